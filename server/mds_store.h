@@ -1,0 +1,151 @@
+/*
+ * mds_store.h - the metadata daemon's namespace, kept in LevelDB.
+ *
+ * Pure storage logic: no network. The daemon (tessera-mds) decodes a
+ * request, calls one of these, and encodes the answer. Every change is
+ * written with a synchronous LevelDB write batch, so when a call returns 0
+ * the change is durable and atomic (a rename replaces its target in one
+ * batch). Paths are absolute Tessera paths ("/", "/a/b"); "." and ".."
+ * components, empty components and names over 255 bytes are refused with
+ * -EINVAL; a path over 4096 bytes with -ENAMETOOLONG.
+ *
+ * Permissions follow POSIX for the caller `cred`: search (x) on every
+ * directory walked, write+search on a directory whose entries change,
+ * sticky-less. uid 0 may do anything. Only the owner (or root) may chmod or
+ * utimens to explicit times; only root may chown to another uid; the owner
+ * may chgrp to a group it belongs to.
+ *
+ * Handles are 64-bit: the top 16 bits are the metadata daemon's index, the
+ * rest a counter persisted in blocks, so several metadata daemons can share
+ * one handle space later. A file's storage objects get handles from the same
+ * space. All functions return 0 or a negative errno; after an error,
+ * mds_store_errmsg() says what failed in words ("mkdir /a/b: /a is not a
+ * directory").
+ */
+#ifndef TESSERA_MDS_STORE_H
+#define TESSERA_MDS_STORE_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#define MDS_MAX_STRIPE 256         /* most storage objects one file may have */
+#define MDS_DEFAULT_STRIP 65536    /* strip size when nobody chose one */
+
+enum mds_type { MDS_FILE = 1, MDS_DIR = 2 };
+
+/* MDS_SET_* bits for mds_setattr's `valid`. */
+#define MDS_SET_MODE  0x01
+#define MDS_SET_UID   0x02
+#define MDS_SET_GID   0x04
+#define MDS_SET_ATIME 0x08
+#define MDS_SET_MTIME 0x10
+#define MDS_SET_SIZE  0x20  /* records the size truncate set (size hint) */
+#define MDS_SET_ATIME_NOW 0x40
+#define MDS_SET_MTIME_NOW 0x80
+
+struct mds_cred {
+	uint32_t uid;
+	uint32_t ngids;        /* gids[0] is the primary group */
+	const uint32_t *gids;
+};
+
+struct mds_layout {
+	uint64_t strip_size;                /* bytes per strip */
+	uint32_t count;                     /* objects (stripe count) */
+	uint32_t servers[MDS_MAX_STRIPE];   /* storage daemon index of slot i */
+	uint64_t handles[MDS_MAX_STRIPE];   /* object handle of slot i */
+};
+
+struct mds_attr {
+	uint64_t handle;
+	uint32_t type;        /* enum mds_type */
+	uint32_t mode;        /* permission bits (07777) */
+	uint32_t uid, gid;
+	uint32_t nlink;       /* files 1; dirs 2 + subdirectories */
+	int64_t atime_ns, mtime_ns, ctime_ns;
+	uint64_t size;        /* files: size set by the last truncate */
+	uint64_t nentries;    /* dirs: entries */
+	int has_layout;       /* files always; dirs if a default is set */
+	struct mds_layout layout; /* files: the layout; dirs: default (only
+				   strip_size and count are meaningful) */
+};
+
+struct mds_dirent {
+	char name[256];
+	uint64_t handle;
+	uint32_t type;
+};
+
+struct mds_store;
+
+/* Open (creating if needed) the namespace in directory `dir`. `n_ios` is
+ * the number of storage daemons in the file system; `mds_index` this
+ * daemon's index (handle partition). A new namespace gets a root directory
+ * "/" owned by root with mode 0777|S_ISVTX-less 0777. On failure *errmsg
+ * (if not NULL) receives a malloc'd message the caller frees. */
+int mds_store_open(const char *dir, uint32_t mds_index, uint32_t n_ios,
+		   struct mds_store **out, char **errmsg);
+void mds_store_close(struct mds_store *st);
+
+/* What the last failing call on `st` failed at, in words. */
+const char *mds_store_errmsg(const struct mds_store *st);
+
+int mds_lookup(struct mds_store *st, const struct mds_cred *cred,
+	       const char *path, struct mds_attr *out);
+
+int mds_mkdir(struct mds_store *st, const struct mds_cred *cred,
+	      const char *path, uint32_t mode, struct mds_attr *out);
+
+/* Create a regular file. If the name exists: -EEXIST when `exclusive`,
+ * else (a file) its attributes with *created = 0; a directory gives
+ * -EISDIR. The layout: strip_size and stripe_count from the arguments when
+ * non-zero, else the parent directory's default, else MDS_DEFAULT_STRIP and
+ * all storage daemons; stripe_count above n_ios is -EINVAL. The first
+ * server rotates from file to file so small files spread. */
+int mds_create(struct mds_store *st, const struct mds_cred *cred,
+	       const char *path, uint32_t mode, int exclusive,
+	       uint64_t strip_size, uint32_t stripe_count,
+	       struct mds_attr *out, int *created);
+
+int mds_setattr(struct mds_store *st, const struct mds_cred *cred,
+		const char *path, uint32_t valid, const struct mds_attr *in,
+		struct mds_attr *out);
+
+/* Set a directory's default layout for files created in it later
+ * (strip_size or stripe_count 0: keep inheriting that field). */
+int mds_set_dir_layout(struct mds_store *st, const struct mds_cred *cred,
+		       const char *path, uint64_t strip_size,
+		       uint32_t stripe_count);
+
+/* Up to `max` entries of directory `path` whose names sort after `cursor`
+ * ("" for the first page), in name order, into ents[]; *n gets how many,
+ * *eof whether the directory has no more. Because the cursor is a name, a
+ * listing in pages sees every entry that existed throughout, whatever is
+ * inserted or removed meanwhile. Needs read permission. */
+int mds_readdir(struct mds_store *st, const struct mds_cred *cred,
+		const char *path, const char *cursor, uint32_t max,
+		struct mds_dirent *ents, uint32_t *n, int *eof);
+
+/* Remove a file name; *removed gets its attributes (with the layout) so
+ * the caller can remove the storage objects. Directories: -EISDIR. */
+int mds_unlink(struct mds_store *st, const struct mds_cred *cred,
+	       const char *path, struct mds_attr *removed);
+
+/* Remove an empty directory (-ENOTEMPTY otherwise, -ENOTDIR for a file,
+ * -EBUSY for "/"). */
+int mds_rmdir(struct mds_store *st, const struct mds_cred *cred,
+	      const char *path);
+
+/* Rename `from` to `to`, across directories, atomically replacing an
+ * existing `to` as rename(2) does (file over file; dir over empty dir;
+ * -EISDIR / -ENOTDIR / -ENOTEMPTY otherwise; -EINVAL when `to` is inside
+ * `from`). If a file was replaced, *replaced_file = 1 and *replaced holds
+ * its attributes so the caller can remove its objects. */
+int mds_rename(struct mds_store *st, const struct mds_cred *cred,
+	       const char *from, const char *to, struct mds_attr *replaced,
+	       int *replaced_file);
+
+/* Number of names in the namespace (files + directories, root included). */
+int mds_statfs(struct mds_store *st, uint64_t *files);
+
+#endif /* TESSERA_MDS_STORE_H */

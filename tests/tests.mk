@@ -1,0 +1,19 @@
+# tests/: unit tests (CMocka, tests/unit/test_*.c, one binary each) and
+# integration tests (tests/integ/test_*.c binaries that start daemons, and
+# tests/integ/*.sh scripts).
+SYS_LIBS := -lfabric -lprotobuf-c -lleveldb -lev -lm
+
+# The part libraries in link order: users before what they use.
+LINK_LIBS = $(filter %/libtessera.a,$(LIBS)) $(filter %/libtserver.a,$(LIBS)) \
+	    $(filter %/libtproto.a,$(LIBS)) $(filter %/libtlk.a,$(LIBS)) \
+	    $(filter %/libtdl.a,$(LIBS))
+
+UNIT_TESTS  += $(patsubst %.c,$(B)/%,$(wildcard tests/unit/test_*.c))
+INTEG_TESTS += $(patsubst %.c,$(B)/%,$(wildcard tests/integ/test_*.c))
+INTEG_TESTS += $(wildcard tests/integ/test_*.sh)
+
+$(B)/tests/unit/%: $(B)/tests/unit/%.o $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(LINK_LIBS) -lcmocka $(SYS_LIBS)
+
+$(B)/tests/integ/%: $(B)/tests/integ/%.o $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(LINK_LIBS) -lcmocka $(SYS_LIBS)
