@@ -2,9 +2,12 @@
 # the libfabric transport.
 TP_GEN   := $(B)/proto/tessera.pb-c.c $(B)/proto/tessera.pb-c.h
 TP_SRCS  := $(wildcard proto/*.c)
-TP_OBJS  := $(TP_SRCS:%.c=$(B)/%.o) $(B)/proto/tessera.pb-c.o
+TP_OBJS  := $(TP_SRCS:%.c=$(B)/%.o)
 TP_LIB   := $(B)/lib/libtproto.a
-LIBS     += $(TP_LIB)
+# The generated message code is a library of its own, last in link order,
+# because dataloops/ encodes its descriptions with it too.
+TP_MSG_LIB := $(B)/lib/libtmsg.a
+LIBS     += $(TP_LIB) $(TP_MSG_LIB)
 
 $(B)/proto/tessera.pb-c.c $(B)/proto/tessera.pb-c.h &: proto/tessera.proto
 	@mkdir -p $(B)/proto
@@ -14,7 +17,11 @@ $(B)/proto/tessera.pb-c.o: $(B)/proto/tessera.pb-c.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 # Every object may include the generated header.
-$(filter-out $(B)/proto/tessera.pb-c.o,$(TP_OBJS)) $(B)/client/%.o $(B)/server/%.o $(B)/tests/%.o: | $(TP_GEN)
+$(TP_OBJS) $(B)/dataloops/%.o $(B)/client/%.o $(B)/server/%.o $(B)/tests/%.o: | $(TP_GEN)
+
+$(TP_MSG_LIB): $(B)/proto/tessera.pb-c.o
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
 
 $(TP_LIB): $(TP_OBJS)
 	@mkdir -p $(dir $@)

@@ -6,7 +6,7 @@ SYS_LIBS := -lfabric -lprotobuf-c -lleveldb -lev -lm
 # The part libraries in link order: users before what they use.
 LINK_LIBS = $(filter %/libtessera.a,$(LIBS)) $(filter %/libtserver.a,$(LIBS)) \
 	    $(filter %/libtproto.a,$(LIBS)) $(filter %/libtlk.a,$(LIBS)) \
-	    $(filter %/libtdl.a,$(LIBS))
+	    $(filter %/libtdl.a,$(LIBS)) $(filter %/libtmsg.a,$(LIBS))
 
 UNIT_TESTS  += $(patsubst %.c,$(B)/%,$(wildcard tests/unit/test_*.c))
 INTEG_TESTS += $(patsubst %.c,$(B)/%,$(wildcard tests/integ/test_*.c))
