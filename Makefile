@@ -35,7 +35,8 @@ include $(sort $(wildcard */*.mk))
 
 all: $(LIBS) $(PROGRAMS) $(UNIT_TESTS) $(filter $(B)/%,$(INTEG_TESTS) $(EXTRA_TESTS))
 
-$(B)/%.o: %.c
+# Any object may include the generated message header.
+$(B)/%.o: %.c | $(B)/proto/tessera.pb-c.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 

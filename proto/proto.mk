@@ -16,9 +16,6 @@ $(B)/proto/tessera.pb-c.c $(B)/proto/tessera.pb-c.h &: proto/tessera.proto
 $(B)/proto/tessera.pb-c.o: $(B)/proto/tessera.pb-c.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-# Every object may include the generated header.
-$(TP_OBJS) $(B)/dataloops/%.o $(B)/client/%.o $(B)/server/%.o $(B)/tests/%.o: | $(TP_GEN)
-
 $(TP_MSG_LIB): $(B)/proto/tessera.pb-c.o
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^

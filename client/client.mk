@@ -1,0 +1,27 @@
+# client/: libtessera (static and shared, with a pkg-config file) and the
+# `tessera` command.
+CL_SRCS   := $(wildcard client/*.c)
+CL_LIB    := $(B)/lib/libtessera.a
+CL_SO     := $(B)/lib/libtessera.so
+LIBS      += $(CL_LIB)
+PROGRAMS  += $(B)/bin/tessera $(CL_SO) $(B)/lib/pkgconfig/tessera.pc
+# The shared library carries the parts it is made of.
+CL_PART_OBJS = $(CL_SRCS:%.c=$(B)/%.o) $(TP_OBJS) $(B)/proto/tessera.pb-c.o \
+	       $(TDL_SRCS:%.c=$(B)/%.o)
+
+$(CL_LIB): $(CL_SRCS:%.c=$(B)/%.o)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(CL_SO): $(CL_PART_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libtessera.so.0 -o $@ $^ -lfabric -lprotobuf-c
+
+$(B)/lib/pkgconfig/tessera.pc: client/tessera.pc.in
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(abspath $(B))|' -e 's|@INCLUDEDIR@|$(abspath client)|' \
+	    -e 's|@VERSION@|0.1.0|' $< > $@
+
+$(B)/bin/tessera: $(B)/tools/tessera.o $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(LINK_LIBS) $(SYS_LIBS)

@@ -1,0 +1,117 @@
+/*
+ * client_int.h - libtessera internals shared by its files.
+ *
+ * conn.c   connection, progress engine, requests (tc_*)
+ * meta.c   namespace calls against the metadata daemon
+ * io.c     striped reads and writes against the storage daemons
+ */
+#ifndef TESSERA_CLIENT_INT_H
+#define TESSERA_CLIENT_INT_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+
+#include "tdl.h"
+#include "tessera.h"
+#include "tproto.h"
+
+#define TC_MDS (-1) /* server number of the metadata daemon */
+
+/* One request to one server, from submission to reply. */
+struct tc_req {
+	struct tnet_ctx ctx;       /* send completion context */
+	struct tc_req *next, *prev;/* on the pending list while in flight */
+	uint64_t reqid;
+	int server;                /* TC_MDS or a storage daemon index */
+	unsigned opcode;
+	uint8_t *frame;            /* what was sent (header|addr|body|data) */
+	size_t frame_len;
+	size_t head_len;           /* frame bytes before the raw data */
+	uint64_t deadline_ns;
+	/* state, under the connection lock */
+	int sent;                  /* send completed */
+	int replied;               /* reply arrived, or failed: see status */
+	int abandoned;             /* caller gave up; free on send completion */
+	int status;                /* 0 or negative errno */
+	char errmsg[256];          /* server's or transport's words on failure */
+	ProtobufCMessage *reply;   /* decoded reply body (status 0) */
+	/* where a reply's raw data goes */
+	void *data_dst;
+	size_t data_cap;
+	size_t data_len;           /* bytes the reply carried */
+};
+
+struct tc_thread {                /* per-thread state (pthread key) */
+	char errmsg[1024];
+	int has_cred;
+	struct tessera_cred cred;
+};
+
+struct tessera_fs {
+	struct tp_config cfg;
+	struct tnet *net;
+	uint8_t name[TP_MAX_ADDR];     /* our reply address */
+	size_t name_len;
+	pthread_key_t thread_key;
+	struct tessera_cred default_cred;
+
+	pthread_mutex_t lock;          /* guards everything below */
+	pthread_cond_t cond;
+	int progressing;               /* a thread is polling the CQ */
+	uint64_t next_reqid;
+	struct tc_req pending;         /* list head of requests in flight */
+	struct tc_req zombies;         /* abandoned, send not yet completed */
+	uint64_t peer_mds;
+	int mds_known;
+	uint64_t *peer_ios;            /* n_ios */
+	int *ios_known;
+};
+
+struct tessera_file {
+	tessera_fs *fs;
+	char path[4096];
+	int flags;
+	uint64_t handle;
+	struct tessera_layout layout;
+};
+
+/* Per-thread error message: set it and return rc. */
+int tc_fail(tessera_fs *fs, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+struct tc_thread *tc_thread(tessera_fs *fs);
+void tc_cred(tessera_fs *fs, Tessera__Cred *out, uint32_t *gids_store);
+
+/* Describe server `s` ("metadata daemon (127.0.0.1:7000)"). */
+void tc_server_name(tessera_fs *fs, int server, char *buf, size_t len);
+
+/* Make a request: msg packed, then data_len bytes of data copied from
+ * `data`, or left for the caller to fill through tc_req_data() when data
+ * is NULL. */
+struct tc_req *tc_req_new(tessera_fs *fs, int server, unsigned opcode,
+			  const ProtobufCMessage *msg, const void *data, size_t data_len);
+void tc_req_free(tessera_fs *fs, struct tc_req *req);
+uint8_t *tc_req_data(struct tc_req *req);
+/* Send all, then wait until each has replied, failed or timed out. Returns
+ * 0 if all succeeded, else the first failure's status. */
+int tc_run(tessera_fs *fs, struct tc_req **reqs, size_t n);
+/* One request: run it; on failure set the thread's message to
+ * "<what>: <server>: <why>". The caller frees req. */
+int tc_call(tessera_fs *fs, struct tc_req *req, const char *what);
+/* The failure message of a finished request, for the thread's message. */
+int tc_req_fail(tessera_fs *fs, struct tc_req *req, const char *what);
+
+/* Layout conversions. */
+void tc_layout_from_msg(const Tessera__Layout *m, struct tessera_layout *out);
+void tc_stat_from_attr(const Tessera__Attr *a, struct tessera_stat *st);
+
+/* Storage object plumbing used by meta.c and io.c. */
+int tc_remove_objects(tessera_fs *fs, const struct tessera_layout *layout,
+		      const char *path);
+int tc_file_size(tessera_fs *fs, const struct tessera_layout *layout,
+		 const char *path, uint64_t *size);
+int tc_truncate_objects(tessera_fs *fs, const struct tessera_layout *layout,
+			const char *path, uint64_t size);
+int tc_lookup_attr(tessera_fs *fs, const char *path, Tessera__AttrReply **out);
+
+#endif /* TESSERA_CLIENT_INT_H */

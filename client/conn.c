@@ -1,0 +1,514 @@
+/*
+ * conn.c - libtessera's connection and request engine.
+ *
+ * All requests of all threads share one tnet endpoint. A thread that waits
+ * for its requests either polls the completion queue itself (one thread at
+ * a time: `progressing`) or sleeps on the condition variable until the
+ * polling thread has dispatched what arrived. Every request has a deadline;
+ * a request whose deadline passes fails with -ETIMEDOUT and is abandoned
+ * (its frame is freed when the transport is done with it).
+ */
+#include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client_int.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void list_init(struct tc_req *head)
+{
+	head->next = head->prev = head;
+}
+
+static void list_add(struct tc_req *head, struct tc_req *r)
+{
+	r->next = head;
+	r->prev = head->prev;
+	head->prev->next = r;
+	head->prev = r;
+}
+
+static void list_del(struct tc_req *r)
+{
+	r->prev->next = r->next;
+	r->next->prev = r->prev;
+	r->next = r->prev = r;
+}
+
+static void free_thread(void *p)
+{
+	free(p);
+}
+
+struct tc_thread *tc_thread(tessera_fs *fs)
+{
+	struct tc_thread *t = pthread_getspecific(fs->thread_key);
+
+	if (!t) {
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			abort(); /* a few hundred bytes: nothing sensible left to do */
+		pthread_setspecific(fs->thread_key, t);
+	}
+	return t;
+}
+
+int tc_fail(tessera_fs *fs, int rc, const char *fmt, ...)
+{
+	struct tc_thread *t = tc_thread(fs);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(t->errmsg, sizeof(t->errmsg), fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+const char *tessera_errmsg(tessera_fs *fs)
+{
+	return tc_thread(fs)->errmsg;
+}
+
+int tessera_set_thread_cred(tessera_fs *fs, const struct tessera_cred *cred)
+{
+	struct tc_thread *t = tc_thread(fs);
+
+	if (cred && cred->ngids > TESSERA_MAX_GROUPS)
+		return tc_fail(fs, -EINVAL, "set credentials: %u groups exceed %d", cred->ngids,
+			       TESSERA_MAX_GROUPS);
+	t->has_cred = cred != NULL;
+	if (cred)
+		t->cred = *cred;
+	return 0;
+}
+
+void tc_cred(tessera_fs *fs, Tessera__Cred *out, uint32_t *gids_store)
+{
+	struct tc_thread *t = tc_thread(fs);
+	const struct tessera_cred *c = t->has_cred ? &t->cred : &fs->default_cred;
+
+	tessera__cred__init(out);
+	out->uid = c->uid;
+	out->n_gids = c->ngids;
+	memcpy(gids_store, c->gids, c->ngids * sizeof(*gids_store));
+	out->gids = gids_store;
+}
+
+void tc_server_name(tessera_fs *fs, int server, char *buf, size_t len)
+{
+	const struct tp_server *s = server == TC_MDS ? &fs->cfg.mds : &fs->cfg.ios[server];
+
+	if (server == TC_MDS)
+		snprintf(buf, len, "metadata daemon (%s:%s)", s->host, s->port);
+	else
+		snprintf(buf, len, "storage daemon %d (%s:%s)", server, s->host, s->port);
+}
+
+static void default_cred(struct tessera_cred *c)
+{
+	gid_t groups[TESSERA_MAX_GROUPS];
+	int n = getgroups(TESSERA_MAX_GROUPS - 1, groups);
+
+	c->uid = (uint32_t)geteuid();
+	c->gids[0] = (uint32_t)getegid();
+	c->ngids = 1;
+	for (int i = 0; i < n; i++)
+		if ((uint32_t)groups[i] != c->gids[0])
+			c->gids[c->ngids++] = (uint32_t)groups[i];
+}
+
+static int connect_cfg(tessera_fs *fs, char *err, size_t errlen)
+{
+	struct tnet_opts to = {
+		.provider = fs->cfg.provider,
+		.node = fs->cfg.mds.host,
+		.service = fs->cfg.mds.port,
+		.listen = 0,
+		.buf_size = tp_config_max_frame(&fs->cfg),
+		.nrecv = fs->cfg.window + 4,
+	};
+	int rc;
+
+	fs->peer_ios = calloc(fs->cfg.n_ios, sizeof(*fs->peer_ios));
+	fs->ios_known = calloc(fs->cfg.n_ios, sizeof(*fs->ios_known));
+	if (!fs->peer_ios || !fs->ios_known)
+		return -ENOMEM;
+	rc = tnet_open(&to, &fs->net, err, errlen);
+	if (rc)
+		return rc;
+	fs->name_len = sizeof(fs->name);
+	rc = tnet_name(fs->net, fs->name, &fs->name_len);
+	if (rc)
+		snprintf(err, errlen, "cannot read our own transport address: %s", strerror(-rc));
+	return rc;
+}
+
+int tessera_connect(const char *config, tessera_fs **out, char *err, size_t errlen)
+{
+	tessera_fs *fs;
+	char dummy[8];
+	int rc;
+
+	if (!err) {
+		err = dummy;
+		errlen = sizeof(dummy);
+	}
+	if (!config)
+		config = getenv("TESSERA_CONFIG");
+	if (!config) {
+		snprintf(err, errlen, "no config file given and TESSERA_CONFIG is not set");
+		return -EINVAL;
+	}
+	fs = calloc(1, sizeof(*fs));
+	if (!fs)
+		return -ENOMEM;
+	rc = tp_config_load(config, &fs->cfg, err, errlen);
+	if (rc) {
+		free(fs);
+		return rc;
+	}
+	pthread_key_create(&fs->thread_key, free_thread);
+	pthread_mutex_init(&fs->lock, NULL);
+	pthread_cond_init(&fs->cond, NULL);
+	list_init(&fs->pending);
+	list_init(&fs->zombies);
+	fs->next_reqid = ((uint64_t)getpid() << 32) | 1;
+	default_cred(&fs->default_cred);
+	rc = connect_cfg(fs, err, errlen);
+	if (rc) {
+		tessera_disconnect(fs);
+		return rc;
+	}
+	*out = fs;
+	return 0;
+}
+
+void tessera_disconnect(tessera_fs *fs)
+{
+	struct tc_req *r;
+
+	if (!fs)
+		return;
+	tnet_close(fs->net); /* no completion can arrive after this */
+	while ((r = fs->zombies.next) != &fs->zombies) {
+		list_del(r);
+		tc_req_free(NULL, r);
+	}
+	free(pthread_getspecific(fs->thread_key));
+	pthread_key_delete(fs->thread_key);
+	pthread_mutex_destroy(&fs->lock);
+	pthread_cond_destroy(&fs->cond);
+	free(fs->peer_ios);
+	free(fs->ios_known);
+	free(fs);
+}
+
+uint32_t tessera_ios_count(tessera_fs *fs)
+{
+	return fs->cfg.n_ios;
+}
+
+struct tc_req *tc_req_new(tessera_fs *fs, int server, unsigned opcode,
+			  const ProtobufCMessage *msg, const void *data, size_t data_len)
+{
+	struct tc_req *r = calloc(1, sizeof(*r));
+	size_t body = msg ? protobuf_c_message_get_packed_size(msg) : 0;
+	size_t head = TP_HDR_SIZE + fs->name_len + body;
+	struct tp_hdr hdr = { .opcode = (uint16_t)opcode, .data_len = (uint32_t)data_len };
+
+	if (!r)
+		return NULL;
+	r->frame = malloc(head + data_len);
+	if (!r->frame) {
+		free(r);
+		return NULL;
+	}
+	r->ctx.user = r;
+	r->next = r->prev = r;
+	r->server = server;
+	r->opcode = opcode;
+	r->frame_len = head + data_len;
+	r->head_len = head;
+	/* The request id is filled in at submission (tc_run). */
+	tp_frame_build(r->frame, head, &hdr, fs->name, fs->name_len, msg);
+	if (data && data_len)
+		memcpy(r->frame + head, data, data_len);
+	return r;
+}
+
+uint8_t *tc_req_data(struct tc_req *r)
+{
+	return r->frame + r->head_len;
+}
+
+void tc_req_free(tessera_fs *fs, struct tc_req *r)
+{
+	if (!r)
+		return;
+	if (fs) {
+		pthread_mutex_lock(&fs->lock);
+		if (!r->sent) {
+			/* The provider still holds the frame: dispatch() frees
+			 * the request when its send completes. */
+			r->abandoned = 1;
+			list_add(&fs->zombies, r);
+			pthread_mutex_unlock(&fs->lock);
+			return;
+		}
+		pthread_mutex_unlock(&fs->lock);
+	}
+	if (r->reply)
+		protobuf_c_message_free_unpacked(r->reply, NULL);
+	free(r->frame);
+	free(r);
+}
+
+/* Peer address of a server, resolved on first use (under lock). */
+static int peer_of(tessera_fs *fs, int server, uint64_t *peer)
+{
+	const struct tp_server *s = server == TC_MDS ? &fs->cfg.mds : &fs->cfg.ios[server];
+	int *known = server == TC_MDS ? &fs->mds_known : &fs->ios_known[server];
+	uint64_t *p = server == TC_MDS ? &fs->peer_mds : &fs->peer_ios[server];
+	int rc;
+
+	if (!*known) {
+		rc = tnet_lookup(fs->net, s->host, s->port, p);
+		if (rc)
+			return rc;
+		*known = 1;
+	}
+	*peer = *p;
+	return 0;
+}
+
+/* A transport failure on a server: forget its address so the next request
+ * connects afresh (the daemon may have restarted). */
+static void peer_broken(tessera_fs *fs, int server)
+{
+	int *known = server == TC_MDS ? &fs->mds_known : &fs->ios_known[server];
+	uint64_t *p = server == TC_MDS ? &fs->peer_mds : &fs->peer_ios[server];
+
+	if (*known) {
+		tnet_forget(fs->net, *p);
+		*known = 0;
+	}
+}
+
+static void finish(tessera_fs *fs, struct tc_req *r, int status, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void finish(tessera_fs *fs, struct tc_req *r, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)fs;
+	if (r->replied)
+		return;
+	r->replied = 1;
+	r->status = status;
+	if (fmt) {
+		va_start(ap, fmt);
+		vsnprintf(r->errmsg, sizeof(r->errmsg), fmt, ap);
+		va_end(ap);
+	}
+	list_del(r);
+}
+
+static struct tc_req *find_pending(tessera_fs *fs, uint64_t reqid)
+{
+	for (struct tc_req *r = fs->pending.next; r != &fs->pending; r = r->next)
+		if (r->reqid == reqid)
+			return r;
+	return NULL;
+}
+
+/* A reply frame arrived: match it to its request. */
+static void on_reply(tessera_fs *fs, const struct tnet_event *ev)
+{
+	struct tp_frame fr;
+	struct tc_req *r;
+	char err[256];
+	int rc = tp_frame_parse(ev->rbuf->data, ev->len, ev->rbuf->cap, &fr, err, sizeof(err));
+
+	if (rc || !(fr.hdr.flags & TP_FLAG_REPLY))
+		return; /* not ours to answer; nothing waits on it */
+	r = find_pending(fs, fr.hdr.reqid);
+	if (!r)
+		return; /* late reply to an abandoned request */
+	if (fr.hdr.status < 0) {
+		Tessera__ErrorReply *er = (Tessera__ErrorReply *)
+			tp_body_unpack(&fr, &tessera__error_reply__descriptor);
+
+		finish(fs, r, fr.hdr.status, "%s", er && er->message ? er->message : strerror(-fr.hdr.status));
+		if (er)
+			protobuf_c_message_free_unpacked(&er->base, NULL);
+		return;
+	}
+	r->reply = tp_body_unpack(&fr, tp_reply_desc(r->opcode));
+	if (!r->reply) {
+		finish(fs, r, -EBADMSG, "the reply to %s does not decode", tp_opcode_name(r->opcode));
+		return;
+	}
+	if (fr.hdr.data_len > r->data_cap) {
+		finish(fs, r, -EPROTO, "the reply carries %u bytes, %zu were asked for",
+		       fr.hdr.data_len, r->data_cap);
+		return;
+	}
+	if (fr.hdr.data_len)
+		memcpy(r->data_dst, fr.data, fr.hdr.data_len);
+	r->data_len = fr.hdr.data_len;
+	finish(fs, r, 0, NULL);
+}
+
+/* Poll the completion queue and dispatch (under lock). */
+static void dispatch(tessera_fs *fs)
+{
+	struct tnet_event ev[16];
+	int n;
+
+	while ((n = tnet_poll(fs->net, ev, 16)) > 0) {
+		for (int i = 0; i < n; i++) {
+			if (ev[i].type == TNET_RECV) {
+				if (!ev[i].status)
+					on_reply(fs, &ev[i]);
+				tnet_repost(fs->net, ev[i].rbuf);
+				continue;
+			}
+			struct tc_req *r = ev[i].user;
+
+			r->sent = 1;
+			if (r->abandoned) {
+				list_del(r);
+				tc_req_free(NULL, r);
+				continue;
+			}
+			if (ev[i].status) {
+				peer_broken(fs, r->server);
+				finish(fs, r, ev[i].status, "send failed: %s", strerror(-ev[i].status));
+			}
+		}
+	}
+}
+
+static int submit(tessera_fs *fs, struct tc_req *r, uint64_t deadline)
+{
+	struct iovec iov = { r->frame, r->frame_len };
+	uint64_t peer;
+	int rc;
+
+	r->reqid = fs->next_reqid++;
+	r->deadline_ns = deadline;
+	/* reqid lives at byte 8 of the header, little-endian */
+	for (int i = 0; i < 8; i++)
+		r->frame[8 + i] = (uint8_t)(r->reqid >> (8 * i));
+	rc = peer_of(fs, r->server, &peer);
+	if (rc) {
+		r->replied = r->sent = 1;
+		r->status = rc;
+		snprintf(r->errmsg, sizeof(r->errmsg), "cannot resolve its address: %s", strerror(-rc));
+		return rc;
+	}
+	list_add(&fs->pending, r);
+	while ((rc = tnet_send(fs->net, peer, &iov, 1, &r->ctx)) == -EAGAIN) {
+		dispatch(fs);
+		if (now_ns() > deadline)
+			break;
+	}
+	if (rc) {
+		r->sent = 1;
+		finish(fs, r, rc == -EAGAIN ? -ETIMEDOUT : rc, "send failed: %s",
+		       strerror(rc == -EAGAIN ? ETIMEDOUT : -rc));
+	}
+	return rc;
+}
+
+int tc_run(tessera_fs *fs, struct tc_req **reqs, size_t n)
+{
+	uint64_t timeout = (uint64_t)fs->cfg.timeout_ms * 1000000u;
+	uint64_t deadline = now_ns() + timeout;
+	int first = 0;
+
+	pthread_mutex_lock(&fs->lock);
+	for (size_t i = 0; i < n; i++)
+		submit(fs, reqs[i], deadline);
+	for (;;) {
+		size_t open = 0;
+		uint64_t now = now_ns();
+
+		for (size_t i = 0; i < n; i++) {
+			struct tc_req *r = reqs[i];
+
+			if (!r->replied && now > r->deadline_ns) {
+				finish(fs, r, -ETIMEDOUT, "timed out after %u ms", fs->cfg.timeout_ms);
+				peer_broken(fs, r->server);
+			}
+			open += !r->replied || !r->sent;
+		}
+		if (!open)
+			break;
+		/* Replied but the send has not completed (rare): wait a while,
+		 * then let tc_req_free hand it to the zombie list. */
+		int waiting_only_for_sends = 1;
+		for (size_t i = 0; i < n; i++)
+			if (!reqs[i]->replied)
+				waiting_only_for_sends = 0;
+		if (waiting_only_for_sends && now > deadline + timeout)
+			break;
+		if (!fs->progressing) {
+			fs->progressing = 1;
+			pthread_mutex_unlock(&fs->lock);
+			tnet_wait(fs->net, 20);
+			pthread_mutex_lock(&fs->lock);
+			dispatch(fs);
+			fs->progressing = 0;
+			pthread_cond_broadcast(&fs->cond);
+		} else {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 20 * 1000000;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			pthread_cond_timedwait(&fs->cond, &fs->lock, &ts);
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		if (reqs[i]->status && !first)
+			first = reqs[i]->status;
+	pthread_mutex_unlock(&fs->lock);
+	return first;
+}
+
+int tc_req_fail(tessera_fs *fs, struct tc_req *req, const char *what)
+{
+	char server[200];
+
+	tc_server_name(fs, req->server, server, sizeof(server));
+	return tc_fail(fs, req->status, "%s: %s: %s", what, server,
+		       req->errmsg[0] ? req->errmsg : strerror(-req->status));
+}
+
+int tc_call(tessera_fs *fs, struct tc_req *req, const char *what)
+{
+	int rc;
+
+	if (!req)
+		return tc_fail(fs, -ENOMEM, "%s: out of memory", what);
+	rc = tc_run(fs, &req, 1);
+	if (rc)
+		tc_req_fail(fs, req, what);
+	return rc;
+}

@@ -1,0 +1,529 @@
+/*
+ * io.c - files: open/close, striped reads and writes, size, sync, truncate.
+ *
+ * A contiguous logical range [off, off+len) touches, on each slot s of the
+ * layout, one contiguous object range [osize(s, off), osize(s, off+len))
+ * where osize is tdl_layout_object_size. That range is cut into chunks of
+ * at most max_io bytes, one request each; the chunks of all slots are
+ * interleaved and sent `window` at a time, so every server works at once.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "client_int.h"
+
+static struct tdl_layout tdl_of(const struct tessera_layout *l)
+{
+	struct tdl_layout t = { l->strip_size, l->count };
+
+	return t;
+}
+
+/* --------------------------------------------------------- object helpers */
+
+/* One request per storage daemon that holds objects of `layout`, each
+ * naming its handles; `op` is GETSIZE, REMOVE or SYNC. *reqs gets n_ios
+ * entries (NULL for uninvolved servers). */
+static int per_server(tessera_fs *fs, const struct tessera_layout *layout, unsigned op,
+		      struct tc_req **reqs)
+{
+	uint32_t n = fs->cfg.n_ios;
+	uint64_t handles[TESSERA_MAX_STRIPE];
+
+	memset(reqs, 0, n * sizeof(*reqs));
+	for (uint32_t s = 0; s < n; s++) {
+		Tessera__HandlesRequest m = TESSERA__HANDLES_REQUEST__INIT;
+
+		m.handles = handles;
+		for (uint32_t i = 0; i < layout->count; i++)
+			if (layout->servers[i] == s)
+				handles[m.n_handles++] = layout->handles[i];
+		if (!m.n_handles)
+			continue;
+		reqs[s] = tc_req_new(fs, (int)s, op, &m.base, NULL, 0);
+		if (!reqs[s])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int check_layout(tessera_fs *fs, const struct tessera_layout *l, const char *path)
+{
+	if (l->count == 0 || l->strip_size == 0)
+		return tc_fail(fs, -EIO, "%s: file has no usable layout", path);
+	for (uint32_t i = 0; i < l->count; i++)
+		if (l->servers[i] >= fs->cfg.n_ios)
+			return tc_fail(fs, -EIO, "%s: layout names storage daemon %u, config has %u",
+				       path, l->servers[i], fs->cfg.n_ios);
+	return 0;
+}
+
+/* Run per-server requests; on failure name the first failing server. */
+static int run_servers(tessera_fs *fs, struct tc_req **reqs, const char *what, const char *path)
+{
+	uint32_t n = fs->cfg.n_ios, k = 0;
+	struct tc_req *list[TP_MAX_SERVERS];
+	char label[4200];
+	int rc;
+
+	for (uint32_t s = 0; s < n; s++)
+		if (reqs[s])
+			list[k++] = reqs[s];
+	rc = tc_run(fs, list, k);
+	if (rc) {
+		snprintf(label, sizeof(label), "%s %s", what, path);
+		for (uint32_t i = 0; i < k; i++)
+			if (list[i]->status)
+				return tc_req_fail(fs, list[i], label);
+	}
+	return rc;
+}
+
+static void free_servers(tessera_fs *fs, struct tc_req **reqs)
+{
+	for (uint32_t s = 0; s < fs->cfg.n_ios; s++)
+		tc_req_free(fs, reqs[s]);
+}
+
+static int objects_op(tessera_fs *fs, const struct tessera_layout *layout, unsigned op,
+		      const char *what, const char *path)
+{
+	struct tc_req *reqs[TP_MAX_SERVERS];
+	int rc = check_layout(fs, layout, path);
+
+	if (rc)
+		return rc;
+	rc = per_server(fs, layout, op, reqs);
+	if (rc)
+		rc = tc_fail(fs, rc, "%s %s: out of memory", what, path);
+	else
+		rc = run_servers(fs, reqs, what, path);
+	free_servers(fs, reqs);
+	return rc;
+}
+
+int tc_remove_objects(tessera_fs *fs, const struct tessera_layout *layout, const char *path)
+{
+	return objects_op(fs, layout, TP_OP_REMOVE, "remove objects of", path);
+}
+
+int tc_file_size(tessera_fs *fs, const struct tessera_layout *layout, const char *path,
+		 uint64_t *size)
+{
+	struct tdl_layout tl = tdl_of(layout);
+	struct tc_req *reqs[TP_MAX_SERVERS];
+	uint32_t seen[TP_MAX_SERVERS] = { 0 };
+	int rc = check_layout(fs, layout, path);
+
+	if (rc)
+		return rc;
+	rc = per_server(fs, layout, TP_OP_GETSIZE, reqs);
+	if (rc)
+		rc = tc_fail(fs, rc, "size of %s: out of memory", path);
+	else
+		rc = run_servers(fs, reqs, "size of", path);
+	*size = 0;
+	/* Replies list sizes in the order per_server listed the handles. */
+	for (uint32_t i = 0; !rc && i < layout->count; i++) {
+		uint32_t s = layout->servers[i];
+		Tessera__SizesReply *rep = (Tessera__SizesReply *)reqs[s]->reply;
+		uint64_t end;
+
+		if (seen[s] >= rep->n_sizes) {
+			rc = tc_fail(fs, -EPROTO, "size of %s: storage daemon %u sent too few sizes",
+				     path, s);
+			break;
+		}
+		end = tdl_layout_logical_size(&tl, i, rep->sizes[seen[s]++]);
+		if (end > *size)
+			*size = end;
+	}
+	free_servers(fs, reqs);
+	return rc;
+}
+
+int tc_truncate_objects(tessera_fs *fs, const struct tessera_layout *layout, const char *path,
+			uint64_t size)
+{
+	struct tdl_layout tl = tdl_of(layout);
+	struct tc_req *reqs[TESSERA_MAX_STRIPE] = { 0 };
+	char label[4200];
+	int rc = check_layout(fs, layout, path);
+
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < layout->count; i++) {
+		Tessera__TruncateRequest m = TESSERA__TRUNCATE_REQUEST__INIT;
+
+		m.handle = layout->handles[i];
+		m.size = tdl_layout_object_size(&tl, i, size);
+		reqs[i] = tc_req_new(fs, (int)layout->servers[i], TP_OP_TRUNCATE, &m.base, NULL, 0);
+		if (!reqs[i]) {
+			rc = tc_fail(fs, -ENOMEM, "truncate %s: out of memory", path);
+			goto out;
+		}
+	}
+	rc = tc_run(fs, reqs, layout->count);
+	if (rc) {
+		snprintf(label, sizeof(label), "truncate %s", path);
+		for (uint32_t i = 0; i < layout->count; i++)
+			if (reqs[i]->status) {
+				tc_req_fail(fs, reqs[i], label);
+				break;
+			}
+	}
+out:
+	for (uint32_t i = 0; i < layout->count; i++)
+		tc_req_free(fs, reqs[i]);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ open */
+
+static int may_access(const struct tessera_cred *c, const Tessera__Attr *a, int want)
+{
+	uint32_t bits;
+
+	if (c->uid == 0)
+		return 1;
+	if (c->uid == a->uid)
+		bits = a->mode >> 6;
+	else {
+		bits = a->mode;
+		for (uint32_t i = 0; i < c->ngids; i++)
+			if (c->gids[i] == a->gid) {
+				bits = a->mode >> 3;
+				break;
+			}
+	}
+	return ((bits & 7) & want) == want;
+}
+
+int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
+		 const struct tessera_layout *layout, tessera_file **out)
+{
+	Tessera__Cred cred;
+	uint32_t gids[TESSERA_MAX_GROUPS];
+	Tessera__AttrReply *rep = NULL;
+	tessera_file *f;
+	int rc, acc = flags & O_ACCMODE, want;
+	char path[4096];
+
+	rc = tessera_map_path(fs, upath, path, sizeof(path));
+	if (rc)
+		return rc;
+	tc_cred(fs, &cred, gids);
+	if (flags & O_CREAT) {
+		Tessera__CreateRequest m = TESSERA__CREATE_REQUEST__INIT;
+		Tessera__Layout lm = TESSERA__LAYOUT__INIT;
+		char label[4200];
+		struct tc_req *r;
+
+		m.cred = &cred;
+		m.path = path;
+		m.mode = mode & 07777;
+		m.exclusive = (flags & O_EXCL) != 0;
+		if (layout) {
+			lm.strip_size = layout->strip_size;
+			m.stripe_count = layout->count;
+		}
+		if (!lm.strip_size && fs->cfg.strip_size != 65536)
+			lm.strip_size = fs->cfg.strip_size; /* the config's default */
+		m.layout = &lm;
+		snprintf(label, sizeof(label), "create %s", path);
+		r = tc_req_new(fs, TC_MDS, TP_OP_CREATE, &m.base, NULL, 0);
+		rc = tc_call(fs, r, label);
+		if (!rc) {
+			rep = (Tessera__AttrReply *)r->reply;
+			r->reply = NULL;
+		}
+		tc_req_free(fs, r);
+	} else {
+		rc = tc_lookup_attr(fs, path, &rep);
+	}
+	if (rc)
+		return rc;
+	if (!rep->attr) {
+		rc = tc_fail(fs, -EPROTO, "open %s: reply without attributes", path);
+		goto out;
+	}
+	if (rep->attr->type == 2) {
+		rc = tc_fail(fs, -EISDIR, "open %s: is a directory", path);
+		goto out;
+	}
+	/* A file this call just created may be written whatever its mode. */
+	want = (acc == O_RDONLY ? 4 : acc == O_WRONLY ? 2 : 6);
+	if (!rep->created) {
+		struct tc_thread *t = tc_thread(fs);
+
+		if (!may_access(t->has_cred ? &t->cred : &fs->default_cred, rep->attr, want)) {
+			rc = tc_fail(fs, -EACCES, "open %s: permission denied", path);
+			goto out;
+		}
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		rc = tc_fail(fs, -ENOMEM, "open %s: out of memory", path);
+		goto out;
+	}
+	f->fs = fs;
+	f->flags = flags;
+	f->handle = rep->attr->handle;
+	snprintf(f->path, sizeof(f->path), "%s", path);
+	tc_layout_from_msg(rep->attr->layout, &f->layout);
+	rc = check_layout(fs, &f->layout, path);
+	if (!rc && (flags & O_TRUNC) && acc != O_RDONLY)
+		rc = tc_truncate_objects(fs, &f->layout, path, 0);
+	if (rc) {
+		free(f);
+		goto out;
+	}
+	*out = f;
+out:
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return rc;
+}
+
+int tessera_close(tessera_file *f)
+{
+	free(f);
+	return 0;
+}
+
+int tessera_file_layout(tessera_file *f, struct tessera_layout *layout)
+{
+	*layout = f->layout;
+	return 0;
+}
+
+/* ------------------------------------------------------------- data path */
+
+struct io_chunk {
+	uint32_t slot;
+	uint64_t obj_off;   /* object range of this chunk */
+	uint64_t len;
+	uint8_t *stage;     /* reads: where the reply lands, when staged */
+};
+
+/* Copy between a slot's object range [obj_off, obj_off+len) and the user
+ * buffer `buf` that holds logical [off, ...). to_user: object -> buffer. */
+static void move_chunk(const struct tdl_layout *tl, const struct io_chunk *c, uint64_t off,
+		       uint8_t *buf, uint8_t *obj, int to_user)
+{
+	uint64_t done = 0;
+
+	while (done < c->len) {
+		uint64_t o = c->obj_off + done;
+		uint64_t run = tdl_layout_run(tl, o, c->len - done);
+		uint64_t logical = tdl_layout_unmap(tl, c->slot, o);
+
+		if (to_user)
+			memcpy(buf + (logical - off), obj + done, run);
+		else
+			memcpy(obj + done, buf + (logical - off), run);
+		done += run;
+	}
+}
+
+/* Is the chunk one contiguous piece of the user buffer? */
+static int chunk_contiguous(const struct tdl_layout *tl, const struct io_chunk *c)
+{
+	return tl->count == 1 || tdl_layout_run(tl, c->obj_off, c->len) == c->len;
+}
+
+/* The chunks of [off, off+len), interleaved across slots. */
+static struct io_chunk *plan(tessera_fs *fs, const struct tessera_layout *layout, uint64_t off,
+			     uint64_t len, size_t *n_out)
+{
+	struct tdl_layout tl = tdl_of(layout);
+	uint64_t max = fs->cfg.max_io, lo[TESSERA_MAX_STRIPE], hi[TESSERA_MAX_STRIPE];
+	size_t total = 0, n = 0;
+	struct io_chunk *chunks;
+
+	for (uint32_t s = 0; s < layout->count; s++) {
+		lo[s] = tdl_layout_object_size(&tl, s, off);
+		hi[s] = tdl_layout_object_size(&tl, s, off + len);
+		total += (size_t)((hi[s] - lo[s] + max - 1) / max);
+	}
+	chunks = calloc(total ? total : 1, sizeof(*chunks));
+	if (!chunks)
+		return NULL;
+	while (n < total) {
+		for (uint32_t s = 0; s < layout->count; s++) {
+			if (lo[s] >= hi[s])
+				continue;
+			chunks[n].slot = s;
+			chunks[n].obj_off = lo[s];
+			chunks[n].len = hi[s] - lo[s] < max ? hi[s] - lo[s] : max;
+			lo[s] += chunks[n].len;
+			n++;
+		}
+	}
+	*n_out = n;
+	return chunks;
+}
+
+static ssize_t striped_io(tessera_file *f, uint8_t *buf, size_t len, uint64_t off, int write)
+{
+	tessera_fs *fs = f->fs;
+	struct tdl_layout tl = tdl_of(&f->layout);
+	const char *what = write ? "write" : "read";
+	size_t n = 0, window = fs->cfg.window;
+	struct io_chunk *chunks;
+	struct tc_req **reqs;
+	int rc = 0, short_read = 0;
+	char label[4200];
+
+	if (len == 0)
+		return 0;
+	if (off + len < off || off + len > (uint64_t)INT64_MAX)
+		return tc_fail(fs, -EFBIG, "%s %s: offset %llu + %zu is beyond the largest file", what,
+			       f->path, (unsigned long long)off, len);
+	if (len > SSIZE_MAX)
+		len = SSIZE_MAX;
+	snprintf(label, sizeof(label), "%s %s", what, f->path);
+	chunks = plan(fs, &f->layout, off, len, &n);
+	reqs = calloc(window, sizeof(*reqs));
+	if (!chunks || !reqs) {
+		free(chunks);
+		free(reqs);
+		return tc_fail(fs, -ENOMEM, "%s: out of memory", label);
+	}
+	for (size_t first = 0; first < n && !rc; first += window) {
+		size_t k = n - first < window ? n - first : window;
+
+		for (size_t i = 0; i < k && !rc; i++) {
+			struct io_chunk *c = &chunks[first + i];
+			uint32_t server = f->layout.servers[c->slot];
+
+			if (write) {
+				Tessera__WriteRequest m = TESSERA__WRITE_REQUEST__INIT;
+
+				m.handle = f->layout.handles[c->slot];
+				m.offset = c->obj_off;
+				reqs[i] = tc_req_new(fs, (int)server, TP_OP_WRITE, &m.base, NULL, c->len);
+				if (reqs[i])
+					move_chunk(&tl, c, off, buf, tc_req_data(reqs[i]), 0);
+			} else {
+				Tessera__ReadRequest m = TESSERA__READ_REQUEST__INIT;
+
+				m.handle = f->layout.handles[c->slot];
+				m.offset = c->obj_off;
+				m.length = c->len;
+				reqs[i] = tc_req_new(fs, (int)server, TP_OP_READ, &m.base, NULL, 0);
+				if (reqs[i]) {
+					uint64_t logical = tdl_layout_unmap(&tl, c->slot, c->obj_off);
+
+					c->stage = chunk_contiguous(&tl, c) ? NULL : malloc(c->len);
+					reqs[i]->data_dst = c->stage ? c->stage : buf + (logical - off);
+					reqs[i]->data_cap = c->len;
+					if (!c->stage && !chunk_contiguous(&tl, c))
+						rc = -ENOMEM;
+				}
+			}
+			if (!reqs[i])
+				rc = -ENOMEM;
+		}
+		if (rc) {
+			tc_fail(fs, rc, "%s: out of memory", label);
+		} else if ((rc = tc_run(fs, reqs, k))) {
+			for (size_t i = 0; i < k; i++)
+				if (reqs[i]->status) {
+					tc_req_fail(fs, reqs[i], label);
+					break;
+				}
+		}
+		for (size_t i = 0; i < k; i++) {
+			struct io_chunk *c = &chunks[first + i];
+
+			if (!rc && !write) {
+				size_t got = reqs[i]->data_len;
+				uint8_t *dst = reqs[i]->data_dst;
+
+				if (got < c->len) {
+					/* Past the object's end: a hole, or past EOF
+					 * (decided below from the file size). */
+					memset(dst + got, 0, c->len - got);
+					short_read = 1;
+				}
+				if (c->stage)
+					move_chunk(&tl, c, off, buf, c->stage, 1);
+			}
+			free(c->stage);
+			c->stage = NULL;
+			tc_req_free(fs, reqs[i]);
+			reqs[i] = NULL;
+		}
+	}
+	free(chunks);
+	free(reqs);
+	if (rc)
+		return rc;
+	if (short_read) {
+		uint64_t size;
+
+		rc = tc_file_size(fs, &f->layout, f->path, &size);
+		if (rc)
+			return rc;
+		if (size <= off)
+			return 0;
+		if (size - off < len)
+			len = (size_t)(size - off);
+	}
+	return (ssize_t)len;
+}
+
+ssize_t tessera_pwrite(tessera_file *f, const void *buf, size_t len, uint64_t off)
+{
+	if ((f->flags & O_ACCMODE) == O_RDONLY)
+		return tc_fail(f->fs, -EBADF, "write %s: file is open read-only", f->path);
+	return striped_io(f, (uint8_t *)buf, len, off, 1);
+}
+
+ssize_t tessera_pread(tessera_file *f, void *buf, size_t len, uint64_t off)
+{
+	if ((f->flags & O_ACCMODE) == O_WRONLY)
+		return tc_fail(f->fs, -EBADF, "read %s: file is open write-only", f->path);
+	return striped_io(f, buf, len, off, 0);
+}
+
+int tessera_fsync(tessera_file *f)
+{
+	return objects_op(f->fs, &f->layout, TP_OP_SYNC, "fsync", f->path);
+}
+
+int tessera_fstat(tessera_file *f, struct tessera_stat *st)
+{
+	Tessera__AttrReply *rep;
+	int rc = tc_lookup_attr(f->fs, f->path, &rep);
+
+	if (rc)
+		return rc;
+	tc_stat_from_attr(rep->attr, st);
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return tc_file_size(f->fs, &f->layout, f->path, &st->size);
+}
+
+int tessera_ftruncate(tessera_file *f, uint64_t size)
+{
+	if ((f->flags & O_ACCMODE) == O_RDONLY)
+		return tc_fail(f->fs, -EBADF, "truncate %s: file is open read-only", f->path);
+	return tc_truncate_objects(f->fs, &f->layout, f->path, size);
+}
+
+int tessera_truncate(tessera_fs *fs, const char *path, uint64_t size)
+{
+	tessera_file *f;
+	int rc = tessera_open(fs, path, O_WRONLY, 0, NULL, &f);
+
+	if (rc)
+		return rc;
+	rc = tessera_ftruncate(f, size);
+	tessera_close(f);
+	return rc;
+}

@@ -1,0 +1,386 @@
+/* meta.c - namespace calls: each is one request to the metadata daemon,
+ * plus storage-object work where a file's data is affected. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "client_int.h"
+
+int tessera_map_path(tessera_fs *fs, const char *path, char *out, size_t len)
+{
+	const char *mp = fs->cfg.mount_point;
+	size_t ml = strlen(mp);
+
+	if (!path || path[0] != '/')
+		return tc_fail(fs, -EINVAL, "path '%s': not absolute", path ? path : "(null)");
+	/* "/mnt/tessera/a" -> "/a"; "/mnt/tessera" -> "/" */
+	if (ml > 1 && !strncmp(path, mp, ml) && (path[ml] == '/' || path[ml] == '\0'))
+		path += ml;
+	if (!*path)
+		path = "/";
+	if (strlen(path) >= len)
+		return tc_fail(fs, -ENAMETOOLONG, "path '%s': too long", path);
+	strcpy(out, path);
+	return 0;
+}
+
+void tc_layout_from_msg(const Tessera__Layout *m, struct tessera_layout *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!m)
+		return;
+	out->strip_size = m->strip_size;
+	out->count = (uint32_t)(m->n_servers < TESSERA_MAX_STRIPE ? m->n_servers : TESSERA_MAX_STRIPE);
+	if (m->n_handles < out->count)
+		out->count = (uint32_t)m->n_handles;
+	for (uint32_t i = 0; i < out->count; i++) {
+		out->servers[i] = m->servers[i];
+		out->handles[i] = m->handles[i];
+	}
+}
+
+static struct timespec ts_of(int64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000), (long)(ns % 1000000000) };
+
+	return ts;
+}
+
+void tc_stat_from_attr(const Tessera__Attr *a, struct tessera_stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->handle = a->handle;
+	st->mode = (a->type == 2 ? S_IFDIR : S_IFREG) | (a->mode & 07777);
+	st->uid = a->uid;
+	st->gid = a->gid;
+	st->nlink = a->nlink;
+	st->size = a->type == 2 ? a->nentries : 0;
+	st->atime = ts_of(a->atime_ns);
+	st->mtime = ts_of(a->mtime_ns);
+	st->ctime = ts_of(a->ctime_ns);
+}
+
+/* The common shape of a path request: map, send, check. `what` is "mkdir"
+ * etc.; on success *out holds the reply (caller frees with tc_req_free). */
+static int path_call(tessera_fs *fs, unsigned opcode, ProtobufCMessage *msg,
+		     const char *what, const char *path, struct tc_req **out)
+{
+	char label[4200];
+	struct tc_req *r = tc_req_new(fs, TC_MDS, opcode, msg, NULL, 0);
+	int rc;
+
+	snprintf(label, sizeof(label), "%s %s", what, path);
+	rc = tc_call(fs, r, label);
+	if (rc) {
+		tc_req_free(fs, r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+#define MAP(fs, in, out)                                         \
+	char out[4096];                                          \
+	do {                                                     \
+		int map_rc = tessera_map_path(fs, in, out, sizeof(out)); \
+		if (map_rc)                                      \
+			return map_rc;                           \
+	} while (0)
+
+int tc_lookup_attr(tessera_fs *fs, const char *path, Tessera__AttrReply **out)
+{
+	Tessera__PathRequest m = TESSERA__PATH_REQUEST__INIT;
+	Tessera__Cred cred;
+	uint32_t gids[TESSERA_MAX_GROUPS];
+	struct tc_req *r;
+	int rc;
+
+	tc_cred(fs, &cred, gids);
+	m.cred = &cred;
+	m.path = (char *)path;
+	rc = path_call(fs, TP_OP_LOOKUP, &m.base, "stat", path, &r);
+	if (rc)
+		return rc;
+	*out = (Tessera__AttrReply *)r->reply;
+	r->reply = NULL;
+	tc_req_free(fs, r);
+	if (!(*out)->attr) {
+		protobuf_c_message_free_unpacked(&(*out)->base, NULL);
+		return tc_fail(fs, -EPROTO, "stat %s: reply without attributes", path);
+	}
+	return 0;
+}
+
+int tessera_stat(tessera_fs *fs, const char *upath, struct tessera_stat *st)
+{
+	Tessera__AttrReply *rep;
+	struct tessera_layout layout;
+	int rc;
+	MAP(fs, upath, path);
+
+	rc = tc_lookup_attr(fs, path, &rep);
+	if (rc)
+		return rc;
+	tc_stat_from_attr(rep->attr, st);
+	if (rep->attr->type == 1) {
+		tc_layout_from_msg(rep->attr->layout, &layout);
+		rc = tc_file_size(fs, &layout, path, &st->size);
+	}
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return rc;
+}
+
+int tessera_get_layout(tessera_fs *fs, const char *upath, struct tessera_layout *layout)
+{
+	Tessera__AttrReply *rep;
+	int rc;
+	MAP(fs, upath, path);
+
+	rc = tc_lookup_attr(fs, path, &rep);
+	if (rc)
+		return rc;
+	tc_layout_from_msg(rep->attr->has_layout || rep->attr->type == 1 ? rep->attr->layout : NULL,
+			   layout);
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return 0;
+}
+
+int tessera_mkdir(tessera_fs *fs, const char *upath, mode_t mode)
+{
+	Tessera__MkdirRequest m = TESSERA__MKDIR_REQUEST__INIT;
+	Tessera__Cred cred;
+	uint32_t gids[TESSERA_MAX_GROUPS];
+	struct tc_req *r;
+	int rc;
+	MAP(fs, upath, path);
+
+	tc_cred(fs, &cred, gids);
+	m.cred = &cred;
+	m.path = path;
+	m.mode = mode & 07777;
+	rc = path_call(fs, TP_OP_MKDIR, &m.base, "mkdir", path, &r);
+	if (!rc)
+		tc_req_free(fs, r);
+	return rc;
+}
+
+/* After the metadata daemon dropped a file, remove its storage objects. */
+static int drop_objects(tessera_fs *fs, const Tessera__RemoveReply *rep, const char *path)
+{
+	struct tessera_layout layout;
+
+	if (!rep->removed_file)
+		return 0;
+	tc_layout_from_msg(rep->layout, &layout);
+	return tc_remove_objects(fs, &layout, path);
+}
+
+static int remove_call(tessera_fs *fs, unsigned opcode, const char *what, const char *upath)
+{
+	Tessera__PathRequest m = TESSERA__PATH_REQUEST__INIT;
+	Tessera__Cred cred;
+	uint32_t gids[TESSERA_MAX_GROUPS];
+	struct tc_req *r;
+	int rc;
+	MAP(fs, upath, path);
+
+	tc_cred(fs, &cred, gids);
+	m.cred = &cred;
+	m.path = path;
+	rc = path_call(fs, opcode, &m.base, what, path, &r);
+	if (rc)
+		return rc;
+	rc = drop_objects(fs, (Tessera__RemoveReply *)r->reply, path);
+	tc_req_free(fs, r);
+	return rc;
+}
+
+int tessera_unlink(tessera_fs *fs, const char *path)
+{
+	return remove_call(fs, TP_OP_UNLINK, "unlink", path);
+}
+
+int tessera_rmdir(tessera_fs *fs, const char *path)
+{
+	return remove_call(fs, TP_OP_RMDIR, "rmdir", path);
+}
+
+int tessera_rename(tessera_fs *fs, const char *ufrom, const char *uto)
+{
+	Tessera__RenameRequest m = TESSERA__RENAME_REQUEST__INIT;
+	Tessera__Cred cred;
+	uint32_t gids[TESSERA_MAX_GROUPS];
+	struct tc_req *r;
+	int rc;
+	MAP(fs, ufrom, from);
+	MAP(fs, uto, to);
+
+	tc_cred(fs, &cred, gids);
+	m.cred = &cred;
+	m.from = from;
+	m.to = to;
+	rc = path_call(fs, TP_OP_RENAME, &m.base, "rename", from, &r);
+	if (rc)
+		return rc;
+	rc = drop_objects(fs, (Tessera__RemoveReply *)r->reply, to);
+	tc_req_free(fs, r);
+	return rc;
+}
+
+int tessera_setattr(tessera_fs *fs, const char *upath, const struct tessera_setattr *sa)
+{
+	Tessera__SetattrRequest m = TESSERA__SETATTR_REQUEST__INIT;
+	Tessera__Cred cred;
+	uint32_t gids[TESSERA_MAX_GROUPS];
+	struct tc_req *r;
+	int rc;
+	MAP(fs, upath, path);
+
+	tc_cred(fs, &cred, gids);
+	m.cred = &cred;
+	m.path = path;
+	m.valid = sa->valid;
+	m.mode = sa->mode & 07777;
+	m.uid = sa->uid;
+	m.gid = sa->gid;
+	m.atime_ns = (int64_t)sa->atime.tv_sec * 1000000000 + sa->atime.tv_nsec;
+	m.mtime_ns = (int64_t)sa->mtime.tv_sec * 1000000000 + sa->mtime.tv_nsec;
+	rc = path_call(fs, TP_OP_SETATTR, &m.base, "setattr", path, &r);
+	if (!rc)
+		tc_req_free(fs, r);
+	return rc;
+}
+
+int tessera_set_dir_layout(tessera_fs *fs, const char *upath, uint64_t strip_size,
+			   uint32_t count)
+{
+	Tessera__SetLayoutRequest m = TESSERA__SET_LAYOUT_REQUEST__INIT;
+	Tessera__Cred cred;
+	uint32_t gids[TESSERA_MAX_GROUPS];
+	struct tc_req *r;
+	int rc;
+	MAP(fs, upath, path);
+
+	tc_cred(fs, &cred, gids);
+	m.cred = &cred;
+	m.path = path;
+	m.strip_size = strip_size;
+	m.stripe_count = count;
+	rc = path_call(fs, TP_OP_SETLAYOUT, &m.base, "setstripe", path, &r);
+	if (!rc)
+		tc_req_free(fs, r);
+	return rc;
+}
+
+int tessera_readdir(tessera_fs *fs, const char *upath, const char *cursor,
+		    struct tessera_dirent *ents, uint32_t max, uint32_t *n, int *eof)
+{
+	Tessera__ReaddirRequest m = TESSERA__READDIR_REQUEST__INIT;
+	Tessera__ReaddirReply *rep;
+	Tessera__Cred cred;
+	uint32_t gids[TESSERA_MAX_GROUPS];
+	struct tc_req *r;
+	int rc;
+	MAP(fs, upath, path);
+
+	tc_cred(fs, &cred, gids);
+	m.cred = &cred;
+	m.path = path;
+	m.cursor = (char *)(cursor ? cursor : "");
+	m.max_entries = max;
+	rc = path_call(fs, TP_OP_READDIR, &m.base, "readdir", path, &r);
+	if (rc)
+		return rc;
+	rep = (Tessera__ReaddirReply *)r->reply;
+	*n = 0;
+	for (size_t i = 0; i < rep->n_entries && *n < max; i++) {
+		struct tessera_dirent *d = &ents[(*n)++];
+
+		snprintf(d->name, sizeof(d->name), "%s", rep->entries[i]->name);
+		d->handle = rep->entries[i]->handle;
+		d->mode = rep->entries[i]->type == 2 ? S_IFDIR : S_IFREG;
+	}
+	*eof = rep->eof;
+	tc_req_free(fs, r);
+	return 0;
+}
+
+int tessera_statfs(tessera_fs *fs, struct tessera_statfs *sf)
+{
+	Tessera__PathRequest m = TESSERA__PATH_REQUEST__INIT;
+	Tessera__PingRequest ping = TESSERA__PING_REQUEST__INIT;
+	uint32_t n = fs->cfg.n_ios;
+	struct tc_req *reqs[TP_MAX_SERVERS + 1] = { 0 };
+	Tessera__Cred cred;
+	uint32_t gids[TESSERA_MAX_GROUPS];
+	int rc;
+
+	memset(sf, 0, sizeof(*sf));
+	tc_cred(fs, &cred, gids);
+	m.cred = &cred;
+	m.path = "/";
+	reqs[0] = tc_req_new(fs, TC_MDS, TP_OP_STATFS, &m.base, NULL, 0);
+	for (uint32_t i = 0; i < n; i++)
+		reqs[i + 1] = tc_req_new(fs, (int)i, TP_OP_IOS_STATFS, &ping.base, NULL, 0);
+	for (uint32_t i = 0; i <= n; i++)
+		if (!reqs[i]) {
+			rc = tc_fail(fs, -ENOMEM, "statfs: out of memory");
+			goto out;
+		}
+	rc = tc_run(fs, reqs, n + 1);
+	for (uint32_t i = 0; i <= n; i++) {
+		Tessera__StatfsReply *rep = (Tessera__StatfsReply *)reqs[i]->reply;
+
+		if (reqs[i]->status) {
+			tc_req_fail(fs, reqs[i], "statfs");
+			continue;
+		}
+		if (i == 0) {
+			sf->files = rep->files;
+		} else {
+			sf->bytes_total += rep->bytes_total;
+			sf->bytes_free += rep->bytes_free;
+		}
+	}
+	sf->n_ios = n;
+out:
+	for (uint32_t i = 0; i <= n; i++)
+		tc_req_free(fs, reqs[i]);
+	return rc;
+}
+
+int tessera_ping(tessera_fs *fs, struct tessera_ping *out, size_t n_out)
+{
+	Tessera__PingRequest m = TESSERA__PING_REQUEST__INIT;
+	size_t n = fs->cfg.n_ios + 1 < n_out ? fs->cfg.n_ios + 1 : n_out;
+
+	/* One at a time, so each round trip is measured alone. */
+	for (size_t i = 0; i < n; i++) {
+		int server = i == 0 ? TC_MDS : (int)i - 1;
+		const struct tp_server *s = i == 0 ? &fs->cfg.mds : &fs->cfg.ios[i - 1];
+		struct tc_req *r = tc_req_new(fs, server, TP_OP_PING, &m.base, NULL, 0);
+		struct timespec t0, t1;
+		int rc;
+
+		memset(&out[i], 0, sizeof(out[i]));
+		snprintf(out[i].address, sizeof(out[i].address), "%s:%s", s->host, s->port);
+		snprintf(out[i].role, sizeof(out[i].role), "%s", i == 0 ? "mds" : "ios");
+		out[i].index = i == 0 ? 0 : (uint32_t)i - 1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		rc = tc_call(fs, r, "ping");
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		out[i].status = rc;
+		if (!rc) {
+			Tessera__PingReply *rep = (Tessera__PingReply *)r->reply;
+
+			snprintf(out[i].role, sizeof(out[i].role), "%s", rep->role);
+			snprintf(out[i].version, sizeof(out[i].version), "%s", rep->version);
+			out[i].index = rep->index;
+			out[i].rtt_us = (double)(t1.tv_sec - t0.tv_sec) * 1e6 +
+					(double)(t1.tv_nsec - t0.tv_nsec) / 1e3;
+		}
+		tc_req_free(fs, r);
+	}
+	return (int)n;
+}

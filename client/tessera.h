@@ -1,0 +1,152 @@
+/*
+ * tessera.h - libtessera, the Tessera client library.
+ *
+ * Connect to a file system described by a config file, then use POSIX-like
+ * calls on Tessera paths ("/a/b"; a path under the config's mount_point,
+ * "/mnt/tessera/a/b", means the same file). Every call returns 0 (or a byte
+ * count) on success and a negative errno on failure; tessera_errmsg() then
+ * says, for the calling thread, what failed and where ("write /a/b: storage
+ * daemon 2 (127.0.0.1:7002): timed out after 30000 ms").
+ *
+ * The library is safe to use from several threads at once. Each thread may
+ * act for a different user (tessera_set_thread_cred), which is how a FUSE
+ * mount shared by several users keeps them apart.
+ */
+#ifndef TESSERA_H
+#define TESSERA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TESSERA_MAX_STRIPE 256
+#define TESSERA_MAX_GROUPS 64
+
+typedef struct tessera_fs tessera_fs;
+typedef struct tessera_file tessera_file;
+
+struct tessera_layout {
+	uint64_t strip_size;                   /* bytes per strip */
+	uint32_t count;                        /* stripe count (objects) */
+	uint32_t servers[TESSERA_MAX_STRIPE];  /* storage daemon of slot i */
+	uint64_t handles[TESSERA_MAX_STRIPE];  /* object handle of slot i */
+};
+
+struct tessera_stat {
+	uint64_t handle;
+	uint32_t mode;            /* S_IFREG or S_IFDIR | permission bits */
+	uint32_t uid, gid;
+	uint32_t nlink;
+	uint64_t size;            /* files: derived from the storage objects */
+	struct timespec atime, mtime, ctime;
+};
+
+struct tessera_dirent {
+	char name[256];
+	uint64_t handle;
+	uint32_t mode;            /* S_IFREG or S_IFDIR */
+};
+
+struct tessera_statfs {
+	uint64_t files;           /* names in the namespace */
+	uint64_t bytes_total;     /* sum over storage daemons */
+	uint64_t bytes_free;
+	uint32_t n_ios;
+};
+
+struct tessera_cred {
+	uint32_t uid;
+	uint32_t ngids;                       /* gids[0] is the primary group */
+	uint32_t gids[TESSERA_MAX_GROUPS];
+};
+
+/* Fields for tessera_setattr; `valid` says which apply. */
+#define TESSERA_SET_MODE      0x01
+#define TESSERA_SET_UID       0x02
+#define TESSERA_SET_GID       0x04
+#define TESSERA_SET_ATIME     0x08
+#define TESSERA_SET_MTIME     0x10
+#define TESSERA_SET_ATIME_NOW 0x40
+#define TESSERA_SET_MTIME_NOW 0x80
+struct tessera_setattr {
+	uint32_t valid;
+	uint32_t mode, uid, gid;
+	struct timespec atime, mtime;
+};
+
+/* A server's answer to tessera_ping. */
+struct tessera_ping {
+	char role[8];             /* "mds" or "ios" */
+	uint32_t index;
+	char address[160];        /* host:port */
+	char version[32];
+	double rtt_us;            /* round-trip time */
+	int status;               /* 0, or why it did not answer */
+};
+
+/* Connect using config file `config` (NULL: $TESSERA_CONFIG). On failure
+ * `err` (errlen bytes, may be NULL) says why. */
+int tessera_connect(const char *config, tessera_fs **out, char *err, size_t errlen);
+void tessera_disconnect(tessera_fs *fs);
+
+/* What the calling thread's last failed call failed at. */
+const char *tessera_errmsg(tessera_fs *fs);
+
+/* Act as `cred` on this thread from now on (NULL: the process's own
+ * uid and groups, the default). */
+int tessera_set_thread_cred(tessera_fs *fs, const struct tessera_cred *cred);
+
+/* The Tessera path a user path names: strips the mount point. */
+int tessera_map_path(tessera_fs *fs, const char *path, char *out, size_t len);
+
+/* Servers: number of storage daemons; ping every server (n_out >=
+ * 1 + tessera_ios_count). Returns the number of entries filled. */
+uint32_t tessera_ios_count(tessera_fs *fs);
+int tessera_ping(tessera_fs *fs, struct tessera_ping *out, size_t n_out);
+
+/* Files. flags: O_RDONLY, O_WRONLY, O_RDWR, O_CREAT, O_EXCL, O_TRUNC.
+ * `layout` (may be NULL) applies at create: strip_size and count, 0 for
+ * the defaults (the directory's, else strip_size from the config and all
+ * storage daemons). */
+int tessera_open(tessera_fs *fs, const char *path, int flags, mode_t mode,
+		 const struct tessera_layout *layout, tessera_file **out);
+int tessera_close(tessera_file *file);
+ssize_t tessera_pread(tessera_file *file, void *buf, size_t len, uint64_t offset);
+ssize_t tessera_pwrite(tessera_file *file, const void *buf, size_t len, uint64_t offset);
+int tessera_fsync(tessera_file *file);
+int tessera_fstat(tessera_file *file, struct tessera_stat *st);
+int tessera_ftruncate(tessera_file *file, uint64_t size);
+int tessera_file_layout(tessera_file *file, struct tessera_layout *layout);
+
+/* Names. */
+int tessera_stat(tessera_fs *fs, const char *path, struct tessera_stat *st);
+int tessera_truncate(tessera_fs *fs, const char *path, uint64_t size);
+int tessera_unlink(tessera_fs *fs, const char *path);
+int tessera_mkdir(tessera_fs *fs, const char *path, mode_t mode);
+int tessera_rmdir(tessera_fs *fs, const char *path);
+int tessera_rename(tessera_fs *fs, const char *from, const char *to);
+int tessera_setattr(tessera_fs *fs, const char *path, const struct tessera_setattr *sa);
+int tessera_statfs(tessera_fs *fs, struct tessera_statfs *sf);
+
+/* One page of a directory: up to `max` entries whose names sort after
+ * `cursor` ("" first). *eof is set when no entries follow. A listing in
+ * pages sees every name that exists throughout, whatever changes meanwhile. */
+int tessera_readdir(tessera_fs *fs, const char *path, const char *cursor,
+		    struct tessera_dirent *ents, uint32_t max, uint32_t *n, int *eof);
+
+/* Layouts: a file's; a directory's default for new files (strip_size or
+ * count 0: inherit). */
+int tessera_get_layout(tessera_fs *fs, const char *path, struct tessera_layout *layout);
+int tessera_set_dir_layout(tessera_fs *fs, const char *path, uint64_t strip_size,
+			   uint32_t count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TESSERA_H */

@@ -1,0 +1,227 @@
+/*
+ * tproto.h - Tessera's wire protocol, configuration and libfabric transport.
+ *
+ * The one header other parts include from proto/. Three pieces:
+ *   - frames: a fixed header + reply address + protobuf body + raw data;
+ *   - the file system configuration (servers, provider, tunables);
+ *   - tnet, a small reliable-datagram transport over a libfabric RDM
+ *     endpoint whose completion queue exposes a wait fd for event loops.
+ */
+#ifndef TESSERA_TPROTO_H
+#define TESSERA_TPROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "tessera.pb-c.h"
+
+#define TP_VERSION_STRING "0.1.0"
+
+/* ------------------------------------------------------------------ frames
+ *
+ * Frame layout: tp_hdr (TP_HDR_SIZE bytes, little-endian) | reply address
+ * (addr_len bytes: the sender's transport name, so a daemon can answer any
+ * client without a session) | protobuf body (body_len) | raw data
+ * (data_len: write payloads, read results).
+ */
+#define TP_MAGIC       0x41525354u /* "TSRA" */
+#define TP_VERSION     1
+#define TP_HDR_SIZE    32
+#define TP_FLAG_REPLY  0x1
+#define TP_MAX_ADDR    256
+
+struct tp_hdr {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t opcode;     /* TP_OP_* */
+	uint64_t reqid;      /* chosen by the client, echoed in the reply */
+	uint32_t body_len;
+	uint32_t data_len;
+	uint16_t addr_len;
+	uint16_t flags;      /* TP_FLAG_* */
+	int32_t status;      /* replies: 0 or a negative errno (body: ErrorReply) */
+};
+
+/* X(name, number, request message, reply message) */
+#define TP_OPCODES(X)                                              \
+	X(PING, 1, ping_request, ping_reply)                       \
+	X(MKDIR, 10, mkdir_request, attr_reply)                    \
+	X(CREATE, 11, create_request, attr_reply)                  \
+	X(LOOKUP, 12, path_request, attr_reply)                    \
+	X(SETATTR, 13, setattr_request, attr_reply)                \
+	X(READDIR, 14, readdir_request, readdir_reply)             \
+	X(UNLINK, 15, path_request, remove_reply)                  \
+	X(RMDIR, 16, path_request, remove_reply)                   \
+	X(RENAME, 17, rename_request, remove_reply)                \
+	X(STATFS, 18, path_request, statfs_reply)                  \
+	X(SETLAYOUT, 19, set_layout_request, attr_reply)           \
+	X(WRITE, 30, write_request, write_reply)                   \
+	X(READ, 31, read_request, read_reply)                      \
+	X(GETSIZE, 32, handles_request, sizes_reply)               \
+	X(TRUNCATE, 33, truncate_request, empty_reply)             \
+	X(REMOVE, 34, handles_request, empty_reply)                \
+	X(SYNC, 35, handles_request, empty_reply)                  \
+	X(IOS_STATFS, 36, ping_request, statfs_reply)
+
+enum tp_opcode {
+#define TP_ENUM(name, num, req, rep) TP_OP_##name = num,
+	TP_OPCODES(TP_ENUM)
+#undef TP_ENUM
+};
+
+/* "READ", or NULL for an unknown opcode. */
+const char *tp_opcode_name(unsigned opcode);
+/* The protobuf descriptors of an opcode's request and reply (NULL if
+ * unknown). */
+const ProtobufCMessageDescriptor *tp_request_desc(unsigned opcode);
+const ProtobufCMessageDescriptor *tp_reply_desc(unsigned opcode);
+
+/* A parsed frame: pointers into the receive buffer. */
+struct tp_frame {
+	struct tp_hdr hdr;
+	const uint8_t *addr;
+	const uint8_t *body;
+	const uint8_t *data;
+};
+
+/* Encode a header into out[TP_HDR_SIZE]. */
+void tp_hdr_encode(const struct tp_hdr *hdr, uint8_t *out);
+
+/* Check and split a received frame of `len` bytes. Returns 0, or -EPROTO
+ * (bad magic, short header, lengths that disagree with len), -EPROTONOSUPPORT
+ * (version), -EMSGSIZE (over max_frame), -EOPNOTSUPP (unknown opcode); `err`
+ * says which. The header is decoded into out->hdr as far as it could be,
+ * so a daemon can still answer the request id. */
+int tp_frame_parse(const void *buf, size_t len, size_t max_frame,
+		   struct tp_frame *out, char *err, size_t errlen);
+
+/* Build a frame into buf (cap bytes): header, addr, packed msg (may be
+ * NULL for an empty body). Data is not copied: the caller sends it as a
+ * second iovec, or appends it. Sets hdr->body_len. Returns the frame
+ * length before data, or -EMSGSIZE. */
+long tp_frame_build(uint8_t *buf, size_t cap, struct tp_hdr *hdr,
+		    const void *addr, size_t addr_len,
+		    const ProtobufCMessage *msg);
+
+/* Decode a frame's body as `desc`; NULL if it does not decode. Free with
+ * protobuf_c_message_free_unpacked(msg, NULL). */
+ProtobufCMessage *tp_body_unpack(const struct tp_frame *frame,
+				 const ProtobufCMessageDescriptor *desc);
+
+/* ------------------------------------------------------------------ config
+ *
+ * A plain text file of "key = value" lines; '#' starts a comment. Keys:
+ *   provider = tcp;ofi_rxm        libfabric provider (or shm, or any name)
+ *   mds = HOST:PORT               the metadata daemon (one, for now)
+ *   ios = HOST:PORT               a storage daemon; order gives its index
+ *   timeout_ms = 30000            request timeout
+ *   max_io = 1048576              bytes of data in one message
+ *   window = 16                   requests a client keeps in flight
+ *   strip_size = 65536            default strip size for new files
+ *   mount_point = /mnt/tessera    where the FUSE mount lives
+ */
+#define TP_MAX_SERVERS 256
+
+struct tp_server {
+	char host[128];
+	char port[16];
+};
+
+struct tp_config {
+	char provider[64];
+	struct tp_server mds;
+	uint32_t n_ios;
+	struct tp_server ios[TP_MAX_SERVERS];
+	uint32_t timeout_ms;
+	uint32_t max_io;
+	uint32_t window;
+	uint64_t strip_size;
+	char mount_point[1024];
+};
+
+void tp_config_defaults(struct tp_config *cfg);
+/* Parse text (from a file named `name`, for messages). -EINVAL with
+ * "name:LINE: why" in err on a bad line, unknown key, bad number, or a
+ * config without mds or ios. */
+int tp_config_parse(const char *text, const char *name, struct tp_config *cfg,
+		    char *err, size_t errlen);
+int tp_config_load(const char *path, struct tp_config *cfg, char *err,
+		   size_t errlen);
+/* Largest frame any sender builds under this config. */
+size_t tp_config_max_frame(const struct tp_config *cfg);
+
+/* ------------------------------------------------------------------ tnet */
+
+struct tnet;
+
+/* Embedded by the caller in whatever a send belongs to; handed back in
+ * the send's completion. Must stay put until then. */
+struct tnet_ctx {
+	uint8_t fi_space[64]; /* struct fi_context2, for providers that need it */
+	void *user;
+};
+
+/* A posted receive buffer. After a TNET_RECV event the caller owns it until
+ * it calls tnet_repost(). */
+struct tnet_rbuf {
+	struct tnet_ctx ctx;
+	size_t cap;
+	uint8_t *data;
+};
+
+enum tnet_event_type { TNET_SENT = 1, TNET_RECV = 2 };
+
+struct tnet_event {
+	enum tnet_event_type type;
+	int status;             /* 0 or negative errno (-EMSGSIZE: truncated) */
+	void *user;             /* TNET_SENT: ctx->user of the send */
+	struct tnet_rbuf *rbuf; /* TNET_RECV */
+	size_t len;             /* TNET_RECV: bytes received (<= rbuf->cap) */
+};
+
+struct tnet_opts {
+	const char *provider;   /* "tcp;ofi_rxm", "shm", ... */
+	const char *node;       /* listen: our address; else a peer to reach */
+	const char *service;    /* listen: our port */
+	int listen;             /* bind to node:service */
+	size_t buf_size;        /* receive buffer size (largest frame) */
+	unsigned nrecv;         /* receive buffers kept posted */
+};
+
+int tnet_open(const struct tnet_opts *opts, struct tnet **out, char *err,
+	      size_t errlen);
+void tnet_close(struct tnet *net);
+
+/* The fd that becomes readable when completions may be waiting. Before
+ * blocking on it call tnet_trywait(): 0 means blocking is safe, -EAGAIN
+ * means poll first. */
+int tnet_fd(struct tnet *net);
+int tnet_trywait(struct tnet *net);
+
+/* Our own transport name, for frames' reply address. */
+int tnet_name(struct tnet *net, void *buf, size_t *len);
+/* A peer by host and port (or provider name), for sending to. */
+int tnet_lookup(struct tnet *net, const char *node, const char *service,
+		uint64_t *peer);
+/* A peer by raw transport name (from a frame); repeated names are cached. */
+int tnet_insert_name(struct tnet *net, const void *name, size_t len,
+		     uint64_t *peer);
+/* Forget a peer (after its daemon restarted, say), so the next lookup
+ * makes a fresh connection. */
+void tnet_forget(struct tnet *net, uint64_t peer);
+
+/* Send the concatenation of iov[0..n) (n <= 2) to peer. -EAGAIN when the
+ * provider is out of resources: poll and retry. */
+int tnet_send(struct tnet *net, uint64_t peer, const struct iovec *iov,
+	      size_t n, struct tnet_ctx *ctx);
+
+/* Up to `max` completions, without blocking. Returns their count or a
+ * negative error. */
+int tnet_poll(struct tnet *net, struct tnet_event *ev, int max);
+int tnet_repost(struct tnet *net, struct tnet_rbuf *rbuf);
+
+/* Wait up to timeout_ms for the wait fd (after tnet_trywait). */
+int tnet_wait(struct tnet *net, int timeout_ms);
+
+#endif /* TESSERA_TPROTO_H */

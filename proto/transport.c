@@ -1,0 +1,352 @@
+/*
+ * transport.c - tnet: reliable datagrams over a libfabric RDM endpoint.
+ *
+ * One endpoint, one completion queue (with a wait fd, so a daemon's libev
+ * loop can watch it) and one address vector. Receives go into a fixed set
+ * of buffers kept posted; a message larger than a buffer completes with
+ * FI_ETRUNC, which we hand up as -EMSGSIZE with the bytes that fit (enough
+ * for the frame header, so the daemon can answer). Sends carry the caller's
+ * context and complete as TNET_SENT events.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+
+#include "tproto.h"
+
+_Static_assert(sizeof(struct fi_context2) <= 64, "fi_context2 fits tnet_ctx");
+
+#define TNET_FI_VERSION FI_VERSION(1, 9)
+#define TNET_NAME_CACHE 1024 /* peers remembered by raw name (power of 2) */
+
+struct tnet_peer_name {
+	uint8_t len; /* 0: empty slot */
+	uint8_t name[TP_MAX_ADDR - 1];
+	fi_addr_t addr;
+};
+
+struct tnet {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+	int fd;                      /* the cq's wait fd */
+	unsigned nrecv;
+	struct tnet_rbuf *rbufs;     /* nrecv buffers, all posted when idle */
+	struct tnet_peer_name *names; /* open-addressing cache of raw names */
+};
+
+static int fi_err(int rc)
+{
+	/* libfabric's codes are errno values (negated), plus a few of its own
+	 * above 256, which we fold into EIO. */
+	rc = rc < 0 ? -rc : rc;
+	return rc < 256 ? -rc : -EIO;
+}
+
+int tnet_open(const struct tnet_opts *opts, struct tnet **out, char *err, size_t errlen)
+{
+	struct fi_info *hints = fi_allocinfo();
+	struct fi_cq_attr cq_attr = { 0 };
+	struct fi_av_attr av_attr = { 0 };
+	struct tnet *net = calloc(1, sizeof(*net));
+	const char *step = "fi_allocinfo";
+	int rc = -ENOMEM;
+
+	if (!hints || !net)
+		goto fail;
+	net->fd = -1;
+	hints->caps = FI_MSG;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->mode = FI_CONTEXT | FI_CONTEXT2;
+	hints->domain_attr->threading = FI_THREAD_SAFE;
+	hints->domain_attr->mr_mode = FI_MR_UNSPEC;
+	hints->fabric_attr->prov_name = strdup(opts->provider);
+	step = "fi_getinfo";
+	rc = fi_getinfo(TNET_FI_VERSION, opts->node, opts->service,
+			opts->listen ? FI_SOURCE : 0, hints, &net->info);
+	if (rc)
+		goto fail;
+	step = "fi_fabric";
+	if ((rc = fi_fabric(net->info->fabric_attr, &net->fabric, NULL)))
+		goto fail;
+	step = "fi_domain";
+	if ((rc = fi_domain(net->fabric, net->info, &net->domain, NULL)))
+		goto fail;
+	cq_attr.format = FI_CQ_FORMAT_MSG;
+	cq_attr.wait_obj = FI_WAIT_FD;
+	cq_attr.size = opts->nrecv * 4 + 256;
+	step = "fi_cq_open";
+	if ((rc = fi_cq_open(net->domain, &cq_attr, &net->cq, NULL)))
+		goto fail;
+	step = "fi_control(FI_GETWAIT)";
+	if ((rc = fi_control(&net->cq->fid, FI_GETWAIT, &net->fd)))
+		goto fail;
+	av_attr.type = FI_AV_TABLE;
+	step = "fi_av_open";
+	if ((rc = fi_av_open(net->domain, &av_attr, &net->av, NULL)))
+		goto fail;
+	step = "fi_endpoint";
+	if ((rc = fi_endpoint(net->domain, net->info, &net->ep, NULL)))
+		goto fail;
+	step = "fi_ep_bind";
+	if ((rc = fi_ep_bind(net->ep, &net->av->fid, 0)) ||
+	    (rc = fi_ep_bind(net->ep, &net->cq->fid, FI_TRANSMIT | FI_RECV)))
+		goto fail;
+	step = "fi_enable";
+	if ((rc = fi_enable(net->ep)))
+		goto fail;
+
+	step = "receive buffers";
+	net->nrecv = opts->nrecv;
+	net->rbufs = calloc(opts->nrecv, sizeof(*net->rbufs));
+	net->names = calloc(TNET_NAME_CACHE, sizeof(*net->names));
+	if (!net->rbufs || !net->names) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	for (unsigned i = 0; i < opts->nrecv; i++) {
+		struct tnet_rbuf *rb = &net->rbufs[i];
+
+		rb->cap = opts->buf_size;
+		rb->data = malloc(rb->cap);
+		rb->ctx.user = rb;
+		if (!rb->data) {
+			rc = -ENOMEM;
+			goto fail;
+		}
+		step = "fi_recv";
+		if ((rc = tnet_repost(net, rb)))
+			goto fail;
+	}
+	fi_freeinfo(hints);
+	*out = net;
+	return 0;
+fail:
+	snprintf(err, errlen, "%s (provider %s%s%s%s%s): %s", step, opts->provider,
+		 opts->node ? ", " : "", opts->node ? opts->node : "",
+		 opts->service ? ":" : "", opts->service ? opts->service : "",
+		 fi_strerror(rc < 0 ? -rc : rc));
+	if (hints)
+		fi_freeinfo(hints);
+	tnet_close(net);
+	return rc == -ENOMEM ? rc : fi_err(rc);
+}
+
+void tnet_close(struct tnet *net)
+{
+	if (!net)
+		return;
+	if (net->ep)
+		fi_close(&net->ep->fid);
+	if (net->av)
+		fi_close(&net->av->fid);
+	if (net->cq)
+		fi_close(&net->cq->fid);
+	if (net->domain)
+		fi_close(&net->domain->fid);
+	if (net->fabric)
+		fi_close(&net->fabric->fid);
+	if (net->info)
+		fi_freeinfo(net->info);
+	if (net->rbufs)
+		for (unsigned i = 0; i < net->nrecv; i++)
+			free(net->rbufs[i].data);
+	free(net->rbufs);
+	free(net->names);
+	free(net);
+}
+
+int tnet_fd(struct tnet *net)
+{
+	return net->fd;
+}
+
+int tnet_trywait(struct tnet *net)
+{
+	struct fid *fids[1] = { &net->cq->fid };
+
+	return fi_trywait(net->fabric, fids, 1) == FI_SUCCESS ? 0 : -EAGAIN;
+}
+
+int tnet_wait(struct tnet *net, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = net->fd, .events = POLLIN };
+
+	if (tnet_trywait(net))
+		return 0;
+	if (poll(&pfd, 1, timeout_ms) < 0 && errno != EINTR)
+		return -errno;
+	return 0;
+}
+
+int tnet_name(struct tnet *net, void *buf, size_t *len)
+{
+	return fi_err(fi_getname(&net->ep->fid, buf, len));
+}
+
+int tnet_lookup(struct tnet *net, const char *node, const char *service, uint64_t *peer)
+{
+	struct fi_info *hints = fi_dupinfo(net->info), *info = NULL;
+	fi_addr_t addr;
+	int rc;
+
+	if (!hints)
+		return -ENOMEM;
+	free(hints->src_addr);
+	hints->src_addr = NULL;
+	hints->src_addrlen = 0;
+	free(hints->dest_addr);
+	hints->dest_addr = NULL;
+	hints->dest_addrlen = 0;
+	rc = fi_getinfo(TNET_FI_VERSION, node, service, 0, hints, &info);
+	fi_freeinfo(hints);
+	if (rc)
+		return fi_err(rc);
+	if (!info->dest_addr) {
+		fi_freeinfo(info);
+		return -EADDRNOTAVAIL;
+	}
+	rc = tnet_insert_name(net, info->dest_addr, info->dest_addrlen, &addr);
+	fi_freeinfo(info);
+	if (rc)
+		return rc;
+	*peer = addr;
+	return 0;
+}
+
+static uint32_t name_hash(const uint8_t *p, size_t len)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 16777619u;
+	return h;
+}
+
+int tnet_insert_name(struct tnet *net, const void *name, size_t len, uint64_t *peer)
+{
+	uint32_t slot = name_hash(name, len) & (TNET_NAME_CACHE - 1);
+	struct tnet_peer_name *e = NULL;
+	fi_addr_t addr;
+	int rc;
+
+	if (len == 0 || len >= TP_MAX_ADDR)
+		return -EINVAL;
+	for (unsigned probe = 0; probe < 8; probe++) {
+		struct tnet_peer_name *c = &net->names[(slot + probe) & (TNET_NAME_CACHE - 1)];
+
+		if (c->len == len && !memcmp(c->name, name, len)) {
+			*peer = c->addr;
+			return 0;
+		}
+		if (!e && c->len == 0)
+			e = c;
+	}
+	rc = fi_av_insert(net->av, name, 1, &addr, 0, NULL);
+	if (rc != 1)
+		return rc < 0 ? fi_err(rc) : -EADDRNOTAVAIL;
+	if (!e) /* cache full around this slot: evict the home entry */
+		e = &net->names[slot];
+	e->len = (uint8_t)len;
+	memcpy(e->name, name, len);
+	e->addr = addr;
+	*peer = addr;
+	return 0;
+}
+
+void tnet_forget(struct tnet *net, uint64_t peer)
+{
+	fi_addr_t addr = peer;
+
+	for (unsigned i = 0; i < TNET_NAME_CACHE; i++)
+		if (net->names[i].len && net->names[i].addr == addr)
+			net->names[i].len = 0;
+	fi_av_remove(net->av, &addr, 1, 0);
+}
+
+int tnet_send(struct tnet *net, uint64_t peer, const struct iovec *iov, size_t n,
+	      struct tnet_ctx *ctx)
+{
+	ssize_t rc;
+
+	if (n == 1)
+		rc = fi_send(net->ep, iov[0].iov_base, iov[0].iov_len, NULL, peer, ctx);
+	else
+		rc = fi_sendv(net->ep, iov, NULL, n, peer, ctx);
+	return rc ? fi_err((int)rc) : 0;
+}
+
+int tnet_repost(struct tnet *net, struct tnet_rbuf *rbuf)
+{
+	ssize_t rc;
+
+	do {
+		rc = fi_recv(net->ep, rbuf->data, rbuf->cap, NULL, FI_ADDR_UNSPEC, &rbuf->ctx);
+		if (rc == -FI_EAGAIN)
+			fi_cq_read(net->cq, NULL, 0); /* drive progress */
+	} while (rc == -FI_EAGAIN);
+	return rc ? fi_err((int)rc) : 0;
+}
+
+/* A completion is a receive exactly when its context is one of our
+ * receive buffers (error entries do not always carry FI_RECV). */
+static void fill_event(struct tnet *net, struct tnet_event *ev, void *op_context,
+		       size_t len, int status)
+{
+	struct tnet_ctx *ctx = op_context;
+	struct tnet_rbuf *rb = (struct tnet_rbuf *)op_context;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->status = status;
+	if (rb >= net->rbufs && rb < net->rbufs + net->nrecv) {
+		ev->type = TNET_RECV;
+		ev->rbuf = ctx->user;
+		ev->len = len;
+	} else {
+		ev->type = TNET_SENT;
+		ev->user = ctx->user;
+	}
+}
+
+int tnet_poll(struct tnet *net, struct tnet_event *ev, int max)
+{
+	struct fi_cq_msg_entry ent[16];
+	int n = 0;
+
+	while (n < max) {
+		ssize_t got = fi_cq_read(net->cq, ent, (size_t)(max - n) < 16 ? (size_t)(max - n) : 16);
+
+		if (got == -FI_EAGAIN)
+			break;
+		if (got == -FI_EAVAIL) {
+			struct fi_cq_err_entry ee = { 0 };
+
+			if (fi_cq_readerr(net->cq, &ee, 0) != 1)
+				break;
+			if (!ee.op_context)
+				continue;
+			fill_event(net, &ev[n], ee.op_context,
+				   ee.len, ee.err == FI_ETRUNC ? -EMSGSIZE : fi_err(ee.err));
+			if (ev[n].type == TNET_RECV && ee.err == FI_ETRUNC)
+				ev[n].len = ev[n].rbuf->cap;
+			n++;
+			continue;
+		}
+		if (got < 0)
+			return n ? n : fi_err((int)got);
+		for (ssize_t i = 0; i < got; i++, n++)
+			fill_event(net, &ev[n], ent[i].op_context, ent[i].len, 0);
+	}
+	return n;
+}

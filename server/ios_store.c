@@ -1,0 +1,265 @@
+/* ios_store.c - objects as local files, with a cache of open descriptors. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "ios_store.h"
+
+struct ios_fd {
+	uint64_t handle;
+	int fd;            /* -1: slot free */
+	uint64_t used;     /* clock of last use, for eviction */
+};
+
+struct ios_store {
+	char *dir;         /* DIR/objects */
+	unsigned max_open;
+	struct ios_fd *fds;
+	uint64_t clock;
+};
+
+static int mkdir_p(const char *path)
+{
+	if (mkdir(path, 0755) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int ios_store_open(const char *dir, unsigned max_open, struct ios_store **out, char **errmsg)
+{
+	struct ios_store *st = calloc(1, sizeof(*st));
+	char path[4096];
+	int rc = -ENOMEM;
+
+	if (!st)
+		goto fail;
+	st->max_open = max_open ? max_open : 1;
+	st->fds = calloc(st->max_open, sizeof(*st->fds));
+	if (!st->fds)
+		goto fail;
+	for (unsigned i = 0; i < st->max_open; i++)
+		st->fds[i].fd = -1;
+	snprintf(path, sizeof(path), "%s/objects", dir);
+	st->dir = strdup(path);
+	if (!st->dir)
+		goto fail;
+	if ((rc = mkdir_p(dir)) || (rc = mkdir_p(st->dir)))
+		goto fail;
+	for (unsigned i = 0; i < 256; i++) {
+		snprintf(path, sizeof(path), "%s/%02x", st->dir, i);
+		if ((rc = mkdir_p(path)))
+			goto fail;
+	}
+	*out = st;
+	return 0;
+fail:
+	if (errmsg && asprintf(errmsg, "storage directory %s: %s", dir, strerror(-rc)) < 0)
+		*errmsg = NULL;
+	ios_store_close(st);
+	return rc;
+}
+
+void ios_store_close(struct ios_store *st)
+{
+	if (!st)
+		return;
+	if (st->fds)
+		for (unsigned i = 0; i < st->max_open; i++)
+			if (st->fds[i].fd >= 0)
+				close(st->fds[i].fd);
+	free(st->fds);
+	free(st->dir);
+	free(st);
+}
+
+static void object_path(const struct ios_store *st, uint64_t handle, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%02x/%016" PRIx64, st->dir, (unsigned)(handle & 0xff), handle);
+}
+
+static struct ios_fd *cached(struct ios_store *st, uint64_t handle)
+{
+	for (unsigned i = 0; i < st->max_open; i++)
+		if (st->fds[i].fd >= 0 && st->fds[i].handle == handle) {
+			st->fds[i].used = ++st->clock;
+			return &st->fds[i];
+		}
+	return NULL;
+}
+
+/* The descriptor of an object; with `create` it is made if missing, else
+ * -ENOENT. */
+static int object_fd(struct ios_store *st, uint64_t handle, int create)
+{
+	struct ios_fd *slot = cached(st, handle);
+	char path[4096];
+	int fd;
+
+	if (slot)
+		return slot->fd;
+	object_path(st, handle, path, sizeof(path));
+	fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
+	if (fd < 0)
+		return -errno;
+	slot = &st->fds[0];
+	for (unsigned i = 0; i < st->max_open; i++) {
+		if (st->fds[i].fd < 0) {
+			slot = &st->fds[i];
+			break;
+		}
+		if (st->fds[i].used < slot->used)
+			slot = &st->fds[i];
+	}
+	if (slot->fd >= 0)
+		close(slot->fd);
+	slot->fd = fd;
+	slot->handle = handle;
+	slot->used = ++st->clock;
+	return fd;
+}
+
+static void forget(struct ios_store *st, uint64_t handle)
+{
+	struct ios_fd *slot = cached(st, handle);
+
+	if (slot) {
+		close(slot->fd);
+		slot->fd = -1;
+	}
+}
+
+ssize_t ios_write(struct ios_store *st, uint64_t handle, uint64_t offset, const void *buf,
+		  size_t len)
+{
+	int fd = object_fd(st, handle, 1);
+	size_t done = 0;
+
+	if (fd < 0)
+		return fd;
+	if (offset > (uint64_t)INT64_MAX - len)
+		return -EFBIG;
+	while (done < len) {
+		ssize_t n = pwrite(fd, (const char *)buf + done, len - done, (off_t)(offset + done));
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+ssize_t ios_read(struct ios_store *st, uint64_t handle, uint64_t offset, void *buf, size_t len,
+		 uint64_t *object_size)
+{
+	int fd = object_fd(st, handle, 0);
+	struct stat sb;
+	size_t done = 0;
+
+	*object_size = 0;
+	if (fd == -ENOENT)
+		return 0;
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &sb))
+		return -errno;
+	*object_size = (uint64_t)sb.st_size;
+	if (offset > (uint64_t)INT64_MAX)
+		return 0;
+	while (done < len) {
+		ssize_t n = pread(fd, (char *)buf + done, len - done, (off_t)(offset + done));
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+int ios_size(struct ios_store *st, uint64_t handle, uint64_t *size)
+{
+	int fd = object_fd(st, handle, 0);
+	struct stat sb;
+
+	*size = 0;
+	if (fd == -ENOENT)
+		return 0;
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &sb))
+		return -errno;
+	*size = (uint64_t)sb.st_size;
+	return 0;
+}
+
+int ios_truncate(struct ios_store *st, uint64_t handle, uint64_t size)
+{
+	int fd;
+
+	if (size > (uint64_t)INT64_MAX)
+		return -EFBIG;
+	/* Truncating a missing object to 0 needs no file. */
+	fd = object_fd(st, handle, size > 0);
+	if (fd == -ENOENT)
+		return 0;
+	if (fd < 0)
+		return fd;
+	return ftruncate(fd, (off_t)size) ? -errno : 0;
+}
+
+int ios_remove(struct ios_store *st, uint64_t handle)
+{
+	char path[4096];
+
+	forget(st, handle);
+	object_path(st, handle, path, sizeof(path));
+	if (unlink(path) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+int ios_sync(struct ios_store *st, uint64_t handle)
+{
+	char path[4096];
+	int fd = object_fd(st, handle, 0), dfd, rc = 0;
+
+	if (fd == -ENOENT)
+		return 0;
+	if (fd < 0)
+		return fd;
+	if (fdatasync(fd))
+		return -errno;
+	/* The object's name must be durable too. */
+	snprintf(path, sizeof(path), "%s/%02x", st->dir, (unsigned)(handle & 0xff));
+	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	if (fsync(dfd))
+		rc = -errno;
+	close(dfd);
+	return rc;
+}
+
+int ios_statfs(struct ios_store *st, uint64_t *total, uint64_t *avail)
+{
+	struct statvfs sv;
+
+	if (statvfs(st->dir, &sv))
+		return -errno;
+	*total = (uint64_t)sv.f_blocks * sv.f_frsize;
+	*avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+	return 0;
+}

@@ -1,0 +1,36 @@
+/*
+ * ios_store.h - a storage daemon's objects on its local file system.
+ *
+ * Object `handle` is the file DIR/objects/XX/HHHHHHHHHHHHHHHH (XX the low
+ * byte of the handle, H the handle in hex), created on first write. A
+ * missing object reads as empty. Open descriptors are cached (least
+ * recently used goes first). Pure storage: no network.
+ */
+#ifndef TESSERA_IOS_STORE_H
+#define TESSERA_IOS_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+struct ios_store;
+
+int ios_store_open(const char *dir, unsigned max_open, struct ios_store **out,
+		   char **errmsg);
+void ios_store_close(struct ios_store *st);
+
+/* Both return bytes moved or a negative errno. Reads stop at the object's
+ * end (a short count); *object_size gets the object's size. */
+ssize_t ios_write(struct ios_store *st, uint64_t handle, uint64_t offset,
+		  const void *buf, size_t len);
+ssize_t ios_read(struct ios_store *st, uint64_t handle, uint64_t offset,
+		 void *buf, size_t len, uint64_t *object_size);
+int ios_size(struct ios_store *st, uint64_t handle, uint64_t *size);
+int ios_truncate(struct ios_store *st, uint64_t handle, uint64_t size);
+int ios_remove(struct ios_store *st, uint64_t handle);
+/* fdatasync the object and its directory, so a restart keeps it. */
+int ios_sync(struct ios_store *st, uint64_t handle);
+int ios_statfs(struct ios_store *st, uint64_t *total, uint64_t *avail);
+
+#endif /* TESSERA_IOS_STORE_H */
