@@ -559,11 +559,6 @@ static void test_readdir_paging(void **state)
 	assert_false(eof);
 }
 
-static int name_cmp(const void *a, const void *b)
-{
-	return strcmp(a, b);
-}
-
 static void test_readdir_concurrent_inserts(void **state)
 {
 	struct fx *f = *state;
@@ -612,8 +607,7 @@ static void test_readdir_concurrent_inserts(void **state)
 		if (seen[i] != 1)
 			fail_msg("n%04d seen %d times", 2 * i, seen[i]);
 	assert_true(pages >= N / PAGE);
-	(void)extra;
-	(void)name_cmp;
+	assert_true(extra > 0);   /* some inserted names were seen too */
 }
 
 static void test_readdir_perm(void **state)
