@@ -1,0 +1,534 @@
+/*
+ * mds_ops.c - the namespace operations of mds_store.h. Each mutation
+ * reads what it needs, checks, then writes one synchronous LevelDB batch,
+ * so it is atomic and durable when it returns 0; the in-memory counters
+ * of struct mds_store change only after that write succeeded.
+ */
+#include "mds_store_int.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* The caller needs write+search permission on the directory it changes. */
+static int check_parent_write(struct mds_store *st,
+			      const struct mds_cred *cred, const char *op,
+			      const char *path, const struct mds_walk *w)
+{
+	if (mds_permit(cred, &w->parent, MDS_MAY_WRITE | MDS_MAY_EXEC))
+		return mds_fail(st, -EACCES,
+				"%s %s: no write permission on %.*s", op, path,
+				(int)w->parent_len, path);
+	return 0;
+}
+
+/* Owner and group of a new object in `parent`: a set-group-ID directory
+ * passes its group on, otherwise the caller's primary group (or the
+ * parent's group when the caller gave none). */
+static void new_owner(const struct mds_cred *cred, const struct mds_attr *parent,
+		      struct mds_attr *a)
+{
+	a->uid = cred->uid;
+	if ((parent->mode & S_ISGID) || cred->ngids == 0)
+		a->gid = parent->gid;
+	else
+		a->gid = cred->gids[0];
+}
+
+int mds_lookup(struct mds_store *st, const struct mds_cred *cred,
+	       const char *path, struct mds_attr *out)
+{
+	struct mds_walk w;
+
+	return mds_walk_full(st, cred, "lookup", path, &w, out);
+}
+
+int mds_mkdir(struct mds_store *st, const struct mds_cred *cred,
+	      const char *path, uint32_t mode, struct mds_attr *out)
+{
+	struct mds_walk w;
+	struct mds_attr d;
+	leveldb_writebatch_t *b = NULL;
+	uint64_t h;
+	uint32_t type;
+	int64_t now;
+	int rc;
+
+	rc = mds_walk_parent(st, cred, "mkdir", path, &w);
+	if (rc)
+		goto out;
+	if (w.len == 0) {
+		rc = mds_fail(st, -EEXIST, "mkdir /: file exists");
+		goto out;
+	}
+	rc = mds_get_dirent(st, w.parent.handle, w.name, w.len, &h, &type);
+	if (rc == 0) {
+		rc = mds_fail(st, -EEXIST, "mkdir %s: file exists", path);
+		goto out;
+	}
+	if (rc != -ENOENT)
+		goto out;
+	rc = check_parent_write(st, cred, "mkdir", path, &w);
+	if (rc)
+		goto out;
+
+	memset(&d, 0, sizeof d);
+	rc = mds_alloc_handles(st, 1, &d.handle);
+	if (rc)
+		goto out;
+	now = mds_now_ns();
+	d.type = MDS_DIR;
+	d.mode = mode & 07777;
+	new_owner(cred, &w.parent, &d);
+	if (w.parent.mode & S_ISGID)
+		d.mode |= S_ISGID;      /* BSD group semantics propagate */
+	d.nlink = 2;
+	d.atime_ns = d.mtime_ns = d.ctime_ns = now;
+	/* A new directory starts with its parent's default layout, so a
+	 * default set on a tree applies to the whole tree made below it. */
+	d.has_layout = w.parent.has_layout;
+	d.layout.strip_size = w.parent.layout.strip_size;
+	d.layout.count = w.parent.layout.count;
+
+	w.parent.nentries++;
+	w.parent.nlink++;
+	w.parent.mtime_ns = w.parent.ctime_ns = now;
+
+	b = leveldb_writebatch_create();
+	mds_batch_put_attr(b, &d);
+	mds_batch_put_dirent(b, w.parent.handle, w.name, w.len, d.handle,
+			     MDS_DIR);
+	mds_batch_put_attr(b, &w.parent);
+	mds_batch_put_nnames(b, st->nnames + 1);
+	rc = mds_batch_write(st, b, "mkdir", path);
+	if (rc)
+		goto out;
+	st->nnames++;
+	if (out)
+		*out = d;
+out:
+	if (b)
+		leveldb_writebatch_destroy(b);
+	return rc;
+}
+
+int mds_create(struct mds_store *st, const struct mds_cred *cred,
+	       const char *path, uint32_t mode, int exclusive,
+	       uint64_t strip_size, uint32_t stripe_count,
+	       struct mds_attr *out, int *created)
+{
+	struct mds_walk w;
+	struct mds_attr f;
+	leveldb_writebatch_t *b = NULL;
+	uint64_t h, handles[1 + MDS_MAX_STRIPE];
+	uint32_t type, count, first, max_count;
+	int64_t now;
+	int rc;
+
+	if (created)
+		*created = 0;
+	rc = mds_walk_parent(st, cred, "create", path, &w);
+	if (rc)
+		goto out;
+	if (w.len == 0) {
+		rc = mds_fail(st, -EISDIR, "create /: is a directory");
+		goto out;
+	}
+	rc = mds_get_dirent(st, w.parent.handle, w.name, w.len, &h, &type);
+	if (rc == 0) {
+		if (type == MDS_DIR)
+			rc = mds_fail(st, -EISDIR, "create %s: is a directory",
+				      path);
+		else if (exclusive)
+			rc = mds_fail(st, -EEXIST, "create %s: file exists",
+				      path);
+		else if (out)
+			rc = mds_get_attr(st, h, out);
+		goto out;
+	}
+	if (rc != -ENOENT)
+		goto out;
+	rc = check_parent_write(st, cred, "create", path, &w);
+	if (rc)
+		goto out;
+
+	/* The layout: arguments, else the directory's default, else all
+	 * storage daemons (at most MDS_MAX_STRIPE) and the default strip. */
+	max_count = st->n_ios < MDS_MAX_STRIPE ? st->n_ios : MDS_MAX_STRIPE;
+	if (stripe_count > max_count) {
+		rc = mds_fail(st, -EINVAL, "create %s: stripe count %u above"
+			      " the %u storage daemons", path, stripe_count,
+			      max_count);
+		goto out;
+	}
+	count = stripe_count;
+	if (!count && w.parent.has_layout)
+		count = w.parent.layout.count;
+	if (!count || count > max_count)
+		count = max_count;   /* a default set when n_ios was larger */
+	memset(&f, 0, sizeof f);
+	f.layout.strip_size = strip_size;
+	if (!f.layout.strip_size && w.parent.has_layout)
+		f.layout.strip_size = w.parent.layout.strip_size;
+	if (!f.layout.strip_size)
+		f.layout.strip_size = MDS_DEFAULT_STRIP;
+	f.layout.count = count;
+	f.has_layout = 1;
+
+	rc = mds_alloc_handles(st, 1 + count, handles);
+	if (rc)
+		goto out;
+	f.handle = handles[0];
+	first = st->rotor % st->n_ios;
+	for (uint32_t i = 0; i < count; i++) {
+		f.layout.handles[i] = handles[1 + i];
+		f.layout.servers[i] = (first + i) % st->n_ios;
+	}
+	now = mds_now_ns();
+	f.type = MDS_FILE;
+	f.mode = mode & 07777;
+	new_owner(cred, &w.parent, &f);
+	f.nlink = 1;
+	f.atime_ns = f.mtime_ns = f.ctime_ns = now;
+
+	w.parent.nentries++;
+	w.parent.mtime_ns = w.parent.ctime_ns = now;
+
+	b = leveldb_writebatch_create();
+	mds_batch_put_attr(b, &f);
+	mds_batch_put_dirent(b, w.parent.handle, w.name, w.len, f.handle,
+			     MDS_FILE);
+	mds_batch_put_attr(b, &w.parent);
+	mds_batch_put_nnames(b, st->nnames + 1);
+	mds_batch_put_rotor(b, (first + 1) % st->n_ios);
+	rc = mds_batch_write(st, b, "create", path);
+	if (rc)
+		goto out;
+	st->nnames++;
+	st->rotor = (first + 1) % st->n_ios;
+	if (out)
+		*out = f;
+	if (created)
+		*created = 1;
+out:
+	if (b)
+		leveldb_writebatch_destroy(b);
+	return rc;
+}
+
+/* Check what `cred` may change of `a` and apply it (all or nothing). */
+static int apply_setattr(struct mds_store *st, const struct mds_cred *cred,
+			 const char *path, uint32_t valid,
+			 const struct mds_attr *in, struct mds_attr *a,
+			 int64_t now)
+{
+	int root = cred->uid == 0, owner = root || cred->uid == a->uid;
+	struct mds_attr n = *a;
+
+	if (valid & MDS_SET_MODE) {
+		if (!owner)
+			return mds_fail(st, -EPERM, "chmod %s: not the owner",
+					path);
+		n.mode = in->mode & 07777;
+		if (!root && !mds_cred_in_group(cred, a->gid))
+			n.mode &= ~(uint32_t)S_ISGID;
+	}
+	if ((valid & MDS_SET_UID) && in->uid != a->uid && !root)
+		return mds_fail(st, -EPERM, "chown %s: only root may give a"
+				" file away", path);
+	if ((valid & MDS_SET_UID) && !owner)
+		return mds_fail(st, -EPERM, "chown %s: not the owner", path);
+	if ((valid & MDS_SET_GID) && !root &&
+	    (!owner || (in->gid != a->gid && !mds_cred_in_group(cred, in->gid))))
+		return mds_fail(st, -EPERM, "chgrp %s: not the owner or not a"
+				" member of group %u", path, in->gid);
+	if (valid & MDS_SET_UID)
+		n.uid = in->uid;
+	if (valid & MDS_SET_GID)
+		n.gid = in->gid;
+	/* A file given away by a non-root caller loses set-ID bits. */
+	if ((valid & (MDS_SET_UID | MDS_SET_GID)) && !root &&
+	    n.type == MDS_FILE)
+		n.mode &= ~(uint32_t)(S_ISUID | S_ISGID);
+
+	if ((valid & (MDS_SET_ATIME | MDS_SET_MTIME)) && !owner)
+		return mds_fail(st, -EPERM, "utimens %s: not the owner", path);
+	if ((valid & (MDS_SET_ATIME_NOW | MDS_SET_MTIME_NOW)) && !owner &&
+	    mds_permit(cred, a, MDS_MAY_WRITE))
+		return mds_fail(st, -EACCES, "utimens %s: permission denied",
+				path);
+	if (valid & MDS_SET_ATIME)
+		n.atime_ns = in->atime_ns;
+	if (valid & MDS_SET_MTIME)
+		n.mtime_ns = in->mtime_ns;
+	if (valid & MDS_SET_ATIME_NOW)
+		n.atime_ns = now;
+	if (valid & MDS_SET_MTIME_NOW)
+		n.mtime_ns = now;
+
+	if (valid & MDS_SET_SIZE) {
+		if (a->type == MDS_DIR)
+			return mds_fail(st, -EISDIR, "truncate %s: is a"
+					" directory", path);
+		if (mds_permit(cred, a, MDS_MAY_WRITE))
+			return mds_fail(st, -EACCES, "truncate %s: permission"
+					" denied", path);
+		n.size = in->size;
+		/* truncate(2) changes mtime unless told otherwise */
+		if (!(valid & (MDS_SET_MTIME | MDS_SET_MTIME_NOW)))
+			n.mtime_ns = now;
+	}
+	n.ctime_ns = now;
+	*a = n;
+	return 0;
+}
+
+int mds_setattr(struct mds_store *st, const struct mds_cred *cred,
+		const char *path, uint32_t valid, const struct mds_attr *in,
+		struct mds_attr *out)
+{
+	struct mds_walk w;
+	struct mds_attr a;
+	leveldb_writebatch_t *b = NULL;
+	int rc;
+
+	rc = mds_walk_full(st, cred, "setattr", path, &w, &a);
+	if (rc)
+		goto out;
+	if (valid) {
+		rc = apply_setattr(st, cred, path, valid, in, &a,
+				   mds_now_ns());
+		if (rc)
+			goto out;
+		b = leveldb_writebatch_create();
+		mds_batch_put_attr(b, &a);
+		rc = mds_batch_write(st, b, "setattr", path);
+		if (rc)
+			goto out;
+	}
+	if (out)
+		*out = a;
+out:
+	if (b)
+		leveldb_writebatch_destroy(b);
+	return rc;
+}
+
+int mds_set_dir_layout(struct mds_store *st, const struct mds_cred *cred,
+		       const char *path, uint64_t strip_size,
+		       uint32_t stripe_count)
+{
+	struct mds_walk w;
+	struct mds_attr d;
+	leveldb_writebatch_t *b = NULL;
+	int rc;
+
+	rc = mds_walk_full(st, cred, "setlayout", path, &w, &d);
+	if (rc)
+		goto out;
+	if (d.type != MDS_DIR) {
+		rc = mds_fail(st, -ENOTDIR, "setlayout %s: not a directory",
+			      path);
+		goto out;
+	}
+	if (cred->uid != 0 && cred->uid != d.uid) {
+		rc = mds_fail(st, -EPERM, "setlayout %s: not the owner", path);
+		goto out;
+	}
+	if (stripe_count > st->n_ios || stripe_count > MDS_MAX_STRIPE) {
+		rc = mds_fail(st, -EINVAL, "setlayout %s: stripe count %u above"
+			      " the %u storage daemons", path, stripe_count,
+			      st->n_ios);
+		goto out;
+	}
+	/* A zero field keeps what the directory had (0 there = inherit). */
+	if (!d.has_layout) {
+		d.layout.strip_size = 0;
+		d.layout.count = 0;
+	}
+	if (strip_size)
+		d.layout.strip_size = strip_size;
+	if (stripe_count)
+		d.layout.count = stripe_count;
+	d.has_layout = d.layout.strip_size || d.layout.count;
+	d.ctime_ns = mds_now_ns();
+	b = leveldb_writebatch_create();
+	mds_batch_put_attr(b, &d);
+	rc = mds_batch_write(st, b, "setlayout", path);
+out:
+	if (b)
+		leveldb_writebatch_destroy(b);
+	return rc;
+}
+
+int mds_readdir(struct mds_store *st, const struct mds_cred *cred,
+		const char *path, const char *cursor, uint32_t max,
+		struct mds_dirent *ents, uint32_t *n, int *eof)
+{
+	struct mds_walk w;
+	struct mds_attr d;
+	leveldb_iterator_t *it = NULL;
+	unsigned char key[MDS_KEY_MAX];
+	size_t clen, klen;
+	char *err = NULL;
+	int rc;
+
+	*n = 0;
+	*eof = 0;
+	rc = mds_walk_full(st, cred, "readdir", path, &w, &d);
+	if (rc)
+		goto out;
+	if (d.type != MDS_DIR) {
+		rc = mds_fail(st, -ENOTDIR, "readdir %s: not a directory", path);
+		goto out;
+	}
+	if (mds_permit(cred, &d, MDS_MAY_READ)) {
+		rc = mds_fail(st, -EACCES, "readdir %s: no read permission",
+			      path);
+		goto out;
+	}
+	if (!cursor)
+		cursor = "";
+	clen = strnlen(cursor, MDS_NAME_MAX + 1);
+	if (clen > MDS_NAME_MAX) {
+		rc = mds_fail(st, -EINVAL, "readdir %s: cursor too long", path);
+		goto out;
+	}
+
+	/* Entries of d are the keys "D"+handle+name, in bytewise name order;
+	 * start at the cursor and skip the cursor's own name if present. */
+	klen = mds_dirent_key(key, d.handle, cursor, clen);
+	it = leveldb_create_iterator(st->db, st->ropts);
+	for (leveldb_iter_seek(it, (char *)key, klen); leveldb_iter_valid(it);
+	     leveldb_iter_next(it)) {
+		size_t kl, vl, nl;
+		const char *k = leveldb_iter_key(it, &kl);
+		const unsigned char *v;
+
+		if (kl < 9 || memcmp(k, key, 9) != 0) {
+			break;          /* past this directory's entries */
+		}
+		nl = kl - 9;
+		if (nl == clen && memcmp(k + 9, cursor, clen) == 0)
+			continue;
+		if (*n == max)
+			goto out;       /* more remain: not eof */
+		v = (const unsigned char *)leveldb_iter_value(it, &vl);
+		if (vl != 9 || nl == 0 || nl > MDS_NAME_MAX) {
+			rc = mds_fail(st, -EIO, "readdir %s: corrupt entry",
+				      path);
+			goto out;
+		}
+		memcpy(ents[*n].name, k + 9, nl);
+		ents[*n].name[nl] = '\0';
+		ents[*n].handle = mds_get_be64(v);
+		ents[*n].type = v[8];
+		(*n)++;
+	}
+	leveldb_iter_get_error(it, &err);
+	if (err) {
+		rc = mds_fail(st, -EIO, "readdir %s: leveldb: %s", path, err);
+		leveldb_free(err);
+		goto out;
+	}
+	*eof = 1;
+out:
+	if (it)
+		leveldb_iter_destroy(it);
+	if (rc)
+		*n = 0;
+	return rc;
+}
+
+/* Shared by unlink and rmdir: find the entry, check its type and the
+ * caller's permission on the parent. */
+static int walk_victim(struct mds_store *st, const struct mds_cred *cred,
+		       const char *op, const char *path, uint32_t want_type,
+		       struct mds_walk *w, struct mds_attr *victim)
+{
+	uint64_t h;
+	uint32_t type;
+	int rc;
+
+	rc = mds_walk_parent(st, cred, op, path, w);
+	if (rc)
+		return rc;
+	if (w->len == 0)
+		return want_type == MDS_DIR ?
+			mds_fail(st, -EBUSY, "%s /: cannot remove the root", op) :
+			mds_fail(st, -EISDIR, "%s /: is a directory", op);
+	rc = mds_get_dirent(st, w->parent.handle, w->name, w->len, &h, &type);
+	if (rc == -ENOENT)
+		return mds_fail(st, -ENOENT, "%s %s: no such file or directory",
+				op, path);
+	if (rc)
+		return rc;
+	if (type != want_type)
+		return want_type == MDS_DIR ?
+			mds_fail(st, -ENOTDIR, "%s %s: not a directory", op, path) :
+			mds_fail(st, -EISDIR, "%s %s: is a directory", op, path);
+	rc = check_parent_write(st, cred, op, path, w);
+	if (rc)
+		return rc;
+	rc = mds_get_attr(st, h, victim);
+	if (rc == -ENOENT)
+		return mds_fail(st, -EIO, "%s %s: dangling entry", op, path);
+	return rc;
+}
+
+/* Remove the entry w->name and its attributes; update parent and count. */
+static int remove_entry(struct mds_store *st, const char *op,
+			const char *path, struct mds_walk *w,
+			const struct mds_attr *victim)
+{
+	leveldb_writebatch_t *b;
+	int64_t now = mds_now_ns();
+	int rc;
+
+	w->parent.nentries--;
+	if (victim->type == MDS_DIR)
+		w->parent.nlink--;
+	w->parent.mtime_ns = w->parent.ctime_ns = now;
+	b = leveldb_writebatch_create();
+	mds_batch_del_dirent(b, w->parent.handle, w->name, w->len);
+	mds_batch_del_attr(b, victim->handle);
+	mds_batch_put_attr(b, &w->parent);
+	mds_batch_put_nnames(b, st->nnames - 1);
+	rc = mds_batch_write(st, b, op, path);
+	leveldb_writebatch_destroy(b);
+	if (rc == 0)
+		st->nnames--;
+	return rc;
+}
+
+int mds_unlink(struct mds_store *st, const struct mds_cred *cred,
+	       const char *path, struct mds_attr *removed)
+{
+	struct mds_walk w;
+	struct mds_attr f;
+	int rc;
+
+	rc = walk_victim(st, cred, "unlink", path, MDS_FILE, &w, &f);
+	if (rc)
+		return rc;
+	rc = remove_entry(st, "unlink", path, &w, &f);
+	if (rc == 0 && removed)
+		*removed = f;
+	return rc;
+}
+
+int mds_rmdir(struct mds_store *st, const struct mds_cred *cred,
+	      const char *path)
+{
+	struct mds_walk w;
+	struct mds_attr d;
+	int rc;
+
+	rc = walk_victim(st, cred, "rmdir", path, MDS_DIR, &w, &d);
+	if (rc)
+		return rc;
+	if (d.nentries > 0)
+		return mds_fail(st, -ENOTEMPTY, "rmdir %s: directory not empty",
+				path);
+	return remove_entry(st, "rmdir", path, &w, &d);
+}

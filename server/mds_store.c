@@ -1,0 +1,497 @@
+/*
+ * mds_store.c - opening the namespace, the attribute encoding, LevelDB
+ * helpers and handle allocation. The operations are in mds_ops.c, the path
+ * walk and permission checks in mds_path.c; the key schema and the
+ * invariants are described in mds_store_int.h.
+ */
+#include "mds_store_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Version byte at the head of every encoded attribute record. */
+#define MDS_ATTR_VERSION 1
+/* Bytes before the optional layout: version type mode uid gid nlink atime
+ * mtime ctime size nentries has_layout. */
+#define MDS_ATTR_FIXED (1 + 1 + 4 * 4 + 8 * 5 + 1)
+
+static const char META_NEXT[] = "Mnext_handle";
+static const char META_ROOT[] = "Mroot";
+static const char META_ROTOR[] = "Mrotor";
+static const char META_NNAMES[] = "Mnnames";
+
+void mds_put_be64(unsigned char *p, uint64_t v)
+{
+	for (int i = 7; i >= 0; i--) {
+		p[i] = (unsigned char)(v & 0xff);
+		v >>= 8;
+	}
+}
+
+uint64_t mds_get_be64(const unsigned char *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+void mds_put_be32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v >> 24);
+	p[1] = (unsigned char)(v >> 16);
+	p[2] = (unsigned char)(v >> 8);
+	p[3] = (unsigned char)v;
+}
+
+uint32_t mds_get_be32(const unsigned char *p)
+{
+	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
+	       ((uint32_t)p[2] << 8) | p[3];
+}
+
+size_t mds_attr_key(unsigned char *key, uint64_t handle)
+{
+	key[0] = MDS_KEY_ATTR;
+	mds_put_be64(key + 1, handle);
+	return 9;
+}
+
+size_t mds_dirent_key(unsigned char *key, uint64_t parent, const char *name,
+		      size_t len)
+{
+	key[0] = MDS_KEY_DIRENT;
+	mds_put_be64(key + 1, parent);
+	memcpy(key + 9, name, len);
+	return 9 + len;
+}
+
+int mds_fail(struct mds_store *st, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(st->err, sizeof st->err, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+const char *mds_store_errmsg(const struct mds_store *st)
+{
+	return st->err;
+}
+
+int64_t mds_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- attribute records ---- */
+
+/* Encode `a` (its handle is the key, not stored) into buf, which holds
+ * MDS_ATTR_ENC_MAX bytes; returns the length. A directory's layout is only
+ * strip_size and count. */
+static size_t attr_encode(const struct mds_attr *a, unsigned char *buf)
+{
+	unsigned char *p = buf;
+
+	*p++ = MDS_ATTR_VERSION;
+	*p++ = (unsigned char)a->type;
+	mds_put_be32(p, a->mode); p += 4;
+	mds_put_be32(p, a->uid); p += 4;
+	mds_put_be32(p, a->gid); p += 4;
+	mds_put_be32(p, a->nlink); p += 4;
+	mds_put_be64(p, (uint64_t)a->atime_ns); p += 8;
+	mds_put_be64(p, (uint64_t)a->mtime_ns); p += 8;
+	mds_put_be64(p, (uint64_t)a->ctime_ns); p += 8;
+	mds_put_be64(p, a->size); p += 8;
+	mds_put_be64(p, a->nentries); p += 8;
+	*p++ = a->has_layout ? 1 : 0;
+	if (a->has_layout) {
+		mds_put_be64(p, a->layout.strip_size); p += 8;
+		mds_put_be32(p, a->layout.count); p += 4;
+		if (a->type == MDS_FILE) {
+			for (uint32_t i = 0; i < a->layout.count; i++) {
+				mds_put_be32(p, a->layout.servers[i]); p += 4;
+				mds_put_be64(p, a->layout.handles[i]); p += 8;
+			}
+		}
+	}
+	return (size_t)(p - buf);
+}
+
+/* Decode a record; 0 or -EIO when it is not a valid version-1 record. */
+static int attr_decode(const unsigned char *p, size_t len, uint64_t handle,
+		       struct mds_attr *a)
+{
+	const unsigned char *end = p + len;
+
+	memset(a, 0, sizeof *a);
+	if (len < MDS_ATTR_FIXED || p[0] != MDS_ATTR_VERSION)
+		return -EIO;
+	p++;
+	a->handle = handle;
+	a->type = *p++;
+	if (a->type != MDS_FILE && a->type != MDS_DIR)
+		return -EIO;
+	a->mode = mds_get_be32(p); p += 4;
+	a->uid = mds_get_be32(p); p += 4;
+	a->gid = mds_get_be32(p); p += 4;
+	a->nlink = mds_get_be32(p); p += 4;
+	a->atime_ns = (int64_t)mds_get_be64(p); p += 8;
+	a->mtime_ns = (int64_t)mds_get_be64(p); p += 8;
+	a->ctime_ns = (int64_t)mds_get_be64(p); p += 8;
+	a->size = mds_get_be64(p); p += 8;
+	a->nentries = mds_get_be64(p); p += 8;
+	a->has_layout = *p++;
+	if (a->has_layout) {
+		if (end - p < 12)
+			return -EIO;
+		a->layout.strip_size = mds_get_be64(p); p += 8;
+		a->layout.count = mds_get_be32(p); p += 4;
+		if (a->layout.count > MDS_MAX_STRIPE)
+			return -EIO;
+		if (a->type == MDS_FILE) {
+			if ((size_t)(end - p) < 12 * (size_t)a->layout.count)
+				return -EIO;
+			for (uint32_t i = 0; i < a->layout.count; i++) {
+				a->layout.servers[i] = mds_get_be32(p); p += 4;
+				a->layout.handles[i] = mds_get_be64(p); p += 8;
+			}
+		}
+	}
+	return p == end ? 0 : -EIO;
+}
+
+/* ---- reads ---- */
+
+/* leveldb_get wrapper: 0 with *val (leveldb_free it), -ENOENT, -EIO. */
+static int db_get(struct mds_store *st, const void *key, size_t klen,
+		  char **val, size_t *vlen)
+{
+	char *err = NULL;
+
+	*val = leveldb_get(st->db, st->ropts, key, klen, vlen, &err);
+	if (err) {
+		mds_fail(st, -EIO, "leveldb read: %s", err);
+		leveldb_free(err);
+		*val = NULL;
+		return -EIO;
+	}
+	return *val ? 0 : -ENOENT;
+}
+
+int mds_get_attr(struct mds_store *st, uint64_t handle, struct mds_attr *out)
+{
+	unsigned char key[9];
+	char *val;
+	size_t vlen;
+	int rc;
+
+	rc = db_get(st, key, mds_attr_key(key, handle), &val, &vlen);
+	if (rc)
+		return rc;
+	rc = attr_decode((unsigned char *)val, vlen, handle, out);
+	if (rc)
+		mds_fail(st, rc, "corrupt attributes of handle %#llx",
+			 (unsigned long long)handle);
+	leveldb_free(val);
+	return rc;
+}
+
+int mds_get_dirent(struct mds_store *st, uint64_t parent, const char *name,
+		   size_t len, uint64_t *handle, uint32_t *type)
+{
+	unsigned char key[MDS_KEY_MAX];
+	char *val;
+	size_t vlen;
+	int rc;
+
+	rc = db_get(st, key, mds_dirent_key(key, parent, name, len), &val,
+		    &vlen);
+	if (rc)
+		return rc;
+	if (vlen != 9) {
+		rc = mds_fail(st, -EIO, "corrupt directory entry %.*s",
+			      (int)len, name);
+	} else {
+		*handle = mds_get_be64((unsigned char *)val);
+		*type = (unsigned char)val[8];
+	}
+	leveldb_free(val);
+	return rc;
+}
+
+/* Read an 8-byte counter under a "M" key: 0, -ENOENT, -EIO. */
+static int get_meta64(struct mds_store *st, const char *key, uint64_t *v)
+{
+	char *val;
+	size_t vlen;
+	int rc = db_get(st, key, strlen(key), &val, &vlen);
+
+	if (rc)
+		return rc;
+	if (vlen == 8)
+		*v = mds_get_be64((unsigned char *)val);
+	else
+		rc = mds_fail(st, -EIO, "corrupt metadata record %s", key);
+	leveldb_free(val);
+	return rc;
+}
+
+/* ---- batches ---- */
+
+void mds_batch_put_attr(leveldb_writebatch_t *b, const struct mds_attr *a)
+{
+	unsigned char key[9], val[MDS_ATTR_ENC_MAX];
+	size_t vlen = attr_encode(a, val);
+
+	leveldb_writebatch_put(b, (char *)key, mds_attr_key(key, a->handle),
+			       (char *)val, vlen);
+}
+
+void mds_batch_del_attr(leveldb_writebatch_t *b, uint64_t handle)
+{
+	unsigned char key[9];
+
+	leveldb_writebatch_delete(b, (char *)key, mds_attr_key(key, handle));
+}
+
+void mds_batch_put_dirent(leveldb_writebatch_t *b, uint64_t parent,
+			  const char *name, size_t len, uint64_t handle,
+			  uint32_t type)
+{
+	unsigned char key[MDS_KEY_MAX], val[9];
+
+	mds_put_be64(val, handle);
+	val[8] = (unsigned char)type;
+	leveldb_writebatch_put(b, (char *)key,
+			       mds_dirent_key(key, parent, name, len),
+			       (char *)val, sizeof val);
+}
+
+void mds_batch_del_dirent(leveldb_writebatch_t *b, uint64_t parent,
+			  const char *name, size_t len)
+{
+	unsigned char key[MDS_KEY_MAX];
+
+	leveldb_writebatch_delete(b, (char *)key,
+				  mds_dirent_key(key, parent, name, len));
+}
+
+static void batch_put_meta64(leveldb_writebatch_t *b, const char *key,
+			     uint64_t v)
+{
+	unsigned char val[8];
+
+	mds_put_be64(val, v);
+	leveldb_writebatch_put(b, key, strlen(key), (char *)val, sizeof val);
+}
+
+void mds_batch_put_nnames(leveldb_writebatch_t *b, uint64_t nnames)
+{
+	batch_put_meta64(b, META_NNAMES, nnames);
+}
+
+void mds_batch_put_rotor(leveldb_writebatch_t *b, uint32_t rotor)
+{
+	unsigned char val[4];
+
+	mds_put_be32(val, rotor);
+	leveldb_writebatch_put(b, META_ROTOR, strlen(META_ROTOR), (char *)val,
+			       sizeof val);
+}
+
+int mds_batch_write(struct mds_store *st, leveldb_writebatch_t *b,
+		    const char *op, const char *path)
+{
+	char *err = NULL;
+
+	leveldb_write(st->db, st->wopts, b, &err);
+	if (err) {
+		mds_fail(st, -EIO, "%s %s: leveldb write: %s", op, path, err);
+		leveldb_free(err);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* ---- handles ---- */
+
+int mds_alloc_handles(struct mds_store *st, uint32_t n, uint64_t *h)
+{
+	if (n > MDS_COUNTER_MAX + 1 - st->next_ctr)
+		return mds_fail(st, -ENOSPC, "handle space exhausted");
+	if (st->limit_ctr - st->next_ctr < n) {
+		/* Reserve a new block durably before handing any of it out:
+		 * after a crash the next open starts at the new limit. */
+		uint64_t limit = st->next_ctr + n + MDS_HANDLE_BLOCK;
+		leveldb_writebatch_t *b;
+		int rc;
+
+		if (limit > MDS_COUNTER_MAX + 1)
+			limit = MDS_COUNTER_MAX + 1;
+		b = leveldb_writebatch_create();
+		batch_put_meta64(b, META_NEXT, limit);
+		rc = mds_batch_write(st, b, "reserve", "handles");
+		leveldb_writebatch_destroy(b);
+		if (rc)
+			return rc;
+		st->limit_ctr = limit;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		h[i] = ((uint64_t)st->mds_index << 48) | st->next_ctr++;
+	return 0;
+}
+
+/* ---- open / close / statfs ---- */
+
+/* A new namespace: the root directory, owned by root, mode 0777. */
+static int create_root(struct mds_store *st)
+{
+	struct mds_attr root;
+	leveldb_writebatch_t *b;
+	int64_t now = mds_now_ns();
+	int rc;
+
+	memset(&root, 0, sizeof root);
+	rc = mds_alloc_handles(st, 1, &root.handle);
+	if (rc)
+		return rc;
+	root.type = MDS_DIR;
+	root.mode = 0777;
+	root.nlink = 2;
+	root.atime_ns = root.mtime_ns = root.ctime_ns = now;
+	b = leveldb_writebatch_create();
+	mds_batch_put_attr(b, &root);
+	batch_put_meta64(b, META_ROOT, root.handle);
+	mds_batch_put_nnames(b, 1);
+	rc = mds_batch_write(st, b, "create", "/");
+	leveldb_writebatch_destroy(b);
+	if (rc)
+		return rc;
+	st->root = root.handle;
+	st->nnames = 1;
+	return 0;
+}
+
+/* Load the counters of an existing namespace, or create one. */
+static int load_meta(struct mds_store *st)
+{
+	uint64_t v;
+	char *val;
+	size_t vlen;
+	int rc;
+
+	rc = get_meta64(st, META_NEXT, &v);
+	if (rc == -ENOENT)
+		v = 1;          /* counters start at 1; 0 is never a handle */
+	else if (rc)
+		return rc;
+	if (v < 1 || v > MDS_COUNTER_MAX + 1)
+		return mds_fail(st, -EIO, "corrupt handle counter");
+	/* Everything below the persisted limit may have been handed out
+	 * before a crash: continue after it. */
+	st->next_ctr = st->limit_ctr = v;
+
+	rc = get_meta64(st, META_ROOT, &st->root);
+	if (rc == -ENOENT)
+		return create_root(st);
+	if (rc)
+		return rc;
+
+	rc = get_meta64(st, META_NNAMES, &st->nnames);
+	if (rc == -ENOENT)
+		return mds_fail(st, -EIO, "namespace has a root but no count");
+	if (rc)
+		return rc;
+
+	rc = db_get(st, META_ROTOR, strlen(META_ROTOR), &val, &vlen);
+	if (rc == 0) {
+		st->rotor = vlen == 4 ? mds_get_be32((unsigned char *)val) : 0;
+		leveldb_free(val);
+	} else if (rc != -ENOENT) {
+		return rc;
+	}
+	return 0;
+}
+
+int mds_store_open(const char *dir, uint32_t mds_index, uint32_t n_ios,
+		   struct mds_store **out, char **errmsg)
+{
+	struct mds_store *st = NULL;
+	char *err = NULL;
+	int rc;
+
+	*out = NULL;
+	if (errmsg)
+		*errmsg = NULL;
+	st = calloc(1, sizeof *st);
+	if (!st) {
+		rc = -ENOMEM;
+		if (errmsg)
+			*errmsg = strdup("out of memory");
+		goto out;
+	}
+	if (!dir || n_ios == 0 || mds_index > 0xffff) {
+		rc = mds_fail(st, -EINVAL, "open: need a directory, n_ios >= 1"
+			      " and mds_index < 65536");
+		goto fail;
+	}
+	st->mds_index = mds_index;
+	st->n_ios = n_ios;
+	st->opts = leveldb_options_create();
+	leveldb_options_set_create_if_missing(st->opts, 1);
+	st->ropts = leveldb_readoptions_create();
+	st->wopts = leveldb_writeoptions_create();
+	leveldb_writeoptions_set_sync(st->wopts, 1);
+	st->db = leveldb_open(st->opts, dir, &err);
+	if (err) {
+		rc = mds_fail(st, -EIO, "open %s: %s", dir, err);
+		leveldb_free(err);
+		st->db = NULL;
+		goto fail;
+	}
+	rc = load_meta(st);
+	if (rc)
+		goto fail;
+	st->err[0] = '\0';
+	*out = st;
+	return 0;
+fail:
+	if (errmsg)
+		*errmsg = strdup(st->err);
+	mds_store_close(st);
+out:
+	return rc;
+}
+
+void mds_store_close(struct mds_store *st)
+{
+	if (!st)
+		return;
+	if (st->db) {
+		/* The rotor is only a hint (it spreads small files); it is
+		 * written with every create anyway. */
+		leveldb_close(st->db);
+	}
+	if (st->wopts)
+		leveldb_writeoptions_destroy(st->wopts);
+	if (st->ropts)
+		leveldb_readoptions_destroy(st->ropts);
+	if (st->opts)
+		leveldb_options_destroy(st->opts);
+	free(st);
+}
+
+int mds_statfs(struct mds_store *st, uint64_t *files)
+{
+	*files = st->nnames;
+	return 0;
+}

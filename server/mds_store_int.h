@@ -1,0 +1,139 @@
+/*
+ * mds_store_int.h - internals shared by mds_store.c, mds_path.c and
+ * mds_ops.c. Not part of the contract (that is mds_store.h).
+ *
+ * LevelDB key schema (all handles 8 bytes big-endian):
+ *   "A" handle              -> encoded struct mds_attr (see mds_attr_encode)
+ *   "D" parent name         -> child handle(8) type(1)
+ *   "M" "next_handle"       -> first counter value NOT yet reserved (8)
+ *   "M" "root"              -> root handle (8)
+ *   "M" "rotor"             -> next first storage server (4)
+ *   "M" "nnames"            -> names in the namespace, root included (8)
+ *
+ * Invariants, kept by writing every mutation as one synchronous batch:
+ *   - every "D" entry names a handle that has an "A" record of the type the
+ *     entry records; every "A" record except the root's has exactly one "D"
+ *     entry (no hard links);
+ *   - a directory's nentries is the number of "D" keys under its handle and
+ *     its nlink is 2 + the number of those that are directories;
+ *   - no handle handed out is ever below the persisted "next_handle", so
+ *     handles are never reused, even after a crash.
+ *
+ * The store is not thread-safe: the daemon serialises calls (errmsg is per
+ * store, so it only means something to the thread that made the call).
+ */
+#ifndef TESSERA_MDS_STORE_INT_H
+#define TESSERA_MDS_STORE_INT_H
+
+#include <leveldb/c.h>
+#include <stdarg.h>
+#include <stdint.h>
+
+#include "mds_store.h"
+
+#define MDS_HANDLE_BLOCK 4096            /* counters reserved per sync write */
+#define MDS_COUNTER_MAX ((UINT64_C(1) << 48) - 1)
+#define MDS_NAME_MAX 255
+#define MDS_PATH_MAX 4096
+#define MDS_ERRMSG_LEN 512
+
+#define MDS_KEY_ATTR 'A'
+#define MDS_KEY_DIRENT 'D'
+#define MDS_KEY_META 'M'
+
+/* Longest key: "D" + handle + 255-byte name. */
+#define MDS_KEY_MAX (1 + 8 + MDS_NAME_MAX)
+/* Longest encoded attribute record (a file with MDS_MAX_STRIPE objects). */
+#define MDS_ATTR_ENC_MAX (80 + 12 * MDS_MAX_STRIPE)
+
+struct mds_store {
+	leveldb_t *db;
+	leveldb_options_t *opts;
+	leveldb_readoptions_t *ropts;
+	leveldb_writeoptions_t *wopts;   /* sync = 1: durable on return */
+	uint32_t mds_index;
+	uint32_t n_ios;
+	uint64_t root;
+	/* Handle counters in [next_ctr, limit_ctr) are reserved durably (the
+	 * persisted "next_handle" is limit_ctr) and not yet handed out. */
+	uint64_t next_ctr;
+	uint64_t limit_ctr;
+	uint32_t rotor;                  /* persisted with each create */
+	uint64_t nnames;                 /* mirrors "M" "nnames" */
+	char err[MDS_ERRMSG_LEN];
+};
+
+/* ---- mds_store.c: encoding, keys, database helpers, handles ---- */
+
+void mds_put_be64(unsigned char *p, uint64_t v);
+uint64_t mds_get_be64(const unsigned char *p);
+void mds_put_be32(unsigned char *p, uint32_t v);
+uint32_t mds_get_be32(const unsigned char *p);
+
+size_t mds_attr_key(unsigned char *key, uint64_t handle);
+size_t mds_dirent_key(unsigned char *key, uint64_t parent, const char *name,
+		      size_t len);
+
+/* Record an error message and return rc (a negative errno). */
+int mds_fail(struct mds_store *st, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+int64_t mds_now_ns(void);
+
+/* Read the attributes of `handle`: 0, -ENOENT when absent, -EIO. */
+int mds_get_attr(struct mds_store *st, uint64_t handle, struct mds_attr *out);
+/* Look `name` up in directory `parent`: 0, -ENOENT when absent, -EIO. */
+int mds_get_dirent(struct mds_store *st, uint64_t parent, const char *name,
+		   size_t len, uint64_t *handle, uint32_t *type);
+
+void mds_batch_put_attr(leveldb_writebatch_t *b, const struct mds_attr *a);
+void mds_batch_del_attr(leveldb_writebatch_t *b, uint64_t handle);
+void mds_batch_put_dirent(leveldb_writebatch_t *b, uint64_t parent,
+			  const char *name, size_t len, uint64_t handle,
+			  uint32_t type);
+void mds_batch_del_dirent(leveldb_writebatch_t *b, uint64_t parent,
+			  const char *name, size_t len);
+void mds_batch_put_nnames(leveldb_writebatch_t *b, uint64_t nnames);
+void mds_batch_put_rotor(leveldb_writebatch_t *b, uint32_t rotor);
+/* Write `b` synchronously; on failure sets the message ("op path: ...")
+ * and returns -EIO. */
+int mds_batch_write(struct mds_store *st, leveldb_writebatch_t *b,
+		    const char *op, const char *path);
+
+/* Hand out `n` fresh handles into h[] (reserving a new block durably
+ * first if needed). -ENOSPC when the 48-bit counter space is exhausted. */
+int mds_alloc_handles(struct mds_store *st, uint32_t n, uint64_t *h);
+
+/* ---- mds_path.c: path checks, permissions, the walk ---- */
+
+#define MDS_MAY_EXEC 1
+#define MDS_MAY_WRITE 2
+#define MDS_MAY_READ 4
+
+int mds_cred_in_group(const struct mds_cred *cred, uint32_t gid);
+/* 0 when `cred` has all of `want` (MDS_MAY_*) on `a`, else -EACCES. */
+int mds_permit(const struct mds_cred *cred, const struct mds_attr *a,
+	       int want);
+
+/* Result of resolving everything but the last component of a path. */
+struct mds_walk {
+	struct mds_attr parent;  /* the directory holding the last name */
+	const char *name;        /* last component (points into the path) */
+	size_t len;              /* its length; 0 only for "/" itself */
+	size_t parent_len;       /* bytes of the path naming the parent */
+};
+
+/* Check `path` (absolute, no "."/".."/empty components, lengths) and walk
+ * to its parent directory, checking search permission on every directory
+ * passed. On error sets the message, prefixed "op path: ". For "/" the
+ * walk gives the root as parent and len 0. */
+int mds_walk_parent(struct mds_store *st, const struct mds_cred *cred,
+		    const char *op, const char *path, struct mds_walk *w);
+
+/* mds_walk_parent, then look the last name up (search permission on the
+ * parent included). -ENOENT when the last name is missing. */
+int mds_walk_full(struct mds_store *st, const struct mds_cred *cred,
+		  const char *op, const char *path, struct mds_walk *w,
+		  struct mds_attr *out);
+
+#endif /* TESSERA_MDS_STORE_INT_H */
