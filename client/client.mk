@@ -22,6 +22,6 @@ $(B)/lib/pkgconfig/tessera.pc: client/tessera.pc.in
 	sed -e 's|@PREFIX@|$(abspath $(B))|' -e 's|@INCLUDEDIR@|$(abspath client)|' \
 	    -e 's|@VERSION@|0.1.0|' $< > $@
 
-$(B)/bin/tessera: $(B)/tools/tessera.o $(LIBS)
+$(B)/bin/tessera: $(B)/client/tools/tessera.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(LINK_LIBS) $(SYS_LIBS)

@@ -6,8 +6,9 @@
  * written with a synchronous LevelDB write batch, so when a call returns 0
  * the change is durable and atomic (a rename replaces its target in one
  * batch). Paths are absolute Tessera paths ("/", "/a/b"); "." and ".."
- * components, empty components and names over 255 bytes are refused with
- * -EINVAL; a path over 4096 bytes with -ENAMETOOLONG.
+ * components and empty components are refused with -EINVAL; a name over
+ * 255 bytes or a path over 4096 bytes with -ENAMETOOLONG. Not thread-safe:
+ * the daemon makes one call at a time.
  *
  * Permissions follow POSIX for the caller `cred`: search (x) on every
  * directory walked, write+search on a directory whose entries change,
