@@ -35,7 +35,7 @@ static int compose(const struct tdl_dataloop *const *olds, int64_t nold,
 		/* The same input twice is copied once. */
 		for (j = 0; j < k && olds[j] != olds[k]; j++)
 			;
-		base[k] = j < k ? base[j] : -1;
+		base[k] = (int32_t)j; /* first occurrence, for now */
 		if (j == k)
 			total += olds[k]->nnodes;
 	}
@@ -48,8 +48,10 @@ static int compose(const struct tdl_dataloop *const *olds, int64_t nold,
 		goto fail;
 	for (int64_t k = 0; k < nold; k++) {
 		const struct tdl_dataloop *o = olds[k];
-		if (base[k] >= 0)
+		if (base[k] < k) {
+			base[k] = base[base[k]];
 			continue;
+		}
 		base[k] = pos;
 		for (int32_t i = 0; i < o->nnodes; i++) {
 			struct tdl_node *n = &dl->nodes[pos + i];

@@ -186,6 +186,8 @@ static int derive(struct tdl_dataloop *dl, int32_t idx, char *err,
 		if (!n->prefix)
 			return -ENOMEM;
 	}
+	if (n->kind == TDL_STRUCT)
+		n->child = -1; /* unused; keep it a valid reference */
 	n->csize = tdl_child_size(dl, n->child);
 	n->cext = tdl_child_extent(dl, n->child);
 	n->cdense = tdl_child_dense(dl, n->child);

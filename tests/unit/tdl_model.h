@@ -39,6 +39,7 @@ struct mtype {
 	int64_t count, blocklen, stride; /* stride: bytes */
 	int64_t *bl, *disp;              /* bytes */
 	struct mtype *kids[4];           /* struct: kids[b % 4] */
+	int same; /* struct: every block uses kids[0] */
 	int64_t lb, ub, size;
 };
 
@@ -59,7 +60,7 @@ static MODEL_UNUSED void vec_push(struct vec *a, int64_t x)
 
 static MODEL_UNUSED struct mtype *m_kid(const struct mtype *t, int64_t b)
 {
-	return t->kind == M_STRUCT ? t->kids[b % 4] : t->kids[0];
+	return t->kind == M_STRUCT && !t->same ? t->kids[b % 4] : t->kids[0];
 }
 
 static MODEL_UNUSED int64_t m_ext(const struct mtype *t)
@@ -226,8 +227,9 @@ static MODEL_UNUSED struct mtype *m_gen(struct rng *r, int depth,
 			break;
 		case M_STRUCT: {
 			const struct tdl_dataloop *ks[5];
+			t->same = rnd_in(r, 0, 2) == 0;
 			for (int64_t b = 0; b < n; b++)
-				ks[b] = kdl[b % 4];
+				ks[b] = kdl[t->same ? 0 : b % 4];
 			rc = tdl_struct(n, t->bl, t->disp, ks, dl);
 			break;
 		}
