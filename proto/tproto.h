@@ -194,7 +194,8 @@ int tnet_open(const struct tnet_opts *opts, struct tnet **out, char *err,
 	      size_t errlen);
 void tnet_close(struct tnet *net);
 
-/* The fd that becomes readable when completions may be waiting. Before
+/* The fd that becomes readable when completions may be waiting, or -1 for
+ * a provider without wait objects (shm), which must be polled. Before
  * blocking on it call tnet_trywait(): 0 means blocking is safe, -EAGAIN
  * means poll first. */
 int tnet_fd(struct tnet *net);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -87,10 +88,16 @@ int tnet_open(const struct tnet_opts *opts, struct tnet **out, char *err, size_t
 	cq_attr.wait_obj = FI_WAIT_FD;
 	cq_attr.size = opts->nrecv * 4 + 256;
 	step = "fi_cq_open";
-	if ((rc = fi_cq_open(net->domain, &cq_attr, &net->cq, NULL)))
-		goto fail;
-	step = "fi_control(FI_GETWAIT)";
-	if ((rc = fi_control(&net->cq->fid, FI_GETWAIT, &net->fd)))
+	rc = fi_cq_open(net->domain, &cq_attr, &net->cq, NULL);
+	if (rc == -FI_ENOSYS) {
+		/* No wait fd (shm in libfabric 1.17): callers poll instead. */
+		cq_attr.wait_obj = FI_WAIT_NONE;
+		rc = fi_cq_open(net->domain, &cq_attr, &net->cq, NULL);
+	} else if (!rc) {
+		step = "fi_control(FI_GETWAIT)";
+		rc = fi_control(&net->cq->fid, FI_GETWAIT, &net->fd);
+	}
+	if (rc)
 		goto fail;
 	av_attr.type = FI_AV_TABLE;
 	step = "fi_av_open";
@@ -176,6 +183,8 @@ int tnet_trywait(struct tnet *net)
 {
 	struct fid *fids[1] = { &net->cq->fid };
 
+	if (net->fd < 0)
+		return -EAGAIN; /* no wait object: never block */
 	return fi_trywait(net->fabric, fids, 1) == FI_SUCCESS ? 0 : -EAGAIN;
 }
 
@@ -183,6 +192,12 @@ int tnet_wait(struct tnet *net, int timeout_ms)
 {
 	struct pollfd pfd = { .fd = net->fd, .events = POLLIN };
 
+	if (net->fd < 0) {
+		/* polling provider: give the other side a moment */
+		if (timeout_ms > 0)
+			usleep(50);
+		return 0;
+	}
 	if (tnet_trywait(net))
 		return 0;
 	if (poll(&pfd, 1, timeout_ms) < 0 && errno != EINTR)

@@ -247,9 +247,12 @@ static void on_io(struct ev_loop *loop, ev_io *w, int revents)
 
 static void on_idle(struct ev_loop *loop, ev_idle *w, int revents)
 {
+	struct srv *srv = w->data;
+
 	(void)revents;
-	drain(w->data);
-	ev_idle_stop(loop, w);
+	drain(srv);
+	if (tnet_fd(srv->net) >= 0) /* a polled provider keeps the idle watcher */
+		ev_idle_stop(loop, w);
 }
 
 /* Before the loop blocks: only if libfabric agrees nothing is pending. */
@@ -324,7 +327,10 @@ int srv_create(const struct srv_opts *opts, const struct srv_role *role, struct 
 	ev_signal_init(&srv->sigint, on_signal, SIGINT);
 	srv->io.data = srv->prepare.data = srv->idle.data = srv->tick.data = srv;
 	srv->sigterm.data = srv->sigint.data = srv;
-	ev_io_start(srv->loop, &srv->io);
+	if (tnet_fd(srv->net) >= 0)
+		ev_io_start(srv->loop, &srv->io);
+	else
+		srv_log(srv, "provider %s has no wait fd: polling", opts->cfg->provider);
 	ev_prepare_start(srv->loop, &srv->prepare);
 	ev_timer_start(srv->loop, &srv->tick);
 	ev_signal_start(srv->loop, &srv->sigterm);

@@ -117,7 +117,7 @@ static void stop_daemons(struct cluster *c, int sig)
 		stop(c->ios[i], sig);
 }
 
-static int setup(void **state)
+static int setup_provider(void **state, const char *provider)
 {
 	struct cluster *c = calloc(1, sizeof(*c));
 	const char *build = getenv("TESSERA_BUILD");
@@ -131,7 +131,7 @@ static int setup(void **state)
 	snprintf(c->conf, sizeof(c->conf), "%s/tessera.conf", c->dir);
 	f = fopen(c->conf, "w");
 	assert_non_null(f);
-	fprintf(f, "provider = tcp;ofi_rxm\nmds = 127.0.0.1:%d\n", free_port());
+	fprintf(f, "provider = %s\nmds = 127.0.0.1:%d\n", provider, free_port());
 	for (int i = 0; i < N_IOS; i++)
 		fprintf(f, "ios = 127.0.0.1:%d\n", free_port());
 	fprintf(f, "timeout_ms = %d\n", TIMEOUT_MS);
@@ -141,6 +141,16 @@ static int setup(void **state)
 		fail_msg("connect: %s", err);
 	*state = c;
 	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_provider(state, "tcp;ofi_rxm");
+}
+
+static int setup_shm(void **state)
+{
+	return setup_provider(state, "shm");
 }
 
 static int teardown(void **state)
@@ -527,6 +537,25 @@ check:
 	tnet_close(raw.net);
 }
 
+/* The shm provider (no wait fd: daemons and clients poll) moves data too. */
+static void test_shm_provider(void **state)
+{
+	struct cluster *c = *state;
+	size_t len = 5 << 20;
+	uint8_t *a = malloc(len), *b = malloc(len);
+	tessera_file *f;
+
+	for (size_t i = 0; i < len; i++)
+		a[i] = (uint8_t)(i * 13 + 5);
+	CHECK(c->fs, tessera_open(c->fs, "/over-shm", O_CREAT | O_RDWR, 0644, NULL, &f));
+	assert_int_equal(tessera_pwrite(f, a, len, 777), (ssize_t)len);
+	assert_int_equal(tessera_pread(f, b, len, 777), (ssize_t)len);
+	assert_memory_equal(a, b, len);
+	tessera_close(f);
+	free(a);
+	free(b);
+}
+
 /* A server that is not there: a clear error after the timeout, no hang. */
 static void test_dead_server(void **state)
 {
@@ -557,6 +586,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_kill_ios_during_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_frames, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dead_server, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shm_provider, setup_shm, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
