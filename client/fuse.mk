@@ -1,0 +1,17 @@
+# client/fuse/: tessera-fuse, a FUSE mount over libtessera (libfuse3).
+# Built only where pkg-config knows fuse3 (deploy/install-deps.sh installs
+# libfuse3-dev). Its test, tests/integ/test_fuse.sh, needs /dev/fuse and
+# skips itself without it.
+FUSE_CFLAGS := $(shell pkg-config --cflags fuse3 2>/dev/null)
+FUSE_LIBS   := $(shell pkg-config --libs fuse3 2>/dev/null)
+FUSE_SRCS   := $(wildcard client/fuse/*.c)
+
+ifneq ($(FUSE_LIBS),)
+PROGRAMS += $(B)/bin/tessera-fuse
+
+$(FUSE_SRCS:%.c=$(B)/%.o): CPPFLAGS += $(FUSE_CFLAGS)
+
+$(B)/bin/tessera-fuse: $(FUSE_SRCS:%.c=$(B)/%.o) $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(FUSE_SRCS:%.c=$(B)/%.o) $(LINK_LIBS) $(FUSE_LIBS) $(SYS_LIBS)
+endif
