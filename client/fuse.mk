@@ -11,7 +11,12 @@ PROGRAMS += $(B)/bin/tessera-fuse
 
 $(FUSE_SRCS:%.c=$(B)/%.o): CPPFLAGS += $(FUSE_CFLAGS)
 
-$(B)/bin/tessera-fuse: $(FUSE_SRCS:%.c=$(B)/%.o) $(LIBS)
+# This fragment is read before dataloops/, proto/ and server/ add their
+# libraries to LIBS, so the prerequisites name them; the recipe's
+# LINK_LIBS is expanded late and sees them all.
+FUSE_DEP_LIBS := $(addprefix $(B)/lib/,libtessera.a libtserver.a libtproto.a libtdl.a libtmsg.a)
+
+$(B)/bin/tessera-fuse: $(FUSE_SRCS:%.c=$(B)/%.o) $(FUSE_DEP_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(FUSE_SRCS:%.c=$(B)/%.o) $(LINK_LIBS) $(FUSE_LIBS) $(SYS_LIBS)
 endif
