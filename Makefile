@@ -28,6 +28,9 @@ UNIT_TESTS :=  # CMocka binaries that need nothing running
 INTEG_TESTS := # test binaries or scripts that start real daemons
 EXTRA_TESTS := # tests run once, not under the sanitizers (fuzz, fuse, mpi)
 
+# Fragments name other parts' libraries in prerequisites ($$(LIBS)).
+.SECONDEXPANSION:
+
 .PHONY: all deps check check-build test test-san run down bench clean
 all:
 

@@ -16,7 +16,7 @@ $(CL_LIB): $(CL_SRCS:%.c=$(B)/%.o)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(CL_SO): $(CL_PART_OBJS)
+$(CL_SO): $$(CL_PART_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -shared -Wl,-soname,libtessera.so.0 -o $@ $^ -lfabric -lprotobuf-c
 
@@ -25,6 +25,6 @@ $(B)/lib/pkgconfig/tessera.pc: client/tessera.pc.in
 	sed -e 's|@PREFIX@|$(abspath $(B))|' -e 's|@INCLUDEDIR@|$(abspath client)|' \
 	    -e 's|@VERSION@|0.1.0|' $< > $@
 
-$(B)/bin/tessera: $(B)/client/tools/tessera.o $(LIBS)
+$(B)/bin/tessera: $(B)/client/tools/tessera.o $$(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(LINK_LIBS) $(SYS_LIBS)

@@ -295,6 +295,11 @@ int tessera_close(tessera_file *f)
 	return 0;
 }
 
+tessera_fs *tessera_file_fs(tessera_file *f)
+{
+	return f->fs;
+}
+
 int tessera_file_layout(tessera_file *f, struct tessera_layout *layout)
 {
 	*layout = f->layout;

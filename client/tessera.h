@@ -122,6 +122,8 @@ int tessera_fsync(tessera_file *file);
 int tessera_fstat(tessera_file *file, struct tessera_stat *st);
 int tessera_ftruncate(tessera_file *file, uint64_t size);
 int tessera_file_layout(tessera_file *file, struct tessera_layout *layout);
+/* The file system a file belongs to (for tessera_errmsg). */
+tessera_fs *tessera_file_fs(tessera_file *file);
 
 /* Names. */
 int tessera_stat(tessera_fs *fs, const char *path, struct tessera_stat *st);

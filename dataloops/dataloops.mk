@@ -6,3 +6,7 @@ LIBS     += $(TDL_LIB)
 $(TDL_LIB): $(TDL_SRCS:%.c=$(B)/%.o)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
+
+# The codec includes the generated message header: rebuild it when the
+# .proto changes even before the compiler's .d files exist.
+$(B)/dataloops/tdl_codec.o: $(B)/proto/tessera.pb-c.h

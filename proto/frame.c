@@ -144,7 +144,8 @@ int tp_frame_parse(const void *buf, size_t len, size_t max_frame,
 	out->addr = p + TP_HDR_SIZE;
 	out->body = out->addr + h->addr_len;
 	out->data = out->body + h->body_len;
-	if (!tp_opinfo(h->opcode)) {
+	/* A reply echoes its request's opcode, known or not. */
+	if (!(h->flags & TP_FLAG_REPLY) && !tp_opinfo(h->opcode)) {
 		snprintf(err, errlen, "unknown opcode %u", h->opcode);
 		return -EOPNOTSUPP;
 	}

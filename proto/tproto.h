@@ -90,7 +90,8 @@ void tp_hdr_encode(const struct tp_hdr *hdr, uint8_t *out);
 
 /* Check and split a received frame of `len` bytes. Returns 0, or -EPROTO
  * (bad magic, short header, lengths that disagree with len), -EPROTONOSUPPORT
- * (version), -EMSGSIZE (over max_frame), -EOPNOTSUPP (unknown opcode); `err`
+ * (version), -EMSGSIZE (over max_frame), -EOPNOTSUPP (a request with an
+ * unknown opcode); `err`
  * says which. The header is decoded into out->hdr as far as it could be,
  * so a daemon can still answer the request id. */
 int tp_frame_parse(const void *buf, size_t len, size_t max_frame,

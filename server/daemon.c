@@ -164,8 +164,10 @@ static void handle_frame(struct srv *srv, const struct tnet_event *ev)
 		rc = -EMSGSIZE; /* truncated by the transport: say so */
 	if (rc == -EMSGSIZE && ev->status == -EMSGSIZE)
 		snprintf(err, sizeof(err), "frame larger than the %zu-byte maximum", srv->max_frame);
-	/* Without a usable reply address nobody can be told. */
-	if (req.frame.hdr.magic != TP_MAGIC || req.frame.hdr.addr_len == 0 ||
+	/* Without a usable reply address nobody can be told. (The address
+	 * length sits at a fixed place, so even a frame with a bad magic or
+	 * version gets its answer.) */
+	if (ev->len < TP_HDR_SIZE || req.frame.hdr.addr_len == 0 ||
 	    req.frame.hdr.addr_len > TP_MAX_ADDR ||
 	    TP_HDR_SIZE + (size_t)req.frame.hdr.addr_len > ev->len) {
 		srv_log(srv, "dropped a %zu-byte message: %s", ev->len,

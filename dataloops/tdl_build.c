@@ -1,0 +1,306 @@
+/*
+ * tdl_build.c - dataloop constructors mirroring MPI's type constructors.
+ *
+ * Each builder copies its input dataloop(s) into a new node array and
+ * appends one node on top, so inputs are never shared between dataloops
+ * and a dataloop is freed with one tdl_free. Children precede parents.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tdl_int.h"
+
+/*
+ * Builds a dataloop of the nodes of olds[0..nold) plus `top` as root.
+ * top's child references k >= 0 name olds[k] and are rewritten to that
+ * input's root; -1 stays a byte. top's arrays are taken over (freed on
+ * error too). Natural bounds are computed unless `bounds` is given.
+ */
+static int compose(const struct tdl_dataloop *const *olds, int64_t nold,
+		   struct tdl_node *top, const int64_t *bounds,
+		   struct tdl_dataloop **out)
+{
+	int64_t total = 1;
+	int32_t *base = NULL, pos = 0;
+	struct tdl_dataloop *dl = NULL;
+	int rc = -ENOMEM;
+
+	base = calloc(nold ? (size_t)nold : 1, sizeof(*base));
+	if (!base)
+		goto fail;
+	for (int64_t k = 0; k < nold; k++) {
+		int64_t j;
+		/* The same input twice is copied once. */
+		for (j = 0; j < k && olds[j] != olds[k]; j++)
+			;
+		base[k] = (int32_t)j; /* first occurrence, for now */
+		if (j == k)
+			total += olds[k]->nnodes;
+	}
+	if (total > TDL_MAX_NODES) {
+		rc = -EINVAL;
+		goto fail;
+	}
+	dl = tdl_alloc((int32_t)total);
+	if (!dl)
+		goto fail;
+	for (int64_t k = 0; k < nold; k++) {
+		const struct tdl_dataloop *o = olds[k];
+		if (base[k] < k) {
+			base[k] = base[base[k]];
+			continue;
+		}
+		base[k] = pos;
+		for (int32_t i = 0; i < o->nnodes; i++) {
+			struct tdl_node *n = &dl->nodes[pos + i];
+			rc = tdl_node_copy(n, &o->nodes[i]);
+			if (rc)
+				goto fail;
+			if (n->kind != TDL_STRUCT && n->child >= 0)
+				n->child += pos;
+			for (int64_t b = 0; n->kind == TDL_STRUCT && b < n->count;
+			     b++)
+				if (n->children[b] >= 0)
+					n->children[b] += pos;
+		}
+		pos += o->nnodes;
+	}
+	/* Turn input numbers into node numbers. */
+	if (top->kind != TDL_STRUCT && top->child >= 0)
+		top->child = base[top->child] + olds[top->child]->root;
+	for (int64_t b = 0; top->kind == TDL_STRUCT && b < top->count; b++)
+		if (top->children[b] >= 0) {
+			int32_t k = top->children[b];
+			top->children[b] = base[k] + olds[k]->root;
+		}
+	dl->nodes[pos] = *top;
+	memset(top, 0, sizeof(*top));
+	dl->root = pos;
+	/* Prepare the children first: natural bounds need their extents. */
+	rc = tdl_prepare(dl, NULL, 0);
+	if (rc)
+		goto fail;
+	{
+		struct tdl_node *r = &dl->nodes[dl->root];
+		if (bounds) {
+			r->lb = bounds[0];
+			r->extent = bounds[1];
+		} else if (tdl_natural_bounds(dl, r, &r->lb, &r->extent)) {
+			rc = -EINVAL;
+			goto fail;
+		}
+	}
+	rc = tdl_prepare(dl, NULL, 0); /* density depends on the extent */
+	if (rc)
+		goto fail;
+	free(base);
+	*out = dl;
+	return 0;
+fail:
+	tdl_node_clear(top);
+	tdl_free(dl);
+	free(base);
+	return rc;
+}
+
+static int64_t *copy64(const int64_t *src, int64_t n, int64_t scale, int *rc)
+{
+	int64_t *p = malloc(n > 0 ? (size_t)n * sizeof(*p) : 1);
+
+	if (!p) {
+		*rc = -ENOMEM;
+		return NULL;
+	}
+	for (int64_t i = 0; i < n; i++)
+		if (__builtin_mul_overflow(src[i], scale, &p[i]))
+			*rc = -EINVAL;
+	return p;
+}
+
+static int check_count(int64_t count)
+{
+	return count < 0 || count > TDL_MAX_ENTRIES ? -EINVAL : 0;
+}
+
+int tdl_bytes(int64_t n, struct tdl_dataloop **out)
+{
+	struct tdl_node top = { .kind = TDL_CONTIG, .count = n, .child = -1 };
+
+	if (n < 0)
+		return -EINVAL;
+	return compose(NULL, 0, &top, NULL, out);
+}
+
+int tdl_contig(int64_t count, const struct tdl_dataloop *old,
+	       struct tdl_dataloop **out)
+{
+	struct tdl_node top = { .kind = TDL_CONTIG, .count = count };
+
+	if (count < 0)
+		return -EINVAL;
+	return compose(&old, 1, &top, NULL, out);
+}
+
+int tdl_hvector(int64_t count, int64_t blocklen, int64_t stride_bytes,
+		const struct tdl_dataloop *old, struct tdl_dataloop **out)
+{
+	struct tdl_node top = { .kind = TDL_VECTOR, .count = count,
+				.blocklen = blocklen, .stride = stride_bytes };
+
+	if (count < 0 || blocklen < 0)
+		return -EINVAL;
+	return compose(&old, 1, &top, NULL, out);
+}
+
+int tdl_vector(int64_t count, int64_t blocklen, int64_t stride,
+	       const struct tdl_dataloop *old, struct tdl_dataloop **out)
+{
+	int64_t bytes;
+
+	if (__builtin_mul_overflow(stride, tdl_extent(old), &bytes))
+		return -EINVAL;
+	return tdl_hvector(count, blocklen, bytes, old, out);
+}
+
+static int blockindexed(int64_t count, int64_t blocklen, const int64_t *displs,
+			int64_t scale, const struct tdl_dataloop *old,
+			struct tdl_dataloop **out)
+{
+	struct tdl_node top = { .kind = TDL_BLOCKINDEXED, .count = count,
+				.blocklen = blocklen };
+	int rc = check_count(count);
+
+	if (rc || blocklen < 0)
+		return -EINVAL;
+	top.offsets = copy64(displs, count, scale, &rc);
+	if (rc) {
+		tdl_node_clear(&top);
+		return rc;
+	}
+	return compose(&old, 1, &top, NULL, out);
+}
+
+int tdl_indexed_block(int64_t count, int64_t blocklen, const int64_t *displs,
+		      const struct tdl_dataloop *old, struct tdl_dataloop **out)
+{
+	return blockindexed(count, blocklen, displs, tdl_extent(old), old, out);
+}
+
+int tdl_hindexed_block(int64_t count, int64_t blocklen,
+		       const int64_t *displs_bytes,
+		       const struct tdl_dataloop *old,
+		       struct tdl_dataloop **out)
+{
+	return blockindexed(count, blocklen, displs_bytes, 1, old, out);
+}
+
+static int indexed(int64_t count, const int64_t *blocklens,
+		   const int64_t *displs, int64_t scale,
+		   const struct tdl_dataloop *old, struct tdl_dataloop **out)
+{
+	struct tdl_node top = { .kind = TDL_INDEXED, .count = count };
+	int rc = check_count(count);
+
+	if (rc)
+		return rc;
+	top.offsets = copy64(displs, count, scale, &rc);
+	if (!rc)
+		top.blocklens = copy64(blocklens, count, 1, &rc);
+	for (int64_t b = 0; !rc && b < count; b++)
+		if (blocklens[b] < 0)
+			rc = -EINVAL;
+	if (rc) {
+		tdl_node_clear(&top);
+		return rc;
+	}
+	return compose(&old, 1, &top, NULL, out);
+}
+
+int tdl_indexed(int64_t count, const int64_t *blocklens, const int64_t *displs,
+		const struct tdl_dataloop *old, struct tdl_dataloop **out)
+{
+	return indexed(count, blocklens, displs, tdl_extent(old), old, out);
+}
+
+int tdl_hindexed(int64_t count, const int64_t *blocklens,
+		 const int64_t *displs_bytes, const struct tdl_dataloop *old,
+		 struct tdl_dataloop **out)
+{
+	return indexed(count, blocklens, displs_bytes, 1, old, out);
+}
+
+int tdl_struct(int64_t count, const int64_t *blocklens,
+	       const int64_t *displs_bytes,
+	       const struct tdl_dataloop *const *types,
+	       struct tdl_dataloop **out)
+{
+	struct tdl_node top = { .kind = TDL_STRUCT, .count = count };
+	int rc = check_count(count);
+
+	if (rc)
+		return rc;
+	top.offsets = copy64(displs_bytes, count, 1, &rc);
+	if (!rc)
+		top.blocklens = copy64(blocklens, count, 1, &rc);
+	if (!rc) {
+		top.children = malloc(count ? (size_t)count * sizeof(int32_t)
+					    : 1);
+		if (!top.children)
+			rc = -ENOMEM;
+	}
+	for (int64_t b = 0; !rc && b < count; b++) {
+		if (blocklens[b] < 0)
+			rc = -EINVAL;
+		else
+			top.children[b] = (int32_t)b;
+	}
+	if (rc) {
+		tdl_node_clear(&top);
+		return rc;
+	}
+	return compose(types, count, &top, NULL, out);
+}
+
+/* A new root node would change nothing but the bounds, so the copy's root
+ * is resized in place: no node is ever a child of its own dataloop's root
+ * reference, and the root's typemap does not depend on its own bounds. */
+int tdl_resized(const struct tdl_dataloop *old, int64_t lb, int64_t extent,
+		struct tdl_dataloop **out)
+{
+	struct tdl_dataloop *dl;
+	int rc = tdl_dup(old, &dl);
+
+	if (rc)
+		return rc;
+	dl->nodes[dl->root].lb = lb;
+	dl->nodes[dl->root].extent = extent;
+	rc = tdl_prepare(dl, NULL, 0);
+	if (rc) {
+		tdl_free(dl);
+		return rc;
+	}
+	*out = dl;
+	return 0;
+}
+
+int tdl_dup(const struct tdl_dataloop *old, struct tdl_dataloop **out)
+{
+	struct tdl_dataloop *dl = tdl_alloc(old->nnodes);
+	int rc = 0;
+
+	if (!dl)
+		return -ENOMEM;
+	dl->root = old->root;
+	for (int32_t i = 0; i < old->nnodes && !rc; i++)
+		rc = tdl_node_copy(&dl->nodes[i], &old->nodes[i]);
+	if (!rc)
+		rc = tdl_prepare(dl, NULL, 0);
+	if (rc) {
+		tdl_free(dl);
+		return rc;
+	}
+	*out = dl;
+	return 0;
+}

@@ -1,0 +1,564 @@
+/*
+ * test_cluster.c - integration tests on real daemons: 1 metadata daemon and
+ * 4 storage daemons on loopback (ephemeral ports, a temporary directory),
+ * started from $TESSERA_BUILD/bin and stopped by PID.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tessera.h"
+#include "tproto.h"
+
+#define N_IOS 4
+#define TIMEOUT_MS 3000
+
+struct cluster {
+	char dir[256];
+	char conf[300];
+	char bin[1024];
+	pid_t mds;
+	pid_t ios[N_IOS];
+	tessera_fs *fs;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int free_port(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	port = ntohs(sa.sin_port);
+	close(fd);
+	return port;
+}
+
+/* Start one daemon; wait for its pid file (written once it listens). */
+static pid_t spawn(struct cluster *c, const char *prog, const char *name, int index)
+{
+	char path[1400], dir[400], pidfile[400], log[400], idx[16];
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/%s", c->bin, prog);
+	snprintf(dir, sizeof(dir), "%s/%s", c->dir, name);
+	snprintf(pidfile, sizeof(pidfile), "%s/%s.pid", c->dir, name);
+	snprintf(log, sizeof(log), "%s/%s.log", c->dir, name);
+	snprintf(idx, sizeof(idx), "%d", index);
+	unlink(pidfile);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+		dup2(fd, 2);
+		execl(path, prog, "-c", c->conf, "-d", dir, "-i", idx, "-p", pidfile, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 200; i++) {
+		if (access(pidfile, F_OK) == 0)
+			return pid;
+		assert_int_equal(waitpid(pid, NULL, WNOHANG), 0);
+		usleep(20000);
+	}
+	fail_msg("%s did not start", name);
+	return -1;
+}
+
+static void stop(pid_t pid, int sig)
+{
+	if (pid <= 0)
+		return;
+	kill(pid, sig);
+	waitpid(pid, NULL, 0);
+}
+
+static void start_daemons(struct cluster *c)
+{
+	char name[16];
+
+	c->mds = spawn(c, "tessera-mds", "mds", 0);
+	for (int i = 0; i < N_IOS; i++) {
+		snprintf(name, sizeof(name), "ios%d", i);
+		c->ios[i] = spawn(c, "tessera-ios", name, i);
+	}
+}
+
+static void stop_daemons(struct cluster *c, int sig)
+{
+	stop(c->mds, sig);
+	for (int i = 0; i < N_IOS; i++)
+		stop(c->ios[i], sig);
+}
+
+static int setup(void **state)
+{
+	struct cluster *c = calloc(1, sizeof(*c));
+	const char *build = getenv("TESSERA_BUILD");
+	char err[512];
+	FILE *f;
+
+	assert_non_null(c);
+	snprintf(c->bin, sizeof(c->bin), "%s/bin", build ? build : "build");
+	snprintf(c->dir, sizeof(c->dir), "/tmp/tessera-test-XXXXXX");
+	assert_non_null(mkdtemp(c->dir));
+	snprintf(c->conf, sizeof(c->conf), "%s/tessera.conf", c->dir);
+	f = fopen(c->conf, "w");
+	assert_non_null(f);
+	fprintf(f, "provider = tcp;ofi_rxm\nmds = 127.0.0.1:%d\n", free_port());
+	for (int i = 0; i < N_IOS; i++)
+		fprintf(f, "ios = 127.0.0.1:%d\n", free_port());
+	fprintf(f, "timeout_ms = %d\n", TIMEOUT_MS);
+	fclose(f);
+	start_daemons(c);
+	if (tessera_connect(c->conf, &c->fs, err, sizeof(err)))
+		fail_msg("connect: %s", err);
+	*state = c;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct cluster *c = *state;
+	char cmd[400];
+
+	tessera_disconnect(c->fs);
+	stop_daemons(c, SIGTERM);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", c->dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", c->dir);
+	free(c);
+	return 0;
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+#define CHECK(fs, call) do { int rc_ = (call); if (rc_ < 0) fail_msg("%s: %s", #call, tessera_errmsg(fs)); } while (0)
+
+/* Random writes and reads across strip boundaries against a local model,
+ * for several strip sizes and stripe counts. */
+static void test_random_io(void **state)
+{
+	struct cluster *c = *state;
+	const size_t span = 3 << 20;
+	uint8_t *model = calloc(1, span), *buf = malloc(span);
+	uint64_t seed = 0x9e3779b97f4a7c15u;
+	const struct { uint64_t strip; uint32_t count; } shapes[] = {
+		{ 1000, 4 }, { 4096, 3 }, { 65536, 4 }, { 1 << 20, 2 }, { 7, 4 },
+	};
+
+	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+		struct tessera_layout lay = { .strip_size = shapes[s].strip, .count = shapes[s].count };
+		struct tessera_stat st;
+		tessera_file *f;
+		uint64_t size = 0;
+		char path[64];
+
+		snprintf(path, sizeof(path), "/random-%zu", s);
+		memset(model, 0, span);
+		CHECK(c->fs, tessera_open(c->fs, path, O_CREAT | O_EXCL | O_RDWR, 0644, &lay, &f));
+		for (int i = 0; i < 60; i++) {
+			size_t len = 1 + rnd(&seed) % (shapes[s].strip == 7 ? 5000 : 300000);
+			uint64_t off = rnd(&seed) % (span - len);
+
+			for (size_t k = 0; k < len; k++)
+				buf[k] = (uint8_t)rnd(&seed);
+			assert_int_equal(tessera_pwrite(f, buf, len, off), (ssize_t)len);
+			memcpy(model + off, buf, len);
+			if (off + len > size)
+				size = off + len;
+		}
+		CHECK(c->fs, tessera_fstat(f, &st));
+		assert_int_equal(st.size, size);
+		for (int i = 0; i < 40; i++) {
+			size_t len = 1 + rnd(&seed) % 400000;
+			uint64_t off = rnd(&seed) % (span - len);
+			ssize_t want = off >= size ? 0 : (ssize_t)(off + len > size ? size - off : len);
+
+			assert_int_equal(tessera_pread(f, buf, len, off), want);
+			assert_memory_equal(buf, model + off, (size_t)want);
+		}
+		assert_int_equal(tessera_pread(f, buf, span, 0), (ssize_t)size);
+		assert_memory_equal(buf, model, size);
+		/* truncate shrinks, then extends with zeros */
+		CHECK(c->fs, tessera_ftruncate(f, size / 2));
+		CHECK(c->fs, tessera_ftruncate(f, size));
+		memset(model + size / 2, 0, size - size / 2);
+		assert_int_equal(tessera_pread(f, buf, span, 0), (ssize_t)size);
+		assert_memory_equal(buf, model, size);
+		tessera_close(f);
+		CHECK(c->fs, tessera_unlink(c->fs, path));
+	}
+	free(model);
+	free(buf);
+}
+
+static void test_namespace(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *fs = c->fs;
+	struct tessera_stat st;
+	tessera_file *f;
+	char buf[16];
+
+	CHECK(fs, tessera_mkdir(fs, "/ns", 0755));
+	assert_int_equal(tessera_mkdir(fs, "/ns", 0755), -EEXIST);
+	assert_non_null(strstr(tessera_errmsg(fs), "/ns"));
+	assert_int_equal(tessera_stat(fs, "/ns/missing", &st), -ENOENT);
+	assert_int_equal(tessera_open(fs, "/ns/missing", O_RDONLY, 0, NULL, &f), -ENOENT);
+	CHECK(fs, tessera_open(fs, "/ns/a", O_CREAT | O_EXCL | O_RDWR, 0644, NULL, &f));
+	assert_int_equal(tessera_pwrite(f, "AAAA", 4, 0), 4);
+	tessera_close(f);
+	assert_int_equal(tessera_open(fs, "/ns/a", O_CREAT | O_EXCL | O_RDWR, 0644, NULL, &f), -EEXIST);
+	assert_int_equal(tessera_rmdir(fs, "/ns"), -ENOTEMPTY);
+	assert_int_equal(tessera_unlink(fs, "/ns"), -EISDIR);
+	/* rename over an existing file replaces it, and its data */
+	CHECK(fs, tessera_open(fs, "/ns/b", O_CREAT | O_RDWR, 0644, NULL, &f));
+	assert_int_equal(tessera_pwrite(f, "BBBBBBBB", 8, 0), 8);
+	tessera_close(f);
+	CHECK(fs, tessera_mkdir(fs, "/ns/sub", 0755));
+	CHECK(fs, tessera_rename(fs, "/ns/a", "/ns/sub/b2"));
+	CHECK(fs, tessera_rename(fs, "/ns/sub/b2", "/ns/b"));
+	assert_int_equal(tessera_stat(fs, "/ns/a", &st), -ENOENT);
+	CHECK(fs, tessera_stat(fs, "/ns/b", &st));
+	assert_int_equal(st.size, 4);
+	CHECK(fs, tessera_open(fs, "/ns/b", O_RDONLY, 0, NULL, &f));
+	assert_int_equal(tessera_pread(f, buf, sizeof(buf), 0), 4);
+	assert_memory_equal(buf, "AAAA", 4);
+	tessera_close(f);
+	CHECK(fs, tessera_unlink(fs, "/ns/b"));
+	CHECK(fs, tessera_rmdir(fs, "/ns/sub"));
+	CHECK(fs, tessera_rmdir(fs, "/ns"));
+}
+
+static void test_readdir_10000(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *fs = c->fs;
+	enum { N = 10000, PAGE = 700 };
+	struct tessera_dirent *ents = calloc(PAGE, sizeof(*ents));
+	char cursor[256] = "", path[64];
+	uint32_t n, total = 0;
+	int eof = 0;
+	tessera_file *f;
+
+	CHECK(fs, tessera_mkdir(fs, "/many", 0755));
+	for (int i = 0; i < N; i++) {
+		snprintf(path, sizeof(path), "/many/f%05d", i);
+		CHECK(fs, tessera_open(fs, path, O_CREAT | O_EXCL | O_WRONLY, 0644, NULL, &f));
+		tessera_close(f);
+	}
+	while (!eof) {
+		CHECK(fs, tessera_readdir(fs, "/many", cursor, ents, PAGE, &n, &eof));
+		for (uint32_t i = 0; i < n; i++) {
+			snprintf(path, sizeof(path), "f%05u", total + i);
+			assert_string_equal(ents[i].name, path);
+		}
+		total += n;
+		if (n)
+			snprintf(cursor, sizeof(cursor), "%s", ents[n - 1].name);
+		/* a name inserted behind the cursor is not seen again, nor
+		 * does it disturb what follows */
+		if (total == PAGE) {
+			CHECK(fs, tessera_open(fs, "/many/a-new", O_CREAT | O_WRONLY, 0644, NULL, &f));
+			tessera_close(f);
+		}
+	}
+	assert_int_equal(total, N);
+	free(ents);
+}
+
+/* Names and synced data survive kill -9 of every daemon. */
+static void test_restart(void **state)
+{
+	struct cluster *c = *state;
+	char data[100000], back[100000];
+	struct tessera_stat st;
+	tessera_file *f;
+	char err[512];
+
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (char)(i * 31 + 1);
+	CHECK(c->fs, tessera_mkdir(c->fs, "/durable", 0700));
+	CHECK(c->fs, tessera_open(c->fs, "/durable/file", O_CREAT | O_RDWR, 0600, NULL, &f));
+	assert_int_equal(tessera_pwrite(f, data, sizeof(data), 5), (ssize_t)sizeof(data));
+	CHECK(c->fs, tessera_fsync(f));
+	tessera_close(f);
+	tessera_disconnect(c->fs);
+	stop_daemons(c, SIGKILL);
+	start_daemons(c);
+	if (tessera_connect(c->conf, &c->fs, err, sizeof(err)))
+		fail_msg("reconnect: %s", err);
+	CHECK(c->fs, tessera_stat(c->fs, "/durable", &st));
+	assert_true(S_ISDIR(st.mode));
+	CHECK(c->fs, tessera_open(c->fs, "/durable/file", O_RDONLY, 0, NULL, &f));
+	assert_int_equal(tessera_pread(f, back, sizeof(back), 5), (ssize_t)sizeof(back));
+	assert_memory_equal(back, data, sizeof(data));
+	tessera_close(f);
+}
+
+struct reader {
+	tessera_file *f;
+	volatile int stop;
+	int rc;
+	char msg[1024];
+	double failed_at;
+};
+
+static void *read_loop(void *arg)
+{
+	struct reader *r = arg;
+	size_t len = 8 << 20;
+	char *buf = malloc(len);
+
+	while (!r->stop) {
+		ssize_t n = tessera_pread(r->f, buf, len, 0);
+
+		if (n < 0) {
+			r->rc = (int)n;
+			r->failed_at = now_s();
+			snprintf(r->msg, sizeof(r->msg), "%s", tessera_errmsg(tessera_file_fs(r->f)));
+			break;
+		}
+	}
+	free(buf);
+	return NULL;
+}
+
+/* kill -9 of a storage daemon during a read: a clear error within the
+ * timeout; after the daemon is back, reads work again. */
+static void test_kill_ios_during_read(void **state)
+{
+	struct cluster *c = *state;
+	size_t len = 8 << 20;
+	char *buf = malloc(len);
+	struct reader r = { 0 };
+	pthread_t th;
+	tessera_file *f;
+	double killed;
+
+	memset(buf, 7, len);
+	CHECK(c->fs, tessera_open(c->fs, "/victim", O_CREAT | O_RDWR, 0644, NULL, &f));
+	assert_int_equal(tessera_pwrite(f, buf, len, 0), (ssize_t)len);
+	r.f = f;
+	pthread_create(&th, NULL, read_loop, &r);
+	usleep(200000);
+	killed = now_s();
+	stop(c->ios[2], SIGKILL);
+	c->ios[2] = 0;
+	for (int i = 0; i < 100 && !r.rc; i++)
+		usleep(100000);
+	r.stop = 1;
+	pthread_join(th, NULL);
+	assert_true(r.rc < 0);
+	print_message("read failed %.2f s after the kill: %s\n", r.failed_at - killed, r.msg);
+	assert_true(r.failed_at - killed < TIMEOUT_MS / 1000.0 + 2.0);
+	assert_non_null(strstr(r.msg, "storage daemon 2"));
+	assert_non_null(strstr(r.msg, "/victim"));
+	c->ios[2] = spawn(c, "tessera-ios", "ios2", 2);
+	assert_int_equal(tessera_pread(f, buf, len, 0), (ssize_t)len);
+	tessera_close(f);
+	free(buf);
+}
+
+/* Raw frames straight to a daemon: each malformed one gets an error reply
+ * naming the problem, and the daemon goes on serving. */
+struct raw {
+	struct tnet *net;
+	uint64_t peer;
+	uint8_t name[TP_MAX_ADDR];
+	size_t name_len;
+	struct tnet_ctx ctx;
+};
+
+static int raw_roundtrip(struct raw *raw, const uint8_t *frame, size_t len, struct tp_frame *reply,
+			 char *msg, size_t msglen)
+{
+	struct iovec iov = { (void *)frame, len };
+	struct tnet_event ev[4];
+	double deadline = now_s() + 5;
+	int rc = -ETIMEDOUT;
+
+	while ((rc = tnet_send(raw->net, raw->peer, &iov, 1, &raw->ctx)) == -EAGAIN &&
+	       now_s() < deadline)
+		tnet_poll(raw->net, ev, 4); /* progress the connection */
+	assert_int_equal(rc, 0);
+	rc = -ETIMEDOUT;
+	while (now_s() < deadline) {
+		int n = tnet_poll(raw->net, ev, 4);
+
+		for (int i = 0; i < n; i++) {
+			char err[256];
+
+			if (ev[i].type != TNET_RECV)
+				continue;
+			assert_int_equal(tp_frame_parse(ev[i].rbuf->data, ev[i].len, 1 << 21, reply, err,
+							 sizeof(err)), 0);
+			rc = reply->hdr.status;
+			msg[0] = 0;
+			if (rc < 0) {
+				Tessera__ErrorReply *er = (Tessera__ErrorReply *)
+					tp_body_unpack(reply, &tessera__error_reply__descriptor);
+
+				assert_non_null(er);
+				snprintf(msg, msglen, "%s", er->message);
+				protobuf_c_message_free_unpacked(&er->base, NULL);
+			}
+			tnet_repost(raw->net, ev[i].rbuf);
+			return rc;
+		}
+		tnet_wait(raw->net, 10);
+	}
+	return rc;
+}
+
+static void test_malformed_frames(void **state)
+{
+	struct cluster *c = *state;
+	struct tp_config cfg;
+	struct tnet_opts to = { "tcp;ofi_rxm", NULL, NULL, 0, 1 << 21, 4 };
+	struct raw raw = { 0 };
+	uint8_t frame[4096];
+	struct tp_frame reply;
+	Tessera__PingRequest ping = TESSERA__PING_REQUEST__INIT;
+	char err[512], msg[512];
+	long len;
+
+	assert_int_equal(tp_config_load(c->conf, &cfg, err, sizeof(err)), 0);
+	to.node = cfg.ios[0].host;
+	to.service = cfg.ios[0].port;
+	assert_int_equal(tnet_open(&to, &raw.net, err, sizeof(err)), 0);
+	raw.name_len = sizeof(raw.name);
+	assert_int_equal(tnet_name(raw.net, raw.name, &raw.name_len), 0);
+	assert_int_equal(tnet_lookup(raw.net, cfg.ios[0].host, cfg.ios[0].port, &raw.peer), 0);
+
+	struct {
+		const char *what;
+		int expect;
+		const char *words;
+	} cases[] = {
+		{ "magic", -EPROTO, "magic" },
+		{ "version", -EPROTONOSUPPORT, "version" },
+		{ "opcode", -EOPNOTSUPP, "opcode" },
+		{ "mds-op", -EOPNOTSUPP, "not served" },
+		{ "body", -EBADMSG, "does not decode" },
+		{ "length", -EPROTO, "announces" },
+		{ "huge", -EMSGSIZE, "maximum" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tp_hdr h = { .opcode = TP_OP_PING, .reqid = 100 + i };
+
+		len = tp_frame_build(frame, sizeof(frame), &h, raw.name, raw.name_len, &ping.base);
+		assert_true(len > 0);
+		if (!strcmp(cases[i].what, "magic")) {
+			frame[0] ^= 0xff;
+		} else if (!strcmp(cases[i].what, "version")) {
+			frame[4] = 99;
+		} else if (!strcmp(cases[i].what, "opcode")) {
+			frame[6] = 250;
+		} else if (!strcmp(cases[i].what, "mds-op")) {
+			frame[6] = TP_OP_MKDIR;
+		} else if (!strcmp(cases[i].what, "body")) {
+			h.opcode = TP_OP_READ;
+			len = tp_frame_build(frame, sizeof(frame), &h, raw.name, raw.name_len, NULL);
+			memcpy(frame + len, "\xff\xff\xff\xff\x0f", 5); /* a truncated varint */
+			frame[16] = 5;
+			len += 5;
+		} else if (!strcmp(cases[i].what, "length")) {
+			frame[20] = 10; /* announces 10 data bytes that are not there */
+		} else if (!strcmp(cases[i].what, "huge")) {
+			size_t big = tp_config_max_frame(&cfg) + 4096;
+			uint8_t *bf = calloc(1, big);
+
+			memcpy(bf, frame, (size_t)len);
+			bf[20] = (uint8_t)(big - (size_t)len);
+			bf[21] = (uint8_t)((big - (size_t)len) >> 8);
+			bf[22] = (uint8_t)((big - (size_t)len) >> 16);
+			assert_int_equal(raw_roundtrip(&raw, bf, big, &reply, msg, sizeof(msg)), cases[i].expect);
+			free(bf);
+			goto check;
+		}
+		assert_int_equal(raw_roundtrip(&raw, frame, (size_t)len, &reply, msg, sizeof(msg)),
+				 cases[i].expect);
+check:
+		print_message("%-8s -> %s\n", cases[i].what, msg);
+		assert_non_null(strstr(msg, cases[i].words));
+		assert_int_equal(reply.hdr.reqid, 100 + i);
+	}
+	/* still serving */
+	{
+		struct tp_hdr h = { .opcode = TP_OP_PING, .reqid = 999 };
+
+		len = tp_frame_build(frame, sizeof(frame), &h, raw.name, raw.name_len, &ping.base);
+		assert_int_equal(raw_roundtrip(&raw, frame, (size_t)len, &reply, msg, sizeof(msg)), 0);
+	}
+	tnet_close(raw.net);
+}
+
+/* A server that is not there: a clear error after the timeout, no hang. */
+static void test_dead_server(void **state)
+{
+	struct cluster *c = *state;
+	struct tessera_stat st;
+	double t0;
+	int rc;
+
+	stop(c->mds, SIGKILL);
+	c->mds = 0;
+	t0 = now_s();
+	rc = tessera_stat(c->fs, "/", &st);
+	assert_true(rc < 0);
+	assert_true(now_s() - t0 < TIMEOUT_MS / 1000.0 + 2.0);
+	print_message("stat with the metadata daemon dead: %s\n", tessera_errmsg(c->fs));
+	assert_non_null(strstr(tessera_errmsg(c->fs), "metadata daemon"));
+	c->mds = spawn(c, "tessera-mds", "mds", 0);
+	CHECK(c->fs, tessera_stat(c->fs, "/", &st));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_random_io, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_namespace, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_readdir_10000, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restart, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kill_ios_during_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_malformed_frames, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dead_server, setup, teardown),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
