@@ -69,6 +69,7 @@
 struct tfuse {
 	tessera_fs *fs;
 	const char *config;
+	unsigned max_read;    /* the max_read mount option in force */
 };
 
 /* An open directory: the page of entries last read, for offset-based
@@ -156,9 +157,12 @@ static tessera_file *fh_of(const struct fuse_file_info *fi)
 
 static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
+	struct tfuse *t = fuse_get_context()->private_data;
+
 	conn->max_write = IO_SIZE;
 	conn->max_readahead = IO_SIZE;
-	conn->max_read = IO_SIZE;
+	/* libfuse insists that this equals the max_read mount option. */
+	conn->max_read = t->max_read;
 	if (conn->capable & FUSE_CAP_ASYNC_READ)
 		conn->want |= FUSE_CAP_ASYNC_READ;
 	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
@@ -168,7 +172,7 @@ static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
 	cfg->use_ino = 1;        /* inode numbers are Tessera handles */
 	cfg->nullpath_ok = 0;
-	return fuse_get_context()->private_data;
+	return t;
 }
 
 static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
@@ -647,6 +651,25 @@ static void usage(FILE *out, const char *prog)
 		prog);
 }
 
+/* The last max_read=N among the -o options of args (def if none). */
+static unsigned max_read_of(const struct fuse_args *args, unsigned def)
+{
+	for (int i = 1; i < args->argc; i++) {
+		const char *o = args->argv[i];
+
+		if (!strcmp(o, "-o") && i + 1 < args->argc)
+			o = args->argv[++i];
+		else if (!strncmp(o, "-o", 2))
+			o += 2;
+		else
+			continue;
+		for (const char *p = o; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+			if (!strncmp(p, "max_read=", 9))
+				def = (unsigned)strtoul(p + 9, NULL, 0);
+	}
+	return def;
+}
+
 /* Connect and ping every server in a child process, before the mount
  * exists: config errors and a dead metadata daemon fail the command
  * here, and the fabric is opened only after fuse_daemonize's fork. */
@@ -696,7 +719,7 @@ int main(int argc, char **argv)
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_cmdline_opts opts;
 	struct fuse_loop_config *lc = NULL;
-	struct tfuse t = { NULL, NULL };
+	struct tfuse t = { NULL, NULL, IO_SIZE };
 	struct fuse *fuse = NULL;
 	char err[512], config[4096];
 	int rc = 1;
@@ -762,6 +785,7 @@ int main(int argc, char **argv)
 	if (precheck(t.config))
 		goto out;
 
+	t.max_read = max_read_of(&args, IO_SIZE);
 	fuse = fuse_new(&args, &ops, sizeof(ops), &t);
 	if (!fuse)
 		goto out;
@@ -785,7 +809,9 @@ int main(int argc, char **argv)
 			goto out_signals;
 		fuse_loop_cfg_set_clone_fd(lc, opts.clone_fd);
 		fuse_loop_cfg_set_idle_threads(lc, opts.max_idle_threads);
-		fuse_loop_cfg_set_max_threads(lc, opts.max_threads);
+		/* fuse_parse_cmdline leaves it at UINT_MAX when not given */
+		if (opts.max_threads > 0 && opts.max_threads <= 100000)
+			fuse_loop_cfg_set_max_threads(lc, opts.max_threads);
 		rc = fuse_loop_mt(fuse, lc);
 		fuse_loop_cfg_destroy(lc);
 	}
