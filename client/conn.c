@@ -468,7 +468,7 @@ int tc_run(tessera_fs *fs, struct tc_req **reqs, size_t n)
 		if (!fs->progressing) {
 			fs->progressing = 1;
 			pthread_mutex_unlock(&fs->lock);
-			tnet_wait(fs->net, 20);
+			tnet_wait(fs->net, 1);
 			pthread_mutex_lock(&fs->lock);
 			dispatch(fs);
 			fs->progressing = 0;

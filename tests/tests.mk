@@ -17,3 +17,11 @@ $(B)/tests/unit/%: $(B)/tests/unit/%.o $(LIBS)
 
 $(B)/tests/integ/%: $(B)/tests/integ/%.o $(LIBS)
 	$(CC) $(LDFLAGS) -o $@ $< $(LINK_LIBS) -lcmocka $(SYS_LIBS)
+
+# Benchmarks (figures, not tests): tests/bench/bench_*.c -> $(B)/bin/tessera-bench-*
+BENCHES := $(patsubst tests/bench/bench_%.c,$(B)/bin/tessera-bench-%,$(wildcard tests/bench/bench_*.c))
+PROGRAMS += $(BENCHES)
+
+$(B)/bin/tessera-bench-%: $(B)/tests/bench/bench_%.o $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(LINK_LIBS) $(SYS_LIBS)

@@ -1177,6 +1177,96 @@ void   tessera__empty_reply__free_unpacked
   assert(message->base.descriptor == &tessera__empty_reply__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   tessera__dataloop_node__init
+                     (Tessera__DataloopNode         *message)
+{
+  static const Tessera__DataloopNode init_value = TESSERA__DATALOOP_NODE__INIT;
+  *message = init_value;
+}
+size_t tessera__dataloop_node__get_packed_size
+                     (const Tessera__DataloopNode *message)
+{
+  assert(message->base.descriptor == &tessera__dataloop_node__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t tessera__dataloop_node__pack
+                     (const Tessera__DataloopNode *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &tessera__dataloop_node__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t tessera__dataloop_node__pack_to_buffer
+                     (const Tessera__DataloopNode *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &tessera__dataloop_node__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Tessera__DataloopNode *
+       tessera__dataloop_node__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Tessera__DataloopNode *)
+     protobuf_c_message_unpack (&tessera__dataloop_node__descriptor,
+                                allocator, len, data);
+}
+void   tessera__dataloop_node__free_unpacked
+                     (Tessera__DataloopNode *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &tessera__dataloop_node__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   tessera__dataloop__init
+                     (Tessera__Dataloop         *message)
+{
+  static const Tessera__Dataloop init_value = TESSERA__DATALOOP__INIT;
+  *message = init_value;
+}
+size_t tessera__dataloop__get_packed_size
+                     (const Tessera__Dataloop *message)
+{
+  assert(message->base.descriptor == &tessera__dataloop__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t tessera__dataloop__pack
+                     (const Tessera__Dataloop *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &tessera__dataloop__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t tessera__dataloop__pack_to_buffer
+                     (const Tessera__Dataloop *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &tessera__dataloop__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Tessera__Dataloop *
+       tessera__dataloop__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Tessera__Dataloop *)
+     protobuf_c_message_unpack (&tessera__dataloop__descriptor,
+                                allocator, len, data);
+}
+void   tessera__dataloop__free_unpacked
+                     (Tessera__Dataloop *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &tessera__dataloop__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor tessera__error_reply__field_descriptors[2] =
 {
   {
@@ -2812,5 +2902,224 @@ const ProtobufCMessageDescriptor tessera__empty_reply__descriptor =
   tessera__empty_reply__field_indices_by_name,
   0,  tessera__empty_reply__number_ranges,
   (ProtobufCMessageInit) tessera__empty_reply__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor tessera__dataloop_node__field_descriptors[10] =
+{
+  {
+    "kind",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Tessera__DataloopNode, kind),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "count",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_SINT64,
+    0,   /* quantifier_offset */
+    offsetof(Tessera__DataloopNode, count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "blocklen",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_SINT64,
+    0,   /* quantifier_offset */
+    offsetof(Tessera__DataloopNode, blocklen),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "stride",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_SINT64,
+    0,   /* quantifier_offset */
+    offsetof(Tessera__DataloopNode, stride),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "child",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_SINT32,
+    0,   /* quantifier_offset */
+    offsetof(Tessera__DataloopNode, child),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "offsets",
+    6,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_SINT64,
+    offsetof(Tessera__DataloopNode, n_offsets),
+    offsetof(Tessera__DataloopNode, offsets),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "blocklens",
+    7,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_SINT64,
+    offsetof(Tessera__DataloopNode, n_blocklens),
+    offsetof(Tessera__DataloopNode, blocklens),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "children",
+    8,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_SINT32,
+    offsetof(Tessera__DataloopNode, n_children),
+    offsetof(Tessera__DataloopNode, children),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "lb",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_SINT64,
+    0,   /* quantifier_offset */
+    offsetof(Tessera__DataloopNode, lb),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "extent",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_SINT64,
+    0,   /* quantifier_offset */
+    offsetof(Tessera__DataloopNode, extent),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned tessera__dataloop_node__field_indices_by_name[] = {
+  2,   /* field[2] = blocklen */
+  6,   /* field[6] = blocklens */
+  4,   /* field[4] = child */
+  7,   /* field[7] = children */
+  1,   /* field[1] = count */
+  9,   /* field[9] = extent */
+  0,   /* field[0] = kind */
+  8,   /* field[8] = lb */
+  5,   /* field[5] = offsets */
+  3,   /* field[3] = stride */
+};
+static const ProtobufCIntRange tessera__dataloop_node__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 10 }
+};
+const ProtobufCMessageDescriptor tessera__dataloop_node__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "tessera.DataloopNode",
+  "DataloopNode",
+  "Tessera__DataloopNode",
+  "tessera",
+  sizeof(Tessera__DataloopNode),
+  10,
+  tessera__dataloop_node__field_descriptors,
+  tessera__dataloop_node__field_indices_by_name,
+  1,  tessera__dataloop_node__number_ranges,
+  (ProtobufCMessageInit) tessera__dataloop_node__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor tessera__dataloop__field_descriptors[3] =
+{
+  {
+    "root",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Tessera__Dataloop, root),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "nodes",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Tessera__Dataloop, n_nodes),
+    offsetof(Tessera__Dataloop, nodes),
+    &tessera__dataloop_node__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "node_count",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Tessera__Dataloop, node_count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned tessera__dataloop__field_indices_by_name[] = {
+  2,   /* field[2] = node_count */
+  1,   /* field[1] = nodes */
+  0,   /* field[0] = root */
+};
+static const ProtobufCIntRange tessera__dataloop__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor tessera__dataloop__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "tessera.Dataloop",
+  "Dataloop",
+  "Tessera__Dataloop",
+  "tessera",
+  sizeof(Tessera__Dataloop),
+  3,
+  tessera__dataloop__field_descriptors,
+  tessera__dataloop__field_indices_by_name,
+  1,  tessera__dataloop__number_ranges,
+  (ProtobufCMessageInit) tessera__dataloop__init,
   NULL,NULL,NULL    /* reserved[123] */
 };

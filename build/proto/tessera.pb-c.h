@@ -41,6 +41,8 @@ typedef struct Tessera__HandlesRequest Tessera__HandlesRequest;
 typedef struct Tessera__SizesReply Tessera__SizesReply;
 typedef struct Tessera__TruncateRequest Tessera__TruncateRequest;
 typedef struct Tessera__EmptyReply Tessera__EmptyReply;
+typedef struct Tessera__DataloopNode Tessera__DataloopNode;
+typedef struct Tessera__Dataloop Tessera__Dataloop;
 
 
 /* --- enums --- */
@@ -459,6 +461,77 @@ struct  Tessera__EmptyReply
 #define TESSERA__EMPTY_REPLY__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&tessera__empty_reply__descriptor) \
      }
+
+
+/*
+ * A dataloop (a typed access pattern, see dataloops/tdl.h) as a flat node
+ * array. Children are node indices; -1 is a single byte. Decoders validate
+ * everything (tdl_decode) before use.
+ */
+struct  Tessera__DataloopNode
+{
+  ProtobufCMessage base;
+  /*
+   * 1 contig, 2 vector, 3 blockindexed,
+   */
+  uint32_t kind;
+  /*
+   * 4 indexed, 5 struct
+   */
+  /*
+   * blocks (contig: elements)
+   */
+  int64_t count;
+  /*
+   * vector, blockindexed
+   */
+  int64_t blocklen;
+  /*
+   * vector, bytes
+   */
+  int64_t stride;
+  /*
+   * all kinds but struct
+   */
+  int32_t child;
+  /*
+   * blockindexed, indexed, struct: count
+   */
+  size_t n_offsets;
+  int64_t *offsets;
+  /*
+   * indexed, struct: count
+   */
+  size_t n_blocklens;
+  int64_t *blocklens;
+  /*
+   * struct: count
+   */
+  size_t n_children;
+  int32_t *children;
+  int64_t lb;
+  int64_t extent;
+};
+#define TESSERA__DATALOOP_NODE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&tessera__dataloop_node__descriptor) \
+    , 0, 0, 0, 0, 0, 0,NULL, 0,NULL, 0,NULL, 0, 0 }
+
+
+struct  Tessera__Dataloop
+{
+  ProtobufCMessage base;
+  uint32_t root;
+  size_t n_nodes;
+  Tessera__DataloopNode **nodes;
+  /*
+   * Written last and equal to the number of nodes, so an encoding cut
+   * short between two nodes is detected.
+   */
+  uint32_t node_count;
+};
+#define TESSERA__DATALOOP__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&tessera__dataloop__descriptor) \
+    , 0, 0,NULL, 0 }
 
 
 /* Tessera__ErrorReply methods */
@@ -955,6 +1028,44 @@ Tessera__EmptyReply *
 void   tessera__empty_reply__free_unpacked
                      (Tessera__EmptyReply *message,
                       ProtobufCAllocator *allocator);
+/* Tessera__DataloopNode methods */
+void   tessera__dataloop_node__init
+                     (Tessera__DataloopNode         *message);
+size_t tessera__dataloop_node__get_packed_size
+                     (const Tessera__DataloopNode   *message);
+size_t tessera__dataloop_node__pack
+                     (const Tessera__DataloopNode   *message,
+                      uint8_t             *out);
+size_t tessera__dataloop_node__pack_to_buffer
+                     (const Tessera__DataloopNode   *message,
+                      ProtobufCBuffer     *buffer);
+Tessera__DataloopNode *
+       tessera__dataloop_node__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   tessera__dataloop_node__free_unpacked
+                     (Tessera__DataloopNode *message,
+                      ProtobufCAllocator *allocator);
+/* Tessera__Dataloop methods */
+void   tessera__dataloop__init
+                     (Tessera__Dataloop         *message);
+size_t tessera__dataloop__get_packed_size
+                     (const Tessera__Dataloop   *message);
+size_t tessera__dataloop__pack
+                     (const Tessera__Dataloop   *message,
+                      uint8_t             *out);
+size_t tessera__dataloop__pack_to_buffer
+                     (const Tessera__Dataloop   *message,
+                      ProtobufCBuffer     *buffer);
+Tessera__Dataloop *
+       tessera__dataloop__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   tessera__dataloop__free_unpacked
+                     (Tessera__Dataloop *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Tessera__ErrorReply_Closure)
@@ -1035,6 +1146,12 @@ typedef void (*Tessera__TruncateRequest_Closure)
 typedef void (*Tessera__EmptyReply_Closure)
                  (const Tessera__EmptyReply *message,
                   void *closure_data);
+typedef void (*Tessera__DataloopNode_Closure)
+                 (const Tessera__DataloopNode *message,
+                  void *closure_data);
+typedef void (*Tessera__Dataloop_Closure)
+                 (const Tessera__Dataloop *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -1067,6 +1184,8 @@ extern const ProtobufCMessageDescriptor tessera__handles_request__descriptor;
 extern const ProtobufCMessageDescriptor tessera__sizes_reply__descriptor;
 extern const ProtobufCMessageDescriptor tessera__truncate_request__descriptor;
 extern const ProtobufCMessageDescriptor tessera__empty_reply__descriptor;
+extern const ProtobufCMessageDescriptor tessera__dataloop_node__descriptor;
+extern const ProtobufCMessageDescriptor tessera__dataloop__descriptor;
 
 PROTOBUF_C__END_DECLS
 

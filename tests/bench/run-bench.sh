@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# make bench: bring up a private local cluster (1 mds + 4 ios) under
+# build/bench-var, run the benchmarks beside their local baselines, and
+# stop it. Figures go to stdout and build/bench-results.txt.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+export TESSERA_VAR="$top/build/bench-var" TESSERA_PORT=${TESSERA_PORT:-7500}
+rm -rf "$TESSERA_VAR"
+trap '"$top/deploy/tessera-local" down >/dev/null' EXIT
+"$top/deploy/tessera-local" up >/dev/null
+mkdir -p "$TESSERA_VAR/baseline"
+{
+	"$top/build/bin/tessera-bench-basic" -c "$TESSERA_VAR/tessera.conf" \
+		-l "$TESSERA_VAR/baseline" -s "${BENCH_MIB:-1024}" -n "${BENCH_FILES:-10000}" -p 4
+	for extra in "$top"/tests/bench/bench_*.sh; do
+		if [ -x "$extra" ]; then "$extra" "$TESSERA_VAR/tessera.conf" "$TESSERA_VAR/baseline"; fi
+	done
+} | tee "$top/build/bench-results.txt"
