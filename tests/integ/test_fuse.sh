@@ -192,17 +192,17 @@ t_tar_tree() {
 t_fio_sequential() {
 	mkdir -p "$M1/fio"
 	timeout 300 fio --name=seq --directory="$M1/fio" --ioengine=psync --bs=1M --size=64M \
-		--rw=write --verify=crc32c --do_verify=1 --verify_fatal=1 --end_fsync=1
+		--rw=write --verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0 --end_fsync=1
 	timeout 300 fio --name=seq --directory="$M1/fio" --ioengine=psync --bs=1M --size=64M \
-		--rw=read --verify=crc32c --verify_only=1 --verify_fatal=1
+		--rw=read --verify=crc32c --verify_only=1 --verify_fatal=1 --verify_state_save=0
 }
 
 t_fio_random() {
 	mkdir -p "$M1/fio"
 	timeout 300 fio --name=rnd --directory="$M1/fio" --ioengine=psync --bs=4k --size=16M \
-		--rw=randwrite --verify=crc32c --do_verify=1 --verify_fatal=1 --numjobs=2
+		--rw=randwrite --verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0 --numjobs=2
 	timeout 300 fio --name=rnd --directory="$M1/fio" --ioengine=psync --bs=4k --size=16M \
-		--rw=randread --verify=crc32c --verify_only=1 --verify_fatal=1 --numjobs=2
+		--rw=randread --verify=crc32c --verify_only=1 --verify_fatal=1 --verify_state_save=0 --numjobs=2
 	rm -rf "$M1/fio"
 }
 
