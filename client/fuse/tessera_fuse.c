@@ -1,0 +1,833 @@
+/*
+ * tessera-fuse - mount a Tessera file system through FUSE.
+ *
+ *   tessera-fuse [-c CONFIG] MOUNTPOINT [fuse options]
+ *
+ * Built on libfuse3's high-level (path based) API, which matches Tessera's
+ * path-based metadata calls, and on nothing of Tessera but the public
+ * client library (tessera.h). Requests are served by several threads at
+ * once (libfuse's multithreaded loop; -s for one thread); each request
+ * first tells the library who asked (uid, gid and supplementary groups
+ * from the FUSE context), so the metadata daemon checks permissions as
+ * that user. The mount also uses `default_permissions`, so the kernel
+ * checks modes before a request is even sent.
+ *
+ * Defaults added before the user's own options (which override them):
+ *   -o default_permissions,fsname=tessera,subtype=tessera
+ *   -o max_read=1048576           reads of up to 1 MiB per request
+ *   -o entry_timeout=1            seconds the kernel caches a name lookup
+ *   -o attr_timeout=1             seconds the kernel caches attributes
+ *   -o negative_timeout=0         a missing name is never cached, so a
+ *                                 file made by another mount shows at once
+ * and, in init, max_write = max_readahead = 1 MiB. Several mounts of one
+ * file system see each other's changes once the kernel caches expire
+ * (attr_timeout/entry_timeout; use 0 for none) and each open of a file
+ * drops its cached pages.
+ *
+ * What Tessera does not have answers with an error, never a silent
+ * success: hard links, symbolic links and special files (mknod of a
+ * fifo, socket or device) give EPERM, the errno link(2), symlink(2) and
+ * mknod(2) document for a file system without them; extended attributes
+ * give EOPNOTSUPP (we answer ENOSYS, which the kernel turns into
+ * EOPNOTSUPP and remembers, so it stops asking); rename with
+ * RENAME_EXCHANGE or RENAME_WHITEOUT gives EINVAL, as rename(2) documents
+ * for unsupported flags. RENAME_NOREPLACE works, but checks the target
+ * and renames in two steps, so it is not atomic against another client.
+ * Shared writable mmap goes through the kernel page cache as on any FUSE
+ * file system (the high-level API cannot see mmap calls): it is coherent
+ * within one mount only.
+ *
+ * An open file that is unlinked is renamed to .fuse_hiddenNNN until it is
+ * closed (libfuse's default; -o hard_remove unlinks at once instead).
+ *
+ * Errors: the library's message (tessera_errmsg) goes to stderr and the
+ * kernel gets the errno; transport failures (timeouts, refused or lost
+ * connections) become EIO, so a dead storage daemon gives the program an
+ * I/O error after the config's timeout_ms rather than a hang.
+ */
+#define FUSE_USE_VERSION 312
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse.h>
+#include <fuse_lowlevel.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tessera.h"
+
+#define IO_SIZE (1u << 20)   /* max_read, max_write, max_readahead */
+#define DIR_PAGE 128         /* entries per tessera_readdir call */
+
+/* The mount's state: lives in main, reached through fuse_get_context(). */
+struct tfuse {
+	tessera_fs *fs;
+	const char *config;
+	unsigned max_read;    /* the max_read mount option in force */
+};
+
+/* An open directory: the page of entries last read, for offset-based
+ * readdir (the kernel resumes at the offset of the last entry it took). */
+struct tdir {
+	uint64_t base;        /* index of ents[0] in the whole listing */
+	uint32_t n;           /* entries in ents */
+	int loaded, eof;      /* eof: no entries follow ents */
+	struct tessera_dirent ents[DIR_PAGE];
+};
+
+/* ------------------------------------------------------------- helpers */
+
+/* Act as the caller of the current request: uid, gid and supplementary
+ * groups. Returns the file system. */
+static tessera_fs *as_caller(void)
+{
+	struct fuse_context *c = fuse_get_context();
+	struct tfuse *t = c->private_data;
+	struct tessera_cred cred;
+	gid_t groups[TESSERA_MAX_GROUPS];
+	int n = 0;
+
+	memset(&cred, 0, sizeof(cred));
+	cred.uid = (uint32_t)c->uid;
+	cred.gids[0] = (uint32_t)c->gid;
+	cred.ngids = 1;
+	/* Root may do anything; its groups do not matter. pid 0 is a request
+	 * of the kernel's own (no process to ask). */
+	if (c->uid != 0 && c->pid > 0)
+		n = fuse_getgroups(TESSERA_MAX_GROUPS - 1, groups);
+	for (int i = 0; i < n && i < TESSERA_MAX_GROUPS - 1; i++)
+		if ((uint32_t)groups[i] != cred.gids[0])
+			cred.gids[cred.ngids++] = (uint32_t)groups[i];
+	tessera_set_thread_cred(t->fs, &cred);
+	return t->fs;
+}
+
+/* A transport failure is an I/O error to the program. */
+static int errno_of(int rc)
+{
+	switch (-rc) {
+	case ETIMEDOUT: case ECONNREFUSED: case ECONNRESET: case ECONNABORTED:
+	case EHOSTUNREACH: case ENETUNREACH: case ENETDOWN: case EHOSTDOWN:
+	case ENOTCONN: case EPIPE: case ESHUTDOWN: case EPROTO: case EBADMSG:
+		return -EIO;
+	default:
+		return rc < 0 ? rc : -EIO;
+	}
+}
+
+/* Log the library's message for a failed call and return -errno. Names
+ * that do not exist are part of normal lookups and not logged. */
+static int fail(tessera_fs *fs, int rc)
+{
+	int e = errno_of(rc);
+
+	if (rc != -ENOENT)
+		fprintf(stderr, "tessera-fuse: %s (%s)\n", tessera_errmsg(fs), strerror(-e));
+	return e;
+}
+
+static void to_stat(const struct tessera_stat *ts, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = (ino_t)ts->handle;
+	st->st_mode = (mode_t)ts->mode;
+	st->st_nlink = ts->nlink ? ts->nlink : 1;
+	st->st_uid = (uid_t)ts->uid;
+	st->st_gid = (gid_t)ts->gid;
+	st->st_size = (off_t)ts->size;
+	st->st_blksize = IO_SIZE;
+	st->st_blocks = (blkcnt_t)((ts->size + 511) / 512);
+	st->st_atim = ts->atime;
+	st->st_mtim = ts->mtime;
+	st->st_ctim = ts->ctime;
+}
+
+static tessera_file *fh_of(const struct fuse_file_info *fi)
+{
+	return (tessera_file *)(uintptr_t)fi->fh;
+}
+
+/* ---------------------------------------------------------- operations */
+
+static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+{
+	struct tfuse *t = fuse_get_context()->private_data;
+
+	conn->max_write = IO_SIZE;
+	conn->max_readahead = IO_SIZE;
+	/* libfuse insists that this equals the max_read mount option. */
+	conn->max_read = t->max_read;
+	if (conn->capable & FUSE_CAP_ASYNC_READ)
+		conn->want |= FUSE_CAP_ASYNC_READ;
+	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
+		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+	/* No writeback cache: a write reaches the storage daemons before
+	 * write(2) returns, so another mount sees it after close. */
+	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+	cfg->use_ino = 1;        /* inode numbers are Tessera handles */
+	cfg->nullpath_ok = 0;
+	return t;
+}
+
+static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+{
+	tessera_fs *fs = as_caller();
+	struct tessera_stat ts;
+	int rc;
+
+	if (path)
+		rc = tessera_stat(fs, path, &ts);
+	else if (fi)
+		rc = tessera_fstat(fh_of(fi), &ts);
+	else
+		rc = -ENOENT;
+	if (rc)
+		return fail(fs, rc);
+	to_stat(&ts, st);
+	return 0;
+}
+
+static int op_opendir(const char *path, struct fuse_file_info *fi)
+{
+	tessera_fs *fs = as_caller();
+	struct tessera_stat ts;
+	struct tdir *d;
+	int rc = tessera_stat(fs, path, &ts);
+
+	if (rc)
+		return fail(fs, rc);
+	if (!S_ISDIR(ts.mode))
+		return -ENOTDIR;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	fi->fh = (uint64_t)(uintptr_t)d;
+	return 0;
+}
+
+/* Load the page after the current one, or the first page if `restart`. */
+static int dir_page(tessera_fs *fs, const char *path, struct tdir *d, int restart)
+{
+	char cursor[256] = "";
+	uint64_t base = 0;
+	int rc;
+
+	if (!restart && d->loaded) {
+		base = d->base + d->n;
+		if (d->n)
+			snprintf(cursor, sizeof(cursor), "%s", d->ents[d->n - 1].name);
+	}
+	rc = tessera_readdir(fs, path, cursor, d->ents, DIR_PAGE, &d->n, &d->eof);
+	if (rc) {
+		d->loaded = 0;
+		return rc;
+	}
+	d->base = base;
+	d->loaded = 1;
+	return 0;
+}
+
+/*
+ * Offsets: "." is 1, ".." is 2, entry i of the listing is i + 3; the
+ * kernel passes the offset of the last entry it took. Reading on from
+ * where the last call stopped fetches the next page after the last name
+ * seen (tessera_readdir's cursor), so a listing in pages of any size costs
+ * one request per DIR_PAGE names and sees every name that exists
+ * throughout. A seek elsewhere restarts from the top and skips ahead.
+ */
+static int op_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t off,
+		      struct fuse_file_info *fi, enum fuse_readdir_flags flags)
+{
+	tessera_fs *fs = as_caller();
+	struct tdir *d = (struct tdir *)(uintptr_t)fi->fh;
+	uint64_t want;
+	int rc;
+
+	(void)flags;
+	if (off < 1 && fill(buf, ".", NULL, 1, 0))
+		return 0;
+	if (off < 2 && fill(buf, "..", NULL, 2, 0))
+		return 0;
+	want = off < 2 ? 0 : (uint64_t)off - 2;   /* next entry's index */
+
+	if (!d->loaded || want < d->base) {
+		rc = dir_page(fs, path, d, 1);
+		if (rc)
+			return fail(fs, rc);
+	}
+	for (;;) {
+		while (want >= d->base + d->n) {
+			if (d->eof)
+				return 0;
+			rc = dir_page(fs, path, d, 0);
+			if (rc)
+				return fail(fs, rc);
+			if (!d->n && d->eof)
+				return 0;
+		}
+		const struct tessera_dirent *e = &d->ents[want - d->base];
+		struct stat st;
+
+		memset(&st, 0, sizeof(st));
+		st.st_ino = (ino_t)e->handle;
+		st.st_mode = (mode_t)e->mode;
+		if (fill(buf, e->name, &st, (off_t)(want + 3), 0))
+			return 0;
+		want++;
+	}
+}
+
+static int op_releasedir(const char *path, struct fuse_file_info *fi)
+{
+	(void)path;
+	free((void *)(uintptr_t)fi->fh);
+	return 0;
+}
+
+static int op_mkdir(const char *path, mode_t mode)
+{
+	tessera_fs *fs = as_caller();
+	int rc = tessera_mkdir(fs, path, mode & 07777);
+
+	return rc ? fail(fs, rc) : 0;
+}
+
+static int op_rmdir(const char *path)
+{
+	tessera_fs *fs = as_caller();
+	int rc = tessera_rmdir(fs, path);
+
+	return rc ? fail(fs, rc) : 0;
+}
+
+static int op_unlink(const char *path)
+{
+	tessera_fs *fs = as_caller();
+	int rc = tessera_unlink(fs, path);
+
+	return rc ? fail(fs, rc) : 0;
+}
+
+static int open_flags(int flags)
+{
+	return flags & (O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC);
+}
+
+static int op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	tessera_fs *fs = as_caller();
+	tessera_file *f;
+	int rc;
+
+	if (!S_ISREG(mode) && (mode & S_IFMT))
+		return -EPERM;
+	rc = tessera_open(fs, path, open_flags(fi->flags) | O_CREAT, mode & 07777, NULL, &f);
+	if (rc)
+		return fail(fs, rc);
+	fi->fh = (uint64_t)(uintptr_t)f;
+	return 0;
+}
+
+static int op_mknod(const char *path, mode_t mode, dev_t dev)
+{
+	tessera_fs *fs = as_caller();
+	tessera_file *f;
+	int rc;
+
+	(void)dev;
+	if (!S_ISREG(mode)) {
+		fprintf(stderr, "tessera-fuse: mknod %s: only regular files exist in Tessera\n", path);
+		return -EPERM;
+	}
+	rc = tessera_open(fs, path, O_WRONLY | O_CREAT | O_EXCL, mode & 07777, NULL, &f);
+	if (rc)
+		return fail(fs, rc);
+	tessera_close(f);
+	return 0;
+}
+
+static int op_open(const char *path, struct fuse_file_info *fi)
+{
+	tessera_fs *fs = as_caller();
+	tessera_file *f;
+	int rc = tessera_open(fs, path, open_flags(fi->flags), 0, NULL, &f);
+
+	if (rc)
+		return fail(fs, rc);
+	fi->fh = (uint64_t)(uintptr_t)f;
+	return 0;
+}
+
+static int op_read(const char *path, char *buf, size_t size, off_t off,
+		   struct fuse_file_info *fi)
+{
+	tessera_fs *fs = as_caller();
+	ssize_t n;
+
+	(void)path;
+	n = tessera_pread(fh_of(fi), buf, size, (uint64_t)off);
+	if (n < 0)
+		return fail(fs, (int)n);
+	return (int)n;
+}
+
+static int op_write(const char *path, const char *buf, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	tessera_fs *fs = as_caller();
+	ssize_t n;
+
+	(void)path;
+	n = tessera_pwrite(fh_of(fi), buf, size, (uint64_t)off);
+	if (n < 0)
+		return fail(fs, (int)n);
+	return (int)n;
+}
+
+static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+{
+	tessera_fs *fs = as_caller();
+	int rc;
+
+	if (size < 0)
+		return -EINVAL;
+	/* ftruncate needs a handle open for writing; anything else goes by
+	 * name (the kernel has checked write permission). */
+	if (fi && (fi->flags & O_ACCMODE) != O_RDONLY)
+		rc = tessera_ftruncate(fh_of(fi), (uint64_t)size);
+	else
+		rc = tessera_truncate(fs, path, (uint64_t)size);
+	return rc ? fail(fs, rc) : 0;
+}
+
+static int op_flush(const char *path, struct fuse_file_info *fi)
+{
+	/* Writes are on the storage daemons when write(2) returns; there is
+	 * nothing buffered here to push out at close. */
+	(void)path;
+	(void)fi;
+	return 0;
+}
+
+static int op_fsync(const char *path, int datasync, struct fuse_file_info *fi)
+{
+	tessera_fs *fs = as_caller();
+	int rc;
+
+	(void)path;
+	(void)datasync;
+	rc = tessera_fsync(fh_of(fi));
+	return rc ? fail(fs, rc) : 0;
+}
+
+static int op_release(const char *path, struct fuse_file_info *fi)
+{
+	tessera_fs *fs = as_caller();
+	int rc;
+
+	(void)path;
+	rc = tessera_close(fh_of(fi));
+	return rc ? fail(fs, rc) : 0;
+}
+
+static int op_rename(const char *from, const char *to, unsigned int flags)
+{
+	tessera_fs *fs = as_caller();
+	struct tessera_stat ts;
+	int rc;
+
+	if (flags & ~RENAME_NOREPLACE) {
+		fprintf(stderr, "tessera-fuse: rename %s %s: flags 0x%x not supported\n",
+			from, to, flags);
+		return -EINVAL;
+	}
+	if (flags & RENAME_NOREPLACE) {
+		rc = tessera_stat(fs, to, &ts);
+		if (!rc)
+			return -EEXIST;
+		if (rc != -ENOENT)
+			return fail(fs, rc);
+	}
+	rc = tessera_rename(fs, from, to);
+	return rc ? fail(fs, rc) : 0;
+}
+
+static int setattr(const char *path, const struct tessera_setattr *sa)
+{
+	tessera_fs *fs = as_caller();
+	int rc = tessera_setattr(fs, path, sa);
+
+	return rc ? fail(fs, rc) : 0;
+}
+
+static int op_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	struct tessera_setattr sa = { .valid = TESSERA_SET_MODE, .mode = mode & 07777 };
+
+	(void)fi;
+	return setattr(path, &sa);
+}
+
+static int op_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
+{
+	struct tessera_setattr sa = { .valid = 0 };
+
+	(void)fi;
+	if (uid != (uid_t)-1) {
+		sa.valid |= TESSERA_SET_UID;
+		sa.uid = (uint32_t)uid;
+	}
+	if (gid != (gid_t)-1) {
+		sa.valid |= TESSERA_SET_GID;
+		sa.gid = (uint32_t)gid;
+	}
+	if (!sa.valid)
+		return 0;
+	return setattr(path, &sa);
+}
+
+static int op_utimens(const char *path, const struct timespec tv[2],
+		      struct fuse_file_info *fi)
+{
+	struct tessera_setattr sa = { .valid = 0 };
+
+	(void)fi;
+	if (!tv) {
+		sa.valid = TESSERA_SET_ATIME_NOW | TESSERA_SET_MTIME_NOW;
+	} else {
+		if (tv[0].tv_nsec == UTIME_NOW)
+			sa.valid |= TESSERA_SET_ATIME_NOW;
+		else if (tv[0].tv_nsec != UTIME_OMIT) {
+			sa.valid |= TESSERA_SET_ATIME;
+			sa.atime = tv[0];
+		}
+		if (tv[1].tv_nsec == UTIME_NOW)
+			sa.valid |= TESSERA_SET_MTIME_NOW;
+		else if (tv[1].tv_nsec != UTIME_OMIT) {
+			sa.valid |= TESSERA_SET_MTIME;
+			sa.mtime = tv[1];
+		}
+	}
+	if (!sa.valid)
+		return 0;
+	return setattr(path, &sa);
+}
+
+static int op_statfs(const char *path, struct statvfs *sv)
+{
+	tessera_fs *fs = as_caller();
+	struct tessera_statfs sf;
+	const uint64_t frag = 4096;
+	int rc;
+
+	(void)path;
+	rc = tessera_statfs(fs, &sf);
+	if (rc)
+		return fail(fs, rc);
+	memset(sv, 0, sizeof(*sv));
+	sv->f_bsize = IO_SIZE;
+	sv->f_frsize = frag;
+	sv->f_blocks = sf.bytes_total / frag;
+	sv->f_bfree = sf.bytes_free / frag;
+	sv->f_bavail = sf.bytes_free / frag;
+	/* No inode table: names are limited by the metadata store only. */
+	sv->f_ffree = sv->f_favail = UINT32_MAX;
+	sv->f_files = sf.files + sv->f_ffree;
+	sv->f_namemax = 255;
+	return 0;
+}
+
+/* ------------------------------------------------- what Tessera lacks */
+
+static int op_link(const char *from, const char *to)
+{
+	fprintf(stderr, "tessera-fuse: link %s %s: Tessera has no hard links\n", from, to);
+	return -EPERM;
+}
+
+static int op_symlink(const char *target, const char *path)
+{
+	fprintf(stderr, "tessera-fuse: symlink %s -> %s: Tessera has no symbolic links\n",
+		path, target);
+	return -EPERM;
+}
+
+static int op_readlink(const char *path, char *buf, size_t len)
+{
+	(void)path;
+	(void)buf;
+	(void)len;
+	return -EINVAL; /* nothing is a symbolic link */
+}
+
+/* ENOSYS: the kernel answers EOPNOTSUPP from now on without asking us
+ * (and stops its xattr lookups on every write). */
+static int op_setxattr(const char *path, const char *name, const char *value,
+		       size_t size, int flags)
+{
+	(void)path, (void)name, (void)value, (void)size, (void)flags;
+	return -ENOSYS;
+}
+
+static int op_getxattr(const char *path, const char *name, char *value, size_t size)
+{
+	(void)path, (void)name, (void)value, (void)size;
+	return -ENOSYS;
+}
+
+static int op_listxattr(const char *path, char *list, size_t size)
+{
+	(void)path, (void)list, (void)size;
+	return -ENOSYS;
+}
+
+static int op_removexattr(const char *path, const char *name)
+{
+	(void)path, (void)name;
+	return -ENOSYS;
+}
+
+static const struct fuse_operations ops = {
+	.init = op_init,
+	.getattr = op_getattr,
+	.opendir = op_opendir,
+	.readdir = op_readdir,
+	.releasedir = op_releasedir,
+	.mkdir = op_mkdir,
+	.rmdir = op_rmdir,
+	.unlink = op_unlink,
+	.create = op_create,
+	.mknod = op_mknod,
+	.open = op_open,
+	.read = op_read,
+	.write = op_write,
+	.truncate = op_truncate,
+	.flush = op_flush,
+	.fsync = op_fsync,
+	.release = op_release,
+	.rename = op_rename,
+	.chmod = op_chmod,
+	.chown = op_chown,
+	.utimens = op_utimens,
+	.statfs = op_statfs,
+	.link = op_link,
+	.symlink = op_symlink,
+	.readlink = op_readlink,
+	.setxattr = op_setxattr,
+	.getxattr = op_getxattr,
+	.listxattr = op_listxattr,
+	.removexattr = op_removexattr,
+};
+
+/* ---------------------------------------------------------------- main */
+
+static void usage(FILE *out, const char *prog)
+{
+	fprintf(out,
+		"usage: %s [-c CONFIG] MOUNTPOINT [fuse options]\n"
+		"\n"
+		"Mount the Tessera file system of CONFIG (default: $TESSERA_CONFIG) on\n"
+		"MOUNTPOINT. Tessera path /a/b is MOUNTPOINT/a/b.\n"
+		"\n"
+		"  -c CONFIG              the file system's config file\n"
+		"  -f                     stay in the foreground\n"
+		"  -s                     serve one request at a time\n"
+		"  -o allow_other         let other users use the mount\n"
+		"  -o attr_timeout=S      seconds the kernel caches attributes (default 1)\n"
+		"  -o entry_timeout=S     seconds the kernel caches names (default 1)\n"
+		"  -o negative_timeout=S  seconds the kernel caches missing names (default 0)\n"
+		"                         (0 everywhere: every mount sees changes at once)\n"
+		"  -o hard_remove         unlink open files at once, not at close\n"
+		"\n"
+		"Always on: default_permissions, max_read=1048576, max_write and\n"
+		"max_readahead 1 MiB. Hard links, symbolic links, special files and\n"
+		"extended attributes are not supported (EPERM, EOPNOTSUPP).\n",
+		prog);
+}
+
+/* The last max_read=N among the -o options of args (def if none). */
+static unsigned max_read_of(const struct fuse_args *args, unsigned def)
+{
+	for (int i = 1; i < args->argc; i++) {
+		const char *o = args->argv[i];
+
+		if (!strcmp(o, "-o") && i + 1 < args->argc)
+			o = args->argv[++i];
+		else if (!strncmp(o, "-o", 2))
+			o += 2;
+		else
+			continue;
+		for (const char *p = o; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+			if (!strncmp(p, "max_read=", 9))
+				def = (unsigned)strtoul(p + 9, NULL, 0);
+	}
+	return def;
+}
+
+/* Connect and ping every server in a child process, before the mount
+ * exists: config errors and a dead metadata daemon fail the command
+ * here, and the fabric is opened only after fuse_daemonize's fork. */
+static int precheck(const char *config)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid < 0) {
+		perror("tessera-fuse: fork");
+		return -1;
+	}
+	if (pid == 0) {
+		struct tessera_ping ping[TESSERA_MAX_STRIPE + 1];
+		tessera_fs *fs;
+		char err[512];
+		int rc = tessera_connect(config, &fs, err, sizeof(err)), n;
+
+		if (rc) {
+			fprintf(stderr, "tessera-fuse: %s\n", err);
+			_exit(1);
+		}
+		n = tessera_ping(fs, ping, TESSERA_MAX_STRIPE + 1);
+		rc = 0;
+		for (int i = 0; i < n; i++) {
+			if (!ping[i].status)
+				continue;
+			fprintf(stderr, "tessera-fuse: %s %u (%s) does not answer: %s\n",
+				ping[i].role, ping[i].index, ping[i].address,
+				strerror(-ping[i].status));
+			if (i == 0)
+				rc = 1;   /* no metadata daemon: nothing works */
+		}
+		tessera_disconnect(fs);
+		_exit(rc);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return -1;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const defaults =
+		"default_permissions,fsname=tessera,subtype=tessera,max_read=1048576,"
+		"entry_timeout=1,attr_timeout=1,negative_timeout=0";
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	struct fuse_cmdline_opts opts;
+	struct fuse_loop_config *lc = NULL;
+	struct tfuse t = { NULL, NULL, IO_SIZE };
+	struct fuse *fuse = NULL;
+	char err[512], config[4096];
+	int rc = 1;
+
+	/* Our own option, -c CONFIG (or -cCONFIG), comes out; the rest goes
+	 * to libfuse after our defaults, so the user's options win. */
+	fuse_opt_add_arg(&args, argv[0]);
+	fuse_opt_add_arg(&args, "-o");
+	fuse_opt_add_arg(&args, defaults);
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-c") || !strcmp(argv[i], "--config")) {
+			if (i + 1 >= argc) {
+				usage(stderr, argv[0]);
+				return 2;
+			}
+			t.config = argv[++i];
+		} else if (!strncmp(argv[i], "-c", 2) && argv[i][2]) {
+			t.config = argv[i] + 2;
+		} else if (!strncmp(argv[i], "--config=", 9)) {
+			t.config = argv[i] + 9;
+		} else {
+			fuse_opt_add_arg(&args, argv[i]);
+		}
+	}
+	if (fuse_parse_cmdline(&args, &opts) != 0) {
+		usage(stderr, argv[0]);
+		fuse_opt_free_args(&args);
+		return 2;
+	}
+	if (opts.show_help) {
+		usage(stdout, argv[0]);
+		printf("\nFUSE options:\n");
+		fuse_cmdline_help();
+		fuse_lib_help(&args);
+		rc = 0;
+		goto out;
+	}
+	if (opts.show_version) {
+		printf("tessera-fuse 0.1.0\n");
+		fuse_lowlevel_version();
+		rc = 0;
+		goto out;
+	}
+	if (!opts.mountpoint) {
+		fprintf(stderr, "tessera-fuse: no mount point given\n");
+		usage(stderr, argv[0]);
+		rc = 2;
+		goto out;
+	}
+	if (!t.config)
+		t.config = getenv("TESSERA_CONFIG");
+	if (!t.config) {
+		fprintf(stderr, "tessera-fuse: no config: give -c CONFIG or set TESSERA_CONFIG\n");
+		rc = 2;
+		goto out;
+	}
+	/* fuse_daemonize changes to "/": keep the config's full name. */
+	if (!realpath(t.config, config)) {
+		fprintf(stderr, "tessera-fuse: config %s: %s\n", t.config, strerror(errno));
+		goto out;
+	}
+	t.config = config;
+	if (precheck(t.config))
+		goto out;
+
+	t.max_read = max_read_of(&args, IO_SIZE);
+	fuse = fuse_new(&args, &ops, sizeof(ops), &t);
+	if (!fuse)
+		goto out;
+	if (fuse_mount(fuse, opts.mountpoint) != 0)
+		goto out_destroy;
+	if (fuse_daemonize(opts.foreground) != 0)
+		goto out_unmount;
+	/* After the fork: the fabric and its threads belong to this process. */
+	if (tessera_connect(t.config, &t.fs, err, sizeof(err))) {
+		fprintf(stderr, "tessera-fuse: %s\n", err);
+		t.fs = NULL;
+		goto out_unmount;
+	}
+	if (fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
+		goto out_unmount;
+	if (opts.singlethread) {
+		rc = fuse_loop(fuse);
+	} else {
+		lc = fuse_loop_cfg_create();
+		if (!lc)
+			goto out_signals;
+		fuse_loop_cfg_set_clone_fd(lc, opts.clone_fd);
+		fuse_loop_cfg_set_idle_threads(lc, opts.max_idle_threads);
+		/* fuse_parse_cmdline leaves it at UINT_MAX when not given */
+		if (opts.max_threads > 0 && opts.max_threads <= 100000)
+			fuse_loop_cfg_set_max_threads(lc, opts.max_threads);
+		rc = fuse_loop_mt(fuse, lc);
+		fuse_loop_cfg_destroy(lc);
+	}
+	rc = rc ? 1 : 0;
+out_signals:
+	fuse_remove_signal_handlers(fuse_get_session(fuse));
+out_unmount:
+	fuse_unmount(fuse);
+out_destroy:
+	/* fuse_destroy still unlinks the .fuse_hidden files of files that
+	 * were open at unmount, through op_unlink: disconnect after it. */
+	fuse_destroy(fuse);
+	if (t.fs)
+		tessera_disconnect(t.fs);
+out:
+	free(opts.mountpoint);
+	fuse_opt_free_args(&args);
+	return rc;
+}

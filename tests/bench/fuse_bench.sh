@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# fuse_bench.sh - fio through a tessera-fuse mount beside the same jobs on
+# the local file system that holds the storage daemons' directories.
+# Figures, not a test: it prints a table and exits 0 unless something
+# could not start.
+#
+#   TESSERA_BUILD   build directory (default: build/)
+#   BENCH_SEQ_SIZE  bytes for the sequential jobs (default 1G)
+#   BENCH_RAND_SIZE file size for the random jobs (default 256M)
+#   BENCH_RUNTIME   seconds per random job (default 15)
+#   BENCH_JOBS      fio jobs for the random jobs (default 4)
+#
+# Jobs (psync, buffered, fio's default cache invalidation before each
+# job): sequential 1 MiB write then read, one job; random 4 KiB write then
+# read, BENCH_JOBS jobs. The local run reads the local page cache after
+# fio's invalidation only where the kernel kept nothing; the mount's reads
+# always cross FUSE and the transport to the storage daemons (whose own
+# page cache may hold the data): the ratio is the cost of the whole path.
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+B=${TESSERA_BUILD:-$top/build}
+BIN=$B/bin
+SEQ=${BENCH_SEQ_SIZE:-1G}
+RAND=${BENCH_RAND_SIZE:-256M}
+RUNTIME=${BENCH_RUNTIME:-15}
+JOBS=${BENCH_JOBS:-4}
+N_IOS=4
+
+for p in tessera-fuse tessera-mds tessera-ios; do
+	[ -x "$BIN/$p" ] || { echo "fuse_bench: $BIN/$p is not built" >&2; exit 1; }
+done
+command -v fio >/dev/null || { echo "fuse_bench: fio is not installed" >&2; exit 1; }
+[ -c /dev/fuse ] || { echo "fuse_bench: no /dev/fuse" >&2; exit 1; }
+
+D=$(mktemp -d /tmp/tessera-fuse-bench.XXXXXX)
+CONF=$D/tessera.conf
+M=$D/mnt
+FUSE_PID=
+cleanup() {
+	mountpoint -q "$M" 2>/dev/null && { fusermount3 -u "$M" 2>/dev/null || umount -l "$M"; }
+	[ -n "$FUSE_PID" ] && kill "$FUSE_PID" 2>/dev/null
+	for f in "$D"/*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$D"
+}
+trap cleanup EXIT
+
+free_port() {
+	python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'
+}
+{
+	echo "provider = tcp;ofi_rxm"
+	echo "mds = 127.0.0.1:$(free_port)"
+	for ((i = 0; i < N_IOS; i++)); do echo "ios = 127.0.0.1:$(free_port)"; done
+	echo "timeout_ms = 30000"
+} >"$CONF"
+
+start() {
+	local name=$1
+	shift
+	"$@" -p "$D/$name.pid" >"$D/$name.log" 2>&1 &
+	disown $!
+	for ((t = 0; t < 100; t++)); do [ -s "$D/$name.pid" ] && return; sleep 0.1; done
+	echo "fuse_bench: $name did not start:" >&2; cat "$D/$name.log" >&2; exit 1
+}
+mkdir -p "$D/mds" "$M" "$D/local"
+start mds "$BIN/tessera-mds" -c "$CONF" -d "$D/mds"
+for ((i = 0; i < N_IOS; i++)); do
+	mkdir -p "$D/ios$i"
+	start "ios$i" "$BIN/tessera-ios" -c "$CONF" -d "$D/ios$i" -i "$i"
+done
+"$BIN/tessera-fuse" -c "$CONF" "$M" -f >"$D/fuse.log" 2>&1 &
+FUSE_PID=$!
+for ((t = 0; t < 150; t++)); do mountpoint -q "$M" && break; sleep 0.1; done
+mountpoint -q "$M" || { echo "fuse_bench: mount failed:" >&2; cat "$D/fuse.log" >&2; exit 1; }
+
+# run_fio DIR NAME ARGS...: print "MB/s IOPS" of the job's one direction.
+run_fio() {
+	local dir=$1 name=$2
+	shift 2
+	fio --name="$name" --directory="$dir" --ioengine=psync --group_reporting \
+		--output-format=json "$@" >"$D/fio.json"
+	python3 - "$D/fio.json" <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1]))["jobs"][0]
+d = j["write"] if j["write"]["io_bytes"] > 0 else j["read"]
+print("%.1f %.0f" % (d["bw_bytes"] / 1e6, d["iops"]))
+EOF
+}
+
+declare -A R
+jobs_for() {
+	local where=$1 dir=$2
+	R[$where,seqwrite]=$(run_fio "$dir" seq --rw=write --bs=1M --size="$SEQ" --end_fsync=1)
+	R[$where,seqread]=$(run_fio "$dir" seq --rw=read --bs=1M --size="$SEQ")
+	R[$where,randwrite]=$(run_fio "$dir" rnd --rw=randwrite --bs=4k --size="$RAND" \
+		--numjobs="$JOBS" --time_based --runtime="$RUNTIME")
+	R[$where,randread]=$(run_fio "$dir" rnd --rw=randread --bs=4k --size="$RAND" \
+		--numjobs="$JOBS" --time_based --runtime="$RUNTIME")
+	rm -rf "${dir:?}"/*
+}
+
+echo "fuse_bench: $N_IOS storage daemons on $(df --output=source "$D" | tail -1) ($D)"
+echo "  sequential: 1 MiB blocks, $SEQ, 1 job; random: 4 KiB blocks, $RAND file, $JOBS jobs, ${RUNTIME} s"
+jobs_for mount "$M"
+jobs_for local "$D/local"
+
+printf '\n%-12s %12s %10s   %12s %10s   %8s %8s\n' job "mount MB/s" "IOPS" "local MB/s" "IOPS" "MB/s %" "IOPS %"
+for job in seqwrite seqread randwrite randread; do
+	read -r mbw mio <<<"${R[mount,$job]}"
+	read -r lbw lio <<<"${R[local,$job]}"
+	printf '%-12s %12s %10s   %12s %10s   %8s %8s\n' "$job" "$mbw" "$mio" "$lbw" "$lio" \
+		"$(python3 -c "print('%.1f' % (100 * $mbw / $lbw if $lbw else 0))")" \
+		"$(python3 -c "print('%.1f' % (100 * $mio / $lio if $lio else 0))")"
+done
+echo "(ratio = mount / local, in percent)"

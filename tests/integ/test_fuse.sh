@@ -1,0 +1,386 @@
+#!/usr/bin/env bash
+# test_fuse.sh - tessera-fuse against a real cluster (1 mds + 4 ios on
+# loopback), with CMocka-style output for tests/run-suites.sh.
+#
+# Needs root, /dev/fuse, fusermount3, fio, setpriv, python3. Without a
+# usable /dev/fuse it reports one skipped test and exits 0.
+# TESSERA_BUILD names the build directory (default: build/); with
+# TESSERA_KEEP=1 the scratch directory (logs, per-test output) is kept.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+B=${TESSERA_BUILD:-$top/build}
+BIN=$B/bin
+
+skip() {
+	echo "[==========] 0 test(s) run."
+	echo "[  PASSED  ] 0 test(s)."
+	echo "[  SKIPPED ] 1 test(s), listed below:"
+	echo "[  SKIPPED ] fuse: $1"
+	exit 0
+}
+
+[ -c /dev/fuse ] || skip "/dev/fuse is missing"
+{ exec 3<>/dev/fuse; } 2>/dev/null || skip "/dev/fuse cannot be opened"
+exec 3>&-
+[ "$(id -u)" -eq 0 ] || skip "needs root (allow_other, setpriv)"
+command -v fusermount3 >/dev/null || skip "fusermount3 is not installed"
+for p in tessera-fuse tessera-mds tessera-ios; do
+	[ -x "$BIN/$p" ] || skip "$BIN/$p is not built"
+done
+
+D=$(mktemp -d /tmp/tessera-fuse.XXXXXX)
+chmod 0755 "$D"   # uid 65534 must reach the mount for the EACCES test
+CONF=$D/tessera.conf
+M1=$D/mnt1
+M2=$D/mnt2
+declare -A DAEMON_ARGS   # name -> arguments, for restarts
+FUSE_PIDS=()
+N_IOS=4
+
+cleanup() {
+	for m in "$M1" "$M2"; do
+		mountpoint -q "$m" 2>/dev/null && { fusermount3 -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; }
+	done
+	for p in "${FUSE_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for f in "$D"/*.pid; do
+		[ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
+	done
+	for p in $(jobs -p); do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	if [ -n "${TESSERA_KEEP:-}" ]; then echo "kept $D"; else rm -rf "$D"; fi
+}
+trap cleanup EXIT
+
+free_port() {
+	python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'
+}
+
+{
+	echo "provider = tcp;ofi_rxm"
+	echo "mds = 127.0.0.1:$(free_port)"
+	for ((i = 0; i < N_IOS; i++)); do echo "ios = 127.0.0.1:$(free_port)"; done
+	echo "timeout_ms = 5000"
+} >"$CONF"
+
+# start NAME PROGRAM ARGS...: run a daemon, wait for its pid file.
+start() {
+	local name=$1 prog=$2
+	shift 2
+	DAEMON_ARGS[$name]="$prog $*"
+	rm -f "$D/$name.pid"
+	"$BIN/$prog" "$@" -p "$D/$name.pid" >>"$D/$name.log" 2>&1 &
+	disown $!   # killed through its pid file; no "Killed" notices
+	for ((t = 0; t < 100; t++)); do
+		[ -s "$D/$name.pid" ] && return 0
+		sleep 0.1
+	done
+	echo "$name did not write its pid file:"; cat "$D/$name.log"
+	return 1
+}
+restart() {
+	local name=$1
+	set -- ${DAEMON_ARGS[$name]}
+	start "$name" "$@"
+}
+start_cluster() {
+	mkdir -p "$D/mds" && start mds tessera-mds -c "$CONF" -d "$D/mds" || return 1
+	for ((i = 0; i < N_IOS; i++)); do
+		mkdir -p "$D/ios$i" && start "ios$i" tessera-ios -c "$CONF" -d "$D/ios$i" -i "$i" || return 1
+	done
+}
+
+# mount_fs DIR [options]: tessera-fuse in the foreground (so we hold its
+# pid), wait until the mount shows.
+mount_fs() {
+	local dir=$1
+	shift
+	mkdir -p "$dir"
+	"$BIN/tessera-fuse" -c "$CONF" "$dir" -f -o allow_other "$@" \
+		>>"$D/fuse-$(basename "$dir").log" 2>&1 &
+	FUSE_PIDS+=($!)
+	for ((t = 0; t < 150; t++)); do
+		mountpoint -q "$dir" && return 0
+		kill -0 $! 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "mount on $dir did not come up:"; cat "$D/fuse-$(basename "$dir").log"
+	return 1
+}
+
+# ------------------------------------------------------------ the runner
+run=0 passed=0
+failed=()
+# check NAME FUNCTION: run FUNCTION in a subshell under set -e.
+# check_here NAME FUNCTION: run it in this shell (it starts the daemons and
+# mounts whose pids the EXIT trap needs), so it must check its own steps.
+check() {
+	local name=$1 out=$D/out.$1 rc
+	shift
+	echo "[ RUN      ] $name"
+	run=$((run + 1))
+	if [ "$name" = "$HERE" ]; then
+		"$@" >"$out" 2>&1
+	else
+		( set -e; "$@" ) >"$out" 2>&1
+	fi
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		echo "[       OK ] $name"
+		passed=$((passed + 1))
+	else
+		sed 's/^/    /' "$out"
+		echo "    (exit status $rc)"
+		echo "[  FAILED  ] $name"
+		failed+=("$name")
+	fi
+}
+HERE=
+check_here() { HERE=$1; check "$@"; HERE=; }
+die() { echo "$*"; exit 1; }
+
+# -------------------------------------------------------------- the tests
+
+t_cluster_and_mount() {
+	start_cluster && mount_fs "$M1" && mount_fs "$M2"
+}
+
+t_basic() {
+	mkdir "$M1/basic"
+	echo hello >"$M1/basic/a"
+	[ "$(cat "$M1/basic/a")" = hello ] || die "read back differs"
+	[ "$(stat -c %s "$M1/basic/a")" = 6 ] || die "size is not 6"
+	chmod 0640 "$M1/basic/a"
+	[ "$(stat -c %a "$M1/basic/a")" = 640 ] || die "chmod did not stick"
+	chown 123:456 "$M1/basic/a"
+	[ "$(stat -c %u:%g "$M1/basic/a")" = 123:456 ] || die "chown did not stick"
+	touch -d '2001-02-03 04:05:06' "$M1/basic/a"
+	[ "$(stat -c %Y "$M1/basic/a")" = "$(date -d '2001-02-03 04:05:06' +%s)" ] || die "utimens did not stick"
+	truncate -s 100000 "$M1/basic/a"
+	[ "$(stat -c %s "$M1/basic/a")" = 100000 ] || die "truncate up failed"
+	truncate -s 3 "$M1/basic/a"
+	[ "$(cat "$M1/basic/a")" = hel ] || die "truncate down failed"
+	df "$M1" | grep -q tessera || die "statfs: df does not show the mount"
+	sync "$M1/basic/a"   # fsync
+}
+
+t_copy_256m() {
+	head -c 256M /dev/urandom >"$D/big"
+	local t0=$SECONDS
+	cp "$D/big" "$M1/big"
+	cp "$M1/big" "$D/big.out"
+	echo "copied 256 MiB in and out in $((SECONDS - t0)) s"
+	local a b
+	a=$(sha256sum <"$D/big") b=$(sha256sum <"$D/big.out")
+	[ "$a" = "$b" ] || die "sha256 differs: $a vs $b"
+	[ "$(stat -c %s "$M1/big")" = 268435456 ] || die "wrong size"
+	rm -f "$D/big.out"
+}
+
+t_tar_tree() {
+	local dirs="client proto server dataloops tests deploy"
+	mkdir "$M1/src" "$D/src.out"
+	tar -C "$top" -cf - $dirs | tar -C "$M1/src" -xf -
+	tar -C "$M1/src" -cf - $dirs | tar -C "$D/src.out" -xf -
+	for d in $dirs; do
+		diff -r "$top/$d" "$D/src.out/$d" || die "tree $d differs"
+	done
+	rm -rf "$D/src.out"
+	rm -rf "$M1/src"
+	[ ! -e "$M1/src" ] || die "rm -rf left the tree"
+}
+
+t_fio_sequential() {
+	mkdir -p "$M1/fio"
+	timeout 300 fio --name=seq --directory="$M1/fio" --ioengine=psync --bs=1M --size=64M \
+		--rw=write --verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0 --end_fsync=1
+	timeout 300 fio --name=seq --directory="$M1/fio" --ioengine=psync --bs=1M --size=64M \
+		--rw=read --verify=crc32c --verify_only=1 --verify_fatal=1 --verify_state_save=0
+}
+
+t_fio_random() {
+	mkdir -p "$M1/fio"
+	timeout 300 fio --name=rnd --directory="$M1/fio" --ioengine=psync --bs=4k --size=16M \
+		--rw=randwrite --verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0 --numjobs=2
+	timeout 300 fio --name=rnd --directory="$M1/fio" --ioengine=psync --bs=4k --size=16M \
+		--rw=randread --verify=crc32c --verify_only=1 --verify_fatal=1 --verify_state_save=0 --numjobs=2
+	rm -rf "$M1/fio"
+}
+
+t_namespace() {
+	local d=$M1/ns
+	mkdir "$d" "$d/sub"
+	echo one >"$d/f1"
+	echo two >"$d/f2"
+	mv "$d/f1" "$d/f2"                     # rename over an existing file
+	[ "$(cat "$d/f2")" = one ] || die "rename did not replace the target"
+	[ ! -e "$d/f1" ] || die "rename left the source"
+	mv "$d/f2" "$d/sub/f3"                 # into another directory
+	mv "$d/sub" "$d/sub2"                  # a directory
+	[ "$(cat "$d/sub2/f3")" = one ] || die "file lost in directory rename"
+	rmdir "$d/sub2" 2>"$D/err" && die "rmdir of a non-empty directory succeeded"
+	grep -q "not empty" "$D/err" || die "rmdir: $(cat "$D/err")"
+	echo x >"$d/excl"
+	mv -n "$d/sub2/f3" "$d/excl" || true
+	[ "$(cat "$d/excl")" = x ] || die "mv -n replaced the target"
+	rm "$d/sub2/f3"
+	[ ! -e "$d/sub2/f3" ] || die "unlinked file still there"
+	cat "$d/sub2/f3" 2>/dev/null && die "reading an unlinked file worked"
+	rmdir "$d/sub2"
+	# An open file that is unlinked stays readable until closed.
+	echo still-here >"$d/open"
+	exec 4<"$d/open"
+	rm "$d/open"
+	[ "$(cat <&4)" = still-here ] || die "open file unreadable after unlink"
+	exec 4<&-
+	# readdir over several pages (the FUSE side reads 128 names a page)
+	mkdir "$d/many"
+	for ((i = 0; i < 700; i++)); do : >"$d/many/f$i"; done
+	[ "$(ls -f "$d/many" | grep -c '^f')" = 700 ] || die "readdir saw $(ls -f "$d/many" | grep -c '^f') of 700"
+	[ "$(ls "$d/many" | sort | uniq | wc -l)" = 700 ] || die "readdir duplicates"
+	python3 - "$d/many" <<'EOF'
+import os, sys
+d = sys.argv[1]
+# Read the directory while renaming entries away: each name that stays
+# throughout must still be seen once.
+names = set()
+with os.scandir(d) as it:
+    for i, e in enumerate(it):
+        names.add(e.name)
+        if i == 100:
+            for k in range(600, 700):
+                os.rename(os.path.join(d, "f%d" % k), os.path.join(d, "g%d" % k))
+missing = [f"f{k}" for k in range(600) if f"f{k}" not in names]
+assert not missing, missing[:5]
+EOF
+	rm -rf "$d/many"
+	[ ! -e "$d/many" ] || die "rm -rf many failed"
+}
+
+t_two_mounts() {
+	echo from-one >"$M1/two-a"
+	[ "$(cat "$M2/two-a")" = from-one ] || die "mount 2 does not see mount 1's file"
+	head -c 3M /dev/urandom >"$D/r"
+	cp "$D/r" "$M2/two-b"
+	cmp "$D/r" "$M1/two-b" || die "mount 1 reads different data"
+	mkdir "$M2/two-d"
+	ls "$M1" | grep -qx two-d || die "mount 1 does not list mount 2's directory"
+	rm "$M2/two-a"
+	sleep 1.2   # entry_timeout=1: mount 1 may cache the name that long
+	[ ! -e "$M1/two-a" ] || die "mount 1 still sees the removed file"
+	rm -f "$D/r"
+}
+
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+
+t_permissions() {
+	mkdir -p "$M1/perm"
+	chmod 0755 "$M1/perm"
+	echo secret >"$M1/perm/private"
+	chmod 0600 "$M1/perm/private"
+	echo open >"$M1/perm/public"
+	chmod 0644 "$M1/perm/public"
+	[ "$(as_nobody cat "$M1/perm/public")" = open ] || die "uid 65534 cannot read a 0644 file"
+	as_nobody cat "$M1/perm/private" >/dev/null 2>"$D/err" && die "uid 65534 read a 0600 root file"
+	grep -q "Permission denied" "$D/err" || die "expected Permission denied, got: $(cat "$D/err")"
+	as_nobody touch "$M1/perm/new" 2>"$D/err" && die "uid 65534 created a file in a 0755 root dir"
+	grep -q "Permission denied" "$D/err" || die "expected Permission denied, got: $(cat "$D/err")"
+	# ... and the daemon, not only the kernel, checks as the caller: a
+	# directory of its own works, and its file belongs to it.
+	mkdir "$M1/perm/nobody" && chown 65534:65534 "$M1/perm/nobody"
+	as_nobody sh -c "echo mine >'$M1/perm/nobody/f'"
+	[ "$(stat -c %u:%g "$M1/perm/nobody/f")" = 65534:65534 ] || die "file not owned by its creator"
+	as_nobody chmod 0600 "$M1/perm/nobody/f"
+	as_nobody chown 0 "$M1/perm/nobody/f" 2>/dev/null && die "uid 65534 gave a file away"
+	[ "$(cat "$M1/perm/nobody/f")" = mine ] || die "root cannot read everything"
+}
+
+t_unsupported() {
+	echo x >"$M1/plain"
+	ln "$M1/plain" "$M1/hard" 2>"$D/err" && die "hard link succeeded"
+	grep -q "Operation not permitted" "$D/err" || die "link: $(cat "$D/err")"
+	ln -s plain "$M1/soft" 2>/dev/null && die "symlink succeeded"
+	mkfifo "$M1/fifo" 2>/dev/null && die "mkfifo succeeded"
+	python3 - "$M1/plain" <<'EOF'
+import errno, os, sys
+p = sys.argv[1]
+for f in (lambda: os.setxattr(p, "user.a", b"1"), lambda: os.listxattr(p),
+          lambda: os.getxattr(p, "user.a")):
+    try:
+        f()
+    except OSError as e:
+        assert e.errno == errno.EOPNOTSUPP, e
+    else:
+        raise SystemExit("xattr call succeeded")
+EOF
+	[ ! -e "$M1/hard" ] && [ ! -e "$M1/soft" ] && [ ! -e "$M1/fifo" ] || die "something was created"
+}
+
+t_dead_ios() {
+	mkdir -p "$M1/kill"
+	local t0=$SECONDS rc pid
+	timeout 60 dd if=/dev/zero of="$M1/kill/file" bs=1M count=8192 2>"$D/dd.err" &
+	pid=$!
+	sleep 2
+	kill -0 $pid || die "the copy ended before the daemon was killed"
+	kill -9 "$(cat "$D/ios2.pid")"
+	rc=0
+	wait $pid || rc=$?
+	echo "dd ended with status $rc after $((SECONDS - t0)) s:"; cat "$D/dd.err"
+	[ $rc -ne 124 ] || die "the copy hung (timeout 60 killed it)"
+	[ $rc -ne 0 ] || die "the copy succeeded with a dead storage daemon"
+	grep -q "Input/output error" "$D/dd.err" || die "no I/O error reported"
+	# A read of a file with a strip on the dead daemon fails too, in time.
+	timeout 60 cat "$M1/big" >/dev/null 2>"$D/cat.err" && die "read with a dead daemon succeeded"
+	[ $? -ne 124 ] || die "read hung"
+	restart ios2
+	# The mount still answers, and new I/O works on every daemon.
+	ls "$M1" >/dev/null
+	head -c 5M /dev/urandom >"$D/r"
+	cp "$D/r" "$M1/kill/after"
+	cmp "$D/r" "$M1/kill/after" || die "I/O after restart differs"
+	cmp "$D/big" "$M1/big" || die "the 256 MiB file differs after the restart"
+	rm -rf "$M1/kill" "$D/r"
+}
+
+t_unmount() {
+	fusermount3 -u "$M2"
+	fusermount3 -u "$M1"
+	for p in "${FUSE_PIDS[@]}"; do
+		for ((t = 0; t < 50; t++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		! kill -0 "$p" 2>/dev/null || die "tessera-fuse $p did not exit after unmount"
+	done
+	# A new mount sees what the old one left.
+	mount_fs "$M1"
+	cmp "$D/big" "$M1/big" || die "data differs after remount"
+	fusermount3 -u "$M1"
+}
+
+echo "[==========] Running 12 test(s)."
+check_here cluster_and_mount t_cluster_and_mount
+if [ ${#failed[@]} -eq 0 ]; then
+	check basic t_basic
+	check copy_256m t_copy_256m
+	check tar_tree t_tar_tree
+	check fio_sequential t_fio_sequential
+	check fio_random t_fio_random
+	check namespace t_namespace
+	check two_mounts t_two_mounts
+	check permissions t_permissions
+	check unsupported t_unsupported
+	check dead_ios t_dead_ios
+	check unmount t_unmount
+fi
+
+if [ ${#failed[@]} -ne 0 ]; then
+	for f in "$D"/fuse-*.log; do
+		[ -f "$f" ] && { echo "--- $(basename "$f") (last 30 lines)"; tail -n 30 "$f"; }
+	done
+fi
+echo "[==========] $run test(s) run."
+echo "[  PASSED  ] $passed test(s)."
+if [ ${#failed[@]} -ne 0 ]; then
+	echo "[  FAILED  ] ${#failed[@]} test(s), listed below:"
+	for f in "${failed[@]}"; do echo "[  FAILED  ] $f"; done
+	exit 1
+fi
+exit 0
