@@ -463,8 +463,8 @@ int tc_run(tessera_fs *fs, struct tc_req **reqs, size_t n)
 		for (size_t i = 0; i < n; i++)
 			if (!reqs[i]->replied)
 				waiting_only_for_sends = 0;
-		if (waiting_only_for_sends && now > deadline + timeout)
-			break;
+		if (waiting_only_for_sends && now > deadline)
+			break; /* tc_req_free parks the unsent ones */
 		if (!fs->progressing) {
 			fs->progressing = 1;
 			pthread_mutex_unlock(&fs->lock);

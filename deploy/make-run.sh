@@ -32,8 +32,10 @@ echo "== tessera ls -l /demo; tessera stat /demo/sample.bin; tessera df"
 "$t" df
 if [ -x build/bin/tessera-fuse ] && mountpoint -q "$top/mnt" 2>/dev/null; then
 	echo
-	echo "== the FUSE mount at ./mnt"
+	echo "== the FUSE mount at ./mnt: ls, cp, df"
 	ls -l "$top/mnt/demo"
+	cp README.md "$top/mnt/demo/README.md"
+	cmp README.md "$top/mnt/demo/README.md" && echo "cp README.md mnt/demo/: identical"
 	df -h "$top/mnt"
 fi
 cat <<EOF2

@@ -10,7 +10,8 @@ LINK_LIBS = $(filter %/libtessera.a,$(LIBS)) $(filter %/libtserver.a,$(LIBS)) \
 
 UNIT_TESTS  += $(patsubst %.c,$(B)/%,$(wildcard tests/unit/test_*.c))
 INTEG_TESTS += $(patsubst %.c,$(B)/%,$(wildcard tests/integ/test_*.c))
-INTEG_TESTS += $(wildcard tests/integ/test_*.sh)
+# Scripts (CLI, FUSE, fuzzing) drive the plain build's programs: run once.
+EXTRA_TESTS += $(wildcard tests/integ/test_*.sh)
 
 $(B)/tests/unit/%: $(B)/tests/unit/%.o $(LIBS)
 	$(CC) $(LDFLAGS) -o $@ $< $(LINK_LIBS) -lcmocka $(SYS_LIBS)
