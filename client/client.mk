@@ -4,7 +4,10 @@ CL_SRCS   := $(wildcard client/*.c)
 CL_LIB    := $(B)/lib/libtessera.a
 CL_SO     := $(B)/lib/libtessera.so
 LIBS      += $(CL_LIB)
-PROGRAMS  += $(B)/bin/tessera $(CL_SO) $(B)/lib/pkgconfig/tessera.pc
+PROGRAMS  += $(CL_SO) $(B)/lib/pkgconfig/tessera.pc
+ifneq ($(wildcard client/tools/tessera.c),)
+PROGRAMS  += $(B)/bin/tessera
+endif
 # The shared library carries the parts it is made of.
 CL_PART_OBJS = $(CL_SRCS:%.c=$(B)/%.o) $(TP_OBJS) $(B)/proto/tessera.pb-c.o \
 	       $(TDL_SRCS:%.c=$(B)/%.o)

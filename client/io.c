@@ -201,7 +201,7 @@ static int may_access(const struct tessera_cred *c, const Tessera__Attr *a, int 
 				break;
 			}
 	}
-	return ((bits & 7) & want) == want;
+	return ((bits & 7) & (uint32_t)want) == (uint32_t)want;
 }
 
 int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,

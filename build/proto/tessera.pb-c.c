@@ -2056,7 +2056,7 @@ const ProtobufCMessageDescriptor tessera__set_layout_request__descriptor =
   (ProtobufCMessageInit) tessera__set_layout_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor tessera__attr_reply__field_descriptors[1] =
+static const ProtobufCFieldDescriptor tessera__attr_reply__field_descriptors[2] =
 {
   {
     "attr",
@@ -2070,14 +2070,27 @@ static const ProtobufCFieldDescriptor tessera__attr_reply__field_descriptors[1] 
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "created",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Tessera__AttrReply, created),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned tessera__attr_reply__field_indices_by_name[] = {
   0,   /* field[0] = attr */
+  1,   /* field[1] = created */
 };
 static const ProtobufCIntRange tessera__attr_reply__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 1 }
+  { 0, 2 }
 };
 const ProtobufCMessageDescriptor tessera__attr_reply__descriptor =
 {
@@ -2087,7 +2100,7 @@ const ProtobufCMessageDescriptor tessera__attr_reply__descriptor =
   "Tessera__AttrReply",
   "tessera",
   sizeof(Tessera__AttrReply),
-  1,
+  2,
   tessera__attr_reply__field_descriptors,
   tessera__attr_reply__field_indices_by_name,
   1,  tessera__attr_reply__number_ranges,

@@ -269,10 +269,14 @@ struct  Tessera__AttrReply
 {
   ProtobufCMessage base;
   Tessera__Attr *attr;
+  /*
+   * create: this request made the file
+   */
+  protobuf_c_boolean created;
 };
 #define TESSERA__ATTR_REPLY__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&tessera__attr_reply__descriptor) \
-    , NULL }
+    , NULL, 0 }
 
 
 struct  Tessera__ReaddirRequest

@@ -1,0 +1,311 @@
+/* mds_main.c - tessera-mds, the metadata daemon: requests in, mds_store
+ * calls, replies out. Every change is durable before its reply leaves. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "mds_store.h"
+
+#define MDS_READDIR_MAX 1024 /* entries per page: keeps a reply < 300 KiB */
+
+struct mds {
+	struct mds_store *store;
+	uint32_t n_ios;
+};
+
+static int mds_serves(unsigned op)
+{
+	return op == TP_OP_PING || (op >= TP_OP_MKDIR && op <= TP_OP_SETLAYOUT);
+}
+
+static int cred_of(const Tessera__Cred *in, struct mds_cred *out)
+{
+	if (!in)
+		return -EINVAL;
+	out->uid = in->uid;
+	out->ngids = (uint32_t)in->n_gids;
+	out->gids = in->gids;
+	return 0;
+}
+
+/* Layout and attributes, store -> message. `servers`/`handles` back the
+ * repeated fields and must outlive the message. */
+struct attr_msg {
+	Tessera__Attr attr;
+	Tessera__Layout layout;
+	uint32_t servers[MDS_MAX_STRIPE];
+	uint64_t handles[MDS_MAX_STRIPE];
+};
+
+static void layout_msg(const struct mds_layout *l, struct attr_msg *m, int with_objects)
+{
+	tessera__layout__init(&m->layout);
+	m->layout.strip_size = l->strip_size;
+	m->layout.servers = m->servers;
+	m->layout.handles = m->handles;
+	if (with_objects) {
+		m->layout.n_servers = m->layout.n_handles = l->count;
+		memcpy(m->servers, l->servers, l->count * sizeof(*m->servers));
+		memcpy(m->handles, l->handles, l->count * sizeof(*m->handles));
+	} else {
+		/* a directory's default: only the count matters */
+		m->layout.n_servers = l->count;
+		memset(m->servers, 0, l->count * sizeof(*m->servers));
+	}
+}
+
+static void attr_msg(const struct mds_attr *a, struct attr_msg *m)
+{
+	tessera__attr__init(&m->attr);
+	m->attr.handle = a->handle;
+	m->attr.type = a->type;
+	m->attr.mode = a->mode;
+	m->attr.uid = a->uid;
+	m->attr.gid = a->gid;
+	m->attr.nlink = a->nlink;
+	m->attr.atime_ns = a->atime_ns;
+	m->attr.mtime_ns = a->mtime_ns;
+	m->attr.ctime_ns = a->ctime_ns;
+	m->attr.size = a->size;
+	m->attr.nentries = a->nentries;
+	m->attr.has_layout = a->has_layout;
+	if (a->has_layout) {
+		layout_msg(&a->layout, m, a->type == MDS_FILE);
+		m->attr.layout = &m->layout;
+	}
+}
+
+static void reply_attr(struct srv_req *req, const struct mds_attr *a, int created)
+{
+	struct attr_msg *m = malloc(sizeof(*m));
+	Tessera__AttrReply rep = TESSERA__ATTR_REPLY__INIT;
+
+	if (!m) {
+		srv_reply_error(req, -ENOMEM, "no memory for a reply");
+		return;
+	}
+	attr_msg(a, m);
+	rep.attr = &m->attr;
+	rep.created = created;
+	srv_reply(req, &rep.base, NULL, 0);
+	free(m);
+}
+
+static void reply_removed(struct srv_req *req, const struct mds_attr *a, int removed_file)
+{
+	struct attr_msg *m = malloc(sizeof(*m));
+	Tessera__RemoveReply rep = TESSERA__REMOVE_REPLY__INIT;
+
+	if (!m) {
+		srv_reply_error(req, -ENOMEM, "no memory for a reply");
+		return;
+	}
+	rep.removed_file = removed_file;
+	if (removed_file) {
+		layout_msg(&a->layout, m, 1);
+		rep.layout = &m->layout;
+	}
+	srv_reply(req, &rep.base, NULL, 0);
+	free(m);
+}
+
+static void fail(struct mds *mds, struct srv_req *req, int rc)
+{
+	srv_reply_error(req, rc, "%s", mds_store_errmsg(mds->store));
+}
+
+static void do_readdir(struct mds *mds, struct srv_req *req, const struct mds_cred *cred)
+{
+	Tessera__ReaddirRequest *m = (Tessera__ReaddirRequest *)req->msg;
+	Tessera__ReaddirReply rep = TESSERA__READDIR_REPLY__INIT;
+	uint32_t max = m->max_entries && m->max_entries < MDS_READDIR_MAX ? m->max_entries
+									 : MDS_READDIR_MAX;
+	struct mds_dirent *ents = calloc(max, sizeof(*ents));
+	Tessera__Dirent *msgs = calloc(max, sizeof(*msgs));
+	Tessera__Dirent **ptrs = calloc(max, sizeof(*ptrs));
+	uint32_t n = 0;
+	int eof = 0, rc;
+
+	if (!ents || !msgs || !ptrs) {
+		srv_reply_error(req, -ENOMEM, "readdir %s: no memory", m->path);
+		goto out;
+	}
+	rc = mds_readdir(mds->store, cred, m->path, m->cursor, max, ents, &n, &eof);
+	if (rc) {
+		fail(mds, req, rc);
+		goto out;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		tessera__dirent__init(&msgs[i]);
+		msgs[i].name = ents[i].name;
+		msgs[i].handle = ents[i].handle;
+		msgs[i].type = ents[i].type;
+		ptrs[i] = &msgs[i];
+	}
+	rep.n_entries = n;
+	rep.entries = ptrs;
+	rep.eof = eof;
+	srv_reply(req, &rep.base, NULL, 0);
+out:
+	free(ents);
+	free(msgs);
+	free(ptrs);
+}
+
+static void mds_handle(void *ctx, struct srv_req *req)
+{
+	struct mds *mds = ctx;
+	struct mds_attr *a = calloc(1, sizeof(*a));
+	struct mds_cred cred;
+	unsigned op = req->frame.hdr.opcode;
+	int rc = 0, flag = 0, nocred = 0;
+
+#define NEED_CRED(m)                               \
+	if (cred_of((m)->cred, &cred)) {           \
+		nocred = 1;                        \
+		break;                             \
+	}
+	if (!a) {
+		srv_reply_error(req, -ENOMEM, "no memory");
+		return;
+	}
+	if (op == TP_OP_PING) {
+		Tessera__PingReply rep = TESSERA__PING_REPLY__INIT;
+
+		rep.role = "mds";
+		rep.version = TP_VERSION_STRING;
+		srv_reply(req, &rep.base, NULL, 0);
+		goto out;
+	}
+	switch (op) {
+	case TP_OP_MKDIR: {
+		Tessera__MkdirRequest *m = (Tessera__MkdirRequest *)req->msg;
+
+		NEED_CRED(m);
+		rc = mds_mkdir(mds->store, &cred, m->path, m->mode, a);
+		if (!rc)
+			reply_attr(req, a, 1);
+		break;
+	}
+	case TP_OP_CREATE: {
+		Tessera__CreateRequest *m = (Tessera__CreateRequest *)req->msg;
+
+		NEED_CRED(m);
+		rc = mds_create(mds->store, &cred, m->path, m->mode, m->exclusive,
+					m->layout ? m->layout->strip_size : 0, m->stripe_count, a,
+					&flag);
+		if (!rc)
+			reply_attr(req, a, flag);
+		break;
+	}
+	case TP_OP_LOOKUP:
+	case TP_OP_UNLINK:
+	case TP_OP_RMDIR:
+	case TP_OP_STATFS: {
+		Tessera__PathRequest *m = (Tessera__PathRequest *)req->msg;
+
+		NEED_CRED(m);
+		if (op == TP_OP_LOOKUP && !(rc = mds_lookup(mds->store, &cred, m->path, a)))
+			reply_attr(req, a, 0);
+		else if (op == TP_OP_UNLINK && !(rc = mds_unlink(mds->store, &cred, m->path, a)))
+			reply_removed(req, a, 1);
+		else if (op == TP_OP_RMDIR && !(rc = mds_rmdir(mds->store, &cred, m->path)))
+			reply_removed(req, a, 0);
+		else if (op == TP_OP_STATFS) {
+			Tessera__StatfsReply rep = TESSERA__STATFS_REPLY__INIT;
+
+			if (!(rc = mds_statfs(mds->store, &rep.files)))
+				srv_reply(req, &rep.base, NULL, 0);
+		}
+		break;
+	}
+	case TP_OP_SETATTR: {
+		Tessera__SetattrRequest *m = (Tessera__SetattrRequest *)req->msg;
+
+		a->mode = m->mode;
+		a->uid = m->uid;
+		a->gid = m->gid;
+		a->atime_ns = m->atime_ns;
+		a->mtime_ns = m->mtime_ns;
+		a->size = m->size;
+		NEED_CRED(m);
+		rc = mds_setattr(mds->store, &cred, m->path, m->valid, a, a);
+		if (!rc)
+			reply_attr(req, a, 0);
+		break;
+	}
+	case TP_OP_SETLAYOUT: {
+		Tessera__SetLayoutRequest *m = (Tessera__SetLayoutRequest *)req->msg;
+
+		NEED_CRED(m);
+		rc = mds_set_dir_layout(mds->store, &cred, m->path, m->strip_size,
+						m->stripe_count);
+		if (!rc && !(rc = mds_lookup(mds->store, &cred, m->path, a)))
+			reply_attr(req, a, 0);
+		break;
+	}
+	case TP_OP_RENAME: {
+		Tessera__RenameRequest *m = (Tessera__RenameRequest *)req->msg;
+
+		NEED_CRED(m);
+		rc = mds_rename(mds->store, &cred, m->from, m->to, a, &flag);
+		if (!rc)
+			reply_removed(req, a, flag);
+		break;
+	}
+	case TP_OP_READDIR: {
+		Tessera__ReaddirRequest *m = (Tessera__ReaddirRequest *)req->msg;
+
+		NEED_CRED(m);
+		do_readdir(mds, req, &cred);
+		break;
+	}
+	default:
+		srv_reply_error(req, -EOPNOTSUPP, "opcode %u not served", op);
+	}
+	if (nocred)
+		srv_reply_error(req, -EINVAL, "%s: request without credentials", tp_opcode_name(op));
+	else if (rc)
+		fail(mds, req, rc);
+out:
+	free(a);
+}
+
+int main(int argc, char **argv)
+{
+	struct srv_cmdline cl;
+	struct tp_config cfg;
+	struct mds mds = { 0 };
+	struct srv *srv = NULL;
+	char err[512], *msg = NULL;
+	int rc;
+
+	if (srv_parse_cmdline(argc, argv, "tessera-mds", &cl))
+		return 2;
+	if (tp_config_load(cl.config, &cfg, err, sizeof(err))) {
+		fprintf(stderr, "tessera-mds: %s\n", err);
+		return 1;
+	}
+	mds.n_ios = cfg.n_ios;
+	if ((rc = mds_store_open(cl.dir, cl.index, cfg.n_ios, &mds.store, &msg))) {
+		fprintf(stderr, "tessera-mds: %s\n", msg ? msg : strerror(-rc));
+		free(msg);
+		return 1;
+	}
+	struct srv_role role = { "mds", cl.index, mds_serves, mds_handle, &mds };
+	struct srv_opts so = { &cfg, cfg.mds.host, cfg.mds.port, 32 };
+
+	if ((rc = srv_create(&so, &role, &srv, err, sizeof(err)))) {
+		fprintf(stderr, "tessera-mds: listen on %s:%s: %s\n", so.host, so.port, err);
+		mds_store_close(mds.store);
+		return 1;
+	}
+	if ((rc = srv_write_pidfile(cl.pidfile)))
+		fprintf(stderr, "tessera-mds: pid file %s: %s\n", cl.pidfile, strerror(-rc));
+	srv_run(srv);
+	srv_destroy(srv);
+	mds_store_close(mds.store);
+	return 0;
+}
