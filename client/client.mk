@@ -27,6 +27,9 @@ $(B)/lib/pkgconfig/tessera.pc: client/tessera.pc.in
 
 CL_TOOL_OBJS := $(patsubst %.c,$(B)/%.o,$(wildcard client/tools/*.c))
 
-$(B)/bin/tessera: $(CL_TOOL_OBJS) $(LIBS)
+# client.mk is read before the parts whose libraries the tool links, so
+# $(LIBS) is expanded late ($$): a lone `make build/bin/tessera` works too.
+.SECONDEXPANSION:
+$(B)/bin/tessera: $(CL_TOOL_OBJS) $$(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(CL_TOOL_OBJS) $(LINK_LIBS) $(SYS_LIBS)
