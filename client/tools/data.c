@@ -189,9 +189,9 @@ int cmd_cp(struct tool *t, int argc, char **argv)
 		goto out;
 	}
 	src.tessera = tool_tpath(o.ops[0]) != NULL;
-	src.name = tool_path(o.ops[0]);
+	src.name = src.tessera ? tool_path(o.ops[0]) : o.ops[0];
 	dst.tessera = tool_tpath(o.ops[1]) != NULL;
-	dst.name = tool_path(o.ops[1]);
+	dst.name = dst.tessera ? tool_path(o.ops[1]) : o.ops[1];
 	if (src.tessera || dst.tessera) {
 		rc = tool_connect(t);
 		if (rc)
@@ -256,7 +256,7 @@ out:
 	return rc;
 }
 
-static int cat_one(struct tool *t, const char *arg, char *buf)
+static int cat_one(struct tool *t, char *arg, char *buf)
 {
 	struct end e = { .name = tool_path(arg), .tessera = 1, .fd = -1 };
 	struct end out = { .name = "standard output", .fd = STDOUT_FILENO };

@@ -12,7 +12,12 @@
 #include "tool.h"
 
 /* Keep the first failure of a command that goes on over several paths. */
-#define KEEP(first, rc) do { if ((rc) && !(first)) (first) = (rc); } while (0)
+#define KEEP(first, expr)                        \
+	do {                                     \
+		int keep_rc = (expr);            \
+		if (keep_rc && !(first))         \
+			(first) = keep_rc;       \
+	} while (0)
 
 /* ------------------------------------------------------------------- ls */
 
@@ -77,7 +82,7 @@ out:
 	return rc;
 }
 
-static int ls_one(struct tool *t, const char *arg, int lng, int header, int *printed)
+static int ls_one(struct tool *t, char *arg, int lng, int header, int *printed)
 {
 	const char *path = tool_path(arg);
 	struct tessera_stat st;
@@ -109,7 +114,9 @@ int cmd_ls(struct tool *t, int argc, char **argv)
 	if (rc)
 		goto out;
 	if (!o.nops) {
-		rc = ls_one(t, "/", o.flags['l'], 0, &printed);
+		char root[] = "/";
+
+		rc = ls_one(t, root, o.flags['l'], 0, &printed);
 		goto out;
 	}
 	for (int i = 0; i < o.nops; i++)
@@ -370,7 +377,7 @@ static void print_time(const char *label, const struct timespec *ts)
 	printf("%s %s.%09ld\n", label, when, ts->tv_nsec);
 }
 
-static int stat_one(struct tool *t, const char *arg)
+static int stat_one(struct tool *t, char *arg)
 {
 	const char *path = tool_path(arg);
 	struct tessera_stat st;
@@ -428,7 +435,7 @@ out:
 	return rc;
 }
 
-static int getstripe_one(struct tool *t, const char *arg)
+static int getstripe_one(struct tool *t, char *arg)
 {
 	const char *path = tool_path(arg);
 	struct tessera_stat st;

@@ -221,11 +221,18 @@ const char *tool_tpath(const char *s)
 	return strncmp(s, "tessera:", 8) ? NULL : s + 8;
 }
 
-const char *tool_path(const char *s)
+char *tool_path(char *s)
 {
-	const char *p = tool_tpath(s);
+	char *p = strncmp(s, "tessera:", 8) ? s : s + 8, *r = p, *w = p;
 
-	return p ? p : s;
+	/* "//a//b/" -> "/a/b": the metadata daemon takes no empty components */
+	for (; *r; r++)
+		if (*r != '/' || w == p || w[-1] != '/')
+			*w++ = *r;
+	while (w > p + 1 && w[-1] == '/')
+		w--;
+	*w = '\0';
+	return p;
 }
 
 char *tool_join(const char *dir, const char *name)

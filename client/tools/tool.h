@@ -68,8 +68,9 @@ int tool_parse_size(const char *s, uint64_t *out);
 void tool_human(uint64_t bytes, char *buf, size_t len);
 /* "tessera:/a/b" -> "/a/b"; NULL if `s` has no tessera: prefix. */
 const char *tool_tpath(const char *s);
-/* A Tessera operand (with or without the tessera: prefix). */
-const char *tool_path(const char *s);
+/* A Tessera operand (with or without the tessera: prefix), tidied in
+ * place: repeated and trailing slashes dropped. */
+char *tool_path(char *s);
 /* dir + "/" + name, malloc'd; NULL on ENOMEM. */
 char *tool_join(const char *dir, const char *name);
 /* The last component of a path ("/a/b/" -> "b"), into buf. */
