@@ -49,8 +49,8 @@ int cmd_ping(struct tool *t, int argc, char **argv)
 	fflush(stdout);
 	for (int i = 0; i < n; i++)
 		if (p[i].status)
-			tool_err(t, p[i].status, "%s %s %" PRIu32 " (%s): %s",
-				 i == 0 ? "metadata daemon" : "storage daemon", p[i].role,
+			tool_err(t, p[i].status, "%s %" PRIu32 " (%s): %s",
+				 i == 0 ? "metadata daemon" : "storage daemon",
 				 p[i].index, p[i].address, strerror(-p[i].status));
 	if (failed)
 		rc = tool_err(t, -EIO, "%d of %d servers did not answer", failed, n);
