@@ -25,6 +25,10 @@ $(B)/lib/pkgconfig/tessera.pc: client/tessera.pc.in
 	sed -e 's|@PREFIX@|$(abspath $(B))|' -e 's|@INCLUDEDIR@|$(abspath client)|' \
 	    -e 's|@VERSION@|0.1.0|' $< > $@
 
-$(B)/bin/tessera: $(B)/client/tools/tessera.o $$(LIBS)
+CL_TOOL_OBJS := $(patsubst %.c,$(B)/%.o,$(wildcard client/tools/*.c))
+
+# $$(LIBS): expanded late (see .SECONDEXPANSION in the Makefile), since
+# this fragment is read before the parts whose libraries the tool links.
+$(B)/bin/tessera: $(CL_TOOL_OBJS) $$(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $< $(LINK_LIBS) $(SYS_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CL_TOOL_OBJS) $(LINK_LIBS) $(SYS_LIBS)

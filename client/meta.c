@@ -32,11 +32,12 @@ void tc_layout_from_msg(const Tessera__Layout *m, struct tessera_layout *out)
 		return;
 	out->strip_size = m->strip_size;
 	out->count = (uint32_t)(m->n_servers < TESSERA_MAX_STRIPE ? m->n_servers : TESSERA_MAX_STRIPE);
-	if (m->n_handles < out->count)
+	/* A directory's default carries servers (its count) but no handles. */
+	if (m->n_handles && m->n_handles < out->count)
 		out->count = (uint32_t)m->n_handles;
 	for (uint32_t i = 0; i < out->count; i++) {
 		out->servers[i] = m->servers[i];
-		out->handles[i] = m->handles[i];
+		out->handles[i] = i < m->n_handles ? m->handles[i] : 0;
 	}
 }
 

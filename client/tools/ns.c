@@ -1,0 +1,594 @@
+/* ns.c - namespace commands: ls mkdir rm mv stat setstripe getstripe
+ * truncate. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "tool.h"
+
+/* Keep the first failure of a command that goes on over several paths. */
+#define KEEP(first, expr)                        \
+	do {                                     \
+		int keep_rc = (expr);            \
+		if (keep_rc && !(first))         \
+			(first) = keep_rc;       \
+	} while (0)
+
+/* ------------------------------------------------------------------- ls */
+
+static void print_long(const struct tessera_stat *st, const char *name)
+{
+	char mode[11], when[32];
+	time_t mt = st->mtime.tv_sec;
+	struct tm tm;
+
+	tool_mode_string(st->mode, mode);
+	if (localtime_r(&mt, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &tm);
+	else
+		snprintf(when, sizeof(when), "%lld", (long long)mt);
+	printf("%s %3" PRIu32 " %6" PRIu32 " %6" PRIu32 " %12" PRIu64 " %s %s\n", mode, st->nlink,
+	       st->uid, st->gid, st->size, when, name);
+}
+
+static int ls_dir(struct tool *t, const char *path, int lng)
+{
+	struct tessera_dirent *ents = malloc(TOOL_PAGE * sizeof(*ents));
+	char cursor[sizeof(ents->name)] = "";
+	uint32_t n = 0;
+	int eof = 0, rc = 0, first = 0;
+
+	if (!ents)
+		return tool_err(t, -ENOMEM, "ls %s: out of memory", path);
+	do {
+		rc = tessera_readdir(t->fs, path, cursor, ents, TOOL_PAGE, &n, &eof);
+		if (rc) {
+			tool_fserr(t, rc);
+			goto out;
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			struct tessera_stat st;
+			char *child;
+			int r;
+
+			if (!lng) {
+				printf("%s\n", ents[i].name);
+				continue;
+			}
+			child = tool_join(path, ents[i].name);
+			if (!child) {
+				rc = tool_err(t, -ENOMEM, "ls %s: out of memory", path);
+				goto out;
+			}
+			r = tessera_stat(t->fs, child, &st);
+			if (r) {
+				KEEP(first, tool_fserr(t, r));
+			} else {
+				print_long(&st, ents[i].name);
+			}
+			free(child);
+		}
+		if (n)
+			snprintf(cursor, sizeof(cursor), "%s", ents[n - 1].name);
+	} while (!eof && n);
+	rc = first;
+out:
+	free(ents);
+	return rc;
+}
+
+static int ls_one(struct tool *t, char *arg, int lng, int header, int *printed)
+{
+	const char *path = tool_path(arg);
+	struct tessera_stat st;
+	int rc = tessera_stat(t->fs, path, &st);
+
+	if (rc)
+		return tool_fserr(t, rc);
+	if (!S_ISDIR(st.mode)) {
+		if (lng)
+			print_long(&st, arg);
+		else
+			printf("%s\n", arg);
+		return 0;
+	}
+	if (header)
+		printf("%s%s:\n", (*printed)++ ? "\n" : "", arg);
+	return ls_dir(t, path, lng);
+}
+
+int cmd_ls(struct tool *t, int argc, char **argv)
+{
+	struct tool_opts o;
+	int rc, first = 0, printed = 0;
+
+	rc = tool_opts_parse(t, argc, argv, "l", "", &o);
+	if (rc)
+		goto out;
+	rc = tool_connect(t);
+	if (rc)
+		goto out;
+	if (!o.nops) {
+		char root[] = "/";
+
+		rc = ls_one(t, root, o.flags['l'], 0, &printed);
+		goto out;
+	}
+	for (int i = 0; i < o.nops; i++)
+		KEEP(first, ls_one(t, o.ops[i], o.flags['l'], o.nops > 1, &printed));
+	rc = first;
+out:
+	tool_opts_free(&o);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- mkdir */
+
+/* A name that exists: fine for -p if it is a directory. */
+static int exists_as_dir(struct tool *t, const char *path)
+{
+	struct tessera_stat st;
+	int rc = tessera_stat(t->fs, path, &st);
+
+	if (rc)
+		return tool_fserr(t, rc);
+	if (!S_ISDIR(st.mode))
+		return tool_err(t, -ENOTDIR, "mkdir %s: exists and is not a directory", path);
+	return 0;
+}
+
+static int mkdir_p(struct tool *t, const char *path, mode_t mode)
+{
+	char *copy = strdup(path);
+	int rc = 0;
+
+	if (!copy)
+		return tool_err(t, -ENOMEM, "mkdir %s: out of memory", path);
+	/* Each proper prefix ending before a '/', then the whole path. */
+	for (char *p = copy + 1;; p++) {
+		int last = *p == '\0';
+
+		if (*p != '/' && !last)
+			continue;
+		if (p[-1] != '/') {
+			*p = '\0';
+			rc = tessera_mkdir(t->fs, copy, mode);
+			if (rc == -EEXIST)
+				rc = exists_as_dir(t, copy);
+			else if (rc)
+				tool_fserr(t, rc);
+			if (rc)
+				break;
+			*p = last ? '\0' : '/';
+		}
+		if (last)
+			break;
+	}
+	free(copy);
+	return rc;
+}
+
+int cmd_mkdir(struct tool *t, int argc, char **argv)
+{
+	struct tool_opts o;
+	mode_t mode = 0777 & ~t->umask;
+	int rc, first = 0;
+
+	rc = tool_opts_parse(t, argc, argv, "p", "", &o);
+	if (rc)
+		goto out;
+	if (!o.nops) {
+		rc = tool_usage(t, "no directory given");
+		goto out;
+	}
+	rc = tool_connect(t);
+	if (rc)
+		goto out;
+	for (int i = 0; i < o.nops; i++) {
+		const char *path = tool_path(o.ops[i]);
+
+		if (o.flags['p'] && path[0] == '/') {
+			KEEP(first, mkdir_p(t, path, mode));
+		} else {
+			rc = tessera_mkdir(t->fs, path, mode);
+			if (rc)
+				KEEP(first, tool_fserr(t, rc));
+		}
+	}
+	rc = first;
+out:
+	tool_opts_free(&o);
+	return rc;
+}
+
+/* ------------------------------------------------------------------- rm */
+
+/* Remove a directory's contents, page by page, then the directory. Stops
+ * at the first failure. */
+static int rm_tree(struct tool *t, const char *path)
+{
+	struct tessera_dirent *ents = malloc(TOOL_PAGE * sizeof(*ents));
+	char cursor[sizeof(ents->name)] = "";
+	uint32_t n = 0;
+	int eof = 0, rc = 0;
+
+	if (!ents)
+		return tool_err(t, -ENOMEM, "rm %s: out of memory", path);
+	do {
+		rc = tessera_readdir(t->fs, path, cursor, ents, TOOL_PAGE, &n, &eof);
+		if (rc) {
+			tool_fserr(t, rc);
+			goto out;
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			char *child = tool_join(path, ents[i].name);
+
+			if (!child) {
+				rc = tool_err(t, -ENOMEM, "rm %s: out of memory", path);
+				goto out;
+			}
+			if (S_ISDIR(ents[i].mode)) {
+				rc = rm_tree(t, child);
+			} else {
+				rc = tessera_unlink(t->fs, child);
+				if (rc)
+					tool_fserr(t, rc);
+			}
+			free(child);
+			if (rc)
+				goto out;
+		}
+		if (n)
+			snprintf(cursor, sizeof(cursor), "%s", ents[n - 1].name);
+	} while (!eof && n);
+	rc = tessera_rmdir(t->fs, path);
+	if (rc)
+		tool_fserr(t, rc);
+out:
+	free(ents);
+	return rc;
+}
+
+static int rm_one(struct tool *t, const char *path, int recursive)
+{
+	struct tessera_stat st;
+	int rc = tessera_stat(t->fs, path, &st);
+
+	if (rc)
+		return tool_fserr(t, rc);
+	if (!S_ISDIR(st.mode)) {
+		rc = tessera_unlink(t->fs, path);
+		return rc ? tool_fserr(t, rc) : 0;
+	}
+	if (!recursive)
+		return tool_err(t, -EISDIR, "%s: is a directory (use rm -r)", path);
+	if (!strcmp(path, "/") || !path[strspn(path, "/")])
+		return tool_err(t, -EPERM, "%s: will not remove the root directory", path);
+	return rm_tree(t, path);
+}
+
+int cmd_rm(struct tool *t, int argc, char **argv)
+{
+	struct tool_opts o;
+	int rc, first = 0;
+
+	rc = tool_opts_parse(t, argc, argv, "rRf", "", &o);
+	if (rc)
+		goto out;
+	if (!o.nops) {
+		rc = tool_usage(t, "nothing to remove");
+		goto out;
+	}
+	rc = tool_connect(t);
+	if (rc)
+		goto out;
+	for (int i = 0; i < o.nops; i++)
+		KEEP(first, rm_one(t, tool_path(o.ops[i]), o.flags['r'] || o.flags['R']));
+	rc = first;
+out:
+	tool_opts_free(&o);
+	return rc;
+}
+
+/* ------------------------------------------------------------------- mv */
+
+int cmd_mv(struct tool *t, int argc, char **argv)
+{
+	struct tool_opts o;
+	struct tessera_stat st;
+	char base[256], *into = NULL;
+	const char *from, *to;
+	int rc;
+
+	rc = tool_opts_parse(t, argc, argv, "", "", &o);
+	if (rc)
+		goto out;
+	if (o.nops != 2) {
+		rc = tool_usage(t, "expected FROM and TO, got %d operand(s)", o.nops);
+		goto out;
+	}
+	rc = tool_connect(t);
+	if (rc)
+		goto out;
+	from = tool_path(o.ops[0]);
+	to = tool_path(o.ops[1]);
+	/* Like mv(1): a directory as the target means "into it". */
+	if (tessera_stat(t->fs, to, &st) == 0 && S_ISDIR(st.mode)) {
+		tool_basename(from, base, sizeof(base));
+		into = tool_join(to, base);
+		if (!into) {
+			rc = tool_err(t, -ENOMEM, "out of memory");
+			goto out;
+		}
+		to = into;
+	}
+	rc = tessera_rename(t->fs, from, to);
+	if (rc)
+		tool_fserr(t, rc);
+out:
+	free(into);
+	tool_opts_free(&o);
+	return rc;
+}
+
+/* --------------------------------------------------------------- layouts */
+
+static void print_layout(struct tool *t, const struct tessera_layout *l, int is_dir)
+{
+	char h[32];
+
+	if (l->strip_size) {
+		tool_human(l->strip_size, h, sizeof(h));
+		printf("  strip_size:   %" PRIu64 " (%s)\n", l->strip_size, h);
+	} else {
+		printf("  strip_size:   inherited\n");
+	}
+	if (l->count)
+		printf("  stripe_count: %" PRIu32 "\n", l->count);
+	else
+		printf("  stripe_count: inherited\n");
+	if (is_dir)
+		return;
+	printf("  %4s  %6s  %-24s  %s\n", "slot", "server", "address", "object handle");
+	for (uint32_t i = 0; i < l->count && i < TESSERA_MAX_STRIPE; i++) {
+		char addr[200];
+
+		tool_ios_address(t, l->servers[i], addr, sizeof(addr));
+		printf("  %4" PRIu32 "  %6" PRIu32 "  %-24s  0x%016" PRIx64 "\n", i, l->servers[i],
+		       addr, l->handles[i]);
+	}
+}
+
+static void print_time(const char *label, const struct timespec *ts)
+{
+	char when[64];
+	time_t s = ts->tv_sec;
+	struct tm tm;
+
+	if (localtime_r(&s, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	else
+		snprintf(when, sizeof(when), "%lld", (long long)s);
+	printf("%s %s.%09ld\n", label, when, ts->tv_nsec);
+}
+
+static int stat_one(struct tool *t, char *arg)
+{
+	const char *path = tool_path(arg);
+	struct tessera_stat st;
+	struct tessera_layout *l = malloc(sizeof(*l));
+	char mode[11];
+	int rc;
+
+	if (!l)
+		return tool_err(t, -ENOMEM, "stat %s: out of memory", path);
+	rc = tessera_stat(t->fs, path, &st);
+	if (!rc)
+		rc = tessera_get_layout(t->fs, path, l);
+	if (rc) {
+		tool_fserr(t, rc);
+		goto out;
+	}
+	tool_mode_string(st.mode, mode);
+	printf("  File: %s\n", arg);
+	printf("  Type: %s\n", S_ISDIR(st.mode) ? "directory" : "regular file");
+	printf("Handle: 0x%016" PRIx64 "\n", st.handle);
+	printf("  Mode: %04o (%s)\n", st.mode & 07777, mode);
+	printf(" Links: %" PRIu32 "\n", st.nlink);
+	printf("   Uid: %" PRIu32 "\n   Gid: %" PRIu32 "\n", st.uid, st.gid);
+	printf("  Size: %" PRIu64 "%s\n", st.size, S_ISDIR(st.mode) ? " (entries)" : "");
+	print_time("Access:", &st.atime);
+	print_time("Modify:", &st.mtime);
+	print_time("Change:", &st.ctime);
+	printf("Layout:%s\n", S_ISDIR(st.mode) ? " (default for new files)" : "");
+	print_layout(t, l, S_ISDIR(st.mode));
+out:
+	free(l);
+	return rc;
+}
+
+int cmd_stat(struct tool *t, int argc, char **argv)
+{
+	struct tool_opts o;
+	int rc, first = 0;
+
+	rc = tool_opts_parse(t, argc, argv, "", "", &o);
+	if (rc)
+		goto out;
+	if (!o.nops) {
+		rc = tool_usage(t, "no path given");
+		goto out;
+	}
+	rc = tool_connect(t);
+	if (rc)
+		goto out;
+	for (int i = 0; i < o.nops; i++)
+		KEEP(first, stat_one(t, o.ops[i]));
+	rc = first;
+out:
+	tool_opts_free(&o);
+	return rc;
+}
+
+static int getstripe_one(struct tool *t, char *arg)
+{
+	const char *path = tool_path(arg);
+	struct tessera_stat st;
+	struct tessera_layout *l = malloc(sizeof(*l));
+	int rc;
+
+	if (!l)
+		return tool_err(t, -ENOMEM, "getstripe %s: out of memory", path);
+	rc = tessera_stat(t->fs, path, &st);
+	if (!rc)
+		rc = tessera_get_layout(t->fs, path, l);
+	if (rc) {
+		tool_fserr(t, rc);
+		goto out;
+	}
+	printf("%s%s\n", arg, S_ISDIR(st.mode) ? " (directory default)" : "");
+	print_layout(t, l, S_ISDIR(st.mode));
+out:
+	free(l);
+	return rc;
+}
+
+int cmd_getstripe(struct tool *t, int argc, char **argv)
+{
+	struct tool_opts o;
+	int rc, first = 0;
+
+	rc = tool_opts_parse(t, argc, argv, "", "", &o);
+	if (rc)
+		goto out;
+	if (!o.nops) {
+		rc = tool_usage(t, "no path given");
+		goto out;
+	}
+	rc = tool_connect(t);
+	if (rc)
+		goto out;
+	for (int i = 0; i < o.nops; i++)
+		KEEP(first, getstripe_one(t, o.ops[i]));
+	rc = first;
+out:
+	tool_opts_free(&o);
+	return rc;
+}
+
+int cmd_setstripe(struct tool *t, int argc, char **argv)
+{
+	struct tool_opts o;
+	struct tessera_layout *l = NULL;
+	struct tessera_stat st;
+	tessera_file *f = NULL;
+	uint64_t strip = 0, count = 0;
+	const char *path;
+	int rc;
+
+	rc = tool_opts_parse(t, argc, argv, "", "sc", &o);
+	if (rc)
+		goto out;
+	if (o.nops != 1) {
+		rc = tool_usage(t, "expected one PATH, got %d", o.nops);
+		goto out;
+	}
+	if (!o.vals['s'] && !o.vals['c']) {
+		rc = tool_usage(t, "give -s STRIP_SIZE, -c COUNT or both");
+		goto out;
+	}
+	if (o.vals['s'] && tool_parse_size(o.vals['s'], &strip)) {
+		rc = tool_usage(t, "bad strip size '%s'", o.vals['s']);
+		goto out;
+	}
+	if (o.vals['c'] && (tool_parse_size(o.vals['c'], &count) || count > TESSERA_MAX_STRIPE)) {
+		rc = tool_usage(t, "bad stripe count '%s' (0 to %d)", o.vals['c'], TESSERA_MAX_STRIPE);
+		goto out;
+	}
+	rc = tool_connect(t);
+	if (rc)
+		goto out;
+	path = tool_path(o.ops[0]);
+	if (count > tessera_ios_count(t->fs)) {
+		rc = tool_err(t, -EINVAL, "%s: stripe count %" PRIu64 " exceeds the %" PRIu32
+			      " storage daemons", path, count, tessera_ios_count(t->fs));
+		goto out;
+	}
+	rc = tessera_stat(t->fs, path, &st);
+	if (!rc && S_ISDIR(st.mode)) {
+		rc = tessera_set_dir_layout(t->fs, path, strip, (uint32_t)count);
+		if (rc)
+			tool_fserr(t, rc);
+		goto out;
+	}
+	if (!rc) {
+		rc = tool_err(t, -EEXIST, "%s: %s (a file's layout is fixed when it is created; "
+			      "give a new name)", path, strerror(EEXIST));
+		goto out;
+	}
+	if (rc != -ENOENT) {
+		tool_fserr(t, rc);
+		goto out;
+	}
+	l = calloc(1, sizeof(*l));
+	if (!l) {
+		rc = tool_err(t, -ENOMEM, "out of memory");
+		goto out;
+	}
+	l->strip_size = strip;
+	l->count = (uint32_t)count;
+	rc = tessera_open(t->fs, path, O_WRONLY | O_CREAT | O_EXCL, 0666 & ~t->umask, l, &f);
+	if (rc) {
+		tool_fserr(t, rc);
+		goto out;
+	}
+	rc = tessera_close(f);
+	if (rc)
+		tool_fserr(t, rc);
+out:
+	free(l);
+	tool_opts_free(&o);
+	return rc;
+}
+
+/* ------------------------------------------------------------- truncate */
+
+int cmd_truncate(struct tool *t, int argc, char **argv)
+{
+	struct tool_opts o;
+	uint64_t size;
+	int rc, first = 0;
+
+	rc = tool_opts_parse(t, argc, argv, "", "s", &o);
+	if (rc)
+		goto out;
+	if (!o.vals['s']) {
+		rc = tool_usage(t, "-s SIZE is required");
+		goto out;
+	}
+	if (tool_parse_size(o.vals['s'], &size)) {
+		rc = tool_usage(t, "bad size '%s'", o.vals['s']);
+		goto out;
+	}
+	if (!o.nops) {
+		rc = tool_usage(t, "no file given");
+		goto out;
+	}
+	rc = tool_connect(t);
+	if (rc)
+		goto out;
+	for (int i = 0; i < o.nops; i++) {
+		rc = tessera_truncate(t->fs, tool_path(o.ops[i]), size);
+		if (rc)
+			KEEP(first, tool_fserr(t, rc));
+	}
+	rc = first;
+out:
+	tool_opts_free(&o);
+	return rc;
+}

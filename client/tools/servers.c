@@ -1,0 +1,100 @@
+/* servers.c - ping and df. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tool.h"
+
+int cmd_ping(struct tool *t, int argc, char **argv)
+{
+	struct tool_opts o;
+	struct tessera_ping *p = NULL;
+	size_t want;
+	int rc, n, failed = 0;
+
+	rc = tool_opts_parse(t, argc, argv, "", "", &o);
+	if (rc)
+		goto out;
+	if (o.nops) {
+		rc = tool_usage(t, "takes no operands");
+		goto out;
+	}
+	rc = tool_connect(t);
+	if (rc)
+		goto out;
+	want = 1 + (size_t)tessera_ios_count(t->fs);
+	p = calloc(want, sizeof(*p));
+	if (!p) {
+		rc = tool_err(t, -ENOMEM, "out of memory");
+		goto out;
+	}
+	n = tessera_ping(t->fs, p, want);
+	if (n < 0) {
+		rc = tool_fserr(t, n);
+		goto out;
+	}
+	printf("%-4s %5s  %-24s %-12s %12s\n", "role", "index", "address", "version", "rtt");
+	for (int i = 0; i < n; i++) {
+		if (p[i].status) {
+			printf("%-4s %5" PRIu32 "  %-24s %-12s %12s  (%s)\n", p[i].role, p[i].index,
+			       p[i].address, "-", "FAILED", strerror(-p[i].status));
+			failed++;
+		} else {
+			printf("%-4s %5" PRIu32 "  %-24s %-12s %9.0f us\n", p[i].role, p[i].index,
+			       p[i].address, p[i].version, p[i].rtt_us);
+		}
+	}
+	fflush(stdout);
+	for (int i = 0; i < n; i++)
+		if (p[i].status)
+			tool_err(t, p[i].status, "%s %" PRIu32 " (%s): %s",
+				 i == 0 ? "metadata daemon" : "storage daemon",
+				 p[i].index, p[i].address, strerror(-p[i].status));
+	if (failed)
+		rc = tool_err(t, -EIO, "%d of %d servers did not answer", failed, n);
+out:
+	free(p);
+	tool_opts_free(&o);
+	return rc;
+}
+
+int cmd_df(struct tool *t, int argc, char **argv)
+{
+	struct tool_opts o;
+	struct tessera_statfs sf;
+	char tot[32], used[32], fr[32];
+	uint64_t u;
+	int rc;
+
+	rc = tool_opts_parse(t, argc, argv, "", "", &o);
+	if (rc)
+		goto out;
+	if (o.nops) {
+		rc = tool_usage(t, "takes no operands");
+		goto out;
+	}
+	rc = tool_connect(t);
+	if (rc)
+		goto out;
+	rc = tessera_statfs(t->fs, &sf);
+	if (rc) {
+		tool_fserr(t, rc);
+		goto out;
+	}
+	u = sf.bytes_total > sf.bytes_free ? sf.bytes_total - sf.bytes_free : 0;
+	tool_human(sf.bytes_total, tot, sizeof(tot));
+	tool_human(u, used, sizeof(used));
+	tool_human(sf.bytes_free, fr, sizeof(fr));
+	printf("%-10s %8s %8s %8s %5s %10s %8s\n", "Filesystem", "Size", "Used", "Avail", "Use%",
+	       "Files", "Servers");
+	printf("%-10s %8s %8s %8s %4.0f%% %10" PRIu64 " %8" PRIu32 "\n", "tessera", tot, used, fr,
+	       sf.bytes_total ? (double)u * 100.0 / (double)sf.bytes_total : 0.0, sf.files,
+	       sf.n_ios);
+	printf("bytes: total %" PRIu64 ", used %" PRIu64 ", free %" PRIu64 "\n", sf.bytes_total, u,
+	       sf.bytes_free);
+out:
+	tool_opts_free(&o);
+	return rc;
+}

@@ -1,0 +1,415 @@
+/*
+ * tessera.c - the `tessera` command: main, command table, option parsing,
+ * messages and small helpers shared by the commands.
+ *
+ *   tessera [-c CONFIG] COMMAND [ARGS...]
+ *
+ * Exit status: 0 success, 1 a command failed, 2 a usage error.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tool.h"
+
+#define DEFAULT_CONFIG "./var/tessera.conf"
+
+struct command {
+	const char *name;
+	int (*run)(struct tool *t, int argc, char **argv);
+	const char *usage;      /* after "tessera [-c CONFIG] NAME " */
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{ "ping", cmd_ping, "", "ask every server for its role, version and round-trip time" },
+	{ "ls", cmd_ls, "[-l] PATH...", "list directories (-l: mode, links, owner, size, mtime)" },
+	{ "mkdir", cmd_mkdir, "[-p] PATH...", "make directories (-p: with parents, no error if they exist)" },
+	{ "rm", cmd_rm, "[-r] PATH...", "remove files (-r: directories too, recursively)" },
+	{ "mv", cmd_mv, "FROM TO", "rename; into TO if TO is a directory" },
+	{ "stat", cmd_stat, "PATH...", "all attributes and the layout (strips, servers, objects)" },
+	{ "cp", cmd_cp, "SRC DST", "copy; write Tessera paths as tessera:/PATH, others are local" },
+	{ "cat", cmd_cat, "PATH...", "write files to standard output" },
+	{ "df", cmd_df, "", "space over all storage daemons, and the number of files" },
+	{ "setstripe", cmd_setstripe, "[-s STRIP_SIZE] [-c COUNT] PATH",
+	  "set a directory's default layout, or create a new empty file with this layout" },
+	{ "getstripe", cmd_getstripe, "PATH...", "show a file's layout or a directory's default" },
+	{ "truncate", cmd_truncate, "-s SIZE PATH...", "set file sizes" },
+};
+
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+static void print_usage(FILE *f)
+{
+	fprintf(f, "usage: tessera [-c CONFIG] COMMAND [ARGS...]\n"
+		   "       tessera COMMAND --help\n\n"
+		   "The config file is CONFIG, else $TESSERA_CONFIG, else %s.\n"
+		   "Sizes take K, M, G or T suffixes (powers of 1024).\n\ncommands:\n",
+		DEFAULT_CONFIG);
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		fprintf(f, "  %-10s %-34s %s\n", commands[i].name, commands[i].usage,
+			commands[i].summary);
+}
+
+static void print_command_usage(FILE *f, const struct command *c)
+{
+	fprintf(f, "usage: tessera [-c CONFIG] %s%s%s\n  %s\n", c->name, c->usage[0] ? " " : "",
+		c->usage, c->summary);
+}
+
+/* ------------------------------------------------------------- messages */
+
+int tool_err(struct tool *t, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "tessera: %s: ", t->cmd ? t->cmd : "error");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return rc;
+}
+
+int tool_fserr(struct tool *t, int rc)
+{
+	const char *m = t->fs ? tessera_errmsg(t->fs) : NULL;
+
+	if (!m || !*m)
+		return tool_err(t, rc, "%s", strerror(-rc));
+	return tool_err(t, rc, "%s", m);
+}
+
+int tool_usage(struct tool *t, const char *fmt, ...)
+{
+	const struct command *c = t->cmd ? find_command(t->cmd) : NULL;
+	va_list ap;
+
+	fprintf(stderr, "tessera: %s: ", t->cmd ? t->cmd : "usage");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	if (c)
+		print_command_usage(stderr, c);
+	else
+		fprintf(stderr, "try 'tessera --help'\n");
+	t->usage_error = 1;
+	return -EINVAL;
+}
+
+/* -------------------------------------------------------------- options */
+
+int tool_opts_parse(struct tool *t, int argc, char **argv, const char *bools,
+		    const char *withval, struct tool_opts *o)
+{
+	int only_ops = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->ops = calloc((size_t)argc + 1, sizeof(*o->ops));
+	if (!o->ops)
+		return tool_err(t, -ENOMEM, "out of memory");
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (only_ops || a[0] != '-' || !a[1]) {
+			o->ops[o->nops++] = argv[i];
+			continue;
+		}
+		if (!strcmp(a, "--")) {
+			only_ops = 1;
+			continue;
+		}
+		if (!strcmp(a, "--help")) {
+			o->help = 1;
+			continue;
+		}
+		if (a[1] == '-')
+			return tool_usage(t, "unknown option '%s'", a);
+		for (const char *p = a + 1; *p; p++) {
+			unsigned char c = (unsigned char)*p;
+
+			if (c == 'h') {
+				o->help = 1;
+			} else if (c < 128 && strchr(bools, c)) {
+				o->flags[c]++;
+			} else if (c < 128 && strchr(withval, c)) {
+				o->flags[c]++;
+				if (p[1]) {
+					o->vals[c] = p + 1;
+				} else if (i + 1 < argc) {
+					o->vals[c] = argv[++i];
+				} else {
+					return tool_usage(t, "option -%c needs a value", c);
+				}
+				break;
+			} else {
+				return tool_usage(t, "unknown option '-%c'", c);
+			}
+		}
+	}
+	return 0;
+}
+
+void tool_opts_free(struct tool_opts *o)
+{
+	free(o->ops);
+	o->ops = NULL;
+}
+
+/* -------------------------------------------------------------- helpers */
+
+int tool_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned shift = 0;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	switch (toupper((unsigned char)*end)) {
+	case 'K': shift = 10; end++; break;
+	case 'M': shift = 20; end++; break;
+	case 'G': shift = 30; end++; break;
+	case 'T': shift = 40; end++; break;
+	default: break;
+	}
+	if (shift && (!strcasecmp(end, "iB") || !strcasecmp(end, "B")))
+		end += strlen(end);
+	if (*end)
+		return -EINVAL;
+	if (shift && v > (UINT64_MAX >> shift))
+		return -ERANGE;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+void tool_human(uint64_t bytes, char *buf, size_t len)
+{
+	static const char units[] = "BKMGTPE";
+	double v = (double)bytes;
+	int u = 0;
+
+	while (v >= 1024 && u < 6) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%lluB", (unsigned long long)bytes);
+	else
+		snprintf(buf, len, v < 10 ? "%.1f%c" : "%.0f%c", v, units[u]);
+}
+
+const char *tool_tpath(const char *s)
+{
+	return strncmp(s, "tessera:", 8) ? NULL : s + 8;
+}
+
+char *tool_path(char *s)
+{
+	char *p = strncmp(s, "tessera:", 8) ? s : s + 8, *r = p, *w = p;
+
+	/* "//a//b/" -> "/a/b": the metadata daemon takes no empty components */
+	for (; *r; r++)
+		if (*r != '/' || w == p || w[-1] != '/')
+			*w++ = *r;
+	while (w > p + 1 && w[-1] == '/')
+		w--;
+	*w = '\0';
+	return p;
+}
+
+char *tool_join(const char *dir, const char *name)
+{
+	size_t dl = strlen(dir), nl = strlen(name);
+	char *p = malloc(dl + nl + 2);
+
+	if (!p)
+		return NULL;
+	memcpy(p, dir, dl);
+	if (!dl || dir[dl - 1] != '/')
+		p[dl++] = '/';
+	memcpy(p + dl, name, nl + 1);
+	return p;
+}
+
+void tool_basename(const char *path, char *buf, size_t len)
+{
+	size_t end = strlen(path), start;
+
+	while (end > 1 && path[end - 1] == '/')
+		end--;
+	start = end;
+	while (start > 0 && path[start - 1] != '/')
+		start--;
+	if (end - start >= len)
+		end = start + len - 1;
+	memcpy(buf, path + start, end - start);
+	buf[end - start] = '\0';
+}
+
+void tool_mode_string(uint32_t mode, char out[11])
+{
+	static const char rwx[] = "rwxrwxrwx";
+
+	out[0] = S_ISDIR(mode) ? 'd' : S_ISREG(mode) ? '-' : '?';
+	for (int i = 0; i < 9; i++)
+		out[1 + i] = (mode & (0400u >> i)) ? rwx[i] : '-';
+	if (mode & S_ISUID)
+		out[3] = (mode & S_IXUSR) ? 's' : 'S';
+	if (mode & S_ISGID)
+		out[6] = (mode & S_IXGRP) ? 's' : 'S';
+	if (mode & S_ISVTX)
+		out[9] = (mode & S_IXOTH) ? 't' : 'T';
+	out[10] = '\0';
+}
+
+/* The public API has no call that names a server without contacting it,
+ * so read the `ios = HOST:PORT` lines of the config file ourselves. */
+void tool_ios_address(struct tool *t, uint32_t want, char *buf, size_t len)
+{
+	FILE *f = fopen(t->config, "r");
+	char line[1024];
+	uint32_t i = 0;
+
+	snprintf(buf, len, "?");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *hash = strchr(line, '#'), *p = line, *eq, *v, *e;
+
+		if (hash)
+			*hash = '\0';
+		while (isspace((unsigned char)*p))
+			p++;
+		eq = strchr(p, '=');
+		if (!eq || strncmp(p, "ios", 3))
+			continue;
+		for (e = p + 3; e < eq && isspace((unsigned char)*e); e++)
+			;
+		if (e != eq)
+			continue;
+		if (i++ != want)
+			continue;
+		for (v = eq + 1; isspace((unsigned char)*v); v++)
+			;
+		for (e = v + strlen(v); e > v && isspace((unsigned char)e[-1]); e--)
+			;
+		*e = '\0';
+		snprintf(buf, len, "%s", v);
+		break;
+	}
+	fclose(f);
+}
+
+/* ----------------------------------------------------------- connecting */
+
+int tool_connect(struct tool *t)
+{
+	const char *env = getenv("TESSERA_CONFIG");
+	char err[512] = "";
+	int rc;
+
+	if (t->fs)
+		return 0;
+	if (!t->config) {
+		if (env && *env)
+			t->config = env;
+		else if (access(DEFAULT_CONFIG, F_OK) == 0)
+			t->config = DEFAULT_CONFIG;
+		else
+			return tool_err(t, -ENOENT, "no config file: give -c FILE, set "
+				       "TESSERA_CONFIG, or run where %s exists", DEFAULT_CONFIG);
+	}
+	rc = tessera_connect(t->config, &t->fs, err, sizeof(err));
+	if (rc) {
+		t->fs = NULL;
+		return tool_err(t, rc, "connect using %s: %s", t->config,
+				err[0] ? err : strerror(-rc));
+	}
+	return 0;
+}
+
+/* ----------------------------------------------------------------- main */
+
+int main(int argc, char **argv)
+{
+	struct tool t = { 0 };
+	const char *config = NULL;
+	const struct command *c;
+	int i = 1, rc;
+
+	t.umask = umask(022);
+	umask(t.umask);
+	t.stderr_tty = isatty(STDERR_FILENO);
+	while (i < argc && argv[i][0] == '-') {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			print_usage(stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "-c") && i + 1 < argc) {
+			config = argv[i + 1];
+			i += 2;
+		} else if (!strncmp(argv[i], "-c", 2) && argv[i][2]) {
+			config = argv[i] + 2;
+			i++;
+		} else if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		} else {
+			fprintf(stderr, "tessera: unknown or incomplete option '%s'\n", argv[i]);
+			print_usage(stderr);
+			return 2;
+		}
+	}
+	if (i >= argc) {
+		fprintf(stderr, "tessera: no command given\n");
+		print_usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[i], "help")) {
+		c = i + 1 < argc ? find_command(argv[i + 1]) : NULL;
+		if (c)
+			print_command_usage(stdout, c);
+		else
+			print_usage(stdout);
+		return 0;
+	}
+	c = find_command(argv[i]);
+	if (!c) {
+		fprintf(stderr, "tessera: unknown command '%s'\n", argv[i]);
+		print_usage(stderr);
+		return 2;
+	}
+	t.cmd = c->name;
+	for (int j = i + 1; j < argc && strcmp(argv[j], "--"); j++)
+		if (!strcmp(argv[j], "--help") || !strcmp(argv[j], "-h")) {
+			print_command_usage(stdout, c);
+			return 0;
+		}
+	t.config = config;
+	rc = c->run(&t, argc - i, argv + i);
+	tessera_disconnect(t.fs);
+	if (fflush(stdout) && !rc) {
+		fprintf(stderr, "tessera: %s: write standard output: %s\n", c->name, strerror(errno));
+		rc = -EIO;
+	}
+	if (!rc)
+		return 0;
+	return t.usage_error ? 2 : 1;
+}

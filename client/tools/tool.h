@@ -1,0 +1,97 @@
+/*
+ * tool.h - shared pieces of the `tessera` command-line tool.
+ *
+ * tessera.c   main, command table, options, messages, connection
+ * ns.c        namespace commands: ls mkdir rm mv stat setstripe getstripe
+ *             truncate
+ * data.c      cp and cat
+ * servers.c   ping and df
+ *
+ * Everything uses only the public client API (tessera.h). There is no
+ * global mutable state: a struct tool is passed to every function.
+ * Functions return 0 or a negative errno; a command's messages are
+ * printed where the failure is found, so callers only pass the code on.
+ */
+#ifndef TESSERA_TOOL_H
+#define TESSERA_TOOL_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "tessera.h"
+
+#define TOOL_BLOCK (8u << 20)   /* cp/cat transfer size */
+#define TOOL_PAGE  256u         /* readdir page */
+
+struct tool {
+	const char *config;     /* -c, else resolved by tool_connect */
+	const char *cmd;        /* the running command, for messages */
+	tessera_fs *fs;         /* connected before a command runs */
+	mode_t umask;           /* the process's umask, applied to creates */
+	int stderr_tty;         /* progress bars only when stderr is a tty */
+	int usage_error;        /* set by tool_usage: exit status 2 */
+};
+
+/* Parsed options of one command: flags[c] counts -c, vals[c] holds the
+ * argument of an option that takes one; ops are the operands. */
+struct tool_opts {
+	int flags[128];
+	const char *vals[128];
+	char **ops;
+	int nops;
+	int help;               /* --help or -h given */
+};
+
+/* Connect (once) using -c, $TESSERA_CONFIG or ./var/tessera.conf. */
+int tool_connect(struct tool *t);
+
+/* "tessera: CMD: <message>" on stderr; returns rc. */
+int tool_err(struct tool *t, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The same, with the library's message for the last failed call. */
+int tool_fserr(struct tool *t, int rc);
+/* A usage error: message plus the command's usage line; exit status 2. */
+int tool_usage(struct tool *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Parse argv (argv[0] is the command). `bools` lists flag letters,
+ * `withval` letters that take a value. Frees nothing: call
+ * tool_opts_free. */
+int tool_opts_parse(struct tool *t, int argc, char **argv, const char *bools,
+		    const char *withval, struct tool_opts *o);
+void tool_opts_free(struct tool_opts *o);
+
+/* "64K", "1M", "3G", "12345" -> bytes. */
+int tool_parse_size(const char *s, uint64_t *out);
+/* 1536 -> "1.5K". */
+void tool_human(uint64_t bytes, char *buf, size_t len);
+/* "tessera:/a/b" -> "/a/b"; NULL if `s` has no tessera: prefix. */
+const char *tool_tpath(const char *s);
+/* A Tessera operand (with or without the tessera: prefix), tidied in
+ * place: repeated and trailing slashes dropped. */
+char *tool_path(char *s);
+/* dir + "/" + name, malloc'd; NULL on ENOMEM. */
+char *tool_join(const char *dir, const char *name);
+/* The last component of a path ("/a/b/" -> "b"), into buf. */
+void tool_basename(const char *path, char *buf, size_t len);
+/* The address of storage daemon `i` from the config file ("?" if it
+ * cannot be read). */
+void tool_ios_address(struct tool *t, uint32_t i, char *buf, size_t len);
+/* "drwxr-xr-x" */
+void tool_mode_string(uint32_t mode, char out[11]);
+
+int cmd_ls(struct tool *t, int argc, char **argv);
+int cmd_mkdir(struct tool *t, int argc, char **argv);
+int cmd_rm(struct tool *t, int argc, char **argv);
+int cmd_mv(struct tool *t, int argc, char **argv);
+int cmd_stat(struct tool *t, int argc, char **argv);
+int cmd_setstripe(struct tool *t, int argc, char **argv);
+int cmd_getstripe(struct tool *t, int argc, char **argv);
+int cmd_truncate(struct tool *t, int argc, char **argv);
+int cmd_cp(struct tool *t, int argc, char **argv);
+int cmd_cat(struct tool *t, int argc, char **argv);
+int cmd_ping(struct tool *t, int argc, char **argv);
+int cmd_df(struct tool *t, int argc, char **argv);
+
+#endif /* TESSERA_TOOL_H */

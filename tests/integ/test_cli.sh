@@ -1,0 +1,384 @@
+#!/usr/bin/env bash
+# Integration test of the `tessera` command-line tool against a local file
+# system: 1 metadata daemon + 3 storage daemons on free loopback ports, in a
+# temporary directory. Prints CMocka-style lines for tests/run-suites.sh.
+#
+#   TESSERA_BUILD=/abs/build tests/integ/test_cli.sh
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=${TESSERA_BUILD:-$top/build}
+T=$build/bin/tessera
+umask 022
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/tessera-cli.XXXXXX")
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	for p in "${pids[@]}"; do
+		wait "$p" 2>/dev/null
+	done
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+
+free_port() {
+	python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'
+}
+
+# ------------------------------------------------------------ the cluster
+mds_port=$(free_port)
+ios_ports=("$(free_port)" "$(free_port)" "$(free_port)")
+write_conf() { # FILE TIMEOUT_MS
+	{
+		echo "provider = tcp;ofi_rxm"
+		echo "mds = 127.0.0.1:$mds_port"
+		for p in "${ios_ports[@]}"; do echo "ios = 127.0.0.1:$p"; done
+		echo "timeout_ms = $2"
+	} >"$1"
+}
+conf=$dir/tessera.conf
+write_conf "$conf" 5000
+write_conf "$dir/short.conf" 1000
+export TESSERA_CONFIG=$conf
+
+"$build/bin/tessera-mds" -c "$conf" -d "$dir/mds" -p "$dir/mds.pid" >"$dir/mds.log" 2>&1 &
+pids+=($!)
+for i in 0 1 2; do
+	"$build/bin/tessera-ios" -c "$conf" -d "$dir/ios$i" -i "$i" -p "$dir/ios$i.pid" \
+		>"$dir/ios$i.log" 2>&1 &
+	pids+=($!)
+done
+up=0
+for _ in $(seq 1 100); do
+	if [ -s "$dir/mds.pid" ] && [ -s "$dir/ios0.pid" ] && [ -s "$dir/ios1.pid" ] &&
+	   [ -s "$dir/ios2.pid" ] && "$T" ping >/dev/null 2>&1; then
+		up=1
+		break
+	fi
+	sleep 0.2
+done
+
+# ---------------------------------------------------------------- checks
+run=0 passed=0
+failed_names=()
+
+check() { # NAME FUNCTION: the function runs under set -e in a subshell
+	local name=$1 log
+	shift
+	run=$((run + 1))
+	log=$dir/check.$run.log
+	echo "[ RUN      ] $name"
+	( set -e; "$@" ) >"$log" 2>&1
+	local rc=$?
+	if [ "$rc" -eq 0 ]; then
+		passed=$((passed + 1))
+		echo "[       OK ] $name"
+	else
+		sed 's/^/    /' "$log"
+		echo "[  FAILED  ] $name"
+		failed_names+=("$name")
+	fi
+}
+
+# Run the tool; keep stdout, stderr and status in $out, $err, $rc.
+t() {
+	set +e
+	"$T" "$@" >"$dir/out" 2>"$dir/err"
+	rc=$?
+	set -e
+	out=$(cat "$dir/out")
+	err=$(cat "$dir/err")
+}
+expect_rc() { # WANT (after t)
+	if [ "$rc" -ne "$1" ]; then
+		echo "exit status $rc, expected $1"
+		echo "stdout: $out"
+		echo "stderr: $err"
+		return 1
+	fi
+}
+has() { # TEXT PATTERN: fixed-string search with a readable failure
+	if ! grep -qF -- "$2" <<<"$1"; then
+		echo "expected '$2' in:"
+		echo "$1"
+		return 1
+	fi
+}
+
+test_cluster_up() {
+	[ "$up" = 1 ] || { cat "$dir"/*.log; return 1; }
+}
+
+test_ping() {
+	t ping
+	expect_rc 0
+	has "$out" "mds"
+	has "$out" "127.0.0.1:$mds_port"
+	for p in "${ios_ports[@]}"; do has "$out" "127.0.0.1:$p"; done
+	[ "$(grep -c '^ios ' <<<"$out")" -eq 3 ]
+	grep -q ' us$' <<<"$out"
+}
+
+test_usage() {
+	t --help
+	expect_rc 0
+	has "$out" "usage: tessera"
+	t ls --help
+	expect_rc 0
+	has "$out" "ls [-l] PATH"
+	t mv /only-one
+	expect_rc 2
+	has "$err" "tessera: mv:"
+	t frobnicate
+	expect_rc 2
+	t truncate /x
+	expect_rc 2
+	t setstripe -s 12Q /
+	expect_rc 2
+	t
+	expect_rc 2
+}
+
+test_no_config() {
+	local rc
+	( cd "$dir" && env -u TESSERA_CONFIG "$T" ls / ) >"$dir/out" 2>"$dir/err" && rc=0 || rc=$?
+	[ "$rc" -eq 1 ]
+	grep -q "no config file" "$dir/err"
+	"$T" -c "$dir/missing.conf" ls / 2>"$dir/err" && return 1
+	grep -q "missing.conf" "$dir/err"
+}
+
+test_mkdir_p() {
+	t mkdir -p /d1/d2/d3
+	expect_rc 0
+	t ls /d1/d2
+	expect_rc 0
+	[ "$out" = "d3" ]
+	t mkdir -p /d1/d2/d3 /d1//e/
+	expect_rc 0
+	t mkdir /d1/d2
+	expect_rc 1
+	has "$err" "tessera: mkdir:"
+	has "$err" "/d1/d2"
+	t mkdir /nope/sub
+	expect_rc 1
+	has "$err" "/nope/sub"
+}
+
+test_ls_missing() {
+	t ls /missing-dir
+	expect_rc 1
+	has "$err" "tessera: ls:"
+	has "$err" "/missing-dir"
+	has "$err" "metadata daemon (127.0.0.1:$mds_port)"
+}
+
+test_cp_roundtrip() {
+	head -c $((20 << 20)) /dev/urandom >"$dir/big.in"
+	t cp "$dir/big.in" tessera:/d1/big.bin
+	expect_rc 0
+	has "$out" "copied 20971520 bytes in"
+	has "$out" "MB/s)"
+	[ -z "$err" ] # no progress bar: stderr is not a terminal
+	t cp tessera:/d1/big.bin "$dir/big.out"
+	expect_rc 0
+	cmp "$dir/big.in" "$dir/big.out"
+	# Tessera to Tessera, into a directory, then cat
+	t cp tessera:/d1/big.bin tessera:/d1/e
+	expect_rc 0
+	"$T" cat /d1/e/big.bin | cmp - "$dir/big.in"
+}
+
+test_cp_errors() {
+	t cp "$dir/no-such-file" tessera:/d1/x
+	expect_rc 1
+	has "$err" "tessera: cp:"
+	has "$err" "no-such-file"
+	t cp tessera:/d1/no-such tessera:/d1/x
+	expect_rc 1
+	has "$err" "/d1/no-such"
+	t cp tessera:/d1/big.bin "$dir/no-dir/out"
+	expect_rc 1
+	has "$err" "$dir/no-dir/out"
+	t cp onlyone
+	expect_rc 2
+}
+
+test_ls_long() {
+	t ls -l /d1
+	expect_rc 0
+	grep -Eq '^-rw-r--r-- +1 +[0-9]+ +[0-9]+ +20971520 [0-9-]+ [0-9:]+ big\.bin$' <<<"$out" ||
+		{ echo "$out"; return 1; }
+	grep -Eq '^drwxr-xr-x +[0-9]+ .* d2$' <<<"$out"
+	t ls /d1/big.bin
+	expect_rc 0
+	[ "$out" = "/d1/big.bin" ]
+}
+
+test_stat_layout() {
+	t stat /d1/big.bin
+	expect_rc 0
+	has "$out" "Type: regular file"
+	has "$out" "Size: 20971520"
+	has "$out" "Mode: 0644 (-rw-r--r--)"
+	has "$out" "stripe_count: 3"
+	has "$out" "strip_size:"
+	for p in "${ios_ports[@]}"; do has "$out" "127.0.0.1:$p"; done
+	[ "$(grep -cE '^ +[0-9]+ +[0-2] +127\.0\.0\.1:[0-9]+ +0x[0-9a-f]{16}$' <<<"$out")" -eq 3 ]
+	t stat /d1
+	expect_rc 0
+	has "$out" "Type: directory"
+}
+
+test_setstripe_dir() {
+	t mkdir /striped
+	t setstripe -s 1M -c 2 /striped
+	expect_rc 0
+	t getstripe /striped
+	expect_rc 0
+	has "$out" "strip_size:   1048576"
+	has "$out" "stripe_count: 2"
+	t cp "$dir/big.in" tessera:/striped/inherits.bin
+	expect_rc 0
+	t getstripe /striped/inherits.bin
+	has "$out" "strip_size:   1048576"
+	has "$out" "stripe_count: 2"
+	[ "$(grep -cE '0x[0-9a-f]{16}$' <<<"$out")" -eq 2 ]
+	"$T" cat /striped/inherits.bin | cmp - "$dir/big.in"
+}
+
+test_setstripe_file() {
+	t setstripe -s 128K -c 1 /striped/one.bin
+	expect_rc 0
+	t getstripe /striped/one.bin
+	expect_rc 0
+	has "$out" "strip_size:   131072"
+	has "$out" "stripe_count: 1"
+	t stat /striped/one.bin
+	has "$out" "Size: 0"
+	t setstripe -s 128K -c 1 /striped/one.bin
+	expect_rc 1
+	has "$err" "tessera: setstripe:"
+	has "$err" "/striped/one.bin"
+	has "$err" "File exists"
+	t setstripe -c 9 /striped/too-wide.bin
+	expect_rc 1
+}
+
+test_truncate_cat() {
+	t truncate -s 5M /d1/big.bin
+	expect_rc 0
+	t stat /d1/big.bin
+	has "$out" "Size: 5242880"
+	"$T" cat /d1/big.bin | cmp - <(head -c $((5 << 20)) "$dir/big.in")
+	t truncate -s 1K /d1/missing
+	expect_rc 1
+	has "$err" "/d1/missing"
+}
+
+test_mv() {
+	t mv /d1/big.bin /d1/moved.bin
+	expect_rc 0
+	t ls /d1
+	has "$out" "moved.bin"
+	! grep -qx "big.bin" <<<"$out"
+	t mv /d1/moved.bin /striped # into the directory
+	expect_rc 0
+	t stat /striped/moved.bin
+	expect_rc 0
+	t mv /d1/nothing /d1/else
+	expect_rc 1
+	has "$err" "/d1/nothing"
+}
+
+test_rm() {
+	t rm /d1
+	expect_rc 1
+	has "$err" "/d1"
+	t rm /striped/moved.bin
+	expect_rc 0
+	t stat /striped/moved.bin
+	expect_rc 1
+	t rm -r /d1
+	expect_rc 0
+	t ls /d1
+	expect_rc 1
+	t rm /no/such
+	expect_rc 1
+	has "$err" "/no/such"
+}
+
+test_paging() { # more entries than one readdir page (256)
+	local names=()
+	for i in $(seq -w 0 299); do names+=("/many/d$i"); done
+	t mkdir /many "${names[@]}"
+	expect_rc 0
+	t ls /many
+	expect_rc 0
+	[ "$(wc -l <<<"$out")" -eq 300 ]
+	[ "$(sort -u <<<"$out" | wc -l)" -eq 300 ]
+	t rm -r /many
+	expect_rc 0
+	t ls /many
+	expect_rc 1
+}
+
+test_df() {
+	t df
+	expect_rc 0
+	has "$out" "Files"
+	local total
+	total=$(sed -n 's/^bytes: total \([0-9]*\),.*/\1/p' <<<"$out")
+	[ -n "$total" ] && [ "$total" -gt 0 ]
+	grep -Eq '^tessera +[0-9.]+[BKMGTPE] ' <<<"$out"
+}
+
+test_server_down() {
+	kill "$(cat "$dir/ios2.pid")"
+	sleep 0.3
+	t -c "$dir/short.conf" ping
+	expect_rc 1
+	has "$err" "tessera: ping:"
+	has "$err" "storage daemon 2 (127.0.0.1:${ios_ports[2]})"
+	has "$out" "FAILED"
+	# a file striped over all three: reading it names the dead server
+	t -c "$dir/short.conf" cat /striped/wide.bin
+	expect_rc 1
+	has "$err" "tessera: cat:"
+	has "$err" "/striped/wide.bin"
+	has "$err" "storage daemon 2 (127.0.0.1:${ios_ports[2]})"
+}
+
+check cluster_up test_cluster_up
+check ping test_ping
+check usage test_usage
+check no_config test_no_config
+check mkdir_p test_mkdir_p
+check ls_missing test_ls_missing
+check cp_roundtrip_20MiB test_cp_roundtrip
+check cp_errors test_cp_errors
+check ls_long test_ls_long
+check stat_layout test_stat_layout
+check setstripe_dir test_setstripe_dir
+check setstripe_file test_setstripe_file
+check truncate_cat test_truncate_cat
+check mv test_mv
+check rm test_rm
+check readdir_paging test_paging
+check df test_df
+# before the storage daemon goes down: a file on all three
+"$T" setstripe -c 3 /striped/wide.bin >/dev/null 2>&1
+head -c 300000 /dev/urandom >"$dir/wide.in"
+"$T" cp "$dir/wide.in" tessera:/striped/wide.bin >/dev/null 2>&1
+check server_down test_server_down
+
+echo "[==========] $run test(s) run."
+echo "[  PASSED  ] $passed test(s)."
+if [ "${#failed_names[@]}" -gt 0 ]; then
+	echo "[  FAILED  ] ${#failed_names[@]} test(s), listed below:"
+	for n in "${failed_names[@]}"; do echo "[  FAILED  ] $n"; done
+	exit 1
+fi
+exit 0
