@@ -45,6 +45,10 @@ static int parse_server(const char *v, struct tp_server *srv)
 	hl = (size_t)(colon - v);
 	if (hl >= sizeof(srv->host) || strlen(colon + 1) >= sizeof(srv->port))
 		return -EINVAL;
+	if (hl > 2 && v[0] == '[' && v[hl - 1] == ']') { /* [v6addr]:port */
+		v++;
+		hl -= 2;
+	}
 	memcpy(srv->host, v, hl);
 	srv->host[hl] = '\0';
 	strcpy(srv->port, colon + 1);
