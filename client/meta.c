@@ -330,11 +330,13 @@ int tessera_statfs(tessera_fs *fs, struct tessera_statfs *sf)
 			goto out;
 		}
 	rc = tc_run(fs, reqs, n + 1);
+	int named = 0;
 	for (uint32_t i = 0; i <= n; i++) {
 		Tessera__StatfsReply *rep = (Tessera__StatfsReply *)reqs[i]->reply;
 
 		if (reqs[i]->status) {
-			tc_req_fail(fs, reqs[i], "statfs");
+			if (!named++) /* name the first failure */
+				tc_req_fail(fs, reqs[i], "statfs");
 			continue;
 		}
 		if (i == 0) {

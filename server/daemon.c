@@ -92,7 +92,16 @@ static int srv_send(struct srv_req *req, int32_t status, const ProtobufCMessage 
 	tx->head_len = (size_t)tp_frame_build(tx->head, TP_HDR_SIZE + body, &hdr, NULL, 0, msg);
 	iov[0] = (struct iovec){ tx->head, tx->head_len };
 	iov[1] = (struct iovec){ data, data_len };
+	/* The provider may be out of room (or the peer gone): progress and
+	 * retry, but never longer than a client would wait for the answer,
+	 * so a vanished client cannot stall the daemon. */
+	time_t give_up = time(NULL) + (time_t)(srv->cfg->timeout_ms / 1000) + 1;
+
 	while ((rc = tnet_send(srv->net, req->peer, iov, data_len ? 2 : 1, &tx->ctx)) == -EAGAIN) {
+		if (time(NULL) > give_up) {
+			rc = -ETIMEDOUT;
+			break;
+		}
 		struct tnet_event ev[8];
 		int n = tnet_poll(srv->net, ev, 8);
 
@@ -101,8 +110,10 @@ static int srv_send(struct srv_req *req, int32_t status, const ProtobufCMessage 
 		for (int i = 0; i < n; i++) {
 			if (ev[i].type == TNET_SENT)
 				tx_done(srv, &ev[i]);
-			else
+			else if (srv->ndeferred < srv->nrecv) /* always: one per buffer */
 				srv->deferred[srv->ndeferred++] = ev[i];
+			else
+				tnet_repost(srv->net, ev[i].rbuf);
 		}
 	}
 	if (rc) {
