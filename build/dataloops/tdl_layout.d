@@ -1,2 +1,0 @@
-build/dataloops/tdl_layout.o: dataloops/tdl_layout.c dataloops/tdl.h
-dataloops/tdl.h:
