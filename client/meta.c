@@ -81,6 +81,18 @@ static int path_call(tessera_fs *fs, unsigned opcode, ProtobufCMessage *msg,
 	return 0;
 }
 
+/* path_call for requests whose reply carries nothing the caller needs. */
+static int plain_call(tessera_fs *fs, unsigned opcode, ProtobufCMessage *msg,
+		      const char *what, const char *path)
+{
+	struct tc_req *r;
+	int rc = path_call(fs, opcode, msg, what, path, &r);
+
+	if (!rc)
+		tc_req_free(fs, r);
+	return rc;
+}
+
 #define MAP(fs, in, out)                                         \
 	char out[4096];                                          \
 	do {                                                     \
@@ -152,18 +164,13 @@ int tessera_mkdir(tessera_fs *fs, const char *upath, mode_t mode)
 	Tessera__MkdirRequest m = TESSERA__MKDIR_REQUEST__INIT;
 	Tessera__Cred cred;
 	uint32_t gids[TESSERA_MAX_GROUPS];
-	struct tc_req *r;
-	int rc;
 	MAP(fs, upath, path);
 
 	tc_cred(fs, &cred, gids);
 	m.cred = &cred;
 	m.path = path;
 	m.mode = mode & 07777;
-	rc = path_call(fs, TP_OP_MKDIR, &m.base, "mkdir", path, &r);
-	if (!rc)
-		tc_req_free(fs, r);
-	return rc;
+	return plain_call(fs, TP_OP_MKDIR, &m.base, "mkdir", path);
 }
 
 /* After the metadata daemon dropped a file, remove its storage objects. */
@@ -234,8 +241,6 @@ int tessera_setattr(tessera_fs *fs, const char *upath, const struct tessera_seta
 	Tessera__SetattrRequest m = TESSERA__SETATTR_REQUEST__INIT;
 	Tessera__Cred cred;
 	uint32_t gids[TESSERA_MAX_GROUPS];
-	struct tc_req *r;
-	int rc;
 	MAP(fs, upath, path);
 
 	tc_cred(fs, &cred, gids);
@@ -247,10 +252,7 @@ int tessera_setattr(tessera_fs *fs, const char *upath, const struct tessera_seta
 	m.gid = sa->gid;
 	m.atime_ns = (int64_t)sa->atime.tv_sec * 1000000000 + sa->atime.tv_nsec;
 	m.mtime_ns = (int64_t)sa->mtime.tv_sec * 1000000000 + sa->mtime.tv_nsec;
-	rc = path_call(fs, TP_OP_SETATTR, &m.base, "setattr", path, &r);
-	if (!rc)
-		tc_req_free(fs, r);
-	return rc;
+	return plain_call(fs, TP_OP_SETATTR, &m.base, "setattr", path);
 }
 
 int tessera_set_dir_layout(tessera_fs *fs, const char *upath, uint64_t strip_size,
@@ -259,8 +261,6 @@ int tessera_set_dir_layout(tessera_fs *fs, const char *upath, uint64_t strip_siz
 	Tessera__SetLayoutRequest m = TESSERA__SET_LAYOUT_REQUEST__INIT;
 	Tessera__Cred cred;
 	uint32_t gids[TESSERA_MAX_GROUPS];
-	struct tc_req *r;
-	int rc;
 	MAP(fs, upath, path);
 
 	tc_cred(fs, &cred, gids);
@@ -268,10 +268,7 @@ int tessera_set_dir_layout(tessera_fs *fs, const char *upath, uint64_t strip_siz
 	m.path = path;
 	m.strip_size = strip_size;
 	m.stripe_count = count;
-	rc = path_call(fs, TP_OP_SETLAYOUT, &m.base, "setstripe", path, &r);
-	if (!rc)
-		tc_req_free(fs, r);
-	return rc;
+	return plain_call(fs, TP_OP_SETLAYOUT, &m.base, "setstripe", path);
 }
 
 int tessera_readdir(tessera_fs *fs, const char *upath, const char *cursor,

@@ -288,14 +288,7 @@ int cmd_cat(struct tool *t, int argc, char **argv)
 	char *buf = NULL;
 	int rc, first = 0;
 
-	rc = tool_opts_parse(t, argc, argv, "", "", &o);
-	if (rc)
-		goto out;
-	if (!o.nops) {
-		rc = tool_usage(t, "no file given");
-		goto out;
-	}
-	rc = tool_connect(t);
+	rc = tool_start(t, argc, argv, "", "", &o, "no file given");
 	if (rc)
 		goto out;
 	buf = malloc(TOOL_BLOCK);

@@ -179,14 +179,7 @@ int cmd_mkdir(struct tool *t, int argc, char **argv)
 	mode_t mode = 0777 & ~t->umask;
 	int rc, first = 0;
 
-	rc = tool_opts_parse(t, argc, argv, "p", "", &o);
-	if (rc)
-		goto out;
-	if (!o.nops) {
-		rc = tool_usage(t, "no directory given");
-		goto out;
-	}
-	rc = tool_connect(t);
+	rc = tool_start(t, argc, argv, "p", "", &o, "no directory given");
 	if (rc)
 		goto out;
 	for (int i = 0; i < o.nops; i++) {
@@ -277,14 +270,7 @@ int cmd_rm(struct tool *t, int argc, char **argv)
 	struct tool_opts o;
 	int rc, first = 0;
 
-	rc = tool_opts_parse(t, argc, argv, "rRf", "", &o);
-	if (rc)
-		goto out;
-	if (!o.nops) {
-		rc = tool_usage(t, "nothing to remove");
-		goto out;
-	}
-	rc = tool_connect(t);
+	rc = tool_start(t, argc, argv, "rRf", "", &o, "nothing to remove");
 	if (rc)
 		goto out;
 	for (int i = 0; i < o.nops; i++)
@@ -377,6 +363,25 @@ static void print_time(const char *label, const struct timespec *ts)
 	printf("%s %s.%09ld\n", label, when, ts->tv_nsec);
 }
 
+/* The common shape of a command that takes paths and no options: run
+ * `one` on each, keep going after a failure, return the first. */
+static int each_path(struct tool *t, int argc, char **argv,
+		     int (*one)(struct tool *t, char *arg))
+{
+	struct tool_opts o;
+	int rc, first = 0;
+
+	rc = tool_start(t, argc, argv, "", "", &o, "no path given");
+	if (rc)
+		goto out;
+	for (int i = 0; i < o.nops; i++)
+		KEEP(first, one(t, o.ops[i]));
+	rc = first;
+out:
+	tool_opts_free(&o);
+	return rc;
+}
+
 static int stat_one(struct tool *t, char *arg)
 {
 	const char *path = tool_path(arg);
@@ -414,25 +419,7 @@ out:
 
 int cmd_stat(struct tool *t, int argc, char **argv)
 {
-	struct tool_opts o;
-	int rc, first = 0;
-
-	rc = tool_opts_parse(t, argc, argv, "", "", &o);
-	if (rc)
-		goto out;
-	if (!o.nops) {
-		rc = tool_usage(t, "no path given");
-		goto out;
-	}
-	rc = tool_connect(t);
-	if (rc)
-		goto out;
-	for (int i = 0; i < o.nops; i++)
-		KEEP(first, stat_one(t, o.ops[i]));
-	rc = first;
-out:
-	tool_opts_free(&o);
-	return rc;
+	return each_path(t, argc, argv, stat_one);
 }
 
 static int getstripe_one(struct tool *t, char *arg)
@@ -460,25 +447,7 @@ out:
 
 int cmd_getstripe(struct tool *t, int argc, char **argv)
 {
-	struct tool_opts o;
-	int rc, first = 0;
-
-	rc = tool_opts_parse(t, argc, argv, "", "", &o);
-	if (rc)
-		goto out;
-	if (!o.nops) {
-		rc = tool_usage(t, "no path given");
-		goto out;
-	}
-	rc = tool_connect(t);
-	if (rc)
-		goto out;
-	for (int i = 0; i < o.nops; i++)
-		KEEP(first, getstripe_one(t, o.ops[i]));
-	rc = first;
-out:
-	tool_opts_free(&o);
-	return rc;
+	return each_path(t, argc, argv, getstripe_one);
 }
 
 int cmd_setstripe(struct tool *t, int argc, char **argv)

@@ -169,6 +169,18 @@ void tool_opts_free(struct tool_opts *o)
 	o->ops = NULL;
 }
 
+int tool_start(struct tool *t, int argc, char **argv, const char *bools,
+	       const char *withval, struct tool_opts *o, const char *none)
+{
+	int rc = tool_opts_parse(t, argc, argv, bools, withval, o);
+
+	if (rc)
+		return rc;
+	if (!o->nops)
+		return tool_usage(t, "%s", none);
+	return tool_connect(t);
+}
+
 /* -------------------------------------------------------------- helpers */
 
 int tool_parse_size(const char *s, uint64_t *out)

@@ -61,6 +61,10 @@ int tool_usage(struct tool *t, const char *fmt, ...)
 int tool_opts_parse(struct tool *t, int argc, char **argv, const char *bools,
 		    const char *withval, struct tool_opts *o);
 void tool_opts_free(struct tool_opts *o);
+/* The start every command that takes paths shares: parse, insist on at
+ * least one operand (else usage error `none`), connect. */
+int tool_start(struct tool *t, int argc, char **argv, const char *bools,
+	       const char *withval, struct tool_opts *o, const char *none);
 
 /* "64K", "1M", "3G", "12345" -> bytes. */
 int tool_parse_size(const char *s, uint64_t *out);
