@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <time.h>
 
 #ifdef __cplusplus
@@ -124,6 +125,61 @@ int tessera_ftruncate(tessera_file *file, uint64_t size);
 int tessera_file_layout(tessera_file *file, struct tessera_layout *layout);
 /* The file system a file belongs to (for tessera_errmsg). */
 tessera_fs *tessera_file_fs(tessera_file *file);
+
+/* ----------------------------------------------------- noncontiguous I/O
+ *
+ * An access made of many pieces travels as few requests as possible: the
+ * pieces of one call are grouped per storage object, each server gets one
+ * message per round (at most max_io bytes of its data), and the server
+ * applies all its pieces itself.
+ *
+ * Both sides of an access describe the same byte stream, in order. The
+ * number of bytes moved is the stream length; reads fill bytes past the
+ * end of file with zeros and count them. Writes whose file regions overlap
+ * each other are refused with -EINVAL (MPI's rule for file views);
+ * overlapping reads are allowed.
+ *
+ * List I/O: memory is `mem_count` iovecs, the file is `file_count`
+ * regions (file_offsets[i], file_lengths[i]); the two totals must match.
+ * Each round carries at most the file's list batch (file regions per
+ * request; the config's list_io_max_regions unless set per file).
+ */
+ssize_t tessera_write_list(tessera_file *file, const struct iovec *mem, size_t mem_count,
+			   const uint64_t *file_offsets, const uint64_t *file_lengths,
+			   size_t file_count);
+ssize_t tessera_read_list(tessera_file *file, const struct iovec *mem, size_t mem_count,
+			  const uint64_t *file_offsets, const uint64_t *file_lengths,
+			  size_t file_count);
+/* Regions per request for this file's list I/O (0: the config's). */
+int tessera_file_set_list_batch(tessera_file *file, uint32_t max_regions);
+
+/* Datatype I/O (see dataloops/tdl.h). Memory is `mem_count` instances of
+ * `mem_type` at `buf` (mem_type NULL: mem_count contiguous bytes). The
+ * file is the view of `file_type` tiled from byte `disp`; the access is
+ * its data-stream bytes [first, first + memory size). Each involved
+ * server receives the file type once per call and computes its own
+ * pieces. */
+struct tdl_dataloop;
+ssize_t tessera_write_dtype(tessera_file *file, const void *buf, uint64_t mem_count,
+			    const struct tdl_dataloop *mem_type,
+			    const struct tdl_dataloop *file_type, int64_t disp, uint64_t first);
+ssize_t tessera_read_dtype(tessera_file *file, void *buf, uint64_t mem_count,
+			   const struct tdl_dataloop *mem_type,
+			   const struct tdl_dataloop *file_type, int64_t disp, uint64_t first);
+
+/* A storage daemon's counters since it started, by access method. */
+enum { TESSERA_METHOD_CONTIG, TESSERA_METHOD_LIST, TESSERA_METHOD_DTYPE,
+       TESSERA_METHODS };
+struct tessera_ios_stats {
+	uint64_t requests[TESSERA_METHODS];      /* read and write messages */
+	uint64_t pieces[TESSERA_METHODS];        /* object pieces applied */
+	uint64_t bytes_read[TESSERA_METHODS];
+	uint64_t bytes_written[TESSERA_METHODS];
+	uint64_t desc_bytes[TESSERA_METHODS];    /* list or dataloop bytes received */
+	uint64_t desc_cache_hits, desc_cache_misses; /* datatype descriptions */
+	uint64_t syncs;
+};
+int tessera_ios_stats(tessera_fs *fs, uint32_t ios, struct tessera_ios_stats *out);
 
 /* Names. */
 int tessera_stat(tessera_fs *fs, const char *path, struct tessera_stat *st);
