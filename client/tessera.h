@@ -126,6 +126,19 @@ int tessera_file_layout(tessera_file *file, struct tessera_layout *layout);
 /* The file system a file belongs to (for tessera_errmsg). */
 tessera_fs *tessera_file_fs(tessera_file *file);
 
+/* Sharing an open file with the other processes of a parallel job: one
+ * process opens (or creates) it and passes the share, plain data that may
+ * be broadcast as bytes, to the others, which open it from the share
+ * without asking the metadata daemon. Permission was the sharer's to
+ * check; O_CREAT, O_EXCL and O_TRUNC in `flags` are ignored. */
+struct tessera_file_share {
+	uint64_t handle;
+	struct tessera_layout layout;
+};
+int tessera_file_share(tessera_file *file, struct tessera_file_share *out);
+int tessera_open_shared(tessera_fs *fs, const char *path, const struct tessera_file_share *share,
+			int flags, tessera_file **out);
+
 /* ----------------------------------------------------- noncontiguous I/O
  *
  * An access made of many pieces travels as few requests as possible: the

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Install the Debian packages Tessera needs, only those missing; run
-# apt-get update only when something is missing. Idempotent.
+# apt-get update only when something is missing. Idempotent. (The MPI
+# packages serve romio-adio/: build-romio.sh builds Open MPI's ROMIO
+# component from Debian's source, fetched with apt-get source.)
 set -eu
 pkgs="build-essential pkg-config libfabric-dev libfabric-bin libev-dev
 libleveldb-dev libprotobuf-c-dev protobuf-c-compiler libcmocka-dev clang
-libfuse3-dev fuse3 fio"
+libfuse3-dev fuse3 fio
+openmpi-bin libopenmpi-dev libhdf5-openmpi-dev hdf5-tools libnetcdf-mpi-dev
+netcdf-bin libpnetcdf-dev dpkg-dev autoconf automake libtool patch"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -1,0 +1,197 @@
+/*
+ * ad_tessera.c - the driver's operations table, its features, error
+ * reporting, the process's connection and the trace of what it did.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ad_tessera.h"
+#include "adioi.h"
+
+struct ADIOI_Fns_struct ADIO_TESSERA_operations = {
+	ADIOI_TESSERA_Open,             /* Open */
+	ADIOI_TESSERA_OpenColl,         /* OpenColl */
+	ADIOI_TESSERA_ReadContig,       /* ReadContig */
+	ADIOI_TESSERA_WriteContig,      /* WriteContig */
+	ADIOI_TESSERA_ReadStridedColl,  /* ReadStridedColl: two-phase */
+	ADIOI_TESSERA_WriteStridedColl, /* WriteStridedColl: two-phase */
+	ADIOI_GEN_SeekIndividual,       /* SeekIndividual */
+	ADIOI_TESSERA_Fcntl,            /* Fcntl */
+	ADIOI_TESSERA_SetInfo,          /* SetInfo */
+	ADIOI_TESSERA_ReadStrided,      /* ReadStrided */
+	ADIOI_TESSERA_WriteStrided,     /* WriteStrided */
+	ADIOI_TESSERA_Close,            /* Close */
+	/* libtessera calls are blocking: nonblocking MPI-IO completes at once */
+	ADIOI_FAKE_IreadContig,         /* IreadContig */
+	ADIOI_FAKE_IwriteContig,        /* IwriteContig */
+	ADIOI_FAKE_IODone,              /* ReadDone */
+	ADIOI_FAKE_IODone,              /* WriteDone */
+	ADIOI_FAKE_IOComplete,          /* ReadComplete */
+	ADIOI_FAKE_IOComplete,          /* WriteComplete */
+	ADIOI_FAKE_IreadStrided,        /* IreadStrided */
+	ADIOI_FAKE_IwriteStrided,       /* IwriteStrided */
+	ADIOI_TESSERA_Flush,            /* Flush */
+	ADIOI_TESSERA_Resize,           /* Resize */
+	ADIOI_TESSERA_Delete,           /* Delete */
+	ADIOI_TESSERA_Feature,          /* Feature */
+	"TESSERA: the Tessera parallel file system (libtessera)",
+	ADIOI_GEN_IreadStridedColl,     /* IreadStridedColl */
+	ADIOI_GEN_IwriteStridedColl,    /* IwriteStridedColl */
+};
+
+const char *const adt_method_names[ADT_METHODS] = {"posix", "sieve", "list", "datatype"};
+
+int ADIOI_TESSERA_Feature(ADIO_File fd, int flag)
+{
+	(void)fd;
+	switch (flag) {
+	case ADIO_SCALABLE_OPEN:   /* one rank opens, the rest use its share */
+	case ADIO_SCALABLE_RESIZE: /* one rank truncates */
+	case ADIO_TWO_PHASE:
+	case ADIO_UNLINK_AFTER_CLOSE:
+		return 1;
+	/* No byte-range locks yet: no atomic mode, no shared file pointer
+	 * (ROMIO keeps it in a locked side file), and ROMIO's own data
+	 * sieving writes stay off (the driver's "sieve" method is chosen by
+	 * hint, knowing it is not safe against concurrent writers). */
+	case ADIO_LOCKS:
+	case ADIO_SHARED_FP:
+	case ADIO_ATOMIC_MODE:
+	case ADIO_DATA_SIEVING_WRITES:
+	default:
+		return 0;
+	}
+}
+
+/* ---------------------------------------------------------------- errors */
+
+static int mpi_class(int err)
+{
+	switch (-err) {
+	case ENOENT: return MPI_ERR_NO_SUCH_FILE;
+	case EEXIST: return MPI_ERR_FILE_EXISTS;
+	case EACCES: case EPERM: return MPI_ERR_ACCESS;
+	case ENOSPC: return MPI_ERR_NO_SPACE;
+	case EISDIR: case ENOTDIR: case ENAMETOOLONG: return MPI_ERR_BAD_FILE;
+	case EROFS: return MPI_ERR_READ_ONLY;
+	case ENOMEM: return MPI_ERR_NO_MEM;
+	case ENOTSUP: return MPI_ERR_UNSUPPORTED_OPERATION;
+	case EINVAL: return MPI_ERR_ARG;
+	default: return MPI_ERR_IO;
+	}
+}
+
+int adt_error(const char *myname, int line, int err, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "tessera: %s\n", msg);
+	return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, line,
+				    mpi_class(err), "**io", "**io %s", msg);
+}
+
+/* ------------------------------------------------------------ connection */
+
+static tessera_fs *the_fs;
+static int keyval = MPI_KEYVAL_INVALID;
+
+/* Disconnect when MPI_Finalize frees MPI_COMM_SELF's attributes. */
+static int disconnect_at_finalize(MPI_Comm comm, int key, void *value, void *extra)
+{
+	(void)comm; (void)key; (void)value; (void)extra;
+	if (the_fs) {
+		tessera_disconnect(the_fs);
+		the_fs = NULL;
+	}
+	return MPI_SUCCESS;
+}
+
+tessera_fs *adt_connect(char *err, size_t errlen)
+{
+	int rc;
+
+	if (the_fs)
+		return the_fs;
+	rc = tessera_connect(NULL, &the_fs, err, errlen);
+	if (rc) {
+		the_fs = NULL;
+		return NULL;
+	}
+	if (keyval == MPI_KEYVAL_INVALID &&
+	    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, disconnect_at_finalize, &keyval,
+				   NULL) == MPI_SUCCESS)
+		MPI_Comm_set_attr(MPI_COMM_SELF, keyval, NULL);
+	return the_fs;
+}
+
+struct adt_file *adt_state(ADIO_File fd)
+{
+	struct adt_file *s = fd->fs_ptr;
+
+	if (s)
+		return s;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->read_method = ADT_DEFAULT_READ;
+	s->write_method = ADT_DEFAULT_WRITE;
+	fd->fs_ptr = s;
+	return s;
+}
+
+/* ----------------------------------------------------------------- trace */
+
+void adt_trace(ADIO_File fd, const char *event)
+{
+	const char *path = getenv("TESSERA_ROMIO_TRACE");
+	struct adt_file *s = fd->fs_ptr;
+	char line[1024];
+	int rank = 0, n, tfd;
+
+	if (!path || !*path || !s)
+		return;
+	MPI_Comm_rank(fd->comm, &rank);
+	n = snprintf(line, sizeof(line),
+		     "ad_tessera %s rank=%d file=%s mds_opens=%llu shared_opens=%llu "
+		     "contig_r=%llu contig_w=%llu "
+		     "strided_r=%llu/%llu/%llu/%llu strided_w=%llu/%llu/%llu/%llu "
+		     "coll_r=%llu coll_w=%llu bytes_r=%llu bytes_w=%llu requests=%llu "
+		     "read_method=%s write_method=%s strip=%llu stripes=%u\n",
+		     event, rank, fd->filename,
+		     (unsigned long long)s->n.mds_opens, (unsigned long long)s->n.shared_opens,
+		     (unsigned long long)s->n.contig_reads, (unsigned long long)s->n.contig_writes,
+		     (unsigned long long)s->n.strided_reads[ADT_POSIX],
+		     (unsigned long long)s->n.strided_reads[ADT_SIEVE],
+		     (unsigned long long)s->n.strided_reads[ADT_LIST],
+		     (unsigned long long)s->n.strided_reads[ADT_DTYPE],
+		     (unsigned long long)s->n.strided_writes[ADT_POSIX],
+		     (unsigned long long)s->n.strided_writes[ADT_SIEVE],
+		     (unsigned long long)s->n.strided_writes[ADT_LIST],
+		     (unsigned long long)s->n.strided_writes[ADT_DTYPE],
+		     (unsigned long long)s->n.coll_reads, (unsigned long long)s->n.coll_writes,
+		     (unsigned long long)s->n.bytes_read, (unsigned long long)s->n.bytes_written,
+		     (unsigned long long)s->n.requests,
+		     adt_method_names[s->read_method], adt_method_names[s->write_method],
+		     (unsigned long long)s->strip_size, s->stripe_count);
+	if (n <= 0)
+		return;
+	if ((size_t)n >= sizeof(line))
+		n = sizeof(line) - 1;
+	tfd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	if (tfd < 0) {
+		fprintf(stderr, "tessera: trace %s: %s\n", path, strerror(errno));
+		return;
+	}
+	if (write(tfd, line, (size_t)n) != n)
+		fprintf(stderr, "tessera: trace %s: short write\n", path);
+	close(tfd);
+}

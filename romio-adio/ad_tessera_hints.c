@@ -1,0 +1,180 @@
+/*
+ * ad_tessera_hints.c - the hints this driver understands:
+ *
+ *   striping_unit       bytes per strip of a file this open creates
+ *   striping_factor     storage objects (daemons) of a file this open creates
+ *   tessera_io_read     how strided reads go: posix | sieve | list | datatype
+ *   tessera_io_write    the same for strided writes
+ *   tessera_list_batch  file regions per list-I/O request (0: the config's)
+ *
+ * A value the driver cannot use is refused with a message naming the hint
+ * and the file. MPI_File_get_info then reports what is in force: the
+ * methods, the batch, and the striping of the open file (not the request).
+ * ROMIO's own hints (cb_*, romio_*, ind_*_buffer_size) go to ROMIO.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ad_tessera.h"
+#include "adioi.h"
+
+/* Parse a whole decimal number in [min, max]. */
+static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_method(const char *s)
+{
+	for (int m = 0; m < ADT_METHODS; m++)
+		if (!strcmp(s, adt_method_names[m]))
+			return m;
+	return -1;
+}
+
+/* The value of `key` in info, into buf; 0 if absent. */
+static int get(MPI_Info info, const char *key, char *buf, int len)
+{
+	int flag = 0;
+
+	if (info == MPI_INFO_NULL)
+		return 0;
+	MPI_Info_get(info, (char *)key, len - 1, buf, &flag);
+	return flag;
+}
+
+/* Refuse a hint: an error code now, and remembered for the open. */
+#define REFUSE(err, ...)                                                        \
+	do {                                                                    \
+		snprintf(s->hint_msg, sizeof(s->hint_msg), __VA_ARGS__);        \
+		s->hint_error = (err);                                          \
+		goto refused;                                                   \
+	} while (0)
+
+void ADIOI_TESSERA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
+{
+	static char myname[] = "ADIOI_TESSERA_SETINFO";
+	struct adt_file *s = adt_state(fd);
+	char value[MPI_MAX_INFO_VAL + 1];
+	int read_method, write_method, m;
+	uint64_t unit, factor, batch, v;
+
+	if (!s) {
+		*error_code = ADT_ERROR(-ENOMEM, "hints for %s: out of memory", fd->filename);
+		return;
+	}
+	read_method = s->read_method;
+	write_method = s->write_method;
+	unit = s->strip_size;
+	factor = s->stripe_count;
+	batch = s->list_batch;
+
+	s->hint_error = 0;
+	/* Check every hint of ours before applying any. */
+	if (get(users_info, "tessera_io_read", value, sizeof(value))) {
+		m = parse_method(value);
+		if (m < 0) {
+			REFUSE(-EINVAL, "%s: hint tessera_io_read=%s: expected posix, "
+						"sieve, list or datatype", fd->filename, value);
+		}
+		read_method = m;
+	}
+	if (get(users_info, "tessera_io_write", value, sizeof(value))) {
+		m = parse_method(value);
+		if (m < 0) {
+			REFUSE(-EINVAL, "%s: hint tessera_io_write=%s: expected posix, "
+						"sieve, list or datatype", fd->filename, value);
+		}
+		write_method = m;
+	}
+#ifndef ADT_HAVE_NONCONTIG
+	if (read_method >= ADT_LIST || write_method >= ADT_LIST) {
+		REFUSE(-ENOTSUP, "%s: hint tessera_io_%s=%s: this libtessera has no "
+					"list or datatype I/O", fd->filename,
+					read_method >= ADT_LIST ? "read" : "write",
+					adt_method_names[read_method >= ADT_LIST ? read_method
+										  : write_method]);
+	}
+#endif
+	if (get(users_info, "tessera_list_batch", value, sizeof(value)) &&
+	    parse_u64(value, 0, UINT32_MAX, &batch)) {
+		REFUSE(-EINVAL, "%s: hint tessera_list_batch=%s: expected a number "
+					"of regions, 0 to %u", fd->filename, value, UINT32_MAX);
+	}
+	if (get(users_info, "striping_unit", value, sizeof(value))) {
+		if (parse_u64(value, 1, 1ull << 30, &v)) {
+			REFUSE(-EINVAL, "%s: hint striping_unit=%s: expected bytes "
+						"per strip, 1 to %llu", fd->filename, value, 1ull << 30);
+		}
+		if (!s->file) /* applies at create; an open file keeps its own */
+			unit = v;
+	}
+	if (get(users_info, "striping_factor", value, sizeof(value))) {
+		if (parse_u64(value, 1, TESSERA_MAX_STRIPE, &v)) {
+			REFUSE(-EINVAL, "%s: hint striping_factor=%s: expected a "
+						"number of storage objects, 1 to %d",
+						fd->filename, value, TESSERA_MAX_STRIPE);
+		}
+		if (!s->file)
+			factor = v;
+	}
+
+	/* ROMIO's hints (and fd->info itself, on the first call). */
+	ADIOI_GEN_SetInfo(fd, users_info, error_code);
+	if (*error_code != MPI_SUCCESS)
+		return;
+
+#ifdef ADT_HAVE_NONCONTIG
+	if (s->file && batch != s->list_batch) {
+		int rc = tessera_file_set_list_batch(s->file, (uint32_t)batch);
+
+		if (rc) {
+			*error_code = ADT_ERROR(rc, "%s: hint tessera_list_batch=%llu: %s",
+						fd->filename, (unsigned long long)batch,
+						tessera_errmsg(tessera_file_fs(s->file)));
+			return;
+		}
+	}
+#endif
+	s->read_method = read_method;
+	s->write_method = write_method;
+	s->list_batch = (uint32_t)batch;
+	s->strip_size = unit;
+	s->stripe_count = (uint32_t)factor;
+	fd->hints->striping_unit = (int)unit;
+	fd->hints->striping_factor = (int)factor;
+
+	ADIOI_Info_set(fd->info, "tessera_io_read", (char *)adt_method_names[read_method]);
+	ADIOI_Info_set(fd->info, "tessera_io_write", (char *)adt_method_names[write_method]);
+	snprintf(value, sizeof(value), "%llu", (unsigned long long)batch);
+	ADIOI_Info_set(fd->info, "tessera_list_batch", value);
+	if (unit) {
+		snprintf(value, sizeof(value), "%llu", (unsigned long long)unit);
+		ADIOI_Info_set(fd->info, "striping_unit", value);
+	}
+	if (factor) {
+		snprintf(value, sizeof(value), "%llu", (unsigned long long)factor);
+		ADIOI_Info_set(fd->info, "striping_factor", value);
+	}
+	*error_code = MPI_SUCCESS;
+	return;
+
+refused:
+	/* ROMIO's own state must still be set up (fd->info, buffers), even
+	 * though the open will fail on this hint (ADIOI_TESSERA_OpenColl). */
+	if (!fd->hints->initialized)
+		ADIOI_GEN_SetInfo(fd, users_info, error_code);
+	*error_code = ADT_ERROR(s->hint_error, "%s", s->hint_msg);
+}

@@ -1,0 +1,285 @@
+/*
+ * ad_tessera_open.c - open, close and delete.
+ *
+ * A collective open is one open by rank 0 of the file's communicator (a
+ * create, with the striping hints, when the mode says so), then one
+ * broadcast of the outcome and the file's share: the other ranks open
+ * from the share and never ask the metadata daemon. ROMIO's generic
+ * collective open would open twice on rank 0 for a new file (create, close,
+ * open again) and once on every other rank; this one sends one request.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ad_tessera.h"
+#include "adioi.h"
+
+static int open_flags(int access_mode)
+{
+	int flags = O_RDONLY;
+
+	if (access_mode & ADIO_RDWR)
+		flags = O_RDWR;
+	else if (access_mode & ADIO_WRONLY)
+		flags = O_WRONLY;
+	if (access_mode & ADIO_CREATE)
+		flags |= O_CREAT;
+	if (access_mode & ADIO_EXCL)
+		flags |= O_EXCL;
+	return flags;
+}
+
+static mode_t create_mode(ADIO_File fd)
+{
+	mode_t mask;
+
+	if (fd->perm != ADIO_PERM_NULL)
+		return (mode_t)fd->perm;
+	mask = umask(022);
+	umask(mask);
+	return 0666 & ~mask;
+}
+
+/* What the opener broadcasts. */
+struct open_outcome {
+	int rc;                            /* 0 or negative errno */
+	char msg[768];                     /* the failure, in words */
+	struct tessera_file_share share;
+};
+
+/* Open by path (asking the metadata daemon). 0 or negative errno, with the
+ * reason in msg. */
+static int open_by_path(ADIO_File fd, int access_mode, struct adt_file *s, char *msg,
+			size_t msglen)
+{
+	struct tessera_layout layout;
+	tessera_fs *fs;
+	int rc;
+
+	fs = adt_connect(msg, msglen);
+	if (!fs)
+		return -ENOTCONN;
+	memset(&layout, 0, sizeof(layout));
+	layout.strip_size = s->strip_size;  /* hints; 0: the directory's default */
+	layout.count = s->stripe_count;
+	rc = tessera_open(fs, fd->filename, open_flags(access_mode), create_mode(fd),
+			  (access_mode & ADIO_CREATE) ? &layout : NULL, &s->file);
+	if (rc) {
+		snprintf(msg, msglen, "%s", tessera_errmsg(fs));
+		s->file = NULL;
+		return rc;
+	}
+	s->n.mds_opens++;
+	return 0;
+}
+
+/* Record the open file's striping where ROMIO and MPI_File_get_info see it:
+ * two-phase aligns file domains to strip boundaries through
+ * hints->striping_unit. */
+static int adopt_layout(ADIO_File fd, struct adt_file *s, char *msg, size_t msglen)
+{
+	struct tessera_layout layout;
+	char value[32];
+	int rc;
+
+	rc = tessera_file_layout(s->file, &layout);
+	if (rc) {
+		snprintf(msg, msglen, "%s", tessera_errmsg(tessera_file_fs(s->file)));
+		return rc;
+	}
+	s->strip_size = layout.strip_size;
+	s->stripe_count = layout.count;
+	fd->hints->striping_unit = (int)layout.strip_size;
+	fd->hints->striping_factor = (int)layout.count;
+	snprintf(value, sizeof(value), "%llu", (unsigned long long)layout.strip_size);
+	ADIOI_Info_set(fd->info, "striping_unit", value);
+	snprintf(value, sizeof(value), "%u", layout.count);
+	ADIOI_Info_set(fd->info, "striping_factor", value);
+	if (s->list_batch) {
+#ifdef ADT_HAVE_NONCONTIG
+		rc = tessera_file_set_list_batch(s->file, s->list_batch);
+		if (rc) {
+			snprintf(msg, msglen, "%s", tessera_errmsg(tessera_file_fs(s->file)));
+			return rc;
+		}
+#endif
+	}
+	return 0;
+}
+
+static int finish_open(ADIO_File fd, struct adt_file *s, char *msg, size_t msglen)
+{
+	struct tessera_stat st;
+	int rc = adopt_layout(fd, s, msg, msglen);
+
+	if (rc)
+		return rc;
+	fd->fd_sys = -1; /* no POSIX descriptor: ROMIO's generic locking must not run */
+	fd->fd_direct = -1;
+	if (fd->access_mode & ADIO_APPEND) {
+		rc = tessera_fstat(s->file, &st);
+		if (rc) {
+			snprintf(msg, msglen, "%s", tessera_errmsg(tessera_file_fs(s->file)));
+			return rc;
+		}
+		fd->fp_ind = fd->fp_sys_posn = (ADIO_Offset)st.size;
+	}
+	return 0;
+}
+
+/* Independent open (ROMIO uses it for deferred opens, which this driver
+ * turns off, and it serves MPI_COMM_SELF opens the same way). */
+void ADIOI_TESSERA_Open(ADIO_File fd, int *error_code)
+{
+	static char myname[] = "ADIOI_TESSERA_OPEN";
+	struct adt_file *s = adt_state(fd);
+	char msg[768];
+	int rc;
+
+	if (!s) {
+		*error_code = ADT_ERROR(-ENOMEM, "open %s: out of memory", fd->filename);
+		return;
+	}
+	rc = open_by_path(fd, fd->access_mode, s, msg, sizeof(msg));
+	if (!rc)
+		rc = finish_open(fd, s, msg, sizeof(msg));
+	if (rc) {
+		*error_code = ADT_ERROR(rc, "MPI_File_open %s: %s", fd->filename, msg);
+		return;
+	}
+	*error_code = MPI_SUCCESS;
+}
+
+void ADIOI_TESSERA_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_code)
+{
+	static char myname[] = "ADIOI_TESSERA_OPENCOLL";
+	struct adt_file *s = adt_state(fd);
+	struct open_outcome *o;
+	int rc = 0;
+
+	fd->access_mode = access_mode;
+	/* A refused hint fails the open on every rank, before anything is
+	 * created (ROMIO itself goes on after a failed SetInfo). */
+	rc = s ? s->hint_error : -ENOMEM;
+	MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MIN, fd->comm);
+	if (rc) {
+		*error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname,
+						   __LINE__, rc == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_INFO_VALUE,
+						   "**io", "**io MPI_File_open %s: %s", fd->filename,
+						   s && s->hint_error ? s->hint_msg : "a hint was refused");
+		return;
+	}
+	o = calloc(1, sizeof(*o));
+	if (!o || !s) {
+		/* Everyone must reach the broadcast: report after it. */
+		rc = -ENOMEM;
+	}
+	if (rank == 0) {
+		if (o && s) {
+			o->rc = open_by_path(fd, access_mode, s, o->msg, sizeof(o->msg));
+			if (!o->rc)
+				tessera_file_share(s->file, &o->share);
+		}
+	}
+	if (o)
+		MPI_Bcast(o, (int)sizeof(*o), MPI_BYTE, 0, fd->comm);
+	else {
+		struct open_outcome dummy;
+		MPI_Bcast(&dummy, (int)sizeof(dummy), MPI_BYTE, 0, fd->comm);
+	}
+	if (rc) {
+		*error_code = ADT_ERROR(rc, "MPI_File_open %s: out of memory", fd->filename);
+		goto out;
+	}
+	if (o->rc) {
+		/* Only the opener says why; the others name the file and the opener. */
+		if (rank == 0)
+			*error_code = ADT_ERROR(o->rc, "MPI_File_open %s: %s", fd->filename, o->msg);
+		else /* the same code and words, printed once (by rank 0) */
+			*error_code = MPIO_Err_create_code(
+				MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
+				o->rc == -ENOENT ? MPI_ERR_NO_SUCH_FILE :
+				o->rc == -EEXIST ? MPI_ERR_FILE_EXISTS :
+				o->rc == -EACCES ? MPI_ERR_ACCESS : MPI_ERR_IO,
+				"**io", "**io MPI_File_open %s: %s", fd->filename, o->msg);
+		goto out;
+	}
+	if (rank != 0) {
+		char err[256];
+		tessera_fs *fs = adt_connect(err, sizeof(err));
+
+		if (!fs) {
+			*error_code = ADT_ERROR(-ENOTCONN, "MPI_File_open %s: %s", fd->filename, err);
+			goto out;
+		}
+		rc = tessera_open_shared(fs, fd->filename, &o->share, open_flags(access_mode),
+					 &s->file);
+		if (rc) {
+			*error_code = ADT_ERROR(rc, "MPI_File_open %s: %s", fd->filename,
+						tessera_errmsg(fs));
+			goto out;
+		}
+		s->n.shared_opens++;
+	}
+	rc = finish_open(fd, s, o->msg, sizeof(o->msg));
+	if (rc) {
+		*error_code = ADT_ERROR(rc, "MPI_File_open %s: %s", fd->filename, o->msg);
+		goto out;
+	}
+	fd->is_open = 1;
+	*error_code = MPI_SUCCESS;
+out:
+	free(o);
+}
+
+void ADIOI_TESSERA_Close(ADIO_File fd, int *error_code)
+{
+	static char myname[] = "ADIOI_TESSERA_CLOSE";
+	struct adt_file *s = fd->fs_ptr;
+	int rc = 0;
+
+	*error_code = MPI_SUCCESS;
+	if (!s)
+		return;
+	adt_trace(fd, "close");
+	if (s->file) {
+		rc = tessera_close(s->file);
+		if (rc)
+			*error_code = ADT_ERROR(rc, "MPI_File_close %s: %s", fd->filename,
+						tessera_errmsg(tessera_file_fs(s->file)));
+	}
+	free(s);
+	fd->fs_ptr = NULL;
+}
+
+void ADIOI_TESSERA_Delete(const char *filename, int *error_code)
+{
+	static char myname[] = "ADIOI_TESSERA_DELETE";
+	char err[512];
+	tessera_fs *fs = adt_connect(err, sizeof(err));
+	int rc;
+
+	if (!fs) {
+		*error_code = ADT_ERROR(-ENOTCONN, "MPI_File_delete %s: %s", filename, err);
+		return;
+	}
+	rc = tessera_unlink(fs, filename);
+	if (rc == -ENOENT) {
+		/* Often asked to be sure a name is free (PnetCDF's NC_CLOBBER):
+		 * the error class says it all, without a line on stderr. */
+		*error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname,
+						   __LINE__, MPI_ERR_NO_SUCH_FILE, "**io",
+						   "**io MPI_File_delete %s: %s", filename,
+						   tessera_errmsg(fs));
+		return;
+	}
+	if (rc) {
+		*error_code = ADT_ERROR(rc, "MPI_File_delete %s: %s", filename, tessera_errmsg(fs));
+		return;
+	}
+	*error_code = MPI_SUCCESS;
+}

@@ -1,0 +1,209 @@
+/*
+ * ad_tessera_rdwr.c - contiguous reads and writes straight to libtessera,
+ * flush, resize and fcntl.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ad_tessera.h"
+#include "adioi.h"
+
+/* The open file of fd, or NULL with *error_code set. */
+static struct adt_file *open_state(ADIO_File fd, const char *myname, const char *what,
+				   int *error_code)
+{
+	struct adt_file *s = fd->fs_ptr;
+
+	if (!s || !s->file) {
+		*error_code = adt_error(myname, __LINE__, -EBADF, "%s %s: file is not open", what,
+					fd->filename);
+		return NULL;
+	}
+	return s;
+}
+
+void ADIOI_TESSERA_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+			      int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+			      int *error_code)
+{
+	static char myname[] = "ADIOI_TESSERA_READCONTIG";
+	struct adt_file *s = open_state(fd, myname, "read", error_code);
+	MPI_Count size;
+	uint64_t len, done = 0;
+	ssize_t n;
+
+	if (!s)
+		return;
+	MPI_Type_size_x(datatype, &size);
+	len = (uint64_t)size * (uint64_t)count;
+	if (file_ptr_type == ADIO_INDIVIDUAL)
+		offset = fd->fp_ind;
+	while (done < len) {
+		n = tessera_pread(s->file, (char *)buf + done, len - done, (uint64_t)offset + done);
+		s->n.requests++;
+		if (n < 0) {
+			*error_code = ADT_ERROR((int)n, "read %s: %s", fd->filename,
+						tessera_errmsg(tessera_file_fs(s->file)));
+			return;
+		}
+		if (n == 0)
+			break; /* end of file */
+		done += (uint64_t)n;
+	}
+	s->n.contig_reads++;
+	s->n.bytes_read += done;
+	if (file_ptr_type == ADIO_INDIVIDUAL)
+		fd->fp_ind += (ADIO_Offset)done;
+	fd->fp_sys_posn = offset + (ADIO_Offset)done;
+#ifdef HAVE_STATUS_SET_BYTES
+	MPIR_Status_set_bytes(status, datatype, (MPI_Count)done);
+#else
+	(void)status;
+#endif
+	*error_code = MPI_SUCCESS;
+}
+
+void ADIOI_TESSERA_WriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
+			       int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+			       int *error_code)
+{
+	static char myname[] = "ADIOI_TESSERA_WRITECONTIG";
+	struct adt_file *s = open_state(fd, myname, "write", error_code);
+	MPI_Count size;
+	uint64_t len, done = 0;
+	ssize_t n;
+
+	if (!s)
+		return;
+	MPI_Type_size_x(datatype, &size);
+	len = (uint64_t)size * (uint64_t)count;
+	if (file_ptr_type == ADIO_INDIVIDUAL)
+		offset = fd->fp_ind;
+	while (done < len) {
+		n = tessera_pwrite(s->file, (const char *)buf + done, len - done,
+				   (uint64_t)offset + done);
+		s->n.requests++;
+		if (n <= 0) {
+			*error_code = ADT_ERROR(n ? (int)n : -EIO, "write %s: %s", fd->filename,
+						n ? tessera_errmsg(tessera_file_fs(s->file))
+						  : "no progress");
+			return;
+		}
+		done += (uint64_t)n;
+	}
+	s->n.contig_writes++;
+	s->n.bytes_written += done;
+	if (file_ptr_type == ADIO_INDIVIDUAL)
+		fd->fp_ind += (ADIO_Offset)done;
+	fd->fp_sys_posn = offset + (ADIO_Offset)done;
+#ifdef HAVE_STATUS_SET_BYTES
+	MPIR_Status_set_bytes(status, datatype, (MPI_Count)done);
+#else
+	(void)status;
+#endif
+	*error_code = MPI_SUCCESS;
+}
+
+void ADIOI_TESSERA_Flush(ADIO_File fd, int *error_code)
+{
+	static char myname[] = "ADIOI_TESSERA_FLUSH";
+	struct adt_file *s = open_state(fd, myname, "sync", error_code);
+	int rc;
+
+	if (!s)
+		return;
+	rc = tessera_fsync(s->file);
+	if (rc) {
+		*error_code = ADT_ERROR(rc, "MPI_File_sync %s: %s", fd->filename,
+					tessera_errmsg(tessera_file_fs(s->file)));
+		return;
+	}
+	*error_code = MPI_SUCCESS;
+}
+
+/* Collective (every rank calls it): rank 0 truncates, all learn the outcome. */
+void ADIOI_TESSERA_Resize(ADIO_File fd, ADIO_Offset size, int *error_code)
+{
+	static char myname[] = "ADIOI_TESSERA_RESIZE";
+	struct adt_file *s = fd->fs_ptr;
+	int rank, rc = 0;
+
+	MPI_Comm_rank(fd->comm, &rank);
+	if (rank == 0) {
+		if (!s || !s->file)
+			rc = -EBADF;
+		else if (size < 0)
+			rc = -EINVAL;
+		else
+			rc = tessera_ftruncate(s->file, (uint64_t)size);
+		if (rc)
+			*error_code = ADT_ERROR(rc, "MPI_File_set_size %s to %lld: %s", fd->filename,
+						(long long)size,
+						rc == -EBADF ? "file is not open"
+						: rc == -EINVAL ? "negative size"
+						: tessera_errmsg(tessera_file_fs(s->file)));
+	}
+	MPI_Bcast(&rc, 1, MPI_INT, 0, fd->comm);
+	if (rc && rank != 0)
+		*error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname,
+						   __LINE__, MPI_ERR_IO, "**io",
+						   "**io MPI_File_set_size %s: failed on rank 0",
+						   fd->filename);
+	if (!rc)
+		*error_code = MPI_SUCCESS;
+}
+
+void ADIOI_TESSERA_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t *fcntl_struct, int *error_code)
+{
+	static char myname[] = "ADIOI_TESSERA_FCNTL";
+	struct adt_file *s;
+	struct tessera_stat st;
+	int rc;
+
+	switch (flag) {
+	case ADIO_FCNTL_GET_FSIZE:
+		s = open_state(fd, myname, "MPI_File_get_size", error_code);
+		if (!s)
+			return;
+		rc = tessera_fstat(s->file, &st);
+		if (rc) {
+			*error_code = ADT_ERROR(rc, "MPI_File_get_size %s: %s", fd->filename,
+						tessera_errmsg(tessera_file_fs(s->file)));
+			return;
+		}
+		fcntl_struct->fsize = (ADIO_Offset)st.size;
+		*error_code = MPI_SUCCESS;
+		return;
+	case ADIO_FCNTL_SET_DISKSPACE:
+		/* Storage daemons allocate on write; preallocating means the
+		 * size reads back at least as asked. */
+		s = open_state(fd, myname, "MPI_File_preallocate", error_code);
+		if (!s)
+			return;
+		rc = tessera_fstat(s->file, &st);
+		if (!rc && (ADIO_Offset)st.size < fcntl_struct->diskspace)
+			rc = tessera_ftruncate(s->file, (uint64_t)fcntl_struct->diskspace);
+		if (rc) {
+			*error_code = ADT_ERROR(rc, "MPI_File_preallocate %s: %s", fd->filename,
+						tessera_errmsg(tessera_file_fs(s->file)));
+			return;
+		}
+		*error_code = MPI_SUCCESS;
+		return;
+	case ADIO_FCNTL_SET_ATOMICITY:
+		if (fcntl_struct->atomicity) {
+			*error_code = ADT_ERROR(-ENOTSUP,
+						"MPI_File_set_atomicity %s: atomic mode needs byte-range "
+						"locks, which Tessera does not have yet",
+						fd->filename);
+			return;
+		}
+		fd->atomicity = 0;
+		*error_code = MPI_SUCCESS;
+		return;
+	default:
+		*error_code = ADT_ERROR(-EINVAL, "fcntl %s: unknown request %d", fd->filename, flag);
+		return;
+	}
+}

@@ -1,0 +1,130 @@
+/*
+ * ad_tessera_view.c - a file view (displacement + filetype tiled at its
+ * extent) walked as file regions in data-stream order, from ROMIO's
+ * flattened filetype. Invariants: a walk yields exactly `len` bytes unless
+ * the filetype holds no data; adjacent regions are merged.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "ad_tessera.h"
+#include "adioi.h"
+
+int adt_view_init(ADIO_File fd, struct adt_view *v)
+{
+	MPI_Count size, lb, extent;
+	int contig;
+
+	MPI_Type_size_x(fd->filetype, &size);
+	MPI_Type_get_extent_x(fd->filetype, &lb, &extent);
+	if (size <= 0 || extent <= 0)
+		return -EINVAL;
+	ADIOI_Datatype_iscontig(fd->filetype, &contig);
+	if (contig) {
+		memset(&v->whole, 0, sizeof(v->whole));
+		v->whole_off = lb;
+		v->whole_len = size;
+		v->whole.count = 1;
+		v->whole.blocklens = &v->whole_len;
+		v->whole.indices = &v->whole_off;
+		v->flat = &v->whole;
+	} else {
+		v->flat = ADIOI_Flatten_and_find(fd->filetype);
+	}
+	v->disp = fd->disp;
+	v->extent = extent;
+	v->size = (uint64_t)size;
+	return 0;
+}
+
+uint64_t adt_view_stream_pos(const struct adt_view *v, int64_t off)
+{
+	int64_t rel = off - v->disp, base, start, end;
+	uint64_t tile, acc = 0;
+
+	if (rel <= 0)
+		return 0;
+	tile = (uint64_t)(rel / v->extent);
+	base = (int64_t)tile * v->extent;
+	for (MPI_Count i = 0; i < v->flat->count; i++) {
+		start = base + v->flat->indices[i];
+		end = start + v->flat->blocklens[i];
+		if (rel < end)
+			return tile * v->size + acc + (uint64_t)(rel > start ? rel - start : 0);
+		acc += (uint64_t)v->flat->blocklens[i];
+	}
+	return (tile + 1) * v->size;
+}
+
+void adt_walk_init(struct adt_walk *w, const struct adt_view *v, uint64_t pos, uint64_t len)
+{
+	uint64_t r = pos % v->size, acc = 0;
+
+	w->v = v;
+	w->tile = pos / v->size;
+	w->left = len;
+	w->block = 0;
+	w->in_block = 0;
+	for (MPI_Count i = 0; i < v->flat->count; i++) {
+		uint64_t bl = (uint64_t)v->flat->blocklens[i];
+
+		if (r < acc + bl) {
+			w->block = i;
+			w->in_block = r - acc;
+			return;
+		}
+		acc += bl;
+	}
+}
+
+/* One step: the rest of the current block, capped. */
+static int step(struct adt_walk *w, uint64_t max, int64_t *off, uint64_t *len)
+{
+	const struct adt_view *v = w->v;
+
+	while (w->left) {
+		uint64_t bl, take;
+
+		if (w->block >= v->flat->count) {
+			w->block = 0;
+			w->tile++;
+		}
+		bl = (uint64_t)v->flat->blocklens[w->block];
+		if (w->in_block >= bl) { /* zero-length markers, finished blocks */
+			w->block++;
+			w->in_block = 0;
+			continue;
+		}
+		take = bl - w->in_block;
+		if (take > w->left)
+			take = w->left;
+		if (take > max)
+			take = max;
+		*off = v->disp + (int64_t)w->tile * v->extent + v->flat->indices[w->block] +
+		       (int64_t)w->in_block;
+		*len = take;
+		w->in_block += take;
+		w->left -= take;
+		return 1;
+	}
+	return 0;
+}
+
+int adt_walk_next(struct adt_walk *w, uint64_t max, int64_t *off, uint64_t *len)
+{
+	struct adt_walk peek;
+	int64_t o2;
+	uint64_t l2;
+
+	if (!step(w, max, off, len))
+		return 0;
+	/* Merge what follows in the file, up to max. */
+	while (*len < max) {
+		peek = *w;
+		if (!step(&peek, max - *len, &o2, &l2) || o2 != *off + (int64_t)*len)
+			break;
+		*w = peek;
+		*len += l2;
+	}
+	return 1;
+}

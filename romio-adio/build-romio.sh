@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# build-romio.sh OUT - build Open MPI's ROMIO io component (mca_io_romio321.so)
+# with the Tessera driver in it, and install it as OUT.
+#
+# Open MPI itself is not rebuilt. From Debian's openmpi source of exactly the
+# installed libopenmpi3's version (refused on a mismatch), a shadow tree
+# holds config/opal_mca.m4 and ompi/mca/io/romio321/ only; the driver goes in
+# as romio/adio/ad_tessera/, the patches in patches/ register it, ROMIO is
+# regenerated (autogen.sh), configured as Open MPI's configure.m4 does, and
+# libromio_dist plus the five glue files are linked with -Wl,-z,defs into the
+# component, libtessera linked in statically (its symbols kept private).
+#
+# The result is cached outside the checkout, in
+#   $TESSERA_ROMIO_CACHE (default /var/cache/tessera, else ~/.cache/tessera)
+#   /romio-<openmpi version>-<hash of driver, patches, this script and the
+#   libtessera sources>/mca_io_romio321.so
+# so a repeat run copies it and a changed driver rebuilds.
+#
+#   TESSERA_BUILD   build directory with lib/libtessera.a etc. (default build)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+build=${TESSERA_BUILD:-$top/build}
+out=${1:?usage: build-romio.sh OUT.so}
+case $out in /*) ;; *) out=$PWD/$out ;; esac
+
+say() { echo "build-romio: $*"; }
+die() { echo "build-romio: $*" >&2; exit 1; }
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+
+# ---------------------------------------------------------------- inputs
+for t in mpicc ompi_info dpkg-source autoreconf libtoolize patch; do
+	command -v "$t" >/dev/null || die "$t is missing (run: make deps)"
+done
+libs="$build/lib/libtessera.a $build/lib/libtdl.a $build/lib/libtproto.a $build/lib/libtmsg.a"
+for l in $libs; do
+	[ -f "$l" ] || die "$l is not built (run: make)"
+done
+pkgver=$(dpkg-query -W -f='${source:Version}' libopenmpi3 2>/dev/null) ||
+	die "libopenmpi3 is not installed (run: make deps)"
+srcver=${pkgver#*:}          # no epoch in file names
+upver=${srcver%-*}           # upstream version: 4.1.4
+
+# List and datatype I/O are in libtessera when it defines them.
+defs=""
+if nm "$build/lib/libtessera.a" 2>/dev/null | grep ' T tessera_write_dtype$' >/dev/null; then
+	defs="-DADT_HAVE_NONCONTIG"
+fi
+
+hash=$( {
+	cat "$here"/ad_tessera*.c "$here"/ad_tessera*.h "$here/Makefile.romio" \
+	    "$here"/patches/*.patch "$0"
+	cat "$top"/client/*.c "$top"/client/*.h "$top"/dataloops/*.c "$top"/dataloops/*.h \
+	    "$top"/proto/*.c "$top"/proto/*.h "$top"/proto/*.proto
+	echo "$defs"
+} | sha256sum | cut -c1-16)
+
+cache=${TESSERA_ROMIO_CACHE:-/var/cache/tessera}
+if ! mkdir -p "$cache" 2>/dev/null || [ ! -w "$cache" ]; then
+	cache=$HOME/.cache/tessera
+	mkdir -p "$cache"
+fi
+dest=$cache/romio-$srcver-$hash
+so=$dest/mca_io_romio321.so
+
+install_so() {
+	mkdir -p "$(dirname "$out")"
+	cp -f "$so" "$out.tmp" && mv -f "$out.tmp" "$out"
+}
+
+# One build at a time per cache (make check and a developer may race).
+exec 9>"$cache/romio.lock"
+flock 9
+if [ -f "$so" ]; then
+	install_so
+	say "cached component $so"
+	exit 0
+fi
+
+# ---------------------------------------------------------- the source
+src=$cache/src
+osrc=$src/openmpi-$srcver
+mkdir -p "$src"
+if [ ! -f "$osrc/.complete" ]; then
+	if ! apt-cache showsrc openmpi 2>/dev/null | grep -qx "Version: $pkgver"; then
+		# Source entries for the suites already configured for binaries.
+		list=/etc/apt/sources.list.d/tessera-deb-src.sources
+		if [ ! -f "$list" ]; then
+			say "adding $list (deb-src for the configured suites)"
+			for f in /etc/apt/sources.list.d/*.sources; do
+				[ -f "$f" ] && [ "$f" != "$list" ] || continue
+				grep -q '^Types:.*\bdeb\b' "$f" || continue
+				sed -e 's/^Types:.*/Types: deb-src/' "$f"
+				echo
+			done | $sudo tee "$list" >/dev/null
+			if [ -f /etc/apt/sources.list ]; then
+				sed -n 's/^deb \(.*\)/deb-src \1/p' /etc/apt/sources.list |
+					$sudo tee /etc/apt/sources.list.d/tessera-deb-src.list >/dev/null
+			fi
+		fi
+		$sudo apt-get update -qq
+	fi
+	rm -rf "$osrc" "$src"/openmpi_*
+	( cd "$src" && apt-get source --download-only -qq "openmpi=$pkgver" ) ||
+		die "apt-get source openmpi=$pkgver failed"
+	dsc=$src/openmpi_$srcver.dsc
+	[ -f "$dsc" ] || die "no $dsc after apt-get source"
+	got=$(sed -n 's/^Version: //p' "$dsc" | head -1)
+	[ "$got" = "$pkgver" ] ||
+		die "openmpi source is $got but the installed libopenmpi3 is $pkgver: refusing to build"
+	dpkg-source -x "$dsc" "$osrc" >/dev/null
+	touch "$osrc/.complete"
+fi
+got=$(sed -n 's/^Version: //p' "$src/openmpi_$srcver.dsc" | head -1)
+[ "$got" = "$pkgver" ] ||
+	die "openmpi source is $got but the installed libopenmpi3 is $pkgver: refusing to build"
+
+# ------------------------------------------------------ the shadow tree
+work=$(mktemp -d "$cache/romio-build.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+log=$work/build.log
+say "building the ROMIO component for Open MPI $pkgver in $work (log: $dest/build.log)"
+mkdir -p "$work/config" "$work/ompi/mca/io" "$dest"
+cp "$osrc/config/opal_mca.m4" "$work/config/"
+cp -a "$osrc/ompi/mca/io/romio321" "$work/ompi/mca/io/"
+romio=$work/ompi/mca/io/romio321/romio
+mkdir -p "$romio/adio/ad_tessera"
+cp "$here"/ad_tessera*.c "$here"/ad_tessera*.h "$romio/adio/ad_tessera/"
+cp "$here/Makefile.romio" "$romio/adio/ad_tessera/Makefile.mk"
+for p in "$here"/patches/*.patch; do
+	patch -p1 -s -d "$work" <"$p" || die "patch $(basename "$p") does not apply to $pkgver"
+done
+
+fail() {
+	cp "$log" "$dest/build.log" 2>/dev/null || true
+	tail -40 "$log" >&2
+	die "$1 failed (full log: $dest/build.log)"
+}
+
+# ------------------------------------------- regenerate and configure
+( cd "$romio" && ./autogen.sh ) >>"$log" 2>&1 || fail "autogen.sh"
+
+# The flags Open MPI's own build gave ROMIO, as ompi_info reports them.
+params=$(ompi_info --param io romio321 --level 9 --parsable |
+	sed -n 's/^mca:io:romio321:param:io_romio321_complete_configure_params:value://p')
+cflags=$(sed -n "s/.* CFLAGS='\([^']*\)'.*/\1/p" <<<"$params")
+[ -n "$cflags" ] || cflags="-DNDEBUG -g -O2 -fno-strict-aliasing -D__EXTENSIONS__"
+mpiinc=$(mpicc --showme:incdirs)
+cppflags="-Wdate-time -D_FORTIFY_SOURCE=2"
+for d in $mpiinc; do cppflags="$cppflags -I$d"; done
+cppflags="$cppflags -I$top/client -I$top/dataloops $defs"
+( cd "$romio" && ./configure FROM_OMPI=yes CC=gcc CFLAGS="$cflags" CPPFLAGS="$cppflags" \
+	LDFLAGS="-Wl,-z,relro" --enable-shared --disable-static --prefix=/usr \
+	--disable-aio --disable-weak-symbols --enable-strict --disable-f77 --disable-f90 \
+	--with-file-system=ufs+nfs+tessera ) >>"$log" 2>&1 || fail "ROMIO configure"
+grep -q '^#define ROMIO_TESSERA 1' "$romio/adio/include/romioconf.h" ||
+	fail "ROMIO configure did not enable tessera"
+
+# ------------------------------------------------------------ build
+( cd "$romio" && make -j2 libromio_dist.la ) >>"$log" 2>&1 || fail "libromio_dist build"
+
+glue=$work/ompi/mca/io/romio321/src
+objs=""
+for c in io_romio321_component io_romio321_file_open io_romio321_file_read \
+	 io_romio321_file_write io_romio321_module; do
+	gcc $cflags $cppflags -fPIC -DOMPI_BUILDING=0 \
+		-I"$work/ompi/mca/io/romio321" -I"$romio/include" -I"$romio/adio/include" \
+		-c "$glue/$c.c" -o "$work/$c.o" >>"$log" 2>&1 || fail "compiling $c.c"
+	objs="$objs $work/$c.o"
+done
+mpilibdir=$(mpicc --showme:libdirs | awk '{print $1}')
+gcc -shared -fPIC -o "$work/mca_io_romio321.so" $objs \
+	-Wl,--whole-archive "$romio/.libs/libromio_dist.a" -Wl,--no-whole-archive \
+	$libs -Wl,--exclude-libs,libtessera.a:libtdl.a:libtproto.a:libtmsg.a \
+	-L"$mpilibdir" -lmpi -lopen-pal -lfabric -lprotobuf-c -lpthread -lm \
+	-Wl,-z,defs -Wl,-z,relro >>"$log" 2>&1 || fail "linking mca_io_romio321.so"
+
+syms=$(nm -D --defined-only "$work/mca_io_romio321.so")
+grep -q ' mca_io_romio321_component$' <<<"$syms" || fail "the component symbol is missing"
+cp "$log" "$dest/build.log"
+cp "$work/mca_io_romio321.so" "$so.tmp" && mv "$so.tmp" "$so"
+install_so
+say "built $so"

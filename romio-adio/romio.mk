@@ -1,0 +1,37 @@
+# romio-adio/: the ROMIO (MPI-IO) driver for Tessera. build-romio.sh builds
+# Open MPI's ROMIO component with the driver in it (cached outside the
+# checkout, so a repeat build is a copy); the MPI test programs build with
+# mpicc. Everything here needs Open MPI (make deps installs it); without
+# mpicc it is left out and the MPI test scripts skip themselves.
+MPICC := $(shell command -v mpicc 2>/dev/null)
+EXTRA_TESTS += $(wildcard romio-adio/tests/test_*.sh)
+
+ifneq ($(MPICC),)
+ROMIO_SO     := $(B)/lib/openmpi/mca_io_romio321.so
+ROMIO_INPUTS := $(wildcard romio-adio/ad_tessera*.[ch] romio-adio/patches/*.patch) \
+		romio-adio/Makefile.romio romio-adio/build-romio.sh
+MPI_TEST_PROGS := $(patsubst romio-adio/tests/%.c,$(B)/romio-adio/tests/%,\
+		  $(wildcard romio-adio/tests/mpi_*.c))
+MPI_CFLAGS   := -std=c11 -g -O2 -Wall -Wextra -Werror -D_GNU_SOURCE
+
+all: $(ROMIO_SO) $(MPI_TEST_PROGS) $(B)/bin/tessera-mpirun
+
+# The client libraries (and so their sources) are inputs of the component.
+$(ROMIO_SO): $(ROMIO_INPUTS) $(CL_LIB) $(TDL_LIB) $(TP_LIB) $(TP_MSG_LIB)
+	TESSERA_BUILD=$(abspath $(B)) bash romio-adio/build-romio.sh $@
+
+$(B)/romio-adio/tests/%: romio-adio/tests/%.c romio-adio/tests/mpi_check.h
+	@mkdir -p $(dir $@)
+	$(MPICC) $(MPI_CFLAGS) -o $@ $<
+
+# The datatype converter, tested on its own against MPI_Pack.
+$(B)/romio-adio/tests/mpi_dtype: romio-adio/tests/mpi_dtype.c romio-adio/ad_tessera_dtype.c \
+		romio-adio/ad_tessera_dtype.h romio-adio/tests/mpi_check.h $(TDL_LIB) $(TP_MSG_LIB)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(MPI_CFLAGS) -Idataloops -Iromio-adio -o $@ $< romio-adio/ad_tessera_dtype.c \
+		$(TDL_LIB) $(TP_MSG_LIB) -lprotobuf-c
+
+$(B)/bin/tessera-mpirun: romio-adio/tessera-mpirun romio-adio/tessera-mpi-env.sh
+	@mkdir -p $(dir $@)
+	cp romio-adio/tessera-mpirun $@
+endif

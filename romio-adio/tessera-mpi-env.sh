@@ -1,0 +1,18 @@
+# tessera-mpi-env.sh - source this to run MPI programs over Tessera:
+#
+#   . romio-adio/tessera-mpi-env.sh [BUILD_DIR]
+#   mpirun -np 4 ./app tessera:/mnt/tessera/out.h5
+#
+# Puts the ROMIO component with the Tessera driver (BUILD_DIR/lib/openmpi,
+# default build/ beside this file) ahead of Open MPI's own components: Open
+# MPI keeps the first component of a name it finds, so ours must come
+# first. This sets only the component path: setting mca_base_param_files
+# instead would replace Debian's default parameter file.
+# TESSERA_CONFIG must name the file system's config (tessera-local writes
+# var/tessera.conf).
+_tessera_here=$(cd "$(dirname "${BASH_SOURCE[0]:-$0}")" && pwd)
+_tessera_build=${1:-${TESSERA_BUILD:-$_tessera_here/../build}}
+_tessera_sysdir=$(ompi_info --path pkglibdir --parsable 2>/dev/null | sed -n "s/^path:pkglibdir://p")
+[ -d "$_tessera_sysdir" ] || _tessera_sysdir=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
+export OMPI_MCA_mca_base_component_path="$(cd "$_tessera_build/lib/openmpi" 2>/dev/null && pwd || echo "$_tessera_build/lib/openmpi"):$_tessera_sysdir"
+unset _tessera_here _tessera_build _tessera_sysdir
