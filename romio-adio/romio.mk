@@ -10,8 +10,28 @@ ifneq ($(MPICC),)
 ROMIO_SO     := $(B)/lib/openmpi/mca_io_romio321.so
 ROMIO_INPUTS := $(wildcard romio-adio/ad_tessera*.[ch] romio-adio/patches/*.patch) \
 		romio-adio/Makefile.romio romio-adio/build-romio.sh
-MPI_TEST_PROGS := $(patsubst romio-adio/tests/%.c,$(B)/romio-adio/tests/%,\
-		  $(wildcard romio-adio/tests/mpi_*.c))
+# The HDF5, NetCDF and PnetCDF programs need their (MPI) libraries.
+MPI_HDF5_FLAGS    := $(shell pkg-config --cflags --libs hdf5-openmpi 2>/dev/null)
+# (Debian's netcdf-mpi.pc names /usr/include; the MPI headers are under its prefix.)
+MPI_NETCDF_FLAGS  := $(shell pkg-config --cflags --libs netcdf-mpi 2>/dev/null)
+ifneq ($(MPI_NETCDF_FLAGS),)
+MPI_NETCDF_FLAGS  := -I$(shell pkg-config --variable=prefix netcdf-mpi)/include $(MPI_NETCDF_FLAGS)
+endif
+MPI_PNETCDF_FLAGS := $(shell pkg-config --cflags --libs pnetcdf 2>/dev/null)
+MPI_TEST_SRCS := $(wildcard romio-adio/tests/mpi_*.c)
+ifeq ($(MPI_HDF5_FLAGS),)
+MPI_TEST_SRCS := $(filter-out %/mpi_hdf5.c,$(MPI_TEST_SRCS))
+endif
+ifeq ($(MPI_NETCDF_FLAGS),)
+MPI_TEST_SRCS := $(filter-out %/mpi_netcdf.c,$(MPI_TEST_SRCS))
+endif
+ifeq ($(MPI_PNETCDF_FLAGS),)
+MPI_TEST_SRCS := $(filter-out %/mpi_pnetcdf.c,$(MPI_TEST_SRCS))
+endif
+MPI_TEST_PROGS := $(patsubst romio-adio/tests/%.c,$(B)/romio-adio/tests/%,$(MPI_TEST_SRCS))
+$(B)/romio-adio/tests/mpi_hdf5: MPI_TEST_LIBS := $(MPI_HDF5_FLAGS)
+$(B)/romio-adio/tests/mpi_netcdf: MPI_TEST_LIBS := $(MPI_NETCDF_FLAGS)
+$(B)/romio-adio/tests/mpi_pnetcdf: MPI_TEST_LIBS := $(MPI_PNETCDF_FLAGS)
 MPI_CFLAGS   := -std=c11 -g -O2 -Wall -Wextra -Werror -D_GNU_SOURCE
 
 all: $(ROMIO_SO) $(MPI_TEST_PROGS) $(B)/bin/tessera-mpirun
@@ -22,7 +42,7 @@ $(ROMIO_SO): $(ROMIO_INPUTS) $(CL_LIB) $(TDL_LIB) $(TP_LIB) $(TP_MSG_LIB)
 
 $(B)/romio-adio/tests/%: romio-adio/tests/%.c romio-adio/tests/mpi_check.h
 	@mkdir -p $(dir $@)
-	$(MPICC) $(MPI_CFLAGS) -o $@ $<
+	$(MPICC) $(MPI_CFLAGS) -o $@ $< $(MPI_TEST_LIBS)
 
 # The datatype converter, tested on its own against MPI_Pack.
 $(B)/romio-adio/tests/mpi_dtype: romio-adio/tests/mpi_dtype.c romio-adio/ad_tessera_dtype.c \

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# test_mpi_formats.sh - parallel HDF5, NetCDF-4 and PnetCDF over the
+# Tessera driver (4 ranks, then 2), names under the mount point; the files
+# are then read by h5dump and ncdump through the FUSE mount. Where the mount
+# is not usable those checks are skipped with the reason, and the same
+# tools read copies taken out with `tessera cp` instead.
+SUITE=mpi_formats
+. "$(dirname "$0")/mpi_lib.sh"
+PROGS=$B/romio-adio/tests
+"$BIN/tessera" mkdir /fmt >/dev/null
+
+for p in hdf5 netcdf pnetcdf; do
+	if [ -x "$PROGS/mpi_$p" ]; then
+		mpi_program 4 "$PROGS/mpi_$p" "tessera:$MNT/fmt/four.$p"
+		mpi_program 2 "$PROGS/mpi_$p" "tessera:$MNT/fmt/two.$p"
+	else
+		skip_check "mpi_$p" "$PROGS/mpi_$p is not built (library missing at build time)"
+	fi
+done
+
+# The tools read a file: through the mount, or a copy.
+h5_ok() { # FILE
+	h5dump -H "$1" >"$D/h5.out"
+	for d in contig_collective contig_independent chunked_collective chunked_independent; do
+		grep -q "DATASET \"$d\"" "$D/h5.out"
+	done
+	grep -q 'SIMPLE { ( 32, 100 )' "$D/h5.out"
+	# row 9 was written by rank 1: value 1000000 * which + row * 1000 + col
+	h5dump -d /chunked_collective -s "9,0" -c "1,3" "$1" | grep -q '(9,0): 3009000, 3009001, 3009002'
+	h5dump -d /contig_independent -s "31,99" -c "1,1" "$1" | grep -q '(31,99): 2031099'
+}
+nc_ok() { # FILE
+	ncdump -h "$1" | grep -q 'int field(y, x)'
+	ncdump -h "$1" | grep -q ':title = "tessera netcdf"'
+	ncdump -v field "$1" | tr -d ' \n' | grep -q 'field=0,1,2,3,'
+	ncdump -v field "$1" | tr -d ' \n' | grep -q '1531;}'   # last value: row 15, col 31
+}
+pnc_ok() { # FILE
+	ncdump -h "$1" | grep -q 'double temperature(y, x)'
+	ncdump -h "$1" | grep -q 'y = 20'
+	ncdump -v temperature "$1" | tr -d ' \n' | grep -q '19.39;}'
+}
+copy_out() { # NAME: the file as a local copy
+	"$BIN/tessera" cp "tessera:/fmt/$1" "$D/$1" >/dev/null
+	echo "$D/$1"
+}
+through_mount() { "$2" "$MNT/fmt/$1"; }
+through_copy() { "$2" "$(copy_out "$1")"; }
+
+for pair in four.hdf5:h5_ok four.netcdf:nc_ok four.pnetcdf:pnc_ok; do
+	f=${pair%%:*} fn=${pair#*:}
+	command -v h5dump >/dev/null && command -v ncdump >/dev/null ||
+		{ skip_check "tools_$f" "h5dump or ncdump is not installed"; continue; }
+	if [ "$FUSE_OK" = 1 ]; then
+		check "${fn%_ok}_dump_${f}_through_mount" through_mount "$f" "$fn"
+	else
+		skip_check "${fn%_ok}_dump_${f}_through_mount" "$FUSE_WHY"
+	fi
+	check "${fn%_ok}_dump_${f}_copied_out" through_copy "$f" "$fn"
+done
+
+# The driver ran for each library (not OMPIO).
+driver_ran() { # FILE
+	grep -q "^ad_tessera close rank=3 file=$MNT/fmt/$1 " "$TRACE"
+}
+for f in four.hdf5 four.netcdf four.pnetcdf; do
+	check "driver_ran_$f" driver_ran "$f"
+done
+finish
