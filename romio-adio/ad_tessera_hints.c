@@ -1,8 +1,9 @@
 /*
  * ad_tessera_hints.c - the hints this driver understands:
  *
- *   striping_unit       bytes per strip of a file this open creates
+ *   striping_unit       bytes per strip of a file this open creates (0: default)
  *   striping_factor     storage objects (daemons) of a file this open creates
+ *                       (0: the directory's default, else all daemons)
  *   tessera_io_read     how strided reads go: posix | sieve | list | datatype
  *   tessera_io_write    the same for strided writes
  *   tessera_list_batch  file regions per list-I/O request (0: the config's)
@@ -114,17 +115,18 @@ void ADIOI_TESSERA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 					"of regions, 0 to %u", fd->filename, value, UINT32_MAX);
 	}
 	if (get(users_info, "striping_unit", value, sizeof(value))) {
-		if (parse_u64(value, 1, 1ull << 30, &v)) {
+		if (parse_u64(value, 0, 1ull << 30, &v)) {
 			REFUSE(-EINVAL, "%s: hint striping_unit=%s: expected bytes "
-						"per strip, 1 to %llu", fd->filename, value, 1ull << 30);
+						"per strip, 1 to %llu (0: the default)", fd->filename,
+						value, 1ull << 30);
 		}
 		if (!s->file) /* applies at create; an open file keeps its own */
 			unit = v;
 	}
 	if (get(users_info, "striping_factor", value, sizeof(value))) {
-		if (parse_u64(value, 1, TESSERA_MAX_STRIPE, &v)) {
+		if (parse_u64(value, 0, TESSERA_MAX_STRIPE, &v)) {
 			REFUSE(-EINVAL, "%s: hint striping_factor=%s: expected a "
-						"number of storage objects, 1 to %d",
+						"number of storage objects, 1 to %d (0: the default)",
 						fd->filename, value, TESSERA_MAX_STRIPE);
 		}
 		if (!s->file)

@@ -47,18 +47,23 @@ static mode_t create_mode(ADIO_File fd)
 /* What the opener broadcasts. */
 struct open_outcome {
 	int rc;                            /* 0 or negative errno */
+	int flags;                         /* how it opened (see open_by_path) */
 	char msg[768];                     /* the failure, in words */
 	struct tessera_file_share share;
 };
 
 /* Open by path (asking the metadata daemon). 0 or negative errno, with the
- * reason in msg. */
-static int open_by_path(ADIO_File fd, int access_mode, struct adt_file *s, char *msg,
-			size_t msglen)
+ * reason in msg; *flags_out says how it was opened.
+ *
+ * Write-only files are opened for reading too where permitted, as ROMIO's
+ * own drivers do: two-phase collective writes read the holes of their
+ * buffers, and sieving writes read their windows. */
+static int open_by_path(ADIO_File fd, int access_mode, struct adt_file *s, int *flags_out,
+			char *msg, size_t msglen)
 {
 	struct tessera_layout layout;
 	tessera_fs *fs;
-	int rc;
+	int rc, flags = open_flags(access_mode);
 
 	fs = adt_connect(msg, msglen);
 	if (!fs)
@@ -66,8 +71,18 @@ static int open_by_path(ADIO_File fd, int access_mode, struct adt_file *s, char 
 	memset(&layout, 0, sizeof(layout));
 	layout.strip_size = s->strip_size;  /* hints; 0: the directory's default */
 	layout.count = s->stripe_count;
-	rc = tessera_open(fs, fd->filename, open_flags(access_mode), create_mode(fd),
+	if ((flags & O_ACCMODE) == O_WRONLY) {
+		rc = tessera_open(fs, fd->filename, (flags & ~O_ACCMODE) | O_RDWR, create_mode(fd),
+				  (access_mode & ADIO_CREATE) ? &layout : NULL, &s->file);
+		if (rc != -EACCES) {
+			flags = (flags & ~O_ACCMODE) | O_RDWR;
+			goto opened;
+		}
+	}
+	rc = tessera_open(fs, fd->filename, flags, create_mode(fd),
 			  (access_mode & ADIO_CREATE) ? &layout : NULL, &s->file);
+opened:
+	*flags_out = flags;
 	if (rc) {
 		snprintf(msg, msglen, "%s", tessera_errmsg(fs));
 		s->file = NULL;
@@ -144,7 +159,9 @@ void ADIOI_TESSERA_Open(ADIO_File fd, int *error_code)
 		*error_code = ADT_ERROR(-ENOMEM, "open %s: out of memory", fd->filename);
 		return;
 	}
-	rc = open_by_path(fd, fd->access_mode, s, msg, sizeof(msg));
+	int flags;
+
+	rc = open_by_path(fd, fd->access_mode, s, &flags, msg, sizeof(msg));
 	if (!rc)
 		rc = finish_open(fd, s, msg, sizeof(msg));
 	if (rc) {
@@ -180,7 +197,7 @@ void ADIOI_TESSERA_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_
 	}
 	if (rank == 0) {
 		if (o && s) {
-			o->rc = open_by_path(fd, access_mode, s, o->msg, sizeof(o->msg));
+			o->rc = open_by_path(fd, access_mode, s, &o->flags, o->msg, sizeof(o->msg));
 			if (!o->rc)
 				tessera_file_share(s->file, &o->share);
 		}
@@ -216,8 +233,7 @@ void ADIOI_TESSERA_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_
 			*error_code = ADT_ERROR(-ENOTCONN, "MPI_File_open %s: %s", fd->filename, err);
 			goto out;
 		}
-		rc = tessera_open_shared(fs, fd->filename, &o->share, open_flags(access_mode),
-					 &s->file);
+		rc = tessera_open_shared(fs, fd->filename, &o->share, o->flags, &s->file);
 		if (rc) {
 			*error_code = ADT_ERROR(rc, "MPI_File_open %s: %s", fd->filename,
 						tessera_errmsg(fs));

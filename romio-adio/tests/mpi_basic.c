@@ -230,7 +230,7 @@ static void test_bad_hints_refused(void)
 	expect_refused("tessera_io_read", "fast");
 	expect_refused("tessera_io_write", "none");
 	expect_refused("striping_unit", "12k");
-	expect_refused("striping_factor", "0");
+	expect_refused("striping_factor", "1000");
 	expect_refused("tessera_list_batch", "-1");
 }
 
