@@ -34,7 +34,12 @@ $(B)/romio-adio/tests/mpi_netcdf: MPI_TEST_LIBS := $(MPI_NETCDF_FLAGS)
 $(B)/romio-adio/tests/mpi_pnetcdf: MPI_TEST_LIBS := $(MPI_PNETCDF_FLAGS)
 MPI_CFLAGS   := -std=c11 -g -O2 -Wall -Wextra -Werror -D_GNU_SOURCE
 
-all: $(ROMIO_SO) $(MPI_TEST_PROGS) $(B)/bin/tessera-mpirun
+all: $(ROMIO_SO) $(MPI_TEST_PROGS) $(B)/bin/tessera-mpirun $(B)/romio-adio/bench/mpi_hpio
+
+# The HPIO benchmark (make bench runs it through tests/bench/bench_mpi_hpio.sh).
+$(B)/romio-adio/bench/mpi_hpio: romio-adio/bench/mpi_hpio.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(MPI_CFLAGS) -o $@ $<
 
 # The client libraries (and so their sources) are inputs of the component.
 $(ROMIO_SO): $(ROMIO_INPUTS) $(CL_LIB) $(TDL_LIB) $(TP_LIB) $(TP_MSG_LIB)
