@@ -29,8 +29,13 @@ args=(-n "${HPIO_REGIONS:-4096}" -s "${HPIO_SIZE:-8}" -g "${HPIO_SPACING:-128}" 
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 echo "== MPI-IO HPIO (romio-adio/bench/mpi_hpio.c): Tessera driver vs ROMIO UFS on $base"
-"${run[@]}" "$prog" "${args[@]}" tessera:/hpio $methods coll | sed 's/^\([a-z-]*\) *\([a-z]*\) /\1 tessera-\2 /' | tee "$out"
-"${run[@]}" "$prog" "${args[@]}" "ufs:$base/hpio" ufs-posix ufs-sieve coll | sed 's/ coll / ufs-coll /' | tee -a "$out"
+# One line per case and method, the driver's name before the method's.
+label() { # PREFIX
+	awk -v p="$1" '/^#/ { print; next }
+		{ m = $2; sub(/^ufs-/, "", m); printf "%-6s %-16s write %9s  read %9s\n", $1, p m, $4, $6 }'
+}
+"${run[@]}" "$prog" "${args[@]}" tessera:/hpio $methods coll | label tessera- | tee "$out"
+"${run[@]}" "$prog" "${args[@]}" "ufs:$base/hpio" ufs-posix ufs-sieve coll | label ufs- | tee -a "$out"
 echo "-- ratios, Tessera / UFS (independent methods against UFS's better independent one)"
 awk '$3 == "write" {
 	w[$1, $2] = $4; r[$1, $2] = $6; cases[$1] = 1; ms[$2] = 1
