@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "ad_tessera.h"
+#include "ad_tessera_dtype.h"
 #include "adioi.h"
 
 struct ADIOI_Fns_struct ADIO_TESSERA_operations = {
@@ -154,18 +155,21 @@ void adt_trace(ADIO_File fd, const char *event)
 {
 	const char *path = getenv("TESSERA_ROMIO_TRACE");
 	struct adt_file *s = fd->fs_ptr;
+	struct adt_dtype_stats dt;
 	char line[1024];
 	int rank = 0, n, tfd;
 
 	if (!path || !*path || !s)
 		return;
 	MPI_Comm_rank(fd->comm, &rank);
+	adt_dtype_stats(&dt);
 	n = snprintf(line, sizeof(line),
 		     "ad_tessera %s rank=%d file=%s mds_opens=%llu shared_opens=%llu "
 		     "contig_r=%llu contig_w=%llu "
 		     "strided_r=%llu/%llu/%llu/%llu strided_w=%llu/%llu/%llu/%llu "
 		     "coll_r=%llu coll_w=%llu bytes_r=%llu bytes_w=%llu requests=%llu "
-		     "read_method=%s write_method=%s strip=%llu stripes=%u\n",
+		     "read_method=%s write_method=%s strip=%llu stripes=%u "
+		     "dtype_conversions=%llu dtype_cache_hits=%llu\n",
 		     event, rank, fd->filename,
 		     (unsigned long long)s->n.mds_opens, (unsigned long long)s->n.shared_opens,
 		     (unsigned long long)s->n.contig_reads, (unsigned long long)s->n.contig_writes,
@@ -181,7 +185,8 @@ void adt_trace(ADIO_File fd, const char *event)
 		     (unsigned long long)s->n.bytes_read, (unsigned long long)s->n.bytes_written,
 		     (unsigned long long)s->n.requests,
 		     adt_method_names[s->read_method], adt_method_names[s->write_method],
-		     (unsigned long long)s->strip_size, s->stripe_count);
+		     (unsigned long long)s->strip_size, s->stripe_count,
+		     (unsigned long long)dt.conversions, (unsigned long long)dt.hits);
 	if (n <= 0)
 		return;
 	if ((size_t)n >= sizeof(line))

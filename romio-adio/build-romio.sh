@@ -17,6 +17,7 @@
 # so a repeat run copies it and a changed driver rebuilds.
 #
 #   TESSERA_BUILD   build directory with lib/libtessera.a etc. (default build)
+#   TESSERA_KEEP    keep the shadow tree (the path is printed)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -128,7 +129,8 @@ got=$(sed -n 's/^Version: //p' "$src/openmpi_$srcver.dsc" | head -1)
 
 # ------------------------------------------------------ the shadow tree
 work=$(mktemp -d "$cache/romio-build.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+# TESSERA_KEEP=1 keeps the shadow tree (for debugging the driver in place).
+[ -n "${TESSERA_KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
 log=$work/build.log
 say "building the ROMIO component for Open MPI $pkgver in $work (log: $dest/build.log)"
 mkdir -p "$work/config" "$work/ompi/mca/io" "$dest"

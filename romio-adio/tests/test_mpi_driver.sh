@@ -43,7 +43,7 @@ collective_open_asks_once() {
 }
 paths_used() {
 	# contiguous, collective and (from mpi_views) strided calls of each method
-	awk '/^ad_tessera close/ {
+	awk -v methods="$METHODS" '/^ad_tessera close/ {
 		for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 		c += v["contig_w"] + v["contig_r"]; coll += v["coll_w"] + v["coll_r"]
 		split(v["strided_w"], w, "/"); split(v["strided_r"], r, "/")
@@ -52,6 +52,8 @@ paths_used() {
 		printf "contig=%d coll=%d posix=%d/%d sieve=%d/%d list=%d/%d datatype=%d/%d\n",
 			c, coll, sw[1], sr[1], sw[2], sr[2], sw[3], sr[3], sw[4], sr[4]
 		if (!c || !coll || !sw[1] || !sr[1] || !sw[2] || !sr[2]) exit 1
+		if (methods ~ /list/ && (!sw[3] || !sr[3])) exit 1
+		if (methods ~ /datatype/ && (!sw[4] || !sr[4])) exit 1
 	}' "$TRACE"
 }
 if [ -s "$TRACE" ]; then
