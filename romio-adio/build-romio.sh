@@ -219,5 +219,8 @@ rm -rf "$dest/romio-tests"
 cp -r "$work/romio-tests" "$dest/romio-tests"
 cp "$log" "$dest/build.log"
 cp "$work/mca_io_romio321.so" "$so.tmp" && mv "$so.tmp" "$so"
+# Keep the five newest builds of this version (a developer and make check
+# may alternate between driver versions); older ones go.
+ls -dt "$cache"/romio-"$srcver"-*/ 2>/dev/null | tail -n +6 | xargs -r rm -rf
 install_so
 say "built $so"
