@@ -60,6 +60,8 @@ struct tessera_fs {
 	pthread_cond_t cond;
 	int progressing;               /* a thread is polling the CQ */
 	uint64_t next_reqid;
+	uint64_t desc_nonce;           /* random: names this session's file types */
+	uint64_t next_desc_id;         /* datatype calls so far */
 	struct tc_req pending;         /* list head of requests in flight */
 	struct tc_req zombies;         /* abandoned, send not yet completed */
 	uint64_t peer_mds;
@@ -73,6 +75,7 @@ struct tessera_file {
 	char path[4096];
 	int flags;
 	uint64_t handle;
+	uint32_t list_batch;           /* regions per list round, 0: config's */
 	struct tessera_layout layout;
 };
 
@@ -112,6 +115,7 @@ int tc_file_size(tessera_fs *fs, const struct tessera_layout *layout,
 		 const char *path, uint64_t *size);
 int tc_truncate_objects(tessera_fs *fs, const struct tessera_layout *layout,
 			const char *path, uint64_t size);
+int tc_check_layout(tessera_fs *fs, const struct tessera_layout *l, const char *path);
 int tc_lookup_attr(tessera_fs *fs, const char *path, Tessera__AttrReply **out);
 
 #endif /* TESSERA_CLIENT_INT_H */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -184,6 +185,9 @@ int tessera_connect(const char *config, tessera_fs **out, char *err, size_t errl
 	list_init(&fs->pending);
 	list_init(&fs->zombies);
 	fs->next_reqid = ((uint64_t)getpid() << 32) | 1;
+	if (getrandom(&fs->desc_nonce, sizeof(fs->desc_nonce), 0) != sizeof(fs->desc_nonce))
+		fs->desc_nonce = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL) ^
+				 (uint64_t)(uintptr_t)fs;
 	default_cred(&fs->default_cred);
 	rc = connect_cfg(fs, err, errlen);
 	if (rc) {

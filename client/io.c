@@ -52,7 +52,7 @@ static int per_server(tessera_fs *fs, const struct tessera_layout *layout, unsig
 	return 0;
 }
 
-static int check_layout(tessera_fs *fs, const struct tessera_layout *l, const char *path)
+int tc_check_layout(tessera_fs *fs, const struct tessera_layout *l, const char *path)
 {
 	if (l->count == 0 || l->strip_size == 0)
 		return tc_fail(fs, -EIO, "%s: file has no usable layout", path);
@@ -94,7 +94,7 @@ static int objects_op(tessera_fs *fs, const struct tessera_layout *layout, unsig
 		      const char *what, const char *path)
 {
 	struct tc_req *reqs[TP_MAX_SERVERS];
-	int rc = check_layout(fs, layout, path);
+	int rc = tc_check_layout(fs, layout, path);
 
 	if (rc)
 		return rc;
@@ -118,7 +118,7 @@ int tc_file_size(tessera_fs *fs, const struct tessera_layout *layout, const char
 	struct tdl_layout tl = tdl_of(layout);
 	struct tc_req *reqs[TP_MAX_SERVERS];
 	uint32_t seen[TP_MAX_SERVERS] = { 0 };
-	int rc = check_layout(fs, layout, path);
+	int rc = tc_check_layout(fs, layout, path);
 
 	if (rc)
 		return rc;
@@ -153,7 +153,7 @@ int tc_truncate_objects(tessera_fs *fs, const struct tessera_layout *layout, con
 	struct tdl_layout tl = tdl_of(layout);
 	struct tc_req *reqs[TESSERA_MAX_STRIPE] = { 0 };
 	char label[4200];
-	int rc = check_layout(fs, layout, path);
+	int rc = tc_check_layout(fs, layout, path);
 
 	if (rc)
 		return rc;
@@ -276,7 +276,7 @@ int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
 	f->handle = rep->attr->handle;
 	snprintf(f->path, sizeof(f->path), "%s", path);
 	tc_layout_from_msg(rep->attr->layout, &f->layout);
-	rc = check_layout(fs, &f->layout, path);
+	rc = tc_check_layout(fs, &f->layout, path);
 	if (!rc && (flags & O_TRUNC) && acc != O_RDONLY)
 		rc = tc_truncate_objects(fs, &f->layout, path, 0);
 	if (rc) {

@@ -15,12 +15,13 @@ void tp_config_defaults(struct tp_config *cfg)
 	cfg->max_io = 1 << 20;
 	cfg->window = 16;
 	cfg->strip_size = 65536;
+	cfg->list_io_max_regions = 8192;
 }
 
 size_t tp_config_max_frame(const struct tp_config *cfg)
 {
 	/* data + header + address + a generous bound on any message body */
-	return (size_t)cfg->max_io + 64 * 1024;
+	return (size_t)cfg->max_io + 256 * 1024;
 }
 
 static char *trim(char *s)
@@ -129,6 +130,10 @@ int tp_config_parse(const char *text, const char *name, struct tp_config *cfg,
 			if (parse_u64(val, 1, 1ull << 32, &v))
 				goto bad;
 			cfg->strip_size = v;
+		} else if (!strcmp(key, "list_io_max_regions")) {
+			if (parse_u64(val, 1, 1u << 30, &v))
+				goto bad;
+			cfg->list_io_max_regions = (uint32_t)v;
 		} else if (!strcmp(key, "mount_point")) {
 			if (val[0] != '/' || strlen(val) >= sizeof(cfg->mount_point))
 				goto bad;

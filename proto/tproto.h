@@ -30,6 +30,9 @@
 #define TP_HDR_SIZE    32
 #define TP_FLAG_REPLY  0x1
 #define TP_MAX_ADDR    256
+/* Pieces in one list I/O message; with the frame's 256 KiB allowance for
+ * the body beyond max_io, the largest list still fits. */
+#define TP_MAX_PIECES  8192
 
 struct tp_hdr {
 	uint32_t magic;
@@ -62,7 +65,12 @@ struct tp_hdr {
 	X(TRUNCATE, 33, truncate_request, empty_reply)             \
 	X(REMOVE, 34, handles_request, empty_reply)                \
 	X(SYNC, 35, handles_request, empty_reply)                  \
-	X(IOS_STATFS, 36, ping_request, statfs_reply)
+	X(IOS_STATFS, 36, ping_request, statfs_reply)              \
+	X(IOS_STATS, 37, ping_request, ios_stats_reply)            \
+	X(LIST_WRITE, 40, list_iorequest, write_reply)             \
+	X(LIST_READ, 41, list_iorequest, read_reply)               \
+	X(DTYPE_WRITE, 42, dtype_iorequest, write_reply)           \
+	X(DTYPE_READ, 43, dtype_iorequest, read_reply)
 
 enum tp_opcode {
 #define TP_ENUM(name, num, req, rep) TP_OP_##name = num,
@@ -120,6 +128,7 @@ ProtobufCMessage *tp_body_unpack(const struct tp_frame *frame,
  *   max_io = 1048576              bytes of data in one message
  *   window = 16                   requests a client keeps in flight
  *   strip_size = 65536            default strip size for new files
+ *   list_io_max_regions = 8192    file regions per list I/O round
  *   mount_point = /mnt/tessera    where the FUSE mount lives
  */
 #define TP_MAX_SERVERS 256
@@ -138,6 +147,7 @@ struct tp_config {
 	uint32_t max_io;
 	uint32_t window;
 	uint64_t strip_size;
+	uint32_t list_io_max_regions;
 	char mount_point[1024];
 };
 

@@ -5,20 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon.h"
-#include "ios_store.h"
-
-struct ios {
-	struct ios_store *store;
-	const struct tp_config *cfg;
-	uint32_t index;
-};
+#include "ios.h"
 
 static int ios_serves(unsigned op)
 {
 	switch (op) {
 	case TP_OP_PING: case TP_OP_WRITE: case TP_OP_READ: case TP_OP_GETSIZE:
 	case TP_OP_TRUNCATE: case TP_OP_REMOVE: case TP_OP_SYNC: case TP_OP_IOS_STATFS:
+	case TP_OP_IOS_STATS: case TP_OP_LIST_WRITE: case TP_OP_LIST_READ:
+	case TP_OP_DTYPE_WRITE: case TP_OP_DTYPE_READ:
 		return 1;
 	default:
 		return 0;
@@ -33,51 +28,6 @@ static void do_ping(struct ios *ios, struct srv_req *req)
 	rep.index = ios->index;
 	rep.version = TP_VERSION_STRING;
 	srv_reply(req, &rep.base, NULL, 0);
-}
-
-static void do_write(struct ios *ios, struct srv_req *req)
-{
-	Tessera__WriteRequest *w = (Tessera__WriteRequest *)req->msg;
-	Tessera__WriteReply rep = TESSERA__WRITE_REPLY__INIT;
-	ssize_t n = ios_write(ios->store, w->handle, w->offset, req->frame.data,
-			      req->frame.hdr.data_len);
-
-	if (n < 0) {
-		srv_reply_error(req, (int)n, "write object %016" PRIx64 " at %" PRIu64 ": %s",
-				w->handle, w->offset, strerror((int)-n));
-		return;
-	}
-	rep.written = (uint64_t)n;
-	srv_reply(req, &rep.base, NULL, 0);
-}
-
-static void do_read(struct ios *ios, struct srv_req *req)
-{
-	Tessera__ReadRequest *r = (Tessera__ReadRequest *)req->msg;
-	Tessera__ReadReply rep = TESSERA__READ_REPLY__INIT;
-	uint64_t objsize;
-	void *buf;
-	ssize_t n;
-
-	if (r->length > ios->cfg->max_io) {
-		srv_reply_error(req, -EMSGSIZE, "read object %016" PRIx64 ": %" PRIu64
-				" bytes exceed max_io %u", r->handle, r->length, ios->cfg->max_io);
-		return;
-	}
-	buf = malloc(r->length ? r->length : 1);
-	if (!buf) {
-		srv_reply_error(req, -ENOMEM, "read object %016" PRIx64 ": no memory", r->handle);
-		return;
-	}
-	n = ios_read(ios->store, r->handle, r->offset, buf, r->length, &objsize);
-	if (n < 0) {
-		free(buf);
-		srv_reply_error(req, (int)n, "read object %016" PRIx64 " at %" PRIu64 ": %s",
-				r->handle, r->offset, strerror((int)-n));
-		return;
-	}
-	rep.object_size = objsize;
-	srv_reply_owned(req, &rep.base, buf, (size_t)n);
 }
 
 static void do_handles(struct ios *ios, struct srv_req *req)
@@ -97,8 +47,8 @@ static void do_handles(struct ios *ios, struct srv_req *req)
 			rc = ios_size(ios->store, h->handles[i], &sizes[i]);
 		else if (op == TP_OP_REMOVE)
 			rc = ios_remove(ios->store, h->handles[i]);
-		else
-			rc = ios_sync(ios->store, h->handles[i]);
+		else if (!(rc = ios_sync(ios->store, h->handles[i])))
+			ios->stats.syncs++;
 		if (rc) {
 			srv_reply_error(req, rc, "%s object %016" PRIx64 ": %s", what,
 					h->handles[i], strerror(-rc));
@@ -150,8 +100,11 @@ static void ios_handle(void *ctx, struct srv_req *req)
 
 	switch (req->frame.hdr.opcode) {
 	case TP_OP_PING: do_ping(ios, req); break;
-	case TP_OP_WRITE: do_write(ios, req); break;
-	case TP_OP_READ: do_read(ios, req); break;
+	case TP_OP_WRITE: ios_do_write(ios, req); break;
+	case TP_OP_READ: ios_do_read(ios, req); break;
+	case TP_OP_LIST_WRITE: case TP_OP_LIST_READ: ios_do_list(ios, req); break;
+	case TP_OP_DTYPE_WRITE: case TP_OP_DTYPE_READ: ios_do_dtype(ios, req); break;
+	case TP_OP_IOS_STATS: ios_do_stats(ios, req); break;
 	case TP_OP_TRUNCATE: do_truncate(ios, req); break;
 	case TP_OP_IOS_STATFS: do_statfs(ios, req); break;
 	default: do_handles(ios, req); break;
@@ -198,6 +151,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tessera-ios: pid file %s: %s\n", cl.pidfile, strerror(-rc));
 	srv_run(srv);
 	srv_destroy(srv);
+	ios_descs_clear(&ios);
 	ios_store_close(ios.store);
 	return 0;
 }

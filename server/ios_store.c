@@ -7,6 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/uio.h>
+#include <limits.h>
 #include <unistd.h>
 
 #include "ios_store.h"
@@ -22,6 +24,7 @@ struct ios_store {
 	unsigned max_open;
 	struct ios_fd *fds;
 	uint64_t clock;
+	uint8_t *gap;      /* IOS_SIEVE_GAP bytes: where sieved reads drop gaps */
 };
 
 static int mkdir_p(const char *path)
@@ -45,6 +48,9 @@ int ios_store_open(const char *dir, unsigned max_open, struct ios_store **out, c
 		goto fail;
 	for (unsigned i = 0; i < st->max_open; i++)
 		st->fds[i].fd = -1;
+	st->gap = malloc(IOS_SIEVE_GAP);
+	if (!st->gap)
+		goto fail;
 	snprintf(path, sizeof(path), "%s/objects", dir);
 	st->dir = strdup(path);
 	if (!st->dir)
@@ -74,6 +80,7 @@ void ios_store_close(struct ios_store *st)
 			if (st->fds[i].fd >= 0)
 				close(st->fds[i].fd);
 	free(st->fds);
+	free(st->gap);
 	free(st->dir);
 	free(st);
 }
@@ -187,6 +194,134 @@ ssize_t ios_read(struct ios_store *st, uint64_t handle, uint64_t offset, void *b
 		done += (size_t)n;
 	}
 	return (ssize_t)done;
+}
+
+/* The whole of iov[0..n) at offset, retrying short transfers; reads stop
+ * at end of file. Returns bytes moved or -errno. */
+static ssize_t full_iov(int fd, struct iovec *iov, int n, uint64_t offset, int write,
+			uint64_t *syscalls)
+{
+	size_t done = 0;
+
+	while (n > 0) {
+		ssize_t k = write ? pwritev(fd, iov, n, (off_t)offset)
+				  : preadv(fd, iov, n, (off_t)offset);
+
+		(*syscalls)++;
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			break; /* reads: end of file */
+		done += (size_t)k;
+		offset += (uint64_t)k;
+		while (n > 0 && (size_t)k >= iov->iov_len) {
+			k -= (ssize_t)iov->iov_len;
+			iov++;
+			n--;
+		}
+		if (n > 0) {
+			iov->iov_base = (char *)iov->iov_base + k;
+			iov->iov_len -= (size_t)k;
+		}
+	}
+	return (ssize_t)done;
+}
+
+ssize_t ios_write_pieces(struct ios_store *st, uint64_t handle, const struct ios_piece *pieces,
+			 size_t n, const uint8_t *data, uint64_t *syscalls)
+{
+	int fd = object_fd(st, handle, 1);
+	size_t i = 0, pos = 0;
+
+	if (fd < 0)
+		return fd;
+	while (i < n) {
+		/* One object-contiguous run; its data is contiguous too. */
+		uint64_t start = pieces[i].offset, len = 0;
+		struct iovec iov;
+		ssize_t k;
+
+		while (i < n && pieces[i].offset == start + len)
+			len += pieces[i++].length;
+		if (!len)
+			continue;
+		iov.iov_base = (void *)(data + pos);
+		iov.iov_len = len;
+		k = full_iov(fd, &iov, 1, start, 1, syscalls);
+		if (k < 0)
+			return k;
+		pos += len;
+	}
+	return (ssize_t)pos;
+}
+
+ssize_t ios_read_pieces(struct ios_store *st, uint64_t handle, const struct ios_piece *pieces,
+			size_t n, uint8_t *data, uint64_t *object_size, uint64_t *syscalls)
+{
+	struct iovec iov[IOV_MAX];
+	size_t i = 0, pos = 0, total = 0;
+	uint64_t size;
+	int fd = object_fd(st, handle, 0);
+	struct stat sb;
+
+	for (size_t j = 0; j < n; j++)
+		total += pieces[j].length;
+	*object_size = 0;
+	if (fd == -ENOENT) {
+		memset(data, 0, total);
+		return (ssize_t)total;
+	}
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &sb))
+		return -errno;
+	size = *object_size = (uint64_t)sb.st_size;
+	while (i < n) {
+		/* A group: ascending pieces with small gaps, below the object's
+		 * end; the bytes of each piece past the end are zeroed. */
+		uint64_t start = pieces[i].offset, end = start;
+		int k = 0;
+
+		while (i < n && k < IOV_MAX - 1) {
+			const struct ios_piece *p = &pieces[i];
+			uint64_t have = p->offset >= size ? 0 : size - p->offset;
+
+			if (k > 0 && (p->offset < end || p->offset - end > IOS_SIEVE_GAP))
+				break;
+			if (have > p->length)
+				have = p->length;
+			memset(data + pos + have, 0, p->length - have);
+			if (have) {
+				if (k > 0 && p->offset > end) {
+					iov[k].iov_base = st->gap;
+					iov[k++].iov_len = p->offset - end;
+				}
+				iov[k].iov_base = data + pos;
+				iov[k++].iov_len = have;
+			}
+			end = p->offset + p->length;
+			pos += p->length;
+			i++;
+			if (have < p->length)
+				break; /* the object ends in this piece */
+		}
+		if (k > 0) {
+			size_t want = 0;
+			ssize_t got;
+
+			for (int j = 0; j < k; j++)
+				want += iov[j].iov_len;
+			got = full_iov(fd, iov, k, start, 0, syscalls);
+			if (got < 0)
+				return got;
+			if ((size_t)got < want) /* the object shrank meanwhile */
+				return -EIO;
+		}
+	}
+	return (ssize_t)pos;
 }
 
 int ios_size(struct ios_store *st, uint64_t handle, uint64_t *size)

@@ -26,6 +26,25 @@ ssize_t ios_write(struct ios_store *st, uint64_t handle, uint64_t offset,
 		  const void *buf, size_t len);
 ssize_t ios_read(struct ios_store *st, uint64_t handle, uint64_t offset,
 		 void *buf, size_t len, uint64_t *object_size);
+/* An object byte range. */
+struct ios_piece {
+	uint64_t offset;
+	uint64_t length;
+};
+
+/* Noncontiguous access: pieces[0..n) in order against `data`, which holds
+ * their bytes concatenated. Writes issue one pwrite per object-contiguous
+ * run. Reads gather pieces that lie close together (gaps up to
+ * IOS_SIEVE_GAP, ascending) into one preadv of up to IOV_MAX iovecs, the
+ * gaps landing in a scratch buffer; bytes past the object's end read as
+ * zeros. Both return the bytes moved (the pieces' total) or a negative
+ * errno; *syscalls counts the system calls made (for the daemon's
+ * counters). Pieces must not overflow (validated by the caller). */
+#define IOS_SIEVE_GAP 65536
+ssize_t ios_write_pieces(struct ios_store *st, uint64_t handle, const struct ios_piece *pieces,
+			 size_t n, const uint8_t *data, uint64_t *syscalls);
+ssize_t ios_read_pieces(struct ios_store *st, uint64_t handle, const struct ios_piece *pieces,
+			size_t n, uint8_t *data, uint64_t *object_size, uint64_t *syscalls);
 int ios_size(struct ios_store *st, uint64_t handle, uint64_t *size);
 int ios_truncate(struct ios_store *st, uint64_t handle, uint64_t size);
 int ios_remove(struct ios_store *st, uint64_t handle);

@@ -16,8 +16,9 @@ EXTRA_TESTS += $(wildcard tests/integ/test_*.sh)
 $(B)/tests/unit/%: $(B)/tests/unit/%.o $(LIBS)
 	$(CC) $(LDFLAGS) -o $@ $< $(LINK_LIBS) -lcmocka $(SYS_LIBS)
 
-$(B)/tests/integ/%: $(B)/tests/integ/%.o $(LIBS)
-	$(CC) $(LDFLAGS) -o $@ $< $(LINK_LIBS) -lcmocka $(SYS_LIBS)
+# Every integration test links the harness (cluster.c).
+$(B)/tests/integ/%: $(B)/tests/integ/%.o $(B)/tests/integ/cluster.o $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(B)/tests/integ/cluster.o $(LINK_LIBS) -lcmocka $(SYS_LIBS)
 
 # Benchmarks (figures, not tests): tests/bench/bench_*.c -> $(B)/bin/tessera-bench-*
 BENCHES := $(patsubst tests/bench/bench_%.c,$(B)/bin/tessera-bench-%,$(wildcard tests/bench/bench_*.c))

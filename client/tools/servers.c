@@ -1,4 +1,4 @@
-/* servers.c - ping and df. */
+/* servers.c - ping, df and stats. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -94,6 +94,67 @@ int cmd_df(struct tool *t, int argc, char **argv)
 	       sf.n_ios);
 	printf("bytes: total %" PRIu64 ", used %" PRIu64 ", free %" PRIu64 "\n", sf.bytes_total, u,
 	       sf.bytes_free);
+out:
+	tool_opts_free(&o);
+	return rc;
+}
+
+/* Counters of every storage daemon, by access method, and their sum. */
+int cmd_stats(struct tool *t, int argc, char **argv)
+{
+	static const char *const methods[TESSERA_METHODS] = { "contig", "list", "datatype" };
+	struct tool_opts o;
+	struct tessera_ios_stats s, sum;
+	uint32_t n;
+	int rc;
+
+	memset(&sum, 0, sizeof(sum));
+	rc = tool_opts_parse(t, argc, argv, "", "", &o);
+	if (rc)
+		goto out;
+	if (o.nops) {
+		rc = tool_usage(t, "takes no operands");
+		goto out;
+	}
+	rc = tool_connect(t);
+	if (rc)
+		goto out;
+	n = tessera_ios_count(t->fs);
+	printf("%-5s %-8s %12s %12s %14s %14s %12s\n", "ios", "method", "requests", "pieces",
+	       "bytes_read", "bytes_written", "desc_bytes");
+	for (uint32_t i = 0; i <= n; i++) {
+		char who[16];
+
+		if (i < n) {
+			rc = tessera_ios_stats(t->fs, i, &s);
+			if (rc) {
+				tool_fserr(t, rc);
+				goto out;
+			}
+			snprintf(who, sizeof(who), "%" PRIu32, i);
+		} else {
+			s = sum;
+			snprintf(who, sizeof(who), "all");
+		}
+		for (int m = 0; m < TESSERA_METHODS; m++) {
+			printf("%-5s %-8s %12" PRIu64 " %12" PRIu64 " %14" PRIu64 " %14" PRIu64
+			       " %12" PRIu64 "\n", who, methods[m], s.requests[m], s.pieces[m],
+			       s.bytes_read[m], s.bytes_written[m], s.desc_bytes[m]);
+			sum.requests[m] += s.requests[m];
+			sum.pieces[m] += s.pieces[m];
+			sum.bytes_read[m] += s.bytes_read[m];
+			sum.bytes_written[m] += s.bytes_written[m];
+			sum.desc_bytes[m] += s.desc_bytes[m];
+		}
+		printf("%-5s %-8s description cache hits %" PRIu64 ", misses %" PRIu64
+		       ", syncs %" PRIu64 "\n", who, "", s.desc_cache_hits, s.desc_cache_misses,
+		       s.syncs);
+		if (i < n) {
+			sum.desc_cache_hits += s.desc_cache_hits;
+			sum.desc_cache_misses += s.desc_cache_misses;
+			sum.syncs += s.syncs;
+		}
+	}
 out:
 	tool_opts_free(&o);
 	return rc;

@@ -35,6 +35,7 @@ static const struct command commands[] = {
 	{ "cp", cmd_cp, "SRC DST", "copy; write Tessera paths as tessera:/PATH, others are local" },
 	{ "cat", cmd_cat, "PATH...", "write files to standard output" },
 	{ "df", cmd_df, "", "space over all storage daemons, and the number of files" },
+	{ "stats", cmd_stats, "", "storage daemons' counters: requests, pieces, bytes by method" },
 	{ "setstripe", cmd_setstripe, "[-s STRIP_SIZE] [-c COUNT] PATH",
 	  "set a directory's default layout, or create a new empty file with this layout" },
 	{ "getstripe", cmd_getstripe, "PATH...", "show a file's layout or a directory's default" },

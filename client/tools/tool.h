@@ -97,5 +97,6 @@ int cmd_cp(struct tool *t, int argc, char **argv);
 int cmd_cat(struct tool *t, int argc, char **argv);
 int cmd_ping(struct tool *t, int argc, char **argv);
 int cmd_df(struct tool *t, int argc, char **argv);
+int cmd_stats(struct tool *t, int argc, char **argv);
 
 #endif /* TESSERA_TOOL_H */

@@ -335,6 +335,17 @@ test_df() {
 	grep -Eq '^tessera +[0-9.]+[BKMGTPE] ' <<<"$out"
 }
 
+test_stats() {
+	t stats
+	expect_rc 0
+	has "$out" "requests"
+	# the 20 MiB copy earlier went by contiguous writes: the sum counts them
+	local written
+	written=$(awk '$1 == "all" && $2 == "contig" {print $6}' <<<"$out")
+	[ -n "$written" ] && [ "$written" -ge $((20 << 20)) ]
+	grep -Eq '^2 +datatype ' <<<"$out"
+}
+
 test_server_down() {
 	kill "$(cat "$dir/ios2.pid")"
 	sleep 0.3
@@ -368,6 +379,7 @@ check mv test_mv
 check rm test_rm
 check readdir_paging test_paging
 check df test_df
+check stats test_stats
 # before the storage daemon goes down: a file on all three
 "$T" setstripe -c 3 /striped/wide.bin >/dev/null 2>&1
 head -c 300000 /dev/urandom >"$dir/wide.in"

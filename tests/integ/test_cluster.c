@@ -23,159 +23,17 @@
 
 #include <cmocka.h>
 
-#include "tessera.h"
-#include "tproto.h"
-
-#define N_IOS 4
-#define TIMEOUT_MS 3000
-
-struct cluster {
-	char dir[256];
-	char conf[300];
-	char bin[1024];
-	pid_t mds;
-	pid_t ios[N_IOS];
-	tessera_fs *fs;
-};
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int free_port(void)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
-
-	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
-	port = ntohs(sa.sin_port);
-	close(fd);
-	return port;
-}
-
-/* Start one daemon; wait for its pid file (written once it listens). */
-static pid_t spawn(struct cluster *c, const char *prog, const char *name, int index)
-{
-	char path[1400], dir[400], pidfile[400], log[400], idx[16];
-	pid_t pid;
-
-	snprintf(path, sizeof(path), "%s/%s", c->bin, prog);
-	snprintf(dir, sizeof(dir), "%s/%s", c->dir, name);
-	snprintf(pidfile, sizeof(pidfile), "%s/%s.pid", c->dir, name);
-	snprintf(log, sizeof(log), "%s/%s.log", c->dir, name);
-	snprintf(idx, sizeof(idx), "%d", index);
-	unlink(pidfile);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-
-		dup2(fd, 2);
-		execl(path, prog, "-c", c->conf, "-d", dir, "-i", idx, "-p", pidfile, (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 200; i++) {
-		if (access(pidfile, F_OK) == 0)
-			return pid;
-		assert_int_equal(waitpid(pid, NULL, WNOHANG), 0);
-		usleep(20000);
-	}
-	fail_msg("%s did not start", name);
-	return -1;
-}
-
-static void stop(pid_t pid, int sig)
-{
-	if (pid <= 0)
-		return;
-	kill(pid, sig);
-	waitpid(pid, NULL, 0);
-}
-
-static void start_daemons(struct cluster *c)
-{
-	char name[16];
-
-	c->mds = spawn(c, "tessera-mds", "mds", 0);
-	for (int i = 0; i < N_IOS; i++) {
-		snprintf(name, sizeof(name), "ios%d", i);
-		c->ios[i] = spawn(c, "tessera-ios", name, i);
-	}
-}
-
-static void stop_daemons(struct cluster *c, int sig)
-{
-	stop(c->mds, sig);
-	for (int i = 0; i < N_IOS; i++)
-		stop(c->ios[i], sig);
-}
-
-static int setup_provider(void **state, const char *provider)
-{
-	struct cluster *c = calloc(1, sizeof(*c));
-	const char *build = getenv("TESSERA_BUILD");
-	char err[512];
-	FILE *f;
-
-	assert_non_null(c);
-	snprintf(c->bin, sizeof(c->bin), "%s/bin", build ? build : "build");
-	snprintf(c->dir, sizeof(c->dir), "/tmp/tessera-test-XXXXXX");
-	assert_non_null(mkdtemp(c->dir));
-	snprintf(c->conf, sizeof(c->conf), "%s/tessera.conf", c->dir);
-	f = fopen(c->conf, "w");
-	assert_non_null(f);
-	fprintf(f, "provider = %s\nmds = 127.0.0.1:%d\n", provider, free_port());
-	for (int i = 0; i < N_IOS; i++)
-		fprintf(f, "ios = 127.0.0.1:%d\n", free_port());
-	fprintf(f, "timeout_ms = %d\n", TIMEOUT_MS);
-	fclose(f);
-	start_daemons(c);
-	if (tessera_connect(c->conf, &c->fs, err, sizeof(err)))
-		fail_msg("connect: %s", err);
-	*state = c;
-	return 0;
-}
+#include "cluster.h"
 
 static int setup(void **state)
 {
-	return setup_provider(state, "tcp;ofi_rxm");
+	return cluster_setup(state, "tcp;ofi_rxm");
 }
 
 static int setup_shm(void **state)
 {
-	return setup_provider(state, "shm");
+	return cluster_setup(state, "shm");
 }
-
-static int teardown(void **state)
-{
-	struct cluster *c = *state;
-	char cmd[400];
-
-	tessera_disconnect(c->fs);
-	stop_daemons(c, SIGTERM);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", c->dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", c->dir);
-	free(c);
-	return 0;
-}
-
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
-#define CHECK(fs, call) do { int rc_ = (call); if (rc_ < 0) fail_msg("%s: %s", #call, tessera_errmsg(fs)); } while (0)
 
 /* Random writes and reads across strip boundaries against a local model,
  * for several strip sizes and stripe counts. */
@@ -327,8 +185,8 @@ static void test_restart(void **state)
 	CHECK(c->fs, tessera_fsync(f));
 	tessera_close(f);
 	tessera_disconnect(c->fs);
-	stop_daemons(c, SIGKILL);
-	start_daemons(c);
+	cluster_stop(c, SIGKILL);
+	cluster_start(c);
 	if (tessera_connect(c->conf, &c->fs, err, sizeof(err)))
 		fail_msg("reconnect: %s", err);
 	CHECK(c->fs, tessera_stat(c->fs, "/durable", &st));
@@ -386,7 +244,7 @@ static void test_kill_ios_during_read(void **state)
 	pthread_create(&th, NULL, read_loop, &r);
 	usleep(200000);
 	killed = now_s();
-	stop(c->ios[2], SIGKILL);
+	cluster_stop_pid(c->ios[2], SIGKILL);
 	c->ios[2] = 0;
 	for (int i = 0; i < 100 && !r.rc; i++)
 		usleep(100000);
@@ -397,69 +255,17 @@ static void test_kill_ios_during_read(void **state)
 	assert_true(r.failed_at - killed < TIMEOUT_MS / 1000.0 + 2.0);
 	assert_non_null(strstr(r.msg, "storage daemon 2"));
 	assert_non_null(strstr(r.msg, "/victim"));
-	c->ios[2] = spawn(c, "tessera-ios", "ios2", 2);
+	c->ios[2] = cluster_spawn(c, "tessera-ios", "ios2", 2);
 	assert_int_equal(tessera_pread(f, buf, len, 0), (ssize_t)len);
 	tessera_close(f);
 	free(buf);
-}
-
-/* Raw frames straight to a daemon: each malformed one gets an error reply
- * naming the problem, and the daemon goes on serving. */
-struct raw {
-	struct tnet *net;
-	uint64_t peer;
-	uint8_t name[TP_MAX_ADDR];
-	size_t name_len;
-	struct tnet_ctx ctx;
-};
-
-static int raw_roundtrip(struct raw *raw, const uint8_t *frame, size_t len, struct tp_frame *reply,
-			 char *msg, size_t msglen)
-{
-	struct iovec iov = { (void *)frame, len };
-	struct tnet_event ev[4];
-	double deadline = now_s() + 5;
-	int rc = -ETIMEDOUT;
-
-	while ((rc = tnet_send(raw->net, raw->peer, &iov, 1, &raw->ctx)) == -EAGAIN &&
-	       now_s() < deadline)
-		tnet_poll(raw->net, ev, 4); /* progress the connection */
-	assert_int_equal(rc, 0);
-	rc = -ETIMEDOUT;
-	while (now_s() < deadline) {
-		int n = tnet_poll(raw->net, ev, 4);
-
-		for (int i = 0; i < n; i++) {
-			char err[256];
-
-			if (ev[i].type != TNET_RECV)
-				continue;
-			assert_int_equal(tp_frame_parse(ev[i].rbuf->data, ev[i].len, 1 << 21, reply, err,
-							 sizeof(err)), 0);
-			rc = reply->hdr.status;
-			msg[0] = 0;
-			if (rc < 0) {
-				Tessera__ErrorReply *er = (Tessera__ErrorReply *)
-					tp_body_unpack(reply, &tessera__error_reply__descriptor);
-
-				assert_non_null(er);
-				snprintf(msg, msglen, "%s", er->message);
-				protobuf_c_message_free_unpacked(&er->base, NULL);
-			}
-			tnet_repost(raw->net, ev[i].rbuf);
-			return rc;
-		}
-		tnet_wait(raw->net, 10);
-	}
-	return rc;
 }
 
 static void test_malformed_frames(void **state)
 {
 	struct cluster *c = *state;
 	struct tp_config cfg;
-	struct tnet_opts to = { "tcp;ofi_rxm", NULL, NULL, 0, 1 << 21, 4 };
-	struct raw raw = { 0 };
+	struct raw raw;
 	uint8_t frame[4096];
 	struct tp_frame reply;
 	Tessera__PingRequest ping = TESSERA__PING_REQUEST__INIT;
@@ -467,12 +273,7 @@ static void test_malformed_frames(void **state)
 	long len;
 
 	assert_int_equal(tp_config_load(c->conf, &cfg, err, sizeof(err)), 0);
-	to.node = cfg.ios[0].host;
-	to.service = cfg.ios[0].port;
-	assert_int_equal(tnet_open(&to, &raw.net, err, sizeof(err)), 0);
-	raw.name_len = sizeof(raw.name);
-	assert_int_equal(tnet_name(raw.net, raw.name, &raw.name_len), 0);
-	assert_int_equal(tnet_lookup(raw.net, cfg.ios[0].host, cfg.ios[0].port, &raw.peer), 0);
+	raw_open(c, 0, &raw);
 
 	struct {
 		const char *what;
@@ -564,7 +365,7 @@ static void test_dead_server(void **state)
 	double t0;
 	int rc;
 
-	stop(c->mds, SIGKILL);
+	cluster_stop_pid(c->mds, SIGKILL);
 	c->mds = 0;
 	t0 = now_s();
 	rc = tessera_stat(c->fs, "/", &st);
@@ -572,21 +373,21 @@ static void test_dead_server(void **state)
 	assert_true(now_s() - t0 < TIMEOUT_MS / 1000.0 + 2.0);
 	print_message("stat with the metadata daemon dead: %s\n", tessera_errmsg(c->fs));
 	assert_non_null(strstr(tessera_errmsg(c->fs), "metadata daemon"));
-	c->mds = spawn(c, "tessera-mds", "mds", 0);
+	c->mds = cluster_spawn(c, "tessera-mds", "mds", 0);
 	CHECK(c->fs, tessera_stat(c->fs, "/", &st));
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_random_io, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_namespace, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_readdir_10000, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_restart, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_kill_ios_during_read, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_malformed_frames, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_dead_server, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_shm_provider, setup_shm, teardown),
+		cmocka_unit_test_setup_teardown(test_random_io, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_namespace, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_readdir_10000, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_restart, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_kill_ios_during_read, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_malformed_frames, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_dead_server, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_shm_provider, setup_shm, cluster_teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

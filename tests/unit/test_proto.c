@@ -167,7 +167,7 @@ static void test_config_ok(void **state)
 	assert_int_equal(cfg.window, 8);
 	assert_int_equal(cfg.strip_size, 1);
 	assert_string_equal(cfg.mount_point, "/mnt/tessera");
-	assert_int_equal(tp_config_max_frame(&cfg), 65536 + 64 * 1024);
+	assert_int_equal(tp_config_max_frame(&cfg), 65536 + 256 * 1024);
 }
 
 static void test_config_errors(void **state)

@@ -1,0 +1,56 @@
+/*
+ * ios.h - the storage daemon's state and request handlers (tessera-ios).
+ *
+ * ios_main.c   command line, metadata-free requests (ping, sizes, sync...)
+ * ios_io.c     data requests: contiguous, list and datatype reads/writes,
+ *              the description cache and the counters
+ */
+#ifndef TESSERA_IOS_H
+#define TESSERA_IOS_H
+
+#include <stdint.h>
+
+#include "daemon.h"
+#include "ios_store.h"
+
+struct tdl_dataloop;
+
+enum ios_method { IOS_CONTIG, IOS_LIST, IOS_DTYPE, IOS_METHODS };
+
+struct ios_stats {
+	uint64_t requests[IOS_METHODS];      /* read and write messages served */
+	uint64_t pieces[IOS_METHODS];        /* object pieces applied */
+	uint64_t bytes_read[IOS_METHODS];
+	uint64_t bytes_written[IOS_METHODS];
+	uint64_t desc_bytes[IOS_METHODS];    /* list or dataloop bytes received */
+	uint64_t syscalls[IOS_METHODS];      /* reads and writes issued to disk */
+	uint64_t desc_cache_hits, desc_cache_misses;
+	uint64_t syncs;
+};
+
+/* Datatype descriptions received, kept for later messages of the same
+ * call. Key: (client session nonce, call id). Least recently used goes. */
+#define IOS_DESC_CACHE 64
+struct ios_desc {
+	uint64_t nonce, id;
+	struct tdl_dataloop *dl;   /* NULL: entry free */
+	uint64_t used;             /* clock of last use */
+};
+
+struct ios {
+	struct ios_store *store;
+	const struct tp_config *cfg;
+	uint32_t index;
+	struct ios_stats stats;
+	struct ios_desc descs[IOS_DESC_CACHE];
+	uint64_t clock;
+};
+
+void ios_do_write(struct ios *ios, struct srv_req *req);
+void ios_do_read(struct ios *ios, struct srv_req *req);
+void ios_do_list(struct ios *ios, struct srv_req *req);
+void ios_do_dtype(struct ios *ios, struct srv_req *req);
+void ios_do_stats(struct ios *ios, struct srv_req *req);
+void ios_descs_clear(struct ios *ios);
+
+#endif /* TESSERA_IOS_H */

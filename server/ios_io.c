@@ -1,0 +1,376 @@
+/*
+ * ios_io.c - the storage daemon's data requests.
+ *
+ * Every data message moves at most max_io bytes and is served to completion
+ * inside the event loop, so a client's huge noncontiguous access is a
+ * stream of bounded messages between which other clients' requests are
+ * served. Nothing here syncs: data reaches the disk when a client asks
+ * (SYNC), never as a side effect of a write.
+ *
+ * A request is checked completely (every piece, every length, the total
+ * against the data carried) before the first byte is written, so a
+ * malformed request changes nothing.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ios.h"
+#include "tdl.h"
+
+#define OBJ "object %016" PRIx64
+
+static void count(struct ios *ios, enum ios_method m, size_t pieces, uint64_t bytes, int write,
+		  uint64_t syscalls)
+{
+	struct ios_stats *s = &ios->stats;
+
+	s->requests[m]++;
+	s->pieces[m] += pieces;
+	s->syscalls[m] += syscalls;
+	if (write)
+		s->bytes_written[m] += bytes;
+	else
+		s->bytes_read[m] += bytes;
+}
+
+/* Apply checked pieces and reply: writes take the frame's data, reads
+ * answer with `total` bytes. */
+static void apply(struct ios *ios, struct srv_req *req, enum ios_method m, uint64_t handle,
+		  const struct ios_piece *pieces, size_t n, uint64_t total, int write)
+{
+	uint64_t syscalls = 0;
+	ssize_t k;
+
+	if (write) {
+		Tessera__WriteReply rep = TESSERA__WRITE_REPLY__INIT;
+
+		k = ios_write_pieces(ios->store, handle, pieces, n, req->frame.data, &syscalls);
+		if (k < 0) {
+			srv_reply_error(req, (int)k, "write " OBJ ": %s", handle, strerror((int)-k));
+			return;
+		}
+		count(ios, m, n, (uint64_t)k, 1, syscalls);
+		rep.written = (uint64_t)k;
+		srv_reply(req, &rep.base, NULL, 0);
+	} else {
+		Tessera__ReadReply rep = TESSERA__READ_REPLY__INIT;
+		uint8_t *buf = malloc(total ? total : 1);
+
+		if (!buf) {
+			srv_reply_error(req, -ENOMEM, "read " OBJ ": no memory for %" PRIu64 " bytes",
+					handle, total);
+			return;
+		}
+		k = ios_read_pieces(ios->store, handle, pieces, n, buf, &rep.object_size, &syscalls);
+		if (k < 0) {
+			free(buf);
+			srv_reply_error(req, (int)k, "read " OBJ ": %s", handle, strerror((int)-k));
+			return;
+		}
+		/* A contiguous read stops at the object's end (the client tells
+		 * a hole from end of file by the size); pieces come back whole. */
+		if (m == IOS_CONTIG)
+			k = rep.object_size <= pieces[0].offset ? 0
+			    : (ssize_t)(rep.object_size - pieces[0].offset < total
+					? rep.object_size - pieces[0].offset : total);
+		count(ios, m, n, (uint64_t)k, 0, syscalls);
+		srv_reply_owned(req, &rep.base, buf, (size_t)k);
+	}
+}
+
+void ios_do_write(struct ios *ios, struct srv_req *req)
+{
+	Tessera__WriteRequest *w = (Tessera__WriteRequest *)req->msg;
+	struct ios_piece p = { w->offset, req->frame.hdr.data_len };
+
+	if (w->offset > (uint64_t)INT64_MAX - p.length) {
+		srv_reply_error(req, -EFBIG, "write " OBJ ": offset %" PRIu64 " + %" PRIu64
+				" is beyond the largest object", w->handle, w->offset, p.length);
+		return;
+	}
+	apply(ios, req, IOS_CONTIG, w->handle, &p, 1, p.length, 1);
+}
+
+void ios_do_read(struct ios *ios, struct srv_req *req)
+{
+	Tessera__ReadRequest *r = (Tessera__ReadRequest *)req->msg;
+	struct ios_piece p = { r->offset, r->length };
+
+	if (r->length > ios->cfg->max_io) {
+		srv_reply_error(req, -EMSGSIZE, "read " OBJ ": %" PRIu64 " bytes exceed max_io %u",
+				r->handle, r->length, ios->cfg->max_io);
+		return;
+	}
+	if (r->offset > (uint64_t)INT64_MAX - r->length) {
+		srv_reply_error(req, -EFBIG, "read " OBJ ": offset %" PRIu64 " + %" PRIu64
+				" is beyond the largest object", r->handle, r->offset, r->length);
+		return;
+	}
+	apply(ios, req, IOS_CONTIG, r->handle, &p, 1, p.length, 0);
+}
+
+/* The data a request moves must match what it carries (writes) and fit
+ * in one reply (reads). */
+static int check_total(struct ios *ios, struct srv_req *req, int write, uint64_t total,
+		       uint64_t handle, const char *what)
+{
+	uint64_t carried = req->frame.hdr.data_len;
+
+	if (write && total != carried) {
+		srv_reply_error(req, -EINVAL, "%s " OBJ ": pieces total %" PRIu64
+				" bytes but the request carries %" PRIu64, what, handle, total,
+				carried);
+		return -EINVAL;
+	}
+	if (!write && total > ios->cfg->max_io) {
+		srv_reply_error(req, -EMSGSIZE, "%s " OBJ ": %" PRIu64 " bytes exceed max_io %u",
+				what, handle, total, ios->cfg->max_io);
+		return -EMSGSIZE;
+	}
+	return 0;
+}
+
+void ios_do_list(struct ios *ios, struct srv_req *req)
+{
+	Tessera__ListIORequest *l = (Tessera__ListIORequest *)req->msg;
+	int write = req->frame.hdr.opcode == TP_OP_LIST_WRITE;
+	const char *what = write ? "list write" : "list read";
+	struct ios_piece *pieces;
+	uint64_t total = 0;
+
+	if (l->n_offsets != l->n_lengths) {
+		srv_reply_error(req, -EINVAL, "%s " OBJ ": %zu offsets but %zu lengths", what,
+				l->handle, l->n_offsets, l->n_lengths);
+		return;
+	}
+	if (l->n_offsets > TP_MAX_PIECES) {
+		srv_reply_error(req, -E2BIG, "%s " OBJ ": %zu pieces exceed the limit of %d", what,
+				l->handle, l->n_offsets, TP_MAX_PIECES);
+		return;
+	}
+	pieces = malloc((l->n_offsets ? l->n_offsets : 1) * sizeof(*pieces));
+	if (!pieces) {
+		srv_reply_error(req, -ENOMEM, "%s " OBJ ": no memory", what, l->handle);
+		return;
+	}
+	for (size_t i = 0; i < l->n_offsets; i++) {
+		uint64_t off = l->offsets[i], len = l->lengths[i];
+
+		if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off ||
+		    len > (uint64_t)INT64_MAX - total) {
+			srv_reply_error(req, -EINVAL, "%s " OBJ ": piece %zu (offset %" PRIu64
+					", length %" PRIu64 ") is beyond the largest object", what,
+					l->handle, i, off, len);
+			free(pieces);
+			return;
+		}
+		pieces[i].offset = off;
+		pieces[i].length = len;
+		total += len;
+	}
+	if (!check_total(ios, req, write, total, l->handle, what)) {
+		ios->stats.desc_bytes[IOS_LIST] += req->frame.hdr.body_len;
+		apply(ios, req, IOS_LIST, l->handle, pieces, l->n_offsets, total, write);
+	}
+	free(pieces);
+}
+
+/* ------------------------------------------------------- datatype I/O */
+
+void ios_descs_clear(struct ios *ios)
+{
+	for (int i = 0; i < IOS_DESC_CACHE; i++) {
+		tdl_free(ios->descs[i].dl);
+		ios->descs[i].dl = NULL;
+	}
+}
+
+static struct ios_desc *desc_find(struct ios *ios, uint64_t nonce, uint64_t id)
+{
+	for (int i = 0; i < IOS_DESC_CACHE; i++) {
+		struct ios_desc *d = &ios->descs[i];
+
+		if (d->dl && d->nonce == nonce && d->id == id) {
+			d->used = ++ios->clock;
+			return d;
+		}
+	}
+	return NULL;
+}
+
+/* Keep dl (taken over) under the key, evicting the least recently used. */
+static void desc_put(struct ios *ios, uint64_t nonce, uint64_t id, struct tdl_dataloop *dl)
+{
+	struct ios_desc *d = desc_find(ios, nonce, id), *victim = &ios->descs[0];
+
+	if (!d) {
+		for (int i = 0; i < IOS_DESC_CACHE; i++) {
+			if (!ios->descs[i].dl) {
+				victim = &ios->descs[i];
+				break;
+			}
+			if (ios->descs[i].used < victim->used)
+				victim = &ios->descs[i];
+		}
+		d = victim;
+	}
+	tdl_free(d->dl);
+	d->nonce = nonce;
+	d->id = id;
+	d->dl = dl;
+	d->used = ++ios->clock;
+}
+
+/* The request's file type: decoded from the message (and kept), or from
+ * the cache. NULL after an error reply. */
+static const struct tdl_dataloop *dtype_desc(struct ios *ios, struct srv_req *req,
+					     const Tessera__DtypeIORequest *d, const char *what)
+{
+	struct tdl_dataloop *dl;
+	struct ios_desc *c;
+	char err[256];
+	int rc;
+
+	if (!d->file_type) {
+		c = desc_find(ios, d->desc_nonce, d->desc_id);
+		if (c) {
+			ios->stats.desc_cache_hits++;
+			return c->dl;
+		}
+		ios->stats.desc_cache_misses++;
+		srv_reply_error(req, -ESTALE, "%s " OBJ ": file type %016" PRIx64 ":%" PRIu64
+				" is not held here; send it again", what, d->handle, d->desc_nonce,
+				d->desc_id);
+		return NULL;
+	}
+	rc = tdl_from_msg(d->file_type, &dl, err, sizeof(err));
+	if (rc) {
+		srv_reply_error(req, rc, "%s " OBJ ": file type: %s", what, d->handle, err);
+		return NULL;
+	}
+	ios->stats.desc_bytes[IOS_DTYPE] +=
+		protobuf_c_message_get_packed_size(&d->file_type->base);
+	desc_put(ios, d->desc_nonce, d->desc_id, dl);
+	return dl;
+}
+
+/* The request's pieces on this server, checked: at most max_io bytes
+ * (reads) or exactly the data carried (writes). */
+static int dtype_pieces(struct ios *ios, struct srv_req *req, const Tessera__DtypeIORequest *d,
+			const struct tdl_dataloop *dl, int write, const char *what,
+			struct ios_piece **out, size_t *n_out, uint64_t *total_out)
+{
+	struct tdl_layout layout = { d->strip_size, d->stripe_count };
+	uint64_t limit = write ? req->frame.hdr.data_len : ios->cfg->max_io;
+	uint64_t size = tdl_size(dl), total = 0;
+	size_t n = 0, cap = 0;
+	struct ios_piece *pieces = NULL;
+	struct tdl_segment seg;
+	struct tdl_piece batch[256];
+	char err[256];
+	int rc;
+
+	if (!d->strip_size || !d->stripe_count || d->stripe_count > TP_MAX_SERVERS ||
+	    d->slot >= d->stripe_count) {
+		srv_reply_error(req, -EINVAL, "%s " OBJ ": bad layout (strip %" PRIu64
+				", %u slots, slot %u)", what, d->handle, d->strip_size,
+				d->stripe_count, d->slot);
+		return -EINVAL;
+	}
+	if ((rc = tdl_check_view(dl, d->count, d->disp, err, sizeof(err)))) {
+		srv_reply_error(req, rc, "%s " OBJ ": file view: %s", what, d->handle, err);
+		return rc;
+	}
+	if (d->first > d->last || (size && d->count > UINT64_MAX / size) ||
+	    d->last > size * d->count ||
+	    d->last - d->first > (uint64_t)d->stripe_count * ios->cfg->max_io) {
+		srv_reply_error(req, -EINVAL, "%s " OBJ ": stream window [%" PRIu64 ", %" PRIu64
+				") is not within %" PRIu64 " x %" PRIu64 " bytes or exceeds %u x max_io",
+				what, d->handle, d->first, d->last, d->count, size, d->stripe_count);
+		return -EINVAL;
+	}
+	rc = tdl_segment_init_server(&seg, dl, d->count, d->disp, d->first, d->last, &layout,
+				     d->slot);
+	while (!rc && !tdl_segment_done(&seg)) {
+		size_t k;
+
+		rc = tdl_segment_next(&seg, batch, sizeof(batch) / sizeof(batch[0]), &k);
+		for (size_t i = 0; !rc && i < k; i++) {
+			if (batch[i].length > limit - total) {
+				rc = write ? -EINVAL : -EMSGSIZE;
+				break;
+			}
+			if (n == cap) {
+				struct ios_piece *p;
+
+				cap = cap ? 2 * cap : 1024;
+				p = realloc(pieces, cap * sizeof(*p));
+				if (!p) {
+					rc = -ENOMEM;
+					break;
+				}
+				pieces = p;
+			}
+			pieces[n].offset = tdl_piece_object(&layout, &batch[i]);
+			pieces[n++].length = batch[i].length;
+			total += batch[i].length;
+		}
+	}
+	if (!rc && write && total != limit)
+		rc = -EINVAL;
+	if (rc == -EINVAL && write)
+		srv_reply_error(req, rc, "%s " OBJ ": the pieces on this server total %s%" PRIu64
+				" bytes but the request carries %" PRIu64, what, d->handle,
+				total < limit ? "" : "more than ", total, limit);
+	else if (rc == -EMSGSIZE)
+		srv_reply_error(req, rc, "%s " OBJ ": more than max_io %u bytes fall on this server",
+				what, d->handle, ios->cfg->max_io);
+	else if (rc)
+		srv_reply_error(req, rc, "%s " OBJ ": walking the file view: %s", what, d->handle,
+				strerror(-rc));
+	if (rc) {
+		free(pieces);
+		return rc;
+	}
+	*out = pieces;
+	*n_out = n;
+	*total_out = total;
+	return 0;
+}
+
+void ios_do_dtype(struct ios *ios, struct srv_req *req)
+{
+	Tessera__DtypeIORequest *d = (Tessera__DtypeIORequest *)req->msg;
+	int write = req->frame.hdr.opcode == TP_OP_DTYPE_WRITE;
+	const char *what = write ? "datatype write" : "datatype read";
+	const struct tdl_dataloop *dl = dtype_desc(ios, req, d, what);
+	struct ios_piece *pieces;
+	uint64_t total;
+	size_t n;
+
+	if (!dl || dtype_pieces(ios, req, d, dl, write, what, &pieces, &n, &total))
+		return;
+	apply(ios, req, IOS_DTYPE, d->handle, pieces, n, total, write);
+	free(pieces);
+}
+
+void ios_do_stats(struct ios *ios, struct srv_req *req)
+{
+	Tessera__IosStatsReply rep = TESSERA__IOS_STATS_REPLY__INIT;
+	struct ios_stats *s = &ios->stats;
+
+	rep.n_requests = rep.n_pieces = rep.n_bytes_read = rep.n_bytes_written =
+		rep.n_desc_bytes = IOS_METHODS;
+	rep.requests = s->requests;
+	rep.pieces = s->pieces;
+	rep.bytes_read = s->bytes_read;
+	rep.bytes_written = s->bytes_written;
+	rep.desc_bytes = s->desc_bytes;
+	rep.desc_cache_hits = s->desc_cache_hits;
+	rep.desc_cache_misses = s->desc_cache_misses;
+	rep.syncs = s->syncs;
+	srv_reply(req, &rep.base, NULL, 0);
+}

@@ -1,0 +1,211 @@
+/*
+ * cluster.c - the integration tests' harness: real daemons (1 metadata
+ * daemon, N_IOS storage daemons) on loopback with ephemeral ports and a
+ * temporary directory, started from $TESSERA_BUILD/bin and stopped by PID;
+ * and raw frames sent straight to a daemon.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <setjmp.h>
+
+#include <cmocka.h>
+
+#include "cluster.h"
+
+double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int free_port(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	port = ntohs(sa.sin_port);
+	close(fd);
+	return port;
+}
+
+/* Start one daemon; wait for its pid file (written once it listens). */
+pid_t cluster_spawn(struct cluster *c, const char *prog, const char *name, int index)
+{
+	char path[1400], dir[400], pidfile[400], log[400], idx[16];
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/%s", c->bin, prog);
+	snprintf(dir, sizeof(dir), "%s/%s", c->dir, name);
+	snprintf(pidfile, sizeof(pidfile), "%s/%s.pid", c->dir, name);
+	snprintf(log, sizeof(log), "%s/%s.log", c->dir, name);
+	snprintf(idx, sizeof(idx), "%d", index);
+	unlink(pidfile);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+		dup2(fd, 2);
+		execl(path, prog, "-c", c->conf, "-d", dir, "-i", idx, "-p", pidfile, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 200; i++) {
+		if (access(pidfile, F_OK) == 0)
+			return pid;
+		assert_int_equal(waitpid(pid, NULL, WNOHANG), 0);
+		usleep(20000);
+	}
+	fail_msg("%s did not start", name);
+	return -1;
+}
+
+void cluster_stop_pid(pid_t pid, int sig)
+{
+	if (pid <= 0)
+		return;
+	kill(pid, sig);
+	waitpid(pid, NULL, 0);
+}
+
+void cluster_start(struct cluster *c)
+{
+	char name[16];
+
+	c->mds = cluster_spawn(c, "tessera-mds", "mds", 0);
+	for (int i = 0; i < N_IOS; i++) {
+		snprintf(name, sizeof(name), "ios%d", i);
+		c->ios[i] = cluster_spawn(c, "tessera-ios", name, i);
+	}
+}
+
+void cluster_stop(struct cluster *c, int sig)
+{
+	cluster_stop_pid(c->mds, sig);
+	for (int i = 0; i < N_IOS; i++)
+		cluster_stop_pid(c->ios[i], sig);
+}
+
+int cluster_setup(void **state, const char *provider)
+{
+	struct cluster *c = calloc(1, sizeof(*c));
+	const char *build = getenv("TESSERA_BUILD");
+	char err[512];
+	FILE *f;
+
+	assert_non_null(c);
+	snprintf(c->bin, sizeof(c->bin), "%s/bin", build ? build : "build");
+	snprintf(c->dir, sizeof(c->dir), "/tmp/tessera-test-XXXXXX");
+	assert_non_null(mkdtemp(c->dir));
+	snprintf(c->conf, sizeof(c->conf), "%s/tessera.conf", c->dir);
+	f = fopen(c->conf, "w");
+	assert_non_null(f);
+	fprintf(f, "provider = %s\nmds = 127.0.0.1:%d\n", provider, free_port());
+	for (int i = 0; i < N_IOS; i++)
+		fprintf(f, "ios = 127.0.0.1:%d\n", free_port());
+	fprintf(f, "timeout_ms = %d\n", TIMEOUT_MS);
+	fclose(f);
+	cluster_start(c);
+	if (tessera_connect(c->conf, &c->fs, err, sizeof(err)))
+		fail_msg("connect: %s", err);
+	*state = c;
+	return 0;
+}
+
+int cluster_teardown(void **state)
+{
+	struct cluster *c = *state;
+	char cmd[400];
+
+	tessera_disconnect(c->fs);
+	cluster_stop(c, SIGTERM);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", c->dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", c->dir);
+	free(c);
+	return 0;
+}
+
+uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+int raw_roundtrip(struct raw *raw, const uint8_t *frame, size_t len, struct tp_frame *reply,
+			 char *msg, size_t msglen)
+{
+	struct iovec iov = { (void *)frame, len };
+	struct tnet_event ev[4];
+	double deadline = now_s() + 5;
+	int rc = -ETIMEDOUT;
+
+	while ((rc = tnet_send(raw->net, raw->peer, &iov, 1, &raw->ctx)) == -EAGAIN &&
+	       now_s() < deadline)
+		tnet_poll(raw->net, ev, 4); /* progress the connection */
+	assert_int_equal(rc, 0);
+	rc = -ETIMEDOUT;
+	while (now_s() < deadline) {
+		int n = tnet_poll(raw->net, ev, 4);
+
+		for (int i = 0; i < n; i++) {
+			char err[256];
+
+			if (ev[i].type != TNET_RECV)
+				continue;
+			assert_int_equal(tp_frame_parse(ev[i].rbuf->data, ev[i].len, 1 << 21, reply, err,
+							 sizeof(err)), 0);
+			rc = reply->hdr.status;
+			msg[0] = 0;
+			if (rc < 0) {
+				Tessera__ErrorReply *er = (Tessera__ErrorReply *)
+					tp_body_unpack(reply, &tessera__error_reply__descriptor);
+
+				assert_non_null(er);
+				snprintf(msg, msglen, "%s", er->message);
+				protobuf_c_message_free_unpacked(&er->base, NULL);
+			}
+			tnet_repost(raw->net, ev[i].rbuf);
+			return rc;
+		}
+		tnet_wait(raw->net, 10);
+	}
+	return rc;
+}
+
+
+void raw_open(struct cluster *c, uint32_t ios, struct raw *raw)
+{
+	struct tp_config cfg;
+	struct tnet_opts to = { "tcp;ofi_rxm", NULL, NULL, 0, 1 << 21, 4 };
+	char err[512];
+
+	memset(raw, 0, sizeof(*raw));
+	assert_int_equal(tp_config_load(c->conf, &cfg, err, sizeof(err)), 0);
+	to.node = cfg.ios[ios].host;
+	to.service = cfg.ios[ios].port;
+	assert_int_equal(tnet_open(&to, &raw->net, err, sizeof(err)), 0);
+	raw->name_len = sizeof(raw->name);
+	assert_int_equal(tnet_name(raw->net, raw->name, &raw->name_len), 0);
+	assert_int_equal(tnet_lookup(raw->net, cfg.ios[ios].host, cfg.ios[ios].port, &raw->peer), 0);
+}

@@ -1,0 +1,52 @@
+/*
+ * cluster.h - the integration tests' harness (see cluster.c).
+ */
+#ifndef TESSERA_TEST_CLUSTER_H
+#define TESSERA_TEST_CLUSTER_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "tessera.h"
+#include "tproto.h"
+
+#define N_IOS 4
+#define TIMEOUT_MS 3000
+
+struct cluster {
+	char dir[256];
+	char conf[300];
+	char bin[1024];
+	pid_t mds;
+	pid_t ios[N_IOS];
+	tessera_fs *fs;
+};
+
+double now_s(void);
+int free_port(void);
+/* Start one daemon; wait for its pid file (written once it listens). */
+pid_t cluster_spawn(struct cluster *c, const char *prog, const char *name, int index);
+void cluster_stop_pid(pid_t pid, int sig);
+void cluster_start(struct cluster *c);
+void cluster_stop(struct cluster *c, int sig);
+/* CMocka setup/teardown: a fresh cluster on `provider`, connected. */
+int cluster_setup(void **state, const char *provider);
+int cluster_teardown(void **state);
+uint64_t rnd(uint64_t *s);
+
+#define CHECK(fs, call) do { int rc_ = (call); if (rc_ < 0) fail_msg("%s: %s", #call, tessera_errmsg(fs)); } while (0)
+
+/* Raw frames straight to storage daemon `ios`. */
+struct raw {
+	struct tnet *net;
+	uint64_t peer;
+	uint8_t name[TP_MAX_ADDR];
+	size_t name_len;
+	struct tnet_ctx ctx;
+};
+void raw_open(struct cluster *c, uint32_t ios, struct raw *raw);
+/* Send a frame, wait for the reply: its status; msg gets an error's words. */
+int raw_roundtrip(struct raw *raw, const uint8_t *frame, size_t len, struct tp_frame *reply,
+		  char *msg, size_t msglen);
+
+#endif
