@@ -31,16 +31,9 @@ enum adt_method {
 };
 extern const char *const adt_method_names[ADT_METHODS];
 
-/* Defaults per the design: datatype I/O both ways. Until libtessera has
- * list and datatype I/O (build-romio.sh defines ADT_HAVE_NONCONTIG when it
- * does), data sieving reads and one call per region for writes. */
-#ifdef ADT_HAVE_NONCONTIG
+/* Datatype I/O both ways unless hints say otherwise. */
 #define ADT_DEFAULT_READ ADT_DTYPE
 #define ADT_DEFAULT_WRITE ADT_DTYPE
-#else
-#define ADT_DEFAULT_READ ADT_SIEVE
-#define ADT_DEFAULT_WRITE ADT_POSIX
-#endif
 
 /* What the driver did to one open file; written to $TESSERA_ROMIO_TRACE at
  * close so tests can prove the driver (not OMPIO) ran and which path. */

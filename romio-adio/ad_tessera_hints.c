@@ -100,15 +100,6 @@ void ADIOI_TESSERA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 		}
 		write_method = m;
 	}
-#ifndef ADT_HAVE_NONCONTIG
-	if (read_method >= ADT_LIST || write_method >= ADT_LIST) {
-		REFUSE(-ENOTSUP, "%s: hint tessera_io_%s=%s: this libtessera has no "
-					"list or datatype I/O", fd->filename,
-					read_method >= ADT_LIST ? "read" : "write",
-					adt_method_names[read_method >= ADT_LIST ? read_method
-										  : write_method]);
-	}
-#endif
 	if (get(users_info, "tessera_list_batch", value, sizeof(value)) &&
 	    parse_u64(value, 0, UINT32_MAX, &batch)) {
 		REFUSE(-EINVAL, "%s: hint tessera_list_batch=%s: expected a number "
@@ -138,7 +129,6 @@ void ADIOI_TESSERA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 	if (*error_code != MPI_SUCCESS)
 		return;
 
-#ifdef ADT_HAVE_NONCONTIG
 	if (s->file && batch != s->list_batch) {
 		int rc = tessera_file_set_list_batch(s->file, (uint32_t)batch);
 
@@ -149,7 +139,6 @@ void ADIOI_TESSERA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 			return;
 		}
 	}
-#endif
 	s->read_method = read_method;
 	s->write_method = write_method;
 	s->list_batch = (uint32_t)batch;

@@ -115,13 +115,11 @@ static int adopt_layout(ADIO_File fd, struct adt_file *s, char *msg, size_t msgl
 	snprintf(value, sizeof(value), "%u", layout.count);
 	ADIOI_Info_set(fd->info, "striping_factor", value);
 	if (s->list_batch) {
-#ifdef ADT_HAVE_NONCONTIG
 		rc = tessera_file_set_list_batch(s->file, s->list_batch);
 		if (rc) {
 			snprintf(msg, msglen, "%s", tessera_errmsg(tessera_file_fs(s->file)));
 			return rc;
 		}
-#endif
 	}
 	return 0;
 }

@@ -257,7 +257,6 @@ out:
 	return rc;
 }
 
-#ifdef ADT_HAVE_NONCONTIG
 static int by_list(struct access *a, int writing)
 {
 	uint64_t *offs = malloc(LIST_CHUNK * sizeof(*offs));
@@ -338,7 +337,6 @@ static int by_dtype(struct access *a, const void *buf, int count, MPI_Datatype d
 		return -EIO;
 	return 0;
 }
-#endif
 
 /* Move the access by *method; a type the dataloop converter does not know
  * (Fortran-only combiners) goes by list I/O instead, and *method says so. */
@@ -352,7 +350,6 @@ static int run(struct access *a, int *method, const void *buf, int count, MPI_Da
 	switch (*method) {
 	case ADT_POSIX: return by_posix(a, writing);
 	case ADT_SIEVE: return by_sieve(a, writing);
-#ifdef ADT_HAVE_NONCONTIG
 	case ADT_LIST: return by_list(a, writing);
 	case ADT_DTYPE:
 		rc = by_dtype(a, buf, count, datatype, writing);
@@ -361,11 +358,6 @@ static int run(struct access *a, int *method, const void *buf, int count, MPI_Da
 			rc = by_list(a, writing);
 		}
 		return rc;
-#else
-	default:
-		(void)buf; (void)count; (void)datatype; (void)rc;
-		return -ENOTSUP;
-#endif
 	}
 	return -EINVAL;
 }

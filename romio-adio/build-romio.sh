@@ -44,18 +44,12 @@ pkgver=$(dpkg-query -W -f='${source:Version}' libopenmpi3 2>/dev/null) ||
 srcver=${pkgver#*:}          # no epoch in file names
 upver=${srcver%-*}           # upstream version: 4.1.4
 
-# List and datatype I/O are in libtessera when it defines them.
-defs=""
-if nm "$build/lib/libtessera.a" 2>/dev/null | grep ' T tessera_write_dtype$' >/dev/null; then
-	defs="-DADT_HAVE_NONCONTIG"
-fi
 
 hash=$( {
 	cat "$here"/ad_tessera*.c "$here"/ad_tessera*.h "$here/Makefile.romio" \
 	    "$here"/patches/*.patch "$here/tests/romio_mpi1_compat.h" "$0"
 	cat "$top"/client/*.c "$top"/client/*.h "$top"/dataloops/*.c "$top"/dataloops/*.h \
 	    "$top"/proto/*.c "$top"/proto/*.h "$top"/proto/*.proto
-	echo "$defs"
 } | sha256sum | cut -c1-16)
 
 cache=${TESSERA_ROMIO_CACHE:-/var/cache/tessera}
@@ -161,7 +155,7 @@ cflags=$(sed -n "s/.* CFLAGS='\([^']*\)'.*/\1/p" <<<"$params")
 mpiinc=$(mpicc --showme:incdirs)
 cppflags="-Wdate-time -D_FORTIFY_SOURCE=2"
 for d in $mpiinc; do cppflags="$cppflags -I$d"; done
-cppflags="$cppflags -I$top/client -I$top/dataloops $defs"
+cppflags="$cppflags -I$top/client -I$top/dataloops"
 ( cd "$romio" && ./configure FROM_OMPI=yes CC=gcc CFLAGS="$cflags" CPPFLAGS="$cppflags" \
 	LDFLAGS="-Wl,-z,relro" --enable-shared --disable-static --prefix=/usr \
 	--disable-aio --disable-weak-symbols --enable-strict --disable-f77 --disable-f90 \
@@ -174,7 +168,7 @@ grep -q '^#define ROMIO_TESSERA 1' "$romio/adio/include/romioconf.h" ||
 strict="-std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fsyntax-only"
 for d in $mpiinc "$romio/include" "$romio/adio/include"; do strict="$strict -isystem $d"; done
 for c in "$romio"/adio/ad_tessera/ad_tessera*.c; do
-	gcc $strict -I"$top/client" -I"$top/dataloops" $defs "$c" >>"$log" 2>&1 ||
+	gcc $strict -I"$top/client" -I"$top/dataloops" "$c" >>"$log" 2>&1 ||
 		fail "warnings in $(basename "$c") (-Wall -Wextra -Werror)"
 done
 

@@ -21,10 +21,7 @@ export OMPI_MCA_io=romio321          # ufs: names need ROMIO too (OMPIO knows no
 export OMPI_MCA_btl=self,vader
 run=(mpirun --oversubscribe -np 4)
 [ "$(id -u)" -ne 0 ] || run+=(--allow-run-as-root)
-methods="posix sieve"
-if nm "$B/lib/libtessera.a" 2>/dev/null | grep ' T tessera_write_dtype$' >/dev/null; then
-	methods="$methods list datatype"
-fi
+methods="posix sieve list datatype"
 args=(-n "${HPIO_REGIONS:-4096}" -s "${HPIO_SIZE:-8}" -g "${HPIO_SPACING:-128}" -r "${HPIO_REPS:-3}")
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
