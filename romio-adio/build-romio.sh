@@ -88,7 +88,7 @@ src=$cache/src
 osrc=$src/openmpi-$srcver
 mkdir -p "$src"
 if [ ! -f "$osrc/.complete" ]; then
-	if ! apt-cache showsrc openmpi 2>/dev/null | grep -qx "Version: $pkgver"; then
+	if ! apt-cache showsrc openmpi 2>/dev/null | grep -x "Version: $pkgver" >/dev/null; then
 		# Source entries for the suites already configured for binaries.
 		list=/etc/apt/sources.list.d/tessera-deb-src.sources
 		if [ ! -f "$list" ]; then
