@@ -114,7 +114,10 @@ if [ ! -f "$osrc/.complete" ]; then
 	got=$(sed -n 's/^Version: //p' "$dsc" | head -1)
 	[ "$got" = "$pkgver" ] ||
 		die "openmpi source is $got but the installed libopenmpi3 is $pkgver: refusing to build"
-	dpkg-source -x "$dsc" "$osrc" >/dev/null
+	# (apt-get checked the files against the archive's signed index;
+	# dpkg-source's own warning about the uploader's key is noise here)
+	dpkg-source -x "$dsc" "$osrc" >"$src/dpkg-source.log" 2>&1 ||
+		{ cat "$src/dpkg-source.log" >&2; die "dpkg-source -x $dsc failed"; }
 	touch "$osrc/.complete"
 fi
 got=$(sed -n 's/^Version: //p' "$src/openmpi_$srcver.dsc" | head -1)
