@@ -36,6 +36,8 @@ struct nc_mem {
 	uint8_t *buf;              /* datatype I/O: the user's buffer */
 	struct tdl_segment seg;    /* its walk, offsets biased by MEM_SHIFT */
 	struct tdl_piece cur;      /* the rest of the current memory piece */
+	struct tdl_piece batch[64];/* pieces walked ahead, batch[bi..bn) unused */
+	size_t bn, bi;
 	uint8_t *contig;           /* the whole stream lies here, or NULL */
 };
 
@@ -97,13 +99,16 @@ static int mem_move(struct nc_mem *m, uint8_t *stage, uint64_t len, int to_mem)
 			p = (uint8_t *)m->iov[m->idx].iov_base + m->within;
 		} else {
 			if (!m->cur.length) {
-				size_t n;
-				int rc = tdl_segment_next(&m->seg, &m->cur, 1, &n);
+				if (m->bi == m->bn) {
+					int rc = tdl_segment_next(&m->seg, m->batch, 64, &m->bn);
 
-				if (rc)
-					return rc;
-				if (!n)
-					return -EINVAL;
+					if (rc)
+						return rc;
+					if (!m->bn)
+						return -EINVAL;
+					m->bi = 0;
+				}
+				m->cur = m->batch[m->bi++];
 			}
 			k = m->cur.length;
 			p = m->buf + (int64_t)(m->cur.offset - (uint64_t)MEM_SHIFT);

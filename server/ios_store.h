@@ -33,14 +33,16 @@ struct ios_piece {
 };
 
 /* Noncontiguous access: pieces[0..n) in order against `data`, which holds
- * their bytes concatenated. Writes issue one pwrite per object-contiguous
- * run. Reads gather pieces that lie close together (gaps up to
- * IOS_SIEVE_GAP, ascending) into one preadv of up to IOV_MAX iovecs, the
- * gaps landing in a scratch buffer; bytes past the object's end read as
- * zeros. Both return the bytes moved (the pieces' total) or a negative
+ * their bytes concatenated. Pieces that lie close together (ascending, gaps
+ * up to IOS_SIEVE_GAP, within IOS_SIEVE_SPAN) move as one span: reads as one
+ * preadv of up to IOV_MAX iovecs, the gaps landing in a scratch buffer;
+ * writes by data sieving (read the span, lay the pieces over it, write it
+ * back). Other pieces take one call each. Bytes past the object's end read
+ * as zeros. Both return the bytes moved (the pieces' total) or a negative
  * errno; *syscalls counts the system calls made (for the daemon's
  * counters). Pieces must not overflow (validated by the caller). */
-#define IOS_SIEVE_GAP 65536
+#define IOS_SIEVE_GAP 4096
+#define IOS_SIEVE_SPAN (4u << 20)
 ssize_t ios_write_pieces(struct ios_store *st, uint64_t handle, const struct ios_piece *pieces,
 			 size_t n, const uint8_t *data, uint64_t *syscalls);
 ssize_t ios_read_pieces(struct ios_store *st, uint64_t handle, const struct ios_piece *pieces,

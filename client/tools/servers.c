@@ -14,14 +14,7 @@ int cmd_ping(struct tool *t, int argc, char **argv)
 	size_t want;
 	int rc, n, failed = 0;
 
-	rc = tool_opts_parse(t, argc, argv, "", "", &o);
-	if (rc)
-		goto out;
-	if (o.nops) {
-		rc = tool_usage(t, "takes no operands");
-		goto out;
-	}
-	rc = tool_connect(t);
+	rc = tool_start_bare(t, argc, argv, &o);
 	if (rc)
 		goto out;
 	want = 1 + (size_t)tessera_ios_count(t->fs);
@@ -68,14 +61,7 @@ int cmd_df(struct tool *t, int argc, char **argv)
 	uint64_t u;
 	int rc;
 
-	rc = tool_opts_parse(t, argc, argv, "", "", &o);
-	if (rc)
-		goto out;
-	if (o.nops) {
-		rc = tool_usage(t, "takes no operands");
-		goto out;
-	}
-	rc = tool_connect(t);
+	rc = tool_start_bare(t, argc, argv, &o);
 	if (rc)
 		goto out;
 	rc = tessera_statfs(t->fs, &sf);
@@ -109,14 +95,7 @@ int cmd_stats(struct tool *t, int argc, char **argv)
 	int rc;
 
 	memset(&sum, 0, sizeof(sum));
-	rc = tool_opts_parse(t, argc, argv, "", "", &o);
-	if (rc)
-		goto out;
-	if (o.nops) {
-		rc = tool_usage(t, "takes no operands");
-		goto out;
-	}
-	rc = tool_connect(t);
+	rc = tool_start_bare(t, argc, argv, &o);
 	if (rc)
 		goto out;
 	n = tessera_ios_count(t->fs);

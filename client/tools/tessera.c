@@ -182,6 +182,17 @@ int tool_start(struct tool *t, int argc, char **argv, const char *bools,
 	return tool_connect(t);
 }
 
+int tool_start_bare(struct tool *t, int argc, char **argv, struct tool_opts *o)
+{
+	int rc = tool_opts_parse(t, argc, argv, "", "", o);
+
+	if (rc)
+		return rc;
+	if (o->nops)
+		return tool_usage(t, "takes no operands");
+	return tool_connect(t);
+}
+
 /* -------------------------------------------------------------- helpers */
 
 int tool_parse_size(const char *s, uint64_t *out)

@@ -65,6 +65,8 @@ void tool_opts_free(struct tool_opts *o);
  * least one operand (else usage error `none`), connect. */
 int tool_start(struct tool *t, int argc, char **argv, const char *bools,
 	       const char *withval, struct tool_opts *o, const char *none);
+/* The same for a command that takes no operands and no options. */
+int tool_start_bare(struct tool *t, int argc, char **argv, struct tool_opts *o);
 
 /* "64K", "1M", "3G", "12345" -> bytes. */
 int tool_parse_size(const char *s, uint64_t *out);
