@@ -23,12 +23,14 @@ static struct adt_file *open_state(ADIO_File fd, const char *myname, const char 
 	return s;
 }
 
-void ADIOI_TESSERA_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
-			      int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
-			      int *error_code)
+/* One contiguous access of count x datatype at offset (or the individual
+ * file pointer): reads stop at end of file, writes insist on progress. */
+static void contig_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+		      int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+		      int *error_code, int write, const char *myname)
 {
-	static char myname[] = "ADIOI_TESSERA_READCONTIG";
-	struct adt_file *s = open_state(fd, myname, "read", error_code);
+	const char *what = write ? "write" : "read";
+	struct adt_file *s = open_state(fd, myname, what, error_code);
 	MPI_Count size;
 	uint64_t len, done = 0;
 	ssize_t n;
@@ -40,19 +42,28 @@ void ADIOI_TESSERA_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype d
 	if (file_ptr_type == ADIO_INDIVIDUAL)
 		offset = fd->fp_ind;
 	while (done < len) {
-		n = tessera_pread(s->file, (char *)buf + done, len - done, (uint64_t)offset + done);
+		n = write ? tessera_pwrite(s->file, (char *)buf + done, len - done,
+					   (uint64_t)offset + done)
+			  : tessera_pread(s->file, (char *)buf + done, len - done,
+					  (uint64_t)offset + done);
 		s->n.requests++;
-		if (n < 0) {
-			*error_code = ADT_ERROR((int)n, "read %s: %s", fd->filename,
-						tessera_errmsg(tessera_file_fs(s->file)));
+		if (n < 0 || (n == 0 && write)) {
+			*error_code = ADT_ERROR(n ? (int)n : -EIO, "%s %s: %s", what, fd->filename,
+						n ? tessera_errmsg(tessera_file_fs(s->file))
+						  : "no progress");
 			return;
 		}
 		if (n == 0)
-			break; /* end of file */
+			break; /* reads: end of file */
 		done += (uint64_t)n;
 	}
-	s->n.contig_reads++;
-	s->n.bytes_read += done;
+	if (write) {
+		s->n.contig_writes++;
+		s->n.bytes_written += done;
+	} else {
+		s->n.contig_reads++;
+		s->n.bytes_read += done;
+	}
 	if (file_ptr_type == ADIO_INDIVIDUAL)
 		fd->fp_ind += (ADIO_Offset)done;
 	fd->fp_sys_posn = offset + (ADIO_Offset)done;
@@ -64,45 +75,20 @@ void ADIOI_TESSERA_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype d
 	*error_code = MPI_SUCCESS;
 }
 
+void ADIOI_TESSERA_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+			      int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+			      int *error_code)
+{
+	contig_io(fd, buf, count, datatype, file_ptr_type, offset, status, error_code, 0,
+		  "ADIOI_TESSERA_READCONTIG");
+}
+
 void ADIOI_TESSERA_WriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
 			       int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
 			       int *error_code)
 {
-	static char myname[] = "ADIOI_TESSERA_WRITECONTIG";
-	struct adt_file *s = open_state(fd, myname, "write", error_code);
-	MPI_Count size;
-	uint64_t len, done = 0;
-	ssize_t n;
-
-	if (!s)
-		return;
-	MPI_Type_size_x(datatype, &size);
-	len = (uint64_t)size * (uint64_t)count;
-	if (file_ptr_type == ADIO_INDIVIDUAL)
-		offset = fd->fp_ind;
-	while (done < len) {
-		n = tessera_pwrite(s->file, (const char *)buf + done, len - done,
-				   (uint64_t)offset + done);
-		s->n.requests++;
-		if (n <= 0) {
-			*error_code = ADT_ERROR(n ? (int)n : -EIO, "write %s: %s", fd->filename,
-						n ? tessera_errmsg(tessera_file_fs(s->file))
-						  : "no progress");
-			return;
-		}
-		done += (uint64_t)n;
-	}
-	s->n.contig_writes++;
-	s->n.bytes_written += done;
-	if (file_ptr_type == ADIO_INDIVIDUAL)
-		fd->fp_ind += (ADIO_Offset)done;
-	fd->fp_sys_posn = offset + (ADIO_Offset)done;
-#ifdef HAVE_STATUS_SET_BYTES
-	MPIR_Status_set_bytes(status, datatype, (MPI_Count)done);
-#else
-	(void)status;
-#endif
-	*error_code = MPI_SUCCESS;
+	contig_io(fd, (void *)buf, count, datatype, file_ptr_type, offset, status, error_code, 1,
+		  "ADIOI_TESSERA_WRITECONTIG");
 }
 
 void ADIOI_TESSERA_Flush(ADIO_File fd, int *error_code)

@@ -362,62 +362,51 @@ static int run(struct access *a, int *method, const void *buf, int count, MPI_Da
 	return -EINVAL;
 }
 
-void ADIOI_TESSERA_ReadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
-			       int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
-			       int *error_code)
+static void strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+		       int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+		       int *error_code, int writing, const char *myname)
 {
-	static char myname[] = "ADIOI_TESSERA_READSTRIDED";
 	struct access a;
 	int rc, method;
 
-	if (prepare(&a, fd, buf, count, datatype, file_ptr_type, offset, 0, myname, error_code))
+	if (prepare(&a, fd, buf, count, datatype, file_ptr_type, offset, writing, myname,
+		    error_code))
 		return;
-	method = a.s->read_method;
-	rc = run(&a, &method, buf, count, datatype, 0);
+	method = writing ? a.s->write_method : a.s->read_method;
+	rc = run(&a, &method, buf, count, datatype, writing);
 	if (rc) {
-		*error_code = ADT_ERROR(rc, "read %s (%s, %llu bytes at stream byte %llu): %s",
-					fd->filename, adt_method_names[method],
+		*error_code = ADT_ERROR(rc, "%s %s (%s, %llu bytes at stream byte %llu): %s",
+					a.what, fd->filename, adt_method_names[method],
 					(unsigned long long)a.len, (unsigned long long)a.pos,
 					rc == -ENOMEM ? "out of memory"
 					: tessera_errmsg(tessera_file_fs(a.s->file)));
 		free(a.packed);
 		return;
 	}
-	a.s->n.strided_reads[method]++;
-	finish(&a, buf, count, datatype, file_ptr_type, status, 1);
+	if (writing)
+		a.s->n.strided_writes[method]++;
+	else
+		a.s->n.strided_reads[method]++;
+	finish(&a, buf, count, datatype, file_ptr_type, status, !writing);
 	*error_code = MPI_SUCCESS;
+}
+
+void ADIOI_TESSERA_ReadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+			       int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+			       int *error_code)
+{
+	strided_io(fd, buf, count, datatype, file_ptr_type, offset, status, error_code, 0,
+		   "ADIOI_TESSERA_READSTRIDED");
 }
 
 void ADIOI_TESSERA_WriteStrided(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
 				int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
 				int *error_code)
 {
-	static char myname[] = "ADIOI_TESSERA_WRITESTRIDED";
-	struct access a;
-	int rc, method;
-
-	if (prepare(&a, fd, (void *)buf, count, datatype, file_ptr_type, offset, 1, myname,
-		    error_code))
-		return;
-	method = a.s->write_method;
-	rc = run(&a, &method, buf, count, datatype, 1);
-	if (rc) {
-		*error_code = ADT_ERROR(rc, "write %s (%s, %llu bytes at stream byte %llu): %s",
-					fd->filename, adt_method_names[method],
-					(unsigned long long)a.len, (unsigned long long)a.pos,
-					rc == -ENOMEM ? "out of memory"
-					: tessera_errmsg(tessera_file_fs(a.s->file)));
-		free(a.packed);
-		return;
-	}
-	a.s->n.strided_writes[method]++;
-	finish(&a, (void *)buf, count, datatype, file_ptr_type, status, 0);
-	*error_code = MPI_SUCCESS;
+	strided_io(fd, (void *)buf, count, datatype, file_ptr_type, offset, status, error_code, 1,
+		   "ADIOI_TESSERA_WRITESTRIDED");
 }
 
-/* Collective calls: ROMIO's two-phase algorithm (file domains aligned to
- * strip boundaries through hints->striping_unit, set at open), which comes
- * back to this driver's contiguous and strided calls. */
 void ADIOI_TESSERA_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 				   int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
 				   int *error_code)

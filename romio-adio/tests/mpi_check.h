@@ -108,4 +108,25 @@ static int mc_finish(void)
 	return mc_failed ? 1 : 0;
 }
 
+/* The main of a program whose tests all use one file, named by its only
+ * argument (stored in *file): run `names[i]` as `fns[i]`, i < n. */
+__attribute__((unused)) static int mc_main_on_file(int argc, char **argv, const char **file, const char *const *names,
+			   void (*const *fns)(void), int n)
+{
+	int rc;
+
+	MPI_Init(&argc, &argv);
+	mc_init();
+	if (argc != 2) {
+		MPI_Finalize();
+		return 2;
+	}
+	*file = argv[1];
+	for (int i = 0; i < n; i++)
+		mc_test(names[i], fns[i]);
+	rc = mc_finish();
+	MPI_Finalize();
+	return rc;
+}
+
 #endif /* MPI_CHECK_H */

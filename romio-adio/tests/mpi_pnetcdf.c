@@ -56,16 +56,8 @@ static void test_read_back(void)
 
 int main(int argc, char **argv)
 {
-	MPI_Init(&argc, &argv);
-	mc_init();
-	if (argc != 2) {
-		MPI_Finalize();
-		return 2;
-	}
-	file = argv[1];
-	mc_test("pnetcdf_create_put_vara_all", test_create_put);
-	mc_test("pnetcdf_get_vara_all", test_read_back);
-	int rc = mc_finish();
-	MPI_Finalize();
-	return rc;
+	static const char *const names[] = { "pnetcdf_create_put_vara_all", "pnetcdf_get_vara_all" };
+	static void (*const fns[])(void) = { test_create_put, test_read_back };
+
+	return mc_main_on_file(argc, argv, &file, names, fns, 2);
 }
