@@ -259,7 +259,6 @@ struct nc_call {
 	uint64_t total;           /* stream bytes */
 	uint32_t max_regions;     /* list I/O: file regions per round */
 	/* datatype I/O */
-	const struct tdl_dataloop *ftype;
 	Tessera__Dataloop *ftype_msg;
 	int64_t disp;
 	uint64_t count, first, desc_id;
@@ -691,7 +690,6 @@ static ssize_t dtype_io(tessera_file *f, void *buf, uint64_t mem_count,
 		goto out;
 	}
 	c->file.dtype = 1;
-	c->ftype = ftype;
 	c->disp = disp;
 	c->first = first;
 	c->file.pos = first;
@@ -748,6 +746,7 @@ int tessera_ios_stats(tessera_fs *fs, uint32_t ios, struct tessera_ios_stats *ou
 		out->bytes_read[i] = i < rep->n_bytes_read ? rep->bytes_read[i] : 0;
 		out->bytes_written[i] = i < rep->n_bytes_written ? rep->bytes_written[i] : 0;
 		out->desc_bytes[i] = i < rep->n_desc_bytes ? rep->desc_bytes[i] : 0;
+		out->syscalls[i] = i < rep->n_syscalls ? rep->syscalls[i] : 0;
 	}
 	out->desc_cache_hits = rep->desc_cache_hits;
 	out->desc_cache_misses = rep->desc_cache_misses;

@@ -189,6 +189,7 @@ struct tessera_ios_stats {
 	uint64_t bytes_read[TESSERA_METHODS];
 	uint64_t bytes_written[TESSERA_METHODS];
 	uint64_t desc_bytes[TESSERA_METHODS];    /* list or dataloop bytes received */
+	uint64_t syscalls[TESSERA_METHODS];      /* disk reads and writes issued */
 	uint64_t desc_cache_hits, desc_cache_misses; /* datatype descriptions */
 	uint64_t syncs;
 };

@@ -363,12 +363,13 @@ void ios_do_stats(struct ios *ios, struct srv_req *req)
 	struct ios_stats *s = &ios->stats;
 
 	rep.n_requests = rep.n_pieces = rep.n_bytes_read = rep.n_bytes_written =
-		rep.n_desc_bytes = IOS_METHODS;
+		rep.n_desc_bytes = rep.n_syscalls = IOS_METHODS;
 	rep.requests = s->requests;
 	rep.pieces = s->pieces;
 	rep.bytes_read = s->bytes_read;
 	rep.bytes_written = s->bytes_written;
 	rep.desc_bytes = s->desc_bytes;
+	rep.syscalls = s->syscalls;
 	rep.desc_cache_hits = s->desc_cache_hits;
 	rep.desc_cache_misses = s->desc_cache_misses;
 	rep.syncs = s->syncs;

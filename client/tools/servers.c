@@ -99,8 +99,8 @@ int cmd_stats(struct tool *t, int argc, char **argv)
 	if (rc)
 		goto out;
 	n = tessera_ios_count(t->fs);
-	printf("%-5s %-8s %12s %12s %14s %14s %12s\n", "ios", "method", "requests", "pieces",
-	       "bytes_read", "bytes_written", "desc_bytes");
+	printf("%-5s %-8s %12s %12s %14s %14s %12s %12s\n", "ios", "method", "requests", "pieces",
+	       "bytes_read", "bytes_written", "desc_bytes", "disk_calls");
 	for (uint32_t i = 0; i <= n; i++) {
 		char who[16];
 
@@ -117,13 +117,15 @@ int cmd_stats(struct tool *t, int argc, char **argv)
 		}
 		for (int m = 0; m < TESSERA_METHODS; m++) {
 			printf("%-5s %-8s %12" PRIu64 " %12" PRIu64 " %14" PRIu64 " %14" PRIu64
-			       " %12" PRIu64 "\n", who, methods[m], s.requests[m], s.pieces[m],
-			       s.bytes_read[m], s.bytes_written[m], s.desc_bytes[m]);
+			       " %12" PRIu64 " %12" PRIu64 "\n", who, methods[m], s.requests[m],
+			       s.pieces[m], s.bytes_read[m], s.bytes_written[m], s.desc_bytes[m],
+			       s.syscalls[m]);
 			sum.requests[m] += s.requests[m];
 			sum.pieces[m] += s.pieces[m];
 			sum.bytes_read[m] += s.bytes_read[m];
 			sum.bytes_written[m] += s.bytes_written[m];
 			sum.desc_bytes[m] += s.desc_bytes[m];
+			sum.syscalls[m] += s.syscalls[m];
 		}
 		printf("%-5s %-8s description cache hits %" PRIu64 ", misses %" PRIu64
 		       ", syncs %" PRIu64 "\n", who, "", s.desc_cache_hits, s.desc_cache_misses,
