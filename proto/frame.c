@@ -13,11 +13,16 @@ struct tp_opinfo {
 };
 
 static const struct tp_opinfo tp_ops[] = {
-#define TP_INFO(name, num, req, rep) \
+#define TP_INFO(name, num, req, rep, who) \
 	{ num, #name, &tessera__##req##__descriptor, &tessera__##rep##__descriptor },
 	TP_OPCODES(TP_INFO)
 #undef TP_INFO
 };
+
+#define TP_LIMIT_CHECK(name, num, req, rep, who) \
+	_Static_assert(num > 0 && num < TP_OP_LIMIT, #name ": opcode within TP_OP_LIMIT");
+TP_OPCODES(TP_LIMIT_CHECK)
+#undef TP_LIMIT_CHECK
 
 static const struct tp_opinfo *tp_opinfo(unsigned opcode)
 {

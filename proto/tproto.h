@@ -46,34 +46,42 @@ struct tp_hdr {
 	int32_t status;      /* replies: 0 or a negative errno (body: ErrorReply) */
 };
 
-/* X(name, number, request message, reply message) */
-#define TP_OPCODES(X)                                              \
-	X(PING, 1, ping_request, ping_reply)                       \
-	X(MKDIR, 10, mkdir_request, attr_reply)                    \
-	X(CREATE, 11, create_request, attr_reply)                  \
-	X(LOOKUP, 12, path_request, attr_reply)                    \
-	X(SETATTR, 13, setattr_request, attr_reply)                \
-	X(READDIR, 14, readdir_request, readdir_reply)             \
-	X(UNLINK, 15, path_request, remove_reply)                  \
-	X(RMDIR, 16, path_request, remove_reply)                   \
-	X(RENAME, 17, rename_request, remove_reply)                \
-	X(STATFS, 18, path_request, statfs_reply)                  \
-	X(SETLAYOUT, 19, set_layout_request, attr_reply)           \
-	X(WRITE, 30, write_request, write_reply)                   \
-	X(READ, 31, read_request, read_reply)                      \
-	X(GETSIZE, 32, handles_request, sizes_reply)               \
-	X(TRUNCATE, 33, truncate_request, empty_reply)             \
-	X(REMOVE, 34, handles_request, empty_reply)                \
-	X(SYNC, 35, handles_request, empty_reply)                  \
-	X(IOS_STATFS, 36, ping_request, statfs_reply)              \
-	X(IOS_STATS, 37, ping_request, ios_stats_reply)            \
-	X(LIST_WRITE, 40, list_iorequest, write_reply)             \
-	X(LIST_READ, 41, list_iorequest, read_reply)               \
-	X(DTYPE_WRITE, 42, dtype_iorequest, write_reply)           \
-	X(DTYPE_READ, 43, dtype_iorequest, read_reply)
+/* X(name, number, request message, reply message, served by)
+ *
+ * The one opcode table. "Served by" is MDS, IOS or ALL; each daemon builds
+ * its dispatch table from this list (server/daemon.h, SRV_HANDLERS), so an
+ * opcode, its messages and the daemon that serves it are named once. */
+#define TP_OPCODES(X)                                                   \
+	X(PING, 1, ping_request, ping_reply, ALL)                       \
+	X(MKDIR, 10, mkdir_request, attr_reply, MDS)                    \
+	X(CREATE, 11, create_request, attr_reply, MDS)                  \
+	X(LOOKUP, 12, path_request, attr_reply, MDS)                    \
+	X(SETATTR, 13, setattr_request, attr_reply, MDS)                \
+	X(READDIR, 14, readdir_request, readdir_reply, MDS)             \
+	X(UNLINK, 15, path_request, remove_reply, MDS)                  \
+	X(RMDIR, 16, path_request, remove_reply, MDS)                   \
+	X(RENAME, 17, rename_request, remove_reply, MDS)                \
+	X(STATFS, 18, path_request, statfs_reply, MDS)                  \
+	X(SETLAYOUT, 19, set_layout_request, attr_reply, MDS)           \
+	X(WRITE, 30, write_request, write_reply, IOS)                   \
+	X(READ, 31, read_request, read_reply, IOS)                      \
+	X(GETSIZE, 32, handles_request, sizes_reply, IOS)               \
+	X(TRUNCATE, 33, truncate_request, empty_reply, IOS)             \
+	X(REMOVE, 34, handles_request, empty_reply, IOS)                \
+	X(SYNC, 35, handles_request, empty_reply, IOS)                  \
+	X(IOS_STATFS, 36, ping_request, statfs_reply, IOS)              \
+	X(IOS_STATS, 37, ping_request, ios_stats_reply, IOS)            \
+	X(LIST_WRITE, 40, list_iorequest, write_reply, IOS)             \
+	X(LIST_READ, 41, list_iorequest, read_reply, IOS)               \
+	X(DTYPE_WRITE, 42, dtype_iorequest, write_reply, IOS)           \
+	X(DTYPE_READ, 43, dtype_iorequest, read_reply, IOS)
+
+/* Opcodes are below this bound (checked at compile time in frame.c), so a
+ * daemon's dispatch table is a plain array indexed by opcode. */
+#define TP_OP_LIMIT 64
 
 enum tp_opcode {
-#define TP_ENUM(name, num, req, rep) TP_OP_##name = num,
+#define TP_ENUM(name, num, req, rep, who) TP_OP_##name = num,
 	TP_OPCODES(TP_ENUM)
 #undef TP_ENUM
 };

@@ -1,6 +1,19 @@
-/* daemon.c - the event loop and request plumbing of both daemons. */
+/*
+ * daemon.c - the event loop and request plumbing of both daemons: frame
+ * checking, dispatch through the role's opcode table, per-peer reply
+ * queues with deadlines and budgets, parked requests.
+ *
+ * Ownership: a reply (struct srv_tx) belongs to its peer's queue from
+ * srv_send() until its send completes (then freed), its deadline passes
+ * unsent (freed), or its peer is closed while the provider still holds it
+ * (then its data is freed and the small record is kept on the abandoned
+ * list, because the provider may still report its context; it is freed
+ * when that happens or at exit). A peer record exists only while it is
+ * owed something: a reply or a parked request.
+ */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,19 +26,67 @@
 
 #include "daemon.h"
 
-/* An outgoing reply; lives until its send completes. */
+#define SRV_PEER_BUCKETS 1024 /* power of 2 */
+#define SRV_TICK_S 0.05
+
+/* An outgoing reply. */
 struct srv_tx {
 	struct tnet_ctx ctx;
-	void *data;            /* owned raw data, or NULL */
+	struct srv_peer *peer;      /* NULL once abandoned */
+	struct srv_tx *prev, *next; /* in the peer's waiting or posted list,
+				     * or the abandoned list */
+	double deadline;            /* monotonic seconds */
+	size_t cost;                /* bytes charged to the budgets */
+	void *data;                 /* owned raw data, or NULL */
 	size_t data_len;
 	size_t head_len;
-	uint8_t head[];        /* header | body */
+	uint8_t head[];             /* header | body */
+};
+
+struct srv_txlist {
+	struct srv_tx *head, *tail;
+	unsigned n;
+};
+
+/* A request answered later (srv_park). */
+struct srv_parked {
+	struct srv_req req;         /* req.parked points here */
+	struct srv_peer *peer;
+	struct srv_parked *prev, *next; /* the peer's parked requests */
+	double deadline;
+	size_t cost;
+	srv_expire_fn expire;
+	void *arg;
+	int gone;                   /* the client is gone: replies go nowhere */
+	int retired;                /* answered or dropped: off the peer's list,
+				     * on srv->retired until the loop iteration
+				     * ends, so pointers to req stay valid */
+	void *data;                 /* copy of the frame's raw data */
+};
+
+struct srv_peer {
+	uint64_t addr;
+	struct srv_peer *hnext;         /* hash chain */
+	struct srv_peer *prev, *next;   /* all peers */
+	struct srv_txlist waiting;      /* not yet handed to the provider */
+	struct srv_txlist posted;       /* in the provider */
+	struct srv_parked *parked;      /* parked requests (list head) */
+	unsigned entries;               /* waiting + posted + parked */
+	size_t bytes;                   /* their cost */
+	int warned;                     /* a drop was logged this episode */
+};
+
+struct srv_counters {
+	uint64_t replies_expired, requests_refused, requests_dropped;
+	uint64_t peers_closed, parked_expired, parked_gone;
 };
 
 struct srv {
 	struct srv_role role;
 	const struct tp_config *cfg;
+	struct srv_limits lim;
 	size_t max_frame;
+	double timeout_s;
 	struct tnet *net;
 	struct ev_loop *loop;
 	ev_io io;
@@ -33,21 +94,23 @@ struct srv {
 	ev_idle idle;
 	ev_timer tick;
 	ev_signal sigterm, sigint;
-	uint64_t inflight;     /* replies not yet completed */
-	unsigned nrecv;
-	struct tnet_event *deferred; /* receives seen while a send waited */
-	unsigned ndeferred;          /* <= nrecv: each holds a buffer */
+	struct srv_peer *buckets[SRV_PEER_BUCKETS];
+	struct srv_peer *peers;         /* list of all peer records */
+	unsigned npeers;
+	unsigned entries, posted, parked, waiting;
+	size_t bytes, parked_bytes;
+	struct srv_txlist abandoned;    /* contexts the provider may still hold */
+	struct srv_parked *retired;     /* parked requests done, freed by reap */
+	int eagain;                     /* a send met -EAGAIN: poll and retry */
+	struct srv_counters count;
 };
 
-static void tx_done(struct srv *srv, const struct tnet_event *ev)
+static double mono_now(void)
 {
-	struct srv_tx *tx = ev->user;
+	struct timespec ts;
 
-	if (ev->status)
-		srv_log(srv, "a reply could not be delivered: %s", strerror(-ev->status));
-	free(tx->data);
-	free(tx);
-	srv->inflight--;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 void srv_log(struct srv *srv, const char *fmt, ...)
@@ -65,12 +128,235 @@ void srv_log(struct srv *srv, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+/* ------------------------------------------------------------ lists */
+
+static void txlist_append(struct srv_txlist *l, struct srv_tx *tx)
+{
+	tx->next = NULL;
+	tx->prev = l->tail;
+	if (l->tail)
+		l->tail->next = tx;
+	else
+		l->head = tx;
+	l->tail = tx;
+	l->n++;
+}
+
+static void txlist_remove(struct srv_txlist *l, struct srv_tx *tx)
+{
+	if (tx->prev)
+		tx->prev->next = tx->next;
+	else
+		l->head = tx->next;
+	if (tx->next)
+		tx->next->prev = tx->prev;
+	else
+		l->tail = tx->prev;
+	tx->prev = tx->next = NULL;
+	l->n--;
+}
+
+/* ------------------------------------------------------------ peers */
+
+static unsigned peer_bucket(uint64_t addr)
+{
+	return (unsigned)((addr * 0x9e3779b97f4a7c15ull) >> 54) & (SRV_PEER_BUCKETS - 1);
+}
+
+static struct srv_peer *peer_find(struct srv *srv, uint64_t addr)
+{
+	for (struct srv_peer *p = srv->buckets[peer_bucket(addr)]; p; p = p->hnext)
+		if (p->addr == addr)
+			return p;
+	return NULL;
+}
+
+static struct srv_peer *peer_get(struct srv *srv, uint64_t addr)
+{
+	struct srv_peer *p = peer_find(srv, addr);
+	unsigned b = peer_bucket(addr);
+
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->addr = addr;
+	p->hnext = srv->buckets[b];
+	srv->buckets[b] = p;
+	p->next = srv->peers;
+	if (srv->peers)
+		srv->peers->prev = p;
+	srv->peers = p;
+	srv->npeers++;
+	return p;
+}
+
+/* Free a peer record that is owed nothing. */
+static void peer_release_if_idle(struct srv *srv, struct srv_peer *p)
+{
+	struct srv_peer **pp;
+
+	if (!p || p->entries)
+		return;
+	for (pp = &srv->buckets[peer_bucket(p->addr)]; *pp != p; pp = &(*pp)->hnext)
+		;
+	*pp = p->hnext;
+	if (p->prev)
+		p->prev->next = p->next;
+	else
+		srv->peers = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+	srv->npeers--;
+	free(p);
+}
+
+static void charge(struct srv *srv, struct srv_peer *p, size_t cost)
+{
+	p->entries++;
+	p->bytes += cost;
+	srv->entries++;
+	srv->bytes += cost;
+}
+
+static void uncharge(struct srv *srv, struct srv_peer *p, size_t cost)
+{
+	p->entries--;
+	p->bytes -= cost;
+	srv->entries--;
+	srv->bytes -= cost;
+	if (!p->entries)
+		p->warned = 0;
+}
+
+/* Room for one more entry of `cost` bytes for this peer? */
+static int room_for(const struct srv *srv, const struct srv_peer *p, size_t cost)
+{
+	return p->entries < srv->lim.peer_entries && srv->entries < srv->lim.total_entries &&
+	       p->bytes + cost <= srv->lim.peer_bytes && srv->bytes + cost <= srv->lim.budget_bytes;
+}
+
+/* ------------------------------------------------------------ replies */
+
+static void tx_free(struct srv_tx *tx)
+{
+	free(tx->data);
+	free(tx);
+}
+
+/* Hand waiting replies to the provider, within the posting limits. */
+static void peer_pump(struct srv *srv, struct srv_peer *p)
+{
+	while (p->waiting.head && p->posted.n < srv->lim.peer_posted &&
+	       srv->posted < srv->lim.total_posted) {
+		struct srv_tx *tx = p->waiting.head;
+		struct iovec iov[2] = { { tx->head, tx->head_len }, { tx->data, tx->data_len } };
+		int rc = tnet_send(srv->net, p->addr, iov, tx->data_len ? 2 : 1, &tx->ctx);
+
+		if (rc == -EAGAIN) {
+			srv->eagain = 1;
+			return;
+		}
+		txlist_remove(&p->waiting, tx);
+		srv->waiting--;
+		if (rc) {
+			srv_log(srv, "a reply could not be sent: %s", strerror(-rc));
+			uncharge(srv, p, tx->cost);
+			tx_free(tx);
+			continue;
+		}
+		txlist_append(&p->posted, tx);
+		srv->posted++;
+	}
+}
+
+static void pump_all(struct srv *srv)
+{
+	struct srv_peer *p, *next;
+
+	srv->eagain = 0;
+	for (p = srv->peers; p && !srv->eagain; p = next) {
+		next = p->next;
+		if (p->waiting.head) {
+			peer_pump(srv, p);
+			peer_release_if_idle(srv, p);
+		}
+	}
+}
+
+static void parked_retire(struct srv *srv, struct srv_parked *pk);
+
+/* The peer's client is gone (closed = we closed its connection because it
+ * stopped reading): cancel its parked requests and drop what waits. */
+static void peer_gone(struct srv *srv, struct srv_peer *p, int closed)
+{
+	while (p->parked) {
+		struct srv_parked *pk = p->parked;
+
+		pk->gone = 1;
+		srv->count.parked_gone++;
+		if (pk->expire)
+			pk->expire(pk->arg, &pk->req, -ECONNRESET);
+		if (!pk->retired) /* expire did not reply */
+			parked_retire(srv, pk);
+	}
+	while (p->waiting.head) {
+		struct srv_tx *tx = p->waiting.head;
+
+		txlist_remove(&p->waiting, tx);
+		srv->waiting--;
+		uncharge(srv, p, tx->cost);
+		tx_free(tx);
+	}
+	if (!closed)
+		return;
+	/* The provider may still report these contexts; their data is no
+	 * longer read once the connection is gone. */
+	while (p->posted.head) {
+		struct srv_tx *tx = p->posted.head;
+
+		txlist_remove(&p->posted, tx);
+		srv->posted--;
+		uncharge(srv, p, tx->cost);
+		free(tx->data);
+		tx->data = NULL;
+		tx->peer = NULL;
+		txlist_append(&srv->abandoned, tx);
+	}
+}
+
+static void tx_done(struct srv *srv, const struct tnet_event *ev)
+{
+	struct srv_tx *tx = ev->user;
+	struct srv_peer *p = tx->peer;
+
+	if (!p) {
+		txlist_remove(&srv->abandoned, tx);
+		tx_free(tx);
+		return;
+	}
+	txlist_remove(&p->posted, tx);
+	srv->posted--;
+	uncharge(srv, p, tx->cost);
+	tx_free(tx);
+	if (ev->status) {
+		srv_log(srv, "a reply could not be delivered: %s", strerror(-ev->status));
+		peer_gone(srv, p, 0);
+	} else {
+		peer_pump(srv, p);
+	}
+	peer_release_if_idle(srv, p);
+}
+
 static int srv_send(struct srv_req *req, int32_t status, const ProtobufCMessage *msg,
 		    void *data, size_t data_len)
 {
 	struct srv *srv = req->srv;
+	struct srv_parked *pk = req->parked;
 	size_t body = msg ? protobuf_c_message_get_packed_size(msg) : 0;
-	struct srv_tx *tx = malloc(sizeof(*tx) + TP_HDR_SIZE + body);
+	struct srv_tx *tx;
+	struct srv_peer *p;
 	struct tp_hdr hdr = {
 		.opcode = req->frame.hdr.opcode,
 		.reqid = req->frame.hdr.reqid,
@@ -78,54 +364,50 @@ static int srv_send(struct srv_req *req, int32_t status, const ProtobufCMessage 
 		.status = status,
 		.data_len = (uint32_t)data_len,
 	};
-	struct iovec iov[2];
-	int rc;
+	int rc = 0;
 
 	req->replied = 1;
-	if (!tx) {
+	if (pk && !pk->retired)
+		parked_retire(srv, pk);
+	if (pk && pk->gone) { /* nobody to tell */
 		free(data);
-		return -ENOMEM;
+		return -ECONNRESET;
 	}
+	tx = malloc(sizeof(*tx) + TP_HDR_SIZE + body);
+	p = peer_get(srv, req->peer);
+	if (!tx || !p) {
+		free(tx);
+		free(data);
+		rc = -ENOMEM;
+		goto out;
+	}
+	memset(tx, 0, sizeof(*tx));
 	tx->ctx.user = tx;
+	tx->peer = p;
 	tx->data = data;
 	tx->data_len = data_len;
 	tx->head_len = (size_t)tp_frame_build(tx->head, TP_HDR_SIZE + body, &hdr, NULL, 0, msg);
-	iov[0] = (struct iovec){ tx->head, tx->head_len };
-	iov[1] = (struct iovec){ data, data_len };
-	/* The provider may be out of room (or the peer gone): progress and
-	 * retry, but never longer than a client would wait for the answer,
-	 * so a vanished client cannot stall the daemon. */
-	time_t give_up = time(NULL) + (time_t)(srv->cfg->timeout_ms / 1000) + 1;
-
-	while ((rc = tnet_send(srv->net, req->peer, iov, data_len ? 2 : 1, &tx->ctx)) == -EAGAIN) {
-		if (time(NULL) > give_up) {
-			rc = -ETIMEDOUT;
-			break;
-		}
-		struct tnet_event ev[8];
-		int n = tnet_poll(srv->net, ev, 8);
-
-		/* Send completions free room; a request that arrives
-		 * meanwhile waits in `deferred` until this one is answered. */
-		for (int i = 0; i < n; i++) {
-			if (ev[i].type == TNET_SENT)
-				tx_done(srv, &ev[i]);
-			else if (srv->ndeferred < srv->nrecv) /* always: one per buffer */
-				srv->deferred[srv->ndeferred++] = ev[i];
-			else
-				tnet_repost(srv->net, ev[i].rbuf);
-		}
+	tx->cost = sizeof(*tx) + tx->head_len + data_len;
+	tx->deadline = mono_now() + srv->timeout_s;
+	/* A request is admitted with room for one reply of any size
+	 * (handle_frame); a parked request's reply comes later, so one with
+	 * data is checked now. */
+	if (pk && data_len && !room_for(srv, p, tx->cost)) {
+		tx_free(tx);
+		return srv_reply_error(req, -EBUSY, "%s: no room for a %zu-byte reply",
+				       tp_opcode_name(hdr.opcode) ?: "?", data_len);
 	}
-	if (rc) {
-		srv_log(srv, "reply to request %llu (%s): send failed: %s",
-			(unsigned long long)hdr.reqid, tp_opcode_name(hdr.opcode) ?: "?",
-			strerror(-rc));
-		free(tx->data);
-		free(tx);
-		return rc;
-	}
-	srv->inflight++;
-	return 0;
+	charge(srv, p, tx->cost);
+	txlist_append(&p->waiting, tx);
+	srv->waiting++;
+	peer_pump(srv, p);
+out:
+	if (!pk) /* a parked request's peer is released by whoever walks it */
+		peer_release_if_idle(srv, p);
+	if (rc)
+		srv_log(srv, "reply to request %llu (%s): %s", (unsigned long long)hdr.reqid,
+			tp_opcode_name(hdr.opcode) ?: "?", strerror(-rc));
+	return rc;
 }
 
 int srv_reply(struct srv_req *req, const ProtobufCMessage *msg, const void *data,
@@ -162,11 +444,160 @@ int srv_reply_error(struct srv_req *req, int code, const char *fmt, ...)
 	return srv_send(req, code, &er.base, NULL, 0);
 }
 
+/* ------------------------------------------------------------ parking */
+
+/* Take a parked request off its peer; it is freed by parked_reap(). */
+static void parked_retire(struct srv *srv, struct srv_parked *pk)
+{
+	struct srv_peer *p = pk->peer;
+
+	if (pk->prev)
+		pk->prev->next = pk->next;
+	else
+		p->parked = pk->next;
+	if (pk->next)
+		pk->next->prev = pk->prev;
+	uncharge(srv, p, pk->cost);
+	srv->parked--;
+	srv->parked_bytes -= pk->cost;
+	pk->retired = 1;
+	pk->prev = NULL;
+	pk->next = srv->retired;
+	srv->retired = pk;
+	/* the caller releases the peer record if it is now idle */
+}
+
+static void parked_reap(struct srv *srv)
+{
+	while (srv->retired) {
+		struct srv_parked *pk = srv->retired;
+
+		srv->retired = pk->next;
+		if (pk->req.msg)
+			protobuf_c_message_free_unpacked(pk->req.msg, NULL);
+		free(pk->data);
+		free(pk);
+	}
+}
+
+int srv_park(struct srv_req *req, uint32_t ms, srv_expire_fn expire, void *arg,
+	     struct srv_req **out)
+{
+	struct srv *srv = req->srv;
+	struct srv_peer *p = peer_get(srv, req->peer);
+	struct srv_parked *pk;
+	/* The decoded message can be several times its packed size. */
+	size_t cost = sizeof(*pk) + 4 * (size_t)req->frame.hdr.body_len + req->frame.hdr.data_len;
+	double hold = ms / 1000.0;
+
+	if (!p)
+		return -ENOMEM;
+	if (req->parked || !room_for(srv, p, cost)) {
+		peer_release_if_idle(srv, p);
+		return -EBUSY;
+	}
+	pk = calloc(1, sizeof(*pk));
+	if (pk && req->frame.hdr.data_len && !(pk->data = malloc(req->frame.hdr.data_len))) {
+		free(pk);
+		pk = NULL;
+	}
+	if (!pk) {
+		peer_release_if_idle(srv, p);
+		return -ENOMEM;
+	}
+	if (pk->data)
+		memcpy(pk->data, req->frame.data, req->frame.hdr.data_len);
+	pk->req = *req;
+	pk->req.frame.addr = NULL;
+	pk->req.frame.body = NULL;
+	pk->req.frame.data = pk->data;
+	pk->req.parked = pk;
+	pk->peer = p;
+	pk->cost = cost;
+	pk->expire = expire;
+	pk->arg = arg;
+	pk->deadline = mono_now() + (hold < srv->timeout_s ? hold : srv->timeout_s);
+	pk->next = p->parked;
+	if (p->parked)
+		p->parked->prev = pk;
+	p->parked = pk;
+	charge(srv, p, cost);
+	srv->parked++;
+	srv->parked_bytes += cost;
+	/* The original no longer owns its message, and needs no answer. */
+	req->msg = NULL;
+	req->replied = 1;
+	*out = &pk->req;
+	return 0;
+}
+
+/* ------------------------------------------------------------ deadlines */
+
+static void peer_expire(struct srv *srv, struct srv_peer *p, double now)
+{
+	struct srv_tx *tx, *next;
+	struct srv_parked *pk, *pnext;
+
+	/* Replies the provider has held past their deadline: the peer stopped
+	 * reading. Closing its connection is the only way to get the memory
+	 * back from the provider. */
+	for (tx = p->posted.head; tx; tx = tx->next)
+		if (tx->deadline < now)
+			break;
+	if (tx) {
+		srv_log(srv, "a peer has not taken %u replies (%zu bytes) within %.0f s: "
+			"closing its connection", p->posted.n + p->waiting.n, p->bytes,
+			srv->timeout_s);
+		srv->count.peers_closed++;
+		tnet_forget(srv->net, p->addr);
+		peer_gone(srv, p, 1);
+		return;
+	}
+	for (tx = p->waiting.head; tx; tx = next) {
+		next = tx->next;
+		if (tx->deadline >= now)
+			continue;
+		txlist_remove(&p->waiting, tx);
+		srv->waiting--;
+		uncharge(srv, p, tx->cost);
+		tx_free(tx);
+		srv->count.replies_expired++;
+	}
+	for (pk = p->parked; pk; pk = pnext) {
+		pnext = pk->next;
+		if (pk->deadline >= now)
+			continue;
+		srv->count.parked_expired++;
+		if (pk->expire)
+			pk->expire(pk->arg, &pk->req, -ETIMEDOUT);
+		if (!pk->req.replied)
+			srv_reply_error(&pk->req, -ETIMEDOUT, "%s: parked request reached its "
+					"deadline", tp_opcode_name(pk->req.frame.hdr.opcode) ?: "?");
+		/* the reply retired pk; pnext is untouched (only pk left the list) */
+	}
+}
+
+static void expire_all(struct srv *srv)
+{
+	double now = mono_now();
+	struct srv_peer *p, *next;
+
+	for (p = srv->peers; p; p = next) {
+		next = p->next;
+		peer_expire(srv, p, now);
+		peer_release_if_idle(srv, p);
+	}
+}
+
+/* ------------------------------------------------------------ requests */
+
 /* Check, decode and dispatch one received frame. */
 static void handle_frame(struct srv *srv, const struct tnet_event *ev)
 {
 	struct srv_req req = { .srv = srv };
 	const ProtobufCMessageDescriptor *desc;
+	struct srv_peer *p;
+	srv_handler handler = NULL;
 	char err[256];
 	int rc;
 
@@ -190,6 +621,26 @@ static void handle_frame(struct srv *srv, const struct tnet_event *ev)
 		srv_log(srv, "dropped a message with an unusable reply address");
 		return;
 	}
+	/* Admission: the peer must have room for one more reply of any size. */
+	p = peer_get(srv, req.peer);
+	if (!p || p->entries >= srv->lim.peer_entries || srv->entries >= srv->lim.total_entries) {
+		srv->count.requests_dropped++;
+		if (p && !p->warned) {
+			p->warned = 1;
+			srv_log(srv, "a peer owed %u replies is not reading them: dropping its "
+				"requests", p->entries);
+		}
+		peer_release_if_idle(srv, p);
+		return;
+	}
+	if (!room_for(srv, p, srv->max_frame)) {
+		srv->count.requests_refused++;
+		srv_reply_error(&req, -EBUSY, "request %llu: the %s daemon owes %zu bytes of "
+				"replies (limit %zu per client, %zu in all): read them first",
+				(unsigned long long)req.frame.hdr.reqid, srv->role.name, p->bytes,
+				srv->lim.peer_bytes, srv->lim.budget_bytes);
+		return;
+	}
 	if (rc) {
 		srv_reply_error(&req, rc, "request %llu: %s", (unsigned long long)req.frame.hdr.reqid, err);
 		return;
@@ -198,7 +649,9 @@ static void handle_frame(struct srv *srv, const struct tnet_event *ev)
 		srv_reply_error(&req, -EPROTO, "a reply was sent to the %s daemon", srv->role.name);
 		return;
 	}
-	if (!srv->role.serves(req.frame.hdr.opcode)) {
+	if (req.frame.hdr.opcode < TP_OP_LIMIT)
+		handler = srv->role.handlers[req.frame.hdr.opcode];
+	if (!handler) {
 		srv_reply_error(&req, -EOPNOTSUPP, "%s is not served by the %s daemon",
 				tp_opcode_name(req.frame.hdr.opcode), srv->role.name);
 		return;
@@ -211,11 +664,13 @@ static void handle_frame(struct srv *srv, const struct tnet_event *ev)
 				desc->name);
 		return;
 	}
-	srv->role.handle(srv->role.ctx, &req);
+	handler(srv->role.ctx, &req);
 	if (!req.replied)
 		srv_reply_error(&req, -EIO, "%s: the daemon produced no answer",
 				tp_opcode_name(req.frame.hdr.opcode));
-	protobuf_c_message_free_unpacked(req.msg, NULL);
+	if (req.msg)
+		protobuf_c_message_free_unpacked(req.msg, NULL);
+	peer_release_if_idle(srv, peer_find(srv, req.peer));
 }
 
 static void handle_recv(struct srv *srv, const struct tnet_event *ev)
@@ -233,11 +688,6 @@ static void drain(struct srv *srv)
 	int n;
 
 	do {
-		while (srv->ndeferred) {
-			struct tnet_event d = srv->deferred[--srv->ndeferred];
-
-			handle_recv(srv, &d);
-		}
 		n = tnet_poll(srv->net, ev, 16);
 		for (int i = 0; i < n; i++) {
 			if (ev[i].type == TNET_SENT)
@@ -245,7 +695,10 @@ static void drain(struct srv *srv)
 			else
 				handle_recv(srv, &ev[i]);
 		}
-	} while (n > 0 || srv->ndeferred);
+		if (srv->waiting)
+			pump_all(srv);
+	} while (n > 0);
+	parked_reap(srv);
 	if (n < 0)
 		srv_log(srv, "completion queue: %s", strerror(-n));
 }
@@ -262,7 +715,9 @@ static void on_idle(struct ev_loop *loop, ev_idle *w, int revents)
 
 	(void)revents;
 	drain(srv);
-	if (tnet_fd(srv->net) >= 0) /* a polled provider keeps the idle watcher */
+	/* A polled provider keeps the idle watcher, and so does a send that
+	 * met -EAGAIN until it goes out. */
+	if (tnet_fd(srv->net) >= 0 && !srv->eagain)
 		ev_idle_stop(loop, w);
 }
 
@@ -272,14 +727,18 @@ static void on_prepare(struct ev_loop *loop, ev_prepare *w, int revents)
 	struct srv *srv = w->data;
 
 	(void)revents;
-	if (tnet_trywait(srv->net))
+	if (srv->eagain || tnet_trywait(srv->net))
 		ev_idle_start(loop, &srv->idle);
 }
 
 static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 {
+	struct srv *srv = w->data;
+
 	(void)loop, (void)revents;
-	drain(w->data);
+	drain(srv);
+	expire_all(srv);
+	parked_reap(srv);
 }
 
 static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
@@ -290,6 +749,65 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 	srv_log(srv, "signal %d: shutting down", w->signum);
 	ev_break(loop, EVBREAK_ALL);
 }
+
+/* ------------------------------------------------------------ ping */
+
+void srv_core_stats(struct srv *srv, Tessera__CoreStats *out)
+{
+	tessera__core_stats__init(out);
+	out->reply_entries = srv->entries - srv->parked;
+	out->reply_bytes = srv->bytes - srv->parked_bytes;
+	out->posted_entries = srv->posted;
+	out->parked = srv->parked;
+	out->parked_bytes = srv->parked_bytes;
+	out->peers = srv->npeers;
+	out->replies_expired = srv->count.replies_expired;
+	out->requests_refused = srv->count.requests_refused;
+	out->requests_dropped = srv->count.requests_dropped;
+	out->peers_closed = srv->count.peers_closed;
+	out->parked_expired = srv->count.parked_expired;
+	out->parked_gone = srv->count.parked_gone;
+	out->abandoned = srv->abandoned.n;
+	out->budget_bytes = srv->lim.budget_bytes;
+	out->peer_budget_bytes = srv->lim.peer_bytes;
+}
+
+static void ping_answer(struct srv *srv, struct srv_req *req)
+{
+	Tessera__PingReply rep = TESSERA__PING_REPLY__INIT;
+	Tessera__CoreStats core;
+
+	srv_core_stats(srv, &core);
+	rep.role = (char *)srv->role.name;
+	rep.index = srv->role.index;
+	rep.version = TP_VERSION_STRING;
+	rep.core = &core;
+	srv_reply(req, &rep.base, NULL, 0);
+}
+
+static void ping_held(void *arg, struct srv_req *req, int reason)
+{
+	(void)arg;
+	if (reason == -ETIMEDOUT) /* the hold is over */
+		ping_answer(req->srv, req);
+}
+
+void srv_ping(struct srv *srv, struct srv_req *req)
+{
+	const Tessera__PingRequest *m = (const Tessera__PingRequest *)req->msg;
+	struct srv_req *held;
+	int rc;
+
+	if (!m->hold_ms) {
+		ping_answer(srv, req);
+		return;
+	}
+	rc = srv_park(req, m->hold_ms, ping_held, NULL, &held);
+	if (rc)
+		srv_reply_error(req, rc, "ping: cannot hold the request: %s", strerror(-rc));
+}
+
+/* ------------------------------------------------------------ life */
 
 int srv_create(const struct srv_opts *opts, const struct srv_role *role, struct srv **out,
 	       char *err, size_t errlen)
@@ -302,23 +820,29 @@ int srv_create(const struct srv_opts *opts, const struct srv_role *role, struct 
 		.listen = 1,
 		.nrecv = opts->nrecv,
 	};
+	const struct srv_limits defaults = {
+		SRV_BUDGET_BYTES, SRV_PEER_BYTES, SRV_PEER_ENTRIES, SRV_TOTAL_ENTRIES,
+		SRV_PEER_POSTED, SRV_TOTAL_POSTED,
+	};
 	int rc;
 
 	if (!srv)
 		return -ENOMEM;
 	srv->role = *role;
 	srv->cfg = opts->cfg;
+	srv->lim = opts->limits ? *opts->limits : defaults;
 	srv->max_frame = tp_config_max_frame(opts->cfg);
-	srv->nrecv = opts->nrecv;
-	srv->deferred = calloc(opts->nrecv, sizeof(*srv->deferred));
-	if (!srv->deferred) {
-		free(srv);
-		return -ENOMEM;
-	}
+	srv->timeout_s = opts->cfg->timeout_ms / 1000.0;
+	/* Replies of max_io bytes come and go: have malloc map and unmap
+	 * them (a fixed threshold stops glibc from raising it after the first
+	 * free), so memory freed at a deadline goes back to the system. */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+	/* Closing a peer's connection (tnet_forget) must release what the
+	 * provider holds for it: libfabric's documented switch. */
+	setenv("FI_AV_REMOVE_CLEANUP", "1", 1);
 	to.buf_size = srv->max_frame;
 	rc = tnet_open(&to, &srv->net, err, errlen);
 	if (rc) {
-		free(srv->deferred);
 		free(srv);
 		return rc;
 	}
@@ -326,14 +850,13 @@ int srv_create(const struct srv_opts *opts, const struct srv_role *role, struct 
 	if (!srv->loop) {
 		snprintf(err, errlen, "ev_loop_new failed");
 		tnet_close(srv->net);
-		free(srv->deferred);
 		free(srv);
 		return -ENOMEM;
 	}
 	ev_io_init(&srv->io, on_io, tnet_fd(srv->net), EV_READ);
 	ev_prepare_init(&srv->prepare, on_prepare);
 	ev_idle_init(&srv->idle, on_idle);
-	ev_timer_init(&srv->tick, on_tick, 0.05, 0.05);
+	ev_timer_init(&srv->tick, on_tick, SRV_TICK_S, SRV_TICK_S);
 	ev_signal_init(&srv->sigterm, on_signal, SIGTERM);
 	ev_signal_init(&srv->sigint, on_signal, SIGINT);
 	srv->io.data = srv->prepare.data = srv->idle.data = srv->tick.data = srv;
@@ -358,13 +881,45 @@ int srv_run(struct srv *srv)
 	return 0;
 }
 
+static void txlist_free(struct srv_txlist *l)
+{
+	while (l->head) {
+		struct srv_tx *tx = l->head;
+
+		txlist_remove(l, tx);
+		tx_free(tx);
+	}
+}
+
 void srv_destroy(struct srv *srv)
 {
 	if (!srv)
 		return;
+	/* Parked requests learn the daemon is stopping; then the endpoint
+	 * closes, after which the provider holds no reply any more. */
+	for (struct srv_peer *p = srv->peers; p; p = p->next) {
+		while (p->parked) {
+			struct srv_parked *pk = p->parked;
+
+			pk->gone = 1;
+			if (pk->expire)
+				pk->expire(pk->arg, &pk->req, -ESHUTDOWN);
+			if (!pk->retired)
+				parked_retire(srv, pk);
+		}
+	}
+	parked_reap(srv);
 	ev_loop_destroy(srv->loop);
 	tnet_close(srv->net);
-	free(srv->deferred);
+	while (srv->peers) {
+		struct srv_peer *p = srv->peers;
+
+		srv->peers = p->next;
+		txlist_free(&p->waiting);
+		txlist_free(&p->posted);
+		free(p);
+	}
+	txlist_free(&srv->abandoned);
 	free(srv);
 }
 

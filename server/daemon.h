@@ -1,11 +1,22 @@
 /*
  * daemon.h - the shell both daemons share: a libev loop watching a tnet
- * endpoint, frame checking, dispatch to the role's handler, replies.
+ * endpoint, frame checking, dispatch through the opcode table, parked
+ * requests and bounded per-peer reply queues.
  *
- * A request is handled to completion inside the loop; its handler answers
- * with exactly one srv_reply() or srv_reply_error(). Anything malformed is
- * answered here with an ErrorReply naming the problem, and the daemon goes
- * on serving.
+ * A handler answers its request with exactly one srv_reply*() call, either
+ * at once or later after srv_park(). Anything malformed is answered here
+ * with an ErrorReply naming the problem, and the daemon goes on serving.
+ *
+ * Replies never block the loop. Each leaves through its peer's queue: at
+ * most SRV_PEER_POSTED of them are in the provider at once, the rest wait
+ * in the queue; each has a deadline (the config's timeout_ms, which is as
+ * long as any client waits). A reply still queued at its deadline is
+ * dropped; a peer whose replies sit in the provider past their deadline
+ * (it stopped reading) has its connection closed and their memory freed.
+ * What the daemon owes all peers together is bounded (srv_limits below;
+ * the README's "Daemon memory" adds it up): a request that would need room
+ * beyond the budget is refused with EBUSY, and one from a peer whose queue
+ * is full in entries is dropped unanswered.
  */
 #ifndef TESSERA_DAEMON_H
 #define TESSERA_DAEMON_H
@@ -16,29 +27,69 @@
 #include "tproto.h"
 
 struct srv;
+struct srv_parked;
 
 struct srv_req {
 	struct srv *srv;
-	struct tp_frame frame;     /* pointers into the receive buffer */
+	struct tp_frame frame;     /* pointers into the receive buffer (a
+				    * parked copy: into its own copy) */
 	uint64_t peer;             /* where the reply goes */
 	ProtobufCMessage *msg;     /* decoded body (the opcode's request) */
 	int replied;
+	/* Set for parked requests only (owned by the daemon core). */
+	struct srv_parked *parked;
 };
+
+/* A handler of one opcode; ctx is the role's. It must reply, or park. */
+typedef void (*srv_handler)(void *ctx, struct srv_req *req);
 
 struct srv_role {
 	const char *name;          /* "mds" or "ios" */
 	uint32_t index;
-	/* Opcodes this role serves; others get -EOPNOTSUPP. */
-	int (*serves)(unsigned opcode);
-	/* Handle one request; must reply. */
-	void (*handle)(void *ctx, struct srv_req *req);
+	/* TP_OP_LIMIT entries indexed by opcode; NULL: not served here
+	 * (answered EOPNOTSUPP). Built with SRV_IOS_ENTRY or SRV_MDS_ENTRY. */
+	const srv_handler *handlers;
 	void *ctx;
 };
+
+/*
+ * The dispatch tables, from TP_OPCODES: opcode NAME served by the role (or
+ * by ALL) maps to the function ios_op_NAME or mds_op_NAME; the others stay
+ * NULL and their names are never referenced.
+ *
+ *   static const srv_handler ios_handlers[TP_OP_LIMIT] = { TP_OPCODES(SRV_IOS_ENTRY) };
+ */
+#define SRV_PICK_MDS_MDS(fn) fn
+#define SRV_PICK_MDS_IOS(fn) NULL
+#define SRV_PICK_MDS_ALL(fn) fn
+#define SRV_PICK_IOS_MDS(fn) NULL
+#define SRV_PICK_IOS_IOS(fn) fn
+#define SRV_PICK_IOS_ALL(fn) fn
+#define SRV_PICK(role, who, fn) SRV_PICK_##role##_##who(fn)
+#define SRV_IOS_ENTRY(name, num, req, rep, who) [TP_OP_##name] = SRV_PICK(IOS, who, ios_op_##name),
+#define SRV_MDS_ENTRY(name, num, req, rep, who) [TP_OP_##name] = SRV_PICK(MDS, who, mds_op_##name),
+
+/* Limits of what a daemon owes its peers (README, "Daemon memory"). */
+struct srv_limits {
+	size_t budget_bytes;      /* replies and parked requests, all peers */
+	size_t peer_bytes;        /* of those, one peer's */
+	unsigned peer_entries;    /* replies plus parked requests, one peer */
+	unsigned total_entries;   /* all peers */
+	unsigned peer_posted;     /* replies in the provider at once, one peer */
+	unsigned total_posted;    /* all peers */
+};
+#define SRV_BUDGET_BYTES   (256u << 20)
+#define SRV_PEER_BYTES     (64u << 20)
+#define SRV_PEER_ENTRIES   256
+#define SRV_TOTAL_ENTRIES  16384
+#define SRV_PEER_POSTED    32
+#define SRV_TOTAL_POSTED   512
 
 struct srv_opts {
 	const struct tp_config *cfg;
 	const char *host, *port;   /* where to listen */
 	unsigned nrecv;            /* receive buffers kept posted */
+	const struct srv_limits *limits; /* NULL: the defaults above */
 };
 
 int srv_create(const struct srv_opts *opts, const struct srv_role *role,
@@ -48,13 +99,40 @@ int srv_run(struct srv *srv);
 void srv_destroy(struct srv *srv);
 
 /* Reply with msg and optional raw data (copied, or taken over with
- * srv_reply_owned so a read's buffer is not copied again). */
+ * srv_reply_owned so a read's buffer is not copied again). A parked
+ * request is freed by its reply. */
 int srv_reply(struct srv_req *req, const ProtobufCMessage *msg,
 	      const void *data, size_t data_len);
 int srv_reply_owned(struct srv_req *req, const ProtobufCMessage *msg,
 		    void *data, size_t data_len);
 int srv_reply_error(struct srv_req *req, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/*
+ * Parking: answer a request later while the daemon serves others.
+ *
+ * srv_park() copies what the request needs (header, decoded message, raw
+ * data) and returns the parked request in *out; the handler returns
+ * without replying, and whoever completes the request later replies
+ * through *out. The deadline is `ms` from now, at most the config's
+ * timeout_ms (no client waits longer). When it passes, `expire` is called
+ * with -ETIMEDOUT and may reply (a hold that ended normally, say); if it
+ * does not, the daemon answers ETIMEDOUT. When the client is gone (its
+ * connection was closed) or the daemon stops, `expire` is called with
+ * -ECONNRESET or -ESHUTDOWN and its reply, if any, goes nowhere. Either
+ * way the parked request is freed afterwards. Returns 0, or -EBUSY when
+ * the peer or the daemon has no room for another parked request (the
+ * handler then answers the original request itself).
+ */
+typedef void (*srv_expire_fn)(void *arg, struct srv_req *req, int reason);
+int srv_park(struct srv_req *req, uint32_t ms, srv_expire_fn expire, void *arg,
+	     struct srv_req **out);
+
+/* The daemon core's counters and limits, for PingReply.core. */
+void srv_core_stats(struct srv *srv, Tessera__CoreStats *out);
+/* The role's ping handler body: role, index, version, core stats, and a
+ * hold (PingRequest.hold_ms) served by parking. */
+void srv_ping(struct srv *srv, struct srv_req *req);
 
 /* Log a line to stderr with time and role. */
 void srv_log(struct srv *srv, const char *fmt, ...)

@@ -38,6 +38,7 @@ struct ios_desc {
 };
 
 struct ios {
+	struct srv *srv;
 	struct ios_store *store;
 	const struct tp_config *cfg;
 	uint32_t index;

@@ -7,27 +7,9 @@
 
 #include "ios.h"
 
-static int ios_serves(unsigned op)
-{
-	switch (op) {
-	case TP_OP_PING: case TP_OP_WRITE: case TP_OP_READ: case TP_OP_GETSIZE:
-	case TP_OP_TRUNCATE: case TP_OP_REMOVE: case TP_OP_SYNC: case TP_OP_IOS_STATFS:
-	case TP_OP_IOS_STATS: case TP_OP_LIST_WRITE: case TP_OP_LIST_READ:
-	case TP_OP_DTYPE_WRITE: case TP_OP_DTYPE_READ:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
 static void do_ping(struct ios *ios, struct srv_req *req)
 {
-	Tessera__PingReply rep = TESSERA__PING_REPLY__INIT;
-
-	rep.role = "ios";
-	rep.index = ios->index;
-	rep.version = TP_VERSION_STRING;
-	srv_reply(req, &rep.base, NULL, 0);
+	srv_ping(ios->srv, req);
 }
 
 static void do_handles(struct ios *ios, struct srv_req *req)
@@ -94,22 +76,25 @@ static void do_statfs(struct ios *ios, struct srv_req *req)
 		srv_reply(req, &rep.base, NULL, 0);
 }
 
-static void ios_handle(void *ctx, struct srv_req *req)
-{
-	struct ios *ios = ctx;
+/* The dispatch table (TP_OPCODES names what the storage daemon serves). */
+#define IOS_OP(name, fn) \
+	static void ios_op_##name(void *ctx, struct srv_req *req) { fn(ctx, req); }
+IOS_OP(PING, do_ping)
+IOS_OP(WRITE, ios_do_write)
+IOS_OP(READ, ios_do_read)
+IOS_OP(GETSIZE, do_handles)
+IOS_OP(TRUNCATE, do_truncate)
+IOS_OP(REMOVE, do_handles)
+IOS_OP(SYNC, do_handles)
+IOS_OP(IOS_STATFS, do_statfs)
+IOS_OP(IOS_STATS, ios_do_stats)
+IOS_OP(LIST_WRITE, ios_do_list)
+IOS_OP(LIST_READ, ios_do_list)
+IOS_OP(DTYPE_WRITE, ios_do_dtype)
+IOS_OP(DTYPE_READ, ios_do_dtype)
+#undef IOS_OP
 
-	switch (req->frame.hdr.opcode) {
-	case TP_OP_PING: do_ping(ios, req); break;
-	case TP_OP_WRITE: ios_do_write(ios, req); break;
-	case TP_OP_READ: ios_do_read(ios, req); break;
-	case TP_OP_LIST_WRITE: case TP_OP_LIST_READ: ios_do_list(ios, req); break;
-	case TP_OP_DTYPE_WRITE: case TP_OP_DTYPE_READ: ios_do_dtype(ios, req); break;
-	case TP_OP_IOS_STATS: ios_do_stats(ios, req); break;
-	case TP_OP_TRUNCATE: do_truncate(ios, req); break;
-	case TP_OP_IOS_STATFS: do_statfs(ios, req); break;
-	default: do_handles(ios, req); break;
-	}
-}
+static const srv_handler ios_handlers[TP_OP_LIMIT] = { TP_OPCODES(SRV_IOS_ENTRY) };
 
 int main(int argc, char **argv)
 {
@@ -138,8 +123,8 @@ int main(int argc, char **argv)
 		free(msg);
 		return 1;
 	}
-	struct srv_role role = { "ios", cl.index, ios_serves, ios_handle, &ios };
-	struct srv_opts so = { &cfg, cfg.ios[cl.index].host, cfg.ios[cl.index].port, 32 };
+	struct srv_role role = { "ios", cl.index, ios_handlers, &ios };
+	struct srv_opts so = { &cfg, cfg.ios[cl.index].host, cfg.ios[cl.index].port, 32, NULL };
 
 	if ((rc = srv_create(&so, &role, &srv, err, sizeof(err)))) {
 		fprintf(stderr, "tessera-ios %u: listen on %s:%s: %s\n", cl.index,
@@ -147,6 +132,7 @@ int main(int argc, char **argv)
 		ios_store_close(ios.store);
 		return 1;
 	}
+	ios.srv = srv;
 	if ((rc = srv_write_pidfile(cl.pidfile)))
 		fprintf(stderr, "tessera-ios: pid file %s: %s\n", cl.pidfile, strerror(-rc));
 	srv_run(srv);

@@ -11,14 +11,10 @@
 #define MDS_READDIR_MAX 1024 /* entries per page: keeps a reply < 300 KiB */
 
 struct mds {
+	struct srv *srv;
 	struct mds_store *store;
 	uint32_t n_ios;
 };
-
-static int mds_serves(unsigned op)
-{
-	return op == TP_OP_PING || (op >= TP_OP_MKDIR && op <= TP_OP_SETLAYOUT);
-}
 
 static int cred_of(const Tessera__Cred *in, struct mds_cred *out)
 {
@@ -154,124 +150,172 @@ out:
 	free(ptrs);
 }
 
-static void mds_handle(void *ctx, struct srv_req *req)
+/* ------------------------------------------------------------ handlers
+ *
+ * One per opcode the metadata daemon serves (TP_OPCODES says which);
+ * SRV_MDS_ENTRY builds the dispatch table from their names. */
+
+/* Every namespace request carries the caller's credentials. */
+static int need_cred(struct srv_req *req, const Tessera__Cred *in, struct mds_cred *out)
+{
+	if (!cred_of(in, out))
+		return 0;
+	srv_reply_error(req, -EINVAL, "%s: request without credentials",
+			tp_opcode_name(req->frame.hdr.opcode));
+	return -EINVAL;
+}
+
+static void mds_op_PING(void *ctx, struct srv_req *req)
 {
 	struct mds *mds = ctx;
-	struct mds_attr *a = calloc(1, sizeof(*a));
-	struct mds_cred cred;
-	unsigned op = req->frame.hdr.opcode;
-	int rc = 0, flag = 0, nocred = 0;
 
-#define NEED_CRED(m)                               \
-	if (cred_of((m)->cred, &cred)) {           \
-		nocred = 1;                        \
-		break;                             \
-	}
-	if (!a) {
-		srv_reply_error(req, -ENOMEM, "no memory");
-		return;
-	}
-	if (op == TP_OP_PING) {
-		Tessera__PingReply rep = TESSERA__PING_REPLY__INIT;
-
-		rep.role = "mds";
-		rep.version = TP_VERSION_STRING;
-		srv_reply(req, &rep.base, NULL, 0);
-		goto out;
-	}
-	switch (op) {
-	case TP_OP_MKDIR: {
-		Tessera__MkdirRequest *m = (Tessera__MkdirRequest *)req->msg;
-
-		NEED_CRED(m);
-		rc = mds_mkdir(mds->store, &cred, m->path, m->mode, a);
-		if (!rc)
-			reply_attr(req, a, 1);
-		break;
-	}
-	case TP_OP_CREATE: {
-		Tessera__CreateRequest *m = (Tessera__CreateRequest *)req->msg;
-
-		NEED_CRED(m);
-		rc = mds_create(mds->store, &cred, m->path, m->mode, m->exclusive,
-					m->layout ? m->layout->strip_size : 0, m->stripe_count, a,
-					&flag);
-		if (!rc)
-			reply_attr(req, a, flag);
-		break;
-	}
-	case TP_OP_LOOKUP:
-	case TP_OP_UNLINK:
-	case TP_OP_RMDIR:
-	case TP_OP_STATFS: {
-		Tessera__PathRequest *m = (Tessera__PathRequest *)req->msg;
-
-		NEED_CRED(m);
-		if (op == TP_OP_LOOKUP && !(rc = mds_lookup(mds->store, &cred, m->path, a)))
-			reply_attr(req, a, 0);
-		else if (op == TP_OP_UNLINK && !(rc = mds_unlink(mds->store, &cred, m->path, a)))
-			reply_removed(req, a, 1);
-		else if (op == TP_OP_RMDIR && !(rc = mds_rmdir(mds->store, &cred, m->path)))
-			reply_removed(req, a, 0);
-		else if (op == TP_OP_STATFS) {
-			Tessera__StatfsReply rep = TESSERA__STATFS_REPLY__INIT;
-
-			if (!(rc = mds_statfs(mds->store, &rep.files)))
-				srv_reply(req, &rep.base, NULL, 0);
-		}
-		break;
-	}
-	case TP_OP_SETATTR: {
-		Tessera__SetattrRequest *m = (Tessera__SetattrRequest *)req->msg;
-
-		a->mode = m->mode;
-		a->uid = m->uid;
-		a->gid = m->gid;
-		a->atime_ns = m->atime_ns;
-		a->mtime_ns = m->mtime_ns;
-		a->size = m->size;
-		NEED_CRED(m);
-		rc = mds_setattr(mds->store, &cred, m->path, m->valid, a, a);
-		if (!rc)
-			reply_attr(req, a, 0);
-		break;
-	}
-	case TP_OP_SETLAYOUT: {
-		Tessera__SetLayoutRequest *m = (Tessera__SetLayoutRequest *)req->msg;
-
-		NEED_CRED(m);
-		rc = mds_set_dir_layout(mds->store, &cred, m->path, m->strip_size,
-						m->stripe_count);
-		if (!rc && !(rc = mds_lookup(mds->store, &cred, m->path, a)))
-			reply_attr(req, a, 0);
-		break;
-	}
-	case TP_OP_RENAME: {
-		Tessera__RenameRequest *m = (Tessera__RenameRequest *)req->msg;
-
-		NEED_CRED(m);
-		rc = mds_rename(mds->store, &cred, m->from, m->to, a, &flag);
-		if (!rc)
-			reply_removed(req, a, flag);
-		break;
-	}
-	case TP_OP_READDIR: {
-		Tessera__ReaddirRequest *m = (Tessera__ReaddirRequest *)req->msg;
-
-		NEED_CRED(m);
-		do_readdir(mds, req, &cred);
-		break;
-	}
-	default:
-		srv_reply_error(req, -EOPNOTSUPP, "opcode %u not served", op);
-	}
-	if (nocred)
-		srv_reply_error(req, -EINVAL, "%s: request without credentials", tp_opcode_name(op));
-	else if (rc)
-		fail(mds, req, rc);
-out:
-	free(a);
+	srv_ping(mds->srv, req);
 }
+
+static void mds_op_MKDIR(void *ctx, struct srv_req *req)
+{
+	struct mds *mds = ctx;
+	Tessera__MkdirRequest *m = (Tessera__MkdirRequest *)req->msg;
+	struct mds_attr a = { 0 };
+	struct mds_cred cred;
+	int rc;
+
+	if (need_cred(req, m->cred, &cred))
+		return;
+	if ((rc = mds_mkdir(mds->store, &cred, m->path, m->mode, &a)))
+		fail(mds, req, rc);
+	else
+		reply_attr(req, &a, 1);
+}
+
+static void mds_op_CREATE(void *ctx, struct srv_req *req)
+{
+	struct mds *mds = ctx;
+	Tessera__CreateRequest *m = (Tessera__CreateRequest *)req->msg;
+	struct mds_attr a = { 0 };
+	struct mds_cred cred;
+	int rc, created = 0;
+
+	if (need_cred(req, m->cred, &cred))
+		return;
+	rc = mds_create(mds->store, &cred, m->path, m->mode, m->exclusive,
+			m->layout ? m->layout->strip_size : 0, m->stripe_count, &a, &created);
+	if (rc)
+		fail(mds, req, rc);
+	else
+		reply_attr(req, &a, created);
+}
+
+/* LOOKUP, UNLINK, RMDIR and STATFS name one path. */
+static void path_op(struct mds *mds, struct srv_req *req)
+{
+	Tessera__PathRequest *m = (Tessera__PathRequest *)req->msg;
+	Tessera__StatfsReply statfs = TESSERA__STATFS_REPLY__INIT;
+	struct mds_attr a = { 0 };
+	struct mds_cred cred;
+	int rc = -EOPNOTSUPP;
+
+	if (need_cred(req, m->cred, &cred))
+		return;
+	switch (req->frame.hdr.opcode) {
+	case TP_OP_LOOKUP:
+		if (!(rc = mds_lookup(mds->store, &cred, m->path, &a)))
+			reply_attr(req, &a, 0);
+		break;
+	case TP_OP_UNLINK:
+		if (!(rc = mds_unlink(mds->store, &cred, m->path, &a)))
+			reply_removed(req, &a, 1);
+		break;
+	case TP_OP_RMDIR:
+		if (!(rc = mds_rmdir(mds->store, &cred, m->path)))
+			reply_removed(req, &a, 0);
+		break;
+	case TP_OP_STATFS:
+		if (!(rc = mds_statfs(mds->store, &statfs.files)))
+			srv_reply(req, &statfs.base, NULL, 0);
+		break;
+	}
+	if (rc)
+		fail(mds, req, rc);
+}
+
+#define MDS_PATH_OP(name) \
+	static void mds_op_##name(void *ctx, struct srv_req *req) { path_op(ctx, req); }
+MDS_PATH_OP(LOOKUP)
+MDS_PATH_OP(UNLINK)
+MDS_PATH_OP(RMDIR)
+MDS_PATH_OP(STATFS)
+#undef MDS_PATH_OP
+
+static void mds_op_SETATTR(void *ctx, struct srv_req *req)
+{
+	struct mds *mds = ctx;
+	Tessera__SetattrRequest *m = (Tessera__SetattrRequest *)req->msg;
+	struct mds_attr a = { 0 };
+	struct mds_cred cred;
+	int rc;
+
+	if (need_cred(req, m->cred, &cred))
+		return;
+	a.mode = m->mode;
+	a.uid = m->uid;
+	a.gid = m->gid;
+	a.atime_ns = m->atime_ns;
+	a.mtime_ns = m->mtime_ns;
+	a.size = m->size;
+	if ((rc = mds_setattr(mds->store, &cred, m->path, m->valid, &a, &a)))
+		fail(mds, req, rc);
+	else
+		reply_attr(req, &a, 0);
+}
+
+static void mds_op_SETLAYOUT(void *ctx, struct srv_req *req)
+{
+	struct mds *mds = ctx;
+	Tessera__SetLayoutRequest *m = (Tessera__SetLayoutRequest *)req->msg;
+	struct mds_attr a = { 0 };
+	struct mds_cred cred;
+	int rc;
+
+	if (need_cred(req, m->cred, &cred))
+		return;
+	rc = mds_set_dir_layout(mds->store, &cred, m->path, m->strip_size, m->stripe_count);
+	if (!rc)
+		rc = mds_lookup(mds->store, &cred, m->path, &a);
+	if (rc)
+		fail(mds, req, rc);
+	else
+		reply_attr(req, &a, 0);
+}
+
+static void mds_op_RENAME(void *ctx, struct srv_req *req)
+{
+	struct mds *mds = ctx;
+	Tessera__RenameRequest *m = (Tessera__RenameRequest *)req->msg;
+	struct mds_attr a = { 0 };
+	struct mds_cred cred;
+	int rc, replaced = 0;
+
+	if (need_cred(req, m->cred, &cred))
+		return;
+	if ((rc = mds_rename(mds->store, &cred, m->from, m->to, &a, &replaced)))
+		fail(mds, req, rc);
+	else
+		reply_removed(req, &a, replaced);
+}
+
+static void mds_op_READDIR(void *ctx, struct srv_req *req)
+{
+	struct mds *mds = ctx;
+	Tessera__ReaddirRequest *m = (Tessera__ReaddirRequest *)req->msg;
+	struct mds_cred cred;
+
+	if (need_cred(req, m->cred, &cred))
+		return;
+	do_readdir(mds, req, &cred);
+}
+
+static const srv_handler mds_handlers[TP_OP_LIMIT] = { TP_OPCODES(SRV_MDS_ENTRY) };
 
 int main(int argc, char **argv)
 {
@@ -294,14 +338,15 @@ int main(int argc, char **argv)
 		free(msg);
 		return 1;
 	}
-	struct srv_role role = { "mds", cl.index, mds_serves, mds_handle, &mds };
-	struct srv_opts so = { &cfg, cfg.mds.host, cfg.mds.port, 32 };
+	struct srv_role role = { "mds", cl.index, mds_handlers, &mds };
+	struct srv_opts so = { &cfg, cfg.mds.host, cfg.mds.port, 32, NULL };
 
 	if ((rc = srv_create(&so, &role, &srv, err, sizeof(err)))) {
 		fprintf(stderr, "tessera-mds: listen on %s:%s: %s\n", so.host, so.port, err);
 		mds_store_close(mds.store);
 		return 1;
 	}
+	mds.srv = srv;
 	if ((rc = srv_write_pidfile(cl.pidfile)))
 		fprintf(stderr, "tessera-mds: pid file %s: %s\n", cl.pidfile, strerror(-rc));
 	srv_run(srv);
