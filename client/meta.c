@@ -377,6 +377,12 @@ int tessera_ping(tessera_fs *fs, struct tessera_ping *out, size_t n_out)
 			snprintf(out[i].role, sizeof(out[i].role), "%s", rep->role);
 			snprintf(out[i].version, sizeof(out[i].version), "%s", rep->version);
 			out[i].index = rep->index;
+			if (rep->core) {
+				out[i].owed_bytes = rep->core->reply_bytes;
+				out[i].owed_replies = (uint32_t)rep->core->reply_entries;
+				out[i].parked = (uint32_t)rep->core->parked;
+				out[i].peers_closed = rep->core->peers_closed;
+			}
 			out[i].rtt_us = (double)(t1.tv_sec - t0.tv_sec) * 1e6 +
 					(double)(t1.tv_nsec - t0.tv_nsec) / 1e3;
 		}

@@ -88,6 +88,11 @@ struct tessera_ping {
 	char version[32];
 	double rtt_us;            /* round-trip time */
 	int status;               /* 0, or why it did not answer */
+	/* The daemon core's debts (README, "Daemon memory"). */
+	uint64_t owed_bytes;      /* replies queued or in flight */
+	uint32_t owed_replies;
+	uint32_t parked;          /* requests parked, to be answered later */
+	uint64_t peers_closed;    /* clients cut off for not reading replies */
 };
 
 /* Connect using config file `config` (NULL: $TESSERA_CONFIG). On failure

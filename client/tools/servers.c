@@ -28,15 +28,17 @@ int cmd_ping(struct tool *t, int argc, char **argv)
 		rc = tool_fserr(t, n);
 		goto out;
 	}
-	printf("%-4s %5s  %-24s %-12s %12s\n", "role", "index", "address", "version", "rtt");
+	printf("%-4s %5s  %-24s %-12s %12s %12s %7s\n", "role", "index", "address", "version",
+	       "rtt", "owed", "parked");
 	for (int i = 0; i < n; i++) {
 		if (p[i].status) {
 			printf("%-4s %5" PRIu32 "  %-24s %-12s %12s  (%s)\n", p[i].role, p[i].index,
 			       p[i].address, "-", "FAILED", strerror(-p[i].status));
 			failed++;
 		} else {
-			printf("%-4s %5" PRIu32 "  %-24s %-12s %9.0f us\n", p[i].role, p[i].index,
-			       p[i].address, p[i].version, p[i].rtt_us);
+			printf("%-4s %5" PRIu32 "  %-24s %-12s %9.0f us %12" PRIu64 " %7" PRIu32 "\n",
+			       p[i].role, p[i].index, p[i].address, p[i].version, p[i].rtt_us,
+			       p[i].owed_bytes, p[i].parked);
 		}
 	}
 	fflush(stdout);
