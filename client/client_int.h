@@ -4,6 +4,7 @@
  * conn.c   connection, progress engine, requests (tc_*)
  * meta.c   namespace calls against the metadata daemon
  * io.c     striped reads and writes against the storage daemons
+ * lock.c   byte-range locks: the rounds of the lock protocols, leases
  */
 #ifndef TESSERA_CLIENT_INT_H
 #define TESSERA_CLIENT_INT_H
@@ -68,6 +69,7 @@ struct tessera_fs {
 	int mds_known;
 	uint64_t *peer_ios;            /* n_ios */
 	int *ios_known;
+	struct tc_leases *leases;      /* lock.c: lease renewal, once locking */
 };
 
 struct tessera_file {
@@ -103,6 +105,9 @@ int tc_run(tessera_fs *fs, struct tc_req **reqs, size_t n);
 int tc_call(tessera_fs *fs, struct tc_req *req, const char *what);
 /* The failure message of a finished request, for the thread's message. */
 int tc_req_fail(tessera_fs *fs, struct tc_req *req, const char *what);
+
+/* Stop renewing lock leases (at disconnect). */
+void tc_leases_stop(tessera_fs *fs);
 
 /* Layout conversions. */
 void tc_layout_from_msg(const Tessera__Layout *m, struct tessera_layout *out);

@@ -204,6 +204,7 @@ void tessera_disconnect(tessera_fs *fs)
 
 	if (!fs)
 		return;
+	tc_leases_stop(fs); /* its thread uses the endpoint */
 	tnet_close(fs->net); /* no completion can arrive after this */
 	while ((r = fs->zombies.next) != &fs->zombies) {
 		list_del(r);

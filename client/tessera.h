@@ -185,6 +185,54 @@ ssize_t tessera_read_dtype(tessera_file *file, void *buf, uint64_t mem_count,
 			   const struct tdl_dataloop *mem_type,
 			   const struct tdl_dataloop *file_type, int64_t disp, uint64_t first);
 
+/* ------------------------------------------------------------ locks
+ *
+ * Byte-range locks on a file: shared (read) or exclusive (write), exact
+ * bytes, held until tessera_unlock. Each storage daemon locks the bytes of
+ * its own strips; a lock takes all of them in one global order, so locks
+ * taken this way never deadlock. Protocols (seed 001, §7.3):
+ *   TWO_PHASE  ordered blocking rounds only;
+ *   ONE_TRY    one optimistic round (every server at once), then ordered;
+ *   ALT_TRY    optimistic and ordered rounds alternately (the default of
+ *              the MPI-IO driver: cheap without contention, never stuck
+ *              with it).
+ * Methods: a range (one region), a list of regions (any order; they are
+ * sorted and merged), or a datatype (a file view and a window of its data
+ * stream, sent to every server, which finds its own bytes).
+ *
+ * Locks belong to the connection: a thread renews them while held, and a
+ * process that dies loses them after the daemons' lease (lock_lease_ms).
+ * A storage daemon that restarts loses its locks; calls on them then fail
+ * with -ESTALE naming the daemon. A blocking wait longer than the request
+ * timeout is fine: the daemon answers "still waiting" and the library asks
+ * again.
+ */
+enum { TESSERA_LOCK_READ = 1, TESSERA_LOCK_WRITE = 2 };
+enum { TESSERA_LOCK_TWO_PHASE, TESSERA_LOCK_ONE_TRY, TESSERA_LOCK_ALT_TRY };
+typedef struct tessera_lock tessera_lock;
+
+int tessera_lock_range(tessera_file *file, int mode, uint64_t offset, uint64_t length,
+		       int protocol, tessera_lock **out);
+int tessera_lock_list(tessera_file *file, int mode, const uint64_t *offsets,
+		      const uint64_t *lengths, size_t count, int protocol, tessera_lock **out);
+/* The view of `file_type` tiled from byte `disp`, stream bytes
+ * [first, first + length). */
+int tessera_lock_dtype(tessera_file *file, int mode, const struct tdl_dataloop *file_type,
+		       int64_t disp, uint64_t first, uint64_t length, int protocol,
+		       tessera_lock **out);
+/* Release everything the lock holds and free it (also after an error). */
+int tessera_unlock(tessera_lock *lock);
+
+/* What taking a lock cost. */
+struct tessera_lock_info {
+	uint64_t messages;          /* lock messages sent */
+	uint64_t optimistic_rounds;
+	uint64_t blocking_rounds;
+	uint64_t partial_releases;  /* out-of-order bytes given back */
+	uint32_t objects;           /* storage objects holding part of it */
+};
+int tessera_lock_info(const tessera_lock *lock, struct tessera_lock_info *info);
+
 /* A storage daemon's counters since it started, by access method. */
 enum { TESSERA_METHOD_CONTIG, TESSERA_METHOD_LIST, TESSERA_METHOD_DTYPE,
        TESSERA_METHODS };

@@ -16,6 +16,8 @@ void tp_config_defaults(struct tp_config *cfg)
 	cfg->window = 16;
 	cfg->strip_size = 65536;
 	cfg->list_io_max_regions = 8192;
+	cfg->lock_lease_ms = 10000;
+	cfg->lock_list_batch = 0;
 }
 
 size_t tp_config_max_frame(const struct tp_config *cfg)
@@ -134,6 +136,14 @@ int tp_config_parse(const char *text, const char *name, struct tp_config *cfg,
 			if (parse_u64(val, 1, 1u << 30, &v))
 				goto bad;
 			cfg->list_io_max_regions = (uint32_t)v;
+		} else if (!strcmp(key, "lock_lease_ms")) {
+			if (parse_u64(val, 100, 3600 * 1000, &v))
+				goto bad;
+			cfg->lock_lease_ms = (uint32_t)v;
+		} else if (!strcmp(key, "lock_list_batch")) {
+			if (parse_u64(val, 0, 1u << 30, &v))
+				goto bad;
+			cfg->lock_list_batch = (uint32_t)v;
 		} else if (!strcmp(key, "mount_point")) {
 			if (val[0] != '/' || strlen(val) >= sizeof(cfg->mount_point))
 				goto bad;

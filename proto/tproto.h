@@ -74,7 +74,10 @@ struct tp_hdr {
 	X(LIST_WRITE, 40, list_iorequest, write_reply, IOS)             \
 	X(LIST_READ, 41, list_iorequest, read_reply, IOS)               \
 	X(DTYPE_WRITE, 42, dtype_iorequest, write_reply, IOS)           \
-	X(DTYPE_READ, 43, dtype_iorequest, read_reply, IOS)
+	X(DTYPE_READ, 43, dtype_iorequest, read_reply, IOS)             \
+	X(LOCK_ACQUIRE, 50, lock_acquire_request, lock_reply, IOS)      \
+	X(LOCK_RELEASE, 51, lock_release_request, lock_reply, IOS)      \
+	X(LEASE, 52, lease_request, lock_reply, IOS)
 
 /* Opcodes are below this bound (checked at compile time in frame.c), so a
  * daemon's dispatch table is a plain array indexed by opcode. */
@@ -137,6 +140,9 @@ ProtobufCMessage *tp_body_unpack(const struct tp_frame *frame,
  *   window = 16                   requests a client keeps in flight
  *   strip_size = 65536            default strip size for new files
  *   list_io_max_regions = 8192    file regions per list I/O round
+ *   lock_lease_ms = 10000         a session's locks outlive its silence this long
+ *   lock_list_batch = 0           regions per list-lock message (0: as many as
+ *                                 fit a frame; 64 reproduces PVFS2)
  *   mount_point = /mnt/tessera    where the FUSE mount lives
  */
 #define TP_MAX_SERVERS 256
@@ -156,6 +162,8 @@ struct tp_config {
 	uint32_t window;
 	uint64_t strip_size;
 	uint32_t list_io_max_regions;
+	uint32_t lock_lease_ms;
+	uint32_t lock_list_batch;
 	char mount_point[1024];
 };
 

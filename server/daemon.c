@@ -738,6 +738,8 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)loop, (void)revents;
 	drain(srv);
 	expire_all(srv);
+	if (srv->role.tick)
+		srv->role.tick(srv->role.ctx);
 	parked_reap(srv);
 }
 

@@ -49,6 +49,8 @@ struct srv_role {
 	/* TP_OP_LIMIT entries indexed by opcode; NULL: not served here
 	 * (answered EOPNOTSUPP). Built with SRV_IOS_ENTRY or SRV_MDS_ENTRY. */
 	const srv_handler *handlers;
+	/* Called every tick (50 ms) after the core's deadlines; may be NULL. */
+	void (*tick)(void *ctx);
 	void *ctx;
 };
 

@@ -4,6 +4,7 @@
  * ios_main.c   command line, metadata-free requests (ping, sizes, sync...)
  * ios_io.c     data requests: contiguous, list and datatype reads/writes,
  *              the description cache and the counters
+ * ios_lock.c   the lock service: byte-range locks, sessions, leases, epoch
  */
 #ifndef TESSERA_IOS_H
 #define TESSERA_IOS_H
@@ -37,8 +38,11 @@ struct ios_desc {
 	uint64_t used;             /* clock of last use */
 };
 
+struct ios_locks;
+
 struct ios {
 	struct srv *srv;
+	struct ios_locks *locks;
 	struct ios_store *store;
 	const struct tp_config *cfg;
 	uint32_t index;
@@ -53,5 +57,17 @@ void ios_do_list(struct ios *ios, struct srv_req *req);
 void ios_do_dtype(struct ios *ios, struct srv_req *req);
 void ios_do_stats(struct ios *ios, struct srv_req *req);
 void ios_descs_clear(struct ios *ios);
+/* The file type a datatype request names: from the message (then kept) or
+ * the cache; NULL after an error reply (ESTALE: send it again). */
+const struct tdl_dataloop *ios_dtype_desc(struct ios *ios, struct srv_req *req,
+					  const Tessera__DtypeIORequest *d, const char *what);
+
+/* The lock service (ios_lock.c). */
+int ios_locks_create(struct ios *ios, uint32_t lease_ms, struct ios_locks **out, char **msg);
+void ios_locks_destroy(struct ios_locks *lk);
+void ios_locks_tick(struct ios *ios);
+void ios_do_lock_acquire(struct ios *ios, struct srv_req *req);
+void ios_do_lock_release(struct ios *ios, struct srv_req *req);
+void ios_do_lease(struct ios *ios, struct srv_req *req);
 
 #endif /* TESSERA_IOS_H */

@@ -226,8 +226,8 @@ static void desc_put(struct ios *ios, uint64_t nonce, uint64_t id, struct tdl_da
 
 /* The request's file type: decoded from the message (and kept), or from
  * the cache. NULL after an error reply. */
-static const struct tdl_dataloop *dtype_desc(struct ios *ios, struct srv_req *req,
-					     const Tessera__DtypeIORequest *d, const char *what)
+const struct tdl_dataloop *ios_dtype_desc(struct ios *ios, struct srv_req *req,
+					  const Tessera__DtypeIORequest *d, const char *what)
 {
 	struct tdl_dataloop *dl;
 	struct ios_desc *c;
@@ -346,7 +346,7 @@ void ios_do_dtype(struct ios *ios, struct srv_req *req)
 	Tessera__DtypeIORequest *d = (Tessera__DtypeIORequest *)req->msg;
 	int write = req->frame.hdr.opcode == TP_OP_DTYPE_WRITE;
 	const char *what = write ? "datatype write" : "datatype read";
-	const struct tdl_dataloop *dl = dtype_desc(ios, req, d, what);
+	const struct tdl_dataloop *dl = ios_dtype_desc(ios, req, d, what);
 	struct ios_piece *pieces;
 	uint64_t total;
 	size_t n;

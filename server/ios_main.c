@@ -92,7 +92,15 @@ IOS_OP(LIST_WRITE, ios_do_list)
 IOS_OP(LIST_READ, ios_do_list)
 IOS_OP(DTYPE_WRITE, ios_do_dtype)
 IOS_OP(DTYPE_READ, ios_do_dtype)
+IOS_OP(LOCK_ACQUIRE, ios_do_lock_acquire)
+IOS_OP(LOCK_RELEASE, ios_do_lock_release)
+IOS_OP(LEASE, ios_do_lease)
 #undef IOS_OP
+
+static void ios_tick(void *ctx)
+{
+	ios_locks_tick(ctx);
+}
 
 static const srv_handler ios_handlers[TP_OP_LIMIT] = { TP_OPCODES(SRV_IOS_ENTRY) };
 
@@ -123,12 +131,19 @@ int main(int argc, char **argv)
 		free(msg);
 		return 1;
 	}
-	struct srv_role role = { "ios", cl.index, ios_handlers, &ios };
+	if ((rc = ios_locks_create(&ios, cfg.lock_lease_ms, &ios.locks, &msg))) {
+		fprintf(stderr, "tessera-ios: lock service: %s\n", msg ? msg : strerror(-rc));
+		free(msg);
+		ios_store_close(ios.store);
+		return 1;
+	}
+	struct srv_role role = { "ios", cl.index, ios_handlers, ios_tick, &ios };
 	struct srv_opts so = { &cfg, cfg.ios[cl.index].host, cfg.ios[cl.index].port, 32, NULL };
 
 	if ((rc = srv_create(&so, &role, &srv, err, sizeof(err)))) {
 		fprintf(stderr, "tessera-ios %u: listen on %s:%s: %s\n", cl.index,
 			so.host, so.port, err);
+		ios_locks_destroy(ios.locks);
 		ios_store_close(ios.store);
 		return 1;
 	}
@@ -136,7 +151,8 @@ int main(int argc, char **argv)
 	if ((rc = srv_write_pidfile(cl.pidfile)))
 		fprintf(stderr, "tessera-ios: pid file %s: %s\n", cl.pidfile, strerror(-rc));
 	srv_run(srv);
-	srv_destroy(srv);
+	srv_destroy(srv); /* parked lock requests first, then the table */
+	ios_locks_destroy(ios.locks);
 	ios_descs_clear(&ios);
 	ios_store_close(ios.store);
 	return 0;

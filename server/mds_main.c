@@ -338,7 +338,7 @@ int main(int argc, char **argv)
 		free(msg);
 		return 1;
 	}
-	struct srv_role role = { "mds", cl.index, mds_handlers, &mds };
+	struct srv_role role = { "mds", cl.index, mds_handlers, NULL, &mds };
 	struct srv_opts so = { &cfg, cfg.mds.host, cfg.mds.port, 32, NULL };
 
 	if ((rc = srv_create(&so, &role, &srv, err, sizeof(err)))) {

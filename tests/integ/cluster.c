@@ -106,6 +106,11 @@ void cluster_stop(struct cluster *c, int sig)
 
 int cluster_setup(void **state, const char *provider)
 {
+	return cluster_setup_conf(state, provider, NULL);
+}
+
+int cluster_setup_conf(void **state, const char *provider, const char *extra)
+{
 	struct cluster *c = calloc(1, sizeof(*c));
 	const char *build = getenv("TESSERA_BUILD");
 	char err[512];
@@ -122,6 +127,8 @@ int cluster_setup(void **state, const char *provider)
 	for (int i = 0; i < N_IOS; i++)
 		fprintf(f, "ios = 127.0.0.1:%d\n", free_port());
 	fprintf(f, "timeout_ms = %d\n", TIMEOUT_MS);
+	if (extra)
+		fputs(extra, f);
 	fclose(f);
 	cluster_start(c);
 	if (tessera_connect(c->conf, &c->fs, err, sizeof(err)))

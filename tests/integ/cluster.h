@@ -31,6 +31,8 @@ void cluster_start(struct cluster *c);
 void cluster_stop(struct cluster *c, int sig);
 /* CMocka setup/teardown: a fresh cluster on `provider`, connected. */
 int cluster_setup(void **state, const char *provider);
+/* The same with more config lines ("key = value\n..."). */
+int cluster_setup_conf(void **state, const char *provider, const char *extra);
 int cluster_teardown(void **state);
 uint64_t rnd(uint64_t *s);
 

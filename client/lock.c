@@ -1,0 +1,718 @@
+/*
+ * lock.c - byte-range locks (the client's half of the dissertation's
+ * distributed lock manager, §7.4.1): a lock spans the storage objects its
+ * bytes fall on; each storage daemon locks its own bytes and answers with
+ * logical offsets (last byte held, next byte wanted), and this file drives
+ * the rounds that take the whole set in a deadlock-free order.
+ *
+ *   optimistic round  nonblocking acquires on every object at once; then
+ *                     m = min(next), and every object holding bytes >= m
+ *                     releases them (partial release from m);
+ *   blocking round    one blocking acquire on the object wanting m, capped
+ *                     at the next-smallest `next` of the others.
+ *
+ * Two-phase: blocking rounds only (after a round that creates the requests
+ * and takes nothing). One-try: one optimistic round, then blocking rounds.
+ * Alt-try: alternate, starting optimistic. Between rounds no object holds
+ * a byte at or above the smallest byte still wanted, which is the
+ * client's half of the deadlock-freedom argument in lockmgr/tlk.h.
+ *
+ * Locks belong to the connection's session; a thread renews the session's
+ * lease on every storage daemon where it holds locks, so locks outlive
+ * quiet periods but not the process.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client_int.h"
+
+#define LK_NONE UINT64_MAX
+enum { LK_GRANTED = 0, LK_PARTIAL = 1, LK_WAITING = 2 };
+
+/* The lock's share on one object. */
+struct lk_part {
+	uint32_t slot;
+	int server;
+	uint64_t handle;
+	uint64_t lock_id;          /* 0: not created, or nothing to lock here */
+	uint64_t epoch;
+	uint64_t last, next;       /* logical; LK_NONE: nothing held / all held */
+	int created;
+	int describing;            /* a leading description message is out */
+	uint64_t *offs, *lens;     /* list: this slot's logical regions */
+	size_t n, sent;            /* regions, and how many went out already */
+};
+
+struct tessera_lock {
+	tessera_file *file;
+	tessera_fs *fs;
+	int mode, protocol;
+	/* datatype: the view, sent once to every object */
+	Tessera__Dataloop *ftype_msg;
+	int64_t disp;
+	uint64_t count, first, last, desc_id;
+	size_t nparts;
+	struct lk_part *parts;
+	uint32_t batch;            /* regions per list message */
+	struct tessera_lock_info info;
+	char label[64];
+};
+
+/* ------------------------------------------------------------ leases */
+
+struct tc_leases {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	int stop;
+	uint32_t lease_ms;         /* the daemons' (from their replies) */
+	uint32_t *refs;            /* per storage daemon: parts holding locks */
+};
+
+static void *lease_main(void *arg)
+{
+	tessera_fs *fs = arg;
+	struct tc_leases *l = fs->leases;
+	uint32_t n = fs->cfg.n_ios;
+	struct tc_req **reqs = calloc(n, sizeof(*reqs));
+
+	pthread_mutex_lock(&l->mu);
+	while (!l->stop && reqs) {
+		struct timespec ts;
+		uint64_t wait_ms = l->lease_ms / 3 ? l->lease_ms / 3 : 1000;
+		size_t k = 0;
+		Tessera__LeaseRequest m = TESSERA__LEASE_REQUEST__INIT;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += (time_t)(wait_ms / 1000);
+		ts.tv_nsec += (long)(wait_ms % 1000) * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&l->cond, &l->mu, &ts);
+		if (l->stop)
+			break;
+		m.session = fs->desc_nonce;
+		for (uint32_t i = 0; i < n; i++)
+			if (l->refs[i])
+				reqs[k++] = tc_req_new(fs, (int)i, TP_OP_LEASE, &m.base, NULL, 0);
+		pthread_mutex_unlock(&l->mu);
+		for (size_t i = 0; i < k; i++)
+			if (!reqs[i])
+				k = 0; /* out of memory: try again next time */
+		if (k)
+			tc_run(fs, reqs, k); /* a failure shows on the next lock call */
+		for (size_t i = 0; i < k; i++)
+			tc_req_free(fs, reqs[i]);
+		pthread_mutex_lock(&l->mu);
+	}
+	pthread_mutex_unlock(&l->mu);
+	free(reqs);
+	return NULL;
+}
+
+/* Count a part as holding (or no longer holding) locks on its server;
+ * the first hold starts the renewing thread. */
+static int lease_hold(tessera_fs *fs, int server, int delta, uint32_t lease_ms)
+{
+	struct tc_leases *l;
+	int rc = 0;
+
+	pthread_mutex_lock(&fs->lock);
+	if (!fs->leases && delta > 0) {
+		l = calloc(1, sizeof(*l));
+		if (l && !(l->refs = calloc(fs->cfg.n_ios, sizeof(*l->refs)))) {
+			free(l);
+			l = NULL;
+		}
+		if (l) {
+			pthread_mutex_init(&l->mu, NULL);
+			pthread_cond_init(&l->cond, NULL);
+			l->lease_ms = lease_ms;
+			fs->leases = l;
+			if (pthread_create(&l->thread, NULL, lease_main, fs)) {
+				fs->leases = NULL;
+				pthread_mutex_destroy(&l->mu);
+				pthread_cond_destroy(&l->cond);
+				free(l->refs);
+				free(l);
+				l = NULL;
+			}
+		}
+		if (!l)
+			rc = -ENOMEM;
+	}
+	l = fs->leases;
+	pthread_mutex_unlock(&fs->lock);
+	if (!l)
+		return rc;
+	pthread_mutex_lock(&l->mu);
+	l->refs[server] += (uint32_t)delta;
+	if (lease_ms && lease_ms < l->lease_ms)
+		l->lease_ms = lease_ms;
+	pthread_mutex_unlock(&l->mu);
+	return 0;
+}
+
+void tc_leases_stop(tessera_fs *fs)
+{
+	struct tc_leases *l = fs->leases;
+
+	if (!l)
+		return;
+	pthread_mutex_lock(&l->mu);
+	l->stop = 1;
+	pthread_cond_signal(&l->cond);
+	pthread_mutex_unlock(&l->mu);
+	pthread_join(l->thread, NULL);
+	pthread_mutex_destroy(&l->mu);
+	pthread_cond_destroy(&l->cond);
+	free(l->refs);
+	free(l);
+	fs->leases = NULL;
+}
+
+/* ------------------------------------------------------------ messages */
+
+/* The largest number of (offset, length) pairs one message carries: the
+ * frame's room at 20 bytes a pair (two varints at worst). */
+static uint32_t max_pairs(const tessera_fs *fs)
+{
+	size_t room = tp_config_max_frame(&fs->cfg) - 4096;
+
+	return (uint32_t)(room / 20);
+}
+
+static void acquire_msg(struct tessera_lock *lk, struct lk_part *p,
+			Tessera__LockAcquireRequest *m, Tessera__DtypeIORequest *view)
+{
+	const struct tessera_layout *l = &lk->file->layout;
+
+	tessera__lock_acquire_request__init(m);
+	m->session = lk->fs->desc_nonce;
+	m->epoch = p->created ? p->epoch : 0;
+	m->lock_id = p->lock_id;
+	m->handle = p->handle;
+	m->mode = (uint32_t)lk->mode;
+	if (p->created)
+		return;
+	m->strip_size = l->strip_size;
+	m->stripe_count = l->count;
+	m->slot = p->slot;
+	if (lk->ftype_msg) {
+		tessera__dtype_iorequest__init(view);
+		view->handle = p->handle;
+		view->desc_nonce = lk->fs->desc_nonce;
+		view->desc_id = lk->desc_id;
+		view->file_type = lk->ftype_msg;
+		view->disp = lk->disp;
+		view->count = lk->count;
+		view->first = lk->first;
+		view->last = lk->last;
+		m->view = view;
+		return;
+	}
+	m->n_offsets = m->n_lengths = p->n - p->sent < lk->batch ? p->n - p->sent : lk->batch;
+	m->offsets = p->offs + p->sent;
+	m->lengths = p->lens + p->sent;
+	m->more = p->sent + m->n_offsets < p->n;
+}
+
+/* Where a part stands after a reply. */
+static int take_reply(struct tessera_lock *lk, struct lk_part *p, struct tc_req *r, int *state)
+{
+	const Tessera__LockReply *rep = (const Tessera__LockReply *)r->reply;
+	uint32_t lease = rep->lease_ms;
+	int was_created = p->created;
+
+	p->lock_id = rep->lock_id;
+	if (p->describing) { /* the daemon keeps the regions under a pending id */
+		p->describing = 0;
+		return 0;
+	}
+	p->epoch = rep->epoch;
+	p->last = rep->last_abs_offset;
+	p->next = rep->next_abs_offset;
+	*state = (int)rep->state;
+	if (!was_created && !p->lock_id) { /* nothing of the lock on this object */
+		p->created = 1;
+		p->next = p->last = LK_NONE;
+		return 0;
+	}
+	p->created = 1;
+	if (!was_created)
+		return lease_hold(lk->fs, p->server, 1, lease);
+	return 0;
+}
+
+/* Send one message to each part in `idx`; fill them from the replies. */
+static int send_round(struct tessera_lock *lk, const size_t *idx, size_t n, int release,
+		      int blocking, int capped, uint64_t upto, uint64_t from, int *states)
+{
+	tessera_fs *fs = lk->fs;
+	struct tc_req **reqs = calloc(n ? n : 1, sizeof(*reqs));
+	int rc = 0;
+
+	if (!reqs)
+		return tc_fail(fs, -ENOMEM, "%s: out of memory", lk->label);
+	for (size_t i = 0; i < n; i++) {
+		struct lk_part *p = &lk->parts[idx[i]];
+
+		if (release) {
+			Tessera__LockReleaseRequest m = TESSERA__LOCK_RELEASE_REQUEST__INIT;
+
+			m.session = fs->desc_nonce;
+			m.epoch = p->epoch;
+			m.lock_id = p->lock_id;
+			m.handle = p->handle;
+			m.partial = release == 2;
+			m.from = from;
+			reqs[i] = tc_req_new(fs, p->server, TP_OP_LOCK_RELEASE, &m.base, NULL, 0);
+		} else {
+			Tessera__LockAcquireRequest m;
+			Tessera__DtypeIORequest view;
+
+			acquire_msg(lk, p, &m, &view);
+			m.blocking = blocking && !m.more;
+			m.capped = capped;
+			m.upto = upto;
+			reqs[i] = tc_req_new(fs, p->server, TP_OP_LOCK_ACQUIRE, &m.base, NULL, 0);
+			if (!p->created)
+				p->sent += m.n_offsets;
+			p->describing = m.more;
+		}
+		if (!reqs[i])
+			rc = tc_fail(fs, -ENOMEM, "%s: out of memory", lk->label);
+	}
+	if (!rc) {
+		lk->info.messages += n;
+		tc_run(fs, reqs, n);
+		for (size_t i = 0; i < n && !rc; i++) {
+			struct lk_part *p = &lk->parts[idx[i]];
+
+			if (reqs[i]->status) {
+				rc = tc_req_fail(fs, reqs[i], lk->label);
+			} else if (release) {
+				const Tessera__LockReply *rep = (const Tessera__LockReply *)reqs[i]->reply;
+
+				if (release == 2) {
+					p->last = rep->last_abs_offset;
+					p->next = rep->next_abs_offset;
+				}
+			} else {
+				rc = take_reply(lk, p, reqs[i], &states[i]);
+				if (rc)
+					tc_fail(fs, rc, "%s: starting the lease thread", lk->label);
+			}
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		tc_req_free(fs, reqs[i]);
+	free(reqs);
+	return rc;
+}
+
+/* ------------------------------------------------------------ rounds */
+
+static uint64_t min_next(const struct tessera_lock *lk, size_t skip, size_t *at)
+{
+	uint64_t m = LK_NONE;
+
+	for (size_t i = 0; i < lk->nparts; i++)
+		if (i != skip && lk->parts[i].next < m) {
+			m = lk->parts[i].next;
+			if (at)
+				*at = i;
+		}
+	return m;
+}
+
+/* Messages to every part not finished (or not yet created); list parts
+ * whose regions need several messages get their leading ones first. */
+static int optimistic(struct tessera_lock *lk, int probe)
+{
+	size_t *idx = calloc(lk->nparts, sizeof(*idx));
+	int *states = calloc(lk->nparts, sizeof(*states));
+	size_t n;
+	int rc = 0;
+
+	if (!idx || !states) {
+		rc = tc_fail(lk->fs, -ENOMEM, "%s: out of memory", lk->label);
+		goto out;
+	}
+	for (;;) { /* leading description messages (more = true) */
+		n = 0;
+		for (size_t i = 0; i < lk->nparts; i++) {
+			struct lk_part *p = &lk->parts[i];
+
+			if (!p->created && !lk->ftype_msg && p->n - p->sent > lk->batch)
+				idx[n++] = i;
+		}
+		if (!n)
+			break;
+		rc = send_round(lk, idx, n, 0, 0, 0, 0, 0, states);
+		if (rc)
+			goto out;
+	}
+	n = 0;
+	for (size_t i = 0; i < lk->nparts; i++)
+		if (!lk->parts[i].created || lk->parts[i].next != LK_NONE)
+			idx[n++] = i;
+	if (n) {
+		rc = send_round(lk, idx, n, 0, 0, probe, 0, 0, states);
+		if (!probe)
+			lk->info.optimistic_rounds++;
+	}
+	if (rc || probe)
+		goto out;
+	/* Out-of-order bytes go back: nobody may hold a byte at or above the
+	 * smallest byte still wanted. */
+	uint64_t m = min_next(lk, SIZE_MAX, NULL);
+
+	n = 0;
+	for (size_t i = 0; i < lk->nparts && m != LK_NONE; i++) {
+		struct lk_part *p = &lk->parts[i];
+
+		if (p->lock_id && p->last != LK_NONE && p->last >= m)
+			idx[n++] = i;
+	}
+	if (n) {
+		lk->info.partial_releases += n;
+		rc = send_round(lk, idx, n, 2, 0, 0, 0, m, states);
+	}
+out:
+	free(idx);
+	free(states);
+	return rc;
+}
+
+/* One blocking round: the part wanting the smallest byte, capped at the
+ * others' smallest; a long poll that ran out is asked again. */
+static int blocking(struct tessera_lock *lk)
+{
+	size_t a = 0;
+	uint64_t m = min_next(lk, SIZE_MAX, &a), m2;
+	int state = LK_WAITING, rc = 0;
+
+	if (m == LK_NONE)
+		return 0;
+	m2 = min_next(lk, a, NULL);
+	lk->info.blocking_rounds++;
+	while (!rc && state == LK_WAITING)
+		rc = send_round(lk, &a, 1, 0, 1, m2 != LK_NONE, m2, 0, &state);
+	return rc;
+}
+
+static int run_protocol(struct tessera_lock *lk)
+{
+	int rc, optimistic_turn;
+
+	switch (lk->protocol) {
+	case TESSERA_LOCK_TWO_PHASE:
+		rc = optimistic(lk, 1); /* creates the requests, takes nothing */
+		optimistic_turn = 0;
+		break;
+	case TESSERA_LOCK_ONE_TRY:
+	case TESSERA_LOCK_ALT_TRY:
+		rc = optimistic(lk, 0);
+		optimistic_turn = 0;
+		break;
+	default:
+		return tc_fail(lk->fs, -EINVAL, "%s: unknown protocol %d", lk->label, lk->protocol);
+	}
+	while (!rc && min_next(lk, SIZE_MAX, NULL) != LK_NONE) {
+		if (optimistic_turn)
+			rc = optimistic(lk, 0);
+		else
+			rc = blocking(lk);
+		if (lk->protocol == TESSERA_LOCK_ALT_TRY)
+			optimistic_turn = !optimistic_turn;
+	}
+	return rc;
+}
+
+/* ------------------------------------------------------------ API */
+
+static void lock_free(struct tessera_lock *lk)
+{
+	if (!lk)
+		return;
+	for (size_t i = 0; i < lk->nparts; i++) {
+		free(lk->parts[i].offs);
+		free(lk->parts[i].lens);
+	}
+	free(lk->parts);
+	if (lk->ftype_msg)
+		tdl_msg_release(lk->ftype_msg);
+	free(lk);
+}
+
+/* Full release of every created part; the first error is reported. */
+static int release_all(struct tessera_lock *lk)
+{
+	size_t *idx = calloc(lk->nparts ? lk->nparts : 1, sizeof(*idx));
+	size_t n = 0;
+	int rc = 0;
+
+	if (!idx)
+		return tc_fail(lk->fs, -ENOMEM, "%s: out of memory", lk->label);
+	for (size_t i = 0; i < lk->nparts; i++)
+		if (lk->parts[i].created && lk->parts[i].lock_id)
+			idx[n++] = i;
+	if (n)
+		rc = send_round(lk, idx, n, 1, 0, 0, 0, 0, NULL);
+	for (size_t i = 0; i < n; i++)
+		lease_hold(lk->fs, lk->parts[idx[i]].server, -1, 0);
+	free(idx);
+	return rc;
+}
+
+static struct tessera_lock *lock_new(tessera_file *f, int mode, int protocol, size_t nparts,
+				     const char *what)
+{
+	struct tessera_lock *lk = calloc(1, sizeof(*lk));
+
+	if (!lk || !(lk->parts = calloc(nparts ? nparts : 1, sizeof(*lk->parts)))) {
+		free(lk);
+		tc_fail(f->fs, -ENOMEM, "%s %s: out of memory", what, f->path);
+		return NULL;
+	}
+	lk->file = f;
+	lk->fs = f->fs;
+	lk->mode = mode;
+	lk->protocol = protocol;
+	lk->nparts = nparts;
+	lk->batch = f->fs->cfg.lock_list_batch ? f->fs->cfg.lock_list_batch : max_pairs(f->fs);
+	if (lk->batch > max_pairs(f->fs))
+		lk->batch = max_pairs(f->fs);
+	snprintf(lk->label, sizeof(lk->label), "%s %.40s", what, f->path);
+	return lk;
+}
+
+static int lock_finish(struct tessera_lock *lk, tessera_lock **out)
+{
+	int rc = run_protocol(lk);
+
+	if (rc) {
+		tessera_fs *fs = lk->fs;
+		char why[1024];
+
+		snprintf(why, sizeof(why), "%s", tessera_errmsg(fs));
+		release_all(lk);
+		lock_free(lk);
+		return tc_fail(fs, rc, "%s", why);
+	}
+	*out = lk;
+	return 0;
+}
+
+static int check_mode(tessera_file *f, int mode, const char *what)
+{
+	if (mode != TESSERA_LOCK_READ && mode != TESSERA_LOCK_WRITE)
+		return tc_fail(f->fs, -EINVAL, "%s %s: mode %d is neither read nor write", what,
+			       f->path, mode);
+	return 0;
+}
+
+/* Sort by offset and merge overlapping or touching regions. */
+static int cmp_region(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+int tessera_lock_list(tessera_file *f, int mode, const uint64_t *offsets,
+		      const uint64_t *lengths, size_t count, int protocol, tessera_lock **out)
+{
+	const struct tessera_layout *l = &f->layout;
+	struct tdl_layout tl = { l->strip_size, l->count };
+	uint64_t (*reg)[2] = NULL;
+	size_t n = 0, *per = NULL;
+	struct tessera_lock *lk = NULL;
+	int rc;
+
+	if ((rc = check_mode(f, mode, "lock")))
+		return rc;
+	if (!count)
+		return tc_fail(f->fs, -EINVAL, "lock %s: no regions", f->path);
+	reg = malloc(count * sizeof(*reg));
+	per = calloc(l->count, sizeof(*per));
+	if (!reg || !per) {
+		rc = tc_fail(f->fs, -ENOMEM, "lock %s: out of memory", f->path);
+		goto out;
+	}
+	for (size_t i = 0; i < count; i++) {
+		if (!lengths[i] || offsets[i] + lengths[i] < offsets[i] ||
+		    offsets[i] + lengths[i] > INT64_MAX) {
+			rc = tc_fail(f->fs, -EINVAL, "lock %s: region %zu (offset %" PRIu64
+				     ", length %" PRIu64 ") is empty or overflows", f->path, i,
+				     offsets[i], lengths[i]);
+			goto out;
+		}
+		reg[i][0] = offsets[i];
+		reg[i][1] = lengths[i];
+	}
+	for (size_t i = 1; i < count; i++)
+		if (reg[i][0] < reg[i - 1][0]) {
+			qsort(reg, count, sizeof(*reg), cmp_region);
+			break;
+		}
+	for (size_t i = 0; i < count; i++) {
+		if (n && reg[i][0] <= reg[n - 1][0] + reg[n - 1][1]) {
+			uint64_t end = reg[i][0] + reg[i][1];
+
+			if (end > reg[n - 1][0] + reg[n - 1][1])
+				reg[n - 1][1] = end - reg[n - 1][0];
+			continue;
+		}
+		reg[n][0] = reg[i][0];
+		reg[n++][1] = reg[i][1];
+	}
+	/* Split at strips into the slots' lists (count pieces, then fill). */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < n; i++) {
+			uint64_t off = reg[i][0], len = reg[i][1];
+
+			while (len) {
+				uint64_t run = l->count == 1 ? len : tdl_layout_run(&tl, off, len), obj;
+				uint32_t slot = 0;
+
+				if (l->count > 1)
+					tdl_layout_map(&tl, off, &slot, &obj);
+				if (pass) {
+					struct lk_part *p = &lk->parts[per[slot]];
+
+					p->offs[p->n] = off;
+					p->lens[p->n++] = run;
+				} else {
+					per[slot]++;
+				}
+				off += run;
+				len -= run;
+			}
+		}
+		if (pass)
+			break;
+		size_t parts = 0;
+
+		for (uint32_t s = 0; s < l->count; s++)
+			parts += per[s] != 0;
+		if (!(lk = lock_new(f, mode, protocol, parts, "lock"))) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		parts = 0;
+		for (uint32_t s = 0; s < l->count; s++) {
+			struct lk_part *p;
+
+			if (!per[s])
+				continue;
+			p = &lk->parts[parts];
+			p->slot = s;
+			p->server = (int)l->servers[s];
+			p->handle = l->handles[s];
+			p->last = LK_NONE;
+			p->offs = malloc(per[s] * sizeof(*p->offs));
+			p->lens = malloc(per[s] * sizeof(*p->lens));
+			if (!p->offs || !p->lens) {
+				rc = tc_fail(f->fs, -ENOMEM, "lock %s: out of memory", f->path);
+				goto out;
+			}
+			per[s] = parts++; /* from now on: the slot's part index */
+		}
+	}
+	for (size_t i = 0; i < lk->nparts; i++)
+		lk->parts[i].next = lk->parts[i].offs[0];
+	rc = lock_finish(lk, out);
+	lk = NULL;
+out:
+	lock_free(lk);
+	free(reg);
+	free(per);
+	return rc;
+}
+
+int tessera_lock_range(tessera_file *f, int mode, uint64_t offset, uint64_t length,
+		       int protocol, tessera_lock **out)
+{
+	return tessera_lock_list(f, mode, &offset, &length, 1, protocol, out);
+}
+
+int tessera_lock_dtype(tessera_file *f, int mode, const struct tdl_dataloop *file_type,
+		       int64_t disp, uint64_t first, uint64_t length, int protocol,
+		       tessera_lock **out)
+{
+	const struct tessera_layout *l = &f->layout;
+	uint64_t size = file_type ? tdl_size(file_type) : 0;
+	struct tessera_lock *lk;
+	char err[256];
+	int rc;
+
+	if ((rc = check_mode(f, mode, "lock")))
+		return rc;
+	if (!size || !length || first > (uint64_t)INT64_MAX - length)
+		return tc_fail(f->fs, -EINVAL, "lock %s: %s", f->path,
+			       !size ? "file type holds no data" :
+			       !length ? "nothing to lock" : "stream window overflows");
+	if (!(lk = lock_new(f, mode, protocol, l->count, "lock")))
+		return -ENOMEM;
+	lk->disp = disp;
+	lk->first = first;
+	lk->last = first + length;
+	lk->count = (first + length + size - 1) / size;
+	if ((rc = tdl_check_view(file_type, lk->count, disp, err, sizeof(err)))) {
+		lock_free(lk);
+		return tc_fail(f->fs, rc, "lock %s: file view: %s", f->path, err);
+	}
+	if ((rc = tdl_to_msg(file_type, &lk->ftype_msg))) {
+		lock_free(lk);
+		return tc_fail(f->fs, rc, "lock %s: encoding the file type failed", f->path);
+	}
+	pthread_mutex_lock(&f->fs->lock);
+	lk->desc_id = ++f->fs->next_desc_id;
+	pthread_mutex_unlock(&f->fs->lock);
+	/* Every object gets the view (the dissertation's datatype locks); each
+	 * server finds its own bytes, and says so when it has none. */
+	for (uint32_t s = 0; s < l->count; s++) {
+		struct lk_part *p = &lk->parts[s];
+
+		p->slot = s;
+		p->server = (int)l->servers[s];
+		p->handle = l->handles[s];
+		p->last = LK_NONE;
+		p->next = 0; /* unknown until the first round says */
+	}
+	if (lk->protocol == TESSERA_LOCK_TWO_PHASE || lk->protocol == TESSERA_LOCK_ONE_TRY ||
+	    lk->protocol == TESSERA_LOCK_ALT_TRY)
+		return lock_finish(lk, out);
+	lock_free(lk);
+	return tc_fail(f->fs, -EINVAL, "lock %s: unknown protocol %d", f->path, protocol);
+}
+
+int tessera_unlock(tessera_lock *lk)
+{
+	int rc;
+
+	if (!lk)
+		return 0;
+	snprintf(lk->label, sizeof(lk->label), "unlock %.40s", lk->file->path);
+	rc = release_all(lk);
+	lock_free(lk);
+	return rc;
+}
+
+int tessera_lock_info(const tessera_lock *lk, struct tessera_lock_info *info)
+{
+	*info = lk->info;
+	info->objects = 0;
+	for (size_t i = 0; i < lk->nparts; i++)
+		info->objects += lk->parts[i].lock_id != 0;
+	return 0;
+}

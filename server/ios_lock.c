@@ -1,0 +1,720 @@
+/*
+ * ios_lock.c - the storage daemon's lock service: byte-range locks on the
+ * bytes of its own strips (lockmgr/ does the bookkeeping), client sessions
+ * with leases, and an epoch that changes at every start.
+ *
+ * A blocking acquire that cannot finish at once is parked (daemon.h) and
+ * answered when a release lets it finish, or with "waiting, ask again"
+ * when its long poll runs out, so no client waits on one message longer
+ * than its timeout. Locks belong to a session; a session that sends
+ * nothing for lease_ms (client killed, network gone) loses them, and the
+ * requests waiting behind them go on.
+ *
+ * Ownership: a wait record (struct lk_wait) exists while a lock request's
+ * blocking call is parked; it is the parked request's expiry argument and
+ * the lock table's cookie for that request. Pending descriptions (lock
+ * requests whose regions arrive in several messages) belong to their
+ * session and go with it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "ios.h"
+#include "tdl.h"
+#include "tlk.h"
+
+#define LK_SESSION_BUCKETS 1024         /* power of 2 */
+#define LK_PENDING_BIT (1ull << 63)     /* lock ids of pending descriptions */
+#define LK_MAX_RANGES (1u << 20)        /* per lock request */
+#define LK_TABLE_BYTES (256u << 20)     /* the lock table's memory */
+#define LK_MAX_REQUESTS 65536
+#define LK_MAX_PENDING 1024             /* descriptions in progress, all sessions */
+
+/* A lock request whose regions are still arriving (more = true). */
+struct lk_pending {
+	uint64_t id;                 /* LK_PENDING_BIT | n */
+	uint64_t handle;
+	uint32_t mode;
+	struct tlk_range *ranges;
+	size_t n, cap;
+	struct lk_pending *next;     /* the session's list */
+};
+
+struct lk_session {
+	uint64_t id;
+	double expires;              /* monotonic seconds */
+	struct lk_pending *pending;
+	struct lk_session *hnext;    /* hash chain */
+};
+
+/* A parked blocking acquire. */
+struct lk_wait {
+	struct ios_locks *lk;
+	uint64_t lock_id;
+	struct srv_req *req;         /* the parked request */
+	struct lk_wait *prev, *next;
+};
+
+struct ios_locks {
+	struct ios *ios;
+	struct tlk_table *table;
+	uint64_t epoch;
+	uint32_t lease_ms;
+	struct lk_session *sessions[LK_SESSION_BUCKETS];
+	size_t nsessions;
+	struct lk_wait *waits;       /* parked acquires */
+	uint64_t next_pending;
+	size_t npending;
+	uint64_t granted, released, expired_sessions; /* counters */
+};
+
+static double mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int ios_locks_create(struct ios *ios, uint32_t lease_ms, struct ios_locks **out, char **msg)
+{
+	struct tlk_config cfg = { { LK_MAX_RANGES, LK_MAX_REQUESTS, LK_TABLE_BYTES }, NULL };
+	struct ios_locks *lk = calloc(1, sizeof(*lk));
+	int rc;
+
+	if (!lk)
+		return -ENOMEM;
+	rc = tlk_table_create(&cfg, &lk->table);
+	if (rc) {
+		free(lk);
+		return rc;
+	}
+	/* A new epoch at every start: locks granted before a restart are
+	 * recognisably gone. */
+	while (!lk->epoch)
+		if (getrandom(&lk->epoch, sizeof(lk->epoch), 0) != sizeof(lk->epoch)) {
+			if (asprintf(msg, "getrandom for the lock epoch: %s", strerror(errno)) < 0)
+				*msg = NULL;
+			tlk_table_destroy(lk->table);
+			free(lk);
+			return -EIO;
+		}
+	lk->ios = ios;
+	lk->lease_ms = lease_ms;
+	*out = lk;
+	return 0;
+}
+
+/* ------------------------------------------------------------ sessions */
+
+static unsigned session_bucket(uint64_t id)
+{
+	return (unsigned)((id * 0x9e3779b97f4a7c15ull) >> 54) & (LK_SESSION_BUCKETS - 1);
+}
+
+static struct lk_session *session_find(struct ios_locks *lk, uint64_t id)
+{
+	for (struct lk_session *s = lk->sessions[session_bucket(id)]; s; s = s->hnext)
+		if (s->id == id)
+			return s;
+	return NULL;
+}
+
+static void pending_free(struct ios_locks *lk, struct lk_pending *p)
+{
+	free(p->ranges);
+	free(p);
+	lk->npending--;
+}
+
+/* Find or start a session; every lock message renews its lease. */
+static struct lk_session *session_touch(struct ios_locks *lk, uint64_t id, int create)
+{
+	struct lk_session *s = session_find(lk, id);
+
+	if (!s && create && (s = calloc(1, sizeof(*s)))) {
+		unsigned b = session_bucket(id);
+
+		s->id = id;
+		s->hnext = lk->sessions[b];
+		lk->sessions[b] = s;
+		lk->nsessions++;
+	}
+	if (s)
+		s->expires = mono_now() + lk->lease_ms / 1000.0;
+	return s;
+}
+
+/* ------------------------------------------------------------ replies */
+
+static void answer_msg(struct ios_locks *lk, uint64_t lock_id, const struct tlk_answer *a,
+		       Tessera__LockReply *rep)
+{
+	tessera__lock_reply__init(rep);
+	rep->lock_id = lock_id;
+	rep->state = a ? (uint32_t)a->state : TLK_GRANTED;
+	rep->last_abs_offset = a ? a->last_abs_offset : TLK_NONE;
+	rep->next_abs_offset = a ? a->next_abs_offset : TLK_NONE;
+	rep->epoch = lk->epoch;
+	rep->lease_ms = lk->lease_ms;
+}
+
+static void reply_answer(struct ios_locks *lk, struct srv_req *req, uint64_t lock_id,
+			 const struct tlk_answer *a)
+{
+	Tessera__LockReply rep;
+
+	answer_msg(lk, lock_id, a, &rep);
+	srv_reply(req, &rep.base, NULL, 0);
+}
+
+static void wait_unlink(struct ios_locks *lk, struct lk_wait *w)
+{
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		lk->waits = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	free(w);
+}
+
+static struct lk_wait *wait_find(struct ios_locks *lk, uint64_t lock_id)
+{
+	for (struct lk_wait *w = lk->waits; w; w = w->next)
+		if (w->lock_id == lock_id)
+			return w;
+	return NULL;
+}
+
+/* Answer the parked acquires whose wait the last table call ended. */
+static void deliver_events(struct ios_locks *lk)
+{
+	const struct tlk_event *ev;
+	size_t n = tlk_events(lk->table, &ev);
+
+	for (size_t i = 0; i < n; i++) {
+		struct lk_wait *w = ev[i].cookie;
+		struct srv_req *req;
+
+		if (!w)
+			continue;
+		req = w->req;
+		wait_unlink(lk, w);
+		if (ev[i].answer.state == TLK_GONE) {
+			srv_reply_error(req, -ENOLCK, "lock %" PRIu64 " on object %016" PRIx64
+					": released with its session (lease of %u ms expired)",
+					ev[i].lock_id, ev[i].object, lk->lease_ms);
+		} else {
+			lk->granted++;
+			reply_answer(lk, req, ev[i].lock_id, &ev[i].answer);
+		}
+	}
+}
+
+/* A parked acquire's long poll ran out (or its client went away): stop
+ * its wait, keep what it holds, and tell the client to ask again. */
+static void wait_expired(void *arg, struct srv_req *req, int reason)
+{
+	struct lk_wait *w = arg;
+	struct ios_locks *lk = w->lk;
+	struct tlk_answer a;
+	uint64_t id = w->lock_id;
+	int rc;
+
+	wait_unlink(lk, w);
+	rc = tlk_cancel(lk->table, id, &a);
+	deliver_events(lk);
+	if (reason != -ETIMEDOUT)
+		return; /* nobody to tell */
+	if (rc)
+		srv_reply_error(req, rc, "lock %" PRIu64 ": %s", id, strerror(-rc));
+	else
+		reply_answer(lk, req, id, &a);
+}
+
+/* A call on a lock request ends its parked wait, if any: that parked call
+ * is answered with where the request stands afterwards (the client asks
+ * again), or fails if the request is gone. */
+static void wait_detach(struct ios_locks *lk, uint64_t lock_id, struct srv_req **parked)
+{
+	struct lk_wait *w = wait_find(lk, lock_id);
+
+	*parked = NULL;
+	if (w) {
+		*parked = w->req;
+		wait_unlink(lk, w);
+	}
+}
+
+static void answer_detached(struct ios_locks *lk, struct srv_req *parked, uint64_t lock_id)
+{
+	struct tlk_request_info info;
+
+	if (!parked)
+		return;
+	if (tlk_request_info(lk->table, lock_id, &info)) {
+		srv_reply_error(parked, -ECANCELED, "lock %" PRIu64 ": released while waiting",
+				lock_id);
+		return;
+	}
+	if (info.answer.state == TLK_WAITING)
+		info.answer.state = TLK_PARTIAL;
+	reply_answer(lk, parked, lock_id, &info.answer);
+}
+
+/* ------------------------------------------------------------ descriptions */
+
+#define OBJ "object %016" PRIx64
+
+static int ranges_grow(struct lk_pending *p, size_t more)
+{
+	size_t cap = p->cap ? p->cap : 256;
+	struct tlk_range *r;
+
+	if (p->n + more > LK_MAX_RANGES)
+		return -E2BIG;
+	while (cap < p->n + more)
+		cap *= 2;
+	if (cap == p->cap)
+		return 0;
+	r = realloc(p->ranges, cap * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	p->ranges = r;
+	p->cap = cap;
+	return 0;
+}
+
+static int layout_check(struct srv_req *req, const Tessera__LockAcquireRequest *m)
+{
+	if (!m->strip_size || !m->stripe_count || m->stripe_count > TP_MAX_SERVERS ||
+	    m->slot >= m->stripe_count) {
+		srv_reply_error(req, -EINVAL, "lock " OBJ ": bad layout (strip %" PRIu64
+				", %u slots, slot %u)", m->handle, m->strip_size, m->stripe_count,
+				m->slot);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Append the message's logical regions, split at strip boundaries; they
+ * must lie on this slot, ascend and not overlap (also across messages). */
+static int add_list(struct srv_req *req, const Tessera__LockAcquireRequest *m,
+		    struct lk_pending *p)
+{
+	struct tdl_layout layout = { m->strip_size, m->stripe_count };
+	uint64_t prev_end = p->n ? p->ranges[p->n - 1].logical + p->ranges[p->n - 1].length : 0;
+	int rc;
+
+	if (m->n_offsets != m->n_lengths) {
+		srv_reply_error(req, -EINVAL, "lock " OBJ ": %zu offsets but %zu lengths",
+				m->handle, m->n_offsets, m->n_lengths);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < m->n_offsets; i++) {
+		uint64_t off = m->offsets[i], len = m->lengths[i];
+
+		if (!len || off + len < off || off + len > INT64_MAX || (p->n && off < prev_end)) {
+			srv_reply_error(req, -EINVAL, "lock " OBJ ": region %zu (offset %" PRIu64
+					", length %" PRIu64 ") is empty, overflows or is not above "
+					"the previous one (regions must ascend without overlap)",
+					m->handle, i, off, len);
+			return -EINVAL;
+		}
+		while (len) {
+			uint64_t run = tdl_layout_run(&layout, off, len), obj;
+			uint32_t slot;
+
+			tdl_layout_map(&layout, off, &slot, &obj);
+			if (slot != m->slot) {
+				srv_reply_error(req, -EINVAL, "lock " OBJ ": byte %" PRIu64 " is on "
+						"slot %u, not this object's slot %u", m->handle, off,
+						slot, m->slot);
+				return -EINVAL;
+			}
+			if ((rc = ranges_grow(p, 1))) {
+				srv_reply_error(req, rc, "lock " OBJ ": more than %u ranges", m->handle,
+						LK_MAX_RANGES);
+				return rc;
+			}
+			p->ranges[p->n++] = (struct tlk_range){ obj, run, off };
+			off += run;
+			len -= run;
+		}
+		prev_end = m->offsets[i] + m->lengths[i];
+	}
+	return 0;
+}
+
+/* The view's bytes on this slot, as ranges. */
+static int add_view(struct ios *ios, struct srv_req *req, const Tessera__LockAcquireRequest *m,
+		    struct lk_pending *p)
+{
+	const Tessera__DtypeIORequest *v = m->view;
+	struct tdl_layout layout = { m->strip_size, m->stripe_count };
+	const struct tdl_dataloop *dl;
+	struct tdl_segment seg;
+	struct tdl_piece batch[256];
+	uint64_t size;
+	char err[256];
+	int rc;
+
+	dl = ios_dtype_desc(ios, req, v, "lock");
+	if (!dl)
+		return -EINVAL;
+	size = tdl_size(dl);
+	if ((rc = tdl_check_view(dl, v->count, v->disp, err, sizeof(err)))) {
+		srv_reply_error(req, rc, "lock " OBJ ": file view: %s", m->handle, err);
+		return rc;
+	}
+	if (v->first > v->last || (size && v->count > UINT64_MAX / size) ||
+	    v->last > size * v->count) {
+		srv_reply_error(req, -EINVAL, "lock " OBJ ": stream window [%" PRIu64 ", %" PRIu64
+				") is not within %" PRIu64 " x %" PRIu64 " bytes", m->handle,
+				v->first, v->last, v->count, size);
+		return -EINVAL;
+	}
+	rc = tdl_segment_init_server(&seg, dl, v->count, v->disp, v->first, v->last, &layout,
+				     m->slot);
+	while (!rc && !tdl_segment_done(&seg)) {
+		size_t k;
+
+		rc = tdl_segment_next(&seg, batch, sizeof(batch) / sizeof(batch[0]), &k);
+		if (!rc)
+			rc = ranges_grow(p, k);
+		for (size_t i = 0; !rc && i < k; i++) {
+			uint64_t obj = tdl_piece_object(&layout, &batch[i]);
+			struct tlk_range *last = p->n ? &p->ranges[p->n - 1] : NULL;
+
+			/* a view may place pieces out of order or overlapping */
+			if (last && batch[i].offset < last->logical + last->length) {
+				rc = -EINVAL;
+				snprintf(err, sizeof(err), "the view's pieces do not ascend at file "
+					 "offset %" PRIu64 " (lock a monotone view)", batch[i].offset);
+				break;
+			}
+			if (last && last->logical + last->length == batch[i].offset &&
+			    last->offset + last->length == obj)
+				last->length += batch[i].length; /* adjacent: one range */
+			else
+				p->ranges[p->n++] = (struct tlk_range){ obj, batch[i].length,
+									 batch[i].offset };
+		}
+	}
+	if (rc == -E2BIG)
+		srv_reply_error(req, rc, "lock " OBJ ": the view has more than %u ranges on this "
+				"server", m->handle, LK_MAX_RANGES);
+	else if (rc == -EINVAL && err[0])
+		srv_reply_error(req, rc, "lock " OBJ ": %s", m->handle, err);
+	else if (rc)
+		srv_reply_error(req, rc, "lock " OBJ ": walking the file view: %s", m->handle,
+				strerror(-rc));
+	return rc;
+}
+
+/* ------------------------------------------------------------ acquire */
+
+static int check_session(struct ios_locks *lk, struct srv_req *req, uint64_t session,
+			 uint64_t epoch, uint64_t lock_id)
+{
+	struct tlk_request_info info;
+	int rc;
+
+	if (!session) {
+		srv_reply_error(req, -EINVAL, "lock: no session");
+		return -EINVAL;
+	}
+	if (!lock_id || (lock_id & LK_PENDING_BIT))
+		return 0;
+	if (epoch != lk->epoch) {
+		srv_reply_error(req, -ESTALE, "lock %" PRIu64 " is from epoch %016" PRIx64
+				": storage daemon %u restarted (epoch %016" PRIx64 ") and its "
+				"locks are gone", lock_id, epoch, lk->ios->index, lk->epoch);
+		return -ESTALE;
+	}
+	if ((rc = tlk_request_info(lk->table, lock_id, &info)) || info.owner != session) {
+		srv_reply_error(req, -ENOENT, "lock %" PRIu64 ": no such lock of this session "
+				"(released, or its lease of %u ms expired)", lock_id, lk->lease_ms);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static struct lk_pending *pending_find(struct lk_session *s, uint64_t id,
+				       struct lk_pending ***link)
+{
+	for (struct lk_pending **pp = &s->pending; *pp; pp = &(*pp)->next)
+		if ((*pp)->id == id) {
+			*link = pp;
+			return *pp;
+		}
+	return NULL;
+}
+
+/* Build a new request's description; 0 with *lock_id set once it exists
+ * in the table, 1 when more regions are to come (answered here). */
+static int describe(struct ios_locks *lk, struct srv_req *req,
+		    const Tessera__LockAcquireRequest *m, struct lk_session *s, uint64_t *lock_id)
+{
+	struct lk_pending *p = NULL, **link = NULL;
+	int rc;
+
+	if (m->mode != TLK_READ && m->mode != TLK_WRITE) {
+		srv_reply_error(req, -EINVAL, "lock " OBJ ": mode %u is neither read (1) nor "
+				"write (2)", m->handle, m->mode);
+		return -EINVAL;
+	}
+	if (layout_check(req, m))
+		return -EINVAL;
+	if (m->lock_id) {
+		p = pending_find(s, m->lock_id, &link);
+		if (!p || p->handle != m->handle || p->mode != m->mode) {
+			srv_reply_error(req, -ENOENT, "lock " OBJ ": no description %016" PRIx64
+					" in progress for this session", m->handle, m->lock_id);
+			return -ENOENT;
+		}
+	} else {
+		if (lk->npending >= LK_MAX_PENDING || !(p = calloc(1, sizeof(*p)))) {
+			srv_reply_error(req, -EBUSY, "lock " OBJ ": %zu descriptions in progress",
+					m->handle, lk->npending);
+			return -EBUSY;
+		}
+		lk->npending++;
+		p->id = LK_PENDING_BIT | ++lk->next_pending;
+		p->handle = m->handle;
+		p->mode = m->mode;
+		p->next = s->pending;
+		s->pending = p;
+		link = &s->pending;
+	}
+	if (m->view && (m->n_offsets || m->more || m->lock_id)) {
+		srv_reply_error(req, -EINVAL, "lock " OBJ ": a view comes alone, in one message",
+				m->handle);
+		rc = -EINVAL;
+	} else if (m->view) {
+		rc = add_view(lk->ios, req, m, p);
+	} else {
+		rc = add_list(req, m, p);
+	}
+	if (!rc && !m->more && !p->n && m->view) {
+		/* A view is sent to every object; this one has none of its bytes:
+		 * nothing to hold (lock id 0), nothing wanted. */
+		reply_answer(lk, req, 0, NULL);
+		*link = p->next;
+		pending_free(lk, p);
+		return 1;
+	}
+	if (!rc && !m->more && !p->n) {
+		srv_reply_error(req, -EINVAL, "lock " OBJ ": no bytes to lock on this server",
+				m->handle);
+		rc = -EINVAL;
+	}
+	if (!rc && m->more) {
+		Tessera__LockReply rep;
+
+		answer_msg(lk, p->id, NULL, &rep);
+		rep.state = TLK_PARTIAL;
+		rep.pending = (uint32_t)p->n;
+		srv_reply(req, &rep.base, NULL, 0);
+		return 1;
+	}
+	if (!rc) {
+		rc = tlk_request_create(lk->table, m->handle, m->session, (enum tlk_mode)p->mode,
+					p->ranges, p->n, lock_id);
+		if (rc)
+			srv_reply_error(req, rc, "lock " OBJ ": %zu ranges: %s", m->handle, p->n,
+					rc == -E2BIG ? "too many ranges" :
+					rc == -ENOMEM ? "the lock table is full" : strerror(-rc));
+	}
+	*link = p->next;
+	pending_free(lk, p);
+	return rc;
+}
+
+void ios_do_lock_acquire(struct ios *ios, struct srv_req *req)
+{
+	struct ios_locks *lk = ios->locks;
+	const Tessera__LockAcquireRequest *m = (const Tessera__LockAcquireRequest *)req->msg;
+	uint64_t lock_id = m->lock_id;
+	uint64_t upto = m->capped ? m->upto : TLK_NONE;
+	struct srv_req *parked = NULL, *was_parked;
+	struct lk_session *s;
+	struct lk_wait *w = NULL;
+	struct tlk_answer a;
+	int rc;
+
+	if (check_session(lk, req, m->session, m->epoch, lock_id))
+		return;
+	if (!(s = session_touch(lk, m->session, 1))) {
+		srv_reply_error(req, -ENOMEM, "lock: no memory for a session");
+		return;
+	}
+	if (!lock_id || (lock_id & LK_PENDING_BIT)) {
+		rc = describe(lk, req, m, s, &lock_id);
+		if (rc)
+			return;
+	}
+	wait_detach(lk, lock_id, &was_parked);
+	if (m->blocking) {
+		uint32_t ms = m->wait_ms ? m->wait_ms : ios->cfg->timeout_ms / 2;
+
+		w = calloc(1, sizeof(*w));
+		if (w && srv_park(req, ms, wait_expired, w, &parked) == 0) {
+			w->lk = lk;
+			w->lock_id = lock_id;
+			w->req = parked;
+			w->next = lk->waits;
+			if (lk->waits)
+				lk->waits->prev = w;
+			lk->waits = w;
+		} else {
+			free(w);
+			w = NULL;
+		}
+	}
+	rc = tlk_acquire(lk->table, lock_id, m->blocking ? TLK_BLOCKING : 0, upto, w, &a);
+	deliver_events(lk);
+	answer_detached(lk, was_parked, lock_id);
+	if (rc) {
+		if (w)
+			wait_unlink(lk, w);
+		srv_reply_error(parked ? parked : req, rc, "lock %" PRIu64 " on " OBJ ": %s",
+				lock_id, m->handle, strerror(-rc));
+		return;
+	}
+	if (a.state == TLK_WAITING && w)
+		return; /* answered when it finishes, or when the long poll ends */
+	if (a.state == TLK_WAITING) { /* could not park: ask again */
+		tlk_cancel(lk->table, lock_id, &a);
+		deliver_events(lk);
+		a.state = TLK_WAITING;
+	}
+	if (w)
+		wait_unlink(lk, w);
+	if (a.state == TLK_GRANTED)
+		lk->granted++;
+	reply_answer(lk, parked ? parked : req, lock_id, &a);
+}
+
+void ios_do_lock_release(struct ios *ios, struct srv_req *req)
+{
+	struct ios_locks *lk = ios->locks;
+	const Tessera__LockReleaseRequest *m = (const Tessera__LockReleaseRequest *)req->msg;
+	struct srv_req *was_parked;
+	struct tlk_answer a;
+	int rc;
+
+	if (check_session(lk, req, m->session, m->epoch, m->lock_id ? m->lock_id : 1))
+		return;
+	if (!m->lock_id || (m->lock_id & LK_PENDING_BIT)) {
+		struct lk_session *s = session_find(lk, m->session);
+		struct lk_pending *p, **link;
+
+		/* dropping a description in progress */
+		if (s && m->lock_id && (p = pending_find(s, m->lock_id, &link))) {
+			*link = p->next;
+			pending_free(lk, p);
+			reply_answer(lk, req, m->lock_id, NULL);
+		} else {
+			srv_reply_error(req, -ENOENT, "release: no lock %" PRIu64, m->lock_id);
+		}
+		return;
+	}
+	session_touch(lk, m->session, 0);
+	wait_detach(lk, m->lock_id, &was_parked);
+	if (m->partial) {
+		rc = tlk_release_from(lk->table, m->lock_id, m->from, &a);
+	} else {
+		rc = tlk_release(lk->table, m->lock_id);
+		a = (struct tlk_answer){ TLK_GRANTED, TLK_NONE, TLK_NONE };
+	}
+	deliver_events(lk);
+	answer_detached(lk, was_parked, m->lock_id);
+	if (rc) {
+		srv_reply_error(req, rc, "release lock %" PRIu64 ": %s", m->lock_id, strerror(-rc));
+		return;
+	}
+	lk->released++;
+	reply_answer(lk, req, m->lock_id, m->partial ? &a : NULL);
+}
+
+void ios_do_lease(struct ios *ios, struct srv_req *req)
+{
+	struct ios_locks *lk = ios->locks;
+	const Tessera__LeaseRequest *m = (const Tessera__LeaseRequest *)req->msg;
+
+	session_touch(lk, m->session, 0);
+	reply_answer(lk, req, 0, NULL);
+}
+
+/* ------------------------------------------------------------ leases */
+
+static void session_expire(struct ios_locks *lk, struct lk_session *s)
+{
+	size_t n = 0;
+
+	tlk_release_owner(lk->table, s->id, &n);
+	deliver_events(lk);
+	while (s->pending) {
+		struct lk_pending *p = s->pending;
+
+		s->pending = p->next;
+		pending_free(lk, p);
+	}
+	if (n)
+		srv_log(lk->ios->srv, "session %016" PRIx64 " sent nothing for %u ms: released "
+			"its %zu lock requests", s->id, lk->lease_ms, n);
+	lk->expired_sessions++;
+}
+
+void ios_locks_tick(struct ios *ios)
+{
+	struct ios_locks *lk = ios->locks;
+	double now = mono_now();
+
+	for (unsigned b = 0; b < LK_SESSION_BUCKETS; b++) {
+		struct lk_session **pp = &lk->sessions[b];
+
+		while (*pp) {
+			struct lk_session *s = *pp;
+
+			if (s->expires > now) {
+				pp = &s->hnext;
+				continue;
+			}
+			session_expire(lk, s);
+			*pp = s->hnext;
+			lk->nsessions--;
+			free(s);
+		}
+	}
+}
+
+void ios_locks_destroy(struct ios_locks *lk)
+{
+	if (!lk)
+		return;
+	for (unsigned b = 0; b < LK_SESSION_BUCKETS; b++)
+		while (lk->sessions[b]) {
+			struct lk_session *s = lk->sessions[b];
+
+			lk->sessions[b] = s->hnext;
+			while (s->pending) {
+				struct lk_pending *p = s->pending;
+
+				s->pending = p->next;
+				pending_free(lk, p);
+			}
+			free(s);
+		}
+	while (lk->waits) /* parked requests were dropped by the daemon core */
+		wait_unlink(lk, lk->waits);
+	tlk_table_destroy(lk->table);
+	free(lk);
+}
