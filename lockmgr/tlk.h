@@ -285,7 +285,8 @@ int tlk_cancel(struct tlk_table *t, uint64_t lock_id, struct tlk_answer *answer)
 int tlk_release_owner(struct tlk_table *t, uint64_t owner, size_t *released);
 
 /* The events of the last mutating call: *events points into the table and
- * stays valid until the next mutating call. Returns their count. */
+ * stays valid until the next mutating call (it may be NULL when there are
+ * none). Returns their count. */
 size_t tlk_events(const struct tlk_table *t, const struct tlk_event **events);
 
 /* ---------------------------------------------------------- introspection */
