@@ -169,7 +169,8 @@
  * max_requests. Only tlk_table_create, tlk_request_create and a blocking
  * tlk_acquire may allocate; each fails with -ENOMEM (or -E2BIG for too many
  * ranges) before changing anything. Releases and cancels never allocate and
- * never fail except on an unknown id. Functions return 0 or a negative errno:
+ * never fail except on an unknown id. Any `answer` argument may be NULL.
+ * Functions return 0 or a negative errno:
  *   -EINVAL  a malformed argument (ranges not ascending, empty or wrapping;
  *            unknown mode or flags);
  *   -ENOENT  no such lock id (or object, for tlk_object_stats);

@@ -376,18 +376,33 @@ static void after_release(struct tlk_table *t, struct tlk_object *o)
 
 /* -------------------------------------------------------------- requests */
 
+/* Every call on one request starts here: the event list empties, then the
+ * request is found. */
+static int begin(struct tlk_table *t, uint64_t lock_id, struct tlk_request **r)
+{
+	t->events_count = 0;
+	*r = tlk_map_get(&t->requests, lock_id);
+	return *r ? 0 : -ENOENT;
+}
+
+static int answered(const struct tlk_request *r, struct tlk_answer *answer)
+{
+	if (answer)
+		tlk_request_answer(r, answer);
+	return 0;
+}
+
 int tlk_acquire(struct tlk_table *t, uint64_t lock_id, unsigned flags,
 		uint64_t upto, void *cookie, struct tlk_answer *answer)
 {
 	struct tlk_request *r;
 	bool blocking = flags & TLK_BLOCKING, was_parked;
+	int rc = begin(t, lock_id, &r);
 
-	t->events_count = 0;
-	if (flags & ~TLK_BLOCKING || !answer)
+	if (rc)
+		return rc;
+	if (flags & ~TLK_BLOCKING)
 		return -EINVAL;
-	r = tlk_map_get(&t->requests, lock_id);
-	if (!r)
-		return -ENOENT;
 	was_parked = r->queue == TLK_Q_PARKED;
 	/* Room for this request's event if it parks (see tlk_events). */
 	if (blocking && !was_parked && r->queue != TLK_Q_GRANTED &&
@@ -402,19 +417,17 @@ int tlk_acquire(struct tlk_table *t, uint64_t lock_id, unsigned flags,
 		if (was_parked)
 			wake(t, r->object);
 	}
-	tlk_request_answer(r, answer);
-	return 0;
+	return answered(r, answer);
 }
 
 int tlk_release(struct tlk_table *t, uint64_t lock_id)
 {
 	struct tlk_request *r;
 	struct tlk_object *o;
+	int rc = begin(t, lock_id, &r);
 
-	t->events_count = 0;
-	r = tlk_map_get(&t->requests, lock_id);
-	if (!r)
-		return -ENOENT;
+	if (rc)
+		return rc;
 	o = r->object;
 	destroy(t, r);
 	after_release(t, o);
@@ -428,13 +441,10 @@ int tlk_release_from(struct tlk_table *t, uint64_t lock_id, uint64_t from,
 	size_t j;
 	uint64_t off = 0;
 	bool changed;
+	int rc = begin(t, lock_id, &r);
 
-	t->events_count = 0;
-	if (!answer)
-		return -EINVAL;
-	r = tlk_map_get(&t->requests, lock_id);
-	if (!r)
-		return -ENOENT;
+	if (rc)
+		return rc;
 	/* The first wanted byte at a logical offset >= from. */
 	j = slot_ending_after(r, 0, from, true);
 	if (j < r->count && from > r->slots[j].range.logical)
@@ -446,26 +456,21 @@ int tlk_release_from(struct tlk_table *t, uint64_t lock_id, uint64_t from,
 		set_queue(t, r, r->cur == r->count ? TLK_Q_GRANTED : TLK_Q_WAITING);
 		wake(t, r->object);
 	}
-	tlk_request_answer(r, answer);
-	return 0;
+	return answered(r, answer);
 }
 
 int tlk_cancel(struct tlk_table *t, uint64_t lock_id, struct tlk_answer *answer)
 {
 	struct tlk_request *r;
+	int rc = begin(t, lock_id, &r);
 
-	t->events_count = 0;
-	if (!answer)
-		return -EINVAL;
-	r = tlk_map_get(&t->requests, lock_id);
-	if (!r)
-		return -ENOENT;
+	if (rc)
+		return rc;
 	if (r->queue == TLK_Q_PARKED) {
 		set_queue(t, r, TLK_Q_WAITING);
 		wake(t, r->object);
 	}
-	tlk_request_answer(r, answer);
-	return 0;
+	return answered(r, answer);
 }
 
 int tlk_release_owner(struct tlk_table *t, uint64_t owner, size_t *released)

@@ -24,6 +24,7 @@
  * Figures, not tests: nothing here asserts a time.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,8 +94,10 @@ static size_t held_memory(struct tlk_table *t, size_t locks)
 }
 
 /* `parts` requests share the locks; each is created and acquired
- * nonblocking, then all are released. */
-static struct result run_split(const struct tlk_range *g, size_t n, size_t parts)
+ * nonblocking, then all are released (`partial`: each from its middle
+ * first, then whole). */
+static struct result run_split(const struct tlk_range *g, size_t n, size_t parts,
+			       bool partial)
 {
 	struct tlk_table *t;
 	struct tlk_answer a;
@@ -116,8 +119,12 @@ static struct result run_split(const struct tlk_range *g, size_t n, size_t parts
 	r.acquire_s = now_s() - t0;
 	r.memory = held_memory(t, n);
 	t0 = now_s();
-	for (size_t p = 0; p < parts; p++)
+	for (size_t p = 0; p < parts; p++) {
+		if (partial)
+			check("partial release",
+			      tlk_release_from(t, ids[p], g[p * each + each / 2].logical, &a));
 		check("release", tlk_release(t, ids[p]));
+	}
 	r.release_s = now_s() - t0;
 	tlk_table_destroy(t);
 	free(ids);
@@ -180,29 +187,6 @@ static struct result run_beside(const struct tlk_range *g, size_t n, uint64_t sp
 	return r;
 }
 
-/* The list case, released in two steps: partial from the middle, then all. */
-static struct result run_partial(const struct tlk_range *g, size_t n)
-{
-	struct tlk_table *t;
-	struct tlk_answer a;
-	struct result r;
-	uint64_t id;
-	double t0;
-
-	check("create table", tlk_table_create(NULL, &t));
-	t0 = now_s();
-	check("create request", tlk_request_create(t, 1, 1, TLK_WRITE, g, n, &id));
-	check("acquire", tlk_acquire(t, id, 0, TLK_NONE, NULL, &a));
-	r.acquire_s = now_s() - t0;
-	r.memory = held_memory(t, n);
-	t0 = now_s();
-	check("partial release", tlk_release_from(t, id, g[n / 2].logical, &a));
-	check("release", tlk_release(t, id));
-	r.release_s = now_s() - t0;
-	tlk_table_destroy(t);
-	return r;
-}
-
 enum which { LIST, SPLIT32, POSIX, TWO_PHASE, BESIDE, PARTIAL, NCASES };
 
 static const char *const names[NCASES] = {
@@ -241,12 +225,12 @@ int main(int argc, char **argv)
 			for (int k = 0; k < repeats; k++) {
 				struct result r;
 				switch (c) {
-				case LIST: r = run_split(g, n, 1); break;
-				case SPLIT32: r = run_split(g, n, 32); break;
-				case POSIX: r = run_split(g, n, n); break;
+				case LIST: r = run_split(g, n, 1, false); break;
+				case SPLIT32: r = run_split(g, n, 32, false); break;
+				case POSIX: r = run_split(g, n, n, false); break;
 				case TWO_PHASE: r = run_two_phase(g, n); break;
 				case BESIDE: r = run_beside(g, n, spacings[s]); break;
-				default: r = run_partial(g, n); break;
+				default: r = run_split(g, n, 1, true); break;
 				}
 				keep_best(&best, &r);
 			}

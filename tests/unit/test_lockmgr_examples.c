@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "tlk.h"
+#include "rng.h"
 
 #define NONE TLK_NONE
 
@@ -69,6 +70,20 @@ static size_t events(struct tlk_table *t, const struct tlk_event **ev)
 	return tlk_events(t, ev);
 }
 
+/* Releases `id` whole and expects exactly one parked request to wake:
+ * `woken` (its cookie is its id, as acquire() sets it), answered so. */
+static void release_wakes_one(struct tlk_table *t, uint64_t id, uint64_t woken,
+			      enum tlk_state state, uint64_t last, uint64_t next)
+{
+	const struct tlk_event *ev;
+
+	assert_int_equal(tlk_release(t, id), 0);
+	assert_int_equal(tlk_events(t, &ev), 1);
+	assert_int_equal(ev[0].lock_id, woken);
+	assert_ptr_equal(ev[0].cookie, (void *)(uintptr_t)woken);
+	expect(&ev[0].answer, state, last, next);
+}
+
 /* ------------------------------------------------------------- §7.3 */
 
 /* Client A wants (0,2), (4,2), (6,2), (8,2): the first two on server 0,
@@ -81,7 +96,6 @@ static void test_dissertation_7_3(void **state)
 	const struct tlk_range a0[] = { { 0, 2, 0 }, { 2, 2, 4 } };
 	const struct tlk_range a1[] = { { 0, 2, 6 }, { 2, 2, 8 } };
 	const struct tlk_range b0[] = { { 2, 2, 4 } };
-	const struct tlk_event *ev;
 	struct tlk_answer r0, r1;
 	uint64_t b, x0, x1, m;
 	(void)state;
@@ -111,11 +125,7 @@ static void test_dissertation_7_3(void **state)
 	 * server 1's 6. B holds (4,2): A waits. */
 	r0 = acquire(s0, x0, TLK_BLOCKING, r1.next_abs_offset);
 	expect(&r0, TLK_WAITING, 1, 4);
-	assert_int_equal(tlk_release(s0, b), 0);
-	assert_int_equal(events(s0, &ev), 1);
-	assert_int_equal(ev[0].lock_id, x0);
-	assert_ptr_equal(ev[0].cookie, (void *)(uintptr_t)x0);
-	expect(&ev[0].answer, TLK_GRANTED, 5, NONE);
+	release_wakes_one(s0, b, x0, TLK_GRANTED, 5, NONE);
 
 	/* Next round: server 1 from 6, nothing left after it. */
 	r1 = acquire(s1, x1, TLK_BLOCKING, NONE);
@@ -268,7 +278,6 @@ static void test_blocking_grant_capped(void **state)
 	const struct tlk_range cB[] = { { 50, 20, 50 } };
 	const struct tlk_range dB[] = { { 50, 10, 50 } };
 	const struct tlk_range dA[] = { { 70, 5, 70 } };
-	const struct tlk_event *ev;
 	struct tlk_answer a;
 	uint64_t c_a, c_b, d_a, d_b;
 	(void)state;
@@ -290,10 +299,7 @@ static void test_blocking_grant_capped(void **state)
 	expect(&a, TLK_GRANTED, 74, NONE);
 	/* D does its I/O and releases; C proceeds. */
 	assert_int_equal(tlk_release(A, d_a), 0);
-	assert_int_equal(tlk_release(B, d_b), 0);
-	assert_int_equal(events(B, &ev), 1);
-	assert_int_equal(ev[0].lock_id, c_b);
-	expect(&ev[0].answer, TLK_GRANTED, 69, NONE);
+	release_wakes_one(B, d_b, c_b, TLK_GRANTED, 69, NONE);
 	a = acquire(A, c_a, TLK_BLOCKING, NONE);
 	expect(&a, TLK_GRANTED, 99, NONE);
 	tlk_table_destroy(A);
@@ -310,7 +316,6 @@ static void test_fifo_deadlock_avoided(void **state)
 	const struct tlk_range w_g[] = { { 0, 20, 0 } };
 	const struct tlk_range h_g[] = { { 0, 1, 0 }, { 5, 1, 5 } };
 	const struct tlk_range n_g[] = { { 5, 1, 5 }, { 10, 1, 10 } };
-	const struct tlk_event *ev;
 	struct tlk_answer a;
 	uint64_t w, h, n;
 	(void)state;
@@ -328,14 +333,8 @@ static void test_fifo_deadlock_avoided(void **state)
 	expect(&a, TLK_WAITING, 0, 5);
 	a = acquire(t, n, TLK_BLOCKING, NONE); /* W wants 10 but waits at 0 */
 	expect(&a, TLK_GRANTED, 10, NONE);
-	assert_int_equal(tlk_release(t, n), 0);
-	assert_int_equal(events(t, &ev), 1);
-	assert_int_equal(ev[0].lock_id, h);
-	expect(&ev[0].answer, TLK_GRANTED, 5, NONE);
-	assert_int_equal(tlk_release(t, h), 0);
-	assert_int_equal(events(t, &ev), 1);
-	assert_int_equal(ev[0].lock_id, w);
-	expect(&ev[0].answer, TLK_GRANTED, 19, NONE);
+	release_wakes_one(t, n, h, TLK_GRANTED, 5, NONE);
+	release_wakes_one(t, h, w, TLK_GRANTED, 19, NONE);
 	tlk_table_destroy(t);
 }
 
@@ -386,15 +385,9 @@ static void test_writer_not_starved(void **state)
 	r5 = new_request(t, 1, 15, TLK_READ, shifted, 1);
 	a = acquire(t, r5, 0, NONE);
 	expect(&a, TLK_PARTIAL, NONE, 5);
-	assert_int_equal(tlk_release(t, r4), 0);
-	assert_int_equal(events(t, &ev), 1);
-	assert_int_equal(ev[0].lock_id, w);
-	expect(&ev[0].answer, TLK_GRANTED, 99, NONE);
+	release_wakes_one(t, r4, w, TLK_GRANTED, 99, NONE);
 	/* r2 waits behind w's locks now; w's release lets it in. */
-	assert_int_equal(tlk_release(t, w), 0);
-	assert_int_equal(events(t, &ev), 1);
-	assert_int_equal(ev[0].lock_id, r2);
-	expect(&ev[0].answer, TLK_GRANTED, 99, NONE);
+	release_wakes_one(t, w, r2, TLK_GRANTED, 99, NONE);
 	assert_int_equal(tlk_table_check(t), 0);
 	tlk_table_destroy(t);
 }
@@ -572,6 +565,21 @@ static void test_limits(void **state)
 	assert_int_equal(tlk_request_footprint(SIZE_MAX / 2), SIZE_MAX);
 }
 
+/* A call failed for want of memory and left the table as it was (but for
+ * a map that may have grown first: memory moves, and is exact). */
+static void expect_unchanged(struct tlk_table *t, int rc, const struct tlk_stats *before,
+			     const struct failing *f)
+{
+	struct tlk_stats after;
+
+	assert_int_equal(rc, -ENOMEM);
+	tlk_table_stats(t, &after);
+	assert_int_equal(after.memory, f->held);
+	after.memory = before->memory;
+	assert_memory_equal(before, &after, sizeof(after));
+	assert_int_equal(tlk_table_check(t), 0);
+}
+
 /* Every allocation in create and in a blocking acquire fails in turn: the
  * call says -ENOMEM, and the table is exactly as before. */
 static void test_allocation_failures(void **state)
@@ -588,7 +596,7 @@ static void test_allocation_failures(void **state)
 	f.fail_at = -1;
 	assert_int_equal(tlk_table_create(&cfg, &t), 0);
 	for (int round = 0; round < 200; round++) {
-		struct tlk_stats before, after;
+		struct tlk_stats before;
 		struct tlk_answer a;
 		uint64_t id, obj = (uint64_t)round % 7, owner = (uint64_t)round % 11;
 		int rc;
@@ -602,13 +610,7 @@ static void test_allocation_failures(void **state)
 			f.fail_at = -1;
 			if (!rc)
 				break;
-			assert_int_equal(rc, -ENOMEM);
-			tlk_table_stats(t, &after);
-			/* a map may have grown before the failure: only memory moves */
-			assert_int_equal(after.memory, f.held);
-			after.memory = before.memory;
-			assert_memory_equal(&before, &after, sizeof(before));
-			assert_int_equal(tlk_table_check(t), 0);
+			expect_unchanged(t, rc, &before, &f);
 		}
 		tlk_table_stats(t, &before);
 		for (long n = 0;; n++) {
@@ -618,10 +620,7 @@ static void test_allocation_failures(void **state)
 			f.fail_at = -1;
 			if (!rc)
 				break;
-			assert_int_equal(rc, -ENOMEM);
-			tlk_table_stats(t, &after);
-			assert_memory_equal(&before, &after, sizeof(before));
-			assert_int_equal(tlk_table_check(t), 0);
+			expect_unchanged(t, rc, &before, &f);
 		}
 		if (round % 4 == 3)
 			assert_int_equal(tlk_release_owner(t, owner, NULL), 0);
@@ -693,21 +692,13 @@ struct sim {
 	uint16_t *readers; /* per logical byte, while clients hold them */
 	uint8_t *writer;
 	uint64_t next_session;
-	struct { uint64_t s; } rng;
+	struct rng rng;
 	int cancel_pct, expire_permille;
 };
 
-static uint64_t sim_rnd(struct sim *s)
-{
-	s->rng.s ^= s->rng.s >> 12;
-	s->rng.s ^= s->rng.s << 25;
-	s->rng.s ^= s->rng.s >> 27;
-	return s->rng.s * 2685821657736338717ULL;
-}
-
 static uint64_t sim_below(struct sim *s, uint64_t n)
 {
-	return n ? sim_rnd(s) % n : 0;
+	return below(&s->rng, n);
 }
 
 /* Splits the client's logical ranges at strips into per-server requests. */
