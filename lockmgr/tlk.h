@@ -138,9 +138,10 @@
  * in finite time, so every parked request is eventually answered (and
  * §7.3's one-try and alt-try make progress: each blocking round gets at
  * least the client's next byte). Without the cap at `upto` the assumption
- * fails: a blocking round on server A capped at 50 but granted up to 100
- * leaves its client holding 60 while it then waits at 50 on server B, where
- * D holds [50,60) and waits at 70 on A.
+ * fails: client C wants [0,50) and [70,100) on server A, [50,70) on B. Its
+ * blocking round on A, meant to stop at 50, would take [70,100) as well;
+ * C then waits at 50 on B, where D holds [50,60) while waiting at 70 on A,
+ * held by C: a cycle. (test_blocking_grant_capped shows the capped run.)
  *
  * ---------------------------------------------------------- data structures
  *
