@@ -138,9 +138,10 @@
  * in finite time, so every parked request is eventually answered (and
  * §7.3's one-try and alt-try make progress: each blocking round gets at
  * least the client's next byte). Without the cap at `upto` the assumption
- * fails: a blocking round on server A capped at 50 but granted up to 100
- * leaves its client holding 60 while it then waits at 50 on server B, where
- * D holds [50,60) and waits at 70 on A.
+ * fails: client C wants [0,50) and [70,100) on server A, [50,70) on B. Its
+ * blocking round on A, meant to stop at 50, would take [70,100) as well;
+ * C then waits at 50 on B, where D holds [50,60) while waiting at 70 on A,
+ * held by C: a cycle. (test_blocking_grant_capped shows the capped run.)
  *
  * ---------------------------------------------------------- data structures
  *
@@ -155,10 +156,12 @@
  * owners and requests are found by hash (O(1)). An object lives while it has
  * requests.
  *
- * Costs: acquire O(ranges visited x (log n + W)), where n is locks held on
- * the object and W its parked requests (checked for rule (b); none in the
- * uncontended case); release O(k log n) plus a grant attempt per parked
- * request on the object.
+ * Costs, with n locks held on the object and W requests parked on it: an
+ * acquire inserts one node per range it reaches (O(log n) each) and looks up
+ * the lowest refused byte once per stretch without conflict (O(log n + W)),
+ * so an uncontended acquire of k ranges costs O(k log n + W); a release of k
+ * locks O(k log n), plus one grant attempt per parked request on the object.
+ * tests/bench/bench_tlk.c measures it.
  *
  * ------------------------------------------------------ memory and errors
  *
@@ -167,7 +170,8 @@
  * max_requests. Only tlk_table_create, tlk_request_create and a blocking
  * tlk_acquire may allocate; each fails with -ENOMEM (or -E2BIG for too many
  * ranges) before changing anything. Releases and cancels never allocate and
- * never fail except on an unknown id. Functions return 0 or a negative errno:
+ * never fail except on an unknown id. Any `answer` argument may be NULL.
+ * Functions return 0 or a negative errno:
  *   -EINVAL  a malformed argument (ranges not ascending, empty or wrapping;
  *            unknown mode or flags);
  *   -ENOENT  no such lock id (or object, for tlk_object_stats);
@@ -285,7 +289,8 @@ int tlk_cancel(struct tlk_table *t, uint64_t lock_id, struct tlk_answer *answer)
 int tlk_release_owner(struct tlk_table *t, uint64_t owner, size_t *released);
 
 /* The events of the last mutating call: *events points into the table and
- * stays valid until the next mutating call. Returns their count. */
+ * stays valid until the next mutating call (it may be NULL when there are
+ * none). Returns their count. */
 size_t tlk_events(const struct tlk_table *t, const struct tlk_event **events);
 
 /* ---------------------------------------------------------- introspection */

@@ -171,22 +171,32 @@ static void hold_to(struct tlk_request *r, uint64_t end)
 	}
 }
 
-/* Grants from the position, in order, below `upto`, until a refused byte. */
+/* Grants from the position, in order, below `upto`, until a refused byte.
+ * One lookup covers the whole span left to the request's last byte: its
+ * answer, the lowest refused byte, holds until the grant passes it (only
+ * this request's locks change meanwhile), so without conflicts an acquire
+ * of k ranges costs one lookup and k inserts. */
 static void grant(struct tlk_request *r, bool blocking, uint64_t upto)
 {
+	const struct tlk_range *back = &r->slots[r->count - 1].range;
+	uint64_t span_end = back->offset + back->length, refused = 0;
+
 	while (r->cur < r->count) {
 		const struct tlk_range *g = &r->slots[r->cur].range;
 		uint64_t a = g->offset + r->cur_off, end = g->offset + g->length;
-		uint64_t e = end, c;
+		uint64_t e = end;
 
 		if (g->logical + r->cur_off >= upto)
 			return;
 		if (upto - g->logical < g->length)
 			e = g->offset + (upto - g->logical);
-		c = first_refused(r, a, e, blocking);
-		if (c > a)
-			hold_to(r, c);
-		if (c < end)
+		if (refused <= a)
+			refused = first_refused(r, a, span_end, blocking);
+		if (refused < e)
+			e = refused;
+		if (e > a)
+			hold_to(r, e);
+		if (e < end)
 			return;
 	}
 }
@@ -366,18 +376,33 @@ static void after_release(struct tlk_table *t, struct tlk_object *o)
 
 /* -------------------------------------------------------------- requests */
 
+/* Every call on one request starts here: the event list empties, then the
+ * request is found. */
+static int begin(struct tlk_table *t, uint64_t lock_id, struct tlk_request **r)
+{
+	t->events_count = 0;
+	*r = tlk_map_get(&t->requests, lock_id);
+	return *r ? 0 : -ENOENT;
+}
+
+static int answered(const struct tlk_request *r, struct tlk_answer *answer)
+{
+	if (answer)
+		tlk_request_answer(r, answer);
+	return 0;
+}
+
 int tlk_acquire(struct tlk_table *t, uint64_t lock_id, unsigned flags,
 		uint64_t upto, void *cookie, struct tlk_answer *answer)
 {
 	struct tlk_request *r;
 	bool blocking = flags & TLK_BLOCKING, was_parked;
+	int rc = begin(t, lock_id, &r);
 
-	t->events_count = 0;
-	if (flags & ~TLK_BLOCKING || !answer)
+	if (rc)
+		return rc;
+	if (flags & ~TLK_BLOCKING)
 		return -EINVAL;
-	r = tlk_map_get(&t->requests, lock_id);
-	if (!r)
-		return -ENOENT;
 	was_parked = r->queue == TLK_Q_PARKED;
 	/* Room for this request's event if it parks (see tlk_events). */
 	if (blocking && !was_parked && r->queue != TLK_Q_GRANTED &&
@@ -392,19 +417,17 @@ int tlk_acquire(struct tlk_table *t, uint64_t lock_id, unsigned flags,
 		if (was_parked)
 			wake(t, r->object);
 	}
-	tlk_request_answer(r, answer);
-	return 0;
+	return answered(r, answer);
 }
 
 int tlk_release(struct tlk_table *t, uint64_t lock_id)
 {
 	struct tlk_request *r;
 	struct tlk_object *o;
+	int rc = begin(t, lock_id, &r);
 
-	t->events_count = 0;
-	r = tlk_map_get(&t->requests, lock_id);
-	if (!r)
-		return -ENOENT;
+	if (rc)
+		return rc;
 	o = r->object;
 	destroy(t, r);
 	after_release(t, o);
@@ -418,13 +441,10 @@ int tlk_release_from(struct tlk_table *t, uint64_t lock_id, uint64_t from,
 	size_t j;
 	uint64_t off = 0;
 	bool changed;
+	int rc = begin(t, lock_id, &r);
 
-	t->events_count = 0;
-	if (!answer)
-		return -EINVAL;
-	r = tlk_map_get(&t->requests, lock_id);
-	if (!r)
-		return -ENOENT;
+	if (rc)
+		return rc;
 	/* The first wanted byte at a logical offset >= from. */
 	j = slot_ending_after(r, 0, from, true);
 	if (j < r->count && from > r->slots[j].range.logical)
@@ -436,26 +456,21 @@ int tlk_release_from(struct tlk_table *t, uint64_t lock_id, uint64_t from,
 		set_queue(t, r, r->cur == r->count ? TLK_Q_GRANTED : TLK_Q_WAITING);
 		wake(t, r->object);
 	}
-	tlk_request_answer(r, answer);
-	return 0;
+	return answered(r, answer);
 }
 
 int tlk_cancel(struct tlk_table *t, uint64_t lock_id, struct tlk_answer *answer)
 {
 	struct tlk_request *r;
+	int rc = begin(t, lock_id, &r);
 
-	t->events_count = 0;
-	if (!answer)
-		return -EINVAL;
-	r = tlk_map_get(&t->requests, lock_id);
-	if (!r)
-		return -ENOENT;
+	if (rc)
+		return rc;
 	if (r->queue == TLK_Q_PARKED) {
 		set_queue(t, r, TLK_Q_WAITING);
 		wake(t, r->object);
 	}
-	tlk_request_answer(r, answer);
-	return 0;
+	return answered(r, answer);
 }
 
 int tlk_release_owner(struct tlk_table *t, uint64_t owner, size_t *released)

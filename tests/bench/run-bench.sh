@@ -14,6 +14,7 @@ mkdir -p "$TESSERA_VAR/baseline"
 		-l "$TESSERA_VAR/baseline" -s "${BENCH_MIB:-1024}" -n "${BENCH_FILES:-10000}" -p 4
 	"$top/build/bin/tessera-bench-hpio" -c "$TESSERA_VAR/tessera.conf" -t "${BENCH_SECONDS:-0.5}" \
 		--sweep --batch-sweep
+	"$top/build/bin/tessera-bench-tlk"
 	for extra in "$top"/tests/bench/bench_*.sh; do
 		if [ -x "$extra" ]; then "$extra" "$TESSERA_VAR/tessera.conf" "$TESSERA_VAR/baseline"; fi
 	done

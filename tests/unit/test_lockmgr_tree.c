@@ -13,23 +13,7 @@
 #include <cmocka.h>
 
 #include "tlk_int.h"
-
-struct rng {
-	uint64_t s;
-};
-
-static uint64_t rnd(struct rng *r)
-{
-	r->s ^= r->s >> 12;
-	r->s ^= r->s << 25;
-	r->s ^= r->s >> 27;
-	return r->s * 2685821657736338717ULL;
-}
-
-static uint64_t below(struct rng *r, uint64_t n)
-{
-	return n ? rnd(r) % n : 0;
-}
+#include "rng.h"
 
 #define MAXN 2000
 
