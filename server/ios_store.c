@@ -141,61 +141,6 @@ static void forget(struct ios_store *st, uint64_t handle)
 	}
 }
 
-ssize_t ios_write(struct ios_store *st, uint64_t handle, uint64_t offset, const void *buf,
-		  size_t len)
-{
-	int fd = object_fd(st, handle, 1);
-	size_t done = 0;
-
-	if (fd < 0)
-		return fd;
-	if (offset > (uint64_t)INT64_MAX - len)
-		return -EFBIG;
-	while (done < len) {
-		ssize_t n = pwrite(fd, (const char *)buf + done, len - done, (off_t)(offset + done));
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		done += (size_t)n;
-	}
-	return (ssize_t)done;
-}
-
-ssize_t ios_read(struct ios_store *st, uint64_t handle, uint64_t offset, void *buf, size_t len,
-		 uint64_t *object_size)
-{
-	int fd = object_fd(st, handle, 0);
-	struct stat sb;
-	size_t done = 0;
-
-	*object_size = 0;
-	if (fd == -ENOENT)
-		return 0;
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, &sb))
-		return -errno;
-	*object_size = (uint64_t)sb.st_size;
-	if (offset > (uint64_t)INT64_MAX)
-		return 0;
-	while (done < len) {
-		ssize_t n = pread(fd, (char *)buf + done, len - done, (off_t)(offset + done));
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			break;
-		done += (size_t)n;
-	}
-	return (ssize_t)done;
-}
-
 /* The whole of iov[0..n) at offset, retrying short transfers; reads stop
  * at end of file. Returns bytes moved or -errno. */
 static ssize_t full_iov(int fd, struct iovec *iov, int n, uint64_t offset, int write,

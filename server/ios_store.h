@@ -20,12 +20,6 @@ int ios_store_open(const char *dir, unsigned max_open, struct ios_store **out,
 		   char **errmsg);
 void ios_store_close(struct ios_store *st);
 
-/* Both return bytes moved or a negative errno. Reads stop at the object's
- * end (a short count); *object_size gets the object's size. */
-ssize_t ios_write(struct ios_store *st, uint64_t handle, uint64_t offset,
-		  const void *buf, size_t len);
-ssize_t ios_read(struct ios_store *st, uint64_t handle, uint64_t offset,
-		 void *buf, size_t len, uint64_t *object_size);
 /* An object byte range. */
 struct ios_piece {
 	uint64_t offset;
