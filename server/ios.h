@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "daemon.h"
+#include "ios_disk.h"
 #include "ios_store.h"
 
 struct tdl_dataloop;
@@ -38,6 +39,8 @@ struct ios_desc {
 };
 
 struct ios {
+	struct ios_disk *disk;     /* under the store: the system's calls, or a
+				    * fault disk over them (-F) */
 	struct ios_store *store;
 	const struct tp_config *cfg;
 	uint32_t index;

@@ -4,7 +4,8 @@
  * Object `handle` is the file DIR/objects/XX/HHHHHHHHHHHHHHHH (XX the low
  * byte of the handle, H the handle in hex), created on first write. A
  * missing object reads as empty. Open descriptors are cached (least
- * recently used goes first). Pure storage: no network.
+ * recently used goes first). Every disk call goes through the struct
+ * ios_disk given at open (ios_disk.h). Pure storage: no network.
  */
 #ifndef TESSERA_IOS_STORE_H
 #define TESSERA_IOS_STORE_H
@@ -15,9 +16,11 @@
 #include <sys/uio.h>
 
 struct ios_store;
+struct ios_disk;
 
-int ios_store_open(const char *dir, unsigned max_open, struct ios_store **out,
-		   char **errmsg);
+/* `disk` stays the caller's and must outlive the store. */
+int ios_store_open(const char *dir, unsigned max_open, struct ios_disk *disk,
+		   struct ios_store **out, char **errmsg);
 void ios_store_close(struct ios_store *st);
 
 /* An object byte range. */
@@ -26,7 +29,7 @@ struct ios_piece {
 	uint64_t length;
 };
 
-/* Noncontiguous access: pieces[0..n) in order against `data`, which holds
+/* Reads and writes: pieces[0..n) in order against `data`, which holds
  * their bytes concatenated. Pieces that lie close together (ascending, gaps
  * up to IOS_SIEVE_GAP, within IOS_SIEVE_SPAN) move as one span: reads as one
  * preadv of up to IOV_MAX iovecs, the gaps landing in a scratch buffer;
