@@ -72,32 +72,40 @@ static uint32_t slot_on(tessera_file *f, uint32_t ios, uint64_t *handle)
 	return 0;
 }
 
-/* Write SPAN bytes of `fill` into [0, SPAN) by `m`: all of it (contiguous)
- * or the pattern's regions (list, datatype). */
-static ssize_t write_by(tessera_file *f, enum method m, uint8_t fill)
+/* Read or write [0, SPAN) by `m`: all of it (contiguous) or the pattern's
+ * regions (list, datatype), from or into `data`. */
+static ssize_t access_by(tessera_file *f, enum method m, int write, uint8_t *data)
 {
-	static uint8_t data[SPAN];
 	uint64_t offs[REGIONS], lens[REGIONS];
 	struct iovec iov = { data, REGIONS * REGION };
 	struct tdl_dataloop *b, *v;
 	ssize_t rc;
 
-	memset(data, fill, sizeof(data));
 	if (m == CONTIG)
-		return tessera_pwrite(f, data, SPAN, 0);
+		return write ? tessera_pwrite(f, data, SPAN, 0) : tessera_pread(f, data, SPAN, 0);
 	if (m == LIST) {
 		for (int i = 0; i < REGIONS; i++) {
 			offs[i] = (uint64_t)i * STRIDE + GAP;
 			lens[i] = REGION;
 		}
-		return tessera_write_list(f, &iov, 1, offs, lens, REGIONS);
+		return write ? tessera_write_list(f, &iov, 1, offs, lens, REGIONS)
+			     : tessera_read_list(f, &iov, 1, offs, lens, REGIONS);
 	}
 	assert_int_equal(tdl_bytes(1, &b), 0);
 	assert_int_equal(tdl_hvector(REGIONS, REGION, STRIDE, b, &v), 0);
-	rc = tessera_write_dtype(f, data, REGIONS * REGION, NULL, v, GAP, 0);
+	rc = write ? tessera_write_dtype(f, data, REGIONS * REGION, NULL, v, GAP, 0)
+		   : tessera_read_dtype(f, data, REGIONS * REGION, NULL, v, GAP, 0);
 	tdl_free(v);
 	tdl_free(b);
 	return rc;
+}
+
+static ssize_t write_by(tessera_file *f, enum method m, uint8_t fill)
+{
+	static uint8_t data[SPAN];
+
+	memset(data, fill, sizeof(data));
+	return access_by(f, m, 1, data);
 }
 
 static ssize_t written(enum method m)
@@ -225,9 +233,7 @@ static void test_one_object(void **state)
 	struct cluster *c = *state;
 	tessera_file *f = create(c, "/one"), *g = create(c, "/other");
 	uint8_t model[SPAN] = { 0 }, other[SPAN] = { 0 }, buf[SPAN];
-	uint64_t h, offs[REGIONS], lens[REGIONS];
-	struct iovec iov = { buf, REGIONS * REGION };
-	struct tdl_dataloop *b, *v;
+	uint64_t h;
 	char spec[80];
 
 	assert_int_equal(write_by(f, CONTIG, 'a'), SPAN);
@@ -250,18 +256,8 @@ static void test_one_object(void **state)
 	snprintf(spec, sizeof(spec), "read:%" PRIx64 "=EIO", h);
 	print_message("storage daemon 2 with -F %s\n", spec);
 	cluster_restart_ios(c, 2, spec);
-	expect_error(c, tessera_pread(f, buf, SPAN, 0), EIO, 2, "/one");
-	for (int i = 0; i < REGIONS; i++) {
-		offs[i] = (uint64_t)i * STRIDE + GAP;
-		lens[i] = REGION;
-	}
-	expect_error(c, tessera_read_list(f, &iov, 1, offs, lens, REGIONS), EIO, 2, "/one");
-	assert_int_equal(tdl_bytes(1, &b), 0);
-	assert_int_equal(tdl_hvector(REGIONS, REGION, STRIDE, b, &v), 0);
-	expect_error(c, tessera_read_dtype(f, buf, REGIONS * REGION, NULL, v, GAP, 0), EIO, 2,
-		     "/one");
-	tdl_free(v);
-	tdl_free(b);
+	for (enum method m = CONTIG; m <= DTYPE; m++)
+		expect_error(c, access_by(f, m, 0, buf), EIO, 2, "/one");
 	check_bytes(c->fs, g, other);
 	serving(c, 2);
 	cluster_restart_ios(c, 2, NULL);
