@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "daemon.h"
+#include "ios_disk.h"
 #include "ios_store.h"
 
 struct tdl_dataloop;
@@ -43,6 +44,8 @@ struct ios_locks;
 struct ios {
 	struct srv *srv;
 	struct ios_locks *locks;
+	struct ios_disk *disk;     /* under the store: the system's calls, or a
+				    * fault disk over them (-F) */
 	struct ios_store *store;
 	const struct tp_config *cfg;
 	uint32_t index;

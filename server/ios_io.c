@@ -36,6 +36,14 @@ static void count(struct ios *ios, enum ios_method m, size_t pieces, uint64_t by
 		s->bytes_read[m] += bytes;
 }
 
+/* A disk call failed: the operator reads it in the log, the client in the
+ * reply. */
+static void disk_error(struct srv_req *req, const char *what, uint64_t handle, int rc)
+{
+	srv_log(req->srv, "%s " OBJ ": %s", what, handle, strerror(-rc));
+	srv_reply_error(req, rc, "%s " OBJ ": %s", what, handle, strerror(-rc));
+}
+
 /* Apply checked pieces and reply: writes take the frame's data, reads
  * answer with `total` bytes. */
 static void apply(struct ios *ios, struct srv_req *req, enum ios_method m, uint64_t handle,
@@ -49,7 +57,7 @@ static void apply(struct ios *ios, struct srv_req *req, enum ios_method m, uint6
 
 		k = ios_write_pieces(ios->store, handle, pieces, n, req->frame.data, &syscalls);
 		if (k < 0) {
-			srv_reply_error(req, (int)k, "write " OBJ ": %s", handle, strerror((int)-k));
+			disk_error(req, "write", handle, (int)k);
 			return;
 		}
 		count(ios, m, n, (uint64_t)k, 1, syscalls);
@@ -67,7 +75,7 @@ static void apply(struct ios *ios, struct srv_req *req, enum ios_method m, uint6
 		k = ios_read_pieces(ios->store, handle, pieces, n, buf, &rep.object_size, &syscalls);
 		if (k < 0) {
 			free(buf);
-			srv_reply_error(req, (int)k, "read " OBJ ": %s", handle, strerror((int)-k));
+			disk_error(req, "read", handle, (int)k);
 			return;
 		}
 		/* A contiguous read stops at the object's end (the client tells

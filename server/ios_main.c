@@ -97,6 +97,69 @@ IOS_OP(LOCK_RELEASE, ios_do_lock_release)
 IOS_OP(LEASE, ios_do_lease)
 #undef IOS_OP
 
+/* -F SPEC, the storage daemon's own option, taken out of argv (in place)
+ * so that the rest is the common command line. */
+static int take_faults(int *argc, char **argv, const char **spec)
+{
+	int out = 1;
+
+	*spec = NULL;
+	for (int i = 1; i < *argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--")) {
+			while (i < *argc)
+				argv[out++] = argv[i++];
+			break;
+		}
+		if (strncmp(a, "-F", 2)) {
+			argv[out++] = argv[i];
+			/* the common options' values are never options */
+			if (a[0] == '-' && a[1] && strchr("cdip", a[1]) && !a[2] && i + 1 < *argc)
+				argv[out++] = argv[++i];
+			continue;
+		}
+		if (*spec) {
+			fprintf(stderr, "tessera-ios: -F given twice (join the rules with commas)\n");
+			return -EINVAL;
+		}
+		if (a[2])
+			*spec = a + 2;
+		else if (i + 1 < *argc)
+			*spec = argv[++i];
+		else {
+			fprintf(stderr, "tessera-ios: -F needs a fault spec\n");
+			return -EINVAL;
+		}
+	}
+	*argc = out;
+	argv[out] = NULL;
+	return 0;
+}
+
+/* The disk under the store: the system's calls, wrapped by a fault disk
+ * when -F asks for one. */
+static int make_disk(const char *faults, struct ios_disk **out)
+{
+	struct ios_disk *sys;
+	char err[256];
+	int rc = ios_disk_system(&sys);
+
+	if (rc) {
+		fprintf(stderr, "tessera-ios: disk: %s\n", strerror(-rc));
+		return rc;
+	}
+	if (!faults) {
+		*out = sys;
+		return 0;
+	}
+	if ((rc = ios_disk_faults(sys, faults, out, err, sizeof(err)))) {
+		fprintf(stderr, "tessera-ios: -F %s: %s\n", faults, err);
+		sys->ops->destroy(sys);
+	}
+	return rc;
+}
+
 static void ios_tick(void *ctx)
 {
 	ios_locks_tick(ctx);
@@ -111,31 +174,38 @@ int main(int argc, char **argv)
 	struct ios ios = { 0 };
 	struct srv *srv = NULL;
 	char err[512], *msg = NULL;
-	int rc;
+	const char *faults;
+	int rc, status = 1;
 
-	if (srv_parse_cmdline(argc, argv, "tessera-ios", &cl))
+	if (take_faults(&argc, argv, &faults))
+		return 2;
+	if (srv_parse_cmdline(argc, argv, "tessera-ios", &cl)) {
+		fprintf(stderr, "       [-F FAULTS]  fail chosen disk calls, e.g. write@3=ENOSPC "
+			"(for tests; see README)\n");
+		return 2;
+	}
+	if (make_disk(faults, &ios.disk))
 		return 2;
 	if (tp_config_load(cl.config, &cfg, err, sizeof(err))) {
 		fprintf(stderr, "tessera-ios: %s\n", err);
-		return 1;
+		goto out;
 	}
 	if (cl.index >= cfg.n_ios) {
 		fprintf(stderr, "tessera-ios: index %u, but %s lists %u storage daemons\n",
 			cl.index, cl.config, cfg.n_ios);
-		return 1;
+		goto out;
 	}
 	ios.cfg = &cfg;
 	ios.index = cl.index;
-	if ((rc = ios_store_open(cl.dir, 256, &ios.store, &msg))) {
+	if ((rc = ios_store_open(cl.dir, 256, ios.disk, &ios.store, &msg))) {
 		fprintf(stderr, "tessera-ios: %s\n", msg ? msg : strerror(-rc));
 		free(msg);
-		return 1;
+		goto out;
 	}
 	if ((rc = ios_locks_create(&ios, cfg.lock_lease_ms, &ios.locks, &msg))) {
 		fprintf(stderr, "tessera-ios: lock service: %s\n", msg ? msg : strerror(-rc));
 		free(msg);
-		ios_store_close(ios.store);
-		return 1;
+		goto out;
 	}
 	struct srv_role role = { "ios", cl.index, ios_handlers, ios_tick, &ios };
 	struct srv_opts so = { &cfg, cfg.ios[cl.index].host, cfg.ios[cl.index].port, 32, NULL };
@@ -143,17 +213,20 @@ int main(int argc, char **argv)
 	if ((rc = srv_create(&so, &role, &srv, err, sizeof(err)))) {
 		fprintf(stderr, "tessera-ios %u: listen on %s:%s: %s\n", cl.index,
 			so.host, so.port, err);
-		ios_locks_destroy(ios.locks);
-		ios_store_close(ios.store);
-		return 1;
+		goto out;
 	}
 	ios.srv = srv;
+	if (faults)
+		srv_log(srv, "disk faults injected: %s", faults);
 	if ((rc = srv_write_pidfile(cl.pidfile)))
 		fprintf(stderr, "tessera-ios: pid file %s: %s\n", cl.pidfile, strerror(-rc));
 	srv_run(srv);
-	srv_destroy(srv); /* parked lock requests first, then the table */
+	srv_destroy(srv); /* parked lock requests first, then the lock table */
+	status = 0;
+out:
 	ios_locks_destroy(ios.locks);
 	ios_descs_clear(&ios);
 	ios_store_close(ios.store);
-	return 0;
+	ios.disk->ops->destroy(ios.disk);
+	return status;
 }

@@ -1,16 +1,16 @@
-/* ios_store.c - objects as local files, with a cache of open descriptors. */
+/*
+ * ios_store.c - objects as local files, with a cache of open descriptors.
+ * Every disk call goes through the store's struct ios_disk.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <sys/uio.h>
-#include <limits.h>
-#include <unistd.h>
 
+#include "ios_disk.h"
 #include "ios_store.h"
 
 struct ios_fd {
@@ -20,6 +20,7 @@ struct ios_fd {
 };
 
 struct ios_store {
+	struct ios_disk *disk;  /* the caller's; every disk call goes here */
 	char *dir;         /* DIR/objects */
 	unsigned max_open;
 	struct ios_fd *fds;
@@ -27,21 +28,32 @@ struct ios_store {
 	uint8_t *gap;      /* IOS_SIEVE_GAP bytes: where sieved reads drop gaps */
 };
 
-static int mkdir_p(const char *path)
+static int mkdir_p(struct ios_disk *d, const char *path)
 {
-	if (mkdir(path, 0755) && errno != EEXIST)
-		return -errno;
-	return 0;
+	int rc = d->ops->mkdir(d, path, 0755);
+
+	return rc == -EEXIST ? 0 : rc;
 }
 
-int ios_store_open(const char *dir, unsigned max_open, struct ios_store **out, char **errmsg)
+int ios_store_open(const char *dir, unsigned max_open, struct ios_disk *disk,
+		   struct ios_store **out, char **errmsg)
 {
-	struct ios_store *st = calloc(1, sizeof(*st));
+	struct ios_store *st;
 	char path[4096];
 	int rc = -ENOMEM;
 
+	if (disk->ops->size < sizeof(struct ios_disk_ops)) {
+		/* made against an older table: some op would be missing */
+		if (errmsg && asprintf(errmsg, "storage directory %s: the disk's ops table has %zu "
+				       "bytes, this store needs %zu", dir, disk->ops->size,
+				       sizeof(struct ios_disk_ops)) < 0)
+			*errmsg = NULL;
+		return -EINVAL;
+	}
+	st = calloc(1, sizeof(*st));
 	if (!st)
 		goto fail;
+	st->disk = disk;
 	st->max_open = max_open ? max_open : 1;
 	st->fds = calloc(st->max_open, sizeof(*st->fds));
 	if (!st->fds)
@@ -55,11 +67,11 @@ int ios_store_open(const char *dir, unsigned max_open, struct ios_store **out, c
 	st->dir = strdup(path);
 	if (!st->dir)
 		goto fail;
-	if ((rc = mkdir_p(dir)) || (rc = mkdir_p(st->dir)))
+	if ((rc = mkdir_p(disk, dir)) || (rc = mkdir_p(disk, st->dir)))
 		goto fail;
 	for (unsigned i = 0; i < 256; i++) {
 		snprintf(path, sizeof(path), "%s/%02x", st->dir, i);
-		if ((rc = mkdir_p(path)))
+		if ((rc = mkdir_p(disk, path)))
 			goto fail;
 	}
 	*out = st;
@@ -78,7 +90,7 @@ void ios_store_close(struct ios_store *st)
 	if (st->fds)
 		for (unsigned i = 0; i < st->max_open; i++)
 			if (st->fds[i].fd >= 0)
-				close(st->fds[i].fd);
+				st->disk->ops->close(st->disk, st->fds[i].fd);
 	free(st->fds);
 	free(st->gap);
 	free(st->dir);
@@ -111,9 +123,10 @@ static int object_fd(struct ios_store *st, uint64_t handle, int create)
 	if (slot)
 		return slot->fd;
 	object_path(st, handle, path, sizeof(path));
-	fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
+	fd = st->disk->ops->open(st->disk, handle, path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0),
+				 0644);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	slot = &st->fds[0];
 	for (unsigned i = 0; i < st->max_open; i++) {
 		if (st->fds[i].fd < 0) {
@@ -124,7 +137,7 @@ static int object_fd(struct ios_store *st, uint64_t handle, int create)
 			slot = &st->fds[i];
 	}
 	if (slot->fd >= 0)
-		close(slot->fd);
+		st->disk->ops->close(st->disk, slot->fd);
 	slot->fd = fd;
 	slot->handle = handle;
 	slot->used = ++st->clock;
@@ -136,83 +149,55 @@ static void forget(struct ios_store *st, uint64_t handle)
 	struct ios_fd *slot = cached(st, handle);
 
 	if (slot) {
-		close(slot->fd);
+		st->disk->ops->close(st->disk, slot->fd);
 		slot->fd = -1;
 	}
 }
 
-ssize_t ios_write(struct ios_store *st, uint64_t handle, uint64_t offset, const void *buf,
-		  size_t len)
+/* An object's descriptor and size; a missing object has size 0 and no
+ * descriptor (-1). */
+static int object_sized(struct ios_store *st, uint64_t handle, int *fd, uint64_t *size)
 {
-	int fd = object_fd(st, handle, 1);
-	size_t done = 0;
+	struct stat sb;
+	int rc;
 
-	if (fd < 0)
-		return fd;
-	if (offset > (uint64_t)INT64_MAX - len)
-		return -EFBIG;
-	while (done < len) {
-		ssize_t n = pwrite(fd, (const char *)buf + done, len - done, (off_t)(offset + done));
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		done += (size_t)n;
-	}
-	return (ssize_t)done;
+	*size = 0;
+	*fd = object_fd(st, handle, 0);
+	if (*fd == -ENOENT)
+		*fd = -1;
+	else if (*fd < 0)
+		return *fd;
+	else if ((rc = st->disk->ops->fstat(st->disk, *fd, &sb)))
+		return rc;
+	else
+		*size = (uint64_t)sb.st_size;
+	return 0;
 }
 
-ssize_t ios_read(struct ios_store *st, uint64_t handle, uint64_t offset, void *buf, size_t len,
-		 uint64_t *object_size)
+int ios_size(struct ios_store *st, uint64_t handle, uint64_t *size)
 {
-	int fd = object_fd(st, handle, 0);
-	struct stat sb;
-	size_t done = 0;
+	int fd;
 
-	*object_size = 0;
-	if (fd == -ENOENT)
-		return 0;
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, &sb))
-		return -errno;
-	*object_size = (uint64_t)sb.st_size;
-	if (offset > (uint64_t)INT64_MAX)
-		return 0;
-	while (done < len) {
-		ssize_t n = pread(fd, (char *)buf + done, len - done, (off_t)(offset + done));
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			break;
-		done += (size_t)n;
-	}
-	return (ssize_t)done;
+	return object_sized(st, handle, &fd, size);
 }
 
 /* The whole of iov[0..n) at offset, retrying short transfers; reads stop
  * at end of file. Returns bytes moved or -errno. */
-static ssize_t full_iov(int fd, struct iovec *iov, int n, uint64_t offset, int write,
-			uint64_t *syscalls)
+static ssize_t full_iov(struct ios_store *st, int fd, struct iovec *iov, int n, uint64_t offset,
+			int write, uint64_t *syscalls)
 {
+	struct ios_disk *d = st->disk;
 	size_t done = 0;
 
 	while (n > 0) {
-		ssize_t k = write ? pwritev(fd, iov, n, (off_t)offset)
-				  : preadv(fd, iov, n, (off_t)offset);
+		ssize_t k = write ? d->ops->pwritev(d, fd, iov, n, (off_t)offset)
+				  : d->ops->preadv(d, fd, iov, n, (off_t)offset);
 
 		(*syscalls)++;
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
+		if (k == -EINTR)
+			continue;
+		if (k < 0)
+			return k;
 		if (k == 0)
 			break; /* reads: end of file */
 		done += (size_t)k;
@@ -278,7 +263,7 @@ ssize_t ios_write_pieces(struct ios_store *st, uint64_t handle, const struct ios
 			}
 			iov.iov_base = span_buf;
 			iov.iov_len = span;
-			got = full_iov(fd, &iov, 1, start, 0, syscalls);
+			got = full_iov(st, fd, &iov, 1, start, 0, syscalls);
 			if (got < 0) {
 				rc = got;
 				break;
@@ -296,7 +281,7 @@ ssize_t ios_write_pieces(struct ios_store *st, uint64_t handle, const struct ios
 		}
 		iov.iov_len = span;
 		if (span)
-			rc = full_iov(fd, &iov, 1, start, 1, syscalls);
+			rc = full_iov(st, fd, &iov, 1, start, 1, syscalls);
 		i += k;
 	}
 	free(span_buf);
@@ -307,23 +292,15 @@ ssize_t ios_read_pieces(struct ios_store *st, uint64_t handle, const struct ios_
 			size_t n, uint8_t *data, uint64_t *object_size, uint64_t *syscalls)
 {
 	struct iovec iov[IOV_MAX];
-	size_t i = 0, pos = 0, total = 0;
+	size_t i = 0, pos = 0;
 	uint64_t size;
-	int fd = object_fd(st, handle, 0);
-	struct stat sb;
+	int fd, rc;
 
-	for (size_t j = 0; j < n; j++)
-		total += pieces[j].length;
 	*object_size = 0;
-	if (fd == -ENOENT) {
-		memset(data, 0, total);
-		return (ssize_t)total;
-	}
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, &sb))
-		return -errno;
-	size = *object_size = (uint64_t)sb.st_size;
+	if ((rc = object_sized(st, handle, &fd, &size)))
+		return rc;
+	/* A missing object (size 0) is a hole: every piece reads as zeros. */
+	*object_size = size;
 	while (i < n) {
 		/* A group: ascending pieces with small gaps, below the object's
 		 * end; the bytes of each piece past the end are zeroed. */
@@ -359,7 +336,7 @@ ssize_t ios_read_pieces(struct ios_store *st, uint64_t handle, const struct ios_
 
 			for (int j = 0; j < k; j++)
 				want += iov[j].iov_len;
-			got = full_iov(fd, iov, k, start, 0, syscalls);
+			got = full_iov(st, fd, iov, k, start, 0, syscalls);
 			if (got < 0)
 				return got;
 			if ((size_t)got < want) /* the object shrank meanwhile */
@@ -369,21 +346,6 @@ ssize_t ios_read_pieces(struct ios_store *st, uint64_t handle, const struct ios_
 	return (ssize_t)pos;
 }
 
-int ios_size(struct ios_store *st, uint64_t handle, uint64_t *size)
-{
-	int fd = object_fd(st, handle, 0);
-	struct stat sb;
-
-	*size = 0;
-	if (fd == -ENOENT)
-		return 0;
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, &sb))
-		return -errno;
-	*size = (uint64_t)sb.st_size;
-	return 0;
-}
 
 int ios_truncate(struct ios_store *st, uint64_t handle, uint64_t size)
 {
@@ -397,48 +359,44 @@ int ios_truncate(struct ios_store *st, uint64_t handle, uint64_t size)
 		return 0;
 	if (fd < 0)
 		return fd;
-	return ftruncate(fd, (off_t)size) ? -errno : 0;
+	return st->disk->ops->ftruncate(st->disk, fd, (off_t)size);
 }
 
 int ios_remove(struct ios_store *st, uint64_t handle)
 {
 	char path[4096];
 
+	int rc;
+
 	forget(st, handle);
 	object_path(st, handle, path, sizeof(path));
-	if (unlink(path) && errno != ENOENT)
-		return -errno;
-	return 0;
+	rc = st->disk->ops->unlink(st->disk, handle, path);
+	return rc == -ENOENT ? 0 : rc;
 }
 
 int ios_sync(struct ios_store *st, uint64_t handle)
 {
 	char path[4096];
-	int fd = object_fd(st, handle, 0), dfd, rc = 0;
+	int fd = object_fd(st, handle, 0), rc;
 
 	if (fd == -ENOENT)
 		return 0;
 	if (fd < 0)
 		return fd;
-	if (fdatasync(fd))
-		return -errno;
+	if ((rc = st->disk->ops->fdatasync(st->disk, fd)))
+		return rc;
 	/* The object's name must be durable too. */
 	snprintf(path, sizeof(path), "%s/%02x", st->dir, (unsigned)(handle & 0xff));
-	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	if (fsync(dfd))
-		rc = -errno;
-	close(dfd);
-	return rc;
+	return st->disk->ops->syncdir(st->disk, path);
 }
 
 int ios_statfs(struct ios_store *st, uint64_t *total, uint64_t *avail)
 {
 	struct statvfs sv;
+	int rc = st->disk->ops->statvfs(st->disk, st->dir, &sv);
 
-	if (statvfs(st->dir, &sv))
-		return -errno;
+	if (rc)
+		return rc;
 	*total = (uint64_t)sv.f_blocks * sv.f_frsize;
 	*avail = (uint64_t)sv.f_bavail * sv.f_frsize;
 	return 0;

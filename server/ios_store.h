@@ -4,7 +4,8 @@
  * Object `handle` is the file DIR/objects/XX/HHHHHHHHHHHHHHHH (XX the low
  * byte of the handle, H the handle in hex), created on first write. A
  * missing object reads as empty. Open descriptors are cached (least
- * recently used goes first). Pure storage: no network.
+ * recently used goes first). Every disk call goes through the struct
+ * ios_disk given at open (ios_disk.h). Pure storage: no network.
  */
 #ifndef TESSERA_IOS_STORE_H
 #define TESSERA_IOS_STORE_H
@@ -15,24 +16,20 @@
 #include <sys/uio.h>
 
 struct ios_store;
+struct ios_disk;
 
-int ios_store_open(const char *dir, unsigned max_open, struct ios_store **out,
-		   char **errmsg);
+/* `disk` stays the caller's and must outlive the store. */
+int ios_store_open(const char *dir, unsigned max_open, struct ios_disk *disk,
+		   struct ios_store **out, char **errmsg);
 void ios_store_close(struct ios_store *st);
 
-/* Both return bytes moved or a negative errno. Reads stop at the object's
- * end (a short count); *object_size gets the object's size. */
-ssize_t ios_write(struct ios_store *st, uint64_t handle, uint64_t offset,
-		  const void *buf, size_t len);
-ssize_t ios_read(struct ios_store *st, uint64_t handle, uint64_t offset,
-		 void *buf, size_t len, uint64_t *object_size);
 /* An object byte range. */
 struct ios_piece {
 	uint64_t offset;
 	uint64_t length;
 };
 
-/* Noncontiguous access: pieces[0..n) in order against `data`, which holds
+/* Reads and writes: pieces[0..n) in order against `data`, which holds
  * their bytes concatenated. Pieces that lie close together (ascending, gaps
  * up to IOS_SIEVE_GAP, within IOS_SIEVE_SPAN) move as one span: reads as one
  * preadv of up to IOV_MAX iovecs, the gaps landing in a scratch buffer;

@@ -47,8 +47,10 @@ int free_port(void)
 	return port;
 }
 
-/* Start one daemon; wait for its pid file (written once it listens). */
-pid_t cluster_spawn(struct cluster *c, const char *prog, const char *name, int index)
+/* Start one daemon, with disk faults if `faults` is not NULL (a storage
+ * daemon's -F); wait for its pid file (written once it listens). */
+static pid_t spawn(struct cluster *c, const char *prog, const char *name, int index,
+		   const char *faults)
 {
 	char path[1400], dir[400], pidfile[400], log[400], idx[16];
 	pid_t pid;
@@ -65,7 +67,12 @@ pid_t cluster_spawn(struct cluster *c, const char *prog, const char *name, int i
 		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
 
 		dup2(fd, 2);
-		execl(path, prog, "-c", c->conf, "-d", dir, "-i", idx, "-p", pidfile, (char *)NULL);
+		if (faults)
+			execl(path, prog, "-c", c->conf, "-d", dir, "-i", idx, "-p", pidfile, "-F",
+			      faults, (char *)NULL);
+		else
+			execl(path, prog, "-c", c->conf, "-d", dir, "-i", idx, "-p", pidfile,
+			      (char *)NULL);
 		_exit(127);
 	}
 	for (int i = 0; i < 200; i++) {
@@ -76,6 +83,34 @@ pid_t cluster_spawn(struct cluster *c, const char *prog, const char *name, int i
 	}
 	fail_msg("%s did not start", name);
 	return -1;
+}
+
+pid_t cluster_spawn(struct cluster *c, const char *prog, const char *name, int index)
+{
+	return spawn(c, prog, name, index, NULL);
+}
+
+void cluster_restart_ios(struct cluster *c, int index, const char *faults)
+{
+	struct tessera_ping p[1 + N_IOS];
+	char name[16];
+	int n;
+
+	snprintf(name, sizeof(name), "ios%d", index);
+	cluster_stop_pid(c->ios[index], SIGTERM);
+	c->ios[index] = spawn(c, "tessera-ios", name, index, faults);
+	/* The client learns that the old daemon went away only while its
+	 * transport makes progress; a request sent to the new one before
+	 * that is lost and times out. Pinging every daemon in turn makes the
+	 * progress; a second round covers a ping that went the old way. */
+	for (int round = 0; round < 2; round++) {
+		n = tessera_ping(c->fs, p, 1 + N_IOS);
+		assert_int_equal(n, 1 + N_IOS);
+		if (!p[1 + index].status)
+			return;
+	}
+	fail_msg("storage daemon %d does not answer after its restart: %s", index,
+		 strerror(-p[1 + index].status));
 }
 
 void cluster_stop_pid(pid_t pid, int sig)

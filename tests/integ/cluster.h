@@ -27,6 +27,9 @@ int free_port(void);
 /* Start one daemon; wait for its pid file (written once it listens). */
 pid_t cluster_spawn(struct cluster *c, const char *prog, const char *name, int index);
 void cluster_stop_pid(pid_t pid, int sig);
+/* Stop storage daemon `index` and start it again over the same directory,
+ * failing the disk calls `faults` names (tessera-ios -F; NULL: none). */
+void cluster_restart_ios(struct cluster *c, int index, const char *faults);
 void cluster_start(struct cluster *c);
 void cluster_stop(struct cluster *c, int sig);
 /* CMocka setup/teardown: a fresh cluster on `provider`, connected. */

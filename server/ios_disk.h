@@ -1,0 +1,88 @@
+/*
+ * ios_disk.h - the disk calls of a storage daemon's object store, as an ops
+ * table.
+ *
+ * Every system call the store (ios_store.c) makes on its directory and its
+ * objects goes through a struct ios_disk. ios_disk_system() makes the
+ * calls; ios_disk_faults() wraps another disk and fails the calls a spec
+ * names, so tests inject faults through the path the daemon really uses
+ * (the daemon's -F option). As in libfabric, the table begins with its
+ * size, so it can grow and a user can check that an op is there.
+ *
+ * Calls return 0 (or the bytes moved, or a descriptor) or a negative errno;
+ * none retries on -EINTR. Object calls that take a path also take the
+ * object's handle: the system disk ignores it, a fault disk picks its
+ * victims by it (and knows a descriptor's object from its open).
+ */
+#ifndef TESSERA_IOS_DISK_H
+#define TESSERA_IOS_DISK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+struct ios_disk;
+
+struct ios_disk_ops {
+	size_t size;   /* sizeof(struct ios_disk_ops) where the table was made */
+	/* Objects: the file of object `handle` at `path`. */
+	int (*open)(struct ios_disk *d, uint64_t handle, const char *path, int flags,
+		    mode_t mode);
+	int (*unlink)(struct ios_disk *d, uint64_t handle, const char *path);
+	/* Descriptors from open. */
+	int (*close)(struct ios_disk *d, int fd);
+	ssize_t (*preadv)(struct ios_disk *d, int fd, const struct iovec *iov, int n, off_t off);
+	ssize_t (*pwritev)(struct ios_disk *d, int fd, const struct iovec *iov, int n, off_t off);
+	int (*fstat)(struct ios_disk *d, int fd, struct stat *sb);
+	int (*ftruncate)(struct ios_disk *d, int fd, off_t size);
+	int (*fdatasync)(struct ios_disk *d, int fd);
+	/* Directories: make one, make its entries durable (open + fsync). */
+	int (*mkdir)(struct ios_disk *d, const char *path, mode_t mode);
+	int (*syncdir)(struct ios_disk *d, const char *path);
+	int (*statvfs)(struct ios_disk *d, const char *path, struct statvfs *sv);
+	/* Free the disk (and any disk it wraps). */
+	void (*destroy)(struct ios_disk *d);
+};
+
+struct ios_disk {
+	const struct ios_disk_ops *ops;
+};
+
+/* The system's calls. */
+int ios_disk_system(struct ios_disk **out);
+
+/* A disk that passes calls to `inner` (taken over: destroyed with it)
+ * except those `spec` makes fail. On error (-EINVAL: a bad spec, err says
+ * where) `inner` is still the caller's.
+ *
+ *   SPEC = RULE[,RULE...]
+ *   RULE = CALL[:HANDLE][@N[+]][=ERRNO]
+ *
+ * CALL is open, read, write, stat, truncate or sync (the object calls
+ * open, preadv, pwritev, fstat, ftruncate, fdatasync), or lose. HANDLE
+ * (hex, as in error messages) counts only calls on that object. @N fails
+ * the Nth matching call, @N+ that one and every later one; without @,
+ * every matching call fails. ERRNO is a name (EIO, ENOSPC, EDQUOT, EROFS,
+ * EFBIG, EACCES, ENOMEM, EMFILE) or a number; EIO if not given.
+ *
+ * lose: the object is lost, as if the disk lost it: its file is removed,
+ * and every later call on it fails with ERRNO (EIO), except unlink (which
+ * passes). With @N the object of the Nth matching write is lost once that
+ * write is made; without, an object is lost at the first call on it.
+ * (A missing object reads as a hole, so a lost one is reported unreadable
+ * rather than absent; once the store knows which objects it must hold, a
+ * lost object can simply be gone and the store will report it.)
+ *
+ *   write@3=ENOSPC        the third write fails with ENOSPC
+ *   write@10+             every write from the tenth fails with EIO
+ *   read:1a00000002=EIO   every read of object 1a00000002 fails
+ *   lose:1a00000002       that object is lost
+ *   lose@5                the object the fifth write went to is lost
+ */
+int ios_disk_faults(struct ios_disk *inner, const char *spec, struct ios_disk **out, char *err,
+		    size_t errlen);
+
+#endif /* TESSERA_IOS_DISK_H */

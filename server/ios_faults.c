@@ -1,0 +1,392 @@
+/*
+ * ios_faults.c - a disk that fails chosen calls of the disk it wraps (the
+ * spec's grammar is in ios_disk.h). It knows each descriptor's object and
+ * path from the open that made it, so rules on one object reach the calls
+ * made through its descriptors, and a lost object's file can be removed
+ * whatever call loses it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ios_disk.h"
+
+enum fault_call { FC_OPEN, FC_READ, FC_WRITE, FC_STAT, FC_TRUNCATE, FC_SYNC, FC_LOSE };
+
+static const char *const call_names[] = {
+	[FC_OPEN] = "open", [FC_READ] = "read", [FC_WRITE] = "write", [FC_STAT] = "stat",
+	[FC_TRUNCATE] = "truncate", [FC_SYNC] = "sync", [FC_LOSE] = "lose",
+};
+
+static const struct { const char *name; int code; } errno_names[] = {
+	{ "EIO", EIO }, { "ENOSPC", ENOSPC }, { "EDQUOT", EDQUOT }, { "EROFS", EROFS },
+	{ "EFBIG", EFBIG }, { "EACCES", EACCES }, { "ENOMEM", ENOMEM }, { "EMFILE", EMFILE },
+};
+
+struct fault_rule {
+	enum fault_call call;
+	int has_handle;        /* count only calls on `handle` */
+	uint64_t handle;
+	uint64_t nth;          /* fail the nth matching call (1-based); 0 (lose
+				* only): lose objects at their first call */
+	int onward;            /* and every matching call after it */
+	int err;               /* negative errno */
+	uint64_t seen;         /* matching calls so far */
+};
+
+/* What an open descriptor is: from the open that made it. */
+struct fault_fd {
+	uint64_t handle;
+	char *path;            /* NULL: not open through this disk */
+};
+
+struct fault_lost {
+	uint64_t handle;
+	int err;               /* what every later call on it returns */
+};
+
+struct fault_disk {
+	struct ios_disk base;  /* first: the ops get &base */
+	struct ios_disk *inner;
+	struct fault_rule *rules;
+	size_t n_rules;
+	struct fault_fd *fds;  /* indexed by descriptor, n_fds long */
+	size_t n_fds;
+	struct fault_lost *lost;
+	size_t n_lost;
+};
+
+static struct fault_disk *fault_of(struct ios_disk *d)
+{
+	return (struct fault_disk *)d;
+}
+
+static const struct fault_fd *fd_info(const struct fault_disk *f, int fd)
+{
+	return fd >= 0 && (size_t)fd < f->n_fds && f->fds[fd].path ? &f->fds[fd] : NULL;
+}
+
+static int rule_matches(const struct fault_rule *r, enum fault_call call,
+			const struct fault_fd *obj)
+{
+	return r->call == call && (!r->has_handle || (obj && obj->handle == r->handle));
+}
+
+/* Count a call against the rules of its kind: the error of the first rule
+ * that fires, or 0. */
+static int fire(struct fault_disk *f, enum fault_call call, const struct fault_fd *obj)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < f->n_rules; i++) {
+		struct fault_rule *r = &f->rules[i];
+
+		if (!rule_matches(r, call, obj) || !r->nth)
+			continue;
+		r->seen++;
+		if (!rc && (r->seen == r->nth || (r->onward && r->seen > r->nth)))
+			rc = r->err;
+	}
+	return rc;
+}
+
+/* The object is lost: remember it, remove its file. */
+static int lose(struct fault_disk *f, const struct fault_fd *obj, int err)
+{
+	struct fault_lost *l = realloc(f->lost, (f->n_lost + 1) * sizeof(*l));
+
+	if (!l)
+		return -ENOMEM;
+	f->lost = l;
+	l[f->n_lost++] = (struct fault_lost){ obj->handle, err };
+	(void)f->inner->ops->unlink(f->inner, obj->handle, obj->path); /* may be absent */
+	return err;
+}
+
+/* 0, or the error of a call on a lost object (which the call may lose). */
+static int lost(struct fault_disk *f, const struct fault_fd *obj)
+{
+	if (!obj)
+		return 0;
+	for (size_t i = 0; i < f->n_lost; i++)
+		if (f->lost[i].handle == obj->handle)
+			return f->lost[i].err;
+	for (size_t i = 0; i < f->n_rules; i++)
+		if (rule_matches(&f->rules[i], FC_LOSE, obj) && !f->rules[i].nth)
+			return lose(f, obj, f->rules[i].err);
+	return 0;
+}
+
+/* Before a call on an open object: its injected error, or 0. */
+static int before(struct fault_disk *f, enum fault_call call, const struct fault_fd *obj)
+{
+	int rc = lost(f, obj);
+
+	return rc ? rc : fire(f, call, obj);
+}
+
+static int f_open(struct ios_disk *d, uint64_t handle, const char *path, int flags, mode_t mode)
+{
+	struct fault_disk *f = fault_of(d);
+	struct fault_fd obj = { handle, (char *)path };
+	int fd, rc = before(f, FC_OPEN, &obj);
+
+	if (rc)
+		return rc;
+	fd = f->inner->ops->open(f->inner, handle, path, flags, mode);
+	if (fd < 0)
+		return fd;
+	if ((size_t)fd >= f->n_fds) {
+		size_t n = (size_t)fd + 64;
+		struct fault_fd *fds = realloc(f->fds, n * sizeof(*fds));
+
+		if (!fds)
+			goto nomem;
+		memset(fds + f->n_fds, 0, (n - f->n_fds) * sizeof(*fds));
+		f->fds = fds;
+		f->n_fds = n;
+	}
+	free(f->fds[fd].path);
+	f->fds[fd].handle = handle;
+	if (!(f->fds[fd].path = strdup(path)))
+		goto nomem;
+	return fd;
+nomem:
+	f->inner->ops->close(f->inner, fd);
+	return -ENOMEM;
+}
+
+static int f_unlink(struct ios_disk *d, uint64_t handle, const char *path)
+{
+	struct fault_disk *f = fault_of(d);
+
+	return f->inner->ops->unlink(f->inner, handle, path);
+}
+
+static int f_close(struct ios_disk *d, int fd)
+{
+	struct fault_disk *f = fault_of(d);
+
+	if (fd_info(f, fd)) {
+		free(f->fds[fd].path);
+		f->fds[fd].path = NULL;
+	}
+	return f->inner->ops->close(f->inner, fd);
+}
+
+static ssize_t f_preadv(struct ios_disk *d, int fd, const struct iovec *iov, int n, off_t off)
+{
+	struct fault_disk *f = fault_of(d);
+	int rc = before(f, FC_READ, fd_info(f, fd));
+
+	return rc ? rc : f->inner->ops->preadv(f->inner, fd, iov, n, off);
+}
+
+static ssize_t f_pwritev(struct ios_disk *d, int fd, const struct iovec *iov, int n, off_t off)
+{
+	struct fault_disk *f = fault_of(d);
+	const struct fault_fd *obj = fd_info(f, fd);
+	int rc = before(f, FC_WRITE, obj);
+	ssize_t k;
+
+	if (rc)
+		return rc;
+	k = f->inner->ops->pwritev(f->inner, fd, iov, n, off);
+	/* lose@N: the write is made, then its object is lost. */
+	if (k >= 0 && obj && (rc = fire(f, FC_LOSE, obj)))
+		(void)lose(f, obj, rc);
+	return k;
+}
+
+static int f_fstat(struct ios_disk *d, int fd, struct stat *sb)
+{
+	struct fault_disk *f = fault_of(d);
+	int rc = before(f, FC_STAT, fd_info(f, fd));
+
+	return rc ? rc : f->inner->ops->fstat(f->inner, fd, sb);
+}
+
+static int f_ftruncate(struct ios_disk *d, int fd, off_t size)
+{
+	struct fault_disk *f = fault_of(d);
+	int rc = before(f, FC_TRUNCATE, fd_info(f, fd));
+
+	return rc ? rc : f->inner->ops->ftruncate(f->inner, fd, size);
+}
+
+static int f_fdatasync(struct ios_disk *d, int fd)
+{
+	struct fault_disk *f = fault_of(d);
+	int rc = before(f, FC_SYNC, fd_info(f, fd));
+
+	return rc ? rc : f->inner->ops->fdatasync(f->inner, fd);
+}
+
+static int f_mkdir(struct ios_disk *d, const char *path, mode_t mode)
+{
+	struct fault_disk *f = fault_of(d);
+
+	return f->inner->ops->mkdir(f->inner, path, mode);
+}
+
+static int f_syncdir(struct ios_disk *d, const char *path)
+{
+	struct fault_disk *f = fault_of(d);
+
+	return f->inner->ops->syncdir(f->inner, path);
+}
+
+static int f_statvfs(struct ios_disk *d, const char *path, struct statvfs *sv)
+{
+	struct fault_disk *f = fault_of(d);
+
+	return f->inner->ops->statvfs(f->inner, path, sv);
+}
+
+static void f_destroy(struct ios_disk *d)
+{
+	struct fault_disk *f = fault_of(d);
+
+	if (!f)
+		return;
+	for (size_t i = 0; i < f->n_fds; i++)
+		free(f->fds[i].path);
+	if (f->inner)
+		f->inner->ops->destroy(f->inner);
+	free(f->fds);
+	free(f->lost);
+	free(f->rules);
+	free(f);
+}
+
+static const struct ios_disk_ops fault_ops = {
+	.size = sizeof(struct ios_disk_ops),
+	.open = f_open,
+	.unlink = f_unlink,
+	.close = f_close,
+	.preadv = f_preadv,
+	.pwritev = f_pwritev,
+	.fstat = f_fstat,
+	.ftruncate = f_ftruncate,
+	.fdatasync = f_fdatasync,
+	.mkdir = f_mkdir,
+	.syncdir = f_syncdir,
+	.statvfs = f_statvfs,
+	.destroy = f_destroy,
+};
+
+/* ----------------------------------------------------------- the spec */
+
+static int parse_errno(const char *s, int *out)
+{
+	char *end;
+	long v;
+
+	for (size_t i = 0; i < sizeof(errno_names) / sizeof(errno_names[0]); i++)
+		if (!strcmp(s, errno_names[i].name)) {
+			*out = -errno_names[i].code;
+			return 0;
+		}
+	v = strtol(s, &end, 10);
+	if (end == s || *end || v <= 0 || v > 4095)
+		return -EINVAL;
+	*out = (int)-v;
+	return 0;
+}
+
+/* One rule, CALL[:HANDLE][@N[+]][=ERRNO], in place (s is a copy). */
+static int parse_rule(char *s, struct fault_rule *r, char *err, size_t errlen)
+{
+	char *errname = strchr(s, '='), *at, *colon, *end;
+	size_t i;
+
+	memset(r, 0, sizeof(*r));
+	r->err = -EIO;
+	if (errname) {
+		*errname++ = 0;
+		if (parse_errno(errname, &r->err)) {
+			snprintf(err, errlen, "\"%s\" is not an errno name (EIO, ENOSPC, EDQUOT, "
+				 "EROFS, EFBIG, EACCES, ENOMEM, EMFILE) or number", errname);
+			return -EINVAL;
+		}
+	}
+	if ((at = strchr(s, '@'))) {
+		*at++ = 0;
+		r->nth = strtoull(at, &end, 10);
+		r->onward = *end == '+';
+		if (end == at || *at == '-' || !r->nth || *(end + r->onward)) {
+			snprintf(err, errlen, "@%s: want @N or @N+ with N from 1", at);
+			return -EINVAL;
+		}
+	}
+	if ((colon = strchr(s, ':'))) {
+		*colon++ = 0;
+		r->has_handle = 1;
+		r->handle = strtoull(colon, &end, 16);
+		if (end == colon || *colon == '-' || *end) {
+			snprintf(err, errlen, ":%s: want an object handle in hex", colon);
+			return -EINVAL;
+		}
+	}
+	for (i = 0; i < sizeof(call_names) / sizeof(call_names[0]); i++)
+		if (!strcmp(s, call_names[i]))
+			break;
+	if (i == sizeof(call_names) / sizeof(call_names[0])) {
+		snprintf(err, errlen, "unknown call \"%s\" (open, read, write, stat, truncate, "
+			 "sync or lose)", s);
+		return -EINVAL;
+	}
+	r->call = (enum fault_call)i;
+	if (!at && r->call != FC_LOSE) {
+		r->nth = 1;   /* every matching call */
+		r->onward = 1;
+	}
+	return 0;
+}
+
+int ios_disk_faults(struct ios_disk *inner, const char *spec, struct ios_disk **out, char *err,
+		    size_t errlen)
+{
+	struct fault_disk *f = calloc(1, sizeof(*f));
+	char *copy = strdup(spec), *rest = copy, *rule, msg[200];
+	size_t cap = 1;
+	int rc = -ENOMEM;
+
+	for (const char *p = spec; *p; p++)
+		cap += *p == ',';
+	if (!f || !copy || !(f->rules = calloc(cap, sizeof(*f->rules)))) {
+		snprintf(err, errlen, "fault spec: no memory");
+		goto fail;
+	}
+	f->base.ops = &fault_ops;
+	rc = 0;
+	while (!rc && (rule = strsep(&rest, ","))) {
+		char text[128];
+
+		snprintf(text, sizeof(text), "%s", rule);
+		if (!*rule) {
+			snprintf(msg, sizeof(msg), "empty (rules are separated by one comma)");
+			rc = -EINVAL;
+		} else {
+			rc = parse_rule(rule, &f->rules[f->n_rules], msg, sizeof(msg));
+		}
+		if (rc)
+			snprintf(err, errlen, "fault rule %zu \"%s\": %s", f->n_rules + 1, text, msg);
+		else
+			f->n_rules++;
+	}
+	if (rc)
+		goto fail;
+	free(copy);
+	f->inner = inner;
+	*out = &f->base;
+	return 0;
+fail:
+	free(copy);
+	if (f)
+		free(f->rules);
+	free(f);
+	return rc;
+}

@@ -1,0 +1,268 @@
+/*
+ * test_ios_faults.c - the storage daemon's object store (server/ios_store.h)
+ * over a fault disk over the system disk (server/ios_disk.h), in a fresh
+ * temporary directory per test: the spec's grammar, which call each rule
+ * fails, lost objects, and the ops table's size check.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ios_disk.h"
+#include "ios_store.h"
+
+#define A UINT64_C(0x1a00000001)   /* two objects */
+#define B UINT64_C(0x2b00000002)
+
+struct fx {
+	char dir[64];
+	struct ios_disk *disk;
+	struct ios_store *st;
+};
+
+static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/tessera-ios-faults-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	ios_store_close(f->st);
+	if (f->disk)
+		f->disk->ops->destroy(f->disk);
+	nftw(f->dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	free(f);
+	return 0;
+}
+
+/* The store over faults `spec` (NULL: the system disk alone). */
+static void open_store(struct fx *f, const char *spec)
+{
+	struct ios_disk *sys;
+	char err[256], *msg = NULL;
+
+	assert_int_equal(ios_disk_system(&sys), 0);
+	f->disk = sys;
+	if (spec && ios_disk_faults(sys, spec, &f->disk, err, sizeof(err)))
+		fail_msg("-F %s: %s", spec, err);
+	if (ios_store_open(f->dir, 4, f->disk, &f->st, &msg))
+		fail_msg("store: %s", msg);
+}
+
+static ssize_t put(struct fx *f, uint64_t h, uint64_t off, uint8_t fill, size_t len)
+{
+	uint8_t data[256];
+	struct ios_piece p = { off, len };
+	uint64_t calls = 0;
+
+	assert_true(len <= sizeof(data));
+	memset(data, fill, len);
+	return ios_write_pieces(f->st, h, &p, 1, data, &calls);
+}
+
+static ssize_t get(struct fx *f, uint64_t h, uint64_t off, uint8_t *data, size_t len)
+{
+	struct ios_piece p = { off, len };
+	uint64_t calls = 0, size;
+
+	return ios_read_pieces(f->st, h, &p, 1, data, &size, &calls);
+}
+
+static int object_exists(struct fx *f, uint64_t h)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/objects/%02x/%016" PRIx64, f->dir, (unsigned)(h & 0xff),
+		 h);
+	return access(path, F_OK) == 0;
+}
+
+/* ------------------------------------------------------------------ */
+
+static void test_bad_specs(void **state)
+{
+	static const char *const bad[][2] = {
+		{ "", "rule 1" }, { "write,,read", "rule 2" }, { "scribble", "unknown call" },
+		{ "write@0", "@0" }, { "write@-1", "@-1" }, { "write@3x", "@3x" },
+		{ "write@", "@" }, { "read:xyz", ":xyz" }, { "read:", ":" },
+		{ "write=ENOSP", "ENOSP" }, { "write=0", "\"0\"" }, { "write=-5", "-5" },
+		{ "write@2=EIO,lose:-3", "rule 2" },
+	};
+	struct ios_disk *sys, *d = NULL;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(ios_disk_system(&sys), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = 0;
+		if (ios_disk_faults(sys, bad[i][0], &d, err, sizeof(err)) != -EINVAL)
+			fail_msg("spec \"%s\" was taken", bad[i][0]);
+		if (!strstr(err, bad[i][1]))
+			fail_msg("spec \"%s\": \"%s\" does not say \"%s\"", bad[i][0], err, bad[i][1]);
+	}
+	/* good ones, every call and errno form */
+	assert_int_equal(ios_disk_faults(sys, "open,read:1a@2,write@3+=ENOSPC,stat=EDQUOT,"
+					 "truncate=EROFS,sync=28,lose:0x2b@1", &d, err,
+					 sizeof(err)), 0);
+	d->ops->destroy(d); /* and sys with it */
+}
+
+/* write@2: the second write fails, the first and third pass; reads pass. */
+static void test_nth_write(void **state)
+{
+	struct fx *f = *state;
+	uint8_t buf[16];
+
+	open_store(f, "write@2=ENOSPC");
+	assert_int_equal(put(f, A, 0, 'a', 16), 16);
+	assert_int_equal(put(f, B, 0, 'b', 16), -ENOSPC);
+	assert_int_equal(put(f, B, 0, 'b', 16), 16);
+	assert_int_equal(get(f, A, 0, buf, 16), 16);
+	assert_int_equal(buf[15], 'a');
+}
+
+/* write:H@2+: from the second write of A on, A's writes fail; B's pass and
+ * do not count. */
+static void test_object_writes_onward(void **state)
+{
+	struct fx *f = *state;
+	char spec[64];
+
+	snprintf(spec, sizeof(spec), "write:%" PRIx64 "@2+=EIO", A);
+	open_store(f, spec);
+	assert_int_equal(put(f, B, 0, 'b', 8), 8);
+	assert_int_equal(put(f, A, 0, 'a', 8), 8);
+	assert_int_equal(put(f, B, 0, 'b', 8), 8);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(put(f, A, 8, 'a', 8), -EIO);
+	assert_int_equal(put(f, B, 8, 'b', 8), 8);
+}
+
+/* Each call's rule fails that call: open, stat (size), truncate, sync. */
+static void test_other_calls(void **state)
+{
+	struct fx *f = *state;
+	uint64_t size;
+
+	open_store(f, "stat@1=EDQUOT,truncate@1=EROFS,sync@1=EIO,open@5=EMFILE");
+	assert_int_equal(put(f, A, 0, 'a', 100), 100);            /* open 1 */
+	assert_int_equal(ios_size(f->st, A, &size), -EDQUOT);
+	assert_int_equal(ios_size(f->st, A, &size), 0);
+	assert_int_equal(size, 100);
+	assert_int_equal(ios_truncate(f->st, A, 10), -EROFS);
+	assert_int_equal(ios_truncate(f->st, A, 10), 0);
+	assert_int_equal(ios_sync(f->st, A), -EIO);
+	assert_int_equal(ios_sync(f->st, A), 0);
+	/* A's descriptor is cached: only new objects open */
+	for (uint64_t h = 2; h <= 4; h++)
+		assert_int_equal(put(f, B + h, 0, 'x', 1), 1);   /* opens 2 to 4 */
+	assert_int_equal(put(f, B, 0, 'x', 1), -EMFILE);       /* open 5 */
+	assert_int_equal(put(f, B, 0, 'x', 1), 1);
+}
+
+/* lose:H: the first call on A removes its file and fails, as does every
+ * later one except remove; B is untouched. */
+static void test_lose_from_start(void **state)
+{
+	struct fx *f = *state;
+	char spec[64];
+	uint8_t buf[8];
+	uint64_t size;
+
+	/* A exists on disk before the daemon (re)starts */
+	open_store(f, NULL);
+	assert_int_equal(put(f, A, 0, 'a', 8), 8);
+	assert_int_equal(put(f, B, 0, 'b', 8), 8);
+	ios_store_close(f->st);
+	f->disk->ops->destroy(f->disk);
+	snprintf(spec, sizeof(spec), "lose:%" PRIx64, A);
+	open_store(f, spec);
+	assert_true(object_exists(f, A));
+	assert_int_equal(get(f, A, 0, buf, 8), -EIO);
+	assert_false(object_exists(f, A));
+	assert_int_equal(ios_size(f->st, A, &size), -EIO);
+	assert_int_equal(put(f, A, 0, 'a', 8), -EIO);
+	assert_false(object_exists(f, A));
+	assert_int_equal(get(f, B, 0, buf, 8), 8);
+	assert_int_equal(buf[0], 'b');
+	assert_int_equal(ios_remove(f->st, A), 0);
+}
+
+/* lose@N=ERRNO: the object of the Nth write is lost once the write is
+ * made; later calls, through its cached descriptor too, fail with ERRNO. */
+static void test_lose_after_write(void **state)
+{
+	struct fx *f = *state;
+	uint8_t buf[8];
+
+	open_store(f, "lose@2=EROFS");
+	assert_int_equal(put(f, A, 0, 'a', 8), 8);
+	assert_int_equal(put(f, B, 0, 'b', 8), 8);   /* made, then B is lost */
+	assert_false(object_exists(f, B));
+	assert_true(object_exists(f, A));
+	assert_int_equal(get(f, B, 0, buf, 8), -EROFS);
+	assert_int_equal(ios_sync(f->st, B), -EROFS);
+	assert_int_equal(put(f, A, 8, 'a', 8), 8);    /* the third write: A stays */
+	assert_int_equal(get(f, A, 0, buf, 8), 8);
+}
+
+/* A table made when it had fewer ops is refused, saying why. */
+static void test_ops_size(void **state)
+{
+	struct fx *f = *state;
+	struct ios_disk_ops small;
+	struct ios_disk d;
+	char *msg = NULL;
+
+	assert_int_equal(ios_disk_system(&f->disk), 0);
+	small = *f->disk->ops;
+	small.size = offsetof(struct ios_disk_ops, destroy);
+	d.ops = &small;
+	assert_int_equal(ios_store_open(f->dir, 4, &d, &f->st, &msg), -EINVAL);
+	assert_non_null(msg);
+	assert_non_null(strstr(msg, "ops table"));
+	free(msg);
+	f->st = NULL;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bad_specs),
+		cmocka_unit_test_setup_teardown(test_nth_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_object_writes_onward, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_other_calls, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lose_from_start, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lose_after_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ops_size, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
