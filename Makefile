@@ -10,14 +10,20 @@
 #
 # Each part contributes a fragment, <part>/<part>.mk, that adds its
 # libraries, programs and tests to the lists below.
+#
+# Part boundaries: a part's public headers (PUBLIC_<part>) are exported to
+# $(B)/include/<part>/, and an object of part P (the first folder of its
+# source's path) compiles with only P's own folder (and $(B)/P, where its
+# generated files go) and $(B)/include/U for each part U in USES_<P> on its
+# include path. Another part's internal header cannot be found, so
+# including one fails the build (tests/integ/test_bounds.sh shows it does).
 
 B        ?= build
 CC       ?= cc
 SAN      ?=
 OPT      ?= -O2
 CFLAGS   := -std=c11 -g $(OPT) -fPIC -Wall -Wextra -Werror -pthread $(SAN)
-CPPFLAGS := -D_GNU_SOURCE -MMD -MP -Idataloops -Iproto -I$(B)/proto -Iclient \
-	    -Ilockmgr -Iserver
+CPPFLAGS := -D_GNU_SOURCE -MMD -MP
 LDFLAGS  := -pthread $(SAN)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
 	     -fno-sanitize-recover=undefined
@@ -28,20 +34,55 @@ UNIT_TESTS :=  # CMocka binaries that need nothing running
 INTEG_TESTS := # test binaries or scripts that start real daemons
 EXTRA_TESTS := # tests run once, not under the sanitizers (fuzz, fuse, mpi)
 
+# Public headers and uses of each part (a fragment may set its own).
+PUBLIC_dataloops := dataloops/tdl.h
+PUBLIC_lockmgr   := $(wildcard lockmgr/tlk.h)
+PUBLIC_proto     := proto/tproto.h $(B)/proto/tessera.pb-c.h
+PUBLIC_client    := client/tessera.h
+USES_dataloops   :=
+USES_lockmgr     := dataloops
+USES_proto       := dataloops
+USES_server      := proto dataloops lockmgr
+USES_client      := proto dataloops lockmgr
+USES_romio-adio  := client dataloops
+USES_tests       := client proto dataloops lockmgr
+
 # Fragments name other parts' libraries in prerequisites ($$(LIBS)).
 .SECONDEXPANSION:
 
-.PHONY: all deps check check-build test test-san run down bench clean
+.PHONY: all deps check check-build test test-san run down bench clean print-bounds
 all:
 
 include $(sort $(wildcard */*.mk))
 
-all: $(LIBS) $(PROGRAMS) $(UNIT_TESTS) $(filter $(B)/%,$(INTEG_TESTS) $(EXTRA_TESTS))
+PARTS   := $(sort $(patsubst %/,%,$(dir $(wildcard */*.mk))))
+EXPORTS := $(foreach p,$(PARTS),$(addprefix $(B)/include/$(p)/,$(notdir $(PUBLIC_$(p)))))
 
-# Any object may include the generated message header.
-$(B)/%.o: %.c | $(B)/proto/tessera.pb-c.h
+all: $(EXPORTS) $(LIBS) $(PROGRAMS) $(UNIT_TESTS) \
+	$(filter $(B)/%,$(INTEG_TESTS) $(EXTRA_TESTS))
+
+# Exported headers are links to the real ones, so a compiler's message
+# about one leads to the file to edit.
+define export_header
+$(B)/include/$(1)/$(notdir $(2)): $(2)
+	@mkdir -p $$(@D)
+	ln -sfn $$(abspath $$<) $$@
+endef
+$(foreach p,$(PARTS),$(foreach h,$(PUBLIC_$(p)),$(eval $(call export_header,$(p),$(h)))))
+
+# The include path of part $(1).
+part_include = -I$(1) -I$(B)/$(1) $(addprefix -I$(B)/include/,$(USES_$(1)))
+
+# An object sees its own part and the public headers of the parts it uses.
+$(B)/%.o: %.c | $(EXPORTS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(call part_include,$(firstword $(subst /, ,$*))) $(CFLAGS) -c -o $@ $<
+
+# For tests/integ/test_bounds.sh: each part's include path and the headers
+# it may not reach (every other part's headers that are not public).
+print-bounds:
+	@$(foreach p,$(PARTS),echo 'part $(p) $(call part_include,$(p))';)
+	@$(foreach p,$(PARTS),echo 'public $(p) $(notdir $(PUBLIC_$(p)))';)
 
 deps:
 	@bash deploy/install-deps.sh

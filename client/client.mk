@@ -3,6 +3,8 @@
 CL_SRCS   := $(wildcard client/*.c)
 CL_LIB    := $(B)/lib/libtessera.a
 CL_SO     := $(B)/lib/libtessera.so
+# The release, as the programs report it.
+TESSERA_VERSION := $(shell sed -n 's/^#define TP_VERSION_STRING "\(.*\)"/\1/p' proto/tproto.h)
 LIBS      += $(CL_LIB)
 PROGRAMS  += $(CL_SO) $(B)/lib/pkgconfig/tessera.pc
 ifneq ($(wildcard client/tools/tessera.c),)
@@ -22,8 +24,8 @@ $(CL_SO): $$(CL_PART_OBJS)
 
 $(B)/lib/pkgconfig/tessera.pc: client/tessera.pc.in
 	@mkdir -p $(dir $@)
-	sed -e 's|@PREFIX@|$(abspath $(B))|' -e 's|@INCLUDEDIR@|$(abspath client)|' \
-	    -e 's|@VERSION@|0.1.0|' $< > $@
+	sed -e 's|@PREFIX@|$(abspath $(B))|' -e 's|@VERSION@|$(TESSERA_VERSION)|' \
+	    -e 's|@CFLAGS@|-I$${includedir}/client -I$${includedir}/dataloops|' $< > $@
 
 CL_TOOL_OBJS := $(patsubst %.c,$(B)/%.o,$(wildcard client/tools/*.c))
 

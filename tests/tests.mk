@@ -6,9 +6,13 @@ SYS_LIBS := -lfabric -lprotobuf-c -lleveldb -lev -lm
 # The part libraries in link order: users before what they use.
 LINK_LIBS = $(filter %/libtessera.a,$(LIBS)) $(filter %/libtserver.a,$(LIBS)) \
 	    $(filter %/libtproto.a,$(LIBS)) $(filter %/libtlk.a,$(LIBS)) \
-	    $(filter %/libtdl.a,$(LIBS)) $(filter %/libtmsg.a,$(LIBS))
+	    $(filter %/libtdl.a,$(LIBS))
 
 UNIT_TESTS  += $(patsubst %.c,$(B)/%,$(wildcard tests/unit/test_*.c))
+# Tests see every part's public header (USES_tests); the white-box unit
+# tests of a part's internals see that part's folder too.
+$(B)/tests/unit/test_dataloop_normalize.o: CPPFLAGS += -Idataloops
+$(B)/tests/unit/test_mds_store.o: CPPFLAGS += -Iserver
 INTEG_TESTS += $(patsubst %.c,$(B)/%,$(wildcard tests/integ/test_*.c))
 # Scripts (CLI, FUSE, fuzzing) drive the plain build's programs: run once.
 EXTRA_TESTS += $(wildcard tests/integ/test_*.sh)
