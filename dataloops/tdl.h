@@ -1,8 +1,10 @@
 /*
  * tdl.h - Tessera dataloops: pure access-pattern and striping math.
  *
- * No I/O, no network, no allocation unless a function says so. Shared by the
- * client library, the storage daemons and the ROMIO driver.
+ * No I/O, no network, no allocation unless a function says so; no other
+ * part's header. Shared by the client library, the storage daemons, the
+ * ROMIO driver, and proto/, which encodes dataloops as messages through the
+ * node records below.
  */
 #ifndef TESSERA_TDL_H
 #define TESSERA_TDL_H
