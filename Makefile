@@ -99,7 +99,9 @@ check: deps
 		"build:$(UNIT_TESTS) $(INTEG_TESTS) $(EXTRA_TESTS)" \
 		"build/san:$(UNIT_TESTS:$(B)/%=build/san/%) $(INTEG_TESTS:$(B)/%=build/san/%)"
 
-run: all
+# A fresh machine first gets what the build needs (protoc-c, libfabric...).
+run: deps
+	@$(MAKE) --no-print-directory all
 	@bash deploy/make-run.sh
 
 down:
