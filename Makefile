@@ -4,7 +4,11 @@
 #   make deps     install missing Debian packages (idempotent)
 #   make check    deps + build (warnings are errors) + every test, then the
 #                 unit and integration tests again under ASan/UBSan
-#   make run      bring up a local file system (1 mds + 4 ios) and use it
+#   make run      deps + build, then bring up a local file system (1 mds +
+#                 4 ios) and use it
+#   make install  install the programs, libtessera (with its soname links,
+#                 headers and tessera.pc), the ROMIO component and the man
+#                 pages under $(DESTDIR)$(PREFIX) (PREFIX=/usr/local)
 #   make down     stop it
 #   make bench    run the benchmarks (figures, not tests)
 #
@@ -50,7 +54,7 @@ USES_tests       := client proto dataloops lockmgr
 # Fragments name other parts' libraries in prerequisites ($$(LIBS)).
 .SECONDEXPANSION:
 
-.PHONY: all deps check check-build test test-san run down bench clean print-bounds
+.PHONY: all deps check check-build test test-san run down bench clean print-bounds install
 all:
 
 include $(sort $(wildcard */*.mk))
@@ -109,6 +113,43 @@ down:
 
 bench: all
 	@bash tests/bench/run-bench.sh
+
+# ------------------------------------------------------------------ install
+# Staged installs (DESTDIR) keep the PREFIX paths in what they write
+# (tessera.pc). Run ldconfig after installing into a system directory.
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+bindir     := $(PREFIX)/bin
+libdir     := $(PREFIX)/lib
+includedir := $(PREFIX)/include
+mandir     := $(PREFIX)/share/man
+datadir    := $(PREFIX)/share/tessera
+INSTALL_PROGRAMS := $(filter $(addprefix $(B)/bin/,tessera tessera-fuse tessera-mds tessera-ios),\
+		      $(PROGRAMS)) deploy/tessera-local deploy/tessera-genconfig
+# The library's API: tessera.h, and tdl.h for datatype I/O's dataloops.
+INSTALL_HEADERS  := $(PUBLIC_client) $(PUBLIC_dataloops)
+INSTALL_MAN      := $(wildcard deploy/man/*.[18])
+
+install: all
+	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libdir)/pkgconfig \
+		$(DESTDIR)$(includedir)/tessera $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man8
+	install -m 755 $(INSTALL_PROGRAMS) $(DESTDIR)$(bindir)/
+	install -m 755 $(CL_SO) $(DESTDIR)$(libdir)/
+	install -m 644 $(CL_STATIC) $(DESTDIR)$(libdir)/
+	ln -sfn $(notdir $(CL_SO)) $(DESTDIR)$(libdir)/$(CL_SONAME)
+	ln -sfn $(CL_SONAME) $(DESTDIR)$(libdir)/libtessera.so
+	install -m 644 $(INSTALL_HEADERS) $(DESTDIR)$(includedir)/tessera/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(TESSERA_VERSION)|' \
+	    -e 's|@CFLAGS@|-I$${includedir}/tessera|' client/tessera.pc.in \
+	    > $(DESTDIR)$(libdir)/pkgconfig/tessera.pc
+	install -m 644 $(filter %.1,$(INSTALL_MAN)) $(DESTDIR)$(mandir)/man1/
+	install -m 644 $(filter %.8,$(INSTALL_MAN)) $(DESTDIR)$(mandir)/man8/
+ifneq ($(ROMIO_SO),)
+	install -d $(DESTDIR)$(libdir)/tessera/openmpi $(DESTDIR)$(datadir)
+	install -m 755 $(ROMIO_SO) $(DESTDIR)$(libdir)/tessera/openmpi/
+	install -m 644 romio-adio/tessera-mpi-env.sh $(DESTDIR)$(datadir)/
+	install -m 755 romio-adio/tessera-mpirun $(DESTDIR)$(bindir)/
+endif
 
 clean:
 	rm -rf build

@@ -16,7 +16,7 @@
 #   libtessera sources>/mca_io_romio321.so
 # so a repeat run copies it and a changed driver rebuilds.
 #
-#   TESSERA_BUILD   build directory with lib/libtessera.a etc. (default build)
+#   TESSERA_BUILD   build directory with lib/libtessera.a (default build)
 #   TESSERA_KEEP    keep the shadow tree (the path is printed)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,7 +35,7 @@ sudo=""
 for t in mpicc ompi_info dpkg-source autoreconf libtoolize patch; do
 	command -v "$t" >/dev/null || die "$t is missing (run: make deps)"
 done
-libs="$build/lib/libtessera.a $build/lib/libtproto.a $build/lib/libtdl.a"
+libs="$build/lib/libtessera.a"
 # The driver sees only the public headers of the parts it uses, as the
 # Makefile exports them.
 incs="-I$build/include/client -I$build/include/dataloops"
@@ -193,7 +193,7 @@ done
 mpilibdir=$(mpicc --showme:libdirs | awk '{print $1}')
 gcc -shared -fPIC -o "$work/mca_io_romio321.so" $objs \
 	-Wl,--whole-archive "$romio/.libs/libromio_dist.a" -Wl,--no-whole-archive \
-	$libs -Wl,--exclude-libs,libtessera.a:libtproto.a:libtdl.a \
+	$libs -Wl,--exclude-libs,libtessera.a \
 	-L"$mpilibdir" -lmpi -lopen-pal -lfabric -lprotobuf-c -lpthread -lm \
 	-Wl,-z,defs -Wl,-z,relro >>"$log" 2>&1 || fail "linking mca_io_romio321.so"
 

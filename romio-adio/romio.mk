@@ -41,8 +41,8 @@ $(B)/romio-adio/bench/mpi_hpio: romio-adio/bench/mpi_hpio.c
 	@mkdir -p $(dir $@)
 	$(MPICC) $(MPI_CFLAGS) -o $@ $<
 
-# The client libraries (and so their sources) are inputs of the component.
-$(ROMIO_SO): $(ROMIO_INPUTS) $(CL_LIB) $(TDL_LIB) $(TP_LIB) \
+# The client library (and so its sources) is an input of the component.
+$(ROMIO_SO): $(ROMIO_INPUTS) $(CL_STATIC) \
 		$(B)/include/client/tessera.h $(B)/include/dataloops/tdl.h
 	TESSERA_BUILD=$(abspath $(B)) bash romio-adio/build-romio.sh $@
 

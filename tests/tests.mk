@@ -4,7 +4,7 @@
 SYS_LIBS := -lfabric -lprotobuf-c -lleveldb -lev -lm
 
 # The part libraries in link order: users before what they use.
-LINK_LIBS = $(filter %/libtessera.a,$(LIBS)) $(filter %/libtserver.a,$(LIBS)) \
+LINK_LIBS = $(filter %/libtclient.a,$(LIBS)) $(filter %/libtserver.a,$(LIBS)) \
 	    $(filter %/libtproto.a,$(LIBS)) $(filter %/libtlk.a,$(LIBS)) \
 	    $(filter %/libtdl.a,$(LIBS))
 

@@ -6,6 +6,8 @@
 #                                 # its output is shown only if it fails
 #   checks_done                   # the summary; exits 1 if any failed
 #   skip_all NAME REASON          # a suite that cannot run here: one skip
+#   free_ports N                  # prints a port P such that P..P+N are
+#                                 # free on 127.0.0.1 (for tessera-local)
 #
 # CHECKS_LOG (default: a temporary file) holds each check's output.
 checks_run=0 checks_passed=0
@@ -48,4 +50,26 @@ skip_all() {
 	echo "[  SKIPPED ] 1 test(s), listed below:"
 	echo "[  SKIPPED ] $1: $2"
 	exit 0
+}
+
+free_ports() {
+	python3 - "$1" <<'PY'
+import random, socket, sys
+n = int(sys.argv[1])
+for _ in range(200):
+    base = random.randint(20000, 60000 - n)
+    socks = []
+    try:
+        for p in range(base, base + n + 1):
+            s = socket.socket()
+            s.bind(("127.0.0.1", p))
+            socks.append(s)
+    except OSError:
+        continue
+    finally:
+        for s in socks:
+            s.close()
+    print(base)
+    break
+PY
 }

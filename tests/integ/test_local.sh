@@ -68,29 +68,6 @@ test_help() {
 	grep -q -- '--dir DIR' "$tmp/out"
 }
 
-# N+1 consecutive free loopback ports; prints the first.
-free_ports() {
-	python3 - "$1" <<'PY'
-import random, socket, sys
-n = int(sys.argv[1])
-for _ in range(200):
-    base = random.randint(20000, 60000 - n)
-    socks = []
-    try:
-        for p in range(base, base + n + 1):
-            s = socket.socket()
-            s.bind(("127.0.0.1", p))
-            socks.append(s)
-    except OSError:
-        continue
-    finally:
-        for s in socks:
-            s.close()
-    print(base)
-    break
-PY
-}
-
 test_options_work() {
 	local port
 	port=$(free_ports 2)
