@@ -57,9 +57,9 @@ USES_tests       := client proto dataloops lockmgr
 .PHONY: all deps check check-build test test-san run down bench clean print-bounds install
 all:
 
+PARTS   := $(sort $(patsubst %/,%,$(dir $(wildcard */*.mk))))
 include $(sort $(wildcard */*.mk))
 
-PARTS   := $(sort $(patsubst %/,%,$(dir $(wildcard */*.mk))))
 EXPORTS := $(foreach p,$(PARTS),$(addprefix $(B)/include/$(p)/,$(notdir $(PUBLIC_$(p)))))
 
 all: $(EXPORTS) $(LIBS) $(PROGRAMS) $(UNIT_TESTS) \

@@ -9,10 +9,10 @@ LINK_LIBS = $(filter %/libtclient.a,$(LIBS)) $(filter %/libtserver.a,$(LIBS)) \
 	    $(filter %/libtdl.a,$(LIBS))
 
 UNIT_TESTS  += $(patsubst %.c,$(B)/%,$(wildcard tests/unit/test_*.c))
-# Tests see every part's public header (USES_tests); the white-box unit
-# tests of a part's internals see that part's folder too.
-$(B)/tests/unit/test_dataloop_normalize.o: CPPFLAGS += -Idataloops
-$(B)/tests/unit/test_mds_store.o: CPPFLAGS += -Iserver
+# Tests see every part's public header (USES_tests). Unit tests are
+# white-box (a part's internals, a store without its daemon): they see
+# every part's folder too.
+$(B)/tests/unit/%.o: CPPFLAGS += $(addprefix -I,$(PARTS))
 INTEG_TESTS += $(patsubst %.c,$(B)/%,$(wildcard tests/integ/test_*.c))
 # Scripts (CLI, FUSE, fuzzing) drive the plain build's programs: run once.
 EXTRA_TESTS += $(wildcard tests/integ/test_*.sh)
