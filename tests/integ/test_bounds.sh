@@ -15,9 +15,10 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${TESSERA_BUILD:-$top/build}
-. "$top/tests/integ/checks.sh"
 cd "$top" || exit 1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tessera-bounds.XXXXXX")
+CHECKS_LOG=$tmp/check.log
+. "$top/tests/integ/checks.sh"
 trap 'rm -rf "$tmp"' EXIT
 
 [ -d "$build/include" ] || skip_all bounds "$build/include does not exist (run make)"

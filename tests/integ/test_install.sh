@@ -14,8 +14,9 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${TESSERA_BUILD:-$top/build}
-. "$top/tests/integ/checks.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tessera-install.XXXXXX")
+CHECKS_LOG=$tmp/check.log
+. "$top/tests/integ/checks.sh"
 root=$tmp/root
 prefix=/usr/local
 inst=$root$prefix

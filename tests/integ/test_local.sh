@@ -10,9 +10,10 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${TESSERA_BUILD:-$top/build}
-. "$top/tests/integ/checks.sh"
 local_sh=$top/deploy/tessera-local
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tessera-local.XXXXXX")
+CHECKS_LOG=$tmp/check.log
+. "$top/tests/integ/checks.sh"
 cleanup() { # (by TESSERA_VAR too: a tessera-local that ignores --dir)
 	for d in "$tmp/var" "$tmp/refused"; do
 		[ ! -d "$d" ] || TESSERA_VAR=$d "$local_sh" down >/dev/null 2>&1
