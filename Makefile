@@ -6,11 +6,11 @@
 #                 unit and integration tests again under ASan/UBSan
 #   make run      deps + build, then bring up a local file system (1 mds +
 #                 4 ios) and use it
-#   make install  install the programs, libtessera (with its soname links,
-#                 headers and tessera.pc), the ROMIO component and the man
-#                 pages under $(DESTDIR)$(PREFIX) (PREFIX=/usr/local)
 #   make down     stop it
 #   make bench    run the benchmarks (figures, not tests)
+#   make install  install the programs, libtessera (shared with its soname
+#                 links, static, headers, tessera.pc), the ROMIO component
+#                 and the man pages under $(DESTDIR)$(PREFIX) (/usr/local)
 #
 # Each part contributes a fragment, <part>/<part>.mk, that adds its
 # libraries, programs and tests to the lists below.
@@ -82,8 +82,8 @@ $(B)/%.o: %.c | $(EXPORTS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(call part_include,$(firstword $(subst /, ,$*))) $(CFLAGS) -c -o $@ $<
 
-# For tests/integ/test_bounds.sh: each part's include path and the headers
-# it may not reach (every other part's headers that are not public).
+# For tests/integ/test_bounds.sh: each part's include path and its public
+# headers.
 print-bounds:
 	@$(foreach p,$(PARTS),echo 'part $(p) $(call part_include,$(p))';)
 	@$(foreach p,$(PARTS),echo 'public $(p) $(notdir $(PUBLIC_$(p)))';)
