@@ -4,20 +4,30 @@
 #   make deps     install missing Debian packages (idempotent)
 #   make check    deps + build (warnings are errors) + every test, then the
 #                 unit and integration tests again under ASan/UBSan
-#   make run      bring up a local file system (1 mds + 4 ios) and use it
+#   make run      deps + build, then bring up a local file system (1 mds +
+#                 4 ios) and use it
 #   make down     stop it
 #   make bench    run the benchmarks (figures, not tests)
+#   make install  install the programs, libtessera (shared with its soname
+#                 links, static, headers, tessera.pc), the ROMIO component
+#                 and the man pages under $(DESTDIR)$(PREFIX) (/usr/local)
 #
 # Each part contributes a fragment, <part>/<part>.mk, that adds its
 # libraries, programs and tests to the lists below.
+#
+# Part boundaries: a part's public headers (PUBLIC_<part>) are exported to
+# $(B)/include/<part>/, and an object of part P (the first folder of its
+# source's path) compiles with only P's own folder (and $(B)/P, where its
+# generated files go) and $(B)/include/U for each part U in USES_<P> on its
+# include path. Another part's internal header cannot be found, so
+# including one fails the build (tests/integ/test_bounds.sh shows it does).
 
 B        ?= build
 CC       ?= cc
 SAN      ?=
 OPT      ?= -O2
 CFLAGS   := -std=c11 -g $(OPT) -fPIC -Wall -Wextra -Werror -pthread $(SAN)
-CPPFLAGS := -D_GNU_SOURCE -MMD -MP -Idataloops -Iproto -I$(B)/proto -Iclient \
-	    -Ilockmgr -Iserver
+CPPFLAGS := -D_GNU_SOURCE -MMD -MP
 LDFLAGS  := -pthread $(SAN)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
 	     -fno-sanitize-recover=undefined
@@ -28,20 +38,55 @@ UNIT_TESTS :=  # CMocka binaries that need nothing running
 INTEG_TESTS := # test binaries or scripts that start real daemons
 EXTRA_TESTS := # tests run once, not under the sanitizers (fuzz, fuse, mpi)
 
+# Public headers and uses of each part (a fragment may set its own).
+PUBLIC_dataloops := dataloops/tdl.h
+PUBLIC_lockmgr   := $(wildcard lockmgr/tlk.h)
+PUBLIC_proto     := proto/tproto.h $(B)/proto/tessera.pb-c.h
+PUBLIC_client    := client/tessera.h
+USES_dataloops   :=
+USES_lockmgr     :=
+USES_proto       := dataloops
+USES_server      := proto dataloops lockmgr
+USES_client      := proto dataloops lockmgr
+USES_romio-adio  := client dataloops
+USES_tests       := client proto dataloops lockmgr
+
 # Fragments name other parts' libraries in prerequisites ($$(LIBS)).
 .SECONDEXPANSION:
 
-.PHONY: all deps check check-build test test-san run down bench clean
+.PHONY: all deps check check-build test test-san run down bench clean print-bounds install
 all:
 
+PARTS   := $(sort $(patsubst %/,%,$(dir $(wildcard */*.mk))))
 include $(sort $(wildcard */*.mk))
 
-all: $(LIBS) $(PROGRAMS) $(UNIT_TESTS) $(filter $(B)/%,$(INTEG_TESTS) $(EXTRA_TESTS))
+EXPORTS := $(foreach p,$(PARTS),$(addprefix $(B)/include/$(p)/,$(notdir $(PUBLIC_$(p)))))
 
-# Any object may include the generated message header.
-$(B)/%.o: %.c | $(B)/proto/tessera.pb-c.h
+all: $(EXPORTS) $(LIBS) $(PROGRAMS) $(UNIT_TESTS) \
+	$(filter $(B)/%,$(INTEG_TESTS) $(EXTRA_TESTS))
+
+# Exported headers are links to the real ones, so a compiler's message
+# about one leads to the file to edit.
+define export_header
+$(B)/include/$(1)/$(notdir $(2)): $(2)
+	@mkdir -p $$(@D)
+	ln -sfn $$(abspath $$<) $$@
+endef
+$(foreach p,$(PARTS),$(foreach h,$(PUBLIC_$(p)),$(eval $(call export_header,$(p),$(h)))))
+
+# The include path of part $(1).
+part_include = -I$(1) -I$(B)/$(1) $(addprefix -I$(B)/include/,$(USES_$(1)))
+
+# An object sees its own part and the public headers of the parts it uses.
+$(B)/%.o: %.c | $(EXPORTS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(call part_include,$(firstword $(subst /, ,$*))) $(CFLAGS) -c -o $@ $<
+
+# For tests/integ/test_bounds.sh: each part's include path and its public
+# headers.
+print-bounds:
+	@$(foreach p,$(PARTS),echo 'part $(p) $(call part_include,$(p))';)
+	@$(foreach p,$(PARTS),echo 'public $(p) $(notdir $(PUBLIC_$(p)))';)
 
 deps:
 	@bash deploy/install-deps.sh
@@ -58,7 +103,9 @@ check: deps
 		"build:$(UNIT_TESTS) $(INTEG_TESTS) $(EXTRA_TESTS)" \
 		"build/san:$(UNIT_TESTS:$(B)/%=build/san/%) $(INTEG_TESTS:$(B)/%=build/san/%)"
 
-run: all
+# A fresh machine first gets what the build needs (protoc-c, libfabric...).
+run: deps
+	@$(MAKE) --no-print-directory all
 	@bash deploy/make-run.sh
 
 down:
@@ -66,6 +113,43 @@ down:
 
 bench: all
 	@bash tests/bench/run-bench.sh
+
+# ------------------------------------------------------------------ install
+# Staged installs (DESTDIR) keep the PREFIX paths in what they write
+# (tessera.pc). Run ldconfig after installing into a system directory.
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+bindir     := $(PREFIX)/bin
+libdir     := $(PREFIX)/lib
+includedir := $(PREFIX)/include
+mandir     := $(PREFIX)/share/man
+datadir    := $(PREFIX)/share/tessera
+INSTALL_PROGRAMS := $(filter $(addprefix $(B)/bin/,tessera tessera-fuse tessera-mds tessera-ios),\
+		      $(PROGRAMS)) deploy/tessera-local deploy/tessera-genconfig
+# The library's API: tessera.h, and tdl.h for datatype I/O's dataloops.
+INSTALL_HEADERS  := $(PUBLIC_client) $(PUBLIC_dataloops)
+INSTALL_MAN      := $(wildcard deploy/man/*.[18])
+
+install: all
+	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libdir)/pkgconfig \
+		$(DESTDIR)$(includedir)/tessera $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man8
+	install -m 755 $(INSTALL_PROGRAMS) $(DESTDIR)$(bindir)/
+	install -m 755 $(CL_SO) $(DESTDIR)$(libdir)/
+	install -m 644 $(CL_STATIC) $(DESTDIR)$(libdir)/
+	ln -sfn $(notdir $(CL_SO)) $(DESTDIR)$(libdir)/$(CL_SONAME)
+	ln -sfn $(CL_SONAME) $(DESTDIR)$(libdir)/libtessera.so
+	install -m 644 $(INSTALL_HEADERS) $(DESTDIR)$(includedir)/tessera/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(TESSERA_VERSION)|' \
+	    -e 's|@CFLAGS@|-I$${includedir}/tessera|' client/tessera.pc.in \
+	    > $(DESTDIR)$(libdir)/pkgconfig/tessera.pc
+	install -m 644 $(filter %.1,$(INSTALL_MAN)) $(DESTDIR)$(mandir)/man1/
+	install -m 644 $(filter %.8,$(INSTALL_MAN)) $(DESTDIR)$(mandir)/man8/
+ifneq ($(ROMIO_SO),)
+	install -d $(DESTDIR)$(libdir)/tessera/openmpi $(DESTDIR)$(datadir)
+	install -m 755 $(ROMIO_SO) $(DESTDIR)$(libdir)/tessera/openmpi/
+	install -m 644 romio-adio/tessera-mpi-env.sh $(DESTDIR)$(datadir)/
+	install -m 755 romio-adio/tessera-mpirun $(DESTDIR)$(bindir)/
+endif
 
 clean:
 	rm -rf build

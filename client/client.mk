@@ -1,14 +1,22 @@
-# client/: libtessera (static and shared, with a pkg-config file) and the
-# `tessera` command.
+# client/: libtessera, shared (with its soname links) and static, each
+# carrying every part it needs, with a pkg-config file; and the `tessera`
+# command. libtclient.a holds the client part alone, for the build's own
+# programs, which link each part library once (LINK_LIBS).
 CL_SRCS   := $(wildcard client/*.c)
-CL_LIB    := $(B)/lib/libtessera.a
-CL_SO     := $(B)/lib/libtessera.so
+CL_LIB    := $(B)/lib/libtclient.a
+CL_STATIC := $(B)/lib/libtessera.a
+# The release, as the programs report it, and the shared library's names:
+# the file, the soname (what programs record), the link-time name.
+TESSERA_VERSION := $(shell sed -n 's/^#define TP_VERSION_STRING "\(.*\)"/\1/p' proto/tproto.h)
+CL_SONAME := libtessera.so.$(firstword $(subst ., ,$(TESSERA_VERSION)))
+CL_SO     := $(B)/lib/libtessera.so.$(TESSERA_VERSION)
+CL_SO_LINKS := $(B)/lib/$(CL_SONAME) $(B)/lib/libtessera.so
 LIBS      += $(CL_LIB)
-PROGRAMS  += $(CL_SO) $(B)/lib/pkgconfig/tessera.pc
+PROGRAMS  += $(CL_SO) $(CL_SO_LINKS) $(CL_STATIC) $(B)/lib/pkgconfig/tessera.pc
 ifneq ($(wildcard client/tools/tessera.c),)
 PROGRAMS  += $(B)/bin/tessera
 endif
-# The shared library carries the parts it is made of.
+# The libraries users link carry the parts they are made of.
 CL_PART_OBJS = $(CL_SRCS:%.c=$(B)/%.o) $(TP_OBJS) $(B)/proto/tessera.pb-c.o \
 	       $(TDL_SRCS:%.c=$(B)/%.o)
 
@@ -16,14 +24,25 @@ $(CL_LIB): $(CL_SRCS:%.c=$(B)/%.o)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
+# (Remade when this file changes: libtessera.a once held the client alone.)
+$(CL_STATIC): $$(CL_PART_OBJS) client/client.mk
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $(filter %.o,$^)
+
 $(CL_SO): $$(CL_PART_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -shared -Wl,-soname,libtessera.so.0 -o $@ $^ -lfabric -lprotobuf-c
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(CL_SONAME) -o $@ $^ -lfabric -lprotobuf-c
+
+$(B)/lib/$(CL_SONAME): $(CL_SO)
+	ln -sfn $(notdir $<) $@
+
+$(B)/lib/libtessera.so: $(B)/lib/$(CL_SONAME)
+	ln -sfn $(notdir $<) $@
 
 $(B)/lib/pkgconfig/tessera.pc: client/tessera.pc.in
 	@mkdir -p $(dir $@)
-	sed -e 's|@PREFIX@|$(abspath $(B))|' -e 's|@INCLUDEDIR@|$(abspath client)|' \
-	    -e 's|@VERSION@|0.1.0|' $< > $@
+	sed -e 's|@PREFIX@|$(abspath $(B))|' -e 's|@VERSION@|$(TESSERA_VERSION)|' \
+	    -e 's|@CFLAGS@|-I$${includedir}/client -I$${includedir}/dataloops|' $< > $@
 
 CL_TOOL_OBJS := $(patsubst %.c,$(B)/%.o,$(wildcard client/tools/*.c))
 

@@ -4,6 +4,8 @@
  * conn.c   connection, progress engine, requests (tc_*)
  * meta.c   namespace calls against the metadata daemon
  * io.c     striped reads and writes against the storage daemons
+ * nc.c     noncontiguous I/O: list I/O and datatype I/O
+ * share.c  handing an open file to other processes of a parallel job
  * lock.c   byte-range locks: the rounds of the lock protocols, leases
  */
 #ifndef TESSERA_CLIENT_INT_H

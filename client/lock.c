@@ -449,7 +449,7 @@ static void lock_free(struct tessera_lock *lk)
 	}
 	free(lk->parts);
 	if (lk->ftype_msg)
-		tdl_msg_release(lk->ftype_msg);
+		tp_dataloop_msg_release(lk->ftype_msg);
 	free(lk);
 }
 
@@ -671,7 +671,7 @@ int tessera_lock_dtype(tessera_file *f, int mode, const struct tdl_dataloop *fil
 		lock_free(lk);
 		return tc_fail(f->fs, rc, "lock %s: file view: %s", f->path, err);
 	}
-	if ((rc = tdl_to_msg(file_type, &lk->ftype_msg))) {
+	if ((rc = tp_dataloop_to_msg(file_type, &lk->ftype_msg))) {
 		lock_free(lk);
 		return tc_fail(f->fs, rc, "lock %s: encoding the file type failed", f->path);
 	}

@@ -685,7 +685,7 @@ static ssize_t dtype_io(tessera_file *f, void *buf, uint64_t mem_count,
 		rc = tc_fail(fs, rc, "%s: file view cannot be walked", c->label);
 		goto out;
 	}
-	if ((rc = tdl_to_msg(ftype, &c->ftype_msg))) {
+	if ((rc = tp_dataloop_to_msg(ftype, &c->ftype_msg))) {
 		rc = tc_fail(fs, rc, "%s: encoding the file type failed", c->label);
 		goto out;
 	}
@@ -700,7 +700,7 @@ static ssize_t dtype_io(tessera_file *f, void *buf, uint64_t mem_count,
 	rc = run_call(c);
 	if (rc > 0)
 		rc -= (ssize_t)first;
-	tdl_msg_release(c->ftype_msg);
+	tp_dataloop_msg_release(c->ftype_msg);
 out:
 	free(c);
 	return rc;

@@ -1,4 +1,5 @@
-# dataloops/: pure library (striping math, dataloops, segment engine).
+# dataloops/: pure library (striping math, dataloops, segment engine). It
+# uses no other part: nothing here sees a generated or a network header.
 TDL_SRCS := $(wildcard dataloops/*.c)
 TDL_LIB  := $(B)/lib/libtdl.a
 LIBS     += $(TDL_LIB)
@@ -6,7 +7,3 @@ LIBS     += $(TDL_LIB)
 $(TDL_LIB): $(TDL_SRCS:%.c=$(B)/%.o)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
-
-# The codec includes the generated message header: rebuild it when the
-# .proto changes even before the compiler's .d files exist.
-$(B)/dataloops/tdl_codec.o: $(B)/proto/tessera.pb-c.h

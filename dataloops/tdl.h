@@ -1,8 +1,10 @@
 /*
  * tdl.h - Tessera dataloops: pure access-pattern and striping math.
  *
- * No I/O, no network, no allocation unless a function says so. Shared by the
- * client library, the storage daemons and the ROMIO driver.
+ * No I/O, no network, no allocation unless a function says so; no other
+ * part's header. Shared by the client library, the storage daemons, the
+ * ROMIO driver, and proto/, which encodes dataloops as messages through the
+ * node records below.
  */
 #ifndef TESSERA_TDL_H
 #define TESSERA_TDL_H
@@ -79,11 +81,10 @@ enum tdl_kind {
 	TDL_STRUCT = 5,
 };
 
-/* Limits every dataloop obeys (builders and the decoder enforce them). */
+/* Limits every dataloop obeys (builders and tdl_from_nodes enforce them). */
 #define TDL_MAX_DEPTH 24          /* nodes on any root-to-leaf path */
 #define TDL_MAX_NODES 4096        /* nodes in one dataloop */
 #define TDL_MAX_ENTRIES (1 << 22) /* offsets + block lengths, all nodes */
-#define TDL_MAX_ENCODED (64u << 20) /* bytes of one encoded dataloop */
 
 /* MPI order and distribution constants for subarray/darray. */
 #define TDL_ORDER_C 0
@@ -147,22 +148,39 @@ int tdl_check_view(const struct tdl_dataloop *dl, uint64_t count, int64_t disp,
 /* A smaller dataloop with the same typemap, lb and extent. */
 int tdl_normalize(const struct tdl_dataloop *dl, struct tdl_dataloop **out);
 
-/* Encoding as the protobuf message tessera.Dataloop (tessera.proto). */
-size_t tdl_encoded_size(const struct tdl_dataloop *dl);
-int tdl_encode(const struct tdl_dataloop *dl, uint8_t *buf, size_t cap,
-	       size_t *len);
-/* Validates everything (limits, signs, overflow, cycles); on failure
- * returns -EINVAL (or -ENOMEM) and names the broken rule in err. */
-int tdl_decode(const uint8_t *buf, size_t len, struct tdl_dataloop **out,
-	       char *err, size_t errlen);
-/* The same on an unpacked message, for dataloops embedded in requests.
- * tdl_to_msg fills a message whose arrays point into `dl` and `scratch`
- * storage it allocates; release with tdl_msg_release. */
-struct Tessera__Dataloop;
-int tdl_from_msg(const struct Tessera__Dataloop *msg, struct tdl_dataloop **out,
-		 char *err, size_t errlen);
-int tdl_to_msg(const struct tdl_dataloop *dl, struct Tessera__Dataloop **msg);
-void tdl_msg_release(struct Tessera__Dataloop *msg);
+/* ------------------------------------------------------------ node records
+ *
+ * A dataloop as plain records, one per node, so a codec outside this
+ * library (proto/ encodes dataloops as protobuf) can read one and build one
+ * without seeing its internals. Children are node indexes (-1: one byte).
+ */
+struct tdl_node_rec {
+	uint32_t kind;            /* enum tdl_kind */
+	int32_t child;            /* all kinds but struct; -1: one byte */
+	int64_t count;            /* blocks (contig: elements) */
+	int64_t blocklen;         /* vector, blockindexed; else 0 */
+	int64_t stride;           /* vector, bytes; else 0 */
+	const int64_t *offsets;   /* blockindexed, indexed, struct */
+	size_t n_offsets;         /* entries in offsets: count, else 0 */
+	const int64_t *blocklens; /* indexed, struct */
+	size_t n_blocklens;
+	const int32_t *children;  /* struct (-1: one byte) */
+	size_t n_children;
+	int64_t lb, extent;       /* as declared (natural or resized) */
+};
+
+/* The root's index, and node i (0 <= i < tdl_node_count) as a record whose
+ * arrays point into dl (valid while dl lives). */
+int tdl_root(const struct tdl_dataloop *dl);
+void tdl_node_get(const struct tdl_dataloop *dl, int i,
+		  struct tdl_node_rec *out);
+/* A dataloop from n records; the arrays are copied. Trusts nothing: array
+ * lengths must fit the kind and count, and every rule a dataloop obeys
+ * (limits, signs, references, cycles, depth, overflow) is checked. On
+ * failure returns -EINVAL (or -ENOMEM) and names the broken rule in err
+ * (may be NULL). */
+int tdl_from_nodes(const struct tdl_node_rec *nodes, int32_t n, int32_t root,
+		   struct tdl_dataloop **out, char *err, size_t errlen);
 
 /* -------------------------------------------------------- segment engine
  *

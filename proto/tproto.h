@@ -1,11 +1,16 @@
 /*
  * tproto.h - Tessera's wire protocol, configuration and libfabric transport.
  *
- * The one header other parts include from proto/. Three pieces:
- *   - frames: a fixed header + reply address + protobuf body + raw data;
- *   - the file system configuration (servers, provider, tunables);
+ * The one header other parts include from proto/ (with the message code
+ * protoc-c generates from tessera.proto, tessera.pb-c.h). Four pieces:
+ *   - frames: a fixed header + reply address + protobuf body + raw data
+ *     (frame.c);
+ *   - the file system configuration: servers, provider, tunables
+ *     (config.c);
  *   - tnet, a small reliable-datagram transport over a libfabric RDM
- *     endpoint whose completion queue exposes a wait fd for event loops.
+ *     endpoint whose completion queue exposes a wait fd for event loops
+ *     (transport.c);
+ *   - dataloops as protobuf messages (dataloop.c).
  */
 #ifndef TESSERA_TPROTO_H
 #define TESSERA_TPROTO_H
@@ -251,5 +256,30 @@ int tnet_repost(struct tnet *net, struct tnet_rbuf *rbuf);
 
 /* Wait up to timeout_ms for the wait fd (after tnet_trywait). */
 int tnet_wait(struct tnet *net, int timeout_ms);
+
+/* --------------------------------------------------------------- dataloops
+ *
+ * A dataloop (dataloops/tdl.h) as the protobuf message tessera.Dataloop,
+ * alone (encode/decode) or embedded in a request (to_msg/from_msg).
+ */
+#define TP_DATALOOP_MAX_ENCODED (64u << 20) /* bytes of one encoded dataloop */
+
+struct tdl_dataloop;
+
+size_t tp_dataloop_encoded_size(const struct tdl_dataloop *dl);
+/* -ENOSPC (with *len the size needed) when cap is too small. */
+int tp_dataloop_encode(const struct tdl_dataloop *dl, uint8_t *buf,
+		       size_t cap, size_t *len);
+/* Validates everything (limits, shapes, signs, overflow, cycles); on
+ * failure returns -EINVAL (or -ENOMEM), names the broken rule in err and
+ * sets *out to NULL. */
+int tp_dataloop_decode(const uint8_t *buf, size_t len,
+		       struct tdl_dataloop **out, char *err, size_t errlen);
+int tp_dataloop_from_msg(const Tessera__Dataloop *msg,
+			 struct tdl_dataloop **out, char *err, size_t errlen);
+/* A message whose arrays point into dl (which must outlive it); release
+ * it with tp_dataloop_msg_release, which leaves dl alone. */
+int tp_dataloop_to_msg(const struct tdl_dataloop *dl, Tessera__Dataloop **msg);
+void tp_dataloop_msg_release(Tessera__Dataloop *msg);
 
 #endif /* TESSERA_TPROTO_H */

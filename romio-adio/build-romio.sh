@@ -16,7 +16,7 @@
 #   libtessera sources>/mca_io_romio321.so
 # so a repeat run copies it and a changed driver rebuilds.
 #
-#   TESSERA_BUILD   build directory with lib/libtessera.a etc. (default build)
+#   TESSERA_BUILD   build directory with lib/libtessera.a (default build)
 #   TESSERA_KEEP    keep the shadow tree (the path is printed)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,9 +35,12 @@ sudo=""
 for t in mpicc ompi_info dpkg-source autoreconf libtoolize patch; do
 	command -v "$t" >/dev/null || die "$t is missing (run: make deps)"
 done
-libs="$build/lib/libtessera.a $build/lib/libtdl.a $build/lib/libtproto.a $build/lib/libtmsg.a"
-for l in $libs; do
-	[ -f "$l" ] || die "$l is not built (run: make)"
+libs="$build/lib/libtessera.a"
+# The driver sees only the public headers of the parts it uses, as the
+# Makefile exports them.
+incs="-I$build/include/client -I$build/include/dataloops"
+for f in $libs "$build/include/client/tessera.h" "$build/include/dataloops/tdl.h"; do
+	[ -f "$f" ] || die "$f is not built (run: make)"
 done
 pkgver=$(dpkg-query -W -f='${source:Version}' libopenmpi3 2>/dev/null) ||
 	die "libopenmpi3 is not installed (run: make deps)"
@@ -158,7 +161,7 @@ cflags=$(sed -n "s/.* CFLAGS='\([^']*\)'.*/\1/p" <<<"$params")
 mpiinc=$(mpicc --showme:incdirs)
 cppflags="-Wdate-time -D_FORTIFY_SOURCE=2"
 for d in $mpiinc; do cppflags="$cppflags -I$d"; done
-cppflags="$cppflags -I$top/client -I$top/dataloops"
+cppflags="$cppflags $incs"
 ( cd "$romio" && ./configure FROM_OMPI=yes CC=gcc CFLAGS="$cflags" CPPFLAGS="$cppflags" \
 	LDFLAGS="-Wl,-z,relro" --enable-shared --disable-static --prefix=/usr \
 	--disable-aio --disable-weak-symbols --enable-strict --disable-f77 --disable-f90 \
@@ -171,7 +174,7 @@ grep -q '^#define ROMIO_TESSERA 1' "$romio/adio/include/romioconf.h" ||
 strict="-std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fsyntax-only"
 for d in $mpiinc "$romio/include" "$romio/adio/include"; do strict="$strict -isystem $d"; done
 for c in "$romio"/adio/ad_tessera/ad_tessera*.c; do
-	gcc $strict -I"$top/client" -I"$top/dataloops" "$c" >>"$log" 2>&1 ||
+	gcc $strict $incs "$c" >>"$log" 2>&1 ||
 		fail "warnings in $(basename "$c") (-Wall -Wextra -Werror)"
 done
 
@@ -190,7 +193,7 @@ done
 mpilibdir=$(mpicc --showme:libdirs | awk '{print $1}')
 gcc -shared -fPIC -o "$work/mca_io_romio321.so" $objs \
 	-Wl,--whole-archive "$romio/.libs/libromio_dist.a" -Wl,--no-whole-archive \
-	$libs -Wl,--exclude-libs,libtessera.a:libtdl.a:libtproto.a:libtmsg.a \
+	$libs -Wl,--exclude-libs,libtessera.a \
 	-L"$mpilibdir" -lmpi -lopen-pal -lfabric -lprotobuf-c -lpthread -lm \
 	-Wl,-z,defs -Wl,-z,relro >>"$log" 2>&1 || fail "linking mca_io_romio321.so"
 

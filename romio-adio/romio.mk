@@ -41,20 +41,23 @@ $(B)/romio-adio/bench/mpi_hpio: romio-adio/bench/mpi_hpio.c
 	@mkdir -p $(dir $@)
 	$(MPICC) $(MPI_CFLAGS) -o $@ $<
 
-# The client libraries (and so their sources) are inputs of the component.
-$(ROMIO_SO): $(ROMIO_INPUTS) $(CL_LIB) $(TDL_LIB) $(TP_LIB) $(TP_MSG_LIB)
+# The client library (and so its sources) is an input of the component.
+$(ROMIO_SO): $(ROMIO_INPUTS) $(CL_STATIC) \
+		$(B)/include/client/tessera.h $(B)/include/dataloops/tdl.h
 	TESSERA_BUILD=$(abspath $(B)) bash romio-adio/build-romio.sh $@
 
 $(B)/romio-adio/tests/%: romio-adio/tests/%.c romio-adio/tests/mpi_check.h
 	@mkdir -p $(dir $@)
 	$(MPICC) $(MPI_CFLAGS) -o $@ $< $(MPI_TEST_LIBS)
 
-# The datatype converter, tested on its own against MPI_Pack.
+# The datatype converter, tested on its own against MPI_Pack: it needs
+# only the dataloops library.
 $(B)/romio-adio/tests/mpi_dtype: romio-adio/tests/mpi_dtype.c romio-adio/ad_tessera_dtype.c \
-		romio-adio/ad_tessera_dtype.h romio-adio/tests/mpi_check.h $(TDL_LIB) $(TP_MSG_LIB)
+		romio-adio/ad_tessera_dtype.h romio-adio/tests/mpi_check.h $(TDL_LIB) \
+		$(B)/include/dataloops/tdl.h
 	@mkdir -p $(dir $@)
-	$(MPICC) $(MPI_CFLAGS) -Idataloops -Iromio-adio -o $@ $< romio-adio/ad_tessera_dtype.c \
-		$(TDL_LIB) $(TP_MSG_LIB) -lprotobuf-c
+	$(MPICC) $(MPI_CFLAGS) $(call part_include,romio-adio) -o $@ $< \
+		romio-adio/ad_tessera_dtype.c $(TDL_LIB)
 
 $(B)/bin/tessera-mpirun: romio-adio/tessera-mpirun romio-adio/tessera-mpi-env.sh
 	@mkdir -p $(dir $@)

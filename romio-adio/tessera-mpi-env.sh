@@ -4,15 +4,21 @@
 #   mpirun -np 4 ./app tessera:/mnt/tessera/out.h5
 #
 # Puts the ROMIO component with the Tessera driver (BUILD_DIR/lib/openmpi,
-# default build/ beside this file) ahead of Open MPI's own components: Open
-# MPI keeps the first component of a name it finds, so ours must come
-# first. This sets only the component path: setting mca_base_param_files
+# default build/ beside this file; once installed by make install, this
+# file is in PREFIX/share/tessera/ and the component in
+# PREFIX/lib/tessera/openmpi/) ahead of Open MPI's own components: Open MPI
+# keeps the first component of a name it finds, so ours must come first. This sets only the component path: setting mca_base_param_files
 # instead would replace Debian's default parameter file.
 # TESSERA_CONFIG must name the file system's config (tessera-local writes
 # var/tessera.conf).
 _tessera_here=$(cd "$(dirname "${BASH_SOURCE[0]:-$0}")" && pwd)
-_tessera_build=${1:-${TESSERA_BUILD:-$_tessera_here/../build}}
+_tessera_inst=$_tessera_here/../../lib/tessera/openmpi
+if [ -z "${1:-}" ] && [ -f "$_tessera_inst/mca_io_romio321.so" ]; then
+	_tessera_comp=$_tessera_inst
+else
+	_tessera_comp=${1:-${TESSERA_BUILD:-$_tessera_here/../build}}/lib/openmpi
+fi
 _tessera_sysdir=$(ompi_info --path pkglibdir --parsable 2>/dev/null | sed -n "s/^path:pkglibdir://p")
 [ -d "$_tessera_sysdir" ] || _tessera_sysdir=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
-export OMPI_MCA_mca_base_component_path="$(cd "$_tessera_build/lib/openmpi" 2>/dev/null && pwd || echo "$_tessera_build/lib/openmpi"):$_tessera_sysdir"
-unset _tessera_here _tessera_build _tessera_sysdir
+export OMPI_MCA_mca_base_component_path="$(cd "$_tessera_comp" 2>/dev/null && pwd || echo "$_tessera_comp"):$_tessera_sysdir"
+unset _tessera_here _tessera_inst _tessera_comp _tessera_sysdir

@@ -254,7 +254,7 @@ const struct tdl_dataloop *ios_dtype_desc(struct ios *ios, struct srv_req *req,
 				d->desc_id);
 		return NULL;
 	}
-	rc = tdl_from_msg(d->file_type, &dl, err, sizeof(err));
+	rc = tp_dataloop_from_msg(d->file_type, &dl, err, sizeof(err));
 	if (rc) {
 		srv_reply_error(req, rc, "%s " OBJ ": file type: %s", what, d->handle, err);
 		return NULL;

@@ -1,6 +1,7 @@
 /*
- * mds_store_int.h - internals shared by mds_store.c, mds_path.c and
- * mds_ops.c. Not part of the contract (that is mds_store.h).
+ * mds_store_int.h - internals shared by mds_store.c, mds_path.c,
+ * mds_ops.c and mds_rename.c. Not part of the contract (that is
+ * mds_store.h).
  *
  * LevelDB key schema (all handles 8 bytes big-endian):
  *   "A" handle              -> encoded struct mds_attr (see mds_attr_encode)

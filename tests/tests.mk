@@ -4,11 +4,15 @@
 SYS_LIBS := -lfabric -lprotobuf-c -lleveldb -lev -lm
 
 # The part libraries in link order: users before what they use.
-LINK_LIBS = $(filter %/libtessera.a,$(LIBS)) $(filter %/libtserver.a,$(LIBS)) \
+LINK_LIBS = $(filter %/libtclient.a,$(LIBS)) $(filter %/libtserver.a,$(LIBS)) \
 	    $(filter %/libtproto.a,$(LIBS)) $(filter %/libtlk.a,$(LIBS)) \
-	    $(filter %/libtdl.a,$(LIBS)) $(filter %/libtmsg.a,$(LIBS))
+	    $(filter %/libtdl.a,$(LIBS))
 
 UNIT_TESTS  += $(patsubst %.c,$(B)/%,$(wildcard tests/unit/test_*.c))
+# Tests see every part's public header (USES_tests). Unit tests are
+# white-box (a part's internals, a store without its daemon): they see
+# every part's folder too.
+$(B)/tests/unit/%.o: CPPFLAGS += $(addprefix -I,$(PARTS))
 INTEG_TESTS += $(patsubst %.c,$(B)/%,$(wildcard tests/integ/test_*.c))
 # Scripts (CLI, FUSE, fuzzing) drive the plain build's programs: run once.
 EXTRA_TESTS += $(wildcard tests/integ/test_*.sh)

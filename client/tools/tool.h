@@ -5,7 +5,7 @@
  * ns.c        namespace commands: ls mkdir rm mv stat setstripe getstripe
  *             truncate
  * data.c      cp and cat
- * servers.c   ping and df
+ * servers.c   ping, df and stats
  *
  * Everything uses only the public client API (tessera.h). There is no
  * global mutable state: a struct tool is passed to every function.

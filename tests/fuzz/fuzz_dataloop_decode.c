@@ -1,5 +1,5 @@
 /*
- * fuzz_dataloop_decode.c - libFuzzer target for tdl_decode.
+ * fuzz_dataloop_decode.c - libFuzzer target for tp_dataloop_decode.
  *
  * Whatever the input, decoding must either fail with -EINVAL and a message
  * or produce a dataloop that every other entry point handles: it
@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "tdl.h"
+#include "tproto.h"
 
 #ifndef FUZZ_SEED_MAIN
 
@@ -49,18 +50,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t *buf;
 	size_t len, got;
 	int64_t disp;
-	int rc = tdl_decode(data, size, &dl, err, sizeof(err));
+	int rc = tp_dataloop_decode(data, size, &dl, err, sizeof(err));
 
 	if (rc) {
 		if (rc != -EINVAL || dl || err[0] == 0)
 			abort();
 		return 0;
 	}
-	len = tdl_encoded_size(dl);
+	len = tp_dataloop_encoded_size(dl);
 	buf = malloc(len ? len : 1);
-	if (!buf || tdl_encode(dl, buf, len, &got) || got != len)
+	if (!buf || tp_dataloop_encode(dl, buf, len, &got) || got != len)
 		abort();
-	if (tdl_decode(buf, len, &again, err, sizeof(err)))
+	if (tp_dataloop_decode(buf, len, &again, err, sizeof(err)))
 		abort();
 	free(buf);
 
@@ -88,11 +89,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 static int save(const char *dir, int k, struct tdl_dataloop *dl)
 {
 	char path[4096];
-	size_t len = tdl_encoded_size(dl), got;
+	size_t len = tp_dataloop_encoded_size(dl), got;
 	uint8_t *buf = malloc(len ? len : 1);
 	FILE *f;
 
-	if (!buf || tdl_encode(dl, buf, len, &got))
+	if (!buf || tp_dataloop_encode(dl, buf, len, &got))
 		return -1;
 	snprintf(path, sizeof(path), "%s/seed-%02d", dir, k);
 	f = fopen(path, "wb");

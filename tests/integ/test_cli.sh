@@ -61,26 +61,9 @@ for _ in $(seq 1 100); do
 done
 
 # ---------------------------------------------------------------- checks
-run=0 passed=0
-failed_names=()
-
-check() { # NAME FUNCTION: the function runs under set -e in a subshell
-	local name=$1 log
-	shift
-	run=$((run + 1))
-	log=$dir/check.$run.log
-	echo "[ RUN      ] $name"
-	( set -e; "$@" ) >"$log" 2>&1
-	local rc=$?
-	if [ "$rc" -eq 0 ]; then
-		passed=$((passed + 1))
-		echo "[       OK ] $name"
-	else
-		sed 's/^/    /' "$log"
-		echo "[  FAILED  ] $name"
-		failed_names+=("$name")
-	fi
-}
+# check NAME FUNCTION: the function runs under set -e in a subshell.
+CHECKS_LOG=$dir/check.log
+. "$top/tests/integ/checks.sh"
 
 # Run the tool; keep stdout, stderr and status in $out, $err, $rc.
 t() {
@@ -386,11 +369,4 @@ head -c 300000 /dev/urandom >"$dir/wide.in"
 "$T" cp "$dir/wide.in" tessera:/striped/wide.bin >/dev/null 2>&1
 check server_down test_server_down
 
-echo "[==========] $run test(s) run."
-echo "[  PASSED  ] $passed test(s)."
-if [ "${#failed_names[@]}" -gt 0 ]; then
-	echo "[  FAILED  ] ${#failed_names[@]} test(s), listed below:"
-	for n in "${failed_names[@]}"; do echo "[  FAILED  ] $n"; done
-	exit 1
-fi
-exit 0
+checks_done

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Fuzz the dataloop decoder with libFuzzer for a short while.
 #
-# Builds tests/fuzz/fuzz_dataloop_decode.c with the dataloops sources and
-# the generated message code into $TESSERA_BUILD/fuzz/, writes a seed
-# corpus of builder-made encodings, and runs the fuzzer for 20 s (10 s in
-# a sanitizer build dir, where it runs a second time). Prints CMocka-style
-# summary lines for tests/run-suites.sh.
+# Builds tests/fuzz/fuzz_dataloop_decode.c with the dataloops sources, the
+# decoder (proto/dataloop.c) and the generated message code into
+# $TESSERA_BUILD/fuzz/, writes a seed corpus of builder-made encodings, and
+# runs the fuzzer for 20 s (10 s in a sanitizer build dir, where it runs a
+# second time). Prints CMocka-style summary lines for tests/run-suites.sh.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${TESSERA_BUILD:-$top/build}
@@ -34,17 +34,17 @@ if ! command -v clang >/dev/null 2>&1; then
 fi
 mkdir -p "$out" || summary_fail "cannot create $out"
 
-# The generated message code: the build's, else generate our own.
-gen=$build/proto
-if [ ! -f "$gen/tessera.pb-c.c" ] || [ "$top/proto/tessera.proto" -nt "$gen/tessera.pb-c.c" ]; then
-	gen=$out/gen
-	mkdir -p "$gen"
-	protoc-c --proto_path="$top/proto" --c_out="$gen" "$top/proto/tessera.proto" ||
-		summary_fail "protoc-c failed"
+# The decoder (proto/dataloop.c) over the dataloops library and the
+# build's generated message code, each seeing only the public headers of
+# the parts it uses, as in the build.
+gen=$build/proto/tessera.pb-c.c
+inc=$build/include
+if [ ! -f "$gen" ] || [ "$top/proto/tessera.proto" -nt "$gen" ] ||
+   [ ! -e "$inc/proto/tproto.h" ] || [ ! -e "$inc/dataloops/tdl.h" ]; then
+	summary_fail "$build is not built or is older than proto/tessera.proto (run make)"
 fi
-
-srcs=("$top"/dataloops/*.c "$gen/tessera.pb-c.c")
-cflags=(-std=c11 -D_GNU_SOURCE -g -O1 -I"$top/dataloops" -I"$gen")
+srcs=("$top"/dataloops/*.c "$top/proto/dataloop.c" "$gen")
+cflags=(-std=c11 -D_GNU_SOURCE -g -O1 -I"$inc/dataloops" -I"$inc/proto")
 clang "${cflags[@]}" -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -o "$out/$name" \
 	"$top/tests/fuzz/$name.c" "${srcs[@]}" -lprotobuf-c \

@@ -542,7 +542,7 @@ static void test_malformed(void **state)
 
 		assert_int_equal(tdl_hvector(3 << 20, 1, 2, byte, &dl), 0);
 		tdl_free(byte);
-		assert_int_equal(tdl_to_msg(dl, &v.file_type), 0);
+		assert_int_equal(tp_dataloop_to_msg(dl, &v.file_type), 0);
 		v.desc_nonce = 5;
 		v.desc_id = 1;
 		v.count = 1;
@@ -557,7 +557,7 @@ static void test_malformed(void **state)
 				 -E2BIG);
 		print_message("huge view  -> %s\n", msg);
 		assert_non_null(strstr(msg, "ranges"));
-		tdl_msg_release(v.file_type);
+		tp_dataloop_msg_release(v.file_type);
 		tdl_free(dl);
 	}
 	/* A lock taken raw, released; then its id is unknown, and an old

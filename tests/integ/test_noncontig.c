@@ -593,7 +593,7 @@ static void test_malformed_requests(void **state)
 		lens[0] = 10;
 	}
 	v = byte_vector(4, 10, 100);
-	assert_int_equal(tdl_to_msg(v, &vm), 0);
+	assert_int_equal(tp_dataloop_to_msg(v, &vm), 0);
 	{ /* datatype */
 		Tessera__DtypeIORequest d = TESSERA__DTYPE_IOREQUEST__INIT;
 
@@ -640,7 +640,7 @@ static void test_malformed_requests(void **state)
 				 -EINVAL);
 		print_message("datatype, cyclic -> %s\n", err);
 	}
-	tdl_msg_release(vm);
+	tp_dataloop_msg_release(vm);
 	tdl_free(v);
 	check_file(c->fs, f, &m);
 	{ /* the daemon still serves, and well-formed raw requests work */

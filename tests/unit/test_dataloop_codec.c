@@ -1,4 +1,5 @@
-/* test_dataloop_codec.c - encoding round trips and decoder validation. */
+/* test_dataloop_codec.c - dataloops as protobuf (proto/dataloop.c): encoding
+ * round trips and decoder validation. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +10,7 @@
 
 #include "tdl.h"
 #include "tdl_model.h"
-#include "tessera.pb-c.h"
+#include "tproto.h"
 
 /* Whole-stream pieces must match between two dataloops. */
 static void same_pieces(const struct tdl_dataloop *a,
@@ -42,15 +43,15 @@ static void test_round_trip(void **state)
 	for (int i = 0; i < 1500; i++) {
 		struct tdl_dataloop *dl, *back;
 		struct mtype *t = m_gen_small(&r, 2 + i % 5, 3000, &dl);
-		size_t len = tdl_encoded_size(dl), len2, got;
+		size_t len = tp_dataloop_encoded_size(dl), len2, got;
 		uint8_t *buf = malloc(len + 1), *buf2;
 		char err[200] = "";
 
-		assert_int_equal(tdl_encode(dl, buf, len - (len > 0), &got),
+		assert_int_equal(tp_dataloop_encode(dl, buf, len - (len > 0), &got),
 				 len > 0 ? -ENOSPC : 0);
-		assert_int_equal(tdl_encode(dl, buf, len, &got), 0);
+		assert_int_equal(tp_dataloop_encode(dl, buf, len, &got), 0);
 		assert_int_equal(got, len);
-		assert_int_equal(tdl_decode(buf, len, &back, err, sizeof(err)),
+		assert_int_equal(tp_dataloop_decode(buf, len, &back, err, sizeof(err)),
 				 0);
 		assert_int_equal(tdl_node_count(back), tdl_node_count(dl));
 		assert_int_equal(tdl_size(back), tdl_size(dl));
@@ -58,15 +59,15 @@ static void test_round_trip(void **state)
 		assert_int_equal(tdl_lb(back), tdl_lb(dl));
 		same_pieces(dl, back);
 		/* Re-encoding gives the same bytes. */
-		len2 = tdl_encoded_size(back);
+		len2 = tp_dataloop_encoded_size(back);
 		assert_int_equal(len2, len);
 		buf2 = malloc(len2);
-		assert_int_equal(tdl_encode(back, buf2, len2, &got), 0);
+		assert_int_equal(tp_dataloop_encode(back, buf2, len2, &got), 0);
 		assert_memory_equal(buf, buf2, len);
 		/* Every strict prefix is rejected. */
 		for (size_t cut = 0; cut < len; cut += 1 + len / 16) {
 			struct tdl_dataloop *x = NULL;
-			assert_int_equal(tdl_decode(buf, cut, &x, err,
+			assert_int_equal(tp_dataloop_decode(buf, cut, &x, err,
 						    sizeof(err)),
 					 -EINVAL);
 			assert_null(x);
@@ -90,15 +91,15 @@ static void test_corrupt(void **state)
 	for (int i = 0; i < 1500; i++) {
 		struct tdl_dataloop *dl, *back = NULL;
 		struct mtype *t = m_gen_small(&r, 2 + i % 4, 2000, &dl);
-		size_t len = tdl_encoded_size(dl), got;
+		size_t len = tp_dataloop_encoded_size(dl), got;
 		uint8_t *buf = malloc(len);
 		char err[200] = "";
 		int rc;
 
-		assert_int_equal(tdl_encode(dl, buf, len, &got), 0);
+		assert_int_equal(tp_dataloop_encode(dl, buf, len, &got), 0);
 		for (int k = 0; k < 1 + i % 3; k++)
 			buf[rnd(&r) % len] ^= (uint8_t)(1u << (rnd(&r) % 8));
-		rc = tdl_decode(buf, len, &back, err, sizeof(err));
+		rc = tp_dataloop_decode(buf, len, &back, err, sizeof(err));
 		if (rc == 0) {
 			/* Valid dataloops are usable. */
 			struct tdl_segment seg;
@@ -180,7 +181,7 @@ static int decode_nodes(const struct mnode *mn, size_t n, uint32_t root,
 	buf = malloc(len);
 	tessera__dataloop__pack(&m, buf);
 	err[0] = 0;
-	rc = tdl_decode(buf, len, &dl, err, errlen);
+	rc = tp_dataloop_decode(buf, len, &dl, err, errlen);
 	if (rc == 0)
 		assert_non_null(dl);
 	else
@@ -313,18 +314,18 @@ static void test_reject_limits(void **state)
 	EXPECT_REJECT(chain, TDL_MAX_NODES + 1, 0, "4097 nodes");
 	EXPECT_REJECT(chain, 0, 0, "0 nodes");
 	free(chain);
-	assert_int_equal(tdl_decode(big, (size_t)TDL_MAX_ENCODED + 1, &dl, err,
+	assert_int_equal(tp_dataloop_decode(big, (size_t)TP_DATALOOP_MAX_ENCODED + 1, &dl, err,
 				    sizeof(err)),
 			 -EINVAL);
 	assert_non_null(strstr(err, "exceeds"));
 	/* Garbage that is not protobuf at all. */
 	memset(big, 0xff, sizeof(big));
-	assert_int_equal(tdl_decode(big, sizeof(big), &dl, err, sizeof(err)),
+	assert_int_equal(tp_dataloop_decode(big, sizeof(big), &dl, err, sizeof(err)),
 			 -EINVAL);
 	assert_non_null(strstr(err, "malformed"));
 	assert_null(dl);
 	/* A NULL message buffer is allowed. */
-	assert_int_equal(tdl_decode(big, sizeof(big), &dl, NULL, 0), -EINVAL);
+	assert_int_equal(tp_dataloop_decode(big, sizeof(big), &dl, NULL, 0), -EINVAL);
 }
 
 /* Offsets below zero after the displacement are rejected by
@@ -350,7 +351,7 @@ static void test_check_view(void **state)
 	m.n_nodes = 1;
 	m.nodes = &pe;
 	m.node_count = 1;
-	assert_int_equal(tdl_from_msg(&m, &dl, err, sizeof(err)), 0);
+	assert_int_equal(tp_dataloop_from_msg(&m, &dl, err, sizeof(err)), 0);
 	assert_int_equal(tdl_true_lb(dl), -20);
 	assert_int_equal(tdl_check_view(dl, 1, 20, err, sizeof(err)), 0);
 	assert_int_equal(tdl_check_view(dl, 1, 19, err, sizeof(err)), -EINVAL);

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# make install, and a program built against what it installed.
+#
+# Installs into a temporary DESTDIR with PREFIX=/usr/local, checks what is
+# there (programs, libtessera shared with its soname links and static,
+# headers, tessera.pc, man pages, and the ROMIO component when the build
+# has one), starts a file system with the installed tessera-local and
+# daemons, and builds tests/integ/install_client.c with the installed
+# tessera.pc (through PKG_CONFIG_SYSROOT_DIR) and runs it with
+# LD_LIBRARY_PATH into the DESTDIR: it writes, reads and checks a file. The
+# same program is also linked with the static library, and built with the
+# build tree's tessera.pc as the README shows. Prints CMocka-style lines
+# for tests/run-suites.sh.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=${TESSERA_BUILD:-$top/build}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tessera-install.XXXXXX")
+CHECKS_LOG=$tmp/check.log
+. "$top/tests/integ/checks.sh"
+root=$tmp/root
+prefix=/usr/local
+inst=$root$prefix
+cleanup() {
+	[ ! -x "$inst/bin/tessera-local" ] ||
+		"$inst/bin/tessera-local" --dir "$tmp/var" down >/dev/null 2>&1
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+[ -x "$build/bin/tessera-mds" ] || skip_all install "$build is not built (run make)"
+command -v pkg-config >/dev/null || skip_all install "pkg-config is not installed"
+
+# The ROMIO component is installed when this build has one; without it,
+# a make that leaves MPI out (MPICC=) does not try to build it.
+mpi=(MPICC=)
+[ ! -f "$build/lib/openmpi/mca_io_romio321.so" ] || mpi=()
+
+test_make_install() {
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$top" --no-print-directory \
+		B="$build" "${mpi[@]}" DESTDIR="$root" PREFIX="$prefix" install
+}
+
+test_installed_files() {
+	local f so
+	for f in bin/tessera bin/tessera-mds bin/tessera-ios bin/tessera-local \
+		 bin/tessera-genconfig include/tessera/tessera.h include/tessera/tdl.h lib/libtessera.a \
+		 lib/pkgconfig/tessera.pc share/man/man1/tessera.1 share/man/man8/tessera-mds.8 \
+		 share/man/man8/tessera-ios.8 share/man/man8/tessera-local.8 \
+		 share/man/man8/tessera-genconfig.8; do
+		[ -f "$inst/$f" ] || { echo "missing: $prefix/$f"; return 1; }
+	done
+	if [ -x "$build/bin/tessera-fuse" ]; then
+		[ -x "$inst/bin/tessera-fuse" ] && [ -f "$inst/share/man/man1/tessera-fuse.1" ]
+	fi
+	# The library's names: the file, its soname as a link, the link-time name.
+	so=$(readelf -d "$inst/lib/libtessera.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+	echo "soname: $so"
+	[ -n "$so" ] && [ -L "$inst/lib/$so" ] && [ -L "$inst/lib/libtessera.so" ]
+	[ "$(readlink "$inst/lib/libtessera.so")" = "$so" ]
+	[ -f "$inst/lib/$(readlink "$inst/lib/$so")" ]
+	# The pkg-config file names the installed places, not the DESTDIR.
+	grep -qx "prefix=$prefix" "$inst/lib/pkgconfig/tessera.pc"
+	if [ ${#mpi[@]} -eq 0 ]; then
+		[ -f "$inst/lib/tessera/openmpi/mca_io_romio321.so" ]
+		[ -x "$inst/bin/tessera-mpirun" ]
+		[ -f "$inst/share/tessera/tessera-mpi-env.sh" ]
+	else
+		echo "(no ROMIO component in this build: not installed)"
+	fi
+}
+
+test_man_pages() {
+	local page out
+	command -v man >/dev/null || { echo "man is not installed: pages not rendered"; return 0; }
+	for page in "$inst"/share/man/man[18]/*; do
+		out=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null)
+		[ -z "$out" ] || { echo "$page:"; echo "$out"; return 1; }
+		LC_ALL=C.UTF-8 MANWIDTH=80 man -l "$page" 2>/dev/null | grep -q '^NAME'
+	done
+}
+
+test_installed_cluster_up() {
+	"$inst/bin/tessera-local" --dir "$tmp/var" --ios 3 --port "$(free_ports 3)" --no-mount up
+	TESSERA_CONFIG=$tmp/var/tessera.conf "$inst/bin/tessera" ping
+}
+
+test_program_installed_pc() {
+	local flags
+	flags=$(PKG_CONFIG_PATH=$inst/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root \
+		pkg-config --cflags --libs tessera)
+	echo "pkg-config --cflags --libs tessera: $flags"
+	# shellcheck disable=SC2086
+	cc -std=c11 -Wall -Wextra -Werror -o "$tmp/client" \
+		"$top/tests/integ/install_client.c" $flags
+	# It finds libtessera by its soname in the DESTDIR, and nowhere else.
+	LD_LIBRARY_PATH=$inst/lib ldd "$tmp/client" | tee "$tmp/ldd"
+	grep -q "libtessera.so.* => $inst/lib/" "$tmp/ldd"
+	LD_LIBRARY_PATH=$inst/lib "$tmp/client" "$tmp/var/tessera.conf" /installed.bin
+	TESSERA_CONFIG=$tmp/var/tessera.conf "$inst/bin/tessera" stat /installed.bin
+}
+
+# The static library carries every part: with the shared libraries it
+# requires (tessera.pc's Requires.private) it links, and the program needs
+# no libtessera.so. (pkg-config --static would also name every library
+# libfabric could use, whose development files are rarely all installed.)
+test_program_static() {
+	local flags
+	flags=$(PKG_CONFIG_PATH=$inst/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root \
+		pkg-config --cflags --libs tessera)
+	flags="${flags/-ltessera/-l:libtessera.a} $(pkg-config --libs libfabric libprotobuf-c)"
+	echo "static: $flags"
+	# shellcheck disable=SC2086
+	cc -std=c11 -Wall -Wextra -Werror -o "$tmp/client-static" \
+		"$top/tests/integ/install_client.c" $flags
+	! ldd "$tmp/client-static" | grep libtessera
+	"$tmp/client-static" "$tmp/var/tessera.conf" /static.bin
+}
+
+test_program_build_tree_pc() {
+	local flags
+	flags=$(pkg-config --cflags --libs "$build/lib/pkgconfig/tessera.pc")
+	echo "pkg-config --cflags --libs $build/lib/pkgconfig/tessera.pc: $flags"
+	# shellcheck disable=SC2086
+	cc -std=c11 -Wall -Wextra -Werror -o "$tmp/client-tree" \
+		"$top/tests/integ/install_client.c" $flags
+	LD_LIBRARY_PATH=$build/lib "$tmp/client-tree" "$tmp/var/tessera.conf" /tree.bin
+}
+
+check make_install test_make_install
+check installed_files test_installed_files
+check installed_man_pages test_man_pages
+check installed_cluster_up test_installed_cluster_up
+check program_with_installed_pc test_program_installed_pc
+check program_with_static_library test_program_static
+check program_with_build_tree_pc test_program_build_tree_pc
+checks_done
