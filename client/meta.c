@@ -215,8 +215,8 @@ int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
 			lm.strip_size = layout->strip_size;
 			m.stripe_count = layout->count;
 		}
-		if (!lm.strip_size && fs->cfg.strip_size != 65536)
-			lm.strip_size = fs->cfg.strip_size; /* the config's default */
+		/* the config's strip size applies after the directory's default */
+		m.default_strip_size = fs->cfg.strip_size;
 		m.layout = &lm;
 		snprintf(label, sizeof(label), "create %s", path);
 		r = tc_req_new(fs, TC_MDS, TP_OP_CREATE, &m.base, NULL, 0);

@@ -194,8 +194,8 @@ static void mds_handle(void *ctx, struct srv_req *req)
 
 		NEED_CRED(m);
 		rc = mds_create(mds->store, &cred, m->path, m->mode, m->exclusive,
-					m->layout ? m->layout->strip_size : 0, m->stripe_count, a,
-					&flag);
+					m->layout ? m->layout->strip_size : 0, m->stripe_count,
+					m->default_strip_size, a, &flag);
 		if (!rc)
 			reply_attr(req, a, flag);
 		break;
