@@ -23,6 +23,7 @@ $(CL_SO): $$(CL_PART_OBJS)
 $(B)/lib/pkgconfig/tessera.pc: client/tessera.pc.in
 	@mkdir -p $(dir $@)
 	sed -e 's|@PREFIX@|$(abspath $(B))|' -e 's|@INCLUDEDIR@|$(abspath client)|' \
+	    -e 's|@PROTOINCLUDEDIR@|$(abspath proto)|' \
 	    -e 's|@VERSION@|0.1.0|' $< > $@
 
 CL_TOOL_OBJS := $(patsubst %.c,$(B)/%.o,$(wildcard client/tools/*.c))

@@ -1,4 +1,5 @@
-/* stats.c - the storage daemons' counters (tessera stats). */
+/* stats.c - the storage daemons' counters (tessera stats), decoded from
+ * the wire by the shared list in tessera_stats.h. */
 #include <errno.h>
 #include <string.h>
 
@@ -22,17 +23,16 @@ int tessera_ios_stats(tessera_fs *fs, uint32_t ios, struct tessera_ios_stats *ou
 		return rc;
 	}
 	rep = (Tessera__IosStatsReply *)r->reply;
+	/* A daemon that knows fewer methods leaves the rest at 0. */
 	for (size_t i = 0; i < TESSERA_METHODS; i++) {
-		out->requests[i] = i < rep->n_requests ? rep->requests[i] : 0;
-		out->pieces[i] = i < rep->n_pieces ? rep->pieces[i] : 0;
-		out->bytes_read[i] = i < rep->n_bytes_read ? rep->bytes_read[i] : 0;
-		out->bytes_written[i] = i < rep->n_bytes_written ? rep->bytes_written[i] : 0;
-		out->desc_bytes[i] = i < rep->n_desc_bytes ? rep->desc_bytes[i] : 0;
-		out->syscalls[i] = i < rep->n_syscalls ? rep->syscalls[i] : 0;
+#define GET_BY_METHOD(field, num, label, what) \
+		out->field[i] = i < rep->n_##field ? rep->field[i] : 0;
+		TESSERA_FOR_EACH_METHOD_COUNTER(GET_BY_METHOD)
+#undef GET_BY_METHOD
 	}
-	out->desc_cache_hits = rep->desc_cache_hits;
-	out->desc_cache_misses = rep->desc_cache_misses;
-	out->syncs = rep->syncs;
+#define GET(field, num, label, what) out->field = rep->field;
+	TESSERA_FOR_EACH_COUNTER(GET)
+#undef GET
 	tc_req_free(fs, r);
 	return 0;
 }

@@ -158,7 +158,7 @@ cflags=$(sed -n "s/.* CFLAGS='\([^']*\)'.*/\1/p" <<<"$params")
 mpiinc=$(mpicc --showme:incdirs)
 cppflags="-Wdate-time -D_FORTIFY_SOURCE=2"
 for d in $mpiinc; do cppflags="$cppflags -I$d"; done
-cppflags="$cppflags -I$top/client -I$top/dataloops"
+cppflags="$cppflags -I$top/client -I$top/proto -I$top/dataloops"
 ( cd "$romio" && ./configure FROM_OMPI=yes CC=gcc CFLAGS="$cflags" CPPFLAGS="$cppflags" \
 	LDFLAGS="-Wl,-z,relro" --enable-shared --disable-static --prefix=/usr \
 	--disable-aio --disable-weak-symbols --enable-strict --disable-f77 --disable-f90 \
@@ -171,7 +171,7 @@ grep -q '^#define ROMIO_TESSERA 1' "$romio/adio/include/romioconf.h" ||
 strict="-std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fsyntax-only"
 for d in $mpiinc "$romio/include" "$romio/adio/include"; do strict="$strict -isystem $d"; done
 for c in "$romio"/adio/ad_tessera/ad_tessera*.c; do
-	gcc $strict -I"$top/client" -I"$top/dataloops" "$c" >>"$log" 2>&1 ||
+	gcc $strict -I"$top/client" -I"$top/proto" -I"$top/dataloops" "$c" >>"$log" 2>&1 ||
 		fail "warnings in $(basename "$c") (-Wall -Wextra -Werror)"
 done
 

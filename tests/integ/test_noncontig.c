@@ -670,16 +670,7 @@ static void stats_sum(struct cluster *c, struct tessera_ios_stats *sum)
 		struct tessera_ios_stats s;
 
 		CHECK(c->fs, tessera_ios_stats(c->fs, i, &s));
-		for (int m = 0; m < TESSERA_METHODS; m++) {
-			sum->requests[m] += s.requests[m];
-			sum->pieces[m] += s.pieces[m];
-			sum->bytes_written[m] += s.bytes_written[m];
-			sum->bytes_read[m] += s.bytes_read[m];
-			sum->desc_bytes[m] += s.desc_bytes[m];
-			sum->syscalls[m] += s.syscalls[m];
-		}
-		sum->desc_cache_hits += s.desc_cache_hits;
-		sum->desc_cache_misses += s.desc_cache_misses;
+		tessera_ios_stats_add(sum, &s);
 	}
 }
 
