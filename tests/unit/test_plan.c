@@ -297,7 +297,8 @@ static size_t random_regions(struct rng *r, uint64_t *offs, uint64_t *lens, size
 		}
 		at = offs[i] + lens[i];
 	}
-	for (size_t i = n; i > 1 && rnd_in(r, 0, 1); i--) {
+	/* half the time, the stream order is not the file order */
+	for (size_t i = rnd_in(r, 0, 1) ? n : 0; i > 1; i--) {
 		size_t j = (size_t)rnd_in(r, 0, (int64_t)i - 1);
 		uint64_t o = offs[i - 1], l = lens[i - 1];
 
