@@ -2,10 +2,14 @@
  * client_int.h - libtessera internals shared by its files.
  *
  * conn.c   connection, progress engine, requests (tc_*)
- * meta.c   namespace calls against the metadata daemon
- * io.c     striped reads and writes against the storage daemons
- * nc.c     noncontiguous I/O: list I/O and datatype I/O
- * share.c  handing an open file to other processes of a parallel job
+ * meta.c   namespace calls against the metadata daemon: open, create,
+ *          stat, truncate, mkdir, rename...; uses io.c's object helpers
+ * io.c     storage objects: striped reads and writes, size, sync,
+ *          truncate, removal (never the metadata daemon)
+ * share.c  opening a file from another process's share
+ * plan.c   the noncontiguous planner (plan.h: pure, no messages)
+ * nc.c     list and datatype I/O: plan.c's rounds as messages
+ * stats.c  the storage daemons' counters
  * lock.c   byte-range locks: the rounds of the lock protocols, leases
  */
 #ifndef TESSERA_CLIENT_INT_H
@@ -115,7 +119,7 @@ void tc_leases_stop(tessera_fs *fs);
 void tc_layout_from_msg(const Tessera__Layout *m, struct tessera_layout *out);
 void tc_stat_from_attr(const Tessera__Attr *a, struct tessera_stat *st);
 
-/* Storage object plumbing used by meta.c and io.c. */
+/* Storage objects (io.c), for meta.c. */
 int tc_remove_objects(tessera_fs *fs, const struct tessera_layout *layout,
 		      const char *path);
 int tc_file_size(tessera_fs *fs, const struct tessera_layout *layout,
@@ -123,6 +127,5 @@ int tc_file_size(tessera_fs *fs, const struct tessera_layout *layout,
 int tc_truncate_objects(tessera_fs *fs, const struct tessera_layout *layout,
 			const char *path, uint64_t size);
 int tc_check_layout(tessera_fs *fs, const struct tessera_layout *l, const char *path);
-int tc_lookup_attr(tessera_fs *fs, const char *path, Tessera__AttrReply **out);
 
 #endif /* TESSERA_CLIENT_INT_H */

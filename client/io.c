@@ -1,5 +1,7 @@
 /*
- * io.c - files: open/close, striped reads and writes, size, sync, truncate.
+ * io.c - a file's storage objects: striped reads and writes, size, sync,
+ * truncate and removal. Everything here talks to storage daemons only;
+ * opening and the namespace are meta.c's.
  *
  * A contiguous logical range [off, off+len) touches, on each slot s of the
  * layout, one contiguous object range [osize(s, off), osize(s, off+len))
@@ -12,8 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "client_int.h"
 
@@ -183,117 +183,7 @@ out:
 	return rc;
 }
 
-/* ------------------------------------------------------------------ open */
-
-static int may_access(const struct tessera_cred *c, const Tessera__Attr *a, int want)
-{
-	uint32_t bits;
-
-	if (c->uid == 0)
-		return 1;
-	if (c->uid == a->uid)
-		bits = a->mode >> 6;
-	else {
-		bits = a->mode;
-		for (uint32_t i = 0; i < c->ngids; i++)
-			if (c->gids[i] == a->gid) {
-				bits = a->mode >> 3;
-				break;
-			}
-	}
-	return ((bits & 7) & (uint32_t)want) == (uint32_t)want;
-}
-
-int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
-		 const struct tessera_layout *layout, tessera_file **out)
-{
-	Tessera__Cred cred;
-	uint32_t gids[TESSERA_MAX_GROUPS];
-	Tessera__AttrReply *rep = NULL;
-	tessera_file *f;
-	int rc, acc = flags & O_ACCMODE, want;
-	char path[4096];
-
-	rc = tessera_map_path(fs, upath, path, sizeof(path));
-	if (rc)
-		return rc;
-	tc_cred(fs, &cred, gids);
-	if (flags & O_CREAT) {
-		Tessera__CreateRequest m = TESSERA__CREATE_REQUEST__INIT;
-		Tessera__Layout lm = TESSERA__LAYOUT__INIT;
-		char label[4200];
-		struct tc_req *r;
-
-		m.cred = &cred;
-		m.path = path;
-		m.mode = mode & 07777;
-		m.exclusive = (flags & O_EXCL) != 0;
-		if (layout) {
-			lm.strip_size = layout->strip_size;
-			m.stripe_count = layout->count;
-		}
-		if (!lm.strip_size && fs->cfg.strip_size != 65536)
-			lm.strip_size = fs->cfg.strip_size; /* the config's default */
-		m.layout = &lm;
-		snprintf(label, sizeof(label), "create %s", path);
-		r = tc_req_new(fs, TC_MDS, TP_OP_CREATE, &m.base, NULL, 0);
-		rc = tc_call(fs, r, label);
-		if (!rc) {
-			rep = (Tessera__AttrReply *)r->reply;
-			r->reply = NULL;
-		}
-		tc_req_free(fs, r);
-	} else {
-		rc = tc_lookup_attr(fs, path, &rep);
-	}
-	if (rc)
-		return rc;
-	if (!rep->attr) {
-		rc = tc_fail(fs, -EPROTO, "open %s: reply without attributes", path);
-		goto out;
-	}
-	if (rep->attr->type == 2) {
-		rc = tc_fail(fs, -EISDIR, "open %s: is a directory", path);
-		goto out;
-	}
-	/* A file this call just created may be written whatever its mode. */
-	want = (acc == O_RDONLY ? 4 : acc == O_WRONLY ? 2 : 6);
-	if (!rep->created) {
-		struct tc_thread *t = tc_thread(fs);
-
-		if (!may_access(t->has_cred ? &t->cred : &fs->default_cred, rep->attr, want)) {
-			rc = tc_fail(fs, -EACCES, "open %s: permission denied", path);
-			goto out;
-		}
-	}
-	f = calloc(1, sizeof(*f));
-	if (!f) {
-		rc = tc_fail(fs, -ENOMEM, "open %s: out of memory", path);
-		goto out;
-	}
-	f->fs = fs;
-	f->flags = flags;
-	f->handle = rep->attr->handle;
-	snprintf(f->path, sizeof(f->path), "%s", path);
-	tc_layout_from_msg(rep->attr->layout, &f->layout);
-	rc = tc_check_layout(fs, &f->layout, path);
-	if (!rc && (flags & O_TRUNC) && acc != O_RDONLY)
-		rc = tc_truncate_objects(fs, &f->layout, path, 0);
-	if (rc) {
-		free(f);
-		goto out;
-	}
-	*out = f;
-out:
-	protobuf_c_message_free_unpacked(&rep->base, NULL);
-	return rc;
-}
-
-int tessera_close(tessera_file *f)
-{
-	free(f);
-	return 0;
-}
+/* ------------------------------------------------------------ the file */
 
 tessera_fs *tessera_file_fs(tessera_file *f)
 {
@@ -502,33 +392,9 @@ int tessera_fsync(tessera_file *f)
 	return objects_op(f->fs, &f->layout, TP_OP_SYNC, "fsync", f->path);
 }
 
-int tessera_fstat(tessera_file *f, struct tessera_stat *st)
-{
-	Tessera__AttrReply *rep;
-	int rc = tc_lookup_attr(f->fs, f->path, &rep);
-
-	if (rc)
-		return rc;
-	tc_stat_from_attr(rep->attr, st);
-	protobuf_c_message_free_unpacked(&rep->base, NULL);
-	return tc_file_size(f->fs, &f->layout, f->path, &st->size);
-}
-
 int tessera_ftruncate(tessera_file *f, uint64_t size)
 {
 	if ((f->flags & O_ACCMODE) == O_RDONLY)
 		return tc_fail(f->fs, -EBADF, "truncate %s: file is open read-only", f->path);
 	return tc_truncate_objects(f->fs, &f->layout, f->path, size);
-}
-
-int tessera_truncate(tessera_fs *fs, const char *path, uint64_t size)
-{
-	tessera_file *f;
-	int rc = tessera_open(fs, path, O_WRONLY, 0, NULL, &f);
-
-	if (rc)
-		return rc;
-	rc = tessera_ftruncate(f, size);
-	tessera_close(f);
-	return rc;
 }

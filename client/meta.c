@@ -1,7 +1,10 @@
-/* meta.c - namespace calls: each is one request to the metadata daemon,
- * plus storage-object work where a file's data is affected. */
+/* meta.c - namespace calls, open and truncate included: each is one
+ * request to the metadata daemon, plus storage-object work (io.c) where a
+ * file's data is affected. io.c never calls back here. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -101,7 +104,7 @@ static int plain_call(tessera_fs *fs, unsigned opcode, ProtobufCMessage *msg,
 			return map_rc;                           \
 	} while (0)
 
-int tc_lookup_attr(tessera_fs *fs, const char *path, Tessera__AttrReply **out)
+static int lookup_attr(tessera_fs *fs, const char *path, Tessera__AttrReply **out)
 {
 	Tessera__PathRequest m = TESSERA__PATH_REQUEST__INIT;
 	Tessera__Cred cred;
@@ -132,7 +135,7 @@ int tessera_stat(tessera_fs *fs, const char *upath, struct tessera_stat *st)
 	int rc;
 	MAP(fs, upath, path);
 
-	rc = tc_lookup_attr(fs, path, &rep);
+	rc = lookup_attr(fs, path, &rep);
 	if (rc)
 		return rc;
 	tc_stat_from_attr(rep->attr, st);
@@ -150,13 +153,153 @@ int tessera_get_layout(tessera_fs *fs, const char *upath, struct tessera_layout 
 	int rc;
 	MAP(fs, upath, path);
 
-	rc = tc_lookup_attr(fs, path, &rep);
+	rc = lookup_attr(fs, path, &rep);
 	if (rc)
 		return rc;
 	tc_layout_from_msg(rep->attr->has_layout || rep->attr->type == 1 ? rep->attr->layout : NULL,
 			   layout);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return 0;
+}
+
+/* -------------------------------------------------------------- files
+ *
+ * Opening asks the metadata daemon; a file's data and size are then the
+ * storage objects' business (io.c).
+ */
+
+static int may_access(const struct tessera_cred *c, const Tessera__Attr *a, int want)
+{
+	uint32_t bits;
+
+	if (c->uid == 0)
+		return 1;
+	if (c->uid == a->uid)
+		bits = a->mode >> 6;
+	else {
+		bits = a->mode;
+		for (uint32_t i = 0; i < c->ngids; i++)
+			if (c->gids[i] == a->gid) {
+				bits = a->mode >> 3;
+				break;
+			}
+	}
+	return ((bits & 7) & (uint32_t)want) == (uint32_t)want;
+}
+
+int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
+		 const struct tessera_layout *layout, tessera_file **out)
+{
+	Tessera__Cred cred;
+	uint32_t gids[TESSERA_MAX_GROUPS];
+	Tessera__AttrReply *rep = NULL;
+	tessera_file *f;
+	int rc, acc = flags & O_ACCMODE, want;
+	char path[4096];
+
+	rc = tessera_map_path(fs, upath, path, sizeof(path));
+	if (rc)
+		return rc;
+	tc_cred(fs, &cred, gids);
+	if (flags & O_CREAT) {
+		Tessera__CreateRequest m = TESSERA__CREATE_REQUEST__INIT;
+		Tessera__Layout lm = TESSERA__LAYOUT__INIT;
+		char label[4200];
+		struct tc_req *r;
+
+		m.cred = &cred;
+		m.path = path;
+		m.mode = mode & 07777;
+		m.exclusive = (flags & O_EXCL) != 0;
+		if (layout) {
+			lm.strip_size = layout->strip_size;
+			m.stripe_count = layout->count;
+		}
+		/* the config's strip size applies after the directory's default */
+		m.default_strip_size = fs->cfg.strip_size;
+		m.layout = &lm;
+		snprintf(label, sizeof(label), "create %s", path);
+		r = tc_req_new(fs, TC_MDS, TP_OP_CREATE, &m.base, NULL, 0);
+		rc = tc_call(fs, r, label);
+		if (!rc) {
+			rep = (Tessera__AttrReply *)r->reply;
+			r->reply = NULL;
+		}
+		tc_req_free(fs, r);
+	} else {
+		rc = lookup_attr(fs, path, &rep);
+	}
+	if (rc)
+		return rc;
+	if (!rep->attr) {
+		rc = tc_fail(fs, -EPROTO, "open %s: reply without attributes", path);
+		goto out;
+	}
+	if (rep->attr->type == 2) {
+		rc = tc_fail(fs, -EISDIR, "open %s: is a directory", path);
+		goto out;
+	}
+	/* A file this call just created may be written whatever its mode. */
+	want = (acc == O_RDONLY ? 4 : acc == O_WRONLY ? 2 : 6);
+	if (!rep->created) {
+		struct tc_thread *t = tc_thread(fs);
+
+		if (!may_access(t->has_cred ? &t->cred : &fs->default_cred, rep->attr, want)) {
+			rc = tc_fail(fs, -EACCES, "open %s: permission denied", path);
+			goto out;
+		}
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		rc = tc_fail(fs, -ENOMEM, "open %s: out of memory", path);
+		goto out;
+	}
+	f->fs = fs;
+	f->flags = flags;
+	f->handle = rep->attr->handle;
+	snprintf(f->path, sizeof(f->path), "%s", path);
+	tc_layout_from_msg(rep->attr->layout, &f->layout);
+	rc = tc_check_layout(fs, &f->layout, path);
+	if (!rc && (flags & O_TRUNC) && acc != O_RDONLY)
+		rc = tc_truncate_objects(fs, &f->layout, path, 0);
+	if (rc) {
+		free(f);
+		goto out;
+	}
+	*out = f;
+out:
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return rc;
+}
+
+int tessera_close(tessera_file *f)
+{
+	free(f);
+	return 0;
+}
+
+int tessera_fstat(tessera_file *f, struct tessera_stat *st)
+{
+	Tessera__AttrReply *rep;
+	int rc = lookup_attr(f->fs, f->path, &rep);
+
+	if (rc)
+		return rc;
+	tc_stat_from_attr(rep->attr, st);
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return tc_file_size(f->fs, &f->layout, f->path, &st->size);
+}
+
+int tessera_truncate(tessera_fs *fs, const char *path, uint64_t size)
+{
+	tessera_file *f;
+	int rc = tessera_open(fs, path, O_WRONLY, 0, NULL, &f);
+
+	if (rc)
+		return rc;
+	rc = tessera_ftruncate(f, size);
+	tessera_close(f);
+	return rc;
 }
 
 int tessera_mkdir(tessera_fs *fs, const char *upath, mode_t mode)

@@ -1,20 +1,18 @@
 /*
- * nc.c - noncontiguous I/O: list I/O and datatype I/O.
+ * nc.c - noncontiguous I/O (list I/O and datatype I/O): the executor.
  *
- * Both sides of a call describe one byte stream. The memory side is read
- * (or filled) in stream order through a cursor; the file side yields file
- * pieces (offset, length) in stream order: the caller's region list, or
- * the segment engine walking the file view.
+ * Both sides of a call describe one byte stream. The planner (plan.h)
+ * cuts the file side into rounds and each round into per-object pieces;
+ * this file turns each round into one message per involved object and
+ * moves the data. The memory side is read (or filled) in stream order
+ * through a cursor, staged through one buffer unless memory is contiguous.
  *
- * A call proceeds in rounds. A round takes the next stretch of the stream
- * [rfirst, rlast) such that no storage object receives more than max_io
- * bytes, at most `window` objects are involved, and (list I/O) at most the
- * list batch of file regions is touched. Each involved object gets one
- * message: list I/O names its pieces (object offset, length); datatype I/O
- * names the file view and the stream window, and the server computes its
- * own pieces (the view travels once per call and server). Data moves as
- * each object's bytes concatenated in stream order, staged through one
- * buffer unless memory is contiguous.
+ * A message either names the object's pieces (list messages) or the file
+ * view and the round's stream window, from which the server computes its
+ * own pieces (view messages; the view travels once per call and server).
+ * Datatype I/O sends view messages unless the file type's encoding is so
+ * large that it would crowd the data out of a frame; then it sends the
+ * planned pieces as list messages, which always fit.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,8 +21,8 @@
 #include <string.h>
 
 #include "client_int.h"
+#include "plan.h"
 
-#define RUN_CAP 65536                  /* runs planned in one round */
 #define MEM_SHIFT ((int64_t)1 << 62)   /* memory offsets are biased by this */
 
 /* ---------------------------------------------------------------- memory */
@@ -74,12 +72,16 @@ static int mem_init_dtype(struct nc_mem *m, void *buf, uint64_t count,
 		return 0;
 	}
 	rc = tdl_check_view(type, count, MEM_SHIFT, err, errlen);
-	if (!rc)
-		rc = tdl_segment_init(&m->seg, type, count, MEM_SHIFT, 0, total);
-	if (!rc)
-		rc = tdl_segment_next(&m->seg, &m->cur, 1, &n);
 	if (rc)
 		return rc;
+	rc = tdl_segment_init(&m->seg, type, count, MEM_SHIFT, 0, total);
+	if (!rc)
+		rc = tdl_segment_next(&m->seg, &m->cur, 1, &n);
+	if (rc) {
+		snprintf(err, errlen, "walking %llu instances failed: %s", (unsigned long long)count,
+			 strerror(-rc));
+		return rc;
+	}
 	if (n == 1 && m->cur.length == total)
 		m->contig = m->buf + (int64_t)(m->cur.offset - (uint64_t)MEM_SHIFT);
 	return 0;
@@ -135,237 +137,63 @@ static int mem_move(struct nc_mem *m, uint8_t *stage, uint64_t len, int to_mem)
 	return 0;
 }
 
-/* ------------------------------------------------------------------ file */
-
-struct nc_file {
-	int dtype;                   /* a file view, else a region list */
-	const uint64_t *offs, *lens; /* list I/O: the regions */
-	size_t n, idx;
-	struct tdl_segment seg;      /* datatype I/O: the view's walk */
-	struct tdl_piece batch[64];
-	size_t bn, bi;
-	uint64_t within;             /* bytes of the current piece consumed */
-	uint64_t pos;                /* stream position */
-};
-
-/* The rest of the current piece: 1 and *off, *len; 0 at the end. */
-static int file_peek(struct nc_file *f, uint64_t *off, uint64_t *len)
-{
-	if (!f->dtype) {
-		while (f->idx < f->n && f->lens[f->idx] == 0)
-			f->idx++;
-		if (f->idx == f->n)
-			return 0;
-		*off = f->offs[f->idx] + f->within;
-		*len = f->lens[f->idx] - f->within;
-		return 1;
-	}
-	if (f->bi == f->bn) {
-		int rc = tdl_segment_next(&f->seg, f->batch, sizeof(f->batch) / sizeof(f->batch[0]),
-					  &f->bn);
-
-		if (rc)
-			return rc;
-		f->bi = 0;
-		if (!f->bn)
-			return 0;
-	}
-	*off = f->batch[f->bi].offset + f->within;
-	*len = f->batch[f->bi].length - f->within;
-	return 1;
-}
-
-static void file_take(struct nc_file *f, uint64_t k)
-{
-	uint64_t len = f->dtype ? f->batch[f->bi].length : f->lens[f->idx];
-
-	f->within += k;
-	f->pos += k;
-	if (f->within == len) {
-		f->within = 0;
-		if (f->dtype)
-			f->bi++;
-		else
-			f->idx++;
-	}
-}
-
-static int cmp_range(const void *a, const void *b)
-{
-	const uint64_t *x = a, *y = b;
-
-	return x[0] < y[0] ? -1 : x[0] > y[0];
-}
-
-/* Writes: no byte of the file may be named twice. A walk that finds the
- * pieces ascending proves it at once; otherwise they are sorted. */
-static int check_overlap(tessera_fs *fs, struct nc_file f, const char *label)
-{
-	struct nc_file again = f;
-	uint64_t off, len, end = 0, *ranges = NULL;
-	size_t n = 0, cap = 0;
-	int rc, sorted = 1;
-
-	while ((rc = file_peek(&f, &off, &len)) > 0) {
-		if (off < end) {
-			sorted = 0;
-			break;
-		}
-		end = off + len;
-		file_take(&f, len);
-	}
-	if (rc < 0 || sorted)
-		return rc < 0 ? tc_fail(fs, rc, "%s: walking the file view failed", label) : 0;
-	while ((rc = file_peek(&again, &off, &len)) > 0) {
-		if (n == cap) {
-			uint64_t *r = realloc(ranges, (cap = cap ? 2 * cap : 4096) * 2 * sizeof(*r));
-
-			if (!r) {
-				free(ranges);
-				return tc_fail(fs, -ENOMEM, "%s: out of memory", label);
-			}
-			ranges = r;
-		}
-		ranges[2 * n] = off;
-		ranges[2 * n++ + 1] = len;
-		file_take(&again, len);
-	}
-	qsort(ranges, n, 2 * sizeof(*ranges), cmp_range);
-	for (size_t i = 1; i < n && !rc; i++)
-		if (ranges[2 * i] < ranges[2 * (i - 1)] + ranges[2 * (i - 1) + 1])
-			rc = tc_fail(fs, -EINVAL, "%s: file regions overlap at offset %llu (writes "
-				     "must name each byte once)", label,
-				     (unsigned long long)ranges[2 * i]);
-	free(ranges);
-	return rc;
-}
-
 /* ---------------------------------------------------------------- rounds */
-
-struct nc_run {
-	uint64_t obj, len;    /* object range */
-	uint64_t stream;      /* stream position of its first byte */
-	uint32_t slot;
-};
 
 struct nc_call {
 	tessera_fs *fs;
 	tessera_file *f;
-	struct tdl_layout tl;
 	int write;
+	int by_view;              /* messages name the file view, else pieces */
 	char label[4200];         /* "list write /a/b" */
 	struct nc_mem mem;
-	struct nc_file file;
-	uint64_t total;           /* stream bytes */
-	uint32_t max_regions;     /* list I/O: file regions per round */
+	struct tc_plan plan;      /* the rounds; plan.round is the current one */
+	uint64_t first;           /* stream position of the memory's first byte */
 	/* datatype I/O */
 	Tessera__Dataloop *ftype_msg;
 	int64_t disp;
-	uint64_t count, first, desc_id;
+	uint64_t count, desc_id;
 	uint8_t desc_sent[TP_MAX_SERVERS];
-	/* the current round */
-	uint64_t rfirst, rlast;
-	struct nc_run *runs;
-	size_t n_runs;
-	uint32_t slots[TESSERA_MAX_STRIPE], n_slots; /* involved, first use order */
-	int64_t last_run[TESSERA_MAX_STRIPE];        /* a slot's last run, -1 */
-	uint64_t bytes[TESSERA_MAX_STRIPE];          /* a slot's bytes */
-	uint32_t pieces[TESSERA_MAX_STRIPE];
-	struct tc_req *reqs[TESSERA_MAX_STRIPE];     /* by position in slots[] */
-	uint8_t *slot_data[TESSERA_MAX_STRIPE];      /* reads: replies land here */
+	/* the current round, by object (index into plan.round.objects) */
+	struct tc_req *reqs[TC_PLAN_MAX_OBJECTS];
+	uint8_t *obj_data[TC_PLAN_MAX_OBJECTS];  /* reads: replies land here */
 	uint8_t *stage;
 	size_t stage_cap;
 };
 
-static int plan_round(struct nc_call *c)
+/* The message for the round's k-th object. */
+static struct tc_req *round_msg(struct nc_call *c, uint32_t k)
 {
 	tessera_fs *fs = c->fs;
-	uint64_t max_io = fs->cfg.max_io, off, len;
-	uint32_t window = fs->cfg.window, regions;
-	int rc, is_list = !c->file.dtype;
-
-	for (uint32_t i = 0; i < c->n_slots; i++) {
-		uint32_t s = c->slots[i];
-
-		c->last_run[s] = -1;
-		c->bytes[s] = 0;
-		c->pieces[s] = 0;
-	}
-	c->n_slots = 0;
-	c->n_runs = 0;
-	c->rfirst = c->file.pos;
-	regions = c->file.within ? 1 : 0; /* a region begun last round */
-	while ((rc = file_peek(&c->file, &off, &len)) > 0) {
-		uint32_t slot;
-		uint64_t obj, run, take;
-		int64_t last;
-
-		if (is_list && c->file.within == 0 && regions == c->max_regions)
-			break;
-		run = tdl_layout_run(&c->tl, off, len);
-		tdl_layout_map(&c->tl, off, &slot, &obj);
-		last = c->last_run[slot];
-		if (last < 0 && c->n_slots == window)
-			break;
-		if (c->bytes[slot] == max_io)
-			break;
-		take = max_io - c->bytes[slot] < run ? max_io - c->bytes[slot] : run;
-		if (last >= 0 && c->runs[last].obj + c->runs[last].len == obj &&
-		    c->runs[last].stream + c->runs[last].len == c->file.pos) {
-			c->runs[last].len += take;
-		} else {
-			if (c->n_runs == RUN_CAP || (is_list && c->pieces[slot] == TP_MAX_PIECES))
-				break;
-			if (last < 0)
-				c->slots[c->n_slots++] = slot;
-			c->runs[c->n_runs] = (struct nc_run){ obj, take, c->file.pos, slot };
-			c->last_run[slot] = (int64_t)c->n_runs++;
-			c->pieces[slot]++;
-		}
-		if (is_list && c->file.within == 0)
-			regions++;
-		c->bytes[slot] += take;
-		file_take(&c->file, take);
-	}
-	if (rc < 0)
-		return tc_fail(fs, rc, "%s: walking the file view failed", c->label);
-	c->rlast = c->file.pos;
-	return 0;
-}
-
-/* The message for the round's i-th involved slot. */
-static struct tc_req *round_msg(struct nc_call *c, uint32_t i)
-{
-	tessera_fs *fs = c->fs;
-	uint32_t slot = c->slots[i], server = c->f->layout.servers[slot];
-	uint64_t handle = c->f->layout.handles[slot];
-	size_t data_len = c->write ? c->bytes[slot] : 0;
+	const struct tc_plan_round *rd = &c->plan.round;
+	const struct tc_plan_object *o = &rd->objects[k];
+	uint32_t server = c->f->layout.servers[o->slot];
+	uint64_t handle = c->f->layout.handles[o->slot];
+	size_t data_len = c->write ? o->bytes : 0;
 	struct tc_req *r;
 
-	if (!c->file.dtype) {
+	if (!c->by_view) {
 		Tessera__ListIORequest m = TESSERA__LIST_IOREQUEST__INIT;
-		uint64_t *offs = malloc(2 * c->pieces[slot] * sizeof(*offs));
+		uint64_t *offs = malloc(2 * (o->n ? o->n : 1) * sizeof(*offs)), *lens = offs + o->n;
 		size_t n = 0;
 
 		if (!offs)
 			return NULL;
-		/* The slot's runs in order; object-adjacent ones join. */
-		for (size_t k = 0; k < c->n_runs; k++) {
-			const struct nc_run *u = &c->runs[k];
+		/* The object's data is its pieces in stream order, so pieces
+		 * adjacent in the object join even where the stream is not. */
+		for (size_t i = o->first; i < o->first + o->n; i++) {
+			const struct tc_plan_piece *u = &rd->pieces[i];
 
-			if (u->slot != slot)
-				continue;
-			if (n && offs[n - 1] + offs[c->pieces[slot] + n - 1] == u->obj) {
-				offs[c->pieces[slot] + n - 1] += u->len;
+			if (n && offs[n - 1] + lens[n - 1] == u->obj) {
+				lens[n - 1] += u->len;
 				continue;
 			}
 			offs[n] = u->obj;
-			offs[c->pieces[slot] + n++] = u->len;
+			lens[n++] = u->len;
 		}
 		m.handle = handle;
 		m.n_offsets = m.n_lengths = n;
 		m.offsets = offs;
-		m.lengths = offs + c->pieces[slot];
+		m.lengths = lens;
 		r = tc_req_new(fs, (int)server, c->write ? TP_OP_LIST_WRITE : TP_OP_LIST_READ,
 			       &m.base, NULL, data_len);
 		free(offs);
@@ -373,121 +201,134 @@ static struct tc_req *round_msg(struct nc_call *c, uint32_t i)
 		Tessera__DtypeIORequest m = TESSERA__DTYPE_IOREQUEST__INIT;
 
 		m.handle = handle;
-		m.strip_size = c->tl.strip_size;
-		m.stripe_count = c->tl.count;
-		m.slot = slot;
+		m.strip_size = c->plan.layout.strip_size;
+		m.stripe_count = c->plan.layout.count;
+		m.slot = o->slot;
 		m.desc_nonce = fs->desc_nonce;
 		m.desc_id = c->desc_id;
 		m.file_type = c->desc_sent[server] ? NULL : c->ftype_msg;
 		m.disp = c->disp;
 		m.count = c->count;
-		m.first = c->rfirst;
-		m.last = c->rlast;
+		m.first = rd->first;
+		m.last = rd->last;
 		r = tc_req_new(fs, (int)server, c->write ? TP_OP_DTYPE_WRITE : TP_OP_DTYPE_READ,
 			       &m.base, NULL, data_len);
 	}
 	if (r && !c->write) {
-		r->data_dst = c->slot_data[slot];
-		r->data_cap = c->bytes[slot];
+		r->data_dst = c->obj_data[k];
+		r->data_cap = o->bytes;
 	}
 	return r;
 }
 
-/* Copy between the stage (the round's stream bytes) and each slot's data,
- * run by run. */
-static void move_runs(struct nc_call *c, uint8_t *stage, uint8_t **slot_data, int to_stage)
+/* Copy between the stage (the round's stream bytes) and each object's
+ * data, piece by piece. */
+static void move_pieces(struct nc_call *c, uint8_t *stage, uint8_t **obj_data, int to_stage)
 {
-	uint64_t fill[TESSERA_MAX_STRIPE];
+	const struct tc_plan_round *rd = &c->plan.round;
 
-	for (uint32_t i = 0; i < c->n_slots; i++)
-		fill[c->slots[i]] = 0;
-	for (size_t k = 0; k < c->n_runs; k++) {
-		const struct nc_run *u = &c->runs[k];
-		uint8_t *s = stage + (u->stream - c->rfirst), *d = slot_data[u->slot] + fill[u->slot];
+	for (uint32_t k = 0; k < rd->n_objects; k++) {
+		const struct tc_plan_object *o = &rd->objects[k];
+		uint8_t *d = obj_data[k];
 
-		if (to_stage)
-			memcpy(s, d, u->len);
-		else
-			memcpy(d, s, u->len);
-		fill[u->slot] += u->len;
+		for (size_t i = o->first; i < o->first + o->n; i++) {
+			const struct tc_plan_piece *u = &rd->pieces[i];
+			uint8_t *s = stage + (u->stream - rd->first);
+
+			if (to_stage)
+				memcpy(s, d, u->len);
+			else
+				memcpy(d, s, u->len);
+			d += u->len;
+		}
 	}
+}
+
+/* The first failed request's words; a failure no request explains still
+ * gets a reason. */
+static int round_fail(struct nc_call *c, int rc)
+{
+	for (uint32_t k = 0; k < c->plan.round.n_objects; k++)
+		if (c->reqs[k]->status)
+			return tc_req_fail(c->fs, c->reqs[k], c->label);
+	return tc_fail(c->fs, rc, "%s: stream bytes [%llu, %llu): %s", c->label,
+		       (unsigned long long)c->plan.round.first,
+		       (unsigned long long)c->plan.round.last, strerror(-rc));
 }
 
 /* Send the round's messages and wait. A server that lost the call's file
  * type (restarted, or evicted it) answers ESTALE and gets it once more. */
-static int run_round(struct nc_call *c)
+static int run_round(struct nc_call *c, uint8_t *stage)
 {
 	tessera_fs *fs = c->fs;
-	uint8_t *data[TESSERA_MAX_STRIPE];
-	struct tc_req *again[TESSERA_MAX_STRIPE];
+	const struct tc_plan_round *rd = &c->plan.round;
+	uint8_t *data[TC_PLAN_MAX_OBJECTS];
+	struct tc_req *again[TC_PLAN_MAX_OBJECTS];
 	uint32_t n_again = 0, other = 0;
 	int rc;
 
-	for (uint32_t i = 0; i < c->n_slots; i++) {
-		if (!(c->reqs[i] = round_msg(c, i)))
+	for (uint32_t k = 0; k < rd->n_objects; k++) {
+		if (!(c->reqs[k] = round_msg(c, k)))
 			return tc_fail(fs, -ENOMEM, "%s: out of memory", c->label);
-		data[c->slots[i]] = tc_req_data(c->reqs[i]);
+		data[k] = tc_req_data(c->reqs[k]);
 	}
 	if (c->write)
-		move_runs(c, c->mem.contig ? c->mem.contig + (c->rfirst - c->first) : c->stage,
-			  data, 0);
-	rc = tc_run(fs, c->reqs, c->n_slots);
-	for (uint32_t i = 0; i < c->n_slots; i++) {
-		uint32_t server = c->f->layout.servers[c->slots[i]];
-		int st = c->reqs[i]->status;
+		move_pieces(c, stage, data, 0);
+	rc = tc_run(fs, c->reqs, rd->n_objects);
+	for (uint32_t k = 0; k < rd->n_objects; k++) {
+		uint32_t server = c->f->layout.servers[rd->objects[k].slot];
+		int st = c->reqs[k]->status;
 
 		if (!st)
 			c->desc_sent[server] = 1;
-		else if (st == -ESTALE && c->file.dtype)
+		else if (st == -ESTALE && c->by_view)
 			c->desc_sent[server] = 0;
 		else
 			other++;
 	}
 	if (rc && !other) {
-		for (uint32_t i = 0; i < c->n_slots; i++) {
-			struct tc_req *old = c->reqs[i], *r;
+		for (uint32_t k = 0; k < rd->n_objects; k++) {
+			struct tc_req *old = c->reqs[k], *r;
 
 			if (!old->status)
 				continue;
-			if (!(r = round_msg(c, i)))
+			if (!(r = round_msg(c, k)))
 				return tc_fail(fs, -ENOMEM, "%s: out of memory", c->label);
 			if (c->write)
-				memcpy(tc_req_data(r), tc_req_data(old), c->bytes[c->slots[i]]);
+				memcpy(tc_req_data(r), tc_req_data(old), rd->objects[k].bytes);
 			tc_req_free(fs, old);
-			c->reqs[i] = again[n_again++] = r;
+			c->reqs[k] = again[n_again++] = r;
 		}
 		rc = tc_run(fs, again, n_again);
 	}
-	if (rc) {
-		for (uint32_t i = 0; i < c->n_slots; i++)
-			if (c->reqs[i]->status)
-				return tc_req_fail(fs, c->reqs[i], c->label);
-		return rc;
-	}
+	if (rc)
+		return round_fail(c, rc);
 	if (!c->write)
-		for (uint32_t i = 0; i < c->n_slots; i++)
-			if (c->reqs[i]->data_len != c->bytes[c->slots[i]])
+		for (uint32_t k = 0; k < rd->n_objects; k++)
+			if (c->reqs[k]->data_len != rd->objects[k].bytes)
 				return tc_fail(fs, -EPROTO, "%s: storage daemon %u sent %zu bytes for "
 					       "%llu asked", c->label,
-					       c->f->layout.servers[c->slots[i]], c->reqs[i]->data_len,
-					       (unsigned long long)c->bytes[c->slots[i]]);
+					       c->f->layout.servers[rd->objects[k].slot],
+					       c->reqs[k]->data_len,
+					       (unsigned long long)rd->objects[k].bytes);
 	return 0;
 }
 
 static void free_round(struct nc_call *c)
 {
-	for (uint32_t i = 0; i < c->n_slots; i++) {
-		tc_req_free(c->fs, c->reqs[i]);
-		c->reqs[i] = NULL;
-		free(c->slot_data[c->slots[i]]);
-		c->slot_data[c->slots[i]] = NULL;
+	for (uint32_t k = 0; k < c->plan.round.n_objects; k++) {
+		tc_req_free(c->fs, c->reqs[k]);
+		c->reqs[k] = NULL;
+		free(c->obj_data[k]);
+		c->obj_data[k] = NULL;
 	}
 }
 
 static int one_round(struct nc_call *c)
 {
-	uint64_t len = c->rlast - c->rfirst;
-	uint8_t *stage = c->mem.contig ? c->mem.contig + (c->rfirst - c->first) : NULL;
+	const struct tc_plan_round *rd = &c->plan.round;
+	uint64_t len = rd->last - rd->first;
+	uint8_t *stage = c->mem.contig ? c->mem.contig + (rd->first - c->first) : NULL;
 	int rc;
 
 	if (!stage) {
@@ -503,16 +344,16 @@ static int one_round(struct nc_call *c)
 			return tc_fail(c->fs, rc, "%s: memory description ended early", c->label);
 	}
 	if (!c->write)
-		for (uint32_t i = 0; i < c->n_slots; i++) {
-			uint32_t s = c->slots[i];
+		for (uint32_t k = 0; k < rd->n_objects; k++) {
+			uint64_t b = rd->objects[k].bytes;
 
-			if (!(c->slot_data[s] = malloc(c->bytes[s] ? c->bytes[s] : 1)))
+			if (!(c->obj_data[k] = malloc(b ? b : 1)))
 				return tc_fail(c->fs, -ENOMEM, "%s: out of memory", c->label);
 		}
-	if ((rc = run_round(c)))
+	if ((rc = run_round(c, stage)))
 		return rc;
 	if (!c->write) {
-		move_runs(c, stage, c->slot_data, 1);
+		move_pieces(c, stage, c->obj_data, 1);
 		if (!c->mem.contig && (rc = mem_move(&c->mem, stage, len, 1)))
 			return tc_fail(c->fs, rc, "%s: memory description ended early", c->label);
 	}
@@ -521,27 +362,53 @@ static int one_round(struct nc_call *c)
 
 static ssize_t run_call(struct nc_call *c)
 {
+	struct tc_plan *p = &c->plan;
+	uint64_t at = 0;
 	int rc = 0;
 
-	for (uint32_t s = 0; s < TESSERA_MAX_STRIPE; s++)
-		c->last_run[s] = -1;
-	if (c->write && (rc = check_overlap(c->fs, c->file, c->label)))
-		return rc;
-	c->runs = malloc(RUN_CAP * sizeof(*c->runs));
-	if (!c->runs)
-		return tc_fail(c->fs, -ENOMEM, "%s: out of memory", c->label);
-	while (!rc && c->file.pos < c->total) {
-		rc = plan_round(c);
-		if (!rc && c->rlast == c->rfirst)
+	if (c->write && (rc = tc_plan_check_overlap(p, &at)))
+		return rc == -EINVAL
+			? tc_fail(c->fs, rc, "%s: file regions overlap at offset %llu (writes must "
+				  "name each byte once)", c->label, (unsigned long long)at)
+			: tc_fail(c->fs, rc, "%s: checking the file regions for overlap: %s",
+				  c->label, strerror(-rc));
+	while (!rc && !tc_plan_done(p)) {
+		rc = tc_plan_next(p);
+		if (rc)
+			rc = tc_fail(c->fs, rc, "%s: planning stream bytes from %llu: %s", c->label,
+				     (unsigned long long)p->round.first, strerror(-rc));
+		else if (p->round.last == p->round.first)
 			rc = tc_fail(c->fs, -EIO, "%s: no progress at stream byte %llu", c->label,
-				     (unsigned long long)c->rfirst);
-		if (!rc)
+				     (unsigned long long)p->round.first);
+		else
 			rc = one_round(c);
 		free_round(c);
 	}
-	free(c->runs);
 	free(c->stage);
-	return rc ? rc : (ssize_t)c->total;
+	return rc ? rc : (ssize_t)(p->end - c->first);
+}
+
+/* Limits of a call's rounds: one message per object per round, each
+ * within the frame bound every daemon enforces. */
+static struct tc_plan_limits call_limits(const tessera_fs *fs, uint32_t max_regions)
+{
+	struct tc_plan_limits lim = {
+		.max_io = fs->cfg.max_io,
+		.window = fs->cfg.window,
+		.max_regions = max_regions,
+		.max_pieces = TP_MAX_PIECES,  /* what a list message may name */
+		.max_round_pieces = 65536,    /* bounds the plan's memory */
+	};
+
+	return lim;
+}
+
+static int plan_fail(struct nc_call *c, int rc)
+{
+	return tc_fail(c->fs, rc, "%s: cannot plan the access over %u objects of %llu-byte strips "
+		       "(max_io %u, window %u): %s", c->label, c->f->layout.count,
+		       (unsigned long long)c->f->layout.strip_size, c->fs->cfg.max_io,
+		       c->fs->cfg.window, strerror(-rc));
 }
 
 static int call_start(struct nc_call *c, tessera_file *f, int write, const char *method)
@@ -552,8 +419,6 @@ static int call_start(struct nc_call *c, tessera_file *f, int write, const char 
 	c->fs = f->fs;
 	c->f = f;
 	c->write = write;
-	c->tl.strip_size = f->layout.strip_size;
-	c->tl.count = f->layout.count;
 	snprintf(c->label, sizeof(c->label), "%s %s %s", method, write ? "write" : "read",
 		 f->path);
 	if (write && acc == O_RDONLY)
@@ -561,6 +426,13 @@ static int call_start(struct nc_call *c, tessera_file *f, int write, const char 
 	if (!write && acc == O_WRONLY)
 		return tc_fail(f->fs, -EBADF, "%s: file is open write-only", c->label);
 	return 0;
+}
+
+static struct tdl_layout layout_of(const tessera_file *f)
+{
+	struct tdl_layout tl = { f->layout.strip_size, f->layout.count };
+
+	return tl;
 }
 
 /* ------------------------------------------------------------- list I/O */
@@ -609,12 +481,17 @@ static ssize_t list_io(tessera_file *f, const struct iovec *mem, size_t mem_coun
 		goto out;
 	}
 	mem_init_iov(&c->mem, mem, mem_count);
-	c->file.offs = offs;
-	c->file.lens = lens;
-	c->file.n = n;
-	c->total = ftotal;
-	c->max_regions = f->list_batch ? f->list_batch : f->fs->cfg.list_io_max_regions;
-	rc = run_call(c);
+	{
+		struct tdl_layout tl = layout_of(f);
+		struct tc_plan_limits lim = call_limits(f->fs, f->list_batch ? f->list_batch
+							 : f->fs->cfg.list_io_max_regions);
+
+		if ((rc = tc_plan_init_list(&c->plan, &tl, &lim, offs, lens, n)))
+			rc = plan_fail(c, (int)rc);
+		else
+			rc = run_call(c);
+		tc_plan_free(&c->plan);
+	}
 out:
 	free(c);
 	return rc;
@@ -640,13 +517,33 @@ int tessera_file_set_list_batch(tessera_file *f, uint32_t max_regions)
 
 /* --------------------------------------------------------- datatype I/O */
 
+/* Data bytes a datatype message may carry beside the file type within
+ * the frame bound (max_io + 256 KiB) every daemon enforces: less than
+ * max_io when the file type's encoding exceeds that allowance. */
+static uint64_t view_room(const struct nc_call *c)
+{
+	Tessera__DtypeIORequest m = TESSERA__DTYPE_IOREQUEST__INIT;
+	size_t head, max = tp_config_max_frame(&c->fs->cfg);
+
+	/* every number at its widest */
+	m.handle = m.strip_size = m.desc_nonce = m.desc_id = UINT64_MAX;
+	m.count = m.first = m.last = UINT64_MAX;
+	m.stripe_count = m.slot = UINT32_MAX;
+	m.disp = INT64_MIN;
+	m.file_type = c->ftype_msg;
+	head = TP_HDR_SIZE + c->fs->name_len + protobuf_c_message_get_packed_size(&m.base);
+	return head < max ? max - head : 0;
+}
+
 static ssize_t dtype_io(tessera_file *f, void *buf, uint64_t mem_count,
 			const struct tdl_dataloop *mtype, const struct tdl_dataloop *ftype,
 			int64_t disp, uint64_t first, int write)
 {
 	tessera_fs *fs = f->fs;
 	struct nc_call *c = malloc(sizeof(*c));
-	uint64_t msize = mtype ? tdl_size(mtype) : 1, fsize;
+	uint64_t msize = mtype ? tdl_size(mtype) : 1, fsize, total, room;
+	struct tc_plan_limits lim;
+	struct tdl_layout tl;
 	char err[256];
 	ssize_t rc;
 
@@ -663,43 +560,51 @@ static ssize_t dtype_io(tessera_file *f, void *buf, uint64_t mem_count,
 			     c->label, (unsigned long long)mem_count, (unsigned long long)msize);
 		goto out;
 	}
-	c->total = mem_count * msize;
-	if (c->total == 0)
+	total = mem_count * msize;
+	if (total == 0)
 		goto out;
 	fsize = tdl_size(ftype);
-	if (fsize == 0 || first > (uint64_t)INT64_MAX - c->total) {
+	if (fsize == 0 || first > (uint64_t)INT64_MAX - total) {
 		rc = tc_fail(fs, -EINVAL, "%s: %s", c->label, fsize ? "stream window overflows"
 				: "file type holds no data");
 		goto out;
 	}
-	c->count = (first + c->total + fsize - 1) / fsize;
+	c->count = (first + total + fsize - 1) / fsize;
 	if ((rc = tdl_check_view(ftype, c->count, disp, err, sizeof(err)))) {
 		rc = tc_fail(fs, rc, "%s: file view: %s", c->label, err);
 		goto out;
 	}
-	if ((rc = mem_init_dtype(&c->mem, buf, mem_count, mtype, c->total, err, sizeof(err)))) {
+	if ((rc = mem_init_dtype(&c->mem, buf, mem_count, mtype, total, err, sizeof(err)))) {
 		rc = tc_fail(fs, rc, "%s: memory type: %s", c->label, err);
 		goto out;
 	}
-	if ((rc = tdl_segment_init(&c->file.seg, ftype, c->count, disp, first, first + c->total))) {
-		rc = tc_fail(fs, rc, "%s: file view cannot be walked", c->label);
-		goto out;
-	}
 	if ((rc = tp_dataloop_to_msg(ftype, &c->ftype_msg))) {
-		rc = tc_fail(fs, rc, "%s: encoding the file type failed", c->label);
+		rc = tc_fail(fs, rc, "%s: encoding the file type (%d nodes) failed: %s", c->label,
+			     tdl_node_count(ftype), strerror((int)-rc));
 		goto out;
 	}
-	c->file.dtype = 1;
 	c->disp = disp;
 	c->first = first;
-	c->file.pos = first;
-	c->total += first; /* run_call stops at this stream position */
-	pthread_mutex_lock(&fs->lock);
-	c->desc_id = ++fs->next_desc_id;
-	pthread_mutex_unlock(&fs->lock);
-	rc = run_call(c);
-	if (rc > 0)
-		rc -= (ssize_t)first;
+	lim = call_limits(fs, 0);
+	room = view_room(c);
+	if (room >= lim.max_io / 2) {
+		/* The view travels; the data beside it must still fit a frame. */
+		c->by_view = 1;
+		lim.max_pieces = 0; /* the server finds its pieces itself */
+		if (room < lim.max_io)
+			lim.max_io = room;
+	}
+	tl = layout_of(f);
+	if ((rc = tc_plan_init_view(&c->plan, &tl, &lim, ftype, c->count, disp, first,
+				    first + total))) {
+		rc = plan_fail(c, (int)rc);
+	} else {
+		pthread_mutex_lock(&fs->lock);
+		c->desc_id = ++fs->next_desc_id;
+		pthread_mutex_unlock(&fs->lock);
+		rc = run_call(c);
+	}
+	tc_plan_free(&c->plan);
 	tp_dataloop_msg_release(c->ftype_msg);
 out:
 	free(c);
@@ -718,39 +623,4 @@ ssize_t tessera_read_dtype(tessera_file *f, void *buf, uint64_t mem_count,
 			   int64_t disp, uint64_t first)
 {
 	return dtype_io(f, buf, mem_count, mtype, ftype, disp, first, 0);
-}
-
-/* ------------------------------------------------------------- counters */
-
-int tessera_ios_stats(tessera_fs *fs, uint32_t ios, struct tessera_ios_stats *out)
-{
-	Tessera__PingRequest m = TESSERA__PING_REQUEST__INIT;
-	Tessera__IosStatsReply *rep;
-	struct tc_req *r;
-	int rc;
-
-	memset(out, 0, sizeof(*out));
-	if (ios >= fs->cfg.n_ios)
-		return tc_fail(fs, -EINVAL, "stats: no storage daemon %u (the config has %u)", ios,
-			       fs->cfg.n_ios);
-	r = tc_req_new(fs, (int)ios, TP_OP_IOS_STATS, &m.base, NULL, 0);
-	rc = tc_call(fs, r, "stats");
-	if (rc) {
-		tc_req_free(fs, r);
-		return rc;
-	}
-	rep = (Tessera__IosStatsReply *)r->reply;
-	for (size_t i = 0; i < TESSERA_METHODS; i++) {
-		out->requests[i] = i < rep->n_requests ? rep->requests[i] : 0;
-		out->pieces[i] = i < rep->n_pieces ? rep->pieces[i] : 0;
-		out->bytes_read[i] = i < rep->n_bytes_read ? rep->bytes_read[i] : 0;
-		out->bytes_written[i] = i < rep->n_bytes_written ? rep->bytes_written[i] : 0;
-		out->desc_bytes[i] = i < rep->n_desc_bytes ? rep->desc_bytes[i] : 0;
-		out->syscalls[i] = i < rep->n_syscalls ? rep->syscalls[i] : 0;
-	}
-	out->desc_cache_hits = rep->desc_cache_hits;
-	out->desc_cache_misses = rep->desc_cache_misses;
-	out->syncs = rep->syncs;
-	tc_req_free(fs, r);
-	return 0;
 }

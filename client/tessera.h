@@ -21,6 +21,8 @@
 #include <sys/uio.h>
 #include <time.h>
 
+#include "tessera_stats.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -233,19 +235,9 @@ struct tessera_lock_info {
 };
 int tessera_lock_info(const tessera_lock *lock, struct tessera_lock_info *info);
 
-/* A storage daemon's counters since it started, by access method. */
-enum { TESSERA_METHOD_CONTIG, TESSERA_METHOD_LIST, TESSERA_METHOD_DTYPE,
-       TESSERA_METHODS };
-struct tessera_ios_stats {
-	uint64_t requests[TESSERA_METHODS];      /* read and write messages */
-	uint64_t pieces[TESSERA_METHODS];        /* object pieces applied */
-	uint64_t bytes_read[TESSERA_METHODS];
-	uint64_t bytes_written[TESSERA_METHODS];
-	uint64_t desc_bytes[TESSERA_METHODS];    /* list or dataloop bytes received */
-	uint64_t syscalls[TESSERA_METHODS];      /* disk reads and writes issued */
-	uint64_t desc_cache_hits, desc_cache_misses; /* datatype descriptions */
-	uint64_t syncs;
-};
+/* A storage daemon's counters since it started, by access method
+ * (struct tessera_ios_stats, enum tessera_method and the X-macros that
+ * list them are in tessera_stats.h). */
 int tessera_ios_stats(tessera_fs *fs, uint32_t ios, struct tessera_ios_stats *out);
 
 /* Names. */

@@ -12,6 +12,104 @@
 
 #include "tdl_int.h"
 
+/* ------------------------------------------------- identical inputs
+ *
+ * Inputs with the same nodes are copied once, not only the same input
+ * twice: parallel HDF5 hands ROMIO a struct of one separately built (but
+ * identical) type per chunk, tens of thousands of them, which would
+ * otherwise exceed TDL_MAX_NODES.
+ */
+
+static uint64_t mix(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ b[i]) * 1099511628211ull; /* FNV-1a */
+	return h;
+}
+
+static int64_t node_entries(const struct tdl_node *n, int which)
+{
+	/* which: 0 offsets, 1 blocklens, 2 children */
+	switch (n->kind) {
+	case TDL_BLOCKINDEXED: return which == 0 ? n->count : 0;
+	case TDL_INDEXED: return which < 2 ? n->count : 0;
+	case TDL_STRUCT: return n->count;
+	default: return 0;
+	}
+}
+
+static uint64_t dl_hash(const struct tdl_dataloop *dl)
+{
+	uint64_t h = mix(1469598103934665603ull, &dl->root, sizeof(dl->root));
+
+	for (int32_t i = 0; i < dl->nnodes; i++) {
+		const struct tdl_node *n = &dl->nodes[i];
+		int64_t f[6] = { n->kind, n->child, n->count, n->blocklen, n->stride, n->lb };
+
+		h = mix(h, f, sizeof(f));
+		h = mix(h, &n->extent, sizeof(n->extent));
+		h = mix(h, n->offsets, (size_t)node_entries(n, 0) * sizeof(*n->offsets));
+		h = mix(h, n->blocklens, (size_t)node_entries(n, 1) * sizeof(*n->blocklens));
+		h = mix(h, n->children, (size_t)node_entries(n, 2) * sizeof(*n->children));
+	}
+	return h;
+}
+
+static int same_array(const void *a, const void *b, int64_t n, size_t size)
+{
+	return n == 0 || !memcmp(a, b, (size_t)n * size);
+}
+
+static int same_nodes(const struct tdl_dataloop *a, const struct tdl_dataloop *b)
+{
+	if (a == b)
+		return 1;
+	if (a->nnodes != b->nnodes || a->root != b->root)
+		return 0;
+	for (int32_t i = 0; i < a->nnodes; i++) {
+		const struct tdl_node *x = &a->nodes[i], *y = &b->nodes[i];
+
+		if (x->kind != y->kind || x->child != y->child || x->count != y->count ||
+		    x->blocklen != y->blocklen || x->stride != y->stride || x->lb != y->lb ||
+		    x->extent != y->extent ||
+		    !same_array(x->offsets, y->offsets, node_entries(x, 0), sizeof(*x->offsets)) ||
+		    !same_array(x->blocklens, y->blocklens, node_entries(x, 1),
+				sizeof(*x->blocklens)) ||
+		    !same_array(x->children, y->children, node_entries(x, 2),
+				sizeof(*x->children)))
+			return 0;
+	}
+	return 1;
+}
+
+/* first[k]: the lowest j with olds[j] the same as olds[k]. */
+static int find_firsts(const struct tdl_dataloop *const *olds, int64_t nold, int32_t *first)
+{
+	size_t cap = 16, mask;
+	int64_t *table;
+
+	while (cap < 2 * (size_t)nold)
+		cap *= 2;
+	mask = cap - 1;
+	table = malloc(cap * sizeof(*table));
+	if (!table)
+		return -ENOMEM;
+	memset(table, -1, cap * sizeof(*table));
+	for (int64_t k = 0; k < nold; k++) {
+		size_t at = (size_t)dl_hash(olds[k]) & mask;
+
+		while (table[at] >= 0 && !same_nodes(olds[table[at]], olds[k]))
+			at = (at + 1) & mask;
+		if (table[at] < 0)
+			table[at] = k;
+		first[k] = (int32_t)table[at];
+	}
+	free(table);
+	return 0;
+}
+
 /*
  * Builds a dataloop of the nodes of olds[0..nold) plus `top` as root.
  * top's child references k >= 0 name olds[k] and are rewritten to that
@@ -30,15 +128,13 @@ static int compose(const struct tdl_dataloop *const *olds, int64_t nold,
 	base = calloc(nold ? (size_t)nold : 1, sizeof(*base));
 	if (!base)
 		goto fail;
-	for (int64_t k = 0; k < nold; k++) {
-		int64_t j;
-		/* The same input twice is copied once. */
-		for (j = 0; j < k && olds[j] != olds[k]; j++)
-			;
-		base[k] = (int32_t)j; /* first occurrence, for now */
-		if (j == k)
+	/* Inputs the same as an earlier one are copied once. */
+	if ((rc = find_firsts(olds, nold, base)))
+		goto fail;
+	rc = -ENOMEM;
+	for (int64_t k = 0; k < nold; k++)
+		if (base[k] == k) /* first occurrence, for now */
 			total += olds[k]->nnodes;
-	}
 	if (total > TDL_MAX_NODES) {
 		rc = -EINVAL;
 		goto fail;

@@ -20,6 +20,7 @@
 #include <sys/uio.h>
 
 #include "tessera.pb-c.h"
+#include "tessera_stats.h"  /* the storage daemons' counters */
 
 #define TP_VERSION_STRING "0.1.0"
 

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ad_tessera_dtype.h"
 
@@ -244,6 +245,17 @@ static int match_bounds(MPI_Datatype type, struct tdl_dataloop **dl)
 	tdl_free(*dl);
 	*dl = rc ? NULL : resized;
 	return rc;
+}
+
+const char *adt_dtype_why(int rc)
+{
+	switch (rc) {
+	case -ENOTSUP: return "a combiner dataloops do not describe (Fortran-only)";
+	case -EINVAL: return "beyond the dataloop limits (4096 distinct nodes, 2^22 offsets, "
+			     "24 levels)";
+	case -ENOMEM: return "out of memory";
+	default: return strerror(-rc);
+	}
 }
 
 int adt_dtype_get(MPI_Datatype type, const struct tdl_dataloop **out)

@@ -22,6 +22,8 @@
  * -ENOTSUP for combiners outside the list above (Fortran-only and F90
  * parameterized types), -ENOMEM, -EINVAL. */
 int adt_dtype_get(MPI_Datatype type, const struct tdl_dataloop **out);
+/* adt_dtype_get's failure in words. */
+const char *adt_dtype_why(int rc);
 
 /* Conversions done and cache hits, process-wide. */
 struct adt_dtype_stats {

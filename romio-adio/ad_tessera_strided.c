@@ -34,6 +34,7 @@ struct access {
 	char *stream;          /* len contiguous bytes of data */
 	char *packed;          /* stream, when it is a packed copy (owned) */
 	const char *what;      /* "read" or "write", for messages */
+	char why[256];         /* a failure outside libtessera, in words */
 };
 
 static int prepare(struct access *a, ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
@@ -151,8 +152,11 @@ static int write_full(struct access *a, const char *src, uint64_t len, uint64_t 
 		a->s->n.requests++;
 		if (n < 0)
 			return (int)n;
-		if (n == 0)
+		if (n == 0) {
+			snprintf(a->why, sizeof(a->why), "wrote nothing at offset %llu",
+				 (unsigned long long)(off + done));
 			return -EIO;
+		}
 		done += (uint64_t)n;
 	}
 	return 0;
@@ -295,6 +299,8 @@ static int by_list(struct access *a, int writing)
 			goto out;
 		}
 		if ((uint64_t)got != chunk) {
+			snprintf(a->why, sizeof(a->why), "list I/O moved %lld of %llu bytes",
+				 (long long)got, (unsigned long long)chunk);
 			rc = -EIO;
 			goto out;
 		}
@@ -315,12 +321,18 @@ static int by_dtype(struct access *a, const void *buf, int count, MPI_Datatype d
 	int rc;
 
 	rc = adt_dtype_get(a->fd->filetype, &file_dl);
-	if (rc)
+	if (rc) {
+		snprintf(a->why, sizeof(a->why), "the file type has no dataloop: %s",
+			 adt_dtype_why(rc));
 		return rc;
+	}
 	if (a->packed) { /* noncontiguous memory: describe it instead of packing */
 		rc = adt_dtype_get(datatype, &mem_dl);
-		if (rc)
+		if (rc) {
+			snprintf(a->why, sizeof(a->why), "the memory type has no dataloop: %s",
+				 adt_dtype_why(rc));
 			return rc;
+		}
 		mem_count = (uint64_t)count;
 		free(a->packed);
 		a->packed = NULL;
@@ -333,13 +345,17 @@ static int by_dtype(struct access *a, const void *buf, int count, MPI_Datatype d
 	a->s->n.requests++;
 	if (got < 0)
 		return (int)got;
-	if ((uint64_t)got != a->len)
+	if ((uint64_t)got != a->len) {
+		snprintf(a->why, sizeof(a->why), "datatype I/O moved %lld of %llu bytes",
+			 (long long)got, (unsigned long long)a->len);
 		return -EIO;
+	}
 	return 0;
 }
 
 /* Move the access by *method; a type the dataloop converter does not know
- * (Fortran-only combiners) goes by list I/O instead, and *method says so. */
+ * (Fortran-only combiners) or cannot hold (beyond the dataloop limits)
+ * goes by list I/O instead, and *method says so. */
 static int run(struct access *a, int *method, const void *buf, int count, MPI_Datatype datatype,
 	       int writing)
 {
@@ -353,7 +369,8 @@ static int run(struct access *a, int *method, const void *buf, int count, MPI_Da
 	case ADT_LIST: return by_list(a, writing);
 	case ADT_DTYPE:
 		rc = by_dtype(a, buf, count, datatype, writing);
-		if (rc == -ENOTSUP) {
+		if (rc == -ENOTSUP || (rc == -EINVAL && a->why[0])) {
+			a->why[0] = '\0';
 			*method = ADT_LIST;
 			rc = by_list(a, writing);
 		}
@@ -375,11 +392,14 @@ static void strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype
 	method = writing ? a.s->write_method : a.s->read_method;
 	rc = run(&a, &method, buf, count, datatype, writing);
 	if (rc) {
+		/* libtessera's words, unless the failure was the driver's own */
+		const char *lib = tessera_errmsg(tessera_file_fs(a.s->file));
+
 		*error_code = ADT_ERROR(rc, "%s %s (%s, %llu bytes at stream byte %llu): %s",
 					a.what, fd->filename, adt_method_names[method],
 					(unsigned long long)a.len, (unsigned long long)a.pos,
-					rc == -ENOMEM ? "out of memory"
-					: tessera_errmsg(tessera_file_fs(a.s->file)));
+					a.why[0] ? a.why : rc == -ENOMEM ? "out of memory"
+					: lib[0] ? lib : strerror(-rc));
 		free(a.packed);
 		return;
 	}

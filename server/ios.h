@@ -17,17 +17,12 @@
 
 struct tdl_dataloop;
 
-enum ios_method { IOS_CONTIG, IOS_LIST, IOS_DTYPE, IOS_METHODS };
-
-struct ios_stats {
-	uint64_t requests[IOS_METHODS];      /* read and write messages served */
-	uint64_t pieces[IOS_METHODS];        /* object pieces applied */
-	uint64_t bytes_read[IOS_METHODS];
-	uint64_t bytes_written[IOS_METHODS];
-	uint64_t desc_bytes[IOS_METHODS];    /* list or dataloop bytes received */
-	uint64_t syscalls[IOS_METHODS];      /* reads and writes issued to disk */
-	uint64_t desc_cache_hits, desc_cache_misses;
-	uint64_t syncs;
+/* The counters and methods are the shared list (tessera_stats.h). */
+enum ios_method {
+#define IOS_METHOD_(id, name) IOS_##id = TESSERA_METHOD_##id,
+	TESSERA_FOR_EACH_METHOD(IOS_METHOD_)
+#undef IOS_METHOD_
+	IOS_METHODS = TESSERA_METHODS
 };
 
 /* Datatype descriptions received, kept for later messages of the same
@@ -49,7 +44,7 @@ struct ios {
 	struct ios_store *store;
 	const struct tp_config *cfg;
 	uint32_t index;
-	struct ios_stats stats;
+	struct tessera_ios_stats stats;
 	struct ios_desc descs[IOS_DESC_CACHE];
 	uint64_t clock;
 };

@@ -25,7 +25,7 @@
 static void count(struct ios *ios, enum ios_method m, size_t pieces, uint64_t bytes, int write,
 		  uint64_t syscalls)
 {
-	struct ios_stats *s = &ios->stats;
+	struct tessera_ios_stats *s = &ios->stats;
 
 	s->requests[m]++;
 	s->pieces[m] += pieces;
@@ -368,18 +368,15 @@ void ios_do_dtype(struct ios *ios, struct srv_req *req)
 void ios_do_stats(struct ios *ios, struct srv_req *req)
 {
 	Tessera__IosStatsReply rep = TESSERA__IOS_STATS_REPLY__INIT;
-	struct ios_stats *s = &ios->stats;
+	struct tessera_ios_stats *s = &ios->stats;
 
-	rep.n_requests = rep.n_pieces = rep.n_bytes_read = rep.n_bytes_written =
-		rep.n_desc_bytes = rep.n_syscalls = IOS_METHODS;
-	rep.requests = s->requests;
-	rep.pieces = s->pieces;
-	rep.bytes_read = s->bytes_read;
-	rep.bytes_written = s->bytes_written;
-	rep.desc_bytes = s->desc_bytes;
-	rep.syscalls = s->syscalls;
-	rep.desc_cache_hits = s->desc_cache_hits;
-	rep.desc_cache_misses = s->desc_cache_misses;
-	rep.syncs = s->syncs;
+#define PUT_BY_METHOD(field, num, label, what) \
+	rep.n_##field = TESSERA_METHODS;       \
+	rep.field = s->field;
+	TESSERA_FOR_EACH_METHOD_COUNTER(PUT_BY_METHOD)
+#undef PUT_BY_METHOD
+#define PUT(field, num, label, what) rep.field = s->field;
+	TESSERA_FOR_EACH_COUNTER(PUT)
+#undef PUT
 	srv_reply(req, &rep.base, NULL, 0);
 }

@@ -199,7 +199,8 @@ static void mds_op_CREATE(void *ctx, struct srv_req *req)
 	if (need_cred(req, m->cred, &cred))
 		return;
 	rc = mds_create(mds->store, &cred, m->path, m->mode, m->exclusive,
-			m->layout ? m->layout->strip_size : 0, m->stripe_count, &a, &created);
+			m->layout ? m->layout->strip_size : 0, m->stripe_count,
+			m->default_strip_size, &a, &created);
 	if (rc)
 		fail(mds, req, rc);
 	else

@@ -114,7 +114,7 @@ out:
 
 int mds_create(struct mds_store *st, const struct mds_cred *cred,
 	       const char *path, uint32_t mode, int exclusive,
-	       uint64_t strip_size, uint32_t stripe_count,
+	       uint64_t strip_size, uint32_t stripe_count, uint64_t default_strip,
 	       struct mds_attr *out, int *created)
 {
 	struct mds_walk w;
@@ -153,7 +153,8 @@ int mds_create(struct mds_store *st, const struct mds_cred *cred,
 		goto out;
 
 	/* The layout: arguments, else the directory's default, else all
-	 * storage daemons (at most MDS_MAX_STRIPE) and the default strip. */
+	 * storage daemons (at most MDS_MAX_STRIPE) and the caller's default
+	 * strip, else ours. */
 	max_count = st->n_ios < MDS_MAX_STRIPE ? st->n_ios : MDS_MAX_STRIPE;
 	if (stripe_count > max_count) {
 		rc = mds_fail(st, -EINVAL, "create %s: stripe count %u above"
@@ -171,7 +172,7 @@ int mds_create(struct mds_store *st, const struct mds_cred *cred,
 	if (!f.layout.strip_size && w.parent.has_layout)
 		f.layout.strip_size = w.parent.layout.strip_size;
 	if (!f.layout.strip_size)
-		f.layout.strip_size = MDS_DEFAULT_STRIP;
+		f.layout.strip_size = default_strip ? default_strip : MDS_DEFAULT_STRIP;
 	f.layout.count = count;
 	f.has_layout = 1;
 

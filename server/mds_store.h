@@ -100,12 +100,13 @@ int mds_mkdir(struct mds_store *st, const struct mds_cred *cred,
 /* Create a regular file. If the name exists: -EEXIST when `exclusive`,
  * else (a file) its attributes with *created = 0; a directory gives
  * -EISDIR. The layout: strip_size and stripe_count from the arguments when
- * non-zero, else the parent directory's default, else MDS_DEFAULT_STRIP and
- * all storage daemons; stripe_count above n_ios is -EINVAL. The first
+ * non-zero, else the parent directory's default, else (strip size)
+ * default_strip when non-zero (the client's config), else MDS_DEFAULT_STRIP,
+ * and all storage daemons; stripe_count above n_ios is -EINVAL. The first
  * server rotates from file to file so small files spread. */
 int mds_create(struct mds_store *st, const struct mds_cred *cred,
 	       const char *path, uint32_t mode, int exclusive,
-	       uint64_t strip_size, uint32_t stripe_count,
+	       uint64_t strip_size, uint32_t stripe_count, uint64_t default_strip,
 	       struct mds_attr *out, int *created);
 
 int mds_setattr(struct mds_store *st, const struct mds_cred *cred,

@@ -87,10 +87,10 @@ out:
 	return rc;
 }
 
-/* Counters of every storage daemon, by access method, and their sum. */
+/* Counters of every storage daemon, by access method, and their sum; the
+ * columns are tessera_stats.h's list. */
 int cmd_stats(struct tool *t, int argc, char **argv)
 {
-	static const char *const methods[TESSERA_METHODS] = { "contig", "list", "datatype" };
 	struct tool_opts o;
 	struct tessera_ios_stats s, sum;
 	uint32_t n;
@@ -101,9 +101,13 @@ int cmd_stats(struct tool *t, int argc, char **argv)
 	if (rc)
 		goto out;
 	n = tessera_ios_count(t->fs);
-	printf("%-5s %-8s %12s %12s %14s %14s %12s %12s\n", "ios", "method", "requests", "pieces",
-	       "bytes_read", "bytes_written", "desc_bytes", "disk_calls");
+	printf("%-5s %-8s", "ios", "method");
+#define HEAD(field, num, label, what) printf(" %14s", label);
+	TESSERA_FOR_EACH_METHOD_COUNTER(HEAD)
+#undef HEAD
+	printf("\n");
 	for (uint32_t i = 0; i <= n; i++) {
+		const char *sep = "";
 		char who[16];
 
 		if (i < n) {
@@ -117,26 +121,22 @@ int cmd_stats(struct tool *t, int argc, char **argv)
 			s = sum;
 			snprintf(who, sizeof(who), "all");
 		}
-		for (int m = 0; m < TESSERA_METHODS; m++) {
-			printf("%-5s %-8s %12" PRIu64 " %12" PRIu64 " %14" PRIu64 " %14" PRIu64
-			       " %12" PRIu64 " %12" PRIu64 "\n", who, methods[m], s.requests[m],
-			       s.pieces[m], s.bytes_read[m], s.bytes_written[m], s.desc_bytes[m],
-			       s.syscalls[m]);
-			sum.requests[m] += s.requests[m];
-			sum.pieces[m] += s.pieces[m];
-			sum.bytes_read[m] += s.bytes_read[m];
-			sum.bytes_written[m] += s.bytes_written[m];
-			sum.desc_bytes[m] += s.desc_bytes[m];
-			sum.syscalls[m] += s.syscalls[m];
+		for (unsigned m = 0; m < TESSERA_METHODS; m++) {
+			printf("%-5s %-8s", who, tessera_method_name(m));
+#define ROW(field, num, label, what) printf(" %14" PRIu64, s.field[m]);
+			TESSERA_FOR_EACH_METHOD_COUNTER(ROW)
+#undef ROW
+			printf("\n");
 		}
-		printf("%-5s %-8s description cache hits %" PRIu64 ", misses %" PRIu64
-		       ", syncs %" PRIu64 "\n", who, "", s.desc_cache_hits, s.desc_cache_misses,
-		       s.syncs);
-		if (i < n) {
-			sum.desc_cache_hits += s.desc_cache_hits;
-			sum.desc_cache_misses += s.desc_cache_misses;
-			sum.syncs += s.syncs;
-		}
+		printf("%-5s %-8s ", who, "");
+#define ONCE(field, num, label, what)                                 \
+		printf("%s%s %" PRIu64, sep, label, s.field);           \
+		sep = ", ";
+		TESSERA_FOR_EACH_COUNTER(ONCE)
+#undef ONCE
+		printf("\n");
+		if (i < n)
+			tessera_ios_stats_add(&sum, &s);
 	}
 out:
 	tool_opts_free(&o);

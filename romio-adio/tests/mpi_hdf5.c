@@ -1,7 +1,9 @@
 /*
  * mpi_hdf5.c - parallel HDF5 over the Tessera driver: each rank writes its
  * rows of a contiguous and a chunked 2-D dataset by hyperslab, collective
- * and independent transfers, then all ranks read every row back.
+ * and independent transfers, then all ranks read every row back; and a
+ * 1-D dataset of 1-element chunks written collectively as one I/O (a file
+ * type of one block per chunk, tens of thousands of them).
  *
  *   mpi_hdf5 FILE        (FILE is a "tessera:" name)
  */
@@ -103,10 +105,66 @@ static void test_read_back(void)
 	H5Fclose(f);
 }
 
+/* 20,000 ints per rank in chunks of one, written collectively with
+ * H5FD_MPIO_CHUNK_ONE_IO: HDF5 hands the driver a struct of one type per
+ * chunk. Read back whole by every rank. */
+#define TINY 20000
+
+static void test_tiny_chunks(void)
+{
+	hsize_t dims[1] = {(hsize_t)TINY * mc_size}, start[1] = {(hsize_t)TINY * mc_rank},
+		count[1] = {TINY}, chunk[1] = {1};
+	hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), f, space, mem, dcpl, dxpl, d;
+	int *buf = malloc(sizeof(int) * TINY * (size_t)mc_size);
+	herr_t rc;
+
+	H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL);
+	f = H5Fopen(file, H5F_ACC_RDWR, fapl);
+	H5Pclose(fapl);
+	CHECK(f >= 0, "H5Fopen %s failed", file);
+	space = H5Screate_simple(1, dims, NULL);
+	mem = H5Screate_simple(1, count, NULL);
+	dcpl = H5Pcreate(H5P_DATASET_CREATE);
+	dxpl = H5Pcreate(H5P_DATASET_XFER);
+	H5Pset_chunk(dcpl, 1, chunk);
+	for (int i = 0; i < TINY; i++)
+		buf[i] = value(TINY * mc_rank + i, 0, 5);
+	d = H5Dcreate2(f, "tiny_chunks", H5T_NATIVE_INT, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+	H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count, NULL);
+	H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
+	H5Pset_dxpl_mpio_chunk_opt(dxpl, H5FD_MPIO_CHUNK_ONE_IO);
+	rc = H5Dwrite(d, H5T_NATIVE_INT, mem, space, dxpl, buf);
+	H5Dclose(d);
+	H5Pclose(dcpl);
+	H5Sclose(mem);
+	H5Sclose(space);
+	if (d < 0 || rc < 0) {
+		H5Pclose(dxpl);
+		H5Fclose(f);
+		free(buf);
+	}
+	CHECK(d >= 0 && rc >= 0, "collective write of %d 1-element chunks failed", TINY);
+	d = H5Dopen2(f, "tiny_chunks", H5P_DEFAULT);
+	rc = d >= 0 ? H5Dread(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, dxpl, buf) : -1;
+	H5Dclose(d);
+	H5Pclose(dxpl);
+	H5Fclose(f);
+	if (rc < 0)
+		free(buf);
+	CHECK(rc >= 0, "reading the 1-element chunks back failed");
+	for (int i = 0; i < TINY * mc_size; i++)
+		if (buf[i] != value(i, 0, 5)) {
+			mc_fail("tiny_chunks[%d] is %d, expected %d", i, buf[i], value(i, 0, 5));
+			break;
+		}
+	free(buf);
+}
+
 int main(int argc, char **argv)
 {
-	static const char *const names[] = { "hdf5_write_contiguous_and_chunked", "hdf5_read_back" };
-	static void (*const fns[])(void) = { test_write, test_read_back };
+	static const char *const names[] = { "hdf5_write_contiguous_and_chunked", "hdf5_read_back",
+					      "hdf5_tiny_chunks_collective" };
+	static void (*const fns[])(void) = { test_write, test_read_back, test_tiny_chunks };
 
-	return mc_main_on_file(argc, argv, &file, names, fns, 2);
+	return mc_main_on_file(argc, argv, &file, names, fns, 3);
 }

@@ -377,6 +377,56 @@ static void test_dead_server(void **state)
 	CHECK(c->fs, tessera_stat(c->fs, "/", &st));
 }
 
+/* A new file's strip size: the request's, else its directory's default,
+ * else the client's config, else 64 KiB (a config strip_size used to
+ * override the directory's default whenever it was not 65536). */
+static void test_strip_size_order(void **state)
+{
+	struct cluster *c = *state;
+	char conf[400], line[512], err[256];
+	FILE *in, *out;
+	tessera_fs *fs;
+	tessera_file *f;
+	struct tessera_layout l, want = { .strip_size = 4096 };
+	struct { const char *path; const struct tessera_layout *req; uint64_t strip; } cases[] = {
+		{ "/dflt/a", NULL, 1 << 20 },   /* the directory's default */
+		{ "/dflt/b", &want, 4096 },     /* the request */
+		{ "/plain", NULL, 8192 },       /* the config */
+	};
+
+	/* the same file system, through a config saying strip_size = 8192 */
+	snprintf(conf, sizeof(conf), "%s/strip.conf", c->dir);
+	in = fopen(c->conf, "r");
+	out = fopen(conf, "w");
+	assert_non_null(in);
+	assert_non_null(out);
+	while (fgets(line, sizeof(line), in))
+		fputs(line, out);
+	fputs("strip_size = 8192\n", out);
+	fclose(in);
+	fclose(out);
+	if (tessera_connect(conf, &fs, err, sizeof(err)))
+		fail_msg("connect with %s: %s", conf, err);
+	CHECK(fs, tessera_mkdir(fs, "/dflt", 0755));
+	CHECK(fs, tessera_set_dir_layout(fs, "/dflt", 1 << 20, 0));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		CHECK(fs, tessera_open(fs, cases[i].path, O_CREAT | O_EXCL | O_RDWR, 0644,
+				       cases[i].req, &f));
+		CHECK(fs, tessera_file_layout(f, &l));
+		print_message("%s: strip %llu\n", cases[i].path, (unsigned long long)l.strip_size);
+		assert_int_equal(l.strip_size, cases[i].strip);
+		tessera_close(f);
+	}
+	tessera_disconnect(fs);
+	/* the built-in default, through the harness's config (no strip_size) */
+	CHECK(c->fs, tessera_open(c->fs, "/builtin", O_CREAT | O_EXCL | O_RDWR, 0644, NULL, &f));
+	CHECK(c->fs, tessera_file_layout(f, &l));
+	assert_int_equal(l.strip_size, 65536);
+	tessera_close(f);
+	CHECK(c->fs, tessera_get_layout(c->fs, "/dflt/a", &l));
+	assert_int_equal(l.strip_size, 1 << 20);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -387,6 +437,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_kill_ios_during_read, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_frames, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_dead_server, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_strip_size_order, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_shm_provider, setup_shm, cluster_teardown),
 	};
 

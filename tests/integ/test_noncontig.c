@@ -670,16 +670,7 @@ static void stats_sum(struct cluster *c, struct tessera_ios_stats *sum)
 		struct tessera_ios_stats s;
 
 		CHECK(c->fs, tessera_ios_stats(c->fs, i, &s));
-		for (int m = 0; m < TESSERA_METHODS; m++) {
-			sum->requests[m] += s.requests[m];
-			sum->pieces[m] += s.pieces[m];
-			sum->bytes_written[m] += s.bytes_written[m];
-			sum->bytes_read[m] += s.bytes_read[m];
-			sum->desc_bytes[m] += s.desc_bytes[m];
-			sum->syscalls[m] += s.syscalls[m];
-		}
-		sum->desc_cache_hits += s.desc_cache_hits;
-		sum->desc_cache_misses += s.desc_cache_misses;
+		tessera_ios_stats_add(sum, &s);
 	}
 }
 
@@ -836,6 +827,97 @@ static void test_description_evicted(void **state)
 	tessera_close(f);
 }
 
+/* ------------------------------------------------ large file types */
+
+/* A file type of tens of thousands of tiny blocks at irregular places, as
+ * parallel HDF5 builds for a chunked dataset of 1-element chunks: a struct
+ * of one separately built type per chunk (`distinct`), or one hindexed.
+ * Every stream byte lands where the type says. Returns the datatype and
+ * list requests the write and read took. */
+static void tiny_blocks_case(struct cluster *c, uint64_t *s, int n, int64_t bl, int distinct,
+			     uint64_t strip, uint32_t count, uint64_t *dtype_reqs,
+			     uint64_t *list_reqs)
+{
+	int64_t *displ = malloc((size_t)n * sizeof(*displ)), *bls = malloc((size_t)n * sizeof(*bls));
+	struct tdl_dataloop **kids = calloc((size_t)n, sizeof(*kids)), *elem, *ft;
+	uint64_t len = (uint64_t)n * (uint64_t)bl, span;
+	uint8_t *data = malloc(len), *back = malloc(len), *file;
+	tessera_file *f = make_file(c, "/tiny", strip, count);
+	struct tessera_ios_stats a, b;
+	int64_t at = 0;
+
+	assert_int_equal(tdl_bytes(bl, &elem), 0);
+	for (int i = 0; i < n; i++) {
+		displ[i] = at;
+		bls[i] = 1;
+		if (distinct)
+			assert_int_equal(tdl_bytes(bl, &kids[i]), 0);
+		else
+			kids[i] = elem;
+		/* mostly spaced out, sometimes adjacent, never a stride */
+		at += bl * (1 + (int64_t)(rnd(s) % 3 ? rnd(s) % 97 : 0));
+	}
+	span = (uint64_t)at;
+	if (distinct)
+		assert_int_equal(tdl_struct(n, bls, displ, (const struct tdl_dataloop *const *)kids,
+					    &ft), 0);
+	else
+		assert_int_equal(tdl_hindexed(n, bls, displ, elem, &ft), 0);
+	print_message("%d blocks of %lld bytes (%s), %zu bytes encoded, strip %llu x %u\n", n,
+		      (long long)bl, distinct ? "struct of distinct types" : "hindexed",
+		      tp_dataloop_encoded_size(ft), (unsigned long long)strip, count);
+	for (uint64_t i = 0; i < len; i++)
+		data[i] = (uint8_t)rnd(s);
+	stats_sum(c, &a);
+	if (tessera_write_dtype(f, data, len, NULL, ft, 0, 0) != (ssize_t)len)
+		fail_msg("write of %d blocks: %s", n, tessera_errmsg(c->fs));
+	memset(back, 0, len);
+	if (tessera_read_dtype(f, back, len, NULL, ft, 0, 0) != (ssize_t)len)
+		fail_msg("read of %d blocks: %s", n, tessera_errmsg(c->fs));
+	stats_sum(c, &b);
+	*dtype_reqs = b.requests[TESSERA_METHOD_DTYPE] - a.requests[TESSERA_METHOD_DTYPE];
+	*list_reqs = b.requests[TESSERA_METHOD_LIST] - a.requests[TESSERA_METHOD_LIST];
+	assert_memory_equal(data, back, len);
+	file = malloc(span);
+	assert_int_equal(tessera_pread(f, file, span, 0), displ[n - 1] + bl);
+	for (int i = 0; i < n; i++)
+		if (memcmp(file + displ[i], data + (uint64_t)i * (uint64_t)bl, (size_t)bl))
+			fail_msg("block %d (file offset %lld) differs", i, (long long)displ[i]);
+	tdl_free(ft);
+	for (int i = 0; distinct && i < n; i++)
+		tdl_free(kids[i]);
+	tdl_free(elem);
+	free(file);
+	free(displ);
+	free(bls);
+	free(kids);
+	free(data);
+	free(back);
+	tessera_close(f);
+}
+
+static void test_many_tiny_blocks(void **state)
+{
+	struct cluster *c = *state;
+	uint64_t s = 0xc0ffee, dt, li;
+
+	/* HDF5's shape: 80,000 4-byte chunks, each its own type */
+	tiny_blocks_case(c, &s, 80000, 4, 1, 65536, 4, &dt, &li);
+	assert_true(dt > 0);
+	assert_int_equal(li, 0);
+	tiny_blocks_case(c, &s, 80000, 4, 1, 4096, 3, &dt, &li);
+	/* a 392 KB file type beside a full 1 MiB of data on one object:
+	 * beyond a frame unless the data gives way */
+	tiny_blocks_case(c, &s, 80000, 16, 0, 1 << 20, 1, &dt, &li);
+	assert_true(dt > 0);
+	assert_int_equal(li, 0);
+	/* a file type too large to travel beside data: the pieces go as
+	 * list messages */
+	tiny_blocks_case(c, &s, 250000, 4, 0, 65536, 4, &dt, &li);
+	assert_int_equal(dt, 0);
+	assert_true(li > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -848,6 +930,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_request_counts, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_description_once, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_description_evicted, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_many_tiny_blocks, setup, cluster_teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -274,6 +274,68 @@ static void test_constructor_bounds(void **state)
 	tdl_free(d);
 }
 
+/* A struct of many separately built but identical children (parallel
+ * HDF5's one type per chunk) holds each distinct child once, and has the
+ * typemap the model expands; distinct children still count against
+ * TDL_MAX_NODES. */
+static void test_struct_identical_children(void **state)
+{
+	enum { N = 20000 };
+	struct rng r = { 0x51ab1e };
+	struct tdl_dataloop **kids = malloc(N * sizeof(*kids)), *dl, *shared;
+	int64_t *bl = malloc(N * sizeof(*bl)), *disp = malloc(N * sizeof(*disp)), at = 0;
+	struct vec got = { 0 };
+
+	(void)state;
+	for (int i = 0; i < N; i++) {
+		/* two shapes, alternating: 4 bytes, or 2 blocks of 2 bytes 3 apart */
+		struct tdl_dataloop *b;
+
+		assert_int_equal(tdl_bytes(i % 2 ? 2 : 4, &b), 0);
+		if (i % 2)
+			assert_int_equal(tdl_hvector(2, 1, 3, b, &kids[i]), 0);
+		else
+			kids[i] = b;
+		if (i % 2)
+			tdl_free(b);
+		bl[i] = 1;
+		disp[i] = at;
+		at += 8 + (int64_t)(rnd(&r) % 40);
+	}
+	assert_int_equal(tdl_struct(N, bl, disp, (const struct tdl_dataloop *const *)kids, &dl), 0);
+	/* the two shapes (1 and 2 nodes) and the struct */
+	assert_int_equal(tdl_node_count(dl), 4);
+	assert_int_equal(tdl_size(dl), (uint64_t)N * 4);
+	engine_bytes(dl, &r, &got);
+	assert_int_equal(got.n, (size_t)N * 4);
+	for (int i = 0; i < N; i++)
+		for (int b = 0; b < 4; b++)
+			assert_int_equal(got.v[4 * i + b],
+					 disp[i] + (i % 2 ? (b / 2) * 3 + b % 2 : b));
+	tdl_free(dl);
+	free(got.v);
+	/* distinct shapes: one node each, over the limit */
+	for (int i = 0; i < N; i++) {
+		tdl_free(kids[i]);
+		assert_int_equal(tdl_bytes(1 + i, &kids[i]), 0);
+	}
+	assert_int_equal(tdl_struct(N, bl, disp, (const struct tdl_dataloop *const *)kids, &dl),
+			 -EINVAL);
+	/* the same pointer many times still works */
+	shared = kids[0];
+	for (int i = 1; i < N; i++) {
+		tdl_free(kids[i]);
+		kids[i] = shared;
+	}
+	assert_int_equal(tdl_struct(N, bl, disp, (const struct tdl_dataloop *const *)kids, &dl), 0);
+	assert_int_equal(tdl_node_count(dl), 2);
+	tdl_free(dl);
+	tdl_free(shared);
+	free(kids);
+	free(bl);
+	free(disp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -282,6 +344,7 @@ int main(void)
 		cmocka_unit_test(test_darray),
 		cmocka_unit_test(test_darray_invalid),
 		cmocka_unit_test(test_constructor_bounds),
+		cmocka_unit_test(test_struct_identical_children),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -94,7 +94,7 @@ static int mkfile(struct mds_store *st, const struct mds_cred *c,
 	struct mds_attr a;
 	int created = -1, rc;
 
-	rc = mds_create(st, c, path, 0644, 1, 0, 0, out ? out : &a, &created);
+	rc = mds_create(st, c, path, 0644, 1, 0, 0, 0, out ? out : &a, &created);
 	if (rc == 0)
 		assert_int_equal(created, 1);
 	return rc;
@@ -189,13 +189,13 @@ static void test_eexist(void **state)
 	assert_string_equal(mds_store_errmsg(f->st), "mkdir /d: file exists");
 	assert_int_equal(mds_mkdir(f->st, &ROOT, "/", 0755, NULL), -EEXIST);
 	assert_int_equal(mkfile(f->st, &ROOT, "/d/f", NULL), 0);
-	assert_int_equal(mds_create(f->st, &ROOT, "/d/f", 0644, 1, 0, 0, &a,
+	assert_int_equal(mds_create(f->st, &ROOT, "/d/f", 0644, 1, 0, 0, 0, &a,
 				    &created), -EEXIST);
 	assert_int_equal(created, 0);
 	assert_int_equal(mds_mkdir(f->st, &ROOT, "/d/f", 0755, NULL), -EEXIST);
-	assert_int_equal(mds_create(f->st, &ROOT, "/d", 0644, 0, 0, 0, &a,
+	assert_int_equal(mds_create(f->st, &ROOT, "/d", 0644, 0, 0, 0, 0, &a,
 				    &created), -EISDIR);
-	assert_int_equal(mds_create(f->st, &ROOT, "/", 0644, 0, 0, 0, &a,
+	assert_int_equal(mds_create(f->st, &ROOT, "/", 0644, 0, 0, 0, 0, &a,
 				    &created), -EISDIR);
 }
 
@@ -206,10 +206,10 @@ static void test_create_nonexclusive(void **state)
 	int created = -1;
 	uint64_t n;
 
-	assert_int_equal(mds_create(f->st, &U1, "/f", 0600, 0, 0, 0, &a,
+	assert_int_equal(mds_create(f->st, &U1, "/f", 0600, 0, 0, 0, 0, &a,
 				    &created), 0);
 	assert_int_equal(created, 1);
-	assert_int_equal(mds_create(f->st, &U1, "/f", 0666, 0, 4096, 1, &b,
+	assert_int_equal(mds_create(f->st, &U1, "/f", 0666, 0, 4096, 1, 0, &b,
 				    &created), 0);
 	assert_int_equal(created, 0);
 	assert_memory_equal(&a, &b, sizeof a);   /* the existing file */
@@ -223,7 +223,7 @@ static void test_enoent_enotdir(void **state)
 	struct mds_attr a;
 
 	assert_int_equal(mds_lookup(f->st, &ROOT, "/nope", &a), -ENOENT);
-	assert_int_equal(mds_create(f->st, &ROOT, "/x/y", 0644, 1, 0, 0, &a,
+	assert_int_equal(mds_create(f->st, &ROOT, "/x/y", 0644, 1, 0, 0, 0, &a,
 				    NULL), -ENOENT);
 	assert_string_equal(mds_store_errmsg(f->st),
 			    "create /x/y: no such directory /x");
@@ -704,7 +704,7 @@ static void test_persistence(void **state)
 	for (int i = 0; i < N; i++) {
 		snprintf(path, sizeof path, "/p/file-%d", i);
 		assert_int_equal(mds_create(f->st, &U1, path, 0640, 1, 0,
-					    (i % N_IOS) + 1, &a[i], NULL), 0);
+					    (i % N_IOS) + 1, 0, &a[i], NULL), 0);
 	}
 	assert_int_equal(mds_rename(f->st, &U1, "/p/file-0", "/p/renamed",
 				    NULL, NULL), 0);
@@ -757,12 +757,12 @@ static void test_layouts(void **state)
 	assert_int_equal(a.layout.count, N_IOS);
 	check_servers(&a);
 	/* explicit */
-	assert_int_equal(mds_create(f->st, &ROOT, "/exp", 0644, 1, 1 << 20, 2,
+	assert_int_equal(mds_create(f->st, &ROOT, "/exp", 0644, 1, 1 << 20, 2, 0,
 				    &a, NULL), 0);
 	assert_int_equal(a.layout.strip_size, 1 << 20);
 	assert_int_equal(a.layout.count, 2);
 	check_servers(&a);
-	assert_int_equal(mds_create(f->st, &ROOT, "/too", 0644, 1, 0, N_IOS + 1,
+	assert_int_equal(mds_create(f->st, &ROOT, "/too", 0644, 1, 0, N_IOS + 1, 0,
 				    &a, NULL), -EINVAL);
 	assert_int_equal(mds_lookup(f->st, &ROOT, "/too", &a), -ENOENT);
 
@@ -782,10 +782,23 @@ static void test_layouts(void **state)
 	assert_int_equal(a.layout.count, 3);
 	check_servers(&a);
 	/* arguments win over the default, field by field */
-	assert_int_equal(mds_create(f->st, &ROOT, "/d/c", 0644, 1, 4096, 0, &a,
+	assert_int_equal(mds_create(f->st, &ROOT, "/d/c", 0644, 1, 4096, 0, 0, &a,
 				    NULL), 0);
 	assert_int_equal(a.layout.strip_size, 4096);
 	assert_int_equal(a.layout.count, 3);
+	/* the caller's default strip (its config) comes after the
+	 * directory's, before ours */
+	assert_int_equal(mds_create(f->st, &ROOT, "/d/e", 0644, 1, 0, 0, 8192, &a,
+				    NULL), 0);
+	assert_int_equal(a.layout.strip_size, 131072);
+	assert_int_equal(mds_create(f->st, &ROOT, "/d/g", 0644, 1, 4096, 0, 8192, &a,
+				    NULL), 0);
+	assert_int_equal(a.layout.strip_size, 4096);
+	assert_int_equal(mds_create(f->st, &ROOT, "/e", 0644, 1, 0, 0, 8192, &a,
+				    NULL), 0);
+	assert_int_equal(a.layout.strip_size, 8192);
+	assert_int_equal(mkfile(f->st, &ROOT, "/e0", &a), 0);
+	assert_int_equal(a.layout.strip_size, MDS_DEFAULT_STRIP);
 	/* a subdirectory starts with its parent's default */
 	assert_int_equal(mds_mkdir(f->st, &ROOT, "/d/sub", 0755, &d), 0);
 	assert_true(d.has_layout);
@@ -812,7 +825,7 @@ static void test_layout_rotation(void **state)
 
 	for (int i = 0; i < 4 * N_IOS; i++) {
 		snprintf(path, sizeof path, "/s%d", i);
-		assert_int_equal(mds_create(f->st, &ROOT, path, 0644, 1, 0, 1,
+		assert_int_equal(mds_create(f->st, &ROOT, path, 0644, 1, 0, 1, 0,
 					    &a, NULL), 0);
 		assert_int_equal(a.layout.count, 1);
 		if (i)
@@ -916,7 +929,7 @@ static void test_perm_setattr(void **state)
 	struct mds_attr in, a;
 
 	memset(&in, 0, sizeof in);
-	assert_int_equal(mds_create(f->st, &U2, "/f", 0644, 1, 0, 0, &a, NULL),
+	assert_int_equal(mds_create(f->st, &U2, "/f", 0644, 1, 0, 0, 0, &a, NULL),
 			 0);
 	/* chmod: owner or root only */
 	in.mode = 0600;
@@ -970,7 +983,7 @@ static void test_setattr_times_size(void **state)
 	int64_t t0;
 
 	memset(&in, 0, sizeof in);
-	assert_int_equal(mds_create(f->st, &U1, "/f", 0666, 1, 0, 0, &a, NULL),
+	assert_int_equal(mds_create(f->st, &U1, "/f", 0666, 1, 0, 0, 0, &a, NULL),
 			 0);
 	/* explicit times: owner only */
 	in.atime_ns = 1000000000123;
