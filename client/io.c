@@ -113,7 +113,7 @@ int tc_remove_objects(tessera_fs *fs, const struct tessera_layout *layout, const
 }
 
 int tc_file_size(tessera_fs *fs, const struct tessera_layout *layout, const char *path,
-		 uint64_t *size)
+		 uint64_t *size, int64_t *data_mtime_ns)
 {
 	struct tdl_layout tl = tdl_of(layout);
 	struct tc_req *reqs[TP_MAX_SERVERS];
@@ -128,6 +128,8 @@ int tc_file_size(tessera_fs *fs, const struct tessera_layout *layout, const char
 	else
 		rc = run_servers(fs, reqs, "size of", path);
 	*size = 0;
+	if (data_mtime_ns)
+		*data_mtime_ns = 0;
 	/* Replies list sizes in the order per_server listed the handles. */
 	for (uint32_t i = 0; !rc && i < layout->count; i++) {
 		uint32_t s = layout->servers[i];
@@ -139,6 +141,10 @@ int tc_file_size(tessera_fs *fs, const struct tessera_layout *layout, const char
 				     path, s);
 			break;
 		}
+		/* (a daemon that predates mtimes sends none) */
+		if (data_mtime_ns && seen[s] < rep->n_mtimes_ns &&
+		    rep->mtimes_ns[seen[s]] > *data_mtime_ns)
+			*data_mtime_ns = rep->mtimes_ns[seen[s]];
 		end = tdl_layout_logical_size(&tl, i, rep->sizes[seen[s]++]);
 		if (end > *size)
 			*size = end;
@@ -277,7 +283,8 @@ int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
 	snprintf(f->path, sizeof(f->path), "%s", path);
 	tc_layout_from_msg(rep->attr->layout, &f->layout);
 	rc = tc_check_layout(fs, &f->layout, path);
-	if (!rc && (flags & O_TRUNC) && acc != O_RDONLY)
+	/* (a file this call created has no data to drop) */
+	if (!rc && (flags & O_TRUNC) && acc != O_RDONLY && !rep->created)
 		rc = tc_truncate_objects(fs, &f->layout, path, 0);
 	if (rc) {
 		free(f);
@@ -472,7 +479,7 @@ static ssize_t striped_io(tessera_file *f, uint8_t *buf, size_t len, uint64_t of
 	if (short_read) {
 		uint64_t size;
 
-		rc = tc_file_size(fs, &f->layout, f->path, &size);
+		rc = tc_file_size(fs, &f->layout, f->path, &size, NULL);
 		if (rc)
 			return rc;
 		if (size <= off)
@@ -505,13 +512,17 @@ int tessera_fsync(tessera_file *f)
 int tessera_fstat(tessera_file *f, struct tessera_stat *st)
 {
 	Tessera__AttrReply *rep;
+	int64_t data_ns;
 	int rc = tc_lookup_attr(f->fs, f->path, &rep);
 
 	if (rc)
 		return rc;
 	tc_stat_from_attr(rep->attr, st);
+	rc = tc_file_size(f->fs, &f->layout, f->path, &st->size, &data_ns);
+	if (!rc)
+		tc_stat_data_time(rep->attr, data_ns, st);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
-	return tc_file_size(f->fs, &f->layout, f->path, &st->size);
+	return rc;
 }
 
 int tessera_ftruncate(tessera_file *f, uint64_t size)

@@ -62,6 +62,14 @@ void tc_stat_from_attr(const Tessera__Attr *a, struct tessera_stat *st)
 	st->ctime = ts_of(a->ctime_ns);
 }
 
+void tc_stat_data_time(const Tessera__Attr *a, int64_t data_mtime_ns, struct tessera_stat *st)
+{
+	if (data_mtime_ns > a->mtime_set_ns)
+		st->mtime = ts_of(data_mtime_ns);
+	if (data_mtime_ns > a->ctime_ns)
+		st->ctime = ts_of(data_mtime_ns);
+}
+
 /* The common shape of a path request: map, send, check. `what` is "mkdir"
  * etc.; on success *out holds the reply (caller frees with tc_req_free). */
 static int path_call(tessera_fs *fs, unsigned opcode, ProtobufCMessage *msg,
@@ -137,8 +145,12 @@ int tessera_stat(tessera_fs *fs, const char *upath, struct tessera_stat *st)
 		return rc;
 	tc_stat_from_attr(rep->attr, st);
 	if (rep->attr->type == 1) {
+		int64_t data_ns;
+
 		tc_layout_from_msg(rep->attr->layout, &layout);
-		rc = tc_file_size(fs, &layout, path, &st->size);
+		rc = tc_file_size(fs, &layout, path, &st->size, &data_ns);
+		if (!rc)
+			tc_stat_data_time(rep->attr, data_ns, st);
 	}
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return rc;

@@ -369,12 +369,13 @@ ssize_t ios_read_pieces(struct ios_store *st, uint64_t handle, const struct ios_
 	return (ssize_t)pos;
 }
 
-int ios_size(struct ios_store *st, uint64_t handle, uint64_t *size)
+int ios_size(struct ios_store *st, uint64_t handle, uint64_t *size, int64_t *mtime_ns)
 {
 	int fd = object_fd(st, handle, 0);
 	struct stat sb;
 
 	*size = 0;
+	*mtime_ns = 0;
 	if (fd == -ENOENT)
 		return 0;
 	if (fd < 0)
@@ -382,6 +383,7 @@ int ios_size(struct ios_store *st, uint64_t handle, uint64_t *size)
 	if (fstat(fd, &sb))
 		return -errno;
 	*size = (uint64_t)sb.st_size;
+	*mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
 	return 0;
 }
 
@@ -391,8 +393,9 @@ int ios_truncate(struct ios_store *st, uint64_t handle, uint64_t size)
 
 	if (size > (uint64_t)INT64_MAX)
 		return -EFBIG;
-	/* Truncating a missing object to 0 needs no file. */
-	fd = object_fd(st, handle, size > 0);
+	/* A missing object is created even for size 0: its modification time
+	 * is the file's truncate time (clients read it with the size). */
+	fd = object_fd(st, handle, 1);
 	if (fd == -ENOENT)
 		return 0;
 	if (fd < 0)
