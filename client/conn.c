@@ -198,6 +198,39 @@ int tessera_connect(const char *config, tessera_fs **out, char *err, size_t errl
 	return 0;
 }
 
+int tessera_config_mount_point(const char *config, char *out, size_t len, char *err,
+			       size_t errlen)
+{
+	struct tp_config *cfg;
+	char dummy[8];
+	int rc;
+
+	if (!err) {
+		err = dummy;
+		errlen = sizeof(dummy);
+	}
+	if (!config)
+		config = getenv("TESSERA_CONFIG");
+	if (!config) {
+		snprintf(err, errlen, "no config file given and TESSERA_CONFIG is not set");
+		return -EINVAL;
+	}
+	cfg = calloc(1, sizeof(*cfg));
+	if (!cfg) {
+		snprintf(err, errlen, "%s: out of memory", config);
+		return -ENOMEM;
+	}
+	rc = tp_config_load(config, cfg, err, errlen);
+	if (!rc && strlen(cfg->mount_point) >= len) {
+		snprintf(err, errlen, "%s: mount_point is longer than %zu bytes", config, len - 1);
+		rc = -ENAMETOOLONG;
+	}
+	if (!rc)
+		strcpy(out, cfg->mount_point);
+	free(cfg);
+	return rc;
+}
+
 void tessera_disconnect(tessera_fs *fs)
 {
 	struct tc_req *r;
