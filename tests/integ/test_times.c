@@ -122,6 +122,20 @@ static void test_write_moves_mtime(void **state)
 	tessera_disconnect(b);
 }
 
+/* Client b truncates `path` to `size`: client a's stat sees mtime and
+ * ctime move. */
+static void truncate_moves_times(tessera_fs *a, tessera_fs *b, const char *path, uint64_t size)
+{
+	struct tessera_stat s0 = stat_of(a, path), s1;
+
+	usleep(STEP_US);
+	CHECK(b, tessera_truncate(b, path, size));
+	s1 = stat_of(a, path);
+	assert_int_equal(s1.size, size);
+	assert_true(ns_of(s1.mtime) > ns_of(s0.mtime));
+	assert_true(ns_of(s1.ctime) > ns_of(s0.ctime));
+}
+
 /* Truncate moves mtime and ctime: shrinking, to the same size, a file
  * never written, and an O_TRUNC open. */
 static void test_truncate_moves_mtime(void **state)
@@ -134,22 +148,10 @@ static void test_truncate_moves_mtime(void **state)
 	CHECK(c->fs, tessera_open(c->fs, "/t", O_CREAT | O_RDWR, 0644, NULL, &f));
 	tessera_close(f);
 	write_at(c->fs, "/t", 0, 4000);
+	truncate_moves_times(c->fs, b, "/t", 1000);
+	truncate_moves_times(c->fs, b, "/t", 1000);
 
 	s0 = stat_of(c->fs, "/t");
-	usleep(STEP_US);
-	CHECK(b, tessera_truncate(b, "/t", 1000));
-	s1 = stat_of(c->fs, "/t");
-	assert_int_equal(s1.size, 1000);
-	assert_true(ns_of(s1.mtime) > ns_of(s0.mtime));
-	assert_true(ns_of(s1.ctime) > ns_of(s0.ctime));
-
-	s0 = s1;
-	usleep(STEP_US);
-	CHECK(b, tessera_truncate(b, "/t", 1000));
-	s1 = stat_of(c->fs, "/t");
-	assert_true(ns_of(s1.mtime) > ns_of(s0.mtime));
-
-	s0 = s1;
 	usleep(STEP_US);
 	CHECK(b, tessera_open(b, "/t", O_WRONLY | O_TRUNC, 0, NULL, &f));
 	tessera_close(f);
@@ -160,14 +162,21 @@ static void test_truncate_moves_mtime(void **state)
 	/* a file no write ever reached */
 	CHECK(c->fs, tessera_open(c->fs, "/t0", O_CREAT | O_RDWR, 0644, NULL, &f));
 	tessera_close(f);
-	s0 = stat_of(c->fs, "/t0");
-	usleep(STEP_US);
-	CHECK(b, tessera_truncate(b, "/t0", 0));
-	s1 = stat_of(c->fs, "/t0");
-	assert_int_equal(s1.size, 0);
-	assert_true(ns_of(s1.mtime) > ns_of(s0.mtime));
-	assert_true(ns_of(s1.ctime) > ns_of(s0.ctime));
+	truncate_moves_times(c->fs, b, "/t0", 0);
 	tessera_disconnect(b);
+}
+
+/* A step later, chmod `path`; its attributes after. */
+static struct tessera_stat chmod_later(tessera_fs *fs, const char *path, uint32_t mode)
+{
+	struct tessera_setattr sa;
+
+	usleep(STEP_US);
+	memset(&sa, 0, sizeof(sa));
+	sa.valid = TESSERA_SET_MODE;
+	sa.mode = mode;
+	CHECK(fs, tessera_setattr(fs, path, &sa));
+	return stat_of(fs, path);
 }
 
 /* utimens sets mtime exactly (what cp -p, rsync -t and tar do after
@@ -193,12 +202,7 @@ static void test_utimens_then_write(void **state)
 	s0 = stat_of(fs, "/u");
 	assert_true(ns_of(s0.mtime) == y2001);
 
-	usleep(STEP_US);
-	memset(&sa, 0, sizeof(sa));
-	sa.valid = TESSERA_SET_MODE;
-	sa.mode = 0600;
-	CHECK(fs, tessera_setattr(fs, "/u", &sa));
-	s1 = stat_of(fs, "/u");
+	s1 = chmod_later(fs, "/u", 0600);
 	assert_true(ns_of(s1.mtime) == y2001);
 	assert_true(ns_of(s1.ctime) > ns_of(s0.ctime));
 
@@ -209,12 +213,7 @@ static void test_utimens_then_write(void **state)
 	assert_true(ns_of(s2.ctime) > ns_of(s1.ctime));
 
 	/* chmod after that write: the write's time stays */
-	usleep(STEP_US);
-	memset(&sa, 0, sizeof(sa));
-	sa.valid = TESSERA_SET_MODE;
-	sa.mode = 0644;
-	CHECK(fs, tessera_setattr(fs, "/u", &sa));
-	s1 = stat_of(fs, "/u");
+	s1 = chmod_later(fs, "/u", 0644);
 	assert_true(ns_of(s1.mtime) == ns_of(s2.mtime));
 	assert_true(ns_of(s1.ctime) > ns_of(s2.ctime));
 }
