@@ -6,6 +6,9 @@
 # tools read copies taken out with `tessera cp` instead. One HDF5 file is
 # left open at MPI_Finalize (HDF5 closes it from its MPI_COMM_SELF
 # callback, after the driver's), then read back by a later run and h5dump.
+# Close-to-open: a second mount that caches attributes for an hour looks
+# files up before the driver writes them; h5dump and ncdump through it
+# must still read the written files.
 SUITE=mpi_formats
 . "$(dirname "$0")/mpi_lib.sh"
 PROGS=$B/romio-adio/tests
@@ -64,6 +67,25 @@ for pair in four.hdf5:h5_ok atexit.hdf5:h5_ok four.netcdf:nc_ok four.pnetcdf:pnc
 	fi
 	check "${fn%_ok}_dump_${f}_copied_out" through_copy "$f" "$fn"
 done
+
+# Close-to-open between the driver and a mount that held the files'
+# attributes (size 0) from before they were written.
+LONG=$D/mnt-long
+if mount_extra "$LONG" -o attr_timeout=3600,entry_timeout=3600; then
+	for f in cto.pnetcdf cto.hdf5; do
+		touch "$LONG/fmt/$f"
+		[ "$(wc -c <"$LONG/fmt/$f")" = 0 ]
+	done
+	[ -x "$PROGS/mpi_pnetcdf" ] && mpi_program 4 "$PROGS/mpi_pnetcdf" "tessera:$MNT/fmt/cto.pnetcdf"
+	[ -x "$PROGS/mpi_hdf5" ] && mpi_program 4 "$PROGS/mpi_hdf5" "tessera:$MNT/fmt/cto.hdf5"
+	if command -v ncdump >/dev/null && command -v h5dump >/dev/null; then
+		check "pnc_dump_through_a_mount_that_cached_the_file" pnc_ok "$LONG/fmt/cto.pnetcdf"
+		check "h5_dump_through_a_mount_that_cached_the_file" h5_ok "$LONG/fmt/cto.hdf5"
+	fi
+	fusermount3 -u "$LONG"
+else
+	skip_check "close_to_open_through_a_mount" "${FUSE_WHY:-a second mount did not come up}"
+fi
 
 # The driver ran for each library (not OMPIO).
 driver_ran() { # FILE

@@ -33,12 +33,13 @@ chmod 0755 "$D"   # uid 65534 must reach the mount for the EACCES test
 CONF=$D/tessera.conf
 M1=$D/mnt1
 M2=$D/mnt2
+M3=$D/mnt3   # long attribute and name caches (close_to_open)
 declare -A DAEMON_ARGS   # name -> arguments, for restarts
 FUSE_PIDS=()
 N_IOS=4
 
 cleanup() {
-	for m in "$M1" "$M2"; do
+	for m in "$M1" "$M2" "$M3"; do
 		mountpoint -q "$m" 2>/dev/null && { fusermount3 -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; }
 	done
 	for p in "${FUSE_PIDS[@]}"; do kill "$p" 2>/dev/null; done
@@ -301,6 +302,33 @@ t_times() {
 	rm -rf "$d" "$D/in3"
 }
 
+# Close-to-open: an open that starts after another client closed (or
+# synced) sees the new size and data, however long the kernel may cache
+# attributes: mount 3 caches them for an hour. Writers: the CLI (the
+# library), mount 2, a truncate by the CLI; a reader without the mount
+# (the CLI) sees mount 3's writes.
+t_close_to_open() {
+	local d=$M3/cto
+	mount_fs "$M3" -o attr_timeout=3600,entry_timeout=3600
+	mkdir "$d"
+	touch "$d/x"
+	[ "$(wc -c <"$d/x")" = 0 ] || die "new file is not empty"   # mount 3 holds size 0
+	head -c 100000 /dev/urandom >"$D/cto"
+	"$BIN/tessera" -c "$CONF" cp "$D/cto" tessera:/cto/x >/dev/null
+	[ "$(wc -c <"$d/x")" = 100000 ] || die "after the CLI's copy, mount 3 reads $(wc -c <"$d/x") bytes"
+	cmp "$D/cto" "$d/x" || die "mount 3 reads other data than the CLI wrote"
+	head -c 5000 /dev/urandom >"$D/cto.more"
+	cat "$D/cto.more" >>"$M2/cto/x"   # mount 2 appends, closes
+	cat "$D/cto" "$D/cto.more" | cmp - "$d/x" || die "mount 3 misses mount 2's append"
+	"$BIN/tessera" -c "$CONF" truncate -s 10 /cto/x >/dev/null
+	[ "$(wc -c <"$d/x")" = 10 ] || die "after a truncate by the CLI, mount 3 reads $(wc -c <"$d/x") bytes"
+	head -c 10 "$D/cto" | cmp - "$d/x" || die "truncated data differs"
+	echo "from mount 3" >"$d/y"
+	[ "$("$BIN/tessera" -c "$CONF" cat /cto/y)" = "from mount 3" ] || die "the CLI does not read mount 3's file"
+	rm -rf "$d" "$D/cto" "$D/cto.more"
+	fusermount3 -u "$M3"
+}
+
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 
 t_permissions() {
@@ -386,7 +414,7 @@ t_unmount() {
 	fusermount3 -u "$M1"
 }
 
-echo "[==========] Running 13 test(s)."
+echo "[==========] Running 14 test(s)."
 check_here cluster_and_mount t_cluster_and_mount
 if [ ${#failed[@]} -eq 0 ]; then
 	check basic t_basic
@@ -397,6 +425,7 @@ if [ ${#failed[@]} -eq 0 ]; then
 	check namespace t_namespace
 	check two_mounts t_two_mounts
 	check times t_times
+	check close_to_open t_close_to_open
 	check permissions t_permissions
 	check unsupported t_unsupported
 	check dead_ios t_dead_ios
