@@ -118,12 +118,18 @@ void tc_leases_stop(tessera_fs *fs);
 /* Layout conversions. */
 void tc_layout_from_msg(const Tessera__Layout *m, struct tessera_layout *out);
 void tc_stat_from_attr(const Tessera__Attr *a, struct tessera_stat *st);
+/* Fold the storage objects' latest modification (data_mtime_ns, from
+ * tc_file_size) into a file's mtime and ctime: an object modified after
+ * mtime was last set (a->mtime_set_ns) was written or truncated since. */
+void tc_stat_data_time(const Tessera__Attr *a, int64_t data_mtime_ns, struct tessera_stat *st);
 
 /* Storage objects (io.c), for meta.c. */
 int tc_remove_objects(tessera_fs *fs, const struct tessera_layout *layout,
 		      const char *path);
+/* The file's size from its objects; *data_mtime_ns (if not NULL) gets the
+ * latest modification time among them (0: none written). */
 int tc_file_size(tessera_fs *fs, const struct tessera_layout *layout,
-		 const char *path, uint64_t *size);
+		 const char *path, uint64_t *size, int64_t *data_mtime_ns);
 int tc_truncate_objects(tessera_fs *fs, const struct tessera_layout *layout,
 			const char *path, uint64_t size);
 int tc_check_layout(tessera_fs *fs, const struct tessera_layout *l, const char *path);

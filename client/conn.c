@@ -155,6 +155,18 @@ static int connect_cfg(tessera_fs *fs, char *err, size_t errlen)
 	return rc;
 }
 
+/* Read `config`, else $TESSERA_CONFIG. */
+static int load_config(const char *config, struct tp_config *cfg, char *err, size_t errlen)
+{
+	if (!config)
+		config = getenv("TESSERA_CONFIG");
+	if (!config) {
+		snprintf(err, errlen, "no config file given and TESSERA_CONFIG is not set");
+		return -EINVAL;
+	}
+	return tp_config_load(config, cfg, err, errlen);
+}
+
 int tessera_connect(const char *config, tessera_fs **out, char *err, size_t errlen)
 {
 	tessera_fs *fs;
@@ -165,16 +177,10 @@ int tessera_connect(const char *config, tessera_fs **out, char *err, size_t errl
 		err = dummy;
 		errlen = sizeof(dummy);
 	}
-	if (!config)
-		config = getenv("TESSERA_CONFIG");
-	if (!config) {
-		snprintf(err, errlen, "no config file given and TESSERA_CONFIG is not set");
-		return -EINVAL;
-	}
 	fs = calloc(1, sizeof(*fs));
 	if (!fs)
 		return -ENOMEM;
-	rc = tp_config_load(config, &fs->cfg, err, errlen);
+	rc = load_config(config, &fs->cfg, err, errlen);
 	if (rc) {
 		free(fs);
 		return rc;
@@ -196,6 +202,34 @@ int tessera_connect(const char *config, tessera_fs **out, char *err, size_t errl
 	}
 	*out = fs;
 	return 0;
+}
+
+int tessera_config_mount_point(const char *config, char *out, size_t len, char *err,
+			       size_t errlen)
+{
+	struct tp_config *cfg;
+	char dummy[8];
+	int rc;
+
+	if (!err) {
+		err = dummy;
+		errlen = sizeof(dummy);
+	}
+	cfg = calloc(1, sizeof(*cfg));
+	if (!cfg) {
+		snprintf(err, errlen, "reading the config: out of memory");
+		return -ENOMEM;
+	}
+	rc = load_config(config, cfg, err, errlen);
+	if (!rc && strlen(cfg->mount_point) >= len) {
+		snprintf(err, errlen, "mount_point %s is longer than %zu bytes", cfg->mount_point,
+			 len - 1);
+		rc = -ENAMETOOLONG;
+	}
+	if (!rc)
+		strcpy(out, cfg->mount_point);
+	free(cfg);
+	return rc;
 }
 
 void tessera_disconnect(tessera_fs *fs)

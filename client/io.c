@@ -113,7 +113,7 @@ int tc_remove_objects(tessera_fs *fs, const struct tessera_layout *layout, const
 }
 
 int tc_file_size(tessera_fs *fs, const struct tessera_layout *layout, const char *path,
-		 uint64_t *size)
+		 uint64_t *size, int64_t *data_mtime_ns)
 {
 	struct tdl_layout tl = tdl_of(layout);
 	struct tc_req *reqs[TP_MAX_SERVERS];
@@ -128,6 +128,8 @@ int tc_file_size(tessera_fs *fs, const struct tessera_layout *layout, const char
 	else
 		rc = run_servers(fs, reqs, "size of", path);
 	*size = 0;
+	if (data_mtime_ns)
+		*data_mtime_ns = 0;
 	/* Replies list sizes in the order per_server listed the handles. */
 	for (uint32_t i = 0; !rc && i < layout->count; i++) {
 		uint32_t s = layout->servers[i];
@@ -139,6 +141,10 @@ int tc_file_size(tessera_fs *fs, const struct tessera_layout *layout, const char
 				     path, s);
 			break;
 		}
+		/* (a daemon that predates mtimes sends none) */
+		if (data_mtime_ns && seen[s] < rep->n_mtimes_ns &&
+		    rep->mtimes_ns[seen[s]] > *data_mtime_ns)
+			*data_mtime_ns = rep->mtimes_ns[seen[s]];
 		end = tdl_layout_logical_size(&tl, i, rep->sizes[seen[s]++]);
 		if (end > *size)
 			*size = end;
@@ -362,7 +368,7 @@ static ssize_t striped_io(tessera_file *f, uint8_t *buf, size_t len, uint64_t of
 	if (short_read) {
 		uint64_t size;
 
-		rc = tc_file_size(fs, &f->layout, f->path, &size);
+		rc = tc_file_size(fs, &f->layout, f->path, &size, NULL);
 		if (rc)
 			return rc;
 		if (size <= off)

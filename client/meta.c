@@ -65,6 +65,14 @@ void tc_stat_from_attr(const Tessera__Attr *a, struct tessera_stat *st)
 	st->ctime = ts_of(a->ctime_ns);
 }
 
+void tc_stat_data_time(const Tessera__Attr *a, int64_t data_mtime_ns, struct tessera_stat *st)
+{
+	if (data_mtime_ns > a->mtime_set_ns)
+		st->mtime = ts_of(data_mtime_ns);
+	if (data_mtime_ns > a->ctime_ns)
+		st->ctime = ts_of(data_mtime_ns);
+}
+
 /* The common shape of a path request: map, send, check. `what` is "mkdir"
  * etc.; on success *out holds the reply (caller frees with tc_req_free). */
 static int path_call(tessera_fs *fs, unsigned opcode, ProtobufCMessage *msg,
@@ -140,8 +148,12 @@ int tessera_stat(tessera_fs *fs, const char *upath, struct tessera_stat *st)
 		return rc;
 	tc_stat_from_attr(rep->attr, st);
 	if (rep->attr->type == 1) {
+		int64_t data_ns;
+
 		tc_layout_from_msg(rep->attr->layout, &layout);
-		rc = tc_file_size(fs, &layout, path, &st->size);
+		rc = tc_file_size(fs, &layout, path, &st->size, &data_ns);
+		if (!rc)
+			tc_stat_data_time(rep->attr, data_ns, st);
 	}
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return rc;
@@ -260,7 +272,8 @@ int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
 	snprintf(f->path, sizeof(f->path), "%s", path);
 	tc_layout_from_msg(rep->attr->layout, &f->layout);
 	rc = tc_check_layout(fs, &f->layout, path);
-	if (!rc && (flags & O_TRUNC) && acc != O_RDONLY)
+	/* (a file this call created has no data to drop) */
+	if (!rc && (flags & O_TRUNC) && acc != O_RDONLY && !rep->created)
 		rc = tc_truncate_objects(fs, &f->layout, path, 0);
 	if (rc) {
 		free(f);
@@ -281,13 +294,17 @@ int tessera_close(tessera_file *f)
 int tessera_fstat(tessera_file *f, struct tessera_stat *st)
 {
 	Tessera__AttrReply *rep;
+	int64_t data_ns;
 	int rc = lookup_attr(f->fs, f->path, &rep);
 
 	if (rc)
 		return rc;
 	tc_stat_from_attr(rep->attr, st);
+	rc = tc_file_size(f->fs, &f->layout, f->path, &st->size, &data_ns);
+	if (!rc)
+		tc_stat_data_time(rep->attr, data_ns, st);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
-	return tc_file_size(f->fs, &f->layout, f->path, &st->size);
+	return rc;
 }
 
 int tessera_truncate(tessera_fs *fs, const char *path, uint64_t size)

@@ -112,6 +112,13 @@ int tessera_set_thread_cred(tessera_fs *fs, const struct tessera_cred *cred);
 /* The Tessera path a user path names: strips the mount point. */
 int tessera_map_path(tessera_fs *fs, const char *path, char *out, size_t len);
 
+/* The mount point config file `config` (NULL: $TESSERA_CONFIG) names, ""
+ * if none, read without connecting (the MPI-IO driver asks it to know
+ * which file names are on the mount). 0, or a negative errno with the
+ * reason in err. */
+int tessera_config_mount_point(const char *config, char *out, size_t len, char *err,
+			       size_t errlen);
+
 /* Servers: number of storage daemons; ping every server (n_out >=
  * 1 + tessera_ios_count). Returns the number of entries filled. */
 uint32_t tessera_ios_count(tessera_fs *fs);

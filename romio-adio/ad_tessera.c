@@ -100,19 +100,38 @@ int adt_error(const char *myname, int line, int err, const char *fmt, ...)
 				    mpi_class(err), "**io", "**io %s", msg);
 }
 
-/* ------------------------------------------------------------ connection */
+/* ------------------------------------------------------------ connection
+ *
+ * One connection per process, made by the first open and kept while any
+ * file is open on it. MPI_Finalize first deletes MPI_COMM_SELF's
+ * attributes, in the reverse order they were set, and libraries close
+ * their files from such callbacks (HDF5 does), before or after ours; files
+ * nobody closed Open MPI closes after all the callbacks. So our callback
+ * only marks that finalize began: the connection goes with the last open
+ * file, and every file closed from then on is synced first. Whatever is
+ * still open when the component is unloaded (or the process exits without
+ * MPI_Finalize) is synced and closed then. */
+static struct {
+	tessera_fs *fs;            /* NULL until the first open, and after the last at finalize */
+	int keyval;                /* MPI_COMM_SELF attribute whose deletion marks finalize */
+	int finalizing;            /* that deletion happened */
+	struct adt_file *open;     /* files open on fs, through next_open */
+} proc = { NULL, MPI_KEYVAL_INVALID, 0, NULL };
 
-static tessera_fs *the_fs;
-static int keyval = MPI_KEYVAL_INVALID;
+static void disconnect(void)
+{
+	if (proc.fs) {
+		tessera_disconnect(proc.fs);
+		proc.fs = NULL;
+	}
+}
 
-/* Disconnect when MPI_Finalize frees MPI_COMM_SELF's attributes. */
-static int disconnect_at_finalize(MPI_Comm comm, int key, void *value, void *extra)
+static int finalize_began(MPI_Comm comm, int key, void *value, void *extra)
 {
 	(void)comm; (void)key; (void)value; (void)extra;
-	if (the_fs) {
-		tessera_disconnect(the_fs);
-		the_fs = NULL;
-	}
+	proc.finalizing = 1;
+	if (!proc.open)
+		disconnect();
 	return MPI_SUCCESS;
 }
 
@@ -120,18 +139,61 @@ tessera_fs *adt_connect(char *err, size_t errlen)
 {
 	int rc;
 
-	if (the_fs)
-		return the_fs;
-	rc = tessera_connect(NULL, &the_fs, err, errlen);
+	if (proc.fs)
+		return proc.fs;
+	rc = tessera_connect(NULL, &proc.fs, err, errlen);
 	if (rc) {
-		the_fs = NULL;
+		proc.fs = NULL;
 		return NULL;
 	}
-	if (keyval == MPI_KEYVAL_INVALID &&
-	    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, disconnect_at_finalize, &keyval,
+	if (!proc.finalizing && proc.keyval == MPI_KEYVAL_INVALID &&
+	    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalize_began, &proc.keyval,
 				   NULL) == MPI_SUCCESS)
-		MPI_Comm_set_attr(MPI_COMM_SELF, keyval, NULL);
-	return the_fs;
+		MPI_Comm_set_attr(MPI_COMM_SELF, proc.keyval, NULL);
+	return proc.fs;
+}
+
+int adt_finalizing(void)
+{
+	return proc.finalizing;
+}
+
+void adt_track(struct adt_file *s)
+{
+	s->next_open = proc.open;
+	proc.open = s;
+}
+
+void adt_untrack(struct adt_file *s)
+{
+	for (struct adt_file **p = &proc.open; *p; p = &(*p)->next_open)
+		if (*p == s) {
+			*p = s->next_open;
+			break;
+		}
+	s->next_open = NULL;
+	if (proc.finalizing && !proc.open)
+		disconnect();
+}
+
+/* Files still open when the component goes (Open MPI unloads it at the
+ * end of MPI_Finalize) or the process exits: synced, closed, then the
+ * connection. */
+__attribute__((destructor)) static void close_leftovers(void)
+{
+	while (proc.open) {
+		struct adt_file *s = proc.open;
+
+		proc.open = s->next_open;
+		if (s->file) {
+			if (s->writable && tessera_fsync(s->file))
+				fprintf(stderr, "tessera: sync at exit %s: %s\n", s->path,
+					tessera_errmsg(tessera_file_fs(s->file)));
+			tessera_close(s->file);
+			s->file = NULL;
+		}
+	}
+	disconnect();
 }
 
 struct adt_file *adt_state(ADIO_File fd)

@@ -1,11 +1,13 @@
 /*
  * ad_tessera.h - the ROMIO (ADIO) driver for Tessera: shared declarations.
  *
- * The driver is selected by the "tessera:" file-name prefix. ROMIO strips
- * the prefix; what remains is a path under the config's mount point or a
- * plain Tessera path (libtessera maps both). Files:
+ * The driver is selected by the "tessera:" file-name prefix, or by a name
+ * on the Tessera mount without it (ad_tessera_names.c). ROMIO strips the
+ * prefix; what remains, made absolute, is a path under the config's mount
+ * point or a plain Tessera path (libtessera maps both). Files:
  *
  *   ad_tessera.c          operations table, features, errors, connection, trace
+ *   ad_tessera_names.c    which names are Tessera's; relative names
  *   ad_tessera_open.c     open (collective: one open, a broadcast), close, delete
  *   ad_tessera_rdwr.c     contiguous reads and writes, flush, resize, fcntl
  *   ad_tessera_hints.c    hints (striping, access methods, list batch)
@@ -51,6 +53,9 @@ struct adt_counters {
  * SetInfo (ROMIO applies hints before it opens), freed at close. */
 struct adt_file {
 	tessera_file *file;            /* NULL until opened */
+	char path[4096];               /* fd->filename resolved (adt_resolve), for libtessera */
+	int writable;                  /* opened for writing: synced if closed at finalize */
+	struct adt_file *next_open;    /* the process's open files (adt_track) */
 	int read_method, write_method; /* enum adt_method */
 	uint32_t list_batch;           /* file regions per list request (0: config's) */
 	uint64_t strip_size;           /* of the open file, else the striping_unit hint */
@@ -62,8 +67,26 @@ struct adt_file {
 };
 
 /* The process's connection, made on first use from $TESSERA_CONFIG. NULL
- * on failure, with the reason in err. */
+ * on failure, with the reason in err. It lasts while files are open: see
+ * ad_tessera.c for how MPI_Finalize ends it. */
 tessera_fs *adt_connect(char *err, size_t errlen);
+/* An open file joins (track) and leaves (untrack, after tessera_close) the
+ * process's list; leaving last after MPI_Finalize began disconnects. */
+void adt_track(struct adt_file *s);
+void adt_untrack(struct adt_file *s);
+/* MPI_Finalize has begun (files closed now are synced first). */
+int adt_finalizing(void);
+
+/* The path libtessera is given for a name as ROMIO passes it (prefix
+ * stripped): made absolute against the working directory and normalised,
+ * and a name reached through symbolic links into the mount spelt under
+ * the config's mount_point. 0 or a negative errno. */
+int adt_resolve(const char *name, char *out, size_t len);
+/* Whether a file name (with or without a prefix) is the driver's: the
+ * "tessera:" prefix, ROMIO_FSTYPE_FORCE=tessera:, or a name on the
+ * Tessera mount (a FUSE file system at the config's mount_point). Asked by
+ * Open MPI's component selection and ROMIO's file system detection. */
+int ADIOI_TESSERA_Claims(const char *filename);
 
 /* The driver state of fd, allocating it with defaults if needed (NULL only
  * when out of memory). */

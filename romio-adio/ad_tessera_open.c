@@ -49,8 +49,42 @@ struct open_outcome {
 	int rc;                            /* 0 or negative errno */
 	int flags;                         /* how it opened (see open_by_path) */
 	char msg[768];                     /* the failure, in words */
+	char path[4096];                   /* the name it resolved (everyone uses it) */
 	struct tessera_file_share share;
 };
+
+/* An open file joins the process's list (see ad_tessera.c). */
+static void opened(struct adt_file *s, int flags)
+{
+	s->writable = (flags & O_ACCMODE) != O_RDONLY;
+	adt_track(s);
+}
+
+/* Close s->file: synced first once MPI_Finalize has begun (a file closed
+ * then is one the program left open). 0 or negative errno, with the
+ * reason in msg. */
+static int close_file(struct adt_file *s, char *msg, size_t msglen)
+{
+	tessera_fs *fs;
+	int rc = 0, rc2;
+
+	if (!s->file)
+		return 0;
+	fs = tessera_file_fs(s->file);
+	if (s->writable && adt_finalizing()) {
+		rc = tessera_fsync(s->file);
+		if (rc)
+			snprintf(msg, msglen, "%s", tessera_errmsg(fs));
+	}
+	rc2 = tessera_close(s->file);
+	if (rc2 && !rc) {
+		rc = rc2;
+		snprintf(msg, msglen, "%s", tessera_errmsg(fs));
+	}
+	s->file = NULL;
+	adt_untrack(s);
+	return rc;
+}
 
 /* Open by path (asking the metadata daemon). 0 or negative errno, with the
  * reason in msg; *flags_out says how it was opened.
@@ -65,6 +99,11 @@ static int open_by_path(ADIO_File fd, int access_mode, struct adt_file *s, int *
 	tessera_fs *fs;
 	int rc, flags = open_flags(access_mode);
 
+	rc = adt_resolve(fd->filename, s->path, sizeof(s->path));
+	if (rc) {
+		snprintf(msg, msglen, "%s: %s", fd->filename, strerror(-rc));
+		return rc;
+	}
 	fs = adt_connect(msg, msglen);
 	if (!fs)
 		return -ENOTCONN;
@@ -72,14 +111,14 @@ static int open_by_path(ADIO_File fd, int access_mode, struct adt_file *s, int *
 	layout.strip_size = s->strip_size;  /* hints; 0: the directory's default */
 	layout.count = s->stripe_count;
 	if ((flags & O_ACCMODE) == O_WRONLY) {
-		rc = tessera_open(fs, fd->filename, (flags & ~O_ACCMODE) | O_RDWR, create_mode(fd),
+		rc = tessera_open(fs, s->path, (flags & ~O_ACCMODE) | O_RDWR, create_mode(fd),
 				  (access_mode & ADIO_CREATE) ? &layout : NULL, &s->file);
 		if (rc != -EACCES) {
 			flags = (flags & ~O_ACCMODE) | O_RDWR;
 			goto opened;
 		}
 	}
-	rc = tessera_open(fs, fd->filename, flags, create_mode(fd),
+	rc = tessera_open(fs, s->path, flags, create_mode(fd),
 			  (access_mode & ADIO_CREATE) ? &layout : NULL, &s->file);
 opened:
 	*flags_out = flags;
@@ -88,6 +127,7 @@ opened:
 		s->file = NULL;
 		return rc;
 	}
+	opened(s, flags);
 	s->n.mds_opens++;
 	return 0;
 }
@@ -160,8 +200,11 @@ void ADIOI_TESSERA_Open(ADIO_File fd, int *error_code)
 	int flags;
 
 	rc = open_by_path(fd, fd->access_mode, s, &flags, msg, sizeof(msg));
-	if (!rc)
-		rc = finish_open(fd, s, msg, sizeof(msg));
+	if (!rc && (rc = finish_open(fd, s, msg, sizeof(msg)))) {
+		char ignored[8];
+
+		close_file(s, ignored, sizeof(ignored));
+	}
 	if (rc) {
 		*error_code = ADT_ERROR(rc, "MPI_File_open %s: %s", fd->filename, msg);
 		return;
@@ -198,6 +241,7 @@ void ADIOI_TESSERA_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_
 			o->rc = open_by_path(fd, access_mode, s, &o->flags, o->msg, sizeof(o->msg));
 			if (!o->rc)
 				tessera_file_share(s->file, &o->share);
+			snprintf(o->path, sizeof(o->path), "%s", s->path);
 		}
 	}
 	if (o)
@@ -231,17 +275,22 @@ void ADIOI_TESSERA_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_
 			*error_code = ADT_ERROR(-ENOTCONN, "MPI_File_open %s: %s", fd->filename, err);
 			goto out;
 		}
-		rc = tessera_open_shared(fs, fd->filename, &o->share, o->flags, &s->file);
+		snprintf(s->path, sizeof(s->path), "%s", o->path);
+		rc = tessera_open_shared(fs, s->path, &o->share, o->flags, &s->file);
 		if (rc) {
 			*error_code = ADT_ERROR(rc, "MPI_File_open %s: %s", fd->filename,
 						tessera_errmsg(fs));
 			goto out;
 		}
+		opened(s, o->flags);
 		s->n.shared_opens++;
 	}
 	rc = finish_open(fd, s, o->msg, sizeof(o->msg));
 	if (rc) {
+		char ignored[8];
+
 		*error_code = ADT_ERROR(rc, "MPI_File_open %s: %s", fd->filename, o->msg);
+		close_file(s, ignored, sizeof(ignored));
 		goto out;
 	}
 	fd->is_open = 1;
@@ -254,18 +303,16 @@ void ADIOI_TESSERA_Close(ADIO_File fd, int *error_code)
 {
 	static char myname[] = "ADIOI_TESSERA_CLOSE";
 	struct adt_file *s = fd->fs_ptr;
-	int rc = 0;
+	char msg[768];
+	int rc;
 
 	*error_code = MPI_SUCCESS;
 	if (!s)
 		return;
 	adt_trace(fd, "close");
-	if (s->file) {
-		rc = tessera_close(s->file);
-		if (rc)
-			*error_code = ADT_ERROR(rc, "MPI_File_close %s: %s", fd->filename,
-						tessera_errmsg(tessera_file_fs(s->file)));
-	}
+	rc = close_file(s, msg, sizeof(msg));
+	if (rc)
+		*error_code = ADT_ERROR(rc, "MPI_File_close %s: %s", fd->filename, msg);
 	free(s);
 	fd->fs_ptr = NULL;
 }
@@ -273,15 +320,20 @@ void ADIOI_TESSERA_Close(ADIO_File fd, int *error_code)
 void ADIOI_TESSERA_Delete(const char *filename, int *error_code)
 {
 	static char myname[] = "ADIOI_TESSERA_DELETE";
-	char err[512];
-	tessera_fs *fs = adt_connect(err, sizeof(err));
-	int rc;
+	char err[512], path[4096];
+	tessera_fs *fs;
+	int rc = adt_resolve(filename, path, sizeof(path));
 
+	if (rc) {
+		*error_code = ADT_ERROR(rc, "MPI_File_delete %s: %s", filename, strerror(-rc));
+		return;
+	}
+	fs = adt_connect(err, sizeof(err));
 	if (!fs) {
 		*error_code = ADT_ERROR(-ENOTCONN, "MPI_File_delete %s: %s", filename, err);
 		return;
 	}
-	rc = tessera_unlink(fs, filename);
+	rc = tessera_unlink(fs, path);
 	if (rc == -ENOENT) {
 		/* Often asked to be sure a name is free (PnetCDF's NC_CLOBBER):
 		 * the error class says it all, without a line on stderr. */

@@ -9,7 +9,7 @@ EXTRA_TESTS += $(wildcard romio-adio/tests/test_*.sh)
 ifneq ($(MPICC),)
 ROMIO_SO     := $(B)/lib/openmpi/mca_io_romio321.so
 ROMIO_INPUTS := $(wildcard romio-adio/ad_tessera*.[ch] romio-adio/patches/*.patch) \
-		romio-adio/Makefile.romio romio-adio/build-romio.sh
+		romio-adio/Makefile.romio romio-adio/build-romio.sh romio-adio/tests/romio_mpi1_compat.h
 # The HDF5, NetCDF and PnetCDF programs need their (MPI) libraries.
 MPI_HDF5_FLAGS    := $(shell pkg-config --cflags --libs hdf5-openmpi 2>/dev/null)
 # (Debian's netcdf-mpi.pc names /usr/include; the MPI headers are under its prefix.)

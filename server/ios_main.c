@@ -18,15 +18,18 @@ static void do_handles(struct ios *ios, struct srv_req *req)
 	unsigned op = req->frame.hdr.opcode;
 	const char *what = tp_opcode_name(op);
 	uint64_t *sizes = NULL;
+	int64_t *mtimes = NULL;
 	int rc = 0;
 
-	if (op == TP_OP_GETSIZE && !(sizes = calloc(h->n_handles + 1, sizeof(*sizes)))) {
+	if (op == TP_OP_GETSIZE && (!(sizes = calloc(h->n_handles + 1, sizeof(*sizes))) ||
+				    !(mtimes = calloc(h->n_handles + 1, sizeof(*mtimes))))) {
+		free(sizes);
 		srv_reply_error(req, -ENOMEM, "getsize: no memory");
 		return;
 	}
 	for (size_t i = 0; i < h->n_handles; i++) {
 		if (op == TP_OP_GETSIZE)
-			rc = ios_size(ios->store, h->handles[i], &sizes[i]);
+			rc = ios_size(ios->store, h->handles[i], &sizes[i], &mtimes[i]);
 		else if (op == TP_OP_REMOVE)
 			rc = ios_remove(ios->store, h->handles[i]);
 		else if (!(rc = ios_sync(ios->store, h->handles[i])))
@@ -35,14 +38,16 @@ static void do_handles(struct ios *ios, struct srv_req *req)
 			srv_reply_error(req, rc, "%s object %016" PRIx64 ": %s", what,
 					h->handles[i], strerror(-rc));
 			free(sizes);
+			free(mtimes);
 			return;
 		}
 	}
 	if (op == TP_OP_GETSIZE) {
 		Tessera__SizesReply rep = TESSERA__SIZES_REPLY__INIT;
 
-		rep.n_sizes = h->n_handles;
+		rep.n_sizes = rep.n_mtimes_ns = h->n_handles;
 		rep.sizes = sizes;
+		rep.mtimes_ns = mtimes;
 		srv_reply(req, &rep.base, NULL, 0);
 	} else {
 		Tessera__EmptyReply rep = TESSERA__EMPTY_REPLY__INIT;
@@ -50,6 +55,7 @@ static void do_handles(struct ios *ios, struct srv_req *req)
 		srv_reply(req, &rep.base, NULL, 0);
 	}
 	free(sizes);
+	free(mtimes);
 }
 
 static void do_truncate(struct ios *ios, struct srv_req *req)

@@ -156,12 +156,14 @@ static void forget(struct ios_store *st, uint64_t handle)
 
 /* An object's descriptor and size; a missing object has size 0 and no
  * descriptor (-1). */
-static int object_sized(struct ios_store *st, uint64_t handle, int *fd, uint64_t *size)
+static int object_sized(struct ios_store *st, uint64_t handle, int *fd, uint64_t *size,
+			int64_t *mtime_ns)
 {
 	struct stat sb;
 	int rc;
 
 	*size = 0;
+	*mtime_ns = 0;
 	*fd = object_fd(st, handle, 0);
 	if (*fd == -ENOENT)
 		*fd = -1;
@@ -169,16 +171,18 @@ static int object_sized(struct ios_store *st, uint64_t handle, int *fd, uint64_t
 		return *fd;
 	else if ((rc = st->disk->ops->fstat(st->disk, *fd, &sb)))
 		return rc;
-	else
+	else {
 		*size = (uint64_t)sb.st_size;
+		*mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+	}
 	return 0;
 }
 
-int ios_size(struct ios_store *st, uint64_t handle, uint64_t *size)
+int ios_size(struct ios_store *st, uint64_t handle, uint64_t *size, int64_t *mtime_ns)
 {
 	int fd;
 
-	return object_sized(st, handle, &fd, size);
+	return object_sized(st, handle, &fd, size, mtime_ns);
 }
 
 /* The whole of iov[0..n) at offset, retrying short transfers; reads stop
@@ -294,10 +298,11 @@ ssize_t ios_read_pieces(struct ios_store *st, uint64_t handle, const struct ios_
 	struct iovec iov[IOV_MAX];
 	size_t i = 0, pos = 0;
 	uint64_t size;
+	int64_t mtime_ns;
 	int fd, rc;
 
 	*object_size = 0;
-	if ((rc = object_sized(st, handle, &fd, &size)))
+	if ((rc = object_sized(st, handle, &fd, &size, &mtime_ns)))
 		return rc;
 	/* A missing object (size 0) is a hole: every piece reads as zeros. */
 	*object_size = size;
@@ -353,8 +358,9 @@ int ios_truncate(struct ios_store *st, uint64_t handle, uint64_t size)
 
 	if (size > (uint64_t)INT64_MAX)
 		return -EFBIG;
-	/* Truncating a missing object to 0 needs no file. */
-	fd = object_fd(st, handle, size > 0);
+	/* A missing object is created even for size 0: its modification time
+	 * is the file's truncate time (clients read it with the size). */
+	fd = object_fd(st, handle, 1);
 	if (fd == -ENOENT)
 		return 0;
 	if (fd < 0)

@@ -44,7 +44,12 @@ ssize_t ios_write_pieces(struct ios_store *st, uint64_t handle, const struct ios
 			 size_t n, const uint8_t *data, uint64_t *syscalls);
 ssize_t ios_read_pieces(struct ios_store *st, uint64_t handle, const struct ios_piece *pieces,
 			size_t n, uint8_t *data, uint64_t *object_size, uint64_t *syscalls);
-int ios_size(struct ios_store *st, uint64_t handle, uint64_t *size);
+/* The object's size and last modification time (write or truncate; by the
+ * local file system, so as coarse as its clock); both 0 for a missing
+ * object. */
+int ios_size(struct ios_store *st, uint64_t handle, uint64_t *size, int64_t *mtime_ns);
+/* Sets the object's size; a missing object is created, so the truncate
+ * moves its modification time. */
 int ios_truncate(struct ios_store *st, uint64_t handle, uint64_t size);
 int ios_remove(struct ios_store *st, uint64_t handle);
 /* fdatasync the object and its directory, so a restart keeps it. */

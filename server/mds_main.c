@@ -64,6 +64,7 @@ static void attr_msg(const struct mds_attr *a, struct attr_msg *m)
 	m->attr.atime_ns = a->atime_ns;
 	m->attr.mtime_ns = a->mtime_ns;
 	m->attr.ctime_ns = a->ctime_ns;
+	m->attr.mtime_set_ns = a->mtime_set_ns;
 	m->attr.size = a->size;
 	m->attr.nentries = a->nentries;
 	m->attr.has_layout = a->has_layout;

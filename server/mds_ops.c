@@ -83,7 +83,7 @@ int mds_mkdir(struct mds_store *st, const struct mds_cred *cred,
 	if (w.parent.mode & S_ISGID)
 		d.mode |= S_ISGID;      /* BSD group semantics propagate */
 	d.nlink = 2;
-	d.atime_ns = d.mtime_ns = d.ctime_ns = now;
+	d.atime_ns = d.mtime_ns = d.ctime_ns = d.mtime_set_ns = now;
 	/* A new directory starts with its parent's default layout, so a
 	 * default set on a tree applies to the whole tree made below it. */
 	d.has_layout = w.parent.has_layout;
@@ -190,7 +190,7 @@ int mds_create(struct mds_store *st, const struct mds_cred *cred,
 	f.mode = mode & 07777;
 	new_owner(cred, &w.parent, &f);
 	f.nlink = 1;
-	f.atime_ns = f.mtime_ns = f.ctime_ns = now;
+	f.atime_ns = f.mtime_ns = f.ctime_ns = f.mtime_set_ns = now;
 
 	w.parent.nentries++;
 	w.parent.mtime_ns = w.parent.ctime_ns = now;
@@ -279,6 +279,9 @@ static int apply_setattr(struct mds_store *st, const struct mds_cred *cred,
 		if (!(valid & (MDS_SET_MTIME | MDS_SET_MTIME_NOW)))
 			n.mtime_ns = now;
 	}
+	/* Storage objects written before now no longer speak for mtime. */
+	if (valid & (MDS_SET_MTIME | MDS_SET_MTIME_NOW | MDS_SET_SIZE))
+		n.mtime_set_ns = now;
 	n.ctime_ns = now;
 	*a = n;
 	return 0;

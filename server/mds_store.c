@@ -12,8 +12,10 @@
 #include <string.h>
 #include <time.h>
 
-/* Version byte at the head of every encoded attribute record. */
-#define MDS_ATTR_VERSION 1
+/* Version byte at the head of every encoded attribute record. Version 2
+ * appends mtime_set after the layout; a version 1 record (written before
+ * it existed) reads with mtime_set = mtime. */
+#define MDS_ATTR_VERSION 2
 /* Bytes before the optional layout: version type mode uid gid nlink atime
  * mtime ctime size nentries has_layout. */
 #define MDS_ATTR_FIXED (1 + 1 + 4 * 4 + 8 * 5 + 1)
@@ -123,19 +125,22 @@ static size_t attr_encode(const struct mds_attr *a, unsigned char *buf)
 			}
 		}
 	}
+	mds_put_be64(p, (uint64_t)a->mtime_set_ns); p += 8;
 	return (size_t)(p - buf);
 }
 
-/* Decode a record; 0 or -EIO when it is not a valid version-1 record. */
+/* Decode a record; 0 or -EIO when it is not a valid version 1 or 2
+ * record. */
 static int attr_decode(const unsigned char *p, size_t len, uint64_t handle,
 		       struct mds_attr *a)
 {
 	const unsigned char *end = p + len;
+	unsigned version;
 
 	memset(a, 0, sizeof *a);
-	if (len < MDS_ATTR_FIXED || p[0] != MDS_ATTR_VERSION)
+	if (len < MDS_ATTR_FIXED || (p[0] != 1 && p[0] != MDS_ATTR_VERSION))
 		return -EIO;
-	p++;
+	version = *p++;
 	a->handle = handle;
 	a->type = *p++;
 	if (a->type != MDS_FILE && a->type != MDS_DIR)
@@ -165,6 +170,12 @@ static int attr_decode(const unsigned char *p, size_t len, uint64_t handle,
 				a->layout.handles[i] = mds_get_be64(p); p += 8;
 			}
 		}
+	}
+	a->mtime_set_ns = a->mtime_ns;
+	if (version >= 2) {
+		if (end - p < 8)
+			return -EIO;
+		a->mtime_set_ns = (int64_t)mds_get_be64(p); p += 8;
 	}
 	return p == end ? 0 : -EIO;
 }

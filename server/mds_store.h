@@ -64,6 +64,10 @@ struct mds_attr {
 	uint32_t uid, gid;
 	uint32_t nlink;       /* files 1; dirs 2 + subdirectories */
 	int64_t atime_ns, mtime_ns, ctime_ns;
+	/* When (this daemon's clock) mtime_ns was last set: create, utimens, a
+	 * size change. Clients take a storage object's modification time
+	 * instead of mtime_ns when it is later than this (a write since). */
+	int64_t mtime_set_ns;
 	uint64_t size;        /* files: size set by the last truncate */
 	uint64_t nentries;    /* dirs: entries */
 	int has_layout;       /* files always; dirs if a default is set */

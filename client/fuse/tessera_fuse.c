@@ -19,10 +19,16 @@
  *   -o attr_timeout=1             seconds the kernel caches attributes
  *   -o negative_timeout=0         a missing name is never cached, so a
  *                                 file made by another mount shows at once
- * and, in init, max_write = max_readahead = 1 MiB. Several mounts of one
- * file system see each other's changes once the kernel caches expire
- * (attr_timeout/entry_timeout; use 0 for none) and each open of a file
- * drops its cached pages.
+ * and, in init, max_write = max_readahead = 1 MiB.
+ *
+ * Close-to-open consistency, as NFS gives: once a writer (another mount,
+ * the library, the MPI-IO driver, the CLI) has closed or synced a file, an
+ * open that starts afterwards sees its new size and data. Each open drops
+ * what the kernel holds of the file: its pages (no keep_cache) and its
+ * attributes (fuse_invalidate_path before the open is answered), so the
+ * size is asked for again. Between opens, the kernel's caches hold for
+ * attr_timeout/entry_timeout (use 0 for none): a stat or a read of a file
+ * kept open may see older attributes that long.
  *
  * What Tessera does not have answers with an error, never a silent
  * success: hard links, symbolic links and special files (mknod of a
@@ -361,6 +367,10 @@ static int op_open(const char *path, struct fuse_file_info *fi)
 	if (rc)
 		return fail(fs, rc);
 	fi->fh = (uint64_t)(uintptr_t)f;
+	/* Close-to-open: the kernel's attributes of this file (its size
+	 * above all) may predate another client's writes; make it ask again
+	 * before this open returns. (-ENOENT: it holds nothing to drop.) */
+	fuse_invalidate_path(fuse_get_context()->fuse, path);
 	return 0;
 }
 

@@ -35,9 +35,13 @@ CONF=$D/tessera.conf
 MNT=$D/mnt
 TRACE=$D/trace
 FUSE_OK=0
+EXTRA_MOUNTS=()   # further mounts a script made (mount_extra)
 mkdir -p "$MNT"
 
 mpi_cleanup() {
+	for m in "${EXTRA_MOUNTS[@]}"; do
+		mountpoint -q "$m" && { fusermount3 -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; }
+	done
 	if [ "$FUSE_OK" = 1 ]; then
 		fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
 	fi
@@ -103,6 +107,22 @@ else
 	fi
 	[ "$FUSE_OK" = 1 ] || FUSE_WHY="tessera-fuse did not mount (see its log)"
 fi
+
+# mount_extra DIR [fuse options]: one more mount of the file system (only
+# when the first came up); 0 when it is mounted.
+mount_extra() {
+	local dir=$1
+	shift
+	[ "$FUSE_OK" = 1 ] || return 1
+	mkdir -p "$dir"
+	"$BIN/tessera-fuse" -c "$CONF" "$dir" "$@" >>"$D/fuse-extra.log" 2>&1 || return 1
+	EXTRA_MOUNTS+=("$dir")
+	for _ in $(seq 1 50); do
+		mountpoint -q "$dir" && return 0
+		sleep 0.1
+	done
+	return 1
+}
 
 # Open MPI: our component first; as root, allowed; more ranks than cores.
 export OMPI_MCA_mca_base_component_path="$B/lib/openmpi:$(ompi_info --path pkglibdir --parsable | sed -n 's/^path:pkglibdir://p')"

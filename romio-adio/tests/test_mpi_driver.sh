@@ -6,10 +6,17 @@
 # collective, against ROMIO's UFS driver), then proof from the driver's
 # trace that it ran: Open MPI silently falls back to OMPIO when the
 # component is stale or missing, and I/O would still succeed.
+#
+# Names: mpi_basic again with names on the mount without the "tessera:"
+# prefix (absolute, relative to a working directory on the mount, through
+# a symbolic link), and relative names under ROMIO_FSTYPE_FORCE=tessera:;
+# a local name stays with Open MPI's own I/O. Finalize: mpi_finalize
+# leaves files open for MPI_Finalize (closed from MPI_COMM_SELF callbacks
+# before and after the driver's, and never), then a later run checks them.
 SUITE=mpi_driver
 . "$(dirname "$0")/mpi_lib.sh"
 PROGS=$B/romio-adio/tests
-for p in mpi_basic mpi_views mpi_dtype; do
+for p in mpi_basic mpi_views mpi_dtype mpi_finalize; do
 	[ -x "$PROGS/$p" ] || skip "$PROGS/$p is not built"
 done
 
@@ -23,6 +30,55 @@ mpi_program 1 "$PROGS/mpi_basic" "tessera:$MNT/basic1" tessera:/basic1
 mpi_program 4 "$PROGS/mpi_basic" "tessera:$MNT/basic4" tessera:/basic4
 mpi_program 4 "$PROGS/mpi_views" "tessera:$MNT/views" "$D/ufs" "$METHODS"
 mpi_program 3 "$PROGS/mpi_views" "tessera:/views" "$D/ufs" "$METHODS"
+
+# ---------------------------------------------------------------- names
+"$BIN/tessera" mkdir /names /names/abs /names/rel /names/link /names/forced /names/forced/sub >/dev/null
+if [ "$FUSE_OK" = 1 ]; then
+	mpi_program 2 "$PROGS/mpi_basic" "$MNT/names/abs" tessera:/names/abs
+	cd "$MNT/names"
+	mpi_program 2 "$PROGS/mpi_basic" rel tessera:/names/rel
+	cd "$D"
+	ln -s "$MNT/names" "$D/link"
+	mpi_program 2 "$PROGS/mpi_basic" "$D/link/link" tessera:/names/link
+else
+	skip_check "names_on_the_mount" "$FUSE_WHY"
+	mkdir -p "$MNT/names/forced"   # the mount point's own directory
+fi
+# With the prefix forced, relative names resolve against the working
+# directory (the mount point's, mapped to Tessera paths, mount or not).
+cd "$MNT/names/forced"
+ROMIO_FSTYPE_FORCE=tessera: mpi_program 2 "$PROGS/mpi_basic" ../forced/./sub tessera:/names/forced/sub
+cd "$D"
+names_claimed() {
+	for n in "$MNT/names/abs" rel/selected "$D/link/link" ../forced/./sub/selected; do
+		grep -q "^ad_tessera close rank=1 file=$n" "$TRACE" || { echo "no trace of $n"; return 1; }
+	done
+}
+if [ "$FUSE_OK" = 1 ]; then
+	check "names_on_the_mount_go_through_the_driver" names_claimed
+fi
+local_names_unclaimed() {
+	mkdir -p "$D/local"
+	timeout -k 5 300 "${MPIRUN[@]}" -np 2 "$PROGS/mpi_finalize" write "$D/local"
+	[ "$(stat -c %s "$D/local/late")" = 200000 ]
+	! grep "file=$D/local" "$TRACE"
+}
+check "local_names_stay_with_open_mpi" local_names_unclaimed
+
+# ------------------------------------------------------------- finalize
+"$BIN/tessera" mkdir /fin >/dev/null
+syncs() { "$BIN/tessera" stats | awk '$1 == "all" && /syncs/ { sub(/.*syncs /, ""); print }'; }
+finalize_left_open() {
+	local before after
+	before=$(syncs)
+	timeout -k 5 300 "${MPIRUN[@]}" -np 2 "$PROGS/mpi_finalize" write "tessera:$MNT/fin"
+	after=$(syncs)
+	echo "storage daemon syncs: $before before, $after after"
+	# files closed once MPI_Finalize began were synced first
+	[ "$after" -gt "$before" ]
+}
+check "finalize_with_files_left_open" finalize_left_open
+mpi_program 2 "$PROGS/mpi_finalize" check "tessera:$MNT/fin"
 
 # ---------------------------------------------------------------- proof
 trace_has_ranks() { # every rank 0-3 closed a Tessera file

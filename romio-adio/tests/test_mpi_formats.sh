@@ -3,7 +3,12 @@
 # Tessera driver (4 ranks, then 2), names under the mount point; the files
 # are then read by h5dump and ncdump through the FUSE mount. Where the mount
 # is not usable those checks are skipped with the reason, and the same
-# tools read copies taken out with `tessera cp` instead.
+# tools read copies taken out with `tessera cp` instead. One HDF5 file is
+# left open at MPI_Finalize (HDF5 closes it from its MPI_COMM_SELF
+# callback, after the driver's), then read back by a later run and h5dump.
+# Close-to-open: a second mount that caches attributes for an hour looks
+# files up before the driver writes them; h5dump and ncdump through it
+# must still read the written files.
 SUITE=mpi_formats
 . "$(dirname "$0")/mpi_lib.sh"
 PROGS=$B/romio-adio/tests
@@ -17,6 +22,10 @@ for p in hdf5 netcdf pnetcdf; do
 		skip_check "mpi_$p" "$PROGS/mpi_$p is not built (library missing at build time)"
 	fi
 done
+if [ -x "$PROGS/mpi_hdf5" ]; then
+	mpi_program 4 "$PROGS/mpi_hdf5" "tessera:$MNT/fmt/atexit.hdf5" open-at-exit
+	mpi_program 4 "$PROGS/mpi_hdf5" "tessera:$MNT/fmt/atexit.hdf5" read
+fi
 
 # The tools read a file: through the mount, or a copy.
 h5_ok() { # FILE
@@ -47,7 +56,7 @@ copy_out() { # NAME: the file as a local copy
 through_mount() { "$2" "$MNT/fmt/$1"; }
 through_copy() { "$2" "$(copy_out "$1")"; }
 
-for pair in four.hdf5:h5_ok four.netcdf:nc_ok four.pnetcdf:pnc_ok; do
+for pair in four.hdf5:h5_ok atexit.hdf5:h5_ok four.netcdf:nc_ok four.pnetcdf:pnc_ok; do
 	f=${pair%%:*} fn=${pair#*:}
 	command -v h5dump >/dev/null && command -v ncdump >/dev/null ||
 		{ skip_check "tools_$f" "h5dump or ncdump is not installed"; continue; }
@@ -58,6 +67,25 @@ for pair in four.hdf5:h5_ok four.netcdf:nc_ok four.pnetcdf:pnc_ok; do
 	fi
 	check "${fn%_ok}_dump_${f}_copied_out" through_copy "$f" "$fn"
 done
+
+# Close-to-open between the driver and a mount that held the files'
+# attributes (size 0) from before they were written.
+LONG=$D/mnt-long
+if mount_extra "$LONG" -o attr_timeout=3600,entry_timeout=3600; then
+	for f in cto.pnetcdf cto.hdf5; do
+		touch "$LONG/fmt/$f"
+		[ "$(wc -c <"$LONG/fmt/$f")" = 0 ]
+	done
+	[ -x "$PROGS/mpi_pnetcdf" ] && mpi_program 4 "$PROGS/mpi_pnetcdf" "tessera:$MNT/fmt/cto.pnetcdf"
+	[ -x "$PROGS/mpi_hdf5" ] && mpi_program 4 "$PROGS/mpi_hdf5" "tessera:$MNT/fmt/cto.hdf5"
+	if command -v ncdump >/dev/null && command -v h5dump >/dev/null; then
+		check "pnc_dump_through_a_mount_that_cached_the_file" pnc_ok "$LONG/fmt/cto.pnetcdf"
+		check "h5_dump_through_a_mount_that_cached_the_file" h5_ok "$LONG/fmt/cto.hdf5"
+	fi
+	fusermount3 -u "$LONG"
+else
+	skip_check "close_to_open_through_a_mount" "${FUSE_WHY:-a second mount did not come up}"
+fi
 
 # The driver ran for each library (not OMPIO).
 driver_ran() { # FILE

@@ -33,12 +33,13 @@ chmod 0755 "$D"   # uid 65534 must reach the mount for the EACCES test
 CONF=$D/tessera.conf
 M1=$D/mnt1
 M2=$D/mnt2
+M3=$D/mnt3   # long attribute and name caches (close_to_open)
 declare -A DAEMON_ARGS   # name -> arguments, for restarts
 FUSE_PIDS=()
 N_IOS=4
 
 cleanup() {
-	for m in "$M1" "$M2"; do
+	for m in "$M1" "$M2" "$M3"; do
 		mountpoint -q "$m" 2>/dev/null && { fusermount3 -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; }
 	done
 	for p in "${FUSE_PIDS[@]}"; do kill "$p" 2>/dev/null; done
@@ -270,6 +271,64 @@ t_two_mounts() {
 	rm -f "$D/r"
 }
 
+# Writes and truncates move mtime, as make and find -newer need; a write
+# by another client (the CLI) shows through a mount once its attribute
+# cache (1 s) has run out.
+t_times() {
+	local d=$M1/times
+	mkdir "$d"
+	printf 'out: in\n\tcp in out\n' >"$d/Makefile"
+	echo 1 >"$d/in"
+	make -s -C "$d"
+	make -q -C "$d" || die "make: out is stale right after it was made"
+	sleep 0.05   # the storage daemons' file system stamps by the kernel's tick
+	echo 2 >>"$d/in"   # a write, no create
+	make -q -C "$d" && die "make: a write to in did not make out stale"
+	make -s -C "$d"
+	[ "$(cat "$d/out")" = "$(printf '1\n2')" ] || die "make did not rebuild out"
+	sleep 0.05
+	truncate -s 1 "$d/in"
+	make -q -C "$d" && die "make: truncating in did not make out stale"
+	[ -n "$(find "$d" -name in -newer "$d/out")" ] || die "find -newer does not see in"
+	make -s -C "$d"
+	touch -d '2001-02-03 04:05:06' "$d/in"
+	[ "$(stat -c %Y "$d/in")" = "$(date -d '2001-02-03 04:05:06' +%s)" ] || die "utimens after a write did not stick"
+	make -q -C "$d" || die "make: in set to 2001 still looks newer than out"
+	sleep 0.05
+	echo 3 >"$D/in3"
+	"$BIN/tessera" -c "$CONF" cp "$D/in3" tessera:/times/in >/dev/null
+	sleep 1.2   # attr_timeout=1: mount 2 may cache the old times that long
+	[ "$M2/times/in" -nt "$M2/times/out" ] || die "mount 2 does not see the CLI's write as newer"
+	rm -rf "$d" "$D/in3"
+}
+
+# Close-to-open: an open that starts after another client closed (or
+# synced) sees the new size and data, however long the kernel may cache
+# attributes: mount 3 caches them for an hour. Writers: the CLI (the
+# library), mount 2, a truncate by the CLI; a reader without the mount
+# (the CLI) sees mount 3's writes.
+t_close_to_open() {
+	local d=$M3/cto
+	mount_fs "$M3" -o attr_timeout=3600,entry_timeout=3600
+	mkdir "$d"
+	touch "$d/x"
+	[ "$(wc -c <"$d/x")" = 0 ] || die "new file is not empty"   # mount 3 holds size 0
+	head -c 100000 /dev/urandom >"$D/cto"
+	"$BIN/tessera" -c "$CONF" cp "$D/cto" tessera:/cto/x >/dev/null
+	[ "$(wc -c <"$d/x")" = 100000 ] || die "after the CLI's copy, mount 3 reads $(wc -c <"$d/x") bytes"
+	cmp "$D/cto" "$d/x" || die "mount 3 reads other data than the CLI wrote"
+	head -c 5000 /dev/urandom >"$D/cto.more"
+	cat "$D/cto.more" >>"$M2/cto/x"   # mount 2 appends, closes
+	cat "$D/cto" "$D/cto.more" | cmp - "$d/x" || die "mount 3 misses mount 2's append"
+	"$BIN/tessera" -c "$CONF" truncate -s 10 /cto/x >/dev/null
+	[ "$(wc -c <"$d/x")" = 10 ] || die "after a truncate by the CLI, mount 3 reads $(wc -c <"$d/x") bytes"
+	head -c 10 "$D/cto" | cmp - "$d/x" || die "truncated data differs"
+	echo "from mount 3" >"$d/y"
+	[ "$("$BIN/tessera" -c "$CONF" cat /cto/y)" = "from mount 3" ] || die "the CLI does not read mount 3's file"
+	rm -rf "$d" "$D/cto" "$D/cto.more"
+	fusermount3 -u "$M3"
+}
+
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 
 t_permissions() {
@@ -355,7 +414,7 @@ t_unmount() {
 	fusermount3 -u "$M1"
 }
 
-echo "[==========] Running 12 test(s)."
+echo "[==========] Running 14 test(s)."
 check_here cluster_and_mount t_cluster_and_mount
 if [ ${#failed[@]} -eq 0 ]; then
 	check basic t_basic
@@ -365,6 +424,8 @@ if [ ${#failed[@]} -eq 0 ]; then
 	check fio_random t_fio_random
 	check namespace t_namespace
 	check two_mounts t_two_mounts
+	check times t_times
+	check close_to_open t_close_to_open
 	check permissions t_permissions
 	check unsupported t_unsupported
 	check dead_ios t_dead_ios

@@ -170,11 +170,12 @@ static void test_other_calls(void **state)
 {
 	struct fx *f = *state;
 	uint64_t size;
+	int64_t mtime;
 
 	open_store(f, "stat@1=EDQUOT,truncate@1=EROFS,sync@1=EIO,open@5=EMFILE");
 	assert_int_equal(put(f, A, 0, 'a', 100), 100);            /* open 1 */
-	assert_int_equal(ios_size(f->st, A, &size), -EDQUOT);
-	assert_int_equal(ios_size(f->st, A, &size), 0);
+	assert_int_equal(ios_size(f->st, A, &size, &mtime), -EDQUOT);
+	assert_int_equal(ios_size(f->st, A, &size, &mtime), 0);
 	assert_int_equal(size, 100);
 	assert_int_equal(ios_truncate(f->st, A, 10), -EROFS);
 	assert_int_equal(ios_truncate(f->st, A, 10), 0);
@@ -195,6 +196,7 @@ static void test_lose_from_start(void **state)
 	char spec[64];
 	uint8_t buf[8];
 	uint64_t size;
+	int64_t mtime;
 
 	/* A exists on disk before the daemon (re)starts */
 	open_store(f, NULL);
@@ -207,7 +209,7 @@ static void test_lose_from_start(void **state)
 	assert_true(object_exists(f, A));
 	assert_int_equal(get(f, A, 0, buf, 8), -EIO);
 	assert_false(object_exists(f, A));
-	assert_int_equal(ios_size(f->st, A, &size), -EIO);
+	assert_int_equal(ios_size(f->st, A, &size, &mtime), -EIO);
 	assert_int_equal(put(f, A, 0, 'a', 8), -EIO);
 	assert_false(object_exists(f, A));
 	assert_int_equal(get(f, B, 0, buf, 8), 8);

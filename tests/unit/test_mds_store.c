@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include <leveldb/c.h>
+
 #include "mds_store.h"
 
 #define N_IOS 4
@@ -730,6 +732,49 @@ static void test_persistence(void **state)
 	assert_int_equal(n, 1 + 1 + N - 1);
 }
 
+/* A record written before mtime_set existed (version 1: no trailing
+ * mtime_set) still reads, with mtime_set = mtime. */
+static void test_attr_version1(void **state)
+{
+	struct fx *f = *state;
+	struct mds_attr a, b;
+	unsigned char key[9];
+	leveldb_options_t *opts;
+	leveldb_readoptions_t *ro;
+	leveldb_writeoptions_t *wo;
+	leveldb_t *db;
+	char *err = NULL, *val;
+	size_t vlen;
+
+	assert_int_equal(mkfile(f->st, &U1, "/old", &a), 0);
+	mds_store_close(f->st);
+	f->st = NULL;
+	key[0] = 'A';
+	for (int i = 0; i < 8; i++)
+		key[1 + i] = (unsigned char)(a.handle >> (56 - 8 * i));
+	opts = leveldb_options_create();
+	ro = leveldb_readoptions_create();
+	wo = leveldb_writeoptions_create();
+	db = leveldb_open(opts, f->dir, &err);
+	assert_null(err);
+	val = leveldb_get(db, ro, (char *)key, sizeof key, &vlen, &err);
+	assert_null(err);
+	assert_non_null(val);
+	assert_int_equal((unsigned char)val[0], 2);
+	val[0] = 1;
+	leveldb_put(db, wo, (char *)key, sizeof key, val, vlen - 8, &err);
+	assert_null(err);
+	leveldb_free(val);
+	leveldb_close(db);
+	leveldb_writeoptions_destroy(wo);
+	leveldb_readoptions_destroy(ro);
+	leveldb_options_destroy(opts);
+	reopen(f, N_IOS);
+	lookup_ok(f->st, "/old", &b);
+	assert_true(b.mtime_set_ns == b.mtime_ns);
+	assert_memory_equal(&a, &b, sizeof a);
+}
+
 /* ---- layouts ---- */
 
 static void check_servers(const struct mds_attr *a)
@@ -985,6 +1030,8 @@ static void test_setattr_times_size(void **state)
 	memset(&in, 0, sizeof in);
 	assert_int_equal(mds_create(f->st, &U1, "/f", 0666, 1, 0, 0, 0, &a, NULL),
 			 0);
+	/* storage objects count for mtime once written after creation */
+	assert_true(a.mtime_set_ns == a.mtime_ns);
 	/* explicit times: owner only */
 	in.atime_ns = 1000000000123;
 	in.mtime_ns = 2000000000456;
@@ -997,17 +1044,27 @@ static void test_setattr_times_size(void **state)
 	assert_int_equal(b.atime_ns, 1000000000123);
 	assert_int_equal(b.mtime_ns, 2000000000456);
 	assert_true(b.ctime_ns >= t0);
+	/* objects written before now no longer speak for mtime */
+	assert_true(b.mtime_set_ns >= t0);
 	lookup_ok(f->st, "/f", &a);
 	assert_memory_equal(&a, &b, sizeof a);
+	/* an atime alone leaves that be */
+	assert_int_equal(mds_setattr(f->st, &U1, "/f", MDS_SET_ATIME, &in, &b),
+			 0);
+	assert_true(b.mtime_set_ns == a.mtime_set_ns);
 	/* "now": anyone who may write */
 	t0 = now_ns();
 	assert_int_equal(mds_setattr(f->st, &U3, "/f",
 				     MDS_SET_ATIME_NOW | MDS_SET_MTIME_NOW, &in,
 				     &b), 0);
 	assert_true(b.atime_ns >= t0 && b.mtime_ns >= t0);
+	assert_true(b.mtime_set_ns >= t0);
 	in.mode = 0644;
+	t0 = b.mtime_set_ns;
 	assert_int_equal(mds_setattr(f->st, &U1, "/f", MDS_SET_MODE, &in, &b),
 			 0);
+	/* chmod: the objects' times still count */
+	assert_true(b.mtime_set_ns == t0);
 	assert_int_equal(mds_setattr(f->st, &U3, "/f", MDS_SET_MTIME_NOW, &in,
 				     &b), -EACCES);
 	/* size: needs write permission; changes mtime */
@@ -1019,6 +1076,7 @@ static void test_setattr_times_size(void **state)
 			 0);
 	assert_int_equal(b.size, 123456789);
 	assert_true(b.mtime_ns >= t0);
+	assert_true(b.mtime_set_ns >= t0);
 	in.size = 7;
 	in.mtime_ns = 5;
 	assert_int_equal(mds_setattr(f->st, &U1, "/f",
@@ -1078,6 +1136,7 @@ int main(void)
 		T(test_readdir_perm),
 		T(test_unique_handles),
 		T(test_persistence),
+		T(test_attr_version1),
 		T(test_layouts),
 		T(test_layout_rotation),
 		T(test_layout_many_ios),
