@@ -85,7 +85,18 @@ struct tessera_file {
 	uint64_t handle;
 	uint32_t list_batch;           /* regions per list round, 0: config's */
 	struct tessera_layout layout;
+	/* Fencing (lock.c): per slot, the daemon epoch of the locks held on
+	 * it and how many; I/O carries the epoch. Under fs->lock; I/O reads
+	 * the epoch with an atomic load. */
+	uint64_t lock_epoch[TESSERA_MAX_STRIPE];
+	uint32_t lock_count[TESSERA_MAX_STRIPE];
 };
+
+/* The epoch I/O on slot `slot` of f carries (0: no lock held there). */
+static inline uint64_t tc_lock_epoch(const tessera_file *f, uint32_t slot)
+{
+	return __atomic_load_n(&f->lock_epoch[slot], __ATOMIC_RELAXED);
+}
 
 /* Per-thread error message: set it and return rc. */
 int tc_fail(tessera_fs *fs, int rc, const char *fmt, ...)

@@ -307,6 +307,7 @@ static ssize_t striped_io(tessera_file *f, uint8_t *buf, size_t len, uint64_t of
 
 				m.handle = f->layout.handles[c->slot];
 				m.offset = c->obj_off;
+				m.lock_epoch = tc_lock_epoch(f, c->slot);
 				reqs[i] = tc_req_new(fs, (int)server, TP_OP_WRITE, &m.base, NULL, c->len);
 				if (reqs[i])
 					move_chunk(&tl, c, off, buf, tc_req_data(reqs[i]), 0);
@@ -316,6 +317,7 @@ static ssize_t striped_io(tessera_file *f, uint8_t *buf, size_t len, uint64_t of
 				m.handle = f->layout.handles[c->slot];
 				m.offset = c->obj_off;
 				m.length = c->len;
+				m.lock_epoch = tc_lock_epoch(f, c->slot);
 				reqs[i] = tc_req_new(fs, (int)server, TP_OP_READ, &m.base, NULL, 0);
 				if (reqs[i]) {
 					uint64_t logical = tdl_layout_unmap(&tl, c->slot, c->obj_off);

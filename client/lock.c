@@ -224,6 +224,20 @@ static void acquire_msg(struct tessera_lock *lk, struct lk_part *p,
 	m->more = p->sent + m->n_offsets < p->n;
 }
 
+/* Count a part's lock on its slot of the file; I/O there carries the
+ * epoch of the first lock held, so a daemon that lost it refuses. */
+static void fence_hold(struct tessera_lock *lk, const struct lk_part *p, int delta)
+{
+	tessera_file *f = lk->file;
+
+	pthread_mutex_lock(&lk->fs->lock);
+	if (delta > 0 && f->lock_count[p->slot]++ == 0)
+		__atomic_store_n(&f->lock_epoch[p->slot], p->epoch, __ATOMIC_RELAXED);
+	if (delta < 0 && f->lock_count[p->slot] && --f->lock_count[p->slot] == 0)
+		__atomic_store_n(&f->lock_epoch[p->slot], 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&lk->fs->lock);
+}
+
 /* Where a part stands after a reply. */
 static int take_reply(struct tessera_lock *lk, struct lk_part *p, struct tc_req *r, int *state)
 {
@@ -246,8 +260,10 @@ static int take_reply(struct tessera_lock *lk, struct lk_part *p, struct tc_req 
 		return 0;
 	}
 	p->created = 1;
-	if (!was_created)
+	if (!was_created) {
+		fence_hold(lk, p, 1);
 		return lease_hold(lk->fs, p->server, 1, lease);
+	}
 	return 0;
 }
 
@@ -467,8 +483,10 @@ static int release_all(struct tessera_lock *lk)
 			idx[n++] = i;
 	if (n)
 		rc = send_round(lk, idx, n, 1, 0, 0, 0, 0, NULL);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		fence_hold(lk, &lk->parts[idx[i]], -1);
 		lease_hold(lk->fs, lk->parts[idx[i]].server, -1, 0);
+	}
 	free(idx);
 	return rc;
 }

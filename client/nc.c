@@ -191,6 +191,7 @@ static struct tc_req *round_msg(struct nc_call *c, uint32_t k)
 			lens[n++] = u->len;
 		}
 		m.handle = handle;
+		m.lock_epoch = tc_lock_epoch(c->f, o->slot);
 		m.n_offsets = m.n_lengths = n;
 		m.offsets = offs;
 		m.lengths = lens;
@@ -201,6 +202,7 @@ static struct tc_req *round_msg(struct nc_call *c, uint32_t k)
 		Tessera__DtypeIORequest m = TESSERA__DTYPE_IOREQUEST__INIT;
 
 		m.handle = handle;
+		m.lock_epoch = tc_lock_epoch(c->f, o->slot);
 		m.strip_size = c->plan.layout.strip_size;
 		m.stripe_count = c->plan.layout.count;
 		m.slot = o->slot;

@@ -94,6 +94,8 @@ void ios_do_write(struct ios *ios, struct srv_req *req)
 	Tessera__WriteRequest *w = (Tessera__WriteRequest *)req->msg;
 	struct ios_piece p = { w->offset, req->frame.hdr.data_len };
 
+	if (ios_locks_fence(ios, req, w->lock_epoch, w->handle, "write"))
+		return;
 	if (w->offset > (uint64_t)INT64_MAX - p.length) {
 		srv_reply_error(req, -EFBIG, "write " OBJ ": offset %" PRIu64 " + %" PRIu64
 				" is beyond the largest object", w->handle, w->offset, p.length);
@@ -107,6 +109,8 @@ void ios_do_read(struct ios *ios, struct srv_req *req)
 	Tessera__ReadRequest *r = (Tessera__ReadRequest *)req->msg;
 	struct ios_piece p = { r->offset, r->length };
 
+	if (ios_locks_fence(ios, req, r->lock_epoch, r->handle, "read"))
+		return;
 	if (r->length > ios->cfg->max_io) {
 		srv_reply_error(req, -EMSGSIZE, "read " OBJ ": %" PRIu64 " bytes exceed max_io %u",
 				r->handle, r->length, ios->cfg->max_io);
@@ -149,6 +153,8 @@ void ios_do_list(struct ios *ios, struct srv_req *req)
 	struct ios_piece *pieces;
 	uint64_t total = 0;
 
+	if (ios_locks_fence(ios, req, l->lock_epoch, l->handle, what))
+		return;
 	if (l->n_offsets != l->n_lengths) {
 		srv_reply_error(req, -EINVAL, "%s " OBJ ": %zu offsets but %zu lengths", what,
 				l->handle, l->n_offsets, l->n_lengths);
@@ -354,11 +360,14 @@ void ios_do_dtype(struct ios *ios, struct srv_req *req)
 	Tessera__DtypeIORequest *d = (Tessera__DtypeIORequest *)req->msg;
 	int write = req->frame.hdr.opcode == TP_OP_DTYPE_WRITE;
 	const char *what = write ? "datatype write" : "datatype read";
-	const struct tdl_dataloop *dl = ios_dtype_desc(ios, req, d, what);
+	const struct tdl_dataloop *dl;
 	struct ios_piece *pieces;
 	uint64_t total;
 	size_t n;
 
+	if (ios_locks_fence(ios, req, d->lock_epoch, d->handle, what))
+		return;
+	dl = ios_dtype_desc(ios, req, d, what);
 	if (!dl || dtype_pieces(ios, req, d, dl, write, what, &pieces, &n, &total))
 		return;
 	apply(ios, req, IOS_DTYPE, d->handle, pieces, n, total, write);

@@ -653,6 +653,21 @@ void ios_do_lease(struct ios *ios, struct srv_req *req)
 	reply_answer(lk, req, 0, NULL);
 }
 
+/* ------------------------------------------------------------ fencing */
+
+int ios_locks_fence(struct ios *ios, struct srv_req *req, uint64_t epoch, uint64_t handle,
+		    const char *what)
+{
+	struct ios_locks *lk = ios->locks;
+
+	if (!epoch || epoch == lk->epoch)
+		return 0;
+	srv_reply_error(req, -ESTALE, "%s " OBJ ": done under locks of epoch %016" PRIx64
+			", but storage daemon %u restarted (epoch %016" PRIx64 ") and its "
+			"locks are gone", what, handle, epoch, ios->index, lk->epoch);
+	return -ESTALE;
+}
+
 /* ------------------------------------------------------------ leases */
 
 static void session_expire(struct ios_locks *lk, struct lk_session *s)

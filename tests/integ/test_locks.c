@@ -453,6 +453,16 @@ static void test_daemon_restarted(void **state)
 	cluster_stop_pid(c->ios[1], SIGKILL);
 	c->ios[1] = cluster_spawn(c, "tessera-ios", "ios1", 1);
 	tessera_ping(c->fs, ping, N_IOS + 1); /* reconnects */
+	/* I/O under the lost lock is fenced off on the restarted daemon ... */
+	{
+		char buf[N_IOS * STRIP];
+
+		memset(buf, 'x', sizeof(buf));
+		rc = (int)tessera_pwrite(f, buf, sizeof(buf), 0);
+		print_message("write under the lost lock: %s\n", tessera_errmsg(c->fs));
+		assert_int_equal(rc, -ESTALE);
+		assert_non_null(strstr(tessera_errmsg(c->fs), "storage daemon 1"));
+	}
 	rc = tessera_unlock(lk);
 	print_message("unlock after the restart: %s\n", tessera_errmsg(c->fs));
 	assert_int_equal(rc, -ESTALE);
@@ -460,7 +470,14 @@ static void test_daemon_restarted(void **state)
 	assert_non_null(strstr(tessera_errmsg(c->fs), "restarted"));
 	CHECK(c->fs, tessera_lock_range(f, TESSERA_LOCK_WRITE, 0, N_IOS * STRIP,
 					TESSERA_LOCK_ALT_TRY, &lk));
-	CHECK(c->fs, tessera_unlock(lk));
+	{ /* ... and works under a lock of the new epoch, and without one */
+		char buf[N_IOS * STRIP];
+
+		memset(buf, 'y', sizeof(buf));
+		CHECK(c->fs, tessera_pwrite(f, buf, sizeof(buf), 0));
+		CHECK(c->fs, tessera_unlock(lk));
+		CHECK(c->fs, tessera_pwrite(f, buf, sizeof(buf), 0));
+	}
 	tessera_close(f);
 }
 
