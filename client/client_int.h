@@ -90,7 +90,15 @@ struct tessera_file {
 	 * the epoch with an atomic load. */
 	uint64_t lock_epoch[TESSERA_MAX_STRIPE];
 	uint32_t lock_count[TESSERA_MAX_STRIPE];
+	struct tc_view_memo *view_memo; /* nc.c: the last locked view (fs->lock) */
 };
+
+/* A datatype lock's file view, remembered so the datatype I/O after it
+ * names the view the storage daemons already hold instead of sending it
+ * again (a daemon that lost it answers ESTALE and gets it). */
+void tc_view_remember(tessera_file *f, const Tessera__Dataloop *msg, uint64_t desc_id,
+		      const uint8_t *sent /* per storage daemon */);
+void tc_view_forget(tessera_file *f);
 
 /* The epoch I/O on slot `slot` of f carries (0: no lock held there). */
 static inline uint64_t tc_lock_epoch(const tessera_file *f, uint32_t slot)

@@ -708,8 +708,20 @@ int tessera_lock_dtype(tessera_file *f, int mode, const struct tdl_dataloop *fil
 		p->next = 0; /* unknown until the first round says */
 	}
 	if (lk->protocol == TESSERA_LOCK_TWO_PHASE || lk->protocol == TESSERA_LOCK_ONE_TRY ||
-	    lk->protocol == TESSERA_LOCK_ALT_TRY)
-		return lock_finish(lk, out);
+	    lk->protocol == TESSERA_LOCK_ALT_TRY) {
+		uint8_t sent[TP_MAX_SERVERS] = { 0 };
+
+		rc = lock_finish(lk, out);
+		if (rc)
+			return rc;
+		/* Every server that answered holds the view now: the I/O
+		 * under the lock can name it without sending it. */
+		lk = *out;
+		for (uint32_t s = 0; s < l->count; s++)
+			sent[lk->parts[s].server] = (uint8_t)lk->parts[s].created;
+		tc_view_remember(f, lk->ftype_msg, lk->desc_id, sent);
+		return 0;
+	}
 	lock_free(lk);
 	return tc_fail(f->fs, -EINVAL, "lock %s: unknown protocol %d", f->path, protocol);
 }

@@ -287,6 +287,8 @@ out:
 
 int tessera_close(tessera_file *f)
 {
+	if (f)
+		tc_view_forget(f);
 	free(f);
 	return 0;
 }

@@ -258,6 +258,40 @@ static void test_lock_messages(void **state)
 		      (unsigned long)info.messages, (unsigned long)info.blocking_rounds);
 	assert_true(info.blocking_rounds >= N_IOS);
 	CHECK(c->fs, tessera_unlock(lk));
+	/* The datatype I/O under a datatype lock names the view the lock sent:
+	 * no description bytes travel again. */
+	{
+		struct tessera_ios_stats s0, s1, s2, sum0 = { 0 }, sum1 = { 0 }, sum2 = { 0 };
+		uint8_t data[4096];
+
+		memset(data, 7, sizeof(data));
+		for (uint32_t i = 0; i < N_IOS; i++) {
+			CHECK(c->fs, tessera_ios_stats(c->fs, i, &s0));
+			tessera_ios_stats_add(&sum0, &s0);
+		}
+		CHECK(c->fs, tessera_lock_dtype(f, TESSERA_LOCK_WRITE, vec, 0, 0, 4096,
+						TESSERA_LOCK_ALT_TRY, &lk));
+		for (uint32_t i = 0; i < N_IOS; i++) {
+			CHECK(c->fs, tessera_ios_stats(c->fs, i, &s1));
+			tessera_ios_stats_add(&sum1, &s1);
+		}
+		CHECK(c->fs, tessera_write_dtype(f, data, sizeof(data), NULL, vec, 0, 0));
+		for (uint32_t i = 0; i < N_IOS; i++) {
+			CHECK(c->fs, tessera_ios_stats(c->fs, i, &s2));
+			tessera_ios_stats_add(&sum2, &s2);
+		}
+		CHECK(c->fs, tessera_unlock(lk));
+		print_message("view bytes: lock %lu, write under it %lu; cache hits %lu\n",
+			      (unsigned long)(sum1.desc_bytes[TESSERA_METHOD_DTYPE] -
+					      sum0.desc_bytes[TESSERA_METHOD_DTYPE]),
+			      (unsigned long)(sum2.desc_bytes[TESSERA_METHOD_DTYPE] -
+					      sum1.desc_bytes[TESSERA_METHOD_DTYPE]),
+			      (unsigned long)(sum2.desc_cache_hits - sum1.desc_cache_hits));
+		assert_true(sum1.desc_bytes[TESSERA_METHOD_DTYPE] > sum0.desc_bytes[TESSERA_METHOD_DTYPE]);
+		assert_int_equal(sum2.desc_bytes[TESSERA_METHOD_DTYPE],
+				 sum1.desc_bytes[TESSERA_METHOD_DTYPE]);
+		assert_true(sum2.desc_cache_hits > sum1.desc_cache_hits);
+	}
 	tdl_free(vec);
 	for (int i = 0; i < 4096; i++) {
 		offs[i] = (uint64_t)i * 64;
