@@ -28,6 +28,7 @@
 
 #define SRV_PEER_BUCKETS 1024 /* power of 2 */
 #define SRV_TICK_S 0.05
+#define SRV_TRIM_ABOVE (32u << 20) /* debt after which freed memory is returned */
 
 /* An outgoing reply. */
 struct srv_tx {
@@ -102,6 +103,7 @@ struct srv {
 	struct srv_txlist abandoned;    /* contexts the provider may still hold */
 	struct srv_parked *retired;     /* parked requests done, freed by reap */
 	int eagain;                     /* a send met -EAGAIN: poll and retry */
+	size_t peak_bytes;              /* highest debt since memory was trimmed */
 	struct srv_counters count;
 };
 
@@ -218,6 +220,8 @@ static void charge(struct srv *srv, struct srv_peer *p, size_t cost)
 	p->bytes += cost;
 	srv->entries++;
 	srv->bytes += cost;
+	if (srv->bytes > srv->peak_bytes)
+		srv->peak_bytes = srv->bytes;
 }
 
 static void uncharge(struct srv *srv, struct srv_peer *p, size_t cost)
@@ -741,6 +745,14 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 	if (srv->role.tick)
 		srv->role.tick(srv->role.ctx);
 	parked_reap(srv);
+	/* After a burst of debt (a client that stopped reading, say), give
+	 * the freed memory back to the system once the debt is small again;
+	 * malloc keeps it otherwise. Replies stay on the heap meanwhile, which
+	 * keeps the common case free of page faults. */
+	if (srv->peak_bytes > SRV_TRIM_ABOVE && srv->bytes < SRV_TRIM_ABOVE / 4) {
+		malloc_trim(0);
+		srv->peak_bytes = srv->bytes;
+	}
 }
 
 static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
@@ -835,10 +847,6 @@ int srv_create(const struct srv_opts *opts, const struct srv_role *role, struct 
 	srv->lim = opts->limits ? *opts->limits : defaults;
 	srv->max_frame = tp_config_max_frame(opts->cfg);
 	srv->timeout_s = opts->cfg->timeout_ms / 1000.0;
-	/* Replies of max_io bytes come and go: have malloc map and unmap
-	 * them (a fixed threshold stops glibc from raising it after the first
-	 * free), so memory freed at a deadline goes back to the system. */
-	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	/* Closing a peer's connection (tnet_forget) must release what the
 	 * provider holds for it: libfabric's documented switch. */
 	setenv("FI_AV_REMOVE_CLEANUP", "1", 1);
