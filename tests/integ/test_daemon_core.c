@@ -94,25 +94,36 @@ static double raw_ping(struct raw *raw, uint32_t hold_ms, Tessera__CoreStats *co
 	return now_s() - t0;
 }
 
+/* In a forked child (no CMocka there): a raw endpoint with `nrecv`
+ * small receive buffers aimed at storage daemon `ios`; exits on failure. */
+static void child_raw_open(struct cluster *c, uint32_t ios, unsigned nrecv, struct raw *raw)
+{
+	struct tp_config cfg;
+	struct tnet_opts to = { "tcp;ofi_rxm", NULL, NULL, 0, 4096, nrecv };
+	char err[512];
+
+	memset(raw, 0, sizeof(*raw));
+	if (tp_config_load(c->conf, &cfg, err, sizeof(err)) ||
+	    tnet_open(&to, &raw->net, err, sizeof(err)))
+		_exit(2);
+	raw->name_len = sizeof(raw->name);
+	if (tnet_name(raw->net, raw->name, &raw->name_len) ||
+	    tnet_lookup(raw->net, cfg.ios[ios].host, cfg.ios[ios].port, &raw->peer))
+		_exit(3);
+}
+
 /* The misbehaving client (a child process): send `n` reads of `len`
  * bytes to storage daemon 0, take none of the replies, stay alive for
  * `linger` seconds. Keeps one receive buffer and never reposts it. */
 static void silent_reader(struct cluster *c, unsigned n, uint32_t len, double linger)
 {
-	struct tp_config cfg;
-	struct tnet_opts to = { "tcp;ofi_rxm", NULL, NULL, 0, 4096, 1 };
-	struct raw raw = { 0 };
-	char err[512];
+	struct raw raw;
 	uint8_t frame[512];
 	struct tnet_ctx *ctx = calloc(n, sizeof(*ctx));
 
-	if (!ctx || tp_config_load(c->conf, &cfg, err, sizeof(err)) ||
-	    tnet_open(&to, &raw.net, err, sizeof(err)))
+	if (!ctx)
 		_exit(2);
-	raw.name_len = sizeof(raw.name);
-	if (tnet_name(raw.net, raw.name, &raw.name_len) ||
-	    tnet_lookup(raw.net, cfg.ios[0].host, cfg.ios[0].port, &raw.peer))
-		_exit(3);
+	child_raw_open(c, 0, 1, &raw);
 	for (unsigned i = 0; i < n; i++) {
 		Tessera__ReadRequest rd = TESSERA__READ_REQUEST__INIT;
 		long flen;
@@ -302,22 +313,13 @@ static void test_parked_client_gone(void **state)
 
 	assert_true(child >= 0);
 	if (child == 0) {
-		struct tp_config cfg;
-		struct tnet_opts to = { "tcp;ofi_rxm", NULL, NULL, 0, 4096, 2 };
 		Tessera__PingRequest ping = TESSERA__PING_REQUEST__INIT;
-		struct raw raw = { 0 };
+		struct raw raw;
 		uint8_t frame[512];
 		struct iovec iov;
-		char err[512];
 		long len;
 
-		if (tp_config_load(c->conf, &cfg, err, sizeof(err)) ||
-		    tnet_open(&to, &raw.net, err, sizeof(err)))
-			_exit(2);
-		raw.name_len = sizeof(raw.name);
-		if (tnet_name(raw.net, raw.name, &raw.name_len) ||
-		    tnet_lookup(raw.net, cfg.ios[2].host, cfg.ios[2].port, &raw.peer))
-			_exit(3);
+		child_raw_open(c, 2, 2, &raw);
 		ping.hold_ms = 1500;
 		len = build_frame(&raw, frame, sizeof(frame), TP_OP_PING, 5, &ping.base, 0);
 		iov = (struct iovec){ frame, (size_t)len };
