@@ -307,16 +307,16 @@ int ios_check_layout(struct ios *ios, struct srv_req *req, uint64_t handle, uint
 	char why[160];
 
 	if (tdl_layout_check(&layout, why, sizeof(why))) {
-		srv_reply_error(req, -EINVAL, "%s " OBJ ": %s", what, handle, why);
+		srv_reply_error(req, -EINVAL, "%s " OBJ ": bad %s", what, handle, why);
 		return -EINVAL;
 	}
 	if (stripe_count > ios->cfg->n_ios) {
-		srv_reply_error(req, -EINVAL, "%s " OBJ ": stripe count %u above the %u storage "
-				"daemons configured", what, handle, stripe_count, ios->cfg->n_ios);
+		srv_reply_error(req, -EINVAL, "%s " OBJ ": bad layout: stripe count %u above the "
+				"%u storage daemons configured", what, handle, stripe_count, ios->cfg->n_ios);
 		return -EINVAL;
 	}
 	if (slot >= stripe_count) {
-		srv_reply_error(req, -EINVAL, "%s " OBJ ": slot %u of a layout of %u slots", what,
+		srv_reply_error(req, -EINVAL, "%s " OBJ ": bad layout: slot %u of %u slots", what,
 				handle, slot, stripe_count);
 		return -EINVAL;
 	}
