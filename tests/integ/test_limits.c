@@ -26,22 +26,45 @@ static int setup(void **state)
 	return cluster_setup(state, "tcp;ofi_rxm");
 }
 
-/* A file of one object (strips of 4096) holding `len` bytes of a pattern. */
-static tessera_file *one_object_file(struct cluster *c, const char *path, size_t len,
-				     uint8_t **pattern, struct tessera_layout *lay)
+/* A file of one object (strips of 4096) holding `len` bytes of a pattern,
+ * and a raw connection to the storage daemon that holds it. */
+struct probe {
+	tessera_file *f;
+	uint8_t *pattern;
+	struct tessera_layout lay;
+	struct raw raw;  /* replies' data land in raw.reply_data (1 MiB) */
+	char err[512];   /* the last error reply's words */
+};
+
+static void probe_open(struct cluster *c, const char *path, size_t len, struct probe *pr)
 {
 	struct tessera_layout want = { .strip_size = 4096, .count = 1 };
-	tessera_file *f;
-	uint8_t *p = malloc(len);
 
-	assert_non_null(p);
+	memset(pr, 0, sizeof(*pr));
+	pr->pattern = malloc(len);
+	assert_non_null(pr->pattern);
 	for (size_t i = 0; i < len; i++)
-		p[i] = (uint8_t)(i * 131 + 7);
-	CHECK(c->fs, tessera_open(c->fs, path, O_CREAT | O_RDWR, 0644, &want, &f));
-	assert_int_equal(tessera_pwrite(f, p, len, 0), (ssize_t)len);
-	CHECK(c->fs, tessera_file_layout(f, lay));
-	*pattern = p;
-	return f;
+		pr->pattern[i] = (uint8_t)(i * 131 + 7);
+	CHECK(c->fs, tessera_open(c->fs, path, O_CREAT | O_RDWR, 0644, &want, &pr->f));
+	assert_int_equal(tessera_pwrite(pr->f, pr->pattern, len, 0), (ssize_t)len);
+	CHECK(c->fs, tessera_file_layout(pr->f, &pr->lay));
+	raw_open(c, pr->lay.servers[0], &pr->raw);
+	pr->raw.reply_cap = 1 << 20;
+	pr->raw.reply_data = malloc(pr->raw.reply_cap);
+	assert_non_null(pr->raw.reply_data);
+}
+
+static void probe_close(struct probe *pr)
+{
+	free(pr->raw.reply_data);
+	tnet_close(pr->raw.net);
+	tessera_close(pr->f);
+	free(pr->pattern);
+}
+
+static int probe_send(struct probe *pr, unsigned op, const ProtobufCMessage *msg)
+{
+	return raw_request(&pr->raw, op, msg, NULL, 0, pr->err, sizeof(pr->err));
 }
 
 /* Every storage daemon and the metadata daemon answer a ping. */
@@ -89,16 +112,16 @@ static void test_strip_size(void **state)
 	struct cluster *c = *state;
 	struct tessera_layout huge = { .strip_size = 4194304ull << 40, .count = 4 };
 	struct tessera_file_share share;
-	tessera_file *f, *g;
-	uint8_t *p, back[5000];
-	struct tessera_layout lay;
+	struct probe pr;
+	tessera_file *g;
+	uint8_t back[5000];
 
 	CHECK(c->fs, tessera_mkdir(c->fs, "/wide", 0755));
 	assert_int_equal(tessera_set_dir_layout(c->fs, "/wide", huge.strip_size, 4), -EINVAL);
 	print_message("setstripe 4194304T -> %s\n", tessera_errmsg(c->fs));
 	assert_non_null(strstr(tessera_errmsg(c->fs), "strip size 4611686018427387904 above "
 			       "the limit of 4 GiB"));
-	assert_int_equal(tessera_open(c->fs, "/wide/f", O_CREAT | O_RDWR, 0644, &huge, &f),
+	assert_int_equal(tessera_open(c->fs, "/wide/f", O_CREAT | O_RDWR, 0644, &huge, &g),
 			 -EINVAL);
 	print_message("create with 2^62-byte strips -> %s\n", tessera_errmsg(c->fs));
 	assert_non_null(strstr(tessera_errmsg(c->fs), "strip size above the limit of 4 GiB"));
@@ -106,17 +129,16 @@ static void test_strip_size(void **state)
 	CHECK(c->fs, tessera_set_dir_layout(c->fs, "/wide", 4ull << 30, 4));
 
 	/* The directory still works: a file in it reads back. */
-	f = one_object_file(c, "/wide/g", 5000, &p, &lay);
-	assert_int_equal(tessera_pread(f, back, 5000, 0), 5000);
-	assert_memory_equal(back, p, 5000);
+	probe_open(c, "/wide/g", sizeof(back), &pr);
+	assert_int_equal(tessera_pread(pr.f, back, sizeof(back), 0), (ssize_t)sizeof(back));
+	assert_memory_equal(back, pr.pattern, sizeof(back));
 
 	/* A client refuses a layout it would divide by. */
-	CHECK(c->fs, tessera_file_share(f, &share));
+	CHECK(c->fs, tessera_file_share(pr.f, &share));
 	share.layout.strip_size = huge.strip_size;
 	assert_int_equal(tessera_open_shared(c->fs, "/wide/g", &share, O_RDONLY, &g), -EINVAL);
 	assert_non_null(strstr(tessera_errmsg(c->fs), "4611686018427387904-byte strips"));
-	tessera_close(f);
-	free(p);
+	probe_close(&pr);
 	all_answer(c);
 }
 
@@ -125,51 +147,37 @@ static void test_strip_size(void **state)
 static void test_request_layout(void **state)
 {
 	struct cluster *c = *state;
-	struct tessera_layout lay;
 	struct tdl_dataloop *type;
 	Tessera__Dataloop *msg;
 	Tessera__DtypeIORequest d;
-	tessera_file *f;
-	uint8_t *p;
-	struct raw raw;
-	char err[512];
+	struct probe pr;
 
-	f = one_object_file(c, "/layouts", 4096, &p, &lay);
-	raw_open(c, lay.servers[0], &raw);
+	probe_open(c, "/layouts", 4096, &pr);
 	assert_int_equal(tdl_bytes(100, &type), 0);
 	assert_int_equal(tp_dataloop_to_msg(type, &msg), 0);
-	d = dtype_read(&lay, 1, msg, 1, 100);
+	d = dtype_read(&pr.lay, 1, msg, 1, 100);
 
 	d.stripe_count = N_IOS + 1;
-	assert_int_equal(raw_request(&raw, TP_OP_DTYPE_READ, &d.base, NULL, 0, err, sizeof(err)),
-			 -EINVAL);
-	print_message("stripe count 5 of 4 daemons -> %s\n", err);
-	assert_non_null(strstr(err, "stripe count 5 above the 4 storage daemons configured"));
+	assert_int_equal(probe_send(&pr, TP_OP_DTYPE_READ, &d.base), -EINVAL);
+	print_message("stripe count 5 of 4 daemons -> %s\n", pr.err);
+	assert_non_null(strstr(pr.err, "stripe count 5 above the 4 storage daemons configured"));
 	d.stripe_count = 256;
-	assert_int_equal(raw_request(&raw, TP_OP_DTYPE_READ, &d.base, NULL, 0, err, sizeof(err)),
-			 -EINVAL);
-	assert_non_null(strstr(err, "stripe count 256 above the 4"));
+	assert_int_equal(probe_send(&pr, TP_OP_DTYPE_READ, &d.base), -EINVAL);
+	assert_non_null(strstr(pr.err, "stripe count 256 above the 4"));
 	d.stripe_count = 4;
 	d.strip_size = 1ull << 62;
-	assert_int_equal(raw_request(&raw, TP_OP_DTYPE_READ, &d.base, NULL, 0, err, sizeof(err)),
-			 -EINVAL);
-	print_message("2^62-byte strips -> %s\n", err);
-	assert_non_null(strstr(err, "strip size above the limit of 4 GiB"));
+	assert_int_equal(probe_send(&pr, TP_OP_DTYPE_READ, &d.base), -EINVAL);
+	print_message("2^62-byte strips -> %s\n", pr.err);
+	assert_non_null(strstr(pr.err, "strip size above the limit of 4 GiB"));
 	/* within the limits it is served */
 	d.strip_size = 4096;
 	d.stripe_count = 1;
-	raw.reply_data = malloc(100);
-	raw.reply_cap = 100;
-	assert_int_equal(raw_request(&raw, TP_OP_DTYPE_READ, &d.base, NULL, 0, err, sizeof(err)),
-			 0);
-	assert_int_equal(raw.reply_len, 100);
-	assert_memory_equal(raw.reply_data, p, 100);
-	free(raw.reply_data);
-	tnet_close(raw.net);
+	assert_int_equal(probe_send(&pr, TP_OP_DTYPE_READ, &d.base), 0);
+	assert_int_equal(pr.raw.reply_len, 100);
+	assert_memory_equal(pr.raw.reply_data, pr.pattern, 100);
 	tp_dataloop_msg_release(msg);
 	tdl_free(type);
-	tessera_close(f);
-	free(p);
+	probe_close(&pr);
 }
 
 /* ------------------------------------------------------ segment engine */
@@ -206,41 +214,28 @@ static void test_empty_blocks(void **state)
 	struct tdl_dataloop *type = sparse_type(50000);
 	Tessera__Dataloop *msg;
 	Tessera__DtypeIORequest d;
-	struct tessera_layout lay;
-	tessera_file *f;
-	uint8_t *p;
-	struct raw raw;
-	char err[512];
+	struct probe pr;
 
-	f = one_object_file(c, "/sparse", 30000, &p, &lay);
-	raw_open(c, lay.servers[0], &raw);
+	probe_open(c, "/sparse", 30000, &pr);
 	assert_int_equal(tp_dataloop_to_msg(type, &msg), 0);
-	raw.reply_cap = 1 << 20;
-	raw.reply_data = malloc(raw.reply_cap);
 
-	d = dtype_read(&lay, 1, msg, 10000, 20000);
-	assert_int_equal(raw_request(&raw, TP_OP_DTYPE_READ, &d.base, NULL, 0, err, sizeof(err)),
-			 0);
-	assert_int_equal(raw.reply_len, 20000);
+	d = dtype_read(&pr.lay, 1, msg, 10000, 20000);
+	assert_int_equal(probe_send(&pr, TP_OP_DTYPE_READ, &d.base), 0);
+	assert_int_equal(pr.raw.reply_len, 20000);
 	for (uint64_t k = 0; k < 20000; k++)
-		assert_int_equal(raw.reply_data[k], p[(k / 2) * 3 + 2 * (k % 2)]);
+		assert_int_equal(pr.raw.reply_data[k], pr.pattern[(k / 2) * 3 + 2 * (k % 2)]);
 	all_answer(c);
 
 	/* A 1 MiB window: about 35 steps a byte, past 2^24 steps. */
-	d = dtype_read(&lay, 2, msg, 1 << 20, 1 << 20);
-	assert_int_equal(raw_request(&raw, TP_OP_DTYPE_READ, &d.base, NULL, 0, err, sizeof(err)),
-			 -E2BIG);
-	print_message("1 MiB window of it -> %s\n", err);
-	assert_non_null(strstr(err, "more than 16777216 steps on this server, the limit per "
+	d = dtype_read(&pr.lay, 2, msg, 1 << 20, 1 << 20);
+	assert_int_equal(probe_send(&pr, TP_OP_DTYPE_READ, &d.base), -E2BIG);
+	print_message("1 MiB window of it -> %s\n", pr.err);
+	assert_non_null(strstr(pr.err, "more than 16777216 steps on this server, the limit per "
 			       "request"));
 	all_answer(c);
-
-	free(raw.reply_data);
-	tnet_close(raw.net);
 	tp_dataloop_msg_release(msg);
 	tdl_free(type);
-	tessera_close(f);
-	free(p);
+	probe_close(&pr);
 }
 
 /* --------------------------------------------------- description cache */
@@ -257,12 +252,8 @@ static void test_cache_bytes(void **state)
 	struct tdl_dataloop *byte, *type;
 	Tessera__Dataloop *msg;
 	Tessera__DtypeIORequest d;
-	struct tessera_layout lay;
 	uint64_t held = 0, most = 0;
-	tessera_file *f;
-	uint8_t *p;
-	struct raw raw;
-	char err[512];
+	struct probe pr;
 
 	for (int b = 0; b < BLOCKS; b++) {
 		lens[b] = 1;
@@ -272,14 +263,12 @@ static void test_cache_bytes(void **state)
 	assert_int_equal(tdl_indexed(BLOCKS, lens, displs, byte, &type), 0);
 	assert_true(tdl_mem_bytes(type) > 9 * BLOCKS);
 	assert_int_equal(tp_dataloop_to_msg(type, &msg), 0);
-	f = one_object_file(c, "/cache", 100, &p, &lay);
-	raw_open(c, lay.servers[0], &raw);
+	probe_open(c, "/cache", 100, &pr);
 
 	for (uint64_t id = 1; id <= TYPES; id++) {
-		d = dtype_read(&lay, id, msg, 1, 100);
-		assert_int_equal(raw_request(&raw, TP_OP_DTYPE_READ, &d.base, NULL, 0, err,
-					     sizeof(err)), 0);
-		held = cache_bytes(c, lay.servers[0]);
+		d = dtype_read(&pr.lay, id, msg, 1, 100);
+		assert_int_equal(probe_send(&pr, TP_OP_DTYPE_READ, &d.base), 0);
+		held = cache_bytes(c, pr.lay.servers[0]);
 		assert_true(held <= CACHE_BYTES);
 		most = held > most ? held : most;
 	}
@@ -287,20 +276,15 @@ static void test_cache_bytes(void **state)
 		      tdl_mem_bytes(type), (unsigned long long)held);
 	assert_true(most > CACHE_BYTES - 2 * tdl_mem_bytes(type));
 	/* the latest is held, the first is not */
-	d = dtype_read(&lay, TYPES, NULL, 1, 100);
-	assert_int_equal(raw_request(&raw, TP_OP_DTYPE_READ, &d.base, NULL, 0, err, sizeof(err)),
-			 0);
-	d = dtype_read(&lay, 1, NULL, 1, 100);
-	assert_int_equal(raw_request(&raw, TP_OP_DTYPE_READ, &d.base, NULL, 0, err, sizeof(err)),
-			 -ESTALE);
+	d = dtype_read(&pr.lay, TYPES, NULL, 1, 100);
+	assert_int_equal(probe_send(&pr, TP_OP_DTYPE_READ, &d.base), 0);
+	d = dtype_read(&pr.lay, 1, NULL, 1, 100);
+	assert_int_equal(probe_send(&pr, TP_OP_DTYPE_READ, &d.base), -ESTALE);
 	all_answer(c);
-
-	tnet_close(raw.net);
 	tp_dataloop_msg_release(msg);
 	tdl_free(type);
 	tdl_free(byte);
-	tessera_close(f);
-	free(p);
+	probe_close(&pr);
 	free(lens);
 	free(displs);
 }
@@ -313,46 +297,34 @@ static void test_cache_after_checks(void **state)
 	struct tdl_dataloop *type;
 	Tessera__Dataloop *msg;
 	Tessera__DtypeIORequest d;
-	struct tessera_layout lay;
 	uint64_t before;
-	tessera_file *f;
-	uint8_t *p;
-	struct raw raw;
-	char err[512];
+	struct probe pr;
 
-	f = one_object_file(c, "/checked", 100, &p, &lay);
-	raw_open(c, lay.servers[0], &raw);
+	probe_open(c, "/checked", 100, &pr);
 	assert_int_equal(tdl_bytes(10, &type), 0);
 	assert_int_equal(tp_dataloop_to_msg(type, &msg), 0);
-	before = cache_bytes(c, lay.servers[0]);
+	before = cache_bytes(c, pr.lay.servers[0]);
 
-	d = dtype_read(&lay, 7, msg, 1, 11); /* a window past the view */
-	assert_int_equal(raw_request(&raw, TP_OP_DTYPE_READ, &d.base, NULL, 0, err, sizeof(err)),
-			 -EINVAL);
-	d = dtype_read(&lay, 8, msg, 1, 10);
+	d = dtype_read(&pr.lay, 7, msg, 1, 11); /* a window past the view */
+	assert_int_equal(probe_send(&pr, TP_OP_DTYPE_READ, &d.base), -EINVAL);
+	d = dtype_read(&pr.lay, 8, msg, 1, 10);
 	d.stripe_count = N_IOS + 1;
-	assert_int_equal(raw_request(&raw, TP_OP_DTYPE_READ, &d.base, NULL, 0, err, sizeof(err)),
-			 -EINVAL);
-	assert_int_equal(cache_bytes(c, lay.servers[0]), before);
+	assert_int_equal(probe_send(&pr, TP_OP_DTYPE_READ, &d.base), -EINVAL);
+	assert_int_equal(cache_bytes(c, pr.lay.servers[0]), before);
 	for (uint64_t id = 7; id <= 8; id++) {
-		d = dtype_read(&lay, id, NULL, 1, 10);
-		assert_int_equal(raw_request(&raw, TP_OP_DTYPE_READ, &d.base, NULL, 0, err,
-					     sizeof(err)), -ESTALE);
-		assert_non_null(strstr(err, "is not held here"));
+		d = dtype_read(&pr.lay, id, NULL, 1, 10);
+		assert_int_equal(probe_send(&pr, TP_OP_DTYPE_READ, &d.base), -ESTALE);
+		assert_non_null(strstr(pr.err, "is not held here"));
 	}
 	/* a good request keeps it */
-	d = dtype_read(&lay, 9, msg, 1, 10);
-	assert_int_equal(raw_request(&raw, TP_OP_DTYPE_READ, &d.base, NULL, 0, err, sizeof(err)),
-			 0);
-	assert_true(cache_bytes(c, lay.servers[0]) > before);
-	d = dtype_read(&lay, 9, NULL, 1, 10);
-	assert_int_equal(raw_request(&raw, TP_OP_DTYPE_READ, &d.base, NULL, 0, err, sizeof(err)),
-			 0);
-	tnet_close(raw.net);
+	d = dtype_read(&pr.lay, 9, msg, 1, 10);
+	assert_int_equal(probe_send(&pr, TP_OP_DTYPE_READ, &d.base), 0);
+	assert_true(cache_bytes(c, pr.lay.servers[0]) > before);
+	d = dtype_read(&pr.lay, 9, NULL, 1, 10);
+	assert_int_equal(probe_send(&pr, TP_OP_DTYPE_READ, &d.base), 0);
 	tp_dataloop_msg_release(msg);
 	tdl_free(type);
-	tessera_close(f);
-	free(p);
+	probe_close(&pr);
 }
 
 /* ------------------------------------------------------------- handles */
