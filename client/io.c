@@ -52,10 +52,16 @@ static int per_server(tessera_fs *fs, const struct tessera_layout *layout, unsig
 	return 0;
 }
 
+/* A layout from the metadata daemon is checked before any arithmetic on
+ * it: one stored before the limits existed (a 2^62-byte strip, say)
+ * would otherwise divide by zero in the striping math. */
 int tc_check_layout(tessera_fs *fs, const struct tessera_layout *l, const char *path)
 {
-	if (l->count == 0 || l->strip_size == 0)
-		return tc_fail(fs, -EIO, "%s: file has no usable layout", path);
+	struct tdl_layout t = tdl_of(l);
+	char why[160];
+
+	if (tdl_layout_check(&t, why, sizeof(why)))
+		return tc_fail(fs, -EIO, "%s: file has no usable layout: %s", path, why);
 	for (uint32_t i = 0; i < l->count; i++)
 		if (l->servers[i] >= fs->cfg.n_ios)
 			return tc_fail(fs, -EIO, "%s: layout names storage daemon %u, config has %u",

@@ -32,7 +32,8 @@ int tessera_open_shared(tessera_fs *fs, const char *upath, const struct tessera_
 	rc = tessera_map_path(fs, upath, path, sizeof(path));
 	if (rc)
 		return rc;
-	if (l->count == 0 || l->count > TESSERA_MAX_STRIPE || l->strip_size == 0)
+	if (l->count == 0 || l->count > TESSERA_MAX_STRIPE || l->strip_size == 0 ||
+	    l->strip_size > TDL_MAX_STRIP_SIZE)
 		return tc_fail(fs, -EINVAL, "open %s: shared layout has %u objects of %llu-byte strips",
 			       path, l->count, (unsigned long long)l->strip_size);
 	for (uint32_t i = 0; i < l->count; i++)

@@ -20,15 +20,26 @@
  * the file's layout names at position i.
  */
 struct tdl_layout {
-	uint64_t strip_size; /* bytes per strip, >= 1 */
-	uint32_t count;      /* number of slots (objects), >= 1 */
+	uint64_t strip_size; /* bytes per strip, 1 .. TDL_MAX_STRIP_SIZE */
+	uint32_t count;      /* number of slots (objects), 1 .. TDL_MAX_COUNT */
 };
+
+/* The largest layout the math below is defined for. With both, a row of
+ * strips (strip_size x count) stays below 2^48 bytes, so no step of the
+ * math overflows and nothing divides by zero. Every function below
+ * expects a layout tdl_layout_check accepted. */
+#define TDL_MAX_STRIP_SIZE (1ull << 32) /* 4 GiB */
+#define TDL_MAX_COUNT (1u << 16)
+
+/* 0, or -EINVAL naming the broken limit in err (may be NULL). */
+int tdl_layout_check(const struct tdl_layout *layout, char *err, size_t errlen);
 
 /* Where logical byte `offset` lives. */
 void tdl_layout_map(const struct tdl_layout *layout, uint64_t offset,
 		    uint32_t *slot, uint64_t *object_offset);
 
-/* The logical offset of byte `object_offset` of slot `slot`. */
+/* The logical offset of byte `object_offset` of slot `slot`; UINT64_MAX
+ * when that is beyond 2^64 (an object offset no file of 2^64 bytes has). */
 uint64_t tdl_layout_unmap(const struct tdl_layout *layout, uint32_t slot,
 			  uint64_t object_offset);
 
@@ -42,8 +53,9 @@ uint64_t tdl_layout_object_size(const struct tdl_layout *layout, uint32_t slot,
 				uint64_t logical_size);
 
 /* The logical file size implied by slot `slot` holding `object_size`
- * bytes: one past the logical offset of its last byte, 0 if empty. The
- * file size is the maximum of this over all slots. */
+ * bytes: one past the logical offset of its last byte, 0 if empty,
+ * UINT64_MAX if beyond. The file size is the maximum of this over all
+ * slots. */
 uint64_t tdl_layout_logical_size(const struct tdl_layout *layout, uint32_t slot,
 				 uint64_t object_size);
 
@@ -138,6 +150,9 @@ int64_t tdl_true_lb(const struct tdl_dataloop *dl); /* lowest byte offset */
 int64_t tdl_true_ub(const struct tdl_dataloop *dl); /* one past highest */
 int tdl_node_count(const struct tdl_dataloop *dl);
 int tdl_depth(const struct tdl_dataloop *dl);
+/* Bytes the dataloop's arrays and nodes take in memory (what keeping it
+ * costs; malloc's own overhead aside). */
+size_t tdl_mem_bytes(const struct tdl_dataloop *dl);
 
 /* Whether `count` instances at displacement `disp` stay within [0, 2^63):
  * every produced file offset >= 0 and no overflow. 0 or -EINVAL with a
@@ -215,6 +230,14 @@ struct tdl_segment {
 	uint32_t slot;
 	struct tdl_layout layout;
 	int have_pending;   /* a piece not yet handed out (for coalescing) */
+	/* Work done so far: runs visited, frames pushed and popped, strips
+	 * and empty-block searches stepped through. Each is O(1), so steps
+	 * measure the walk's time whatever the dataloop's shape. */
+	uint64_t steps;
+	/* 0: no limit (set by init). Else, set by the caller after init:
+	 * tdl_segment_next fails with -E2BIG once steps would pass it, so a
+	 * server can bound the work one request costs. */
+	uint64_t max_steps;
 	struct tdl_piece pending;
 	struct tdl_frame frames[TDL_MAX_DEPTH + 1];
 };
@@ -227,7 +250,11 @@ int tdl_segment_init_server(struct tdl_segment *seg,
 			    int64_t disp, uint64_t first, uint64_t last,
 			    const struct tdl_layout *layout, uint32_t slot);
 /* Up to `max` (>= 1) pieces into out, *n set. Once tdl_segment_done, *n is
- * 0. Resuming with a smaller or larger batch yields the same pieces. */
+ * 0. Resuming with a smaller or larger batch yields the same pieces.
+ * -E2BIG when the walk passed seg->max_steps (the pieces in out before it
+ * are valid; the walk cannot go on). Empty blocks cost no byte: a run of
+ * k of them is skipped in O(log k) steps, and one that is not empty is
+ * found in O(1). */
 int tdl_segment_next(struct tdl_segment *seg, struct tdl_piece *out,
 		     size_t max, size_t *n);
 int tdl_segment_done(const struct tdl_segment *seg);

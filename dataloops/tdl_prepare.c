@@ -428,6 +428,26 @@ int tdl_node_count(const struct tdl_dataloop *dl)
 	return dl->nnodes;
 }
 
+size_t tdl_mem_bytes(const struct tdl_dataloop *dl)
+{
+	size_t bytes = sizeof(*dl) + (size_t)dl->nnodes * sizeof(dl->nodes[0]);
+
+	for (int32_t i = 0; i < dl->nnodes; i++) {
+		const struct tdl_node *n = &dl->nodes[i];
+		size_t c = (size_t)n->count;
+
+		if (n->offsets)
+			bytes += c * sizeof(n->offsets[0]);
+		if (n->blocklens)
+			bytes += c * sizeof(n->blocklens[0]);
+		if (n->children)
+			bytes += c * sizeof(n->children[0]);
+		if (n->prefix)
+			bytes += (c + 1) * sizeof(n->prefix[0]);
+	}
+	return bytes;
+}
+
 int tdl_depth(const struct tdl_dataloop *dl)
 {
 	return dl->nodes[dl->root].depth;

@@ -66,18 +66,43 @@ static inline bool blk_cdense(const struct ctx *c, const struct tdl_node *n,
 				     : n->cdense;
 }
 
-/* First block >= b holding data, or nblocks. */
-static int64_t skip_empty(const struct tdl_node *n, int64_t b)
+/* First block >= b holding data, or nblocks. Indexed and struct blocks
+ * may be empty (prefix[b + 1] == prefix[b]); the prefix sums do not
+ * decrease, so the first block holding data is found by galloping from b
+ * and then bisecting: O(log k) steps past k empty blocks, one step when
+ * block b holds data. */
+static int64_t skip_empty(struct ctx *c, const struct tdl_node *n, int64_t b)
 {
-	int64_t nb = tdl_nblocks(n);
+	int64_t nb = tdl_nblocks(n), at, lo, hi, step;
 
-	if (n->kind == TDL_INDEXED || n->kind == TDL_STRUCT) {
-		while (b < nb && n->prefix[b + 1] == n->prefix[b])
-			b++;
+	c->seg->steps++;
+	if (n->kind != TDL_INDEXED && n->kind != TDL_STRUCT)
+		return b; /* uniform blocks: all empty or none (never entered) */
+	if (b >= nb || n->prefix[b + 1] != n->prefix[b])
 		return b;
+	/* The answer is j - 1 for the first j > b with prefix[j] > at:
+	 * gallop to a j with prefix[j] > at (or nb + 1), then bisect. */
+	at = n->prefix[b];
+	lo = b + 1; /* prefix[lo] == at */
+	hi = nb + 1;
+	for (step = 1; lo + step <= nb; step *= 2) {
+		c->seg->steps++;
+		if (n->prefix[lo + step] > at) {
+			hi = lo + step;
+			break;
+		}
+		lo += step;
 	}
-	/* Uniform blocks: all empty or none (empty nodes are never entered). */
-	return b;
+	while (hi - lo > 1) { /* prefix[lo] == at < prefix[hi] (hi = nb + 1: none) */
+		int64_t mid = lo + (hi - lo) / 2;
+
+		c->seg->steps++;
+		if (n->prefix[mid] > at)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi - 1; /* nb when every block from b on is empty */
 }
 
 /* Push frames until the top frame's current block is dense. */
@@ -93,12 +118,13 @@ static void descend(struct ctx *c)
 
 		if (blk_cdense(c, n, f->block))
 			return;
+		seg->steps++;
 		g = &seg->frames[seg->depth++];
 		g->node = tdl_blk_child(n, f->block);
 		g->base = f->base + tdl_blk_off(n, f->block) +
 			  f->elem * blk_cext(c, n, f->block);
 		cn = node_at(c, g->node);
-		g->block = skip_empty(cn, 0);
+		g->block = skip_empty(c, cn, 0);
 		g->elem = 0;
 	}
 }
@@ -112,6 +138,7 @@ static void advance(struct ctx *c)
 		struct tdl_frame *f = &seg->frames[seg->depth - 1];
 		const struct tdl_node *n = node_at(c, f->node);
 
+		seg->steps++;
 		if (blk_cdense(c, n, f->block)) {
 			f->block++;
 			f->elem = 0;
@@ -119,7 +146,7 @@ static void advance(struct ctx *c)
 			f->block++;
 			f->elem = 0;
 		}
-		f->block = skip_empty(n, f->block);
+		f->block = skip_empty(c, n, f->block);
 		if (f->block < tdl_nblocks(n))
 			break;
 		if (--seg->depth == 0)
@@ -225,6 +252,7 @@ static uint64_t emit(struct ctx *c, uint64_t off, uint64_t len, uint64_t pos,
 	while (done < len) {
 		uint64_t o = off + done, strip = o / S, k = strip % C, s, e;
 
+		seg->steps++;
 		if (k == seg->slot)
 			s = o;
 		else
@@ -257,6 +285,11 @@ int tdl_segment_next(struct tdl_segment *seg, struct tdl_piece *out,
 	c.max = max;
 	while (seg->depth > 0 && !full) {
 		struct tdl_frame *f = &seg->frames[seg->depth - 1];
+
+		if (++seg->steps > seg->max_steps && seg->max_steps) {
+			*n = c.n;
+			return -E2BIG;
+		}
 		const struct tdl_node *nd = node_at(&c, f->node);
 		int64_t b = f->block;
 		uint64_t bbytes = (uint64_t)(tdl_blk_nel(nd, b) *
@@ -326,8 +359,7 @@ int tdl_segment_init_server(struct tdl_segment *seg,
 {
 	int rc;
 
-	if (!layout || layout->strip_size == 0 || layout->count == 0 ||
-	    slot >= layout->count)
+	if (!layout || tdl_layout_check(layout, NULL, 0) || slot >= layout->count)
 		return -EINVAL;
 	rc = init(seg, dl, count, disp, first, last);
 	if (rc)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tdl.h"
 #include "tproto.h"
 
 void tp_config_defaults(struct tp_config *cfg)
@@ -129,7 +130,7 @@ int tp_config_parse(const char *text, const char *name, struct tp_config *cfg,
 				goto bad;
 			cfg->window = (uint32_t)v;
 		} else if (!strcmp(key, "strip_size")) {
-			if (parse_u64(val, 1, 1ull << 32, &v))
+			if (parse_u64(val, 1, TDL_MAX_STRIP_SIZE, &v))
 				goto bad;
 			cfg->strip_size = v;
 		} else if (!strcmp(key, "list_io_max_regions")) {

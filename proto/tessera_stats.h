@@ -37,7 +37,9 @@
 	  "datatype messages whose file type the daemon held")               \
 	X(desc_cache_misses, 7, "misses",                                    \
 	  "datatype messages naming a file type it no longer held")          \
-	X(syncs, 8, "syncs", "sync requests served")
+	X(syncs, 8, "syncs", "sync requests served")                         \
+	X(desc_cache_bytes, 10, "description cache bytes",                   \
+	  "memory the file types the daemon holds take now (a level, not a count)")
 
 enum tessera_method {
 #define TESSERA_METHOD_ENUM_(id, name) TESSERA_METHOD_##id,

@@ -26,13 +26,23 @@ enum ios_method {
 };
 
 /* Datatype descriptions received, kept for later messages of the same
- * call. Key: (client session nonce, call id). Least recently used goes. */
+ * call. Key: (client session nonce, call id). At most IOS_DESC_CACHE of
+ * them, taking at most IOS_DESC_CACHE_BYTES of memory (tdl_mem_bytes: a
+ * frame of 1.2 MB can decode to 15 MB); the least recently used goes. A
+ * description is kept only once a request using it passed every check. */
 #define IOS_DESC_CACHE 64
+#define IOS_DESC_CACHE_BYTES (64u << 20)
 struct ios_desc {
 	uint64_t nonce, id;
 	struct tdl_dataloop *dl;   /* NULL: entry free */
+	size_t bytes;              /* tdl_mem_bytes(dl) */
 	uint64_t used;             /* clock of last use */
 };
+
+/* Limits on what one request may ask of a storage daemon (README,
+ * "Limits"); each is checked before any work and named when refused. */
+#define IOS_MAX_HANDLES 256            /* handles in one GETSIZE, REMOVE, SYNC */
+#define IOS_MAX_DTYPE_STEPS (1u << 24) /* segment-engine steps per datatype request */
 
 struct ios_locks;
 
@@ -45,7 +55,9 @@ struct ios {
 	const struct tp_config *cfg;
 	uint32_t index;
 	struct tessera_ios_stats stats;
-	struct ios_desc descs[IOS_DESC_CACHE];
+	struct ios_desc descs[IOS_DESC_CACHE]; /* bytes held: stats.desc_cache_bytes */
+	struct ios_desc fresh;     /* the description the request being served
+				    * brought, until ios_dtype_desc_done */
 	uint64_t clock;
 };
 
@@ -55,10 +67,18 @@ void ios_do_list(struct ios *ios, struct srv_req *req);
 void ios_do_dtype(struct ios *ios, struct srv_req *req);
 void ios_do_stats(struct ios *ios, struct srv_req *req);
 void ios_descs_clear(struct ios *ios);
-/* The file type a datatype request names: from the message (then kept) or
- * the cache; NULL after an error reply (ESTALE: send it again). */
+/* The file type a datatype request names: from the message or the cache;
+ * NULL after an error reply (ESTALE: send it again). One from the message
+ * is held until ios_dtype_desc_done, which keeps it in the cache if the
+ * request passed its checks (`valid`) and frees it otherwise. */
 const struct tdl_dataloop *ios_dtype_desc(struct ios *ios, struct srv_req *req,
 					  const Tessera__DtypeIORequest *d, const char *what);
+void ios_dtype_desc_done(struct ios *ios, int valid);
+/* A layout a request names, against the limits (tdl_layout_check) and
+ * this file system: at most as many slots as storage daemons configured,
+ * slot within them. 0, or -EINVAL answered naming the limit. */
+int ios_check_layout(struct ios *ios, struct srv_req *req, uint64_t handle, uint64_t strip_size,
+		     uint32_t stripe_count, uint32_t slot, const char *what);
 
 /* The lock service (ios_lock.c). */
 int ios_locks_create(struct ios *ios, uint32_t lease_ms, struct ios_locks **out, char **msg);

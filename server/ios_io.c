@@ -194,12 +194,20 @@ void ios_do_list(struct ios *ios, struct srv_req *req)
 
 /* ------------------------------------------------------- datatype I/O */
 
+static void desc_drop(struct ios *ios, struct ios_desc *d)
+{
+	tdl_free(d->dl);
+	ios->stats.desc_cache_bytes -= d->bytes;
+	d->dl = NULL;
+	d->bytes = 0;
+}
+
 void ios_descs_clear(struct ios *ios)
 {
-	for (int i = 0; i < IOS_DESC_CACHE; i++) {
-		tdl_free(ios->descs[i].dl);
-		ios->descs[i].dl = NULL;
-	}
+	for (int i = 0; i < IOS_DESC_CACHE; i++)
+		desc_drop(ios, &ios->descs[i]);
+	tdl_free(ios->fresh.dl);
+	ios->fresh.dl = NULL;
 }
 
 static struct ios_desc *desc_find(struct ios *ios, uint64_t nonce, uint64_t id)
@@ -215,31 +223,51 @@ static struct ios_desc *desc_find(struct ios *ios, uint64_t nonce, uint64_t id)
 	return NULL;
 }
 
-/* Keep dl (taken over) under the key, evicting the least recently used. */
-static void desc_put(struct ios *ios, uint64_t nonce, uint64_t id, struct tdl_dataloop *dl)
+/* Keep `fresh` (taken over) under its key, evicting the least recently
+ * used until it fits the entries and the bytes. One larger than the whole
+ * cache is not kept: its call sends it with every message (ESTALE). */
+static void desc_put(struct ios *ios, struct ios_desc *fresh)
 {
-	struct ios_desc *d = desc_find(ios, nonce, id), *victim = &ios->descs[0];
+	struct ios_desc *old = desc_find(ios, fresh->nonce, fresh->id);
 
-	if (!d) {
-		for (int i = 0; i < IOS_DESC_CACHE; i++) {
-			if (!ios->descs[i].dl) {
-				victim = &ios->descs[i];
-				break;
-			}
-			if (ios->descs[i].used < victim->used)
-				victim = &ios->descs[i];
-		}
-		d = victim;
+	if (old)
+		desc_drop(ios, old);
+	if (fresh->bytes > IOS_DESC_CACHE_BYTES) {
+		tdl_free(fresh->dl);
+		return;
 	}
-	tdl_free(d->dl);
-	d->nonce = nonce;
-	d->id = id;
-	d->dl = dl;
-	d->used = ++ios->clock;
+	for (;;) {
+		struct ios_desc *slot = NULL, *victim = NULL;
+
+		for (int i = 0; i < IOS_DESC_CACHE; i++) {
+			struct ios_desc *d = &ios->descs[i];
+
+			if (!d->dl)
+				slot = slot ? slot : d;
+			else if (!victim || d->used < victim->used)
+				victim = d;
+		}
+		if (slot && ios->stats.desc_cache_bytes + fresh->bytes <= IOS_DESC_CACHE_BYTES) {
+			*slot = *fresh;
+			slot->used = ++ios->clock;
+			ios->stats.desc_cache_bytes += slot->bytes;
+			return;
+		}
+		desc_drop(ios, victim); /* some entry is held, or the bytes would fit */
+	}
 }
 
-/* The request's file type: decoded from the message (and kept), or from
- * the cache. NULL after an error reply. */
+void ios_dtype_desc_done(struct ios *ios, int valid)
+{
+	if (!ios->fresh.dl)
+		return;
+	if (valid)
+		desc_put(ios, &ios->fresh);
+	else
+		tdl_free(ios->fresh.dl);
+	ios->fresh.dl = NULL;
+}
+
 const struct tdl_dataloop *ios_dtype_desc(struct ios *ios, struct srv_req *req,
 					  const Tessera__DtypeIORequest *d, const char *what)
 {
@@ -248,6 +276,7 @@ const struct tdl_dataloop *ios_dtype_desc(struct ios *ios, struct srv_req *req,
 	char err[256];
 	int rc;
 
+	ios_dtype_desc_done(ios, 0); /* a handler that forgot: never kept */
 	if (!d->file_type) {
 		c = desc_find(ios, d->desc_nonce, d->desc_id);
 		if (c) {
@@ -267,8 +296,31 @@ const struct tdl_dataloop *ios_dtype_desc(struct ios *ios, struct srv_req *req,
 	}
 	ios->stats.desc_bytes[IOS_DTYPE] +=
 		protobuf_c_message_get_packed_size(&d->file_type->base);
-	desc_put(ios, d->desc_nonce, d->desc_id, dl);
+	ios->fresh = (struct ios_desc){ d->desc_nonce, d->desc_id, dl, tdl_mem_bytes(dl), 0 };
 	return dl;
+}
+
+int ios_check_layout(struct ios *ios, struct srv_req *req, uint64_t handle, uint64_t strip_size,
+		     uint32_t stripe_count, uint32_t slot, const char *what)
+{
+	struct tdl_layout layout = { strip_size, stripe_count };
+	char why[160];
+
+	if (tdl_layout_check(&layout, why, sizeof(why))) {
+		srv_reply_error(req, -EINVAL, "%s " OBJ ": bad %s", what, handle, why);
+		return -EINVAL;
+	}
+	if (stripe_count > ios->cfg->n_ios) {
+		srv_reply_error(req, -EINVAL, "%s " OBJ ": bad layout: stripe count %u above the "
+				"%u storage daemons configured", what, handle, stripe_count, ios->cfg->n_ios);
+		return -EINVAL;
+	}
+	if (slot >= stripe_count) {
+		srv_reply_error(req, -EINVAL, "%s " OBJ ": bad layout: slot %u of %u slots", what,
+				handle, slot, stripe_count);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* The request's pieces on this server, checked: at most max_io bytes
@@ -287,13 +339,9 @@ static int dtype_pieces(struct ios *ios, struct srv_req *req, const Tessera__Dty
 	char err[256];
 	int rc;
 
-	if (!d->strip_size || !d->stripe_count || d->stripe_count > TP_MAX_SERVERS ||
-	    d->slot >= d->stripe_count) {
-		srv_reply_error(req, -EINVAL, "%s " OBJ ": bad layout (strip %" PRIu64
-				", %u slots, slot %u)", what, d->handle, d->strip_size,
-				d->stripe_count, d->slot);
-		return -EINVAL;
-	}
+	if ((rc = ios_check_layout(ios, req, d->handle, d->strip_size, d->stripe_count, d->slot,
+				   what)))
+		return rc;
 	if ((rc = tdl_check_view(dl, d->count, d->disp, err, sizeof(err)))) {
 		srv_reply_error(req, rc, "%s " OBJ ": file view: %s", what, d->handle, err);
 		return rc;
@@ -308,6 +356,7 @@ static int dtype_pieces(struct ios *ios, struct srv_req *req, const Tessera__Dty
 	}
 	rc = tdl_segment_init_server(&seg, dl, d->count, d->disp, d->first, d->last, &layout,
 				     d->slot);
+	seg.max_steps = IOS_MAX_DTYPE_STEPS;
 	while (!rc && !tdl_segment_done(&seg)) {
 		size_t k;
 
@@ -339,6 +388,11 @@ static int dtype_pieces(struct ios *ios, struct srv_req *req, const Tessera__Dty
 		srv_reply_error(req, rc, "%s " OBJ ": the pieces on this server total %s%" PRIu64
 				" bytes but the request carries %" PRIu64, what, d->handle,
 				total < limit ? "" : "more than ", total, limit);
+	else if (rc == -E2BIG)
+		srv_reply_error(req, rc, "%s " OBJ ": walking the file view takes more than %u "
+				"steps on this server, the limit per request (empty blocks, or "
+				"tiny pieces of other servers' strips: ask for a smaller window)",
+				what, d->handle, IOS_MAX_DTYPE_STEPS);
 	else if (rc == -EMSGSIZE)
 		srv_reply_error(req, rc, "%s " OBJ ": more than max_io %u bytes fall on this server",
 				what, d->handle, ios->cfg->max_io);
@@ -368,8 +422,13 @@ void ios_do_dtype(struct ios *ios, struct srv_req *req)
 	if (ios_locks_fence(ios, req, d->lock_epoch, d->handle, what))
 		return;
 	dl = ios_dtype_desc(ios, req, d, what);
-	if (!dl || dtype_pieces(ios, req, d, dl, write, what, &pieces, &n, &total))
+	if (!dl)
 		return;
+	if (dtype_pieces(ios, req, d, dl, write, what, &pieces, &n, &total)) {
+		ios_dtype_desc_done(ios, 0);
+		return;
+	}
+	ios_dtype_desc_done(ios, 1);
 	apply(ios, req, IOS_DTYPE, d->handle, pieces, n, total, write);
 	free(pieces);
 }

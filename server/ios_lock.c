@@ -291,18 +291,6 @@ static int ranges_grow(struct lk_pending *p, size_t more)
 	return 0;
 }
 
-static int layout_check(struct srv_req *req, const Tessera__LockAcquireRequest *m)
-{
-	if (!m->strip_size || !m->stripe_count || m->stripe_count > TP_MAX_SERVERS ||
-	    m->slot >= m->stripe_count) {
-		srv_reply_error(req, -EINVAL, "lock " OBJ ": bad layout (strip %" PRIu64
-				", %u slots, slot %u)", m->handle, m->strip_size, m->stripe_count,
-				m->slot);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 /* Append the message's logical regions, split at strip boundaries; they
  * must lie on this slot, ascend and not overlap (also across messages). */
 static int add_list(struct srv_req *req, const Tessera__LockAcquireRequest *m,
@@ -470,7 +458,8 @@ static int describe(struct ios_locks *lk, struct srv_req *req,
 				"write (2)", m->handle, m->mode);
 		return -EINVAL;
 	}
-	if (layout_check(req, m))
+	if (ios_check_layout(lk->ios, req, m->handle, m->strip_size, m->stripe_count, m->slot,
+			     "lock"))
 		return -EINVAL;
 	if (m->lock_id) {
 		p = pending_find(s, m->lock_id, &link);
@@ -499,6 +488,7 @@ static int describe(struct ios_locks *lk, struct srv_req *req,
 		rc = -EINVAL;
 	} else if (m->view) {
 		rc = add_view(lk->ios, req, m, p);
+		ios_dtype_desc_done(lk->ios, !rc); /* the view is kept once it passed */
 	} else {
 		rc = add_list(req, m, p);
 	}

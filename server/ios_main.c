@@ -21,6 +21,13 @@ static void do_handles(struct ios *ios, struct srv_req *req)
 	int64_t *mtimes = NULL;
 	int rc = 0;
 
+	/* A client names at most one file's objects on this daemon; a list of
+	 * a million would be a million fsyncs inside the event loop. */
+	if (h->n_handles > IOS_MAX_HANDLES) {
+		srv_reply_error(req, -E2BIG, "%s: %zu handles exceed the limit of %d per request",
+				what, h->n_handles, IOS_MAX_HANDLES);
+		return;
+	}
 	if (op == TP_OP_GETSIZE && (!(sizes = calloc(h->n_handles + 1, sizeof(*sizes))) ||
 				    !(mtimes = calloc(h->n_handles + 1, sizeof(*mtimes))))) {
 		free(sizes);

@@ -5,6 +5,7 @@
  * of struct mds_store change only after that write succeeded.
  */
 #include "mds_store_int.h"
+#include "tdl.h"
 
 #include <errno.h>
 #include <string.h>
@@ -123,6 +124,7 @@ int mds_create(struct mds_store *st, const struct mds_cred *cred,
 	uint64_t h, handles[1 + MDS_MAX_STRIPE];
 	uint32_t type, count, first, max_count;
 	int64_t now;
+	char why[160];
 	int rc;
 
 	if (created)
@@ -175,6 +177,13 @@ int mds_create(struct mds_store *st, const struct mds_cred *cred,
 		f.layout.strip_size = default_strip ? default_strip : MDS_DEFAULT_STRIP;
 	f.layout.count = count;
 	f.has_layout = 1;
+	/* Whichever of them chose it, the strip must be one the striping
+	 * math takes (a directory default set before the limit, say). */
+	if (tdl_layout_check(&(struct tdl_layout){ f.layout.strip_size, count }, why,
+			     sizeof(why))) {
+		rc = mds_fail(st, -EINVAL, "create %s: %s", path, why);
+		goto out;
+	}
 
 	rc = mds_alloc_handles(st, 1 + count, handles);
 	if (rc)
@@ -343,6 +352,11 @@ int mds_set_dir_layout(struct mds_store *st, const struct mds_cred *cred,
 		rc = mds_fail(st, -EINVAL, "setlayout %s: stripe count %u above"
 			      " the %u storage daemons", path, stripe_count,
 			      st->n_ios);
+		goto out;
+	}
+	if (strip_size > TDL_MAX_STRIP_SIZE) {
+		rc = mds_fail(st, -EINVAL, "setlayout %s: strip size %llu above the limit"
+			      " of 4 GiB", path, (unsigned long long)strip_size);
 		goto out;
 	}
 	/* A zero field keeps what the directory had (0 there = inherit). */

@@ -219,6 +219,11 @@ int raw_roundtrip(struct raw *raw, const uint8_t *frame, size_t len, struct tp_f
 							 sizeof(err)), 0);
 			rc = reply->hdr.status;
 			msg[0] = 0;
+			if (raw->reply_data) {
+				raw->reply_len = reply->hdr.data_len < raw->reply_cap
+						 ? reply->hdr.data_len : raw->reply_cap;
+				memcpy(raw->reply_data, reply->data, raw->reply_len);
+			}
 			if (rc < 0) {
 				Tessera__ErrorReply *er = (Tessera__ErrorReply *)
 					tp_body_unpack(reply, &tessera__error_reply__descriptor);
@@ -235,6 +240,29 @@ int raw_roundtrip(struct raw *raw, const uint8_t *frame, size_t len, struct tp_f
 	return rc;
 }
 
+
+int raw_request(struct raw *raw, unsigned op, const ProtobufCMessage *msg, const void *data,
+		size_t data_len, char *msg_out, size_t msglen)
+{
+	static uint64_t reqid = 5000;
+	size_t cap = TP_HDR_SIZE + raw->name_len +
+		     (msg ? protobuf_c_message_get_packed_size(msg) : 0);
+	uint8_t *frame = malloc(cap + data_len);
+	struct tp_hdr h = { .opcode = (uint16_t)op, .reqid = ++reqid,
+			    .data_len = (uint32_t)data_len };
+	struct tp_frame reply;
+	long len;
+	int rc;
+
+	assert_non_null(frame);
+	len = tp_frame_build(frame, cap, &h, raw->name, raw->name_len, msg);
+	assert_true(len > 0);
+	if (data_len)
+		memcpy(frame + len, data, data_len);
+	rc = raw_roundtrip(raw, frame, (size_t)len + data_len, &reply, msg_out, msglen);
+	free(frame);
+	return rc;
+}
 
 void raw_open(struct cluster *c, uint32_t ios, struct raw *raw)
 {

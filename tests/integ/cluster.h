@@ -48,10 +48,18 @@ struct raw {
 	uint8_t name[TP_MAX_ADDR];
 	size_t name_len;
 	struct tnet_ctx ctx;
+	/* When set, a reply's raw data (up to reply_cap bytes) is copied here
+	 * and its length into reply_len before the receive buffer is reused. */
+	uint8_t *reply_data;
+	size_t reply_cap, reply_len;
 };
 void raw_open(struct cluster *c, uint32_t ios, struct raw *raw);
 /* Send a frame, wait for the reply: its status; msg gets an error's words. */
 int raw_roundtrip(struct raw *raw, const uint8_t *frame, size_t len, struct tp_frame *reply,
 		  char *msg, size_t msglen);
+/* Build a request frame (op, body msg, then data_len bytes of data) and
+ * send it: raw_roundtrip's answer. */
+int raw_request(struct raw *raw, unsigned op, const ProtobufCMessage *msg, const void *data,
+		size_t data_len, char *msg_out, size_t msglen);
 
 #endif

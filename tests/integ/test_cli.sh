@@ -250,6 +250,23 @@ test_setstripe_file() {
 	expect_rc 1
 }
 
+# A 2^62-byte strip (x 4 wraps to 0) is refused with the limit named, and
+# the directory goes on working for cp and cat (they died of SIGFPE).
+test_setstripe_limit() {
+	t mkdir /huge
+	t setstripe -s 4194304T -c 3 /huge
+	expect_rc 1
+	has "$err" "strip size 4611686018427387904 above the limit of 4 GiB"
+	t setstripe -s 4194304T -c 1 /huge/file.bin
+	expect_rc 1
+	has "$err" "strip size above the limit of 4 GiB"
+	t setstripe -s 4G /huge
+	expect_rc 0
+	t cp "$dir/big.in" tessera:/huge/copy.bin
+	expect_rc 0
+	"$T" cat /huge/copy.bin | cmp - "$dir/big.in"
+}
+
 test_truncate_cat() {
 	t truncate -s 5M /d1/big.bin
 	expect_rc 0
@@ -322,6 +339,7 @@ test_stats() {
 	t stats
 	expect_rc 0
 	has "$out" "requests"
+	has "$out" "description cache bytes"
 	# the 20 MiB copy earlier went by contiguous writes: the sum counts them
 	local written
 	written=$(awk '$1 == "all" && $2 == "contig" {print $6}' <<<"$out")
@@ -357,6 +375,7 @@ check ls_long test_ls_long
 check stat_layout test_stat_layout
 check setstripe_dir test_setstripe_dir
 check setstripe_file test_setstripe_file
+check setstripe_limit test_setstripe_limit
 check truncate_cat test_truncate_cat
 check mv test_mv
 check rm test_rm

@@ -517,29 +517,6 @@ static void test_bad_arguments(void **state)
 
 /* ------------------------------------------------ malformed requests */
 
-static int send_raw(struct raw *raw, unsigned op, const ProtobufCMessage *msg, const void *data,
-		    size_t data_len, char *err, size_t errlen)
-{
-	static uint64_t reqid = 5000;
-	size_t cap = 1 << 20;
-	uint8_t *frame = malloc(cap + data_len);
-	struct tp_hdr h = { .opcode = (uint16_t)op, .reqid = ++reqid };
-	struct tp_frame reply;
-	long len = tp_frame_build(frame, cap, &h, raw->name, raw->name_len, msg);
-	int rc;
-
-	assert_true(len > 0);
-	if (data_len)
-		memcpy(frame + len, data, data_len);
-	frame[20] = (uint8_t)data_len;
-	frame[21] = (uint8_t)(data_len >> 8);
-	frame[22] = (uint8_t)(data_len >> 16);
-	frame[23] = (uint8_t)(data_len >> 24);
-	rc = raw_roundtrip(raw, frame, (size_t)len + data_len, &reply, err, errlen);
-	free(frame);
-	return rc;
-}
-
 static void test_malformed_requests(void **state)
 {
 	struct cluster *c = *state;
@@ -569,26 +546,26 @@ static void test_malformed_requests(void **state)
 		l.offsets = offs;
 		l.n_lengths = 3;
 		l.lengths = lens;
-		assert_int_equal(send_raw(&raw, TP_OP_LIST_WRITE, &l.base, data, 30, err, sizeof(err)),
+		assert_int_equal(raw_request(&raw, TP_OP_LIST_WRITE, &l.base, data, 30, err, sizeof(err)),
 				 -EINVAL);
 		print_message("list, 4 offsets 3 lengths -> %s\n", err);
 		assert_non_null(strstr(err, "4 offsets but 3 lengths"));
 		/* data shorter than the pieces */
 		l.n_lengths = 4;
-		assert_int_equal(send_raw(&raw, TP_OP_LIST_WRITE, &l.base, data, 39, err, sizeof(err)),
+		assert_int_equal(raw_request(&raw, TP_OP_LIST_WRITE, &l.base, data, 39, err, sizeof(err)),
 				 -EINVAL);
 		print_message("list, 39 bytes for 40 -> %s\n", err);
 		assert_non_null(strstr(err, "carries 39"));
 		/* a piece past the largest object, after good ones */
 		offs[3] = UINT64_MAX - 5;
-		assert_int_equal(send_raw(&raw, TP_OP_LIST_WRITE, &l.base, data, 40, err, sizeof(err)),
+		assert_int_equal(raw_request(&raw, TP_OP_LIST_WRITE, &l.base, data, 40, err, sizeof(err)),
 				 -EINVAL);
 		print_message("list, huge offset -> %s\n", err);
 		assert_non_null(strstr(err, "piece 3"));
 		offs[3] = 300;
 		/* a read larger than max_io */
 		lens[0] = 2 << 20;
-		assert_int_equal(send_raw(&raw, TP_OP_LIST_READ, &l.base, NULL, 0, err, sizeof(err)),
+		assert_int_equal(raw_request(&raw, TP_OP_LIST_READ, &l.base, NULL, 0, err, sizeof(err)),
 				 -EMSGSIZE);
 		lens[0] = 10;
 	}
@@ -606,37 +583,37 @@ static void test_malformed_requests(void **state)
 		d.first = 0;
 		d.last = 40;
 		/* not held, no description sent */
-		assert_int_equal(send_raw(&raw, TP_OP_DTYPE_WRITE, &d.base, data, 40, err, sizeof(err)),
+		assert_int_equal(raw_request(&raw, TP_OP_DTYPE_WRITE, &d.base, data, 40, err, sizeof(err)),
 				 -ESTALE);
 		print_message("datatype, unknown description -> %s\n", err);
 		d.file_type = vm;
 		/* the data does not match the pieces */
-		assert_int_equal(send_raw(&raw, TP_OP_DTYPE_WRITE, &d.base, data, 41, err, sizeof(err)),
+		assert_int_equal(raw_request(&raw, TP_OP_DTYPE_WRITE, &d.base, data, 41, err, sizeof(err)),
 				 -EINVAL);
 		print_message("datatype, 41 bytes for 40 -> %s\n", err);
 		assert_non_null(strstr(err, "carries 41"));
 		/* a window beyond the view */
 		d.last = 41;
-		assert_int_equal(send_raw(&raw, TP_OP_DTYPE_WRITE, &d.base, data, 41, err, sizeof(err)),
+		assert_int_equal(raw_request(&raw, TP_OP_DTYPE_WRITE, &d.base, data, 41, err, sizeof(err)),
 				 -EINVAL);
 		print_message("datatype, window past the view -> %s\n", err);
 		d.last = 40;
 		/* a slot outside the layout */
 		d.slot = 3;
-		assert_int_equal(send_raw(&raw, TP_OP_DTYPE_WRITE, &d.base, data, 40, err, sizeof(err)),
+		assert_int_equal(raw_request(&raw, TP_OP_DTYPE_WRITE, &d.base, data, 40, err, sizeof(err)),
 				 -EINVAL);
 		print_message("datatype, slot 3 of 1 -> %s\n", err);
 		d.slot = 0;
 		/* a view that starts before byte 0 */
 		d.disp = -50;
-		assert_int_equal(send_raw(&raw, TP_OP_DTYPE_WRITE, &d.base, data, 40, err, sizeof(err)),
+		assert_int_equal(raw_request(&raw, TP_OP_DTYPE_WRITE, &d.base, data, 40, err, sizeof(err)),
 				 -EINVAL);
 		print_message("datatype, negative file offsets -> %s\n", err);
 		d.disp = 0;
 		/* a cyclic description */
 		vm->nodes[0]->child = 0;
 		vm->root = 0;
-		assert_int_equal(send_raw(&raw, TP_OP_DTYPE_WRITE, &d.base, data, 40, err, sizeof(err)),
+		assert_int_equal(raw_request(&raw, TP_OP_DTYPE_WRITE, &d.base, data, 40, err, sizeof(err)),
 				 -EINVAL);
 		print_message("datatype, cyclic -> %s\n", err);
 	}
@@ -650,7 +627,7 @@ static void test_malformed_requests(void **state)
 		l.n_offsets = l.n_lengths = 4;
 		l.offsets = offs;
 		l.lengths = lens;
-		assert_int_equal(send_raw(&raw, TP_OP_LIST_WRITE, &l.base, data, 40, err, sizeof(err)),
+		assert_int_equal(raw_request(&raw, TP_OP_LIST_WRITE, &l.base, data, 40, err, sizeof(err)),
 				 0);
 		for (int i = 0; i < 4; i++)
 			model_write(&m, offs[i], data, 10);

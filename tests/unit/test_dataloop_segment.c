@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <cmocka.h>
 
 #include "tdl.h"
@@ -269,6 +270,112 @@ static void test_bad_args(void **state)
 	tdl_free(d);
 }
 
+/* An indexed type of 2 one-byte blocks (bytes 0 and 2) with `empty` empty blocks after
+ * each: the shape whose walk used to scan every empty block for every
+ * byte (a 20 KB window took seconds). */
+static struct tdl_dataloop *sparse_indexed(int64_t empty)
+{
+	int64_t n = 2 * (empty + 1), *lens = calloc((size_t)n, sizeof(*lens));
+	int64_t *displs = calloc((size_t)n, sizeof(*displs));
+	struct tdl_dataloop *byte, *dl;
+
+	assert_non_null(lens);
+	assert_non_null(displs);
+	lens[0] = lens[empty + 1] = 1;
+	displs[empty + 1] = 2; /* a gap, so the type is not one dense run */
+	for (int64_t b = 0; b < n; b++)
+		if (!lens[b])
+			displs[b] = 7 * b; /* anywhere: an empty block has no bytes */
+	assert_int_equal(tdl_bytes(1, &byte), 0);
+	assert_int_equal(tdl_indexed(n, lens, displs, byte, &dl), 0);
+	tdl_free(byte);
+	free(lens);
+	free(displs);
+	return dl;
+}
+
+/* Empty blocks cost steps logarithmic in their number, not linear: 10,000
+ * instances of 2 bytes among 100,000 empty blocks each walk in well under
+ * 64 steps a byte (a scan would take 50,000), with every byte right. */
+static void test_empty_blocks(void **state)
+{
+	struct tdl_dataloop *dl = sparse_indexed(50000);
+	struct tdl_layout l = { 4096, 3 };
+	int64_t ext = tdl_extent(dl);
+	uint64_t window = 20000, seen = 0;
+	struct tdl_segment seg;
+	struct tdl_piece p[64];
+	size_t n;
+	(void)state;
+
+	assert_int_equal(tdl_size(dl), 2);
+	assert_int_equal(tdl_segment_init(&seg, dl, 10000, 0, 0, window), 0);
+	while (!tdl_segment_done(&seg)) {
+		assert_int_equal(tdl_segment_next(&seg, p, 64, &n), 0);
+		for (size_t i = 0; i < n; i++)
+			for (uint64_t k = 0; k < p[i].length; k++) {
+				uint64_t pos = p[i].stream + k;
+
+				assert_int_equal(pos, seen++);
+				assert_int_equal(p[i].offset + k,
+						 (pos / 2) * (uint64_t)ext + 2 * (pos % 2));
+			}
+	}
+	assert_int_equal(seen, window);
+	assert_true(seg.steps < 64 * window);
+
+	/* A server's walk, capped at that many steps, finishes too. */
+	for (uint32_t s = 0; s < l.count; s++) {
+		assert_int_equal(tdl_segment_init_server(&seg, dl, 10000, 0, 0, window, &l, s), 0);
+		seg.max_steps = 64 * window;
+		while (!tdl_segment_done(&seg))
+			assert_int_equal(tdl_segment_next(&seg, p, 64, &n), 0);
+	}
+	tdl_free(dl);
+}
+
+/* The step cap: a walk that needs more fails with -E2BIG, having handed
+ * out only right pieces, and cannot go on; without a cap it finishes. */
+static void test_step_cap(void **state)
+{
+	struct tdl_dataloop *dl = sparse_indexed(1000);
+	int64_t ext = tdl_extent(dl);
+	struct tdl_segment seg;
+	struct tdl_piece p[16];
+	uint64_t need, seen = 0;
+	size_t n;
+	int rc = 0;
+	(void)state;
+
+	assert_int_equal(tdl_segment_init(&seg, dl, 5000, 0, 0, UINT64_MAX), 0);
+	assert_int_equal(seg.max_steps, 0);
+	while (!tdl_segment_done(&seg))
+		assert_int_equal(tdl_segment_next(&seg, p, 16, &n), 0);
+	need = seg.steps;
+	assert_true(need > 10000);
+
+	assert_int_equal(tdl_segment_init(&seg, dl, 5000, 0, 0, UINT64_MAX), 0);
+	seg.max_steps = need / 2;
+	while (!rc && !tdl_segment_done(&seg)) {
+		rc = tdl_segment_next(&seg, p, 16, &n);
+		for (size_t i = 0; i < n; i++, seen++)
+			assert_int_equal(p[i].offset,
+					 (p[i].stream / 2) * (uint64_t)ext +
+						 2 * (p[i].stream % 2));
+	}
+	assert_int_equal(rc, -E2BIG);
+	assert_true(seen < 5000);
+	assert_int_equal(tdl_segment_next(&seg, p, 16, &n), -E2BIG);
+	assert_int_equal(n, 0);
+
+	/* Exactly enough is enough. */
+	assert_int_equal(tdl_segment_init(&seg, dl, 5000, 0, 0, UINT64_MAX), 0);
+	seg.max_steps = need;
+	while (!tdl_segment_done(&seg))
+		assert_int_equal(tdl_segment_next(&seg, p, 16, &n), 0);
+	tdl_free(dl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -278,6 +385,8 @@ int main(void)
 		cmocka_unit_test(test_vector_regions),
 		cmocka_unit_test(test_server_jumps),
 		cmocka_unit_test(test_bad_args),
+		cmocka_unit_test(test_empty_blocks),
+		cmocka_unit_test(test_step_cap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

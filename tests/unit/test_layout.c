@@ -1,8 +1,10 @@
 /* test_layout.c - striping math against a brute-force strip walk. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "tdl.h"
@@ -226,6 +228,86 @@ static void test_logical_size_any(void **state)
 	}
 }
 
+/* The limits: what tdl_layout_check refuses, by name. */
+static void test_check(void **state)
+{
+	static const struct {
+		struct tdl_layout l;
+		const char *why; /* NULL: accepted */
+	} cases[] = {
+		{ { 1, 1 }, NULL },
+		{ { TDL_MAX_STRIP_SIZE, TDL_MAX_COUNT }, NULL },
+		{ { 0, 4 }, "strip size 0" },
+		/* `tessera setstripe -s 4194304T -c 4`: 2^62 x 4 wraps to 0 */
+		{ { 1ull << 62, 4 }, "strip size above the limit" },
+		{ { TDL_MAX_STRIP_SIZE + 1, 1 }, "strip size above the limit" },
+		{ { 4096, 0 }, "stripe count 0" },
+		{ { 4096, TDL_MAX_COUNT + 1 }, "stripe count above the limit" },
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char err[160] = "";
+		int rc = tdl_layout_check(&cases[i].l, err, sizeof(err));
+
+		if (!cases[i].why) {
+			assert_int_equal(rc, 0);
+			continue;
+		}
+		assert_int_equal(rc, -EINVAL);
+		assert_non_null(strstr(err, cases[i].why));
+		assert_int_equal(tdl_layout_check(&cases[i].l, NULL, 0), -EINVAL);
+	}
+}
+
+/* The largest layouts at the far end of the offset space: map and unmap
+ * stay inverse, the object sizes of a file of 2^64 - 1 bytes add up, and a
+ * slot offset no file reaches saturates instead of wrapping. */
+static void test_extremes(void **state)
+{
+	static const struct tdl_layout layouts[] = {
+		{ TDL_MAX_STRIP_SIZE, TDL_MAX_COUNT }, { TDL_MAX_STRIP_SIZE, 256 },
+		{ TDL_MAX_STRIP_SIZE - 1, 3 }, { 1, TDL_MAX_COUNT }, { 1, 1 },
+		{ 65536, 4 },
+	};
+	struct rng r = { 2024 };
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
+		const struct tdl_layout *l = &layouts[i];
+		uint64_t sum = 0;
+
+		assert_int_equal(tdl_layout_check(l, NULL, 0), 0);
+		for (int k = 0; k < 2000; k++) {
+			uint64_t off = k == 0 ? UINT64_MAX : UINT64_MAX - rnd_below(&r, 1ull << 50);
+			uint32_t slot;
+			uint64_t obj;
+
+			if (k % 2)
+				off = rnd(&r);
+			tdl_layout_map(l, off, &slot, &obj);
+			assert_true(slot < l->count);
+			assert_true(obj <= off);
+			assert_int_equal(tdl_layout_unmap(l, slot, obj), off);
+		}
+		for (uint32_t s = 0; s < l->count; s++) {
+			uint64_t os = tdl_layout_object_size(l, s, UINT64_MAX);
+
+			sum += os;
+			assert_true(tdl_layout_logical_size(l, s, os) <= UINT64_MAX);
+		}
+		assert_int_equal(sum, UINT64_MAX);
+		if (l->count > 1) {
+			/* slot 1's byte 2^64 - 1 lies beyond any file */
+			assert_int_equal(tdl_layout_unmap(l, 1, UINT64_MAX), UINT64_MAX);
+			assert_int_equal(tdl_layout_logical_size(l, 1, UINT64_MAX), UINT64_MAX);
+			assert_int_equal(tdl_layout_logical_size(l, l->count - 1,
+								 UINT64_MAX / 2 + 1),
+					 UINT64_MAX);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -234,6 +316,8 @@ int main(void)
 		cmocka_unit_test(test_run),
 		cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_logical_size_any),
+		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_extremes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -858,6 +858,25 @@ static void test_layouts(void **state)
 			 -ENOTDIR);
 	lookup_ok(f->st, "/d", &d);
 	assert_int_equal(d.layout.count, 3);
+
+	/* The strip size limit (4 GiB): `tessera setstripe -s 4194304T` made
+	 * 2^62-byte strips whose rows wrapped to 0, and reads divided by
+	 * it. Refused whichever way it comes, with the limit named. */
+	assert_int_equal(mds_set_dir_layout(f->st, &ROOT, "/d", 1ull << 62, 4), -EINVAL);
+	assert_non_null(strstr(mds_store_errmsg(f->st), "strip size 4611686018427387904 above "
+			       "the limit of 4 GiB"));
+	lookup_ok(f->st, "/d", &d);
+	assert_int_equal(d.layout.strip_size, 131072);
+	assert_int_equal(mds_set_dir_layout(f->st, &ROOT, "/d", 4ull << 30, 0), 0);
+	assert_int_equal(mkfile(f->st, &ROOT, "/d/huge", &a), 0);
+	assert_int_equal(a.layout.strip_size, 4ull << 30);
+	assert_int_equal(mds_create(f->st, &ROOT, "/big", 0644, 1, (4ull << 30) + 1, 0, 0,
+				    &a, NULL), -EINVAL);
+	assert_non_null(strstr(mds_store_errmsg(f->st), "create /big: layout (strip size "
+			       "4294967297, stripe count 4): strip size above the limit of 4 GiB"));
+	assert_int_equal(mds_create(f->st, &ROOT, "/big", 0644, 1, 0, 0, 1ull << 62, &a, NULL),
+			 -EINVAL);
+	assert_int_equal(mds_lookup(f->st, &ROOT, "/big", &a), -ENOENT);
 }
 
 static void test_layout_rotation(void **state)
