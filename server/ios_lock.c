@@ -370,6 +370,7 @@ static int add_view(struct ios *ios, struct srv_req *req, const Tessera__LockAcq
 	}
 	rc = tdl_segment_init_server(&seg, dl, v->count, v->disp, v->first, v->last, &layout,
 				     m->slot);
+	seg.max_steps = IOS_MAX_DTYPE_STEPS; /* a bounded walk, as for datatype I/O */
 	while (!rc && !tdl_segment_done(&seg)) {
 		size_t k;
 
@@ -395,7 +396,11 @@ static int add_view(struct ios *ios, struct srv_req *req, const Tessera__LockAcq
 									 batch[i].offset };
 		}
 	}
-	if (rc == -E2BIG)
+	if (rc == -E2BIG && seg.steps >= seg.max_steps)
+		srv_reply_error(req, rc, "lock " OBJ ": walking the file view takes more than %u "
+				"steps on this server, the limit per request (ask for a smaller "
+				"window)", m->handle, IOS_MAX_DTYPE_STEPS);
+	else if (rc == -E2BIG)
 		srv_reply_error(req, rc, "lock " OBJ ": the view has more than %u ranges on this "
 				"server", m->handle, LK_MAX_RANGES);
 	else if (rc == -EINVAL && err[0])
