@@ -34,9 +34,11 @@
 #define LK_TABLE_BYTES (256u << 20)     /* the lock table's memory */
 #define LK_MAX_REQUESTS 65536
 #define LK_MAX_PENDING 1024             /* descriptions in progress, all sessions */
+#define LK_MAX_PENDING_RANGES (1u << 22) /* ranges they hold together (96 MiB) */
 
 /* A lock request whose regions are still arriving (more = true). */
 struct lk_pending {
+	struct ios_locks *lk;
 	uint64_t id;                 /* LK_PENDING_BIT | n */
 	uint64_t handle;
 	uint32_t mode;
@@ -70,6 +72,7 @@ struct ios_locks {
 	struct lk_wait *waits;       /* parked acquires */
 	uint64_t next_pending;
 	size_t npending;
+	size_t pending_ranges;       /* capacity of all pending descriptions */
 	uint64_t granted, released, expired_sessions; /* counters */
 };
 
@@ -127,6 +130,7 @@ static struct lk_session *session_find(struct ios_locks *lk, uint64_t id)
 
 static void pending_free(struct ios_locks *lk, struct lk_pending *p)
 {
+	lk->pending_ranges -= p->cap;
 	free(p->ranges);
 	free(p);
 	lk->npending--;
@@ -283,9 +287,14 @@ static int ranges_grow(struct lk_pending *p, size_t more)
 		cap *= 2;
 	if (cap == p->cap)
 		return 0;
+	/* All descriptions in progress share one bound (they are built before
+	 * the lock table, and its limits, sees them). */
+	if (p->lk->pending_ranges - p->cap + cap > LK_MAX_PENDING_RANGES)
+		return -ENOBUFS;
 	r = realloc(p->ranges, cap * sizeof(*r));
 	if (!r)
 		return -ENOMEM;
+	p->lk->pending_ranges += cap - p->cap;
 	p->ranges = r;
 	p->cap = cap;
 	return 0;
@@ -327,8 +336,10 @@ static int add_list(struct srv_req *req, const Tessera__LockAcquireRequest *m,
 				return -EINVAL;
 			}
 			if ((rc = ranges_grow(p, 1))) {
-				srv_reply_error(req, rc, "lock " OBJ ": more than %u ranges", m->handle,
-						LK_MAX_RANGES);
+				srv_reply_error(req, rc, "lock " OBJ ": %s", m->handle,
+						rc == -E2BIG ? "more than 2^20 ranges in one request" :
+						rc == -ENOBUFS ? "lock descriptions in progress hold "
+						"2^22 ranges, the daemon's limit" : strerror(-rc));
 				return rc;
 			}
 			p->ranges[p->n++] = (struct tlk_range){ obj, run, off };
@@ -403,6 +414,9 @@ static int add_view(struct ios *ios, struct srv_req *req, const Tessera__LockAcq
 	else if (rc == -E2BIG)
 		srv_reply_error(req, rc, "lock " OBJ ": the view has more than %u ranges on this "
 				"server", m->handle, LK_MAX_RANGES);
+	else if (rc == -ENOBUFS)
+		srv_reply_error(req, rc, "lock " OBJ ": lock descriptions in progress hold 2^22 "
+				"ranges, the daemon's limit", m->handle);
 	else if (rc == -EINVAL && err[0])
 		srv_reply_error(req, rc, "lock " OBJ ": %s", m->handle, err);
 	else if (rc)
@@ -480,6 +494,7 @@ static int describe(struct ios_locks *lk, struct srv_req *req,
 			return -EBUSY;
 		}
 		lk->npending++;
+		p->lk = lk;
 		p->id = LK_PENDING_BIT | ++lk->next_pending;
 		p->handle = m->handle;
 		p->mode = m->mode;

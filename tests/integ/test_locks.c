@@ -681,6 +681,64 @@ static void test_malformed(void **state)
 	tessera_close(f);
 }
 
+/* Lock descriptions that arrive in pieces (more = true) are held before
+ * the lock table sees them; together they stay under the daemon's bound,
+ * and the next one is refused with the limit named. */
+static void test_pending_bound(void **state)
+{
+	struct cluster *c = *state;
+	struct raw raw;
+	const size_t per_msg = 50000, per_session = 1000000;
+	uint64_t *offs = malloc(per_msg * sizeof(*offs)), *lens = malloc(per_msg * sizeof(*lens));
+	char msg[512];
+	int refused = 0;
+
+	assert_non_null(offs);
+	assert_non_null(lens);
+	raw_open(c, 0, &raw);
+	for (uint64_t session = 100; session < 106 && !refused; session++) {
+		uint64_t id = 0, at = 0;
+
+		for (size_t sent = 0; sent < per_session && !refused; sent += per_msg) {
+			Tessera__LockAcquireRequest m = TESSERA__LOCK_ACQUIRE_REQUEST__INIT;
+			Tessera__LockReply *rep = NULL;
+			int rc;
+
+			for (size_t i = 0; i < per_msg; i++, at += 2) {
+				offs[i] = at;
+				lens[i] = 1;
+			}
+			m.session = session;
+			m.lock_id = id;
+			m.handle = 42;
+			m.mode = 2;
+			m.strip_size = 1ull << 32;
+			m.stripe_count = 1;
+			m.n_offsets = m.n_lengths = per_msg;
+			m.offsets = offs;
+			m.lengths = lens;
+			m.more = 1;
+			rc = raw_lock(&raw, TP_OP_LOCK_ACQUIRE, &m.base, msg, sizeof(msg), &rep);
+			if (rc) {
+				print_message("session %lu: %s\n", (unsigned long)session, msg);
+				assert_int_equal(rc, -ENOBUFS);
+				assert_non_null(strstr(msg, "limit"));
+				refused = 1;
+				break;
+			}
+			id = rep->lock_id;
+			protobuf_c_message_free_unpacked(&rep->base, NULL);
+		}
+	}
+	assert_true(refused);
+	/* the daemon still serves */
+	Tessera__PingRequest ping = TESSERA__PING_REQUEST__INIT;
+	assert_int_equal(raw_lock(&raw, TP_OP_PING, &ping.base, msg, sizeof(msg), NULL), 0);
+	tnet_close(raw.net);
+	free(offs);
+	free(lens);
+}
+
 static int setup(void **state)
 {
 	char extra[64];
@@ -695,6 +753,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_conflicts, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_lock_messages, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_malformed, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_pending_bound, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_client_killed, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_restarted, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_stress, setup, cluster_teardown),
