@@ -12,8 +12,26 @@
  *   mpi_hdf5 FILE read           read back only (after open-at-exit)
  *
  * FILE is a "tessera:" name (or any name the driver claims).
+ *
+ * A metadata cache image (H5Pset_mdc_image_config): at close HDF5 stores
+ * its metadata cache in the file, and the next open loads it back instead
+ * of reading the objects one by one. A parallel open reads the image on
+ * rank 0 alone and broadcasts it, the first time the cache is used: at
+ * open when the program reads anything, otherwise in H5Fclose, or in
+ * MPI_Finalize for a file left open. The other ranks wait in MPI_Bcast, so
+ * a read that fails on rank 0 there leaves them waiting for good.
+ *
+ *   mpi_hdf5 PATH write-image    no MPI: HDF5's serial API (its default
+ *                                POSIX driver) writes the datasets for 2
+ *                                ranks and an image; PATH is a local name
+ *                                or one on the mount
+ *   mpi_hdf5 FILE image-read     every rank opens it read-only, checks the
+ *                                image is there, reads every dataset, closes
+ *   mpi_hdf5 FILE image-close    the same, reading nothing before H5Fclose
+ *   mpi_hdf5 FILE image-exit     the same, leaving the file to MPI_Finalize
  */
 #include <hdf5.h>
+#include <limits.h>
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,9 +40,24 @@
 
 #define ROWS 8   /* per rank */
 #define COLS 100
+#define IMAGE_RANKS 2 /* write-image writes the rows of this many ranks */
 
 static const char *file;
 static int open_at_exit; /* leave the written file open for MPI_Finalize */
+
+/* The four datasets; dataset i holds value(row, col, i + 1). The chunked
+ * ones are read back with the other transfer mode than they were written. */
+static const struct {
+	const char *name;
+	int chunked;
+	H5FD_mpio_xfer_t write_xfer, read_xfer;
+} datasets[] = {
+	{"contig_collective", 0, H5FD_MPIO_COLLECTIVE, H5FD_MPIO_COLLECTIVE},
+	{"contig_independent", 0, H5FD_MPIO_INDEPENDENT, H5FD_MPIO_INDEPENDENT},
+	{"chunked_collective", 1, H5FD_MPIO_COLLECTIVE, H5FD_MPIO_INDEPENDENT},
+	{"chunked_independent", 1, H5FD_MPIO_INDEPENDENT, H5FD_MPIO_COLLECTIVE},
+};
+#define N_DATASETS ((int)(sizeof(datasets) / sizeof(datasets[0])))
 
 static int value(int row, int col, int which)
 {
@@ -59,13 +92,27 @@ static void write_dataset(hid_t f, const char *name, int chunked, H5FD_mpio_xfer
 	CHECK(d >= 0 && rc >= 0, "writing %s failed", name);
 }
 
+/* Read dataset `name` whole (every row the file has) and check it. */
 static void check_dataset(hid_t f, const char *name, H5FD_mpio_xfer_t xfer, int which)
 {
-	hid_t d = H5Dopen2(f, name, H5P_DEFAULT), dxpl = H5Pcreate(H5P_DATASET_XFER);
-	int n = ROWS * mc_size, *buf = malloc(sizeof(int) * (size_t)n * COLS);
+	hid_t d = H5Dopen2(f, name, H5P_DEFAULT), space, dxpl;
+	hsize_t dims[2] = {0, 0};
+	int n, *buf;
 	herr_t rc;
 
 	CHECK(d >= 0, "cannot open dataset %s", name);
+	space = H5Dget_space(d);
+	rc = H5Sget_simple_extent_dims(space, dims, NULL);
+	H5Sclose(space);
+	if (rc != 2 || dims[1] != COLS || dims[0] == 0 ||
+	    dims[0] > (hsize_t)INT_MAX / COLS) {
+		H5Dclose(d);
+		mc_fail("dataset %s is not (rows, %d)", name, COLS);
+		return;
+	}
+	n = (int)dims[0];
+	buf = malloc(sizeof(int) * (size_t)n * COLS);
+	dxpl = H5Pcreate(H5P_DATASET_XFER);
 	H5Pset_dxpl_mpio(dxpl, xfer);
 	rc = H5Dread(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, dxpl, buf);
 	H5Dclose(d);
@@ -94,12 +141,16 @@ static void test_write(void)
 	hid_t f = open_file(1);
 
 	CHECK(f >= 0, "H5Fcreate %s failed", file);
-	write_dataset(f, "contig_collective", 0, H5FD_MPIO_COLLECTIVE, 1);
-	write_dataset(f, "contig_independent", 0, H5FD_MPIO_INDEPENDENT, 2);
-	write_dataset(f, "chunked_collective", 1, H5FD_MPIO_COLLECTIVE, 3);
-	write_dataset(f, "chunked_independent", 1, H5FD_MPIO_INDEPENDENT, 4);
+	for (int i = 0; i < N_DATASETS; i++)
+		write_dataset(f, datasets[i].name, datasets[i].chunked, datasets[i].write_xfer, i + 1);
 	if (!open_at_exit)
 		CHECK(H5Fclose(f) >= 0, "H5Fclose failed");
+}
+
+static void check_datasets(hid_t f)
+{
+	for (int i = 0; i < N_DATASETS; i++)
+		check_dataset(f, datasets[i].name, datasets[i].read_xfer, i + 1);
 }
 
 static void test_read_back(void)
@@ -107,11 +158,107 @@ static void test_read_back(void)
 	hid_t f = open_file(0);
 
 	CHECK(f >= 0, "H5Fopen %s failed", file);
-	check_dataset(f, "contig_collective", H5FD_MPIO_COLLECTIVE, 1);
-	check_dataset(f, "contig_independent", H5FD_MPIO_INDEPENDENT, 2);
-	check_dataset(f, "chunked_collective", H5FD_MPIO_INDEPENDENT, 3);
-	check_dataset(f, "chunked_independent", H5FD_MPIO_COLLECTIVE, 4);
+	check_datasets(f);
 	H5Fclose(f);
+}
+
+/* ------------------------------------------------ metadata cache image */
+
+/* write-image: 0, or 1 with the reason on stderr. */
+static int write_image(const char *path)
+{
+	H5AC_cache_image_config_t image = {
+		.version = H5AC__CURR_CACHE_IMAGE_CONFIG_VERSION,
+		.generate_image = 1,
+		.save_resize_status = 0,
+		.entry_ageout = H5AC__CACHE_IMAGE__ENTRY_AGEOUT__NONE,
+	};
+	hsize_t dims[2] = {(hsize_t)ROWS * IMAGE_RANKS, COLS}, chunk[2] = {4, 32};
+	int *buf = malloc(sizeof(int) * ROWS * IMAGE_RANKS * COLS), failed = 0;
+	hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), space = H5Screate_simple(2, dims, NULL), f;
+	haddr_t addr = HADDR_UNDEF;
+	hsize_t len = 0;
+
+	/* HDF5 writes an image only in the 1.10 format (superblock 2 and up)
+	 * and otherwise silently leaves it out: checked below. */
+	H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
+	H5Pset_mdc_image_config(fapl, &image);
+	f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+	for (int i = 0; f >= 0 && i < N_DATASETS && !failed; i++) {
+		hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE), d;
+
+		for (int r = 0; r < ROWS * IMAGE_RANKS; r++)
+			for (int c = 0; c < COLS; c++)
+				buf[r * COLS + c] = value(r, c, i + 1);
+		if (datasets[i].chunked)
+			H5Pset_chunk(dcpl, 2, chunk);
+		d = H5Dcreate2(f, datasets[i].name, H5T_NATIVE_INT, space, H5P_DEFAULT, dcpl,
+			       H5P_DEFAULT);
+		failed = d < 0 || H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0;
+		if (d >= 0)
+			H5Dclose(d);
+		H5Pclose(dcpl);
+	}
+	if (f < 0 || H5Fclose(f) < 0 || failed) {
+		fprintf(stderr, "writing %s with a metadata cache image failed\n", path);
+		failed = 1;
+	} else {
+		f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+		if (f < 0 || H5Fget_mdc_image_info(f, &addr, &len) < 0 || addr == HADDR_UNDEF ||
+		    len == 0) {
+			fprintf(stderr, "%s holds no metadata cache image\n", path);
+			failed = 1;
+		}
+		if (f >= 0)
+			H5Fclose(f);
+	}
+	H5Sclose(space);
+	H5Pclose(fapl);
+	free(buf);
+	return failed;
+}
+
+/* Every rank opens the file read-only and finds its image (which asking
+ * about does not load). -1 on failure, with the reason. */
+static hid_t open_image(void)
+{
+	hid_t f = open_file(0);
+	haddr_t addr = HADDR_UNDEF;
+	hsize_t len = 0;
+
+	if (f < 0) {
+		mc_fail("H5Fopen %s read-only failed", file);
+		return -1;
+	}
+	if (H5Fget_mdc_image_info(f, &addr, &len) < 0 || addr == HADDR_UNDEF || len == 0) {
+		mc_fail("%s holds no metadata cache image", file);
+		H5Fclose(f);
+		return -1;
+	}
+	return f;
+}
+
+static void test_image_read(void)
+{
+	hid_t f = open_image();
+
+	if (f < 0)
+		return;
+	check_datasets(f);
+	CHECK(H5Fclose(f) >= 0, "H5Fclose %s failed", file);
+}
+
+static void test_image_close(void)
+{
+	hid_t f = open_image();
+
+	if (f >= 0)
+		CHECK(H5Fclose(f) >= 0, "H5Fclose %s (which loads the image) failed", file);
+}
+
+static void test_image_exit(void)
+{
+	open_image(); /* HDF5 closes it, and loads the image, in MPI_Finalize */
 }
 
 /* 20,000 ints per rank in chunks of one, written collectively with
@@ -174,22 +321,37 @@ int main(int argc, char **argv)
 	static const char *const names[] = { "hdf5_write_contiguous_and_chunked", "hdf5_read_back",
 					      "hdf5_tiny_chunks_collective" };
 	static void (*const fns[])(void) = { test_write, test_read_back, test_tiny_chunks };
-	int rc;
+	/* The modes of one test each; the image tests' names say which name
+	 * form FILE has. */
+	static const struct {
+		const char *mode, *name;
+		void (*fn)(void);
+	} modes[] = {
+		{"open-at-exit", "hdf5_write_left_open_at_finalize", test_write},
+		{"read", "hdf5_read_back", test_read_back},
+		{"image-read", "hdf5_image_loaded_at_open", test_image_read},
+		{"image-close", "hdf5_image_loaded_at_close", test_image_close},
+		{"image-exit", "hdf5_image_loaded_at_finalize", test_image_exit},
+	};
+	char name[128];
+	int rc, m = 0, n = (int)(sizeof(modes) / sizeof(modes[0]));
 
 	if (argc != 3)
 		return mc_main_on_file(argc, argv, &file, names, fns, 3);
+	if (!strcmp(argv[2], "write-image"))
+		return write_image(argv[1]); /* serial: no MPI at all */
+	while (m < n && strcmp(argv[2], modes[m].mode))
+		m++;
+	if (m == n)
+		return 2;
 	MPI_Init(&argc, &argv);
 	mc_init();
 	file = argv[1];
-	if (!strcmp(argv[2], "open-at-exit")) {
-		open_at_exit = 1;
-		mc_test("hdf5_write_left_open_at_finalize", test_write);
-	} else if (!strcmp(argv[2], "read")) {
-		mc_test("hdf5_read_back", test_read_back);
-	} else {
-		MPI_Finalize();
-		return 2;
-	}
+	open_at_exit = !strcmp(modes[m].mode, "open-at-exit");
+	snprintf(name, sizeof(name), "%s%s", modes[m].name,
+		 strncmp(modes[m].mode, "image-", 6) ? ""
+		 : strncmp(file, "tessera:", 8) ? "_unprefixed_name" : "_tessera_name");
+	mc_test(name, modes[m].fn);
 	rc = mc_finish();
 	/* With open-at-exit, HDF5 flushes and closes the file in here. */
 	MPI_Finalize();

@@ -162,21 +162,25 @@ skip_check() { # NAME REASON
 
 # An MPI program whose own CMocka lines count: NP PROGRAM ARGS...
 # Its output goes to stdout as it is; a crash without a summary is caught
-# by run-suites.sh (a summary missing counts as a failure) and here.
+# by run-suites.sh (a summary missing counts as a failure) and here. A run
+# that has not ended after MPI_TIMEOUT seconds (default 300) is killed and
+# fails.
 mpi_program() {
-	local np=$1
+	local np=$1 limit=${MPI_TIMEOUT:-300} why
 	shift
-	timeout -k 5 300 "${MPIRUN[@]}" -np "$np" "$@" >"$D/prog.out" 2>"$D/prog.err"
+	timeout -k 5 "$limit" "${MPIRUN[@]}" -np "$np" "$@" >"$D/prog.out" 2>"$D/prog.err"
 	local rc=$?
 	cat "$D/prog.out"
 	if [ "$rc" -ne 0 ] || ! grep -q '^\[==========\]' "$D/prog.out"; then
 		prog_failed=1
 		sed 's/^/    /' "$D/prog.err" | tail -30
-		if ! grep -q '^\[  FAILED  \] [0-9]* test(s)' "$D/prog.out"; then
+		why="exited with status $rc"
+		[ "$rc" -ne 124 ] || why="did not finish within $limit s"
+		if [ "$rc" -eq 124 ] || ! grep -q '^\[  FAILED  \] [0-9]* test(s)' "$D/prog.out"; then
 			echo "[==========] 1 test(s) run."
 			echo "[  PASSED  ] 0 test(s)."
 			echo "[  FAILED  ] 1 test(s), listed below:"
-			echo "[  FAILED  ] $(basename "$2") -np $np exited with status $rc"
+			echo "[  FAILED  ] $(basename "$1") -np $np ${*:2} $why"
 		fi
 	fi
 	return 0

@@ -9,6 +9,16 @@
 # Close-to-open: a second mount that caches attributes for an hour looks
 # files up before the driver writes them; h5dump and ncdump through it
 # must still read the written files.
+# A metadata cache image: HDF5's serial API writes a file through the
+# mount with an image of its metadata cache, then 2 ranks open it
+# read-only (tessera: name, then the bare name on the mount) and read it,
+# close it without reading (HDF5 loads the image in H5Fclose), or leave it
+# to MPI_Finalize (HDF5 loads it there, from its MPI_COMM_SELF callback,
+# after the driver's). Only rank 0 reads the image; the others wait in
+# MPI_Bcast, so each run has a time limit, and freed memory is overwritten
+# (MALLOC_PERTURB_) so that a read through a connection already gone fails
+# rather than works by chance. Without the mount, the file is written
+# locally and copied in.
 SUITE=mpi_formats
 . "$(dirname "$0")/mpi_lib.sh"
 PROGS=$B/romio-adio/tests
@@ -25,6 +35,28 @@ done
 if [ -x "$PROGS/mpi_hdf5" ]; then
 	mpi_program 4 "$PROGS/mpi_hdf5" "tessera:$MNT/fmt/atexit.hdf5" open-at-exit
 	mpi_program 4 "$PROGS/mpi_hdf5" "tessera:$MNT/fmt/atexit.hdf5" read
+fi
+
+image_copied_in() {
+	"$PROGS/mpi_hdf5" "$D/image.hdf5" write-image
+	"$BIN/tessera" cp "$D/image.hdf5" tessera:/fmt/image.hdf5 >/dev/null
+}
+if [ -x "$PROGS/mpi_hdf5" ]; then
+	if [ "$FUSE_OK" = 1 ]; then
+		check hdf5_image_written_serially_through_the_mount \
+			"$PROGS/mpi_hdf5" "$MNT/fmt/image.hdf5" write-image
+		image_names=("tessera:$MNT/fmt/image.hdf5" "$MNT/fmt/image.hdf5")
+	else
+		skip_check hdf5_image_written_serially_through_the_mount "$FUSE_WHY"
+		check hdf5_image_written_serially_and_copied_in image_copied_in
+		image_names=("tessera:/fmt/image.hdf5")
+	fi
+	for name in "${image_names[@]}"; do
+		for mode in image-read image-close image-exit; do
+			MALLOC_PERTURB_=165 MPI_TIMEOUT=120 \
+				mpi_program 2 "$PROGS/mpi_hdf5" "$name" "$mode"
+		done
+	done
 fi
 
 # The tools read a file: through the mount, or a copy.
@@ -94,4 +126,13 @@ driver_ran() { # FILE
 for f in four.hdf5 four.netcdf four.pnetcdf; do
 	check "driver_ran_$f" driver_ran "$f"
 done
+# ... and for every run on the image (rank 1 of 2 closed it each time).
+image_runs() { # NAME: the driver's closes of it on rank 1
+	grep -c "^ad_tessera close rank=1 file=$1 " "$TRACE"
+}
+if [ -x "$PROGS/mpi_hdf5" ]; then
+	image_file=$MNT/fmt/image.hdf5
+	[ "$FUSE_OK" = 1 ] || image_file=/fmt/image.hdf5
+	check driver_ran_image.hdf5 test "$(image_runs "$image_file")" -eq $((3 * ${#image_names[@]}))
+fi
 finish

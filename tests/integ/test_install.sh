@@ -9,8 +9,9 @@
 # tessera.pc (through PKG_CONFIG_SYSROOT_DIR) and runs it with
 # LD_LIBRARY_PATH into the DESTDIR: it writes, reads and checks a file. The
 # same program is also linked with the static library, and built with the
-# build tree's tessera.pc as the README shows. Prints CMocka-style lines
-# for tests/run-suites.sh.
+# build tree's tessera.pc as the README shows. With the ROMIO component,
+# the installed tessera-mpirun runs an MPI program on that file system.
+# Prints CMocka-style lines for tests/run-suites.sh.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${TESSERA_BUILD:-$top/build}
@@ -126,6 +127,22 @@ test_program_build_tree_pc() {
 	LD_LIBRARY_PATH=$build/lib "$tmp/client-tree" "$tmp/var/tessera.conf" /tree.bin
 }
 
+# The installed wrapper puts the installed component first: the driver's
+# trace shows it served the tessera: names of 2 ranks.
+test_installed_mpirun() {
+	local conf=$tmp/var/tessera.conf
+	if [ ${#mpi[@]} -ne 0 ] || ! command -v mpirun >/dev/null ||
+	   [ ! -x "$build/romio-adio/tests/mpi_basic" ]; then
+		echo "no ROMIO component, mpirun or mpi_basic in this build: not run"
+		return 0
+	fi
+	TESSERA_CONFIG=$conf "$inst/bin/tessera" mkdir /mpirun
+	TESSERA_CONFIG=$conf TESSERA_ROMIO_TRACE=$tmp/trace OMPI_MCA_btl=self,vader \
+		timeout -k 5 120 "$inst/bin/tessera-mpirun" --oversubscribe -np 2 \
+		"$build/romio-adio/tests/mpi_basic" tessera:/mpirun tessera:/mpirun
+	grep '^ad_tessera close rank=1 file=/mpirun/' "$tmp/trace"
+}
+
 check make_install test_make_install
 check installed_files test_installed_files
 check installed_man_pages test_man_pages
@@ -133,4 +150,5 @@ check installed_cluster_up test_installed_cluster_up
 check program_with_installed_pc test_program_installed_pc
 check program_with_static_library test_program_static
 check program_with_build_tree_pc test_program_build_tree_pc
+check installed_tessera_mpirun test_installed_mpirun
 checks_done
