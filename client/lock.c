@@ -431,7 +431,10 @@ static int run_protocol(struct tessera_lock *lk)
 
 	switch (lk->protocol) {
 	case TESSERA_LOCK_TWO_PHASE:
-		rc = optimistic(lk, 1); /* creates the requests, takes nothing */
+		/* A list knows each object's first byte, so its first blocking
+		 * round creates the request; a view's objects must first be
+		 * asked (a round that creates the requests and takes nothing). */
+		rc = lk->ftype_msg ? optimistic(lk, 1) : 0;
 		optimistic_turn = 0;
 		break;
 	case TESSERA_LOCK_ONE_TRY:

@@ -32,7 +32,7 @@
 #define LK_PENDING_BIT (1ull << 63)     /* lock ids of pending descriptions */
 #define LK_MAX_RANGES (1u << 20)        /* per lock request */
 #define LK_TABLE_BYTES (256u << 20)     /* the lock table's memory */
-#define LK_MAX_REQUESTS 65536
+#define LK_MAX_REQUESTS (1u << 20)       /* live requests (the bytes bound the table too) */
 #define LK_MAX_PENDING 1024             /* descriptions in progress, all sessions */
 #define LK_MAX_PENDING_RANGES (1u << 22) /* ranges they hold together (96 MiB) */
 

@@ -302,6 +302,32 @@ static void test_lock_messages(void **state)
 	tessera_lock_info(lk, &info);
 	assert_int_equal(info.messages, N_IOS); /* all regions fit one message each */
 	CHECK(c->fs, tessera_unlock(lk));
+	/* PVFS2's split: 64 regions per message, 1024 regions per server */
+	{
+		char conf[400], cmd[1400], err[512];
+		tessera_fs *fs64;
+		tessera_file *f64;
+
+		snprintf(conf, sizeof(conf), "%s.batch64", c->conf);
+		snprintf(cmd, sizeof(cmd), "cp %s %s && echo 'lock_list_batch = 64' >> %s", c->conf,
+			 conf, conf);
+		assert_int_equal(system(cmd), 0);
+		if (tessera_connect(conf, &fs64, err, sizeof(err)))
+			fail_msg("connect: %s", err);
+		f64 = open_file(fs64, "/counted");
+		for (int proto = 0; proto < 3; proto++) {
+			CHECK(fs64, tessera_lock_list(f64, TESSERA_LOCK_WRITE, offs, lens, 4096, proto,
+						      &lk));
+			tessera_lock_info(lk, &info);
+			print_message("list of 4096 in batches of 64, %s: %lu messages\n",
+				      proto_name[proto], (unsigned long)info.messages);
+			assert_true(info.messages >= 4096 / 64);
+			assert_int_equal(info.objects, N_IOS);
+			CHECK(fs64, tessera_unlock(lk));
+		}
+		tessera_close(f64);
+		tessera_disconnect(fs64);
+	}
 	tessera_close(f);
 }
 
