@@ -7,7 +7,7 @@
  *
  *   tessera-bench-locks -c CONFIG [-o CSV] [--clients N] [--uncontended]
  *       [--contention] [--locks N] [--posix-locks N] [--full] [--reps R]
- *       [--spacing B]... [--pid-dir DIR]
+ *       [--spacing B]... [--methods LIST] [--protocols LIST] [--pid-dir DIR]
  *   tessera-bench-locks --report CSV
  *
  * Runs (neither flag: both):
@@ -39,8 +39,8 @@
  *
  * Figures: aggregate locks per second = all clients' locks / (latest end
  * - earliest start), acquire and release. Where the time goes: client CPU
- * (getrusage in each client), storage-daemon CPU (/proc/PID/stat of the
- * daemons named by --pid-dir's ios*.pid), lock messages (tessera_lock_info)
+ * (getrusage in each client), storage-daemon CPU (the scheduler's account
+ * of the daemons named by --pid-dir's ios*.pid), lock messages (tessera_lock_info)
  * and TCP bytes both ways (TCP_INFO of the clients' sockets), per lock.
  *
  * POSIX costs a round trip per lock, so it is measured on --posix-locks
@@ -176,29 +176,36 @@ static void daemons_find(const char *dir, struct daemons *d)
 	}
 }
 
+/* CPU seconds the storage daemons' threads have run, from the scheduler's
+ * nanosecond account (/proc/PID/task/TID/schedstat; /proc/PID/stat counts
+ * in clock ticks, too coarse for a tenth of a second). */
 static double daemons_cpu(const struct daemons *d)
 {
-	double sum = 0, tick = (double)sysconf(_SC_CLK_TCK);
+	double sum = 0;
 
 	for (int i = 0; i < d->n; i++) {
-		char path[64], buf[1024], *p;
-		unsigned long ut, st;
-		FILE *f;
-		size_t k;
+		char path[64];
+		struct dirent *e;
+		DIR *dir;
 
-		snprintf(path, sizeof(path), "/proc/%ld/stat", (long)d->pid[i]);
-		if (!(f = fopen(path, "r")))
+		snprintf(path, sizeof(path), "/proc/%ld/task", (long)d->pid[i]);
+		if (!(dir = opendir(path)))
 			continue;
-		k = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-		buf[k] = '\0';
-		/* after the command's closing parenthesis: fields 3 on; utime
-		 * and stime are fields 14 and 15 */
-		if (!(p = strrchr(buf, ')')) ||
-		    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
-			   &st) != 2)
-			continue;
-		sum += (double)(ut + st) / tick;
+		while ((e = readdir(dir))) {
+			char stat[128];
+			unsigned long long ns;
+			FILE *f;
+
+			if (!isdigit((unsigned char)e->d_name[0]))
+				continue;
+			snprintf(stat, sizeof(stat), "%s/%.20s/schedstat", path, e->d_name);
+			if (!(f = fopen(stat, "r")))
+				continue;
+			if (fscanf(f, "%llu", &ns) == 1)
+				sum += (double)ns / 1e9;
+			fclose(f);
+		}
+		closedir(dir);
 	}
 	return sum;
 }
@@ -631,8 +638,8 @@ static int run_point(struct run_ctx *ctx, const struct point *pt, int rep, struc
 	}
 	out->acquire_s = a1 - a0;
 	out->release_s = r1 - r0;
-	out->acquire_lps = (double)pt->locks * n / out->acquire_s;
-	out->release_lps = (double)pt->locks * n / out->release_s;
+	out->acquire_lps = out->error[0] ? 0 : (double)pt->locks * n / out->acquire_s;
+	out->release_lps = out->error[0] ? 0 : (double)pt->locks * n / out->release_s;
 	out->scpu_acquire = cpu[1] - cpu[0];
 	out->scpu_release = cpu[2] - cpu[1];
 	return out->error[0] ? -1 : 0;
@@ -1138,6 +1145,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: " PROG " -c CONFIG [-o CSV] [--clients N] [--uncontended] [--contention]\n"
 		"           [--locks N] [--posix-locks N] [--full] [--reps R] [--spacing B]...\n"
+		"           [--methods posix,list,list64,datatype] [--protocols two-phase,one-try,alt-try]\n"
 		"           [--pid-dir DIR]\n"
 		"       " PROG " --report CSV\n");
 	exit(2);
@@ -1175,15 +1183,26 @@ static char *config_list64(const char *conf)
 	return path;
 }
 
+/* Is `name` in the comma-separated `list` (NULL: everything is)? */
+static int listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, name, n) && (p[n] == ',' || !p[n]))
+			return 1;
+	return !list;
+}
+
 static void print_row(const struct row *r)
 {
 	char a[32], b[32];
 
 	fmt_rate(a, sizeof(a), r->acquire_lps);
 	fmt_rate(b, sizeof(b), r->release_lps);
-	printf("%-4s %5llu %2d %2d %4d%% %-9s %-10s %7llu %11s %11s %9.3f %9.3f %6.1f %s\n",
+	printf("%-4s %5llu %2d %2d %4d%% %-9s %-10s %7llu %3d %11s %11s %9.3f %9.3f %6.1f %s\n",
 	       r->fig, (unsigned long long)r->spacing, r->servers, r->clients, r->overlap,
-	       r->method, r->protocol, (unsigned long long)r->locks, a, b,
+	       r->method, r->protocol, (unsigned long long)r->locks, r->rep, a, b,
 	       1e6 * r->ccpu_acquire / ((double)r->locks * r->clients),
 	       1e6 * r->scpu_acquire / ((double)r->locks * r->clients), r->load, r->error);
 	fflush(stdout);
@@ -1191,8 +1210,9 @@ static void print_row(const struct row *r)
 
 int main(int argc, char **argv)
 {
-	const char *conf = NULL, *csv = NULL, *pid_dir = NULL;
+	const char *conf = NULL, *csv = NULL, *pid_dir = NULL, *methods = NULL, *protocols = NULL;
 	int clients = 0, reps = 1, full = 0, do_unc = 0, do_con = 0, nsp = 0, failures = 0;
+	int posix_given = 0;
 	uint64_t locks = 128 * 1024, posix_locks = 8 * 1024, spacings[MAX_SPACINGS];
 	struct run_ctx ctx = { 0 };
 	FILE *out = NULL;
@@ -1227,6 +1247,11 @@ int main(int argc, char **argv)
 			locks = strtoull(v, NULL, 0), i++;
 		} else if (!strcmp(a, "--posix-locks")) {
 			posix_locks = strtoull(v, NULL, 0), i++;
+			posix_given = 1;
+		} else if (!strcmp(a, "--methods")) {
+			methods = v, i++;
+		} else if (!strcmp(a, "--protocols")) {
+			protocols = v, i++;
 		} else if (!strcmp(a, "--spacing") && nsp < MAX_SPACINGS) {
 			spacings[nsp++] = strtoull(v, NULL, 0), i++;
 		} else {
@@ -1241,7 +1266,7 @@ int main(int argc, char **argv)
 		spacings[nsp++] = 64;
 		spacings[nsp++] = 4096;
 	}
-	if (full)
+	if (full && !posix_given)
 		posix_locks = locks;
 
 	/* how many storage daemons: ask once, from a process that then exits
@@ -1290,37 +1315,43 @@ int main(int argc, char **argv)
 	       "(POSIX %llu), 64 KiB strips, %d rep(s)%s\n",
 	       ctx.servers, clients, (unsigned long long)locks, (unsigned long long)posix_locks,
 	       reps, ctx.daemons.n ? "" : "; no --pid-dir: no daemon CPU");
-	printf("%-4s %5s %2s %2s %5s %-9s %-10s %7s %11s %11s %9s %9s %6s\n", "fig", "space",
-	       "S", "C", "ovl", "method", "protocol", "locks", "acquire/s", "release/s",
+	printf("%-4s %5s %2s %2s %5s %-9s %-10s %7s %3s %11s %11s %9s %9s %6s\n", "fig", "space",
+	       "S", "C", "ovl", "method", "protocol", "locks", "rep", "acquire/s", "release/s",
 	       "cliCPU/us", "srvCPU/us", "load");
-	for (int con = 0; con < 2; con++) {
-		if ((con && !do_con) || (!con && !do_unc))
-			continue;
-		for (int si = 0; si < nsp; si++)
+	/* The points, then every repetition of the whole list: on a machine
+	 * whose load drifts, each point's repetitions then see the same spread
+	 * of it. */
+	struct point *pts = calloc(2 * MAX_SPACINGS * N_OVERLAPS * N_METHODS * 3, sizeof(*pts));
+	size_t npts = 0;
+
+	if (!pts)
+		die("out of memory");
+	for (int con = 0; con < 2; con++)
+		for (int si = 0; si < nsp && (con ? do_con : do_unc); si++)
 			for (int o = 0; o < (con ? N_OVERLAPS : 1); o++)
 				for (int me = 0; me < N_METHODS; me++)
-					for (int p = 0; p < (con ? 3 : 2); p++) {
-						struct point pt = {
-							fig_name(con, spacings[si]), con, spacings[si],
-							con ? overlaps[o] : 0, me, p,
-							me == M_POSIX ? posix_locks : locks
-						};
+					for (int p = 0; p < (con ? 3 : 2); p++)
+						if (!(con && me == M_LIST64) && /* 7.5/7.6: 3 methods */
+						    listed(methods, method_names[me]) &&
+						    listed(protocols, proto_names[p]))
+							pts[npts++] = (struct point){
+								fig_name(con, spacings[si]), con,
+								spacings[si], con ? overlaps[o] : 0, me, p,
+								me == M_POSIX ? posix_locks : locks
+							};
+	for (int r = 0; r < reps; r++)
+		for (size_t i = 0; i < npts; i++) {
+			struct row row;
 
-						if (con && me == M_LIST64)
-							continue; /* the contention figures: 3 methods */
-						for (int r = 0; r < reps; r++) {
-							struct row row;
-
-							if (run_point(&ctx, &pt, r, &row))
-								failures++;
-							print_row(&row);
-							if (out) {
-								csv_write(out, &row);
-								fflush(out);
-							}
-						}
-					}
-	}
+			if (run_point(&ctx, &pts[i], r, &row))
+				failures++;
+			print_row(&row);
+			if (out) {
+				csv_write(out, &row);
+				fflush(out);
+			}
+		}
+	free(pts);
 	if (out)
 		fclose(out);
 	unlink(ctx.conf64);

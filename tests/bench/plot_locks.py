@@ -49,8 +49,9 @@ def load(path):
 def paper_lines(ax, key, color_of):
     for label, value in PAPER.get(key, []):
         ax.axhline(value, color=color_of(label), linestyle=(0, (1, 2)), linewidth=1)
-        ax.annotate("dissertation, 32 srv: " + label, (0.01, value), xycoords=("axes fraction", "data"),
-                    fontsize=6, color=color_of(label), va="bottom")
+        ax.annotate("dissertation, 32 srv: " + label, (0.99, value),
+                    xycoords=("axes fraction", "data"), fontsize=6, color=color_of(label),
+                    ha="right", va="bottom")
 
 
 def method_color(label):
@@ -62,7 +63,7 @@ def scaling(data, fig, spacing, out):
     if not pts:
         return
     ns = sorted({k[1] for k in pts})
-    f, axes = plt.subplots(1, 2, figsize=(10, 4.2))
+    f, axes = plt.subplots(1, 2, figsize=(10, 5))
     for m in METHODS:
         for p in PROTOCOLS:
             ys = [pts.get((fig, n, 0, m, p)) for n in ns]
@@ -87,13 +88,14 @@ def scaling(data, fig, spacing, out):
         ax.set_xlabel("clients = storage daemons")
         ax.set_ylabel("aggregate locks/s")
         ax.grid(True, which="both", linewidth=0.3)
-        ax.legend(fontsize=7)
-    axes[0].set_title(f"({'a'}) acquire")
+        ax.legend(fontsize=7, ncol=2 if what == "acquire" else 4, loc="upper center",
+                  bbox_to_anchor=(0.5, -0.15))
+    axes[0].set_title("(a) acquire")
     axes[1].set_title("(b) release")
     f.suptitle(f"Fig. {fig}: no contention, 1-byte locks {spacing} B apart "
                f"(128K per client; POSIX on fewer, in locks/s)", fontsize=10)
     f.tight_layout()
-    f.savefig(f"{out}/fig{fig.replace('.', '_')}.png", dpi=90)
+    f.savefig(f"{out}/fig{fig.replace('.', '_')}.png", dpi=80)
     plt.close(f)
 
 
@@ -103,7 +105,7 @@ def overlap(data, fig, spacing, out):
         return
     n = max(k[1] for k in pts)
     ovs = sorted({k[2] for k in pts})
-    f, axes = plt.subplots(1, 3, figsize=(13, 4))
+    f, axes = plt.subplots(1, 3, figsize=(13, 4.5))
     for ax, m, letter in zip(axes, ["datatype", "list", "posix"], "abc"):
         for p in PROTOCOLS:
             ys = [pts.get((fig, n, o, m, p)) for o in ovs]
@@ -119,11 +121,11 @@ def overlap(data, fig, spacing, out):
         ax.set_ylabel("aggregate acquire locks/s")
         ax.set_title(f"({letter}) {m}")
         ax.grid(True, which="both", linewidth=0.3)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=3)
     f.suptitle(f"Fig. {fig}: contention, {n} clients x {n} storage daemons, locks {spacing} B "
                f"apart; each set released once held", fontsize=10)
     f.tight_layout()
-    f.savefig(f"{out}/fig{fig.replace('.', '_')}.png", dpi=90)
+    f.savefig(f"{out}/fig{fig.replace('.', '_')}.png", dpi=80)
     plt.close(f)
 
 
