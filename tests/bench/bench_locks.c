@@ -94,7 +94,7 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void die(const char *fmt, ...)
+static _Noreturn void die(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -1275,7 +1275,7 @@ int main(int argc, char **argv)
 		char err[512];
 		tessera_fs *fs;
 		pid_t pid;
-		int st;
+		int st = 0;
 
 		fflush(NULL);
 		if ((pid = fork()) == 0) {
