@@ -40,12 +40,16 @@
  * Figures: aggregate locks per second = all clients' locks / (latest end
  * - earliest start), acquire and release. Where the time goes: client CPU
  * (getrusage in each client), storage-daemon CPU (the scheduler's account
- * of the daemons named by --pid-dir's ios*.pid), lock messages (tessera_lock_info)
- * and TCP bytes both ways (TCP_INFO of the clients' sockets), per lock.
+ * of the daemons named by --pid-dir's ios*.pid), lock messages
+ * (tessera_lock_info) and TCP bytes both ways (TCP_INFO of the clients'
+ * sockets), per lock. The clients live across the runs (connecting costs
+ * a tenth of a second) and ping every daemon before any clock starts.
  *
  * POSIX costs a round trip per lock, so it is measured on --posix-locks
- * locks per client (8192 unless --full) and reported in locks/s like the
- * rest. Every row goes to the CSV (one per repetition); --report prints
+ * locks per client (8192; --full: --locks) and reported in locks/s like
+ * the rest. (A storage daemon's lock table holds at most 65,536 lock
+ * requests, so --full's POSIX runs fail once clients x locks / daemons
+ * passes that.) Every row goes to the CSV (one per repetition); --report prints
  * the figures of a CSV beside the dissertation's, the ratios and the
  * targets. Figures, not tests: nothing here asserts a time.
  */
@@ -53,7 +57,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
