@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # make bench: bring up a private local cluster (1 mds + 4 ios) under
 # build/bench-var, run the benchmarks beside their local baselines, and
-# stop it. Figures go to stdout and build/bench-results.txt.
+# stop it. Figures go to stdout and build/bench-results.txt. The scripts
+# tests/bench/bench_*.sh run last: bench_mpi_hpio.sh on this cluster,
+# bench_locks.sh on clusters of its own (1 to 4 storage daemons).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 export TESSERA_VAR="$top/build/bench-var" TESSERA_PORT=${TESSERA_PORT:-7500}
