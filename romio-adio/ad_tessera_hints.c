@@ -7,10 +7,15 @@
  *   tessera_io_read     how strided reads go: posix | sieve | list | datatype
  *   tessera_io_write    the same for strided writes
  *   tessera_list_batch  file regions per list-I/O request (0: the config's)
+ *   tessera_lock_method how atomic mode describes the bytes it locks:
+ *                       posix | list | datatype (the default)
+ *   tessera_lock_protocol  how it takes them: two-phase | one-try | alt-try
+ *                       (the default)
  *
  * A value the driver cannot use is refused with a message naming the hint
  * and the file. MPI_File_get_info then reports what is in force: the
- * methods, the batch, and the striping of the open file (not the request).
+ * methods, the batch, the lock method and protocol, and the striping of
+ * the open file (not the request).
  * ROMIO's own hints (cb_*, romio_*, ind_*_buffer_size) go to ROMIO.
  */
 #include <errno.h>
@@ -37,10 +42,11 @@ static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-static int parse_method(const char *s)
+/* The index of s in names[0..n), or -1. */
+static int parse_name(const char *s, const char *const *names, int n)
 {
-	for (int m = 0; m < ADT_METHODS; m++)
-		if (!strcmp(s, adt_method_names[m]))
+	for (int m = 0; m < n; m++)
+		if (!strcmp(s, names[m]))
 			return m;
 	return -1;
 }
@@ -69,7 +75,7 @@ void ADIOI_TESSERA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 	static char myname[] = "ADIOI_TESSERA_SETINFO";
 	struct adt_file *s = adt_state(fd);
 	char value[MPI_MAX_INFO_VAL + 1];
-	int read_method, write_method, m;
+	int read_method, write_method, lock_method, lock_protocol, m;
 	uint64_t unit, factor, batch, v;
 
 	if (!s) {
@@ -78,6 +84,8 @@ void ADIOI_TESSERA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 	}
 	read_method = s->read_method;
 	write_method = s->write_method;
+	lock_method = s->lock_method;
+	lock_protocol = s->lock_protocol;
 	unit = s->strip_size;
 	factor = s->stripe_count;
 	batch = s->list_batch;
@@ -85,7 +93,7 @@ void ADIOI_TESSERA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 	s->hint_error = 0;
 	/* Check every hint of ours before applying any. */
 	if (get(users_info, "tessera_io_read", value, sizeof(value))) {
-		m = parse_method(value);
+		m = parse_name(value, adt_method_names, ADT_METHODS);
 		if (m < 0) {
 			REFUSE(-EINVAL, "%s: hint tessera_io_read=%s: expected posix, "
 						"sieve, list or datatype", fd->filename, value);
@@ -93,12 +101,28 @@ void ADIOI_TESSERA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 		read_method = m;
 	}
 	if (get(users_info, "tessera_io_write", value, sizeof(value))) {
-		m = parse_method(value);
+		m = parse_name(value, adt_method_names, ADT_METHODS);
 		if (m < 0) {
 			REFUSE(-EINVAL, "%s: hint tessera_io_write=%s: expected posix, "
 						"sieve, list or datatype", fd->filename, value);
 		}
 		write_method = m;
+	}
+	if (get(users_info, "tessera_lock_method", value, sizeof(value))) {
+		m = parse_name(value, adt_lock_method_names, ADT_LOCK_METHODS);
+		if (m < 0) {
+			REFUSE(-EINVAL, "%s: hint tessera_lock_method=%s: expected posix, "
+						"list or datatype", fd->filename, value);
+		}
+		lock_method = m;
+	}
+	if (get(users_info, "tessera_lock_protocol", value, sizeof(value))) {
+		m = parse_name(value, adt_lock_protocol_names, ADT_LOCK_PROTOCOLS);
+		if (m < 0) {
+			REFUSE(-EINVAL, "%s: hint tessera_lock_protocol=%s: expected "
+						"two-phase, one-try or alt-try", fd->filename, value);
+		}
+		lock_protocol = m;
 	}
 	if (get(users_info, "tessera_list_batch", value, sizeof(value)) &&
 	    parse_u64(value, 0, UINT32_MAX, &batch)) {
@@ -141,6 +165,8 @@ void ADIOI_TESSERA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 	}
 	s->read_method = read_method;
 	s->write_method = write_method;
+	s->lock_method = lock_method;
+	s->lock_protocol = lock_protocol;
 	s->list_batch = (uint32_t)batch;
 	s->strip_size = unit;
 	s->stripe_count = (uint32_t)factor;
@@ -149,6 +175,9 @@ void ADIOI_TESSERA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 
 	ADIOI_Info_set(fd->info, "tessera_io_read", (char *)adt_method_names[read_method]);
 	ADIOI_Info_set(fd->info, "tessera_io_write", (char *)adt_method_names[write_method]);
+	ADIOI_Info_set(fd->info, "tessera_lock_method", (char *)adt_lock_method_names[lock_method]);
+	ADIOI_Info_set(fd->info, "tessera_lock_protocol",
+		       (char *)adt_lock_protocol_names[lock_protocol]);
 	snprintf(value, sizeof(value), "%llu", (unsigned long long)batch);
 	ADIOI_Info_set(fd->info, "tessera_list_batch", value);
 	if (unit) {
