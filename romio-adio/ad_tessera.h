@@ -67,6 +67,7 @@ struct adt_counters {
 	uint64_t locks;                       /* locks taken (atomic mode, sieving writes) */
 	uint64_t generic_locks;               /* locks ROMIO's generic code asked for */
 	uint64_t shared_fp_ops;               /* shared file pointer fetch-adds and sets */
+	uint64_t lock_us, unlock_us;          /* time spent taking and releasing locks */
 };
 
 /* A lock ROMIO's generic code took (ADIOI_WRITE_LOCK and the others,

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ad_tessera.h"
 #include "ad_tessera_dtype.h"
@@ -133,8 +134,16 @@ static int lock_each(ADIO_File fd, int mode, const uint64_t *offs, const uint64_
 	return rc ? failed(fd, h, rc, mode_name(mode), why, whylen) : 0;
 }
 
-int adt_lock_regions(ADIO_File fd, int mode, const uint64_t *offs, const uint64_t *lens,
-		     size_t n, struct adt_held *h, char *why, size_t whylen)
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static int lock_regions(ADIO_File fd, int mode, const uint64_t *offs, const uint64_t *lens,
+			size_t n, struct adt_held *h, char *why, size_t whylen)
 {
 	struct adt_file *s = fd->fs_ptr;
 	uint64_t lo = UINT64_MAX, hi = 0;
@@ -196,8 +205,19 @@ static int view_regions(const struct adt_view *v, uint64_t pos, uint64_t len, ui
 	return 0;
 }
 
-int adt_lock_view(ADIO_File fd, int mode, const struct adt_view *v, uint64_t pos,
-		  uint64_t len, struct adt_held *h, char *why, size_t whylen)
+int adt_lock_regions(ADIO_File fd, int mode, const uint64_t *offs, const uint64_t *lens,
+		     size_t n, struct adt_held *h, char *why, size_t whylen)
+{
+	struct adt_file *s = fd->fs_ptr;
+	uint64_t t0 = now_us();
+	int rc = lock_regions(fd, mode, offs, lens, n, h, why, whylen);
+
+	s->n.lock_us += now_us() - t0;
+	return rc;
+}
+
+static int lock_view(ADIO_File fd, int mode, const struct adt_view *v, uint64_t pos,
+		     uint64_t len, struct adt_held *h, char *why, size_t whylen)
 {
 	struct adt_file *s = fd->fs_ptr;
 	const struct tdl_dataloop *file_dl;
@@ -228,15 +248,27 @@ int adt_lock_view(ADIO_File fd, int mode, const struct adt_view *v, uint64_t pos
 	if (rc)
 		rc = failed(fd, h, rc, mode_name(mode), why, whylen);
 	else
-		rc = adt_lock_regions(fd, mode, offs, lens, n, h, why, whylen);
+		rc = lock_regions(fd, mode, offs, lens, n, h, why, whylen);
 	free(offs);
 	free(lens);
+	return rc;
+}
+
+int adt_lock_view(ADIO_File fd, int mode, const struct adt_view *v, uint64_t pos,
+		  uint64_t len, struct adt_held *h, char *why, size_t whylen)
+{
+	struct adt_file *s = fd->fs_ptr;
+	uint64_t t0 = now_us();
+	int rc = lock_view(fd, mode, v, pos, len, h, why, whylen);
+
+	s->n.lock_us += now_us() - t0;
 	return rc;
 }
 
 int adt_unlock(ADIO_File fd, struct adt_held *h, char *why, size_t whylen)
 {
 	struct adt_file *s = fd->fs_ptr;
+	uint64_t t0 = now_us();
 	int rc = 0;
 
 	/* Release in reverse order of taking. */
@@ -251,6 +283,7 @@ int adt_unlock(ADIO_File fd, struct adt_held *h, char *why, size_t whylen)
 	}
 	free(h->locks);
 	memset(h, 0, sizeof(*h));
+	s->n.unlock_us += now_us() - t0;
 	return rc;
 }
 
