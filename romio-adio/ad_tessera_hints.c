@@ -62,6 +62,32 @@ static int get(MPI_Info info, const char *key, char *buf, int len)
 	return flag;
 }
 
+/* The hint `key`, one of names[0..n): its index into *out (left alone
+ * when the hint is absent); -1, the refusal written into s, when the value
+ * is none of them. */
+static int choose(MPI_Info info, ADIO_File fd, struct adt_file *s, const char *key,
+		  const char *const *names, int n, int *out)
+{
+	char value[MPI_MAX_INFO_VAL + 1], expected[128] = "";
+	size_t at = 0;
+	int m;
+
+	if (!get(info, key, value, sizeof(value)))
+		return 0;
+	m = parse_name(value, names, n);
+	if (m >= 0) {
+		*out = m;
+		return 0;
+	}
+	for (int i = 0; i < n && at < sizeof(expected); i++)
+		at += (size_t)snprintf(expected + at, sizeof(expected) - at, "%s%s",
+				       i == 0 ? "" : i == n - 1 ? " or " : ", ", names[i]);
+	snprintf(s->hint_msg, sizeof(s->hint_msg), "%s: hint %s=%s: expected %s", fd->filename,
+		 key, value, expected);
+	s->hint_error = -EINVAL;
+	return -1;
+}
+
 /* Refuse a hint: an error code now, and remembered for the open. */
 #define REFUSE(err, ...)                                                        \
 	do {                                                                    \
@@ -75,7 +101,7 @@ void ADIOI_TESSERA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 	static char myname[] = "ADIOI_TESSERA_SETINFO";
 	struct adt_file *s = adt_state(fd);
 	char value[MPI_MAX_INFO_VAL + 1];
-	int read_method, write_method, lock_method, lock_protocol, m;
+	int read_method, write_method, lock_method, lock_protocol;
 	uint64_t unit, factor, batch, v;
 
 	if (!s) {
@@ -92,38 +118,15 @@ void ADIOI_TESSERA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 
 	s->hint_error = 0;
 	/* Check every hint of ours before applying any. */
-	if (get(users_info, "tessera_io_read", value, sizeof(value))) {
-		m = parse_name(value, adt_method_names, ADT_METHODS);
-		if (m < 0) {
-			REFUSE(-EINVAL, "%s: hint tessera_io_read=%s: expected posix, "
-						"sieve, list or datatype", fd->filename, value);
-		}
-		read_method = m;
-	}
-	if (get(users_info, "tessera_io_write", value, sizeof(value))) {
-		m = parse_name(value, adt_method_names, ADT_METHODS);
-		if (m < 0) {
-			REFUSE(-EINVAL, "%s: hint tessera_io_write=%s: expected posix, "
-						"sieve, list or datatype", fd->filename, value);
-		}
-		write_method = m;
-	}
-	if (get(users_info, "tessera_lock_method", value, sizeof(value))) {
-		m = parse_name(value, adt_lock_method_names, ADT_LOCK_METHODS);
-		if (m < 0) {
-			REFUSE(-EINVAL, "%s: hint tessera_lock_method=%s: expected posix, "
-						"list or datatype", fd->filename, value);
-		}
-		lock_method = m;
-	}
-	if (get(users_info, "tessera_lock_protocol", value, sizeof(value))) {
-		m = parse_name(value, adt_lock_protocol_names, ADT_LOCK_PROTOCOLS);
-		if (m < 0) {
-			REFUSE(-EINVAL, "%s: hint tessera_lock_protocol=%s: expected "
-						"two-phase, one-try or alt-try", fd->filename, value);
-		}
-		lock_protocol = m;
-	}
+	if (choose(users_info, fd, s, "tessera_io_read", adt_method_names, ADT_METHODS,
+		   &read_method) ||
+	    choose(users_info, fd, s, "tessera_io_write", adt_method_names, ADT_METHODS,
+		   &write_method) ||
+	    choose(users_info, fd, s, "tessera_lock_method", adt_lock_method_names,
+		   ADT_LOCK_METHODS, &lock_method) ||
+	    choose(users_info, fd, s, "tessera_lock_protocol", adt_lock_protocol_names,
+		   ADT_LOCK_PROTOCOLS, &lock_protocol))
+		goto refused;
 	if (get(users_info, "tessera_list_batch", value, sizeof(value)) &&
 	    parse_u64(value, 0, UINT32_MAX, &batch)) {
 		REFUSE(-EINVAL, "%s: hint tessera_list_batch=%s: expected a number "

@@ -73,18 +73,45 @@ static int held_push(struct adt_held *h, tessera_lock *lk)
 	return 0;
 }
 
-/* A lock call's failure, in words; what was taken is released. */
-static int failed(ADIO_File fd, struct adt_held *h, int rc, const char *what, char *why,
-		  size_t whylen)
+/* A lock's failure, in words (`cause`, else libtessera's); what was
+ * taken is released. */
+static int failed(ADIO_File fd, struct adt_held *h, int rc, int mode, const char *cause,
+		  char *why, size_t whylen)
 {
 	struct adt_file *s = fd->fs_ptr;
 	char ignored[8];
 
-	snprintf(why, whylen, "%s lock (%s, %s): %s", what, adt_lock_method_names[s->lock_method],
-		 adt_lock_protocol_names[s->lock_protocol],
-		 rc == -ENOMEM ? "out of memory" : tessera_errmsg(tessera_file_fs(s->file)));
+	snprintf(why, whylen, "%s lock (%s, %s): %s", mode_name(mode),
+		 adt_lock_method_names[s->lock_method], adt_lock_protocol_names[s->lock_protocol],
+		 cause ? cause : tessera_errmsg(tessera_file_fs(s->file)));
 	adt_unlock(fd, h, ignored, sizeof(ignored));
 	return rc;
+}
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* After a lock call begun at t0 (its rc, and the lock taken): keep the
+ * lock in h, or say what failed. */
+static int keep(ADIO_File fd, struct adt_held *h, int rc, tessera_lock *lk, int mode,
+		uint64_t t0, char *why, size_t whylen)
+{
+	struct adt_file *s = fd->fs_ptr;
+
+	s->n.lock_us += now_us() - t0;
+	if (rc)
+		return failed(fd, h, rc, mode, NULL, why, whylen);
+	if (held_push(h, lk)) {
+		tessera_unlock(lk);
+		return failed(fd, h, -ENOMEM, mode, "out of memory", why, whylen);
+	}
+	s->n.locks++;
+	return 0;
 }
 
 static int cmp_region(const void *a, const void *b)
@@ -105,7 +132,7 @@ static int lock_each(ADIO_File fd, int mode, const uint64_t *offs, const uint64_
 	int rc = 0;
 
 	if (!reg)
-		return failed(fd, h, -ENOMEM, mode_name(mode), why, whylen);
+		return failed(fd, h, -ENOMEM, mode, "out of memory", why, whylen);
 	for (size_t i = 0; i < n; i++) {
 		reg[i][0] = offs[i];
 		reg[i][1] = lens[i];
@@ -123,31 +150,23 @@ static int lock_each(ADIO_File fd, int mode, const uint64_t *offs, const uint64_
 		reg[m++][1] = reg[i][1];
 	}
 	for (size_t i = 0; i < m && !rc; i++) {
-		tessera_lock *lk;
+		tessera_lock *lk = NULL;
+		uint64_t t0 = now_us();
 
 		rc = tessera_lock_range(s->file, mode, reg[i][0], reg[i][1], s->lock_protocol, &lk);
-		if (!rc && (rc = held_push(h, lk)))
-			tessera_unlock(lk);
-		s->n.locks += !rc;
+		rc = keep(fd, h, rc, lk, mode, t0, why, whylen);
 	}
 	free(reg);
-	return rc ? failed(fd, h, rc, mode_name(mode), why, whylen) : 0;
+	return rc;
 }
 
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
-static int lock_regions(ADIO_File fd, int mode, const uint64_t *offs, const uint64_t *lens,
-			size_t n, struct adt_held *h, char *why, size_t whylen)
+int adt_lock_regions(ADIO_File fd, int mode, const uint64_t *offs, const uint64_t *lens,
+		     size_t n, struct adt_held *h, char *why, size_t whylen)
 {
 	struct adt_file *s = fd->fs_ptr;
 	uint64_t lo = UINT64_MAX, hi = 0;
-	tessera_lock *lk;
+	tessera_lock *lk = NULL;
+	uint64_t t0;
 	int rc;
 
 	memset(h, 0, sizeof(*h));
@@ -163,13 +182,9 @@ static int lock_regions(ADIO_File fd, int mode, const uint64_t *offs, const uint
 		return lock_each(fd, mode, offs, lens, n, h, why, whylen);
 	/* list and datatype: regions are a list (a datatype of given regions
 	 * would be that list again) */
+	t0 = now_us();
 	rc = tessera_lock_list(s->file, mode, offs, lens, n, s->lock_protocol, &lk);
-	if (!rc && (rc = held_push(h, lk)))
-		tessera_unlock(lk);
-	if (rc)
-		return failed(fd, h, rc, mode_name(mode), why, whylen);
-	s->n.locks++;
-	return 0;
+	return keep(fd, h, rc, lk, mode, t0, why, whylen);
 }
 
 /* The view's regions of stream bytes [pos, pos + len), as arrays. */
@@ -205,19 +220,8 @@ static int view_regions(const struct adt_view *v, uint64_t pos, uint64_t len, ui
 	return 0;
 }
 
-int adt_lock_regions(ADIO_File fd, int mode, const uint64_t *offs, const uint64_t *lens,
-		     size_t n, struct adt_held *h, char *why, size_t whylen)
-{
-	struct adt_file *s = fd->fs_ptr;
-	uint64_t t0 = now_us();
-	int rc = lock_regions(fd, mode, offs, lens, n, h, why, whylen);
-
-	s->n.lock_us += now_us() - t0;
-	return rc;
-}
-
-static int lock_view(ADIO_File fd, int mode, const struct adt_view *v, uint64_t pos,
-		     uint64_t len, struct adt_held *h, char *why, size_t whylen)
+int adt_lock_view(ADIO_File fd, int mode, const struct adt_view *v, uint64_t pos,
+		  uint64_t len, struct adt_held *h, char *why, size_t whylen)
 {
 	struct adt_file *s = fd->fs_ptr;
 	const struct tdl_dataloop *file_dl;
@@ -226,42 +230,27 @@ static int lock_view(ADIO_File fd, int mode, const struct adt_view *v, uint64_t 
 	int rc;
 
 	memset(h, 0, sizeof(*h));
-	if (!len || generic_covers(s, mode, (uint64_t)adt_view_start(v, pos),
-				   (uint64_t)adt_view_end(v, pos, len)))
+	if (!len || (s->generic && generic_covers(s, mode, (uint64_t)adt_view_start(v, pos),
+						  (uint64_t)adt_view_end(v, pos, len))))
 		return 0;
 	/* A datatype lock needs the file type as a dataloop; one the
 	 * converter cannot make (Fortran-only combiners, beyond the limits)
 	 * is locked as a list, as its I/O goes. */
 	if (s->lock_method == ADT_LOCK_DTYPE && !adt_dtype_get(fd->filetype, &file_dl)) {
-		tessera_lock *lk;
+		tessera_lock *lk = NULL;
+		uint64_t t0 = now_us();
 
 		rc = tessera_lock_dtype(s->file, mode, file_dl, fd->disp, pos, len, s->lock_protocol,
 					&lk);
-		if (!rc && (rc = held_push(h, lk)))
-			tessera_unlock(lk);
-		if (rc)
-			return failed(fd, h, rc, mode_name(mode), why, whylen);
-		s->n.locks++;
-		return 0;
+		return keep(fd, h, rc, lk, mode, t0, why, whylen);
 	}
 	rc = view_regions(v, pos, len, &offs, &lens, &n);
 	if (rc)
-		rc = failed(fd, h, rc, mode_name(mode), why, whylen);
+		rc = failed(fd, h, rc, mode, "out of memory", why, whylen);
 	else
-		rc = lock_regions(fd, mode, offs, lens, n, h, why, whylen);
+		rc = adt_lock_regions(fd, mode, offs, lens, n, h, why, whylen);
 	free(offs);
 	free(lens);
-	return rc;
-}
-
-int adt_lock_view(ADIO_File fd, int mode, const struct adt_view *v, uint64_t pos,
-		  uint64_t len, struct adt_held *h, char *why, size_t whylen)
-{
-	struct adt_file *s = fd->fs_ptr;
-	uint64_t t0 = now_us();
-	int rc = lock_view(fd, mode, v, pos, len, h, why, whylen);
-
-	s->n.lock_us += now_us() - t0;
 	return rc;
 }
 
