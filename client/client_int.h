@@ -11,6 +11,7 @@
  * nc.c     list and datatype I/O: plan.c's rounds as messages
  * stats.c  the storage daemons' counters
  * lock.c   byte-range locks: the rounds of the lock protocols, leases
+ * counter.c counters kept with a file (fetch-and-add: shared file pointers)
  */
 #ifndef TESSERA_CLIENT_INT_H
 #define TESSERA_CLIENT_INT_H

@@ -242,6 +242,23 @@ struct tessera_lock_info {
 };
 int tessera_lock_info(const tessera_lock *lock, struct tessera_lock_info *info);
 
+/* ------------------------------------------------------------ counters
+ *
+ * Counters kept with a file, for a shared file pointer (the MPI-IO driver
+ * keeps MPI's there): a fetch-and-add that any number of processes may
+ * call at once, each getting the value before its own addition (the
+ * storage daemon holding the file's first object serves one request at a
+ * time). A file holds up to 64 counters, named by 64-bit keys; a key not
+ * used yet reads as 0, and a new key beyond 64 drops the one used longest
+ * ago. Counters go when the file is removed; a restart of the daemon keeps
+ * them, and so does a crash of its machine once the file was synced
+ * (tessera_fsync). Files open read-only may use them.
+ *
+ * fetch_add adds `add` (-EOVERFLOW if the sum would overflow); fetch_set
+ * stores `value`. Both return the value before in *old. */
+int tessera_fetch_add(tessera_file *file, uint64_t key, int64_t add, int64_t *old);
+int tessera_fetch_set(tessera_file *file, uint64_t key, int64_t value, int64_t *old);
+
 /* A storage daemon's counters since it started, by access method
  * (struct tessera_ios_stats, enum tessera_method and the X-macros that
  * list them are in tessera_stats.h). */

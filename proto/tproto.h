@@ -77,6 +77,7 @@ struct tp_hdr {
 	X(SYNC, 35, handles_request, empty_reply, IOS)                  \
 	X(IOS_STATFS, 36, ping_request, statfs_reply, IOS)              \
 	X(IOS_STATS, 37, ping_request, ios_stats_reply, IOS)            \
+	X(FETCH_ADD, 38, fetch_add_request, fetch_add_reply, IOS)       \
 	X(LIST_WRITE, 40, list_iorequest, write_reply, IOS)             \
 	X(LIST_READ, 41, list_iorequest, read_reply, IOS)               \
 	X(DTYPE_WRITE, 42, dtype_iorequest, write_reply, IOS)           \

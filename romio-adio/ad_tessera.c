@@ -28,7 +28,7 @@ struct ADIOI_Fns_struct ADIO_TESSERA_operations = {
 	ADIOI_TESSERA_WriteStrided,     /* WriteStrided */
 	ADIOI_TESSERA_Close,            /* Close */
 	/* libtessera calls are blocking: nonblocking MPI-IO completes at once */
-	ADIOI_FAKE_IreadContig,         /* IreadContig */
+	ADIOI_TESSERA_IreadContig,      /* IreadContig: the bytes really read */
 	ADIOI_FAKE_IwriteContig,        /* IwriteContig */
 	ADIOI_FAKE_IODone,              /* ReadDone */
 	ADIOI_FAKE_IODone,              /* WriteDone */
@@ -41,8 +41,8 @@ struct ADIOI_Fns_struct ADIO_TESSERA_operations = {
 	ADIOI_TESSERA_Delete,           /* Delete */
 	ADIOI_TESSERA_Feature,          /* Feature */
 	"TESSERA: the Tessera parallel file system (libtessera)",
-	ADIOI_GEN_IreadStridedColl,     /* IreadStridedColl */
-	ADIOI_GEN_IwriteStridedColl,    /* IwriteStridedColl */
+	ADIOI_TESSERA_IreadStridedColl, /* IreadStridedColl: two-phase, or atomic */
+	ADIOI_TESSERA_IwriteStridedColl, /* IwriteStridedColl: two-phase, or atomic */
 };
 
 const char *const adt_method_names[ADT_METHODS] = {"posix", "sieve", "list", "datatype"};
@@ -55,14 +55,13 @@ int ADIOI_TESSERA_Feature(ADIO_File fd, int flag)
 	case ADIO_SCALABLE_RESIZE: /* one rank truncates */
 	case ADIO_TWO_PHASE:
 	case ADIO_UNLINK_AFTER_CLOSE:
+	case ADIO_ATOMIC_MODE:     /* the driver locks its own accesses */
+	case ADIO_SHARED_FP:       /* a fetch-and-add on a storage daemon */
 		return 1;
-	/* No byte-range locks yet: no atomic mode, no shared file pointer
-	 * (ROMIO keeps it in a locked side file), and ROMIO's own data
-	 * sieving writes stay off (the driver's "sieve" method is chosen by
-	 * hint, knowing it is not safe against concurrent writers). */
+	/* LOCKS stays 0 so that ROMIO's generic read and write never lock on
+	 * top of the driver (ad_tessera_lock.c); the driver has its own
+	 * strided writes, so ROMIO's data sieving writes are never used. */
 	case ADIO_LOCKS:
-	case ADIO_SHARED_FP:
-	case ADIO_ATOMIC_MODE:
 	case ADIO_DATA_SIEVING_WRITES:
 	default:
 		return 0;
@@ -207,6 +206,8 @@ struct adt_file *adt_state(ADIO_File fd)
 		return NULL;
 	s->read_method = ADT_DEFAULT_READ;
 	s->write_method = ADT_DEFAULT_WRITE;
+	s->lock_method = ADT_DEFAULT_LOCK_METHOD;
+	s->lock_protocol = ADT_DEFAULT_LOCK_PROTOCOL;
 	fd->fs_ptr = s;
 	return s;
 }
@@ -218,7 +219,7 @@ void adt_trace(ADIO_File fd, const char *event)
 	const char *path = getenv("TESSERA_ROMIO_TRACE");
 	struct adt_file *s = fd->fs_ptr;
 	struct adt_dtype_stats dt;
-	char line[1024];
+	char line[2048];
 	int rank = 0, n, tfd;
 
 	if (!path || !*path || !s)
@@ -231,7 +232,9 @@ void adt_trace(ADIO_File fd, const char *event)
 		     "strided_r=%llu/%llu/%llu/%llu strided_w=%llu/%llu/%llu/%llu "
 		     "coll_r=%llu coll_w=%llu bytes_r=%llu bytes_w=%llu requests=%llu "
 		     "read_method=%s write_method=%s strip=%llu stripes=%u "
-		     "dtype_conversions=%llu dtype_cache_hits=%llu\n",
+		     "dtype_conversions=%llu dtype_cache_hits=%llu "
+		     "atomic=%d lock_method=%s lock_protocol=%s locks=%llu generic_locks=%llu "
+		     "shared_fp_ops=%llu lock_us=%llu unlock_us=%llu\n",
 		     event, rank, fd->filename,
 		     (unsigned long long)s->n.mds_opens, (unsigned long long)s->n.shared_opens,
 		     (unsigned long long)s->n.contig_reads, (unsigned long long)s->n.contig_writes,
@@ -248,7 +251,11 @@ void adt_trace(ADIO_File fd, const char *event)
 		     (unsigned long long)s->n.requests,
 		     adt_method_names[s->read_method], adt_method_names[s->write_method],
 		     (unsigned long long)s->strip_size, s->stripe_count,
-		     (unsigned long long)dt.conversions, (unsigned long long)dt.hits);
+		     (unsigned long long)dt.conversions, (unsigned long long)dt.hits,
+		     fd->atomicity, adt_lock_method_names[s->lock_method],
+		     adt_lock_protocol_names[s->lock_protocol], (unsigned long long)s->n.locks,
+		     (unsigned long long)s->n.generic_locks, (unsigned long long)s->n.shared_fp_ops,
+		     (unsigned long long)s->n.lock_us, (unsigned long long)s->n.unlock_us);
 	if (n <= 0)
 		return;
 	if ((size_t)n >= sizeof(line))

@@ -12,7 +12,10 @@
  *   ad_tessera_rdwr.c     contiguous reads and writes, flush, resize, fcntl
  *   ad_tessera_hints.c    hints (striping, access methods, list batch)
  *   ad_tessera_view.c     walking a file view as (offset, length) regions
- *   ad_tessera_strided.c  strided reads and writes by method
+ *   ad_tessera_strided.c  strided reads and writes by method, collective calls
+ *   ad_tessera_lock.c     atomic mode: byte-range locks around accesses, and the
+ *                         locks ROMIO's generic code asks for
+ *   ad_tessera_sharedfp.c shared file pointers (a fetch-and-add on a storage daemon)
  *   ad_tessera_dtype.c    MPI datatypes to dataloops (see ad_tessera_dtype.h)
  */
 #ifndef AD_TESSERA_H
@@ -37,6 +40,20 @@ extern const char *const adt_method_names[ADT_METHODS];
 #define ADT_DEFAULT_READ ADT_DTYPE
 #define ADT_DEFAULT_WRITE ADT_DTYPE
 
+/* How atomic mode describes the bytes it locks (seed 001, §7.2). */
+enum adt_lock_method {
+	ADT_LOCK_POSIX = 0, /* one range lock per contiguous region, taken in offset order */
+	ADT_LOCK_LIST,      /* one lock of the regions as a list (tessera_lock_list) */
+	ADT_LOCK_DTYPE,     /* the view travels as a dataloop (tessera_lock_dtype) */
+	ADT_LOCK_METHODS
+};
+extern const char *const adt_lock_method_names[ADT_LOCK_METHODS];
+/* Protocols by TESSERA_LOCK_* value: "two-phase", "one-try", "alt-try". */
+#define ADT_LOCK_PROTOCOLS 3
+extern const char *const adt_lock_protocol_names[ADT_LOCK_PROTOCOLS];
+#define ADT_DEFAULT_LOCK_METHOD ADT_LOCK_DTYPE
+#define ADT_DEFAULT_LOCK_PROTOCOL TESSERA_LOCK_ALT_TRY
+
 /* What the driver did to one open file; written to $TESSERA_ROMIO_TRACE at
  * close so tests can prove the driver (not OMPIO) ran and which path. */
 struct adt_counters {
@@ -47,6 +64,19 @@ struct adt_counters {
 	uint64_t coll_reads, coll_writes;     /* collective calls (two-phase) */
 	uint64_t bytes_read, bytes_written;
 	uint64_t requests;                    /* libtessera calls that move data */
+	uint64_t locks;                       /* locks taken (atomic mode, sieving writes) */
+	uint64_t generic_locks;               /* locks ROMIO's generic code asked for */
+	uint64_t shared_fp_ops;               /* shared file pointer fetch-adds and sets */
+	uint64_t lock_us, unlock_us;          /* time spent taking and releasing locks */
+};
+
+/* A lock ROMIO's generic code took (ADIOI_WRITE_LOCK and the others,
+ * routed here for Tessera files by a patch to adioi.h). */
+struct adt_generic_lock {
+	int64_t offset, len;
+	int mode;                             /* TESSERA_LOCK_READ or _WRITE */
+	tessera_lock *lock;
+	struct adt_generic_lock *next;
 };
 
 /* Driver state of one open file (fd->fs_ptr). Allocated by the first
@@ -58,6 +88,11 @@ struct adt_file {
 	struct adt_file *next_open;    /* the process's open files (adt_track) */
 	int read_method, write_method; /* enum adt_method */
 	uint32_t list_batch;           /* file regions per list request (0: config's) */
+	int lock_method;               /* enum adt_lock_method */
+	int lock_protocol;             /* TESSERA_LOCK_TWO_PHASE, _ONE_TRY or _ALT_TRY */
+	struct adt_generic_lock *generic; /* held for ROMIO's generic code */
+	uint64_t shared_fp_base;       /* this open's shared pointer: its counter's key */
+	uint64_t shared_fp_views;      /* views set since open (mixed into the key) */
 	uint64_t strip_size;           /* of the open file, else the striping_unit hint */
 	uint32_t stripe_count;         /* likewise striping_factor */
 	int hint_error;                /* a refused hint (negative errno), or 0: */
@@ -129,6 +164,52 @@ uint64_t adt_view_stream_pos(const struct adt_view *v, int64_t off);
 void adt_walk_init(struct adt_walk *w, const struct adt_view *v, uint64_t pos, uint64_t len);
 /* The next region, at most max bytes; 0 when the walk is done. */
 int adt_walk_next(struct adt_walk *w, uint64_t max, int64_t *off, uint64_t *len);
+/* File offset one past the last byte of stream bytes [pos, pos + len)
+ * (len > 0), and the offset of the first. */
+int64_t adt_view_end(const struct adt_view *v, uint64_t pos, uint64_t len);
+int64_t adt_view_start(const struct adt_view *v, uint64_t pos);
+
+/* ------------------------------------------------------------ locks
+ *
+ * The locks one access holds, taken by the file's lock method and
+ * protocol (hints tessera_lock_method, tessera_lock_protocol). A lock an
+ * access needs that a lock of ROMIO's generic code already covers is not
+ * taken twice (locks of one process conflict with each other too). On
+ * failure `why` says what failed; nothing is held then. */
+struct adt_held {
+	tessera_lock **locks;
+	size_t n, cap;
+};
+/* Regions (any order, overlaps merged), mode TESSERA_LOCK_READ or _WRITE. */
+int adt_lock_regions(ADIO_File fd, int mode, const uint64_t *offs, const uint64_t *lens,
+		     size_t n, struct adt_held *h, char *why, size_t whylen);
+/* Stream bytes [pos, pos + len) of the view (len > 0). */
+int adt_lock_view(ADIO_File fd, int mode, const struct adt_view *v, uint64_t pos,
+		  uint64_t len, struct adt_held *h, char *why, size_t whylen);
+/* Release everything h holds (also after a failed I/O); 0 or the first
+ * failure, with why set. */
+int adt_unlock(ADIO_File fd, struct adt_held *h, char *why, size_t whylen);
+/* Release what ROMIO's generic code left held (at close). */
+void adt_generic_release_all(struct adt_file *s);
+
+/* One contiguous or strided access, as the ops table's functions do it
+ * (locked in atomic mode): the collective calls use them in atomic mode.
+ * Returns the bytes moved, or -1 with *error_code set. */
+int64_t adt_contig_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+		      int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+		      int *error_code, int writing, const char *myname);
+int64_t adt_strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+		       int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+		       int *error_code, int writing, const char *myname);
+
+/* ------------------------------------------------------------ shared file pointer
+ *
+ * Kept as a counter of the file (tessera_fetch_add) under a key of this
+ * open: a random base rank 0 draws at open (shared_fp_base) mixed with
+ * the number of views set since, so every open, and every view, starts
+ * at 0 without a message. */
+uint64_t adt_shared_fp_key(const struct adt_file *s);
+uint64_t adt_shared_fp_new_base(void);
 
 /* ------------------------------------------------------------ operations */
 void ADIOI_TESSERA_Open(ADIO_File fd, int *error_code);
@@ -140,6 +221,9 @@ void ADIOI_TESSERA_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype d
 			      int *error_code);
 void ADIOI_TESSERA_WriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
 			       int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+			       int *error_code);
+void ADIOI_TESSERA_IreadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+			       int file_ptr_type, ADIO_Offset offset, MPI_Request *request,
 			       int *error_code);
 void ADIOI_TESSERA_ReadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 			       int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
@@ -154,9 +238,23 @@ void ADIOI_TESSERA_WriteStridedColl(ADIO_File fd, const void *buf, int count,
 				    MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
 				    ADIO_Status *status, int *error_code);
 void ADIOI_TESSERA_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t *fcntl_struct, int *error_code);
+void ADIOI_TESSERA_IreadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+				    int file_ptr_type, ADIO_Offset offset, MPI_Request *request,
+				    int *error_code);
+void ADIOI_TESSERA_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
+				     MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+				     MPI_Request *request, int *error_code);
 void ADIOI_TESSERA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code);
 void ADIOI_TESSERA_Flush(ADIO_File fd, int *error_code);
 void ADIOI_TESSERA_Resize(ADIO_File fd, ADIO_Offset size, int *error_code);
 int ADIOI_TESSERA_Feature(ADIO_File fd, int flag);
+/* Not in the ops table: patches route ROMIO's calls here for Tessera
+ * files (patches/08-*, 09-*). */
+int ADIOI_TESSERA_Set_lock(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int whence,
+			   ADIO_Offset len);
+void ADIOI_TESSERA_Get_shared_fp(ADIO_File fd, ADIO_Offset incr, ADIO_Offset *shared_fp,
+				 int *error_code);
+void ADIOI_TESSERA_Set_shared_fp(ADIO_File fd, ADIO_Offset offset, int *error_code);
+void ADIOI_TESSERA_Reset_shared_fp(ADIO_File fd);
 
 #endif /* AD_TESSERA_H */

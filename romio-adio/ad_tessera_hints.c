@@ -7,10 +7,15 @@
  *   tessera_io_read     how strided reads go: posix | sieve | list | datatype
  *   tessera_io_write    the same for strided writes
  *   tessera_list_batch  file regions per list-I/O request (0: the config's)
+ *   tessera_lock_method how atomic mode describes the bytes it locks:
+ *                       posix | list | datatype (the default)
+ *   tessera_lock_protocol  how it takes them: two-phase | one-try | alt-try
+ *                       (the default)
  *
  * A value the driver cannot use is refused with a message naming the hint
  * and the file. MPI_File_get_info then reports what is in force: the
- * methods, the batch, and the striping of the open file (not the request).
+ * methods, the batch, the lock method and protocol, and the striping of
+ * the open file (not the request).
  * ROMIO's own hints (cb_*, romio_*, ind_*_buffer_size) go to ROMIO.
  */
 #include <errno.h>
@@ -37,10 +42,11 @@ static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-static int parse_method(const char *s)
+/* The index of s in names[0..n), or -1. */
+static int parse_name(const char *s, const char *const *names, int n)
 {
-	for (int m = 0; m < ADT_METHODS; m++)
-		if (!strcmp(s, adt_method_names[m]))
+	for (int m = 0; m < n; m++)
+		if (!strcmp(s, names[m]))
 			return m;
 	return -1;
 }
@@ -56,6 +62,32 @@ static int get(MPI_Info info, const char *key, char *buf, int len)
 	return flag;
 }
 
+/* The hint `key`, one of names[0..n): its index into *out (left alone
+ * when the hint is absent); -1, the refusal written into s, when the value
+ * is none of them. */
+static int choose(MPI_Info info, ADIO_File fd, struct adt_file *s, const char *key,
+		  const char *const *names, int n, int *out)
+{
+	char value[MPI_MAX_INFO_VAL + 1], expected[128] = "";
+	size_t at = 0;
+	int m;
+
+	if (!get(info, key, value, sizeof(value)))
+		return 0;
+	m = parse_name(value, names, n);
+	if (m >= 0) {
+		*out = m;
+		return 0;
+	}
+	for (int i = 0; i < n && at < sizeof(expected); i++)
+		at += (size_t)snprintf(expected + at, sizeof(expected) - at, "%s%s",
+				       i == 0 ? "" : i == n - 1 ? " or " : ", ", names[i]);
+	snprintf(s->hint_msg, sizeof(s->hint_msg), "%s: hint %s=%s: expected %s", fd->filename,
+		 key, value, expected);
+	s->hint_error = -EINVAL;
+	return -1;
+}
+
 /* Refuse a hint: an error code now, and remembered for the open. */
 #define REFUSE(err, ...)                                                        \
 	do {                                                                    \
@@ -69,7 +101,7 @@ void ADIOI_TESSERA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 	static char myname[] = "ADIOI_TESSERA_SETINFO";
 	struct adt_file *s = adt_state(fd);
 	char value[MPI_MAX_INFO_VAL + 1];
-	int read_method, write_method, m;
+	int read_method, write_method, lock_method, lock_protocol;
 	uint64_t unit, factor, batch, v;
 
 	if (!s) {
@@ -78,28 +110,23 @@ void ADIOI_TESSERA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 	}
 	read_method = s->read_method;
 	write_method = s->write_method;
+	lock_method = s->lock_method;
+	lock_protocol = s->lock_protocol;
 	unit = s->strip_size;
 	factor = s->stripe_count;
 	batch = s->list_batch;
 
 	s->hint_error = 0;
 	/* Check every hint of ours before applying any. */
-	if (get(users_info, "tessera_io_read", value, sizeof(value))) {
-		m = parse_method(value);
-		if (m < 0) {
-			REFUSE(-EINVAL, "%s: hint tessera_io_read=%s: expected posix, "
-						"sieve, list or datatype", fd->filename, value);
-		}
-		read_method = m;
-	}
-	if (get(users_info, "tessera_io_write", value, sizeof(value))) {
-		m = parse_method(value);
-		if (m < 0) {
-			REFUSE(-EINVAL, "%s: hint tessera_io_write=%s: expected posix, "
-						"sieve, list or datatype", fd->filename, value);
-		}
-		write_method = m;
-	}
+	if (choose(users_info, fd, s, "tessera_io_read", adt_method_names, ADT_METHODS,
+		   &read_method) ||
+	    choose(users_info, fd, s, "tessera_io_write", adt_method_names, ADT_METHODS,
+		   &write_method) ||
+	    choose(users_info, fd, s, "tessera_lock_method", adt_lock_method_names,
+		   ADT_LOCK_METHODS, &lock_method) ||
+	    choose(users_info, fd, s, "tessera_lock_protocol", adt_lock_protocol_names,
+		   ADT_LOCK_PROTOCOLS, &lock_protocol))
+		goto refused;
 	if (get(users_info, "tessera_list_batch", value, sizeof(value)) &&
 	    parse_u64(value, 0, UINT32_MAX, &batch)) {
 		REFUSE(-EINVAL, "%s: hint tessera_list_batch=%s: expected a number "
@@ -141,6 +168,8 @@ void ADIOI_TESSERA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 	}
 	s->read_method = read_method;
 	s->write_method = write_method;
+	s->lock_method = lock_method;
+	s->lock_protocol = lock_protocol;
 	s->list_batch = (uint32_t)batch;
 	s->strip_size = unit;
 	s->stripe_count = (uint32_t)factor;
@@ -149,6 +178,9 @@ void ADIOI_TESSERA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 
 	ADIOI_Info_set(fd->info, "tessera_io_read", (char *)adt_method_names[read_method]);
 	ADIOI_Info_set(fd->info, "tessera_io_write", (char *)adt_method_names[write_method]);
+	ADIOI_Info_set(fd->info, "tessera_lock_method", (char *)adt_lock_method_names[lock_method]);
+	ADIOI_Info_set(fd->info, "tessera_lock_protocol",
+		       (char *)adt_lock_protocol_names[lock_protocol]);
 	snprintf(value, sizeof(value), "%llu", (unsigned long long)batch);
 	ADIOI_Info_set(fd->info, "tessera_list_batch", value);
 	if (unit) {

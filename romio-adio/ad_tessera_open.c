@@ -50,6 +50,7 @@ struct open_outcome {
 	int flags;                         /* how it opened (see open_by_path) */
 	char msg[768];                     /* the failure, in words */
 	char path[4096];                   /* the name it resolved (everyone uses it) */
+	uint64_t shared_fp_base;           /* key of this open's shared file pointer */
 	struct tessera_file_share share;
 };
 
@@ -171,7 +172,7 @@ static int finish_open(ADIO_File fd, struct adt_file *s, char *msg, size_t msgle
 
 	if (rc)
 		return rc;
-	fd->fd_sys = -1; /* no POSIX descriptor: ROMIO's generic locking must not run */
+	fd->fd_sys = -1; /* no POSIX descriptor: ROMIO's generic locks come to the driver */
 	fd->fd_direct = -1;
 	if (fd->access_mode & ADIO_APPEND) {
 		rc = tessera_fstat(s->file, &st);
@@ -200,6 +201,7 @@ void ADIOI_TESSERA_Open(ADIO_File fd, int *error_code)
 	int flags;
 
 	rc = open_by_path(fd, fd->access_mode, s, &flags, msg, sizeof(msg));
+	s->shared_fp_base = adt_shared_fp_new_base();
 	if (!rc && (rc = finish_open(fd, s, msg, sizeof(msg)))) {
 		char ignored[8];
 
@@ -242,6 +244,7 @@ void ADIOI_TESSERA_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_
 			if (!o->rc)
 				tessera_file_share(s->file, &o->share);
 			snprintf(o->path, sizeof(o->path), "%s", s->path);
+			o->shared_fp_base = adt_shared_fp_new_base();
 		}
 	}
 	if (o)
@@ -285,6 +288,7 @@ void ADIOI_TESSERA_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_
 		opened(s, o->flags);
 		s->n.shared_opens++;
 	}
+	s->shared_fp_base = o->shared_fp_base;
 	rc = finish_open(fd, s, o->msg, sizeof(o->msg));
 	if (rc) {
 		char ignored[8];
@@ -310,6 +314,7 @@ void ADIOI_TESSERA_Close(ADIO_File fd, int *error_code)
 	if (!s)
 		return;
 	adt_trace(fd, "close");
+	adt_generic_release_all(s);
 	rc = close_file(s, msg, sizeof(msg));
 	if (rc)
 		*error_code = ADT_ERROR(rc, "MPI_File_close %s: %s", fd->filename, msg);

@@ -1,6 +1,6 @@
 /*
- * ad_tessera_rdwr.c - contiguous reads and writes straight to libtessera,
- * flush, resize and fcntl.
+ * ad_tessera_rdwr.c - contiguous reads and writes straight to libtessera
+ * (locked in atomic mode), flush, resize and fcntl.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,38 +24,58 @@ static struct adt_file *open_state(ADIO_File fd, const char *myname, const char 
 }
 
 /* One contiguous access of count x datatype at offset (or the individual
- * file pointer): reads stop at end of file, writes insist on progress. */
-static void contig_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+ * file pointer): reads stop at end of file, writes insist on progress. In
+ * atomic mode the bytes are locked around it (ad_tessera_lock.c). */
+int64_t adt_contig_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 		      int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
 		      int *error_code, int write, const char *myname)
 {
 	const char *what = write ? "write" : "read";
 	struct adt_file *s = open_state(fd, myname, what, error_code);
+	struct adt_held held;
+	char why[1024];
 	MPI_Count size;
 	uint64_t len, done = 0;
-	ssize_t n;
+	ssize_t n = 0;
+	int rc;
 
 	if (!s)
-		return;
+		return -1;
 	MPI_Type_size_x(datatype, &size);
 	len = (uint64_t)size * (uint64_t)count;
 	if (file_ptr_type == ADIO_INDIVIDUAL)
 		offset = fd->fp_ind;
+	memset(&held, 0, sizeof(held));
+	if (fd->atomicity && len) {
+		uint64_t off = (uint64_t)offset;
+
+		rc = adt_lock_regions(fd, write ? TESSERA_LOCK_WRITE : TESSERA_LOCK_READ, &off, &len,
+				      1, &held, why, sizeof(why));
+		if (rc) {
+			*error_code = ADT_ERROR(rc, "atomic %s %s: %s", what, fd->filename, why);
+			return -1;
+		}
+	}
 	while (done < len) {
 		n = write ? tessera_pwrite(s->file, (char *)buf + done, len - done,
 					   (uint64_t)offset + done)
 			  : tessera_pread(s->file, (char *)buf + done, len - done,
 					  (uint64_t)offset + done);
 		s->n.requests++;
-		if (n < 0 || (n == 0 && write)) {
-			*error_code = ADT_ERROR(n ? (int)n : -EIO, "%s %s: %s", what, fd->filename,
-						n ? tessera_errmsg(tessera_file_fs(s->file))
-						  : "no progress");
-			return;
-		}
-		if (n == 0)
-			break; /* reads: end of file */
+		if (n <= 0)
+			break; /* reads: 0 is the end of file */
 		done += (uint64_t)n;
+	}
+	if (n < 0 || (n == 0 && write && done < len)) {
+		*error_code = ADT_ERROR(n ? (int)n : -EIO, "%s %s: %s", what, fd->filename,
+					n ? tessera_errmsg(tessera_file_fs(s->file)) : "no progress");
+		adt_unlock(fd, &held, why, sizeof(why));
+		return -1;
+	}
+	rc = adt_unlock(fd, &held, why, sizeof(why));
+	if (rc) {
+		*error_code = ADT_ERROR(rc, "atomic %s %s: %s", what, fd->filename, why);
+		return -1;
 	}
 	if (write) {
 		s->n.contig_writes++;
@@ -73,22 +93,37 @@ static void contig_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 	(void)status;
 #endif
 	*error_code = MPI_SUCCESS;
+	return (int64_t)done;
 }
 
 void ADIOI_TESSERA_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 			      int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
 			      int *error_code)
 {
-	contig_io(fd, buf, count, datatype, file_ptr_type, offset, status, error_code, 0,
-		  "ADIOI_TESSERA_READCONTIG");
+	adt_contig_io(fd, buf, count, datatype, file_ptr_type, offset, status, error_code, 0,
+		      "ADIOI_TESSERA_READCONTIG");
 }
 
 void ADIOI_TESSERA_WriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
 			       int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
 			       int *error_code)
 {
-	contig_io(fd, (void *)buf, count, datatype, file_ptr_type, offset, status, error_code, 1,
-		  "ADIOI_TESSERA_WRITECONTIG");
+	adt_contig_io(fd, (void *)buf, count, datatype, file_ptr_type, offset, status, error_code,
+		      1, "ADIOI_TESSERA_WRITECONTIG");
+}
+
+/* Nonblocking contiguous reads complete at once (libtessera's calls
+ * block) and report the bytes really read: ROMIO's generic one reports
+ * the whole request even past the end of the file. */
+void ADIOI_TESSERA_IreadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+			       int file_ptr_type, ADIO_Offset offset, MPI_Request *request,
+			       int *error_code)
+{
+	ADIO_Status status;
+	int64_t n = adt_contig_io(fd, buf, count, datatype, file_ptr_type, offset, &status,
+				  error_code, 0, "ADIOI_TESSERA_IREADCONTIG");
+
+	MPIO_Completed_request_create(&fd, n < 0 ? 0 : n, error_code, request);
 }
 
 void ADIOI_TESSERA_Flush(ADIO_File fd, int *error_code)
@@ -178,14 +213,8 @@ void ADIOI_TESSERA_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t *fcntl_struct, int
 		*error_code = MPI_SUCCESS;
 		return;
 	case ADIO_FCNTL_SET_ATOMICITY:
-		if (fcntl_struct->atomicity) {
-			*error_code = ADT_ERROR(-ENOTSUP,
-						"MPI_File_set_atomicity %s: atomic mode needs byte-range "
-						"locks, which Tessera does not have yet",
-						fd->filename);
-			return;
-		}
-		fd->atomicity = 0;
+		/* From now on every access locks its bytes (ad_tessera_lock.c). */
+		fd->atomicity = fcntl_struct->atomicity ? 1 : 0;
 		*error_code = MPI_SUCCESS;
 		return;
 	default:

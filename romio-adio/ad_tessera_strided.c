@@ -1,6 +1,7 @@
 /*
  * ad_tessera_strided.c - strided (noncontiguous) reads and writes, by the
- * method the file's hints chose, and the collective entry points.
+ * method the file's hints chose (locked in atomic mode), and the
+ * collective entry points.
  *
  * An access is the byte range [pos, pos + len) of the view's data stream.
  * Memory is one contiguous run of those bytes: the user's buffer when the
@@ -9,9 +10,9 @@
  *
  *   posix    one pread/pwrite per file region
  *   sieve    reads: one read per window of ind_rd_buffer_size bytes
- *            covering many regions; writes: read the window, patch it,
- *            write it back (not safe against another writer in the window
- *            until Tessera has locks: two-phase collective writes are)
+ *            covering many regions; writes: lock the window, read it,
+ *            patch it, write it back, unlock (so other writers' bytes in
+ *            the window are safe)
  *   list     the regions travel as lists (tessera_*_list)
  *   datatype the view travels as a dataloop (tessera_*_dtype)
  */
@@ -34,7 +35,7 @@ struct access {
 	char *stream;          /* len contiguous bytes of data */
 	char *packed;          /* stream, when it is a packed copy (owned) */
 	const char *what;      /* "read" or "write", for messages */
-	char why[256];         /* a failure outside libtessera, in words */
+	char why[1024];        /* a failure outside libtessera, in words */
 };
 
 static int prepare(struct access *a, ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
@@ -86,18 +87,6 @@ static int prepare(struct access *a, ADIO_File fd, void *buf, int count, MPI_Dat
 	return 0;
 }
 
-/* File offset one past stream byte end - 1 (end > 0). */
-static int64_t file_end(const struct adt_view *v, uint64_t end)
-{
-	struct adt_walk w;
-	int64_t off = 0;
-	uint64_t len = 0;
-
-	adt_walk_init(&w, v, end - 1, 1);
-	adt_walk_next(&w, 1, &off, &len);
-	return off + (int64_t)len;
-}
-
 static void finish(struct access *a, void *buf, int count, MPI_Datatype datatype,
 		   int file_ptr_type, ADIO_Status *status, int reading)
 {
@@ -107,7 +96,7 @@ static void finish(struct access *a, void *buf, int count, MPI_Datatype datatype
 		MPI_Unpack(a->packed, (int)a->len, &position, buf, count, datatype, MPI_COMM_SELF);
 	}
 	if (file_ptr_type == ADIO_INDIVIDUAL && a->len)
-		a->fd->fp_ind = file_end(&a->view, a->pos + a->len);
+		a->fd->fp_ind = adt_view_end(&a->view, a->pos, a->len);
 	a->fd->fp_sys_posn = -1;
 	if (reading)
 		a->s->n.bytes_read += a->len;
@@ -182,82 +171,161 @@ static int by_posix(struct access *a, int writing)
 
 /* Data sieving: windows of at most bufsize bytes, each covering as many
  * consecutive regions as fit; a region larger than the window goes alone
- * and directly. */
+ * and directly. The plan comes first, so that the windows are known before
+ * any is locked. */
+struct sieve_region {
+	int64_t off;
+	uint64_t len;
+};
+struct sieve_window {
+	int64_t start, end;    /* file bytes [start, end) */
+	size_t first, n;       /* its regions */
+	int direct;            /* one region bigger than a window: no sieving */
+};
+struct sieve_plan {
+	struct sieve_region *r;
+	struct sieve_window *w;
+	size_t nr, nw;
+};
+
+static int grow(void **p, size_t *cap, size_t n, size_t size)
+{
+	void *q;
+
+	if (n < *cap)
+		return 0;
+	q = realloc(*p, 2 * *cap * size);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap *= 2;
+	return 0;
+}
+
+static int sieve_plan(struct access *a, uint64_t bufsize, struct sieve_plan *p)
+{
+	size_t rcap = 256, wcap = 16;
+	struct adt_walk w;
+	int64_t off;
+	uint64_t len;
+
+	memset(p, 0, sizeof(*p));
+	p->r = malloc(rcap * sizeof(*p->r));
+	p->w = malloc(wcap * sizeof(*p->w));
+	if (!p->r || !p->w)
+		return -ENOMEM;
+	adt_walk_init(&w, &a->view, a->pos, a->len);
+	while (adt_walk_next(&w, UINT64_MAX, &off, &len)) {
+		struct sieve_window *win = p->nw ? &p->w[p->nw - 1] : NULL;
+
+		if (grow((void **)&p->r, &rcap, p->nr, sizeof(*p->r)))
+			return -ENOMEM;
+		p->r[p->nr].off = off;
+		p->r[p->nr].len = len;
+		/* Joins the current window if it fits; else opens one. */
+		if (win && !win->direct && len < bufsize && off >= win->start &&
+		    (uint64_t)(off + (int64_t)len - win->start) <= bufsize) {
+			win->n++;
+			if (off + (int64_t)len > win->end)
+				win->end = off + (int64_t)len;
+		} else {
+			if (grow((void **)&p->w, &wcap, p->nw, sizeof(*p->w)))
+				return -ENOMEM;
+			p->w[p->nw++] = (struct sieve_window){ off, off + (int64_t)len, p->nr, 1,
+							       len >= bufsize };
+		}
+		p->nr++;
+	}
+	return 0;
+}
+
+/* Sieving writes lock their windows, which hold bytes of other writers
+ * between the access's own: in atomic mode all of them for the whole
+ * call, else each around its read-modify-write. */
+static int lock_windows(struct access *a, const struct sieve_plan *p, size_t first, size_t n,
+			struct adt_held *h)
+{
+	uint64_t *offs = malloc((n ? n : 1) * sizeof(*offs));
+	uint64_t *lens = malloc((n ? n : 1) * sizeof(*lens));
+	int rc = -ENOMEM;
+
+	if (offs && lens) {
+		for (size_t i = 0; i < n; i++) {
+			offs[i] = (uint64_t)p->w[first + i].start;
+			lens[i] = (uint64_t)(p->w[first + i].end - p->w[first + i].start);
+		}
+		rc = adt_lock_regions(a->fd, TESSERA_LOCK_WRITE, offs, lens, n, h, a->why,
+				      sizeof(a->why));
+	} else {
+		snprintf(a->why, sizeof(a->why), "out of memory for the windows' locks");
+	}
+	free(offs);
+	free(lens);
+	return rc;
+}
+
 static int by_sieve(struct access *a, int writing)
 {
 	uint64_t bufsize = (uint64_t)(writing ? a->fd->hints->ind_wr_buffer_size
 					      : a->fd->hints->ind_rd_buffer_size);
-	struct region { int64_t off; uint64_t len; } *r = NULL;
-	struct adt_walk w;
-	size_t nr, cap = 256;
-	int64_t off, start, end;
-	uint64_t len, at = 0;
-	int more, rc = 0;
-	char *win;
+	int atomic = writing && a->fd->atomicity;
+	struct adt_held all, one;
+	struct sieve_plan p;
+	uint64_t at = 0;
+	char *win = NULL;
+	char ignored[8];
+	int rc;
 
+	memset(&all, 0, sizeof(all));
 	if (bufsize == 0)
 		bufsize = 4 << 20;
-	win = malloc(bufsize);
-	r = malloc(cap * sizeof(*r));
-	if (!win || !r) {
+	rc = sieve_plan(a, bufsize, &p);
+	if (!rc && !(win = malloc(bufsize)))
 		rc = -ENOMEM;
-		goto out;
-	}
-	adt_walk_init(&w, &a->view, a->pos, a->len);
-	more = adt_walk_next(&w, UINT64_MAX, &off, &len);
-	while (more) {
-		if (len >= bufsize) { /* bigger than a window: alone, directly */
-			rc = writing ? write_full(a, a->stream + at, len, (uint64_t)off)
-				     : read_full(a, a->stream + at, len, (uint64_t)off);
-			if (rc)
-				goto out;
-			at += len;
-			more = adt_walk_next(&w, UINT64_MAX, &off, &len);
+	if (!rc && atomic)
+		rc = lock_windows(a, &p, 0, p.nw, &all);
+	for (size_t k = 0; k < p.nw && !rc; k++) {
+		const struct sieve_window *w = &p.w[k];
+		const struct sieve_region *r = &p.r[w->first];
+		uint64_t span = (uint64_t)(w->end - w->start);
+
+		if (w->direct) {
+			rc = writing ? write_full(a, a->stream + at, r->len, (uint64_t)r->off)
+				     : read_full(a, a->stream + at, r->len, (uint64_t)r->off);
+			at += r->len;
 			continue;
 		}
-		/* Gather the regions that fit one window from this one on. */
-		start = off;
-		end = off + (int64_t)len;
-		r[0].off = off;
-		r[0].len = len;
-		nr = 1;
-		while ((more = adt_walk_next(&w, UINT64_MAX, &off, &len)) && off >= start &&
-		       (uint64_t)(off + (int64_t)len - start) <= bufsize) {
-			if (nr == cap) {
-				struct region *p = realloc(r, 2 * cap * sizeof(*r));
-
-				if (!p) {
-					rc = -ENOMEM;
-					goto out;
-				}
-				r = p;
-				cap *= 2;
-			}
-			r[nr].off = off;
-			r[nr].len = len;
-			nr++;
-			if (off + (int64_t)len > end)
-				end = off + (int64_t)len;
-		}
-		rc = read_full(a, win, (uint64_t)(end - start), (uint64_t)start);
-		if (rc)
-			goto out;
-		for (size_t i = 0; i < nr; i++) {
+		memset(&one, 0, sizeof(one));
+		if (writing && !atomic && (rc = lock_windows(a, &p, k, 1, &one)))
+			break;
+		rc = read_full(a, win, span, (uint64_t)w->start);
+		for (size_t i = 0; i < w->n && !rc; i++) {
 			if (writing)
-				memcpy(win + (r[i].off - start), a->stream + at, r[i].len);
+				memcpy(win + (r[i].off - w->start), a->stream + at, r[i].len);
 			else
-				memcpy(a->stream + at, win + (r[i].off - start), r[i].len);
+				memcpy(a->stream + at, win + (r[i].off - w->start), r[i].len);
 			at += r[i].len;
 		}
-		if (writing) {
-			rc = write_full(a, win, (uint64_t)(end - start), (uint64_t)start);
-			if (rc)
-				goto out;
+		if (!rc && writing)
+			rc = write_full(a, win, span, (uint64_t)w->start);
+		if (one.n) {
+			int rc2 = adt_unlock(a->fd, &one, rc ? ignored : a->why,
+					     rc ? sizeof(ignored) : sizeof(a->why));
+
+			if (!rc)
+				rc = rc2;
 		}
 	}
-out:
-	free(r);
+	if (all.n) {
+		int rc2 = adt_unlock(a->fd, &all, rc ? ignored : a->why,
+				     rc ? sizeof(ignored) : sizeof(a->why));
+
+		if (!rc)
+			rc = rc2;
+	}
 	free(win);
+	free(p.r);
+	free(p.w);
 	return rc;
 }
 
@@ -379,29 +447,48 @@ static int run(struct access *a, int *method, const void *buf, int count, MPI_Da
 	return -EINVAL;
 }
 
-static void strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+int64_t adt_strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 		       int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
 		       int *error_code, int writing, const char *myname)
 {
+	struct adt_held held;
 	struct access a;
+	char ignored[8];
 	int rc, method;
 
 	if (prepare(&a, fd, buf, count, datatype, file_ptr_type, offset, writing, myname,
 		    error_code))
-		return;
+		return -1;
 	method = writing ? a.s->write_method : a.s->read_method;
-	rc = run(&a, &method, buf, count, datatype, writing);
+	memset(&held, 0, sizeof(held));
+	/* Atomic mode: the exact bytes, locked by the lock method; sieving
+	 * writes lock their windows themselves (by_sieve). */
+	rc = 0;
+	if (fd->atomicity && a.len && !(writing && method == ADT_SIEVE))
+		rc = adt_lock_view(fd, writing ? TESSERA_LOCK_WRITE : TESSERA_LOCK_READ, &a.view,
+				   a.pos, a.len, &held, a.why, sizeof(a.why));
+	if (!rc) {
+		rc = run(&a, &method, buf, count, datatype, writing);
+		if (held.n) {
+			int rc2 = adt_unlock(fd, &held, rc ? ignored : a.why,
+					     rc ? sizeof(ignored) : sizeof(a.why));
+
+			if (!rc)
+				rc = rc2;
+		}
+	}
 	if (rc) {
 		/* libtessera's words, unless the failure was the driver's own */
 		const char *lib = tessera_errmsg(tessera_file_fs(a.s->file));
 
-		*error_code = ADT_ERROR(rc, "%s %s (%s, %llu bytes at stream byte %llu): %s",
-					a.what, fd->filename, adt_method_names[method],
+		*error_code = ADT_ERROR(rc, "%s%s %s (%s, %llu bytes at stream byte %llu): %s",
+					fd->atomicity ? "atomic " : "", a.what, fd->filename,
+					adt_method_names[method],
 					(unsigned long long)a.len, (unsigned long long)a.pos,
 					a.why[0] ? a.why : rc == -ENOMEM ? "out of memory"
 					: lib[0] ? lib : strerror(-rc));
 		free(a.packed);
-		return;
+		return -1;
 	}
 	if (writing)
 		a.s->n.strided_writes[method]++;
@@ -409,22 +496,48 @@ static void strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype
 		a.s->n.strided_reads[method]++;
 	finish(&a, buf, count, datatype, file_ptr_type, status, !writing);
 	*error_code = MPI_SUCCESS;
+	return (int64_t)a.len;
 }
 
 void ADIOI_TESSERA_ReadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 			       int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
 			       int *error_code)
 {
-	strided_io(fd, buf, count, datatype, file_ptr_type, offset, status, error_code, 0,
-		   "ADIOI_TESSERA_READSTRIDED");
+	adt_strided_io(fd, buf, count, datatype, file_ptr_type, offset, status, error_code, 0,
+		       "ADIOI_TESSERA_READSTRIDED");
 }
 
 void ADIOI_TESSERA_WriteStrided(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
 				int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
 				int *error_code)
 {
-	strided_io(fd, (void *)buf, count, datatype, file_ptr_type, offset, status, error_code, 1,
-		   "ADIOI_TESSERA_WRITESTRIDED");
+	adt_strided_io(fd, (void *)buf, count, datatype, file_ptr_type, offset, status,
+		       error_code, 1, "ADIOI_TESSERA_WRITESTRIDED");
+}
+
+/* ------------------------------------------------------------ collective
+ *
+ * Two-phase I/O moves each rank's data through aggregators, in pieces and
+ * at different times (and fills the holes of a write by reading them
+ * first), so no lock a rank could hold would make its call atomic. In
+ * atomic mode a collective call is therefore the rank's own access,
+ * locked, as an independent call would be: MPI gives collective calls no
+ * other meaning. */
+static int64_t own_access(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+			  int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
+			  int *error_code, int writing, const char *myname)
+{
+	int buf_contig, file_contig;
+
+	ADIOI_Datatype_iscontig(datatype, &buf_contig);
+	ADIOI_Datatype_iscontig(fd->filetype, &file_contig);
+	if (!(buf_contig && file_contig))
+		return adt_strided_io(fd, buf, count, datatype, file_ptr_type, offset, status,
+				      error_code, writing, myname);
+	if (file_ptr_type == ADIO_EXPLICIT_OFFSET)
+		offset = fd->disp + (ADIO_Offset)fd->etype_size * offset;
+	return adt_contig_io(fd, buf, count, datatype, file_ptr_type, offset, status,
+			     error_code, writing, myname);
 }
 
 void ADIOI_TESSERA_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
@@ -435,8 +548,12 @@ void ADIOI_TESSERA_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datat
 
 	if (s)
 		s->n.coll_reads++;
-	ADIOI_GEN_ReadStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
-				  error_code);
+	if (fd->atomicity)
+		own_access(fd, buf, count, datatype, file_ptr_type, offset, status, error_code, 0,
+			   "ADIOI_TESSERA_READSTRIDEDCOLL");
+	else
+		ADIOI_GEN_ReadStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
+					  error_code);
 }
 
 void ADIOI_TESSERA_WriteStridedColl(ADIO_File fd, const void *buf, int count,
@@ -447,6 +564,62 @@ void ADIOI_TESSERA_WriteStridedColl(ADIO_File fd, const void *buf, int count,
 
 	if (s)
 		s->n.coll_writes++;
-	ADIOI_GEN_WriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
-				   error_code);
+	if (fd->atomicity)
+		own_access(fd, (void *)buf, count, datatype, file_ptr_type, offset, status,
+			   error_code, 1, "ADIOI_TESSERA_WRITESTRIDEDCOLL");
+	else
+		ADIOI_GEN_WriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
+					   error_code);
+}
+
+/* Nonblocking collective calls: in atomic mode the rank's own access,
+ * done at once (as every call of this driver is), then a completed
+ * request; else ROMIO's nonblocking two-phase. */
+static void own_access_request(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+			       int file_ptr_type, ADIO_Offset offset, MPI_Request *request,
+			       int *error_code, int writing, const char *myname)
+{
+	ADIO_Status status;
+	int64_t n = own_access(fd, buf, count, datatype, file_ptr_type, offset, &status,
+			       error_code, writing, myname);
+
+	MPIO_Completed_request_create(&fd, n < 0 ? 0 : n, error_code, request);
+}
+
+void ADIOI_TESSERA_IreadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+				    int file_ptr_type, ADIO_Offset offset, MPI_Request *request,
+				    int *error_code)
+{
+	struct adt_file *s = fd->fs_ptr;
+
+	if (s)
+		s->n.coll_reads++;
+#ifdef HAVE_MPI_GREQUEST_EXTENSIONS
+	if (!fd->atomicity) {
+		ADIOI_GEN_IreadStridedColl(fd, buf, count, datatype, file_ptr_type, offset, request,
+					   error_code);
+		return;
+	}
+#endif
+	own_access_request(fd, buf, count, datatype, file_ptr_type, offset, request, error_code,
+			   0, "ADIOI_TESSERA_IREADSTRIDEDCOLL");
+}
+
+void ADIOI_TESSERA_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
+				     MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+				     MPI_Request *request, int *error_code)
+{
+	struct adt_file *s = fd->fs_ptr;
+
+	if (s)
+		s->n.coll_writes++;
+#ifdef HAVE_MPI_GREQUEST_EXTENSIONS
+	if (!fd->atomicity) {
+		ADIOI_GEN_IwriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset,
+					    request, error_code);
+		return;
+	}
+#endif
+	own_access_request(fd, (void *)buf, count, datatype, file_ptr_type, offset, request,
+			   error_code, 1, "ADIOI_TESSERA_IWRITESTRIDEDCOLL");
 }

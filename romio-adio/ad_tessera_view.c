@@ -128,3 +128,19 @@ int adt_walk_next(struct adt_walk *w, uint64_t max, int64_t *off, uint64_t *len)
 	}
 	return 1;
 }
+
+int64_t adt_view_start(const struct adt_view *v, uint64_t pos)
+{
+	struct adt_walk w;
+	int64_t off = 0;
+	uint64_t len = 0;
+
+	adt_walk_init(&w, v, pos, 1);
+	adt_walk_next(&w, 1, &off, &len);
+	return off;
+}
+
+int64_t adt_view_end(const struct adt_view *v, uint64_t pos, uint64_t len)
+{
+	return adt_view_start(v, pos + len - 1) + 1;
+}

@@ -67,7 +67,7 @@ so=$dest/mca_io_romio321.so
 # for the ones left out, and why).
 ROMIO_TESTS="simple psimple coll_test hindexed types_with_zeros darray_read aggregation1
 aggregation2 async async-multiple excl file_info split_coll status misc large_file noncontig
-noncontig_coll noncontig_coll2 i_noncontig"
+noncontig_coll noncontig_coll2 i_noncontig atomicity shared_fp ordered_fp"
 
 install_so() {
 	mkdir -p "$(dirname "$out")"

@@ -34,10 +34,13 @@ $(B)/romio-adio/tests/mpi_netcdf: MPI_TEST_LIBS := $(MPI_NETCDF_FLAGS)
 $(B)/romio-adio/tests/mpi_pnetcdf: MPI_TEST_LIBS := $(MPI_PNETCDF_FLAGS)
 MPI_CFLAGS   := -std=c11 -g -O2 -Wall -Wextra -Werror -D_GNU_SOURCE
 
-all: $(ROMIO_SO) $(MPI_TEST_PROGS) $(B)/bin/tessera-mpirun $(B)/romio-adio/bench/mpi_hpio
+MPI_BENCH_PROGS := $(patsubst romio-adio/bench/%.c,$(B)/romio-adio/bench/%,\
+		   $(wildcard romio-adio/bench/mpi_*.c))
+all: $(ROMIO_SO) $(MPI_TEST_PROGS) $(B)/bin/tessera-mpirun $(MPI_BENCH_PROGS)
 
-# The HPIO benchmark (make bench runs it through tests/bench/bench_mpi_hpio.sh).
-$(B)/romio-adio/bench/mpi_hpio: romio-adio/bench/mpi_hpio.c
+# The MPI benchmarks: HPIO and the S3D-like checkpoint (make bench runs them
+# through tests/bench/bench_mpi_hpio.sh and bench_mpi_s3d.sh).
+$(B)/romio-adio/bench/%: romio-adio/bench/%.c
 	@mkdir -p $(dir $@)
 	$(MPICC) $(MPI_CFLAGS) -o $@ $<
 

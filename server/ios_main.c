@@ -89,6 +89,21 @@ static void do_statfs(struct ios *ios, struct srv_req *req)
 		srv_reply(req, &rep.base, NULL, 0);
 }
 
+/* The shared file pointer's fetch-and-add (ios_counter). */
+static void do_fetch_add(struct ios *ios, struct srv_req *req)
+{
+	Tessera__FetchAddRequest *m = (Tessera__FetchAddRequest *)req->msg;
+	Tessera__FetchAddReply rep = TESSERA__FETCH_ADD_REPLY__INIT;
+	int rc = ios_counter(ios->store, m->handle, m->key, m->set, m->value, &rep.old);
+
+	if (rc)
+		srv_reply_error(req, rc, "%s counter %016" PRIx64 " of object %016" PRIx64 ": %s",
+				m->set ? "set" : "fetch-add", m->key, m->handle,
+				rc == -EOVERFLOW ? "adding would overflow it" : strerror(-rc));
+	else
+		srv_reply(req, &rep.base, NULL, 0);
+}
+
 /* The dispatch table (TP_OPCODES names what the storage daemon serves). */
 #define IOS_OP(name, fn) \
 	static void ios_op_##name(void *ctx, struct srv_req *req) { fn(ctx, req); }
@@ -101,6 +116,7 @@ IOS_OP(REMOVE, do_handles)
 IOS_OP(SYNC, do_handles)
 IOS_OP(IOS_STATFS, do_statfs)
 IOS_OP(IOS_STATS, ios_do_stats)
+IOS_OP(FETCH_ADD, do_fetch_add)
 IOS_OP(LIST_WRITE, ios_do_list)
 IOS_OP(LIST_READ, ios_do_list)
 IOS_OP(DTYPE_WRITE, ios_do_dtype)

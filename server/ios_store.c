@@ -102,6 +102,13 @@ static void object_path(const struct ios_store *st, uint64_t handle, char *buf, 
 	snprintf(buf, len, "%s/%02x/%016" PRIx64, st->dir, (unsigned)(handle & 0xff), handle);
 }
 
+/* The side file of an object's counters (ios_counter). */
+static void counter_path(const struct ios_store *st, uint64_t handle, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%02x/%016" PRIx64 ".ctr", st->dir, (unsigned)(handle & 0xff),
+		 handle);
+}
+
 static struct ios_fd *cached(struct ios_store *st, uint64_t handle)
 {
 	for (unsigned i = 0; i < st->max_open; i++)
@@ -371,29 +378,134 @@ int ios_truncate(struct ios_store *st, uint64_t handle, uint64_t size)
 int ios_remove(struct ios_store *st, uint64_t handle)
 {
 	char path[4096];
-
 	int rc;
 
 	forget(st, handle);
 	object_path(st, handle, path, sizeof(path));
 	rc = st->disk->ops->unlink(st->disk, handle, path);
+	if (rc && rc != -ENOENT)
+		return rc;
+	/* Its counters go with it. */
+	counter_path(st, handle, path, sizeof(path));
+	rc = st->disk->ops->unlink(st->disk, handle, path);
 	return rc == -ENOENT ? 0 : rc;
+}
+
+/* fdatasync an object's counters, if it has any: 1 if it has, 0 if not,
+ * or a negative errno. */
+static int sync_counters(struct ios_store *st, uint64_t handle)
+{
+	struct ios_disk *d = st->disk;
+	char path[4096];
+	int fd, rc;
+
+	counter_path(st, handle, path, sizeof(path));
+	fd = d->ops->open(d, handle, path, O_RDWR | O_CLOEXEC, 0644);
+	if (fd == -ENOENT)
+		return 0;
+	if (fd < 0)
+		return fd;
+	rc = d->ops->fdatasync(d, fd);
+	d->ops->close(d, fd);
+	return rc ? rc : 1;
 }
 
 int ios_sync(struct ios_store *st, uint64_t handle)
 {
 	char path[4096];
-	int fd = object_fd(st, handle, 0), rc;
+	int fd = object_fd(st, handle, 0), rc, counters;
 
-	if (fd == -ENOENT)
-		return 0;
-	if (fd < 0)
+	if (fd < 0 && fd != -ENOENT)
 		return fd;
-	if ((rc = st->disk->ops->fdatasync(st->disk, fd)))
+	if (fd >= 0 && (rc = st->disk->ops->fdatasync(st->disk, fd)))
 		return rc;
-	/* The object's name must be durable too. */
+	counters = sync_counters(st, handle);
+	if (counters < 0)
+		return counters;
+	if (fd == -ENOENT && !counters)
+		return 0;
+	/* The names of the object and its counters must be durable too. */
 	snprintf(path, sizeof(path), "%s/%02x", st->dir, (unsigned)(handle & 0xff));
 	return st->disk->ops->syncdir(st->disk, path);
+}
+
+/* ------------------------------------------------------------ counters
+ *
+ * The side file is an array of (key, value) records, 16 bytes each,
+ * little-endian, the most recently used first. It is small (1 KiB at most)
+ * and read and rewritten whole by each request. */
+#define CTR_RECORD 16
+
+static uint64_t le64_get(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static void le64_put(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+int ios_counter(struct ios_store *st, uint64_t handle, uint64_t key, int set, int64_t value,
+		int64_t *old)
+{
+	struct ios_disk *d = st->disk;
+	uint8_t buf[(IOS_COUNTERS + 1) * CTR_RECORD];
+	uint64_t syscalls = 0;
+	struct iovec iov = { buf + CTR_RECORD, IOS_COUNTERS * CTR_RECORD };
+	char path[4096];
+	ssize_t got;
+	size_t n, at;
+	int64_t now = 0;
+	int fd, rc = 0;
+
+	counter_path(st, handle, path, sizeof(path));
+	fd = d->ops->open(d, handle, path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return fd;
+	/* Records land one slot in, so the one used now can go first. */
+	got = full_iov(st, fd, &iov, 1, 0, 0, &syscalls);
+	if (got < 0) {
+		rc = (int)got;
+		goto out;
+	}
+	n = (size_t)got / CTR_RECORD; /* a torn last record (a crash) is dropped */
+	for (at = 1; at <= n; at++)
+		if (le64_get(buf + at * CTR_RECORD) == key)
+			break;
+	if (at <= n)
+		now = (int64_t)le64_get(buf + at * CTR_RECORD + 8);
+	else if (n == IOS_COUNTERS)
+		at = n; /* full: the one used longest ago makes room */
+	else
+		at = ++n;
+	if (set) {
+		*old = now;
+		now = value;
+	} else if ((value > 0 && now > INT64_MAX - value) ||
+		   (value < 0 && now < INT64_MIN - value)) {
+		rc = -EOVERFLOW;
+		goto out;
+	} else {
+		*old = now;
+		now += value;
+	}
+	memmove(buf + CTR_RECORD, buf, at * CTR_RECORD); /* shift the ones before it */
+	le64_put(buf + CTR_RECORD, key);
+	le64_put(buf + CTR_RECORD + 8, (uint64_t)now);
+	iov.iov_base = buf + CTR_RECORD;
+	iov.iov_len = n * CTR_RECORD;
+	got = full_iov(st, fd, &iov, 1, 0, 1, &syscalls);
+	if (got < 0)
+		rc = (int)got;
+out:
+	d->ops->close(d, fd);
+	return rc;
 }
 
 int ios_statfs(struct ios_store *st, uint64_t *total, uint64_t *avail)

@@ -56,4 +56,15 @@ int ios_remove(struct ios_store *st, uint64_t handle);
 int ios_sync(struct ios_store *st, uint64_t handle);
 int ios_statfs(struct ios_store *st, uint64_t *total, uint64_t *avail);
 
+/* Counters kept with an object, in a side file beside it (its path plus
+ * ".ctr"): up to IOS_COUNTERS (key, value) pairs, the most recently used
+ * first; a new key past that many drops the one used longest ago. A key the
+ * object does not hold reads as 0. The side file goes with the object
+ * (ios_remove) and is synced with it (ios_sync). `set` stores `value`, else
+ * it is added (-EOVERFLOW if the sum would overflow); *old gets the value
+ * before. Atomic as long as one caller at a time uses the store. */
+#define IOS_COUNTERS 64
+int ios_counter(struct ios_store *st, uint64_t handle, uint64_t key, int set, int64_t value,
+		int64_t *old);
+
 #endif /* TESSERA_IOS_STORE_H */

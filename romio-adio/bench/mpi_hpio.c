@@ -15,9 +15,9 @@
  *   ufs-posix ufs-sieve           ROMIO's UFS driver: romio_ds_read/_write
  *                                 disable/enable, independent I/O
  *   coll                          collective I/O (two-phase), any driver
- * Independent sieving writes to an interleaved file run one rank at a
- * time: without locks that is the only correct way (ROMIO's UFS sieving
- * takes fcntl locks instead).
+ * Independent sieving writes to an interleaved file run at once: the
+ * Tessera driver locks each window around its read-modify-write (ROMIO's
+ * UFS sieving takes fcntl locks).
  *
  * Prints one line per case and method: bandwidth of write (with sync) and
  * read in MiB/s, best of REPS runs, over all ranks' bytes.
@@ -88,7 +88,6 @@ static double run(const char *name, const char *method, int mem_nc, int file_nc,
 	MPI_File fh;
 	double t0, t, tmax;
 	int coll = !strcmp(method, "coll"), rc = MPI_SUCCESS, bad;
-	int serial = writing && !coll && file_nc && !strcmp(method, "sieve");
 
 	make_types(mem_nc, file_nc, &mem, &file, &disp);
 	if (open_file(name, method, &fh) != MPI_SUCCESS) {
@@ -102,12 +101,6 @@ static double run(const char *name, const char *method, int mem_nc, int file_nc,
 	if (writing) {
 		if (coll)
 			rc = MPI_File_write_at_all(fh, 0, buf, 1, mem, MPI_STATUS_IGNORE);
-		else if (serial)
-			for (int turn = 0; turn < nprocs; turn++) {
-				if (turn == rank)
-					rc = MPI_File_write_at(fh, 0, buf, 1, mem, MPI_STATUS_IGNORE);
-				MPI_Barrier(MPI_COMM_WORLD);
-			}
 		else
 			rc = MPI_File_write_at(fh, 0, buf, 1, mem, MPI_STATUS_IGNORE);
 		if (rc == MPI_SUCCESS)

@@ -1,7 +1,8 @@
 /*
  * mpi_basic.c - the Tessera ROMIO driver through MPI-IO: open, contiguous
  * I/O (independent, collective, nonblocking, file pointers), sizes, sync,
- * delete, hints and what the driver refuses.
+ * delete, hints and what the driver refuses, atomic mode and the shared
+ * file pointer (at their simplest; mpi_atomic.c tests them in earnest).
  *
  *   mpi_basic MOUNT_DIR PLAIN_DIR
  *
@@ -186,6 +187,8 @@ static void test_hints_in_force(void)
 	MPI_Info_set(info, "tessera_io_read", "posix");
 	MPI_Info_set(info, "tessera_io_write", "sieve");
 	MPI_Info_set(info, "tessera_list_batch", "64");
+	MPI_Info_set(info, "tessera_lock_method", "list");
+	MPI_Info_set(info, "tessera_lock_protocol", "two-phase");
 	CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, f, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
 	MPI_Info_free(&info);
 	CHECK_MPI(MPI_File_get_info(fh, &used));
@@ -194,6 +197,9 @@ static void test_hints_in_force(void)
 	CHECK(info_is(used, "tessera_io_read", "posix", v), "tessera_io_read is '%s'", v);
 	CHECK(info_is(used, "tessera_io_write", "sieve", v), "tessera_io_write is '%s'", v);
 	CHECK(info_is(used, "tessera_list_batch", "64", v), "tessera_list_batch is '%s'", v);
+	CHECK(info_is(used, "tessera_lock_method", "list", v), "tessera_lock_method is '%s'", v);
+	CHECK(info_is(used, "tessera_lock_protocol", "two-phase", v),
+	      "tessera_lock_protocol is '%s'", v);
 	MPI_Info_free(&used);
 	CHECK_MPI(MPI_File_close(&fh));
 
@@ -232,20 +238,32 @@ static void test_bad_hints_refused(void)
 	expect_refused("striping_unit", "12k");
 	expect_refused("striping_factor", "1000");
 	expect_refused("tessera_list_batch", "-1");
+	expect_refused("tessera_lock_method", "fcntl");
+	expect_refused("tessera_lock_protocol", "optimistic");
 }
 
-static void test_atomicity_refused(void)
+/* Atomic mode is accepted, reads back, and its I/O works. */
+static void test_atomicity(void)
 {
+	unsigned char w[BLOCK], r[BLOCK];
 	char f[512];
 	MPI_File fh;
 	int flag = -1;
 
 	name(f, sizeof(f), mount_dir, "contig");
+	fill(w, BLOCK, mc_rank, 9);
 	CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, f, MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
-	CHECK(MPI_File_set_atomicity(fh, 1) != MPI_SUCCESS, "atomic mode was accepted");
+	CHECK_MPI(MPI_File_set_atomicity(fh, 1));
 	CHECK_MPI(MPI_File_get_atomicity(fh, &flag));
-	CHECK(flag == 0, "atomicity reads %d", flag);
+	CHECK(flag == 1, "atomicity reads %d after set_atomicity(1)", flag);
+	CHECK_MPI(MPI_File_write_at(fh, (MPI_Offset)mc_rank * BLOCK, w, BLOCK, MPI_BYTE,
+				    MPI_STATUS_IGNORE));
+	CHECK_MPI(MPI_File_read_at_all(fh, (MPI_Offset)mc_rank * BLOCK, r, BLOCK, MPI_BYTE,
+				       MPI_STATUS_IGNORE));
+	CHECK(!memcmp(w, r, BLOCK), "atomic mode: read back other bytes");
 	CHECK_MPI(MPI_File_set_atomicity(fh, 0));
+	CHECK_MPI(MPI_File_get_atomicity(fh, &flag));
+	CHECK(flag == 0, "atomicity reads %d after set_atomicity(0)", flag);
 	CHECK_MPI(MPI_File_close(&fh));
 }
 
@@ -283,18 +301,29 @@ static void test_excl_and_delete(void)
 	CHECK(rc != MPI_SUCCESS, "file opened with DELETE_ON_CLOSE still exists");
 }
 
-/* Shared file pointers live in a side file under locks: refused cleanly. */
-static void test_shared_pointer_refused(void)
+/* Shared file pointers: one int per rank lands once each. */
+static void test_shared_pointer(void)
 {
 	char f[512];
 	MPI_File fh;
-	int x = 1;
+	MPI_Offset pos;
+	int x = mc_rank, seen = 0, *all = malloc(sizeof(int) * mc_size);
 
+	CHECK(all, "out of memory");
 	name(f, sizeof(f), mount_dir, "shared");
 	CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, f, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
 				&fh));
-	CHECK(MPI_File_write_shared(fh, &x, 1, MPI_INT, MPI_STATUS_IGNORE) != MPI_SUCCESS,
-	      "write_shared succeeded without locks");
+	CHECK_MPI(MPI_File_write_shared(fh, &x, 1, MPI_INT, MPI_STATUS_IGNORE));
+	MPI_Barrier(MPI_COMM_WORLD);
+	CHECK_MPI(MPI_File_get_position_shared(fh, &pos));
+	CHECK(pos == 4 * mc_size, "the shared pointer is at %lld after %d ints", (long long)pos,
+	      mc_size);
+	CHECK_MPI(MPI_File_read_at_all(fh, 0, all, mc_size, MPI_INT, MPI_STATUS_IGNORE));
+	for (int i = 0; i < mc_size; i++)
+		if (all[i] >= 0 && all[i] < mc_size)
+			seen |= 1 << all[i];
+	free(all);
+	CHECK(seen == (1 << mc_size) - 1, "the file does not hold each rank's int once");
 	CHECK_MPI(MPI_File_close(&fh));
 }
 
@@ -317,9 +346,9 @@ int main(int argc, char **argv)
 	mc_test("sizes", test_sizes);
 	mc_test("hints_in_force", test_hints_in_force);
 	mc_test("bad_hints_refused", test_bad_hints_refused);
-	mc_test("atomicity_refused", test_atomicity_refused);
+	mc_test("atomicity", test_atomicity);
 	mc_test("excl_and_delete", test_excl_and_delete);
-	mc_test("shared_pointer_refused", test_shared_pointer_refused);
+	mc_test("shared_pointer", test_shared_pointer);
 	int rc = mc_finish();
 	MPI_Finalize();
 	return rc;

@@ -3,7 +3,8 @@
  * rows of a contiguous and a chunked 2-D dataset by hyperslab, collective
  * and independent transfers, then all ranks read every row back; and a
  * 1-D dataset of 1-element chunks written collectively as one I/O (a file
- * type of one block per chunk, tens of thousands of them).
+ * type of one block per chunk, tens of thousands of them); and datasets
+ * written and read back in MPI atomic mode (H5Fset_mpi_atomicity).
  *
  *   mpi_hdf5 FILE                write, close, read back
  *   mpi_hdf5 FILE open-at-exit   write and leave the file open: HDF5 closes
@@ -316,11 +317,35 @@ static void test_tiny_chunks(void)
 	free(buf);
 }
 
+/* MPI atomic mode through HDF5 (H5Fset_mpi_atomicity): datasets written
+ * in it, collectively and independently, read back whole. */
+static void test_atomic(void)
+{
+	hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), f;
+	hbool_t flag = 0;
+
+	H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL);
+	f = H5Fopen(file, H5F_ACC_RDWR, fapl);
+	H5Pclose(fapl);
+	CHECK(f >= 0, "H5Fopen %s failed", file);
+	if (H5Fset_mpi_atomicity(f, 1) < 0 || H5Fget_mpi_atomicity(f, &flag) < 0 || !flag) {
+		H5Fclose(f);
+		mc_fail("H5Fset_mpi_atomicity(1) failed or did not hold (atomicity %d)", (int)flag);
+		return;
+	}
+	write_dataset(f, "atomic_collective", 0, H5FD_MPIO_COLLECTIVE, 6);
+	write_dataset(f, "atomic_chunked_independent", 1, H5FD_MPIO_INDEPENDENT, 7);
+	check_dataset(f, "atomic_collective", H5FD_MPIO_COLLECTIVE, 6);
+	check_dataset(f, "atomic_chunked_independent", H5FD_MPIO_INDEPENDENT, 7);
+	CHECK(H5Fclose(f) >= 0, "H5Fclose failed");
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const names[] = { "hdf5_write_contiguous_and_chunked", "hdf5_read_back",
-					      "hdf5_tiny_chunks_collective" };
-	static void (*const fns[])(void) = { test_write, test_read_back, test_tiny_chunks };
+					      "hdf5_tiny_chunks_collective", "hdf5_atomic_mode" };
+	static void (*const fns[])(void) = { test_write, test_read_back, test_tiny_chunks,
+					     test_atomic };
 	/* The modes of one test each; the image tests' names say which name
 	 * form FILE has. */
 	static const struct {
@@ -337,7 +362,7 @@ int main(int argc, char **argv)
 	int rc, m = 0, n = (int)(sizeof(modes) / sizeof(modes[0]));
 
 	if (argc != 3)
-		return mc_main_on_file(argc, argv, &file, names, fns, 3);
+		return mc_main_on_file(argc, argv, &file, names, fns, 4);
 	if (!strcmp(argv[2], "write-image"))
 		return write_image(argv[1]); /* serial: no MPI at all */
 	while (m < n && strcmp(argv[2], modes[m].mode))

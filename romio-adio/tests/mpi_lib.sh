@@ -6,6 +6,7 @@
 # Tessera driver. Scripts print CMocka-style lines for tests/run-suites.sh:
 # their own checks through `check`, and the MPI programs' own lines.
 #
+# MPI_CONF_EXTRA (optional, set before sourcing): more config lines.
 # Sets: top B BIN D CONF MNT (the config's mount point) FUSE_OK (1 when
 # mounted) MPIRUN (an array: mpirun and its flags) TRACE (the driver's
 # trace file, see ad_tessera.h).
@@ -66,6 +67,8 @@ free_port() {
 	for _ in 1 2 3 4; do echo "ios = 127.0.0.1:$(free_port)"; done
 	echo "timeout_ms = 20000"
 	echo "mount_point = $MNT"
+	# more config lines a script wants (set before sourcing this file)
+	[ -z "${MPI_CONF_EXTRA:-}" ] || printf '%s\n' "$MPI_CONF_EXTRA"
 } >"$CONF"
 export TESSERA_CONFIG=$CONF
 

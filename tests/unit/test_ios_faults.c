@@ -2,7 +2,8 @@
  * test_ios_faults.c - the storage daemon's object store (server/ios_store.h)
  * over a fault disk over the system disk (server/ios_disk.h), in a fresh
  * temporary directory per test: the spec's grammar, which call each rule
- * fails, lost objects, and the ops table's size check.
+ * fails, lost objects, the counters kept beside objects, and the ops
+ * table's size check.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -180,10 +181,10 @@ static void test_other_calls(void **state)
 	assert_int_equal(ios_truncate(f->st, A, 10), -EROFS);
 	assert_int_equal(ios_truncate(f->st, A, 10), 0);
 	assert_int_equal(ios_sync(f->st, A), -EIO);
-	assert_int_equal(ios_sync(f->st, A), 0);
+	assert_int_equal(ios_sync(f->st, A), 0);                /* open 2: A's counters? */
 	/* A's descriptor is cached: only new objects open */
-	for (uint64_t h = 2; h <= 4; h++)
-		assert_int_equal(put(f, B + h, 0, 'x', 1), 1);   /* opens 2 to 4 */
+	assert_int_equal(put(f, B + 2, 0, 'x', 1), 1);          /* open 3 */
+	assert_int_equal(ios_sync(f->st, B + 2), 0);            /* open 4: its counters? */
 	assert_int_equal(put(f, B, 0, 'x', 1), -EMFILE);       /* open 5 */
 	assert_int_equal(put(f, B, 0, 'x', 1), 1);
 }
@@ -236,6 +237,48 @@ static void test_lose_after_write(void **state)
 }
 
 /* A table made when it had fewer ops is refused, saying why. */
+/* Counters (ios_counter): a failed write of the side file leaves the
+ * value as it was; a torn last record (a crash mid-write) is dropped, the
+ * others kept; the side file goes with the object, and an object with
+ * only counters syncs. */
+static void test_counter_write_fails(void **state)
+{
+	struct fx *f = *state;
+	int64_t old;
+
+	open_store(f, "write:1a00000001@2=ENOSPC");
+	assert_int_equal(ios_counter(f->st, A, 1, 0, 5, &old), 0);
+	assert_int_equal(ios_counter(f->st, A, 1, 0, 5, &old), -ENOSPC);
+	assert_int_equal(ios_counter(f->st, A, 1, 0, 0, &old), 0);
+	assert_int_equal(old, 5);
+	assert_int_equal(ios_counter(f->st, B, 1, 0, 3, &old), 0); /* another object */
+}
+
+static void test_counter_torn_and_removed(void **state)
+{
+	struct fx *f = *state;
+	char side[256];
+	struct stat sb;
+	int64_t old;
+
+	open_store(f, NULL);
+	assert_int_equal(ios_counter(f->st, A, 1, 0, 7, &old), 0);
+	assert_int_equal(ios_counter(f->st, A, 2, 1, 9, &old), 0); /* now first: 2, then 1 */
+	snprintf(side, sizeof(side), "%s/objects/01/%016" PRIx64 ".ctr", f->dir, A);
+	assert_int_equal(stat(side, &sb), 0);
+	assert_int_equal(sb.st_size, 32);
+	assert_int_equal(truncate(side, 24), 0); /* key 1's record torn */
+	assert_int_equal(ios_counter(f->st, A, 2, 0, 0, &old), 0);
+	assert_int_equal(old, 9);
+	assert_int_equal(ios_counter(f->st, A, 1, 0, 0, &old), 0);
+	assert_int_equal(old, 0);
+	assert_int_equal(ios_sync(f->st, A), 0); /* counters only, no object */
+	assert_int_equal(ios_remove(f->st, A), 0);
+	assert_int_equal(stat(side, &sb), -1);
+	assert_int_equal(ios_counter(f->st, A, 2, 0, 0, &old), 0);
+	assert_int_equal(old, 0);
+}
+
 static void test_ops_size(void **state)
 {
 	struct fx *f = *state;
@@ -263,6 +306,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_other_calls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lose_from_start, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lose_after_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_counter_write_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_counter_torn_and_removed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ops_size, setup, teardown),
 	};
 

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# test_mpi_atomic.sh - MPI atomic mode and shared file pointers through the
+# Tessera driver (mpi_atomic.c; files of 4 KiB strips over 4 storage
+# daemons, so one access spans several):
+#   atomicity   8 ranks, every lock method x protocol, 20 repetitions: rank
+#               0 overwrites 10,000 ints (contiguous, then a vector view)
+#               while 7 ranks read; every read is all old or all new
+#   serial      8 ranks write their own byte value to random overlapping
+#               noncontiguous views at once (independent and collective,
+#               every method x protocol): the result is serializable
+#   shared      shared file pointers: write_shared tiles the file,
+#               read_shared reads each record once, ordered calls in rank
+#               order, seek/position/view/append/sequential, atomic mode
+#   killed      a rank killed while holding a lock: the others go on
+#               within the lease (3 s here)
+# and from the driver's trace, that the locks and the pointer were the
+# driver's (locks taken, ROMIO's generic locks routed to it, fetch-adds).
+SUITE=mpi_atomic
+LEASE_MS=3000
+MPI_CONF_EXTRA="lock_lease_ms = $LEASE_MS"
+. "$(dirname "$0")/mpi_lib.sh"
+PROG=$B/romio-adio/tests/mpi_atomic
+[ -x "$PROG" ] || skip "$PROG is not built"
+"$BIN/tessera" mkdir /atomic >/dev/null
+DIR=tessera:$MNT/atomic
+
+mpi_program 8 "$PROG" "$DIR" atomicity "${TESSERA_ATOMIC_REPS:-20}"
+mpi_program 8 "$PROG" "$DIR" serial "${TESSERA_SERIAL_ROUNDS:-20}"
+mpi_program 8 "$PROG" "$DIR" shared
+
+# ------------------------------------------------------------ trace
+trace_sum() { # FILE-PATTERN COUNTER: summed over the closes of matching files
+	awk -v f="$1" -v k="$2" '$1 == "ad_tessera" && $4 ~ ("^file=" f) {
+		for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) n += substr($i, length(k) + 2)
+	} END { print n + 0 }' "$TRACE"
+}
+locks_were_taken() {
+	local m
+	for m in posix list datatype; do
+		n=$(trace_sum "$MNT/atomic/atomicity-$m-" locks)
+		echo "$m: $n locks"
+		[ "$n" -gt 0 ]
+	done
+	# posix: one lock per region, so many more than list or datatype
+	[ "$(trace_sum "$MNT/atomic/atomicity-posix-" locks)" -gt \
+	  "$(trace_sum "$MNT/atomic/atomicity-list-" locks)" ]
+}
+check "atomic_accesses_took_locks" locks_were_taken
+generic_locks_routed() {
+	n=$(trace_sum "$MNT/atomic/shared-atomic" generic_locks)
+	echo "ROMIO's generic locks taken by the driver: $n"
+	[ "$n" -ge 800 ]   # 8 ranks x 100 atomic write_shared
+}
+check "romio_generic_locks_go_to_the_driver" generic_locks_routed
+pointer_is_a_fetch_add() {
+	n=$(trace_sum "$MNT/atomic/shared\$" shared_fp_ops)
+	echo "shared pointer fetch-adds: $n"
+	[ "$n" -ge 8000 ]
+}
+check "shared_pointer_is_a_fetch_add" pointer_is_a_fetch_add
+
+# ------------------------------------------------------------ killed
+# A rank holds a lock (an atomic write of 1,000,000 pieces, one call each) and
+# is killed; 7 ranks of another job wait on the bytes and go on once the
+# lease runs out.
+killed_holder() {
+	local pidfile=$D/victim.pid started=$D/survivors.started size pid kill_at end
+	rm -f "$pidfile" "$started"
+	"${MPIRUN[@]}" -np 1 "$PROG" "$DIR" victim "$pidfile" >"$D/victim.out" 2>&1 &
+	local victim_job=$!
+	for _ in $(seq 1 300); do
+		size=$("$BIN/tessera" stat /atomic/killed 2>/dev/null | awk '$1 == "Size:" { print $2 }')
+		[ -s "$pidfile" ] && [ "${size:-0}" -gt 0 ] && break
+		sleep 0.1
+	done
+	[ "${size:-0}" -gt 0 ] || { echo "the victim did not start writing"; cat "$D/victim.out"; return 1; }
+	pid=$(cat "$pidfile")
+	timeout -k 5 120 "${MPIRUN[@]}" -np 7 "$PROG" "$DIR" survivors "$started" \
+		>"$D/survivors.out" 2>&1 &
+	local survivors_job=$!
+	for _ in $(seq 1 300); do
+		[ -e "$started" ] && break
+		sleep 0.1
+	done
+	sleep 1   # the survivors wait on the victim's lock now
+	kill_at=$(date +%s.%N)
+	kill -9 "$pid"
+	wait "$victim_job" || true
+	wait "$survivors_job" || { cat "$D/survivors.out"; return 1; }
+	cat "$D/survivors.out"
+	grep -q '^\[  PASSED  \] 1 test' "$D/survivors.out"
+	end=$(sed -n 's/^survivors-ended-at //p' "$D/survivors.out")
+	awk -v k="$kill_at" -v e="$end" -v lease="$LEASE_MS" 'BEGIN {
+		d = e - k
+		printf "the survivors ended %.2f s after the kill (lease %.1f s)\n", d, lease / 1000
+		# they waited for the dead holder (the lock was real) and no longer
+		# than its lease, plus time for the I/O and a renewal period
+		exit !(d > 0 && d < lease / 1000 + 3)
+	}'
+}
+check "killed_lock_holder_others_go_on_within_the_lease" killed_holder
+finish
