@@ -53,6 +53,9 @@ hash=$( {
 	    "$here"/patches/*.patch "$here/tests/romio_mpi1_compat.h" "$0"
 	cat "$top"/client/*.c "$top"/client/*.h "$top"/dataloops/*.c "$top"/dataloops/*.h \
 	    "$top"/proto/*.c "$top"/proto/*.h "$top"/proto/*.proto
+	# the very archive linked in: a cached component never carries an
+	# older or another tree's libtessera
+	cat "$build/lib/libtessera.a" 2>/dev/null
 } | sha256sum | cut -c1-16)
 
 cache=${TESSERA_ROMIO_CACHE:-/var/cache/tessera}

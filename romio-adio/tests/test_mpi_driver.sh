@@ -67,7 +67,7 @@ check "local_names_stay_with_open_mpi" local_names_unclaimed
 
 # ------------------------------------------------------------- finalize
 "$BIN/tessera" mkdir /fin >/dev/null
-syncs() { "$BIN/tessera" stats | awk '$1 == "all" && /syncs/ { sub(/.*syncs /, ""); print }'; }
+syncs() { "$BIN/tessera" stats | awk '$1 == "all" && match($0, /syncs [0-9]+/) { print substr($0, RSTART + 6, RLENGTH - 6) }'; }
 finalize_left_open() {
 	local before after
 	before=$(syncs)
