@@ -7,10 +7,9 @@
 #
 # The posix method (one lock per contiguous row of an array, one after the
 # other) is there for contrast, in a table of its own on a smaller grid:
-# it takes one lock request per row, and a storage daemon holds at most
-# 65,536 lock requests at once, which the 128^3 grid's rows (a quarter of
-# a million per rank on 2 ranks) would pass. It runs one checkpoint per
-# rank count. Figures, not a test.
+# it takes one lock request per row, a round trip each, so the 128^3
+# grid's rows (a quarter of a million per rank on 2 ranks) would take
+# minutes. It runs one checkpoint per rank count. Figures, not a test.
 #
 #   S3D_N        grid points per side (128: a 268 MB checkpoint, rows of 512
 #                bytes per rank on 2, 4 and 8 ranks)
