@@ -11,6 +11,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 logdir="$top/build/test-logs"
 mkdir -p "$logdir"
 passed=0 failed=0 skipped=0
+failures=()
 suite_timeout=${TESSERA_SUITE_TIMEOUT:-900}
 
 for group in "$@"; do
@@ -32,8 +33,16 @@ for group in "$@"; do
 			echo "!!! $suite exited with status $rc without reporting a failure: counted as one failed test"
 			f=$((f + 1))
 		fi
+		if [ "$f" -gt 0 ]; then
+			names=$(sed -n 's/^\[  FAILED  \] \([^0-9].*\)/\1/p' "$log" | sort -u | tr '\n' ' ')
+			failures+=("$suite ($build): ${names:-exit status $rc}")
+		fi
 		passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 	done
+done
+# The failures again, above the summary, so a truncated log still names them.
+for line in "${failures[@]}"; do
+	echo "FAILED: $line (log: build/test-logs)"
 done
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
