@@ -135,14 +135,31 @@ static int one_round(MPI_File fh, int old, int value, int *buf, int *saw_new)
 	return torn;
 }
 
+/* Rank 0 writes N_INTS zeros; every rank learns whether it worked (a
+ * failure seen by rank 0 alone must not leave the others at a barrier). */
+static int zero_by_rank0(MPI_File fh, int *buf)
+{
+	int failed = 0;
+
+	memset(buf, 0, N_INTS * sizeof(int));
+	if (mc_rank == 0 &&
+	    MPI_File_write_at(fh, 0, buf, N_INTS, MPI_INT, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+		failed = 1;
+	MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	return failed ? -1 : 0;
+}
+
 static int atomic_rounds(MPI_File fh, int *buf, int base, int n, int *saw_new)
 {
 	int torn = 0;
 
 	for (int r = 0; r < n && torn >= 0; r++) {
-		int t = one_round(fh, base + r, base + r + 1, buf, saw_new);
+		int t = one_round(fh, base + r, base + r + 1, buf, saw_new), failed = t < 0;
 
-		torn = t < 0 ? t : torn + t;
+		/* Every rank stops at the same round when one fails, or the
+		 * others would wait at the next barrier for ever. */
+		MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+		torn = failed ? -1 : torn + t;
 	}
 	return torn;
 }
@@ -172,17 +189,13 @@ static void test_atomicity(void)
 	CHECK(flag, "MPI_File_get_info does not report tessera_lock_method=%s, "
 	      "tessera_lock_protocol=%s", cur_method, cur_protocol);
 	/* Contiguous: starts from 0s. */
-	memset(buf, 0, N_INTS * sizeof(int));
-	if (mc_rank == 0)
-		CHECK_MPI(MPI_File_write_at(fh, 0, buf, N_INTS, MPI_INT, MPI_STATUS_IGNORE));
+	CHECK(zero_by_rank0(fh, buf) == 0, "rank 0 could not write the initial zeros");
 	torn[0] = atomic_rounds(fh, buf, 0, reps, &saw_new);
 	/* Through a vector view (every other int), as ROMIO's atomicity.c. */
 	MPI_Type_vector(N_INTS, 1, 2, MPI_INT, &vec);
 	MPI_Type_commit(&vec);
 	CHECK_MPI(MPI_File_set_view(fh, 0, MPI_INT, vec, "native", MPI_INFO_NULL));
-	memset(buf, 0, N_INTS * sizeof(int));
-	if (mc_rank == 0)
-		CHECK_MPI(MPI_File_write_at(fh, 0, buf, N_INTS, MPI_INT, MPI_STATUS_IGNORE));
+	CHECK(zero_by_rank0(fh, buf) == 0, "rank 0 could not write the initial zeros");
 	vreps = strcmp(cur_method, "posix") ? reps : posix_vector_reps;
 	torn[1] = atomic_rounds(fh, buf, 0, vreps, &saw_new);
 	MPI_Type_free(&vec);
@@ -212,9 +225,7 @@ static void test_without_atomic_mode(void)
 	remove_file("not-atomic");
 	CHECK_MPI(open_file("not-atomic", MPI_MODE_CREATE | MPI_MODE_RDWR, NULL, NULL, &fh,
 			    MPI_COMM_WORLD, NULL));
-	memset(buf, 0, N_INTS * sizeof(int));
-	if (mc_rank == 0)
-		CHECK_MPI(MPI_File_write_at(fh, 0, buf, N_INTS, MPI_INT, MPI_STATUS_IGNORE));
+	CHECK(zero_by_rank0(fh, buf) == 0, "rank 0 could not write the initial zeros");
 	torn = atomic_rounds(fh, buf, 0, reps, &saw_new);
 	CHECK_MPI(MPI_File_close(&fh));
 	free(buf);

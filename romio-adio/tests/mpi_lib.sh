@@ -132,6 +132,9 @@ export OMPI_MCA_mca_base_component_path="$B/lib/openmpi:$(ompi_info --path pkgli
 export TESSERA_ROMIO_TRACE=$TRACE
 export OMPI_MCA_btl=self,vader   # loopback only, no network probing
 export OMPI_MCA_rmaps_base_oversubscribe=1
+# More ranks than cores: a rank waiting in MPI gives up its core, so the
+# ranks and threads doing the work (lease renewals among them) get it.
+export OMPI_MCA_mpi_yield_when_idle=1
 MPIRUN=(mpirun --oversubscribe)
 [ "$(id -u)" -ne 0 ] || MPIRUN+=(--allow-run-as-root)
 
