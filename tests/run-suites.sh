@@ -29,6 +29,10 @@ for group in "$@"; do
 		f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s).*/\1/p' "$log" | awk '{s+=$1} END {print s+0}')
 		s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test(s).*/\1/p' "$log" | awk '{s+=$1} END {print s+0}')
 		summaries=$(grep -c '^\[==========\] [0-9]* test(s) run' "$log")
+		# A test whose setup failed is in the run count but in neither
+		# the passed nor the failed one.
+		r=$(sed -n 's/^\[==========\] \([0-9]*\) test(s) run.*/\1/p' "$log" | awk '{s+=$1} END {print s+0}')
+		[ "$r" -gt $((p + f + s)) ] && f=$((r - p - s))
 		if [ "$summaries" -eq 0 ] || { [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; }; then
 			echo "!!! $suite exited with status $rc without reporting a failure: counted as one failed test"
 			f=$((f + 1))

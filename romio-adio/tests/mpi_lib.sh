@@ -83,7 +83,7 @@ for i in 0 1 2 3; do
 	start_daemon "ios$i" tessera-ios -c "$CONF" -d "$D/ios$i" -i "$i"
 done
 up=0
-for _ in $(seq 1 100); do
+for _ in $(seq 1 300); do
 	if [ -s "$D/mds.pid" ] && [ -s "$D/ios3.pid" ] && "$BIN/tessera" ping >/dev/null 2>&1; then
 		up=1
 		break
