@@ -493,7 +493,7 @@ static void test_client_killed(void **state)
 	print_message("lock of a killed holder taken after %.2f s (lease %.1f s)\n", took,
 		      LEASE_MS / 1000.0);
 	assert_true(took > LEASE_MS / 1000.0 / 2); /* it did wait for the lease */
-	assert_true(took < LEASE_MS / 1000.0 + 1);
+	assert_true(took < LEASE_MS / 1000.0 + 3); /* and no longer than it */
 	CHECK(c->fs, tessera_unlock(lk));
 	tessera_close(f);
 }
@@ -697,7 +697,7 @@ static void test_malformed(void **state)
 
 	CHECK(c->fs, tessera_lock_range(f, TESSERA_LOCK_WRITE, 0, FILE_SPAN, TESSERA_LOCK_TWO_PHASE,
 					&lk));
-	assert_true(now_s() - t0 < 1.0);
+	assert_true(now_s() - t0 < LEASE_MS / 1000.0 / 2); /* no wait for a lease */
 	CHECK(c->fs, tessera_unlock(lk));
 	/* and the library refuses nonsense before sending anything */
 	assert_int_equal(tessera_lock_range(f, 3, 0, 1, TESSERA_LOCK_ALT_TRY, &lk), -EINVAL);
