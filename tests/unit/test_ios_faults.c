@@ -73,7 +73,7 @@ static void open_store(struct fx *f, const char *spec)
 	f->disk = sys;
 	if (spec && ios_disk_faults(sys, spec, &f->disk, err, sizeof(err)))
 		fail_msg("-F %s: %s", spec, err);
-	if (ios_store_open(f->dir, 4, f->disk, &f->st, &msg))
+	if (ios_store_open(f->dir, 4, IOS_STORE_NEW, f->disk, &f->st, NULL, &msg))
 		fail_msg("store: %s", msg);
 }
 
@@ -189,8 +189,9 @@ static void test_other_calls(void **state)
 	assert_int_equal(put(f, B, 0, 'x', 1), 1);
 }
 
-/* lose:H: the first call on A removes its file and fails, as does every
- * later one except remove; B is untouched. */
+/* lose:H: the first call on A removes its file; the store, which holds A,
+ * reports it lost from then on (and does not make it again); B is
+ * untouched; A can be removed. */
 static void test_lose_from_start(void **state)
 {
 	struct fx *f = *state;
@@ -218,8 +219,9 @@ static void test_lose_from_start(void **state)
 	assert_int_equal(ios_remove(f->st, A), 0);
 }
 
-/* lose@N=ERRNO: the object of the Nth write is lost once the write is
- * made; later calls, through its cached descriptor too, fail with ERRNO. */
+/* lose@N: the object of the Nth write is lost once the write is made;
+ * the store sees its file gone through its cached descriptor too, and
+ * reports it lost (EIO, whatever the rule's errno). */
 static void test_lose_after_write(void **state)
 {
 	struct fx *f = *state;
@@ -230,8 +232,11 @@ static void test_lose_after_write(void **state)
 	assert_int_equal(put(f, B, 0, 'b', 8), 8);   /* made, then B is lost */
 	assert_false(object_exists(f, B));
 	assert_true(object_exists(f, A));
-	assert_int_equal(get(f, B, 0, buf, 8), -EROFS);
-	assert_int_equal(ios_sync(f->st, B), -EROFS);
+	assert_int_equal(get(f, B, 0, buf, 8), -EIO);
+	assert_non_null(strstr(ios_store_why(f->st), "lost"));
+	assert_int_equal(ios_sync(f->st, B), -EIO);
+	assert_int_equal(put(f, B, 0, 'b', 8), -EIO);
+	assert_false(object_exists(f, B));
 	assert_int_equal(put(f, A, 8, 'a', 8), 8);    /* the third write: A stays */
 	assert_int_equal(get(f, A, 0, buf, 8), 8);
 }
@@ -290,7 +295,7 @@ static void test_ops_size(void **state)
 	small = *f->disk->ops;
 	small.size = offsetof(struct ios_disk_ops, destroy);
 	d.ops = &small;
-	assert_int_equal(ios_store_open(f->dir, 4, &d, &f->st, &msg), -EINVAL);
+	assert_int_equal(ios_store_open(f->dir, 4, 0, &d, &f->st, NULL, &msg), -EINVAL);
 	assert_non_null(msg);
 	assert_non_null(strstr(msg, "ops table"));
 	free(msg);
