@@ -552,9 +552,20 @@ static int sums_check(struct ios_store *st, struct ios_fd *slot, uint64_t first,
 	return rc;
 }
 
+/* Blocks [first, first + n) of the object into buf (zeros past its end),
+ * checked against their checksums. */
+static int read_checked(struct ios_store *st, struct ios_fd *slot, uint64_t first, size_t n,
+			uint8_t *buf, uint64_t *syscalls)
+{
+	int rc = read_zeroed(st, slot->fd, buf, n * IOS_BLOCK, first * IOS_BLOCK, syscalls);
+
+	return rc ? rc : sums_check(st, slot, first, n, buf, syscalls);
+}
+
 /* Write src[0..len) at `start` with the checksums of the blocks it
  * touches: whole blocks from src, a partial one at either end from the
- * file's bytes with src laid over them. */
+ * file's bytes (checked first: a damaged block stays reported, never
+ * checksummed anew) with src laid over them. */
 static int write_span(struct ios_store *st, struct ios_fd *slot, uint64_t start, uint64_t len,
 		      const uint8_t *src, uint64_t *syscalls)
 {
@@ -575,7 +586,7 @@ static int write_span(struct ios_store *st, struct ios_fd *slot, uint64_t start,
 			crcs[i] = ios_crc32c(0, src + (at - start), IOS_BLOCK);
 			continue;
 		}
-		if ((rc = read_zeroed(st, slot->fd, block, IOS_BLOCK, at, syscalls)))
+		if ((rc = read_checked(st, slot, first + i, 1, block, syscalls)))
 			goto out;
 		from = start > at ? start : at;
 		to = start + len < at + IOS_BLOCK ? start + len : at + IOS_BLOCK;
@@ -630,19 +641,23 @@ ssize_t ios_write_pieces(struct ios_store *st, uint64_t handle, const struct ios
 		for (size_t j = i; j < i + k; j++)
 			sum += pieces[j].length;
 		if (sum < span) {
-			/* Data sieving: read the span, lay the pieces over it,
-			 * write it back. Safe without locks: this daemon is the
-			 * only writer of its objects and serves one request at a
-			 * time. Bytes past the object's end read as zeros, which
-			 * is what they would read as anyway. */
-			uint8_t *buf = scratch(st, span);
+			/* Data sieving: read the span (whole blocks, checked),
+			 * lay the pieces over it, write it back. Safe without
+			 * locks: this daemon is the only writer of its objects
+			 * and serves one request at a time. Bytes past the
+			 * object's end read as zeros, which is what they would
+			 * read as anyway. */
+			uint64_t first = start / IOS_BLOCK;
+			size_t blocks = (size_t)((start + span + IOS_BLOCK - 1) / IOS_BLOCK - first);
+			uint8_t *buf = scratch(st, blocks * IOS_BLOCK);
 
 			if (!buf) {
 				rc = -ENOMEM;
 				break;
 			}
-			if ((rc = read_zeroed(st, slot->fd, buf, span, start, syscalls)))
+			if ((rc = read_checked(st, slot, first, blocks, buf, syscalls)))
 				break;
+			buf += start - first * IOS_BLOCK;
 			for (size_t j = i; j < i + k; j++) {
 				memcpy(buf + (pieces[j].offset - start), data + pos, pieces[j].length);
 				pos += pieces[j].length;
@@ -692,10 +707,8 @@ ssize_t ios_read_pieces(struct ios_store *st, uint64_t handle, const struct ios_
 		end = (end + IOS_BLOCK - 1) / IOS_BLOCK * IOS_BLOCK;
 		if (!(buf = scratch(st, end - first * IOS_BLOCK)))
 			return -ENOMEM;
-		if ((rc = read_zeroed(st, slot->fd, buf, end - first * IOS_BLOCK, first * IOS_BLOCK,
-				      syscalls)) ||
-		    (rc = sums_check(st, slot, first, (end - first * IOS_BLOCK) / IOS_BLOCK, buf,
-				     syscalls)))
+		if ((rc = read_checked(st, slot, first, (end - first * IOS_BLOCK) / IOS_BLOCK, buf,
+				       syscalls)))
 			return rc;
 		for (size_t j = i; j < i + k; j++) {
 			const struct ios_piece *p = &pieces[j];
@@ -716,33 +729,34 @@ int ios_truncate(struct ios_store *st, uint64_t handle, uint64_t size)
 {
 	struct ios_fd *slot;
 	uint64_t old, calls = 0, last = size / IOS_BLOCK;
+	size_t keep = (size_t)(size % IOS_BLOCK);
+	uint8_t block[IOS_BLOCK];
 	int64_t mtime_ns;
+	uint32_t crc;
 	int rc, fd;
 
 	if (size > (uint64_t)INT64_MAX)
 		return -EFBIG;
 	/* A missing object is made even for size 0: its modification time
-	 * is the file's truncate time (clients read it with the size). */
+	 * is the file's truncate time (clients read it with the size). The
+	 * block the new end falls in is checked before it is cut (and
+	 * checksummed anew: its bytes past the end become zeros). */
 	if ((rc = object_get(st, handle, 1, &slot, &old, &mtime_ns)) ||
+	    (keep && (rc = read_checked(st, slot, last, 1, block, &calls))) ||
 	    (rc = st->disk->ops->ftruncate(st->disk, slot->fd, (off_t)size)))
 		return rc;
-	/* The checksums of the blocks that remain; a partial last block
-	 * lost bytes past the new end (or gained zeros): checksum it anew. */
+	/* Checksums of the blocks that remain (growing changes none: bytes
+	 * past the end counted as zeros already). */
 	if ((fd = sums_fd(st, slot, 1)) < 0)
 		return fd;
 	if ((rc = st->disk->ops->ftruncate(st->disk, fd,
 					   (off_t)((size + IOS_BLOCK - 1) / IOS_BLOCK * SUM))))
 		return rc;
-	if (size % IOS_BLOCK) {
-		uint8_t block[IOS_BLOCK];
-		uint32_t crc;
-
-		if ((rc = read_zeroed(st, slot->fd, block, IOS_BLOCK, last * IOS_BLOCK, &calls)))
-			return rc;
-		crc = ios_crc32c(0, block, IOS_BLOCK);
-		return sums_write(st, slot, last, 1, &crc, &calls);
-	}
-	return 0;
+	if (!keep)
+		return 0;
+	memset(block + keep, 0, IOS_BLOCK - keep);
+	crc = ios_crc32c(0, block, IOS_BLOCK);
+	return sums_write(st, slot, last, 1, &crc, &calls);
 }
 
 int ios_remove(struct ios_store *st, uint64_t handle)
