@@ -565,9 +565,11 @@ static int read_checked(struct ios_store *st, struct ios_fd *slot, uint64_t firs
 /* Write src[0..len) at `start` with the checksums of the blocks it
  * touches: whole blocks from src, a partial one at either end from the
  * file's bytes (checked first: a damaged block stays reported, never
- * checksummed anew) with src laid over them. */
+ * checksummed anew) with src laid over them. `whole`: src lies inside a
+ * buffer of those whole blocks, read and checked already (a sieved span),
+ * so no partial block is read again. */
 static int write_span(struct ios_store *st, struct ios_fd *slot, uint64_t start, uint64_t len,
-		      const uint8_t *src, uint64_t *syscalls)
+		      const uint8_t *src, int whole, uint64_t *syscalls)
 {
 	uint64_t first = start / IOS_BLOCK, last = (start + len - 1) / IOS_BLOCK;
 	size_t n = (size_t)(last - first + 1);
@@ -582,8 +584,9 @@ static int write_span(struct ios_store *st, struct ios_fd *slot, uint64_t start,
 	for (size_t i = 0; i < n; i++) {
 		uint64_t at = (first + i) * IOS_BLOCK, from, to;
 
-		if (at >= start && at + IOS_BLOCK <= start + len) {
-			crcs[i] = ios_crc32c(0, src + (at - start), IOS_BLOCK);
+		if (whole || (at >= start && at + IOS_BLOCK <= start + len)) {
+			crcs[i] = ios_crc32c(0, at >= start ? src + (at - start) : src - (start - at),
+					     IOS_BLOCK);
 			continue;
 		}
 		if ((rc = read_checked(st, slot, first + i, 1, block, syscalls)))
@@ -667,7 +670,7 @@ ssize_t ios_write_pieces(struct ios_store *st, uint64_t handle, const struct ios
 			pos += span; /* adjacent pieces: their data is contiguous too */
 		}
 		if (span)
-			rc = write_span(st, slot, start, span, src, syscalls);
+			rc = write_span(st, slot, start, span, src, sum < span, syscalls);
 		i += k;
 	}
 	return rc < 0 ? rc : (ssize_t)pos;
@@ -704,6 +707,15 @@ ssize_t ios_read_pieces(struct ios_store *st, uint64_t handle, const struct ios_
 			continue;
 		}
 		first = start / IOS_BLOCK;
+		if (k == 1 && start % IOS_BLOCK == 0 && span % IOS_BLOCK == 0) {
+			/* one piece of whole blocks: read and check it in place */
+			if ((rc = read_checked(st, slot, first, span / IOS_BLOCK, data + pos,
+					       syscalls)))
+				return rc;
+			pos += span;
+			i++;
+			continue;
+		}
 		end = (end + IOS_BLOCK - 1) / IOS_BLOCK * IOS_BLOCK;
 		if (!(buf = scratch(st, end - first * IOS_BLOCK)))
 			return -ENOMEM;
