@@ -20,48 +20,10 @@
 
 #include <cmocka.h>
 
-#include "ios_disk.h"
-#include "ios_store.h"
+#include "store_fixture.h"
 
 #define A UINT64_C(0x1a00000001)   /* two objects */
 #define B UINT64_C(0x2b00000002)
-
-struct fx {
-	char dir[64];
-	struct ios_disk *disk;
-	struct ios_store *st;
-};
-
-static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
-static int setup(void **state)
-{
-	struct fx *f = calloc(1, sizeof(*f));
-
-	assert_non_null(f);
-	snprintf(f->dir, sizeof(f->dir), "/tmp/tessera-ios-faults-XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-
-	ios_store_close(f->st);
-	if (f->disk)
-		f->disk->ops->destroy(f->disk);
-	nftw(f->dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-	free(f);
-	return 0;
-}
 
 /* The store over faults `spec` (NULL: the system disk alone). */
 static void open_store(struct fx *f, const char *spec)
@@ -306,14 +268,14 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_specs),
-		cmocka_unit_test_setup_teardown(test_nth_write, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_object_writes_onward, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_other_calls, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_lose_from_start, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_lose_after_write, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_counter_write_fails, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_counter_torn_and_removed, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ops_size, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nth_write, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_object_writes_onward, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_other_calls, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_lose_from_start, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_lose_after_write, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_counter_write_fails, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_counter_torn_and_removed, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_ops_size, fx_setup, fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,57 +25,12 @@
 #include <cmocka.h>
 
 #include "ios_crc.h"
-#include "ios_disk.h"
-#include "ios_store.h"
 #include "rng.h"
+#include "store_fixture.h"
 
 #define A UINT64_C(0x1a00000001)
 #define B UINT64_C(0x2b00000002)
 #define C UINT64_C(0x3c00000003)
-
-struct fx {
-	char dir[64];
-	struct ios_disk *disk;
-	struct ios_store *st;
-};
-
-static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
-static int setup(void **state)
-{
-	struct fx *f = calloc(1, sizeof(*f));
-
-	assert_non_null(f);
-	snprintf(f->dir, sizeof(f->dir), "/tmp/tessera-ios-integrity-XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	*state = f;
-	return 0;
-}
-
-static void close_store(struct fx *f)
-{
-	ios_store_close(f->st);
-	f->st = NULL;
-	if (f->disk)
-		f->disk->ops->destroy(f->disk);
-	f->disk = NULL;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-
-	close_store(f);
-	nftw(f->dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-	free(f);
-	return 0;
-}
 
 /* The store in f->dir with `flags`, over faults `spec` (NULL: none);
  * *notice (if asked) gets the store's line for the log. */
@@ -99,7 +54,7 @@ static int open_store(struct fx *f, unsigned flags, const char *spec, char **not
 
 static void reopen(struct fx *f, unsigned flags)
 {
-	close_store(f);
+	fx_close(f);
 	assert_int_equal(open_store(f, flags, NULL, NULL), 0);
 }
 
@@ -348,7 +303,7 @@ static void test_corrupt_and_lost_sums(void **state)
 	assert_int_equal(put_fill(f, B, 0, 'x', 200), 200);   /* B is not A */
 	assert_int_equal(get(f, B, 0, buf, 200), 200);
 	file_of(f, B, ".sum", path, sizeof(path));
-	close_store(f);
+	fx_close(f);
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(open_store(f, 0, NULL, NULL), 0);
 	assert_int_equal(get(f, B, 0, buf, 200), -EIO);
@@ -412,8 +367,8 @@ static void test_remade(void **state)
 	assert_null(notice);
 	assert_int_equal(put_fill(f, A, 0, 'a', 64), 64);
 	assert_int_equal(ios_sync(f->st, A), 0);
-	close_store(f);
-	nftw(f->dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	fx_close(f);
+	fx_wipe(f);
 	assert_int_equal(mkdir(f->dir, 0700), 0);
 	assert_int_equal(open_store(f, 0, NULL, &notice), 0);
 	assert_non_null(notice);
@@ -429,7 +384,7 @@ static void test_remade(void **state)
 	reopen(f, 0);                                      /* still remade */
 	assert_int_equal(get(f, A, 0, buf, 64), -EIO);
 	assert_int_equal(get(f, B, 0, buf, 64), 64);
-	close_store(f);
+	fx_close(f);
 	assert_int_equal(open_store(f, IOS_STORE_NEW, NULL, &notice), 0);
 	assert_non_null(notice);
 	free(notice);
@@ -437,7 +392,7 @@ static void test_remade(void **state)
 	assert_int_equal(buf[0], 0);
 	assert_int_equal(get(f, B, 0, buf, 64), 64);
 	assert_int_equal(buf[0], 'b');
-	close_store(f);
+	fx_close(f);
 	/* a directory that does not exist gets a new store */
 	snprintf(sub, sizeof(sub), "%s/fresh", f->dir);
 	{
@@ -486,13 +441,13 @@ static void test_registry(void **state)
 		assert_true(ios_store_holds(f->st, 0x99));
 		reopen(f, 0);
 	}
-	close_store(f);
+	fx_close(f);
 	snprintf(path, sizeof(path), "%s/registry", f->dir);
 	assert_int_equal(stat(path, &sb), 0);
 	assert_int_equal(truncate(path, sb.st_size - 3), 0); /* the last record torn */
 	assert_int_equal(open_store(f, 0, NULL, NULL), 0);
 	assert_true(ios_store_holds(f->st, 5 << 8 | 1)); /* its removal was the torn one */
-	close_store(f);
+	fx_close(f);
 	fd = open(path, O_RDWR);
 	assert_true(fd >= 0);
 	assert_int_equal(pwrite(fd, "\xff", 1, 16 * 3 + 2), 1); /* the fourth record */
@@ -504,12 +459,12 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crc32c),
-		cmocka_unit_test_setup_teardown(test_model, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_flipped_byte, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_corrupt_and_lost_sums, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_deleted_object, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_remade, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_registry, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_model, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_flipped_byte, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_corrupt_and_lost_sums, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_deleted_object, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_remade, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_registry, fx_setup, fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
