@@ -39,7 +39,11 @@
 	  "datatype messages naming a file type it no longer held")          \
 	X(syncs, 8, "syncs", "sync requests served")                         \
 	X(desc_cache_bytes, 10, "description cache bytes",                   \
-	  "memory the file types the daemon holds take now (a level, not a count)")
+	  "memory the file types the daemon holds take now (a level, not a count)") \
+	X(checksum_failures, 11, "checksum failures",                         \
+	  "blocks read whose bytes did not match their checksum (damaged data)") \
+	X(lost_objects, 12, "lost objects",                                   \
+	  "accesses to objects the daemon should hold but whose file is gone")
 
 enum tessera_method {
 #define TESSERA_METHOD_ENUM_(id, name) TESSERA_METHOD_##id,

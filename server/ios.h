@@ -67,6 +67,10 @@ void ios_do_list(struct ios *ios, struct srv_req *req);
 void ios_do_dtype(struct ios *ios, struct srv_req *req);
 void ios_do_stats(struct ios *ios, struct srv_req *req);
 void ios_descs_clear(struct ios *ios);
+/* A store call on `handle` failed with rc: logged, and answered naming
+ * the object, the error and the store's reason (ios_store_why). */
+void ios_store_error(struct ios *ios, struct srv_req *req, const char *what, uint64_t handle,
+		     int rc);
 /* The file type a datatype request names: from the message or the cache;
  * NULL after an error reply (ESTALE: send it again). One from the message
  * is held until ios_dtype_desc_done, which keeps it in the cache if the

@@ -1,25 +1,28 @@
 /* ios_disk.c - the system disk: each op is the system call of its name. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "ios_disk.h"
 
-static int sys_open(struct ios_disk *d, uint64_t handle, const char *path, int flags,
-		    mode_t mode)
+static int sys_open(struct ios_disk *d, uint64_t handle, enum ios_file file, const char *path,
+		    int flags, mode_t mode)
 {
 	int fd = open(path, flags, mode);
 
 	(void)d;
 	(void)handle;
+	(void)file;
 	return fd < 0 ? -errno : fd;
 }
 
-static int sys_unlink(struct ios_disk *d, uint64_t handle, const char *path)
+static int sys_unlink(struct ios_disk *d, uint64_t handle, enum ios_file file, const char *path)
 {
 	(void)d;
 	(void)handle;
+	(void)file;
 	return unlink(path) ? -errno : 0;
 }
 
@@ -88,6 +91,12 @@ static int sys_statvfs(struct ios_disk *d, const char *path, struct statvfs *sv)
 	return statvfs(path, sv) ? -errno : 0;
 }
 
+static int sys_rename(struct ios_disk *d, const char *from, const char *to)
+{
+	(void)d;
+	return rename(from, to) ? -errno : 0;
+}
+
 static void sys_destroy(struct ios_disk *d)
 {
 	free(d);
@@ -106,6 +115,7 @@ static const struct ios_disk_ops sys_ops = {
 	.mkdir = sys_mkdir,
 	.syncdir = sys_syncdir,
 	.statvfs = sys_statvfs,
+	.rename = sys_rename,
 	.destroy = sys_destroy,
 };
 

@@ -11,8 +11,9 @@
  *
  * Calls return 0 (or the bytes moved, or a descriptor) or a negative errno;
  * none retries on -EINTR. Object calls that take a path also take the
- * object's handle: the system disk ignores it, a fault disk picks its
- * victims by it (and knows a descriptor's object from its open).
+ * object's handle and which of its files the path is: the system disk
+ * ignores both, a fault disk picks its victims by them (and knows a
+ * descriptor's object and file from its open).
  */
 #ifndef TESSERA_IOS_DISK_H
 #define TESSERA_IOS_DISK_H
@@ -26,12 +27,17 @@
 
 struct ios_disk;
 
+/* The files of a store: an object's data, the counters and the block
+ * checksums kept beside it, and the store's own files (its identity and
+ * its registry of objects, handle 0). */
+enum ios_file { IOS_FILE_DATA, IOS_FILE_COUNTERS, IOS_FILE_SUMS, IOS_FILE_STORE };
+
 struct ios_disk_ops {
 	size_t size;   /* sizeof(struct ios_disk_ops) where the table was made */
-	/* Objects: the file of object `handle` at `path`. */
-	int (*open)(struct ios_disk *d, uint64_t handle, const char *path, int flags,
-		    mode_t mode);
-	int (*unlink)(struct ios_disk *d, uint64_t handle, const char *path);
+	/* Objects: file `file` of object `handle`, at `path`. */
+	int (*open)(struct ios_disk *d, uint64_t handle, enum ios_file file, const char *path,
+		    int flags, mode_t mode);
+	int (*unlink)(struct ios_disk *d, uint64_t handle, enum ios_file file, const char *path);
 	/* Descriptors from open. */
 	int (*close)(struct ios_disk *d, int fd);
 	ssize_t (*preadv)(struct ios_disk *d, int fd, const struct iovec *iov, int n, off_t off);
@@ -43,6 +49,8 @@ struct ios_disk_ops {
 	int (*mkdir)(struct ios_disk *d, const char *path, mode_t mode);
 	int (*syncdir)(struct ios_disk *d, const char *path);
 	int (*statvfs)(struct ios_disk *d, const char *path, struct statvfs *sv);
+	/* Replace `to` by `from` (the store's own files, made whole aside). */
+	int (*rename)(struct ios_disk *d, const char *from, const char *to);
 	/* Free the disk (and any disk it wraps). */
 	void (*destroy)(struct ios_disk *d);
 };
@@ -62,25 +70,30 @@ int ios_disk_system(struct ios_disk **out);
  *   RULE = CALL[:HANDLE][@N[+]][=ERRNO]
  *
  * CALL is open, read, write, stat, truncate or sync (the object calls
- * open, preadv, pwritev, fstat, ftruncate, fdatasync), or lose. HANDLE
+ * open, preadv, pwritev, fstat, ftruncate, fdatasync), lose or corrupt.
+ * Rules count calls on objects' data and counters (IOS_FILE_DATA and
+ * IOS_FILE_COUNTERS), never on checksums or the store's own files. HANDLE
  * (hex, as in error messages) counts only calls on that object. @N fails
  * the Nth matching call, @N+ that one and every later one; without @,
  * every matching call fails. ERRNO is a name (EIO, ENOSPC, EDQUOT, EROFS,
  * EFBIG, EACCES, ENOMEM, EMFILE) or a number; EIO if not given.
  *
- * lose: the object is lost, as if the disk lost it: its file is removed,
- * and every later call on it fails with ERRNO (EIO), except unlink (which
- * passes). With @N the object of the Nth matching write is lost once that
- * write is made; without, an object is lost at the first call on it.
- * (A missing object reads as a hole, so a lost one is reported unreadable
- * rather than absent; once the store knows which objects it must hold, a
- * lost object can simply be gone and the store will report it.)
+ * lose: the object's data file is removed, as if the disk lost it; the
+ * calls after pass, and the store, which knows the objects it holds,
+ * reports the object lost. With @N the object of the Nth matching data
+ * write is lost once that write is made; without, an object is lost at
+ * the first call on it. An object is lost once; ERRNO is not used.
+ *
+ * corrupt: the matching data writes are stored with their first byte
+ * flipped (the store's checksum, computed from the right bytes, then
+ * finds them damaged); ERRNO is not used.
  *
  *   write@3=ENOSPC        the third write fails with ENOSPC
  *   write@10+             every write from the tenth fails with EIO
  *   read:1a00000002=EIO   every read of object 1a00000002 fails
  *   lose:1a00000002       that object is lost
  *   lose@5                the object the fifth write went to is lost
+ *   corrupt:1a00000002@2  the second write of that object is damaged
  */
 int ios_disk_faults(struct ios_disk *inner, const char *spec, struct ios_disk **out, char *err,
 		    size_t errlen);

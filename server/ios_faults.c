@@ -1,9 +1,11 @@
 /*
  * ios_faults.c - a disk that fails chosen calls of the disk it wraps (the
- * spec's grammar is in ios_disk.h). It knows each descriptor's object and
- * path from the open that made it, so rules on one object reach the calls
- * made through its descriptors, and a lost object's file can be removed
- * whatever call loses it.
+ * spec's grammar is in ios_disk.h). It knows each descriptor's object,
+ * file and path from the open that made it, so rules on one object reach
+ * the calls made through its descriptors, and a lost object's file can be
+ * removed whatever call loses it. Rules count the calls on objects' data
+ * and counters only: the checksums beside them and the store's own files
+ * are the store's bookkeeping, which a spec does not aim at.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,11 +15,12 @@
 
 #include "ios_disk.h"
 
-enum fault_call { FC_OPEN, FC_READ, FC_WRITE, FC_STAT, FC_TRUNCATE, FC_SYNC, FC_LOSE };
+enum fault_call { FC_OPEN, FC_READ, FC_WRITE, FC_STAT, FC_TRUNCATE, FC_SYNC, FC_LOSE, FC_CORRUPT };
 
 static const char *const call_names[] = {
 	[FC_OPEN] = "open", [FC_READ] = "read", [FC_WRITE] = "write", [FC_STAT] = "stat",
 	[FC_TRUNCATE] = "truncate", [FC_SYNC] = "sync", [FC_LOSE] = "lose",
+	[FC_CORRUPT] = "corrupt",
 };
 
 static const struct { const char *name; int code; } errno_names[] = {
@@ -39,12 +42,8 @@ struct fault_rule {
 /* What an open descriptor is: from the open that made it. */
 struct fault_fd {
 	uint64_t handle;
+	enum ios_file file;
 	char *path;            /* NULL: not open through this disk */
-};
-
-struct fault_lost {
-	uint64_t handle;
-	int err;               /* what every later call on it returns */
 };
 
 struct fault_disk {
@@ -54,7 +53,7 @@ struct fault_disk {
 	size_t n_rules;
 	struct fault_fd *fds;  /* indexed by descriptor, n_fds long */
 	size_t n_fds;
-	struct fault_lost *lost;
+	uint64_t *lost;        /* objects lost so far (each is lost once) */
 	size_t n_lost;
 };
 
@@ -68,9 +67,13 @@ static const struct fault_fd *fd_info(const struct fault_disk *f, int fd)
 	return fd >= 0 && (size_t)fd < f->n_fds && f->fds[fd].path ? &f->fds[fd] : NULL;
 }
 
+/* Rules see an object's data and counters; lose and corrupt its data. */
 static int rule_matches(const struct fault_rule *r, enum fault_call call,
 			const struct fault_fd *obj)
 {
+	if (obj && obj->file != IOS_FILE_DATA &&
+	    (obj->file != IOS_FILE_COUNTERS || call == FC_LOSE || call == FC_CORRUPT))
+		return 0;
 	return r->call == call && (!r->has_handle || (obj && obj->handle == r->handle));
 }
 
@@ -92,50 +95,48 @@ static int fire(struct fault_disk *f, enum fault_call call, const struct fault_f
 	return rc;
 }
 
-/* The object is lost: remember it, remove its file. */
-static int lose(struct fault_disk *f, const struct fault_fd *obj, int err)
+/* The object is lost: its data file is removed, as a disk might lose it,
+ * and the calls after pass (the store knows what it should hold and says
+ * so). An object is lost once: one made again later is not touched. */
+static int lose(struct fault_disk *f, const struct fault_fd *obj)
 {
-	struct fault_lost *l = realloc(f->lost, (f->n_lost + 1) * sizeof(*l));
+	uint64_t *l;
 
-	if (!l)
+	for (size_t i = 0; i < f->n_lost; i++)
+		if (f->lost[i] == obj->handle)
+			return 0;
+	if (!(l = realloc(f->lost, (f->n_lost + 1) * sizeof(*l))))
 		return -ENOMEM;
 	f->lost = l;
-	l[f->n_lost++] = (struct fault_lost){ obj->handle, err };
-	(void)f->inner->ops->unlink(f->inner, obj->handle, obj->path); /* may be absent */
-	return err;
-}
-
-/* 0, or the error of a call on a lost object (which the call may lose). */
-static int lost(struct fault_disk *f, const struct fault_fd *obj)
-{
-	if (!obj)
-		return 0;
-	for (size_t i = 0; i < f->n_lost; i++)
-		if (f->lost[i].handle == obj->handle)
-			return f->lost[i].err;
-	for (size_t i = 0; i < f->n_rules; i++)
-		if (rule_matches(&f->rules[i], FC_LOSE, obj) && !f->rules[i].nth)
-			return lose(f, obj, f->rules[i].err);
+	l[f->n_lost++] = obj->handle;
+	(void)f->inner->ops->unlink(f->inner, obj->handle, IOS_FILE_DATA, obj->path);
 	return 0;
 }
 
-/* Before a call on an open object: its injected error, or 0. */
+/* Before a call on an object's file: lose:HANDLE (without @) loses it at
+ * the first; then the call's injected error, or 0. */
 static int before(struct fault_disk *f, enum fault_call call, const struct fault_fd *obj)
 {
-	int rc = lost(f, obj);
+	for (size_t i = 0; obj && i < f->n_rules; i++)
+		if (rule_matches(&f->rules[i], FC_LOSE, obj) && !f->rules[i].nth) {
+			int rc = lose(f, obj);
 
-	return rc ? rc : fire(f, call, obj);
+			if (rc)
+				return rc;
+		}
+	return fire(f, call, obj);
 }
 
-static int f_open(struct ios_disk *d, uint64_t handle, const char *path, int flags, mode_t mode)
+static int f_open(struct ios_disk *d, uint64_t handle, enum ios_file file, const char *path,
+		  int flags, mode_t mode)
 {
 	struct fault_disk *f = fault_of(d);
-	struct fault_fd obj = { handle, (char *)path };
+	struct fault_fd obj = { handle, file, (char *)path };
 	int fd, rc = before(f, FC_OPEN, &obj);
 
 	if (rc)
 		return rc;
-	fd = f->inner->ops->open(f->inner, handle, path, flags, mode);
+	fd = f->inner->ops->open(f->inner, handle, file, path, flags, mode);
 	if (fd < 0)
 		return fd;
 	if ((size_t)fd >= f->n_fds) {
@@ -150,6 +151,7 @@ static int f_open(struct ios_disk *d, uint64_t handle, const char *path, int fla
 	}
 	free(f->fds[fd].path);
 	f->fds[fd].handle = handle;
+	f->fds[fd].file = file;
 	if (!(f->fds[fd].path = strdup(path)))
 		goto nomem;
 	return fd;
@@ -158,11 +160,11 @@ nomem:
 	return -ENOMEM;
 }
 
-static int f_unlink(struct ios_disk *d, uint64_t handle, const char *path)
+static int f_unlink(struct ios_disk *d, uint64_t handle, enum ios_file file, const char *path)
 {
 	struct fault_disk *f = fault_of(d);
 
-	return f->inner->ops->unlink(f->inner, handle, path);
+	return f->inner->ops->unlink(f->inner, handle, file, path);
 }
 
 static int f_close(struct ios_disk *d, int fd)
@@ -193,10 +195,29 @@ static ssize_t f_pwritev(struct ios_disk *d, int fd, const struct iovec *iov, in
 
 	if (rc)
 		return rc;
-	k = f->inner->ops->pwritev(f->inner, fd, iov, n, off);
+	if (n > 0 && iov[0].iov_len && fire(f, FC_CORRUPT, obj)) {
+		/* corrupt: the disk stores the write with its first byte flipped */
+		struct iovec *bad = malloc((size_t)n * sizeof(*bad));
+		uint8_t *first = malloc(iov[0].iov_len);
+
+		if (!bad || !first) {
+			free(bad);
+			free(first);
+			return -ENOMEM;
+		}
+		memcpy(bad, iov, (size_t)n * sizeof(*bad));
+		memcpy(first, iov[0].iov_base, iov[0].iov_len);
+		first[0] ^= 0xff;
+		bad[0].iov_base = first;
+		k = f->inner->ops->pwritev(f->inner, fd, bad, n, off);
+		free(first);
+		free(bad);
+	} else {
+		k = f->inner->ops->pwritev(f->inner, fd, iov, n, off);
+	}
 	/* lose@N: the write is made, then its object is lost. */
-	if (k >= 0 && obj && (rc = fire(f, FC_LOSE, obj)))
-		(void)lose(f, obj, rc);
+	if (k >= 0 && obj && fire(f, FC_LOSE, obj) && (rc = lose(f, obj)))
+		return rc;
 	return k;
 }
 
@@ -245,6 +266,13 @@ static int f_statvfs(struct ios_disk *d, const char *path, struct statvfs *sv)
 	return f->inner->ops->statvfs(f->inner, path, sv);
 }
 
+static int f_rename(struct ios_disk *d, const char *from, const char *to)
+{
+	struct fault_disk *f = fault_of(d);
+
+	return f->inner->ops->rename(f->inner, from, to);
+}
+
 static void f_destroy(struct ios_disk *d)
 {
 	struct fault_disk *f = fault_of(d);
@@ -274,6 +302,7 @@ static const struct ios_disk_ops fault_ops = {
 	.mkdir = f_mkdir,
 	.syncdir = f_syncdir,
 	.statvfs = f_statvfs,
+	.rename = f_rename,
 	.destroy = f_destroy,
 };
 
@@ -335,11 +364,11 @@ static int parse_rule(char *s, struct fault_rule *r, char *err, size_t errlen)
 			break;
 	if (i == sizeof(call_names) / sizeof(call_names[0])) {
 		snprintf(err, errlen, "unknown call \"%s\" (open, read, write, stat, truncate, "
-			 "sync or lose)", s);
+			 "sync, lose or corrupt)", s);
 		return -EINVAL;
 	}
 	r->call = (enum fault_call)i;
-	if (!at && r->call != FC_LOSE) {
+	if (!at && r->call != FC_LOSE) { /* corrupt too: every matching write */
 		r->nth = 1;   /* every matching call */
 		r->onward = 1;
 	}

@@ -36,12 +36,15 @@ static void count(struct ios *ios, enum ios_method m, size_t pieces, uint64_t by
 		s->bytes_read[m] += bytes;
 }
 
-/* A disk call failed: the operator reads it in the log, the client in the
- * reply. */
-static void disk_error(struct srv_req *req, const char *what, uint64_t handle, int rc)
+void ios_store_error(struct ios *ios, struct srv_req *req, const char *what, uint64_t handle,
+		     int rc)
 {
-	srv_log(req->srv, "%s " OBJ ": %s", what, handle, strerror(-rc));
-	srv_reply_error(req, rc, "%s " OBJ ": %s", what, handle, strerror(-rc));
+	const char *why = ios_store_why(ios->store);
+
+	srv_log(req->srv, "%s " OBJ ": %s%s%s", what, handle, strerror(-rc), *why ? ": " : "",
+		why);
+	srv_reply_error(req, rc, "%s " OBJ ": %s%s%s", what, handle, strerror(-rc),
+			*why ? ": " : "", why);
 }
 
 /* Apply checked pieces and reply: writes take the frame's data, reads
@@ -57,7 +60,7 @@ static void apply(struct ios *ios, struct srv_req *req, enum ios_method m, uint6
 
 		k = ios_write_pieces(ios->store, handle, pieces, n, req->frame.data, &syscalls);
 		if (k < 0) {
-			disk_error(req, "write", handle, (int)k);
+			ios_store_error(ios, req, "write", handle, (int)k);
 			return;
 		}
 		count(ios, m, n, (uint64_t)k, 1, syscalls);
@@ -75,7 +78,7 @@ static void apply(struct ios *ios, struct srv_req *req, enum ios_method m, uint6
 		k = ios_read_pieces(ios->store, handle, pieces, n, buf, &rep.object_size, &syscalls);
 		if (k < 0) {
 			free(buf);
-			disk_error(req, "read", handle, (int)k);
+			ios_store_error(ios, req, "read", handle, (int)k);
 			return;
 		}
 		/* A contiguous read stops at the object's end (the client tells
@@ -437,7 +440,11 @@ void ios_do_stats(struct ios *ios, struct srv_req *req)
 {
 	Tessera__IosStatsReply rep = TESSERA__IOS_STATS_REPLY__INIT;
 	struct tessera_ios_stats *s = &ios->stats;
+	struct ios_store_faults faults;
 
+	ios_store_faults(ios->store, &faults);
+	s->checksum_failures = faults.checksum_failures;
+	s->lost_objects = faults.lost_objects;
 #define PUT_BY_METHOD(field, num, label, what) \
 	rep.n_##field = TESSERA_METHODS;       \
 	rep.field = s->field;

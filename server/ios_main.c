@@ -42,8 +42,7 @@ static void do_handles(struct ios *ios, struct srv_req *req)
 		else if (!(rc = ios_sync(ios->store, h->handles[i])))
 			ios->stats.syncs++;
 		if (rc) {
-			srv_reply_error(req, rc, "%s object %016" PRIx64 ": %s", what,
-					h->handles[i], strerror(-rc));
+			ios_store_error(ios, req, what, h->handles[i], rc);
 			free(sizes);
 			free(mtimes);
 			return;
@@ -72,8 +71,7 @@ static void do_truncate(struct ios *ios, struct srv_req *req)
 	int rc = ios_truncate(ios->store, t->handle, t->size);
 
 	if (rc)
-		srv_reply_error(req, rc, "truncate object %016" PRIx64 " to %" PRIu64 ": %s",
-				t->handle, t->size, strerror(-rc));
+		ios_store_error(ios, req, "truncate", t->handle, rc);
 	else
 		srv_reply(req, &rep.base, NULL, 0);
 }
@@ -126,13 +124,14 @@ IOS_OP(LOCK_RELEASE, ios_do_lock_release)
 IOS_OP(LEASE, ios_do_lease)
 #undef IOS_OP
 
-/* -F SPEC, the storage daemon's own option, taken out of argv (in place)
- * so that the rest is the common command line. */
-static int take_faults(int *argc, char **argv, const char **spec)
+/* -F SPEC and -N, the storage daemon's own options, taken out of argv (in
+ * place) so that the rest is the common command line. */
+static int take_own(int *argc, char **argv, const char **spec, unsigned *store_flags)
 {
 	int out = 1;
 
 	*spec = NULL;
+	*store_flags = 0;
 	for (int i = 1; i < *argc; i++) {
 		const char *a = argv[i];
 
@@ -140,6 +139,10 @@ static int take_faults(int *argc, char **argv, const char **spec)
 			while (i < *argc)
 				argv[out++] = argv[i++];
 			break;
+		}
+		if (!strcmp(a, "-N")) {
+			*store_flags |= IOS_STORE_NEW;
+			continue;
 		}
 		if (strncmp(a, "-F", 2)) {
 			argv[out++] = argv[i];
@@ -203,13 +206,17 @@ int main(int argc, char **argv)
 	struct ios ios = { 0 };
 	struct srv *srv = NULL;
 	char err[512], *msg = NULL;
+	char *notice = NULL;
 	const char *faults;
+	unsigned store_flags;
 	int rc, status = 1;
 
-	if (take_faults(&argc, argv, &faults))
+	if (take_own(&argc, argv, &faults, &store_flags))
 		return 2;
 	if (srv_parse_cmdline(argc, argv, "tessera-ios", &cl)) {
-		fprintf(stderr, "       [-F FAULTS]  fail chosen disk calls, e.g. write@3=ENOSPC "
+		fprintf(stderr, "       [-N]  a directory without a store gets a new, empty one "
+			"(a remade store is declared whole)\n"
+			"       [-F FAULTS]  fail chosen disk calls, e.g. write@3=ENOSPC "
 			"(for tests; see README)\n");
 		return 2;
 	}
@@ -226,7 +233,7 @@ int main(int argc, char **argv)
 	}
 	ios.cfg = &cfg;
 	ios.index = cl.index;
-	if ((rc = ios_store_open(cl.dir, 256, ios.disk, &ios.store, &msg))) {
+	if ((rc = ios_store_open(cl.dir, 256, store_flags, ios.disk, &ios.store, &notice, &msg))) {
 		fprintf(stderr, "tessera-ios: %s\n", msg ? msg : strerror(-rc));
 		free(msg);
 		goto out;
@@ -247,12 +254,17 @@ int main(int argc, char **argv)
 	ios.srv = srv;
 	if (faults)
 		srv_log(srv, "disk faults injected: %s", faults);
+	if (notice)
+		srv_log(srv, "%s", notice);
+	free(notice);
+	notice = NULL;
 	if ((rc = srv_write_pidfile(cl.pidfile)))
 		fprintf(stderr, "tessera-ios: pid file %s: %s\n", cl.pidfile, strerror(-rc));
 	srv_run(srv);
 	srv_destroy(srv); /* parked lock requests first, then the lock table */
 	status = 0;
 out:
+	free(notice);
 	ios_locks_destroy(ios.locks);
 	ios_descs_clear(&ios);
 	ios_store_close(ios.store);

@@ -1,6 +1,8 @@
 /*
- * ios_store.c - objects as local files, with a cache of open descriptors.
- * Every disk call goes through the store's struct ios_disk.
+ * ios_store.c - objects as local files, with a cache of open descriptors,
+ * block checksums beside them and a registry of the objects held
+ * (ios_registry.c). Every disk call goes through the store's struct
+ * ios_disk.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -9,39 +11,155 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "ios_crc.h"
 #include "ios_disk.h"
+#include "ios_registry.h"
 #include "ios_store.h"
 
 struct ios_fd {
 	uint64_t handle;
-	int fd;            /* -1: slot free */
+	int fd;            /* the data file; -1: slot free */
+	int sums;          /* the checksum file; -1: not open yet */
 	uint64_t used;     /* clock of last use, for eviction */
 };
 
 struct ios_store {
 	struct ios_disk *disk;  /* the caller's; every disk call goes here */
+	char *root;        /* DIR */
 	char *dir;         /* DIR/objects */
 	unsigned max_open;
 	struct ios_fd *fds;
 	uint64_t clock;
-	uint8_t *gap;      /* IOS_SIEVE_GAP bytes: where sieved reads drop gaps */
+	struct ios_registry *reg;
+	int remade;        /* made where a store had been: see ios_store.h */
+	int64_t made_s;    /* when the store was made (seconds since 1970) */
+	uint8_t *buf;      /* scratch for reads and sieved writes, buf_len */
+	size_t buf_len;
+	struct ios_store_faults faults;
+	char why[4800];    /* ios_store_why (holds a path) */
 };
 
-static int mkdir_p(struct ios_disk *d, const char *path)
+static int mkdir_p(struct ios_disk *d, const char *path, int *existed)
 {
 	int rc = d->ops->mkdir(d, path, 0755);
 
+	if (existed)
+		*existed = rc == -EEXIST;
 	return rc == -EEXIST ? 0 : rc;
 }
 
-int ios_store_open(const char *dir, unsigned max_open, struct ios_disk *disk,
-		   struct ios_store **out, char **errmsg)
+/* ------------------------------------------------------- the store file
+ *
+ * DIR/store, three lines: "tessera-ios store 1", "made SECONDS" and
+ * "remade 0|1". It is written aside and renamed in, last when a store is
+ * made, so a directory with this file holds a whole store. */
+#define STORE_MAGIC "tessera-ios store 1\n"
+
+static int store_file_write(struct ios_store *st)
+{
+	struct ios_disk *d = st->disk;
+	char path[4200], tmp[4200], text[128];
+	struct iovec iov = { text, 0 };
+	int fd, rc;
+
+	snprintf(path, sizeof(path), "%s/store", st->root);
+	snprintf(tmp, sizeof(tmp), "%s/store.new", st->root);
+	iov.iov_len = (size_t)snprintf(text, sizeof(text), STORE_MAGIC "made %" PRId64
+				       "\nremade %d\n", st->made_s, st->remade);
+	fd = d->ops->open(d, 0, IOS_FILE_STORE, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return fd;
+	rc = d->ops->pwritev(d, fd, &iov, 1, 0);
+	rc = rc < 0 ? rc : (size_t)rc == iov.iov_len ? 0 : -EIO;
+	if (!rc)
+		rc = d->ops->fdatasync(d, fd);
+	d->ops->close(d, fd);
+	if (!rc)
+		rc = d->ops->rename(d, tmp, path);
+	return rc ? rc : d->ops->syncdir(d, st->root);
+}
+
+/* 0 and the store's fields, -ENOENT if DIR has no store file, -EINVAL if
+ * it is not one. */
+static int store_file_read(struct ios_store *st)
+{
+	struct ios_disk *d = st->disk;
+	char path[4200], text[128] = { 0 };
+	struct iovec iov = { text, sizeof(text) - 1 };
+	ssize_t k;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/store", st->root);
+	fd = d->ops->open(d, 0, IOS_FILE_STORE, path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return fd;
+	k = d->ops->preadv(d, fd, &iov, 1, 0);
+	d->ops->close(d, fd);
+	if (k < 0)
+		return (int)k;
+	if (strncmp(text, STORE_MAGIC, strlen(STORE_MAGIC)) ||
+	    sscanf(text + strlen(STORE_MAGIC), "made %" SCNd64 "\nremade %d", &st->made_s,
+		   &st->remade) != 2)
+		return -EINVAL;
+	return 0;
+}
+
+/* Find or make the store in DIR (see IOS_STORE_NEW). */
+static int store_init(struct ios_store *st, int existed, unsigned flags, char **notice,
+		      char *err, size_t errlen)
+{
+	char path[4200];
+	int rc = store_file_read(st), made = 0;
+
+	if (rc == -EINVAL) {
+		snprintf(err, errlen, "%s/store is not a storage daemon's store file", st->root);
+		return rc;
+	}
+	if (rc && rc != -ENOENT) {
+		snprintf(err, errlen, "%s/store: %s", st->root, strerror(-rc));
+		return rc;
+	}
+	if (rc == -ENOENT) {
+		made = 1;
+		st->made_s = (int64_t)time(NULL);
+		st->remade = existed && !(flags & IOS_STORE_NEW);
+	}
+	snprintf(path, sizeof(path), "%s/registry", st->root);
+	if ((rc = ios_registry_open(st->disk, path, made, &st->reg, err, errlen)))
+		return rc;
+	if (made || (st->remade && (flags & IOS_STORE_NEW))) {
+		int was_remade = st->remade;
+
+		if (!made)
+			st->remade = 0;
+		if ((rc = store_file_write(st))) {
+			snprintf(err, errlen, "%s/store: %s", st->root, strerror(-rc));
+			return rc;
+		}
+		if (notice && (st->remade || was_remade) &&
+		    asprintf(notice, st->remade
+			     ? "storage directory %s held no store: made one, remade: it "
+			       "cannot tell the objects it held before from holes, so it reports "
+			       "every missing object it has not made since as lost (once the files "
+			       "on it are dealt with, start once with -N)"
+			     : "storage directory %s: the remade store is declared whole (-N): "
+			       "missing objects it never held read as holes again", st->root) < 0)
+			*notice = NULL;
+	}
+	return 0;
+}
+
+int ios_store_open(const char *dir, unsigned max_open, unsigned flags, struct ios_disk *disk,
+		   struct ios_store **out, char **notice, char **errmsg)
 {
 	struct ios_store *st;
-	char path[4096];
-	int rc = -ENOMEM;
+	char path[4096], err[600] = "";
+	int rc = -ENOMEM, existed;
 
+	if (notice)
+		*notice = NULL;
 	if (disk->ops->size < sizeof(struct ios_disk_ops)) {
 		/* made against an older table: some op would be missing */
 		if (errmsg && asprintf(errmsg, "storage directory %s: the disk's ops table has %zu "
@@ -59,26 +177,30 @@ int ios_store_open(const char *dir, unsigned max_open, struct ios_disk *disk,
 	if (!st->fds)
 		goto fail;
 	for (unsigned i = 0; i < st->max_open; i++)
-		st->fds[i].fd = -1;
-	st->gap = malloc(IOS_SIEVE_GAP);
-	if (!st->gap)
-		goto fail;
+		st->fds[i].fd = st->fds[i].sums = -1;
 	snprintf(path, sizeof(path), "%s/objects", dir);
-	st->dir = strdup(path);
-	if (!st->dir)
+	if (!(st->dir = strdup(path)) || !(st->root = strdup(dir)))
 		goto fail;
-	if ((rc = mkdir_p(disk, dir)) || (rc = mkdir_p(disk, st->dir)))
+	if ((rc = mkdir_p(disk, dir, &existed)) || (rc = mkdir_p(disk, st->dir, NULL)))
 		goto fail;
 	for (unsigned i = 0; i < 256; i++) {
 		snprintf(path, sizeof(path), "%s/%02x", st->dir, i);
-		if ((rc = mkdir_p(disk, path)))
+		if ((rc = mkdir_p(disk, path, NULL)))
 			goto fail;
 	}
+	if ((rc = store_init(st, existed, flags, notice, err, sizeof(err))))
+		goto fail;
 	*out = st;
 	return 0;
 fail:
-	if (errmsg && asprintf(errmsg, "storage directory %s: %s", dir, strerror(-rc)) < 0)
+	if (errmsg && (err[0] ? asprintf(errmsg, "storage directory %s: %s", dir, err)
+			      : asprintf(errmsg, "storage directory %s: %s", dir,
+					 strerror(-rc))) < 0)
 		*errmsg = NULL;
+	if (notice) {
+		free(*notice);
+		*notice = NULL;
+	}
 	ios_store_close(st);
 	return rc;
 }
@@ -88,25 +210,48 @@ void ios_store_close(struct ios_store *st)
 	if (!st)
 		return;
 	if (st->fds)
-		for (unsigned i = 0; i < st->max_open; i++)
+		for (unsigned i = 0; i < st->max_open; i++) {
 			if (st->fds[i].fd >= 0)
 				st->disk->ops->close(st->disk, st->fds[i].fd);
+			if (st->fds[i].sums >= 0)
+				st->disk->ops->close(st->disk, st->fds[i].sums);
+		}
+	ios_registry_close(st->reg);
 	free(st->fds);
-	free(st->gap);
+	free(st->buf);
 	free(st->dir);
+	free(st->root);
 	free(st);
 }
 
-static void object_path(const struct ios_store *st, uint64_t handle, char *buf, size_t len)
+const char *ios_store_why(const struct ios_store *st)
 {
-	snprintf(buf, len, "%s/%02x/%016" PRIx64, st->dir, (unsigned)(handle & 0xff), handle);
+	return st->why;
 }
 
-/* The side file of an object's counters (ios_counter). */
-static void counter_path(const struct ios_store *st, uint64_t handle, char *buf, size_t len)
+void ios_store_faults(const struct ios_store *st, struct ios_store_faults *out)
 {
-	snprintf(buf, len, "%s/%02x/%016" PRIx64 ".ctr", st->dir, (unsigned)(handle & 0xff),
-		 handle);
+	*out = st->faults;
+}
+
+int ios_store_list(struct ios_store *st, uint64_t after, uint64_t *handles, size_t max,
+		   size_t *n)
+{
+	*n = ios_registry_list(st->reg, after, handles, max);
+	return 0;
+}
+
+int ios_store_holds(const struct ios_store *st, uint64_t handle)
+{
+	return ios_registry_holds(st->reg, handle);
+}
+
+/* The file of object `handle` with `suffix` ("", ".sum", ".ctr"). */
+static void object_path(const struct ios_store *st, uint64_t handle, const char *suffix,
+			char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%02x/%016" PRIx64 "%s", st->dir, (unsigned)(handle & 0xff), handle,
+		 suffix);
 }
 
 static struct ios_fd *cached(struct ios_store *st, uint64_t handle)
@@ -119,19 +264,25 @@ static struct ios_fd *cached(struct ios_store *st, uint64_t handle)
 	return NULL;
 }
 
-/* The descriptor of an object; with `create` it is made if missing, else
- * -ENOENT. */
-static int object_fd(struct ios_store *st, uint64_t handle, int create)
+static void slot_close(struct ios_store *st, struct ios_fd *slot)
 {
-	struct ios_fd *slot = cached(st, handle);
+	st->disk->ops->close(st->disk, slot->fd);
+	if (slot->sums >= 0)
+		st->disk->ops->close(st->disk, slot->sums);
+	slot->fd = slot->sums = -1;
+}
+
+/* The slot of an object's open data file; with `create` the file is made
+ * if missing, else -ENOENT. */
+static int object_open(struct ios_store *st, uint64_t handle, int create, struct ios_fd **out)
+{
+	struct ios_fd *slot;
 	char path[4096];
 	int fd;
 
-	if (slot)
-		return slot->fd;
-	object_path(st, handle, path, sizeof(path));
-	fd = st->disk->ops->open(st->disk, handle, path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0),
-				 0644);
+	object_path(st, handle, "", path, sizeof(path));
+	fd = st->disk->ops->open(st->disk, handle, IOS_FILE_DATA, path,
+				 O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
 	if (fd < 0)
 		return fd;
 	slot = &st->fds[0];
@@ -144,52 +295,99 @@ static int object_fd(struct ios_store *st, uint64_t handle, int create)
 			slot = &st->fds[i];
 	}
 	if (slot->fd >= 0)
-		st->disk->ops->close(st->disk, slot->fd);
+		slot_close(st, slot);
 	slot->fd = fd;
 	slot->handle = handle;
 	slot->used = ++st->clock;
-	return fd;
+	*out = slot;
+	return 0;
 }
 
 static void forget(struct ios_store *st, uint64_t handle)
 {
 	struct ios_fd *slot = cached(st, handle);
 
-	if (slot) {
-		st->disk->ops->close(st->disk, slot->fd);
-		slot->fd = -1;
-	}
+	if (slot)
+		slot_close(st, slot);
 }
 
-/* An object's descriptor and size; a missing object has size 0 and no
- * descriptor (-1). */
-static int object_sized(struct ios_store *st, uint64_t handle, int *fd, uint64_t *size,
-			int64_t *mtime_ns)
+/* A missing object the store must not take for a hole: -EIO, saying why. */
+static int lost(struct ios_store *st, uint64_t handle)
 {
+	char path[4096], when[64];
+	struct tm tm;
+	time_t t = (time_t)st->made_s;
+
+	st->faults.lost_objects++;
+	object_path(st, handle, "", path, sizeof(path));
+	if (ios_registry_holds(st->reg, handle)) {
+		snprintf(st->why, sizeof(st->why), "the object is lost: this storage daemon made "
+			 "it, but its file %s is gone", path);
+	} else {
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&t, &tm));
+		snprintf(st->why, sizeof(st->why), "the object is not here, and this storage "
+			 "daemon cannot tell whether it held it: its store was remade on %s in a "
+			 "directory that held none (a lost or emptied disk), so the objects it "
+			 "held before are lost", when);
+	}
+	return -EIO;
+}
+
+/* An object's slot, size and time. A missing object has no slot (NULL)
+ * and size 0 if the store never held it; with `create` it is made, its
+ * record first. One the store holds whose file is gone (or was removed
+ * behind the daemon's back, while open) is lost: -EIO, and not made again
+ * (the rest of it would read as zeros). */
+static int object_get(struct ios_store *st, uint64_t handle, int create, struct ios_fd **slot,
+		      uint64_t *size, int64_t *mtime_ns)
+{
+	int held = ios_registry_holds(st->reg, handle), make = create && !held, rc;
 	struct stat sb;
-	int rc;
 
 	*size = 0;
 	*mtime_ns = 0;
-	*fd = object_fd(st, handle, 0);
-	if (*fd == -ENOENT)
-		*fd = -1;
-	else if (*fd < 0)
-		return *fd;
-	else if ((rc = st->disk->ops->fstat(st->disk, *fd, &sb)))
-		return rc;
-	else {
-		*size = (uint64_t)sb.st_size;
-		*mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+	st->why[0] = 0;
+	*slot = cached(st, handle);
+	if (*slot) {
+		if ((rc = st->disk->ops->fstat(st->disk, (*slot)->fd, &sb)))
+			return rc;
+		if (sb.st_nlink == 0) { /* unlinked while open: gone */
+			slot_close(st, *slot);
+			*slot = NULL;
+		}
 	}
+	if (!*slot) {
+		if (make && (rc = ios_registry_add(st->reg, handle)))
+			return rc;
+		rc = object_open(st, handle, make, slot);
+		if (rc == -ENOENT) {
+			*slot = NULL;
+			if (held || st->remade)
+				return lost(st, handle);
+			return 0; /* never held: a hole */
+		}
+		if (rc) {
+			if (make)
+				(void)ios_registry_drop(st->reg, handle); /* not made after all */
+			return rc;
+		}
+		if (create)
+			return 0; /* just opened: there, and a write needs no size */
+		if ((rc = st->disk->ops->fstat(st->disk, (*slot)->fd, &sb)))
+			return rc;
+	} else if (make && (rc = ios_registry_add(st->reg, handle))) {
+		return rc; /* a file the registry did not know: record it */
+	}
+	*size = (uint64_t)sb.st_size;
+	*mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
 	return 0;
 }
 
 int ios_size(struct ios_store *st, uint64_t handle, uint64_t *size, int64_t *mtime_ns)
 {
-	int fd;
+	struct ios_fd *slot;
 
-	return object_sized(st, handle, &fd, size, mtime_ns);
+	return object_get(st, handle, 0, &slot, size, mtime_ns);
 }
 
 /* The whole of iov[0..n) at offset, retrying short transfers; reads stop
@@ -226,8 +424,195 @@ static ssize_t full_iov(struct ios_store *st, int fd, struct iovec *iov, int n, 
 	return (ssize_t)done;
 }
 
-/* Pieces i.. that go in one sieved write: ascending, gaps of at most
- * IOS_SIEVE_GAP, spanning at most IOS_SIEVE_SPAN. Returns how many. */
+/* buf[0..len) from the file at offset, zeros past its end. */
+static int read_zeroed(struct ios_store *st, int fd, uint8_t *buf, size_t len, uint64_t offset,
+		       uint64_t *syscalls)
+{
+	struct iovec iov = { buf, len };
+	ssize_t got = full_iov(st, fd, &iov, 1, offset, 0, syscalls);
+
+	if (got < 0)
+		return (int)got;
+	memset(buf + got, 0, len - (size_t)got);
+	return 0;
+}
+
+/* The store's scratch buffer, at least len bytes. */
+static uint8_t *scratch(struct ios_store *st, size_t len)
+{
+	if (len > st->buf_len) {
+		uint8_t *b = realloc(st->buf, len);
+
+		if (!b)
+			return NULL;
+		st->buf = b;
+		st->buf_len = len;
+	}
+	return st->buf;
+}
+
+/* ------------------------------------------------------------ checksums
+ *
+ * OBJECT.sum holds a little-endian CRC32C per IOS_BLOCK bytes of the
+ * object, block k at offset 4k, each over the whole block with the bytes
+ * past the object's end as zeros (so growing an object leaves its last
+ * block's checksum right). 0 is also "none written": a block never
+ * written (a hole of a sparse object) has none and must read as zeros. */
+#define SUM 4
+
+static int sums_fd(struct ios_store *st, struct ios_fd *slot, int create)
+{
+	char path[4096];
+
+	if (slot->sums >= 0)
+		return slot->sums;
+	object_path(st, slot->handle, ".sum", path, sizeof(path));
+	slot->sums = st->disk->ops->open(st->disk, slot->handle, IOS_FILE_SUMS, path,
+					 O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
+	if (slot->sums < 0) {
+		int rc = slot->sums;
+
+		slot->sums = -1;
+		return rc;
+	}
+	return slot->sums;
+}
+
+/* The stored checksums of blocks [first, first + n): 0 where none is. */
+static int sums_read(struct ios_store *st, struct ios_fd *slot, uint64_t first, size_t n,
+		     uint32_t *out, uint64_t *syscalls)
+{
+	uint8_t *raw = (uint8_t *)out; /* decoded in place, from the end down */
+	int fd = sums_fd(st, slot, 0), rc;
+
+	if (fd == -ENOENT) {
+		memset(out, 0, n * sizeof(*out));
+		return 0;
+	}
+	if (fd < 0)
+		return fd;
+	if ((rc = read_zeroed(st, fd, raw, n * SUM, first * SUM, syscalls)))
+		return rc;
+	for (size_t i = n; i-- > 0;)
+		out[i] = (uint32_t)ios_le_get(raw + i * SUM, SUM);
+	return 0;
+}
+
+static int sums_write(struct ios_store *st, struct ios_fd *slot, uint64_t first, size_t n,
+		      uint32_t *crcs, uint64_t *syscalls)
+{
+	uint8_t *raw = (uint8_t *)crcs; /* encoded in place, from the start up */
+	struct iovec iov = { raw, n * SUM };
+	int fd = sums_fd(st, slot, 1);
+	ssize_t k;
+
+	if (fd < 0)
+		return fd;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t c = crcs[i];
+
+		ios_le_put(raw + i * SUM, SUM, c);
+	}
+	k = full_iov(st, fd, &iov, 1, first * SUM, 1, syscalls);
+	return k < 0 ? (int)k : 0;
+}
+
+static int all_zero(const uint8_t *p, size_t len)
+{
+	return len == 0 || (p[0] == 0 && !memcmp(p, p + 1, len - 1));
+}
+
+/* Blocks [first, first + n), in buf, against their stored checksums. */
+static int sums_check(struct ios_store *st, struct ios_fd *slot, uint64_t first, size_t n,
+		      const uint8_t *buf, uint64_t *syscalls)
+{
+	uint32_t small[64], *stored = n <= 64 ? small : malloc(n * sizeof(*stored));
+	int rc;
+
+	if (!stored)
+		return -ENOMEM;
+	rc = sums_read(st, slot, first, n, stored, syscalls);
+	for (size_t i = 0; !rc && i < n; i++) {
+		const uint8_t *b = buf + i * IOS_BLOCK;
+		uint32_t c = ios_crc32c(0, b, IOS_BLOCK);
+		uint64_t at = (first + i) * IOS_BLOCK;
+		char path[4096];
+
+		if (c == stored[i] || (!stored[i] && all_zero(b, IOS_BLOCK)))
+			continue;
+		st->faults.checksum_failures++;
+		object_path(st, slot->handle, "", path, sizeof(path));
+		snprintf(st->why, sizeof(st->why), "the data is damaged: bytes %" PRIu64 " to %"
+			 PRIu64 " of %s fail their checksum (stored %08" PRIx32 ", the bytes give %08"
+			 PRIx32 ")", at, at + IOS_BLOCK - 1, path, stored[i], c);
+		rc = -EIO;
+	}
+	if (stored != small)
+		free(stored);
+	return rc;
+}
+
+/* Blocks [first, first + n) of the object into buf (zeros past its end),
+ * checked against their checksums. */
+static int read_checked(struct ios_store *st, struct ios_fd *slot, uint64_t first, size_t n,
+			uint8_t *buf, uint64_t *syscalls)
+{
+	int rc = read_zeroed(st, slot->fd, buf, n * IOS_BLOCK, first * IOS_BLOCK, syscalls);
+
+	return rc ? rc : sums_check(st, slot, first, n, buf, syscalls);
+}
+
+/* Write src[0..len) at `start` with the checksums of the blocks it
+ * touches: whole blocks from src, a partial one at either end from the
+ * file's bytes (checked first: a damaged block stays reported, never
+ * checksummed anew) with src laid over them. `whole`: src lies inside a
+ * buffer of those whole blocks, read and checked already (a sieved span),
+ * so no partial block is read again. */
+static int write_span(struct ios_store *st, struct ios_fd *slot, uint64_t start, uint64_t len,
+		      const uint8_t *src, int whole, uint64_t *syscalls)
+{
+	uint64_t first = start / IOS_BLOCK, last = (start + len - 1) / IOS_BLOCK;
+	size_t n = (size_t)(last - first + 1);
+	uint32_t small[64], *crcs = n <= 64 ? small : malloc(n * sizeof(*crcs));
+	uint8_t block[IOS_BLOCK];
+	struct iovec iov = { (void *)src, len };
+	ssize_t k;
+	int rc = 0;
+
+	if (!crcs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t at = (first + i) * IOS_BLOCK, from, to;
+
+		if (whole || (at >= start && at + IOS_BLOCK <= start + len)) {
+			crcs[i] = ios_crc32c(0, at >= start ? src + (at - start) : src - (start - at),
+					     IOS_BLOCK);
+			continue;
+		}
+		if ((rc = read_checked(st, slot, first + i, 1, block, syscalls)))
+			goto out;
+		from = start > at ? start : at;
+		to = start + len < at + IOS_BLOCK ? start + len : at + IOS_BLOCK;
+		memcpy(block + (from - at), src + (from - start), to - from);
+		crcs[i] = ios_crc32c(0, block, IOS_BLOCK);
+	}
+	k = full_iov(st, slot->fd, &iov, 1, start, 1, syscalls);
+	if (k < 0) {
+		rc = (int)k;
+		goto out;
+	}
+	rc = sums_write(st, slot, first, n, crcs, syscalls);
+out:
+	if (crcs != small)
+		free(crcs);
+	return rc;
+}
+
+/* ---------------------------------------------------------- reads, writes */
+
+/* Pieces i.. that go in one span: ascending, gaps of at most
+ * IOS_SIEVE_GAP, spanning at most IOS_SIEVE_SPAN (or one piece). Returns
+ * how many. */
 static size_t sieve_group(const struct ios_piece *pieces, size_t n, size_t i, uint64_t *span)
 {
 	uint64_t start = pieces[i].offset, end = start + pieces[i].length;
@@ -245,162 +630,178 @@ static size_t sieve_group(const struct ios_piece *pieces, size_t n, size_t i, ui
 ssize_t ios_write_pieces(struct ios_store *st, uint64_t handle, const struct ios_piece *pieces,
 			 size_t n, const uint8_t *data, uint64_t *syscalls)
 {
-	int fd = object_fd(st, handle, 1);
+	struct ios_fd *slot;
 	size_t i = 0, pos = 0;
-	uint8_t *span_buf = NULL;
-	ssize_t rc = 0;
+	uint64_t size;
+	int64_t mtime_ns;
+	int rc = object_get(st, handle, 1, &slot, &size, &mtime_ns);
 
-	if (fd < 0)
-		return fd;
-	while (i < n && rc >= 0) {
+	while (!rc && i < n) {
 		uint64_t span, start = pieces[i].offset;
-		size_t k = sieve_group(pieces, n, i, &span);
-		uint64_t sum = 0;
-		struct iovec iov;
+		size_t k = sieve_group(pieces, n, i, &span), sum = 0;
+		const uint8_t *src = data + pos;
 
 		for (size_t j = i; j < i + k; j++)
 			sum += pieces[j].length;
 		if (sum < span) {
-			/* Data sieving: read the span, lay the pieces over it,
-			 * write it back. Safe without locks: this daemon is the
-			 * only writer of its objects and serves one request at a
-			 * time. Bytes past the object's end read as zeros, which
-			 * is what they would read as anyway. */
-			ssize_t got;
+			/* Data sieving: read the span (whole blocks, checked),
+			 * lay the pieces over it, write it back. Safe without
+			 * locks: this daemon is the only writer of its objects
+			 * and serves one request at a time. Bytes past the
+			 * object's end read as zeros, which is what they would
+			 * read as anyway. */
+			uint64_t first = start / IOS_BLOCK;
+			size_t blocks = (size_t)((start + span + IOS_BLOCK - 1) / IOS_BLOCK - first);
+			uint8_t *buf = scratch(st, blocks * IOS_BLOCK);
 
-			if (!span_buf && !(span_buf = malloc(IOS_SIEVE_SPAN))) {
+			if (!buf) {
 				rc = -ENOMEM;
 				break;
 			}
-			iov.iov_base = span_buf;
-			iov.iov_len = span;
-			got = full_iov(st, fd, &iov, 1, start, 0, syscalls);
-			if (got < 0) {
-				rc = got;
+			if ((rc = read_checked(st, slot, first, blocks, buf, syscalls)))
 				break;
-			}
-			memset(span_buf + got, 0, span - (uint64_t)got);
+			buf += start - first * IOS_BLOCK;
 			for (size_t j = i; j < i + k; j++) {
-				memcpy(span_buf + (pieces[j].offset - start), data + pos, pieces[j].length);
+				memcpy(buf + (pieces[j].offset - start), data + pos, pieces[j].length);
 				pos += pieces[j].length;
 			}
-			iov.iov_base = span_buf;
+			src = buf;
 		} else {
-			/* adjacent pieces: their data is contiguous too */
-			iov.iov_base = (void *)(data + pos);
-			pos += span;
+			pos += span; /* adjacent pieces: their data is contiguous too */
 		}
-		iov.iov_len = span;
 		if (span)
-			rc = full_iov(st, fd, &iov, 1, start, 1, syscalls);
+			rc = write_span(st, slot, start, span, src, sum < span, syscalls);
 		i += k;
 	}
-	free(span_buf);
 	return rc < 0 ? rc : (ssize_t)pos;
 }
 
 ssize_t ios_read_pieces(struct ios_store *st, uint64_t handle, const struct ios_piece *pieces,
 			size_t n, uint8_t *data, uint64_t *object_size, uint64_t *syscalls)
 {
-	struct iovec iov[IOV_MAX];
+	struct ios_fd *slot;
 	size_t i = 0, pos = 0;
-	uint64_t size;
 	int64_t mtime_ns;
-	int fd, rc;
+	uint64_t size;
+	int rc;
 
 	*object_size = 0;
-	if ((rc = object_sized(st, handle, &fd, &size, &mtime_ns)))
+	if ((rc = object_get(st, handle, 0, &slot, &size, &mtime_ns)))
 		return rc;
-	/* A missing object (size 0) is a hole: every piece reads as zeros. */
 	*object_size = size;
 	while (i < n) {
-		/* A group: ascending pieces with small gaps, below the object's
-		 * end; the bytes of each piece past the end are zeroed. */
-		uint64_t start = pieces[i].offset, end = start;
-		int k = 0;
+		/* A group of pieces read as one span of whole blocks, checked,
+		 * then copied out; bytes past the object's end are zeros (all
+		 * of a missing object: a hole). */
+		uint64_t span, start = pieces[i].offset, first, end;
+		size_t k = sieve_group(pieces, n, i, &span);
+		uint8_t *buf;
 
-		while (i < n && k < IOV_MAX - 1) {
-			const struct ios_piece *p = &pieces[i];
+		end = start + span < size ? start + span : size;
+		if (start >= end) {
+			for (size_t j = i; j < i + k; j++) {
+				memset(data + pos, 0, pieces[j].length);
+				pos += pieces[j].length;
+			}
+			i += k;
+			continue;
+		}
+		first = start / IOS_BLOCK;
+		if (k == 1 && start % IOS_BLOCK == 0 && span % IOS_BLOCK == 0) {
+			/* one piece of whole blocks: read and check it in place */
+			if ((rc = read_checked(st, slot, first, span / IOS_BLOCK, data + pos,
+					       syscalls)))
+				return rc;
+			pos += span;
+			i++;
+			continue;
+		}
+		end = (end + IOS_BLOCK - 1) / IOS_BLOCK * IOS_BLOCK;
+		if (!(buf = scratch(st, end - first * IOS_BLOCK)))
+			return -ENOMEM;
+		if ((rc = read_checked(st, slot, first, (end - first * IOS_BLOCK) / IOS_BLOCK, buf,
+				       syscalls)))
+			return rc;
+		for (size_t j = i; j < i + k; j++) {
+			const struct ios_piece *p = &pieces[j];
 			uint64_t have = p->offset >= size ? 0 : size - p->offset;
 
-			if (k > 0 && (p->offset < end || p->offset - end > IOS_SIEVE_GAP))
-				break;
 			if (have > p->length)
 				have = p->length;
+			memcpy(data + pos, buf + (p->offset - first * IOS_BLOCK), have);
 			memset(data + pos + have, 0, p->length - have);
-			if (have) {
-				if (k > 0 && p->offset > end) {
-					iov[k].iov_base = st->gap;
-					iov[k++].iov_len = p->offset - end;
-				}
-				iov[k].iov_base = data + pos;
-				iov[k++].iov_len = have;
-			}
-			end = p->offset + p->length;
 			pos += p->length;
-			i++;
-			if (have < p->length)
-				break; /* the object ends in this piece */
 		}
-		if (k > 0) {
-			size_t want = 0;
-			ssize_t got;
-
-			for (int j = 0; j < k; j++)
-				want += iov[j].iov_len;
-			got = full_iov(st, fd, iov, k, start, 0, syscalls);
-			if (got < 0)
-				return got;
-			if ((size_t)got < want) /* the object shrank meanwhile */
-				return -EIO;
-		}
+		i += k;
 	}
 	return (ssize_t)pos;
 }
 
-
 int ios_truncate(struct ios_store *st, uint64_t handle, uint64_t size)
 {
-	int fd;
+	struct ios_fd *slot;
+	uint64_t old, calls = 0, last = size / IOS_BLOCK;
+	size_t keep = (size_t)(size % IOS_BLOCK);
+	uint8_t block[IOS_BLOCK];
+	int64_t mtime_ns;
+	uint32_t crc;
+	int rc, fd;
 
 	if (size > (uint64_t)INT64_MAX)
 		return -EFBIG;
-	/* A missing object is created even for size 0: its modification time
-	 * is the file's truncate time (clients read it with the size). */
-	fd = object_fd(st, handle, 1);
-	if (fd == -ENOENT)
-		return 0;
-	if (fd < 0)
+	/* A missing object is made even for size 0: its modification time
+	 * is the file's truncate time (clients read it with the size). The
+	 * block the new end falls in is checked before it is cut (and
+	 * checksummed anew: its bytes past the end become zeros). */
+	if ((rc = object_get(st, handle, 1, &slot, &old, &mtime_ns)) ||
+	    (keep && (rc = read_checked(st, slot, last, 1, block, &calls))) ||
+	    (rc = st->disk->ops->ftruncate(st->disk, slot->fd, (off_t)size)))
+		return rc;
+	/* Checksums of the blocks that remain (growing changes none: bytes
+	 * past the end counted as zeros already). */
+	if ((fd = sums_fd(st, slot, 1)) < 0)
 		return fd;
-	return st->disk->ops->ftruncate(st->disk, fd, (off_t)size);
+	if ((rc = st->disk->ops->ftruncate(st->disk, fd,
+					   (off_t)((size + IOS_BLOCK - 1) / IOS_BLOCK * SUM))))
+		return rc;
+	if (!keep)
+		return 0;
+	memset(block + keep, 0, IOS_BLOCK - keep);
+	crc = ios_crc32c(0, block, IOS_BLOCK);
+	return sums_write(st, slot, last, 1, &crc, &calls);
 }
 
 int ios_remove(struct ios_store *st, uint64_t handle)
 {
+	static const struct { const char *suffix; enum ios_file file; } files[] = {
+		{ "", IOS_FILE_DATA }, { ".sum", IOS_FILE_SUMS }, { ".ctr", IOS_FILE_COUNTERS },
+	};
 	char path[4096];
 	int rc;
 
+	st->why[0] = 0;
 	forget(st, handle);
-	object_path(st, handle, path, sizeof(path));
-	rc = st->disk->ops->unlink(st->disk, handle, path);
-	if (rc && rc != -ENOENT)
-		return rc;
-	/* Its counters go with it. */
-	counter_path(st, handle, path, sizeof(path));
-	rc = st->disk->ops->unlink(st->disk, handle, path);
-	return rc == -ENOENT ? 0 : rc;
+	/* Its checksums and counters go with it, then its record. */
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		object_path(st, handle, files[i].suffix, path, sizeof(path));
+		rc = st->disk->ops->unlink(st->disk, handle, files[i].file, path);
+		if (rc && rc != -ENOENT)
+			return rc;
+	}
+	return ios_registry_drop(st->reg, handle);
 }
 
-/* fdatasync an object's counters, if it has any: 1 if it has, 0 if not,
- * or a negative errno. */
-static int sync_counters(struct ios_store *st, uint64_t handle)
+/* fdatasync one of an object's side files, if it has it: 1 if it has, 0
+ * if not, or a negative errno. */
+static int sync_side(struct ios_store *st, uint64_t handle, const char *suffix,
+		     enum ios_file file)
 {
 	struct ios_disk *d = st->disk;
 	char path[4096];
 	int fd, rc;
 
-	counter_path(st, handle, path, sizeof(path));
-	fd = d->ops->open(d, handle, path, O_RDWR | O_CLOEXEC, 0644);
+	object_path(st, handle, suffix, path, sizeof(path));
+	fd = d->ops->open(d, handle, file, path, O_RDWR | O_CLOEXEC, 0644);
 	if (fd == -ENOENT)
 		return 0;
 	if (fd < 0)
@@ -412,19 +813,30 @@ static int sync_counters(struct ios_store *st, uint64_t handle)
 
 int ios_sync(struct ios_store *st, uint64_t handle)
 {
+	struct ios_fd *slot;
 	char path[4096];
-	int fd = object_fd(st, handle, 0), rc, counters;
+	uint64_t size;
+	int64_t mtime_ns;
+	int rc, sums = 0, counters;
 
-	if (fd < 0 && fd != -ENOENT)
-		return fd;
-	if (fd >= 0 && (rc = st->disk->ops->fdatasync(st->disk, fd)))
+	/* A lost object cannot be made durable: say so. */
+	if ((rc = object_get(st, handle, 0, &slot, &size, &mtime_ns)))
 		return rc;
-	counters = sync_counters(st, handle);
+	if (slot && (rc = st->disk->ops->fdatasync(st->disk, slot->fd)))
+		return rc;
+	if (slot && slot->sums >= 0 && (rc = st->disk->ops->fdatasync(st->disk, slot->sums)))
+		return rc;
+	if (slot && slot->sums < 0 && (sums = sync_side(st, handle, ".sum", IOS_FILE_SUMS)) < 0)
+		return sums;
+	counters = sync_side(st, handle, ".ctr", IOS_FILE_COUNTERS);
 	if (counters < 0)
 		return counters;
-	if (fd == -ENOENT && !counters)
+	/* The record of an object synced is at least as durable as its data. */
+	if ((rc = ios_registry_sync(st->reg)))
+		return rc;
+	if (!slot && !counters)
 		return 0;
-	/* The names of the object and its counters must be durable too. */
+	/* The names of the object and its side files must be durable too. */
 	snprintf(path, sizeof(path), "%s/%02x", st->dir, (unsigned)(handle & 0xff));
 	return st->disk->ops->syncdir(st->disk, path);
 }
@@ -435,21 +847,6 @@ int ios_sync(struct ios_store *st, uint64_t handle)
  * little-endian, the most recently used first. It is small (1 KiB at most)
  * and read and rewritten whole by each request. */
 #define CTR_RECORD 16
-
-static uint64_t le64_get(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static void le64_put(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++, v >>= 8)
-		p[i] = (uint8_t)v;
-}
 
 int ios_counter(struct ios_store *st, uint64_t handle, uint64_t key, int set, int64_t value,
 		int64_t *old)
@@ -464,8 +861,8 @@ int ios_counter(struct ios_store *st, uint64_t handle, uint64_t key, int set, in
 	int64_t now = 0;
 	int fd, rc = 0;
 
-	counter_path(st, handle, path, sizeof(path));
-	fd = d->ops->open(d, handle, path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	object_path(st, handle, ".ctr", path, sizeof(path));
+	fd = d->ops->open(d, handle, IOS_FILE_COUNTERS, path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return fd;
 	/* Records land one slot in, so the one used now can go first. */
@@ -476,10 +873,10 @@ int ios_counter(struct ios_store *st, uint64_t handle, uint64_t key, int set, in
 	}
 	n = (size_t)got / CTR_RECORD; /* a torn last record (a crash) is dropped */
 	for (at = 1; at <= n; at++)
-		if (le64_get(buf + at * CTR_RECORD) == key)
+		if (ios_le_get(buf + at * CTR_RECORD, 8) == key)
 			break;
 	if (at <= n)
-		now = (int64_t)le64_get(buf + at * CTR_RECORD + 8);
+		now = (int64_t)ios_le_get(buf + at * CTR_RECORD + 8, 8);
 	else if (n == IOS_COUNTERS)
 		at = n; /* full: the one used longest ago makes room */
 	else
@@ -496,8 +893,8 @@ int ios_counter(struct ios_store *st, uint64_t handle, uint64_t key, int set, in
 		now += value;
 	}
 	memmove(buf + CTR_RECORD, buf, at * CTR_RECORD); /* shift the ones before it */
-	le64_put(buf + CTR_RECORD, key);
-	le64_put(buf + CTR_RECORD + 8, (uint64_t)now);
+	ios_le_put(buf + CTR_RECORD, 8, key);
+	ios_le_put(buf + CTR_RECORD + 8, 8, (uint64_t)now);
 	iov.iov_base = buf + CTR_RECORD;
 	iov.iov_len = n * CTR_RECORD;
 	got = full_iov(st, fd, &iov, 1, 0, 1, &syscalls);

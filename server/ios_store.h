@@ -2,10 +2,24 @@
  * ios_store.h - a storage daemon's objects on its local file system.
  *
  * Object `handle` is the file DIR/objects/XX/HHHHHHHHHHHHHHHH (XX the low
- * byte of the handle, H the handle in hex), created on first write. A
- * missing object reads as empty. Open descriptors are cached (least
- * recently used goes first). Every disk call goes through the struct
- * ios_disk given at open (ios_disk.h). Pure storage: no network.
+ * byte of the handle, H the handle in hex), created on first write or
+ * truncate. Beside it, HHHHHHHHHHHHHHHH.sum holds a CRC32C per block of
+ * IOS_BLOCK bytes, written with the data and checked on every read.
+ *
+ * The store knows which objects it holds: DIR/registry records each object
+ * when it is made and when it is removed (synced with the object's data),
+ * and DIR/store names the store. A missing object it never held reads as
+ * empty (a hole: files are sparse); one it holds but whose file is gone
+ * is lost, and reading it is an error (-EIO, ios_store_why says which).
+ * A store made in a directory that existed but held no store (a disk
+ * lost or emptied under a running file system) is "remade": it cannot
+ * tell the objects it held before from holes, so it reports every missing
+ * object it never held since as lost, until it is opened once with
+ * IOS_STORE_NEW.
+ *
+ * Open descriptors are cached (least recently used goes first). Every disk
+ * call goes through the struct ios_disk given at open (ios_disk.h). Pure
+ * storage: no network.
  */
 #ifndef TESSERA_IOS_STORE_H
 #define TESSERA_IOS_STORE_H
@@ -18,10 +32,43 @@
 struct ios_store;
 struct ios_disk;
 
-/* `disk` stays the caller's and must outlive the store. */
-int ios_store_open(const char *dir, unsigned max_open, struct ios_disk *disk,
-		   struct ios_store **out, char **errmsg);
+/* The checksummed block: a CRC32C of each IOS_BLOCK bytes of an object
+ * (bytes past its end count as zeros). */
+#define IOS_BLOCK 4096
+
+/* ios_store_open flags. IOS_STORE_NEW: a directory without a store gets a
+ * new, empty one (else only a directory that did not exist does, and one
+ * that existed is remade: see above); a remade store becomes an ordinary
+ * one (the operator says every object it should hold is there). */
+#define IOS_STORE_NEW 1
+
+/* `disk` stays the caller's and must outlive the store. On success
+ * *notice may get a line for the daemon's log (a remade store); free it. */
+int ios_store_open(const char *dir, unsigned max_open, unsigned flags, struct ios_disk *disk,
+		   struct ios_store **out, char **notice, char **errmsg);
 void ios_store_close(struct ios_store *st);
+
+/* Why the last call failed, when the errno alone does not say (a lost
+ * object, a checksum that does not match: which block, which file); ""
+ * otherwise. Valid until the next call. */
+const char *ios_store_why(const struct ios_store *st);
+
+/* Integrity counters since open: blocks whose checksum did not match, and
+ * reads or writes of lost objects. */
+struct ios_store_faults {
+	uint64_t checksum_failures;
+	uint64_t lost_objects;
+};
+void ios_store_faults(const struct ios_store *st, struct ios_store_faults *out);
+
+/* The objects the store holds (its registry), in ascending handle order:
+ * up to `max` handles greater than `after` go to handles[], their count
+ * to *n. Page through by passing the last handle given as `after` (0 to
+ * start). Objects a remove forgot are not listed; a lost one is. */
+int ios_store_list(struct ios_store *st, uint64_t after, uint64_t *handles, size_t max,
+		   size_t *n);
+/* 1 if the store holds `handle` (in its registry), else 0. */
+int ios_store_holds(const struct ios_store *st, uint64_t handle);
 
 /* An object byte range. */
 struct ios_piece {
@@ -32,12 +79,15 @@ struct ios_piece {
 /* Reads and writes: pieces[0..n) in order against `data`, which holds
  * their bytes concatenated. Pieces that lie close together (ascending, gaps
  * up to IOS_SIEVE_GAP, within IOS_SIEVE_SPAN) move as one span: reads as one
- * preadv of up to IOV_MAX iovecs, the gaps landing in a scratch buffer;
- * writes by data sieving (read the span, lay the pieces over it, write it
- * back). Other pieces take one call each. Bytes past the object's end read
- * as zeros. Both return the bytes moved (the pieces' total) or a negative
- * errno; *syscalls counts the system calls made (for the daemon's
- * counters). Pieces must not overflow (validated by the caller). */
+ * preadv of the span widened to whole blocks, whose checksums are checked
+ * before the pieces are copied out; writes by data sieving (read the span,
+ * lay the pieces over it, write it back). Other pieces take one call each.
+ * A write reads the partial blocks at its ends to checksum them whole.
+ * Bytes past the object's end read as zeros. Both return the bytes moved
+ * (the pieces' total) or a negative errno (-EIO for a lost object or a
+ * checksum that does not match: ios_store_why); *syscalls counts the
+ * system calls made (for the daemon's counters). Pieces must not overflow
+ * (validated by the caller). */
 #define IOS_SIEVE_GAP 4096
 #define IOS_SIEVE_SPAN (4u << 20)
 ssize_t ios_write_pieces(struct ios_store *st, uint64_t handle, const struct ios_piece *pieces,
@@ -46,13 +96,15 @@ ssize_t ios_read_pieces(struct ios_store *st, uint64_t handle, const struct ios_
 			size_t n, uint8_t *data, uint64_t *object_size, uint64_t *syscalls);
 /* The object's size and last modification time (write or truncate; by the
  * local file system, so as coarse as its clock); both 0 for a missing
- * object. */
+ * object never held (-EIO for a lost one). */
 int ios_size(struct ios_store *st, uint64_t handle, uint64_t *size, int64_t *mtime_ns);
-/* Sets the object's size; a missing object is created, so the truncate
- * moves its modification time. */
+/* Sets the object's size; a missing object is created (and recorded),
+ * so the truncate moves its modification time; a lost one is -EIO. */
 int ios_truncate(struct ios_store *st, uint64_t handle, uint64_t size);
+/* Removes the object, its checksums and counters, and its record. */
 int ios_remove(struct ios_store *st, uint64_t handle);
-/* fdatasync the object and its directory, so a restart keeps it. */
+/* fdatasync the object, its checksums and counters, the registry if it
+ * changed, and the object's directory, so a restart keeps it. */
 int ios_sync(struct ios_store *st, uint64_t handle);
 int ios_statfs(struct ios_store *st, uint64_t *total, uint64_t *avail);
 

@@ -28,6 +28,10 @@ $(B)/tests/integ/%: $(B)/tests/integ/%.o $(B)/tests/integ/cluster.o $(LIBS)
 BENCHES := $(patsubst tests/bench/bench_%.c,$(B)/bin/tessera-bench-%,$(wildcard tests/bench/bench_*.c))
 PROGRAMS += $(BENCHES)
 
+# The store's benchmark measures the object store itself (white-box, as
+# the unit tests).
+$(B)/tests/bench/bench_store.o: CPPFLAGS += -Iserver
+
 $(B)/bin/tessera-bench-%: $(B)/tests/bench/bench_%.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(LINK_LIBS) $(SYS_LIBS)

@@ -66,7 +66,6 @@ start() {
 mkdir -p "$D/mds" "$M" "$D/local"
 start mds "$BIN/tessera-mds" -c "$CONF" -d "$D/mds"
 for ((i = 0; i < N_IOS; i++)); do
-	mkdir -p "$D/ios$i"
 	start "ios$i" "$BIN/tessera-ios" -c "$CONF" -d "$D/ios$i" -i "$i"
 done
 "$BIN/tessera-fuse" -c "$CONF" "$M" -f >"$D/fuse.log" 2>&1 &

@@ -17,6 +17,7 @@ mkdir -p "$TESSERA_VAR/baseline"
 	"$top/build/bin/tessera-bench-hpio" -c "$TESSERA_VAR/tessera.conf" -t "${BENCH_SECONDS:-0.5}" \
 		--sweep --batch-sweep
 	"$top/build/bin/tessera-bench-tlk"
+	"$top/build/bin/tessera-bench-store" -d "$TESSERA_VAR/baseline" -s "${BENCH_MIB:-1024}"
 	for extra in "$top"/tests/bench/bench_*.sh; do
 		if [ -x "$extra" ]; then "$extra" "$TESSERA_VAR/tessera.conf" "$TESSERA_VAR/baseline"; fi
 	done

@@ -347,6 +347,56 @@ test_stats() {
 	grep -Eq '^2 +datatype ' <<<"$out"
 }
 
+# Integrity: a flipped byte in an object's file, and a storage daemon
+# restarted on an emptied directory. `cat` fails (never zeros), naming the
+# server, the object and why; `tessera stats` counts the damaged block.
+# (slot 0 of FILE: its server and object handle, from getstripe)
+slot0() { # FILE -> "SERVER HANDLE"
+	"$T" getstripe "$1" | awk '$1 == "0" && $4 ~ /^0x/ {print $2, substr($4, 3)}'
+}
+object_file() { # SERVER HANDLE
+	echo "$dir/ios$1/objects/${2: -2}/$2"
+}
+
+test_damaged_object() {
+	local srv h f
+	read -r srv h < <(slot0 /striped/damaged.bin)
+	f=$(object_file "$srv" "$h")
+	[ -f "$f" ]
+	"$T" cat /striped/damaged.bin | cmp - "$dir/wide.in"
+	# flip byte 1000 of the object
+	python3 -c 'import sys; f = open(sys.argv[1], "r+b"); f.seek(1000); b = f.read(1); f.seek(1000); f.write(bytes([b[0] ^ 0x5a]))' "$f"
+	t cat /striped/damaged.bin
+	expect_rc 1
+	has "$err" "tessera: cat:"
+	has "$err" "/striped/damaged.bin"
+	has "$err" "storage daemon $srv (127.0.0.1:${ios_ports[$srv]})"
+	has "$err" "object $h"
+	has "$err" "damaged"
+	t stats
+	expect_rc 0
+	grep -Eq '^ *checksum failures +[1-9]' <<<"$out" || grep -Eq 'checksum failures.*[1-9]' <<<"$out"
+}
+
+test_wiped_daemon() {
+	local srv h
+	read -r srv h <"$dir/wiped.slot" # taken before the wipe
+	[ "$srv" = 1 ]
+	t stat /striped/wiped.bin
+	expect_rc 1
+	has "$err" "object $h"
+	t cat /striped/wiped.bin
+	expect_rc 1
+	has "$err" "/striped/wiped.bin"
+	has "$err" "storage daemon 1 (127.0.0.1:${ios_ports[1]})"
+	has "$err" "object $h"
+	has "$err" "remade"
+	# a new file works on the remade daemon
+	"$T" setstripe -c 3 /striped/after.bin
+	"$T" cp "$dir/wide.in" tessera:/striped/after.bin
+	"$T" cat /striped/after.bin | cmp - "$dir/wide.in"
+}
+
 test_server_down() {
 	kill "$(cat "$dir/ios2.pid")"
 	sleep 0.3
@@ -386,6 +436,26 @@ check stats test_stats
 "$T" setstripe -c 3 /striped/wide.bin >/dev/null 2>&1
 head -c 300000 /dev/urandom >"$dir/wide.in"
 "$T" cp "$dir/wide.in" tessera:/striped/wide.bin >/dev/null 2>&1
+"$T" setstripe -c 3 /striped/damaged.bin >/dev/null 2>&1
+"$T" cp "$dir/wide.in" tessera:/striped/damaged.bin >/dev/null 2>&1
+check damaged_object test_damaged_object
+# storage daemon 1 restarted on its emptied directory, under a file whose
+# first object it held
+for i in 0 1 2 3 4 5; do
+	"$T" setstripe -c 3 /striped/wiped$i.bin >/dev/null 2>&1
+	[ "$("$T" getstripe /striped/wiped$i.bin | awk '$1 == "0" {print $2}')" = 1 ] &&
+		"$T" mv /striped/wiped$i.bin /striped/wiped.bin && break
+done
+"$T" cp "$dir/wide.in" tessera:/striped/wiped.bin >/dev/null 2>&1
+slot0 /striped/wiped.bin >"$dir/wiped.slot"
+kill "$(cat "$dir/ios1.pid")"
+while kill -0 "$(cat "$dir/ios1.pid")" 2>/dev/null; do sleep 0.1; done
+rm -rf "${dir:?}/ios1/"* "$dir/ios1.pid"
+"$build/bin/tessera-ios" -c "$conf" -d "$dir/ios1" -i 1 -p "$dir/ios1.pid" >>"$dir/ios1.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 50); do [ -s "$dir/ios1.pid" ] && break; sleep 0.1; done
+"$T" ping >/dev/null 2>&1
+check wiped_daemon test_wiped_daemon
 check server_down test_server_down
 
 checks_done

@@ -1,10 +1,13 @@
 /*
  * test_faults.c - disk faults injected into a storage daemon through its
  * disk ops table (tessera-ios -F): a full disk, an I/O error on the Nth
- * write or on one object, a lost object. Each reaches the client as an
- * error naming the storage daemon (index and address) and the file, for
- * contiguous, list and datatype access; the daemon goes on serving, and
- * the bytes the failed call did not change are still there.
+ * write or on one object, a lost object; and damage done behind the
+ * daemon's back: a byte flipped in an object's file, an object file
+ * deleted, the daemon's directory emptied. Each reaches the client as an
+ * error naming the storage daemon (index and address) and the file (and,
+ * for damage, the object and why), for contiguous, list and datatype
+ * access, never as zeros; the daemon goes on serving, and the bytes the
+ * failed call did not change are still there.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -329,6 +332,132 @@ static void test_lost_after_write(void **state)
 	tessera_close(g);
 }
 
+/* The call failed with EIO naming storage daemon `ios`, the file, object
+ * `handle` and `why`. */
+static void expect_integrity(struct cluster *c, long rc, uint32_t ios, const char *path,
+			     uint64_t handle, const char *why)
+{
+	char object[40];
+
+	expect_error(c, rc, EIO, ios, path);
+	snprintf(object, sizeof(object), "object %016" PRIx64, handle);
+	if (!strstr(tessera_errmsg(c->fs), object) || !strstr(tessera_errmsg(c->fs), why))
+		fail_msg("\"%s\" does not name \"%s\" and \"%s\"", tessera_errmsg(c->fs), object,
+			 why);
+}
+
+/* A byte of an object flipped on disk: reading it by each method fails
+ * naming daemon, file and object; the daemon counts the damaged block;
+ * the other objects and files read; a write of the whole strip mends it. */
+static void test_corrupted_byte(void **state)
+{
+	struct cluster *c = *state;
+	tessera_file *f = create(c, "/rot"), *g = create(c, "/fine");
+	uint8_t model[SPAN] = { 0 }, other[SPAN] = { 0 }, buf[SPAN], b;
+	struct tessera_ios_stats stats;
+	char file[600];
+	uint64_t h;
+	int fd;
+
+	assert_int_equal(write_by(f, CONTIG, 'a'), SPAN);
+	assert_int_equal(write_by(g, CONTIG, 'g'), SPAN);
+	model_apply(other, CONTIG, 'g', -1, g);
+	assert_int_equal(tessera_fsync(f), 0);
+	slot_on(f, 2, &h);
+	object_file(c, 2, h, file, sizeof(file));
+	fd = open(file, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &b, 1, 1234), 1);
+	b ^= 1;
+	assert_int_equal(pwrite(fd, &b, 1, 1234), 1);
+	close(fd);
+	for (enum method m = CONTIG; m <= DTYPE; m++)
+		expect_integrity(c, access_by(f, m, 0, buf), 2, "/rot", h, "damaged");
+	CHECK(c->fs, tessera_ios_stats(c->fs, 2, &stats));
+	assert_int_equal(stats.checksum_failures, 3);
+	check_bytes(c->fs, g, other);
+	serving(c, 2);
+	assert_int_equal(write_by(f, CONTIG, 'b'), SPAN);
+	model_apply(model, CONTIG, 'b', -1, f);
+	check_bytes(c->fs, f, model);
+	tessera_close(f);
+	tessera_close(g);
+}
+
+/* An object file deleted behind a running daemon's back (its descriptor
+ * cached), then the daemon restarted: reads, stat and writes of the file
+ * fail naming the lost object; a file whose object on that daemon was
+ * never written (a hole inside it) reads as zeros there; the file can be
+ * removed. */
+static void test_object_deleted(void **state)
+{
+	struct cluster *c = *state;
+	tessera_file *f = create(c, "/gone"), *g = create(c, "/sparse");
+	uint8_t buf[SPAN], sparse[SPAN + STRIP], zeros[STRIP] = { 0 };
+	uint32_t hole = slot_on(g, 3, NULL);
+	uint64_t sparse_size = (hole + 2) * STRIP;
+	struct tessera_stat st;
+	char file[600];
+	uint64_t h;
+
+	assert_int_equal(write_by(f, CONTIG, 'a'), SPAN);
+	assert_int_equal(tessera_pread(f, buf, SPAN, 0), SPAN);
+	/* /sparse: the strip after its slot on daemon 3 written, nothing else */
+	memset(sparse, 's', STRIP);
+	assert_int_equal(tessera_pwrite(g, sparse, STRIP, (hole + 1) * STRIP), STRIP);
+	slot_on(f, 3, &h);
+	object_file(c, 3, h, file, sizeof(file));
+	assert_int_equal(unlink(file), 0);
+	for (int restart = 0; restart < 2; restart++) {
+		for (enum method m = CONTIG; m <= DTYPE; m++)
+			expect_integrity(c, access_by(f, m, 0, buf), 3, "/gone", h, "lost");
+		expect_integrity(c, tessera_fstat(f, &st), 3, "/gone", h, "lost");
+		expect_integrity(c, write_by(f, LIST, 'b'), 3, "/gone", h, "lost");
+		assert_int_equal(access(file, F_OK), -1);
+		assert_int_equal(tessera_pread(g, sparse, sizeof(sparse), 0), (ssize_t)sparse_size);
+		assert_memory_equal(sparse + hole * STRIP, zeros, STRIP);
+		assert_int_equal(sparse[(hole + 1) * STRIP], 's');
+		serving(c, 3);
+		cluster_restart_ios(c, 3, NULL);
+	}
+	tessera_close(f);
+	tessera_close(g);
+	CHECK(c->fs, tessera_unlink(c->fs, "/gone"));
+}
+
+/* A storage daemon restarted on its emptied directory (a lost disk): the
+ * objects it held are reported lost by every method, naming daemon, file
+ * and object, never as zeros; the other daemons' files read; new files
+ * work on it. */
+static void test_wiped_daemon(void **state)
+{
+	struct cluster *c = *state;
+	tessera_file *f = create(c, "/wiped"), *g;
+	uint8_t buf[SPAN], model[SPAN] = { 0 };
+	struct tessera_stat st;
+	char cmd[700];
+	uint64_t h;
+
+	assert_int_equal(write_by(f, CONTIG, 'a'), SPAN);
+	assert_int_equal(tessera_fsync(f), 0);
+	slot_on(f, 1, &h);
+	cluster_stop_pid(c->ios[1], SIGTERM);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/ios1/* %s/ios1/.[!.]*", c->dir, c->dir);
+	assert_int_equal(system(cmd), 0);
+	c->ios[1] = 0;
+	cluster_restart_ios(c, 1, NULL);
+	for (enum method m = CONTIG; m <= DTYPE; m++)
+		expect_integrity(c, access_by(f, m, 0, buf), 1, "/wiped", h, "remade");
+	expect_integrity(c, tessera_fstat(f, &st), 1, "/wiped", h, "remade");
+	serving(c, 1);
+	g = create(c, "/after");
+	assert_int_equal(write_by(g, DTYPE, 'n'), written(DTYPE));
+	model_apply(model, DTYPE, 'n', -1, g);
+	check_bytes(c->fs, g, model);
+	tessera_close(f);
+	tessera_close(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -337,6 +466,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_one_object, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_lost_object, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_lost_after_write, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_corrupted_byte, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_object_deleted, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_wiped_daemon, setup, cluster_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -86,7 +86,9 @@ restart() {
 start_cluster() {
 	mkdir -p "$D/mds" && start mds tessera-mds -c "$CONF" -d "$D/mds" || return 1
 	for ((i = 0; i < N_IOS; i++)); do
-		mkdir -p "$D/ios$i" && start "ios$i" tessera-ios -c "$CONF" -d "$D/ios$i" -i "$i" || return 1
+		# no mkdir: a storage daemon makes a new store where its directory
+		# did not exist (an existing empty one would be a lost disk)
+		start "ios$i" tessera-ios -c "$CONF" -d "$D/ios$i" -i "$i" || return 1
 	done
 }
 

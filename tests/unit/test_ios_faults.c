@@ -20,48 +20,10 @@
 
 #include <cmocka.h>
 
-#include "ios_disk.h"
-#include "ios_store.h"
+#include "store_fixture.h"
 
 #define A UINT64_C(0x1a00000001)   /* two objects */
 #define B UINT64_C(0x2b00000002)
-
-struct fx {
-	char dir[64];
-	struct ios_disk *disk;
-	struct ios_store *st;
-};
-
-static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
-static int setup(void **state)
-{
-	struct fx *f = calloc(1, sizeof(*f));
-
-	assert_non_null(f);
-	snprintf(f->dir, sizeof(f->dir), "/tmp/tessera-ios-faults-XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-
-	ios_store_close(f->st);
-	if (f->disk)
-		f->disk->ops->destroy(f->disk);
-	nftw(f->dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-	free(f);
-	return 0;
-}
 
 /* The store over faults `spec` (NULL: the system disk alone). */
 static void open_store(struct fx *f, const char *spec)
@@ -73,7 +35,7 @@ static void open_store(struct fx *f, const char *spec)
 	f->disk = sys;
 	if (spec && ios_disk_faults(sys, spec, &f->disk, err, sizeof(err)))
 		fail_msg("-F %s: %s", spec, err);
-	if (ios_store_open(f->dir, 4, f->disk, &f->st, &msg))
+	if (ios_store_open(f->dir, 4, IOS_STORE_NEW, f->disk, &f->st, NULL, &msg))
 		fail_msg("store: %s", msg);
 }
 
@@ -189,8 +151,9 @@ static void test_other_calls(void **state)
 	assert_int_equal(put(f, B, 0, 'x', 1), 1);
 }
 
-/* lose:H: the first call on A removes its file and fails, as does every
- * later one except remove; B is untouched. */
+/* lose:H: the first call on A removes its file; the store, which holds A,
+ * reports it lost from then on (and does not make it again); B is
+ * untouched; A can be removed. */
 static void test_lose_from_start(void **state)
 {
 	struct fx *f = *state;
@@ -218,8 +181,9 @@ static void test_lose_from_start(void **state)
 	assert_int_equal(ios_remove(f->st, A), 0);
 }
 
-/* lose@N=ERRNO: the object of the Nth write is lost once the write is
- * made; later calls, through its cached descriptor too, fail with ERRNO. */
+/* lose@N: the object of the Nth write is lost once the write is made;
+ * the store sees its file gone through its cached descriptor too, and
+ * reports it lost (EIO, whatever the rule's errno). */
 static void test_lose_after_write(void **state)
 {
 	struct fx *f = *state;
@@ -230,8 +194,11 @@ static void test_lose_after_write(void **state)
 	assert_int_equal(put(f, B, 0, 'b', 8), 8);   /* made, then B is lost */
 	assert_false(object_exists(f, B));
 	assert_true(object_exists(f, A));
-	assert_int_equal(get(f, B, 0, buf, 8), -EROFS);
-	assert_int_equal(ios_sync(f->st, B), -EROFS);
+	assert_int_equal(get(f, B, 0, buf, 8), -EIO);
+	assert_non_null(strstr(ios_store_why(f->st), "lost"));
+	assert_int_equal(ios_sync(f->st, B), -EIO);
+	assert_int_equal(put(f, B, 0, 'b', 8), -EIO);
+	assert_false(object_exists(f, B));
 	assert_int_equal(put(f, A, 8, 'a', 8), 8);    /* the third write: A stays */
 	assert_int_equal(get(f, A, 0, buf, 8), 8);
 }
@@ -290,7 +257,7 @@ static void test_ops_size(void **state)
 	small = *f->disk->ops;
 	small.size = offsetof(struct ios_disk_ops, destroy);
 	d.ops = &small;
-	assert_int_equal(ios_store_open(f->dir, 4, &d, &f->st, &msg), -EINVAL);
+	assert_int_equal(ios_store_open(f->dir, 4, 0, &d, &f->st, NULL, &msg), -EINVAL);
 	assert_non_null(msg);
 	assert_non_null(strstr(msg, "ops table"));
 	free(msg);
@@ -301,14 +268,14 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_specs),
-		cmocka_unit_test_setup_teardown(test_nth_write, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_object_writes_onward, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_other_calls, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_lose_from_start, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_lose_after_write, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_counter_write_fails, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_counter_torn_and_removed, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ops_size, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nth_write, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_object_writes_onward, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_other_calls, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_lose_from_start, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_lose_after_write, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_counter_write_fails, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_counter_torn_and_removed, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_ops_size, fx_setup, fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
