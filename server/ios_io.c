@@ -54,7 +54,12 @@ static void apply(struct ios *ios, struct srv_req *req, enum ios_method m, uint6
 
 	if (write) {
 		Tessera__WriteReply rep = TESSERA__WRITE_REPLY__INIT;
+		int64_t mtime;
 
+		/* A contiguous write reports the object's size before it (the
+		 * client's clean-up after a striped write failed elsewhere). */
+		if (m == IOS_CONTIG && ios_size(ios->store, handle, &rep.size_before, &mtime) == 0)
+			rep.has_size_before = 1;
 		k = ios_write_pieces(ios->store, handle, pieces, n, req->frame.data, &syscalls);
 		if (k < 0) {
 			disk_error(req, "write", handle, (int)k);
