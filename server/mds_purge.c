@@ -22,6 +22,9 @@
 #include "mds_store.h"
 
 #define PURGE_FILES 32            /* intents one REMOVE may cover */
+#define PURGE_SCAN_PAGES 8        /* intent pages one slot reads per tick, so
+				   * a long backlog for a dead daemon does not
+				   * hold the event loop */
 #define PURGE_HANDLES 256         /* objects in one REMOVE (IOS_MAX_HANDLES) */
 #define PURGE_BACKOFF_MIN_MS 100
 #define PURGE_BACKOFF_MAX_MS 5000
@@ -32,6 +35,8 @@ struct purge_slot {
 	uint64_t peer;
 	int known;                    /* peer looked up */
 	int quiet;                    /* nothing to do until a kick */
+	int lap_empty;                /* this lap over the intents (from the
+				       * first) found nothing for us yet */
 	int resume;                   /* cursor valid */
 	uint64_t cursor;              /* last intent looked at */
 	/* the request in flight (busy), or none */
@@ -126,8 +131,11 @@ void mds_purge_destroy(struct mds_purge *p)
 
 void mds_purge_kick(struct mds_purge *p)
 {
-	for (uint32_t s = 0; s < p->cfg->n_ios; s++)
+	for (uint32_t s = 0; s < p->cfg->n_ios; s++) {
 		p->slots[s].quiet = 0;
+		/* a new intent may lie behind the cursor: another whole lap */
+		p->slots[s].lap_empty = 0;
+	}
 }
 
 static void say(void (*log)(void *, const char *), void *arg, const char *fmt, ...)
@@ -162,6 +170,7 @@ static void slot_failed(struct mds_purge *p, uint32_t s, const char *why,
 		ms = PURGE_BACKOFF_MAX_MS;
 	sl->failures++;
 	sl->busy = 0;
+	sl->resume = 0;         /* the intents it covered come first again */
 	sl->retry_ns = now_ns() + ms * 1000000u;
 	if (sl->known) {
 		tnet_forget(p->net, sl->peer);
@@ -215,20 +224,24 @@ static void on_reply(struct mds_purge *p, const struct tnet_event *ev,
 }
 
 /* Gather the next intents with objects on storage daemon s into a REMOVE
- * request: 1 when one was built, 0 when there is nothing to do, or a
+ * request: 1 when one was built, 0 when a whole lap over the intents found
+ * nothing for s, 2 when this tick's scan budget ran out first, or a
  * negative errno. */
 static int gather(struct mds_purge *p, uint32_t s, Tessera__HandlesRequest *m,
 		  uint64_t *handles)
 {
 	struct purge_slot *sl = &p->slots[s];
-	int wrapped = !sl->resume;
 
 	sl->nfiles = 0;
 	m->n_handles = 0;
-	for (;;) {
+	for (int pages = 0;; pages++) {
 		uint32_t n = 0;
 		int eof = 0, rc;
 
+		if (pages == PURGE_SCAN_PAGES)
+			return sl->nfiles ? 1 : 2;
+		if (!sl->resume)
+			sl->lap_empty = 1;  /* a lap starts at the first intent */
 		rc = mds_intent_list(p->store, sl->resume, sl->cursor, PURGE_FILES, p->page, &n,
 				     &eof);
 		if (rc)
@@ -250,14 +263,16 @@ static int gather(struct mds_purge *p, uint32_t s, Tessera__HandlesRequest *m,
 				if (in->servers[k] == s)
 					handles[m->n_handles++] = in->handles[k];
 			sl->files[sl->nfiles++] = in->file;
+			sl->lap_empty = 0;
 		}
 		if (!eof)
 			continue;
-		/* end of the intents: start over from the first next time */
+		/* end of the intents: the next page starts a new lap */
 		sl->resume = 0;
-		if (sl->nfiles || wrapped)
-			return sl->nfiles > 0;
-		wrapped = 1;
+		if (sl->nfiles)
+			return 1;
+		if (sl->lap_empty)
+			return 0;
 	}
 }
 
@@ -279,8 +294,8 @@ static void slot_send(struct mds_purge *p, uint32_t s, void (*log)(void *, const
 		sl->retry_ns = now_ns() + PURGE_BACKOFF_MAX_MS * 1000000ull;
 		return;
 	}
-	if (rc == 0) {
-		sl->quiet = 1;
+	if (rc == 0 || rc == 2) {
+		sl->quiet = rc == 0;    /* 2: go on scanning next tick */
 		return;
 	}
 	if (!sl->known) {

@@ -4,7 +4,8 @@
  * check that everything the load generator (tessera-crash-load) was told
  * had succeeded is still there, and that fsck finds nothing it cannot
  * explain (no orphan, no misplaced object, no size disagreement; objects
- * awaiting the purger are explained).
+ * awaiting the purger are explained), both while the load still runs after
+ * the restart and once it stopped.
  *
  * TESSERA_CRASH_TRIALS trials (default 10; `make crash` runs 100), each
  * in its own directory of one file system; TESSERA_CRASH_SEED fixes the
@@ -116,8 +117,8 @@ static void replay(struct model *m, const char *log)
 			for (int k = 0; k < 4; k++)   /* gap is the vector's stride here */
 				put(get(m, a), seed, &stream, off + (uint64_t)k * gap, len);
 		} else if (sscanf(line, "R %63s %63s", a, b) == 2) {
+			t = get(m, b);   /* first: adding b may move the entries */
 			e = get(m, a);
-			t = get(m, b);
 			assert_true(e->state == LIVE);
 			free(t->bytes);
 			t->bytes = e->bytes;
@@ -139,6 +140,20 @@ static void replay(struct model *m, const char *log)
 	fclose(f);
 }
 
+/* On a failure, keep the cluster's directory (logs, daemons' data) for
+ * a post-mortem: the teardown removes it. */
+static const char *evidence_dir;
+
+#define CRASH_FAIL(...)                                                        \
+	do {                                                                   \
+		char cmd_[700];                                                \
+		snprintf(cmd_, sizeof(cmd_), "cp -a %s %s.kept 2>/dev/null",  \
+			 evidence_dir, evidence_dir);                          \
+		if (system(cmd_) == 0)                                         \
+			print_error("kept the cluster in %s.kept\n", evidence_dir); \
+		fail_msg(__VA_ARGS__);                                         \
+	} while (0)
+
 /* Every acknowledged name and byte against the file system. */
 static void check_model(tessera_fs *fs, struct model *m, unsigned *live, unsigned *gone)
 {
@@ -152,23 +167,23 @@ static void check_model(tessera_fs *fs, struct model *m, unsigned *live, unsigne
 
 		if (e->state == GONE) {
 			if (rc != -ENOENT)
-				fail_msg("%s: removed (acknowledged), but stat says %d", e->path, rc);
+				CRASH_FAIL("%s: removed (acknowledged), but stat says %d", e->path, rc);
 			(*gone)++;
 			continue;
 		}
 		if (e->state != LIVE)
 			continue;
 		if (rc)
-			fail_msg("%s: acknowledged, but: %s", e->path, tessera_errmsg(fs));
+			CRASH_FAIL("%s: acknowledged, but: %s", e->path, tessera_errmsg(fs));
 		if (st.size != e->size)
-			fail_msg("%s: size %" PRIu64 ", acknowledged writes give %" PRIu64, e->path,
+			CRASH_FAIL("%s: size %" PRIu64 ", acknowledged writes give %" PRIu64, e->path,
 				 st.size, e->size);
 		CHECK(fs, tessera_open(fs, e->path, O_RDONLY, 0, NULL, &f));
 		if (tessera_pread(f, buf, e->size, 0) != (ssize_t)e->size)
-			fail_msg("read %s: %s", e->path, tessera_errmsg(fs));
+			CRASH_FAIL("read %s: %s", e->path, tessera_errmsg(fs));
 		for (uint64_t k = 0; k < e->size; k++)
 			if (buf[k] != e->bytes[k])
-				fail_msg("%s: byte %" PRIu64 " is %u, acknowledged %u", e->path, k,
+				CRASH_FAIL("%s: byte %" PRIu64 " is %u, acknowledged %u", e->path, k,
 					 buf[k], e->bytes[k]);
 		tessera_close(f);
 		(*live)++;
@@ -205,6 +220,30 @@ static pid_t start_load(struct cluster *c, int trial, uint64_t seed, char *log, 
 	return pid;
 }
 
+/* Lines the generator has logged so far. */
+static unsigned log_lines(const char *log)
+{
+	FILE *f = fopen(log, "r");
+	unsigned n = 0;
+	int ch;
+
+	if (!f)
+		return 0;
+	while ((ch = getc(f)) != EOF)
+		n += ch == '\n';
+	fclose(f);
+	return n;
+}
+
+/* Wait (at most 5 s) until the generator has logged `want` lines. */
+static void await_lines(const char *log, unsigned want)
+{
+	double deadline = now_s() + 5;
+
+	while (log_lines(log) < want && now_s() < deadline)
+		usleep(20000);
+}
+
 static void report_line(void *arg, const char *line)
 {
 	(void)arg;
@@ -213,7 +252,7 @@ static void report_line(void *arg, const char *line)
 
 /* fsck from a fresh connection (no peer state from before the crash); a
  * daemon just restarted may need a moment to answer. */
-static void check_fsck(struct cluster *c, int trial)
+static void check_fsck(struct cluster *c, int trial, const char *when)
 {
 	struct tessera_fsck r;
 	tessera_fs *fs;
@@ -228,10 +267,12 @@ static void check_fsck(struct cluster *c, int trial)
 	if (rc)
 		fail_msg("trial %d: fsck: %s", trial, tessera_errmsg(fs));
 	if (r.orphans || r.misplaced || r.size_mismatch)
-		fail_msg("trial %d: fsck: %" PRIu64 " orphans, %" PRIu64 " misplaced, %" PRIu64
-			 " size disagreements", trial, r.orphans, r.misplaced, r.size_mismatch);
-	print_message("  fsck: %" PRIu64 " files, %" PRIu64 " objects, %" PRIu64
-		      " awaiting the purger: clean\n", r.files, r.objects, r.pending);
+		CRASH_FAIL("trial %d: fsck %s: %" PRIu64 " orphans, %" PRIu64 " misplaced, %" PRIu64
+			 " size disagreements", trial, when, r.orphans, r.misplaced,
+			 r.size_mismatch);
+	print_message("  fsck %s: %" PRIu64 " files, %" PRIu64 " objects, %" PRIu64
+		      " awaiting the purger, %" PRIu64 " created during the scan: clean\n", when,
+		      r.files, r.objects, r.pending, r.young);
 	tessera_disconnect(fs);
 }
 
@@ -248,6 +289,7 @@ static void test_crash(void **state)
 	int trials = e ? atoi(e) : 10;
 	uint64_t seed = s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL);
 
+	evidence_dir = c->dir;
 	print_message("crash test: %d trials, TESSERA_CRASH_SEED=%" PRIu64 "\n", trials, seed);
 	seed |= 1;
 	for (int t = 0; t < trials; t++) {
@@ -257,7 +299,9 @@ static void test_crash(void **state)
 		int victim = (int)(rnd(&seed) % (N_IOS + 1)), status;
 		pid_t load = start_load(c, t, rnd(&seed), log, sizeof(log));
 
-		usleep((useconds_t)(100000 + rnd(&seed) % 500000));
+		/* the kill falls at a random moment once the load is going */
+		await_lines(log, 1);
+		usleep((useconds_t)(50000 + rnd(&seed) % 450000));
 		if (victim == 0) {
 			cluster_stop_pid(c->mds, SIGKILL);
 			usleep((useconds_t)(rnd(&seed) % 300000));
@@ -268,7 +312,9 @@ static void test_crash(void **state)
 			usleep((useconds_t)(rnd(&seed) % 300000));
 			c->ios[victim - 1] = cluster_spawn(c, "tessera-ios", name, victim - 1);
 		}
-		usleep(300000);              /* some load after the restart */
+		/* the load goes on after the restart: a few more acknowledged calls */
+		await_lines(log, log_lines(log) + 3);
+		check_fsck(c, t, "under load");  /* the generator is still going */
 		kill(load, SIGTERM);
 		assert_int_equal(waitpid(load, &status, 0), load);
 		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
@@ -279,6 +325,8 @@ static void test_crash(void **state)
 				print_error("(no error output)\n");
 			fail_msg("trial %d: the load generator failed (status %#x)", t, status);
 		}
+		print_message("trial %d: killed and restarted %s\n", t,
+			      victim ? name : "the metadata daemon");
 		replay(&m, log);
 		{
 			tessera_fs *fs;
@@ -289,9 +337,9 @@ static void test_crash(void **state)
 			check_model(fs, &m, &live, &gone);
 			tessera_disconnect(fs);
 		}
-		print_message("trial %d: killed %s; %u files and %u removals acknowledged, all"
-			      " there\n", t, victim ? name : "the metadata daemon", live, gone);
-		check_fsck(c, t);
+		print_message("trial %d: %u files and %u removed names acknowledged, all there\n",
+			      t, live, gone);
+		check_fsck(c, t, "after");
 		model_free(&m);
 	}
 }

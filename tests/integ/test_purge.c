@@ -174,6 +174,62 @@ static void test_ios_down_mds_restarted(void **state)
 	await_purge(c, &l, "object on the restarted storage daemon");
 }
 
+static void raw_unlink(struct raw *raw, const char *path)
+{
+	Tessera__PathRequest m = TESSERA__PATH_REQUEST__INIT;
+	uint32_t gid;
+	Tessera__Cred cred = root_cred(&gid);
+	char msg[512];
+
+	m.cred = &cred;
+	m.path = (char *)path;
+	if (raw_request(raw, TP_OP_UNLINK, &m.base, NULL, 0, msg, sizeof(msg)))
+		fail_msg("unlink %s: %s", path, msg);
+}
+
+/* A backlog of intents for a storage daemon that is down (more than the
+ * purger scans in one tick) does not hold up the others: a file removed
+ * after them loses its objects on the live daemons at once, and the dead
+ * daemon's go once it is back. */
+static void test_backlog_dead_daemon(void **state)
+{
+	struct cluster *c = *state;
+	struct tessera_layout one = { .strip_size = STRIP, .count = 1 }, big, left;
+	struct raw raw;
+	char path[64];
+	tessera_file *f;
+	int on_dead = 0;
+
+	for (int i = 0; i < 1200; i++) {
+		snprintf(path, sizeof(path), "/n%d", i);
+		CHECK(c->fs, tessera_open(c->fs, path, O_CREAT | O_RDWR, 0644, &one, &f));
+		on_dead += tessera_file_layout(f, &left) == 0 && left.servers[0] == 0;
+		tessera_close(f);
+	}
+	assert_true(on_dead > 8 * 32);   /* beyond one tick's scan */
+	make_file(c, "/big", &big);
+	cluster_stop_pid(c->ios[0], SIGKILL);
+	raw_open_mds(c, &raw);
+	for (int i = 0; i < 1200; i++) {
+		snprintf(path, sizeof(path), "/n%d", i);
+		raw_unlink(&raw, path);
+	}
+	raw_unlink(&raw, "/big");
+	tnet_close(raw.net);
+	/* the live daemons' objects of /big go while daemon 0 is down */
+	left = big;
+	left.count = 0;
+	for (uint32_t i = 0; i < big.count; i++)
+		if (big.servers[i] != 0) {
+			left.servers[left.count] = big.servers[i];
+			left.handles[left.count++] = big.handles[i];
+		}
+	await_purge(c, &left, "objects on live daemons behind a dead daemon's backlog");
+	assert_int_equal(objects_left(c, &big), 1);
+	c->ios[0] = cluster_spawn(c, "tessera-ios", "ios0", 0);
+	await_purge(c, &big, "object on the restarted storage daemon");
+}
+
 struct lines {
 	int n;
 	char last[512];
@@ -283,6 +339,7 @@ int main(void)
 						cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_ios_down_mds_restarted, setup,
 						cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_backlog_dead_daemon, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_fsck, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_fsck_pending, setup, cluster_teardown),
 	};
