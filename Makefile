@@ -8,6 +8,7 @@
 #                 4 ios) and use it
 #   make down     stop it
 #   make bench    run the benchmarks (figures, not tests)
+#   make crash    the crash test's 100 trials (make check runs 10)
 #   make install  install the programs, libtessera (shared with its soname
 #                 links, static, headers, tessera.pc), the ROMIO component
 #                 and the man pages under $(DESTDIR)$(PREFIX) (/usr/local)
@@ -54,7 +55,7 @@ USES_tests       := client proto dataloops lockmgr
 # Fragments name other parts' libraries in prerequisites ($$(LIBS)).
 .SECONDEXPANSION:
 
-.PHONY: all deps check check-build test test-san run down bench clean print-bounds install
+.PHONY: all deps check check-build test test-san run down bench crash clean print-bounds install
 all:
 
 PARTS   := $(sort $(patsubst %/,%,$(dir $(wildcard */*.mk))))
@@ -110,6 +111,10 @@ run: deps
 
 down:
 	@bash deploy/tessera-local down
+
+# kill -9 of a random daemon under load, 100 times (README, "Crash test").
+crash: all
+	TESSERA_BUILD=$(B) TESSERA_CRASH_TRIALS=100 $(B)/tests/integ/test_crash
 
 bench: all
 	@bash tests/bench/run-bench.sh

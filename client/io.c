@@ -215,6 +215,10 @@ struct io_chunk {
 	uint64_t obj_off;   /* object range of this chunk */
 	uint64_t len;
 	uint8_t *stage;     /* reads: where the reply lands, when staged */
+	/* writes: the daemon acknowledged the chunk, and the object's size
+	 * before it (when has_before) */
+	int done, has_before;
+	uint64_t before;
 };
 
 /* Copy between a slot's object range [obj_off, obj_off+len) and the user
@@ -273,6 +277,84 @@ static struct io_chunk *plan(tessera_fs *fs, const struct tessera_layout *layout
 	}
 	*n_out = n;
 	return chunks;
+}
+
+/*
+ * A striped write failed on some chunks (a daemon down, a full disk) after
+ * others landed. POSIX's answer for a write that stops part-way is a file
+ * holding the bytes before the stop and a size of max(old size, offset +
+ * bytes before the stop); bytes after it within the old size are left as
+ * the failed call left them (unspecified, as for any failed write). So:
+ * `prefix` is how far from `off` every byte was acknowledged; on each
+ * object the write appended to, whatever it appended past the object size
+ * that `off + prefix` implies is cut back to the object's size before the
+ * write (the daemons report it with each contiguous WRITE). Objects the
+ * write did not reach are left alone. Returns the prefix; *uncut says
+ * whether any object could not be cut back.
+ */
+static uint64_t undo_tail(tessera_file *f, const struct io_chunk *chunks, size_t n, uint64_t off,
+			  uint64_t len, int *uncut)
+{
+	tessera_fs *fs = f->fs;
+	struct tdl_layout tl = tdl_of(&f->layout);
+	uint64_t prefix = len, before[TESSERA_MAX_STRIPE], end[TESSERA_MAX_STRIPE];
+	int known[TESSERA_MAX_STRIPE] = { 0 }, wrote[TESSERA_MAX_STRIPE] = { 0 };
+	struct tc_req *reqs[TESSERA_MAX_STRIPE];
+	size_t k = 0;
+
+	*uncut = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct io_chunk *c = &chunks[i];
+		uint32_t s = c->slot;
+
+		if (!c->done) {
+			uint64_t at = tdl_layout_unmap(&tl, s, c->obj_off) - off;
+
+			if (at < prefix)
+				prefix = at;
+			continue;
+		}
+		if (!wrote[s]) {
+			wrote[s] = known[s] = 1;
+			before[s] = UINT64_MAX;
+			end[s] = 0;
+		}
+		if (!c->has_before)
+			known[s] = 0;
+		else if (c->before < before[s])
+			before[s] = c->before;
+		if (c->obj_off + c->len > end[s])
+			end[s] = c->obj_off + c->len;
+	}
+	for (uint32_t s = 0; s < f->layout.count; s++) {
+		Tessera__TruncateRequest m = TESSERA__TRUNCATE_REQUEST__INIT;
+		uint64_t keep;
+
+		if (!wrote[s])
+			continue;
+		if (!known[s]) {       /* a daemon that does not say: leave it */
+			*uncut = 1;
+			continue;
+		}
+		keep = tdl_layout_object_size(&tl, s, off + prefix);
+		if (before[s] > keep)
+			keep = before[s];
+		if (end[s] <= keep)
+			continue;
+		m.handle = f->layout.handles[s];
+		m.size = keep;
+		if (!(reqs[k] = tc_req_new(fs, (int)f->layout.servers[s], TP_OP_TRUNCATE, &m.base,
+					   NULL, 0))) {
+			*uncut = 1;
+			continue;
+		}
+		k++;
+	}
+	if (k && tc_run(fs, reqs, k))
+		*uncut = 1;
+	for (size_t i = 0; i < k; i++)
+		tc_req_free(fs, reqs[i]);
+	return prefix;
 }
 
 static ssize_t striped_io(tessera_file *f, uint8_t *buf, size_t len, uint64_t off, int write)
@@ -350,6 +432,14 @@ static ssize_t striped_io(tessera_file *f, uint8_t *buf, size_t len, uint64_t of
 		for (size_t i = 0; i < k; i++) {
 			struct io_chunk *c = &chunks[first + i];
 
+			if (write && reqs[i] && reqs[i]->replied && !reqs[i]->status &&
+			    reqs[i]->reply) {
+				const Tessera__WriteReply *wr = (Tessera__WriteReply *)reqs[i]->reply;
+
+				c->done = 1;
+				c->has_before = wr->has_size_before;
+				c->before = wr->size_before;
+			}
 			if (!rc && !write) {
 				size_t got = reqs[i]->data_len;
 				uint8_t *dst = reqs[i]->data_dst;
@@ -368,6 +458,18 @@ static ssize_t striped_io(tessera_file *f, uint8_t *buf, size_t len, uint64_t of
 			tc_req_free(fs, reqs[i]);
 			reqs[i] = NULL;
 		}
+	}
+	if (rc && write) {
+		char first[1024];
+		int uncut;
+		uint64_t prefix;
+
+		snprintf(first, sizeof(first), "%s", tessera_errmsg(fs));
+		prefix = undo_tail(f, chunks, n, off, len, &uncut);
+		tc_fail(fs, rc, "%s; the first %llu bytes of the write are in place%s", first,
+			(unsigned long long)prefix,
+			uncut ? "; bytes past them may remain and count in the file's size"
+			      : ", and the file did not grow past them");
 	}
 	free(chunks);
 	free(reqs);

@@ -286,6 +286,28 @@ int tessera_get_layout(tessera_fs *fs, const char *path, struct tessera_layout *
 int tessera_set_dir_layout(tessera_fs *fs, const char *path, uint64_t strip_size,
 			   uint32_t count);
 
+/*
+ * fsck: reconcile the storage daemons' objects with the metadata daemon's
+ * layouts and purge intents, while the file system is in use. Only root
+ * (uid 0) may run it. Objects whose handle is at or above the metadata
+ * daemon's handle horizon when the scan began were created since, and are
+ * not judged. Each finding is handed to `report` (may be NULL) as one line
+ * of text; with `repair`, orphans are removed.
+ */
+struct tessera_fsck {
+	uint64_t files;            /* regular files scanned */
+	uint64_t objects;          /* objects listed on the storage daemons */
+	uint64_t pending;          /* objects a purge intent still covers */
+	uint64_t young;            /* objects created after the scan began */
+	uint64_t orphans;          /* objects nothing names */
+	uint64_t removed;          /* of those, removed (repair) */
+	uint64_t misplaced;        /* named by a layout, found on another daemon */
+	uint64_t size_mismatch;    /* files whose objects give a size below the
+				    * one the metadata daemon recorded */
+};
+int tessera_fsck(tessera_fs *fs, int repair, void (*report)(void *arg, const char *line),
+		 void *arg, struct tessera_fsck *out);
+
 #ifdef __cplusplus
 }
 #endif

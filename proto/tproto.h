@@ -69,6 +69,7 @@ struct tp_hdr {
 	X(RENAME, 17, rename_request, remove_reply, MDS)                \
 	X(STATFS, 18, path_request, statfs_reply, MDS)                  \
 	X(SETLAYOUT, 19, set_layout_request, attr_reply, MDS)           \
+	X(FILE_LIST, 20, file_list_request, file_list_reply, MDS)       \
 	X(WRITE, 30, write_request, write_reply, IOS)                   \
 	X(READ, 31, read_request, read_reply, IOS)                      \
 	X(GETSIZE, 32, handles_request, sizes_reply, IOS)               \
@@ -78,6 +79,7 @@ struct tp_hdr {
 	X(IOS_STATFS, 36, ping_request, statfs_reply, IOS)              \
 	X(IOS_STATS, 37, ping_request, ios_stats_reply, IOS)            \
 	X(FETCH_ADD, 38, fetch_add_request, fetch_add_reply, IOS)       \
+	X(OBJECT_LIST, 39, object_list_request, object_list_reply, IOS) \
 	X(LIST_WRITE, 40, list_iorequest, write_reply, IOS)             \
 	X(LIST_READ, 41, list_iorequest, read_reply, IOS)               \
 	X(DTYPE_WRITE, 42, dtype_iorequest, write_reply, IOS)           \

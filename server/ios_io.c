@@ -57,7 +57,12 @@ static void apply(struct ios *ios, struct srv_req *req, enum ios_method m, uint6
 
 	if (write) {
 		Tessera__WriteReply rep = TESSERA__WRITE_REPLY__INIT;
+		int64_t mtime;
 
+		/* A contiguous write reports the object's size before it (the
+		 * client's clean-up after a striped write failed elsewhere). */
+		if (m == IOS_CONTIG && ios_size(ios->store, handle, &rep.size_before, &mtime) == 0)
+			rep.has_size_before = 1;
 		k = ios_write_pieces(ios->store, handle, pieces, n, req->frame.data, &syscalls);
 		if (k < 0) {
 			ios_store_error(ios, req, "write", handle, (int)k);

@@ -102,6 +102,53 @@ static void do_fetch_add(struct ios *ios, struct srv_req *req)
 		srv_reply(req, &rep.base, NULL, 0);
 }
 
+/* fsck's listing of the objects held here, a page at a time. Only root may
+ * list (the request's uid: identity is not authenticated yet). */
+#define IOS_LIST_MAX 4096 /* objects per page: a reply < 100 KiB */
+
+static void do_object_list(struct ios *ios, struct srv_req *req)
+{
+	Tessera__ObjectListRequest *m = (Tessera__ObjectListRequest *)req->msg;
+	Tessera__ObjectListReply rep = TESSERA__OBJECT_LIST_REPLY__INIT;
+	uint32_t max = m->max_entries && m->max_entries < IOS_LIST_MAX ? m->max_entries
+								       : IOS_LIST_MAX;
+	struct ios_listed *got = calloc(max, sizeof(*got));
+	uint64_t *handles = calloc(max, sizeof(*handles)), *sizes = calloc(max, sizeof(*sizes));
+	int64_t *mtimes = calloc(max, sizeof(*mtimes));
+	uint32_t n = 0;
+	int eof = 0, rc;
+
+	if (!m->cred || m->cred->uid != 0) {
+		srv_reply_error(req, -EPERM, "list objects: only root may list a storage"
+				" daemon's objects");
+		goto out;
+	}
+	if (!got || !handles || !sizes || !mtimes) {
+		srv_reply_error(req, -ENOMEM, "list objects: no memory");
+		goto out;
+	}
+	if ((rc = ios_list_objects(ios->store, m->resume, m->after, max, got, &n, &eof))) {
+		srv_reply_error(req, rc, "list objects: %s", strerror(-rc));
+		goto out;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		handles[i] = got[i].handle;
+		sizes[i] = got[i].size;
+		mtimes[i] = got[i].mtime_ns;
+	}
+	rep.n_handles = rep.n_sizes = rep.n_mtimes_ns = n;
+	rep.handles = handles;
+	rep.sizes = sizes;
+	rep.mtimes_ns = mtimes;
+	rep.eof = eof;
+	srv_reply(req, &rep.base, NULL, 0);
+out:
+	free(got);
+	free(handles);
+	free(sizes);
+	free(mtimes);
+}
+
 /* The dispatch table (TP_OPCODES names what the storage daemon serves). */
 #define IOS_OP(name, fn) \
 	static void ios_op_##name(void *ctx, struct srv_req *req) { fn(ctx, req); }
@@ -115,6 +162,7 @@ IOS_OP(SYNC, do_handles)
 IOS_OP(IOS_STATFS, do_statfs)
 IOS_OP(IOS_STATS, ios_do_stats)
 IOS_OP(FETCH_ADD, do_fetch_add)
+IOS_OP(OBJECT_LIST, do_object_list)
 IOS_OP(LIST_WRITE, ios_do_list)
 IOS_OP(LIST_READ, ios_do_list)
 IOS_OP(DTYPE_WRITE, ios_do_dtype)

@@ -916,3 +916,8 @@ int ios_statfs(struct ios_store *st, uint64_t *total, uint64_t *avail)
 	*avail = (uint64_t)sv.f_bavail * sv.f_frsize;
 	return 0;
 }
+
+const char *ios_store_dir(const struct ios_store *st)
+{
+	return st->dir;
+}

@@ -119,4 +119,21 @@ int ios_statfs(struct ios_store *st, uint64_t *total, uint64_t *avail);
 int ios_counter(struct ios_store *st, uint64_t handle, uint64_t key, int set, int64_t value,
 		int64_t *old);
 
+/* DIR/objects, where the objects live (for ios_list.c). */
+const char *ios_store_dir(const struct ios_store *st);
+
+/* ios_list.c: the objects a store holds, for fsck. Up to `max` objects
+ * ordered by (low byte of the handle, handle), the first after handle
+ * `after` in that order (from the start when !resume); *eof when no more
+ * follow. Only names of objects count (not counters' side files). A
+ * listing in pages sees every object that existed throughout. Reads the
+ * directories directly (no disk faults apply). */
+struct ios_listed {
+	uint64_t handle;
+	uint64_t size;
+	int64_t mtime_ns;
+};
+int ios_list_objects(struct ios_store *st, int resume, uint64_t after, uint32_t max,
+		     struct ios_listed *out, uint32_t *n, int *eof);
+
 #endif /* TESSERA_IOS_STORE_H */

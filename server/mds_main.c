@@ -6,13 +6,16 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "mds_purge.h"
 #include "mds_store.h"
 
 #define MDS_READDIR_MAX 1024 /* entries per page: keeps a reply < 300 KiB */
+#define MDS_FILE_LIST_MAX 64 /* files per FILE_LIST page: a reply < 300 KiB */
 
 struct mds {
 	struct srv *srv;
 	struct mds_store *store;
+	struct mds_purge *purge;   /* removes the objects of removed files */
 	uint32_t n_ios;
 };
 
@@ -225,8 +228,10 @@ static void path_op(struct mds *mds, struct srv_req *req)
 			reply_attr(req, &a, 0);
 		break;
 	case TP_OP_UNLINK:
-		if (!(rc = mds_unlink(mds->store, &cred, m->path, &a)))
+		if (!(rc = mds_unlink(mds->store, &cred, m->path, &a))) {
+			mds_purge_kick(mds->purge);
 			reply_removed(req, &a, 1);
+		}
 		break;
 	case TP_OP_RMDIR:
 		if (!(rc = mds_rmdir(mds->store, &cred, m->path)))
@@ -300,10 +305,13 @@ static void mds_op_RENAME(void *ctx, struct srv_req *req)
 
 	if (need_cred(req, m->cred, &cred))
 		return;
-	if ((rc = mds_rename(mds->store, &cred, m->from, m->to, &a, &replaced)))
+	if ((rc = mds_rename(mds->store, &cred, m->from, m->to, &a, &replaced))) {
 		fail(mds, req, rc);
-	else
-		reply_removed(req, &a, replaced);
+		return;
+	}
+	if (replaced)
+		mds_purge_kick(mds->purge);
+	reply_removed(req, &a, replaced);
 }
 
 static void mds_op_READDIR(void *ctx, struct srv_req *req)
@@ -315,6 +323,90 @@ static void mds_op_READDIR(void *ctx, struct srv_req *req)
 	if (need_cred(req, m->cred, &cred))
 		return;
 	do_readdir(mds, req, &cred);
+}
+
+/* fsck: the files (with layouts) or the purge intents, a page at a time.
+ * Only root may list (the request's uid: identity is not authenticated
+ * yet). */
+static void mds_op_FILE_LIST(void *ctx, struct srv_req *req)
+{
+	struct mds *mds = ctx;
+	Tessera__FileListRequest *m = (Tessera__FileListRequest *)req->msg;
+	Tessera__FileListReply rep = TESSERA__FILE_LIST_REPLY__INIT;
+	uint32_t max = m->max_entries && m->max_entries < MDS_FILE_LIST_MAX ? m->max_entries
+									   : MDS_FILE_LIST_MAX;
+	struct mds_attr *files = NULL;
+	struct mds_intent *intents = NULL;
+	struct attr_msg *msgs = calloc(max, sizeof(*msgs));
+	Tessera__FileEntry *ents = calloc(max, sizeof(*ents));
+	Tessera__FileEntry **ptrs = calloc(max, sizeof(*ptrs));
+	uint32_t n = 0;
+	int eof = 0, rc;
+
+	if (!m->cred || m->cred->uid != 0) {
+		srv_reply_error(req, -EPERM, "list files: only root may list every file");
+		goto out;
+	}
+	if (m->intents)
+		intents = calloc(max, sizeof(*intents));
+	else
+		files = calloc(max, sizeof(*files));
+	if (!msgs || !ents || !ptrs || (!intents && !files)) {
+		srv_reply_error(req, -ENOMEM, "list files: no memory");
+		goto out;
+	}
+	rep.horizon = mds_handle_horizon(mds->store);
+	if (m->intents)
+		rc = mds_intent_list(mds->store, m->resume, m->after, max, intents, &n, &eof);
+	else
+		rc = mds_file_list(mds->store, m->resume, m->after, max, files, &n, &eof);
+	if (rc) {
+		fail(mds, req, rc);
+		goto out;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct mds_layout l = { 0 };
+
+		tessera__file_entry__init(&ents[i]);
+		if (m->intents) {
+			l.count = intents[i].count;
+			memcpy(l.servers, intents[i].servers, l.count * sizeof(*l.servers));
+			memcpy(l.handles, intents[i].handles, l.count * sizeof(*l.handles));
+			ents[i].handle = intents[i].file;
+		} else {
+			l = files[i].layout;
+			ents[i].handle = files[i].handle;
+			ents[i].size = files[i].size;
+		}
+		layout_msg(&l, &msgs[i], 1);
+		ents[i].layout = &msgs[i].layout;
+		ptrs[i] = &ents[i];
+	}
+	rep.n_files = n;
+	rep.files = ptrs;
+	rep.eof = eof;
+	srv_reply(req, &rep.base, NULL, 0);
+out:
+	free(files);
+	free(intents);
+	free(msgs);
+	free(ents);
+	free(ptrs);
+}
+
+/* The daemon core's tick: the purger's round. */
+static void purge_log(void *arg, const char *line)
+{
+	struct mds *mds = arg;
+
+	srv_log(mds->srv, "%s", line);
+}
+
+static void mds_tick(void *ctx)
+{
+	struct mds *mds = ctx;
+
+	mds_purge_tick(mds->purge, purge_log, mds);
 }
 
 static const srv_handler mds_handlers[TP_OP_LIMIT] = { TP_OPCODES(SRV_MDS_ENTRY) };
@@ -340,11 +432,17 @@ int main(int argc, char **argv)
 		free(msg);
 		return 1;
 	}
-	struct srv_role role = { "mds", cl.index, mds_handlers, NULL, &mds };
+	if ((rc = mds_purge_create(&cfg, mds.store, &mds.purge, err, sizeof(err)))) {
+		fprintf(stderr, "tessera-mds: purger: %s\n", err);
+		mds_store_close(mds.store);
+		return 1;
+	}
+	struct srv_role role = { "mds", cl.index, mds_handlers, mds_tick, &mds };
 	struct srv_opts so = { &cfg, cfg.mds.host, cfg.mds.port, 32, NULL };
 
 	if ((rc = srv_create(&so, &role, &srv, err, sizeof(err)))) {
 		fprintf(stderr, "tessera-mds: listen on %s:%s: %s\n", so.host, so.port, err);
+		mds_purge_destroy(mds.purge);
 		mds_store_close(mds.store);
 		return 1;
 	}
@@ -353,6 +451,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tessera-mds: pid file %s: %s\n", cl.pidfile, strerror(-rc));
 	srv_run(srv);
 	srv_destroy(srv);
+	mds_purge_destroy(mds.purge);
 	mds_store_close(mds.store);
 	return 0;
 }

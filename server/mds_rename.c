@@ -116,6 +116,7 @@ int mds_rename(struct mds_store *st, const struct mds_cred *cred,
 	mds_batch_put_dirent(b, wt.parent.handle, wt.name, wt.len, h, type);
 	if (have_target) {
 		mds_batch_del_attr(b, th);
+		mds_batch_put_intent(b, &target);
 		mds_batch_put_nnames(b, st->nnames - 1);
 	}
 	mds_batch_put_attr(b, &moved);

@@ -180,6 +180,12 @@ static int attr_decode(const unsigned char *p, size_t len, uint64_t handle,
 	return p == end ? 0 : -EIO;
 }
 
+int mds_decode_attr(const unsigned char *p, size_t len, uint64_t handle,
+		    struct mds_attr *a)
+{
+	return attr_decode(p, len, handle, a);
+}
+
 /* ---- reads ---- */
 
 /* leveldb_get wrapper: 0 with *val (leveldb_free it), -ENOENT, -EIO. */
@@ -505,4 +511,9 @@ int mds_statfs(struct mds_store *st, uint64_t *files)
 {
 	*files = st->nnames;
 	return 0;
+}
+
+uint64_t mds_handle_horizon(const struct mds_store *st)
+{
+	return ((uint64_t)st->mds_index << 48) | st->next_ctr;
 }

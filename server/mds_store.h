@@ -132,8 +132,10 @@ int mds_readdir(struct mds_store *st, const struct mds_cred *cred,
 		const char *path, const char *cursor, uint32_t max,
 		struct mds_dirent *ents, uint32_t *n, int *eof);
 
-/* Remove a file name; *removed gets its attributes (with the layout) so
- * the caller can remove the storage objects. Directories: -EISDIR. */
+/* Remove a file name; *removed gets its attributes (with the layout).
+ * The same batch records a purge intent for the file's storage objects
+ * (see mds_intent_list), so they are removed even if the caller never
+ * does. Directories: -EISDIR. */
 int mds_unlink(struct mds_store *st, const struct mds_cred *cred,
 	       const char *path, struct mds_attr *removed);
 
@@ -146,10 +148,44 @@ int mds_rmdir(struct mds_store *st, const struct mds_cred *cred,
  * existing `to` as rename(2) does (file over file; dir over empty dir;
  * -EISDIR / -ENOTDIR / -ENOTEMPTY otherwise; -EINVAL when `to` is inside
  * `from`). If a file was replaced, *replaced_file = 1 and *replaced holds
- * its attributes so the caller can remove its objects. */
+ * its attributes; a purge intent for its objects is written in the
+ * rename's batch, as for mds_unlink. */
 int mds_rename(struct mds_store *st, const struct mds_cred *cred,
 	       const char *from, const char *to, struct mds_attr *replaced,
 	       int *replaced_file);
+
+/*
+ * Purge intents (mds_intent.c). Removing a file's name records, in the
+ * same synchronous batch, which storage objects it had; the intent stays
+ * until every storage daemon holding some of them has acknowledged their
+ * removal (mds_intent_done), so a client or daemon that dies in between
+ * leaves no orphan for ever: the metadata daemon's purger replays them.
+ */
+struct mds_intent {
+	uint64_t file;                      /* handle of the removed file */
+	uint32_t count;                     /* objects still to remove */
+	uint32_t servers[MDS_MAX_STRIPE];
+	uint64_t handles[MDS_MAX_STRIPE];
+};
+
+/* Up to `max` intents of files whose handle is above `after` (all when
+ * `resume` is 0), in handle order; *eof when no more follow. */
+int mds_intent_list(struct mds_store *st, int resume, uint64_t after,
+		    uint32_t max, struct mds_intent *out, uint32_t *n, int *eof);
+
+/* Storage daemon `server` removed its objects of intent `file`: forget
+ * them, and the intent itself once none remain (synchronously). An
+ * intent already gone is not an error. */
+int mds_intent_done(struct mds_store *st, uint64_t file, uint32_t server);
+
+/* Up to `max` regular files (attributes with layouts) whose handle is
+ * above `after` (all when `resume` is 0), in handle order, for fsck. */
+int mds_file_list(struct mds_store *st, int resume, uint64_t after,
+		  uint32_t max, struct mds_attr *out, uint32_t *n, int *eof);
+
+/* The first handle this daemon has not handed out: every object created
+ * after this call has a handle at or above it (fsck's scan horizon). */
+uint64_t mds_handle_horizon(const struct mds_store *st);
 
 /* Number of names in the namespace (files + directories, root included). */
 int mds_statfs(struct mds_store *st, uint64_t *files);

@@ -10,6 +10,9 @@
  *   "M" "root"              -> root handle (8)
  *   "M" "rotor"             -> next first storage server (4)
  *   "M" "nnames"            -> names in the namespace, root included (8)
+ *   "P" handle              -> purge intent of removed file `handle`: the
+ *                              objects not yet removed, count(4) then
+ *                              count x (server(4) object handle(8))
  *
  * Invariants, kept by writing every mutation as one synchronous batch:
  *   - every "D" entry names a handle that has an "A" record of the type the
@@ -18,7 +21,11 @@
  *   - a directory's nentries is the number of "D" keys under its handle and
  *     its nlink is 2 + the number of those that are directories;
  *   - no handle handed out is ever below the persisted "next_handle", so
- *     handles are never reused, even after a crash.
+ *     handles are never reused, even after a crash;
+ *   - every storage object a file's layout named is, after the file's name
+ *     is gone (unlink, rename over it), named by its "P" record until the
+ *     storage daemon holding it acknowledged removing it: the "P" record
+ *     is written in the batch that drops the "A" record (mds_intent.c).
  *
  * The store is not thread-safe: the daemon serialises calls (errmsg is per
  * store, so it only means something to the thread that made the call).
@@ -41,6 +48,7 @@
 #define MDS_KEY_ATTR 'A'
 #define MDS_KEY_DIRENT 'D'
 #define MDS_KEY_META 'M'
+#define MDS_KEY_INTENT 'P'
 
 /* Longest key: "D" + handle + 255-byte name. */
 #define MDS_KEY_MAX (1 + 8 + MDS_NAME_MAX)
@@ -87,6 +95,10 @@ int mds_get_attr(struct mds_store *st, uint64_t handle, struct mds_attr *out);
 int mds_get_dirent(struct mds_store *st, uint64_t parent, const char *name,
 		   size_t len, uint64_t *handle, uint32_t *type);
 
+/* Decode an "A" record's value (0, or -EIO when corrupt). */
+int mds_decode_attr(const unsigned char *p, size_t len, uint64_t handle,
+		    struct mds_attr *a);
+
 void mds_batch_put_attr(leveldb_writebatch_t *b, const struct mds_attr *a);
 void mds_batch_del_attr(leveldb_writebatch_t *b, uint64_t handle);
 void mds_batch_put_dirent(leveldb_writebatch_t *b, uint64_t parent,
@@ -104,6 +116,12 @@ int mds_batch_write(struct mds_store *st, leveldb_writebatch_t *b,
 /* Hand out `n` fresh handles into h[] (reserving a new block durably
  * first if needed). -ENOSPC when the 48-bit counter space is exhausted. */
 int mds_alloc_handles(struct mds_store *st, uint32_t n, uint64_t *h);
+
+/* ---- mds_intent.c: purge intents ---- */
+
+/* Record, in the batch that drops file `victim`'s "A" record, the intent
+ * to remove its storage objects (nothing for a file without objects). */
+void mds_batch_put_intent(leveldb_writebatch_t *b, const struct mds_attr *victim);
 
 /* ---- mds_path.c: path checks, permissions, the walk ---- */
 

@@ -35,3 +35,11 @@ $(B)/tests/bench/bench_store.o: CPPFLAGS += -Iserver
 $(B)/bin/tessera-bench-%: $(B)/tests/bench/bench_%.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(LINK_LIBS) $(SYS_LIBS)
+
+# The crash test's load generator (tests/crash/), a program
+# tests/integ/test_crash runs (not installed).
+PROGRAMS += $(B)/bin/tessera-crash-load
+
+$(B)/bin/tessera-crash-load: $(B)/tests/crash/crash_load.o $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(LINK_LIBS) $(SYS_LIBS)

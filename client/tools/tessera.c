@@ -36,6 +36,8 @@ static const struct command commands[] = {
 	{ "cat", cmd_cat, "PATH...", "write files to standard output" },
 	{ "df", cmd_df, "", "space over all storage daemons, and the number of files" },
 	{ "stats", cmd_stats, "", "storage daemons' counters: requests, pieces, bytes by method" },
+	{ "fsck", cmd_fsck, "[-r|--repair]",
+	  "objects against layouts: orphans, misplaced objects, sizes (root; -r removes orphans)" },
 	{ "setstripe", cmd_setstripe, "[-s STRIP_SIZE] [-c COUNT] PATH",
 	  "set a directory's default layout, or create a new empty file with this layout" },
 	{ "getstripe", cmd_getstripe, "PATH...", "show a file's layout or a directory's default" },

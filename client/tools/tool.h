@@ -6,6 +6,7 @@
  *             truncate
  * data.c      cp and cat
  * servers.c   ping, df and stats
+ * fsck.c      fsck
  *
  * Everything uses only the public client API (tessera.h). There is no
  * global mutable state: a struct tool is passed to every function.
@@ -100,5 +101,6 @@ int cmd_cat(struct tool *t, int argc, char **argv);
 int cmd_ping(struct tool *t, int argc, char **argv);
 int cmd_df(struct tool *t, int argc, char **argv);
 int cmd_stats(struct tool *t, int argc, char **argv);
+int cmd_fsck(struct tool *t, int argc, char **argv);
 
 #endif /* TESSERA_TOOL_H */

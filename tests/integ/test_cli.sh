@@ -413,6 +413,27 @@ test_server_down() {
 	has "$err" "storage daemon 2 (127.0.0.1:${ios_ports[2]})"
 }
 
+# fsck: clean after all the above; an object planted under the root
+# directory's handle (1: below the handle horizon, named by no layout) is an
+# orphan, reported (exit 1), then removed by --repair (exit 0).
+test_fsck() {
+	t fsck
+	expect_rc 0
+	has "$out" "0 orphans"
+	mkdir -p "$dir/ios1/objects/01"
+	echo planted >"$dir/ios1/objects/01/0000000000000001"
+	t fsck
+	expect_rc 1
+	has "$out" "orphan: object 0000000000000001 on storage daemon 1"
+	has "$err" "problems left"
+	t fsck --repair
+	expect_rc 0
+	has "$out" "1 orphans (1 removed)"
+	[ ! -e "$dir/ios1/objects/01/0000000000000001" ]
+	t fsck
+	expect_rc 0
+}
+
 check cluster_up test_cluster_up
 check ping test_ping
 check usage test_usage
@@ -432,6 +453,7 @@ check rm test_rm
 check readdir_paging test_paging
 check df test_df
 check stats test_stats
+check fsck test_fsck
 # before the storage daemon goes down: a file on all three
 "$T" setstripe -c 3 /striped/wide.bin >/dev/null 2>&1
 head -c 300000 /dev/urandom >"$dir/wide.in"

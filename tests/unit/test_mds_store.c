@@ -1137,6 +1137,108 @@ static void test_statfs(void **state)
 	assert_int_equal(n, 10);
 }
 
+/* ---- purge intents ---- */
+
+/* The intents currently recorded, in handle order (at most 16). */
+static uint32_t intents(struct mds_store *st, struct mds_intent *out)
+{
+	uint32_t n = 0;
+	int eof = 0;
+
+	assert_int_equal(mds_intent_list(st, 0, 0, 16, out, &n, &eof), 0);
+	assert_true(eof);
+	return n;
+}
+
+static void test_intent_unlink_rename(void **state)
+{
+	struct fx *f = *state;
+	struct mds_attr a, b, removed, replaced;
+	static struct mds_intent in[16];
+	int replaced_file = 0;
+
+	assert_int_equal(mkfile(f->st, &ROOT, "/a", &a), 0);
+	assert_int_equal(mkfile(f->st, &ROOT, "/b", &b), 0);
+	assert_int_equal(intents(f->st, in), 0);
+	assert_int_equal(mds_unlink(f->st, &ROOT, "/a", &removed), 0);
+	/* the name's removal and the intent are one batch: reopen (a crash
+	 * right after the reply) and the intent is there, naming every object */
+	reopen(f, N_IOS);
+	assert_int_equal(intents(f->st, in), 1);
+	assert_true(in[0].file == a.handle);
+	assert_int_equal(in[0].count, a.layout.count);
+	for (uint32_t i = 0; i < a.layout.count; i++) {
+		assert_int_equal(in[0].servers[i], a.layout.servers[i]);
+		assert_true(in[0].handles[i] == a.layout.handles[i]);
+	}
+	/* rename over a file: its objects get an intent too */
+	assert_int_equal(mkfile(f->st, &ROOT, "/c", NULL), 0);
+	assert_int_equal(mds_rename(f->st, &ROOT, "/c", "/b", &replaced, &replaced_file), 0);
+	assert_int_equal(replaced_file, 1);
+	assert_int_equal(intents(f->st, in), 2);
+	assert_true(in[1].file == b.handle);
+	/* acknowledgements shrink an intent server by server, then drop it */
+	for (uint32_t s = 0; s < N_IOS; s++) {
+		assert_int_equal(mds_intent_done(f->st, a.handle, s), 0);
+		assert_int_equal(mds_intent_done(f->st, a.handle, s), 0); /* twice: fine */
+		reopen(f, N_IOS);
+		uint32_t n = intents(f->st, in);
+		if (s + 1 < N_IOS) {
+			assert_int_equal(n, 2);
+			for (uint32_t i = 0; i < in[0].count; i++)
+				assert_true(in[0].servers[i] > s);
+		} else {
+			assert_int_equal(n, 1);
+			assert_true(in[0].file == b.handle);
+		}
+	}
+	/* directories and failed removals record nothing */
+	assert_int_equal(mds_mkdir(f->st, &ROOT, "/d", 0755, NULL), 0);
+	assert_int_equal(mds_rmdir(f->st, &ROOT, "/d"), 0);
+	assert_int_equal(mds_mkdir(f->st, &ROOT, "/ro", 0755, NULL), 0);
+	assert_int_equal(mkfile(f->st, &ROOT, "/ro/x", NULL), 0);
+	assert_int_equal(mds_unlink(f->st, &U1, "/ro/x", &removed), -EACCES);
+	assert_int_equal(intents(f->st, in), 1);
+}
+
+static void test_file_list_paging(void **state)
+{
+	struct fx *f = *state;
+	static struct mds_attr got[8];
+	struct mds_attr a;
+	uint64_t after = 0, horizon, made[20];
+	uint32_t n, total = 0;
+	int eof = 0, resume = 0;
+	char path[32];
+
+	assert_int_equal(mds_mkdir(f->st, &ROOT, "/dir", 0755, NULL), 0);
+	for (int i = 0; i < 20; i++) {
+		snprintf(path, sizeof(path), "/dir/f%d", i);
+		assert_int_equal(mkfile(f->st, &ROOT, path, &a), 0);
+		made[i] = a.handle;
+	}
+	horizon = mds_handle_horizon(f->st);
+	for (int i = 0; i < 20; i++)
+		assert_true(made[i] < horizon);
+	while (!eof) {
+		assert_int_equal(mds_file_list(f->st, resume, after, 8, got, &n, &eof), 0);
+		assert_true(n <= 8);
+		for (uint32_t i = 0; i < n; i++) {
+			assert_int_equal(got[i].type, MDS_FILE); /* no directories */
+			assert_true(got[i].handle == made[total + i]);
+			assert_true(got[i].has_layout);
+		}
+		total += n;
+		if (n) {
+			after = got[n - 1].handle;
+			resume = 1;
+		}
+	}
+	assert_int_equal(total, 20);
+	assert_int_equal(mkfile(f->st, &ROOT, "/late", &a), 0);
+	assert_true(a.handle >= horizon);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1164,6 +1266,8 @@ int main(void)
 		T(test_perm_setattr),
 		T(test_setattr_times_size),
 		T(test_statfs),
+		T(test_intent_unlink_rename),
+		T(test_file_list_paging),
 #undef T
 	};
 

@@ -1,0 +1,361 @@
+/*
+ * mds_purge.c - the purger (see mds_purge.h): purge intents in, REMOVE
+ * requests to the storage daemons out, acknowledgements back into the
+ * intents.
+ *
+ * Per storage daemon there is one slot: at most one REMOVE in flight,
+ * naming the objects of up to PURGE_FILES intents (whole intents only, so
+ * an acknowledgement may drop that daemon's part of each). Each slot scans
+ * the intents from its own cursor, wrapping around, so a daemon that is
+ * down does not hold up the others; a slot that found nothing anywhere is
+ * quiet until mds_purge_kick.
+ */
+#include "mds_purge.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mds_store.h"
+
+#define PURGE_FILES 32            /* intents one REMOVE may cover */
+#define PURGE_SCAN_PAGES 8        /* intent pages one slot reads per tick, so
+				   * a long backlog for a dead daemon does not
+				   * hold the event loop */
+#define PURGE_HANDLES 256         /* objects in one REMOVE (IOS_MAX_HANDLES) */
+#define PURGE_BACKOFF_MIN_MS 100
+#define PURGE_BACKOFF_MAX_MS 5000
+#define PURGE_NRECV 8
+#define PURGE_RBUF (64 * 1024)    /* replies are an EmptyReply or ErrorReply */
+
+struct purge_slot {
+	uint64_t peer;
+	int known;                    /* peer looked up */
+	int quiet;                    /* nothing to do until a kick */
+	int lap_empty;                /* this lap over the intents (from the
+				       * first) found nothing for us yet */
+	int resume;                   /* cursor valid */
+	uint64_t cursor;              /* last intent looked at */
+	/* the request in flight (busy), or none */
+	int busy;
+	int sending;                  /* send not completed: frame in use */
+	uint64_t reqid;
+	uint64_t deadline_ns;
+	uint32_t nfiles;
+	uint64_t files[PURGE_FILES];  /* intents the request covers */
+	struct tnet_ctx ctx;
+	uint8_t *frame;
+	/* failures in a row and when to try again */
+	uint32_t failures;
+	uint64_t retry_ns;
+};
+
+struct mds_purge {
+	const struct tp_config *cfg;
+	struct mds_store *store;
+	struct tnet *net;
+	uint8_t name[TP_MAX_ADDR];
+	size_t name_len;
+	uint64_t next_reqid;
+	struct purge_slot *slots;     /* cfg->n_ios */
+	struct mds_intent *page;      /* PURGE_FILES intents (scratch) */
+	size_t frame_cap;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int mds_purge_create(const struct tp_config *cfg, struct mds_store *store,
+		     struct mds_purge **out, char *err, size_t errlen)
+{
+	struct mds_purge *p = calloc(1, sizeof(*p));
+	struct tnet_opts to = { cfg->provider, NULL, NULL, 0, PURGE_RBUF, PURGE_NRECV };
+	int rc;
+
+	*out = NULL;
+	if (!p)
+		goto nomem;
+	p->cfg = cfg;
+	p->store = store;
+	p->next_reqid = 1;
+	/* header + reply address + PURGE_HANDLES varint handles, generously */
+	p->frame_cap = TP_HDR_SIZE + TP_MAX_ADDR + 16 + 11 * PURGE_HANDLES;
+	p->slots = calloc(cfg->n_ios ? cfg->n_ios : 1, sizeof(*p->slots));
+	p->page = calloc(PURGE_FILES, sizeof(*p->page));
+	if (!p->slots || !p->page)
+		goto nomem;
+	for (uint32_t s = 0; s < cfg->n_ios; s++) {
+		p->slots[s].ctx.user = &p->slots[s];
+		if (!(p->slots[s].frame = malloc(p->frame_cap)))
+			goto nomem;
+	}
+	if ((rc = tnet_open(&to, &p->net, err, errlen))) {
+		mds_purge_destroy(p);
+		return rc;
+	}
+	p->name_len = sizeof(p->name);
+	if ((rc = tnet_name(p->net, p->name, &p->name_len))) {
+		snprintf(err, errlen, "purger: own transport name: %s", strerror(-rc));
+		mds_purge_destroy(p);
+		return rc;
+	}
+	*out = p;
+	return 0;
+nomem:
+	snprintf(err, errlen, "purger: out of memory");
+	mds_purge_destroy(p);
+	return -ENOMEM;
+}
+
+void mds_purge_destroy(struct mds_purge *p)
+{
+	if (!p)
+		return;
+	if (p->net)
+		tnet_close(p->net);
+	if (p->slots)
+		for (uint32_t s = 0; s < p->cfg->n_ios; s++)
+			free(p->slots[s].frame);
+	free(p->slots);
+	free(p->page);
+	free(p);
+}
+
+void mds_purge_kick(struct mds_purge *p)
+{
+	for (uint32_t s = 0; s < p->cfg->n_ios; s++) {
+		p->slots[s].quiet = 0;
+		/* a new intent may lie behind the cursor: another whole lap */
+		p->slots[s].lap_empty = 0;
+	}
+}
+
+static void say(void (*log)(void *, const char *), void *arg, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void say(void (*log)(void *, const char *), void *arg, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	if (!log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	log(arg, line);
+}
+
+/* The request on slot s failed: forget the connection, back off. */
+static void slot_failed(struct mds_purge *p, uint32_t s, const char *why,
+			void (*log)(void *, const char *), void *arg)
+{
+	struct purge_slot *sl = &p->slots[s];
+	uint64_t ms = PURGE_BACKOFF_MIN_MS;
+
+	if (sl->failures == 0)
+		say(log, arg, "purger: storage daemon %u (%s:%s): %s; retrying with backoff", s,
+		    p->cfg->ios[s].host, p->cfg->ios[s].port, why);
+	for (uint32_t i = 0; i < sl->failures && ms < PURGE_BACKOFF_MAX_MS; i++)
+		ms *= 2;
+	if (ms > PURGE_BACKOFF_MAX_MS)
+		ms = PURGE_BACKOFF_MAX_MS;
+	sl->failures++;
+	sl->busy = 0;
+	sl->resume = 0;         /* the intents it covered come first again */
+	sl->retry_ns = now_ns() + ms * 1000000u;
+	if (sl->known) {
+		tnet_forget(p->net, sl->peer);
+		sl->known = 0;
+	}
+}
+
+/* Storage daemon s acknowledged: its part of every covered intent is done. */
+static void slot_done(struct mds_purge *p, uint32_t s, void (*log)(void *, const char *),
+		      void *arg)
+{
+	struct purge_slot *sl = &p->slots[s];
+	int rc;
+
+	if (sl->failures)
+		say(log, arg, "purger: storage daemon %u answers again", s);
+	sl->failures = 0;
+	sl->busy = 0;
+	for (uint32_t i = 0; i < sl->nfiles; i++)
+		if ((rc = mds_intent_done(p->store, sl->files[i], s)))
+			say(log, arg, "purger: %s", mds_store_errmsg(p->store));
+}
+
+static void on_reply(struct mds_purge *p, const struct tnet_event *ev,
+		     void (*log)(void *, const char *), void *arg)
+{
+	struct tp_frame fr;
+	char err[256];
+
+	if (tp_frame_parse(ev->rbuf->data, ev->len, ev->rbuf->cap, &fr, err, sizeof(err)) ||
+	    !(fr.hdr.flags & TP_FLAG_REPLY))
+		return;
+	for (uint32_t s = 0; s < p->cfg->n_ios; s++) {
+		struct purge_slot *sl = &p->slots[s];
+		Tessera__ErrorReply *er;
+
+		if (!sl->busy || sl->reqid != fr.hdr.reqid)
+			continue;
+		if (fr.hdr.status == 0) {
+			slot_done(p, s, log, arg);
+			return;
+		}
+		er = (Tessera__ErrorReply *)tp_body_unpack(&fr, &tessera__error_reply__descriptor);
+		snprintf(err, sizeof(err), "remove: %s",
+			 er && er->message ? er->message : strerror(-fr.hdr.status));
+		if (er)
+			protobuf_c_message_free_unpacked(&er->base, NULL);
+		slot_failed(p, s, err, log, arg);
+		return;
+	}
+}
+
+/* Gather the next intents with objects on storage daemon s into a REMOVE
+ * request: 1 when one was built, 0 when a whole lap over the intents found
+ * nothing for s, 2 when this tick's scan budget ran out first, or a
+ * negative errno. */
+static int gather(struct mds_purge *p, uint32_t s, Tessera__HandlesRequest *m,
+		  uint64_t *handles)
+{
+	struct purge_slot *sl = &p->slots[s];
+
+	sl->nfiles = 0;
+	m->n_handles = 0;
+	for (int pages = 0;; pages++) {
+		uint32_t n = 0;
+		int eof = 0, rc;
+
+		if (pages == PURGE_SCAN_PAGES)
+			return sl->nfiles ? 1 : 2;
+		if (!sl->resume)
+			sl->lap_empty = 1;  /* a lap starts at the first intent */
+		rc = mds_intent_list(p->store, sl->resume, sl->cursor, PURGE_FILES, p->page, &n,
+				     &eof);
+		if (rc)
+			return rc;
+		for (uint32_t i = 0; i < n; i++) {
+			const struct mds_intent *in = &p->page[i];
+			uint32_t mine = 0;
+
+			for (uint32_t k = 0; k < in->count; k++)
+				mine += in->servers[k] == s;
+			if (mine && (m->n_handles + mine > PURGE_HANDLES ||
+				     sl->nfiles == PURGE_FILES))
+				return 1;   /* full: the rest next time */
+			sl->cursor = in->file;
+			sl->resume = 1;
+			if (!mine)
+				continue;
+			for (uint32_t k = 0; k < in->count; k++)
+				if (in->servers[k] == s)
+					handles[m->n_handles++] = in->handles[k];
+			sl->files[sl->nfiles++] = in->file;
+			sl->lap_empty = 0;
+		}
+		if (!eof)
+			continue;
+		/* end of the intents: the next page starts a new lap */
+		sl->resume = 0;
+		if (sl->nfiles)
+			return 1;
+		if (sl->lap_empty)
+			return 0;
+	}
+}
+
+static void slot_send(struct mds_purge *p, uint32_t s, void (*log)(void *, const char *),
+		      void *arg)
+{
+	struct purge_slot *sl = &p->slots[s];
+	Tessera__HandlesRequest m = TESSERA__HANDLES_REQUEST__INIT;
+	uint64_t handles[PURGE_HANDLES];
+	struct tp_hdr hdr = { .opcode = TP_OP_REMOVE };
+	struct iovec iov;
+	long len;
+	int rc;
+
+	m.handles = handles;
+	rc = gather(p, s, &m, handles);
+	if (rc < 0) {
+		say(log, arg, "purger: %s", mds_store_errmsg(p->store));
+		sl->retry_ns = now_ns() + PURGE_BACKOFF_MAX_MS * 1000000ull;
+		return;
+	}
+	if (rc == 0 || rc == 2) {
+		sl->quiet = rc == 0;    /* 2: go on scanning next tick */
+		return;
+	}
+	if (!sl->known) {
+		rc = tnet_lookup(p->net, p->cfg->ios[s].host, p->cfg->ios[s].port, &sl->peer);
+		if (rc) {
+			slot_failed(p, s, "cannot resolve its address", log, arg);
+			return;
+		}
+		sl->known = 1;
+	}
+	hdr.reqid = p->next_reqid++;
+	len = tp_frame_build(sl->frame, p->frame_cap, &hdr, p->name, p->name_len, &m.base);
+	if (len < 0) {
+		slot_failed(p, s, "request does not fit a frame", log, arg);
+		return;
+	}
+	iov.iov_base = sl->frame;
+	iov.iov_len = (size_t)len;
+	rc = tnet_send(p->net, sl->peer, &iov, 1, &sl->ctx);
+	if (rc == -EAGAIN)
+		return;             /* next tick */
+	if (rc) {
+		slot_failed(p, s, strerror(-rc), log, arg);
+		return;
+	}
+	sl->busy = 1;
+	sl->sending = 1;
+	sl->reqid = hdr.reqid;
+	sl->deadline_ns = now_ns() + (uint64_t)p->cfg->timeout_ms * 1000000u;
+}
+
+void mds_purge_tick(struct mds_purge *p, void (*log)(void *, const char *), void *arg)
+{
+	struct tnet_event ev[16];
+	uint64_t now;
+	int n;
+
+	while ((n = tnet_poll(p->net, ev, 16)) > 0)
+		for (int i = 0; i < n; i++) {
+			if (ev[i].type == TNET_RECV) {
+				if (!ev[i].status)
+					on_reply(p, &ev[i], log, arg);
+				tnet_repost(p->net, ev[i].rbuf);
+				continue;
+			}
+			struct purge_slot *sl = ev[i].user;
+			uint32_t s = (uint32_t)(sl - p->slots);
+
+			sl->sending = 0;
+			if (ev[i].status && sl->busy)
+				slot_failed(p, s, strerror(-ev[i].status), log, arg);
+		}
+	now = now_ns();
+	for (uint32_t s = 0; s < p->cfg->n_ios; s++) {
+		struct purge_slot *sl = &p->slots[s];
+
+		if (sl->busy && now >= sl->deadline_ns)
+			slot_failed(p, s, "no answer within timeout_ms", log, arg);
+		if (sl->busy || sl->sending || sl->quiet || now < sl->retry_ns)
+			continue;
+		slot_send(p, s, log, arg);
+	}
+}

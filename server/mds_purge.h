@@ -1,0 +1,39 @@
+/*
+ * mds_purge.h - the metadata daemon's purger: it removes the storage
+ * objects of removed files, as a client of the storage daemons.
+ *
+ * Unlink and rename-over-a-file record a purge intent in the batch that
+ * removes the name (mds_store.h). The purger, driven by the daemon core's
+ * tick, sends REMOVE for the objects an intent names to each storage
+ * daemon holding some, over its own tnet endpoint, one request in flight
+ * per storage daemon (several intents' objects in one request), and
+ * shrinks the intent as each daemon acknowledges. A daemon that does not
+ * answer (down, restarting) is retried with exponential backoff; since the
+ * intents are in LevelDB, a restart of the metadata daemon resumes where
+ * it stopped. REMOVE of an object already gone succeeds, so replaying an
+ * acknowledged-but-unrecorded removal is harmless.
+ */
+#ifndef TESSERA_MDS_PURGE_H
+#define TESSERA_MDS_PURGE_H
+
+#include "tproto.h"
+
+struct mds_store;
+struct mds_purge;
+
+/* `cfg` and `store` must outlive the purger. On failure `err` says why. */
+int mds_purge_create(const struct tp_config *cfg, struct mds_store *store,
+		     struct mds_purge **out, char *err, size_t errlen);
+void mds_purge_destroy(struct mds_purge *p);
+
+/* New intents may exist: look again (after an unlink or rename). */
+void mds_purge_kick(struct mds_purge *p);
+
+/* One round: take replies and send completions, expire requests, send
+ * REMOVE to every idle storage daemon that has intents and whose backoff
+ * ended. Never blocks. `log` (may be NULL) gets one line per failure
+ * (when a storage daemon starts failing, not on every retry). */
+void mds_purge_tick(struct mds_purge *p, void (*log)(void *arg, const char *line),
+		    void *arg);
+
+#endif /* TESSERA_MDS_PURGE_H */
