@@ -271,6 +271,73 @@ static int check_ios(struct fsck *k, uint32_t s, int repair)
 	return rc;
 }
 
+/* (3b): the objects storage daemon `s` held but lost (its registry names
+ * them, their files are gone). One of a file is reported; one nothing
+ * names is an orphan record, which a REMOVE clears. */
+static int check_lost(struct fsck *k, uint32_t s, int repair)
+{
+	Tessera__Cred cred;
+	uint32_t gids[TESSERA_MAX_GROUPS];
+	uint64_t after = 0, doomed[FSCK_REMOVE_BATCH];
+	size_t ndoomed = 0;
+	int resume = 0, eof = 0, rc = 0;
+	char where[300];
+
+	tc_server_name(k->fs, (int)s, where, sizeof(where));
+	tc_cred(k->fs, &cred, gids);
+	while (!eof && !rc) {
+		Tessera__ObjectListRequest m = TESSERA__OBJECT_LIST_REQUEST__INIT;
+		Tessera__ObjectListReply *rep;
+		struct tc_req *r;
+
+		m.cred = &cred;
+		m.resume = resume;
+		m.after = after;
+		m.lost = 1;
+		r = tc_req_new(k->fs, (int)s, TP_OP_OBJECT_LIST, &m.base, NULL, 0);
+		if ((rc = tc_call(k->fs, r, "fsck: list lost objects"))) {
+			tc_req_free(k->fs, r);
+			break;
+		}
+		rep = (Tessera__ObjectListReply *)r->reply;
+		for (size_t i = 0; i < rep->n_handles && !rc; i++) {
+			uint64_t h = rep->handles[i];
+			const struct fsck_name *nm;
+
+			if ((h >> 48) == (k->horizon >> 48) && h >= k->horizon)
+				continue;
+			nm = find_name(k, h);
+			if (nm && nm->file >= 0) {
+				k->out->lost++;
+				say(k, "lost: object %016" PRIx64 " of file %016" PRIx64 " on %s: the"
+				    " daemon made it, its file is gone (reads of it fail; restore the"
+				    " daemon's disk, or remove the file)", h,
+				    k->files[nm->file].handle, where);
+				continue;
+			}
+			if (nm)
+				continue; /* the purger's REMOVE clears it */
+			k->out->orphans++;
+			say(k, "orphan: lost object %016" PRIx64 " on %s: no file or purge intent"
+			    " names it%s", h, where, repair ? "; removing its record" : "");
+			if (repair) {
+				doomed[ndoomed++] = h;
+				if (ndoomed == FSCK_REMOVE_BATCH) {
+					rc = remove_batch(k, s, doomed, ndoomed);
+					ndoomed = 0;
+				}
+			}
+		}
+		after = rep->examined;
+		resume = 1;
+		eof = rep->eof;
+		tc_req_free(k->fs, r);
+	}
+	if (!rc)
+		rc = remove_batch(k, s, doomed, ndoomed);
+	return rc;
+}
+
 int tessera_fsck(tessera_fs *fs, int repair, void (*report)(void *arg, const char *line),
 		 void *arg, struct tessera_fsck *out)
 {
@@ -283,7 +350,7 @@ int tessera_fsck(tessera_fs *fs, int repair, void (*report)(void *arg, const cha
 	if (k.nnames)
 		qsort(k.names, k.nnames, sizeof(*k.names), cmp_name);
 	for (uint32_t s = 0; s < fs->cfg.n_ios; s++)
-		if ((rc = check_ios(&k, s, repair)))
+		if ((rc = check_ios(&k, s, repair)) || (rc = check_lost(&k, s, repair)))
 			goto out;
 	for (size_t i = 0; i < k.nfiles; i++)
 		if (k.files[i].derived < k.files[i].recorded) {

@@ -304,6 +304,8 @@ struct tessera_fsck {
 	uint64_t misplaced;        /* named by a layout, found on another daemon */
 	uint64_t size_mismatch;    /* files whose objects give a size below the
 				    * one the metadata daemon recorded */
+	uint64_t lost;             /* objects of files that a storage daemon
+				    * held but lost (its file is gone) */
 };
 int tessera_fsck(tessera_fs *fs, int repair, void (*report)(void *arg, const char *line),
 		 void *arg, struct tessera_fsck *out);

@@ -127,6 +127,23 @@ static void do_object_list(struct ios *ios, struct srv_req *req)
 		srv_reply_error(req, -ENOMEM, "list objects: no memory");
 		goto out;
 	}
+	if (m->lost) {
+		size_t k = 0;
+
+		/* The registry in handle order, a page at a time: the objects
+		 * held whose files are gone (a lost object still costs a
+		 * REMOVE to clear its record). */
+		ios_store_list(ios->store, m->resume ? m->after : 0, handles, max, &k);
+		rep.examined = k ? handles[k - 1] : m->after;
+		for (size_t i = 0; i < k; i++)
+			if (ios_store_missing(ios->store, handles[i]))
+				handles[n++] = handles[i];
+		rep.n_handles = n;
+		rep.handles = handles;
+		rep.eof = k < max;
+		srv_reply(req, &rep.base, NULL, 0);
+		goto out;
+	}
 	if ((rc = ios_list_objects(ios->store, m->resume, m->after, max, got, &n, &eof))) {
 		srv_reply_error(req, rc, "list objects: %s", strerror(-rc));
 		goto out;

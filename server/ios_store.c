@@ -383,6 +383,22 @@ static int object_get(struct ios_store *st, uint64_t handle, int create, struct 
 	return 0;
 }
 
+int ios_store_missing(struct ios_store *st, uint64_t handle)
+{
+	struct ios_store_faults before = st->faults;
+	struct ios_fd *slot;
+	uint64_t size;
+	int64_t mtime_ns;
+	int rc;
+
+	if (!ios_registry_holds(st->reg, handle))
+		return 0;
+	rc = object_get(st, handle, 0, &slot, &size, &mtime_ns);
+	st->faults = before;
+	st->why[0] = 0;
+	return rc == -EIO;
+}
+
 int ios_size(struct ios_store *st, uint64_t handle, uint64_t *size, int64_t *mtime_ns)
 {
 	struct ios_fd *slot;

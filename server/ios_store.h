@@ -69,6 +69,9 @@ int ios_store_list(struct ios_store *st, uint64_t after, uint64_t *handles, size
 		   size_t *n);
 /* 1 if the store holds `handle` (in its registry), else 0. */
 int ios_store_holds(const struct ios_store *st, uint64_t handle);
+/* 1 if the store holds `handle` but its file is gone (lost), else 0. A
+ * question, not an access: the integrity counters do not move. */
+int ios_store_missing(struct ios_store *st, uint64_t handle);
 
 /* An object byte range. */
 struct ios_piece {

@@ -38,11 +38,12 @@ int cmd_fsck(struct tool *t, int argc, char **argv)
 		tool_fserr(t, rc);
 		goto out;
 	}
-	left = r.orphans - r.removed + r.misplaced + r.size_mismatch;
+	left = r.orphans - r.removed + r.misplaced + r.size_mismatch + r.lost;
 	printf("fsck: %" PRIu64 " files, %" PRIu64 " objects (%" PRIu64 " awaiting the purger, %"
 	       PRIu64 " created during the scan); %" PRIu64 " orphans (%" PRIu64 " removed), %"
-	       PRIu64 " misplaced, %" PRIu64 " size disagreements\n", r.files, r.objects,
-	       r.pending, r.young, r.orphans, r.removed, r.misplaced, r.size_mismatch);
+	       PRIu64 " misplaced, %" PRIu64 " size disagreements, %" PRIu64 " lost\n", r.files,
+	       r.objects, r.pending, r.young, r.orphans, r.removed, r.misplaced, r.size_mismatch,
+	       r.lost);
 	if (left)
 		rc = tool_err(t, -EUCLEAN, "%" PRIu64 " problems left%s", left,
 			      o.flags['r'] ? "" : " (--repair removes orphans)");

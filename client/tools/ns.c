@@ -88,7 +88,12 @@ static int ls_one(struct tool *t, char *arg, int lng, int header, int *printed)
 	struct tessera_stat st;
 	int rc = tessera_stat(t->fs, path, &st);
 
-	if (rc)
+	/* A file whose object is lost or damaged has no size to stat, and
+	 * removing it is what its owner wants: the metadata daemon refuses a
+	 * directory (EISDIR). */
+	if (rc == -EIO)
+		st.mode = S_IFREG;
+	else if (rc)
 		return tool_fserr(t, rc);
 	if (!S_ISDIR(st.mode)) {
 		if (lng)
@@ -252,7 +257,12 @@ static int rm_one(struct tool *t, const char *path, int recursive)
 	struct tessera_stat st;
 	int rc = tessera_stat(t->fs, path, &st);
 
-	if (rc)
+	/* A file whose object is lost or damaged has no size to stat, and
+	 * removing it is what its owner wants: the metadata daemon refuses a
+	 * directory (EISDIR). */
+	if (rc == -EIO)
+		st.mode = S_IFREG;
+	else if (rc)
 		return tool_fserr(t, rc);
 	if (!S_ISDIR(st.mode)) {
 		rc = tessera_unlink(t->fs, path);
