@@ -50,7 +50,7 @@ HPIO_FIELDS = ["count", "size", "spacing", "target", "method", "case", "rep",
 def plan(args):
     """The study's parameters: sweeps, repetitions, what is left out."""
     if args.tiny:
-        return {"mode": "tiny", "reps": 3, "sweeps": {"count": [512], "size": [8, 16]},
+        return {"mode": "tiny", "reps": 3, "sweeps": {"count": [512, 1024]},
                 "posix_max_count": 0, "verify": True, "nprocs": 2,
                 "methods": {"tessera": ["list", "datatype"], "ufs": ["ufs-posix"]}}
     if args.full:
@@ -106,6 +106,41 @@ class Progress:
             sys.stderr.write("\n")
         sys.stderr.write("study: %d run, %d already done (resumed), %s\n" % (
             self.done, self.skipped, self.clock(time.time() - self.t0)))
+
+
+# ------------------------------------------------------------------ running
+class Stopped(Exception):
+    """SIGTERM or SIGINT: the running program was stopped; the study ends
+    here and resumes next time."""
+
+
+RUNNING = {"child": None, "stop": False}
+
+
+def on_signal(*_):
+    RUNNING["stop"] = True
+    child = RUNNING["child"]
+    if child and child.poll() is None:
+        child.terminate()  # mpirun passes it on to the ranks
+    else:
+        raise Stopped()
+
+
+def run(cmd, env=None, timeout=3600):
+    """cmd's CompletedProcess (text output captured), stoppable by a signal."""
+    child = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    RUNNING["child"] = child
+    try:
+        out, err = child.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        child.terminate()
+        child.communicate()
+        raise
+    finally:
+        RUNNING["child"] = None
+    if RUNNING["stop"]:
+        raise Stopped()
+    return subprocess.CompletedProcess(cmd, child.returncode, out, err)
 
 
 # ------------------------------------------------------------------ cluster
@@ -231,7 +266,7 @@ def run_hpio(key, p, out, env):
                          "-s", str(size), "-g", str(spacing), "-r", str(p["reps"]), "-R"]
     if p["verify"]:
         cmd.append("-V")
-    r = subprocess.run(cmd + [name, method], env=env, capture_output=True, text=True, timeout=3600)
+    r = run(cmd + [name, method], env=env)
     if r.returncode != 0:
         raise RuntimeError("mpi_hpio %s %s failed (exit %d): %s" % (
             target, method, r.returncode, r.stderr.strip()[-400:]))
@@ -296,18 +331,17 @@ TABLE_FIELDS = ["table", "label", "nprocs", "method", "op", "requests", "desc_by
                 "bytes_accessed", "bytes_desired", "bytes_resent", "syncs", "seconds"]
 
 
-def run_table(run, method, cluster, env, out):
-    table, label, np_, args, _ = run
+def run_table(trun, method, cluster, env, out):
+    table, label, np_, args, _ = trun
     cmd = mpirun(np_) + [os.path.join(B, "romio-adio/bench/mpi_patterns")] + args
     if "tile" in args:  # the frames to read, written before the counters are read
-        r = subprocess.run(cmd + ["-P", "tessera:/pattern", method], env=env, capture_output=True,
-                           text=True, timeout=3600)
+        r = run(cmd + ["-P", "tessera:/pattern", method], env=env)
         if r.returncode != 0:
             raise RuntimeError("mpi_patterns -P (the frames) failed (exit %d): %s" % (
                 r.returncode, r.stderr.strip()[-400:]))
     cmd += ["tessera:/pattern", method]
     before = cluster.stats()
-    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=3600)
+    r = run(cmd, env=env)
     if r.returncode != 0:
         raise RuntimeError("mpi_patterns %s %s failed (exit %d): %s" % (
             " ".join(args), method, r.returncode, r.stderr.strip()[-400:]))
@@ -375,13 +409,11 @@ def main():
 
     cluster = Cluster(out, net, args.tag)
     failures = []
-
-    def on_term(*_):
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
     need_cluster = any(k not in have for k in tasks) or any(k not in thave for k in tkeys) or \
         ("s3d" in extra and not os.path.exists(os.path.join(out, "s3d.txt")))
+    stopped = False
     try:
         if need_cluster:
             cluster.up()
@@ -397,15 +429,15 @@ def main():
             except (RuntimeError, subprocess.TimeoutExpired) as e:
                 failures.append("%s: %s" % (what, e))
             prog.finish()
-        for run in truns:
-            for m in run[4]:
-                what = "Tab. %s %s %s" % (run[0], run[1], m)
-                if (run[0], run[1], m) in thave:
+        for trun in truns:
+            for m in trun[4]:
+                what = "Tab. %s %s %s" % (trun[0], trun[1], m)
+                if (trun[0], trun[1], m) in thave:
                     prog.skip()
                     continue
                 prog.start(what)
                 try:
-                    append_rows(tables_csv, TABLE_FIELDS, run_table(run, m, cluster, env, out))
+                    append_rows(tables_csv, TABLE_FIELDS, run_table(trun, m, cluster, env, out))
                 except (RuntimeError, subprocess.TimeoutExpired) as e:
                     failures.append("%s: %s" % (what, e))
                 prog.finish()
@@ -418,22 +450,22 @@ def main():
                 e = dict(env)
                 if p["mode"] != "full":
                     e.update({"S3D_N": "64", "S3D_POSIX_N": "32", "S3D_RANKS": "1 2 4", "S3D_REPS": "2"})
-                r = subprocess.run(["nice", "bash", os.path.join(TOP, "tests/bench/bench_mpi_s3d.sh"),
-                                    cluster.conf], env=e, capture_output=True, text=True)
+                r = run(["nice", "bash", os.path.join(TOP, "tests/bench/bench_mpi_s3d.sh"),
+                         cluster.conf], env=e)
                 if r.returncode == 0:
                     open(dst + ".tmp", "w").write(r.stdout)
                     os.replace(dst + ".tmp", dst)
                 else:
                     failures.append("bench_mpi_s3d.sh: exit %d: %s" % (r.returncode, r.stderr[-400:]))
                 prog.finish()
-    except KeyboardInterrupt:
+    except Stopped:
+        stopped = True
+    finally:
+        if need_cluster:
+            cluster.down()
+    if stopped:
         prog.close()
-        if need_cluster:
-            cluster.down()
         sys.exit("study: interrupted; run it again to resume (finished points are kept in %s)" % out)
-    else:
-        if need_cluster:
-            cluster.down()
     if "locks" in extra:
         dst = os.path.join(out, "locks")
         if os.path.exists(os.path.join(dst, "report.txt")):
@@ -441,8 +473,11 @@ def main():
         else:
             prog.start("lock figures 7.3-7.6 (bench_locks.sh, clusters of their own on loopback)")
             e = dict(os.environ, LOCK_BENCH_OUT=dst)
-            r = subprocess.run(["nice", "bash", os.path.join(TOP, "tests/bench/bench_locks.sh")],
-                               env=e, capture_output=True, text=True)
+            try:
+                r = run(["nice", "bash", os.path.join(TOP, "tests/bench/bench_locks.sh")], env=e)
+            except Stopped:
+                prog.close()
+                sys.exit("study: interrupted; run it again to resume (finished parts are kept in %s)" % out)
             if r.returncode != 0:
                 failures.append("bench_locks.sh: exit %d: %s" % (r.returncode, r.stderr[-400:]))
             prog.finish()
