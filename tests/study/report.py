@@ -262,26 +262,28 @@ def guidelines(meta, agg):
     else:
         res.append((2, "Group individual I/O access to make large MPI-IO calls", "not measured",
                     "POSIX was not run at the default point in this mode"))
-    sizes = meta["sweeps"].get("size", [])
-    if len(sizes) >= 2:
-        lo, hi = pt(size=sizes[0]), pt(size=sizes[-1])
-        up = [(m, w(lo, m, "c-nc"), w(hi, m, "c-nc")) for m in ("list", "datatype", "two-phase")]
+    def trend(n, heading, sweep, methods, grows):
+        """Guideline n: c-nc writes from the sweep's first to its last
+        value go up (grows) or down for every method."""
+        vals = meta["sweeps"].get(sweep, [])
+        if len(vals) < 2:
+            return None
+        lo, hi = pt(**{sweep: vals[0]}), pt(**{sweep: vals[-1]})
+        up = [(m, w(lo, m, "c-nc"), w(hi, m, "c-nc")) for m in methods]
         up = [u for u in up if u[1] and u[2]]
-        ok = sum(b > a for _, a, b in up)
-        res.append((3, "Increase the file region size", "supported" if ok == len(up) and up else
+        ok = sum((b > a) == grows for _, a, b in up)
+        res.append((n, heading, "supported" if ok == len(up) and up else
                     "partly supported" if ok else "contradicted",
-                    "c-nc writes, size %d → %d: " % (sizes[0], sizes[-1]) +
+                    "c-nc writes, %s %d → %d: " % (sweep, vals[0], vals[-1]) +
                     ", ".join("%s %s → %s MB/s" % (m, fmt(a), fmt(b)) for m, a, b in up)))
+        return lo, hi
+
+    trend(3, "Increase the file region size", "size", ("list", "datatype", "two-phase"), True)
     sp = meta["sweeps"].get("spacing", [])
-    if len(sp) >= 2:
-        lo, hi = pt(spacing=sp[0]), pt(spacing=sp[-1])
-        up = [(m, w(lo, m, "c-nc"), w(hi, m, "c-nc")) for m in ("list", "datatype", "two-phase", "sieve")]
-        up = [u for u in up if u[1] and u[2]]
-        ok = sum(a > b for _, a, b in up)
-        res.append((4, "Reduce the file region spacing", "supported" if ok == len(up) and up else
-                    "partly supported" if ok else "contradicted",
-                    "c-nc writes, spacing %d → %d: " % (sp[0], sp[-1]) +
-                    ", ".join("%s %s → %s MB/s" % (m, fmt(a), fmt(b)) for m, a, b in up)))
+    ends = trend(4, "Reduce the file region spacing", "spacing",
+                 ("list", "datatype", "two-phase", "sieve"), False)
+    if ends:
+        lo, hi = ends
         # 5: two-phase wins at small spacing, individual methods at large
         def winner(p):
             c = {m: w(p, m, "c-nc") for m in ("list", "datatype", "two-phase")}
