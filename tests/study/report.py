@@ -311,9 +311,13 @@ def guidelines(meta, agg):
                     "datatype I/O writes fastest of the individual methods at %d of %d "
                     "noncontiguous points%s" % (wins, total, "" if wins > total / 2 else
                                                 "; list I/O with Tessera's batch of 8192 regions "
-                                                "needs as few requests, and the extra "
-                                                "description bytes are cheap unless the "
-                                                "network is slow")))
+                                                "needs as few requests, " + (
+                                                    "and on loopback the description bytes "
+                                                    "datatype I/O saves cost nothing"
+                                                    if meta["net"] == "loopback" else
+                                                    "and over these links both are mostly bound "
+                                                    "by the link or the sync, within noise of "
+                                                    "each other"))))
     sv = []
     for case in ("c-nc", "nc-nc"):
         s, l_, dt = w(d, "sieve", case), w(d, "list", case), w(d, "datatype", case)
