@@ -316,8 +316,7 @@ def table_runs(p):
         side = 600 if full else 120
         runs.append(("3.2", "3-D block %d^3 ints, %d clients" % (side, procs), procs,
                      ["-p", "block3d", "-L", str(side)],
-                     (["posix"] if not full and procs > 8 else ["posix"]) +
-                     ["sieve", "coll", "list", "datatype"]))
+                     ["posix", "sieve", "coll", "list", "datatype"]))
     flash_np = [2] if not full else [2, 4]
     for procs in flash_np:
         runs.append(("3.3", "FLASH I/O, %d clients, %d blocks each" % (procs, 80 if full else 8),
@@ -375,8 +374,14 @@ def main():
     ap.add_argument("--tag", default="s", help="namespace name tag (netns.sh)")
     ap.add_argument("--parts", default="hpio,tables,locks,s3d")
     ap.add_argument("--no-plots", action="store_true")
+    ap.add_argument("--methods", help="only these HPIO methods (e.g. list,datatype)")
     args = ap.parse_args()
     p = plan(args)
+    if args.methods:
+        keep = args.methods.split(",")
+        p["methods"] = {t: [m for m in ms if m in keep or m.replace("ufs-", "") in keep]
+                        for t, ms in p.get("methods", {"tessera": TESSERA_METHODS,
+                                                       "ufs": UFS_METHODS}).items()}
     net = args.net.strip()
     out = os.path.abspath(args.out or os.path.join(
         B, "study", "%s-%s" % (p["mode"], net or "loopback")))
