@@ -165,16 +165,17 @@ WHY = {
     "posix": "Tessera counts a request per storage daemon a piece touches; a piece "
              "that crosses a 64 KiB strip boundary is two",
     "sieve": "the driver sieves in windows of ind_*_buffer_size (4 MiB) but reads each "
-             "window as one request per storage daemon it spans (4), and a sieving "
+             "window as one request per storage daemon it spans and per max_io (1 MiB), and a sieving "
              "write reads the window first",
     "coll": "two-phase's aggregators read or write their file domains in cb_buffer_size "
-            "pieces, each a request per storage daemon spanned; the dissertation "
-            "counted one per file-system call",
+            "pieces, each a request per storage daemon spanned and per max_io (1 MiB); "
+            "the dissertation counted one per file-system call",
     "list": "a list request carries at most 64 regions (the tessera_list_batch hint, "
             "the dissertation's limit), split per storage daemon: a batch that spans "
             "k daemons is k requests",
-    "datatype": "one request per storage daemon the access touches (the dissertation "
-                "counted one file-system call per client)",
+    "datatype": "one request per storage daemon the access touches and per max_io "
+                "(1 MiB) of data a request carries at most (the dissertation counted one "
+                "file-system call per client)",
 }
 
 
