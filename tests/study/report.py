@@ -421,7 +421,8 @@ def main():
           "aggregate MB/s = all ranks' bytes / the slowest rank's time. At the default point a "
           "rank moves 32 KiB, a write of a millisecond or two plus the sync, so points that small "
           "move by ±100 % from run to run on a shared 2-core machine; trends over a sweep and "
-          "the larger points are what to read.",
+          "the larger points are what to read. Unlike the dissertation, no one-second pause "
+          "between runs, and every rank runs on this one machine.",
           "- Started %s. Left out: %s." % (meta.get("started", "?"), "; ".join(meta.get("left_out", [])) or
                                           "nothing"),
           ""]
