@@ -25,6 +25,7 @@ sweep (2 points, verify on).
 """
 import argparse
 import csv
+import fcntl
 import json
 import os
 import shutil
@@ -386,6 +387,13 @@ def main():
     out = os.path.abspath(args.out or os.path.join(
         B, "study", "%s-%s" % (p["mode"], net or "loopback")))
     os.makedirs(out, exist_ok=True)
+    # One study at a time in a folder: a second would remove the first's
+    # daemons' state under it.
+    lock = open(os.path.join(out, "study.lock"), "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        sys.exit("study: another study is running in %s" % out)
     parts = [x for x in args.parts.split(",") if x]
     meta_path = os.path.join(out, "study.json")
     meta = {"mode": p["mode"], "methods": p.get("methods"), "net": net or "loopback", "reps": p["reps"], "nprocs": p["nprocs"],
