@@ -9,6 +9,11 @@
 #   make down     stop it
 #   make bench    run the benchmarks (figures, not tests)
 #   make crash    the crash test's 100 trials (make check runs 10)
+#   make study    the HPIO study (tests/study/): sweeps over MPI-IO, the
+#                 request-count tables, the lock and S3D figures, a CSV,
+#                 PNGs and a report in build/study/; FULL=1 for the
+#                 dissertation's ranges, NET=100mbit (any tc rate) for the
+#                 daemons on network namespaces behind rate-limited links
 #   make install  install the programs, libtessera (shared with its soname
 #                 links, static, headers, tessera.pc), the ROMIO component
 #                 and the man pages under $(DESTDIR)$(PREFIX) (/usr/local)
@@ -55,7 +60,7 @@ USES_tests       := client proto dataloops lockmgr
 # Fragments name other parts' libraries in prerequisites ($$(LIBS)).
 .SECONDEXPANSION:
 
-.PHONY: all deps check check-build test test-san run down bench crash clean print-bounds install
+.PHONY: all deps check check-build test test-san run down bench crash study clean print-bounds install
 all:
 
 PARTS   := $(sort $(patsubst %/,%,$(dir $(wildcard */*.mk))))
@@ -118,6 +123,13 @@ crash: all
 
 bench: all
 	@bash tests/bench/run-bench.sh
+
+# Resumes an interrupted study of the same mode in the same folder
+# (STUDY_OUT, default build/study/<short|full>-<loopback|NET>).
+study: deps
+	@$(MAKE) --no-print-directory all
+	@python3 tests/study/study.py $(if $(FULL),--full) $(if $(NET),--net $(NET)) \
+		$(if $(STUDY_OUT),--out $(STUDY_OUT))
 
 # ------------------------------------------------------------------ install
 # Staged installs (DESTDIR) keep the PREFIX paths in what they write

@@ -16,6 +16,8 @@ $(B)/tests/unit/%.o: CPPFLAGS += $(addprefix -I,$(PARTS))
 INTEG_TESTS += $(patsubst %.c,$(B)/%,$(wildcard tests/integ/test_*.c))
 # Scripts (CLI, FUSE, fuzzing) drive the plain build's programs: run once.
 EXTRA_TESTS += $(wildcard tests/integ/test_*.sh)
+# The study's machinery (tests/study/: a tiny sweep, resume, a NET run).
+EXTRA_TESTS += $(wildcard tests/study/test_*.sh)
 
 $(B)/tests/unit/%: $(B)/tests/unit/%.o $(LIBS)
 	$(CC) $(LDFLAGS) -o $@ $< $(LINK_LIBS) -lcmocka $(SYS_LIBS)

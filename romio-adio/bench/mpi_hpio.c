@@ -3,7 +3,8 @@
  * Liao, Ward, Pundit: "Evaluating I/O characteristics and methods for
  * storing structured scientific data", IPDPS 2006) for the Tessera driver.
  *
- *   mpi_hpio [-n REGIONS] [-s SIZE] [-g SPACING] [-r REPS] NAME METHOD...
+ *   mpi_hpio [-n REGIONS] [-s SIZE] [-g SPACING] [-r REPS] [-c CASES] [-V] [-R]
+ *            NAME METHOD...
  *
  * Each rank moves REGIONS regions (default 4096) of SIZE bytes (8); where
  * an access is noncontiguous, regions are SPACING bytes apart (128). In a
@@ -21,13 +22,21 @@
  *
  * Prints one line per case and method: bandwidth of write (with sync) and
  * read in MiB/s, best of REPS runs, over all ranks' bytes.
+ *   -c CASES   only these cases, e.g. "c-c,c-nc" (all four by default)
+ *   -V         verify: each read is checked against what was written (every
+ *              rank, every region); the line ends "verify ok" or
+ *              "verify FAILED"
+ *   -R         also one line per repetition, "rep CASE METHOD I WRITE_S
+ *              READ_S" (seconds, max over ranks; -1 for a failed run), for
+ *              a driver that averages its own way (tests/study/)
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int regions = 4096, size = 8, spacing = 128, reps = 3;
+static int regions = 4096, size = 8, spacing = 128, reps = 3, verify, raw;
+static const char *case_list;
 static int rank, nprocs;
 
 static void make_types(int mem_nc, int file_nc, MPI_Datatype *mem, MPI_Datatype *file,
@@ -79,9 +88,20 @@ static int open_file(const char *name, const char *method, MPI_File *fh)
 	return rc;
 }
 
+/* Whether NAME is an item of the comma-separated LIST. */
+static int in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == 0))
+			return 1;
+	return 0;
+}
+
 /* One timed run; returns seconds (max over ranks), or -1 on failure. */
 static double run(const char *name, const char *method, int mem_nc, int file_nc, int writing,
-		  char *buf)
+		  char *buf, long *wrong)
 {
 	MPI_Datatype mem, file;
 	MPI_Offset disp;
@@ -116,6 +136,20 @@ static double run(const char *name, const char *method, int mem_nc, int file_nc,
 	MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 	bad = rc != MPI_SUCCESS;
 	MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	if (!writing && wrong) {
+		/* the regions read against the pattern written (i + rank) */
+		long w = 0;
+		size_t stride = mem_nc ? (size_t)size + spacing : (size_t)size;
+
+		for (size_t i = 0; i < (size_t)regions; i++)
+			for (size_t j = 0; j < (size_t)size; j++) {
+				size_t at = i * stride + j;
+
+				w += buf[at] != (char)(at + rank);
+			}
+		MPI_Allreduce(MPI_IN_PLACE, &w, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+		*wrong += w;
+	}
 	return bad ? -1 : tmax;
 }
 
@@ -123,7 +157,8 @@ int main(int argc, char **argv)
 {
 	static const char *cases[4] = {"c-c", "nc-c", "c-nc", "nc-nc"};
 	const char *name;
-	char *buf, fname[1024];
+	char *buf, *rbuf, fname[1024];
+	size_t len;
 	int a = 1;
 
 	MPI_Init(&argc, &argv);
@@ -138,18 +173,27 @@ int main(int argc, char **argv)
 		case 's': size = v; break;
 		case 'g': spacing = v; break;
 		case 'r': reps = v; break;
+		case 'c': case_list = argv[a + 1]; break;
+		case 'V': verify = 1; a--; break;
+		case 'R': raw = 1; a--; break;
 		}
 	}
 	if (a >= argc - 1) {
 		if (rank == 0)
 			fprintf(stderr, "usage: mpi_hpio [-n REGIONS] [-s SIZE] [-g SPACING] [-r REPS] "
-					"NAME METHOD...\n");
+					"[-c CASES] [-V] [-R] NAME METHOD...\n");
 		MPI_Finalize();
 		return 2;
 	}
 	name = argv[a++];
-	buf = malloc((size_t)regions * (size + spacing));
-	for (size_t i = 0; i < (size_t)regions * (size + spacing); i++)
+	len = (size_t)regions * (size + spacing);
+	buf = malloc(len);
+	rbuf = malloc(len);
+	if (!buf || !rbuf) {
+		fprintf(stderr, "mpi_hpio: rank %d: no memory for 2 x %zu bytes\n", rank, len);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	for (size_t i = 0; i < len; i++)
 		buf[i] = (char)(i + rank);
 	if (rank == 0)
 		printf("# %d ranks, %d regions of %d bytes, spacing %d, best of %d; MiB/s\n", nprocs,
@@ -159,22 +203,32 @@ int main(int argc, char **argv)
 
 		for (int c = 0; c < 4; c++) {
 			int mem_nc = c == 1 || c == 3, file_nc = c >= 2;
-			double best_w = 0, best_r = 0, t;
+			double best_w = 0, best_r = 0, t, tr;
+			long wrong = 0;
 
+			if (case_list && !in_list(case_list, cases[c]))
+				continue;
 			snprintf(fname, sizeof(fname), "%s.%s.%s", name, method, cases[c]);
 			for (int r = 0; r < reps; r++) {
-				t = run(fname, method, mem_nc, file_nc, 1, buf);
+				t = run(fname, method, mem_nc, file_nc, 1, buf, NULL);
 				if (t > 0 && (best_w == 0 || t < best_w))
 					best_w = t;
-				t = run(fname, method, mem_nc, file_nc, 0, buf);
-				if (t > 0 && (best_r == 0 || t < best_r))
-					best_r = t;
+				memset(rbuf, 0, len);
+				tr = run(fname, method, mem_nc, file_nc, 0, rbuf, verify ? &wrong : NULL);
+				if (tr > 0 && (best_r == 0 || tr < best_r))
+					best_r = tr;
+				if (raw && rank == 0)
+					printf("rep %s %s %d %.6f %.6f\n", cases[c], method, r, t, tr);
 			}
 			if (rank == 0) {
 				double mib = (double)regions * size * nprocs / (1 << 20);
 
-				printf("%-6s %-10s write %9.2f  read %9.2f\n", cases[c], method,
-				       best_w > 0 ? mib / best_w : 0.0, best_r > 0 ? mib / best_r : 0.0);
+				printf("%-6s %-10s write %9.2f  read %9.2f%s\n", cases[c], method,
+				       best_w > 0 ? mib / best_w : 0.0, best_r > 0 ? mib / best_r : 0.0,
+				       !verify ? "" : wrong ? "  verify FAILED" : "  verify ok");
+				if (wrong)
+					fprintf(stderr, "mpi_hpio: %s %s: %ld bytes read back differ from those written\n",
+						cases[c], method, wrong);
 				fflush(stdout);
 			}
 			if (rank == 0)
@@ -183,6 +237,7 @@ int main(int argc, char **argv)
 		}
 	}
 	free(buf);
+	free(rbuf);
 	MPI_Finalize();
 	return 0;
 }

@@ -1,0 +1,277 @@
+/*
+ * mpi_patterns.c - the access patterns of the dissertation's request-count
+ * tables (seed 001, Ch. 3-4), one MPI-IO call per rank, for
+ * tests/study/study.py, which reads the storage daemons' counters around it.
+ *
+ *   mpi_patterns -p tile [-f FRAMES] [-P] NAME METHOD      (Tab. 3.1, read)
+ *   mpi_patterns -p block3d [-L SIDE] NAME METHOD          (Tab. 3.2, write)
+ *   mpi_patterns -p flash [-b BLOCKS] NAME METHOD          (Tab. 3.3, write)
+ *
+ * tile: 6 ranks, a 3 x 2 display of 1024 x 768 tiles of 24-bit pixels
+ *   overlapping by 270 and 128 pixels; each rank reads its tile of FRAMES
+ *   frames (1). -P first writes the frames (not part of the measured call;
+ *   the driver runs it on its own before reading the counters).
+ * block3d: SIDE^3 4-byte integers (600) in 3-D blocks over p^3 ranks
+ *   (ROMIO's coll_perf.c); each rank writes its block.
+ * flash: BLOCKS blocks (80) per rank of 8^3 interior cells with 4 guard
+ *   cells a side and 24 doubles a cell, interleaved by cell in memory; the
+ *   file holds variable 0 of every block of every rank, then variable 1...
+ * METHOD: posix sieve list datatype (the driver's hints; list with 64
+ * regions a request, the dissertation's PVFS limit) or coll (two-phase,
+ * one aggregator per rank); sieving and two-phase buffers of 4 MiB.
+ *
+ * Prints "op read|write DESIRED RESENT SECONDS" (rank 0): DESIRED the bytes
+ * per rank, RESENT the mean bytes per rank that two-phase moves between
+ * ranks (each rank's bytes that lie in another aggregator's file domain,
+ * by ROMIO's even split of the aggregate extent; 0 for the other methods).
+ */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, nprocs;
+
+/* Each rank's file regions, (offset, length) in file order. */
+struct regions {
+	long long *off, *len;
+	long n;
+};
+
+static void add(struct regions *r, long long off, long long len)
+{
+	if (r->n && r->off[r->n - 1] + r->len[r->n - 1] == off) {
+		r->len[r->n - 1] += len;
+		return;
+	}
+	r->off[r->n] = off;
+	r->len[r->n++] = len;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "mpi_patterns: rank %d: %s\n", rank, what);
+	MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+int main(int argc, char **argv)
+{
+	const char *pattern = "tile", *name, *method;
+	int frames = 1, side = 600, blocks = 80, prepare = 0, a = 1, writing = 1, rc;
+	MPI_Datatype mem, file;
+	MPI_Offset disp = 0;
+	struct regions reg = {0};
+	long long desired = 0;
+	char *buf;
+	size_t buflen;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+	MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
+	for (; a < argc && argv[a][0] == '-'; a++) {
+		if (!strcmp(argv[a], "-P")) {
+			prepare = 1;
+			continue;
+		}
+		if (a + 1 >= argc)
+			break;
+		switch (argv[a][1]) {
+		case 'p': pattern = argv[++a]; break;
+		case 'f': frames = atoi(argv[++a]); break;
+		case 'L': side = atoi(argv[++a]); break;
+		case 'b': blocks = atoi(argv[++a]); break;
+		default: a++; break;
+		}
+	}
+	if (a + 2 != argc) {
+		if (rank == 0)
+			fprintf(stderr, "usage: mpi_patterns -p tile|block3d|flash [-f FRAMES] [-L SIDE] "
+					"[-b BLOCKS] [-P] NAME METHOD\n");
+		MPI_Finalize();
+		return 2;
+	}
+	name = argv[a];
+	method = argv[a + 1];
+
+	if (!strcmp(pattern, "tile")) {
+		/* frame 2532 x 1408 pixels of 3 bytes; tile 1024 x 768 */
+		const int fw = 2532 * 3, fh = 1408, tw = 1024 * 3, th = 768;
+		int c = rank % 3, r = rank / 3;
+		int sizes[2] = {fh, fw}, sub[2] = {th, tw}, start[2] = {r * (768 - 128), c * (1024 - 270) * 3};
+
+		if (nprocs != 6)
+			die("the tile reader runs on 6 ranks (a 3 x 2 display)");
+		writing = 0;
+		MPI_Type_create_subarray(2, sizes, sub, start, MPI_ORDER_C, MPI_BYTE, &file);
+		desired = (long long)frames * th * tw;
+		reg.off = malloc(sizeof(long long) * frames * th);
+		reg.len = malloc(sizeof(long long) * frames * th);
+		for (int f = 0; f < frames; f++)
+			for (int y = 0; y < th; y++)
+				add(&reg, (long long)f * fw * fh + (long long)(start[0] + y) * fw + start[1], tw);
+		if (prepare) {
+			/* the frames, written contiguously by rank 0 */
+			MPI_File fh_;
+			size_t flen = (size_t)fw * fh;
+			char *fb = malloc(flen);
+
+			if (!fb)
+				die("no memory for a frame");
+			memset(fb, 7, flen);
+			if (MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_WRONLY,
+					  MPI_INFO_NULL, &fh_) != MPI_SUCCESS)
+				die("cannot create the frames file");
+			if (rank == 0)
+				for (int f = 0; f < frames; f++)
+					if (MPI_File_write_at(fh_, (MPI_Offset)f * flen, fb, (int)flen, MPI_BYTE,
+							      MPI_STATUS_IGNORE) != MPI_SUCCESS)
+						die("cannot write a frame");
+			MPI_File_close(&fh_);
+			free(fb);
+			MPI_Finalize();
+			return 0;
+		}
+		MPI_Type_contiguous((int)desired, MPI_BYTE, &mem);
+	} else if (!strcmp(pattern, "block3d")) {
+		int p = 1, L;
+
+		while ((p + 1) * (p + 1) * (p + 1) <= nprocs)
+			p++;
+		if (p * p * p != nprocs || side % p)
+			die("block3d wants a cube number of ranks that divides SIDE");
+		L = side / p;
+		int sizes[3] = {side, side, side}, sub[3] = {L, L, L};
+		int start[3] = {(rank / (p * p)) * L, ((rank / p) % p) * L, (rank % p) * L};
+
+		MPI_Type_create_subarray(3, sizes, sub, start, MPI_ORDER_C, MPI_INT, &file);
+		desired = 4LL * L * L * L;
+		reg.off = malloc(sizeof(long long) * L * L);
+		reg.len = malloc(sizeof(long long) * L * L);
+		for (int z = 0; z < L; z++)
+			for (int y = 0; y < L; y++)
+				add(&reg, 4LL * (((long long)(start[0] + z) * side + start[1] + y) * side + start[2]),
+				    4LL * L);
+		MPI_Type_contiguous((int)desired, MPI_BYTE, &mem);
+	} else if (!strcmp(pattern, "flash")) {
+		/* memory: [block][z][y][x][var] with 16^3 cells a block (4 guard
+		 * cells a side); file: [var][rank][block][8^3 doubles] */
+		const int nv = 24, g = 4, nx = 8, n = nx + 2 * g;
+		long cnt = (long)nv * blocks * nx * nx * nx, k = 0;
+		MPI_Aint *md = malloc(sizeof(MPI_Aint) * cnt), *fd = malloc(sizeof(MPI_Aint) * nv * blocks);
+
+		if (!md || !fd)
+			die("no memory for the FLASH types");
+		reg.off = malloc(sizeof(long long) * nv * blocks);
+		reg.len = malloc(sizeof(long long) * nv * blocks);
+		for (int v = 0; v < nv; v++)
+			for (int b = 0; b < blocks; b++) {
+				fd[v * blocks + b] = (((MPI_Aint)v * nprocs + rank) * blocks + b) * 4096;
+				add(&reg, fd[v * blocks + b], 4096);
+				for (int z = 0; z < nx; z++)
+					for (int y = 0; y < nx; y++)
+						for (int x = 0; x < nx; x++)
+							md[k++] = ((((MPI_Aint)b * n + z + g) * n + y + g) * n + x + g) *
+									  nv * 8 + v * 8;
+			}
+		MPI_Type_create_hindexed_block((int)cnt, 8, md, MPI_BYTE, &mem);
+		MPI_Type_create_hindexed_block(nv * blocks, 4096, fd, MPI_BYTE, &file);
+		free(md);
+		free(fd);
+		desired = 8LL * cnt;
+	} else {
+		die("unknown pattern (tile, block3d, flash)");
+	}
+	MPI_Type_commit(&mem);
+	MPI_Type_commit(&file);
+	{
+		MPI_Aint lb, ext;
+
+		MPI_Type_get_extent(mem, &lb, &ext);
+		buflen = (size_t)(lb + ext);
+	}
+	buf = malloc(buflen);
+	if (!buf)
+		die("no memory for the buffer");
+	for (size_t i = 0; i < buflen; i++)
+		buf[i] = (char)(i + rank);
+
+	/* Two-phase's resent bytes: my bytes outside my own file domain, the
+	 * aggregate extent split evenly over the nprocs aggregators. */
+	long long lo = reg.off[0], hi = reg.off[reg.n - 1] + reg.len[reg.n - 1], glo, ghi, resent = 0;
+	MPI_Allreduce(&lo, &glo, 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+	MPI_Allreduce(&hi, &ghi, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+	{
+		long long fdsz = (ghi - glo + nprocs - 1) / nprocs;
+		long long mlo = glo + (long long)rank * fdsz, mhi = mlo + fdsz;
+
+		for (long i = 0; i < reg.n; i++) {
+			long long s = reg.off[i] > mlo ? reg.off[i] : mlo;
+			long long e = reg.off[i] + reg.len[i] < mhi ? reg.off[i] + reg.len[i] : mhi;
+
+			resent += reg.len[i] - (e > s ? e - s : 0);
+		}
+	}
+	MPI_Allreduce(MPI_IN_PLACE, &resent, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+
+	MPI_Info info;
+	MPI_File fh;
+	int coll = !strcmp(method, "coll");
+	char nag[16];
+
+	MPI_Info_create(&info);
+	MPI_Info_set(info, "ind_rd_buffer_size", "4194304");
+	MPI_Info_set(info, "ind_wr_buffer_size", "4194304");
+	MPI_Info_set(info, "cb_buffer_size", "4194304");
+	if (coll) {
+		snprintf(nag, sizeof(nag), "%d", nprocs);
+		MPI_Info_set(info, "romio_cb_read", "enable");
+		MPI_Info_set(info, "romio_cb_write", "enable");
+		MPI_Info_set(info, "cb_nodes", nag);
+	} else {
+		MPI_Info_set(info, "romio_cb_read", "disable");
+		MPI_Info_set(info, "romio_cb_write", "disable");
+		MPI_Info_set(info, "tessera_io_read", (char *)method);
+		MPI_Info_set(info, "tessera_io_write", (char *)method);
+		MPI_Info_set(info, "tessera_list_batch", "64");
+	}
+	rc = MPI_File_open(MPI_COMM_WORLD, name,
+			   writing ? MPI_MODE_CREATE | MPI_MODE_RDWR : MPI_MODE_RDONLY, info, &fh);
+	MPI_Info_free(&info);
+	if (rc != MPI_SUCCESS)
+		die("cannot open the file (for reading the tile reader's frames: run -P first)");
+	MPI_File_set_view(fh, disp, MPI_BYTE, file, "native", MPI_INFO_NULL);
+	MPI_Barrier(MPI_COMM_WORLD);
+	double t0 = MPI_Wtime(), t;
+
+	if (writing) {
+		rc = coll ? MPI_File_write_at_all(fh, 0, buf, 1, mem, MPI_STATUS_IGNORE)
+			  : MPI_File_write_at(fh, 0, buf, 1, mem, MPI_STATUS_IGNORE);
+		if (rc == MPI_SUCCESS)
+			rc = MPI_File_sync(fh);
+	} else {
+		rc = coll ? MPI_File_read_at_all(fh, 0, buf, 1, mem, MPI_STATUS_IGNORE)
+			  : MPI_File_read_at(fh, 0, buf, 1, mem, MPI_STATUS_IGNORE);
+	}
+	t = MPI_Wtime() - t0;
+	MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+	if (rc != MPI_SUCCESS) {
+		char msg[MPI_MAX_ERROR_STRING];
+		int len;
+
+		MPI_Error_string(rc, msg, &len);
+		die(msg);
+	}
+	MPI_File_close(&fh);
+	if (rank == 0)
+		printf("op %s %lld %lld %.6f\n", writing ? "write" : "read", desired,
+		       coll ? resent / nprocs : 0, t);
+	free(buf);
+	free(reg.off);
+	free(reg.len);
+	MPI_Type_free(&mem);
+	MPI_Type_free(&file);
+	MPI_Finalize();
+	return 0;
+}

@@ -1,0 +1,525 @@
+#!/usr/bin/env python3
+"""study.py - the HPIO study in one command (`make study`).
+
+    study.py [--full] [--net RATE] [--out DIR] [--parts hpio,tables,locks,s3d]
+             [--tiny] [--no-plots]
+
+Runs, into one folder (default build/study/<short|full>-<loopback|RATE>):
+  hpio.csv      every HPIO repetition over MPI-IO (romio-adio/bench/mpi_hpio):
+                the three sweeps of seed 001 §5.3 (region count, size,
+                spacing), the four access cases, Tessera's methods (POSIX,
+                sieve, list, datatype, two-phase) and ROMIO's UFS driver on a
+                local file in the same run; writes with MPI_File_sync
+  tables.csv    request counts of the dissertation's Tabs. 3.1-3.3 and 4.1
+                from the storage daemons' counters (romio-adio/bench/mpi_patterns)
+  locks/        the lock figures 7.3-7.6 (tests/bench/bench_locks.sh)
+  s3d.txt       the S3D-like checkpoint in atomic mode (bench_mpi_s3d.sh)
+  *.png         the figures (tests/study/plot_study.py)
+  report.md     the results beside the dissertation's
+--net RATE puts the metadata daemon and the storage daemons on two "nodes",
+network namespaces joined by a bridge, each link limited to RATE by a tc
+token bucket (tests/study/netns.sh); the MPI ranks stay in the root
+namespace. A study that is interrupted resumes: points already in the CSVs
+are not run again (delete the folder to start over). --tiny is the check's
+sweep (2 points, verify on).
+"""
+import argparse
+import csv
+import fcntl
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+B = os.environ.get("TESSERA_BUILD", os.path.join(TOP, "build"))
+NPROCS = 4
+N_IOS = 4
+CASES = ["c-c", "nc-c", "c-nc", "nc-nc"]
+TESSERA_METHODS = ["posix", "sieve", "list", "datatype", "coll"]
+UFS_METHODS = ["ufs-posix", "ufs-sieve", "coll"]
+DEFAULT = {"count": 4096, "size": 8, "spacing": 128}
+POW2 = lambda lo, hi: [1 << i for i in range(lo, hi + 1)]  # noqa: E731
+HPIO_FIELDS = ["count", "size", "spacing", "target", "method", "case", "rep",
+               "nprocs", "write_s", "read_s", "write_mbs", "read_mbs", "verify"]
+
+
+def plan(args):
+    """The study's parameters: sweeps, repetitions, what is left out."""
+    if args.tiny:
+        return {"mode": "tiny", "reps": 3, "sweeps": {"count": [512, 1024]},
+                "posix_max_count": 0, "verify": True, "nprocs": 2,
+                "methods": {"tessera": ["list", "datatype"], "ufs": ["ufs-posix"]}}
+    if args.full:
+        return {"mode": "full", "reps": 6,
+                "sweeps": {"count": POW2(11, 20), "size": POW2(3, 12), "spacing": POW2(3, 12)},
+                "posix_max_count": 131072, "verify": False, "nprocs": NPROCS}
+    return {"mode": "short", "reps": 3,
+            "sweeps": {"count": [2048, 32768], "size": [8, 128, 2048], "spacing": [8, 128, 4096]},
+            "posix_max_count": 4096, "posix_max_size": 128, "verify": False, "nprocs": NPROCS}
+
+
+# ------------------------------------------------------------------ progress
+class Progress:
+    """One line on a terminal (what runs, what is left, time so far); plain
+    lines otherwise."""
+
+    def __init__(self, total):
+        self.total, self.done, self.skipped = total, 0, 0
+        self.t0 = time.time()
+        self.tty = sys.stderr.isatty()
+        self.spent = []
+
+    def clock(self, s):
+        s = int(s)
+        return "%dm%02ds" % (s // 60, s % 60)
+
+    def start(self, what):
+        self.what, self.t1 = what, time.time()
+        left = self.total - self.done - self.skipped
+        eta = ""
+        if self.spent:
+            eta = ", about %s left" % self.clock(statistics.mean(self.spent) * left)
+        line = "[%d/%d] %s (%d to go%s; %s so far)" % (
+            self.done + self.skipped + 1, self.total, what, left, eta,
+            self.clock(time.time() - self.t0))
+        if self.tty:
+            cols = shutil.get_terminal_size((100, 20)).columns
+            sys.stderr.write("\r\033[K" + line[:cols - 1])
+        else:
+            sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+    def finish(self):
+        self.done += 1
+        self.spent.append(time.time() - self.t1)
+
+    def skip(self):
+        self.skipped += 1
+
+    def close(self):
+        if self.tty:
+            sys.stderr.write("\n")
+        sys.stderr.write("study: %d run, %d already done (resumed), %s\n" % (
+            self.done, self.skipped, self.clock(time.time() - self.t0)))
+
+
+# ------------------------------------------------------------------ running
+class Stopped(Exception):
+    """SIGTERM or SIGINT: the running program was stopped; the study ends
+    here and resumes next time."""
+
+
+RUNNING = {"child": None, "stop": False}
+
+
+def on_signal(*_):
+    RUNNING["stop"] = True
+    child = RUNNING["child"]
+    if child and child.poll() is None:
+        child.terminate()  # mpirun passes it on to the ranks
+    else:
+        raise Stopped()
+
+
+def run(cmd, env=None, timeout=3600):
+    """cmd's CompletedProcess (text output captured), stoppable by a signal."""
+    child = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    RUNNING["child"] = child
+    try:
+        out, err = child.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        child.terminate()
+        child.communicate()
+        raise
+    finally:
+        RUNNING["child"] = None
+    if RUNNING["stop"]:
+        raise Stopped()
+    return subprocess.CompletedProcess(cmd, child.returncode, out, err)
+
+
+# ------------------------------------------------------------------ cluster
+def sh(cmd, **kw):
+    return subprocess.run(cmd, check=True, **kw)
+
+
+class Cluster:
+    """1 metadata and N_IOS storage daemons: tessera-local on loopback, or
+    tests/study/netns.sh on namespaces behind a rate-limited bridge."""
+
+    def __init__(self, out, net, tag):
+        self.var = os.path.join(out, "var")
+        self.net, self.tag = net, tag
+        self.conf = os.path.join(self.var, "tessera.conf")
+
+    def up(self):
+        shutil.rmtree(self.var, ignore_errors=True)
+        if self.net:
+            sh(["bash", os.path.join(TOP, "tests/study/netns.sh"), "up", self.tag, self.net,
+                self.var, str(N_IOS)], stdout=subprocess.DEVNULL)
+        else:
+            port = subprocess.run(["bash", "-c", ". tests/integ/checks.sh; free_ports %d" % (N_IOS + 1)],
+                                  cwd=TOP, check=True, capture_output=True, text=True).stdout.strip()
+            sh([os.path.join(TOP, "deploy/tessera-local"), "--dir", self.var, "--ios", str(N_IOS),
+                "--port", port, "--no-mount", "up"], stdout=subprocess.DEVNULL)
+
+    def down(self):
+        if self.net:
+            subprocess.run(["bash", os.path.join(TOP, "tests/study/netns.sh"), "down", self.tag,
+                            self.net, self.var], stdout=subprocess.DEVNULL)
+        else:
+            subprocess.run([os.path.join(TOP, "deploy/tessera-local"), "--dir", self.var, "down"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def stats(self):
+        """The daemons' summed counters: {(method, column): value}, plus
+        'syncs'."""
+        txt = subprocess.run([os.path.join(B, "bin/tessera"), "-c", self.conf, "stats"],
+                             check=True, capture_output=True, text=True).stdout
+        lines = txt.splitlines()
+        cols = lines[0].split()[2:]
+        got = {}
+        for ln in lines[1:]:
+            f = ln.split()
+            if not f or f[0] != "all":
+                continue
+            if f[1] in ("contig", "list", "datatype"):
+                for c, v in zip(cols, f[2:]):
+                    got[(f[1], c)] = int(v)
+            elif "syncs" in ln:
+                got["syncs"] = int(ln.split("syncs")[1].split(",")[0])
+        return got
+
+
+def mpi_env(conf):
+    env = dict(os.environ)
+    path = subprocess.run(["bash", "-c", '. "$1" "$2"; echo "$OMPI_MCA_mca_base_component_path"',
+                           "-", os.path.join(TOP, "romio-adio/tessera-mpi-env.sh"), B],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    env.update({"OMPI_MCA_mca_base_component_path": path, "OMPI_MCA_io": "romio321",
+                "OMPI_MCA_btl": "self,vader", "TESSERA_CONFIG": conf})
+    return env
+
+
+def mpirun(np_):
+    cmd = ["nice", "mpirun", "--oversubscribe", "-np", str(np_)]
+    if os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    return cmd
+
+
+# ------------------------------------------------------------------ HPIO
+def hpio_tasks(p):
+    """(count, size, spacing, target, method) once each, the default point
+    shared by the sweeps; and what is left out, with why."""
+    tasks, seen, left_out = [], set(), []
+    for sweep, values in p["sweeps"].items():
+        for v in values:
+            pt = dict(DEFAULT)
+            pt[sweep] = v
+            for target, methods in p.get("methods", {"tessera": TESSERA_METHODS,
+                                                     "ufs": UFS_METHODS}).items():
+                for m in methods:
+                    key = (pt["count"], pt["size"], pt["spacing"], target, m)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    if target == "tessera" and m == "posix" and (
+                            pt["count"] > p["posix_max_count"] or
+                            pt["size"] > p.get("posix_max_size", pt["size"])):
+                        left_out.append("tessera posix at count %d, size %d, spacing %d" % key[:3])
+                        continue
+                    tasks.append(key)
+    return tasks, left_out
+
+
+def read_csv(path):
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def append_rows(path, fields, rows):
+    new = not os.path.exists(path)
+    with open(path, "a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        if new:
+            w.writeheader()
+        w.writerows(rows)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def run_hpio(key, p, out, env):
+    count, size, spacing, target, method = key
+    np_ = p["nprocs"]
+    if target == "tessera":
+        name = "tessera:/hpio"
+    else:
+        os.makedirs(os.path.join(out, "ufs"), exist_ok=True)
+        name = "ufs:" + os.path.join(out, "ufs", "hpio")
+    cmd = mpirun(np_) + [os.path.join(B, "romio-adio/bench/mpi_hpio"), "-n", str(count),
+                         "-s", str(size), "-g", str(spacing), "-r", str(p["reps"]), "-R"]
+    if p["verify"]:
+        cmd.append("-V")
+    r = run(cmd + [name, method], env=env)
+    if r.returncode != 0:
+        raise RuntimeError("mpi_hpio %s %s failed (exit %d): %s" % (
+            target, method, r.returncode, r.stderr.strip()[-400:]))
+    verdict = {}
+    for ln in r.stdout.splitlines():
+        f = ln.split()
+        if len(f) >= 8 and f[0] in CASES and f[-2] == "verify":
+            verdict[f[0]] = f[-1]
+    rows = []
+    mb = count * size * np_ / 1e6
+    for ln in r.stdout.splitlines():
+        f = ln.split()
+        if not f or f[0] != "rep":
+            continue
+        ws, rs = float(f[4]), float(f[5])
+        rows.append({"count": count, "size": size, "spacing": spacing, "target": target,
+                     "method": "two-phase" if method == "coll" else method.replace("ufs-", ""),
+                     "case": f[1], "rep": f[3], "nprocs": np_, "write_s": ws, "read_s": rs,
+                     "write_mbs": "%.4f" % (mb / ws) if ws > 0 else "",
+                     "read_mbs": "%.4f" % (mb / rs) if rs > 0 else "",
+                     "verify": verdict.get(f[1], "-") if p["verify"] else "-"})
+    if len(rows) != 4 * p["reps"]:
+        raise RuntimeError("mpi_hpio %s %s printed %d repetitions, not %d" % (
+            target, method, len(rows), 4 * p["reps"]))
+    bad = [r_["case"] for r_ in rows if r_["verify"] not in ("ok", "-")]
+    if bad:
+        raise RuntimeError("mpi_hpio %s %s: verify failed in %s" % (target, method, sorted(set(bad))))
+    return rows
+
+
+def done_keys(rows):
+    return {(int(r["count"]), int(r["size"]), int(r["spacing"]), r["target"],
+             "coll" if r["method"] == "two-phase" else
+             ("ufs-" + r["method"] if r["target"] == "ufs" else r["method"])) for r in rows}
+
+
+# ------------------------------------------------------------------ tables
+# Each table's runs: (table, label, nprocs, mpi_patterns args, methods).
+def table_runs(p):
+    tiny, full = p["mode"] == "tiny", p["mode"] == "full"
+    runs = []
+    frames = 1
+    runs.append(("3.1", "tile reader, 6 clients", 6, ["-p", "tile", "-f", str(frames)],
+                 ["posix", "sieve", "coll", "list", "datatype"]))
+    for procs in ([8] if not full else [8, 27]):
+        side = 600 if full else 120
+        runs.append(("3.2", "3-D block %d^3 ints, %d clients" % (side, procs), procs,
+                     ["-p", "block3d", "-L", str(side)],
+                     ["posix", "sieve", "coll", "list", "datatype"]))
+    flash_np = [2] if not full else [2, 4]
+    for procs in flash_np:
+        runs.append(("3.3", "FLASH I/O, %d clients, %d blocks each" % (procs, 80 if full else 8),
+                     procs, ["-p", "flash", "-b", str(80 if full else 8)],
+                     ["posix", "coll", "list", "datatype"]))
+    if tiny:
+        runs = [("3.1", "tile reader, 6 clients", 6, ["-p", "tile", "-f", "1"], ["list", "datatype"])]
+    return runs
+
+
+TABLE_FIELDS = ["table", "label", "nprocs", "method", "op", "requests", "desc_bytes",
+                "bytes_accessed", "bytes_desired", "bytes_resent", "syncs", "seconds"]
+
+
+def run_table(trun, method, cluster, env, out):
+    table, label, np_, args, _ = trun
+    cmd = mpirun(np_) + [os.path.join(B, "romio-adio/bench/mpi_patterns")] + args
+    if "tile" in args:  # the frames to read, written before the counters are read
+        r = run(cmd + ["-P", "tessera:/pattern", method], env=env)
+        if r.returncode != 0:
+            raise RuntimeError("mpi_patterns -P (the frames) failed (exit %d): %s" % (
+                r.returncode, r.stderr.strip()[-400:]))
+    cmd += ["tessera:/pattern", method]
+    before = cluster.stats()
+    r = run(cmd, env=env)
+    if r.returncode != 0:
+        raise RuntimeError("mpi_patterns %s %s failed (exit %d): %s" % (
+            " ".join(args), method, r.returncode, r.stderr.strip()[-400:]))
+    after = cluster.stats()
+    rows = []
+    # mpi_patterns prints "op OP desired RESENT seconds" per operation and
+    # the daemons' counters are read around the whole run, one op each.
+    ops = [ln.split() for ln in r.stdout.splitlines() if ln.startswith("op ")]
+    if len(ops) != 1:
+        raise RuntimeError("mpi_patterns printed %d operations, not 1" % len(ops))
+    op = ops[0]
+    req = sum(after[(m, "requests")] - before[(m, "requests")] for m in ("contig", "list", "datatype"))
+    desc = sum(after[(m, "desc_bytes")] - before[(m, "desc_bytes")] for m in ("contig", "list", "datatype"))
+    acc = sum(after[(m, c)] - before[(m, c)] for m in ("contig", "list", "datatype")
+              for c in ("bytes_read", "bytes_written"))
+    rows.append({"table": table, "label": label, "nprocs": np_, "method": method, "op": op[1],
+                 "requests": req / np_, "desc_bytes": desc / np_, "bytes_accessed": acc / np_,
+                 "bytes_desired": int(op[2]), "bytes_resent": int(op[3]),
+                 "syncs": after["syncs"] - before["syncs"], "seconds": op[4]})
+    return rows
+
+
+# ------------------------------------------------------------------ main
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--full", action="store_true")
+    ap.add_argument("--tiny", action="store_true")
+    ap.add_argument("--net", default="")
+    ap.add_argument("--out")
+    ap.add_argument("--tag", default="s", help="namespace name tag (netns.sh)")
+    ap.add_argument("--parts", default="hpio,tables,locks,s3d")
+    ap.add_argument("--no-plots", action="store_true")
+    ap.add_argument("--methods", help="only these HPIO methods (e.g. list,datatype)")
+    args = ap.parse_args()
+    p = plan(args)
+    if args.methods:
+        keep = args.methods.split(",")
+        p["methods"] = {t: [m for m in ms if m in keep or m.replace("ufs-", "") in keep]
+                        for t, ms in p.get("methods", {"tessera": TESSERA_METHODS,
+                                                       "ufs": UFS_METHODS}).items()}
+    net = args.net.strip()
+    out = os.path.abspath(args.out or os.path.join(
+        B, "study", "%s-%s" % (p["mode"], net or "loopback")))
+    os.makedirs(out, exist_ok=True)
+    # One study at a time in a folder: a second would remove the first's
+    # daemons' state under it.
+    lock = open(os.path.join(out, "study.lock"), "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        sys.exit("study: another study is running in %s" % out)
+    parts = [x for x in args.parts.split(",") if x]
+    meta_path = os.path.join(out, "study.json")
+    meta = {"mode": p["mode"], "methods": p.get("methods"), "net": net or "loopback", "reps": p["reps"], "nprocs": p["nprocs"],
+            "n_ios": N_IOS, "sweeps": p["sweeps"], "posix_max_count": p["posix_max_count"],
+            "posix_max_size": p.get("posix_max_size")}
+    if os.path.exists(meta_path):
+        old = json.load(open(meta_path))
+        if {k: old.get(k) for k in meta} != json.loads(json.dumps(meta)):
+            sys.exit("study: %s holds a study with other parameters; delete it or pick --out" % out)
+    meta.setdefault("started", time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()))
+    json.dump(meta, open(meta_path, "w"), indent=1)
+
+    for prog in ("romio-adio/bench/mpi_hpio", "romio-adio/bench/mpi_patterns", "bin/tessera",
+                 "lib/openmpi/mca_io_romio321.so"):
+        if not os.path.exists(os.path.join(B, prog)):
+            sys.exit("study: %s/%s is not built (make; the MPI parts need Open MPI: make deps)" % (B, prog))
+
+    tasks, left_out = hpio_tasks(p) if "hpio" in parts else ([], [])
+    hpio_csv = os.path.join(out, "hpio.csv")
+    have = done_keys(read_csv(hpio_csv))
+    truns = table_runs(p) if "tables" in parts else []
+    tkeys = [(r[0], r[1], m) for r in truns for m in r[4]]
+    tables_csv = os.path.join(out, "tables.csv")
+    thave = {(r["table"], r["label"], r["method"]) for r in read_csv(tables_csv)}
+    extra = [x for x in ("locks", "s3d") if x in parts]
+    prog = Progress(len(tasks) + len(tkeys) + len(extra))
+    json.dump(dict(meta, left_out=left_out), open(meta_path, "w"), indent=1)
+
+    cluster = Cluster(out, net, args.tag)
+    failures = []
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    need_cluster = any(k not in have for k in tasks) or any(k not in thave for k in tkeys) or \
+        ("s3d" in extra and not os.path.exists(os.path.join(out, "s3d.txt")))
+    stopped = False
+    try:
+        if need_cluster:
+            cluster.up()
+        env = mpi_env(cluster.conf)
+        for key in tasks:
+            what = "hpio count=%d size=%d spacing=%d %s %s" % key
+            if key in have:
+                prog.skip()
+                continue
+            prog.start(what)
+            try:
+                append_rows(hpio_csv, HPIO_FIELDS, run_hpio(key, p, out, env))
+            except (RuntimeError, subprocess.TimeoutExpired) as e:
+                failures.append("%s: %s" % (what, e))
+            prog.finish()
+        for trun in truns:
+            for m in trun[4]:
+                what = "Tab. %s %s %s" % (trun[0], trun[1], m)
+                if (trun[0], trun[1], m) in thave:
+                    prog.skip()
+                    continue
+                prog.start(what)
+                try:
+                    append_rows(tables_csv, TABLE_FIELDS, run_table(trun, m, cluster, env, out))
+                except (RuntimeError, subprocess.TimeoutExpired) as e:
+                    failures.append("%s: %s" % (what, e))
+                prog.finish()
+        if "s3d" in extra:
+            dst = os.path.join(out, "s3d.txt")
+            if os.path.exists(dst):
+                prog.skip()
+            else:
+                prog.start("S3D-like checkpoint, atomic mode (bench_mpi_s3d.sh)")
+                e = dict(env)
+                if p["mode"] != "full":
+                    e.update({"S3D_N": "64", "S3D_POSIX_N": "32", "S3D_RANKS": "1 2 4", "S3D_REPS": "2"})
+                r = run(["nice", "bash", os.path.join(TOP, "tests/bench/bench_mpi_s3d.sh"),
+                         cluster.conf], env=e)
+                if r.returncode == 0:
+                    open(dst + ".tmp", "w").write(r.stdout)
+                    os.replace(dst + ".tmp", dst)
+                else:
+                    failures.append("bench_mpi_s3d.sh: exit %d: %s" % (r.returncode, r.stderr[-400:]))
+                prog.finish()
+    except Stopped:
+        stopped = True
+    finally:
+        if need_cluster:
+            cluster.down()
+    if stopped:
+        prog.close()
+        sys.exit("study: interrupted; run it again to resume (finished points are kept in %s)" % out)
+    if "locks" in extra:
+        dst = os.path.join(out, "locks")
+        if os.path.exists(os.path.join(dst, "report.txt")):
+            prog.skip()
+        else:
+            prog.start("lock figures 7.3-7.6 (bench_locks.sh, clusters of their own on loopback)")
+            e = dict(os.environ, LOCK_BENCH_OUT=dst)
+            if p["mode"] != "full":  # an eighth of the locks per client
+                e["LOCK_BENCH_ARGS"] = "--locks 16384 --posix-locks 1024"
+            try:
+                r = run(["nice", "bash", os.path.join(TOP, "tests/bench/bench_locks.sh")], env=e)
+            except Stopped:
+                prog.close()
+                sys.exit("study: interrupted; run it again to resume (finished parts are kept in %s)" % out)
+            if r.returncode != 0:
+                failures.append("bench_locks.sh: exit %d: %s" % (r.returncode, r.stderr[-400:]))
+            prog.finish()
+    prog.close()
+    if failures:
+        open(os.path.join(out, "failures.txt"), "w").write("\n".join(failures) + "\n")
+        for f in failures:
+            sys.stderr.write("study: FAILED %s\n" % f)
+    elif os.path.exists(os.path.join(out, "failures.txt")):
+        os.remove(os.path.join(out, "failures.txt"))
+    # The figures and the report (matplotlib is Debian's, under /usr/bin/python3).
+    cmd = [os.path.join(TOP, "tests/study/report.py"), out]
+    if args.no_plots:
+        cmd.append("--no-plots")
+    py = shutil.which("python3")
+    for cand in ("/usr/bin/python3", py):
+        if cand and subprocess.run([cand, "-c", "import matplotlib"], capture_output=True).returncode == 0:
+            py = cand
+            break
+    r = subprocess.run([py] + cmd)
+    if r.returncode != 0:
+        failures.append("report.py failed")
+    print("study: %s (report.md, hpio.csv, tables.csv, PNGs)" % out)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# test_study.sh - the study's machinery (tests/study/study.py): a tiny HPIO
+# sweep over MPI-IO (2 points, verify on) and two request-count rows give a
+# CSV, PNGs and a report; a second run resumes (runs nothing again); a run
+# stopped by SIGTERM leaves no daemon and resumes where it stopped; and, where
+# `ip netns` works, a tiny run on network namespaces behind 100 Mbit/s links.
+top=$(cd "$(dirname "$0")/../.." && pwd)
+B=${TESSERA_BUILD:-$top/build}
+. "$top/tests/integ/checks.sh"
+# The plain build's MPI programs (a sanitizer build has none).
+case $B in */san) B=${B%/san} ;; esac
+export TESSERA_BUILD=$B
+for f in romio-adio/bench/mpi_hpio romio-adio/bench/mpi_patterns lib/openmpi/mca_io_romio321.so; do
+	[ -e "$B/$f" ] || skip_all test_study "$B/$f is not built (the MPI parts need Open MPI: make deps)"
+done
+work=$(mktemp -d "${TMPDIR:-/tmp}/tessera-study.XXXXXX")
+tag=c$(($$ % 10000))
+trap 'bash "$top/tests/study/netns.sh" down "$tag" 100mbit "$work/net/var" >/dev/null 2>&1; rm -rf "$work"' EXIT
+study() { python3 "$top/tests/study/study.py" --tiny "$@"; }
+rows() { tail -n +2 "$1" | wc -l; }
+has_matplotlib() { /usr/bin/python3 -c 'import matplotlib' 2>/dev/null || python3 -c 'import matplotlib' 2>/dev/null; }
+
+tiny_sweep() {
+	study --out "$work/loop" --parts hpio,tables >"$work/loop.log" 2>&1 || { cat "$work/loop.log"; exit 1; }
+	# 2 points x (list, datatype, ufs posix) x 4 cases x 3 repetitions
+	[ "$(rows "$work/loop/hpio.csv")" -eq 72 ] || { echo "hpio.csv: $(rows "$work/loop/hpio.csv") rows, not 72"; exit 1; }
+	# every repetition verified
+	! cut -d, -f13 "$work/loop/hpio.csv" | tail -n +2 | grep -vx ok
+	# bandwidths are numbers above 0
+	awk -F, 'NR > 1 && !($11 > 0 && $12 > 0) { print "bad row: " $0; bad = 1 } END { exit bad }' "$work/loop/hpio.csv"
+	# Tab. 3.1 by list and datatype I/O: the tile's 2.25 MiB per client read
+	[ "$(rows "$work/loop/tables.csv")" -eq 2 ]
+	awk -F, 'NR > 1 && ($9 != 2359296 || $6 < 1) { print "bad row: " $0; bad = 1 } END { exit bad }' "$work/loop/tables.csv"
+	# datatype I/O: one request per storage daemon touched (4), list I/O more
+	grep -q ',datatype,read,4\.0,' "$work/loop/tables.csv"
+	grep -q '^# The HPIO study' "$work/loop/report.md"
+	grep -q 'Tab. 3.1' "$work/loop/report.md"
+	grep -q 'Guidelines of §5.5' "$work/loop/report.md"
+	if has_matplotlib; then
+		[ -s "$work/loop/fig5.2-count-write.png" ]
+		grep -q 'fig5.2-count-write.png' "$work/loop/report.md"
+	fi
+	# no daemon left
+	[ -z "$(ls "$work/loop/var/run" 2>/dev/null)" ]
+}
+
+resume_runs_nothing() {
+	[ -f "$work/loop/hpio.csv" ] || exit 1
+	study --out "$work/loop" --parts hpio,tables >"$work/again.log" 2>&1 || { cat "$work/again.log"; exit 1; }
+	grep -q 'study: 0 run, 8 already done' "$work/again.log" || { cat "$work/again.log"; exit 1; }
+	[ "$(rows "$work/loop/hpio.csv")" -eq 72 ]
+}
+
+interrupted_resumes() {
+	# stopped after its first point is in the CSV
+	python3 "$top/tests/study/study.py" --tiny --out "$work/stop" --parts hpio \
+		--methods list,datatype >"$work/stop.log" 2>&1 &
+	pid=$!
+	for _ in $(seq 600); do
+		[ "$(rows "$work/stop/hpio.csv" 2>/dev/null || echo 0)" -ge 12 ] && break
+		sleep 0.1
+	done
+	kill -TERM "$pid"
+	! wait "$pid"
+	grep -q 'interrupted; run it again to resume' "$work/stop.log" || { cat "$work/stop.log"; exit 1; }
+	[ -z "$(ls "$work/stop/var/run" 2>/dev/null)" ] || { echo "daemons left running"; exit 1; }
+	done_before=$(($(rows "$work/stop/hpio.csv") / 12))
+	study --out "$work/stop" --parts hpio --methods list,datatype >"$work/stop2.log" 2>&1 ||
+		{ cat "$work/stop2.log"; exit 1; }
+	grep -q "study: $((4 - done_before)) run, $done_before already done" "$work/stop2.log" || { cat "$work/stop2.log"; exit 1; }
+	[ "$(rows "$work/stop/hpio.csv")" -eq 48 ]
+	# each (point, method, case, repetition) once
+	[ "$(tail -n +2 "$work/stop/hpio.csv" | cut -d, -f1-7 | sort | uniq -d | wc -l)" -eq 0 ]
+}
+
+net_run() {
+	study --out "$work/net" --parts hpio --methods list,datatype --net 100mbit --tag "$tag" \
+		>"$work/net.log" 2>&1 || { cat "$work/net.log"; exit 1; }
+	[ "$(rows "$work/net/hpio.csv")" -eq 48 ]
+	grep -q 'simulated 100mbit' "$work/net/report.md"
+	# the namespaces are gone again
+	! ip netns list | grep -q "ts-$tag-"
+}
+
+check tiny_sweep_csv_plots_report tiny_sweep
+check resume_runs_nothing_again resume_runs_nothing
+check interrupted_study_resumes interrupted_resumes
+skip_net() {
+	echo "[  SKIPPED ] 1 test(s), listed below:"
+	echo "[  SKIPPED ] net_run_100mbit: $1"
+}
+if [ "$(id -u)" -ne 0 ]; then
+	skip_net "not root, so no network namespaces"
+elif ! command -v tc >/dev/null || ! ip netns add "tsprobe-$tag" 2>/dev/null; then
+	skip_net "ip netns or tc does not work here"
+else
+	ip netns del "tsprobe-$tag"
+	check net_run_100mbit net_run
+fi
+checks_done
