@@ -63,6 +63,10 @@ dl_srcs=("$top"/dataloops/*.c "$top/proto/dataloop.c" "$gen")
 proto_srcs=("$top"/proto/*.c "$gen")
 srv_srcs=($(ls "$top"/server/*.c | grep -v '_main\.c$') "$top/tests/fuzz/fuzz_daemon.c")
 lk_srcs=("$top"/lockmgr/*.c)
+# The client over the fuzz transport (fuzz_tnet.c, instead of transport.c).
+client_srcs=("$top"/client/*.c "$top"/dataloops/*.c "$top"/lockmgr/*.c "$gen"
+	     $(ls "$top"/proto/*.c | grep -v '/transport\.c$') "$top/tests/fuzz/fuzz_tnet.c"
+	     "$top/tests/fuzz/fuzz_daemon.c" $(ls "$top"/server/*.c | grep -v '_main\.c$'))
 all_srcs=("$top"/dataloops/*.c "${proto_srcs[@]}" "${srv_srcs[@]}" "${lk_srcs[@]}")
 
 # objs FLAVOUR SRC...: compile what changed; print the objects.
@@ -89,7 +93,7 @@ srcs_of() {
 	case $1 in
 	fuzz_dataloop_decode) echo "${dl_srcs[@]}" ;;
 	fuzz_lockmgr) echo "${lk_srcs[@]}" ;;
-	fuzz_client_reply) echo "${all_srcs[@]}" ;;
+	fuzz_client_reply) echo "${client_srcs[@]}" ;;
 	*) echo "${all_srcs[@]}" ;;
 	esac
 }
