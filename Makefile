@@ -8,6 +8,8 @@
 #                 4 ios) and use it
 #   make down     stop it
 #   make bench    run the benchmarks (figures, not tests)
+#   make fuzz     long fuzzing campaigns: every libFuzzer target for
+#                 FUZZ_SECONDS (600) each, or those in FUZZ_TARGETS
 #   make install  install the programs, libtessera (shared with its soname
 #                 links, static, headers, tessera.pc), the ROMIO component
 #                 and the man pages under $(DESTDIR)$(PREFIX) (/usr/local)
@@ -54,7 +56,7 @@ USES_tests       := client proto dataloops lockmgr
 # Fragments name other parts' libraries in prerequisites ($$(LIBS)).
 .SECONDEXPANSION:
 
-.PHONY: all deps check check-build test test-san run down bench clean print-bounds install
+.PHONY: all deps check check-build test test-san run down bench fuzz clean print-bounds install
 all:
 
 PARTS   := $(sort $(patsubst %/,%,$(dir $(wildcard */*.mk))))
@@ -113,6 +115,13 @@ down:
 
 bench: all
 	@bash tests/bench/run-bench.sh
+
+# The targets and their corpora: tests/fuzz/ (README, "Fuzzing"). New
+# inputs are kept in $(B)/fuzz/<target>/corpus, crashes beside it.
+FUZZ_SECONDS ?= 600
+fuzz: all
+	@TESSERA_BUILD=$(abspath $(B)) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_TARGETS="$(FUZZ_TARGETS)" \
+		bash tests/integ/test_fuzz.sh
 
 # ------------------------------------------------------------------ install
 # Staged installs (DESTDIR) keep the PREFIX paths in what they write

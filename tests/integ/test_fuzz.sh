@@ -3,7 +3,7 @@
 #
 # Builds each target in tests/fuzz/ (clang -fsanitize=fuzzer,address,undefined)
 # into $TESSERA_BUILD/fuzz/<target>/ and runs it for FUZZ_SECONDS seconds
-# (default 15; `make fuzz` runs long campaigns) over a working corpus and
+# (default 20; `make fuzz` runs long campaigns) over a working corpus and
 # the seeds in tests/fuzz/corpus/<target>/ (regression inputs included:
 # every one of them runs first). Each target is one test in CMocka-style
 # summary lines for tests/run-suites.sh; a crash leaves its input in the
@@ -15,7 +15,7 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${TESSERA_BUILD:-$top/build}
 out=$build/fuzz
-secs=${FUZZ_SECONDS:-15}
+secs=${FUZZ_SECONDS:-20}
 all="fuzz_dataloop_decode fuzz_frame fuzz_ios fuzz_ios_list fuzz_ios_lock fuzz_mds
      fuzz_lockmgr fuzz_client_reply"
 targets=${FUZZ_TARGETS:-$all}
