@@ -11,8 +11,10 @@
  *   fuzz_ios_lock   (-DFUZZ_IOS_LOCK) the lock service: range, list and
  *                   datatype descriptions, releases, leases, ticks, with
  *                   fenced I/O.
- * Each input starts a fresh daemon and store; whatever is parked at the end
- * is ended by srv_destroy, and the sanitizers' leak check sees the rest.
+ * Each input starts a fresh daemon and an empty store (in one directory for
+ * the whole run: the files an input made are removed after it, found
+ * through the store's disk ops table); whatever is parked at the end is
+ * ended by srv_destroy, and the sanitizers' leak check sees the rest.
  *
  * The daemon's own source is compiled in (its main renamed), so the
  * dispatch table and handlers are exactly the daemon's. Built with
@@ -62,21 +64,147 @@ static void ops_init(void)
 
 #ifndef FUZZ_SEED_MAIN
 
+#include <fcntl.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------ the disk
+ *
+ * The system's disk, through a wrapper that remembers every file it
+ * created, so that an input's objects can be removed after it and the
+ * next input starts from an empty store in the same directory (making the
+ * 256 object directories anew for each input would cost more than the
+ * input). */
+struct fz_disk {
+	struct ios_disk base;
+	struct ios_disk *inner;
+	char **made;               /* paths opened with O_CREAT */
+	size_t n, cap;
+};
+
+#define FZ_INNER(d) (((struct fz_disk *)(d))->inner)
+
+static int fzd_open(struct ios_disk *d, uint64_t handle, const char *path, int flags,
+		    mode_t mode)
+{
+	struct fz_disk *fd = (struct fz_disk *)d;
+	int rc = fd->inner->ops->open(fd->inner, handle, path, flags, mode);
+
+	if (rc >= 0 && (flags & O_CREAT)) {
+		if (fd->n == fd->cap) {
+			size_t cap = fd->cap ? 2 * fd->cap : 64;
+			char **m = realloc(fd->made, cap * sizeof(*m));
+
+			if (!m)
+				abort();
+			fd->made = m;
+			fd->cap = cap;
+		}
+		if (!(fd->made[fd->n++] = strdup(path)))
+			abort();
+	}
+	return rc;
+}
+
+static int fzd_unlink(struct ios_disk *d, uint64_t handle, const char *path)
+{
+	return FZ_INNER(d)->ops->unlink(FZ_INNER(d), handle, path);
+}
+
+static int fzd_close(struct ios_disk *d, int fd)
+{
+	return FZ_INNER(d)->ops->close(FZ_INNER(d), fd);
+}
+
+static ssize_t fzd_preadv(struct ios_disk *d, int fd, const struct iovec *iov, int n, off_t off)
+{
+	return FZ_INNER(d)->ops->preadv(FZ_INNER(d), fd, iov, n, off);
+}
+
+static ssize_t fzd_pwritev(struct ios_disk *d, int fd, const struct iovec *iov, int n, off_t off)
+{
+	return FZ_INNER(d)->ops->pwritev(FZ_INNER(d), fd, iov, n, off);
+}
+
+static int fzd_fstat(struct ios_disk *d, int fd, struct stat *sb)
+{
+	return FZ_INNER(d)->ops->fstat(FZ_INNER(d), fd, sb);
+}
+
+static int fzd_ftruncate(struct ios_disk *d, int fd, off_t size)
+{
+	return FZ_INNER(d)->ops->ftruncate(FZ_INNER(d), fd, size);
+}
+
+static int fzd_fdatasync(struct ios_disk *d, int fd)
+{
+	return FZ_INNER(d)->ops->fdatasync(FZ_INNER(d), fd);
+}
+
+static int fzd_mkdir(struct ios_disk *d, const char *path, mode_t mode)
+{
+	return FZ_INNER(d)->ops->mkdir(FZ_INNER(d), path, mode);
+}
+
+static int fzd_syncdir(struct ios_disk *d, const char *path)
+{
+	return FZ_INNER(d)->ops->syncdir(FZ_INNER(d), path);
+}
+
+static int fzd_statvfs(struct ios_disk *d, const char *path, struct statvfs *sv)
+{
+	return FZ_INNER(d)->ops->statvfs(FZ_INNER(d), path, sv);
+}
+
+static void fzd_destroy(struct ios_disk *d)
+{
+	(void)d; /* lives for the whole run */
+}
+
+static const struct ios_disk_ops fz_disk_ops = {
+	sizeof(struct ios_disk_ops), fzd_open, fzd_unlink, fzd_close, fzd_preadv, fzd_pwritev,
+	fzd_fstat, fzd_ftruncate, fzd_fdatasync, fzd_mkdir, fzd_syncdir, fzd_statvfs,
+	fzd_destroy,
+};
+
+/* Remove the files the last input made. */
+static void fz_disk_clean(struct fz_disk *d)
+{
+	for (size_t i = 0; i < d->n; i++) {
+		unlink(d->made[i]);
+		free(d->made[i]);
+	}
+	d->n = 0;
+}
+
+static struct fz_disk disk;
+static char dir[4096];
+
+static void fz_end(void)
+{
+	fz_disk_clean(&disk);
+	disk.inner->ops->destroy(disk.inner);
+	free(disk.made);
+	fz_rmtree(dir);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct tp_config cfg;
 	struct fz_in in = { data, size };
 	struct fz_replies seen = { 0, 0, getenv("FUZZ_VERBOSE") != NULL };
 	struct ios ios = { 0 };
-	char dir[4096], *msg = NULL;
+	char *msg = NULL;
 	int rc;
 
 	if (!cfg.n_ios) {
 		fz_config(&cfg);
 		ops_init();
+		disk.base.ops = &fz_disk_ops;
+		if (fz_tmpdir("fuzz-ios", dir, sizeof(dir)) || ios_disk_system(&disk.inner))
+			abort();
+		atexit(fz_end);
 	}
-	if (fz_tmpdir("fuzz-ios", dir, sizeof(dir)) || ios_disk_system(&ios.disk))
-		abort();
+	ios.disk = &disk.base;
 	ios.cfg = &cfg;
 	ios.index = 1;
 	if ((rc = ios_store_open(dir, 16, ios.disk, &ios.store, &msg)) ||
@@ -95,8 +223,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ios_locks_destroy(ios.locks);
 	ios_descs_clear(&ios);
 	ios_store_close(ios.store);
-	ios.disk->ops->destroy(ios.disk);
-	fz_rmtree(dir);
+	fz_disk_clean(&disk);
 	return 0;
 }
 
