@@ -75,6 +75,8 @@ void fz_reply_sink(void *arg, uint64_t peer, const struct iovec *iov, int n)
 		if (seen->verbose)
 			fprintf(stderr, "reply %llu %s: %d %s\n", (unsigned long long)fr.hdr.reqid,
 				tp_opcode_name(fr.hdr.opcode) ?: "?", fr.hdr.status, er->message);
+		if (seen->check)
+			seen->check(seen->check_arg, &fr, NULL);
 		protobuf_c_message_free_unpacked(&er->base, NULL);
 		seen->errors++;
 	} else {
@@ -89,6 +91,8 @@ void fz_reply_sink(void *arg, uint64_t peer, const struct iovec *iov, int n)
 			fprintf(stderr, "reply %llu %s: ok (%u data bytes)\n",
 				(unsigned long long)fr.hdr.reqid, tp_opcode_name(fr.hdr.opcode),
 				fr.hdr.data_len);
+		if (seen->check)
+			seen->check(seen->check_arg, &fr, msg);
 		protobuf_c_message_free_unpacked(msg, NULL);
 	}
 	seen->replies++;
@@ -98,7 +102,8 @@ void fz_reply_sink(void *arg, uint64_t peer, const struct iovec *iov, int n)
 /* The reply address every fuzzed request carries. */
 static const char fz_addr[] = "fuzz";
 
-void fz_drive(struct srv *srv, const unsigned *ops, size_t nops, struct fz_in *in)
+void fz_drive(struct srv *srv, const unsigned *ops, size_t nops, struct fz_in *in,
+	      fz_observe_fn observe, void *arg)
 {
 	static uint8_t frame[TP_HDR_SIZE + sizeof(fz_addr) + 2 * 65536];
 	uint64_t reqid = 0;
@@ -125,8 +130,10 @@ void fz_drive(struct srv *srv, const unsigned *ops, size_t nops, struct fz_in *i
 			fz_take(in, p + h.body_len, h.data_len);
 			tp_hdr_encode(&h, frame);
 			memcpy(frame + TP_HDR_SIZE, fz_addr, sizeof(fz_addr));
-			srv_deliver(srv, peer, frame,
-				    TP_HDR_SIZE + sizeof(fz_addr) + h.body_len + h.data_len);
+			len = TP_HDR_SIZE + sizeof(fz_addr) + h.body_len + h.data_len;
+			if (observe)
+				observe(arg, frame, len);
+			srv_deliver(srv, peer, frame, len);
 		}
 	}
 }

@@ -41,6 +41,10 @@ size_t fz_take(struct fz_in *in, void *out, size_t len);
 struct fz_replies {
 	unsigned replies, errors;
 	int verbose;               /* print each reply (FUZZ_VERBOSE set) */
+	/* A target's own check of each well-formed reply (may be NULL):
+	 * msg is the decoded reply, NULL for an error reply. */
+	void (*check)(void *arg, const struct tp_frame *fr, const ProtobufCMessage *msg);
+	void *check_arg;
 };
 
 /* The sink for srv_create_local: aborts unless the reply is a well-formed
@@ -50,8 +54,11 @@ struct fz_replies {
 void fz_reply_sink(void *arg, uint64_t peer, const struct iovec *iov, int n);
 
 /* Run the records of `in` against srv; ops[] are the opcodes a request
- * record chooses from. */
-void fz_drive(struct srv *srv, const unsigned *ops, size_t nops, struct fz_in *in);
+ * record chooses from. observe (may be NULL) sees each request frame
+ * before the daemon does. */
+typedef void (*fz_observe_fn)(void *arg, const uint8_t *frame, size_t len);
+void fz_drive(struct srv *srv, const unsigned *ops, size_t nops, struct fz_in *in,
+	      fz_observe_fn observe, void *arg);
 
 /* A fresh directory under $TMPDIR (else /dev/shm, else /tmp), and its
  * removal with all it holds. */

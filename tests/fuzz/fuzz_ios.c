@@ -11,6 +11,10 @@
  *   fuzz_ios_lock   (-DFUZZ_IOS_LOCK) the lock service: range, list and
  *                   datatype descriptions, releases, leases, ticks, with
  *                   fenced I/O.
+ * Besides the replies' form, what reads and sizes return is checked
+ * against a model of the objects built from the writes and truncates that
+ * succeeded.
+ *
  * Each input starts a fresh daemon and an empty store (in one directory for
  * the whole run: the files an input made are removed after it, found
  * through the store's disk ops table); whatever is parked at the end is
@@ -176,6 +180,253 @@ static void fz_disk_clean(struct fz_disk *d)
 	d->n = 0;
 }
 
+/* ------------------------------------------------------------ the model
+ *
+ * What the objects must hold, from the requests that succeeded: the first
+ * MODEL_BYTES bytes and the size of up to MODEL_OBJECTS objects. Every
+ * read's bytes in that window, each read past the size (zeros), each
+ * size the daemon reports, and the length of a contiguous read are
+ * checked against it. A write or truncate that failed, or a datatype
+ * write (whose pieces the model does not compute), makes the object
+ * unknown until it is removed. */
+#define MODEL_BYTES 8192
+#define MODEL_OBJECTS 8
+
+struct model_obj {
+	uint64_t handle;
+	int used, known;
+	uint64_t size;
+	uint8_t bytes[MODEL_BYTES];
+};
+
+struct model {
+	struct model_obj obj[MODEL_OBJECTS];
+	int full;                   /* an object could not be tracked: take no
+				     * new one as empty from then on */
+	/* The request being served (the model's opcodes never park). */
+	uint64_t reqid;
+	unsigned opcode;
+	ProtobufCMessage *msg;      /* decoded, or NULL */
+	uint8_t *data;              /* its raw data */
+	size_t data_len;
+};
+
+#define MODEL_CHECK(cond)                                                         \
+	do {                                                                      \
+		if (!(cond)) {                                                    \
+			fprintf(stderr, "fuzz_ios: %s:%d: the store disagrees with " \
+				"the model: %s\n", __FILE__, __LINE__, #cond);    \
+			abort();                                                  \
+		}                                                                 \
+	} while (0)
+
+static struct model_obj *model_obj(struct model *m, uint64_t handle, int make)
+{
+	struct model_obj *free_slot = NULL;
+
+	for (int i = 0; i < MODEL_OBJECTS; i++) {
+		if (m->obj[i].used && m->obj[i].handle == handle)
+			return &m->obj[i];
+		if (!m->obj[i].used && !free_slot)
+			free_slot = &m->obj[i];
+	}
+	if (!free_slot)
+		m->full |= make;
+	if (!make || !free_slot || m->full)
+		return NULL;
+	memset(free_slot, 0, sizeof(*free_slot));
+	free_slot->used = free_slot->known = 1; /* a new object reads empty */
+	free_slot->handle = handle;
+	return free_slot;
+}
+
+static void model_write(struct model_obj *o, uint64_t off, const uint8_t *src, uint64_t len)
+{
+	if (len && off + len > o->size)
+		o->size = off + len;
+	if (off < MODEL_BYTES)
+		memcpy(o->bytes + off, src, MODEL_BYTES - off < len ? MODEL_BYTES - off : len);
+}
+
+/* Bytes `got` read at off, in an object of the model's size. */
+static void model_read(const struct model_obj *o, uint64_t off, const uint8_t *got, uint64_t len)
+{
+	for (uint64_t i = 0; i < len; i++) {
+		uint64_t at = off + i;
+
+		if (at >= o->size)
+			MODEL_CHECK(got[i] == 0);
+		else if (at < MODEL_BYTES)
+			MODEL_CHECK(got[i] == o->bytes[at]);
+	}
+}
+
+static void model_observe(void *arg, const uint8_t *frame, size_t len)
+{
+	struct model *m = arg;
+	struct tp_frame fr;
+	char err[64];
+
+	if (m->msg)
+		protobuf_c_message_free_unpacked(m->msg, NULL);
+	free(m->data);
+	m->msg = NULL;
+	m->data = NULL;
+	if (tp_frame_parse(frame, len, SIZE_MAX, &fr, err, sizeof(err)))
+		return;
+	m->reqid = fr.hdr.reqid;
+	m->opcode = fr.hdr.opcode;
+	m->msg = tp_body_unpack(&fr, tp_request_desc(fr.hdr.opcode));
+	m->data_len = fr.hdr.data_len;
+	m->data = malloc(m->data_len + 1);
+	if (!m->data)
+		abort();
+	memcpy(m->data, fr.data, m->data_len);
+}
+
+static void model_forget(struct model *m, uint64_t handle)
+{
+	struct model_obj *o = model_obj(m, handle, 1);
+
+	if (o)
+		o->known = 0;
+}
+
+/* A list request's pieces, if the daemon may take them (as ios_do_list
+ * checks). */
+static int model_pieces(const Tessera__ListIORequest *l)
+{
+	uint64_t total = 0;
+
+	if (l->n_offsets != l->n_lengths)
+		return 0;
+	for (size_t i = 0; i < l->n_offsets; i++) {
+		if (l->offsets[i] > INT64_MAX || l->lengths[i] > INT64_MAX - l->offsets[i] ||
+		    l->lengths[i] > INT64_MAX - total)
+			return 0;
+		total += l->lengths[i];
+	}
+	return 1;
+}
+
+static void model_check(void *arg, const struct tp_frame *fr, const ProtobufCMessage *rep)
+{
+	struct model *m = arg;
+	const ProtobufCMessage *req = m->msg;
+	struct model_obj *o;
+
+	if (!req || fr->hdr.reqid != m->reqid)
+		return; /* a parked request's answer, or not a decoded one */
+	switch (m->opcode) {
+	case TP_OP_WRITE: {
+		const Tessera__WriteRequest *w = (const void *)req;
+
+		if (!rep) {
+			model_forget(m, w->handle);
+			break;
+		}
+		MODEL_CHECK(((const Tessera__WriteReply *)rep)->written == m->data_len);
+		if ((o = model_obj(m, w->handle, 1)) && o->known)
+			model_write(o, w->offset, m->data, m->data_len);
+		break;
+	}
+	case TP_OP_LIST_WRITE: {
+		const Tessera__ListIORequest *l = (const void *)req;
+		uint64_t pos = 0;
+
+		if (!rep) {
+			if (model_pieces(l)) /* refused before any write, or not */
+				model_forget(m, l->handle);
+			break;
+		}
+		if (!(o = model_obj(m, l->handle, 1)) || !o->known)
+			break;
+		for (size_t i = 0; i < l->n_offsets; i++) {
+			model_write(o, l->offsets[i], m->data + pos, l->lengths[i]);
+			pos += l->lengths[i];
+		}
+		MODEL_CHECK(((const Tessera__WriteReply *)rep)->written == pos);
+		break;
+	}
+	case TP_OP_READ: {
+		const Tessera__ReadRequest *r = (const void *)req;
+		uint64_t want;
+
+		if (!rep || !(o = model_obj(m, r->handle, 0)) || !o->known)
+			break;
+		MODEL_CHECK(((const Tessera__ReadReply *)rep)->object_size == o->size);
+		want = o->size <= r->offset ? 0 : o->size - r->offset < r->length
+			? o->size - r->offset : r->length;
+		MODEL_CHECK(fr->hdr.data_len == want);
+		model_read(o, r->offset, fr->data, want);
+		break;
+	}
+	case TP_OP_LIST_READ: {
+		const Tessera__ListIORequest *l = (const void *)req;
+		uint64_t pos = 0;
+
+		if (!rep || !(o = model_obj(m, l->handle, 0)) || !o->known)
+			break;
+		MODEL_CHECK(((const Tessera__ReadReply *)rep)->object_size == o->size);
+		for (size_t i = 0; i < l->n_offsets; i++) {
+			MODEL_CHECK(pos + l->lengths[i] <= fr->hdr.data_len);
+			model_read(o, l->offsets[i], fr->data + pos, l->lengths[i]);
+			pos += l->lengths[i];
+		}
+		MODEL_CHECK(pos == fr->hdr.data_len);
+		break;
+	}
+	case TP_OP_TRUNCATE: {
+		const Tessera__TruncateRequest *t = (const void *)req;
+
+		if (!rep) {
+			model_forget(m, t->handle);
+			break;
+		}
+		if (!(o = model_obj(m, t->handle, 1)) || !o->known)
+			break;
+		if (t->size < MODEL_BYTES && t->size < o->size)
+			memset(o->bytes + t->size, 0, MODEL_BYTES - t->size);
+		o->size = t->size;
+		break;
+	}
+	case TP_OP_GETSIZE: {
+		const Tessera__HandlesRequest *h = (const void *)req;
+		const Tessera__SizesReply *s = (const void *)rep;
+
+		if (!rep)
+			break;
+		MODEL_CHECK(s->n_sizes == h->n_handles);
+		for (size_t i = 0; i < h->n_handles; i++)
+			if ((o = model_obj(m, h->handles[i], 0)) && o->known)
+				MODEL_CHECK(s->sizes[i] == o->size);
+		break;
+	}
+	case TP_OP_REMOVE: {
+		const Tessera__HandlesRequest *h = (const void *)req;
+
+		for (size_t i = 0; i < h->n_handles; i++)
+			if ((o = model_obj(m, h->handles[i], 0))) {
+				/* removed, or unknown if the request failed */
+				memset(o->bytes, 0, sizeof(o->bytes));
+				o->size = 0;
+				o->known = rep != NULL;
+			}
+		break;
+	}
+	case TP_OP_DTYPE_WRITE:
+		model_forget(m, ((const Tessera__DtypeIORequest *)req)->handle);
+		break;
+	}
+}
+
+static void model_free(struct model *m)
+{
+	if (m->msg)
+		protobuf_c_message_free_unpacked(m->msg, NULL);
+	free(m->data);
+}
+
 static struct fz_disk disk;
 static char dir[4096];
 
@@ -191,7 +442,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct tp_config cfg;
 	struct fz_in in = { data, size };
-	struct fz_replies seen = { 0, 0, getenv("FUZZ_VERBOSE") != NULL };
+	static struct model model;
+	struct fz_replies seen = { 0, 0, getenv("FUZZ_VERBOSE") != NULL, model_check, &model };
 	struct ios ios = { 0 };
 	char *msg = NULL;
 	int rc;
@@ -218,7 +470,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (srv_create_local(&so, &role, fz_reply_sink, &seen, &ios.srv))
 		abort();
-	fz_drive(ios.srv, ops, nops, &in);
+	memset(&model, 0, sizeof(model));
+	fz_drive(ios.srv, ops, nops, &in, model_observe, &model);
+	model_free(&model);
 	srv_destroy(ios.srv);
 	ios_locks_destroy(ios.locks);
 	ios_descs_clear(&ios);

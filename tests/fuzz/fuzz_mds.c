@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct tp_config cfg;
 	struct fz_in in = { data, size };
-	struct fz_replies seen = { 0, 0, getenv("FUZZ_VERBOSE") != NULL };
+	struct fz_replies seen = { 0, 0, getenv("FUZZ_VERBOSE") != NULL, NULL, NULL };
 	struct mds mds = { 0 };
 	char dir[4096], *msg = NULL;
 	int rc;
@@ -53,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (srv_create_local(&so, &role, fz_reply_sink, &seen, &mds.srv))
 		abort();
-	fz_drive(mds.srv, ops, nops, &in);
+	fz_drive(mds.srv, ops, nops, &in, NULL, NULL);
 	srv_destroy(mds.srv);
 	mds_store_close(mds.store);
 	fz_rmtree(dir);
