@@ -181,48 +181,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 #else /* FUZZ_SEED_MAIN */
 
-#define CAP 65536
-
-static uint8_t buf[CAP];
-static size_t len;
-static int bad;
+static struct fz_seed seed;
 
 static void byte(unsigned b)
 {
-	if (len < CAP)
-		buf[len++] = (uint8_t)b;
-	else
-		bad = 1;
+	uint8_t v = (uint8_t)b;
+
+	fz_seed_bytes(&seed, &v, 1);
 }
 
 /* A reply record: ctl 0 with the message and dlen bytes of data. */
 static void reply(const ProtobufCMessage *m, size_t dlen)
 {
-	size_t body = m ? protobuf_c_message_get_packed_size(m) : 0;
-
 	byte(0);
-	byte(body & 0xff);
-	byte(body >> 8);
-	if (len + body + 2 + dlen > CAP) {
-		bad = 1;
-		return;
-	}
-	if (m)
-		protobuf_c_message_pack(m, buf + len);
-	len += body;
-	byte(dlen & 0xff);
-	byte(dlen >> 8);
-	for (size_t i = 0; i < dlen; i++)
-		byte('a' + i % 26);
-}
-
-static int save(const char *dir, const char *name)
-{
-	int rc = bad || fz_seed_write(dir, name, buf, len);
-
-	len = 0;
-	bad = 0;
-	return rc;
+	fz_seed_msg(&seed, m);
+	fz_seed_data(&seed, dlen);
 }
 
 int main(int argc, char **argv)
@@ -271,7 +244,7 @@ int main(int argc, char **argv)
 	reply(&sr.base, 0);
 	sr.sizes = sizes + 1;
 	reply(&sr.base, 0);
-	rc |= save(dir, "stat");
+	rc |= fz_seed_save(&seed, dir, "stat");
 
 	/* readdir, statfs (mds + 4 ios), ping. */
 	de[0].name = "a";
@@ -294,7 +267,7 @@ int main(int argc, char **argv)
 	pr.version = "0.1.0";
 	for (int i = 0; i < 5; i++)
 		reply(&pr.base, 0);
-	rc |= save(dir, "namespace");
+	rc |= fz_seed_save(&seed, dir, "namespace");
 
 	/* open and read: open's lookup, the read's two objects. */
 	byte(FC_FILE);
@@ -308,7 +281,7 @@ int main(int argc, char **argv)
 	reply(&sr.base, 0);
 	reply(&sr.base, 0);
 	byte(0); /* no counter */
-	rc |= save(dir, "read");
+	rc |= fz_seed_save(&seed, dir, "read");
 
 	/* write, truncate, fsync, a counter; then unlink and an error. */
 	byte(FC_FILE);
@@ -337,13 +310,10 @@ int main(int argc, char **argv)
 	byte(5); /* an error reply */
 	er.code = -17;
 	er.message = "mkdir /d: file exists";
-	byte(protobuf_c_message_get_packed_size(&er.base));
-	byte(0);
-	len += protobuf_c_message_pack(&er.base, buf + len);
-	byte(0);
-	byte(0);
+	fz_seed_msg(&seed, &er.base);
+	fz_seed_data(&seed, 0);
 	byte(16); /* -17 */
-	rc |= save(dir, "write-unlink-error");
+	rc |= fz_seed_save(&seed, dir, "write-unlink-error");
 	return rc ? 1 : 0;
 }
 

@@ -178,40 +178,68 @@ void fz_config(struct tp_config *cfg)
 
 /* ------------------------------------------------------------ seeds */
 
-static int put(uint8_t *buf, size_t cap, size_t *len, const void *src, size_t n)
+void fz_seed_bytes(struct fz_seed *s, const void *p, size_t n)
 {
-	if (*len + n > cap)
-		return -1;
-	memcpy(buf + *len, src, n);
-	*len += n;
-	return 0;
+	if (s->len + n > sizeof(s->buf)) {
+		s->bad = 1;
+		return;
+	}
+	memcpy(s->buf + s->len, p, n);
+	s->len += n;
 }
 
-int fz_seed_request(uint8_t *buf, size_t cap, size_t *len, unsigned op_index,
-		    unsigned peer, const ProtobufCMessage *msg, size_t dlen)
+void fz_seed_msg(struct fz_seed *s, const ProtobufCMessage *msg)
 {
 	size_t body = msg ? protobuf_c_message_get_packed_size(msg) : 0;
-	uint8_t head[4] = { (uint8_t)op_index, (uint8_t)peer, (uint8_t)body,
-			    (uint8_t)(body >> 8) };
-	uint8_t dl[2] = { (uint8_t)dlen, (uint8_t)(dlen >> 8) };
+	uint8_t n[2] = { (uint8_t)body, (uint8_t)(body >> 8) };
 
-	if (op_index >= FZ_TICK || body > 65535 || dlen > 65535 ||
-	    *len + 4 + body + 2 + dlen > cap || put(buf, cap, len, head, 4))
-		return -1;
+	if (body > 65535 || s->len + 2 + body > sizeof(s->buf)) {
+		s->bad = 1;
+		return;
+	}
+	fz_seed_bytes(s, n, 2);
 	if (msg)
-		protobuf_c_message_pack(msg, buf + *len);
-	*len += body;
-	put(buf, cap, len, dl, 2);
-	for (size_t i = 0; i < dlen; i++)
-		buf[(*len)++] = (uint8_t)('a' + i % 26);
-	return 0;
+		s->len += protobuf_c_message_pack(msg, s->buf + s->len);
 }
 
-int fz_seed_tick(uint8_t *buf, size_t cap, size_t *len)
+void fz_seed_data(struct fz_seed *s, size_t dlen)
+{
+	uint8_t n[2] = { (uint8_t)dlen, (uint8_t)(dlen >> 8) };
+
+	if (dlen > 65535 || s->len + 2 + dlen > sizeof(s->buf)) {
+		s->bad = 1;
+		return;
+	}
+	fz_seed_bytes(s, n, 2);
+	for (size_t i = 0; i < dlen; i++)
+		s->buf[s->len++] = (uint8_t)('a' + i % 26);
+}
+
+void fz_seed_request(struct fz_seed *s, unsigned op_index, unsigned peer,
+		     const ProtobufCMessage *msg, size_t dlen)
+{
+	uint8_t head[2] = { (uint8_t)op_index, (uint8_t)peer };
+
+	s->bad |= op_index >= FZ_TICK;
+	fz_seed_bytes(s, head, 2);
+	fz_seed_msg(s, msg);
+	fz_seed_data(s, dlen);
+}
+
+void fz_seed_tick(struct fz_seed *s)
 {
 	uint8_t t = FZ_TICK;
 
-	return put(buf, cap, len, &t, 1);
+	fz_seed_bytes(s, &t, 1);
+}
+
+int fz_seed_save(struct fz_seed *s, const char *dir, const char *name)
+{
+	int rc = s->bad || fz_seed_write(dir, name, s->buf, s->len) ? -1 : 0;
+
+	s->len = 0;
+	s->bad = 0;
+	return rc;
 }
 
 int fz_seed_write(const char *dir, const char *name, const uint8_t *buf, size_t len)

@@ -69,11 +69,26 @@ void fz_rmtree(const char *dir);
  * timeout of 0 (parked requests expire at the next tick). */
 void fz_config(struct tp_config *cfg);
 
-/* Seed records: a request record with a packed message (or none) and
- * `dlen` bytes of data (a pattern), appended to buf (cap bytes) at *len. */
-int fz_seed_request(uint8_t *buf, size_t cap, size_t *len, unsigned op_index,
-		    unsigned peer, const ProtobufCMessage *msg, size_t dlen);
-int fz_seed_tick(uint8_t *buf, size_t cap, size_t *len);
+/* Seed files (the FUZZ_SEED_MAIN builds): records appended to a buffer,
+ * then saved. A record that does not fit marks the seed bad, and saving a
+ * bad seed fails. */
+struct fz_seed {
+	uint8_t buf[65536];
+	size_t len;
+	int bad;
+};
+
+void fz_seed_bytes(struct fz_seed *s, const void *p, size_t n);
+/* A u16 length and the packed message (length 0 for NULL). */
+void fz_seed_msg(struct fz_seed *s, const ProtobufCMessage *msg);
+/* A u16 length and that many bytes of a pattern. */
+void fz_seed_data(struct fz_seed *s, size_t dlen);
+/* A request record of ops[op_index] from `peer`, and a tick record. */
+void fz_seed_request(struct fz_seed *s, unsigned op_index, unsigned peer,
+		     const ProtobufCMessage *msg, size_t dlen);
+void fz_seed_tick(struct fz_seed *s);
+/* Write dir/name and empty the seed. */
+int fz_seed_save(struct fz_seed *s, const char *dir, const char *name);
 int fz_seed_write(const char *dir, const char *name, const uint8_t *buf, size_t len);
 
 #endif

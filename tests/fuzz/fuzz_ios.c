@@ -483,8 +483,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 #else /* FUZZ_SEED_MAIN */
 
-#define CAP 65536
-
 /* The index of opcode op in ops[] (for seeds); nops if not there. */
 static unsigned op_index(unsigned op)
 {
@@ -495,32 +493,12 @@ static unsigned op_index(unsigned op)
 	return i;
 }
 
-/* One seed file per scenario. */
-struct seed {
-	uint8_t buf[CAP];
-	size_t len;
-	int bad;
-};
-
 /* A request record, unless this target does not send op. */
-static void req(struct seed *s, unsigned op, unsigned peer, const ProtobufCMessage *m,
+static void req(struct fz_seed *s, unsigned op, unsigned peer, const ProtobufCMessage *m,
 		size_t dlen)
 {
 	if (op_index(op) < nops)
-		s->bad |= fz_seed_request(s->buf, CAP, &s->len, op_index(op), peer, m, dlen);
-}
-
-static void tick(struct seed *s)
-{
-	s->bad |= fz_seed_tick(s->buf, CAP, &s->len);
-}
-
-static int save(const char *dir, const char *name, struct seed *s)
-{
-	int rc = s->bad || fz_seed_write(dir, name, s->buf, s->len);
-
-	memset(s, 0, sizeof(*s));
-	return rc;
+		fz_seed_request(s, op_index(op), peer, m, dlen);
 }
 
 /* Lock regions [off, off+len) pairs of one object: 4 slots of 64 KiB
@@ -544,7 +522,7 @@ static void lock_msg(Tessera__LockAcquireRequest *m, uint64_t session, uint32_t 
 
 int main(int argc, char **argv)
 {
-	static struct seed s;
+	static struct fz_seed s;
 	Tessera__WriteRequest w = TESSERA__WRITE_REQUEST__INIT;
 	Tessera__ReadRequest r = TESSERA__READ_REQUEST__INIT;
 	Tessera__ListIORequest l = TESSERA__LIST_IOREQUEST__INIT;
@@ -586,7 +564,7 @@ int main(int argc, char **argv)
 	t.handle = 7;
 	t.size = 20;
 	req(&s, TP_OP_TRUNCATE, 0, &t.base, 0);
-	rc |= save(dir, "io-list", &s);
+	rc |= fz_seed_save(&s, dir, "io-list");
 
 	/* Bad lists: lengths disagree, a piece beyond the largest object. */
 	l.n_lengths = 3;
@@ -595,7 +573,7 @@ int main(int argc, char **argv)
 	offs[3] = UINT64_MAX - 5;
 	req(&s, TP_OP_LIST_READ, 0, &l.base, 0);
 	offs[3] = 70000;
-	rc |= save(dir, "list-bad", &s);
+	rc |= fz_seed_save(&s, dir, "list-bad");
 
 	/* Locks: two sessions contend, one waits, releases, leases, ticks. */
 	lock_msg(&la, 11, TLK_WRITE, loffs, llens, 2, 1);
@@ -609,13 +587,13 @@ int main(int argc, char **argv)
 	lr.lock_id = 1;
 	lr.handle = 7;
 	req(&s, TP_OP_LOCK_RELEASE, 0, &lr.base, 0);
-	tick(&s);
+	fz_seed_tick(&s);
 	lr.session = 12;
 	lr.lock_id = 2;
 	lr.partial = 1;
 	lr.from = 65536 + 50;
 	req(&s, TP_OP_LOCK_RELEASE, 1, &lr.base, 0);
-	rc |= save(dir, "lock-list", &s);
+	rc |= fz_seed_save(&s, dir, "lock-list");
 
 	/* A description in several messages (more = true). */
 	lock_msg(&la, 13, TLK_WRITE, loffs, llens, 1, 0);
@@ -624,8 +602,8 @@ int main(int argc, char **argv)
 	lock_msg(&la, 13, TLK_WRITE, loffs + 1, llens + 1, 1, 0);
 	la.lock_id = (1ull << 63) | 1;
 	req(&s, TP_OP_LOCK_ACQUIRE, 2, &la.base, 0);
-	tick(&s);
-	rc |= save(dir, "lock-more", &s);
+	fz_seed_tick(&s);
+	rc |= fz_seed_save(&s, dir, "lock-more");
 
 	/* Datatype I/O and a view lock: a vector of 8-byte blocks. */
 	tdl_bytes(8, &b);
@@ -649,7 +627,7 @@ int main(int argc, char **argv)
 	la.view = NULL;
 	d.file_type = NULL; /* cached by now */
 	req(&s, TP_OP_DTYPE_WRITE, 3, &d.base, 256);
-	rc |= save(dir, "lock-view", &s);
+	rc |= fz_seed_save(&s, dir, "lock-view");
 #if !defined(FUZZ_IOS_LIST) && !defined(FUZZ_IOS_LOCK)
 	{
 		Tessera__FetchAddRequest fa = TESSERA__FETCH_ADD_REQUEST__INIT;
@@ -670,10 +648,10 @@ int main(int argc, char **argv)
 		req(&s, TP_OP_IOS_STATFS, 0, &ping.base, 0);
 		ping.hold_ms = 1;
 		req(&s, TP_OP_PING, 1, &ping.base, 0);
-		tick(&s);
+		fz_seed_tick(&s);
 		req(&s, TP_OP_SYNC, 0, &h.base, 0);
 		req(&s, TP_OP_REMOVE, 0, &h.base, 0);
-		rc |= save(dir, "dtype-misc", &s);
+		rc |= fz_seed_save(&s, dir, "dtype-misc");
 	}
 #endif
 	tp_dataloop_msg_release(dm);

@@ -62,11 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 #else /* FUZZ_SEED_MAIN */
 
-#define CAP 16384
-
-static uint8_t buf[CAP];
-static size_t len;
-static int bad;
+static struct fz_seed seed;
 
 static void req(unsigned op, unsigned peer, const ProtobufCMessage *m)
 {
@@ -74,16 +70,7 @@ static void req(unsigned op, unsigned peer, const ProtobufCMessage *m)
 
 	while (i < nops && ops[i] != op)
 		i++;
-	bad |= fz_seed_request(buf, CAP, &len, i, peer, m, 0);
-}
-
-static int save(const char *dir, const char *name)
-{
-	int rc = bad || fz_seed_write(dir, name, buf, len);
-
-	len = 0;
-	bad = 0;
-	return rc;
+	fz_seed_request(&seed, i, peer, m, 0);
 }
 
 int main(int argc, char **argv)
@@ -145,7 +132,7 @@ int main(int argc, char **argv)
 	pr.path = "/";
 	req(TP_OP_STATFS, 1, &pr.base);
 	req(TP_OP_PING, 2, &ping.base);
-	rc |= save(dir, "tree");
+	rc |= fz_seed_save(&seed, dir, "tree");
 
 	/* Changes: setattr, rename over a file, into a subdirectory, removal. */
 	mk.path = "/a";
@@ -186,7 +173,7 @@ int main(int argc, char **argv)
 	req(TP_OP_RMDIR, 0, &pr.base);
 	pr.path = "/a";
 	req(TP_OP_RMDIR, 0, &pr.base);
-	rc |= save(dir, "changes");
+	rc |= fz_seed_save(&seed, dir, "changes");
 
 	/* Odd paths and a request without credentials. */
 	pr.cred = &root;
@@ -197,7 +184,7 @@ int main(int argc, char **argv)
 	pr.cred = NULL;
 	pr.path = "/";
 	req(TP_OP_LOOKUP, 0, &pr.base);
-	rc |= save(dir, "odd-paths");
+	rc |= fz_seed_save(&seed, dir, "odd-paths");
 	return rc ? 1 : 0;
 }
 
