@@ -132,8 +132,10 @@ void fz_drive(struct srv *srv, const unsigned *ops, size_t nops, struct fz_in *i
 			memcpy(frame + TP_HDR_SIZE, fz_addr, sizeof(fz_addr));
 			len = TP_HDR_SIZE + sizeof(fz_addr) + h.body_len + h.data_len;
 			if (observe)
-				observe(arg, frame, len);
+				observe(arg, frame, len, 0);
 			srv_deliver(srv, peer, frame, len);
+			if (observe)
+				observe(arg, frame, len, 1);
 		}
 	}
 }

@@ -55,8 +55,9 @@ void fz_reply_sink(void *arg, uint64_t peer, const struct iovec *iov, int n);
 
 /* Run the records of `in` against srv; ops[] are the opcodes a request
  * record chooses from. observe (may be NULL) sees each request frame
- * before the daemon does. */
-typedef void (*fz_observe_fn)(void *arg, const uint8_t *frame, size_t len);
+ * before the daemon does (done 0), and again once the daemon is through
+ * with it (done 1), when it may deliver requests of its own. */
+typedef void (*fz_observe_fn)(void *arg, const uint8_t *frame, size_t len, int done);
 void fz_drive(struct srv *srv, const unsigned *ops, size_t nops, struct fz_in *in,
 	      fz_observe_fn observe, void *arg);
 

@@ -261,12 +261,14 @@ static void model_read(const struct model_obj *o, uint64_t off, const uint8_t *g
 	}
 }
 
-static void model_observe(void *arg, const uint8_t *frame, size_t len)
+static void model_observe(void *arg, const uint8_t *frame, size_t len, int done)
 {
 	struct model *m = arg;
 	struct tp_frame fr;
 	char err[64];
 
+	if (done)
+		return;
 	if (m->msg)
 		protobuf_c_message_free_unpacked(m->msg, NULL);
 	free(m->data);

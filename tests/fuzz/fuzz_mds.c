@@ -3,7 +3,8 @@
  * table and every handler (mds_main.c over mds_ops.c, mds_path.c,
  * mds_rename.c) on a real LevelDB store in a temporary directory, driven
  * in-process through the daemon core (srv_create_local) by records of
- * frames (fuzz_daemon.h). Each input starts a fresh store.
+ * frames (fuzz_daemon.h). Each input starts a fresh store. After every
+ * namespace change that succeeded, lookups check that it took effect.
  *
  * The daemon's own source is compiled in (its main renamed), so the
  * dispatch table and handlers are exactly the daemon's. Built with
@@ -28,11 +29,145 @@ static void ops_init(void)
 
 #ifndef FUZZ_SEED_MAIN
 
+/* ------------------------------------------------------------ the oracle
+ *
+ * After each namespace change that succeeded, a lookup (as root) must
+ * agree: a made or created name is there with the handle the reply gave,
+ * a removed one is gone, a renamed one is at its new name and not at its
+ * old one. */
+struct oracle {
+	struct srv *srv;
+	uint64_t reqid;             /* the fuzzed request being served */
+	unsigned opcode;
+	ProtobufCMessage *msg;      /* decoded, or NULL */
+	int status, replied;        /* its answer */
+	uint64_t handle;            /* an AttrReply's handle */
+	uint64_t lookups;           /* our own requests so far */
+	int lk_status, lk_replied;  /* the last lookup's answer */
+	uint64_t lk_handle;
+};
+
+#define ORACLE_REQID (1ull << 62) /* above any fuzzed request id */
+
+static void oracle_check(void *arg, const struct tp_frame *fr, const ProtobufCMessage *rep)
+{
+	struct oracle *o = arg;
+	const Tessera__AttrReply *ar = (const void *)rep;
+	int attr = rep && tp_reply_desc(fr->hdr.opcode) == &tessera__attr_reply__descriptor &&
+		   ar->attr;
+
+	if (fr->hdr.reqid == o->reqid) {
+		o->replied = 1;
+		o->status = fr->hdr.status;
+		o->handle = attr ? ar->attr->handle : 0;
+	} else if (fr->hdr.reqid == (ORACLE_REQID | o->lookups)) {
+		o->lk_replied = 1;
+		o->lk_status = fr->hdr.status;
+		o->lk_handle = attr ? ar->attr->handle : 0;
+	}
+}
+
+/* Look path up as root; its status (and *handle). */
+static int oracle_lookup(struct oracle *o, const char *path, uint64_t *handle)
+{
+	static uint8_t frame[8192];
+	Tessera__PathRequest pr = TESSERA__PATH_REQUEST__INIT;
+	Tessera__Cred root = TESSERA__CRED__INIT;
+	uint32_t gid = 0;
+	struct tp_hdr h = { 0 };
+	long n;
+
+	root.n_gids = 1;
+	root.gids = &gid;
+	pr.cred = &root;
+	pr.path = (char *)path;
+	h.opcode = TP_OP_LOOKUP;
+	h.reqid = ORACLE_REQID | ++o->lookups;
+	n = tp_frame_build(frame, sizeof(frame), &h, "oracle", 6, &pr.base);
+	if (n < 0)
+		return 1; /* a path too long to ask about */
+	o->lk_replied = 0;
+	srv_deliver(o->srv, 99, frame, (size_t)n);
+	if (!o->lk_replied) {
+		fprintf(stderr, "fuzz_mds: a lookup of %s was not answered\n", path);
+		abort();
+	}
+	*handle = o->lk_handle;
+	return o->lk_status;
+}
+
+#define ORACLE_CHECK(cond, path)                                                     \
+	do {                                                                         \
+		if (!(cond)) {                                                       \
+			fprintf(stderr, "fuzz_mds: after %s, a lookup of %s: %s\n",  \
+				tp_opcode_name(o->opcode), path, #cond);             \
+			abort();                                                     \
+		}                                                                    \
+	} while (0)
+
+static void oracle_observe(void *arg, const uint8_t *frame, size_t len, int done)
+{
+	struct oracle *o = arg;
+	struct tp_frame fr;
+	uint64_t handle = 0;
+	char err[64];
+	int rc;
+
+	if (!done) {
+		o->msg = NULL;
+		o->replied = 0;
+		if (tp_frame_parse(frame, len, SIZE_MAX, &fr, err, sizeof(err)))
+			return;
+		o->reqid = fr.hdr.reqid;
+		o->opcode = fr.hdr.opcode;
+		o->msg = tp_body_unpack(&fr, tp_request_desc(fr.hdr.opcode));
+		return;
+	}
+	if (o->msg && o->replied && o->status == 0) {
+		switch (o->opcode) {
+		case TP_OP_MKDIR:
+		case TP_OP_CREATE: {
+			/* the path field follows cred in both messages */
+			const char *path = o->opcode == TP_OP_MKDIR
+				? ((Tessera__MkdirRequest *)o->msg)->path
+				: ((Tessera__CreateRequest *)o->msg)->path;
+
+			rc = oracle_lookup(o, path, &handle);
+			ORACLE_CHECK(rc == 0 && handle == o->handle, path);
+			break;
+		}
+		case TP_OP_UNLINK:
+		case TP_OP_RMDIR: {
+			const char *path = ((Tessera__PathRequest *)o->msg)->path;
+
+			rc = oracle_lookup(o, path, &handle);
+			ORACLE_CHECK(rc == -ENOENT, path);
+			break;
+		}
+		case TP_OP_RENAME: {
+			const Tessera__RenameRequest *r = (const void *)o->msg;
+
+			rc = oracle_lookup(o, r->to, &handle);
+			ORACLE_CHECK(rc == 0, r->to);
+			if (strcmp(r->from, r->to)) {
+				rc = oracle_lookup(o, r->from, &handle);
+				ORACLE_CHECK(rc == -ENOENT, r->from);
+			}
+			break;
+		}
+		}
+	}
+	if (o->msg)
+		protobuf_c_message_free_unpacked(o->msg, NULL);
+	o->msg = NULL;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct tp_config cfg;
 	struct fz_in in = { data, size };
-	struct fz_replies seen = { 0, 0, getenv("FUZZ_VERBOSE") != NULL, NULL, NULL };
+	struct oracle oracle = { 0 };
+	struct fz_replies seen = { 0, 0, getenv("FUZZ_VERBOSE") != NULL, oracle_check, &oracle };
 	struct mds mds = { 0 };
 	char dir[4096], *msg = NULL;
 	int rc;
@@ -53,7 +188,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (srv_create_local(&so, &role, fz_reply_sink, &seen, &mds.srv))
 		abort();
-	fz_drive(mds.srv, ops, nops, &in, NULL, NULL);
+	oracle.srv = mds.srv;
+	fz_drive(mds.srv, ops, nops, &in, oracle_observe, &oracle);
 	srv_destroy(mds.srv);
 	mds_store_close(mds.store);
 	fz_rmtree(dir);
