@@ -14,6 +14,8 @@
 #                 PNGs and a report in build/study/; FULL=1 for the
 #                 dissertation's ranges, NET=100mbit (any tc rate) for the
 #                 daemons on network namespaces behind rate-limited links
+#   make fuzz     long fuzzing campaigns: every libFuzzer target for
+#                 FUZZ_SECONDS (600) each, or those in FUZZ_TARGETS
 #   make install  install the programs, libtessera (shared with its soname
 #                 links, static, headers, tessera.pc), the ROMIO component
 #                 and the man pages under $(DESTDIR)$(PREFIX) (/usr/local)
@@ -60,7 +62,7 @@ USES_tests       := client proto dataloops lockmgr
 # Fragments name other parts' libraries in prerequisites ($$(LIBS)).
 .SECONDEXPANSION:
 
-.PHONY: all deps check check-build test test-san run down bench crash study clean print-bounds install
+.PHONY: all deps check check-build test test-san run down bench crash study fuzz clean print-bounds install
 all:
 
 PARTS   := $(sort $(patsubst %/,%,$(dir $(wildcard */*.mk))))
@@ -130,6 +132,13 @@ study: deps
 	@$(MAKE) --no-print-directory all
 	@python3 tests/study/study.py $(if $(FULL),--full) $(if $(NET),--net $(NET)) \
 		$(if $(STUDY_OUT),--out $(STUDY_OUT))
+
+# The targets and their corpora: tests/fuzz/ (README, "Fuzzing"). New
+# inputs are kept in $(B)/fuzz/<target>/corpus, crashes beside it.
+FUZZ_SECONDS ?= 600
+fuzz: all
+	@TESSERA_BUILD=$(abspath $(B)) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_TARGETS="$(FUZZ_TARGETS)" \
+		bash tests/integ/test_fuzz.sh
 
 # ------------------------------------------------------------------ install
 # Staged installs (DESTDIR) keep the PREFIX paths in what they write

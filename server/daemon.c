@@ -105,6 +105,12 @@ struct srv {
 	int eagain;                     /* a send met -EAGAIN: poll and retry */
 	size_t peak_bytes;              /* highest debt since memory was trimmed */
 	struct srv_counters count;
+	/* In-process (srv_create_local): no endpoint or loop (net and loop
+	 * are NULL); a reply leaves through sink as soon as it is sent, and
+	 * a frame comes from local_peer. */
+	srv_sink_fn sink;
+	void *sink_arg;
+	uint64_t local_peer;
 };
 
 static double mono_now(void)
@@ -256,8 +262,17 @@ static void peer_pump(struct srv *srv, struct srv_peer *p)
 	       srv->posted < srv->lim.total_posted) {
 		struct srv_tx *tx = p->waiting.head;
 		struct iovec iov[2] = { { tx->head, tx->head_len }, { tx->data, tx->data_len } };
-		int rc = tnet_send(srv->net, p->addr, iov, tx->data_len ? 2 : 1, &tx->ctx);
+		int rc;
 
+		if (!srv->net) { /* in-process: delivered at once */
+			txlist_remove(&p->waiting, tx);
+			srv->waiting--;
+			srv->sink(srv->sink_arg, p->addr, iov, tx->data_len ? 2 : 1);
+			uncharge(srv, p, tx->cost);
+			tx_free(tx);
+			continue;
+		}
+		rc = tnet_send(srv->net, p->addr, iov, tx->data_len ? 2 : 1, &tx->ctx);
 		if (rc == -EAGAIN) {
 			srv->eagain = 1;
 			return;
@@ -595,7 +610,8 @@ static void expire_all(struct srv *srv)
 
 /* ------------------------------------------------------------ requests */
 
-/* Check, decode and dispatch one received frame. */
+/* Check, decode and dispatch one received frame of ev->len bytes in
+ * ev->rbuf->data (ev->status: -EMSGSIZE when the transport truncated it). */
 static void handle_frame(struct srv *srv, const struct tnet_event *ev)
 {
 	struct srv_req req = { .srv = srv };
@@ -620,8 +636,10 @@ static void handle_frame(struct srv *srv, const struct tnet_event *ev)
 			rc ? err : "no reply address");
 		return;
 	}
-	if (tnet_insert_name(srv->net, ev->rbuf->data + TP_HDR_SIZE, req.frame.hdr.addr_len,
-			     &req.peer)) {
+	if (!srv->net)
+		req.peer = srv->local_peer;
+	else if (tnet_insert_name(srv->net, ev->rbuf->data + TP_HDR_SIZE, req.frame.hdr.addr_len,
+				  &req.peer)) {
 		srv_log(srv, "dropped a message with an unusable reply address");
 		return;
 	}
@@ -823,10 +841,29 @@ void srv_ping(struct srv *srv, struct srv_req *req)
 
 /* ------------------------------------------------------------ life */
 
+/* A daemon core without endpoint or loop yet. */
+static struct srv *srv_alloc(const struct srv_opts *opts, const struct srv_role *role)
+{
+	struct srv *srv = calloc(1, sizeof(*srv));
+	const struct srv_limits defaults = {
+		SRV_BUDGET_BYTES, SRV_PEER_BYTES, SRV_PEER_ENTRIES, SRV_TOTAL_ENTRIES,
+		SRV_PEER_POSTED, SRV_TOTAL_POSTED,
+	};
+
+	if (!srv)
+		return NULL;
+	srv->role = *role;
+	srv->cfg = opts->cfg;
+	srv->lim = opts->limits ? *opts->limits : defaults;
+	srv->max_frame = tp_config_max_frame(opts->cfg);
+	srv->timeout_s = opts->cfg->timeout_ms / 1000.0;
+	return srv;
+}
+
 int srv_create(const struct srv_opts *opts, const struct srv_role *role, struct srv **out,
 	       char *err, size_t errlen)
 {
-	struct srv *srv = calloc(1, sizeof(*srv));
+	struct srv *srv = srv_alloc(opts, role);
 	struct tnet_opts to = {
 		.provider = opts->cfg->provider,
 		.node = opts->host,
@@ -834,19 +871,10 @@ int srv_create(const struct srv_opts *opts, const struct srv_role *role, struct 
 		.listen = 1,
 		.nrecv = opts->nrecv,
 	};
-	const struct srv_limits defaults = {
-		SRV_BUDGET_BYTES, SRV_PEER_BYTES, SRV_PEER_ENTRIES, SRV_TOTAL_ENTRIES,
-		SRV_PEER_POSTED, SRV_TOTAL_POSTED,
-	};
 	int rc;
 
 	if (!srv)
 		return -ENOMEM;
-	srv->role = *role;
-	srv->cfg = opts->cfg;
-	srv->lim = opts->limits ? *opts->limits : defaults;
-	srv->max_frame = tp_config_max_frame(opts->cfg);
-	srv->timeout_s = opts->cfg->timeout_ms / 1000.0;
 	/* Closing a peer's connection (tnet_forget) must release what the
 	 * provider holds for it: libfabric's documented switch. */
 	setenv("FI_AV_REMOVE_CLEANUP", "1", 1);
@@ -891,6 +919,43 @@ int srv_run(struct srv *srv)
 	return 0;
 }
 
+/* ------------------------------------------------------------ in-process */
+
+int srv_create_local(const struct srv_opts *opts, const struct srv_role *role,
+		     srv_sink_fn sink, void *arg, struct srv **out)
+{
+	struct srv *srv = srv_alloc(opts, role);
+
+	if (!srv)
+		return -ENOMEM;
+	srv->sink = sink;
+	srv->sink_arg = arg;
+	*out = srv;
+	return 0;
+}
+
+void srv_deliver(struct srv *srv, uint64_t peer, const void *frame, size_t len)
+{
+	struct tnet_rbuf rbuf = { .cap = len, .data = (uint8_t *)frame };
+	struct tnet_event ev = { .type = TNET_RECV, .rbuf = &rbuf, .len = len };
+
+	if (len > srv->max_frame) { /* what a receive buffer would have kept */
+		ev.len = srv->max_frame;
+		ev.status = -EMSGSIZE;
+	}
+	srv->local_peer = peer;
+	handle_frame(srv, &ev);
+	parked_reap(srv);
+}
+
+void srv_local_tick(struct srv *srv)
+{
+	expire_all(srv);
+	if (srv->role.tick)
+		srv->role.tick(srv->role.ctx);
+	parked_reap(srv);
+}
+
 static void txlist_free(struct srv_txlist *l)
 {
 	while (l->head) {
@@ -919,8 +984,10 @@ void srv_destroy(struct srv *srv)
 		}
 	}
 	parked_reap(srv);
-	ev_loop_destroy(srv->loop);
-	tnet_close(srv->net);
+	if (srv->loop)
+		ev_loop_destroy(srv->loop);
+	if (srv->net)
+		tnet_close(srv->net);
 	while (srv->peers) {
 		struct srv_peer *p = srv->peers;
 

@@ -100,6 +100,24 @@ int srv_create(const struct srv_opts *opts, const struct srv_role *role,
 int srv_run(struct srv *srv);
 void srv_destroy(struct srv *srv);
 
+/*
+ * In-process serving, for drivers without a network (tests/fuzz): the
+ * same checks, dispatch, replies, parking and budgets, with no endpoint
+ * and no event loop. srv_deliver() handles one received frame (a frame
+ * longer than the configured maximum is cut to it, as a receive buffer
+ * would) from `peer` (its reply address is checked but not resolved);
+ * every reply is handed to `sink` as soon as it is sent, as the header
+ * and body in iov[0] and the raw data in iov[1] (n is 1 without data),
+ * and freed when sink returns. srv_local_tick() does what the loop does
+ * each tick: expire deadlines (parked requests answer ETIMEDOUT), the
+ * role's tick. srv_destroy() ends parked requests with -ESHUTDOWN.
+ */
+typedef void (*srv_sink_fn)(void *arg, uint64_t peer, const struct iovec *iov, int n);
+int srv_create_local(const struct srv_opts *opts, const struct srv_role *role,
+		     srv_sink_fn sink, void *arg, struct srv **out);
+void srv_deliver(struct srv *srv, uint64_t peer, const void *frame, size_t len);
+void srv_local_tick(struct srv *srv);
+
 /* Reply with msg and optional raw data (copied, or taken over with
  * srv_reply_owned so a read's buffer is not copied again). A parked
  * request is freed by its reply. */

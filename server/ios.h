@@ -87,6 +87,9 @@ int ios_check_layout(struct ios *ios, struct srv_req *req, uint64_t handle, uint
 /* The lock service (ios_lock.c). */
 int ios_locks_create(struct ios *ios, uint32_t lease_ms, struct ios_locks **out, char **msg);
 void ios_locks_destroy(struct ios_locks *lk);
+/* In-process drivers (tests/fuzz) fix the epoch so runs repeat; a daemon
+ * keeps its random one. */
+void ios_locks_set_epoch(struct ios_locks *lk, uint64_t epoch);
 void ios_locks_tick(struct ios *ios);
 void ios_do_lock_acquire(struct ios *ios, struct srv_req *req);
 void ios_do_lock_release(struct ios *ios, struct srv_req *req);

@@ -113,6 +113,11 @@ int ios_locks_create(struct ios *ios, uint32_t lease_ms, struct ios_locks **out,
 	return 0;
 }
 
+void ios_locks_set_epoch(struct ios_locks *lk, uint64_t epoch)
+{
+	lk->epoch = epoch;
+}
+
 /* ------------------------------------------------------------ sessions */
 
 static unsigned session_bucket(uint64_t id)

@@ -636,7 +636,11 @@ static size_t sieve_group(const struct ios_piece *pieces, size_t n, size_t i, ui
 
 	while (j < n && pieces[j].offset >= end && pieces[j].offset - end <= IOS_SIEVE_GAP &&
 	       pieces[j].offset + pieces[j].length - start <= IOS_SIEVE_SPAN) {
-		end = pieces[j].offset + pieces[j].length;
+		/* An empty piece joins the group but writes nothing: the span
+		 * ends at the last byte written, or the write would grow the
+		 * object to where no byte went. */
+		if (pieces[j].length)
+			end = pieces[j].offset + pieces[j].length;
 		j++;
 	}
 	*span = end - start;
@@ -678,7 +682,9 @@ ssize_t ios_write_pieces(struct ios_store *st, uint64_t handle, const struct ios
 				break;
 			buf += start - first * IOS_BLOCK;
 			for (size_t j = i; j < i + k; j++) {
-				memcpy(buf + (pieces[j].offset - start), data + pos, pieces[j].length);
+				if (pieces[j].length) /* an empty one may lie past the span */
+					memcpy(buf + (pieces[j].offset - start), data + pos,
+					       pieces[j].length);
 				pos += pieces[j].length;
 			}
 			src = buf;

@@ -1,0 +1,665 @@
+/*
+ * fuzz_ios.c - libFuzzer target for the storage daemon: its dispatch table
+ * and every handler (ios_main.c, ios_io.c, ios_lock.c) over a real object
+ * store in a temporary directory, driven in-process through the daemon
+ * core (srv_create_local) by records of frames (fuzz_daemon.h).
+ *
+ * One source, three targets, by the opcodes a record may name:
+ *   fuzz_ios        every storage daemon opcode;
+ *   fuzz_ios_list   (-DFUZZ_IOS_LIST) list reads and writes: the pieces'
+ *                   validation, with contiguous I/O and sizes around it;
+ *   fuzz_ios_lock   (-DFUZZ_IOS_LOCK) the lock service: range, list and
+ *                   datatype descriptions, releases, leases, ticks, with
+ *                   fenced I/O.
+ * Besides the replies' form, what reads and sizes return is checked
+ * against a model of the objects built from the writes and truncates that
+ * succeeded.
+ *
+ * Each input starts a fresh daemon and an empty store (in one directory for
+ * the whole run: the files an input made are removed after it, found
+ * through the store's disk ops table); whatever is parked at the end is
+ * ended by srv_destroy, and the sanitizers' leak check sees the rest.
+ *
+ * The daemon's own source is compiled in (its main renamed), so the
+ * dispatch table and handlers are exactly the daemon's. Built with
+ * -DFUZZ_SEED_MAIN it writes a seed corpus of requests into a directory.
+ */
+#define main tessera_ios_main
+#include "ios_main.c"
+#undef main
+
+#include "fuzz_daemon.h"
+#include "tdl.h"
+#include "tlk.h"
+
+#if defined(FUZZ_IOS_LIST)
+static const unsigned list_ops[] = { TP_OP_LIST_WRITE, TP_OP_LIST_READ, TP_OP_WRITE, TP_OP_READ,
+				     TP_OP_GETSIZE, TP_OP_TRUNCATE };
+#elif defined(FUZZ_IOS_LOCK)
+static const unsigned list_ops[] = { TP_OP_LOCK_ACQUIRE, TP_OP_LOCK_RELEASE, TP_OP_LEASE,
+				     TP_OP_DTYPE_WRITE, TP_OP_LIST_WRITE, TP_OP_WRITE };
+#endif
+
+/* The opcodes a record chooses from: the list above, or every opcode the
+ * daemon's dispatch table serves. */
+static unsigned ops[TP_OP_LIMIT];
+static size_t nops;
+
+static void ops_init(void)
+{
+#if defined(FUZZ_IOS_LIST) || defined(FUZZ_IOS_LOCK)
+	for (size_t i = 0; i < sizeof(list_ops) / sizeof(list_ops[0]); i++)
+		ops[nops++] = list_ops[i];
+#else
+	for (unsigned op = 0; op < TP_OP_LIMIT; op++)
+		if (ios_handlers[op])
+			ops[nops++] = op;
+#endif
+}
+
+/* The lock epoch of every run (seeds name it). The lock target's
+ * sessions expire at every tick; the others' outlive a run. */
+#define FZ_EPOCH 5
+#ifdef FUZZ_IOS_LOCK
+#define FZ_LEASE_MS 0
+#else
+#define FZ_LEASE_MS 10000
+#endif
+
+#ifndef FUZZ_SEED_MAIN
+
+#include <fcntl.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------ the disk
+ *
+ * The system's disk, through a wrapper that remembers every file it
+ * created, so that an input's objects can be removed after it and the
+ * next input starts from an empty store in the same directory (making the
+ * 256 object directories anew for each input would cost more than the
+ * input). */
+struct fz_disk {
+	struct ios_disk base;
+	struct ios_disk *inner;
+	char **made;               /* paths opened with O_CREAT */
+	size_t n, cap;
+};
+
+#define FZ_INNER(d) (((struct fz_disk *)(d))->inner)
+
+static int fzd_open(struct ios_disk *d, uint64_t handle, const char *path, int flags,
+		    mode_t mode)
+{
+	struct fz_disk *fd = (struct fz_disk *)d;
+	int rc = fd->inner->ops->open(fd->inner, handle, path, flags, mode);
+
+	if (rc >= 0 && (flags & O_CREAT)) {
+		if (fd->n == fd->cap) {
+			size_t cap = fd->cap ? 2 * fd->cap : 64;
+			char **m = realloc(fd->made, cap * sizeof(*m));
+
+			if (!m)
+				abort();
+			fd->made = m;
+			fd->cap = cap;
+		}
+		if (!(fd->made[fd->n++] = strdup(path)))
+			abort();
+	}
+	return rc;
+}
+
+static int fzd_unlink(struct ios_disk *d, uint64_t handle, const char *path)
+{
+	return FZ_INNER(d)->ops->unlink(FZ_INNER(d), handle, path);
+}
+
+static int fzd_close(struct ios_disk *d, int fd)
+{
+	return FZ_INNER(d)->ops->close(FZ_INNER(d), fd);
+}
+
+static ssize_t fzd_preadv(struct ios_disk *d, int fd, const struct iovec *iov, int n, off_t off)
+{
+	return FZ_INNER(d)->ops->preadv(FZ_INNER(d), fd, iov, n, off);
+}
+
+static ssize_t fzd_pwritev(struct ios_disk *d, int fd, const struct iovec *iov, int n, off_t off)
+{
+	return FZ_INNER(d)->ops->pwritev(FZ_INNER(d), fd, iov, n, off);
+}
+
+static int fzd_fstat(struct ios_disk *d, int fd, struct stat *sb)
+{
+	return FZ_INNER(d)->ops->fstat(FZ_INNER(d), fd, sb);
+}
+
+static int fzd_ftruncate(struct ios_disk *d, int fd, off_t size)
+{
+	return FZ_INNER(d)->ops->ftruncate(FZ_INNER(d), fd, size);
+}
+
+static int fzd_fdatasync(struct ios_disk *d, int fd)
+{
+	return FZ_INNER(d)->ops->fdatasync(FZ_INNER(d), fd);
+}
+
+static int fzd_mkdir(struct ios_disk *d, const char *path, mode_t mode)
+{
+	return FZ_INNER(d)->ops->mkdir(FZ_INNER(d), path, mode);
+}
+
+static int fzd_syncdir(struct ios_disk *d, const char *path)
+{
+	return FZ_INNER(d)->ops->syncdir(FZ_INNER(d), path);
+}
+
+static int fzd_statvfs(struct ios_disk *d, const char *path, struct statvfs *sv)
+{
+	return FZ_INNER(d)->ops->statvfs(FZ_INNER(d), path, sv);
+}
+
+static void fzd_destroy(struct ios_disk *d)
+{
+	(void)d; /* lives for the whole run */
+}
+
+static const struct ios_disk_ops fz_disk_ops = {
+	sizeof(struct ios_disk_ops), fzd_open, fzd_unlink, fzd_close, fzd_preadv, fzd_pwritev,
+	fzd_fstat, fzd_ftruncate, fzd_fdatasync, fzd_mkdir, fzd_syncdir, fzd_statvfs,
+	fzd_destroy,
+};
+
+/* Remove the files the last input made. */
+static void fz_disk_clean(struct fz_disk *d)
+{
+	for (size_t i = 0; i < d->n; i++) {
+		unlink(d->made[i]);
+		free(d->made[i]);
+	}
+	d->n = 0;
+}
+
+/* ------------------------------------------------------------ the model
+ *
+ * What the objects must hold, from the requests that succeeded: the first
+ * MODEL_BYTES bytes and the size of up to MODEL_OBJECTS objects. Every
+ * read's bytes in that window, each read past the size (zeros), each
+ * size the daemon reports, and the length of a contiguous read are
+ * checked against it. A write or truncate that failed, or a datatype
+ * write (whose pieces the model does not compute), makes the object
+ * unknown until it is removed. */
+#define MODEL_BYTES 8192
+#define MODEL_OBJECTS 8
+
+struct model_obj {
+	uint64_t handle;
+	int used, known;
+	uint64_t size;
+	uint8_t bytes[MODEL_BYTES];
+};
+
+struct model {
+	struct model_obj obj[MODEL_OBJECTS];
+	int full;                   /* an object could not be tracked: take no
+				     * new one as empty from then on */
+	/* The request being served (the model's opcodes never park). */
+	uint64_t reqid;
+	unsigned opcode;
+	ProtobufCMessage *msg;      /* decoded, or NULL */
+	uint8_t *data;              /* its raw data */
+	size_t data_len;
+};
+
+#define MODEL_CHECK(cond)                                                         \
+	do {                                                                      \
+		if (!(cond)) {                                                    \
+			fprintf(stderr, "fuzz_ios: %s:%d: the store disagrees with " \
+				"the model: %s\n", __FILE__, __LINE__, #cond);    \
+			abort();                                                  \
+		}                                                                 \
+	} while (0)
+
+static struct model_obj *model_obj(struct model *m, uint64_t handle, int make)
+{
+	struct model_obj *free_slot = NULL;
+
+	for (int i = 0; i < MODEL_OBJECTS; i++) {
+		if (m->obj[i].used && m->obj[i].handle == handle)
+			return &m->obj[i];
+		if (!m->obj[i].used && !free_slot)
+			free_slot = &m->obj[i];
+	}
+	if (!free_slot)
+		m->full |= make;
+	if (!make || !free_slot || m->full)
+		return NULL;
+	memset(free_slot, 0, sizeof(*free_slot));
+	free_slot->used = free_slot->known = 1; /* a new object reads empty */
+	free_slot->handle = handle;
+	return free_slot;
+}
+
+static void model_write(struct model_obj *o, uint64_t off, const uint8_t *src, uint64_t len)
+{
+	if (len && off + len > o->size)
+		o->size = off + len;
+	if (off < MODEL_BYTES)
+		memcpy(o->bytes + off, src, MODEL_BYTES - off < len ? MODEL_BYTES - off : len);
+}
+
+/* Bytes `got` read at off, in an object of the model's size. */
+static void model_read(const struct model_obj *o, uint64_t off, const uint8_t *got, uint64_t len)
+{
+	for (uint64_t i = 0; i < len; i++) {
+		uint64_t at = off + i;
+
+		if (at >= o->size)
+			MODEL_CHECK(got[i] == 0);
+		else if (at < MODEL_BYTES)
+			MODEL_CHECK(got[i] == o->bytes[at]);
+	}
+}
+
+static void model_observe(void *arg, const uint8_t *frame, size_t len, int done)
+{
+	struct model *m = arg;
+	struct tp_frame fr;
+	char err[64];
+
+	if (done)
+		return;
+	if (m->msg)
+		protobuf_c_message_free_unpacked(m->msg, NULL);
+	free(m->data);
+	m->msg = NULL;
+	m->data = NULL;
+	if (tp_frame_parse(frame, len, SIZE_MAX, &fr, err, sizeof(err)))
+		return;
+	m->reqid = fr.hdr.reqid;
+	m->opcode = fr.hdr.opcode;
+	m->msg = tp_body_unpack(&fr, tp_request_desc(fr.hdr.opcode));
+	m->data_len = fr.hdr.data_len;
+	m->data = malloc(m->data_len + 1);
+	if (!m->data)
+		abort();
+	memcpy(m->data, fr.data, m->data_len);
+}
+
+static void model_forget(struct model *m, uint64_t handle)
+{
+	struct model_obj *o = model_obj(m, handle, 1);
+
+	if (o)
+		o->known = 0;
+}
+
+/* A list request's pieces, if the daemon may take them (as ios_do_list
+ * checks). */
+static int model_pieces(const Tessera__ListIORequest *l)
+{
+	uint64_t total = 0;
+
+	if (l->n_offsets != l->n_lengths)
+		return 0;
+	for (size_t i = 0; i < l->n_offsets; i++) {
+		if (l->offsets[i] > INT64_MAX || l->lengths[i] > INT64_MAX - l->offsets[i] ||
+		    l->lengths[i] > INT64_MAX - total)
+			return 0;
+		total += l->lengths[i];
+	}
+	return 1;
+}
+
+static void model_check(void *arg, const struct tp_frame *fr, const ProtobufCMessage *rep)
+{
+	struct model *m = arg;
+	const ProtobufCMessage *req = m->msg;
+	struct model_obj *o;
+
+	if (!req || fr->hdr.reqid != m->reqid)
+		return; /* a parked request's answer, or not a decoded one */
+	switch (m->opcode) {
+	case TP_OP_WRITE: {
+		const Tessera__WriteRequest *w = (const void *)req;
+
+		if (!rep) {
+			model_forget(m, w->handle);
+			break;
+		}
+		MODEL_CHECK(((const Tessera__WriteReply *)rep)->written == m->data_len);
+		if ((o = model_obj(m, w->handle, 1)) && o->known)
+			model_write(o, w->offset, m->data, m->data_len);
+		break;
+	}
+	case TP_OP_LIST_WRITE: {
+		const Tessera__ListIORequest *l = (const void *)req;
+		uint64_t pos = 0;
+
+		if (!rep) {
+			if (model_pieces(l)) /* refused before any write, or not */
+				model_forget(m, l->handle);
+			break;
+		}
+		if (!(o = model_obj(m, l->handle, 1)) || !o->known)
+			break;
+		for (size_t i = 0; i < l->n_offsets; i++) {
+			model_write(o, l->offsets[i], m->data + pos, l->lengths[i]);
+			pos += l->lengths[i];
+		}
+		MODEL_CHECK(((const Tessera__WriteReply *)rep)->written == pos);
+		break;
+	}
+	case TP_OP_READ: {
+		const Tessera__ReadRequest *r = (const void *)req;
+		uint64_t want;
+
+		if (!rep || !(o = model_obj(m, r->handle, 0)) || !o->known)
+			break;
+		MODEL_CHECK(((const Tessera__ReadReply *)rep)->object_size == o->size);
+		want = o->size <= r->offset ? 0 : o->size - r->offset < r->length
+			? o->size - r->offset : r->length;
+		MODEL_CHECK(fr->hdr.data_len == want);
+		model_read(o, r->offset, fr->data, want);
+		break;
+	}
+	case TP_OP_LIST_READ: {
+		const Tessera__ListIORequest *l = (const void *)req;
+		uint64_t pos = 0;
+
+		if (!rep || !(o = model_obj(m, l->handle, 0)) || !o->known)
+			break;
+		MODEL_CHECK(((const Tessera__ReadReply *)rep)->object_size == o->size);
+		for (size_t i = 0; i < l->n_offsets; i++) {
+			MODEL_CHECK(pos + l->lengths[i] <= fr->hdr.data_len);
+			model_read(o, l->offsets[i], fr->data + pos, l->lengths[i]);
+			pos += l->lengths[i];
+		}
+		MODEL_CHECK(pos == fr->hdr.data_len);
+		break;
+	}
+	case TP_OP_TRUNCATE: {
+		const Tessera__TruncateRequest *t = (const void *)req;
+
+		if (!rep) {
+			model_forget(m, t->handle);
+			break;
+		}
+		if (!(o = model_obj(m, t->handle, 1)) || !o->known)
+			break;
+		if (t->size < MODEL_BYTES && t->size < o->size)
+			memset(o->bytes + t->size, 0, MODEL_BYTES - t->size);
+		o->size = t->size;
+		break;
+	}
+	case TP_OP_GETSIZE: {
+		const Tessera__HandlesRequest *h = (const void *)req;
+		const Tessera__SizesReply *s = (const void *)rep;
+
+		if (!rep)
+			break;
+		MODEL_CHECK(s->n_sizes == h->n_handles);
+		for (size_t i = 0; i < h->n_handles; i++)
+			if ((o = model_obj(m, h->handles[i], 0)) && o->known)
+				MODEL_CHECK(s->sizes[i] == o->size);
+		break;
+	}
+	case TP_OP_REMOVE: {
+		const Tessera__HandlesRequest *h = (const void *)req;
+
+		for (size_t i = 0; i < h->n_handles; i++)
+			if ((o = model_obj(m, h->handles[i], 0))) {
+				/* removed, or unknown if the request failed */
+				memset(o->bytes, 0, sizeof(o->bytes));
+				o->size = 0;
+				o->known = rep != NULL;
+			}
+		break;
+	}
+	case TP_OP_DTYPE_WRITE:
+		model_forget(m, ((const Tessera__DtypeIORequest *)req)->handle);
+		break;
+	}
+}
+
+static void model_free(struct model *m)
+{
+	if (m->msg)
+		protobuf_c_message_free_unpacked(m->msg, NULL);
+	free(m->data);
+}
+
+static struct fz_disk disk;
+static char dir[4096];
+
+static void fz_end(void)
+{
+	fz_disk_clean(&disk);
+	disk.inner->ops->destroy(disk.inner);
+	free(disk.made);
+	fz_rmtree(dir);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct tp_config cfg;
+	struct fz_in in = { data, size };
+	static struct model model;
+	struct fz_replies seen = { 0, 0, getenv("FUZZ_VERBOSE") != NULL, model_check, &model };
+	struct ios ios = { 0 };
+	char *msg = NULL;
+	int rc;
+
+	if (!cfg.n_ios) {
+		fz_config(&cfg);
+		ops_init();
+		disk.base.ops = &fz_disk_ops;
+		if (fz_tmpdir("fuzz-ios", dir, sizeof(dir)) || ios_disk_system(&disk.inner))
+			abort();
+		atexit(fz_end);
+	}
+	ios.disk = &disk.base;
+	ios.cfg = &cfg;
+	ios.index = 1;
+	if ((rc = ios_store_open(dir, 16, ios.disk, &ios.store, &msg)) ||
+	    (rc = ios_locks_create(&ios, FZ_LEASE_MS, &ios.locks, &msg))) {
+		fprintf(stderr, "fuzz_ios: %s\n", msg ? msg : strerror(-rc));
+		abort();
+	}
+	ios_locks_set_epoch(ios.locks, FZ_EPOCH);
+	struct srv_role role = { "ios", 1, ios_handlers, ios_tick, &ios };
+	struct srv_opts so = { &cfg, NULL, NULL, 0, NULL };
+
+	if (srv_create_local(&so, &role, fz_reply_sink, &seen, &ios.srv))
+		abort();
+	memset(&model, 0, sizeof(model));
+	fz_drive(ios.srv, ops, nops, &in, model_observe, &model);
+	model_free(&model);
+	srv_destroy(ios.srv);
+	ios_locks_destroy(ios.locks);
+	ios_descs_clear(&ios);
+	ios_store_close(ios.store);
+	fz_disk_clean(&disk);
+	return 0;
+}
+
+#else /* FUZZ_SEED_MAIN */
+
+/* The index of opcode op in ops[] (for seeds); nops if not there. */
+static unsigned op_index(unsigned op)
+{
+	unsigned i = 0;
+
+	while (i < nops && ops[i] != op)
+		i++;
+	return i;
+}
+
+/* A request record, unless this target does not send op. */
+static void req(struct fz_seed *s, unsigned op, unsigned peer, const ProtobufCMessage *m,
+		size_t dlen)
+{
+	if (op_index(op) < nops)
+		fz_seed_request(s, op_index(op), peer, m, dlen);
+}
+
+/* Lock regions [off, off+len) pairs of one object: 4 slots of 64 KiB
+ * strips, this daemon's slot 1. */
+static void lock_msg(Tessera__LockAcquireRequest *m, uint64_t session, uint32_t mode,
+		     uint64_t *offs, uint64_t *lens, size_t n, int blocking)
+{
+	tessera__lock_acquire_request__init(m);
+	m->session = session;
+	m->handle = 7;
+	m->mode = mode;
+	m->blocking = blocking;
+	m->wait_ms = 5;
+	m->strip_size = 65536;
+	m->stripe_count = 4;
+	m->slot = 1;
+	m->n_offsets = m->n_lengths = n;
+	m->offsets = offs;
+	m->lengths = lens;
+}
+
+int main(int argc, char **argv)
+{
+	static struct fz_seed s;
+	Tessera__WriteRequest w = TESSERA__WRITE_REQUEST__INIT;
+	Tessera__ReadRequest r = TESSERA__READ_REQUEST__INIT;
+	Tessera__ListIORequest l = TESSERA__LIST_IOREQUEST__INIT;
+	Tessera__HandlesRequest h = TESSERA__HANDLES_REQUEST__INIT;
+	Tessera__TruncateRequest t = TESSERA__TRUNCATE_REQUEST__INIT;
+	Tessera__LockAcquireRequest la;
+	Tessera__LockReleaseRequest lr = TESSERA__LOCK_RELEASE_REQUEST__INIT;
+	Tessera__LeaseRequest lease = TESSERA__LEASE_REQUEST__INIT;
+	Tessera__DtypeIORequest d = TESSERA__DTYPE_IOREQUEST__INIT;
+	uint64_t offs[4] = { 0, 100, 4096, 70000 }, lens[4] = { 10, 50, 4096, 30 };
+	uint64_t loffs[2] = { 65536, 65536 * 5 + 10 }, llens[2] = { 100, 200 };
+	uint64_t handles[2] = { 7, 8 };
+	struct tdl_dataloop *b, *v;
+	Tessera__Dataloop *dm = NULL;
+	const char *dir;
+	int rc = 0;
+
+	if (argc != 2)
+		return 2;
+	dir = argv[1];
+	ops_init();
+
+	/* Contiguous and list I/O on one object, sizes, truncate. */
+	w.handle = 7;
+	w.offset = 10;
+	req(&s, TP_OP_WRITE, 0, &w.base, 300);
+	l.handle = 7;
+	l.n_offsets = l.n_lengths = 4;
+	l.offsets = offs;
+	l.lengths = lens;
+	req(&s, TP_OP_LIST_WRITE, 0, &l.base, 10 + 50 + 4096 + 30);
+	req(&s, TP_OP_LIST_READ, 1, &l.base, 0);
+	r.handle = 7;
+	r.length = 5000;
+	req(&s, TP_OP_READ, 0, &r.base, 0);
+	h.n_handles = 2;
+	h.handles = handles;
+	req(&s, TP_OP_GETSIZE, 0, &h.base, 0);
+	t.handle = 7;
+	t.size = 20;
+	req(&s, TP_OP_TRUNCATE, 0, &t.base, 0);
+	rc |= fz_seed_save(&s, dir, "io-list");
+
+	/* Bad lists: lengths disagree, a piece beyond the largest object. */
+	l.n_lengths = 3;
+	req(&s, TP_OP_LIST_WRITE, 0, &l.base, 100);
+	l.n_lengths = 4;
+	offs[3] = UINT64_MAX - 5;
+	req(&s, TP_OP_LIST_READ, 0, &l.base, 0);
+	offs[3] = 70000;
+	rc |= fz_seed_save(&s, dir, "list-bad");
+
+	/* Locks: two sessions contend, one waits, releases, leases, ticks. */
+	lock_msg(&la, 11, TLK_WRITE, loffs, llens, 2, 1);
+	req(&s, TP_OP_LOCK_ACQUIRE, 0, &la.base, 0);
+	lock_msg(&la, 12, TLK_READ, loffs, llens, 1, 1);
+	req(&s, TP_OP_LOCK_ACQUIRE, 1, &la.base, 0);
+	lease.session = 12;
+	req(&s, TP_OP_LEASE, 1, &lease.base, 0);
+	lr.session = 11;
+	lr.epoch = FZ_EPOCH;
+	lr.lock_id = 1;
+	lr.handle = 7;
+	req(&s, TP_OP_LOCK_RELEASE, 0, &lr.base, 0);
+	fz_seed_tick(&s);
+	lr.session = 12;
+	lr.lock_id = 2;
+	lr.partial = 1;
+	lr.from = 65536 + 50;
+	req(&s, TP_OP_LOCK_RELEASE, 1, &lr.base, 0);
+	rc |= fz_seed_save(&s, dir, "lock-list");
+
+	/* A description in several messages (more = true). */
+	lock_msg(&la, 13, TLK_WRITE, loffs, llens, 1, 0);
+	la.more = 1;
+	req(&s, TP_OP_LOCK_ACQUIRE, 2, &la.base, 0);
+	lock_msg(&la, 13, TLK_WRITE, loffs + 1, llens + 1, 1, 0);
+	la.lock_id = (1ull << 63) | 1;
+	req(&s, TP_OP_LOCK_ACQUIRE, 2, &la.base, 0);
+	fz_seed_tick(&s);
+	rc |= fz_seed_save(&s, dir, "lock-more");
+
+	/* Datatype I/O and a view lock: a vector of 8-byte blocks. */
+	tdl_bytes(8, &b);
+	tdl_vector(16, 1, 3, b, &v);
+	if (tp_dataloop_to_msg(v, &dm))
+		return 1;
+	d.handle = 7;
+	d.strip_size = 65536;
+	d.stripe_count = 4;
+	d.slot = 1;
+	d.desc_nonce = 99;
+	d.desc_id = 1;
+	d.file_type = dm;
+	d.disp = 65536;
+	d.count = 2;
+	d.first = 0;
+	d.last = 256;
+	lock_msg(&la, 14, TLK_WRITE, NULL, NULL, 0, 1);
+	la.view = &d;
+	req(&s, TP_OP_LOCK_ACQUIRE, 3, &la.base, 0);
+	la.view = NULL;
+	d.file_type = NULL; /* cached by now */
+	req(&s, TP_OP_DTYPE_WRITE, 3, &d.base, 256);
+	rc |= fz_seed_save(&s, dir, "lock-view");
+#if !defined(FUZZ_IOS_LIST) && !defined(FUZZ_IOS_LOCK)
+	{
+		Tessera__FetchAddRequest fa = TESSERA__FETCH_ADD_REQUEST__INIT;
+		Tessera__PingRequest ping = TESSERA__PING_REQUEST__INIT;
+
+		d.file_type = dm;
+		req(&s, TP_OP_DTYPE_WRITE, 0, &d.base, 256);
+		d.file_type = NULL;
+		req(&s, TP_OP_DTYPE_READ, 0, &d.base, 0);
+		d.desc_id = 2;
+		req(&s, TP_OP_DTYPE_READ, 0, &d.base, 0); /* not cached: ESTALE */
+		fa.handle = 7;
+		fa.key = 3;
+		fa.value = 5;
+		req(&s, TP_OP_FETCH_ADD, 0, &fa.base, 0);
+		req(&s, TP_OP_FETCH_ADD, 0, &fa.base, 0);
+		req(&s, TP_OP_IOS_STATS, 0, &ping.base, 0);
+		req(&s, TP_OP_IOS_STATFS, 0, &ping.base, 0);
+		ping.hold_ms = 1;
+		req(&s, TP_OP_PING, 1, &ping.base, 0);
+		fz_seed_tick(&s);
+		req(&s, TP_OP_SYNC, 0, &h.base, 0);
+		req(&s, TP_OP_REMOVE, 0, &h.base, 0);
+		rc |= fz_seed_save(&s, dir, "dtype-misc");
+	}
+#endif
+	tp_dataloop_msg_release(dm);
+	tdl_free(v);
+	tdl_free(b);
+	return rc ? 1 : 0;
+}
+
+#endif

@@ -1,0 +1,327 @@
+/*
+ * fuzz_mds.c - libFuzzer target for the metadata daemon: its dispatch
+ * table and every handler (mds_main.c over mds_ops.c, mds_path.c,
+ * mds_rename.c) on a real LevelDB store in a temporary directory, driven
+ * in-process through the daemon core (srv_create_local) by records of
+ * frames (fuzz_daemon.h). Each input starts a fresh store. After every
+ * namespace change that succeeded, lookups check that it took effect.
+ *
+ * The daemon's own source is compiled in (its main renamed), so the
+ * dispatch table and handlers are exactly the daemon's. Built with
+ * -DFUZZ_SEED_MAIN it writes a seed corpus of requests into a directory.
+ */
+#define main tessera_mds_main
+#include "mds_main.c"
+#undef main
+
+#include "fuzz_daemon.h"
+
+/* Every opcode the daemon serves. */
+static unsigned ops[TP_OP_LIMIT];
+static size_t nops;
+
+static void ops_init(void)
+{
+	for (unsigned op = 0; op < TP_OP_LIMIT; op++)
+		if (mds_handlers[op])
+			ops[nops++] = op;
+}
+
+#ifndef FUZZ_SEED_MAIN
+
+/* ------------------------------------------------------------ the oracle
+ *
+ * After each namespace change that succeeded, a lookup (as root) must
+ * agree: a made or created name is there with the handle the reply gave,
+ * a removed one is gone, a renamed one is at its new name and not at its
+ * old one. */
+struct oracle {
+	struct srv *srv;
+	uint64_t reqid;             /* the fuzzed request being served */
+	unsigned opcode;
+	ProtobufCMessage *msg;      /* decoded, or NULL */
+	int status, replied;        /* its answer */
+	uint64_t handle;            /* an AttrReply's handle */
+	uint64_t lookups;           /* our own requests so far */
+	int lk_status, lk_replied;  /* the last lookup's answer */
+	uint64_t lk_handle;
+};
+
+#define ORACLE_REQID (1ull << 62) /* above any fuzzed request id */
+
+static void oracle_check(void *arg, const struct tp_frame *fr, const ProtobufCMessage *rep)
+{
+	struct oracle *o = arg;
+	const Tessera__AttrReply *ar = (const void *)rep;
+	int attr = rep && tp_reply_desc(fr->hdr.opcode) == &tessera__attr_reply__descriptor &&
+		   ar->attr;
+
+	if (fr->hdr.reqid == o->reqid) {
+		o->replied = 1;
+		o->status = fr->hdr.status;
+		o->handle = attr ? ar->attr->handle : 0;
+	} else if (fr->hdr.reqid == (ORACLE_REQID | o->lookups)) {
+		o->lk_replied = 1;
+		o->lk_status = fr->hdr.status;
+		o->lk_handle = attr ? ar->attr->handle : 0;
+	}
+}
+
+/* Look path up as root; its status (and *handle). */
+static int oracle_lookup(struct oracle *o, const char *path, uint64_t *handle)
+{
+	static uint8_t frame[8192];
+	Tessera__PathRequest pr = TESSERA__PATH_REQUEST__INIT;
+	Tessera__Cred root = TESSERA__CRED__INIT;
+	uint32_t gid = 0;
+	struct tp_hdr h = { 0 };
+	long n;
+
+	root.n_gids = 1;
+	root.gids = &gid;
+	pr.cred = &root;
+	pr.path = (char *)path;
+	h.opcode = TP_OP_LOOKUP;
+	h.reqid = ORACLE_REQID | ++o->lookups;
+	n = tp_frame_build(frame, sizeof(frame), &h, "oracle", 6, &pr.base);
+	if (n < 0)
+		return 1; /* a path too long to ask about */
+	o->lk_replied = 0;
+	srv_deliver(o->srv, 99, frame, (size_t)n);
+	if (!o->lk_replied) {
+		fprintf(stderr, "fuzz_mds: a lookup of %s was not answered\n", path);
+		abort();
+	}
+	*handle = o->lk_handle;
+	return o->lk_status;
+}
+
+#define ORACLE_CHECK(cond, path)                                                     \
+	do {                                                                         \
+		if (!(cond)) {                                                       \
+			fprintf(stderr, "fuzz_mds: after %s, a lookup of %s: %s\n",  \
+				tp_opcode_name(o->opcode), path, #cond);             \
+			abort();                                                     \
+		}                                                                    \
+	} while (0)
+
+static void oracle_observe(void *arg, const uint8_t *frame, size_t len, int done)
+{
+	struct oracle *o = arg;
+	struct tp_frame fr;
+	uint64_t handle = 0;
+	char err[64];
+	int rc;
+
+	if (!done) {
+		o->msg = NULL;
+		o->replied = 0;
+		if (tp_frame_parse(frame, len, SIZE_MAX, &fr, err, sizeof(err)))
+			return;
+		o->reqid = fr.hdr.reqid;
+		o->opcode = fr.hdr.opcode;
+		o->msg = tp_body_unpack(&fr, tp_request_desc(fr.hdr.opcode));
+		return;
+	}
+	if (o->msg && o->replied && o->status == 0) {
+		switch (o->opcode) {
+		case TP_OP_MKDIR:
+		case TP_OP_CREATE: {
+			/* the path field follows cred in both messages */
+			const char *path = o->opcode == TP_OP_MKDIR
+				? ((Tessera__MkdirRequest *)o->msg)->path
+				: ((Tessera__CreateRequest *)o->msg)->path;
+
+			rc = oracle_lookup(o, path, &handle);
+			ORACLE_CHECK(rc == 0 && handle == o->handle, path);
+			break;
+		}
+		case TP_OP_UNLINK:
+		case TP_OP_RMDIR: {
+			const char *path = ((Tessera__PathRequest *)o->msg)->path;
+
+			rc = oracle_lookup(o, path, &handle);
+			ORACLE_CHECK(rc == -ENOENT, path);
+			break;
+		}
+		case TP_OP_RENAME: {
+			const Tessera__RenameRequest *r = (const void *)o->msg;
+
+			rc = oracle_lookup(o, r->to, &handle);
+			ORACLE_CHECK(rc == 0, r->to);
+			if (strcmp(r->from, r->to)) {
+				rc = oracle_lookup(o, r->from, &handle);
+				ORACLE_CHECK(rc == -ENOENT, r->from);
+			}
+			break;
+		}
+		}
+	}
+	if (o->msg)
+		protobuf_c_message_free_unpacked(o->msg, NULL);
+	o->msg = NULL;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct tp_config cfg;
+	struct fz_in in = { data, size };
+	struct oracle oracle = { 0 };
+	struct fz_replies seen = { 0, 0, getenv("FUZZ_VERBOSE") != NULL, oracle_check, &oracle };
+	struct mds mds = { 0 };
+	char dir[4096], *msg = NULL;
+	int rc;
+
+	if (!cfg.n_ios) {
+		fz_config(&cfg);
+		ops_init();
+	}
+	if (fz_tmpdir("fuzz-mds", dir, sizeof(dir)))
+		abort();
+	mds.n_ios = cfg.n_ios;
+	if ((rc = mds_store_open(dir, 0, cfg.n_ios, &mds.store, &msg))) {
+		fprintf(stderr, "fuzz_mds: %s\n", msg ? msg : strerror(-rc));
+		abort();
+	}
+	struct srv_role role = { "mds", 0, mds_handlers, NULL, &mds };
+	struct srv_opts so = { &cfg, NULL, NULL, 0, NULL };
+
+	if (srv_create_local(&so, &role, fz_reply_sink, &seen, &mds.srv))
+		abort();
+	oracle.srv = mds.srv;
+	fz_drive(mds.srv, ops, nops, &in, oracle_observe, &oracle);
+	srv_destroy(mds.srv);
+	mds_store_close(mds.store);
+	fz_rmtree(dir);
+	return 0;
+}
+
+#else /* FUZZ_SEED_MAIN */
+
+static struct fz_seed seed;
+
+static void req(unsigned op, unsigned peer, const ProtobufCMessage *m)
+{
+	unsigned i = 0;
+
+	while (i < nops && ops[i] != op)
+		i++;
+	fz_seed_request(&seed, i, peer, m, 0);
+}
+
+int main(int argc, char **argv)
+{
+	uint32_t gids[2] = { 100, 5 };
+	Tessera__Cred root = TESSERA__CRED__INIT, user = TESSERA__CRED__INIT;
+	Tessera__MkdirRequest mk = TESSERA__MKDIR_REQUEST__INIT;
+	Tessera__CreateRequest cr = TESSERA__CREATE_REQUEST__INIT;
+	Tessera__PathRequest pr = TESSERA__PATH_REQUEST__INIT;
+	Tessera__SetattrRequest sa = TESSERA__SETATTR_REQUEST__INIT;
+	Tessera__SetLayoutRequest sl = TESSERA__SET_LAYOUT_REQUEST__INIT;
+	Tessera__ReaddirRequest rd = TESSERA__READDIR_REQUEST__INIT;
+	Tessera__RenameRequest rn = TESSERA__RENAME_REQUEST__INIT;
+	Tessera__Layout lay = TESSERA__LAYOUT__INIT;
+	Tessera__PingRequest ping = TESSERA__PING_REQUEST__INIT;
+	const char *dir;
+	int rc = 0;
+
+	if (argc != 2)
+		return 2;
+	dir = argv[1];
+	ops_init();
+	user.uid = 1000;
+	user.n_gids = 2;
+	user.gids = gids;
+
+	/* A tree: directories, files, a layout, lookups, a page of names. */
+	mk.cred = &root;
+	mk.path = "/d";
+	mk.mode = 0777;
+	req(TP_OP_MKDIR, 0, &mk.base);
+	mk.path = "/d/e";
+	req(TP_OP_MKDIR, 0, &mk.base);
+	sl.cred = &root;
+	sl.path = "/d";
+	sl.strip_size = 4096;
+	sl.stripe_count = 2;
+	req(TP_OP_SETLAYOUT, 0, &sl.base);
+	cr.cred = &user;
+	cr.path = "/d/f";
+	cr.mode = 0644;
+	req(TP_OP_CREATE, 1, &cr.base);
+	cr.path = "/d/g";
+	cr.exclusive = 1;
+	lay.strip_size = 8192;
+	cr.layout = &lay;
+	cr.stripe_count = 3;
+	req(TP_OP_CREATE, 1, &cr.base);
+	req(TP_OP_CREATE, 1, &cr.base); /* EEXIST */
+	pr.cred = &user;
+	pr.path = "/d/f";
+	req(TP_OP_LOOKUP, 1, &pr.base);
+	rd.cred = &user;
+	rd.path = "/d";
+	rd.max_entries = 2;
+	req(TP_OP_READDIR, 1, &rd.base);
+	rd.cursor = "f";
+	req(TP_OP_READDIR, 1, &rd.base);
+	pr.path = "/";
+	req(TP_OP_STATFS, 1, &pr.base);
+	req(TP_OP_PING, 2, &ping.base);
+	rc |= fz_seed_save(&seed, dir, "tree");
+
+	/* Changes: setattr, rename over a file, into a subdirectory, removal. */
+	mk.path = "/a";
+	req(TP_OP_MKDIR, 0, &mk.base);
+	cr.cred = &root;
+	cr.exclusive = 0;
+	cr.layout = NULL;
+	cr.path = "/a/x";
+	req(TP_OP_CREATE, 0, &cr.base);
+	cr.path = "/a/y";
+	req(TP_OP_CREATE, 0, &cr.base);
+	sa.cred = &root;
+	sa.path = "/a/x";
+	sa.valid = MDS_SET_MODE | MDS_SET_UID | MDS_SET_MTIME | MDS_SET_SIZE;
+	sa.mode = 0600;
+	sa.uid = 1000;
+	sa.mtime_ns = 123456789;
+	sa.size = 77;
+	req(TP_OP_SETATTR, 0, &sa.base);
+	rn.cred = &root;
+	rn.from = "/a/x";
+	rn.to = "/a/y";
+	req(TP_OP_RENAME, 0, &rn.base);
+	mk.path = "/a/sub";
+	req(TP_OP_MKDIR, 0, &mk.base);
+	rn.from = "/a";
+	rn.to = "/a/sub/z"; /* into itself: EINVAL */
+	req(TP_OP_RENAME, 0, &rn.base);
+	rn.from = "/a/y";
+	rn.to = "/a/sub/y";
+	req(TP_OP_RENAME, 0, &rn.base);
+	pr.cred = &user;
+	pr.path = "/a/sub/y";
+	req(TP_OP_UNLINK, 1, &pr.base); /* not the owner's directory */
+	pr.cred = &root;
+	req(TP_OP_UNLINK, 0, &pr.base);
+	pr.path = "/a/sub";
+	req(TP_OP_RMDIR, 0, &pr.base);
+	pr.path = "/a";
+	req(TP_OP_RMDIR, 0, &pr.base);
+	rc |= fz_seed_save(&seed, dir, "changes");
+
+	/* Odd paths and a request without credentials. */
+	pr.cred = &root;
+	pr.path = "//d/../x/./";
+	req(TP_OP_LOOKUP, 0, &pr.base);
+	pr.path = "";
+	req(TP_OP_LOOKUP, 0, &pr.base);
+	pr.cred = NULL;
+	pr.path = "/";
+	req(TP_OP_LOOKUP, 0, &pr.base);
+	rc |= fz_seed_save(&seed, dir, "odd-paths");
+	return rc ? 1 : 0;
+}
+
+#endif

@@ -1,0 +1,239 @@
+/*
+ * fuzz_tnet.c - a transport for the client fuzz target, linked instead of
+ * proto/transport.c: the same tnet calls (tproto.h), with the replies made
+ * of fuzz bytes instead of coming from daemons. Everything above it, the
+ * client library whole, is the real code.
+ *
+ * Each frame the client sends completes at once and is answered from the
+ * input (fuzz_tnet_input), one record per request:
+ *   ctl (u8): ctl % 8 < 5    a reply: status 0, the request's opcode and id;
+ *             ctl % 8 == 5   an error reply: status -(1 + u8 % 133);
+ *             ctl % 8 == 6   first a stray reply (another id), then as 0;
+ *             ctl % 8 == 7   first a raw frame from the input, then as 5;
+ *   body length (u16) and bytes, data length (u16) and bytes (zeros once
+ *   the input ends).
+ * Once the input is used up every request is answered EIO, so each call
+ * ends without waiting for its timeout.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz_tnet.h"
+#include "tproto.h"
+
+#define FT_EVENTS 64
+
+struct tnet {
+	size_t cap;                        /* receive buffer size */
+	struct tnet_event ev[FT_EVENTS];   /* completions not yet polled */
+	int nev;
+	const uint8_t *in;                 /* the input left */
+	size_t n;
+};
+
+/* The one open transport (the target opens one client at a time). */
+static struct tnet *ft_net;
+
+void fuzz_tnet_input(const uint8_t *data, size_t size)
+{
+	if (ft_net) {
+		ft_net->in = data;
+		ft_net->n = size;
+	}
+}
+
+static unsigned ft_u8(struct tnet *net)
+{
+	if (!net->n)
+		return 0;
+	net->n--;
+	return *net->in++;
+}
+
+unsigned fuzz_tnet_u8(void)
+{
+	return ft_net ? ft_u8(ft_net) : 0;
+}
+
+size_t fuzz_tnet_left(void)
+{
+	return ft_net ? ft_net->n : 0;
+}
+
+static size_t ft_take(struct tnet *net, uint8_t *out, size_t len)
+{
+	size_t k = len < net->n ? len : net->n;
+
+	memcpy(out, net->in, k);
+	memset(out + k, 0, len - k);
+	net->in += k;
+	net->n -= k;
+	return k;
+}
+
+static void ft_push(struct tnet *net, struct tnet_event ev)
+{
+	if (net->nev == FT_EVENTS)
+		abort(); /* the client never has this many requests in flight */
+	net->ev[net->nev++] = ev;
+}
+
+/* A received frame: a receive buffer of the configured size holding it.
+ * Only the bytes received are allocated, so a read past them is caught. */
+static void ft_recv(struct tnet *net, const uint8_t *frame, size_t len)
+{
+	struct tnet_rbuf *rb = calloc(1, sizeof(*rb));
+	struct tnet_event ev = { .type = TNET_RECV };
+
+	if (!rb || !(rb->data = malloc(len < net->cap ? len + 1 : net->cap)))
+		abort();
+	rb->cap = net->cap;
+	rb->ctx.user = rb;
+	ev.rbuf = rb;
+	ev.len = len < net->cap ? len : net->cap;
+	ev.status = len > net->cap ? -EMSGSIZE : 0;
+	memcpy(rb->data, frame, ev.len);
+	ft_push(net, ev);
+}
+
+/* A reply to request (opcode, reqid) from the input. */
+static void ft_reply(struct tnet *net, unsigned opcode, uint64_t reqid, int32_t status)
+{
+	static uint8_t frame[TP_HDR_SIZE + 2 * 65536];
+	struct tp_hdr h = { TP_MAGIC, TP_VERSION, (uint16_t)opcode, reqid, 0, 0, 0,
+			    TP_FLAG_REPLY, status };
+
+	if (!net->n) { /* the input is used up: end the call */
+		Tessera__ErrorReply er = TESSERA__ERROR_REPLY__INIT;
+
+		er.code = -EIO;
+		er.message = "the fuzz input ended";
+		h.status = -EIO;
+		ft_recv(net, frame, (size_t)tp_frame_build(frame, sizeof(frame), &h, NULL, 0,
+							   &er.base));
+		return;
+	}
+	h.body_len = (uint32_t)ft_take(net, frame + TP_HDR_SIZE, ft_u8(net) | ft_u8(net) << 8);
+	h.data_len = ft_u8(net) | ft_u8(net) << 8;
+	ft_take(net, frame + TP_HDR_SIZE + h.body_len, h.data_len);
+	tp_hdr_encode(&h, frame);
+	ft_recv(net, frame, TP_HDR_SIZE + h.body_len + h.data_len);
+}
+
+int tnet_open(const struct tnet_opts *opts, struct tnet **out, char *err, size_t errlen)
+{
+	struct tnet *net = calloc(1, sizeof(*net));
+
+	if (!net) {
+		snprintf(err, errlen, "no memory");
+		return -ENOMEM;
+	}
+	net->cap = opts->buf_size;
+	ft_net = net;
+	*out = net;
+	return 0;
+}
+
+void tnet_close(struct tnet *net)
+{
+	for (int i = 0; i < net->nev; i++)
+		if (net->ev[i].type == TNET_RECV)
+			tnet_repost(net, net->ev[i].rbuf);
+	if (ft_net == net)
+		ft_net = NULL;
+	free(net);
+}
+
+int tnet_fd(struct tnet *net)
+{
+	(void)net;
+	return -1;
+}
+
+int tnet_trywait(struct tnet *net)
+{
+	return net->nev ? -EAGAIN : 0;
+}
+
+int tnet_wait(struct tnet *net, int timeout_ms)
+{
+	(void)net, (void)timeout_ms;
+	return 0;
+}
+
+int tnet_name(struct tnet *net, void *buf, size_t *len)
+{
+	(void)net;
+	if (*len < 4)
+		return -ENOSPC;
+	memcpy(buf, "fuzz", 4);
+	*len = 4;
+	return 0;
+}
+
+int tnet_lookup(struct tnet *net, const char *node, const char *service, uint64_t *peer)
+{
+	(void)net, (void)node;
+	*peer = strtoull(service, NULL, 10);
+	return 0;
+}
+
+int tnet_insert_name(struct tnet *net, const void *name, size_t len, uint64_t *peer)
+{
+	(void)net, (void)name;
+	*peer = len;
+	return 0;
+}
+
+void tnet_forget(struct tnet *net, uint64_t peer)
+{
+	(void)net, (void)peer;
+}
+
+int tnet_send(struct tnet *net, uint64_t peer, const struct iovec *iov, size_t n,
+	      struct tnet_ctx *ctx)
+{
+	const uint8_t *f = iov[0].iov_base;
+	struct tnet_event sent = { .type = TNET_SENT, .user = ctx->user };
+	unsigned opcode, ctl;
+	uint64_t reqid = 0;
+
+	(void)peer, (void)n;
+	if (iov[0].iov_len < TP_HDR_SIZE || net->nev + 3 > FT_EVENTS)
+		return -EAGAIN;
+	opcode = f[6] | f[7] << 8;
+	for (int i = 0; i < 8; i++)
+		reqid |= (uint64_t)f[8 + i] << (8 * i);
+	ft_push(net, sent);
+	ctl = ft_u8(net) % 8;
+	if (ctl == 6)
+		ft_reply(net, opcode, reqid + 1 + ft_u8(net), 0);
+	if (ctl == 7) {
+		static uint8_t raw[65536];
+		size_t len = ft_take(net, raw, ft_u8(net) | ft_u8(net) << 8);
+
+		ft_recv(net, raw, len);
+	}
+	ft_reply(net, opcode, reqid, ctl == 5 || ctl == 7 ? -(int32_t)(1 + ft_u8(net) % 133) : 0);
+	return 0;
+}
+
+int tnet_repost(struct tnet *net, struct tnet_rbuf *rbuf)
+{
+	(void)net;
+	free(rbuf->data);
+	free(rbuf);
+	return 0;
+}
+
+int tnet_poll(struct tnet *net, struct tnet_event *ev, int max)
+{
+	int n = net->nev < max ? net->nev : max;
+
+	memcpy(ev, net->ev, (size_t)n * sizeof(*ev));
+	memmove(net->ev, net->ev + n, (size_t)(net->nev - n) * sizeof(*ev));
+	net->nev -= n;
+	return n;
+}
