@@ -131,6 +131,8 @@ void mds_purge_destroy(struct mds_purge *p)
 
 void mds_purge_kick(struct mds_purge *p)
 {
+	if (!p)
+		return; /* a metadata daemon served in-process (fuzzing) */
 	for (uint32_t s = 0; s < p->cfg->n_ios; s++) {
 		p->slots[s].quiet = 0;
 		/* a new intent may lie behind the cursor: another whole lap */

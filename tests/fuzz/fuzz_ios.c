@@ -87,11 +87,11 @@ struct fz_disk {
 
 #define FZ_INNER(d) (((struct fz_disk *)(d))->inner)
 
-static int fzd_open(struct ios_disk *d, uint64_t handle, const char *path, int flags,
-		    mode_t mode)
+static int fzd_open(struct ios_disk *d, uint64_t handle, enum ios_file file, const char *path,
+		    int flags, mode_t mode)
 {
 	struct fz_disk *fd = (struct fz_disk *)d;
-	int rc = fd->inner->ops->open(fd->inner, handle, path, flags, mode);
+	int rc = fd->inner->ops->open(fd->inner, handle, file, path, flags, mode);
 
 	if (rc >= 0 && (flags & O_CREAT)) {
 		if (fd->n == fd->cap) {
@@ -109,9 +109,9 @@ static int fzd_open(struct ios_disk *d, uint64_t handle, const char *path, int f
 	return rc;
 }
 
-static int fzd_unlink(struct ios_disk *d, uint64_t handle, const char *path)
+static int fzd_unlink(struct ios_disk *d, uint64_t handle, enum ios_file file, const char *path)
 {
-	return FZ_INNER(d)->ops->unlink(FZ_INNER(d), handle, path);
+	return FZ_INNER(d)->ops->unlink(FZ_INNER(d), handle, file, path);
 }
 
 static int fzd_close(struct ios_disk *d, int fd)
@@ -159,6 +159,13 @@ static int fzd_statvfs(struct ios_disk *d, const char *path, struct statvfs *sv)
 	return FZ_INNER(d)->ops->statvfs(FZ_INNER(d), path, sv);
 }
 
+/* The store's own files (its name, its registry), made aside and renamed
+ * in: fz_disk_clean removes them by name. */
+static int fzd_rename(struct ios_disk *d, const char *from, const char *to)
+{
+	return FZ_INNER(d)->ops->rename(FZ_INNER(d), from, to);
+}
+
 static void fzd_destroy(struct ios_disk *d)
 {
 	(void)d; /* lives for the whole run */
@@ -167,17 +174,25 @@ static void fzd_destroy(struct ios_disk *d)
 static const struct ios_disk_ops fz_disk_ops = {
 	sizeof(struct ios_disk_ops), fzd_open, fzd_unlink, fzd_close, fzd_preadv, fzd_pwritev,
 	fzd_fstat, fzd_ftruncate, fzd_fdatasync, fzd_mkdir, fzd_syncdir, fzd_statvfs,
-	fzd_destroy,
+	fzd_rename, fzd_destroy,
 };
 
-/* Remove the files the last input made. */
-static void fz_disk_clean(struct fz_disk *d)
+/* Remove the files the last input made, and the store's own (renamed in,
+ * so not among them): the next input opens a new store. */
+static void fz_disk_clean(struct fz_disk *d, const char *dir)
 {
+	static const char *const own[] = { "store", "registry" };
+	char path[4200];
+
 	for (size_t i = 0; i < d->n; i++) {
 		unlink(d->made[i]);
 		free(d->made[i]);
 	}
 	d->n = 0;
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, own[i]);
+		unlink(path);
+	}
 }
 
 /* ------------------------------------------------------------ the model
@@ -434,7 +449,7 @@ static char dir[4096];
 
 static void fz_end(void)
 {
-	fz_disk_clean(&disk);
+	fz_disk_clean(&disk, dir);
 	disk.inner->ops->destroy(disk.inner);
 	free(disk.made);
 	fz_rmtree(dir);
@@ -447,7 +462,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct model model;
 	struct fz_replies seen = { 0, 0, getenv("FUZZ_VERBOSE") != NULL, model_check, &model };
 	struct ios ios = { 0 };
-	char *msg = NULL;
+	char *msg = NULL, *notice = NULL;
 	int rc;
 
 	if (!cfg.n_ios) {
@@ -461,11 +476,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ios.disk = &disk.base;
 	ios.cfg = &cfg;
 	ios.index = 1;
-	if ((rc = ios_store_open(dir, 16, ios.disk, &ios.store, &msg)) ||
+	/* IOS_STORE_NEW: the directory exists and is empty (a new store,
+	 * not a remade one). */
+	if ((rc = ios_store_open(dir, 16, IOS_STORE_NEW, ios.disk, &ios.store, &notice, &msg)) ||
 	    (rc = ios_locks_create(&ios, FZ_LEASE_MS, &ios.locks, &msg))) {
 		fprintf(stderr, "fuzz_ios: %s\n", msg ? msg : strerror(-rc));
 		abort();
 	}
+	free(notice);
 	ios_locks_set_epoch(ios.locks, FZ_EPOCH);
 	struct srv_role role = { "ios", 1, ios_handlers, ios_tick, &ios };
 	struct srv_opts so = { &cfg, NULL, NULL, 0, NULL };
@@ -479,7 +497,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ios_locks_destroy(ios.locks);
 	ios_descs_clear(&ios);
 	ios_store_close(ios.store);
-	fz_disk_clean(&disk);
+	fz_disk_clean(&disk, dir);
 	return 0;
 }
 
