@@ -42,6 +42,8 @@ $(B)/bin/tessera-bench-%: $(B)/tests/bench/bench_%.o $(LIBS)
 # tests/integ/test_crash runs (not installed).
 PROGRAMS += $(B)/bin/tessera-crash-load
 
+# test_crash reads the load generator's log format (tests/crash/crash.h).
+$(B)/tests/integ/test_crash.o: CPPFLAGS += -Itests/crash
 $(B)/bin/tessera-crash-load: $(B)/tests/crash/crash_load.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(LINK_LIBS) $(SYS_LIBS)

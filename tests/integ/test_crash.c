@@ -30,7 +30,7 @@
 #include <cmocka.h>
 
 #include "cluster.h"
-#include "crash/crash.h"
+#include "crash.h"
 
 enum state { LIVE, GONE, UNCERTAIN };
 
