@@ -196,8 +196,77 @@ static int remove_batch(struct fsck *k, uint32_t s, uint64_t *handles, size_t n)
 	return rc;
 }
 
-/* (3): one storage daemon's objects against the names. */
-static int check_ios(struct fsck *k, uint32_t s, int repair)
+/* What a listing's object is: 1 if it is an orphan (--repair removes it). */
+typedef int (*fsck_judge)(struct fsck *k, uint32_t s, const char *where, uint64_t h,
+			  uint64_t size, int repair);
+
+/* (3): an object a storage daemon holds, against the names. */
+static int judge_object(struct fsck *k, uint32_t s, const char *where, uint64_t h, uint64_t size,
+			int repair)
+{
+	const struct fsck_name *nm;
+
+	k->out->objects++;
+	if ((h >> 48) == (k->horizon >> 48) && h >= k->horizon) {
+		k->out->young++;
+		return 0;
+	}
+	nm = find_name(k, h);
+	if (nm && nm->server != s) {
+		k->out->misplaced++;
+		say(k, "misplaced: object %016" PRIx64 " on %s: its layout puts it on"
+		    " storage daemon %u", h, where, nm->server);
+		return 0;
+	}
+	if (nm && nm->file >= 0) {
+		struct fsck_file *f = &k->files[nm->file];
+		uint64_t end = tdl_layout_logical_size(&f->tl, nm->slot, size);
+
+		if (end > f->derived)
+			f->derived = end;
+		return 0;
+	}
+	if (nm) {
+		k->out->pending++;
+		return 0;
+	}
+	k->out->orphans++;
+	say(k, "orphan: object %016" PRIx64 " on %s, %" PRIu64 " bytes: no file or"
+	    " purge intent names it%s", h, where, size, repair ? "; removing it" : "");
+	return 1;
+}
+
+/* (3b): an object the daemon held but lost (its registry names it, its
+ * file is gone). One of a file is reported; one nothing names is an
+ * orphan record, which a REMOVE clears. */
+static int judge_lost(struct fsck *k, uint32_t s, const char *where, uint64_t h, uint64_t size,
+		      int repair)
+{
+	const struct fsck_name *nm;
+
+	(void)s;
+	(void)size;
+	if ((h >> 48) == (k->horizon >> 48) && h >= k->horizon)
+		return 0;
+	nm = find_name(k, h);
+	if (nm && nm->file >= 0) {
+		k->out->lost++;
+		say(k, "lost: object %016" PRIx64 " of file %016" PRIx64 " on %s: the"
+		    " daemon made it, its file is gone (reads of it fail; restore the"
+		    " daemon's disk, or remove the file)", h, k->files[nm->file].handle, where);
+		return 0;
+	}
+	if (nm)
+		return 0; /* the purger's REMOVE clears it */
+	k->out->orphans++;
+	say(k, "orphan: lost object %016" PRIx64 " on %s: no file or purge intent"
+	    " names it%s", h, where, repair ? "; removing its record" : "");
+	return 1;
+}
+
+/* Page through storage daemon `s`'s objects (or, with `lost`, its lost
+ * ones), judging each; with `repair`, remove the orphans in batches. */
+static int walk_objects(struct fsck *k, uint32_t s, int lost, int repair, fsck_judge judge)
 {
 	Tessera__Cred cred;
 	uint32_t gids[TESSERA_MAX_GROUPS];
@@ -216,119 +285,28 @@ static int check_ios(struct fsck *k, uint32_t s, int repair)
 		m.cred = &cred;
 		m.resume = resume;
 		m.after = after;
+		m.lost = lost;
 		r = tc_req_new(k->fs, (int)s, TP_OP_OBJECT_LIST, &m.base, NULL, 0);
-		if ((rc = tc_call(k->fs, r, "fsck: list objects"))) {
+		if ((rc = tc_call(k->fs, r, lost ? "fsck: list lost objects"
+						 : "fsck: list objects"))) {
 			tc_req_free(k->fs, r);
 			break;
 		}
 		rep = (Tessera__ObjectListReply *)r->reply;
 		for (size_t i = 0; i < rep->n_handles && !rc; i++) {
 			uint64_t h = rep->handles[i], size = i < rep->n_sizes ? rep->sizes[i] : 0;
-			const struct fsck_name *nm;
 
-			k->out->objects++;
 			after = h;
-			resume = 1;
-			if ((h >> 48) == (k->horizon >> 48) && h >= k->horizon) {
-				k->out->young++;
+			if (!judge(k, s, where, h, size, repair) || !repair)
 				continue;
-			}
-			nm = find_name(k, h);
-			if (nm && nm->server != s) {
-				k->out->misplaced++;
-				say(k, "misplaced: object %016" PRIx64 " on %s: its layout puts it on"
-				    " storage daemon %u", h, where, nm->server);
-				continue;
-			}
-			if (nm && nm->file >= 0) {
-				struct fsck_file *f = &k->files[nm->file];
-				uint64_t end = tdl_layout_logical_size(&f->tl, nm->slot, size);
-
-				if (end > f->derived)
-					f->derived = end;
-				continue;
-			}
-			if (nm) {
-				k->out->pending++;
-				continue;
-			}
-			k->out->orphans++;
-			say(k, "orphan: object %016" PRIx64 " on %s, %" PRIu64 " bytes: no file or"
-			    " purge intent names it%s", h, where, size, repair ? "; removing it" : "");
-			if (repair) {
-				doomed[ndoomed++] = h;
-				if (ndoomed == FSCK_REMOVE_BATCH) {
-					rc = remove_batch(k, s, doomed, ndoomed);
-					ndoomed = 0;
-				}
+			doomed[ndoomed++] = h;
+			if (ndoomed == FSCK_REMOVE_BATCH) {
+				rc = remove_batch(k, s, doomed, ndoomed);
+				ndoomed = 0;
 			}
 		}
-		eof = rep->eof;
-		tc_req_free(k->fs, r);
-	}
-	if (!rc)
-		rc = remove_batch(k, s, doomed, ndoomed);
-	return rc;
-}
-
-/* (3b): the objects storage daemon `s` held but lost (its registry names
- * them, their files are gone). One of a file is reported; one nothing
- * names is an orphan record, which a REMOVE clears. */
-static int check_lost(struct fsck *k, uint32_t s, int repair)
-{
-	Tessera__Cred cred;
-	uint32_t gids[TESSERA_MAX_GROUPS];
-	uint64_t after = 0, doomed[FSCK_REMOVE_BATCH];
-	size_t ndoomed = 0;
-	int resume = 0, eof = 0, rc = 0;
-	char where[300];
-
-	tc_server_name(k->fs, (int)s, where, sizeof(where));
-	tc_cred(k->fs, &cred, gids);
-	while (!eof && !rc) {
-		Tessera__ObjectListRequest m = TESSERA__OBJECT_LIST_REQUEST__INIT;
-		Tessera__ObjectListReply *rep;
-		struct tc_req *r;
-
-		m.cred = &cred;
-		m.resume = resume;
-		m.after = after;
-		m.lost = 1;
-		r = tc_req_new(k->fs, (int)s, TP_OP_OBJECT_LIST, &m.base, NULL, 0);
-		if ((rc = tc_call(k->fs, r, "fsck: list lost objects"))) {
-			tc_req_free(k->fs, r);
-			break;
-		}
-		rep = (Tessera__ObjectListReply *)r->reply;
-		for (size_t i = 0; i < rep->n_handles && !rc; i++) {
-			uint64_t h = rep->handles[i];
-			const struct fsck_name *nm;
-
-			if ((h >> 48) == (k->horizon >> 48) && h >= k->horizon)
-				continue;
-			nm = find_name(k, h);
-			if (nm && nm->file >= 0) {
-				k->out->lost++;
-				say(k, "lost: object %016" PRIx64 " of file %016" PRIx64 " on %s: the"
-				    " daemon made it, its file is gone (reads of it fail; restore the"
-				    " daemon's disk, or remove the file)", h,
-				    k->files[nm->file].handle, where);
-				continue;
-			}
-			if (nm)
-				continue; /* the purger's REMOVE clears it */
-			k->out->orphans++;
-			say(k, "orphan: lost object %016" PRIx64 " on %s: no file or purge intent"
-			    " names it%s", h, where, repair ? "; removing its record" : "");
-			if (repair) {
-				doomed[ndoomed++] = h;
-				if (ndoomed == FSCK_REMOVE_BATCH) {
-					rc = remove_batch(k, s, doomed, ndoomed);
-					ndoomed = 0;
-				}
-			}
-		}
-		after = rep->examined;
+		if (lost)
+			after = rep->examined; /* a page may hold no lost object */
 		resume = 1;
 		eof = rep->eof;
 		tc_req_free(k->fs, r);
@@ -350,7 +328,8 @@ int tessera_fsck(tessera_fs *fs, int repair, void (*report)(void *arg, const cha
 	if (k.nnames)
 		qsort(k.names, k.nnames, sizeof(*k.names), cmp_name);
 	for (uint32_t s = 0; s < fs->cfg.n_ios; s++)
-		if ((rc = check_ios(&k, s, repair)) || (rc = check_lost(&k, s, repair)))
+		if ((rc = walk_objects(&k, s, 0, repair, judge_object)) ||
+		    (rc = walk_objects(&k, s, 1, repair, judge_lost)))
 			goto out;
 	for (size_t i = 0; i < k.nfiles; i++)
 		if (k.files[i].derived < k.files[i].recorded) {
