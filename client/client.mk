@@ -31,7 +31,7 @@ $(CL_STATIC): $$(CL_PART_OBJS) client/client.mk
 
 $(CL_SO): $$(CL_PART_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(CL_SONAME) -o $@ $^ -lfabric -lprotobuf-c
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(CL_SONAME) -o $@ $^ -lfabric -lprotobuf-c -lmunge -lsodium
 
 $(B)/lib/$(CL_SONAME): $(CL_SO)
 	ln -sfn $(notdir $<) $@

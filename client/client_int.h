@@ -37,6 +37,7 @@ struct tc_req {
 	size_t frame_len;
 	size_t head_len;           /* frame bytes before the raw data */
 	uint64_t deadline_ns;
+	struct tp_session ses;     /* sealed with (AUTH: the key it proposes) */
 	/* state, under the connection lock */
 	int sent;                  /* send completed */
 	int replied;               /* reply arrived, or failed: see status */
@@ -48,6 +49,17 @@ struct tc_req {
 	void *data_dst;
 	size_t data_cap;
 	size_t data_len;           /* bytes the reply carried */
+};
+
+/* A session with one daemon (conn.c, README "Security"): opened by AUTH
+ * on first use, dropped when a request to the daemon fails in transport or
+ * times out (a restarted daemon has lost it), renewed before the daemon
+ * would drop it for idleness. */
+struct tc_session {
+	struct tp_session s;
+	uint64_t boot;             /* the daemon's start, from its AuthReply */
+	uint64_t used_ns;          /* last request sealed with it */
+	int valid;
 };
 
 struct tc_thread {                /* per-thread state (pthread key) */
@@ -64,6 +76,7 @@ struct tessera_fs {
 	pthread_key_t thread_key;
 	struct tessera_cred default_cred;
 
+	pthread_mutex_t auth_lock;     /* one AUTH at a time */
 	pthread_mutex_t lock;          /* guards everything below */
 	pthread_cond_t cond;
 	int progressing;               /* a thread is polling the CQ */
@@ -76,6 +89,8 @@ struct tessera_fs {
 	int mds_known;
 	uint64_t *peer_ios;            /* n_ios */
 	int *ios_known;
+	struct tc_session mds_session;
+	struct tc_session *ios_session; /* n_ios */
 	struct tc_leases *leases;      /* lock.c: lease renewal, once locking */
 };
 

@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "client_int.h"
 
 static uint64_t now_ns(void)
@@ -85,6 +87,12 @@ int tessera_set_thread_cred(tessera_fs *fs, const struct tessera_cred *cred)
 {
 	struct tc_thread *t = tc_thread(fs);
 
+	/* Only a privileged process may act for others: the metadata daemon
+	 * honours a request's credentials only from a uid 0 session, so this
+	 * is a courtesy that says so early. */
+	if (cred && geteuid() != 0)
+		return tc_fail(fs, -EPERM, "set credentials: only root may act for another user "
+			       "(this process is uid %u)", (unsigned)geteuid());
 	if (cred && cred->ngids > TESSERA_MAX_GROUPS)
 		return tc_fail(fs, -EINVAL, "set credentials: %u groups exceed %d", cred->ngids,
 			       TESSERA_MAX_GROUPS);
@@ -143,7 +151,8 @@ static int connect_cfg(tessera_fs *fs, char *err, size_t errlen)
 
 	fs->peer_ios = calloc(fs->cfg.n_ios, sizeof(*fs->peer_ios));
 	fs->ios_known = calloc(fs->cfg.n_ios, sizeof(*fs->ios_known));
-	if (!fs->peer_ios || !fs->ios_known)
+	fs->ios_session = calloc(fs->cfg.n_ios, sizeof(*fs->ios_session));
+	if (!fs->peer_ios || !fs->ios_known || !fs->ios_session)
 		return -ENOMEM;
 	rc = tnet_open(&to, &fs->net, err, errlen);
 	if (rc)
@@ -186,6 +195,7 @@ int tessera_connect(const char *config, tessera_fs **out, char *err, size_t errl
 		return rc;
 	}
 	pthread_key_create(&fs->thread_key, free_thread);
+	pthread_mutex_init(&fs->auth_lock, NULL);
 	pthread_mutex_init(&fs->lock, NULL);
 	pthread_cond_init(&fs->cond, NULL);
 	list_init(&fs->pending);
@@ -246,10 +256,15 @@ void tessera_disconnect(tessera_fs *fs)
 	}
 	free(pthread_getspecific(fs->thread_key));
 	pthread_key_delete(fs->thread_key);
+	pthread_mutex_destroy(&fs->auth_lock);
 	pthread_mutex_destroy(&fs->lock);
 	pthread_cond_destroy(&fs->cond);
 	free(fs->peer_ios);
 	free(fs->ios_known);
+	if (fs->ios_session)
+		sodium_memzero(fs->ios_session, fs->cfg.n_ios * sizeof(*fs->ios_session));
+	free(fs->ios_session);
+	sodium_memzero(&fs->mds_session, sizeof(fs->mds_session));
 	free(fs);
 }
 
@@ -331,13 +346,20 @@ static int peer_of(tessera_fs *fs, int server, uint64_t *peer)
 	return 0;
 }
 
+static struct tc_session *session_of(tessera_fs *fs, int server)
+{
+	return server == TC_MDS ? &fs->mds_session : &fs->ios_session[server];
+}
+
 /* A transport failure on a server: forget its address so the next request
- * connects afresh (the daemon may have restarted). */
+ * connects afresh, and its session, which a restarted daemon no longer
+ * knows (the next request authenticates again). */
 static void peer_broken(tessera_fs *fs, int server)
 {
 	int *known = server == TC_MDS ? &fs->mds_known : &fs->ios_known[server];
 	uint64_t *p = server == TC_MDS ? &fs->peer_mds : &fs->peer_ios[server];
 
+	session_of(fs, server)->valid = 0;
 	if (*known) {
 		tnet_forget(fs->net, *p);
 		*known = 0;
@@ -385,6 +407,10 @@ static void on_reply(tessera_fs *fs, const struct tnet_event *ev)
 	r = find_pending(fs, fr.hdr.reqid);
 	if (!r)
 		return; /* late reply to an abandoned request */
+	if (fr.hdr.session != r->ses.id && r->opcode != TP_OP_AUTH)
+		return; /* not from the session the request went to */
+	if (tp_frame_verify(&fr, r->ses.key))
+		return; /* forged: the real reply may still come */
 	if (fr.hdr.status < 0) {
 		Tessera__ErrorReply *er = (Tessera__ErrorReply *)
 			tp_body_unpack(&fr, &tessera__error_reply__descriptor);
@@ -451,6 +477,13 @@ static int submit(tessera_fs *fs, struct tc_req *r, uint64_t deadline)
 	/* reqid lives at byte 8 of the header, little-endian */
 	for (int i = 0; i < 8; i++)
 		r->frame[8 + i] = (uint8_t)(r->reqid >> (8 * i));
+	if (r->opcode != TP_OP_AUTH) { /* AUTH carries its proposed key, no session */
+		struct tc_session *ses = session_of(fs, r->server);
+
+		r->ses = ses->s;
+		ses->used_ns = now_ns();
+		tp_frame_seal(r->frame, r->head_len, &r->ses);
+	}
 	rc = peer_of(fs, r->server, &peer);
 	if (rc) {
 		r->replied = r->sent = 1;
@@ -472,7 +505,8 @@ static int submit(tessera_fs *fs, struct tc_req *r, uint64_t deadline)
 	return rc;
 }
 
-int tc_run(tessera_fs *fs, struct tc_req **reqs, size_t n)
+/* Send reqs and wait for them (tc_run, with sessions in place). */
+static int run(tessera_fs *fs, struct tc_req **reqs, size_t n)
 {
 	uint64_t timeout = (uint64_t)fs->cfg.timeout_ms * 1000000u;
 	uint64_t deadline = now_ns() + timeout;
@@ -480,7 +514,8 @@ int tc_run(tessera_fs *fs, struct tc_req **reqs, size_t n)
 
 	pthread_mutex_lock(&fs->lock);
 	for (size_t i = 0; i < n; i++)
-		submit(fs, reqs[i], deadline);
+		if (!reqs[i]->replied) /* else: failed before (no session) */
+			submit(fs, reqs[i], deadline);
 	for (;;) {
 		size_t open = 0;
 		uint64_t now = now_ns();
@@ -529,6 +564,101 @@ int tc_run(tessera_fs *fs, struct tc_req **reqs, size_t n)
 			first = reqs[i]->status;
 	pthread_mutex_unlock(&fs->lock);
 	return first;
+}
+
+/* Open a session with `server`: a fresh MUNGE credential (for this
+ * daemon only) proposing a random key; the daemon answers with the
+ * session's id, in a reply sealed with that key. */
+static int authenticate(tessera_fs *fs, int server)
+{
+	Tessera__AuthRequest m = TESSERA__AUTH_REQUEST__INIT;
+	const Tessera__AuthReply *rep;
+	struct tc_session *ses = session_of(fs, server);
+	char target[32], err[512], name[200];
+	uint8_t key[TP_KEY_SIZE];
+	struct tc_req *r;
+	char *cred = NULL;
+	int rc;
+
+	if (server == TC_MDS)
+		snprintf(target, sizeof(target), "mds");
+	else
+		snprintf(target, sizeof(target), "ios:%d", server);
+	tc_server_name(fs, server, name, sizeof(name));
+	rc = tp_auth_encode(fs->cfg.munge_socket, target, fs->name, fs->name_len, key, &cred,
+			    err, sizeof(err));
+	if (rc)
+		return tc_fail(fs, rc, "authenticate to the %s: %s", name, err);
+	m.credential = cred;
+	r = tc_req_new(fs, server, TP_OP_AUTH, &m.base, NULL, 0);
+	free(cred);
+	if (!r) {
+		sodium_memzero(key, sizeof(key));
+		return tc_fail(fs, -ENOMEM, "authenticate to the %s: out of memory", name);
+	}
+	memcpy(r->ses.key, key, TP_KEY_SIZE);
+	sodium_memzero(key, sizeof(key));
+	rc = run(fs, &r, 1);
+	if (rc) {
+		tc_fail(fs, rc, "authenticate: %s", r->errmsg[0] ? r->errmsg : strerror(-rc));
+	} else {
+		rep = (const Tessera__AuthReply *)r->reply;
+		pthread_mutex_lock(&fs->lock);
+		ses->s.id = rep->session;
+		memcpy(ses->s.key, r->ses.key, TP_KEY_SIZE);
+		ses->boot = rep->boot;
+		ses->used_ns = now_ns();
+		ses->valid = rep->session != 0;
+		pthread_mutex_unlock(&fs->lock);
+	}
+	sodium_memzero(r->ses.key, sizeof(r->ses.key));
+	tc_req_free(fs, r);
+	return rc;
+}
+
+/* Daemons drop sessions idle this long (SRV_SESSION_IDLE_S, an hour);
+ * a client renews its own well before. */
+#define TC_SESSION_RENEW_NS (1800ull * 1000000000u)
+
+/* Each server the requests go to has a session, or those requests fail
+ * with why it could not be opened. */
+static void ensure_sessions(tessera_fs *fs, struct tc_req **reqs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct tc_session *ses = session_of(fs, reqs[i]->server);
+		int ok, rc;
+
+		if (reqs[i]->replied)
+			continue;
+		pthread_mutex_lock(&fs->lock);
+		ok = ses->valid && now_ns() - ses->used_ns < TC_SESSION_RENEW_NS;
+		pthread_mutex_unlock(&fs->lock);
+		if (ok)
+			continue;
+		pthread_mutex_lock(&fs->auth_lock);
+		pthread_mutex_lock(&fs->lock);
+		ok = ses->valid && now_ns() - ses->used_ns < TC_SESSION_RENEW_NS;
+		pthread_mutex_unlock(&fs->lock);
+		rc = ok ? 0 : authenticate(fs, reqs[i]->server);
+		pthread_mutex_unlock(&fs->auth_lock);
+		if (!rc)
+			continue;
+		for (size_t j = i; j < n; j++) {
+			struct tc_req *r = reqs[j];
+
+			if (r->server != reqs[i]->server || r->replied)
+				continue;
+			r->replied = r->sent = 1;
+			r->status = rc;
+			snprintf(r->errmsg, sizeof(r->errmsg), "%s", tessera_errmsg(fs));
+		}
+	}
+}
+
+int tc_run(tessera_fs *fs, struct tc_req **reqs, size_t n)
+{
+	ensure_sessions(fs, reqs, n);
+	return run(fs, reqs, n);
 }
 
 int tc_req_fail(tessera_fs *fs, struct tc_req *req, const char *what)

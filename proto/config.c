@@ -152,6 +152,14 @@ int tp_config_parse(const char *text, const char *name, struct tp_config *cfg,
 			/* "/mnt/x/" and "/mnt/x" name the same mount point */
 			for (size_t n = strlen(cfg->mount_point); n > 1 && cfg->mount_point[n - 1] == '/'; n--)
 				cfg->mount_point[n - 1] = '\0';
+		} else if (!strcmp(key, "munge_socket")) {
+			if (val[0] != '/' || strlen(val) >= sizeof(cfg->munge_socket))
+				goto bad;
+			strcpy(cfg->munge_socket, val);
+		} else if (!strcmp(key, "root_squash")) {
+			if (parse_u64(val, 0, 1, &v))
+				goto bad;
+			cfg->root_squash = (uint32_t)v;
 		} else {
 			snprintf(err, errlen, "%s:%d: unknown key '%s'", name, lineno, key);
 			rc = -EINVAL;

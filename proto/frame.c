@@ -97,6 +97,8 @@ void tp_hdr_encode(const struct tp_hdr *hdr, uint8_t *out)
 	put16(out + 24, hdr->addr_len);
 	put16(out + 26, hdr->flags);
 	put32(out + 28, (uint32_t)hdr->status);
+	put64(out + 32, hdr->session);
+	memset(out + TP_MAC_OFF, 0, TP_MAC_SIZE); /* tp_frame_seal fills it */
 }
 
 int tp_frame_parse(const void *buf, size_t len, size_t max_frame,
@@ -121,6 +123,7 @@ int tp_frame_parse(const void *buf, size_t len, size_t max_frame,
 	h->addr_len = get16(p + 24);
 	h->flags = get16(p + 26);
 	h->status = (int32_t)get32(p + 28);
+	h->session = get64(p + 32);
 	if (h->magic != TP_MAGIC) {
 		snprintf(err, errlen, "bad magic 0x%08x (expected 0x%08x)", h->magic, TP_MAGIC);
 		return -EPROTO;

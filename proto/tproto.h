@@ -26,14 +26,19 @@
 
 /* ------------------------------------------------------------------ frames
  *
- * Frame layout: tp_hdr (TP_HDR_SIZE bytes, little-endian) | reply address
- * (addr_len bytes: the sender's transport name, so a daemon can answer any
- * client without a session) | protobuf body (body_len) | raw data
- * (data_len: write payloads, read results).
+ * Frame layout: tp_hdr (TP_HDR_SIZE bytes, little-endian) | sender's
+ * address (addr_len bytes: its transport name; informational, a daemon
+ * replies only to the address its session was authenticated with) |
+ * protobuf body (body_len) | raw data (data_len: write payloads, read
+ * results). Bytes 32..39 of the header name the session (auth.c), bytes
+ * 40..71 hold the MAC over the header, address and body.
  */
 #define TP_MAGIC       0x41525354u /* "TSRA" */
-#define TP_VERSION     1
-#define TP_HDR_SIZE    32
+#define TP_VERSION     2
+#define TP_HDR_SIZE    72
+#define TP_MAC_OFF     40
+#define TP_MAC_SIZE    32  /* crypto_auth (HMAC-SHA-512-256) */
+#define TP_KEY_SIZE    32
 #define TP_FLAG_REPLY  0x1
 #define TP_MAX_ADDR    256
 /* Pieces in one list I/O message; with the frame's 256 KiB allowance for
@@ -50,15 +55,18 @@ struct tp_hdr {
 	uint16_t addr_len;
 	uint16_t flags;      /* TP_FLAG_* */
 	int32_t status;      /* replies: 0 or a negative errno (body: ErrorReply) */
+	uint64_t session;    /* the sender's session (0: none, as in AUTH) */
 };
 
 /* X(name, number, request message, reply message, served by)
  *
  * The one opcode table. "Served by" is MDS, IOS or ALL; each daemon builds
  * its dispatch table from this list (server/daemon.h, SRV_HANDLERS), so an
- * opcode, its messages and the daemon that serves it are named once. */
+ * opcode, its messages and the daemon that serves it are named once. CORE:
+ * the daemon core itself (AUTH, which opens the session others need). */
 #define TP_OPCODES(X)                                                   \
 	X(PING, 1, ping_request, ping_reply, ALL)                       \
+	X(AUTH, 2, auth_request, auth_reply, CORE)                      \
 	X(MKDIR, 10, mkdir_request, attr_reply, MDS)                    \
 	X(CREATE, 11, create_request, attr_reply, MDS)                  \
 	X(LOOKUP, 12, path_request, attr_reply, MDS)                    \
@@ -138,6 +146,47 @@ long tp_frame_build(uint8_t *buf, size_t cap, struct tp_hdr *hdr,
 ProtobufCMessage *tp_body_unpack(const struct tp_frame *frame,
 				 const ProtobufCMessageDescriptor *desc);
 
+/* ------------------------------------------------------------------ identity
+ *
+ * auth.c. Who calls is proven by a MUNGE credential, once per daemon: its
+ * payload (encrypted by munged) carries the daemon it is meant for
+ * ("mds", "ios:3"), the caller's transport name and a fresh random session
+ * key. The daemon answers AUTH with a session id; every later frame names
+ * the session and carries a MAC keyed with the session key over its
+ * header, address and body (not its raw data), and so do the daemon's
+ * replies to it.
+ */
+struct tp_session {
+	uint64_t id;                 /* 0: none */
+	uint8_t key[TP_KEY_SIZE];
+};
+
+/* What a daemon learns from a decoded credential. */
+struct tp_auth_id {
+	uint32_t uid, gid;           /* from munged, never from the caller */
+	uint8_t key[TP_KEY_SIZE];
+	uint8_t addr[TP_MAX_ADDR];   /* where replies go */
+	size_t addr_len;
+};
+
+/* Write `s`'s id and the MAC over head_len bytes (header | address |
+ * body) into a built frame. */
+void tp_frame_seal(uint8_t *frame, size_t head_len, const struct tp_session *s);
+/* 0 when the parsed frame's MAC is right under key, else -EBADMSG. */
+int tp_frame_verify(const struct tp_frame *f, const uint8_t key[TP_KEY_SIZE]);
+
+/* A fresh credential for daemon `target` (munged at `socket`, NULL or ""
+ * for the default), with a new random key in *key_out; *cred (free()) is
+ * the credential's text. -ECONNREFUSED when munged cannot be reached. */
+int tp_auth_encode(const char *socket, const char *target, const void *addr,
+		   size_t addr_len, uint8_t key_out[TP_KEY_SIZE], char **cred,
+		   char *err, size_t errlen);
+/* Decode a credential meant for `target`. -EACCES (invalid, expired,
+ * replayed, meant for another daemon), -ECONNREFUSED (munged unreachable);
+ * err says which. */
+int tp_auth_decode(const char *socket, const char *cred, const char *target,
+		   struct tp_auth_id *out, char *err, size_t errlen);
+
 /* ------------------------------------------------------------------ config
  *
  * A plain text file of "key = value" lines; '#' starts a comment. Keys:
@@ -153,6 +202,9 @@ ProtobufCMessage *tp_body_unpack(const struct tp_frame *frame,
  *   lock_list_batch = 0           regions per list-lock message (0: as many as
  *                                 fit a frame; 64 reproduces PVFS2)
  *   mount_point = /mnt/tessera    where the FUSE mount lives
+ *   munge_socket = PATH           munged's socket (default: libmunge's)
+ *   root_squash = 0               1: the metadata daemon treats uid 0 as
+ *                                 65534/65534
  */
 #define TP_MAX_SERVERS 256
 
@@ -174,6 +226,8 @@ struct tp_config {
 	uint32_t lock_lease_ms;
 	uint32_t lock_list_batch;
 	char mount_point[1024];
+	char munge_socket[1024];
+	uint32_t root_squash;
 };
 
 void tp_config_defaults(struct tp_config *cfg);

@@ -197,7 +197,7 @@ mpilibdir=$(mpicc --showme:libdirs | awk '{print $1}')
 gcc -shared -fPIC -o "$work/mca_io_romio321.so" $objs \
 	-Wl,--whole-archive "$romio/.libs/libromio_dist.a" -Wl,--no-whole-archive \
 	$libs -Wl,--exclude-libs,libtessera.a \
-	-L"$mpilibdir" -lmpi -lopen-pal -lfabric -lprotobuf-c -lpthread -lm \
+	-L"$mpilibdir" -lmpi -lopen-pal -lfabric -lprotobuf-c -lmunge -lsodium -lpthread -lm \
 	-Wl,-z,defs -Wl,-z,relro >>"$log" 2>&1 || fail "linking mca_io_romio321.so"
 
 syms=$(nm -D --defined-only "$work/mca_io_romio321.so")

@@ -13,7 +13,9 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <malloc.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,8 +25,10 @@
 #include <unistd.h>
 
 #include <ev.h>
+#include <sodium.h>
 
 #include "daemon.h"
+#include "session.h"
 
 #define SRV_PEER_BUCKETS 1024 /* power of 2 */
 #define SRV_TICK_S 0.05
@@ -80,6 +84,7 @@ struct srv_peer {
 struct srv_counters {
 	uint64_t replies_expired, requests_refused, requests_dropped;
 	uint64_t peers_closed, parked_expired, parked_gone;
+	uint64_t unauthenticated;       /* frames dropped: no session, bad MAC */
 };
 
 struct srv {
@@ -105,12 +110,19 @@ struct srv {
 	int eagain;                     /* a send met -EAGAIN: poll and retry */
 	size_t peak_bytes;              /* highest debt since memory was trimmed */
 	struct srv_counters count;
+	struct srv_sessions *sessions;
+	char target[40];                /* what credentials must name: "mds", "ios:3" */
+	uint64_t boot;                  /* random per start, in AuthReply */
+	double sessions_expired_at;     /* last expiry scan */
+	double unauth_logged_at;        /* last "dropped unauthenticated" line */
+	uint64_t unauth_logged;         /* the counter then */
 	/* In-process (srv_create_local): no endpoint or loop (net and loop
 	 * are NULL); a reply leaves through sink as soon as it is sent, and
 	 * a frame comes from local_peer. */
 	srv_sink_fn sink;
 	void *sink_arg;
 	uint64_t local_peer;
+	struct srv_ident local_ident;
 };
 
 static double mono_now(void)
@@ -406,6 +418,12 @@ static int srv_send(struct srv_req *req, int32_t status, const ProtobufCMessage 
 	tx->data = data;
 	tx->data_len = data_len;
 	tx->head_len = (size_t)tp_frame_build(tx->head, TP_HDR_SIZE + body, &hdr, NULL, 0, msg);
+	if (srv->net) { /* the client checks its replies came from this session */
+		struct tp_session ses = { .id = req->ident.session };
+
+		memcpy(ses.key, req->ident.key, TP_KEY_SIZE);
+		tp_frame_seal(tx->head, tx->head_len, &ses);
+	}
 	tx->cost = sizeof(*tx) + tx->head_len + data_len;
 	tx->deadline = mono_now() + srv->timeout_s;
 	/* A request is admitted with room for one reply of any size
@@ -610,6 +628,113 @@ static void expire_all(struct srv *srv)
 
 /* ------------------------------------------------------------ requests */
 
+/* Admission: the peer must have room for one more reply of any size.
+ * Returns 0 to go on; otherwise the request was dropped. */
+static int admit(struct srv *srv, struct srv_req *req)
+{
+	struct srv_peer *p = peer_get(srv, req->peer);
+
+	if (!p || p->entries >= srv->lim.peer_entries || srv->entries >= srv->lim.total_entries) {
+		srv->count.requests_dropped++;
+		if (p && !p->warned) {
+			p->warned = 1;
+			srv_log(srv, "a peer owed %u replies is not reading them: dropping its "
+				"requests", p->entries);
+		}
+		peer_release_if_idle(srv, p);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+/* A frame nobody vouches for is dropped: answering it would send to an
+ * address it merely claims. Logged at most once a second. */
+static void unauthenticated(struct srv *srv, const char *why)
+{
+	double now = mono_now();
+
+	srv->count.unauthenticated++;
+	if (now - srv->unauth_logged_at < 1.0)
+		return;
+	srv_log(srv, "dropped %llu unauthenticated frame(s) (last: %s)",
+		(unsigned long long)(srv->count.unauthenticated - srv->unauth_logged), why);
+	srv->unauth_logged_at = now;
+	srv->unauth_logged = srv->count.unauthenticated;
+}
+
+/* The caller's groups: its gid, then the supplementary groups the
+ * daemon's own user database gives its uid (as Slurm does). */
+static void ident_groups(struct srv_ident *ident)
+{
+	struct passwd pw, *found = NULL;
+	gid_t groups[SRV_MAX_GROUPS];
+	int n = SRV_MAX_GROUPS;
+	char buf[4096];
+
+	ident->gids[0] = ident->gid;
+	ident->ngids = 1;
+	if (getpwuid_r(ident->uid, &pw, buf, sizeof(buf), &found) || !found)
+		return;
+	if (getgrouplist(pw.pw_name, ident->gid, groups, &n) < 0 || n > SRV_MAX_GROUPS)
+		n = SRV_MAX_GROUPS; /* the first ones */
+	for (int i = 0; i < n && ident->ngids < SRV_MAX_GROUPS; i++)
+		if ((uint32_t)groups[i] != ident->gid)
+			ident->gids[ident->ngids++] = (uint32_t)groups[i];
+}
+
+/* AUTH: decode the credential (munged says who), open a session replying
+ * to the credential's address, answer with its id. A credential that does
+ * not decode gets no answer: there is no address anyone vouched for. */
+static void srv_auth(struct srv *srv, struct srv_req *req)
+{
+	Tessera__AuthRequest *m = (Tessera__AuthRequest *)
+		tp_body_unpack(&req->frame, &tessera__auth_request__descriptor);
+	Tessera__AuthReply rep = TESSERA__AUTH_REPLY__INIT;
+	struct tp_auth_id id;
+	struct srv_session *ses;
+	char err[256];
+	int rc;
+
+	if (!m || !m->credential || !*m->credential) {
+		unauthenticated(srv, "AUTH without a credential");
+		goto out;
+	}
+	rc = tp_auth_decode(srv->cfg->munge_socket, m->credential, srv->target, &id, err,
+			    sizeof(err));
+	if (rc) {
+		srv->count.unauthenticated++;
+		srv_log(srv, "AUTH: %s", err);
+		goto out;
+	}
+	if (tnet_insert_name(srv->net, id.addr, id.addr_len, &req->peer)) {
+		srv_log(srv, "AUTH of uid %u: its address is unusable", id.uid);
+		goto out;
+	}
+	memset(&req->ident, 0, sizeof(req->ident));
+	req->ident.uid = id.uid;
+	req->ident.gid = id.gid;
+	memcpy(req->ident.key, id.key, TP_KEY_SIZE);
+	sodium_memzero(id.key, sizeof(id.key));
+	ident_groups(&req->ident);
+	if (admit(srv, req))
+		goto out;
+	rc = srv_session_add(srv->sessions, &req->ident, req->peer, mono_now(), &ses);
+	if (rc) {
+		srv_reply_error(req, rc, "AUTH of uid %u: %u sessions are open, the limit",
+				req->ident.uid, srv_sessions_count(srv->sessions));
+		goto out;
+	}
+	rep.session = req->ident.session;
+	rep.uid = req->ident.uid;
+	rep.gid = req->ident.gid;
+	rep.boot = srv->boot;
+	srv_reply(req, &rep.base, NULL, 0);
+out:
+	sodium_memzero(req->ident.key, sizeof(req->ident.key));
+	if (m)
+		protobuf_c_message_free_unpacked(&m->base, NULL);
+}
+
 /* Check, decode and dispatch one received frame of ev->len bytes in
  * ev->rbuf->data (ev->status: -EMSGSIZE when the transport truncated it). */
 static void handle_frame(struct srv *srv, const struct tnet_event *ev)
@@ -626,35 +751,41 @@ static void handle_frame(struct srv *srv, const struct tnet_event *ev)
 		rc = -EMSGSIZE; /* truncated by the transport: say so */
 	if (rc == -EMSGSIZE && ev->status == -EMSGSIZE)
 		snprintf(err, sizeof(err), "frame larger than the %zu-byte maximum", srv->max_frame);
-	/* Without a usable reply address nobody can be told. (The address
-	 * length sits at a fixed place, so even a frame with a bad magic or
-	 * version gets its answer.) */
-	if (ev->len < TP_HDR_SIZE || req.frame.hdr.addr_len == 0 ||
-	    req.frame.hdr.addr_len > TP_MAX_ADDR ||
-	    TP_HDR_SIZE + (size_t)req.frame.hdr.addr_len > ev->len) {
-		srv_log(srv, "dropped a %zu-byte message: %s", ev->len,
-			rc ? err : "no reply address");
+	if (ev->len < TP_HDR_SIZE) {
+		srv_log(srv, "dropped a %zu-byte message: %s", ev->len, err);
 		return;
 	}
-	if (!srv->net)
+	/* Who sent it: a session's frames are answered at the session's
+	 * address (never at one the frame claims), once their MAC is right. A
+	 * frame that cannot be checked (cut, malformed) is answered only when
+	 * it names a session: its owner, and nobody else, hears of it. */
+	if (!srv->net) {
 		req.peer = srv->local_peer;
-	else if (tnet_insert_name(srv->net, ev->rbuf->data + TP_HDR_SIZE, req.frame.hdr.addr_len,
-				  &req.peer)) {
-		srv_log(srv, "dropped a message with an unusable reply address");
-		return;
-	}
-	/* Admission: the peer must have room for one more reply of any size. */
-	p = peer_get(srv, req.peer);
-	if (!p || p->entries >= srv->lim.peer_entries || srv->entries >= srv->lim.total_entries) {
-		srv->count.requests_dropped++;
-		if (p && !p->warned) {
-			p->warned = 1;
-			srv_log(srv, "a peer owed %u replies is not reading them: dropping its "
-				"requests", p->entries);
+		req.ident = srv->local_ident;
+		if (!rc && req.frame.hdr.opcode == TP_OP_AUTH) {
+			srv_reply_error(&req, -EOPNOTSUPP, "AUTH: an in-process daemon has no sessions");
+			return;
 		}
-		peer_release_if_idle(srv, p);
+	} else if (!req.frame.hdr.session) {
+		if (!rc && req.frame.hdr.opcode == TP_OP_AUTH && !(req.frame.hdr.flags & TP_FLAG_REPLY))
+			srv_auth(srv, &req);
+		else
+			unauthenticated(srv, "no session");
 		return;
+	} else {
+		struct srv_session *ses = srv_session_find(srv->sessions, req.frame.hdr.session);
+
+		if (!ses || (!rc && tp_frame_verify(&req.frame, ses->ident.key))) {
+			unauthenticated(srv, ses ? "bad MAC" : "unknown session");
+			return;
+		}
+		ses->last_used = mono_now();
+		req.peer = ses->peer;
+		req.ident = ses->ident;
 	}
+	if (admit(srv, &req))
+		return;
+	p = peer_find(srv, req.peer);
 	if (!room_for(srv, p, srv->max_frame)) {
 		srv->count.requests_refused++;
 		srv_reply_error(&req, -EBUSY, "request %llu: the %s daemon owes %zu bytes of "
@@ -760,6 +891,10 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)loop, (void)revents;
 	drain(srv);
 	expire_all(srv);
+	if (mono_now() - srv->sessions_expired_at > 1.0) {
+		srv->sessions_expired_at = mono_now();
+		srv_sessions_expire(srv->sessions, srv->sessions_expired_at);
+	}
 	if (srv->role.tick)
 		srv->role.tick(srv->role.ctx);
 	parked_reap(srv);
@@ -802,6 +937,8 @@ void srv_core_stats(struct srv *srv, Tessera__CoreStats *out)
 	out->abandoned = srv->abandoned.n;
 	out->budget_bytes = srv->lim.budget_bytes;
 	out->peer_budget_bytes = srv->lim.peer_bytes;
+	out->sessions = srv->sessions ? srv_sessions_count(srv->sessions) : 0;
+	out->frames_unauthenticated = srv->count.unauthenticated;
 }
 
 static void ping_answer(struct srv *srv, struct srv_req *req)
@@ -857,7 +994,27 @@ static struct srv *srv_alloc(const struct srv_opts *opts, const struct srv_role 
 	srv->lim = opts->limits ? *opts->limits : defaults;
 	srv->max_frame = tp_config_max_frame(opts->cfg);
 	srv->timeout_s = opts->cfg->timeout_ms / 1000.0;
+	if (!strcmp(role->name, "mds"))
+		snprintf(srv->target, sizeof(srv->target), "mds");
+	else
+		snprintf(srv->target, sizeof(srv->target), "%s:%u", role->name, role->index);
+	srv->local_ident.ngids = 1; /* uid 0, gid 0 */
+	if (srv_sessions_create(SRV_SESSIONS, SRV_SESSIONS_PER_UID, SRV_SESSION_IDLE_S,
+				&srv->sessions)) {
+		free(srv);
+		return NULL;
+	}
+	randombytes_buf(&srv->boot, sizeof(srv->boot));
 	return srv;
+}
+
+void srv_local_identity(struct srv *srv, uint32_t uid, uint32_t gid)
+{
+	memset(&srv->local_ident, 0, sizeof(srv->local_ident));
+	srv->local_ident.uid = uid;
+	srv->local_ident.gid = gid;
+	srv->local_ident.gids[0] = gid;
+	srv->local_ident.ngids = 1;
 }
 
 int srv_create(const struct srv_opts *opts, const struct srv_role *role, struct srv **out,
@@ -881,6 +1038,7 @@ int srv_create(const struct srv_opts *opts, const struct srv_role *role, struct 
 	to.buf_size = srv->max_frame;
 	rc = tnet_open(&to, &srv->net, err, errlen);
 	if (rc) {
+		srv_sessions_destroy(srv->sessions);
 		free(srv);
 		return rc;
 	}
@@ -888,6 +1046,7 @@ int srv_create(const struct srv_opts *opts, const struct srv_role *role, struct 
 	if (!srv->loop) {
 		snprintf(err, errlen, "ev_loop_new failed");
 		tnet_close(srv->net);
+		srv_sessions_destroy(srv->sessions);
 		free(srv);
 		return -ENOMEM;
 	}
@@ -997,6 +1156,7 @@ void srv_destroy(struct srv *srv)
 		free(p);
 	}
 	txlist_free(&srv->abandoned);
+	srv_sessions_destroy(srv->sessions);
 	free(srv);
 }
 

@@ -29,11 +29,23 @@
 struct srv;
 struct srv_parked;
 
+/* Who sent a request: the identity of its session (munged's word, never
+ * the request body's), and the key its reply is sealed with. */
+#define SRV_MAX_GROUPS 64
+struct srv_ident {
+	uint64_t session;          /* 0: in-process (srv_create_local) */
+	uint8_t key[TP_KEY_SIZE];
+	uint32_t uid, gid;
+	uint32_t ngids;            /* gids[0] == gid, then supplementary groups */
+	uint32_t gids[SRV_MAX_GROUPS];
+};
+
 struct srv_req {
 	struct srv *srv;
 	struct tp_frame frame;     /* pointers into the receive buffer (a
 				    * parked copy: into its own copy) */
-	uint64_t peer;             /* where the reply goes */
+	uint64_t peer;             /* where the reply goes: the session's address */
+	struct srv_ident ident;    /* who asked */
 	ProtobufCMessage *msg;     /* decoded body (the opcode's request) */
 	int replied;
 	/* Set for parked requests only (owned by the daemon core). */
@@ -45,7 +57,7 @@ typedef void (*srv_handler)(void *ctx, struct srv_req *req);
 
 struct srv_role {
 	const char *name;          /* "mds" or "ios" */
-	uint32_t index;
+	uint32_t index;            /* credentials are for "mds" or "ios:INDEX" */
 	/* TP_OP_LIMIT entries indexed by opcode; NULL: not served here
 	 * (answered EOPNOTSUPP). Built with SRV_IOS_ENTRY or SRV_MDS_ENTRY. */
 	const srv_handler *handlers;
@@ -61,6 +73,8 @@ struct srv_role {
  *
  *   static const srv_handler ios_handlers[TP_OP_LIMIT] = { TP_OPCODES(SRV_IOS_ENTRY) };
  */
+#define SRV_PICK_MDS_CORE(fn) NULL /* AUTH: the core answers it */
+#define SRV_PICK_IOS_CORE(fn) NULL
 #define SRV_PICK_MDS_MDS(fn) fn
 #define SRV_PICK_MDS_IOS(fn) NULL
 #define SRV_PICK_MDS_ALL(fn) fn
@@ -86,6 +100,10 @@ struct srv_limits {
 #define SRV_TOTAL_ENTRIES  16384
 #define SRV_PEER_POSTED    32
 #define SRV_TOTAL_POSTED   512
+/* Sessions (session.h): open at once, of one uid, idle life. */
+#define SRV_SESSIONS         16384
+#define SRV_SESSIONS_PER_UID 4096
+#define SRV_SESSION_IDLE_S   3600
 
 struct srv_opts {
 	const struct tp_config *cfg;
@@ -115,6 +133,9 @@ void srv_destroy(struct srv *srv);
 typedef void (*srv_sink_fn)(void *arg, uint64_t peer, const struct iovec *iov, int n);
 int srv_create_local(const struct srv_opts *opts, const struct srv_role *role,
 		     srv_sink_fn sink, void *arg, struct srv **out);
+/* In-process frames need no session: they come from the identity set
+ * here (uid 0, gid 0 until set), and AUTH is refused. */
+void srv_local_identity(struct srv *srv, uint32_t uid, uint32_t gid);
 void srv_deliver(struct srv *srv, uint64_t peer, const void *frame, size_t len);
 void srv_local_tick(struct srv *srv);
 

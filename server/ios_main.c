@@ -102,8 +102,8 @@ static void do_fetch_add(struct ios *ios, struct srv_req *req)
 		srv_reply(req, &rep.base, NULL, 0);
 }
 
-/* fsck's listing of the objects held here, a page at a time. Only root may
- * list (the request's uid: identity is not authenticated yet). */
+/* fsck's listing of the objects held here, a page at a time. Only a
+ * session of uid 0 may list. */
 #define IOS_LIST_MAX 4096 /* objects per page: a reply < 100 KiB */
 
 static void do_object_list(struct ios *ios, struct srv_req *req)
@@ -118,7 +118,7 @@ static void do_object_list(struct ios *ios, struct srv_req *req)
 	uint32_t n = 0;
 	int eof = 0, rc;
 
-	if (!m->cred || m->cred->uid != 0) {
+	if (req->ident.uid != 0) {
 		srv_reply_error(req, -EPERM, "list objects: only root may list a storage"
 				" daemon's objects");
 		goto out;

@@ -17,16 +17,35 @@ struct mds {
 	struct mds_store *store;
 	struct mds_purge *purge;   /* removes the objects of removed files */
 	uint32_t n_ios;
+	int root_squash;           /* the config's root_squash */
 };
 
-static int cred_of(const Tessera__Cred *in, struct mds_cred *out)
+/* nobody:nogroup, what root_squash makes of uid 0 */
+#define MDS_SQUASH_ID 65534u
+static const uint32_t mds_squash_gids[1] = { MDS_SQUASH_ID };
+
+/* Who acts: the session's identity, which munged vouched for. Only a
+ * privileged session (uid 0: the FUSE mount, a root process that set a
+ * thread's credentials) acts for whoever the body's Cred names; anyone
+ * else's Cred is ignored. root_squash then makes an effective uid 0
+ * nobody. out->gids points into req or in, which outlive it. */
+static void cred_of(const struct mds *mds, const struct srv_req *req, const Tessera__Cred *in,
+		    struct mds_cred *out)
 {
-	if (!in)
-		return -EINVAL;
-	out->uid = in->uid;
-	out->ngids = (uint32_t)in->n_gids;
-	out->gids = in->gids;
-	return 0;
+	if (req->ident.uid == 0 && in) {
+		out->uid = in->uid;
+		out->ngids = (uint32_t)in->n_gids;
+		out->gids = in->gids;
+	} else {
+		out->uid = req->ident.uid;
+		out->ngids = req->ident.ngids;
+		out->gids = req->ident.gids;
+	}
+	if (mds->root_squash && out->uid == 0) {
+		out->uid = MDS_SQUASH_ID;
+		out->ngids = 1;
+		out->gids = mds_squash_gids;
+	}
 }
 
 /* Layout and attributes, store -> message. `servers`/`handles` back the
@@ -159,16 +178,6 @@ out:
  * One per opcode the metadata daemon serves (TP_OPCODES says which);
  * SRV_MDS_ENTRY builds the dispatch table from their names. */
 
-/* Every namespace request carries the caller's credentials. */
-static int need_cred(struct srv_req *req, const Tessera__Cred *in, struct mds_cred *out)
-{
-	if (!cred_of(in, out))
-		return 0;
-	srv_reply_error(req, -EINVAL, "%s: request without credentials",
-			tp_opcode_name(req->frame.hdr.opcode));
-	return -EINVAL;
-}
-
 static void mds_op_PING(void *ctx, struct srv_req *req)
 {
 	struct mds *mds = ctx;
@@ -184,8 +193,7 @@ static void mds_op_MKDIR(void *ctx, struct srv_req *req)
 	struct mds_cred cred;
 	int rc;
 
-	if (need_cred(req, m->cred, &cred))
-		return;
+	cred_of(mds, req, m->cred, &cred);
 	if ((rc = mds_mkdir(mds->store, &cred, m->path, m->mode, &a)))
 		fail(mds, req, rc);
 	else
@@ -200,8 +208,7 @@ static void mds_op_CREATE(void *ctx, struct srv_req *req)
 	struct mds_cred cred;
 	int rc, created = 0;
 
-	if (need_cred(req, m->cred, &cred))
-		return;
+	cred_of(mds, req, m->cred, &cred);
 	rc = mds_create(mds->store, &cred, m->path, m->mode, m->exclusive,
 			m->layout ? m->layout->strip_size : 0, m->stripe_count,
 			m->default_strip_size, &a, &created);
@@ -220,8 +227,7 @@ static void path_op(struct mds *mds, struct srv_req *req)
 	struct mds_cred cred;
 	int rc = -EOPNOTSUPP;
 
-	if (need_cred(req, m->cred, &cred))
-		return;
+	cred_of(mds, req, m->cred, &cred);
 	switch (req->frame.hdr.opcode) {
 	case TP_OP_LOOKUP:
 		if (!(rc = mds_lookup(mds->store, &cred, m->path, &a)))
@@ -262,8 +268,7 @@ static void mds_op_SETATTR(void *ctx, struct srv_req *req)
 	struct mds_cred cred;
 	int rc;
 
-	if (need_cred(req, m->cred, &cred))
-		return;
+	cred_of(mds, req, m->cred, &cred);
 	a.mode = m->mode;
 	a.uid = m->uid;
 	a.gid = m->gid;
@@ -284,8 +289,7 @@ static void mds_op_SETLAYOUT(void *ctx, struct srv_req *req)
 	struct mds_cred cred;
 	int rc;
 
-	if (need_cred(req, m->cred, &cred))
-		return;
+	cred_of(mds, req, m->cred, &cred);
 	rc = mds_set_dir_layout(mds->store, &cred, m->path, m->strip_size, m->stripe_count);
 	if (!rc)
 		rc = mds_lookup(mds->store, &cred, m->path, &a);
@@ -303,8 +307,7 @@ static void mds_op_RENAME(void *ctx, struct srv_req *req)
 	struct mds_cred cred;
 	int rc, replaced = 0;
 
-	if (need_cred(req, m->cred, &cred))
-		return;
+	cred_of(mds, req, m->cred, &cred);
 	if ((rc = mds_rename(mds->store, &cred, m->from, m->to, &a, &replaced))) {
 		fail(mds, req, rc);
 		return;
@@ -320,14 +323,12 @@ static void mds_op_READDIR(void *ctx, struct srv_req *req)
 	Tessera__ReaddirRequest *m = (Tessera__ReaddirRequest *)req->msg;
 	struct mds_cred cred;
 
-	if (need_cred(req, m->cred, &cred))
-		return;
+	cred_of(mds, req, m->cred, &cred);
 	do_readdir(mds, req, &cred);
 }
 
 /* fsck: the files (with layouts) or the purge intents, a page at a time.
- * Only root may list (the request's uid: identity is not authenticated
- * yet). */
+ * Only root may list (the acting identity: cred_of). */
 static void mds_op_FILE_LIST(void *ctx, struct srv_req *req)
 {
 	struct mds *mds = ctx;
@@ -342,8 +343,10 @@ static void mds_op_FILE_LIST(void *ctx, struct srv_req *req)
 	Tessera__FileEntry **ptrs = calloc(max, sizeof(*ptrs));
 	uint32_t n = 0;
 	int eof = 0, rc;
+	struct mds_cred cred;
 
-	if (!m->cred || m->cred->uid != 0) {
+	cred_of(mds, req, m->cred, &cred);
+	if (cred.uid != 0) {
 		srv_reply_error(req, -EPERM, "list files: only root may list every file");
 		goto out;
 	}
@@ -427,6 +430,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	mds.n_ios = cfg.n_ios;
+	mds.root_squash = cfg.root_squash != 0;
 	if ((rc = mds_store_open(cl.dir, cl.index, cfg.n_ios, &mds.store, &msg))) {
 		fprintf(stderr, "tessera-mds: %s\n", msg ? msg : strerror(-rc));
 		free(msg);

@@ -9,6 +9,11 @@
  * the intents from its own cursor, wrapping around, so a daemon that is
  * down does not hold up the others; a slot that found nothing anywhere is
  * quiet until mds_purge_kick.
+ *
+ * The metadata daemon is a client of the storage daemons like any other:
+ * each slot opens a session with its daemon (AUTH, a MUNGE credential of
+ * the daemon's own uid) before its first REMOVE, and again after a
+ * failure (the storage daemon may have restarted and lost it).
  */
 #include "mds_purge.h"
 
@@ -18,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <sodium.h>
 
 #include "mds_store.h"
 
@@ -41,7 +48,9 @@ struct purge_slot {
 	uint64_t cursor;              /* last intent looked at */
 	/* the request in flight (busy), or none */
 	int busy;
+	int authing;                  /* the request in flight is AUTH */
 	int sending;                  /* send not completed: frame in use */
+	struct tp_session ses;        /* id 0: none yet; AUTH: the proposed key */
 	uint64_t reqid;
 	uint64_t deadline_ns;
 	uint32_t nfiles;
@@ -174,6 +183,8 @@ static void slot_failed(struct mds_purge *p, uint32_t s, const char *why,
 	sl->busy = 0;
 	sl->resume = 0;         /* the intents it covered come first again */
 	sl->retry_ns = now_ns() + ms * 1000000u;
+	sl->authing = 0;
+	sodium_memzero(&sl->ses, sizeof(sl->ses)); /* authenticate again */
 	if (sl->known) {
 		tnet_forget(p->net, sl->peer);
 		sl->known = 0;
@@ -211,12 +222,27 @@ static void on_reply(struct mds_purge *p, const struct tnet_event *ev,
 
 		if (!sl->busy || sl->reqid != fr.hdr.reqid)
 			continue;
+		if ((!sl->authing && fr.hdr.session != sl->ses.id) ||
+		    tp_frame_verify(&fr, sl->ses.key))
+			return; /* not from the session: forged */
+		if (fr.hdr.status == 0 && sl->authing) {
+			Tessera__AuthReply *ar = (Tessera__AuthReply *)
+				tp_body_unpack(&fr, &tessera__auth_reply__descriptor);
+
+			sl->busy = sl->authing = 0;
+			sl->ses.id = ar ? ar->session : 0;
+			if (ar)
+				protobuf_c_message_free_unpacked(&ar->base, NULL);
+			if (!sl->ses.id)
+				slot_failed(p, s, "its answer to AUTH does not decode", log, arg);
+			return;
+		}
 		if (fr.hdr.status == 0) {
 			slot_done(p, s, log, arg);
 			return;
 		}
 		er = (Tessera__ErrorReply *)tp_body_unpack(&fr, &tessera__error_reply__descriptor);
-		snprintf(err, sizeof(err), "remove: %s",
+		snprintf(err, sizeof(err), "%s: %s", sl->authing ? "authenticate" : "remove",
 			 er && er->message ? er->message : strerror(-fr.hdr.status));
 		if (er)
 			protobuf_c_message_free_unpacked(&er->base, NULL);
@@ -278,6 +304,33 @@ static int gather(struct mds_purge *p, uint32_t s, Tessera__HandlesRequest *m,
 	}
 }
 
+/* An AUTH request for storage daemon s into the slot's frame, with a
+ * fresh credential and proposed key (kept in sl->ses until the answer). */
+static long auth_frame(struct mds_purge *p, uint32_t s, struct tp_hdr *hdr,
+		       void (*log)(void *, const char *), void *arg)
+{
+	struct purge_slot *sl = &p->slots[s];
+	Tessera__AuthRequest m = TESSERA__AUTH_REQUEST__INIT;
+	char target[32], err[300], *cred = NULL;
+	long len;
+	int rc;
+
+	snprintf(target, sizeof(target), "ios:%u", s);
+	rc = tp_auth_encode(p->cfg->munge_socket, target, p->name, p->name_len, sl->ses.key,
+			    &cred, err, sizeof(err));
+	if (rc) {
+		slot_failed(p, s, err, log, arg);
+		return rc;
+	}
+	hdr->opcode = TP_OP_AUTH;
+	m.credential = cred;
+	len = tp_frame_build(sl->frame, p->frame_cap, hdr, p->name, p->name_len, &m.base);
+	free(cred);
+	if (len < 0)
+		slot_failed(p, s, "AUTH does not fit a frame", log, arg);
+	return len;
+}
+
 static void slot_send(struct mds_purge *p, uint32_t s, void (*log)(void *, const char *),
 		      void *arg)
 {
@@ -309,10 +362,21 @@ static void slot_send(struct mds_purge *p, uint32_t s, void (*log)(void *, const
 		sl->known = 1;
 	}
 	hdr.reqid = p->next_reqid++;
-	len = tp_frame_build(sl->frame, p->frame_cap, &hdr, p->name, p->name_len, &m.base);
-	if (len < 0) {
-		slot_failed(p, s, "request does not fit a frame", log, arg);
-		return;
+	if (!sl->ses.id) {
+		/* No session yet: AUTH first; the intents are gathered again
+		 * from the first once it is open. */
+		sl->resume = 0;
+		len = auth_frame(p, s, &hdr, log, arg);
+		if (len < 0)
+			return;
+		sl->authing = 1;
+	} else {
+		len = tp_frame_build(sl->frame, p->frame_cap, &hdr, p->name, p->name_len, &m.base);
+		if (len < 0) {
+			slot_failed(p, s, "request does not fit a frame", log, arg);
+			return;
+		}
+		tp_frame_seal(sl->frame, (size_t)len, &sl->ses);
 	}
 	iov.iov_base = sl->frame;
 	iov.iov_len = (size_t)len;

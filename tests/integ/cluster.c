@@ -1,8 +1,9 @@
 /*
  * cluster.c - the integration tests' harness: real daemons (1 metadata
  * daemon, N_IOS storage daemons) on loopback with ephemeral ports and a
- * temporary directory, started from $TESSERA_BUILD/bin and stopped by PID;
- * and raw frames sent straight to a daemon.
+ * temporary directory, started from $TESSERA_BUILD/bin and stopped by PID,
+ * with their own munged (a generated key, its socket in that directory);
+ * and raw frames sent straight to a daemon on a session of their own.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -124,6 +125,54 @@ void cluster_stop_pid(pid_t pid, int sig)
 	waitpid(pid, NULL, 0);
 }
 
+pid_t munged_start(const char *dir, char *sock, size_t socklen)
+{
+	char key[400], pidfile[400], seed[400], log[400], arg[4][440];
+	uint8_t bytes[1024];
+	FILE *f;
+	pid_t pid;
+
+	snprintf(key, sizeof(key), "%s/munge.key", dir);
+	snprintf(pidfile, sizeof(pidfile), "%s/munged.pid", dir);
+	snprintf(seed, sizeof(seed), "%s/munged.seed", dir);
+	snprintf(log, sizeof(log), "%s/munged.log", dir);
+	snprintf(sock, socklen, "%s/munge.sock", dir);
+	f = fopen("/dev/urandom", "r");
+	assert_non_null(f);
+	assert_int_equal(fread(bytes, 1, sizeof(bytes), f), sizeof(bytes));
+	fclose(f);
+	f = fopen(key, "w");
+	assert_non_null(f);
+	assert_int_equal(fchmod(fileno(f), 0600), 0);
+	assert_int_equal(fwrite(bytes, 1, sizeof(bytes), f), sizeof(bytes));
+	fclose(f);
+	snprintf(arg[0], sizeof(arg[0]), "--key-file=%s", key);
+	snprintf(arg[1], sizeof(arg[1]), "--socket=%s", sock);
+	snprintf(arg[2], sizeof(arg[2]), "--pid-file=%s", pidfile);
+	snprintf(arg[3], sizeof(arg[3]), "--seed-file=%s", seed);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execlp("munged", "munged", "--foreground", arg[0], arg[1], arg[2], arg[3],
+		       (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 1500; i++) {
+		if (access(sock, F_OK) == 0)
+			return pid;
+		if (waitpid(pid, NULL, WNOHANG) != 0)
+			fail_msg("munged exited at start-up (is munge installed? make deps); "
+				 "its log: %s", log);
+		usleep(20000);
+	}
+	fail_msg("munged did not start within 30 s; its log: %s", log);
+	return -1;
+}
+
 void cluster_start(struct cluster *c)
 {
 	char name[16];
@@ -158,6 +207,10 @@ int cluster_setup_conf(void **state, const char *provider, const char *extra)
 	snprintf(c->bin, sizeof(c->bin), "%s/bin", build ? build : "build");
 	snprintf(c->dir, sizeof(c->dir), "/tmp/tessera-test-XXXXXX");
 	assert_non_null(mkdtemp(c->dir));
+	/* others may reach the munge socket and the config (tests that drop
+	 * privileges), nothing else */
+	assert_int_equal(chmod(c->dir, 0711), 0);
+	c->munged = munged_start(c->dir, c->munge_sock, sizeof(c->munge_sock));
 	snprintf(c->conf, sizeof(c->conf), "%s/tessera.conf", c->dir);
 	f = fopen(c->conf, "w");
 	assert_non_null(f);
@@ -165,6 +218,7 @@ int cluster_setup_conf(void **state, const char *provider, const char *extra)
 	for (int i = 0; i < N_IOS; i++)
 		fprintf(f, "ios = 127.0.0.1:%d\n", free_port());
 	fprintf(f, "timeout_ms = %d\n", TIMEOUT_MS);
+	fprintf(f, "munge_socket = %s\n", c->munge_sock);
 	if (extra)
 		fputs(extra, f);
 	fclose(f);
@@ -182,6 +236,7 @@ int cluster_teardown(void **state)
 
 	tessera_disconnect(c->fs);
 	cluster_stop(c, SIGTERM);
+	cluster_stop_pid(c->munged, SIGTERM);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", c->dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", c->dir);
@@ -200,15 +255,35 @@ uint64_t rnd(uint64_t *s)
 int raw_roundtrip(struct raw *raw, const uint8_t *frame, size_t len, struct tp_frame *reply,
 			 char *msg, size_t msglen)
 {
-	struct iovec iov = { (void *)frame, len };
+	uint8_t *sealed = malloc(len ? len : 1);
+	struct iovec iov = { sealed, len };
 	struct tnet_event ev[4];
 	double deadline = now_s() + 5;
 	int rc = -ETIMEDOUT;
+
+	/* On the raw session, sealed when its lengths allow (a malformed frame
+	 * still names the session, so its error comes back here). */
+	assert_non_null(sealed);
+	memcpy(sealed, frame, len);
+	if (raw->ses.id && len >= TP_HDR_SIZE) {
+		struct tp_frame f;
+		char err[256];
+		size_t head;
+
+		tp_frame_parse(sealed, len, SIZE_MAX, &f, err, sizeof(err));
+		head = TP_HDR_SIZE + (size_t)f.hdr.addr_len + f.hdr.body_len;
+		if (head <= len)
+			tp_frame_seal(sealed, head, &raw->ses);
+		else
+			for (int i = 0; i < 8; i++)
+				sealed[32 + i] = (uint8_t)(raw->ses.id >> (8 * i));
+	}
 
 	while ((rc = tnet_send(raw->net, raw->peer, &iov, 1, &raw->ctx)) == -EAGAIN &&
 	       now_s() < deadline)
 		tnet_poll(raw->net, ev, 4); /* progress the connection */
 	assert_int_equal(rc, 0);
+	free(sealed);
 	rc = -ETIMEDOUT;
 	while (now_s() < deadline) {
 		int n = tnet_poll(raw->net, ev, 4);
@@ -222,6 +297,9 @@ int raw_roundtrip(struct raw *raw, const uint8_t *frame, size_t len, struct tp_f
 							 sizeof(err)), 0);
 			rc = reply->hdr.status;
 			msg[0] = 0;
+			if (reply->hdr.opcode == TP_OP_AUTH && rc == 0)
+				raw->last_auth = (Tessera__AuthReply *)
+					tp_body_unpack(reply, &tessera__auth_reply__descriptor);
 			if (raw->reply_data) {
 				raw->reply_len = reply->hdr.data_len < raw->reply_cap
 						 ? reply->hdr.data_len : raw->reply_cap;
@@ -267,18 +345,55 @@ int raw_request(struct raw *raw, unsigned op, const ProtobufCMessage *msg, const
 	return rc;
 }
 
-void raw_open(struct cluster *c, uint32_t ios, struct raw *raw)
+void raw_auth(struct raw *raw, const char *munge_sock, const char *target)
+{
+	Tessera__AuthRequest m = TESSERA__AUTH_REQUEST__INIT;
+	Tessera__AuthReply *rep;
+	char err[512], *cred = NULL;
+	int rc;
+
+	memset(&raw->ses, 0, sizeof(raw->ses));
+	rc = tp_auth_encode(munge_sock, target, raw->name, raw->name_len, raw->ses.key, &cred,
+			    err, sizeof(err));
+	if (rc)
+		fail_msg("raw AUTH to %s: %s", target, err);
+	m.credential = cred;
+	raw->reply_data = NULL;
+	rc = raw_request(raw, TP_OP_AUTH, &m.base, NULL, 0, err, sizeof(err));
+	free(cred);
+	if (rc)
+		fail_msg("raw AUTH to %s: %s", target, err);
+	rep = raw->last_auth; /* kept by raw_roundtrip */
+	assert_non_null(rep);
+	raw->ses.id = rep->session;
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	raw->last_auth = NULL;
+}
+
+void raw_open_at(const char *conf, int ios, struct raw *raw)
 {
 	struct tp_config cfg;
 	struct tnet_opts to = { "tcp;ofi_rxm", NULL, NULL, 0, 1 << 21, 4 };
-	char err[512];
+	const struct tp_server *s;
+	char err[512], target[32];
 
 	memset(raw, 0, sizeof(*raw));
-	assert_int_equal(tp_config_load(c->conf, &cfg, err, sizeof(err)), 0);
-	to.node = cfg.ios[ios].host;
-	to.service = cfg.ios[ios].port;
+	assert_int_equal(tp_config_load(conf, &cfg, err, sizeof(err)), 0);
+	s = ios < 0 ? &cfg.mds : &cfg.ios[ios];
+	to.node = s->host;
+	to.service = s->port;
 	assert_int_equal(tnet_open(&to, &raw->net, err, sizeof(err)), 0);
 	raw->name_len = sizeof(raw->name);
 	assert_int_equal(tnet_name(raw->net, raw->name, &raw->name_len), 0);
-	assert_int_equal(tnet_lookup(raw->net, cfg.ios[ios].host, cfg.ios[ios].port, &raw->peer), 0);
+	assert_int_equal(tnet_lookup(raw->net, s->host, s->port, &raw->peer), 0);
+	if (ios < 0)
+		snprintf(target, sizeof(target), "mds");
+	else
+		snprintf(target, sizeof(target), "ios:%d", ios);
+	raw_auth(raw, cfg.munge_socket, target);
+}
+
+void raw_open(struct cluster *c, uint32_t ios, struct raw *raw)
+{
+	raw_open_at(c->conf, (int)ios, raw);
 }

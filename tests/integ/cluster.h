@@ -19,8 +19,14 @@ struct cluster {
 	char bin[1024];
 	pid_t mds;
 	pid_t ios[N_IOS];
+	pid_t munged;
+	char munge_sock[320];
 	tessera_fs *fs;
 };
+
+/* Start a munged of its own in `dir` (a generated key, its socket path
+ * into sock), in the foreground: stop it by the PID returned. */
+pid_t munged_start(const char *dir, char *sock, size_t socklen);
 
 double now_s(void);
 int free_port(void);
@@ -52,8 +58,15 @@ struct raw {
 	 * and its length into reply_len before the receive buffer is reused. */
 	uint8_t *reply_data;
 	size_t reply_cap, reply_len;
+	struct tp_session ses;       /* frames sent are sealed with it */
+	Tessera__AuthReply *last_auth; /* raw_roundtrip: an AUTH's answer */
 };
+/* A raw endpoint on a session with storage daemon `ios` (raw_open), or
+ * with the daemon `ios` names in config `conf` (-1: the metadata daemon). */
 void raw_open(struct cluster *c, uint32_t ios, struct raw *raw);
+void raw_open_at(const char *conf, int ios, struct raw *raw);
+/* Open a session for raw (AUTH with a credential for `target`). */
+void raw_auth(struct raw *raw, const char *munge_sock, const char *target);
 /* Send a frame, wait for the reply: its status; msg gets an error's words. */
 int raw_roundtrip(struct raw *raw, const uint8_t *frame, size_t len, struct tp_frame *reply,
 		  char *msg, size_t msglen);

@@ -1,0 +1,38 @@
+/*
+ * session.h - the sessions a daemon has opened (AUTH), found by id.
+ *
+ * A session is an identity munged vouched for, the key its frames are
+ * MACed with, and the transport address its replies go to. The table is
+ * bounded: at most `max` sessions, at most `per_uid` of one uid (a uid
+ * past it loses its own least recently used session, so one user's flood
+ * of AUTH costs nobody else), and a session idle for `idle_s` is dropped
+ * (its client authenticates again).
+ */
+#ifndef TESSERA_SESSION_H
+#define TESSERA_SESSION_H
+
+#include "daemon.h"
+
+struct srv_sessions;
+
+struct srv_session {
+	struct srv_ident ident;
+	uint64_t peer;             /* transport address of the credential's name */
+	double last_used;          /* monotonic seconds */
+	struct srv_session *hnext;
+};
+
+int srv_sessions_create(unsigned max, unsigned per_uid, double idle_s,
+			struct srv_sessions **out);
+void srv_sessions_destroy(struct srv_sessions *t);
+/* Add a session for `ident` (whose session id this fills in, random and
+ * unique) replying to `peer`. -EBUSY when the table is full of sessions
+ * still in use. */
+int srv_session_add(struct srv_sessions *t, struct srv_ident *ident, uint64_t peer,
+		    double now, struct srv_session **out);
+struct srv_session *srv_session_find(struct srv_sessions *t, uint64_t id);
+/* Drop sessions idle for longer than the limit. */
+void srv_sessions_expire(struct srv_sessions *t, double now);
+unsigned srv_sessions_count(const struct srv_sessions *t);
+
+#endif /* TESSERA_SESSION_H */
