@@ -491,7 +491,9 @@ static int walk_victim(struct mds_store *st, const struct mds_cred *cred,
 	rc = mds_get_attr(st, h, victim);
 	if (rc == -ENOENT)
 		return mds_fail(st, -EIO, "%s %s: dangling entry", op, path);
-	return rc;
+	if (rc)
+		return rc;
+	return mds_sticky_permit(st, cred, op, path, &w->parent, victim);
 }
 
 /* Remove the entry w->name and its attributes; update parent and count. */

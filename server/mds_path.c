@@ -5,6 +5,7 @@
 #include "mds_store_int.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <string.h>
 
 int mds_cred_in_group(const struct mds_cred *cred, uint32_t gid)
@@ -31,6 +32,17 @@ int mds_permit(const struct mds_cred *cred, const struct mds_attr *a,
 	else
 		bits = a->mode & 7;
 	return ((int)bits & want) == want ? 0 : -EACCES;
+}
+
+int mds_sticky_permit(struct mds_store *st, const struct mds_cred *cred, const char *op,
+		      const char *path, const struct mds_attr *dir,
+		      const struct mds_attr *entry)
+{
+	if (!(dir->mode & S_ISVTX) || cred->uid == 0 || cred->uid == dir->uid ||
+	    cred->uid == entry->uid)
+		return 0;
+	return mds_fail(st, -EPERM, "%s %s: the directory is sticky and the entry belongs to "
+			"uid %u, not uid %u", op, path, entry->uid, cred->uid);
 }
 
 /* Check the syntax of `path`: absolute, at most MDS_PATH_MAX bytes, each

@@ -91,6 +91,11 @@ int mds_rename(struct mds_store *st, const struct mds_cred *cred,
 	rc = mds_get_attr(st, h, &moved);
 	if (rc)
 		goto out;
+	rc = mds_sticky_permit(st, cred, "rename", from, &wf.parent, &moved);
+	if (rc == 0 && have_target)
+		rc = mds_sticky_permit(st, cred, "rename", to, &wt.parent, &target);
+	if (rc)
+		goto out;
 
 	/* Both parents may be one directory: then update a single copy. */
 	pf = &wf.parent;

@@ -369,7 +369,8 @@ int mds_alloc_handles(struct mds_store *st, uint32_t n, uint64_t *h)
 
 /* ---- open / close / statfs ---- */
 
-/* A new namespace: the root directory, owned by root, mode 0777. */
+/* A new namespace: the root directory, owned by root, mode 1777: anyone
+ * may create there, and only an entry's owner (or root) remove it. */
 static int create_root(struct mds_store *st)
 {
 	struct mds_attr root;
@@ -382,7 +383,7 @@ static int create_root(struct mds_store *st)
 	if (rc)
 		return rc;
 	root.type = MDS_DIR;
-	root.mode = 0777;
+	root.mode = 01777;
 	root.nlink = 2;
 	root.atime_ns = root.mtime_ns = root.ctime_ns = now;
 	b = leveldb_writebatch_create();

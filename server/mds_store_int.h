@@ -133,6 +133,12 @@ int mds_cred_in_group(const struct mds_cred *cred, uint32_t gid);
 /* 0 when `cred` has all of `want` (MDS_MAY_*) on `a`, else -EACCES. */
 int mds_permit(const struct mds_cred *cred, const struct mds_attr *a,
 	       int want);
+/* The sticky bit (S_ISVTX) of directory `dir`: only root, the directory's
+ * owner or `entry`'s owner may remove or rename `entry` out of it (or
+ * over it). 0, or -EPERM with the reason set for `op` on `path`. */
+int mds_sticky_permit(struct mds_store *st, const struct mds_cred *cred, const char *op,
+		      const char *path, const struct mds_attr *dir,
+		      const struct mds_attr *entry);
 
 /* Result of resolving everything but the last component of a path. */
 struct mds_walk {

@@ -121,7 +121,7 @@ static void test_open_root(void **state)
 
 	lookup_ok(f->st, "/", &a);
 	assert_int_equal(a.type, MDS_DIR);
-	assert_int_equal(a.mode, 0777);
+	assert_int_equal(a.mode, 01777); /* sticky: see test_sticky */
 	assert_int_equal(a.uid, 0);
 	assert_int_equal(a.nlink, 2);
 	assert_int_equal(a.nentries, 0);
@@ -1239,11 +1239,50 @@ static void test_file_list_paging(void **state)
 	assert_true(a.handle >= horizon);
 }
 
+/* The sticky bit: in "/" (1777) and any sticky directory, another
+ * user's entry cannot be removed or renamed (away or over), the entry's
+ * owner, the directory's owner and root can. */
+static void test_sticky(void **state)
+{
+	struct fx *f = *state;
+	struct mds_attr a, r;
+	int replaced;
+
+	assert_int_equal(mkfile(f->st, &U1, "/u1file", NULL), 0);
+	assert_int_equal(mds_mkdir(f->st, &U1, "/u1dir", 0777, &a), 0);
+	assert_int_equal(mds_unlink(f->st, &U2, "/u1file", &r), -EPERM);
+	assert_non_null(strstr(mds_store_errmsg(f->st), "sticky"));
+	assert_int_equal(mds_rmdir(f->st, &U2, "/u1dir"), -EPERM);
+	assert_int_equal(mds_rename(f->st, &U2, "/u1file", "/stolen", &r, &replaced), -EPERM);
+	assert_int_equal(mkfile(f->st, &U2, "/u2file", NULL), 0);
+	assert_int_equal(mds_rename(f->st, &U2, "/u2file", "/u1file", &r, &replaced), -EPERM);
+	lookup_ok(f->st, "/u1file", &a);
+	assert_int_equal(a.uid, U1.uid);
+	lookup_ok(f->st, "/u1dir", &a);
+	/* a sticky directory of U3's: U3 (its owner) may remove U1's entry */
+	assert_int_equal(mds_mkdir(f->st, &U3, "/t", 01777, &a), 0);
+	assert_int_equal(a.mode, 01777);
+	assert_int_equal(mkfile(f->st, &U1, "/t/a", NULL), 0);
+	assert_int_equal(mkfile(f->st, &U1, "/t/b", NULL), 0);
+	assert_int_equal(mds_unlink(f->st, &U2, "/t/a", &r), -EPERM);
+	assert_int_equal(mds_unlink(f->st, &U3, "/t/a", &r), 0);
+	/* the owner and root may */
+	assert_int_equal(mds_rename(f->st, &U1, "/t/b", "/t/c", &r, &replaced), 0);
+	assert_int_equal(mds_unlink(f->st, &ROOT, "/t/c", &r), 0);
+	assert_int_equal(mds_unlink(f->st, &U1, "/u1file", &r), 0);
+	assert_int_equal(mds_rmdir(f->st, &U1, "/u1dir"), 0);
+	/* without the bit, write permission on the directory is enough */
+	assert_int_equal(mds_mkdir(f->st, &U3, "/open", 0777, &a), 0);
+	assert_int_equal(mkfile(f->st, &U1, "/open/x", NULL), 0);
+	assert_int_equal(mds_unlink(f->st, &U2, "/open/x", &r), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 		T(test_open_root),
+		T(test_sticky),
 		T(test_mkdir_create_lookup),
 		T(test_eexist),
 		T(test_create_nonexclusive),
