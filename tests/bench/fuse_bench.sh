@@ -48,11 +48,14 @@ trap cleanup EXIT
 free_port() {
 	python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'
 }
+. "$top/tests/integ/munged.sh"
+munged_start "$D" || exit 1   # stopped through its pid file, as the daemons
 {
 	echo "provider = tcp;ofi_rxm"
 	echo "mds = 127.0.0.1:$(free_port)"
 	for ((i = 0; i < N_IOS; i++)); do echo "ios = 127.0.0.1:$(free_port)"; done
 	echo "timeout_ms = 30000"
+	echo "munge_socket = $MUNGE_SOCK"
 } >"$CONF"
 
 start() {

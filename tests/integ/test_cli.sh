@@ -28,6 +28,9 @@ free_port() {
 }
 
 # ------------------------------------------------------------ the cluster
+. "$top/tests/integ/munged.sh"
+munged_start "$dir" || exit 1
+pids+=("$MUNGED_PID")
 mds_port=$(free_port)
 ios_ports=("$(free_port)" "$(free_port)" "$(free_port)")
 write_conf() { # FILE TIMEOUT_MS
@@ -36,6 +39,7 @@ write_conf() { # FILE TIMEOUT_MS
 		echo "mds = 127.0.0.1:$mds_port"
 		for p in "${ios_ports[@]}"; do echo "ios = 127.0.0.1:$p"; done
 		echo "timeout_ms = $2"
+		echo "munge_socket = $MUNGE_SOCK"
 	} >"$1"
 }
 conf=$dir/tessera.conf

@@ -73,6 +73,11 @@ up() {
 	done
 	local args=(--mds "$net.10:7400")
 	for i in $(seq 0 $((n_ios - 1))); do args+=(--ios "$net.$((10 + i % 2)):$((7401 + i))"); done
+	# a munged of our own (its socket is a file: every namespace reaches
+	# it), stopped by `down` through its pid file in run/
+	. "$top/tests/integ/munged.sh"
+	munged_start "$var/run" || exit 1
+	args+=(--munge-socket "$MUNGE_SOCK")
 	"$top/deploy/tessera-genconfig" "${args[@]}" >"$var/tessera.conf"
 	start mds 0 "$bin/tessera-mds" -c "$var/tessera.conf" -d "$var/mds"
 	for i in $(seq 0 $((n_ios - 1))); do
