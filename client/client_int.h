@@ -37,7 +37,10 @@ struct tc_req {
 	size_t frame_len;
 	size_t head_len;           /* frame bytes before the raw data */
 	uint64_t deadline_ns;
+	uint64_t submit_ns;        /* when last sent */
 	struct tp_session ses;     /* sealed with (AUTH: the key it proposes) */
+	int probe;                 /* an AUTH probing a silent daemon (conn.c) */
+	int probed;                /* a probe was sent on its behalf */
 	/* state, under the connection lock */
 	int sent;                  /* send completed */
 	int replied;               /* reply arrived, or failed: see status */
@@ -59,7 +62,9 @@ struct tc_session {
 	struct tp_session s;
 	uint64_t boot;             /* the daemon's start, from its AuthReply */
 	uint64_t used_ns;          /* last request sealed with it */
+	uint64_t heard_ns;         /* last reply from the daemon */
 	int valid;
+	int probing;               /* a probe is in flight */
 };
 
 struct tc_thread {                /* per-thread state (pthread key) */

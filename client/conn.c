@@ -250,6 +250,10 @@ void tessera_disconnect(tessera_fs *fs)
 		return;
 	tc_leases_stop(fs); /* its thread uses the endpoint */
 	tnet_close(fs->net); /* no completion can arrive after this */
+	while ((r = fs->pending.next) != &fs->pending) { /* only probes are left */
+		list_del(r);
+		tc_req_free(NULL, r);
+	}
 	while ((r = fs->zombies.next) != &fs->zombies) {
 		list_del(r);
 		tc_req_free(NULL, r);
@@ -394,6 +398,129 @@ static struct tc_req *find_pending(tessera_fs *fs, uint64_t reqid)
 	return NULL;
 }
 
+/*
+ * Probes. A restarted daemon has lost its sessions and drops their frames
+ * unanswered (answering would mean sending to an address nobody vouched
+ * for), so a client would learn of it only at its timeout. Instead, a
+ * request that has heard nothing from its daemon for TC_PROBE_NS has one
+ * AUTH probe sent on its behalf (at most one in flight per daemon). Its
+ * answer names the daemon's start (boot): the same one means the daemon is
+ * merely busy, and the probe's session is left to idle out; another means
+ * it restarted, and the probe's session replaces the lost one, and every
+ * request still waiting on the lost session is sealed again and resent.
+ */
+#define TC_PROBE_NS (250ull * 1000000u)
+
+static int submit(tessera_fs *fs, struct tc_req *r, uint64_t deadline);
+
+/* Take a finished probe off the books (under lock). */
+static void probe_done(tessera_fs *fs, struct tc_req *p)
+{
+	session_of(fs, p->server)->probing = 0;
+	list_del(p);
+	if (p->sent) {
+		tc_req_free(NULL, p);
+	} else { /* the provider holds its frame: freed on completion */
+		p->abandoned = 1;
+		list_add(&fs->zombies, p);
+	}
+}
+
+static void resend_stale(tessera_fs *fs, int server, uint64_t lost)
+{
+	struct tc_session *ses = session_of(fs, server);
+	uint64_t peer;
+
+	if (peer_of(fs, server, &peer))
+		return;
+	for (struct tc_req *r = fs->pending.next; r != &fs->pending; r = r->next) {
+		struct iovec iov = { r->frame, r->frame_len };
+
+		if (r->server != server || r->replied || !r->sent || r->probe || r->ses.id != lost)
+			continue;
+		r->ses = ses->s;
+		tp_frame_seal(r->frame, r->head_len, &r->ses);
+		r->sent = 0;
+		r->submit_ns = now_ns();
+		if (tnet_send(fs->net, peer, &iov, 1, &r->ctx)) {
+			r->sent = 1; /* it waits for its timeout, as before */
+			continue;
+		}
+	}
+}
+
+static void probe_answered(tessera_fs *fs, struct tc_req *p, const struct tp_frame *fr)
+{
+	struct tc_session *ses = session_of(fs, p->server);
+	Tessera__AuthReply *rep = NULL;
+	uint64_t lost = ses->s.id;
+
+	if (fr->hdr.status == 0)
+		rep = (Tessera__AuthReply *)tp_body_unpack(fr, &tessera__auth_reply__descriptor);
+	if (rep && rep->session && ses->valid && rep->boot != ses->boot) {
+		ses->s.id = rep->session;
+		memcpy(ses->s.key, p->ses.key, TP_KEY_SIZE);
+		ses->boot = rep->boot;
+		resend_stale(fs, p->server, lost);
+	}
+	if (rep)
+		protobuf_c_message_free_unpacked(&rep->base, NULL);
+	p->replied = 1;
+	probe_done(fs, p);
+}
+
+/* Probe r's daemon if r has heard nothing from it for TC_PROBE_NS (under
+ * lock). */
+static void maybe_probe(tessera_fs *fs, struct tc_req *r, uint64_t now)
+{
+	struct tc_session *ses = session_of(fs, r->server);
+	Tessera__AuthRequest m = TESSERA__AUTH_REQUEST__INIT;
+	char target[32], err[256], *cred = NULL;
+	uint8_t key[TP_KEY_SIZE];
+	struct tc_req *p;
+
+	if (r->replied || !r->sent || r->probe || r->probed || r->opcode == TP_OP_AUTH ||
+	    !ses->valid || ses->probing || now - r->submit_ns < TC_PROBE_NS ||
+	    ses->heard_ns > r->submit_ns)
+		return;
+	r->probed = 1;
+	if (r->server == TC_MDS)
+		snprintf(target, sizeof(target), "mds");
+	else
+		snprintf(target, sizeof(target), "ios:%d", r->server);
+	if (tp_auth_encode(fs->cfg.munge_socket, target, fs->name, fs->name_len, key, &cred,
+			   err, sizeof(err)))
+		return; /* no munged: the request waits for its timeout */
+	m.credential = cred;
+	p = tc_req_new(fs, r->server, TP_OP_AUTH, &m.base, NULL, 0);
+	free(cred);
+	if (p)
+		memcpy(p->ses.key, key, TP_KEY_SIZE);
+	sodium_memzero(key, sizeof(key));
+	if (!p)
+		return;
+	p->probe = 1;
+	ses->probing = 1;
+	if (submit(fs, p, now + (uint64_t)fs->cfg.timeout_ms * 1000000u))
+		probe_done(fs, p);
+}
+
+/* Probes past their deadline are dropped (under lock). */
+static void expire_probes(tessera_fs *fs, uint64_t now)
+{
+	struct tc_req *r = fs->pending.next;
+
+	while (r != &fs->pending) {
+		struct tc_req *next = r->next;
+
+		if (r->probe && now > r->deadline_ns) {
+			r->replied = 1;
+			probe_done(fs, r);
+		}
+		r = next;
+	}
+}
+
 /* A reply frame arrived: match it to its request. */
 static void on_reply(tessera_fs *fs, const struct tnet_event *ev)
 {
@@ -411,6 +538,11 @@ static void on_reply(tessera_fs *fs, const struct tnet_event *ev)
 		return; /* not from the session the request went to */
 	if (tp_frame_verify(&fr, r->ses.key))
 		return; /* forged: the real reply may still come */
+	session_of(fs, r->server)->heard_ns = now_ns();
+	if (r->probe) {
+		probe_answered(fs, r, &fr);
+		return;
+	}
 	if (fr.hdr.status < 0) {
 		Tessera__ErrorReply *er = (Tessera__ErrorReply *)
 			tp_body_unpack(&fr, &tessera__error_reply__descriptor);
@@ -474,6 +606,7 @@ static int submit(tessera_fs *fs, struct tc_req *r, uint64_t deadline)
 
 	r->reqid = fs->next_reqid++;
 	r->deadline_ns = deadline;
+	r->submit_ns = now_ns();
 	/* reqid lives at byte 8 of the header, little-endian */
 	for (int i = 0; i < 8; i++)
 		r->frame[8 + i] = (uint8_t)(r->reqid >> (8 * i));
@@ -520,9 +653,11 @@ static int run(tessera_fs *fs, struct tc_req **reqs, size_t n)
 		size_t open = 0;
 		uint64_t now = now_ns();
 
+		expire_probes(fs, now);
 		for (size_t i = 0; i < n; i++) {
 			struct tc_req *r = reqs[i];
 
+			maybe_probe(fs, r, now);
 			if (!r->replied && now > r->deadline_ns) {
 				finish(fs, r, -ETIMEDOUT, "timed out after %u ms", fs->cfg.timeout_ms);
 				peer_broken(fs, r->server);

@@ -6,12 +6,13 @@
 #                                 # its output is shown only if it fails
 #   checks_done                   # the summary; exits 1 if any failed
 #   skip_all NAME REASON          # a suite that cannot run here: one skip
+#   skip_check NAME REASON        # one check that cannot run here
 #   free_ports N                  # prints a port P such that P..P+N are
 #                                 # free on 127.0.0.1 (for tessera-local)
 #
 # CHECKS_LOG (default: a temporary file) holds each check's output.
 checks_run=0 checks_passed=0
-checks_failed=()
+checks_failed=() checks_skipped=()
 CHECKS_LOG=${CHECKS_LOG:-$(mktemp "${TMPDIR:-/tmp}/tessera-check.XXXXXX")}
 
 check() {
@@ -31,10 +32,20 @@ check() {
 	fi
 }
 
+skip_check() {
+	checks_run=$((checks_run + 1))
+	echo "[ SKIPPED  ] $1: $2"
+	checks_skipped+=("$1: $2")
+}
+
 checks_done() {
 	rm -f "$CHECKS_LOG"
 	echo "[==========] $checks_run test(s) run."
 	echo "[  PASSED  ] $checks_passed test(s)."
+	if [ "${#checks_skipped[@]}" -gt 0 ]; then
+		echo "[  SKIPPED ] ${#checks_skipped[@]} test(s), listed below:"
+		for n in "${checks_skipped[@]}"; do echo "[  SKIPPED ] $n"; done
+	fi
 	if [ "${#checks_failed[@]}" -gt 0 ]; then
 		echo "[  FAILED  ] ${#checks_failed[@]} test(s), listed below:"
 		for n in "${checks_failed[@]}"; do echo "[  FAILED  ] $n"; done

@@ -439,6 +439,30 @@ test_fsck() {
 	expect_rc 0
 }
 
+# An ordinary user (uid 65534, no groups) works in a directory of its own,
+# and cannot remove root's files from the sticky "/" (its identity is
+# munged's, not one it could claim). Needs root to drop privileges.
+test_unprivileged_user() {
+	local as=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	head -c 3000000 /dev/urandom >"$dir/nobody.in"
+	chmod 0644 "$dir/nobody.in"
+	"${as[@]}" "$T" mkdir /nobody-home
+	"${as[@]}" "$T" cp "$dir/nobody.in" tessera:/nobody-home/f
+	"${as[@]}" "$T" cat /nobody-home/f | cmp - "$dir/nobody.in"
+	t ls -l /nobody-home
+	expect_rc 0
+	has "$out" "65534"
+	"$T" cp "$dir/nobody.in" tessera:/root-owned
+	if "${as[@]}" "$T" rm /root-owned 2>"$dir/err"; then
+		echo "uid 65534 removed root's file"
+		return 1
+	fi
+	has "$(cat "$dir/err")" "sticky"
+	t stat /root-owned
+	expect_rc 0
+	"$T" rm /root-owned
+}
+
 check cluster_up test_cluster_up
 check ping test_ping
 check usage test_usage
@@ -459,6 +483,11 @@ check readdir_paging test_paging
 check df test_df
 check stats test_stats
 check fsck test_fsck
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	check unprivileged_user test_unprivileged_user
+else
+	skip_check unprivileged_user "needs root and setpriv to run as uid 65534"
+fi
 # fsck finds an object its daemon made but lost (its file deleted behind the
 # daemon's back): reported, not repairable (exit 1 both times); once the
 # file is removed, the purger clears the record and fsck is clean.

@@ -83,16 +83,7 @@ static void await_purge(struct cluster *c, const struct tessera_layout *l, const
  * the reply, before it could remove any object. */
 static void raw_open_mds(struct cluster *c, struct raw *raw)
 {
-	struct tp_config cfg;
-	struct tnet_opts to = { "tcp;ofi_rxm", NULL, NULL, 0, 1 << 21, 4 };
-	char err[512];
-
-	memset(raw, 0, sizeof(*raw));
-	assert_int_equal(tp_config_load(c->conf, &cfg, err, sizeof(err)), 0);
-	assert_int_equal(tnet_open(&to, &raw->net, err, sizeof(err)), 0);
-	raw->name_len = sizeof(raw->name);
-	assert_int_equal(tnet_name(raw->net, raw->name, &raw->name_len), 0);
-	assert_int_equal(tnet_lookup(raw->net, cfg.mds.host, cfg.mds.port, &raw->peer), 0);
+	raw_open_at(c->conf, -1, raw); /* a session of the test's (root) */
 }
 
 static Tessera__Cred root_cred(uint32_t *gid)
