@@ -1,6 +1,5 @@
 /*
- * auth.c - who is calling: MUNGE credentials that open a session, and the
- * MAC that binds every later frame to it.
+ * auth.c - who is calling: the MUNGE credentials that open a session.
  *
  * Why MUNGE: a process cannot prove its uid over a network by itself, and
  * a uid written into a request is whatever the sender wants. munged (one
@@ -12,7 +11,7 @@
  * Why sessions: one munged round trip per request would cost more than the
  * request. The credential's payload (encrypted by munged) carries a fresh
  * random key, so after one AUTH both sides share a secret nobody else
- * saw; a MAC under it proves each frame came from the holder, cheaply.
+ * saw; a MAC under it (seal.c) proves each frame came from the holder.
  * The payload also names the daemon the credential is for, so a daemon
  * that receives it cannot replay it to another daemon (whose munged, on
  * another machine, has not seen it), and the caller's transport name, so
@@ -30,39 +29,9 @@
 
 #include "tproto.h"
 
-_Static_assert(TP_MAC_SIZE == crypto_auth_BYTES, "frame MAC is crypto_auth's");
 _Static_assert(TP_KEY_SIZE == crypto_auth_KEYBYTES, "session key is crypto_auth's");
 
 #define TP_TARGET_MAX 32
-
-static void mac_of(const uint8_t *frame, size_t head_len, const uint8_t *key,
-		   uint8_t out[TP_MAC_SIZE])
-{
-	crypto_auth_hmacsha512256_state st;
-
-	crypto_auth_hmacsha512256_init(&st, key, TP_KEY_SIZE);
-	/* the header up to the MAC, then everything after the header */
-	crypto_auth_hmacsha512256_update(&st, frame, TP_MAC_OFF);
-	crypto_auth_hmacsha512256_update(&st, frame + TP_HDR_SIZE, head_len - TP_HDR_SIZE);
-	crypto_auth_hmacsha512256_final(&st, out);
-}
-
-void tp_frame_seal(uint8_t *frame, size_t head_len, const struct tp_session *s)
-{
-	for (int i = 0; i < 8; i++)
-		frame[32 + i] = (uint8_t)(s->id >> (8 * i));
-	mac_of(frame, head_len, s->key, frame + TP_MAC_OFF);
-}
-
-int tp_frame_verify(const struct tp_frame *f, const uint8_t key[TP_KEY_SIZE])
-{
-	const uint8_t *frame = f->addr - TP_HDR_SIZE;
-	size_t head_len = TP_HDR_SIZE + f->hdr.addr_len + f->hdr.body_len;
-	uint8_t mac[TP_MAC_SIZE];
-
-	mac_of(frame, head_len, key, mac);
-	return sodium_memcmp(mac, frame + TP_MAC_OFF, TP_MAC_SIZE) ? -EBADMSG : 0;
-}
 
 static int munge_ctx(const char *socket, munge_ctx_t *ctx, char *err, size_t errlen)
 {

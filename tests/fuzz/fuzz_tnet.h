@@ -12,4 +12,9 @@ void fuzz_tnet_input(const uint8_t *data, size_t size);
 unsigned fuzz_tnet_u8(void);
 size_t fuzz_tnet_left(void);
 
+/* The key every session has under the fuzzer (fuzz_auth.c): the
+ * transport's replies are sealed with it, on session FUZZ_SESSION. */
+#define FUZZ_SESSION 1
+extern const uint8_t fuzz_session_key[32];
+
 #endif
