@@ -101,7 +101,7 @@ static void test_corrupt(void **state)
 	assert_int_equal(fr.hdr.reqid, 1); /* the header is still read for the reply */
 
 	memcpy(bad, buf, (size_t)len);
-	bad[4] = 2;
+	bad[4] = 99;
 	assert_int_equal(tp_frame_parse(bad, (size_t)len, MAX_FRAME, &fr, err, sizeof(err)),
 			 -EPROTONOSUPPORT);
 
@@ -129,7 +129,7 @@ static void test_corrupt(void **state)
 
 static void test_build_limits(void **state)
 {
-	uint8_t buf[40];
+	uint8_t buf[TP_HDR_SIZE + 8];
 	struct tp_hdr h = { .opcode = TP_OP_PING };
 	uint8_t addr[TP_MAX_ADDR + 1] = { 0 };
 
@@ -137,6 +137,43 @@ static void test_build_limits(void **state)
 	assert_int_equal(build_read(buf, sizeof(buf), 1), -EMSGSIZE);
 	assert_int_equal(tp_frame_build(buf, sizeof(buf), &h, addr, sizeof(addr), NULL), -EMSGSIZE);
 	assert_int_equal(tp_frame_build(buf, sizeof(buf), &h, addr, 8, NULL), TP_HDR_SIZE + 8);
+}
+
+/* A sealed frame verifies under its key only, and any change to its
+ * header (outside the MAC), address or body breaks it; raw data is not
+ * covered (README "Security"). */
+static void test_seal(void **state)
+{
+	struct tp_session ses = { .id = 0x1122334455667788ull };
+	uint8_t buf[512], bad[512];
+	struct tp_frame fr;
+	char err[256];
+	long len = build_read(buf, sizeof(buf), 1);
+	uint8_t other[TP_KEY_SIZE];
+
+	(void)state;
+	for (int i = 0; i < TP_KEY_SIZE; i++)
+		ses.key[i] = (uint8_t)(i * 7 + 1);
+	memcpy(other, ses.key, sizeof(other));
+	other[5] ^= 1;
+	tp_frame_seal(buf, (size_t)len, &ses);
+	assert_int_equal(tp_frame_parse(buf, (size_t)len, MAX_FRAME, &fr, err, sizeof(err)), 0);
+	assert_int_equal(fr.hdr.session, ses.id);
+	assert_int_equal(tp_frame_verify(&fr, ses.key), 0);
+	assert_int_equal(tp_frame_verify(&fr, other), -EBADMSG);
+	for (long i = 0; i < len; i++) {
+		if (i >= TP_MAC_OFF && i < TP_HDR_SIZE)
+			continue; /* the MAC itself: changing it fails as well, below */
+		memcpy(bad, buf, (size_t)len);
+		bad[i] ^= 0x01;
+		if (tp_frame_parse(bad, (size_t)len, MAX_FRAME, &fr, err, sizeof(err)))
+			continue; /* a frame that does not parse is never verified */
+		assert_int_equal(tp_frame_verify(&fr, ses.key), -EBADMSG);
+	}
+	memcpy(bad, buf, (size_t)len);
+	bad[TP_MAC_OFF + 3] ^= 0x80;
+	assert_int_equal(tp_frame_parse(bad, (size_t)len, MAX_FRAME, &fr, err, sizeof(err)), 0);
+	assert_int_equal(tp_frame_verify(&fr, ses.key), -EBADMSG);
 }
 
 static void test_config_ok(void **state)
@@ -153,7 +190,9 @@ static void test_config_ok(void **state)
 		"max_io = 65536\n"
 		"window = 8\n"
 		"strip_size = 1\n"
-		"mount_point = /mnt/tessera/\n";
+		"mount_point = /mnt/tessera/\n"
+		"munge_socket = /run/munge/munge.socket.2\n"
+		"root_squash = 1\n";
 
 	(void)state;
 	assert_int_equal(tp_config_parse(text, "t", &cfg, err, sizeof(err)), 0);
@@ -167,6 +206,8 @@ static void test_config_ok(void **state)
 	assert_int_equal(cfg.window, 8);
 	assert_int_equal(cfg.strip_size, 1);
 	assert_string_equal(cfg.mount_point, "/mnt/tessera");
+	assert_string_equal(cfg.munge_socket, "/run/munge/munge.socket.2");
+	assert_int_equal(cfg.root_squash, 1);
 	assert_int_equal(tp_config_max_frame(&cfg), 65536 + 256 * 1024);
 }
 
@@ -188,6 +229,8 @@ static void test_config_errors(void **state)
 		{ "mds = a:1\nios = b:2\nwindow = 12x\n", "window" },
 		{ "mds = a:1\nios = b:2\nmount_point = relative\n", "mount_point" },
 		{ "mds = a:1\nios = b:2\nprovider =\n", "provider" },
+		{ "mds = a:1\nios = b:2\nmunge_socket = sock\n", "munge_socket" },
+		{ "mds = a:1\nios = b:2\nroot_squash = 2\n", "root_squash" },
 	};
 	struct tp_config cfg;
 	char err[256];
@@ -211,6 +254,7 @@ int main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_build_limits),
+		cmocka_unit_test(test_seal),
 		cmocka_unit_test(test_config_ok),
 		cmocka_unit_test(test_config_errors),
 	};
