@@ -262,7 +262,9 @@ int raw_roundtrip(struct raw *raw, const uint8_t *frame, size_t len, struct tp_f
 	int rc = -ETIMEDOUT;
 
 	/* On the raw session, sealed when its lengths allow (a malformed frame
-	 * still names the session, so its error comes back here). */
+	 * still names the session, so its error comes back here). A copy: the
+	 * caller's frame is const, and the provider reads the copy until the
+	 * send completes. */
 	assert_non_null(sealed);
 	memcpy(sealed, frame, len);
 	if (raw->ses.id && len >= TP_HDR_SIZE) {
@@ -283,7 +285,6 @@ int raw_roundtrip(struct raw *raw, const uint8_t *frame, size_t len, struct tp_f
 	       now_s() < deadline)
 		tnet_poll(raw->net, ev, 4); /* progress the connection */
 	assert_int_equal(rc, 0);
-	free(sealed);
 	rc = -ETIMEDOUT;
 	while (now_s() < deadline) {
 		int n = tnet_poll(raw->net, ev, 4);
@@ -314,10 +315,13 @@ int raw_roundtrip(struct raw *raw, const uint8_t *frame, size_t len, struct tp_f
 				protobuf_c_message_free_unpacked(&er->base, NULL);
 			}
 			tnet_repost(raw->net, ev[i].rbuf);
+			free(sealed); /* the reply came: the provider is done with it */
 			return rc;
 		}
 		tnet_wait(raw->net, 10);
 	}
+	/* no reply: the send may still hold the frame; keep it (a test's
+	 * lifetime) rather than free what the provider may read */
 	return rc;
 }
 

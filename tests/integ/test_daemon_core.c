@@ -58,8 +58,11 @@ static long build_frame(struct raw *raw, uint8_t *buf, size_t cap, unsigned op, 
 			const ProtobufCMessage *msg, uint32_t data_len)
 {
 	struct tp_hdr h = { .opcode = (uint16_t)op, .reqid = reqid, .data_len = data_len };
+	long len = tp_frame_build(buf, cap, &h, raw->name, raw->name_len, msg);
 
-	return tp_frame_build(buf, cap, &h, raw->name, raw->name_len, msg);
+	if (len > 0 && raw->ses.id) /* on raw's session (raw data is not under the MAC) */
+		tp_frame_seal(buf, (size_t)len, &raw->ses);
+	return len;
 }
 
 /* Ping a daemon straight; the reply's core stats in *core (if non-NULL)
@@ -95,12 +98,18 @@ static double raw_ping(struct raw *raw, uint32_t hold_ms, Tessera__CoreStats *co
 }
 
 /* In a forked child (no CMocka there): a raw endpoint with `nrecv`
- * small receive buffers aimed at storage daemon `ios`; exits on failure. */
+ * small receive buffers aimed at storage daemon `ios`, on a session of its
+ * own (the AUTH reply's buffer is reposted); exits on failure. */
 static void child_raw_open(struct cluster *c, uint32_t ios, unsigned nrecv, struct raw *raw)
 {
+	Tessera__AuthRequest m = TESSERA__AUTH_REQUEST__INIT;
+	struct tp_hdr h = { .opcode = TP_OP_AUTH, .reqid = 1 };
 	struct tp_config cfg;
 	struct tnet_opts to = { "tcp;ofi_rxm", NULL, NULL, 0, 4096, nrecv };
-	char err[512];
+	char err[512], target[32], *cred = NULL;
+	uint8_t frame[4096];
+	struct iovec iov;
+	long len;
 
 	memset(raw, 0, sizeof(*raw));
 	if (tp_config_load(c->conf, &cfg, err, sizeof(err)) ||
@@ -110,6 +119,42 @@ static void child_raw_open(struct cluster *c, uint32_t ios, unsigned nrecv, stru
 	if (tnet_name(raw->net, raw->name, &raw->name_len) ||
 	    tnet_lookup(raw->net, cfg.ios[ios].host, cfg.ios[ios].port, &raw->peer))
 		_exit(3);
+	snprintf(target, sizeof(target), "ios:%u", ios);
+	if (tp_auth_encode(cfg.munge_socket, target, raw->name, raw->name_len, raw->ses.key, &cred,
+			   err, sizeof(err)))
+		_exit(5);
+	m.credential = cred;
+	len = tp_frame_build(frame, sizeof(frame), &h, raw->name, raw->name_len, &m.base);
+	free(cred);
+	iov = (struct iovec){ frame, (size_t)len };
+	while (tnet_send(raw->net, raw->peer, &iov, 1, &raw->ctx) == -EAGAIN) {
+		struct tnet_event ev[4];
+
+		tnet_poll(raw->net, ev, 4);
+	}
+	for (double end = now_s() + 10; now_s() < end && !raw->ses.id;) {
+		struct tnet_event ev[4];
+		int n = tnet_poll(raw->net, ev, 4);
+
+		for (int i = 0; i < n; i++) {
+			struct tp_frame fr;
+			Tessera__AuthReply *ar;
+
+			if (ev[i].type != TNET_RECV)
+				continue;
+			if (!tp_frame_parse(ev[i].rbuf->data, ev[i].len, ev[i].rbuf->cap, &fr, err,
+					    sizeof(err)) && fr.hdr.status == 0 &&
+			    (ar = (Tessera__AuthReply *)tp_body_unpack(&fr,
+					&tessera__auth_reply__descriptor))) {
+				raw->ses.id = ar->session;
+				protobuf_c_message_free_unpacked(&ar->base, NULL);
+			}
+			tnet_repost(raw->net, ev[i].rbuf);
+		}
+		usleep(1000);
+	}
+	if (!raw->ses.id)
+		_exit(6);
 }
 
 /* The misbehaving client (a child process): send `n` reads of `len`
