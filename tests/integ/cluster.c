@@ -157,7 +157,7 @@ pid_t munged_start(const char *dir, char *sock, size_t socklen)
 
 		dup2(fd, 1);
 		dup2(fd, 2);
-		execlp("munged", "munged", "--foreground", arg[0], arg[1], arg[2], arg[3],
+		execlp("munged", "munged", "--foreground", "--force", arg[0], arg[1], arg[2], arg[3],
 		       (char *)NULL);
 		_exit(127);
 	}

@@ -11,7 +11,7 @@ munged_start() {
 	(umask 077; head -c 1024 /dev/urandom >"$dir/munge.key")
 	chmod 0711 "$dir" # others reach the socket (tests that drop privileges)
 	MUNGE_SOCK=$dir/munge.sock
-	munged --foreground --key-file="$dir/munge.key" --socket="$MUNGE_SOCK" \
+	munged --foreground --force --key-file="$dir/munge.key" --socket="$MUNGE_SOCK" \
 		--pid-file="$dir/munged.pid" --seed-file="$dir/munged.seed" \
 		>>"$dir/munged.log" 2>&1 &
 	MUNGED_PID=$!
