@@ -294,7 +294,8 @@ static void test_claimed_root(void **state)
 }
 
 /* Frames with a session id nobody was given, or a MAC that is not the
- * session's, do nothing and get no answer. */
+ * session's, do nothing and get no answer; nor does an AUTH whose
+ * credential was used before or is meant for another daemon. */
 static void test_forged_frames(void **state)
 {
 	struct cluster *c = *state;
@@ -338,6 +339,37 @@ static void test_forged_frames(void **state)
 	memset(frame + 32, 0, 8 + TP_MAC_SIZE);
 	send_as_is(&raw, frame, (size_t)len);
 	assert_int_equal(arrivals(&raw, QUIET_S), 0);
+	/* a credential replayed (munged says so), and one meant for another
+	 * daemon: no session, no answer */
+	{
+		Tessera__AuthRequest m = TESSERA__AUTH_REQUEST__INIT;
+		struct tp_hdr ah = { .opcode = TP_OP_AUTH, .reqid = 10 };
+		struct tp_config cfg;
+		struct tp_frame reply;
+		uint8_t key[TP_KEY_SIZE];
+		char err[512], *cred = NULL;
+
+		assert_int_equal(tp_config_load(c->conf, &cfg, err, sizeof(err)), 0);
+		assert_int_equal(tp_auth_encode(cfg.munge_socket, "mds", raw.name, raw.name_len, key,
+						&cred, err, sizeof(err)), 0);
+		m.credential = cred;
+		len = tp_frame_build(frame, sizeof(frame), &ah, raw.name, raw.name_len, &m.base);
+		assert_true(len > 0);
+		raw.ses.id = 0; /* AUTH goes unsealed */
+		assert_int_equal(raw_roundtrip(&raw, frame, (size_t)len, &reply, err, sizeof(err)), 0);
+		send_as_is(&raw, frame, (size_t)len);
+		assert_int_equal(arrivals(&raw, QUIET_S), 0);
+		free(cred);
+		assert_int_equal(tp_auth_encode(cfg.munge_socket, "ios:0", raw.name, raw.name_len,
+						key, &cred, err, sizeof(err)), 0);
+		m.credential = cred;
+		len = tp_frame_build(frame, sizeof(frame), &ah, raw.name, raw.name_len, &m.base);
+		send_as_is(&raw, frame, (size_t)len);
+		assert_int_equal(arrivals(&raw, QUIET_S), 0);
+		free(cred);
+		if (raw.last_auth)
+			protobuf_c_message_free_unpacked(&raw.last_auth->base, NULL);
+	}
 	tnet_close(raw.net);
 	assert_file(c->fs, "/victim", 0, "still here");
 	assert_int_equal(tessera_ping(c->fs, ping, 1 + N_IOS), 1 + N_IOS);
