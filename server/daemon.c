@@ -702,8 +702,7 @@ static void srv_auth(struct srv *srv, struct srv_req *req)
 	rc = tp_auth_decode(srv->cfg->munge_socket, m->credential, srv->target, &id, err,
 			    sizeof(err));
 	if (rc) {
-		srv->count.unauthenticated++;
-		srv_log(srv, "AUTH: %s", err);
+		unauthenticated(srv, err); /* logged at most once a second: a flood costs no log */
 		goto out;
 	}
 	if (tnet_insert_name(srv->net, id.addr, id.addr_len, &req->peer)) {
