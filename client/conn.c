@@ -442,10 +442,8 @@ static void resend_stale(tessera_fs *fs, int server, uint64_t lost)
 		tp_frame_seal(r->frame, r->head_len, &r->ses);
 		r->sent = 0;
 		r->submit_ns = now_ns();
-		if (tnet_send(fs->net, peer, &iov, 1, &r->ctx)) {
-			r->sent = 1; /* it waits for its timeout, as before */
-			continue;
-		}
+		if (tnet_send(fs->net, peer, &iov, 1, &r->ctx))
+			r->sent = 1; /* not resent: it waits for its timeout, as before */
 	}
 }
 
@@ -590,7 +588,11 @@ static void dispatch(tessera_fs *fs)
 				tc_req_free(NULL, r);
 				continue;
 			}
-			if (ev[i].status) {
+			if (ev[i].status && r->probe) {
+				peer_broken(fs, r->server);
+				r->replied = 1;
+				probe_done(fs, r);
+			} else if (ev[i].status) {
 				peer_broken(fs, r->server);
 				finish(fs, r, ev[i].status, "send failed: %s", strerror(-ev[i].status));
 			}
