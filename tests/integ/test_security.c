@@ -476,6 +476,38 @@ static void test_root_squash(void **state)
 	CHECK(c->fs, tessera_set_thread_cred(c->fs, NULL));
 }
 
+/* A restarted daemon has lost every session and answers no frame of
+ * them; the client's probe finds it restarted and resends on a new
+ * session, so the first request after a restart still succeeds (without
+ * the probe it would time out). */
+static void test_restart_recovers(void **state)
+{
+	struct cluster *c = *state;
+	struct tessera_stat st;
+	tessera_file *f;
+	char buf[16] = { 0 };
+
+	NEED_ROOT(c);
+	put_file(c->fs, "/kept", 0644, "kept");
+	cluster_stop_pid(c->mds, SIGKILL);
+	c->mds = cluster_spawn(c, "tessera-mds", "mds", 0);
+	CHECK(c->fs, tessera_stat(c->fs, "/kept", &st));
+	CHECK(c->fs, tessera_open(c->fs, "/kept", O_RDONLY, 0, NULL, &f));
+	cluster_stop_pid(c->ios[0], SIGKILL);
+	cluster_stop_pid(c->ios[1], SIGKILL);
+	cluster_stop_pid(c->ios[2], SIGKILL);
+	cluster_stop_pid(c->ios[3], SIGKILL);
+	for (int i = 0; i < N_IOS; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "ios%d", i);
+		c->ios[i] = cluster_spawn(c, "tessera-ios", name, i);
+	}
+	CHECK(c->fs, (int)tessera_pread(f, buf, sizeof(buf) - 1, 0));
+	assert_string_equal(buf, "kept");
+	tessera_close(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -484,6 +516,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_spoofed_reply_address, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sticky_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_squash, setup_squash, teardown),
+		cmocka_unit_test_setup_teardown(test_restart_recovers, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
