@@ -70,6 +70,7 @@ struct tp_hdr {
 	X(STATFS, 18, path_request, statfs_reply, MDS)                  \
 	X(SETLAYOUT, 19, set_layout_request, attr_reply, MDS)           \
 	X(FILE_LIST, 20, file_list_request, file_list_reply, MDS)       \
+	X(CAP, 21, cap_request, cap_reply, MDS)                         \
 	X(WRITE, 30, write_request, write_reply, IOS)                   \
 	X(READ, 31, read_request, read_reply, IOS)                      \
 	X(GETSIZE, 32, handles_request, sizes_reply, IOS)               \
@@ -87,6 +88,18 @@ struct tp_hdr {
 	X(LOCK_ACQUIRE, 50, lock_acquire_request, lock_reply, IOS)      \
 	X(LOCK_RELEASE, 51, lock_release_request, lock_reply, IOS)      \
 	X(LEASE, 52, lease_request, lock_reply, IOS)
+
+/* Capability rights (tessera.Capability.rights): what each storage
+ * opcode needs is in server/ios_cap.c. READ and WRITE each include STAT
+ * (sizes), fetch-and-add and locks; WRITE covers truncate and sync. REMOVE
+ * and ADMIN (fsck's listing; every object) only the metadata daemon grants
+ * itself or root. */
+#define TP_CAP_READ   0x1u
+#define TP_CAP_WRITE  0x2u
+#define TP_CAP_STAT   0x4u
+#define TP_CAP_REMOVE 0x8u
+#define TP_CAP_ADMIN  0x10u
+#define TP_CAP_MAC_LEN 32 /* HMAC-SHA256 */
 
 /* Opcodes are below this bound (checked at compile time in frame.c), so a
  * daemon's dispatch table is a plain array indexed by opcode. */
@@ -153,6 +166,9 @@ ProtobufCMessage *tp_body_unpack(const struct tp_frame *frame,
  *   lock_list_batch = 0           regions per list-lock message (0: as many as
  *                                 fit a frame; 64 reproduces PVFS2)
  *   mount_point = /mnt/tessera    where the FUSE mount lives
+ *   key_file = PATH               daemons: the shared capability key (64 hex
+ *                                 digits, mode 0600; clients never read it)
+ *   cap_lifetime_ms = 600000      how long a capability is valid
  */
 #define TP_MAX_SERVERS 256
 
@@ -174,6 +190,8 @@ struct tp_config {
 	uint32_t lock_lease_ms;
 	uint32_t lock_list_batch;
 	char mount_point[1024];
+	char key_file[1024];
+	uint32_t cap_lifetime_ms;
 };
 
 void tp_config_defaults(struct tp_config *cfg);

@@ -142,6 +142,27 @@ void cluster_stop(struct cluster *c, int sig)
 		cluster_stop_pid(c->ios[i], sig);
 }
 
+void cluster_write_key(const char *path, mode_t mode)
+{
+	uint8_t key[32];
+	FILE *r = fopen("/dev/urandom", "r"), *f;
+	int fd;
+
+	assert_non_null(r);
+	assert_int_equal(fread(key, 1, sizeof(key), r), sizeof(key));
+	fclose(r);
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	for (size_t i = 0; i < sizeof(key); i++)
+		fprintf(f, "%02x", key[i]);
+	fputc('\n', f);
+	fclose(f);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
 int cluster_setup(void **state, const char *provider)
 {
 	return cluster_setup_conf(state, provider, NULL);
@@ -159,9 +180,12 @@ int cluster_setup_conf(void **state, const char *provider, const char *extra)
 	snprintf(c->dir, sizeof(c->dir), "/tmp/tessera-test-XXXXXX");
 	assert_non_null(mkdtemp(c->dir));
 	snprintf(c->conf, sizeof(c->conf), "%s/tessera.conf", c->dir);
+	snprintf(c->key, sizeof(c->key), "%s/tessera.key", c->dir);
+	cluster_write_key(c->key, 0600);
 	f = fopen(c->conf, "w");
 	assert_non_null(f);
 	fprintf(f, "provider = %s\nmds = 127.0.0.1:%d\n", provider, free_port());
+	fprintf(f, "key_file = %s\n", c->key);
 	for (int i = 0; i < N_IOS; i++)
 		fprintf(f, "ios = 127.0.0.1:%d\n", free_port());
 	fprintf(f, "timeout_ms = %d\n", TIMEOUT_MS);

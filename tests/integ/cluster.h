@@ -16,6 +16,7 @@
 struct cluster {
 	char dir[256];
 	char conf[300];
+	char key[300];             /* the daemons' capability key (0600) */
 	char bin[1024];
 	pid_t mds;
 	pid_t ios[N_IOS];
@@ -32,6 +33,8 @@ void cluster_stop_pid(pid_t pid, int sig);
 void cluster_restart_ios(struct cluster *c, int index, const char *faults);
 void cluster_start(struct cluster *c);
 void cluster_stop(struct cluster *c, int sig);
+/* A fresh random capability key file at path, with this mode. */
+void cluster_write_key(const char *path, mode_t mode);
 /* CMocka setup/teardown: a fresh cluster on `provider`, connected. */
 int cluster_setup(void **state, const char *provider);
 /* The same with more config lines ("key = value\n..."). */
