@@ -92,8 +92,9 @@ struct tp_hdr {
 /* Capability rights (tessera.Capability.rights): what each storage
  * opcode needs is in server/ios_cap.c. READ and WRITE each include STAT
  * (sizes), fetch-and-add and locks; WRITE covers truncate and sync. REMOVE
- * and ADMIN (fsck's listing; every object) only the metadata daemon grants
- * itself or root. */
+ * and ADMIN (fsck's listing; names every object) only the metadata daemon
+ * grants: REMOVE for a file just removed (and its purger), ADMIN with every
+ * right to root alone. */
 #define TP_CAP_READ   0x1u
 #define TP_CAP_WRITE  0x2u
 #define TP_CAP_STAT   0x4u

@@ -172,6 +172,11 @@ int ios_cap_check(struct ios *ios, struct srv_req *req)
 
 	if (!need_of(op, req->msg, &n))
 		return 0;
+	/* The request's size first: matching a million handles against the
+	 * capability would cost what the limit is there to prevent. */
+	if (n.n > IOS_MAX_HANDLES)
+		return srv_reply_error(req, -E2BIG, "%s: %zu handles exceed the limit of %d per"
+				       " request", what, n.n, IOS_MAX_HANDLES), -E2BIG;
 	first = n.n ? n.handles[0] : 0;
 	if (n.n)
 		snprintf(obj, sizeof(obj), OBJ "%s", first, n.n > 1 ? " (and others)" : "");

@@ -455,8 +455,9 @@ out:
 }
 
 /* A capability again for an open file, by handle (renewal: the mode is
- * checked again now), or root's admin capability for fsck: every object
- * on every storage daemon, to list and remove. */
+ * checked again now), or root's admin capability for fsck: every right on
+ * every object on every storage daemon (root may do anything), listing
+ * included. */
 static void mds_op_CAP(void *ctx, struct srv_req *req)
 {
 	struct mds *mds = ctx;
@@ -476,7 +477,8 @@ static void mds_op_CAP(void *ctx, struct srv_req *req)
 					" (uid %u asked)", cred.uid);
 			return;
 		}
-		if ((rc = grant(mds, &cred, NULL, TP_CAP_ADMIN | TP_CAP_REMOVE | TP_CAP_STAT, &cap))) {
+		if ((rc = grant(mds, &cred, NULL, TP_CAP_ADMIN | TP_CAP_REMOVE | TP_CAP_STAT |
+				 TP_CAP_READ | TP_CAP_WRITE, &cap))) {
 			srv_reply_error(req, rc, "admin capability: cannot sign it");
 			return;
 		}

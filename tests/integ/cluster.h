@@ -55,8 +55,22 @@ struct raw {
 	 * and its length into reply_len before the receive buffer is reused. */
 	uint8_t *reply_data;
 	size_t reply_cap, reply_len;
+	/* When set, raw_request puts it into a request that has a capability
+	 * field and none set (storage daemons want one: README, "Security"). */
+	const Tessera__Capability *cap;
 };
 void raw_open(struct cluster *c, uint32_t ios, struct raw *raw);
+/* The same aimed at the metadata daemon. */
+void raw_open_mds(struct cluster *c, struct raw *raw);
+/* A CAP request to the metadata daemon: its status; *out (free it) the
+ * capability granted. */
+int raw_mds_cap(struct cluster *c, const Tessera__CapRequest *m, Tessera__Capability **out,
+		char *msg, size_t msglen);
+/* Set msg's capability field (if its message has one) to cap. */
+void raw_set_cap(const ProtobufCMessage *msg, const Tessera__Capability *cap);
+/* The capability f's requests carry (taken from its share), for raw
+ * frames; free with protobuf_c_message_free_unpacked(&cap->base, NULL). */
+Tessera__Capability *file_cap(tessera_file *f);
 /* Send a frame, wait for the reply: its status; msg gets an error's words. */
 int raw_roundtrip(struct raw *raw, const uint8_t *frame, size_t len, struct tp_frame *reply,
 		  char *msg, size_t msglen);

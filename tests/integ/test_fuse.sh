@@ -61,7 +61,9 @@ free_port() {
 	echo "mds = 127.0.0.1:$(free_port)"
 	for ((i = 0; i < N_IOS; i++)); do echo "ios = 127.0.0.1:$(free_port)"; done
 	echo "timeout_ms = 5000"
+	echo "key_file = $D/tessera.key"
 } >"$CONF"
+(umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$D/tessera.key")
 
 # start NAME PROGRAM ARGS...: run a daemon, wait for its pid file.
 start() {

@@ -79,22 +79,8 @@ static void await_purge(struct cluster *c, const struct tessera_layout *l, const
 			 l->count, PURGE_WAIT_S);
 }
 
-/* Frames straight to the metadata daemon: a client that dies right after
- * the reply, before it could remove any object. */
-static void raw_open_mds(struct cluster *c, struct raw *raw)
-{
-	struct tp_config cfg;
-	struct tnet_opts to = { "tcp;ofi_rxm", NULL, NULL, 0, 1 << 21, 4 };
-	char err[512];
-
-	memset(raw, 0, sizeof(*raw));
-	assert_int_equal(tp_config_load(c->conf, &cfg, err, sizeof(err)), 0);
-	assert_int_equal(tnet_open(&to, &raw->net, err, sizeof(err)), 0);
-	raw->name_len = sizeof(raw->name);
-	assert_int_equal(tnet_name(raw->net, raw->name, &raw->name_len), 0);
-	assert_int_equal(tnet_lookup(raw->net, cfg.mds.host, cfg.mds.port, &raw->peer), 0);
-}
-
+/* Frames straight to the metadata daemon (raw_open_mds): a client that
+ * dies right after the reply, before it could remove any object. */
 static Tessera__Cred root_cred(uint32_t *gid)
 {
 	Tessera__Cred cred = TESSERA__CRED__INIT;
@@ -244,19 +230,30 @@ static void collect(void *arg, const char *line)
 	print_message("fsck: %s\n", line);
 }
 
-/* Write one strip to object `handle` on storage daemon `ios` directly. */
+/* Write one strip to object `handle` on storage daemon `ios` directly,
+ * with root's admin capability (a file's names only its objects). */
 static void raw_object(struct cluster *c, uint32_t ios, uint64_t handle)
 {
 	Tessera__WriteRequest w = TESSERA__WRITE_REQUEST__INIT;
+	Tessera__CapRequest cr = TESSERA__CAP_REQUEST__INIT;
+	uint32_t gid;
+	Tessera__Cred cred = root_cred(&gid);
+	Tessera__Capability *admin;
 	static uint8_t buf[STRIP];
 	struct raw raw;
 	char msg[512];
 
+	cr.cred = &cred;
+	cr.admin = 1;
+	if (raw_mds_cap(c, &cr, &admin, msg, sizeof(msg)))
+		fail_msg("admin capability: %s", msg);
 	raw_open(c, ios, &raw);
+	raw.cap = admin;
 	w.handle = handle;
 	if (raw_request(&raw, TP_OP_WRITE, &w.base, buf, sizeof(buf), msg, sizeof(msg)))
 		fail_msg("raw write: %s", msg);
 	tnet_close(raw.net);
+	protobuf_c_message_free_unpacked(&admin->base, NULL);
 }
 
 /* Orphans made behind the file system's back are found and, with repair,

@@ -73,7 +73,7 @@ up() {
 	done
 	local args=(--mds "$net.10:7400")
 	for i in $(seq 0 $((n_ios - 1))); do args+=(--ios "$net.$((10 + i % 2)):$((7401 + i))"); done
-	"$top/deploy/tessera-genconfig" "${args[@]}" >"$var/tessera.conf"
+	"$top/deploy/tessera-genconfig" "${args[@]}" --key-file "$var/tessera.key" >"$var/tessera.conf"
 	start mds 0 "$bin/tessera-mds" -c "$var/tessera.conf" -d "$var/mds"
 	for i in $(seq 0 $((n_ios - 1))); do
 		start "ios$i" $((i % 2)) "$bin/tessera-ios" -c "$var/tessera.conf" -d "$var/ios$i" -i "$i"
