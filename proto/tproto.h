@@ -91,7 +91,7 @@ struct tp_hdr {
 
 /* Capability rights (tessera.Capability.rights): what each storage
  * opcode needs is in server/ios_cap.c. READ and WRITE each include STAT
- * (sizes), fetch-and-add and locks; WRITE covers truncate and sync. REMOVE
+ * (sizes), sync, fetch-and-add and locks; WRITE covers truncate. REMOVE
  * and ADMIN (fsck's listing; names every object) only the metadata daemon
  * grants: REMOVE for a file just removed (and its purger), ADMIN with every
  * right to root alone. */

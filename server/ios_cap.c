@@ -134,7 +134,8 @@ static int need_of(unsigned op, const ProtobufCMessage *msg, struct need *n)
 		n->handles = m->handles;
 		n->n = m->n_handles;
 		n->rights = op == TP_OP_GETSIZE ? TP_CAP_STAT | rw :
-			    op == TP_OP_SYNC ? TP_CAP_WRITE : TP_CAP_REMOVE;
+			    op == TP_OP_SYNC ? rw : TP_CAP_REMOVE; /* fsync(2) of a
+								    * read-only fd works */
 		return 1;
 	}
 	case TP_OP_LEASE:

@@ -292,8 +292,8 @@ static void test_borrowed_and_readonly(void **state)
 	assert_int_equal(cap_ro->rights, TP_CAP_READ | TP_CAP_STAT);
 	raw_open(c, la.servers[0], &raw);
 	raw.cap = cap_ro;
-	static const unsigned writes[] = { TP_OP_WRITE, TP_OP_TRUNCATE, TP_OP_SYNC,
-					   TP_OP_LIST_WRITE, TP_OP_REMOVE };
+	static const unsigned writes[] = { TP_OP_WRITE, TP_OP_TRUNCATE, TP_OP_LIST_WRITE,
+					   TP_OP_REMOVE };
 	for (size_t i = 0; i < sizeof(writes) / sizeof(writes[0]); i++)
 		refused(&raw, writes[i], la.handles[0], la.servers[0], -EACCES, "grants read stat");
 	print_message("read-only: %s\n", (attempt(&raw, TP_OP_WRITE, la.handles[0], err,
