@@ -12,6 +12,7 @@
  * stats.c  the storage daemons' counters
  * lock.c   byte-range locks: the rounds of the lock protocols, leases
  * counter.c counters kept with a file (fetch-and-add: shared file pointers)
+ * cap.c    an open file's capability: kept, renewed, sent with requests
  */
 #ifndef TESSERA_CLIENT_INT_H
 #define TESSERA_CLIENT_INT_H
@@ -112,7 +113,37 @@ struct tessera_file {
 	uint64_t lock_epoch[TESSERA_MAX_STRIPE];
 	uint32_t lock_count[TESSERA_MAX_STRIPE];
 	struct tc_view_memo *view_memo; /* nc.c: the last locked view (fs->lock) */
+	struct tc_cap *cap;            /* cap.c: what storage requests carry (fs->lock) */
 };
+
+/* Capabilities (cap.c). The rights an open with `flags` asks for. */
+uint32_t tc_open_rights(int flags);
+struct tc_cap;
+/* A copy of m to keep (NULL: out of memory). */
+struct tc_cap *tc_cap_from_msg(const Tessera__Capability *m);
+/* Free c and every capability it replaced. */
+void tc_cap_free(struct tc_cap *c);
+/* Make c f's capability (f owns it). */
+void tc_cap_install(tessera_file *f, struct tc_cap *c);
+/* Ask the metadata daemon for a fresh one (it checks the permission). */
+int tc_cap_renew(tessera_file *f);
+/* The same for file handle `file` as `cred`, into *out. */
+int tc_cap_fetch(tessera_fs *fs, uint64_t file, uint32_t rights, const Tessera__Cred *cred,
+		 const char *what, struct tc_cap **out);
+/* Whether c is due for renewal; its message. */
+int tc_cap_due(const struct tc_cap *c);
+const Tessera__Capability *tc_cap_msg(const struct tc_cap *c);
+/* The capability to put in a request on f now: renewed first when most
+ * of its life has passed. Valid until f is closed. */
+const Tessera__Capability *tc_cap_get(tessera_file *f);
+/* Run `call` (setting rc); when a storage daemon said the capability
+ * expired, renew it and run the call once more. */
+#define TC_CAP_RETRY(f, rc, call)                                          \
+	do {                                                               \
+		(rc) = (call);                                             \
+		if ((rc) == -EKEYEXPIRED && !tc_cap_renew(f))              \
+			(rc) = (call);                                     \
+	} while (0)
 
 /* A datatype lock's file view, remembered so the datatype I/O after it
  * names the view the storage daemons already hold instead of sending it
@@ -163,15 +194,16 @@ void tc_stat_from_attr(const Tessera__Attr *a, struct tessera_stat *st);
  * mtime was last set (a->mtime_set_ns) was written or truncated since. */
 void tc_stat_data_time(const Tessera__Attr *a, int64_t data_mtime_ns, struct tessera_stat *st);
 
-/* Storage objects (io.c), for meta.c. */
+/* Storage objects (io.c), for meta.c; each request carries `cap`. */
 int tc_remove_objects(tessera_fs *fs, const struct tessera_layout *layout,
-		      const char *path);
+		      const Tessera__Capability *cap, const char *path);
 /* The file's size from its objects; *data_mtime_ns (if not NULL) gets the
  * latest modification time among them (0: none written). */
 int tc_file_size(tessera_fs *fs, const struct tessera_layout *layout,
-		 const char *path, uint64_t *size, int64_t *data_mtime_ns);
+		 const Tessera__Capability *cap, const char *path, uint64_t *size,
+		 int64_t *data_mtime_ns);
 int tc_truncate_objects(tessera_fs *fs, const struct tessera_layout *layout,
-			const char *path, uint64_t size);
+			const Tessera__Capability *cap, const char *path, uint64_t size);
 int tc_check_layout(tessera_fs *fs, const struct tessera_layout *l, const char *path);
 
 #endif /* TESSERA_CLIENT_INT_H */

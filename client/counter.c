@@ -20,6 +20,7 @@ static int counter_op(tessera_file *f, uint64_t key, int set, int64_t value, int
 		return tc_fail(f->fs, -EINVAL, "counter of %s: the file has no storage objects",
 			       f->path);
 	m.handle = f->layout.handles[0];
+	m.cap = (Tessera__Capability *)tc_cap_get(f);
 	m.key = key;
 	m.set = set;
 	m.value = value;
@@ -35,10 +36,16 @@ static int counter_op(tessera_file *f, uint64_t key, int set, int64_t value, int
 
 int tessera_fetch_add(tessera_file *f, uint64_t key, int64_t add, int64_t *old)
 {
-	return counter_op(f, key, 0, add, old);
+	int rc;
+
+	TC_CAP_RETRY(f, rc, counter_op(f, key, 0, add, old));
+	return rc;
 }
 
 int tessera_fetch_set(tessera_file *f, uint64_t key, int64_t value, int64_t *old)
 {
-	return counter_op(f, key, 1, value, old);
+	int rc;
+
+	TC_CAP_RETRY(f, rc, counter_op(f, key, 1, value, old));
+	return rc;
 }

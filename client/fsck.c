@@ -53,7 +53,43 @@ struct fsck {
 	size_t nfiles, capfiles;
 	struct fsck_name *names;
 	size_t nnames, capnames;
+	struct tc_cap *admin;   /* root's admin capability: list and remove */
 };
+
+/* The admin capability the storage daemons want for listing and removing
+ * (the metadata daemon grants it to root only), fetched again when due. */
+static int admin_cap(struct fsck *k, Tessera__Capability **out)
+{
+	Tessera__CapRequest m = TESSERA__CAP_REQUEST__INIT;
+	Tessera__Cred cred;
+	uint32_t gids[TESSERA_MAX_GROUPS];
+	struct tc_req *r;
+	int rc;
+
+	if (k->admin && !tc_cap_due(k->admin)) {
+		*out = (Tessera__Capability *)tc_cap_msg(k->admin);
+		return 0;
+	}
+	tc_cred(k->fs, &cred, gids);
+	m.cred = &cred;
+	m.admin = 1;
+	r = tc_req_new(k->fs, TC_MDS, TP_OP_CAP, &m.base, NULL, 0);
+	if (!(rc = tc_call(k->fs, r, "fsck: admin capability"))) {
+		const Tessera__CapReply *rep = (const Tessera__CapReply *)r->reply;
+		struct tc_cap *c = rep->cap ? tc_cap_from_msg(rep->cap) : NULL;
+
+		if (c) {
+			tc_cap_free(k->admin);
+			k->admin = c;
+			*out = (Tessera__Capability *)tc_cap_msg(c);
+		} else {
+			rc = tc_fail(k->fs, rep->cap ? -ENOMEM : -EPROTO,
+				     "fsck: admin capability: none kept");
+		}
+	}
+	tc_req_free(k->fs, r);
+	return rc;
+}
 
 static void say(struct fsck *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -186,6 +222,8 @@ static int remove_batch(struct fsck *k, uint32_t s, uint64_t *handles, size_t n)
 		return 0;
 	m.handles = handles;
 	m.n_handles = n;
+	if ((rc = admin_cap(k, &m.cap)))
+		return rc;
 	snprintf(label, sizeof(label), "fsck: remove orphans on storage daemon %u", s);
 	struct tc_req *r = tc_req_new(k->fs, (int)s, TP_OP_REMOVE, &m.base, NULL, 0);
 
@@ -286,6 +324,8 @@ static int walk_objects(struct fsck *k, uint32_t s, int lost, int repair, fsck_j
 		m.resume = resume;
 		m.after = after;
 		m.lost = lost;
+		if ((rc = admin_cap(k, &m.cap)))
+			break;
 		r = tc_req_new(k->fs, (int)s, TP_OP_OBJECT_LIST, &m.base, NULL, 0);
 		if ((rc = tc_call(k->fs, r, lost ? "fsck: list lost objects"
 						 : "fsck: list objects"))) {
@@ -319,7 +359,7 @@ static int walk_objects(struct fsck *k, uint32_t s, int lost, int repair, fsck_j
 int tessera_fsck(tessera_fs *fs, int repair, void (*report)(void *arg, const char *line),
 		 void *arg, struct tessera_fsck *out)
 {
-	struct fsck k = { fs, report, arg, out, 0, NULL, 0, 0, NULL, 0, 0 };
+	struct fsck k = { fs, report, arg, out, 0, NULL, 0, 0, NULL, 0, 0, NULL };
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -340,6 +380,7 @@ int tessera_fsck(tessera_fs *fs, int repair, void (*report)(void *arg, const cha
 			    k.files[i].recorded);
 		}
 out:
+	tc_cap_free(k.admin);
 	free(k.files);
 	free(k.names);
 	return rc;

@@ -29,8 +29,8 @@ static struct tdl_layout tdl_of(const struct tessera_layout *l)
 /* One request per storage daemon that holds objects of `layout`, each
  * naming its handles; `op` is GETSIZE, REMOVE or SYNC. *reqs gets n_ios
  * entries (NULL for uninvolved servers). */
-static int per_server(tessera_fs *fs, const struct tessera_layout *layout, unsigned op,
-		      struct tc_req **reqs)
+static int per_server(tessera_fs *fs, const struct tessera_layout *layout,
+		      const Tessera__Capability *cap, unsigned op, struct tc_req **reqs)
 {
 	uint32_t n = fs->cfg.n_ios;
 	uint64_t handles[TESSERA_MAX_STRIPE];
@@ -40,6 +40,7 @@ static int per_server(tessera_fs *fs, const struct tessera_layout *layout, unsig
 		Tessera__HandlesRequest m = TESSERA__HANDLES_REQUEST__INIT;
 
 		m.handles = handles;
+		m.cap = (Tessera__Capability *)cap;
 		for (uint32_t i = 0; i < layout->count; i++)
 			if (layout->servers[i] == s)
 				handles[m.n_handles++] = layout->handles[i];
@@ -96,15 +97,15 @@ static void free_servers(tessera_fs *fs, struct tc_req **reqs)
 		tc_req_free(fs, reqs[s]);
 }
 
-static int objects_op(tessera_fs *fs, const struct tessera_layout *layout, unsigned op,
-		      const char *what, const char *path)
+static int objects_op(tessera_fs *fs, const struct tessera_layout *layout,
+		      const Tessera__Capability *cap, unsigned op, const char *what, const char *path)
 {
 	struct tc_req *reqs[TP_MAX_SERVERS];
 	int rc = tc_check_layout(fs, layout, path);
 
 	if (rc)
 		return rc;
-	rc = per_server(fs, layout, op, reqs);
+	rc = per_server(fs, layout, cap, op, reqs);
 	if (rc)
 		rc = tc_fail(fs, rc, "%s %s: out of memory", what, path);
 	else
@@ -113,13 +114,15 @@ static int objects_op(tessera_fs *fs, const struct tessera_layout *layout, unsig
 	return rc;
 }
 
-int tc_remove_objects(tessera_fs *fs, const struct tessera_layout *layout, const char *path)
+int tc_remove_objects(tessera_fs *fs, const struct tessera_layout *layout,
+		      const Tessera__Capability *cap, const char *path)
 {
-	return objects_op(fs, layout, TP_OP_REMOVE, "remove objects of", path);
+	return objects_op(fs, layout, cap, TP_OP_REMOVE, "remove objects of", path);
 }
 
-int tc_file_size(tessera_fs *fs, const struct tessera_layout *layout, const char *path,
-		 uint64_t *size, int64_t *data_mtime_ns)
+int tc_file_size(tessera_fs *fs, const struct tessera_layout *layout,
+		 const Tessera__Capability *cap, const char *path, uint64_t *size,
+		 int64_t *data_mtime_ns)
 {
 	struct tdl_layout tl = tdl_of(layout);
 	struct tc_req *reqs[TP_MAX_SERVERS];
@@ -128,7 +131,7 @@ int tc_file_size(tessera_fs *fs, const struct tessera_layout *layout, const char
 
 	if (rc)
 		return rc;
-	rc = per_server(fs, layout, TP_OP_GETSIZE, reqs);
+	rc = per_server(fs, layout, cap, TP_OP_GETSIZE, reqs);
 	if (rc)
 		rc = tc_fail(fs, rc, "size of %s: out of memory", path);
 	else
@@ -159,8 +162,8 @@ int tc_file_size(tessera_fs *fs, const struct tessera_layout *layout, const char
 	return rc;
 }
 
-int tc_truncate_objects(tessera_fs *fs, const struct tessera_layout *layout, const char *path,
-			uint64_t size)
+int tc_truncate_objects(tessera_fs *fs, const struct tessera_layout *layout,
+			const Tessera__Capability *cap, const char *path, uint64_t size)
 {
 	struct tdl_layout tl = tdl_of(layout);
 	struct tc_req *reqs[TESSERA_MAX_STRIPE] = { 0 };
@@ -173,6 +176,7 @@ int tc_truncate_objects(tessera_fs *fs, const struct tessera_layout *layout, con
 		Tessera__TruncateRequest m = TESSERA__TRUNCATE_REQUEST__INIT;
 
 		m.handle = layout->handles[i];
+		m.cap = (Tessera__Capability *)cap;
 		m.size = tdl_layout_object_size(&tl, i, size);
 		reqs[i] = tc_req_new(fs, (int)layout->servers[i], TP_OP_TRUNCATE, &m.base, NULL, 0);
 		if (!reqs[i]) {
@@ -342,6 +346,7 @@ static uint64_t undo_tail(tessera_file *f, const struct io_chunk *chunks, size_t
 		if (end[s] <= keep)
 			continue;
 		m.handle = f->layout.handles[s];
+		m.cap = (Tessera__Capability *)tc_cap_get(f);
 		m.size = keep;
 		if (!(reqs[k] = tc_req_new(fs, (int)f->layout.servers[s], TP_OP_TRUNCATE, &m.base,
 					   NULL, 0))) {
@@ -362,6 +367,7 @@ static ssize_t striped_io(tessera_file *f, uint8_t *buf, size_t len, uint64_t of
 	tessera_fs *fs = f->fs;
 	struct tdl_layout tl = tdl_of(&f->layout);
 	const char *what = write ? "write" : "read";
+	Tessera__Capability *cap = (Tessera__Capability *)tc_cap_get(f);
 	size_t n = 0, window = fs->cfg.window;
 	struct io_chunk *chunks;
 	struct tc_req **reqs;
@@ -396,6 +402,7 @@ static ssize_t striped_io(tessera_file *f, uint8_t *buf, size_t len, uint64_t of
 				m.handle = f->layout.handles[c->slot];
 				m.offset = c->obj_off;
 				m.lock_epoch = tc_lock_epoch(f, c->slot);
+				m.cap = cap;
 				reqs[i] = tc_req_new(fs, (int)server, TP_OP_WRITE, &m.base, NULL, c->len);
 				if (reqs[i])
 					move_chunk(&tl, c, off, buf, tc_req_data(reqs[i]), 0);
@@ -406,6 +413,7 @@ static ssize_t striped_io(tessera_file *f, uint8_t *buf, size_t len, uint64_t of
 				m.offset = c->obj_off;
 				m.length = c->len;
 				m.lock_epoch = tc_lock_epoch(f, c->slot);
+				m.cap = cap;
 				reqs[i] = tc_req_new(fs, (int)server, TP_OP_READ, &m.base, NULL, 0);
 				if (reqs[i]) {
 					uint64_t logical = tdl_layout_unmap(&tl, c->slot, c->obj_off);
@@ -478,7 +486,7 @@ static ssize_t striped_io(tessera_file *f, uint8_t *buf, size_t len, uint64_t of
 	if (short_read) {
 		uint64_t size;
 
-		rc = tc_file_size(fs, &f->layout, f->path, &size, NULL);
+		rc = tc_file_size(fs, &f->layout, tc_cap_get(f), f->path, &size, NULL);
 		if (rc)
 			return rc;
 		if (size <= off)
@@ -493,24 +501,37 @@ ssize_t tessera_pwrite(tessera_file *f, const void *buf, size_t len, uint64_t of
 {
 	if ((f->flags & O_ACCMODE) == O_RDONLY)
 		return tc_fail(f->fs, -EBADF, "write %s: file is open read-only", f->path);
-	return striped_io(f, (uint8_t *)buf, len, off, 1);
+	ssize_t rc;
+
+	TC_CAP_RETRY(f, rc, striped_io(f, (uint8_t *)buf, len, off, 1));
+	return rc;
 }
 
 ssize_t tessera_pread(tessera_file *f, void *buf, size_t len, uint64_t off)
 {
 	if ((f->flags & O_ACCMODE) == O_WRONLY)
 		return tc_fail(f->fs, -EBADF, "read %s: file is open write-only", f->path);
-	return striped_io(f, buf, len, off, 0);
+	ssize_t rc;
+
+	TC_CAP_RETRY(f, rc, striped_io(f, buf, len, off, 0));
+	return rc;
 }
 
 int tessera_fsync(tessera_file *f)
 {
-	return objects_op(f->fs, &f->layout, TP_OP_SYNC, "fsync", f->path);
+	int rc;
+
+	TC_CAP_RETRY(f, rc, objects_op(f->fs, &f->layout, tc_cap_get(f), TP_OP_SYNC, "fsync",
+				       f->path));
+	return rc;
 }
 
 int tessera_ftruncate(tessera_file *f, uint64_t size)
 {
 	if ((f->flags & O_ACCMODE) == O_RDONLY)
 		return tc_fail(f->fs, -EBADF, "truncate %s: file is open read-only", f->path);
-	return tc_truncate_objects(f->fs, &f->layout, f->path, size);
+	int rc;
+
+	TC_CAP_RETRY(f, rc, tc_truncate_objects(f->fs, &f->layout, tc_cap_get(f), f->path, size));
+	return rc;
 }

@@ -72,7 +72,33 @@ struct tc_leases {
 	int stop;
 	uint32_t lease_ms;         /* the daemons' (from their replies) */
 	uint32_t *refs;            /* per storage daemon: parts holding locks */
+	/* per storage daemon: the capability leases carry (of a file locked
+	 * there last) and who took that lock, to renew it as */
+	struct tc_cap **caps;
+	struct tessera_cred *creds;
 };
+
+/* The lease capability for server i, renewed when due (l->mu held). */
+static const Tessera__Capability *lease_cap(tessera_fs *fs, struct tc_leases *l, uint32_t i)
+{
+	struct tc_cap *c = l->caps[i];
+
+	if (c && tc_cap_due(c)) {
+		const Tessera__Capability *m = tc_cap_msg(c);
+		Tessera__Cred cred = TESSERA__CRED__INIT;
+		struct tc_cap *fresh;
+
+		cred.uid = l->creds[i].uid;
+		cred.n_gids = l->creds[i].ngids;
+		cred.gids = l->creds[i].gids;
+		if (!tc_cap_fetch(fs, m->file, m->rights & (TP_CAP_READ | TP_CAP_WRITE), &cred,
+				  "lease capability", &fresh)) {
+			tc_cap_free(c);
+			l->caps[i] = c = fresh;
+		}
+	}
+	return c ? tc_cap_msg(c) : NULL;
+}
 
 static void *lease_main(void *arg)
 {
@@ -100,8 +126,10 @@ static void *lease_main(void *arg)
 			break;
 		m.session = fs->desc_nonce;
 		for (uint32_t i = 0; i < n; i++)
-			if (l->refs[i])
+			if (l->refs[i]) {
+				m.cap = (Tessera__Capability *)lease_cap(fs, l, i);
 				reqs[k++] = tc_req_new(fs, (int)i, TP_OP_LEASE, &m.base, NULL, 0);
+			}
 		pthread_mutex_unlock(&l->mu);
 		for (size_t i = 0; i < k; i++)
 			if (!reqs[i])
@@ -119,15 +147,21 @@ static void *lease_main(void *arg)
 
 /* Count a part as holding (or no longer holding) locks on its server;
  * the first hold starts the renewing thread. */
-static int lease_hold(tessera_fs *fs, int server, int delta, uint32_t lease_ms)
+static int lease_hold(tessera_file *f, int server, int delta, uint32_t lease_ms)
 {
+	tessera_fs *fs = f->fs;
 	struct tc_leases *l;
+	struct tc_cap *cap = NULL;
 	int rc = 0;
 
 	pthread_mutex_lock(&fs->lock);
 	if (!fs->leases && delta > 0) {
 		l = calloc(1, sizeof(*l));
-		if (l && !(l->refs = calloc(fs->cfg.n_ios, sizeof(*l->refs)))) {
+		if (l && (!(l->refs = calloc(fs->cfg.n_ios, sizeof(*l->refs))) ||
+			  !(l->caps = calloc(fs->cfg.n_ios, sizeof(*l->caps))) ||
+			  !(l->creds = calloc(fs->cfg.n_ios, sizeof(*l->creds))))) {
+			free(l->refs);
+			free(l->caps);
 			free(l);
 			l = NULL;
 		}
@@ -141,6 +175,8 @@ static int lease_hold(tessera_fs *fs, int server, int delta, uint32_t lease_ms)
 				pthread_mutex_destroy(&l->mu);
 				pthread_cond_destroy(&l->cond);
 				free(l->refs);
+				free(l->caps);
+				free(l->creds);
 				free(l);
 				l = NULL;
 			}
@@ -152,7 +188,20 @@ static int lease_hold(tessera_fs *fs, int server, int delta, uint32_t lease_ms)
 	pthread_mutex_unlock(&fs->lock);
 	if (!l)
 		return rc;
+	if (delta > 0) {
+		const Tessera__Capability *m = tc_cap_get(f);
+
+		if (m && !(cap = tc_cap_from_msg(m)))
+			return -ENOMEM;
+	}
 	pthread_mutex_lock(&l->mu);
+	if (cap) {
+		struct tc_thread *t = tc_thread(fs);
+
+		tc_cap_free(l->caps[server]);
+		l->caps[server] = cap;
+		l->creds[server] = t->has_cred ? t->cred : fs->default_cred;
+	}
 	l->refs[server] += (uint32_t)delta;
 	if (lease_ms && lease_ms < l->lease_ms)
 		l->lease_ms = lease_ms;
@@ -173,6 +222,10 @@ void tc_leases_stop(tessera_fs *fs)
 	pthread_join(l->thread, NULL);
 	pthread_mutex_destroy(&l->mu);
 	pthread_cond_destroy(&l->cond);
+	for (uint32_t i = 0; i < fs->cfg.n_ios; i++)
+		tc_cap_free(l->caps[i]);
+	free(l->caps);
+	free(l->creds);
 	free(l->refs);
 	free(l);
 	fs->leases = NULL;
@@ -199,6 +252,7 @@ static void acquire_msg(struct tessera_lock *lk, struct lk_part *p,
 	m->epoch = p->created ? p->epoch : 0;
 	m->lock_id = p->lock_id;
 	m->handle = p->handle;
+	m->cap = (Tessera__Capability *)tc_cap_get(lk->file);
 	m->mode = (uint32_t)lk->mode;
 	if (p->created)
 		return;
@@ -262,7 +316,7 @@ static int take_reply(struct tessera_lock *lk, struct lk_part *p, struct tc_req 
 	p->created = 1;
 	if (!was_created) {
 		fence_hold(lk, p, 1);
-		return lease_hold(lk->fs, p->server, 1, lease);
+		return lease_hold(lk->file, p->server, 1, lease);
 	}
 	return 0;
 }
@@ -287,6 +341,7 @@ static int send_round(struct tessera_lock *lk, const size_t *idx, size_t n, int 
 			m.epoch = p->epoch;
 			m.lock_id = p->lock_id;
 			m.handle = p->handle;
+			m.cap = (Tessera__Capability *)tc_cap_get(lk->file);
 			m.partial = release == 2;
 			m.from = from;
 			reqs[i] = tc_req_new(fs, p->server, TP_OP_LOCK_RELEASE, &m.base, NULL, 0);
@@ -488,7 +543,7 @@ static int release_all(struct tessera_lock *lk)
 		rc = send_round(lk, idx, n, 1, 0, 0, 0, 0, NULL);
 	for (size_t i = 0; i < n; i++) {
 		fence_hold(lk, &lk->parts[idx[i]], -1);
-		lease_hold(lk->fs, lk->parts[idx[i]].server, -1, 0);
+		lease_hold(lk->file, lk->parts[idx[i]].server, -1, 0);
 	}
 	free(idx);
 	return rc;

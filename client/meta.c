@@ -112,7 +112,10 @@ static int plain_call(tessera_fs *fs, unsigned opcode, ProtobufCMessage *msg,
 			return map_rc;                           \
 	} while (0)
 
-static int lookup_attr(tessera_fs *fs, const char *path, Tessera__AttrReply **out)
+/* LOOKUP; open_rights (TP_CAP_*) asks for a capability to open the file
+ * with (the metadata daemon checks the mode: EACCES), 0 for a stat one. */
+static int lookup_attr(tessera_fs *fs, const char *path, uint32_t open_rights,
+		       Tessera__AttrReply **out)
 {
 	Tessera__PathRequest m = TESSERA__PATH_REQUEST__INIT;
 	Tessera__Cred cred;
@@ -123,7 +126,8 @@ static int lookup_attr(tessera_fs *fs, const char *path, Tessera__AttrReply **ou
 	tc_cred(fs, &cred, gids);
 	m.cred = &cred;
 	m.path = (char *)path;
-	rc = path_call(fs, TP_OP_LOOKUP, &m.base, "stat", path, &r);
+	m.open_rights = open_rights;
+	rc = path_call(fs, TP_OP_LOOKUP, &m.base, open_rights ? "open" : "stat", path, &r);
 	if (rc)
 		return rc;
 	*out = (Tessera__AttrReply *)r->reply;
@@ -143,7 +147,7 @@ int tessera_stat(tessera_fs *fs, const char *upath, struct tessera_stat *st)
 	int rc;
 	MAP(fs, upath, path);
 
-	rc = lookup_attr(fs, path, &rep);
+	rc = lookup_attr(fs, path, 0, &rep);
 	if (rc)
 		return rc;
 	tc_stat_from_attr(rep->attr, st);
@@ -151,7 +155,7 @@ int tessera_stat(tessera_fs *fs, const char *upath, struct tessera_stat *st)
 		int64_t data_ns;
 
 		tc_layout_from_msg(rep->attr->layout, &layout);
-		rc = tc_file_size(fs, &layout, path, &st->size, &data_ns);
+		rc = tc_file_size(fs, &layout, rep->cap, path, &st->size, &data_ns);
 		if (!rc)
 			tc_stat_data_time(rep->attr, data_ns, st);
 	}
@@ -165,7 +169,7 @@ int tessera_get_layout(tessera_fs *fs, const char *upath, struct tessera_layout 
 	int rc;
 	MAP(fs, upath, path);
 
-	rc = lookup_attr(fs, path, &rep);
+	rc = lookup_attr(fs, path, 0, &rep);
 	if (rc)
 		return rc;
 	tc_layout_from_msg(rep->attr->has_layout || rep->attr->type == 1 ? rep->attr->layout : NULL,
@@ -180,25 +184,6 @@ int tessera_get_layout(tessera_fs *fs, const char *upath, struct tessera_layout 
  * storage objects' business (io.c).
  */
 
-static int may_access(const struct tessera_cred *c, const Tessera__Attr *a, int want)
-{
-	uint32_t bits;
-
-	if (c->uid == 0)
-		return 1;
-	if (c->uid == a->uid)
-		bits = a->mode >> 6;
-	else {
-		bits = a->mode;
-		for (uint32_t i = 0; i < c->ngids; i++)
-			if (c->gids[i] == a->gid) {
-				bits = a->mode >> 3;
-				break;
-			}
-	}
-	return ((bits & 7) & (uint32_t)want) == (uint32_t)want;
-}
-
 int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
 		 const struct tessera_layout *layout, tessera_file **out)
 {
@@ -206,7 +191,7 @@ int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
 	uint32_t gids[TESSERA_MAX_GROUPS];
 	Tessera__AttrReply *rep = NULL;
 	tessera_file *f;
-	int rc, acc = flags & O_ACCMODE, want;
+	int rc, acc = flags & O_ACCMODE;
 	char path[4096];
 
 	rc = tessera_map_path(fs, upath, path, sizeof(path));
@@ -230,6 +215,7 @@ int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
 		/* the config's strip size applies after the directory's default */
 		m.default_strip_size = fs->cfg.strip_size;
 		m.layout = &lm;
+		m.open_rights = tc_open_rights(flags);
 		snprintf(label, sizeof(label), "create %s", path);
 		r = tc_req_new(fs, TC_MDS, TP_OP_CREATE, &m.base, NULL, 0);
 		rc = tc_call(fs, r, label);
@@ -239,7 +225,7 @@ int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
 		}
 		tc_req_free(fs, r);
 	} else {
-		rc = lookup_attr(fs, path, &rep);
+		rc = lookup_attr(fs, path, tc_open_rights(flags), &rep);
 	}
 	if (rc)
 		return rc;
@@ -251,18 +237,15 @@ int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
 		rc = tc_fail(fs, -EISDIR, "open %s: is a directory", path);
 		goto out;
 	}
-	/* A file this call just created may be written whatever its mode. */
-	want = (acc == O_RDONLY ? 4 : acc == O_WRONLY ? 2 : 6);
-	if (!rep->created) {
-		struct tc_thread *t = tc_thread(fs);
-
-		if (!may_access(t->has_cred ? &t->cred : &fs->default_cred, rep->attr, want)) {
-			rc = tc_fail(fs, -EACCES, "open %s: permission denied", path);
-			goto out;
-		}
+	/* The metadata daemon checked the mode (a file this call just created
+	 * may be written whatever its mode) and granted the capability. */
+	if (!rep->cap) {
+		rc = tc_fail(fs, -EPROTO, "open %s: reply without a capability", path);
+		goto out;
 	}
 	f = calloc(1, sizeof(*f));
-	if (!f) {
+	if (!f || !(f->cap = tc_cap_from_msg(rep->cap))) {
+		free(f);
 		rc = tc_fail(fs, -ENOMEM, "open %s: out of memory", path);
 		goto out;
 	}
@@ -274,8 +257,9 @@ int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
 	rc = tc_check_layout(fs, &f->layout, path);
 	/* (a file this call created has no data to drop) */
 	if (!rc && (flags & O_TRUNC) && acc != O_RDONLY && !rep->created)
-		rc = tc_truncate_objects(fs, &f->layout, path, 0);
+		rc = tc_truncate_objects(fs, &f->layout, tc_cap_msg(f->cap), path, 0);
 	if (rc) {
+		tc_cap_free(f->cap);
 		free(f);
 		goto out;
 	}
@@ -287,8 +271,10 @@ out:
 
 int tessera_close(tessera_file *f)
 {
-	if (f)
+	if (f) {
 		tc_view_forget(f);
+		tc_cap_free(f->cap);
+	}
 	free(f);
 	return 0;
 }
@@ -297,12 +283,13 @@ int tessera_fstat(tessera_file *f, struct tessera_stat *st)
 {
 	Tessera__AttrReply *rep;
 	int64_t data_ns;
-	int rc = lookup_attr(f->fs, f->path, &rep);
+	int rc = lookup_attr(f->fs, f->path, 0, &rep);
 
 	if (rc)
 		return rc;
 	tc_stat_from_attr(rep->attr, st);
-	rc = tc_file_size(f->fs, &f->layout, f->path, &st->size, &data_ns);
+	TC_CAP_RETRY(f, rc, tc_file_size(f->fs, &f->layout, tc_cap_get(f), f->path, &st->size,
+					 &data_ns));
 	if (!rc)
 		tc_stat_data_time(rep->attr, data_ns, st);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
@@ -348,7 +335,8 @@ static int drop_objects(tessera_fs *fs, const Tessera__RemoveReply *rep, const c
 	if (!rep->removed_file || !rep->layout)
 		return 0;
 	tc_layout_from_msg(rep->layout, &layout);
-	(void)tc_remove_objects(fs, &layout, path);
+	if (rep->cap)
+		(void)tc_remove_objects(fs, &layout, rep->cap, path);
 	return 0;
 }
 

@@ -192,6 +192,7 @@ static struct tc_req *round_msg(struct nc_call *c, uint32_t k)
 		}
 		m.handle = handle;
 		m.lock_epoch = tc_lock_epoch(c->f, o->slot);
+		m.cap = (Tessera__Capability *)tc_cap_get(c->f);
 		m.n_offsets = m.n_lengths = n;
 		m.offsets = offs;
 		m.lengths = lens;
@@ -203,6 +204,7 @@ static struct tc_req *round_msg(struct nc_call *c, uint32_t k)
 
 		m.handle = handle;
 		m.lock_epoch = tc_lock_epoch(c->f, o->slot);
+		m.cap = (Tessera__Capability *)tc_cap_get(c->f);
 		m.strip_size = c->plan.layout.strip_size;
 		m.stripe_count = c->plan.layout.count;
 		m.slot = o->slot;
@@ -502,13 +504,19 @@ out:
 ssize_t tessera_write_list(tessera_file *f, const struct iovec *mem, size_t mem_count,
 			   const uint64_t *offs, const uint64_t *lens, size_t n)
 {
-	return list_io(f, mem, mem_count, offs, lens, n, 1);
+	ssize_t rc;
+
+	TC_CAP_RETRY(f, rc, list_io(f, mem, mem_count, offs, lens, n, 1));
+	return rc;
 }
 
 ssize_t tessera_read_list(tessera_file *f, const struct iovec *mem, size_t mem_count,
 			  const uint64_t *offs, const uint64_t *lens, size_t n)
 {
-	return list_io(f, mem, mem_count, offs, lens, n, 0);
+	ssize_t rc;
+
+	TC_CAP_RETRY(f, rc, list_io(f, mem, mem_count, offs, lens, n, 0));
+	return rc;
 }
 
 int tessera_file_set_list_batch(tessera_file *f, uint32_t max_regions)
@@ -699,12 +707,18 @@ ssize_t tessera_write_dtype(tessera_file *f, const void *buf, uint64_t mem_count
 			    const struct tdl_dataloop *mtype, const struct tdl_dataloop *ftype,
 			    int64_t disp, uint64_t first)
 {
-	return dtype_io(f, (void *)buf, mem_count, mtype, ftype, disp, first, 1);
+	ssize_t rc;
+
+	TC_CAP_RETRY(f, rc, dtype_io(f, (void *)buf, mem_count, mtype, ftype, disp, first, 1));
+	return rc;
 }
 
 ssize_t tessera_read_dtype(tessera_file *f, void *buf, uint64_t mem_count,
 			   const struct tdl_dataloop *mtype, const struct tdl_dataloop *ftype,
 			   int64_t disp, uint64_t first)
 {
-	return dtype_io(f, buf, mem_count, mtype, ftype, disp, first, 0);
+	ssize_t rc;
+
+	TC_CAP_RETRY(f, rc, dtype_io(f, buf, mem_count, mtype, ftype, disp, first, 0));
+	return rc;
 }

@@ -15,10 +15,39 @@
 
 int tessera_file_share(tessera_file *f, struct tessera_file_share *out)
 {
+	const Tessera__Capability *cap = tc_cap_get(f);
+	size_t len;
+
 	memset(out, 0, sizeof(*out));
 	out->handle = f->handle;
 	out->layout = f->layout;
+	if (!cap)
+		return 0;
+	len = tessera__capability__get_packed_size(cap);
+	if (len > sizeof(out->cap))
+		return tc_fail(f->fs, -EOVERFLOW, "share %s: capability of %zu bytes exceeds %zu",
+			       f->path, len, sizeof(out->cap));
+	out->cap_len = (uint32_t)tessera__capability__pack(cap, out->cap);
 	return 0;
+}
+
+/* The share's capability, if it is for this file and has the rights
+ * `flags` need; NULL otherwise. */
+static struct tc_cap *share_cap(const struct tessera_file_share *share, int flags)
+{
+	Tessera__Capability *m;
+	struct tc_cap *c = NULL;
+	uint32_t want = tc_open_rights(flags);
+
+	if (!share->cap_len || share->cap_len > sizeof(share->cap))
+		return NULL;
+	m = tessera__capability__unpack(NULL, share->cap_len, share->cap);
+	if (!m)
+		return NULL;
+	if (m->file == share->handle && (m->rights & want) == want)
+		c = tc_cap_from_msg(m);
+	protobuf_c_message_free_unpacked(&m->base, NULL);
+	return c;
 }
 
 int tessera_open_shared(tessera_fs *fs, const char *upath, const struct tessera_file_share *share,
@@ -50,6 +79,11 @@ int tessera_open_shared(tessera_fs *fs, const char *upath, const struct tessera_
 	f->handle = share->handle;
 	f->layout = *l;
 	snprintf(f->path, sizeof(f->path), "%s", path);
+	f->cap = share_cap(share, f->flags);
+	if (!f->cap && (rc = tc_cap_renew(f))) {
+		free(f);
+		return rc;
+	}
 	*out = f;
 	return 0;
 }

@@ -28,6 +28,7 @@ extern "C" {
 #endif
 
 #define TESSERA_MAX_STRIPE 256
+#define TESSERA_SHARE_CAP_MAX 3072 /* bytes of a capability in a file share */
 #define TESSERA_MAX_GROUPS 64
 
 typedef struct tessera_fs tessera_fs;
@@ -144,10 +145,17 @@ tessera_fs *tessera_file_fs(tessera_file *file);
  * process opens (or creates) it and passes the share, plain data that may
  * be broadcast as bytes, to the others, which open it from the share
  * without asking the metadata daemon. Permission was the sharer's to
- * check; O_CREAT, O_EXCL and O_TRUNC in `flags` are ignored. */
+ * check (the share carries its capability); O_CREAT, O_EXCL and O_TRUNC
+ * in `flags` are ignored. */
 struct tessera_file_share {
 	uint64_t handle;
 	struct tessera_layout layout;
+	/* The opener's capability (opaque bytes): what the storage daemons
+	 * want to see. Without one, or one short of the rights `flags` need,
+	 * tessera_open_shared asks the metadata daemon, which checks the
+	 * caller's permission (EACCES). */
+	uint32_t cap_len;
+	uint8_t cap[TESSERA_SHARE_CAP_MAX];
 };
 int tessera_file_share(tessera_file *file, struct tessera_file_share *out);
 int tessera_open_shared(tessera_fs *fs, const char *path, const struct tessera_file_share *share,

@@ -19,6 +19,7 @@ void tp_config_defaults(struct tp_config *cfg)
 	cfg->list_io_max_regions = 8192;
 	cfg->lock_lease_ms = 10000;
 	cfg->lock_list_batch = 0;
+	cfg->cap_lifetime_ms = 600000;
 }
 
 size_t tp_config_max_frame(const struct tp_config *cfg)
@@ -160,6 +161,14 @@ int tp_config_parse(const char *text, const char *name, struct tp_config *cfg,
 			if (parse_u64(val, 0, 1, &v))
 				goto bad;
 			cfg->root_squash = (uint32_t)v;
+		} else if (!strcmp(key, "key_file")) {
+			if (val[0] != '/' || strlen(val) >= sizeof(cfg->key_file))
+				goto bad;
+			strcpy(cfg->key_file, val);
+		} else if (!strcmp(key, "cap_lifetime_ms")) {
+			if (parse_u64(val, 100, 7 * 24 * 3600 * 1000u, &v))
+				goto bad;
+			cfg->cap_lifetime_ms = (uint32_t)v;
 		} else {
 			snprintf(err, errlen, "%s:%d: unknown key '%s'", name, lineno, key);
 			rc = -EINVAL;

@@ -78,6 +78,7 @@ struct tp_hdr {
 	X(STATFS, 18, path_request, statfs_reply, MDS)                  \
 	X(SETLAYOUT, 19, set_layout_request, attr_reply, MDS)           \
 	X(FILE_LIST, 20, file_list_request, file_list_reply, MDS)       \
+	X(CAP, 21, cap_request, cap_reply, MDS)                         \
 	X(WRITE, 30, write_request, write_reply, IOS)                   \
 	X(READ, 31, read_request, read_reply, IOS)                      \
 	X(GETSIZE, 32, handles_request, sizes_reply, IOS)               \
@@ -95,6 +96,19 @@ struct tp_hdr {
 	X(LOCK_ACQUIRE, 50, lock_acquire_request, lock_reply, IOS)      \
 	X(LOCK_RELEASE, 51, lock_release_request, lock_reply, IOS)      \
 	X(LEASE, 52, lease_request, lock_reply, IOS)
+
+/* Capability rights (tessera.Capability.rights): what each storage
+ * opcode needs is in server/ios_cap.c. READ and WRITE each include STAT
+ * (sizes), sync, fetch-and-add and locks; WRITE covers truncate. REMOVE
+ * and ADMIN (fsck's listing; names every object) only the metadata daemon
+ * grants: REMOVE for a file just removed (and its purger), ADMIN with every
+ * right to root alone. */
+#define TP_CAP_READ   0x1u
+#define TP_CAP_WRITE  0x2u
+#define TP_CAP_STAT   0x4u
+#define TP_CAP_REMOVE 0x8u
+#define TP_CAP_ADMIN  0x10u
+#define TP_CAP_MAC_LEN 32 /* HMAC-SHA256 */
 
 /* Opcodes are below this bound (checked at compile time in frame.c), so a
  * daemon's dispatch table is a plain array indexed by opcode. */
@@ -205,6 +219,9 @@ int tp_auth_decode(const char *socket, const char *cred, const char *target,
  *   munge_socket = PATH           munged's socket (default: libmunge's)
  *   root_squash = 0               1: the metadata daemon treats uid 0 as
  *                                 65534/65534
+ *   key_file = PATH               daemons: the shared capability key (64 hex
+ *                                 digits, mode 0600; clients never read it)
+ *   cap_lifetime_ms = 600000      how long a capability is valid
  */
 #define TP_MAX_SERVERS 256
 
@@ -228,6 +245,8 @@ struct tp_config {
 	char mount_point[1024];
 	char munge_socket[1024];
 	uint32_t root_squash;
+	char key_file[1024];
+	uint32_t cap_lifetime_ms;
 };
 
 void tp_config_defaults(struct tp_config *cfg);

@@ -45,10 +45,13 @@ struct ios_desc {
 #define IOS_MAX_DTYPE_STEPS (1u << 24) /* segment-engine steps per datatype request */
 
 struct ios_locks;
+struct ios_caps;
+struct cap_key;
 
 struct ios {
 	struct srv *srv;
 	struct ios_locks *locks;
+	struct ios_caps *caps;     /* verified capabilities (ios_cap.c) */
 	struct ios_disk *disk;     /* under the store: the system's calls, or a
 				    * fault disk over them (-F) */
 	struct ios_store *store;
@@ -83,6 +86,14 @@ void ios_dtype_desc_done(struct ios *ios, int valid);
  * slot within them. 0, or -EINVAL answered naming the limit. */
 int ios_check_layout(struct ios *ios, struct srv_req *req, uint64_t handle, uint64_t strip_size,
 		     uint32_t stripe_count, uint32_t slot, const char *what);
+
+/* Capabilities (ios_cap.c): the shared key and the cache of verified
+ * ones. ios_cap_check answers a request whose capability does not let it
+ * do what it asks (EACCES, EKEYEXPIRED) and returns that error; 0 lets it
+ * be served. Opcodes that touch no object (ping, statfs, stats) pass. */
+int ios_caps_create(const struct cap_key *key, struct ios_caps **out);
+void ios_caps_destroy(struct ios_caps *c);
+int ios_cap_check(struct ios *ios, struct srv_req *req);
 
 /* The lock service (ios_lock.c). */
 int ios_locks_create(struct ios *ios, uint32_t lease_ms, struct ios_locks **out, char **msg);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cap.h"
 #include "ios.h"
 
 static void do_ping(struct ios *ios, struct srv_req *req)
@@ -102,8 +103,8 @@ static void do_fetch_add(struct ios *ios, struct srv_req *req)
 		srv_reply(req, &rep.base, NULL, 0);
 }
 
-/* fsck's listing of the objects held here, a page at a time. Only a
- * session of uid 0 may list. */
+/* fsck's listing of the objects held here, a page at a time: needs an
+ * admin capability, which the metadata daemon grants only root. */
 #define IOS_LIST_MAX 4096 /* objects per page: a reply < 100 KiB */
 
 static void do_object_list(struct ios *ios, struct srv_req *req)
@@ -118,11 +119,6 @@ static void do_object_list(struct ios *ios, struct srv_req *req)
 	uint32_t n = 0;
 	int eof = 0, rc;
 
-	if (req->ident.uid != 0) {
-		srv_reply_error(req, -EPERM, "list objects: only root may list a storage"
-				" daemon's objects");
-		goto out;
-	}
 	if (!got || !handles || !sizes || !mtimes) {
 		srv_reply_error(req, -ENOMEM, "list objects: no memory");
 		goto out;
@@ -166,9 +162,14 @@ out:
 	free(mtimes);
 }
 
-/* The dispatch table (TP_OPCODES names what the storage daemon serves). */
-#define IOS_OP(name, fn) \
-	static void ios_op_##name(void *ctx, struct srv_req *req) { fn(ctx, req); }
+/* The dispatch table (TP_OPCODES names what the storage daemon serves).
+ * Every request passes the capability check first. */
+#define IOS_OP(name, fn)                                                \
+	static void ios_op_##name(void *ctx, struct srv_req *req)       \
+	{                                                               \
+		if (!ios_cap_check(ctx, req))                           \
+			fn(ctx, req);                                   \
+	}
 IOS_OP(PING, do_ping)
 IOS_OP(WRITE, ios_do_write)
 IOS_OP(READ, ios_do_read)
@@ -298,6 +299,18 @@ int main(int argc, char **argv)
 	}
 	ios.cfg = &cfg;
 	ios.index = cl.index;
+	struct cap_key key;
+
+	if ((rc = cap_key_load(cfg.key_file, &key, err, sizeof(err)))) {
+		fprintf(stderr, "tessera-ios %u: %s\n", cl.index, err);
+		goto out;
+	}
+	rc = ios_caps_create(&key, &ios.caps);
+	memset(&key, 0, sizeof(key));
+	if (rc) {
+		fprintf(stderr, "tessera-ios %u: no memory for the capability cache\n", cl.index);
+		goto out;
+	}
 	if ((rc = ios_store_open(cl.dir, 256, store_flags, ios.disk, &ios.store, &notice, &msg))) {
 		fprintf(stderr, "tessera-ios: %s\n", msg ? msg : strerror(-rc));
 		free(msg);
@@ -331,6 +344,7 @@ int main(int argc, char **argv)
 out:
 	free(notice);
 	ios_locks_destroy(ios.locks);
+	ios_caps_destroy(ios.caps);
 	ios_descs_clear(&ios);
 	ios_store_close(ios.store);
 	ios.disk->ops->destroy(ios.disk);

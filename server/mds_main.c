@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cap.h"
 #include "daemon.h"
 #include "mds_purge.h"
 #include "mds_store.h"
@@ -18,6 +19,8 @@ struct mds {
 	struct mds_purge *purge;   /* removes the objects of removed files */
 	uint32_t n_ios;
 	int root_squash;           /* the config's root_squash */
+	struct cap_key key;        /* signs capabilities (cap.h) */
+	uint32_t cap_lifetime_ms;
 };
 
 /* nobody:nogroup, what root_squash makes of uid 0 */
@@ -96,7 +99,56 @@ static void attr_msg(const struct mds_attr *a, struct attr_msg *m)
 	}
 }
 
-static void reply_attr(struct srv_req *req, const struct mds_attr *a, int created)
+static void fail(struct mds *mds, struct srv_req *req, int rc)
+{
+	srv_reply_error(req, rc, "%s", mds_store_errmsg(mds->store));
+}
+
+/* A signed capability and what backs it (the handles are a's layout's). */
+struct cap_msg {
+	Tessera__Capability cap;
+	uint8_t mac[TP_CAP_MAC_LEN];
+};
+
+/* Grant `rights` on file a's objects to cred's uid, for the configured
+ * lifetime. The caller checked the permission. */
+static int grant(struct mds *mds, const struct mds_cred *cred, const struct mds_attr *a,
+		 uint32_t rights, struct cap_msg *out)
+{
+	tessera__capability__init(&out->cap);
+	out->cap.file = a ? a->handle : 0;
+	out->cap.handles = a ? (uint64_t *)a->layout.handles : NULL;
+	out->cap.n_handles = a ? a->layout.count : 0;
+	out->cap.rights = rights;
+	out->cap.uid = cred->uid;
+	out->cap.expires_ns = cap_now_ns() + (int64_t)mds->cap_lifetime_ms * 1000000;
+	return cap_sign(&mds->key, &out->cap, out->mac);
+}
+
+/* The rights an open of file a asks for (TP_CAP_READ/WRITE of `asked`),
+ * checked against its mode unless this request created it, plus STAT;
+ * a plain lookup (asked 0) gets STAT alone. 0 or an error answered. */
+static int grant_open(struct mds *mds, struct srv_req *req, const struct mds_cred *cred,
+		      const char *path, const struct mds_attr *a, uint32_t asked, int created,
+		      struct cap_msg *out)
+{
+	uint32_t rw = asked & (TP_CAP_READ | TP_CAP_WRITE);
+	char what[4200];
+	int rc;
+
+	snprintf(what, sizeof(what), "open %s", path);
+	if (rw && !created &&
+	    (rc = mds_may_open(mds->store, cred, what, a, rw & TP_CAP_READ, rw & TP_CAP_WRITE))) {
+		fail(mds, req, rc);
+		return rc;
+	}
+	if ((rc = grant(mds, cred, a, rw | TP_CAP_STAT, out)))
+		srv_reply_error(req, rc, "%s: cannot sign a capability", what);
+	return rc;
+}
+
+static void reply_attr(struct srv_req *req, const struct mds_attr *a, int created,
+		       const Tessera__Capability *cap)
 {
 	struct attr_msg *m = malloc(sizeof(*m));
 	Tessera__AttrReply rep = TESSERA__ATTR_REPLY__INIT;
@@ -108,14 +160,19 @@ static void reply_attr(struct srv_req *req, const struct mds_attr *a, int create
 	attr_msg(a, m);
 	rep.attr = &m->attr;
 	rep.created = created;
+	rep.cap = (Tessera__Capability *)cap;
 	srv_reply(req, &rep.base, NULL, 0);
 	free(m);
 }
 
-static void reply_removed(struct srv_req *req, const struct mds_attr *a, int removed_file)
+/* With a remove capability for the removed file's objects, so the client
+ * may free them at once (the purger would otherwise). */
+static void reply_removed(struct mds *mds, struct srv_req *req, const struct mds_cred *cred,
+			  const struct mds_attr *a, int removed_file)
 {
 	struct attr_msg *m = malloc(sizeof(*m));
 	Tessera__RemoveReply rep = TESSERA__REMOVE_REPLY__INIT;
+	struct cap_msg cap;
 
 	if (!m) {
 		srv_reply_error(req, -ENOMEM, "no memory for a reply");
@@ -125,14 +182,11 @@ static void reply_removed(struct srv_req *req, const struct mds_attr *a, int rem
 	if (removed_file) {
 		layout_msg(&a->layout, m, 1);
 		rep.layout = &m->layout;
+		if (!grant(mds, cred, a, TP_CAP_REMOVE, &cap))
+			rep.cap = &cap.cap;
 	}
 	srv_reply(req, &rep.base, NULL, 0);
 	free(m);
-}
-
-static void fail(struct mds *mds, struct srv_req *req, int rc)
-{
-	srv_reply_error(req, rc, "%s", mds_store_errmsg(mds->store));
 }
 
 static void do_readdir(struct mds *mds, struct srv_req *req, const struct mds_cred *cred)
@@ -197,7 +251,7 @@ static void mds_op_MKDIR(void *ctx, struct srv_req *req)
 	if ((rc = mds_mkdir(mds->store, &cred, m->path, m->mode, &a)))
 		fail(mds, req, rc);
 	else
-		reply_attr(req, &a, 1);
+		reply_attr(req, &a, 1, NULL);
 }
 
 static void mds_op_CREATE(void *ctx, struct srv_req *req)
@@ -206,6 +260,7 @@ static void mds_op_CREATE(void *ctx, struct srv_req *req)
 	Tessera__CreateRequest *m = (Tessera__CreateRequest *)req->msg;
 	struct mds_attr a = { 0 };
 	struct mds_cred cred;
+	struct cap_msg cap;
 	int rc, created = 0;
 
 	cred_of(mds, req, m->cred, &cred);
@@ -214,8 +269,8 @@ static void mds_op_CREATE(void *ctx, struct srv_req *req)
 			m->default_strip_size, &a, &created);
 	if (rc)
 		fail(mds, req, rc);
-	else
-		reply_attr(req, &a, created);
+	else if (!grant_open(mds, req, &cred, m->path, &a, m->open_rights, created, &cap))
+		reply_attr(req, &a, created, &cap.cap);
 }
 
 /* LOOKUP, UNLINK, RMDIR and STATFS name one path. */
@@ -225,23 +280,28 @@ static void path_op(struct mds *mds, struct srv_req *req)
 	Tessera__StatfsReply statfs = TESSERA__STATFS_REPLY__INIT;
 	struct mds_attr a = { 0 };
 	struct mds_cred cred;
+	struct cap_msg cap;
 	int rc = -EOPNOTSUPP;
 
 	cred_of(mds, req, m->cred, &cred);
 	switch (req->frame.hdr.opcode) {
 	case TP_OP_LOOKUP:
-		if (!(rc = mds_lookup(mds->store, &cred, m->path, &a)))
-			reply_attr(req, &a, 0);
-		break;
+		if ((rc = mds_lookup(mds->store, &cred, m->path, &a)))
+			break;
+		if (a.type != MDS_FILE)
+			reply_attr(req, &a, 0, NULL);
+		else if (!grant_open(mds, req, &cred, m->path, &a, m->open_rights, 0, &cap))
+			reply_attr(req, &a, 0, &cap.cap);
+		return;
 	case TP_OP_UNLINK:
 		if (!(rc = mds_unlink(mds->store, &cred, m->path, &a))) {
 			mds_purge_kick(mds->purge);
-			reply_removed(req, &a, 1);
+			reply_removed(mds, req, &cred, &a, 1);
 		}
 		break;
 	case TP_OP_RMDIR:
 		if (!(rc = mds_rmdir(mds->store, &cred, m->path)))
-			reply_removed(req, &a, 0);
+			reply_removed(mds, req, &cred, &a, 0);
 		break;
 	case TP_OP_STATFS:
 		if (!(rc = mds_statfs(mds->store, &statfs.files)))
@@ -278,7 +338,7 @@ static void mds_op_SETATTR(void *ctx, struct srv_req *req)
 	if ((rc = mds_setattr(mds->store, &cred, m->path, m->valid, &a, &a)))
 		fail(mds, req, rc);
 	else
-		reply_attr(req, &a, 0);
+		reply_attr(req, &a, 0, NULL);
 }
 
 static void mds_op_SETLAYOUT(void *ctx, struct srv_req *req)
@@ -296,7 +356,7 @@ static void mds_op_SETLAYOUT(void *ctx, struct srv_req *req)
 	if (rc)
 		fail(mds, req, rc);
 	else
-		reply_attr(req, &a, 0);
+		reply_attr(req, &a, 0, NULL);
 }
 
 static void mds_op_RENAME(void *ctx, struct srv_req *req)
@@ -314,7 +374,7 @@ static void mds_op_RENAME(void *ctx, struct srv_req *req)
 	}
 	if (replaced)
 		mds_purge_kick(mds->purge);
-	reply_removed(req, &a, replaced);
+	reply_removed(mds, req, &cred, &a, replaced);
 }
 
 static void mds_op_READDIR(void *ctx, struct srv_req *req)
@@ -397,6 +457,57 @@ out:
 	free(ptrs);
 }
 
+/* A capability again for an open file, by handle (renewal: the mode is
+ * checked again now), or root's admin capability for fsck: every right on
+ * every object on every storage daemon (root may do anything), listing
+ * included. */
+static void mds_op_CAP(void *ctx, struct srv_req *req)
+{
+	struct mds *mds = ctx;
+	Tessera__CapRequest *m = (Tessera__CapRequest *)req->msg;
+	Tessera__CapReply rep = TESSERA__CAP_REPLY__INIT;
+	struct mds_attr *a = NULL;
+	struct mds_cred cred;
+	struct cap_msg cap;
+	char what[64];
+	int rc;
+
+	if (need_cred(req, m->cred, &cred))
+		return;
+	if (m->admin) {
+		if (cred.uid != 0) {
+			srv_reply_error(req, -EPERM, "admin capability: only root may have one"
+					" (uid %u asked)", cred.uid);
+			return;
+		}
+		if ((rc = grant(mds, &cred, NULL, TP_CAP_ADMIN | TP_CAP_REMOVE | TP_CAP_STAT |
+				 TP_CAP_READ | TP_CAP_WRITE, &cap))) {
+			srv_reply_error(req, rc, "admin capability: cannot sign it");
+			return;
+		}
+		rep.cap = &cap.cap;
+		srv_reply(req, &rep.base, NULL, 0);
+		return;
+	}
+	if (!(a = malloc(sizeof(*a)))) {
+		srv_reply_error(req, -ENOMEM, "capability: no memory");
+		return;
+	}
+	snprintf(what, sizeof(what), "renew file %016llx", (unsigned long long)m->file);
+	if ((rc = mds_file_by_handle(mds->store, m->file, a)) ||
+	    (rc = mds_may_open(mds->store, &cred, what, a, m->rights & TP_CAP_READ,
+			       m->rights & TP_CAP_WRITE))) {
+		fail(mds, req, rc);
+	} else if ((rc = grant(mds, &cred, a, (m->rights & (TP_CAP_READ | TP_CAP_WRITE)) |
+				TP_CAP_STAT, &cap))) {
+		srv_reply_error(req, rc, "%s: cannot sign a capability", what);
+	} else {
+		rep.cap = &cap.cap;
+		srv_reply(req, &rep.base, NULL, 0);
+	}
+	free(a);
+}
+
 /* The daemon core's tick: the purger's round. */
 static void purge_log(void *arg, const char *line)
 {
@@ -431,12 +542,17 @@ int main(int argc, char **argv)
 	}
 	mds.n_ios = cfg.n_ios;
 	mds.root_squash = cfg.root_squash != 0;
+	mds.cap_lifetime_ms = cfg.cap_lifetime_ms;
+	if (cap_key_load(cfg.key_file, &mds.key, err, sizeof(err))) {
+		fprintf(stderr, "tessera-mds: %s\n", err);
+		return 1;
+	}
 	if ((rc = mds_store_open(cl.dir, cl.index, cfg.n_ios, &mds.store, &msg))) {
 		fprintf(stderr, "tessera-mds: %s\n", msg ? msg : strerror(-rc));
 		free(msg);
 		return 1;
 	}
-	if ((rc = mds_purge_create(&cfg, mds.store, &mds.purge, err, sizeof(err)))) {
+	if ((rc = mds_purge_create(&cfg, mds.store, &mds.key, &mds.purge, err, sizeof(err)))) {
 		fprintf(stderr, "tessera-mds: purger: %s\n", err);
 		mds_store_close(mds.store);
 		return 1;

@@ -26,6 +26,7 @@
 
 #include <sodium.h>
 
+#include "cap.h"
 #include "mds_store.h"
 
 #define PURGE_FILES 32            /* intents one REMOVE may cover */
@@ -65,6 +66,7 @@ struct purge_slot {
 struct mds_purge {
 	const struct tp_config *cfg;
 	struct mds_store *store;
+	const struct cap_key *key;
 	struct tnet *net;
 	uint8_t name[TP_MAX_ADDR];
 	size_t name_len;
@@ -83,7 +85,8 @@ static uint64_t now_ns(void)
 }
 
 int mds_purge_create(const struct tp_config *cfg, struct mds_store *store,
-		     struct mds_purge **out, char *err, size_t errlen)
+		     const struct cap_key *key, struct mds_purge **out, char *err,
+		     size_t errlen)
 {
 	struct mds_purge *p = calloc(1, sizeof(*p));
 	struct tnet_opts to = { cfg->provider, NULL, NULL, 0, PURGE_RBUF, PURGE_NRECV };
@@ -94,9 +97,12 @@ int mds_purge_create(const struct tp_config *cfg, struct mds_store *store,
 		goto nomem;
 	p->cfg = cfg;
 	p->store = store;
+	p->key = key;
 	p->next_reqid = 1;
-	/* header + reply address + PURGE_HANDLES varint handles, generously */
-	p->frame_cap = TP_HDR_SIZE + TP_MAX_ADDR + 16 + 11 * PURGE_HANDLES;
+	/* header + reply address + PURGE_HANDLES varint handles, and the
+	 * capability naming them again (fixed fields and MAC), generously */
+	p->frame_cap = TP_HDR_SIZE + TP_MAX_ADDR + 16 + 11 * PURGE_HANDLES +
+		       (16 + 11 * PURGE_HANDLES + 64 + TP_CAP_MAC_LEN);
 	p->slots = calloc(cfg->n_ios ? cfg->n_ios : 1, sizeof(*p->slots));
 	p->page = calloc(PURGE_FILES, sizeof(*p->page));
 	if (!p->slots || !p->page)
@@ -336,6 +342,8 @@ static void slot_send(struct mds_purge *p, uint32_t s, void (*log)(void *, const
 {
 	struct purge_slot *sl = &p->slots[s];
 	Tessera__HandlesRequest m = TESSERA__HANDLES_REQUEST__INIT;
+	Tessera__Capability cap = TESSERA__CAPABILITY__INIT;
+	uint8_t mac[TP_CAP_MAC_LEN];
 	uint64_t handles[PURGE_HANDLES];
 	struct tp_hdr hdr = { .opcode = TP_OP_REMOVE };
 	struct iovec iov;
@@ -361,6 +369,16 @@ static void slot_send(struct mds_purge *p, uint32_t s, void (*log)(void *, const
 		}
 		sl->known = 1;
 	}
+	/* The purger's own grant: remove these objects (file 0: several). */
+	cap.handles = handles;
+	cap.n_handles = m.n_handles;
+	cap.rights = TP_CAP_REMOVE;
+	cap.expires_ns = cap_now_ns() + (int64_t)p->cfg->cap_lifetime_ms * 1000000;
+	if (cap_sign(p->key, &cap, mac)) {
+		slot_failed(p, s, "cannot sign its remove capability", log, arg);
+		return;
+	}
+	m.cap = &cap;
 	hdr.reqid = p->next_reqid++;
 	if (!sl->ses.id) {
 		/* No session yet: AUTH first; the intents are gathered again

@@ -20,10 +20,14 @@
 
 struct mds_store;
 struct mds_purge;
+struct cap_key;
 
-/* `cfg` and `store` must outlive the purger. On failure `err` says why. */
+/* `cfg`, `store` and `key` must outlive the purger. Each REMOVE carries a
+ * remove capability for its objects, signed with `key` (the storage
+ * daemons serve REMOVE only with one). On failure `err` says why. */
 int mds_purge_create(const struct tp_config *cfg, struct mds_store *store,
-		     struct mds_purge **out, char *err, size_t errlen);
+		     const struct cap_key *key, struct mds_purge **out, char *err,
+		     size_t errlen);
 void mds_purge_destroy(struct mds_purge *p);
 
 /* New intents may exist: look again (after an unlink or rename). */

@@ -187,6 +187,15 @@ int mds_file_list(struct mds_store *st, int resume, uint64_t after,
  * after this call has a handle at or above it (fsck's scan horizon). */
 uint64_t mds_handle_horizon(const struct mds_store *st);
 
+/* Before granting a capability (mds_grant.c): 0 when `cred` may open the
+ * regular file `a` for reading and/or writing by its mode bits, else
+ * -EACCES (-EISDIR for a directory) with `what` ("open /a") in the
+ * message. */
+int mds_may_open(struct mds_store *st, const struct mds_cred *cred, const char *what,
+		 const struct mds_attr *a, int read, int write);
+/* The regular file with this handle, or -ENOENT. */
+int mds_file_by_handle(struct mds_store *st, uint64_t handle, struct mds_attr *out);
+
 /* Number of names in the namespace (files + directories, root included). */
 int mds_statfs(struct mds_store *st, uint64_t *files);
 

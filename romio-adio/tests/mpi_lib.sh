@@ -70,9 +70,12 @@ munged_start "$D" || exit 1   # stopped through its pid file, as the daemons
 	for _ in 1 2 3 4; do echo "ios = 127.0.0.1:$(free_port)"; done
 	echo "timeout_ms = 20000"
 	echo "mount_point = $MNT"
+	echo "key_file = $D/tessera.key"
 	# more config lines a script wants (set before sourcing this file)
 	[ -z "${MPI_CONF_EXTRA:-}" ] || printf '%s\n' "$MPI_CONF_EXTRA"
 } >"$CONF"
+# the daemons' capability key (clients never read it)
+(umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$D/tessera.key")
 export TESSERA_CONFIG=$CONF
 
 start_daemon() { # NAME PROGRAM ARGS...

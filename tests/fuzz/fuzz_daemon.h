@@ -8,7 +8,12 @@
  *   kind < 0xf0   a request: opcode ops[kind % nops], then peer (u8, of 4),
  *                 body length (u16), body bytes (a protobuf message, or
  *                 anything), data length (u16), data (input bytes, zeros
- *                 once the input ends); framed with a valid header;
+ *                 once the input ends); framed with a valid header. With
+ *                 a minting key, a body that decodes as the opcode's
+ *                 request and carries no capability gets a valid one (every
+ *                 right, every object) unless the peer byte's top bit is
+ *                 set, so the handlers behind the capability check are
+ *                 reached as well as the check itself;
  *   0xf0..0xf7    a tick: deadlines and the role's tick (srv_local_tick);
  *   0xf8..0xff    a raw frame: length (u16) and the bytes as received.
  * The seed writers (FUZZ_SEED_MAIN) build records with fz_seed_*.
@@ -19,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cap.h"
 #include "daemon.h"
 
 /* Fuzz bytes, consumed from the front; reads past the end give zeros. */
@@ -59,7 +65,10 @@ void fz_reply_sink(void *arg, uint64_t peer, const struct iovec *iov, int n);
  * with it (done 1), when it may deliver requests of its own. */
 typedef void (*fz_observe_fn)(void *arg, const uint8_t *frame, size_t len, int done);
 void fz_drive(struct srv *srv, const unsigned *ops, size_t nops, struct fz_in *in,
-	      fz_observe_fn observe, void *arg);
+	      const struct cap_key *mint, fz_observe_fn observe, void *arg);
+
+/* The key in-process daemons share with fz_drive's minting. */
+extern const struct cap_key fz_key;
 
 /* A fresh directory under $TMPDIR (else /dev/shm, else /tmp), and its
  * removal with all it holds. */

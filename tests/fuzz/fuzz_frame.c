@@ -78,6 +78,7 @@ static void daemons_stop(void)
 	srv_destroy(ios.srv);
 	srv_destroy(mds.srv);
 	ios_locks_destroy(ios.locks);
+	ios_caps_destroy(ios.caps);
 	ios_descs_clear(&ios);
 	ios_store_close(ios.store);
 	ios.disk->ops->destroy(ios.disk);
@@ -97,7 +98,7 @@ static void daemons_start(void)
 	if (fz_tmpdir("fuzz-frame-ios", ios_dir, sizeof(ios_dir)) ||
 	    fz_tmpdir("fuzz-frame-mds", mds_dir, sizeof(mds_dir)) || ios_disk_system(&ios.disk) ||
 	    ios_store_open(ios_dir, 16, IOS_STORE_NEW, ios.disk, &ios.store, &notice, &msg) ||
-	    ios_locks_create(&ios, 10000, &ios.locks, &msg) ||
+	    ios_locks_create(&ios, 10000, &ios.locks, &msg) || ios_caps_create(&fz_key, &ios.caps) ||
 	    mds_store_open(mds_dir, 0, cfg.n_ios, &mds.store, &msg)) {
 		fprintf(stderr, "fuzz_frame: %s\n", msg ? msg : "cannot open the stores");
 		abort();
@@ -106,6 +107,8 @@ static void daemons_start(void)
 	ios_locks_set_epoch(ios.locks, 5);
 	ios.cfg = &cfg;
 	mds.n_ios = cfg.n_ios;
+	mds.key = fz_key;
+	mds.cap_lifetime_ms = cfg.cap_lifetime_ms;
 	if (srv_create_local(&so, &ir, fz_reply_sink, &seen, &ios.srv) ||
 	    srv_create_local(&so, &mr, fz_reply_sink, &seen, &mds.srv))
 		abort();

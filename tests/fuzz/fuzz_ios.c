@@ -479,7 +479,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* IOS_STORE_NEW: the directory exists and is empty (a new store,
 	 * not a remade one). */
 	if ((rc = ios_store_open(dir, 16, IOS_STORE_NEW, ios.disk, &ios.store, &notice, &msg)) ||
-	    (rc = ios_locks_create(&ios, FZ_LEASE_MS, &ios.locks, &msg))) {
+	    (rc = ios_locks_create(&ios, FZ_LEASE_MS, &ios.locks, &msg)) ||
+	    (rc = ios_caps_create(&fz_key, &ios.caps))) {
 		fprintf(stderr, "fuzz_ios: %s\n", msg ? msg : strerror(-rc));
 		abort();
 	}
@@ -491,10 +492,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (srv_create_local(&so, &role, fz_reply_sink, &seen, &ios.srv))
 		abort();
 	memset(&model, 0, sizeof(model));
-	fz_drive(ios.srv, ops, nops, &in, model_observe, &model);
+	fz_drive(ios.srv, ops, nops, &in, &fz_key, model_observe, &model);
 	model_free(&model);
 	srv_destroy(ios.srv);
 	ios_locks_destroy(ios.locks);
+	ios_caps_destroy(ios.caps);
 	ios_descs_clear(&ios);
 	ios_store_close(ios.store);
 	fz_disk_clean(&disk, dir);

@@ -179,6 +179,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fz_tmpdir("fuzz-mds", dir, sizeof(dir)))
 		abort();
 	mds.n_ios = cfg.n_ios;
+	mds.key = fz_key;
+	mds.cap_lifetime_ms = cfg.cap_lifetime_ms;
 	if ((rc = mds_store_open(dir, 0, cfg.n_ios, &mds.store, &msg))) {
 		fprintf(stderr, "fuzz_mds: %s\n", msg ? msg : strerror(-rc));
 		abort();
@@ -189,7 +191,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (srv_create_local(&so, &role, fz_reply_sink, &seen, &mds.srv))
 		abort();
 	oracle.srv = mds.srv;
-	fz_drive(mds.srv, ops, nops, &in, oracle_observe, &oracle);
+	fz_drive(mds.srv, ops, nops, &in, NULL, oracle_observe, &oracle);
 	srv_destroy(mds.srv);
 	mds_store_close(mds.store);
 	fz_rmtree(dir);

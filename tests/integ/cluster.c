@@ -191,6 +191,27 @@ void cluster_stop(struct cluster *c, int sig)
 		cluster_stop_pid(c->ios[i], sig);
 }
 
+void cluster_write_key(const char *path, mode_t mode)
+{
+	uint8_t key[32];
+	FILE *r = fopen("/dev/urandom", "r"), *f;
+	int fd;
+
+	assert_non_null(r);
+	assert_int_equal(fread(key, 1, sizeof(key), r), sizeof(key));
+	fclose(r);
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	for (size_t i = 0; i < sizeof(key); i++)
+		fprintf(f, "%02x", key[i]);
+	fputc('\n', f);
+	fclose(f);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
 int cluster_setup(void **state, const char *provider)
 {
 	return cluster_setup_conf(state, provider, NULL);
@@ -212,9 +233,12 @@ int cluster_setup_conf(void **state, const char *provider, const char *extra)
 	assert_int_equal(chmod(c->dir, 0711), 0);
 	c->munged = munged_start(c->dir, c->munge_sock, sizeof(c->munge_sock));
 	snprintf(c->conf, sizeof(c->conf), "%s/tessera.conf", c->dir);
+	snprintf(c->key, sizeof(c->key), "%s/tessera.key", c->dir);
+	cluster_write_key(c->key, 0600);
 	f = fopen(c->conf, "w");
 	assert_non_null(f);
 	fprintf(f, "provider = %s\nmds = 127.0.0.1:%d\n", provider, free_port());
+	fprintf(f, "key_file = %s\n", c->key);
 	for (int i = 0; i < N_IOS; i++)
 		fprintf(f, "ios = 127.0.0.1:%d\n", free_port());
 	fprintf(f, "timeout_ms = %d\n", TIMEOUT_MS);
@@ -326,13 +350,40 @@ int raw_roundtrip(struct raw *raw, const uint8_t *frame, size_t len, struct tp_f
 }
 
 
+/* Where a request message keeps its capability (NULL: no such field). */
+static Tessera__Capability **cap_field(const ProtobufCMessage *msg)
+{
+	const ProtobufCFieldDescriptor *fd =
+		protobuf_c_message_descriptor_get_field_by_name(msg->descriptor, "cap");
+
+	if (!fd || fd->type != PROTOBUF_C_TYPE_MESSAGE ||
+	    fd->descriptor != &tessera__capability__descriptor)
+		return NULL;
+	return (Tessera__Capability **)((char *)msg + fd->offset);
+}
+
+static const Tessera__Capability *cap_of(const ProtobufCMessage *msg)
+{
+	Tessera__Capability **slot = cap_field(msg);
+
+	return slot ? *slot : NULL;
+}
+
+void raw_set_cap(const ProtobufCMessage *msg, const Tessera__Capability *cap)
+{
+	Tessera__Capability **slot = cap_field(msg);
+
+	if (slot)
+		*slot = (Tessera__Capability *)cap;
+}
+
 int raw_request(struct raw *raw, unsigned op, const ProtobufCMessage *msg, const void *data,
 		size_t data_len, char *msg_out, size_t msglen)
 {
 	static uint64_t reqid = 5000;
 	size_t cap = TP_HDR_SIZE + raw->name_len +
 		     (msg ? protobuf_c_message_get_packed_size(msg) : 0);
-	uint8_t *frame = malloc(cap + data_len);
+	uint8_t *frame = malloc(cap + 4096 + data_len); /* room for raw->cap */
 	struct tp_hdr h = { .opcode = (uint16_t)op, .reqid = ++reqid,
 			    .data_len = (uint32_t)data_len };
 	struct tp_frame reply;
@@ -340,7 +391,13 @@ int raw_request(struct raw *raw, unsigned op, const ProtobufCMessage *msg, const
 	int rc;
 
 	assert_non_null(frame);
-	len = tp_frame_build(frame, cap, &h, raw->name, raw->name_len, msg);
+	if (raw->cap && msg && !cap_of(msg)) {
+		raw_set_cap(msg, raw->cap);
+		len = tp_frame_build(frame, cap + 4096, &h, raw->name, raw->name_len, msg);
+		raw_set_cap(msg, NULL);
+	} else {
+		len = tp_frame_build(frame, cap, &h, raw->name, raw->name_len, msg);
+	}
 	assert_true(len > 0);
 	if (data_len)
 		memcpy(frame + len, data, data_len);
@@ -400,4 +457,52 @@ void raw_open_at(const char *conf, int ios, struct raw *raw)
 void raw_open(struct cluster *c, uint32_t ios, struct raw *raw)
 {
 	raw_open_at(c->conf, (int)ios, raw);
+}
+
+void raw_open_mds(struct cluster *c, struct raw *raw)
+{
+	raw_open_at(c->conf, -1, raw);
+}
+
+int raw_mds_cap(struct cluster *c, const Tessera__CapRequest *m, Tessera__Capability **out,
+		char *msg, size_t msglen)
+{
+	struct raw raw;
+	uint8_t frame[4096];
+	struct tp_hdr h = { .opcode = TP_OP_CAP, .reqid = 99 };
+	struct tp_frame reply;
+	long len;
+	int rc;
+
+	raw_open_mds(c, &raw);
+	len = tp_frame_build(frame, sizeof(frame), &h, raw.name, raw.name_len, &m->base);
+	assert_true(len > 0);
+	*out = NULL;
+	rc = raw_roundtrip(&raw, frame, (size_t)len, &reply, msg, msglen);
+	if (!rc) {
+		Tessera__CapReply *rep = (Tessera__CapReply *)
+			tp_body_unpack(&reply, &tessera__cap_reply__descriptor);
+
+		assert_non_null(rep);
+		assert_non_null(rep->cap);
+		*out = rep->cap;
+		rep->cap = NULL;
+		protobuf_c_message_free_unpacked(&rep->base, NULL);
+	}
+	tnet_close(raw.net);
+	return rc;
+}
+
+Tessera__Capability *file_cap(tessera_file *f)
+{
+	struct tessera_file_share *share = malloc(sizeof(*share));
+	Tessera__Capability *cap;
+
+	assert_non_null(share);
+	assert_int_equal(tessera_file_share(f, share), 0);
+	assert_true(share->cap_len > 0);
+	cap = tessera__capability__unpack(NULL, share->cap_len, share->cap);
+	assert_non_null(cap);
+	free(share);
+	return cap;
 }

@@ -16,6 +16,7 @@
 struct cluster {
 	char dir[256];
 	char conf[300];
+	char key[300];             /* the daemons' capability key (0600) */
 	char bin[1024];
 	pid_t mds;
 	pid_t ios[N_IOS];
@@ -38,6 +39,8 @@ void cluster_stop_pid(pid_t pid, int sig);
 void cluster_restart_ios(struct cluster *c, int index, const char *faults);
 void cluster_start(struct cluster *c);
 void cluster_stop(struct cluster *c, int sig);
+/* A fresh random capability key file at path, with this mode. */
+void cluster_write_key(const char *path, mode_t mode);
 /* CMocka setup/teardown: a fresh cluster on `provider`, connected. */
 int cluster_setup(void **state, const char *provider);
 /* The same with more config lines ("key = value\n..."). */
@@ -60,6 +63,9 @@ struct raw {
 	size_t reply_cap, reply_len;
 	struct tp_session ses;       /* frames sent are sealed with it */
 	Tessera__AuthReply *last_auth; /* raw_roundtrip: an AUTH's answer */
+	/* When set, raw_request puts it into a request that has a capability
+	 * field and none set (storage daemons want one: README, "Security"). */
+	const Tessera__Capability *cap;
 };
 /* A raw endpoint on a session with storage daemon `ios` (raw_open), or
  * with the daemon `ios` names in config `conf` (-1: the metadata daemon). */
@@ -67,6 +73,17 @@ void raw_open(struct cluster *c, uint32_t ios, struct raw *raw);
 void raw_open_at(const char *conf, int ios, struct raw *raw);
 /* Open a session for raw (AUTH with a credential for `target`). */
 void raw_auth(struct raw *raw, const char *munge_sock, const char *target);
+/* The same aimed at the metadata daemon. */
+void raw_open_mds(struct cluster *c, struct raw *raw);
+/* A CAP request to the metadata daemon: its status; *out (free it) the
+ * capability granted. */
+int raw_mds_cap(struct cluster *c, const Tessera__CapRequest *m, Tessera__Capability **out,
+		char *msg, size_t msglen);
+/* Set msg's capability field (if its message has one) to cap. */
+void raw_set_cap(const ProtobufCMessage *msg, const Tessera__Capability *cap);
+/* The capability f's requests carry (taken from its share), for raw
+ * frames; free with protobuf_c_message_free_unpacked(&cap->base, NULL). */
+Tessera__Capability *file_cap(tessera_file *f);
 /* Send a frame, wait for the reply: its status; msg gets an error's words. */
 int raw_roundtrip(struct raw *raw, const uint8_t *frame, size_t len, struct tp_frame *reply,
 		  char *msg, size_t msglen);

@@ -40,9 +40,11 @@ write_conf() { # FILE TIMEOUT_MS
 		for p in "${ios_ports[@]}"; do echo "ios = 127.0.0.1:$p"; done
 		echo "timeout_ms = $2"
 		echo "munge_socket = $MUNGE_SOCK"
+		echo "key_file = $dir/tessera.key"
 	} >"$1"
 }
 conf=$dir/tessera.conf
+(umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$dir/tessera.key")
 write_conf "$conf" 5000
 write_conf "$dir/short.conf" 1000
 export TESSERA_CONFIG=$conf

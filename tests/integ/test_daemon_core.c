@@ -6,6 +6,7 @@
  * client is gone.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,7 +23,24 @@
 #include "cluster.h"
 
 #define MIB (1u << 20)
-#define OBJ 0x5eed0001ull
+/* The object the raw requests read and write (of a file made for it, on
+ * storage daemon 0), and the file's capability they carry. */
+static uint64_t obj;
+static Tessera__Capability *obj_cap;
+
+static void make_object(struct cluster *c)
+{
+	struct tessera_layout l = { .strip_size = 65536, .count = N_IOS };
+	tessera_file *f;
+
+	CHECK(c->fs, tessera_open(c->fs, "/object", O_CREAT | O_RDWR, 0644, &l, &f));
+	CHECK(c->fs, tessera_file_layout(f, &l));
+	for (uint32_t i = 0; i < l.count; i++)
+		if (l.servers[i] == 0)
+			obj = l.handles[i];
+	obj_cap = file_cap(f);
+	tessera_close(f);
+}
 
 /* Resident memory of a process, in bytes (0 if unknown). */
 static uint64_t rss_of(pid_t pid)
@@ -58,8 +76,11 @@ static long build_frame(struct raw *raw, uint8_t *buf, size_t cap, unsigned op, 
 			const ProtobufCMessage *msg, uint32_t data_len)
 {
 	struct tp_hdr h = { .opcode = (uint16_t)op, .reqid = reqid, .data_len = data_len };
-	long len = tp_frame_build(buf, cap, &h, raw->name, raw->name_len, msg);
+	long len;
 
+	if (obj_cap)
+		raw_set_cap(msg, obj_cap);
+	len = tp_frame_build(buf, cap, &h, raw->name, raw->name_len, msg);
 	if (len > 0 && raw->ses.id) /* on raw's session (raw data is not under the MAC) */
 		tp_frame_seal(buf, (size_t)len, &raw->ses);
 	return len;
@@ -176,7 +197,7 @@ static void silent_reader(struct cluster *c, unsigned n, uint32_t len, double li
 		double give_up = now_s() + 10;
 		int rc;
 
-		rd.handle = OBJ;
+		rd.handle = obj;
 		rd.offset = 0;
 		rd.length = len;
 		flen = build_frame(&raw, frame, sizeof(frame), TP_OP_READ, 1000 + i, &rd.base, 0);
@@ -210,7 +231,7 @@ static void write_object(struct raw *raw, uint32_t len)
 	long flen;
 
 	assert_non_null(frame);
-	wr.handle = OBJ;
+	wr.handle = obj;
 	flen = build_frame(raw, frame, cap, TP_OP_WRITE, 3, &wr.base, len);
 	assert_true(flen > 0);
 	memset(frame + flen, 0xab, len);
@@ -234,6 +255,7 @@ static void test_unread_replies(void **state)
 	pid_t child;
 	int status;
 
+	make_object(c);
 	raw_open(c, 0, &raw);
 	write_object(&raw, MIB);
 	raw_ping(&raw, 0, &core);
@@ -289,7 +311,7 @@ static void test_unread_replies(void **state)
 		char msg[256];
 		long flen;
 
-		rd.handle = OBJ;
+		rd.handle = obj;
 		rd.length = 4096;
 		flen = build_frame(&raw, frame, sizeof(frame), TP_OP_READ, 11, &rd.base, 0);
 		assert_int_equal(raw_roundtrip(&raw, frame, (size_t)flen, &reply, msg, sizeof(msg)), 0);
@@ -298,6 +320,8 @@ static void test_unread_replies(void **state)
 	kill(child, SIGKILL);
 	assert_int_equal(waitpid(child, &status, 0), child);
 	tnet_close(raw.net);
+	protobuf_c_message_free_unpacked(&obj_cap->base, NULL);
+	obj_cap = NULL;
 }
 
 /* A held ping is answered after its hold while others are answered at

@@ -64,7 +64,9 @@ munged_start "$D" || exit 1   # stopped through its pid file, as the daemons
 	for ((i = 0; i < N_IOS; i++)); do echo "ios = 127.0.0.1:$(free_port)"; done
 	echo "timeout_ms = 5000"
 	echo "munge_socket = $MUNGE_SOCK"
+	echo "key_file = $D/tessera.key"
 } >"$CONF"
+(umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$D/tessera.key")
 
 # start NAME PROGRAM ARGS...: run a daemon, wait for its pid file.
 start() {

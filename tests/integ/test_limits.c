@@ -33,6 +33,7 @@ struct probe {
 	uint8_t *pattern;
 	struct tessera_layout lay;
 	struct raw raw;  /* replies' data land in raw.reply_data (1 MiB) */
+	Tessera__Capability *cap; /* the file's, which raw's requests carry */
 	char err[512];   /* the last error reply's words */
 };
 
@@ -49,6 +50,7 @@ static void probe_open(struct cluster *c, const char *path, size_t len, struct p
 	assert_int_equal(tessera_pwrite(pr->f, pr->pattern, len, 0), (ssize_t)len);
 	CHECK(c->fs, tessera_file_layout(pr->f, &pr->lay));
 	raw_open(c, pr->lay.servers[0], &pr->raw);
+	pr->raw.cap = pr->cap = file_cap(pr->f);
 	pr->raw.reply_cap = 1 << 20;
 	pr->raw.reply_data = malloc(pr->raw.reply_cap);
 	assert_non_null(pr->raw.reply_data);
@@ -58,6 +60,7 @@ static void probe_close(struct probe *pr)
 {
 	free(pr->raw.reply_data);
 	tnet_close(pr->raw.net);
+	protobuf_c_message_free_unpacked(&pr->cap->base, NULL);
 	tessera_close(pr->f);
 	free(pr->pattern);
 }
@@ -340,10 +343,20 @@ static void test_handles(void **state)
 	struct raw raw;
 	char err[512];
 
+	Tessera__CapRequest cr = TESSERA__CAP_REQUEST__INIT;
+	Tessera__Cred root = TESSERA__CRED__INIT;
+	Tessera__Capability *admin;
+
 	for (size_t i = 0; i < MANY; i++)
 		handles[i] = 0x7e57000000000000ull + i; /* objects nobody has */
 	h.handles = handles;
+	/* root's admin capability names every object; the limits are checked
+	 * before any capability */
+	cr.cred = &root;
+	cr.admin = 1;
+	assert_int_equal(raw_mds_cap(c, &cr, &admin, err, sizeof(err)), 0);
 	raw_open(c, 0, &raw);
+	raw.cap = admin;
 	h.n_handles = MANY;
 	assert_int_equal(raw_request(&raw, TP_OP_SYNC, &h.base, NULL, 0, err, sizeof(err)), -E2BIG);
 	print_message("sync of 100,000 handles -> %s\n", err);
@@ -358,6 +371,7 @@ static void test_handles(void **state)
 		assert_int_equal(raw_request(&raw, ops[i], &h.base, NULL, 0, err, sizeof(err)), 0);
 	}
 	tnet_close(raw.net);
+	protobuf_c_message_free_unpacked(&admin->base, NULL);
 	free(handles);
 	all_answer(c);
 }

@@ -549,8 +549,12 @@ static int raw_lock(struct raw *raw, unsigned op, const ProtobufCMessage *m, cha
 	static uint8_t frame[2 << 20];
 	struct tp_frame rep;
 	struct tp_hdr h = { .opcode = (uint16_t)op, .reqid = 77 };
-	long len = tp_frame_build(frame, sizeof(frame), &h, raw->name, raw->name_len, m);
+	long len;
 	int rc;
+
+	if (raw->cap)
+		raw_set_cap(m, raw->cap);
+	len = tp_frame_build(frame, sizeof(frame), &h, raw->name, raw->name_len, m);
 
 	assert_true(len > 0);
 	rc = raw_roundtrip(raw, frame, (size_t)len, &rep, msg, msglen);
@@ -573,6 +577,9 @@ static void test_malformed(void **state)
 
 	tessera_file_layout(f, &l);
 	raw_open(c, l.servers[0], &raw);
+	Tessera__Capability *cap = file_cap(f);
+
+	raw.cap = cap;
 
 	struct {
 		const char *what, *words;
@@ -662,6 +669,7 @@ static void test_malformed(void **state)
 		r.session = 9;
 		r.epoch = epoch;
 		r.lock_id = id;
+		r.handle = l.handles[0]; /* the object its capability must name */
 		assert_int_equal(raw_lock(&raw, TP_OP_LOCK_RELEASE, &r.base, msg, sizeof(msg), NULL), 0);
 		assert_int_equal(raw_lock(&raw, TP_OP_LOCK_RELEASE, &r.base, msg, sizeof(msg), NULL),
 				 -ENOENT);
@@ -692,6 +700,7 @@ static void test_malformed(void **state)
 		assert_int_equal(raw_lock(&raw, TP_OP_LOCK_RELEASE, &r.base, msg, sizeof(msg), NULL), 0);
 	}
 	tnet_close(raw.net);
+	protobuf_c_message_free_unpacked(&cap->base, NULL);
 	/* Nothing of all that is held: the whole file locks at once. */
 	double t0 = now_s();
 
@@ -719,9 +728,16 @@ static void test_pending_bound(void **state)
 	char msg[512];
 	int refused = 0;
 
+	struct tessera_layout one = { .strip_size = STRIP, .count = 1 };
+	tessera_file *f;
+	Tessera__Capability *cap;
+
 	assert_non_null(offs);
 	assert_non_null(lens);
-	raw_open(c, 0, &raw);
+	CHECK(c->fs, tessera_open(c->fs, "/flood", O_RDWR | O_CREAT, 0644, &one, &f));
+	CHECK(c->fs, tessera_file_layout(f, &one));
+	raw_open(c, one.servers[0], &raw);
+	raw.cap = cap = file_cap(f);
 	for (uint64_t session = 100; session < 106 && !refused; session++) {
 		uint64_t id = 0, at = 0;
 
@@ -736,7 +752,7 @@ static void test_pending_bound(void **state)
 			}
 			m.session = session;
 			m.lock_id = id;
-			m.handle = 42;
+			m.handle = one.handles[0];
 			m.mode = 2;
 			m.strip_size = 1ull << 32;
 			m.stripe_count = 1;
@@ -761,6 +777,8 @@ static void test_pending_bound(void **state)
 	Tessera__PingRequest ping = TESSERA__PING_REQUEST__INIT;
 	assert_int_equal(raw_lock(&raw, TP_OP_PING, &ping.base, msg, sizeof(msg), NULL), 0);
 	tnet_close(raw.net);
+	protobuf_c_message_free_unpacked(&cap->base, NULL);
+	tessera_close(f);
 	free(offs);
 	free(lens);
 }

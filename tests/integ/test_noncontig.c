@@ -536,6 +536,9 @@ static void test_malformed_requests(void **state)
 	model_write(&m, 0, data, 8192);
 	CHECK(c->fs, tessera_file_layout(f, &lay));
 	raw_open(c, lay.servers[0], &raw);
+	Tessera__Capability *cap = file_cap(f);
+
+	raw.cap = cap;
 	memset(data, 0xee, sizeof(data));
 
 	{ /* list: lengths and offsets disagree */
@@ -634,6 +637,7 @@ static void test_malformed_requests(void **state)
 		check_file(c->fs, f, &m);
 	}
 	tnet_close(raw.net);
+	protobuf_c_message_free_unpacked(&cap->base, NULL);
 	tessera_close(f);
 	free(m.bytes);
 }

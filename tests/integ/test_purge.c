@@ -79,13 +79,8 @@ static void await_purge(struct cluster *c, const struct tessera_layout *l, const
 			 l->count, PURGE_WAIT_S);
 }
 
-/* Frames straight to the metadata daemon: a client that dies right after
- * the reply, before it could remove any object. */
-static void raw_open_mds(struct cluster *c, struct raw *raw)
-{
-	raw_open_at(c->conf, -1, raw); /* a session of the test's (root) */
-}
-
+/* Frames straight to the metadata daemon (raw_open_mds): a client that
+ * dies right after the reply, before it could remove any object. */
 static Tessera__Cred root_cred(uint32_t *gid)
 {
 	Tessera__Cred cred = TESSERA__CRED__INIT;
@@ -235,19 +230,30 @@ static void collect(void *arg, const char *line)
 	print_message("fsck: %s\n", line);
 }
 
-/* Write one strip to object `handle` on storage daemon `ios` directly. */
+/* Write one strip to object `handle` on storage daemon `ios` directly,
+ * with root's admin capability (a file's names only its objects). */
 static void raw_object(struct cluster *c, uint32_t ios, uint64_t handle)
 {
 	Tessera__WriteRequest w = TESSERA__WRITE_REQUEST__INIT;
+	Tessera__CapRequest cr = TESSERA__CAP_REQUEST__INIT;
+	uint32_t gid;
+	Tessera__Cred cred = root_cred(&gid);
+	Tessera__Capability *admin;
 	static uint8_t buf[STRIP];
 	struct raw raw;
 	char msg[512];
 
+	cr.cred = &cred;
+	cr.admin = 1;
+	if (raw_mds_cap(c, &cr, &admin, msg, sizeof(msg)))
+		fail_msg("admin capability: %s", msg);
 	raw_open(c, ios, &raw);
+	raw.cap = admin;
 	w.handle = handle;
 	if (raw_request(&raw, TP_OP_WRITE, &w.base, buf, sizeof(buf), msg, sizeof(msg)))
 		fail_msg("raw write: %s", msg);
 	tnet_close(raw.net);
+	protobuf_c_message_free_unpacked(&admin->base, NULL);
 }
 
 /* Orphans made behind the file system's back are found and, with repair,

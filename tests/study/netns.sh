@@ -78,7 +78,7 @@ up() {
 	. "$top/tests/integ/munged.sh"
 	munged_start "$var/run" || exit 1
 	args+=(--munge-socket "$MUNGE_SOCK")
-	"$top/deploy/tessera-genconfig" "${args[@]}" >"$var/tessera.conf"
+	"$top/deploy/tessera-genconfig" "${args[@]}" --key-file "$var/tessera.key" >"$var/tessera.conf"
 	start mds 0 "$bin/tessera-mds" -c "$var/tessera.conf" -d "$var/mds"
 	for i in $(seq 0 $((n_ios - 1))); do
 		start "ios$i" $((i % 2)) "$bin/tessera-ios" -c "$var/tessera.conf" -d "$var/ios$i" -i "$i"

@@ -1,0 +1,159 @@
+/*
+ * cap.c - the capability of an open file: the metadata daemon's signed
+ * grant that every storage request on the file carries (README,
+ * "Security: capabilities").
+ *
+ * A file gets its capability when it is opened (or from a share); it is
+ * renewed by file handle before it expires: proactively, once three
+ * quarters of its life have passed when a request is about to be made,
+ * and on demand when a storage daemon answers EKEYEXPIRED (TC_CAP_RETRY).
+ * The metadata daemon checks the permission again at each renewal.
+ *
+ * Threads of a process share a file: a renewal installs a new capability
+ * under fs->lock and keeps the replaced one (another thread may be
+ * packing it into a request) until the file is closed; there is one per
+ * renewal, a few KiB every few minutes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client_int.h"
+
+struct tc_cap {
+	Tessera__Capability *msg;  /* owned (unpacked) */
+	uint64_t renew_ns;         /* CLOCK_MONOTONIC: renew before use after this */
+	struct tc_cap *older;      /* replaced ones, freed with the file */
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint32_t tc_open_rights(int flags)
+{
+	int acc = flags & O_ACCMODE;
+
+	return (acc == O_WRONLY ? 0 : TP_CAP_READ) | (acc == O_RDONLY ? 0 : TP_CAP_WRITE);
+}
+
+struct tc_cap *tc_cap_from_msg(const Tessera__Capability *m)
+{
+	size_t len = tessera__capability__get_packed_size(m);
+	uint8_t *buf = malloc(len ? len : 1);
+	struct tc_cap *c = calloc(1, sizeof(*c));
+	struct timespec now;
+	int64_t left;
+
+	if (!buf || !c)
+		goto fail;
+	tessera__capability__pack(m, buf);
+	c->msg = tessera__capability__unpack(NULL, len, buf);
+	free(buf);
+	buf = NULL;
+	if (!c->msg)
+		goto fail;
+	/* The time left by our clock; a skewed clock only renews early. */
+	clock_gettime(CLOCK_REALTIME, &now);
+	left = m->expires_ns - ((int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
+	c->renew_ns = mono_ns() + (left > 0 ? (uint64_t)left / 4 * 3 : 0);
+	return c;
+fail:
+	free(buf);
+	free(c);
+	return NULL;
+}
+
+void tc_cap_free(struct tc_cap *c)
+{
+	while (c) {
+		struct tc_cap *older = c->older;
+
+		if (c->msg)
+			protobuf_c_message_free_unpacked(&c->msg->base, NULL);
+		free(c);
+		c = older;
+	}
+}
+
+void tc_cap_install(tessera_file *f, struct tc_cap *c)
+{
+	pthread_mutex_lock(&f->fs->lock);
+	c->older = f->cap;
+	f->cap = c;
+	pthread_mutex_unlock(&f->fs->lock);
+}
+
+int tc_cap_fetch(tessera_fs *fs, uint64_t file, uint32_t rights, const Tessera__Cred *cred,
+		 const char *what, struct tc_cap **out)
+{
+	Tessera__CapRequest m = TESSERA__CAP_REQUEST__INIT;
+	struct tc_req *r;
+	int rc;
+
+	m.cred = (Tessera__Cred *)cred;
+	m.file = file;
+	m.rights = rights;
+	r = tc_req_new(fs, TC_MDS, TP_OP_CAP, &m.base, NULL, 0);
+	rc = tc_call(fs, r, what);
+	if (!rc) {
+		const Tessera__CapReply *rep = (const Tessera__CapReply *)r->reply;
+
+		if (!rep->cap || rep->cap->file != file)
+			rc = tc_fail(fs, -EPROTO, "%s: the metadata daemon sent none", what);
+		else if (!(*out = tc_cap_from_msg(rep->cap)))
+			rc = tc_fail(fs, -ENOMEM, "%s: out of memory", what);
+	}
+	tc_req_free(fs, r);
+	return rc;
+}
+
+int tc_cap_renew(tessera_file *f)
+{
+	Tessera__Cred cred;
+	uint32_t gids[TESSERA_MAX_GROUPS];
+	struct tc_cap *c;
+	char what[4200];
+	int rc;
+
+	tc_cred(f->fs, &cred, gids);
+	snprintf(what, sizeof(what), "capability for %s", f->path);
+	rc = tc_cap_fetch(f->fs, f->handle, tc_open_rights(f->flags), &cred, what, &c);
+	if (!rc)
+		tc_cap_install(f, c);
+	return rc;
+}
+
+int tc_cap_due(const struct tc_cap *c)
+{
+	return mono_ns() >= c->renew_ns;
+}
+
+const Tessera__Capability *tc_cap_msg(const struct tc_cap *c)
+{
+	return c->msg;
+}
+
+const Tessera__Capability *tc_cap_get(tessera_file *f)
+{
+	struct tc_cap *c;
+
+	pthread_mutex_lock(&f->fs->lock);
+	c = f->cap;
+	pthread_mutex_unlock(&f->fs->lock);
+	/* (a failed renewal leaves the old one: the storage daemon's answer
+	 * says what is wrong once it runs out) */
+	if (c && tc_cap_due(c) && !tc_cap_renew(f)) {
+		pthread_mutex_lock(&f->fs->lock);
+		c = f->cap;
+		pthread_mutex_unlock(&f->fs->lock);
+	}
+	return c ? c->msg : NULL;
+}

@@ -1,0 +1,144 @@
+/* cap.c - capability keys, signing and MAC checks (cap.h). The
+ * cryptography is OpenSSL's HMAC-SHA256. */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include "cap.h"
+
+int cap_key_load(const char *path, struct cap_key *key, char *err, size_t errlen)
+{
+	char text[256];
+	struct stat st;
+	ssize_t n;
+	size_t got = 0;
+	int fd, rc = 0;
+
+	if (!path || !*path) {
+		snprintf(err, errlen, "no key_file in the config: the daemons need the shared"
+			 " capability key (tessera-genconfig writes one)");
+		return -EINVAL;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "key file %s: %s", path, strerror(errno));
+		return rc;
+	}
+	if (fstat(fd, &st)) {
+		rc = -errno;
+		snprintf(err, errlen, "key file %s: %s", path, strerror(errno));
+		goto out;
+	}
+	/* A key others can read lets them forge any capability. */
+	if (st.st_mode & 077) {
+		snprintf(err, errlen, "key file %s: mode %04o lets group or others read it;"
+			 " refusing to start (chmod 600 %s)", path, (unsigned)(st.st_mode & 07777), path);
+		rc = -EPERM;
+		goto out;
+	}
+	n = read(fd, text, sizeof(text) - 1);
+	if (n < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "key file %s: %s", path, strerror(errno));
+		goto out;
+	}
+	text[n] = '\0';
+	for (const char *p = text; *p && !isspace((unsigned char)*p); p += 2) {
+		unsigned v;
+
+		if (got == CAP_KEY_LEN || !isxdigit((unsigned char)p[0]) ||
+		    !isxdigit((unsigned char)p[1]) || sscanf(p, "%2x", &v) != 1) {
+			got = 0;
+			break;
+		}
+		key->key[got++] = (uint8_t)v;
+	}
+	if (got != CAP_KEY_LEN) {
+		snprintf(err, errlen, "key file %s: expected %d hex digits", path, 2 * CAP_KEY_LEN);
+		rc = -EINVAL;
+	}
+out:
+	close(fd);
+	return rc;
+}
+
+int64_t cap_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static uint8_t *put(uint8_t *p, uint64_t v, int bytes)
+{
+	for (int i = 0; i < bytes; i++)
+		*p++ = (uint8_t)(v >> (8 * i));
+	return p;
+}
+
+#define CAP_TAG "TSRACAP1"
+
+size_t cap_encoded_size(const Tessera__Capability *c)
+{
+	return 8 + 8 + 4 + 4 + 8 + 4 + 8 * c->n_handles;
+}
+
+size_t cap_encode(const Tessera__Capability *c, uint8_t *buf)
+{
+	uint8_t *p = buf;
+
+	memcpy(p, CAP_TAG, 8);
+	p = put(p + 8, c->file, 8);
+	p = put(p, c->rights, 4);
+	p = put(p, c->uid, 4);
+	p = put(p, (uint64_t)c->expires_ns, 8);
+	p = put(p, c->n_handles, 4);
+	for (size_t i = 0; i < c->n_handles; i++)
+		p = put(p, c->handles[i], 8);
+	return (size_t)(p - buf);
+}
+
+static int mac_of(const struct cap_key *key, const Tessera__Capability *c, uint8_t *mac)
+{
+	uint8_t buf[8 + 8 + 4 + 4 + 8 + 4 + 8 * CAP_MAX_HANDLES];
+	unsigned len = TP_CAP_MAC_LEN;
+
+	if (c->n_handles > CAP_MAX_HANDLES)
+		return -EINVAL;
+	if (!HMAC(EVP_sha256(), key->key, CAP_KEY_LEN, buf, cap_encode(c, buf), mac, &len) ||
+	    len != TP_CAP_MAC_LEN)
+		return -EIO;
+	return 0;
+}
+
+int cap_sign(const struct cap_key *key, Tessera__Capability *c, uint8_t *mac)
+{
+	int rc = mac_of(key, c, mac);
+
+	if (rc)
+		return rc;
+	c->mac.data = mac;
+	c->mac.len = TP_CAP_MAC_LEN;
+	return 0;
+}
+
+int cap_mac_ok(const struct cap_key *key, const Tessera__Capability *c)
+{
+	uint8_t mac[TP_CAP_MAC_LEN];
+
+	if (c->mac.len != TP_CAP_MAC_LEN || mac_of(key, c, mac))
+		return 0;
+	return CRYPTO_memcmp(mac, c->mac.data, TP_CAP_MAC_LEN) == 0;
+}

@@ -1,0 +1,46 @@
+/*
+ * cap.h - capabilities: the metadata daemon's signed grants that storage
+ * daemons check (README, "Security: capabilities").
+ *
+ * The daemons share one secret key (the config's key_file). A capability's
+ * MAC is HMAC-SHA256 under that key over a fixed encoding of its fields
+ * (not the protobuf encoding, which a sender may vary), so a storage
+ * daemon can tell a grant the metadata daemon made from anything a client
+ * built. Clients never hold the key.
+ */
+#ifndef TESSERA_CAP_H
+#define TESSERA_CAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tproto.h"
+
+#define CAP_KEY_LEN 32
+#define CAP_MAX_HANDLES 256 /* objects one capability names (MDS_MAX_STRIPE) */
+
+struct cap_key {
+	uint8_t key[CAP_KEY_LEN];
+};
+
+/* Read the key file: 64 hex digits. Refused (-EPERM) when group or others
+ * may read it, or it cannot be read or parsed (-errno, -EINVAL); err names
+ * the file and what is wrong. */
+int cap_key_load(const char *path, struct cap_key *key, char *err, size_t errlen);
+
+/* The time capabilities are judged by: CLOCK_REALTIME, ns. */
+int64_t cap_now_ns(void);
+
+/* Sign c (its fields 1-5 set) into mac[TP_CAP_MAC_LEN], which c->mac then
+ * points to (it must outlive c). -EINVAL: more than CAP_MAX_HANDLES. */
+int cap_sign(const struct cap_key *key, Tessera__Capability *c, uint8_t *mac);
+
+/* Whether c's MAC is the key's over its fields (constant-time compare). */
+int cap_mac_ok(const struct cap_key *key, const Tessera__Capability *c);
+
+/* The fields' fixed encoding, which the MAC covers: into buf (at least
+ * cap_encoded_size(c) bytes); returns its length. */
+size_t cap_encoded_size(const Tessera__Capability *c);
+size_t cap_encode(const Tessera__Capability *c, uint8_t *buf);
+
+#endif /* TESSERA_CAP_H */
