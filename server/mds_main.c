@@ -472,8 +472,7 @@ static void mds_op_CAP(void *ctx, struct srv_req *req)
 	char what[64];
 	int rc;
 
-	if (need_cred(req, m->cred, &cred))
-		return;
+	cred_of(mds, req, m->cred, &cred);
 	if (m->admin) {
 		if (cred.uid != 0) {
 			srv_reply_error(req, -EPERM, "admin capability: only root may have one"
