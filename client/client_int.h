@@ -44,9 +44,13 @@ struct tc_req {
 	int status;                /* 0 or negative errno */
 	char errmsg[256];          /* server's or transport's words on failure */
 	ProtobufCMessage *reply;   /* decoded reply body (status 0) */
-	/* where a reply's raw data goes */
+	/* where a reply's raw data goes: to data_dst, or, when data_put is
+	 * set, handed to data_put straight from the receive buffer (a
+	 * striped read scatters it into the caller's buffer, no staging) */
 	void *data_dst;
 	size_t data_cap;
+	void (*data_put)(void *arg, const uint8_t *data, size_t len);
+	void *data_arg;
 	size_t data_len;           /* bytes the reply carried */
 };
 

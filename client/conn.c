@@ -404,7 +404,9 @@ static void on_reply(tessera_fs *fs, const struct tnet_event *ev)
 		       fr.hdr.data_len, r->data_cap);
 		return;
 	}
-	if (fr.hdr.data_len)
+	if (fr.hdr.data_len && r->data_put)
+		r->data_put(r->data_arg, fr.data, fr.hdr.data_len);
+	else if (fr.hdr.data_len)
 		memcpy(r->data_dst, fr.data, fr.hdr.data_len);
 	r->data_len = fr.hdr.data_len;
 	finish(fs, r, 0, NULL);
