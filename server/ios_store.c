@@ -625,6 +625,13 @@ static int write_span(struct ios_store *st, struct ios_fd *slot, uint64_t start,
 		rc = (int)k;
 		goto out;
 	}
+	/* A large write starts its way to the device now, so the disk works
+	 * while the rest of a stream arrives and a later SYNC finds little
+	 * left to do (by itself the kernel waits for 10% of memory dirty). */
+	if (len >= IOS_WRITEBACK_MIN && st->disk->ops->writeback) {
+		st->disk->ops->writeback(st->disk, slot->fd, (off_t)start, (off_t)len);
+		(*syscalls)++;
+	}
 	rc = sums_write(st, slot, first, n, crcs, syscalls);
 out:
 	if (crcs != small)
