@@ -242,9 +242,9 @@ int main(int argc, char **argv)
 			rc = bandwidth(&o, 1, clients, t);
 		if (rc)
 			break;
-		printf("%-25s %d client%s %9.0f MB/s %7.0f MB/s %8.2f\n", "write+fsync", clients,
+		printf("%-25s %d client%s %9.0f MB/s %7.0f MB/s %8.2f\n", "copy in (write+fsync)", clients,
 		       clients > 1 ? "s" : " ", t[0], l[0], t[0] / l[0]);
-		printf("%-25s %d client%s %9.0f MB/s %7.0f MB/s %8.2f\n", "read", clients,
+		printf("%-25s %d client%s %9.0f MB/s %7.0f MB/s %8.2f\n", "copy out (read)", clients,
 		       clients > 1 ? "s" : " ", t[1], l[1], t[1] / l[1]);
 		if (o.clients == 1)
 			break;
