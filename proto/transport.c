@@ -55,10 +55,12 @@ struct tnet {
  * are either small (metadata, under 4 KiB) or bulk (up to max_io, which
  * goes by rendezvous whatever this size), so 4 KiB eager buffers cost
  * nothing in speed and cut that to about 21 MB. Both ends of a connection
- * must agree on the size (rxm's eager protocol assumes the peer's buffers
- * are as large as its own), which is why every Tessera process sets the
- * same default, and only when the user has not set the variable. libfabric
- * reads it once, at its first fi_getinfo, so this runs before that.
+ * must agree on the size (rxm refuses a connection between ends whose
+ * eager limits differ), which is why every Tessera process sets the same
+ * default, and only when the user has not set the variable. libfabric
+ * reads it once, when it starts (the first fi_getinfo in the process), so
+ * this runs before ours; a program that started libfabric earlier must
+ * have it in its environment (tessera-mpi-env.sh exports it for MPI).
  */
 #define TNET_RXM_BUFFER_SIZE "4096"
 
