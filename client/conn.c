@@ -258,6 +258,8 @@ void tessera_disconnect(tessera_fs *fs)
 		list_del(r);
 		tc_req_free(NULL, r);
 	}
+	while (fs->n_spares)
+		free(fs->spares[--fs->n_spares]);
 	free(pthread_getspecific(fs->thread_key));
 	pthread_key_delete(fs->thread_key);
 	pthread_mutex_destroy(&fs->auth_lock);
@@ -287,7 +289,16 @@ struct tc_req *tc_req_new(tessera_fs *fs, int server, unsigned opcode,
 
 	if (!r)
 		return NULL;
-	r->frame = malloc(head + data_len);
+	if (head + data_len >= TC_SPARE_MIN && head + data_len <= tp_config_max_frame(&fs->cfg)) {
+		pthread_mutex_lock(&fs->lock);
+		r->frame = fs->n_spares ? fs->spares[--fs->n_spares] : NULL;
+		pthread_mutex_unlock(&fs->lock);
+		if (!r->frame)
+			r->frame = malloc(tp_config_max_frame(&fs->cfg));
+		r->spare_frame = 1;
+	} else {
+		r->frame = malloc(head + data_len);
+	}
 	if (!r->frame) {
 		free(r);
 		return NULL;
@@ -323,6 +334,10 @@ void tc_req_free(tessera_fs *fs, struct tc_req *r)
 			list_add(&fs->zombies, r);
 			pthread_mutex_unlock(&fs->lock);
 			return;
+		}
+		if (r->spare_frame && fs->n_spares < TC_SPARE_FRAMES) {
+			fs->spares[fs->n_spares++] = r->frame;
+			r->frame = NULL;
 		}
 		pthread_mutex_unlock(&fs->lock);
 	}
@@ -560,7 +575,9 @@ static void on_reply(tessera_fs *fs, const struct tnet_event *ev)
 		       fr.hdr.data_len, r->data_cap);
 		return;
 	}
-	if (fr.hdr.data_len)
+	if (fr.hdr.data_len && r->data_put)
+		r->data_put(r->data_arg, fr.data, fr.hdr.data_len);
+	else if (fr.hdr.data_len)
 		memcpy(r->data_dst, fr.data, fr.hdr.data_len);
 	r->data_len = fr.hdr.data_len;
 	finish(fs, r, 0, NULL);

@@ -214,41 +214,54 @@ int tessera_file_layout(tessera_file *f, struct tessera_layout *layout)
 
 /* ------------------------------------------------------------- data path */
 
+/* One striped call: the layout, and the caller's buffer holding logical
+ * [off, off+len). */
+struct io_call {
+	struct tdl_layout tl;
+	uint64_t off;
+	uint8_t *buf;
+};
+
 struct io_chunk {
+	const struct io_call *call;
 	uint32_t slot;
 	uint64_t obj_off;   /* object range of this chunk */
 	uint64_t len;
-	uint8_t *stage;     /* reads: where the reply lands, when staged */
 	/* writes: the daemon acknowledged the chunk, and the object's size
 	 * before it (when has_before) */
 	int done, has_before;
 	uint64_t before;
 };
 
-/* Copy between a slot's object range [obj_off, obj_off+len) and the user
- * buffer `buf` that holds logical [off, ...). to_user: object -> buffer. */
-static void move_chunk(const struct tdl_layout *tl, const struct io_chunk *c, uint64_t off,
-		       uint8_t *buf, uint8_t *obj, int to_user)
+/* Copy between bytes [from, from+n) of a chunk's object range and the
+ * caller's buffer, run by run. to_user: obj -> buffer, where a NULL obj
+ * writes zeros (a hole, or past the object's end). */
+static void move_chunk(const struct io_chunk *c, uint64_t from, uint64_t n, const uint8_t *obj,
+		       uint8_t *out, int to_user)
 {
-	uint64_t done = 0;
+	const struct io_call *k = c->call;
+	uint64_t done = from;
 
-	while (done < c->len) {
+	while (done < from + n) {
 		uint64_t o = c->obj_off + done;
-		uint64_t run = tdl_layout_run(tl, o, c->len - done);
-		uint64_t logical = tdl_layout_unmap(tl, c->slot, o);
+		uint64_t run = tdl_layout_run(&k->tl, o, from + n - done);
+		uint8_t *user = k->buf + (tdl_layout_unmap(&k->tl, c->slot, o) - k->off);
 
-		if (to_user)
-			memcpy(buf + (logical - off), obj + done, run);
+		if (!to_user)
+			memcpy(out + (done - from), user, run);
+		else if (obj)
+			memcpy(user, obj + (done - from), run);
 		else
-			memcpy(obj + done, buf + (logical - off), run);
+			memset(user, 0, run);
 		done += run;
 	}
 }
 
-/* Is the chunk one contiguous piece of the user buffer? */
-static int chunk_contiguous(const struct tdl_layout *tl, const struct io_chunk *c)
+/* A read reply's data, straight from the receive buffer into the caller's
+ * buffer (conn.c has checked it is no longer than the chunk). */
+static void read_put(void *arg, const uint8_t *data, size_t len)
 {
-	return tl->count == 1 || tdl_layout_run(tl, c->obj_off, c->len) == c->len;
+	move_chunk(arg, 0, len, data, NULL, 1);
 }
 
 /* The chunks of [off, off+len), interleaved across slots. */
@@ -365,10 +378,10 @@ static uint64_t undo_tail(tessera_file *f, const struct io_chunk *chunks, size_t
 static ssize_t striped_io(tessera_file *f, uint8_t *buf, size_t len, uint64_t off, int write)
 {
 	tessera_fs *fs = f->fs;
-	struct tdl_layout tl = tdl_of(&f->layout);
 	const char *what = write ? "write" : "read";
 	Tessera__Capability *cap = (Tessera__Capability *)tc_cap_get(f);
 	size_t n = 0, window = fs->cfg.window;
+	struct io_call call = { tdl_of(&f->layout), off, buf };
 	struct io_chunk *chunks;
 	struct tc_req **reqs;
 	int rc = 0, short_read = 0;
@@ -396,6 +409,7 @@ static ssize_t striped_io(tessera_file *f, uint8_t *buf, size_t len, uint64_t of
 			struct io_chunk *c = &chunks[first + i];
 			uint32_t server = f->layout.servers[c->slot];
 
+			c->call = &call;
 			if (write) {
 				Tessera__WriteRequest m = TESSERA__WRITE_REQUEST__INIT;
 
@@ -405,7 +419,7 @@ static ssize_t striped_io(tessera_file *f, uint8_t *buf, size_t len, uint64_t of
 				m.cap = cap;
 				reqs[i] = tc_req_new(fs, (int)server, TP_OP_WRITE, &m.base, NULL, c->len);
 				if (reqs[i])
-					move_chunk(&tl, c, off, buf, tc_req_data(reqs[i]), 0);
+					move_chunk(c, 0, c->len, NULL, tc_req_data(reqs[i]), 0);
 			} else {
 				Tessera__ReadRequest m = TESSERA__READ_REQUEST__INIT;
 
@@ -416,13 +430,9 @@ static ssize_t striped_io(tessera_file *f, uint8_t *buf, size_t len, uint64_t of
 				m.cap = cap;
 				reqs[i] = tc_req_new(fs, (int)server, TP_OP_READ, &m.base, NULL, 0);
 				if (reqs[i]) {
-					uint64_t logical = tdl_layout_unmap(&tl, c->slot, c->obj_off);
-
-					c->stage = chunk_contiguous(&tl, c) ? NULL : malloc(c->len);
-					reqs[i]->data_dst = c->stage ? c->stage : buf + (logical - off);
 					reqs[i]->data_cap = c->len;
-					if (!c->stage && !chunk_contiguous(&tl, c))
-						rc = -ENOMEM;
+					reqs[i]->data_put = read_put;
+					reqs[i]->data_arg = c;
 				}
 			}
 			if (!reqs[i])
@@ -448,21 +458,13 @@ static ssize_t striped_io(tessera_file *f, uint8_t *buf, size_t len, uint64_t of
 				c->has_before = wr->has_size_before;
 				c->before = wr->size_before;
 			}
-			if (!rc && !write) {
-				size_t got = reqs[i]->data_len;
-				uint8_t *dst = reqs[i]->data_dst;
-
-				if (got < c->len) {
-					/* Past the object's end: a hole, or past EOF
-					 * (decided below from the file size). */
-					memset(dst + got, 0, c->len - got);
-					short_read = 1;
-				}
-				if (c->stage)
-					move_chunk(&tl, c, off, buf, c->stage, 1);
+			if (!rc && !write && reqs[i]->data_len < c->len) {
+				/* Past the object's end: a hole, or past EOF
+				 * (decided below from the file size). */
+				move_chunk(c, reqs[i]->data_len, c->len - reqs[i]->data_len, NULL,
+					   NULL, 1);
+				short_read = 1;
 			}
-			free(c->stage);
-			c->stage = NULL;
 			tc_req_free(fs, reqs[i]);
 			reqs[i] = NULL;
 		}

@@ -47,6 +47,28 @@ struct tnet {
 	struct tnet_peer_name *names; /* open-addressing cache of raw names */
 };
 
+/*
+ * rxm keeps two pools of 1024 eager buffers per endpoint, plus one per
+ * connection, each buffer `FI_OFI_RXM_BUFFER_SIZE` bytes (16 KiB by
+ * default) and all touched when created: some 85 MB of resident memory in
+ * a process that only asks the metadata daemon a question. Our messages
+ * are either small (metadata, under 4 KiB) or bulk (up to max_io, which
+ * goes by rendezvous whatever this size), so 4 KiB eager buffers cost
+ * nothing in speed and cut that to about 21 MB. Both ends of a connection
+ * must agree on the size (rxm refuses a connection between ends whose
+ * eager limits differ), which is why every Tessera process sets the same
+ * default, and only when the user has not set the variable. libfabric
+ * reads it once, when it starts (the first fi_getinfo in the process), so
+ * this runs before ours; a program that started libfabric earlier must
+ * have it in its environment (tessera-mpi-env.sh exports it for MPI).
+ */
+#define TNET_RXM_BUFFER_SIZE "4096"
+
+static void tnet_env_defaults(void)
+{
+	setenv("FI_OFI_RXM_BUFFER_SIZE", TNET_RXM_BUFFER_SIZE, 0);
+}
+
 static int fi_err(int rc)
 {
 	/* libfabric's codes are errno values (negated), plus a few of its own
@@ -73,6 +95,7 @@ int tnet_open(const struct tnet_opts *opts, struct tnet **out, char *err, size_t
 	hints->domain_attr->threading = FI_THREAD_SAFE;
 	hints->domain_attr->mr_mode = FI_MR_UNSPEC;
 	hints->fabric_attr->prov_name = strdup(opts->provider);
+	tnet_env_defaults();
 	step = "fi_getinfo";
 	rc = fi_getinfo(TNET_FI_VERSION, opts->node, opts->service,
 			opts->listen ? FI_SOURCE : 0, hints, &net->info);

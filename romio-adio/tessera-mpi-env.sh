@@ -22,3 +22,9 @@ _tessera_sysdir=$(ompi_info --path pkglibdir --parsable 2>/dev/null | sed -n "s/
 [ -d "$_tessera_sysdir" ] || _tessera_sysdir=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
 export OMPI_MCA_mca_base_component_path="$(cd "$_tessera_comp" 2>/dev/null && pwd || echo "$_tessera_comp"):$_tessera_sysdir"
 unset _tessera_here _tessera_inst _tessera_comp _tessera_sysdir
+# Tessera's processes use 4 KiB rxm eager buffers (README "Start-up") and
+# set this themselves before libfabric starts; but Open MPI may start
+# libfabric in MPI_Init, before the ROMIO driver connects, and rxm refuses
+# connections between ends of different sizes. So MPI jobs get it from
+# the environment.
+export FI_OFI_RXM_BUFFER_SIZE=${FI_OFI_RXM_BUFFER_SIZE:-4096}

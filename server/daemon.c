@@ -1034,6 +1034,16 @@ int srv_create(const struct srv_opts *opts, const struct srv_role *role, struct 
 	/* Closing a peer's connection (tnet_forget) must release what the
 	 * provider holds for it: libfabric's documented switch. */
 	setenv("FI_AV_REMOVE_CLEANUP", "1", 1);
+	/* Read replies are up to max_io bytes each and live for one request.
+	 * Left to itself, glibc serves such blocks by mmap, or trims the
+	 * heap's top after a free, so each request paid page faults and the
+	 * zeroing of a fresh MiB: a third of a storage daemon's time in a
+	 * streaming read. Keep them on the heap (below the mmap threshold,
+	 * whose most is 32 MiB) and leave trimming to on_tick's malloc_trim
+	 * after a burst of debt. */
+	mallopt(M_MMAP_THRESHOLD, (int)(2 * srv->max_frame < SRV_TRIM_ABOVE ? 2 * srv->max_frame
+									    : SRV_TRIM_ABOVE));
+	mallopt(M_TRIM_THRESHOLD, (int)SRV_TRIM_ABOVE);
 	to.buf_size = srv->max_frame;
 	rc = tnet_open(&to, &srv->net, err, errlen);
 	if (rc) {

@@ -16,6 +16,10 @@
 /* The CRC32C of buf[0..len) continued from `crc` (0 to start): chaining
  * ios_crc32c(ios_crc32c(0, a, n), b, m) equals the CRC of a then b. */
 uint32_t ios_crc32c(uint32_t crc, const void *buf, size_t len);
+/* The CRC32C of each of n consecutive blocks of `block` bytes (each from
+ * 0) into out[0..n): with the instruction, three blocks are done at once,
+ * about three times as fast as one call per block. */
+void ios_crc32c_blocks(const void *buf, size_t n, size_t block, uint32_t *out);
 /* The same, always by the table (to test one against the other). */
 uint32_t ios_crc32c_table(uint32_t crc, const void *buf, size_t len);
 /* 1 if ios_crc32c uses the CPU's instruction. */

@@ -66,6 +66,12 @@ static int sys_fdatasync(struct ios_disk *d, int fd)
 	return fdatasync(fd) ? -errno : 0;
 }
 
+static void sys_writeback(struct ios_disk *d, int fd, off_t off, off_t len)
+{
+	(void)d;
+	(void)sync_file_range(fd, off, len, SYNC_FILE_RANGE_WRITE);
+}
+
 static int sys_mkdir(struct ios_disk *d, const char *path, mode_t mode)
 {
 	(void)d;
@@ -117,6 +123,7 @@ static const struct ios_disk_ops sys_ops = {
 	.statvfs = sys_statvfs,
 	.rename = sys_rename,
 	.destroy = sys_destroy,
+	.writeback = sys_writeback,
 };
 
 int ios_disk_system(struct ios_disk **out)

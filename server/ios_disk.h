@@ -53,6 +53,9 @@ struct ios_disk_ops {
 	int (*rename)(struct ios_disk *d, const char *from, const char *to);
 	/* Free the disk (and any disk it wraps). */
 	void (*destroy)(struct ios_disk *d);
+	/* Start writing [off, off+len) of a descriptor to the device without
+	 * waiting (a hint: may be NULL, its failure changes nothing). */
+	void (*writeback)(struct ios_disk *d, int fd, off_t off, off_t len);
 };
 
 struct ios_disk {

@@ -245,6 +245,14 @@ static int f_fdatasync(struct ios_disk *d, int fd)
 	return rc ? rc : f->inner->ops->fdatasync(f->inner, fd);
 }
 
+static void f_writeback(struct ios_disk *d, int fd, off_t off, off_t len)
+{
+	struct fault_disk *f = fault_of(d);
+
+	if (f->inner->ops->writeback)
+		f->inner->ops->writeback(f->inner, fd, off, len);
+}
+
 static int f_mkdir(struct ios_disk *d, const char *path, mode_t mode)
 {
 	struct fault_disk *f = fault_of(d);
@@ -304,6 +312,7 @@ static const struct ios_disk_ops fault_ops = {
 	.statvfs = f_statvfs,
 	.rename = f_rename,
 	.destroy = f_destroy,
+	.writeback = f_writeback,
 };
 
 /* ----------------------------------------------------------- the spec */

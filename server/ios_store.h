@@ -36,6 +36,10 @@ struct ios_disk;
  * (bytes past its end count as zeros). */
 #define IOS_BLOCK 4096
 
+/* Writes of at least this many bytes start their writeback at once (the
+ * disk's writeback op); smaller ones are left to the kernel and SYNC. */
+#define IOS_WRITEBACK_MIN (256u << 10)
+
 /* ios_store_open flags. IOS_STORE_NEW: a directory without a store gets a
  * new, empty one (else only a directory that did not exist does, and one
  * that existed is remade: see above); a remade store becomes an ordinary

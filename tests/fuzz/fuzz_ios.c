@@ -174,7 +174,7 @@ static void fzd_destroy(struct ios_disk *d)
 static const struct ios_disk_ops fz_disk_ops = {
 	sizeof(struct ios_disk_ops), fzd_open, fzd_unlink, fzd_close, fzd_preadv, fzd_pwritev,
 	fzd_fstat, fzd_ftruncate, fzd_fdatasync, fzd_mkdir, fzd_syncdir, fzd_statvfs,
-	fzd_rename, fzd_destroy,
+	fzd_rename, fzd_destroy, NULL /* no writeback hint */,
 };
 
 /* Remove the files the last input made, and the store's own (renamed in,

@@ -2,8 +2,8 @@
  * test_ios_faults.c - the storage daemon's object store (server/ios_store.h)
  * over a fault disk over the system disk (server/ios_disk.h), in a fresh
  * temporary directory per test: the spec's grammar, which call each rule
- * fails, lost objects, the counters kept beside objects, and the ops
- * table's size check.
+ * fails, lost objects, the counters kept beside objects, the ops
+ * table's size check, and the writeback hint of large writes.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -264,6 +264,83 @@ static void test_ops_size(void **state)
 	f->st = NULL;
 }
 
+/* A system disk that records the writeback hints it is given. Its other
+ * ops are the system's, which do not look at the disk they are called on
+ * (as in test_ops_size); it lives on the stack, so destroy does nothing. */
+struct wb_disk {
+	struct ios_disk d;
+	struct ios_disk_ops ops;
+	int calls;
+	off_t off, len;
+};
+
+static void wb_writeback(struct ios_disk *d, int fd, off_t off, off_t len)
+{
+	struct wb_disk *w = (struct wb_disk *)d;
+
+	(void)fd;
+	w->calls++;
+	w->off = off;
+	w->len = len;
+}
+
+static void wb_destroy(struct ios_disk *d)
+{
+	(void)d;
+}
+
+static void test_writeback(void **state)
+{
+	struct fx *f = *state;
+	struct wb_disk w;
+	struct ios_disk *fault;
+	struct ios_piece big = { IOS_BLOCK, IOS_WRITEBACK_MIN }, small = { 0, IOS_BLOCK };
+	uint8_t *data = malloc(IOS_WRITEBACK_MIN), *back = malloc(IOS_WRITEBACK_MIN);
+	uint64_t calls = 0, size;
+	char err[256], *msg = NULL;
+
+	assert_non_null(data);
+	assert_non_null(back);
+	memset(&w, 0, sizeof(w));
+	assert_int_equal(ios_disk_system(&f->disk), 0);
+	w.ops = *f->disk->ops;
+	w.ops.writeback = wb_writeback;
+	w.ops.destroy = wb_destroy;
+	w.d.ops = &w.ops;
+	/* through a fault disk whose rule never fires: it passes hints on */
+	if (ios_disk_faults(&w.d, "read@1000000", &fault, err, sizeof(err)))
+		fail_msg("faults: %s", err);
+	if (ios_store_open(f->dir, 4, IOS_STORE_NEW, fault, &f->st, NULL, &msg))
+		fail_msg("store: %s", msg);
+	for (size_t i = 0; i < IOS_WRITEBACK_MIN; i++)
+		data[i] = (uint8_t)(i * 7 + 1);
+
+	/* a small write is left to the kernel */
+	assert_int_equal(ios_write_pieces(f->st, A, &small, 1, data, &calls), IOS_BLOCK);
+	assert_int_equal(w.calls, 0);
+	/* a large one starts its writeback: exactly its range */
+	assert_int_equal(ios_write_pieces(f->st, A, &big, 1, data, &calls), IOS_WRITEBACK_MIN);
+	assert_int_equal(w.calls, 1);
+	assert_int_equal(w.off, IOS_BLOCK);
+	assert_int_equal(w.len, IOS_WRITEBACK_MIN);
+	assert_int_equal(ios_read_pieces(f->st, A, &big, 1, back, &size, &calls),
+			 IOS_WRITEBACK_MIN);
+	assert_memory_equal(back, data, IOS_WRITEBACK_MIN);
+	/* a disk without the op: the write is the same, with no hint */
+	w.ops.writeback = NULL;
+	assert_int_equal(ios_write_pieces(f->st, B, &big, 1, data, &calls), IOS_WRITEBACK_MIN);
+	assert_int_equal(w.calls, 1);
+	assert_int_equal(ios_read_pieces(f->st, B, &big, 1, back, &size, &calls),
+			 IOS_WRITEBACK_MIN);
+	assert_memory_equal(back, data, IOS_WRITEBACK_MIN);
+
+	ios_store_close(f->st);
+	f->st = NULL;
+	fault->ops->destroy(fault);
+	free(data);
+	free(back);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -276,6 +353,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_counter_write_fails, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_counter_torn_and_removed, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_ops_size, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_writeback, fx_setup, fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
