@@ -418,11 +418,13 @@ static struct tc_req *find_pending(tessera_fs *fs, uint64_t reqid)
  * unanswered (answering would mean sending to an address nobody vouched
  * for), so a client would learn of it only at its timeout. Instead, a
  * request that has heard nothing from its daemon for TC_PROBE_NS has one
- * AUTH probe sent on its behalf (at most one in flight per daemon). Its
- * answer names the daemon's start (boot): the same one means the daemon is
- * merely busy, and the probe's session is left to idle out; another means
- * it restarted, and the probe's session replaces the lost one, and every
- * request still waiting on the lost session is sealed again and resent.
+ * AUTH probe sent on its behalf (at most one in flight per daemon), which
+ * asks after the session it holds. When the daemon still knows it (and
+ * has not restarted: its boot id is the same) the daemon is merely busy,
+ * and the probe's session is left to idle out; otherwise (restarted, or
+ * the session was evicted) the probe's session replaces the lost one, and
+ * every request still waiting on the lost session is sealed again and
+ * resent.
  */
 #define TC_PROBE_NS (250ull * 1000000u)
 
@@ -470,7 +472,7 @@ static void probe_answered(tessera_fs *fs, struct tc_req *p, const struct tp_fra
 
 	if (fr->hdr.status == 0)
 		rep = (Tessera__AuthReply *)tp_body_unpack(fr, &tessera__auth_reply__descriptor);
-	if (rep && rep->session && ses->valid && rep->boot != ses->boot) {
+	if (rep && rep->session && ses->valid && (!rep->known || rep->boot != ses->boot)) {
 		ses->s.id = rep->session;
 		memcpy(ses->s.key, p->ses.key, TP_KEY_SIZE);
 		ses->boot = rep->boot;
@@ -505,6 +507,7 @@ static void maybe_probe(tessera_fs *fs, struct tc_req *r, uint64_t now)
 			   err, sizeof(err)))
 		return; /* no munged: the request waits for its timeout */
 	m.credential = cred;
+	m.session = ses->s.id;
 	p = tc_req_new(fs, r->server, TP_OP_AUTH, &m.base, NULL, 0);
 	free(cred);
 	if (p)

@@ -29,7 +29,6 @@
 
 #include "tproto.h"
 
-_Static_assert(TP_KEY_SIZE == crypto_auth_KEYBYTES, "session key is crypto_auth's");
 
 #define TP_TARGET_MAX 32
 

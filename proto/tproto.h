@@ -37,7 +37,7 @@
 #define TP_VERSION     2
 #define TP_HDR_SIZE    72
 #define TP_MAC_OFF     40
-#define TP_MAC_SIZE    32  /* crypto_auth (HMAC-SHA-512-256) */
+#define TP_MAC_SIZE    32  /* keyed BLAKE2b-256 (seal.c) */
 #define TP_KEY_SIZE    32
 #define TP_FLAG_REPLY  0x1
 #define TP_MAX_ADDR    256

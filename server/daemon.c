@@ -723,6 +723,13 @@ static void srv_auth(struct srv *srv, struct srv_req *req)
 				req->ident.uid, srv_sessions_count(srv->sessions));
 		goto out;
 	}
+	/* A probe asks after a session it holds (evicted, or lost in a
+	 * restart?); only about its own uid's. */
+	if (m->session) {
+		struct srv_session *old = srv_session_find(srv->sessions, m->session);
+
+		rep.known = old && old->ident.uid == req->ident.uid;
+	}
 	rep.session = req->ident.session;
 	rep.uid = req->ident.uid;
 	rep.gid = req->ident.gid;
