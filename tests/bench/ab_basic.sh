@@ -32,7 +32,7 @@ up() {
 	{
 		echo "mds = 127.0.0.1:$(free_port)"
 		for _ in 1 2 3 4; do echo "ios = 127.0.0.1:$(free_port)"; done
-		if strings "$bin/tessera-mds" | grep -q '^key_file$'; then
+		if grep -qa 'no key_file in the config' "$bin/tessera-mds"; then
 			(umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$d/key")
 			echo "key_file = $d/key"
 		fi
@@ -45,6 +45,7 @@ up() {
 	done
 	for f in mds ios0 ios1 ios2 ios3; do
 		for _ in $(seq 200); do [ -s "$d/$f.pid" ] && break; sleep 0.05; done
+		[ -s "$d/$f.pid" ] || { echo "ab_basic: $f of $1 did not start:" >&2; cat "$d/log" >&2; exit 1; }
 	done
 }
 
