@@ -5,7 +5,7 @@
 # component from Debian's source, fetched with apt-get source.)
 set -eu
 pkgs="build-essential pkg-config libfabric-dev libfabric-bin libev-dev
-libleveldb-dev libprotobuf-c-dev protobuf-c-compiler libcmocka-dev clang
+libleveldb-dev libprotobuf-c-dev protobuf-c-compiler libcmocka-dev clang libssl-dev
 libfuse3-dev fuse3 fio python3-matplotlib iproute2
 openmpi-bin libopenmpi-dev libhdf5-openmpi-dev hdf5-tools libnetcdf-mpi-dev
 netcdf-bin libpnetcdf-dev dpkg-dev autoconf automake libtool patch"
