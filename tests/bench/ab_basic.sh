@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# ab_basic.sh BUILD_A BUILD_B [ROUNDS] - the same figures from two builds,
+# alternated A B A B... in one run so both see the same machine: the time
+# of `tessera cp` of a 1 GiB file into Tessera and back out, and the
+# metadata rates of tessera-bench-basic (create, stat, unlink). Each round
+# of each build gets a fresh cluster (1 metadata + 4 storage daemons on
+# loopback, state under $TMPDIR). A build whose daemons want a capability
+# key (README, "Security: capabilities") gets one. Figures, not a test:
+# the last lines give each figure's median per build and B's ratio to A.
+#
+#   tests/bench/ab_basic.sh /work/main/build build 3
+set -euo pipefail
+a=$(realpath "$1") b=$(realpath "$2") rounds=${3:-3}
+mib=${AB_MIB:-1024} files=${AB_FILES:-5000}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tessera-ab.XXXXXX")
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+free_port() {
+	python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'
+}
+
+# up BUILD DIR: a cluster of BUILD's daemons under DIR (config DIR/conf).
+up() {
+	local bin=$1/bin d=$2
+	mkdir -p "$d"
+	{
+		echo "mds = 127.0.0.1:$(free_port)"
+		for _ in 1 2 3 4; do echo "ios = 127.0.0.1:$(free_port)"; done
+		if grep -qa 'no key_file in the config' "$bin/tessera-mds"; then
+			(umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$d/key")
+			echo "key_file = $d/key"
+		fi
+	} >"$d/conf"
+	"$bin/tessera-mds" -c "$d/conf" -d "$d/mds" -p "$d/mds.pid" 2>>"$d/log" &
+	pids+=($!)
+	for i in 0 1 2 3; do
+		"$bin/tessera-ios" -c "$d/conf" -d "$d/ios$i" -i "$i" -p "$d/ios$i.pid" 2>>"$d/log" &
+		pids+=($!)
+	done
+	for f in mds ios0 ios1 ios2 ios3; do
+		for _ in $(seq 200); do [ -s "$d/$f.pid" ] && break; sleep 0.05; done
+		[ -s "$d/$f.pid" ] || { echo "ab_basic: $f of $1 did not start:" >&2; cat "$d/log" >&2; exit 1; }
+	done
+}
+
+down() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	pids=()
+}
+
+ns() { # COMMAND...: its wall time in nanoseconds
+	local t0
+	t0=$(date +%s%N)
+	"$@" >/dev/null
+	echo $(($(date +%s%N) - t0))
+}
+mbps() { python3 -c "print($mib * 1.048576 / ($1 / 1e9))"; } # NS: MB/s of the copy
+
+head -c "$((mib << 20))" /dev/urandom >"$tmp/src"
+results=$tmp/results
+for r in $(seq "$rounds"); do
+	for which in A B; do
+		build=$a
+		[ "$which" = B ] && build=$b
+		d=$tmp/$which$r
+		up "$build" "$d"
+		tin=$(ns "$build/bin/tessera" -c "$d/conf" cp "$tmp/src" tessera:/big)
+		tout=$(ns "$build/bin/tessera" -c "$d/conf" cp tessera:/big "$tmp/out")
+		cmp -s "$tmp/src" "$tmp/out" || { echo "ab_basic: $which: copy differs" >&2; exit 1; }
+		rm -f "$tmp/out"
+		mkdir -p "$d/local"
+		meta=$("$build/bin/tessera-bench-basic" -c "$d/conf" -l "$d/local" -s 1 -n "$files" -p 1)
+		down
+		echo "$which cp_in_MBps $(mbps "$tin")" >>"$results"
+		echo "$which cp_out_MBps $(mbps "$tout")" >>"$results"
+		for op in create stat unlink; do
+			echo "$which ${op}_ops $(echo "$meta" | awk -v op="$op" '$1 == op { print $2; exit }')" \
+				>>"$results"
+		done
+		echo "round $r $which: $(grep "^$which " "$results" | tail -5 | cut -d' ' -f2- | tr '\n' ' ')"
+		rm -rf "$d"
+	done
+done
+python3 - "$results" <<'EOF'
+import statistics, sys
+vals = {}
+for line in open(sys.argv[1]):
+    w, k, v = line.split()
+    vals.setdefault(k, {}).setdefault(w, []).append(float(v))
+print("%-14s %12s %12s %8s" % ("median of", "A", "B", "B/A"))
+for k, d in vals.items():
+    ma, mb = statistics.median(d["A"]), statistics.median(d["B"])
+    print("%-14s %12.1f %12.1f %8.3f" % (k, ma, mb, mb / ma))
+EOF
