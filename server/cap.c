@@ -1,5 +1,6 @@
 /* cap.c - capability keys, signing and MAC checks (cap.h). The
- * cryptography is OpenSSL's HMAC-SHA256. */
+ * cryptography is libsodium's HMAC-SHA256 (the frames' MACs use the same
+ * library: proto/seal.c). */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -10,11 +11,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
+#include <sodium.h>
 
 #include "cap.h"
+
+_Static_assert(CAP_KEY_LEN == crypto_auth_hmacsha256_KEYBYTES, "the key is an HMAC-SHA256 key");
+_Static_assert(TP_CAP_MAC_LEN == crypto_auth_hmacsha256_BYTES, "a capability MAC is one HMAC-SHA256");
 
 int cap_key_load(const char *path, struct cap_key *key, char *err, size_t errlen)
 {
@@ -113,13 +115,10 @@ size_t cap_encode(const Tessera__Capability *c, uint8_t *buf)
 static int mac_of(const struct cap_key *key, const Tessera__Capability *c, uint8_t *mac)
 {
 	uint8_t buf[8 + 8 + 4 + 4 + 8 + 4 + 8 * CAP_MAX_HANDLES];
-	unsigned len = TP_CAP_MAC_LEN;
 
 	if (c->n_handles > CAP_MAX_HANDLES)
 		return -EINVAL;
-	if (!HMAC(EVP_sha256(), key->key, CAP_KEY_LEN, buf, cap_encode(c, buf), mac, &len) ||
-	    len != TP_CAP_MAC_LEN)
-		return -EIO;
+	crypto_auth_hmacsha256(mac, buf, cap_encode(c, buf), key->key);
 	return 0;
 }
 
@@ -140,5 +139,5 @@ int cap_mac_ok(const struct cap_key *key, const Tessera__Capability *c)
 
 	if (c->mac.len != TP_CAP_MAC_LEN || mac_of(key, c, mac))
 		return 0;
-	return CRYPTO_memcmp(mac, c->mac.data, TP_CAP_MAC_LEN) == 0;
+	return sodium_memcmp(mac, c->mac.data, TP_CAP_MAC_LEN) == 0;
 }

@@ -1,7 +1,7 @@
 # tests/: unit tests (CMocka, tests/unit/test_*.c, one binary each) and
 # integration tests (tests/integ/test_*.c binaries that start daemons, and
 # tests/integ/*.sh scripts).
-SYS_LIBS := -lfabric -lprotobuf-c -lmunge -lsodium -lleveldb -lev -lm -lcrypto
+SYS_LIBS := -lfabric -lprotobuf-c -lmunge -lsodium -lleveldb -lev -lm
 
 # The part libraries in link order: users before what they use.
 LINK_LIBS = $(filter %/libtclient.a,$(LIBS)) $(filter %/libtserver.a,$(LIBS)) \
