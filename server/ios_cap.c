@@ -191,6 +191,15 @@ int ios_cap_check(struct ios *ios, struct srv_req *req)
 		return srv_reply_error(req, -EACCES, "%s of %s on storage daemon %u: permission"
 				       " denied: capability does not verify (forged or from"
 				       " another file system)", what, obj, ios->index), -EACCES;
+	/* Bound to whom it was issued: a capability sniffed from the network
+	 * or handed to another user serves nobody else. A uid 0 session (the
+	 * FUSE mount acting for its callers, the metadata daemon's purger)
+	 * may present anyone's. */
+	if (req->ident.uid != 0 && req->ident.uid != n.cap->uid)
+		return srv_reply_error(req, -EACCES, "%s of %s on storage daemon %u: permission"
+				       " denied: the capability (file %016" PRIx64 ") was issued"
+				       " to uid %u, not to the caller (uid %u)", what, obj,
+				       ios->index, n.cap->file, n.cap->uid, req->ident.uid), -EACCES;
 	if (cap_now_ns() > n.cap->expires_ns + IOS_CAP_SKEW_NS)
 		return srv_reply_error(req, -EKEYEXPIRED, "%s of %s on storage daemon %u:"
 				       " capability for file %016" PRIx64 " expired",

@@ -424,12 +424,15 @@ static void test_other_user(void **state)
 
 /* The same from a process that really is another user (uid 65534), with
  * its own connection: it cannot read the key, open, open from a share
- * built from get_layout, or reach the objects with raw frames. */
+ * built from get_layout, or reach the objects with raw frames, not even
+ * with root's own capability for the file (sniffed, say): a capability
+ * serves only the uid it was issued to. */
 static void test_unprivileged_process(void **state)
 {
 	struct cluster *c = *state;
 	struct tessera_layout l;
 	tessera_file *f = victim(c, "/root-only", 13, &l);
+	Tessera__Capability *roots;
 	pid_t pid;
 	int status;
 
@@ -437,6 +440,7 @@ static void test_unprivileged_process(void **state)
 		tessera_close(f);
 		skip(); /* setresuid needs root */
 	}
+	roots = file_cap(f);
 	/* The client reads the config; the key stays root's (0600). */
 	assert_int_equal(chmod(c->dir, 0711), 0);
 	assert_int_equal(chmod(c->conf, 0644), 0);
@@ -472,6 +476,11 @@ static void test_unprivileged_process(void **state)
 			if (attempt(&raw, every_op[i], share.layout.handles[0], err, sizeof(err)) !=
 			    -EACCES)
 				fails |= 16;
+		raw.cap = roots;
+		for (size_t i = 0; i < N_OPS; i++)
+			if (attempt(&raw, every_op[i], share.layout.handles[0], err, sizeof(err)) !=
+				    -EACCES || !strstr(err, "issued to uid 0"))
+				fails |= 32;
 		tnet_close(raw.net);
 		tessera_disconnect(fs);
 		_exit(fails);
@@ -480,6 +489,7 @@ static void test_unprivileged_process(void **state)
 	assert_true(WIFEXITED(status));
 	if (WEXITSTATUS(status))
 		fail_msg("as uid 65534: failed checks 0x%x", WEXITSTATUS(status));
+	protobuf_c_message_free_unpacked(&roots->base, NULL);
 	assert_int_equal(chmod(c->dir, 0700), 0);
 	tessera_close(f);
 	intact(c, "/root-only", 13);
