@@ -431,16 +431,16 @@ void raw_auth(struct raw *raw, const char *munge_sock, const char *target)
 	raw->last_auth = NULL;
 }
 
-void raw_open_at(const char *conf, int ios, struct raw *raw)
+void raw_connect(const char *conf, int ios, struct raw *raw, struct tp_config *cfg,
+		 char target[RAW_TARGET_LEN])
 {
-	struct tp_config cfg;
 	struct tnet_opts to = { "tcp;ofi_rxm", NULL, NULL, 0, 1 << 21, 4 };
 	const struct tp_server *s;
-	char err[512], target[32];
+	char err[512];
 
 	memset(raw, 0, sizeof(*raw));
-	assert_int_equal(tp_config_load(conf, &cfg, err, sizeof(err)), 0);
-	s = ios < 0 ? &cfg.mds : &cfg.ios[ios];
+	assert_int_equal(tp_config_load(conf, cfg, err, sizeof(err)), 0);
+	s = ios < 0 ? &cfg->mds : &cfg->ios[ios];
 	to.node = s->host;
 	to.service = s->port;
 	assert_int_equal(tnet_open(&to, &raw->net, err, sizeof(err)), 0);
@@ -448,9 +448,17 @@ void raw_open_at(const char *conf, int ios, struct raw *raw)
 	assert_int_equal(tnet_name(raw->net, raw->name, &raw->name_len), 0);
 	assert_int_equal(tnet_lookup(raw->net, s->host, s->port, &raw->peer), 0);
 	if (ios < 0)
-		snprintf(target, sizeof(target), "mds");
+		snprintf(target, RAW_TARGET_LEN, "mds");
 	else
-		snprintf(target, sizeof(target), "ios:%d", ios);
+		snprintf(target, RAW_TARGET_LEN, "ios:%d", ios);
+}
+
+void raw_open_at(const char *conf, int ios, struct raw *raw)
+{
+	struct tp_config cfg;
+	char target[RAW_TARGET_LEN];
+
+	raw_connect(conf, ios, raw, &cfg, target);
 	raw_auth(raw, cfg.munge_socket, target);
 }
 

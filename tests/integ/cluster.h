@@ -71,6 +71,11 @@ struct raw {
  * with the daemon `ios` names in config `conf` (-1: the metadata daemon). */
 void raw_open(struct cluster *c, uint32_t ios, struct raw *raw);
 void raw_open_at(const char *conf, int ios, struct raw *raw);
+/* The endpoint alone, without a session: cfg gets the config, target the
+ * daemon's name as credentials give it ("mds", "ios:N"). */
+#define RAW_TARGET_LEN 32
+void raw_connect(const char *conf, int ios, struct raw *raw, struct tp_config *cfg,
+		 char target[RAW_TARGET_LEN]);
 /* Open a session for raw (AUTH with a credential for `target`). */
 void raw_auth(struct raw *raw, const char *munge_sock, const char *target);
 /* The same aimed at the metadata daemon. */

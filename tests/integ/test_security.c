@@ -93,27 +93,13 @@ static int as_nobody(const struct cluster *c, int (*fn)(const char *conf))
 static void raw_open_nobody(const struct cluster *c, int server, struct raw *raw)
 {
 	struct tp_config cfg;
-	struct tnet_opts to = { "tcp;ofi_rxm", NULL, NULL, 0, 1 << 21, 4 };
-	const struct tp_server *s;
 	Tessera__AuthRequest m = TESSERA__AUTH_REQUEST__INIT;
-	char err[512], target[32], cred[4096];
+	char err[512], target[RAW_TARGET_LEN], cred[4096];
 	int fds[2], st;
 	ssize_t got = 0, n;
 	pid_t pid;
 
-	memset(raw, 0, sizeof(*raw));
-	assert_int_equal(tp_config_load(c->conf, &cfg, err, sizeof(err)), 0);
-	s = server < 0 ? &cfg.mds : &cfg.ios[server];
-	to.node = s->host;
-	to.service = s->port;
-	assert_int_equal(tnet_open(&to, &raw->net, err, sizeof(err)), 0);
-	raw->name_len = sizeof(raw->name);
-	assert_int_equal(tnet_name(raw->net, raw->name, &raw->name_len), 0);
-	assert_int_equal(tnet_lookup(raw->net, s->host, s->port, &raw->peer), 0);
-	if (server < 0)
-		snprintf(target, sizeof(target), "mds");
-	else
-		snprintf(target, sizeof(target), "ios:%d", server);
+	raw_connect(c->conf, server, raw, &cfg, target);
 	assert_int_equal(pipe(fds), 0);
 	pid = fork();
 	assert_true(pid >= 0);
