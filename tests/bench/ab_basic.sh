@@ -5,7 +5,8 @@
 # metadata rates of tessera-bench-basic (create, stat, unlink). Each round
 # of each build gets a fresh cluster (1 metadata + 4 storage daemons on
 # loopback, state under $TMPDIR). A build whose daemons want a capability
-# key (README, "Security: capabilities") gets one. Figures, not a test:
+# key (README, "Security: capabilities") gets one, and one that asks munged
+# (README, "Security") gets a munged of the run's own. Figures, not a test:
 # the last lines give each figure's median per build and B's ratio to A.
 #
 #   tests/bench/ab_basic.sh /work/main/build build 3
@@ -14,12 +15,18 @@ a=$(realpath "$1") b=$(realpath "$2") rounds=${3:-3}
 mib=${AB_MIB:-1024} files=${AB_FILES:-5000}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tessera-ab.XXXXXX")
 pids=()
+MUNGED_PID=""
 cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${pids[@]}" $MUNGED_PID; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+if grep -qa 'munge_socket' "$a/bin/tessera-mds" "$b/bin/tessera-mds"; then
+	. "$(dirname "$0")/../integ/munged.sh"
+	mkdir -p "$tmp/munge"
+	munged_start "$tmp/munge"
+fi
 
 free_port() {
 	python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'
@@ -35,6 +42,9 @@ up() {
 		if grep -qa 'no key_file in the config' "$bin/tessera-mds"; then
 			(umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$d/key")
 			echo "key_file = $d/key"
+		fi
+		if grep -qa 'munge_socket' "$bin/tessera-mds"; then
+			echo "munge_socket = $MUNGE_SOCK"
 		fi
 	} >"$d/conf"
 	"$bin/tessera-mds" -c "$d/conf" -d "$d/mds" -p "$d/mds.pid" 2>>"$d/log" &
