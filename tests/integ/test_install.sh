@@ -101,14 +101,15 @@ test_program_installed_pc() {
 }
 
 # The static library carries every part: with the shared libraries it
-# requires (tessera.pc's Requires.private) it links, and the program needs
+# requires (tessera.pc's Requires.private, asked of pkg-config) it links, and the program needs
 # no libtessera.so. (pkg-config --static would also name every library
 # libfabric could use, whose development files are rarely all installed.)
 test_program_static() {
 	local flags
 	flags=$(PKG_CONFIG_PATH=$inst/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root \
 		pkg-config --cflags --libs tessera)
-	flags="${flags/-ltessera/-l:libtessera.a} $(pkg-config --libs libfabric libprotobuf-c)"
+	flags="${flags/-ltessera/-l:libtessera.a} $(pkg-config --libs \
+		"$(PKG_CONFIG_PATH=$inst/lib/pkgconfig pkg-config --print-requires-private tessera)")"
 	echo "static: $flags"
 	# shellcheck disable=SC2086
 	cc -std=c11 -Wall -Wextra -Werror -o "$tmp/client-static" \
