@@ -59,9 +59,9 @@ up() {
 	done
 }
 
-down() {
+down() { # the daemons alone (the run's munged serves every round)
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
 	pids=()
 }
 
