@@ -784,7 +784,7 @@ static int authenticate(tessera_fs *fs, int server)
 		ses->used_ns = now_ns();
 		ses->valid = rep->session != 0;
 		pthread_mutex_unlock(&fs->lock);
-		tc_trace(fs, now_ns() - t, "AUTH with the %s (connection, round trip)", name);
+		tc_trace(fs, now_ns() - t, "AUTH with the %s (address, connection, round trip)", name);
 	}
 	sodium_memzero(r->ses.key, sizeof(r->ses.key));
 	tc_req_free(fs, r);

@@ -110,11 +110,17 @@ void tc_trace(tessera_fs *fs, uint64_t ns, const char *fmt, ...)
 void tc_trace_request(tessera_fs *fs, struct tc_req *const *reqs, size_t n, uint64_t ns)
 {
 	char server[200];
+	unsigned nth;
 
-	if (!fs->trace || n == 0 || fs->trace_requests >= TC_TRACE_REQUESTS)
+	/* threads may run requests at once (the FUSE mount's); the load
+	 * first keeps the count from ever wrapping */
+	if (!fs->trace || n == 0 ||
+	    __atomic_load_n(&fs->trace_requests, __ATOMIC_RELAXED) >= TC_TRACE_REQUESTS)
 		return;
-	fs->trace_requests++;
+	nth = __atomic_add_fetch(&fs->trace_requests, 1, __ATOMIC_RELAXED);
+	if (nth > TC_TRACE_REQUESTS)
+		return;
 	tc_server_name(fs, reqs[0]->server, server, sizeof(server));
-	tc_trace(fs, ns, "request %u: %s to the %s%s", fs->trace_requests,
+	tc_trace(fs, ns, "request %u: %s to the %s%s", nth,
 		 tp_opcode_name(reqs[0]->opcode), server, n > 1 ? " and others" : "");
 }
