@@ -19,7 +19,8 @@
  *   -o attr_timeout=1             seconds the kernel caches attributes
  *   -o negative_timeout=0         a missing name is never cached, so a
  *                                 file made by another mount shows at once
- * and, in init, max_write = max_readahead = 1 MiB.
+ * and, in init, max_write = 1 MiB and max_readahead = 4 MiB, which
+ * set_readahead makes the mount's readahead (see READAHEAD_KB).
  *
  * Close-to-open consistency, as NFS gives: once a writer (another mount,
  * the library, the MPI-IO driver, the CLI) has closed or synced a file, an
@@ -68,7 +69,7 @@
 
 #include "tessera.h"
 
-#define IO_SIZE (1u << 20)   /* max_read, max_write, max_readahead */
+#define IO_SIZE (1u << 20)   /* max_read, max_write */
 /* The mount's readahead, set through sysfs after mounting: the kernel
  * keeps a FUSE mount's at its default (128 KiB) whatever max_readahead
  * says, so a sequential reader had one 128 KiB request in flight, split
@@ -662,8 +663,8 @@ static void usage(FILE *out, const char *prog)
 		"                         (0 everywhere: every mount sees changes at once)\n"
 		"  -o hard_remove         unlink open files at once, not at close\n"
 		"\n"
-		"Always on: default_permissions, max_read=1048576, max_write and\n"
-		"max_readahead 1 MiB. Hard links, symbolic links, special files and\n"
+		"Always on: default_permissions, max_read=1048576, max_write 1 MiB,\n"
+		"readahead 4 MiB. Hard links, symbolic links, special files and\n"
 		"extended attributes are not supported (EPERM, EOPNOTSUPP).\n",
 		prog);
 }
