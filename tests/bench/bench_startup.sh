@@ -48,7 +48,7 @@ row fi_info "fi_info -p tcp (libfabric)"
 row ls "/bin/ls (local)"
 awk -v t="$t_ts" -v f="$t_fi" 'BEGIN {
 	printf "tessera ls / beyond the libfabric floor: %.3f s (libfabric alone is %.0f%% of it)\n",
-		t - f, t > 0 ? 100 * f / t : 0 }'
+		t - f, (t > 0 ? 100 * f / t : 0) }'
 echo "-- one step by step (TESSERA_TRACE_STARTUP=1 tessera ls /)"
 TESSERA_TRACE_STARTUP=1 "$B/bin/tessera" -c "$conf" ls / 2>&1 >/dev/null |
 	sed -n 's/^tessera-startup: *//p'
