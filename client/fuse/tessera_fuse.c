@@ -174,7 +174,8 @@ static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	struct tfuse *t = fuse_get_context()->private_data;
 
 	conn->max_write = IO_SIZE;
-	conn->max_readahead = READAHEAD_KB * 1024; /* the kernel keeps the smaller of this and the bdi's */
+	/* the kernel keeps the smaller of this and the mount's readahead */
+	conn->max_readahead = READAHEAD_KB * 1024;
 	/* libfuse insists that this equals the max_read mount option. */
 	conn->max_read = t->max_read;
 	if (conn->capable & FUSE_CAP_ASYNC_READ)
@@ -708,16 +709,17 @@ static int mount_device(const char *dir, char *dev, size_t len)
 	return found;
 }
 
-/* Raise the new mount's readahead to READAHEAD_KB; on failure say so
- * (reads still work, at the kernel's default readahead). */
-static void set_readahead(const char *mountpoint)
+/* Raise the readahead of the new mount at `dir` (a real path, resolved
+ * before mounting) to READAHEAD_KB; on failure say so (reads still work,
+ * at the kernel's default readahead). */
+static void set_readahead(const char *dir)
 {
-	char dir[4096], dev[64], path[160];
+	char dev[64], path[160];
 	FILE *f;
 
-	if (!realpath(mountpoint, dir) || mount_device(dir, dev, sizeof(dev))) {
+	if (mount_device(dir, dev, sizeof(dev))) {
 		fprintf(stderr, "tessera-fuse: readahead left at the kernel's default: "
-			"%s not found in /proc/self/mountinfo\n", mountpoint);
+			"%s not found in /proc/self/mountinfo\n", dir);
 		return;
 	}
 	snprintf(path, sizeof(path), "/sys/class/bdi/%s/read_ahead_kb", dev);
@@ -802,7 +804,8 @@ int main(int argc, char **argv)
 	struct fuse_loop_config *lc = NULL;
 	struct tfuse t = { NULL, NULL, IO_SIZE };
 	struct fuse *fuse = NULL;
-	char err[512], config[4096];
+	char err[512], config[4096], mount_dir[4096];
+	int mount_ok = 0;
 	int rc = 1;
 
 	/* Our own option, -c CONFIG (or -cCONFIG), comes out; the rest goes
@@ -870,9 +873,19 @@ int main(int argc, char **argv)
 	fuse = fuse_new(&args, &ops, sizeof(ops), &t);
 	if (!fuse)
 		goto out;
+	/* resolved now: once mounted, looking at the mount point would ask
+	 * the mount, whose loop does not run yet */
+	if (!realpath(opts.mountpoint, mount_dir))
+		snprintf(mount_dir, sizeof(mount_dir), "%s", strerror(errno));
+	else
+		mount_ok = 1;
 	if (fuse_mount(fuse, opts.mountpoint) != 0)
 		goto out_destroy;
-	set_readahead(opts.mountpoint);
+	if (mount_ok)
+		set_readahead(mount_dir);
+	else /* mount_dir says why */
+		fprintf(stderr, "tessera-fuse: readahead left at the kernel's default: %s: %s\n",
+			opts.mountpoint, mount_dir);
 	if (fuse_daemonize(opts.foreground) != 0)
 		goto out_unmount;
 	/* After the fork: the fabric and its threads belong to this process. */
