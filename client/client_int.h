@@ -111,6 +111,9 @@ struct tessera_fs {
 	 * zeroing, a fifth of a streaming writer's time. */
 	uint8_t *spares[TC_SPARE_FRAMES];
 	unsigned n_spares;
+	int trace;                     /* trace.c: TESSERA_TRACE_STARTUP */
+	uint64_t trace_t0;             /* the process's start (monotonic ns) */
+	unsigned trace_requests;       /* requests traced so far */
 };
 
 struct tessera_file {
@@ -190,6 +193,16 @@ uint8_t *tc_req_data(struct tc_req *req);
 /* Send all, then wait until each has replied, failed or timed out. Returns
  * 0 if all succeeded, else the first failure's status. */
 int tc_run(tessera_fs *fs, struct tc_req **reqs, size_t n);
+
+/* Start-up tracing (trace.c), on when TESSERA_TRACE_STARTUP is set and not
+ * 0: each step's time and the peak RSS so far go to stderr. */
+uint64_t tc_trace_now(void);
+void tc_trace_init(tessera_fs *fs);
+/* One step, `ns` long, named by fmt; nothing when tracing is off. */
+void tc_trace(tessera_fs *fs, uint64_t ns, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The first few calls of tc_run after the sessions were in place. */
+void tc_trace_request(tessera_fs *fs, struct tc_req *const *reqs, size_t n, uint64_t ns);
 /* One request: run it; on failure set the thread's message to
  * "<what>: <server>: <why>". The caller frees req. */
 int tc_call(tessera_fs *fs, struct tc_req *req, const char *what);

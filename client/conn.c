@@ -147,6 +147,7 @@ static int connect_cfg(tessera_fs *fs, char *err, size_t errlen)
 		.buf_size = tp_config_max_frame(&fs->cfg),
 		.nrecv = fs->cfg.window + 4,
 	};
+	struct tnet_times times = { 0 };
 	int rc;
 
 	fs->peer_ios = calloc(fs->cfg.n_ios, sizeof(*fs->peer_ios));
@@ -157,6 +158,10 @@ static int connect_cfg(tessera_fs *fs, char *err, size_t errlen)
 	rc = tnet_open(&to, &fs->net, err, errlen);
 	if (rc)
 		return rc;
+	tnet_open_times(fs->net, &times);
+	tc_trace(fs, times.getinfo_ns, "fi_getinfo: libfabric starts its providers");
+	tc_trace(fs, times.endpoint_ns, "endpoint: fabric, domain, cq, av, ep");
+	tc_trace(fs, times.buffers_ns, "%u receive buffers posted", to.nrecv);
 	fs->name_len = sizeof(fs->name);
 	rc = tnet_name(fs->net, fs->name, &fs->name_len);
 	if (rc)
@@ -180,6 +185,7 @@ int tessera_connect(const char *config, tessera_fs **out, char *err, size_t errl
 {
 	tessera_fs *fs;
 	char dummy[8];
+	uint64_t t;
 	int rc;
 
 	if (!err) {
@@ -189,11 +195,14 @@ int tessera_connect(const char *config, tessera_fs **out, char *err, size_t errl
 	fs = calloc(1, sizeof(*fs));
 	if (!fs)
 		return -ENOMEM;
+	tc_trace_init(fs);
+	t = now_ns();
 	rc = load_config(config, &fs->cfg, err, errlen);
 	if (rc) {
 		free(fs);
 		return rc;
 	}
+	tc_trace(fs, now_ns() - t, "config read");
 	pthread_key_create(&fs->thread_key, free_thread);
 	pthread_mutex_init(&fs->auth_lock, NULL);
 	pthread_mutex_init(&fs->lock, NULL);
@@ -248,6 +257,7 @@ void tessera_disconnect(tessera_fs *fs)
 
 	if (!fs)
 		return;
+	tc_trace(fs, tc_trace_now() - fs->trace_t0, "tessera_disconnect: process age");
 	tc_leases_stop(fs); /* its thread uses the endpoint */
 	tnet_close(fs->net); /* no completion can arrive after this */
 	while ((r = fs->pending.next) != &fs->pending) { /* only probes are left */
@@ -356,10 +366,13 @@ static int peer_of(tessera_fs *fs, int server, uint64_t *peer)
 	int rc;
 
 	if (!*known) {
+		uint64_t t = now_ns();
+
 		rc = tnet_lookup(fs->net, s->host, s->port, p);
 		if (rc)
 			return rc;
 		*known = 1;
+		tc_trace(fs, now_ns() - t, "address of %s:%s", s->host, s->port);
 	}
 	*peer = *p;
 	return 0;
@@ -735,6 +748,7 @@ static int authenticate(tessera_fs *fs, int server)
 	uint8_t key[TP_KEY_SIZE];
 	struct tc_req *r;
 	char *cred = NULL;
+	uint64_t t;
 	int rc;
 
 	if (server == TC_MDS)
@@ -742,10 +756,13 @@ static int authenticate(tessera_fs *fs, int server)
 	else
 		snprintf(target, sizeof(target), "ios:%d", server);
 	tc_server_name(fs, server, name, sizeof(name));
+	t = now_ns();
 	rc = tp_auth_encode(fs->cfg.munge_socket, target, fs->name, fs->name_len, key, &cred,
 			    err, sizeof(err));
 	if (rc)
 		return tc_fail(fs, rc, "authenticate to the %s: %s", name, err);
+	tc_trace(fs, now_ns() - t, "MUNGE credential for the %s", name);
+	t = now_ns();
 	m.credential = cred;
 	r = tc_req_new(fs, server, TP_OP_AUTH, &m.base, NULL, 0);
 	free(cred);
@@ -767,6 +784,7 @@ static int authenticate(tessera_fs *fs, int server)
 		ses->used_ns = now_ns();
 		ses->valid = rep->session != 0;
 		pthread_mutex_unlock(&fs->lock);
+		tc_trace(fs, now_ns() - t, "AUTH with the %s (address, connection, round trip)", name);
 	}
 	sodium_memzero(r->ses.key, sizeof(r->ses.key));
 	tc_req_free(fs, r);
@@ -814,8 +832,14 @@ static void ensure_sessions(tessera_fs *fs, struct tc_req **reqs, size_t n)
 
 int tc_run(tessera_fs *fs, struct tc_req **reqs, size_t n)
 {
+	uint64_t t;
+	int rc;
+
 	ensure_sessions(fs, reqs, n);
-	return run(fs, reqs, n);
+	t = now_ns();
+	rc = run(fs, reqs, n);
+	tc_trace_request(fs, reqs, n, now_ns() - t);
+	return rc;
 }
 
 int tc_req_fail(tessera_fs *fs, struct tc_req *req, const char *what)

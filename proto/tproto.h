@@ -302,6 +302,15 @@ int tnet_open(const struct tnet_opts *opts, struct tnet **out, char *err,
 	      size_t errlen);
 void tnet_close(struct tnet *net);
 
+/* Where tnet_open's time went, in ns: the first fi_getinfo of a process
+ * is where libfabric initialises every provider it was built with. */
+struct tnet_times {
+	uint64_t getinfo_ns;    /* fi_getinfo */
+	uint64_t endpoint_ns;   /* fabric, domain, cq, av, endpoint, enable */
+	uint64_t buffers_ns;    /* our receive buffers, allocated and posted */
+};
+void tnet_open_times(const struct tnet *net, struct tnet_times *out);
+
 /* The fd that becomes readable when completions may be waiting, or -1 for
  * a provider without wait objects (shm), which must be polled. Before
  * blocking on it call tnet_trywait(): 0 means blocking is safe, -EAGAIN

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rdma/fabric.h>
@@ -45,6 +46,7 @@ struct tnet {
 	unsigned nrecv;
 	struct tnet_rbuf *rbufs;     /* nrecv buffers, all posted when idle */
 	struct tnet_peer_name *names; /* open-addressing cache of raw names */
+	struct tnet_times times;     /* tnet_open's */
 };
 
 /*
@@ -64,9 +66,31 @@ struct tnet {
  */
 #define TNET_RXM_BUFFER_SIZE "4096"
 
+/*
+ * rxm looks at its connection events (a peer's connection request, say)
+ * only every FI_OFI_RXM_CM_PROGRESS_INTERVAL microseconds of progress, 10
+ * ms by default, unless a connection of its own is under way. So a daemon
+ * answered each new client's first message 10 ms late (spinning, as its
+ * completion queue's fd stayed readable meanwhile), and a client that
+ * talks to the metadata daemon and four storage daemons waited 50 ms in
+ * all. 1 ms keeps those checks rare (they cost an fi_eq_read) and a
+ * connection's set-up short. Only this process's progress depends on it,
+ * so processes need not agree on it.
+ */
+#define TNET_RXM_CM_PROGRESS_INTERVAL "1000"
+
 static void tnet_env_defaults(void)
 {
 	setenv("FI_OFI_RXM_BUFFER_SIZE", TNET_RXM_BUFFER_SIZE, 0);
+	setenv("FI_OFI_RXM_CM_PROGRESS_INTERVAL", TNET_RXM_CM_PROGRESS_INTERVAL, 0);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static int fi_err(int rc)
@@ -84,6 +108,7 @@ int tnet_open(const struct tnet_opts *opts, struct tnet **out, char *err, size_t
 	struct fi_av_attr av_attr = { 0 };
 	struct tnet *net = calloc(1, sizeof(*net));
 	const char *step = "fi_allocinfo";
+	uint64_t t = mono_ns();
 	int rc = -ENOMEM;
 
 	if (!hints || !net)
@@ -101,6 +126,8 @@ int tnet_open(const struct tnet_opts *opts, struct tnet **out, char *err, size_t
 			opts->listen ? FI_SOURCE : 0, hints, &net->info);
 	if (rc)
 		goto fail;
+	net->times.getinfo_ns = mono_ns() - t;
+	t = mono_ns();
 	step = "fi_fabric";
 	if ((rc = fi_fabric(net->info->fabric_attr, &net->fabric, NULL)))
 		goto fail;
@@ -136,6 +163,8 @@ int tnet_open(const struct tnet_opts *opts, struct tnet **out, char *err, size_t
 	step = "fi_enable";
 	if ((rc = fi_enable(net->ep)))
 		goto fail;
+	net->times.endpoint_ns = mono_ns() - t;
+	t = mono_ns();
 
 	step = "receive buffers";
 	net->nrecv = opts->nrecv;
@@ -159,6 +188,7 @@ int tnet_open(const struct tnet_opts *opts, struct tnet **out, char *err, size_t
 		if ((rc = tnet_repost(net, rb)))
 			goto fail;
 	}
+	net->times.buffers_ns = mono_ns() - t;
 	fi_freeinfo(hints);
 	*out = net;
 	return 0;
@@ -195,6 +225,11 @@ void tnet_close(struct tnet *net)
 	free(net->rbufs);
 	free(net->names);
 	free(net);
+}
+
+void tnet_open_times(const struct tnet *net, struct tnet_times *out)
+{
+	*out = net->times;
 }
 
 int tnet_fd(struct tnet *net)

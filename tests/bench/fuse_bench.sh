@@ -9,7 +9,14 @@
 #   BENCH_RAND_SIZE file size for the random jobs (default 256M)
 #   BENCH_RUNTIME   seconds per random job (default 15)
 #   BENCH_JOBS      fio jobs for the random jobs (default 4)
+#   BENCH_DD_MIB    MiB for the dd comparison (default 1024)
 #
+# First, dd with 1 MiB blocks through the mount (a write with conv=fsync,
+# then a read of it: each open drops the file's cached pages, so the read
+# crosses FUSE) beside the library's own figure in the same run (`tessera
+# cp` of a local file of the same size in, then out to /dev/null), each
+# twice, alternating, the better of each kept; the ratio is mount over
+# library.
 # Jobs (psync, buffered, fio's default cache invalidation before each
 # job): sequential 1 MiB write then read, one job; random 4 KiB write then
 # read, BENCH_JOBS jobs. The local run reads the local page cache after
@@ -26,7 +33,7 @@ RUNTIME=${BENCH_RUNTIME:-15}
 JOBS=${BENCH_JOBS:-4}
 N_IOS=4
 
-for p in tessera-fuse tessera-mds tessera-ios; do
+for p in tessera tessera-fuse tessera-mds tessera-ios; do
 	[ -x "$BIN/$p" ] || { echo "fuse_bench: $BIN/$p is not built" >&2; exit 1; }
 done
 command -v fio >/dev/null || { echo "fuse_bench: fio is not installed" >&2; exit 1; }
@@ -103,6 +110,31 @@ jobs_for() {
 		--numjobs="$JOBS" --time_based --runtime="$RUNTIME")
 	rm -rf "${dir:?}"/*
 }
+
+# dd_mbps ARGS...: dd's own MB/s figure
+dd_mbps() { dd "$@" 2>&1 | awk '/copied/ { print $(NF - 1) }'; }
+# cp_mbps ARGS...: tessera cp's MB/s figure
+cp_mbps() { "$BIN/tessera" -c "$CONF" cp "$@" | sed -n 's/.*(\([0-9.]*\) MB\/s).*/\1/p'; }
+best() { python3 -c 'import sys; print(max(float(x) for x in sys.argv[1:]))' "$@"; }
+DD_MIB=${BENCH_DD_MIB:-1024}
+head -c "$((DD_MIB << 20))" /dev/zero >"$D/local/dd.src"
+fw=() fr=() lw=() lr=()
+for _ in 1 2; do
+	rm -f "$M/dd"
+	fw+=("$(dd_mbps if=/dev/zero of="$M/dd" bs=1M count="$DD_MIB" conv=fsync)")
+	fr+=("$(dd_mbps if="$M/dd" of=/dev/null bs=1M)")
+	"$BIN/tessera" -c "$CONF" rm /dd.lib >/dev/null 2>&1 || true
+	lw+=("$(cp_mbps "$D/local/dd.src" tessera:/dd.lib)")
+	lr+=("$(cp_mbps tessera:/dd.lib /dev/null)")
+done
+rm -f "$M/dd" "$M/dd.lib" "$D/local/dd.src"
+echo "fuse_bench: dd, 1 MiB blocks, $DD_MIB MiB, best of 2, beside the library (tessera cp) in this run"
+printf '%-8s %12s %12s %8s\n' "" "mount MB/s" "library MB/s" "ratio"
+for dir in write read; do
+	if [ $dir = write ]; then m=$(best "${fw[@]}") l=$(best "${lw[@]}"); else m=$(best "${fr[@]}") l=$(best "${lr[@]}"); fi
+	printf '%-8s %12s %12s %8s\n' "$dir" "$m" "$l" "$(python3 -c "print('%.2f' % ($m / $l if $l else 0))")"
+done
+echo
 
 echo "fuse_bench: $N_IOS storage daemons on $(df --output=source "$D" | tail -1) ($D)"
 echo "  sequential: 1 MiB blocks, $SEQ, 1 job; random: 4 KiB blocks, $RAND file, $JOBS jobs, ${RUNTIME} s"

@@ -2,7 +2,8 @@
 # make bench: bring up a private local cluster (1 mds + 4 ios) under
 # build/bench-var, run the benchmarks beside their local baselines, and
 # stop it. Figures go to stdout and build/bench-results.txt. The scripts
-# tests/bench/bench_*.sh run last: bench_mpi_hpio.sh on this cluster,
+# tests/bench/bench_*.sh run last: bench_mpi_hpio.sh and bench_startup.sh on
+# this cluster, bench_fuse.sh (fuse_bench.sh) on a cluster and mount of its own,
 # bench_locks.sh on clusters of its own (1 to 4 storage daemons).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)

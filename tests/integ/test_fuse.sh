@@ -171,6 +171,22 @@ t_basic() {
 	sync "$M1/basic/a"   # fsync
 }
 
+# The mount raises its readahead to 4 MiB (the kernel keeps FUSE mounts
+# at 128 KiB), and a file read through it in 1 MiB blocks, then from odd
+# offsets, is what was written.
+t_readahead() {
+	local dev kb
+	dev=$(mountpoint -d "$M1")
+	kb=$(cat "/sys/class/bdi/$dev/read_ahead_kb")
+	[ "$kb" = 4096 ] || die "readahead of $M1 ($dev) is $kb KiB, not 4096: $(cat "$D/fuse-$(basename "$M1").log")"
+	head -c 20M /dev/urandom >"$D/ra"
+	cp "$D/ra" "$M1/ra"
+	cmp "$D/ra" "$M1/ra" || die "sequential read differs"
+	dd if="$M1/ra" bs=12345 skip=7 count=300 status=none | cmp - <(dd if="$D/ra" bs=12345 skip=7 count=300 status=none) ||
+		die "read from an odd offset differs"
+	rm -f "$M1/ra" "$D/ra"
+}
+
 t_copy_256m() {
 	head -c 256M /dev/urandom >"$D/big"
 	local t0=$SECONDS
@@ -421,10 +437,11 @@ t_unmount() {
 	fusermount3 -u "$M1"
 }
 
-echo "[==========] Running 14 test(s)."
+echo "[==========] Running 15 test(s)."
 check_here cluster_and_mount t_cluster_and_mount
 if [ ${#failed[@]} -eq 0 ]; then
 	check basic t_basic
+	check readahead t_readahead
 	check copy_256m t_copy_256m
 	check tar_tree t_tar_tree
 	check fio_sequential t_fio_sequential
