@@ -292,47 +292,25 @@ static void read_put(void *arg, const uint8_t *data, size_t len)
 	move_chunk(arg, 0, len, data, NULL, 1);
 }
 
-/* Requests cut to lend (below) carry at least this much. */
-#define IO_LEND_MIN_CHUNK (128u << 10)
-
-/* How long the chunk at object offset `at` may be: max_io, or, when the
- * caller's memory can be lent and strips are large enough, up to the end of
- * the lend_runs-th strip from `at`, so that the request lends its runs
- * instead of gathering them (a stripe of one is contiguous in the buffer
- * whatever its strips). */
-static uint64_t chunk_limit(tessera_fs *fs, const struct tdl_layout *tl, uint64_t at)
-{
-	uint64_t max = fs->cfg.max_io, end;
-
-	if (!fs->lend_runs || tl->count == 1 ||
-	    tl->strip_size * fs->lend_runs < IO_LEND_MIN_CHUNK)
-		return max;
-	end = (at / tl->strip_size + fs->lend_runs) * tl->strip_size;
-	return end - at < max ? end - at : max;
-}
-
 /* The chunks of [off, off+len), interleaved across slots. */
 static struct io_chunk *plan(tessera_fs *fs, const struct tessera_layout *layout, uint64_t off,
 			     uint64_t len, size_t *n_out)
 {
 	struct tdl_layout tl = tdl_of(layout);
-	uint64_t lo[TESSERA_MAX_STRIPE], hi[TESSERA_MAX_STRIPE];
+	uint64_t max = fs->cfg.max_io, lo[TESSERA_MAX_STRIPE], hi[TESSERA_MAX_STRIPE];
 	size_t total = 0, n = 0;
 	struct io_chunk *chunks;
 
 	for (uint32_t s = 0; s < layout->count; s++) {
 		lo[s] = tdl_layout_object_size(&tl, s, off);
 		hi[s] = tdl_layout_object_size(&tl, s, off + len);
-		for (uint64_t at = lo[s]; at < hi[s]; total++)
-			at += chunk_limit(fs, &tl, at);
+		total += (size_t)((hi[s] - lo[s] + max - 1) / max);
 	}
 	chunks = calloc(total ? total : 1, sizeof(*chunks));
 	if (!chunks)
 		return NULL;
 	while (n < total) {
 		for (uint32_t s = 0; s < layout->count; s++) {
-			uint64_t max = chunk_limit(fs, &tl, lo[s]);
-
 			if (lo[s] >= hi[s])
 				continue;
 			chunks[n].slot = s;
