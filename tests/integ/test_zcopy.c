@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -403,6 +404,139 @@ static void test_kill_during_read(void **state)
 	lend_and_stop(*state, BY_KILL, 0);
 }
 
+/*
+ * The same with the daemon stopped or killed while calls are in flight: a
+ * thread reads or writes the file over and over, lending its buffer, and
+ * the daemon goes 150 ms in, with transfers under way (rxm's rendezvous
+ * reading or writing the buffer). The call that fails has let go too.
+ */
+struct looper {
+	tessera_file *f;
+	uint8_t *buf;
+	size_t len;
+	int write;
+	volatile int stop;
+	ssize_t rc;
+	char msg[1024];
+};
+
+static void *loop_io(void *arg)
+{
+	struct looper *l = arg;
+	tessera_fs *fs = tessera_file_fs(l->f);
+
+	while (!l->stop) {
+		ssize_t n = l->write ? tessera_pwrite(l->f, l->buf, l->len, 0)
+				     : tessera_pread(l->f, l->buf, l->len, 0);
+
+		if (n < 0) {
+			snprintf(l->msg, sizeof(l->msg), "%s", tessera_errmsg(fs));
+			/* the buffer is ours again: mark it at once */
+			memset(l->buf, 0x5A, l->len);
+			l->rc = n;
+			break;
+		}
+	}
+	return NULL;
+}
+
+static void stop_mid_call(struct cluster *c, enum stop_how how, int write)
+{
+	struct tessera_layout l = { .strip_size = 1 << 20, .count = 4 };
+	size_t len = 32 << 20;
+	const char *path = write ? "/mid-w" : "/mid-r";
+	struct looper lp = { .len = len, .write = write };
+	struct tessera_copy_stats s0, s1;
+	uint8_t *check = malloc(len);
+	pthread_t th;
+	char name[64];
+	int victim;
+	pid_t pid;
+
+	lp.buf = malloc(len);
+	fill(lp.buf, len, 5);
+	CHECK(c->fs, tessera_open(c->fs, path, O_CREAT | O_RDWR, 0644, &l, &lp.f));
+	assert_int_equal(tessera_pwrite(lp.f, lp.buf, len, 0), (ssize_t)len);
+	tessera_file_layout(lp.f, &l);
+	victim = (int)l.servers[2];
+	pid = c->ios[victim];
+	s0 = copies(c->fs);
+	pthread_create(&th, NULL, loop_io, &lp);
+	usleep(150000);
+	kill(pid, how == BY_STOP ? SIGSTOP : SIGKILL);
+	if (how == BY_KILL) {
+		waitpid(pid, NULL, 0);
+		c->ios[victim] = 0;
+	}
+	for (int i = 0; i < 100 && !lp.rc; i++)
+		usleep(100000);
+	lp.stop = 1;
+	pthread_join(th, NULL);
+	s1 = copies(c->fs);
+	print_message("%s with storage daemon %d %s mid-call: %s\n", write ? "write" : "read",
+		      victim, how == BY_STOP ? "stopped" : "killed", lp.msg);
+	assert_true(lp.rc < 0);
+	assert_non_null(strstr(lp.msg, path));
+	snprintf(name, sizeof(name), "storage daemon %d", victim);
+	assert_non_null(strstr(lp.msg, name));
+	if (write)
+		assert_true(s1.write_direct > s0.write_direct);
+	else
+		assert_true(s1.read_direct > s0.read_direct);
+	if (how == BY_STOP)
+		kill(pid, SIGCONT);
+	usleep(500000);
+	for (size_t i = 0; i < len; i++)
+		if (lp.buf[i] != 0x5A)
+			fail_msg("byte %zu of the buffer changed after the call returned", i);
+	free(lp.buf); /* ASan names any later touch */
+	if (how == BY_KILL) {
+		snprintf(name, sizeof(name), "ios%d", victim);
+		c->ios[victim] = cluster_spawn(c, "tessera-ios", name, victim);
+	}
+	if (write) {
+		ssize_t n = -1;
+
+		for (int tries = 0; tries < 6 && n < 0; tries++) {
+			n = tessera_pread(lp.f, check, len, 0);
+			if (n < 0)
+				usleep(300000);
+		}
+		assert_true(n >= 0);
+		for (ssize_t i = 0; i + 4096 <= n; i += 4096) {
+			size_t k = 0;
+
+			while (k < 4096 && check[i + (ssize_t)k] == 0x5A)
+				k++;
+			if (k == 4096)
+				fail_msg("the file holds the pattern put into the buffer after the "
+					 "call, at %zd", i);
+		}
+	}
+	tessera_close(lp.f);
+	free(check);
+}
+
+static void test_stop_mid_write(void **state)
+{
+	stop_mid_call(*state, BY_STOP, 1);
+}
+
+static void test_stop_mid_read(void **state)
+{
+	stop_mid_call(*state, BY_STOP, 0);
+}
+
+static void test_kill_mid_write(void **state)
+{
+	stop_mid_call(*state, BY_KILL, 1);
+}
+
+static void test_kill_mid_read(void **state)
+{
+	stop_mid_call(*state, BY_KILL, 0);
+}
+
 /* shm cannot be made to let go of a stopped peer's copy: it takes the
  * copy paths, and they work. */
 static void test_shm_copies(void **state)
@@ -428,6 +562,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stop_during_read, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_kill_during_write, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_kill_during_read, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_stop_mid_write, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_stop_mid_read, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_kill_mid_write, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_kill_mid_read, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_shm_copies, setup_shm, cluster_teardown),
 	};
 
