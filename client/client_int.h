@@ -28,6 +28,8 @@
 #define TC_MDS (-1) /* server number of the metadata daemon */
 
 /* One request to one server, from submission to reply. */
+#define TC_LEND_IOV 8              /* most iovec entries of lent memory */
+
 struct tc_req {
 	struct tnet_ctx ctx;       /* send completion context */
 	struct tc_req *next, *prev;/* on the pending list while in flight */
@@ -58,6 +60,23 @@ struct tc_req {
 	void (*data_put)(void *arg, const uint8_t *data, size_t len);
 	void *data_arg;
 	size_t data_len;           /* bytes the reply carried */
+	/*
+	 * Lent memory (README "Bulk data path"). A write's payload sent
+	 * straight from the caller's buffer (lend[0..n_lend) follow the frame
+	 * in one send), or a read's tagged receive: [rhead, lend[0..n_lend)]
+	 * with the caller's runs, posted before the request is sent. While
+	 * `sent` is 0 (lend_write) or `rposted` is 1, the provider may touch
+	 * the caller's memory: see run() for how that ends.
+	 */
+	int lend_write, lend_read;
+	size_t n_lend;
+	struct iovec lend[TC_LEND_IOV];
+	struct tnet_ctx rctx;      /* the tagged receive's completion context */
+	int rposted;               /* tagged receive not yet completed */
+	int rcancel;               /* fi_cancel asked */
+	uint64_t reclaim_ns;       /* past its deadline, the peer was forgotten */
+	int let_go;                /* ...and the grace after it has passed */
+	uint8_t rhead[TP_TAGGED_HEAD];
 };
 
 /* A session with one daemon (conn.c, README "Security"): opened by AUTH
@@ -114,6 +133,10 @@ struct tessera_fs {
 	int trace;                     /* trace.c: TESSERA_TRACE_STARTUP */
 	uint64_t trace_t0;             /* the process's start (monotonic ns) */
 	unsigned trace_requests;       /* requests traced so far */
+	/* Runs of the caller's memory a request may lend to the provider (0:
+	 * never; tnet_can_lend), and what moved how (tessera_copy_stats). */
+	size_t lend_runs;
+	struct tessera_copy_stats copies;
 };
 
 struct tessera_file {
@@ -190,6 +213,15 @@ struct tc_req *tc_req_new(tessera_fs *fs, int server, unsigned opcode,
 			  const ProtobufCMessage *msg, const void *data, size_t data_len);
 void tc_req_free(tessera_fs *fs, struct tc_req *req);
 uint8_t *tc_req_data(struct tc_req *req);
+/* A write whose data_len bytes of payload are sent straight from the
+ * caller's memory, runs[0..n) (n <= fs->lend_runs): the request must run
+ * (tc_run) before that memory is reused; tc_run returns only when the
+ * provider has let go of it. */
+struct tc_req *tc_req_new_lent(tessera_fs *fs, int server, unsigned opcode,
+			       const ProtobufCMessage *msg, const struct iovec *runs, size_t n);
+/* Make r (a READ whose request asks tagged_reply) receive its reply's data
+ * straight into runs[0..n) (n <= fs->lend_runs, data_cap bytes in all). */
+void tc_req_lend_read(struct tc_req *r, const struct iovec *runs, size_t n);
 /* Send all, then wait until each has replied, failed or timed out. Returns
  * 0 if all succeeded, else the first failure's status. */
 int tc_run(tessera_fs *fs, struct tc_req **reqs, size_t n);

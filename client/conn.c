@@ -7,6 +7,25 @@
  * polling thread has dispatched what arrived. Every request has a deadline;
  * a request whose deadline passes fails with -ETIMEDOUT and is abandoned
  * (its frame is freed when the transport is done with it).
+ *
+ * Lent memory. A bulk write may send its payload straight from the
+ * caller's buffer, and a read may receive its data straight into it (a
+ * tagged receive posted before the request goes out), when the provider
+ * can be made to let go (tnet_can_lend). The invariant: tc_run() does not
+ * return while the provider may still read or write the caller's memory
+ * for one of its requests, that is, until each lent send has completed
+ * and each tagged receive has completed (data, error or cancel). That
+ * holds on every path: a reply can arrive before the send's completion
+ * (run() waits for both), an error reply or a timeout leaves the receive
+ * posted (run() cancels it and waits for the cancel). Only a peer that
+ * never completes them at all (a stopped daemon; rxm completes neither a
+ * rendezvous whose peer went away nor the cancel of a receive it has
+ * matched) ends otherwise: past the request's deadline, run() forgets the
+ * peer, which with FI_AV_REMOVE_CLEANUP makes rxm close its connection
+ * synchronously, flushing what can be flushed, so that no transfer with
+ * that peer can touch our memory any more; after a short grace the
+ * request is let go. Its tc_req (and frame) stays on the zombie list, as
+ * the provider may still name its contexts.
  */
 #include <errno.h>
 #include <grp.h>
@@ -162,6 +181,9 @@ static int connect_cfg(tessera_fs *fs, char *err, size_t errlen)
 	tc_trace(fs, times.getinfo_ns, "fi_getinfo: libfabric starts its providers");
 	tc_trace(fs, times.endpoint_ns, "endpoint: fabric, domain, cq, av, ep");
 	tc_trace(fs, times.buffers_ns, "%u receive buffers posted", to.nrecv);
+	if (tnet_can_lend(fs->net))
+		fs->lend_runs = tnet_iov_limit(fs->net) - 1 < TC_LEND_IOV
+				? tnet_iov_limit(fs->net) - 1 : TC_LEND_IOV;
 	fs->name_len = sizeof(fs->name);
 	rc = tnet_name(fs->net, fs->name, &fs->name_len);
 	if (rc)
@@ -251,6 +273,13 @@ int tessera_config_mount_point(const char *config, char *out, size_t len, char *
 	return rc;
 }
 
+void tessera_copy_stats(tessera_fs *fs, struct tessera_copy_stats *out)
+{
+	pthread_mutex_lock(&fs->lock);
+	*out = fs->copies;
+	pthread_mutex_unlock(&fs->lock);
+}
+
 void tessera_disconnect(tessera_fs *fs)
 {
 	struct tc_req *r;
@@ -289,8 +318,9 @@ uint32_t tessera_ios_count(tessera_fs *fs)
 	return fs->cfg.n_ios;
 }
 
-struct tc_req *tc_req_new(tessera_fs *fs, int server, unsigned opcode,
-			  const ProtobufCMessage *msg, const void *data, size_t data_len)
+/* A request whose frame holds in_frame of its data_len bytes of data. */
+static struct tc_req *req_make(tessera_fs *fs, int server, unsigned opcode,
+			       const ProtobufCMessage *msg, size_t data_len, size_t in_frame)
 {
 	struct tc_req *r = calloc(1, sizeof(*r));
 	size_t body = msg ? protobuf_c_message_get_packed_size(msg) : 0;
@@ -299,7 +329,7 @@ struct tc_req *tc_req_new(tessera_fs *fs, int server, unsigned opcode,
 
 	if (!r)
 		return NULL;
-	if (head + data_len >= TC_SPARE_MIN && head + data_len <= tp_config_max_frame(&fs->cfg)) {
+	if (head + in_frame >= TC_SPARE_MIN && head + in_frame <= tp_config_max_frame(&fs->cfg)) {
 		pthread_mutex_lock(&fs->lock);
 		r->frame = fs->n_spares ? fs->spares[--fs->n_spares] : NULL;
 		pthread_mutex_unlock(&fs->lock);
@@ -307,7 +337,7 @@ struct tc_req *tc_req_new(tessera_fs *fs, int server, unsigned opcode,
 			r->frame = malloc(tp_config_max_frame(&fs->cfg));
 		r->spare_frame = 1;
 	} else {
-		r->frame = malloc(head + data_len);
+		r->frame = malloc(head + in_frame);
 	}
 	if (!r->frame) {
 		free(r);
@@ -317,13 +347,64 @@ struct tc_req *tc_req_new(tessera_fs *fs, int server, unsigned opcode,
 	r->next = r->prev = r;
 	r->server = server;
 	r->opcode = opcode;
-	r->frame_len = head + data_len;
+	r->frame_len = head + in_frame;
 	r->head_len = head;
 	/* The request id is filled in at submission (tc_run). */
 	tp_frame_build(r->frame, head, &hdr, fs->name, fs->name_len, msg);
-	if (data && data_len)
-		memcpy(r->frame + head, data, data_len);
 	return r;
+}
+
+struct tc_req *tc_req_new(tessera_fs *fs, int server, unsigned opcode,
+			  const ProtobufCMessage *msg, const void *data, size_t data_len)
+{
+	struct tc_req *r = req_make(fs, server, opcode, msg, data_len, data_len);
+
+	if (r && data && data_len)
+		memcpy(r->frame + r->head_len, data, data_len);
+	return r;
+}
+
+struct tc_req *tc_req_new_lent(tessera_fs *fs, int server, unsigned opcode,
+			       const ProtobufCMessage *msg, const struct iovec *runs, size_t n)
+{
+	size_t len = 0;
+	struct tc_req *r;
+
+	for (size_t i = 0; i < n; i++)
+		len += runs[i].iov_len;
+	r = req_make(fs, server, opcode, msg, len, 0);
+	if (!r)
+		return NULL;
+	r->lend_write = 1;
+	r->n_lend = n;
+	memcpy(r->lend, runs, n * sizeof(*runs));
+	return r;
+}
+
+void tc_req_lend_read(struct tc_req *r, const struct iovec *runs, size_t n)
+{
+	r->lend_read = 1;
+	r->n_lend = n;
+	memcpy(r->lend, runs, n * sizeof(*runs));
+}
+
+/* Send r's frame, and its lent payload after it. */
+static int req_send(tessera_fs *fs, uint64_t peer, struct tc_req *r)
+{
+	struct iovec iov[1 + TC_LEND_IOV] = { { r->frame, r->frame_len } };
+	size_t n = 1;
+
+	if (r->lend_write) {
+		memcpy(iov + 1, r->lend, r->n_lend * sizeof(*iov));
+		n += r->n_lend;
+	}
+	return tnet_send(fs->net, peer, iov, n, &r->ctx);
+}
+
+/* Whether the provider may still touch the caller's memory for r. */
+static int lends(const struct tc_req *r)
+{
+	return (r->lend_write && !r->sent) || r->rposted;
 }
 
 uint8_t *tc_req_data(struct tc_req *r)
@@ -337,7 +418,7 @@ void tc_req_free(tessera_fs *fs, struct tc_req *r)
 		return;
 	if (fs) {
 		pthread_mutex_lock(&fs->lock);
-		if (!r->sent) {
+		if (!r->sent || r->rposted) {
 			/* The provider still holds the frame: dispatch() frees
 			 * the request when its send completes. */
 			r->abandoned = 1;
@@ -464,15 +545,13 @@ static void resend_stale(tessera_fs *fs, int server, uint64_t lost)
 	if (peer_of(fs, server, &peer))
 		return;
 	for (struct tc_req *r = fs->pending.next; r != &fs->pending; r = r->next) {
-		struct iovec iov = { r->frame, r->frame_len };
-
 		if (r->server != server || r->replied || !r->sent || r->probe || r->ses.id != lost)
 			continue;
 		r->ses = ses->s;
 		tp_frame_seal(r->frame, r->head_len, &r->ses);
 		r->sent = 0;
 		r->submit_ns = now_ns();
-		if (tnet_send(fs->net, peer, &iov, 1, &r->ctx))
+		if (req_send(fs, peer, r))
 			r->sent = 1; /* not resent: it waits for its timeout, as before */
 	}
 }
@@ -596,6 +675,67 @@ static void on_reply(tessera_fs *fs, const struct tnet_event *ev)
 	else if (fr.hdr.data_len)
 		memcpy(r->data_dst, fr.data, fr.hdr.data_len);
 	r->data_len = fr.hdr.data_len;
+	if (r->opcode == TP_OP_READ)
+		fs->copies.read_staged += fr.hdr.data_len;
+	finish(fs, r, 0, NULL);
+}
+
+/*
+ * A tagged reply completed into [r->rhead, the caller's runs]: its data is
+ * in place already. The provider has kept it within the runs (a longer one
+ * completes with -EMSGSIZE). Unlike an untagged reply, a bad one cannot be
+ * skipped in the hope of the real one: the receive is spent, so r fails.
+ * The MAC covers header and body, as for any frame; the data, as for any
+ * frame, is outside it.
+ */
+static void on_tagged(tessera_fs *fs, struct tc_req *r, const struct tnet_event *ev)
+{
+	struct tp_frame fr;
+	char err[256];
+	int rc;
+
+	if (r->replied)
+		return; /* timed out, or answered untagged meanwhile */
+	if (ev->status == -EMSGSIZE) {
+		finish(fs, r, -EPROTO, "the reply is longer than the %zu bytes asked for",
+		       r->data_cap);
+		return;
+	}
+	if (ev->status) {
+		finish(fs, r, ev->status, "receiving the reply failed: %s", strerror(-ev->status));
+		return;
+	}
+	rc = tp_frame_parse(r->rhead, ev->len, tp_config_max_frame(&fs->cfg), &fr, err, sizeof(err));
+	if (!rc && (fr.hdr.reqid != r->reqid || !(fr.hdr.flags & TP_FLAG_REPLY) ||
+		    TP_HDR_SIZE + (size_t)fr.hdr.addr_len + fr.hdr.body_len != TP_TAGGED_HEAD)) {
+		snprintf(err, sizeof(err), "its header does not fit the tagged reply asked for");
+		rc = -EPROTO;
+	}
+	if (!rc && (fr.hdr.session != r->ses.id || tp_frame_verify(&fr, r->ses.key))) {
+		snprintf(err, sizeof(err), "it fails its MAC");
+		rc = -EBADMSG;
+	}
+	if (rc) {
+		finish(fs, r, rc, "a bad reply: %s", err);
+		return;
+	}
+	session_of(fs, r->server)->heard_ns = now_ns();
+	if (fr.hdr.status < 0) { /* daemons send errors untagged; accept one anyway */
+		finish(fs, r, fr.hdr.status, "%s", strerror(-fr.hdr.status));
+		return;
+	}
+	r->reply = tp_body_unpack(&fr, tp_reply_desc(r->opcode));
+	if (!r->reply) {
+		finish(fs, r, -EBADMSG, "the reply to %s does not decode", tp_opcode_name(r->opcode));
+		return;
+	}
+	if (fr.hdr.data_len > r->data_cap) { /* cannot be, by the receive's size */
+		finish(fs, r, -EPROTO, "the reply carries %u bytes, %zu were asked for",
+		       fr.hdr.data_len, r->data_cap);
+		return;
+	}
+	r->data_len = fr.hdr.data_len;
+	fs->copies.read_direct += fr.hdr.data_len;
 	finish(fs, r, 0, NULL);
 }
 
@@ -615,10 +755,24 @@ static void dispatch(tessera_fs *fs)
 			}
 			struct tc_req *r = ev[i].user;
 
+			if (ev[i].type == TNET_TRECV) {
+				r->rposted = 0;
+				if (r->abandoned) {
+					if (r->sent) {
+						list_del(r);
+						tc_req_free(NULL, r);
+					}
+				} else if (ev[i].status != -ECANCELED) {
+					on_tagged(fs, r, &ev[i]);
+				}
+				continue;
+			}
 			r->sent = 1;
 			if (r->abandoned) {
-				list_del(r);
-				tc_req_free(NULL, r);
+				if (!r->rposted) {
+					list_del(r);
+					tc_req_free(NULL, r);
+				}
 				continue;
 			}
 			if (ev[i].status && r->probe) {
@@ -635,7 +789,6 @@ static void dispatch(tessera_fs *fs)
 
 static int submit(tessera_fs *fs, struct tc_req *r, uint64_t deadline)
 {
-	struct iovec iov = { r->frame, r->frame_len };
 	uint64_t peer;
 	int rc;
 
@@ -660,7 +813,26 @@ static int submit(tessera_fs *fs, struct tc_req *r, uint64_t deadline)
 		return rc;
 	}
 	list_add(&fs->pending, r);
-	while ((rc = tnet_send(fs->net, peer, &iov, 1, &r->ctx)) == -EAGAIN) {
+	if (r->lend_read && !r->rposted) {
+		/* The receive is in place before the daemon can answer. */
+		struct iovec iov[1 + TC_LEND_IOV] = { { r->rhead, TP_TAGGED_HEAD } };
+
+		memcpy(iov + 1, r->lend, r->n_lend * sizeof(*iov));
+		r->rctx.user = r;
+		while ((rc = tnet_trecv(fs->net, iov, 1 + r->n_lend, r->reqid, &r->rctx)) == -EAGAIN) {
+			dispatch(fs);
+			if (now_ns() > deadline)
+				break;
+		}
+		if (rc) {
+			r->sent = 1;
+			finish(fs, r, rc == -EAGAIN ? -ETIMEDOUT : rc, "posting the receive failed: %s",
+			       strerror(rc == -EAGAIN ? ETIMEDOUT : -rc));
+			return rc;
+		}
+		r->rposted = 1;
+	}
+	while ((rc = req_send(fs, peer, r)) == -EAGAIN) {
 		dispatch(fs);
 		if (now_ns() > deadline)
 			break;
@@ -669,8 +841,36 @@ static int submit(tessera_fs *fs, struct tc_req *r, uint64_t deadline)
 		r->sent = 1;
 		finish(fs, r, rc == -EAGAIN ? -ETIMEDOUT : rc, "send failed: %s",
 		       strerror(rc == -EAGAIN ? ETIMEDOUT : -rc));
+	} else if (r->opcode == TP_OP_WRITE && r->lend_write) {
+		for (size_t i = 0; i < r->n_lend; i++)
+			fs->copies.write_direct += r->lend[i].iov_len;
+	} else if (r->opcode == TP_OP_WRITE) {
+		fs->copies.write_gathered += r->frame_len - r->head_len;
 	}
 	return rc;
+}
+
+/*
+ * r's deadline has passed and the provider may still touch the caller's
+ * memory for it (under lock): forget the peer, so that rxm closes its
+ * connection and flushes what it can, cancel the receive, and collect
+ * what completes. run() waits a grace period more, then lets r go.
+ */
+#define TC_LET_GO_NS (100ull * 1000000u)
+
+static void reclaim(tessera_fs *fs, struct tc_req *r, uint64_t now)
+{
+	if (r->reclaim_ns)
+		return;
+	r->reclaim_ns = now;
+	/* If the peer was forgotten since r was sent, the connection r used
+	 * was closed then; forgetting a newer one costs a reconnection. */
+	peer_broken(fs, r->server);
+	if (r->rposted && !r->rcancel) {
+		r->rcancel = 1;
+		tnet_cancel(fs->net, &r->rctx);
+	}
+	dispatch(fs);
 }
 
 /* Send reqs and wait for them (tc_run, with sessions in place). */
@@ -697,15 +897,28 @@ static int run(tessera_fs *fs, struct tc_req **reqs, size_t n)
 				finish(fs, r, -ETIMEDOUT, "timed out after %u ms", fs->cfg.timeout_ms);
 				peer_broken(fs, r->server);
 			}
-			open += !r->replied || !r->sent;
+			/* Answered (or failed) with its tagged receive still
+			 * posted: nothing more may land in the caller's buffer. */
+			if (r->replied && r->rposted && !r->rcancel) {
+				r->rcancel = 1;
+				tnet_cancel(fs->net, &r->rctx);
+			}
+			if (lends(r) && !r->let_go && now > r->deadline_ns) {
+				reclaim(fs, r, now);
+				if (lends(r) && now > r->reclaim_ns + TC_LET_GO_NS)
+					r->let_go = 1;
+			}
+			open += !r->replied || !r->sent || (lends(r) && !r->let_go);
 		}
 		if (!open)
 			break;
-		/* Replied but the send has not completed (rare): wait a while,
-		 * then let tc_req_free hand it to the zombie list. */
+		/* Replied but a send of the request's own frame has not
+		 * completed (rare): wait a while, then let tc_req_free hand it
+		 * to the zombie list. A send or receive of lent memory is
+		 * waited for (above). */
 		int waiting_only_for_sends = 1;
 		for (size_t i = 0; i < n; i++)
-			if (!reqs[i]->replied)
+			if (!reqs[i]->replied || (lends(reqs[i]) && !reqs[i]->let_go))
 				waiting_only_for_sends = 0;
 		if (waiting_only_for_sends && now > deadline)
 			break; /* tc_req_free parks the unsent ones */

@@ -257,6 +257,34 @@ static void move_chunk(const struct io_chunk *c, uint64_t from, uint64_t n, cons
 	}
 }
 
+/* The chunk's runs in the caller's buffer, as iov[0..n) when n <= max
+ * (else max + 1, iov partly filled): what a request may lend. Strips that
+ * follow each other in the buffer too (a stripe of one) make one run. */
+static size_t chunk_runs(const struct io_chunk *c, struct iovec *iov, size_t max)
+{
+	const struct io_call *k = c->call;
+	uint64_t done = 0;
+	size_t n = 0;
+
+	while (done < c->len) {
+		uint64_t o = c->obj_off + done;
+		uint64_t run = tdl_layout_run(&k->tl, o, c->len - done);
+		uint8_t *user = k->buf + (tdl_layout_unmap(&k->tl, c->slot, o) - k->off);
+
+		done += run;
+		if (n && (uint8_t *)iov[n - 1].iov_base + iov[n - 1].iov_len == user) {
+			iov[n - 1].iov_len += run;
+			continue;
+		}
+		if (n == max)
+			return max + 1;
+		iov[n].iov_base = user;
+		iov[n].iov_len = run;
+		n++;
+	}
+	return n;
+}
+
 /* A read reply's data, straight from the receive buffer into the caller's
  * buffer (conn.c has checked it is no longer than the chunk). */
 static void read_put(void *arg, const uint8_t *data, size_t len)
@@ -408,6 +436,8 @@ static ssize_t striped_io(tessera_file *f, uint8_t *buf, size_t len, uint64_t of
 		for (size_t i = 0; i < k && !rc; i++) {
 			struct io_chunk *c = &chunks[first + i];
 			uint32_t server = f->layout.servers[c->slot];
+			struct iovec runs[TC_LEND_IOV + 1];
+			size_t n_runs;
 
 			c->call = &call;
 			if (write) {
@@ -417,9 +447,19 @@ static ssize_t striped_io(tessera_file *f, uint8_t *buf, size_t len, uint64_t of
 				m.offset = c->obj_off;
 				m.lock_epoch = tc_lock_epoch(f, c->slot);
 				m.cap = cap;
-				reqs[i] = tc_req_new(fs, (int)server, TP_OP_WRITE, &m.base, NULL, c->len);
-				if (reqs[i])
-					move_chunk(c, 0, c->len, NULL, tc_req_data(reqs[i]), 0);
+				/* Few enough runs: the provider reads them from
+				 * the caller's buffer (tc_run returns only once
+				 * it has let go); else gather them. */
+				n_runs = chunk_runs(c, runs, fs->lend_runs);
+				if (n_runs <= fs->lend_runs) {
+					reqs[i] = tc_req_new_lent(fs, (int)server, TP_OP_WRITE, &m.base,
+								  runs, n_runs);
+				} else {
+					reqs[i] = tc_req_new(fs, (int)server, TP_OP_WRITE, &m.base, NULL,
+							     c->len);
+					if (reqs[i])
+						move_chunk(c, 0, c->len, NULL, tc_req_data(reqs[i]), 0);
+				}
 			} else {
 				Tessera__ReadRequest m = TESSERA__READ_REQUEST__INIT;
 
@@ -428,11 +468,18 @@ static ssize_t striped_io(tessera_file *f, uint8_t *buf, size_t len, uint64_t of
 				m.length = c->len;
 				m.lock_epoch = tc_lock_epoch(f, c->slot);
 				m.cap = cap;
+				/* Few enough runs: the reply lands in them
+				 * (a tagged receive); else, or when the daemon
+				 * answers untagged, read_put scatters it. */
+				n_runs = chunk_runs(c, runs, fs->lend_runs);
+				m.tagged_reply = n_runs <= fs->lend_runs;
 				reqs[i] = tc_req_new(fs, (int)server, TP_OP_READ, &m.base, NULL, 0);
 				if (reqs[i]) {
 					reqs[i]->data_cap = c->len;
 					reqs[i]->data_put = read_put;
 					reqs[i]->data_arg = c;
+					if (m.tagged_reply)
+						tc_req_lend_read(reqs[i], runs, n_runs);
 				}
 			}
 			if (!reqs[i])

@@ -272,6 +272,17 @@ int tessera_fetch_set(tessera_file *file, uint64_t key, int64_t value, int64_t *
  * list them are in tessera_stats.h). */
 int tessera_ios_stats(tessera_fs *fs, uint32_t ios, struct tessera_ios_stats *out);
 
+/* How this connection's contiguous reads and writes moved their payload
+ * since it was made (README "Bulk data path"): straight from or into the
+ * caller's buffer, or through a copy (gathered into a request frame,
+ * scattered from a receive buffer). Bytes a read found past an object's
+ * end count as neither. */
+struct tessera_copy_stats {
+	uint64_t write_direct, write_gathered;
+	uint64_t read_direct, read_staged;
+};
+void tessera_copy_stats(tessera_fs *fs, struct tessera_copy_stats *out);
+
 /* Names. */
 int tessera_stat(tessera_fs *fs, const char *path, struct tessera_stat *st);
 int tessera_truncate(tessera_fs *fs, const char *path, uint64_t size);

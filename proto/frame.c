@@ -186,3 +186,20 @@ ProtobufCMessage *tp_body_unpack(const struct tp_frame *frame,
 {
 	return protobuf_c_message_unpack(desc, NULL, frame->hdr.body_len, frame->body);
 }
+
+int tp_read_reply_pad(Tessera__ReadReply *rep, uint8_t pad_store[TP_TAGGED_BODY])
+{
+	size_t room;
+
+	rep->pad.len = 0;
+	rep->pad.data = NULL;
+	room = TP_TAGGED_BODY - protobuf_c_message_get_packed_size(&rep->base);
+	/* The filler costs a tag byte and a one-byte length (room < 128), and
+	 * proto3 leaves an empty one out: so at least 3 bytes of room. */
+	if (protobuf_c_message_get_packed_size(&rep->base) > TP_TAGGED_BODY || room < 3)
+		return -EMSGSIZE;
+	memset(pad_store, 0, TP_TAGGED_BODY);
+	rep->pad.data = pad_store;
+	rep->pad.len = room - 2;
+	return protobuf_c_message_get_packed_size(&rep->base) == TP_TAGGED_BODY ? 0 : -EMSGSIZE;
+}

@@ -155,6 +155,21 @@ long tp_frame_build(uint8_t *buf, size_t cap, struct tp_hdr *hdr,
 		    const void *addr, size_t addr_len,
 		    const ProtobufCMessage *msg);
 
+/*
+ * A read reply sent as a tagged message into the caller's buffer (README
+ * "Bulk data path"): the client's receive is [a TP_TAGGED_HEAD-byte
+ * buffer, the caller's runs], so the reply's header and body must fill
+ * exactly TP_TAGGED_HEAD bytes for its data to start at the caller's first
+ * run. A reply has no address, and a ReadReply's body is padded (its `pad`
+ * field) to TP_TAGGED_BODY bytes.
+ */
+#define TP_TAGGED_BODY 24
+#define TP_TAGGED_HEAD (TP_HDR_SIZE + TP_TAGGED_BODY)
+/* Set rep->pad (pointing into pad_store) so that rep packs to exactly
+ * TP_TAGGED_BODY bytes; -EMSGSIZE when its other fields leave too little
+ * room. */
+int tp_read_reply_pad(Tessera__ReadReply *rep, uint8_t pad_store[TP_TAGGED_BODY]);
+
 /* Decode a frame's body as `desc`; NULL if it does not decode. Free with
  * protobuf_c_message_free_unpacked(msg, NULL). */
 ProtobufCMessage *tp_body_unpack(const struct tp_frame *frame,
@@ -269,6 +284,7 @@ struct tnet;
 struct tnet_ctx {
 	uint8_t fi_space[64]; /* struct fi_context2, for providers that need it */
 	void *user;
+	int kind;             /* set by tnet: the event type it completes as */
 };
 
 /* A posted receive buffer. After a TNET_RECV event the caller owns it until
@@ -279,14 +295,16 @@ struct tnet_rbuf {
 	uint8_t *data;
 };
 
-enum tnet_event_type { TNET_SENT = 1, TNET_RECV = 2 };
+/* TNET_TRECV: a tagged receive (tnet_trecv) completed, or was cancelled
+ * (-ECANCELED), or the message was longer than its buffers (-EMSGSIZE). */
+enum tnet_event_type { TNET_SENT = 1, TNET_RECV = 2, TNET_TRECV = 3 };
 
 struct tnet_event {
 	enum tnet_event_type type;
 	int status;             /* 0 or negative errno (-EMSGSIZE: truncated) */
-	void *user;             /* TNET_SENT: ctx->user of the send */
+	void *user;             /* TNET_SENT, TNET_TRECV: ctx->user */
 	struct tnet_rbuf *rbuf; /* TNET_RECV */
-	size_t len;             /* TNET_RECV: bytes received (<= rbuf->cap) */
+	size_t len;             /* TNET_RECV, TNET_TRECV: bytes received */
 };
 
 struct tnet_opts {
@@ -330,10 +348,37 @@ int tnet_insert_name(struct tnet *net, const void *name, size_t len,
  * makes a fresh connection. */
 void tnet_forget(struct tnet *net, uint64_t peer);
 
-/* Send the concatenation of iov[0..n) (n <= 2) to peer. -EAGAIN when the
- * provider is out of resources: poll and retry. */
+/* Send the concatenation of iov[0..n) to peer (n up to tnet_iov_limit).
+ * The provider may read the iov's memory until the send's completion
+ * (TNET_SENT). -EAGAIN when the provider is out of resources: poll and
+ * retry. */
 int tnet_send(struct tnet *net, uint64_t peer, const struct iovec *iov,
 	      size_t n, struct tnet_ctx *ctx);
+/* The same as a tagged message: it lands only in a tagged receive posted
+ * with the same tag, never in the posted receive buffers. -ENOSYS when
+ * the endpoint has no tagged messaging. */
+int tnet_tsend(struct tnet *net, uint64_t peer, const struct iovec *iov,
+	       size_t n, uint64_t tag, struct tnet_ctx *ctx);
+/* Post a receive of the tagged message `tag` (from any peer) into
+ * iov[0..n); it completes as TNET_TRECV. The provider may write the iov's
+ * memory until then. */
+int tnet_trecv(struct tnet *net, const struct iovec *iov, size_t n,
+	       uint64_t tag, struct tnet_ctx *ctx);
+/* Ask the provider to cancel a posted tagged receive: it then completes
+ * with -ECANCELED, or normally if a message had already matched it. */
+int tnet_cancel(struct tnet *net, struct tnet_ctx *ctx);
+/* How many iovec entries a send or tagged receive may have. */
+size_t tnet_iov_limit(struct tnet *net);
+/*
+ * Whether the caller's own memory may be handed to the provider for a
+ * send or a tagged receive that can outlive the caller's patience: 1 when
+ * the endpoint has tagged messaging and forgetting a peer (tnet_forget)
+ * makes the provider let go of every transfer with it (rxm, whose AV
+ * removal with FI_AV_REMOVE_CLEANUP closes the peer's connection at
+ * once), 0 otherwise (shm: a stopped peer's pending copy from or into our
+ * memory survives the removal of its address).
+ */
+int tnet_can_lend(struct tnet *net);
 
 /* Up to `max` completions, without blocking. Returns their count or a
  * negative error. */

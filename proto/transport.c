@@ -6,7 +6,9 @@
  * of buffers kept posted; a message larger than a buffer completes with
  * FI_ETRUNC, which we hand up as -EMSGSIZE with the bytes that fit (enough
  * for the frame header, so the daemon can answer). Sends carry the caller's
- * context and complete as TNET_SENT events.
+ * context and complete as TNET_SENT events. Tagged messages (tnet_tsend,
+ * tnet_trecv) go around the posted buffers: a client receives a read's
+ * data straight into its caller's memory that way.
  */
 #include <errno.h>
 #include <poll.h>
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <rdma/fabric.h>
@@ -21,6 +24,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
 
 #include "tproto.h"
 
@@ -47,6 +51,9 @@ struct tnet {
 	struct tnet_rbuf *rbufs;     /* nrecv buffers, all posted when idle */
 	struct tnet_peer_name *names; /* open-addressing cache of raw names */
 	struct tnet_times times;     /* tnet_open's */
+	int tagged;                  /* FI_TAGGED granted */
+	int lends;                   /* tnet_can_lend */
+	size_t iov_limit;            /* of sends and receives both */
 };
 
 /*
@@ -83,6 +90,19 @@ static void tnet_env_defaults(void)
 {
 	setenv("FI_OFI_RXM_BUFFER_SIZE", TNET_RXM_BUFFER_SIZE, 0);
 	setenv("FI_OFI_RXM_CM_PROGRESS_INTERVAL", TNET_RXM_CM_PROGRESS_INTERVAL, 0);
+	/* Forgetting a peer must make rxm close its connection and so let go
+	 * of every transfer with it (tnet_can_lend). Read once, like the
+	 * above. */
+	setenv("FI_AV_REMOVE_CLEANUP", "1", 0);
+}
+
+/* libfabric's own reading of a boolean variable. */
+static int env_true(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && (!strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "true") ||
+		     !strcasecmp(v, "on"));
 }
 
 static uint64_t mono_ns(void)
@@ -114,7 +134,7 @@ int tnet_open(const struct tnet_opts *opts, struct tnet **out, char *err, size_t
 	if (!hints || !net)
 		goto fail;
 	net->fd = -1;
-	hints->caps = FI_MSG;
+	hints->caps = FI_MSG | FI_TAGGED;
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->mode = FI_CONTEXT | FI_CONTEXT2;
 	hints->domain_attr->threading = FI_THREAD_SAFE;
@@ -124,10 +144,26 @@ int tnet_open(const struct tnet_opts *opts, struct tnet **out, char *err, size_t
 	step = "fi_getinfo";
 	rc = fi_getinfo(TNET_FI_VERSION, opts->node, opts->service,
 			opts->listen ? FI_SOURCE : 0, hints, &net->info);
+	if (rc == -FI_ENODATA) { /* a provider without tagged messages */
+		hints->caps = FI_MSG;
+		rc = fi_getinfo(TNET_FI_VERSION, opts->node, opts->service,
+				opts->listen ? FI_SOURCE : 0, hints, &net->info);
+	}
 	if (rc)
 		goto fail;
 	net->times.getinfo_ns = mono_ns() - t;
 	t = mono_ns();
+	net->tagged = (net->info->caps & FI_TAGGED) != 0;
+	net->iov_limit = net->info->tx_attr->iov_limit < net->info->rx_attr->iov_limit
+			 ? net->info->tx_attr->iov_limit : net->info->rx_attr->iov_limit;
+	if (net->iov_limit < 1)
+		net->iov_limit = 1;
+	/* rxm: forgetting a peer closes its connection (rxm_av_remove_handler,
+	 * with FI_AV_REMOVE_CLEANUP), and with it every transfer from or into
+	 * our memory. shm has no such handler. */
+	net->lends = net->tagged && net->iov_limit >= 2 &&
+		     strstr(net->info->fabric_attr->prov_name, "ofi_rxm") &&
+		     env_true("FI_AV_REMOVE_CLEANUP");
 	step = "fi_fabric";
 	if ((rc = fi_fabric(net->info->fabric_attr, &net->fabric, NULL)))
 		goto fail;
@@ -348,11 +384,51 @@ void tnet_forget(struct tnet *net, uint64_t peer)
 	fi_av_remove(net->av, &addr, 1, 0);
 }
 
+size_t tnet_iov_limit(struct tnet *net)
+{
+	return net->iov_limit;
+}
+
+int tnet_can_lend(struct tnet *net)
+{
+	return net->lends;
+}
+
+int tnet_tsend(struct tnet *net, uint64_t peer, const struct iovec *iov, size_t n, uint64_t tag,
+	       struct tnet_ctx *ctx)
+{
+	if (!net->tagged)
+		return -ENOSYS;
+	if (n > net->iov_limit)
+		return -EINVAL;
+	ctx->kind = TNET_SENT;
+	return fi_err((int)fi_tsendv(net->ep, iov, NULL, n, peer, tag, ctx));
+}
+
+int tnet_trecv(struct tnet *net, const struct iovec *iov, size_t n, uint64_t tag,
+	       struct tnet_ctx *ctx)
+{
+	if (!net->tagged)
+		return -ENOSYS;
+	if (n > net->iov_limit)
+		return -EINVAL;
+	ctx->kind = TNET_TRECV;
+	return fi_err((int)fi_trecvv(net->ep, iov, NULL, n, FI_ADDR_UNSPEC, tag, 0, ctx));
+}
+
+int tnet_cancel(struct tnet *net, struct tnet_ctx *ctx)
+{
+	return fi_err((int)fi_cancel(&net->ep->fid, ctx));
+}
+
 int tnet_send(struct tnet *net, uint64_t peer, const struct iovec *iov, size_t n,
 	      struct tnet_ctx *ctx)
 {
 	ssize_t rc;
 
+	if (n > net->iov_limit)
+		return -EINVAL;
+	ctx->kind = TNET_SENT;
 	if (n == 1)
 		rc = fi_send(net->ep, iov[0].iov_base, iov[0].iov_len, NULL, peer, ctx);
 	else
@@ -387,8 +463,9 @@ static void fill_event(struct tnet *net, struct tnet_event *ev, void *op_context
 		ev->rbuf = ctx->user;
 		ev->len = len;
 	} else {
-		ev->type = TNET_SENT;
+		ev->type = ctx->kind == TNET_TRECV ? TNET_TRECV : TNET_SENT;
 		ev->user = ctx->user;
+		ev->len = len;
 	}
 }
 
@@ -410,7 +487,8 @@ int tnet_poll(struct tnet *net, struct tnet_event *ev, int max)
 			if (!ee.op_context)
 				continue;
 			fill_event(net, &ev[n], ee.op_context,
-				   ee.len, ee.err == FI_ETRUNC ? -EMSGSIZE : fi_err(ee.err));
+				   ee.len, ee.err == FI_ETRUNC ? -EMSGSIZE
+				   : ee.err == FI_ECANCELED ? -ECANCELED : fi_err(ee.err));
 			if (ev[n].type == TNET_RECV && ee.err == FI_ETRUNC)
 				ev[n].len = ev[n].rbuf->cap;
 			n++;

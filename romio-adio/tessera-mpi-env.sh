@@ -28,3 +28,7 @@ unset _tessera_here _tessera_inst _tessera_comp _tessera_sysdir
 # connections between ends of different sizes. So MPI jobs get it from
 # the environment.
 export FI_OFI_RXM_BUFFER_SIZE=${FI_OFI_RXM_BUFFER_SIZE:-4096}
+# Likewise: a client lends its caller's buffers to rxm only because
+# forgetting a stuck daemon makes rxm close the connection and let go of
+# them (README "Bulk data path"), which this switch turns on.
+export FI_AV_REMOVE_CLEANUP=${FI_AV_REMOVE_CLEANUP:-1}

@@ -45,6 +45,8 @@ struct srv_tx {
 	void *data;                 /* owned raw data, or NULL */
 	size_t data_len;
 	size_t head_len;
+	int tagged;                 /* send with tag `tag` (srv_req.reply_tagged) */
+	uint64_t tag;
 	uint8_t head[];             /* header | body */
 };
 
@@ -284,7 +286,11 @@ static void peer_pump(struct srv *srv, struct srv_peer *p)
 			tx_free(tx);
 			continue;
 		}
-		rc = tnet_send(srv->net, p->addr, iov, tx->data_len ? 2 : 1, &tx->ctx);
+		rc = -ENOSYS;
+		if (tx->tagged)
+			rc = tnet_tsend(srv->net, p->addr, iov, tx->data_len ? 2 : 1, tx->tag, &tx->ctx);
+		if (rc == -ENOSYS) /* (no tagged messages: the client copes) */
+			rc = tnet_send(srv->net, p->addr, iov, tx->data_len ? 2 : 1, &tx->ctx);
 		if (rc == -EAGAIN) {
 			srv->eagain = 1;
 			return;
@@ -417,6 +423,8 @@ static int srv_send(struct srv_req *req, int32_t status, const ProtobufCMessage 
 	tx->peer = p;
 	tx->data = data;
 	tx->data_len = data_len;
+	tx->tagged = status == 0 && req->reply_tagged;
+	tx->tag = hdr.reqid;
 	tx->head_len = (size_t)tp_frame_build(tx->head, TP_HDR_SIZE + body, &hdr, NULL, 0, msg);
 	if (srv->net) { /* the client checks its replies came from this session */
 		struct tp_session ses = { .id = req->ident.session };

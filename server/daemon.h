@@ -48,6 +48,10 @@ struct srv_req {
 	struct srv_ident ident;    /* who asked */
 	ProtobufCMessage *msg;     /* decoded body (the opcode's request) */
 	int replied;
+	/* Set by a handler: send a successful reply as a tagged message whose
+	 * tag is the request id (a READ whose client receives the data
+	 * straight into its caller's buffer); errors go untagged. */
+	int reply_tagged;
 	/* Set for parked requests only (owned by the daemon core). */
 	struct srv_parked *parked;
 };

@@ -73,7 +73,7 @@ static void apply(struct ios *ios, struct srv_req *req, enum ios_method m, uint6
 		srv_reply(req, &rep.base, NULL, 0);
 	} else {
 		Tessera__ReadReply rep = TESSERA__READ_REPLY__INIT;
-		uint8_t *buf = malloc(total ? total : 1);
+		uint8_t *buf = malloc(total ? total : 1), pad[TP_TAGGED_BODY];
 
 		if (!buf) {
 			srv_reply_error(req, -ENOMEM, "read " OBJ ": no memory for %" PRIu64 " bytes",
@@ -93,6 +93,10 @@ static void apply(struct ios *ios, struct srv_req *req, enum ios_method m, uint6
 			    : (ssize_t)(rep.object_size - pieces[0].offset < total
 					? rep.object_size - pieces[0].offset : total);
 		count(ios, m, n, (uint64_t)k, 0, syscalls);
+		/* A tagged reply's head must fill the client's head buffer
+		 * exactly; one that cannot goes untagged (the client copes). */
+		if (req->reply_tagged && tp_read_reply_pad(&rep, pad))
+			req->reply_tagged = 0;
 		srv_reply_owned(req, &rep.base, buf, (size_t)k);
 	}
 }
@@ -119,6 +123,7 @@ void ios_do_read(struct ios *ios, struct srv_req *req)
 
 	if (ios_locks_fence(ios, req, r->lock_epoch, r->handle, "read"))
 		return;
+	req->reply_tagged = r->tagged_reply;
 	if (r->length > ios->cfg->max_io) {
 		srv_reply_error(req, -EMSGSIZE, "read " OBJ ": %" PRIu64 " bytes exceed max_io %u",
 				r->handle, r->length, ios->cfg->max_io);

@@ -248,6 +248,40 @@ int tnet_send(struct tnet *net, uint64_t peer, const struct iovec *iov, size_t n
 	return 0;
 }
 
+/* The fake endpoint has no tagged messaging, and lends no memory: the
+ * client takes its copy paths. */
+int tnet_tsend(struct tnet *net, uint64_t peer, const struct iovec *iov, size_t n, uint64_t tag,
+	       struct tnet_ctx *ctx)
+{
+	(void)net, (void)peer, (void)iov, (void)n, (void)tag, (void)ctx;
+	return -ENOSYS;
+}
+
+int tnet_trecv(struct tnet *net, const struct iovec *iov, size_t n, uint64_t tag,
+	       struct tnet_ctx *ctx)
+{
+	(void)net, (void)iov, (void)n, (void)tag, (void)ctx;
+	return -ENOSYS;
+}
+
+int tnet_cancel(struct tnet *net, struct tnet_ctx *ctx)
+{
+	(void)net, (void)ctx;
+	return -ENOENT;
+}
+
+size_t tnet_iov_limit(struct tnet *net)
+{
+	(void)net;
+	return 2;
+}
+
+int tnet_can_lend(struct tnet *net)
+{
+	(void)net;
+	return 0;
+}
+
 int tnet_repost(struct tnet *net, struct tnet_rbuf *rbuf)
 {
 	(void)net;
