@@ -100,6 +100,9 @@ struct srv {
 	ev_idle idle;
 	ev_timer tick;
 	ev_signal sigterm, sigint;
+	ev_async wake;                  /* srv_wakeup: work done on other threads */
+	void (*wake_fn)(void *arg);
+	void *wake_arg;
 	struct srv_peer *buckets[SRV_PEER_BUCKETS];
 	struct srv_peer *peers;         /* list of all peer records */
 	unsigned npeers;
@@ -568,6 +571,15 @@ int srv_park(struct srv_req *req, uint32_t ms, srv_expire_fn expire, void *arg,
 	return 0;
 }
 
+void *srv_park_take_data(struct srv_req *parked)
+{
+	struct srv_parked *pk = parked->parked;
+	void *data = pk->data;
+
+	pk->data = NULL;
+	return data;
+}
+
 /* ------------------------------------------------------------ deadlines */
 
 static void peer_expire(struct srv *srv, struct srv_peer *p, double now)
@@ -914,6 +926,30 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 	}
 }
 
+static void on_wake(struct ev_loop *loop, ev_async *w, int revents)
+{
+	struct srv *srv = w->data;
+
+	(void)loop, (void)revents;
+	if (srv->wake_fn)
+		srv->wake_fn(srv->wake_arg);
+	parked_reap(srv);
+}
+
+int srv_wakeup_set(struct srv *srv, void (*fn)(void *arg), void *arg)
+{
+	if (!srv->loop)
+		return -ENOTSUP;
+	srv->wake_fn = fn;
+	srv->wake_arg = arg;
+	return 0;
+}
+
+void srv_wakeup(struct srv *srv)
+{
+	ev_async_send(srv->loop, &srv->wake); /* libev's one call safe from any thread */
+}
+
 static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 {
 	struct srv *srv = w->data;
@@ -1073,7 +1109,8 @@ int srv_create(const struct srv_opts *opts, const struct srv_role *role, struct 
 	ev_signal_init(&srv->sigterm, on_signal, SIGTERM);
 	ev_signal_init(&srv->sigint, on_signal, SIGINT);
 	srv->io.data = srv->prepare.data = srv->idle.data = srv->tick.data = srv;
-	srv->sigterm.data = srv->sigint.data = srv;
+	ev_async_init(&srv->wake, on_wake);
+	srv->sigterm.data = srv->sigint.data = srv->wake.data = srv;
 	if (tnet_fd(srv->net) >= 0)
 		ev_io_start(srv->loop, &srv->io);
 	else
@@ -1082,6 +1119,7 @@ int srv_create(const struct srv_opts *opts, const struct srv_role *role, struct 
 	ev_timer_start(srv->loop, &srv->tick);
 	ev_signal_start(srv->loop, &srv->sigterm);
 	ev_signal_start(srv->loop, &srv->sigint);
+	ev_async_start(srv->loop, &srv->wake);
 	*out = srv;
 	return 0;
 }
