@@ -523,11 +523,18 @@ static void parked_reap(struct srv *srv)
 int srv_park(struct srv_req *req, uint32_t ms, srv_expire_fn expire, void *arg,
 	     struct srv_req **out)
 {
+	return srv_park_sized(req, ms, 0, expire, arg, out);
+}
+
+int srv_park_sized(struct srv_req *req, uint32_t ms, size_t extra, srv_expire_fn expire,
+		   void *arg, struct srv_req **out)
+{
 	struct srv *srv = req->srv;
 	struct srv_peer *p = peer_get(srv, req->peer);
 	struct srv_parked *pk;
 	/* The decoded message can be several times its packed size. */
-	size_t cost = sizeof(*pk) + 4 * (size_t)req->frame.hdr.body_len + req->frame.hdr.data_len;
+	size_t cost = sizeof(*pk) + 4 * (size_t)req->frame.hdr.body_len + req->frame.hdr.data_len +
+		      extra;
 	double hold = ms / 1000.0;
 
 	if (!p)

@@ -168,6 +168,10 @@ int srv_reply_error(struct srv_req *req, int code, const char *fmt, ...)
 typedef void (*srv_expire_fn)(void *arg, struct srv_req *req, int reason);
 int srv_park(struct srv_req *req, uint32_t ms, srv_expire_fn expire, void *arg,
 	     struct srv_req **out);
+/* srv_park for a request that will hold `extra` bytes more while parked
+ * (a read's buffer, filled by a disk worker): charged with it. */
+int srv_park_sized(struct srv_req *req, uint32_t ms, size_t extra, srv_expire_fn expire,
+		   void *arg, struct srv_req **out);
 
 /* A parked request's copy of the frame's raw data, taken over by the
  * caller (who frees it): work that outlives the parked request (a disk

@@ -132,10 +132,6 @@ static void part_run(struct ios_store *st, struct ios_part *p)
 		rc = ios_write_pieces(st, p->handle, p->pieces, p->n, w->src, &p->syscalls);
 		break;
 	case IOS_JOB_READ:
-		if (!(p->buf = malloc(p->total ? p->total : 1))) {
-			rc = -ENOMEM;
-			break;
-		}
 		rc = ios_read_pieces(st, p->handle, p->pieces, p->n, p->buf, &p->size,
 				     &p->syscalls);
 		break;
@@ -412,10 +408,31 @@ static int objects_idle(struct ios_pool *pool, const struct ios_work *w)
 	return idle;
 }
 
+/* A read's buffer comes from the loop's thread: it is freed there (after
+ * its reply is sent), and glibc gives memory freed into another thread's
+ * arena back to the system only in part, so a flood of reads would leave
+ * the daemon large. 0, or -ENOMEM answered and the work freed. */
+static int read_buffers(struct srv_req *req, struct ios_work *w)
+{
+	for (size_t i = 0; w->op == IOS_JOB_READ && i < w->parts; i++) {
+		struct ios_part *p = &w->part[i];
+
+		if (!(p->buf = malloc(p->total ? p->total : 1))) {
+			srv_reply_error(req, -ENOMEM, "read " OBJ ": no memory for %" PRIu64
+					" bytes", p->handle, p->total);
+			ios_work_free(w);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 /* The inline path: the loop runs the parts on the store itself; a request
  * on several objects stops at the first that fails. */
 static void run_inline(struct ios *ios, struct srv_req *req, struct ios_work *w)
 {
+	if (read_buffers(req, w))
+		return;
 	if (!w->src)
 		w->src = req->frame.data;
 	for (size_t i = 0; i < w->parts; i++) {
@@ -462,7 +479,9 @@ void ios_submit(struct ios *ios, struct srv_req *req, struct ios_work *w)
 		o->hnext = spare;
 		spare = o;
 	}
-	rc = srv_park(req, UINT32_MAX, work_detach, w, &parked);
+	/* Parked, the request is charged with what its work holds (a read's
+	 * buffer too), so queued work is in the daemon's budget. */
+	rc = srv_park_sized(req, UINT32_MAX, cost - w->data_len, work_detach, w, &parked);
 	if (rc) {
 		/* No room to hold the request: an object nothing waits for
 		 * can be served now, in order; else the client sends again. */
@@ -481,6 +500,8 @@ void ios_submit(struct ios *ios, struct srv_req *req, struct ios_work *w)
 		ios_work_free(w);
 		return;
 	}
+	if (read_buffers(parked, w))
+		return;
 	w->req = parked;
 	w->data = srv_park_take_data(parked);
 	w->data_len = parked->frame.hdr.data_len;
