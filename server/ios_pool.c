@@ -449,10 +449,12 @@ void ios_submit(struct ios *ios, struct srv_req *req, struct ios_work *w)
 	struct ios_pool *pool = ios->pool;
 	struct ios_obj *spare = NULL;
 	struct srv_req *parked;
-	size_t cost = work_cost(w);
+	size_t cost;
 	int rc;
 
-	if (!pool) {
+	w->data_len = req->frame.hdr.data_len;
+	cost = work_cost(w);
+	if (!pool || !w->parts) { /* (no handles: nothing to wait for) */
 		run_inline(ios, req, w);
 		return;
 	}
@@ -504,7 +506,6 @@ void ios_submit(struct ios *ios, struct srv_req *req, struct ios_work *w)
 		return;
 	w->req = parked;
 	w->data = srv_park_take_data(parked);
-	w->data_len = parked->frame.hdr.data_len;
 	w->src = w->data;
 	w->cost = cost;
 	w->left = w->parts;
