@@ -64,7 +64,6 @@ struct ios_work;
 struct ios_part {
 	struct ios_work *work;
 	struct ios_part *next;     /* in its object's queue, or the done list */
-	size_t index;
 	uint64_t handle;
 	/* arguments */
 	struct ios_piece *pieces;  /* reads and writes (owned) */

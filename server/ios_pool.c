@@ -49,8 +49,8 @@ struct ios_obj {
 	uint64_t handle;
 	struct ios_obj *hnext;          /* hash chain */
 	struct ios_obj *rnext;          /* ready list */
-	struct ios_part *head, *tail;   /* its FIFO; head runs when running */
-	int running;
+	struct ios_part *head, *tail;   /* its FIFO; a worker may run the head:
+					 * the object is then off the ready list */
 };
 
 struct ios_pool {
@@ -85,7 +85,6 @@ struct ios_work *ios_work_new(enum ios_job op, enum ios_method m, const char *wh
 	w->parts = parts;
 	for (size_t i = 0; i < parts; i++) {
 		w->part[i].work = w;
-		w->part[i].index = i;
 	}
 	return w;
 }
@@ -319,12 +318,10 @@ static void *work_loop(void *arg)
 		pool->ready_head = o->rnext;
 		if (!pool->ready_head)
 			pool->ready_tail = NULL;
-		o->running = 1;
 		p = o->head;
 		pthread_mutex_unlock(&pool->mu);
 		part_run(lane, p);
 		pthread_mutex_lock(&pool->mu);
-		o->running = 0;
 		o->head = p->next;
 		if (o->head) {
 			ready_push(pool, o);
