@@ -20,6 +20,7 @@ void tp_config_defaults(struct tp_config *cfg)
 	cfg->lock_lease_ms = 10000;
 	cfg->lock_list_batch = 0;
 	cfg->cap_lifetime_ms = 600000;
+	cfg->io_threads = TP_IO_THREADS_AUTO;
 }
 
 size_t tp_config_max_frame(const struct tp_config *cfg)
@@ -142,6 +143,10 @@ int tp_config_parse(const char *text, const char *name, struct tp_config *cfg,
 			if (parse_u64(val, 100, 3600 * 1000, &v))
 				goto bad;
 			cfg->lock_lease_ms = (uint32_t)v;
+		} else if (!strcmp(key, "io_threads")) {
+			if (parse_u64(val, 0, TP_MAX_IO_THREADS, &v))
+				goto bad;
+			cfg->io_threads = (uint32_t)v;
 		} else if (!strcmp(key, "lock_list_batch")) {
 			if (parse_u64(val, 0, 1u << 30, &v))
 				goto bad;

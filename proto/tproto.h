@@ -237,6 +237,9 @@ int tp_auth_decode(const char *socket, const char *cred, const char *target,
  *   key_file = PATH               daemons: the shared capability key (64 hex
  *                                 digits, mode 0600; clients never read it)
  *   cap_lifetime_ms = 600000      how long a capability is valid
+ *   io_threads = N                storage daemons: disk worker threads (default:
+ *                                 the online CPUs, at most 8; 0: the disk
+ *                                 work runs inside the event loop)
  */
 #define TP_MAX_SERVERS 256
 
@@ -262,7 +265,10 @@ struct tp_config {
 	uint32_t root_squash;
 	char key_file[1024];
 	uint32_t cap_lifetime_ms;
+	uint32_t io_threads;          /* TP_IO_THREADS_AUTO: not set */
 };
+#define TP_IO_THREADS_AUTO UINT32_MAX
+#define TP_MAX_IO_THREADS 64
 
 void tp_config_defaults(struct tp_config *cfg);
 /* Parse text (from a file named `name`, for messages). -EINVAL with

@@ -102,6 +102,9 @@ struct srv {
 	ev_idle idle;
 	ev_timer tick;
 	ev_signal sigterm, sigint;
+	ev_async wake;                  /* srv_wakeup: work done on other threads */
+	void (*wake_fn)(void *arg);
+	void *wake_arg;
 	struct srv_peer *buckets[SRV_PEER_BUCKETS];
 	struct srv_peer *peers;         /* list of all peer records */
 	unsigned npeers;
@@ -528,11 +531,18 @@ static void parked_reap(struct srv *srv)
 int srv_park(struct srv_req *req, uint32_t ms, srv_expire_fn expire, void *arg,
 	     struct srv_req **out)
 {
+	return srv_park_sized(req, ms, 0, expire, arg, out);
+}
+
+int srv_park_sized(struct srv_req *req, uint32_t ms, size_t extra, srv_expire_fn expire,
+		   void *arg, struct srv_req **out)
+{
 	struct srv *srv = req->srv;
 	struct srv_peer *p = peer_get(srv, req->peer);
 	struct srv_parked *pk;
 	/* The decoded message can be several times its packed size. */
-	size_t cost = sizeof(*pk) + 4 * (size_t)req->frame.hdr.body_len + req->frame.hdr.data_len;
+	size_t cost = sizeof(*pk) + 4 * (size_t)req->frame.hdr.body_len + req->frame.hdr.data_len +
+		      extra;
 	double hold = ms / 1000.0;
 
 	if (!p)
@@ -574,6 +584,15 @@ int srv_park(struct srv_req *req, uint32_t ms, srv_expire_fn expire, void *arg,
 	req->replied = 1;
 	*out = &pk->req;
 	return 0;
+}
+
+void *srv_park_take_data(struct srv_req *parked)
+{
+	struct srv_parked *pk = parked->parked;
+	void *data = pk->data;
+
+	pk->data = NULL;
+	return data;
 }
 
 /* ------------------------------------------------------------ deadlines */
@@ -922,6 +941,30 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 	}
 }
 
+static void on_wake(struct ev_loop *loop, ev_async *w, int revents)
+{
+	struct srv *srv = w->data;
+
+	(void)loop, (void)revents;
+	if (srv->wake_fn)
+		srv->wake_fn(srv->wake_arg);
+	parked_reap(srv);
+}
+
+int srv_wakeup_set(struct srv *srv, void (*fn)(void *arg), void *arg)
+{
+	if (!srv->loop)
+		return -ENOTSUP;
+	srv->wake_fn = fn;
+	srv->wake_arg = arg;
+	return 0;
+}
+
+void srv_wakeup(struct srv *srv)
+{
+	ev_async_send(srv->loop, &srv->wake); /* libev's one call safe from any thread */
+}
+
 static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 {
 	struct srv *srv = w->data;
@@ -1081,7 +1124,8 @@ int srv_create(const struct srv_opts *opts, const struct srv_role *role, struct 
 	ev_signal_init(&srv->sigterm, on_signal, SIGTERM);
 	ev_signal_init(&srv->sigint, on_signal, SIGINT);
 	srv->io.data = srv->prepare.data = srv->idle.data = srv->tick.data = srv;
-	srv->sigterm.data = srv->sigint.data = srv;
+	ev_async_init(&srv->wake, on_wake);
+	srv->sigterm.data = srv->sigint.data = srv->wake.data = srv;
 	if (tnet_fd(srv->net) >= 0)
 		ev_io_start(srv->loop, &srv->io);
 	else
@@ -1090,6 +1134,7 @@ int srv_create(const struct srv_opts *opts, const struct srv_role *role, struct 
 	ev_timer_start(srv->loop, &srv->tick);
 	ev_signal_start(srv->loop, &srv->sigterm);
 	ev_signal_start(srv->loop, &srv->sigint);
+	ev_async_start(srv->loop, &srv->wake);
 	*out = srv;
 	return 0;
 }

@@ -172,6 +172,26 @@ int srv_reply_error(struct srv_req *req, int code, const char *fmt, ...)
 typedef void (*srv_expire_fn)(void *arg, struct srv_req *req, int reason);
 int srv_park(struct srv_req *req, uint32_t ms, srv_expire_fn expire, void *arg,
 	     struct srv_req **out);
+/* srv_park for a request that will hold `extra` bytes more while parked
+ * (a read's buffer, filled by a disk worker): charged with it. */
+int srv_park_sized(struct srv_req *req, uint32_t ms, size_t extra, srv_expire_fn expire,
+		   void *arg, struct srv_req **out);
+
+/* A parked request's copy of the frame's raw data, taken over by the
+ * caller (who frees it): work that outlives the parked request (a disk
+ * write still running when its client went away) keeps its bytes. The
+ * parked request's budget charge stays until it is answered or dropped;
+ * req->frame.data still points at the bytes. */
+void *srv_park_take_data(struct srv_req *parked);
+
+/* Work done on other threads (the storage daemon's disk workers) comes
+ * back to the loop: after srv_wakeup(), which any thread may call, the
+ * loop calls fn(arg) in its own thread (once for any number of wakeups
+ * since the last call). Only the loop thread may touch the daemon core.
+ * -ENOTSUP in-process (srv_create_local: no loop). The caller's threads
+ * must stop calling srv_wakeup before srv_destroy. */
+int srv_wakeup_set(struct srv *srv, void (*fn)(void *arg), void *arg);
+void srv_wakeup(struct srv *srv);
 
 /* The daemon core's counters and limits, for PingReply.core. */
 void srv_core_stats(struct srv *srv, Tessera__CoreStats *out);

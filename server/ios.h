@@ -5,11 +5,14 @@
  * ios_io.c     data requests: contiguous, list and datatype reads/writes,
  *              the description cache and the counters
  * ios_lock.c   the lock service: byte-range locks, sessions, leases, epoch
+ * ios_pool.c   the disk work of requests, on worker threads in each
+ *              object's arrival order (or inline: io_threads = 0)
  */
 #ifndef TESSERA_IOS_H
 #define TESSERA_IOS_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "daemon.h"
 #include "ios_disk.h"
@@ -47,6 +50,57 @@ struct ios_desc {
 struct ios_locks;
 struct ios_caps;
 struct cap_key;
+struct ios_pool;
+
+/* The disk work of one request (ios_pool.c): one part per object, run
+ * by a worker in its object's order or inline, then answered by the loop
+ * (ios_work_finish). The handler fills the parts' arguments; the results
+ * are the lane's. */
+enum ios_job {
+	IOS_JOB_WRITE, IOS_JOB_READ, IOS_JOB_SIZE, IOS_JOB_TRUNCATE, IOS_JOB_REMOVE,
+	IOS_JOB_SYNC, IOS_JOB_COUNTER
+};
+struct ios_work;
+struct ios_part {
+	struct ios_work *work;
+	struct ios_part *next;     /* in its object's queue, or the done list */
+	uint64_t handle;
+	/* arguments */
+	struct ios_piece *pieces;  /* reads and writes (owned) */
+	size_t n;
+	uint64_t total;            /* bytes the pieces move */
+	uint64_t key;              /* counter */
+	int set;
+	int64_t value;
+	/* arguments and results: size is the truncate's size, a read's
+	 * object size, a contiguous write's size before it, GETSIZE's size */
+	uint64_t size;
+	int has_size;
+	int64_t mtime_ns;
+	int64_t old;
+	ssize_t rc;                /* bytes moved or 0, or a negative errno */
+	char *why;                 /* the store's reason for rc (or NULL) */
+	uint64_t syscalls;
+	uint8_t *buf;              /* read: the bytes */
+};
+struct ios_work {
+	enum ios_job op;
+	enum ios_method m;         /* reads, writes: the counters' method */
+	const char *what;          /* for messages: "write", "getsize"... */
+	struct srv_req *req;       /* parked; NULL once detached (pool only) */
+	const uint8_t *src;        /* write data: the frame's, or data */
+	void *data;                /* the parked copy, taken over */
+	size_t data_len, cost;
+	size_t left;               /* parts not yet done */
+	struct ios_work *prev, *next; /* the pool's works */
+	size_t parts;
+	struct ios_part part[];
+};
+/* Bounds on what queued works hold (ios_pool.c: detached works are no
+ * longer in the core's budget), and the default worker count. */
+#define IOS_POOL_WORKS SRV_TOTAL_ENTRIES
+#define IOS_POOL_BYTES SRV_BUDGET_BYTES
+#define IOS_POOL_AUTO_MAX 8
 
 struct ios {
 	struct srv *srv;
@@ -62,7 +116,26 @@ struct ios {
 	struct ios_desc fresh;     /* the description the request being served
 				    * brought, until ios_dtype_desc_done */
 	uint64_t clock;
+	struct ios_pool *pool;     /* NULL: the loop does the disk work */
 };
+
+/* Works: made by a handler with its parts' arguments filled, then handed
+ * to ios_submit, which answers the request (now, or when the workers are
+ * done) and frees the work in every case. */
+struct ios_work *ios_work_new(enum ios_job op, enum ios_method m, const char *what,
+			      size_t parts);
+void ios_work_free(struct ios_work *w);
+void ios_submit(struct ios *ios, struct srv_req *req, struct ios_work *w);
+/* io_threads from the config (its default: the online CPUs, at most
+ * IOS_POOL_AUTO_MAX). */
+unsigned ios_pool_threads(const struct tp_config *cfg);
+/* Start nthreads workers (ios->srv and ios->store set); on error *msg
+ * says why (free it). Stop: the workers finish the part they run and
+ * are joined (before srv_destroy); destroy: after srv_destroy, frees
+ * every work left. */
+int ios_pool_start(struct ios *ios, unsigned nthreads, char **msg);
+void ios_pool_stop(struct ios *ios);
+void ios_pool_destroy(struct ios *ios);
 
 void ios_do_write(struct ios *ios, struct srv_req *req);
 void ios_do_read(struct ios *ios, struct srv_req *req);
@@ -71,9 +144,10 @@ void ios_do_dtype(struct ios *ios, struct srv_req *req);
 void ios_do_stats(struct ios *ios, struct srv_req *req);
 void ios_descs_clear(struct ios *ios);
 /* A store call on `handle` failed with rc: logged, and answered naming
- * the object, the error and the store's reason (ios_store_why). */
+ * the object, the error and the store's reason `why` (ios_store_why of
+ * the lane that made the call; NULL: none). */
 void ios_store_error(struct ios *ios, struct srv_req *req, const char *what, uint64_t handle,
-		     int rc);
+		     int rc, const char *why);
 /* The file type a datatype request names: from the message or the cache;
  * NULL after an error reply (ESTALE: send it again). One from the message
  * is held until ios_dtype_desc_done, which keeps it in the cache if the

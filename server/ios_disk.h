@@ -73,7 +73,8 @@ int ios_disk_system(struct ios_disk **out);
  *   RULE = CALL[:HANDLE][@N[+]][=ERRNO]
  *
  * CALL is open, read, write, stat, truncate or sync (the object calls
- * open, preadv, pwritev, fstat, ftruncate, fdatasync), lose or corrupt.
+ * open, preadv, pwritev, fstat, ftruncate, fdatasync), lose, corrupt or
+ * slow.
  * Rules count calls on objects' data and counters (IOS_FILE_DATA and
  * IOS_FILE_COUNTERS), never on checksums or the store's own files. HANDLE
  * (hex, as in error messages) counts only calls on that object. @N fails
@@ -91,12 +92,19 @@ int ios_disk_system(struct ios_disk **out);
  * flipped (the store's checksum, computed from the right bytes, then
  * finds them damaged); ERRNO is not used.
  *
+ * slow: the matching data reads and writes (preadv and pwritev of
+ * objects' data files) wait =MS milliseconds (default 100, at most 60000)
+ * before they are made, and then succeed: tests use it to hold one
+ * object's request on the disk while others go on (the storage daemon's
+ * disk workers, ios_pool.c).
+ *
  *   write@3=ENOSPC        the third write fails with ENOSPC
  *   write@10+             every write from the tenth fails with EIO
  *   read:1a00000002=EIO   every read of object 1a00000002 fails
  *   lose:1a00000002       that object is lost
  *   lose@5                the object the fifth write went to is lost
  *   corrupt:1a00000002@2  the second write of that object is damaged
+ *   slow:1a00000002@1=500 the first read or write of that object waits 0.5 s
  */
 int ios_disk_faults(struct ios_disk *inner, const char *spec, struct ios_disk **out, char *err,
 		    size_t errlen);

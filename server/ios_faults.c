@@ -6,21 +6,30 @@
  * removed whatever call loses it. Rules count the calls on objects' data
  * and counters only: the checksums beside them and the store's own files
  * are the store's bookkeeping, which a spec does not aim at.
+ *
+ * The storage daemon's disk workers call it from several threads: every
+ * call holds the disk's lock, so rules count calls in the order they are
+ * made; only the sleep of a slow rule is outside it, so calls on other
+ * objects go on meanwhile.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ios_disk.h"
 
-enum fault_call { FC_OPEN, FC_READ, FC_WRITE, FC_STAT, FC_TRUNCATE, FC_SYNC, FC_LOSE, FC_CORRUPT };
+enum fault_call {
+	FC_OPEN, FC_READ, FC_WRITE, FC_STAT, FC_TRUNCATE, FC_SYNC, FC_LOSE, FC_CORRUPT, FC_SLOW
+};
 
 static const char *const call_names[] = {
 	[FC_OPEN] = "open", [FC_READ] = "read", [FC_WRITE] = "write", [FC_STAT] = "stat",
 	[FC_TRUNCATE] = "truncate", [FC_SYNC] = "sync", [FC_LOSE] = "lose",
-	[FC_CORRUPT] = "corrupt",
+	[FC_CORRUPT] = "corrupt", [FC_SLOW] = "slow",
 };
 
 static const struct { const char *name; int code; } errno_names[] = {
@@ -36,6 +45,7 @@ struct fault_rule {
 				* only): lose objects at their first call */
 	int onward;            /* and every matching call after it */
 	int err;               /* negative errno */
+	unsigned ms;           /* slow: the delay */
 	uint64_t seen;         /* matching calls so far */
 };
 
@@ -48,6 +58,7 @@ struct fault_fd {
 
 struct fault_disk {
 	struct ios_disk base;  /* first: the ops get &base */
+	pthread_mutex_t mu;    /* held by every call (see the top) */
 	struct ios_disk *inner;
 	struct fault_rule *rules;
 	size_t n_rules;
@@ -127,7 +138,33 @@ static int before(struct fault_disk *f, enum fault_call call, const struct fault
 	return fire(f, call, obj);
 }
 
-static int f_open(struct ios_disk *d, uint64_t handle, enum ios_file file, const char *path,
+/* slow: how long a data read or write waits before it is made (the
+ * longest delay of the rules that fire on it), in ms. */
+static unsigned slow_ms(struct fault_disk *f, const struct fault_fd *obj)
+{
+	unsigned ms = 0;
+
+	for (size_t i = 0; obj && obj->file == IOS_FILE_DATA && i < f->n_rules; i++) {
+		struct fault_rule *r = &f->rules[i];
+
+		if (r->call != FC_SLOW || (r->has_handle && r->handle != obj->handle))
+			continue;
+		r->seen++;
+		if ((r->seen == r->nth || (r->onward && r->seen > r->nth)) && r->ms > ms)
+			ms = r->ms;
+	}
+	return ms;
+}
+
+static void pause_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+static int l_open(struct ios_disk *d, uint64_t handle, enum ios_file file, const char *path,
 		  int flags, mode_t mode)
 {
 	struct fault_disk *f = fault_of(d);
@@ -160,14 +197,14 @@ nomem:
 	return -ENOMEM;
 }
 
-static int f_unlink(struct ios_disk *d, uint64_t handle, enum ios_file file, const char *path)
+static int l_unlink(struct ios_disk *d, uint64_t handle, enum ios_file file, const char *path)
 {
 	struct fault_disk *f = fault_of(d);
 
 	return f->inner->ops->unlink(f->inner, handle, file, path);
 }
 
-static int f_close(struct ios_disk *d, int fd)
+static int l_close(struct ios_disk *d, int fd)
 {
 	struct fault_disk *f = fault_of(d);
 
@@ -178,7 +215,7 @@ static int f_close(struct ios_disk *d, int fd)
 	return f->inner->ops->close(f->inner, fd);
 }
 
-static ssize_t f_preadv(struct ios_disk *d, int fd, const struct iovec *iov, int n, off_t off)
+static ssize_t l_preadv(struct ios_disk *d, int fd, const struct iovec *iov, int n, off_t off)
 {
 	struct fault_disk *f = fault_of(d);
 	int rc = before(f, FC_READ, fd_info(f, fd));
@@ -186,7 +223,7 @@ static ssize_t f_preadv(struct ios_disk *d, int fd, const struct iovec *iov, int
 	return rc ? rc : f->inner->ops->preadv(f->inner, fd, iov, n, off);
 }
 
-static ssize_t f_pwritev(struct ios_disk *d, int fd, const struct iovec *iov, int n, off_t off)
+static ssize_t l_pwritev(struct ios_disk *d, int fd, const struct iovec *iov, int n, off_t off)
 {
 	struct fault_disk *f = fault_of(d);
 	const struct fault_fd *obj = fd_info(f, fd);
@@ -221,7 +258,7 @@ static ssize_t f_pwritev(struct ios_disk *d, int fd, const struct iovec *iov, in
 	return k;
 }
 
-static int f_fstat(struct ios_disk *d, int fd, struct stat *sb)
+static int l_fstat(struct ios_disk *d, int fd, struct stat *sb)
 {
 	struct fault_disk *f = fault_of(d);
 	int rc = before(f, FC_STAT, fd_info(f, fd));
@@ -229,7 +266,7 @@ static int f_fstat(struct ios_disk *d, int fd, struct stat *sb)
 	return rc ? rc : f->inner->ops->fstat(f->inner, fd, sb);
 }
 
-static int f_ftruncate(struct ios_disk *d, int fd, off_t size)
+static int l_ftruncate(struct ios_disk *d, int fd, off_t size)
 {
 	struct fault_disk *f = fault_of(d);
 	int rc = before(f, FC_TRUNCATE, fd_info(f, fd));
@@ -237,7 +274,7 @@ static int f_ftruncate(struct ios_disk *d, int fd, off_t size)
 	return rc ? rc : f->inner->ops->ftruncate(f->inner, fd, size);
 }
 
-static int f_fdatasync(struct ios_disk *d, int fd)
+static int l_fdatasync(struct ios_disk *d, int fd)
 {
 	struct fault_disk *f = fault_of(d);
 	int rc = before(f, FC_SYNC, fd_info(f, fd));
@@ -253,32 +290,94 @@ static void f_writeback(struct ios_disk *d, int fd, off_t off, off_t len)
 		f->inner->ops->writeback(f->inner, fd, off, len);
 }
 
-static int f_mkdir(struct ios_disk *d, const char *path, mode_t mode)
+static int l_mkdir(struct ios_disk *d, const char *path, mode_t mode)
 {
 	struct fault_disk *f = fault_of(d);
 
 	return f->inner->ops->mkdir(f->inner, path, mode);
 }
 
-static int f_syncdir(struct ios_disk *d, const char *path)
+static int l_syncdir(struct ios_disk *d, const char *path)
 {
 	struct fault_disk *f = fault_of(d);
 
 	return f->inner->ops->syncdir(f->inner, path);
 }
 
-static int f_statvfs(struct ios_disk *d, const char *path, struct statvfs *sv)
+static int l_statvfs(struct ios_disk *d, const char *path, struct statvfs *sv)
 {
 	struct fault_disk *f = fault_of(d);
 
 	return f->inner->ops->statvfs(f->inner, path, sv);
 }
 
-static int f_rename(struct ios_disk *d, const char *from, const char *to)
+static int l_rename(struct ios_disk *d, const char *from, const char *to)
 {
 	struct fault_disk *f = fault_of(d);
 
 	return f->inner->ops->rename(f->inner, from, to);
+}
+
+/* The calls under the disk's lock; reads and writes wait first if a slow
+ * rule says so. */
+#define LOCKED(type, call, params, args)                 \
+	static type f_##call params                      \
+	{                                                \
+		struct fault_disk *f = fault_of(d);      \
+		type rc;                                 \
+                                                         \
+		pthread_mutex_lock(&f->mu);              \
+		rc = l_##call args;                      \
+		pthread_mutex_unlock(&f->mu);            \
+		return rc;                               \
+	}
+LOCKED(int, open, (struct ios_disk *d, uint64_t handle, enum ios_file file, const char *path,
+		   int flags, mode_t mode), (d, handle, file, path, flags, mode))
+LOCKED(int, unlink, (struct ios_disk *d, uint64_t handle, enum ios_file file, const char *path),
+       (d, handle, file, path))
+LOCKED(int, close, (struct ios_disk *d, int fd), (d, fd))
+LOCKED(int, fstat, (struct ios_disk *d, int fd, struct stat *sb), (d, fd, sb))
+LOCKED(int, ftruncate, (struct ios_disk *d, int fd, off_t size), (d, fd, size))
+LOCKED(int, fdatasync, (struct ios_disk *d, int fd), (d, fd))
+LOCKED(int, mkdir, (struct ios_disk *d, const char *path, mode_t mode), (d, path, mode))
+LOCKED(int, syncdir, (struct ios_disk *d, const char *path), (d, path))
+LOCKED(int, statvfs, (struct ios_disk *d, const char *path, struct statvfs *sv), (d, path, sv))
+LOCKED(int, rename, (struct ios_disk *d, const char *from, const char *to), (d, from, to))
+#undef LOCKED
+
+static void slow_wait(struct fault_disk *f, int fd)
+{
+	unsigned ms;
+
+	pthread_mutex_lock(&f->mu);
+	ms = slow_ms(f, fd_info(f, fd));
+	pthread_mutex_unlock(&f->mu);
+	if (ms)
+		pause_ms(ms);
+}
+
+static ssize_t f_preadv(struct ios_disk *d, int fd, const struct iovec *iov, int n, off_t off)
+{
+	struct fault_disk *f = fault_of(d);
+	ssize_t k;
+
+	slow_wait(f, fd);
+	pthread_mutex_lock(&f->mu);
+	k = l_preadv(d, fd, iov, n, off);
+	pthread_mutex_unlock(&f->mu);
+	return k;
+}
+
+static ssize_t f_pwritev(struct ios_disk *d, int fd, const struct iovec *iov, int n, off_t off)
+{
+	struct fault_disk *f = fault_of(d);
+	ssize_t k;
+
+	slow_wait(f, fd);
+	pthread_mutex_lock(&f->mu);
+	k = l_pwritev(d, fd, iov, n, off);
+	pthread_mutex_unlock(&f->mu);
+	return k;
 }
 
 static void f_destroy(struct ios_disk *d)
@@ -294,6 +393,7 @@ static void f_destroy(struct ios_disk *d)
 	free(f->fds);
 	free(f->lost);
 	free(f->rules);
+	pthread_mutex_destroy(&f->mu);
 	free(f);
 }
 
@@ -342,14 +442,9 @@ static int parse_rule(char *s, struct fault_rule *r, char *err, size_t errlen)
 
 	memset(r, 0, sizeof(*r));
 	r->err = -EIO;
-	if (errname) {
+	r->ms = 100;
+	if (errname)
 		*errname++ = 0;
-		if (parse_errno(errname, &r->err)) {
-			snprintf(err, errlen, "\"%s\" is not an errno name (EIO, ENOSPC, EDQUOT, "
-				 "EROFS, EFBIG, EACCES, ENOMEM, EMFILE) or number", errname);
-			return -EINVAL;
-		}
-	}
 	if ((at = strchr(s, '@'))) {
 		*at++ = 0;
 		r->nth = strtoull(at, &end, 10);
@@ -373,10 +468,23 @@ static int parse_rule(char *s, struct fault_rule *r, char *err, size_t errlen)
 			break;
 	if (i == sizeof(call_names) / sizeof(call_names[0])) {
 		snprintf(err, errlen, "unknown call \"%s\" (open, read, write, stat, truncate, "
-			 "sync, lose or corrupt)", s);
+			 "sync, lose, corrupt or slow)", s);
 		return -EINVAL;
 	}
 	r->call = (enum fault_call)i;
+	if (errname && r->call == FC_SLOW) {
+		unsigned long long ms = strtoull(errname, &end, 10);
+
+		if (end == errname || *end || *errname == '-' || !ms || ms > 60000) {
+			snprintf(err, errlen, "slow=%s: want a delay in ms from 1 to 60000", errname);
+			return -EINVAL;
+		}
+		r->ms = (unsigned)ms;
+	} else if (errname && parse_errno(errname, &r->err)) {
+		snprintf(err, errlen, "\"%s\" is not an errno name (EIO, ENOSPC, EDQUOT, "
+			 "EROFS, EFBIG, EACCES, ENOMEM, EMFILE) or number", errname);
+		return -EINVAL;
+	}
 	if (!at && r->call != FC_LOSE) { /* corrupt too: every matching write */
 		r->nth = 1;   /* every matching call */
 		r->onward = 1;
@@ -399,6 +507,7 @@ int ios_disk_faults(struct ios_disk *inner, const char *spec, struct ios_disk **
 		goto fail;
 	}
 	f->base.ops = &fault_ops;
+	pthread_mutex_init(&f->mu, NULL);
 	rc = 0;
 	while (!rc && (rule = strsep(&rest, ","))) {
 		char text[128];
@@ -423,8 +532,11 @@ int ios_disk_faults(struct ios_disk *inner, const char *spec, struct ios_disk **
 	return 0;
 fail:
 	free(copy);
-	if (f)
+	if (f) {
 		free(f->rules);
+		if (f->base.ops)
+			pthread_mutex_destroy(&f->mu);
+	}
 	free(f);
 	return rc;
 }

@@ -1,10 +1,10 @@
 /*
  * ios_io.c - the storage daemon's data requests.
  *
- * Every data message moves at most max_io bytes and is served to completion
- * inside the event loop, so a client's huge noncontiguous access is a
- * stream of bounded messages between which other clients' requests are
- * served. Nothing here syncs: data reaches the disk when a client asks
+ * Every data message moves at most max_io bytes; the loop checks it and
+ * hands its disk work to ios_pool.c (workers, or inline), so a client's
+ * huge noncontiguous access is a stream of bounded messages between which
+ * other clients' requests are served. Nothing here syncs: data reaches the disk when a client asks
  * (SYNC), never as a side effect of a write.
  *
  * A request is checked completely (every piece, every length, the total
@@ -22,89 +22,59 @@
 
 #define OBJ "object %016" PRIx64
 
-static void count(struct ios *ios, enum ios_method m, size_t pieces, uint64_t bytes, int write,
-		  uint64_t syscalls)
-{
-	struct tessera_ios_stats *s = &ios->stats;
-
-	s->requests[m]++;
-	s->pieces[m] += pieces;
-	s->syscalls[m] += syscalls;
-	if (write)
-		s->bytes_written[m] += bytes;
-	else
-		s->bytes_read[m] += bytes;
-}
-
 void ios_store_error(struct ios *ios, struct srv_req *req, const char *what, uint64_t handle,
-		     int rc)
+		     int rc, const char *why)
 {
-	const char *why = ios_store_why(ios->store);
-
+	(void)ios;
+	if (!why)
+		why = "";
 	srv_log(req->srv, "%s " OBJ ": %s%s%s", what, handle, strerror(-rc), *why ? ": " : "",
 		why);
 	srv_reply_error(req, rc, "%s " OBJ ": %s%s%s", what, handle, strerror(-rc),
 			*why ? ": " : "", why);
 }
 
-/* Apply checked pieces and reply: writes take the frame's data, reads
- * answer with `total` bytes. */
+/* Hand checked pieces to the disk work (ios_pool.c): writes take the
+ * frame's data, reads answer with `total` bytes. The pieces are taken
+ * over. */
 static void apply(struct ios *ios, struct srv_req *req, enum ios_method m, uint64_t handle,
-		  const struct ios_piece *pieces, size_t n, uint64_t total, int write)
+		  struct ios_piece *pieces, size_t n, uint64_t total, int write)
 {
-	uint64_t syscalls = 0;
-	ssize_t k;
+	struct ios_work *w = ios_work_new(write ? IOS_JOB_WRITE : IOS_JOB_READ, m,
+					  write ? "write" : "read", 1);
 
-	if (write) {
-		Tessera__WriteReply rep = TESSERA__WRITE_REPLY__INIT;
-		int64_t mtime;
-
-		/* A contiguous write reports the object's size before it (the
-		 * client's clean-up after a striped write failed elsewhere). */
-		if (m == IOS_CONTIG && ios_size(ios->store, handle, &rep.size_before, &mtime) == 0)
-			rep.has_size_before = 1;
-		k = ios_write_pieces(ios->store, handle, pieces, n, req->frame.data, &syscalls);
-		if (k < 0) {
-			ios_store_error(ios, req, "write", handle, (int)k);
-			return;
-		}
-		count(ios, m, n, (uint64_t)k, 1, syscalls);
-		rep.written = (uint64_t)k;
-		srv_reply(req, &rep.base, NULL, 0);
-	} else {
-		Tessera__ReadReply rep = TESSERA__READ_REPLY__INIT;
-		uint8_t *buf = malloc(total ? total : 1), pad[TP_TAGGED_BODY];
-
-		if (!buf) {
-			srv_reply_error(req, -ENOMEM, "read " OBJ ": no memory for %" PRIu64 " bytes",
-					handle, total);
-			return;
-		}
-		k = ios_read_pieces(ios->store, handle, pieces, n, buf, &rep.object_size, &syscalls);
-		if (k < 0) {
-			free(buf);
-			ios_store_error(ios, req, "read", handle, (int)k);
-			return;
-		}
-		/* A contiguous read stops at the object's end (the client tells
-		 * a hole from end of file by the size); pieces come back whole. */
-		if (m == IOS_CONTIG)
-			k = rep.object_size <= pieces[0].offset ? 0
-			    : (ssize_t)(rep.object_size - pieces[0].offset < total
-					? rep.object_size - pieces[0].offset : total);
-		count(ios, m, n, (uint64_t)k, 0, syscalls);
-		/* A tagged reply's head must fill the client's head buffer
-		 * exactly; one that cannot goes untagged (the client copes). */
-		if (req->reply_tagged && tp_read_reply_pad(&rep, pad))
-			req->reply_tagged = 0;
-		srv_reply_owned(req, &rep.base, buf, (size_t)k);
+	if (!w) {
+		free(pieces);
+		srv_reply_error(req, -ENOMEM, "%s " OBJ ": no memory", write ? "write" : "read",
+				handle);
+		return;
 	}
+	w->part[0].handle = handle;
+	w->part[0].pieces = pieces;
+	w->part[0].n = n;
+	w->part[0].total = total;
+	ios_submit(ios, req, w);
+}
+
+/* One piece, for the contiguous requests. */
+static struct ios_piece *one_piece(struct srv_req *req, uint64_t offset, uint64_t length,
+				   uint64_t handle, const char *what)
+{
+	struct ios_piece *p = malloc(sizeof(*p));
+
+	if (!p) {
+		srv_reply_error(req, -ENOMEM, "%s " OBJ ": no memory", what, handle);
+		return NULL;
+	}
+	p->offset = offset;
+	p->length = length;
+	return p;
 }
 
 void ios_do_write(struct ios *ios, struct srv_req *req)
 {
 	Tessera__WriteRequest *w = (Tessera__WriteRequest *)req->msg;
-	struct ios_piece p = { w->offset, req->frame.hdr.data_len };
+	struct ios_piece p = { w->offset, req->frame.hdr.data_len }, *one;
 
 	if (ios_locks_fence(ios, req, w->lock_epoch, w->handle, "write"))
 		return;
@@ -113,13 +83,14 @@ void ios_do_write(struct ios *ios, struct srv_req *req)
 				" is beyond the largest object", w->handle, w->offset, p.length);
 		return;
 	}
-	apply(ios, req, IOS_CONTIG, w->handle, &p, 1, p.length, 1);
+	if ((one = one_piece(req, p.offset, p.length, w->handle, "write")))
+		apply(ios, req, IOS_CONTIG, w->handle, one, 1, p.length, 1);
 }
 
 void ios_do_read(struct ios *ios, struct srv_req *req)
 {
 	Tessera__ReadRequest *r = (Tessera__ReadRequest *)req->msg;
-	struct ios_piece p = { r->offset, r->length };
+	struct ios_piece p = { r->offset, r->length }, *one;
 
 	if (ios_locks_fence(ios, req, r->lock_epoch, r->handle, "read"))
 		return;
@@ -134,7 +105,8 @@ void ios_do_read(struct ios *ios, struct srv_req *req)
 				" is beyond the largest object", r->handle, r->offset, r->length);
 		return;
 	}
-	apply(ios, req, IOS_CONTIG, r->handle, &p, 1, p.length, 0);
+	if ((one = one_piece(req, p.offset, p.length, r->handle, "read")))
+		apply(ios, req, IOS_CONTIG, r->handle, one, 1, p.length, 0);
 }
 
 /* The data a request moves must match what it carries (writes) and fit
@@ -201,6 +173,7 @@ void ios_do_list(struct ios *ios, struct srv_req *req)
 	if (!check_total(ios, req, write, total, l->handle, what)) {
 		ios->stats.desc_bytes[IOS_LIST] += req->frame.hdr.body_len;
 		apply(ios, req, IOS_LIST, l->handle, pieces, l->n_offsets, total, write);
+		return;
 	}
 	free(pieces);
 }
@@ -443,7 +416,6 @@ void ios_do_dtype(struct ios *ios, struct srv_req *req)
 	}
 	ios_dtype_desc_done(ios, 1);
 	apply(ios, req, IOS_DTYPE, d->handle, pieces, n, total, write);
-	free(pieces);
 }
 
 void ios_do_stats(struct ios *ios, struct srv_req *req)

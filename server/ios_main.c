@@ -18,63 +18,39 @@ static void do_handles(struct ios *ios, struct srv_req *req)
 	Tessera__HandlesRequest *h = (Tessera__HandlesRequest *)req->msg;
 	unsigned op = req->frame.hdr.opcode;
 	const char *what = tp_opcode_name(op);
-	uint64_t *sizes = NULL;
-	int64_t *mtimes = NULL;
-	int rc = 0;
+	struct ios_work *w;
 
 	/* A client names at most one file's objects on this daemon; a list of
-	 * a million would be a million fsyncs inside the event loop. */
+	 * a million would be a million fsyncs. */
 	if (h->n_handles > IOS_MAX_HANDLES) {
 		srv_reply_error(req, -E2BIG, "%s: %zu handles exceed the limit of %d per request",
 				what, h->n_handles, IOS_MAX_HANDLES);
 		return;
 	}
-	if (op == TP_OP_GETSIZE && (!(sizes = calloc(h->n_handles + 1, sizeof(*sizes))) ||
-				    !(mtimes = calloc(h->n_handles + 1, sizeof(*mtimes))))) {
-		free(sizes);
-		srv_reply_error(req, -ENOMEM, "getsize: no memory");
+	w = ios_work_new(op == TP_OP_GETSIZE ? IOS_JOB_SIZE : op == TP_OP_REMOVE ? IOS_JOB_REMOVE
+			 : IOS_JOB_SYNC, IOS_CONTIG, what, h->n_handles);
+	if (!w) {
+		srv_reply_error(req, -ENOMEM, "%s: no memory", what);
 		return;
 	}
-	for (size_t i = 0; i < h->n_handles; i++) {
-		if (op == TP_OP_GETSIZE)
-			rc = ios_size(ios->store, h->handles[i], &sizes[i], &mtimes[i]);
-		else if (op == TP_OP_REMOVE)
-			rc = ios_remove(ios->store, h->handles[i]);
-		else if (!(rc = ios_sync(ios->store, h->handles[i])))
-			ios->stats.syncs++;
-		if (rc) {
-			ios_store_error(ios, req, what, h->handles[i], rc);
-			free(sizes);
-			free(mtimes);
-			return;
-		}
-	}
-	if (op == TP_OP_GETSIZE) {
-		Tessera__SizesReply rep = TESSERA__SIZES_REPLY__INIT;
-
-		rep.n_sizes = rep.n_mtimes_ns = h->n_handles;
-		rep.sizes = sizes;
-		rep.mtimes_ns = mtimes;
-		srv_reply(req, &rep.base, NULL, 0);
-	} else {
-		Tessera__EmptyReply rep = TESSERA__EMPTY_REPLY__INIT;
-
-		srv_reply(req, &rep.base, NULL, 0);
-	}
-	free(sizes);
-	free(mtimes);
+	for (size_t i = 0; i < h->n_handles; i++)
+		w->part[i].handle = h->handles[i];
+	ios_submit(ios, req, w);
 }
 
 static void do_truncate(struct ios *ios, struct srv_req *req)
 {
 	Tessera__TruncateRequest *t = (Tessera__TruncateRequest *)req->msg;
-	Tessera__EmptyReply rep = TESSERA__EMPTY_REPLY__INIT;
-	int rc = ios_truncate(ios->store, t->handle, t->size);
+	struct ios_work *w = ios_work_new(IOS_JOB_TRUNCATE, IOS_CONTIG, "truncate", 1);
 
-	if (rc)
-		ios_store_error(ios, req, "truncate", t->handle, rc);
-	else
-		srv_reply(req, &rep.base, NULL, 0);
+	if (!w) {
+		srv_reply_error(req, -ENOMEM, "truncate object %016" PRIx64 ": no memory",
+				t->handle);
+		return;
+	}
+	w->part[0].handle = t->handle;
+	w->part[0].size = t->size;
+	ios_submit(ios, req, w);
 }
 
 static void do_statfs(struct ios *ios, struct srv_req *req)
@@ -88,19 +64,23 @@ static void do_statfs(struct ios *ios, struct srv_req *req)
 		srv_reply(req, &rep.base, NULL, 0);
 }
 
-/* The shared file pointer's fetch-and-add (ios_counter). */
+/* The shared file pointer's fetch-and-add (ios_counter), in its object's
+ * order like every other call on it. */
 static void do_fetch_add(struct ios *ios, struct srv_req *req)
 {
 	Tessera__FetchAddRequest *m = (Tessera__FetchAddRequest *)req->msg;
-	Tessera__FetchAddReply rep = TESSERA__FETCH_ADD_REPLY__INIT;
-	int rc = ios_counter(ios->store, m->handle, m->key, m->set, m->value, &rep.old);
+	struct ios_work *w = ios_work_new(IOS_JOB_COUNTER, IOS_CONTIG, "fetch-add", 1);
 
-	if (rc)
-		srv_reply_error(req, rc, "%s counter %016" PRIx64 " of object %016" PRIx64 ": %s",
-				m->set ? "set" : "fetch-add", m->key, m->handle,
-				rc == -EOVERFLOW ? "adding would overflow it" : strerror(-rc));
-	else
-		srv_reply(req, &rep.base, NULL, 0);
+	if (!w) {
+		srv_reply_error(req, -ENOMEM, "fetch-add counter %016" PRIx64 " of object %016"
+				PRIx64 ": no memory", m->key, m->handle);
+		return;
+	}
+	w->part[0].handle = m->handle;
+	w->part[0].key = m->key;
+	w->part[0].set = m->set;
+	w->part[0].value = m->value;
+	ios_submit(ios, req, w);
 }
 
 /* fsck's listing of the objects held here, a page at a time: needs an
@@ -274,7 +254,7 @@ int main(int argc, char **argv)
 	char err[512], *msg = NULL;
 	char *notice = NULL;
 	const char *faults;
-	unsigned store_flags;
+	unsigned store_flags, threads;
 	int rc, status = 1;
 
 	if (take_own(&argc, argv, &faults, &store_flags))
@@ -330,6 +310,12 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	ios.srv = srv;
+	if ((threads = ios_pool_threads(&cfg)) && (rc = ios_pool_start(&ios, threads, &msg))) {
+		fprintf(stderr, "tessera-ios %u: %s\n", cl.index, msg ? msg : strerror(-rc));
+		free(msg);
+		srv_destroy(srv);
+		goto out;
+	}
 	if (faults)
 		srv_log(srv, "disk faults injected: %s", faults);
 	if (notice)
@@ -339,7 +325,11 @@ int main(int argc, char **argv)
 	if ((rc = srv_write_pidfile(cl.pidfile)))
 		fprintf(stderr, "tessera-ios: pid file %s: %s\n", cl.pidfile, strerror(-rc));
 	srv_run(srv);
-	srv_destroy(srv); /* parked lock requests first, then the lock table */
+	/* The workers finish what they run, then the parked requests (disk
+	 * work and locks) end, then the works and the lock table go. */
+	ios_pool_stop(&ios);
+	srv_destroy(srv);
+	ios_pool_destroy(&ios);
 	status = 0;
 out:
 	free(notice);

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,24 +22,38 @@
 struct ios_fd {
 	uint64_t handle;
 	int fd;            /* the data file; -1: slot free */
-	int sums;          /* the checksum file; -1: not open yet */
+	int sums;          /* the checksum file; -1: not open yet (set by the
+			    * lane that holds the slot busy) */
 	uint64_t used;     /* clock of last use, for eviction */
+	unsigned busy;     /* lanes using the descriptors now: not evicted */
 };
 
-struct ios_store {
-	struct ios_disk *disk;  /* the caller's; every disk call goes here */
-	char *root;        /* DIR */
-	char *dir;         /* DIR/objects */
+/* What the lanes of a store share, under `mu`: the descriptor cache, the
+ * registry and the counters. The disk calls on an object's descriptors
+ * are made outside the lock by the lane holding its slot busy; the caller
+ * (ios_pool.c) sees that two lanes never work on one object at once. */
+struct ios_store_shared {
+	pthread_mutex_t mu;
 	unsigned max_open;
 	struct ios_fd *fds;
 	uint64_t clock;
 	struct ios_registry *reg;
+	struct ios_store_faults faults;
+	unsigned lanes;    /* lanes open besides the store itself */
+};
+
+struct ios_store {
+	struct ios_store_shared *sh;
+	int is_lane;       /* a lane: sh, root and dir are the store's */
+	struct ios_disk *disk;  /* the caller's; every disk call goes here */
+	char *root;        /* DIR */
+	char *dir;         /* DIR/objects */
 	int remade;        /* made where a store had been: see ios_store.h */
 	int64_t made_s;    /* when the store was made (seconds since 1970) */
-	uint8_t *buf;      /* scratch for reads and sieved writes, buf_len */
+	uint8_t *buf;      /* this lane's scratch for reads and sieved writes */
 	size_t buf_len;
-	struct ios_store_faults faults;
-	char why[4800];    /* ios_store_why (holds a path) */
+	int quiet;         /* ios_store_missing: a question, counted nowhere */
+	char why[4800];    /* ios_store_why (holds a path), this lane's */
 };
 
 static int mkdir_p(struct ios_disk *d, const char *path, int *existed)
@@ -127,7 +142,7 @@ static int store_init(struct ios_store *st, int existed, unsigned flags, char **
 		st->remade = existed && !(flags & IOS_STORE_NEW);
 	}
 	snprintf(path, sizeof(path), "%s/registry", st->root);
-	if ((rc = ios_registry_open(st->disk, path, made, &st->reg, err, errlen)))
+	if ((rc = ios_registry_open(st->disk, path, made, &st->sh->reg, err, errlen)))
 		return rc;
 	if (made || (st->remade && (flags & IOS_STORE_NEW))) {
 		int was_remade = st->remade;
@@ -169,15 +184,19 @@ int ios_store_open(const char *dir, unsigned max_open, unsigned flags, struct io
 		return -EINVAL;
 	}
 	st = calloc(1, sizeof(*st));
-	if (!st)
+	if (!st || !(st->sh = calloc(1, sizeof(*st->sh)))) {
+		free(st);
+		st = NULL;
 		goto fail;
+	}
+	pthread_mutex_init(&st->sh->mu, NULL);
 	st->disk = disk;
-	st->max_open = max_open ? max_open : 1;
-	st->fds = calloc(st->max_open, sizeof(*st->fds));
-	if (!st->fds)
+	st->sh->max_open = max_open ? max_open : 1;
+	st->sh->fds = calloc(st->sh->max_open, sizeof(*st->sh->fds));
+	if (!st->sh->fds)
 		goto fail;
-	for (unsigned i = 0; i < st->max_open; i++)
-		st->fds[i].fd = st->fds[i].sums = -1;
+	for (unsigned i = 0; i < st->sh->max_open; i++)
+		st->sh->fds[i].fd = st->sh->fds[i].sums = -1;
 	snprintf(path, sizeof(path), "%s/objects", dir);
 	if (!(st->dir = strdup(path)) || !(st->root = strdup(dir)))
 		goto fail;
@@ -209,19 +228,58 @@ void ios_store_close(struct ios_store *st)
 {
 	if (!st)
 		return;
-	if (st->fds)
-		for (unsigned i = 0; i < st->max_open; i++) {
-			if (st->fds[i].fd >= 0)
-				st->disk->ops->close(st->disk, st->fds[i].fd);
-			if (st->fds[i].sums >= 0)
-				st->disk->ops->close(st->disk, st->fds[i].sums);
+	if (st->is_lane) {
+		pthread_mutex_lock(&st->sh->mu);
+		st->sh->lanes--;
+		pthread_mutex_unlock(&st->sh->mu);
+		free(st->buf);
+		free(st);
+		return;
+	}
+	if (st->sh->fds)
+		for (unsigned i = 0; i < st->sh->max_open; i++) {
+			if (st->sh->fds[i].fd >= 0)
+				st->disk->ops->close(st->disk, st->sh->fds[i].fd);
+			if (st->sh->fds[i].sums >= 0)
+				st->disk->ops->close(st->disk, st->sh->fds[i].sums);
 		}
-	ios_registry_close(st->reg);
-	free(st->fds);
+	ios_registry_close(st->sh->reg);
+	free(st->sh->fds);
+	pthread_mutex_destroy(&st->sh->mu);
+	free(st->sh);
 	free(st->buf);
 	free(st->dir);
 	free(st->root);
 	free(st);
+}
+
+int ios_store_lane(struct ios_store *st, struct ios_store **out)
+{
+	struct ios_store *lane;
+
+	pthread_mutex_lock(&st->sh->mu);
+	/* Each lane holds at most one slot busy; eviction needs one free. */
+	if (st->sh->lanes + 2 >= st->sh->max_open) {
+		pthread_mutex_unlock(&st->sh->mu);
+		return -EMFILE;
+	}
+	st->sh->lanes++;
+	pthread_mutex_unlock(&st->sh->mu);
+	if (!(lane = calloc(1, sizeof(*lane)))) {
+		pthread_mutex_lock(&st->sh->mu);
+		st->sh->lanes--;
+		pthread_mutex_unlock(&st->sh->mu);
+		return -ENOMEM;
+	}
+	lane->sh = st->sh;
+	lane->is_lane = 1;
+	lane->disk = st->disk;
+	lane->root = st->root;
+	lane->dir = st->dir;
+	lane->remade = st->remade;
+	lane->made_s = st->made_s;
+	*out = lane;
+	return 0;
 }
 
 const char *ios_store_why(const struct ios_store *st)
@@ -231,19 +289,28 @@ const char *ios_store_why(const struct ios_store *st)
 
 void ios_store_faults(const struct ios_store *st, struct ios_store_faults *out)
 {
-	*out = st->faults;
+	pthread_mutex_lock(&st->sh->mu);
+	*out = st->sh->faults;
+	pthread_mutex_unlock(&st->sh->mu);
 }
 
 int ios_store_list(struct ios_store *st, uint64_t after, uint64_t *handles, size_t max,
 		   size_t *n)
 {
-	*n = ios_registry_list(st->reg, after, handles, max);
+	pthread_mutex_lock(&st->sh->mu);
+	*n = ios_registry_list(st->sh->reg, after, handles, max);
+	pthread_mutex_unlock(&st->sh->mu);
 	return 0;
 }
 
 int ios_store_holds(const struct ios_store *st, uint64_t handle)
 {
-	return ios_registry_holds(st->reg, handle);
+	int held;
+
+	pthread_mutex_lock(&st->sh->mu);
+	held = ios_registry_holds(st->sh->reg, handle);
+	pthread_mutex_unlock(&st->sh->mu);
+	return held;
 }
 
 /* The file of object `handle` with `suffix` ("", ".sum", ".ctr"). */
@@ -256,10 +323,10 @@ static void object_path(const struct ios_store *st, uint64_t handle, const char 
 
 static struct ios_fd *cached(struct ios_store *st, uint64_t handle)
 {
-	for (unsigned i = 0; i < st->max_open; i++)
-		if (st->fds[i].fd >= 0 && st->fds[i].handle == handle) {
-			st->fds[i].used = ++st->clock;
-			return &st->fds[i];
+	for (unsigned i = 0; i < st->sh->max_open; i++)
+		if (st->sh->fds[i].fd >= 0 && st->sh->fds[i].handle == handle) {
+			st->sh->fds[i].used = ++st->sh->clock;
+			return &st->sh->fds[i];
 		}
 	return NULL;
 }
@@ -285,20 +352,21 @@ static int object_open(struct ios_store *st, uint64_t handle, int create, struct
 				 O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
 	if (fd < 0)
 		return fd;
-	slot = &st->fds[0];
-	for (unsigned i = 0; i < st->max_open; i++) {
-		if (st->fds[i].fd < 0) {
-			slot = &st->fds[i];
+	slot = NULL;
+	for (unsigned i = 0; i < st->sh->max_open; i++) {
+		if (st->sh->fds[i].fd < 0) {
+			slot = &st->sh->fds[i];
 			break;
 		}
-		if (st->fds[i].used < slot->used)
-			slot = &st->fds[i];
+		if (!st->sh->fds[i].busy && (!slot || st->sh->fds[i].used < slot->used))
+			slot = &st->sh->fds[i];
 	}
+	/* ios_store_lane keeps more slots than lanes: one is never busy */
 	if (slot->fd >= 0)
 		slot_close(st, slot);
 	slot->fd = fd;
 	slot->handle = handle;
-	slot->used = ++st->clock;
+	slot->used = ++st->sh->clock;
 	*out = slot;
 	return 0;
 }
@@ -318,9 +386,10 @@ static int lost(struct ios_store *st, uint64_t handle)
 	struct tm tm;
 	time_t t = (time_t)st->made_s;
 
-	st->faults.lost_objects++;
+	if (!st->quiet)
+		st->sh->faults.lost_objects++;
 	object_path(st, handle, "", path, sizeof(path));
-	if (ios_registry_holds(st->reg, handle)) {
+	if (ios_registry_holds(st->sh->reg, handle)) {
 		snprintf(st->why, sizeof(st->why), "the object is lost: this storage daemon made "
 			 "it, but its file %s is gone", path);
 	} else {
@@ -338,10 +407,10 @@ static int lost(struct ios_store *st, uint64_t handle)
  * record first. One the store holds whose file is gone (or was removed
  * behind the daemon's back, while open) is lost: -EIO, and not made again
  * (the rest of it would read as zeros). */
-static int object_get(struct ios_store *st, uint64_t handle, int create, struct ios_fd **slot,
-		      uint64_t *size, int64_t *mtime_ns)
+static int object_get_locked(struct ios_store *st, uint64_t handle, int create,
+			     struct ios_fd **slot, uint64_t *size, int64_t *mtime_ns)
 {
-	int held = ios_registry_holds(st->reg, handle), make = create && !held, rc;
+	int held = ios_registry_holds(st->sh->reg, handle), make = create && !held, rc;
 	struct stat sb;
 
 	*size = 0;
@@ -352,12 +421,13 @@ static int object_get(struct ios_store *st, uint64_t handle, int create, struct 
 		if ((rc = st->disk->ops->fstat(st->disk, (*slot)->fd, &sb)))
 			return rc;
 		if (sb.st_nlink == 0) { /* unlinked while open: gone */
-			slot_close(st, *slot);
+			if (!(*slot)->busy) /* else a later lookup closes it */
+				slot_close(st, *slot);
 			*slot = NULL;
 		}
 	}
 	if (!*slot) {
-		if (make && (rc = ios_registry_add(st->reg, handle)))
+		if (make && (rc = ios_registry_add(st->sh->reg, handle)))
 			return rc;
 		rc = object_open(st, handle, make, slot);
 		if (rc == -ENOENT) {
@@ -368,14 +438,14 @@ static int object_get(struct ios_store *st, uint64_t handle, int create, struct 
 		}
 		if (rc) {
 			if (make)
-				(void)ios_registry_drop(st->reg, handle); /* not made after all */
+				(void)ios_registry_drop(st->sh->reg, handle); /* not made after all */
 			return rc;
 		}
 		if (create)
 			return 0; /* just opened: there, and a write needs no size */
 		if ((rc = st->disk->ops->fstat(st->disk, (*slot)->fd, &sb)))
 			return rc;
-	} else if (make && (rc = ios_registry_add(st->reg, handle))) {
+	} else if (make && (rc = ios_registry_add(st->sh->reg, handle))) {
 		return rc; /* a file the registry did not know: record it */
 	}
 	*size = (uint64_t)sb.st_size;
@@ -383,18 +453,45 @@ static int object_get(struct ios_store *st, uint64_t handle, int create, struct 
 	return 0;
 }
 
+/* object_get_locked under the store's lock; the slot it gives is busy
+ * (kept from eviction) until object_put. */
+static int object_get(struct ios_store *st, uint64_t handle, int create, struct ios_fd **slot,
+		      uint64_t *size, int64_t *mtime_ns)
+{
+	int rc;
+
+	pthread_mutex_lock(&st->sh->mu);
+	rc = object_get_locked(st, handle, create, slot, size, mtime_ns);
+	if (rc)
+		*slot = NULL;
+	if (*slot)
+		(*slot)->busy++;
+	pthread_mutex_unlock(&st->sh->mu);
+	return rc;
+}
+
+static void object_put(struct ios_store *st, struct ios_fd *slot)
+{
+	if (!slot)
+		return;
+	pthread_mutex_lock(&st->sh->mu);
+	slot->busy--;
+	pthread_mutex_unlock(&st->sh->mu);
+}
+
 int ios_store_missing(struct ios_store *st, uint64_t handle)
 {
-	struct ios_store_faults before = st->faults;
 	struct ios_fd *slot;
 	uint64_t size;
 	int64_t mtime_ns;
 	int rc;
 
-	if (!ios_registry_holds(st->reg, handle))
+	if (!ios_store_holds(st, handle))
 		return 0;
+	st->quiet = 1;
 	rc = object_get(st, handle, 0, &slot, &size, &mtime_ns);
-	st->faults = before;
+	st->quiet = 0;
+	object_put(st, slot);
 	st->why[0] = 0;
 	return rc == -EIO;
 }
@@ -402,8 +499,10 @@ int ios_store_missing(struct ios_store *st, uint64_t handle)
 int ios_size(struct ios_store *st, uint64_t handle, uint64_t *size, int64_t *mtime_ns)
 {
 	struct ios_fd *slot;
+	int rc = object_get(st, handle, 0, &slot, size, mtime_ns);
 
-	return object_get(st, handle, 0, &slot, size, mtime_ns);
+	object_put(st, slot);
+	return rc;
 }
 
 /* The whole of iov[0..n) at offset, retrying short transfers; reads stop
@@ -559,7 +658,9 @@ static int sums_check(struct ios_store *st, struct ios_fd *slot, uint64_t first,
 		c = got[i % 12];
 		if (c == stored[i] || (!stored[i] && all_zero(b, IOS_BLOCK)))
 			continue;
-		st->faults.checksum_failures++;
+		pthread_mutex_lock(&st->sh->mu);
+		st->sh->faults.checksum_failures++;
+		pthread_mutex_unlock(&st->sh->mu);
 		object_path(st, slot->handle, "", path, sizeof(path));
 		snprintf(st->why, sizeof(st->why), "the data is damaged: bytes %" PRIu64 " to %"
 			 PRIu64 " of %s fail their checksum (stored %08" PRIx32 ", the bytes give %08"
@@ -682,7 +783,7 @@ ssize_t ios_write_pieces(struct ios_store *st, uint64_t handle, const struct ios
 			/* Data sieving: read the span (whole blocks, checked),
 			 * lay the pieces over it, write it back. Safe without
 			 * locks: this daemon is the only writer of its objects
-			 * and serves one request at a time. Bytes past the
+			 * and runs one request on an object at a time. Bytes past the
 			 * object's end read as zeros, which is what they would
 			 * read as anyway. */
 			uint64_t first = start / IOS_BLOCK;
@@ -710,22 +811,17 @@ ssize_t ios_write_pieces(struct ios_store *st, uint64_t handle, const struct ios
 			rc = write_span(st, slot, start, span, src, sum < span, syscalls);
 		i += k;
 	}
+	object_put(st, slot);
 	return rc < 0 ? rc : (ssize_t)pos;
 }
 
-ssize_t ios_read_pieces(struct ios_store *st, uint64_t handle, const struct ios_piece *pieces,
-			size_t n, uint8_t *data, uint64_t *object_size, uint64_t *syscalls)
+static ssize_t read_pieces(struct ios_store *st, struct ios_fd *slot, uint64_t size,
+			   const struct ios_piece *pieces, size_t n, uint8_t *data,
+			   uint64_t *syscalls)
 {
-	struct ios_fd *slot;
 	size_t i = 0, pos = 0;
-	int64_t mtime_ns;
-	uint64_t size;
 	int rc;
 
-	*object_size = 0;
-	if ((rc = object_get(st, handle, 0, &slot, &size, &mtime_ns)))
-		return rc;
-	*object_size = size;
 	while (i < n) {
 		/* A group of pieces read as one span of whole blocks, checked,
 		 * then copied out; bytes past the object's end are zeros (all
@@ -774,24 +870,34 @@ ssize_t ios_read_pieces(struct ios_store *st, uint64_t handle, const struct ios_
 	return (ssize_t)pos;
 }
 
-int ios_truncate(struct ios_store *st, uint64_t handle, uint64_t size)
+ssize_t ios_read_pieces(struct ios_store *st, uint64_t handle, const struct ios_piece *pieces,
+			size_t n, uint8_t *data, uint64_t *object_size, uint64_t *syscalls)
 {
 	struct ios_fd *slot;
-	uint64_t old, calls = 0, last = size / IOS_BLOCK;
+	int64_t mtime_ns;
+	uint64_t size;
+	ssize_t rc;
+
+	*object_size = 0;
+	if ((rc = object_get(st, handle, 0, &slot, &size, &mtime_ns)))
+		return rc;
+	*object_size = size;
+	rc = read_pieces(st, slot, size, pieces, n, data, syscalls);
+	object_put(st, slot);
+	return rc;
+}
+
+static int truncate_slot(struct ios_store *st, struct ios_fd *slot, uint64_t size)
+{
+	uint64_t calls = 0, last = size / IOS_BLOCK;
 	size_t keep = (size_t)(size % IOS_BLOCK);
 	uint8_t block[IOS_BLOCK];
-	int64_t mtime_ns;
 	uint32_t crc;
 	int rc, fd;
 
-	if (size > (uint64_t)INT64_MAX)
-		return -EFBIG;
-	/* A missing object is made even for size 0: its modification time
-	 * is the file's truncate time (clients read it with the size). The
-	 * block the new end falls in is checked before it is cut (and
+	/* The block the new end falls in is checked before it is cut (and
 	 * checksummed anew: its bytes past the end become zeros). */
-	if ((rc = object_get(st, handle, 1, &slot, &old, &mtime_ns)) ||
-	    (keep && (rc = read_checked(st, slot, last, 1, block, &calls))) ||
+	if ((keep && (rc = read_checked(st, slot, last, 1, block, &calls))) ||
 	    (rc = st->disk->ops->ftruncate(st->disk, slot->fd, (off_t)size)))
 		return rc;
 	/* Checksums of the blocks that remain (growing changes none: bytes
@@ -808,6 +914,24 @@ int ios_truncate(struct ios_store *st, uint64_t handle, uint64_t size)
 	return sums_write(st, slot, last, 1, &crc, &calls);
 }
 
+int ios_truncate(struct ios_store *st, uint64_t handle, uint64_t size)
+{
+	struct ios_fd *slot;
+	uint64_t old;
+	int64_t mtime_ns;
+	int rc;
+
+	if (size > (uint64_t)INT64_MAX)
+		return -EFBIG;
+	/* A missing object is made even for size 0: its modification time
+	 * is the file's truncate time (clients read it with the size). */
+	if ((rc = object_get(st, handle, 1, &slot, &old, &mtime_ns)))
+		return rc;
+	rc = truncate_slot(st, slot, size);
+	object_put(st, slot);
+	return rc;
+}
+
 int ios_remove(struct ios_store *st, uint64_t handle)
 {
 	static const struct { const char *suffix; enum ios_file file; } files[] = {
@@ -817,7 +941,9 @@ int ios_remove(struct ios_store *st, uint64_t handle)
 	int rc;
 
 	st->why[0] = 0;
+	pthread_mutex_lock(&st->sh->mu);
 	forget(st, handle);
+	pthread_mutex_unlock(&st->sh->mu);
 	/* Its checksums and counters go with it, then its record. */
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		object_path(st, handle, files[i].suffix, path, sizeof(path));
@@ -825,7 +951,10 @@ int ios_remove(struct ios_store *st, uint64_t handle)
 		if (rc && rc != -ENOENT)
 			return rc;
 	}
-	return ios_registry_drop(st->reg, handle);
+	pthread_mutex_lock(&st->sh->mu);
+	rc = ios_registry_drop(st->sh->reg, handle);
+	pthread_mutex_unlock(&st->sh->mu);
+	return rc;
 }
 
 /* fdatasync one of an object's side files, if it has it: 1 if it has, 0
@@ -848,17 +977,11 @@ static int sync_side(struct ios_store *st, uint64_t handle, const char *suffix,
 	return rc ? rc : 1;
 }
 
-int ios_sync(struct ios_store *st, uint64_t handle)
+static int sync_slot(struct ios_store *st, uint64_t handle, struct ios_fd *slot)
 {
-	struct ios_fd *slot;
 	char path[4096];
-	uint64_t size;
-	int64_t mtime_ns;
 	int rc, sums = 0, counters;
 
-	/* A lost object cannot be made durable: say so. */
-	if ((rc = object_get(st, handle, 0, &slot, &size, &mtime_ns)))
-		return rc;
 	if (slot && (rc = st->disk->ops->fdatasync(st->disk, slot->fd)))
 		return rc;
 	if (slot && slot->sums >= 0 && (rc = st->disk->ops->fdatasync(st->disk, slot->sums)))
@@ -869,13 +992,31 @@ int ios_sync(struct ios_store *st, uint64_t handle)
 	if (counters < 0)
 		return counters;
 	/* The record of an object synced is at least as durable as its data. */
-	if ((rc = ios_registry_sync(st->reg)))
+	pthread_mutex_lock(&st->sh->mu);
+	rc = ios_registry_sync(st->sh->reg);
+	pthread_mutex_unlock(&st->sh->mu);
+	if (rc)
 		return rc;
 	if (!slot && !counters)
 		return 0;
 	/* The names of the object and its side files must be durable too. */
 	snprintf(path, sizeof(path), "%s/%02x", st->dir, (unsigned)(handle & 0xff));
 	return st->disk->ops->syncdir(st->disk, path);
+}
+
+int ios_sync(struct ios_store *st, uint64_t handle)
+{
+	struct ios_fd *slot;
+	uint64_t size;
+	int64_t mtime_ns;
+	int rc;
+
+	/* A lost object cannot be made durable: say so. */
+	if ((rc = object_get(st, handle, 0, &slot, &size, &mtime_ns)))
+		return rc;
+	rc = sync_slot(st, handle, slot);
+	object_put(st, slot);
+	return rc;
 }
 
 /* ------------------------------------------------------------ counters

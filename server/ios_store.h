@@ -52,6 +52,15 @@ int ios_store_open(const char *dir, unsigned max_open, unsigned flags, struct io
 		   struct ios_store **out, char **notice, char **errmsg);
 void ios_store_close(struct ios_store *st);
 
+/* A lane of the store, for another thread: it shares the store's objects,
+ * descriptor cache, registry and counters (under a lock), and has its own
+ * scratch buffer and ios_store_why. Lanes may work at the same time on
+ * different objects, never on one object at once (the caller orders the
+ * calls on each object: ios_pool.c). The store itself is a lane too. At
+ * most max_open - 2 lanes (-EMFILE); close each with ios_store_close
+ * before the store. */
+int ios_store_lane(struct ios_store *st, struct ios_store **out);
+
 /* Why the last call failed, when the errno alone does not say (a lost
  * object, a checksum that does not match: which block, which file); ""
  * otherwise. Valid until the next call. */
@@ -121,7 +130,7 @@ int ios_statfs(struct ios_store *st, uint64_t *total, uint64_t *avail);
  * object does not hold reads as 0. The side file goes with the object
  * (ios_remove) and is synced with it (ios_sync). `set` stores `value`, else
  * it is added (-EOVERFLOW if the sum would overflow); *old gets the value
- * before. Atomic as long as one caller at a time uses the store. */
+ * before. Atomic as long as one lane at a time works on the object. */
 #define IOS_COUNTERS 64
 int ios_counter(struct ios_store *st, uint64_t handle, uint64_t key, int set, int64_t value,
 		int64_t *old);

@@ -3,11 +3,13 @@
  * over a fault disk over the system disk (server/ios_disk.h), in a fresh
  * temporary directory per test: the spec's grammar, which call each rule
  * fails, lost objects, the counters kept beside objects, the ops
- * table's size check, and the writeback hint of large writes.
+ * table's size check, the writeback hint of large writes, and lanes of
+ * one store working at once (the disk workers').
  */
 #include <errno.h>
 #include <ftw.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -76,7 +78,8 @@ static void test_bad_specs(void **state)
 		{ "write@0", "@0" }, { "write@-1", "@-1" }, { "write@3x", "@3x" },
 		{ "write@", "@" }, { "read:xyz", ":xyz" }, { "read:", ":" },
 		{ "write=ENOSP", "ENOSP" }, { "write=0", "\"0\"" }, { "write=-5", "-5" },
-		{ "write@2=EIO,lose:-3", "rule 2" },
+		{ "write@2=EIO,lose:-3", "rule 2" }, { "slow=0", "slow=0" },
+		{ "slow=fast", "slow=fast" }, { "slow@1=60001", "60000" },
 	};
 	struct ios_disk *sys, *d = NULL;
 	char err[256];
@@ -92,9 +95,82 @@ static void test_bad_specs(void **state)
 	}
 	/* good ones, every call and errno form */
 	assert_int_equal(ios_disk_faults(sys, "open,read:1a@2,write@3+=ENOSPC,stat=EDQUOT,"
-					 "truncate=EROFS,sync=28,lose:0x2b@1", &d, err,
+					 "truncate=EROFS,sync=28,lose:0x2b@1,slow:1a@2=50", &d, err,
 					 sizeof(err)), 0);
 	d->ops->destroy(d); /* and sys with it */
+}
+
+/* Two lanes of one store: while A's write is held by a slow rule on one,
+ * B's write on the other is done (the store's lock is not held across a
+ * disk call); a fault on one lane's object fails that call only; a
+ * store of 4 descriptors has room for 2 lanes besides itself. */
+struct lane_write {
+	struct ios_store *lane;
+	uint64_t handle;
+	ssize_t rc;
+	int done;                  /* under mu */
+	pthread_mutex_t *mu;
+};
+
+static void *lane_write_run(void *arg)
+{
+	struct lane_write *w = arg;
+	uint8_t data[64];
+	struct ios_piece p = { 0, sizeof(data) };
+	uint64_t calls = 0;
+
+	memset(data, 'w', sizeof(data));
+	w->rc = ios_write_pieces(w->lane, w->handle, &p, 1, data, &calls);
+	pthread_mutex_lock(w->mu);
+	w->done = 1;
+	pthread_mutex_unlock(w->mu);
+	return NULL;
+}
+
+static void test_lanes(void **state)
+{
+	struct fx *f = *state;
+	struct ios_store *l1, *l2, *l3;
+	pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	struct lane_write held;
+	pthread_t t;
+	char spec[64];
+	uint8_t buf[64];
+	int held_done;
+
+	snprintf(spec, sizeof(spec), "slow:%" PRIx64 "@1=500,sync:%" PRIx64 "=EIO", A, B);
+	open_store(f, spec);
+	assert_int_equal(ios_store_lane(f->st, &l1), 0);
+	assert_int_equal(ios_store_lane(f->st, &l2), 0);
+	assert_int_equal(ios_store_lane(f->st, &l3), -EMFILE);
+	held = (struct lane_write){ l1, A, 0, 0, &mu };
+	assert_int_equal(pthread_create(&t, NULL, lane_write_run, &held), 0);
+	usleep(100 * 1000);
+	{
+		struct ios_piece p = { 0, 16 };
+		uint64_t calls = 0;
+
+		memset(buf, 'b', 16);
+		assert_int_equal(ios_write_pieces(l2, B, &p, 1, buf, &calls), 16);
+	}
+	pthread_mutex_lock(&mu);
+	held_done = held.done;
+	pthread_mutex_unlock(&mu);
+	if (held_done)
+		fail_msg("B's write on another lane waited for A's held write");
+	pthread_join(t, NULL);
+	assert_int_equal(held.rc, 64);
+	{
+		struct ios_piece p = { 0, 16 };
+		uint64_t calls = 0, size;
+
+		assert_int_equal(ios_sync(l2, B), -EIO);
+		assert_int_equal(ios_sync(l1, A), 0);
+		assert_int_equal(ios_read_pieces(l1, A, &p, 1, buf, &size, &calls), 16);
+		assert_int_equal(buf[0], 'w');
+	}
+	ios_store_close(l1);
+	ios_store_close(l2);
 }
 
 /* write@2: the second write fails, the first and third pass; reads pass. */
@@ -346,6 +422,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_specs),
 		cmocka_unit_test_setup_teardown(test_nth_write, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_lanes, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_object_writes_onward, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_other_calls, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_lose_from_start, fx_setup, fx_teardown),
