@@ -538,6 +538,8 @@ int tessera_ping(tessera_fs *fs, struct tessera_ping *out, size_t n_out)
 				out[i].owed_replies = (uint32_t)rep->core->reply_entries;
 				out[i].parked = (uint32_t)rep->core->parked;
 				out[i].peers_closed = rep->core->peers_closed;
+				out[i].parked_data_kept = rep->core->parked_data_kept;
+				out[i].parked_data_copied = rep->core->parked_data_copied;
 			}
 			out[i].rtt_us = (double)(t1.tv_sec - t0.tv_sec) * 1e6 +
 					(double)(t1.tv_nsec - t0.tv_nsec) / 1e3;

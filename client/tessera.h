@@ -96,6 +96,9 @@ struct tessera_ping {
 	uint32_t owed_replies;
 	uint32_t parked;          /* requests parked, to be answered later */
 	uint64_t peers_closed;    /* clients cut off for not reading replies */
+	/* Bytes of queued requests' data (a storage daemon's disk workers)
+	 * kept where they arrived, and copied (small writes). */
+	uint64_t parked_data_kept, parked_data_copied;
 };
 
 /* Connect using config file `config` (NULL: $TESSERA_CONFIG). On failure

@@ -301,6 +301,12 @@ struct tnet_rbuf {
 	uint8_t *data;
 };
 
+/* Take a completed receive buffer's memory (the caller frees it) and give
+ * the buffer fresh memory of the same size, so a message that must
+ * outlive its completion needs no copy. Only between the completion and
+ * tnet_repost. NULL (the buffer unchanged) when memory is short. */
+void *tnet_rbuf_take(struct tnet_rbuf *rbuf);
+
 /* TNET_TRECV: a tagged receive (tnet_trecv) completed, or was cancelled
  * (-ECANCELED), or the message was longer than its buffers (-EMSGSIZE). */
 enum tnet_event_type { TNET_SENT = 1, TNET_RECV = 2, TNET_TRECV = 3 };

@@ -68,7 +68,9 @@ struct srv_parked {
 	int retired;                /* answered or dropped: off the peer's list,
 				     * on srv->retired until the loop iteration
 				     * ends, so pointers to req stay valid */
-	void *data;                 /* copy of the frame's raw data */
+	void *data;                 /* the frame's raw data, in `data_mem` */
+	void *data_mem;             /* what to free: a copy, or the receive
+				     * buffer's memory taken (tnet_rbuf_take) */
 };
 
 struct srv_peer {
@@ -87,6 +89,7 @@ struct srv_counters {
 	uint64_t replies_expired, requests_refused, requests_dropped;
 	uint64_t peers_closed, parked_expired, parked_gone;
 	uint64_t unauthenticated;       /* frames dropped: no session, bad MAC */
+	uint64_t data_kept, data_copied; /* parked requests' data (srv_park_sized) */
 };
 
 struct srv {
@@ -523,7 +526,7 @@ static void parked_reap(struct srv *srv)
 		srv->retired = pk->next;
 		if (pk->req.msg)
 			protobuf_c_message_free_unpacked(pk->req.msg, NULL);
-		free(pk->data);
+		free(pk->data_mem);
 		free(pk);
 	}
 }
@@ -540,9 +543,15 @@ int srv_park_sized(struct srv_req *req, uint32_t ms, size_t extra, srv_expire_fn
 	struct srv *srv = req->srv;
 	struct srv_peer *p = peer_get(srv, req->peer);
 	struct srv_parked *pk;
+	/* Bulk data (at least half a receive buffer) keeps its place: the
+	 * receive buffer's memory goes with the parked request, and the
+	 * buffer is reposted with new memory (malloc's heap reuses freed
+	 * frames). Less data is copied. */
+	int take = req->rbuf && req->frame.hdr.data_len &&
+		   req->frame.hdr.data_len >= req->rbuf->cap / 2;
 	/* The decoded message can be several times its packed size. */
-	size_t cost = sizeof(*pk) + 4 * (size_t)req->frame.hdr.body_len + req->frame.hdr.data_len +
-		      extra;
+	size_t cost = sizeof(*pk) + 4 * (size_t)req->frame.hdr.body_len + extra +
+		      (take ? req->rbuf->cap : req->frame.hdr.data_len);
 	double hold = ms / 1000.0;
 
 	if (!p)
@@ -552,21 +561,38 @@ int srv_park_sized(struct srv_req *req, uint32_t ms, size_t extra, srv_expire_fn
 		return -EBUSY;
 	}
 	pk = calloc(1, sizeof(*pk));
-	if (pk && req->frame.hdr.data_len && !(pk->data = malloc(req->frame.hdr.data_len))) {
-		free(pk);
-		pk = NULL;
+	if (pk && req->frame.hdr.data_len) {
+		uint8_t *mem = NULL;
+
+		if (take) {
+			uint8_t *base = req->rbuf->data;
+
+			if ((mem = tnet_rbuf_take(req->rbuf))) {
+				pk->data = mem + ((const uint8_t *)req->frame.data - base);
+				srv->count.data_kept += req->frame.hdr.data_len;
+			}
+		}
+		if (!mem && (mem = malloc(req->frame.hdr.data_len))) {
+			memcpy(mem, req->frame.data, req->frame.hdr.data_len);
+			pk->data = mem;
+			srv->count.data_copied += req->frame.hdr.data_len;
+		}
+		if (!mem) {
+			free(pk);
+			pk = NULL;
+		}
+		pk->data_mem = mem;
 	}
 	if (!pk) {
 		peer_release_if_idle(srv, p);
 		return -ENOMEM;
 	}
-	if (pk->data)
-		memcpy(pk->data, req->frame.data, req->frame.hdr.data_len);
 	pk->req = *req;
 	pk->req.frame.addr = NULL;
 	pk->req.frame.body = NULL;
 	pk->req.frame.data = pk->data;
 	pk->req.parked = pk;
+	pk->req.rbuf = NULL;
 	pk->peer = p;
 	pk->cost = cost;
 	pk->expire = expire;
@@ -586,13 +612,14 @@ int srv_park_sized(struct srv_req *req, uint32_t ms, size_t extra, srv_expire_fn
 	return 0;
 }
 
-void *srv_park_take_data(struct srv_req *parked)
+void *srv_park_take_data(struct srv_req *parked, const uint8_t **data)
 {
 	struct srv_parked *pk = parked->parked;
-	void *data = pk->data;
+	void *mem = pk->data_mem;
 
-	pk->data = NULL;
-	return data;
+	*data = pk->data;
+	pk->data = pk->data_mem = NULL;
+	return mem;
 }
 
 /* ------------------------------------------------------------ deadlines */
@@ -772,7 +799,7 @@ out:
  * ev->rbuf->data (ev->status: -EMSGSIZE when the transport truncated it). */
 static void handle_frame(struct srv *srv, const struct tnet_event *ev)
 {
-	struct srv_req req = { .srv = srv };
+	struct srv_req req = { .srv = srv, .rbuf = srv->net ? ev->rbuf : NULL };
 	const ProtobufCMessageDescriptor *desc;
 	struct srv_peer *p;
 	srv_handler handler = NULL;
@@ -991,6 +1018,8 @@ void srv_core_stats(struct srv *srv, Tessera__CoreStats *out)
 	out->peers_closed = srv->count.peers_closed;
 	out->parked_expired = srv->count.parked_expired;
 	out->parked_gone = srv->count.parked_gone;
+	out->parked_data_kept = srv->count.data_kept;
+	out->parked_data_copied = srv->count.data_copied;
 	out->abandoned = srv->abandoned.n;
 	out->budget_bytes = srv->lim.budget_bytes;
 	out->peer_budget_bytes = srv->lim.peer_bytes;

@@ -54,6 +54,10 @@ struct srv_req {
 	int reply_tagged;
 	/* Set for parked requests only (owned by the daemon core). */
 	struct srv_parked *parked;
+	/* The receive buffer the frame lies in (NULL in a parked copy, or for
+	 * frames handed in by srv_deliver): a parked request with bulk data
+	 * takes its memory instead of copying the data. */
+	struct tnet_rbuf *rbuf;
 };
 
 /* A handler of one opcode; ctx is the role's. It must reply, or park. */
@@ -177,12 +181,13 @@ int srv_park(struct srv_req *req, uint32_t ms, srv_expire_fn expire, void *arg,
 int srv_park_sized(struct srv_req *req, uint32_t ms, size_t extra, srv_expire_fn expire,
 		   void *arg, struct srv_req **out);
 
-/* A parked request's copy of the frame's raw data, taken over by the
- * caller (who frees it): work that outlives the parked request (a disk
- * write still running when its client went away) keeps its bytes. The
- * parked request's budget charge stays until it is answered or dropped;
- * req->frame.data still points at the bytes. */
-void *srv_park_take_data(struct srv_req *parked);
+/* A parked request's raw data, taken over by the caller: work that
+ * outlives the parked request (a disk write still running when its client
+ * went away) keeps its bytes. Returns the memory to free (a copy, or the
+ * receive buffer's memory the data lies in) and sets *data to the bytes.
+ * The parked request's budget charge stays until it is answered or
+ * dropped; req->frame.data still points at the bytes. */
+void *srv_park_take_data(struct srv_req *parked, const uint8_t **data);
 
 /* Work done on other threads (the storage daemon's disk workers) comes
  * back to the loop: after srv_wakeup(), which any thread may call, the

@@ -506,8 +506,7 @@ void ios_submit(struct ios *ios, struct srv_req *req, struct ios_work *w)
 	if (read_buffers(parked, w))
 		return;
 	w->req = parked;
-	w->data = srv_park_take_data(parked);
-	w->src = w->data;
+	w->data = srv_park_take_data(parked, &w->src);
 	w->cost = cost;
 	w->left = w->parts;
 	w->next = pool->all;

@@ -324,6 +324,54 @@ static void test_fault_on_worker(void **state)
 	serving(c);
 }
 
+/* Storage daemon 0's counts of queued data kept in its receive buffer and
+ * copied out of it. */
+static void parked_data(struct cluster *c, uint64_t *kept, uint64_t *copied)
+{
+	struct tessera_ping p[1 + N_IOS];
+
+	assert_int_equal(tessera_ping(c->fs, p, 1 + N_IOS), 1 + N_IOS);
+	assert_int_equal(p[1].status, 0);
+	*kept = p[1].parked_data_kept;
+	*copied = p[1].parked_data_copied;
+}
+
+/* A 1 MiB write queued for a worker keeps its data in the receive buffer
+ * it arrived in (that buffer is reposted with new memory); a small one is
+ * copied. Both reach the disk whole. */
+static void test_bulk_data_kept(void **state)
+{
+	enum { BIG = 1 << 20, SMALL = 4096 };
+	struct cluster *c = *state;
+	struct tessera_layout l = { .strip_size = BIG, .count = N_IOS };
+	uint64_t kept0, copied0, kept1, copied1, off = UINT64_MAX;
+	static uint8_t buf[BIG], got[BIG];
+	tessera_file *f;
+
+	CHECK(c->fs, tessera_open(c->fs, "/kept", O_CREAT | O_RDWR | O_TRUNC, 0644, &l, &f));
+	assert_int_equal(tessera_file_layout(f, &l), 0);
+	for (uint32_t i = 0; i < l.count; i++)
+		if (l.servers[i] == 0)
+			off = (uint64_t)i * BIG;
+	assert_true(off != UINT64_MAX);
+	for (size_t i = 0; i < BIG; i++)
+		buf[i] = (uint8_t)(i * 7 + i / 4099);
+	parked_data(c, &kept0, &copied0);
+	assert_int_equal(tessera_pwrite(f, buf, BIG, off), BIG);
+	assert_int_equal(tessera_pwrite(f, buf, SMALL, off + BIG * N_IOS), SMALL);
+	parked_data(c, &kept1, &copied1);
+	print_message("kept %" PRIu64 " bytes, copied %" PRIu64 "\n", kept1 - kept0,
+		      copied1 - copied0);
+	assert_true(kept1 - kept0 >= BIG);
+	assert_true(copied1 - copied0 >= SMALL);
+	assert_int_equal(tessera_pread(f, got, BIG, off), BIG);
+	assert_memory_equal(got, buf, BIG);
+	assert_int_equal(tessera_pread(f, got, SMALL, off + BIG * N_IOS), SMALL);
+	assert_memory_equal(got, buf, SMALL);
+	tessera_close(f);
+	serving(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest pool[] = {
@@ -332,6 +380,7 @@ int main(void)
 		cmocka_unit_test(test_client_gone),
 		cmocka_unit_test(test_stop_with_queued_work),
 		cmocka_unit_test(test_fault_on_worker),
+		cmocka_unit_test(test_bulk_data_kept),
 	};
 	const struct CMUnitTest inline_[] = {
 		cmocka_unit_test(test_object_order),
