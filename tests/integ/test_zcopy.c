@@ -316,16 +316,95 @@ static void progress_for(struct cluster *c, double secs)
 	}
 }
 
+/* What follows a call that failed while daemon `victim` (pid) was
+ * stopped or killed under it: the error names the file and the daemon,
+ * the lending path was the one taken (s0, s1), the buffer (already filled
+ * with 0x5A by the caller) is left alone while the transport runs again,
+ * `release` gives it back to the system, and the file (a write's) does not
+ * hold the pattern. */
+static void after_failed_call(struct cluster *c, tessera_file *f, const char *path,
+			      const char *msg, struct tessera_copy_stats s0,
+			      struct tessera_copy_stats s1, int victim, pid_t pid,
+			      enum stop_how how, int write, uint8_t *buf, size_t len,
+			      void (*release)(uint8_t *buf, size_t len))
+{
+	uint8_t *check = malloc(len);
+	char name[64];
+
+	assert_non_null(check);
+	assert_non_null(strstr(msg, path));
+	snprintf(name, sizeof(name), "storage daemon %d", victim);
+	assert_non_null(strstr(msg, name));
+	if (write)
+		assert_true(s1.write_direct > s0.write_direct);
+	else
+		assert_true(s1.read_direct > s0.read_direct);
+	if (how == BY_STOP) {
+		struct tessera_ios_stats st0, st1;
+
+		tessera_ios_stats(c->fs, (uint32_t)victim, &st0); /* times out: stopped */
+		kill(pid, SIGCONT);
+		progress_for(c, 1.0);
+		tessera_ios_stats(c->fs, (uint32_t)victim, &st1);
+		print_message("after SIGCONT the daemon served %llu more bytes\n",
+			      (unsigned long long)(st1.bytes_read[TESSERA_METHOD_CONTIG] +
+						   st1.bytes_written[TESSERA_METHOD_CONTIG] -
+						   st0.bytes_read[TESSERA_METHOD_CONTIG] -
+						   st0.bytes_written[TESSERA_METHOD_CONTIG]));
+	} else {
+		progress_for(c, 1.0);
+	}
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] != 0x5A)
+			fail_msg("byte %zu of the buffer changed after the call returned", i);
+	release(buf, len);
+	if (how == BY_KILL) {
+		snprintf(name, sizeof(name), "ios%d", victim);
+		c->ios[victim] = cluster_spawn(c, "tessera-ios", name, victim);
+	}
+	if (write) {
+		/* Whatever the daemon stored, it is not what the buffer held
+		 * after the call: the provider no longer read it. */
+		ssize_t n = -1;
+
+		for (int tries = 0; tries < 6 && n < 0; tries++) {
+			n = tessera_pread(f, check, len, 0);
+			if (n < 0)
+				usleep(300000);
+		}
+		assert_true(n >= 0);
+		for (ssize_t i = 0; i + 4096 <= n; i += 4096) {
+			size_t k = 0;
+
+			while (k < 4096 && check[i + (ssize_t)k] == 0x5A)
+				k++;
+			if (k == 4096)
+				fail_msg("the file holds the pattern put into the buffer after the "
+					 "call, at %zd", i);
+		}
+	}
+	free(check);
+}
+
+static void release_unmap(uint8_t *buf, size_t len)
+{
+	assert_int_equal(munmap(buf, len), 0);
+}
+
+static void release_free(uint8_t *buf, size_t len)
+{
+	(void)len;
+	free(buf); /* ASan names any later touch */
+}
+
 static void lend_and_stop(struct cluster *c, enum stop_how how, int write)
 {
 	struct tessera_layout l = { .strip_size = 1 << 20, .count = 4 };
 	size_t len = 16 << 20;
 	uint8_t *buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	uint8_t *check = malloc(len);
 	const char *path = write ? "/lent-w" : "/lent-r";
 	struct tessera_copy_stats s0, s1;
 	tessera_file *f;
-	char name[64];
 	ssize_t n;
 	int victim;
 	pid_t pid;
@@ -351,62 +430,10 @@ static void lend_and_stop(struct cluster *c, enum stop_how how, int write)
 	print_message("%s with storage daemon %d %s: %zd: %s\n", write ? "write" : "read", victim,
 		      how == BY_STOP ? "stopped" : "killed", n, tessera_errmsg(c->fs));
 	assert_true(n < 0);
-	assert_non_null(strstr(tessera_errmsg(c->fs), path));
-	snprintf(name, sizeof(name), "storage daemon %d", victim);
-	assert_non_null(strstr(tessera_errmsg(c->fs), name));
-	/* The lending path was the one taken. */
-	if (write)
-		assert_true(s1.write_direct > s0.write_direct);
-	else
-		assert_true(s1.read_direct > s0.read_direct);
-
-	/* The buffer is the caller's again. */
-	memset(buf, 0x5A, len);
-	if (how == BY_STOP) {
-		struct tessera_ios_stats st0, st1;
-
-		tessera_ios_stats(c->fs, (uint32_t)victim, &st0); /* times out: stopped */
-		kill(pid, SIGCONT);
-		progress_for(c, 1.0);
-		tessera_ios_stats(c->fs, (uint32_t)victim, &st1);
-		print_message("after SIGCONT the daemon served %llu more bytes\n",
-			      (unsigned long long)(st1.bytes_read[TESSERA_METHOD_CONTIG] +
-						   st1.bytes_written[TESSERA_METHOD_CONTIG] -
-						   st0.bytes_read[TESSERA_METHOD_CONTIG] -
-						   st0.bytes_written[TESSERA_METHOD_CONTIG]));
-	} else {
-		progress_for(c, 1.0);
-	}
-	for (size_t i = 0; i < len; i++)
-		if (buf[i] != 0x5A)
-			fail_msg("byte %zu of the buffer changed after the call returned", i);
-	assert_int_equal(munmap(buf, len), 0);
-	if (how == BY_KILL) {
-		snprintf(name, sizeof(name), "ios%d", victim);
-		c->ios[victim] = cluster_spawn(c, "tessera-ios", name, victim);
-	}
-	if (write) {
-		/* Whatever the daemon stored, it is not what the buffer held
-		 * after the call: the provider no longer read it. */
-		for (int tries = 0;; tries++) {
-			n = tessera_pread(f, check, len, 0);
-			if (n >= 0 || tries == 5)
-				break;
-			usleep(300000);
-		}
-		assert_true(n >= 0);
-		for (ssize_t i = 0; i + 4096 <= n; i += 4096) {
-			size_t k = 0;
-
-			while (k < 4096 && check[i + (ssize_t)k] == 0x5A)
-				k++;
-			if (k == 4096)
-				fail_msg("the file holds the pattern written to the buffer after the "
-					 "call, at %zd", i);
-		}
-	}
+	memset(buf, 0x5A, len); /* the buffer is the caller's again */
+	after_failed_call(c, f, path, tessera_errmsg(c->fs), s0, s1, victim, pid, how, write, buf,
+			  len, release_unmap);
 	tessera_close(f);
-	free(check);
 }
 
 static void test_stop_during_write(void **state)
@@ -472,9 +499,7 @@ static void stop_mid_call(struct cluster *c, enum stop_how how, int write)
 	const char *path = write ? "/mid-w" : "/mid-r";
 	struct looper lp = { .len = len, .write = write };
 	struct tessera_copy_stats s0, s1;
-	uint8_t *check = malloc(len);
 	pthread_t th;
-	char name[64];
 	int victim;
 	pid_t pid;
 
@@ -501,57 +526,9 @@ static void stop_mid_call(struct cluster *c, enum stop_how how, int write)
 	print_message("%s with storage daemon %d %s mid-call: %s\n", write ? "write" : "read",
 		      victim, how == BY_STOP ? "stopped" : "killed", lp.msg);
 	assert_true(lp.rc < 0);
-	assert_non_null(strstr(lp.msg, path));
-	snprintf(name, sizeof(name), "storage daemon %d", victim);
-	assert_non_null(strstr(lp.msg, name));
-	if (write)
-		assert_true(s1.write_direct > s0.write_direct);
-	else
-		assert_true(s1.read_direct > s0.read_direct);
-	if (how == BY_STOP) {
-		struct tessera_ios_stats st0, st1;
-
-		tessera_ios_stats(c->fs, (uint32_t)victim, &st0); /* times out: stopped */
-		kill(pid, SIGCONT);
-		progress_for(c, 1.0);
-		tessera_ios_stats(c->fs, (uint32_t)victim, &st1);
-		print_message("after SIGCONT the daemon served %llu more bytes\n",
-			      (unsigned long long)(st1.bytes_read[TESSERA_METHOD_CONTIG] +
-						   st1.bytes_written[TESSERA_METHOD_CONTIG] -
-						   st0.bytes_read[TESSERA_METHOD_CONTIG] -
-						   st0.bytes_written[TESSERA_METHOD_CONTIG]));
-	} else {
-		progress_for(c, 1.0);
-	}
-	for (size_t i = 0; i < len; i++)
-		if (lp.buf[i] != 0x5A)
-			fail_msg("byte %zu of the buffer changed after the call returned", i);
-	free(lp.buf); /* ASan names any later touch */
-	if (how == BY_KILL) {
-		snprintf(name, sizeof(name), "ios%d", victim);
-		c->ios[victim] = cluster_spawn(c, "tessera-ios", name, victim);
-	}
-	if (write) {
-		ssize_t n = -1;
-
-		for (int tries = 0; tries < 6 && n < 0; tries++) {
-			n = tessera_pread(lp.f, check, len, 0);
-			if (n < 0)
-				usleep(300000);
-		}
-		assert_true(n >= 0);
-		for (ssize_t i = 0; i + 4096 <= n; i += 4096) {
-			size_t k = 0;
-
-			while (k < 4096 && check[i + (ssize_t)k] == 0x5A)
-				k++;
-			if (k == 4096)
-				fail_msg("the file holds the pattern put into the buffer after the "
-					 "call, at %zd", i);
-		}
-	}
+	after_failed_call(c, lp.f, path, lp.msg, s0, s1, victim, pid, how, write, lp.buf, len,
+			  release_free);
 	tessera_close(lp.f);
-	free(check);
 }
 
 static void test_stop_mid_write(void **state)
