@@ -787,6 +787,44 @@ static void dispatch(tessera_fs *fs)
 	}
 }
 
+/* Post r's tagged receive: its head, then the caller's runs. */
+static int post_trecv(tessera_fs *fs, struct tc_req *r, void *arg)
+{
+	struct iovec iov[1 + TC_LEND_IOV] = { { r->rhead, TP_TAGGED_HEAD } };
+
+	(void)arg;
+	memcpy(iov + 1, r->lend, r->n_lend * sizeof(*iov));
+	r->rctx.user = r;
+	return tnet_trecv(fs->net, iov, 1 + r->n_lend, r->reqid, &r->rctx);
+}
+
+static int post_send(tessera_fs *fs, struct tc_req *r, void *peer)
+{
+	return req_send(fs, *(uint64_t *)peer, r);
+}
+
+/* Retry post(fs, r, arg) while the provider says -EAGAIN, making progress
+ * in between, until r's deadline; on failure r is finished with an error
+ * naming `what` (-ETIMEDOUT if the provider was still full). */
+static int post_until(tessera_fs *fs, struct tc_req *r, uint64_t deadline, const char *what,
+		      int (*post)(tessera_fs *fs, struct tc_req *r, void *arg), void *arg)
+{
+	int rc;
+
+	while ((rc = post(fs, r, arg)) == -EAGAIN) {
+		dispatch(fs);
+		if (now_ns() > deadline)
+			break;
+	}
+	if (rc) {
+		if (rc == -EAGAIN)
+			rc = -ETIMEDOUT;
+		r->sent = 1;
+		finish(fs, r, rc, "%s failed: %s", what, strerror(-rc));
+	}
+	return rc;
+}
+
 static int submit(tessera_fs *fs, struct tc_req *r, uint64_t deadline)
 {
 	uint64_t peer;
@@ -815,39 +853,21 @@ static int submit(tessera_fs *fs, struct tc_req *r, uint64_t deadline)
 	list_add(&fs->pending, r);
 	if (r->lend_read && !r->rposted) {
 		/* The receive is in place before the daemon can answer. */
-		struct iovec iov[1 + TC_LEND_IOV] = { { r->rhead, TP_TAGGED_HEAD } };
-
-		memcpy(iov + 1, r->lend, r->n_lend * sizeof(*iov));
-		r->rctx.user = r;
-		while ((rc = tnet_trecv(fs->net, iov, 1 + r->n_lend, r->reqid, &r->rctx)) == -EAGAIN) {
-			dispatch(fs);
-			if (now_ns() > deadline)
-				break;
-		}
-		if (rc) {
-			r->sent = 1;
-			finish(fs, r, rc == -EAGAIN ? -ETIMEDOUT : rc, "posting the receive failed: %s",
-			       strerror(rc == -EAGAIN ? ETIMEDOUT : -rc));
+		rc = post_until(fs, r, deadline, "posting the receive", post_trecv, NULL);
+		if (rc)
 			return rc;
-		}
 		r->rposted = 1;
 	}
-	while ((rc = req_send(fs, peer, r)) == -EAGAIN) {
-		dispatch(fs);
-		if (now_ns() > deadline)
-			break;
-	}
-	if (rc) {
-		r->sent = 1;
-		finish(fs, r, rc == -EAGAIN ? -ETIMEDOUT : rc, "send failed: %s",
-		       strerror(rc == -EAGAIN ? ETIMEDOUT : -rc));
-	} else if (r->opcode == TP_OP_WRITE && r->lend_write) {
+	rc = post_until(fs, r, deadline, "send", post_send, &peer);
+	if (rc)
+		return rc;
+	if (r->opcode == TP_OP_WRITE && r->lend_write) {
 		for (size_t i = 0; i < r->n_lend; i++)
 			fs->copies.write_direct += r->lend[i].iov_len;
 	} else if (r->opcode == TP_OP_WRITE) {
 		fs->copies.write_gathered += r->frame_len - r->head_len;
 	}
-	return rc;
+	return 0;
 }
 
 /*
