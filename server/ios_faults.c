@@ -356,28 +356,29 @@ static void slow_wait(struct fault_disk *f, int fd)
 		pause_ms(ms);
 }
 
-static ssize_t f_preadv(struct ios_disk *d, int fd, const struct iovec *iov, int n, off_t off)
+/* A read or write, after any slow rule on fd, under the fault lock. */
+static ssize_t f_io(struct ios_disk *d, int fd, const struct iovec *iov, int n, off_t off,
+		    ssize_t (*io)(struct ios_disk *d, int fd, const struct iovec *iov, int n,
+				  off_t off))
 {
 	struct fault_disk *f = fault_of(d);
 	ssize_t k;
 
 	slow_wait(f, fd);
 	pthread_mutex_lock(&f->mu);
-	k = l_preadv(d, fd, iov, n, off);
+	k = io(d, fd, iov, n, off);
 	pthread_mutex_unlock(&f->mu);
 	return k;
 }
 
+static ssize_t f_preadv(struct ios_disk *d, int fd, const struct iovec *iov, int n, off_t off)
+{
+	return f_io(d, fd, iov, n, off, l_preadv);
+}
+
 static ssize_t f_pwritev(struct ios_disk *d, int fd, const struct iovec *iov, int n, off_t off)
 {
-	struct fault_disk *f = fault_of(d);
-	ssize_t k;
-
-	slow_wait(f, fd);
-	pthread_mutex_lock(&f->mu);
-	k = l_pwritev(d, fd, iov, n, off);
-	pthread_mutex_unlock(&f->mu);
-	return k;
+	return f_io(d, fd, iov, n, off, l_pwritev);
 }
 
 static void f_destroy(struct ios_disk *d)
