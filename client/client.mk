@@ -6,9 +6,12 @@ CL_SRCS   := $(wildcard client/*.c)
 CL_LIB    := $(B)/lib/libtclient.a
 CL_STATIC := $(B)/lib/libtessera.a
 # The release, as the programs report it, and the shared library's names:
-# the file, the soname (what programs record), the link-time name.
+# the file, the soname (what programs record), the link-time name. While
+# the major version is 0 each minor release may change the ABI (0.2.0 grew
+# struct tessera_ping), so the soname carries both: libtessera.so.0.2.
 TESSERA_VERSION := $(shell sed -n 's/^#define TP_VERSION_STRING "\(.*\)"/\1/p' proto/tproto.h)
-CL_SONAME := libtessera.so.$(firstword $(subst ., ,$(TESSERA_VERSION)))
+CL_ABI    := $(subst $(eval) ,.,$(wordlist 1,2,$(subst ., ,$(TESSERA_VERSION))))
+CL_SONAME := libtessera.so.$(if $(filter 0,$(firstword $(subst ., ,$(TESSERA_VERSION)))),$(CL_ABI),$(firstword $(subst ., ,$(TESSERA_VERSION))))
 CL_SO     := $(B)/lib/libtessera.so.$(TESSERA_VERSION)
 CL_SO_LINKS := $(B)/lib/$(CL_SONAME) $(B)/lib/libtessera.so
 LIBS      += $(CL_LIB)

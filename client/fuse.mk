@@ -9,7 +9,8 @@ FUSE_SRCS   := $(wildcard client/fuse/*.c)
 ifneq ($(FUSE_LIBS),)
 PROGRAMS += $(B)/bin/tessera-fuse
 
-$(FUSE_SRCS:%.c=$(B)/%.o): CPPFLAGS += $(FUSE_CFLAGS)
+$(FUSE_SRCS:%.c=$(B)/%.o): CPPFLAGS += $(FUSE_CFLAGS) -DTESSERA_VERSION_STRING='"$(TESSERA_VERSION)"'
+$(FUSE_SRCS:%.c=$(B)/%.o): proto/tproto.h # where the version is set
 
 # This fragment is read before dataloops/, proto/ and server/ add their
 # libraries to LIBS, so the prerequisites name them; the recipe's

@@ -842,7 +842,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (opts.show_version) {
-		printf("tessera-fuse 0.1.0\n");
+		printf("tessera-fuse %s\n", TESSERA_VERSION_STRING);
 		fuse_lowlevel_version();
 		rc = 0;
 		goto out;

@@ -264,7 +264,7 @@ int main(int argc, char **argv)
 		reply(&sf.base, 0);
 	byte(FC_PING);
 	pr.role = "mds";
-	pr.version = "0.1.0";
+	pr.version = TP_VERSION_STRING;
 	for (int i = 0; i < 5; i++)
 		reply(&pr.base, 0);
 	rc |= fz_seed_save(&seed, dir, "namespace");
