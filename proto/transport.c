@@ -436,16 +436,6 @@ int tnet_send(struct tnet *net, uint64_t peer, const struct iovec *iov, size_t n
 	return rc ? fi_err((int)rc) : 0;
 }
 
-void *tnet_rbuf_take(struct tnet_rbuf *rbuf)
-{
-	uint8_t *fresh = malloc(rbuf->cap), *old = rbuf->data;
-
-	if (!fresh)
-		return NULL;
-	rbuf->data = fresh;
-	return old;
-}
-
 int tnet_repost(struct tnet *net, struct tnet_rbuf *rbuf)
 {
 	ssize_t rc;

@@ -282,16 +282,6 @@ int tnet_can_lend(struct tnet *net)
 	return 0;
 }
 
-void *tnet_rbuf_take(struct tnet_rbuf *rbuf)
-{
-	uint8_t *fresh = malloc(rbuf->cap), *old = rbuf->data;
-
-	if (!fresh)
-		return NULL;
-	rbuf->data = fresh;
-	return old;
-}
-
 int tnet_repost(struct tnet *net, struct tnet_rbuf *rbuf)
 {
 	(void)net;
