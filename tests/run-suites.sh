@@ -12,6 +12,7 @@ logdir="$top/build/test-logs"
 mkdir -p "$logdir"
 passed=0 failed=0 skipped=0
 failures=()
+times=()   # "seconds suite (build)", for the slowest ones at the end
 suite_timeout=${TESSERA_SUITE_TIMEOUT:-900}
 
 for group in "$@"; do
@@ -21,10 +22,14 @@ for group in "$@"; do
 		name=$(echo "$build/$suite" | tr '/' '_')
 		log="$logdir/$name.log"
 		echo "=== $suite ($build)"
+		t0=$(date +%s)
 		TESSERA_BUILD="$top/$build" timeout -k 10 "$suite_timeout" \
 			"$top/$suite" >"$log" 2>&1
 		rc=$?
 		cat "$log"
+		secs=$(($(date +%s) - t0))
+		echo "--- $suite ($build): $secs s"
+		times+=("$secs $suite ($build)")
 		p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | awk '{s+=$1} END {print s+0}')
 		f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s).*/\1/p' "$log" | awk '{s+=$1} END {print s+0}')
 		s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test(s).*/\1/p' "$log" | awk '{s+=$1} END {print s+0}')
@@ -44,6 +49,8 @@ for group in "$@"; do
 		passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 	done
 done
+echo "slowest suites (seconds):"
+printf '%s\n' "${times[@]}" | sort -rn | head -8 | sed 's/^/  /'
 # The failures again, above the summary, so a truncated log still names them.
 for line in "${failures[@]}"; do
 	echo "FAILED: $line (log: build/test-logs)"
