@@ -5,8 +5,8 @@
  * with a known code and a message, or split it consistently (the pieces
  * tile the buffer, the header re-encodes to the same bytes); the body is
  * decoded as the opcode's request and reply messages. Then the frame goes through both daemons'
- * dispatch path (server/daemon.c: checks, admission, opcode lookup, body
- * decoding, the handler) in-process, and every reply must be well formed
+ * dispatch path (server/daemon.c, daemon_peer.c: checks, admission,
+ * opcode lookup, body decoding, the handler) in-process, and every reply must be well formed
  * (fuzz_daemon.h's sink).
  *
  * Both daemons' sources are compiled in (their mains renamed). The two

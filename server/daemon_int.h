@@ -1,0 +1,162 @@
+/*
+ * daemon_int.h - the daemon core's internals, shared by its files and by
+ * nothing else (the roles, ios_*.c and mds_*.c, use daemon.h):
+ *
+ *   daemon.c       the loop: libev watchers, frame checking and dispatch,
+ *                  ticks, wakeups, signals; ping; life (network and
+ *                  in-process); command line and pidfile
+ *   daemon_peer.c  what the daemon owes each peer: reply queues, parked
+ *                  requests, budgets, deadlines, admission
+ *   daemon_auth.c  AUTH: opening sessions, dropping unauthenticated frames
+ *
+ * Only the loop thread touches struct srv (srv_wakeup is the one call
+ * another thread may make). Who owns a reply, a parked request and a peer
+ * record is said in daemon_peer.c.
+ */
+#ifndef TESSERA_DAEMON_INT_H
+#define TESSERA_DAEMON_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <ev.h>
+
+#include "daemon.h"
+
+#define SRV_PEER_BUCKETS 1024 /* power of 2 */
+
+/* An outgoing reply. */
+struct srv_tx {
+	struct tnet_ctx ctx;
+	struct srv_peer *peer;      /* NULL once abandoned */
+	struct srv_tx *prev, *next; /* in the peer's waiting or posted list,
+				     * or the abandoned list */
+	double deadline;            /* monotonic seconds */
+	size_t cost;                /* bytes charged to the budgets */
+	void *data;                 /* owned raw data, or NULL */
+	size_t data_len;
+	size_t head_len;
+	int tagged;                 /* send with tag `tag` (srv_req.reply_tagged) */
+	uint64_t tag;
+	uint8_t head[];             /* header | body */
+};
+
+struct srv_txlist {
+	struct srv_tx *head, *tail;
+	unsigned n;
+};
+
+/* A request answered later (srv_park). */
+struct srv_parked {
+	struct srv_req req;         /* req.parked points here */
+	struct srv_peer *peer;
+	struct srv_parked *prev, *next; /* the peer's parked requests */
+	double deadline;
+	size_t cost;
+	srv_expire_fn expire;
+	void *arg;
+	int gone;                   /* the client is gone: replies go nowhere */
+	int retired;                /* answered or dropped: off the peer's list,
+				     * on srv->retired until the loop iteration
+				     * ends, so pointers to req stay valid */
+	void *data;                 /* the frame's raw data, in `data_mem` */
+	void *data_mem;             /* what to free: a copy, or the receive
+				     * buffer's memory taken (tnet_rbuf_take) */
+};
+
+struct srv_peer {
+	uint64_t addr;
+	struct srv_peer *hnext;         /* hash chain */
+	struct srv_peer *prev, *next;   /* all peers */
+	struct srv_txlist waiting;      /* not yet handed to the provider */
+	struct srv_txlist posted;       /* in the provider */
+	struct srv_parked *parked;      /* parked requests (list head) */
+	unsigned entries;               /* waiting + posted + parked */
+	size_t bytes;                   /* their cost */
+	int warned;                     /* a drop was logged this episode */
+};
+
+struct srv_counters {
+	uint64_t replies_expired, requests_refused, requests_dropped;
+	uint64_t peers_closed, parked_expired, parked_gone;
+	uint64_t unauthenticated;       /* frames dropped: no session, bad MAC */
+	uint64_t data_kept, data_copied; /* parked requests' data (srv_park_sized) */
+};
+
+struct srv {
+	struct srv_role role;
+	const struct tp_config *cfg;
+	struct srv_limits lim;
+	size_t max_frame;
+	double timeout_s;
+	struct tnet *net;
+	struct ev_loop *loop;
+	ev_io io;
+	ev_prepare prepare;
+	ev_idle idle;
+	ev_timer tick;
+	ev_signal sigterm, sigint;
+	ev_async wake;                  /* srv_wakeup: work done on other threads */
+	void (*wake_fn)(void *arg);
+	void *wake_arg;
+	struct srv_peer *buckets[SRV_PEER_BUCKETS];
+	struct srv_peer *peers;         /* list of all peer records */
+	unsigned npeers;
+	unsigned entries, posted, parked, waiting;
+	size_t bytes, parked_bytes;
+	struct srv_txlist abandoned;    /* contexts the provider may still hold */
+	struct srv_parked *retired;     /* parked requests done, freed by reap */
+	int eagain;                     /* a send met -EAGAIN: poll and retry */
+	size_t peak_bytes;              /* highest debt since memory was trimmed */
+	struct srv_counters count;
+	struct srv_sessions *sessions;
+	char target[40];                /* what credentials must name: "mds", "ios:3" */
+	uint64_t boot;                  /* random per start, in AuthReply */
+	double sessions_expired_at;     /* last expiry scan */
+	double unauth_logged_at;        /* last "dropped unauthenticated" line */
+	uint64_t unauth_logged;         /* the counter then */
+	/* In-process (srv_create_local): no endpoint or loop (net and loop
+	 * are NULL); a reply leaves through sink as soon as it is sent, and
+	 * a frame comes from local_peer. */
+	srv_sink_fn sink;
+	void *sink_arg;
+	uint64_t local_peer;
+	struct srv_ident local_ident;
+};
+
+/* Monotonic seconds: the clock of every deadline and session age. */
+static inline double srv_mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* daemon_peer.c: peer records, budgets and admission (handle_frame). */
+struct srv_peer *srv_peer_find(struct srv *srv, uint64_t addr);
+void srv_peer_release_if_idle(struct srv *srv, struct srv_peer *p);
+int srv_room_for(const struct srv *srv, const struct srv_peer *p, size_t cost);
+int srv_admit(struct srv *srv, struct srv_req *req);
+
+/* daemon_peer.c: what the loop does with the queues. A send completed
+ * (ev->user is its struct srv_tx); hand waiting replies to the provider;
+ * free the parked requests retired during this loop iteration; drop
+ * replies and expire parked requests past their deadlines. */
+void srv_tx_done(struct srv *srv, const struct tnet_event *ev);
+void srv_pump_all(struct srv *srv);
+void srv_parked_reap(struct srv *srv);
+void srv_expire_all(struct srv *srv);
+/* srv_destroy: parked requests are told -ESHUTDOWN and freed; once the
+ * endpoint is closed (the provider holds no reply any more),
+ * srv_peers_free frees the peer records and the replies left. */
+void srv_peers_shutdown(struct srv *srv);
+void srv_peers_free(struct srv *srv);
+
+/* daemon_auth.c: AUTH from a frame without a session; a frame dropped
+ * unanswered (no session, unknown session, bad MAC). */
+void srv_auth(struct srv *srv, struct srv_req *req);
+void srv_unauthenticated(struct srv *srv, const char *why);
+
+#endif /* TESSERA_DAEMON_INT_H */
