@@ -32,3 +32,17 @@ export FI_OFI_RXM_BUFFER_SIZE=${FI_OFI_RXM_BUFFER_SIZE:-4096}
 # forgetting a stuck daemon makes rxm close the connection and let go of
 # them (README "Bulk data path"), which this switch turns on.
 export FI_AV_REMOVE_CLEANUP=${FI_AV_REMOVE_CLEANUP:-1}
+# The ranks keep libfabric loaded from their start (TESSERA_MPI_PRELOAD=0
+# leaves them as Open MPI has them). MPI_Init opens Open MPI's psm, psm2
+# and ofi components, whose libraries' constructors spend 0.2 s
+# calibrating a cycle counter (README "Start-up"), and unloads those it
+# does not pick; the driver's first MPI_File_open then loaded the same
+# libraries again, constructors and all. Preloaded, they load once, before
+# main. Through Open MPI's env list, so only the ranks get it (not this
+# shell, nor mpirun); a user's own LD_PRELOAD is kept after it.
+if [ "${TESSERA_MPI_PRELOAD:-1}" != 0 ]; then
+	case ";${OMPI_MCA_mca_base_env_list:-};" in
+	*";LD_PRELOAD="*) ;; # set already (by this file, or by the user)
+	*) export OMPI_MCA_mca_base_env_list="${OMPI_MCA_mca_base_env_list:+$OMPI_MCA_mca_base_env_list;}LD_PRELOAD=libfabric.so.1${LD_PRELOAD:+ $LD_PRELOAD}" ;;
+	esac
+fi

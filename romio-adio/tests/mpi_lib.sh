@@ -133,8 +133,10 @@ mount_extra() {
 	return 1
 }
 
-# Open MPI: our component first; as root, allowed; more ranks than cores.
-export OMPI_MCA_mca_base_component_path="$B/lib/openmpi:$(ompi_info --path pkglibdir --parsable | sed -n 's/^path:pkglibdir://p')"
+# Open MPI: our component first, libfabric preloaded in the ranks, as a
+# user gets them from the environment script; as root, allowed; more ranks
+# than cores.
+. "$top/romio-adio/tessera-mpi-env.sh" "$B"
 export TESSERA_ROMIO_TRACE=$TRACE
 export OMPI_MCA_btl=self,vader   # loopback only, no network probing
 export OMPI_MCA_rmaps_base_oversubscribe=1

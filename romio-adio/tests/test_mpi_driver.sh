@@ -65,6 +65,19 @@ local_names_unclaimed() {
 }
 check "local_names_stay_with_open_mpi" local_names_unclaimed
 
+# tessera-mpi-env.sh (which mpi_lib.sh sources) has every rank start with
+# libfabric loaded, and only the ranks: without its env list, none does.
+ranks_preload_libfabric() {
+	n=$("${MPIRUN[@]}" -np 2 grep -l 'libfabric\.so' /proc/self/maps | grep -c maps)
+	echo "ranks with libfabric mapped: $n of 2"
+	[ "$n" = 2 ]
+	! grep -q 'libfabric\.so' /proc/self/maps
+	n=$(env -u OMPI_MCA_mca_base_env_list "${MPIRUN[@]}" -np 2 grep -l 'libfabric\.so' /proc/self/maps | grep -c maps || true)
+	echo "without the env list: $n of 2"
+	[ "$n" = 0 ]
+}
+check "ranks_start_with_libfabric_loaded" ranks_preload_libfabric
+
 # ------------------------------------------------------------- finalize
 "$BIN/tessera" mkdir /fin >/dev/null
 syncs() { "$BIN/tessera" stats | awk '$1 == "all" && match($0, /syncs [0-9]+/) { print substr($0, RSTART + 6, RLENGTH - 6) }'; }

@@ -64,9 +64,20 @@ export OMPI_MCA_io=romio321 OMPI_MCA_btl=self,vader
 run=(mpirun -np 1)
 [ "$(id -u)" -ne 0 ] || run+=(--allow-run-as-root)
 echo "== first MPI_File_open of a process (1 rank; ms, median of 3 runs each)"
+# and the same without the env script's libfabric preload (Open MPI as it
+# comes), alternating; the whole job's wall time beside each
+wall() { # FILE CMD...: run CMD, its output to FILE, its wall seconds to FILE.wall
+	local f=$1 t0
+	shift
+	t0=$(date +%s.%N)
+	"$@" >>"$f"
+	echo "$(date +%s.%N) $t0" | awk '{ printf "%.0f\n", ($1 - $2) * 1000 }' >>"$f.wall"
+}
 for i in 1 2 3; do
-	"${run[@]}" "$prog" tessera:/startup-a tessera:/startup-b "ufs:$base/startup-c" >>"$out/mpi-t"
+	wall "$out/mpi-t" "${run[@]}" "$prog" tessera:/startup-a tessera:/startup-b "ufs:$base/startup-c"
 	"${run[@]}" "$prog" "ufs:$base/startup-c" tessera:/startup-a >>"$out/mpi-u"
+	wall "$out/mpi-n" env -u OMPI_MCA_mca_base_env_list "${run[@]}" "$prog" \
+		tessera:/startup-a tessera:/startup-b "ufs:$base/startup-c"
 done
 # the lines of each run come in order: MPI_Init, then one per name
 pick() { # FILE NTH-LINE-OF-A-RUN LINES-PER-RUN
@@ -78,4 +89,9 @@ printf "%-52s %8s ms\n" "first open, Tessera (connects)" "$(pick "$out/mpi-t" 2 
 printf "%-52s %8s ms\n" "second open, Tessera, same process" "$(pick "$out/mpi-t" 3 4)"
 printf "%-52s %8s ms\n" "first open, local file (UFS; loads the component)" "$(pick "$out/mpi-u" 2 3)"
 printf "%-52s %8s ms\n" "then first Tessera open (connects)" "$(pick "$out/mpi-u" 3 3)"
+printf "%-52s %8s ms\n" "whole job (mpirun, 1 rank, 3 opens)" "$(sort -n "$out/mpi-t.wall" | sed -n 2p)"
+echo "-- the same without the libfabric preload (Open MPI as it comes)"
+printf "%-52s %8s ms\n" "MPI_Init" "$(pick "$out/mpi-n" 1 4)"
+printf "%-52s %8s ms\n" "first open, Tessera (loads libfabric again)" "$(pick "$out/mpi-n" 2 4)"
+printf "%-52s %8s ms\n" "whole job (mpirun, 1 rank, 3 opens)" "$(sort -n "$out/mpi-n.wall" | sed -n 2p)"
 "$B/bin/tessera" -c "$conf" rm /startup-a /startup-b >/dev/null 2>&1 || true
