@@ -21,6 +21,7 @@ void tp_config_defaults(struct tp_config *cfg)
 	cfg->lock_list_batch = 0;
 	cfg->cap_lifetime_ms = 600000;
 	cfg->io_threads = TP_IO_THREADS_AUTO;
+	cfg->local_reads = 1;
 }
 
 size_t tp_config_max_frame(const struct tp_config *cfg)
@@ -147,6 +148,10 @@ int tp_config_parse(const char *text, const char *name, struct tp_config *cfg,
 			if (parse_u64(val, 0, TP_MAX_IO_THREADS, &v))
 				goto bad;
 			cfg->io_threads = (uint32_t)v;
+		} else if (!strcmp(key, "local_reads")) {
+			if (parse_u64(val, 0, 1, &v))
+				goto bad;
+			cfg->local_reads = (uint32_t)v;
 		} else if (!strcmp(key, "lock_list_batch")) {
 			if (parse_u64(val, 0, 1u << 30, &v))
 				goto bad;

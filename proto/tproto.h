@@ -94,6 +94,7 @@ struct tp_hdr {
 	X(LIST_READ, 41, list_iorequest, read_reply, IOS)               \
 	X(DTYPE_WRITE, 42, dtype_iorequest, write_reply, IOS)           \
 	X(DTYPE_READ, 43, dtype_iorequest, read_reply, IOS)             \
+	X(LOCAL_OPEN, 44, local_open_request, local_open_reply, IOS)    \
 	X(LOCK_ACQUIRE, 50, lock_acquire_request, lock_reply, IOS)      \
 	X(LOCK_RELEASE, 51, lock_release_request, lock_reply, IOS)      \
 	X(LEASE, 52, lease_request, lock_reply, IOS)
@@ -110,6 +111,15 @@ struct tp_hdr {
 #define TP_CAP_REMOVE 0x8u
 #define TP_CAP_ADMIN  0x10u
 #define TP_CAP_MAC_LEN 32 /* HMAC-SHA256 */
+
+/* Local reads (LOCAL_OPEN): the token's length. On the daemon's socket a
+ * client sends the token; the daemon answers one status byte (below)
+ * with, on TP_LOCAL_OK, the object's descriptor and its checksum file's
+ * (when it has one) as SCM_RIGHTS. */
+#define TP_LOCAL_TOKEN 16
+#define TP_LOCAL_OK 0
+#define TP_LOCAL_UNKNOWN 1  /* no such token (expired, or used) */
+#define TP_LOCAL_NOT_YOURS 2 /* the token was given to another uid */
 
 /* Opcodes are below this bound (checked at compile time in frame.c), so a
  * daemon's dispatch table is a plain array indexed by opcode. */
@@ -267,6 +277,7 @@ struct tp_config {
 	char key_file[1024];
 	uint32_t cap_lifetime_ms;
 	uint32_t io_threads;          /* TP_IO_THREADS_AUTO: not set */
+	uint32_t local_reads;         /* 1: clients read local objects' files */
 };
 #define TP_IO_THREADS_AUTO UINT32_MAX
 #define TP_MAX_IO_THREADS 64

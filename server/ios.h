@@ -7,6 +7,8 @@
  * ios_lock.c   the lock service: byte-range locks, sessions, leases, epoch
  * ios_pool.c   the disk work of requests, on worker threads in each
  *              object's arrival order (or inline: io_threads = 0)
+ * ios_local.c  local reads: an object's descriptors handed to a client on
+ *              this host (LOCAL_OPEN, then the daemon's Unix socket)
  */
 #ifndef TESSERA_IOS_H
 #define TESSERA_IOS_H
@@ -117,6 +119,8 @@ struct ios {
 				    * brought, until ios_dtype_desc_done */
 	uint64_t clock;
 	struct ios_pool *pool;     /* NULL: the loop does the disk work */
+	struct ios_local *local;   /* NULL: local reads are off... */
+	const char *local_off;     /* ...and why */
 };
 
 /* Works: made by a handler with its parts' arguments filled, then handed
@@ -160,6 +164,16 @@ void ios_dtype_desc_done(struct ios *ios, int valid);
  * slot within them. 0, or -EINVAL answered naming the limit. */
 int ios_check_layout(struct ios *ios, struct srv_req *req, uint64_t handle, uint64_t strip_size,
 		     uint32_t stripe_count, uint32_t slot, const char *what);
+
+/* Local reads (ios_local.c). Start: the abstract socket and its thread
+ * (ios->index set); on error *msg says why (free it) and local reads stay
+ * off. Stop: before the store closes; closes every descriptor not yet
+ * fetched. The handler answers LOCAL_OPEN (EOPNOTSUPP while off). */
+int ios_local_start(struct ios *ios, char **msg);
+void ios_local_stop(struct ios *ios);
+void ios_do_local_open(struct ios *ios, struct srv_req *req);
+/* Descriptor pairs handed to clients, and fetches refused, so far. */
+void ios_local_counts(const struct ios *ios, uint64_t *handed, uint64_t *refused);
 
 /* Capabilities (ios_cap.c): the shared key and the cache of verified
  * ones. ios_cap_check answers a request whose capability does not let it

@@ -165,6 +165,7 @@ IOS_OP(LIST_WRITE, ios_do_list)
 IOS_OP(LIST_READ, ios_do_list)
 IOS_OP(DTYPE_WRITE, ios_do_dtype)
 IOS_OP(DTYPE_READ, ios_do_dtype)
+IOS_OP(LOCAL_OPEN, ios_do_local_open)
 IOS_OP(LOCK_ACQUIRE, ios_do_lock_acquire)
 IOS_OP(LOCK_RELEASE, ios_do_lock_release)
 IOS_OP(LEASE, ios_do_lease)
@@ -318,6 +319,17 @@ int main(int argc, char **argv)
 	}
 	if (faults)
 		srv_log(srv, "disk faults injected: %s", faults);
+	/* Local reads go around the disk, so a fault disk turns them off. */
+	if (!cfg.local_reads) {
+		ios.local_off = "local_reads = 0 in the config";
+	} else if (faults) {
+		ios.local_off = "disk faults are injected (-F)";
+	} else if (ios_local_start(&ios, &msg)) {
+		srv_log(srv, "%s; clients read through the daemon", msg ? msg : "local reads");
+		free(msg);
+		msg = NULL;
+		ios.local_off = "its socket could not be made";
+	}
 	if (notice)
 		srv_log(srv, "%s", notice);
 	free(notice);
@@ -325,6 +337,14 @@ int main(int argc, char **argv)
 	if ((rc = srv_write_pidfile(cl.pidfile)))
 		fprintf(stderr, "tessera-ios: pid file %s: %s\n", cl.pidfile, strerror(-rc));
 	srv_run(srv);
+	if (ios.local) {
+		uint64_t handed, refused;
+
+		ios_local_counts(&ios, &handed, &refused);
+		srv_log(srv, "local reads: %" PRIu64 " objects handed to clients, %" PRIu64
+			" fetches refused", handed, refused);
+	}
+	ios_local_stop(&ios);
 	/* The workers finish what they run, then the parked requests (disk
 	 * work and locks) end, then the works and the lock table go. */
 	ios_pool_stop(&ios);

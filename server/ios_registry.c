@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ios_crc.h"
+#include "tp_crc.h"
 #include "ios_disk.h"
 #include "ios_registry.h"
 
@@ -99,7 +99,7 @@ static void record_make(uint8_t *rec, uint64_t h, uint32_t kind)
 {
 	ios_le_put(rec, 8, h);
 	ios_le_put(rec + 8, 4, kind);
-	ios_le_put(rec + 12, 4, ios_crc32c(0, rec, 12));
+	ios_le_put(rec + 12, 4, tp_crc32c(0, rec, 12));
 }
 
 /* The whole of buf at off (retrying short writes). */
@@ -246,7 +246,7 @@ static int load(struct ios_registry *r, char *err, size_t errlen)
 		const uint8_t *rec = buf + i * REC;
 		uint32_t kind = (uint32_t)ios_le_get(rec + 8, 4);
 
-		if (ios_le_get(rec + 12, 4) != ios_crc32c(0, rec, 12) ||
+		if (ios_le_get(rec + 12, 4) != tp_crc32c(0, rec, 12) ||
 		    (kind != REC_MADE && kind != REC_REMOVED)) {
 			if (i + 1 == n) {
 				n--; /* torn by a crash while it was appended */

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ios_crc.h"
+#include "tp_crc.h"
 #include "ios_disk.h"
 #include "ios_registry.h"
 #include "ios_store.h"
@@ -505,6 +505,34 @@ int ios_size(struct ios_store *st, uint64_t handle, uint64_t *size, int64_t *mti
 	return rc;
 }
 
+int ios_store_open_read(struct ios_store *st, uint64_t handle, int *fd, int *sums)
+{
+	char path[4096];
+	int held, rc;
+
+	*fd = *sums = -1;
+	pthread_mutex_lock(&st->sh->mu);
+	held = ios_registry_holds(st->sh->reg, handle) || st->remade;
+	pthread_mutex_unlock(&st->sh->mu);
+	object_path(st, handle, "", path, sizeof(path));
+	rc = st->disk->ops->open(st->disk, handle, IOS_FILE_DATA, path, O_RDONLY | O_CLOEXEC, 0);
+	if (rc == -ENOENT)
+		return held ? -EIO : -ENOENT;
+	if (rc < 0)
+		return rc;
+	*fd = rc;
+	object_path(st, handle, ".sum", path, sizeof(path));
+	rc = st->disk->ops->open(st->disk, handle, IOS_FILE_SUMS, path, O_RDONLY | O_CLOEXEC, 0);
+	if (rc >= 0)
+		*sums = rc;
+	else if (rc != -ENOENT) {
+		st->disk->ops->close(st->disk, *fd);
+		*fd = -1;
+		return rc;
+	}
+	return 0;
+}
+
 /* The whole of iov[0..n) at offset, retrying short transfers; reads stop
  * at end of file. Returns bytes moved or -errno. */
 static ssize_t full_iov(struct ios_store *st, int fd, struct iovec *iov, int n, uint64_t offset,
@@ -654,7 +682,7 @@ static int sums_check(struct ios_store *st, struct ios_fd *slot, uint64_t first,
 		char path[4096];
 
 		if (i % 12 == 0) /* the next dozen blocks' sums, three at a time */
-			ios_crc32c_blocks(b, n - i < 12 ? n - i : 12, IOS_BLOCK, got);
+			tp_crc32c_blocks(b, n - i < 12 ? n - i : 12, IOS_BLOCK, got);
 		c = got[i % 12];
 		if (c == stored[i] || (!stored[i] && all_zero(b, IOS_BLOCK)))
 			continue;
@@ -709,7 +737,7 @@ static int write_span(struct ios_store *st, struct ios_fd *slot, uint64_t start,
 
 			while (i + run < n && (whole || at + (run + 1) * IOS_BLOCK <= start + len))
 				run++;
-			ios_crc32c_blocks(at >= start ? src + (at - start) : src - (start - at), run,
+			tp_crc32c_blocks(at >= start ? src + (at - start) : src - (start - at), run,
 					  IOS_BLOCK, crcs + i);
 			i += run - 1;
 			continue;
@@ -719,7 +747,7 @@ static int write_span(struct ios_store *st, struct ios_fd *slot, uint64_t start,
 		from = start > at ? start : at;
 		to = start + len < at + IOS_BLOCK ? start + len : at + IOS_BLOCK;
 		memcpy(block + (from - at), src + (from - start), to - from);
-		crcs[i] = ios_crc32c(0, block, IOS_BLOCK);
+		crcs[i] = tp_crc32c(0, block, IOS_BLOCK);
 	}
 	k = full_iov(st, slot->fd, &iov, 1, start, 1, syscalls);
 	if (k < 0) {
@@ -910,7 +938,7 @@ static int truncate_slot(struct ios_store *st, struct ios_fd *slot, uint64_t siz
 	if (!keep)
 		return 0;
 	memset(block + keep, 0, IOS_BLOCK - keep);
-	crc = ios_crc32c(0, block, IOS_BLOCK);
+	crc = tp_crc32c(0, block, IOS_BLOCK);
 	return sums_write(st, slot, last, 1, &crc, &calls);
 }
 

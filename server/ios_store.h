@@ -74,6 +74,15 @@ struct ios_store_faults {
 };
 void ios_store_faults(const struct ios_store *st, struct ios_store_faults *out);
 
+/* Descriptors of object `handle`'s data file and checksum file (*sums
+ * -1 when it has none), opened read-only for a client on this host that
+ * reads them itself (ios_local.c); the caller closes them with the
+ * disk's close. -ENOENT: no object, and the store never held one (a
+ * hole); -EIO: the store held it and its file is gone (a read through
+ * the daemon says why). Safe beside the lanes: it touches no cached
+ * descriptor. */
+int ios_store_open_read(struct ios_store *st, uint64_t handle, int *fd, int *sums);
+
 /* The objects the store holds (its registry), in ascending handle order:
  * up to `max` handles greater than `after` go to handles[], their count
  * to *n. Page through by passing the last handle given as `after` (0 to

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ios_crc.h"
+#include "tp_crc.h"
 #include "ios_disk.h"
 #include "ios_store.h"
 
@@ -59,12 +59,12 @@ static double rate(enum op what, uint8_t *buf, uint8_t *dst, uint32_t *sink)
 			} else if (what == OP_CRC_BLOCKS) {
 				uint32_t sums[PIECE / IOS_BLOCK];
 
-				ios_crc32c_blocks(buf, PIECE / IOS_BLOCK, IOS_BLOCK, sums);
+				tp_crc32c_blocks(buf, PIECE / IOS_BLOCK, IOS_BLOCK, sums);
 				*sink += sums[r];
 			} else {
 				for (size_t b = 0; b < PIECE; b += IOS_BLOCK)
-					*sink += what == OP_CRC_HW ? ios_crc32c(0, buf + b, IOS_BLOCK)
-								   : ios_crc32c_table(0, buf + b, IOS_BLOCK);
+					*sink += what == OP_CRC_HW ? tp_crc32c(0, buf + b, IOS_BLOCK)
+								   : tp_crc32c_table(0, buf + b, IOS_BLOCK);
 			}
 			bytes += PIECE;
 		}
@@ -109,7 +109,7 @@ int main(int argc, char **argv)
 	printf("\n== block checksums (CRC32C per %u bytes), %u MiB in 1 MiB pieces, in %s\n",
 	       IOS_BLOCK, mib, base);
 	printf("memcpy          %6.2f GB/s\n", rate(OP_MEMCPY, buf, dst, &sink));
-	if (ios_crc32c_hardware())
+	if (tp_crc32c_hardware())
 		printf("crc32c (sse4.2) %6.2f GB/s, 3 blocks at once %.2f GB/s (the store's way)\n",
 		       rate(OP_CRC_HW, buf, dst, &sink), rate(OP_CRC_BLOCKS, buf, dst, &sink));
 	printf("crc32c (table)  %6.2f GB/s\n", rate(OP_CRC_TABLE, buf, dst, &sink));

@@ -24,7 +24,7 @@
 
 #include <cmocka.h>
 
-#include "ios_crc.h"
+#include "tp_crc.h"
 #include "rng.h"
 #include "store_fixture.h"
 
@@ -110,19 +110,19 @@ static void test_crc32c(void **state)
 	uint8_t buf[1000];
 
 	(void)state;
-	print_message("  crc32c by the CPU: %s\n", ios_crc32c_hardware() ? "yes" : "no");
-	assert_int_equal(ios_crc32c(0, "123456789", 9), 0xe3069283);
-	assert_int_equal(ios_crc32c_table(0, "123456789", 9), 0xe3069283);
-	assert_int_equal(ios_crc32c(0, "", 0), 0);
+	print_message("  crc32c by the CPU: %s\n", tp_crc32c_hardware() ? "yes" : "no");
+	assert_int_equal(tp_crc32c(0, "123456789", 9), 0xe3069283);
+	assert_int_equal(tp_crc32c_table(0, "123456789", 9), 0xe3069283);
+	assert_int_equal(tp_crc32c(0, "", 0), 0);
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = (uint8_t)rnd(&r);
 	for (int t = 0; t < 2000; t++) {
 		size_t off = below(&r, 64), len = below(&r, sizeof(buf) - off), cut = below(&r, len + 1);
-		uint32_t whole = ios_crc32c_table(0, buf + off, len);
+		uint32_t whole = tp_crc32c_table(0, buf + off, len);
 
 		/* any alignment and length; chaining equals one pass */
-		assert_int_equal(ios_crc32c(0, buf + off, len), whole);
-		assert_int_equal(ios_crc32c(ios_crc32c(0, buf + off, cut), buf + off + cut, len - cut),
+		assert_int_equal(tp_crc32c(0, buf + off, len), whole);
+		assert_int_equal(tp_crc32c(tp_crc32c(0, buf + off, cut), buf + off + cut, len - cut),
 				 whole);
 	}
 	/* blocks at a time (three interleaved, then the rest) equal one
@@ -132,9 +132,9 @@ static void test_crc32c(void **state)
 		for (size_t n = 0; n <= 7 && n * block <= sizeof(buf); n++) {
 			uint32_t got[8] = { 0 };
 
-			ios_crc32c_blocks(buf, n, block, got);
+			tp_crc32c_blocks(buf, n, block, got);
 			for (size_t i = 0; i < n; i++)
-				assert_int_equal(got[i], ios_crc32c_table(0, buf + i * block, block));
+				assert_int_equal(got[i], tp_crc32c_table(0, buf + i * block, block));
 		}
 	}
 }
@@ -161,7 +161,7 @@ static void sums_hold(struct fx *f, uint64_t h, uint64_t size)
 		memset(block + got, 0, IOS_BLOCK - (size_t)got);
 		if (pread(sfd, raw, 4, (off_t)(k * 4)) == 4)
 			stored = raw[0] | raw[1] << 8 | raw[2] << 16 | (uint32_t)raw[3] << 24;
-		crc = ios_crc32c(0, block, IOS_BLOCK);
+		crc = tp_crc32c(0, block, IOS_BLOCK);
 		for (size_t i = 0; i < IOS_BLOCK; i++)
 			zero &= !block[i];
 		if (crc != stored && !(stored == 0 && zero))

@@ -1,17 +1,17 @@
 /*
- * ios_crc.c - CRC32C by the SSE4.2 crc32 instruction, or by a table.
+ * tp_crc.c - CRC32C by the SSE4.2 crc32 instruction, or by a table.
  *
  * The polynomial is 0x1EDC6F41, bit-reflected 0x82F63B78; the CRC starts
  * from all ones and is inverted at the end, so the check value of
  * "123456789" is 0xe3069283 (RFC 3720, appendix B.4).
  */
-#include "ios_crc.h"
+#include "tp_crc.h"
 
 #include <string.h>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <nmmintrin.h>
-#define IOS_CRC_X86 1
+#define TP_CRC_X86 1
 #endif
 
 /* table[i]: the reflected CRC of byte i (made by shifting i through the
@@ -62,7 +62,7 @@ static const uint32_t crc_table[256] = {
 	0xbe2da0a5, 0x4c4623a6, 0x5f16d052, 0xad7d5351,
 };
 
-uint32_t ios_crc32c_table(uint32_t crc, const void *buf, size_t len)
+uint32_t tp_crc32c_table(uint32_t crc, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 
@@ -72,7 +72,7 @@ uint32_t ios_crc32c_table(uint32_t crc, const void *buf, size_t len)
 	return ~crc;
 }
 
-#ifdef IOS_CRC_X86
+#ifdef TP_CRC_X86
 __attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t crc, const void *buf,
 							     size_t len)
 {
@@ -93,7 +93,7 @@ __attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t crc, const 
 }
 #endif
 
-#ifdef IOS_CRC_X86
+#ifdef TP_CRC_X86
 /* Three blocks at once: the crc32 instruction takes 3 cycles but can start
  * one every cycle, so three independent chains run in the time of one. */
 __attribute__((target("sse4.2"))) static void crc3_sse42(const uint8_t *a, const uint8_t *b,
@@ -123,35 +123,35 @@ __attribute__((target("sse4.2"))) static void crc3_sse42(const uint8_t *a, const
 }
 #endif
 
-void ios_crc32c_blocks(const void *buf, size_t n, size_t block, uint32_t *out)
+void tp_crc32c_blocks(const void *buf, size_t n, size_t block, uint32_t *out)
 {
 	const uint8_t *p = buf;
 	size_t i = 0;
 
-#ifdef IOS_CRC_X86
+#ifdef TP_CRC_X86
 	if (__builtin_cpu_supports("sse4.2"))
 		for (; i + 3 <= n; i += 3)
 			crc3_sse42(p + i * block, p + (i + 1) * block, p + (i + 2) * block, block,
 				   out + i);
 #endif
 	for (; i < n; i++)
-		out[i] = ios_crc32c(0, p + i * block, block);
+		out[i] = tp_crc32c(0, p + i * block, block);
 }
 
-int ios_crc32c_hardware(void)
+int tp_crc32c_hardware(void)
 {
-#ifdef IOS_CRC_X86
+#ifdef TP_CRC_X86
 	return __builtin_cpu_supports("sse4.2");
 #else
 	return 0;
 #endif
 }
 
-uint32_t ios_crc32c(uint32_t crc, const void *buf, size_t len)
+uint32_t tp_crc32c(uint32_t crc, const void *buf, size_t len)
 {
-#ifdef IOS_CRC_X86
+#ifdef TP_CRC_X86
 	if (__builtin_cpu_supports("sse4.2"))
 		return crc_sse42(crc, buf, len);
 #endif
-	return ios_crc32c_table(crc, buf, len);
+	return tp_crc32c_table(crc, buf, len);
 }
