@@ -8,7 +8,8 @@ CL_STATIC := $(B)/lib/libtessera.a
 # The release, as the programs report it, and the shared library's names:
 # the file, the soname (what programs record), the link-time name. While
 # the major version is 0 each minor release may change the ABI (0.2.0 grew
-# struct tessera_ping), so the soname carries both: libtessera.so.0.2.
+# struct tessera_ping, 0.3.0 struct tessera_copy_stats), so the soname
+# carries both: libtessera.so.0.3.
 TESSERA_VERSION := $(shell sed -n 's/^#define TP_VERSION_STRING "\(.*\)"/\1/p' proto/tproto.h)
 CL_ABI    := $(subst $(eval) ,.,$(wordlist 1,2,$(subst ., ,$(TESSERA_VERSION))))
 CL_SONAME := libtessera.so.$(if $(filter 0,$(firstword $(subst ., ,$(TESSERA_VERSION)))),$(CL_ABI),$(firstword $(subst ., ,$(TESSERA_VERSION))))

@@ -13,6 +13,7 @@
  * lock.c   byte-range locks: the rounds of the lock protocols, leases
  * counter.c counters kept with a file (fetch-and-add: shared file pointers)
  * cap.c    an open file's capability: kept, renewed, sent with requests
+ * local.c  local reads: objects of this host's daemons read from their files
  */
 #ifndef TESSERA_CLIENT_INT_H
 #define TESSERA_CLIENT_INT_H
@@ -137,7 +138,15 @@ struct tessera_fs {
 	 * never; tnet_can_lend), and what moved how (tessera_copy_stats). */
 	size_t lend_runs;
 	struct tessera_copy_stats copies;
+	/* local.c: local reads on (config, TESSERA_LOCAL_READS); per storage
+	 * daemon 0, or -1 once it said no or is not on this host; the
+	 * descriptors files hold, and the most they may. */
+	int local_on;
+	int8_t *ios_local;
+	unsigned local_fds, local_max_fds;
 };
+
+#define TC_LOCAL_MAX_FDS 1024
 
 struct tessera_file {
 	tessera_fs *fs;
@@ -153,7 +162,24 @@ struct tessera_file {
 	uint32_t lock_count[TESSERA_MAX_STRIPE];
 	struct tc_view_memo *view_memo; /* nc.c: the last locked view (fs->lock) */
 	struct tc_cap *cap;            /* cap.c: what storage requests carry (fs->lock) */
+	struct tc_local_file *local;   /* local.c: descriptors of local objects (fs->lock) */
 };
+
+/* Local reads (local.c). Init: at connect, after the config. Prepare: a
+ * read of `len` bytes is about to touch slots[0..n) of f; those of this
+ * host's daemons that f has no descriptors for yet are asked for them
+ * (nothing below TC_LOCAL_MIN bytes). Read: object bytes [obj_off,
+ * obj_off + len) of `slot` into the caller's runs (runs(arg, from, &n,
+ * &user) gives the run at chunk offset `from`: n bytes at user, n at most
+ * what it was given), zeros past the object's end; returns the bytes the
+ * object had, or a negative errno (-ENOENT: no descriptor) and the caller
+ * reads through the daemon. Close: at tessera_close. */
+void tc_local_init(tessera_fs *fs);
+void tc_local_prepare(tessera_file *f, const uint32_t *slots, size_t n, uint64_t len);
+ssize_t tc_local_read(tessera_file *f, uint32_t slot, uint64_t obj_off, uint64_t len,
+		      void (*runs)(void *arg, uint64_t from, uint64_t *n, uint8_t **user),
+		      void *arg);
+void tc_local_close(tessera_file *f);
 
 /* Capabilities (cap.c). The rights an open with `flags` asks for. */
 uint32_t tc_open_rights(int flags);

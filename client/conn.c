@@ -172,7 +172,8 @@ static int connect_cfg(tessera_fs *fs, char *err, size_t errlen)
 	fs->peer_ios = calloc(fs->cfg.n_ios, sizeof(*fs->peer_ios));
 	fs->ios_known = calloc(fs->cfg.n_ios, sizeof(*fs->ios_known));
 	fs->ios_session = calloc(fs->cfg.n_ios, sizeof(*fs->ios_session));
-	if (!fs->peer_ios || !fs->ios_known || !fs->ios_session)
+	fs->ios_local = calloc(fs->cfg.n_ios, sizeof(*fs->ios_local));
+	if (!fs->peer_ios || !fs->ios_known || !fs->ios_session || !fs->ios_local)
 		return -ENOMEM;
 	rc = tnet_open(&to, &fs->net, err, errlen);
 	if (rc)
@@ -236,6 +237,7 @@ int tessera_connect(const char *config, tessera_fs **out, char *err, size_t errl
 		fs->desc_nonce = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL) ^
 				 (uint64_t)(uintptr_t)fs;
 	default_cred(&fs->default_cred);
+	tc_local_init(fs);
 	rc = connect_cfg(fs, err, errlen);
 	if (rc) {
 		tessera_disconnect(fs);
@@ -306,6 +308,7 @@ void tessera_disconnect(tessera_fs *fs)
 	pthread_cond_destroy(&fs->cond);
 	free(fs->peer_ios);
 	free(fs->ios_known);
+	free(fs->ios_local);
 	if (fs->ios_session)
 		sodium_memzero(fs->ios_session, fs->cfg.n_ios * sizeof(*fs->ios_session));
 	free(fs->ios_session);

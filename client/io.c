@@ -231,6 +231,9 @@ struct io_chunk {
 	 * before it (when has_before) */
 	int done, has_before;
 	uint64_t before;
+	/* reads: read from the object's file here (local.c), got bytes */
+	int local;
+	uint64_t got;
 };
 
 /* Copy between bytes [from, from+n) of a chunk's object range and the
@@ -290,6 +293,53 @@ static size_t chunk_runs(const struct io_chunk *c, struct iovec *iov, size_t max
 static void read_put(void *arg, const uint8_t *data, size_t len)
 {
 	move_chunk(arg, 0, len, data, NULL, 1);
+}
+
+/* tc_local_read's runs: the caller's bytes at chunk offset `from`, as
+ * long as they follow each other in the buffer (at most *n). */
+static void local_runs(void *arg, uint64_t from, uint64_t *n, uint8_t **user)
+{
+	const struct io_chunk *c = arg;
+	const struct io_call *k = c->call;
+	uint64_t o = c->obj_off + from, run = 0, max = *n;
+
+	*user = k->buf + (tdl_layout_unmap(&k->tl, c->slot, o) - k->off);
+	while (run < max) {
+		uint64_t r = tdl_layout_run(&k->tl, o + run, max - run);
+
+		if (k->buf + (tdl_layout_unmap(&k->tl, c->slot, o + run) - k->off) != *user + run)
+			break;
+		run += r;
+	}
+	*n = run;
+}
+
+/* Reads: the chunks whose objects are on this host, read from their files
+ * (local.c); the rest are left to the daemons. Whether any was short. */
+static int read_local(tessera_file *f, struct io_chunk *chunks, size_t n, const struct io_call *call,
+		      uint64_t len)
+{
+	uint32_t slots[TESSERA_MAX_STRIPE];
+	size_t k = 0;
+	int short_read = 0;
+
+	for (size_t i = 0; i < n && i < f->layout.count; i++)
+		slots[k++] = chunks[i].slot; /* the first round names every slot touched */
+	tc_local_prepare(f, slots, k, len);
+	for (size_t i = 0; i < n; i++) {
+		struct io_chunk *c = &chunks[i];
+		ssize_t got;
+
+		c->call = call;
+		got = tc_local_read(f, c->slot, c->obj_off, c->len, local_runs, c);
+		if (got < 0)
+			continue;
+		c->local = 1;
+		c->got = (uint64_t)got;
+		if (c->got < c->len)
+			short_read = 1;
+	}
+	return short_read;
 }
 
 /* The chunks of [off, off+len), interleaved across slots. */
@@ -429,6 +479,16 @@ static ssize_t striped_io(tessera_file *f, uint8_t *buf, size_t len, uint64_t of
 		free(chunks);
 		free(reqs);
 		return tc_fail(fs, -ENOMEM, "%s: out of memory", label);
+	}
+	if (!write) {
+		/* Chunks read locally leave the list; the rest keep their order. */
+		size_t kept = 0;
+
+		short_read = read_local(f, chunks, n, &call, len);
+		for (size_t i = 0; i < n; i++)
+			if (!chunks[i].local)
+				chunks[kept++] = chunks[i];
+		n = kept;
 	}
 	for (size_t first = 0; first < n && !rc; first += window) {
 		size_t k = n - first < window ? n - first : window;

@@ -273,6 +273,7 @@ int tessera_close(tessera_file *f)
 {
 	if (f) {
 		tc_view_forget(f);
+		tc_local_close(f);
 		tc_cap_free(f->cap);
 	}
 	free(f);

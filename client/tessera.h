@@ -283,6 +283,7 @@ int tessera_ios_stats(tessera_fs *fs, uint32_t ios, struct tessera_ios_stats *ou
 struct tessera_copy_stats {
 	uint64_t write_direct, write_gathered;
 	uint64_t read_direct, read_staged;
+	uint64_t read_local;  /* read from a local object's file (local reads) */
 };
 void tessera_copy_stats(tessera_fs *fs, struct tessera_copy_stats *out);
 

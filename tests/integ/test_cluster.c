@@ -30,6 +30,13 @@ static int setup(void **state)
 	return cluster_setup(state, "tcp;ofi_rxm");
 }
 
+/* Reads through the daemons only: a file already open reads a killed
+ * daemon's objects from their files with local reads on (test_local). */
+static int setup_remote(void **state)
+{
+	return cluster_setup_conf(state, "tcp;ofi_rxm", "local_reads = 0\n");
+}
+
 static int setup_shm(void **state)
 {
 	return cluster_setup(state, "shm");
@@ -434,7 +441,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_namespace, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_readdir_10000, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_restart, setup, cluster_teardown),
-		cmocka_unit_test_setup_teardown(test_kill_ios_during_read, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_kill_ios_during_read, setup_remote,
+						cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_frames, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_dead_server, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_strip_size_order, setup, cluster_teardown),

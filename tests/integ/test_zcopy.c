@@ -34,21 +34,24 @@
 
 #define LEND_RUNS 3 /* rxm's iov limit (4) less the frame's own entry */
 
+/* The messages' bulk path is what this file tests: local reads (which
+ * would take every read here, all daemons being on this host) are off;
+ * test_local covers them. */
 static int setup(void **state)
 {
-	return cluster_setup(state, "tcp;ofi_rxm");
+	return cluster_setup_conf(state, "tcp;ofi_rxm", "local_reads = 0\n");
 }
 
 /* The stop and kill tests wait out a request timeout or two each: a
  * shorter one than the harness's, still well above a healthy request. */
 static int setup_stop(void **state)
 {
-	return cluster_setup_conf(state, "tcp;ofi_rxm", "timeout_ms = 2000\n");
+	return cluster_setup_conf(state, "tcp;ofi_rxm", "timeout_ms = 2000\nlocal_reads = 0\n");
 }
 
 static int setup_shm(void **state)
 {
-	return cluster_setup(state, "shm");
+	return cluster_setup_conf(state, "shm", "local_reads = 0\n");
 }
 
 static struct tessera_copy_stats copies(tessera_fs *fs)

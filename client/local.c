@@ -1,0 +1,490 @@
+/*
+ * local.c - local reads (README "Local reads"): a file's objects on
+ * storage daemons of this host are read from their files, with the
+ * page cache's one copy instead of a message's three.
+ *
+ * The first read of at least TC_LOCAL_MIN bytes that touches a slot asks
+ * its daemon for the object (LOCAL_OPEN, capability and session as for a
+ * READ), then fetches the descriptors from the daemon's abstract Unix
+ * socket with the token the reply carried. The file keeps them until it
+ * is closed. A daemon that says local reads are off, or whose socket is
+ * not reachable from here (another host, another network namespace), is
+ * never asked again by this connection.
+ *
+ * Each run is read straight into the caller's buffer and its blocks are
+ * checked against the object's checksum file as the daemon checks them
+ * (IOS_BLOCK bytes each, zeros past the end count, a checksum of 0 is
+ * "none" and needs zeros). A block that does not match, a file that
+ * changed size under the read, or any error, and the chunk goes through
+ * the daemon instead, which checks again under its per-object order and
+ * reports real damage. Reads under byte-range locks (lock epochs) always
+ * go through the daemon, which fences them.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "client_int.h"
+#include "tp_crc.h"
+
+#define BLOCK 4096u        /* the daemons' IOS_BLOCK */
+#define SUM 4
+#define TC_LOCAL_MIN (64u << 10)
+
+/* Per open file: each slot's descriptors (+1, so that 0 is none) and
+ * whether asking failed for good on this file. */
+struct tc_local_file {
+	int fd1[TESSERA_MAX_STRIPE];
+	int sums1[TESSERA_MAX_STRIPE];
+	uint8_t failed[TESSERA_MAX_STRIPE];
+};
+
+void tc_local_init(tessera_fs *fs)
+{
+	const char *env = getenv("TESSERA_LOCAL_READS");
+	struct rlimit rl;
+
+	fs->local_on = fs->cfg.local_reads;
+	if (env && *env)
+		fs->local_on = strcmp(env, "0") != 0;
+	/* Two descriptors a slot: keep them to a quarter of what the
+	 * process may open, and at most TC_LOCAL_MAX_FDS. */
+	fs->local_max_fds = TC_LOCAL_MAX_FDS;
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur / 4 < fs->local_max_fds)
+		fs->local_max_fds = (unsigned)(rl.rlim_cur / 4);
+}
+
+void tc_local_close(tessera_file *f)
+{
+	struct tc_local_file *lf = f->local;
+	unsigned n = 0;
+
+	if (!lf)
+		return;
+	for (uint32_t s = 0; s < TESSERA_MAX_STRIPE; s++) {
+		if (lf->fd1[s]) {
+			close(lf->fd1[s] - 1);
+			n++;
+		}
+		if (lf->sums1[s]) {
+			close(lf->sums1[s] - 1);
+			n++;
+		}
+	}
+	pthread_mutex_lock(&f->fs->lock);
+	f->fs->local_fds -= n;
+	pthread_mutex_unlock(&f->fs->lock);
+	free(lf);
+	f->local = NULL;
+}
+
+/* Fetch the descriptors a LOCAL_OPEN reply's token stands for from the
+ * daemon's socket. 0 with fds[0..*n); -ENOTCONN: the socket is not
+ * reachable from here; other errors: this time only. */
+static int fetch(tessera_fs *fs, const char *name, const uint8_t *token, int fds[2], int *n)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t len = strlen(name);
+	uint32_t ms = fs->cfg.timeout_ms < 5000 ? fs->cfg.timeout_ms : 5000;
+	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	uint8_t status = 0xff;
+	struct iovec iov = { &status, 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl.buf) };
+	int sock, rc = 0;
+	ssize_t k;
+
+	*n = 0;
+	if (!len || len + 1 >= sizeof(sa.sun_path))
+		return -ENOTCONN;
+	memcpy(sa.sun_path + 1, name, len);
+	sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (sock < 0)
+		return -errno;
+	(void)setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	(void)setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(sock, (struct sockaddr *)&sa,
+		    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len))) {
+		rc = errno == ECONNREFUSED || errno == ENOENT ? -ENOTCONN : -errno;
+		goto out;
+	}
+	if (send(sock, token, TP_LOCAL_TOKEN, MSG_NOSIGNAL) != TP_LOCAL_TOKEN) {
+		rc = -EPIPE;
+		goto out;
+	}
+	k = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	for (struct cmsghdr *cm = k > 0 ? CMSG_FIRSTHDR(&mh) : NULL; cm;
+	     cm = CMSG_NXTHDR(&mh, cm)) {
+		size_t got;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		got = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < got; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			if (*n < 2)
+				fds[(*n)++] = fd;
+			else
+				close(fd);
+		}
+	}
+	if (k != 1 || status != TP_LOCAL_OK || *n == 0 || (mh.msg_flags & MSG_CTRUNC)) {
+		while (*n)
+			close(fds[--*n]);
+		rc = k < 0 ? -errno : -EPROTO;
+	}
+out:
+	close(sock);
+	return rc;
+}
+
+/* Ask for the slots of f whose chunks this read touches and that have no
+ * descriptors yet (want[s]): one LOCAL_OPEN per slot, all at once. */
+static void open_slots(tessera_file *f, const uint8_t *want)
+{
+	tessera_fs *fs = f->fs;
+	struct tc_local_file *lf = f->local;
+	struct tc_req *reqs[TESSERA_MAX_STRIPE];
+	uint32_t slot_of[TESSERA_MAX_STRIPE];
+	size_t k = 0;
+
+	for (uint32_t s = 0; s < f->layout.count; s++) {
+		Tessera__LocalOpenRequest m = TESSERA__LOCAL_OPEN_REQUEST__INIT;
+
+		if (!want[s])
+			continue;
+		m.handle = f->layout.handles[s];
+		m.cap = (Tessera__Capability *)tc_cap_get(f);
+		reqs[k] = tc_req_new(fs, (int)f->layout.servers[s], TP_OP_LOCAL_OPEN, &m.base,
+				     NULL, 0);
+		if (!reqs[k])
+			break;
+		slot_of[k++] = s;
+	}
+	if (!k)
+		return;
+	(void)tc_run(fs, reqs, k); /* each answered or failed on its own */
+	for (size_t i = 0; i < k; i++) {
+		const Tessera__LocalOpenReply *rep = (const Tessera__LocalOpenReply *)reqs[i]->reply;
+		uint32_t s = slot_of[i], server = f->layout.servers[s];
+		int fds[2] = { -1, -1 }, n = 0, rc;
+
+		if (reqs[i]->status || !rep) {
+			/* Off there: never ask that daemon again. Else (a
+			 * lost object, a capability, a timeout) not on this
+			 * file: its reads through the daemon say why. */
+			pthread_mutex_lock(&fs->lock);
+			if (reqs[i]->status == -EOPNOTSUPP)
+				fs->ios_local[server] = -1;
+			lf->failed[s] = 1;
+			pthread_mutex_unlock(&fs->lock);
+		} else if (!rep->absent && rep->token.len == TP_LOCAL_TOKEN && rep->socket) {
+			rc = fetch(fs, rep->socket, rep->token.data, fds, &n);
+			pthread_mutex_lock(&fs->lock);
+			if (rc == -ENOTCONN)
+				fs->ios_local[server] = -1;
+			if (!rc && !lf->fd1[s] && fs->local_fds + 2 <= fs->local_max_fds) {
+				lf->fd1[s] = fds[0] + 1;
+				lf->sums1[s] = n > 1 ? fds[1] + 1 : 0;
+				fs->local_fds += (unsigned)n;
+				n = 0;
+			}
+			pthread_mutex_unlock(&fs->lock);
+			while (n) /* another thread was first, or too many */
+				close(fds[--n]);
+		} /* absent: a hole for now; asked again by a later read */
+		tc_req_free(fs, reqs[i]);
+	}
+}
+
+void tc_local_prepare(tessera_file *f, const uint32_t *slots, size_t n, uint64_t len)
+{
+	tessera_fs *fs = f->fs;
+	uint8_t want[TESSERA_MAX_STRIPE] = { 0 };
+	int any = 0;
+
+	if (!fs->local_on || len < TC_LOCAL_MIN)
+		return;
+	pthread_mutex_lock(&fs->lock);
+	if (!f->local)
+		f->local = calloc(1, sizeof(*f->local));
+	for (size_t i = 0; f->local && i < n; i++) {
+		uint32_t s = slots[i];
+
+		if (!want[s] && !f->local->fd1[s] && !f->local->failed[s] &&
+		    fs->ios_local[f->layout.servers[s]] >= 0 && !tc_lock_epoch(f, s) &&
+		    fs->local_fds + 2 <= fs->local_max_fds)
+			want[s] = any = 1;
+	}
+	pthread_mutex_unlock(&fs->lock);
+	if (any)
+		open_slots(f, want);
+}
+
+static int all_zero(const uint8_t *p, size_t len)
+{
+	return len == 0 || (p[0] == 0 && !memcmp(p, p + 1, len - 1));
+}
+
+/* The stored checksums of blocks [first, first + n) into out (0 where
+ * none is, or with no checksum file). */
+static int sums_get(int sums, uint64_t first, size_t n, uint32_t *out)
+{
+	uint8_t *raw = (uint8_t *)out; /* decoded in place: same 4 bytes each */
+	size_t want = n * SUM, got = 0;
+
+	while (sums >= 0 && got < want) {
+		ssize_t k = pread(sums, raw + got, want - got, (off_t)(first * SUM + got));
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			break;
+		got += (size_t)k;
+	}
+	memset(raw + got, 0, want - got);
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *b = raw + i * SUM;
+
+		out[i] = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+			 (uint32_t)b[3] << 24;
+	}
+	return 0;
+}
+
+/* n blocks at buf, of which `have` bytes are the object's (zeros after
+ * them count), against stored[0..n). 0, or -EILSEQ on a mismatch (the
+ * daemon decides what it means). */
+static int check_blocks(const uint32_t *stored, const uint8_t *buf, size_t n, size_t have)
+{
+	uint8_t tail[BLOCK];
+
+	for (size_t i = 0; i < n; i += 64) {
+		size_t m = n - i < 64 ? n - i : 64, whole = m;
+		uint32_t got[64];
+
+		if ((i + m) * BLOCK > have)
+			whole = have > i * BLOCK ? (have - i * BLOCK) / BLOCK : 0;
+		tp_crc32c_blocks(buf + i * BLOCK, whole, BLOCK, got);
+		for (size_t j = whole; j < m; j++) { /* the last, cut by the end */
+			size_t at = (i + j) * BLOCK, part = have > at ? have - at : 0;
+
+			memset(tail, 0, sizeof(tail));
+			memcpy(tail, buf + at, part < BLOCK ? part : BLOCK);
+			got[j] = tp_crc32c(0, tail, BLOCK);
+		}
+		for (size_t j = 0; j < m; j++) {
+			size_t at = (i + j) * BLOCK, part = have > at ? have - at : 0;
+
+			if (got[j] != stored[i + j] &&
+			    (stored[i + j] || !all_zero(buf + at, part < BLOCK ? part : BLOCK)))
+				return -EILSEQ;
+		}
+	}
+	return 0;
+}
+
+/* buf[0..len) from fd at off; -ESTALE when the file ends before len (it
+ * shrank under us). */
+static int read_full(int fd, uint8_t *buf, size_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t k = pread(fd, buf, len, (off_t)off);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			return -ESTALE;
+		buf += k;
+		len -= (size_t)k;
+		off += (uint64_t)k;
+	}
+	return 0;
+}
+
+/* What one chunk's local read works with. */
+struct lread {
+	int fd, sums;
+	uint64_t size;             /* the object's, at the start */
+	uint8_t *scratch;
+	size_t scratch_len;
+	uint32_t *stored;          /* checksums, stored_cap of them */
+	size_t stored_cap;
+};
+
+static uint32_t *stored_room(struct lread *r, size_t n)
+{
+	if (n > r->stored_cap) {
+		uint32_t *p = realloc(r->stored, n * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		r->stored = p;
+		r->stored_cap = n;
+	}
+	return r->stored;
+}
+
+/* Object bytes [off, off + len) into dst, through whole blocks read into
+ * the scratch buffer and checked there (a run that starts or ends inside
+ * a block); zeros past the object's end. */
+static int read_run(struct lread *r, uint64_t off, uint64_t len, uint8_t *dst)
+{
+	uint64_t have = off >= r->size ? 0 : r->size - off < len ? r->size - off : len;
+	uint64_t b0 = off / BLOCK * BLOCK, b1 = (off + have + BLOCK - 1) / BLOCK * BLOCK;
+	size_t span = (size_t)(b1 - b0), got = (size_t)((b1 < r->size ? b1 : r->size) - b0);
+	uint32_t *stored;
+	int rc;
+
+	if (have) {
+		if (span > r->scratch_len) {
+			uint8_t *p = realloc(r->scratch, span);
+
+			if (!p)
+				return -ENOMEM;
+			r->scratch = p;
+			r->scratch_len = span;
+		}
+		if (!(stored = stored_room(r, span / BLOCK)))
+			return -ENOMEM;
+		if ((rc = read_full(r->fd, r->scratch, got, b0)) ||
+		    (rc = sums_get(r->sums, b0 / BLOCK, span / BLOCK, stored)) ||
+		    (rc = check_blocks(stored, r->scratch, span / BLOCK, got)))
+			return rc;
+		memcpy(dst, r->scratch + (off - b0), have);
+	}
+	memset(dst + have, 0, len - have);
+	return 0;
+}
+
+/* The common case: the chunk starts on a block, every run but the last
+ * is whole blocks, and the object's bytes end on a block or at its end.
+ * One preadv straight into the caller's runs iov[0..n), one read of the
+ * checksums, each run checked where it landed. 1: not this case. */
+static int read_runs(struct lread *r, uint64_t off, struct iovec *iov, int n, uint64_t have)
+{
+	uint64_t done = 0, blocks = (have + BLOCK - 1) / BLOCK;
+	uint32_t *stored;
+	ssize_t k;
+	int m = 0, rc;
+
+	if (off % BLOCK || ((off + have) % BLOCK && off + have != r->size))
+		return 1;
+	for (int i = 0; i < n - 1; i++)
+		if (iov[i].iov_len % BLOCK)
+			return 1;
+	while (m < n && done < have) { /* the runs that hold object bytes */
+		if (iov[m].iov_len > have - done)
+			iov[m].iov_len = (size_t)(have - done);
+		done += iov[m++].iov_len;
+	}
+	if (!m)
+		return 0;
+	if (!(stored = stored_room(r, (size_t)blocks)))
+		return -ENOMEM;
+	do
+		k = preadv(r->fd, iov, m, (off_t)off);
+	while (k < 0 && errno == EINTR);
+	if (k < 0)
+		return -errno;
+	if ((uint64_t)k != have)
+		return -ESTALE; /* the object shrank, or a short read: the daemon */
+	if ((rc = sums_get(r->sums, off / BLOCK, (size_t)blocks, stored)))
+		return rc;
+	done = 0;
+	for (int i = 0; i < m; i++) {
+		if ((rc = check_blocks(stored + done / BLOCK, iov[i].iov_base,
+				       (iov[i].iov_len + BLOCK - 1) / BLOCK, iov[i].iov_len)))
+			return rc;
+		done += iov[i].iov_len;
+	}
+	return 0;
+}
+
+#define TC_LOCAL_IOV 64
+
+ssize_t tc_local_read(tessera_file *f, uint32_t slot, uint64_t obj_off, uint64_t len,
+		      void (*runs)(void *arg, uint64_t from, uint64_t *n, uint8_t **user),
+		      void *arg)
+{
+	tessera_fs *fs = f->fs;
+	struct tc_local_file *lf;
+	struct lread r = { .fd = -1, .sums = -1 };
+	struct iovec iov[TC_LOCAL_IOV];
+	uint64_t done = 0, got = 0, at[TC_LOCAL_IOV];
+	struct stat sb;
+	int n = 0, rc = 0;
+
+	if (!fs->local_on || tc_lock_epoch(f, slot))
+		return -ENOENT;
+	pthread_mutex_lock(&fs->lock);
+	lf = f->local;
+	if (lf && lf->fd1[slot]) {
+		r.fd = lf->fd1[slot] - 1;
+		r.sums = lf->sums1[slot] - 1;
+	}
+	pthread_mutex_unlock(&fs->lock);
+	if (r.fd < 0)
+		return -ENOENT;
+	if (fstat(r.fd, &sb))
+		return -errno;
+	r.size = (uint64_t)sb.st_size;
+	/* what the object holds of the chunk; zeros after it */
+	if (r.size > obj_off)
+		got = r.size - obj_off < len ? r.size - obj_off : len;
+	while (done < len && n < TC_LOCAL_IOV) {
+		uint64_t k = len - done;
+		uint8_t *user;
+
+		runs(arg, done, &k, &user);
+		iov[n].iov_base = user;
+		iov[n].iov_len = (size_t)k;
+		at[n++] = done;
+		done += k;
+	}
+	if (done == len && (rc = read_runs(&r, obj_off, iov, n, got)) == 0) {
+		for (int i = 0; i < n; i++) { /* the zeros past the object's end */
+			uint64_t run = (i + 1 < n ? at[i + 1] : len) - at[i];
+			uint64_t full = at[i] >= got ? 0 : got - at[i] < run ? got - at[i] : run;
+
+			memset((uint8_t *)iov[i].iov_base + full, 0, (size_t)(run - full));
+		}
+	} else if (done < len || rc == 1) {
+		/* run by run, through whole blocks */
+		rc = 0;
+		for (done = 0; done < len && !rc;) {
+			uint64_t k = len - done;
+			uint8_t *user;
+
+			runs(arg, done, &k, &user);
+			rc = read_run(&r, obj_off + done, k, user);
+			done += k;
+		}
+	}
+	free(r.scratch);
+	free(r.stored);
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&fs->lock);
+	fs->copies.read_local += got;
+	pthread_mutex_unlock(&fs->lock);
+	return (ssize_t)got;
+}
