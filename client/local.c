@@ -25,10 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/time.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "client_int.h"
@@ -91,64 +88,15 @@ void tc_local_close(tessera_file *f)
  * reachable from here; other errors: this time only. */
 static int fetch(tessera_fs *fs, const char *name, const uint8_t *token, int fds[2], int *n)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	size_t len = strlen(name);
 	uint32_t ms = fs->cfg.timeout_ms < 5000 ? fs->cfg.timeout_ms : 5000;
-	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
-	union {
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
-	uint8_t status = 0xff;
-	struct iovec iov = { &status, 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-			     .msg_controllen = sizeof(ctl.buf) };
-	int sock, rc = 0;
-	ssize_t k;
+	uint8_t status;
+	int rc = tp_local_fetch(name, token, ms, fds, n, &status);
 
-	*n = 0;
-	if (!len || len + 1 >= sizeof(sa.sun_path))
-		return -ENOTCONN;
-	memcpy(sa.sun_path + 1, name, len);
-	sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (sock < 0)
-		return -errno;
-	(void)setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	(void)setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (connect(sock, (struct sockaddr *)&sa,
-		    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len))) {
-		rc = errno == ECONNREFUSED || errno == ENOENT ? -ENOTCONN : -errno;
-		goto out;
-	}
-	if (send(sock, token, TP_LOCAL_TOKEN, MSG_NOSIGNAL) != TP_LOCAL_TOKEN) {
-		rc = -EPIPE;
-		goto out;
-	}
-	k = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-	for (struct cmsghdr *cm = k > 0 ? CMSG_FIRSTHDR(&mh) : NULL; cm;
-	     cm = CMSG_NXTHDR(&mh, cm)) {
-		size_t got;
-
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-			continue;
-		got = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < got; i++) {
-			int fd;
-
-			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-			if (*n < 2)
-				fds[(*n)++] = fd;
-			else
-				close(fd);
-		}
-	}
-	if (k != 1 || status != TP_LOCAL_OK || *n == 0 || (mh.msg_flags & MSG_CTRUNC)) {
+	if (!rc && (status != TP_LOCAL_OK || *n == 0)) {
 		while (*n)
 			close(fds[--*n]);
-		rc = k < 0 ? -errno : -EPROTO;
+		rc = -EPROTO;
 	}
-out:
-	close(sock);
 	return rc;
 }
 
@@ -184,13 +132,18 @@ static void open_slots(tessera_file *f, const uint8_t *want)
 		int fds[2] = { -1, -1 }, n = 0, rc;
 
 		if (reqs[i]->status || !rep) {
-			/* Off there: never ask that daemon again. Else (a
-			 * lost object, a capability, a timeout) not on this
-			 * file: its reads through the daemon say why. */
+			/* Off there: never ask that daemon again. A passing
+			 * state (a capability to renew, a timeout, a full
+			 * table): asked again by a later read. Else (a lost
+			 * object, no right to read) not on this file: its
+			 * reads through the daemon say why. */
+			int rc = reqs[i]->status;
+
 			pthread_mutex_lock(&fs->lock);
-			if (reqs[i]->status == -EOPNOTSUPP)
+			if (rc == -EOPNOTSUPP)
 				fs->ios_local[server] = -1;
-			lf->failed[s] = 1;
+			else if (rc != -EKEYEXPIRED && rc != -ETIMEDOUT && rc != -EBUSY)
+				lf->failed[s] = 1;
 			pthread_mutex_unlock(&fs->lock);
 		} else if (!rep->absent && rep->token.len == TP_LOCAL_TOKEN && rep->socket) {
 			rc = fetch(fs, rep->socket, rep->token.data, fds, &n);

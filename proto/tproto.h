@@ -120,6 +120,13 @@ struct tp_hdr {
 #define TP_LOCAL_OK 0
 #define TP_LOCAL_UNKNOWN 1  /* no such token (expired, or used) */
 #define TP_LOCAL_NOT_YOURS 2 /* the token was given to another uid */
+/* Send token to the daemon's abstract socket `name`; wait up to
+ * timeout_ms for the answer. 0: *status is the daemon's byte, and the
+ * descriptors that came with it are fds[0..*nfds) (at most 2; the
+ * caller closes them). -ENOTCONN: no such socket here (another host or
+ * network namespace); other negative errnos: this attempt failed. */
+int tp_local_fetch(const char *name, const uint8_t *token, uint32_t timeout_ms, int fds[2],
+		   int *nfds, uint8_t *status);
 
 /* Opcodes are below this bound (checked at compile time in frame.c), so a
  * daemon's dispatch table is a plain array indexed by opcode. */

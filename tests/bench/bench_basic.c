@@ -1,7 +1,9 @@
 /*
  * bench_basic.c - contiguous bandwidth and metadata rates of Tessera, each
  * beside a baseline measured in the same run on the storage daemons' own
- * local file system (plain pwrite/pread; plain create/stat/unlink).
+ * local file system (plain pwrite/pread; plain create/stat/unlink). The
+ * copy out is measured twice: with local reads (the default: the daemons
+ * run on this host), and through the daemons (TESSERA_LOCAL_READS=0).
  *
  *   tessera-bench-basic -c CONFIG -l LOCALDIR [-s MiB] [-n FILES] [-p CLIENTS]
  *
@@ -35,15 +37,18 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* One client's share: write then read `bytes` of file `idx`. The write's
- * time includes the fsync that makes it durable (a synced copy in, as
- * `pvfs2-cp` + flush or `tessera cp` does); the read lands in memory only
- * (a copy out to /dev/null). Returns 0 and the two durations in out[]. */
-static int run_client(const struct opts *o, int tessera, int idx, uint64_t bytes, double out[2])
+/* One client's share: write then read `bytes` of file `idx`, then read
+ * it again. The write's time includes the fsync that makes it durable (a
+ * synced copy in, as `pvfs2-cp` + flush or `tessera cp` does); the reads
+ * land in memory only (a copy out to /dev/null). Tessera's second read
+ * goes through the storage daemons (a second connection with local reads
+ * off), the baseline's is a second pread. Returns 0 and the three
+ * durations in out[]. */
+static int run_client(const struct opts *o, int tessera, int idx, uint64_t bytes, double out[3])
 {
 	char *buf = malloc(BLOCK), path[4096], err[512];
-	tessera_fs *fs = NULL;
-	tessera_file *tf = NULL;
+	tessera_fs *fs = NULL, *fs_remote = NULL;
+	tessera_file *tf = NULL, *tf_remote = NULL;
 	int fd = -1, rc = 0;
 	double t0;
 
@@ -67,20 +72,33 @@ static int run_client(const struct opts *o, int tessera, int idx, uint64_t bytes
 			goto out;
 		}
 	}
-	for (int pass = 0; pass < 2 && !rc; pass++) {
+	for (int pass = 0; pass < 3 && !rc; pass++) {
+		if (tessera && pass == 2) {
+			setenv("TESSERA_LOCAL_READS", "0", 1);
+			if ((rc = tessera_connect(o->config, &fs_remote, err, sizeof(err)))) {
+				fprintf(stderr, "connect: %s\n", err);
+				break;
+			}
+			if ((rc = tessera_open(fs_remote, path, O_RDONLY, 0, NULL, &tf_remote))) {
+				fprintf(stderr, "%s\n", tessera_errmsg(fs_remote));
+				break;
+			}
+		}
 		t0 = now_s();
 		for (uint64_t off = 0; off < bytes; off += BLOCK) {
 			size_t len = bytes - off < BLOCK ? (size_t)(bytes - off) : BLOCK;
 			ssize_t n;
 
 			if (tessera)
-				n = pass ? tessera_pread(tf, buf, len, off) : tessera_pwrite(tf, buf, len, off);
+				n = pass ? tessera_pread(pass == 2 ? tf_remote : tf, buf, len, off)
+					 : tessera_pwrite(tf, buf, len, off);
 			else
 				n = pass ? pread(fd, buf, len, (off_t)off) : pwrite(fd, buf, len, (off_t)off);
 			if (n != (ssize_t)len) {
 				fprintf(stderr, "%s %s at %llu: %s\n", pass ? "read" : "write", path,
 					(unsigned long long)off,
-					tessera && n < 0 ? tessera_errmsg(fs) : "short transfer");
+					tessera && n < 0 ? tessera_errmsg(pass == 2 ? fs_remote : fs)
+							 : "short transfer");
 				rc = -EIO;
 				break;
 			}
@@ -94,6 +112,9 @@ static int run_client(const struct opts *o, int tessera, int idx, uint64_t bytes
 		out[pass] = now_s() - t0;
 	}
 out:
+	if (tf_remote)
+		tessera_close(tf_remote);
+	tessera_disconnect(fs_remote);
 	if (tf)
 		tessera_close(tf);
 	if (fs) {
@@ -109,10 +130,10 @@ out:
 }
 
 /* `clients` processes at once, each moving bytes/clients; aggregate MB/s. */
-static int bandwidth(const struct opts *o, int tessera, int clients, double mbs[2])
+static int bandwidth(const struct opts *o, int tessera, int clients, double mbs[3])
 {
 	uint64_t share = o->bytes / (uint64_t)clients;
-	double worst[2] = { 0, 0 };
+	double worst[3] = { 0, 0, 0 };
 	int pipes[64][2], rc = 0;
 	pid_t pids[64];
 
@@ -121,7 +142,7 @@ static int bandwidth(const struct opts *o, int tessera, int clients, double mbs[
 			return -errno;
 		pids[i] = fork();
 		if (pids[i] == 0) {
-			double t[2] = { 0, 0 };
+			double t[3] = { 0, 0, 0 };
 			int r = run_client(o, tessera, i, share, t);
 
 			if (write(pipes[i][1], t, sizeof(t)) != sizeof(t))
@@ -131,7 +152,7 @@ static int bandwidth(const struct opts *o, int tessera, int clients, double mbs[
 		close(pipes[i][1]);
 	}
 	for (int i = 0; i < clients; i++) {
-		double t[2];
+		double t[3];
 		int status;
 
 		if (read(pipes[i][0], t, sizeof(t)) != sizeof(t))
@@ -140,13 +161,13 @@ static int bandwidth(const struct opts *o, int tessera, int clients, double mbs[
 		waitpid(pids[i], &status, 0);
 		if (!WIFEXITED(status) || WEXITSTATUS(status))
 			rc = -EIO;
-		for (int k = 0; k < 2; k++)
+		for (int k = 0; k < 3; k++)
 			if (t[k] > worst[k])
 				worst[k] = t[k];
 	}
 	/* Writes happen together, then reads: each phase's aggregate rate is
 	 * its bytes over the slowest client's time. */
-	for (int k = 0; k < 2; k++)
+	for (int k = 0; k < 3; k++)
 		mbs[k] = (double)share * clients / worst[k] / 1e6;
 	return rc;
 }
@@ -218,7 +239,7 @@ static int metadata(const struct opts *o, int tessera, double rate[3])
 int main(int argc, char **argv)
 {
 	struct opts o = { NULL, NULL, 1ull << 30, 10000, 4 };
-	double t[2], l[2], tm[3], lm[3];
+	double t[3], l[3], tm[3], lm[3];
 	int opt, rc = 0;
 
 	while ((opt = getopt(argc, argv, "c:l:s:n:p:")) != -1) {
@@ -246,6 +267,8 @@ int main(int argc, char **argv)
 		       clients > 1 ? "s" : " ", t[0], l[0], t[0] / l[0]);
 		printf("%-25s %d client%s %9.0f MB/s %7.0f MB/s %8.2f\n", "copy out (read)", clients,
 		       clients > 1 ? "s" : " ", t[1], l[1], t[1] / l[1]);
+		printf("%-25s %d client%s %9.0f MB/s %7.0f MB/s %8.2f\n", "  through the daemons",
+		       clients, clients > 1 ? "s" : " ", t[2], l[2], t[2] / l[2]);
 		if (o.clients == 1)
 			break;
 	}
