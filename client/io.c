@@ -231,9 +231,7 @@ struct io_chunk {
 	 * before it (when has_before) */
 	int done, has_before;
 	uint64_t before;
-	/* reads: read from the object's file here (local.c), got bytes */
-	int local;
-	uint64_t got;
+	int local;          /* reads: read from the object's file (local.c) */
 };
 
 /* Copy between bytes [from, from+n) of a chunk's object range and the
@@ -335,8 +333,7 @@ static int read_local(tessera_file *f, struct io_chunk *chunks, size_t n, const 
 		if (got < 0)
 			continue;
 		c->local = 1;
-		c->got = (uint64_t)got;
-		if (c->got < c->len)
+		if ((uint64_t)got < c->len)
 			short_read = 1;
 	}
 	return short_read;

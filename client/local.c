@@ -66,7 +66,7 @@ void tc_local_close(tessera_file *f)
 
 	if (!lf)
 		return;
-	for (uint32_t s = 0; s < TESSERA_MAX_STRIPE; s++) {
+	for (uint32_t s = 0; s < f->layout.count; s++) {
 		if (lf->fd1[s]) {
 			close(lf->fd1[s] - 1);
 			n++;
@@ -129,16 +129,14 @@ static void open_slots(tessera_file *f, const uint8_t *want)
 	for (size_t i = 0; i < k; i++) {
 		const Tessera__LocalOpenReply *rep = (const Tessera__LocalOpenReply *)reqs[i]->reply;
 		uint32_t s = slot_of[i], server = f->layout.servers[s];
-		int fds[2] = { -1, -1 }, n = 0, rc;
+		int fds[2] = { -1, -1 }, n = 0, rc = reqs[i]->status;
 
-		if (reqs[i]->status || !rep) {
+		if (rc || !rep) {
 			/* Off there: never ask that daemon again. A passing
 			 * state (a capability to renew, a timeout, a full
 			 * table): asked again by a later read. Else (a lost
 			 * object, no right to read) not on this file: its
 			 * reads through the daemon say why. */
-			int rc = reqs[i]->status;
-
 			pthread_mutex_lock(&fs->lock);
 			if (rc == -EOPNOTSUPP)
 				fs->ios_local[server] = -1;

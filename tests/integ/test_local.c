@@ -11,8 +11,9 @@
  *   - another client's write, and its truncate, are seen by the next read;
  *   - the socket hands descriptors only for a live token, once, and only
  *     to the uid the token was given to (a process that really is another
- *     user is refused); idle connections past the bound cost the daemon
- *     nothing but a refusal, and it serves afterwards;
+ *     user is refused); at most 64 tokens wait (then EBUSY); idle
+ *     connections past the bound are refused, the rest cut at their
+ *     deadline, and the daemon serves meanwhile and afterwards;
  *   - LOCAL_OPEN needs a capability with the read right;
  *   - with local_reads = 0, or a fault disk, the daemons say no
  *     (EOPNOTSUPP) and reads go through them, with the same bytes.
@@ -29,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -312,6 +314,7 @@ static void test_socket_guards(void **state)
 {
 	struct cluster *c = *state;
 	uint8_t model[100000], token[TP_LOCAL_TOKEN], wrong[TP_LOCAL_TOKEN];
+	uint8_t toks[64][TP_LOCAL_TOKEN];
 	char sock[128], msg[512];
 	struct tessera_layout l;
 	Tessera__Capability *cap;
@@ -359,22 +362,46 @@ static void test_socket_guards(void **state)
 		assert_int_equal(waitpid(pid, &status, 0), pid);
 		assert_true(WIFEXITED(status));
 		assert_int_equal(WEXITSTATUS(status), 0);
-		/* the token stays for its owner */
-		assert_int_equal(try_token(sock, token, &nfds), TP_LOCAL_OK);
 	} else {
 		print_message("not root: the other-user check needs setresuid (skipped)\n");
 	}
+	/* the token stays for its owner */
+	assert_int_equal(try_token(sock, token, &nfds), TP_LOCAL_OK);
 
-	/* connections that never send: past the bound they are closed at
-	 * once; the daemon serves meanwhile, and the socket after them */
+	/* the token table: 64 wait at most, one more is EBUSY until one is
+	 * spent */
+	for (int i = 0; i < 64; i++)
+		assert_int_equal(local_open(&raw, l.handles[0], cap, toks[i], sock, sizeof(sock),
+					    msg, sizeof(msg)), 0);
+	assert_int_equal(local_open(&raw, l.handles[0], cap, token, sock, sizeof(sock), msg,
+				    sizeof(msg)), -EBUSY);
+	print_message("a 65th token: %s\n", msg);
+	assert_int_equal(try_token(sock, toks[0], &nfds), TP_LOCAL_OK);
+	assert_int_equal(local_open(&raw, l.handles[0], cap, toks[0], sock, sizeof(sock), msg,
+				    sizeof(msg)), 0);
+	for (int i = 0; i < 64; i++)
+		assert_int_equal(try_token(sock, toks[i], &nfds), TP_LOCAL_OK);
+
+	/* connections that never send: past the bound (32) they are closed
+	 * at once; the daemon serves meanwhile (the read goes through it), it
+	 * cuts the others at their 2 s deadline, and the socket serves after
+	 * them while they are still open on our side */
 	for (int i = 0; i < 40; i++)
 		idle[i] = sock_connect(sock);
 	expect_read(c->fs, f, model, sizeof(model), 0, sizeof(model));
-	for (int i = 0; i < 40; i++)
-		close(idle[i]);
+	usleep(2500000);
+	{
+		struct timeval tv = { 3, 0 };
+		char byte;
+
+		assert_int_equal(setsockopt(idle[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+		assert_int_equal(read(idle[0], &byte, 1), 0); /* closed by the daemon */
+	}
 	assert_int_equal(local_open(&raw, l.handles[0], cap, token, sock, sizeof(sock), msg,
 				    sizeof(msg)), 0);
 	assert_int_equal(try_token(sock, token, &nfds), TP_LOCAL_OK);
+	for (int i = 0; i < 40; i++)
+		close(idle[i]);
 
 	tnet_close(raw.net);
 	protobuf_c_message_free_unpacked(&cap->base, NULL);
