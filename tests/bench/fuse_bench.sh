@@ -111,8 +111,14 @@ jobs_for() {
 	rm -rf "${dir:?}"/*
 }
 
-# dd_mbps ARGS...: dd's own MB/s figure
-dd_mbps() { dd "$@" 2>&1 | awk '/copied/ { print $(NF - 1) }'; }
+# dd_mbps ARGS...: dd's own figure in MB/s (dd picks its unit: kB/s to
+# TB/s, or bytes/s)
+dd_mbps() {
+	dd "$@" 2>&1 | awk '/copied/ {
+		v = $(NF - 1); u = $NF
+		f = u == "TB/s" ? 1e6 : u == "GB/s" ? 1e3 : u == "kB/s" ? 1e-3 : u == "bytes/s" ? 1e-6 : 1
+		print v * f }'
+}
 # cp_mbps ARGS...: tessera cp's MB/s figure
 cp_mbps() { "$BIN/tessera" -c "$CONF" cp "$@" | sed -n 's/.*(\([0-9.]*\) MB\/s).*/\1/p'; }
 best() { python3 -c 'import sys; print(max(float(x) for x in sys.argv[1:]))' "$@"; }
