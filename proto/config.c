@@ -43,11 +43,28 @@ static const struct tp_config_key keys[] = { TP_CONFIG_KEYS(ROW) };
 #define FIELD_MAX_BOOL    1
 #define FIELD_MAX_SIZE32  UINT32_MAX
 #define FIELD_MAX_SIZE64  UINT64_MAX
+/* Only a U32 has an "unset" value (TP_CONFIG_UNSET) for NONE; other
+ * numbers need a default. */
+#define NONE_OK_STRING  1
+#define NONE_OK_PATH    1
+#define NONE_OK_SERVER  1
+#define NONE_OK_SERVERS 1
+#define NONE_OK_U32     1
+#define NONE_OK_BOOL    0
+#define NONE_OK_SIZE32  0
+#define NONE_OK_SIZE64  0
+#undef DEF
+#undef NONE
+#define DEF(text)  1
+#define NONE(what) 0
 #define CHECK(key, field, type, def, min, max, unit, doc)                        \
 	_Static_assert((uint64_t)(max) <= (uint64_t)FIELD_MAX_##type &&            \
-		       (uint64_t)(min) <= (uint64_t)(max), "range of " key);
+		       (uint64_t)(min) <= (uint64_t)(max), "range of " key);           \
+	_Static_assert(def || NONE_OK_##type, "a default for " key);
 TP_CONFIG_KEYS(CHECK)
 #undef CHECK
+#undef DEF
+#undef NONE
 
 const struct tp_config_key *tp_config_keys(size_t *n)
 {
@@ -106,8 +123,8 @@ void tp_config_expect(const struct tp_config_key *k, char *buf, size_t len)
 	case TP_CFG_SIZE64:
 		tp_format_size(k->min, lo, sizeof(lo));
 		tp_format_size(k->max, hi, sizeof(hi));
-		snprintf(buf, len, "a size from %s to %s bytes (suffixes K, M, G, T: powers of 1024)",
-			 lo, hi);
+		snprintf(buf, len, "a size in bytes from %s to %s (suffixes K, M, G, T: powers "
+			 "of 1024)", lo, hi);
 		break;
 	}
 }
@@ -250,7 +267,7 @@ void tp_config_defaults(struct tp_config *cfg)
 
 		if (k->def)
 			set_value(cfg, k, k->def); /* parses: test_proto_config */
-		else if (k->type == TP_CFG_U32)
+		else if (k->type == TP_CFG_U32) /* the only number with NONE */
 			*(uint32_t *)field_of(cfg, k) = TP_CONFIG_UNSET;
 	}
 }

@@ -16,7 +16,8 @@
  *   default  DEF("text"): the value, written as in the file (it is parsed
  *            like a line of the file, so documentation and behaviour
  *            agree); or NONE("what no line means"): the field stays empty
- *            ("" or, for a number, all ones: TP_CONFIG_UNSET)
+ *            ("", no server, or for a U32 TP_CONFIG_UNSET; other numbers
+ *            must have a DEF)
  *   min, max numbers: the allowed range (inclusive); SERVER, SERVERS: how
  *            many lines (min 1: required); STRING, PATH: 0, 0
  *   unit     of the number ("ms", "bytes"), "" if none

@@ -63,7 +63,7 @@ range_in_message() {
 	printf 'mds = a:1\nios = b:2\n\nmax_io = 128M\n' >"$tmp/bad.conf"
 	! "$gen" check "$tmp/bad.conf" 2>"$tmp/err"
 	cat "$tmp/err"
-	grep -q "$tmp/bad.conf:4: bad value '128M' for 'max_io': expected a size from 4 KiB to 64 MiB" \
+	grep -q "$tmp/bad.conf:4: bad value '128M' for 'max_io': expected a size in bytes from 4 KiB to 64 MiB" \
 		"$tmp/err"
 }
 
