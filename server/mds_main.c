@@ -264,9 +264,14 @@ static void mds_op_CREATE(void *ctx, struct srv_req *req)
 	int rc, created = 0;
 
 	cred_of(mds, req, m->cred, &cred);
-	rc = mds_create(mds->store, &cred, m->path, m->mode, m->exclusive,
-			m->layout ? m->layout->strip_size : 0, m->stripe_count,
-			m->default_strip_size, &a, &created);
+	rc = mds_create(mds->store, &cred, &(struct mds_create_req){
+				.path = m->path,
+				.mode = m->mode,
+				.how = m->exclusive ? MDS_CREATE_EXCLUSIVE : MDS_CREATE_OR_OPEN,
+				.strip_size = m->layout ? m->layout->strip_size : 0,
+				.stripe_count = m->stripe_count,
+				.default_strip = m->default_strip_size,
+			}, &a, &created);
 	if (rc)
 		fail(mds, req, rc);
 	else if (!grant_open(mds, req, &cred, m->path, &a, m->open_rights, created, &cap))

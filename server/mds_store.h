@@ -101,17 +101,30 @@ int mds_lookup(struct mds_store *st, const struct mds_cred *cred,
 int mds_mkdir(struct mds_store *st, const struct mds_cred *cred,
 	      const char *path, uint32_t mode, struct mds_attr *out);
 
-/* Create a regular file. If the name exists: -EEXIST when `exclusive`,
- * else (a file) its attributes with *created = 0; a directory gives
- * -EISDIR. The layout: strip_size and stripe_count from the arguments when
- * non-zero, else the parent directory's default, else (strip size)
- * default_strip when non-zero (the client's config), else MDS_DEFAULT_STRIP,
- * and all storage daemons; stripe_count above n_ios is -EINVAL. The first
- * server rotates from file to file so small files spread. */
+/* What mds_create makes. */
+enum mds_create_mode {
+	MDS_CREATE_OR_OPEN,    /* an existing file is returned (*created = 0) */
+	MDS_CREATE_EXCLUSIVE,  /* an existing name is -EEXIST */
+};
+struct mds_create_req {
+	const char *path;
+	uint32_t mode;                 /* permission bits (07777 kept) */
+	enum mds_create_mode how;
+	uint64_t strip_size;           /* 0: inherited (see mds_create) */
+	uint32_t stripe_count;         /* 0: inherited */
+	uint64_t default_strip;        /* the client's config; 0: MDS_DEFAULT_STRIP */
+};
+
+/* Create a regular file. If the name exists: -EEXIST when
+ * MDS_CREATE_EXCLUSIVE, else (a file) its attributes with *created = 0; a
+ * directory gives -EISDIR. The layout: strip_size and stripe_count from
+ * the request when non-zero, else the parent directory's default, else
+ * (strip size) default_strip when non-zero (the client's config), else
+ * MDS_DEFAULT_STRIP, and all storage daemons; stripe_count above n_ios is
+ * -EINVAL. The first server rotates from file to file so small files
+ * spread. */
 int mds_create(struct mds_store *st, const struct mds_cred *cred,
-	       const char *path, uint32_t mode, int exclusive,
-	       uint64_t strip_size, uint32_t stripe_count, uint64_t default_strip,
-	       struct mds_attr *out, int *created);
+	       const struct mds_create_req *rq, struct mds_attr *out, int *created);
 
 int mds_setattr(struct mds_store *st, const struct mds_cred *cred,
 		const char *path, uint32_t valid, const struct mds_attr *in,
