@@ -116,7 +116,7 @@ struct ios {
 	struct tessera_ios_stats stats;
 	struct ios_desc descs[IOS_DESC_CACHE]; /* bytes held: stats.desc_cache_bytes */
 	struct ios_desc fresh;     /* the description the request being served
-				    * brought, until ios_dtype_desc_done */
+				    * brought, until ios_desc_done */
 	uint64_t clock;
 	struct ios_pool *pool;     /* NULL: the loop does the disk work */
 	struct ios_local *local;   /* NULL: local reads are off... */
@@ -124,12 +124,12 @@ struct ios {
 };
 
 /* Works: made by a handler with its parts' arguments filled, then handed
- * to ios_submit, which answers the request (now, or when the workers are
- * done) and frees the work in every case. */
+ * to ios_reply_work, which answers the request (now, or when the workers
+ * are done) and frees the work in every case. */
 struct ios_work *ios_work_new(enum ios_job op, enum ios_method m, const char *what,
 			      size_t parts);
 void ios_work_free(struct ios_work *w);
-void ios_submit(struct ios *ios, struct srv_req *req, struct ios_work *w);
+void ios_reply_work(struct ios *ios, struct srv_req *req, struct ios_work *w);
 /* io_threads from the config (its default: the online CPUs, at most
  * IOS_POOL_AUTO_MAX). */
 unsigned ios_pool_threads(const struct tp_config *cfg);
@@ -150,20 +150,23 @@ void ios_descs_clear(struct ios *ios);
 /* A store call on `handle` failed with rc: logged, and answered naming
  * the object, the error and the store's reason `why` (ios_store_why of
  * the lane that made the call; NULL: none). */
-void ios_store_error(struct ios *ios, struct srv_req *req, const char *what, uint64_t handle,
-		     int rc, const char *why);
-/* The file type a datatype request names: from the message or the cache;
- * NULL after an error reply (ESTALE: send it again). One from the message
- * is held until ios_dtype_desc_done, which keeps it in the cache if the
- * request passed its checks (`valid`) and frees it otherwise. */
-const struct tdl_dataloop *ios_dtype_desc(struct ios *ios, struct srv_req *req,
-					  const Tessera__DtypeIORequest *d, const char *what);
-void ios_dtype_desc_done(struct ios *ios, int valid);
+void ios_reply_store_error(struct ios *ios, struct srv_req *req, const char *what,
+			   uint64_t handle, int rc, const char *why);
+/* The file type a datatype request names, from the message or the cache,
+ * into *out: 0, or the negative errno answered (ESTALE: send it again).
+ * One from the message is held until ios_desc_done, which keeps it in the
+ * cache (IOS_DESC_KEEP: the request passed its checks) or frees it
+ * (IOS_DESC_DROP). */
+enum ios_desc_fate { IOS_DESC_DROP, IOS_DESC_KEEP };
+int ios_refuse_unknown_desc(struct ios *ios, struct srv_req *req, const Tessera__DtypeIORequest *d,
+			    const char *what, const struct tdl_dataloop **out);
+void ios_desc_done(struct ios *ios, enum ios_desc_fate fate);
 /* A layout a request names, against the limits (tdl_layout_check) and
  * this file system: at most as many slots as storage daemons configured,
  * slot within them. 0, or -EINVAL answered naming the limit. */
-int ios_check_layout(struct ios *ios, struct srv_req *req, uint64_t handle, uint64_t strip_size,
-		     uint32_t stripe_count, uint32_t slot, const char *what);
+int ios_refuse_bad_layout(struct ios *ios, struct srv_req *req, uint64_t handle,
+			  uint64_t strip_size, uint32_t stripe_count, uint32_t slot,
+			  const char *what);
 
 /* Local reads (ios_local.c). Start: the abstract socket and its thread
  * (ios->index set); on error *msg says why (free it) and local reads stay
@@ -195,7 +198,7 @@ void ios_do_lock_release(struct ios *ios, struct srv_req *req);
 void ios_do_lease(struct ios *ios, struct srv_req *req);
 /* I/O a client does under locks of daemon epoch `epoch` (0: none): 0, or
  * -ESTALE answered when this daemon restarted since (its locks are gone). */
-int ios_locks_fence(struct ios *ios, struct srv_req *req, uint64_t epoch, uint64_t handle,
-		    const char *what);
+int ios_refuse_stale_epoch(struct ios *ios, struct srv_req *req, uint64_t epoch,
+			   uint64_t handle, const char *what);
 
 #endif /* TESSERA_IOS_H */

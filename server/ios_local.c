@@ -355,7 +355,7 @@ void ios_do_local_open(struct ios *ios, struct srv_req *req)
 		return;
 	}
 	if (rc) {
-		ios_store_error(ios, req, "local open of", m->handle, rc,
+		ios_reply_store_error(ios, req, "local open of", m->handle, rc,
 				rc == -EIO ? "the store held the object, and its file is gone" : NULL);
 		return;
 	}

@@ -35,7 +35,7 @@ static void do_handles(struct ios *ios, struct srv_req *req)
 	}
 	for (size_t i = 0; i < h->n_handles; i++)
 		w->part[i].handle = h->handles[i];
-	ios_submit(ios, req, w);
+	ios_reply_work(ios, req, w);
 }
 
 static void do_truncate(struct ios *ios, struct srv_req *req)
@@ -50,7 +50,7 @@ static void do_truncate(struct ios *ios, struct srv_req *req)
 	}
 	w->part[0].handle = t->handle;
 	w->part[0].size = t->size;
-	ios_submit(ios, req, w);
+	ios_reply_work(ios, req, w);
 }
 
 static void do_statfs(struct ios *ios, struct srv_req *req)
@@ -80,7 +80,7 @@ static void do_fetch_add(struct ios *ios, struct srv_req *req)
 	w->part[0].key = m->key;
 	w->part[0].set = m->set;
 	w->part[0].value = m->value;
-	ios_submit(ios, req, w);
+	ios_reply_work(ios, req, w);
 }
 
 /* fsck's listing of the objects held here, a page at a time: needs an

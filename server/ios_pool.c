@@ -19,7 +19,7 @@
  *
  * A worker runs a part on its own lane of the store (ios_store_lane), then
  * puts it on the done list and wakes the loop (srv_wakeup), which answers
- * the request through the same code as the inline path (ios_work_finish).
+ * the request through the same code as the inline path (reply_work_done).
  * Only the loop touches libev, libfabric, the daemon core and the counters.
  *
  * Lifetimes: the loop owns every work (pool->all). A work whose client
@@ -155,8 +155,20 @@ static void part_run(struct ios_store *st, struct ios_part *p)
 		p->why = strdup(ios_store_why(st)); /* NULL: said without it */
 }
 
+void ios_reply_store_error(struct ios *ios, struct srv_req *req, const char *what,
+			   uint64_t handle, int rc, const char *why)
+{
+	(void)ios;
+	if (!why)
+		why = "";
+	srv_log(req->srv, "%s " OBJ ": %s%s%s", what, handle, strerror(-rc), *why ? ": " : "",
+		why);
+	srv_reply_error(req, rc, "%s " OBJ ": %s%s%s", what, handle, strerror(-rc),
+			*why ? ": " : "", why);
+}
+
 /* Answer a work's request from its parts' results (the loop). */
-static void work_finish(struct ios *ios, struct srv_req *req, struct ios_work *w)
+static void reply_work_done(struct ios *ios, struct srv_req *req, struct ios_work *w)
 {
 	struct tessera_ios_stats *s = &ios->stats;
 	struct ios_part *p = &w->part[0];
@@ -172,7 +184,7 @@ static void work_finish(struct ios *ios, struct srv_req *req, struct ios_work *w
 						f->handle, f->rc == -EOVERFLOW
 						? "adding would overflow it" : strerror((int)-f->rc));
 			else
-				ios_store_error(ios, req, w->what, f->handle, (int)f->rc, f->why);
+				ios_reply_store_error(ios, req, w->what, f->handle, (int)f->rc, f->why);
 			return;
 		}
 	switch (w->op) {
@@ -379,7 +391,7 @@ static void on_done(void *arg)
 
 		if (--w->left == 0) {
 			if (w->req)
-				work_finish(pool->ios, w->req, w);
+				reply_work_done(pool->ios, w->req, w);
 			work_unlink(pool, w);
 			ios_work_free(w);
 		}
@@ -413,7 +425,7 @@ static int objects_idle(struct ios_pool *pool, const struct ios_work *w)
  * its reply is sent), and glibc gives memory freed into another thread's
  * arena back to the system only in part, so a flood of reads would leave
  * the daemon large. 0, or -ENOMEM answered and the work freed. */
-static int read_buffers(struct srv_req *req, struct ios_work *w)
+static int refuse_or_read_buffers(struct srv_req *req, struct ios_work *w)
 {
 	for (size_t i = 0; w->op == IOS_JOB_READ && i < w->parts; i++) {
 		struct ios_part *p = &w->part[i];
@@ -430,9 +442,9 @@ static int read_buffers(struct srv_req *req, struct ios_work *w)
 
 /* The inline path: the loop runs the parts on the store itself; a request
  * on several objects stops at the first that fails. */
-static void run_inline(struct ios *ios, struct srv_req *req, struct ios_work *w)
+static void reply_inline(struct ios *ios, struct srv_req *req, struct ios_work *w)
 {
-	if (read_buffers(req, w))
+	if (refuse_or_read_buffers(req, w))
 		return;
 	if (!w->src)
 		w->src = req->frame.data;
@@ -441,11 +453,11 @@ static void run_inline(struct ios *ios, struct srv_req *req, struct ios_work *w)
 		if (w->part[i].rc < 0)
 			break;
 	}
-	work_finish(ios, req, w);
+	reply_work_done(ios, req, w);
 	ios_work_free(w);
 }
 
-void ios_submit(struct ios *ios, struct srv_req *req, struct ios_work *w)
+void ios_reply_work(struct ios *ios, struct srv_req *req, struct ios_work *w)
 {
 	struct ios_pool *pool = ios->pool;
 	struct ios_obj *spare = NULL;
@@ -456,7 +468,7 @@ void ios_submit(struct ios *ios, struct srv_req *req, struct ios_work *w)
 	w->data_len = req->frame.hdr.data_len;
 	cost = work_cost(w);
 	if (!pool || !w->parts) { /* (no handles: nothing to wait for) */
-		run_inline(ios, req, w);
+		reply_inline(ios, req, w);
 		return;
 	}
 	if (pool->works >= IOS_POOL_WORKS || pool->bytes + cost > IOS_POOL_BYTES) {
@@ -495,7 +507,7 @@ void ios_submit(struct ios *ios, struct srv_req *req, struct ios_work *w)
 			free(o);
 		}
 		if (objects_idle(pool, w)) {
-			run_inline(ios, req, w);
+			reply_inline(ios, req, w);
 			return;
 		}
 		srv_reply_error(req, rc == -EBUSY ? -EBUSY : rc, "%s " OBJ ": no room to queue the "
@@ -503,7 +515,7 @@ void ios_submit(struct ios *ios, struct srv_req *req, struct ios_work *w)
 		ios_work_free(w);
 		return;
 	}
-	if (read_buffers(parked, w))
+	if (refuse_or_read_buffers(parked, w))
 		return;
 	w->req = parked;
 	w->data = srv_park_take_data(parked, &w->src);
