@@ -133,11 +133,11 @@ void ios_reply_work(struct ios *ios, struct srv_req *req, struct ios_work *w);
 /* io_threads from the config (its default: the online CPUs, at most
  * IOS_POOL_AUTO_MAX). */
 unsigned ios_pool_threads(const struct tp_config *cfg);
-/* Start nthreads workers (ios->srv and ios->store set); on error *msg
- * says why (free it). Stop: the workers finish the part they run and
+/* Start nthreads workers (ios->srv and ios->store set); on error err
+ * says why. Stop: the workers finish the part they run and
  * are joined (before srv_destroy); destroy: after srv_destroy, frees
  * every work left. */
-int ios_pool_start(struct ios *ios, unsigned nthreads, char **msg);
+int ios_pool_start(struct ios *ios, unsigned nthreads, char *err, size_t errlen);
 void ios_pool_stop(struct ios *ios);
 void ios_pool_destroy(struct ios *ios);
 
@@ -169,10 +169,9 @@ int ios_refuse_bad_layout(struct ios *ios, struct srv_req *req, uint64_t handle,
 			  const char *what);
 
 /* Local reads (ios_local.c). Start: the abstract socket and its thread
- * (ios->index set); on error *msg says why (free it) and local reads stay
- * off. Stop: before the store closes; closes every descriptor not yet
+ * (ios->index set); on error err says why and local reads stay off. Stop: before the store closes; closes every descriptor not yet
  * fetched. The handler answers LOCAL_OPEN (EOPNOTSUPP while off). */
-int ios_local_start(struct ios *ios, char **msg);
+int ios_local_start(struct ios *ios, char *err, size_t errlen);
 void ios_local_stop(struct ios *ios);
 void ios_do_local_open(struct ios *ios, struct srv_req *req);
 /* Descriptor pairs handed to clients, and fetches refused, so far. */
@@ -187,7 +186,9 @@ void ios_caps_destroy(struct ios_caps *c);
 int ios_cap_check(struct ios *ios, struct srv_req *req);
 
 /* The lock service (ios_lock.c). */
-int ios_locks_create(struct ios *ios, uint32_t lease_ms, struct ios_locks **out, char **msg);
+/* err says why it failed. */
+int ios_locks_create(struct ios *ios, uint32_t lease_ms, struct ios_locks **out, char *err,
+		     size_t errlen);
 void ios_locks_destroy(struct ios_locks *lk);
 /* In-process drivers (tests/fuzz) fix the epoch so runs repeat; a daemon
  * keeps its random one. */

@@ -10,6 +10,10 @@
  * A request is checked completely (every piece, every length, the total
  * against the data carried) before the first byte is written, so a
  * malformed request changes nothing.
+ *
+ * Uses (one way; none of them calls back here): ios_lock.c for the lock
+ * epoch fence, ios_desc.c for datatype descriptions and the layout check,
+ * ios_pool.c to run and answer the disk work.
  */
 #include <errno.h>
 #include <inttypes.h>

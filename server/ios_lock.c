@@ -15,6 +15,10 @@
  * the lock table's cookie for that request. Pending descriptions (lock
  * requests whose regions arrive in several messages) belong to their
  * session and go with it.
+ *
+ * Uses (one way): ios_desc.c for a view's description and the layout
+ * check; lockmgr/ for the table. Nothing of ios_io.c or ios_pool.c: the
+ * data path calls in here (ios_refuse_stale_epoch), never the reverse.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -84,16 +88,20 @@ static double mono_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int ios_locks_create(struct ios *ios, uint32_t lease_ms, struct ios_locks **out, char **msg)
+int ios_locks_create(struct ios *ios, uint32_t lease_ms, struct ios_locks **out, char *err,
+		     size_t errlen)
 {
 	struct tlk_config cfg = { { LK_MAX_RANGES, LK_MAX_REQUESTS, LK_TABLE_BYTES }, NULL };
 	struct ios_locks *lk = calloc(1, sizeof(*lk));
 	int rc;
 
-	if (!lk)
+	if (!lk) {
+		snprintf(err, errlen, "no memory");
 		return -ENOMEM;
+	}
 	rc = tlk_table_create(&cfg, &lk->table);
 	if (rc) {
+		snprintf(err, errlen, "lock table: %s", strerror(-rc));
 		free(lk);
 		return rc;
 	}
@@ -101,8 +109,7 @@ int ios_locks_create(struct ios *ios, uint32_t lease_ms, struct ios_locks **out,
 	 * recognisably gone. */
 	while (!lk->epoch)
 		if (getrandom(&lk->epoch, sizeof(lk->epoch), 0) != sizeof(lk->epoch)) {
-			if (asprintf(msg, "getrandom for the lock epoch: %s", strerror(errno)) < 0)
-				*msg = NULL;
+			snprintf(err, errlen, "getrandom for the lock epoch: %s", strerror(errno));
 			tlk_table_destroy(lk->table);
 			free(lk);
 			return -EIO;
@@ -366,6 +373,49 @@ static int refuse_or_add_list(struct srv_req *req, const Tessera__LockAcquireReq
 	return 0;
 }
 
+/* Append k pieces of a view's walk to p, merging adjacent ones: 0, or
+ * -EINVAL (err says why) when they do not ascend. Room for k more ranges
+ * was made. */
+static int view_pieces_add(struct lk_pending *p, const struct tdl_layout *layout,
+			   const struct tdl_piece *batch, size_t k, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < k; i++) {
+		uint64_t obj = tdl_piece_object(layout, &batch[i]);
+		struct tlk_range *last = p->n ? &p->ranges[p->n - 1] : NULL;
+
+		/* a view may place pieces out of order or overlapping */
+		if (last && batch[i].offset < last->logical + last->length) {
+			snprintf(err, errlen, "the view's pieces do not ascend at file "
+				 "offset %" PRIu64 " (lock a monotone view)", batch[i].offset);
+			return -EINVAL;
+		}
+		if (last && last->logical + last->length == batch[i].offset &&
+		    last->offset + last->length == obj)
+			last->length += batch[i].length; /* adjacent: one range */
+		else
+			p->ranges[p->n++] = (struct tlk_range){ obj, batch[i].length,
+								 batch[i].offset };
+	}
+	return 0;
+}
+
+/* The view's window must lie within the view. 0, or -EINVAL answered. */
+static int refuse_bad_window(struct srv_req *req, const Tessera__LockAcquireRequest *m,
+			     const struct tdl_dataloop *dl)
+{
+	const Tessera__DtypeIORequest *v = m->view;
+	uint64_t size = tdl_size(dl);
+
+	if (v->first > v->last || (size && v->count > UINT64_MAX / size) ||
+	    v->last > size * v->count) {
+		srv_reply_error(req, -EINVAL, "lock " OBJ ": stream window [%" PRIu64 ", %" PRIu64
+				") is not within %" PRIu64 " x %" PRIu64 " bytes", m->handle,
+				v->first, v->last, v->count, size);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* The view's bytes on this slot, as ranges. 0, or the negative errno
  * answered. */
 static int refuse_or_add_view(struct ios *ios, struct srv_req *req,
@@ -376,24 +426,17 @@ static int refuse_or_add_view(struct ios *ios, struct srv_req *req,
 	const struct tdl_dataloop *dl;
 	struct tdl_segment seg;
 	struct tdl_piece batch[256];
-	uint64_t size;
 	char err[256];
 	int rc;
 
 	if ((rc = ios_refuse_unknown_desc(ios, req, v, "lock", &dl)))
 		return rc;
-	size = tdl_size(dl);
 	if ((rc = tdl_check_view(dl, v->count, v->disp, err, sizeof(err)))) {
 		srv_reply_error(req, rc, "lock " OBJ ": file view: %s", m->handle, err);
 		return rc;
 	}
-	if (v->first > v->last || (size && v->count > UINT64_MAX / size) ||
-	    v->last > size * v->count) {
-		srv_reply_error(req, -EINVAL, "lock " OBJ ": stream window [%" PRIu64 ", %" PRIu64
-				") is not within %" PRIu64 " x %" PRIu64 " bytes", m->handle,
-				v->first, v->last, v->count, size);
-		return -EINVAL;
-	}
+	if ((rc = refuse_bad_window(req, m, dl)))
+		return rc;
 	rc = tdl_segment_init_server(&seg, dl, v->count, v->disp, v->first, v->last, &layout,
 				     m->slot);
 	seg.max_steps = IOS_MAX_DTYPE_STEPS; /* a bounded walk, as for datatype I/O */
@@ -403,24 +446,8 @@ static int refuse_or_add_view(struct ios *ios, struct srv_req *req,
 		rc = tdl_segment_next(&seg, batch, sizeof(batch) / sizeof(batch[0]), &k);
 		if (!rc)
 			rc = ranges_grow(p, k);
-		for (size_t i = 0; !rc && i < k; i++) {
-			uint64_t obj = tdl_piece_object(&layout, &batch[i]);
-			struct tlk_range *last = p->n ? &p->ranges[p->n - 1] : NULL;
-
-			/* a view may place pieces out of order or overlapping */
-			if (last && batch[i].offset < last->logical + last->length) {
-				rc = -EINVAL;
-				snprintf(err, sizeof(err), "the view's pieces do not ascend at file "
-					 "offset %" PRIu64 " (lock a monotone view)", batch[i].offset);
-				break;
-			}
-			if (last && last->logical + last->length == batch[i].offset &&
-			    last->offset + last->length == obj)
-				last->length += batch[i].length; /* adjacent: one range */
-			else
-				p->ranges[p->n++] = (struct tlk_range){ obj, batch[i].length,
-									 batch[i].offset };
-		}
+		if (!rc)
+			rc = view_pieces_add(p, &layout, batch, k, err, sizeof(err));
 	}
 	if (rc == -E2BIG && seg.steps >= seg.max_steps)
 		srv_reply_error(req, rc, "lock " OBJ ": walking the file view takes more than %u "
@@ -601,6 +628,28 @@ static int reply_or_describe(struct ios_locks *lk, struct srv_req *req,
 	return rc;
 }
 
+/* Park a blocking acquire for at most ms: its wait record, with *parked
+ * the parked request; NULL if it cannot be parked (it is then answered at
+ * once, "ask again"). */
+static struct lk_wait *wait_park(struct ios_locks *lk, struct srv_req *req, uint64_t lock_id,
+				 uint32_t ms, struct srv_req **parked)
+{
+	struct lk_wait *w = calloc(1, sizeof(*w));
+
+	if (!w || srv_park(req, ms, wait_expired, w, parked)) {
+		free(w);
+		return NULL;
+	}
+	w->lk = lk;
+	w->lock_id = lock_id;
+	w->req = *parked;
+	w->next = lk->waits;
+	if (lk->waits)
+		lk->waits->prev = w;
+	lk->waits = w;
+	return w;
+}
+
 void ios_do_lock_acquire(struct ios *ios, struct srv_req *req)
 {
 	struct ios_locks *lk = ios->locks;
@@ -625,23 +674,9 @@ void ios_do_lock_acquire(struct ios *ios, struct srv_req *req)
 			return; /* answered */
 	}
 	wait_detach(lk, lock_id, &was_parked);
-	if (m->blocking) {
-		uint32_t ms = m->wait_ms ? m->wait_ms : ios->cfg->timeout_ms / 2;
-
-		w = calloc(1, sizeof(*w));
-		if (w && srv_park(req, ms, wait_expired, w, &parked) == 0) {
-			w->lk = lk;
-			w->lock_id = lock_id;
-			w->req = parked;
-			w->next = lk->waits;
-			if (lk->waits)
-				lk->waits->prev = w;
-			lk->waits = w;
-		} else {
-			free(w);
-			w = NULL;
-		}
-	}
+	if (m->blocking)
+		w = wait_park(lk, req, lock_id, m->wait_ms ? m->wait_ms : ios->cfg->timeout_ms / 2,
+			      &parked);
 	rc = tlk_acquire(lk->table, lock_id, m->blocking ? TLK_BLOCKING : 0, upto, w, &a);
 	deliver_events(lk);
 	reply_detached(lk, was_parked, lock_id);

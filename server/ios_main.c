@@ -120,7 +120,7 @@ static void do_object_list(struct ios *ios, struct srv_req *req)
 		srv_reply(req, &rep.base, NULL, 0);
 		goto out;
 	}
-	if ((rc = ios_list_objects(ios->store, m->resume, m->after, max, got, &n, &eof))) {
+	if ((rc = ios_list_objects(ios->store, m->resume ? &m->after : NULL, max, got, &n, &eof))) {
 		srv_reply_error(req, rc, "list objects: %s", strerror(-rc));
 		goto out;
 	}
@@ -297,9 +297,8 @@ int main(int argc, char **argv)
 		free(msg);
 		goto out;
 	}
-	if ((rc = ios_locks_create(&ios, cfg.lock_lease_ms, &ios.locks, &msg))) {
-		fprintf(stderr, "tessera-ios: lock service: %s\n", msg ? msg : strerror(-rc));
-		free(msg);
+	if ((rc = ios_locks_create(&ios, cfg.lock_lease_ms, &ios.locks, err, sizeof(err)))) {
+		fprintf(stderr, "tessera-ios: lock service: %s\n", err);
 		goto out;
 	}
 	struct srv_role role = { "ios", cl.index, ios_handlers, ios_tick, &ios };
@@ -311,9 +310,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	ios.srv = srv;
-	if ((threads = ios_pool_threads(&cfg)) && (rc = ios_pool_start(&ios, threads, &msg))) {
-		fprintf(stderr, "tessera-ios %u: %s\n", cl.index, msg ? msg : strerror(-rc));
-		free(msg);
+	if ((threads = ios_pool_threads(&cfg)) && (rc = ios_pool_start(&ios, threads, err, sizeof(err)))) {
+		fprintf(stderr, "tessera-ios %u: %s\n", cl.index, err);
 		srv_destroy(srv);
 		goto out;
 	}
@@ -324,10 +322,8 @@ int main(int argc, char **argv)
 		ios.local_off = "local_reads = 0 in the config";
 	} else if (faults) {
 		ios.local_off = "disk faults are injected (-F)";
-	} else if (ios_local_start(&ios, &msg)) {
-		srv_log(srv, "%s; clients read through the daemon", msg ? msg : "local reads");
-		free(msg);
-		msg = NULL;
+	} else if (ios_local_start(&ios, err, sizeof(err))) {
+		srv_log(srv, "%s; clients read through the daemon", err);
 		ios.local_off = "its socket could not be made";
 	}
 	if (notice)

@@ -30,6 +30,10 @@
  * core's budget, so the pool bounds what all works hold itself
  * (IOS_POOL_BYTES, IOS_POOL_WORKS). Stop: the workers finish the part they
  * run and leave the rest; ios_pool_destroy frees every work.
+ *
+ * Uses (one way): the store (ios_store.h) and the daemon core. Handlers
+ * (ios_io.c, ios_main.c) call in here; nothing here calls a handler's
+ * file, and the store's errors are answered here (ios_reply_store_error).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -167,102 +171,121 @@ void ios_reply_store_error(struct ios *ios, struct srv_req *req, const char *wha
 			*why ? ": " : "", why);
 }
 
-/* Answer a work's request from its parts' results (the loop). */
-static void reply_work_done(struct ios *ios, struct srv_req *req, struct ios_work *w)
+/* A request on several objects fails with the first that failed: 1 when
+ * one did (answered), else 0. */
+static int reply_if_failed(struct ios *ios, struct srv_req *req, const struct ios_work *w)
+{
+	for (size_t i = 0; i < w->parts; i++) {
+		const struct ios_part *f = &w->part[i];
+
+		if (f->rc >= 0)
+			continue;
+		if (w->op == IOS_JOB_COUNTER)
+			srv_reply_error(req, (int)f->rc, "%s counter %016" PRIx64 " of "
+					OBJ ": %s", f->set ? "set" : "fetch-add", f->key,
+					f->handle, f->rc == -EOVERFLOW
+					? "adding would overflow it" : strerror((int)-f->rc));
+		else
+			ios_reply_store_error(ios, req, w->what, f->handle, (int)f->rc, f->why);
+		return 1;
+	}
+	return 0;
+}
+
+static void reply_written(struct ios *ios, struct srv_req *req, const struct ios_work *w)
+{
+	struct tessera_ios_stats *s = &ios->stats;
+	const struct ios_part *p = &w->part[0];
+	Tessera__WriteReply rep = TESSERA__WRITE_REPLY__INIT;
+
+	s->requests[w->m]++;
+	s->pieces[w->m] += p->n;
+	s->syscalls[w->m] += p->syscalls;
+	s->bytes_written[w->m] += (uint64_t)p->rc;
+	rep.written = (uint64_t)p->rc;
+	rep.size_before = p->size;
+	rep.has_size_before = p->has_size;
+	srv_reply(req, &rep.base, NULL, 0);
+}
+
+static void reply_read(struct ios *ios, struct srv_req *req, struct ios_work *w)
 {
 	struct tessera_ios_stats *s = &ios->stats;
 	struct ios_part *p = &w->part[0];
+	Tessera__ReadReply rep = TESSERA__READ_REPLY__INIT;
+	uint64_t k = (uint64_t)p->rc;
+	uint8_t *buf = p->buf, pad[TP_TAGGED_BODY];
 
-	/* A request on several objects fails with the first that failed. */
-	for (size_t i = 0; i < w->parts; i++)
-		if (w->part[i].rc < 0) {
-			struct ios_part *f = &w->part[i];
+	/* A contiguous read stops at the object's end (the client tells
+	 * a hole from end of file by the size); pieces come back whole. */
+	if (w->m == IOS_CONTIG)
+		k = p->size <= p->pieces[0].offset ? 0
+		    : p->size - p->pieces[0].offset < p->total ? p->size - p->pieces[0].offset
+								: p->total;
+	s->requests[w->m]++;
+	s->pieces[w->m] += p->n;
+	s->syscalls[w->m] += p->syscalls;
+	s->bytes_read[w->m] += k;
+	rep.object_size = p->size;
+	/* A tagged reply's head must fill the client's head buffer
+	 * exactly; one that cannot goes untagged (the client copes). */
+	if (req->reply_tagged && tp_read_reply_pad(&rep, pad))
+		req->reply_tagged = 0;
+	p->buf = NULL;
+	srv_reply_owned(req, &rep.base, buf, (size_t)k);
+}
 
-			if (w->op == IOS_JOB_COUNTER)
-				srv_reply_error(req, (int)f->rc, "%s counter %016" PRIx64 " of "
-						OBJ ": %s", f->set ? "set" : "fetch-add", f->key,
-						f->handle, f->rc == -EOVERFLOW
-						? "adding would overflow it" : strerror((int)-f->rc));
-			else
-				ios_reply_store_error(ios, req, w->what, f->handle, (int)f->rc, f->why);
-			return;
+static void reply_sizes(struct srv_req *req, const struct ios_work *w)
+{
+	Tessera__SizesReply rep = TESSERA__SIZES_REPLY__INIT;
+	uint64_t *sizes = calloc(w->parts + 1, sizeof(*sizes));
+	int64_t *mtimes = calloc(w->parts + 1, sizeof(*mtimes));
+
+	if (!sizes || !mtimes) {
+		srv_reply_error(req, -ENOMEM, "getsize: no memory");
+	} else {
+		for (size_t i = 0; i < w->parts; i++) {
+			sizes[i] = w->part[i].size;
+			mtimes[i] = w->part[i].mtime_ns;
 		}
+		rep.n_sizes = rep.n_mtimes_ns = w->parts;
+		rep.sizes = sizes;
+		rep.mtimes_ns = mtimes;
+		srv_reply(req, &rep.base, NULL, 0);
+	}
+	free(sizes);
+	free(mtimes);
+}
+
+/* Answer a work's request from its parts' results (the loop). */
+static void reply_work_done(struct ios *ios, struct srv_req *req, struct ios_work *w)
+{
+	Tessera__FetchAddReply counter = TESSERA__FETCH_ADD_REPLY__INIT;
+	Tessera__EmptyReply empty = TESSERA__EMPTY_REPLY__INIT;
+
+	if (reply_if_failed(ios, req, w))
+		return;
 	switch (w->op) {
-	case IOS_JOB_WRITE: {
-		Tessera__WriteReply rep = TESSERA__WRITE_REPLY__INIT;
-
-		s->requests[w->m]++;
-		s->pieces[w->m] += p->n;
-		s->syscalls[w->m] += p->syscalls;
-		s->bytes_written[w->m] += (uint64_t)p->rc;
-		rep.written = (uint64_t)p->rc;
-		rep.size_before = p->size;
-		rep.has_size_before = p->has_size;
-		srv_reply(req, &rep.base, NULL, 0);
+	case IOS_JOB_WRITE:
+		reply_written(ios, req, w);
 		return;
-	}
-	case IOS_JOB_READ: {
-		Tessera__ReadReply rep = TESSERA__READ_REPLY__INIT;
-		uint64_t k = (uint64_t)p->rc;
-		uint8_t *buf = p->buf, pad[TP_TAGGED_BODY];
-
-		/* A contiguous read stops at the object's end (the client tells
-		 * a hole from end of file by the size); pieces come back whole. */
-		if (w->m == IOS_CONTIG)
-			k = p->size <= p->pieces[0].offset ? 0
-			    : p->size - p->pieces[0].offset < p->total ? p->size - p->pieces[0].offset
-									: p->total;
-		s->requests[w->m]++;
-		s->pieces[w->m] += p->n;
-		s->syscalls[w->m] += p->syscalls;
-		s->bytes_read[w->m] += k;
-		rep.object_size = p->size;
-		/* A tagged reply's head must fill the client's head buffer
-		 * exactly; one that cannot goes untagged (the client copes). */
-		if (req->reply_tagged && tp_read_reply_pad(&rep, pad))
-			req->reply_tagged = 0;
-		p->buf = NULL;
-		srv_reply_owned(req, &rep.base, buf, (size_t)k);
+	case IOS_JOB_READ:
+		reply_read(ios, req, w);
 		return;
-	}
-	case IOS_JOB_SIZE: {
-		Tessera__SizesReply rep = TESSERA__SIZES_REPLY__INIT;
-		uint64_t *sizes = calloc(w->parts + 1, sizeof(*sizes));
-		int64_t *mtimes = calloc(w->parts + 1, sizeof(*mtimes));
-
-		if (!sizes || !mtimes) {
-			srv_reply_error(req, -ENOMEM, "getsize: no memory");
-		} else {
-			for (size_t i = 0; i < w->parts; i++) {
-				sizes[i] = w->part[i].size;
-				mtimes[i] = w->part[i].mtime_ns;
-			}
-			rep.n_sizes = rep.n_mtimes_ns = w->parts;
-			rep.sizes = sizes;
-			rep.mtimes_ns = mtimes;
-			srv_reply(req, &rep.base, NULL, 0);
-		}
-		free(sizes);
-		free(mtimes);
+	case IOS_JOB_SIZE:
+		reply_sizes(req, w);
 		return;
-	}
-	case IOS_JOB_COUNTER: {
-		Tessera__FetchAddReply rep = TESSERA__FETCH_ADD_REPLY__INIT;
-
-		rep.old = p->old;
-		srv_reply(req, &rep.base, NULL, 0);
+	case IOS_JOB_COUNTER:
+		counter.old = w->part[0].old;
+		srv_reply(req, &counter.base, NULL, 0);
 		return;
-	}
 	case IOS_JOB_SYNC:
-		s->syncs += w->parts;
+		ios->stats.syncs += w->parts;
 		/* fall through */
 	case IOS_JOB_TRUNCATE:
-	case IOS_JOB_REMOVE: {
-		Tessera__EmptyReply rep = TESSERA__EMPTY_REPLY__INIT;
-
-		srv_reply(req, &rep.base, NULL, 0);
+	case IOS_JOB_REMOVE:
+		srv_reply(req, &empty.base, NULL, 0);
 		return;
-	}
 	}
 }
 
@@ -552,12 +575,11 @@ unsigned ios_pool_threads(const struct tp_config *cfg)
 	return cpus < 1 ? 1 : cpus > IOS_POOL_AUTO_MAX ? IOS_POOL_AUTO_MAX : (unsigned)cpus;
 }
 
-int ios_pool_start(struct ios *ios, unsigned nthreads, char **msg)
+int ios_pool_start(struct ios *ios, unsigned nthreads, char *err, size_t errlen)
 {
 	struct ios_pool *pool = calloc(1, sizeof(*pool));
 	int rc = -ENOMEM;
 
-	*msg = NULL;
 	if (!pool)
 		goto fail;
 	pool->ios = ios;
@@ -589,8 +611,7 @@ int ios_pool_start(struct ios *ios, unsigned nthreads, char **msg)
 	}
 	return 0;
 fail:
-	if (asprintf(msg, "%u disk worker threads: %s", nthreads, strerror(-rc)) < 0)
-		*msg = NULL;
+	snprintf(err, errlen, "%u disk worker threads: %s", nthreads, strerror(-rc));
 	ios_pool_stop(ios);
 	ios_pool_destroy(ios);
 	return rc;

@@ -142,7 +142,9 @@ static int store_init(struct ios_store *st, int existed, unsigned flags, char **
 		st->remade = existed && !(flags & IOS_STORE_NEW);
 	}
 	snprintf(path, sizeof(path), "%s/registry", st->root);
-	if ((rc = ios_registry_open(st->disk, path, made, &st->sh->reg, err, errlen)))
+	if ((rc = ios_registry_open(st->disk, path,
+				     made ? IOS_REGISTRY_CREATE : IOS_REGISTRY_LOAD, &st->sh->reg,
+				     err, errlen)))
 		return rc;
 	if (made || (st->remade && (flags & IOS_STORE_NEW))) {
 		int was_remade = st->remade;

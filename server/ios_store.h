@@ -149,7 +149,7 @@ const char *ios_store_dir(const struct ios_store *st);
 
 /* ios_list.c: the objects a store holds, for fsck. Up to `max` objects
  * ordered by (low byte of the handle, handle), the first after handle
- * `after` in that order (from the start when !resume); *eof when no more
+ * *after in that order (from the start when after is NULL); *eof when no more
  * follow. Only names of objects count (not counters' side files). A
  * listing in pages sees every object that existed throughout. Reads the
  * directories directly (no disk faults apply). */
@@ -158,7 +158,7 @@ struct ios_listed {
 	uint64_t size;
 	int64_t mtime_ns;
 };
-int ios_list_objects(struct ios_store *st, int resume, uint64_t after, uint32_t max,
+int ios_list_objects(struct ios_store *st, const uint64_t *after, uint32_t max,
 		     struct ios_listed *out, uint32_t *n, int *eof);
 
 #endif /* TESSERA_IOS_STORE_H */

@@ -419,11 +419,29 @@ out:
 	return rc;
 }
 
+/* The directory `path` readdir lists, if the caller may read it and the
+ * cursor (clen bytes) is a name's length: 0 with its attributes in *d. */
+static int readdir_open(struct mds_store *st, const struct mds_cred *cred, const char *path,
+			size_t clen, struct mds_attr *d)
+{
+	struct mds_walk w;
+	int rc = mds_walk_full(st, cred, "readdir", path, &w, d);
+
+	if (rc)
+		return rc;
+	if (d->type != MDS_DIR)
+		return mds_fail(st, -ENOTDIR, "readdir %s: not a directory", path);
+	if (mds_permit(cred, d, MDS_MAY_READ))
+		return mds_fail(st, -EACCES, "readdir %s: no read permission", path);
+	if (clen > MDS_NAME_MAX)
+		return mds_fail(st, -EINVAL, "readdir %s: cursor too long", path);
+	return 0;
+}
+
 int mds_readdir(struct mds_store *st, const struct mds_cred *cred,
 		const char *path, const char *cursor, uint32_t max,
 		struct mds_dirent *ents, uint32_t *n, int *eof)
 {
-	struct mds_walk w;
 	struct mds_attr d;
 	leveldb_iterator_t *it = NULL;
 	unsigned char key[MDS_KEY_MAX];
@@ -433,25 +451,12 @@ int mds_readdir(struct mds_store *st, const struct mds_cred *cred,
 
 	*n = 0;
 	*eof = 0;
-	rc = mds_walk_full(st, cred, "readdir", path, &w, &d);
-	if (rc)
-		goto out;
-	if (d.type != MDS_DIR) {
-		rc = mds_fail(st, -ENOTDIR, "readdir %s: not a directory", path);
-		goto out;
-	}
-	if (mds_permit(cred, &d, MDS_MAY_READ)) {
-		rc = mds_fail(st, -EACCES, "readdir %s: no read permission",
-			      path);
-		goto out;
-	}
 	if (!cursor)
 		cursor = "";
 	clen = strnlen(cursor, MDS_NAME_MAX + 1);
-	if (clen > MDS_NAME_MAX) {
-		rc = mds_fail(st, -EINVAL, "readdir %s: cursor too long", path);
+	rc = readdir_open(st, cred, path, clen, &d);
+	if (rc)
 		goto out;
-	}
 
 	/* Entries of d are the keys "D"+handle+name, in bytewise name order;
 	 * start at the cursor and skip the cursor's own name if present. */

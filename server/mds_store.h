@@ -181,9 +181,10 @@ struct mds_intent {
 	uint64_t handles[MDS_MAX_STRIPE];
 };
 
-/* Up to `max` intents of files whose handle is above `after` (all when
- * `resume` is 0), in handle order; *eof when no more follow. */
-int mds_intent_list(struct mds_store *st, int resume, uint64_t after,
+/* Up to `max` intents of files whose handle is above *after (all when
+ * after is NULL: the first page), in handle order; *eof when no more
+ * follow. */
+int mds_intent_list(struct mds_store *st, const uint64_t *after,
 		    uint32_t max, struct mds_intent *out, uint32_t *n, int *eof);
 
 /* Storage daemon `server` removed its objects of intent `file`: forget
@@ -192,8 +193,8 @@ int mds_intent_list(struct mds_store *st, int resume, uint64_t after,
 int mds_intent_done(struct mds_store *st, uint64_t file, uint32_t server);
 
 /* Up to `max` regular files (attributes with layouts) whose handle is
- * above `after` (all when `resume` is 0), in handle order, for fsck. */
-int mds_file_list(struct mds_store *st, int resume, uint64_t after,
+ * above *after (all when after is NULL), in handle order, for fsck. */
+int mds_file_list(struct mds_store *st, const uint64_t *after,
 		  uint32_t max, struct mds_attr *out, uint32_t *n, int *eof);
 
 /* The first handle this daemon has not handed out: every object created

@@ -1149,7 +1149,7 @@ static uint32_t intents(struct mds_store *st, struct mds_intent *out)
 	uint32_t n = 0;
 	int eof = 0;
 
-	assert_int_equal(mds_intent_list(st, 0, 0, 16, out, &n, &eof), 0);
+	assert_int_equal(mds_intent_list(st, NULL, 16, out, &n, &eof), 0);
 	assert_true(eof);
 	return n;
 }
@@ -1225,7 +1225,7 @@ static void test_file_list_paging(void **state)
 	for (int i = 0; i < 20; i++)
 		assert_true(made[i] < horizon);
 	while (!eof) {
-		assert_int_equal(mds_file_list(f->st, resume, after, 8, got, &n, &eof), 0);
+		assert_int_equal(mds_file_list(f->st, resume ? &after : NULL, 8, got, &n, &eof), 0);
 		assert_true(n <= 8);
 		for (uint32_t i = 0; i < n; i++) {
 			assert_int_equal(got[i].type, MDS_FILE); /* no directories */
