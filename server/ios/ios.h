@@ -3,10 +3,15 @@
  *
  * ios_main.c   command line, metadata-free requests (ping, sizes, sync...)
  * ios_io.c     data requests: contiguous, list and datatype reads/writes,
- *              the description cache and the counters
+ *              and the counters
+ * ios_desc.c   the description cache and the layout check (used by
+ *              ios_io.c and ios_lock.c)
  * ios_lock.c   the lock service: byte-range locks, sessions, leases, epoch
  * ios_pool.c   the disk work of requests, on worker threads in each
  *              object's arrival order (or inline: io_threads = 0)
+ *
+ * Calls go one way: ios_io.c -> ios_lock.c -> ios_desc.c, ios_io.c ->
+ * ios_desc.c, ios_io.c and ios_main.c -> ios_pool.c -> the store.
  * ios_local.c  local reads: an object's descriptors handed to a client on
  *              this host (LOCAL_OPEN, then the daemon's Unix socket)
  */
@@ -140,19 +145,19 @@ unsigned ios_pool_threads(const struct tp_config *cfg);
 int ios_pool_start(struct ios *ios, unsigned nthreads, char *err, size_t errlen);
 void ios_pool_stop(struct ios *ios);
 void ios_pool_destroy(struct ios *ios);
+/* A store call on `handle` failed with rc: logged, and answered naming
+ * the object, the error and the store's reason `why` (ios_store_why of
+ * the lane that made the call; NULL: none). */
+void ios_reply_store_error(struct ios *ios, struct srv_req *req, const char *what,
+			   uint64_t handle, int rc, const char *why);
 
 void ios_do_write(struct ios *ios, struct srv_req *req);
 void ios_do_read(struct ios *ios, struct srv_req *req);
 void ios_do_list(struct ios *ios, struct srv_req *req);
 void ios_do_dtype(struct ios *ios, struct srv_req *req);
 void ios_do_stats(struct ios *ios, struct srv_req *req);
-void ios_descs_clear(struct ios *ios);
-/* A store call on `handle` failed with rc: logged, and answered naming
- * the object, the error and the store's reason `why` (ios_store_why of
- * the lane that made the call; NULL: none). */
-void ios_reply_store_error(struct ios *ios, struct srv_req *req, const char *what,
-			   uint64_t handle, int rc, const char *why);
-/* The file type a datatype request names, from the message or the cache,
+/* The description cache (ios_desc.c). ios_descs_clear frees every entry.
+ * The file type a datatype request names, from the message or the cache,
  * into *out: 0, or the negative errno answered (ESTALE: send it again).
  * One from the message is held until ios_desc_done, which keeps it in the
  * cache (IOS_DESC_KEEP: the request passed its checks) or frees it
@@ -167,9 +172,11 @@ void ios_desc_done(struct ios *ios, enum ios_desc_fate fate);
 int ios_refuse_bad_layout(struct ios *ios, struct srv_req *req, uint64_t handle,
 			  uint64_t strip_size, uint32_t stripe_count, uint32_t slot,
 			  const char *what);
+void ios_descs_clear(struct ios *ios);
 
 /* Local reads (ios_local.c). Start: the abstract socket and its thread
- * (ios->index set); on error err says why and local reads stay off. Stop: before the store closes; closes every descriptor not yet
+ * (ios->index set); on error err says why and local reads stay off.
+ * Stop: before the store closes; closes every descriptor not yet
  * fetched. The handler answers LOCAL_OPEN (EOPNOTSUPP while off). */
 int ios_local_start(struct ios *ios, char *err, size_t errlen);
 void ios_local_stop(struct ios *ios);
@@ -185,8 +192,7 @@ int ios_caps_create(const struct cap_key *key, struct ios_caps **out);
 void ios_caps_destroy(struct ios_caps *c);
 int ios_cap_check(struct ios *ios, struct srv_req *req);
 
-/* The lock service (ios_lock.c). */
-/* err says why it failed. */
+/* The lock service (ios_lock.c); on error err says why. */
 int ios_locks_create(struct ios *ios, uint32_t lease_ms, struct ios_locks **out, char *err,
 		     size_t errlen);
 void ios_locks_destroy(struct ios_locks *lk);
