@@ -303,7 +303,7 @@ void srv_core_stats(struct srv *srv, Tessera__CoreStats *out)
 	out->frames_unauthenticated = srv->count.unauthenticated;
 }
 
-static void ping_answer(struct srv *srv, struct srv_req *req)
+static void reply_ping(struct srv *srv, struct srv_req *req)
 {
 	Tessera__PingReply rep = TESSERA__PING_REPLY__INIT;
 	Tessera__CoreStats core;
@@ -320,7 +320,7 @@ static void ping_held(void *arg, struct srv_req *req, int reason)
 {
 	(void)arg;
 	if (reason == -ETIMEDOUT) /* the hold is over */
-		ping_answer(req->srv, req);
+		reply_ping(req->srv, req);
 }
 
 void srv_ping(struct srv *srv, struct srv_req *req)
@@ -330,7 +330,7 @@ void srv_ping(struct srv *srv, struct srv_req *req)
 	int rc;
 
 	if (!m->hold_ms) {
-		ping_answer(srv, req);
+		reply_ping(srv, req);
 		return;
 	}
 	rc = srv_park(req, m->hold_ms, ping_held, NULL, &held);

@@ -77,7 +77,7 @@ struct ios_part {
 	size_t n;
 	uint64_t total;            /* bytes the pieces move */
 	uint64_t key;              /* counter */
-	int set;
+	enum ios_counter_op counter_op;
 	int64_t value;
 	/* arguments and results: size is the truncate's size, a read's
 	 * object size, a contiguous write's size before it, GETSIZE's size */

@@ -78,7 +78,7 @@ static void do_fetch_add(struct ios *ios, struct srv_req *req)
 	}
 	w->part[0].handle = m->handle;
 	w->part[0].key = m->key;
-	w->part[0].set = m->set;
+	w->part[0].counter_op = m->set ? IOS_COUNTER_SET : IOS_COUNTER_ADD;
 	w->part[0].value = m->value;
 	ios_reply_work(ios, req, w);
 }

@@ -151,7 +151,7 @@ static void part_run(struct ios_store *st, struct ios_part *p)
 		rc = ios_sync(st, p->handle);
 		break;
 	case IOS_JOB_COUNTER:
-		rc = ios_counter(st, p->handle, p->key, p->set, p->value, &p->old);
+		rc = ios_counter(st, p->handle, p->key, p->counter_op, p->value, &p->old);
 		break;
 	}
 	p->rc = rc;
@@ -182,7 +182,7 @@ static int reply_if_failed(struct ios *ios, struct srv_req *req, const struct io
 			continue;
 		if (w->op == IOS_JOB_COUNTER)
 			srv_reply_error(req, (int)f->rc, "%s counter %016" PRIx64 " of "
-					OBJ ": %s", f->set ? "set" : "fetch-add", f->key,
+					OBJ ": %s", f->counter_op == IOS_COUNTER_SET ? "set" : "fetch-add", f->key,
 					f->handle, f->rc == -EOVERFLOW
 					? "adding would overflow it" : strerror((int)-f->rc));
 		else

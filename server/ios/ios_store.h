@@ -137,12 +137,14 @@ int ios_statfs(struct ios_store *st, uint64_t *total, uint64_t *avail);
  * ".ctr"): up to IOS_COUNTERS (key, value) pairs, the most recently used
  * first; a new key past that many drops the one used longest ago. A key the
  * object does not hold reads as 0. The side file goes with the object
- * (ios_remove) and is synced with it (ios_sync). `set` stores `value`, else
- * it is added (-EOVERFLOW if the sum would overflow); *old gets the value
- * before. Atomic as long as one lane at a time works on the object. */
+ * (ios_remove) and is synced with it (ios_sync). IOS_COUNTER_SET stores
+ * `value`, IOS_COUNTER_ADD adds it (-EOVERFLOW if the sum would overflow);
+ * *old gets the value before. Atomic as long as one lane at a time works
+ * on the object. */
 #define IOS_COUNTERS 64
-int ios_counter(struct ios_store *st, uint64_t handle, uint64_t key, int set, int64_t value,
-		int64_t *old);
+enum ios_counter_op { IOS_COUNTER_ADD, IOS_COUNTER_SET };
+int ios_counter(struct ios_store *st, uint64_t handle, uint64_t key, enum ios_counter_op op,
+		int64_t value, int64_t *old);
 
 /* DIR/objects, where the objects live (for ios_list.c). */
 const char *ios_store_dir(const struct ios_store *st);

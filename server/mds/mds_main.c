@@ -550,7 +550,7 @@ int main(int argc, char **argv)
 	struct tp_config cfg;
 	struct mds mds = { 0 };
 	struct srv *srv = NULL;
-	char err[512], *msg = NULL;
+	char err[512];
 	int rc;
 
 	if (srv_parse_cmdline(argc, argv, "tessera-mds", &cl))
@@ -566,9 +566,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tessera-mds: %s\n", err);
 		return 1;
 	}
-	if ((rc = mds_store_open(cl.dir, cl.index, cfg.n_ios, &mds.store, &msg))) {
-		fprintf(stderr, "tessera-mds: %s\n", msg ? msg : strerror(-rc));
-		free(msg);
+	if ((rc = mds_store_open(cl.dir, cl.index, cfg.n_ios, &mds.store, err, sizeof(err)))) {
+		fprintf(stderr, "tessera-mds: %s\n", err);
 		return 1;
 	}
 	if ((rc = mds_purge_create(&cfg, mds.store, &mds.key, &mds.purge, err, sizeof(err)))) {

@@ -86,10 +86,10 @@ struct mds_store;
 /* Open (creating if needed) the namespace in directory `dir`. `n_ios` is
  * the number of storage daemons in the file system; `mds_index` this
  * daemon's index (handle partition). A new namespace gets a root directory
- * "/" owned by root with mode 0777|S_ISVTX-less 0777. On failure *errmsg
- * (if not NULL) receives a malloc'd message the caller frees. */
+ * "/" owned by root with mode 0777|S_ISVTX-less 0777. On failure err says
+ * why. */
 int mds_store_open(const char *dir, uint32_t mds_index, uint32_t n_ios,
-		   struct mds_store **out, char **errmsg);
+		   struct mds_store **out, char *err, size_t errlen);
 void mds_store_close(struct mds_store *st);
 
 /* What the last failing call on `st` failed at, in words. */

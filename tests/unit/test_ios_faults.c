@@ -290,11 +290,11 @@ static void test_counter_write_fails(void **state)
 	int64_t old;
 
 	open_store(f, "write:1a00000001@2=ENOSPC");
-	assert_int_equal(ios_counter(f->st, A, 1, 0, 5, &old), 0);
-	assert_int_equal(ios_counter(f->st, A, 1, 0, 5, &old), -ENOSPC);
-	assert_int_equal(ios_counter(f->st, A, 1, 0, 0, &old), 0);
+	assert_int_equal(ios_counter(f->st, A, 1, IOS_COUNTER_ADD, 5, &old), 0);
+	assert_int_equal(ios_counter(f->st, A, 1, IOS_COUNTER_ADD, 5, &old), -ENOSPC);
+	assert_int_equal(ios_counter(f->st, A, 1, IOS_COUNTER_ADD, 0, &old), 0);
 	assert_int_equal(old, 5);
-	assert_int_equal(ios_counter(f->st, B, 1, 0, 3, &old), 0); /* another object */
+	assert_int_equal(ios_counter(f->st, B, 1, IOS_COUNTER_ADD, 3, &old), 0); /* another object */
 }
 
 static void test_counter_torn_and_removed(void **state)
@@ -305,20 +305,20 @@ static void test_counter_torn_and_removed(void **state)
 	int64_t old;
 
 	open_store(f, NULL);
-	assert_int_equal(ios_counter(f->st, A, 1, 0, 7, &old), 0);
-	assert_int_equal(ios_counter(f->st, A, 2, 1, 9, &old), 0); /* now first: 2, then 1 */
+	assert_int_equal(ios_counter(f->st, A, 1, IOS_COUNTER_ADD, 7, &old), 0);
+	assert_int_equal(ios_counter(f->st, A, 2, IOS_COUNTER_SET, 9, &old), 0); /* now first: 2, then 1 */
 	snprintf(side, sizeof(side), "%s/objects/01/%016" PRIx64 ".ctr", f->dir, A);
 	assert_int_equal(stat(side, &sb), 0);
 	assert_int_equal(sb.st_size, 32);
 	assert_int_equal(truncate(side, 24), 0); /* key 1's record torn */
-	assert_int_equal(ios_counter(f->st, A, 2, 0, 0, &old), 0);
+	assert_int_equal(ios_counter(f->st, A, 2, IOS_COUNTER_ADD, 0, &old), 0);
 	assert_int_equal(old, 9);
-	assert_int_equal(ios_counter(f->st, A, 1, 0, 0, &old), 0);
+	assert_int_equal(ios_counter(f->st, A, 1, IOS_COUNTER_ADD, 0, &old), 0);
 	assert_int_equal(old, 0);
 	assert_int_equal(ios_sync(f->st, A), 0); /* counters only, no object */
 	assert_int_equal(ios_remove(f->st, A), 0);
 	assert_int_equal(stat(side, &sb), -1);
-	assert_int_equal(ios_counter(f->st, A, 2, 0, 0, &old), 0);
+	assert_int_equal(ios_counter(f->st, A, 2, IOS_COUNTER_ADD, 0, &old), 0);
 	assert_int_equal(old, 0);
 }
 
