@@ -650,6 +650,33 @@ static struct lk_wait *wait_park(struct ios_locks *lk, struct srv_req *req, uint
 	return w;
 }
 
+/* Answer an acquire from the table's answer `a` (or its error rc) unless
+ * it waits parked (w): then it is answered when it finishes or its long
+ * poll ends. `req` is the parked request if there is one. */
+static void reply_acquired(struct ios_locks *lk, struct srv_req *req, uint64_t handle,
+			   uint64_t lock_id, struct lk_wait *w, int rc, struct tlk_answer *a)
+{
+	if (rc) {
+		if (w)
+			wait_unlink(lk, w);
+		srv_reply_error(req, rc, "lock %" PRIu64 " on " OBJ ": %s", lock_id, handle,
+				strerror(-rc));
+		return;
+	}
+	if (a->state == TLK_WAITING && w)
+		return; /* answered when it finishes, or when the long poll ends */
+	if (a->state == TLK_WAITING) { /* could not park: ask again */
+		tlk_cancel(lk->table, lock_id, a);
+		deliver_events(lk);
+		a->state = TLK_WAITING;
+	}
+	if (w)
+		wait_unlink(lk, w);
+	if (a->state == TLK_GRANTED)
+		lk->granted++;
+	reply_answer(lk, req, lock_id, a);
+}
+
 void ios_do_lock_acquire(struct ios *ios, struct srv_req *req)
 {
 	struct ios_locks *lk = ios->locks;
@@ -680,25 +707,7 @@ void ios_do_lock_acquire(struct ios *ios, struct srv_req *req)
 	rc = tlk_acquire(lk->table, lock_id, m->blocking ? TLK_BLOCKING : 0, upto, w, &a);
 	deliver_events(lk);
 	reply_detached(lk, was_parked, lock_id);
-	if (rc) {
-		if (w)
-			wait_unlink(lk, w);
-		srv_reply_error(parked ? parked : req, rc, "lock %" PRIu64 " on " OBJ ": %s",
-				lock_id, m->handle, strerror(-rc));
-		return;
-	}
-	if (a.state == TLK_WAITING && w)
-		return; /* answered when it finishes, or when the long poll ends */
-	if (a.state == TLK_WAITING) { /* could not park: ask again */
-		tlk_cancel(lk->table, lock_id, &a);
-		deliver_events(lk);
-		a.state = TLK_WAITING;
-	}
-	if (w)
-		wait_unlink(lk, w);
-	if (a.state == TLK_GRANTED)
-		lk->granted++;
-	reply_answer(lk, parked ? parked : req, lock_id, &a);
+	reply_acquired(lk, parked ? parked : req, m->handle, lock_id, w, rc, &a);
 }
 
 void ios_do_lock_release(struct ios *ios, struct srv_req *req)

@@ -480,10 +480,61 @@ static void reply_inline(struct ios *ios, struct srv_req *req, struct ios_work *
 	ios_work_free(w);
 }
 
+static void spares_free(struct ios_obj *spare)
+{
+	while (spare) {
+		struct ios_obj *o = spare;
+
+		spare = o->hnext;
+		free(o);
+	}
+}
+
+/* n object records, linked by hnext, so queueing under the lock cannot
+ * fail; NULL when out of memory (n > 0). */
+static struct ios_obj *spares_alloc(size_t n)
+{
+	struct ios_obj *spare = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		struct ios_obj *o = malloc(sizeof(*o));
+
+		if (!o) {
+			spares_free(spare);
+			return NULL;
+		}
+		o->hnext = spare;
+		spare = o;
+	}
+	return spare;
+}
+
+/* Work w, its request parked, goes on its objects' queues. */
+static void work_queue(struct ios_pool *pool, struct ios_work *w, struct srv_req *parked,
+		       size_t cost, struct ios_obj *spare)
+{
+	w->req = parked;
+	w->data = srv_park_take_data(parked, &w->src);
+	w->cost = cost;
+	w->left = w->parts;
+	w->next = pool->all;
+	if (pool->all)
+		pool->all->prev = w;
+	pool->all = w;
+	pool->works++;
+	pool->bytes += cost;
+	pthread_mutex_lock(&pool->mu);
+	for (size_t i = 0; i < w->parts; i++)
+		part_queue(pool, &w->part[i], &spare);
+	pthread_cond_broadcast(&pool->cv);
+	pthread_mutex_unlock(&pool->mu);
+	spares_free(spare);
+}
+
 void ios_reply_work(struct ios *ios, struct srv_req *req, struct ios_work *w)
 {
 	struct ios_pool *pool = ios->pool;
-	struct ios_obj *spare = NULL;
+	struct ios_obj *spare;
 	struct srv_req *parked;
 	size_t cost;
 	int rc;
@@ -500,22 +551,11 @@ void ios_reply_work(struct ios *ios, struct srv_req *req, struct ios_work *w)
 		ios_work_free(w);
 		return;
 	}
-	for (size_t i = 0; i < w->parts; i++) {
-		struct ios_obj *o = malloc(sizeof(*o));
-
-		if (!o) {
-			while (spare) {
-				o = spare;
-				spare = o->hnext;
-				free(o);
-			}
-			srv_reply_error(req, -ENOMEM, "%s " OBJ ": no memory to queue the request",
-					w->what, w->part[0].handle);
-			ios_work_free(w);
-			return;
-		}
-		o->hnext = spare;
-		spare = o;
+	if (!(spare = spares_alloc(w->parts))) {
+		srv_reply_error(req, -ENOMEM, "%s " OBJ ": no memory to queue the request",
+				w->what, w->part[0].handle);
+		ios_work_free(w);
+		return;
 	}
 	/* Parked, the request is charged with what its work holds (a read's
 	 * buffer too), so queued work is in the daemon's budget. */
@@ -523,12 +563,7 @@ void ios_reply_work(struct ios *ios, struct srv_req *req, struct ios_work *w)
 	if (rc) {
 		/* No room to hold the request: an object nothing waits for
 		 * can be served now, in order; else the client sends again. */
-		while (spare) {
-			struct ios_obj *o = spare;
-
-			spare = o->hnext;
-			free(o);
-		}
+		spares_free(spare);
 		if (objects_idle(pool, w)) {
 			reply_inline(ios, req, w);
 			return;
@@ -538,29 +573,11 @@ void ios_reply_work(struct ios *ios, struct srv_req *req, struct ios_work *w)
 		ios_work_free(w);
 		return;
 	}
-	if (refuse_or_read_buffers(parked, w))
+	if (refuse_or_read_buffers(parked, w)) {
+		spares_free(spare);
 		return;
-	w->req = parked;
-	w->data = srv_park_take_data(parked, &w->src);
-	w->cost = cost;
-	w->left = w->parts;
-	w->next = pool->all;
-	if (pool->all)
-		pool->all->prev = w;
-	pool->all = w;
-	pool->works++;
-	pool->bytes += cost;
-	pthread_mutex_lock(&pool->mu);
-	for (size_t i = 0; i < w->parts; i++)
-		part_queue(pool, &w->part[i], &spare);
-	pthread_cond_broadcast(&pool->cv);
-	pthread_mutex_unlock(&pool->mu);
-	while (spare) {
-		struct ios_obj *o = spare;
-
-		spare = o->hnext;
-		free(o);
 	}
+	work_queue(pool, w, parked, cost, spare);
 }
 
 /* ------------------------------------------------------------ the pool */

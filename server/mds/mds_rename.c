@@ -133,6 +133,20 @@ static int rename_write(struct mds_store *st, struct rename_op *r)
 	return rc;
 }
 
+/* A written rename replaced r->target: one name fewer, and a file's
+ * attributes go back to the caller (its objects are to be purged). */
+static void rename_replaced(struct mds_store *st, const struct rename_op *r,
+			    struct mds_attr *replaced, int *replaced_file)
+{
+	st->nnames--;
+	if (r->ttype != MDS_FILE)
+		return;
+	if (replaced_file)
+		*replaced_file = 1;
+	if (replaced)
+		*replaced = r->target;
+}
+
 int mds_rename(struct mds_store *st, const struct mds_cred *cred,
 	       const char *from, const char *to, struct mds_attr *replaced,
 	       int *replaced_file)
@@ -159,16 +173,7 @@ int mds_rename(struct mds_store *st, const struct mds_cred *cred,
 		rc = rename_write(st, &r);
 	if (rc == RENAME_NOOP)
 		return 0;
-	if (rc)
-		return rc;
-	if (r.have_target) {
-		st->nnames--;
-		if (r.ttype == MDS_FILE) {
-			if (replaced_file)
-				*replaced_file = 1;
-			if (replaced)
-				*replaced = r.target;
-		}
-	}
-	return 0;
+	if (!rc && r.have_target)
+		rename_replaced(st, &r, replaced, replaced_file);
+	return rc;
 }
