@@ -91,7 +91,7 @@ static int list_dir(const char *objects, unsigned byte, const uint64_t *after,
 	return 0;
 }
 
-int ios_list_objects(struct ios_store *st, const uint64_t *after, uint32_t max,
+int ios_store_list_objects(struct ios_store *st, const uint64_t *after, uint32_t max,
 		     struct ios_listed *out, uint32_t *n, int *eof)
 {
 	unsigned byte = after ? (unsigned)(*after & 0xff) : 0;

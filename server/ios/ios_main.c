@@ -56,7 +56,7 @@ static void do_truncate(struct ios *ios, struct srv_req *req)
 static void do_statfs(struct ios *ios, struct srv_req *req)
 {
 	Tessera__StatfsReply rep = TESSERA__STATFS_REPLY__INIT;
-	int rc = ios_statfs(ios->store, &rep.bytes_total, &rep.bytes_free);
+	int rc = ios_store_statfs(ios->store, &rep.bytes_total, &rep.bytes_free);
 
 	if (rc)
 		srv_reply_error(req, rc, "statfs: %s", strerror(-rc));
@@ -64,7 +64,7 @@ static void do_statfs(struct ios *ios, struct srv_req *req)
 		srv_reply(req, &rep.base, NULL, 0);
 }
 
-/* The shared file pointer's fetch-and-add (ios_counter), in its object's
+/* The shared file pointer's fetch-and-add (ios_store_counter), in its object's
  * order like every other call on it. */
 static void do_fetch_add(struct ios *ios, struct srv_req *req)
 {
@@ -120,7 +120,7 @@ static void do_object_list(struct ios *ios, struct srv_req *req)
 		srv_reply(req, &rep.base, NULL, 0);
 		goto out;
 	}
-	if ((rc = ios_list_objects(ios->store, m->resume ? &m->after : NULL, max, got, &n, &eof))) {
+	if ((rc = ios_store_list_objects(ios->store, m->resume ? &m->after : NULL, max, got, &n, &eof))) {
 		srv_reply_error(req, rc, "list objects: %s", strerror(-rc));
 		goto out;
 	}

@@ -130,28 +130,28 @@ static void part_run(struct ios_store *st, struct ios_part *p)
 	case IOS_JOB_WRITE:
 		/* A contiguous write reports the object's size before it (the
 		 * client's clean-up after a striped write failed elsewhere). */
-		if (w->m == IOS_CONTIG && ios_size(st, p->handle, &p->size, &mtime) == 0)
+		if (w->m == IOS_CONTIG && ios_store_size(st, p->handle, &p->size, &mtime) == 0)
 			p->has_size = 1;
-		rc = ios_write_pieces(st, p->handle, p->pieces, p->n, w->src, &p->syscalls);
+		rc = ios_store_write_pieces(st, p->handle, p->pieces, p->n, w->src, &p->syscalls);
 		break;
 	case IOS_JOB_READ:
-		rc = ios_read_pieces(st, p->handle, p->pieces, p->n, p->buf, &p->size,
+		rc = ios_store_read_pieces(st, p->handle, p->pieces, p->n, p->buf, &p->size,
 				     &p->syscalls);
 		break;
 	case IOS_JOB_SIZE:
-		rc = ios_size(st, p->handle, &p->size, &p->mtime_ns);
+		rc = ios_store_size(st, p->handle, &p->size, &p->mtime_ns);
 		break;
 	case IOS_JOB_TRUNCATE:
-		rc = ios_truncate(st, p->handle, p->size);
+		rc = ios_store_truncate(st, p->handle, p->size);
 		break;
 	case IOS_JOB_REMOVE:
-		rc = ios_remove(st, p->handle);
+		rc = ios_store_remove(st, p->handle);
 		break;
 	case IOS_JOB_SYNC:
-		rc = ios_sync(st, p->handle);
+		rc = ios_store_sync(st, p->handle);
 		break;
 	case IOS_JOB_COUNTER:
-		rc = ios_counter(st, p->handle, p->key, p->counter_op, p->value, &p->old);
+		rc = ios_store_counter(st, p->handle, p->key, p->counter_op, p->value, &p->old);
 		break;
 	}
 	p->rc = rc;

@@ -504,7 +504,7 @@ int ios_store_missing(struct ios_store *st, uint64_t handle)
 	return rc == -EIO;
 }
 
-int ios_size(struct ios_store *st, uint64_t handle, uint64_t *size, int64_t *mtime_ns)
+int ios_store_size(struct ios_store *st, uint64_t handle, uint64_t *size, int64_t *mtime_ns)
 {
 	struct ios_fd *slot;
 	int rc = object_get(st, handle, OBJ_EXISTING, &slot, size, mtime_ns);
@@ -814,7 +814,7 @@ static size_t sieve_group(const struct ios_piece *pieces, size_t n, size_t i, ui
 	return j - i;
 }
 
-ssize_t ios_write_pieces(struct ios_store *st, uint64_t handle, const struct ios_piece *pieces,
+ssize_t ios_store_write_pieces(struct ios_store *st, uint64_t handle, const struct ios_piece *pieces,
 			 size_t n, const uint8_t *data, uint64_t *syscalls)
 {
 	struct ios_fd *slot;
@@ -921,7 +921,7 @@ static ssize_t read_pieces(struct ios_store *st, struct ios_fd *slot, uint64_t s
 	return (ssize_t)pos;
 }
 
-ssize_t ios_read_pieces(struct ios_store *st, uint64_t handle, const struct ios_piece *pieces,
+ssize_t ios_store_read_pieces(struct ios_store *st, uint64_t handle, const struct ios_piece *pieces,
 			size_t n, uint8_t *data, uint64_t *object_size, uint64_t *syscalls)
 {
 	struct ios_fd *slot;
@@ -965,7 +965,7 @@ static int truncate_slot(struct ios_store *st, struct ios_fd *slot, uint64_t siz
 	return sums_write(st, slot, last, 1, &crc, &calls);
 }
 
-int ios_truncate(struct ios_store *st, uint64_t handle, uint64_t size)
+int ios_store_truncate(struct ios_store *st, uint64_t handle, uint64_t size)
 {
 	struct ios_fd *slot;
 	uint64_t old;
@@ -983,7 +983,7 @@ int ios_truncate(struct ios_store *st, uint64_t handle, uint64_t size)
 	return rc;
 }
 
-int ios_remove(struct ios_store *st, uint64_t handle)
+int ios_store_remove(struct ios_store *st, uint64_t handle)
 {
 	static const struct { const char *suffix; enum ios_file file; } files[] = {
 		{ "", IOS_FILE_DATA }, { ".sum", IOS_FILE_SUMS }, { ".ctr", IOS_FILE_COUNTERS },
@@ -1055,7 +1055,7 @@ static int sync_slot(struct ios_store *st, uint64_t handle, struct ios_fd *slot)
 	return st->disk->ops->syncdir(st->disk, path);
 }
 
-int ios_sync(struct ios_store *st, uint64_t handle)
+int ios_store_sync(struct ios_store *st, uint64_t handle)
 {
 	struct ios_fd *slot;
 	uint64_t size;
@@ -1077,7 +1077,7 @@ int ios_sync(struct ios_store *st, uint64_t handle)
  * and read and rewritten whole by each request. */
 #define CTR_RECORD 16
 
-int ios_counter(struct ios_store *st, uint64_t handle, uint64_t key, enum ios_counter_op op,
+int ios_store_counter(struct ios_store *st, uint64_t handle, uint64_t key, enum ios_counter_op op,
 		int64_t value, int64_t *old)
 {
 	struct ios_disk *d = st->disk;
@@ -1134,7 +1134,7 @@ out:
 	return rc;
 }
 
-int ios_statfs(struct ios_store *st, uint64_t *total, uint64_t *avail)
+int ios_store_statfs(struct ios_store *st, uint64_t *total, uint64_t *avail)
 {
 	struct statvfs sv;
 	int rc = st->disk->ops->statvfs(st->disk, st->dir, &sv);
