@@ -2,9 +2,10 @@
 # integration tests (tests/integ/test_*.c binaries that start daemons, and
 # tests/integ/*.sh scripts).
 #
-# LINK_LIBS and SYS_LIBS are every part and every system library: what the
-# daemons and the white-box unit tests link. A program over the client
-# library links CL_LINK_LIBS and CL_SYS_LIBS (client/client.mk) instead.
+# LINK_LIBS is every part library and SYS_LIBS every system library: the
+# white-box unit tests link both (the daemons their own parts, server/*/).
+# A program over the client library links CL_LINK_LIBS and CL_SYS_LIBS
+# (client/client.mk) instead.
 SYS_LIBS := -lfabric -lprotobuf-c -lmunge -lsodium -lleveldb -lev -lm
 
 # The part libraries in link order: users before what they use.
