@@ -179,15 +179,96 @@ static int make_ranges(struct fz *in, struct req *r, int *bad)
 	return 0;
 }
 
+/* The op_* functions: one operation on request slot r (id: its id, or an
+ * unknown one if the slot is free), checked against what the slots
+ * record; each reads its input bytes in the order the corpus assumes. */
+
+static void op_create(struct tlk_table *t, struct fz *in, struct req *rq, struct req *r)
+{
+	int bad, rc;
+
+	if (r->id)
+		return;
+	r->object = u8(in) % NOBJ;
+	r->owner = u8(in) % NOWNER;
+	r->mode = u8(in) & 1 ? TLK_WRITE : TLK_READ;
+	make_ranges(in, r, &bad);
+	rc = tlk_request_create(t, r->object, r->owner, r->mode, r->r, r->n, &r->id);
+	CHECK(bad ? rc == -EINVAL : rc == 0 || rc == -ENOMEM);
+	if (rc)
+		r->id = 0;
+	take_events(t, rq, 0);
+}
+
+static void op_acquire(struct tlk_table *t, struct fz *in, struct req *rq, struct req *r,
+		       uint64_t id, unsigned flags)
+{
+	struct tlk_answer a;
+	unsigned cap = u8(in);
+	uint64_t upto = cap < 128 ? TLK_NONE : logical_of(r->object, cap % 64);
+	int rc = tlk_acquire(t, id, flags, upto, r, &a);
+
+	CHECK(r->id ? rc == 0 || rc == -ENOMEM : rc == -ENOENT);
+	if (!rc)
+		r->parked = a.state == TLK_WAITING;
+	CHECK(rc || !r->parked || flags);
+	take_events(t, rq, 0);
+}
+
+static void op_release(struct tlk_table *t, struct req *rq, struct req *r, uint64_t id)
+{
+	int rc = tlk_release(t, id);
+
+	CHECK(r->id ? rc == 0 : rc == -ENOENT);
+	r->id = 0;
+	r->parked = 0;
+	take_events(t, rq, 0);
+}
+
+static void op_release_from(struct tlk_table *t, struct fz *in, struct req *rq, struct req *r,
+			    uint64_t id)
+{
+	struct tlk_answer a;
+	int rc = tlk_release_from(t, id, logical_of(r->object, u8(in) % 64), &a);
+
+	CHECK(r->id ? rc == 0 && a.state != TLK_WAITING : rc == -ENOENT);
+	r->parked = 0;
+	take_events(t, rq, 0);
+}
+
+static void op_cancel(struct tlk_table *t, struct req *rq, struct req *r, uint64_t id)
+{
+	struct tlk_answer a;
+	int rc = tlk_cancel(t, id, &a);
+
+	CHECK(r->id ? rc == 0 && a.state != TLK_WAITING : rc == -ENOENT);
+	r->parked = 0;
+	take_events(t, rq, 0);
+}
+
+/* Owner release (lease expiry): every request of the owner goes. */
+static void op_release_owner(struct tlk_table *t, struct fz *in, struct req *rq)
+{
+	uint64_t owner = u8(in) % NOWNER;
+	size_t n = 0, released;
+
+	for (int i = 0; i < NREQ; i++)
+		n += rq[i].id && rq[i].owner == owner;
+	CHECK(tlk_release_owner(t, owner, &released) == 0 && released == n);
+	take_events(t, rq, 1);
+	for (int i = 0; i < NREQ; i++)
+		if (rq[i].id && rq[i].owner == owner) {
+			CHECK(!rq[i].parked); /* its GONE event came */
+			rq[i].id = 0;
+		}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct tlk_config cfg = { { MAXR, 64, 1u << 20 }, NULL };
 	struct fz in = { data, size };
 	struct req rq[NREQ];
 	struct tlk_table *t;
-	struct tlk_answer a;
-	size_t released;
-	int rc;
 
 	memset(rq, 0, sizeof(rq));
 	CHECK(tlk_table_create(&cfg, &t) == 0);
@@ -195,71 +276,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		unsigned op = u8(&in), slot = u8(&in) % NREQ;
 		struct req *r = &rq[slot];
 		uint64_t id = r->id ? r->id : 1000 + slot; /* an unknown id */
-		uint64_t upto;
-		int bad;
 
 		switch (op % 7) {
-		case 0: /* create */
-			if (r->id)
-				break;
-			r->object = u8(&in) % NOBJ;
-			r->owner = u8(&in) % NOWNER;
-			r->mode = u8(&in) & 1 ? TLK_WRITE : TLK_READ;
-			make_ranges(&in, r, &bad);
-			rc = tlk_request_create(t, r->object, r->owner, r->mode, r->r, r->n, &r->id);
-			CHECK(bad ? rc == -EINVAL : rc == 0 || rc == -ENOMEM);
-			if (rc)
-				r->id = 0;
-			take_events(t, rq, 0);
-			break;
-		case 1: /* acquire */
-		case 2: {
-			unsigned flags = op % 7 == 2 ? TLK_BLOCKING : 0;
-			unsigned cap = u8(&in);
-
-			upto = cap < 128 ? TLK_NONE : logical_of(r->object, cap % 64);
-			rc = tlk_acquire(t, id, flags, upto, r, &a);
-			CHECK(r->id ? rc == 0 || rc == -ENOMEM : rc == -ENOENT);
-			if (!rc)
-				r->parked = a.state == TLK_WAITING;
-			CHECK(rc || !r->parked || flags);
-			take_events(t, rq, 0);
-			break;
-		}
-		case 3: /* full release */
-			rc = tlk_release(t, id);
-			CHECK(r->id ? rc == 0 : rc == -ENOENT);
-			r->id = 0;
-			r->parked = 0;
-			take_events(t, rq, 0);
-			break;
-		case 4: /* partial release */
-			rc = tlk_release_from(t, id, logical_of(r->object, u8(&in) % 64), &a);
-			CHECK(r->id ? rc == 0 && a.state != TLK_WAITING : rc == -ENOENT);
-			r->parked = 0;
-			take_events(t, rq, 0);
-			break;
-		case 5: /* cancel */
-			rc = tlk_cancel(t, id, &a);
-			CHECK(r->id ? rc == 0 && a.state != TLK_WAITING : rc == -ENOENT);
-			r->parked = 0;
-			take_events(t, rq, 0);
-			break;
-		case 6: { /* owner release (lease expiry) */
-			uint64_t owner = u8(&in) % NOWNER;
-			size_t n = 0;
-
-			for (int i = 0; i < NREQ; i++)
-				n += rq[i].id && rq[i].owner == owner;
-			CHECK(tlk_release_owner(t, owner, &released) == 0 && released == n);
-			take_events(t, rq, 1);
-			for (int i = 0; i < NREQ; i++)
-				if (rq[i].id && rq[i].owner == owner) {
-					CHECK(!rq[i].parked); /* its GONE event came */
-					rq[i].id = 0;
-				}
-			break;
-		}
+		case 0: op_create(t, &in, rq, r); break;
+		case 1: op_acquire(t, &in, rq, r, id, 0); break;
+		case 2: op_acquire(t, &in, rq, r, id, TLK_BLOCKING); break;
+		case 3: op_release(t, rq, r, id); break;
+		case 4: op_release_from(t, &in, rq, r, id); break;
+		case 5: op_cancel(t, rq, r, id); break;
+		case 6: op_release_owner(t, &in, rq); break;
 		}
 		check_all(t, rq);
 	}
