@@ -1300,6 +1300,22 @@ static void parse_option(struct args *g, const char *a, const char *v)
 	}
 }
 
+/* Checks the options given and fills in the defaults of those not. */
+static void complete_args(struct args *g)
+{
+	if (!g->conf || g->reps < 1 || g->clients < 0 || g->clients > MAX_CLIENTS || !g->locks ||
+	    !g->posix_locks)
+		usage();
+	if (!g->do_unc && !g->do_con)
+		g->do_unc = g->do_con = 1;
+	if (!g->nsp) {
+		g->spacings[g->nsp++] = 64;
+		g->spacings[g->nsp++] = 4096;
+	}
+	if (g->full && !g->posix_given)
+		g->posix_locks = g->locks;
+}
+
 /* Parses the command line; --report ends it (what follows is not read). */
 static void parse_args(int argc, char **argv, struct args *g)
 {
@@ -1321,17 +1337,7 @@ static void parse_args(int argc, char **argv, struct args *g)
 		parse_option(g, a, v);
 		i++;
 	}
-	if (!g->conf || g->reps < 1 || g->clients < 0 || g->clients > MAX_CLIENTS || !g->locks ||
-	    !g->posix_locks)
-		usage();
-	if (!g->do_unc && !g->do_con)
-		g->do_unc = g->do_con = 1;
-	if (!g->nsp) {
-		g->spacings[g->nsp++] = 64;
-		g->spacings[g->nsp++] = 4096;
-	}
-	if (g->full && !g->posix_given)
-		g->posix_locks = g->locks;
+	complete_args(g);
 }
 
 /* How many storage daemons: ask once, from a process that then exits
