@@ -788,11 +788,5 @@ int main(int argc, char **argv)
 	rc |= seed_dtype(&s, dir);
 	return rc ? 1 : 0;
 }
-#endif
-	tp_dataloop_msg_release(dm);
-	tdl_free(v);
-	tdl_free(b);
-	return rc ? 1 : 0;
-}
 
 #endif
