@@ -225,10 +225,68 @@ static int bandwidth(const struct opts *o, int tessera, int clients, double mbs[
 	return rc;
 }
 
+/* The three metadata phases, in order; each has its rate in rate[]. */
+enum md_phase { MD_CREATE, MD_STAT, MD_UNLINK };
+
+/* File i of the phase through Tessera. */
+static int md_tessera(tessera_fs *fs, enum md_phase phase, int i)
+{
+	char path[64];
+	tessera_file *f;
+	struct tessera_stat st;
+	int rc = 0;
+
+	snprintf(path, sizeof(path), "/mdbench/f%d", i);
+	if (phase == MD_CREATE && !(rc = tessera_open(fs, path, O_CREAT | O_EXCL | O_WRONLY, 0644,
+						      NULL, &f)))
+		tessera_close(f);
+	else if (phase == MD_STAT)
+		rc = tessera_stat(fs, path, &st);
+	else if (phase == MD_UNLINK)
+		rc = tessera_unlink(fs, path);
+	if (rc)
+		fprintf(stderr, "%s\n", tessera_errmsg(fs));
+	return rc;
+}
+
+/* File i of the phase on the baseline's local file system. */
+static int md_local(const struct opts *o, enum md_phase phase, int i)
+{
+	char path[4096];
+	struct stat st;
+	int fd, rc;
+
+	snprintf(path, sizeof(path), "%s/mdbench/f%d", o->local, i);
+	if (phase == MD_CREATE) {
+		fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0644);
+		rc = fd < 0 ? -errno : close(fd);
+	} else if (phase == MD_STAT) {
+		rc = stat(path, &st) ? -errno : 0;
+	} else {
+		rc = unlink(path) ? -errno : 0;
+	}
+	if (rc)
+		fprintf(stderr, "%s: %s\n", path, strerror(-rc));
+	return rc;
+}
+
+/* The directory the files go in: made (make != 0) or removed. */
+static int md_dir(const struct opts *o, tessera_fs *fs, int make)
+{
+	char path[4096];
+
+	if (fs)
+		return make ? tessera_mkdir(fs, "/mdbench", 0755) : tessera_rmdir(fs, "/mdbench");
+	snprintf(path, sizeof(path), "%s/mdbench", o->local);
+	if (make)
+		return mkdir(path, 0755) ? -errno : 0;
+	return rmdir(path) ? -errno : 0;
+}
+
 /* create, stat, unlink of n files; ops/s for each. */
 static int metadata(const struct opts *o, int tessera, double rate[3])
 {
-	char path[4096], err[512];
+	char err[512];
 	tessera_fs *fs = NULL;
 	int rc = 0;
 
@@ -236,95 +294,78 @@ static int metadata(const struct opts *o, int tessera, double rate[3])
 		fprintf(stderr, "connect: %s\n", err);
 		return rc;
 	}
-	if (tessera)
-		rc = tessera_mkdir(fs, "/mdbench", 0755);
-	else {
-		snprintf(path, sizeof(path), "%s/mdbench", o->local);
-		rc = mkdir(path, 0755) ? -errno : 0;
-	}
-	for (int phase = 0; phase < 3 && !rc; phase++) {
+	rc = md_dir(o, fs, 1);
+	for (enum md_phase phase = MD_CREATE; phase <= MD_UNLINK && !rc; phase++) {
 		double t0 = now_s();
 
-		for (int i = 0; i < o->files && !rc; i++) {
-			if (tessera) {
-				tessera_file *f;
-				struct tessera_stat st;
-
-				snprintf(path, sizeof(path), "/mdbench/f%d", i);
-				if (phase == 0 && !(rc = tessera_open(fs, path, O_CREAT | O_EXCL | O_WRONLY,
-								      0644, NULL, &f)))
-					tessera_close(f);
-				else if (phase == 1)
-					rc = tessera_stat(fs, path, &st);
-				else if (phase == 2)
-					rc = tessera_unlink(fs, path);
-				if (rc)
-					fprintf(stderr, "%s\n", tessera_errmsg(fs));
-			} else {
-				struct stat st;
-				int fd;
-
-				snprintf(path, sizeof(path), "%s/mdbench/f%d", o->local, i);
-				if (phase == 0) {
-					fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0644);
-					rc = fd < 0 ? -errno : close(fd);
-				} else if (phase == 1) {
-					rc = stat(path, &st) ? -errno : 0;
-				} else {
-					rc = unlink(path) ? -errno : 0;
-				}
-				if (rc)
-					fprintf(stderr, "%s: %s\n", path, strerror(-rc));
-			}
-		}
+		for (int i = 0; i < o->files && !rc; i++)
+			rc = tessera ? md_tessera(fs, phase, i) : md_local(o, phase, i);
 		rate[phase] = o->files / (now_s() - t0);
 	}
-	if (tessera) {
-		tessera_rmdir(fs, "/mdbench");
-		tessera_disconnect(fs);
-	} else {
-		snprintf(path, sizeof(path), "%s/mdbench", o->local);
-		rmdir(path);
+	md_dir(o, fs, 0);
+	tessera_disconnect(fs);
+	return rc;
+}
+
+/* Parses the command line into o; 0, or -EINVAL on a bad one. */
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	int opt;
+
+	*o = (struct opts){ NULL, NULL, 1ull << 30, 10000, 4 };
+	while ((opt = getopt(argc, argv, "c:l:s:n:p:")) != -1) {
+		switch (opt) {
+		case 'c': o->config = optarg; break;
+		case 'l': o->local = optarg; break;
+		case 's': o->bytes = strtoull(optarg, NULL, 10) << 20; break;
+		case 'n': o->files = atoi(optarg); break;
+		case 'p': o->clients = atoi(optarg); break;
+		default: return -EINVAL;
+		}
+	}
+	if (!o->config || !o->local || o->clients < 1 || o->clients > 64 || o->files < 1 || !o->bytes)
+		return -EINVAL;
+	return 0;
+}
+
+/* Copies in and out with 1 client, then with o->clients. */
+static int bandwidths(const struct opts *o)
+{
+	static const char *const what[3] = { "copy in (write+fsync)", "copy out (read)",
+					     "  through the daemons" };
+	double t[3], l[3];
+	int rc = 0;
+
+	for (int clients = 1; clients <= o->clients && !rc; clients *= o->clients) {
+		rc = bandwidth(o, 0, clients, l);
+		if (!rc)
+			rc = bandwidth(o, 1, clients, t);
+		if (rc)
+			break;
+		for (int i = 0; i < 3; i++)
+			printf("%-25s %d client%s %9.0f MB/s %7.0f MB/s %8.2f\n", what[i], clients,
+			       clients > 1 ? "s" : " ", t[i], l[i], t[i] / l[i]);
+		if (o->clients == 1)
+			break;
 	}
 	return rc;
 }
 
 int main(int argc, char **argv)
 {
-	struct opts o = { NULL, NULL, 1ull << 30, 10000, 4 };
-	double t[3], l[3], tm[3], lm[3];
-	int opt, rc = 0;
+	struct opts o;
+	double tm[3], lm[3];
+	int rc;
 
-	while ((opt = getopt(argc, argv, "c:l:s:n:p:")) != -1) {
-		switch (opt) {
-		case 'c': o.config = optarg; break;
-		case 'l': o.local = optarg; break;
-		case 's': o.bytes = strtoull(optarg, NULL, 10) << 20; break;
-		case 'n': o.files = atoi(optarg); break;
-		case 'p': o.clients = atoi(optarg); break;
-		default: goto usage;
-		}
+	if (parse_opts(argc, argv, &o)) {
+		fprintf(stderr, "usage: %s -c CONFIG -l LOCALDIR [-s MiB] [-n FILES] [-p CLIENTS]\n",
+			argv[0]);
+		return 2;
 	}
-	if (!o.config || !o.local || o.clients < 1 || o.clients > 64 || o.files < 1 || !o.bytes)
-		goto usage;
 	printf("Tessera basic benchmark: %llu MiB, %d files; baseline: %s\n",
 	       (unsigned long long)(o.bytes >> 20), o.files, o.local);
 	printf("%-34s %12s %12s %8s\n", "", "tessera", "baseline", "ratio");
-	for (int clients = 1; clients <= o.clients && !rc; clients *= o.clients) {
-		rc = bandwidth(&o, 0, clients, l);
-		if (!rc)
-			rc = bandwidth(&o, 1, clients, t);
-		if (rc)
-			break;
-		printf("%-25s %d client%s %9.0f MB/s %7.0f MB/s %8.2f\n", "copy in (write+fsync)", clients,
-		       clients > 1 ? "s" : " ", t[0], l[0], t[0] / l[0]);
-		printf("%-25s %d client%s %9.0f MB/s %7.0f MB/s %8.2f\n", "copy out (read)", clients,
-		       clients > 1 ? "s" : " ", t[1], l[1], t[1] / l[1]);
-		printf("%-25s %d client%s %9.0f MB/s %7.0f MB/s %8.2f\n", "  through the daemons",
-		       clients, clients > 1 ? "s" : " ", t[2], l[2], t[2] / l[2]);
-		if (o.clients == 1)
-			break;
-	}
+	rc = bandwidths(&o);
 	if (!rc && !(rc = metadata(&o, 0, lm)) && !(rc = metadata(&o, 1, tm))) {
 		const char *names[3] = { "create", "stat", "unlink" };
 
@@ -335,7 +376,4 @@ int main(int argc, char **argv)
 	if (rc)
 		fprintf(stderr, "benchmark failed: %s\n", strerror(-rc));
 	return rc ? 1 : 0;
-usage:
-	fprintf(stderr, "usage: %s -c CONFIG -l LOCALDIR [-s MiB] [-n FILES] [-p CLIENTS]\n", argv[0]);
-	return 2;
 }

@@ -76,6 +76,48 @@ static uint64_t held_in(const struct tlk_range *r, uint64_t next, uint64_t *lo, 
 	return n;
 }
 
+/* Request r as the table describes it (info): its fields, the bytes
+ * it holds and its state. Answers the bytes held. */
+static uint64_t check_request(const struct req *r, const struct tlk_request_info *info)
+{
+	uint64_t held = 0, last = TLK_NONE, lo, hi;
+
+	CHECK(info->object == r->object && info->owner == r->owner && info->mode == r->mode &&
+	      info->ranges == r->n);
+	for (size_t k = 0; k < r->n; k++) {
+		uint64_t h = held_in(&r->r[k], info->answer.next_abs_offset, &lo, &hi);
+
+		held += h;
+		if (h)
+			last = r->r[k].logical + h - 1;
+	}
+	CHECK(held == info->held_bytes && last == info->answer.last_abs_offset);
+	CHECK((info->answer.state == TLK_GRANTED) == (info->answer.next_abs_offset == TLK_NONE));
+	CHECK((info->answer.state == TLK_WAITING) == r->parked);
+	return held;
+}
+
+/* No byte held by both a and b (live requests on one object, not both
+ * reads; ia, ib: their info). */
+static void check_no_conflict(const struct req *a, const struct tlk_request_info *ia,
+			      const struct req *b, const struct tlk_request_info *ib)
+{
+	for (size_t x = 0; x < a->n; x++)
+		for (size_t y = 0; y < b->n; y++) {
+			uint64_t l1, h1, l2, h2;
+
+			held_in(&a->r[x], ia->answer.next_abs_offset, &l1, &h1);
+			held_in(&b->r[y], ib->answer.next_abs_offset, &l2, &h2);
+			CHECK(h1 <= l2 || h2 <= l1 || l1 == h1 || l2 == h2);
+		}
+}
+
+static int may_conflict(const struct req *a, const struct req *b)
+{
+	return a->id && b->id && a->object == b->object &&
+	       !(a->mode == TLK_READ && b->mode == TLK_READ);
+}
+
 static void check_all(struct tlk_table *t, struct req *rq)
 {
 	struct tlk_request_info info[NREQ];
@@ -85,25 +127,13 @@ static void check_all(struct tlk_table *t, struct req *rq)
 
 	CHECK(tlk_table_check(t) == 0);
 	for (int i = 0; i < NREQ; i++) {
-		uint64_t held = 0, last = TLK_NONE, lo, hi;
+		uint64_t held;
 
 		if (!rq[i].id)
 			continue;
 		live++;
 		CHECK(tlk_request_info(t, rq[i].id, &info[i]) == 0);
-		CHECK(info[i].object == rq[i].object && info[i].owner == rq[i].owner &&
-		      info[i].mode == rq[i].mode && info[i].ranges == rq[i].n);
-		for (size_t k = 0; k < rq[i].n; k++) {
-			uint64_t h = held_in(&rq[i].r[k], info[i].answer.next_abs_offset, &lo, &hi);
-
-			held += h;
-			if (h)
-				last = rq[i].r[k].logical + h - 1;
-		}
-		CHECK(held == info[i].held_bytes && last == info[i].answer.last_abs_offset);
-		CHECK((info[i].answer.state == TLK_GRANTED) ==
-		      (info[i].answer.next_abs_offset == TLK_NONE));
-		CHECK((info[i].answer.state == TLK_WAITING) == rq[i].parked);
+		held = check_request(&rq[i], &info[i]);
 		parked += rq[i].parked;
 		if (rq[i].mode == TLK_READ)
 			rbytes += held;
@@ -112,19 +142,9 @@ static void check_all(struct tlk_table *t, struct req *rq)
 	}
 	/* No byte held in conflicting modes. */
 	for (int i = 0; i < NREQ; i++)
-		for (int j = i + 1; j < NREQ; j++) {
-			if (!rq[i].id || !rq[j].id || rq[i].object != rq[j].object ||
-			    (rq[i].mode == TLK_READ && rq[j].mode == TLK_READ))
-				continue;
-			for (size_t a = 0; a < rq[i].n; a++)
-				for (size_t b = 0; b < rq[j].n; b++) {
-					uint64_t l1, h1, l2, h2;
-
-					held_in(&rq[i].r[a], info[i].answer.next_abs_offset, &l1, &h1);
-					held_in(&rq[j].r[b], info[j].answer.next_abs_offset, &l2, &h2);
-					CHECK(h1 <= l2 || h2 <= l1 || l1 == h1 || l2 == h2);
-				}
-		}
+		for (int j = i + 1; j < NREQ; j++)
+			if (may_conflict(&rq[i], &rq[j]))
+				check_no_conflict(&rq[i], &info[i], &rq[j], &info[j]);
 	tlk_table_stats(t, &st);
 	CHECK(st.requests == live && st.parked == parked && st.read_bytes == rbytes &&
 	      st.write_bytes == wbytes);
