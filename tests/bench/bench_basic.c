@@ -37,6 +37,122 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The three passes of a client, in order; each has its time in out[]. */
+enum pass { PASS_WRITE, PASS_READ, PASS_READ_REMOTE };
+
+/* One client's file: Tessera's (tf; tf_remote, opened for the last pass,
+ * reads through the storage daemons) or the baseline's (fd). */
+struct cfile {
+	int tessera;
+	char path[4096];
+	tessera_fs *fs, *fs_remote;
+	tessera_file *tf, *tf_remote;
+	int fd;
+};
+
+static int cfile_open(const struct opts *o, int idx, struct cfile *c)
+{
+	char err[512];
+	int rc;
+
+	if (!c->tessera) {
+		snprintf(c->path, sizeof(c->path), "%s/bench-%d", o->local, idx);
+		c->fd = open(c->path, O_CREAT | O_TRUNC | O_RDWR, 0644);
+		if (c->fd < 0) {
+			rc = -errno;
+			perror(c->path);
+			return rc;
+		}
+		return 0;
+	}
+	snprintf(c->path, sizeof(c->path), "/bench-%d", idx);
+	if ((rc = tessera_connect(o->config, &c->fs, err, sizeof(err)))) {
+		fprintf(stderr, "connect: %s\n", err);
+		return rc;
+	}
+	if ((rc = tessera_open(c->fs, c->path, O_CREAT | O_TRUNC | O_RDWR, 0644, NULL, &c->tf)))
+		fprintf(stderr, "%s\n", tessera_errmsg(c->fs));
+	return rc;
+}
+
+/* A second connection with local reads off, for the read through the
+ * storage daemons. */
+static int cfile_open_remote(const struct opts *o, struct cfile *c)
+{
+	char err[512];
+	int rc;
+
+	setenv("TESSERA_LOCAL_READS", "0", 1);
+	if ((rc = tessera_connect(o->config, &c->fs_remote, err, sizeof(err)))) {
+		fprintf(stderr, "connect: %s\n", err);
+		return rc;
+	}
+	if ((rc = tessera_open(c->fs_remote, c->path, O_RDONLY, 0, NULL, &c->tf_remote)))
+		fprintf(stderr, "%s\n", tessera_errmsg(c->fs_remote));
+	return rc;
+}
+
+static ssize_t cfile_io(struct cfile *c, enum pass pass, char *buf, size_t len, uint64_t off)
+{
+	if (!c->tessera)
+		return pass != PASS_WRITE ? pread(c->fd, buf, len, (off_t)off)
+					  : pwrite(c->fd, buf, len, (off_t)off);
+	if (pass == PASS_WRITE)
+		return tessera_pwrite(c->tf, buf, len, off);
+	return tessera_pread(pass == PASS_READ_REMOTE ? c->tf_remote : c->tf, buf, len, off);
+}
+
+/* Why a transfer of the pass answered n bytes, not all. */
+static const char *cfile_why(const struct cfile *c, enum pass pass, ssize_t n)
+{
+	if (!c->tessera || n >= 0)
+		return "short transfer";
+	return tessera_errmsg(pass == PASS_READ_REMOTE ? c->fs_remote : c->fs);
+}
+
+static int cfile_sync(struct cfile *c)
+{
+	int rc = c->tessera ? tessera_fsync(c->tf) : (fsync(c->fd) ? -errno : 0);
+
+	if (rc)
+		fprintf(stderr, "fsync %s: %s\n", c->path,
+			c->tessera ? tessera_errmsg(c->fs) : strerror(-rc));
+	return rc;
+}
+
+/* Moves `bytes` in calls of BLOCK; the write pass ends with the fsync. */
+static int cfile_pass(struct cfile *c, enum pass pass, char *buf, uint64_t bytes)
+{
+	for (uint64_t off = 0; off < bytes; off += BLOCK) {
+		size_t len = bytes - off < BLOCK ? (size_t)(bytes - off) : BLOCK;
+		ssize_t n = cfile_io(c, pass, buf, len, off);
+
+		if (n != (ssize_t)len) {
+			fprintf(stderr, "%s %s at %llu: %s\n", pass != PASS_WRITE ? "read" : "write",
+				c->path, (unsigned long long)off, cfile_why(c, pass, n));
+			return -EIO;
+		}
+	}
+	return pass == PASS_WRITE ? cfile_sync(c) : 0;
+}
+
+static void cfile_close(struct cfile *c)
+{
+	if (c->tf_remote)
+		tessera_close(c->tf_remote);
+	tessera_disconnect(c->fs_remote);
+	if (c->tf)
+		tessera_close(c->tf);
+	if (c->fs) {
+		tessera_unlink(c->fs, c->path);
+		tessera_disconnect(c->fs);
+	}
+	if (c->fd >= 0) {
+		close(c->fd);
+		unlink(c->path);
+	}
+}
+
 /* One client's share: write then read `bytes` of file `idx`, then read
  * it again. The write's time includes the fsync that makes it durable (a
  * synced copy in, as `pvfs2-cp` + flush or `tessera cp` does); the reads
@@ -46,85 +162,22 @@ static double now_s(void)
  * durations in out[]. */
 static int run_client(const struct opts *o, int tessera, int idx, uint64_t bytes, double out[3])
 {
-	char *buf = malloc(BLOCK), path[4096], err[512];
-	tessera_fs *fs = NULL, *fs_remote = NULL;
-	tessera_file *tf = NULL, *tf_remote = NULL;
-	int fd = -1, rc = 0;
-	double t0;
+	char *buf = malloc(BLOCK);
+	struct cfile c = { .tessera = tessera, .fd = -1 };
+	int rc;
 
 	memset(buf, 'a' + idx, BLOCK);
-	if (tessera) {
-		snprintf(path, sizeof(path), "/bench-%d", idx);
-		if ((rc = tessera_connect(o->config, &fs, err, sizeof(err)))) {
-			fprintf(stderr, "connect: %s\n", err);
-			goto out;
-		}
-		if ((rc = tessera_open(fs, path, O_CREAT | O_TRUNC | O_RDWR, 0644, NULL, &tf))) {
-			fprintf(stderr, "%s\n", tessera_errmsg(fs));
-			goto out;
-		}
-	} else {
-		snprintf(path, sizeof(path), "%s/bench-%d", o->local, idx);
-		fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0644);
-		if (fd < 0) {
-			rc = -errno;
-			perror(path);
-			goto out;
-		}
-	}
-	for (int pass = 0; pass < 3 && !rc; pass++) {
-		if (tessera && pass == 2) {
-			setenv("TESSERA_LOCAL_READS", "0", 1);
-			if ((rc = tessera_connect(o->config, &fs_remote, err, sizeof(err)))) {
-				fprintf(stderr, "connect: %s\n", err);
-				break;
-			}
-			if ((rc = tessera_open(fs_remote, path, O_RDONLY, 0, NULL, &tf_remote))) {
-				fprintf(stderr, "%s\n", tessera_errmsg(fs_remote));
-				break;
-			}
-		}
-		t0 = now_s();
-		for (uint64_t off = 0; off < bytes; off += BLOCK) {
-			size_t len = bytes - off < BLOCK ? (size_t)(bytes - off) : BLOCK;
-			ssize_t n;
+	rc = cfile_open(o, idx, &c);
+	for (enum pass pass = PASS_WRITE; pass <= PASS_READ_REMOTE && !rc; pass++) {
+		double t0;
 
-			if (tessera)
-				n = pass ? tessera_pread(pass == 2 ? tf_remote : tf, buf, len, off)
-					 : tessera_pwrite(tf, buf, len, off);
-			else
-				n = pass ? pread(fd, buf, len, (off_t)off) : pwrite(fd, buf, len, (off_t)off);
-			if (n != (ssize_t)len) {
-				fprintf(stderr, "%s %s at %llu: %s\n", pass ? "read" : "write", path,
-					(unsigned long long)off,
-					tessera && n < 0 ? tessera_errmsg(pass == 2 ? fs_remote : fs)
-							 : "short transfer");
-				rc = -EIO;
-				break;
-			}
-		}
-		if (!pass && !rc) {
-			rc = tessera ? tessera_fsync(tf) : (fsync(fd) ? -errno : 0);
-			if (rc)
-				fprintf(stderr, "fsync %s: %s\n", path,
-					tessera ? tessera_errmsg(fs) : strerror(-rc));
-		}
+		if (tessera && pass == PASS_READ_REMOTE && (rc = cfile_open_remote(o, &c)))
+			break;
+		t0 = now_s();
+		rc = cfile_pass(&c, pass, buf, bytes);
 		out[pass] = now_s() - t0;
 	}
-out:
-	if (tf_remote)
-		tessera_close(tf_remote);
-	tessera_disconnect(fs_remote);
-	if (tf)
-		tessera_close(tf);
-	if (fs) {
-		tessera_unlink(fs, path);
-		tessera_disconnect(fs);
-	}
-	if (fd >= 0) {
-		close(fd);
-		unlink(path);
-	}
+	cfile_close(&c);
 	free(buf);
 	return rc;
 }
@@ -172,10 +225,68 @@ static int bandwidth(const struct opts *o, int tessera, int clients, double mbs[
 	return rc;
 }
 
+/* The three metadata phases, in order; each has its rate in rate[]. */
+enum md_phase { MD_CREATE, MD_STAT, MD_UNLINK };
+
+/* File i of the phase through Tessera. */
+static int md_tessera(tessera_fs *fs, enum md_phase phase, int i)
+{
+	char path[64];
+	tessera_file *f;
+	struct tessera_stat st;
+	int rc = 0;
+
+	snprintf(path, sizeof(path), "/mdbench/f%d", i);
+	if (phase == MD_CREATE && !(rc = tessera_open(fs, path, O_CREAT | O_EXCL | O_WRONLY, 0644,
+						      NULL, &f)))
+		tessera_close(f);
+	else if (phase == MD_STAT)
+		rc = tessera_stat(fs, path, &st);
+	else if (phase == MD_UNLINK)
+		rc = tessera_unlink(fs, path);
+	if (rc)
+		fprintf(stderr, "%s\n", tessera_errmsg(fs));
+	return rc;
+}
+
+/* File i of the phase on the baseline's local file system. */
+static int md_local(const struct opts *o, enum md_phase phase, int i)
+{
+	char path[4096];
+	struct stat st;
+	int fd, rc;
+
+	snprintf(path, sizeof(path), "%s/mdbench/f%d", o->local, i);
+	if (phase == MD_CREATE) {
+		fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0644);
+		rc = fd < 0 ? -errno : close(fd);
+	} else if (phase == MD_STAT) {
+		rc = stat(path, &st) ? -errno : 0;
+	} else {
+		rc = unlink(path) ? -errno : 0;
+	}
+	if (rc)
+		fprintf(stderr, "%s: %s\n", path, strerror(-rc));
+	return rc;
+}
+
+/* The directory the files go in: made (make != 0) or removed. */
+static int md_dir(const struct opts *o, tessera_fs *fs, int make)
+{
+	char path[4096];
+
+	if (fs)
+		return make ? tessera_mkdir(fs, "/mdbench", 0755) : tessera_rmdir(fs, "/mdbench");
+	snprintf(path, sizeof(path), "%s/mdbench", o->local);
+	if (make)
+		return mkdir(path, 0755) ? -errno : 0;
+	return rmdir(path) ? -errno : 0;
+}
+
 /* create, stat, unlink of n files; ops/s for each. */
 static int metadata(const struct opts *o, int tessera, double rate[3])
 {
-	char path[4096], err[512];
+	char err[512];
 	tessera_fs *fs = NULL;
 	int rc = 0;
 
@@ -183,95 +294,78 @@ static int metadata(const struct opts *o, int tessera, double rate[3])
 		fprintf(stderr, "connect: %s\n", err);
 		return rc;
 	}
-	if (tessera)
-		rc = tessera_mkdir(fs, "/mdbench", 0755);
-	else {
-		snprintf(path, sizeof(path), "%s/mdbench", o->local);
-		rc = mkdir(path, 0755) ? -errno : 0;
-	}
-	for (int phase = 0; phase < 3 && !rc; phase++) {
+	rc = md_dir(o, fs, 1);
+	for (enum md_phase phase = MD_CREATE; phase <= MD_UNLINK && !rc; phase++) {
 		double t0 = now_s();
 
-		for (int i = 0; i < o->files && !rc; i++) {
-			if (tessera) {
-				tessera_file *f;
-				struct tessera_stat st;
-
-				snprintf(path, sizeof(path), "/mdbench/f%d", i);
-				if (phase == 0 && !(rc = tessera_open(fs, path, O_CREAT | O_EXCL | O_WRONLY,
-								      0644, NULL, &f)))
-					tessera_close(f);
-				else if (phase == 1)
-					rc = tessera_stat(fs, path, &st);
-				else if (phase == 2)
-					rc = tessera_unlink(fs, path);
-				if (rc)
-					fprintf(stderr, "%s\n", tessera_errmsg(fs));
-			} else {
-				struct stat st;
-				int fd;
-
-				snprintf(path, sizeof(path), "%s/mdbench/f%d", o->local, i);
-				if (phase == 0) {
-					fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0644);
-					rc = fd < 0 ? -errno : close(fd);
-				} else if (phase == 1) {
-					rc = stat(path, &st) ? -errno : 0;
-				} else {
-					rc = unlink(path) ? -errno : 0;
-				}
-				if (rc)
-					fprintf(stderr, "%s: %s\n", path, strerror(-rc));
-			}
-		}
+		for (int i = 0; i < o->files && !rc; i++)
+			rc = tessera ? md_tessera(fs, phase, i) : md_local(o, phase, i);
 		rate[phase] = o->files / (now_s() - t0);
 	}
-	if (tessera) {
-		tessera_rmdir(fs, "/mdbench");
-		tessera_disconnect(fs);
-	} else {
-		snprintf(path, sizeof(path), "%s/mdbench", o->local);
-		rmdir(path);
+	md_dir(o, fs, 0);
+	tessera_disconnect(fs);
+	return rc;
+}
+
+/* Parses the command line into o; 0, or -EINVAL on a bad one. */
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	int opt;
+
+	*o = (struct opts){ NULL, NULL, 1ull << 30, 10000, 4 };
+	while ((opt = getopt(argc, argv, "c:l:s:n:p:")) != -1) {
+		switch (opt) {
+		case 'c': o->config = optarg; break;
+		case 'l': o->local = optarg; break;
+		case 's': o->bytes = strtoull(optarg, NULL, 10) << 20; break;
+		case 'n': o->files = atoi(optarg); break;
+		case 'p': o->clients = atoi(optarg); break;
+		default: return -EINVAL;
+		}
+	}
+	if (!o->config || !o->local || o->clients < 1 || o->clients > 64 || o->files < 1 || !o->bytes)
+		return -EINVAL;
+	return 0;
+}
+
+/* Copies in and out with 1 client, then with o->clients. */
+static int bandwidths(const struct opts *o)
+{
+	static const char *const what[3] = { "copy in (write+fsync)", "copy out (read)",
+					     "  through the daemons" };
+	double t[3], l[3];
+	int rc = 0;
+
+	for (int clients = 1; clients <= o->clients && !rc; clients *= o->clients) {
+		rc = bandwidth(o, 0, clients, l);
+		if (!rc)
+			rc = bandwidth(o, 1, clients, t);
+		if (rc)
+			break;
+		for (int i = 0; i < 3; i++)
+			printf("%-25s %d client%s %9.0f MB/s %7.0f MB/s %8.2f\n", what[i], clients,
+			       clients > 1 ? "s" : " ", t[i], l[i], t[i] / l[i]);
+		if (o->clients == 1)
+			break;
 	}
 	return rc;
 }
 
 int main(int argc, char **argv)
 {
-	struct opts o = { NULL, NULL, 1ull << 30, 10000, 4 };
-	double t[3], l[3], tm[3], lm[3];
-	int opt, rc = 0;
+	struct opts o;
+	double tm[3], lm[3];
+	int rc;
 
-	while ((opt = getopt(argc, argv, "c:l:s:n:p:")) != -1) {
-		switch (opt) {
-		case 'c': o.config = optarg; break;
-		case 'l': o.local = optarg; break;
-		case 's': o.bytes = strtoull(optarg, NULL, 10) << 20; break;
-		case 'n': o.files = atoi(optarg); break;
-		case 'p': o.clients = atoi(optarg); break;
-		default: goto usage;
-		}
+	if (parse_opts(argc, argv, &o)) {
+		fprintf(stderr, "usage: %s -c CONFIG -l LOCALDIR [-s MiB] [-n FILES] [-p CLIENTS]\n",
+			argv[0]);
+		return 2;
 	}
-	if (!o.config || !o.local || o.clients < 1 || o.clients > 64 || o.files < 1 || !o.bytes)
-		goto usage;
 	printf("Tessera basic benchmark: %llu MiB, %d files; baseline: %s\n",
 	       (unsigned long long)(o.bytes >> 20), o.files, o.local);
 	printf("%-34s %12s %12s %8s\n", "", "tessera", "baseline", "ratio");
-	for (int clients = 1; clients <= o.clients && !rc; clients *= o.clients) {
-		rc = bandwidth(&o, 0, clients, l);
-		if (!rc)
-			rc = bandwidth(&o, 1, clients, t);
-		if (rc)
-			break;
-		printf("%-25s %d client%s %9.0f MB/s %7.0f MB/s %8.2f\n", "copy in (write+fsync)", clients,
-		       clients > 1 ? "s" : " ", t[0], l[0], t[0] / l[0]);
-		printf("%-25s %d client%s %9.0f MB/s %7.0f MB/s %8.2f\n", "copy out (read)", clients,
-		       clients > 1 ? "s" : " ", t[1], l[1], t[1] / l[1]);
-		printf("%-25s %d client%s %9.0f MB/s %7.0f MB/s %8.2f\n", "  through the daemons",
-		       clients, clients > 1 ? "s" : " ", t[2], l[2], t[2] / l[2]);
-		if (o.clients == 1)
-			break;
-	}
+	rc = bandwidths(&o);
 	if (!rc && !(rc = metadata(&o, 0, lm)) && !(rc = metadata(&o, 1, tm))) {
 		const char *names[3] = { "create", "stat", "unlink" };
 
@@ -282,7 +376,4 @@ int main(int argc, char **argv)
 	if (rc)
 		fprintf(stderr, "benchmark failed: %s\n", strerror(-rc));
 	return rc ? 1 : 0;
-usage:
-	fprintf(stderr, "usage: %s -c CONFIG -l LOCALDIR [-s MiB] [-n FILES] [-p CLIENTS]\n", argv[0]);
-	return 2;
 }

@@ -262,53 +262,142 @@ static void usage(void)
 	exit(2);
 }
 
-int main(int argc, char **argv)
+/* The command line. */
+struct args {
+	const char *config, *only; /* only: an access case, or "all" */
+	struct side file, mem;
+	double min_time;
+	int sweep, batch_sweep;    /* --sweep, --batch-sweep given */
+};
+
+/* Sets the option a (a one-letter "-x") to v. */
+static void set_option(struct args *g, const char *a, const char *v)
 {
-	struct bench b = { .min_time = 0.5 };
-	struct side file = { 4096, 8, 128 }, mem = { 0, 0, 128 };
-	const char *config = NULL, *only = "all";
-	int sweep = 0, batch_sweep = 0;
-	char err[512];
+	if (!v || a[0] != '-' || strlen(a) != 2)
+		usage();
+	switch (a[1]) {
+	case 'c': g->config = v; break;
+	case 'n': g->file.count = strtoull(v, NULL, 0); break;
+	case 's': g->file.size = strtoull(v, NULL, 0); break;
+	case 'p': g->file.spacing = strtoull(v, NULL, 0); break;
+	case 'N': g->mem.count = strtoull(v, NULL, 0); break;
+	case 'S': g->mem.size = strtoull(v, NULL, 0); break;
+	case 'P': g->mem.spacing = strtoull(v, NULL, 0); break;
+	case 'a': g->only = v; break;
+	case 't': g->min_time = atof(v); break;
+	default: usage();
+	}
+}
 
+/* Parses the command line; exits 2 on a bad one. The memory side's count
+ * and size default to the file's. */
+static void parse_args(int argc, char **argv, struct args *g)
+{
+	*g = (struct args){ NULL, "all", { 4096, 8, 128 }, { 0, 0, 128 }, 0.5, 0, 0 };
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-
-		if (!strcmp(a, "--sweep")) {
-			sweep = 1;
-			continue;
-		}
-		if (!strcmp(a, "--batch-sweep")) {
-			batch_sweep = 1;
-			continue;
-		}
-		if (!v || a[0] != '-' || strlen(a) != 2)
-			usage();
-		i++;
-		switch (a[1]) {
-		case 'c': config = v; break;
-		case 'n': file.count = strtoull(v, NULL, 0); break;
-		case 's': file.size = strtoull(v, NULL, 0); break;
-		case 'p': file.spacing = strtoull(v, NULL, 0); break;
-		case 'N': mem.count = strtoull(v, NULL, 0); break;
-		case 'S': mem.size = strtoull(v, NULL, 0); break;
-		case 'P': mem.spacing = strtoull(v, NULL, 0); break;
-		case 'a': only = v; break;
-		case 't': b.min_time = atof(v); break;
-		default: usage();
+		if (!strcmp(argv[i], "--sweep")) {
+			g->sweep = 1;
+		} else if (!strcmp(argv[i], "--batch-sweep")) {
+			g->batch_sweep = 1;
+		} else {
+			set_option(g, argv[i], i + 1 < argc ? argv[i + 1] : NULL);
+			i++;
 		}
 	}
-	if (!mem.count)
-		mem.count = file.count;
-	if (!mem.size)
-		mem.size = file.size;
-	if (!file.count || !file.size || mem.count * mem.size != file.count * file.size) {
+	if (!g->mem.count)
+		g->mem.count = g->file.count;
+	if (!g->mem.size)
+		g->mem.size = g->file.size;
+	if (!g->file.count || !g->file.size ||
+	    g->mem.count * g->mem.size != g->file.count * g->file.size) {
 		fprintf(stderr, "tessera-bench-hpio: memory (%llu x %llu) and file (%llu x %llu) "
 				"must hold the same nonzero number of bytes\n",
-			(unsigned long long)mem.count, (unsigned long long)mem.size,
-			(unsigned long long)file.count, (unsigned long long)file.size);
-		return 2;
+			(unsigned long long)g->mem.count, (unsigned long long)g->mem.size,
+			(unsigned long long)g->file.count, (unsigned long long)g->file.size);
+		exit(2);
 	}
-	if (tessera_connect(config, &b.fs, err, sizeof(err))) {
+}
+
+/* The default point in each access case asked for. */
+static void run_cases(struct bench *b, const struct args *g)
+{
+	static const char *const names[4] = { "c-c", "nc-c", "c-nc", "nc-nc" };
+
+	for (int a = 0; a < 4; a++) {
+		struct side ms = g->mem, fsd = g->file;
+
+		if (strcmp(g->only, "all") && strcmp(g->only, names[a]))
+			continue;
+		if (!(a & 1)) { /* memory contiguous */
+			ms.count = 1;
+			ms.size = g->mem.count * g->mem.size;
+			ms.spacing = 0;
+		}
+		if (a < 2) { /* file contiguous */
+			fsd.count = 1;
+			fsd.size = g->file.count * g->file.size;
+			fsd.spacing = 0;
+		}
+		point(b, &ms, &fsd, "default");
+	}
+}
+
+/* c-nc, one parameter at a time around the defaults. */
+static void run_sweep(struct bench *b, const struct side *file)
+{
+	static const uint64_t counts[] = { 64, 256, 1024, 4096, 16384 };
+	static const uint64_t sizes[] = { 8, 64, 512, 4096, 32768 };
+	static const uint64_t spacings[] = { 8, 128, 1024, 8192 };
+
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		struct side fsd = { counts[i], file->size, file->spacing };
+		struct side ms = { 1, counts[i] * file->size, 0 };
+
+		point(b, &ms, &fsd, "count");
+	}
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		struct side fsd = { file->count, sizes[i], file->spacing };
+		struct side ms = { 1, file->count * sizes[i], 0 };
+
+		point(b, &ms, &fsd, "size");
+	}
+	for (size_t i = 0; i < sizeof(spacings) / sizeof(spacings[0]); i++) {
+		struct side fsd = { file->count, file->size, spacings[i] };
+		struct side ms = { 1, file->count * file->size, 0 };
+
+		point(b, &ms, &fsd, "spacing");
+	}
+}
+
+/* List I/O's regions per request, c-nc at the defaults and at 64 KiB of
+ * data per region count step. */
+static void run_batch_sweep(struct bench *b, const struct side *file)
+{
+	static const uint32_t batches[] = { 64, 256, 1024, 4096, 8192 };
+	struct side fsd = { 16384, file->size, file->spacing };
+	struct side ms = { 1, 16384 * file->size, 0 };
+
+	printf("list batch (regions per request), c-nc, 16384 regions:\n");
+	for (size_t i = 0; i < sizeof(batches) / sizeof(batches[0]); i++) {
+		struct result r;
+
+		tessera_file_set_list_batch(b->f, batches[i]);
+		r = measure(b, M_LIST, &ms, &fsd);
+		printf("  batch %5u: write %8.2f MB/s, read %8.2f MB/s, %llu requests\n", batches[i],
+		       r.wbw, r.rbw, (unsigned long long)r.requests);
+	}
+	tessera_file_set_list_batch(b->f, 0);
+}
+
+int main(int argc, char **argv)
+{
+	struct bench b = { 0 };
+	struct args g;
+	char err[512];
+
+	parse_args(argc, argv, &g);
+	b.min_time = g.min_time;
+	if (tessera_connect(g.config, &b.fs, err, sizeof(err))) {
 		fprintf(stderr, "tessera-bench-hpio: connect: %s\n", err);
 		return 1;
 	}
@@ -317,67 +406,11 @@ int main(int argc, char **argv)
 	printf("HPIO-style noncontiguous I/O, %u storage daemons; requests and description "
 	       "bytes are per write\n", tessera_ios_count(b.fs));
 	header();
-	for (int a = 0; a < 4; a++) {
-		static const char *const names[4] = { "c-c", "nc-c", "c-nc", "nc-nc" };
-		struct side ms = mem, fsd = file;
-
-		if (strcmp(only, "all") && strcmp(only, names[a]))
-			continue;
-		if (!(a & 1)) { /* memory contiguous */
-			ms.count = 1;
-			ms.size = mem.count * mem.size;
-			ms.spacing = 0;
-		}
-		if (a < 2) { /* file contiguous */
-			fsd.count = 1;
-			fsd.size = file.count * file.size;
-			fsd.spacing = 0;
-		}
-		point(&b, &ms, &fsd, "default");
-	}
-	if (sweep) {
-		/* c-nc, one parameter at a time around the defaults */
-		static const uint64_t counts[] = { 64, 256, 1024, 4096, 16384 };
-		static const uint64_t sizes[] = { 8, 64, 512, 4096, 32768 };
-		static const uint64_t spacings[] = { 8, 128, 1024, 8192 };
-
-		for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
-			struct side fsd = { counts[i], file.size, file.spacing };
-			struct side ms = { 1, counts[i] * file.size, 0 };
-
-			point(&b, &ms, &fsd, "count");
-		}
-		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-			struct side fsd = { file.count, sizes[i], file.spacing };
-			struct side ms = { 1, file.count * sizes[i], 0 };
-
-			point(&b, &ms, &fsd, "size");
-		}
-		for (size_t i = 0; i < sizeof(spacings) / sizeof(spacings[0]); i++) {
-			struct side fsd = { file.count, file.size, spacings[i] };
-			struct side ms = { 1, file.count * file.size, 0 };
-
-			point(&b, &ms, &fsd, "spacing");
-		}
-	}
-	if (batch_sweep) {
-		/* list I/O's regions per request, c-nc at the defaults and at
-		 * 64 KiB of data per region count step */
-		static const uint32_t batches[] = { 64, 256, 1024, 4096, 8192 };
-		struct side fsd = { 16384, file.size, file.spacing };
-		struct side ms = { 1, 16384 * file.size, 0 };
-
-		printf("list batch (regions per request), c-nc, 16384 regions:\n");
-		for (size_t i = 0; i < sizeof(batches) / sizeof(batches[0]); i++) {
-			struct result r;
-
-			tessera_file_set_list_batch(b.f, batches[i]);
-			r = measure(&b, M_LIST, &ms, &fsd);
-			printf("  batch %5u: write %8.2f MB/s, read %8.2f MB/s, %llu requests\n",
-			       batches[i], r.wbw, r.rbw, (unsigned long long)r.requests);
-		}
-		tessera_file_set_list_batch(b.f, 0);
-	}
+	run_cases(&b, &g);
+	if (g.sweep)
+		run_sweep(&b, &g.file);
+	if (g.batch_sweep)
+		run_batch_sweep(&b, &g.file);
 	tessera_close(b.f);
 	tessera_unlink(b.fs, "/hpio-bench");
 	tessera_disconnect(b.fs);

@@ -336,101 +336,138 @@ static void conn_close(struct conn *c)
 		tessera_disconnect(c->fs);
 }
 
-/* One point as client `me`: describe its set, then the phases the parent
- * paces (barriers: described; acquired; released). */
-static void client_point(struct shared *sh, int me, struct conn *conn, int ready_fd, int go_fd)
+/* A client's set of locks at one point: n ranges of 1 byte spacing
+ * apart from base, as offsets and lengths (POSIX, list) or an hvector
+ * (datatype); and the locks that hold them. */
+struct lock_set {
+	uint64_t n, base;
+	uint64_t *offs, *lens;
+	struct tdl_dataloop *byte, *type;
+	tessera_lock **locks;
+	size_t held;
+};
+
+/* Describes client me's set; a failure is noted in r. */
+static void set_describe(const struct point *pt, int me, struct lock_set *s,
+			 struct client_result *r)
 {
-	const struct point *pt = &sh->point;
-	struct client_result *r = &sh->r[me];
-	uint64_t n = pt->locks;
+	s->n = pt->locks;
 	/* whole locks, so overlapping sets share exactly the same bytes */
-	uint64_t base = (uint64_t)me * (n * (uint64_t)(100 - pt->overlap) / 100) * pt->spacing;
-	uint64_t *offs = NULL, *lens = NULL;
-	struct tdl_dataloop *byte = NULL, *type = NULL;
-	tessera_lock **locks = NULL;
-	tessera_fs *fs = conn->fs;
-	tessera_file *f = conn->f;
-	size_t held = 0;
+	s->base = (uint64_t)me * (s->n * (uint64_t)(100 - pt->overlap) / 100) * pt->spacing;
+	s->locks = calloc(pt->method == M_POSIX ? s->n : 1, sizeof(*s->locks));
+	if (pt->method != M_DTYPE) {
+		s->offs = malloc(s->n * sizeof(*s->offs));
+		s->lens = malloc(s->n * sizeof(*s->lens));
+	}
+	if (!s->locks || (pt->method != M_DTYPE && (!s->offs || !s->lens)))
+		client_fail(r, NULL, -ENOMEM, "describing the set");
+	for (uint64_t i = 0; s->offs && s->lens && i < s->n; i++) {
+		s->offs[i] = s->base + i * pt->spacing;
+		s->lens[i] = 1;
+	}
+	if (pt->method == M_DTYPE &&
+	    (tdl_bytes(1, &s->byte) ||
+	     tdl_hvector((int64_t)s->n, 1, (int64_t)pt->spacing, s->byte, &s->type)))
+		client_fail(r, NULL, -ENOMEM, "building the hvector");
+}
+
+/* Locks the set by the point's method: a lock per range (POSIX), or one
+ * lock of them all. */
+static void set_acquire(const struct point *pt, struct conn *conn, struct lock_set *s,
+			struct client_result *r)
+{
 	int rc = 0;
 
-	memset(r, 0, sizeof(*r));
-	if (!f) {
-		r->rc = -ENOTCONN;
-		snprintf(r->err, sizeof(r->err), "%s", conn->err);
-	}
-	if (!r->rc) {
-		locks = calloc(pt->method == M_POSIX ? n : 1, sizeof(*locks));
-		if (pt->method != M_DTYPE) {
-			offs = malloc(n * sizeof(*offs));
-			lens = malloc(n * sizeof(*lens));
+	if (pt->method == M_POSIX) {
+		for (uint64_t i = 0; i < s->n && !rc; i++) {
+			rc = tessera_lock_range(conn->f, TESSERA_LOCK_WRITE, s->offs[i], 1,
+						pt->protocol, &s->locks[s->held]);
+			if (!rc)
+				s->held++;
 		}
-		if (!locks || (pt->method != M_DTYPE && (!offs || !lens)))
-			client_fail(r, NULL, -ENOMEM, "describing the set");
-		for (uint64_t i = 0; offs && lens && i < n; i++) {
-			offs[i] = base + i * pt->spacing;
-			lens[i] = 1;
-		}
-		if (pt->method == M_DTYPE &&
-		    (tdl_bytes(1, &byte) || tdl_hvector((int64_t)n, 1, (int64_t)pt->spacing, byte, &type)))
-			client_fail(r, NULL, -ENOMEM, "building the hvector");
+	} else if (pt->method == M_DTYPE) {
+		rc = tessera_lock_dtype(conn->f, TESSERA_LOCK_WRITE, s->type, (int64_t)s->base, 0, s->n,
+					pt->protocol, &s->locks[0]);
+		s->held = !rc;
+	} else {
+		rc = tessera_lock_list(conn->f, TESSERA_LOCK_WRITE, s->offs, s->lens, s->n,
+				       pt->protocol, &s->locks[0]);
+		s->held = !rc;
 	}
+	if (rc)
+		client_fail(r, conn->fs, rc, "acquire");
+}
 
-	client_sync(ready_fd, go_fd);
-	/* acquire (and, under contention, release at once) */
-	r->c[0] = costs_now();
-	r->t[0] = now_s();
-	if (!r->rc) {
-		if (pt->method == M_POSIX) {
-			for (uint64_t i = 0; i < n && !rc; i++) {
-				rc = tessera_lock_range(f, TESSERA_LOCK_WRITE, offs[i], 1, pt->protocol,
-							&locks[held]);
-				if (!rc)
-					held++;
-			}
-		} else if (pt->method == M_DTYPE) {
-			rc = tessera_lock_dtype(f, TESSERA_LOCK_WRITE, type, (int64_t)base, 0, n,
-						pt->protocol, &locks[0]);
-			held = !rc;
-		} else {
-			rc = tessera_lock_list(f, TESSERA_LOCK_WRITE, offs, lens, n, pt->protocol,
-					       &locks[0]);
-			held = !rc;
-		}
-		if (rc)
-			client_fail(r, fs, rc, "acquire");
-	}
-	r->t[1] = now_s();
-	r->c[1] = costs_now();
-	for (size_t i = 0; i < held; i++) {
+/* The held locks' protocol counts into r. */
+static void set_count(const struct lock_set *s, struct client_result *r)
+{
+	for (size_t i = 0; i < s->held; i++) {
 		struct tessera_lock_info info;
 
-		tessera_lock_info(locks[i], &info);
+		tessera_lock_info(s->locks[i], &info);
 		r->messages += info.messages;
 		r->optimistic_rounds += info.optimistic_rounds;
 		r->blocking_rounds += info.blocking_rounds;
 		r->partial_releases += info.partial_releases;
 		r->release_messages += info.objects;
 	}
+}
+
+static void set_release(struct conn *conn, struct lock_set *s, struct client_result *r)
+{
+	for (size_t i = 0; i < s->held; i++) {
+		int rc = tessera_unlock(s->locks[i]);
+
+		if (rc)
+			client_fail(r, conn->fs, rc, "release");
+	}
+}
+
+static void set_free(struct lock_set *s)
+{
+	tdl_free(s->type);
+	tdl_free(s->byte);
+	free(s->locks);
+	free(s->offs);
+	free(s->lens);
+}
+
+/* One point as client `me`: describe its set, then the phases the parent
+ * paces (barriers: described; acquired; released). */
+static void client_point(struct shared *sh, int me, struct conn *conn, int ready_fd, int go_fd)
+{
+	const struct point *pt = &sh->point;
+	struct client_result *r = &sh->r[me];
+	struct lock_set s = { 0 };
+
+	memset(r, 0, sizeof(*r));
+	if (!conn->f) {
+		r->rc = -ENOTCONN;
+		snprintf(r->err, sizeof(r->err), "%s", conn->err);
+	}
+	if (!r->rc)
+		set_describe(pt, me, &s, r);
+	client_sync(ready_fd, go_fd);
+	/* acquire (and, under contention, release at once) */
+	r->c[0] = costs_now();
+	r->t[0] = now_s();
+	if (!r->rc)
+		set_acquire(pt, conn, &s, r);
+	r->t[1] = now_s();
+	r->c[1] = costs_now();
+	set_count(&s, r);
 	if (!pt->contention)
 		client_sync(ready_fd, go_fd);
 	/* release */
 	r->c[2] = costs_now();
 	r->t[2] = now_s();
-	for (size_t i = 0; i < held; i++) {
-		rc = tessera_unlock(locks[i]);
-		if (rc)
-			client_fail(r, fs, rc, "release");
-	}
+	set_release(conn, &s, r);
 	r->t[3] = now_s();
 	r->c[3] = costs_now();
 	if (pt->contention)
 		client_sync(ready_fd, go_fd);
 	client_sync(ready_fd, go_fd);
-	tdl_free(type);
-	tdl_free(byte);
-	free(locks);
-	free(offs);
-	free(lens);
+	set_free(&s);
 }
 
 /* A client process: connect, then run the points it is given. */
@@ -1211,15 +1248,78 @@ static void print_row(const struct row *r)
 	fflush(stdout);
 }
 
-int main(int argc, char **argv)
-{
-	const char *conf = NULL, *csv = NULL, *pid_dir = NULL, *methods = NULL, *protocols = NULL;
-	int clients = 0, reps = 1, full = 0, do_unc = 0, do_con = 0, nsp = 0, failures = 0;
-	int posix_given = 0;
-	uint64_t locks = 128 * 1024, posix_locks = 8 * 1024, spacings[MAX_SPACINGS];
-	struct run_ctx ctx = { 0 };
-	FILE *out = NULL;
+/* The command line. */
+struct args {
+	const char *conf, *csv, *pid_dir, *methods, *protocols;
+	const char *report;       /* --report CSV: only report it */
+	int clients, reps, full, do_unc, do_con, nsp;
+	int posix_given;          /* --posix-locks given (--full leaves it) */
+	uint64_t locks, posix_locks, spacings[MAX_SPACINGS];
+};
 
+/* The switches without a value: 1 if a is one of them. */
+static int parse_switch(struct args *g, const char *a)
+{
+	if (!strcmp(a, "--uncontended"))
+		g->do_unc = 1;
+	else if (!strcmp(a, "--contention"))
+		g->do_con = 1;
+	else if (!strcmp(a, "--full"))
+		g->full = 1;
+	else
+		return 0;
+	return 1;
+}
+
+/* An option a with its value v; exits by usage() on an unknown one. */
+static void parse_option(struct args *g, const char *a, const char *v)
+{
+	if (!strcmp(a, "-c")) {
+		g->conf = v;
+	} else if (!strcmp(a, "-o")) {
+		g->csv = v;
+	} else if (!strcmp(a, "--pid-dir")) {
+		g->pid_dir = v;
+	} else if (!strcmp(a, "--clients")) {
+		g->clients = atoi(v);
+	} else if (!strcmp(a, "--reps")) {
+		g->reps = atoi(v);
+	} else if (!strcmp(a, "--locks")) {
+		g->locks = strtoull(v, NULL, 0);
+	} else if (!strcmp(a, "--posix-locks")) {
+		g->posix_locks = strtoull(v, NULL, 0);
+		g->posix_given = 1;
+	} else if (!strcmp(a, "--methods")) {
+		g->methods = v;
+	} else if (!strcmp(a, "--protocols")) {
+		g->protocols = v;
+	} else if (!strcmp(a, "--spacing") && g->nsp < MAX_SPACINGS) {
+		g->spacings[g->nsp++] = strtoull(v, NULL, 0);
+	} else {
+		usage();
+	}
+}
+
+/* Checks the options given and fills in the defaults of those not. */
+static void complete_args(struct args *g)
+{
+	if (!g->conf || g->reps < 1 || g->clients < 0 || g->clients > MAX_CLIENTS || !g->locks ||
+	    !g->posix_locks)
+		usage();
+	if (!g->do_unc && !g->do_con)
+		g->do_unc = g->do_con = 1;
+	if (!g->nsp) {
+		g->spacings[g->nsp++] = 64;
+		g->spacings[g->nsp++] = 4096;
+	}
+	if (g->full && !g->posix_given)
+		g->posix_locks = g->locks;
+}
+
+/* Parses the command line; --report ends it (what follows is not read). */
+static void parse_args(int argc, char **argv, struct args *g)
+{
+	*g = (struct args){ .reps = 1, .locks = 128 * 1024, .posix_locks = 8 * 1024 };
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -1227,126 +1327,119 @@ int main(int argc, char **argv)
 		if (!strcmp(a, "--report")) {
 			if (!v)
 				usage();
-			return report(v);
-		} else if (!strcmp(a, "--uncontended")) {
-			do_unc = 1;
-		} else if (!strcmp(a, "--contention")) {
-			do_con = 1;
-		} else if (!strcmp(a, "--full")) {
-			full = 1;
-		} else if (!v) {
-			usage();
-		} else if (!strcmp(a, "-c")) {
-			conf = v, i++;
-		} else if (!strcmp(a, "-o")) {
-			csv = v, i++;
-		} else if (!strcmp(a, "--pid-dir")) {
-			pid_dir = v, i++;
-		} else if (!strcmp(a, "--clients")) {
-			clients = atoi(v), i++;
-		} else if (!strcmp(a, "--reps")) {
-			reps = atoi(v), i++;
-		} else if (!strcmp(a, "--locks")) {
-			locks = strtoull(v, NULL, 0), i++;
-		} else if (!strcmp(a, "--posix-locks")) {
-			posix_locks = strtoull(v, NULL, 0), i++;
-			posix_given = 1;
-		} else if (!strcmp(a, "--methods")) {
-			methods = v, i++;
-		} else if (!strcmp(a, "--protocols")) {
-			protocols = v, i++;
-		} else if (!strcmp(a, "--spacing") && nsp < MAX_SPACINGS) {
-			spacings[nsp++] = strtoull(v, NULL, 0), i++;
-		} else {
-			usage();
+			g->report = v;
+			return;
 		}
+		if (parse_switch(g, a))
+			continue;
+		if (!v)
+			usage();
+		parse_option(g, a, v);
+		i++;
 	}
-	if (!conf || reps < 1 || clients < 0 || clients > MAX_CLIENTS || !locks || !posix_locks)
-		usage();
-	if (!do_unc && !do_con)
-		do_unc = do_con = 1;
-	if (!nsp) {
-		spacings[nsp++] = 64;
-		spacings[nsp++] = 4096;
-	}
-	if (full && !posix_given)
-		posix_locks = locks;
+	complete_args(g);
+}
 
-	/* how many storage daemons: ask once, from a process that then exits
-	 * (the clients connect after fork, never a parent's connection) */
-	{
-		char err[512];
-		tessera_fs *fs;
-		pid_t pid;
-		int st = 0;
+/* How many storage daemons: ask once, from a process that then exits
+ * (the clients connect after fork, never a parent's connection). */
+static uint32_t count_servers(const char *conf)
+{
+	char err[512];
+	tessera_fs *fs;
+	pid_t pid;
+	int st = 0;
 
-		fflush(NULL);
-		if ((pid = fork()) == 0) {
-			if (tessera_connect(conf, &fs, err, sizeof(err))) {
-				fprintf(stderr, PROG ": connect %s: %s\n", conf, err);
-				_exit(255);
-			}
-			st = (int)tessera_ios_count(fs);
-			tessera_disconnect(fs);
-			_exit(st);
+	fflush(NULL);
+	if ((pid = fork()) == 0) {
+		if (tessera_connect(conf, &fs, err, sizeof(err))) {
+			fprintf(stderr, PROG ": connect %s: %s\n", conf, err);
+			_exit(255);
 		}
-		if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
-		    WEXITSTATUS(st) == 255 || !WEXITSTATUS(st))
-			die("cannot learn the storage daemons of %s", conf);
-		ctx.servers = (uint32_t)WEXITSTATUS(st);
+		st = (int)tessera_ios_count(fs);
+		tessera_disconnect(fs);
+		_exit(st);
 	}
-	if (!clients)
-		clients = (int)ctx.servers;
-	ctx.conf = conf;
-	ctx.conf64 = config_list64(conf);
-	daemons_find(pid_dir, &ctx.daemons);
-	ctx.shared = mmap(NULL, sizeof(*ctx.shared), PROT_READ | PROT_WRITE,
-			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (ctx.shared == MAP_FAILED)
-		die("mmap: %s", strerror(errno));
-	ctx.clients.n = clients;
-	if (csv) {
-		int fresh = access(csv, F_OK) != 0;
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) == 255 ||
+	    !WEXITSTATUS(st))
+		die("cannot learn the storage daemons of %s", conf);
+	return (uint32_t)WEXITSTATUS(st);
+}
 
-		if (!(out = fopen(csv, "a")))
-			die("%s: %s", csv, strerror(errno));
-		if (fresh)
-			fprintf(out, "%s\n", csv_header);
-	}
+/* The CSV to append rows to (with a header if new), or NULL if none. */
+static FILE *csv_open(const char *csv)
+{
+	FILE *out;
+	int fresh;
 
+	if (!csv)
+		return NULL;
+	fresh = access(csv, F_OK) != 0;
+	if (!(out = fopen(csv, "a")))
+		die("%s: %s", csv, strerror(errno));
+	if (fresh)
+		fprintf(out, "%s\n", csv_header);
+	return out;
+}
+
+static void print_header(const struct run_ctx *ctx, const struct args *g)
+{
 	printf("lock benchmark: %u storage daemons, %d clients, %llu locks per client "
 	       "(POSIX %llu), 64 KiB strips, %d rep(s)%s\n",
-	       ctx.servers, clients, (unsigned long long)locks, (unsigned long long)posix_locks,
-	       reps, ctx.daemons.n ? "" : "; no --pid-dir: no daemon CPU");
+	       ctx->servers, g->clients, (unsigned long long)g->locks,
+	       (unsigned long long)g->posix_locks, g->reps,
+	       ctx->daemons.n ? "" : "; no --pid-dir: no daemon CPU");
 	printf("%-4s %5s %2s %2s %5s %-9s %-10s %7s %3s %11s %11s %9s %9s %6s\n", "fig", "space",
 	       "S", "C", "ovl", "method", "protocol", "locks", "rep", "acquire/s", "release/s",
 	       "cliCPU/us", "srvCPU/us", "load");
-	/* The points, then every repetition of the whole list: on a machine
-	 * whose load drifts, each point's repetitions then see the same spread
-	 * of it. */
+}
+
+/* The points of one spacing, uncontended (con 0: 2 protocols) or with
+ * contention (con 1: every overlap, 3 protocols, no list64: 7.5/7.6 have
+ * 3 methods), as the command line lets them. */
+static size_t add_points(const struct args *g, int con, uint64_t spacing, struct point *pts)
+{
+	size_t n = 0;
+
+	for (int o = 0; o < (con ? N_OVERLAPS : 1); o++)
+		for (int me = 0; me < N_METHODS; me++)
+			for (int p = 0; p < (con ? 3 : 2); p++)
+				if (!(con && me == M_LIST64) && listed(g->methods, method_names[me]) &&
+				    listed(g->protocols, proto_names[p]))
+					pts[n++] = (struct point){
+						fig_name(con, spacing), con, spacing,
+						con ? overlaps[o] : 0, me, p,
+						me == M_POSIX ? g->posix_locks : g->locks
+					};
+	return n;
+}
+
+/* Every point asked for, uncontended first; *npts of them. */
+static struct point *make_points(const struct args *g, size_t *npts)
+{
 	struct point *pts = calloc(2 * MAX_SPACINGS * N_OVERLAPS * N_METHODS * 3, sizeof(*pts));
-	size_t npts = 0;
 
 	if (!pts)
 		die("out of memory");
+	*npts = 0;
 	for (int con = 0; con < 2; con++)
-		for (int si = 0; si < nsp && (con ? do_con : do_unc); si++)
-			for (int o = 0; o < (con ? N_OVERLAPS : 1); o++)
-				for (int me = 0; me < N_METHODS; me++)
-					for (int p = 0; p < (con ? 3 : 2); p++)
-						if (!(con && me == M_LIST64) && /* 7.5/7.6: 3 methods */
-						    listed(methods, method_names[me]) &&
-						    listed(protocols, proto_names[p]))
-							pts[npts++] = (struct point){
-								fig_name(con, spacings[si]), con,
-								spacings[si], con ? overlaps[o] : 0, me, p,
-								me == M_POSIX ? posix_locks : locks
-							};
+		for (int si = 0; si < g->nsp && (con ? g->do_con : g->do_unc); si++)
+			*npts += add_points(g, con, g->spacings[si], pts + *npts);
+	return pts;
+}
+
+/* Every repetition of the whole list of points: on a machine whose load
+ * drifts, each point's repetitions then see the same spread of it.
+ * Answers how many runs failed. */
+static int run_points(struct run_ctx *ctx, const struct point *pts, size_t npts, int reps,
+		      FILE *out)
+{
+	int failures = 0;
+
 	for (int r = 0; r < reps; r++)
 		for (size_t i = 0; i < npts; i++) {
 			struct row row;
 
-			if (run_point(&ctx, &pts[i], r, &row))
+			if (run_point(ctx, &pts[i], r, &row))
 				failures++;
 			print_row(&row);
 			if (out) {
@@ -1354,6 +1447,36 @@ int main(int argc, char **argv)
 				fflush(out);
 			}
 		}
+	return failures;
+}
+
+int main(int argc, char **argv)
+{
+	struct args g;
+	struct run_ctx ctx = { 0 };
+	struct point *pts;
+	size_t npts;
+	FILE *out;
+	int failures;
+
+	parse_args(argc, argv, &g);
+	if (g.report)
+		return report(g.report);
+	ctx.servers = count_servers(g.conf);
+	if (!g.clients)
+		g.clients = (int)ctx.servers;
+	ctx.conf = g.conf;
+	ctx.conf64 = config_list64(g.conf);
+	daemons_find(g.pid_dir, &ctx.daemons);
+	ctx.shared = mmap(NULL, sizeof(*ctx.shared), PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (ctx.shared == MAP_FAILED)
+		die("mmap: %s", strerror(errno));
+	ctx.clients.n = g.clients;
+	out = csv_open(g.csv);
+	print_header(&ctx, &g);
+	pts = make_points(&g, &npts);
+	failures = run_points(&ctx, pts, npts, g.reps, out);
 	free(pts);
 	if (out)
 		fclose(out);

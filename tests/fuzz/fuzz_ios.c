@@ -326,111 +326,155 @@ static int model_pieces(const Tessera__ListIORequest *l)
 	return 1;
 }
 
+/* The model_check_* functions: one opcode's answer (rep NULL: the
+ * request failed) against the model, which they then update. */
+
+static void model_check_write(struct model *m, const ProtobufCMessage *req,
+			      const ProtobufCMessage *rep)
+{
+	const Tessera__WriteRequest *w = (const void *)req;
+	struct model_obj *o;
+
+	if (!rep) {
+		model_forget(m, w->handle);
+		return;
+	}
+	MODEL_CHECK(((const Tessera__WriteReply *)rep)->written == m->data_len);
+	if ((o = model_obj(m, w->handle, 1)) && o->known)
+		model_write(o, w->offset, m->data, m->data_len);
+}
+
+static void model_check_list_write(struct model *m, const ProtobufCMessage *req,
+				   const ProtobufCMessage *rep)
+{
+	const Tessera__ListIORequest *l = (const void *)req;
+	struct model_obj *o;
+	uint64_t pos = 0;
+
+	if (!rep) {
+		if (model_pieces(l)) /* refused before any write, or not */
+			model_forget(m, l->handle);
+		return;
+	}
+	if (!(o = model_obj(m, l->handle, 1)) || !o->known)
+		return;
+	for (size_t i = 0; i < l->n_offsets; i++) {
+		model_write(o, l->offsets[i], m->data + pos, l->lengths[i]);
+		pos += l->lengths[i];
+	}
+	MODEL_CHECK(((const Tessera__WriteReply *)rep)->written == pos);
+}
+
+static void model_check_read(struct model *m, const struct tp_frame *fr,
+			     const ProtobufCMessage *req, const ProtobufCMessage *rep)
+{
+	const Tessera__ReadRequest *r = (const void *)req;
+	struct model_obj *o;
+	uint64_t want;
+
+	if (!rep || !(o = model_obj(m, r->handle, 0)) || !o->known)
+		return;
+	MODEL_CHECK(((const Tessera__ReadReply *)rep)->object_size == o->size);
+	want = o->size <= r->offset ? 0 : o->size - r->offset < r->length
+		? o->size - r->offset : r->length;
+	MODEL_CHECK(fr->hdr.data_len == want);
+	model_read(o, r->offset, fr->data, want);
+}
+
+static void model_check_list_read(struct model *m, const struct tp_frame *fr,
+				  const ProtobufCMessage *req, const ProtobufCMessage *rep)
+{
+	const Tessera__ListIORequest *l = (const void *)req;
+	struct model_obj *o;
+	uint64_t pos = 0;
+
+	if (!rep || !(o = model_obj(m, l->handle, 0)) || !o->known)
+		return;
+	MODEL_CHECK(((const Tessera__ReadReply *)rep)->object_size == o->size);
+	for (size_t i = 0; i < l->n_offsets; i++) {
+		MODEL_CHECK(pos + l->lengths[i] <= fr->hdr.data_len);
+		model_read(o, l->offsets[i], fr->data + pos, l->lengths[i]);
+		pos += l->lengths[i];
+	}
+	MODEL_CHECK(pos == fr->hdr.data_len);
+}
+
+static void model_check_truncate(struct model *m, const ProtobufCMessage *req,
+				 const ProtobufCMessage *rep)
+{
+	const Tessera__TruncateRequest *t = (const void *)req;
+	struct model_obj *o;
+
+	if (!rep) {
+		model_forget(m, t->handle);
+		return;
+	}
+	if (!(o = model_obj(m, t->handle, 1)) || !o->known)
+		return;
+	if (t->size < MODEL_BYTES && t->size < o->size)
+		memset(o->bytes + t->size, 0, MODEL_BYTES - t->size);
+	o->size = t->size;
+}
+
+static void model_check_getsize(struct model *m, const ProtobufCMessage *req,
+				const ProtobufCMessage *rep)
+{
+	const Tessera__HandlesRequest *h = (const void *)req;
+	const Tessera__SizesReply *s = (const void *)rep;
+	struct model_obj *o;
+
+	if (!rep)
+		return;
+	MODEL_CHECK(s->n_sizes == h->n_handles);
+	for (size_t i = 0; i < h->n_handles; i++)
+		if ((o = model_obj(m, h->handles[i], 0)) && o->known)
+			MODEL_CHECK(s->sizes[i] == o->size);
+}
+
+static void model_check_remove(struct model *m, const ProtobufCMessage *req,
+			       const ProtobufCMessage *rep)
+{
+	const Tessera__HandlesRequest *h = (const void *)req;
+	struct model_obj *o;
+
+	for (size_t i = 0; i < h->n_handles; i++)
+		if ((o = model_obj(m, h->handles[i], 0))) {
+			/* removed, or unknown if the request failed */
+			memset(o->bytes, 0, sizeof(o->bytes));
+			o->size = 0;
+			o->known = rep != NULL;
+		}
+}
+
 static void model_check(void *arg, const struct tp_frame *fr, const ProtobufCMessage *rep)
 {
 	struct model *m = arg;
 	const ProtobufCMessage *req = m->msg;
-	struct model_obj *o;
 
 	if (!req || fr->hdr.reqid != m->reqid)
 		return; /* a parked request's answer, or not a decoded one */
 	switch (m->opcode) {
-	case TP_OP_WRITE: {
-		const Tessera__WriteRequest *w = (const void *)req;
-
-		if (!rep) {
-			model_forget(m, w->handle);
-			break;
-		}
-		MODEL_CHECK(((const Tessera__WriteReply *)rep)->written == m->data_len);
-		if ((o = model_obj(m, w->handle, 1)) && o->known)
-			model_write(o, w->offset, m->data, m->data_len);
+	case TP_OP_WRITE:
+		model_check_write(m, req, rep);
 		break;
-	}
-	case TP_OP_LIST_WRITE: {
-		const Tessera__ListIORequest *l = (const void *)req;
-		uint64_t pos = 0;
-
-		if (!rep) {
-			if (model_pieces(l)) /* refused before any write, or not */
-				model_forget(m, l->handle);
-			break;
-		}
-		if (!(o = model_obj(m, l->handle, 1)) || !o->known)
-			break;
-		for (size_t i = 0; i < l->n_offsets; i++) {
-			model_write(o, l->offsets[i], m->data + pos, l->lengths[i]);
-			pos += l->lengths[i];
-		}
-		MODEL_CHECK(((const Tessera__WriteReply *)rep)->written == pos);
+	case TP_OP_LIST_WRITE:
+		model_check_list_write(m, req, rep);
 		break;
-	}
-	case TP_OP_READ: {
-		const Tessera__ReadRequest *r = (const void *)req;
-		uint64_t want;
-
-		if (!rep || !(o = model_obj(m, r->handle, 0)) || !o->known)
-			break;
-		MODEL_CHECK(((const Tessera__ReadReply *)rep)->object_size == o->size);
-		want = o->size <= r->offset ? 0 : o->size - r->offset < r->length
-			? o->size - r->offset : r->length;
-		MODEL_CHECK(fr->hdr.data_len == want);
-		model_read(o, r->offset, fr->data, want);
+	case TP_OP_READ:
+		model_check_read(m, fr, req, rep);
 		break;
-	}
-	case TP_OP_LIST_READ: {
-		const Tessera__ListIORequest *l = (const void *)req;
-		uint64_t pos = 0;
-
-		if (!rep || !(o = model_obj(m, l->handle, 0)) || !o->known)
-			break;
-		MODEL_CHECK(((const Tessera__ReadReply *)rep)->object_size == o->size);
-		for (size_t i = 0; i < l->n_offsets; i++) {
-			MODEL_CHECK(pos + l->lengths[i] <= fr->hdr.data_len);
-			model_read(o, l->offsets[i], fr->data + pos, l->lengths[i]);
-			pos += l->lengths[i];
-		}
-		MODEL_CHECK(pos == fr->hdr.data_len);
+	case TP_OP_LIST_READ:
+		model_check_list_read(m, fr, req, rep);
 		break;
-	}
-	case TP_OP_TRUNCATE: {
-		const Tessera__TruncateRequest *t = (const void *)req;
-
-		if (!rep) {
-			model_forget(m, t->handle);
-			break;
-		}
-		if (!(o = model_obj(m, t->handle, 1)) || !o->known)
-			break;
-		if (t->size < MODEL_BYTES && t->size < o->size)
-			memset(o->bytes + t->size, 0, MODEL_BYTES - t->size);
-		o->size = t->size;
+	case TP_OP_TRUNCATE:
+		model_check_truncate(m, req, rep);
 		break;
-	}
-	case TP_OP_GETSIZE: {
-		const Tessera__HandlesRequest *h = (const void *)req;
-		const Tessera__SizesReply *s = (const void *)rep;
-
-		if (!rep)
-			break;
-		MODEL_CHECK(s->n_sizes == h->n_handles);
-		for (size_t i = 0; i < h->n_handles; i++)
-			if ((o = model_obj(m, h->handles[i], 0)) && o->known)
-				MODEL_CHECK(s->sizes[i] == o->size);
+	case TP_OP_GETSIZE:
+		model_check_getsize(m, req, rep);
 		break;
-	}
-	case TP_OP_REMOVE: {
-		const Tessera__HandlesRequest *h = (const void *)req;
-
-		for (size_t i = 0; i < h->n_handles; i++)
-			if ((o = model_obj(m, h->handles[i], 0))) {
-				/* removed, or unknown if the request failed */
-				memset(o->bytes, 0, sizeof(o->bytes));
-				o->size = 0;
-				o->known = rep != NULL;
-			}
+	case TP_OP_REMOVE:
+		model_check_remove(m, req, rep);
 		break;
-	}
 	case TP_OP_DTYPE_WRITE:
 		model_forget(m, ((const Tessera__DtypeIORequest *)req)->handle);
 		break;
@@ -542,23 +586,194 @@ static void lock_msg(Tessera__LockAcquireRequest *m, uint64_t session, uint32_t 
 	m->lengths = lens;
 }
 
-int main(int argc, char **argv)
+/* The seeds append in the order below, each saved when it is complete;
+ * a change of order changes the seed files. */
+
+/* Contiguous and list I/O on one object, sizes, truncate. */
+static int seed_io_list(struct fz_seed *s, const char *dir)
 {
-	static struct fz_seed s;
 	Tessera__WriteRequest w = TESSERA__WRITE_REQUEST__INIT;
 	Tessera__ReadRequest r = TESSERA__READ_REQUEST__INIT;
 	Tessera__ListIORequest l = TESSERA__LIST_IOREQUEST__INIT;
 	Tessera__HandlesRequest h = TESSERA__HANDLES_REQUEST__INIT;
 	Tessera__TruncateRequest t = TESSERA__TRUNCATE_REQUEST__INIT;
+	uint64_t offs[4] = { 0, 100, 4096, 70000 }, lens[4] = { 10, 50, 4096, 30 };
+	uint64_t handles[2] = { 7, 8 };
+
+	w.handle = 7;
+	w.offset = 10;
+	req(s, TP_OP_WRITE, 0, &w.base, 300);
+	l.handle = 7;
+	l.n_offsets = l.n_lengths = 4;
+	l.offsets = offs;
+	l.lengths = lens;
+	req(s, TP_OP_LIST_WRITE, 0, &l.base, 10 + 50 + 4096 + 30);
+	req(s, TP_OP_LIST_READ, 1, &l.base, 0);
+	r.handle = 7;
+	r.length = 5000;
+	req(s, TP_OP_READ, 0, &r.base, 0);
+	h.n_handles = 2;
+	h.handles = handles;
+	req(s, TP_OP_GETSIZE, 0, &h.base, 0);
+	t.handle = 7;
+	t.size = 20;
+	req(s, TP_OP_TRUNCATE, 0, &t.base, 0);
+	return fz_seed_save(s, dir, "io-list");
+}
+
+/* Bad lists: lengths disagree, a piece beyond the largest object. */
+static int seed_list_bad(struct fz_seed *s, const char *dir)
+{
+	Tessera__ListIORequest l = TESSERA__LIST_IOREQUEST__INIT;
+	uint64_t offs[4] = { 0, 100, 4096, 70000 }, lens[4] = { 10, 50, 4096, 30 };
+
+	l.handle = 7;
+	l.n_offsets = 4;
+	l.offsets = offs;
+	l.lengths = lens;
+	l.n_lengths = 3;
+	req(s, TP_OP_LIST_WRITE, 0, &l.base, 100);
+	l.n_lengths = 4;
+	offs[3] = UINT64_MAX - 5;
+	req(s, TP_OP_LIST_READ, 0, &l.base, 0);
+	return fz_seed_save(s, dir, "list-bad");
+}
+
+/* Locks: two sessions contend, one waits, releases, leases, ticks. */
+static int seed_lock_list(struct fz_seed *s, const char *dir, uint64_t *loffs, uint64_t *llens)
+{
 	Tessera__LockAcquireRequest la;
 	Tessera__LockReleaseRequest lr = TESSERA__LOCK_RELEASE_REQUEST__INIT;
 	Tessera__LeaseRequest lease = TESSERA__LEASE_REQUEST__INIT;
-	Tessera__DtypeIORequest d = TESSERA__DTYPE_IOREQUEST__INIT;
-	uint64_t offs[4] = { 0, 100, 4096, 70000 }, lens[4] = { 10, 50, 4096, 30 };
-	uint64_t loffs[2] = { 65536, 65536 * 5 + 10 }, llens[2] = { 100, 200 };
+
+	lock_msg(&la, 11, TLK_WRITE, loffs, llens, 2, 1);
+	req(s, TP_OP_LOCK_ACQUIRE, 0, &la.base, 0);
+	lock_msg(&la, 12, TLK_READ, loffs, llens, 1, 1);
+	req(s, TP_OP_LOCK_ACQUIRE, 1, &la.base, 0);
+	lease.session = 12;
+	req(s, TP_OP_LEASE, 1, &lease.base, 0);
+	lr.session = 11;
+	lr.epoch = FZ_EPOCH;
+	lr.lock_id = 1;
+	lr.handle = 7;
+	req(s, TP_OP_LOCK_RELEASE, 0, &lr.base, 0);
+	fz_seed_tick(s);
+	lr.session = 12;
+	lr.lock_id = 2;
+	lr.partial = 1;
+	lr.from = 65536 + 50;
+	req(s, TP_OP_LOCK_RELEASE, 1, &lr.base, 0);
+	return fz_seed_save(s, dir, "lock-list");
+}
+
+/* A description in several messages (more = true). */
+static int seed_lock_more(struct fz_seed *s, const char *dir, uint64_t *loffs, uint64_t *llens)
+{
+	Tessera__LockAcquireRequest la;
+
+	lock_msg(&la, 13, TLK_WRITE, loffs, llens, 1, 0);
+	la.more = 1;
+	req(s, TP_OP_LOCK_ACQUIRE, 2, &la.base, 0);
+	lock_msg(&la, 13, TLK_WRITE, loffs + 1, llens + 1, 1, 0);
+	la.lock_id = (1ull << 63) | 1;
+	req(s, TP_OP_LOCK_ACQUIRE, 2, &la.base, 0);
+	fz_seed_tick(s);
+	return fz_seed_save(s, dir, "lock-more");
+}
+
+/* A datatype request on slot 1 of 4: the description dm (a vector of
+ * 8-byte blocks) twice from 64 KiB on, window [0, 256). */
+static void dtype_msg(Tessera__DtypeIORequest *d, Tessera__Dataloop *dm)
+{
+	tessera__dtype_iorequest__init(d);
+	d->handle = 7;
+	d->strip_size = 65536;
+	d->stripe_count = 4;
+	d->slot = 1;
+	d->desc_nonce = 99;
+	d->desc_id = 1;
+	d->file_type = dm;
+	d->disp = 65536;
+	d->count = 2;
+	d->first = 0;
+	d->last = 256;
+}
+
+/* Datatype I/O and a view lock. */
+static int seed_lock_view(struct fz_seed *s, const char *dir, Tessera__DtypeIORequest *d)
+{
+	Tessera__LockAcquireRequest la;
+
+	lock_msg(&la, 14, TLK_WRITE, NULL, NULL, 0, 1);
+	la.view = d;
+	req(s, TP_OP_LOCK_ACQUIRE, 3, &la.base, 0);
+	la.view = NULL;
+	d->file_type = NULL; /* cached by now */
+	req(s, TP_OP_DTYPE_WRITE, 3, &d->base, 256);
+	return fz_seed_save(s, dir, "lock-view");
+}
+
+#if !defined(FUZZ_IOS_LIST) && !defined(FUZZ_IOS_LOCK)
+/* Datatype I/O on its own, fetch-add, stats, ping, sync and remove. */
+static int seed_dtype_misc(struct fz_seed *s, const char *dir, Tessera__DtypeIORequest *d,
+			   Tessera__Dataloop *dm)
+{
+	Tessera__FetchAddRequest fa = TESSERA__FETCH_ADD_REQUEST__INIT;
+	Tessera__PingRequest ping = TESSERA__PING_REQUEST__INIT;
+	Tessera__HandlesRequest h = TESSERA__HANDLES_REQUEST__INIT;
 	uint64_t handles[2] = { 7, 8 };
+
+	h.n_handles = 2;
+	h.handles = handles;
+	d->file_type = dm;
+	req(s, TP_OP_DTYPE_WRITE, 0, &d->base, 256);
+	d->file_type = NULL;
+	req(s, TP_OP_DTYPE_READ, 0, &d->base, 0);
+	d->desc_id = 2;
+	req(s, TP_OP_DTYPE_READ, 0, &d->base, 0); /* not cached: ESTALE */
+	fa.handle = 7;
+	fa.key = 3;
+	fa.value = 5;
+	req(s, TP_OP_FETCH_ADD, 0, &fa.base, 0);
+	req(s, TP_OP_FETCH_ADD, 0, &fa.base, 0);
+	req(s, TP_OP_IOS_STATS, 0, &ping.base, 0);
+	req(s, TP_OP_IOS_STATFS, 0, &ping.base, 0);
+	ping.hold_ms = 1;
+	req(s, TP_OP_PING, 1, &ping.base, 0);
+	fz_seed_tick(s);
+	req(s, TP_OP_SYNC, 0, &h.base, 0);
+	req(s, TP_OP_REMOVE, 0, &h.base, 0);
+	return fz_seed_save(s, dir, "dtype-misc");
+}
+#endif
+
+/* The seeds that use a datatype description. */
+static int seed_dtype(struct fz_seed *s, const char *dir)
+{
+	Tessera__DtypeIORequest d;
 	struct tdl_dataloop *b, *v;
 	Tessera__Dataloop *dm = NULL;
+	int rc = 0;
+
+	tdl_bytes(8, &b);
+	tdl_vector(16, 1, 3, b, &v);
+	if (tp_dataloop_to_msg(v, &dm))
+		return -1;
+	dtype_msg(&d, dm);
+	rc |= seed_lock_view(s, dir, &d);
+#if !defined(FUZZ_IOS_LIST) && !defined(FUZZ_IOS_LOCK)
+	rc |= seed_dtype_misc(s, dir, &d, dm);
+#endif
+	tp_dataloop_msg_release(dm);
+	tdl_free(v);
+	tdl_free(b);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static struct fz_seed s;
+	uint64_t loffs[2] = { 65536, 65536 * 5 + 10 }, llens[2] = { 100, 200 };
 	const char *dir;
 	int rc = 0;
 
@@ -566,119 +781,11 @@ int main(int argc, char **argv)
 		return 2;
 	dir = argv[1];
 	ops_init();
-
-	/* Contiguous and list I/O on one object, sizes, truncate. */
-	w.handle = 7;
-	w.offset = 10;
-	req(&s, TP_OP_WRITE, 0, &w.base, 300);
-	l.handle = 7;
-	l.n_offsets = l.n_lengths = 4;
-	l.offsets = offs;
-	l.lengths = lens;
-	req(&s, TP_OP_LIST_WRITE, 0, &l.base, 10 + 50 + 4096 + 30);
-	req(&s, TP_OP_LIST_READ, 1, &l.base, 0);
-	r.handle = 7;
-	r.length = 5000;
-	req(&s, TP_OP_READ, 0, &r.base, 0);
-	h.n_handles = 2;
-	h.handles = handles;
-	req(&s, TP_OP_GETSIZE, 0, &h.base, 0);
-	t.handle = 7;
-	t.size = 20;
-	req(&s, TP_OP_TRUNCATE, 0, &t.base, 0);
-	rc |= fz_seed_save(&s, dir, "io-list");
-
-	/* Bad lists: lengths disagree, a piece beyond the largest object. */
-	l.n_lengths = 3;
-	req(&s, TP_OP_LIST_WRITE, 0, &l.base, 100);
-	l.n_lengths = 4;
-	offs[3] = UINT64_MAX - 5;
-	req(&s, TP_OP_LIST_READ, 0, &l.base, 0);
-	offs[3] = 70000;
-	rc |= fz_seed_save(&s, dir, "list-bad");
-
-	/* Locks: two sessions contend, one waits, releases, leases, ticks. */
-	lock_msg(&la, 11, TLK_WRITE, loffs, llens, 2, 1);
-	req(&s, TP_OP_LOCK_ACQUIRE, 0, &la.base, 0);
-	lock_msg(&la, 12, TLK_READ, loffs, llens, 1, 1);
-	req(&s, TP_OP_LOCK_ACQUIRE, 1, &la.base, 0);
-	lease.session = 12;
-	req(&s, TP_OP_LEASE, 1, &lease.base, 0);
-	lr.session = 11;
-	lr.epoch = FZ_EPOCH;
-	lr.lock_id = 1;
-	lr.handle = 7;
-	req(&s, TP_OP_LOCK_RELEASE, 0, &lr.base, 0);
-	fz_seed_tick(&s);
-	lr.session = 12;
-	lr.lock_id = 2;
-	lr.partial = 1;
-	lr.from = 65536 + 50;
-	req(&s, TP_OP_LOCK_RELEASE, 1, &lr.base, 0);
-	rc |= fz_seed_save(&s, dir, "lock-list");
-
-	/* A description in several messages (more = true). */
-	lock_msg(&la, 13, TLK_WRITE, loffs, llens, 1, 0);
-	la.more = 1;
-	req(&s, TP_OP_LOCK_ACQUIRE, 2, &la.base, 0);
-	lock_msg(&la, 13, TLK_WRITE, loffs + 1, llens + 1, 1, 0);
-	la.lock_id = (1ull << 63) | 1;
-	req(&s, TP_OP_LOCK_ACQUIRE, 2, &la.base, 0);
-	fz_seed_tick(&s);
-	rc |= fz_seed_save(&s, dir, "lock-more");
-
-	/* Datatype I/O and a view lock: a vector of 8-byte blocks. */
-	tdl_bytes(8, &b);
-	tdl_vector(16, 1, 3, b, &v);
-	if (tp_dataloop_to_msg(v, &dm))
-		return 1;
-	d.handle = 7;
-	d.strip_size = 65536;
-	d.stripe_count = 4;
-	d.slot = 1;
-	d.desc_nonce = 99;
-	d.desc_id = 1;
-	d.file_type = dm;
-	d.disp = 65536;
-	d.count = 2;
-	d.first = 0;
-	d.last = 256;
-	lock_msg(&la, 14, TLK_WRITE, NULL, NULL, 0, 1);
-	la.view = &d;
-	req(&s, TP_OP_LOCK_ACQUIRE, 3, &la.base, 0);
-	la.view = NULL;
-	d.file_type = NULL; /* cached by now */
-	req(&s, TP_OP_DTYPE_WRITE, 3, &d.base, 256);
-	rc |= fz_seed_save(&s, dir, "lock-view");
-#if !defined(FUZZ_IOS_LIST) && !defined(FUZZ_IOS_LOCK)
-	{
-		Tessera__FetchAddRequest fa = TESSERA__FETCH_ADD_REQUEST__INIT;
-		Tessera__PingRequest ping = TESSERA__PING_REQUEST__INIT;
-
-		d.file_type = dm;
-		req(&s, TP_OP_DTYPE_WRITE, 0, &d.base, 256);
-		d.file_type = NULL;
-		req(&s, TP_OP_DTYPE_READ, 0, &d.base, 0);
-		d.desc_id = 2;
-		req(&s, TP_OP_DTYPE_READ, 0, &d.base, 0); /* not cached: ESTALE */
-		fa.handle = 7;
-		fa.key = 3;
-		fa.value = 5;
-		req(&s, TP_OP_FETCH_ADD, 0, &fa.base, 0);
-		req(&s, TP_OP_FETCH_ADD, 0, &fa.base, 0);
-		req(&s, TP_OP_IOS_STATS, 0, &ping.base, 0);
-		req(&s, TP_OP_IOS_STATFS, 0, &ping.base, 0);
-		ping.hold_ms = 1;
-		req(&s, TP_OP_PING, 1, &ping.base, 0);
-		fz_seed_tick(&s);
-		req(&s, TP_OP_SYNC, 0, &h.base, 0);
-		req(&s, TP_OP_REMOVE, 0, &h.base, 0);
-		rc |= fz_seed_save(&s, dir, "dtype-misc");
-	}
-#endif
-	tp_dataloop_msg_release(dm);
-	tdl_free(v);
-	tdl_free(b);
+	rc |= seed_io_list(&s, dir);
+	rc |= seed_list_bad(&s, dir);
+	rc |= seed_lock_list(&s, dir, loffs, llens);
+	rc |= seed_lock_more(&s, dir, loffs, llens);
+	rc |= seed_dtype(&s, dir);
 	return rc ? 1 : 0;
 }
 

@@ -76,6 +76,48 @@ static uint64_t held_in(const struct tlk_range *r, uint64_t next, uint64_t *lo, 
 	return n;
 }
 
+/* Request r as the table describes it (info): its fields, the bytes
+ * it holds and its state. Answers the bytes held. */
+static uint64_t check_request(const struct req *r, const struct tlk_request_info *info)
+{
+	uint64_t held = 0, last = TLK_NONE, lo, hi;
+
+	CHECK(info->object == r->object && info->owner == r->owner && info->mode == r->mode &&
+	      info->ranges == r->n);
+	for (size_t k = 0; k < r->n; k++) {
+		uint64_t h = held_in(&r->r[k], info->answer.next_abs_offset, &lo, &hi);
+
+		held += h;
+		if (h)
+			last = r->r[k].logical + h - 1;
+	}
+	CHECK(held == info->held_bytes && last == info->answer.last_abs_offset);
+	CHECK((info->answer.state == TLK_GRANTED) == (info->answer.next_abs_offset == TLK_NONE));
+	CHECK((info->answer.state == TLK_WAITING) == r->parked);
+	return held;
+}
+
+/* No byte held by both a and b (live requests on one object, not both
+ * reads; ia, ib: their info). */
+static void check_no_conflict(const struct req *a, const struct tlk_request_info *ia,
+			      const struct req *b, const struct tlk_request_info *ib)
+{
+	for (size_t x = 0; x < a->n; x++)
+		for (size_t y = 0; y < b->n; y++) {
+			uint64_t l1, h1, l2, h2;
+
+			held_in(&a->r[x], ia->answer.next_abs_offset, &l1, &h1);
+			held_in(&b->r[y], ib->answer.next_abs_offset, &l2, &h2);
+			CHECK(h1 <= l2 || h2 <= l1 || l1 == h1 || l2 == h2);
+		}
+}
+
+static int may_conflict(const struct req *a, const struct req *b)
+{
+	return a->id && b->id && a->object == b->object &&
+	       !(a->mode == TLK_READ && b->mode == TLK_READ);
+}
+
 static void check_all(struct tlk_table *t, struct req *rq)
 {
 	struct tlk_request_info info[NREQ];
@@ -85,25 +127,13 @@ static void check_all(struct tlk_table *t, struct req *rq)
 
 	CHECK(tlk_table_check(t) == 0);
 	for (int i = 0; i < NREQ; i++) {
-		uint64_t held = 0, last = TLK_NONE, lo, hi;
+		uint64_t held;
 
 		if (!rq[i].id)
 			continue;
 		live++;
 		CHECK(tlk_request_info(t, rq[i].id, &info[i]) == 0);
-		CHECK(info[i].object == rq[i].object && info[i].owner == rq[i].owner &&
-		      info[i].mode == rq[i].mode && info[i].ranges == rq[i].n);
-		for (size_t k = 0; k < rq[i].n; k++) {
-			uint64_t h = held_in(&rq[i].r[k], info[i].answer.next_abs_offset, &lo, &hi);
-
-			held += h;
-			if (h)
-				last = rq[i].r[k].logical + h - 1;
-		}
-		CHECK(held == info[i].held_bytes && last == info[i].answer.last_abs_offset);
-		CHECK((info[i].answer.state == TLK_GRANTED) ==
-		      (info[i].answer.next_abs_offset == TLK_NONE));
-		CHECK((info[i].answer.state == TLK_WAITING) == rq[i].parked);
+		held = check_request(&rq[i], &info[i]);
 		parked += rq[i].parked;
 		if (rq[i].mode == TLK_READ)
 			rbytes += held;
@@ -112,19 +142,9 @@ static void check_all(struct tlk_table *t, struct req *rq)
 	}
 	/* No byte held in conflicting modes. */
 	for (int i = 0; i < NREQ; i++)
-		for (int j = i + 1; j < NREQ; j++) {
-			if (!rq[i].id || !rq[j].id || rq[i].object != rq[j].object ||
-			    (rq[i].mode == TLK_READ && rq[j].mode == TLK_READ))
-				continue;
-			for (size_t a = 0; a < rq[i].n; a++)
-				for (size_t b = 0; b < rq[j].n; b++) {
-					uint64_t l1, h1, l2, h2;
-
-					held_in(&rq[i].r[a], info[i].answer.next_abs_offset, &l1, &h1);
-					held_in(&rq[j].r[b], info[j].answer.next_abs_offset, &l2, &h2);
-					CHECK(h1 <= l2 || h2 <= l1 || l1 == h1 || l2 == h2);
-				}
-		}
+		for (int j = i + 1; j < NREQ; j++)
+			if (may_conflict(&rq[i], &rq[j]))
+				check_no_conflict(&rq[i], &info[i], &rq[j], &info[j]);
 	tlk_table_stats(t, &st);
 	CHECK(st.requests == live && st.parked == parked && st.read_bytes == rbytes &&
 	      st.write_bytes == wbytes);
@@ -179,15 +199,96 @@ static int make_ranges(struct fz *in, struct req *r, int *bad)
 	return 0;
 }
 
+/* The op_* functions: one operation on request slot r (id: its id, or an
+ * unknown one if the slot is free), checked against what the slots
+ * record; each reads its input bytes in the order the corpus assumes. */
+
+static void op_create(struct tlk_table *t, struct fz *in, struct req *rq, struct req *r)
+{
+	int bad, rc;
+
+	if (r->id)
+		return;
+	r->object = u8(in) % NOBJ;
+	r->owner = u8(in) % NOWNER;
+	r->mode = u8(in) & 1 ? TLK_WRITE : TLK_READ;
+	make_ranges(in, r, &bad);
+	rc = tlk_request_create(t, r->object, r->owner, r->mode, r->r, r->n, &r->id);
+	CHECK(bad ? rc == -EINVAL : rc == 0 || rc == -ENOMEM);
+	if (rc)
+		r->id = 0;
+	take_events(t, rq, 0);
+}
+
+static void op_acquire(struct tlk_table *t, struct fz *in, struct req *rq, struct req *r,
+		       uint64_t id, unsigned flags)
+{
+	struct tlk_answer a;
+	unsigned cap = u8(in);
+	uint64_t upto = cap < 128 ? TLK_NONE : logical_of(r->object, cap % 64);
+	int rc = tlk_acquire(t, id, flags, upto, r, &a);
+
+	CHECK(r->id ? rc == 0 || rc == -ENOMEM : rc == -ENOENT);
+	if (!rc)
+		r->parked = a.state == TLK_WAITING;
+	CHECK(rc || !r->parked || flags);
+	take_events(t, rq, 0);
+}
+
+static void op_release(struct tlk_table *t, struct req *rq, struct req *r, uint64_t id)
+{
+	int rc = tlk_release(t, id);
+
+	CHECK(r->id ? rc == 0 : rc == -ENOENT);
+	r->id = 0;
+	r->parked = 0;
+	take_events(t, rq, 0);
+}
+
+static void op_release_from(struct tlk_table *t, struct fz *in, struct req *rq, struct req *r,
+			    uint64_t id)
+{
+	struct tlk_answer a;
+	int rc = tlk_release_from(t, id, logical_of(r->object, u8(in) % 64), &a);
+
+	CHECK(r->id ? rc == 0 && a.state != TLK_WAITING : rc == -ENOENT);
+	r->parked = 0;
+	take_events(t, rq, 0);
+}
+
+static void op_cancel(struct tlk_table *t, struct req *rq, struct req *r, uint64_t id)
+{
+	struct tlk_answer a;
+	int rc = tlk_cancel(t, id, &a);
+
+	CHECK(r->id ? rc == 0 && a.state != TLK_WAITING : rc == -ENOENT);
+	r->parked = 0;
+	take_events(t, rq, 0);
+}
+
+/* Owner release (lease expiry): every request of the owner goes. */
+static void op_release_owner(struct tlk_table *t, struct fz *in, struct req *rq)
+{
+	uint64_t owner = u8(in) % NOWNER;
+	size_t n = 0, released;
+
+	for (int i = 0; i < NREQ; i++)
+		n += rq[i].id && rq[i].owner == owner;
+	CHECK(tlk_release_owner(t, owner, &released) == 0 && released == n);
+	take_events(t, rq, 1);
+	for (int i = 0; i < NREQ; i++)
+		if (rq[i].id && rq[i].owner == owner) {
+			CHECK(!rq[i].parked); /* its GONE event came */
+			rq[i].id = 0;
+		}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct tlk_config cfg = { { MAXR, 64, 1u << 20 }, NULL };
 	struct fz in = { data, size };
 	struct req rq[NREQ];
 	struct tlk_table *t;
-	struct tlk_answer a;
-	size_t released;
-	int rc;
 
 	memset(rq, 0, sizeof(rq));
 	CHECK(tlk_table_create(&cfg, &t) == 0);
@@ -195,71 +296,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		unsigned op = u8(&in), slot = u8(&in) % NREQ;
 		struct req *r = &rq[slot];
 		uint64_t id = r->id ? r->id : 1000 + slot; /* an unknown id */
-		uint64_t upto;
-		int bad;
 
 		switch (op % 7) {
-		case 0: /* create */
-			if (r->id)
-				break;
-			r->object = u8(&in) % NOBJ;
-			r->owner = u8(&in) % NOWNER;
-			r->mode = u8(&in) & 1 ? TLK_WRITE : TLK_READ;
-			make_ranges(&in, r, &bad);
-			rc = tlk_request_create(t, r->object, r->owner, r->mode, r->r, r->n, &r->id);
-			CHECK(bad ? rc == -EINVAL : rc == 0 || rc == -ENOMEM);
-			if (rc)
-				r->id = 0;
-			take_events(t, rq, 0);
-			break;
-		case 1: /* acquire */
-		case 2: {
-			unsigned flags = op % 7 == 2 ? TLK_BLOCKING : 0;
-			unsigned cap = u8(&in);
-
-			upto = cap < 128 ? TLK_NONE : logical_of(r->object, cap % 64);
-			rc = tlk_acquire(t, id, flags, upto, r, &a);
-			CHECK(r->id ? rc == 0 || rc == -ENOMEM : rc == -ENOENT);
-			if (!rc)
-				r->parked = a.state == TLK_WAITING;
-			CHECK(rc || !r->parked || flags);
-			take_events(t, rq, 0);
-			break;
-		}
-		case 3: /* full release */
-			rc = tlk_release(t, id);
-			CHECK(r->id ? rc == 0 : rc == -ENOENT);
-			r->id = 0;
-			r->parked = 0;
-			take_events(t, rq, 0);
-			break;
-		case 4: /* partial release */
-			rc = tlk_release_from(t, id, logical_of(r->object, u8(&in) % 64), &a);
-			CHECK(r->id ? rc == 0 && a.state != TLK_WAITING : rc == -ENOENT);
-			r->parked = 0;
-			take_events(t, rq, 0);
-			break;
-		case 5: /* cancel */
-			rc = tlk_cancel(t, id, &a);
-			CHECK(r->id ? rc == 0 && a.state != TLK_WAITING : rc == -ENOENT);
-			r->parked = 0;
-			take_events(t, rq, 0);
-			break;
-		case 6: { /* owner release (lease expiry) */
-			uint64_t owner = u8(&in) % NOWNER;
-			size_t n = 0;
-
-			for (int i = 0; i < NREQ; i++)
-				n += rq[i].id && rq[i].owner == owner;
-			CHECK(tlk_release_owner(t, owner, &released) == 0 && released == n);
-			take_events(t, rq, 1);
-			for (int i = 0; i < NREQ; i++)
-				if (rq[i].id && rq[i].owner == owner) {
-					CHECK(!rq[i].parked); /* its GONE event came */
-					rq[i].id = 0;
-				}
-			break;
-		}
+		case 0: op_create(t, &in, rq, r); break;
+		case 1: op_acquire(t, &in, rq, r, id, 0); break;
+		case 2: op_acquire(t, &in, rq, r, id, TLK_BLOCKING); break;
+		case 3: op_release(t, rq, r, id); break;
+		case 4: op_release_from(t, &in, rq, r, id); break;
+		case 5: op_cancel(t, rq, r, id); break;
+		case 6: op_release_owner(t, &in, rq); break;
 		}
 		check_all(t, rq);
 	}

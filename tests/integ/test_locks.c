@@ -565,6 +565,178 @@ static int raw_lock(struct raw *raw, unsigned op, const ProtobufCMessage *m, cha
 	return rc;
 }
 
+/* One malformed acquire: the fields a case sets, the rest as a good
+ * request on slot 0 of the file's first object. */
+struct malformed_acquire {
+	const char *what, *words; /* the case, and words the daemon's refusal must hold */
+	int expect;
+	uint64_t session;
+	uint32_t mode, slot, count;
+	size_t n_offsets, n_lengths;
+	uint64_t offs[3], lens[3];
+};
+
+static const struct malformed_acquire malformed_acquires[] = {
+	{ "no session", "no session", -EINVAL, 0, 2, 0, 4, 1, 1, { 0 }, { 8 } },
+	{ "bad mode", "neither read", -EINVAL, 9, 7, 0, 4, 1, 1, { 0 }, { 8 } },
+	{ "bad slot", "bad layout", -EINVAL, 9, 2, 5, 4, 1, 1, { 0 }, { 8 } },
+	{ "unsorted", "ascend", -EINVAL, 9, 2, 0, 4, 2, 2, { 100, 50 }, { 8, 8 } },
+	{ "overlap", "ascend", -EINVAL, 9, 2, 0, 4, 2, 2, { 0, 4 }, { 8, 8 } },
+	{ "empty", "empty", -EINVAL, 9, 2, 0, 4, 1, 1, { 0 }, { 0 } },
+	{ "overflow", "overflows", -EINVAL, 9, 2, 0, 4, 1, 1, { UINT64_MAX - 2 }, { 8 } },
+	{ "other slot", "slot", -EINVAL, 9, 2, 0, 4, 1, 1, { STRIP }, { 8 } },
+	{ "mismatch", "offsets but", -EINVAL, 9, 2, 0, 4, 2, 1, { 0, 64 }, { 8 } },
+};
+
+static void check_malformed_acquires(struct raw *raw, uint64_t handle)
+{
+	char msg[512];
+
+	for (size_t i = 0; i < sizeof(malformed_acquires) / sizeof(malformed_acquires[0]); i++) {
+		struct malformed_acquire k = malformed_acquires[i]; /* a copy: the request points into it */
+		Tessera__LockAcquireRequest m = TESSERA__LOCK_ACQUIRE_REQUEST__INIT;
+		int rc;
+
+		m.session = k.session;
+		m.handle = handle;
+		m.mode = k.mode;
+		m.strip_size = STRIP;
+		m.stripe_count = k.count;
+		m.slot = k.slot;
+		m.n_offsets = k.n_offsets;
+		m.offsets = k.offs;
+		m.n_lengths = k.n_lengths;
+		m.lengths = k.lens;
+		rc = raw_lock(raw, TP_OP_LOCK_ACQUIRE, &m.base, msg, sizeof(msg), NULL);
+		print_message("%-10s -> %s\n", k.what, msg);
+		assert_int_equal(rc, k.expect);
+		assert_non_null(strstr(msg, k.words));
+	}
+}
+
+/* A view that unrolls to more ranges than a request may hold. */
+static void check_huge_view(struct raw *raw, uint64_t handle)
+{
+	Tessera__LockAcquireRequest m = TESSERA__LOCK_ACQUIRE_REQUEST__INIT;
+	Tessera__DtypeIORequest v = TESSERA__DTYPE_IOREQUEST__INIT;
+	struct tdl_dataloop *dl, *byte = byte_type();
+	char msg[512];
+
+	assert_int_equal(tdl_hvector(3 << 20, 1, 2, byte, &dl), 0);
+	tdl_free(byte);
+	assert_int_equal(tp_dataloop_to_msg(dl, &v.file_type), 0);
+	v.desc_nonce = 5;
+	v.desc_id = 1;
+	v.count = 1;
+	v.last = 3 << 20;
+	m.session = 9;
+	m.handle = handle;
+	m.mode = 2;
+	m.strip_size = 8 << 20;
+	m.stripe_count = 1;
+	m.view = &v;
+	assert_int_equal(raw_lock(raw, TP_OP_LOCK_ACQUIRE, &m.base, msg, sizeof(msg), NULL), -E2BIG);
+	print_message("huge view  -> %s\n", msg);
+	assert_non_null(strstr(msg, "ranges"));
+	tp_dataloop_msg_release(v.file_type);
+	tdl_free(dl);
+}
+
+/* Acquires m raw and answers the granted lock's id and epoch; the first
+ * 16 bytes are free, so the lock is granted at once. */
+static void raw_acquire_granted(struct raw *raw, Tessera__LockAcquireRequest *m, uint64_t *id,
+				uint64_t *epoch)
+{
+	Tessera__LockReply *rep = NULL;
+	char msg[512];
+
+	assert_int_equal(raw_lock(raw, TP_OP_LOCK_ACQUIRE, &m->base, msg, sizeof(msg), &rep), 0);
+	assert_non_null(rep);
+	*id = rep->lock_id;
+	*epoch = rep->epoch;
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+}
+
+/* Releases r and checks the daemon's answer, and the words of a refusal. */
+static void raw_release(struct raw *raw, Tessera__LockReleaseRequest *r, int expect,
+			const char *what, const char *words)
+{
+	char msg[512];
+
+	assert_int_equal(raw_lock(raw, TP_OP_LOCK_RELEASE, &r->base, msg, sizeof(msg), NULL), expect);
+	if (what)
+		print_message("%s -> %s\n", what, msg);
+	if (words)
+		assert_non_null(strstr(msg, words));
+}
+
+/* A lock taken raw, released; then its id is unknown, and an old epoch
+ * is recognised; another session may not touch a session's lock. */
+static void check_raw_lock_lifecycle(struct raw *raw, uint64_t handle)
+{
+	Tessera__LockAcquireRequest m = TESSERA__LOCK_ACQUIRE_REQUEST__INIT;
+	Tessera__LockReleaseRequest r = TESSERA__LOCK_RELEASE_REQUEST__INIT;
+	Tessera__LockReply *rep = NULL;
+	uint64_t off = 0, len = 16, epoch, id, other_id, other_epoch;
+	char msg[512];
+
+	m.session = 9;
+	m.handle = handle;
+	m.mode = 2;
+	m.strip_size = STRIP;
+	m.stripe_count = N_IOS;
+	m.n_offsets = m.n_lengths = 1;
+	m.offsets = &off;
+	m.lengths = &len;
+	assert_int_equal(raw_lock(raw, TP_OP_LOCK_ACQUIRE, &m.base, msg, sizeof(msg), &rep), 0);
+	assert_non_null(rep);
+	assert_int_equal(rep->state, 0);
+	assert_int_equal(rep->last_abs_offset, 15);
+	id = rep->lock_id;
+	epoch = rep->epoch;
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	r.session = 9;
+	r.epoch = epoch;
+	r.lock_id = id;
+	r.handle = handle; /* the object its capability must name */
+	raw_release(raw, &r, 0, NULL, NULL);
+	raw_release(raw, &r, -ENOENT, "released twice", "no such lock");
+	r.epoch = epoch + 1;
+	raw_release(raw, &r, -ESTALE, "old epoch", "restarted");
+	m.n_offsets = m.n_lengths = 0;
+	m.lock_id = id;
+	m.epoch = epoch;
+	assert_int_equal(raw_lock(raw, TP_OP_LOCK_ACQUIRE, &m.base, msg, sizeof(msg), NULL), -ENOENT);
+	/* another session may not touch a session's lock */
+	m.lock_id = 0;
+	m.epoch = 0;
+	m.n_offsets = m.n_lengths = 1;
+	raw_acquire_granted(raw, &m, &other_id, &other_epoch);
+	r.lock_id = other_id;
+	r.epoch = epoch;
+	r.session = 10;
+	raw_release(raw, &r, -ENOENT, NULL, NULL);
+	r.session = 9;
+	raw_release(raw, &r, 0, NULL, NULL);
+}
+
+/* Nothing of the malformed requests is held: the whole file locks at
+ * once; and the library refuses nonsense before sending anything. */
+static void check_nothing_held(struct cluster *c, tessera_file *f)
+{
+	tessera_lock *lk;
+	double t0 = now_s();
+
+	CHECK(c->fs, tessera_lock_range(f, TESSERA_LOCK_WRITE, 0, FILE_SPAN, TESSERA_LOCK_TWO_PHASE,
+					&lk));
+	assert_true(now_s() - t0 < LEASE_MS / 1000.0 / 2); /* no wait for a lease */
+	CHECK(c->fs, tessera_unlock(lk));
+	assert_int_equal(tessera_lock_range(f, 3, 0, 1, TESSERA_LOCK_ALT_TRY, &lk), -EINVAL);
+	assert_int_equal(tessera_lock_range(f, TESSERA_LOCK_READ, 0, 0, TESSERA_LOCK_ALT_TRY, &lk),
+			 -EINVAL);
+	assert_int_equal(tessera_lock_range(f, TESSERA_LOCK_READ, 0, 1, 9, &lk), -EINVAL);
+}
+
 /* Malformed lock requests get an error naming the rule, and lock nothing. */
 static void test_malformed(void **state)
 {
@@ -572,149 +744,18 @@ static void test_malformed(void **state)
 	tessera_file *f = open_file(c->fs, "/malformed");
 	struct tessera_layout l;
 	struct raw raw;
-	char msg[512];
-	Tessera__LockReply *rep = NULL;
-	tessera_lock *lk;
-	uint64_t epoch, id;
 
 	tessera_file_layout(f, &l);
 	raw_open(c, l.servers[0], &raw);
 	Tessera__Capability *cap = file_cap(f);
 
 	raw.cap = cap;
-
-	struct {
-		const char *what, *words;
-		int expect;
-		uint64_t session;
-		uint32_t mode, slot, count;
-		size_t n;
-		uint64_t offs[3], lens[3];
-	} cases[] = {
-		{ "no session", "no session", -EINVAL, 0, 2, 0, 4, 1, { 0 }, { 8 } },
-		{ "bad mode", "neither read", -EINVAL, 9, 7, 0, 4, 1, { 0 }, { 8 } },
-		{ "bad slot", "bad layout", -EINVAL, 9, 2, 5, 4, 1, { 0 }, { 8 } },
-		{ "unsorted", "ascend", -EINVAL, 9, 2, 0, 4, 2, { 100, 50 }, { 8, 8 } },
-		{ "overlap", "ascend", -EINVAL, 9, 2, 0, 4, 2, { 0, 4 }, { 8, 8 } },
-		{ "empty", "empty", -EINVAL, 9, 2, 0, 4, 1, { 0 }, { 0 } },
-		{ "overflow", "overflows", -EINVAL, 9, 2, 0, 4, 1, { UINT64_MAX - 2 }, { 8 } },
-		{ "other slot", "slot", -EINVAL, 9, 2, 0, 4, 1, { STRIP }, { 8 } },
-		{ "mismatch", "offsets but", -EINVAL, 9, 2, 0, 4, 2, { 0, 64 }, { 8 } },
-	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		Tessera__LockAcquireRequest m = TESSERA__LOCK_ACQUIRE_REQUEST__INIT;
-		int rc;
-
-		m.session = cases[i].session;
-		m.handle = l.handles[0];
-		m.mode = cases[i].mode;
-		m.strip_size = STRIP;
-		m.stripe_count = cases[i].count;
-		m.slot = cases[i].slot;
-		m.n_offsets = cases[i].n;
-		m.offsets = cases[i].offs;
-		m.n_lengths = strcmp(cases[i].what, "mismatch") ? cases[i].n : 1;
-		m.lengths = cases[i].lens;
-		rc = raw_lock(&raw, TP_OP_LOCK_ACQUIRE, &m.base, msg, sizeof(msg), NULL);
-		print_message("%-10s -> %s\n", cases[i].what, msg);
-		assert_int_equal(rc, cases[i].expect);
-		assert_non_null(strstr(msg, cases[i].words));
-	}
-	/* A view that unrolls to more ranges than a request may hold. */
-	{
-		Tessera__LockAcquireRequest m = TESSERA__LOCK_ACQUIRE_REQUEST__INIT;
-		Tessera__DtypeIORequest v = TESSERA__DTYPE_IOREQUEST__INIT;
-		struct tdl_dataloop *dl, *byte = byte_type();
-
-		assert_int_equal(tdl_hvector(3 << 20, 1, 2, byte, &dl), 0);
-		tdl_free(byte);
-		assert_int_equal(tp_dataloop_to_msg(dl, &v.file_type), 0);
-		v.desc_nonce = 5;
-		v.desc_id = 1;
-		v.count = 1;
-		v.last = 3 << 20;
-		m.session = 9;
-		m.handle = l.handles[0];
-		m.mode = 2;
-		m.strip_size = 8 << 20;
-		m.stripe_count = 1;
-		m.view = &v;
-		assert_int_equal(raw_lock(&raw, TP_OP_LOCK_ACQUIRE, &m.base, msg, sizeof(msg), NULL),
-				 -E2BIG);
-		print_message("huge view  -> %s\n", msg);
-		assert_non_null(strstr(msg, "ranges"));
-		tp_dataloop_msg_release(v.file_type);
-		tdl_free(dl);
-	}
-	/* A lock taken raw, released; then its id is unknown, and an old
-	 * epoch is recognised. */
-	{
-		Tessera__LockAcquireRequest m = TESSERA__LOCK_ACQUIRE_REQUEST__INIT;
-		Tessera__LockReleaseRequest r = TESSERA__LOCK_RELEASE_REQUEST__INIT;
-		uint64_t off = 0, len = 16;
-
-		m.session = 9;
-		m.handle = l.handles[0];
-		m.mode = 2;
-		m.strip_size = STRIP;
-		m.stripe_count = N_IOS;
-		m.n_offsets = m.n_lengths = 1;
-		m.offsets = &off;
-		m.lengths = &len;
-		assert_int_equal(raw_lock(&raw, TP_OP_LOCK_ACQUIRE, &m.base, msg, sizeof(msg), &rep), 0);
-		assert_non_null(rep);
-		assert_int_equal(rep->state, 0);
-		assert_int_equal(rep->last_abs_offset, 15);
-		id = rep->lock_id;
-		epoch = rep->epoch;
-		protobuf_c_message_free_unpacked(&rep->base, NULL);
-		r.session = 9;
-		r.epoch = epoch;
-		r.lock_id = id;
-		r.handle = l.handles[0]; /* the object its capability must name */
-		assert_int_equal(raw_lock(&raw, TP_OP_LOCK_RELEASE, &r.base, msg, sizeof(msg), NULL), 0);
-		assert_int_equal(raw_lock(&raw, TP_OP_LOCK_RELEASE, &r.base, msg, sizeof(msg), NULL),
-				 -ENOENT);
-		print_message("released twice -> %s\n", msg);
-		assert_non_null(strstr(msg, "no such lock"));
-		r.epoch = epoch + 1;
-		assert_int_equal(raw_lock(&raw, TP_OP_LOCK_RELEASE, &r.base, msg, sizeof(msg), NULL),
-				 -ESTALE);
-		print_message("old epoch -> %s\n", msg);
-		assert_non_null(strstr(msg, "restarted"));
-		m.n_offsets = m.n_lengths = 0;
-		m.lock_id = id;
-		m.epoch = epoch;
-		assert_int_equal(raw_lock(&raw, TP_OP_LOCK_ACQUIRE, &m.base, msg, sizeof(msg), NULL),
-				 -ENOENT);
-		/* another session may not touch a session's lock */
-		m.lock_id = 0;
-		m.epoch = 0;
-		m.n_offsets = m.n_lengths = 1;
-		assert_int_equal(raw_lock(&raw, TP_OP_LOCK_ACQUIRE, &m.base, msg, sizeof(msg), &rep), 0);
-		r.lock_id = rep->lock_id;
-		r.epoch = epoch;
-		r.session = 10;
-		protobuf_c_message_free_unpacked(&rep->base, NULL);
-		assert_int_equal(raw_lock(&raw, TP_OP_LOCK_RELEASE, &r.base, msg, sizeof(msg), NULL),
-				 -ENOENT);
-		r.session = 9;
-		assert_int_equal(raw_lock(&raw, TP_OP_LOCK_RELEASE, &r.base, msg, sizeof(msg), NULL), 0);
-	}
+	check_malformed_acquires(&raw, l.handles[0]);
+	check_huge_view(&raw, l.handles[0]);
+	check_raw_lock_lifecycle(&raw, l.handles[0]);
 	tnet_close(raw.net);
 	protobuf_c_message_free_unpacked(&cap->base, NULL);
-	/* Nothing of all that is held: the whole file locks at once. */
-	double t0 = now_s();
-
-	CHECK(c->fs, tessera_lock_range(f, TESSERA_LOCK_WRITE, 0, FILE_SPAN, TESSERA_LOCK_TWO_PHASE,
-					&lk));
-	assert_true(now_s() - t0 < LEASE_MS / 1000.0 / 2); /* no wait for a lease */
-	CHECK(c->fs, tessera_unlock(lk));
-	/* and the library refuses nonsense before sending anything */
-	assert_int_equal(tessera_lock_range(f, 3, 0, 1, TESSERA_LOCK_ALT_TRY, &lk), -EINVAL);
-	assert_int_equal(tessera_lock_range(f, TESSERA_LOCK_READ, 0, 0, TESSERA_LOCK_ALT_TRY, &lk),
-			 -EINVAL);
-	assert_int_equal(tessera_lock_range(f, TESSERA_LOCK_READ, 0, 1, 9, &lk), -EINVAL);
+	check_nothing_held(c, f);
 	tessera_close(f);
 }
 

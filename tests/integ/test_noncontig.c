@@ -517,6 +517,178 @@ static void test_bad_arguments(void **state)
 
 /* ------------------------------------------------ malformed requests */
 
+/* A good list request of four 10-byte pieces on one object, and the
+ * arrays it points into; a case corrupts one thing of it. */
+struct list_req {
+	Tessera__ListIORequest l;
+	uint64_t offs[4], lens[4];
+};
+
+static void list_req_init(struct list_req *r, uint64_t handle)
+{
+	*r = (struct list_req){ .l = TESSERA__LIST_IOREQUEST__INIT };
+	for (int i = 0; i < 4; i++) {
+		r->offs[i] = (uint64_t)i * 100;
+		r->lens[i] = 10;
+	}
+	r->l.handle = handle;
+	r->l.n_offsets = r->l.n_lengths = 4;
+	r->l.offsets = r->offs;
+	r->l.lengths = r->lens;
+}
+
+static void list_three_lengths(struct list_req *r)
+{
+	r->l.n_lengths = 3;
+}
+
+static void list_no_change(struct list_req *r)
+{
+	(void)r;
+}
+
+static void list_huge_offset(struct list_req *r)
+{
+	r->offs[3] = UINT64_MAX - 5; /* a piece past the largest object, after good ones */
+}
+
+static void list_over_max_io(struct list_req *r)
+{
+	r->lens[0] = 2 << 20;
+}
+
+/* A malformed request: its name, how a good one is corrupted, the bytes
+ * it carries, and the refusal expected (words == NULL: words not checked). */
+struct malformed_list {
+	const char *name;
+	void (*corrupt)(struct list_req *r);
+	unsigned op;
+	size_t nbytes;
+	int expect;
+	const char *words;
+};
+
+static const struct malformed_list list_cases[] = {
+	{ "list, 4 offsets 3 lengths", list_three_lengths, TP_OP_LIST_WRITE, 30, -EINVAL,
+	  "4 offsets but 3 lengths" },
+	{ "list, 39 bytes for 40", list_no_change, TP_OP_LIST_WRITE, 39, -EINVAL, "carries 39" },
+	{ "list, huge offset", list_huge_offset, TP_OP_LIST_WRITE, 40, -EINVAL, "piece 3" },
+	{ "list, read larger than max_io", list_over_max_io, TP_OP_LIST_READ, 0, -EMSGSIZE, NULL },
+};
+
+/* A good datatype request: 4 pieces of 10 bytes 100 apart on one object,
+ * the description sent with it. */
+static void dtype_req_init(Tessera__DtypeIORequest *d, uint64_t handle, Tessera__Dataloop *vm)
+{
+	*d = (Tessera__DtypeIORequest)TESSERA__DTYPE_IOREQUEST__INIT;
+	d->handle = handle;
+	d->strip_size = 4096;
+	d->stripe_count = 1;
+	d->desc_nonce = 77;
+	d->desc_id = 1;
+	d->count = 1;
+	d->first = 0;
+	d->last = 40;
+	d->file_type = vm;
+}
+
+static void dtype_no_description(Tessera__DtypeIORequest *d)
+{
+	d->file_type = NULL; /* not held by the daemon either */
+}
+
+static void dtype_no_change(Tessera__DtypeIORequest *d)
+{
+	(void)d;
+}
+
+static void dtype_window_past_view(Tessera__DtypeIORequest *d)
+{
+	d->last = 41;
+}
+
+static void dtype_slot_outside(Tessera__DtypeIORequest *d)
+{
+	d->slot = 3;
+}
+
+static void dtype_before_byte_0(Tessera__DtypeIORequest *d)
+{
+	d->disp = -50;
+}
+
+static void dtype_cyclic(Tessera__DtypeIORequest *d)
+{
+	d->file_type->nodes[0]->child = 0;
+	d->file_type->root = 0;
+}
+
+struct malformed_dtype {
+	const char *name;
+	void (*corrupt)(Tessera__DtypeIORequest *d);
+	size_t nbytes;
+	int expect;
+	const char *words;
+};
+
+/* In this order: the first proves an unsent description is not held. */
+static const struct malformed_dtype dtype_cases[] = {
+	{ "datatype, unknown description", dtype_no_description, 40, -ESTALE, NULL },
+	{ "datatype, 41 bytes for 40", dtype_no_change, 41, -EINVAL, "carries 41" },
+	{ "datatype, window past the view", dtype_window_past_view, 41, -EINVAL, NULL },
+	{ "datatype, slot 3 of 1", dtype_slot_outside, 40, -EINVAL, NULL },
+	{ "datatype, negative file offsets", dtype_before_byte_0, 40, -EINVAL, NULL },
+	{ "datatype, cyclic", dtype_cyclic, 40, -EINVAL, NULL },
+};
+
+static void check_refusal(const char *name, int rc, int expect, const char *err, const char *words)
+{
+	print_message("%s -> %s\n", name, err);
+	assert_int_equal(rc, expect);
+	if (words)
+		assert_non_null(strstr(err, words));
+}
+
+static void check_list_cases(struct raw *raw, uint64_t handle, const uint8_t *data)
+{
+	char err[512];
+
+	for (size_t i = 0; i < sizeof(list_cases) / sizeof(list_cases[0]); i++) {
+		const struct malformed_list *k = &list_cases[i];
+		struct list_req r;
+		int rc;
+
+		list_req_init(&r, handle);
+		k->corrupt(&r);
+		rc = raw_request(raw, k->op, &r.l.base, k->nbytes ? data : NULL, k->nbytes, err,
+				 sizeof(err));
+		check_refusal(k->name, rc, k->expect, err, k->words);
+	}
+}
+
+static void check_dtype_cases(struct raw *raw, uint64_t handle, const uint8_t *data)
+{
+	char err[512];
+
+	for (size_t i = 0; i < sizeof(dtype_cases) / sizeof(dtype_cases[0]); i++) {
+		const struct malformed_dtype *k = &dtype_cases[i];
+		struct tdl_dataloop *v = byte_vector(4, 10, 100);
+		Tessera__Dataloop *vm;
+		Tessera__DtypeIORequest d;
+		int rc;
+
+		assert_int_equal(tp_dataloop_to_msg(v, &vm), 0);
+		dtype_req_init(&d, handle, vm);
+		k->corrupt(&d);
+		rc = raw_request(raw, TP_OP_DTYPE_WRITE, &d.base, data, k->nbytes, err, sizeof(err));
+		check_refusal(k->name, rc, k->expect, err, k->words);
+		tp_dataloop_msg_release(vm);
+		tdl_free(v);
+	}
+}
+
+/* Malformed raw requests are refused with the rule named, change no
+ * byte, and leave the daemon serving. */
 static void test_malformed_requests(void **state)
 {
 	struct cluster *c = *state;
@@ -526,9 +698,7 @@ static void test_malformed_requests(void **state)
 	struct model m = { calloc(1, 1 << 16), 0, 1 << 16 };
 	uint8_t data[8192];
 	char err[512];
-	uint64_t offs[4] = { 0, 100, 200, 300 }, lens[4] = { 10, 10, 10, 10 };
-	struct tdl_dataloop *v;
-	Tessera__Dataloop *vm;
+	struct list_req good;
 
 	for (int i = 0; i < 8192; i++)
 		data[i] = (uint8_t)(i ^ 0x5a);
@@ -540,102 +710,16 @@ static void test_malformed_requests(void **state)
 
 	raw.cap = cap;
 	memset(data, 0xee, sizeof(data));
-
-	{ /* list: lengths and offsets disagree */
-		Tessera__ListIORequest l = TESSERA__LIST_IOREQUEST__INIT;
-
-		l.handle = lay.handles[0];
-		l.n_offsets = 4;
-		l.offsets = offs;
-		l.n_lengths = 3;
-		l.lengths = lens;
-		assert_int_equal(raw_request(&raw, TP_OP_LIST_WRITE, &l.base, data, 30, err, sizeof(err)),
-				 -EINVAL);
-		print_message("list, 4 offsets 3 lengths -> %s\n", err);
-		assert_non_null(strstr(err, "4 offsets but 3 lengths"));
-		/* data shorter than the pieces */
-		l.n_lengths = 4;
-		assert_int_equal(raw_request(&raw, TP_OP_LIST_WRITE, &l.base, data, 39, err, sizeof(err)),
-				 -EINVAL);
-		print_message("list, 39 bytes for 40 -> %s\n", err);
-		assert_non_null(strstr(err, "carries 39"));
-		/* a piece past the largest object, after good ones */
-		offs[3] = UINT64_MAX - 5;
-		assert_int_equal(raw_request(&raw, TP_OP_LIST_WRITE, &l.base, data, 40, err, sizeof(err)),
-				 -EINVAL);
-		print_message("list, huge offset -> %s\n", err);
-		assert_non_null(strstr(err, "piece 3"));
-		offs[3] = 300;
-		/* a read larger than max_io */
-		lens[0] = 2 << 20;
-		assert_int_equal(raw_request(&raw, TP_OP_LIST_READ, &l.base, NULL, 0, err, sizeof(err)),
-				 -EMSGSIZE);
-		lens[0] = 10;
-	}
-	v = byte_vector(4, 10, 100);
-	assert_int_equal(tp_dataloop_to_msg(v, &vm), 0);
-	{ /* datatype */
-		Tessera__DtypeIORequest d = TESSERA__DTYPE_IOREQUEST__INIT;
-
-		d.handle = lay.handles[0];
-		d.strip_size = 4096;
-		d.stripe_count = 1;
-		d.desc_nonce = 77;
-		d.desc_id = 1;
-		d.count = 1;
-		d.first = 0;
-		d.last = 40;
-		/* not held, no description sent */
-		assert_int_equal(raw_request(&raw, TP_OP_DTYPE_WRITE, &d.base, data, 40, err, sizeof(err)),
-				 -ESTALE);
-		print_message("datatype, unknown description -> %s\n", err);
-		d.file_type = vm;
-		/* the data does not match the pieces */
-		assert_int_equal(raw_request(&raw, TP_OP_DTYPE_WRITE, &d.base, data, 41, err, sizeof(err)),
-				 -EINVAL);
-		print_message("datatype, 41 bytes for 40 -> %s\n", err);
-		assert_non_null(strstr(err, "carries 41"));
-		/* a window beyond the view */
-		d.last = 41;
-		assert_int_equal(raw_request(&raw, TP_OP_DTYPE_WRITE, &d.base, data, 41, err, sizeof(err)),
-				 -EINVAL);
-		print_message("datatype, window past the view -> %s\n", err);
-		d.last = 40;
-		/* a slot outside the layout */
-		d.slot = 3;
-		assert_int_equal(raw_request(&raw, TP_OP_DTYPE_WRITE, &d.base, data, 40, err, sizeof(err)),
-				 -EINVAL);
-		print_message("datatype, slot 3 of 1 -> %s\n", err);
-		d.slot = 0;
-		/* a view that starts before byte 0 */
-		d.disp = -50;
-		assert_int_equal(raw_request(&raw, TP_OP_DTYPE_WRITE, &d.base, data, 40, err, sizeof(err)),
-				 -EINVAL);
-		print_message("datatype, negative file offsets -> %s\n", err);
-		d.disp = 0;
-		/* a cyclic description */
-		vm->nodes[0]->child = 0;
-		vm->root = 0;
-		assert_int_equal(raw_request(&raw, TP_OP_DTYPE_WRITE, &d.base, data, 40, err, sizeof(err)),
-				 -EINVAL);
-		print_message("datatype, cyclic -> %s\n", err);
-	}
-	tp_dataloop_msg_release(vm);
-	tdl_free(v);
+	check_list_cases(&raw, lay.handles[0], data);
+	check_dtype_cases(&raw, lay.handles[0], data);
 	check_file(c->fs, f, &m);
-	{ /* the daemon still serves, and well-formed raw requests work */
-		Tessera__ListIORequest l = TESSERA__LIST_IOREQUEST__INIT;
-
-		l.handle = lay.handles[0];
-		l.n_offsets = l.n_lengths = 4;
-		l.offsets = offs;
-		l.lengths = lens;
-		assert_int_equal(raw_request(&raw, TP_OP_LIST_WRITE, &l.base, data, 40, err, sizeof(err)),
-				 0);
-		for (int i = 0; i < 4; i++)
-			model_write(&m, offs[i], data, 10);
-		check_file(c->fs, f, &m);
-	}
+	/* the daemon still serves, and well-formed raw requests work */
+	list_req_init(&good, lay.handles[0]);
+	assert_int_equal(raw_request(&raw, TP_OP_LIST_WRITE, &good.l.base, data, 40, err, sizeof(err)),
+			 0);
+	for (int i = 0; i < 4; i++)
+		model_write(&m, good.offs[i], data, 10);
+	check_file(c->fs, f, &m);
 	tnet_close(raw.net);
 	protobuf_c_message_free_unpacked(&cap->base, NULL);
 	tessera_close(f);

@@ -237,100 +237,113 @@ def tables_section(out):
 
 
 # ------------------------------------------------------------ guidelines
-def guidelines(meta, agg):
-    """(number, heading, verdict, evidence) for §5.5's guidelines."""
-    def pt(**kw):
-        d = dict(DEFAULT)
-        d.update(kw)
-        return (d["count"], d["size"], d["spacing"])
+def _pt(**kw):
+    """The default HPIO point with kw's parameters changed."""
+    d = dict(DEFAULT)
+    d.update(kw)
+    return (d["count"], d["size"], d["spacing"])
 
-    def w(p, m, case, target="tessera"):
-        return value(agg, p, target, m, case)
 
-    res = []
-    res.append((1, "Use MPI-IO", "not tested",
-                "every run here is MPI-IO; the library-level comparison is `tessera-bench-hpio`"))
-    d = pt()
-    best_nc = [max([x for x in (w(d, m, c) for m in ("list", "datatype")) if x] or [0])
+def _w(agg, p, m, case, target="tessera"):
+    """Write MB/s of method m at point p, or None."""
+    return value(agg, p, target, m, case)
+
+
+def _g2_grouping(agg):
+    d = _pt()
+    best_nc = [max([x for x in (_w(agg, d, m, c) for m in ("list", "datatype")) if x] or [0])
                for c in ("c-nc", "nc-nc")]
-    posix = [w(d, "posix", c) for c in ("c-nc", "nc-nc")]
+    posix = [_w(agg, d, "posix", c) for c in ("c-nc", "nc-nc")]
     if all(posix) and all(best_nc):
         r = min(b / p_ for b, p_ in zip(best_nc, posix))
-        res.append((2, "Group individual I/O access to make large MPI-IO calls",
-                    "supported" if r > 3 else "contradicted",
-                    "at the default point one list/datatype call writes %.0f× faster than "
-                    "POSIX (a call per region)" % r))
-    else:
-        res.append((2, "Group individual I/O access to make large MPI-IO calls", "not measured",
-                    "POSIX was not run at the default point in this mode"))
-    def trend(n, heading, sweep, methods, grows):
-        """Guideline n: c-nc writes from the sweep's first to its last
-        value go up (grows) or down for every method."""
-        vals = meta["sweeps"].get(sweep, [])
-        if len(vals) < 2:
-            return None
-        lo, hi = pt(**{sweep: vals[0]}), pt(**{sweep: vals[-1]})
-        up = [(m, w(lo, m, "c-nc"), w(hi, m, "c-nc")) for m in methods]
-        up = [u for u in up if u[1] and u[2]]
-        ok = sum((b > a) == grows for _, a, b in up)
-        res.append((n, heading, "supported" if ok == len(up) and up else
-                    "partly supported" if ok else "contradicted",
-                    "c-nc writes, %s %d → %d: " % (sweep, vals[0], vals[-1]) +
-                    ", ".join("%s %s → %s MB/s" % (m, fmt(a), fmt(b)) for m, a, b in up)))
-        return lo, hi
+        return (2, "Group individual I/O access to make large MPI-IO calls",
+                "supported" if r > 3 else "contradicted",
+                "at the default point one list/datatype call writes %.0f× faster than "
+                "POSIX (a call per region)" % r)
+    return (2, "Group individual I/O access to make large MPI-IO calls", "not measured",
+            "POSIX was not run at the default point in this mode")
 
-    trend(3, "Increase the file region size", "size", ("list", "datatype", "two-phase"), True)
+
+def _trend(meta, agg, n, heading, sweep, methods, grows):
+    """Guideline n: c-nc writes from the sweep's first to its last value
+    go up (grows) or down for every method. (row, (lo, hi)), or (None,
+    None) if the sweep has fewer than 2 values."""
+    vals = meta["sweeps"].get(sweep, [])
+    if len(vals) < 2:
+        return None, None
+    lo, hi = _pt(**{sweep: vals[0]}), _pt(**{sweep: vals[-1]})
+    up = [(m, _w(agg, lo, m, "c-nc"), _w(agg, hi, m, "c-nc")) for m in methods]
+    up = [u for u in up if u[1] and u[2]]
+    ok = sum((b > a) == grows for _, a, b in up)
+    row = (n, heading, "supported" if ok == len(up) and up else
+           "partly supported" if ok else "contradicted",
+           "c-nc writes, %s %d → %d: " % (sweep, vals[0], vals[-1]) +
+           ", ".join("%s %s → %s MB/s" % (m, fmt(a), fmt(b)) for m, a, b in up))
+    return row, (lo, hi)
+
+
+def _g5_collective(meta, agg, ends):
+    """5: two-phase wins at small spacing, individual methods at large."""
+    lo, hi = ends
     sp = meta["sweeps"].get("spacing", [])
-    ends = trend(4, "Reduce the file region spacing", "spacing",
-                 ("list", "datatype", "two-phase", "sieve"), False)
-    if ends:
-        lo, hi = ends
-        # 5: two-phase wins at small spacing, individual methods at large
-        def winner(p):
-            c = {m: w(p, m, "c-nc") for m in ("list", "datatype", "two-phase")}
-            c = {m: v for m, v in c.items() if v}
-            return max(c, key=c.get) if c else None
-        wl, wh = winner(lo), winner(hi)
-        verdict = "supported" if wl == "two-phase" and wh != "two-phase" else \
-            "partly supported" if (wl == "two-phase") or (wh != "two-phase") else "contradicted"
-        res.append((5, "Consider individual versus collective (two-phase) I/O", verdict,
-                    "c-nc writes: best at spacing %d is %s, at spacing %d %s (the dissertation: "
-                    "two-phase wins small spacing, datatype passes it near 1 KiB)" % (
-                        sp[0], wl, sp[-1], wh)))
-    # 6: datatype best of the individual methods over all nc points
+
+    def winner(p):
+        c = {m: _w(agg, p, m, "c-nc") for m in ("list", "datatype", "two-phase")}
+        c = {m: v for m, v in c.items() if v}
+        return max(c, key=c.get) if c else None
+    wl, wh = winner(lo), winner(hi)
+    verdict = "supported" if wl == "two-phase" and wh != "two-phase" else \
+        "partly supported" if (wl == "two-phase") or (wh != "two-phase") else "contradicted"
+    return (5, "Consider individual versus collective (two-phase) I/O", verdict,
+            "c-nc writes: best at spacing %d is %s, at spacing %d %s (the dissertation: "
+            "two-phase wins small spacing, datatype passes it near 1 KiB)" % (
+                sp[0], wl, sp[-1], wh))
+
+
+def _g6_datatype(meta, agg):
+    """6: datatype best of the individual methods over all nc points."""
     wins = total = 0
     for k in {k[:3] for k in agg}:
         for case in ("nc-c", "c-nc", "nc-nc"):
-            c = {m: w(k, m, case) for m in ("posix", "sieve", "list", "datatype")}
+            c = {m: _w(agg, k, m, case) for m in ("posix", "sieve", "list", "datatype")}
             c = {m: v for m, v in c.items() if v}
             if "datatype" in c and len(c) > 1:
                 total += 1
                 wins += max(c, key=c.get) == "datatype"
-    if total:
-        res.append((6, "When using individual I/O methods, choose datatype I/O",
-                    "supported" if wins > total / 2 else "contradicted",
-                    "datatype I/O writes fastest of the individual methods at %d of %d "
-                    "noncontiguous points%s" % (wins, total, "" if wins > total / 2 else
-                                                "; list I/O with Tessera's batch of 8192 regions "
-                                                "needs as few requests, " + (
-                                                    "and on loopback the description bytes "
-                                                    "datatype I/O saves cost nothing"
-                                                    if meta["net"] == "loopback" else
-                                                    "and over these links both are mostly bound "
-                                                    "by the link or the sync, within noise of "
-                                                    "each other"))))
+    if not total:
+        return None
+    return (6, "When using individual I/O methods, choose datatype I/O",
+            "supported" if wins > total / 2 else "contradicted",
+            "datatype I/O writes fastest of the individual methods at %d of %d "
+            "noncontiguous points%s" % (wins, total, "" if wins > total / 2 else
+                                        "; list I/O with Tessera's batch of 8192 regions "
+                                        "needs as few requests, " + (
+                                            "and on loopback the description bytes "
+                                            "datatype I/O saves cost nothing"
+                                            if meta["net"] == "loopback" else
+                                            "and over these links both are mostly bound "
+                                            "by the link or the sync, within noise of "
+                                            "each other")))
+
+
+def _g7_sieving(meta, agg):
+    d = _pt()
     sv = []
     for case in ("c-nc", "nc-nc"):
-        s, l_, dt = w(d, "sieve", case), w(d, "list", case), w(d, "datatype", case)
+        s, l_, dt = _w(agg, d, "sieve", case), _w(agg, d, "list", case), _w(agg, d, "datatype", case)
         if s and l_ and dt:
             sv.append((case, s, max(l_, dt)))
-    if sv:
-        ok = all(s < b for _, s, b in sv)
-        res.append((7, "Do not use data sieving I/O for interleaved writes",
-                    "supported" if ok else "contradicted",
-                    "; ".join("%s: sieve %s MB/s, best of list/datatype %s" % (c, fmt(s), fmt(b))
-                              for c, s, b in sv)))
-    # 8: over every point measured, the median of nc-nc / c-nc per method
+    if not sv:
+        return None
+    ok = all(s < b for _, s, b in sv)
+    return (7, "Do not use data sieving I/O for interleaved writes",
+            "supported" if ok else "contradicted",
+            "; ".join("%s: sieve %s MB/s, best of list/datatype %s" % (c, fmt(s), fmt(b))
+                      for c, s, b in sv))
+
+
+def _g8_memory(meta, agg):
+    """8: over every point measured, the median of nc-nc / c-nc per method."""
     rr = []
     for m in ("list", "datatype", "two-phase"):
         q = [value(agg, k, "tessera", m, "nc-nc") / value(agg, k, "tessera", m, "c-nc")
@@ -338,12 +351,29 @@ def guidelines(meta, agg):
              if value(agg, k, "tessera", m, "nc-nc") and value(agg, k, "tessera", m, "c-nc")]
         if q:
             rr.append((m, statistics.median(q), len(q)))
-    if rr:
-        ok = all(r > 0.67 for _, r, _ in rr)
-        res.append((8, "No need to reorganize the memory description if the file's is "
-                    "noncontiguous", "supported" if ok else "contradicted",
-                    "nc-nc / c-nc writes, the median over the points: " +
-                    ", ".join("%s %.2f (%d points)" % x for x in rr)))
+    if not rr:
+        return None
+    ok = all(r > 0.67 for _, r, _ in rr)
+    return (8, "No need to reorganize the memory description if the file's is "
+            "noncontiguous", "supported" if ok else "contradicted",
+            "nc-nc / c-nc writes, the median over the points: " +
+            ", ".join("%s %.2f (%d points)" % x for x in rr))
+
+
+def guidelines(meta, agg):
+    """(number, heading, verdict, evidence) for §5.5's guidelines."""
+    res = [(1, "Use MPI-IO", "not tested",
+            "every run here is MPI-IO; the library-level comparison is `tessera-bench-hpio`"),
+           _g2_grouping(agg)]
+    g3, _ = _trend(meta, agg, 3, "Increase the file region size", "size",
+                   ("list", "datatype", "two-phase"), True)
+    g4, ends = _trend(meta, agg, 4, "Reduce the file region spacing", "spacing",
+                      ("list", "datatype", "two-phase", "sieve"), False)
+    res += [g for g in (g3, g4) if g]
+    if ends:
+        res.append(_g5_collective(meta, agg, ends))
+    res += [g for g in (_g6_datatype(meta, agg), _g7_sieving(meta, agg), _g8_memory(meta, agg))
+            if g]
     return res
 
 
@@ -383,62 +413,77 @@ def s3d_plot(out, plt):
     return "fig7.7-s3d.png", txt
 
 
-def main():
-    out = sys.argv[1]
-    plots = "--no-plots" not in sys.argv
-    plt = None
-    if plots:
-        try:
-            import matplotlib
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt  # noqa: F811
-        except ImportError:
-            plt = None
-    meta = json.load(open(os.path.join(out, "study.json")))
-    rows, agg = load(out)
-    figs = plot_sweeps(out, meta, agg, plt) if plt else []
-    s3d_fig, s3d_txt = s3d_plot(out, plt)
-    L = ["# The HPIO study (`make study`)", ""]
-    net = meta["net"]
-    L += ["- Mode: **%s** (%d repetitions a point, the highest and the lowest dropped, the rest "
-          "averaged%s); %d MPI ranks, 1 metadata and %d storage daemons, 64 KiB strips; "
-          "Tessera's methods and ROMIO's UFS driver on a local file in the same run." % (
-              meta["mode"], meta["reps"],
-              "; the dissertation used 6 repetitions and 64 ranks on 16 servers" if meta["mode"] != "full"
-              else "", meta["nprocs"], meta["n_ios"]),
-          "- Network: " + ("**loopback** (every daemon and rank on 127.0.0.1; the network costs "
-                           "nothing, so description bytes and two-phase's second transfer are "
-                           "nearly free)" if net == "loopback" else
-                           "**simulated %s**: the metadata daemon and the storage daemons run on "
-                           "two \"nodes\", Linux network namespaces joined by a bridge; each "
-                           "node's link is limited to %s each way by a tc token bucket (tbf), "
-                           "the MPI ranks and the UFS file stay in the root namespace (one "
-                           "client node). Simulated: bandwidth of each node's link. Not "
-                           "simulated: latency beyond the kernel's own, disks (the daemons "
-                           "write into page cache), switches, and the ranks' own network "
-                           "(they share memory)." % (net, net)),
-          "- Writes include `MPI_File_sync`; reads are from the daemons' page cache. MB = 10^6 bytes; "
-          "aggregate MB/s = all ranks' bytes / the slowest rank's time. At the default point a "
-          "rank moves 32 KiB, a write of a millisecond or two plus the sync, so points that small "
-          "move by ±100 % from run to run on a shared 2-core machine; trends over a sweep and "
-          "the larger points are what to read. Unlike the dissertation, no one-second pause "
-          "between runs, and every rank runs on this one machine.",
-          "- Started %s. Left out: %s." % (meta.get("started", "?"), "; ".join(meta.get("left_out", [])) or
-                                          "nothing"),
-          ""]
-    if meta["mode"] != "full":
-        L += ["%s mode: fewer sweep points (%s), %d repetitions, POSIX through Tessera only "
-              "up to %d regions%s (a request per region), smaller table parameters "
-              "(3-D block 120^3, FLASH 8 blocks a client), a smaller S3D grid; "
-              "`make study FULL=1` runs the dissertation's ranges." % (
-                  meta["mode"].capitalize(), "; ".join("%s %s" % (k, ",".join(map(str, v))) for k, v in meta["sweeps"].items()),
-                  meta["reps"], meta["posix_max_count"],
-                  " of up to %d bytes" % meta["posix_max_size"] if meta.get("posix_max_size") else ""), ""]
+def _matplotlib(plots):
+    """pyplot, or None without plots or without matplotlib."""
+    if not plots:
+        return None
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    return plt
+
+
+def _network_line(net):
+    return "- Network: " + ("**loopback** (every daemon and rank on 127.0.0.1; the network costs "
+                            "nothing, so description bytes and two-phase's second transfer are "
+                            "nearly free)" if net == "loopback" else
+                            "**simulated %s**: the metadata daemon and the storage daemons run on "
+                            "two \"nodes\", Linux network namespaces joined by a bridge; each "
+                            "node's link is limited to %s each way by a tc token bucket (tbf), "
+                            "the MPI ranks and the UFS file stay in the root namespace (one "
+                            "client node). Simulated: bandwidth of each node's link. Not "
+                            "simulated: latency beyond the kernel's own, disks (the daemons "
+                            "write into page cache), switches, and the ranks' own network "
+                            "(they share memory)." % (net, net))
+
+
+def _setup_lines(meta):
+    """The mode, the network and how to read the numbers."""
+    return ["- Mode: **%s** (%d repetitions a point, the highest and the lowest dropped, the rest "
+            "averaged%s); %d MPI ranks, 1 metadata and %d storage daemons, 64 KiB strips; "
+            "Tessera's methods and ROMIO's UFS driver on a local file in the same run." % (
+                meta["mode"], meta["reps"],
+                "; the dissertation used 6 repetitions and 64 ranks on 16 servers" if meta["mode"] != "full"
+                else "", meta["nprocs"], meta["n_ios"]),
+            _network_line(meta["net"]),
+            "- Writes include `MPI_File_sync`; reads are from the daemons' page cache. MB = 10^6 bytes; "
+            "aggregate MB/s = all ranks' bytes / the slowest rank's time. At the default point a "
+            "rank moves 32 KiB, a write of a millisecond or two plus the sync, so points that small "
+            "move by ±100 % from run to run on a shared 2-core machine; trends over a sweep and "
+            "the larger points are what to read. Unlike the dissertation, no one-second pause "
+            "between runs, and every rank runs on this one machine.",
+            "- Started %s. Left out: %s." % (meta.get("started", "?"), "; ".join(meta.get("left_out", [])) or
+                                            "nothing"),
+            ""]
+
+
+def _mode_lines(meta):
+    """What a quick or tiny mode leaves out; nothing in full mode."""
+    if meta["mode"] == "full":
+        return []
+    return ["%s mode: fewer sweep points (%s), %d repetitions, POSIX through Tessera only "
+            "up to %d regions%s (a request per region), smaller table parameters "
+            "(3-D block 120^3, FLASH 8 blocks a client), a smaller S3D grid; "
+            "`make study FULL=1` runs the dissertation's ranges." % (
+                meta["mode"].capitalize(), "; ".join("%s %s" % (k, ",".join(map(str, v))) for k, v in meta["sweeps"].items()),
+                meta["reps"], meta["posix_max_count"],
+                " of up to %d bytes" % meta["posix_max_size"] if meta.get("posix_max_size") else ""), ""]
+
+
+def _failure_lines(out):
     fail = os.path.join(out, "failures.txt")
-    if os.path.exists(fail):
-        L += ["**Failures** (these points are missing; rerun to retry them):", "", "```",
-              open(fail).read().strip(), "```", ""]
-    L += ["## HPIO over MPI-IO (Figs. 5.2-5.4)", ""]
+    if not os.path.exists(fail):
+        return []
+    return ["**Failures** (these points are missing; rerun to retry them):", "", "```",
+            open(fail).read().strip(), "```", ""]
+
+
+def _sweep_lines(meta, agg, figs):
+    """Figs. 5.2-5.4: the PNGs and a table of each sweep."""
+    L = ["## HPIO over MPI-IO (Figs. 5.2-5.4)", ""]
     for f in figs:
         if f.endswith("write.png"):
             L.append("![%s](%s)" % (f, f))
@@ -455,8 +500,13 @@ def main():
                 L.append("| %s | %d | " % (case, v) + " | ".join(
                     fmt(value(agg, pt, t, m, case)) for t, m in SERIES) + " |")
         L.append("")
-    L += ["### Beside the dissertation's stated numbers (64 ranks, 16 PVFS2 servers, Myrinet)", "",
-          "| what | dissertation | here |", "|---|---|---|"]
+    return L
+
+
+def _dissertation_lines(agg):
+    """Beside the dissertation's stated numbers."""
+    L = ["### Beside the dissertation's stated numbers (64 ranks, 16 PVFS2 servers, Myrinet)", "",
+         "| what | dissertation | here |", "|---|---|---|"]
     d = (4096, 8, 128)
     L.append("| POSIX nc-c, 4096 regions of 8 B | ≤ 0.145 MB/s | %s MB/s (the driver packs "
              "noncontiguous memory and writes the contiguous file region at once; POSIX c-nc: "
@@ -471,8 +521,12 @@ def main():
     if cc and cn:
         L.append("| best c-nc write / best c-c write | < 5 %% | %.0f %% |" % (100 * max(cn) / max(cc)))
     L.append("")
-    L += ["## Request counts (Tabs. 3.1-3.3, 4.1)"] + tables_section(out) + [""]
-    L += ["## Guidelines of §5.5", "", "| # | guideline | verdict here | evidence |", "|---|---|---|---|"]
+    return L
+
+
+def _guideline_lines(meta, agg):
+    net = meta["net"]
+    L = ["## Guidelines of §5.5", "", "| # | guideline | verdict here | evidence |", "|---|---|---|---|"]
     for n, g, v, e in guidelines(meta, agg):
         L.append("| %d | %s | **%s** | %s |" % (n, g, v, e))
     L += ["", "Why the verdicts can differ from the dissertation's: %s" % (
@@ -482,7 +536,12 @@ def main():
         "baseline share the CPUs." if net == "loopback" else
         "the simulated %s links make bytes on the wire cost, as on the dissertation's cluster, "
         "but the daemons still write into page cache and there are 2 cores." % net), ""]
-    L += ["## Locks (Figs. 7.3-7.6) and atomic mode (S3D, Fig. 7.7)", ""]
+    return L
+
+
+def _lock_lines(out, s3d_fig, s3d_txt):
+    """Figs. 7.3-7.7: the lock benchmark's figures and S3D."""
+    L = ["## Locks (Figs. 7.3-7.6) and atomic mode (S3D, Fig. 7.7)", ""]
     ldir = os.path.join(out, "locks")
     if os.path.exists(os.path.join(ldir, "report.txt")):
         for f in sorted(os.listdir(ldir)):
@@ -499,11 +558,29 @@ def main():
         L += ["", "```"] + s3d_txt + ["```", ""]
     else:
         L.append("(S3D not run in this study)")
+    return L
+
+
+def main():
+    out = sys.argv[1]
+    plt = _matplotlib("--no-plots" not in sys.argv)
+    meta = json.load(open(os.path.join(out, "study.json")))
+    rows, agg = load(out)
+    figs = plot_sweeps(out, meta, agg, plt) if plt else []
+    s3d_fig, s3d_txt = s3d_plot(out, plt)
+    L = ["# The HPIO study (`make study`)", ""]
+    L += _setup_lines(meta)
+    L += _mode_lines(meta)
+    L += _failure_lines(out)
+    L += _sweep_lines(meta, agg, figs)
+    L += _dissertation_lines(agg)
+    L += ["## Request counts (Tabs. 3.1-3.3, 4.1)"] + tables_section(out) + [""]
+    L += _guideline_lines(meta, agg)
+    L += _lock_lines(out, s3d_fig, s3d_txt)
     if not plt:
         L += ["", "(No PNGs: no python3 with matplotlib; `make deps` installs python3-matplotlib.)"]
     open(os.path.join(out, "report.md"), "w").write("\n".join(L) + "\n")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

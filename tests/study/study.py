@@ -366,7 +366,7 @@ def run_table(trun, method, cluster, env, out):
 
 
 # ------------------------------------------------------------------ main
-def main():
+def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--full", action="store_true")
     ap.add_argument("--tiny", action="store_true")
@@ -376,25 +376,31 @@ def main():
     ap.add_argument("--parts", default="hpio,tables,locks,s3d")
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--methods", help="only these HPIO methods (e.g. list,datatype)")
-    args = ap.parse_args()
-    p = plan(args)
-    if args.methods:
-        keep = args.methods.split(",")
-        p["methods"] = {t: [m for m in ms if m in keep or m.replace("ufs-", "") in keep]
-                        for t, ms in p.get("methods", {"tessera": TESSERA_METHODS,
-                                                       "ufs": UFS_METHODS}).items()}
-    net = args.net.strip()
-    out = os.path.abspath(args.out or os.path.join(
-        B, "study", "%s-%s" % (p["mode"], net or "loopback")))
-    os.makedirs(out, exist_ok=True)
-    # One study at a time in a folder: a second would remove the first's
-    # daemons' state under it.
+    return ap.parse_args()
+
+
+def keep_methods(p, methods):
+    """Only the HPIO methods named (a comma list; ufs- prefixes implied)."""
+    keep = methods.split(",")
+    p["methods"] = {t: [m for m in ms if m in keep or m.replace("ufs-", "") in keep]
+                    for t, ms in p.get("methods", {"tessera": TESSERA_METHODS,
+                                                   "ufs": UFS_METHODS}).items()}
+
+
+def lock_out(out):
+    """One study at a time in a folder: a second would remove the first's
+    daemons' state under it. The open file holds the lock: keep it."""
     lock = open(os.path.join(out, "study.lock"), "w")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         sys.exit("study: another study is running in %s" % out)
-    parts = [x for x in args.parts.split(",") if x]
+    return lock
+
+
+def write_meta(out, p, net):
+    """study.json: the parameters, which must match those of a study the
+    folder already holds (a resume)."""
     meta_path = os.path.join(out, "study.json")
     meta = {"mode": p["mode"], "methods": p.get("methods"), "net": net or "loopback", "reps": p["reps"], "nprocs": p["nprocs"],
             "n_ios": N_IOS, "sweeps": p["sweeps"], "posix_max_count": p["posix_max_count"],
@@ -405,121 +411,179 @@ def main():
             sys.exit("study: %s holds a study with other parameters; delete it or pick --out" % out)
     meta.setdefault("started", time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()))
     json.dump(meta, open(meta_path, "w"), indent=1)
+    return meta, meta_path
 
+
+def check_built():
     for prog in ("romio-adio/bench/mpi_hpio", "romio-adio/bench/mpi_patterns", "bin/tessera",
                  "lib/openmpi/mca_io_romio321.so"):
         if not os.path.exists(os.path.join(B, prog)):
             sys.exit("study: %s/%s is not built (make; the MPI parts need Open MPI: make deps)" % (B, prog))
 
-    tasks, left_out = hpio_tasks(p) if "hpio" in parts else ([], [])
-    hpio_csv = os.path.join(out, "hpio.csv")
-    have = done_keys(read_csv(hpio_csv))
-    truns = table_runs(p) if "tables" in parts else []
-    tkeys = [(r[0], r[1], m) for r in truns for m in r[4]]
-    tables_csv = os.path.join(out, "tables.csv")
-    thave = {(r["table"], r["label"], r["method"]) for r in read_csv(tables_csv)}
-    extra = [x for x in ("locks", "s3d") if x in parts]
-    prog = Progress(len(tasks) + len(tkeys) + len(extra))
-    json.dump(dict(meta, left_out=left_out), open(meta_path, "w"), indent=1)
 
-    cluster = Cluster(out, net, args.tag)
-    failures = []
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    need_cluster = any(k not in have for k in tasks) or any(k not in thave for k in tkeys) or \
-        ("s3d" in extra and not os.path.exists(os.path.join(out, "s3d.txt")))
-    stopped = False
+def run_step(prog, what, failures, fn):
+    """Runs fn() as one step of the progress; a failed run is noted in
+    failures, and the study goes on."""
+    prog.start(what)
+    try:
+        fn()
+    except (RuntimeError, subprocess.TimeoutExpired) as e:
+        failures.append("%s: %s" % (what, e))
+    prog.finish()
+
+
+def run_hpio_points(s, env):
+    for key in s.tasks:
+        if key in s.have:
+            s.prog.skip()
+            continue
+        run_step(s.prog, "hpio count=%d size=%d spacing=%d %s %s" % key, s.failures,
+                 lambda: append_rows(s.hpio_csv, HPIO_FIELDS, run_hpio(key, s.p, s.out, env)))
+
+
+def run_table_rows(s, env):
+    for trun in s.truns:
+        for m in trun[4]:
+            if (trun[0], trun[1], m) in s.thave:
+                s.prog.skip()
+                continue
+            run_step(s.prog, "Tab. %s %s %s" % (trun[0], trun[1], m), s.failures,
+                     lambda: append_rows(s.tables_csv, TABLE_FIELDS,
+                                         run_table(trun, m, s.cluster, env, s.out)))
+
+
+def run_s3d(s, env):
+    dst = os.path.join(s.out, "s3d.txt")
+    if os.path.exists(dst):
+        s.prog.skip()
+        return
+    s.prog.start("S3D-like checkpoint, atomic mode (bench_mpi_s3d.sh)")
+    e = dict(env)
+    if s.p["mode"] != "full":
+        e.update({"S3D_N": "64", "S3D_POSIX_N": "32", "S3D_RANKS": "1 2 4", "S3D_REPS": "2"})
+    r = run(["nice", "bash", os.path.join(TOP, "tests/bench/bench_mpi_s3d.sh"),
+             s.cluster.conf], env=e)
+    if r.returncode == 0:
+        open(dst + ".tmp", "w").write(r.stdout)
+        os.replace(dst + ".tmp", dst)
+    else:
+        s.failures.append("bench_mpi_s3d.sh: exit %d: %s" % (r.returncode, r.stderr[-400:]))
+    s.prog.finish()
+
+
+def run_on_cluster(s):
+    """The parts that use the study's cluster: HPIO, the tables, S3D.
+    The cluster is up only if something is left to run; True if stopped."""
+    need_cluster = any(k not in s.have for k in s.tasks) or \
+        any(k not in s.thave for k in s.tkeys) or \
+        ("s3d" in s.extra and not os.path.exists(os.path.join(s.out, "s3d.txt")))
     try:
         if need_cluster:
-            cluster.up()
-        env = mpi_env(cluster.conf)
-        for key in tasks:
-            what = "hpio count=%d size=%d spacing=%d %s %s" % key
-            if key in have:
-                prog.skip()
-                continue
-            prog.start(what)
-            try:
-                append_rows(hpio_csv, HPIO_FIELDS, run_hpio(key, p, out, env))
-            except (RuntimeError, subprocess.TimeoutExpired) as e:
-                failures.append("%s: %s" % (what, e))
-            prog.finish()
-        for trun in truns:
-            for m in trun[4]:
-                what = "Tab. %s %s %s" % (trun[0], trun[1], m)
-                if (trun[0], trun[1], m) in thave:
-                    prog.skip()
-                    continue
-                prog.start(what)
-                try:
-                    append_rows(tables_csv, TABLE_FIELDS, run_table(trun, m, cluster, env, out))
-                except (RuntimeError, subprocess.TimeoutExpired) as e:
-                    failures.append("%s: %s" % (what, e))
-                prog.finish()
-        if "s3d" in extra:
-            dst = os.path.join(out, "s3d.txt")
-            if os.path.exists(dst):
-                prog.skip()
-            else:
-                prog.start("S3D-like checkpoint, atomic mode (bench_mpi_s3d.sh)")
-                e = dict(env)
-                if p["mode"] != "full":
-                    e.update({"S3D_N": "64", "S3D_POSIX_N": "32", "S3D_RANKS": "1 2 4", "S3D_REPS": "2"})
-                r = run(["nice", "bash", os.path.join(TOP, "tests/bench/bench_mpi_s3d.sh"),
-                         cluster.conf], env=e)
-                if r.returncode == 0:
-                    open(dst + ".tmp", "w").write(r.stdout)
-                    os.replace(dst + ".tmp", dst)
-                else:
-                    failures.append("bench_mpi_s3d.sh: exit %d: %s" % (r.returncode, r.stderr[-400:]))
-                prog.finish()
+            s.cluster.up()
+        env = mpi_env(s.cluster.conf)
+        run_hpio_points(s, env)
+        run_table_rows(s, env)
+        if "s3d" in s.extra:
+            run_s3d(s, env)
     except Stopped:
-        stopped = True
+        return True
     finally:
         if need_cluster:
-            cluster.down()
-    if stopped:
-        prog.close()
-        sys.exit("study: interrupted; run it again to resume (finished points are kept in %s)" % out)
-    if "locks" in extra:
-        dst = os.path.join(out, "locks")
-        if os.path.exists(os.path.join(dst, "report.txt")):
-            prog.skip()
-        else:
-            prog.start("lock figures 7.3-7.6 (bench_locks.sh, clusters of their own on loopback)")
-            e = dict(os.environ, LOCK_BENCH_OUT=dst)
-            if p["mode"] != "full":  # an eighth of the locks per client
-                e["LOCK_BENCH_ARGS"] = "--locks 16384 --posix-locks 1024"
-            try:
-                r = run(["nice", "bash", os.path.join(TOP, "tests/bench/bench_locks.sh")], env=e)
-            except Stopped:
-                prog.close()
-                sys.exit("study: interrupted; run it again to resume (finished parts are kept in %s)" % out)
-            if r.returncode != 0:
-                failures.append("bench_locks.sh: exit %d: %s" % (r.returncode, r.stderr[-400:]))
-            prog.finish()
-    prog.close()
+            s.cluster.down()
+    return False
+
+
+def run_locks(s):
+    """The lock figures: bench_locks.sh with clusters of its own."""
+    dst = os.path.join(s.out, "locks")
+    if os.path.exists(os.path.join(dst, "report.txt")):
+        s.prog.skip()
+        return
+    s.prog.start("lock figures 7.3-7.6 (bench_locks.sh, clusters of their own on loopback)")
+    e = dict(os.environ, LOCK_BENCH_OUT=dst)
+    if s.p["mode"] != "full":  # an eighth of the locks per client
+        e["LOCK_BENCH_ARGS"] = "--locks 16384 --posix-locks 1024"
+    try:
+        r = run(["nice", "bash", os.path.join(TOP, "tests/bench/bench_locks.sh")], env=e)
+    except Stopped:
+        s.prog.close()
+        sys.exit("study: interrupted; run it again to resume (finished parts are kept in %s)" % s.out)
+    if r.returncode != 0:
+        s.failures.append("bench_locks.sh: exit %d: %s" % (r.returncode, r.stderr[-400:]))
+    s.prog.finish()
+
+
+def write_failures(out, failures):
+    path = os.path.join(out, "failures.txt")
     if failures:
-        open(os.path.join(out, "failures.txt"), "w").write("\n".join(failures) + "\n")
+        open(path, "w").write("\n".join(failures) + "\n")
         for f in failures:
             sys.stderr.write("study: FAILED %s\n" % f)
-    elif os.path.exists(os.path.join(out, "failures.txt")):
-        os.remove(os.path.join(out, "failures.txt"))
-    # The figures and the report (matplotlib is Debian's, under /usr/bin/python3).
+    elif os.path.exists(path):
+        os.remove(path)
+
+
+def make_report(out, no_plots):
+    """The figures and the report (matplotlib is Debian's, under
+    /usr/bin/python3). True if report.py succeeded."""
     cmd = [os.path.join(TOP, "tests/study/report.py"), out]
-    if args.no_plots:
+    if no_plots:
         cmd.append("--no-plots")
     py = shutil.which("python3")
     for cand in ("/usr/bin/python3", py):
         if cand and subprocess.run([cand, "-c", "import matplotlib"], capture_output=True).returncode == 0:
             py = cand
             break
-    r = subprocess.run([py] + cmd)
-    if r.returncode != 0:
-        failures.append("report.py failed")
-    print("study: %s (report.md, hpio.csv, tables.csv, PNGs)" % out)
-    return 1 if failures else 0
+    return subprocess.run([py] + cmd).returncode == 0
 
+
+class Study:
+    """What the study's steps share: the plan, the folder, what is done
+    already, the progress and the failures."""
+
+    def __init__(self, p, out, net, tag, parts):
+        self.p, self.out = p, out
+        self.tasks, self.left_out = hpio_tasks(p) if "hpio" in parts else ([], [])
+        self.hpio_csv = os.path.join(out, "hpio.csv")
+        self.have = done_keys(read_csv(self.hpio_csv))
+        self.truns = table_runs(p) if "tables" in parts else []
+        self.tkeys = [(r[0], r[1], m) for r in self.truns for m in r[4]]
+        self.tables_csv = os.path.join(out, "tables.csv")
+        self.thave = {(r["table"], r["label"], r["method"]) for r in read_csv(self.tables_csv)}
+        self.extra = [x for x in ("locks", "s3d") if x in parts]
+        self.prog = Progress(len(self.tasks) + len(self.tkeys) + len(self.extra))
+        self.cluster = Cluster(out, net, tag)
+        self.failures = []
+
+
+def main():
+    args = parse_args()
+    p = plan(args)
+    if args.methods:
+        keep_methods(p, args.methods)
+    net = args.net.strip()
+    out = os.path.abspath(args.out or os.path.join(
+        B, "study", "%s-%s" % (p["mode"], net or "loopback")))
+    os.makedirs(out, exist_ok=True)
+    lock = lock_out(out)  # noqa: F841 (held while the study runs)
+    parts = [x for x in args.parts.split(",") if x]
+    meta, meta_path = write_meta(out, p, net)
+    check_built()
+    s = Study(p, out, net, args.tag, parts)
+    json.dump(dict(meta, left_out=s.left_out), open(meta_path, "w"), indent=1)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    if run_on_cluster(s):
+        s.prog.close()
+        sys.exit("study: interrupted; run it again to resume (finished points are kept in %s)" % out)
+    if "locks" in s.extra:
+        run_locks(s)
+    s.prog.close()
+    write_failures(out, s.failures)
+    if not make_report(out, args.no_plots):
+        s.failures.append("report.py failed")
+    print("study: %s (report.md, hpio.csv, tables.csv, PNGs)" % out)
+    return 1 if s.failures else 0
 
 if __name__ == "__main__":
     sys.exit(main())

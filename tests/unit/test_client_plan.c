@@ -126,84 +126,128 @@ static void check_maximal(const struct access *x, const struct tc_plan *p)
 	fail_case("round ends before any limit", &p->layout, lim, r);
 }
 
+/* The round tiles the stream from pos and keeps the per-round limits. */
+static void check_round_limits(const struct access *x, const struct tc_plan *p, uint64_t pos,
+			       uint64_t end)
+{
+	const struct tc_plan_round *r = &p->round;
+	const struct tc_plan_limits *lim = &p->lim;
+
+	if (r->first != pos || r->last <= r->first || r->last > end)
+		fail_case("rounds do not tile the stream", &p->layout, lim, r);
+	if (r->n_objects == 0 || r->n_objects > lim->window)
+		fail_case("objects per round", &p->layout, lim, r);
+	if (r->n_pieces > lim->max_round_pieces)
+		fail_case("pieces per round", &p->layout, lim, r);
+	if (!x->view && lim->max_regions && regions_met(x, r->first, r->last) > lim->max_regions)
+		fail_case("regions per round", &p->layout, lim, r);
+}
+
+/* Object k's pieces follow the earlier objects' (at), its slot is in the
+ * layout and not met before in the round, and it keeps max_pieces. */
+static void check_object_shape(const struct tc_plan *p, uint32_t k, size_t at)
+{
+	const struct tc_plan_round *r = &p->round;
+	const struct tc_plan_limits *lim = &p->lim;
+	const struct tc_plan_object *o = &r->objects[k];
+
+	if (o->first != at || o->n == 0)
+		fail_case("objects' pieces are not grouped", &p->layout, lim, r);
+	if (o->slot >= p->layout.count)
+		fail_case("slot outside the layout", &p->layout, lim, r);
+	for (uint32_t j = 0; j < k; j++)
+		if (r->objects[j].slot == o->slot)
+			fail_case("an object twice in a round", &p->layout, lim, r);
+	if (lim->max_pieces && o->n > lim->max_pieces)
+		fail_case("pieces per object", &p->layout, lim, r);
+}
+
+/* Piece i of object o lies in its round, after the piece before it, and
+ * is not one that should have been joined to it. */
+static void check_piece_place(const struct tc_plan *p, const struct tc_plan_object *o, size_t i)
+{
+	const struct tc_plan_round *r = &p->round;
+	const struct tc_plan_piece *u = &r->pieces[i], *v;
+
+	if (u->len == 0 || u->stream < r->first || u->stream + u->len > r->last)
+		fail_case("a piece outside its round", &p->layout, &p->lim, r);
+	if (i == o->first)
+		return;
+	v = &r->pieces[i - 1];
+	if (v->stream + v->len > u->stream)
+		fail_case("pieces out of stream order", &p->layout, &p->lim, r);
+	if (v->stream + v->len == u->stream && v->obj + v->len == u->obj)
+		fail_case("adjacent pieces not joined", &p->layout, &p->lim, r);
+}
+
+/* Every byte of piece u goes where the model puts it, and only once. */
+static void check_piece_bytes(const struct access *x, const struct tc_plan *p,
+			      const struct tc_plan_object *o, const struct tc_plan_piece *u,
+			      uint8_t *seen)
+{
+	for (uint64_t b = 0; b < u->len; b++) {
+		uint64_t s = u->stream + b - x->first, obj;
+		uint32_t slot;
+
+		model_map(&p->layout, (uint64_t)x->file.v[s], &slot, &obj);
+		if (slot != o->slot || obj != u->obj + b)
+			fail_msg("stream byte %llu (file %lld) planned at slot %u object offset %llu; "
+				 "the model says slot %u offset %llu",
+				 (unsigned long long)(s + x->first), (long long)x->file.v[s], o->slot,
+				 (unsigned long long)(u->obj + b), slot, (unsigned long long)obj);
+		if (seen[s]++)
+			fail_msg("stream byte %llu planned twice", (unsigned long long)(s + x->first));
+	}
+}
+
+/* Checks object k of the round and answers its bytes. */
+static uint64_t check_object(const struct access *x, const struct tc_plan *p, uint32_t k,
+			     size_t at, uint8_t *seen)
+{
+	const struct tc_plan_round *r = &p->round;
+	const struct tc_plan_object *o = &r->objects[k];
+	uint64_t bytes = 0;
+
+	check_object_shape(p, k, at);
+	for (size_t i = o->first; i < o->first + o->n; i++) {
+		check_piece_place(p, o, i);
+		check_piece_bytes(x, p, o, &r->pieces[i], seen);
+		bytes += r->pieces[i].len;
+	}
+	if (bytes != o->bytes || bytes > p->lim.max_io)
+		fail_case("object bytes", &p->layout, &p->lim, r);
+	return bytes;
+}
+
+/* Checks the round just planned, which starts at pos. */
+static void check_round(const struct access *x, const struct tc_plan *p, uint64_t pos,
+			uint64_t end, uint8_t *seen)
+{
+	const struct tc_plan_round *r = &p->round;
+	uint64_t total = 0;
+	size_t at = 0;
+
+	check_round_limits(x, p, pos, end);
+	for (uint32_t k = 0; k < r->n_objects; k++) {
+		total += check_object(x, p, k, at, seen);
+		at += r->objects[k].n;
+	}
+	if (at != r->n_pieces || total != r->last - r->first)
+		fail_case("pieces do not cover the round", &p->layout, &p->lim, r);
+	if (r->last < end)
+		check_maximal(x, p);
+}
+
 /* Plan the whole access and check every round against the model. */
 static void check_plan(const struct access *x, struct tc_plan *p)
 {
 	const struct tc_plan_round *r = &p->round;
-	const struct tc_plan_limits *lim = &p->lim;
 	uint64_t end = x->first + x->file.n, pos = x->first;
 	uint8_t *seen = calloc(x->file.n + 1, 1);
-	int rounds = 0;
 
 	while (!tc_plan_done(p)) {
-		uint64_t total = 0;
-		size_t at = 0;
-
 		assert_int_equal(tc_plan_next(p), 0);
-		rounds++;
-		if (r->first != pos || r->last <= r->first || r->last > end)
-			fail_case("rounds do not tile the stream", &p->layout, lim, r);
-		if (r->n_objects == 0 || r->n_objects > lim->window)
-			fail_case("objects per round", &p->layout, lim, r);
-		if (r->n_pieces > lim->max_round_pieces)
-			fail_case("pieces per round", &p->layout, lim, r);
-		if (!x->view && lim->max_regions &&
-		    regions_met(x, r->first, r->last) > lim->max_regions)
-			fail_case("regions per round", &p->layout, lim, r);
-		for (uint32_t k = 0; k < r->n_objects; k++) {
-			const struct tc_plan_object *o = &r->objects[k];
-			uint64_t bytes = 0;
-
-			if (o->first != at || o->n == 0)
-				fail_case("objects' pieces are not grouped", &p->layout, lim, r);
-			at += o->n;
-			if (o->slot >= p->layout.count)
-				fail_case("slot outside the layout", &p->layout, lim, r);
-			for (uint32_t j = 0; j < k; j++)
-				if (r->objects[j].slot == o->slot)
-					fail_case("an object twice in a round", &p->layout, lim, r);
-			if (lim->max_pieces && o->n > lim->max_pieces)
-				fail_case("pieces per object", &p->layout, lim, r);
-			for (size_t i = o->first; i < o->first + o->n; i++) {
-				const struct tc_plan_piece *u = &r->pieces[i];
-
-				if (u->len == 0 || u->stream < r->first || u->stream + u->len > r->last)
-					fail_case("a piece outside its round", &p->layout, lim, r);
-				if (i > o->first) {
-					const struct tc_plan_piece *v = &r->pieces[i - 1];
-
-					if (v->stream + v->len > u->stream)
-						fail_case("pieces out of stream order", &p->layout, lim,
-							  r);
-					if (v->stream + v->len == u->stream && v->obj + v->len == u->obj)
-						fail_case("adjacent pieces not joined", &p->layout, lim, r);
-				}
-				for (uint64_t b = 0; b < u->len; b++) {
-					uint64_t s = u->stream + b - x->first, obj;
-					uint32_t slot;
-
-					model_map(&p->layout, (uint64_t)x->file.v[s], &slot, &obj);
-					if (slot != o->slot || obj != u->obj + b)
-						fail_msg("stream byte %llu (file %lld) planned at slot %u "
-							 "object offset %llu; the model says slot %u offset "
-							 "%llu", (unsigned long long)(s + x->first),
-							 (long long)x->file.v[s], o->slot,
-							 (unsigned long long)(u->obj + b), slot,
-							 (unsigned long long)obj);
-					if (seen[s]++)
-						fail_msg("stream byte %llu planned twice",
-							 (unsigned long long)(s + x->first));
-				}
-				bytes += u->len;
-			}
-			if (bytes != o->bytes || bytes > lim->max_io)
-				fail_case("object bytes", &p->layout, lim, r);
-			total += bytes;
-		}
-		if (at != r->n_pieces || total != r->last - r->first)
-			fail_case("pieces do not cover the round", &p->layout, lim, r);
-		if (r->last < end)
-			check_maximal(x, p);
+		check_round(x, p, pos, end, seen);
 		pos = r->last;
 	}
 	assert_int_equal(pos, end);

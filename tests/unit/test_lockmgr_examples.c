@@ -852,10 +852,102 @@ static void sim_expire(struct sim *s, struct client *c)
 	sim_start(s, c);
 }
 
-static void sim_step(struct sim *s, struct client *c)
+/* Optimistic releases: give back, one server a step, what lies beyond
+ * the lowest point any server would not grant (c->m); then hold if all
+ * is held, else go two-phase. */
+static void sim_opt_release(struct sim *s, struct client *c)
 {
 	struct tlk_answer a;
 
+	while (c->k < s->nserv && !(c->m != NONE && c->last[c->k] != NONE && c->last[c->k] > c->m))
+		c->k++;
+	if (c->k < s->nserv) {
+		int v = c->k++;
+		assert_int_equal(tlk_release_from(s->server[v], c->lock[v], c->m, &a), 0);
+		sim_note(c, v, &a);
+		c->partial_releases++;
+		sim_events(s, v);
+		return;
+	}
+	if (sim_all_held(c)) {
+		sim_mark(s, c, true);
+		c->phase = P_HOLD;
+		c->hold = (int)sim_below(s, 4);
+	} else {
+		c->phase = P_TWO_PHASE;
+	}
+}
+
+/* Optimistic acquires, one server a step, never waiting; when all are
+ * asked, go on at once to the releases. */
+static void sim_opt(struct sim *s, struct client *c)
+{
+	struct tlk_answer a;
+
+	while (c->k < s->nserv && c->next[c->k] == NONE)
+		c->k++;
+	if (c->k < s->nserv) {
+		int v = c->k++;
+		assert_int_equal(tlk_acquire(s->server[v], c->lock[v], 0, NONE, c, &a), 0);
+		assert_int_not_equal(a.state, TLK_WAITING);
+		sim_note(c, v, &a);
+		sim_events(s, v);
+		return;
+	}
+	c->opt_rounds++;
+	c->m = NONE;
+	for (int v = 0; v < s->nserv; v++)
+		if (c->next[v] < c->m)
+			c->m = c->next[v];
+	c->phase = P_OPT_RELEASE;
+	c->k = 0;
+	sim_opt_release(s, c);
+}
+
+/* Still waiting: give up now and then, then try again. */
+static void sim_blocked(struct sim *s, struct client *c)
+{
+	struct tlk_answer a;
+	int v = c->blocked_on;
+
+	if (sim_below(s, 100) >= (uint64_t)s->cancel_pct)
+		return;
+	assert_int_equal(tlk_cancel(s->server[v], c->lock[v], &a), 0);
+	assert_int_equal(a.state, TLK_PARTIAL);
+	sim_note(c, v, &a);
+	sim_events(s, v);
+	c->cancels++;
+	c->phase = P_TWO_PHASE;
+}
+
+/* Releases, one server a step; then the next operation or the end. */
+static void sim_release(struct sim *s, struct client *c)
+{
+	while (c->k < s->nserv && !c->lock[c->k])
+		c->k++;
+	if (c->k < s->nserv) {
+		int v = c->k++;
+		assert_int_equal(tlk_release(s->server[v], c->lock[v]), 0);
+		c->lock[v] = 0;
+		sim_events(s, v);
+		return;
+	}
+	c->phase = --c->ops_left > 0 ? P_START : P_DONE;
+}
+
+/* Holds the whole range for a few steps, then starts releasing. */
+static void sim_hold(struct sim *s, struct client *c)
+{
+	if (c->hold-- > 0)
+		return;
+	sim_mark(s, c, false);
+	c->phase = P_RELEASE;
+	c->k = 0;
+	sim_release(s, c);
+}
+
+static void sim_step(struct sim *s, struct client *c)
+{
 	if (c->phase != P_DONE && sim_below(s, 1000) < (uint64_t)s->expire_permille) {
 		sim_expire(s, c);
 		return;
@@ -865,77 +957,22 @@ static void sim_step(struct sim *s, struct client *c)
 		sim_start(s, c);
 		break;
 	case P_OPT:
-		while (c->k < s->nserv && c->next[c->k] == NONE)
-			c->k++;
-		if (c->k < s->nserv) {
-			int v = c->k++;
-			assert_int_equal(tlk_acquire(s->server[v], c->lock[v], 0, NONE, c, &a), 0);
-			assert_int_not_equal(a.state, TLK_WAITING);
-			sim_note(c, v, &a);
-			sim_events(s, v);
-			break;
-		}
-		c->opt_rounds++;
-		c->m = NONE;
-		for (int v = 0; v < s->nserv; v++)
-			if (c->next[v] < c->m)
-				c->m = c->next[v];
-		c->phase = P_OPT_RELEASE;
-		c->k = 0;
-		/* fall through */
+		sim_opt(s, c);
+		break;
 	case P_OPT_RELEASE:
-		while (c->k < s->nserv &&
-		       !(c->m != NONE && c->last[c->k] != NONE && c->last[c->k] > c->m))
-			c->k++;
-		if (c->k < s->nserv) {
-			int v = c->k++;
-			assert_int_equal(tlk_release_from(s->server[v], c->lock[v], c->m, &a), 0);
-			sim_note(c, v, &a);
-			c->partial_releases++;
-			sim_events(s, v);
-			break;
-		}
-		if (sim_all_held(c)) {
-			sim_mark(s, c, true);
-			c->phase = P_HOLD;
-			c->hold = (int)sim_below(s, 4);
-		} else {
-			c->phase = P_TWO_PHASE;
-		}
+		sim_opt_release(s, c);
 		break;
 	case P_TWO_PHASE:
 		sim_two_phase_round(s, c);
 		break;
 	case P_BLOCKED:
-		/* still waiting: give up now and then, then try again */
-		if (sim_below(s, 100) < (uint64_t)s->cancel_pct) {
-			int v = c->blocked_on;
-			assert_int_equal(tlk_cancel(s->server[v], c->lock[v], &a), 0);
-			assert_int_equal(a.state, TLK_PARTIAL);
-			sim_note(c, v, &a);
-			sim_events(s, v);
-			c->cancels++;
-			c->phase = P_TWO_PHASE;
-		}
+		sim_blocked(s, c);
 		break;
 	case P_HOLD:
-		if (c->hold-- > 0)
-			break;
-		sim_mark(s, c, false);
-		c->phase = P_RELEASE;
-		c->k = 0;
-		/* fall through */
+		sim_hold(s, c);
+		break;
 	case P_RELEASE:
-		while (c->k < s->nserv && !c->lock[c->k])
-			c->k++;
-		if (c->k < s->nserv) {
-			int v = c->k++;
-			assert_int_equal(tlk_release(s->server[v], c->lock[v]), 0);
-			c->lock[v] = 0;
-			sim_events(s, v);
-			break;
-		}
-		c->phase = --c->ops_left > 0 ? P_START : P_DONE;
+		sim_release(s, c);
 		break;
 	case P_DONE:
 		break;

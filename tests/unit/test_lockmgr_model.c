@@ -495,120 +495,211 @@ static uint64_t pick_live(struct rng *rg, const struct model *m)
 
 /* ------------------------------------------------------------------ run */
 
+/* What one run shares between its operations. */
+struct run_ctx {
+	struct rng rg;
+	const struct params *p;
+	struct model *m;
+	struct tlk_table *t;
+};
+
+/* One operation's outcome in the table (rc, a) and in the model (mrc, ma). */
+struct outcome {
+	int rc, mrc;
+	struct tlk_answer a, ma;
+};
+
+/* For operations that answer no tlk_answer: both sides compare equal. */
+static void no_answer(struct outcome *o)
+{
+	o->ma = o->a = (struct tlk_answer){ 0, 0, 0 };
+}
+
+/* Create a request and acquire it. The draws keep their order: the
+ * sequence of a seed is part of what a failure report names. */
+static void op_create(struct run_ctx *x, int obj, void *cookie, struct outcome *o)
+{
+	struct tlk_range g[MAX_RANGES];
+	enum tlk_mode mode = below(&x->rg, 100) < x->p->read_pct ? TLK_READ : TLK_WRITE;
+	uint64_t owner = 1 + below(&x->rg, x->p->owners), id, mid;
+	unsigned flags = below(&x->rg, 2) ? TLK_BLOCKING : 0;
+	uint64_t upto = gen_logical(&x->rg, x->p, obj);
+	size_t n = gen_ranges(&x->rg, x->p, obj, g);
+
+	o->rc = tlk_request_create(x->t, handles[obj], owner, mode, g, n, &id);
+	o->mrc = m_create(x->m, obj, owner, mode, g, n, &mid);
+	assert_int_equal(o->rc, o->mrc);
+	assert_int_equal(id, mid);
+	o->rc = tlk_acquire(x->t, id, flags, upto, cookie, &o->a);
+	o->mrc = m_acquire(x->m, id, flags, upto, cookie, &o->ma);
+}
+
+/* Acquire (further) a live request. */
+static void op_acquire(struct run_ctx *x, void *cookie, struct outcome *o)
+{
+	unsigned flags = below(&x->rg, 2) ? TLK_BLOCKING : 0;
+	uint64_t id = pick_live(&x->rg, x->m);
+	uint64_t upto = gen_logical(&x->rg, x->p, m_find(x->m, id)->obj);
+
+	o->rc = tlk_acquire(x->t, id, flags, upto, cookie, &o->a);
+	o->mrc = m_acquire(x->m, id, flags, upto, cookie, &o->ma);
+}
+
+static void op_release_from(struct run_ctx *x, struct outcome *o)
+{
+	uint64_t id = pick_live(&x->rg, x->m);
+	uint64_t from = gen_logical(&x->rg, x->p, m_find(x->m, id)->obj);
+
+	o->rc = tlk_release_from(x->t, id, from, &o->a);
+	o->mrc = m_release_from(x->m, id, from, &o->ma);
+}
+
+static void op_release(struct run_ctx *x, struct outcome *o)
+{
+	uint64_t id = pick_live(&x->rg, x->m);
+
+	o->rc = tlk_release(x->t, id);
+	o->mrc = m_release(x->m, id);
+	assert_int_equal(tlk_request_info(x->t, id, &(struct tlk_request_info){ 0 }), -ENOENT);
+	no_answer(o);
+}
+
+static void op_cancel(struct run_ctx *x, struct outcome *o)
+{
+	uint64_t id = pick_live(&x->rg, x->m);
+
+	o->rc = tlk_cancel(x->t, id, &o->a);
+	o->mrc = m_cancel(x->m, id, &o->ma);
+}
+
+/* Release an owner's requests; owners + 1 is one that may hold none. */
+static void op_release_owner(struct run_ctx *x, struct outcome *o)
+{
+	uint64_t owner = 1 + below(&x->rg, x->p->owners + 1);
+	size_t n;
+
+	o->rc = tlk_release_owner(x->t, owner, &n);
+	o->mrc = 0;
+	assert_int_equal(n, m_release_owner(x->m, owner));
+	no_answer(o);
+}
+
+/* An id that was never issued, or one released: -ENOENT, no events. */
+static void op_unknown_id(struct run_ctx *x, struct outcome *o)
+{
+	struct model *m = x->m;
+	uint64_t id = below(&x->rg, 2) ? m->next_id + below(&x->rg, 5)
+				       : 1 + below(&x->rg, m->next_id);
+
+	if (m_find(m, id))
+		id = m->next_id + 7;
+	switch (below(&x->rg, 4)) {
+	case 0: o->rc = tlk_acquire(x->t, id, 0, TLK_NONE, NULL, &o->a); break;
+	case 1: o->rc = tlk_release(x->t, id); break;
+	case 2: o->rc = tlk_release_from(x->t, id, 0, &o->a); break;
+	default: o->rc = tlk_cancel(x->t, id, &o->a); break;
+	}
+	assert_int_equal(o->rc, -ENOENT);
+	o->mrc = o->rc;
+	m->nevents = 0;
+	no_answer(o);
+}
+
+/* Malformed ranges: refused, and nothing may change. */
+static void op_malformed(struct run_ctx *x, int obj, struct outcome *o)
+{
+	struct tlk_range g[MAX_RANGES];
+	size_t n = gen_ranges(&x->rg, x->p, obj, g);
+	uint64_t id;
+
+	if (n >= 2)
+		g[1].offset = g[0].offset; /* overlap */
+	else
+		g[0].length = 0;
+	o->rc = tlk_request_create(x->t, handles[obj], 1, TLK_READ, g, n, &id);
+	assert_int_equal(o->rc, -EINVAL);
+	o->mrc = o->rc;
+	x->m->nevents = 0;
+	no_answer(o);
+}
+
+/* Picks the operation, a number in [0, 100) read by run_op; a full table
+ * releases, an empty one creates. */
+static uint64_t pick_op(struct run_ctx *x, uint64_t choice)
+{
+	size_t live = m_live(x->m);
+
+	if (live >= x->p->max_live && choice < 50)
+		choice = 65 + below(&x->rg, 30); /* release something */
+	if (!live && choice >= 30 && choice < 94)
+		choice = 0;
+	return choice;
+}
+
+static void run_op(struct run_ctx *x, uint64_t choice, int obj, void *cookie, struct outcome *o)
+{
+	if (choice < 30)
+		op_create(x, obj, cookie, o);
+	else if (choice < 50)
+		op_acquire(x, cookie, o);
+	else if (choice < 65)
+		op_release_from(x, o);
+	else if (choice < 80)
+		op_release(x, o);
+	else if (choice < 90)
+		op_cancel(x, o);
+	else if (choice < 94)
+		op_release_owner(x, o);
+	else if (choice < 97)
+		op_unknown_id(x, o);
+	else
+		op_malformed(x, obj, o);
+}
+
+/* Drain: every owner's release leaves an empty table. */
+static void drain(struct tlk_table *t, struct model *m, const struct params *p)
+{
+	struct tlk_stats st;
+
+	for (uint64_t owner = 1; owner <= p->owners; owner++) {
+		size_t n;
+		assert_int_equal(tlk_release_owner(t, owner, &n), 0);
+		assert_int_equal(n, m_release_owner(m, owner));
+		expect_events(t, m);
+		expect_state(t, m);
+	}
+	tlk_table_stats(t, &st);
+	assert_int_equal(st.requests, 0);
+	assert_int_equal(st.objects, 0);
+}
+
 static void run(uint64_t seed, const struct params *p, long ops, struct tlk_table *t)
 {
 	static struct model m; /* large: keep it off the stack */
-	struct rng rg = { seed };
+	struct run_ctx x = { { seed }, p, &m, t };
 
 	memset(&m, 0, sizeof(m));
 	m.next_id = 1;
 	for (long op = 0; op < ops; op++) {
-		struct tlk_range g[MAX_RANGES];
-		struct tlk_answer a, ma;
-		size_t live = m_live(&m);
-		uint64_t id, mid, choice = below(&rg, 100);
-		int obj = (int)below(&rg, NOBJ), rc, mrc;
-		void *cookie = (void *)(uintptr_t)(op + 1);
+		struct outcome o;
+		uint64_t choice = below(&x.rg, 100);
+		int obj = (int)below(&x.rg, NOBJ);
 
-		if (live >= p->max_live && choice < 50)
-			choice = 65 + below(&rg, 30); /* release something */
-		if (!live && choice >= 30 && choice < 94)
-			choice = 0;
-		if (choice < 30) {
-			/* create and acquire */
-			enum tlk_mode mode = below(&rg, 100) < p->read_pct ? TLK_READ : TLK_WRITE;
-			uint64_t owner = 1 + below(&rg, p->owners);
-			unsigned flags = below(&rg, 2) ? TLK_BLOCKING : 0;
-			uint64_t upto = gen_logical(&rg, p, obj);
-			size_t n = gen_ranges(&rg, p, obj, g);
-			rc = tlk_request_create(t, handles[obj], owner, mode, g, n, &id);
-			mrc = m_create(&m, obj, owner, mode, g, n, &mid);
-			assert_int_equal(rc, mrc);
-			assert_int_equal(id, mid);
-			rc = tlk_acquire(t, id, flags, upto, cookie, &a);
-			mrc = m_acquire(&m, id, flags, upto, cookie, &ma);
-		} else if (choice < 50) {
-			unsigned flags = below(&rg, 2) ? TLK_BLOCKING : 0;
-			id = pick_live(&rg, &m);
-			obj = m_find(&m, id)->obj;
-			uint64_t upto = gen_logical(&rg, p, obj);
-			rc = tlk_acquire(t, id, flags, upto, cookie, &a);
-			mrc = m_acquire(&m, id, flags, upto, cookie, &ma);
-		} else if (choice < 65) {
-			id = pick_live(&rg, &m);
-			uint64_t from = gen_logical(&rg, p, m_find(&m, id)->obj);
-			rc = tlk_release_from(t, id, from, &a);
-			mrc = m_release_from(&m, id, from, &ma);
-		} else if (choice < 80) {
-			id = pick_live(&rg, &m);
-			rc = tlk_release(t, id);
-			mrc = m_release(&m, id);
-			assert_int_equal(tlk_request_info(t, id, &(struct tlk_request_info){ 0 }),
-					 -ENOENT);
-			ma = a = (struct tlk_answer){ 0, 0, 0 };
-		} else if (choice < 90) {
-			id = pick_live(&rg, &m);
-			rc = tlk_cancel(t, id, &a);
-			mrc = m_cancel(&m, id, &ma);
-		} else if (choice < 94) {
-			uint64_t owner = 1 + below(&rg, p->owners + 1);
-			size_t n;
-			rc = tlk_release_owner(t, owner, &n);
-			mrc = 0;
-			assert_int_equal(n, m_release_owner(&m, owner));
-			ma = a = (struct tlk_answer){ 0, 0, 0 };
-		} else if (choice < 97) {
-			/* an id that was never issued, or one released */
-			id = below(&rg, 2) ? m.next_id + below(&rg, 5) : 1 + below(&rg, m.next_id);
-			if (m_find(&m, id))
-				id = m.next_id + 7;
-			switch (below(&rg, 4)) {
-			case 0: rc = tlk_acquire(t, id, 0, TLK_NONE, NULL, &a); break;
-			case 1: rc = tlk_release(t, id); break;
-			case 2: rc = tlk_release_from(t, id, 0, &a); break;
-			default: rc = tlk_cancel(t, id, &a); break;
-			}
-			assert_int_equal(rc, -ENOENT);
-			mrc = rc;
-			m.nevents = 0;
-			ma = a = (struct tlk_answer){ 0, 0, 0 };
-		} else {
-			/* malformed: nothing may change */
-			size_t n = gen_ranges(&rg, p, obj, g);
-			if (n >= 2)
-				g[1].offset = g[0].offset; /* overlap */
-			else
-				g[0].length = 0;
-			rc = tlk_request_create(t, handles[obj], 1, TLK_READ, g, n, &id);
-			assert_int_equal(rc, -EINVAL);
-			mrc = rc;
-			m.nevents = 0;
-			ma = a = (struct tlk_answer){ 0, 0, 0 };
-		}
-		assert_int_equal(rc, mrc);
-		expect_answer(&a, &ma);
+		choice = pick_op(&x, choice);
+		run_op(&x, choice, obj, (void *)(uintptr_t)(op + 1), &o);
+		assert_int_equal(o.rc, o.mrc);
+		expect_answer(&o.a, &o.ma);
 		if (choice < 50) {
-			seen.waiting += a.state == TLK_WAITING;
-			seen.partial += a.state == TLK_PARTIAL;
-			seen.granted += a.state == TLK_GRANTED;
+			seen.waiting += o.a.state == TLK_WAITING;
+			seen.partial += o.a.state == TLK_PARTIAL;
+			seen.granted += o.a.state == TLK_GRANTED;
 		}
 		expect_events(t, &m);
 		if (op % 997 == 0)
 			expect_state(t, &m);
 	}
 	expect_state(t, &m);
-	/* Drain: every owner's release leaves an empty table. */
-	for (uint64_t owner = 1; owner <= p->owners; owner++) {
-		size_t n;
-		assert_int_equal(tlk_release_owner(t, owner, &n), 0);
-		assert_int_equal(n, m_release_owner(&m, owner));
-		expect_events(t, &m);
-		expect_state(t, &m);
-	}
-	struct tlk_stats st;
-	tlk_table_stats(t, &st);
-	assert_int_equal(st.requests, 0);
-	assert_int_equal(st.objects, 0);
+	drain(t, &m, p);
 }
 
 static long total_ops(void)
