@@ -7,7 +7,7 @@
  *     between the daemons (else EKEYEXPIRED: the client renews it),
  *   - it names every object the request touches (admin capabilities name
  *     all), and
- *   - it holds a right the opcode needs (the table in need_of()).
+ *   - it holds a right the opcode needs (its row of TP_OPCODES, tproto.h).
  * The answer names the opcode, the object and this daemon.
  *
  * Verified capabilities are remembered (IOS_CAP_CACHE of them, direct
@@ -89,67 +89,50 @@ static int verified(struct ios_caps *c, const Tessera__Capability *cap)
 	return 1;
 }
 
-/* What a request of opcode `op` touches and needs: its capability, the
- * handles it names (n may be 0: a lease names a session), and the rights
- * of which it needs one. 0: the opcode needs no capability. */
-struct need {
-	const Tessera__Capability *cap;
-	const uint64_t *handles;
-	size_t n;
-	uint32_t rights;
-};
-
-static int need_of(unsigned op, const ProtobufCMessage *msg, struct need *n)
+/* The field of msg named `name`, if it is one of `type` and `label`. */
+static const ProtobufCFieldDescriptor *field(const ProtobufCMessage *msg, const char *name,
+					     ProtobufCType type, int repeated)
 {
-	const uint32_t rw = TP_CAP_READ | TP_CAP_WRITE;
+	const ProtobufCFieldDescriptor *f =
+		protobuf_c_message_descriptor_get_field_by_name(msg->descriptor, name);
+
+	if (!f || f->type != type || (f->label == PROTOBUF_C_LABEL_REPEATED) != repeated)
+		return NULL;
+	return f;
+}
+
+/* The right comes from the opcode's row of TP_OPCODES; the capability and
+ * the objects from the request's fields `cap` and `handle` or `handles`
+ * (tproto.h, enum tp_right). Anything else is refused, never waved
+ * through: an opcode with no row, a request that needs a right but has
+ * no `cap`, or one that must name its objects but has neither field
+ * (tests/unit/test_ios_rights.c holds every storage opcode to this). */
+int ios_cap_need(unsigned op, const ProtobufCMessage *msg, struct ios_cap_need *n)
+{
+	enum tp_right right = tp_opcode_right(op);
+	const char *base = (const char *)msg;
+	const ProtobufCFieldDescriptor *f;
 
 	memset(n, 0, sizeof(*n));
-	switch (op) {
-#define ONE(OP, type, right)                                      \
-	case TP_OP_##OP: {                                        \
-		const type *m = (const type *)msg;                \
-		n->cap = m->cap;                                  \
-		n->handles = &m->handle;                          \
-		n->n = 1;                                         \
-		n->rights = (right);                              \
-		return 1;                                         \
-	}
-	ONE(WRITE, Tessera__WriteRequest, TP_CAP_WRITE)
-	ONE(READ, Tessera__ReadRequest, TP_CAP_READ)
-	ONE(TRUNCATE, Tessera__TruncateRequest, TP_CAP_WRITE)
-	ONE(LIST_WRITE, Tessera__ListIORequest, TP_CAP_WRITE)
-	ONE(LIST_READ, Tessera__ListIORequest, TP_CAP_READ)
-	ONE(DTYPE_WRITE, Tessera__DtypeIORequest, TP_CAP_WRITE)
-	ONE(DTYPE_READ, Tessera__DtypeIORequest, TP_CAP_READ)
-	ONE(LOCAL_OPEN, Tessera__LocalOpenRequest, TP_CAP_READ)
-	ONE(FETCH_ADD, Tessera__FetchAddRequest, rw)
-	ONE(LOCK_ACQUIRE, Tessera__LockAcquireRequest, rw)
-	ONE(LOCK_RELEASE, Tessera__LockReleaseRequest, rw)
-#undef ONE
-	case TP_OP_GETSIZE:
-	case TP_OP_SYNC:
-	case TP_OP_REMOVE: {
-		const Tessera__HandlesRequest *m = (const Tessera__HandlesRequest *)msg;
-
-		n->cap = m->cap;
-		n->handles = m->handles;
-		n->n = m->n_handles;
-		n->rights = op == TP_OP_GETSIZE ? TP_CAP_STAT | rw :
-			    op == TP_OP_SYNC ? rw : TP_CAP_REMOVE; /* fsync(2) of a
-								    * read-only fd works */
-		return 1;
-	}
-	case TP_OP_LEASE:
-		n->cap = ((const Tessera__LeaseRequest *)msg)->cap;
-		n->rights = rw;
-		return 1;
-	case TP_OP_OBJECT_LIST:
-		n->cap = ((const Tessera__ObjectListRequest *)msg)->cap;
-		n->rights = TP_CAP_ADMIN;
-		return 1;
-	default:
+	if (right == TP_RIGHT_NONE)
 		return 0;
+	if (!(n->rights = tp_right_caps(right)) || !msg ||
+	    !(f = field(msg, "cap", PROTOBUF_C_TYPE_MESSAGE, 0)) ||
+	    f->descriptor != &tessera__capability__descriptor)
+		return -EPROTO;
+	n->cap = *(const Tessera__Capability *const *)(base + f->offset);
+	if (!tp_right_names_objects(right))
+		return 1;
+	if ((f = field(msg, "handle", PROTOBUF_C_TYPE_UINT64, 0))) {
+		n->handles = (const uint64_t *)(base + f->offset);
+		n->n = 1;
+	} else if ((f = field(msg, "handles", PROTOBUF_C_TYPE_UINT64, 1))) {
+		n->handles = *(const uint64_t *const *)(base + f->offset);
+		n->n = *(const size_t *)(base + f->quantifier_offset);
+	} else {
+		return -EPROTO;
 	}
+	return 1;
 }
 
 static int names(const Tessera__Capability *cap, uint64_t h)
@@ -170,10 +153,16 @@ int ios_cap_check(struct ios *ios, struct srv_req *req)
 	const char *what = tp_opcode_name(op);
 	uint64_t first;
 	char obj[64];
-	struct need n;
+	struct ios_cap_need n;
+	int rc = ios_cap_need(op, req->msg, &n);
 
-	if (!need_of(op, req->msg, &n))
+	if (rc == 0)
 		return 0;
+	if (rc < 0)
+		return srv_reply_error(req, -EACCES, "%s on storage daemon %u: permission denied:"
+				       " the opcode has no right a capability must hold (a bug:"
+				       " see TP_OPCODES)", what ? what : "an unknown opcode",
+				       ios->index), -EACCES;
 	/* The request's size first: matching a million handles against the
 	 * capability would cost what the limit is there to prevent. */
 	if (n.n > IOS_MAX_HANDLES)
