@@ -26,6 +26,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 
+#include "tp_clock.h"
 #include "tproto.h"
 
 _Static_assert(sizeof(struct fi_context2) <= 64, "fi_context2 fits tnet_ctx");
@@ -105,14 +106,6 @@ static int env_true(const char *name)
 		     !strcasecmp(v, "on"));
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static int fi_err(int rc)
 {
 	/* libfabric's codes are errno values (negated), plus a few of its own
@@ -128,7 +121,7 @@ int tnet_open(const struct tnet_opts *opts, struct tnet **out, char *err, size_t
 	struct fi_av_attr av_attr = { 0 };
 	struct tnet *net = calloc(1, sizeof(*net));
 	const char *step = "fi_allocinfo";
-	uint64_t t = mono_ns();
+	uint64_t t = tp_mono_ns();
 	int rc = -ENOMEM;
 
 	if (!hints || !net)
@@ -151,8 +144,8 @@ int tnet_open(const struct tnet_opts *opts, struct tnet **out, char *err, size_t
 	}
 	if (rc)
 		goto fail;
-	net->times.getinfo_ns = mono_ns() - t;
-	t = mono_ns();
+	net->times.getinfo_ns = tp_mono_ns() - t;
+	t = tp_mono_ns();
 	net->tagged = (net->info->caps & FI_TAGGED) != 0;
 	net->iov_limit = net->info->tx_attr->iov_limit < net->info->rx_attr->iov_limit
 			 ? net->info->tx_attr->iov_limit : net->info->rx_attr->iov_limit;
@@ -199,8 +192,8 @@ int tnet_open(const struct tnet_opts *opts, struct tnet **out, char *err, size_t
 	step = "fi_enable";
 	if ((rc = fi_enable(net->ep)))
 		goto fail;
-	net->times.endpoint_ns = mono_ns() - t;
-	t = mono_ns();
+	net->times.endpoint_ns = tp_mono_ns() - t;
+	t = tp_mono_ns();
 
 	step = "receive buffers";
 	net->nrecv = opts->nrecv;
@@ -224,7 +217,7 @@ int tnet_open(const struct tnet_opts *opts, struct tnet **out, char *err, size_t
 		if ((rc = tnet_repost(net, rb)))
 			goto fail;
 	}
-	net->times.buffers_ns = mono_ns() - t;
+	net->times.buffers_ns = tp_mono_ns() - t;
 	fi_freeinfo(hints);
 	*out = net;
 	return 0;

@@ -75,14 +75,6 @@ out:
 	return rc;
 }
 
-int64_t cap_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static uint8_t *put(uint8_t *p, uint64_t v, int bytes)
 {
 	for (int i = 0; i < bytes; i++)

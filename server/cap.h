@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tp_clock.h" /* capabilities expire by tp_real_ns() */
 #include "tproto.h"
 
 #define CAP_KEY_LEN 32
@@ -27,9 +28,6 @@ struct cap_key {
  * may read it, or it cannot be read or parsed (-errno, -EINVAL); err names
  * the file and what is wrong. */
 int cap_key_load(const char *path, struct cap_key *key, char *err, size_t errlen);
-
-/* The time capabilities are judged by: CLOCK_REALTIME, ns. */
-int64_t cap_now_ns(void);
 
 /* Sign c (its fields 1-5 set) into mac[TP_CAP_MAC_LEN], which c->mac then
  * points to (it must outlive c). -EINVAL: more than CAP_MAX_HANDLES. */

@@ -190,7 +190,7 @@ int ios_cap_check(struct ios *ios, struct srv_req *req)
 				       " denied: the capability (file %016" PRIx64 ") was issued"
 				       " to uid %u, not to the caller (uid %u)", what, obj,
 				       ios->index, n.cap->file, n.cap->uid, req->ident.uid), -EACCES;
-	if (cap_now_ns() > n.cap->expires_ns + IOS_CAP_SKEW_NS)
+	if (tp_real_ns() > n.cap->expires_ns + IOS_CAP_SKEW_NS)
 		return srv_reply_error(req, -EKEYEXPIRED, "%s of %s on storage daemon %u:"
 				       " capability for file %016" PRIx64 " expired",
 				       what, obj, ios->index, n.cap->file), -EKEYEXPIRED;

@@ -27,6 +27,7 @@
 #include "ios.h"
 #include "tdl.h"
 #include "tlk.h"
+#include "tp_clock.h"
 
 #define LK_SESSION_BUCKETS 1024         /* power of 2 */
 #define LK_PENDING_BIT (1ull << 63)     /* lock ids of pending descriptions */
@@ -75,14 +76,6 @@ struct ios_locks {
 	size_t pending_ranges;       /* capacity of all pending descriptions */
 	uint64_t granted, released, expired_sessions; /* counters */
 };
-
-static double mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 int ios_locks_create(struct ios *ios, uint32_t lease_ms, struct ios_locks **out, char **msg)
 {
@@ -155,7 +148,7 @@ static struct lk_session *session_touch(struct ios_locks *lk, uint64_t id, int c
 		lk->nsessions++;
 	}
 	if (s)
-		s->expires = mono_now() + lk->lease_ms / 1000.0;
+		s->expires = tp_mono_s() + lk->lease_ms / 1000.0;
 	return s;
 }
 
@@ -706,7 +699,7 @@ static void session_expire(struct ios_locks *lk, struct lk_session *s)
 void ios_locks_tick(struct ios *ios)
 {
 	struct ios_locks *lk = ios->locks;
-	double now = mono_now();
+	double now = tp_mono_s();
 
 	for (unsigned b = 0; b < LK_SESSION_BUCKETS; b++) {
 		struct lk_session **pp = &lk->sessions[b];

@@ -121,7 +121,7 @@ static int grant(struct mds *mds, const struct mds_cred *cred, const struct mds_
 	out->cap.n_handles = a ? a->layout.count : 0;
 	out->cap.rights = rights;
 	out->cap.uid = cred->uid;
-	out->cap.expires_ns = cap_now_ns() + (int64_t)mds->cap_lifetime_ms * 1000000;
+	out->cap.expires_ns = tp_real_ns() + (int64_t)mds->cap_lifetime_ms * 1000000;
 	return cap_sign(&mds->key, &out->cap, out->mac);
 }
 

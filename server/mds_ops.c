@@ -77,7 +77,7 @@ int mds_mkdir(struct mds_store *st, const struct mds_cred *cred,
 	rc = mds_alloc_handles(st, 1, &d.handle);
 	if (rc)
 		goto out;
-	now = mds_now_ns();
+	now = tp_real_ns();
 	d.type = MDS_DIR;
 	d.mode = mode & 07777;
 	new_owner(cred, &w.parent, &d);
@@ -194,7 +194,7 @@ int mds_create(struct mds_store *st, const struct mds_cred *cred,
 		f.layout.handles[i] = handles[1 + i];
 		f.layout.servers[i] = (first + i) % st->n_ios;
 	}
-	now = mds_now_ns();
+	now = tp_real_ns();
 	f.type = MDS_FILE;
 	f.mode = mode & 07777;
 	new_owner(cred, &w.parent, &f);
@@ -310,7 +310,7 @@ int mds_setattr(struct mds_store *st, const struct mds_cred *cred,
 		goto out;
 	if (valid) {
 		rc = apply_setattr(st, cred, path, valid, in, &a,
-				   mds_now_ns());
+				   tp_real_ns());
 		if (rc)
 			goto out;
 		b = leveldb_writebatch_create();
@@ -369,7 +369,7 @@ int mds_set_dir_layout(struct mds_store *st, const struct mds_cred *cred,
 	if (stripe_count)
 		d.layout.count = stripe_count;
 	d.has_layout = d.layout.strip_size || d.layout.count;
-	d.ctime_ns = mds_now_ns();
+	d.ctime_ns = tp_real_ns();
 	b = leveldb_writebatch_create();
 	mds_batch_put_attr(b, &d);
 	rc = mds_batch_write(st, b, "setlayout", path);
@@ -502,7 +502,7 @@ static int remove_entry(struct mds_store *st, const char *op,
 			const struct mds_attr *victim)
 {
 	leveldb_writebatch_t *b;
-	int64_t now = mds_now_ns();
+	int64_t now = tp_real_ns();
 	int rc;
 
 	w->parent.nentries--;

@@ -28,6 +28,7 @@
 
 #include "cap.h"
 #include "mds_store.h"
+#include "tp_clock.h"
 
 #define PURGE_FILES 32            /* intents one REMOVE may cover */
 #define PURGE_SCAN_PAGES 8        /* intent pages one slot reads per tick, so
@@ -75,14 +76,6 @@ struct mds_purge {
 	struct mds_intent *page;      /* PURGE_FILES intents (scratch) */
 	size_t frame_cap;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 int mds_purge_create(const struct tp_config *cfg, struct mds_store *store,
 		     const struct cap_key *key, struct mds_purge **out, char *err,
@@ -188,7 +181,7 @@ static void slot_failed(struct mds_purge *p, uint32_t s, const char *why,
 	sl->failures++;
 	sl->busy = 0;
 	sl->resume = 0;         /* the intents it covered come first again */
-	sl->retry_ns = now_ns() + ms * 1000000u;
+	sl->retry_ns = tp_mono_ns() + ms * 1000000u;
 	sl->authing = 0;
 	sodium_memzero(&sl->ses, sizeof(sl->ses)); /* authenticate again */
 	if (sl->known) {
@@ -354,7 +347,7 @@ static void slot_send(struct mds_purge *p, uint32_t s, void (*log)(void *, const
 	rc = gather(p, s, &m, handles);
 	if (rc < 0) {
 		say(log, arg, "purger: %s", mds_store_errmsg(p->store));
-		sl->retry_ns = now_ns() + PURGE_BACKOFF_MAX_MS * 1000000ull;
+		sl->retry_ns = tp_mono_ns() + PURGE_BACKOFF_MAX_MS * 1000000ull;
 		return;
 	}
 	if (rc == 0 || rc == 2) {
@@ -373,7 +366,7 @@ static void slot_send(struct mds_purge *p, uint32_t s, void (*log)(void *, const
 	cap.handles = handles;
 	cap.n_handles = m.n_handles;
 	cap.rights = TP_CAP_REMOVE;
-	cap.expires_ns = cap_now_ns() + (int64_t)p->cfg->cap_lifetime_ms * 1000000;
+	cap.expires_ns = tp_real_ns() + (int64_t)p->cfg->cap_lifetime_ms * 1000000;
 	if (cap_sign(p->key, &cap, mac)) {
 		slot_failed(p, s, "cannot sign its remove capability", log, arg);
 		return;
@@ -408,7 +401,7 @@ static void slot_send(struct mds_purge *p, uint32_t s, void (*log)(void *, const
 	sl->busy = 1;
 	sl->sending = 1;
 	sl->reqid = hdr.reqid;
-	sl->deadline_ns = now_ns() + (uint64_t)p->cfg->timeout_ms * 1000000u;
+	sl->deadline_ns = tp_mono_ns() + (uint64_t)p->cfg->timeout_ms * 1000000u;
 }
 
 void mds_purge_tick(struct mds_purge *p, void (*log)(void *, const char *), void *arg)
@@ -432,7 +425,7 @@ void mds_purge_tick(struct mds_purge *p, void (*log)(void *, const char *), void
 			if (ev[i].status && sl->busy)
 				slot_failed(p, s, strerror(-ev[i].status), log, arg);
 		}
-	now = now_ns();
+	now = tp_mono_ns();
 	for (uint32_t s = 0; s < p->cfg->n_ios; s++) {
 		struct purge_slot *sl = &p->slots[s];
 

@@ -100,7 +100,7 @@ int mds_rename(struct mds_store *st, const struct mds_cred *cred,
 	/* Both parents may be one directory: then update a single copy. */
 	pf = &wf.parent;
 	pt = wt.parent.handle == wf.parent.handle ? pf : &wt.parent;
-	now = mds_now_ns();
+	now = tp_real_ns();
 	pf->nentries--;
 	pt->nentries++;
 	if (type == MDS_DIR) {

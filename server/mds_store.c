@@ -86,14 +86,6 @@ const char *mds_store_errmsg(const struct mds_store *st)
 	return st->err;
 }
 
-int64_t mds_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* ---- attribute records ---- */
 
 /* Encode `a` (its handle is the key, not stored) into buf, which holds
@@ -375,7 +367,7 @@ static int create_root(struct mds_store *st)
 {
 	struct mds_attr root;
 	leveldb_writebatch_t *b;
-	int64_t now = mds_now_ns();
+	int64_t now = tp_real_ns();
 	int rc;
 
 	memset(&root, 0, sizeof root);

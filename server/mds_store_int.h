@@ -38,6 +38,7 @@
 #include <stdint.h>
 
 #include "mds_store.h"
+#include "tp_clock.h" /* file times: tp_real_ns() */
 
 #define MDS_HANDLE_BLOCK 4096            /* counters reserved per sync write */
 #define MDS_COUNTER_MAX ((UINT64_C(1) << 48) - 1)
@@ -86,8 +87,6 @@ size_t mds_dirent_key(unsigned char *key, uint64_t parent, const char *name,
 /* Record an error message and return rc (a negative errno). */
 int mds_fail(struct mds_store *st, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-
-int64_t mds_now_ns(void);
 
 /* Read the attributes of `handle`: 0, -ENOENT when absent, -EIO. */
 int mds_get_attr(struct mds_store *st, uint64_t handle, struct mds_attr *out);
