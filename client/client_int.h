@@ -26,6 +26,8 @@
 #include "tessera.h"
 #include "tproto.h"
 
+_Static_assert(TESSERA_MAX_STRIPE == TP_MAX_STRIPE, "the API's stripe limit is the protocol's");
+
 #define TC_MDS (-1) /* server number of the metadata daemon */
 
 /* One request to one server, from submission to reply. */

@@ -114,6 +114,10 @@ struct tp_hdr {
 #define TP_CAP_REMOVE 0x8u
 #define TP_CAP_ADMIN  0x10u
 #define TP_CAP_MAC_LEN 32 /* HMAC-SHA256 */
+/* The most objects one capability names: a file's (TP_MAX_STRIPE) or those
+ * of one REMOVE of the metadata daemon's purger (TP_MAX_HANDLES, several
+ * files' objects under one capability). */
+#define TP_CAP_MAX_HANDLES 256
 
 /* What an opcode's request needs (TP_OPCODES' last column): a capability
  * holding one of the rights tp_right_caps() gives, naming the objects the
@@ -161,6 +165,17 @@ int tp_right_names_objects(enum tp_right r);
  * network namespace); other negative errnos: this attempt failed. */
 int tp_local_fetch(const char *name, const uint8_t *token, uint32_t timeout_ms, int fds[2],
 		   int *nfds, uint8_t *status);
+
+/* The most storage objects one file may have (a layout's stripe count),
+ * and so the most a capability names. The client's public name for it is
+ * TESSERA_MAX_STRIPE (client/tessera.h), checked equal at compile time. */
+#define TP_MAX_STRIPE 256
+/* The most handles one GETSIZE, REMOVE or SYNC request may name: a bound
+ * on a request's size, which batching senders (the purger, fsck) fill.
+ * A separate limit from TP_MAX_STRIPE that happens to be equal. */
+#define TP_MAX_HANDLES 256
+_Static_assert(TP_CAP_MAX_HANDLES >= TP_MAX_STRIPE && TP_CAP_MAX_HANDLES >= TP_MAX_HANDLES,
+	       "a capability can name a file's objects and a purger's REMOVE");
 
 /* Opcodes are below this bound (checked at compile time in frame.c), so a
  * daemon's dispatch table is a plain array indexed by opcode. */

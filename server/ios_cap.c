@@ -14,7 +14,7 @@
  * mapped by MAC), so a file's stream of requests costs one HMAC, not one
  * each: a hit needs the same MAC and the same signed bytes, so nothing
  * unverified is ever taken from the cache. Memory: at most IOS_CAP_CACHE
- * encodings of at most CAP_MAX_HANDLES handles (about 2 KiB each).
+ * encodings of at most TP_CAP_MAX_HANDLES handles (about 2 KiB each).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -63,11 +63,11 @@ void ios_caps_destroy(struct ios_caps *c)
 /* Verified before (cached) or now (then cached). */
 static int verified(struct ios_caps *c, const Tessera__Capability *cap)
 {
-	uint8_t enc[8 + 8 + 4 + 4 + 8 + 4 + 8 * CAP_MAX_HANDLES];
+	uint8_t enc[8 + 8 + 4 + 4 + 8 + 4 + 8 * TP_CAP_MAX_HANDLES];
 	struct cap_entry *e;
 	size_t len;
 
-	if (cap->mac.len != TP_CAP_MAC_LEN || cap->n_handles > CAP_MAX_HANDLES)
+	if (cap->mac.len != TP_CAP_MAC_LEN || cap->n_handles > TP_CAP_MAX_HANDLES)
 		return 0;
 	len = cap_encode(cap, enc);
 	e = &c->cache[(cap->mac.data[0] | (unsigned)cap->mac.data[1] << 8) % IOS_CAP_CACHE];
@@ -165,9 +165,9 @@ int ios_cap_check(struct ios *ios, struct srv_req *req)
 				       ios->index), -EACCES;
 	/* The request's size first: matching a million handles against the
 	 * capability would cost what the limit is there to prevent. */
-	if (n.n > IOS_MAX_HANDLES)
+	if (n.n > TP_MAX_HANDLES)
 		return srv_reply_error(req, -E2BIG, "%s: %zu handles exceed the limit of %d per"
-				       " request", what, n.n, IOS_MAX_HANDLES), -E2BIG;
+				       " request", what, n.n, TP_MAX_HANDLES), -E2BIG;
 	first = n.n ? n.handles[0] : 0;
 	if (n.n)
 		snprintf(obj, sizeof(obj), OBJ "%s", first, n.n > 1 ? " (and others)" : "");

@@ -203,7 +203,7 @@ int ios_store_open(const char *dir, unsigned max_open, unsigned flags, struct io
 		goto fail;
 	if ((rc = mkdir_p(disk, dir, &existed)) || (rc = mkdir_p(disk, st->dir, NULL)))
 		goto fail;
-	for (unsigned i = 0; i < 256; i++) {
+	for (unsigned i = 0; i < IOS_STORE_DIRS; i++) {
 		snprintf(path, sizeof(path), "%s/%02x", st->dir, i);
 		if ((rc = mkdir_p(disk, path, NULL)))
 			goto fail;

@@ -39,6 +39,10 @@ struct ios_disk;
  * share, is proto/tp_objfmt.h's; this is the store's name for its block. */
 #define IOS_BLOCK TP_OBJ_BLOCK
 
+/* Objects are spread over IOS_STORE_DIRS directories, DIR/objects/00 to
+ * DIR/objects/ff, by the low byte of the handle (one per byte value). */
+#define IOS_STORE_DIRS 256
+
 /* Writes of at least this many bytes start their writeback at once (the
  * disk's writeback op); smaller ones are left to the kernel and SYNC. */
 #define IOS_WRITEBACK_MIN (256u << 10)

@@ -56,8 +56,8 @@ static void cred_of(const struct mds *mds, const struct srv_req *req, const Tess
 struct attr_msg {
 	Tessera__Attr attr;
 	Tessera__Layout layout;
-	uint32_t servers[MDS_MAX_STRIPE];
-	uint64_t handles[MDS_MAX_STRIPE];
+	uint32_t servers[TP_MAX_STRIPE];
+	uint64_t handles[TP_MAX_STRIPE];
 };
 
 static void layout_msg(const struct mds_layout *l, struct attr_msg *m, int with_objects)

@@ -121,7 +121,7 @@ int mds_create(struct mds_store *st, const struct mds_cred *cred,
 	struct mds_walk w;
 	struct mds_attr f;
 	leveldb_writebatch_t *b = NULL;
-	uint64_t h, handles[1 + MDS_MAX_STRIPE];
+	uint64_t h, handles[1 + TP_MAX_STRIPE];
 	uint32_t type, count, first, max_count;
 	int64_t now;
 	char why[160];
@@ -155,9 +155,9 @@ int mds_create(struct mds_store *st, const struct mds_cred *cred,
 		goto out;
 
 	/* The layout: arguments, else the directory's default, else all
-	 * storage daemons (at most MDS_MAX_STRIPE) and the caller's default
+	 * storage daemons (at most TP_MAX_STRIPE) and the caller's default
 	 * strip, else ours. */
-	max_count = st->n_ios < MDS_MAX_STRIPE ? st->n_ios : MDS_MAX_STRIPE;
+	max_count = st->n_ios < TP_MAX_STRIPE ? st->n_ios : TP_MAX_STRIPE;
 	if (stripe_count > max_count) {
 		rc = mds_fail(st, -EINVAL, "create %s: stripe count %u above"
 			      " the %u storage daemons", path, stripe_count,
@@ -348,7 +348,7 @@ int mds_set_dir_layout(struct mds_store *st, const struct mds_cred *cred,
 		rc = mds_fail(st, -EPERM, "setlayout %s: not the owner", path);
 		goto out;
 	}
-	if (stripe_count > st->n_ios || stripe_count > MDS_MAX_STRIPE) {
+	if (stripe_count > st->n_ios || stripe_count > TP_MAX_STRIPE) {
 		rc = mds_fail(st, -EINVAL, "setlayout %s: stripe count %u above"
 			      " the %u storage daemons", path, stripe_count,
 			      st->n_ios);

@@ -34,7 +34,6 @@
 #define PURGE_SCAN_PAGES 8        /* intent pages one slot reads per tick, so
 				   * a long backlog for a dead daemon does not
 				   * hold the event loop */
-#define PURGE_HANDLES 256         /* objects in one REMOVE (IOS_MAX_HANDLES) */
 #define PURGE_BACKOFF_MIN_MS 100
 #define PURGE_BACKOFF_MAX_MS 5000
 #define PURGE_NRECV 8
@@ -92,10 +91,10 @@ int mds_purge_create(const struct tp_config *cfg, struct mds_store *store,
 	p->store = store;
 	p->key = key;
 	p->next_reqid = 1;
-	/* header + reply address + PURGE_HANDLES varint handles, and the
+	/* header + reply address + TP_MAX_HANDLES varint handles, and the
 	 * capability naming them again (fixed fields and MAC), generously */
-	p->frame_cap = TP_HDR_SIZE + TP_MAX_ADDR + 16 + 11 * PURGE_HANDLES +
-		       (16 + 11 * PURGE_HANDLES + 64 + TP_CAP_MAC_LEN);
+	p->frame_cap = TP_HDR_SIZE + TP_MAX_ADDR + 16 + 11 * TP_MAX_HANDLES +
+		       (16 + 11 * TP_MAX_HANDLES + 64 + TP_CAP_MAC_LEN);
 	p->slots = calloc(cfg->n_ios ? cfg->n_ios : 1, sizeof(*p->slots));
 	p->page = calloc(PURGE_FILES, sizeof(*p->page));
 	if (!p->slots || !p->page)
@@ -279,7 +278,7 @@ static int gather(struct mds_purge *p, uint32_t s, Tessera__HandlesRequest *m,
 
 			for (uint32_t k = 0; k < in->count; k++)
 				mine += in->servers[k] == s;
-			if (mine && (m->n_handles + mine > PURGE_HANDLES ||
+			if (mine && (m->n_handles + mine > TP_MAX_HANDLES ||
 				     sl->nfiles == PURGE_FILES))
 				return 1;   /* full: the rest next time */
 			sl->cursor = in->file;
@@ -337,7 +336,7 @@ static void slot_send(struct mds_purge *p, uint32_t s, void (*log)(void *, const
 	Tessera__HandlesRequest m = TESSERA__HANDLES_REQUEST__INIT;
 	Tessera__Capability cap = TESSERA__CAPABILITY__INIT;
 	uint8_t mac[TP_CAP_MAC_LEN];
-	uint64_t handles[PURGE_HANDLES];
+	uint64_t handles[TP_MAX_HANDLES];
 	struct tp_hdr hdr = { .opcode = TP_OP_REMOVE };
 	struct iovec iov;
 	long len;

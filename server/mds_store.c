@@ -152,7 +152,7 @@ static int attr_decode(const unsigned char *p, size_t len, uint64_t handle,
 			return -EIO;
 		a->layout.strip_size = mds_get_be64(p); p += 8;
 		a->layout.count = mds_get_be32(p); p += 4;
-		if (a->layout.count > MDS_MAX_STRIPE)
+		if (a->layout.count > TP_MAX_STRIPE)
 			return -EIO;
 		if (a->type == MDS_FILE) {
 			if ((size_t)(end - p) < 12 * (size_t)a->layout.count)

@@ -53,8 +53,8 @@
 
 /* Longest key: "D" + handle + 255-byte name. */
 #define MDS_KEY_MAX (1 + 8 + MDS_NAME_MAX)
-/* Longest encoded attribute record (a file with MDS_MAX_STRIPE objects). */
-#define MDS_ATTR_ENC_MAX (80 + 12 * MDS_MAX_STRIPE)
+/* Longest encoded attribute record (a file with TP_MAX_STRIPE objects). */
+#define MDS_ATTR_ENC_MAX (80 + 12 * TP_MAX_STRIPE)
 
 struct mds_store {
 	leveldb_t *db;
