@@ -29,6 +29,15 @@
 #include "tlk.h"
 #include "tp_clock.h"
 
+/* The wire's lock modes and states are the lock manager's numbers, so a
+ * mode or state crosses between them by a cast, here and only here. */
+_Static_assert((int)TLK_READ == (int)TESSERA__LOCK_MODE__LOCK_READ &&
+	       (int)TLK_WRITE == (int)TESSERA__LOCK_MODE__LOCK_WRITE, "lock modes: lockmgr = wire");
+_Static_assert((int)TLK_GRANTED == (int)TESSERA__LOCK_STATE__LOCK_GRANTED &&
+	       (int)TLK_PARTIAL == (int)TESSERA__LOCK_STATE__LOCK_PARTIAL &&
+	       (int)TLK_WAITING == (int)TESSERA__LOCK_STATE__LOCK_WAITING,
+	       "lock states: lockmgr = wire");
+
 #define LK_SESSION_BUCKETS 1024         /* power of 2 */
 #define LK_PENDING_BIT (1ull << 63)     /* lock ids of pending descriptions */
 #define LK_MAX_RANGES (1u << 20)        /* per lock request */

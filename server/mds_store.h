@@ -33,7 +33,11 @@
 
 #define MDS_DEFAULT_STRIP 65536    /* strip size when nobody chose one */
 
-enum mds_type { MDS_FILE = 1, MDS_DIR = 2 };
+/* The store's names for tessera.proto's FileType (Attr.type). */
+enum mds_type {
+	MDS_FILE = TESSERA__FILE_TYPE__FILE_REGULAR,
+	MDS_DIR = TESSERA__FILE_TYPE__FILE_DIRECTORY,
+};
 
 /* MDS_SET_* bits for mds_setattr's `valid`. */
 #define MDS_SET_MODE  0x01
