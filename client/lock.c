@@ -32,7 +32,9 @@
 #include "client_int.h"
 
 #define LK_NONE UINT64_MAX
-enum { LK_GRANTED = 0, LK_PARTIAL = 1, LK_WAITING = 2 };
+/* A lock's mode goes on the wire as the API names it (LockAcquireRequest.mode). */
+_Static_assert((int)TESSERA_LOCK_READ == (int)TESSERA__LOCK_MODE__LOCK_READ &&
+	       (int)TESSERA_LOCK_WRITE == (int)TESSERA__LOCK_MODE__LOCK_WRITE, "lock modes: API = wire");
 
 /* The lock's share on one object. */
 struct lk_part {
@@ -469,13 +471,13 @@ static int blocking(struct tessera_lock *lk)
 {
 	size_t a = 0;
 	uint64_t m = min_next(lk, SIZE_MAX, &a), m2;
-	int state = LK_WAITING, rc = 0;
+	int state = TESSERA__LOCK_STATE__LOCK_WAITING, rc = 0;
 
 	if (m == LK_NONE)
 		return 0;
 	m2 = min_next(lk, a, NULL);
 	lk->info.blocking_rounds++;
-	while (!rc && state == LK_WAITING)
+	while (!rc && state == TESSERA__LOCK_STATE__LOCK_WAITING)
 		rc = send_round(lk, &a, 1, 0, 1, m2 != LK_NONE, m2, 0, &state);
 	return rc;
 }
