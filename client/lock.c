@@ -116,13 +116,7 @@ static void *lease_main(void *arg)
 		size_t k = 0;
 		Tessera__LeaseRequest m = TESSERA__LEASE_REQUEST__INIT;
 
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += (time_t)(wait_ms / 1000);
-		ts.tv_nsec += (long)(wait_ms % 1000) * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
+		ts = tp_real_deadline(wait_ms);
 		pthread_cond_timedwait(&l->cond, &l->mu, &ts);
 		if (l->stop)
 			break;

@@ -517,16 +517,16 @@ int tessera_ping(tessera_fs *fs, struct tessera_ping *out, size_t n_out)
 		int server = i == 0 ? TC_MDS : (int)i - 1;
 		const struct tp_server *s = i == 0 ? &fs->cfg.mds : &fs->cfg.ios[i - 1];
 		struct tc_req *r = tc_req_new(fs, server, TP_OP_PING, &m.base, NULL, 0);
-		struct timespec t0, t1;
+		uint64_t t0, t1;
 		int rc;
 
 		memset(&out[i], 0, sizeof(out[i]));
 		snprintf(out[i].address, sizeof(out[i].address), "%s:%s", s->host, s->port);
 		snprintf(out[i].role, sizeof(out[i].role), "%s", i == 0 ? "mds" : "ios");
 		out[i].index = i == 0 ? 0 : (uint32_t)i - 1;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
+		t0 = tp_mono_ns();
 		rc = tc_call(fs, r, "ping");
-		clock_gettime(CLOCK_MONOTONIC, &t1);
+		t1 = tp_mono_ns();
 		out[i].status = rc;
 		if (!rc) {
 			Tessera__PingReply *rep = (Tessera__PingReply *)r->reply;
@@ -542,8 +542,7 @@ int tessera_ping(tessera_fs *fs, struct tessera_ping *out, size_t n_out)
 				out[i].parked_data_kept = rep->core->parked_data_kept;
 				out[i].parked_data_copied = rep->core->parked_data_copied;
 			}
-			out[i].rtt_us = (double)(t1.tv_sec - t0.tv_sec) * 1e6 +
-					(double)(t1.tv_nsec - t0.tv_nsec) / 1e3;
+			out[i].rtt_us = (double)(t1 - t0) / 1e3;
 		}
 		tc_req_free(fs, r);
 	}
