@@ -89,7 +89,8 @@ static int verified(struct ios_caps *c, const Tessera__Capability *cap)
 	return 1;
 }
 
-/* The field of msg named `name`, if it is one of `type` and `label`. */
+/* The field of msg named `name`, if it has type `type` and is repeated
+ * exactly when `repeated` says so; NULL otherwise. */
 static const ProtobufCFieldDescriptor *field(const ProtobufCMessage *msg, const char *name,
 					     ProtobufCType type, int repeated)
 {
