@@ -16,6 +16,8 @@
 #                 daemons on network namespaces behind rate-limited links
 #   make fuzz     long fuzzing campaigns: every libFuzzer target for
 #                 FUZZ_SECONDS (600) each, or those in FUZZ_TARGETS
+#   make docs     regenerate the generated documentation (the configuration
+#                 reference: docs/configuration.md, tessera.conf(5))
 #   make install  install the programs, libtessera (shared with its soname
 #                 links, static, headers, tessera.pc), the ROMIO component
 #                 and the man pages under $(DESTDIR)$(PREFIX) (/usr/local)
@@ -71,7 +73,7 @@ USES_tests       := client proto dataloops lockmgr
 # Fragments name other parts' libraries in prerequisites ($$(LIBS)).
 .SECONDEXPANSION:
 
-.PHONY: all deps check check-build test test-san run down bench crash study fuzz clean print-bounds install
+.PHONY: all deps check check-build test test-san run down bench crash study fuzz clean print-bounds install docs
 all:
 
 PARTS   := $(sort $(patsubst %/,%,$(dir $(wildcard */*.mk server/*/*.mk))))
@@ -167,11 +169,12 @@ INSTALL_PROGRAMS := $(filter $(addprefix $(B)/bin/,tessera tessera-fuse tessera-
 		      $(PROGRAMS)) deploy/tessera-local deploy/tessera-genconfig
 # The library's API: tessera.h, and tdl.h for datatype I/O's dataloops.
 INSTALL_HEADERS  := $(PUBLIC_client) $(PUBLIC_dataloops)
-INSTALL_MAN      := $(wildcard deploy/man/*.[18])
+INSTALL_MAN      := $(wildcard deploy/man/*.[158])
 
 install: all
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libdir)/pkgconfig \
-		$(DESTDIR)$(includedir)/tessera $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man8
+		$(DESTDIR)$(includedir)/tessera $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man5 \
+		$(DESTDIR)$(mandir)/man8
 	install -m 755 $(INSTALL_PROGRAMS) $(DESTDIR)$(bindir)/
 	install -m 755 $(CL_SO) $(DESTDIR)$(libdir)/
 	install -m 644 $(CL_STATIC) $(DESTDIR)$(libdir)/
@@ -182,6 +185,7 @@ install: all
 	    -e 's|@CFLAGS@|-I$${includedir}/tessera|' client/tessera.pc.in \
 	    > $(DESTDIR)$(libdir)/pkgconfig/tessera.pc
 	install -m 644 $(filter %.1,$(INSTALL_MAN)) $(DESTDIR)$(mandir)/man1/
+	install -m 644 $(filter %.5,$(INSTALL_MAN)) $(DESTDIR)$(mandir)/man5/
 	install -m 644 $(filter %.8,$(INSTALL_MAN)) $(DESTDIR)$(mandir)/man8/
 ifneq ($(ROMIO_SO),)
 	install -d $(DESTDIR)$(libdir)/tessera/openmpi $(DESTDIR)$(datadir)
@@ -189,6 +193,10 @@ ifneq ($(ROMIO_SO),)
 	install -m 644 romio-adio/tessera-mpi-env.sh $(DESTDIR)$(datadir)/
 	install -m 755 romio-adio/tessera-mpirun $(DESTDIR)$(bindir)/
 endif
+
+# Generated documents that are committed (each part adds its own
+# generator's target as a prerequisite: proto/proto.mk, config-docs).
+docs:
 
 clean:
 	rm -rf build

@@ -285,63 +285,85 @@ int tp_auth_decode(const char *socket, const char *cred, const char *target,
 
 /* ------------------------------------------------------------------ config
  *
- * A plain text file of "key = value" lines; '#' starts a comment. Keys:
- *   provider = tcp;ofi_rxm        libfabric provider (or shm, or any name)
- *   mds = HOST:PORT               the metadata daemon (one, for now)
- *   ios = HOST:PORT               a storage daemon; order gives its index
- *   timeout_ms = 30000            request timeout
- *   max_io = 1048576              bytes of data in one message
- *   window = 16                   requests a client keeps in flight
- *   strip_size = 65536            default strip size for new files
- *   list_io_max_regions = 8192    file regions per list I/O round
- *   lock_lease_ms = 10000         a session's locks outlive its silence this long
- *   lock_list_batch = 0           regions per list-lock message (0: as many as
- *                                 fit a frame; 64 reproduces PVFS2)
- *   mount_point = /mnt/tessera    where the FUSE mount lives
- *   munge_socket = PATH           munged's socket (default: libmunge's)
- *   root_squash = 0               1: the metadata daemon treats uid 0 as
- *                                 65534/65534
- *   key_file = PATH               daemons: the shared capability key (64 hex
- *                                 digits, mode 0600; clients never read it)
- *   cap_lifetime_ms = 600000      how long a capability is valid
- *   io_threads = N                storage daemons: disk worker threads (default:
- *                                 the online CPUs, at most 8; 0: the disk
- *                                 work runs inside the event loop)
+ * A plain text file of "key = value" lines; '#' starts a comment. The keys,
+ * their types, defaults, ranges and meanings are one table,
+ * TP_CONFIG_KEYS in tp_config_keys.h; docs/configuration.md and
+ * tessera.conf(5) are generated from it. A key may be given again (the
+ * last line wins), except mds; each ios line adds a storage daemon.
  */
-#define TP_MAX_SERVERS 256
+#include "tp_config_keys.h"
+#include "tp_size.h"
 
 struct tp_server {
 	char host[128];
 	char port[16];
 };
 
-struct tp_config {
-	char provider[64];
-	struct tp_server mds;
-	uint32_t n_ios;
-	struct tp_server ios[TP_MAX_SERVERS];
-	uint32_t timeout_ms;
-	uint32_t max_io;
-	uint32_t window;
-	uint64_t strip_size;
-	uint32_t list_io_max_regions;
-	uint32_t lock_lease_ms;
-	uint32_t lock_list_batch;
-	char mount_point[1024];
-	char munge_socket[1024];
-	uint32_t root_squash;
-	char key_file[1024];
-	uint32_t cap_lifetime_ms;
-	uint32_t io_threads;          /* TP_IO_THREADS_AUTO: not set */
-	uint32_t local_reads;         /* 1: clients read local objects' files */
-};
-#define TP_IO_THREADS_AUTO UINT32_MAX
-#define TP_MAX_IO_THREADS 64
+/* The C type of each config type (tp_config_keys.h). */
+#define TP_CFG_FIELD_STRING(f)  char f[64];
+#define TP_CFG_FIELD_PATH(f)    char f[1024];
+#define TP_CFG_FIELD_SERVER(f)  struct tp_server f;
+#define TP_CFG_FIELD_SERVERS(f) uint32_t n_##f; struct tp_server f[TP_MAX_SERVERS];
+#define TP_CFG_FIELD_U32(f)     uint32_t f;
+#define TP_CFG_FIELD_BOOL(f)    uint32_t f;
+#define TP_CFG_FIELD_SIZE32(f)  uint32_t f;
+#define TP_CFG_FIELD_SIZE64(f)  uint64_t f;
+#define TP_CFG_FIELD(key, field, type, def, min, max, unit, doc) TP_CFG_FIELD_##type(field)
 
+/* One field per key, named and typed by the table: provider, mds, n_ios
+ * and ios[], timeout_ms, ... io_threads (TP_IO_THREADS_AUTO: not set),
+ * local_reads. */
+struct tp_config {
+	TP_CONFIG_KEYS(TP_CFG_FIELD)
+};
+#define TP_IO_THREADS_AUTO TP_CONFIG_UNSET
+
+enum tp_config_type {
+	TP_CFG_STRING,
+	TP_CFG_PATH,
+	TP_CFG_SERVER,
+	TP_CFG_SERVERS,
+	TP_CFG_U32,
+	TP_CFG_BOOL,
+	TP_CFG_SIZE32,
+	TP_CFG_SIZE64,
+};
+
+/* A row of the table, as data (for the parser, the documentation
+ * generator and tests). */
+struct tp_config_key {
+	const char *key;
+	enum tp_config_type type;
+	size_t offset;       /* of the field in struct tp_config */
+	size_t size;         /* of the field (a string's capacity) */
+	size_t count_offset; /* SERVERS: of n_<field> */
+	const char *def;     /* the default as config text; NULL: none */
+	const char *unset;   /* what no line means, when def is NULL */
+	uint64_t min, max;   /* the range (lines, for SERVER and SERVERS) */
+	const char *unit;    /* "" if none */
+	const char *doc;
+};
+
+/* The table's rows, in its order; *n gets their number. */
+const struct tp_config_key *tp_config_keys(size_t *n);
+/* The row of `key`, or NULL. */
+const struct tp_config_key *tp_config_key(const char *key);
+/* What a value of k must be, as messages and the reference say it: "an
+ * integer from 1 to 3600000 (ms)", "HOST:PORT", ... */
+void tp_config_expect(const struct tp_config_key *k, char *buf, size_t len);
+/* The type's name in the reference: "integer", "size", "path", ... */
+const char *tp_config_type_name(enum tp_config_type type);
+
+/* Every field at its default (DEF), or empty (NONE). */
 void tp_config_defaults(struct tp_config *cfg);
+/* Set `key` from `value` (trimmed config text) as a line of the file
+ * would; lines of a SERVER key already set are refused. -EINVAL with
+ * "why" in err: "unknown key 'x'", "bad value 'v' for 'k': expected ...". */
+int tp_config_set(struct tp_config *cfg, const char *key, const char *value,
+		  char *err, size_t errlen);
 /* Parse text (from a file named `name`, for messages). -EINVAL with
- * "name:LINE: why" in err on a bad line, unknown key, bad number, or a
- * config without mds or ios. */
+ * "name:LINE: why" in err on a bad line, unknown key, a value out of its
+ * range (the message states the range), or a config without mds or ios. */
 int tp_config_parse(const char *text, const char *name, struct tp_config *cfg,
 		    char *err, size_t errlen);
 int tp_config_load(const char *path, struct tp_config *cfg, char *err,

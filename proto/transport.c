@@ -114,19 +114,23 @@ static int fi_err(int rc)
 	return rc < 256 ? -rc : -EIO;
 }
 
-int tnet_open(const struct tnet_opts *opts, struct tnet **out, char *err, size_t errlen)
+/*
+ * tnet_open's steps. Each sets *step to what it is doing, for the message
+ * tnet_open writes when one fails, and returns 0 or a libfabric code (or
+ * -ENOMEM); what it made is in net for tnet_close to undo.
+ */
+
+/* An RDM endpoint of the provider, tagged if it can (shm in some
+ * libfabric versions cannot). */
+static int tnet_getinfo(struct tnet *net, const struct tnet_opts *opts, const char **step)
 {
 	struct fi_info *hints = fi_allocinfo();
-	struct fi_cq_attr cq_attr = { 0 };
-	struct fi_av_attr av_attr = { 0 };
-	struct tnet *net = calloc(1, sizeof(*net));
-	const char *step = "fi_allocinfo";
-	uint64_t t = tp_mono_ns();
-	int rc = -ENOMEM;
+	uint64_t flags = opts->listen ? FI_SOURCE : 0;
+	int rc;
 
-	if (!hints || !net)
-		goto fail;
-	net->fd = -1;
+	*step = "fi_allocinfo";
+	if (!hints)
+		return -ENOMEM;
 	hints->caps = FI_MSG | FI_TAGGED;
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->mode = FI_CONTEXT | FI_CONTEXT2;
@@ -134,91 +138,134 @@ int tnet_open(const struct tnet_opts *opts, struct tnet **out, char *err, size_t
 	hints->domain_attr->mr_mode = FI_MR_UNSPEC;
 	hints->fabric_attr->prov_name = strdup(opts->provider);
 	tnet_env_defaults();
-	step = "fi_getinfo";
-	rc = fi_getinfo(TNET_FI_VERSION, opts->node, opts->service,
-			opts->listen ? FI_SOURCE : 0, hints, &net->info);
+	*step = "fi_getinfo";
+	rc = fi_getinfo(TNET_FI_VERSION, opts->node, opts->service, flags, hints, &net->info);
 	if (rc == -FI_ENODATA) { /* a provider without tagged messages */
 		hints->caps = FI_MSG;
-		rc = fi_getinfo(TNET_FI_VERSION, opts->node, opts->service,
-				opts->listen ? FI_SOURCE : 0, hints, &net->info);
+		rc = fi_getinfo(TNET_FI_VERSION, opts->node, opts->service, flags, hints,
+				&net->info);
 	}
-	if (rc)
-		goto fail;
-	net->times.getinfo_ns = tp_mono_ns() - t;
-	t = tp_mono_ns();
-	net->tagged = (net->info->caps & FI_TAGGED) != 0;
-	net->iov_limit = net->info->tx_attr->iov_limit < net->info->rx_attr->iov_limit
-			 ? net->info->tx_attr->iov_limit : net->info->rx_attr->iov_limit;
+	fi_freeinfo(hints);
+	return rc;
+}
+
+/* What the endpoint granted: tagged messages, iovec length, lending. */
+static void tnet_note_caps(struct tnet *net)
+{
+	const struct fi_info *info = net->info;
+
+	net->tagged = (info->caps & FI_TAGGED) != 0;
+	net->iov_limit = info->tx_attr->iov_limit < info->rx_attr->iov_limit
+			 ? info->tx_attr->iov_limit : info->rx_attr->iov_limit;
 	if (net->iov_limit < 1)
 		net->iov_limit = 1;
 	/* rxm: forgetting a peer closes its connection (rxm_av_remove_handler,
 	 * with FI_AV_REMOVE_CLEANUP), and with it every transfer from or into
 	 * our memory. shm has no such handler. */
 	net->lends = net->tagged && net->iov_limit >= 2 &&
-		     strstr(net->info->fabric_attr->prov_name, "ofi_rxm") &&
+		     strstr(info->fabric_attr->prov_name, "ofi_rxm") &&
 		     env_true("FI_AV_REMOVE_CLEANUP");
-	step = "fi_fabric";
-	if ((rc = fi_fabric(net->info->fabric_attr, &net->fabric, NULL)))
-		goto fail;
-	step = "fi_domain";
-	if ((rc = fi_domain(net->fabric, net->info, &net->domain, NULL)))
-		goto fail;
+}
+
+/* The completion queue, with a wait fd when the provider has one. */
+static int tnet_open_cq(struct tnet *net, unsigned nrecv, const char **step)
+{
+	struct fi_cq_attr cq_attr = { 0 };
+	int rc;
+
 	cq_attr.format = FI_CQ_FORMAT_MSG;
 	cq_attr.wait_obj = FI_WAIT_FD;
-	cq_attr.size = opts->nrecv * 4 + 256;
-	step = "fi_cq_open";
+	cq_attr.size = nrecv * 4 + 256;
+	*step = "fi_cq_open";
 	rc = fi_cq_open(net->domain, &cq_attr, &net->cq, NULL);
 	if (rc == -FI_ENOSYS) {
 		/* No wait fd (shm in libfabric 1.17): callers poll instead. */
 		cq_attr.wait_obj = FI_WAIT_NONE;
-		rc = fi_cq_open(net->domain, &cq_attr, &net->cq, NULL);
-	} else if (!rc) {
-		step = "fi_control(FI_GETWAIT)";
-		rc = fi_control(&net->cq->fid, FI_GETWAIT, &net->fd);
+		return fi_cq_open(net->domain, &cq_attr, &net->cq, NULL);
 	}
 	if (rc)
-		goto fail;
-	av_attr.type = FI_AV_TABLE;
-	step = "fi_av_open";
+		return rc;
+	*step = "fi_control(FI_GETWAIT)";
+	return fi_control(&net->cq->fid, FI_GETWAIT, &net->fd);
+}
+
+/* Fabric, domain, queue, address vector and the enabled endpoint. */
+static int tnet_open_endpoint(struct tnet *net, const struct tnet_opts *opts,
+			      const char **step)
+{
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	int rc;
+
+	*step = "fi_fabric";
+	if ((rc = fi_fabric(net->info->fabric_attr, &net->fabric, NULL)))
+		return rc;
+	*step = "fi_domain";
+	if ((rc = fi_domain(net->fabric, net->info, &net->domain, NULL)))
+		return rc;
+	if ((rc = tnet_open_cq(net, opts->nrecv, step)))
+		return rc;
+	*step = "fi_av_open";
 	if ((rc = fi_av_open(net->domain, &av_attr, &net->av, NULL)))
-		goto fail;
-	step = "fi_endpoint";
+		return rc;
+	*step = "fi_endpoint";
 	if ((rc = fi_endpoint(net->domain, net->info, &net->ep, NULL)))
-		goto fail;
-	step = "fi_ep_bind";
+		return rc;
+	*step = "fi_ep_bind";
 	if ((rc = fi_ep_bind(net->ep, &net->av->fid, 0)) ||
 	    (rc = fi_ep_bind(net->ep, &net->cq->fid, FI_TRANSMIT | FI_RECV)))
-		goto fail;
-	step = "fi_enable";
-	if ((rc = fi_enable(net->ep)))
-		goto fail;
-	net->times.endpoint_ns = tp_mono_ns() - t;
-	t = tp_mono_ns();
+		return rc;
+	*step = "fi_enable";
+	return fi_enable(net->ep);
+}
 
-	step = "receive buffers";
+/* The receive buffers, all posted, and the name cache. */
+static int tnet_post_buffers(struct tnet *net, const struct tnet_opts *opts, const char **step)
+{
+	int rc;
+
+	*step = "receive buffers";
 	net->nrecv = opts->nrecv;
 	net->rbufs = calloc(opts->nrecv, sizeof(*net->rbufs));
 	net->names = calloc(TNET_NAME_CACHE, sizeof(*net->names));
-	if (!net->rbufs || !net->names) {
-		rc = -ENOMEM;
-		goto fail;
-	}
+	if (!net->rbufs || !net->names)
+		return -ENOMEM;
 	for (unsigned i = 0; i < opts->nrecv; i++) {
 		struct tnet_rbuf *rb = &net->rbufs[i];
 
 		rb->cap = opts->buf_size;
 		rb->data = malloc(rb->cap);
 		rb->ctx.user = rb;
-		if (!rb->data) {
-			rc = -ENOMEM;
-			goto fail;
-		}
-		step = "fi_recv";
+		if (!rb->data)
+			return -ENOMEM;
+		*step = "fi_recv";
 		if ((rc = tnet_repost(net, rb)))
-			goto fail;
+			return rc;
 	}
+	return 0;
+}
+
+int tnet_open(const struct tnet_opts *opts, struct tnet **out, char *err, size_t errlen)
+{
+	struct tnet *net = calloc(1, sizeof(*net));
+	const char *step = "fi_allocinfo";
+	uint64_t t = tp_mono_ns();
+	int rc = -ENOMEM;
+
+	if (!net)
+		goto fail;
+	net->fd = -1;
+	if ((rc = tnet_getinfo(net, opts, &step)))
+		goto fail;
+	net->times.getinfo_ns = tp_mono_ns() - t;
+	t = tp_mono_ns();
+	tnet_note_caps(net);
+	if ((rc = tnet_open_endpoint(net, opts, &step)))
+		goto fail;
+	net->times.endpoint_ns = tp_mono_ns() - t;
+	t = tp_mono_ns();
+	if ((rc = tnet_post_buffers(net, opts, &step)))
+		goto fail;
 	net->times.buffers_ns = tp_mono_ns() - t;
-	fi_freeinfo(hints);
 	*out = net;
 	return 0;
 fail:
@@ -226,8 +273,6 @@ fail:
 		 opts->node ? ", " : "", opts->node ? opts->node : "",
 		 opts->service ? ":" : "", opts->service ? opts->service : "",
 		 fi_strerror(rc < 0 ? -rc : rc));
-	if (hints)
-		fi_freeinfo(hints);
 	tnet_close(net);
 	return rc == -ENOMEM ? rc : fi_err(rc);
 }

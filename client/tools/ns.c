@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "tp_size.h" /* sizes as the config file writes them */
 #include "tool.h"
 
 /* Keep the first failure of a command that goes on over several paths. */
@@ -481,11 +482,11 @@ int cmd_setstripe(struct tool *t, int argc, char **argv)
 		rc = tool_usage(t, "give -s STRIP_SIZE, -c COUNT or both");
 		goto out;
 	}
-	if (o.vals['s'] && tool_parse_size(o.vals['s'], &strip)) {
+	if (o.vals['s'] && tp_parse_size(o.vals['s'], &strip)) {
 		rc = tool_usage(t, "bad strip size '%s'", o.vals['s']);
 		goto out;
 	}
-	if (o.vals['c'] && (tool_parse_size(o.vals['c'], &count) || count > TESSERA_MAX_STRIPE)) {
+	if (o.vals['c'] && (tp_parse_size(o.vals['c'], &count) || count > TESSERA_MAX_STRIPE)) {
 		rc = tool_usage(t, "bad stripe count '%s' (0 to %d)", o.vals['c'], TESSERA_MAX_STRIPE);
 		goto out;
 	}
@@ -550,7 +551,7 @@ int cmd_truncate(struct tool *t, int argc, char **argv)
 		rc = tool_usage(t, "-s SIZE is required");
 		goto out;
 	}
-	if (tool_parse_size(o.vals['s'], &size)) {
+	if (tp_parse_size(o.vals['s'], &size)) {
 		rc = tool_usage(t, "bad size '%s'", o.vals['s']);
 		goto out;
 	}

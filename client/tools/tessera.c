@@ -197,35 +197,6 @@ int tool_start_bare(struct tool *t, int argc, char **argv, struct tool_opts *o)
 
 /* -------------------------------------------------------------- helpers */
 
-int tool_parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	unsigned shift = 0;
-
-	if (!s || !isdigit((unsigned char)*s))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -EINVAL;
-	switch (toupper((unsigned char)*end)) {
-	case 'K': shift = 10; end++; break;
-	case 'M': shift = 20; end++; break;
-	case 'G': shift = 30; end++; break;
-	case 'T': shift = 40; end++; break;
-	default: break;
-	}
-	if (shift && (!strcasecmp(end, "iB") || !strcasecmp(end, "B")))
-		end += strlen(end);
-	if (*end)
-		return -EINVAL;
-	if (shift && v > (UINT64_MAX >> shift))
-		return -ERANGE;
-	*out = (uint64_t)v << shift;
-	return 0;
-}
-
 void tool_human(uint64_t bytes, char *buf, size_t len)
 {
 	static const char units[] = "BKMGTPE";

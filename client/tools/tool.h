@@ -8,7 +8,8 @@
  * servers.c   ping, df and stats
  * fsck.c      fsck
  *
- * Everything uses only the public client API (tessera.h). There is no
+ * Everything uses only the public client API (tessera.h), and proto's
+ * size parser (tp_size.h), which the config file shares. There is no
  * global mutable state: a struct tool is passed to every function.
  * Functions return 0 or a negative errno; a command's messages are
  * printed where the failure is found, so callers only pass the code on.
@@ -69,8 +70,6 @@ int tool_start(struct tool *t, int argc, char **argv, const char *bools,
 /* The same for a command that takes no operands and no options. */
 int tool_start_bare(struct tool *t, int argc, char **argv, struct tool_opts *o);
 
-/* "64K", "1M", "3G", "12345" -> bytes. */
-int tool_parse_size(const char *s, uint64_t *out);
 /* 1536 -> "1.5K". */
 void tool_human(uint64_t bytes, char *buf, size_t len);
 /* "tessera:/a/b" -> "/a/b"; NULL if `s` has no tessera: prefix. */

@@ -48,13 +48,92 @@ void srv_log(struct srv *srv, const char *fmt, ...)
 
 /* ------------------------------------------------------------ requests */
 
+/* Who sent the frame: a session's frames are answered at the session's
+ * address (never at one the frame claims), once their MAC is right. A
+ * frame that cannot be checked (cut, malformed; rc) is answered only when
+ * it names a session: its owner, and nobody else, hears of it. Frames
+ * outside a session are dealt with here (AUTH answered, others dropped):
+ * 1 then, 0 with req->peer and req->ident set to go on. */
+static int reply_unless_session(struct srv *srv, struct srv_req *req, int rc)
+{
+	struct srv_session *ses;
+
+	if (!srv->net) {
+		req->peer = srv->local_peer;
+		req->ident = srv->local_ident;
+		if (!rc && req->frame.hdr.opcode == TP_OP_AUTH) {
+			srv_reply_error(req, -EOPNOTSUPP, "AUTH: an in-process daemon has no sessions");
+			return 1;
+		}
+		return 0;
+	}
+	if (!req->frame.hdr.session) {
+		if (!rc && req->frame.hdr.opcode == TP_OP_AUTH &&
+		    !(req->frame.hdr.flags & TP_FLAG_REPLY))
+			srv_auth(srv, req);
+		else
+			srv_unauthenticated(srv, "no session");
+		return 1;
+	}
+	ses = srv_session_find(srv->sessions, req->frame.hdr.session);
+	if (!ses || (!rc && tp_frame_verify(&req->frame, ses->ident.key))) {
+		srv_unauthenticated(srv, ses ? "bad MAC" : "unknown session");
+		return 1;
+	}
+	ses->last_used = tp_mono_s();
+	req->peer = ses->peer;
+	req->ident = ses->ident;
+	return 0;
+}
+
+/* A sender's frame the daemon cannot serve: no room for its reply, a
+ * frame error (rc, err), a reply, an opcode this role does not serve, a
+ * body that does not decode. The negative errno answered, or 0 with
+ * *handler set and req->msg decoded. */
+static int refuse_frame(struct srv *srv, struct srv_req *req, int rc, const char *err,
+			srv_handler *handler)
+{
+	const struct tp_hdr *h = &req->frame.hdr;
+	struct srv_peer *p = srv_peer_find(srv, req->peer);
+	const ProtobufCMessageDescriptor *desc;
+
+	if (!srv_room_for(srv, p, srv->max_frame)) {
+		srv->count.requests_refused++;
+		srv_reply_error(req, -EBUSY, "request %llu: the %s daemon owes %zu bytes of "
+				"replies (limit %zu per client, %zu in all): read them first",
+				(unsigned long long)h->reqid, srv->role.name, p->bytes,
+				srv->lim.peer_bytes, srv->lim.budget_bytes);
+		return -EBUSY;
+	}
+	if (rc) {
+		srv_reply_error(req, rc, "request %llu: %s", (unsigned long long)h->reqid, err);
+		return rc;
+	}
+	if (h->flags & TP_FLAG_REPLY) {
+		srv_reply_error(req, -EPROTO, "a reply was sent to the %s daemon", srv->role.name);
+		return -EPROTO;
+	}
+	*handler = h->opcode < TP_OP_LIMIT ? srv->role.handlers[h->opcode] : NULL;
+	if (!*handler) {
+		srv_reply_error(req, -EOPNOTSUPP, "%s is not served by the %s daemon",
+				tp_opcode_name(h->opcode), srv->role.name);
+		return -EOPNOTSUPP;
+	}
+	desc = tp_request_desc(h->opcode);
+	req->msg = tp_body_unpack(&req->frame, desc);
+	if (!req->msg) {
+		srv_reply_error(req, -EBADMSG, "%s: the %u-byte body does not decode as %s",
+				tp_opcode_name(h->opcode), h->body_len, desc->name);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
 /* Check, decode and dispatch one received frame of ev->len bytes in
  * ev->rbuf->data (ev->status: -EMSGSIZE when the transport truncated it). */
 static void handle_frame(struct srv *srv, const struct tnet_event *ev)
 {
 	struct srv_req req = { .srv = srv, .rbuf = srv->net ? ev->rbuf : NULL };
-	const ProtobufCMessageDescriptor *desc;
-	struct srv_peer *p;
 	srv_handler handler = NULL;
 	char err[256];
 	int rc;
@@ -68,68 +147,12 @@ static void handle_frame(struct srv *srv, const struct tnet_event *ev)
 		srv_log(srv, "dropped a %zu-byte message: %s", ev->len, err);
 		return;
 	}
-	/* Who sent it: a session's frames are answered at the session's
-	 * address (never at one the frame claims), once their MAC is right. A
-	 * frame that cannot be checked (cut, malformed) is answered only when
-	 * it names a session: its owner, and nobody else, hears of it. */
-	if (!srv->net) {
-		req.peer = srv->local_peer;
-		req.ident = srv->local_ident;
-		if (!rc && req.frame.hdr.opcode == TP_OP_AUTH) {
-			srv_reply_error(&req, -EOPNOTSUPP, "AUTH: an in-process daemon has no sessions");
-			return;
-		}
-	} else if (!req.frame.hdr.session) {
-		if (!rc && req.frame.hdr.opcode == TP_OP_AUTH && !(req.frame.hdr.flags & TP_FLAG_REPLY))
-			srv_auth(srv, &req);
-		else
-			srv_unauthenticated(srv, "no session");
+	if (reply_unless_session(srv, &req, rc))
 		return;
-	} else {
-		struct srv_session *ses = srv_session_find(srv->sessions, req.frame.hdr.session);
-
-		if (!ses || (!rc && tp_frame_verify(&req.frame, ses->ident.key))) {
-			srv_unauthenticated(srv, ses ? "bad MAC" : "unknown session");
-			return;
-		}
-		ses->last_used = tp_mono_s();
-		req.peer = ses->peer;
-		req.ident = ses->ident;
-	}
 	if (srv_admit(srv, &req))
+		return; /* dropped */
+	if (refuse_frame(srv, &req, rc, err, &handler))
 		return;
-	p = srv_peer_find(srv, req.peer);
-	if (!srv_room_for(srv, p, srv->max_frame)) {
-		srv->count.requests_refused++;
-		srv_reply_error(&req, -EBUSY, "request %llu: the %s daemon owes %zu bytes of "
-				"replies (limit %zu per client, %zu in all): read them first",
-				(unsigned long long)req.frame.hdr.reqid, srv->role.name, p->bytes,
-				srv->lim.peer_bytes, srv->lim.budget_bytes);
-		return;
-	}
-	if (rc) {
-		srv_reply_error(&req, rc, "request %llu: %s", (unsigned long long)req.frame.hdr.reqid, err);
-		return;
-	}
-	if (req.frame.hdr.flags & TP_FLAG_REPLY) {
-		srv_reply_error(&req, -EPROTO, "a reply was sent to the %s daemon", srv->role.name);
-		return;
-	}
-	if (req.frame.hdr.opcode < TP_OP_LIMIT)
-		handler = srv->role.handlers[req.frame.hdr.opcode];
-	if (!handler) {
-		srv_reply_error(&req, -EOPNOTSUPP, "%s is not served by the %s daemon",
-				tp_opcode_name(req.frame.hdr.opcode), srv->role.name);
-		return;
-	}
-	desc = tp_request_desc(req.frame.hdr.opcode);
-	req.msg = tp_body_unpack(&req.frame, desc);
-	if (!req.msg) {
-		srv_reply_error(&req, -EBADMSG, "%s: the %u-byte body does not decode as %s",
-				tp_opcode_name(req.frame.hdr.opcode), req.frame.hdr.body_len,
-				desc->name);
-		return;
-	}
 	handler(srv->role.ctx, &req);
 	if (!req.replied)
 		srv_reply_error(&req, -EIO, "%s: the daemon produced no answer",
@@ -280,7 +303,7 @@ void srv_core_stats(struct srv *srv, Tessera__CoreStats *out)
 	out->frames_unauthenticated = srv->count.unauthenticated;
 }
 
-static void ping_answer(struct srv *srv, struct srv_req *req)
+static void reply_ping(struct srv *srv, struct srv_req *req)
 {
 	Tessera__PingReply rep = TESSERA__PING_REPLY__INIT;
 	Tessera__CoreStats core;
@@ -297,7 +320,7 @@ static void ping_held(void *arg, struct srv_req *req, int reason)
 {
 	(void)arg;
 	if (reason == -ETIMEDOUT) /* the hold is over */
-		ping_answer(req->srv, req);
+		reply_ping(req->srv, req);
 }
 
 void srv_ping(struct srv *srv, struct srv_req *req)
@@ -307,7 +330,7 @@ void srv_ping(struct srv *srv, struct srv_req *req)
 	int rc;
 
 	if (!m->hold_ms) {
-		ping_answer(srv, req);
+		reply_ping(srv, req);
 		return;
 	}
 	rc = srv_park(req, m->hold_ms, ping_held, NULL, &held);

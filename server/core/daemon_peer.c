@@ -197,9 +197,15 @@ void srv_pump_all(struct srv *srv)
 
 static void parked_retire(struct srv *srv, struct srv_parked *pk);
 
-/* The peer's client is gone (closed = we closed its connection because it
- * stopped reading): cancel its parked requests and drop what waits. */
-static void peer_gone(struct srv *srv, struct srv_peer *p, int closed)
+/* How a peer's client went away. */
+enum peer_loss {
+	PEER_UNREACHABLE,   /* a reply could not be delivered */
+	PEER_CLOSED,        /* we closed its connection: it stopped reading */
+};
+
+/* The peer's client is gone: cancel its parked requests and drop what
+ * waits (and, PEER_CLOSED, what was posted). */
+static void peer_gone(struct srv *srv, struct srv_peer *p, enum peer_loss how)
 {
 	while (p->parked) {
 		struct srv_parked *pk = p->parked;
@@ -219,7 +225,7 @@ static void peer_gone(struct srv *srv, struct srv_peer *p, int closed)
 		uncharge(srv, p, tx->cost);
 		tx_free(tx);
 	}
-	if (!closed)
+	if (how != PEER_CLOSED)
 		return;
 	/* The provider may still report these contexts; their data is no
 	 * longer read once the connection is gone. */
@@ -252,7 +258,7 @@ void srv_tx_done(struct srv *srv, const struct tnet_event *ev)
 	tx_free(tx);
 	if (ev->status) {
 		srv_log(srv, "a reply could not be delivered: %s", strerror(-ev->status));
-		peer_gone(srv, p, 0);
+		peer_gone(srv, p, PEER_UNREACHABLE);
 	} else {
 		peer_pump(srv, p);
 	}
@@ -508,7 +514,7 @@ static void peer_expire(struct srv *srv, struct srv_peer *p, double now)
 			srv->timeout_s);
 		srv->count.peers_closed++;
 		tnet_forget(srv->net, p->addr);
-		peer_gone(srv, p, 1);
+		peer_gone(srv, p, PEER_CLOSED);
 		return;
 	}
 	for (tx = p->waiting.head; tx; tx = next) {

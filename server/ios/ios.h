@@ -3,10 +3,15 @@
  *
  * ios_main.c   command line, metadata-free requests (ping, sizes, sync...)
  * ios_io.c     data requests: contiguous, list and datatype reads/writes,
- *              the description cache and the counters
+ *              and the counters
+ * ios_desc.c   the description cache and the layout check (used by
+ *              ios_io.c and ios_lock.c)
  * ios_lock.c   the lock service: byte-range locks, sessions, leases, epoch
  * ios_pool.c   the disk work of requests, on worker threads in each
  *              object's arrival order (or inline: io_threads = 0)
+ *
+ * Calls go one way: ios_io.c -> ios_lock.c -> ios_desc.c, ios_io.c ->
+ * ios_desc.c, ios_io.c and ios_main.c -> ios_pool.c -> the store.
  * ios_local.c  local reads: an object's descriptors handed to a client on
  *              this host (LOCAL_OPEN, then the daemon's Unix socket)
  */
@@ -71,7 +76,7 @@ struct ios_part {
 	size_t n;
 	uint64_t total;            /* bytes the pieces move */
 	uint64_t key;              /* counter */
-	int set;
+	enum ios_counter_op counter_op;
 	int64_t value;
 	/* arguments and results: size is the truncate's size, a read's
 	 * object size, a contiguous write's size before it, GETSIZE's size */
@@ -115,7 +120,7 @@ struct ios {
 	struct tessera_ios_stats stats;
 	struct ios_desc descs[IOS_DESC_CACHE]; /* bytes held: stats.desc_cache_bytes */
 	struct ios_desc fresh;     /* the description the request being served
-				    * brought, until ios_dtype_desc_done */
+				    * brought, until ios_desc_done */
 	uint64_t clock;
 	struct ios_pool *pool;     /* NULL: the loop does the disk work */
 	struct ios_local *local;   /* NULL: local reads are off... */
@@ -123,52 +128,56 @@ struct ios {
 };
 
 /* Works: made by a handler with its parts' arguments filled, then handed
- * to ios_submit, which answers the request (now, or when the workers are
- * done) and frees the work in every case. */
+ * to ios_reply_work, which answers the request (now, or when the workers
+ * are done) and frees the work in every case. */
 struct ios_work *ios_work_new(enum ios_job op, enum ios_method m, const char *what,
 			      size_t parts);
 void ios_work_free(struct ios_work *w);
-void ios_submit(struct ios *ios, struct srv_req *req, struct ios_work *w);
+void ios_reply_work(struct ios *ios, struct srv_req *req, struct ios_work *w);
 /* io_threads from the config (its default: the online CPUs, at most
  * IOS_POOL_AUTO_MAX). */
 unsigned ios_pool_threads(const struct tp_config *cfg);
-/* Start nthreads workers (ios->srv and ios->store set); on error *msg
- * says why (free it). Stop: the workers finish the part they run and
+/* Start nthreads workers (ios->srv and ios->store set); on error err
+ * says why. Stop: the workers finish the part they run and
  * are joined (before srv_destroy); destroy: after srv_destroy, frees
  * every work left. */
-int ios_pool_start(struct ios *ios, unsigned nthreads, char **msg);
+int ios_pool_start(struct ios *ios, unsigned nthreads, char *err, size_t errlen);
 void ios_pool_stop(struct ios *ios);
 void ios_pool_destroy(struct ios *ios);
+/* A store call on `handle` failed with rc: logged, and answered naming
+ * the object, the error and the store's reason `why` (ios_store_why of
+ * the lane that made the call; NULL: none). */
+void ios_reply_store_error(struct ios *ios, struct srv_req *req, const char *what,
+			   uint64_t handle, int rc, const char *why);
 
 void ios_do_write(struct ios *ios, struct srv_req *req);
 void ios_do_read(struct ios *ios, struct srv_req *req);
 void ios_do_list(struct ios *ios, struct srv_req *req);
 void ios_do_dtype(struct ios *ios, struct srv_req *req);
 void ios_do_stats(struct ios *ios, struct srv_req *req);
-void ios_descs_clear(struct ios *ios);
-/* A store call on `handle` failed with rc: logged, and answered naming
- * the object, the error and the store's reason `why` (ios_store_why of
- * the lane that made the call; NULL: none). */
-void ios_store_error(struct ios *ios, struct srv_req *req, const char *what, uint64_t handle,
-		     int rc, const char *why);
-/* The file type a datatype request names: from the message or the cache;
- * NULL after an error reply (ESTALE: send it again). One from the message
- * is held until ios_dtype_desc_done, which keeps it in the cache if the
- * request passed its checks (`valid`) and frees it otherwise. */
-const struct tdl_dataloop *ios_dtype_desc(struct ios *ios, struct srv_req *req,
-					  const Tessera__DtypeIORequest *d, const char *what);
-void ios_dtype_desc_done(struct ios *ios, int valid);
+/* The description cache (ios_desc.c). ios_descs_clear frees every entry.
+ * The file type a datatype request names, from the message or the cache,
+ * into *out: 0, or the negative errno answered (ESTALE: send it again).
+ * One from the message is held until ios_desc_done, which keeps it in the
+ * cache (IOS_DESC_KEEP: the request passed its checks) or frees it
+ * (IOS_DESC_DROP). */
+enum ios_desc_fate { IOS_DESC_DROP, IOS_DESC_KEEP };
+int ios_refuse_unknown_desc(struct ios *ios, struct srv_req *req, const Tessera__DtypeIORequest *d,
+			    const char *what, const struct tdl_dataloop **out);
+void ios_desc_done(struct ios *ios, enum ios_desc_fate fate);
 /* A layout a request names, against the limits (tdl_layout_check) and
  * this file system: at most as many slots as storage daemons configured,
  * slot within them. 0, or -EINVAL answered naming the limit. */
-int ios_check_layout(struct ios *ios, struct srv_req *req, uint64_t handle, uint64_t strip_size,
-		     uint32_t stripe_count, uint32_t slot, const char *what);
+int ios_refuse_bad_layout(struct ios *ios, struct srv_req *req, uint64_t handle,
+			  uint64_t strip_size, uint32_t stripe_count, uint32_t slot,
+			  const char *what);
+void ios_descs_clear(struct ios *ios);
 
 /* Local reads (ios_local.c). Start: the abstract socket and its thread
- * (ios->index set); on error *msg says why (free it) and local reads stay
- * off. Stop: before the store closes; closes every descriptor not yet
+ * (ios->index set); on error err says why and local reads stay off.
+ * Stop: before the store closes; closes every descriptor not yet
  * fetched. The handler answers LOCAL_OPEN (EOPNOTSUPP while off). */
-int ios_local_start(struct ios *ios, char **msg);
+int ios_local_start(struct ios *ios, char *err, size_t errlen);
 void ios_local_stop(struct ios *ios);
 void ios_do_local_open(struct ios *ios, struct srv_req *req);
 /* Descriptor pairs handed to clients, and fetches refused, so far. */
@@ -194,8 +203,9 @@ struct ios_cap_need {
 };
 int ios_cap_need(unsigned op, const ProtobufCMessage *msg, struct ios_cap_need *n);
 
-/* The lock service (ios_lock.c). */
-int ios_locks_create(struct ios *ios, uint32_t lease_ms, struct ios_locks **out, char **msg);
+/* The lock service (ios_lock.c); on error err says why. */
+int ios_locks_create(struct ios *ios, uint32_t lease_ms, struct ios_locks **out, char *err,
+		     size_t errlen);
 void ios_locks_destroy(struct ios_locks *lk);
 /* In-process drivers (tests/fuzz) fix the epoch so runs repeat; a daemon
  * keeps its random one. */
@@ -206,7 +216,7 @@ void ios_do_lock_release(struct ios *ios, struct srv_req *req);
 void ios_do_lease(struct ios *ios, struct srv_req *req);
 /* I/O a client does under locks of daemon epoch `epoch` (0: none): 0, or
  * -ESTALE answered when this daemon restarted since (its locks are gone). */
-int ios_locks_fence(struct ios *ios, struct srv_req *req, uint64_t epoch, uint64_t handle,
-		    const char *what);
+int ios_refuse_stale_epoch(struct ios *ios, struct srv_req *req, uint64_t epoch,
+			   uint64_t handle, const char *what);
 
 #endif /* TESSERA_IOS_H */

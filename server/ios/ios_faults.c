@@ -435,11 +435,71 @@ static int parse_errno(const char *s, int *out)
 	return 0;
 }
 
+/* A rule's parts, each parsed in place; err says what is wrong. */
+static int parse_nth(char *at, struct fault_rule *r, char *err, size_t errlen)
+{
+	char *end;
+
+	r->nth = strtoull(at, &end, 10);
+	r->onward = *end == '+';
+	if (end == at || *at == '-' || !r->nth || *(end + r->onward)) {
+		snprintf(err, errlen, "@%s: want @N or @N+ with N from 1", at);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_handle(char *colon, struct fault_rule *r, char *err, size_t errlen)
+{
+	char *end;
+
+	r->has_handle = 1;
+	r->handle = strtoull(colon, &end, 16);
+	if (end == colon || *colon == '-' || *end) {
+		snprintf(err, errlen, ":%s: want an object handle in hex", colon);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_call(const char *s, struct fault_rule *r, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < sizeof(call_names) / sizeof(call_names[0]); i++)
+		if (!strcmp(s, call_names[i])) {
+			r->call = (enum fault_call)i;
+			return 0;
+		}
+	snprintf(err, errlen, "unknown call \"%s\" (open, read, write, stat, truncate, "
+		 "sync, lose, corrupt or slow)", s);
+	return -EINVAL;
+}
+
+/* After "=": a slow rule's delay, else an errno. */
+static int parse_value(const char *errname, struct fault_rule *r, char *err, size_t errlen)
+{
+	char *end;
+
+	if (r->call == FC_SLOW) {
+		unsigned long long ms = strtoull(errname, &end, 10);
+
+		if (end == errname || *end || *errname == '-' || !ms || ms > 60000) {
+			snprintf(err, errlen, "slow=%s: want a delay in ms from 1 to 60000", errname);
+			return -EINVAL;
+		}
+		r->ms = (unsigned)ms;
+	} else if (parse_errno(errname, &r->err)) {
+		snprintf(err, errlen, "\"%s\" is not an errno name (EIO, ENOSPC, EDQUOT, "
+			 "EROFS, EFBIG, EACCES, ENOMEM, EMFILE) or number", errname);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* One rule, CALL[:HANDLE][@N[+]][=ERRNO], in place (s is a copy). */
 static int parse_rule(char *s, struct fault_rule *r, char *err, size_t errlen)
 {
-	char *errname = strchr(s, '='), *at, *colon, *end;
-	size_t i;
+	char *errname = strchr(s, '='), *at, *colon;
+	int rc = 0;
 
 	memset(r, 0, sizeof(*r));
 	r->err = -EIO;
@@ -448,44 +508,18 @@ static int parse_rule(char *s, struct fault_rule *r, char *err, size_t errlen)
 		*errname++ = 0;
 	if ((at = strchr(s, '@'))) {
 		*at++ = 0;
-		r->nth = strtoull(at, &end, 10);
-		r->onward = *end == '+';
-		if (end == at || *at == '-' || !r->nth || *(end + r->onward)) {
-			snprintf(err, errlen, "@%s: want @N or @N+ with N from 1", at);
-			return -EINVAL;
-		}
+		rc = parse_nth(at, r, err, errlen);
 	}
-	if ((colon = strchr(s, ':'))) {
+	if (!rc && (colon = strchr(s, ':'))) {
 		*colon++ = 0;
-		r->has_handle = 1;
-		r->handle = strtoull(colon, &end, 16);
-		if (end == colon || *colon == '-' || *end) {
-			snprintf(err, errlen, ":%s: want an object handle in hex", colon);
-			return -EINVAL;
-		}
+		rc = parse_handle(colon, r, err, errlen);
 	}
-	for (i = 0; i < sizeof(call_names) / sizeof(call_names[0]); i++)
-		if (!strcmp(s, call_names[i]))
-			break;
-	if (i == sizeof(call_names) / sizeof(call_names[0])) {
-		snprintf(err, errlen, "unknown call \"%s\" (open, read, write, stat, truncate, "
-			 "sync, lose, corrupt or slow)", s);
-		return -EINVAL;
-	}
-	r->call = (enum fault_call)i;
-	if (errname && r->call == FC_SLOW) {
-		unsigned long long ms = strtoull(errname, &end, 10);
-
-		if (end == errname || *end || *errname == '-' || !ms || ms > 60000) {
-			snprintf(err, errlen, "slow=%s: want a delay in ms from 1 to 60000", errname);
-			return -EINVAL;
-		}
-		r->ms = (unsigned)ms;
-	} else if (errname && parse_errno(errname, &r->err)) {
-		snprintf(err, errlen, "\"%s\" is not an errno name (EIO, ENOSPC, EDQUOT, "
-			 "EROFS, EFBIG, EACCES, ENOMEM, EMFILE) or number", errname);
-		return -EINVAL;
-	}
+	if (!rc)
+		rc = parse_call(s, r, err, errlen);
+	if (!rc && errname)
+		rc = parse_value(errname, r, err, errlen);
+	if (rc)
+		return rc;
 	if (!at && r->call != FC_LOSE) { /* corrupt too: every matching write */
 		r->nth = 1;   /* every matching call */
 		r->onward = 1;

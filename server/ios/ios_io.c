@@ -10,6 +10,10 @@
  * A request is checked completely (every piece, every length, the total
  * against the data carried) before the first byte is written, so a
  * malformed request changes nothing.
+ *
+ * Uses (one way; none of them calls back here): ios_lock.c for the lock
+ * epoch fence, ios_desc.c for datatype descriptions and the layout check,
+ * ios_pool.c to run and answer the disk work.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -22,77 +26,67 @@
 
 #define OBJ "object %016" PRIx64
 
-void ios_store_error(struct ios *ios, struct srv_req *req, const char *what, uint64_t handle,
-		     int rc, const char *why)
+static const char *job_name(enum ios_job op)
 {
-	(void)ios;
-	if (!why)
-		why = "";
-	srv_log(req->srv, "%s " OBJ ": %s%s%s", what, handle, strerror(-rc), *why ? ": " : "",
-		why);
-	srv_reply_error(req, rc, "%s " OBJ ": %s%s%s", what, handle, strerror(-rc),
-			*why ? ": " : "", why);
+	return op == IOS_JOB_WRITE ? "write" : "read";
 }
 
-/* Hand checked pieces to the disk work (ios_pool.c): writes take the
- * frame's data, reads answer with `total` bytes. The pieces are taken
- * over. */
-static void apply(struct ios *ios, struct srv_req *req, enum ios_method m, uint64_t handle,
-		  struct ios_piece *pieces, size_t n, uint64_t total, int write)
+/* Hand checked pieces to the disk work (ios_pool.c), which answers:
+ * writes (IOS_JOB_WRITE) take the frame's data, reads (IOS_JOB_READ)
+ * answer with `total` bytes. The pieces are taken over. */
+static void reply_pieces(struct ios *ios, struct srv_req *req, enum ios_job op,
+			 enum ios_method m, uint64_t handle, struct ios_piece *pieces, size_t n,
+			 uint64_t total)
 {
-	struct ios_work *w = ios_work_new(write ? IOS_JOB_WRITE : IOS_JOB_READ, m,
-					  write ? "write" : "read", 1);
+	struct ios_work *w = ios_work_new(op, m, job_name(op), 1);
 
 	if (!w) {
 		free(pieces);
-		srv_reply_error(req, -ENOMEM, "%s " OBJ ": no memory", write ? "write" : "read",
-				handle);
+		srv_reply_error(req, -ENOMEM, "%s " OBJ ": no memory", job_name(op), handle);
 		return;
 	}
 	w->part[0].handle = handle;
 	w->part[0].pieces = pieces;
 	w->part[0].n = n;
 	w->part[0].total = total;
-	ios_submit(ios, req, w);
+	ios_reply_work(ios, req, w);
 }
 
-/* One piece, for the contiguous requests. */
-static struct ios_piece *one_piece(struct srv_req *req, uint64_t offset, uint64_t length,
-				   uint64_t handle, const char *what)
+/* A contiguous request: one piece. */
+static void reply_contig(struct ios *ios, struct srv_req *req, enum ios_job op, uint64_t handle,
+			 uint64_t offset, uint64_t length)
 {
 	struct ios_piece *p = malloc(sizeof(*p));
 
 	if (!p) {
-		srv_reply_error(req, -ENOMEM, "%s " OBJ ": no memory", what, handle);
-		return NULL;
+		srv_reply_error(req, -ENOMEM, "%s " OBJ ": no memory", job_name(op), handle);
+		return;
 	}
 	p->offset = offset;
 	p->length = length;
-	return p;
+	reply_pieces(ios, req, op, IOS_CONTIG, handle, p, 1, length);
 }
 
 void ios_do_write(struct ios *ios, struct srv_req *req)
 {
 	Tessera__WriteRequest *w = (Tessera__WriteRequest *)req->msg;
-	struct ios_piece p = { w->offset, req->frame.hdr.data_len }, *one;
+	uint64_t length = req->frame.hdr.data_len;
 
-	if (ios_locks_fence(ios, req, w->lock_epoch, w->handle, "write"))
+	if (ios_refuse_stale_epoch(ios, req, w->lock_epoch, w->handle, "write"))
 		return;
-	if (w->offset > (uint64_t)INT64_MAX - p.length) {
+	if (w->offset > (uint64_t)INT64_MAX - length) {
 		srv_reply_error(req, -EFBIG, "write " OBJ ": offset %" PRIu64 " + %" PRIu64
-				" is beyond the largest object", w->handle, w->offset, p.length);
+				" is beyond the largest object", w->handle, w->offset, length);
 		return;
 	}
-	if ((one = one_piece(req, p.offset, p.length, w->handle, "write")))
-		apply(ios, req, IOS_CONTIG, w->handle, one, 1, p.length, 1);
+	reply_contig(ios, req, IOS_JOB_WRITE, w->handle, w->offset, length);
 }
 
 void ios_do_read(struct ios *ios, struct srv_req *req)
 {
 	Tessera__ReadRequest *r = (Tessera__ReadRequest *)req->msg;
-	struct ios_piece p = { r->offset, r->length }, *one;
 
-	if (ios_locks_fence(ios, req, r->lock_epoch, r->handle, "read"))
+	if (ios_refuse_stale_epoch(ios, req, r->lock_epoch, r->handle, "read"))
 		return;
 	req->reply_tagged = r->tagged_reply;
 	if (r->length > ios->cfg->max_io) {
@@ -105,24 +99,23 @@ void ios_do_read(struct ios *ios, struct srv_req *req)
 				" is beyond the largest object", r->handle, r->offset, r->length);
 		return;
 	}
-	if ((one = one_piece(req, p.offset, p.length, r->handle, "read")))
-		apply(ios, req, IOS_CONTIG, r->handle, one, 1, p.length, 0);
+	reply_contig(ios, req, IOS_JOB_READ, r->handle, r->offset, r->length);
 }
 
 /* The data a request moves must match what it carries (writes) and fit
- * in one reply (reads). */
-static int check_total(struct ios *ios, struct srv_req *req, int write, uint64_t total,
-		       uint64_t handle, const char *what)
+ * in one reply (reads). 0, or the negative errno answered. */
+static int refuse_bad_total(struct ios *ios, struct srv_req *req, enum ios_job op,
+			    uint64_t total, uint64_t handle, const char *what)
 {
 	uint64_t carried = req->frame.hdr.data_len;
 
-	if (write && total != carried) {
+	if (op == IOS_JOB_WRITE && total != carried) {
 		srv_reply_error(req, -EINVAL, "%s " OBJ ": pieces total %" PRIu64
 				" bytes but the request carries %" PRIu64, what, handle, total,
 				carried);
 		return -EINVAL;
 	}
-	if (!write && total > ios->cfg->max_io) {
+	if (op == IOS_JOB_READ && total > ios->cfg->max_io) {
 		srv_reply_error(req, -EMSGSIZE, "%s " OBJ ": %" PRIu64 " bytes exceed max_io %u",
 				what, handle, total, ios->cfg->max_io);
 		return -EMSGSIZE;
@@ -133,12 +126,12 @@ static int check_total(struct ios *ios, struct srv_req *req, int write, uint64_t
 void ios_do_list(struct ios *ios, struct srv_req *req)
 {
 	Tessera__ListIORequest *l = (Tessera__ListIORequest *)req->msg;
-	int write = req->frame.hdr.opcode == TP_OP_LIST_WRITE;
-	const char *what = write ? "list write" : "list read";
+	enum ios_job op = req->frame.hdr.opcode == TP_OP_LIST_WRITE ? IOS_JOB_WRITE : IOS_JOB_READ;
+	const char *what = op == IOS_JOB_WRITE ? "list write" : "list read";
 	struct ios_piece *pieces;
 	uint64_t total = 0;
 
-	if (ios_locks_fence(ios, req, l->lock_epoch, l->handle, what))
+	if (ios_refuse_stale_epoch(ios, req, l->lock_epoch, l->handle, what))
 		return;
 	if (l->n_offsets != l->n_lengths) {
 		srv_reply_error(req, -EINVAL, "%s " OBJ ": %zu offsets but %zu lengths", what,
@@ -170,9 +163,9 @@ void ios_do_list(struct ios *ios, struct srv_req *req)
 		pieces[i].length = len;
 		total += len;
 	}
-	if (!check_total(ios, req, write, total, l->handle, what)) {
+	if (!refuse_bad_total(ios, req, op, total, l->handle, what)) {
 		ios->stats.desc_bytes[IOS_LIST] += req->frame.hdr.body_len;
-		apply(ios, req, IOS_LIST, l->handle, pieces, l->n_offsets, total, write);
+		reply_pieces(ios, req, op, IOS_LIST, l->handle, pieces, l->n_offsets, total);
 		return;
 	}
 	free(pieces);
@@ -180,153 +173,18 @@ void ios_do_list(struct ios *ios, struct srv_req *req)
 
 /* ------------------------------------------------------- datatype I/O */
 
-static void desc_drop(struct ios *ios, struct ios_desc *d)
+/* The request's layout and file view, and its stream window: within the
+ * view and at most stripe_count x max_io bytes. 0, or the negative errno
+ * answered. */
+static int refuse_bad_view(struct ios *ios, struct srv_req *req, const Tessera__DtypeIORequest *d,
+			   const struct tdl_dataloop *dl, const char *what)
 {
-	tdl_free(d->dl);
-	ios->stats.desc_cache_bytes -= d->bytes;
-	d->dl = NULL;
-	d->bytes = 0;
-}
-
-void ios_descs_clear(struct ios *ios)
-{
-	for (int i = 0; i < IOS_DESC_CACHE; i++)
-		desc_drop(ios, &ios->descs[i]);
-	tdl_free(ios->fresh.dl);
-	ios->fresh.dl = NULL;
-}
-
-static struct ios_desc *desc_find(struct ios *ios, uint64_t nonce, uint64_t id)
-{
-	for (int i = 0; i < IOS_DESC_CACHE; i++) {
-		struct ios_desc *d = &ios->descs[i];
-
-		if (d->dl && d->nonce == nonce && d->id == id) {
-			d->used = ++ios->clock;
-			return d;
-		}
-	}
-	return NULL;
-}
-
-/* Keep `fresh` (taken over) under its key, evicting the least recently
- * used until it fits the entries and the bytes. One larger than the whole
- * cache is not kept: its call sends it with every message (ESTALE). */
-static void desc_put(struct ios *ios, struct ios_desc *fresh)
-{
-	struct ios_desc *old = desc_find(ios, fresh->nonce, fresh->id);
-
-	if (old)
-		desc_drop(ios, old);
-	if (fresh->bytes > IOS_DESC_CACHE_BYTES) {
-		tdl_free(fresh->dl);
-		return;
-	}
-	for (;;) {
-		struct ios_desc *slot = NULL, *victim = NULL;
-
-		for (int i = 0; i < IOS_DESC_CACHE; i++) {
-			struct ios_desc *d = &ios->descs[i];
-
-			if (!d->dl)
-				slot = slot ? slot : d;
-			else if (!victim || d->used < victim->used)
-				victim = d;
-		}
-		if (slot && ios->stats.desc_cache_bytes + fresh->bytes <= IOS_DESC_CACHE_BYTES) {
-			*slot = *fresh;
-			slot->used = ++ios->clock;
-			ios->stats.desc_cache_bytes += slot->bytes;
-			return;
-		}
-		desc_drop(ios, victim); /* some entry is held, or the bytes would fit */
-	}
-}
-
-void ios_dtype_desc_done(struct ios *ios, int valid)
-{
-	if (!ios->fresh.dl)
-		return;
-	if (valid)
-		desc_put(ios, &ios->fresh);
-	else
-		tdl_free(ios->fresh.dl);
-	ios->fresh.dl = NULL;
-}
-
-const struct tdl_dataloop *ios_dtype_desc(struct ios *ios, struct srv_req *req,
-					  const Tessera__DtypeIORequest *d, const char *what)
-{
-	struct tdl_dataloop *dl;
-	struct ios_desc *c;
+	uint64_t size = tdl_size(dl);
 	char err[256];
 	int rc;
 
-	ios_dtype_desc_done(ios, 0); /* a handler that forgot: never kept */
-	if (!d->file_type) {
-		c = desc_find(ios, d->desc_nonce, d->desc_id);
-		if (c) {
-			ios->stats.desc_cache_hits++;
-			return c->dl;
-		}
-		ios->stats.desc_cache_misses++;
-		srv_reply_error(req, -ESTALE, "%s " OBJ ": file type %016" PRIx64 ":%" PRIu64
-				" is not held here; send it again", what, d->handle, d->desc_nonce,
-				d->desc_id);
-		return NULL;
-	}
-	rc = tp_dataloop_from_msg(d->file_type, &dl, err, sizeof(err));
-	if (rc) {
-		srv_reply_error(req, rc, "%s " OBJ ": file type: %s", what, d->handle, err);
-		return NULL;
-	}
-	ios->stats.desc_bytes[IOS_DTYPE] +=
-		protobuf_c_message_get_packed_size(&d->file_type->base);
-	ios->fresh = (struct ios_desc){ d->desc_nonce, d->desc_id, dl, tdl_mem_bytes(dl), 0 };
-	return dl;
-}
-
-int ios_check_layout(struct ios *ios, struct srv_req *req, uint64_t handle, uint64_t strip_size,
-		     uint32_t stripe_count, uint32_t slot, const char *what)
-{
-	struct tdl_layout layout = { strip_size, stripe_count };
-	char why[160];
-
-	if (tdl_layout_check(&layout, why, sizeof(why))) {
-		srv_reply_error(req, -EINVAL, "%s " OBJ ": bad %s", what, handle, why);
-		return -EINVAL;
-	}
-	if (stripe_count > ios->cfg->n_ios) {
-		srv_reply_error(req, -EINVAL, "%s " OBJ ": bad layout: stripe count %u above the "
-				"%u storage daemons configured", what, handle, stripe_count, ios->cfg->n_ios);
-		return -EINVAL;
-	}
-	if (slot >= stripe_count) {
-		srv_reply_error(req, -EINVAL, "%s " OBJ ": bad layout: slot %u of %u slots", what,
-				handle, slot, stripe_count);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* The request's pieces on this server, checked: at most max_io bytes
- * (reads) or exactly the data carried (writes). */
-static int dtype_pieces(struct ios *ios, struct srv_req *req, const Tessera__DtypeIORequest *d,
-			const struct tdl_dataloop *dl, int write, const char *what,
-			struct ios_piece **out, size_t *n_out, uint64_t *total_out)
-{
-	struct tdl_layout layout = { d->strip_size, d->stripe_count };
-	uint64_t limit = write ? req->frame.hdr.data_len : ios->cfg->max_io;
-	uint64_t size = tdl_size(dl), total = 0;
-	size_t n = 0, cap = 0;
-	struct ios_piece *pieces = NULL;
-	struct tdl_segment seg;
-	struct tdl_piece batch[256];
-	char err[256];
-	int rc;
-
-	if ((rc = ios_check_layout(ios, req, d->handle, d->strip_size, d->stripe_count, d->slot,
-				   what)))
+	if ((rc = ios_refuse_bad_layout(ios, req, d->handle, d->strip_size, d->stripe_count,
+					d->slot, what)))
 		return rc;
 	if ((rc = tdl_check_view(dl, d->count, d->disp, err, sizeof(err)))) {
 		srv_reply_error(req, rc, "%s " OBJ ": file view: %s", what, d->handle, err);
@@ -340,6 +198,44 @@ static int dtype_pieces(struct ios *ios, struct srv_req *req, const Tessera__Dty
 				what, d->handle, d->first, d->last, d->count, size, d->stripe_count);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/* Pieces collected from a file view (no reply: pure). */
+struct dtype_pieces {
+	struct ios_piece *pieces;  /* owned */
+	size_t n, cap;
+	uint64_t total;
+};
+
+static int pieces_add(struct dtype_pieces *dp, uint64_t offset, uint64_t length)
+{
+	if (dp->n == dp->cap) {
+		size_t cap = dp->cap ? 2 * dp->cap : 1024;
+		struct ios_piece *p = realloc(dp->pieces, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		dp->pieces = p;
+		dp->cap = cap;
+	}
+	dp->pieces[dp->n].offset = offset;
+	dp->pieces[dp->n++].length = length;
+	dp->total += length;
+	return 0;
+}
+
+/* Walk the view's bytes on this server into dp, at most `limit` bytes:
+ * 0, or -EINVAL (a write's pieces exceed the data carried), -EMSGSIZE (a
+ * read's exceed max_io), -E2BIG (too many steps), -ENOMEM. */
+static int dtype_collect(const Tessera__DtypeIORequest *d, const struct tdl_dataloop *dl,
+			 enum ios_job op, uint64_t limit, struct dtype_pieces *dp)
+{
+	struct tdl_layout layout = { d->strip_size, d->stripe_count };
+	struct tdl_segment seg;
+	struct tdl_piece batch[256];
+	int rc;
+
 	rc = tdl_segment_init_server(&seg, dl, d->count, d->disp, d->first, d->last, &layout,
 				     d->slot);
 	seg.max_steps = IOS_MAX_DTYPE_STEPS;
@@ -348,32 +244,35 @@ static int dtype_pieces(struct ios *ios, struct srv_req *req, const Tessera__Dty
 
 		rc = tdl_segment_next(&seg, batch, sizeof(batch) / sizeof(batch[0]), &k);
 		for (size_t i = 0; !rc && i < k; i++) {
-			if (batch[i].length > limit - total) {
-				rc = write ? -EINVAL : -EMSGSIZE;
-				break;
-			}
-			if (n == cap) {
-				struct ios_piece *p;
-
-				cap = cap ? 2 * cap : 1024;
-				p = realloc(pieces, cap * sizeof(*p));
-				if (!p) {
-					rc = -ENOMEM;
-					break;
-				}
-				pieces = p;
-			}
-			pieces[n].offset = tdl_piece_object(&layout, &batch[i]);
-			pieces[n++].length = batch[i].length;
-			total += batch[i].length;
+			if (batch[i].length > limit - dp->total)
+				rc = op == IOS_JOB_WRITE ? -EINVAL : -EMSGSIZE;
+			else
+				rc = pieces_add(dp, tdl_piece_object(&layout, &batch[i]),
+						batch[i].length);
 		}
 	}
-	if (!rc && write && total != limit)
+	if (!rc && op == IOS_JOB_WRITE && dp->total != limit)
 		rc = -EINVAL;
-	if (rc == -EINVAL && write)
+	return rc;
+}
+
+/* The request's pieces on this server, checked: at most max_io bytes
+ * (reads) or exactly the data carried (writes). 0 with the pieces (the
+ * caller owns them), or the negative errno answered. */
+static int refuse_or_dtype_pieces(struct ios *ios, struct srv_req *req,
+				  const Tessera__DtypeIORequest *d, const struct tdl_dataloop *dl,
+				  enum ios_job op, const char *what, struct dtype_pieces *dp)
+{
+	uint64_t limit = op == IOS_JOB_WRITE ? req->frame.hdr.data_len : ios->cfg->max_io;
+	int rc;
+
+	if ((rc = refuse_bad_view(ios, req, d, dl, what)))
+		return rc;
+	rc = dtype_collect(d, dl, op, limit, dp);
+	if (rc == -EINVAL && op == IOS_JOB_WRITE)
 		srv_reply_error(req, rc, "%s " OBJ ": the pieces on this server total %s%" PRIu64
 				" bytes but the request carries %" PRIu64, what, d->handle,
-				total < limit ? "" : "more than ", total, limit);
+				dp->total < limit ? "" : "more than ", dp->total, limit);
 	else if (rc == -E2BIG)
 		srv_reply_error(req, rc, "%s " OBJ ": walking the file view takes more than %u "
 				"steps on this server, the limit per request (empty blocks, or "
@@ -386,36 +285,30 @@ static int dtype_pieces(struct ios *ios, struct srv_req *req, const Tessera__Dty
 		srv_reply_error(req, rc, "%s " OBJ ": walking the file view: %s", what, d->handle,
 				strerror(-rc));
 	if (rc) {
-		free(pieces);
-		return rc;
+		free(dp->pieces);
+		dp->pieces = NULL;
 	}
-	*out = pieces;
-	*n_out = n;
-	*total_out = total;
-	return 0;
+	return rc;
 }
 
 void ios_do_dtype(struct ios *ios, struct srv_req *req)
 {
 	Tessera__DtypeIORequest *d = (Tessera__DtypeIORequest *)req->msg;
-	int write = req->frame.hdr.opcode == TP_OP_DTYPE_WRITE;
-	const char *what = write ? "datatype write" : "datatype read";
+	enum ios_job op = req->frame.hdr.opcode == TP_OP_DTYPE_WRITE ? IOS_JOB_WRITE : IOS_JOB_READ;
+	const char *what = op == IOS_JOB_WRITE ? "datatype write" : "datatype read";
 	const struct tdl_dataloop *dl;
-	struct ios_piece *pieces;
-	uint64_t total;
-	size_t n;
+	struct dtype_pieces dp = { 0 };
 
-	if (ios_locks_fence(ios, req, d->lock_epoch, d->handle, what))
+	if (ios_refuse_stale_epoch(ios, req, d->lock_epoch, d->handle, what))
 		return;
-	dl = ios_dtype_desc(ios, req, d, what);
-	if (!dl)
+	if (ios_refuse_unknown_desc(ios, req, d, what, &dl))
 		return;
-	if (dtype_pieces(ios, req, d, dl, write, what, &pieces, &n, &total)) {
-		ios_dtype_desc_done(ios, 0);
+	if (refuse_or_dtype_pieces(ios, req, d, dl, op, what, &dp)) {
+		ios_desc_done(ios, IOS_DESC_DROP);
 		return;
 	}
-	ios_dtype_desc_done(ios, 1);
-	apply(ios, req, IOS_DTYPE, d->handle, pieces, n, total, write);
+	ios_desc_done(ios, IOS_DESC_KEEP);
+	reply_pieces(ios, req, op, IOS_DTYPE, d->handle, dp.pieces, dp.n, dp.total);
 }
 
 void ios_do_stats(struct ios *ios, struct srv_req *req)

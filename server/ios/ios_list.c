@@ -44,9 +44,9 @@ static int cmp_listed(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* All objects of directory `byte` with handle above `after` (all when
- * !resume), sorted, into a malloc'd *out. */
-static int list_dir(const char *objects, unsigned byte, int resume, uint64_t after,
+/* All objects of directory `byte` with handle above *after (all when
+ * after is NULL), sorted, into a malloc'd *out. */
+static int list_dir(const char *objects, unsigned byte, const uint64_t *after,
 		    struct ios_listed **out, size_t *n)
 {
 	char path[4096];
@@ -64,7 +64,7 @@ static int list_dir(const char *objects, unsigned byte, int resume, uint64_t aft
 		struct stat sb;
 		uint64_t h;
 
-		if (!object_name(e->d_name, &h) || (h & 0xff) != byte || (resume && h <= after))
+		if (!object_name(e->d_name, &h) || (h & 0xff) != byte || (after && h <= *after))
 			continue;
 		if (fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW))
 			continue;       /* removed meanwhile */
@@ -91,17 +91,17 @@ static int list_dir(const char *objects, unsigned byte, int resume, uint64_t aft
 	return 0;
 }
 
-int ios_list_objects(struct ios_store *st, int resume, uint64_t after, uint32_t max,
+int ios_store_list_objects(struct ios_store *st, const uint64_t *after, uint32_t max,
 		     struct ios_listed *out, uint32_t *n, int *eof)
 {
-	unsigned byte = resume ? (unsigned)(after & 0xff) : 0;
+	unsigned byte = after ? (unsigned)(*after & 0xff) : 0;
 
 	*n = 0;
 	*eof = 0;
 	for (; byte < IOS_STORE_DIRS; byte++) {
 		struct ios_listed *v;
 		size_t k;
-		int rc = list_dir(ios_store_dir(st), byte, resume, after, &v, &k);
+		int rc = list_dir(ios_store_dir(st), byte, after, &v, &k);
 
 		if (rc)
 			return rc;
@@ -113,7 +113,7 @@ int ios_list_objects(struct ios_store *st, int resume, uint64_t after, uint32_t 
 			out[(*n)++] = v[i];
 		}
 		free(v);
-		resume = 0;     /* later directories: every object */
+		after = NULL;   /* later directories: every object */
 	}
 	*eof = 1;
 	return 0;

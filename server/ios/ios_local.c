@@ -227,7 +227,7 @@ static void *serve(void *arg)
 	return NULL;
 }
 
-int ios_local_start(struct ios *ios, char **msg)
+int ios_local_start(struct ios *ios, char *err, size_t errlen)
 {
 	struct ios_local *lc = calloc(1, sizeof(*lc));
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -235,9 +235,10 @@ int ios_local_start(struct ios *ios, char **msg)
 	socklen_t len;
 	int rc;
 
-	*msg = NULL;
-	if (!lc)
+	if (!lc) {
+		snprintf(err, errlen, "local reads: no memory");
 		return -ENOMEM;
+	}
 	lc->lsock = lc->wake[0] = lc->wake[1] = -1;
 	for (size_t i = 0; i < IOS_LOCAL_PENDING; i++)
 		lc->pend[i].fd = lc->pend[i].sums = -1;
@@ -265,8 +266,7 @@ int ios_local_start(struct ios *ios, char **msg)
 	ios->local = lc;
 	return 0;
 fail:
-	if (asprintf(msg, "local reads: socket @%s: %s", lc->name, strerror(-rc)) < 0)
-		*msg = NULL;
+	snprintf(err, errlen, "local reads: socket @%s: %s", lc->name, strerror(-rc));
 	if (lc->lsock >= 0)
 		close(lc->lsock);
 	if (lc->wake[0] >= 0) {
@@ -348,7 +348,7 @@ void ios_do_local_open(struct ios *ios, struct srv_req *req)
 		return;
 	}
 	if (rc) {
-		ios_store_error(ios, req, "local open of", m->handle, rc,
+		ios_reply_store_error(ios, req, "local open of", m->handle, rc,
 				rc == -EIO ? "the store held the object, and its file is gone" : NULL);
 		return;
 	}

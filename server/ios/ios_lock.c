@@ -15,6 +15,10 @@
  * the lock table's cookie for that request. Pending descriptions (lock
  * requests whose regions arrive in several messages) belong to their
  * session and go with it.
+ *
+ * Uses (one way): ios_desc.c for a view's description and the layout
+ * check; lockmgr/ for the table. Nothing of ios_io.c or ios_pool.c: the
+ * data path calls in here (ios_refuse_stale_epoch), never the reverse.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -86,16 +90,20 @@ struct ios_locks {
 	uint64_t granted, released, expired_sessions; /* counters */
 };
 
-int ios_locks_create(struct ios *ios, uint32_t lease_ms, struct ios_locks **out, char **msg)
+int ios_locks_create(struct ios *ios, uint32_t lease_ms, struct ios_locks **out, char *err,
+		     size_t errlen)
 {
 	struct tlk_config cfg = { { LK_MAX_RANGES, LK_MAX_REQUESTS, LK_TABLE_BYTES }, NULL };
 	struct ios_locks *lk = calloc(1, sizeof(*lk));
 	int rc;
 
-	if (!lk)
+	if (!lk) {
+		snprintf(err, errlen, "no memory");
 		return -ENOMEM;
+	}
 	rc = tlk_table_create(&cfg, &lk->table);
 	if (rc) {
+		snprintf(err, errlen, "lock table: %s", strerror(-rc));
 		free(lk);
 		return rc;
 	}
@@ -103,8 +111,7 @@ int ios_locks_create(struct ios *ios, uint32_t lease_ms, struct ios_locks **out,
 	 * recognisably gone. */
 	while (!lk->epoch)
 		if (getrandom(&lk->epoch, sizeof(lk->epoch), 0) != sizeof(lk->epoch)) {
-			if (asprintf(msg, "getrandom for the lock epoch: %s", strerror(errno)) < 0)
-				*msg = NULL;
+			snprintf(err, errlen, "getrandom for the lock epoch: %s", strerror(errno));
 			tlk_table_destroy(lk->table);
 			free(lk);
 			return -EIO;
@@ -143,12 +150,23 @@ static void pending_free(struct ios_locks *lk, struct lk_pending *p)
 	lk->npending--;
 }
 
-/* Find or start a session; every lock message renews its lease. */
-static struct lk_session *session_touch(struct ios_locks *lk, uint64_t id, int create)
+/* Every lock message renews its session's lease: session_renew when the
+ * session may not exist (then nothing happens), session_open when the
+ * message starts one if needed (NULL: no memory). */
+static struct lk_session *session_renew(struct ios_locks *lk, uint64_t id)
 {
 	struct lk_session *s = session_find(lk, id);
 
-	if (!s && create && (s = calloc(1, sizeof(*s)))) {
+	if (s)
+		s->expires = tp_mono_s() + lk->lease_ms / 1000.0;
+	return s;
+}
+
+static struct lk_session *session_open(struct ios_locks *lk, uint64_t id)
+{
+	struct lk_session *s;
+
+	if (!session_find(lk, id) && (s = calloc(1, sizeof(*s)))) {
 		unsigned b = session_bucket(id);
 
 		s->id = id;
@@ -156,9 +174,7 @@ static struct lk_session *session_touch(struct ios_locks *lk, uint64_t id, int c
 		lk->sessions[b] = s;
 		lk->nsessions++;
 	}
-	if (s)
-		s->expires = tp_mono_s() + lk->lease_ms / 1000.0;
-	return s;
+	return session_renew(lk, id);
 }
 
 /* ------------------------------------------------------------ replies */
@@ -263,7 +279,7 @@ static void wait_detach(struct ios_locks *lk, uint64_t lock_id, struct srv_req *
 	}
 }
 
-static void answer_detached(struct ios_locks *lk, struct srv_req *parked, uint64_t lock_id)
+static void reply_detached(struct ios_locks *lk, struct srv_req *parked, uint64_t lock_id)
 {
 	struct tlk_request_info info;
 
@@ -308,9 +324,10 @@ static int ranges_grow(struct lk_pending *p, size_t more)
 }
 
 /* Append the message's logical regions, split at strip boundaries; they
- * must lie on this slot, ascend and not overlap (also across messages). */
-static int add_list(struct srv_req *req, const Tessera__LockAcquireRequest *m,
-		    struct lk_pending *p)
+ * must lie on this slot, ascend and not overlap (also across messages).
+ * 0, or the negative errno answered. */
+static int refuse_or_add_list(struct srv_req *req, const Tessera__LockAcquireRequest *m,
+			      struct lk_pending *p)
 {
 	struct tdl_layout layout = { m->strip_size, m->stripe_count };
 	uint64_t prev_end = p->n ? p->ranges[p->n - 1].logical + p->ranges[p->n - 1].length : 0;
@@ -358,27 +375,39 @@ static int add_list(struct srv_req *req, const Tessera__LockAcquireRequest *m,
 	return 0;
 }
 
-/* The view's bytes on this slot, as ranges. */
-static int add_view(struct ios *ios, struct srv_req *req, const Tessera__LockAcquireRequest *m,
-		    struct lk_pending *p)
+/* Append k pieces of a view's walk to p, merging adjacent ones: 0, or
+ * -EINVAL (err says why) when they do not ascend. Room for k more ranges
+ * was made. */
+static int view_pieces_add(struct lk_pending *p, const struct tdl_layout *layout,
+			   const struct tdl_piece *batch, size_t k, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < k; i++) {
+		uint64_t obj = tdl_piece_object(layout, &batch[i]);
+		struct tlk_range *last = p->n ? &p->ranges[p->n - 1] : NULL;
+
+		/* a view may place pieces out of order or overlapping */
+		if (last && batch[i].offset < last->logical + last->length) {
+			snprintf(err, errlen, "the view's pieces do not ascend at file "
+				 "offset %" PRIu64 " (lock a monotone view)", batch[i].offset);
+			return -EINVAL;
+		}
+		if (last && last->logical + last->length == batch[i].offset &&
+		    last->offset + last->length == obj)
+			last->length += batch[i].length; /* adjacent: one range */
+		else
+			p->ranges[p->n++] = (struct tlk_range){ obj, batch[i].length,
+								 batch[i].offset };
+	}
+	return 0;
+}
+
+/* The view's window must lie within the view. 0, or -EINVAL answered. */
+static int refuse_bad_window(struct srv_req *req, const Tessera__LockAcquireRequest *m,
+			     const struct tdl_dataloop *dl)
 {
 	const Tessera__DtypeIORequest *v = m->view;
-	struct tdl_layout layout = { m->strip_size, m->stripe_count };
-	const struct tdl_dataloop *dl;
-	struct tdl_segment seg;
-	struct tdl_piece batch[256];
-	uint64_t size;
-	char err[256];
-	int rc;
+	uint64_t size = tdl_size(dl);
 
-	dl = ios_dtype_desc(ios, req, v, "lock");
-	if (!dl)
-		return -EINVAL;
-	size = tdl_size(dl);
-	if ((rc = tdl_check_view(dl, v->count, v->disp, err, sizeof(err)))) {
-		srv_reply_error(req, rc, "lock " OBJ ": file view: %s", m->handle, err);
-		return rc;
-	}
 	if (v->first > v->last || (size && v->count > UINT64_MAX / size) ||
 	    v->last > size * v->count) {
 		srv_reply_error(req, -EINVAL, "lock " OBJ ": stream window [%" PRIu64 ", %" PRIu64
@@ -386,6 +415,30 @@ static int add_view(struct ios *ios, struct srv_req *req, const Tessera__LockAcq
 				v->first, v->last, v->count, size);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/* The view's bytes on this slot, as ranges. 0, or the negative errno
+ * answered. */
+static int refuse_or_add_view(struct ios *ios, struct srv_req *req,
+			      const Tessera__LockAcquireRequest *m, struct lk_pending *p)
+{
+	const Tessera__DtypeIORequest *v = m->view;
+	struct tdl_layout layout = { m->strip_size, m->stripe_count };
+	const struct tdl_dataloop *dl;
+	struct tdl_segment seg;
+	struct tdl_piece batch[256];
+	char err[256];
+	int rc;
+
+	if ((rc = ios_refuse_unknown_desc(ios, req, v, "lock", &dl)))
+		return rc;
+	if ((rc = tdl_check_view(dl, v->count, v->disp, err, sizeof(err)))) {
+		srv_reply_error(req, rc, "lock " OBJ ": file view: %s", m->handle, err);
+		return rc;
+	}
+	if ((rc = refuse_bad_window(req, m, dl)))
+		return rc;
 	rc = tdl_segment_init_server(&seg, dl, v->count, v->disp, v->first, v->last, &layout,
 				     m->slot);
 	seg.max_steps = IOS_MAX_DTYPE_STEPS; /* a bounded walk, as for datatype I/O */
@@ -395,24 +448,8 @@ static int add_view(struct ios *ios, struct srv_req *req, const Tessera__LockAcq
 		rc = tdl_segment_next(&seg, batch, sizeof(batch) / sizeof(batch[0]), &k);
 		if (!rc)
 			rc = ranges_grow(p, k);
-		for (size_t i = 0; !rc && i < k; i++) {
-			uint64_t obj = tdl_piece_object(&layout, &batch[i]);
-			struct tlk_range *last = p->n ? &p->ranges[p->n - 1] : NULL;
-
-			/* a view may place pieces out of order or overlapping */
-			if (last && batch[i].offset < last->logical + last->length) {
-				rc = -EINVAL;
-				snprintf(err, sizeof(err), "the view's pieces do not ascend at file "
-					 "offset %" PRIu64 " (lock a monotone view)", batch[i].offset);
-				break;
-			}
-			if (last && last->logical + last->length == batch[i].offset &&
-			    last->offset + last->length == obj)
-				last->length += batch[i].length; /* adjacent: one range */
-			else
-				p->ranges[p->n++] = (struct tlk_range){ obj, batch[i].length,
-									 batch[i].offset };
-		}
+		if (!rc)
+			rc = view_pieces_add(p, &layout, batch, k, err, sizeof(err));
 	}
 	if (rc == -E2BIG && seg.steps >= seg.max_steps)
 		srv_reply_error(req, rc, "lock " OBJ ": walking the file view takes more than %u "
@@ -434,7 +471,7 @@ static int add_view(struct ios *ios, struct srv_req *req, const Tessera__LockAcq
 
 /* ------------------------------------------------------------ acquire */
 
-static int check_session(struct ios_locks *lk, struct srv_req *req, uint64_t session,
+static int refuse_bad_session(struct ios_locks *lk, struct srv_req *req, uint64_t session,
 			 uint64_t epoch, uint64_t lock_id)
 {
 	struct tlk_request_info info;
@@ -471,10 +508,91 @@ static struct lk_pending *pending_find(struct lk_session *s, uint64_t id,
 	return NULL;
 }
 
+/* The description a message continues (m->lock_id), or a new one for
+ * its session. 0 with *pp and *linkp (where it is linked), or the
+ * negative errno answered. */
+static int refuse_or_pending(struct ios_locks *lk, struct srv_req *req,
+			     const Tessera__LockAcquireRequest *m, struct lk_session *s,
+			     struct lk_pending **pp, struct lk_pending ***linkp)
+{
+	struct lk_pending *p;
+
+	if (m->lock_id) {
+		p = pending_find(s, m->lock_id, linkp);
+		if (!p || p->handle != m->handle || p->mode != m->mode) {
+			srv_reply_error(req, -ENOENT, "lock " OBJ ": no description %016" PRIx64
+					" in progress for this session", m->handle, m->lock_id);
+			return -ENOENT;
+		}
+		*pp = p;
+		return 0;
+	}
+	if (lk->npending >= LK_MAX_PENDING || !(p = calloc(1, sizeof(*p)))) {
+		srv_reply_error(req, -EBUSY, "lock " OBJ ": %zu descriptions in progress",
+				m->handle, lk->npending);
+		return -EBUSY;
+	}
+	lk->npending++;
+	p->lk = lk;
+	p->id = LK_PENDING_BIT | ++lk->next_pending;
+	p->handle = m->handle;
+	p->mode = m->mode;
+	p->next = s->pending;
+	s->pending = p;
+	*linkp = &s->pending;
+	*pp = p;
+	return 0;
+}
+
+/* Add the message's regions (a view, or a list) to description p. 0, or
+ * the negative errno answered. */
+static int refuse_or_add_regions(struct ios_locks *lk, struct srv_req *req,
+				 const Tessera__LockAcquireRequest *m, struct lk_pending *p)
+{
+	int rc;
+
+	if (m->view && (m->n_offsets || m->more || m->lock_id)) {
+		srv_reply_error(req, -EINVAL, "lock " OBJ ": a view comes alone, in one message",
+				m->handle);
+		return -EINVAL;
+	}
+	if (!m->view)
+		return refuse_or_add_list(req, m, p);
+	rc = refuse_or_add_view(lk->ios, req, m, p);
+	ios_desc_done(lk->ios, rc ? IOS_DESC_DROP : IOS_DESC_KEEP); /* kept once it passed */
+	return rc;
+}
+
+/* Description p, complete and checked, becomes a request in the table:
+ * 0 with *lock_id, or the negative errno answered. */
+static int refuse_or_create(struct ios_locks *lk, struct srv_req *req,
+			    const Tessera__LockAcquireRequest *m, const struct lk_pending *p,
+			    uint64_t *lock_id)
+{
+	int rc;
+
+	if (!p->n) {
+		srv_reply_error(req, -EINVAL, "lock " OBJ ": no bytes to lock on this server",
+				m->handle);
+		return -EINVAL;
+	}
+	rc = tlk_request_create(lk->table, m->handle, m->session, (enum tlk_mode)p->mode,
+				p->ranges, p->n, lock_id);
+	if (rc)
+		srv_reply_error(req, rc, "lock " OBJ ": %zu ranges: %s", m->handle, p->n,
+				rc == -E2BIG ? "too many ranges" :
+				rc == -ENOMEM ? "the lock table is full" : strerror(-rc));
+	return rc;
+}
+
 /* Build a new request's description; 0 with *lock_id set once it exists
- * in the table, 1 when more regions are to come (answered here). */
-static int describe(struct ios_locks *lk, struct srv_req *req,
-		    const Tessera__LockAcquireRequest *m, struct lk_session *s, uint64_t *lock_id)
+ * in the table, LK_ANSWERED when the message is answered without one
+ * (more regions are to come, or a view with no bytes here), or the
+ * negative errno answered. */
+#define LK_ANSWERED 1
+static int reply_or_describe(struct ios_locks *lk, struct srv_req *req,
+			     const Tessera__LockAcquireRequest *m, struct lk_session *s,
+			     uint64_t *lock_id)
 {
 	struct lk_pending *p = NULL, **link = NULL;
 	int rc;
@@ -484,54 +602,12 @@ static int describe(struct ios_locks *lk, struct srv_req *req,
 				"write (2)", m->handle, m->mode);
 		return -EINVAL;
 	}
-	if (ios_check_layout(lk->ios, req, m->handle, m->strip_size, m->stripe_count, m->slot,
-			     "lock"))
+	if (ios_refuse_bad_layout(lk->ios, req, m->handle, m->strip_size, m->stripe_count,
+				  m->slot, "lock"))
 		return -EINVAL;
-	if (m->lock_id) {
-		p = pending_find(s, m->lock_id, &link);
-		if (!p || p->handle != m->handle || p->mode != m->mode) {
-			srv_reply_error(req, -ENOENT, "lock " OBJ ": no description %016" PRIx64
-					" in progress for this session", m->handle, m->lock_id);
-			return -ENOENT;
-		}
-	} else {
-		if (lk->npending >= LK_MAX_PENDING || !(p = calloc(1, sizeof(*p)))) {
-			srv_reply_error(req, -EBUSY, "lock " OBJ ": %zu descriptions in progress",
-					m->handle, lk->npending);
-			return -EBUSY;
-		}
-		lk->npending++;
-		p->lk = lk;
-		p->id = LK_PENDING_BIT | ++lk->next_pending;
-		p->handle = m->handle;
-		p->mode = m->mode;
-		p->next = s->pending;
-		s->pending = p;
-		link = &s->pending;
-	}
-	if (m->view && (m->n_offsets || m->more || m->lock_id)) {
-		srv_reply_error(req, -EINVAL, "lock " OBJ ": a view comes alone, in one message",
-				m->handle);
-		rc = -EINVAL;
-	} else if (m->view) {
-		rc = add_view(lk->ios, req, m, p);
-		ios_dtype_desc_done(lk->ios, !rc); /* the view is kept once it passed */
-	} else {
-		rc = add_list(req, m, p);
-	}
-	if (!rc && !m->more && !p->n && m->view) {
-		/* A view is sent to every object; this one has none of its bytes:
-		 * nothing to hold (lock id 0), nothing wanted. */
-		reply_answer(lk, req, 0, NULL);
-		*link = p->next;
-		pending_free(lk, p);
-		return 1;
-	}
-	if (!rc && !m->more && !p->n) {
-		srv_reply_error(req, -EINVAL, "lock " OBJ ": no bytes to lock on this server",
-				m->handle);
-		rc = -EINVAL;
-	}
+	if ((rc = refuse_or_pending(lk, req, m, s, &p, &link)))
+		return rc;
+	rc = refuse_or_add_regions(lk, req, m, p);
 	if (!rc && m->more) {
 		Tessera__LockReply rep;
 
@@ -539,19 +615,68 @@ static int describe(struct ios_locks *lk, struct srv_req *req,
 		rep.state = TLK_PARTIAL;
 		rep.pending = (uint32_t)p->n;
 		srv_reply(req, &rep.base, NULL, 0);
-		return 1;
+		return LK_ANSWERED;
 	}
-	if (!rc) {
-		rc = tlk_request_create(lk->table, m->handle, m->session, (enum tlk_mode)p->mode,
-					p->ranges, p->n, lock_id);
-		if (rc)
-			srv_reply_error(req, rc, "lock " OBJ ": %zu ranges: %s", m->handle, p->n,
-					rc == -E2BIG ? "too many ranges" :
-					rc == -ENOMEM ? "the lock table is full" : strerror(-rc));
+	if (!rc && !p->n && m->view) {
+		/* A view is sent to every object; this one has none of its bytes:
+		 * nothing to hold (lock id 0), nothing wanted. */
+		reply_answer(lk, req, 0, NULL);
+		rc = LK_ANSWERED;
+	} else if (!rc) {
+		rc = refuse_or_create(lk, req, m, p, lock_id);
 	}
 	*link = p->next;
 	pending_free(lk, p);
 	return rc;
+}
+
+/* Park a blocking acquire for at most ms: its wait record, with *parked
+ * the parked request; NULL if it cannot be parked (it is then answered at
+ * once, "ask again"). */
+static struct lk_wait *wait_park(struct ios_locks *lk, struct srv_req *req, uint64_t lock_id,
+				 uint32_t ms, struct srv_req **parked)
+{
+	struct lk_wait *w = calloc(1, sizeof(*w));
+
+	if (!w || srv_park(req, ms, wait_expired, w, parked)) {
+		free(w);
+		return NULL;
+	}
+	w->lk = lk;
+	w->lock_id = lock_id;
+	w->req = *parked;
+	w->next = lk->waits;
+	if (lk->waits)
+		lk->waits->prev = w;
+	lk->waits = w;
+	return w;
+}
+
+/* Answer an acquire from the table's answer `a` (or its error rc) unless
+ * it waits parked (w): then it is answered when it finishes or its long
+ * poll ends. `req` is the parked request if there is one. */
+static void reply_acquired(struct ios_locks *lk, struct srv_req *req, uint64_t handle,
+			   uint64_t lock_id, struct lk_wait *w, int rc, struct tlk_answer *a)
+{
+	if (rc) {
+		if (w)
+			wait_unlink(lk, w);
+		srv_reply_error(req, rc, "lock %" PRIu64 " on " OBJ ": %s", lock_id, handle,
+				strerror(-rc));
+		return;
+	}
+	if (a->state == TLK_WAITING && w)
+		return; /* answered when it finishes, or when the long poll ends */
+	if (a->state == TLK_WAITING) { /* could not park: ask again */
+		tlk_cancel(lk->table, lock_id, a);
+		deliver_events(lk);
+		a->state = TLK_WAITING;
+	}
+	if (w)
+		wait_unlink(lk, w);
+	if (a->state == TLK_GRANTED)
+		lk->granted++;
+	reply_answer(lk, req, lock_id, a);
 }
 
 void ios_do_lock_acquire(struct ios *ios, struct srv_req *req)
@@ -566,57 +691,25 @@ void ios_do_lock_acquire(struct ios *ios, struct srv_req *req)
 	struct tlk_answer a;
 	int rc;
 
-	if (check_session(lk, req, m->session, m->epoch, lock_id))
+	if (refuse_bad_session(lk, req, m->session, m->epoch, lock_id))
 		return;
-	if (!(s = session_touch(lk, m->session, 1))) {
+	if (!(s = session_open(lk, m->session))) {
 		srv_reply_error(req, -ENOMEM, "lock: no memory for a session");
 		return;
 	}
 	if (!lock_id || (lock_id & LK_PENDING_BIT)) {
-		rc = describe(lk, req, m, s, &lock_id);
+		rc = reply_or_describe(lk, req, m, s, &lock_id);
 		if (rc)
-			return;
+			return; /* answered */
 	}
 	wait_detach(lk, lock_id, &was_parked);
-	if (m->blocking) {
-		uint32_t ms = m->wait_ms ? m->wait_ms : ios->cfg->timeout_ms / 2;
-
-		w = calloc(1, sizeof(*w));
-		if (w && srv_park(req, ms, wait_expired, w, &parked) == 0) {
-			w->lk = lk;
-			w->lock_id = lock_id;
-			w->req = parked;
-			w->next = lk->waits;
-			if (lk->waits)
-				lk->waits->prev = w;
-			lk->waits = w;
-		} else {
-			free(w);
-			w = NULL;
-		}
-	}
+	if (m->blocking)
+		w = wait_park(lk, req, lock_id, m->wait_ms ? m->wait_ms : ios->cfg->timeout_ms / 2,
+			      &parked);
 	rc = tlk_acquire(lk->table, lock_id, m->blocking ? TLK_BLOCKING : 0, upto, w, &a);
 	deliver_events(lk);
-	answer_detached(lk, was_parked, lock_id);
-	if (rc) {
-		if (w)
-			wait_unlink(lk, w);
-		srv_reply_error(parked ? parked : req, rc, "lock %" PRIu64 " on " OBJ ": %s",
-				lock_id, m->handle, strerror(-rc));
-		return;
-	}
-	if (a.state == TLK_WAITING && w)
-		return; /* answered when it finishes, or when the long poll ends */
-	if (a.state == TLK_WAITING) { /* could not park: ask again */
-		tlk_cancel(lk->table, lock_id, &a);
-		deliver_events(lk);
-		a.state = TLK_WAITING;
-	}
-	if (w)
-		wait_unlink(lk, w);
-	if (a.state == TLK_GRANTED)
-		lk->granted++;
-	reply_answer(lk, parked ? parked : req, lock_id, &a);
+	reply_detached(lk, was_parked, lock_id);
+	reply_acquired(lk, parked ? parked : req, m->handle, lock_id, w, rc, &a);
 }
 
 void ios_do_lock_release(struct ios *ios, struct srv_req *req)
@@ -627,7 +720,7 @@ void ios_do_lock_release(struct ios *ios, struct srv_req *req)
 	struct tlk_answer a;
 	int rc;
 
-	if (check_session(lk, req, m->session, m->epoch, m->lock_id ? m->lock_id : 1))
+	if (refuse_bad_session(lk, req, m->session, m->epoch, m->lock_id ? m->lock_id : 1))
 		return;
 	if (!m->lock_id || (m->lock_id & LK_PENDING_BIT)) {
 		struct lk_session *s = session_find(lk, m->session);
@@ -643,7 +736,7 @@ void ios_do_lock_release(struct ios *ios, struct srv_req *req)
 		}
 		return;
 	}
-	session_touch(lk, m->session, 0);
+	session_renew(lk, m->session);
 	wait_detach(lk, m->lock_id, &was_parked);
 	if (m->partial) {
 		rc = tlk_release_from(lk->table, m->lock_id, m->from, &a);
@@ -652,7 +745,7 @@ void ios_do_lock_release(struct ios *ios, struct srv_req *req)
 		a = (struct tlk_answer){ TLK_GRANTED, TLK_NONE, TLK_NONE };
 	}
 	deliver_events(lk);
-	answer_detached(lk, was_parked, m->lock_id);
+	reply_detached(lk, was_parked, m->lock_id);
 	if (rc) {
 		srv_reply_error(req, rc, "release lock %" PRIu64 ": %s", m->lock_id, strerror(-rc));
 		return;
@@ -666,14 +759,14 @@ void ios_do_lease(struct ios *ios, struct srv_req *req)
 	struct ios_locks *lk = ios->locks;
 	const Tessera__LeaseRequest *m = (const Tessera__LeaseRequest *)req->msg;
 
-	session_touch(lk, m->session, 0);
+	session_renew(lk, m->session);
 	reply_answer(lk, req, 0, NULL);
 }
 
 /* ------------------------------------------------------------ fencing */
 
-int ios_locks_fence(struct ios *ios, struct srv_req *req, uint64_t epoch, uint64_t handle,
-		    const char *what)
+int ios_refuse_stale_epoch(struct ios *ios, struct srv_req *req, uint64_t epoch,
+			   uint64_t handle, const char *what)
 {
 	struct ios_locks *lk = ios->locks;
 

@@ -35,7 +35,7 @@ static void do_handles(struct ios *ios, struct srv_req *req)
 	}
 	for (size_t i = 0; i < h->n_handles; i++)
 		w->part[i].handle = h->handles[i];
-	ios_submit(ios, req, w);
+	ios_reply_work(ios, req, w);
 }
 
 static void do_truncate(struct ios *ios, struct srv_req *req)
@@ -50,13 +50,13 @@ static void do_truncate(struct ios *ios, struct srv_req *req)
 	}
 	w->part[0].handle = t->handle;
 	w->part[0].size = t->size;
-	ios_submit(ios, req, w);
+	ios_reply_work(ios, req, w);
 }
 
 static void do_statfs(struct ios *ios, struct srv_req *req)
 {
 	Tessera__StatfsReply rep = TESSERA__STATFS_REPLY__INIT;
-	int rc = ios_statfs(ios->store, &rep.bytes_total, &rep.bytes_free);
+	int rc = ios_store_statfs(ios->store, &rep.bytes_total, &rep.bytes_free);
 
 	if (rc)
 		srv_reply_error(req, rc, "statfs: %s", strerror(-rc));
@@ -64,7 +64,7 @@ static void do_statfs(struct ios *ios, struct srv_req *req)
 		srv_reply(req, &rep.base, NULL, 0);
 }
 
-/* The shared file pointer's fetch-and-add (ios_counter), in its object's
+/* The shared file pointer's fetch-and-add (ios_store_counter), in its object's
  * order like every other call on it. */
 static void do_fetch_add(struct ios *ios, struct srv_req *req)
 {
@@ -78,9 +78,9 @@ static void do_fetch_add(struct ios *ios, struct srv_req *req)
 	}
 	w->part[0].handle = m->handle;
 	w->part[0].key = m->key;
-	w->part[0].set = m->set;
+	w->part[0].counter_op = m->set ? IOS_COUNTER_SET : IOS_COUNTER_ADD;
 	w->part[0].value = m->value;
-	ios_submit(ios, req, w);
+	ios_reply_work(ios, req, w);
 }
 
 /* fsck's listing of the objects held here, a page at a time: needs an
@@ -120,7 +120,7 @@ static void do_object_list(struct ios *ios, struct srv_req *req)
 		srv_reply(req, &rep.base, NULL, 0);
 		goto out;
 	}
-	if ((rc = ios_list_objects(ios->store, m->resume, m->after, max, got, &n, &eof))) {
+	if ((rc = ios_store_list_objects(ios->store, m->resume ? &m->after : NULL, max, got, &n, &eof))) {
 		srv_reply_error(req, rc, "list objects: %s", strerror(-rc));
 		goto out;
 	}
@@ -297,9 +297,8 @@ int main(int argc, char **argv)
 		free(msg);
 		goto out;
 	}
-	if ((rc = ios_locks_create(&ios, cfg.lock_lease_ms, &ios.locks, &msg))) {
-		fprintf(stderr, "tessera-ios: lock service: %s\n", msg ? msg : strerror(-rc));
-		free(msg);
+	if ((rc = ios_locks_create(&ios, cfg.lock_lease_ms, &ios.locks, err, sizeof(err)))) {
+		fprintf(stderr, "tessera-ios: lock service: %s\n", err);
 		goto out;
 	}
 	struct srv_role role = { "ios", cl.index, ios_handlers, ios_tick, &ios };
@@ -311,9 +310,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	ios.srv = srv;
-	if ((threads = ios_pool_threads(&cfg)) && (rc = ios_pool_start(&ios, threads, &msg))) {
-		fprintf(stderr, "tessera-ios %u: %s\n", cl.index, msg ? msg : strerror(-rc));
-		free(msg);
+	if ((threads = ios_pool_threads(&cfg)) && (rc = ios_pool_start(&ios, threads, err, sizeof(err)))) {
+		fprintf(stderr, "tessera-ios %u: %s\n", cl.index, err);
 		srv_destroy(srv);
 		goto out;
 	}
@@ -324,10 +322,8 @@ int main(int argc, char **argv)
 		ios.local_off = "local_reads = 0 in the config";
 	} else if (faults) {
 		ios.local_off = "disk faults are injected (-F)";
-	} else if (ios_local_start(&ios, &msg)) {
-		srv_log(srv, "%s; clients read through the daemon", msg ? msg : "local reads");
-		free(msg);
-		msg = NULL;
+	} else if (ios_local_start(&ios, err, sizeof(err))) {
+		srv_log(srv, "%s; clients read through the daemon", err);
 		ios.local_off = "its socket could not be made";
 	}
 	if (notice)

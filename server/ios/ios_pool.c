@@ -19,7 +19,7 @@
  *
  * A worker runs a part on its own lane of the store (ios_store_lane), then
  * puts it on the done list and wakes the loop (srv_wakeup), which answers
- * the request through the same code as the inline path (ios_work_finish).
+ * the request through the same code as the inline path (reply_work_done).
  * Only the loop touches libev, libfabric, the daemon core and the counters.
  *
  * Lifetimes: the loop owns every work (pool->all). A work whose client
@@ -30,6 +30,10 @@
  * core's budget, so the pool bounds what all works hold itself
  * (IOS_POOL_BYTES, IOS_POOL_WORKS). Stop: the workers finish the part they
  * run and leave the rest; ios_pool_destroy frees every work.
+ *
+ * Uses (one way): the store (ios_store.h) and the daemon core. Handlers
+ * (ios_io.c, ios_main.c) call in here; nothing here calls a handler's
+ * file, and the store's errors are answered here (ios_reply_store_error).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -126,28 +130,28 @@ static void part_run(struct ios_store *st, struct ios_part *p)
 	case IOS_JOB_WRITE:
 		/* A contiguous write reports the object's size before it (the
 		 * client's clean-up after a striped write failed elsewhere). */
-		if (w->m == IOS_CONTIG && ios_size(st, p->handle, &p->size, &mtime) == 0)
+		if (w->m == IOS_CONTIG && ios_store_size(st, p->handle, &p->size, &mtime) == 0)
 			p->has_size = 1;
-		rc = ios_write_pieces(st, p->handle, p->pieces, p->n, w->src, &p->syscalls);
+		rc = ios_store_write_pieces(st, p->handle, p->pieces, p->n, w->src, &p->syscalls);
 		break;
 	case IOS_JOB_READ:
-		rc = ios_read_pieces(st, p->handle, p->pieces, p->n, p->buf, &p->size,
+		rc = ios_store_read_pieces(st, p->handle, p->pieces, p->n, p->buf, &p->size,
 				     &p->syscalls);
 		break;
 	case IOS_JOB_SIZE:
-		rc = ios_size(st, p->handle, &p->size, &p->mtime_ns);
+		rc = ios_store_size(st, p->handle, &p->size, &p->mtime_ns);
 		break;
 	case IOS_JOB_TRUNCATE:
-		rc = ios_truncate(st, p->handle, p->size);
+		rc = ios_store_truncate(st, p->handle, p->size);
 		break;
 	case IOS_JOB_REMOVE:
-		rc = ios_remove(st, p->handle);
+		rc = ios_store_remove(st, p->handle);
 		break;
 	case IOS_JOB_SYNC:
-		rc = ios_sync(st, p->handle);
+		rc = ios_store_sync(st, p->handle);
 		break;
 	case IOS_JOB_COUNTER:
-		rc = ios_counter(st, p->handle, p->key, p->set, p->value, &p->old);
+		rc = ios_store_counter(st, p->handle, p->key, p->counter_op, p->value, &p->old);
 		break;
 	}
 	p->rc = rc;
@@ -155,102 +159,133 @@ static void part_run(struct ios_store *st, struct ios_part *p)
 		p->why = strdup(ios_store_why(st)); /* NULL: said without it */
 }
 
-/* Answer a work's request from its parts' results (the loop). */
-static void work_finish(struct ios *ios, struct srv_req *req, struct ios_work *w)
+void ios_reply_store_error(struct ios *ios, struct srv_req *req, const char *what,
+			   uint64_t handle, int rc, const char *why)
+{
+	(void)ios;
+	if (!why)
+		why = "";
+	srv_log(req->srv, "%s " OBJ ": %s%s%s", what, handle, strerror(-rc), *why ? ": " : "",
+		why);
+	srv_reply_error(req, rc, "%s " OBJ ": %s%s%s", what, handle, strerror(-rc),
+			*why ? ": " : "", why);
+}
+
+/* A request on several objects fails with the first that failed: 1 when
+ * one did (answered), else 0. */
+static int reply_if_failed(struct ios *ios, struct srv_req *req, const struct ios_work *w)
+{
+	for (size_t i = 0; i < w->parts; i++) {
+		const struct ios_part *f = &w->part[i];
+
+		if (f->rc >= 0)
+			continue;
+		if (w->op == IOS_JOB_COUNTER)
+			srv_reply_error(req, (int)f->rc, "%s counter %016" PRIx64 " of "
+					OBJ ": %s", f->counter_op == IOS_COUNTER_SET ? "set" : "fetch-add", f->key,
+					f->handle, f->rc == -EOVERFLOW
+					? "adding would overflow it" : strerror((int)-f->rc));
+		else
+			ios_reply_store_error(ios, req, w->what, f->handle, (int)f->rc, f->why);
+		return 1;
+	}
+	return 0;
+}
+
+static void reply_written(struct ios *ios, struct srv_req *req, const struct ios_work *w)
+{
+	struct tessera_ios_stats *s = &ios->stats;
+	const struct ios_part *p = &w->part[0];
+	Tessera__WriteReply rep = TESSERA__WRITE_REPLY__INIT;
+
+	s->requests[w->m]++;
+	s->pieces[w->m] += p->n;
+	s->syscalls[w->m] += p->syscalls;
+	s->bytes_written[w->m] += (uint64_t)p->rc;
+	rep.written = (uint64_t)p->rc;
+	rep.size_before = p->size;
+	rep.has_size_before = p->has_size;
+	srv_reply(req, &rep.base, NULL, 0);
+}
+
+static void reply_read(struct ios *ios, struct srv_req *req, struct ios_work *w)
 {
 	struct tessera_ios_stats *s = &ios->stats;
 	struct ios_part *p = &w->part[0];
+	Tessera__ReadReply rep = TESSERA__READ_REPLY__INIT;
+	uint64_t k = (uint64_t)p->rc;
+	uint8_t *buf = p->buf, pad[TP_TAGGED_BODY];
 
-	/* A request on several objects fails with the first that failed. */
-	for (size_t i = 0; i < w->parts; i++)
-		if (w->part[i].rc < 0) {
-			struct ios_part *f = &w->part[i];
+	/* A contiguous read stops at the object's end (the client tells
+	 * a hole from end of file by the size); pieces come back whole. */
+	if (w->m == IOS_CONTIG)
+		k = p->size <= p->pieces[0].offset ? 0
+		    : p->size - p->pieces[0].offset < p->total ? p->size - p->pieces[0].offset
+								: p->total;
+	s->requests[w->m]++;
+	s->pieces[w->m] += p->n;
+	s->syscalls[w->m] += p->syscalls;
+	s->bytes_read[w->m] += k;
+	rep.object_size = p->size;
+	/* A tagged reply's head must fill the client's head buffer
+	 * exactly; one that cannot goes untagged (the client copes). */
+	if (req->reply_tagged && tp_read_reply_pad(&rep, pad))
+		req->reply_tagged = 0;
+	p->buf = NULL;
+	srv_reply_owned(req, &rep.base, buf, (size_t)k);
+}
 
-			if (w->op == IOS_JOB_COUNTER)
-				srv_reply_error(req, (int)f->rc, "%s counter %016" PRIx64 " of "
-						OBJ ": %s", f->set ? "set" : "fetch-add", f->key,
-						f->handle, f->rc == -EOVERFLOW
-						? "adding would overflow it" : strerror((int)-f->rc));
-			else
-				ios_store_error(ios, req, w->what, f->handle, (int)f->rc, f->why);
-			return;
+static void reply_sizes(struct srv_req *req, const struct ios_work *w)
+{
+	Tessera__SizesReply rep = TESSERA__SIZES_REPLY__INIT;
+	uint64_t *sizes = calloc(w->parts + 1, sizeof(*sizes));
+	int64_t *mtimes = calloc(w->parts + 1, sizeof(*mtimes));
+
+	if (!sizes || !mtimes) {
+		srv_reply_error(req, -ENOMEM, "getsize: no memory");
+	} else {
+		for (size_t i = 0; i < w->parts; i++) {
+			sizes[i] = w->part[i].size;
+			mtimes[i] = w->part[i].mtime_ns;
 		}
+		rep.n_sizes = rep.n_mtimes_ns = w->parts;
+		rep.sizes = sizes;
+		rep.mtimes_ns = mtimes;
+		srv_reply(req, &rep.base, NULL, 0);
+	}
+	free(sizes);
+	free(mtimes);
+}
+
+/* Answer a work's request from its parts' results (the loop). */
+static void reply_work_done(struct ios *ios, struct srv_req *req, struct ios_work *w)
+{
+	Tessera__FetchAddReply counter = TESSERA__FETCH_ADD_REPLY__INIT;
+	Tessera__EmptyReply empty = TESSERA__EMPTY_REPLY__INIT;
+
+	if (reply_if_failed(ios, req, w))
+		return;
 	switch (w->op) {
-	case IOS_JOB_WRITE: {
-		Tessera__WriteReply rep = TESSERA__WRITE_REPLY__INIT;
-
-		s->requests[w->m]++;
-		s->pieces[w->m] += p->n;
-		s->syscalls[w->m] += p->syscalls;
-		s->bytes_written[w->m] += (uint64_t)p->rc;
-		rep.written = (uint64_t)p->rc;
-		rep.size_before = p->size;
-		rep.has_size_before = p->has_size;
-		srv_reply(req, &rep.base, NULL, 0);
+	case IOS_JOB_WRITE:
+		reply_written(ios, req, w);
 		return;
-	}
-	case IOS_JOB_READ: {
-		Tessera__ReadReply rep = TESSERA__READ_REPLY__INIT;
-		uint64_t k = (uint64_t)p->rc;
-		uint8_t *buf = p->buf, pad[TP_TAGGED_BODY];
-
-		/* A contiguous read stops at the object's end (the client tells
-		 * a hole from end of file by the size); pieces come back whole. */
-		if (w->m == IOS_CONTIG)
-			k = p->size <= p->pieces[0].offset ? 0
-			    : p->size - p->pieces[0].offset < p->total ? p->size - p->pieces[0].offset
-									: p->total;
-		s->requests[w->m]++;
-		s->pieces[w->m] += p->n;
-		s->syscalls[w->m] += p->syscalls;
-		s->bytes_read[w->m] += k;
-		rep.object_size = p->size;
-		/* A tagged reply's head must fill the client's head buffer
-		 * exactly; one that cannot goes untagged (the client copes). */
-		if (req->reply_tagged && tp_read_reply_pad(&rep, pad))
-			req->reply_tagged = 0;
-		p->buf = NULL;
-		srv_reply_owned(req, &rep.base, buf, (size_t)k);
+	case IOS_JOB_READ:
+		reply_read(ios, req, w);
 		return;
-	}
-	case IOS_JOB_SIZE: {
-		Tessera__SizesReply rep = TESSERA__SIZES_REPLY__INIT;
-		uint64_t *sizes = calloc(w->parts + 1, sizeof(*sizes));
-		int64_t *mtimes = calloc(w->parts + 1, sizeof(*mtimes));
-
-		if (!sizes || !mtimes) {
-			srv_reply_error(req, -ENOMEM, "getsize: no memory");
-		} else {
-			for (size_t i = 0; i < w->parts; i++) {
-				sizes[i] = w->part[i].size;
-				mtimes[i] = w->part[i].mtime_ns;
-			}
-			rep.n_sizes = rep.n_mtimes_ns = w->parts;
-			rep.sizes = sizes;
-			rep.mtimes_ns = mtimes;
-			srv_reply(req, &rep.base, NULL, 0);
-		}
-		free(sizes);
-		free(mtimes);
+	case IOS_JOB_SIZE:
+		reply_sizes(req, w);
 		return;
-	}
-	case IOS_JOB_COUNTER: {
-		Tessera__FetchAddReply rep = TESSERA__FETCH_ADD_REPLY__INIT;
-
-		rep.old = p->old;
-		srv_reply(req, &rep.base, NULL, 0);
+	case IOS_JOB_COUNTER:
+		counter.old = w->part[0].old;
+		srv_reply(req, &counter.base, NULL, 0);
 		return;
-	}
 	case IOS_JOB_SYNC:
-		s->syncs += w->parts;
+		ios->stats.syncs += w->parts;
 		/* fall through */
 	case IOS_JOB_TRUNCATE:
-	case IOS_JOB_REMOVE: {
-		Tessera__EmptyReply rep = TESSERA__EMPTY_REPLY__INIT;
-
-		srv_reply(req, &rep.base, NULL, 0);
+	case IOS_JOB_REMOVE:
+		srv_reply(req, &empty.base, NULL, 0);
 		return;
-	}
 	}
 }
 
@@ -379,7 +414,7 @@ static void on_done(void *arg)
 
 		if (--w->left == 0) {
 			if (w->req)
-				work_finish(pool->ios, w->req, w);
+				reply_work_done(pool->ios, w->req, w);
 			work_unlink(pool, w);
 			ios_work_free(w);
 		}
@@ -413,7 +448,7 @@ static int objects_idle(struct ios_pool *pool, const struct ios_work *w)
  * its reply is sent), and glibc gives memory freed into another thread's
  * arena back to the system only in part, so a flood of reads would leave
  * the daemon large. 0, or -ENOMEM answered and the work freed. */
-static int read_buffers(struct srv_req *req, struct ios_work *w)
+static int refuse_or_read_buffers(struct srv_req *req, struct ios_work *w)
 {
 	for (size_t i = 0; w->op == IOS_JOB_READ && i < w->parts; i++) {
 		struct ios_part *p = &w->part[i];
@@ -430,9 +465,9 @@ static int read_buffers(struct srv_req *req, struct ios_work *w)
 
 /* The inline path: the loop runs the parts on the store itself; a request
  * on several objects stops at the first that fails. */
-static void run_inline(struct ios *ios, struct srv_req *req, struct ios_work *w)
+static void reply_inline(struct ios *ios, struct srv_req *req, struct ios_work *w)
 {
-	if (read_buffers(req, w))
+	if (refuse_or_read_buffers(req, w))
 		return;
 	if (!w->src)
 		w->src = req->frame.data;
@@ -441,70 +476,43 @@ static void run_inline(struct ios *ios, struct srv_req *req, struct ios_work *w)
 		if (w->part[i].rc < 0)
 			break;
 	}
-	work_finish(ios, req, w);
+	reply_work_done(ios, req, w);
 	ios_work_free(w);
 }
 
-void ios_submit(struct ios *ios, struct srv_req *req, struct ios_work *w)
+static void spares_free(struct ios_obj *spare)
 {
-	struct ios_pool *pool = ios->pool;
-	struct ios_obj *spare = NULL;
-	struct srv_req *parked;
-	size_t cost;
-	int rc;
+	while (spare) {
+		struct ios_obj *o = spare;
 
-	w->data_len = req->frame.hdr.data_len;
-	cost = work_cost(w);
-	if (!pool || !w->parts) { /* (no handles: nothing to wait for) */
-		run_inline(ios, req, w);
-		return;
+		spare = o->hnext;
+		free(o);
 	}
-	if (pool->works >= IOS_POOL_WORKS || pool->bytes + cost > IOS_POOL_BYTES) {
-		srv_reply_error(req, -EBUSY, "%s " OBJ ": the disk queue is full (%zu requests, "
-				"%zu bytes)", w->what, w->part[0].handle, pool->works, pool->bytes);
-		ios_work_free(w);
-		return;
-	}
-	for (size_t i = 0; i < w->parts; i++) {
+}
+
+/* n object records, linked by hnext, so queueing under the lock cannot
+ * fail; NULL when out of memory (n > 0). */
+static struct ios_obj *spares_alloc(size_t n)
+{
+	struct ios_obj *spare = NULL;
+
+	for (size_t i = 0; i < n; i++) {
 		struct ios_obj *o = malloc(sizeof(*o));
 
 		if (!o) {
-			while (spare) {
-				o = spare;
-				spare = o->hnext;
-				free(o);
-			}
-			srv_reply_error(req, -ENOMEM, "%s " OBJ ": no memory to queue the request",
-					w->what, w->part[0].handle);
-			ios_work_free(w);
-			return;
+			spares_free(spare);
+			return NULL;
 		}
 		o->hnext = spare;
 		spare = o;
 	}
-	/* Parked, the request is charged with what its work holds (a read's
-	 * buffer too), so queued work is in the daemon's budget. */
-	rc = srv_park_sized(req, UINT32_MAX, cost - w->data_len, work_detach, w, &parked);
-	if (rc) {
-		/* No room to hold the request: an object nothing waits for
-		 * can be served now, in order; else the client sends again. */
-		while (spare) {
-			struct ios_obj *o = spare;
+	return spare;
+}
 
-			spare = o->hnext;
-			free(o);
-		}
-		if (objects_idle(pool, w)) {
-			run_inline(ios, req, w);
-			return;
-		}
-		srv_reply_error(req, rc == -EBUSY ? -EBUSY : rc, "%s " OBJ ": no room to queue the "
-				"request behind the others on its object", w->what, w->part[0].handle);
-		ios_work_free(w);
-		return;
-	}
-	if (read_buffers(parked, w))
-		return;
+/* Work w, its request parked, goes on its objects' queues. */
+static void work_queue(struct ios_pool *pool, struct ios_work *w, struct srv_req *parked,
+		       size_t cost, struct ios_obj *spare)
+{
 	w->req = parked;
 	w->data = srv_park_take_data(parked, &w->src);
 	w->cost = cost;
@@ -520,12 +528,56 @@ void ios_submit(struct ios *ios, struct srv_req *req, struct ios_work *w)
 		part_queue(pool, &w->part[i], &spare);
 	pthread_cond_broadcast(&pool->cv);
 	pthread_mutex_unlock(&pool->mu);
-	while (spare) {
-		struct ios_obj *o = spare;
+	spares_free(spare);
+}
 
-		spare = o->hnext;
-		free(o);
+void ios_reply_work(struct ios *ios, struct srv_req *req, struct ios_work *w)
+{
+	struct ios_pool *pool = ios->pool;
+	struct ios_obj *spare;
+	struct srv_req *parked;
+	size_t cost;
+	int rc;
+
+	w->data_len = req->frame.hdr.data_len;
+	cost = work_cost(w);
+	if (!pool || !w->parts) { /* (no handles: nothing to wait for) */
+		reply_inline(ios, req, w);
+		return;
 	}
+	if (pool->works >= IOS_POOL_WORKS || pool->bytes + cost > IOS_POOL_BYTES) {
+		srv_reply_error(req, -EBUSY, "%s " OBJ ": the disk queue is full (%zu requests, "
+				"%zu bytes)", w->what, w->part[0].handle, pool->works, pool->bytes);
+		ios_work_free(w);
+		return;
+	}
+	if (!(spare = spares_alloc(w->parts))) {
+		srv_reply_error(req, -ENOMEM, "%s " OBJ ": no memory to queue the request",
+				w->what, w->part[0].handle);
+		ios_work_free(w);
+		return;
+	}
+	/* Parked, the request is charged with what its work holds (a read's
+	 * buffer too), so queued work is in the daemon's budget. */
+	rc = srv_park_sized(req, UINT32_MAX, cost - w->data_len, work_detach, w, &parked);
+	if (rc) {
+		/* No room to hold the request: an object nothing waits for
+		 * can be served now, in order; else the client sends again. */
+		spares_free(spare);
+		if (objects_idle(pool, w)) {
+			reply_inline(ios, req, w);
+			return;
+		}
+		srv_reply_error(req, rc == -EBUSY ? -EBUSY : rc, "%s " OBJ ": no room to queue the "
+				"request behind the others on its object", w->what, w->part[0].handle);
+		ios_work_free(w);
+		return;
+	}
+	if (refuse_or_read_buffers(parked, w)) {
+		spares_free(spare);
+		return;
+	}
+	work_queue(pool, w, parked, cost, spare);
 }
 
 /* ------------------------------------------------------------ the pool */
@@ -540,12 +592,11 @@ unsigned ios_pool_threads(const struct tp_config *cfg)
 	return cpus < 1 ? 1 : cpus > IOS_POOL_AUTO_MAX ? IOS_POOL_AUTO_MAX : (unsigned)cpus;
 }
 
-int ios_pool_start(struct ios *ios, unsigned nthreads, char **msg)
+int ios_pool_start(struct ios *ios, unsigned nthreads, char *err, size_t errlen)
 {
 	struct ios_pool *pool = calloc(1, sizeof(*pool));
 	int rc = -ENOMEM;
 
-	*msg = NULL;
 	if (!pool)
 		goto fail;
 	pool->ios = ios;
@@ -577,8 +628,7 @@ int ios_pool_start(struct ios *ios, unsigned nthreads, char **msg)
 	}
 	return 0;
 fail:
-	if (asprintf(msg, "%u disk worker threads: %s", nthreads, strerror(-rc)) < 0)
-		*msg = NULL;
+	snprintf(err, errlen, "%u disk worker threads: %s", nthreads, strerror(-rc));
 	ios_pool_stop(ios);
 	ios_pool_destroy(ios);
 	return rc;

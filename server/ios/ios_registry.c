@@ -68,14 +68,21 @@ size_t ios_registry_list(const struct ios_registry *r, uint64_t after, uint64_t 
 /* The live set changes in memory: 1 if it changed, 0 if it held that
  * state already, or -ENOMEM. Handles come mostly in ascending order (the
  * metadata daemon hands them out so), so inserts are mostly appends. */
-static int set_live(struct ios_registry *r, uint64_t h, int made)
+enum live_state { LIVE_REMOVED, LIVE_MADE };
+
+static enum live_state record_state(uint32_t kind)
+{
+	return kind == REC_MADE ? LIVE_MADE : LIVE_REMOVED;
+}
+
+static int set_live(struct ios_registry *r, uint64_t h, enum live_state state)
 {
 	size_t i = lower_bound(r, h);
 	int has = i < r->n_live && r->live[i] == h;
 
-	if (has == made)
+	if (has == (state == LIVE_MADE))
 		return 0;
-	if (!made) {
+	if (state == LIVE_REMOVED) {
 		memmove(r->live + i, r->live + i + 1, (r->n_live - i - 1) * sizeof(*r->live));
 		r->n_live--;
 		return 1;
@@ -176,13 +183,13 @@ static int compact(struct ios_registry *r)
 static int append(struct ios_registry *r, uint64_t h, uint32_t kind)
 {
 	uint8_t rec[REC];
-	int rc = set_live(r, h, kind == REC_MADE);
+	int rc = set_live(r, h, record_state(kind));
 
 	if (rc <= 0)
 		return rc;
 	record_make(rec, h, kind);
 	if ((rc = write_all(r->disk, r->fd, rec, REC, r->records * REC))) {
-		(void)set_live(r, h, kind != REC_MADE); /* as it was */
+		(void)set_live(r, h, kind == REC_MADE ? LIVE_REMOVED : LIVE_MADE); /* as it was */
 		return rc;
 	}
 	r->records++;
@@ -257,7 +264,7 @@ static int load(struct ios_registry *r, char *err, size_t errlen)
 			free(buf);
 			return -EIO;
 		}
-		if ((rc = set_live(r, ios_le_get(rec, 8), kind == REC_MADE)) < 0) {
+		if ((rc = set_live(r, ios_le_get(rec, 8), record_state(kind))) < 0) {
 			free(buf);
 			return rc;
 		}
@@ -269,7 +276,7 @@ static int load(struct ios_registry *r, char *err, size_t errlen)
 	return 0;
 }
 
-int ios_registry_open(struct ios_disk *d, const char *path, int create,
+int ios_registry_open(struct ios_disk *d, const char *path, enum ios_registry_open how,
 		      struct ios_registry **out, char *err, size_t errlen)
 {
 	struct ios_registry *r = calloc(1, sizeof(*r));
@@ -283,7 +290,7 @@ int ios_registry_open(struct ios_disk *d, const char *path, int create,
 		goto fail;
 	r->disk = d;
 	r->fd = d->ops->open(d, 0, IOS_FILE_STORE, path,
-			     O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0), 0644);
+			     O_RDWR | O_CLOEXEC | (how == IOS_REGISTRY_CREATE ? O_CREAT | O_EXCL : 0), 0644);
 	if (r->fd < 0) {
 		rc = r->fd;
 		snprintf(err, errlen, "registry %s: %s", path, strerror(-rc));

@@ -21,9 +21,11 @@
 struct ios_disk;
 struct ios_registry;
 
-/* Load the registry at `path`, or make an empty one with `create` (else
- * -ENOENT). err gets the reason of a failure. */
-int ios_registry_open(struct ios_disk *d, const char *path, int create,
+/* Load the registry at `path` (IOS_REGISTRY_LOAD: -ENOENT if there is
+ * none), or make an empty one (IOS_REGISTRY_CREATE). err gets the reason
+ * of a failure. */
+enum ios_registry_open { IOS_REGISTRY_LOAD, IOS_REGISTRY_CREATE };
+int ios_registry_open(struct ios_disk *d, const char *path, enum ios_registry_open how,
 		      struct ios_registry **out, char *err, size_t errlen);
 void ios_registry_close(struct ios_registry *r);
 int ios_registry_holds(const struct ios_registry *r, uint64_t handle);

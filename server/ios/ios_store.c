@@ -143,7 +143,9 @@ static int store_init(struct ios_store *st, int existed, unsigned flags, char **
 		st->remade = existed && !(flags & IOS_STORE_NEW);
 	}
 	snprintf(path, sizeof(path), "%s/registry", st->root);
-	if ((rc = ios_registry_open(st->disk, path, made, &st->sh->reg, err, errlen)))
+	if ((rc = ios_registry_open(st->disk, path,
+				     made ? IOS_REGISTRY_CREATE : IOS_REGISTRY_LOAD, &st->sh->reg,
+				     err, errlen)))
 		return rc;
 	if (made || (st->remade && (flags & IOS_STORE_NEW))) {
 		int was_remade = st->remade;
@@ -340,9 +342,14 @@ static void slot_close(struct ios_store *st, struct ios_fd *slot)
 	slot->fd = slot->sums = -1;
 }
 
-/* The slot of an object's open data file; with `create` the file is made
- * if missing, else -ENOENT. */
-static int object_open(struct ios_store *st, uint64_t handle, int create, struct ios_fd **out)
+/* How object_get finds an object: as it is (a missing one has no slot),
+ * or made if missing (a write's). */
+enum obj_get { OBJ_EXISTING, OBJ_CREATE };
+
+/* The slot of an object's open data file; OBJ_CREATE makes the file if
+ * missing, else -ENOENT. */
+static int object_open(struct ios_store *st, uint64_t handle, enum obj_get how,
+		       struct ios_fd **out)
 {
 	struct ios_fd *slot;
 	char path[4096];
@@ -350,7 +357,7 @@ static int object_open(struct ios_store *st, uint64_t handle, int create, struct
 
 	object_path(st, handle, "", path, sizeof(path));
 	fd = st->disk->ops->open(st->disk, handle, IOS_FILE_DATA, path,
-				 O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
+				 O_RDWR | O_CLOEXEC | (how == OBJ_CREATE ? O_CREAT : 0), 0644);
 	if (fd < 0)
 		return fd;
 	slot = NULL;
@@ -404,14 +411,15 @@ static int lost(struct ios_store *st, uint64_t handle)
 }
 
 /* An object's slot, size and time. A missing object has no slot (NULL)
- * and size 0 if the store never held it; with `create` it is made, its
+ * and size 0 if the store never held it; with OBJ_CREATE it is made, its
  * record first. One the store holds whose file is gone (or was removed
  * behind the daemon's back, while open) is lost: -EIO, and not made again
  * (the rest of it would read as zeros). */
-static int object_get_locked(struct ios_store *st, uint64_t handle, int create,
+static int object_get_locked(struct ios_store *st, uint64_t handle, enum obj_get how,
 			     struct ios_fd **slot, uint64_t *size, int64_t *mtime_ns)
 {
-	int held = ios_registry_holds(st->sh->reg, handle), make = create && !held, rc;
+	int held = ios_registry_holds(st->sh->reg, handle), rc;
+	int make = how == OBJ_CREATE && !held;
 	struct stat sb;
 
 	*size = 0;
@@ -430,7 +438,7 @@ static int object_get_locked(struct ios_store *st, uint64_t handle, int create,
 	if (!*slot) {
 		if (make && (rc = ios_registry_add(st->sh->reg, handle)))
 			return rc;
-		rc = object_open(st, handle, make, slot);
+		rc = object_open(st, handle, make ? OBJ_CREATE : OBJ_EXISTING, slot);
 		if (rc == -ENOENT) {
 			*slot = NULL;
 			if (held || st->remade)
@@ -442,7 +450,7 @@ static int object_get_locked(struct ios_store *st, uint64_t handle, int create,
 				(void)ios_registry_drop(st->sh->reg, handle); /* not made after all */
 			return rc;
 		}
-		if (create)
+		if (how == OBJ_CREATE)
 			return 0; /* just opened: there, and a write needs no size */
 		if ((rc = st->disk->ops->fstat(st->disk, (*slot)->fd, &sb)))
 			return rc;
@@ -456,13 +464,13 @@ static int object_get_locked(struct ios_store *st, uint64_t handle, int create,
 
 /* object_get_locked under the store's lock; the slot it gives is busy
  * (kept from eviction) until object_put. */
-static int object_get(struct ios_store *st, uint64_t handle, int create, struct ios_fd **slot,
-		      uint64_t *size, int64_t *mtime_ns)
+static int object_get(struct ios_store *st, uint64_t handle, enum obj_get how,
+		      struct ios_fd **slot, uint64_t *size, int64_t *mtime_ns)
 {
 	int rc;
 
 	pthread_mutex_lock(&st->sh->mu);
-	rc = object_get_locked(st, handle, create, slot, size, mtime_ns);
+	rc = object_get_locked(st, handle, how, slot, size, mtime_ns);
 	if (rc)
 		*slot = NULL;
 	if (*slot)
@@ -490,17 +498,17 @@ int ios_store_missing(struct ios_store *st, uint64_t handle)
 	if (!ios_store_holds(st, handle))
 		return 0;
 	st->quiet = 1;
-	rc = object_get(st, handle, 0, &slot, &size, &mtime_ns);
+	rc = object_get(st, handle, OBJ_EXISTING, &slot, &size, &mtime_ns);
 	st->quiet = 0;
 	object_put(st, slot);
 	st->why[0] = 0;
 	return rc == -EIO;
 }
 
-int ios_size(struct ios_store *st, uint64_t handle, uint64_t *size, int64_t *mtime_ns)
+int ios_store_size(struct ios_store *st, uint64_t handle, uint64_t *size, int64_t *mtime_ns)
 {
 	struct ios_fd *slot;
-	int rc = object_get(st, handle, 0, &slot, size, mtime_ns);
+	int rc = object_get(st, handle, OBJ_EXISTING, &slot, size, mtime_ns);
 
 	object_put(st, slot);
 	return rc;
@@ -534,17 +542,20 @@ int ios_store_open_read(struct ios_store *st, uint64_t handle, int *fd, int *sum
 	return 0;
 }
 
+enum io_dir { IO_READ, IO_WRITE };
+
 /* The whole of iov[0..n) at offset, retrying short transfers; reads stop
- * at end of file. Returns bytes moved or -errno. */
+ * at end of file. Returns bytes moved or -errno. Callers use full_read
+ * and full_write. */
 static ssize_t full_iov(struct ios_store *st, int fd, struct iovec *iov, int n, uint64_t offset,
-			int write, uint64_t *syscalls)
+			enum io_dir dir, uint64_t *syscalls)
 {
 	struct ios_disk *d = st->disk;
 	size_t done = 0;
 
 	while (n > 0) {
-		ssize_t k = write ? d->ops->pwritev(d, fd, iov, n, (off_t)offset)
-				  : d->ops->preadv(d, fd, iov, n, (off_t)offset);
+		ssize_t k = dir == IO_WRITE ? d->ops->pwritev(d, fd, iov, n, (off_t)offset)
+					    : d->ops->preadv(d, fd, iov, n, (off_t)offset);
 
 		(*syscalls)++;
 		if (k == -EINTR)
@@ -568,12 +579,24 @@ static ssize_t full_iov(struct ios_store *st, int fd, struct iovec *iov, int n, 
 	return (ssize_t)done;
 }
 
+static ssize_t full_read(struct ios_store *st, int fd, struct iovec *iov, int n, uint64_t offset,
+			 uint64_t *syscalls)
+{
+	return full_iov(st, fd, iov, n, offset, IO_READ, syscalls);
+}
+
+static ssize_t full_write(struct ios_store *st, int fd, struct iovec *iov, int n,
+			  uint64_t offset, uint64_t *syscalls)
+{
+	return full_iov(st, fd, iov, n, offset, IO_WRITE, syscalls);
+}
+
 /* buf[0..len) from the file at offset, zeros past its end. */
 static int read_zeroed(struct ios_store *st, int fd, uint8_t *buf, size_t len, uint64_t offset,
 		       uint64_t *syscalls)
 {
 	struct iovec iov = { buf, len };
-	ssize_t got = full_iov(st, fd, &iov, 1, offset, 0, syscalls);
+	ssize_t got = full_read(st, fd, &iov, 1, offset, syscalls);
 
 	if (got < 0)
 		return (int)got;
@@ -648,7 +671,7 @@ static int sums_write(struct ios_store *st, struct ios_fd *slot, uint64_t first,
 	if (fd < 0)
 		return fd;
 	tp_obj_sums_encode(raw, crcs, n);
-	k = full_iov(st, fd, &iov, 1, tp_obj_sums_offset(first), 1, syscalls);
+	k = full_write(st, fd, &iov, 1, tp_obj_sums_offset(first), syscalls);
 	return k < 0 ? (int)k : 0;
 }
 
@@ -730,7 +753,7 @@ static int write_span(struct ios_store *st, struct ios_fd *slot, uint64_t start,
 		memcpy(block + (from - at), src + (from - start), to - from);
 		crcs[i] = tp_crc32c(0, block, IOS_BLOCK);
 	}
-	k = full_iov(st, slot->fd, &iov, 1, start, 1, syscalls);
+	k = full_write(st, slot->fd, &iov, 1, start, syscalls);
 	if (k < 0) {
 		rc = (int)k;
 		goto out;
@@ -772,14 +795,14 @@ static size_t sieve_group(const struct ios_piece *pieces, size_t n, size_t i, ui
 	return j - i;
 }
 
-ssize_t ios_write_pieces(struct ios_store *st, uint64_t handle, const struct ios_piece *pieces,
+ssize_t ios_store_write_pieces(struct ios_store *st, uint64_t handle, const struct ios_piece *pieces,
 			 size_t n, const uint8_t *data, uint64_t *syscalls)
 {
 	struct ios_fd *slot;
 	size_t i = 0, pos = 0;
 	uint64_t size;
 	int64_t mtime_ns;
-	int rc = object_get(st, handle, 1, &slot, &size, &mtime_ns);
+	int rc = object_get(st, handle, OBJ_CREATE, &slot, &size, &mtime_ns);
 
 	while (!rc && i < n) {
 		uint64_t span, start = pieces[i].offset;
@@ -879,7 +902,7 @@ static ssize_t read_pieces(struct ios_store *st, struct ios_fd *slot, uint64_t s
 	return (ssize_t)pos;
 }
 
-ssize_t ios_read_pieces(struct ios_store *st, uint64_t handle, const struct ios_piece *pieces,
+ssize_t ios_store_read_pieces(struct ios_store *st, uint64_t handle, const struct ios_piece *pieces,
 			size_t n, uint8_t *data, uint64_t *object_size, uint64_t *syscalls)
 {
 	struct ios_fd *slot;
@@ -888,7 +911,7 @@ ssize_t ios_read_pieces(struct ios_store *st, uint64_t handle, const struct ios_
 	ssize_t rc;
 
 	*object_size = 0;
-	if ((rc = object_get(st, handle, 0, &slot, &size, &mtime_ns)))
+	if ((rc = object_get(st, handle, OBJ_EXISTING, &slot, &size, &mtime_ns)))
 		return rc;
 	*object_size = size;
 	rc = read_pieces(st, slot, size, pieces, n, data, syscalls);
@@ -922,7 +945,7 @@ static int truncate_slot(struct ios_store *st, struct ios_fd *slot, uint64_t siz
 	return sums_write(st, slot, last, 1, &crc, &calls);
 }
 
-int ios_truncate(struct ios_store *st, uint64_t handle, uint64_t size)
+int ios_store_truncate(struct ios_store *st, uint64_t handle, uint64_t size)
 {
 	struct ios_fd *slot;
 	uint64_t old;
@@ -933,14 +956,14 @@ int ios_truncate(struct ios_store *st, uint64_t handle, uint64_t size)
 		return -EFBIG;
 	/* A missing object is made even for size 0: its modification time
 	 * is the file's truncate time (clients read it with the size). */
-	if ((rc = object_get(st, handle, 1, &slot, &old, &mtime_ns)))
+	if ((rc = object_get(st, handle, OBJ_CREATE, &slot, &old, &mtime_ns)))
 		return rc;
 	rc = truncate_slot(st, slot, size);
 	object_put(st, slot);
 	return rc;
 }
 
-int ios_remove(struct ios_store *st, uint64_t handle)
+int ios_store_remove(struct ios_store *st, uint64_t handle)
 {
 	static const struct { const char *suffix; enum ios_file file; } files[] = {
 		{ "", IOS_FILE_DATA }, { ".sum", IOS_FILE_SUMS }, { ".ctr", IOS_FILE_COUNTERS },
@@ -1012,7 +1035,7 @@ static int sync_slot(struct ios_store *st, uint64_t handle, struct ios_fd *slot)
 	return st->disk->ops->syncdir(st->disk, path);
 }
 
-int ios_sync(struct ios_store *st, uint64_t handle)
+int ios_store_sync(struct ios_store *st, uint64_t handle)
 {
 	struct ios_fd *slot;
 	uint64_t size;
@@ -1020,7 +1043,7 @@ int ios_sync(struct ios_store *st, uint64_t handle)
 	int rc;
 
 	/* A lost object cannot be made durable: say so. */
-	if ((rc = object_get(st, handle, 0, &slot, &size, &mtime_ns)))
+	if ((rc = object_get(st, handle, OBJ_EXISTING, &slot, &size, &mtime_ns)))
 		return rc;
 	rc = sync_slot(st, handle, slot);
 	object_put(st, slot);
@@ -1034,8 +1057,8 @@ int ios_sync(struct ios_store *st, uint64_t handle)
  * and read and rewritten whole by each request. */
 #define CTR_RECORD 16
 
-int ios_counter(struct ios_store *st, uint64_t handle, uint64_t key, int set, int64_t value,
-		int64_t *old)
+int ios_store_counter(struct ios_store *st, uint64_t handle, uint64_t key, enum ios_counter_op op,
+		int64_t value, int64_t *old)
 {
 	struct ios_disk *d = st->disk;
 	uint8_t buf[(IOS_COUNTERS + 1) * CTR_RECORD];
@@ -1052,7 +1075,7 @@ int ios_counter(struct ios_store *st, uint64_t handle, uint64_t key, int set, in
 	if (fd < 0)
 		return fd;
 	/* Records land one slot in, so the one used now can go first. */
-	got = full_iov(st, fd, &iov, 1, 0, 0, &syscalls);
+	got = full_read(st, fd, &iov, 1, 0, &syscalls);
 	if (got < 0) {
 		rc = (int)got;
 		goto out;
@@ -1067,7 +1090,7 @@ int ios_counter(struct ios_store *st, uint64_t handle, uint64_t key, int set, in
 		at = n; /* full: the one used longest ago makes room */
 	else
 		at = ++n;
-	if (set) {
+	if (op == IOS_COUNTER_SET) {
 		*old = now;
 		now = value;
 	} else if ((value > 0 && now > INT64_MAX - value) ||
@@ -1083,7 +1106,7 @@ int ios_counter(struct ios_store *st, uint64_t handle, uint64_t key, int set, in
 	ios_le_put(buf + CTR_RECORD + 8, 8, (uint64_t)now);
 	iov.iov_base = buf + CTR_RECORD;
 	iov.iov_len = n * CTR_RECORD;
-	got = full_iov(st, fd, &iov, 1, 0, 1, &syscalls);
+	got = full_write(st, fd, &iov, 1, 0, &syscalls);
 	if (got < 0)
 		rc = (int)got;
 out:
@@ -1091,7 +1114,7 @@ out:
 	return rc;
 }
 
-int ios_statfs(struct ios_store *st, uint64_t *total, uint64_t *avail)
+int ios_store_statfs(struct ios_store *st, uint64_t *total, uint64_t *avail)
 {
 	struct statvfs sv;
 	int rc = st->disk->ops->statvfs(st->disk, st->dir, &sv);

@@ -122,41 +122,43 @@ struct ios_piece {
  * (validated by the caller). */
 #define IOS_SIEVE_GAP 4096
 #define IOS_SIEVE_SPAN (4u << 20)
-ssize_t ios_write_pieces(struct ios_store *st, uint64_t handle, const struct ios_piece *pieces,
+ssize_t ios_store_write_pieces(struct ios_store *st, uint64_t handle, const struct ios_piece *pieces,
 			 size_t n, const uint8_t *data, uint64_t *syscalls);
-ssize_t ios_read_pieces(struct ios_store *st, uint64_t handle, const struct ios_piece *pieces,
+ssize_t ios_store_read_pieces(struct ios_store *st, uint64_t handle, const struct ios_piece *pieces,
 			size_t n, uint8_t *data, uint64_t *object_size, uint64_t *syscalls);
 /* The object's size and last modification time (write or truncate; by the
  * local file system, so as coarse as its clock); both 0 for a missing
  * object never held (-EIO for a lost one). */
-int ios_size(struct ios_store *st, uint64_t handle, uint64_t *size, int64_t *mtime_ns);
+int ios_store_size(struct ios_store *st, uint64_t handle, uint64_t *size, int64_t *mtime_ns);
 /* Sets the object's size; a missing object is created (and recorded),
  * so the truncate moves its modification time; a lost one is -EIO. */
-int ios_truncate(struct ios_store *st, uint64_t handle, uint64_t size);
+int ios_store_truncate(struct ios_store *st, uint64_t handle, uint64_t size);
 /* Removes the object, its checksums and counters, and its record. */
-int ios_remove(struct ios_store *st, uint64_t handle);
+int ios_store_remove(struct ios_store *st, uint64_t handle);
 /* fdatasync the object, its checksums and counters, the registry if it
  * changed, and the object's directory, so a restart keeps it. */
-int ios_sync(struct ios_store *st, uint64_t handle);
-int ios_statfs(struct ios_store *st, uint64_t *total, uint64_t *avail);
+int ios_store_sync(struct ios_store *st, uint64_t handle);
+int ios_store_statfs(struct ios_store *st, uint64_t *total, uint64_t *avail);
 
 /* Counters kept with an object, in a side file beside it (its path plus
  * ".ctr"): up to IOS_COUNTERS (key, value) pairs, the most recently used
  * first; a new key past that many drops the one used longest ago. A key the
  * object does not hold reads as 0. The side file goes with the object
- * (ios_remove) and is synced with it (ios_sync). `set` stores `value`, else
- * it is added (-EOVERFLOW if the sum would overflow); *old gets the value
- * before. Atomic as long as one lane at a time works on the object. */
+ * (ios_store_remove) and is synced with it (ios_store_sync). IOS_COUNTER_SET stores
+ * `value`, IOS_COUNTER_ADD adds it (-EOVERFLOW if the sum would overflow);
+ * *old gets the value before. Atomic as long as one lane at a time works
+ * on the object. */
 #define IOS_COUNTERS 64
-int ios_counter(struct ios_store *st, uint64_t handle, uint64_t key, int set, int64_t value,
-		int64_t *old);
+enum ios_counter_op { IOS_COUNTER_ADD, IOS_COUNTER_SET };
+int ios_store_counter(struct ios_store *st, uint64_t handle, uint64_t key, enum ios_counter_op op,
+		int64_t value, int64_t *old);
 
 /* DIR/objects, where the objects live (for ios_list.c). */
 const char *ios_store_dir(const struct ios_store *st);
 
 /* ios_list.c: the objects a store holds, for fsck. Up to `max` objects
  * ordered by (low byte of the handle, handle), the first after handle
- * `after` in that order (from the start when !resume); *eof when no more
+ * *after in that order (from the start when after is NULL); *eof when no more
  * follow. Only names of objects count (not counters' side files). A
  * listing in pages sees every object that existed throughout. Reads the
  * directories directly (no disk faults apply). */
@@ -165,7 +167,7 @@ struct ios_listed {
 	uint64_t size;
 	int64_t mtime_ns;
 };
-int ios_list_objects(struct ios_store *st, int resume, uint64_t after, uint32_t max,
+int ios_store_list_objects(struct ios_store *st, const uint64_t *after, uint32_t max,
 		     struct ios_listed *out, uint32_t *n, int *eof);
 
 #endif /* TESSERA_IOS_STORE_H */

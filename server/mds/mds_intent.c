@@ -75,15 +75,14 @@ void mds_batch_put_intent(leveldb_writebatch_t *b, const struct mds_attr *victim
 }
 
 /* Visit the records of kind `kind` ("A" or "P") whose handle is above
- * `after` (all when !resume), in handle order, calling take(); take
+ * *after (all when after is NULL), in handle order, calling take(); take
  * returns 1 when it kept the record, 0 when it skipped it, or a negative
  * errno. Stops after `max` kept: *eof says whether the scan ended. */
 typedef int (*scan_fn)(struct mds_store *st, uint64_t handle, const unsigned char *v,
 		       size_t vlen, void *out, uint32_t i);
 
-static int scan(struct mds_store *st, char kind, const char *what, int resume,
-		uint64_t after, uint32_t max, scan_fn take, void *out, uint32_t *n,
-		int *eof)
+static int scan(struct mds_store *st, char kind, const char *what, const uint64_t *after,
+		uint32_t max, scan_fn take, void *out, uint32_t *n, int *eof)
 {
 	unsigned char key[INTENT_KEY_LEN];
 	leveldb_iterator_t *it = leveldb_create_iterator(st->db, st->ropts);
@@ -93,8 +92,8 @@ static int scan(struct mds_store *st, char kind, const char *what, int resume,
 	*n = 0;
 	*eof = 0;
 	key[0] = (unsigned char)kind;
-	mds_put_be64(key + 1, resume ? after : 0);
-	for (leveldb_iter_seek(it, (char *)key, resume ? 9 : 1); leveldb_iter_valid(it);
+	mds_put_be64(key + 1, after ? *after : 0);
+	for (leveldb_iter_seek(it, (char *)key, after ? 9 : 1); leveldb_iter_valid(it);
 	     leveldb_iter_next(it)) {
 		size_t kl, vl;
 		const unsigned char *k = (const unsigned char *)leveldb_iter_key(it, &kl);
@@ -108,7 +107,7 @@ static int scan(struct mds_store *st, char kind, const char *what, int resume,
 			goto out;
 		}
 		h = mds_get_be64(k + 1);
-		if (resume && h <= after)
+		if (after && h <= *after)
 			continue;
 		if (*n == max)
 			goto out;
@@ -153,17 +152,17 @@ static int take_file(struct mds_store *st, uint64_t h, const unsigned char *v, s
 	return a->type == MDS_FILE;
 }
 
-int mds_intent_list(struct mds_store *st, int resume, uint64_t after, uint32_t max,
+int mds_intent_list(struct mds_store *st, const uint64_t *after, uint32_t max,
 		    struct mds_intent *out, uint32_t *n, int *eof)
 {
-	return scan(st, MDS_KEY_INTENT, "list purge intents", resume, after, max, take_intent,
-		    out, n, eof);
+	return scan(st, MDS_KEY_INTENT, "list purge intents", after, max, take_intent, out, n,
+		    eof);
 }
 
-int mds_file_list(struct mds_store *st, int resume, uint64_t after, uint32_t max,
+int mds_file_list(struct mds_store *st, const uint64_t *after, uint32_t max,
 		  struct mds_attr *out, uint32_t *n, int *eof)
 {
-	return scan(st, MDS_KEY_ATTR, "list files", resume, after, max, take_file, out, n, eof);
+	return scan(st, MDS_KEY_ATTR, "list files", after, max, take_file, out, n, eof);
 }
 
 int mds_intent_done(struct mds_store *st, uint64_t file, uint32_t server)

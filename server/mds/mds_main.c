@@ -60,13 +60,17 @@ struct attr_msg {
 	uint64_t handles[TP_MAX_STRIPE];
 };
 
-static void layout_msg(const struct mds_layout *l, struct attr_msg *m, int with_objects)
+/* What a layout message carries: a file's whole layout, or a directory's
+ * default (strip size and count, no objects). */
+enum layout_part { LAYOUT_WITH_OBJECTS, LAYOUT_DIR_DEFAULT };
+
+static void layout_msg(const struct mds_layout *l, struct attr_msg *m, enum layout_part part)
 {
 	tessera__layout__init(&m->layout);
 	m->layout.strip_size = l->strip_size;
 	m->layout.servers = m->servers;
 	m->layout.handles = m->handles;
-	if (with_objects) {
+	if (part == LAYOUT_WITH_OBJECTS) {
 		m->layout.n_servers = m->layout.n_handles = l->count;
 		memcpy(m->servers, l->servers, l->count * sizeof(*m->servers));
 		memcpy(m->handles, l->handles, l->count * sizeof(*m->handles));
@@ -94,12 +98,15 @@ static void attr_msg(const struct mds_attr *a, struct attr_msg *m)
 	m->attr.nentries = a->nentries;
 	m->attr.has_layout = a->has_layout;
 	if (a->has_layout) {
-		layout_msg(&a->layout, m, a->type == MDS_FILE);
+		layout_msg(&a->layout, m,
+			   a->type == MDS_FILE ? LAYOUT_WITH_OBJECTS : LAYOUT_DIR_DEFAULT);
 		m->attr.layout = &m->layout;
 	}
 }
 
-static void fail(struct mds *mds, struct srv_req *req, int rc)
+/* A store call failed with rc: answered with the store's reason (the one
+ * "why" of the store's context, mds_fail). */
+static void reply_store_error(struct mds *mds, struct srv_req *req, int rc)
 {
 	srv_reply_error(req, rc, "%s", mds_store_errmsg(mds->store));
 }
@@ -128,18 +135,23 @@ static int grant(struct mds *mds, const struct mds_cred *cred, const struct mds_
 /* The rights an open of file a asks for (TP_CAP_READ/WRITE of `asked`),
  * checked against its mode unless this request created it, plus STAT;
  * a plain lookup (asked 0) gets STAT alone. 0 or an error answered. */
-static int grant_open(struct mds *mds, struct srv_req *req, const struct mds_cred *cred,
-		      const char *path, const struct mds_attr *a, uint32_t asked, int created,
-		      struct cap_msg *out)
+enum open_kind {
+	OPEN_EXISTING,    /* the mode is checked */
+	OPEN_CREATED,     /* this request made the file: no check */
+};
+
+static int refuse_or_grant_open(struct mds *mds, struct srv_req *req, const struct mds_cred *cred,
+				const char *path, const struct mds_attr *a, uint32_t asked,
+				enum open_kind kind, struct cap_msg *out)
 {
 	uint32_t rw = asked & (TP_CAP_READ | TP_CAP_WRITE);
 	char what[4200];
 	int rc;
 
 	snprintf(what, sizeof(what), "open %s", path);
-	if (rw && !created &&
+	if (rw && kind == OPEN_EXISTING &&
 	    (rc = mds_may_open(mds->store, cred, what, a, rw & TP_CAP_READ, rw & TP_CAP_WRITE))) {
-		fail(mds, req, rc);
+		reply_store_error(mds, req, rc);
 		return rc;
 	}
 	if ((rc = grant(mds, cred, a, rw | TP_CAP_STAT, out)))
@@ -180,7 +192,7 @@ static void reply_removed(struct mds *mds, struct srv_req *req, const struct mds
 	}
 	rep.removed_file = removed_file;
 	if (removed_file) {
-		layout_msg(&a->layout, m, 1);
+		layout_msg(&a->layout, m, LAYOUT_WITH_OBJECTS);
 		rep.layout = &m->layout;
 		if (!grant(mds, cred, a, TP_CAP_REMOVE, &cap))
 			rep.cap = &cap.cap;
@@ -189,7 +201,7 @@ static void reply_removed(struct mds *mds, struct srv_req *req, const struct mds
 	free(m);
 }
 
-static void do_readdir(struct mds *mds, struct srv_req *req, const struct mds_cred *cred)
+static void reply_readdir(struct mds *mds, struct srv_req *req, const struct mds_cred *cred)
 {
 	Tessera__ReaddirRequest *m = (Tessera__ReaddirRequest *)req->msg;
 	Tessera__ReaddirReply rep = TESSERA__READDIR_REPLY__INIT;
@@ -207,7 +219,7 @@ static void do_readdir(struct mds *mds, struct srv_req *req, const struct mds_cr
 	}
 	rc = mds_readdir(mds->store, cred, m->path, m->cursor, max, ents, &n, &eof);
 	if (rc) {
-		fail(mds, req, rc);
+		reply_store_error(mds, req, rc);
 		goto out;
 	}
 	for (uint32_t i = 0; i < n; i++) {
@@ -249,7 +261,7 @@ static void mds_op_MKDIR(void *ctx, struct srv_req *req)
 
 	cred_of(mds, req, m->cred, &cred);
 	if ((rc = mds_mkdir(mds->store, &cred, m->path, m->mode, &a)))
-		fail(mds, req, rc);
+		reply_store_error(mds, req, rc);
 	else
 		reply_attr(req, &a, 1, NULL);
 }
@@ -264,17 +276,23 @@ static void mds_op_CREATE(void *ctx, struct srv_req *req)
 	int rc, created = 0;
 
 	cred_of(mds, req, m->cred, &cred);
-	rc = mds_create(mds->store, &cred, m->path, m->mode, m->exclusive,
-			m->layout ? m->layout->strip_size : 0, m->stripe_count,
-			m->default_strip_size, &a, &created);
+	rc = mds_create(mds->store, &cred, &(struct mds_create_req){
+				.path = m->path,
+				.mode = m->mode,
+				.how = m->exclusive ? MDS_CREATE_EXCLUSIVE : MDS_CREATE_OR_OPEN,
+				.strip_size = m->layout ? m->layout->strip_size : 0,
+				.stripe_count = m->stripe_count,
+				.default_strip = m->default_strip_size,
+			}, &a, &created);
 	if (rc)
-		fail(mds, req, rc);
-	else if (!grant_open(mds, req, &cred, m->path, &a, m->open_rights, created, &cap))
+		reply_store_error(mds, req, rc);
+	else if (!refuse_or_grant_open(mds, req, &cred, m->path, &a, m->open_rights,
+					       created ? OPEN_CREATED : OPEN_EXISTING, &cap))
 		reply_attr(req, &a, created, &cap.cap);
 }
 
 /* LOOKUP, UNLINK, RMDIR and STATFS name one path. */
-static void path_op(struct mds *mds, struct srv_req *req)
+static void reply_path_op(struct mds *mds, struct srv_req *req)
 {
 	Tessera__PathRequest *m = (Tessera__PathRequest *)req->msg;
 	Tessera__StatfsReply statfs = TESSERA__STATFS_REPLY__INIT;
@@ -290,7 +308,8 @@ static void path_op(struct mds *mds, struct srv_req *req)
 			break;
 		if (a.type != MDS_FILE)
 			reply_attr(req, &a, 0, NULL);
-		else if (!grant_open(mds, req, &cred, m->path, &a, m->open_rights, 0, &cap))
+		else if (!refuse_or_grant_open(mds, req, &cred, m->path, &a, m->open_rights,
+					       OPEN_EXISTING, &cap))
 			reply_attr(req, &a, 0, &cap.cap);
 		return;
 	case TP_OP_UNLINK:
@@ -309,11 +328,11 @@ static void path_op(struct mds *mds, struct srv_req *req)
 		break;
 	}
 	if (rc)
-		fail(mds, req, rc);
+		reply_store_error(mds, req, rc);
 }
 
 #define MDS_PATH_OP(name) \
-	static void mds_op_##name(void *ctx, struct srv_req *req) { path_op(ctx, req); }
+	static void mds_op_##name(void *ctx, struct srv_req *req) { reply_path_op(ctx, req); }
 MDS_PATH_OP(LOOKUP)
 MDS_PATH_OP(UNLINK)
 MDS_PATH_OP(RMDIR)
@@ -336,7 +355,7 @@ static void mds_op_SETATTR(void *ctx, struct srv_req *req)
 	a.mtime_ns = m->mtime_ns;
 	a.size = m->size;
 	if ((rc = mds_setattr(mds->store, &cred, m->path, m->valid, &a, &a)))
-		fail(mds, req, rc);
+		reply_store_error(mds, req, rc);
 	else
 		reply_attr(req, &a, 0, NULL);
 }
@@ -354,7 +373,7 @@ static void mds_op_SETLAYOUT(void *ctx, struct srv_req *req)
 	if (!rc)
 		rc = mds_lookup(mds->store, &cred, m->path, &a);
 	if (rc)
-		fail(mds, req, rc);
+		reply_store_error(mds, req, rc);
 	else
 		reply_attr(req, &a, 0, NULL);
 }
@@ -369,7 +388,7 @@ static void mds_op_RENAME(void *ctx, struct srv_req *req)
 
 	cred_of(mds, req, m->cred, &cred);
 	if ((rc = mds_rename(mds->store, &cred, m->from, m->to, &a, &replaced))) {
-		fail(mds, req, rc);
+		reply_store_error(mds, req, rc);
 		return;
 	}
 	if (replaced)
@@ -384,7 +403,7 @@ static void mds_op_READDIR(void *ctx, struct srv_req *req)
 	struct mds_cred cred;
 
 	cred_of(mds, req, m->cred, &cred);
-	do_readdir(mds, req, &cred);
+	reply_readdir(mds, req, &cred);
 }
 
 /* fsck: the files (with layouts) or the purge intents, a page at a time.
@@ -420,11 +439,12 @@ static void mds_op_FILE_LIST(void *ctx, struct srv_req *req)
 	}
 	rep.horizon = mds_handle_horizon(mds->store);
 	if (m->intents)
-		rc = mds_intent_list(mds->store, m->resume, m->after, max, intents, &n, &eof);
+		rc = mds_intent_list(mds->store, m->resume ? &m->after : NULL, max, intents, &n,
+				     &eof);
 	else
-		rc = mds_file_list(mds->store, m->resume, m->after, max, files, &n, &eof);
+		rc = mds_file_list(mds->store, m->resume ? &m->after : NULL, max, files, &n, &eof);
 	if (rc) {
-		fail(mds, req, rc);
+		reply_store_error(mds, req, rc);
 		goto out;
 	}
 	for (uint32_t i = 0; i < n; i++) {
@@ -441,7 +461,7 @@ static void mds_op_FILE_LIST(void *ctx, struct srv_req *req)
 			ents[i].handle = files[i].handle;
 			ents[i].size = files[i].size;
 		}
-		layout_msg(&l, &msgs[i], 1);
+		layout_msg(&l, &msgs[i], LAYOUT_WITH_OBJECTS);
 		ents[i].layout = &msgs[i].layout;
 		ptrs[i] = &ents[i];
 	}
@@ -496,7 +516,7 @@ static void mds_op_CAP(void *ctx, struct srv_req *req)
 	if ((rc = mds_file_by_handle(mds->store, m->file, a)) ||
 	    (rc = mds_may_open(mds->store, &cred, what, a, m->rights & TP_CAP_READ,
 			       m->rights & TP_CAP_WRITE))) {
-		fail(mds, req, rc);
+		reply_store_error(mds, req, rc);
 	} else if ((rc = grant(mds, &cred, a, (m->rights & (TP_CAP_READ | TP_CAP_WRITE)) |
 				TP_CAP_STAT, &cap))) {
 		srv_reply_error(req, rc, "%s: cannot sign a capability", what);
@@ -530,7 +550,7 @@ int main(int argc, char **argv)
 	struct tp_config cfg;
 	struct mds mds = { 0 };
 	struct srv *srv = NULL;
-	char err[512], *msg = NULL;
+	char err[512];
 	int rc;
 
 	if (srv_parse_cmdline(argc, argv, "tessera-mds", &cl))
@@ -546,9 +566,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tessera-mds: %s\n", err);
 		return 1;
 	}
-	if ((rc = mds_store_open(cl.dir, cl.index, cfg.n_ios, &mds.store, &msg))) {
-		fprintf(stderr, "tessera-mds: %s\n", msg ? msg : strerror(-rc));
-		free(msg);
+	if ((rc = mds_store_open(cl.dir, cl.index, cfg.n_ios, &mds.store, err, sizeof(err)))) {
+		fprintf(stderr, "tessera-mds: %s\n", err);
 		return 1;
 	}
 	if ((rc = mds_purge_create(&cfg, mds.store, &mds.key, &mds.purge, err, sizeof(err)))) {

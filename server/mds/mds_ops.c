@@ -113,18 +113,57 @@ out:
 	return rc;
 }
 
-int mds_create(struct mds_store *st, const struct mds_cred *cred,
-	       const char *path, uint32_t mode, int exclusive,
-	       uint64_t strip_size, uint32_t stripe_count, uint64_t default_strip,
-	       struct mds_attr *out, int *created)
+/* The name mds_create was asked for exists (of type `type`, handle h). */
+static int create_existing(struct mds_store *st, const struct mds_create_req *rq,
+			   uint64_t h, uint32_t type, struct mds_attr *out)
 {
+	if (type == MDS_DIR)
+		return mds_fail(st, -EISDIR, "create %s: is a directory", rq->path);
+	if (rq->how == MDS_CREATE_EXCLUSIVE)
+		return mds_fail(st, -EEXIST, "create %s: file exists", rq->path);
+	return out ? mds_get_attr(st, h, out) : 0;
+}
+
+/* The new file's layout (strip size, stripe count; not its objects): the
+ * request's, else the directory's default, else all storage daemons (at
+ * most TP_MAX_STRIPE) and the caller's default strip, else ours. */
+static int create_layout(struct mds_store *st, const struct mds_create_req *rq,
+			 const struct mds_attr *parent, struct mds_layout *l)
+{
+	uint32_t max_count = st->n_ios < TP_MAX_STRIPE ? st->n_ios : TP_MAX_STRIPE;
+	uint32_t count = rq->stripe_count;
+	char why[160];
+
+	if (count > max_count)
+		return mds_fail(st, -EINVAL, "create %s: stripe count %u above"
+				" the %u storage daemons", rq->path, count, max_count);
+	if (!count && parent->has_layout)
+		count = parent->layout.count;
+	if (!count || count > max_count)
+		count = max_count;   /* a default set when n_ios was larger */
+	l->strip_size = rq->strip_size;
+	if (!l->strip_size && parent->has_layout)
+		l->strip_size = parent->layout.strip_size;
+	if (!l->strip_size)
+		l->strip_size = rq->default_strip ? rq->default_strip : MDS_DEFAULT_STRIP;
+	l->count = count;
+	/* Whichever of them chose it, the strip must be one the striping
+	 * math takes (a directory default set before the limit, say). */
+	if (tdl_layout_check(&(struct tdl_layout){ l->strip_size, count }, why, sizeof(why)))
+		return mds_fail(st, -EINVAL, "create %s: %s", rq->path, why);
+	return 0;
+}
+
+int mds_create(struct mds_store *st, const struct mds_cred *cred,
+	       const struct mds_create_req *rq, struct mds_attr *out, int *created)
+{
+	const char *path = rq->path;
 	struct mds_walk w;
 	struct mds_attr f;
 	leveldb_writebatch_t *b = NULL;
 	uint64_t h, handles[1 + TP_MAX_STRIPE];
-	uint32_t type, count, first, max_count;
+	uint32_t type, first;
 	int64_t now;
-	char why[160];
 	int rc;
 
 	if (created)
@@ -138,14 +177,7 @@ int mds_create(struct mds_store *st, const struct mds_cred *cred,
 	}
 	rc = mds_get_dirent(st, w.parent.handle, w.name, w.len, &h, &type);
 	if (rc == 0) {
-		if (type == MDS_DIR)
-			rc = mds_fail(st, -EISDIR, "create %s: is a directory",
-				      path);
-		else if (exclusive)
-			rc = mds_fail(st, -EEXIST, "create %s: file exists",
-				      path);
-		else if (out)
-			rc = mds_get_attr(st, h, out);
+		rc = create_existing(st, rq, h, type, out);
 		goto out;
 	}
 	if (rc != -ENOENT)
@@ -154,49 +186,23 @@ int mds_create(struct mds_store *st, const struct mds_cred *cred,
 	if (rc)
 		goto out;
 
-	/* The layout: arguments, else the directory's default, else all
-	 * storage daemons (at most TP_MAX_STRIPE) and the caller's default
-	 * strip, else ours. */
-	max_count = st->n_ios < TP_MAX_STRIPE ? st->n_ios : TP_MAX_STRIPE;
-	if (stripe_count > max_count) {
-		rc = mds_fail(st, -EINVAL, "create %s: stripe count %u above"
-			      " the %u storage daemons", path, stripe_count,
-			      max_count);
-		goto out;
-	}
-	count = stripe_count;
-	if (!count && w.parent.has_layout)
-		count = w.parent.layout.count;
-	if (!count || count > max_count)
-		count = max_count;   /* a default set when n_ios was larger */
 	memset(&f, 0, sizeof f);
-	f.layout.strip_size = strip_size;
-	if (!f.layout.strip_size && w.parent.has_layout)
-		f.layout.strip_size = w.parent.layout.strip_size;
-	if (!f.layout.strip_size)
-		f.layout.strip_size = default_strip ? default_strip : MDS_DEFAULT_STRIP;
-	f.layout.count = count;
-	f.has_layout = 1;
-	/* Whichever of them chose it, the strip must be one the striping
-	 * math takes (a directory default set before the limit, say). */
-	if (tdl_layout_check(&(struct tdl_layout){ f.layout.strip_size, count }, why,
-			     sizeof(why))) {
-		rc = mds_fail(st, -EINVAL, "create %s: %s", path, why);
+	rc = create_layout(st, rq, &w.parent, &f.layout);
+	if (rc)
 		goto out;
-	}
-
-	rc = mds_alloc_handles(st, 1 + count, handles);
+	f.has_layout = 1;
+	rc = mds_alloc_handles(st, 1 + f.layout.count, handles);
 	if (rc)
 		goto out;
 	f.handle = handles[0];
 	first = st->rotor % st->n_ios;
-	for (uint32_t i = 0; i < count; i++) {
+	for (uint32_t i = 0; i < f.layout.count; i++) {
 		f.layout.handles[i] = handles[1 + i];
 		f.layout.servers[i] = (first + i) % st->n_ios;
 	}
 	now = tp_real_ns();
 	f.type = MDS_FILE;
-	f.mode = mode & 07777;
+	f.mode = rq->mode & 07777;
 	new_owner(cred, &w.parent, &f);
 	f.nlink = 1;
 	f.atime_ns = f.mtime_ns = f.ctime_ns = f.mtime_set_ns = now;
@@ -226,23 +232,27 @@ out:
 	return rc;
 }
 
-/* Check what `cred` may change of `a` and apply it (all or nothing). */
-static int apply_setattr(struct mds_store *st, const struct mds_cred *cred,
-			 const char *path, uint32_t valid,
-			 const struct mds_attr *in, struct mds_attr *a,
-			 int64_t now)
+/* The parts of a setattr, each checking what `cred` may change of the
+ * attributes `a` had and writing the change into `n`; the caller applies
+ * all of them or none. `owner` includes root. */
+static int set_mode(struct mds_store *st, const struct mds_cred *cred, const char *path,
+		    const struct mds_attr *in, const struct mds_attr *a, int owner,
+		    struct mds_attr *n)
 {
-	int root = cred->uid == 0, owner = root || cred->uid == a->uid;
-	struct mds_attr n = *a;
+	if (!owner)
+		return mds_fail(st, -EPERM, "chmod %s: not the owner", path);
+	n->mode = in->mode & 07777;
+	if (cred->uid != 0 && !mds_cred_in_group(cred, a->gid))
+		n->mode &= ~(uint32_t)S_ISGID;
+	return 0;
+}
 
-	if (valid & MDS_SET_MODE) {
-		if (!owner)
-			return mds_fail(st, -EPERM, "chmod %s: not the owner",
-					path);
-		n.mode = in->mode & 07777;
-		if (!root && !mds_cred_in_group(cred, a->gid))
-			n.mode &= ~(uint32_t)S_ISGID;
-	}
+static int set_owner(struct mds_store *st, const struct mds_cred *cred, const char *path,
+		     uint32_t valid, const struct mds_attr *in, const struct mds_attr *a,
+		     int owner, struct mds_attr *n)
+{
+	int root = cred->uid == 0;
+
 	if ((valid & MDS_SET_UID) && in->uid != a->uid && !root)
 		return mds_fail(st, -EPERM, "chown %s: only root may give a"
 				" file away", path);
@@ -253,14 +263,19 @@ static int apply_setattr(struct mds_store *st, const struct mds_cred *cred,
 		return mds_fail(st, -EPERM, "chgrp %s: not the owner or not a"
 				" member of group %u", path, in->gid);
 	if (valid & MDS_SET_UID)
-		n.uid = in->uid;
+		n->uid = in->uid;
 	if (valid & MDS_SET_GID)
-		n.gid = in->gid;
+		n->gid = in->gid;
 	/* A file given away by a non-root caller loses set-ID bits. */
-	if ((valid & (MDS_SET_UID | MDS_SET_GID)) && !root &&
-	    n.type == MDS_FILE)
-		n.mode &= ~(uint32_t)(S_ISUID | S_ISGID);
+	if ((valid & (MDS_SET_UID | MDS_SET_GID)) && !root && n->type == MDS_FILE)
+		n->mode &= ~(uint32_t)(S_ISUID | S_ISGID);
+	return 0;
+}
 
+static int set_times(struct mds_store *st, const struct mds_cred *cred, const char *path,
+		     uint32_t valid, const struct mds_attr *in, const struct mds_attr *a,
+		     int owner, int64_t now, struct mds_attr *n)
+{
 	if ((valid & (MDS_SET_ATIME | MDS_SET_MTIME)) && !owner)
 		return mds_fail(st, -EPERM, "utimens %s: not the owner", path);
 	if ((valid & (MDS_SET_ATIME_NOW | MDS_SET_MTIME_NOW)) && !owner &&
@@ -268,26 +283,51 @@ static int apply_setattr(struct mds_store *st, const struct mds_cred *cred,
 		return mds_fail(st, -EACCES, "utimens %s: permission denied",
 				path);
 	if (valid & MDS_SET_ATIME)
-		n.atime_ns = in->atime_ns;
+		n->atime_ns = in->atime_ns;
 	if (valid & MDS_SET_MTIME)
-		n.mtime_ns = in->mtime_ns;
+		n->mtime_ns = in->mtime_ns;
 	if (valid & MDS_SET_ATIME_NOW)
-		n.atime_ns = now;
+		n->atime_ns = now;
 	if (valid & MDS_SET_MTIME_NOW)
-		n.mtime_ns = now;
+		n->mtime_ns = now;
+	return 0;
+}
 
-	if (valid & MDS_SET_SIZE) {
-		if (a->type == MDS_DIR)
-			return mds_fail(st, -EISDIR, "truncate %s: is a"
-					" directory", path);
-		if (mds_permit(cred, a, MDS_MAY_WRITE))
-			return mds_fail(st, -EACCES, "truncate %s: permission"
-					" denied", path);
-		n.size = in->size;
-		/* truncate(2) changes mtime unless told otherwise */
-		if (!(valid & (MDS_SET_MTIME | MDS_SET_MTIME_NOW)))
-			n.mtime_ns = now;
-	}
+static int set_size(struct mds_store *st, const struct mds_cred *cred, const char *path,
+		    uint32_t valid, const struct mds_attr *in, const struct mds_attr *a,
+		    int64_t now, struct mds_attr *n)
+{
+	if (a->type == MDS_DIR)
+		return mds_fail(st, -EISDIR, "truncate %s: is a directory", path);
+	if (mds_permit(cred, a, MDS_MAY_WRITE))
+		return mds_fail(st, -EACCES, "truncate %s: permission denied", path);
+	n->size = in->size;
+	/* truncate(2) changes mtime unless told otherwise */
+	if (!(valid & (MDS_SET_MTIME | MDS_SET_MTIME_NOW)))
+		n->mtime_ns = now;
+	return 0;
+}
+
+/* Check what `cred` may change of `a` and apply it (all or nothing). */
+static int apply_setattr(struct mds_store *st, const struct mds_cred *cred,
+			 const char *path, uint32_t valid,
+			 const struct mds_attr *in, struct mds_attr *a,
+			 int64_t now)
+{
+	int owner = cred->uid == 0 || cred->uid == a->uid;
+	struct mds_attr n = *a;
+	int rc = 0;
+
+	if (valid & MDS_SET_MODE)
+		rc = set_mode(st, cred, path, in, a, owner, &n);
+	if (!rc)
+		rc = set_owner(st, cred, path, valid, in, a, owner, &n);
+	if (!rc)
+		rc = set_times(st, cred, path, valid, in, a, owner, now, &n);
+	if (!rc && (valid & MDS_SET_SIZE))
+		rc = set_size(st, cred, path, valid, in, a, now, &n);
+	if (rc)
+		return rc;
 	/* Storage objects written before now no longer speak for mtime. */
 	if (valid & (MDS_SET_MTIME | MDS_SET_MTIME_NOW | MDS_SET_SIZE))
 		n.mtime_set_ns = now;
@@ -379,11 +419,29 @@ out:
 	return rc;
 }
 
+/* The directory `path` readdir lists, if the caller may read it and the
+ * cursor (clen bytes) is a name's length: 0 with its attributes in *d. */
+static int readdir_open(struct mds_store *st, const struct mds_cred *cred, const char *path,
+			size_t clen, struct mds_attr *d)
+{
+	struct mds_walk w;
+	int rc = mds_walk_full(st, cred, "readdir", path, &w, d);
+
+	if (rc)
+		return rc;
+	if (d->type != MDS_DIR)
+		return mds_fail(st, -ENOTDIR, "readdir %s: not a directory", path);
+	if (mds_permit(cred, d, MDS_MAY_READ))
+		return mds_fail(st, -EACCES, "readdir %s: no read permission", path);
+	if (clen > MDS_NAME_MAX)
+		return mds_fail(st, -EINVAL, "readdir %s: cursor too long", path);
+	return 0;
+}
+
 int mds_readdir(struct mds_store *st, const struct mds_cred *cred,
 		const char *path, const char *cursor, uint32_t max,
 		struct mds_dirent *ents, uint32_t *n, int *eof)
 {
-	struct mds_walk w;
 	struct mds_attr d;
 	leveldb_iterator_t *it = NULL;
 	unsigned char key[MDS_KEY_MAX];
@@ -393,25 +451,12 @@ int mds_readdir(struct mds_store *st, const struct mds_cred *cred,
 
 	*n = 0;
 	*eof = 0;
-	rc = mds_walk_full(st, cred, "readdir", path, &w, &d);
-	if (rc)
-		goto out;
-	if (d.type != MDS_DIR) {
-		rc = mds_fail(st, -ENOTDIR, "readdir %s: not a directory", path);
-		goto out;
-	}
-	if (mds_permit(cred, &d, MDS_MAY_READ)) {
-		rc = mds_fail(st, -EACCES, "readdir %s: no read permission",
-			      path);
-		goto out;
-	}
 	if (!cursor)
 		cursor = "";
 	clen = strnlen(cursor, MDS_NAME_MAX + 1);
-	if (clen > MDS_NAME_MAX) {
-		rc = mds_fail(st, -EINVAL, "readdir %s: cursor too long", path);
+	rc = readdir_open(st, cred, path, clen, &d);
+	if (rc)
 		goto out;
-	}
 
 	/* Entries of d are the keys "D"+handle+name, in bytewise name order;
 	 * start at the cursor and skip the cursor's own name if present. */

@@ -268,8 +268,8 @@ static int gather(struct mds_purge *p, uint32_t s, Tessera__HandlesRequest *m,
 			return sl->nfiles ? 1 : 2;
 		if (!sl->resume)
 			sl->lap_empty = 1;  /* a lap starts at the first intent */
-		rc = mds_intent_list(p->store, sl->resume, sl->cursor, PURGE_FILES, p->page, &n,
-				     &eof);
+		rc = mds_intent_list(p->store, sl->resume ? &sl->cursor : NULL, PURGE_FILES,
+				     p->page, &n, &eof);
 		if (rc)
 			return rc;
 		for (uint32_t i = 0; i < n; i++) {

@@ -15,133 +15,165 @@ static int path_inside(const char *from, const char *to)
 	return strncmp(from, to, n) == 0 && (to[n] == '/' || to[n] == '\0');
 }
 
-int mds_rename(struct mds_store *st, const struct mds_cred *cred,
-	       const char *from, const char *to, struct mds_attr *replaced,
-	       int *replaced_file)
-{
+/* One rename in progress: both walks, the object moved and the one it
+ * replaces (if any). */
+struct rename_op {
+	const char *from, *to;
 	struct mds_walk wf, wt;
-	struct mds_attr moved, target, *pf, *pt;
-	leveldb_writebatch_t *b = NULL;
-	uint64_t h, th;
-	uint32_t type, ttype;
-	int have_target = 0, rc;
-	int64_t now;
+	uint64_t h, th;               /* handles of the moved and replaced objects */
+	uint32_t type, ttype;         /* their types */
+	struct mds_attr moved, target;
+	int have_target;              /* 1: `to` exists and goes */
+};
 
-	if (replaced_file)
-		*replaced_file = 0;
-	rc = mds_walk_parent(st, cred, "rename", from, &wf);
-	if (rc)
-		goto out;
-	rc = mds_walk_parent(st, cred, "rename", to, &wt);
-	if (rc)
-		goto out;
-	if (wf.len == 0 || wt.len == 0) {
-		rc = mds_fail(st, -EBUSY, "rename %s %s: cannot rename the"
-			      " root", from, to);
-		goto out;
-	}
-	rc = mds_get_dirent(st, wf.parent.handle, wf.name, wf.len, &h, &type);
+/* A positive return: the rename is a no-op (a name onto itself or onto
+ * another name of the same object); answered 0 with nothing written. */
+#define RENAME_NOOP 1
+
+/* The source exists, both parents are writable, and a directory does not
+ * move inside itself. 0, RENAME_NOOP, or a negative errno (recorded). */
+static int rename_check_source(struct mds_store *st, const struct mds_cred *cred,
+			       struct rename_op *r)
+{
+	int rc;
+
+	if (r->wf.len == 0 || r->wt.len == 0)
+		return mds_fail(st, -EBUSY, "rename %s %s: cannot rename the"
+				" root", r->from, r->to);
+	rc = mds_get_dirent(st, r->wf.parent.handle, r->wf.name, r->wf.len, &r->h, &r->type);
 	if (rc == -ENOENT)
-		rc = mds_fail(st, -ENOENT, "rename %s: no such file or"
-			      " directory", from);
+		return mds_fail(st, -ENOENT, "rename %s: no such file or"
+				" directory", r->from);
 	if (rc)
-		goto out;
-	rc = mds_permit(cred, &wf.parent, MDS_MAY_WRITE | MDS_MAY_EXEC);
+		return rc;
+	rc = mds_permit(cred, &r->wf.parent, MDS_MAY_WRITE | MDS_MAY_EXEC);
 	if (rc == 0)
-		rc = mds_permit(cred, &wt.parent, MDS_MAY_WRITE | MDS_MAY_EXEC);
-	if (rc) {
-		rc = mds_fail(st, -EACCES, "rename %s %s: no write permission"
-			      " on a parent directory", from, to);
-		goto out;
-	}
-	if (type == MDS_DIR && path_inside(from, to)) {
-		if (strcmp(from, to) == 0)
-			goto out;       /* renaming a name to itself: no-op */
-		rc = mds_fail(st, -EINVAL, "rename %s %s: cannot move a"
-			      " directory inside itself", from, to);
-		goto out;
-	}
-	rc = mds_get_dirent(st, wt.parent.handle, wt.name, wt.len, &th,
-			    &ttype);
-	if (rc == 0) {
-		if (th == h)
-			goto out;       /* same object (same name): no-op */
-		if (type == MDS_DIR && ttype != MDS_DIR) {
-			rc = mds_fail(st, -ENOTDIR, "rename %s %s: %s is not a"
-				      " directory", from, to, to);
-			goto out;
-		}
-		if (type != MDS_DIR && ttype == MDS_DIR) {
-			rc = mds_fail(st, -EISDIR, "rename %s %s: %s is a"
-				      " directory", from, to, to);
-			goto out;
-		}
-		rc = mds_get_attr(st, th, &target);
-		if (rc)
-			goto out;
-		if (ttype == MDS_DIR && target.nentries > 0) {
-			rc = mds_fail(st, -ENOTEMPTY, "rename %s %s: directory"
-				      " %s not empty", from, to, to);
-			goto out;
-		}
-		have_target = 1;
-	} else if (rc != -ENOENT) {
-		goto out;
-	}
-	rc = mds_get_attr(st, h, &moved);
+		rc = mds_permit(cred, &r->wt.parent, MDS_MAY_WRITE | MDS_MAY_EXEC);
 	if (rc)
-		goto out;
-	rc = mds_sticky_permit(st, cred, "rename", from, &wf.parent, &moved);
-	if (rc == 0 && have_target)
-		rc = mds_sticky_permit(st, cred, "rename", to, &wt.parent, &target);
-	if (rc)
-		goto out;
+		return mds_fail(st, -EACCES, "rename %s %s: no write permission"
+				" on a parent directory", r->from, r->to);
+	if (r->type == MDS_DIR && path_inside(r->from, r->to)) {
+		if (strcmp(r->from, r->to) == 0)
+			return RENAME_NOOP; /* renaming a name to itself */
+		return mds_fail(st, -EINVAL, "rename %s %s: cannot move a"
+				" directory inside itself", r->from, r->to);
+	}
+	return 0;
+}
 
-	/* Both parents may be one directory: then update a single copy. */
-	pf = &wf.parent;
-	pt = wt.parent.handle == wf.parent.handle ? pf : &wt.parent;
-	now = tp_real_ns();
+/* What `to` names now, if anything: it must be replaceable by the source
+ * (same kind; an empty directory). 0, RENAME_NOOP or a negative errno. */
+static int rename_check_target(struct mds_store *st, struct rename_op *r)
+{
+	const char *from = r->from, *to = r->to;
+	int rc = mds_get_dirent(st, r->wt.parent.handle, r->wt.name, r->wt.len, &r->th,
+				&r->ttype);
+
+	if (rc == -ENOENT)
+		return 0;
+	if (rc)
+		return rc;
+	if (r->th == r->h)
+		return RENAME_NOOP;       /* same object (same name) */
+	if (r->type == MDS_DIR && r->ttype != MDS_DIR)
+		return mds_fail(st, -ENOTDIR, "rename %s %s: %s is not a"
+				" directory", from, to, to);
+	if (r->type != MDS_DIR && r->ttype == MDS_DIR)
+		return mds_fail(st, -EISDIR, "rename %s %s: %s is a"
+				" directory", from, to, to);
+	rc = mds_get_attr(st, r->th, &r->target);
+	if (rc)
+		return rc;
+	if (r->ttype == MDS_DIR && r->target.nentries > 0)
+		return mds_fail(st, -ENOTEMPTY, "rename %s %s: directory"
+				" %s not empty", from, to, to);
+	r->have_target = 1;
+	return 0;
+}
+
+/* Write the checked rename: the entries, the counts of both parents (one
+ * copy when they are one directory), the replaced object's intent. */
+static int rename_write(struct mds_store *st, struct rename_op *r)
+{
+	struct mds_attr *pf = &r->wf.parent;
+	struct mds_attr *pt = r->wt.parent.handle == r->wf.parent.handle ? pf : &r->wt.parent;
+	leveldb_writebatch_t *b;
+	int64_t now = tp_real_ns();
+	int rc;
+
 	pf->nentries--;
 	pt->nentries++;
-	if (type == MDS_DIR) {
+	if (r->type == MDS_DIR) {
 		pf->nlink--;
 		pt->nlink++;
 	}
-	if (have_target) {
+	if (r->have_target) {
 		pt->nentries--;
-		if (ttype == MDS_DIR)
+		if (r->ttype == MDS_DIR)
 			pt->nlink--;
 	}
 	pf->mtime_ns = pf->ctime_ns = now;
 	pt->mtime_ns = pt->ctime_ns = now;
-	moved.ctime_ns = now;
+	r->moved.ctime_ns = now;
 
 	b = leveldb_writebatch_create();
-	mds_batch_del_dirent(b, wf.parent.handle, wf.name, wf.len);
-	mds_batch_put_dirent(b, wt.parent.handle, wt.name, wt.len, h, type);
-	if (have_target) {
-		mds_batch_del_attr(b, th);
-		mds_batch_put_intent(b, &target);
+	mds_batch_del_dirent(b, r->wf.parent.handle, r->wf.name, r->wf.len);
+	mds_batch_put_dirent(b, r->wt.parent.handle, r->wt.name, r->wt.len, r->h, r->type);
+	if (r->have_target) {
+		mds_batch_del_attr(b, r->th);
+		mds_batch_put_intent(b, &r->target);
 		mds_batch_put_nnames(b, st->nnames - 1);
 	}
-	mds_batch_put_attr(b, &moved);
+	mds_batch_put_attr(b, &r->moved);
 	mds_batch_put_attr(b, pf);
 	if (pt != pf)
 		mds_batch_put_attr(b, pt);
-	rc = mds_batch_write(st, b, "rename", from);
-	if (rc)
-		goto out;
-	if (have_target) {
-		st->nnames--;
-		if (ttype == MDS_FILE) {
-			if (replaced_file)
-				*replaced_file = 1;
-			if (replaced)
-				*replaced = target;
-		}
-	}
-out:
-	if (b)
-		leveldb_writebatch_destroy(b);
+	rc = mds_batch_write(st, b, "rename", r->from);
+	leveldb_writebatch_destroy(b);
+	return rc;
+}
+
+/* A written rename replaced r->target: one name fewer, and a file's
+ * attributes go back to the caller (its objects are to be purged). */
+static void rename_replaced(struct mds_store *st, const struct rename_op *r,
+			    struct mds_attr *replaced, int *replaced_file)
+{
+	st->nnames--;
+	if (r->ttype != MDS_FILE)
+		return;
+	if (replaced_file)
+		*replaced_file = 1;
+	if (replaced)
+		*replaced = r->target;
+}
+
+int mds_rename(struct mds_store *st, const struct mds_cred *cred,
+	       const char *from, const char *to, struct mds_attr *replaced,
+	       int *replaced_file)
+{
+	struct rename_op r = { .from = from, .to = to };
+	int rc;
+
+	if (replaced_file)
+		*replaced_file = 0;
+	rc = mds_walk_parent(st, cred, "rename", from, &r.wf);
+	if (!rc)
+		rc = mds_walk_parent(st, cred, "rename", to, &r.wt);
+	if (!rc)
+		rc = rename_check_source(st, cred, &r);
+	if (!rc)
+		rc = rename_check_target(st, &r);
+	if (!rc)
+		rc = mds_get_attr(st, r.h, &r.moved);
+	if (!rc)
+		rc = mds_sticky_permit(st, cred, "rename", from, &r.wf.parent, &r.moved);
+	if (!rc && r.have_target)
+		rc = mds_sticky_permit(st, cred, "rename", to, &r.wt.parent, &r.target);
+	if (!rc)
+		rc = rename_write(st, &r);
+	if (rc == RENAME_NOOP)
+		return 0;
+	if (!rc && r.have_target)
+		rename_replaced(st, &r, replaced, replaced_file);
 	return rc;
 }

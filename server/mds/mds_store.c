@@ -433,20 +433,17 @@ static int load_meta(struct mds_store *st)
 }
 
 int mds_store_open(const char *dir, uint32_t mds_index, uint32_t n_ios,
-		   struct mds_store **out, char **errmsg)
+		   struct mds_store **out, char *errbuf, size_t errlen)
 {
 	struct mds_store *st = NULL;
 	char *err = NULL;
 	int rc;
 
 	*out = NULL;
-	if (errmsg)
-		*errmsg = NULL;
 	st = calloc(1, sizeof *st);
 	if (!st) {
 		rc = -ENOMEM;
-		if (errmsg)
-			*errmsg = strdup("out of memory");
+		snprintf(errbuf, errlen, "out of memory");
 		goto out;
 	}
 	if (!dir || n_ios == 0 || mds_index > 0xffff) {
@@ -475,8 +472,7 @@ int mds_store_open(const char *dir, uint32_t mds_index, uint32_t n_ios,
 	*out = st;
 	return 0;
 fail:
-	if (errmsg)
-		*errmsg = strdup(st->err);
+	snprintf(errbuf, errlen, "%s", st->err);
 	mds_store_close(st);
 out:
 	return rc;

@@ -91,10 +91,10 @@ struct mds_store;
 /* Open (creating if needed) the namespace in directory `dir`. `n_ios` is
  * the number of storage daemons in the file system; `mds_index` this
  * daemon's index (handle partition). A new namespace gets a root directory
- * "/" owned by root with mode 0777|S_ISVTX-less 0777. On failure *errmsg
- * (if not NULL) receives a malloc'd message the caller frees. */
+ * "/" owned by root with mode 0777|S_ISVTX-less 0777. On failure err says
+ * why. */
 int mds_store_open(const char *dir, uint32_t mds_index, uint32_t n_ios,
-		   struct mds_store **out, char **errmsg);
+		   struct mds_store **out, char *err, size_t errlen);
 void mds_store_close(struct mds_store *st);
 
 /* What the last failing call on `st` failed at, in words. */
@@ -106,17 +106,30 @@ int mds_lookup(struct mds_store *st, const struct mds_cred *cred,
 int mds_mkdir(struct mds_store *st, const struct mds_cred *cred,
 	      const char *path, uint32_t mode, struct mds_attr *out);
 
-/* Create a regular file. If the name exists: -EEXIST when `exclusive`,
- * else (a file) its attributes with *created = 0; a directory gives
- * -EISDIR. The layout: strip_size and stripe_count from the arguments when
- * non-zero, else the parent directory's default, else (strip size)
- * default_strip when non-zero (the client's config), else MDS_DEFAULT_STRIP,
- * and all storage daemons; stripe_count above n_ios is -EINVAL. The first
- * server rotates from file to file so small files spread. */
+/* What mds_create makes. */
+enum mds_create_mode {
+	MDS_CREATE_OR_OPEN,    /* an existing file is returned (*created = 0) */
+	MDS_CREATE_EXCLUSIVE,  /* an existing name is -EEXIST */
+};
+struct mds_create_req {
+	const char *path;
+	uint32_t mode;                 /* permission bits (07777 kept) */
+	enum mds_create_mode how;
+	uint64_t strip_size;           /* 0: inherited (see mds_create) */
+	uint32_t stripe_count;         /* 0: inherited */
+	uint64_t default_strip;        /* the client's config; 0: MDS_DEFAULT_STRIP */
+};
+
+/* Create a regular file. If the name exists: -EEXIST when
+ * MDS_CREATE_EXCLUSIVE, else (a file) its attributes with *created = 0; a
+ * directory gives -EISDIR. The layout: strip_size and stripe_count from
+ * the request when non-zero, else the parent directory's default, else
+ * (strip size) default_strip when non-zero (the client's config), else
+ * MDS_DEFAULT_STRIP, and all storage daemons; stripe_count above n_ios is
+ * -EINVAL. The first server rotates from file to file so small files
+ * spread. */
 int mds_create(struct mds_store *st, const struct mds_cred *cred,
-	       const char *path, uint32_t mode, int exclusive,
-	       uint64_t strip_size, uint32_t stripe_count, uint64_t default_strip,
-	       struct mds_attr *out, int *created);
+	       const struct mds_create_req *rq, struct mds_attr *out, int *created);
 
 int mds_setattr(struct mds_store *st, const struct mds_cred *cred,
 		const char *path, uint32_t valid, const struct mds_attr *in,
@@ -173,9 +186,10 @@ struct mds_intent {
 	uint64_t handles[TP_MAX_STRIPE];
 };
 
-/* Up to `max` intents of files whose handle is above `after` (all when
- * `resume` is 0), in handle order; *eof when no more follow. */
-int mds_intent_list(struct mds_store *st, int resume, uint64_t after,
+/* Up to `max` intents of files whose handle is above *after (all when
+ * after is NULL: the first page), in handle order; *eof when no more
+ * follow. */
+int mds_intent_list(struct mds_store *st, const uint64_t *after,
 		    uint32_t max, struct mds_intent *out, uint32_t *n, int *eof);
 
 /* Storage daemon `server` removed its objects of intent `file`: forget
@@ -184,8 +198,8 @@ int mds_intent_list(struct mds_store *st, int resume, uint64_t after,
 int mds_intent_done(struct mds_store *st, uint64_t file, uint32_t server);
 
 /* Up to `max` regular files (attributes with layouts) whose handle is
- * above `after` (all when `resume` is 0), in handle order, for fsck. */
-int mds_file_list(struct mds_store *st, int resume, uint64_t after,
+ * above *after (all when after is NULL), in handle order, for fsck. */
+int mds_file_list(struct mds_store *st, const uint64_t *after,
 		  uint32_t max, struct mds_attr *out, uint32_t *n, int *eof);
 
 /* The first handle this daemon has not handed out: every object created

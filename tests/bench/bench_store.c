@@ -130,7 +130,7 @@ int main(int argc, char **argv)
 		for (unsigned i = 0; i < mib; i++) {
 			struct ios_piece p = { (uint64_t)i * PIECE, PIECE };
 
-			if (ios_write_pieces(st, 1, &p, 1, buf, &calls) != PIECE)
+			if (ios_store_write_pieces(st, 1, &p, 1, buf, &calls) != PIECE)
 				return 1;
 		}
 		w_store = mib / (now_s() - t);
@@ -145,7 +145,7 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < mib; i++) {
 		struct ios_piece p = { (uint64_t)i * PIECE, PIECE };
 
-		if (ios_read_pieces(st, 1, &p, 1, dst, &size, &calls) != PIECE)
+		if (ios_store_read_pieces(st, 1, &p, 1, dst, &size, &calls) != PIECE)
 			return 1;
 		sink += dst[i % PIECE];
 	}

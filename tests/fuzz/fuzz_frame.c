@@ -89,7 +89,7 @@ static void daemons_stop(void)
 
 static void daemons_start(void)
 {
-	char *msg = NULL, *notice = NULL;
+	char *msg = NULL, *notice = NULL, err[256] = "";
 	struct srv_opts so = { &cfg, NULL, NULL, 0, NULL };
 	struct srv_role ir = { "ios", 0, ios_handlers, ios_tick, &ios };
 	struct srv_role mr = { "mds", 0, mds_handlers, NULL, &mds };
@@ -98,9 +98,9 @@ static void daemons_start(void)
 	if (fz_tmpdir("fuzz-frame-ios", ios_dir, sizeof(ios_dir)) ||
 	    fz_tmpdir("fuzz-frame-mds", mds_dir, sizeof(mds_dir)) || ios_disk_system(&ios.disk) ||
 	    ios_store_open(ios_dir, 16, IOS_STORE_NEW, ios.disk, &ios.store, &notice, &msg) ||
-	    ios_locks_create(&ios, 10000, &ios.locks, &msg) || ios_caps_create(&fz_key, &ios.caps) ||
-	    mds_store_open(mds_dir, 0, cfg.n_ios, &mds.store, &msg)) {
-		fprintf(stderr, "fuzz_frame: %s\n", msg ? msg : "cannot open the stores");
+	    ios_locks_create(&ios, 10000, &ios.locks, err, sizeof(err)) || ios_caps_create(&fz_key, &ios.caps) ||
+	    mds_store_open(mds_dir, 0, cfg.n_ios, &mds.store, err, sizeof(err))) {
+		fprintf(stderr, "fuzz_frame: %s\n", msg ? msg : err[0] ? err : "cannot open the stores");
 		abort();
 	}
 	free(notice);

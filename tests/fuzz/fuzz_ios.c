@@ -462,7 +462,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct model model;
 	struct fz_replies seen = { 0, 0, getenv("FUZZ_VERBOSE") != NULL, model_check, &model };
 	struct ios ios = { 0 };
-	char *msg = NULL, *notice = NULL;
+	char *msg = NULL, *notice = NULL, err[256] = "";
 	int rc;
 
 	if (!cfg.n_ios) {
@@ -479,9 +479,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* IOS_STORE_NEW: the directory exists and is empty (a new store,
 	 * not a remade one). */
 	if ((rc = ios_store_open(dir, 16, IOS_STORE_NEW, ios.disk, &ios.store, &notice, &msg)) ||
-	    (rc = ios_locks_create(&ios, FZ_LEASE_MS, &ios.locks, &msg)) ||
+	    (rc = ios_locks_create(&ios, FZ_LEASE_MS, &ios.locks, err, sizeof(err))) ||
 	    (rc = ios_caps_create(&fz_key, &ios.caps))) {
-		fprintf(stderr, "fuzz_ios: %s\n", msg ? msg : strerror(-rc));
+		fprintf(stderr, "fuzz_ios: %s\n", msg ? msg : err[0] ? err : strerror(-rc));
 		abort();
 	}
 	free(notice);

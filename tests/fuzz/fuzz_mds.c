@@ -169,7 +169,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct oracle oracle = { 0 };
 	struct fz_replies seen = { 0, 0, getenv("FUZZ_VERBOSE") != NULL, oracle_check, &oracle };
 	struct mds mds = { 0 };
-	char dir[4096], *msg = NULL;
+	char dir[4096], err[256] = "";
 	int rc;
 
 	if (!cfg.n_ios) {
@@ -181,8 +181,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mds.n_ios = cfg.n_ios;
 	mds.key = fz_key;
 	mds.cap_lifetime_ms = cfg.cap_lifetime_ms;
-	if ((rc = mds_store_open(dir, 0, cfg.n_ios, &mds.store, &msg))) {
-		fprintf(stderr, "fuzz_mds: %s\n", msg ? msg : strerror(-rc));
+	if ((rc = mds_store_open(dir, 0, cfg.n_ios, &mds.store, err, sizeof(err)))) {
+		fprintf(stderr, "fuzz_mds: %s\n", err);
 		abort();
 	}
 	struct srv_role role = { "mds", 0, mds_handlers, NULL, &mds };

@@ -47,7 +47,7 @@ test_installed_files() {
 		 bin/tessera-genconfig include/tessera/tessera.h include/tessera/tdl.h lib/libtessera.a \
 		 lib/pkgconfig/tessera.pc share/man/man1/tessera.1 share/man/man8/tessera-mds.8 \
 		 share/man/man8/tessera-ios.8 share/man/man8/tessera-local.8 \
-		 share/man/man8/tessera-genconfig.8; do
+		 share/man/man8/tessera-genconfig.8 share/man/man5/tessera.conf.5; do
 		[ -f "$inst/$f" ] || { echo "missing: $prefix/$f"; return 1; }
 	done
 	if [ -x "$build/bin/tessera-fuse" ]; then

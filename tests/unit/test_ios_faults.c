@@ -49,7 +49,7 @@ static ssize_t put(struct fx *f, uint64_t h, uint64_t off, uint8_t fill, size_t 
 
 	assert_true(len <= sizeof(data));
 	memset(data, fill, len);
-	return ios_write_pieces(f->st, h, &p, 1, data, &calls);
+	return ios_store_write_pieces(f->st, h, &p, 1, data, &calls);
 }
 
 static ssize_t get(struct fx *f, uint64_t h, uint64_t off, uint8_t *data, size_t len)
@@ -57,7 +57,7 @@ static ssize_t get(struct fx *f, uint64_t h, uint64_t off, uint8_t *data, size_t
 	struct ios_piece p = { off, len };
 	uint64_t calls = 0, size;
 
-	return ios_read_pieces(f->st, h, &p, 1, data, &size, &calls);
+	return ios_store_read_pieces(f->st, h, &p, 1, data, &size, &calls);
 }
 
 static int object_exists(struct fx *f, uint64_t h)
@@ -120,7 +120,7 @@ static void *lane_write_run(void *arg)
 	uint64_t calls = 0;
 
 	memset(data, 'w', sizeof(data));
-	w->rc = ios_write_pieces(w->lane, w->handle, &p, 1, data, &calls);
+	w->rc = ios_store_write_pieces(w->lane, w->handle, &p, 1, data, &calls);
 	pthread_mutex_lock(w->mu);
 	w->done = 1;
 	pthread_mutex_unlock(w->mu);
@@ -151,7 +151,7 @@ static void test_lanes(void **state)
 		uint64_t calls = 0;
 
 		memset(buf, 'b', 16);
-		assert_int_equal(ios_write_pieces(l2, B, &p, 1, buf, &calls), 16);
+		assert_int_equal(ios_store_write_pieces(l2, B, &p, 1, buf, &calls), 16);
 	}
 	pthread_mutex_lock(&mu);
 	held_done = held.done;
@@ -164,9 +164,9 @@ static void test_lanes(void **state)
 		struct ios_piece p = { 0, 16 };
 		uint64_t calls = 0, size;
 
-		assert_int_equal(ios_sync(l2, B), -EIO);
-		assert_int_equal(ios_sync(l1, A), 0);
-		assert_int_equal(ios_read_pieces(l1, A, &p, 1, buf, &size, &calls), 16);
+		assert_int_equal(ios_store_sync(l2, B), -EIO);
+		assert_int_equal(ios_store_sync(l1, A), 0);
+		assert_int_equal(ios_store_read_pieces(l1, A, &p, 1, buf, &size, &calls), 16);
 		assert_int_equal(buf[0], 'w');
 	}
 	ios_store_close(l1);
@@ -213,16 +213,16 @@ static void test_other_calls(void **state)
 
 	open_store(f, "stat@1=EDQUOT,truncate@1=EROFS,sync@1=EIO,open@5=EMFILE");
 	assert_int_equal(put(f, A, 0, 'a', 100), 100);            /* open 1 */
-	assert_int_equal(ios_size(f->st, A, &size, &mtime), -EDQUOT);
-	assert_int_equal(ios_size(f->st, A, &size, &mtime), 0);
+	assert_int_equal(ios_store_size(f->st, A, &size, &mtime), -EDQUOT);
+	assert_int_equal(ios_store_size(f->st, A, &size, &mtime), 0);
 	assert_int_equal(size, 100);
-	assert_int_equal(ios_truncate(f->st, A, 10), -EROFS);
-	assert_int_equal(ios_truncate(f->st, A, 10), 0);
-	assert_int_equal(ios_sync(f->st, A), -EIO);
-	assert_int_equal(ios_sync(f->st, A), 0);                /* open 2: A's counters? */
+	assert_int_equal(ios_store_truncate(f->st, A, 10), -EROFS);
+	assert_int_equal(ios_store_truncate(f->st, A, 10), 0);
+	assert_int_equal(ios_store_sync(f->st, A), -EIO);
+	assert_int_equal(ios_store_sync(f->st, A), 0);                /* open 2: A's counters? */
 	/* A's descriptor is cached: only new objects open */
 	assert_int_equal(put(f, B + 2, 0, 'x', 1), 1);          /* open 3 */
-	assert_int_equal(ios_sync(f->st, B + 2), 0);            /* open 4: its counters? */
+	assert_int_equal(ios_store_sync(f->st, B + 2), 0);            /* open 4: its counters? */
 	assert_int_equal(put(f, B, 0, 'x', 1), -EMFILE);       /* open 5 */
 	assert_int_equal(put(f, B, 0, 'x', 1), 1);
 }
@@ -249,12 +249,12 @@ static void test_lose_from_start(void **state)
 	assert_true(object_exists(f, A));
 	assert_int_equal(get(f, A, 0, buf, 8), -EIO);
 	assert_false(object_exists(f, A));
-	assert_int_equal(ios_size(f->st, A, &size, &mtime), -EIO);
+	assert_int_equal(ios_store_size(f->st, A, &size, &mtime), -EIO);
 	assert_int_equal(put(f, A, 0, 'a', 8), -EIO);
 	assert_false(object_exists(f, A));
 	assert_int_equal(get(f, B, 0, buf, 8), 8);
 	assert_int_equal(buf[0], 'b');
-	assert_int_equal(ios_remove(f->st, A), 0);
+	assert_int_equal(ios_store_remove(f->st, A), 0);
 }
 
 /* lose@N: the object of the Nth write is lost once the write is made;
@@ -272,7 +272,7 @@ static void test_lose_after_write(void **state)
 	assert_true(object_exists(f, A));
 	assert_int_equal(get(f, B, 0, buf, 8), -EIO);
 	assert_non_null(strstr(ios_store_why(f->st), "lost"));
-	assert_int_equal(ios_sync(f->st, B), -EIO);
+	assert_int_equal(ios_store_sync(f->st, B), -EIO);
 	assert_int_equal(put(f, B, 0, 'b', 8), -EIO);
 	assert_false(object_exists(f, B));
 	assert_int_equal(put(f, A, 8, 'a', 8), 8);    /* the third write: A stays */
@@ -280,7 +280,7 @@ static void test_lose_after_write(void **state)
 }
 
 /* A table made when it had fewer ops is refused, saying why. */
-/* Counters (ios_counter): a failed write of the side file leaves the
+/* Counters (ios_store_counter): a failed write of the side file leaves the
  * value as it was; a torn last record (a crash mid-write) is dropped, the
  * others kept; the side file goes with the object, and an object with
  * only counters syncs. */
@@ -290,11 +290,11 @@ static void test_counter_write_fails(void **state)
 	int64_t old;
 
 	open_store(f, "write:1a00000001@2=ENOSPC");
-	assert_int_equal(ios_counter(f->st, A, 1, 0, 5, &old), 0);
-	assert_int_equal(ios_counter(f->st, A, 1, 0, 5, &old), -ENOSPC);
-	assert_int_equal(ios_counter(f->st, A, 1, 0, 0, &old), 0);
+	assert_int_equal(ios_store_counter(f->st, A, 1, IOS_COUNTER_ADD, 5, &old), 0);
+	assert_int_equal(ios_store_counter(f->st, A, 1, IOS_COUNTER_ADD, 5, &old), -ENOSPC);
+	assert_int_equal(ios_store_counter(f->st, A, 1, IOS_COUNTER_ADD, 0, &old), 0);
 	assert_int_equal(old, 5);
-	assert_int_equal(ios_counter(f->st, B, 1, 0, 3, &old), 0); /* another object */
+	assert_int_equal(ios_store_counter(f->st, B, 1, IOS_COUNTER_ADD, 3, &old), 0); /* another object */
 }
 
 static void test_counter_torn_and_removed(void **state)
@@ -305,20 +305,20 @@ static void test_counter_torn_and_removed(void **state)
 	int64_t old;
 
 	open_store(f, NULL);
-	assert_int_equal(ios_counter(f->st, A, 1, 0, 7, &old), 0);
-	assert_int_equal(ios_counter(f->st, A, 2, 1, 9, &old), 0); /* now first: 2, then 1 */
+	assert_int_equal(ios_store_counter(f->st, A, 1, IOS_COUNTER_ADD, 7, &old), 0);
+	assert_int_equal(ios_store_counter(f->st, A, 2, IOS_COUNTER_SET, 9, &old), 0); /* now first: 2, then 1 */
 	snprintf(side, sizeof(side), "%s/objects/01/%016" PRIx64 ".ctr", f->dir, A);
 	assert_int_equal(stat(side, &sb), 0);
 	assert_int_equal(sb.st_size, 32);
 	assert_int_equal(truncate(side, 24), 0); /* key 1's record torn */
-	assert_int_equal(ios_counter(f->st, A, 2, 0, 0, &old), 0);
+	assert_int_equal(ios_store_counter(f->st, A, 2, IOS_COUNTER_ADD, 0, &old), 0);
 	assert_int_equal(old, 9);
-	assert_int_equal(ios_counter(f->st, A, 1, 0, 0, &old), 0);
+	assert_int_equal(ios_store_counter(f->st, A, 1, IOS_COUNTER_ADD, 0, &old), 0);
 	assert_int_equal(old, 0);
-	assert_int_equal(ios_sync(f->st, A), 0); /* counters only, no object */
-	assert_int_equal(ios_remove(f->st, A), 0);
+	assert_int_equal(ios_store_sync(f->st, A), 0); /* counters only, no object */
+	assert_int_equal(ios_store_remove(f->st, A), 0);
 	assert_int_equal(stat(side, &sb), -1);
-	assert_int_equal(ios_counter(f->st, A, 2, 0, 0, &old), 0);
+	assert_int_equal(ios_store_counter(f->st, A, 2, IOS_COUNTER_ADD, 0, &old), 0);
 	assert_int_equal(old, 0);
 }
 
@@ -392,21 +392,21 @@ static void test_writeback(void **state)
 		data[i] = (uint8_t)(i * 7 + 1);
 
 	/* a small write is left to the kernel */
-	assert_int_equal(ios_write_pieces(f->st, A, &small, 1, data, &calls), IOS_BLOCK);
+	assert_int_equal(ios_store_write_pieces(f->st, A, &small, 1, data, &calls), IOS_BLOCK);
 	assert_int_equal(w.calls, 0);
 	/* a large one starts its writeback: exactly its range */
-	assert_int_equal(ios_write_pieces(f->st, A, &big, 1, data, &calls), IOS_WRITEBACK_MIN);
+	assert_int_equal(ios_store_write_pieces(f->st, A, &big, 1, data, &calls), IOS_WRITEBACK_MIN);
 	assert_int_equal(w.calls, 1);
 	assert_int_equal(w.off, IOS_BLOCK);
 	assert_int_equal(w.len, IOS_WRITEBACK_MIN);
-	assert_int_equal(ios_read_pieces(f->st, A, &big, 1, back, &size, &calls),
+	assert_int_equal(ios_store_read_pieces(f->st, A, &big, 1, back, &size, &calls),
 			 IOS_WRITEBACK_MIN);
 	assert_memory_equal(back, data, IOS_WRITEBACK_MIN);
 	/* a disk without the op: the write is the same, with no hint */
 	w.ops.writeback = NULL;
-	assert_int_equal(ios_write_pieces(f->st, B, &big, 1, data, &calls), IOS_WRITEBACK_MIN);
+	assert_int_equal(ios_store_write_pieces(f->st, B, &big, 1, data, &calls), IOS_WRITEBACK_MIN);
 	assert_int_equal(w.calls, 1);
-	assert_int_equal(ios_read_pieces(f->st, B, &big, 1, back, &size, &calls),
+	assert_int_equal(ios_store_read_pieces(f->st, B, &big, 1, back, &size, &calls),
 			 IOS_WRITEBACK_MIN);
 	assert_memory_equal(back, data, IOS_WRITEBACK_MIN);
 

@@ -63,7 +63,7 @@ static ssize_t put(struct fx *f, uint64_t h, uint64_t off, const uint8_t *data, 
 	struct ios_piece p = { off, len };
 	uint64_t calls = 0;
 
-	return ios_write_pieces(f->st, h, &p, 1, data, &calls);
+	return ios_store_write_pieces(f->st, h, &p, 1, data, &calls);
 }
 
 static ssize_t put_fill(struct fx *f, uint64_t h, uint64_t off, uint8_t fill, size_t len)
@@ -83,7 +83,7 @@ static ssize_t get(struct fx *f, uint64_t h, uint64_t off, uint8_t *data, size_t
 	struct ios_piece p = { off, len };
 	uint64_t calls = 0, size;
 
-	return ios_read_pieces(f->st, h, &p, 1, data, &size, &calls);
+	return ios_store_read_pieces(f->st, h, &p, 1, data, &size, &calls);
 }
 
 static void file_of(struct fx *f, uint64_t h, const char *suffix, char *buf, size_t len)
@@ -218,19 +218,19 @@ static void test_model(void **state)
 			}
 			if (!n)
 				continue;
-			assert_int_equal(ios_write_pieces(f->st, A, p, n, data, &calls), (ssize_t)total);
+			assert_int_equal(ios_store_write_pieces(f->st, A, p, n, data, &calls), (ssize_t)total);
 			at = p[n - 1].offset + p[n - 1].length;
 			size = at > size ? at : size;
 		} else { /* truncate, down or up */
 			uint64_t to = below(&r, MODEL);
 
-			assert_int_equal(ios_truncate(f->st, A, to), 0);
+			assert_int_equal(ios_store_truncate(f->st, A, to), 0);
 			if (to < size)
 				memset(model + to, 0, size - to);
 			size = to;
 		}
 		sums_hold(f, A, size);
-		assert_int_equal(ios_read_pieces(f->st, A, &(struct ios_piece){ 0, MODEL }, 1, buf,
+		assert_int_equal(ios_store_read_pieces(f->st, A, &(struct ios_piece){ 0, MODEL }, 1, buf,
 						 &osize, &calls), MODEL);
 		assert_int_equal(osize, size);
 		assert_memory_equal(buf, model, MODEL);
@@ -240,7 +240,7 @@ static void test_model(void **state)
 		struct ios_piece p[3] = { { 10, 100 }, { 5000, 3000 }, { 20000, 50 } };
 		uint8_t out[3150];
 
-		assert_int_equal(ios_read_pieces(f->st, A, p, 3, out, &osize, &calls), 3150);
+		assert_int_equal(ios_store_read_pieces(f->st, A, p, 3, out, &osize, &calls), 3150);
 		assert_memory_equal(out, model + 10, 100);
 		assert_memory_equal(out + 100, model + 5000, 3000);
 		assert_memory_equal(out + 3100, model + 20000, 50);
@@ -275,7 +275,7 @@ static void test_flipped_byte(void **state)
 	why_says(f, "4096 to 8191");
 	why_says(f, path);
 	assert_int_equal(get(f, A, IOS_BLOCK + 100, buf, 1), -EIO);
-	assert_int_equal(ios_read_pieces(f->st, A, (struct ios_piece[]){ { 0, 10 }, { 5000, 10 } },
+	assert_int_equal(ios_store_read_pieces(f->st, A, (struct ios_piece[]){ { 0, 10 }, { 5000, 10 } },
 					 2, buf, &size, &calls), -EIO);
 	assert_int_equal(get(f, A, 0, buf, IOS_BLOCK), IOS_BLOCK);
 	assert_int_equal(get(f, A, 2 * IOS_BLOCK, buf, IOS_BLOCK), IOS_BLOCK);
@@ -304,11 +304,11 @@ static void test_corrupt_and_lost_sums(void **state)
 	why_says(f, "damaged");
 	assert_int_equal(put_fill(f, A, 300, 'c', 10), -EIO); /* read-modify-write */
 	why_says(f, "damaged");
-	assert_int_equal(ios_truncate(f->st, A, 150), -EIO);
+	assert_int_equal(ios_store_truncate(f->st, A, 150), -EIO);
 	assert_int_equal(get(f, A, 0, buf, 50), -EIO);
 	assert_int_equal(put_fill(f, A, 0, 'd', IOS_BLOCK), IOS_BLOCK);
 	assert_int_equal(get(f, A, 0, buf, 50), 50);
-	assert_int_equal(ios_truncate(f->st, A, 150), 0);
+	assert_int_equal(ios_store_truncate(f->st, A, 150), 0);
 	assert_int_equal(get(f, A, 0, buf, 200), 200);
 	assert_int_equal(buf[149], 'd');
 	assert_int_equal(buf[150], 0);
@@ -346,10 +346,10 @@ static void test_deleted_object(void **state)
 	why_says(f, path);
 	for (int restart = 0; restart < 2; restart++) {
 		assert_int_equal(get(f, A, 0, buf, 64), -EIO);
-		assert_int_equal(ios_size(f->st, A, &size, &mtime), -EIO);
+		assert_int_equal(ios_store_size(f->st, A, &size, &mtime), -EIO);
 		assert_int_equal(put_fill(f, A, 0, 'z', 8), -EIO);
-		assert_int_equal(ios_truncate(f->st, A, 0), -EIO);
-		assert_int_equal(ios_sync(f->st, A), -EIO);
+		assert_int_equal(ios_store_truncate(f->st, A, 0), -EIO);
+		assert_int_equal(ios_store_sync(f->st, A), -EIO);
 		assert_int_equal(access(path, F_OK), -1);
 		assert_int_equal(get(f, B, 0, buf, 64), 64);
 		assert_int_equal(get(f, C, 0, buf, 64), 64); /* never written: zeros */
@@ -358,7 +358,7 @@ static void test_deleted_object(void **state)
 		assert_true(faults.lost_objects >= 5);
 		reopen(f, 0);
 	}
-	assert_int_equal(ios_remove(f->st, A), 0);
+	assert_int_equal(ios_store_remove(f->st, A), 0);
 	assert_int_equal(get(f, A, 0, buf, 64), 64);
 	assert_int_equal(buf[0], 0);
 }
@@ -378,7 +378,7 @@ static void test_remade(void **state)
 	assert_int_equal(open_store(f, IOS_STORE_NEW, NULL, &notice), 0);
 	assert_null(notice);
 	assert_int_equal(put_fill(f, A, 0, 'a', 64), 64);
-	assert_int_equal(ios_sync(f->st, A), 0);
+	assert_int_equal(ios_store_sync(f->st, A), 0);
 	fx_close(f);
 	fx_wipe(f);
 	assert_int_equal(mkdir(f->dir, 0700), 0);
@@ -389,7 +389,7 @@ static void test_remade(void **state)
 	free(notice);
 	assert_int_equal(get(f, A, 0, buf, 64), -EIO);
 	why_says(f, "remade");
-	assert_int_equal(ios_size(f->st, A, &size, &mtime), -EIO);
+	assert_int_equal(ios_store_size(f->st, A, &size, &mtime), -EIO);
 	assert_int_equal(put_fill(f, B, 0, 'b', 64), 64); /* a new object works */
 	assert_int_equal(get(f, B, 0, buf, 64), 64);
 	assert_int_equal(get(f, C, 0, buf, 64), -EIO);     /* a hole cannot be told */
@@ -433,9 +433,9 @@ static void test_registry(void **state)
 	assert_int_equal(open_store(f, IOS_STORE_NEW, NULL, NULL), 0);
 	for (uint64_t h = 20; h >= 1; h--)
 		assert_int_equal(put_fill(f, h << 8 | 1, 0, 'x', 1), 1);
-	assert_int_equal(ios_truncate(f->st, 0x99, 5), 0); /* truncate makes one too */
-	assert_int_equal(ios_remove(f->st, 5 << 8 | 1), 0);
-	assert_int_equal(ios_remove(f->st, 0x12345), 0);     /* never held: nothing */
+	assert_int_equal(ios_store_truncate(f->st, 0x99, 5), 0); /* truncate makes one too */
+	assert_int_equal(ios_store_remove(f->st, 5 << 8 | 1), 0);
+	assert_int_equal(ios_store_remove(f->st, 0x12345), 0);     /* never held: nothing */
 	for (int restart = 0; restart < 2; restart++) {
 		seen = 0;
 		after = 0;
