@@ -64,7 +64,7 @@ EXTRA_TESTS := # tests run once, not under the sanitizers (fuzz, fuse, mpi)
 # Public headers and uses of each part (a fragment may set its own).
 PUBLIC_dataloops := dataloops/tdl.h
 PUBLIC_lockmgr   := $(wildcard lockmgr/tlk.h)
-PUBLIC_proto     := proto/tproto.h proto/tp_crc.h proto/tessera_stats.h $(B)/proto/tessera.pb-c.h
+PUBLIC_proto     := proto/tproto.h proto/tp_crc.h proto/tp_objfmt.h proto/tp_clock.h proto/tessera_stats.h $(B)/proto/tessera.pb-c.h
 PUBLIC_client    := client/tessera.h proto/tessera_stats.h
 USES_dataloops   :=
 USES_lockmgr     :=

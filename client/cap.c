@@ -29,14 +29,6 @@ struct tc_cap {
 	struct tc_cap *older;      /* replaced ones, freed with the file */
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 uint32_t tc_open_rights(int flags)
 {
 	int acc = flags & O_ACCMODE;
@@ -49,7 +41,6 @@ struct tc_cap *tc_cap_from_msg(const Tessera__Capability *m)
 	size_t len = tessera__capability__get_packed_size(m);
 	uint8_t *buf = malloc(len ? len : 1);
 	struct tc_cap *c = calloc(1, sizeof(*c));
-	struct timespec now;
 	int64_t left;
 
 	if (!buf || !c)
@@ -61,9 +52,8 @@ struct tc_cap *tc_cap_from_msg(const Tessera__Capability *m)
 	if (!c->msg)
 		goto fail;
 	/* The time left by our clock; a skewed clock only renews early. */
-	clock_gettime(CLOCK_REALTIME, &now);
-	left = m->expires_ns - ((int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
-	c->renew_ns = mono_ns() + (left > 0 ? (uint64_t)left / 4 * 3 : 0);
+	left = m->expires_ns - tp_real_ns();
+	c->renew_ns = tp_mono_ns() + (left > 0 ? (uint64_t)left / 4 * 3 : 0);
 	return c;
 fail:
 	free(buf);
@@ -133,7 +123,7 @@ int tc_cap_renew(tessera_file *f)
 
 int tc_cap_due(const struct tc_cap *c)
 {
-	return mono_ns() >= c->renew_ns;
+	return tp_mono_ns() >= c->renew_ns;
 }
 
 const Tessera__Capability *tc_cap_msg(const struct tc_cap *c)

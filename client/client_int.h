@@ -24,7 +24,10 @@
 
 #include "tdl.h"
 #include "tessera.h"
+#include "tp_clock.h"
 #include "tproto.h"
+
+_Static_assert(TESSERA_MAX_STRIPE == TP_MAX_STRIPE, "the API's stripe limit is the protocol's");
 
 #define TC_MDS (-1) /* server number of the metadata daemon */
 
@@ -254,7 +257,6 @@ int tc_run(tessera_fs *fs, struct tc_req **reqs, size_t n);
 
 /* Start-up tracing (trace.c), on when TESSERA_TRACE_STARTUP is set and not
  * 0: each step's time and the peak RSS so far go to stderr. */
-uint64_t tc_trace_now(void);
 void tc_trace_init(tessera_fs *fs);
 /* One step, `ns` long, named by fmt; nothing when tracing is off. */
 void tc_trace(tessera_fs *fs, uint64_t ns, const char *fmt, ...)

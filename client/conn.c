@@ -40,14 +40,6 @@
 
 #include "client_int.h"
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void list_init(struct tc_req *head)
 {
 	head->next = head->prev = head;
@@ -219,13 +211,13 @@ int tessera_connect(const char *config, tessera_fs **out, char *err, size_t errl
 	if (!fs)
 		return -ENOMEM;
 	tc_trace_init(fs);
-	t = now_ns();
+	t = tp_mono_ns();
 	rc = load_config(config, &fs->cfg, err, errlen);
 	if (rc) {
 		free(fs);
 		return rc;
 	}
-	tc_trace(fs, now_ns() - t, "config read");
+	tc_trace(fs, tp_mono_ns() - t, "config read");
 	pthread_key_create(&fs->thread_key, free_thread);
 	pthread_mutex_init(&fs->auth_lock, NULL);
 	pthread_mutex_init(&fs->lock, NULL);
@@ -288,7 +280,7 @@ void tessera_disconnect(tessera_fs *fs)
 
 	if (!fs)
 		return;
-	tc_trace(fs, tc_trace_now() - fs->trace_t0, "tessera_disconnect: process age");
+	tc_trace(fs, tp_mono_ns() - fs->trace_t0, "tessera_disconnect: process age");
 	tc_leases_stop(fs); /* its thread uses the endpoint */
 	tnet_close(fs->net); /* no completion can arrive after this */
 	while ((r = fs->pending.next) != &fs->pending) { /* only probes are left */
@@ -450,13 +442,13 @@ static int peer_of(tessera_fs *fs, int server, uint64_t *peer)
 	int rc;
 
 	if (!*known) {
-		uint64_t t = now_ns();
+		uint64_t t = tp_mono_ns();
 
 		rc = tnet_lookup(fs->net, s->host, s->port, p);
 		if (rc)
 			return rc;
 		*known = 1;
-		tc_trace(fs, now_ns() - t, "address of %s:%s", s->host, s->port);
+		tc_trace(fs, tp_mono_ns() - t, "address of %s:%s", s->host, s->port);
 	}
 	*peer = *p;
 	return 0;
@@ -553,7 +545,7 @@ static void resend_stale(tessera_fs *fs, int server, uint64_t lost)
 		r->ses = ses->s;
 		tp_frame_seal(r->frame, r->head_len, &r->ses);
 		r->sent = 0;
-		r->submit_ns = now_ns();
+		r->submit_ns = tp_mono_ns();
 		if (req_send(fs, peer, r))
 			r->sent = 1; /* not resent: it waits for its timeout, as before */
 	}
@@ -649,7 +641,7 @@ static void on_reply(tessera_fs *fs, const struct tnet_event *ev)
 		return; /* not from the session the request went to */
 	if (tp_frame_verify(&fr, r->ses.key))
 		return; /* forged: the real reply may still come */
-	session_of(fs, r->server)->heard_ns = now_ns();
+	session_of(fs, r->server)->heard_ns = tp_mono_ns();
 	if (r->probe) {
 		probe_answered(fs, r, &fr);
 		return;
@@ -722,7 +714,7 @@ static void on_tagged(tessera_fs *fs, struct tc_req *r, const struct tnet_event 
 		finish(fs, r, rc, "a bad reply: %s", err);
 		return;
 	}
-	session_of(fs, r->server)->heard_ns = now_ns();
+	session_of(fs, r->server)->heard_ns = tp_mono_ns();
 	if (fr.hdr.status < 0) { /* daemons send errors untagged; accept one anyway */
 		finish(fs, r, fr.hdr.status, "%s", strerror(-fr.hdr.status));
 		return;
@@ -816,7 +808,7 @@ static int post_until(tessera_fs *fs, struct tc_req *r, uint64_t deadline, const
 
 	while ((rc = post(fs, r, arg)) == -EAGAIN) {
 		dispatch(fs);
-		if (now_ns() > deadline)
+		if (tp_mono_ns() > deadline)
 			break;
 	}
 	if (rc) {
@@ -835,7 +827,7 @@ static int submit(tessera_fs *fs, struct tc_req *r, uint64_t deadline)
 
 	r->reqid = fs->next_reqid++;
 	r->deadline_ns = deadline;
-	r->submit_ns = now_ns();
+	r->submit_ns = tp_mono_ns();
 	/* reqid lives at byte 8 of the header, little-endian */
 	for (int i = 0; i < 8; i++)
 		r->frame[8 + i] = (uint8_t)(r->reqid >> (8 * i));
@@ -843,7 +835,7 @@ static int submit(tessera_fs *fs, struct tc_req *r, uint64_t deadline)
 		struct tc_session *ses = session_of(fs, r->server);
 
 		r->ses = ses->s;
-		ses->used_ns = now_ns();
+		ses->used_ns = tp_mono_ns();
 		tp_frame_seal(r->frame, r->head_len, &r->ses);
 	}
 	rc = peer_of(fs, r->server, &peer);
@@ -900,7 +892,7 @@ static void reclaim(tessera_fs *fs, struct tc_req *r, uint64_t now)
 static int run(tessera_fs *fs, struct tc_req **reqs, size_t n)
 {
 	uint64_t timeout = (uint64_t)fs->cfg.timeout_ms * 1000000u;
-	uint64_t deadline = now_ns() + timeout;
+	uint64_t deadline = tp_mono_ns() + timeout;
 	int first = 0;
 
 	pthread_mutex_lock(&fs->lock);
@@ -909,7 +901,7 @@ static int run(tessera_fs *fs, struct tc_req **reqs, size_t n)
 			submit(fs, reqs[i], deadline);
 	for (;;) {
 		size_t open = 0;
-		uint64_t now = now_ns();
+		uint64_t now = tp_mono_ns();
 
 		expire_probes(fs, now);
 		for (size_t i = 0; i < n; i++) {
@@ -954,14 +946,8 @@ static int run(tessera_fs *fs, struct tc_req **reqs, size_t n)
 			fs->progressing = 0;
 			pthread_cond_broadcast(&fs->cond);
 		} else {
-			struct timespec ts;
+			struct timespec ts = tp_real_deadline(20);
 
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 20 * 1000000;
-			if (ts.tv_nsec >= 1000000000) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000;
-			}
 			pthread_cond_timedwait(&fs->cond, &fs->lock, &ts);
 		}
 	}
@@ -992,13 +978,13 @@ static int authenticate(tessera_fs *fs, int server)
 	else
 		snprintf(target, sizeof(target), "ios:%d", server);
 	tc_server_name(fs, server, name, sizeof(name));
-	t = now_ns();
+	t = tp_mono_ns();
 	rc = tp_auth_encode(fs->cfg.munge_socket, target, fs->name, fs->name_len, key, &cred,
 			    err, sizeof(err));
 	if (rc)
 		return tc_fail(fs, rc, "authenticate to the %s: %s", name, err);
-	tc_trace(fs, now_ns() - t, "MUNGE credential for the %s", name);
-	t = now_ns();
+	tc_trace(fs, tp_mono_ns() - t, "MUNGE credential for the %s", name);
+	t = tp_mono_ns();
 	m.credential = cred;
 	r = tc_req_new(fs, server, TP_OP_AUTH, &m.base, NULL, 0);
 	free(cred);
@@ -1017,10 +1003,10 @@ static int authenticate(tessera_fs *fs, int server)
 		ses->s.id = rep->session;
 		memcpy(ses->s.key, r->ses.key, TP_KEY_SIZE);
 		ses->boot = rep->boot;
-		ses->used_ns = now_ns();
+		ses->used_ns = tp_mono_ns();
 		ses->valid = rep->session != 0;
 		pthread_mutex_unlock(&fs->lock);
-		tc_trace(fs, now_ns() - t, "AUTH with the %s (address, connection, round trip)", name);
+		tc_trace(fs, tp_mono_ns() - t, "AUTH with the %s (address, connection, round trip)", name);
 	}
 	sodium_memzero(r->ses.key, sizeof(r->ses.key));
 	tc_req_free(fs, r);
@@ -1042,13 +1028,13 @@ static void ensure_sessions(tessera_fs *fs, struct tc_req **reqs, size_t n)
 		if (reqs[i]->replied)
 			continue;
 		pthread_mutex_lock(&fs->lock);
-		ok = ses->valid && now_ns() - ses->used_ns < TC_SESSION_RENEW_NS;
+		ok = ses->valid && tp_mono_ns() - ses->used_ns < TC_SESSION_RENEW_NS;
 		pthread_mutex_unlock(&fs->lock);
 		if (ok)
 			continue;
 		pthread_mutex_lock(&fs->auth_lock);
 		pthread_mutex_lock(&fs->lock);
-		ok = ses->valid && now_ns() - ses->used_ns < TC_SESSION_RENEW_NS;
+		ok = ses->valid && tp_mono_ns() - ses->used_ns < TC_SESSION_RENEW_NS;
 		pthread_mutex_unlock(&fs->lock);
 		rc = ok ? 0 : authenticate(fs, reqs[i]->server);
 		pthread_mutex_unlock(&fs->auth_lock);
@@ -1072,9 +1058,9 @@ int tc_run(tessera_fs *fs, struct tc_req **reqs, size_t n)
 	int rc;
 
 	ensure_sessions(fs, reqs, n);
-	t = now_ns();
+	t = tp_mono_ns();
 	rc = run(fs, reqs, n);
-	tc_trace_request(fs, reqs, n, now_ns() - t);
+	tc_trace_request(fs, reqs, n, tp_mono_ns() - t);
 	return rc;
 }
 

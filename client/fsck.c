@@ -27,7 +27,6 @@
 
 #include "client_int.h"
 
-#define FSCK_REMOVE_BATCH 256   /* handles in one REMOVE (IOS_MAX_HANDLES) */
 
 struct fsck_file {
 	uint64_t handle;
@@ -308,7 +307,7 @@ static int walk_objects(struct fsck *k, uint32_t s, int lost, int repair, fsck_j
 {
 	Tessera__Cred cred;
 	uint32_t gids[TESSERA_MAX_GROUPS];
-	uint64_t after = 0, doomed[FSCK_REMOVE_BATCH];
+	uint64_t after = 0, doomed[TP_MAX_HANDLES];
 	size_t ndoomed = 0;
 	int resume = 0, eof = 0, rc = 0;
 	char where[300];
@@ -340,7 +339,7 @@ static int walk_objects(struct fsck *k, uint32_t s, int lost, int repair, fsck_j
 			if (!judge(k, s, where, h, size, repair) || !repair)
 				continue;
 			doomed[ndoomed++] = h;
-			if (ndoomed == FSCK_REMOVE_BATCH) {
+			if (ndoomed == TP_MAX_HANDLES) {
 				rc = remove_batch(k, s, doomed, ndoomed);
 				ndoomed = 0;
 			}

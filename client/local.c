@@ -13,8 +13,7 @@
  *
  * Each run is read straight into the caller's buffer and its blocks are
  * checked against the object's checksum file as the daemon checks them
- * (IOS_BLOCK bytes each, zeros past the end count, a checksum of 0 is
- * "none" and needs zeros). A block that does not match, a file that
+ * (the format and its rules are proto/tp_objfmt.h's). A block that does not match, a file that
  * changed size under the read, or any error, and the chunk goes through
  * the daemon instead, which checks again under its per-object order and
  * reports real damage. Reads under byte-range locks (lock epochs) always
@@ -29,10 +28,9 @@
 #include <unistd.h>
 
 #include "client_int.h"
-#include "tp_crc.h"
+#include "tp_objfmt.h"
 
-#define BLOCK 4096u        /* the daemons' IOS_BLOCK */
-#define SUM 4
+#define BLOCK TP_OBJ_BLOCK
 #define TC_LOCAL_MIN (64u << 10)
 
 /* Per open file: each slot's descriptors (+1, so that 0 is none) and
@@ -186,20 +184,16 @@ void tc_local_prepare(tessera_file *f, const uint32_t *slots, size_t n, uint64_t
 		open_slots(f, want);
 }
 
-static int all_zero(const uint8_t *p, size_t len)
-{
-	return len == 0 || (p[0] == 0 && !memcmp(p, p + 1, len - 1));
-}
-
 /* The stored checksums of blocks [first, first + n) into out (0 where
  * none is, or with no checksum file). */
 static int sums_get(int sums, uint64_t first, size_t n, uint32_t *out)
 {
-	uint8_t *raw = (uint8_t *)out; /* decoded in place: same 4 bytes each */
-	size_t want = n * SUM, got = 0;
+	uint8_t *raw = (uint8_t *)out; /* decoded in place */
+	size_t want = n * TP_OBJ_SUM_SIZE, got = 0;
 
 	while (sums >= 0 && got < want) {
-		ssize_t k = pread(sums, raw + got, want - got, (off_t)(first * SUM + got));
+		ssize_t k = pread(sums, raw + got, want - got,
+				  (off_t)(tp_obj_sums_offset(first) + got));
 
 		if (k < 0 && errno == EINTR)
 			continue;
@@ -210,12 +204,7 @@ static int sums_get(int sums, uint64_t first, size_t n, uint32_t *out)
 		got += (size_t)k;
 	}
 	memset(raw + got, 0, want - got);
-	for (size_t i = 0; i < n; i++) {
-		const uint8_t *b = raw + i * SUM;
-
-		out[i] = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-			 (uint32_t)b[3] << 24;
-	}
+	tp_obj_sums_decode(out, raw, n);
 	return 0;
 }
 
@@ -224,31 +213,7 @@ static int sums_get(int sums, uint64_t first, size_t n, uint32_t *out)
  * daemon decides what it means). */
 static int check_blocks(const uint32_t *stored, const uint8_t *buf, size_t n, size_t have)
 {
-	uint8_t tail[BLOCK];
-
-	for (size_t i = 0; i < n; i += 64) {
-		size_t m = n - i < 64 ? n - i : 64, whole = m;
-		uint32_t got[64];
-
-		if ((i + m) * BLOCK > have)
-			whole = have > i * BLOCK ? (have - i * BLOCK) / BLOCK : 0;
-		tp_crc32c_blocks(buf + i * BLOCK, whole, BLOCK, got);
-		for (size_t j = whole; j < m; j++) { /* the last, cut by the end */
-			size_t at = (i + j) * BLOCK, part = have > at ? have - at : 0;
-
-			memset(tail, 0, sizeof(tail));
-			memcpy(tail, buf + at, part < BLOCK ? part : BLOCK);
-			got[j] = tp_crc32c(0, tail, BLOCK);
-		}
-		for (size_t j = 0; j < m; j++) {
-			size_t at = (i + j) * BLOCK, part = have > at ? have - at : 0;
-
-			if (got[j] != stored[i + j] &&
-			    (stored[i + j] || !all_zero(buf + at, part < BLOCK ? part : BLOCK)))
-				return -EILSEQ;
-		}
-	}
-	return 0;
+	return tp_obj_blocks_check(stored, buf, n, have, NULL) < n ? -EILSEQ : 0;
 }
 
 /* buf[0..len) from fd at off; -ESTALE when the file ends before len (it

@@ -32,7 +32,9 @@
 #include "client_int.h"
 
 #define LK_NONE UINT64_MAX
-enum { LK_GRANTED = 0, LK_PARTIAL = 1, LK_WAITING = 2 };
+/* A lock's mode goes on the wire as the API names it (LockAcquireRequest.mode). */
+_Static_assert((int)TESSERA_LOCK_READ == (int)TESSERA__LOCK_MODE__LOCK_READ &&
+	       (int)TESSERA_LOCK_WRITE == (int)TESSERA__LOCK_MODE__LOCK_WRITE, "lock modes: API = wire");
 
 /* The lock's share on one object. */
 struct lk_part {
@@ -114,13 +116,7 @@ static void *lease_main(void *arg)
 		size_t k = 0;
 		Tessera__LeaseRequest m = TESSERA__LEASE_REQUEST__INIT;
 
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += (time_t)(wait_ms / 1000);
-		ts.tv_nsec += (long)(wait_ms % 1000) * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
+		ts = tp_real_deadline(wait_ms);
 		pthread_cond_timedwait(&l->cond, &l->mu, &ts);
 		if (l->stop)
 			break;
@@ -469,13 +465,13 @@ static int blocking(struct tessera_lock *lk)
 {
 	size_t a = 0;
 	uint64_t m = min_next(lk, SIZE_MAX, &a), m2;
-	int state = LK_WAITING, rc = 0;
+	int state = TESSERA__LOCK_STATE__LOCK_WAITING, rc = 0;
 
 	if (m == LK_NONE)
 		return 0;
 	m2 = min_next(lk, a, NULL);
 	lk->info.blocking_rounds++;
-	while (!rc && state == LK_WAITING)
+	while (!rc && state == TESSERA__LOCK_STATE__LOCK_WAITING)
 		rc = send_round(lk, &a, 1, 0, 1, m2 != LK_NONE, m2, 0, &state);
 	return rc;
 }

@@ -55,11 +55,11 @@ void tc_stat_from_attr(const Tessera__Attr *a, struct tessera_stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->handle = a->handle;
-	st->mode = (a->type == 2 ? S_IFDIR : S_IFREG) | (a->mode & 07777);
+	st->mode = (a->type == TESSERA__FILE_TYPE__FILE_DIRECTORY ? S_IFDIR : S_IFREG) | (a->mode & 07777);
 	st->uid = a->uid;
 	st->gid = a->gid;
 	st->nlink = a->nlink;
-	st->size = a->type == 2 ? a->nentries : 0;
+	st->size = a->type == TESSERA__FILE_TYPE__FILE_DIRECTORY ? a->nentries : 0;
 	st->atime = ts_of(a->atime_ns);
 	st->mtime = ts_of(a->mtime_ns);
 	st->ctime = ts_of(a->ctime_ns);
@@ -151,7 +151,7 @@ int tessera_stat(tessera_fs *fs, const char *upath, struct tessera_stat *st)
 	if (rc)
 		return rc;
 	tc_stat_from_attr(rep->attr, st);
-	if (rep->attr->type == 1) {
+	if (rep->attr->type == TESSERA__FILE_TYPE__FILE_REGULAR) {
 		int64_t data_ns;
 
 		tc_layout_from_msg(rep->attr->layout, &layout);
@@ -172,7 +172,7 @@ int tessera_get_layout(tessera_fs *fs, const char *upath, struct tessera_layout 
 	rc = lookup_attr(fs, path, 0, &rep);
 	if (rc)
 		return rc;
-	tc_layout_from_msg(rep->attr->has_layout || rep->attr->type == 1 ? rep->attr->layout : NULL,
+	tc_layout_from_msg(rep->attr->has_layout || rep->attr->type == TESSERA__FILE_TYPE__FILE_REGULAR ? rep->attr->layout : NULL,
 			   layout);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return 0;
@@ -233,7 +233,7 @@ int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
 		rc = tc_fail(fs, -EPROTO, "open %s: reply without attributes", path);
 		goto out;
 	}
-	if (rep->attr->type == 2) {
+	if (rep->attr->type == TESSERA__FILE_TYPE__FILE_DIRECTORY) {
 		rc = tc_fail(fs, -EISDIR, "open %s: is a directory", path);
 		goto out;
 	}
@@ -454,7 +454,7 @@ int tessera_readdir(tessera_fs *fs, const char *upath, const char *cursor,
 
 		snprintf(d->name, sizeof(d->name), "%s", rep->entries[i]->name);
 		d->handle = rep->entries[i]->handle;
-		d->mode = rep->entries[i]->type == 2 ? S_IFDIR : S_IFREG;
+		d->mode = rep->entries[i]->type == TESSERA__FILE_TYPE__FILE_DIRECTORY ? S_IFDIR : S_IFREG;
 	}
 	*eof = rep->eof;
 	tc_req_free(fs, r);
@@ -517,16 +517,16 @@ int tessera_ping(tessera_fs *fs, struct tessera_ping *out, size_t n_out)
 		int server = i == 0 ? TC_MDS : (int)i - 1;
 		const struct tp_server *s = i == 0 ? &fs->cfg.mds : &fs->cfg.ios[i - 1];
 		struct tc_req *r = tc_req_new(fs, server, TP_OP_PING, &m.base, NULL, 0);
-		struct timespec t0, t1;
+		uint64_t t0, t1;
 		int rc;
 
 		memset(&out[i], 0, sizeof(out[i]));
 		snprintf(out[i].address, sizeof(out[i].address), "%s:%s", s->host, s->port);
 		snprintf(out[i].role, sizeof(out[i].role), "%s", i == 0 ? "mds" : "ios");
 		out[i].index = i == 0 ? 0 : (uint32_t)i - 1;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
+		t0 = tp_mono_ns();
 		rc = tc_call(fs, r, "ping");
-		clock_gettime(CLOCK_MONOTONIC, &t1);
+		t1 = tp_mono_ns();
 		out[i].status = rc;
 		if (!rc) {
 			Tessera__PingReply *rep = (Tessera__PingReply *)r->reply;
@@ -542,8 +542,7 @@ int tessera_ping(tessera_fs *fs, struct tessera_ping *out, size_t n_out)
 				out[i].parked_data_kept = rep->core->parked_data_kept;
 				out[i].parked_data_copied = rep->core->parked_data_copied;
 			}
-			out[i].rtt_us = (double)(t1.tv_sec - t0.tv_sec) * 1e6 +
-					(double)(t1.tv_nsec - t0.tv_nsec) / 1e3;
+			out[i].rtt_us = (double)(t1 - t0) / 1e3;
 		}
 		tc_req_free(fs, r);
 	}

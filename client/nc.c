@@ -154,8 +154,8 @@ struct nc_call {
 	uint64_t count, desc_id;
 	uint8_t desc_sent[TP_MAX_SERVERS];
 	/* the current round, by object (index into plan.round.objects) */
-	struct tc_req *reqs[TC_PLAN_MAX_OBJECTS];
-	uint8_t *obj_data[TC_PLAN_MAX_OBJECTS];  /* reads: replies land here */
+	struct tc_req *reqs[TESSERA_MAX_STRIPE];
+	uint8_t *obj_data[TESSERA_MAX_STRIPE];  /* reads: replies land here */
 	uint8_t *stage;
 	size_t stage_cap;
 };
@@ -266,8 +266,8 @@ static int run_round(struct nc_call *c, uint8_t *stage)
 {
 	tessera_fs *fs = c->fs;
 	const struct tc_plan_round *rd = &c->plan.round;
-	uint8_t *data[TC_PLAN_MAX_OBJECTS];
-	struct tc_req *again[TC_PLAN_MAX_OBJECTS];
+	uint8_t *data[TESSERA_MAX_STRIPE];
+	struct tc_req *again[TESSERA_MAX_STRIPE];
 	uint32_t n_again = 0, other = 0;
 	int rc;
 

@@ -61,7 +61,7 @@ static int plan_init(struct tc_plan *p, const struct tdl_layout *layout,
 		     const struct tc_plan_limits *lim)
 {
 	memset(p, 0, sizeof(*p));
-	if (!layout->strip_size || !layout->count || layout->count > TC_PLAN_MAX_OBJECTS ||
+	if (!layout->strip_size || !layout->count || layout->count > TESSERA_MAX_STRIPE ||
 	    !lim->max_io || !lim->window || !lim->max_round_pieces)
 		return -EINVAL;
 	p->layout = *layout;
@@ -152,7 +152,7 @@ static int reserve(struct tc_plan *p, size_t n)
 static void group_runs(struct tc_plan *p, size_t n_runs)
 {
 	struct tc_plan_round *r = &p->round;
-	size_t at = 0, fill[TC_PLAN_MAX_OBJECTS];
+	size_t at = 0, fill[TESSERA_MAX_STRIPE];
 
 	for (uint32_t k = 0; k < r->n_objects; k++) {
 		r->objects[k].first = fill[k] = at;

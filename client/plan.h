@@ -31,8 +31,8 @@
 #include <stdint.h>
 
 #include "tdl.h"
+#include "tessera.h" /* TESSERA_MAX_STRIPE: a layout's objects, at most */
 
-#define TC_PLAN_MAX_OBJECTS 256 /* stripe count of a layout, at most */
 
 struct tc_plan_limits {
 	uint64_t max_io;           /* bytes per object per round, >= 1 */
@@ -58,7 +58,7 @@ struct tc_plan_round {
 	uint64_t first, last;         /* the stream bytes [first, last) */
 	uint32_t n_objects;
 	/* objects in the order the stream first reaches them */
-	struct tc_plan_object objects[TC_PLAN_MAX_OBJECTS];
+	struct tc_plan_object objects[TESSERA_MAX_STRIPE];
 	struct tc_plan_piece *pieces; /* grouped by object, each in stream order */
 	size_t n_pieces;
 };
@@ -86,7 +86,7 @@ struct tc_plan {
 	struct tc_plan_piece *runs;
 	uint32_t *run_object;        /* index into round.objects of runs[i] */
 	size_t cap;                  /* entries of runs, run_object, round.pieces */
-	int16_t object_of[TC_PLAN_MAX_OBJECTS]; /* slot -> index in objects, -1 */
+	int16_t object_of[TESSERA_MAX_STRIPE]; /* slot -> index in objects, -1 */
 };
 
 /* A region list: regions i = (offs[i], lens[i]), stream 0 .. sum(lens).

@@ -27,7 +27,7 @@
 extern "C" {
 #endif
 
-#define TESSERA_MAX_STRIPE 256
+#define TESSERA_MAX_STRIPE 256 /* objects of one file, at most (the daemons' too) */
 #define TESSERA_SHARE_CAP_MAX 3072 /* bytes of a capability in a file share */
 #define TESSERA_MAX_GROUPS 64
 

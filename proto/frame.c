@@ -10,19 +10,41 @@ struct tp_opinfo {
 	const char *name;
 	const ProtobufCMessageDescriptor *request;
 	const ProtobufCMessageDescriptor *reply;
+	enum tp_right right;
 };
 
 static const struct tp_opinfo tp_ops[] = {
-#define TP_INFO(name, num, req, rep, who) \
-	{ num, #name, &tessera__##req##__descriptor, &tessera__##rep##__descriptor },
+#define TP_INFO(name, num, req, rep, who, right) \
+	{ num, #name, &tessera__##req##__descriptor, &tessera__##rep##__descriptor, TP_RIGHT_##right },
 	TP_OPCODES(TP_INFO)
 #undef TP_INFO
 };
 
-#define TP_LIMIT_CHECK(name, num, req, rep, who) \
-	_Static_assert(num > 0 && num < TP_OP_LIMIT, #name ": opcode within TP_OP_LIMIT");
-TP_OPCODES(TP_LIMIT_CHECK)
-#undef TP_LIMIT_CHECK
+/* Every row's opcode fits the dispatch tables, and its right is a
+ * declared one (a name that is not a TP_RIGHT_ fails to compile; these
+ * keep UNDECLARED out of the table too). */
+#define TP_ROW_CHECK(name, num, req, rep, who, right)                                 \
+	_Static_assert(num > 0 && num < TP_OP_LIMIT, #name ": opcode within TP_OP_LIMIT"); \
+	_Static_assert(TP_RIGHT_##right > TP_RIGHT_UNDECLARED &&                          \
+		       TP_RIGHT_##right < TP_RIGHT_LIMIT, #name ": a declared right");
+TP_OPCODES(TP_ROW_CHECK)
+#undef TP_ROW_CHECK
+
+/* What each right asks of a capability (enum tp_right). */
+static const struct {
+	uint32_t caps;     /* one of these rights; 0: no capability */
+	int objects;       /* 1: it must name the request's objects */
+} tp_rights[TP_RIGHT_LIMIT] = {
+	[TP_RIGHT_UNDECLARED] = { 0, 0 },
+	[TP_RIGHT_NONE] = { 0, 0 },
+	[TP_RIGHT_READ] = { TP_CAP_READ, 1 },
+	[TP_RIGHT_WRITE] = { TP_CAP_WRITE, 1 },
+	[TP_RIGHT_READ_OR_WRITE] = { TP_CAP_READ | TP_CAP_WRITE, 1 },
+	[TP_RIGHT_STAT] = { TP_CAP_STAT | TP_CAP_READ | TP_CAP_WRITE, 1 },
+	[TP_RIGHT_REMOVE] = { TP_CAP_REMOVE, 1 },
+	[TP_RIGHT_SESSION] = { TP_CAP_READ | TP_CAP_WRITE, 0 },
+	[TP_RIGHT_ADMIN] = { TP_CAP_ADMIN, 0 },
+};
 
 static const struct tp_opinfo *tp_opinfo(unsigned opcode)
 {
@@ -37,6 +59,23 @@ const char *tp_opcode_name(unsigned opcode)
 	const struct tp_opinfo *op = tp_opinfo(opcode);
 
 	return op ? op->name : NULL;
+}
+
+enum tp_right tp_opcode_right(unsigned opcode)
+{
+	const struct tp_opinfo *op = tp_opinfo(opcode);
+
+	return op ? op->right : TP_RIGHT_UNDECLARED;
+}
+
+uint32_t tp_right_caps(enum tp_right r)
+{
+	return (unsigned)r < TP_RIGHT_LIMIT ? tp_rights[r].caps : 0;
+}
+
+int tp_right_names_objects(enum tp_right r)
+{
+	return (unsigned)r < TP_RIGHT_LIMIT ? tp_rights[r].objects : 0;
 }
 
 const ProtobufCMessageDescriptor *tp_request_desc(unsigned opcode)

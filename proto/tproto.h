@@ -59,58 +59,96 @@ struct tp_hdr {
 	uint64_t session;    /* the sender's session (0: none, as in AUTH) */
 };
 
-/* X(name, number, request message, reply message, served by)
+/* X(name, number, request message, reply message, served by, right)
  *
  * The one opcode table. "Served by" is MDS, IOS or ALL; each daemon builds
  * its dispatch table from this list (server/daemon.h, SRV_HANDLERS), so an
  * opcode, its messages and the daemon that serves it are named once. CORE:
- * the daemon core itself (AUTH, which opens the session others need). */
-#define TP_OPCODES(X)                                                   \
-	X(PING, 1, ping_request, ping_reply, ALL)                       \
-	X(AUTH, 2, auth_request, auth_reply, CORE)                      \
-	X(MKDIR, 10, mkdir_request, attr_reply, MDS)                    \
-	X(CREATE, 11, create_request, attr_reply, MDS)                  \
-	X(LOOKUP, 12, path_request, attr_reply, MDS)                    \
-	X(SETATTR, 13, setattr_request, attr_reply, MDS)                \
-	X(READDIR, 14, readdir_request, readdir_reply, MDS)             \
-	X(UNLINK, 15, path_request, remove_reply, MDS)                  \
-	X(RMDIR, 16, path_request, remove_reply, MDS)                   \
-	X(RENAME, 17, rename_request, remove_reply, MDS)                \
-	X(STATFS, 18, path_request, statfs_reply, MDS)                  \
-	X(SETLAYOUT, 19, set_layout_request, attr_reply, MDS)           \
-	X(FILE_LIST, 20, file_list_request, file_list_reply, MDS)       \
-	X(CAP, 21, cap_request, cap_reply, MDS)                         \
-	X(WRITE, 30, write_request, write_reply, IOS)                   \
-	X(READ, 31, read_request, read_reply, IOS)                      \
-	X(GETSIZE, 32, handles_request, sizes_reply, IOS)               \
-	X(TRUNCATE, 33, truncate_request, empty_reply, IOS)             \
-	X(REMOVE, 34, handles_request, empty_reply, IOS)                \
-	X(SYNC, 35, handles_request, empty_reply, IOS)                  \
-	X(IOS_STATFS, 36, ping_request, statfs_reply, IOS)              \
-	X(IOS_STATS, 37, ping_request, ios_stats_reply, IOS)            \
-	X(FETCH_ADD, 38, fetch_add_request, fetch_add_reply, IOS)       \
-	X(OBJECT_LIST, 39, object_list_request, object_list_reply, IOS) \
-	X(LIST_WRITE, 40, list_iorequest, write_reply, IOS)             \
-	X(LIST_READ, 41, list_iorequest, read_reply, IOS)               \
-	X(DTYPE_WRITE, 42, dtype_iorequest, write_reply, IOS)           \
-	X(DTYPE_READ, 43, dtype_iorequest, read_reply, IOS)             \
-	X(LOCAL_OPEN, 44, local_open_request, local_open_reply, IOS)    \
-	X(LOCK_ACQUIRE, 50, lock_acquire_request, lock_reply, IOS)      \
-	X(LOCK_RELEASE, 51, lock_release_request, lock_reply, IOS)      \
-	X(LEASE, 52, lease_request, lock_reply, IOS)
+ * the daemon core itself (AUTH, which opens the session others need).
+ * "Right" is what a request's capability must hold (enum tp_right below),
+ * which the storage daemon's gatekeeper (server/ios_cap.c) reads from here:
+ * every row names one, NONE included, so a row without it does not
+ * compile and no opcode skips the check by omission. */
+#define TP_OPCODES(X)                                                             \
+	X(PING, 1, ping_request, ping_reply, ALL, NONE)                           \
+	X(AUTH, 2, auth_request, auth_reply, CORE, NONE)                          \
+	X(MKDIR, 10, mkdir_request, attr_reply, MDS, NONE)                        \
+	X(CREATE, 11, create_request, attr_reply, MDS, NONE)                      \
+	X(LOOKUP, 12, path_request, attr_reply, MDS, NONE)                        \
+	X(SETATTR, 13, setattr_request, attr_reply, MDS, NONE)                    \
+	X(READDIR, 14, readdir_request, readdir_reply, MDS, NONE)                 \
+	X(UNLINK, 15, path_request, remove_reply, MDS, NONE)                      \
+	X(RMDIR, 16, path_request, remove_reply, MDS, NONE)                       \
+	X(RENAME, 17, rename_request, remove_reply, MDS, NONE)                    \
+	X(STATFS, 18, path_request, statfs_reply, MDS, NONE)                      \
+	X(SETLAYOUT, 19, set_layout_request, attr_reply, MDS, NONE)               \
+	X(FILE_LIST, 20, file_list_request, file_list_reply, MDS, NONE)           \
+	X(CAP, 21, cap_request, cap_reply, MDS, NONE)                             \
+	X(WRITE, 30, write_request, write_reply, IOS, WRITE)                      \
+	X(READ, 31, read_request, read_reply, IOS, READ)                          \
+	X(GETSIZE, 32, handles_request, sizes_reply, IOS, STAT)                   \
+	X(TRUNCATE, 33, truncate_request, empty_reply, IOS, WRITE)                \
+	X(REMOVE, 34, handles_request, empty_reply, IOS, REMOVE)                  \
+	X(SYNC, 35, handles_request, empty_reply, IOS, READ_OR_WRITE)             \
+	X(IOS_STATFS, 36, ping_request, statfs_reply, IOS, NONE)                  \
+	X(IOS_STATS, 37, ping_request, ios_stats_reply, IOS, NONE)                \
+	X(FETCH_ADD, 38, fetch_add_request, fetch_add_reply, IOS, READ_OR_WRITE)  \
+	X(OBJECT_LIST, 39, object_list_request, object_list_reply, IOS, ADMIN)    \
+	X(LIST_WRITE, 40, list_iorequest, write_reply, IOS, WRITE)                \
+	X(LIST_READ, 41, list_iorequest, read_reply, IOS, READ)                   \
+	X(DTYPE_WRITE, 42, dtype_iorequest, write_reply, IOS, WRITE)              \
+	X(DTYPE_READ, 43, dtype_iorequest, read_reply, IOS, READ)                 \
+	X(LOCAL_OPEN, 44, local_open_request, local_open_reply, IOS, READ)        \
+	X(LOCK_ACQUIRE, 50, lock_acquire_request, lock_reply, IOS, READ_OR_WRITE) \
+	X(LOCK_RELEASE, 51, lock_release_request, lock_reply, IOS, READ_OR_WRITE) \
+	X(LEASE, 52, lease_request, lock_reply, IOS, SESSION)
 
-/* Capability rights (tessera.Capability.rights): what each storage
- * opcode needs is in server/ios_cap.c. READ and WRITE each include STAT
- * (sizes), sync, fetch-and-add and locks; WRITE covers truncate. REMOVE
- * and ADMIN (fsck's listing; names every object) only the metadata daemon
- * grants: REMOVE for a file just removed (and its purger), ADMIN with every
- * right to root alone. */
+/* Capability rights (tessera.Capability.rights). READ and WRITE each
+ * include STAT (sizes), sync, fetch-and-add and locks; WRITE covers
+ * truncate. REMOVE and ADMIN (fsck's listing; names every object) only the
+ * metadata daemon grants: REMOVE for a file just removed (and its purger),
+ * ADMIN with every right to root alone. */
 #define TP_CAP_READ   0x1u
 #define TP_CAP_WRITE  0x2u
 #define TP_CAP_STAT   0x4u
 #define TP_CAP_REMOVE 0x8u
 #define TP_CAP_ADMIN  0x10u
 #define TP_CAP_MAC_LEN 32 /* HMAC-SHA256 */
+/* The most objects one capability names: a file's (TP_MAX_STRIPE) or those
+ * of one REMOVE of the metadata daemon's purger (TP_MAX_HANDLES, several
+ * files' objects under one capability). */
+#define TP_CAP_MAX_HANDLES 256
+
+/* What an opcode's request needs (TP_OPCODES' last column): a capability
+ * holding one of the rights tp_right_caps() gives, naming the objects the
+ * request names (its `handle` or `handles` field) when
+ * tp_right_names_objects() says so. A request that needs a capability
+ * carries it in its `cap` field. */
+enum tp_right {
+	TP_RIGHT_UNDECLARED = 0, /* not an opcode of the table: refused */
+	TP_RIGHT_NONE,           /* no capability: names no object (PING, AUTH,
+				  * a storage daemon's own statfs and counters)
+				  * or a metadata daemon's opcode (which checks
+				  * the caller's identity itself) */
+	TP_RIGHT_READ,           /* READ */
+	TP_RIGHT_WRITE,          /* WRITE */
+	TP_RIGHT_READ_OR_WRITE,  /* READ or WRITE (sync: fsync(2) of a read-only
+				  * descriptor works; fetch-and-add; locks) */
+	TP_RIGHT_STAT,           /* STAT, READ or WRITE (sizes) */
+	TP_RIGHT_REMOVE,         /* REMOVE */
+	TP_RIGHT_SESSION,        /* READ or WRITE, naming no object (a lock
+				  * session's lease) */
+	TP_RIGHT_ADMIN,          /* ADMIN, which names every object (listing) */
+	TP_RIGHT_LIMIT
+};
+
+/* The right opcode `opcode` needs; TP_RIGHT_UNDECLARED for an unknown one. */
+enum tp_right tp_opcode_right(unsigned opcode);
+/* The capability rights (TP_CAP_*) of which a request needing r needs one;
+ * 0 for NONE and UNDECLARED. */
+uint32_t tp_right_caps(enum tp_right r);
+/* 1 if the capability must name each object the request names. */
+int tp_right_names_objects(enum tp_right r);
 
 /* Local reads (LOCAL_OPEN): the token's length. On the daemon's socket a
  * client sends the token; the daemon answers one status byte (below)
@@ -128,12 +166,23 @@ struct tp_hdr {
 int tp_local_fetch(const char *name, const uint8_t *token, uint32_t timeout_ms, int fds[2],
 		   int *nfds, uint8_t *status);
 
+/* The most storage objects one file may have (a layout's stripe count),
+ * and so the most a capability names. The client's public name for it is
+ * TESSERA_MAX_STRIPE (client/tessera.h), checked equal at compile time. */
+#define TP_MAX_STRIPE 256
+/* The most handles one GETSIZE, REMOVE or SYNC request may name: a bound
+ * on a request's size, which batching senders (the purger, fsck) fill.
+ * A separate limit from TP_MAX_STRIPE that happens to be equal. */
+#define TP_MAX_HANDLES 256
+_Static_assert(TP_CAP_MAX_HANDLES >= TP_MAX_STRIPE && TP_CAP_MAX_HANDLES >= TP_MAX_HANDLES,
+	       "a capability can name a file's objects and a purger's REMOVE");
+
 /* Opcodes are below this bound (checked at compile time in frame.c), so a
  * daemon's dispatch table is a plain array indexed by opcode. */
 #define TP_OP_LIMIT 64
 
 enum tp_opcode {
-#define TP_ENUM(name, num, req, rep, who) TP_OP_##name = num,
+#define TP_ENUM(name, num, req, rep, who, right) TP_OP_##name = num,
 	TP_OPCODES(TP_ENUM)
 #undef TP_ENUM
 };

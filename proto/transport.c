@@ -26,6 +26,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 
+#include "tp_clock.h"
 #include "tproto.h"
 
 _Static_assert(sizeof(struct fi_context2) <= 64, "fi_context2 fits tnet_ctx");
@@ -103,14 +104,6 @@ static int env_true(const char *name)
 
 	return v && (!strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "true") ||
 		     !strcasecmp(v, "on"));
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static int fi_err(int rc)
@@ -255,7 +248,7 @@ int tnet_open(const struct tnet_opts *opts, struct tnet **out, char *err, size_t
 {
 	struct tnet *net = calloc(1, sizeof(*net));
 	const char *step = "fi_allocinfo";
-	uint64_t t = mono_ns();
+	uint64_t t = tp_mono_ns();
 	int rc = -ENOMEM;
 
 	if (!net)
@@ -263,16 +256,16 @@ int tnet_open(const struct tnet_opts *opts, struct tnet **out, char *err, size_t
 	net->fd = -1;
 	if ((rc = tnet_getinfo(net, opts, &step)))
 		goto fail;
-	net->times.getinfo_ns = mono_ns() - t;
-	t = mono_ns();
+	net->times.getinfo_ns = tp_mono_ns() - t;
+	t = tp_mono_ns();
 	tnet_note_caps(net);
 	if ((rc = tnet_open_endpoint(net, opts, &step)))
 		goto fail;
-	net->times.endpoint_ns = mono_ns() - t;
-	t = mono_ns();
+	net->times.endpoint_ns = tp_mono_ns() - t;
+	t = tp_mono_ns();
 	if ((rc = tnet_post_buffers(net, opts, &step)))
 		goto fail;
-	net->times.buffers_ns = mono_ns() - t;
+	net->times.buffers_ns = tp_mono_ns() - t;
 	*out = net;
 	return 0;
 fail:

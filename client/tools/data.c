@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "tool.h"
+#include "tp_clock.h"
 
 /* One side of a copy: a local file or a Tessera file. */
 struct end {
@@ -19,14 +20,6 @@ struct end {
 	int fd;                 /* local */
 	tessera_file *f;        /* Tessera */
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Up to `len` bytes at `off`; fewer only at the end of the file. */
 static ssize_t end_read(struct tool *t, struct end *e, void *buf, size_t len, uint64_t off)
@@ -155,7 +148,7 @@ static int is_dir(struct tool *t, const char *name, int tessera)
 static void progress(uint64_t done, uint64_t total, double start, int last)
 {
 	char d[32], s[32];
-	double el = now_s() - start;
+	double el = tp_mono_s() - start;
 	double pct = total ? (double)done * 100.0 / (double)total : 100.0;
 	int fill;
 
@@ -218,7 +211,7 @@ int cmd_cp(struct tool *t, int argc, char **argv)
 	rc = open_dst(t, &dst);
 	if (rc)
 		goto out;
-	start = now_s();
+	start = tp_mono_s();
 	for (;;) {
 		ssize_t n = end_read(t, &src, buf, TOOL_BLOCK, off);
 
@@ -232,15 +225,15 @@ int cmd_cp(struct tool *t, int argc, char **argv)
 		if (rc)
 			goto out;
 		off += (uint64_t)n;
-		if (t->stderr_tty && now_s() - last >= 0.1) {
+		if (t->stderr_tty && tp_mono_s() - last >= 0.1) {
 			progress(off, total > off ? total : off, start, 0);
-			last = now_s();
+			last = tp_mono_s();
 		}
 	}
 	rc = end_close(t, &dst, 1, 0);
 	if (rc)
 		goto out;
-	el = now_s() - start;
+	el = tp_mono_s() - start;
 	if (t->stderr_tty)
 		progress(off, off, start, 1);
 	printf("copied %" PRIu64 " bytes in %.3f s (%.1f MB/s)\n", off, el,

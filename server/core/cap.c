@@ -75,14 +75,6 @@ out:
 	return rc;
 }
 
-int64_t cap_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static uint8_t *put(uint8_t *p, uint64_t v, int bytes)
 {
 	for (int i = 0; i < bytes; i++)
@@ -114,9 +106,9 @@ size_t cap_encode(const Tessera__Capability *c, uint8_t *buf)
 
 static int mac_of(const struct cap_key *key, const Tessera__Capability *c, uint8_t *mac)
 {
-	uint8_t buf[8 + 8 + 4 + 4 + 8 + 4 + 8 * CAP_MAX_HANDLES];
+	uint8_t buf[8 + 8 + 4 + 4 + 8 + 4 + 8 * TP_CAP_MAX_HANDLES];
 
-	if (c->n_handles > CAP_MAX_HANDLES)
+	if (c->n_handles > TP_CAP_MAX_HANDLES)
 		return -EINVAL;
 	crypto_auth_hmacsha256(mac, buf, cap_encode(c, buf), key->key);
 	return 0;

@@ -14,10 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tp_clock.h" /* capabilities expire by tp_real_ns() */
 #include "tproto.h"
 
 #define CAP_KEY_LEN 32
-#define CAP_MAX_HANDLES 256 /* objects one capability names (MDS_MAX_STRIPE) */
 
 struct cap_key {
 	uint8_t key[CAP_KEY_LEN];
@@ -28,11 +28,8 @@ struct cap_key {
  * the file and what is wrong. */
 int cap_key_load(const char *path, struct cap_key *key, char *err, size_t errlen);
 
-/* The time capabilities are judged by: CLOCK_REALTIME, ns. */
-int64_t cap_now_ns(void);
-
 /* Sign c (its fields 1-5 set) into mac[TP_CAP_MAC_LEN], which c->mac then
- * points to (it must outlive c). -EINVAL: more than CAP_MAX_HANDLES. */
+ * points to (it must outlive c). -EINVAL: more than TP_CAP_MAX_HANDLES. */
 int cap_sign(const struct cap_key *key, Tessera__Capability *c, uint8_t *mac);
 
 /* Whether c's MAC is the key's over its fields (constant-time compare). */

@@ -80,7 +80,7 @@ static int reply_unless_session(struct srv *srv, struct srv_req *req, int rc)
 		srv_unauthenticated(srv, ses ? "bad MAC" : "unknown session");
 		return 1;
 	}
-	ses->last_used = srv_mono_now();
+	ses->last_used = tp_mono_s();
 	req->peer = ses->peer;
 	req->ident = ses->ident;
 	return 0;
@@ -227,8 +227,8 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)loop, (void)revents;
 	drain(srv);
 	srv_expire_all(srv);
-	if (srv_mono_now() - srv->sessions_expired_at > 1.0) {
-		srv->sessions_expired_at = srv_mono_now();
+	if (tp_mono_s() - srv->sessions_expired_at > 1.0) {
+		srv->sessions_expired_at = tp_mono_s();
 		srv_sessions_expire(srv->sessions, srv->sessions_expired_at);
 	}
 	if (srv->role.tick)

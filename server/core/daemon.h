@@ -90,8 +90,8 @@ struct srv_role {
 #define SRV_PICK_IOS_IOS(fn) fn
 #define SRV_PICK_IOS_ALL(fn) fn
 #define SRV_PICK(role, who, fn) SRV_PICK_##role##_##who(fn)
-#define SRV_IOS_ENTRY(name, num, req, rep, who) [TP_OP_##name] = SRV_PICK(IOS, who, ios_op_##name),
-#define SRV_MDS_ENTRY(name, num, req, rep, who) [TP_OP_##name] = SRV_PICK(MDS, who, mds_op_##name),
+#define SRV_IOS_ENTRY(name, num, req, rep, who, right) [TP_OP_##name] = SRV_PICK(IOS, who, ios_op_##name),
+#define SRV_MDS_ENTRY(name, num, req, rep, who, right) [TP_OP_##name] = SRV_PICK(MDS, who, mds_op_##name),
 
 /* Limits of what a daemon owes its peers (README, "Daemon memory"). */
 struct srv_limits {

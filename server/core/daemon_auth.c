@@ -21,7 +21,7 @@
  * address it merely claims. Logged at most once a second. */
 void srv_unauthenticated(struct srv *srv, const char *why)
 {
-	double now = srv_mono_now();
+	double now = tp_mono_s();
 
 	srv->count.unauthenticated++;
 	if (now - srv->unauth_logged_at < 1.0)
@@ -87,7 +87,7 @@ void srv_auth(struct srv *srv, struct srv_req *req)
 	ident_groups(&req->ident);
 	if (srv_admit(srv, req))
 		goto out;
-	rc = srv_session_add(srv->sessions, &req->ident, req->peer, srv_mono_now(), &ses);
+	rc = srv_session_add(srv->sessions, &req->ident, req->peer, tp_mono_s(), &ses);
 	if (rc) {
 		srv_reply_error(req, rc, "AUTH of uid %u: %u sessions are open, the limit",
 				req->ident.uid, srv_sessions_count(srv->sessions));

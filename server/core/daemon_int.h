@@ -23,6 +23,7 @@
 #include <ev.h>
 
 #include "daemon.h"
+#include "tp_clock.h" /* deadlines, session ages: tp_mono_s() */
 
 #define SRV_PEER_BUCKETS 1024 /* power of 2 */
 
@@ -124,15 +125,6 @@ struct srv {
 	uint64_t local_peer;
 	struct srv_ident local_ident;
 };
-
-/* Monotonic seconds: the clock of every deadline and session age. */
-static inline double srv_mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* daemon_peer.c: peer records, budgets and admission (handle_frame). */
 struct srv_peer *srv_peer_find(struct srv *srv, uint64_t addr);

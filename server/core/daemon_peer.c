@@ -312,7 +312,7 @@ static int srv_send(struct srv_req *req, int32_t status, const ProtobufCMessage 
 		tp_frame_seal(tx->head, tx->head_len, &ses);
 	}
 	tx->cost = sizeof(*tx) + tx->head_len + data_len;
-	tx->deadline = srv_mono_now() + srv->timeout_s;
+	tx->deadline = tp_mono_s() + srv->timeout_s;
 	/* A request is admitted with room for one reply of any size
 	 * (handle_frame); a parked request's reply comes later, so one with
 	 * data is checked now. */
@@ -470,7 +470,7 @@ int srv_park_sized(struct srv_req *req, uint32_t ms, size_t extra, srv_expire_fn
 	pk->cost = cost;
 	pk->expire = expire;
 	pk->arg = arg;
-	pk->deadline = srv_mono_now() + (hold < srv->timeout_s ? hold : srv->timeout_s);
+	pk->deadline = tp_mono_s() + (hold < srv->timeout_s ? hold : srv->timeout_s);
 	pk->next = p->parked;
 	if (p->parked)
 		p->parked->prev = pk;
@@ -543,7 +543,7 @@ static void peer_expire(struct srv *srv, struct srv_peer *p, double now)
 
 void srv_expire_all(struct srv *srv)
 {
-	double now = srv_mono_now();
+	double now = tp_mono_s();
 	struct srv_peer *p, *next;
 
 	for (p = srv->peers; p; p = next) {

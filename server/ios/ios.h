@@ -51,7 +51,6 @@ struct ios_desc {
 
 /* Limits on what one request may ask of a storage daemon (README,
  * "Limits"); each is checked before any work and named when refused. */
-#define IOS_MAX_HANDLES 256            /* handles in one GETSIZE, REMOVE, SYNC */
 #define IOS_MAX_DTYPE_STEPS (1u << 24) /* segment-engine steps per datatype request */
 
 struct ios_locks;
@@ -191,6 +190,18 @@ void ios_local_counts(const struct ios *ios, uint64_t *handed, uint64_t *refused
 int ios_caps_create(const struct cap_key *key, struct ios_caps **out);
 void ios_caps_destroy(struct ios_caps *c);
 int ios_cap_check(struct ios *ios, struct srv_req *req);
+/* What a request of opcode op needs (the check's first step): its
+ * capability, the objects it names (n may be 0: a lease names a session,
+ * a listing all) and the rights of which it needs one. 1: it needs them;
+ * 0: it needs no capability; -EPROTO: refuse it (no declared right, or
+ * the request lacks the fields its right needs). */
+struct ios_cap_need {
+	const Tessera__Capability *cap;
+	const uint64_t *handles;
+	size_t n;
+	uint32_t rights;
+};
+int ios_cap_need(unsigned op, const ProtobufCMessage *msg, struct ios_cap_need *n);
 
 /* The lock service (ios_lock.c); on error err says why. */
 int ios_locks_create(struct ios *ios, uint32_t lease_ms, struct ios_locks **out, char *err,

@@ -7,14 +7,14 @@
  *     between the daemons (else EKEYEXPIRED: the client renews it),
  *   - it names every object the request touches (admin capabilities name
  *     all), and
- *   - it holds a right the opcode needs (the table in need_of()).
+ *   - it holds a right the opcode needs (its row of TP_OPCODES, tproto.h).
  * The answer names the opcode, the object and this daemon.
  *
  * Verified capabilities are remembered (IOS_CAP_CACHE of them, direct
  * mapped by MAC), so a file's stream of requests costs one HMAC, not one
  * each: a hit needs the same MAC and the same signed bytes, so nothing
  * unverified is ever taken from the cache. Memory: at most IOS_CAP_CACHE
- * encodings of at most CAP_MAX_HANDLES handles (about 2 KiB each).
+ * encodings of at most TP_CAP_MAX_HANDLES handles (about 2 KiB each).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -63,11 +63,11 @@ void ios_caps_destroy(struct ios_caps *c)
 /* Verified before (cached) or now (then cached). */
 static int verified(struct ios_caps *c, const Tessera__Capability *cap)
 {
-	uint8_t enc[8 + 8 + 4 + 4 + 8 + 4 + 8 * CAP_MAX_HANDLES];
+	uint8_t enc[8 + 8 + 4 + 4 + 8 + 4 + 8 * TP_CAP_MAX_HANDLES];
 	struct cap_entry *e;
 	size_t len;
 
-	if (cap->mac.len != TP_CAP_MAC_LEN || cap->n_handles > CAP_MAX_HANDLES)
+	if (cap->mac.len != TP_CAP_MAC_LEN || cap->n_handles > TP_CAP_MAX_HANDLES)
 		return 0;
 	len = cap_encode(cap, enc);
 	e = &c->cache[(cap->mac.data[0] | (unsigned)cap->mac.data[1] << 8) % IOS_CAP_CACHE];
@@ -89,67 +89,51 @@ static int verified(struct ios_caps *c, const Tessera__Capability *cap)
 	return 1;
 }
 
-/* What a request of opcode `op` touches and needs: its capability, the
- * handles it names (n may be 0: a lease names a session), and the rights
- * of which it needs one. 0: the opcode needs no capability. */
-struct need {
-	const Tessera__Capability *cap;
-	const uint64_t *handles;
-	size_t n;
-	uint32_t rights;
-};
-
-static int need_of(unsigned op, const ProtobufCMessage *msg, struct need *n)
+/* The field of msg named `name`, if it has type `type` and is repeated
+ * exactly when `repeated` says so; NULL otherwise. */
+static const ProtobufCFieldDescriptor *field(const ProtobufCMessage *msg, const char *name,
+					     ProtobufCType type, int repeated)
 {
-	const uint32_t rw = TP_CAP_READ | TP_CAP_WRITE;
+	const ProtobufCFieldDescriptor *f =
+		protobuf_c_message_descriptor_get_field_by_name(msg->descriptor, name);
+
+	if (!f || f->type != type || (f->label == PROTOBUF_C_LABEL_REPEATED) != repeated)
+		return NULL;
+	return f;
+}
+
+/* The right comes from the opcode's row of TP_OPCODES; the capability and
+ * the objects from the request's fields `cap` and `handle` or `handles`
+ * (tproto.h, enum tp_right). Anything else is refused, never waved
+ * through: an opcode with no row, a request that needs a right but has
+ * no `cap`, or one that must name its objects but has neither field
+ * (tests/unit/test_ios_rights.c holds every storage opcode to this). */
+int ios_cap_need(unsigned op, const ProtobufCMessage *msg, struct ios_cap_need *n)
+{
+	enum tp_right right = tp_opcode_right(op);
+	const char *base = (const char *)msg;
+	const ProtobufCFieldDescriptor *f;
 
 	memset(n, 0, sizeof(*n));
-	switch (op) {
-#define ONE(OP, type, right)                                      \
-	case TP_OP_##OP: {                                        \
-		const type *m = (const type *)msg;                \
-		n->cap = m->cap;                                  \
-		n->handles = &m->handle;                          \
-		n->n = 1;                                         \
-		n->rights = (right);                              \
-		return 1;                                         \
-	}
-	ONE(WRITE, Tessera__WriteRequest, TP_CAP_WRITE)
-	ONE(READ, Tessera__ReadRequest, TP_CAP_READ)
-	ONE(TRUNCATE, Tessera__TruncateRequest, TP_CAP_WRITE)
-	ONE(LIST_WRITE, Tessera__ListIORequest, TP_CAP_WRITE)
-	ONE(LIST_READ, Tessera__ListIORequest, TP_CAP_READ)
-	ONE(DTYPE_WRITE, Tessera__DtypeIORequest, TP_CAP_WRITE)
-	ONE(DTYPE_READ, Tessera__DtypeIORequest, TP_CAP_READ)
-	ONE(LOCAL_OPEN, Tessera__LocalOpenRequest, TP_CAP_READ)
-	ONE(FETCH_ADD, Tessera__FetchAddRequest, rw)
-	ONE(LOCK_ACQUIRE, Tessera__LockAcquireRequest, rw)
-	ONE(LOCK_RELEASE, Tessera__LockReleaseRequest, rw)
-#undef ONE
-	case TP_OP_GETSIZE:
-	case TP_OP_SYNC:
-	case TP_OP_REMOVE: {
-		const Tessera__HandlesRequest *m = (const Tessera__HandlesRequest *)msg;
-
-		n->cap = m->cap;
-		n->handles = m->handles;
-		n->n = m->n_handles;
-		n->rights = op == TP_OP_GETSIZE ? TP_CAP_STAT | rw :
-			    op == TP_OP_SYNC ? rw : TP_CAP_REMOVE; /* fsync(2) of a
-								    * read-only fd works */
-		return 1;
-	}
-	case TP_OP_LEASE:
-		n->cap = ((const Tessera__LeaseRequest *)msg)->cap;
-		n->rights = rw;
-		return 1;
-	case TP_OP_OBJECT_LIST:
-		n->cap = ((const Tessera__ObjectListRequest *)msg)->cap;
-		n->rights = TP_CAP_ADMIN;
-		return 1;
-	default:
+	if (right == TP_RIGHT_NONE)
 		return 0;
+	if (!(n->rights = tp_right_caps(right)) || !msg ||
+	    !(f = field(msg, "cap", PROTOBUF_C_TYPE_MESSAGE, 0)) ||
+	    f->descriptor != &tessera__capability__descriptor)
+		return -EPROTO;
+	n->cap = *(const Tessera__Capability *const *)(base + f->offset);
+	if (!tp_right_names_objects(right))
+		return 1;
+	if ((f = field(msg, "handle", PROTOBUF_C_TYPE_UINT64, 0))) {
+		n->handles = (const uint64_t *)(base + f->offset);
+		n->n = 1;
+	} else if ((f = field(msg, "handles", PROTOBUF_C_TYPE_UINT64, 1))) {
+		n->handles = *(const uint64_t *const *)(base + f->offset);
+		n->n = *(const size_t *)(base + f->quantifier_offset);
+	} else {
+		return -EPROTO;
 	}
+	return 1;
 }
 
 static int names(const Tessera__Capability *cap, uint64_t h)
@@ -170,15 +154,21 @@ int ios_cap_check(struct ios *ios, struct srv_req *req)
 	const char *what = tp_opcode_name(op);
 	uint64_t first;
 	char obj[64];
-	struct need n;
+	struct ios_cap_need n;
+	int rc = ios_cap_need(op, req->msg, &n);
 
-	if (!need_of(op, req->msg, &n))
+	if (rc == 0)
 		return 0;
+	if (rc < 0)
+		return srv_reply_error(req, -EACCES, "%s on storage daemon %u: permission denied:"
+				       " the opcode has no right a capability must hold (a bug:"
+				       " see TP_OPCODES)", what ? what : "an unknown opcode",
+				       ios->index), -EACCES;
 	/* The request's size first: matching a million handles against the
 	 * capability would cost what the limit is there to prevent. */
-	if (n.n > IOS_MAX_HANDLES)
+	if (n.n > TP_MAX_HANDLES)
 		return srv_reply_error(req, -E2BIG, "%s: %zu handles exceed the limit of %d per"
-				       " request", what, n.n, IOS_MAX_HANDLES), -E2BIG;
+				       " request", what, n.n, TP_MAX_HANDLES), -E2BIG;
 	first = n.n ? n.handles[0] : 0;
 	if (n.n)
 		snprintf(obj, sizeof(obj), OBJ "%s", first, n.n > 1 ? " (and others)" : "");
@@ -201,7 +191,7 @@ int ios_cap_check(struct ios *ios, struct srv_req *req)
 				       " denied: the capability (file %016" PRIx64 ") was issued"
 				       " to uid %u, not to the caller (uid %u)", what, obj,
 				       ios->index, n.cap->file, n.cap->uid, req->ident.uid), -EACCES;
-	if (cap_now_ns() > n.cap->expires_ns + IOS_CAP_SKEW_NS)
+	if (tp_real_ns() > n.cap->expires_ns + IOS_CAP_SKEW_NS)
 		return srv_reply_error(req, -EKEYEXPIRED, "%s of %s on storage daemon %u:"
 				       " capability for file %016" PRIx64 " expired",
 				       what, obj, ios->index, n.cap->file), -EKEYEXPIRED;

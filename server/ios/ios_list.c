@@ -98,7 +98,7 @@ int ios_store_list_objects(struct ios_store *st, const uint64_t *after, uint32_t
 
 	*n = 0;
 	*eof = 0;
-	for (; byte < 256; byte++) {
+	for (; byte < IOS_STORE_DIRS; byte++) {
 		struct ios_listed *v;
 		size_t k;
 		int rc = list_dir(ios_store_dir(st), byte, after, &v, &k);

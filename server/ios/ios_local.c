@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "ios.h"
+#include "tp_clock.h"
 
 #define IOS_LOCAL_PENDING 64
 #define IOS_LOCAL_TTL_MS 5000
@@ -68,14 +69,6 @@ struct ios_local {
 	char name[80];             /* the abstract socket's, without its NUL */
 	uint64_t handed, refused;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void pending_drop(struct local_pending *p)
 {
@@ -116,7 +109,7 @@ static void answer(struct ios_local *lc, struct local_conn *c)
 	} ctl;
 	struct iovec iov = { &status, 1 };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	uint64_t now = now_ns();
+	uint64_t now = tp_mono_ns();
 
 	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen))
 		cred.uid = (uid_t)-1;
@@ -203,7 +196,7 @@ static void *serve(void *arg)
 			break;
 		if (pfd[0].revents)
 			break;
-		now = now_ns();
+		now = tp_mono_ns();
 		for (nfds_t i = 2; i < n; i++) {
 			struct local_conn *c = of[i];
 			ssize_t k;
@@ -310,7 +303,7 @@ void ios_local_stop(struct ios *ios)
 static int pending_put(struct ios_local *lc, int fd, int sums, uint32_t uid,
 		       uint8_t token[TP_LOCAL_TOKEN])
 {
-	uint64_t now = now_ns();
+	uint64_t now = tp_mono_ns();
 	struct local_pending *slot = NULL;
 
 	if (getrandom(token, TP_LOCAL_TOKEN, 0) != TP_LOCAL_TOKEN)

@@ -31,6 +31,16 @@
 #include "ios.h"
 #include "tdl.h"
 #include "tlk.h"
+#include "tp_clock.h"
+
+/* The wire's lock modes and states are the lock manager's numbers, so a
+ * mode or state crosses between them by a cast, here and only here. */
+_Static_assert((int)TLK_READ == (int)TESSERA__LOCK_MODE__LOCK_READ &&
+	       (int)TLK_WRITE == (int)TESSERA__LOCK_MODE__LOCK_WRITE, "lock modes: lockmgr = wire");
+_Static_assert((int)TLK_GRANTED == (int)TESSERA__LOCK_STATE__LOCK_GRANTED &&
+	       (int)TLK_PARTIAL == (int)TESSERA__LOCK_STATE__LOCK_PARTIAL &&
+	       (int)TLK_WAITING == (int)TESSERA__LOCK_STATE__LOCK_WAITING,
+	       "lock states: lockmgr = wire");
 
 #define LK_SESSION_BUCKETS 1024         /* power of 2 */
 #define LK_PENDING_BIT (1ull << 63)     /* lock ids of pending descriptions */
@@ -79,14 +89,6 @@ struct ios_locks {
 	size_t pending_ranges;       /* capacity of all pending descriptions */
 	uint64_t granted, released, expired_sessions; /* counters */
 };
-
-static double mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 int ios_locks_create(struct ios *ios, uint32_t lease_ms, struct ios_locks **out, char *err,
 		     size_t errlen)
@@ -156,7 +158,7 @@ static struct lk_session *session_renew(struct ios_locks *lk, uint64_t id)
 	struct lk_session *s = session_find(lk, id);
 
 	if (s)
-		s->expires = mono_now() + lk->lease_ms / 1000.0;
+		s->expires = tp_mono_s() + lk->lease_ms / 1000.0;
 	return s;
 }
 
@@ -799,7 +801,7 @@ static void session_expire(struct ios_locks *lk, struct lk_session *s)
 void ios_locks_tick(struct ios *ios)
 {
 	struct ios_locks *lk = ios->locks;
-	double now = mono_now();
+	double now = tp_mono_s();
 
 	for (unsigned b = 0; b < LK_SESSION_BUCKETS; b++) {
 		struct lk_session **pp = &lk->sessions[b];

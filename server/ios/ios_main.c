@@ -22,9 +22,9 @@ static void do_handles(struct ios *ios, struct srv_req *req)
 
 	/* A client names at most one file's objects on this daemon; a list of
 	 * a million would be a million fsyncs. */
-	if (h->n_handles > IOS_MAX_HANDLES) {
+	if (h->n_handles > TP_MAX_HANDLES) {
 		srv_reply_error(req, -E2BIG, "%s: %zu handles exceed the limit of %d per request",
-				what, h->n_handles, IOS_MAX_HANDLES);
+				what, h->n_handles, TP_MAX_HANDLES);
 		return;
 	}
 	w = ios_work_new(op == TP_OP_GETSIZE ? IOS_JOB_SIZE : op == TP_OP_REMOVE ? IOS_JOB_REMOVE

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "tp_crc.h"
+#include "tp_objfmt.h"
 #include "ios_disk.h"
 #include "ios_registry.h"
 #include "ios_store.h"
@@ -204,7 +205,7 @@ int ios_store_open(const char *dir, unsigned max_open, unsigned flags, struct io
 		goto fail;
 	if ((rc = mkdir_p(disk, dir, &existed)) || (rc = mkdir_p(disk, st->dir, NULL)))
 		goto fail;
-	for (unsigned i = 0; i < 256; i++) {
+	for (unsigned i = 0; i < IOS_STORE_DIRS; i++) {
 		snprintf(path, sizeof(path), "%s/%02x", st->dir, i);
 		if ((rc = mkdir_p(disk, path, NULL)))
 			goto fail;
@@ -619,12 +620,8 @@ static uint8_t *scratch(struct ios_store *st, size_t len)
 
 /* ------------------------------------------------------------ checksums
  *
- * OBJECT.sum holds a little-endian CRC32C per IOS_BLOCK bytes of the
- * object, block k at offset 4k, each over the whole block with the bytes
- * past the object's end as zeros (so growing an object leaves its last
- * block's checksum right). 0 is also "none written": a block never
- * written (a hole of a sparse object) has none and must read as zeros. */
-#define SUM 4
+ * OBJECT.sum is the checksum file of proto/tp_objfmt.h (local reads read
+ * it too): its layout and its rules are there. */
 
 static int sums_fd(struct ios_store *st, struct ios_fd *slot, int create)
 {
@@ -648,7 +645,7 @@ static int sums_fd(struct ios_store *st, struct ios_fd *slot, int create)
 static int sums_read(struct ios_store *st, struct ios_fd *slot, uint64_t first, size_t n,
 		     uint32_t *out, uint64_t *syscalls)
 {
-	uint8_t *raw = (uint8_t *)out; /* decoded in place, from the end down */
+	uint8_t *raw = (uint8_t *)out; /* decoded in place */
 	int fd = sums_fd(st, slot, 0), rc;
 
 	if (fd == -ENOENT) {
@@ -657,58 +654,42 @@ static int sums_read(struct ios_store *st, struct ios_fd *slot, uint64_t first, 
 	}
 	if (fd < 0)
 		return fd;
-	if ((rc = read_zeroed(st, fd, raw, n * SUM, first * SUM, syscalls)))
+	if ((rc = read_zeroed(st, fd, raw, n * TP_OBJ_SUM_SIZE, tp_obj_sums_offset(first), syscalls)))
 		return rc;
-	for (size_t i = n; i-- > 0;)
-		out[i] = (uint32_t)ios_le_get(raw + i * SUM, SUM);
+	tp_obj_sums_decode(out, raw, n);
 	return 0;
 }
 
 static int sums_write(struct ios_store *st, struct ios_fd *slot, uint64_t first, size_t n,
 		      uint32_t *crcs, uint64_t *syscalls)
 {
-	uint8_t *raw = (uint8_t *)crcs; /* encoded in place, from the start up */
-	struct iovec iov = { raw, n * SUM };
+	uint8_t *raw = (uint8_t *)crcs; /* encoded in place */
+	struct iovec iov = { raw, n * TP_OBJ_SUM_SIZE };
 	int fd = sums_fd(st, slot, 1);
 	ssize_t k;
 
 	if (fd < 0)
 		return fd;
-	for (size_t i = 0; i < n; i++) {
-		uint32_t c = crcs[i];
-
-		ios_le_put(raw + i * SUM, SUM, c);
-	}
-	k = full_write(st, fd, &iov, 1, first * SUM, syscalls);
+	tp_obj_sums_encode(raw, crcs, n);
+	k = full_write(st, fd, &iov, 1, tp_obj_sums_offset(first), syscalls);
 	return k < 0 ? (int)k : 0;
-}
-
-static int all_zero(const uint8_t *p, size_t len)
-{
-	return len == 0 || (p[0] == 0 && !memcmp(p, p + 1, len - 1));
 }
 
 /* Blocks [first, first + n), in buf, against their stored checksums. */
 static int sums_check(struct ios_store *st, struct ios_fd *slot, uint64_t first, size_t n,
 		      const uint8_t *buf, uint64_t *syscalls)
 {
-	uint32_t small[64], *stored = n <= 64 ? small : malloc(n * sizeof(*stored));
+	uint32_t small[64], *stored = n <= 64 ? small : malloc(n * sizeof(*stored)), c;
+	size_t i;
 	int rc;
 
 	if (!stored)
 		return -ENOMEM;
 	rc = sums_read(st, slot, first, n, stored, syscalls);
-	for (size_t i = 0; !rc && i < n; i++) {
-		const uint8_t *b = buf + i * IOS_BLOCK;
-		uint32_t got[12], c;
+	if (!rc && (i = tp_obj_blocks_check(stored, buf, n, n * IOS_BLOCK, &c)) < n) {
 		uint64_t at = (first + i) * IOS_BLOCK;
 		char path[4096];
 
-		if (i % 12 == 0) /* the next dozen blocks' sums, three at a time */
-			tp_crc32c_blocks(b, n - i < 12 ? n - i : 12, IOS_BLOCK, got);
-		c = got[i % 12];
-		if (c == stored[i] || (!stored[i] && all_zero(b, IOS_BLOCK)))
-			continue;
 		pthread_mutex_lock(&st->sh->mu);
 		st->sh->faults.checksum_failures++;
 		pthread_mutex_unlock(&st->sh->mu);
@@ -956,12 +937,11 @@ static int truncate_slot(struct ios_store *st, struct ios_fd *slot, uint64_t siz
 	if ((fd = sums_fd(st, slot, 1)) < 0)
 		return fd;
 	if ((rc = st->disk->ops->ftruncate(st->disk, fd,
-					   (off_t)((size + IOS_BLOCK - 1) / IOS_BLOCK * SUM))))
+					   (off_t)tp_obj_sums_offset((size + IOS_BLOCK - 1) / IOS_BLOCK))))
 		return rc;
 	if (!keep)
 		return 0;
-	memset(block + keep, 0, IOS_BLOCK - keep);
-	crc = tp_crc32c(0, block, IOS_BLOCK);
+	crc = tp_obj_block_sum(block, keep);
 	return sums_write(st, slot, last, 1, &crc, &calls);
 }
 

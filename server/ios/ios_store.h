@@ -29,12 +29,19 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "tp_objfmt.h"
+
 struct ios_store;
 struct ios_disk;
 
 /* The checksummed block: a CRC32C of each IOS_BLOCK bytes of an object
- * (bytes past its end count as zeros). */
-#define IOS_BLOCK 4096
+ * (bytes past its end count as zeros). The format, which local reads
+ * share, is proto/tp_objfmt.h's; this is the store's name for its block. */
+#define IOS_BLOCK TP_OBJ_BLOCK
+
+/* Objects are spread over IOS_STORE_DIRS directories, DIR/objects/00 to
+ * DIR/objects/ff, by the low byte of the handle (one per byte value). */
+#define IOS_STORE_DIRS 256
 
 /* Writes of at least this many bytes start their writeback at once (the
  * disk's writeback op); smaller ones are left to the kernel and SYNC. */

@@ -22,7 +22,7 @@ static size_t intent_key(unsigned char *key, uint64_t file)
 	return INTENT_KEY_LEN;
 }
 
-/* Encode into buf (4 + 12 * MDS_MAX_STRIPE bytes); returns the length. */
+/* Encode into buf (4 + 12 * TP_MAX_STRIPE bytes); returns the length. */
 static size_t intent_encode(const struct mds_intent *in, unsigned char *buf)
 {
 	unsigned char *p = buf;
@@ -44,7 +44,7 @@ static int intent_decode(const unsigned char *p, size_t len, uint64_t file,
 		return -EIO;
 	out->file = file;
 	out->count = mds_get_be32(p);
-	if (out->count > MDS_MAX_STRIPE || len != 4 + 12 * (size_t)out->count)
+	if (out->count > TP_MAX_STRIPE || len != 4 + 12 * (size_t)out->count)
 		return -EIO;
 	for (uint32_t i = 0; i < out->count; i++) {
 		out->servers[i] = mds_get_be32(p + 4 + 12 * i);
@@ -55,7 +55,7 @@ static int intent_decode(const unsigned char *p, size_t len, uint64_t file,
 
 static void batch_put_intent(leveldb_writebatch_t *b, const struct mds_intent *in)
 {
-	unsigned char key[INTENT_KEY_LEN], val[4 + 12 * MDS_MAX_STRIPE];
+	unsigned char key[INTENT_KEY_LEN], val[4 + 12 * TP_MAX_STRIPE];
 
 	leveldb_writebatch_put(b, (char *)key, intent_key(key, in->file), (char *)val,
 			       intent_encode(in, val));

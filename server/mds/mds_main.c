@@ -56,8 +56,8 @@ static void cred_of(const struct mds *mds, const struct srv_req *req, const Tess
 struct attr_msg {
 	Tessera__Attr attr;
 	Tessera__Layout layout;
-	uint32_t servers[MDS_MAX_STRIPE];
-	uint64_t handles[MDS_MAX_STRIPE];
+	uint32_t servers[TP_MAX_STRIPE];
+	uint64_t handles[TP_MAX_STRIPE];
 };
 
 /* What a layout message carries: a file's whole layout, or a directory's
@@ -128,7 +128,7 @@ static int grant(struct mds *mds, const struct mds_cred *cred, const struct mds_
 	out->cap.n_handles = a ? a->layout.count : 0;
 	out->cap.rights = rights;
 	out->cap.uid = cred->uid;
-	out->cap.expires_ns = cap_now_ns() + (int64_t)mds->cap_lifetime_ms * 1000000;
+	out->cap.expires_ns = tp_real_ns() + (int64_t)mds->cap_lifetime_ms * 1000000;
 	return cap_sign(&mds->key, &out->cap, out->mac);
 }
 

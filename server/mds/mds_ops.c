@@ -77,7 +77,7 @@ int mds_mkdir(struct mds_store *st, const struct mds_cred *cred,
 	rc = mds_alloc_handles(st, 1, &d.handle);
 	if (rc)
 		goto out;
-	now = mds_now_ns();
+	now = tp_real_ns();
 	d.type = MDS_DIR;
 	d.mode = mode & 07777;
 	new_owner(cred, &w.parent, &d);
@@ -126,11 +126,11 @@ static int create_existing(struct mds_store *st, const struct mds_create_req *rq
 
 /* The new file's layout (strip size, stripe count; not its objects): the
  * request's, else the directory's default, else all storage daemons (at
- * most MDS_MAX_STRIPE) and the caller's default strip, else ours. */
+ * most TP_MAX_STRIPE) and the caller's default strip, else ours. */
 static int create_layout(struct mds_store *st, const struct mds_create_req *rq,
 			 const struct mds_attr *parent, struct mds_layout *l)
 {
-	uint32_t max_count = st->n_ios < MDS_MAX_STRIPE ? st->n_ios : MDS_MAX_STRIPE;
+	uint32_t max_count = st->n_ios < TP_MAX_STRIPE ? st->n_ios : TP_MAX_STRIPE;
 	uint32_t count = rq->stripe_count;
 	char why[160];
 
@@ -161,7 +161,7 @@ int mds_create(struct mds_store *st, const struct mds_cred *cred,
 	struct mds_walk w;
 	struct mds_attr f;
 	leveldb_writebatch_t *b = NULL;
-	uint64_t h, handles[1 + MDS_MAX_STRIPE];
+	uint64_t h, handles[1 + TP_MAX_STRIPE];
 	uint32_t type, first;
 	int64_t now;
 	int rc;
@@ -200,7 +200,7 @@ int mds_create(struct mds_store *st, const struct mds_cred *cred,
 		f.layout.handles[i] = handles[1 + i];
 		f.layout.servers[i] = (first + i) % st->n_ios;
 	}
-	now = mds_now_ns();
+	now = tp_real_ns();
 	f.type = MDS_FILE;
 	f.mode = rq->mode & 07777;
 	new_owner(cred, &w.parent, &f);
@@ -350,7 +350,7 @@ int mds_setattr(struct mds_store *st, const struct mds_cred *cred,
 		goto out;
 	if (valid) {
 		rc = apply_setattr(st, cred, path, valid, in, &a,
-				   mds_now_ns());
+				   tp_real_ns());
 		if (rc)
 			goto out;
 		b = leveldb_writebatch_create();
@@ -388,7 +388,7 @@ int mds_set_dir_layout(struct mds_store *st, const struct mds_cred *cred,
 		rc = mds_fail(st, -EPERM, "setlayout %s: not the owner", path);
 		goto out;
 	}
-	if (stripe_count > st->n_ios || stripe_count > MDS_MAX_STRIPE) {
+	if (stripe_count > st->n_ios || stripe_count > TP_MAX_STRIPE) {
 		rc = mds_fail(st, -EINVAL, "setlayout %s: stripe count %u above"
 			      " the %u storage daemons", path, stripe_count,
 			      st->n_ios);
@@ -409,7 +409,7 @@ int mds_set_dir_layout(struct mds_store *st, const struct mds_cred *cred,
 	if (stripe_count)
 		d.layout.count = stripe_count;
 	d.has_layout = d.layout.strip_size || d.layout.count;
-	d.ctime_ns = mds_now_ns();
+	d.ctime_ns = tp_real_ns();
 	b = leveldb_writebatch_create();
 	mds_batch_put_attr(b, &d);
 	rc = mds_batch_write(st, b, "setlayout", path);
@@ -547,7 +547,7 @@ static int remove_entry(struct mds_store *st, const char *op,
 			const struct mds_attr *victim)
 {
 	leveldb_writebatch_t *b;
-	int64_t now = mds_now_ns();
+	int64_t now = tp_real_ns();
 	int rc;
 
 	w->parent.nentries--;

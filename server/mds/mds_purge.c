@@ -28,12 +28,12 @@
 
 #include "cap.h"
 #include "mds_store.h"
+#include "tp_clock.h"
 
 #define PURGE_FILES 32            /* intents one REMOVE may cover */
 #define PURGE_SCAN_PAGES 8        /* intent pages one slot reads per tick, so
 				   * a long backlog for a dead daemon does not
 				   * hold the event loop */
-#define PURGE_HANDLES 256         /* objects in one REMOVE (IOS_MAX_HANDLES) */
 #define PURGE_BACKOFF_MIN_MS 100
 #define PURGE_BACKOFF_MAX_MS 5000
 #define PURGE_NRECV 8
@@ -76,14 +76,6 @@ struct mds_purge {
 	size_t frame_cap;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 int mds_purge_create(const struct tp_config *cfg, struct mds_store *store,
 		     const struct cap_key *key, struct mds_purge **out, char *err,
 		     size_t errlen)
@@ -99,10 +91,10 @@ int mds_purge_create(const struct tp_config *cfg, struct mds_store *store,
 	p->store = store;
 	p->key = key;
 	p->next_reqid = 1;
-	/* header + reply address + PURGE_HANDLES varint handles, and the
+	/* header + reply address + TP_MAX_HANDLES varint handles, and the
 	 * capability naming them again (fixed fields and MAC), generously */
-	p->frame_cap = TP_HDR_SIZE + TP_MAX_ADDR + 16 + 11 * PURGE_HANDLES +
-		       (16 + 11 * PURGE_HANDLES + 64 + TP_CAP_MAC_LEN);
+	p->frame_cap = TP_HDR_SIZE + TP_MAX_ADDR + 16 + 11 * TP_MAX_HANDLES +
+		       (16 + 11 * TP_MAX_HANDLES + 64 + TP_CAP_MAC_LEN);
 	p->slots = calloc(cfg->n_ios ? cfg->n_ios : 1, sizeof(*p->slots));
 	p->page = calloc(PURGE_FILES, sizeof(*p->page));
 	if (!p->slots || !p->page)
@@ -188,7 +180,7 @@ static void slot_failed(struct mds_purge *p, uint32_t s, const char *why,
 	sl->failures++;
 	sl->busy = 0;
 	sl->resume = 0;         /* the intents it covered come first again */
-	sl->retry_ns = now_ns() + ms * 1000000u;
+	sl->retry_ns = tp_mono_ns() + ms * 1000000u;
 	sl->authing = 0;
 	sodium_memzero(&sl->ses, sizeof(sl->ses)); /* authenticate again */
 	if (sl->known) {
@@ -286,7 +278,7 @@ static int gather(struct mds_purge *p, uint32_t s, Tessera__HandlesRequest *m,
 
 			for (uint32_t k = 0; k < in->count; k++)
 				mine += in->servers[k] == s;
-			if (mine && (m->n_handles + mine > PURGE_HANDLES ||
+			if (mine && (m->n_handles + mine > TP_MAX_HANDLES ||
 				     sl->nfiles == PURGE_FILES))
 				return 1;   /* full: the rest next time */
 			sl->cursor = in->file;
@@ -344,7 +336,7 @@ static void slot_send(struct mds_purge *p, uint32_t s, void (*log)(void *, const
 	Tessera__HandlesRequest m = TESSERA__HANDLES_REQUEST__INIT;
 	Tessera__Capability cap = TESSERA__CAPABILITY__INIT;
 	uint8_t mac[TP_CAP_MAC_LEN];
-	uint64_t handles[PURGE_HANDLES];
+	uint64_t handles[TP_MAX_HANDLES];
 	struct tp_hdr hdr = { .opcode = TP_OP_REMOVE };
 	struct iovec iov;
 	long len;
@@ -354,7 +346,7 @@ static void slot_send(struct mds_purge *p, uint32_t s, void (*log)(void *, const
 	rc = gather(p, s, &m, handles);
 	if (rc < 0) {
 		say(log, arg, "purger: %s", mds_store_errmsg(p->store));
-		sl->retry_ns = now_ns() + PURGE_BACKOFF_MAX_MS * 1000000ull;
+		sl->retry_ns = tp_mono_ns() + PURGE_BACKOFF_MAX_MS * 1000000ull;
 		return;
 	}
 	if (rc == 0 || rc == 2) {
@@ -373,7 +365,7 @@ static void slot_send(struct mds_purge *p, uint32_t s, void (*log)(void *, const
 	cap.handles = handles;
 	cap.n_handles = m.n_handles;
 	cap.rights = TP_CAP_REMOVE;
-	cap.expires_ns = cap_now_ns() + (int64_t)p->cfg->cap_lifetime_ms * 1000000;
+	cap.expires_ns = tp_real_ns() + (int64_t)p->cfg->cap_lifetime_ms * 1000000;
 	if (cap_sign(p->key, &cap, mac)) {
 		slot_failed(p, s, "cannot sign its remove capability", log, arg);
 		return;
@@ -408,7 +400,7 @@ static void slot_send(struct mds_purge *p, uint32_t s, void (*log)(void *, const
 	sl->busy = 1;
 	sl->sending = 1;
 	sl->reqid = hdr.reqid;
-	sl->deadline_ns = now_ns() + (uint64_t)p->cfg->timeout_ms * 1000000u;
+	sl->deadline_ns = tp_mono_ns() + (uint64_t)p->cfg->timeout_ms * 1000000u;
 }
 
 void mds_purge_tick(struct mds_purge *p, void (*log)(void *, const char *), void *arg)
@@ -432,7 +424,7 @@ void mds_purge_tick(struct mds_purge *p, void (*log)(void *, const char *), void
 			if (ev[i].status && sl->busy)
 				slot_failed(p, s, strerror(-ev[i].status), log, arg);
 		}
-	now = now_ns();
+	now = tp_mono_ns();
 	for (uint32_t s = 0; s < p->cfg->n_ios; s++) {
 		struct purge_slot *sl = &p->slots[s];
 

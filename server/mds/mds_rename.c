@@ -98,7 +98,7 @@ static int rename_write(struct mds_store *st, struct rename_op *r)
 	struct mds_attr *pf = &r->wf.parent;
 	struct mds_attr *pt = r->wt.parent.handle == r->wf.parent.handle ? pf : &r->wt.parent;
 	leveldb_writebatch_t *b;
-	int64_t now = mds_now_ns();
+	int64_t now = tp_real_ns();
 	int rc;
 
 	pf->nentries--;

@@ -86,14 +86,6 @@ const char *mds_store_errmsg(const struct mds_store *st)
 	return st->err;
 }
 
-int64_t mds_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* ---- attribute records ---- */
 
 /* Encode `a` (its handle is the key, not stored) into buf, which holds
@@ -160,7 +152,7 @@ static int attr_decode(const unsigned char *p, size_t len, uint64_t handle,
 			return -EIO;
 		a->layout.strip_size = mds_get_be64(p); p += 8;
 		a->layout.count = mds_get_be32(p); p += 4;
-		if (a->layout.count > MDS_MAX_STRIPE)
+		if (a->layout.count > TP_MAX_STRIPE)
 			return -EIO;
 		if (a->type == MDS_FILE) {
 			if ((size_t)(end - p) < 12 * (size_t)a->layout.count)
@@ -375,7 +367,7 @@ static int create_root(struct mds_store *st)
 {
 	struct mds_attr root;
 	leveldb_writebatch_t *b;
-	int64_t now = mds_now_ns();
+	int64_t now = tp_real_ns();
 	int rc;
 
 	memset(&root, 0, sizeof root);

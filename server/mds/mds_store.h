@@ -29,10 +29,15 @@
 #include <stdint.h>
 #include <stddef.h>
 
-#define MDS_MAX_STRIPE 256         /* most storage objects one file may have */
+#include "tproto.h" /* TP_MAX_STRIPE: most storage objects one file may have */
+
 #define MDS_DEFAULT_STRIP 65536    /* strip size when nobody chose one */
 
-enum mds_type { MDS_FILE = 1, MDS_DIR = 2 };
+/* The store's names for tessera.proto's FileType (Attr.type). */
+enum mds_type {
+	MDS_FILE = TESSERA__FILE_TYPE__FILE_REGULAR,
+	MDS_DIR = TESSERA__FILE_TYPE__FILE_DIRECTORY,
+};
 
 /* MDS_SET_* bits for mds_setattr's `valid`. */
 #define MDS_SET_MODE  0x01
@@ -53,8 +58,8 @@ struct mds_cred {
 struct mds_layout {
 	uint64_t strip_size;                /* bytes per strip */
 	uint32_t count;                     /* objects (stripe count) */
-	uint32_t servers[MDS_MAX_STRIPE];   /* storage daemon index of slot i */
-	uint64_t handles[MDS_MAX_STRIPE];   /* object handle of slot i */
+	uint32_t servers[TP_MAX_STRIPE];   /* storage daemon index of slot i */
+	uint64_t handles[TP_MAX_STRIPE];   /* object handle of slot i */
 };
 
 struct mds_attr {
@@ -177,8 +182,8 @@ int mds_rename(struct mds_store *st, const struct mds_cred *cred,
 struct mds_intent {
 	uint64_t file;                      /* handle of the removed file */
 	uint32_t count;                     /* objects still to remove */
-	uint32_t servers[MDS_MAX_STRIPE];
-	uint64_t handles[MDS_MAX_STRIPE];
+	uint32_t servers[TP_MAX_STRIPE];
+	uint64_t handles[TP_MAX_STRIPE];
 };
 
 /* Up to `max` intents of files whose handle is above *after (all when

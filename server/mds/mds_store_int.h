@@ -38,6 +38,7 @@
 #include <stdint.h>
 
 #include "mds_store.h"
+#include "tp_clock.h" /* file times: tp_real_ns() */
 
 #define MDS_HANDLE_BLOCK 4096            /* counters reserved per sync write */
 #define MDS_COUNTER_MAX ((UINT64_C(1) << 48) - 1)
@@ -52,8 +53,8 @@
 
 /* Longest key: "D" + handle + 255-byte name. */
 #define MDS_KEY_MAX (1 + 8 + MDS_NAME_MAX)
-/* Longest encoded attribute record (a file with MDS_MAX_STRIPE objects). */
-#define MDS_ATTR_ENC_MAX (80 + 12 * MDS_MAX_STRIPE)
+/* Longest encoded attribute record (a file with TP_MAX_STRIPE objects). */
+#define MDS_ATTR_ENC_MAX (80 + 12 * TP_MAX_STRIPE)
 
 struct mds_store {
 	leveldb_t *db;
@@ -86,8 +87,6 @@ size_t mds_dirent_key(unsigned char *key, uint64_t parent, const char *name,
 /* Record an error message and return rc (a negative errno). */
 int mds_fail(struct mds_store *st, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-
-int64_t mds_now_ns(void);
 
 /* Read the attributes of `handle`: 0, -ENOENT when absent, -EIO. */
 int mds_get_attr(struct mds_store *st, uint64_t handle, struct mds_attr *out);

@@ -130,15 +130,15 @@ static void test_sign_verify(void **state)
 	assert_int_equal(cap_encoded_size(&c), 36 + 3 * 8);
 
 	/* more handles than any file has: refused, never signed */
-	uint64_t *many = calloc(CAP_MAX_HANDLES + 1, sizeof(*many));
+	uint64_t *many = calloc(TP_CAP_MAX_HANDLES + 1, sizeof(*many));
 
 	assert_non_null(many);
 	t = c;
 	t.handles = many;
-	t.n_handles = CAP_MAX_HANDLES + 1;
+	t.n_handles = TP_CAP_MAX_HANDLES + 1;
 	assert_int_equal(cap_sign(&k, &t, mac), -EINVAL);
 	assert_false(cap_mac_ok(&k, &t));
-	t.n_handles = CAP_MAX_HANDLES;
+	t.n_handles = TP_CAP_MAX_HANDLES;
 	assert_int_equal(cap_sign(&k, &t, mac), 0);
 	assert_true(cap_mac_ok(&k, &t));
 	free(many);

@@ -908,14 +908,14 @@ static void test_layout_many_ios(void **state)
 	struct mds_attr a;
 
 	/* more storage daemons than a file may use */
-	reopen(f, MDS_MAX_STRIPE + 44);
+	reopen(f, TP_MAX_STRIPE + 44);
 	assert_int_equal(mkfile(f->st, &ROOT, "/wide", &a), 0);
-	assert_int_equal(a.layout.count, MDS_MAX_STRIPE);
+	assert_int_equal(a.layout.count, TP_MAX_STRIPE);
 	lookup_ok(f->st, "/wide", &a);
-	assert_int_equal(a.layout.count, MDS_MAX_STRIPE);
+	assert_int_equal(a.layout.count, TP_MAX_STRIPE);
 	for (uint32_t i = 1; i < a.layout.count; i++)
 		assert_int_equal(a.layout.servers[i],
-				 (a.layout.servers[0] + i) % (MDS_MAX_STRIPE + 44));
+				 (a.layout.servers[0] + i) % (TP_MAX_STRIPE + 44));
 	/* fewer storage daemons than an inherited default asks for */
 	assert_int_equal(mds_mkdir(f->st, &ROOT, "/d", 0755, NULL), 0);
 	assert_int_equal(mds_set_dir_layout(f->st, &ROOT, "/d", 0, 200), 0);
