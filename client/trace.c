@@ -25,7 +25,7 @@
  * start-up any more. */
 #define TC_TRACE_REQUESTS 4
 
-uint64_t tc_trace_now(void)
+uint64_t tc_now_ns(void)
 {
 	struct timespec ts;
 
@@ -77,7 +77,7 @@ static void vline(tessera_fs *fs, uint64_t ns, const char *fmt, va_list ap)
 
 	vsnprintf(what, sizeof(what), fmt, ap);
 	fprintf(stderr, "tessera-startup: %8.1f ms  %-58s (at %7.1f ms, peak RSS %ld MB)\n",
-		(double)ns / 1e6, what, (double)(tc_trace_now() - fs->trace_t0) / 1e6,
+		(double)ns / 1e6, what, (double)(tc_now_ns() - fs->trace_t0) / 1e6,
 		(peak_rss_kb() + 512) / 1024);
 }
 
@@ -91,7 +91,7 @@ void tc_trace_init(tessera_fs *fs)
 	uint64_t age = process_age_ns();
 
 	/* "at" counts from the process's start, as near as it is known */
-	fs->trace_t0 = tc_trace_now() - age;
+	fs->trace_t0 = tc_now_ns() - age;
 	tc_trace(fs, age, "before tessera_connect: program, libraries and their "
 		 "constructors (to 10 ms)");
 }
