@@ -406,64 +406,84 @@ static struct io_chunk *plan(tessera_fs *fs, const struct tessera_layout *layout
  * write did not reach are left alone. Returns the prefix; *uncut says
  * whether any object could not be cut back.
  */
-static uint64_t undo_tail(tessera_file *f, const struct io_chunk *chunks, size_t n, uint64_t off,
-			  uint64_t len, int *uncut)
-{
-	tessera_fs *fs = f->fs;
-	struct tdl_layout tl = tdl_of(&f->layout);
-	uint64_t prefix = len, before[TESSERA_MAX_STRIPE], end[TESSERA_MAX_STRIPE];
-	int known[TESSERA_MAX_STRIPE] = { 0 }, wrote[TESSERA_MAX_STRIPE] = { 0 };
-	struct tc_req *reqs[TESSERA_MAX_STRIPE];
-	size_t k = 0;
+/* What a failed write left on one object. */
+struct slot_tally {
+	int wrote;                 /* some chunk of it was acknowledged */
+	int known;                 /* ...and every such reply said the size before */
+	uint64_t before;           /* the smallest size before among them */
+	uint64_t end;              /* where the acknowledged chunks end */
+};
 
-	*uncut = 0;
+/* Tally the acknowledged chunks per object; returns the prefix: how far
+ * from off every byte was acknowledged (len if all were). */
+static uint64_t tally_written(const struct tdl_layout *tl, const struct io_chunk *chunks,
+			      size_t n, uint64_t off, uint64_t len, struct slot_tally *t)
+{
+	uint64_t prefix = len;
+
 	for (size_t i = 0; i < n; i++) {
 		const struct io_chunk *c = &chunks[i];
-		uint32_t s = c->slot;
+		struct slot_tally *st = &t[c->slot];
 
 		if (!c->done) {
-			uint64_t at = tdl_layout_unmap(&tl, s, c->obj_off) - off;
+			uint64_t at = tdl_layout_unmap(tl, c->slot, c->obj_off) - off;
 
 			if (at < prefix)
 				prefix = at;
 			continue;
 		}
-		if (!wrote[s]) {
-			wrote[s] = known[s] = 1;
-			before[s] = UINT64_MAX;
-			end[s] = 0;
-		}
+		if (!st->wrote)
+			*st = (struct slot_tally){ 1, 1, UINT64_MAX, 0 };
 		if (!c->has_before)
-			known[s] = 0;
-		else if (c->before < before[s])
-			before[s] = c->before;
-		if (c->obj_off + c->len > end[s])
-			end[s] = c->obj_off + c->len;
+			st->known = 0;
+		else if (c->before < st->before)
+			st->before = c->before;
+		if (c->obj_off + c->len > st->end)
+			st->end = c->obj_off + c->len;
 	}
+	return prefix;
+}
+
+/* The TRUNCATE that cuts object s back to `keep` (NULL: out of memory). */
+static struct tc_req *cut_back(tessera_file *f, uint32_t s, uint64_t keep)
+{
+	Tessera__TruncateRequest m = TESSERA__TRUNCATE_REQUEST__INIT;
+
+	m.handle = f->layout.handles[s];
+	m.cap = (Tessera__Capability *)tc_cap_get(f);
+	m.size = keep;
+	return tc_req_new(f->fs, (int)f->layout.servers[s], TP_OP_TRUNCATE, &m.base, NULL, 0);
+}
+
+static uint64_t undo_tail(tessera_file *f, const struct io_chunk *chunks, size_t n, uint64_t off,
+			  uint64_t len, int *uncut)
+{
+	tessera_fs *fs = f->fs;
+	struct tdl_layout tl = tdl_of(&f->layout);
+	struct slot_tally t[TESSERA_MAX_STRIPE] = { { 0 } };
+	struct tc_req *reqs[TESSERA_MAX_STRIPE];
+	uint64_t prefix = tally_written(&tl, chunks, n, off, len, t);
+	size_t k = 0;
+
+	*uncut = 0;
 	for (uint32_t s = 0; s < f->layout.count; s++) {
-		Tessera__TruncateRequest m = TESSERA__TRUNCATE_REQUEST__INIT;
 		uint64_t keep;
 
-		if (!wrote[s])
+		if (!t[s].wrote)
 			continue;
-		if (!known[s]) {       /* a daemon that does not say: leave it */
+		if (!t[s].known) {     /* a daemon that does not say: leave it */
 			*uncut = 1;
 			continue;
 		}
 		keep = tdl_layout_object_size(&tl, s, off + prefix);
-		if (before[s] > keep)
-			keep = before[s];
-		if (end[s] <= keep)
+		if (t[s].before > keep)
+			keep = t[s].before;
+		if (t[s].end <= keep)
 			continue;
-		m.handle = f->layout.handles[s];
-		m.cap = (Tessera__Capability *)tc_cap_get(f);
-		m.size = keep;
-		if (!(reqs[k] = tc_req_new(fs, (int)f->layout.servers[s], TP_OP_TRUNCATE, &m.base,
-					   NULL, 0))) {
+		if (!(reqs[k] = cut_back(f, s, keep)))
 			*uncut = 1;
-			continue;
-		}
-		k++;
+		else
+			k++;
 	}
 	if (k && tc_run(fs, reqs, k))
 		*uncut = 1;
