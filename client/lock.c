@@ -145,6 +145,42 @@ static void *lease_main(void *arg)
 	return NULL;
 }
 
+static void leases_free(struct tc_leases *l)
+{
+	free(l->refs);
+	free(l->caps);
+	free(l->creds);
+	free(l);
+}
+
+/* The renewal's state and its thread, at the first lock held (under
+ * fs->lock). NULL: out of memory, or no thread. */
+static struct tc_leases *leases_start(tessera_fs *fs, uint32_t lease_ms)
+{
+	struct tc_leases *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	if (!(l->refs = calloc(fs->cfg.n_ios, sizeof(*l->refs))) ||
+	    !(l->caps = calloc(fs->cfg.n_ios, sizeof(*l->caps))) ||
+	    !(l->creds = calloc(fs->cfg.n_ios, sizeof(*l->creds)))) {
+		leases_free(l);
+		return NULL;
+	}
+	pthread_mutex_init(&l->mu, NULL);
+	pthread_cond_init(&l->cond, NULL);
+	l->lease_ms = lease_ms;
+	fs->leases = l;
+	if (pthread_create(&l->thread, NULL, lease_main, fs)) {
+		fs->leases = NULL;
+		pthread_mutex_destroy(&l->mu);
+		pthread_cond_destroy(&l->cond);
+		leases_free(l);
+		return NULL;
+	}
+	return l;
+}
+
 /* Count a part as holding (or no longer holding) locks on its server;
  * the first hold starts the renewing thread. */
 static int lease_hold(tessera_file *f, int server, int delta, uint32_t lease_ms)
@@ -155,35 +191,8 @@ static int lease_hold(tessera_file *f, int server, int delta, uint32_t lease_ms)
 	int rc = 0;
 
 	pthread_mutex_lock(&fs->lock);
-	if (!fs->leases && delta > 0) {
-		l = calloc(1, sizeof(*l));
-		if (l && (!(l->refs = calloc(fs->cfg.n_ios, sizeof(*l->refs))) ||
-			  !(l->caps = calloc(fs->cfg.n_ios, sizeof(*l->caps))) ||
-			  !(l->creds = calloc(fs->cfg.n_ios, sizeof(*l->creds))))) {
-			free(l->refs);
-			free(l->caps);
-			free(l);
-			l = NULL;
-		}
-		if (l) {
-			pthread_mutex_init(&l->mu, NULL);
-			pthread_cond_init(&l->cond, NULL);
-			l->lease_ms = lease_ms;
-			fs->leases = l;
-			if (pthread_create(&l->thread, NULL, lease_main, fs)) {
-				fs->leases = NULL;
-				pthread_mutex_destroy(&l->mu);
-				pthread_cond_destroy(&l->cond);
-				free(l->refs);
-				free(l->caps);
-				free(l->creds);
-				free(l);
-				l = NULL;
-			}
-		}
-		if (!l)
-			rc = -ENOMEM;
-	}
+	if (!fs->leases && delta > 0 && !leases_start(fs, lease_ms))
+		rc = -ENOMEM;
 	l = fs->leases;
 	pthread_mutex_unlock(&fs->lock);
 	if (!l)
@@ -896,14 +905,43 @@ int tessera_lock_range(tessera_file *f, int mode, uint64_t offset, uint64_t leng
 	return tessera_lock_list(f, mode, &offset, &length, 1, protocol, out);
 }
 
+/* A datatype lock's view: the stream window [first, first+length) of
+ * file_type's instances from disp, checked and encoded once. */
+static int dtype_view(struct tessera_lock *lk, const struct tdl_dataloop *file_type, uint64_t size,
+		      int64_t disp, uint64_t first, uint64_t length)
+{
+	tessera_file *f = lk->file;
+	char err[256];
+	int rc;
+
+	lk->disp = disp;
+	lk->first = first;
+	lk->last = first + length;
+	lk->count = (first + length + size - 1) / size;
+	if ((rc = tdl_check_view(file_type, lk->count, disp, err, sizeof(err))))
+		return tc_fail(f->fs, rc, "lock %s: file view: %s", f->path, err);
+	if ((rc = tp_dataloop_to_msg(file_type, &lk->ftype_msg)))
+		return tc_fail(f->fs, rc, "lock %s: encoding the file type failed", f->path);
+	pthread_mutex_lock(&f->fs->lock);
+	lk->desc_id = ++f->fs->next_desc_id;
+	pthread_mutex_unlock(&f->fs->lock);
+	return 0;
+}
+
+static int known_protocol(int protocol)
+{
+	return protocol == TESSERA_LOCK_TWO_PHASE || protocol == TESSERA_LOCK_ONE_TRY ||
+	       protocol == TESSERA_LOCK_ALT_TRY;
+}
+
 int tessera_lock_dtype(tessera_file *f, int mode, const struct tdl_dataloop *file_type,
 		       int64_t disp, uint64_t first, uint64_t length, int protocol,
 		       tessera_lock **out)
 {
 	const struct tessera_layout *l = &f->layout;
 	uint64_t size = file_type ? tdl_size(file_type) : 0;
+	uint8_t sent[TP_MAX_SERVERS] = { 0 };
 	struct tessera_lock *lk;
-	char err[256];
 	int rc;
 
 	if ((rc = check_mode(f, mode, "lock")))
@@ -914,21 +952,10 @@ int tessera_lock_dtype(tessera_file *f, int mode, const struct tdl_dataloop *fil
 			       !length ? "nothing to lock" : "stream window overflows");
 	if (!(lk = lock_new(f, mode, protocol, l->count, "lock")))
 		return -ENOMEM;
-	lk->disp = disp;
-	lk->first = first;
-	lk->last = first + length;
-	lk->count = (first + length + size - 1) / size;
-	if ((rc = tdl_check_view(file_type, lk->count, disp, err, sizeof(err)))) {
+	if ((rc = dtype_view(lk, file_type, size, disp, first, length))) {
 		lock_free(lk);
-		return tc_fail(f->fs, rc, "lock %s: file view: %s", f->path, err);
+		return rc;
 	}
-	if ((rc = tp_dataloop_to_msg(file_type, &lk->ftype_msg))) {
-		lock_free(lk);
-		return tc_fail(f->fs, rc, "lock %s: encoding the file type failed", f->path);
-	}
-	pthread_mutex_lock(&f->fs->lock);
-	lk->desc_id = ++f->fs->next_desc_id;
-	pthread_mutex_unlock(&f->fs->lock);
 	/* Every object gets the view (the dissertation's datatype locks); each
 	 * server finds its own bytes, and says so when it has none. */
 	for (uint32_t s = 0; s < l->count; s++) {
@@ -940,23 +967,20 @@ int tessera_lock_dtype(tessera_file *f, int mode, const struct tdl_dataloop *fil
 		p->last = LK_NONE;
 		p->next = 0; /* unknown until the first round says */
 	}
-	if (lk->protocol == TESSERA_LOCK_TWO_PHASE || lk->protocol == TESSERA_LOCK_ONE_TRY ||
-	    lk->protocol == TESSERA_LOCK_ALT_TRY) {
-		uint8_t sent[TP_MAX_SERVERS] = { 0 };
-
-		rc = lock_finish(lk, out);
-		if (rc)
-			return rc;
-		/* Every server that answered holds the view now: the I/O
-		 * under the lock can name it without sending it. */
-		lk = *out;
-		for (uint32_t s = 0; s < l->count; s++)
-			sent[lk->parts[s].server] = (uint8_t)lk->parts[s].created;
-		tc_view_remember(f, lk->ftype_msg, lk->desc_id, sent);
-		return 0;
+	if (!known_protocol(lk->protocol)) {
+		lock_free(lk);
+		return tc_fail(f->fs, -EINVAL, "lock %s: unknown protocol %d", f->path, protocol);
 	}
-	lock_free(lk);
-	return tc_fail(f->fs, -EINVAL, "lock %s: unknown protocol %d", f->path, protocol);
+	rc = lock_finish(lk, out);
+	if (rc)
+		return rc;
+	/* Every server that answered holds the view now: the I/O under the
+	 * lock can name it without sending it. */
+	lk = *out;
+	for (uint32_t s = 0; s < l->count; s++)
+		sent[lk->parts[s].server] = (uint8_t)lk->parts[s].created;
+	tc_view_remember(f, lk->ftype_msg, lk->desc_id, sent);
+	return 0;
 }
 
 int tessera_unlock(tessera_lock *lk)

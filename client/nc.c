@@ -274,25 +274,14 @@ static int round_fail(struct nc_call *c, int rc)
 		       (unsigned long long)c->plan.round.last, strerror(-rc));
 }
 
-/* Send the round's messages and wait. A server that lost the call's file
- * type (restarted, or evicted it) answers ESTALE and gets it once more. */
-static int run_round(struct nc_call *c, uint8_t *stage)
+/* After a round ran: note per daemon whether it holds the call's view
+ * now. Returns how many requests failed for another reason than a lost
+ * view (ESTALE). */
+static uint32_t note_views(struct nc_call *c)
 {
-	tessera_fs *fs = c->fs;
 	const struct tc_plan_round *rd = &c->plan.round;
-	uint8_t *data[TC_PLAN_MAX_OBJECTS];
-	struct tc_req *again[TC_PLAN_MAX_OBJECTS];
-	uint32_t n_again = 0, other = 0;
-	int rc;
+	uint32_t other = 0;
 
-	for (uint32_t k = 0; k < rd->n_objects; k++) {
-		if (!(c->reqs[k] = round_msg(c, k)))
-			return tc_fail(fs, -ENOMEM, "%s: out of memory", c->label);
-		data[k] = tc_req_data(c->reqs[k]);
-	}
-	if (writing(c))
-		move_pieces(c, stage, data, NC_OUT_OF_STAGE);
-	rc = tc_run(fs, c->reqs, rd->n_objects);
 	for (uint32_t k = 0; k < rd->n_objects; k++) {
 		uint32_t server = c->f->layout.servers[rd->objects[k].slot];
 		int st = c->reqs[k]->status;
@@ -304,32 +293,75 @@ static int run_round(struct nc_call *c, uint8_t *stage)
 		else
 			other++;
 	}
-	if (rc && !other) {
-		for (uint32_t k = 0; k < rd->n_objects; k++) {
-			struct tc_req *old = c->reqs[k], *r;
+	return other;
+}
 
-			if (!old->status)
-				continue;
-			if (!(r = round_msg(c, k)))
-				return tc_fail(fs, -ENOMEM, "%s: out of memory", c->label);
-			if (writing(c))
-				memcpy(tc_req_data(r), tc_req_data(old), rd->objects[k].bytes);
-			tc_req_free(fs, old);
-			c->reqs[k] = again[n_again++] = r;
-		}
-		rc = tc_run(fs, again, n_again);
+/* The round's failed requests made again (the view travels with them now)
+ * and run once more (*run_rc: how that went). 0, or -ENOMEM with the
+ * message set. */
+static int rerun_failed(struct nc_call *c, int *run_rc)
+{
+	const struct tc_plan_round *rd = &c->plan.round;
+	struct tc_req *again[TC_PLAN_MAX_OBJECTS];
+	uint32_t n_again = 0;
+
+	for (uint32_t k = 0; k < rd->n_objects; k++) {
+		struct tc_req *old = c->reqs[k], *r;
+
+		if (!old->status)
+			continue;
+		if (!(r = round_msg(c, k)))
+			return tc_fail(c->fs, -ENOMEM, "%s: out of memory", c->label);
+		if (writing(c))
+			memcpy(tc_req_data(r), tc_req_data(old), rd->objects[k].bytes);
+		tc_req_free(c->fs, old);
+		c->reqs[k] = again[n_again++] = r;
+	}
+	*run_rc = tc_run(c->fs, again, n_again);
+	return 0;
+}
+
+/* A read's replies carry exactly the bytes asked. */
+static int check_read_lengths(struct nc_call *c)
+{
+	const struct tc_plan_round *rd = &c->plan.round;
+
+	for (uint32_t k = 0; k < rd->n_objects; k++)
+		if (c->reqs[k]->data_len != rd->objects[k].bytes)
+			return tc_fail(c->fs, -EPROTO, "%s: storage daemon %u sent %zu bytes for "
+				       "%llu asked", c->label,
+				       c->f->layout.servers[rd->objects[k].slot],
+				       c->reqs[k]->data_len,
+				       (unsigned long long)rd->objects[k].bytes);
+	return 0;
+}
+
+/* Send the round's messages and wait. A server that lost the call's file
+ * type (restarted, or evicted it) answers ESTALE and gets it once more. */
+static int run_round(struct nc_call *c, uint8_t *stage)
+{
+	tessera_fs *fs = c->fs;
+	const struct tc_plan_round *rd = &c->plan.round;
+	uint8_t *data[TC_PLAN_MAX_OBJECTS];
+	int rc;
+
+	for (uint32_t k = 0; k < rd->n_objects; k++) {
+		if (!(c->reqs[k] = round_msg(c, k)))
+			return tc_fail(fs, -ENOMEM, "%s: out of memory", c->label);
+		data[k] = tc_req_data(c->reqs[k]);
+	}
+	if (writing(c))
+		move_pieces(c, stage, data, NC_OUT_OF_STAGE);
+	rc = tc_run(fs, c->reqs, rd->n_objects);
+	if (note_views(c) == 0 && rc) {
+		int mem_rc = rerun_failed(c, &rc);
+
+		if (mem_rc)
+			return mem_rc;
 	}
 	if (rc)
 		return round_fail(c, rc);
-	if (!writing(c))
-		for (uint32_t k = 0; k < rd->n_objects; k++)
-			if (c->reqs[k]->data_len != rd->objects[k].bytes)
-				return tc_fail(fs, -EPROTO, "%s: storage daemon %u sent %zu bytes for "
-					       "%llu asked", c->label,
-					       c->f->layout.servers[rd->objects[k].slot],
-					       c->reqs[k]->data_len,
-					       (unsigned long long)rd->objects[k].bytes);
-	return 0;
+	return writing(c) ? 0 : check_read_lengths(c);
 }
 
 static void free_round(struct nc_call *c)
@@ -455,61 +487,79 @@ static struct tdl_layout layout_of(const tessera_file *f)
 
 /* ------------------------------------------------------------- list I/O */
 
+/* The memory regions' total, within SSIZE_MAX: 0, or a negative errno
+ * with the message. */
+static int mem_total(struct nc_call *c, const struct iovec *mem, size_t mem_count,
+		     uint64_t *total)
+{
+	*total = 0;
+	for (size_t i = 0; i < mem_count; i++) {
+		if (mem[i].iov_len > (uint64_t)SSIZE_MAX - *total)
+			return tc_fail(c->fs, -EINVAL, "%s: memory regions exceed SSIZE_MAX bytes",
+				       c->label);
+		*total += mem[i].iov_len;
+	}
+	return 0;
+}
+
+/* The file regions' total, each within the largest file and all within
+ * SSIZE_MAX. */
+static int file_total(struct nc_call *c, const uint64_t *offs, const uint64_t *lens, size_t n,
+		      uint64_t *total)
+{
+	*total = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (offs[i] > (uint64_t)INT64_MAX || lens[i] > (uint64_t)INT64_MAX - offs[i])
+			return tc_fail(c->fs, -EFBIG, "%s: file region %zu (offset %llu, length %llu) "
+				       "is beyond the largest file", c->label, i,
+				       (unsigned long long)offs[i], (unsigned long long)lens[i]);
+		if (lens[i] > (uint64_t)SSIZE_MAX - *total)
+			return tc_fail(c->fs, -EINVAL, "%s: file regions exceed SSIZE_MAX bytes",
+				       c->label);
+		*total += lens[i];
+	}
+	return 0;
+}
+
+/* A list call's regions checked: memory and file hold the same bytes. */
+static int list_check(struct nc_call *c, const struct iovec *mem, size_t mem_count,
+		      const uint64_t *offs, const uint64_t *lens, size_t n)
+{
+	uint64_t mtotal, ftotal;
+	int rc;
+
+	if ((mem_count && !mem) || (n && (!offs || !lens)))
+		return tc_fail(c->fs, -EINVAL, "%s: NULL region list", c->label);
+	if ((rc = mem_total(c, mem, mem_count, &mtotal)) ||
+	    (rc = file_total(c, offs, lens, n, &ftotal)))
+		return rc;
+	if (mtotal != ftotal)
+		return tc_fail(c->fs, -EINVAL, "%s: memory regions hold %llu bytes but file regions "
+			       "%llu", c->label, (unsigned long long)mtotal,
+			       (unsigned long long)ftotal);
+	return 0;
+}
+
 static ssize_t list_io(tessera_file *f, const struct iovec *mem, size_t mem_count,
 		       const uint64_t *offs, const uint64_t *lens, size_t n, enum nc_dir dir)
 {
 	struct nc_call *c = malloc(sizeof(*c));
-	uint64_t mtotal = 0, ftotal = 0;
+	struct tdl_layout tl = layout_of(f);
+	struct tc_plan_limits lim = call_limits(f->fs, f->list_batch ? f->list_batch
+						 : f->fs->cfg.list_io_max_regions);
 	ssize_t rc;
 
 	if (!c)
 		return tc_fail(f->fs, -ENOMEM, "list I/O on %s: out of memory", f->path);
-	if ((rc = call_start(c, f, dir, "list")))
+	if ((rc = call_start(c, f, dir, "list")) ||
+	    (rc = list_check(c, mem, mem_count, offs, lens, n)))
 		goto out;
-	if ((mem_count && !mem) || (n && (!offs || !lens))) {
-		rc = tc_fail(f->fs, -EINVAL, "%s: NULL region list", c->label);
-		goto out;
-	}
-	for (size_t i = 0; i < mem_count; i++) {
-		if (mem[i].iov_len > (uint64_t)SSIZE_MAX - mtotal) {
-			rc = tc_fail(f->fs, -EINVAL, "%s: memory regions exceed SSIZE_MAX bytes",
-				     c->label);
-			goto out;
-		}
-		mtotal += mem[i].iov_len;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (offs[i] > (uint64_t)INT64_MAX || lens[i] > (uint64_t)INT64_MAX - offs[i]) {
-			rc = tc_fail(f->fs, -EFBIG, "%s: file region %zu (offset %llu, length %llu) "
-				     "is beyond the largest file", c->label, i,
-				     (unsigned long long)offs[i], (unsigned long long)lens[i]);
-			goto out;
-		}
-		if (lens[i] > (uint64_t)SSIZE_MAX - ftotal) {
-			rc = tc_fail(f->fs, -EINVAL, "%s: file regions exceed SSIZE_MAX bytes",
-				     c->label);
-			goto out;
-		}
-		ftotal += lens[i];
-	}
-	if (mtotal != ftotal) {
-		rc = tc_fail(f->fs, -EINVAL, "%s: memory regions hold %llu bytes but file regions "
-			     "%llu", c->label, (unsigned long long)mtotal,
-			     (unsigned long long)ftotal);
-		goto out;
-	}
 	mem_init_iov(&c->mem, mem, mem_count);
-	{
-		struct tdl_layout tl = layout_of(f);
-		struct tc_plan_limits lim = call_limits(f->fs, f->list_batch ? f->list_batch
-							 : f->fs->cfg.list_io_max_regions);
-
-		if ((rc = tc_plan_init_list(&c->plan, &tl, &lim, offs, lens, n)))
-			rc = plan_fail(c, (int)rc);
-		else
-			rc = run_call(c);
-		tc_plan_free(&c->plan);
-	}
+	if ((rc = tc_plan_init_list(&c->plan, &tl, &lim, offs, lens, n)))
+		rc = plan_fail(c, (int)rc);
+	else
+		rc = run_call(c);
+	tc_plan_free(&c->plan);
 out:
 	free(c);
 	return rc;

@@ -374,25 +374,22 @@ int tool_connect(struct tool *t)
 
 /* ----------------------------------------------------------------- main */
 
-int main(int argc, char **argv)
+/* The global options before the command (-c CONFIG, -cCONFIG, --, and
+ * --help): *at is where the command starts. The exit status when main
+ * must stop here (help, or 2 for a bad option), else -1. */
+static int global_opts(int argc, char **argv, int *at, const char **config)
 {
-	struct tool t = { 0 };
-	const char *config = NULL;
-	const struct command *c;
-	int i = 1, rc;
+	int i = 1;
 
-	t.umask = umask(022);
-	umask(t.umask);
-	t.stderr_tty = isatty(STDERR_FILENO);
 	while (i < argc && argv[i][0] == '-') {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			print_usage(stdout);
 			return 0;
 		} else if (!strcmp(argv[i], "-c") && i + 1 < argc) {
-			config = argv[i + 1];
+			*config = argv[i + 1];
 			i += 2;
 		} else if (!strncmp(argv[i], "-c", 2) && argv[i][2]) {
-			config = argv[i] + 2;
+			*config = argv[i] + 2;
 			i++;
 		} else if (!strcmp(argv[i], "--")) {
 			i++;
@@ -403,31 +400,59 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (i >= argc) {
+	*at = i;
+	return -1;
+}
+
+/* argv[0] is the command's name: help with it, or the command. The exit
+ * status when main must stop here, else -1 with *out the command. */
+static int pick_command(int argc, char **argv, const struct command **out)
+{
+	const struct command *c;
+
+	if (argc < 1) {
 		fprintf(stderr, "tessera: no command given\n");
 		print_usage(stderr);
 		return 2;
 	}
-	if (!strcmp(argv[i], "help")) {
-		c = i + 1 < argc ? find_command(argv[i + 1]) : NULL;
+	if (!strcmp(argv[0], "help")) {
+		c = argc > 1 ? find_command(argv[1]) : NULL;
 		if (c)
 			print_command_usage(stdout, c);
 		else
 			print_usage(stdout);
 		return 0;
 	}
-	c = find_command(argv[i]);
+	c = find_command(argv[0]);
 	if (!c) {
-		fprintf(stderr, "tessera: unknown command '%s'\n", argv[i]);
+		fprintf(stderr, "tessera: unknown command '%s'\n", argv[0]);
 		print_usage(stderr);
 		return 2;
 	}
-	t.cmd = c->name;
-	for (int j = i + 1; j < argc && strcmp(argv[j], "--"); j++)
+	for (int j = 1; j < argc && strcmp(argv[j], "--"); j++)
 		if (!strcmp(argv[j], "--help") || !strcmp(argv[j], "-h")) {
 			print_command_usage(stdout, c);
 			return 0;
 		}
+	*out = c;
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct tool t = { 0 };
+	const char *config = NULL;
+	const struct command *c = NULL;
+	int i = 1, rc;
+
+	t.umask = umask(022);
+	umask(t.umask);
+	t.stderr_tty = isatty(STDERR_FILENO);
+	if ((rc = global_opts(argc, argv, &i, &config)) >= 0)
+		return rc;
+	if ((rc = pick_command(argc - i, argv + i, &c)) >= 0)
+		return rc;
+	t.cmd = c->name;
 	t.config = config;
 	rc = c->run(&t, argc - i, argv + i);
 	tessera_disconnect(t.fs);
