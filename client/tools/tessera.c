@@ -115,10 +115,39 @@ int tool_usage(struct tool *t, const char *fmt, ...)
 
 /* -------------------------------------------------------------- options */
 
+/* One cluster of short options, argv[*i] ("-vs 1M", "-s1M"): a value
+ * option takes the rest of the cluster or the next argument (*i moves on
+ * past it). 0, or a usage error. */
+static int short_opts(struct tool *t, int argc, char **argv, int *i, const char *bools,
+		      const char *withval, struct tool_opts *o)
+{
+	for (const char *p = argv[*i] + 1; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c == 'h') {
+			o->help = 1;
+		} else if (c < 128 && strchr(bools, c)) {
+			o->flags[c]++;
+		} else if (c < 128 && strchr(withval, c)) {
+			o->flags[c]++;
+			if (p[1])
+				o->vals[c] = p + 1;
+			else if (*i + 1 < argc)
+				o->vals[c] = argv[++*i];
+			else
+				return tool_usage(t, "option -%c needs a value", c);
+			return 0;
+		} else {
+			return tool_usage(t, "unknown option '-%c'", c);
+		}
+	}
+	return 0;
+}
+
 int tool_opts_parse(struct tool *t, int argc, char **argv, const char *bools,
 		    const char *withval, struct tool_opts *o)
 {
-	int only_ops = 0;
+	int only_ops = 0, rc;
 
 	memset(o, 0, sizeof(*o));
 	o->ops = calloc((size_t)argc + 1, sizeof(*o->ops));
@@ -127,41 +156,16 @@ int tool_opts_parse(struct tool *t, int argc, char **argv, const char *bools,
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
-		if (only_ops || a[0] != '-' || !a[1]) {
+		if (only_ops || a[0] != '-' || !a[1])
 			o->ops[o->nops++] = argv[i];
-			continue;
-		}
-		if (!strcmp(a, "--")) {
+		else if (!strcmp(a, "--"))
 			only_ops = 1;
-			continue;
-		}
-		if (!strcmp(a, "--help")) {
+		else if (!strcmp(a, "--help"))
 			o->help = 1;
-			continue;
-		}
-		if (a[1] == '-')
+		else if (a[1] == '-')
 			return tool_usage(t, "unknown option '%s'", a);
-		for (const char *p = a + 1; *p; p++) {
-			unsigned char c = (unsigned char)*p;
-
-			if (c == 'h') {
-				o->help = 1;
-			} else if (c < 128 && strchr(bools, c)) {
-				o->flags[c]++;
-			} else if (c < 128 && strchr(withval, c)) {
-				o->flags[c]++;
-				if (p[1]) {
-					o->vals[c] = p + 1;
-				} else if (i + 1 < argc) {
-					o->vals[c] = argv[++i];
-				} else {
-					return tool_usage(t, "option -%c needs a value", c);
-				}
-				break;
-			} else {
-				return tool_usage(t, "unknown option '-%c'", c);
-			}
-		}
+		else if ((rc = short_opts(t, argc, argv, &i, bools, withval, o)))
+			return rc;
 	}
 	return 0;
 }
