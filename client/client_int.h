@@ -1,7 +1,16 @@
 /*
  * client_int.h - libtessera internals shared by its files.
  *
- * conn.c   connection, progress engine, requests (tc_*)
+ * Its layers, each using only those above it in this list (no circles):
+ * thread.c a thread's error message and credentials; servers' names
+ * trace.c  start-up tracing; the clock is proto's (tp_clock.h)
+ * peer.c   daemons' addresses: resolved on first use, forgotten on failure
+ * engine.c the request engine: requests sent, replies matched, timeouts,
+ *          lent memory (engine.h)
+ * session.c sessions with the daemons (AUTH, renewal, probes); tc_run
+ * cap.c, local.c, io.c, nc.c, lock.c, meta.c ... (below): the I/O paths
+ * conn.c   the connection opened and closed (tessera_connect/disconnect)
+ *
  * meta.c   namespace calls against the metadata daemon: open, create,
  *          stat, truncate, mkdir, rename...; uses io.c's object helpers
  * io.c     storage objects: striped reads and writes, size, sync,
@@ -27,74 +36,9 @@
 #include "tp_clock.h"
 #include "tproto.h"
 
+#include "engine.h"
+
 _Static_assert(TESSERA_MAX_STRIPE == TP_MAX_STRIPE, "the API's stripe limit is the protocol's");
-
-#define TC_MDS (-1) /* server number of the metadata daemon */
-
-/* One request to one server, from submission to reply. */
-#define TC_LEND_IOV 8              /* most iovec entries of lent memory */
-
-struct tc_req {
-	struct tnet_ctx ctx;       /* send completion context */
-	struct tc_req *next, *prev;/* on the pending list while in flight */
-	uint64_t reqid;
-	int server;                /* TC_MDS or a storage daemon index */
-	unsigned opcode;
-	uint8_t *frame;            /* what was sent (header|addr|body|data) */
-	int spare_frame;           /* frame is max_frame bytes, from fs->spares */
-	size_t frame_len;
-	size_t head_len;           /* frame bytes before the raw data */
-	uint64_t deadline_ns;
-	uint64_t submit_ns;        /* when last sent */
-	struct tp_session ses;     /* sealed with (AUTH: the key it proposes) */
-	int probe;                 /* an AUTH probing a silent daemon (conn.c) */
-	int probed;                /* a probe was sent on its behalf */
-	/* state, under the connection lock */
-	int sent;                  /* send completed */
-	int replied;               /* reply arrived, or failed: see status */
-	int abandoned;             /* caller gave up; free on send completion */
-	int status;                /* 0 or negative errno */
-	char errmsg[256];          /* server's or transport's words on failure */
-	ProtobufCMessage *reply;   /* decoded reply body (status 0) */
-	/* where a reply's raw data goes: to data_dst, or, when data_put is
-	 * set, handed to data_put straight from the receive buffer (a
-	 * striped read scatters it into the caller's buffer, no staging) */
-	void *data_dst;
-	size_t data_cap;
-	void (*data_put)(void *arg, const uint8_t *data, size_t len);
-	void *data_arg;
-	size_t data_len;           /* bytes the reply carried */
-	/*
-	 * Lent memory (README "Bulk data path"). A write's payload sent
-	 * straight from the caller's buffer (lend[0..n_lend) follow the frame
-	 * in one send), or a read's tagged receive: [rhead, lend[0..n_lend)]
-	 * with the caller's runs, posted before the request is sent. While
-	 * `sent` is 0 (lend_write) or `rposted` is 1, the provider may touch
-	 * the caller's memory: see run() for how that ends.
-	 */
-	int lend_write, lend_read;
-	size_t n_lend;
-	struct iovec lend[TC_LEND_IOV];
-	struct tnet_ctx rctx;      /* the tagged receive's completion context */
-	int rposted;               /* tagged receive not yet completed */
-	int rcancel;               /* fi_cancel asked */
-	uint64_t reclaim_ns;       /* past its deadline, the peer was forgotten */
-	int let_go;                /* ...and the grace after it has passed */
-	uint8_t rhead[TP_TAGGED_HEAD];
-};
-
-/* A session with one daemon (conn.c, README "Security"): opened by AUTH
- * on first use, dropped when a request to the daemon fails in transport or
- * times out (a restarted daemon has lost it), renewed before the daemon
- * would drop it for idleness. */
-struct tc_session {
-	struct tp_session s;
-	uint64_t boot;             /* the daemon's start, from its AuthReply */
-	uint64_t used_ns;          /* last request sealed with it */
-	uint64_t heard_ns;         /* last reply from the daemon */
-	int valid;
-	int probing;               /* a probe is in flight */
-};
 
 struct tc_thread {                /* per-thread state (pthread key) */
 	char errmsg[1024];
@@ -150,6 +94,12 @@ struct tessera_fs {
 };
 
 #define TC_LOCAL_MAX_FDS 1024
+
+/* The session with `server` (TC_MDS or a storage daemon's index). */
+static inline struct tc_session *tc_session_of(tessera_fs *fs, int server)
+{
+	return server == TC_MDS ? &fs->mds_session : &fs->ios_session[server];
+}
 
 struct tessera_file {
 	tessera_fs *fs;
@@ -230,30 +180,23 @@ static inline uint64_t tc_lock_epoch(const tessera_file *f, uint32_t slot)
 int tc_fail(tessera_fs *fs, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 struct tc_thread *tc_thread(tessera_fs *fs);
+void tc_thread_free(void *t); /* the thread key's destructor */
 void tc_cred(tessera_fs *fs, Tessera__Cred *out, uint32_t *gids_store);
 
 /* Describe server `s` ("metadata daemon (127.0.0.1:7000)"). */
 void tc_server_name(tessera_fs *fs, int server, char *buf, size_t len);
 
-/* Make a request: msg packed, then data_len bytes of data copied from
- * `data`, or left for the caller to fill through tc_req_data() when data
- * is NULL. */
-struct tc_req *tc_req_new(tessera_fs *fs, int server, unsigned opcode,
-			  const ProtobufCMessage *msg, const void *data, size_t data_len);
-void tc_req_free(tessera_fs *fs, struct tc_req *req);
-uint8_t *tc_req_data(struct tc_req *req);
-/* A write whose data_len bytes of payload are sent straight from the
- * caller's memory, runs[0..n) (n <= fs->lend_runs): the request must run
- * (tc_run) before that memory is reused; tc_run returns only when the
- * provider has let go of it. */
-struct tc_req *tc_req_new_lent(tessera_fs *fs, int server, unsigned opcode,
-			       const ProtobufCMessage *msg, const struct iovec *runs, size_t n);
-/* Make r (a READ whose request asks tagged_reply) receive its reply's data
- * straight into runs[0..n) (n <= fs->lend_runs, data_cap bytes in all). */
-void tc_req_lend_read(struct tc_req *r, const struct iovec *runs, size_t n);
-/* Send all, then wait until each has replied, failed or timed out. Returns
- * 0 if all succeeded, else the first failure's status. */
+/* Sessions (session.c). Send all, then wait until each has replied,
+ * failed or timed out; each daemon the requests go to has a session
+ * first (opened by AUTH, or renewed), or the requests to it fail with why
+ * not. Returns 0 if all succeeded, else the first failure's status. While
+ * it waits, a daemon silent for a while is probed (session.c). The
+ * lending invariant holds (engine.c): it returns only when the provider
+ * has let go of all the caller's memory the requests lent. */
 int tc_run(tessera_fs *fs, struct tc_req **reqs, size_t n);
+/* One request: run it; on failure set the thread's message to
+ * "<what>: <server>: <why>". The caller frees req. */
+int tc_call(tessera_fs *fs, struct tc_req *req, const char *what);
 
 /* Start-up tracing (trace.c), on when TESSERA_TRACE_STARTUP is set and not
  * 0: each step's time and the peak RSS so far go to stderr. */
@@ -263,11 +206,6 @@ void tc_trace(tessera_fs *fs, uint64_t ns, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* The first few calls of tc_run after the sessions were in place. */
 void tc_trace_request(tessera_fs *fs, struct tc_req *const *reqs, size_t n, uint64_t ns);
-/* One request: run it; on failure set the thread's message to
- * "<what>: <server>: <why>". The caller frees req. */
-int tc_call(tessera_fs *fs, struct tc_req *req, const char *what);
-/* The failure message of a finished request, for the thread's message. */
-int tc_req_fail(tessera_fs *fs, struct tc_req *req, const char *what);
 
 /* Stop renewing lock leases (at disconnect). */
 void tc_leases_stop(tessera_fs *fs);

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,26 +235,48 @@ struct io_chunk {
 	int local;          /* reads: read from the object's file (local.c) */
 };
 
-/* Copy between bytes [from, from+n) of a chunk's object range and the
- * caller's buffer, run by run. to_user: obj -> buffer, where a NULL obj
- * writes zeros (a hole, or past the object's end). */
-static void move_chunk(const struct io_chunk *c, uint64_t from, uint64_t n, const uint8_t *obj,
-		       uint8_t *out, int to_user)
+/* Where byte o of a chunk's object lives in the caller's buffer. */
+static uint8_t *user_at(const struct io_chunk *c, uint64_t o)
 {
 	const struct io_call *k = c->call;
-	uint64_t done = from;
 
-	while (done < from + n) {
+	return k->buf + (tdl_layout_unmap(&k->tl, c->slot, o) - k->off);
+}
+
+/* Reads: bytes [from, from+n) of a chunk's object range, at obj, into the
+ * caller's buffer, run by run. */
+static void chunk_scatter(const struct io_chunk *c, uint64_t from, uint64_t n, const uint8_t *obj)
+{
+	for (uint64_t done = from; done < from + n;) {
 		uint64_t o = c->obj_off + done;
-		uint64_t run = tdl_layout_run(&k->tl, o, from + n - done);
-		uint8_t *user = k->buf + (tdl_layout_unmap(&k->tl, c->slot, o) - k->off);
+		uint64_t run = tdl_layout_run(&c->call->tl, o, from + n - done);
 
-		if (!to_user)
-			memcpy(out + (done - from), user, run);
-		else if (obj)
-			memcpy(user, obj + (done - from), run);
-		else
-			memset(user, 0, run);
+		memcpy(user_at(c, o), obj + (done - from), run);
+		done += run;
+	}
+}
+
+/* Reads: zeros where bytes [from, from+n) of a chunk's object range go in
+ * the caller's buffer (a hole, or past the object's end). */
+static void chunk_zero(const struct io_chunk *c, uint64_t from, uint64_t n)
+{
+	for (uint64_t done = from; done < from + n;) {
+		uint64_t o = c->obj_off + done;
+		uint64_t run = tdl_layout_run(&c->call->tl, o, from + n - done);
+
+		memset(user_at(c, o), 0, run);
+		done += run;
+	}
+}
+
+/* Writes: the whole chunk, gathered from the caller's buffer into out. */
+static void chunk_gather(const struct io_chunk *c, uint8_t *out)
+{
+	for (uint64_t done = 0; done < c->len;) {
+		uint64_t o = c->obj_off + done;
+		uint64_t run = tdl_layout_run(&c->call->tl, o, c->len - done);
+
+		memcpy(out + done, user_at(c, o), run);
 		done += run;
 	}
 }
@@ -270,7 +293,7 @@ static size_t chunk_runs(const struct io_chunk *c, struct iovec *iov, size_t max
 	while (done < c->len) {
 		uint64_t o = c->obj_off + done;
 		uint64_t run = tdl_layout_run(&k->tl, o, c->len - done);
-		uint8_t *user = k->buf + (tdl_layout_unmap(&k->tl, c->slot, o) - k->off);
+		uint8_t *user = user_at(c, o);
 
 		done += run;
 		if (n && (uint8_t *)iov[n - 1].iov_base + iov[n - 1].iov_len == user) {
@@ -287,10 +310,10 @@ static size_t chunk_runs(const struct io_chunk *c, struct iovec *iov, size_t max
 }
 
 /* A read reply's data, straight from the receive buffer into the caller's
- * buffer (conn.c has checked it is no longer than the chunk). */
+ * buffer (engine.c has checked it is no longer than the chunk). */
 static void read_put(void *arg, const uint8_t *data, size_t len)
 {
-	move_chunk(arg, 0, len, data, NULL, 1);
+	chunk_scatter(arg, 0, len, data);
 }
 
 /* tc_local_read's runs: the caller's bytes at chunk offset `from`, as
@@ -298,14 +321,13 @@ static void read_put(void *arg, const uint8_t *data, size_t len)
 static void local_runs(void *arg, uint64_t from, uint64_t *n, uint8_t **user)
 {
 	const struct io_chunk *c = arg;
-	const struct io_call *k = c->call;
 	uint64_t o = c->obj_off + from, run = 0, max = *n;
 
-	*user = k->buf + (tdl_layout_unmap(&k->tl, c->slot, o) - k->off);
+	*user = user_at(c, o);
 	while (run < max) {
-		uint64_t r = tdl_layout_run(&k->tl, o + run, max - run);
+		uint64_t r = tdl_layout_run(&c->call->tl, o + run, max - run);
 
-		if (k->buf + (tdl_layout_unmap(&k->tl, c->slot, o + run) - k->off) != *user + run)
+		if (user_at(c, o + run) != *user + run)
 			break;
 		run += r;
 	}
@@ -384,64 +406,84 @@ static struct io_chunk *plan(tessera_fs *fs, const struct tessera_layout *layout
  * write did not reach are left alone. Returns the prefix; *uncut says
  * whether any object could not be cut back.
  */
-static uint64_t undo_tail(tessera_file *f, const struct io_chunk *chunks, size_t n, uint64_t off,
-			  uint64_t len, int *uncut)
-{
-	tessera_fs *fs = f->fs;
-	struct tdl_layout tl = tdl_of(&f->layout);
-	uint64_t prefix = len, before[TESSERA_MAX_STRIPE], end[TESSERA_MAX_STRIPE];
-	int known[TESSERA_MAX_STRIPE] = { 0 }, wrote[TESSERA_MAX_STRIPE] = { 0 };
-	struct tc_req *reqs[TESSERA_MAX_STRIPE];
-	size_t k = 0;
+/* What a failed write left on one object. */
+struct slot_tally {
+	int wrote;                 /* some chunk of it was acknowledged */
+	int known;                 /* ...and every such reply said the size before */
+	uint64_t before;           /* the smallest size before among them */
+	uint64_t end;              /* where the acknowledged chunks end */
+};
 
-	*uncut = 0;
+/* Tally the acknowledged chunks per object; returns the prefix: how far
+ * from off every byte was acknowledged (len if all were). */
+static uint64_t tally_written(const struct tdl_layout *tl, const struct io_chunk *chunks,
+			      size_t n, uint64_t off, uint64_t len, struct slot_tally *t)
+{
+	uint64_t prefix = len;
+
 	for (size_t i = 0; i < n; i++) {
 		const struct io_chunk *c = &chunks[i];
-		uint32_t s = c->slot;
+		struct slot_tally *st = &t[c->slot];
 
 		if (!c->done) {
-			uint64_t at = tdl_layout_unmap(&tl, s, c->obj_off) - off;
+			uint64_t at = tdl_layout_unmap(tl, c->slot, c->obj_off) - off;
 
 			if (at < prefix)
 				prefix = at;
 			continue;
 		}
-		if (!wrote[s]) {
-			wrote[s] = known[s] = 1;
-			before[s] = UINT64_MAX;
-			end[s] = 0;
-		}
+		if (!st->wrote)
+			*st = (struct slot_tally){ 1, 1, UINT64_MAX, 0 };
 		if (!c->has_before)
-			known[s] = 0;
-		else if (c->before < before[s])
-			before[s] = c->before;
-		if (c->obj_off + c->len > end[s])
-			end[s] = c->obj_off + c->len;
+			st->known = 0;
+		else if (c->before < st->before)
+			st->before = c->before;
+		if (c->obj_off + c->len > st->end)
+			st->end = c->obj_off + c->len;
 	}
+	return prefix;
+}
+
+/* The TRUNCATE that cuts object s back to `keep` (NULL: out of memory). */
+static struct tc_req *cut_back(tessera_file *f, uint32_t s, uint64_t keep)
+{
+	Tessera__TruncateRequest m = TESSERA__TRUNCATE_REQUEST__INIT;
+
+	m.handle = f->layout.handles[s];
+	m.cap = (Tessera__Capability *)tc_cap_get(f);
+	m.size = keep;
+	return tc_req_new(f->fs, (int)f->layout.servers[s], TP_OP_TRUNCATE, &m.base, NULL, 0);
+}
+
+static uint64_t undo_tail(tessera_file *f, const struct io_chunk *chunks, size_t n, uint64_t off,
+			  uint64_t len, int *uncut)
+{
+	tessera_fs *fs = f->fs;
+	struct tdl_layout tl = tdl_of(&f->layout);
+	struct slot_tally t[TESSERA_MAX_STRIPE] = { { 0 } };
+	struct tc_req *reqs[TESSERA_MAX_STRIPE];
+	uint64_t prefix = tally_written(&tl, chunks, n, off, len, t);
+	size_t k = 0;
+
+	*uncut = 0;
 	for (uint32_t s = 0; s < f->layout.count; s++) {
-		Tessera__TruncateRequest m = TESSERA__TRUNCATE_REQUEST__INIT;
 		uint64_t keep;
 
-		if (!wrote[s])
+		if (!t[s].wrote)
 			continue;
-		if (!known[s]) {       /* a daemon that does not say: leave it */
+		if (!t[s].known) {     /* a daemon that does not say: leave it */
 			*uncut = 1;
 			continue;
 		}
 		keep = tdl_layout_object_size(&tl, s, off + prefix);
-		if (before[s] > keep)
-			keep = before[s];
-		if (end[s] <= keep)
+		if (t[s].before > keep)
+			keep = t[s].before;
+		if (t[s].end <= keep)
 			continue;
-		m.handle = f->layout.handles[s];
-		m.cap = (Tessera__Capability *)tc_cap_get(f);
-		m.size = keep;
-		if (!(reqs[k] = tc_req_new(fs, (int)f->layout.servers[s], TP_OP_TRUNCATE, &m.base,
-					   NULL, 0))) {
+		if (!(reqs[k] = cut_back(f, s, keep)))
 			*uncut = 1;
-			continue;
-		}
-		k++;
+		else
+			k++;
 	}
 	if (k && tc_run(fs, reqs, k))
 		*uncut = 1;
@@ -450,157 +492,270 @@ static uint64_t undo_tail(tessera_file *f, const struct io_chunk *chunks, size_t
 	return prefix;
 }
 
-static ssize_t striped_io(tessera_file *f, uint8_t *buf, size_t len, uint64_t off, int write)
+/*
+ * A striped read or write in progress: the plan (its chunks, interleaved
+ * across slots) and a window's worth of requests. Both go through the same
+ * steps: io_begin plans; run_rounds issues `window` chunks at a time
+ * (issue_round, with the path's make_* per chunk) and collects each round
+ * (the path's collect_*); io_end frees. What differs: a read first takes
+ * the chunks it can from local objects and lends the caller's runs to a
+ * tagged receive; a write lends them to its send and, when it fails part
+ * way, cuts back what landed past the failure.
+ */
+struct io_op {
+	tessera_file *f;
+	struct io_call call;
+	Tessera__Capability *cap;
+	struct io_chunk *chunks;   /* the plan; a read drops its local chunks */
+	size_t n;
+	struct tc_req **reqs;      /* one round's: window entries */
+	size_t window;
+	int short_read;            /* reads: some chunk ended short of its length */
+	char label[4200];          /* "read <path>" for messages */
+};
+
+/* A round's request for one chunk (NULL: out of memory). */
+typedef struct tc_req *(*io_make_fn)(struct io_op *op, struct io_chunk *c);
+/* A round ran (rc: its status): take what its replies say. */
+typedef void (*io_collect_fn)(struct io_op *op, struct io_chunk *chunks, size_t k, int rc);
+
+/* Check the range, plan it, make room for a round. *len may shrink (to
+ * SSIZE_MAX). Returns 0 or a negative errno with the message set. */
+static int io_begin(struct io_op *op, tessera_file *f, uint8_t *buf, size_t *len, uint64_t off,
+		    const char *what)
 {
 	tessera_fs *fs = f->fs;
-	const char *what = write ? "write" : "read";
-	Tessera__Capability *cap = (Tessera__Capability *)tc_cap_get(f);
-	size_t n = 0, window = fs->cfg.window;
-	struct io_call call = { tdl_of(&f->layout), off, buf };
-	struct io_chunk *chunks;
-	struct tc_req **reqs;
-	int rc = 0, short_read = 0;
-	char label[4200];
+
+	memset(op, 0, offsetof(struct io_op, label));
+	if (off + *len < off || off + *len > (uint64_t)INT64_MAX)
+		return tc_fail(fs, -EFBIG, "%s %s: offset %llu + %zu is beyond the largest file", what,
+			       f->path, (unsigned long long)off, *len);
+	if (*len > SSIZE_MAX)
+		*len = SSIZE_MAX;
+	op->f = f;
+	op->cap = (Tessera__Capability *)tc_cap_get(f);
+	op->call = (struct io_call){ tdl_of(&f->layout), off, buf };
+	op->window = fs->cfg.window;
+	snprintf(op->label, sizeof(op->label), "%s %s", what, f->path);
+	op->chunks = plan(fs, &f->layout, off, *len, &op->n);
+	op->reqs = calloc(op->window, sizeof(*op->reqs));
+	if (!op->chunks || !op->reqs) {
+		free(op->chunks);
+		free(op->reqs);
+		return tc_fail(fs, -ENOMEM, "%s: out of memory", op->label);
+	}
+	return 0;
+}
+
+static void io_end(struct io_op *op)
+{
+	free(op->chunks);
+	free(op->reqs);
+}
+
+/* Make chunks[0..k)'s requests and run them; on failure the thread's
+ * message names the first failing daemon. */
+static int issue_round(struct io_op *op, struct io_chunk *chunks, size_t k, io_make_fn make)
+{
+	tessera_fs *fs = op->f->fs;
+	int rc;
+
+	for (size_t i = 0; i < k; i++) {
+		chunks[i].call = &op->call;
+		op->reqs[i] = make(op, &chunks[i]);
+		if (!op->reqs[i])
+			return tc_fail(fs, -ENOMEM, "%s: out of memory", op->label);
+	}
+	rc = tc_run(fs, op->reqs, k);
+	for (size_t i = 0; rc && i < k; i++)
+		if (op->reqs[i]->status)
+			return tc_req_fail(fs, op->reqs[i], op->label);
+	return rc;
+}
+
+/* The plan, `window` chunks at a time, until a round fails. */
+static int run_rounds(struct io_op *op, io_make_fn make, io_collect_fn collect)
+{
+	int rc = 0;
+
+	for (size_t first = 0; first < op->n && !rc; first += op->window) {
+		size_t k = op->n - first < op->window ? op->n - first : op->window;
+
+		rc = issue_round(op, &op->chunks[first], k, make);
+		collect(op, &op->chunks[first], k, rc);
+		for (size_t i = 0; i < k; i++) {
+			tc_req_free(op->f->fs, op->reqs[i]);
+			op->reqs[i] = NULL;
+		}
+	}
+	return rc;
+}
+
+/* ------------------------------------------------------------ read path */
+
+/* Chunks read locally leave the plan; the rest keep their order. */
+static void keep_remote_chunks(struct io_op *op, uint64_t len)
+{
+	size_t kept = 0;
+
+	op->short_read = read_local(op->f, op->chunks, op->n, &op->call, len);
+	for (size_t i = 0; i < op->n; i++)
+		if (!op->chunks[i].local)
+			op->chunks[kept++] = op->chunks[i];
+	op->n = kept;
+}
+
+static struct tc_req *make_read(struct io_op *op, struct io_chunk *c)
+{
+	tessera_fs *fs = op->f->fs;
+	Tessera__ReadRequest m = TESSERA__READ_REQUEST__INIT;
+	struct iovec runs[TC_LEND_IOV + 1];
+	size_t n_runs = chunk_runs(c, runs, fs->lend_runs);
+	struct tc_req *r;
+
+	m.handle = op->f->layout.handles[c->slot];
+	m.offset = c->obj_off;
+	m.length = c->len;
+	m.lock_epoch = tc_lock_epoch(op->f, c->slot);
+	m.cap = op->cap;
+	/* Few enough runs: the reply lands in them (a tagged receive); else,
+	 * or when the daemon answers untagged, read_put scatters it. */
+	m.tagged_reply = n_runs <= fs->lend_runs;
+	r = tc_req_new(fs, (int)op->f->layout.servers[c->slot], TP_OP_READ, &m.base, NULL, 0);
+	if (!r)
+		return NULL;
+	r->data_cap = c->len;
+	r->data_put = read_put;
+	r->data_arg = c;
+	if (m.tagged_reply)
+		tc_req_lend_read(r, runs, n_runs);
+	return r;
+}
+
+static void collect_read(struct io_op *op, struct io_chunk *chunks, size_t k, int rc)
+{
+	for (size_t i = 0; !rc && i < k; i++) {
+		size_t got = op->reqs[i]->data_len;
+
+		if (got < chunks[i].len) {
+			/* Past the object's end: a hole, or past EOF (decided
+			 * from the file size, clip_to_size). */
+			chunk_zero(&chunks[i], got, chunks[i].len - got);
+			op->short_read = 1;
+		}
+	}
+}
+
+/* A read that met an object's end: how much of [off, off+len) the file
+ * holds. */
+static ssize_t clip_to_size(tessera_file *f, uint64_t off, size_t len)
+{
+	uint64_t size;
+	int rc = tc_file_size(f->fs, &f->layout, tc_cap_get(f), f->path, &size, NULL);
+
+	if (rc)
+		return rc;
+	if (size <= off)
+		return 0;
+	return size - off < len ? (ssize_t)(size - off) : (ssize_t)len;
+}
+
+static ssize_t striped_read(tessera_file *f, uint8_t *buf, size_t len, uint64_t off)
+{
+	struct io_op op;
+	int rc, short_read;
 
 	if (len == 0)
 		return 0;
-	if (off + len < off || off + len > (uint64_t)INT64_MAX)
-		return tc_fail(fs, -EFBIG, "%s %s: offset %llu + %zu is beyond the largest file", what,
-			       f->path, (unsigned long long)off, len);
-	if (len > SSIZE_MAX)
-		len = SSIZE_MAX;
-	snprintf(label, sizeof(label), "%s %s", what, f->path);
-	chunks = plan(fs, &f->layout, off, len, &n);
-	reqs = calloc(window, sizeof(*reqs));
-	if (!chunks || !reqs) {
-		free(chunks);
-		free(reqs);
-		return tc_fail(fs, -ENOMEM, "%s: out of memory", label);
-	}
-	if (!write) {
-		/* Chunks read locally leave the list; the rest keep their order. */
-		size_t kept = 0;
-
-		short_read = read_local(f, chunks, n, &call, len);
-		for (size_t i = 0; i < n; i++)
-			if (!chunks[i].local)
-				chunks[kept++] = chunks[i];
-		n = kept;
-	}
-	for (size_t first = 0; first < n && !rc; first += window) {
-		size_t k = n - first < window ? n - first : window;
-
-		for (size_t i = 0; i < k && !rc; i++) {
-			struct io_chunk *c = &chunks[first + i];
-			uint32_t server = f->layout.servers[c->slot];
-			struct iovec runs[TC_LEND_IOV + 1];
-			size_t n_runs;
-
-			c->call = &call;
-			if (write) {
-				Tessera__WriteRequest m = TESSERA__WRITE_REQUEST__INIT;
-
-				m.handle = f->layout.handles[c->slot];
-				m.offset = c->obj_off;
-				m.lock_epoch = tc_lock_epoch(f, c->slot);
-				m.cap = cap;
-				/* Few enough runs: the provider reads them from
-				 * the caller's buffer (tc_run returns only once
-				 * it has let go); else gather them. */
-				n_runs = chunk_runs(c, runs, fs->lend_runs);
-				if (n_runs <= fs->lend_runs) {
-					reqs[i] = tc_req_new_lent(fs, (int)server, TP_OP_WRITE, &m.base,
-								  runs, n_runs);
-				} else {
-					reqs[i] = tc_req_new(fs, (int)server, TP_OP_WRITE, &m.base, NULL,
-							     c->len);
-					if (reqs[i])
-						move_chunk(c, 0, c->len, NULL, tc_req_data(reqs[i]), 0);
-				}
-			} else {
-				Tessera__ReadRequest m = TESSERA__READ_REQUEST__INIT;
-
-				m.handle = f->layout.handles[c->slot];
-				m.offset = c->obj_off;
-				m.length = c->len;
-				m.lock_epoch = tc_lock_epoch(f, c->slot);
-				m.cap = cap;
-				/* Few enough runs: the reply lands in them
-				 * (a tagged receive); else, or when the daemon
-				 * answers untagged, read_put scatters it. */
-				n_runs = chunk_runs(c, runs, fs->lend_runs);
-				m.tagged_reply = n_runs <= fs->lend_runs;
-				reqs[i] = tc_req_new(fs, (int)server, TP_OP_READ, &m.base, NULL, 0);
-				if (reqs[i]) {
-					reqs[i]->data_cap = c->len;
-					reqs[i]->data_put = read_put;
-					reqs[i]->data_arg = c;
-					if (m.tagged_reply)
-						tc_req_lend_read(reqs[i], runs, n_runs);
-				}
-			}
-			if (!reqs[i])
-				rc = -ENOMEM;
-		}
-		if (rc) {
-			tc_fail(fs, rc, "%s: out of memory", label);
-		} else if ((rc = tc_run(fs, reqs, k))) {
-			for (size_t i = 0; i < k; i++)
-				if (reqs[i]->status) {
-					tc_req_fail(fs, reqs[i], label);
-					break;
-				}
-		}
-		for (size_t i = 0; i < k; i++) {
-			struct io_chunk *c = &chunks[first + i];
-
-			if (write && reqs[i] && reqs[i]->replied && !reqs[i]->status &&
-			    reqs[i]->reply) {
-				const Tessera__WriteReply *wr = (Tessera__WriteReply *)reqs[i]->reply;
-
-				c->done = 1;
-				c->has_before = wr->has_size_before;
-				c->before = wr->size_before;
-			}
-			if (!rc && !write && reqs[i]->data_len < c->len) {
-				/* Past the object's end: a hole, or past EOF
-				 * (decided below from the file size). */
-				move_chunk(c, reqs[i]->data_len, c->len - reqs[i]->data_len, NULL,
-					   NULL, 1);
-				short_read = 1;
-			}
-			tc_req_free(fs, reqs[i]);
-			reqs[i] = NULL;
-		}
-	}
-	if (rc && write) {
-		char first[1024];
-		int uncut;
-		uint64_t prefix;
-
-		snprintf(first, sizeof(first), "%s", tessera_errmsg(fs));
-		prefix = undo_tail(f, chunks, n, off, len, &uncut);
-		tc_fail(fs, rc, "%s; the first %llu bytes of the write are in place%s", first,
-			(unsigned long long)prefix,
-			uncut ? "; bytes past them may remain and count in the file's size"
-			      : ", and the file did not grow past them");
-	}
-	free(chunks);
-	free(reqs);
+	rc = io_begin(&op, f, buf, &len, off, "read");
 	if (rc)
 		return rc;
-	if (short_read) {
-		uint64_t size;
+	keep_remote_chunks(&op, len);
+	rc = run_rounds(&op, make_read, collect_read);
+	short_read = op.short_read;
+	io_end(&op);
+	if (rc)
+		return rc;
+	return short_read ? clip_to_size(f, off, len) : (ssize_t)len;
+}
 
-		rc = tc_file_size(fs, &f->layout, tc_cap_get(f), f->path, &size, NULL);
-		if (rc)
-			return rc;
-		if (size <= off)
-			return 0;
-		if (size - off < len)
-			len = (size_t)(size - off);
+/* ----------------------------------------------------------- write path */
+
+static struct tc_req *make_write(struct io_op *op, struct io_chunk *c)
+{
+	tessera_fs *fs = op->f->fs;
+	Tessera__WriteRequest m = TESSERA__WRITE_REQUEST__INIT;
+	int server = (int)op->f->layout.servers[c->slot];
+	struct iovec runs[TC_LEND_IOV + 1];
+	size_t n_runs;
+	struct tc_req *r;
+
+	m.handle = op->f->layout.handles[c->slot];
+	m.offset = c->obj_off;
+	m.lock_epoch = tc_lock_epoch(op->f, c->slot);
+	m.cap = op->cap;
+	/* Few enough runs: the provider reads them from the caller's buffer
+	 * (tc_run returns only once it has let go); else gather them. */
+	n_runs = chunk_runs(c, runs, fs->lend_runs);
+	if (n_runs <= fs->lend_runs)
+		return tc_req_new_lent(fs, server, TP_OP_WRITE, &m.base, runs, n_runs);
+	r = tc_req_new(fs, server, TP_OP_WRITE, &m.base, NULL, c->len);
+	if (r)
+		chunk_gather(c, tc_req_data(r));
+	return r;
+}
+
+/* Which chunks the daemons acknowledged, and the object sizes before them
+ * (what undo_tail cuts back to), whether or not the round failed. */
+static void collect_write(struct io_op *op, struct io_chunk *chunks, size_t k, int rc)
+{
+	(void)rc;
+	for (size_t i = 0; i < k; i++) {
+		const struct tc_req *r = op->reqs[i];
+		const Tessera__WriteReply *wr;
+
+		if (!r || !r->replied || r->status || !r->reply)
+			continue;
+		wr = (const Tessera__WriteReply *)r->reply;
+		chunks[i].done = 1;
+		chunks[i].has_before = wr->has_size_before;
+		chunks[i].before = wr->size_before;
 	}
-	return (ssize_t)len;
+}
+
+/* A write failed part way (rc): cut back what landed past the failure and
+ * say how much is in place. */
+static int write_failed(struct io_op *op, uint64_t off, size_t len, int rc)
+{
+	tessera_fs *fs = op->f->fs;
+	char first[1024];
+	uint64_t prefix;
+	int uncut;
+
+	snprintf(first, sizeof(first), "%s", tessera_errmsg(fs));
+	prefix = undo_tail(op->f, op->chunks, op->n, off, len, &uncut);
+	return tc_fail(fs, rc, "%s; the first %llu bytes of the write are in place%s", first,
+		       (unsigned long long)prefix,
+		       uncut ? "; bytes past them may remain and count in the file's size"
+			     : ", and the file did not grow past them");
+}
+
+static ssize_t striped_write(tessera_file *f, const uint8_t *buf, size_t len, uint64_t off)
+{
+	struct io_op op;
+	int rc;
+
+	if (len == 0)
+		return 0;
+	/* (the buffer is only read: io_call's is not const for the reads) */
+	rc = io_begin(&op, f, (uint8_t *)buf, &len, off, "write");
+	if (rc)
+		return rc;
+	rc = run_rounds(&op, make_write, collect_write);
+	if (rc)
+		rc = write_failed(&op, off, len, rc);
+	io_end(&op);
+	return rc ? rc : (ssize_t)len;
 }
 
 ssize_t tessera_pwrite(tessera_file *f, const void *buf, size_t len, uint64_t off)
@@ -609,7 +764,7 @@ ssize_t tessera_pwrite(tessera_file *f, const void *buf, size_t len, uint64_t of
 		return tc_fail(f->fs, -EBADF, "write %s: file is open read-only", f->path);
 	ssize_t rc;
 
-	TC_CAP_RETRY(f, rc, striped_io(f, (uint8_t *)buf, len, off, 1));
+	TC_CAP_RETRY(f, rc, striped_write(f, buf, len, off));
 	return rc;
 }
 
@@ -619,7 +774,7 @@ ssize_t tessera_pread(tessera_file *f, void *buf, size_t len, uint64_t off)
 		return tc_fail(f->fs, -EBADF, "read %s: file is open write-only", f->path);
 	ssize_t rc;
 
-	TC_CAP_RETRY(f, rc, striped_io(f, buf, len, off, 0));
+	TC_CAP_RETRY(f, rc, striped_read(f, buf, len, off));
 	return rc;
 }
 

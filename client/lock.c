@@ -141,6 +141,42 @@ static void *lease_main(void *arg)
 	return NULL;
 }
 
+static void leases_free(struct tc_leases *l)
+{
+	free(l->refs);
+	free(l->caps);
+	free(l->creds);
+	free(l);
+}
+
+/* The renewal's state and its thread, at the first lock held (under
+ * fs->lock). NULL: out of memory, or no thread. */
+static struct tc_leases *leases_start(tessera_fs *fs, uint32_t lease_ms)
+{
+	struct tc_leases *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	if (!(l->refs = calloc(fs->cfg.n_ios, sizeof(*l->refs))) ||
+	    !(l->caps = calloc(fs->cfg.n_ios, sizeof(*l->caps))) ||
+	    !(l->creds = calloc(fs->cfg.n_ios, sizeof(*l->creds)))) {
+		leases_free(l);
+		return NULL;
+	}
+	pthread_mutex_init(&l->mu, NULL);
+	pthread_cond_init(&l->cond, NULL);
+	l->lease_ms = lease_ms;
+	fs->leases = l;
+	if (pthread_create(&l->thread, NULL, lease_main, fs)) {
+		fs->leases = NULL;
+		pthread_mutex_destroy(&l->mu);
+		pthread_cond_destroy(&l->cond);
+		leases_free(l);
+		return NULL;
+	}
+	return l;
+}
+
 /* Count a part as holding (or no longer holding) locks on its server;
  * the first hold starts the renewing thread. */
 static int lease_hold(tessera_file *f, int server, int delta, uint32_t lease_ms)
@@ -151,35 +187,8 @@ static int lease_hold(tessera_file *f, int server, int delta, uint32_t lease_ms)
 	int rc = 0;
 
 	pthread_mutex_lock(&fs->lock);
-	if (!fs->leases && delta > 0) {
-		l = calloc(1, sizeof(*l));
-		if (l && (!(l->refs = calloc(fs->cfg.n_ios, sizeof(*l->refs))) ||
-			  !(l->caps = calloc(fs->cfg.n_ios, sizeof(*l->caps))) ||
-			  !(l->creds = calloc(fs->cfg.n_ios, sizeof(*l->creds))))) {
-			free(l->refs);
-			free(l->caps);
-			free(l);
-			l = NULL;
-		}
-		if (l) {
-			pthread_mutex_init(&l->mu, NULL);
-			pthread_cond_init(&l->cond, NULL);
-			l->lease_ms = lease_ms;
-			fs->leases = l;
-			if (pthread_create(&l->thread, NULL, lease_main, fs)) {
-				fs->leases = NULL;
-				pthread_mutex_destroy(&l->mu);
-				pthread_cond_destroy(&l->cond);
-				free(l->refs);
-				free(l->caps);
-				free(l->creds);
-				free(l);
-				l = NULL;
-			}
-		}
-		if (!l)
-			rc = -ENOMEM;
-	}
+	if (!fs->leases && delta > 0 && !leases_start(fs, lease_ms))
+		rc = -ENOMEM;
 	l = fs->leases;
 	pthread_mutex_unlock(&fs->lock);
 	if (!l)
@@ -317,9 +326,19 @@ static int take_reply(struct tessera_lock *lk, struct lk_part *p, struct tc_req 
 	return 0;
 }
 
-/* Send one message to each part in `idx`; fill them from the replies. */
-static int send_round(struct tessera_lock *lk, const size_t *idx, size_t n, int release,
-		      int blocking, int capped, uint64_t upto, uint64_t from, int *states)
+/*
+ * Rounds of messages. One message to each part in idx[0..n), all sent at
+ * once: make(lk, p, arg) makes a part's, take(lk, p, reply, state) takes
+ * its reply in (state: that part's entry of `states`, NULL without). The
+ * named rounds below are the protocol's messages: send_try, send_probe,
+ * send_wait (acquire), send_release, send_release_from (release).
+ */
+typedef struct tc_req *(*lk_make_fn)(struct tessera_lock *lk, struct lk_part *p, const void *arg);
+typedef int (*lk_take_fn)(struct tessera_lock *lk, struct lk_part *p, struct tc_req *r,
+			  int *state);
+
+static int send_parts(struct tessera_lock *lk, const size_t *idx, size_t n, lk_make_fn make,
+		      const void *arg, lk_take_fn take, int *states)
 {
 	tessera_fs *fs = lk->fs;
 	struct tc_req **reqs = calloc(n ? n : 1, sizeof(*reqs));
@@ -328,32 +347,7 @@ static int send_round(struct tessera_lock *lk, const size_t *idx, size_t n, int 
 	if (!reqs)
 		return tc_fail(fs, -ENOMEM, "%s: out of memory", lk->label);
 	for (size_t i = 0; i < n; i++) {
-		struct lk_part *p = &lk->parts[idx[i]];
-
-		if (release) {
-			Tessera__LockReleaseRequest m = TESSERA__LOCK_RELEASE_REQUEST__INIT;
-
-			m.session = fs->desc_nonce;
-			m.epoch = p->epoch;
-			m.lock_id = p->lock_id;
-			m.handle = p->handle;
-			m.cap = (Tessera__Capability *)tc_cap_get(lk->file);
-			m.partial = release == 2;
-			m.from = from;
-			reqs[i] = tc_req_new(fs, p->server, TP_OP_LOCK_RELEASE, &m.base, NULL, 0);
-		} else {
-			Tessera__LockAcquireRequest m;
-			Tessera__DtypeIORequest view;
-
-			acquire_msg(lk, p, &m, &view);
-			m.blocking = blocking && !m.more;
-			m.capped = capped;
-			m.upto = upto;
-			reqs[i] = tc_req_new(fs, p->server, TP_OP_LOCK_ACQUIRE, &m.base, NULL, 0);
-			if (!p->created)
-				p->sent += m.n_offsets;
-			p->describing = m.more;
-		}
+		reqs[i] = make(lk, &lk->parts[idx[i]], arg);
 		if (!reqs[i])
 			rc = tc_fail(fs, -ENOMEM, "%s: out of memory", lk->label);
 	}
@@ -361,28 +355,138 @@ static int send_round(struct tessera_lock *lk, const size_t *idx, size_t n, int 
 		lk->info.messages += n;
 		tc_run(fs, reqs, n);
 		for (size_t i = 0; i < n && !rc; i++) {
-			struct lk_part *p = &lk->parts[idx[i]];
-
-			if (reqs[i]->status) {
+			if (reqs[i]->status)
 				rc = tc_req_fail(fs, reqs[i], lk->label);
-			} else if (release) {
-				const Tessera__LockReply *rep = (const Tessera__LockReply *)reqs[i]->reply;
-
-				if (release == 2) {
-					p->last = rep->last_abs_offset;
-					p->next = rep->next_abs_offset;
-				}
-			} else {
-				rc = take_reply(lk, p, reqs[i], &states[i]);
-				if (rc)
-					tc_fail(fs, rc, "%s: starting the lease thread", lk->label);
-			}
+			else
+				rc = take(lk, &lk->parts[idx[i]], reqs[i], states ? &states[i] : NULL);
 		}
 	}
 	for (size_t i = 0; i < n; i++)
 		tc_req_free(fs, reqs[i]);
 	free(reqs);
 	return rc;
+}
+
+/* How an acquire asks: wait for the bytes (a long poll) or not; capped:
+ * take nothing at or past upto (upto 0: create the request, take
+ * nothing). */
+struct lk_ask {
+	int blocking;
+	int capped;
+	uint64_t upto;
+};
+
+static struct tc_req *make_acquire(struct tessera_lock *lk, struct lk_part *p, const void *arg)
+{
+	const struct lk_ask *ask = arg;
+	Tessera__LockAcquireRequest m;
+	Tessera__DtypeIORequest view;
+	struct tc_req *r;
+
+	acquire_msg(lk, p, &m, &view);
+	m.blocking = ask->blocking && !m.more;
+	m.capped = ask->capped;
+	m.upto = ask->upto;
+	r = tc_req_new(lk->fs, p->server, TP_OP_LOCK_ACQUIRE, &m.base, NULL, 0);
+	if (!p->created)
+		p->sent += m.n_offsets;
+	p->describing = m.more;
+	return r;
+}
+
+static int take_acquire(struct tessera_lock *lk, struct lk_part *p, struct tc_req *r, int *state)
+{
+	int rc = take_reply(lk, p, r, state);
+
+	if (rc)
+		tc_fail(lk->fs, rc, "%s: starting the lease thread", lk->label);
+	return rc;
+}
+
+/* Acquire what is free now, waiting for nothing. */
+static int send_try(struct tessera_lock *lk, const size_t *idx, size_t n, int *states)
+{
+	static const struct lk_ask try = { 0, 0, 0 };
+
+	return send_parts(lk, idx, n, make_acquire, &try, take_acquire, states);
+}
+
+/* Create the requests, taking nothing (a view's objects say where their
+ * bytes start). */
+static int send_probe(struct tessera_lock *lk, const size_t *idx, size_t n, int *states)
+{
+	static const struct lk_ask probe = { 0, 1, 0 };
+
+	return send_parts(lk, idx, n, make_acquire, &probe, take_acquire, states);
+}
+
+/* Wait for part idx's bytes below upto (LK_NONE: all of them). */
+static int send_wait(struct tessera_lock *lk, size_t idx, uint64_t upto, int *state)
+{
+	struct lk_ask wait = { 1, upto != LK_NONE, upto };
+
+	return send_parts(lk, &idx, 1, make_acquire, &wait, take_acquire, state);
+}
+
+static void release_msg(struct tessera_lock *lk, const struct lk_part *p,
+			Tessera__LockReleaseRequest *m)
+{
+	tessera__lock_release_request__init(m);
+	m->session = lk->fs->desc_nonce;
+	m->epoch = p->epoch;
+	m->lock_id = p->lock_id;
+	m->handle = p->handle;
+	m->cap = (Tessera__Capability *)tc_cap_get(lk->file);
+}
+
+static struct tc_req *make_release(struct tessera_lock *lk, struct lk_part *p, const void *arg)
+{
+	Tessera__LockReleaseRequest m;
+
+	(void)arg;
+	release_msg(lk, p, &m);
+	return tc_req_new(lk->fs, p->server, TP_OP_LOCK_RELEASE, &m.base, NULL, 0);
+}
+
+static int take_release(struct tessera_lock *lk, struct lk_part *p, struct tc_req *r, int *state)
+{
+	(void)lk, (void)p, (void)r, (void)state;
+	return 0;
+}
+
+static struct tc_req *make_release_from(struct tessera_lock *lk, struct lk_part *p,
+					const void *arg)
+{
+	Tessera__LockReleaseRequest m;
+
+	release_msg(lk, p, &m);
+	m.partial = 1;
+	m.from = *(const uint64_t *)arg;
+	return tc_req_new(lk->fs, p->server, TP_OP_LOCK_RELEASE, &m.base, NULL, 0);
+}
+
+/* After a partial release, what the part holds and wants next. */
+static int take_release_from(struct tessera_lock *lk, struct lk_part *p, struct tc_req *r,
+			     int *state)
+{
+	const Tessera__LockReply *rep = (const Tessera__LockReply *)r->reply;
+
+	(void)lk, (void)state;
+	p->last = rep->last_abs_offset;
+	p->next = rep->next_abs_offset;
+	return 0;
+}
+
+/* Release the parts' locks whole. */
+static int send_release(struct tessera_lock *lk, const size_t *idx, size_t n)
+{
+	return send_parts(lk, idx, n, make_release, NULL, take_release, NULL);
+}
+
+/* Give back every byte at or past `from` the parts hold. */
+static int send_release_from(struct tessera_lock *lk, const size_t *idx, size_t n, uint64_t from)
+{
+	return send_parts(lk, idx, n, make_release_from, &from, take_release_from, NULL);
 }
 
 /* ------------------------------------------------------------ rounds */
@@ -400,21 +504,14 @@ static uint64_t min_next(const struct tessera_lock *lk, size_t skip, size_t *at)
 	return m;
 }
 
-/* Messages to every part not finished (or not yet created); list parts
- * whose regions need several messages get their leading ones first. */
-static int optimistic(struct tessera_lock *lk, int probe)
+/* List parts whose regions need several messages get their leading ones
+ * (more = true) first, round after round. */
+static int describe_rounds(struct tessera_lock *lk, size_t *idx, int *states)
 {
-	size_t *idx = calloc(lk->nparts, sizeof(*idx));
-	int *states = calloc(lk->nparts, sizeof(*states));
-	size_t n;
-	int rc = 0;
+	for (;;) {
+		size_t n = 0;
+		int rc;
 
-	if (!idx || !states) {
-		rc = tc_fail(lk->fs, -ENOMEM, "%s: out of memory", lk->label);
-		goto out;
-	}
-	for (;;) { /* leading description messages (more = true) */
-		n = 0;
 		for (size_t i = 0; i < lk->nparts; i++) {
 			struct lk_part *p = &lk->parts[i];
 
@@ -422,37 +519,74 @@ static int optimistic(struct tessera_lock *lk, int probe)
 				idx[n++] = i;
 		}
 		if (!n)
-			break;
-		rc = send_round(lk, idx, n, 0, 0, 0, 0, 0, states);
+			return 0;
+		rc = send_try(lk, idx, n, states);
 		if (rc)
-			goto out;
+			return rc;
 	}
-	n = 0;
+}
+
+/* The parts not finished (or not yet created), into idx; how many. */
+static size_t unfinished(const struct tessera_lock *lk, size_t *idx)
+{
+	size_t n = 0;
+
 	for (size_t i = 0; i < lk->nparts; i++)
 		if (!lk->parts[i].created || lk->parts[i].next != LK_NONE)
 			idx[n++] = i;
-	if (n) {
-		rc = send_round(lk, idx, n, 0, 0, probe, 0, 0, states);
-		if (!probe)
-			lk->info.optimistic_rounds++;
-	}
-	if (rc || probe)
-		goto out;
-	/* Out-of-order bytes go back: nobody may hold a byte at or above the
-	 * smallest byte still wanted. */
-	uint64_t m = min_next(lk, SIZE_MAX, NULL);
+	return n;
+}
 
-	n = 0;
+/* Out-of-order bytes go back: nobody may hold a byte at or above the
+ * smallest byte still wanted. */
+static int release_out_of_order(struct tessera_lock *lk, size_t *idx)
+{
+	uint64_t m = min_next(lk, SIZE_MAX, NULL);
+	size_t n = 0;
+
 	for (size_t i = 0; i < lk->nparts && m != LK_NONE; i++) {
 		struct lk_part *p = &lk->parts[i];
 
 		if (p->lock_id && p->last != LK_NONE && p->last >= m)
 			idx[n++] = i;
 	}
-	if (n) {
-		lk->info.partial_releases += n;
-		rc = send_round(lk, idx, n, 2, 0, 0, 0, m, states);
+	if (!n)
+		return 0;
+	lk->info.partial_releases += n;
+	return send_release_from(lk, idx, n, m);
+}
+
+/* A round over every unfinished part, after their descriptions:
+ * optimistic takes what is free and gives back what came out of order;
+ * probe only creates the requests (a view's objects say where their bytes
+ * start) and takes nothing. */
+enum lk_round { LK_ROUND_OPTIMISTIC, LK_ROUND_PROBE };
+
+static int all_parts_round(struct tessera_lock *lk, enum lk_round kind)
+{
+	size_t *idx = calloc(lk->nparts, sizeof(*idx));
+	int *states = calloc(lk->nparts, sizeof(*states));
+	size_t n;
+	int rc;
+
+	if (!idx || !states) {
+		rc = tc_fail(lk->fs, -ENOMEM, "%s: out of memory", lk->label);
+		goto out;
 	}
+	rc = describe_rounds(lk, idx, states);
+	if (rc)
+		goto out;
+	n = unfinished(lk, idx);
+	if (kind == LK_ROUND_PROBE) {
+		rc = n ? send_probe(lk, idx, n, states) : 0;
+		goto out;
+	}
+	if (n) {
+		rc = send_try(lk, idx, n, states);
+		lk->info.optimistic_rounds++;
+	}
+	if (!rc)
+		rc = release_out_of_order(lk, idx);
 out:
 	free(idx);
 	free(states);
@@ -472,7 +606,7 @@ static int blocking(struct tessera_lock *lk)
 	m2 = min_next(lk, a, NULL);
 	lk->info.blocking_rounds++;
 	while (!rc && state == TESSERA__LOCK_STATE__LOCK_WAITING)
-		rc = send_round(lk, &a, 1, 0, 1, m2 != LK_NONE, m2, 0, &state);
+		rc = send_wait(lk, a, m2, &state);
 	return rc;
 }
 
@@ -485,12 +619,12 @@ static int run_protocol(struct tessera_lock *lk)
 		/* A list knows each object's first byte, so its first blocking
 		 * round creates the request; a view's objects must first be
 		 * asked (a round that creates the requests and takes nothing). */
-		rc = lk->ftype_msg ? optimistic(lk, 1) : 0;
+		rc = lk->ftype_msg ? all_parts_round(lk, LK_ROUND_PROBE) : 0;
 		optimistic_turn = 0;
 		break;
 	case TESSERA_LOCK_ONE_TRY:
 	case TESSERA_LOCK_ALT_TRY:
-		rc = optimistic(lk, 0);
+		rc = all_parts_round(lk, LK_ROUND_OPTIMISTIC);
 		optimistic_turn = 0;
 		break;
 	default:
@@ -498,7 +632,7 @@ static int run_protocol(struct tessera_lock *lk)
 	}
 	while (!rc && min_next(lk, SIZE_MAX, NULL) != LK_NONE) {
 		if (optimistic_turn)
-			rc = optimistic(lk, 0);
+			rc = all_parts_round(lk, LK_ROUND_OPTIMISTIC);
 		else
 			rc = blocking(lk);
 		if (lk->protocol == TESSERA_LOCK_ALT_TRY)
@@ -536,7 +670,7 @@ static int release_all(struct tessera_lock *lk)
 		if (lk->parts[i].created && lk->parts[i].lock_id)
 			idx[n++] = i;
 	if (n)
-		rc = send_round(lk, idx, n, 1, 0, 0, 0, 0, NULL);
+		rc = send_release(lk, idx, n);
 	for (size_t i = 0; i < n; i++) {
 		fence_hold(lk, &lk->parts[idx[i]], -1);
 		lease_hold(lk->file, lk->parts[idx[i]].server, -1, 0);
@@ -600,37 +734,27 @@ static int cmp_region(const void *a, const void *b)
 	return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
-int tessera_lock_list(tessera_file *f, int mode, const uint64_t *offsets,
-		      const uint64_t *lengths, size_t count, int protocol, tessera_lock **out)
+/* The caller's regions as [offset, length] pairs, each checked. */
+static int copy_regions(tessera_file *f, const uint64_t *offsets, const uint64_t *lengths,
+			size_t count, uint64_t (*reg)[2])
 {
-	const struct tessera_layout *l = &f->layout;
-	struct tdl_layout tl = { l->strip_size, l->count };
-	uint64_t (*reg)[2] = NULL;
-	size_t n = 0, *per = NULL;
-	struct tessera_lock *lk = NULL;
-	int rc;
-
-	if ((rc = check_mode(f, mode, "lock")))
-		return rc;
-	if (!count)
-		return tc_fail(f->fs, -EINVAL, "lock %s: no regions", f->path);
-	reg = malloc(count * sizeof(*reg));
-	per = calloc(l->count, sizeof(*per));
-	if (!reg || !per) {
-		rc = tc_fail(f->fs, -ENOMEM, "lock %s: out of memory", f->path);
-		goto out;
-	}
 	for (size_t i = 0; i < count; i++) {
 		if (!lengths[i] || offsets[i] + lengths[i] < offsets[i] ||
-		    offsets[i] + lengths[i] > INT64_MAX) {
-			rc = tc_fail(f->fs, -EINVAL, "lock %s: region %zu (offset %" PRIu64
-				     ", length %" PRIu64 ") is empty or overflows", f->path, i,
-				     offsets[i], lengths[i]);
-			goto out;
-		}
+		    offsets[i] + lengths[i] > INT64_MAX)
+			return tc_fail(f->fs, -EINVAL, "lock %s: region %zu (offset %" PRIu64
+				       ", length %" PRIu64 ") is empty or overflows", f->path, i,
+				       offsets[i], lengths[i]);
 		reg[i][0] = offsets[i];
 		reg[i][1] = lengths[i];
 	}
+	return 0;
+}
+
+/* Sort (unless sorted) and merge; how many regions are left. */
+static size_t merge_regions(uint64_t (*reg)[2], size_t count)
+{
+	size_t n = 0;
+
 	for (size_t i = 1; i < count; i++)
 		if (reg[i][0] < reg[i - 1][0]) {
 			qsort(reg, count, sizeof(*reg), cmp_region);
@@ -647,65 +771,125 @@ int tessera_lock_list(tessera_file *f, int mode, const uint64_t *offsets,
 		reg[n][0] = reg[i][0];
 		reg[n++][1] = reg[i][1];
 	}
-	/* Split at strips into the slots' lists (count pieces, then fill). */
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < n; i++) {
-			uint64_t off = reg[i][0], len = reg[i][1];
+	return n;
+}
 
-			while (len) {
-				uint64_t run = l->count == 1 ? len : tdl_layout_run(&tl, off, len), obj;
-				uint32_t slot = 0;
+/* The regions split at strips: fn(arg, slot, off, len) for each piece, in
+ * order. */
+typedef void (*lk_piece_fn)(void *arg, uint32_t slot, uint64_t off, uint64_t len);
 
-				if (l->count > 1)
-					tdl_layout_map(&tl, off, &slot, &obj);
-				if (pass) {
-					struct lk_part *p = &lk->parts[per[slot]];
+static void for_each_piece(const struct tessera_layout *l, const uint64_t (*reg)[2], size_t n,
+			   lk_piece_fn fn, void *arg)
+{
+	struct tdl_layout tl = { l->strip_size, l->count };
 
-					p->offs[p->n] = off;
-					p->lens[p->n++] = run;
-				} else {
-					per[slot]++;
-				}
-				off += run;
-				len -= run;
-			}
-		}
-		if (pass)
-			break;
-		size_t parts = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t off = reg[i][0], len = reg[i][1];
 
-		for (uint32_t s = 0; s < l->count; s++)
-			parts += per[s] != 0;
-		if (!(lk = lock_new(f, mode, protocol, parts, "lock"))) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		parts = 0;
-		for (uint32_t s = 0; s < l->count; s++) {
-			struct lk_part *p;
+		while (len) {
+			uint64_t run = l->count == 1 ? len : tdl_layout_run(&tl, off, len), obj;
+			uint32_t slot = 0;
 
-			if (!per[s])
-				continue;
-			p = &lk->parts[parts];
-			p->slot = s;
-			p->server = (int)l->servers[s];
-			p->handle = l->handles[s];
-			p->last = LK_NONE;
-			p->offs = malloc(per[s] * sizeof(*p->offs));
-			p->lens = malloc(per[s] * sizeof(*p->lens));
-			if (!p->offs || !p->lens) {
-				rc = tc_fail(f->fs, -ENOMEM, "lock %s: out of memory", f->path);
-				goto out;
-			}
-			per[s] = parts++; /* from now on: the slot's part index */
+			if (l->count > 1)
+				tdl_layout_map(&tl, off, &slot, &obj);
+			fn(arg, slot, off, run);
+			off += run;
+			len -= run;
 		}
 	}
+}
+
+static void count_piece(void *arg, uint32_t slot, uint64_t off, uint64_t len)
+{
+	size_t *per = arg;
+
+	(void)off, (void)len;
+	per[slot]++;
+}
+
+struct piece_fill {
+	struct tessera_lock *lk;
+	const size_t *part_of;     /* slot -> its part */
+};
+
+static void fill_piece(void *arg, uint32_t slot, uint64_t off, uint64_t len)
+{
+	struct piece_fill *pf = arg;
+	struct lk_part *p = &pf->lk->parts[pf->part_of[slot]];
+
+	p->offs[p->n] = off;
+	p->lens[p->n++] = len;
+}
+
+/* A list lock with a part for each slot that has pieces (per[s] of them,
+ * counted); per[s] becomes the slot's part index. */
+static struct tessera_lock *list_lock_new(tessera_file *f, int mode, int protocol, size_t *per)
+{
+	const struct tessera_layout *l = &f->layout;
+	struct tessera_lock *lk;
+	size_t parts = 0;
+
+	for (uint32_t s = 0; s < l->count; s++)
+		parts += per[s] != 0;
+	if (!(lk = lock_new(f, mode, protocol, parts, "lock")))
+		return NULL;
+	parts = 0;
+	for (uint32_t s = 0; s < l->count; s++) {
+		struct lk_part *p;
+
+		if (!per[s])
+			continue;
+		p = &lk->parts[parts];
+		p->slot = s;
+		p->server = (int)l->servers[s];
+		p->handle = l->handles[s];
+		p->last = LK_NONE;
+		p->offs = malloc(per[s] * sizeof(*p->offs));
+		p->lens = malloc(per[s] * sizeof(*p->lens));
+		if (!p->offs || !p->lens) {
+			lock_free(lk);
+			tc_fail(f->fs, -ENOMEM, "lock %s: out of memory", f->path);
+			return NULL;
+		}
+		per[s] = parts++;
+	}
+	return lk;
+}
+
+int tessera_lock_list(tessera_file *f, int mode, const uint64_t *offsets,
+		      const uint64_t *lengths, size_t count, int protocol, tessera_lock **out)
+{
+	uint64_t (*reg)[2] = NULL;
+	size_t n, *per = NULL;
+	struct tessera_lock *lk;
+	struct piece_fill pf;
+	int rc;
+
+	if ((rc = check_mode(f, mode, "lock")))
+		return rc;
+	if (!count)
+		return tc_fail(f->fs, -EINVAL, "lock %s: no regions", f->path);
+	reg = malloc(count * sizeof(*reg));
+	per = calloc(f->layout.count, sizeof(*per));
+	if (!reg || !per) {
+		rc = tc_fail(f->fs, -ENOMEM, "lock %s: out of memory", f->path);
+		goto out;
+	}
+	if ((rc = copy_regions(f, offsets, lengths, count, reg)))
+		goto out;
+	n = merge_regions(reg, count);
+	/* Split at strips into the slots' lists (count pieces, then fill). */
+	for_each_piece(&f->layout, (const uint64_t (*)[2])reg, n, count_piece, per);
+	if (!(lk = list_lock_new(f, mode, protocol, per))) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	pf = (struct piece_fill){ lk, per };
+	for_each_piece(&f->layout, (const uint64_t (*)[2])reg, n, fill_piece, &pf);
 	for (size_t i = 0; i < lk->nparts; i++)
 		lk->parts[i].next = lk->parts[i].offs[0];
 	rc = lock_finish(lk, out);
-	lk = NULL;
 out:
-	lock_free(lk);
 	free(reg);
 	free(per);
 	return rc;
@@ -717,14 +901,43 @@ int tessera_lock_range(tessera_file *f, int mode, uint64_t offset, uint64_t leng
 	return tessera_lock_list(f, mode, &offset, &length, 1, protocol, out);
 }
 
+/* A datatype lock's view: the stream window [first, first+length) of
+ * file_type's instances from disp, checked and encoded once. */
+static int dtype_view(struct tessera_lock *lk, const struct tdl_dataloop *file_type, uint64_t size,
+		      int64_t disp, uint64_t first, uint64_t length)
+{
+	tessera_file *f = lk->file;
+	char err[256];
+	int rc;
+
+	lk->disp = disp;
+	lk->first = first;
+	lk->last = first + length;
+	lk->count = (first + length + size - 1) / size;
+	if ((rc = tdl_check_view(file_type, lk->count, disp, err, sizeof(err))))
+		return tc_fail(f->fs, rc, "lock %s: file view: %s", f->path, err);
+	if ((rc = tp_dataloop_to_msg(file_type, &lk->ftype_msg)))
+		return tc_fail(f->fs, rc, "lock %s: encoding the file type failed", f->path);
+	pthread_mutex_lock(&f->fs->lock);
+	lk->desc_id = ++f->fs->next_desc_id;
+	pthread_mutex_unlock(&f->fs->lock);
+	return 0;
+}
+
+static int known_protocol(int protocol)
+{
+	return protocol == TESSERA_LOCK_TWO_PHASE || protocol == TESSERA_LOCK_ONE_TRY ||
+	       protocol == TESSERA_LOCK_ALT_TRY;
+}
+
 int tessera_lock_dtype(tessera_file *f, int mode, const struct tdl_dataloop *file_type,
 		       int64_t disp, uint64_t first, uint64_t length, int protocol,
 		       tessera_lock **out)
 {
 	const struct tessera_layout *l = &f->layout;
 	uint64_t size = file_type ? tdl_size(file_type) : 0;
+	uint8_t sent[TP_MAX_SERVERS] = { 0 };
 	struct tessera_lock *lk;
-	char err[256];
 	int rc;
 
 	if ((rc = check_mode(f, mode, "lock")))
@@ -735,21 +948,10 @@ int tessera_lock_dtype(tessera_file *f, int mode, const struct tdl_dataloop *fil
 			       !length ? "nothing to lock" : "stream window overflows");
 	if (!(lk = lock_new(f, mode, protocol, l->count, "lock")))
 		return -ENOMEM;
-	lk->disp = disp;
-	lk->first = first;
-	lk->last = first + length;
-	lk->count = (first + length + size - 1) / size;
-	if ((rc = tdl_check_view(file_type, lk->count, disp, err, sizeof(err)))) {
+	if ((rc = dtype_view(lk, file_type, size, disp, first, length))) {
 		lock_free(lk);
-		return tc_fail(f->fs, rc, "lock %s: file view: %s", f->path, err);
+		return rc;
 	}
-	if ((rc = tp_dataloop_to_msg(file_type, &lk->ftype_msg))) {
-		lock_free(lk);
-		return tc_fail(f->fs, rc, "lock %s: encoding the file type failed", f->path);
-	}
-	pthread_mutex_lock(&f->fs->lock);
-	lk->desc_id = ++f->fs->next_desc_id;
-	pthread_mutex_unlock(&f->fs->lock);
 	/* Every object gets the view (the dissertation's datatype locks); each
 	 * server finds its own bytes, and says so when it has none. */
 	for (uint32_t s = 0; s < l->count; s++) {
@@ -761,23 +963,20 @@ int tessera_lock_dtype(tessera_file *f, int mode, const struct tdl_dataloop *fil
 		p->last = LK_NONE;
 		p->next = 0; /* unknown until the first round says */
 	}
-	if (lk->protocol == TESSERA_LOCK_TWO_PHASE || lk->protocol == TESSERA_LOCK_ONE_TRY ||
-	    lk->protocol == TESSERA_LOCK_ALT_TRY) {
-		uint8_t sent[TP_MAX_SERVERS] = { 0 };
-
-		rc = lock_finish(lk, out);
-		if (rc)
-			return rc;
-		/* Every server that answered holds the view now: the I/O
-		 * under the lock can name it without sending it. */
-		lk = *out;
-		for (uint32_t s = 0; s < l->count; s++)
-			sent[lk->parts[s].server] = (uint8_t)lk->parts[s].created;
-		tc_view_remember(f, lk->ftype_msg, lk->desc_id, sent);
-		return 0;
+	if (!known_protocol(lk->protocol)) {
+		lock_free(lk);
+		return tc_fail(f->fs, -EINVAL, "lock %s: unknown protocol %d", f->path, protocol);
 	}
-	lock_free(lk);
-	return tc_fail(f->fs, -EINVAL, "lock %s: unknown protocol %d", f->path, protocol);
+	rc = lock_finish(lk, out);
+	if (rc)
+		return rc;
+	/* Every server that answered holds the view now: the I/O under the
+	 * lock can name it without sending it. */
+	lk = *out;
+	for (uint32_t s = 0; s < l->count; s++)
+		sent[lk->parts[s].server] = (uint8_t)lk->parts[s].created;
+	tc_view_remember(f, lk->ftype_msg, lk->desc_id, sent);
+	return 0;
 }
 
 int tessera_unlock(tessera_lock *lk)

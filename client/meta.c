@@ -184,70 +184,68 @@ int tessera_get_layout(tessera_fs *fs, const char *upath, struct tessera_layout 
  * storage objects' business (io.c).
  */
 
-int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
-		 const struct tessera_layout *layout, tessera_file **out)
+/* CREATE path (O_EXCL: exclusive) with the layout asked for, if any: the
+ * reply, which the caller frees. */
+static int open_create(tessera_fs *fs, const char *path, int flags, mode_t mode,
+		       const struct tessera_layout *layout, Tessera__AttrReply **rep)
 {
-	Tessera__Cred cred;
+	Tessera__CreateRequest m = TESSERA__CREATE_REQUEST__INIT;
+	Tessera__Layout lm = TESSERA__LAYOUT__INIT;
 	uint32_t gids[TESSERA_MAX_GROUPS];
-	Tessera__AttrReply *rep = NULL;
-	tessera_file *f;
-	int rc, acc = flags & O_ACCMODE;
-	char path[4096];
+	Tessera__Cred cred;
+	char label[4200];
+	struct tc_req *r;
+	int rc;
 
-	rc = tessera_map_path(fs, upath, path, sizeof(path));
-	if (rc)
-		return rc;
 	tc_cred(fs, &cred, gids);
-	if (flags & O_CREAT) {
-		Tessera__CreateRequest m = TESSERA__CREATE_REQUEST__INIT;
-		Tessera__Layout lm = TESSERA__LAYOUT__INIT;
-		char label[4200];
-		struct tc_req *r;
+	m.cred = &cred;
+	m.path = (char *)path;
+	m.mode = mode & 07777;
+	m.exclusive = (flags & O_EXCL) != 0;
+	if (layout) {
+		lm.strip_size = layout->strip_size;
+		m.stripe_count = layout->count;
+	}
+	/* the config's strip size applies after the directory's default */
+	m.default_strip_size = fs->cfg.strip_size;
+	m.layout = &lm;
+	m.open_rights = tc_open_rights(flags);
+	snprintf(label, sizeof(label), "create %s", path);
+	r = tc_req_new(fs, TC_MDS, TP_OP_CREATE, &m.base, NULL, 0);
+	rc = tc_call(fs, r, label);
+	if (!rc) {
+		*rep = (Tessera__AttrReply *)r->reply;
+		r->reply = NULL;
+	}
+	tc_req_free(fs, r);
+	return rc;
+}
 
-		m.cred = &cred;
-		m.path = path;
-		m.mode = mode & 07777;
-		m.exclusive = (flags & O_EXCL) != 0;
-		if (layout) {
-			lm.strip_size = layout->strip_size;
-			m.stripe_count = layout->count;
-		}
-		/* the config's strip size applies after the directory's default */
-		m.default_strip_size = fs->cfg.strip_size;
-		m.layout = &lm;
-		m.open_rights = tc_open_rights(flags);
-		snprintf(label, sizeof(label), "create %s", path);
-		r = tc_req_new(fs, TC_MDS, TP_OP_CREATE, &m.base, NULL, 0);
-		rc = tc_call(fs, r, label);
-		if (!rc) {
-			rep = (Tessera__AttrReply *)r->reply;
-			r->reply = NULL;
-		}
-		tc_req_free(fs, r);
-	} else {
-		rc = lookup_attr(fs, path, tc_open_rights(flags), &rep);
-	}
-	if (rc)
-		return rc;
-	if (!rep->attr) {
-		rc = tc_fail(fs, -EPROTO, "open %s: reply without attributes", path);
-		goto out;
-	}
-	if (rep->attr->type == TESSERA__FILE_TYPE__FILE_DIRECTORY) {
-		rc = tc_fail(fs, -EISDIR, "open %s: is a directory", path);
-		goto out;
-	}
-	/* The metadata daemon checked the mode (a file this call just created
-	 * may be written whatever its mode) and granted the capability. */
-	if (!rep->cap) {
-		rc = tc_fail(fs, -EPROTO, "open %s: reply without a capability", path);
-		goto out;
-	}
-	f = calloc(1, sizeof(*f));
+/* What an open's reply must hold: attributes of a non-directory and a
+ * capability (the metadata daemon checked the mode: a file this call just
+ * created may be written whatever its mode). */
+static int open_reply_check(tessera_fs *fs, const char *path, const Tessera__AttrReply *rep)
+{
+	if (!rep->attr)
+		return tc_fail(fs, -EPROTO, "open %s: reply without attributes", path);
+	if (rep->attr->type == TESSERA__FILE_TYPE__FILE_DIRECTORY)
+		return tc_fail(fs, -EISDIR, "open %s: is a directory", path);
+	if (!rep->cap)
+		return tc_fail(fs, -EPROTO, "open %s: reply without a capability", path);
+	return 0;
+}
+
+/* The open file from a checked reply; O_TRUNC drops an existing file's
+ * data. */
+static int open_file(tessera_fs *fs, const char *path, int flags, const Tessera__AttrReply *rep,
+		     tessera_file **out)
+{
+	tessera_file *f = calloc(1, sizeof(*f));
+	int rc;
+
 	if (!f || !(f->cap = tc_cap_from_msg(rep->cap))) {
 		free(f);
-		rc = tc_fail(fs, -ENOMEM, "open %s: out of memory", path);
-		goto out;
+		return tc_fail(fs, -ENOMEM, "open %s: out of memory", path);
 	}
 	f->fs = fs;
 	f->flags = flags;
@@ -256,15 +254,36 @@ int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
 	tc_layout_from_msg(rep->attr->layout, &f->layout);
 	rc = tc_check_layout(fs, &f->layout, path);
 	/* (a file this call created has no data to drop) */
-	if (!rc && (flags & O_TRUNC) && acc != O_RDONLY && !rep->created)
+	if (!rc && (flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY && !rep->created)
 		rc = tc_truncate_objects(fs, &f->layout, tc_cap_msg(f->cap), path, 0);
 	if (rc) {
 		tc_cap_free(f->cap);
 		free(f);
-		goto out;
+		return rc;
 	}
 	*out = f;
-out:
+	return 0;
+}
+
+int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
+		 const struct tessera_layout *layout, tessera_file **out)
+{
+	Tessera__AttrReply *rep = NULL;
+	char path[4096];
+	int rc;
+
+	rc = tessera_map_path(fs, upath, path, sizeof(path));
+	if (rc)
+		return rc;
+	if (flags & O_CREAT)
+		rc = open_create(fs, path, flags, mode, layout, &rep);
+	else
+		rc = lookup_attr(fs, path, tc_open_rights(flags), &rep);
+	if (rc)
+		return rc;
+	rc = open_reply_check(fs, path, rep);
+	if (!rc)
+		rc = open_file(fs, path, flags, rep, out);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return rc;
 }

@@ -87,8 +87,13 @@ static int mem_init_dtype(struct nc_mem *m, void *buf, uint64_t count,
 	return 0;
 }
 
-/* Move the next `len` bytes of the memory stream to (to_mem: from) stage. */
-static int mem_move(struct nc_mem *m, uint8_t *stage, uint64_t len, int to_mem)
+/* Which way a copy goes: into the stage (the round's stream bytes, from
+ * the caller's memory or the objects' data) or out of it. */
+enum nc_copy { NC_INTO_STAGE, NC_OUT_OF_STAGE };
+
+/* Move the next `len` bytes of the memory stream into stage (a write), or
+ * from stage out to it (a read). */
+static int mem_move(struct nc_mem *m, uint8_t *stage, uint64_t len, enum nc_copy way)
 {
 	while (len) {
 		uint8_t *p;
@@ -117,7 +122,7 @@ static int mem_move(struct nc_mem *m, uint8_t *stage, uint64_t len, int to_mem)
 		}
 		if (k > len)
 			k = len;
-		if (to_mem)
+		if (way == NC_OUT_OF_STAGE)
 			memcpy(p, stage, k);
 		else
 			memcpy(stage, p, k);
@@ -139,10 +144,13 @@ static int mem_move(struct nc_mem *m, uint8_t *stage, uint64_t len, int to_mem)
 
 /* ---------------------------------------------------------------- rounds */
 
+/* What a call does with the file. */
+enum nc_dir { NC_READ, NC_WRITE };
+
 struct nc_call {
 	tessera_fs *fs;
 	tessera_file *f;
-	int write;
+	enum nc_dir dir;
 	int by_view;              /* messages name the file view, else pieces */
 	char label[4200];         /* "list write /a/b" */
 	struct nc_mem mem;
@@ -160,6 +168,11 @@ struct nc_call {
 	size_t stage_cap;
 };
 
+static int writing(const struct nc_call *c)
+{
+	return c->dir == NC_WRITE;
+}
+
 /* The message for the round's k-th object. */
 static struct tc_req *round_msg(struct nc_call *c, uint32_t k)
 {
@@ -168,7 +181,7 @@ static struct tc_req *round_msg(struct nc_call *c, uint32_t k)
 	const struct tc_plan_object *o = &rd->objects[k];
 	uint32_t server = c->f->layout.servers[o->slot];
 	uint64_t handle = c->f->layout.handles[o->slot];
-	size_t data_len = c->write ? o->bytes : 0;
+	size_t data_len = writing(c) ? o->bytes : 0;
 	struct tc_req *r;
 
 	if (!c->by_view) {
@@ -196,7 +209,7 @@ static struct tc_req *round_msg(struct nc_call *c, uint32_t k)
 		m.n_offsets = m.n_lengths = n;
 		m.offsets = offs;
 		m.lengths = lens;
-		r = tc_req_new(fs, (int)server, c->write ? TP_OP_LIST_WRITE : TP_OP_LIST_READ,
+		r = tc_req_new(fs, (int)server, writing(c) ? TP_OP_LIST_WRITE : TP_OP_LIST_READ,
 			       &m.base, NULL, data_len);
 		free(offs);
 	} else {
@@ -215,10 +228,10 @@ static struct tc_req *round_msg(struct nc_call *c, uint32_t k)
 		m.count = c->count;
 		m.first = rd->first;
 		m.last = rd->last;
-		r = tc_req_new(fs, (int)server, c->write ? TP_OP_DTYPE_WRITE : TP_OP_DTYPE_READ,
+		r = tc_req_new(fs, (int)server, writing(c) ? TP_OP_DTYPE_WRITE : TP_OP_DTYPE_READ,
 			       &m.base, NULL, data_len);
 	}
-	if (r && !c->write) {
+	if (r && !writing(c)) {
 		r->data_dst = c->obj_data[k];
 		r->data_cap = o->bytes;
 	}
@@ -226,8 +239,9 @@ static struct tc_req *round_msg(struct nc_call *c, uint32_t k)
 }
 
 /* Copy between the stage (the round's stream bytes) and each object's
- * data, piece by piece. */
-static void move_pieces(struct nc_call *c, uint8_t *stage, uint8_t **obj_data, int to_stage)
+ * data, piece by piece: into the stage (a read's replies) or out of it
+ * (into a write's messages). */
+static void move_pieces(struct nc_call *c, uint8_t *stage, uint8_t **obj_data, enum nc_copy way)
 {
 	const struct tc_plan_round *rd = &c->plan.round;
 
@@ -239,7 +253,7 @@ static void move_pieces(struct nc_call *c, uint8_t *stage, uint8_t **obj_data, i
 			const struct tc_plan_piece *u = &rd->pieces[i];
 			uint8_t *s = stage + (u->stream - rd->first);
 
-			if (to_stage)
+			if (way == NC_INTO_STAGE)
 				memcpy(s, d, u->len);
 			else
 				memcpy(d, s, u->len);
@@ -260,25 +274,14 @@ static int round_fail(struct nc_call *c, int rc)
 		       (unsigned long long)c->plan.round.last, strerror(-rc));
 }
 
-/* Send the round's messages and wait. A server that lost the call's file
- * type (restarted, or evicted it) answers ESTALE and gets it once more. */
-static int run_round(struct nc_call *c, uint8_t *stage)
+/* After a round ran: note per daemon whether it holds the call's view
+ * now. Returns how many requests failed for another reason than a lost
+ * view (ESTALE). */
+static uint32_t note_views(struct nc_call *c)
 {
-	tessera_fs *fs = c->fs;
 	const struct tc_plan_round *rd = &c->plan.round;
-	uint8_t *data[TESSERA_MAX_STRIPE];
-	struct tc_req *again[TESSERA_MAX_STRIPE];
-	uint32_t n_again = 0, other = 0;
-	int rc;
+	uint32_t other = 0;
 
-	for (uint32_t k = 0; k < rd->n_objects; k++) {
-		if (!(c->reqs[k] = round_msg(c, k)))
-			return tc_fail(fs, -ENOMEM, "%s: out of memory", c->label);
-		data[k] = tc_req_data(c->reqs[k]);
-	}
-	if (c->write)
-		move_pieces(c, stage, data, 0);
-	rc = tc_run(fs, c->reqs, rd->n_objects);
 	for (uint32_t k = 0; k < rd->n_objects; k++) {
 		uint32_t server = c->f->layout.servers[rd->objects[k].slot];
 		int st = c->reqs[k]->status;
@@ -290,32 +293,75 @@ static int run_round(struct nc_call *c, uint8_t *stage)
 		else
 			other++;
 	}
-	if (rc && !other) {
-		for (uint32_t k = 0; k < rd->n_objects; k++) {
-			struct tc_req *old = c->reqs[k], *r;
+	return other;
+}
 
-			if (!old->status)
-				continue;
-			if (!(r = round_msg(c, k)))
-				return tc_fail(fs, -ENOMEM, "%s: out of memory", c->label);
-			if (c->write)
-				memcpy(tc_req_data(r), tc_req_data(old), rd->objects[k].bytes);
-			tc_req_free(fs, old);
-			c->reqs[k] = again[n_again++] = r;
-		}
-		rc = tc_run(fs, again, n_again);
+/* The round's failed requests made again (the view travels with them now)
+ * and run once more (*run_rc: how that went). 0, or -ENOMEM with the
+ * message set. */
+static int rerun_failed(struct nc_call *c, int *run_rc)
+{
+	const struct tc_plan_round *rd = &c->plan.round;
+	struct tc_req *again[TESSERA_MAX_STRIPE];
+	uint32_t n_again = 0;
+
+	for (uint32_t k = 0; k < rd->n_objects; k++) {
+		struct tc_req *old = c->reqs[k], *r;
+
+		if (!old->status)
+			continue;
+		if (!(r = round_msg(c, k)))
+			return tc_fail(c->fs, -ENOMEM, "%s: out of memory", c->label);
+		if (writing(c))
+			memcpy(tc_req_data(r), tc_req_data(old), rd->objects[k].bytes);
+		tc_req_free(c->fs, old);
+		c->reqs[k] = again[n_again++] = r;
+	}
+	*run_rc = tc_run(c->fs, again, n_again);
+	return 0;
+}
+
+/* A read's replies carry exactly the bytes asked. */
+static int check_read_lengths(struct nc_call *c)
+{
+	const struct tc_plan_round *rd = &c->plan.round;
+
+	for (uint32_t k = 0; k < rd->n_objects; k++)
+		if (c->reqs[k]->data_len != rd->objects[k].bytes)
+			return tc_fail(c->fs, -EPROTO, "%s: storage daemon %u sent %zu bytes for "
+				       "%llu asked", c->label,
+				       c->f->layout.servers[rd->objects[k].slot],
+				       c->reqs[k]->data_len,
+				       (unsigned long long)rd->objects[k].bytes);
+	return 0;
+}
+
+/* Send the round's messages and wait. A server that lost the call's file
+ * type (restarted, or evicted it) answers ESTALE and gets it once more. */
+static int run_round(struct nc_call *c, uint8_t *stage)
+{
+	tessera_fs *fs = c->fs;
+	const struct tc_plan_round *rd = &c->plan.round;
+	uint8_t *data[TESSERA_MAX_STRIPE];
+	int rc;
+
+	for (uint32_t k = 0; k < rd->n_objects; k++) {
+		if (!(c->reqs[k] = round_msg(c, k)))
+			return tc_fail(fs, -ENOMEM, "%s: out of memory", c->label);
+		data[k] = tc_req_data(c->reqs[k]);
+	}
+	if (writing(c))
+		move_pieces(c, stage, data, NC_OUT_OF_STAGE);
+	rc = tc_run(fs, c->reqs, rd->n_objects);
+	if (note_views(c) == 0 && rc) {
+		int mem_rc = rerun_failed(c, &rc);
+
+		if (mem_rc)
+			return mem_rc;
 	}
 	if (rc)
 		return round_fail(c, rc);
-	if (!c->write)
-		for (uint32_t k = 0; k < rd->n_objects; k++)
-			if (c->reqs[k]->data_len != rd->objects[k].bytes)
-				return tc_fail(fs, -EPROTO, "%s: storage daemon %u sent %zu bytes for "
-					       "%llu asked", c->label,
-					       c->f->layout.servers[rd->objects[k].slot],
-					       c->reqs[k]->data_len,
-					       (unsigned long long)rd->objects[k].bytes);
-	return 0;
+	return writing(c) ? 0 : check_read_lengths(c);
 }
 
 static void free_round(struct nc_call *c)
@@ -344,10 +390,10 @@ static int one_round(struct nc_call *c)
 				return tc_fail(c->fs, -ENOMEM, "%s: out of memory", c->label);
 		}
 		stage = c->stage;
-		if (c->write && (rc = mem_move(&c->mem, stage, len, 0)))
+		if (writing(c) && (rc = mem_move(&c->mem, stage, len, NC_INTO_STAGE)))
 			return tc_fail(c->fs, rc, "%s: memory description ended early", c->label);
 	}
-	if (!c->write)
+	if (!writing(c))
 		for (uint32_t k = 0; k < rd->n_objects; k++) {
 			uint64_t b = rd->objects[k].bytes;
 
@@ -356,9 +402,9 @@ static int one_round(struct nc_call *c)
 		}
 	if ((rc = run_round(c, stage)))
 		return rc;
-	if (!c->write) {
-		move_pieces(c, stage, c->obj_data, 1);
-		if (!c->mem.contig && (rc = mem_move(&c->mem, stage, len, 1)))
+	if (!writing(c)) {
+		move_pieces(c, stage, c->obj_data, NC_INTO_STAGE);
+		if (!c->mem.contig && (rc = mem_move(&c->mem, stage, len, NC_OUT_OF_STAGE)))
 			return tc_fail(c->fs, rc, "%s: memory description ended early", c->label);
 	}
 	return 0;
@@ -370,7 +416,7 @@ static ssize_t run_call(struct nc_call *c)
 	uint64_t at = 0;
 	int rc = 0;
 
-	if (c->write && (rc = tc_plan_check_overlap(p, &at)))
+	if (writing(c) && (rc = tc_plan_check_overlap(p, &at)))
 		return rc == -EINVAL
 			? tc_fail(c->fs, rc, "%s: file regions overlap at offset %llu (writes must "
 				  "name each byte once)", c->label, (unsigned long long)at)
@@ -415,19 +461,19 @@ static int plan_fail(struct nc_call *c, int rc)
 		       c->fs->cfg.window, strerror(-rc));
 }
 
-static int call_start(struct nc_call *c, tessera_file *f, int write, const char *method)
+static int call_start(struct nc_call *c, tessera_file *f, enum nc_dir dir, const char *method)
 {
 	int acc = f->flags & O_ACCMODE;
 
 	memset(c, 0, sizeof(*c));
 	c->fs = f->fs;
 	c->f = f;
-	c->write = write;
-	snprintf(c->label, sizeof(c->label), "%s %s %s", method, write ? "write" : "read",
-		 f->path);
-	if (write && acc == O_RDONLY)
+	c->dir = dir;
+	snprintf(c->label, sizeof(c->label), "%s %s %s", method,
+		 dir == NC_WRITE ? "write" : "read", f->path);
+	if (dir == NC_WRITE && acc == O_RDONLY)
 		return tc_fail(f->fs, -EBADF, "%s: file is open read-only", c->label);
-	if (!write && acc == O_WRONLY)
+	if (dir == NC_READ && acc == O_WRONLY)
 		return tc_fail(f->fs, -EBADF, "%s: file is open write-only", c->label);
 	return 0;
 }
@@ -441,61 +487,79 @@ static struct tdl_layout layout_of(const tessera_file *f)
 
 /* ------------------------------------------------------------- list I/O */
 
+/* The memory regions' total, within SSIZE_MAX: 0, or a negative errno
+ * with the message. */
+static int mem_total(struct nc_call *c, const struct iovec *mem, size_t mem_count,
+		     uint64_t *total)
+{
+	*total = 0;
+	for (size_t i = 0; i < mem_count; i++) {
+		if (mem[i].iov_len > (uint64_t)SSIZE_MAX - *total)
+			return tc_fail(c->fs, -EINVAL, "%s: memory regions exceed SSIZE_MAX bytes",
+				       c->label);
+		*total += mem[i].iov_len;
+	}
+	return 0;
+}
+
+/* The file regions' total, each within the largest file and all within
+ * SSIZE_MAX. */
+static int file_total(struct nc_call *c, const uint64_t *offs, const uint64_t *lens, size_t n,
+		      uint64_t *total)
+{
+	*total = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (offs[i] > (uint64_t)INT64_MAX || lens[i] > (uint64_t)INT64_MAX - offs[i])
+			return tc_fail(c->fs, -EFBIG, "%s: file region %zu (offset %llu, length %llu) "
+				       "is beyond the largest file", c->label, i,
+				       (unsigned long long)offs[i], (unsigned long long)lens[i]);
+		if (lens[i] > (uint64_t)SSIZE_MAX - *total)
+			return tc_fail(c->fs, -EINVAL, "%s: file regions exceed SSIZE_MAX bytes",
+				       c->label);
+		*total += lens[i];
+	}
+	return 0;
+}
+
+/* A list call's regions checked: memory and file hold the same bytes. */
+static int list_check(struct nc_call *c, const struct iovec *mem, size_t mem_count,
+		      const uint64_t *offs, const uint64_t *lens, size_t n)
+{
+	uint64_t mtotal, ftotal;
+	int rc;
+
+	if ((mem_count && !mem) || (n && (!offs || !lens)))
+		return tc_fail(c->fs, -EINVAL, "%s: NULL region list", c->label);
+	if ((rc = mem_total(c, mem, mem_count, &mtotal)) ||
+	    (rc = file_total(c, offs, lens, n, &ftotal)))
+		return rc;
+	if (mtotal != ftotal)
+		return tc_fail(c->fs, -EINVAL, "%s: memory regions hold %llu bytes but file regions "
+			       "%llu", c->label, (unsigned long long)mtotal,
+			       (unsigned long long)ftotal);
+	return 0;
+}
+
 static ssize_t list_io(tessera_file *f, const struct iovec *mem, size_t mem_count,
-		       const uint64_t *offs, const uint64_t *lens, size_t n, int write)
+		       const uint64_t *offs, const uint64_t *lens, size_t n, enum nc_dir dir)
 {
 	struct nc_call *c = malloc(sizeof(*c));
-	uint64_t mtotal = 0, ftotal = 0;
+	struct tdl_layout tl = layout_of(f);
+	struct tc_plan_limits lim = call_limits(f->fs, f->list_batch ? f->list_batch
+						 : f->fs->cfg.list_io_max_regions);
 	ssize_t rc;
 
 	if (!c)
 		return tc_fail(f->fs, -ENOMEM, "list I/O on %s: out of memory", f->path);
-	if ((rc = call_start(c, f, write, "list")))
+	if ((rc = call_start(c, f, dir, "list")) ||
+	    (rc = list_check(c, mem, mem_count, offs, lens, n)))
 		goto out;
-	if ((mem_count && !mem) || (n && (!offs || !lens))) {
-		rc = tc_fail(f->fs, -EINVAL, "%s: NULL region list", c->label);
-		goto out;
-	}
-	for (size_t i = 0; i < mem_count; i++) {
-		if (mem[i].iov_len > (uint64_t)SSIZE_MAX - mtotal) {
-			rc = tc_fail(f->fs, -EINVAL, "%s: memory regions exceed SSIZE_MAX bytes",
-				     c->label);
-			goto out;
-		}
-		mtotal += mem[i].iov_len;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (offs[i] > (uint64_t)INT64_MAX || lens[i] > (uint64_t)INT64_MAX - offs[i]) {
-			rc = tc_fail(f->fs, -EFBIG, "%s: file region %zu (offset %llu, length %llu) "
-				     "is beyond the largest file", c->label, i,
-				     (unsigned long long)offs[i], (unsigned long long)lens[i]);
-			goto out;
-		}
-		if (lens[i] > (uint64_t)SSIZE_MAX - ftotal) {
-			rc = tc_fail(f->fs, -EINVAL, "%s: file regions exceed SSIZE_MAX bytes",
-				     c->label);
-			goto out;
-		}
-		ftotal += lens[i];
-	}
-	if (mtotal != ftotal) {
-		rc = tc_fail(f->fs, -EINVAL, "%s: memory regions hold %llu bytes but file regions "
-			     "%llu", c->label, (unsigned long long)mtotal,
-			     (unsigned long long)ftotal);
-		goto out;
-	}
 	mem_init_iov(&c->mem, mem, mem_count);
-	{
-		struct tdl_layout tl = layout_of(f);
-		struct tc_plan_limits lim = call_limits(f->fs, f->list_batch ? f->list_batch
-							 : f->fs->cfg.list_io_max_regions);
-
-		if ((rc = tc_plan_init_list(&c->plan, &tl, &lim, offs, lens, n)))
-			rc = plan_fail(c, (int)rc);
-		else
-			rc = run_call(c);
-		tc_plan_free(&c->plan);
-	}
+	if ((rc = tc_plan_init_list(&c->plan, &tl, &lim, offs, lens, n)))
+		rc = plan_fail(c, (int)rc);
+	else
+		rc = run_call(c);
+	tc_plan_free(&c->plan);
 out:
 	free(c);
 	return rc;
@@ -506,7 +570,7 @@ ssize_t tessera_write_list(tessera_file *f, const struct iovec *mem, size_t mem_
 {
 	ssize_t rc;
 
-	TC_CAP_RETRY(f, rc, list_io(f, mem, mem_count, offs, lens, n, 1));
+	TC_CAP_RETRY(f, rc, list_io(f, mem, mem_count, offs, lens, n, NC_WRITE));
 	return rc;
 }
 
@@ -515,7 +579,7 @@ ssize_t tessera_read_list(tessera_file *f, const struct iovec *mem, size_t mem_c
 {
 	ssize_t rc;
 
-	TC_CAP_RETRY(f, rc, list_io(f, mem, mem_count, offs, lens, n, 0));
+	TC_CAP_RETRY(f, rc, list_io(f, mem, mem_count, offs, lens, n, NC_READ));
 	return rc;
 }
 
@@ -547,41 +611,88 @@ static uint64_t view_room(const struct nc_call *c)
 
 static int view_recall(struct nc_call *c);
 
+/* A datatype call's arguments checked: *total is the bytes the memory
+ * holds (0: nothing to do). 0 or a negative errno, with the message. */
+static int dtype_check(struct nc_call *c, const void *buf, uint64_t mem_count, uint64_t msize,
+		       const struct tdl_dataloop *ftype, uint64_t first, uint64_t *total)
+{
+	tessera_fs *fs = c->fs;
+	uint64_t fsize;
+
+	*total = 0;
+	if (!ftype || (!buf && mem_count && msize))
+		return tc_fail(fs, -EINVAL, "%s: no %s", c->label, ftype ? "buffer" : "file type");
+	if (msize && mem_count > (uint64_t)SSIZE_MAX / msize)
+		return tc_fail(fs, -EINVAL, "%s: %llu memory instances of %llu bytes exceed SSIZE_MAX",
+			       c->label, (unsigned long long)mem_count, (unsigned long long)msize);
+	if (mem_count * msize == 0)
+		return 0;
+	fsize = tdl_size(ftype);
+	if (fsize == 0 || first > (uint64_t)INT64_MAX - mem_count * msize)
+		return tc_fail(fs, -EINVAL, "%s: %s", c->label, fsize ? "stream window overflows"
+			       : "file type holds no data");
+	*total = mem_count * msize;
+	c->count = (first + *total + fsize - 1) / fsize;
+	return 0;
+}
+
+/* The round limits of a datatype call: when the file type's message
+ * leaves room for half a max_io of data beside it, the messages name the
+ * view (by_view) and each daemon finds its pieces itself. */
+static struct tc_plan_limits dtype_limits(struct nc_call *c)
+{
+	struct tc_plan_limits lim = call_limits(c->fs, 0);
+	uint64_t room = view_room(c);
+
+	if (room >= lim.max_io / 2) {
+		/* The view travels; the data beside it must still fit a frame. */
+		c->by_view = 1;
+		lim.max_pieces = 0; /* the server finds its pieces itself */
+		if (room < lim.max_io)
+			lim.max_io = room;
+	}
+	return lim;
+}
+
+/* Plan and run a checked datatype call (c->ftype_msg made). */
+static ssize_t dtype_run(struct nc_call *c, const struct tdl_dataloop *ftype, uint64_t total)
+{
+	tessera_fs *fs = c->fs;
+	struct tc_plan_limits lim = dtype_limits(c);
+	struct tdl_layout tl = layout_of(c->f);
+	ssize_t rc;
+
+	if ((rc = tc_plan_init_view(&c->plan, &tl, &lim, ftype, c->count, c->disp, c->first,
+				    c->first + total))) {
+		rc = plan_fail(c, (int)rc);
+	} else {
+		if (!c->by_view || !view_recall(c)) {
+			pthread_mutex_lock(&fs->lock);
+			c->desc_id = ++fs->next_desc_id;
+			pthread_mutex_unlock(&fs->lock);
+		}
+		rc = run_call(c);
+	}
+	tc_plan_free(&c->plan);
+	return rc;
+}
+
 static ssize_t dtype_io(tessera_file *f, void *buf, uint64_t mem_count,
 			const struct tdl_dataloop *mtype, const struct tdl_dataloop *ftype,
-			int64_t disp, uint64_t first, int write)
+			int64_t disp, uint64_t first, enum nc_dir dir)
 {
 	tessera_fs *fs = f->fs;
 	struct nc_call *c = malloc(sizeof(*c));
-	uint64_t msize = mtype ? tdl_size(mtype) : 1, fsize, total, room;
-	struct tc_plan_limits lim;
-	struct tdl_layout tl;
+	uint64_t msize = mtype ? tdl_size(mtype) : 1, total;
 	char err[256];
 	ssize_t rc;
 
 	if (!c)
 		return tc_fail(fs, -ENOMEM, "datatype I/O on %s: out of memory", f->path);
-	if ((rc = call_start(c, f, write, "datatype")))
+	if ((rc = call_start(c, f, dir, "datatype")))
 		goto out;
-	if (!ftype || (!buf && mem_count && msize)) {
-		rc = tc_fail(fs, -EINVAL, "%s: no %s", c->label, ftype ? "buffer" : "file type");
+	if ((rc = dtype_check(c, buf, mem_count, msize, ftype, first, &total)) || !total)
 		goto out;
-	}
-	if (msize && mem_count > (uint64_t)SSIZE_MAX / msize) {
-		rc = tc_fail(fs, -EINVAL, "%s: %llu memory instances of %llu bytes exceed SSIZE_MAX",
-			     c->label, (unsigned long long)mem_count, (unsigned long long)msize);
-		goto out;
-	}
-	total = mem_count * msize;
-	if (total == 0)
-		goto out;
-	fsize = tdl_size(ftype);
-	if (fsize == 0 || first > (uint64_t)INT64_MAX - total) {
-		rc = tc_fail(fs, -EINVAL, "%s: %s", c->label, fsize ? "stream window overflows"
-				: "file type holds no data");
-		goto out;
-	}
-	c->count = (first + total + fsize - 1) / fsize;
 	if ((rc = tdl_check_view(ftype, c->count, disp, err, sizeof(err)))) {
 		rc = tc_fail(fs, rc, "%s: file view: %s", c->label, err);
 		goto out;
@@ -597,28 +708,7 @@ static ssize_t dtype_io(tessera_file *f, void *buf, uint64_t mem_count,
 	}
 	c->disp = disp;
 	c->first = first;
-	lim = call_limits(fs, 0);
-	room = view_room(c);
-	if (room >= lim.max_io / 2) {
-		/* The view travels; the data beside it must still fit a frame. */
-		c->by_view = 1;
-		lim.max_pieces = 0; /* the server finds its pieces itself */
-		if (room < lim.max_io)
-			lim.max_io = room;
-	}
-	tl = layout_of(f);
-	if ((rc = tc_plan_init_view(&c->plan, &tl, &lim, ftype, c->count, disp, first,
-				    first + total))) {
-		rc = plan_fail(c, (int)rc);
-	} else {
-		if (!c->by_view || !view_recall(c)) {
-			pthread_mutex_lock(&fs->lock);
-			c->desc_id = ++fs->next_desc_id;
-			pthread_mutex_unlock(&fs->lock);
-		}
-		rc = run_call(c);
-	}
-	tc_plan_free(&c->plan);
+	rc = dtype_run(c, ftype, total);
 	tp_dataloop_msg_release(c->ftype_msg);
 out:
 	free(c);
@@ -709,7 +799,7 @@ ssize_t tessera_write_dtype(tessera_file *f, const void *buf, uint64_t mem_count
 {
 	ssize_t rc;
 
-	TC_CAP_RETRY(f, rc, dtype_io(f, (void *)buf, mem_count, mtype, ftype, disp, first, 1));
+	TC_CAP_RETRY(f, rc, dtype_io(f, (void *)buf, mem_count, mtype, ftype, disp, first, NC_WRITE));
 	return rc;
 }
 
@@ -719,6 +809,6 @@ ssize_t tessera_read_dtype(tessera_file *f, void *buf, uint64_t mem_count,
 {
 	ssize_t rc;
 
-	TC_CAP_RETRY(f, rc, dtype_io(f, buf, mem_count, mtype, ftype, disp, first, 0));
+	TC_CAP_RETRY(f, rc, dtype_io(f, buf, mem_count, mtype, ftype, disp, first, NC_READ));
 	return rc;
 }

@@ -163,71 +163,97 @@ static void group_runs(struct tc_plan *p, size_t n_runs)
 	r->n_pieces = n_runs;
 }
 
-int tc_plan_next(struct tc_plan *p)
+/* Start an empty round at the stream's position. */
+static void round_reset(struct tc_plan *p)
 {
 	struct tc_plan_round *r = &p->round;
-	struct tc_plan_file *f = &p->file;
-	const struct tc_plan_limits *lim = &p->lim;
-	uint32_t regions;
-	size_t n_runs = 0;
-	uint64_t off, len;
-	int rc = 0;
 
 	for (uint32_t k = 0; k < r->n_objects; k++)
 		p->object_of[r->objects[k].slot] = -1;
 	r->n_objects = 0;
 	r->n_pieces = 0;
-	r->first = r->last = f->pos;
+	r->first = r->last = p->file.pos;
+}
+
+/* Whether the round's last run is object k's and ends at object offset
+ * obj (stream adjacency holds: runs are consecutive in the stream). */
+static int extends_last(const struct tc_plan *p, size_t n_runs, int k, uint64_t obj)
+{
+	if (k < 0 || !n_runs || p->run_object[n_runs - 1] != (uint32_t)k)
+		return 0;
+	return p->runs[n_runs - 1].obj + p->runs[n_runs - 1].len == obj;
+}
+
+/* Add up to `run` bytes at offset obj of slot's object (stream position
+ * pos) to the round, within its limits. Returns the bytes added (0: the
+ * round is full), or a negative errno. */
+static int64_t add_run(struct tc_plan *p, size_t *n_runs, uint32_t slot, uint64_t obj,
+		       uint64_t run, uint64_t pos)
+{
+	struct tc_plan_round *r = &p->round;
+	const struct tc_plan_limits *lim = &p->lim;
+	int k = p->object_of[slot], rc;
+	struct tc_plan_object *o = k < 0 ? NULL : &r->objects[k];
+	uint64_t room, take;
+
+	if ((!o && r->n_objects == lim->window) || (o && o->bytes == lim->max_io))
+		return 0;
+	room = lim->max_io - (o ? o->bytes : 0);
+	take = run < room ? run : room;
+	if (extends_last(p, *n_runs, k, obj)) {
+		p->runs[*n_runs - 1].len += take;
+		o->bytes += take;
+		return (int64_t)take;
+	}
+	if (*n_runs == lim->max_round_pieces || (o && lim->max_pieces && o->n == lim->max_pieces))
+		return 0;
+	if ((rc = reserve(p, *n_runs)))
+		return rc;
+	if (!o) {
+		k = (int)r->n_objects++;
+		p->object_of[slot] = (int16_t)k;
+		o = &r->objects[k];
+		*o = (struct tc_plan_object){ .slot = slot };
+	}
+	p->runs[*n_runs] = (struct tc_plan_piece){ obj, take, pos };
+	p->run_object[(*n_runs)++] = (uint32_t)k;
+	o->n++;
+	o->bytes += take;
+	return (int64_t)take;
+}
+
+int tc_plan_next(struct tc_plan *p)
+{
+	struct tc_plan_file *f = &p->file;
+	uint32_t regions;
+	size_t n_runs = 0;
+	uint64_t off, len;
+	int rc = 0;
+
+	round_reset(p);
 	regions = f->within ? 1 : 0; /* a region begun last round */
 	while (f->pos < p->end && (rc = file_peek(f, &off, &len)) > 0) {
+		int new_region = !f->view && f->within == 0;
+		uint64_t obj;
 		uint32_t slot;
-		uint64_t obj, run, room, take;
-		struct tc_plan_object *o;
-		int k;
+		int64_t took;
 
-		if (!f->view && f->within == 0 && lim->max_regions && regions == lim->max_regions)
+		if (new_region && p->lim.max_regions && regions == p->lim.max_regions)
 			break;
 		if (len > p->end - f->pos)
 			len = p->end - f->pos;
-		run = tdl_layout_run(&p->layout, off, len);
 		tdl_layout_map(&p->layout, off, &slot, &obj);
-		k = p->object_of[slot];
-		if (k < 0 && r->n_objects == lim->window)
+		took = add_run(p, &n_runs, slot, obj, tdl_layout_run(&p->layout, off, len), f->pos);
+		if (took < 0)
+			return (int)took;
+		if (!took)
 			break;
-		o = k < 0 ? NULL : &r->objects[k];
-		if (o && o->bytes == lim->max_io)
-			break;
-		room = lim->max_io - (o ? o->bytes : 0);
-		take = run < room ? run : room;
-		/* The previous run is this object's and ends where this starts
-		 * (stream adjacency holds: runs are consecutive in the stream). */
-		if (o && n_runs && p->run_object[n_runs - 1] == (uint32_t)k &&
-		    p->runs[n_runs - 1].obj + p->runs[n_runs - 1].len == obj) {
-			p->runs[n_runs - 1].len += take;
-		} else {
-			if (n_runs == lim->max_round_pieces ||
-			    (o && lim->max_pieces && o->n == lim->max_pieces))
-				break;
-			if ((rc = reserve(p, n_runs)))
-				return rc;
-			if (!o) {
-				k = (int)r->n_objects++;
-				p->object_of[slot] = (int16_t)k;
-				o = &r->objects[k];
-				*o = (struct tc_plan_object){ .slot = slot };
-			}
-			p->runs[n_runs] = (struct tc_plan_piece){ obj, take, f->pos };
-			p->run_object[n_runs++] = (uint32_t)k;
-			o->n++;
-		}
-		if (!f->view && f->within == 0)
-			regions++;
-		o->bytes += take;
-		file_take(f, take);
+		regions += new_region;
+		file_take(f, (uint64_t)took);
 	}
 	if (rc < 0)
 		return rc;
-	r->last = f->pos;
+	p->round.last = f->pos;
 	group_runs(p, n_runs);
 	return 0;
 }

@@ -794,124 +794,138 @@ static int precheck(const char *config)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-int main(int argc, char **argv)
+/* Our own option, -c CONFIG (or -cCONFIG, --config[=]CONFIG), comes out;
+ * the rest goes to libfuse after our defaults, so the user's options win.
+ * 0, or 2 after a usage message. */
+static int split_args(int argc, char **argv, struct fuse_args *args, struct tfuse *t)
 {
 	static const char *const defaults =
 		"default_permissions,fsname=tessera,subtype=tessera,max_read=1048576,"
 		"entry_timeout=1,attr_timeout=1,negative_timeout=0";
-	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
-	struct fuse_cmdline_opts opts;
-	struct fuse_loop_config *lc = NULL;
-	struct tfuse t = { NULL, NULL, IO_SIZE };
-	struct fuse *fuse = NULL;
-	char err[512], config[4096], mount_dir[4096];
-	int mount_ok = 0;
-	int rc = 1;
 
-	/* Our own option, -c CONFIG (or -cCONFIG), comes out; the rest goes
-	 * to libfuse after our defaults, so the user's options win. */
-	fuse_opt_add_arg(&args, argv[0]);
-	fuse_opt_add_arg(&args, "-o");
-	fuse_opt_add_arg(&args, defaults);
+	fuse_opt_add_arg(args, argv[0]);
+	fuse_opt_add_arg(args, "-o");
+	fuse_opt_add_arg(args, defaults);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-c") || !strcmp(argv[i], "--config")) {
 			if (i + 1 >= argc) {
 				usage(stderr, argv[0]);
 				return 2;
 			}
-			t.config = argv[++i];
+			t->config = argv[++i];
 		} else if (!strncmp(argv[i], "-c", 2) && argv[i][2]) {
-			t.config = argv[i] + 2;
+			t->config = argv[i] + 2;
 		} else if (!strncmp(argv[i], "--config=", 9)) {
-			t.config = argv[i] + 9;
+			t->config = argv[i] + 9;
 		} else {
-			fuse_opt_add_arg(&args, argv[i]);
+			fuse_opt_add_arg(args, argv[i]);
 		}
 	}
-	if (fuse_parse_cmdline(&args, &opts) != 0) {
-		usage(stderr, argv[0]);
-		fuse_opt_free_args(&args);
-		return 2;
-	}
-	if (opts.show_help) {
-		usage(stdout, argv[0]);
+	return 0;
+}
+
+/* --help, --version and a missing mount point are answered here: the
+ * exit status, or -1 to go on. */
+static int answer_early(const struct fuse_cmdline_opts *opts, struct fuse_args *args,
+			const char *argv0)
+{
+	if (opts->show_help) {
+		usage(stdout, argv0);
 		printf("\nFUSE options:\n");
 		fuse_cmdline_help();
-		fuse_lib_help(&args);
-		rc = 0;
-		goto out;
+		fuse_lib_help(args);
+		return 0;
 	}
-	if (opts.show_version) {
+	if (opts->show_version) {
 		printf("tessera-fuse %s\n", TESSERA_VERSION_STRING);
 		fuse_lowlevel_version();
-		rc = 0;
-		goto out;
+		return 0;
 	}
-	if (!opts.mountpoint) {
+	if (!opts->mountpoint) {
 		fprintf(stderr, "tessera-fuse: no mount point given\n");
-		usage(stderr, argv[0]);
-		rc = 2;
-		goto out;
+		usage(stderr, argv0);
+		return 2;
 	}
-	if (!t.config)
-		t.config = getenv("TESSERA_CONFIG");
-	if (!t.config) {
-		fprintf(stderr, "tessera-fuse: no config: give -c CONFIG or set TESSERA_CONFIG\n");
-		rc = 2;
-		goto out;
-	}
-	/* fuse_daemonize changes to "/": keep the config's full name. */
-	if (!realpath(t.config, config)) {
-		fprintf(stderr, "tessera-fuse: config %s: %s\n", t.config, strerror(errno));
-		goto out;
-	}
-	t.config = config;
-	if (precheck(t.config))
-		goto out;
+	return -1;
+}
 
-	t.max_read = max_read_of(&args, IO_SIZE);
-	fuse = fuse_new(&args, &ops, sizeof(ops), &t);
+/* The config (-c, else $TESSERA_CONFIG) by its full name, which
+ * fuse_daemonize's change to "/" does not break, checked: 0, or the exit
+ * status. */
+static int find_config(struct tfuse *t, char *config)
+{
+	if (!t->config)
+		t->config = getenv("TESSERA_CONFIG");
+	if (!t->config) {
+		fprintf(stderr, "tessera-fuse: no config: give -c CONFIG or set TESSERA_CONFIG\n");
+		return 2;
+	}
+	if (!realpath(t->config, config)) {
+		fprintf(stderr, "tessera-fuse: config %s: %s\n", t->config, strerror(errno));
+		return 1;
+	}
+	t->config = config;
+	return precheck(t->config) ? 1 : 0;
+}
+
+/* Serve until unmounted: 0, or 1 when the loop failed. */
+static int serve(struct fuse *fuse, const struct fuse_cmdline_opts *opts)
+{
+	struct fuse_loop_config *lc;
+	int rc;
+
+	if (opts->singlethread)
+		return fuse_loop(fuse) ? 1 : 0;
+	lc = fuse_loop_cfg_create();
+	if (!lc)
+		return 1;
+	fuse_loop_cfg_set_clone_fd(lc, opts->clone_fd);
+	fuse_loop_cfg_set_idle_threads(lc, opts->max_idle_threads);
+	/* fuse_parse_cmdline leaves it at UINT_MAX when not given */
+	if (opts->max_threads > 0 && opts->max_threads <= 100000)
+		fuse_loop_cfg_set_max_threads(lc, opts->max_threads);
+	rc = fuse_loop_mt(fuse, lc);
+	fuse_loop_cfg_destroy(lc);
+	return rc ? 1 : 0;
+}
+
+/* Mount, go to the background, connect, serve; then undo it all. The exit
+ * status. */
+static int mount_and_serve(struct fuse_args *args, const struct fuse_cmdline_opts *opts,
+			   struct tfuse *t)
+{
+	char err[512], mount_dir[4096];
+	struct fuse *fuse;
+	int mount_ok = 0, rc = 1;
+
+	t->max_read = max_read_of(args, IO_SIZE);
+	fuse = fuse_new(args, &ops, sizeof(ops), t);
 	if (!fuse)
-		goto out;
+		return 1;
 	/* resolved now: once mounted, looking at the mount point would ask
 	 * the mount, whose loop does not run yet */
-	if (!realpath(opts.mountpoint, mount_dir))
+	if (!realpath(opts->mountpoint, mount_dir))
 		snprintf(mount_dir, sizeof(mount_dir), "%s", strerror(errno));
 	else
 		mount_ok = 1;
-	if (fuse_mount(fuse, opts.mountpoint) != 0)
+	if (fuse_mount(fuse, opts->mountpoint) != 0)
 		goto out_destroy;
 	if (mount_ok)
 		set_readahead(mount_dir);
 	else /* mount_dir says why */
 		fprintf(stderr, "tessera-fuse: readahead left at the kernel's default: %s: %s\n",
-			opts.mountpoint, mount_dir);
-	if (fuse_daemonize(opts.foreground) != 0)
+			opts->mountpoint, mount_dir);
+	if (fuse_daemonize(opts->foreground) != 0)
 		goto out_unmount;
 	/* After the fork: the fabric and its threads belong to this process. */
-	if (tessera_connect(t.config, &t.fs, err, sizeof(err))) {
+	if (tessera_connect(t->config, &t->fs, err, sizeof(err))) {
 		fprintf(stderr, "tessera-fuse: %s\n", err);
-		t.fs = NULL;
+		t->fs = NULL;
 		goto out_unmount;
 	}
 	if (fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
 		goto out_unmount;
-	if (opts.singlethread) {
-		rc = fuse_loop(fuse);
-	} else {
-		lc = fuse_loop_cfg_create();
-		if (!lc)
-			goto out_signals;
-		fuse_loop_cfg_set_clone_fd(lc, opts.clone_fd);
-		fuse_loop_cfg_set_idle_threads(lc, opts.max_idle_threads);
-		/* fuse_parse_cmdline leaves it at UINT_MAX when not given */
-		if (opts.max_threads > 0 && opts.max_threads <= 100000)
-			fuse_loop_cfg_set_max_threads(lc, opts.max_threads);
-		rc = fuse_loop_mt(fuse, lc);
-		fuse_loop_cfg_destroy(lc);
-	}
-	rc = rc ? 1 : 0;
-out_signals:
+	rc = serve(fuse, opts);
 	fuse_remove_signal_handlers(fuse_get_session(fuse));
 out_unmount:
 	fuse_unmount(fuse);
@@ -919,9 +933,34 @@ out_destroy:
 	/* fuse_destroy still unlinks the .fuse_hidden files of files that
 	 * were open at unmount, through op_unlink: disconnect after it. */
 	fuse_destroy(fuse);
-	if (t.fs)
-		tessera_disconnect(t.fs);
-out:
+	if (t->fs)
+		tessera_disconnect(t->fs);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	struct fuse_cmdline_opts opts;
+	struct tfuse t = { NULL, NULL, IO_SIZE };
+	char config[4096];
+	int rc;
+
+	if (split_args(argc, argv, &args, &t)) {
+		fuse_opt_free_args(&args);
+		return 2;
+	}
+	if (fuse_parse_cmdline(&args, &opts) != 0) {
+		usage(stderr, argv[0]);
+		fuse_opt_free_args(&args);
+		return 2;
+	}
+	rc = answer_early(&opts, &args, argv[0]);
+	if (rc < 0) {
+		rc = find_config(&t, config);
+		if (!rc)
+			rc = mount_and_serve(&args, &opts, &t);
+	}
 	free(opts.mountpoint);
 	fuse_opt_free_args(&args);
 	return rc;

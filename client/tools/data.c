@@ -165,11 +165,63 @@ static void progress(uint64_t done, uint64_t total, double start, int last)
 	fflush(stderr);
 }
 
+/* A copy's two ends from its operands (tessera:// or local); connect when
+ * either is in Tessera. */
+static int cp_operands(struct tool *t, const struct tool_opts *o, struct end *src,
+		       struct end *dst)
+{
+	if (o->nops != 2)
+		return tool_usage(t, "expected SRC and DST, got %d operand(s)", o->nops);
+	src->tessera = tool_tpath(o->ops[0]) != NULL;
+	src->name = src->tessera ? tool_path(o->ops[0]) : o->ops[0];
+	dst->tessera = tool_tpath(o->ops[1]) != NULL;
+	dst->name = dst->tessera ? tool_path(o->ops[1]) : o->ops[1];
+	return src->tessera || dst->tessera ? tool_connect(t) : 0;
+}
+
+/* Like cp(1): a directory as the target means "into it" (*joined: the
+ * name made, which the caller frees). */
+static int cp_into_dir(struct tool *t, const struct end *src, struct end *dst, char **joined)
+{
+	char base[256];
+
+	if (!is_dir(t, dst->name, dst->tessera))
+		return 0;
+	tool_basename(src->name, base, sizeof(base));
+	*joined = tool_join(dst->name, base);
+	if (!*joined)
+		return tool_err(t, -ENOMEM, "out of memory");
+	dst->name = *joined;
+	return 0;
+}
+
+/* Every block of src to dst; *off counts the bytes copied, *last is when
+ * the progress bar was drawn last (0: never). */
+static int cp_blocks(struct tool *t, struct end *src, struct end *dst, char *buf, uint64_t total,
+		     double start, uint64_t *off, double *last)
+{
+	for (;;) {
+		ssize_t n = end_read(t, src, buf, TOOL_BLOCK, *off);
+		int rc;
+
+		if (n <= 0)
+			return (int)n;
+		rc = end_write(t, dst, buf, (size_t)n, *off);
+		if (rc)
+			return rc;
+		*off += (uint64_t)n;
+		if (t->stderr_tty && tp_mono_s() - *last >= 0.1) {
+			progress(*off, total > *off ? total : *off, start, 0);
+			*last = tp_mono_s();
+		}
+	}
+}
+
 int cmd_cp(struct tool *t, int argc, char **argv)
 {
 	struct tool_opts o;
 	struct end src = { .fd = -1 }, dst = { .fd = -1 };
-	char *buf = NULL, *joined = NULL, base[256];
+	char *buf = NULL, *joined = NULL;
 	uint64_t total = 0, off = 0;
 	double start, last = 0, el;
 	int rc;
@@ -177,60 +229,25 @@ int cmd_cp(struct tool *t, int argc, char **argv)
 	rc = tool_opts_parse(t, argc, argv, "", "", &o);
 	if (rc)
 		goto out;
-	if (o.nops != 2) {
-		rc = tool_usage(t, "expected SRC and DST, got %d operand(s)", o.nops);
+	rc = cp_operands(t, &o, &src, &dst);
+	if (rc)
 		goto out;
-	}
-	src.tessera = tool_tpath(o.ops[0]) != NULL;
-	src.name = src.tessera ? tool_path(o.ops[0]) : o.ops[0];
-	dst.tessera = tool_tpath(o.ops[1]) != NULL;
-	dst.name = dst.tessera ? tool_path(o.ops[1]) : o.ops[1];
-	if (src.tessera || dst.tessera) {
-		rc = tool_connect(t);
-		if (rc)
-			goto out;
-	}
 	buf = malloc(TOOL_BLOCK);
 	if (!buf) {
 		rc = tool_err(t, -ENOMEM, "out of memory");
 		goto out;
 	}
-	/* Like cp(1): a directory as the target means "into it". */
-	if (is_dir(t, dst.name, dst.tessera)) {
-		tool_basename(src.name, base, sizeof(base));
-		joined = tool_join(dst.name, base);
-		if (!joined) {
-			rc = tool_err(t, -ENOMEM, "out of memory");
-			goto out;
-		}
-		dst.name = joined;
-	}
-	rc = open_src(t, &src, &total);
-	if (rc)
-		goto out;
-	rc = open_dst(t, &dst);
+	rc = cp_into_dir(t, &src, &dst, &joined);
+	if (!rc)
+		rc = open_src(t, &src, &total);
+	if (!rc)
+		rc = open_dst(t, &dst);
 	if (rc)
 		goto out;
 	start = tp_mono_s();
-	for (;;) {
-		ssize_t n = end_read(t, &src, buf, TOOL_BLOCK, off);
-
-		if (n < 0) {
-			rc = (int)n;
-			goto out;
-		}
-		if (n == 0)
-			break;
-		rc = end_write(t, &dst, buf, (size_t)n, off);
-		if (rc)
-			goto out;
-		off += (uint64_t)n;
-		if (t->stderr_tty && tp_mono_s() - last >= 0.1) {
-			progress(off, total > off ? total : off, start, 0);
-			last = tp_mono_s();
-		}
-	}
-	rc = end_close(t, &dst, 1, 0);
+	rc = cp_blocks(t, &src, &dst, buf, total, start, &off, &last);
+	if (!rc)
+		rc = end_close(t, &dst, 1, 0);
 	if (rc)
 		goto out;
 	el = tp_mono_s() - start;

@@ -461,36 +461,56 @@ int cmd_getstripe(struct tool *t, int argc, char **argv)
 	return each_path(t, argc, argv, getstripe_one);
 }
 
+/* setstripe's operands and options: one PATH, -s STRIP_SIZE and/or -c
+ * COUNT (0 to TESSERA_MAX_STRIPE). */
+static int setstripe_args(struct tool *t, const struct tool_opts *o, uint64_t *strip,
+			  uint64_t *count)
+{
+	if (o->nops != 1)
+		return tool_usage(t, "expected one PATH, got %d", o->nops);
+	if (!o->vals['s'] && !o->vals['c'])
+		return tool_usage(t, "give -s STRIP_SIZE, -c COUNT or both");
+	if (o->vals['s'] && tp_parse_size(o->vals['s'], strip))
+		return tool_usage(t, "bad strip size '%s'", o->vals['s']);
+	if (o->vals['c'] && (tp_parse_size(o->vals['c'], count) || *count > TESSERA_MAX_STRIPE))
+		return tool_usage(t, "bad stripe count '%s' (0 to %d)", o->vals['c'],
+				  TESSERA_MAX_STRIPE);
+	return 0;
+}
+
+/* A new, empty file at path with the layout (0s: the directory's). */
+static int setstripe_create(struct tool *t, const char *path, uint64_t strip, uint64_t count)
+{
+	struct tessera_layout *l = calloc(1, sizeof(*l));
+	tessera_file *f = NULL;
+	int rc;
+
+	if (!l)
+		return tool_err(t, -ENOMEM, "out of memory");
+	l->strip_size = strip;
+	l->count = (uint32_t)count;
+	rc = tessera_open(t->fs, path, O_WRONLY | O_CREAT | O_EXCL, 0666 & ~t->umask, l, &f);
+	if (!rc)
+		rc = tessera_close(f);
+	if (rc)
+		tool_fserr(t, rc);
+	free(l);
+	return rc;
+}
+
 int cmd_setstripe(struct tool *t, int argc, char **argv)
 {
 	struct tool_opts o;
-	struct tessera_layout *l = NULL;
 	struct tessera_stat st;
-	tessera_file *f = NULL;
 	uint64_t strip = 0, count = 0;
 	const char *path;
 	int rc;
 
 	rc = tool_opts_parse(t, argc, argv, "", "sc", &o);
-	if (rc)
-		goto out;
-	if (o.nops != 1) {
-		rc = tool_usage(t, "expected one PATH, got %d", o.nops);
-		goto out;
-	}
-	if (!o.vals['s'] && !o.vals['c']) {
-		rc = tool_usage(t, "give -s STRIP_SIZE, -c COUNT or both");
-		goto out;
-	}
-	if (o.vals['s'] && tp_parse_size(o.vals['s'], &strip)) {
-		rc = tool_usage(t, "bad strip size '%s'", o.vals['s']);
-		goto out;
-	}
-	if (o.vals['c'] && (tp_parse_size(o.vals['c'], &count) || count > TESSERA_MAX_STRIPE)) {
-		rc = tool_usage(t, "bad stripe count '%s' (0 to %d)", o.vals['c'], TESSERA_MAX_STRIPE);
-		goto out;
-	}
-	rc = tool_connect(t);
+	if (!rc)
+		rc = setstripe_args(t, &o, &strip, &count);
+	if (!rc)
+		rc = tool_connect(t);
 	if (rc)
 		goto out;
 	path = tool_path(o.ops[0]);
@@ -504,34 +524,15 @@ int cmd_setstripe(struct tool *t, int argc, char **argv)
 		rc = tessera_set_dir_layout(t->fs, path, strip, (uint32_t)count);
 		if (rc)
 			tool_fserr(t, rc);
-		goto out;
-	}
-	if (!rc) {
+	} else if (!rc) {
 		rc = tool_err(t, -EEXIST, "%s: %s (a file's layout is fixed when it is created; "
 			      "give a new name)", path, strerror(EEXIST));
-		goto out;
-	}
-	if (rc != -ENOENT) {
+	} else if (rc != -ENOENT) {
 		tool_fserr(t, rc);
-		goto out;
+	} else {
+		rc = setstripe_create(t, path, strip, count);
 	}
-	l = calloc(1, sizeof(*l));
-	if (!l) {
-		rc = tool_err(t, -ENOMEM, "out of memory");
-		goto out;
-	}
-	l->strip_size = strip;
-	l->count = (uint32_t)count;
-	rc = tessera_open(t->fs, path, O_WRONLY | O_CREAT | O_EXCL, 0666 & ~t->umask, l, &f);
-	if (rc) {
-		tool_fserr(t, rc);
-		goto out;
-	}
-	rc = tessera_close(f);
-	if (rc)
-		tool_fserr(t, rc);
 out:
-	free(l);
 	tool_opts_free(&o);
 	return rc;
 }

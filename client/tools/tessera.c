@@ -115,10 +115,39 @@ int tool_usage(struct tool *t, const char *fmt, ...)
 
 /* -------------------------------------------------------------- options */
 
+/* One cluster of short options, argv[*i] ("-vs 1M", "-s1M"): a value
+ * option takes the rest of the cluster or the next argument (*i moves on
+ * past it). 0, or a usage error. */
+static int short_opts(struct tool *t, int argc, char **argv, int *i, const char *bools,
+		      const char *withval, struct tool_opts *o)
+{
+	for (const char *p = argv[*i] + 1; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c == 'h') {
+			o->help = 1;
+		} else if (c < 128 && strchr(bools, c)) {
+			o->flags[c]++;
+		} else if (c < 128 && strchr(withval, c)) {
+			o->flags[c]++;
+			if (p[1])
+				o->vals[c] = p + 1;
+			else if (*i + 1 < argc)
+				o->vals[c] = argv[++*i];
+			else
+				return tool_usage(t, "option -%c needs a value", c);
+			return 0;
+		} else {
+			return tool_usage(t, "unknown option '-%c'", c);
+		}
+	}
+	return 0;
+}
+
 int tool_opts_parse(struct tool *t, int argc, char **argv, const char *bools,
 		    const char *withval, struct tool_opts *o)
 {
-	int only_ops = 0;
+	int only_ops = 0, rc;
 
 	memset(o, 0, sizeof(*o));
 	o->ops = calloc((size_t)argc + 1, sizeof(*o->ops));
@@ -127,41 +156,16 @@ int tool_opts_parse(struct tool *t, int argc, char **argv, const char *bools,
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
-		if (only_ops || a[0] != '-' || !a[1]) {
+		if (only_ops || a[0] != '-' || !a[1])
 			o->ops[o->nops++] = argv[i];
-			continue;
-		}
-		if (!strcmp(a, "--")) {
+		else if (!strcmp(a, "--"))
 			only_ops = 1;
-			continue;
-		}
-		if (!strcmp(a, "--help")) {
+		else if (!strcmp(a, "--help"))
 			o->help = 1;
-			continue;
-		}
-		if (a[1] == '-')
+		else if (a[1] == '-')
 			return tool_usage(t, "unknown option '%s'", a);
-		for (const char *p = a + 1; *p; p++) {
-			unsigned char c = (unsigned char)*p;
-
-			if (c == 'h') {
-				o->help = 1;
-			} else if (c < 128 && strchr(bools, c)) {
-				o->flags[c]++;
-			} else if (c < 128 && strchr(withval, c)) {
-				o->flags[c]++;
-				if (p[1]) {
-					o->vals[c] = p + 1;
-				} else if (i + 1 < argc) {
-					o->vals[c] = argv[++i];
-				} else {
-					return tool_usage(t, "option -%c needs a value", c);
-				}
-				break;
-			} else {
-				return tool_usage(t, "unknown option '-%c'", c);
-			}
-		}
+		else if ((rc = short_opts(t, argc, argv, &i, bools, withval, o)))
+			return rc;
 	}
 	return 0;
 }
@@ -345,25 +349,22 @@ int tool_connect(struct tool *t)
 
 /* ----------------------------------------------------------------- main */
 
-int main(int argc, char **argv)
+/* The global options before the command (-c CONFIG, -cCONFIG, --, and
+ * --help): *at is where the command starts. The exit status when main
+ * must stop here (help, or 2 for a bad option), else -1. */
+static int global_opts(int argc, char **argv, int *at, const char **config)
 {
-	struct tool t = { 0 };
-	const char *config = NULL;
-	const struct command *c;
-	int i = 1, rc;
+	int i = 1;
 
-	t.umask = umask(022);
-	umask(t.umask);
-	t.stderr_tty = isatty(STDERR_FILENO);
 	while (i < argc && argv[i][0] == '-') {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			print_usage(stdout);
 			return 0;
 		} else if (!strcmp(argv[i], "-c") && i + 1 < argc) {
-			config = argv[i + 1];
+			*config = argv[i + 1];
 			i += 2;
 		} else if (!strncmp(argv[i], "-c", 2) && argv[i][2]) {
-			config = argv[i] + 2;
+			*config = argv[i] + 2;
 			i++;
 		} else if (!strcmp(argv[i], "--")) {
 			i++;
@@ -374,31 +375,59 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (i >= argc) {
+	*at = i;
+	return -1;
+}
+
+/* argv[0] is the command's name: help with it, or the command. The exit
+ * status when main must stop here, else -1 with *out the command. */
+static int pick_command(int argc, char **argv, const struct command **out)
+{
+	const struct command *c;
+
+	if (argc < 1) {
 		fprintf(stderr, "tessera: no command given\n");
 		print_usage(stderr);
 		return 2;
 	}
-	if (!strcmp(argv[i], "help")) {
-		c = i + 1 < argc ? find_command(argv[i + 1]) : NULL;
+	if (!strcmp(argv[0], "help")) {
+		c = argc > 1 ? find_command(argv[1]) : NULL;
 		if (c)
 			print_command_usage(stdout, c);
 		else
 			print_usage(stdout);
 		return 0;
 	}
-	c = find_command(argv[i]);
+	c = find_command(argv[0]);
 	if (!c) {
-		fprintf(stderr, "tessera: unknown command '%s'\n", argv[i]);
+		fprintf(stderr, "tessera: unknown command '%s'\n", argv[0]);
 		print_usage(stderr);
 		return 2;
 	}
-	t.cmd = c->name;
-	for (int j = i + 1; j < argc && strcmp(argv[j], "--"); j++)
+	for (int j = 1; j < argc && strcmp(argv[j], "--"); j++)
 		if (!strcmp(argv[j], "--help") || !strcmp(argv[j], "-h")) {
 			print_command_usage(stdout, c);
 			return 0;
 		}
+	*out = c;
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct tool t = { 0 };
+	const char *config = NULL;
+	const struct command *c = NULL;
+	int i = 1, rc;
+
+	t.umask = umask(022);
+	umask(t.umask);
+	t.stderr_tty = isatty(STDERR_FILENO);
+	if ((rc = global_opts(argc, argv, &i, &config)) >= 0)
+		return rc;
+	if ((rc = pick_command(argc - i, argv + i, &c)) >= 0)
+		return rc;
+	t.cmd = c->name;
 	t.config = config;
 	rc = c->run(&t, argc - i, argv + i);
 	tessera_disconnect(t.fs);

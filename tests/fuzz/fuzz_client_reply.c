@@ -1,6 +1,6 @@
 /*
  * fuzz_client_reply.c - libFuzzer target for the client library's handling
- * of replies: frame checks and matching (conn.c), error replies, and what
+ * of replies: frame checks and matching (engine.c), error replies, and what
  * each call makes of its reply bodies and data (attributes, layouts,
  * directory pages, sizes, statfs and ping answers, reads, list I/O,
  * counters, the storage daemons' counters).

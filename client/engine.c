@@ -1,0 +1,706 @@
+/*
+ * engine.c - libtessera's request engine: requests made, sent, matched to
+ * their replies, timed out. It knows nothing of how a connection is set up
+ * (conn.c), of sessions and probes (session.c) or of what a request means
+ * (the I/O paths): it is a leaf under them, using only peer.c (addresses),
+ * trace.c and thread.c.
+ *
+ * All requests of all threads share one tnet endpoint. A thread that waits
+ * for its requests either polls the completion queue itself (one thread at
+ * a time: `progressing`) or sleeps on the condition variable until the
+ * polling thread has dispatched what arrived. Every request has a deadline;
+ * a request whose deadline passes fails with -ETIMEDOUT and is abandoned
+ * (its frame is freed when the transport is done with it).
+ *
+ * Lent memory. A bulk write may send its payload straight from the
+ * caller's buffer, and a read may receive its data straight into it (a
+ * tagged receive posted before the request goes out), when the provider
+ * can be made to let go (tnet_can_lend). The invariant: tc_engine_run()
+ * (and so tc_run()) does not return while the provider may still read or
+ * write the caller's memory for one of its requests, that is, until each
+ * lent send has completed and each tagged receive has completed (data,
+ * error or cancel). That holds on every path: a reply can arrive before
+ * the send's completion (settle() waits for both), an error reply or a
+ * timeout leaves the receive posted (settle() cancels it and waits for the
+ * cancel). Only a peer that never completes them at all (a stopped daemon;
+ * rxm completes neither a rendezvous whose peer went away nor the cancel
+ * of a receive it has matched) ends otherwise: past the request's
+ * deadline, reclaim() forgets the peer (tc_peer_forget), which with
+ * FI_AV_REMOVE_CLEANUP makes rxm close its connection synchronously,
+ * flushing what can be flushed, so that no transfer with that peer can
+ * touch our memory any more; after a short grace the request is let go.
+ * Its tc_req (and frame) stays on the zombie list, as the provider may
+ * still name its contexts.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client_int.h"
+
+static void list_init(struct tc_req *head)
+{
+	head->next = head->prev = head;
+}
+
+void tc_engine_init(tessera_fs *fs)
+{
+	list_init(&fs->pending);
+	list_init(&fs->zombies);
+	fs->next_reqid = ((uint64_t)getpid() << 32) | 1;
+}
+
+static void list_add(struct tc_req *head, struct tc_req *r)
+{
+	r->next = head;
+	r->prev = head->prev;
+	head->prev->next = r;
+	head->prev = r;
+}
+
+static void list_del(struct tc_req *r)
+{
+	r->prev->next = r->next;
+	r->next->prev = r->prev;
+	r->next = r->prev = r;
+}
+
+/* A request whose frame holds in_frame of its data_len bytes of data. */
+static struct tc_req *req_make(tessera_fs *fs, int server, unsigned opcode,
+			       const ProtobufCMessage *msg, size_t data_len, size_t in_frame)
+{
+	struct tc_req *r = calloc(1, sizeof(*r));
+	size_t body = msg ? protobuf_c_message_get_packed_size(msg) : 0;
+	size_t head = TP_HDR_SIZE + fs->name_len + body;
+	struct tp_hdr hdr = { .opcode = (uint16_t)opcode, .data_len = (uint32_t)data_len };
+
+	if (!r)
+		return NULL;
+	if (head + in_frame >= TC_SPARE_MIN && head + in_frame <= tp_config_max_frame(&fs->cfg)) {
+		pthread_mutex_lock(&fs->lock);
+		r->frame = fs->n_spares ? fs->spares[--fs->n_spares] : NULL;
+		pthread_mutex_unlock(&fs->lock);
+		if (!r->frame)
+			r->frame = malloc(tp_config_max_frame(&fs->cfg));
+		r->spare_frame = 1;
+	} else {
+		r->frame = malloc(head + in_frame);
+	}
+	if (!r->frame) {
+		free(r);
+		return NULL;
+	}
+	r->ctx.user = r;
+	r->next = r->prev = r;
+	r->server = server;
+	r->opcode = opcode;
+	r->frame_len = head + in_frame;
+	r->head_len = head;
+	/* The request id is filled in at submission (tc_run). */
+	tp_frame_build(r->frame, head, &hdr, fs->name, fs->name_len, msg);
+	return r;
+}
+
+struct tc_req *tc_req_new(tessera_fs *fs, int server, unsigned opcode,
+			  const ProtobufCMessage *msg, const void *data, size_t data_len)
+{
+	struct tc_req *r = req_make(fs, server, opcode, msg, data_len, data_len);
+
+	if (r && data && data_len)
+		memcpy(r->frame + r->head_len, data, data_len);
+	return r;
+}
+
+struct tc_req *tc_req_new_lent(tessera_fs *fs, int server, unsigned opcode,
+			       const ProtobufCMessage *msg, const struct iovec *runs, size_t n)
+{
+	size_t len = 0;
+	struct tc_req *r;
+
+	for (size_t i = 0; i < n; i++)
+		len += runs[i].iov_len;
+	r = req_make(fs, server, opcode, msg, len, 0);
+	if (!r)
+		return NULL;
+	r->lend_write = 1;
+	r->n_lend = n;
+	memcpy(r->lend, runs, n * sizeof(*runs));
+	return r;
+}
+
+void tc_req_lend_read(struct tc_req *r, const struct iovec *runs, size_t n)
+{
+	r->lend_read = 1;
+	r->n_lend = n;
+	memcpy(r->lend, runs, n * sizeof(*runs));
+}
+
+/* Send r's frame, and its lent payload after it. */
+static int req_send(tessera_fs *fs, uint64_t peer, struct tc_req *r)
+{
+	struct iovec iov[1 + TC_LEND_IOV] = { { r->frame, r->frame_len } };
+	size_t n = 1;
+
+	if (r->lend_write) {
+		memcpy(iov + 1, r->lend, r->n_lend * sizeof(*iov));
+		n += r->n_lend;
+	}
+	return tnet_send(fs->net, peer, iov, n, &r->ctx);
+}
+
+/* Whether the provider may still touch the caller's memory for r. */
+static int lends(const struct tc_req *r)
+{
+	return (r->lend_write && !r->sent) || r->rposted;
+}
+
+uint8_t *tc_req_data(struct tc_req *r)
+{
+	return r->frame + r->head_len;
+}
+
+void tc_req_free(tessera_fs *fs, struct tc_req *r)
+{
+	if (!r)
+		return;
+	if (fs) {
+		pthread_mutex_lock(&fs->lock);
+		if (!r->sent || r->rposted) {
+			/* The provider still holds the frame: dispatch() frees
+			 * the request when its send completes. */
+			r->abandoned = 1;
+			list_add(&fs->zombies, r);
+			pthread_mutex_unlock(&fs->lock);
+			return;
+		}
+		if (r->spare_frame && fs->n_spares < TC_SPARE_FRAMES) {
+			fs->spares[fs->n_spares++] = r->frame;
+			r->frame = NULL;
+		}
+		pthread_mutex_unlock(&fs->lock);
+	}
+	if (r->reply)
+		protobuf_c_message_free_unpacked(r->reply, NULL);
+	free(r->frame);
+	free(r);
+}
+
+void tc_engine_fini(tessera_fs *fs)
+{
+	struct tc_req *r;
+
+	while ((r = fs->pending.next) != &fs->pending) { /* only probes are left */
+		list_del(r);
+		tc_req_free(NULL, r);
+	}
+	while ((r = fs->zombies.next) != &fs->zombies) {
+		list_del(r);
+		tc_req_free(NULL, r);
+	}
+	while (fs->n_spares)
+		free(fs->spares[--fs->n_spares]);
+}
+
+
+static void finish(tessera_fs *fs, struct tc_req *r, int status, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void finish(tessera_fs *fs, struct tc_req *r, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)fs;
+	if (r->replied)
+		return;
+	r->replied = 1;
+	r->status = status;
+	if (fmt) {
+		va_start(ap, fmt);
+		vsnprintf(r->errmsg, sizeof(r->errmsg), fmt, ap);
+		va_end(ap);
+	}
+	list_del(r);
+}
+
+static struct tc_req *find_pending(tessera_fs *fs, uint64_t reqid)
+{
+	for (struct tc_req *r = fs->pending.next; r != &fs->pending; r = r->next)
+		if (r->reqid == reqid)
+			return r;
+	return NULL;
+}
+/*
+ * Detached requests (r->done set; session.c's probes): nobody waits for
+ * them in tc_engine_run. The engine calls done(fs, r, frame) under the lock when
+ * the reply arrives, and done(fs, r, NULL) when the send fails (the peer
+ * forgotten first) or the deadline passes; r is replied by then, and done
+ * ends with tc_req_drop.
+ */
+void tc_req_drop(tessera_fs *fs, struct tc_req *r)
+{
+	list_del(r);
+	if (r->sent) {
+		tc_req_free(NULL, r);
+	} else { /* the provider holds its frame: freed on completion */
+		r->abandoned = 1;
+		list_add(&fs->zombies, r);
+	}
+}
+
+static void end_detached(tessera_fs *fs, struct tc_req *r, const struct tp_frame *fr)
+{
+	r->replied = 1;
+	r->done(fs, r, fr);
+}
+
+/* Detached requests past their deadline are dropped (under lock). */
+static void expire_detached(tessera_fs *fs, uint64_t now)
+{
+	struct tc_req *r = fs->pending.next;
+
+	while (r != &fs->pending) {
+		struct tc_req *next = r->next;
+
+		if (r->done && now > r->deadline_ns)
+			end_detached(fs, r, NULL);
+		r = next;
+	}
+}
+
+void tc_req_reseal(tessera_fs *fs, int server, uint64_t lost)
+{
+	struct tc_session *ses = tc_session_of(fs, server);
+	uint64_t peer;
+
+	if (tc_peer_resolve(fs, server, &peer))
+		return;
+	for (struct tc_req *r = fs->pending.next; r != &fs->pending; r = r->next) {
+		if (r->server != server || r->replied || !r->sent || r->done || r->ses.id != lost)
+			continue;
+		r->ses = ses->s;
+		tp_frame_seal(r->frame, r->head_len, &r->ses);
+		r->sent = 0;
+		r->submit_ns = tp_mono_ns();
+		if (req_send(fs, peer, r))
+			r->sent = 1; /* not resent: it waits for its timeout, as before */
+	}
+}
+
+/* Decode a reply's body and check its data fits what was asked for;
+ * else r fails (and its data is not looked at). Returns whether r may be
+ * finished with success. */
+static int take_body(tessera_fs *fs, struct tc_req *r, const struct tp_frame *fr)
+{
+	r->reply = tp_body_unpack(fr, tp_reply_desc(r->opcode));
+	if (!r->reply) {
+		finish(fs, r, -EBADMSG, "the reply to %s does not decode", tp_opcode_name(r->opcode));
+		return 0;
+	}
+	if (fr->hdr.data_len > r->data_cap) {
+		finish(fs, r, -EPROTO, "the reply carries %u bytes, %zu were asked for",
+		       fr->hdr.data_len, r->data_cap);
+		return 0;
+	}
+	return 1;
+}
+
+/* An untagged error reply: its message. */
+static void take_error(tessera_fs *fs, struct tc_req *r, const struct tp_frame *fr)
+{
+	Tessera__ErrorReply *er = (Tessera__ErrorReply *)
+		tp_body_unpack(fr, &tessera__error_reply__descriptor);
+
+	finish(fs, r, fr->hdr.status, "%s", er && er->message ? er->message : strerror(-fr->hdr.status));
+	if (er)
+		protobuf_c_message_free_unpacked(&er->base, NULL);
+}
+
+/* The pending request an incoming frame answers, when it is one. */
+static struct tc_req *match_reply(tessera_fs *fs, const struct tp_frame *fr)
+{
+	struct tc_req *r;
+
+	if (!(fr->hdr.flags & TP_FLAG_REPLY))
+		return NULL; /* not ours to answer; nothing waits on it */
+	r = find_pending(fs, fr->hdr.reqid);
+	if (!r)
+		return NULL; /* late reply to an abandoned request */
+	if (fr->hdr.session != r->ses.id && r->opcode != TP_OP_AUTH)
+		return NULL; /* not from the session the request went to */
+	if (tp_frame_verify(fr, r->ses.key))
+		return NULL; /* forged: the real reply may still come */
+	return r;
+}
+
+/* The header of a tagged reply in r->rhead: parsed, and checked to be
+ * the reply to r, of the size asked for, sealed by r's session. */
+static int check_tagged(tessera_fs *fs, struct tc_req *r, const struct tnet_event *ev,
+			struct tp_frame *fr, char *err, size_t errlen)
+{
+	int rc = tp_frame_parse(r->rhead, ev->len, tp_config_max_frame(&fs->cfg), fr, err, errlen);
+
+	if (!rc && (fr->hdr.reqid != r->reqid || !(fr->hdr.flags & TP_FLAG_REPLY) ||
+		    TP_HDR_SIZE + (size_t)fr->hdr.addr_len + fr->hdr.body_len != TP_TAGGED_HEAD)) {
+		snprintf(err, errlen, "its header does not fit the tagged reply asked for");
+		rc = -EPROTO;
+	}
+	if (!rc && (fr->hdr.session != r->ses.id || tp_frame_verify(fr, r->ses.key))) {
+		snprintf(err, errlen, "it fails its MAC");
+		rc = -EBADMSG;
+	}
+	return rc;
+}
+
+/* A reply frame arrived: match it to its request. */
+static void on_reply(tessera_fs *fs, const struct tnet_event *ev)
+{
+	struct tp_frame fr;
+	struct tc_req *r;
+	char err[256];
+
+	if (tp_frame_parse(ev->rbuf->data, ev->len, ev->rbuf->cap, &fr, err, sizeof(err)))
+		return;
+	r = match_reply(fs, &fr);
+	if (!r)
+		return;
+	tc_session_of(fs, r->server)->heard_ns = tp_mono_ns();
+	if (r->done) {
+		end_detached(fs, r, &fr);
+		return;
+	}
+	if (fr.hdr.status < 0) {
+		take_error(fs, r, &fr);
+		return;
+	}
+	if (!take_body(fs, r, &fr))
+		return;
+	if (fr.hdr.data_len && r->data_put)
+		r->data_put(r->data_arg, fr.data, fr.hdr.data_len);
+	else if (fr.hdr.data_len)
+		memcpy(r->data_dst, fr.data, fr.hdr.data_len);
+	r->data_len = fr.hdr.data_len;
+	if (r->opcode == TP_OP_READ)
+		fs->copies.read_staged += fr.hdr.data_len;
+	finish(fs, r, 0, NULL);
+}
+
+/*
+ * A tagged reply completed into [r->rhead, the caller's runs]: its data is
+ * in place already. The provider has kept it within the runs (a longer one
+ * completes with -EMSGSIZE). Unlike an untagged reply, a bad one cannot be
+ * skipped in the hope of the real one: the receive is spent, so r fails.
+ * The MAC covers header and body, as for any frame; the data, as for any
+ * frame, is outside it.
+ */
+static void on_tagged(tessera_fs *fs, struct tc_req *r, const struct tnet_event *ev)
+{
+	struct tp_frame fr;
+	char err[256];
+	int rc;
+
+	if (r->replied)
+		return; /* timed out, or answered untagged meanwhile */
+	if (ev->status == -EMSGSIZE) {
+		finish(fs, r, -EPROTO, "the reply is longer than the %zu bytes asked for",
+		       r->data_cap);
+		return;
+	}
+	if (ev->status) {
+		finish(fs, r, ev->status, "receiving the reply failed: %s", strerror(-ev->status));
+		return;
+	}
+	rc = check_tagged(fs, r, ev, &fr, err, sizeof(err));
+	if (rc) {
+		finish(fs, r, rc, "a bad reply: %s", err);
+		return;
+	}
+	tc_session_of(fs, r->server)->heard_ns = tp_mono_ns();
+	if (fr.hdr.status < 0) { /* daemons send errors untagged; accept one anyway */
+		finish(fs, r, fr.hdr.status, "%s", strerror(-fr.hdr.status));
+		return;
+	}
+	/* data_len > data_cap cannot be, by the receive's size */
+	if (!take_body(fs, r, &fr))
+		return;
+	r->data_len = fr.hdr.data_len;
+	fs->copies.read_direct += fr.hdr.data_len;
+	finish(fs, r, 0, NULL);
+}
+/* A tagged receive completed (data, error or cancel). */
+static void on_trecv_done(tessera_fs *fs, struct tc_req *r, const struct tnet_event *ev)
+{
+	r->rposted = 0;
+	if (r->abandoned) {
+		if (r->sent) {
+			list_del(r);
+			tc_req_free(NULL, r);
+		}
+	} else if (ev->status != -ECANCELED) {
+		on_tagged(fs, r, ev);
+	}
+}
+
+/* A send completed (its frame and lent payload are the caller's again). */
+static void on_send_done(tessera_fs *fs, struct tc_req *r, const struct tnet_event *ev)
+{
+	r->sent = 1;
+	if (r->abandoned) {
+		if (!r->rposted) {
+			list_del(r);
+			tc_req_free(NULL, r);
+		}
+		return;
+	}
+	if (!ev->status)
+		return;
+	tc_peer_forget(fs, r->server);
+	if (r->done)
+		end_detached(fs, r, NULL);
+	else
+		finish(fs, r, ev->status, "send failed: %s", strerror(-ev->status));
+}
+
+/* Poll the completion queue and dispatch (under lock). */
+static void dispatch(tessera_fs *fs)
+{
+	struct tnet_event ev[16];
+	int n;
+
+	while ((n = tnet_poll(fs->net, ev, 16)) > 0) {
+		for (int i = 0; i < n; i++) {
+			if (ev[i].type == TNET_RECV) {
+				if (!ev[i].status)
+					on_reply(fs, &ev[i]);
+				tnet_repost(fs->net, ev[i].rbuf);
+			} else if (ev[i].type == TNET_TRECV) {
+				on_trecv_done(fs, ev[i].user, &ev[i]);
+			} else {
+				on_send_done(fs, ev[i].user, &ev[i]);
+			}
+		}
+	}
+}
+
+/* Post r's tagged receive: its head, then the caller's runs. */
+static int post_trecv(tessera_fs *fs, struct tc_req *r, void *arg)
+{
+	struct iovec iov[1 + TC_LEND_IOV] = { { r->rhead, TP_TAGGED_HEAD } };
+
+	(void)arg;
+	memcpy(iov + 1, r->lend, r->n_lend * sizeof(*iov));
+	r->rctx.user = r;
+	return tnet_trecv(fs->net, iov, 1 + r->n_lend, r->reqid, &r->rctx);
+}
+
+static int post_send(tessera_fs *fs, struct tc_req *r, void *peer)
+{
+	return req_send(fs, *(uint64_t *)peer, r);
+}
+
+/* Retry post(fs, r, arg) while the provider says -EAGAIN, making progress
+ * in between, until r's deadline; on failure r is finished with an error
+ * naming `what` (-ETIMEDOUT if the provider was still full). */
+static int post_until(tessera_fs *fs, struct tc_req *r, uint64_t deadline, const char *what,
+		      int (*post)(tessera_fs *fs, struct tc_req *r, void *arg), void *arg)
+{
+	int rc;
+
+	while ((rc = post(fs, r, arg)) == -EAGAIN) {
+		dispatch(fs);
+		if (tp_mono_ns() > deadline)
+			break;
+	}
+	if (rc) {
+		if (rc == -EAGAIN)
+			rc = -ETIMEDOUT;
+		r->sent = 1;
+		finish(fs, r, rc, "%s failed: %s", what, strerror(-rc));
+	}
+	return rc;
+}
+
+static int submit(tessera_fs *fs, struct tc_req *r, uint64_t deadline)
+{
+	uint64_t peer;
+	int rc;
+
+	r->reqid = fs->next_reqid++;
+	r->deadline_ns = deadline;
+	r->submit_ns = tp_mono_ns();
+	/* reqid lives at byte 8 of the header, little-endian */
+	for (int i = 0; i < 8; i++)
+		r->frame[8 + i] = (uint8_t)(r->reqid >> (8 * i));
+	if (r->opcode != TP_OP_AUTH) { /* AUTH carries its proposed key, no session */
+		struct tc_session *ses = tc_session_of(fs, r->server);
+
+		r->ses = ses->s;
+		ses->used_ns = tp_mono_ns();
+		tp_frame_seal(r->frame, r->head_len, &r->ses);
+	}
+	rc = tc_peer_resolve(fs, r->server, &peer);
+	if (rc) {
+		r->replied = r->sent = 1;
+		r->status = rc;
+		snprintf(r->errmsg, sizeof(r->errmsg), "cannot resolve its address: %s", strerror(-rc));
+		return rc;
+	}
+	list_add(&fs->pending, r);
+	if (r->lend_read && !r->rposted) {
+		/* The receive is in place before the daemon can answer. */
+		rc = post_until(fs, r, deadline, "posting the receive", post_trecv, NULL);
+		if (rc)
+			return rc;
+		r->rposted = 1;
+	}
+	rc = post_until(fs, r, deadline, "send", post_send, &peer);
+	if (rc)
+		return rc;
+	if (r->opcode == TP_OP_WRITE && r->lend_write) {
+		for (size_t i = 0; i < r->n_lend; i++)
+			fs->copies.write_direct += r->lend[i].iov_len;
+	} else if (r->opcode == TP_OP_WRITE) {
+		fs->copies.write_gathered += r->frame_len - r->head_len;
+	}
+	return 0;
+}
+
+/*
+ * r's deadline has passed and the provider may still touch the caller's
+ * memory for it (under lock): forget the peer, so that rxm closes its
+ * connection and flushes what it can, cancel the receive, and collect
+ * what completes. tc_engine_run waits a grace period more, then lets r go.
+ */
+#define TC_LET_GO_NS (100ull * 1000000u)
+
+static void reclaim(tessera_fs *fs, struct tc_req *r, uint64_t now)
+{
+	if (r->reclaim_ns)
+		return;
+	r->reclaim_ns = now;
+	/* If the peer was forgotten since r was sent, the connection r used
+	 * was closed then; forgetting a newer one costs a reconnection. */
+	tc_peer_forget(fs, r->server);
+	if (r->rposted && !r->rcancel) {
+		r->rcancel = 1;
+		tnet_cancel(fs->net, &r->rctx);
+	}
+	dispatch(fs);
+}
+
+void tc_req_start(tessera_fs *fs, struct tc_req *r, uint64_t deadline, tc_req_done_fn done)
+{
+	r->done = done;
+	if (submit(fs, r, deadline))
+		end_detached(fs, r, NULL);
+}
+
+/* One round's look at r (under lock): time it out; cancel a tagged
+ * receive that nothing may land in any more; past the deadline, reclaim
+ * the caller's memory it lends. Returns whether run must still wait for
+ * r: until it is answered, its send has completed, and the provider has
+ * let go of the caller's memory (or r was let go after the grace). */
+static int settle(tessera_fs *fs, struct tc_req *r, uint64_t now)
+{
+	if (!r->replied && now > r->deadline_ns) {
+		finish(fs, r, -ETIMEDOUT, "timed out after %u ms", fs->cfg.timeout_ms);
+		tc_peer_forget(fs, r->server);
+	}
+	/* Answered (or failed) with its tagged receive still posted: nothing
+	 * more may land in the caller's buffer. */
+	if (r->replied && r->rposted && !r->rcancel) {
+		r->rcancel = 1;
+		tnet_cancel(fs->net, &r->rctx);
+	}
+	if (lends(r) && !r->let_go && now > r->deadline_ns) {
+		reclaim(fs, r, now);
+		if (lends(r) && now > r->reclaim_ns + TC_LET_GO_NS)
+			r->let_go = 1;
+	}
+	return !r->replied || !r->sent || (lends(r) && !r->let_go);
+}
+
+/* Whether every request is answered and lends nothing: what may still be
+ * outstanding is a send of a request's own frame. */
+static int only_own_sends_left(struct tc_req *const *reqs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!reqs[i]->replied || (lends(reqs[i]) && !reqs[i]->let_go))
+			return 0;
+	return 1;
+}
+
+/* Let completions arrive (under lock, dropped meanwhile): poll the
+ * completion queue when no other thread does, else sleep (20 ms at most)
+ * until the thread that does has dispatched what came. */
+static void make_progress(tessera_fs *fs)
+{
+	struct timespec ts;
+
+	if (!fs->progressing) {
+		fs->progressing = 1;
+		pthread_mutex_unlock(&fs->lock);
+		tnet_wait(fs->net, 1);
+		pthread_mutex_lock(&fs->lock);
+		dispatch(fs);
+		fs->progressing = 0;
+		pthread_cond_broadcast(&fs->cond);
+		return;
+	}
+	ts = tp_real_deadline(20);
+	pthread_cond_timedwait(&fs->cond, &fs->lock, &ts);
+}
+
+static int first_failure(struct tc_req *const *reqs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (reqs[i]->status)
+			return reqs[i]->status;
+	return 0;
+}
+
+int tc_engine_run(tessera_fs *fs, struct tc_req **reqs, size_t n, tc_req_watch_fn watch)
+{
+	uint64_t timeout = (uint64_t)fs->cfg.timeout_ms * 1000000u;
+	uint64_t deadline = tp_mono_ns() + timeout;
+	int rc;
+
+	pthread_mutex_lock(&fs->lock);
+	for (size_t i = 0; i < n; i++)
+		if (!reqs[i]->replied) /* else: failed before (no session) */
+			submit(fs, reqs[i], deadline);
+	for (;;) {
+		size_t open = 0;
+		uint64_t now = tp_mono_ns();
+
+		expire_detached(fs, now);
+		for (size_t i = 0; i < n; i++) {
+			if (watch)
+				watch(fs, reqs[i], now);
+			open += settle(fs, reqs[i], now);
+		}
+		if (!open)
+			break;
+		/* Replied but a send of the request's own frame has not
+		 * completed (rare): wait a while, then let tc_req_free hand it
+		 * to the zombie list. A send or receive of lent memory is
+		 * waited for (settle). */
+		if (only_own_sends_left(reqs, n) && now > deadline)
+			break; /* tc_req_free parks the unsent ones */
+		make_progress(fs);
+	}
+	rc = first_failure(reqs, n);
+	pthread_mutex_unlock(&fs->lock);
+	return rc;
+}
+
+int tc_req_fail(tessera_fs *fs, struct tc_req *req, const char *what)
+{
+	char server[200];
+
+	tc_server_name(fs, req->server, server, sizeof(server));
+	return tc_fail(fs, req->status, "%s: %s: %s", what, server,
+		       req->errmsg[0] ? req->errmsg : strerror(-req->status));
+}

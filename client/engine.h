@@ -1,0 +1,137 @@
+/*
+ * engine.h - the client's request engine (engine.c) and the peer
+ * addresses it sends to (peer.c): the bottom of libtessera's internal
+ * layers, which client_int.h describes. Nothing here calls up into
+ * sessions, the connection's set-up or the I/O paths.
+ */
+#ifndef TESSERA_CLIENT_ENGINE_H
+#define TESSERA_CLIENT_ENGINE_H
+
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "tessera.h"
+#include "tproto.h"
+
+#define TC_MDS (-1) /* server number of the metadata daemon */
+
+/* One request to one server, from submission to reply. */
+#define TC_LEND_IOV 8              /* most iovec entries of lent memory */
+
+struct tc_req {
+	struct tnet_ctx ctx;       /* send completion context */
+	struct tc_req *next, *prev;/* on the pending list while in flight */
+	uint64_t reqid;
+	int server;                /* TC_MDS or a storage daemon index */
+	unsigned opcode;
+	uint8_t *frame;            /* what was sent (header|addr|body|data) */
+	int spare_frame;           /* frame is max_frame bytes, from fs->spares */
+	size_t frame_len;
+	size_t head_len;           /* frame bytes before the raw data */
+	uint64_t deadline_ns;
+	uint64_t submit_ns;        /* when last sent */
+	struct tp_session ses;     /* sealed with (AUTH: the key it proposes) */
+	int probed;                /* a probe was sent on its behalf (session.c) */
+	/* A detached request (tc_req_start: session.c's probes) when set:
+	 * nobody waits for it; called under fs->lock when it ends. */
+	void (*done)(tessera_fs *fs, struct tc_req *r, const struct tp_frame *fr);
+	/* state, under the connection lock */
+	int sent;                  /* send completed */
+	int replied;               /* reply arrived, or failed: see status */
+	int abandoned;             /* caller gave up; free on send completion */
+	int status;                /* 0 or negative errno */
+	char errmsg[256];          /* server's or transport's words on failure */
+	ProtobufCMessage *reply;   /* decoded reply body (status 0) */
+	/* where a reply's raw data goes: to data_dst, or, when data_put is
+	 * set, handed to data_put straight from the receive buffer (a
+	 * striped read scatters it into the caller's buffer, no staging) */
+	void *data_dst;
+	size_t data_cap;
+	void (*data_put)(void *arg, const uint8_t *data, size_t len);
+	void *data_arg;
+	size_t data_len;           /* bytes the reply carried */
+	/*
+	 * Lent memory (README "Bulk data path"). A write's payload sent
+	 * straight from the caller's buffer (lend[0..n_lend) follow the frame
+	 * in one send), or a read's tagged receive: [rhead, lend[0..n_lend)]
+	 * with the caller's runs, posted before the request is sent. While
+	 * `sent` is 0 (lend_write) or `rposted` is 1, the provider may touch
+	 * the caller's memory: see engine.c for how that ends.
+	 */
+	int lend_write, lend_read;
+	size_t n_lend;
+	struct iovec lend[TC_LEND_IOV];
+	struct tnet_ctx rctx;      /* the tagged receive's completion context */
+	int rposted;               /* tagged receive not yet completed */
+	int rcancel;               /* fi_cancel asked */
+	uint64_t reclaim_ns;       /* past its deadline, the peer was forgotten */
+	int let_go;                /* ...and the grace after it has passed */
+	uint8_t rhead[TP_TAGGED_HEAD];
+};
+
+/* A session with one daemon (session.c, README "Security"): opened by AUTH
+ * on first use, dropped when a request to the daemon fails in transport or
+ * times out (a restarted daemon has lost it), renewed before the daemon
+ * would drop it for idleness. */
+struct tc_session {
+	struct tp_session s;
+	uint64_t boot;             /* the daemon's start, from its AuthReply */
+	uint64_t used_ns;          /* last request sealed with it */
+	uint64_t heard_ns;         /* last reply from the daemon */
+	int valid;
+	int probing;               /* a probe is in flight */
+};
+
+/* The client's monotonic clock, in ns (trace.c). */
+
+/* The engine's lists, at connect; what is left on them, at disconnect
+ * (after the endpoint is closed: no completion can arrive then). */
+void tc_engine_init(tessera_fs *fs);
+void tc_engine_fini(tessera_fs *fs);
+
+/* Make a request: msg packed, then data_len bytes of data copied from
+ * `data`, or left for the caller to fill through tc_req_data() when data
+ * is NULL. */
+struct tc_req *tc_req_new(tessera_fs *fs, int server, unsigned opcode,
+			  const ProtobufCMessage *msg, const void *data, size_t data_len);
+void tc_req_free(tessera_fs *fs, struct tc_req *req);
+uint8_t *tc_req_data(struct tc_req *req);
+/* A write whose data_len bytes of payload are sent straight from the
+ * caller's memory, runs[0..n) (n <= fs->lend_runs): the request must run
+ * (tc_run) before that memory is reused; tc_run returns only when the
+ * provider has let go of it. */
+struct tc_req *tc_req_new_lent(tessera_fs *fs, int server, unsigned opcode,
+			       const ProtobufCMessage *msg, const struct iovec *runs, size_t n);
+/* Make r (a READ whose request asks tagged_reply) receive its reply's data
+ * straight into runs[0..n) (n <= fs->lend_runs, data_cap bytes in all). */
+void tc_req_lend_read(struct tc_req *r, const struct iovec *runs, size_t n);
+/* Called under fs->lock for each request still waiting, once a round,
+ * while tc_engine_run waits (session.c probes a silent daemon). */
+typedef void (*tc_req_watch_fn)(tessera_fs *fs, struct tc_req *r, uint64_t now);
+/* Send all, then wait until each has replied, failed or timed out, and the
+ * provider has let go of every byte of the caller's memory they lent (the
+ * lending invariant, engine.c). Sessions must be in place (tc_run). Returns
+ * 0 if all succeeded, else the first failure's status. */
+int tc_engine_run(tessera_fs *fs, struct tc_req **reqs, size_t n, tc_req_watch_fn watch);
+/* The failure message of a finished request, for the thread's message. */
+int tc_req_fail(tessera_fs *fs, struct tc_req *req, const char *what);
+
+/* Detached requests (under fs->lock). Start r with `deadline`; done(fs,
+ * r, frame) is called when its reply arrives, done(fs, r, NULL) when it
+ * fails or expires (also at once when it cannot be sent); done ends with
+ * tc_req_drop, which takes r off the books (freed, or parked until the
+ * provider lets go of its frame). */
+typedef void (*tc_req_done_fn)(tessera_fs *fs, struct tc_req *r, const struct tp_frame *fr);
+void tc_req_start(tessera_fs *fs, struct tc_req *r, uint64_t deadline, tc_req_done_fn done);
+void tc_req_drop(tessera_fs *fs, struct tc_req *r);
+/* Requests to `server` in flight under session `lost` are sealed again
+ * with the server's current session and resent (under fs->lock). */
+void tc_req_reseal(tessera_fs *fs, int server, uint64_t lost);
+
+/* Peer addresses (peer.c, under fs->lock). Resolve server's on first use;
+ * forget it (and the session with it) after a transport failure or a
+ * timeout, so that the next request connects and authenticates afresh. */
+int tc_peer_resolve(tessera_fs *fs, int server, uint64_t *peer);
+void tc_peer_forget(tessera_fs *fs, int server);
+
+#endif /* TESSERA_CLIENT_ENGINE_H */
