@@ -24,11 +24,13 @@
 # libraries, programs and tests to the lists below.
 #
 # Part boundaries: a part's public headers (PUBLIC_<part>) are exported to
-# $(B)/include/<part>/, and an object of part P (the first folder of its
-# source's path) compiles with only P's own folder (and $(B)/P, where its
-# generated files go) and $(B)/include/U for each part U in USES_<P> on its
-# include path. Another part's internal header cannot be found, so
-# including one fails the build (tests/integ/test_bounds.sh shows it does).
+# $(B)/include/<part>/, and an object of part P (the folder of its source's
+# path that holds a fragment: the first folder, or the first two for the
+# parts nested in server/) compiles with only P's own folder (and $(B)/P,
+# where its generated files go) and $(B)/include/U for each part U in
+# USES_<P> on its include path. Another part's internal header cannot be
+# found, so including one fails the build (tests/integ/test_bounds.sh
+# shows it does).
 
 B        ?= build
 CC       ?= cc
@@ -54,7 +56,14 @@ PUBLIC_client    := client/tessera.h proto/tessera_stats.h
 USES_dataloops   :=
 USES_lockmgr     :=
 USES_proto       := dataloops
-USES_server      := proto dataloops lockmgr
+# server/ holds three parts: the daemon core both daemons share, and the
+# metadata and storage daemons, which use the core but not each other.
+PUBLIC_server/core := server/core/daemon.h server/core/cap.h
+PUBLIC_server/mds  :=
+PUBLIC_server/ios  :=
+USES_server/core := proto dataloops lockmgr
+USES_server/mds  := server/core proto dataloops lockmgr
+USES_server/ios  := server/core proto dataloops lockmgr
 USES_client      := proto dataloops lockmgr
 USES_romio-adio  := client dataloops
 USES_tests       := client proto dataloops lockmgr
@@ -65,8 +74,8 @@ USES_tests       := client proto dataloops lockmgr
 .PHONY: all deps check check-build test test-san run down bench crash study fuzz clean print-bounds install
 all:
 
-PARTS   := $(sort $(patsubst %/,%,$(dir $(wildcard */*.mk))))
-include $(sort $(wildcard */*.mk))
+PARTS   := $(sort $(patsubst %/,%,$(dir $(wildcard */*.mk server/*/*.mk))))
+include $(sort $(wildcard */*.mk server/*/*.mk))
 
 EXPORTS := $(foreach p,$(PARTS),$(addprefix $(B)/include/$(p)/,$(notdir $(PUBLIC_$(p)))))
 
@@ -84,11 +93,15 @@ $(foreach p,$(PARTS),$(foreach h,$(PUBLIC_$(p)),$(eval $(call export_header,$(p)
 
 # The include path of part $(1).
 part_include = -I$(1) -I$(B)/$(1) $(addprefix -I$(B)/include/,$(USES_$(1)))
+# The part of source path $(1) (without .c): its first two folders if they
+# are a part (server/core/...), else its first folder.
+path_words = $(subst /, ,$(1))
+part_of = $(or $(filter $(PARTS),$(word 1,$(call path_words,$(1)))/$(word 2,$(call path_words,$(1)))),$(word 1,$(call path_words,$(1))))
 
 # An object sees its own part and the public headers of the parts it uses.
 $(B)/%.o: %.c | $(EXPORTS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(call part_include,$(firstword $(subst /, ,$*))) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(call part_include,$(call part_of,$*)) $(CFLAGS) -c -o $@ $<
 
 # For tests/integ/test_bounds.sh: each part's include path and its public
 # headers.

@@ -15,7 +15,7 @@ $(FUSE_SRCS:%.c=$(B)/%.o): proto/tproto.h # where the version is set
 # This fragment is read before dataloops/, proto/ and server/ add their
 # libraries to LIBS, so the prerequisites name them; the recipe's
 # LINK_LIBS is expanded late and sees them all.
-FUSE_DEP_LIBS := $(addprefix $(B)/lib/,libtclient.a libtserver.a libtproto.a libtdl.a)
+FUSE_DEP_LIBS := $(addprefix $(B)/lib/,libtclient.a libtmds.a libtios.a libtsrvcore.a libtproto.a libtdl.a)
 
 $(B)/bin/tessera-fuse: $(FUSE_SRCS:%.c=$(B)/%.o) $(FUSE_DEP_LIBS)
 	@mkdir -p $(dir $@)

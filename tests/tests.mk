@@ -4,7 +4,8 @@
 SYS_LIBS := -lfabric -lprotobuf-c -lmunge -lsodium -lleveldb -lev -lm
 
 # The part libraries in link order: users before what they use.
-LINK_LIBS = $(filter %/libtclient.a,$(LIBS)) $(filter %/libtserver.a,$(LIBS)) \
+LINK_LIBS = $(filter %/libtclient.a,$(LIBS)) $(filter %/libtmds.a,$(LIBS)) \
+	    $(filter %/libtios.a,$(LIBS)) $(filter %/libtsrvcore.a,$(LIBS)) \
 	    $(filter %/libtproto.a,$(LIBS)) $(filter %/libtlk.a,$(LIBS)) \
 	    $(filter %/libtdl.a,$(LIBS))
 
@@ -32,7 +33,7 @@ PROGRAMS += $(BENCHES)
 
 # The store's benchmark measures the object store itself (white-box, as
 # the unit tests).
-$(B)/tests/bench/bench_store.o: CPPFLAGS += -Iserver
+$(B)/tests/bench/bench_store.o: CPPFLAGS += -Iserver/ios
 
 $(B)/bin/tessera-bench-%: $(B)/tests/bench/bench_%.o $(LIBS)
 	@mkdir -p $(dir $@)

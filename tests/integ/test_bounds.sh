@@ -30,8 +30,8 @@ if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory \
 fi
 parts=$(sed -n 's/^part \([^ ]*\) .*/\1/p' "$tmp/bounds")
 
-flags_of() { sed -n "s/^part $1 //p" "$tmp/bounds"; }
-public_of() { sed -n "s/^public $1 *//p" "$tmp/bounds"; }
+flags_of() { sed -n "s|^part $1 ||p" "$tmp/bounds"; }
+public_of() { sed -n "s|^public $1 *||p" "$tmp/bounds"; }
 uses_of() { flags_of "$1" | tr ' ' '\n' | sed -n "s|^-I$build/include/||p"; }
 
 # Compile a probe including header $2 as a source of part $1 would.
@@ -97,8 +97,51 @@ check_no_paths() {
 	[ -z "$hits" ] || { echo "includes by path:"; echo "$hits"; return 1; }
 }
 
+# server/ is three parts (the Makefile's PUBLIC_server/core, USES_server/*):
+# named here so the proof does not rest on their being found. The daemons
+# reach none of each other's headers, neither reaches the core's internal
+# ones (daemon_int.h, session.h) and both reach its public ones; the core
+# reaches neither daemon.
+refused() { # PART HEADER
+	if probe "$1" "$2"; then
+		echo "$1 reaches $2, which it may not include"
+		return 1
+	elif ! grep -q "$2: No such file or directory" "$tmp/probe.out"; then
+		echo "$1 including $2 failed for another reason:"
+		cat "$tmp/probe.out"
+		return 1
+	fi
+}
+check_server_split() {
+	local p h bad=0 n=0
+	for p in server/core server/mds server/ios; do
+		grep -qx "$p" <<<"$parts" || { echo "make print-bounds names no part $p"; return 1; }
+	done
+	for h in $(cd server/ios && ls ./*.h) daemon_int.h session.h; do
+		refused server/mds "${h#./}" || bad=$((bad + 1))
+		n=$((n + 1))
+	done
+	for h in $(cd server/mds && ls ./*.h) daemon_int.h session.h; do
+		refused server/ios "${h#./}" || bad=$((bad + 1))
+		n=$((n + 1))
+	done
+	for h in $(cd server/mds && ls ./*.h) $(cd server/ios && ls ./*.h); do
+		refused server/core "${h#./}" || bad=$((bad + 1))
+		n=$((n + 1))
+	done
+	for p in server/mds server/ios; do
+		for h in daemon.h cap.h; do
+			probe "$p" "$h" || { echo "$p cannot include $h:"; cat "$tmp/probe.out"; bad=$((bad + 1)); }
+		done
+	done
+	echo "server: $n stray includes between core, mds and ios refused"
+	[ "$bad" -eq 0 ]
+}
+
+# (A nested part's test is named with _ for /: bounds_server_core.)
 for p in $parts; do
-	check "bounds_$p" check_part "$p"
+	check "bounds_$(echo "$p" | tr / _)" check_part "$p"
 done
+check bounds_server_split check_server_split
 check bounds_no_include_paths check_no_paths
 checks_done

@@ -50,8 +50,8 @@ mkdir -p "$out/obj" "$out/seedobj"
 # Every part's folder and the build's generated and exported headers:
 # the targets are white-box, like the unit tests.
 cflags=(-std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -fno-omit-frame-pointer
-	-I"$top/tests/fuzz" -I"$top/server" -I"$top/proto" -I"$top/client"
-	-I"$top/lockmgr" -I"$top/dataloops" -I"$build/proto"
+	-I"$top/tests/fuzz" -I"$top/server/core" -I"$top/server/mds" -I"$top/server/ios"
+	-I"$top/proto" -I"$top/client" -I"$top/lockmgr" -I"$top/dataloops" -I"$build/proto"
 	-I"$build/include/proto" -I"$build/include/dataloops" -I"$build/include/lockmgr")
 san=(-fsanitize=address,undefined -fno-sanitize-recover=undefined)
 libs=(-lprotobuf-c -lfabric -lmunge -lsodium -lleveldb -lev -lm -pthread)
@@ -61,14 +61,14 @@ libs=(-lprotobuf-c -lfabric -lmunge -lsodium -lleveldb -lev -lm -pthread)
 # for the seed writers.
 dl_srcs=("$top"/dataloops/*.c "$top/proto/dataloop.c" "$gen")
 proto_srcs=("$top"/proto/*.c "$gen")
-srv_srcs=($(ls "$top"/server/*.c | grep -v '_main\.c$') "$top/tests/fuzz/fuzz_daemon.c")
+srv_srcs=($(ls "$top"/server/*/*.c | grep -v '_main\.c$') "$top/tests/fuzz/fuzz_daemon.c")
 lk_srcs=("$top"/lockmgr/*.c)
 # The client over the fuzz transport (fuzz_tnet.c, instead of transport.c)
 # and fuzz credentials (fuzz_auth.c, instead of auth.c: no munged).
 client_srcs=("$top"/client/*.c "$top"/dataloops/*.c "$top"/lockmgr/*.c "$gen"
 	     $(ls "$top"/proto/*.c | grep -Ev '/(transport|auth)\.c$') "$top/tests/fuzz/fuzz_tnet.c"
 	     "$top/tests/fuzz/fuzz_auth.c"
-	     "$top/tests/fuzz/fuzz_daemon.c" $(ls "$top"/server/*.c | grep -v '_main\.c$'))
+	     "$top/tests/fuzz/fuzz_daemon.c" $(ls "$top"/server/*/*.c | grep -v '_main\.c$'))
 all_srcs=("$top"/dataloops/*.c "${proto_srcs[@]}" "${srv_srcs[@]}" "${lk_srcs[@]}")
 
 # objs FLAVOUR SRC...: compile what changed; print the objects.
