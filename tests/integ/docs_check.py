@@ -6,6 +6,12 @@
   docs_check.py targets TOP FILE...  every `make TARGET` named in code
                                      (inline or fenced) is a Makefile target
   docs_check.py reach TOP            every docs/*.md is linked from README.md
+  docs_check.py names TOP FILE HEADING
+                                     in the section of FILE under HEADING
+                                     (a prefix), every source file and every
+                                     function or macro named in code is in
+                                     the tree (the walk of one request must
+                                     not drift from the code it describes)
 
 Anchors follow GitHub's rule: the heading's text lower-cased, characters
 other than letters, digits, '_', '-' and spaces dropped, spaces turned to
@@ -151,6 +157,48 @@ def check_reach(top):
     return bad
 
 
+SOURCES = ('client', 'server', 'proto', 'dataloops', 'lockmgr', 'romio-adio')
+
+
+def source_words(top):
+    words = set()
+    for part in SOURCES:
+        for root, _, names in os.walk(os.path.join(top, part)):
+            for n in names:
+                if n.endswith(('.c', '.h', '.proto')):
+                    with open(os.path.join(root, n), encoding='utf-8', errors='replace') as f:
+                        words.update(re.findall(r'\w+', f.read()))
+    return words
+
+
+def check_names(top, path, heading):
+    lines = open(path, encoding='utf-8').read().split('\n')
+    start = next((i for i, l in enumerate(lines)
+                  if re.match(r'^#+ ', l) and l.lstrip('#').strip().startswith(heading)), None)
+    if start is None:
+        print('%s: no section "%s"' % (os.path.relpath(path, top), heading))
+        return 1
+    level = len(lines[start]) - len(lines[start].lstrip('#'))
+    end = next((i for i in range(start + 1, len(lines))
+                if re.match(r'^#{1,%d} ' % level, lines[i])), len(lines))
+    words, bad, seen = source_words(top), 0, 0
+    for n in range(start, end):
+        for span in re.findall(r'`([^`]*)`', lines[n]):
+            if re.match(r'^[\w./-]+\.(c|h|proto)$', span) and '/' in span:
+                seen += 1
+                if not os.path.exists(os.path.join(top, span)):
+                    print('%s:%d: no file %s' % (os.path.relpath(path, top), n + 1, span))
+                    bad += 1
+            elif re.match(r'^([a-z][a-z0-9_]*|[A-Z][A-Z0-9]*_[A-Z0-9_]+)$', span):
+                seen += 1
+                if span not in words:
+                    print('%s:%d: `%s` is named nowhere in %s' % (os.path.relpath(path, top),
+                                                                  n + 1, span, ', '.join(SOURCES)))
+                    bad += 1
+    print('%d names and files checked' % seen)
+    return bad
+
+
 def main():
     mode, top, files = sys.argv[1], sys.argv[2], sys.argv[3:]
     if mode == 'links':
@@ -159,8 +207,10 @@ def main():
         bad = check_targets(top, files)
     elif mode == 'reach':
         bad = check_reach(top)
+    elif mode == 'names':
+        bad = check_names(top, files[0], files[1])
     else:
-        sys.exit('usage: docs_check.py links|targets|reach TOP [FILE...]')
+        sys.exit('usage: docs_check.py links|targets|reach|names TOP [FILE...]')
     sys.exit(1 if bad else 0)
 
 
