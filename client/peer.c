@@ -2,7 +2,7 @@
  * peer.c - the connection lifecycle at the transport: a daemon's address
  * is resolved on first use (the provider connects on the first send to
  * it) and forgotten after a transport failure or a timeout, so that the
- * next request connects afresh (README "Bulk data path": forgetting a peer
+ * next request connects afresh (docs/design.md, "Bulk data path": forgetting a peer
  * is also how a request's lent memory is reclaimed from a daemon that
  * never completes its transfers, see engine.c). Used by the request engine
  * (engine.c) and nothing else; uses only trace.c.

@@ -1,6 +1,6 @@
 /*
  * session.c - the connection lifecycle above the transport: a session
- * with each daemon (README "Security"), opened by AUTH on first use,
+ * with each daemon (docs/security.md), opened by AUTH on first use,
  * renewed before the daemon would drop it for idleness, replaced when a
  * probe finds the daemon restarted; and tc_run, which the I/O paths call:
  * sessions in place, then the request engine (engine.c) runs the
