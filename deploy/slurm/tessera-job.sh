@@ -16,10 +16,13 @@
 # gives a shell with the file system up; leaving the shell tears it
 # down). COMMAND sees TESSERA_CONFIG (the file system's config, on every
 # node of the job), TESSERA_MNT (the mount point, the same path on every
-# node; unset when not mounted) and the Tessera programs first on PATH.
-# Start the application's own steps from COMMAND as usual:
-#   sbatch -N4 tessera-job.sh srun ./app tessera:/out.h5    (MPI-IO driver)
+# node; unset when not mounted), the Tessera programs first on PATH, and
+# Open MPI's path to the Tessera ROMIO driver (the install's
+# tessera-mpi-env.sh, when it has one). Start the application from
+# COMMAND as usual:
+#   sbatch -N4 --ntasks-per-node=8 tessera-job.sh mpirun ./app tessera:/out.h5
 #   sbatch -N4 tessera-job.sh -- sh -c 'srun ./app "$TESSERA_MNT/out"'
+# (srun starts MPI ranks only where the site's MPI supports it, PMIx).
 # The job's exit code is COMMAND's (1 if the file system did not start).
 #
 # Options (each also read from the environment, which sbatch and salloc
@@ -203,14 +206,19 @@ node_main() {
 
 # --- batch side -----------------------------------------------------------
 
-# find_install: BIN (the programs) and GENCONFIG, from TESSERA_PREFIX or PATH.
+# find_install: BIN (the programs), GENCONFIG and MPIENV (Open MPI's
+# path to the ROMIO component with the Tessera driver, when built), from
+# TESSERA_PREFIX or PATH.
 find_install() {
 	local p=${TESSERA_PREFIX:-}
+	MPIENV="" MPIENV_ARG=""
 	if [ -n "$p" ]; then
 		if [ -x "$p/bin/tessera-mds" ]; then
 			BIN=$p/bin GENCONFIG=$p/bin/tessera-genconfig
+			MPIENV=$p/share/tessera/tessera-mpi-env.sh
 		elif [ -x "$p/build/bin/tessera-mds" ]; then
 			BIN=$p/build/bin GENCONFIG=$p/deploy/tessera-genconfig
+			MPIENV=$p/romio-adio/tessera-mpi-env.sh MPIENV_ARG=$p/build
 		else
 			die "TESSERA_PREFIX=$p holds neither bin/tessera-mds nor build/bin/tessera-mds"
 		fi
@@ -219,6 +227,7 @@ find_install() {
 			die "tessera-mds is not on PATH: set TESSERA_PREFIX (sbatch --export=ALL,TESSERA_PREFIX=...)"
 		BIN=$(dirname "$p")
 		GENCONFIG=$BIN/tessera-genconfig
+		MPIENV=$BIN/../share/tessera/tessera-mpi-env.sh
 		[ -x "$GENCONFIG" ] || GENCONFIG=$(command -v tessera-genconfig) ||
 			die "tessera-genconfig is not beside $p nor on PATH"
 	fi
@@ -337,6 +346,14 @@ main() {
 		unset TESSERA_MNT
 	fi
 	"$BIN/tessera" ping >&2 || true
+	# Open MPI programs the command starts find the Tessera driver
+	if [ -f "$MPIENV" ]; then
+		set +u
+		# shellcheck disable=SC1090
+		# always one argument: without, it would see COMMAND's as its own
+		. "$MPIENV" "$MPIENV_ARG"
+		set -u
+	fi
 	say "running: $*"
 	# In the background, so a TERM (scancel) runs the trap at once.
 	"$@" &

@@ -9,6 +9,7 @@
 #   - two jobs at once on the one node take different ports;
 #   - a cancelled job (scancel) still tears down;
 #   - the salloc recipe, and --keep;
+#   - an MPI-IO program (Open MPI's mpirun in the job) through the driver;
 # and after each job: no daemon of it left, no mount, its ports free, its
 # directory gone. Skipped only when slurm-wlm is not installed.
 # Prints CMocka-style lines for tests/run-suites.sh.
@@ -123,9 +124,13 @@ done
 [ "$(sinfo -h -n "$node" -o %T 2>/dev/null)" = idle ] || fail_setup "the node did not become idle"
 
 # An install prefix as `make install` lays it out (bin/ with the programs
-# and tessera-genconfig).
+# and tessera-genconfig; the MPI environment script and the component).
 for p in tessera tessera-mds tessera-ios tessera-fuse; do ln -s "$B/bin/$p" "$tmp/prefix/bin/$p"; done
 ln -s "$top/deploy/tessera-genconfig" "$tmp/prefix/bin/tessera-genconfig"
+mkdir -p "$tmp/prefix/share/tessera" "$tmp/prefix/lib/tessera/openmpi"
+ln -s "$top/romio-adio/tessera-mpi-env.sh" "$tmp/prefix/share/tessera/tessera-mpi-env.sh"
+[ ! -f "$B/lib/openmpi/mca_io_romio321.so" ] ||
+	ln -s "$B/lib/openmpi/mca_io_romio321.so" "$tmp/prefix/lib/tessera/openmpi/mca_io_romio321.so"
 
 # Every job: node-local state under the test's directory, MUNGE through
 # the private munged; the install by TESSERA_PREFIX unless a check says.
@@ -269,6 +274,65 @@ test_salloc_keep() {
 	assert_clean "$id"
 }
 
+# An MPI-IO program: every rank writes its line with a collective write,
+# rank 0 reads them all back (sync, barrier, sync between) and prints them.
+mpi_program() {
+	cat >"$tmp/mpi_job.c" <<'EOF2'
+#include <mpi.h>
+#include <stdio.h>
+
+int main(int argc, char **argv)
+{
+	MPI_File fh;
+	char line[16], all[72] = "";
+	int rank, size, rc;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	snprintf(line, sizeof(line), "rank %-2d\n", rank);
+	rc = MPI_File_open(MPI_COMM_WORLD, argv[1], MPI_MODE_CREATE | MPI_MODE_RDWR,
+			   MPI_INFO_NULL, &fh);
+	if (rc == MPI_SUCCESS)
+		rc = MPI_File_write_at_all(fh, rank * 8, line, 8, MPI_CHAR, MPI_STATUS_IGNORE);
+	if (rc == MPI_SUCCESS)
+		rc = MPI_File_sync(fh);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rc == MPI_SUCCESS)
+		rc = MPI_File_sync(fh);
+	if (rc == MPI_SUCCESS && rank == 0 && size <= 8)
+		rc = MPI_File_read_at(fh, 0, all, 8 * size, MPI_CHAR, MPI_STATUS_IGNORE);
+	if (rc == MPI_SUCCESS)
+		rc = MPI_File_close(&fh);
+	if (rank == 0)
+		printf("%s", rc == MPI_SUCCESS ? all : "MPI-IO failed\n");
+	MPI_Finalize();
+	return rc != MPI_SUCCESS;
+}
+EOF2
+	mpicc -o "$tmp/mpi_job" "$tmp/mpi_job.c"
+}
+
+test_mpi_driver() {
+	local id rc=0 out=$tmp/out.mpi
+	mpi_program
+	# the application step through the ROMIO driver: Open MPI's mpirun in
+	# the allocation, the component found through the prefix's
+	# share/tessera/tessera-mpi-env.sh, which the job sources
+	id=$(TESSERA_PREFIX=$tmp/prefix MPI_JOB=$tmp/mpi_job \
+		sbatch --parsable --wait -N1 --ntasks-per-node=2 -o "$out" "$JOB" "$fuse_opt" -- bash -c '
+		set -e
+		mpirun --allow-run-as-root -np 2 "$MPI_JOB" tessera:/mpi.out
+		tessera ls -l /mpi.out
+		if [ -n "${TESSERA_MNT:-}" ]; then mpirun --allow-run-as-root -np 2 "$MPI_JOB" "$TESSERA_MNT/m2"; fi') || rc=$?
+	cat "$out"
+	[ "$rc" -eq 0 ]
+	[ "$(grep -cx 'rank 0 ' "$out")" -ge 1 ] && [ "$(grep -cx 'rank 1 ' "$out")" -ge 1 ]
+	grep -q ' 16 .*mpi.out$' "$out"
+	[ "$fuse" = no ] || [ "$(grep -cx 'rank 1 ' "$out")" -eq 2 ]
+	assert_clean "$id"
+}
+
 test_refuses() {
 	local rc=0
 	"$JOB" --help | grep -q '^usage: sbatch'
@@ -291,4 +355,11 @@ check slurm_job_exit_code_path_no_fuse test_exit_code_path_no_fuse
 check slurm_two_jobs_at_once test_two_jobs_at_once
 check slurm_cancel_cleans_up test_cancel_cleans_up
 check slurm_salloc_keep test_salloc_keep
+if ! command -v mpicc >/dev/null || ! command -v mpirun >/dev/null; then
+	skip_check slurm_mpi_driver "Open MPI is not installed (make deps)"
+elif [ ! -f "$B/lib/openmpi/mca_io_romio321.so" ]; then
+	skip_check slurm_mpi_driver "the ROMIO component is not built"
+else
+	check slurm_mpi_driver test_mpi_driver
+fi
 checks_done
