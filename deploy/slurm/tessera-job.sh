@@ -88,7 +88,9 @@ node_unmount() {
 # Safe to run twice and with nothing started.
 node_stop() {
 	local pidfile pid n
-	trap - TERM INT HUP EXIT
+	# to its end: a second TERM (the job's stop after a failure, or a
+	# cancel) must not cut the teardown short
+	trap '' TERM INT HUP
 	node_unmount
 	for pidfile in "$NODE_DIR"/run/*.pid; do
 		[ -f "$pidfile" ] || continue
@@ -113,10 +115,11 @@ node_stop() {
 	rm -f "$NODE_DIR.conf" "$NODE_DIR.key"
 }
 
-# node_fail MESSAGE: report (the batch side reads TESSERA-FAILED), stop.
+# node_fail MESSAGE: stop, then report (the batch side reads
+# TESSERA-FAILED, and stops every node).
 node_fail() {
-	echo "TESSERA-FAILED $(hostname -s): $*"
 	node_stop
+	echo "TESSERA-FAILED $(hostname -s): $*"
 	exit 1
 }
 
@@ -276,7 +279,8 @@ servers_step() {
 # wait for it, remove what this side made. Runs on every exit.
 cleanup() {
 	local rc=$? step n
-	trap - EXIT TERM INT HUP
+	trap - EXIT
+	trap '' TERM INT HUP # to its end, as node_stop
 	[ -z "${APP_PID:-}" ] || kill -TERM "$APP_PID" 2>/dev/null || true
 	if [ -n "${SERVERS_PID:-}" ] && kill -0 "$SERVERS_PID" 2>/dev/null; then
 		step=$(servers_step)
@@ -374,10 +378,11 @@ wait_ready() {
 		if [ -f "$out" ] && [ "$(grep -c 'TESSERA-READY' "$out")" -ge "$1" ]; then
 			return 0
 		fi
-		if [ -f "$out" ] && grep -q 'TESSERA-FAILED' "$out"; then
-			die "the file system did not start (see the tessera-node lines above)"
+		# a node that failed has stopped, and its step may have ended
+		# before its TESSERA-FAILED line reached the file
+		if { [ -f "$out" ] && grep -q 'TESSERA-FAILED' "$out"; } || ! kill -0 "$SERVERS_PID" 2>/dev/null; then
+			die "the file system did not start (see the tessera-node lines; --keep keeps each node's logs)"
 		fi
-		kill -0 "$SERVERS_PID" 2>/dev/null || die "the servers step ended before the file system was up"
 		[ "$SECONDS" -lt "$2" ] || die "the file system was not up within ${TESSERA_START_TIMEOUT:-60} s"
 		sleep 0.1
 	done

@@ -9,6 +9,8 @@
 #   - two jobs at once on the one node take different ports;
 #   - a cancelled job (scancel) still tears down;
 #   - the salloc recipe, and --keep;
+#   - a daemon that cannot start (its port taken) fails the job, which
+#     says why, runs no command and cleans up;
 #   - an MPI-IO program (Open MPI's mpirun in the job) through the driver;
 # and after each job: no daemon of it left, no mount, its ports free, its
 # directory gone. Skipped only when slurm-wlm is not installed.
@@ -333,6 +335,29 @@ test_mpi_driver() {
 	assert_clean "$id"
 }
 
+test_port_busy_fails_cleanly() {
+	local id rc=0 out=$tmp/out.busy busy lpid
+	# the job's metadata port held by another listener (SPAN 1: the
+	# port is BASE whatever the job id): the job fails, saying why,
+	# before running the command, and still cleans up
+	busy=$(free_ports 1)
+	python3 -c 'import socket,sys,time
+s=socket.socket(); s.bind(("0.0.0.0", int(sys.argv[1]))); s.listen(); time.sleep(60)' "$busy" &
+	lpid=$!
+	for _ in $(seq 50); do [ -n "$(ss -Hltn "sport = :$busy")" ] && break; sleep 0.1; done
+	id=$(TESSERA_PREFIX=$tmp/prefix TESSERA_PORT_BASE=$busy TESSERA_PORT_SPAN=1 \
+		submit "$out" "$fuse_opt" -- touch "$tmp/ran.busy") || rc=$?
+	kill "$lpid"
+	wait "$lpid" 2>/dev/null || true
+	cat "$out"
+	[ "$rc" -eq 1 ]
+	[ ! -e "$tmp/ran.busy" ]
+	grep -q "TESSERA-FAILED $node: mds exited" "$out"
+	grep -q "tessera-job: the file system did not start" "$out"
+	[ -z "$(ss -Hltn "sport = :$((busy + 1))")" ] # the storage daemon's
+	assert_clean "$id"
+}
+
 test_refuses() {
 	local rc=0
 	"$JOB" --help | grep -q '^usage: sbatch'
@@ -355,6 +380,7 @@ check slurm_job_exit_code_path_no_fuse test_exit_code_path_no_fuse
 check slurm_two_jobs_at_once test_two_jobs_at_once
 check slurm_cancel_cleans_up test_cancel_cleans_up
 check slurm_salloc_keep test_salloc_keep
+check slurm_port_busy_fails_cleanly test_port_busy_fails_cleanly
 if ! command -v mpicc >/dev/null || ! command -v mpirun >/dev/null; then
 	skip_check slurm_mpi_driver "Open MPI is not installed (make deps)"
 elif [ ! -f "$B/lib/openmpi/mca_io_romio321.so" ]; then
