@@ -16,7 +16,7 @@
 # gives a shell with the file system up; leaving the shell tears it
 # down). COMMAND sees TESSERA_CONFIG (the file system's config, on every
 # node of the job), TESSERA_MNT (the mount point, the same path on every
-# node; unset when not mounted), the Tessera programs first on PATH, and
+# node; unset unless every node mounted), the Tessera programs first on PATH, and
 # Open MPI's path to the Tessera ROMIO driver (the install's
 # tessera-mpi-env.sh, when it has one). Start the application from
 # COMMAND as usual:
@@ -147,8 +147,9 @@ node_wait_pidfiles() {
 	done
 }
 
-# node_mount DEADLINE: tessera-fuse in the foreground (a child, so it
-# stays inside the step); ready once the root answers a stat.
+# node_mount BIN MODE DEADLINE: tessera-fuse in the foreground (a child,
+# so it stays inside the step); ready once the root answers a stat. Where
+# FUSE is not usable: fail under MODE yes, else leave NODE_MNT empty.
 node_mount() {
 	local bin=$1 mode=$2 deadline=$3
 	if [ ! -x "$bin/tessera-fuse" ] || ! command -v fusermount3 >/dev/null ||
@@ -178,8 +179,8 @@ node_main() {
 	# node that generated them has them in place already).
 	if [ ! -f "$NODE_DIR/tessera.conf" ]; then
 		mkdir -p -m 0700 "$NODE_DIR"
-		mv "$NODE_DIR.conf" "$NODE_DIR/tessera.conf"
-		mv "$NODE_DIR.key" "$NODE_DIR/tessera.key"
+		mv "$NODE_DIR.conf" "$NODE_DIR/tessera.conf" && mv "$NODE_DIR.key" "$NODE_DIR/tessera.key" ||
+			node_fail "the config or key did not arrive (sbcast to $NODE_DIR.conf, .key)"
 	fi
 	rm -f "$NODE_DIR.conf" "$NODE_DIR.key"
 	mkdir -p "$NODE_DIR/log" "$NODE_DIR/run"
@@ -344,7 +345,7 @@ main() {
 	SERVERS_PID=$!
 	wait_ready "$n" "$((SECONDS + start + 5))"
 	export TESSERA_CONFIG=$DIR/tessera.conf PATH=$BIN:$PATH
-	if grep -q 'mounted=yes' "$DIR/job/servers.out"; then
+	if [ "$(grep -c 'TESSERA-READY .* mounted=yes' "$DIR/job/servers.out")" -ge "$n" ]; then
 		export TESSERA_MNT=$DIR/mnt
 	else
 		unset TESSERA_MNT
