@@ -171,8 +171,11 @@ submit() {
 test_mount_and_cli() {
 	local id rc=0 out=$tmp/out.mount
 	# written through the mount and read with the CLI, and the other way
-	id=$(TESSERA_PREFIX=$tmp/prefix submit "$out" --fuse -- bash -c '
+	# (with a genconfig option passed through, in the form it takes)
+	id=$(TESSERA_PREFIX=$tmp/prefix TESSERA_GENCONFIG_ARGS="--strip-size 64K" \
+		submit "$out" --fuse -- bash -c '
 		set -e
+		grep -x "strip_size = 64K" "$TESSERA_CONFIG"
 		echo "through the mount $SLURM_JOB_ID" >"$TESSERA_MNT/a"
 		tessera cp tessera:/a "$TESSERA_LOCAL/a.$SLURM_JOB_ID"
 		cat "$TESSERA_LOCAL/a.$SLURM_JOB_ID"
@@ -183,6 +186,7 @@ test_mount_and_cli() {
 		rm "$TESSERA_LOCAL/b.$SLURM_JOB_ID"') || rc=$?
 	cat "$out"
 	[ "$rc" -eq 0 ]
+	grep -qx "strip_size = 64K" "$out"
 	grep -qx "through the mount $id" "$out"
 	grep -qx "through the CLI $id" "$out"
 	grep -q "TESSERA-READY $node mounted=yes" "$out"
