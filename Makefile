@@ -4,6 +4,17 @@
 #   make deps     install missing Debian packages (idempotent)
 #   make check    deps + build (warnings are errors) + every test, then the
 #                 unit and integration tests again under ASan/UBSan
+#   make unit     build and run the unit tests only (CMocka, no daemons;
+#                 seconds), with make check's summary line
+#   make test T=NAME
+#                 build what one suite needs and run it: NAME is the
+#                 suite's file name without its folder and .c/.sh
+#                 (T=test_locks, T=test_cli, T=test_dataloops_segment);
+#                 an unknown NAME lists the suites. A unit test needs its
+#                 binary, an integration test its binary and the daemons,
+#                 a script the whole build. Both take B=, OPT= and SAN=
+#                 for a sanitizer build (make check's are B=build/san
+#                 OPT=-O1 SAN="$(SAN_FLAGS)").
 #   make run      deps + build, then bring up a local file system (1 mds +
 #                 4 ios) and use it
 #   make down     stop it
@@ -73,7 +84,7 @@ USES_tests       := client proto dataloops lockmgr
 # Fragments name other parts' libraries in prerequisites ($$(LIBS)).
 .SECONDEXPANSION:
 
-.PHONY: all deps check check-build test test-san run down bench crash study fuzz clean print-bounds install docs
+.PHONY: all deps check unit test run down bench crash study fuzz clean print-bounds install docs
 all:
 
 PARTS   := $(sort $(patsubst %/,%,$(dir $(wildcard */*.mk server/*/*.mk))))
@@ -125,6 +136,40 @@ check: deps
 	@bash tests/run-suites.sh \
 		"build:$(UNIT_TESTS) $(INTEG_TESTS) $(EXTRA_TESTS)" \
 		"build/san:$(UNIT_TESTS:$(B)/%=build/san/%) $(INTEG_TESTS:$(B)/%=build/san/%)"
+
+# ------------------------------------------------------- the fast loop
+# Objects, generated sources and part libraries are kept, not deleted as
+# intermediates of a chain: otherwise every object a test or program was
+# made from is compiled again once any library changes.
+.SECONDARY:
+
+unit: $(UNIT_TESTS)
+	@bash tests/run-suites.sh "$(B):$(UNIT_TESTS)"
+
+# Every suite make check runs, by name; TEST_NEEDS_<name> (set by a
+# fragment) adds programs an integration test runs beside the daemons.
+SUITES     := $(UNIT_TESTS) $(INTEG_TESTS) $(EXTRA_TESTS)
+suite_name  = $(basename $(notdir $(1)))
+T_SUITES   := $(strip $(foreach s,$(SUITES),$(if $(filter $(T),$(call suite_name,$(s)) $(notdir $(s))),$(s))))
+DAEMONS    := $(filter %/tessera-mds %/tessera-ios,$(PROGRAMS))
+test_needs  = $(if $(filter $(UNIT_TESTS),$(1)),$(1),$(if $(filter $(INTEG_TESTS),$(1)),\
+	      $(1) $(DAEMONS) $(TEST_NEEDS_$(call suite_name,$(1))),all))
+
+ifneq ($(filter test,$(MAKECMDGOALS)),)
+ifeq ($(T_SUITES),)
+$(info make test T=NAME runs one suite; NAME is one of)
+$(info $(empty)  unit:        $(foreach s,$(UNIT_TESTS),$(call suite_name,$(s))))
+$(info $(empty)  integration: $(foreach s,$(INTEG_TESTS),$(call suite_name,$(s))))
+$(info $(empty)  scripts:     $(foreach s,$(EXTRA_TESTS),$(call suite_name,$(s))))
+$(error $(if $(T),no suite is named '$(T)',T=NAME is missing))
+endif
+endif
+
+# (test_local is a binary and a script: T=test_local runs both,
+# T=test_local.sh the script alone.)
+test:
+	@$(MAKE) --no-print-directory $(sort $(foreach s,$(T_SUITES),$(call test_needs,$(s))))
+	@bash tests/run-suites.sh "$(B):$(T_SUITES)"
 
 # A fresh machine first gets what the build needs (protoc-c, libfabric...).
 run: deps

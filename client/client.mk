@@ -20,6 +20,13 @@ PROGRAMS  += $(CL_SO) $(CL_SO_LINKS) $(CL_STATIC) $(B)/lib/pkgconfig/tessera.pc
 ifneq ($(wildcard client/tools/tessera.c),)
 PROGRAMS  += $(B)/bin/tessera
 endif
+# What a program over the client (the CLI, the mount, the benchmarks, the
+# integration tests) links: the client and the parts it calls, and their
+# system libraries; not the server, LevelDB or libev. ($(TP_LIB) and
+# $(TDL_LIB) are set by fragments read later: these expand when used.)
+CL_LINK_LIBS = $(CL_LIB) $(TP_LIB) $(TDL_LIB)
+CL_SYS_LIBS  = -lfabric -lprotobuf-c -lmunge -lsodium
+
 # The libraries users link carry the parts they are made of.
 CL_PART_OBJS = $(CL_SRCS:%.c=$(B)/%.o) $(TP_OBJS) $(B)/proto/tessera.pb-c.o \
 	       $(TDL_SRCS:%.c=$(B)/%.o)
@@ -35,7 +42,7 @@ $(CL_STATIC): $$(CL_PART_OBJS) client/client.mk
 
 $(CL_SO): $$(CL_PART_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(CL_SONAME) -o $@ $^ -lfabric -lprotobuf-c -lmunge -lsodium
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(CL_SONAME) -o $@ $^ $(CL_SYS_LIBS)
 
 $(B)/lib/$(CL_SONAME): $(CL_SO)
 	ln -sfn $(notdir $<) $@
@@ -50,8 +57,9 @@ $(B)/lib/pkgconfig/tessera.pc: client/tessera.pc.in
 
 CL_TOOL_OBJS := $(patsubst %.c,$(B)/%.o,$(wildcard client/tools/*.c))
 
-# $$(LIBS): expanded late (see .SECONDEXPANSION in the Makefile), since
-# this fragment is read before the parts whose libraries the tool links.
-$(B)/bin/tessera: $(CL_TOOL_OBJS) $$(LIBS)
+# $$(CL_LINK_LIBS): expanded late (see .SECONDEXPANSION in the Makefile),
+# since this fragment is read before the parts whose libraries the tool
+# links.
+$(B)/bin/tessera: $(CL_TOOL_OBJS) $$(CL_LINK_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(CL_TOOL_OBJS) $(LINK_LIBS) $(SYS_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CL_TOOL_OBJS) $(CL_LINK_LIBS) $(CL_SYS_LIBS)

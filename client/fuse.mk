@@ -12,12 +12,9 @@ PROGRAMS += $(B)/bin/tessera-fuse
 $(FUSE_SRCS:%.c=$(B)/%.o): CPPFLAGS += $(FUSE_CFLAGS) -DTESSERA_VERSION_STRING='"$(TESSERA_VERSION)"'
 $(FUSE_SRCS:%.c=$(B)/%.o): proto/tproto.h # where the version is set
 
-# This fragment is read before dataloops/, proto/ and server/ add their
-# libraries to LIBS, so the prerequisites name them; the recipe's
-# LINK_LIBS is expanded late and sees them all.
-FUSE_DEP_LIBS := $(addprefix $(B)/lib/,libtclient.a libtmds.a libtios.a libtsrvcore.a libtproto.a libtdl.a)
-
-$(B)/bin/tessera-fuse: $(FUSE_SRCS:%.c=$(B)/%.o) $(FUSE_DEP_LIBS)
+# A client program: CL_LINK_LIBS (client/client.mk), expanded late since
+# this fragment is read before dataloops/ and proto/ set their libraries.
+$(B)/bin/tessera-fuse: $(FUSE_SRCS:%.c=$(B)/%.o) $$(CL_LINK_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(FUSE_SRCS:%.c=$(B)/%.o) $(LINK_LIBS) $(FUSE_LIBS) $(SYS_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(FUSE_SRCS:%.c=$(B)/%.o) $(CL_LINK_LIBS) $(FUSE_LIBS) $(CL_SYS_LIBS)
 endif

@@ -4,7 +4,7 @@
  * Plain data in, plain data out: no network, no messages, no allocation
  * beyond its own piece arrays. nc.c (the executor) turns each round into
  * one message per object and moves the data; the unit test
- * tests/unit/test_plan.c checks every round against a brute-force model.
+ * tests/unit/test_client_plan.c checks every round against a brute-force model.
  *
  * An access is one byte stream whose bytes lie in the file either as a
  * list of regions (offset, length), stream positions 0 .. total, or as a

@@ -110,6 +110,107 @@ static int find_firsts(const struct tdl_dataloop *const *olds, int64_t nold, int
 	return 0;
 }
 
+/* Adds `shift` to a copied node's child references (bytes, -1, stay). */
+static void shift_children(struct tdl_node *n, int32_t shift)
+{
+	if (n->kind != TDL_STRUCT) {
+		if (n->child >= 0)
+			n->child += shift;
+		return;
+	}
+	for (int64_t b = 0; b < n->count; b++)
+		if (n->children[b] >= 0)
+			n->children[b] += shift;
+}
+
+/* Copies o's nodes to dl->nodes[pos..], their references moved with them. */
+static int copy_input(struct tdl_dataloop *dl, const struct tdl_dataloop *o, int32_t pos)
+{
+	for (int32_t i = 0; i < o->nnodes; i++) {
+		struct tdl_node *n = &dl->nodes[pos + i];
+		int rc = tdl_node_copy(n, &o->nodes[i]);
+
+		if (rc)
+			return rc;
+		shift_children(n, pos);
+	}
+	return 0;
+}
+
+/* Copies the distinct inputs into dl from node 0 on. base[k] holds, on
+ * entry, the first input the same as olds[k] (find_firsts) and, on
+ * return, where olds[k]'s nodes begin; *end is the first node after them. */
+static int copy_inputs(struct tdl_dataloop *dl, const struct tdl_dataloop *const *olds,
+		       int64_t nold, int32_t *base, int32_t *end)
+{
+	int32_t pos = 0;
+
+	for (int64_t k = 0; k < nold; k++) {
+		int rc;
+
+		if (base[k] < k) { /* copied already: base[base[k]] is a position */
+			base[k] = base[base[k]];
+			continue;
+		}
+		base[k] = pos;
+		rc = copy_input(dl, olds[k], pos);
+		if (rc)
+			return rc;
+		pos += olds[k]->nnodes;
+	}
+	*end = pos;
+	return 0;
+}
+
+/* Turns top's input numbers into node numbers: input k's root. */
+static void link_top(struct tdl_node *top, const struct tdl_dataloop *const *olds,
+		     const int32_t *base)
+{
+	if (top->kind != TDL_STRUCT) {
+		if (top->child >= 0)
+			top->child = base[top->child] + olds[top->child]->root;
+		return;
+	}
+	for (int64_t b = 0; b < top->count; b++)
+		if (top->children[b] >= 0) {
+			int32_t k = top->children[b];
+
+			top->children[b] = base[k] + olds[k]->root;
+		}
+}
+
+/* The root's bounds, given or natural, then the preparation that depends
+ * on them. The children are prepared first: natural bounds need their
+ * extents, and density depends on the root's extent. */
+static int finish_bounds(struct tdl_dataloop *dl, const int64_t *bounds)
+{
+	struct tdl_node *r = &dl->nodes[dl->root];
+	int rc = tdl_prepare(dl, NULL, 0);
+
+	if (rc)
+		return rc;
+	if (bounds) {
+		r->lb = bounds[0];
+		r->extent = bounds[1];
+	} else if (tdl_natural_bounds(dl, r, &r->lb, &r->extent)) {
+		return -EINVAL;
+	}
+	return tdl_prepare(dl, NULL, 0);
+}
+
+/* The nodes of the distinct inputs (base as find_firsts left it) and the
+ * top node. */
+static int64_t composed_nodes(const struct tdl_dataloop *const *olds, int64_t nold,
+			      const int32_t *base)
+{
+	int64_t total = 1;
+
+	for (int64_t k = 0; k < nold; k++)
+		if (base[k] == k)
+			total += olds[k]->nnodes;
+	return total;
+}
+
 /*
  * Builds a dataloop of the nodes of olds[0..nold) plus `top` as root.
  * top's child references k >= 0 name olds[k] and are rewritten to that
@@ -120,76 +221,29 @@ static int compose(const struct tdl_dataloop *const *olds, int64_t nold,
 		   struct tdl_node *top, const int64_t *bounds,
 		   struct tdl_dataloop **out)
 {
-	int64_t total = 1;
-	int32_t *base = NULL, pos = 0;
+	int32_t *base = calloc(nold ? (size_t)nold : 1, sizeof(*base)), pos;
 	struct tdl_dataloop *dl = NULL;
-	int rc = -ENOMEM;
+	int64_t total;
+	int rc;
 
-	base = calloc(nold ? (size_t)nold : 1, sizeof(*base));
-	if (!base)
+	if (!base) {
+		rc = -ENOMEM;
 		goto fail;
+	}
 	/* Inputs the same as an earlier one are copied once. */
 	if ((rc = find_firsts(olds, nold, base)))
 		goto fail;
-	rc = -ENOMEM;
-	for (int64_t k = 0; k < nold; k++)
-		if (base[k] == k) /* first occurrence, for now */
-			total += olds[k]->nnodes;
-	if (total > TDL_MAX_NODES) {
-		rc = -EINVAL;
+	total = composed_nodes(olds, nold, base);
+	rc = total > TDL_MAX_NODES ? -EINVAL : -ENOMEM;
+	if (total > TDL_MAX_NODES || !(dl = tdl_alloc((int32_t)total)))
 		goto fail;
-	}
-	dl = tdl_alloc((int32_t)total);
-	if (!dl)
+	if ((rc = copy_inputs(dl, olds, nold, base, &pos)))
 		goto fail;
-	for (int64_t k = 0; k < nold; k++) {
-		const struct tdl_dataloop *o = olds[k];
-		if (base[k] < k) {
-			base[k] = base[base[k]];
-			continue;
-		}
-		base[k] = pos;
-		for (int32_t i = 0; i < o->nnodes; i++) {
-			struct tdl_node *n = &dl->nodes[pos + i];
-			rc = tdl_node_copy(n, &o->nodes[i]);
-			if (rc)
-				goto fail;
-			if (n->kind != TDL_STRUCT && n->child >= 0)
-				n->child += pos;
-			for (int64_t b = 0; n->kind == TDL_STRUCT && b < n->count;
-			     b++)
-				if (n->children[b] >= 0)
-					n->children[b] += pos;
-		}
-		pos += o->nnodes;
-	}
-	/* Turn input numbers into node numbers. */
-	if (top->kind != TDL_STRUCT && top->child >= 0)
-		top->child = base[top->child] + olds[top->child]->root;
-	for (int64_t b = 0; top->kind == TDL_STRUCT && b < top->count; b++)
-		if (top->children[b] >= 0) {
-			int32_t k = top->children[b];
-			top->children[b] = base[k] + olds[k]->root;
-		}
+	link_top(top, olds, base);
 	dl->nodes[pos] = *top;
 	memset(top, 0, sizeof(*top));
 	dl->root = pos;
-	/* Prepare the children first: natural bounds need their extents. */
-	rc = tdl_prepare(dl, NULL, 0);
-	if (rc)
-		goto fail;
-	{
-		struct tdl_node *r = &dl->nodes[dl->root];
-		if (bounds) {
-			r->lb = bounds[0];
-			r->extent = bounds[1];
-		} else if (tdl_natural_bounds(dl, r, &r->lb, &r->extent)) {
-			rc = -EINVAL;
-			goto fail;
-		}
-	}
-	rc = tdl_prepare(dl, NULL, 0); /* density depends on the extent */
-	if (rc)
+	if ((rc = finish_bounds(dl, bounds)))
 		goto fail;
 	free(base);
 	*out = dl;

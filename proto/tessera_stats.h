@@ -4,7 +4,7 @@
  *
  * Every list of them is generated from the X-macros below: the daemon's
  * counters (server/ios.h), the wire message (IosStatsReply in
- * tessera.proto: a .proto stays a file, so tests/unit/test_stats.c checks
+ * tessera.proto: a .proto stays a file, so tests/unit/test_proto_stats.c checks
  * it against these lists field by field), the library's
  * struct tessera_ios_stats (tessera.h) and the CLI's `tessera stats`.
  * Plain C with no dependencies, so every part may include it: the library

@@ -113,119 +113,206 @@ static int64_t *widen_addrs(const MPI_Aint *v, int n)
 	return w;
 }
 
-static int convert_derived(MPI_Datatype t, int combiner, int ni, int na, int nd,
-			   struct tdl_dataloop **out)
-{
-	int *ints = malloc((size_t)(ni ? ni : 1) * sizeof(*ints));
-	MPI_Aint *addrs = malloc((size_t)(na ? na : 1) * sizeof(*addrs));
-	MPI_Datatype *types = malloc((size_t)(nd ? nd : 1) * sizeof(*types));
-	const struct tdl_dataloop **inner = calloc((size_t)(nd ? nd : 1), sizeof(*inner));
-	int64_t *a = NULL, *b = NULL, *c = NULL;
-	int rc = 0, got_contents = 0;
+/* What MPI_Type_get_contents gives for one derived type, with the inner
+ * types' dataloops (borrowed from the cache). */
+struct contents {
+	int ni, na, nd;
+	int *ints;
+	MPI_Aint *addrs;
+	MPI_Datatype *types;
+	const struct tdl_dataloop **inner;
+	int got;        /* types[] came from MPI and must be released */
+};
 
-	if (!ints || !addrs || !types || !inner) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	MPI_Type_get_contents(t, ni, na, nd, ints, addrs, types);
-	got_contents = 1;
+/* Reads t's contents and converts its inner types. On failure what was
+ * got is still in c, for contents_release. */
+static int contents_get(MPI_Datatype t, int ni, int na, int nd, struct contents *c)
+{
+	int rc = 0;
+
+	*c = (struct contents){.ni = ni, .na = na, .nd = nd};
+	c->ints = malloc((size_t)(ni ? ni : 1) * sizeof(*c->ints));
+	c->addrs = malloc((size_t)(na ? na : 1) * sizeof(*c->addrs));
+	c->types = malloc((size_t)(nd ? nd : 1) * sizeof(*c->types));
+	c->inner = calloc((size_t)(nd ? nd : 1), sizeof(*c->inner));
+	if (!c->ints || !c->addrs || !c->types || !c->inner)
+		return -ENOMEM;
+	MPI_Type_get_contents(t, ni, na, nd, c->ints, c->addrs, c->types);
+	c->got = 1;
 	for (int i = 0; i < nd && !rc; i++)
-		rc = adt_dtype_get(types[i], &inner[i]);
-	if (rc)
-		goto out;
+		rc = adt_dtype_get(c->types[i], &c->inner[i]);
+	return rc;
+}
+
+/* The inner types MPI_Type_get_contents returned are new handles, except
+ * named ones, which must not be freed. */
+static void contents_release(struct contents *c)
+{
+	if (c->got)
+		for (int i = 0; i < c->nd; i++) {
+			int e_ni, e_na, e_nd, e_comb;
+
+			MPI_Type_get_envelope(c->types[i], &e_ni, &e_na, &e_nd, &e_comb);
+			if (e_comb != MPI_COMBINER_NAMED)
+				MPI_Type_free(&c->types[i]);
+		}
+	free(c->ints);
+	free(c->addrs);
+	free(c->types);
+	free(c->inner);
+}
+
+/* The ints are {count, blocklengths[count], displacements[count]}. */
+static int build_indexed(const struct contents *c, struct tdl_dataloop **out)
+{
+	int n = c->ints[0];
+	int64_t *lens = widen_ints(c->ints + 1, n), *displs = widen_ints(c->ints + 1 + n, n);
+	int rc = lens && displs ? tdl_indexed(n, lens, displs, c->inner[0], out) : -ENOMEM;
+
+	free(lens);
+	free(displs);
+	return rc;
+}
+
+/* The ints are {count, blocklengths[count]}; the byte displacements are
+ * the addresses. */
+static int build_hindexed(const struct contents *c, struct tdl_dataloop **out)
+{
+	int n = c->ints[0];
+	int64_t *lens = widen_ints(c->ints + 1, n), *displs = widen_addrs(c->addrs, n);
+	int rc = lens && displs ? tdl_hindexed(n, lens, displs, c->inner[0], out) : -ENOMEM;
+
+	free(lens);
+	free(displs);
+	return rc;
+}
+
+/* The ints are {count, blocklength, displacements[count]}. */
+static int build_indexed_block(const struct contents *c, struct tdl_dataloop **out)
+{
+	int64_t *displs = widen_ints(c->ints + 2, c->ints[0]);
+	int rc = displs ? tdl_indexed_block(c->ints[0], c->ints[1], displs, c->inner[0], out)
+			: -ENOMEM;
+
+	free(displs);
+	return rc;
+}
+
+/* The ints are {count, blocklength}; the byte displacements are the
+ * addresses. */
+static int build_hindexed_block(const struct contents *c, struct tdl_dataloop **out)
+{
+	int64_t *displs = widen_addrs(c->addrs, c->ints[0]);
+	int rc = displs ? tdl_hindexed_block(c->ints[0], c->ints[1], displs, c->inner[0], out)
+			: -ENOMEM;
+
+	free(displs);
+	return rc;
+}
+
+/* The ints are {count, blocklengths[count]}; one inner type per block. */
+static int build_struct(const struct contents *c, struct tdl_dataloop **out)
+{
+	int n = c->ints[0];
+	int64_t *lens = widen_ints(c->ints + 1, n), *displs = widen_addrs(c->addrs, n);
+	int rc = lens && displs ? tdl_struct(n, lens, displs, c->inner, out) : -ENOMEM;
+
+	free(lens);
+	free(displs);
+	return rc;
+}
+
+/* The ints are {ndims, sizes[ndims], subsizes[ndims], starts[ndims],
+ * order}. */
+static int build_subarray(const struct contents *c, struct tdl_dataloop **out)
+{
+	int n = c->ints[0];
+	int64_t *sizes = widen_ints(c->ints + 1, n), *subsizes = widen_ints(c->ints + 1 + n, n),
+		*starts = widen_ints(c->ints + 1 + 2 * n, n);
+	int rc = -ENOMEM;
+
+	if (sizes && subsizes && starts)
+		rc = tdl_subarray(n, sizes, subsizes, starts, order_of(c->ints[1 + 3 * n]),
+				  c->inner[0], out);
+	free(sizes);
+	free(subsizes);
+	free(starts);
+	return rc;
+}
+
+/* The ints are {size, rank, ndims, gsizes[ndims], distribs[ndims],
+ * dargs[ndims], psizes[ndims], order}; distributions and default
+ * arguments are translated to the builder's names. */
+static int build_darray(const struct contents *c, struct tdl_dataloop **out)
+{
+	const int *ints = c->ints;
+	int n = ints[2];
+	const int *distribs = ints + 3 + n, *dargs = ints + 3 + 2 * n, *psizes = ints + 3 + 3 * n;
+	int *d = malloc((size_t)(n ? n : 1) * sizeof(*d));
+	int *g = malloc((size_t)(n ? n : 1) * sizeof(*g));
+	int64_t *gsizes = widen_ints(ints + 3, n);
+	int rc = -ENOMEM;
+
+	if (gsizes && d && g) {
+		for (int i = 0; i < n; i++) {
+			d[i] = distrib_of(distribs[i]);
+			g[i] = dargs[i] == MPI_DISTRIBUTE_DFLT_DARG ? TDL_DISTRIBUTE_DFLT_DARG
+								     : dargs[i];
+		}
+		rc = tdl_darray(ints[0], ints[1], n, gsizes, d, g, psizes,
+				order_of(ints[3 + 4 * n]), c->inner[0], out);
+	}
+	free(gsizes);
+	free(d);
+	free(g);
+	return rc;
+}
+
+/* The builder that mirrors the constructor. */
+static int build_from_contents(int combiner, const struct contents *c,
+			       struct tdl_dataloop **out)
+{
+	const int *ints = c->ints;
 
 	switch (combiner) {
 	case MPI_COMBINER_DUP:
-		rc = tdl_dup(inner[0], out);
-		break;
+		return tdl_dup(c->inner[0], out);
 	case MPI_COMBINER_CONTIGUOUS:
-		rc = tdl_contig(ints[0], inner[0], out);
-		break;
+		return tdl_contig(ints[0], c->inner[0], out);
 	case MPI_COMBINER_VECTOR:
-		rc = tdl_vector(ints[0], ints[1], ints[2], inner[0], out);
-		break;
+		return tdl_vector(ints[0], ints[1], ints[2], c->inner[0], out);
 	case MPI_COMBINER_HVECTOR:
-		rc = tdl_hvector(ints[0], ints[1], (int64_t)addrs[0], inner[0], out);
-		break;
+		return tdl_hvector(ints[0], ints[1], (int64_t)c->addrs[0], c->inner[0], out);
 	case MPI_COMBINER_INDEXED:
-		a = widen_ints(ints + 1, ints[0]);
-		b = widen_ints(ints + 1 + ints[0], ints[0]);
-		rc = a && b ? tdl_indexed(ints[0], a, b, inner[0], out) : -ENOMEM;
-		break;
+		return build_indexed(c, out);
 	case MPI_COMBINER_HINDEXED:
-		a = widen_ints(ints + 1, ints[0]);
-		b = widen_addrs(addrs, ints[0]);
-		rc = a && b ? tdl_hindexed(ints[0], a, b, inner[0], out) : -ENOMEM;
-		break;
+		return build_hindexed(c, out);
 	case MPI_COMBINER_INDEXED_BLOCK:
-		a = widen_ints(ints + 2, ints[0]);
-		rc = a ? tdl_indexed_block(ints[0], ints[1], a, inner[0], out) : -ENOMEM;
-		break;
+		return build_indexed_block(c, out);
 	case MPI_COMBINER_HINDEXED_BLOCK:
-		a = widen_addrs(addrs, ints[0]);
-		rc = a ? tdl_hindexed_block(ints[0], ints[1], a, inner[0], out) : -ENOMEM;
-		break;
+		return build_hindexed_block(c, out);
 	case MPI_COMBINER_STRUCT:
-		a = widen_ints(ints + 1, ints[0]);
-		b = widen_addrs(addrs, ints[0]);
-		rc = a && b ? tdl_struct(ints[0], a, b, inner, out) : -ENOMEM;
-		break;
-	case MPI_COMBINER_SUBARRAY: {
-		int n = ints[0];
-
-		a = widen_ints(ints + 1, n);
-		b = widen_ints(ints + 1 + n, n);
-		c = widen_ints(ints + 1 + 2 * n, n);
-		rc = a && b && c ? tdl_subarray(n, a, b, c, order_of(ints[1 + 3 * n]), inner[0], out)
-				 : -ENOMEM;
-		break;
-	}
-	case MPI_COMBINER_DARRAY: {
-		int n = ints[2];
-		const int *distribs = ints + 3 + n, *dargs = ints + 3 + 2 * n,
-			  *psizes = ints + 3 + 3 * n;
-		int *d = malloc((size_t)(n ? n : 1) * sizeof(*d));
-		int *g = malloc((size_t)(n ? n : 1) * sizeof(*g));
-
-		a = widen_ints(ints + 3, n);
-		if (!a || !d || !g)
-			rc = -ENOMEM;
-		else {
-			for (int i = 0; i < n; i++) {
-				d[i] = distrib_of(distribs[i]);
-				g[i] = dargs[i] == MPI_DISTRIBUTE_DFLT_DARG ? TDL_DISTRIBUTE_DFLT_DARG
-									     : dargs[i];
-			}
-			rc = tdl_darray(ints[0], ints[1], n, a, d, g, psizes,
-					order_of(ints[3 + 4 * n]), inner[0], out);
-		}
-		free(d);
-		free(g);
-		break;
-	}
+		return build_struct(c, out);
+	case MPI_COMBINER_SUBARRAY:
+		return build_subarray(c, out);
+	case MPI_COMBINER_DARRAY:
+		return build_darray(c, out);
 	case MPI_COMBINER_RESIZED:
-		rc = tdl_resized(inner[0], (int64_t)addrs[0], (int64_t)addrs[1], out);
-		break;
+		return tdl_resized(c->inner[0], (int64_t)c->addrs[0], (int64_t)c->addrs[1], out);
 	default:
-		rc = -ENOTSUP;
-		break;
+		return -ENOTSUP;
 	}
-out:
-	if (got_contents)
-		for (int i = 0; i < nd; i++) {
-			int e_ni, e_na, e_nd, e_comb;
+}
 
-			MPI_Type_get_envelope(types[i], &e_ni, &e_na, &e_nd, &e_comb);
-			if (e_comb != MPI_COMBINER_NAMED)
-				MPI_Type_free(&types[i]);
-		}
-	free(a);
-	free(b);
-	free(c);
-	free(ints);
-	free(addrs);
-	free(types);
-	free(inner);
+static int convert_derived(MPI_Datatype t, int combiner, int ni, int na, int nd,
+			   struct tdl_dataloop **out)
+{
+	struct contents c;
+	int rc = contents_get(t, ni, na, nd, &c);
+
+	if (!rc)
+		rc = build_from_contents(combiner, &c, out);
+	contents_release(&c);
 	return rc;
 }
 

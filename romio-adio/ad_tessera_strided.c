@@ -264,16 +264,78 @@ static int lock_windows(struct access *a, const struct sieve_plan *p, size_t fir
 	return rc;
 }
 
+/* Releases h's locks. The first failure wins: an unlock after a failed
+ * transfer says nothing into a->why, which names the transfer's. */
+static int unlock_after(struct access *a, struct adt_held *h, int rc)
+{
+	char ignored[8];
+	int rc2;
+
+	if (!h->n)
+		return rc;
+	rc2 = adt_unlock(a->fd, h, rc ? ignored : a->why, rc ? sizeof(ignored) : sizeof(a->why));
+	return rc ? rc : rc2;
+}
+
+/* A window of one region bigger than the buffer: moved directly. */
+static int sieve_direct(struct access *a, const struct sieve_region *r, int writing,
+			uint64_t *at)
+{
+	int rc = writing ? write_full(a, a->stream + *at, r->len, (uint64_t)r->off)
+			 : read_full(a, a->stream + *at, r->len, (uint64_t)r->off);
+
+	*at += r->len;
+	return rc;
+}
+
+/* Moves the window's regions between the stream (from *at on) and the
+ * window's bytes in win: into win when writing, out of it when reading. */
+static void sieve_copy(struct access *a, const struct sieve_window *w,
+		       const struct sieve_region *r, char *win, int writing, uint64_t *at)
+{
+	for (size_t i = 0; i < w->n; i++) {
+		if (writing)
+			memcpy(win + (r[i].off - w->start), a->stream + *at, r[i].len);
+		else
+			memcpy(a->stream + *at, win + (r[i].off - w->start), r[i].len);
+		*at += r[i].len;
+	}
+}
+
+/* Window k: read it whole, then copy the regions out (reads) or patch
+ * them in and write it back (writes), under the window's own lock unless
+ * the call holds all of them (atomic). */
+static int sieve_window(struct access *a, const struct sieve_plan *p, size_t k, char *win,
+			int writing, int atomic, uint64_t *at)
+{
+	const struct sieve_window *w = &p->w[k];
+	const struct sieve_region *r = &p->r[w->first];
+	uint64_t span = (uint64_t)(w->end - w->start);
+	struct adt_held one;
+	int rc;
+
+	if (w->direct)
+		return sieve_direct(a, r, writing, at);
+	memset(&one, 0, sizeof(one));
+	if (writing && !atomic && (rc = lock_windows(a, p, k, 1, &one)))
+		return rc;
+	rc = read_full(a, win, span, (uint64_t)w->start);
+	if (!rc)
+		sieve_copy(a, w, r, win, writing, at);
+	if (!rc && writing)
+		rc = write_full(a, win, span, (uint64_t)w->start);
+	return unlock_after(a, &one, rc);
+}
+
 static int by_sieve(struct access *a, int writing)
 {
 	uint64_t bufsize = (uint64_t)(writing ? a->fd->hints->ind_wr_buffer_size
 					      : a->fd->hints->ind_rd_buffer_size);
 	int atomic = writing && a->fd->atomicity;
-	struct adt_held all, one;
+	struct adt_held all;
 	struct sieve_plan p;
 	uint64_t at = 0;
 	char *win = NULL;
-	char ignored[8];
 	int rc;
 
 	memset(&all, 0, sizeof(all));
@@ -284,45 +346,9 @@ static int by_sieve(struct access *a, int writing)
 		rc = -ENOMEM;
 	if (!rc && atomic)
 		rc = lock_windows(a, &p, 0, p.nw, &all);
-	for (size_t k = 0; k < p.nw && !rc; k++) {
-		const struct sieve_window *w = &p.w[k];
-		const struct sieve_region *r = &p.r[w->first];
-		uint64_t span = (uint64_t)(w->end - w->start);
-
-		if (w->direct) {
-			rc = writing ? write_full(a, a->stream + at, r->len, (uint64_t)r->off)
-				     : read_full(a, a->stream + at, r->len, (uint64_t)r->off);
-			at += r->len;
-			continue;
-		}
-		memset(&one, 0, sizeof(one));
-		if (writing && !atomic && (rc = lock_windows(a, &p, k, 1, &one)))
-			break;
-		rc = read_full(a, win, span, (uint64_t)w->start);
-		for (size_t i = 0; i < w->n && !rc; i++) {
-			if (writing)
-				memcpy(win + (r[i].off - w->start), a->stream + at, r[i].len);
-			else
-				memcpy(a->stream + at, win + (r[i].off - w->start), r[i].len);
-			at += r[i].len;
-		}
-		if (!rc && writing)
-			rc = write_full(a, win, span, (uint64_t)w->start);
-		if (one.n) {
-			int rc2 = adt_unlock(a->fd, &one, rc ? ignored : a->why,
-					     rc ? sizeof(ignored) : sizeof(a->why));
-
-			if (!rc)
-				rc = rc2;
-		}
-	}
-	if (all.n) {
-		int rc2 = adt_unlock(a->fd, &all, rc ? ignored : a->why,
-				     rc ? sizeof(ignored) : sizeof(a->why));
-
-		if (!rc)
-			rc = rc2;
-	}
+	for (size_t k = 0; k < p.nw && !rc; k++)
+		rc = sieve_window(a, &p, k, win, writing, atomic, &at);
+	rc = unlock_after(a, &all, rc);
 	free(win);
 	free(p.r);
 	free(p.w);

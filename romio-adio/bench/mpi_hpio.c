@@ -153,18 +153,12 @@ static double run(const char *name, const char *method, int mem_nc, int file_nc,
 	return bad ? -1 : tmax;
 }
 
-int main(int argc, char **argv)
+/* The options before NAME; returns the index of NAME, or -1 when no NAME
+ * and METHOD follow them. */
+static int parse_args(int argc, char **argv)
 {
-	static const char *cases[4] = {"c-c", "nc-c", "c-nc", "nc-nc"};
-	const char *name;
-	char *buf, *rbuf, fname[1024];
-	size_t len;
 	int a = 1;
 
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-	MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
 	for (; a < argc - 1 && argv[a][0] == '-'; a += 2) {
 		int v = atoi(argv[a + 1]);
 
@@ -178,7 +172,73 @@ int main(int argc, char **argv)
 		case 'R': raw = 1; a--; break;
 		}
 	}
-	if (a >= argc - 1) {
+	return a < argc - 1 ? a : -1;
+}
+
+/* Keeps the shorter of two run times; 0 or below is no time. */
+static double best_of(double best, double t)
+{
+	return t > 0 && (best == 0 || t < best) ? t : best;
+}
+
+/* rank 0's line for one case and method. */
+static void report(const char *acase, const char *method, double best_w, double best_r,
+		   long wrong)
+{
+	double mib = (double)regions * size * nprocs / (1 << 20);
+
+	printf("%-6s %-10s write %9.2f  read %9.2f%s\n", acase, method,
+	       best_w > 0 ? mib / best_w : 0.0, best_r > 0 ? mib / best_r : 0.0,
+	       !verify ? "" : wrong ? "  verify FAILED" : "  verify ok");
+	if (wrong)
+		fprintf(stderr, "mpi_hpio: %s %s: %ld bytes read back differ from those written\n",
+			acase, method, wrong);
+	fflush(stdout);
+}
+
+/* Case c (an index of cases[]) with one method: REPS writes and reads of
+ * the file NAME.METHOD.CASE, reported and then deleted. */
+static void run_case(const char *name, const char *method, int c, char *buf, char *rbuf,
+		     size_t len)
+{
+	static const char *cases[4] = {"c-c", "nc-c", "c-nc", "nc-nc"};
+	int mem_nc = c == 1 || c == 3, file_nc = c >= 2;
+	double best_w = 0, best_r = 0, t, tr;
+	char fname[1024];
+	long wrong = 0;
+
+	if (case_list && !in_list(case_list, cases[c]))
+		return;
+	snprintf(fname, sizeof(fname), "%s.%s.%s", name, method, cases[c]);
+	for (int r = 0; r < reps; r++) {
+		t = run(fname, method, mem_nc, file_nc, 1, buf, NULL);
+		best_w = best_of(best_w, t);
+		memset(rbuf, 0, len);
+		tr = run(fname, method, mem_nc, file_nc, 0, rbuf, verify ? &wrong : NULL);
+		best_r = best_of(best_r, tr);
+		if (raw && rank == 0)
+			printf("rep %s %s %d %.6f %.6f\n", cases[c], method, r, t, tr);
+	}
+	if (rank == 0) {
+		report(cases[c], method, best_w, best_r, wrong);
+		MPI_File_delete(fname, MPI_INFO_NULL);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
+int main(int argc, char **argv)
+{
+	const char *name;
+	char *buf, *rbuf;
+	size_t len;
+	int a;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+	MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
+	a = parse_args(argc, argv);
+	if (a < 0) {
 		if (rank == 0)
 			fprintf(stderr, "usage: mpi_hpio [-n REGIONS] [-s SIZE] [-g SPACING] [-r REPS] "
 					"[-c CASES] [-V] [-R] NAME METHOD...\n");
@@ -198,44 +258,9 @@ int main(int argc, char **argv)
 	if (rank == 0)
 		printf("# %d ranks, %d regions of %d bytes, spacing %d, best of %d; MiB/s\n", nprocs,
 		       regions, size, spacing, reps);
-	for (; a < argc; a++) {
-		const char *method = argv[a];
-
-		for (int c = 0; c < 4; c++) {
-			int mem_nc = c == 1 || c == 3, file_nc = c >= 2;
-			double best_w = 0, best_r = 0, t, tr;
-			long wrong = 0;
-
-			if (case_list && !in_list(case_list, cases[c]))
-				continue;
-			snprintf(fname, sizeof(fname), "%s.%s.%s", name, method, cases[c]);
-			for (int r = 0; r < reps; r++) {
-				t = run(fname, method, mem_nc, file_nc, 1, buf, NULL);
-				if (t > 0 && (best_w == 0 || t < best_w))
-					best_w = t;
-				memset(rbuf, 0, len);
-				tr = run(fname, method, mem_nc, file_nc, 0, rbuf, verify ? &wrong : NULL);
-				if (tr > 0 && (best_r == 0 || tr < best_r))
-					best_r = tr;
-				if (raw && rank == 0)
-					printf("rep %s %s %d %.6f %.6f\n", cases[c], method, r, t, tr);
-			}
-			if (rank == 0) {
-				double mib = (double)regions * size * nprocs / (1 << 20);
-
-				printf("%-6s %-10s write %9.2f  read %9.2f%s\n", cases[c], method,
-				       best_w > 0 ? mib / best_w : 0.0, best_r > 0 ? mib / best_r : 0.0,
-				       !verify ? "" : wrong ? "  verify FAILED" : "  verify ok");
-				if (wrong)
-					fprintf(stderr, "mpi_hpio: %s %s: %ld bytes read back differ from those written\n",
-						cases[c], method, wrong);
-				fflush(stdout);
-			}
-			if (rank == 0)
-				MPI_File_delete(fname, MPI_INFO_NULL);
-			MPI_Barrier(MPI_COMM_WORLD);
-		}
-	}
+	for (; a < argc; a++)
+		for (int c = 0; c < 4; c++)
+			run_case(name, argv[a], c, buf, rbuf, len);
 	free(buf);
 	free(rbuf);
 	MPI_Finalize();

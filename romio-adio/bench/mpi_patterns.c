@@ -55,169 +55,195 @@ static void die(const char *what)
 	MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
-int main(int argc, char **argv)
-{
-	const char *pattern = "tile", *name, *method;
-	int frames = 1, side = 600, blocks = 80, prepare = 0, a = 1, writing = 1, rc;
-	MPI_Datatype mem, file;
-	MPI_Offset disp = 0;
-	struct regions reg = {0};
-	long long desired = 0;
-	char *buf;
-	size_t buflen;
+struct options {
+	const char *pattern, *name, *method;
+	int frames, side, blocks, prepare;
+};
 
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-	MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
+/* The measured call's types, regions and direction. */
+struct job {
+	MPI_Datatype mem, file;
+	struct regions reg;
+	long long desired;     /* bytes per rank */
+	int writing;
+};
+
+/* The tile display: frame 2532 x 1408 pixels of 3 bytes; tile 1024 x 768
+ * pixels, overlapping by 270 and 128. */
+#define TILE_FW (2532 * 3)
+#define TILE_FH 1408
+#define TILE_TW (1024 * 3)
+#define TILE_TH 768
+
+/* 0, or -1 for a usage error. */
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	int a = 1;
+
+	*o = (struct options){.pattern = "tile", .frames = 1, .side = 600, .blocks = 80};
 	for (; a < argc && argv[a][0] == '-'; a++) {
 		if (!strcmp(argv[a], "-P")) {
-			prepare = 1;
+			o->prepare = 1;
 			continue;
 		}
 		if (a + 1 >= argc)
 			break;
 		switch (argv[a][1]) {
-		case 'p': pattern = argv[++a]; break;
-		case 'f': frames = atoi(argv[++a]); break;
-		case 'L': side = atoi(argv[++a]); break;
-		case 'b': blocks = atoi(argv[++a]); break;
+		case 'p': o->pattern = argv[++a]; break;
+		case 'f': o->frames = atoi(argv[++a]); break;
+		case 'L': o->side = atoi(argv[++a]); break;
+		case 'b': o->blocks = atoi(argv[++a]); break;
 		default: a++; break;
 		}
 	}
-	if (a + 2 != argc) {
-		if (rank == 0)
-			fprintf(stderr, "usage: mpi_patterns -p tile|block3d|flash [-f FRAMES] [-L SIDE] "
-					"[-b BLOCKS] [-P] NAME METHOD\n");
-		MPI_Finalize();
-		return 2;
-	}
-	name = argv[a];
-	method = argv[a + 1];
+	if (a + 2 != argc)
+		return -1;
+	o->name = argv[a];
+	o->method = argv[a + 1];
+	return 0;
+}
 
-	if (!strcmp(pattern, "tile")) {
-		/* frame 2532 x 1408 pixels of 3 bytes; tile 1024 x 768 */
-		const int fw = 2532 * 3, fh = 1408, tw = 1024 * 3, th = 768;
-		int c = rank % 3, r = rank / 3;
-		int sizes[2] = {fh, fw}, sub[2] = {th, tw}, start[2] = {r * (768 - 128), c * (1024 - 270) * 3};
+/* tile -P: the frames, written contiguously by rank 0 (not measured). */
+static void write_frames(const struct options *o)
+{
+	MPI_File fh;
+	size_t flen = (size_t)TILE_FW * TILE_FH;
+	char *fb = malloc(flen);
 
-		if (nprocs != 6)
-			die("the tile reader runs on 6 ranks (a 3 x 2 display)");
-		writing = 0;
-		MPI_Type_create_subarray(2, sizes, sub, start, MPI_ORDER_C, MPI_BYTE, &file);
-		desired = (long long)frames * th * tw;
-		reg.off = malloc(sizeof(long long) * frames * th);
-		reg.len = malloc(sizeof(long long) * frames * th);
-		for (int f = 0; f < frames; f++)
-			for (int y = 0; y < th; y++)
-				add(&reg, (long long)f * fw * fh + (long long)(start[0] + y) * fw + start[1], tw);
-		if (prepare) {
-			/* the frames, written contiguously by rank 0 */
-			MPI_File fh_;
-			size_t flen = (size_t)fw * fh;
-			char *fb = malloc(flen);
+	if (!fb)
+		die("no memory for a frame");
+	memset(fb, 7, flen);
+	if (MPI_File_open(MPI_COMM_WORLD, o->name, MPI_MODE_CREATE | MPI_MODE_WRONLY,
+			  MPI_INFO_NULL, &fh) != MPI_SUCCESS)
+		die("cannot create the frames file");
+	if (rank == 0)
+		for (int f = 0; f < o->frames; f++)
+			if (MPI_File_write_at(fh, (MPI_Offset)f * flen, fb, (int)flen, MPI_BYTE,
+					      MPI_STATUS_IGNORE) != MPI_SUCCESS)
+				die("cannot write a frame");
+	MPI_File_close(&fh);
+	free(fb);
+}
 
-			if (!fb)
-				die("no memory for a frame");
-			memset(fb, 7, flen);
-			if (MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_WRONLY,
-					  MPI_INFO_NULL, &fh_) != MPI_SUCCESS)
-				die("cannot create the frames file");
-			if (rank == 0)
-				for (int f = 0; f < frames; f++)
-					if (MPI_File_write_at(fh_, (MPI_Offset)f * flen, fb, (int)flen, MPI_BYTE,
-							      MPI_STATUS_IGNORE) != MPI_SUCCESS)
-						die("cannot write a frame");
-			MPI_File_close(&fh_);
-			free(fb);
-			MPI_Finalize();
-			return 0;
+/* tile: this rank's tile of every frame, read. */
+static void pattern_tile(const struct options *o, struct job *j)
+{
+	int c = rank % 3, r = rank / 3;
+	int sizes[2] = {TILE_FH, TILE_FW}, sub[2] = {TILE_TH, TILE_TW},
+	    start[2] = {r * (768 - 128), c * (1024 - 270) * 3};
+
+	j->writing = 0;
+	MPI_Type_create_subarray(2, sizes, sub, start, MPI_ORDER_C, MPI_BYTE, &j->file);
+	j->desired = (long long)o->frames * TILE_TH * TILE_TW;
+	j->reg.off = malloc(sizeof(long long) * o->frames * TILE_TH);
+	j->reg.len = malloc(sizeof(long long) * o->frames * TILE_TH);
+	for (int f = 0; f < o->frames; f++)
+		for (int y = 0; y < TILE_TH; y++)
+			add(&j->reg, (long long)f * TILE_FW * TILE_FH +
+					     (long long)(start[0] + y) * TILE_FW + start[1], TILE_TW);
+	MPI_Type_contiguous((int)j->desired, MPI_BYTE, &j->mem);
+}
+
+/* block3d: this rank's cube of the SIDE^3 integers, written. */
+static void pattern_block3d(const struct options *o, struct job *j)
+{
+	int p = 1, L, side = o->side;
+
+	while ((p + 1) * (p + 1) * (p + 1) <= nprocs)
+		p++;
+	if (p * p * p != nprocs || side % p)
+		die("block3d wants a cube number of ranks that divides SIDE");
+	L = side / p;
+	int sizes[3] = {side, side, side}, sub[3] = {L, L, L};
+	int start[3] = {(rank / (p * p)) * L, ((rank / p) % p) * L, (rank % p) * L};
+
+	MPI_Type_create_subarray(3, sizes, sub, start, MPI_ORDER_C, MPI_INT, &j->file);
+	j->desired = 4LL * L * L * L;
+	j->reg.off = malloc(sizeof(long long) * L * L);
+	j->reg.len = malloc(sizeof(long long) * L * L);
+	for (int z = 0; z < L; z++)
+		for (int y = 0; y < L; y++)
+			add(&j->reg, 4LL * (((long long)(start[0] + z) * side + start[1] + y) * side + start[2]),
+			    4LL * L);
+	MPI_Type_contiguous((int)j->desired, MPI_BYTE, &j->mem);
+}
+
+/* flash: memory [block][z][y][x][var] with 16^3 cells a block (4 guard
+ * cells a side); file [var][rank][block][8^3 doubles]; written. */
+static void pattern_flash(const struct options *o, struct job *j)
+{
+	const int nv = 24, g = 4, nx = 8, n = nx + 2 * g, blocks = o->blocks;
+	long cnt = (long)nv * blocks * nx * nx * nx, k = 0;
+	MPI_Aint *md = malloc(sizeof(MPI_Aint) * cnt), *fd = malloc(sizeof(MPI_Aint) * nv * blocks);
+
+	if (!md || !fd)
+		die("no memory for the FLASH types");
+	j->reg.off = malloc(sizeof(long long) * nv * blocks);
+	j->reg.len = malloc(sizeof(long long) * nv * blocks);
+	for (int v = 0; v < nv; v++)
+		for (int b = 0; b < blocks; b++) {
+			fd[v * blocks + b] = (((MPI_Aint)v * nprocs + rank) * blocks + b) * 4096;
+			add(&j->reg, fd[v * blocks + b], 4096);
+			for (int z = 0; z < nx; z++)
+				for (int y = 0; y < nx; y++)
+					for (int x = 0; x < nx; x++)
+						md[k++] = ((((MPI_Aint)b * n + z + g) * n + y + g) * n + x + g) *
+								  nv * 8 + v * 8;
 		}
-		MPI_Type_contiguous((int)desired, MPI_BYTE, &mem);
-	} else if (!strcmp(pattern, "block3d")) {
-		int p = 1, L;
+	MPI_Type_create_hindexed_block((int)cnt, 8, md, MPI_BYTE, &j->mem);
+	MPI_Type_create_hindexed_block(nv * blocks, 4096, fd, MPI_BYTE, &j->file);
+	free(md);
+	free(fd);
+	j->desired = 8LL * cnt;
+}
 
-		while ((p + 1) * (p + 1) * (p + 1) <= nprocs)
-			p++;
-		if (p * p * p != nprocs || side % p)
-			die("block3d wants a cube number of ranks that divides SIDE");
-		L = side / p;
-		int sizes[3] = {side, side, side}, sub[3] = {L, L, L};
-		int start[3] = {(rank / (p * p)) * L, ((rank / p) % p) * L, (rank % p) * L};
+/* A buffer as long as the memory type's upper bound, filled. */
+static char *make_buffer(MPI_Datatype mem)
+{
+	MPI_Aint lb, ext;
+	size_t buflen;
+	char *buf;
 
-		MPI_Type_create_subarray(3, sizes, sub, start, MPI_ORDER_C, MPI_INT, &file);
-		desired = 4LL * L * L * L;
-		reg.off = malloc(sizeof(long long) * L * L);
-		reg.len = malloc(sizeof(long long) * L * L);
-		for (int z = 0; z < L; z++)
-			for (int y = 0; y < L; y++)
-				add(&reg, 4LL * (((long long)(start[0] + z) * side + start[1] + y) * side + start[2]),
-				    4LL * L);
-		MPI_Type_contiguous((int)desired, MPI_BYTE, &mem);
-	} else if (!strcmp(pattern, "flash")) {
-		/* memory: [block][z][y][x][var] with 16^3 cells a block (4 guard
-		 * cells a side); file: [var][rank][block][8^3 doubles] */
-		const int nv = 24, g = 4, nx = 8, n = nx + 2 * g;
-		long cnt = (long)nv * blocks * nx * nx * nx, k = 0;
-		MPI_Aint *md = malloc(sizeof(MPI_Aint) * cnt), *fd = malloc(sizeof(MPI_Aint) * nv * blocks);
-
-		if (!md || !fd)
-			die("no memory for the FLASH types");
-		reg.off = malloc(sizeof(long long) * nv * blocks);
-		reg.len = malloc(sizeof(long long) * nv * blocks);
-		for (int v = 0; v < nv; v++)
-			for (int b = 0; b < blocks; b++) {
-				fd[v * blocks + b] = (((MPI_Aint)v * nprocs + rank) * blocks + b) * 4096;
-				add(&reg, fd[v * blocks + b], 4096);
-				for (int z = 0; z < nx; z++)
-					for (int y = 0; y < nx; y++)
-						for (int x = 0; x < nx; x++)
-							md[k++] = ((((MPI_Aint)b * n + z + g) * n + y + g) * n + x + g) *
-									  nv * 8 + v * 8;
-			}
-		MPI_Type_create_hindexed_block((int)cnt, 8, md, MPI_BYTE, &mem);
-		MPI_Type_create_hindexed_block(nv * blocks, 4096, fd, MPI_BYTE, &file);
-		free(md);
-		free(fd);
-		desired = 8LL * cnt;
-	} else {
-		die("unknown pattern (tile, block3d, flash)");
-	}
-	MPI_Type_commit(&mem);
-	MPI_Type_commit(&file);
-	{
-		MPI_Aint lb, ext;
-
-		MPI_Type_get_extent(mem, &lb, &ext);
-		buflen = (size_t)(lb + ext);
-	}
+	MPI_Type_get_extent(mem, &lb, &ext);
+	buflen = (size_t)(lb + ext);
 	buf = malloc(buflen);
 	if (!buf)
 		die("no memory for the buffer");
 	for (size_t i = 0; i < buflen; i++)
 		buf[i] = (char)(i + rank);
+	return buf;
+}
 
-	/* Two-phase's resent bytes: my bytes outside my own file domain, the
-	 * aggregate extent split evenly over the nprocs aggregators. */
-	long long lo = reg.off[0], hi = reg.off[reg.n - 1] + reg.len[reg.n - 1], glo, ghi, resent = 0;
+/* Two-phase's resent bytes, summed over the ranks: each rank's bytes
+ * outside its own file domain, the aggregate extent split evenly over the
+ * nprocs aggregators. */
+static long long resent_bytes(const struct regions *reg)
+{
+	long long lo = reg->off[0], hi = reg->off[reg->n - 1] + reg->len[reg->n - 1], glo, ghi;
+	long long fdsz, mlo, mhi, resent = 0;
+
 	MPI_Allreduce(&lo, &glo, 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
 	MPI_Allreduce(&hi, &ghi, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-	{
-		long long fdsz = (ghi - glo + nprocs - 1) / nprocs;
-		long long mlo = glo + (long long)rank * fdsz, mhi = mlo + fdsz;
+	fdsz = (ghi - glo + nprocs - 1) / nprocs;
+	mlo = glo + (long long)rank * fdsz;
+	mhi = mlo + fdsz;
+	for (long i = 0; i < reg->n; i++) {
+		long long s = reg->off[i] > mlo ? reg->off[i] : mlo;
+		long long e = reg->off[i] + reg->len[i] < mhi ? reg->off[i] + reg->len[i] : mhi;
 
-		for (long i = 0; i < reg.n; i++) {
-			long long s = reg.off[i] > mlo ? reg.off[i] : mlo;
-			long long e = reg.off[i] + reg.len[i] < mhi ? reg.off[i] + reg.len[i] : mhi;
-
-			resent += reg.len[i] - (e > s ? e - s : 0);
-		}
+		resent += reg->len[i] - (e > s ? e - s : 0);
 	}
 	MPI_Allreduce(MPI_IN_PLACE, &resent, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+	return resent;
+}
 
+/* Opens the file with METHOD's hints: buffers of 4 MiB; coll is
+ * two-phase with one aggregator per rank, the others the driver's
+ * independent method (lists of 64 regions). */
+static void open_file(const struct options *o, int writing, MPI_File *fh)
+{
+	int coll = !strcmp(o->method, "coll"), rc;
 	MPI_Info info;
-	MPI_File fh;
-	int coll = !strcmp(method, "coll");
 	char nag[16];
 
 	MPI_Info_create(&info);
@@ -232,27 +258,32 @@ int main(int argc, char **argv)
 	} else {
 		MPI_Info_set(info, "romio_cb_read", "disable");
 		MPI_Info_set(info, "romio_cb_write", "disable");
-		MPI_Info_set(info, "tessera_io_read", (char *)method);
-		MPI_Info_set(info, "tessera_io_write", (char *)method);
+		MPI_Info_set(info, "tessera_io_read", (char *)o->method);
+		MPI_Info_set(info, "tessera_io_write", (char *)o->method);
 		MPI_Info_set(info, "tessera_list_batch", "64");
 	}
-	rc = MPI_File_open(MPI_COMM_WORLD, name,
-			   writing ? MPI_MODE_CREATE | MPI_MODE_RDWR : MPI_MODE_RDONLY, info, &fh);
+	rc = MPI_File_open(MPI_COMM_WORLD, o->name,
+			   writing ? MPI_MODE_CREATE | MPI_MODE_RDWR : MPI_MODE_RDONLY, info, fh);
 	MPI_Info_free(&info);
 	if (rc != MPI_SUCCESS)
 		die("cannot open the file (for reading the tile reader's frames: run -P first)");
-	MPI_File_set_view(fh, disp, MPI_BYTE, file, "native", MPI_INFO_NULL);
-	MPI_Barrier(MPI_COMM_WORLD);
-	double t0 = MPI_Wtime(), t;
+}
 
-	if (writing) {
-		rc = coll ? MPI_File_write_at_all(fh, 0, buf, 1, mem, MPI_STATUS_IGNORE)
-			  : MPI_File_write_at(fh, 0, buf, 1, mem, MPI_STATUS_IGNORE);
+/* The measured call (a write ends with a sync); seconds, max over ranks.
+ * A failure ends the program naming MPI's error. */
+static double timed_call(MPI_File fh, int coll, const struct job *j, char *buf)
+{
+	double t0 = MPI_Wtime(), t;
+	int rc;
+
+	if (j->writing) {
+		rc = coll ? MPI_File_write_at_all(fh, 0, buf, 1, j->mem, MPI_STATUS_IGNORE)
+			  : MPI_File_write_at(fh, 0, buf, 1, j->mem, MPI_STATUS_IGNORE);
 		if (rc == MPI_SUCCESS)
 			rc = MPI_File_sync(fh);
 	} else {
-		rc = coll ? MPI_File_read_at_all(fh, 0, buf, 1, mem, MPI_STATUS_IGNORE)
-			  : MPI_File_read_at(fh, 0, buf, 1, mem, MPI_STATUS_IGNORE);
+		rc = coll ? MPI_File_read_at_all(fh, 0, buf, 1, j->mem, MPI_STATUS_IGNORE)
+			  : MPI_File_read_at(fh, 0, buf, 1, j->mem, MPI_STATUS_IGNORE);
 	}
 	t = MPI_Wtime() - t0;
 	MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -263,15 +294,70 @@ int main(int argc, char **argv)
 		MPI_Error_string(rc, msg, &len);
 		die(msg);
 	}
+	return t;
+}
+
+/* The pattern's types and regions (die on an unknown one). */
+static void build_pattern(const struct options *o, struct job *j)
+{
+	*j = (struct job){.writing = 1};
+	if (!strcmp(o->pattern, "tile"))
+		pattern_tile(o, j);
+	else if (!strcmp(o->pattern, "block3d"))
+		pattern_block3d(o, j);
+	else if (!strcmp(o->pattern, "flash"))
+		pattern_flash(o, j);
+	else
+		die("unknown pattern (tile, block3d, flash)");
+	MPI_Type_commit(&j->mem);
+	MPI_Type_commit(&j->file);
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	struct job j;
+	long long resent;
+	MPI_File fh;
+	char *buf;
+	double t;
+	int coll;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+	MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
+	if (parse_args(argc, argv, &o)) {
+		if (rank == 0)
+			fprintf(stderr, "usage: mpi_patterns -p tile|block3d|flash [-f FRAMES] [-L SIDE] "
+					"[-b BLOCKS] [-P] NAME METHOD\n");
+		MPI_Finalize();
+		return 2;
+	}
+	if (!strcmp(o.pattern, "tile") && nprocs != 6)
+		die("the tile reader runs on 6 ranks (a 3 x 2 display)");
+	if (!strcmp(o.pattern, "tile") && o.prepare) {
+		write_frames(&o);
+		MPI_Finalize();
+		return 0;
+	}
+	build_pattern(&o, &j);
+	buf = make_buffer(j.mem);
+	resent = resent_bytes(&j.reg);
+	coll = !strcmp(o.method, "coll");
+	open_file(&o, j.writing, &fh);
+	MPI_File_set_view(fh, 0, MPI_BYTE, j.file, "native", MPI_INFO_NULL);
+	MPI_Barrier(MPI_COMM_WORLD);
+	t = timed_call(fh, coll, &j, buf);
 	MPI_File_close(&fh);
 	if (rank == 0)
-		printf("op %s %lld %lld %.6f\n", writing ? "write" : "read", desired,
+		printf("op %s %lld %lld %.6f\n", j.writing ? "write" : "read", j.desired,
 		       coll ? resent / nprocs : 0, t);
 	free(buf);
-	free(reg.off);
-	free(reg.len);
-	MPI_Type_free(&mem);
-	MPI_Type_free(&file);
+	free(j.reg.off);
+	free(j.reg.len);
+	MPI_Type_free(&j.mem);
+	MPI_Type_free(&j.file);
 	MPI_Finalize();
 	return 0;
 }

@@ -76,16 +76,20 @@ static double checkpoint(MPI_File fh, const int *dims, const int *coords, double
 	return bad ? -1 : t;
 }
 
-int main(int argc, char **argv)
-{
-	int dims[3] = {0, 0, 0}, coords[3], periods[3] = {0, 0, 0}, opt, crank;
-	MPI_Comm cart;
-	double *buf;
-	size_t local;
+/* One CONFIG: its own open of the file, its number of checkpoints and its
+ * best time (-1: none succeeded). */
+struct config {
+	const char *name;
+	MPI_File fh;          /* MPI_FILE_NULL: not run */
+	int runs;
+	double best;
+};
 
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+/* -n, -r, -p; 0, or -1 for a usage error. */
+static int parse_args(int argc, char **argv)
+{
+	int opt;
+
 	while ((opt = getopt(argc, argv, "n:r:p:")) != -1) {
 		if (opt == 'n')
 			n = atoi(optarg);
@@ -94,22 +98,120 @@ int main(int argc, char **argv)
 		else if (opt == 'p')
 			posix_reps = atoi(optarg);
 		else
-			goto usage;
+			return -1;
 	}
 	if (optind + 2 > argc || n <= 0 || reps <= 0 || posix_reps <= 0)
-		goto usage;
+		return -1;
+	return 0;
+}
+
+/* The ranks as a block-block-block grid: dims, and this rank's coords in
+ * the new communicator *cart. -1 (said by rank 0) when N does not split. */
+static int make_grid(int *dims, int *coords, MPI_Comm *cart)
+{
+	int periods[3] = {0, 0, 0}, crank;
+
 	MPI_Dims_create(nprocs, 3, dims);
 	for (int d = 0; d < 3; d++)
 		if (n % dims[d]) {
 			if (rank == 0)
 				fprintf(stderr, "mpi_s3d: N=%d does not split into %d x %d x %d\n", n,
 					dims[0], dims[1], dims[2]);
-			MPI_Finalize();
-			return 2;
+			return -1;
 		}
-	MPI_Cart_create(MPI_COMM_WORLD, 3, dims, periods, 0, &cart);
-	MPI_Comm_rank(cart, &crank);
-	MPI_Cart_coords(cart, crank, 3, coords);
+	MPI_Cart_create(MPI_COMM_WORLD, 3, dims, periods, 0, cart);
+	MPI_Comm_rank(*cart, &crank);
+	MPI_Cart_coords(*cart, crank, 3, coords);
+	return 0;
+}
+
+/* Opens `path` for cfg->name ("off" or METHOD:PROTOCOL) with its hints and
+ * atomicity; a config that does not parse or open stays MPI_FILE_NULL. */
+static void open_config(const char *path, struct config *cfg)
+{
+	char method[32] = "", protocol[32] = "";
+	int atomic = strcmp(cfg->name, "off") != 0;
+	MPI_Info info;
+
+	cfg->fh = MPI_FILE_NULL;
+	cfg->best = -1;
+	if (atomic && sscanf(cfg->name, "%31[^:]:%31s", method, protocol) != 2) {
+		if (rank == 0)
+			fprintf(stderr, "mpi_s3d: config %s is neither off nor METHOD:PROTOCOL\n",
+				cfg->name);
+		return;
+	}
+	cfg->runs = strcmp(method, "posix") ? reps : posix_reps;
+	MPI_Info_create(&info);
+	if (atomic) {
+		MPI_Info_set(info, "tessera_lock_method", method);
+		MPI_Info_set(info, "tessera_lock_protocol", protocol);
+	}
+	if (MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, info,
+			  &cfg->fh) != MPI_SUCCESS) {
+		if (rank == 0)
+			fprintf(stderr, "mpi_s3d: cannot open %s\n", path);
+		cfg->fh = MPI_FILE_NULL;
+	} else {
+		MPI_File_set_atomicity(cfg->fh, atomic);
+	}
+	MPI_Info_free(&info);
+}
+
+/* The checkpoints interleaved round by round, so that a noisy machine's
+ * drifts hit every config alike. */
+static void run_configs(struct config *cfgs, int nc, const int *dims, const int *coords,
+			double *buf)
+{
+	for (int r = 0; r < reps || r < posix_reps; r++)
+		for (int c = 0; c < nc; c++) {
+			double t;
+
+			if (cfgs[c].fh == MPI_FILE_NULL || r >= cfgs[c].runs)
+				continue;
+			t = checkpoint(cfgs[c].fh, dims, coords, buf);
+			if (t > 0 && (cfgs[c].best < 0 || t < cfgs[c].best))
+				cfgs[c].best = t;
+		}
+}
+
+/* Closes each config's file; rank 0 prints its line. */
+static void report_configs(struct config *cfgs, int nc)
+{
+	for (int c = 0; c < nc; c++) {
+		if (cfgs[c].fh != MPI_FILE_NULL)
+			MPI_File_close(&cfgs[c].fh);
+		if (rank != 0)
+			continue;
+		if (cfgs[c].best > 0)
+			printf("%d %s %.1f\n", nprocs, cfgs[c].name,
+			       16.0 * n * n * n * 8 / 1e6 / cfgs[c].best);
+		else
+			printf("%d %s failed\n", nprocs, cfgs[c].name);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	int dims[3] = {0, 0, 0}, coords[3], nc;
+	struct config *cfgs;
+	MPI_Comm cart;
+	double *buf;
+	size_t local;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+	if (parse_args(argc, argv)) {
+		if (rank == 0)
+			fprintf(stderr, "usage: mpi_s3d [-n N] [-r REPS] [-p POSIX_REPS] NAME CONFIG...\n");
+		MPI_Finalize();
+		return 2;
+	}
+	if (make_grid(dims, coords, &cart)) {
+		MPI_Finalize();
+		return 2;
+	}
 	local = (size_t)11 * (n / dims[0]) * (n / dims[1]) * (n / dims[2]);
 	buf = malloc(local * sizeof(double));
 	if (!buf)
@@ -121,75 +223,20 @@ int main(int argc, char **argv)
 		       "(%d x %d x %d), independent writes and a sync\n", n,
 		       16.0 * n * n * n * 8 / 1e6, nprocs, dims[0], dims[1], dims[2]);
 	/* Every config's file handle open at once (the same file, each with
-	 * its hints), and the checkpoints interleaved round by round, so that
-	 * a noisy machine's drifts hit every config alike. */
-	int nc = argc - optind - 1, *runs = calloc(nc, sizeof(int));
-	MPI_File *fh = calloc(nc, sizeof(MPI_File));
-	double *best = calloc(nc, sizeof(double));
-
-	if (!runs || !fh || !best)
+	 * its hints). */
+	nc = argc - optind - 1;
+	cfgs = calloc(nc, sizeof(*cfgs));
+	if (!cfgs)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	for (int c = 0; c < nc; c++) {
-		const char *cfg = argv[optind + 1 + c];
-		char method[32] = "", protocol[32] = "";
-		int atomic = strcmp(cfg, "off") != 0;
-		MPI_Info info;
-
-		fh[c] = MPI_FILE_NULL;
-		best[c] = -1;
-		if (atomic && sscanf(cfg, "%31[^:]:%31s", method, protocol) != 2) {
-			if (rank == 0)
-				fprintf(stderr, "mpi_s3d: config %s is neither off nor METHOD:PROTOCOL\n",
-					cfg);
-			continue;
-		}
-		runs[c] = strcmp(method, "posix") ? reps : posix_reps;
-		MPI_Info_create(&info);
-		if (atomic) {
-			MPI_Info_set(info, "tessera_lock_method", method);
-			MPI_Info_set(info, "tessera_lock_protocol", protocol);
-		}
-		if (MPI_File_open(MPI_COMM_WORLD, argv[optind], MPI_MODE_CREATE | MPI_MODE_WRONLY, info,
-				  &fh[c]) != MPI_SUCCESS) {
-			if (rank == 0)
-				fprintf(stderr, "mpi_s3d: cannot open %s\n", argv[optind]);
-			fh[c] = MPI_FILE_NULL;
-		} else {
-			MPI_File_set_atomicity(fh[c], atomic);
-		}
-		MPI_Info_free(&info);
+		cfgs[c].name = argv[optind + 1 + c];
+		open_config(argv[optind], &cfgs[c]);
 	}
-	for (int r = 0; r < reps || r < posix_reps; r++)
-		for (int c = 0; c < nc; c++) {
-			double t;
-
-			if (fh[c] == MPI_FILE_NULL || r >= runs[c])
-				continue;
-			t = checkpoint(fh[c], dims, coords, buf);
-			if (t > 0 && (best[c] < 0 || t < best[c]))
-				best[c] = t;
-		}
-	for (int c = 0; c < nc; c++) {
-		if (fh[c] != MPI_FILE_NULL)
-			MPI_File_close(&fh[c]);
-		if (rank == 0) {
-			if (best[c] > 0)
-				printf("%d %s %.1f\n", nprocs, argv[optind + 1 + c],
-				       16.0 * n * n * n * 8 / 1e6 / best[c]);
-			else
-				printf("%d %s failed\n", nprocs, argv[optind + 1 + c]);
-		}
-	}
-	free(runs);
-	free(fh);
-	free(best);
+	run_configs(cfgs, nc, dims, coords, buf);
+	report_configs(cfgs, nc);
+	free(cfgs);
 	free(buf);
 	MPI_Comm_free(&cart);
 	MPI_Finalize();
 	return 0;
-usage:
-	if (rank == 0)
-		fprintf(stderr, "usage: mpi_s3d [-n N] [-r REPS] [-p POSIX_REPS] NAME CONFIG...\n");
-	MPI_Finalize();
-	return 2;
 }

@@ -1,4 +1,4 @@
-/* test_dataloop_normalize.c - normalisation keeps the expansion and
+/* test_dataloops_normalize.c - normalisation keeps the expansion and
  * shrinks the tree. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* test_dataloop_segment.c - the segment engine against naive expansion. */
+/* test_dataloops_segment.c - the segment engine against naive expansion. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* test_proto.c - frames, message encode/decode and config parsing. */
+/* test_proto_frame.c - frames, message encode/decode and config parsing. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 /*
- * test_plan.c - the noncontiguous planner (client/plan.h) against a
+ * test_client_plan.c - the noncontiguous planner (client/plan.h) against a
  * brute-force model, with no daemon.
  *
  * The model expands every byte of the access to its file offset and maps

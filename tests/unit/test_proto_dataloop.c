@@ -1,4 +1,4 @@
-/* test_dataloop_codec.c - dataloops as protobuf (proto/dataloop.c): encoding
+/* test_proto_dataloop.c - dataloops as protobuf (proto/dataloop.c): encoding
  * round trips and decoder validation. */
 #include <errno.h>
 #include <stdarg.h>

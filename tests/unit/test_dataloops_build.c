@@ -1,4 +1,4 @@
-/* test_dataloop_build.c - subarray and darray against naive expansions. */
+/* test_dataloops_build.c - subarray and darray against naive expansions. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>

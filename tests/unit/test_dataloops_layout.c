@@ -1,4 +1,4 @@
-/* test_layout.c - striping math against a brute-force strip walk. */
+/* test_dataloops_layout.c - striping math against a brute-force strip walk. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /*
- * test_cap.c - capability keys and MACs (server/cap.c): key files are
+ * test_core_cap.c - capability keys and MACs (server/core/cap.c): key files are
  * read only when well formed and private; a signature verifies under its
  * key only, and a change to any signed field breaks it.
  */

@@ -1,5 +1,5 @@
 /*
- * test_stats.c - the counter list (tessera_stats.h) and the wire message
+ * test_proto_stats.c - the counter list (tessera_stats.h) and the wire message
  * (IosStatsReply in tessera.proto) agree field by field: same names, same
  * numbers, per-method counters repeated, the others single, all uint64,
  * and no field of the message missing from the list. The library's
