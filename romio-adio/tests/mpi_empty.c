@@ -14,6 +14,8 @@
  *   count0            the data ranks' kind of view, and count 0
  *   past_data         a contiguous view starting past all data: writes of
  *                     count 0, reads of N ints that find the end of file
+ *                     (they must succeed; what they return is not
+ *                     compared: see run_test)
  * Each test makes the same calls on both file systems: collective writes
  * (write_all, write_at_all) and an independent write_at, then collective
  * reads (read_at_all; read_all, whole and in two halves) and an
@@ -243,6 +245,14 @@ static void run_test(enum empty_kind kind, int atomic)
 
 	for (int fs = 0; fs < 2; fs++)
 		run_on(fs, kind, atomic, &o[fs]);
+	if (kind == PAST_DATA && is_empty()) {
+		/* Reads past the end of the file succeed (TRY checked that),
+		 * but what they return is ROMIO's to say: its collective read
+		 * may report the whole request as read, with what its own
+		 * buffer held, on UFS as on Tessera. */
+		files_equal(kind, atomic);
+		return;
+	}
 	for (int r = 0; r < READS; r++) {
 		CHECK(o[0].count[r] == o[1].count[r], "%s: %d ints on %s, %d on %s", how[r],
 		      o[0].count[r], dirs[0], o[1].count[r], dirs[1]);
