@@ -252,21 +252,22 @@ static int coded(const char *myname, int line, int cls, const char *msg)
 }
 #else
 /* Open MPI's glue keeps only the class: the code is the class's own code
- * of the driver's (made once), its string now msg. NULL when none can be
- * made: once MPI_Finalize has begun (MPI may refuse new codes then, and
- * its refusal would be fatal), or with the table full. */
+ * of the driver's (made the first time). -1 when there is none to use:
+ * once MPI_Finalize has begun (MPI may refuse to make a code or set its
+ * string then, and a refusal would be fatal), or with the table full. */
 static int class_code(int cls, int *code)
 {
 	int finalized = 0;
 
+	MPI_Finalized(&finalized);
+	if (proc.finalizing || finalized)
+		return -1;
 	for (int i = 0; i < proc.n_codes; i++)
 		if (proc.codes[i].cls == cls) {
 			*code = proc.codes[i].code;
 			return 0;
 		}
-	MPI_Finalized(&finalized);
-	if (proc.finalizing || finalized || proc.n_codes == ADT_ERROR_CODES ||
-	    MPI_Add_error_code(cls, code) != MPI_SUCCESS)
+	if (proc.n_codes == ADT_ERROR_CODES || MPI_Add_error_code(cls, code) != MPI_SUCCESS)
 		return -1;
 	proc.codes[proc.n_codes].cls = cls;
 	proc.codes[proc.n_codes].code = *code;
@@ -274,6 +275,7 @@ static int class_code(int cls, int *code)
 	return 0;
 }
 
+/* The class's code, its string now msg. */
 static int coded(const char *myname, int line, int cls, const char *msg)
 {
 	char text[MPI_MAX_ERROR_STRING];
