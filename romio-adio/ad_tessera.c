@@ -1,6 +1,6 @@
 /*
- * ad_tessera.c - the driver's operations table, its features, error
- * reporting, the process's connection and the trace of what it did.
+ * ad_tessera.c - the driver's operations table, its features,
+ * the process's connection, error reporting and the trace of what it did.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -68,37 +68,6 @@ int ADIOI_TESSERA_Feature(ADIO_File fd, int flag)
 	}
 }
 
-/* ---------------------------------------------------------------- errors */
-
-static int mpi_class(int err)
-{
-	switch (-err) {
-	case ENOENT: return MPI_ERR_NO_SUCH_FILE;
-	case EEXIST: return MPI_ERR_FILE_EXISTS;
-	case EACCES: case EPERM: return MPI_ERR_ACCESS;
-	case ENOSPC: return MPI_ERR_NO_SPACE;
-	case EISDIR: case ENOTDIR: case ENAMETOOLONG: return MPI_ERR_BAD_FILE;
-	case EROFS: return MPI_ERR_READ_ONLY;
-	case ENOMEM: return MPI_ERR_NO_MEM;
-	case ENOTSUP: return MPI_ERR_UNSUPPORTED_OPERATION;
-	case EINVAL: return MPI_ERR_ARG;
-	default: return MPI_ERR_IO;
-	}
-}
-
-int adt_error(const char *myname, int line, int err, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "tessera: %s\n", msg);
-	return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, line,
-				    mpi_class(err), "**io", "**io %s", msg);
-}
-
 /* ------------------------------------------------------------ connection
  *
  * One connection per process, made by the first open and kept while any
@@ -115,7 +84,11 @@ static struct {
 	int keyval;                /* MPI_COMM_SELF attribute whose deletion marks finalize */
 	int finalizing;            /* that deletion happened */
 	struct adt_file *open;     /* files open on fs, through next_open */
-} proc = { NULL, MPI_KEYVAL_INVALID, 0, NULL };
+	/* (Open MPI) the error code of each class an error was returned in,
+	 * in the order first used: see coded() */
+	struct { int cls, code; } codes[ADT_ERROR_CODES];
+	int n_codes;
+} proc = { NULL, MPI_KEYVAL_INVALID, 0, NULL, {{0, 0}}, 0 };
 
 static void disconnect(void)
 {
@@ -210,6 +183,140 @@ struct adt_file *adt_state(ADIO_File fd)
 	s->lock_protocol = ADT_DEFAULT_LOCK_PROTOCOL;
 	fd->fs_ptr = s;
 	return s;
+}
+
+/* ---------------------------------------------------------------- errors
+ *
+ * An error the driver returns to its caller carries its words in the code
+ * (MPI_Error_string), with the class MPI_Error_class reports, and nothing
+ * is printed: the caller decides what an error means (IOR's existence
+ * check expects a missing file, PnetCDF deletes a name to be sure it is
+ * free). MPICH's ROMIO keeps the text MPIO_Err_create_code is given. Open
+ * MPI's glue drops it and returns the bare class, so there each class the
+ * driver returns gets one error code of the driver's (MPI_Add_error_code,
+ * the first time; at most ADT_ERROR_CODES), whose string is the latest
+ * error of that class on this process (MPI_Add_error_string replaces it).
+ * Codes differ between ranks, and no rank passes its code to another
+ * (ROMIO's collective writes reduce codes to MPI_ERR_IO first; the
+ * driver's collective open and resize send errno values). TESSERA_DEBUG
+ * also logs every error returned. */
+
+static int mpi_class(int err)
+{
+	switch (-err) {
+	case ENOENT: return MPI_ERR_NO_SUCH_FILE;
+	case EEXIST: return MPI_ERR_FILE_EXISTS;
+	case EACCES: case EPERM: return MPI_ERR_ACCESS;
+	case ENOSPC: return MPI_ERR_NO_SPACE;
+	case EISDIR: case ENOTDIR: case ENAMETOOLONG: return MPI_ERR_BAD_FILE;
+	case EROFS: return MPI_ERR_READ_ONLY;
+	case ENOMEM: return MPI_ERR_NO_MEM;
+	case ENOTSUP: return MPI_ERR_UNSUPPORTED_OPERATION;
+	case EINVAL: return MPI_ERR_ARG;
+	default: return MPI_ERR_IO;
+	}
+}
+
+/* The debug log: TESSERA_DEBUG unset, empty or "0" is none; a value
+ * starting with '/' is a file the lines are appended to; any other value
+ * is stderr. */
+static void debug_log(const char *msg)
+{
+	const char *to = getenv("TESSERA_DEBUG");
+	char line[1100];
+	int n, fd;
+
+	if (!to || !*to || !strcmp(to, "0"))
+		return;
+	n = snprintf(line, sizeof(line), "tessera: %s\n", msg);
+	if (n <= 0)
+		return;
+	if ((size_t)n >= sizeof(line))
+		n = sizeof(line) - 1;
+	fd = to[0] == '/' ? open(to, O_WRONLY | O_CREAT | O_APPEND, 0644) : STDERR_FILENO;
+	if (fd < 0)
+		return;
+	if (write(fd, line, (size_t)n) != n) {
+		/* a debug log that cannot be written is no error of the call */
+	}
+	if (fd != STDERR_FILENO)
+		close(fd);
+}
+
+#ifdef ROMIO_INSIDE_MPICH
+/* MPICH's ROMIO keeps the text in the code it creates. */
+static int coded(const char *myname, int line, int cls, const char *msg)
+{
+	return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, line, cls, "**io",
+				    "**io %s", msg);
+}
+#else
+/* Open MPI's glue keeps only the class: the code is the class's own code
+ * of the driver's (made the first time). -1 when there is none to use:
+ * once MPI_Finalize has begun (MPI may refuse to make a code or set its
+ * string then, and a refusal would be fatal), or with the table full. */
+static int class_code(int cls, int *code)
+{
+	int finalized = 0;
+
+	MPI_Finalized(&finalized);
+	if (proc.finalizing || finalized)
+		return -1;
+	for (int i = 0; i < proc.n_codes; i++)
+		if (proc.codes[i].cls == cls) {
+			*code = proc.codes[i].code;
+			return 0;
+		}
+	if (proc.n_codes == ADT_ERROR_CODES || MPI_Add_error_code(cls, code) != MPI_SUCCESS)
+		return -1;
+	proc.codes[proc.n_codes].cls = cls;
+	proc.codes[proc.n_codes].code = *code;
+	proc.n_codes++;
+	return 0;
+}
+
+/* The class's code, its string now msg. */
+static int coded(const char *myname, int line, int cls, const char *msg)
+{
+	char text[MPI_MAX_ERROR_STRING];
+	int code;
+
+	(void)myname;
+	(void)line;
+	if (class_code(cls, &code)) {
+		/* No code can carry the words, and a close failing in
+		 * MPI_Finalize reaches no caller: say it here. */
+		if (proc.finalizing)
+			fprintf(stderr, "tessera: %s\n", msg);
+		return cls;
+	}
+	snprintf(text, sizeof(text), "tessera: %s", msg);
+	MPI_Add_error_string(code, text);
+	return code;
+}
+#endif
+
+int adt_error_class(const char *myname, int line, int cls, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	debug_log(msg);
+	return coded(myname, line, cls, msg);
+}
+
+int adt_error(const char *myname, int line, int err, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return adt_error_class(myname, line, mpi_class(err), "%s", msg);
 }
 
 /* ----------------------------------------------------------------- trace */

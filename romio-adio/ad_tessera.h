@@ -127,11 +127,16 @@ int ADIOI_TESSERA_Claims(const char *filename);
  * when out of memory). */
 struct adt_file *adt_state(ADIO_File fd);
 
-/* An MPI error code for a failure: prints "tessera: <what>" on stderr
- * (Open MPI's ROMIO glue drops the text of error codes, so this is where a
- * user sees it) and passes the text to MPIO_Err_create_code. `err` is a
- * negative errno chosing the MPI error class. */
+/* An MPI error code for a failure, its text "tessera: <what>" (what
+ * MPI_Error_string of the code returns) and nothing printed: see the
+ * errors section of ad_tessera.c. The text also goes to the debug log
+ * when TESSERA_DEBUG asks (a value other than "0": stderr, or the file it
+ * names when it starts with '/'). `err` is a negative errno choosing the
+ * MPI error class; adt_error_class takes the class itself. */
+#define ADT_ERROR_CODES 16 /* error classes the driver makes codes for (Open MPI) */
 int adt_error(const char *myname, int line, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+int adt_error_class(const char *myname, int line, int cls, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 #define ADT_ERROR(err, ...) adt_error(myname, __LINE__, (err), __VA_ARGS__)
 

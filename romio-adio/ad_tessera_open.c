@@ -227,10 +227,10 @@ void ADIOI_TESSERA_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_
 	rc = s ? s->hint_error : -ENOMEM;
 	MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MIN, fd->comm);
 	if (rc) {
-		*error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname,
-						   __LINE__, rc == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_INFO_VALUE,
-						   "**io", "**io MPI_File_open %s: %s", fd->filename,
-						   s && s->hint_error ? s->hint_msg : "a hint was refused");
+		*error_code = adt_error_class(myname, __LINE__,
+					      rc == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_INFO_VALUE,
+					      "MPI_File_open %s: %s", fd->filename,
+					      s && s->hint_error ? s->hint_msg : "a hint was refused");
 		return;
 	}
 	o = calloc(1, sizeof(*o));
@@ -258,16 +258,8 @@ void ADIOI_TESSERA_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_
 		goto out;
 	}
 	if (o->rc) {
-		/* Only the opener says why; the others name the file and the opener. */
-		if (rank == 0)
-			*error_code = ADT_ERROR(o->rc, "MPI_File_open %s: %s", fd->filename, o->msg);
-		else /* the same code and words, printed once (by rank 0) */
-			*error_code = MPIO_Err_create_code(
-				MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
-				o->rc == -ENOENT ? MPI_ERR_NO_SUCH_FILE :
-				o->rc == -EEXIST ? MPI_ERR_FILE_EXISTS :
-				o->rc == -EACCES ? MPI_ERR_ACCESS : MPI_ERR_IO,
-				"**io", "**io MPI_File_open %s: %s", fd->filename, o->msg);
+		/* every rank the opener's class and words */
+		*error_code = ADT_ERROR(o->rc, "MPI_File_open %s: %s", fd->filename, o->msg);
 		goto out;
 	}
 	if (rank != 0) {
@@ -339,15 +331,8 @@ void ADIOI_TESSERA_Delete(const char *filename, int *error_code)
 		return;
 	}
 	rc = tessera_unlink(fs, path);
-	if (rc == -ENOENT) {
-		/* Often asked to be sure a name is free (PnetCDF's NC_CLOBBER):
-		 * the error class says it all, without a line on stderr. */
-		*error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname,
-						   __LINE__, MPI_ERR_NO_SUCH_FILE, "**io",
-						   "**io MPI_File_delete %s: %s", filename,
-						   tessera_errmsg(fs));
-		return;
-	}
+	/* (A missing file is often asked for, to be sure a name is free:
+	 * PnetCDF's NC_CLOBBER.) */
 	if (rc) {
 		*error_code = ADT_ERROR(rc, "MPI_File_delete %s: %s", filename, tessera_errmsg(fs));
 		return;

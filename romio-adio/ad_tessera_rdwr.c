@@ -167,10 +167,8 @@ void ADIOI_TESSERA_Resize(ADIO_File fd, ADIO_Offset size, int *error_code)
 	}
 	MPI_Bcast(&rc, 1, MPI_INT, 0, fd->comm);
 	if (rc && rank != 0)
-		*error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname,
-						   __LINE__, MPI_ERR_IO, "**io",
-						   "**io MPI_File_set_size %s: failed on rank 0",
-						   fd->filename);
+		*error_code = ADT_ERROR(rc, "MPI_File_set_size %s to %lld: failed on rank 0: %s",
+					fd->filename, (long long)size, strerror(-rc));
 	if (!rc)
 		*error_code = MPI_SUCCESS;
 }
