@@ -2,13 +2,15 @@
 # Install the Debian packages Tessera needs, only those missing; run
 # apt-get update only when something is missing. Idempotent. (The MPI
 # packages serve romio-adio/: build-romio.sh builds Open MPI's ROMIO
-# component from Debian's source, fetched with apt-get source.)
+# component from Debian's source, fetched with apt-get source; MPICH,
+# installed beside it (mpicc stays Open MPI's), serves build-mpich.sh.)
 set -eu
 pkgs="build-essential pkg-config libfabric-dev libfabric-bin libev-dev
 libleveldb-dev libprotobuf-c-dev protobuf-c-compiler libcmocka-dev clang
 libfuse3-dev fuse3 fio python3-matplotlib iproute2 munge libmunge-dev libsodium-dev
 openmpi-bin libopenmpi-dev libhdf5-openmpi-dev hdf5-tools libnetcdf-mpi-dev
-netcdf-bin libpnetcdf-dev dpkg-dev autoconf automake libtool patch slurm-wlm"
+netcdf-bin libpnetcdf-dev dpkg-dev autoconf automake libtool patch slurm-wlm
+mpich libmpich-dev libucx-dev libhwloc-dev"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -43,6 +43,12 @@ struct ADIOI_Fns_struct ADIO_TESSERA_operations = {
 	"TESSERA: the Tessera parallel file system (libtessera)",
 	ADIOI_TESSERA_IreadStridedColl, /* IreadStridedColl: two-phase, or atomic */
 	ADIOI_TESSERA_IwriteStridedColl, /* IwriteStridedColl: two-phase, or atomic */
+#ifdef ADIOI_WRITE_LOCK_FUNC
+	/* MPICH 4's ROMIO takes its locks through this slot (Open MPI's
+	 * ROMIO 3.2.1, without it, has adioi.h patched instead): a Tessera
+	 * file has no descriptor for fcntl, so the driver locks. */
+	ADIOI_TESSERA_Set_lock,         /* SetLock */
+#endif
 };
 
 const char *const adt_method_names[ADT_METHODS] = {"posix", "sieve", "list", "datatype"};

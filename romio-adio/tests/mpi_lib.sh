@@ -15,6 +15,18 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 B=${TESSERA_BUILD:-$top/build}
 BIN=$B/bin
 COMPONENT=$B/lib/openmpi/mca_io_romio321.so
+# Which MPI runs the programs: Open MPI (the default) or, with
+# TESSERA_MPI=mpich, Debian's MPICH with libmpich.so.12 rebuilt with the
+# driver (romio-adio/build-mpich.sh) ahead of Debian's on LD_LIBRARY_PATH.
+# MPI_PROGS is where the test programs for that MPI are built.
+MPI_FAMILY=${TESSERA_MPI:-openmpi}
+MPICH_LIBDIR=$B/lib/mpich
+if [ "$MPI_FAMILY" = mpich ]; then
+	SUITE=${SUITE:-mpi}_mpich
+	MPI_PROGS=$B/romio-adio/tests-mpich
+else
+	MPI_PROGS=$B/romio-adio/tests
+fi
 
 skip() { # REASON: the whole script is skipped
 	echo "[==========] 0 test(s) run."
@@ -24,8 +36,13 @@ skip() { # REASON: the whole script is skipped
 	exit 0
 }
 
-command -v mpirun >/dev/null || skip "mpirun is not installed (make deps)"
-[ -f "$COMPONENT" ] || skip "$COMPONENT is not built (mpicc missing at build time?)"
+if [ "$MPI_FAMILY" = mpich ]; then
+	command -v mpiexec.hydra >/dev/null || skip "MPICH is not installed (mpiexec.hydra missing; make deps)"
+	[ -f "$MPICH_LIBDIR/libmpich.so.12" ] || skip "$MPICH_LIBDIR/libmpich.so.12 is not built (make mpich)"
+else
+	command -v mpirun >/dev/null || skip "mpirun is not installed (make deps)"
+	[ -f "$COMPONENT" ] || skip "$COMPONENT is not built (mpicc missing at build time?)"
+fi
 for p in tessera tessera-mds tessera-ios; do
 	[ -x "$BIN/$p" ] || skip "$BIN/$p is not built"
 done
@@ -136,15 +153,23 @@ mount_extra() {
 # Open MPI: our component first, libfabric preloaded in the ranks, as a
 # user gets them from the environment script; as root, allowed; more ranks
 # than cores.
-. "$top/romio-adio/tessera-mpi-env.sh" "$B"
 export TESSERA_ROMIO_TRACE=$TRACE
-export OMPI_MCA_btl=self,vader   # loopback only, no network probing
-export OMPI_MCA_rmaps_base_oversubscribe=1
-# More ranks than cores: a rank waiting in MPI gives up its core, so the
-# ranks and threads doing the work (lease renewals among them) get it.
-export OMPI_MCA_mpi_yield_when_idle=1
-MPIRUN=(mpirun --oversubscribe)
-[ "$(id -u)" -ne 0 ] || MPIRUN+=(--allow-run-as-root)
+if [ "$MPI_FAMILY" = mpich ]; then
+	# MPICH: ranks started on this host by hydra (fork, no ssh), which
+	# passes them the whole environment; our libmpich.so.12 first. MPICH's
+	# ROMIO is inside libmpi, so nothing else is to be pointed at.
+	MPIRUN=(env "LD_LIBRARY_PATH=$MPICH_LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+		mpiexec.hydra -launcher fork)
+else
+	. "$top/romio-adio/tessera-mpi-env.sh" "$B"
+	export OMPI_MCA_btl=self,vader   # loopback only, no network probing
+	export OMPI_MCA_rmaps_base_oversubscribe=1
+	# More ranks than cores: a rank waiting in MPI gives up its core, so the
+	# ranks and threads doing the work (lease renewals among them) get it.
+	export OMPI_MCA_mpi_yield_when_idle=1
+	MPIRUN=(mpirun --oversubscribe)
+	[ "$(id -u)" -ne 0 ] || MPIRUN+=(--allow-run-as-root)
+fi
 
 # ------------------------------------------------------------ checks
 run=0 passed=0 skipped=0 prog_failed=0
