@@ -134,7 +134,7 @@ run: deps
 down:
 	@bash deploy/tessera-local down
 
-# kill -9 of a random daemon under load, 100 times (README, "Crash test").
+# kill -9 of a random daemon under load, 100 times (docs/testing.md, "Crash test").
 crash: all
 	TESSERA_BUILD=$(B) TESSERA_CRASH_TRIALS=100 $(B)/tests/integ/test_crash
 
@@ -148,7 +148,7 @@ study: deps
 	@python3 tests/study/study.py $(if $(FULL),--full) $(if $(NET),--net $(NET)) \
 		$(if $(STUDY_OUT),--out $(STUDY_OUT))
 
-# The targets and their corpora: tests/fuzz/ (README, "Fuzzing"). New
+# The targets and their corpora: tests/fuzz/ (docs/testing.md, "Fuzzing"). New
 # inputs are kept in $(B)/fuzz/<target>/corpus, crashes beside it.
 FUZZ_SECONDS ?= 600
 fuzz: all

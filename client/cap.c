@@ -1,7 +1,7 @@
 /*
  * cap.c - the capability of an open file: the metadata daemon's signed
- * grant that every storage request on the file carries (README,
- * "Security: capabilities").
+ * grant that every storage request on the file carries (docs/security.md,
+ * "Capabilities").
  *
  * A file gets its capability when it is opened (or from a share); it is
  * renewed by file handle before it expires: proactively, once three

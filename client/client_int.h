@@ -62,7 +62,7 @@ struct tc_req {
 	void *data_arg;
 	size_t data_len;           /* bytes the reply carried */
 	/*
-	 * Lent memory (README "Bulk data path"). A write's payload sent
+	 * Lent memory (docs/design.md, "Bulk data path"). A write's payload sent
 	 * straight from the caller's buffer (lend[0..n_lend) follow the frame
 	 * in one send), or a read's tagged receive: [rhead, lend[0..n_lend)]
 	 * with the caller's runs, posted before the request is sent. While
@@ -80,7 +80,7 @@ struct tc_req {
 	uint8_t rhead[TP_TAGGED_HEAD];
 };
 
-/* A session with one daemon (conn.c, README "Security"): opened by AUTH
+/* A session with one daemon (conn.c, docs/security.md): opened by AUTH
  * on first use, dropped when a request to the daemon fails in transport or
  * times out (a restarted daemon has lost it), renewed before the daemon
  * would drop it for idleness. */

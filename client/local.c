@@ -1,5 +1,5 @@
 /*
- * local.c - local reads (README "Local reads"): a file's objects on
+ * local.c - local reads (docs/design.md, "Local reads"): a file's objects on
  * storage daemons of this host are read from their files, with the
  * page cache's one copy instead of a message's three.
  *

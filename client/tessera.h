@@ -91,7 +91,7 @@ struct tessera_ping {
 	char version[32];
 	double rtt_us;            /* round-trip time */
 	int status;               /* 0, or why it did not answer */
-	/* The daemon core's debts (README, "Daemon memory"). */
+	/* The daemon core's debts (docs/design.md, "Daemon memory"). */
 	uint64_t owed_bytes;      /* replies queued or in flight */
 	uint32_t owed_replies;
 	uint32_t parked;          /* requests parked, to be answered later */
@@ -276,7 +276,7 @@ int tessera_fetch_set(tessera_file *file, uint64_t key, int64_t value, int64_t *
 int tessera_ios_stats(tessera_fs *fs, uint32_t ios, struct tessera_ios_stats *out);
 
 /* How this connection's contiguous reads and writes moved their payload
- * since it was made (README "Bulk data path"): straight from or into the
+ * since it was made (docs/design.md, "Bulk data path"): straight from or into the
  * caller's buffer, or through a copy (gathered into a request frame,
  * scattered from a receive buffer). Bytes a read found past an object's
  * end count as neither. */

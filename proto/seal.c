@@ -6,7 +6,7 @@
  * than HMAC-SHA-512-256 (crypto_auth): 1.1 us against 4.0 us for a
  * 133-byte frame here, and every request and reply is sealed and checked
  * once each. Raw data is left out: it can be a megabyte, and the threat
- * model (README, "Security") trusts the network not to rewrite frames.
+ * model (docs/security.md) trusts the network not to rewrite frames.
  */
 #include <errno.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /*
  * tp_local.c - the client's side of a storage daemon's local-read socket
- * (README "Local reads"): send a token, get a status byte and the
+ * (docs/design.md, "Local reads"): send a token, get a status byte and the
  * descriptors it stands for.
  */
 #include <errno.h>

@@ -174,7 +174,7 @@ long tp_frame_build(uint8_t *buf, size_t cap, struct tp_hdr *hdr,
 		    const ProtobufCMessage *msg);
 
 /*
- * A read reply sent as a tagged message into the caller's buffer (README
+ * A read reply sent as a tagged message into the caller's buffer (docs/design.md,
  * "Bulk data path"): the client's receive is [a TP_TAGGED_HEAD-byte
  * buffer, the caller's runs], so the reply's header and body must fill
  * exactly TP_TAGGED_HEAD bytes for its data to start at the caller's first

@@ -22,7 +22,7 @@ _tessera_sysdir=$(ompi_info --path pkglibdir --parsable 2>/dev/null | sed -n "s/
 [ -d "$_tessera_sysdir" ] || _tessera_sysdir=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
 export OMPI_MCA_mca_base_component_path="$(cd "$_tessera_comp" 2>/dev/null && pwd || echo "$_tessera_comp"):$_tessera_sysdir"
 unset _tessera_here _tessera_inst _tessera_comp _tessera_sysdir
-# Tessera's processes use 4 KiB rxm eager buffers (README "Start-up") and
+# Tessera's processes use 4 KiB rxm eager buffers (docs/design.md, "Start-up") and
 # set this themselves before libfabric starts; but Open MPI may start
 # libfabric in MPI_Init, before the ROMIO driver connects, and rxm refuses
 # connections between ends of different sizes. So MPI jobs get it from
@@ -30,12 +30,12 @@ unset _tessera_here _tessera_inst _tessera_comp _tessera_sysdir
 export FI_OFI_RXM_BUFFER_SIZE=${FI_OFI_RXM_BUFFER_SIZE:-4096}
 # Likewise: a client lends its caller's buffers to rxm only because
 # forgetting a stuck daemon makes rxm close the connection and let go of
-# them (README "Bulk data path"), which this switch turns on.
+# them (docs/design.md, "Bulk data path"), which this switch turns on.
 export FI_AV_REMOVE_CLEANUP=${FI_AV_REMOVE_CLEANUP:-1}
 # The ranks keep libfabric loaded from their start (TESSERA_MPI_PRELOAD=0
 # leaves them as Open MPI has them). MPI_Init opens Open MPI's psm, psm2
 # and ofi components, whose libraries' constructors spend 0.2 s
-# calibrating a cycle counter (README "Start-up"), and unloads those it
+# calibrating a cycle counter (docs/design.md, "Start-up"), and unloads those it
 # does not pick; the driver's first MPI_File_open then loaded the same
 # libraries again, constructors and all. Preloaded, they load once, before
 # main. Through Open MPI's env list, so only the ranks get it (not this

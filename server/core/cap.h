@@ -1,6 +1,6 @@
 /*
  * cap.h - capabilities: the metadata daemon's signed grants that storage
- * daemons check (README, "Security: capabilities").
+ * daemons check (docs/security.md, "Capabilities").
  *
  * The daemons share one secret key (the config's key_file). A capability's
  * MAC is HMAC-SHA256 under that key over a fixed encoding of its fields

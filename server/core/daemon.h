@@ -14,7 +14,7 @@
  * dropped; a peer whose replies sit in the provider past their deadline
  * (it stopped reading) has its connection closed and their memory freed.
  * What the daemon owes all peers together is bounded (srv_limits below;
- * the README's "Daemon memory" adds it up): a request that would need room
+ * docs/design.md's "Daemon memory" adds it up): a request that would need room
  * beyond the budget is refused with EBUSY, and one from a peer whose queue
  * is full in entries is dropped unanswered.
  */
@@ -93,7 +93,7 @@ struct srv_role {
 #define SRV_IOS_ENTRY(name, num, req, rep, who) [TP_OP_##name] = SRV_PICK(IOS, who, ios_op_##name),
 #define SRV_MDS_ENTRY(name, num, req, rep, who) [TP_OP_##name] = SRV_PICK(MDS, who, mds_op_##name),
 
-/* Limits of what a daemon owes its peers (README, "Daemon memory"). */
+/* Limits of what a daemon owes its peers (docs/design.md, "Daemon memory"). */
 struct srv_limits {
 	size_t budget_bytes;      /* replies and parked requests, all peers */
 	size_t peer_bytes;        /* of those, one peer's */

@@ -44,7 +44,7 @@ struct ios_desc {
 	uint64_t used;             /* clock of last use */
 };
 
-/* Limits on what one request may ask of a storage daemon (README,
+/* Limits on what one request may ask of a storage daemon (docs/design.md,
  * "Limits"); each is checked before any work and named when refused. */
 #define IOS_MAX_HANDLES 256            /* handles in one GETSIZE, REMOVE, SYNC */
 #define IOS_MAX_DTYPE_STEPS (1u << 24) /* segment-engine steps per datatype request */

@@ -1,6 +1,6 @@
 /*
  * ios_local.c - local reads: a client on this daemon's host reads an
- * object's files itself (README "Local reads").
+ * object's files itself (docs/design.md, "Local reads").
  *
  * LOCAL_OPEN (its capability checked as a READ's) opens the object's data
  * and checksum files read-only and keeps the descriptors under a random

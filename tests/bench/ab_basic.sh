@@ -5,8 +5,8 @@
 # metadata rates of tessera-bench-basic (create, stat, unlink). Each round
 # of each build gets a fresh cluster (1 metadata + 4 storage daemons on
 # loopback, state under $TMPDIR). A build whose daemons want a capability
-# key (README, "Security: capabilities") gets one, and one that asks munged
-# (README, "Security") gets a munged of the run's own. Figures, not a test:
+# key (docs/security.md, "Capabilities") gets one, and one that asks munged
+# (docs/security.md) gets a munged of the run's own. Figures, not a test:
 # the last lines give each figure's median per build and B's ratio to A.
 #
 #   tests/bench/ab_basic.sh /work/main/build build 3

@@ -190,7 +190,7 @@ pid_t munged_start(const char *dir, char *sock, size_t socklen)
 }
 
 /* All daemons are started at once and then waited for: each spends most
- * of its start-up loading libfabric (README, Start-up), which overlaps. */
+ * of its start-up loading libfabric (docs/design.md, "Start-up"), which overlaps. */
 void cluster_start(struct cluster *c)
 {
 	char name[16];

@@ -64,7 +64,7 @@ struct raw {
 	struct tp_session ses;       /* frames sent are sealed with it */
 	Tessera__AuthReply *last_auth; /* raw_roundtrip: an AUTH's answer */
 	/* When set, raw_request puts it into a request that has a capability
-	 * field and none set (storage daemons want one: README, "Security"). */
+	 * field and none set (storage daemons want one: docs/security.md). */
 	const Tessera__Capability *cap;
 };
 /* A raw endpoint on a session with storage daemon `ios` (raw_open), or

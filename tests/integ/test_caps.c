@@ -1,6 +1,6 @@
 /*
- * test_caps.c - capabilities on real daemons (README, "Security:
- * capabilities"): a storage daemon serves a request on an object only
+ * test_caps.c - capabilities on real daemons (docs/security.md,
+ * "Capabilities"): a storage daemon serves a request on an object only
  * with a capability the metadata daemon signed for that object, with the
  * right the opcode needs, not expired. Forged, expired, borrowed (another
  * file's), read-only-for-a-write and missing capabilities are refused with

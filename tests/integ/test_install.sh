@@ -9,7 +9,7 @@
 # tessera.pc (through PKG_CONFIG_SYSROOT_DIR) and runs it with
 # LD_LIBRARY_PATH into the DESTDIR: it writes, reads and checks a file. The
 # same program is also linked with the static library, and built with the
-# build tree's tessera.pc as the README shows. With the ROMIO component,
+# build tree's tessera.pc as docs/user-guide.md shows. With the ROMIO component,
 # the installed tessera-mpirun runs an MPI program on that file system.
 # Prints CMocka-style lines for tests/run-suites.sh.
 set -u

@@ -1,6 +1,6 @@
 /*
  * test_limits.c - the limits on what one peer may ask of the daemons
- * (README, "Limits"), each on real daemons: the request is refused before
+ * (docs/design.md, "Limits"), each on real daemons: the request is refused before
  * any work with the limit named, or (the segment engine) stays cheap, and
  * the daemon goes on serving.
  */

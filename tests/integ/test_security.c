@@ -1,5 +1,5 @@
 /*
- * test_security.c - who may do what (README "Security"): identity comes
+ * test_security.c - who may do what (docs/security.md): identity comes
  * from MUNGE sessions, never from a request's body or reply address.
  *
  * The unprivileged caller is uid 65534 (nobody): a child process drops to

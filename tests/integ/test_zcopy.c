@@ -1,6 +1,6 @@
 /*
- * test_zcopy.c - the bulk data path with lent memory (README "Bulk data
- * path"): writes sent straight from the caller's buffer and reads received
+ * test_zcopy.c - the bulk data path with lent memory (docs/design.md,
+ * "Bulk data path"): writes sent straight from the caller's buffer and reads received
  * straight into it, on real daemons.
  *
  * A request lends the caller's memory when its object range is at most

@@ -141,7 +141,7 @@ static void test_build_limits(void **state)
 
 /* A sealed frame verifies under its key only, and any change to its
  * header (outside the MAC), address or body breaks it; raw data is not
- * covered (README "Security"). */
+ * covered (docs/security.md). */
 static void test_seal(void **state)
 {
 	struct tp_session ses = { .id = 0x1122334455667788ull };
