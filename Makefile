@@ -31,7 +31,8 @@
 #                 reference: docs/configuration.md, tessera.conf(5))
 #   make install  install the programs, libtessera (shared with its soname
 #                 links, static, headers, tessera.pc), the ROMIO component
-#                 and the man pages under $(DESTDIR)$(PREFIX) (/usr/local)
+#                 the man pages, and the systemd units with the daemons'
+#                 user (sysusers.d) under $(DESTDIR)$(PREFIX) (/usr/local)
 #
 # Each part contributes a fragment, <part>/<part>.mk, that adds its
 # libraries, programs and tests to the lists below.
@@ -215,6 +216,14 @@ INSTALL_PROGRAMS := $(filter $(addprefix $(B)/bin/,tessera tessera-fuse tessera-
 # The library's API: tessera.h, and tdl.h for datatype I/O's dataloops.
 INSTALL_HEADERS  := $(PUBLIC_client) $(PUBLIC_dataloops)
 INSTALL_MAN      := $(wildcard deploy/man/*.[158])
+# systemd: the daemons' units and the mount unit (their @bindir@ becomes
+# the programs' directory), and the daemons' user (docs/admin.md, "The
+# systemd units"). systemd reads both places for PREFIX /usr or
+# /usr/local; for another prefix, name /etc/systemd/system and
+# /etc/sysusers.d (or link the units with systemctl link).
+systemdunitdir ?= $(PREFIX)/lib/systemd/system
+sysusersdir    ?= $(PREFIX)/lib/sysusers.d
+INSTALL_UNITS    := $(wildcard deploy/systemd/*.in)
 
 install: all
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libdir)/pkgconfig \
@@ -232,6 +241,12 @@ install: all
 	install -m 644 $(filter %.1,$(INSTALL_MAN)) $(DESTDIR)$(mandir)/man1/
 	install -m 644 $(filter %.5,$(INSTALL_MAN)) $(DESTDIR)$(mandir)/man5/
 	install -m 644 $(filter %.8,$(INSTALL_MAN)) $(DESTDIR)$(mandir)/man8/
+	install -d $(DESTDIR)$(systemdunitdir) $(DESTDIR)$(sysusersdir)
+	for u in $(INSTALL_UNITS); do \
+		sed 's|@bindir@|$(bindir)|g' $$u > $(DESTDIR)$(systemdunitdir)/$$(basename $$u .in) && \
+		chmod 644 $(DESTDIR)$(systemdunitdir)/$$(basename $$u .in) || exit 1; \
+	done
+	install -m 644 deploy/systemd/tessera.sysusers $(DESTDIR)$(sysusersdir)/tessera.conf
 ifneq ($(ROMIO_SO),)
 	install -d $(DESTDIR)$(libdir)/tessera/openmpi $(DESTDIR)$(datadir)
 	install -m 755 $(ROMIO_SO) $(DESTDIR)$(libdir)/tessera/openmpi/

@@ -650,6 +650,7 @@ static void usage(FILE *out, const char *prog)
 {
 	fprintf(out,
 		"usage: %s [-c CONFIG] MOUNTPOINT [fuse options]\n"
+		"       %s CONFIG MOUNTPOINT [-o OPTIONS]   (mount.fuse3's form: fstab)\n"
 		"\n"
 		"Mount the Tessera file system of CONFIG (default: $TESSERA_CONFIG) on\n"
 		"MOUNTPOINT. Tessera path /a/b is MOUNTPOINT/a/b.\n"
@@ -667,7 +668,43 @@ static void usage(FILE *out, const char *prog)
 		"Always on: default_permissions, max_read=1048576, max_write 1 MiB,\n"
 		"readahead 4 MiB. Hard links, symbolic links, special files and\n"
 		"extended attributes are not supported (EPERM, EOPNOTSUPP).\n",
-		prog);
+		prog, prog);
+}
+
+/* mount(8) runs a FUSE file system's program through mount.fuse3 as
+ * "PROGRAM SOURCE MOUNTPOINT -o OPTIONS" (an fstab line or a mount unit of
+ * type fuse.tessera-fuse; docs/admin.md): with two operands, the first,
+ * the source, is the config. It is taken out of argv here (which stays
+ * NULL-terminated), as if given with -c. 0, or -EINVAL when -c names a
+ * config too. */
+static int take_source(int *argc, char **argv, const char **config)
+{
+	int first = 0, operands = 0, dash_c = 0;
+
+	for (int i = 1; i < *argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "-c") || !strcmp(a, "--config")) {
+			dash_c = 1;
+			i++;
+		} else if (!strncmp(a, "-c", 2) || !strncmp(a, "--config=", 9)) {
+			dash_c = 1;
+		} else if (!strcmp(a, "-o")) {
+			i++;   /* its value is no operand */
+		} else if (a[0] != '-' && !operands++) {
+			first = i;
+		}
+	}
+	if (operands != 2)
+		return 0;
+	if (dash_c) {
+		fprintf(stderr, "tessera-fuse: two configs: -c, and the source %s\n", argv[first]);
+		return -EINVAL;
+	}
+	*config = argv[first];
+	memmove(&argv[first], &argv[first + 1], (size_t)(*argc - first) * sizeof(*argv));
+	(*argc)--;
+	return 0;
 }
 
 /* "major:minor" of the file system mounted at `dir` (the last mount
@@ -946,6 +983,9 @@ int main(int argc, char **argv)
 	char config[4096];
 	int rc;
 
+	/* mount.fuse3's form: CONFIG MOUNTPOINT -o OPTS (the source is the config) */
+	if (take_source(&argc, argv, &t.config))
+		return 2;
 	if (split_args(argc, argv, &args, &t)) {
 		fuse_opt_free_args(&args);
 		return 2;

@@ -2,8 +2,8 @@
  * daemon.c - the event loop of both daemons: libev watchers over the tnet
  * endpoint, frame checking and dispatch through the role's opcode table,
  * the tick, wakeups from other threads, signals; ping and the core's
- * stats; creating, running and destroying a core (over the network or
- * in-process); the daemons' common command line and pidfile.
+ * stats; creating and destroying a core (over the network or in-process;
+ * srv_run, which runs one, is in daemon_notify.c); the daemons' common command line and pidfile.
  *
  * Ownership: a received frame lies in its receive buffer, which is
  * reposted once its handler returns; a request answered later is parked
@@ -444,13 +444,7 @@ int srv_create(const struct srv_opts *opts, const struct srv_role *role, struct 
 	return 0;
 }
 
-int srv_run(struct srv *srv)
-{
-	signal(SIGPIPE, SIG_IGN);
-	srv_log(srv, "serving (provider %s, version %s)", srv->cfg->provider, TP_VERSION_STRING);
-	ev_run(srv->loop, 0);
-	return 0;
-}
+/* srv_run is in daemon_notify.c (it links libsystemd). */
 
 /* ------------------------------------------------------------ in-process */
 
