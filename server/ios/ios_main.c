@@ -147,7 +147,7 @@ out:
 #define IOS_OP(name, fn)                                                \
 	static void ios_op_##name(void *ctx, struct srv_req *req)       \
 	{                                                               \
-		if (!ios_cap_check(ctx, req))                           \
+		if (!ios_refuse_by_cap(ctx, req))                           \
 			fn(ctx, req);                                   \
 	}
 IOS_OP(PING, do_ping)
