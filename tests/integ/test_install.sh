@@ -179,7 +179,7 @@ test_program_static() {
 	# shellcheck disable=SC2086
 	cc -std=c11 -Wall -Wextra -Werror -o "$tmp/client-static" \
 		"$top/tests/integ/install_client.c" $flags
-	! ldd "$tmp/client-static" | grep libtessera
+	if ldd "$tmp/client-static" | grep libtessera; then return 1; fi
 	"$tmp/client-static" "$tmp/var/tessera.conf" /static.bin
 }
 
