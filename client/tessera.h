@@ -27,6 +27,21 @@
 extern "C" {
 #endif
 
+/* The library's release. These lines are the one definition of Tessera's
+ * version: the build reads them (client/client.mk: the shared library's
+ * file name and soname, tessera.pc), and tests/integ/test_install.sh checks
+ * that the daemons' TP_VERSION_STRING agrees. TESSERA_VERSION is what the
+ * program was compiled against; tessera_version() is the library it runs
+ * with (they differ after the shared library is upgraded). */
+#define TESSERA_VERSION_MAJOR 0
+#define TESSERA_VERSION_MINOR 3
+#define TESSERA_VERSION_PATCH 0
+#define TESSERA_VERSION "0.3.0"
+/* A number to compare: TESSERA_VERSION_NUMBER >= TESSERA_MAKE_VERSION(0, 3, 0). */
+#define TESSERA_MAKE_VERSION(major, minor, patch) ((major) * 10000 + (minor) * 100 + (patch))
+#define TESSERA_VERSION_NUMBER \
+	TESSERA_MAKE_VERSION(TESSERA_VERSION_MAJOR, TESSERA_VERSION_MINOR, TESSERA_VERSION_PATCH)
+
 #define TESSERA_MAX_STRIPE 256 /* objects of one file, at most (the daemons' too) */
 #define TESSERA_SHARE_CAP_MAX 3072 /* bytes of a capability in a file share */
 #define TESSERA_MAX_GROUPS 64
@@ -105,6 +120,9 @@ struct tessera_ping {
  * `err` (errlen bytes, may be NULL) says why. */
 int tessera_connect(const char *config, tessera_fs **out, char *err, size_t errlen);
 void tessera_disconnect(tessera_fs *fs);
+
+/* The running library's version, "MAJOR.MINOR.PATCH" (a static string). */
+const char *tessera_version(void);
 
 /* What the calling thread's last failed call failed at. */
 const char *tessera_errmsg(tessera_fs *fs);
