@@ -526,6 +526,37 @@ static int srv_log_target_named(const char *name, enum srv_log_target *out)
 /* The long options every program has; getopt_long answers the short ones. */
 enum { SRV_OPT_VERSION = 256 };
 
+/* One option getopt_long returned, into cl: SRV_CMDLINE_RUN to go on, or
+ * what the caller does now (help and version answered, a usage error said). */
+static enum srv_cmdline_result srv_take_option(int opt, const char *prog, const char *extra,
+					       struct srv_cmdline *cl)
+{
+	switch (opt) {
+	case 'c': cl->config = optarg; break;
+	case 'd': cl->dir = optarg; break;
+	case 'i': cl->index = (uint32_t)strtoul(optarg, NULL, 10); break;
+	case 'p': cl->pidfile = optarg; break;
+	case 'v': cl->log.threshold = SRV_LOG_DEBUG; break;
+	case 't': cl->check_only = 1; break;
+	case 'L':
+		if (srv_log_target_named(optarg, &cl->log.target)) {
+			fprintf(stderr, "%s: -L %s: the log goes to stderr or syslog\n", prog, optarg);
+			return SRV_CMDLINE_USAGE;
+		}
+		break;
+	case 'h':
+		srv_usage(stdout, prog, extra);
+		return SRV_CMDLINE_DONE;
+	case SRV_OPT_VERSION:
+		printf("%s %s\n", prog, TP_VERSION_STRING);
+		return SRV_CMDLINE_DONE;
+	default:
+		srv_usage(stderr, prog, extra);
+		return SRV_CMDLINE_USAGE;
+	}
+	return SRV_CMDLINE_RUN;
+}
+
 enum srv_cmdline_result srv_parse_cmdline(int argc, char **argv, const char *prog,
 					  const char *extra, struct srv_cmdline *cl)
 {
@@ -535,36 +566,14 @@ enum srv_cmdline_result srv_parse_cmdline(int argc, char **argv, const char *pro
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct srv_log_opts log = SRV_LOG_OPTS_DEFAULT;
+	enum srv_cmdline_result r;
 	int opt;
 
 	memset(cl, 0, sizeof(*cl));
 	cl->log = log;
-	while ((opt = getopt_long(argc, argv, "c:d:i:p:L:vth", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'c': cl->config = optarg; break;
-		case 'd': cl->dir = optarg; break;
-		case 'i': cl->index = (uint32_t)strtoul(optarg, NULL, 10); break;
-		case 'p': cl->pidfile = optarg; break;
-		case 'v': cl->log.threshold = SRV_LOG_DEBUG; break;
-		case 't': cl->check_only = 1; break;
-		case 'L':
-			if (srv_log_target_named(optarg, &cl->log.target)) {
-				fprintf(stderr, "%s: -L %s: the log goes to stderr or syslog\n",
-					prog, optarg);
-				return SRV_CMDLINE_USAGE;
-			}
-			break;
-		case 'h':
-			srv_usage(stdout, prog, extra);
-			return SRV_CMDLINE_DONE;
-		case SRV_OPT_VERSION:
-			printf("%s %s\n", prog, TP_VERSION_STRING);
-			return SRV_CMDLINE_DONE;
-		default:
-			srv_usage(stderr, prog, extra);
-			return SRV_CMDLINE_USAGE;
-		}
-	}
+	while ((opt = getopt_long(argc, argv, "c:d:i:p:L:vth", longopts, NULL)) != -1)
+		if ((r = srv_take_option(opt, prog, extra, cl)) != SRV_CMDLINE_RUN)
+			return r;
 	if (optind < argc) {
 		fprintf(stderr, "%s: unexpected argument '%s' (see %s --help)\n", prog, argv[optind],
 			prog);
@@ -575,6 +584,11 @@ enum srv_cmdline_result srv_parse_cmdline(int argc, char **argv, const char *pro
 		return SRV_CMDLINE_USAGE;
 	}
 	return SRV_CMDLINE_RUN;
+}
+
+int srv_cmdline_exit_status(enum srv_cmdline_result r)
+{
+	return r == SRV_CMDLINE_USAGE ? 2 : 0;
 }
 
 int srv_write_pidfile(const char *path)

@@ -259,6 +259,8 @@ enum srv_cmdline_result {
  * none); the role takes its own options out of argv first. */
 enum srv_cmdline_result srv_parse_cmdline(int argc, char **argv, const char *prog,
 					  const char *extra, struct srv_cmdline *cl);
+/* The exit status for a result other than SRV_CMDLINE_RUN: 0 or 2. */
+int srv_cmdline_exit_status(enum srv_cmdline_result r);
 int srv_write_pidfile(const char *path);
 
 #endif /* TESSERA_DAEMON_H */

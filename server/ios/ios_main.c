@@ -256,6 +256,7 @@ static const srv_handler ios_handlers[TP_OP_LIMIT] = { TP_OPCODES(SRV_IOS_ENTRY)
 int main(int argc, char **argv)
 {
 	struct srv_cmdline cl;
+	enum srv_cmdline_result parsed;
 	struct tp_config cfg;
 	struct ios ios = { 0 };
 	struct srv *srv = NULL;
@@ -267,11 +268,8 @@ int main(int argc, char **argv)
 
 	if (take_own(&argc, argv, &faults, &store_flags))
 		return 2;
-	switch (srv_parse_cmdline(argc, argv, "tessera-ios", ios_usage_extra, &cl)) {
-	case SRV_CMDLINE_RUN: break;
-	case SRV_CMDLINE_DONE: return 0;
-	case SRV_CMDLINE_USAGE: return 2;
-	}
+	if ((parsed = srv_parse_cmdline(argc, argv, "tessera-ios", ios_usage_extra, &cl)) != SRV_CMDLINE_RUN)
+		return srv_cmdline_exit_status(parsed);
 	if (make_disk(faults, &ios.disk))
 		return 2;
 	if (tp_config_load(cl.config, &cfg, err, sizeof(err))) {

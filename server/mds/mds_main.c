@@ -547,17 +547,15 @@ static const srv_handler mds_handlers[TP_OP_LIMIT] = { TP_OPCODES(SRV_MDS_ENTRY)
 int main(int argc, char **argv)
 {
 	struct srv_cmdline cl;
+	enum srv_cmdline_result parsed;
 	struct tp_config cfg;
 	struct mds mds = { 0 };
 	struct srv *srv = NULL;
 	char err[512];
 	int rc;
 
-	switch (srv_parse_cmdline(argc, argv, "tessera-mds", NULL, &cl)) {
-	case SRV_CMDLINE_RUN: break;
-	case SRV_CMDLINE_DONE: return 0;
-	case SRV_CMDLINE_USAGE: return 2;
-	}
+	if ((parsed = srv_parse_cmdline(argc, argv, "tessera-mds", NULL, &cl)) != SRV_CMDLINE_RUN)
+		return srv_cmdline_exit_status(parsed);
 	if (tp_config_load(cl.config, &cfg, err, sizeof(err))) {
 		fprintf(stderr, "tessera-mds: %s\n", err);
 		return 1;
