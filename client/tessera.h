@@ -116,8 +116,16 @@ struct tessera_ping {
 	uint64_t parked_data_kept, parked_data_copied;
 };
 
-/* Connect using config file `config` (NULL: $TESSERA_CONFIG). On failure
- * `err` (errlen bytes, may be NULL) says why. */
+/* The config file a client uses: `config` if not NULL (a -c FILE), else
+ * $TESSERA_CONFIG if set and not empty, else ./var/tessera.conf if it
+ * exists, else /etc/tessera/tessera.conf if it exists. *out is then
+ * `config`, the environment's value or a constant (valid while they are).
+ * 0, or -ENOENT with the places searched in err (errlen bytes, may be
+ * NULL). */
+int tessera_config_find(const char *config, const char **out, char *err, size_t errlen);
+
+/* Connect using config file `config` (NULL: the one tessera_config_find
+ * finds). On failure `err` (errlen bytes, may be NULL) says why. */
 int tessera_connect(const char *config, tessera_fs **out, char *err, size_t errlen);
 void tessera_disconnect(tessera_fs *fs);
 
@@ -134,7 +142,7 @@ int tessera_set_thread_cred(tessera_fs *fs, const struct tessera_cred *cred);
 /* The Tessera path a user path names: strips the mount point. */
 int tessera_map_path(tessera_fs *fs, const char *path, char *out, size_t len);
 
-/* The mount point config file `config` (NULL: $TESSERA_CONFIG) names, ""
+/* The mount point config file `config` (NULL: tessera_config_find's) names, ""
  * if none, read without connecting (the MPI-IO driver asks it to know
  * which file names are on the mount). 0, or a negative errno with the
  * reason in err. */

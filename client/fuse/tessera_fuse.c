@@ -652,7 +652,8 @@ static void usage(FILE *out, const char *prog)
 		"usage: %s [-c CONFIG] MOUNTPOINT [fuse options]\n"
 		"       %s CONFIG MOUNTPOINT [-o OPTIONS]   (mount.fuse3's form: fstab)\n"
 		"\n"
-		"Mount the Tessera file system of CONFIG (default: $TESSERA_CONFIG) on\n"
+		"Mount the Tessera file system of CONFIG (default: $TESSERA_CONFIG, else\n"
+		"./var/tessera.conf, else /etc/tessera/tessera.conf) on\n"
 		"MOUNTPOINT. Tessera path /a/b is MOUNTPOINT/a/b.\n"
 		"\n"
 		"  -c CONFIG              the file system's config file\n"
@@ -886,15 +887,16 @@ static int answer_early(const struct fuse_cmdline_opts *opts, struct fuse_args *
 	return -1;
 }
 
-/* The config (-c, else $TESSERA_CONFIG) by its full name, which
+/* The config (the library's search path: -c, $TESSERA_CONFIG,
+ * ./var/tessera.conf, /etc/tessera/tessera.conf) by its full name, which
  * fuse_daemonize's change to "/" does not break, checked: 0, or the exit
  * status. */
 static int find_config(struct tfuse *t, char *config)
 {
-	if (!t->config)
-		t->config = getenv("TESSERA_CONFIG");
-	if (!t->config) {
-		fprintf(stderr, "tessera-fuse: no config: give -c CONFIG or set TESSERA_CONFIG\n");
+	char err[512];
+
+	if (tessera_config_find(t->config, &t->config, err, sizeof(err))) {
+		fprintf(stderr, "tessera-fuse: %s\n", err);
 		return 2;
 	}
 	if (!realpath(t->config, config)) {

@@ -58,7 +58,8 @@ static void print_usage(FILE *f)
 {
 	fprintf(f, "usage: tessera [-c CONFIG] COMMAND [ARGS...]\n"
 		   "       tessera COMMAND --help\n\n"
-		   "The config file is CONFIG, else $TESSERA_CONFIG, else %s.\n"
+		   "The config file is CONFIG, else $TESSERA_CONFIG, else %s,\n"
+		   "else /etc/tessera/tessera.conf.\n"
 		   "Sizes take K, M, G or T suffixes (powers of 1024).\n\ncommands:\n",
 		DEFAULT_CONFIG);
 	for (size_t i = 0; i < N_COMMANDS; i++)
@@ -323,21 +324,14 @@ void tool_ios_address(struct tool *t, uint32_t want, char *buf, size_t len)
 
 int tool_connect(struct tool *t)
 {
-	const char *env = getenv("TESSERA_CONFIG");
 	char err[512] = "";
 	int rc;
 
 	if (t->fs)
 		return 0;
-	if (!t->config) {
-		if (env && *env)
-			t->config = env;
-		else if (access(DEFAULT_CONFIG, F_OK) == 0)
-			t->config = DEFAULT_CONFIG;
-		else
-			return tool_err(t, -ENOENT, "no config file: give -c FILE, set "
-				       "TESSERA_CONFIG, or run where %s exists", DEFAULT_CONFIG);
-	}
+	/* The library's search path: -c, $TESSERA_CONFIG, ./var, /etc/tessera. */
+	if ((rc = tessera_config_find(t->config, &t->config, err, sizeof(err))))
+		return tool_err(t, rc, "%s", err);
 	rc = tessera_connect(t->config, &t->fs, err, sizeof(err));
 	if (rc) {
 		t->fs = NULL;

@@ -45,7 +45,7 @@ struct tool_opts {
 	int help;               /* --help or -h given */
 };
 
-/* Connect (once) using -c, $TESSERA_CONFIG or ./var/tessera.conf. */
+/* Connect (once) using the config tessera_config_find finds (-c first). */
 int tool_connect(struct tool *t);
 
 /* "tessera: CMD: <message>" on stderr; returns rc. */

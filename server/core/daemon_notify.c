@@ -30,7 +30,7 @@ static void notify(struct srv *srv, const char *state)
 	int rc = sd_notify(0, state);
 
 	if (rc < 0)
-		srv_log(srv, "sd_notify to $NOTIFY_SOCKET: %s", strerror(-rc));
+		srv_warn(srv, "sd_notify to $NOTIFY_SOCKET: %s", strerror(-rc));
 }
 
 int srv_run(struct srv *srv)
