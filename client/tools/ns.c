@@ -22,9 +22,12 @@
 
 /* ------------------------------------------------------------------- ls */
 
-static void print_long(const struct tessera_stat *st, const char *name)
+/* How ls -l shows a size: bytes, or (-h) 1.5M. */
+enum ls_size { LS_BYTES, LS_HUMAN };
+
+static void print_long(const struct tessera_stat *st, const char *name, enum ls_size sz)
 {
-	char mode[11], when[32];
+	char mode[11], when[32], size[32];
 	time_t mt = st->mtime.tv_sec;
 	struct tm tm;
 
@@ -33,11 +36,15 @@ static void print_long(const struct tessera_stat *st, const char *name)
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &tm);
 	else
 		snprintf(when, sizeof(when), "%lld", (long long)mt);
-	printf("%s %3" PRIu32 " %6" PRIu32 " %6" PRIu32 " %12" PRIu64 " %s %s\n", mode, st->nlink,
-	       st->uid, st->gid, st->size, when, name);
+	if (sz == LS_HUMAN)
+		tool_human(st->size, size, sizeof(size));
+	else
+		snprintf(size, sizeof(size), "%" PRIu64, st->size);
+	printf("%s %3" PRIu32 " %6" PRIu32 " %6" PRIu32 " %12s %s %s\n", mode, st->nlink, st->uid,
+	       st->gid, size, when, name);
 }
 
-static int ls_dir(struct tool *t, const char *path, int lng)
+static int ls_dir(struct tool *t, const char *path, int lng, enum ls_size sz)
 {
 	struct tessera_dirent *ents = malloc(TOOL_PAGE * sizeof(*ents));
 	char cursor[sizeof(ents->name)] = "";
@@ -70,7 +77,7 @@ static int ls_dir(struct tool *t, const char *path, int lng)
 			if (r) {
 				KEEP(first, tool_fserr(t, r));
 			} else {
-				print_long(&st, ents[i].name);
+				print_long(&st, ents[i].name, sz);
 			}
 			free(child);
 		}
@@ -83,7 +90,8 @@ out:
 	return rc;
 }
 
-static int ls_one(struct tool *t, char *arg, int lng, int header, int *printed)
+static int ls_one(struct tool *t, char *arg, int lng, enum ls_size sz, int header,
+		  int *printed)
 {
 	const char *path = tool_path(arg);
 	struct tessera_stat st;
@@ -98,35 +106,37 @@ static int ls_one(struct tool *t, char *arg, int lng, int header, int *printed)
 		return tool_fserr(t, rc);
 	if (!S_ISDIR(st.mode)) {
 		if (lng)
-			print_long(&st, arg);
+			print_long(&st, arg, sz);
 		else
 			printf("%s\n", arg);
 		return 0;
 	}
 	if (header)
 		printf("%s%s:\n", (*printed)++ ? "\n" : "", arg);
-	return ls_dir(t, path, lng);
+	return ls_dir(t, path, lng, sz);
 }
 
 int cmd_ls(struct tool *t, int argc, char **argv)
 {
 	struct tool_opts o;
+	enum ls_size sz;
 	int rc, first = 0, printed = 0;
 
-	rc = tool_opts_parse(t, argc, argv, "l", "", &o);
+	rc = tool_opts_parse(t, argc, argv, "lh", "", &o);
 	if (rc)
 		goto out;
+	sz = o.flags['h'] ? LS_HUMAN : LS_BYTES;
 	rc = tool_connect(t);
 	if (rc)
 		goto out;
 	if (!o.nops) {
 		char root[] = "/";
 
-		rc = ls_one(t, root, o.flags['l'], 0, &printed);
+		rc = ls_one(t, root, o.flags['l'], sz, 0, &printed);
 		goto out;
 	}
 	for (int i = 0; i < o.nops; i++)
-		KEEP(first, ls_one(t, o.ops[i], o.flags['l'], o.nops > 1, &printed));
+		KEEP(first, ls_one(t, o.ops[i], o.flags['l'], sz, o.nops > 1, &printed));
 	rc = first;
 out:
 	tool_opts_free(&o);
@@ -462,9 +472,10 @@ int cmd_getstripe(struct tool *t, int argc, char **argv)
 }
 
 /* setstripe's operands and options: one PATH, -s STRIP_SIZE and/or -c
- * COUNT (0 to TESSERA_MAX_STRIPE). */
+ * COUNT (0 to TESSERA_MAX_STRIPE; -1, as in Lustre: every storage daemon,
+ * *all set, counted once connected). */
 static int setstripe_args(struct tool *t, const struct tool_opts *o, uint64_t *strip,
-			  uint64_t *count)
+			  uint64_t *count, int *all)
 {
 	if (o->nops != 1)
 		return tool_usage(t, "expected one PATH, got %d", o->nops);
@@ -472,7 +483,9 @@ static int setstripe_args(struct tool *t, const struct tool_opts *o, uint64_t *s
 		return tool_usage(t, "give -s STRIP_SIZE, -c COUNT or both");
 	if (o->vals['s'] && tp_parse_size(o->vals['s'], strip))
 		return tool_usage(t, "bad strip size '%s'", o->vals['s']);
-	if (o->vals['c'] && (tp_parse_size(o->vals['c'], count) || *count > TESSERA_MAX_STRIPE))
+	*all = o->vals['c'] && !strcmp(o->vals['c'], "-1");
+	if (o->vals['c'] && !*all &&
+	    (tp_parse_size(o->vals['c'], count) || *count > TESSERA_MAX_STRIPE))
 		return tool_usage(t, "bad stripe count '%s' (0 to %d)", o->vals['c'],
 				  TESSERA_MAX_STRIPE);
 	return 0;
@@ -504,16 +517,18 @@ int cmd_setstripe(struct tool *t, int argc, char **argv)
 	struct tessera_stat st;
 	uint64_t strip = 0, count = 0;
 	const char *path;
-	int rc;
+	int rc, all = 0;
 
 	rc = tool_opts_parse(t, argc, argv, "", "sc", &o);
 	if (!rc)
-		rc = setstripe_args(t, &o, &strip, &count);
+		rc = setstripe_args(t, &o, &strip, &count, &all);
 	if (!rc)
 		rc = tool_connect(t);
 	if (rc)
 		goto out;
 	path = tool_path(o.ops[0]);
+	if (all)
+		count = tessera_ios_count(t->fs);
 	if (count > tessera_ios_count(t->fs)) {
 		rc = tool_err(t, -EINVAL, "%s: stripe count %" PRIu64 " exceeds the %" PRIu32
 			      " storage daemons", path, count, tessera_ios_count(t->fs));

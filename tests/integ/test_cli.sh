@@ -116,7 +116,32 @@ test_usage() {
 	has "$out" "usage: tessera"
 	t ls --help
 	expect_rc 0
-	has "$out" "ls [-l] PATH"
+	has "$out" "ls [-l|--long] [-h|--human-readable] PATH"
+	t -h
+	expect_rc 0
+	has "$out" "usage: tessera"
+	t cp -h
+	expect_rc 0
+	has "$out" "cp [-q|--quiet] [-r|--recursive] SRC DST"
+	t --version
+	expect_rc 0
+	grep -Eq '^tessera [0-9]+\.[0-9]+\.[0-9]+$' <<<"$out"
+	for c in ping ls mkdir rm mv stat cp cat df stats fsck setstripe getstripe truncate; do
+		t "$c" --version
+		expect_rc 0
+		grep -Eq '^tessera [0-9]+\.[0-9]+\.[0-9]+$' <<<"$out"
+		t "$c" --help
+		expect_rc 0
+		has "$out" "usage: tessera [-c CONFIG] $c"
+		t "$c" --no-such-option
+		expect_rc 2
+		has "$err" "unknown option '--no-such-option'"
+		has "$err" "usage: tessera [-c CONFIG] $c"
+		[ -z "$out" ]
+	done
+	t --no-such-option ls
+	expect_rc 2
+	has "$err" "usage: tessera"
 	t mv /only-one
 	expect_rc 2
 	has "$err" "tessera: mv:"
@@ -168,9 +193,10 @@ test_cp_roundtrip() {
 	head -c $((20 << 20)) /dev/urandom >"$dir/big.in"
 	t cp "$dir/big.in" tessera:/d1/big.bin
 	expect_rc 0
-	has "$out" "copied 20971520 bytes in"
-	has "$out" "MB/s)"
-	[ -z "$err" ] # no progress bar: stderr is not a terminal
+	[ -z "$out" ] # the summary goes to stderr, never into piped data
+	has "$err" "copied 20971520 bytes in"
+	has "$err" "MB/s)"
+	[ "$(wc -l <<<"$err")" -eq 1 ] # no progress bar: stderr is not a terminal
 	t cp tessera:/d1/big.bin "$dir/big.out"
 	expect_rc 0
 	cmp "$dir/big.in" "$dir/big.out"
@@ -193,6 +219,77 @@ test_cp_errors() {
 	has "$err" "$dir/no-dir/out"
 	t cp onlyone
 	expect_rc 2
+	t cp - -
+	expect_rc 2
+	has "$err" "'-' given twice"
+	t cp -r - tessera:/d1/x
+	expect_rc 2
+	t cp --frob a b
+	expect_rc 2
+	has "$err" "unknown option '--frob'"
+	has "$err" "usage: tessera"
+}
+
+# `-` is standard input or output; the summary is on stderr, -q silences it.
+test_cp_stdio() {
+	head -c 3000000 /dev/urandom >"$dir/pipe.in"
+	"$T" cp - tessera:/d1/piped.bin <"$dir/pipe.in" 2>"$dir/err"
+	has "$(cat "$dir/err")" "copied 3000000 bytes"
+	"$T" cp tessera:/d1/piped.bin - 2>"$dir/err" | cmp - "$dir/pipe.in"
+	has "$(cat "$dir/err")" "copied 3000000 bytes"
+	"$T" cp -q tessera:/d1/piped.bin - 2>"$dir/err" | cmp - "$dir/pipe.in"
+	[ ! -s "$dir/err" ]
+	t --config "$conf" cp --quiet "$dir/pipe.in" tessera:/d1/quiet.bin
+	expect_rc 0
+	[ -z "$out" ] && [ -z "$err" ]
+}
+
+# cp -r both ways keeps the tree and its modes, and refuses a loop.
+test_cp_recursive() {
+	local src=$dir/tree
+	mkdir -p "$src/a/b" "$src/empty"
+	head -c 100000 /dev/urandom >"$src/top.bin"
+	head -c 5000 /dev/urandom >"$src/a/b/deep.bin"
+	chmod 0600 "$src/top.bin"
+	chmod 0750 "$src/a"
+	chmod 0755 "$src/a/b" "$src/empty"
+	t cp -r "$src" tessera:/rtree
+	expect_rc 0
+	has "$err" "105000 bytes"
+	has "$err" "2 files"
+	t stat /rtree/top.bin
+	has "$out" "Mode: 0600"
+	t stat /rtree/a
+	has "$out" "Mode: 0750"
+	t ls /rtree/empty
+	expect_rc 0
+	"$T" cat /rtree/a/b/deep.bin | cmp - "$src/a/b/deep.bin"
+	t cp --recursive tessera:/rtree "$dir/back"
+	expect_rc 0
+	diff -r "$src" "$dir/back"
+	[ "$(stat -c %a "$dir/back/top.bin")" = 600 ]
+	[ "$(stat -c %a "$dir/back/a")" = 750 ]
+	# into an existing directory: made under it, as cp(1) does
+	t cp -r tessera:/rtree "$dir/back"
+	expect_rc 0
+	cmp "$dir/back/rtree/top.bin" "$src/top.bin"
+	# a directory into itself
+	t cp -r tessera:/rtree tessera:/rtree/sub
+	expect_rc 1
+	has "$err" "into itself"
+	t cp -r tessera:/rtree tessera:/rtree
+	expect_rc 1
+	has "$err" "into itself"
+	t cp -r "$src" "$src/a"
+	expect_rc 1
+	has "$err" "into itself"
+	# without -r a directory is refused, named
+	t cp "$src" tessera:/rtree2
+	expect_rc 1
+	has "$err" "$src"
+	t cp -r "$dir/no-such-tree" tessera:/rtree3
+	expect_rc 1
+	has "$err" "no-such-tree"
 }
 
 test_ls_long() {
@@ -204,6 +301,14 @@ test_ls_long() {
 	t ls /d1/big.bin
 	expect_rc 0
 	[ "$out" = "/d1/big.bin" ]
+	# -h: human sizes, with -l or as --long --human-readable
+	t ls -lh /d1
+	expect_rc 0
+	grep -Eq '^-rw-r--r-- +1 +[0-9]+ +[0-9]+ +20M [0-9-]+ [0-9:]+ big\.bin$' <<<"$out" ||
+		{ echo "$out"; return 1; }
+	t ls --long --human-readable /d1/big.bin
+	expect_rc 0
+	has "$out" " 20M "
 }
 
 test_stat_layout() {
@@ -254,6 +359,25 @@ test_setstripe_file() {
 	has "$err" "File exists"
 	t setstripe -c 9 /striped/too-wide.bin
 	expect_rc 1
+	t setstripe -c 9999 /striped/too-wide.bin
+	expect_rc 2
+	has "$err" "bad stripe count '9999'"
+	t setstripe -c -2 /striped/too-wide.bin
+	expect_rc 2
+}
+
+# Lustre's idioms: -c -1 stripes over every storage daemon; long names.
+test_setstripe_all() {
+	t setstripe -c -1 /striped/all.bin
+	expect_rc 0
+	t getstripe /striped/all.bin
+	has "$out" "stripe_count: 3"
+	t mkdir /wide
+	t setstripe --stripe-count=-1 --stripe-size 256K /wide
+	expect_rc 0
+	t getstripe /wide
+	has "$out" "stripe_count: 3"
+	has "$out" "strip_size:   262144"
 }
 
 # A 2^62-byte strip (x 4 wraps to 0) is refused with the limit named, and
@@ -473,10 +597,13 @@ check mkdir_p test_mkdir_p
 check ls_missing test_ls_missing
 check cp_roundtrip_20MiB test_cp_roundtrip
 check cp_errors test_cp_errors
+check cp_stdio test_cp_stdio
+check cp_recursive test_cp_recursive
 check ls_long test_ls_long
 check stat_layout test_stat_layout
 check setstripe_dir test_setstripe_dir
 check setstripe_file test_setstripe_file
+check setstripe_all test_setstripe_all
 check setstripe_limit test_setstripe_limit
 check truncate_cat test_truncate_cat
 check mv test_mv
