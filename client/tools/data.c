@@ -506,13 +506,26 @@ static int cp_recursive(struct tool *t, struct cp *c, struct end *src, struct en
 	return rc ? rc : cp_tree(t, c, src->name, src->tessera, dst->name, dst->tessera);
 }
 
+/* On stderr: stdout may be the copy itself (cp SRC -). */
+static void cp_summary(struct tool *t, const struct cp *c)
+{
+	double el = tp_mono_s() - c->start;
+
+	if (t->stderr_tty)
+		progress(c->bytes, c->bytes, c->start, 1);
+	fprintf(stderr, "copied %" PRIu64 " bytes in %.3f s (%.1f MB/s)", c->bytes, el,
+		el > 0 ? (double)c->bytes / 1e6 / el : 0.0);
+	if (c->tree == CP_TREE)
+		fprintf(stderr, ", %" PRIu64 " file%s", c->files, c->files == 1 ? "" : "s");
+	fputc('\n', stderr);
+}
+
 int cmd_cp(struct tool *t, int argc, char **argv)
 {
 	struct tool_opts o;
 	struct end src = { .fd = -1 }, dst = { .fd = -1 };
 	struct cp c = { .tree = CP_FILE };
 	char *joined = NULL;
-	double el;
 	int rc;
 
 	rc = tool_opts_parse(t, argc, argv, "qrR", "", &o);
@@ -532,17 +545,8 @@ int cmd_cp(struct tool *t, int argc, char **argv)
 		goto out;
 	c.start = tp_mono_s();
 	rc = c.tree == CP_TREE ? cp_recursive(t, &c, &src, &dst) : cp_file(t, &c, &src, &dst);
-	el = tp_mono_s() - c.start;
-	if (rc || c.quiet)
-		goto out;
-	if (t->stderr_tty)
-		progress(c.bytes, c.bytes, c.start, 1);
-	/* On stderr: stdout may be the copy itself (cp SRC -). */
-	fprintf(stderr, "copied %" PRIu64 " bytes in %.3f s (%.1f MB/s)", c.bytes, el,
-		el > 0 ? (double)c.bytes / 1e6 / el : 0.0);
-	if (c.tree == CP_TREE)
-		fprintf(stderr, ", %" PRIu64 " file%s", c.files, c.files == 1 ? "" : "s");
-	fputc('\n', stderr);
+	if (!rc && !c.quiet)
+		cp_summary(t, &c);
 out:
 	if (rc && t->stderr_tty && c.last > 0)
 		fputc('\n', stderr);

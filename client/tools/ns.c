@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <json.h>
+
 #include "tp_size.h" /* sizes as the config file writes them */
 #include "tool.h"
 
@@ -384,35 +386,102 @@ static void print_time(const char *label, const struct timespec *ts)
 	printf("%s %s.%09ld\n", label, when, ts->tv_nsec);
 }
 
-/* The common shape of a command that takes paths and no options: run
- * `one` on each, keep going after a failure, return the first. */
+/* How stat and getstripe print: text, or (--json) one array of objects. */
+struct show {
+	struct json_object *arr;        /* NULL: text */
+};
+
+/* The common shape of stat and getstripe: run `one` on each path, keep
+ * going after a failure, return the first; with --json print the array of
+ * what succeeded. */
 static int each_path(struct tool *t, int argc, char **argv,
-		     int (*one)(struct tool *t, char *arg))
+		     int (*one)(struct tool *t, char *arg, struct show *sh))
 {
 	struct tool_opts o;
+	struct show sh = { NULL };
 	int rc, first = 0;
 
-	rc = tool_start(t, argc, argv, "", "", &o, "no path given");
+	rc = tool_start(t, argc, argv, "j", "", &o, "no path given");
 	if (rc)
 		goto out;
+	if (o.flags['j'] && !(sh.arr = json_object_new_array())) {
+		rc = tool_err(t, -ENOMEM, "out of memory");
+		goto out;
+	}
 	for (int i = 0; i < o.nops; i++)
-		KEEP(first, one(t, o.ops[i]));
+		KEEP(first, one(t, o.ops[i], &sh));
+	if (sh.arr)
+		KEEP(first, tool_json_print(t, sh.arr));
 	rc = first;
 out:
 	tool_opts_free(&o);
 	return rc;
 }
 
-static int stat_one(struct tool *t, char *arg)
+static int64_t ns_of(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+}
+
+/* A path's stat (and layout) as JSON (docs/user-guide.md). */
+static struct json_object *stat_json(struct tool *t, const char *arg,
+				     const struct tessera_stat *st,
+				     const struct tessera_layout *l, int with_attrs)
+{
+	struct json_object *o = json_object_new_object();
+	int dir = S_ISDIR(st->mode);
+
+	if (!o)
+		return NULL;
+	json_object_object_add(o, "path", json_object_new_string(arg));
+	json_object_object_add(o, "type", json_object_new_string(dir ? "directory" : "file"));
+	if (with_attrs) {
+		json_object_object_add(o, "handle", json_object_new_uint64(st->handle));
+		json_object_object_add(o, "mode", json_object_new_int64(st->mode & 07777));
+		json_object_object_add(o, "nlink", json_object_new_int64(st->nlink));
+		json_object_object_add(o, "uid", json_object_new_int64(st->uid));
+		json_object_object_add(o, "gid", json_object_new_int64(st->gid));
+		json_object_object_add(o, "size", json_object_new_uint64(st->size));
+		json_object_object_add(o, "atime_ns", json_object_new_int64(ns_of(&st->atime)));
+		json_object_object_add(o, "mtime_ns", json_object_new_int64(ns_of(&st->mtime)));
+		json_object_object_add(o, "ctime_ns", json_object_new_int64(ns_of(&st->ctime)));
+	}
+	json_object_object_add(o, "layout", tool_json_layout(t, l, dir));
+	return o;
+}
+
+static void stat_text(struct tool *t, const char *arg, const struct tessera_stat *st,
+		      const struct tessera_layout *l)
+{
+	char mode[11];
+
+	tool_mode_string(st->mode, mode);
+	printf("  File: %s\n", arg);
+	printf("  Type: %s\n", S_ISDIR(st->mode) ? "directory" : "regular file");
+	printf("Handle: 0x%016" PRIx64 "\n", st->handle);
+	printf("  Mode: %04o (%s)\n", st->mode & 07777, mode);
+	printf(" Links: %" PRIu32 "\n", st->nlink);
+	printf("   Uid: %" PRIu32 "\n   Gid: %" PRIu32 "\n", st->uid, st->gid);
+	printf("  Size: %" PRIu64 "%s\n", st->size, S_ISDIR(st->mode) ? " (entries)" : "");
+	print_time("Access:", &st->atime);
+	print_time("Modify:", &st->mtime);
+	print_time("Change:", &st->ctime);
+	printf("Layout:%s\n", S_ISDIR(st->mode) ? " (default for new files)" : "");
+	print_layout(t, l, S_ISDIR(st->mode));
+}
+
+/* What stat shows, or getstripe (the layout alone). */
+enum show_what { SHOW_STAT, SHOW_STRIPE };
+
+static int show_one(struct tool *t, char *arg, struct show *sh, enum show_what what)
 {
 	const char *path = tool_path(arg);
 	struct tessera_stat st;
 	struct tessera_layout *l = malloc(sizeof(*l));
-	char mode[11];
 	int rc;
 
 	if (!l)
-		return tool_err(t, -ENOMEM, "stat %s: out of memory", path);
+		return tool_err(t, -ENOMEM, "%s: out of memory", path);
 	rc = tessera_stat(t->fs, path, &st);
 	if (!rc)
 		rc = tessera_get_layout(t->fs, path, l);
@@ -420,50 +489,35 @@ static int stat_one(struct tool *t, char *arg)
 		tool_fserr(t, rc);
 		goto out;
 	}
-	tool_mode_string(st.mode, mode);
-	printf("  File: %s\n", arg);
-	printf("  Type: %s\n", S_ISDIR(st.mode) ? "directory" : "regular file");
-	printf("Handle: 0x%016" PRIx64 "\n", st.handle);
-	printf("  Mode: %04o (%s)\n", st.mode & 07777, mode);
-	printf(" Links: %" PRIu32 "\n", st.nlink);
-	printf("   Uid: %" PRIu32 "\n   Gid: %" PRIu32 "\n", st.uid, st.gid);
-	printf("  Size: %" PRIu64 "%s\n", st.size, S_ISDIR(st.mode) ? " (entries)" : "");
-	print_time("Access:", &st.atime);
-	print_time("Modify:", &st.mtime);
-	print_time("Change:", &st.ctime);
-	printf("Layout:%s\n", S_ISDIR(st.mode) ? " (default for new files)" : "");
-	print_layout(t, l, S_ISDIR(st.mode));
+	if (sh->arr) {
+		struct json_object *o = stat_json(t, arg, &st, l, what == SHOW_STAT);
+
+		if (!o || json_object_array_add(sh->arr, o))
+			rc = tool_err(t, -ENOMEM, "out of memory");
+	} else if (what == SHOW_STAT) {
+		stat_text(t, arg, &st, l);
+	} else {
+		printf("%s%s\n", arg, S_ISDIR(st.mode) ? " (directory default)" : "");
+		print_layout(t, l, S_ISDIR(st.mode));
+	}
 out:
 	free(l);
 	return rc;
+}
+
+static int stat_one(struct tool *t, char *arg, struct show *sh)
+{
+	return show_one(t, arg, sh, SHOW_STAT);
+}
+
+static int getstripe_one(struct tool *t, char *arg, struct show *sh)
+{
+	return show_one(t, arg, sh, SHOW_STRIPE);
 }
 
 int cmd_stat(struct tool *t, int argc, char **argv)
 {
 	return each_path(t, argc, argv, stat_one);
-}
-
-static int getstripe_one(struct tool *t, char *arg)
-{
-	const char *path = tool_path(arg);
-	struct tessera_stat st;
-	struct tessera_layout *l = malloc(sizeof(*l));
-	int rc;
-
-	if (!l)
-		return tool_err(t, -ENOMEM, "getstripe %s: out of memory", path);
-	rc = tessera_stat(t->fs, path, &st);
-	if (!rc)
-		rc = tessera_get_layout(t->fs, path, l);
-	if (rc) {
-		tool_fserr(t, rc);
-		goto out;
-	}
-	printf("%s%s\n", arg, S_ISDIR(st.mode) ? " (directory default)" : "");
-	print_layout(t, l, S_ISDIR(st.mode));
-out:
-	free(l);
-	return rc;
 }
 
 int cmd_getstripe(struct tool *t, int argc, char **argv)

@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <json.h>
+
 #include "tool.h"
 
 #define DEFAULT_CONFIG "./var/tessera.conf"
@@ -272,9 +274,10 @@ int tool_start(struct tool *t, int argc, char **argv, const char *bools,
 	return tool_connect(t);
 }
 
-int tool_start_bare(struct tool *t, int argc, char **argv, struct tool_opts *o)
+int tool_start_bare(struct tool *t, int argc, char **argv, const char *bools,
+		    struct tool_opts *o)
 {
-	int rc = tool_opts_parse(t, argc, argv, "", "", o);
+	int rc = tool_opts_parse(t, argc, argv, bools, "", o);
 
 	if (rc)
 		return rc;
@@ -284,6 +287,48 @@ int tool_start_bare(struct tool *t, int argc, char **argv, struct tool_opts *o)
 }
 
 /* -------------------------------------------------------------- helpers */
+
+int tool_json_print(struct tool *t, struct json_object *doc)
+{
+	const char *s;
+
+	if (!doc)
+		return tool_err(t, -ENOMEM, "out of memory");
+	s = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
+					   JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (s)
+		printf("%s\n", s);
+	json_object_put(doc);
+	return s ? 0 : tool_err(t, -ENOMEM, "out of memory");
+}
+
+struct json_object *tool_json_layout(struct tool *t, const struct tessera_layout *l, int is_dir)
+{
+	struct json_object *o = json_object_new_object(), *objs;
+
+	if (!o)
+		return NULL;
+	json_object_object_add(o, "strip_size", json_object_new_uint64(l->strip_size));
+	json_object_object_add(o, "stripe_count", json_object_new_int64(l->count));
+	if (is_dir)
+		return o;
+	objs = json_object_new_array();
+	json_object_object_add(o, "objects", objs);
+	for (uint32_t i = 0; objs && i < l->count && i < TESSERA_MAX_STRIPE; i++) {
+		struct json_object *e = json_object_new_object();
+		char addr[200];
+
+		if (!e)
+			break;
+		tool_ios_address(t, l->servers[i], addr, sizeof(addr));
+		json_object_object_add(e, "slot", json_object_new_int64(i));
+		json_object_object_add(e, "server", json_object_new_int64(l->servers[i]));
+		json_object_object_add(e, "address", json_object_new_string(addr));
+		json_object_object_add(e, "handle", json_object_new_uint64(l->handles[i]));
+		json_object_array_add(objs, e);
+	}
+	return o;
+}
 
 void tool_human(uint64_t bytes, char *buf, size_t len)
 {

@@ -96,6 +96,15 @@ has() { # TEXT PATTERN: fixed-string search with a readable failure
 	fi
 }
 
+# Parse $out as JSON with python3's json module and run the assertions in
+# $1 on it as `d` (docs/user-guide.md, "JSON output", gives the schemas).
+json_check() { # PYTHON-ASSERTIONS [ARG...]
+	python3 -c 'import json, sys
+d = json.loads(sys.stdin.read())
+a = sys.argv[2:]
+exec(sys.argv[1])' "$@" <<<"$out"
+}
+
 test_cluster_up() {
 	[ "$up" = 1 ] || { cat "$dir"/*.log; return 1; }
 }
@@ -565,6 +574,82 @@ test_fsck() {
 	expect_rc 0
 }
 
+# --json: every command's output parses and has its documented fields.
+test_json() {
+	t ping --json
+	expect_rc 0
+	json_check '
+s = d["servers"]
+assert len(s) == 4 and [x["role"] for x in s] == ["mds", "ios", "ios", "ios"]
+for x in s:
+    assert x["ok"] is True and x["error"] is None
+    assert isinstance(x["rtt_us"], float) and x["rtt_us"] > 0
+    assert isinstance(x["version"], str) and x["version"]
+    for k in ("index", "owed_bytes", "owed_replies", "parked", "peers_closed"):
+        assert isinstance(x[k], int) and x[k] >= 0, k
+assert s[0]["address"] == a[0]' "127.0.0.1:$mds_port"
+	t mkdir /js
+	t setstripe -c 2 -s 64K /js/f.bin
+	t stat -j /js/f.bin /js
+	expect_rc 0
+	json_check '
+f, dr = d
+assert f["path"] == "/js/f.bin" and f["type"] == "file" and dr["type"] == "directory"
+assert f["mode"] == 0o644 and f["size"] == 0 and f["nlink"] == 1
+for k in ("handle", "uid", "gid", "atime_ns", "mtime_ns", "ctime_ns"):
+    assert isinstance(f[k], int), k
+assert f["mtime_ns"] > 1600000000 * 10**9
+l = f["layout"]
+assert l["strip_size"] == 65536 and l["stripe_count"] == 2 and len(l["objects"]) == 2
+assert [o["slot"] for o in l["objects"]] == [0, 1]
+for o in l["objects"]:
+    assert 0 <= o["server"] < 3 and o["address"].startswith("127.0.0.1:") and o["handle"] > 0
+assert "objects" not in dr["layout"] and dr["layout"]["stripe_count"] == 0'
+	t getstripe --json /js/f.bin
+	expect_rc 0
+	json_check '
+assert len(d) == 1 and d[0]["path"] == "/js/f.bin" and "size" not in d[0]
+assert d[0]["layout"]["stripe_count"] == 2'
+	t stat --json /js/f.bin /js/missing
+	expect_rc 1
+	has "$err" "/js/missing"
+	json_check 'assert len(d) == 1'
+	t df --json
+	expect_rc 0
+	json_check '
+assert d["servers"] == 3 and d["bytes_total"] > 0 and d["files"] > 0
+assert d["bytes_used"] + d["bytes_free"] == d["bytes_total"]'
+	t stats --json
+	expect_rc 0
+	json_check '
+assert [s["index"] for s in d["servers"]] == [0, 1, 2]
+al = d["all"]
+assert set(al["methods"]) == {"contig", "list", "datatype"}
+assert al["methods"]["contig"]["bytes_written"] >= 20 << 20
+assert al["methods"]["contig"]["requests"] == sum(s["methods"]["contig"]["requests"] for s in d["servers"])
+for k in ("desc_cache_hits", "desc_cache_misses", "syncs", "desc_cache_bytes", "checksum_failures", "lost_objects"):
+    assert isinstance(al[k], int), k'
+	t fsck --json
+	expect_rc 0
+	json_check '
+for k in ("files", "objects", "pending", "young", "orphans", "removed", "misplaced", "size_mismatch", "lost", "problems_left"):
+    assert isinstance(d[k], int), k
+assert d["problems_left"] == 0 and d["repair"] is False and d["findings"] == []'
+	mkdir -p "$dir/ios1/objects/01"
+	echo planted >"$dir/ios1/objects/01/0000000000000001"
+	t fsck --json
+	expect_rc 1
+	has "$err" "problems left"
+	json_check '
+assert d["orphans"] == 1 and d["problems_left"] == 1
+assert any("orphan: object 0000000000000001" in f for f in d["findings"])'
+	t fsck --repair --json
+	expect_rc 0
+	json_check 'assert d["removed"] == 1 and d["repair"] is True'
+	t df --json extra
+	expect_rc 2
+}
+
 # An ordinary user (uid 65534, no groups) works in a directory of its own,
 # and cannot remove root's files from the sticky "/" (its identity is
 # munged's, not one it could claim). Needs root to drop privileges.
@@ -612,6 +697,7 @@ check readdir_paging test_paging
 check df test_df
 check stats test_stats
 check fsck test_fsck
+check json test_json
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	check unprivileged_user test_unprivileged_user
 else
