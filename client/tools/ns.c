@@ -565,6 +565,23 @@ static int setstripe_create(struct tool *t, const char *path, uint64_t strip, ui
 	return rc;
 }
 
+/* setstripe -d DIR: the directory's default layout cleared, so that its
+ * new files take the file system's default again (Lustre's idiom). */
+static int setstripe_delete(struct tool *t, const struct tool_opts *o)
+{
+	int rc;
+
+	if (o->vals['s'] || o->vals['c'])
+		return tool_usage(t, "-d takes no -s or -c");
+	if (o->nops != 1)
+		return tool_usage(t, "expected one directory, got %d", o->nops);
+	rc = tool_connect(t);
+	if (rc)
+		return rc;
+	rc = tessera_clear_dir_layout(t->fs, tool_path(o->ops[0]));
+	return rc ? tool_fserr(t, rc) : 0;
+}
+
 int cmd_setstripe(struct tool *t, int argc, char **argv)
 {
 	struct tool_opts o;
@@ -573,7 +590,11 @@ int cmd_setstripe(struct tool *t, int argc, char **argv)
 	const char *path;
 	int rc, all = 0;
 
-	rc = tool_opts_parse(t, argc, argv, "", "sc", &o);
+	rc = tool_opts_parse(t, argc, argv, "d", "sc", &o);
+	if (!rc && o.flags['d']) {
+		rc = setstripe_delete(t, &o);
+		goto out;
+	}
 	if (!rc)
 		rc = setstripe_args(t, &o, &strip, &count, &all);
 	if (!rc)

@@ -387,6 +387,26 @@ test_setstripe_all() {
 	t getstripe /wide
 	has "$out" "stripe_count: 3"
 	has "$out" "strip_size:   262144"
+	# -d: the default cleared, new files take the file system's again
+	t mkdir /narrow
+	t setstripe -c 1 -s 64K /narrow
+	t setstripe -d /narrow
+	expect_rc 0
+	t getstripe /narrow
+	has "$out" "strip_size:   inherited"
+	has "$out" "stripe_count: inherited"
+	t setstripe --stripe-size 128K /narrow/f.bin
+	expect_rc 0
+	t getstripe /narrow/f.bin
+	has "$out" "stripe_count: 3"
+	t setstripe -d -c 2 /narrow
+	expect_rc 2
+	t setstripe -d /narrow/f.bin
+	expect_rc 1
+	has "$err" "/narrow/f.bin"
+	t setstripe --delete /no-such-dir
+	expect_rc 1
+	has "$err" "/no-such-dir"
 }
 
 # A 2^62-byte strip (x 4 wraps to 0) is refused with the limit named, and
