@@ -42,15 +42,10 @@ int cmd_fsck(struct tool *t, int argc, char **argv)
 	struct tool_opts o;
 	struct tessera_fsck r;
 	struct json_object *findings = NULL;
-	char **args = calloc((size_t)argc + 1, sizeof(*args));
 	uint64_t left;
 	int rc;
 
-	if (!args)
-		return tool_err(t, -ENOMEM, "out of memory");
-	for (int i = 0; i < argc; i++)   /* --repair is -r */
-		args[i] = strcmp(argv[i], "--repair") ? argv[i] : "-r";
-	rc = tool_opts_parse(t, argc, args, "rj", "", &o);
+	rc = tool_opts_parse(t, argc, argv, "rj", "", &o);
 	if (!rc && o.nops)
 		rc = tool_usage(t, "takes no operands");
 	if (!rc)
@@ -81,6 +76,5 @@ int cmd_fsck(struct tool *t, int argc, char **argv)
 out:
 	json_object_put(findings);
 	tool_opts_free(&o);
-	free(args);
 	return rc;
 }
