@@ -74,10 +74,14 @@ $(B)/lib/pkgconfig/tessera.pc: client/tessera.pc.in
 	    -e 's|@CFLAGS@|-I$${includedir}/client -I$${includedir}/dataloops|' $< > $@
 
 CL_TOOL_OBJS := $(patsubst %.c,$(B)/%.o,$(wildcard client/tools/*.c))
+# The CLI alone links json-c (--json output); it reports the release.
+JSONC_CFLAGS := $(shell pkg-config --cflags json-c 2>/dev/null)
+JSONC_LIBS   := $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
+$(CL_TOOL_OBJS): CPPFLAGS += $(JSONC_CFLAGS)
 
 # $$(CL_LINK_LIBS): expanded late (see .SECONDEXPANSION in the Makefile),
 # since this fragment is read before the parts whose libraries the tool
 # links.
 $(B)/bin/tessera: $(CL_TOOL_OBJS) $$(CL_LINK_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(CL_TOOL_OBJS) $(CL_LINK_LIBS) $(CL_SYS_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CL_TOOL_OBJS) $(CL_LINK_LIBS) $(CL_SYS_LIBS) $(JSONC_LIBS)

@@ -334,6 +334,9 @@ int tessera_readdir(tessera_fs *fs, const char *path, const char *cursor,
 int tessera_get_layout(tessera_fs *fs, const char *path, struct tessera_layout *layout);
 int tessera_set_dir_layout(tessera_fs *fs, const char *path, uint64_t strip_size,
 			   uint32_t count);
+/* Clear a directory's default layout: files created in it take the file
+ * system's default again (`tessera setstripe -d`). */
+int tessera_clear_dir_layout(tessera_fs *fs, const char *path);
 
 /*
  * fsck: reconcile the storage daemons' objects with the metadata daemon's

@@ -9,7 +9,7 @@ libleveldb-dev libprotobuf-c-dev protobuf-c-compiler libcmocka-dev clang
 libfuse3-dev fuse3 libsystemd-dev strace fio python3-matplotlib iproute2 munge
 libmunge-dev libsodium-dev
 openmpi-bin libopenmpi-dev libhdf5-openmpi-dev hdf5-tools libnetcdf-mpi-dev
-netcdf-bin libpnetcdf-dev dpkg-dev autoconf automake libtool patch slurm-wlm"
+netcdf-bin libpnetcdf-dev dpkg-dev autoconf automake libtool patch slurm-wlm libjson-c-dev"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

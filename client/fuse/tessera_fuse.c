@@ -875,7 +875,7 @@ static int answer_early(const struct fuse_cmdline_opts *opts, struct fuse_args *
 		return 0;
 	}
 	if (opts->show_version) {
-		printf("tessera-fuse %s\n", TESSERA_VERSION_STRING);
+		printf("tessera-fuse %s\n", TESSERA_VERSION);
 		fuse_lowlevel_version();
 		return 0;
 	}

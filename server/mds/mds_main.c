@@ -369,7 +369,9 @@ static void mds_op_SETLAYOUT(void *ctx, struct srv_req *req)
 	int rc;
 
 	cred_of(mds, req, m->cred, &cred);
-	rc = mds_set_dir_layout(mds->store, &cred, m->path, m->strip_size, m->stripe_count);
+	rc = m->inherit ? mds_clear_dir_layout(mds->store, &cred, m->path) : 0;
+	if (!rc && (m->strip_size || m->stripe_count))
+		rc = mds_set_dir_layout(mds->store, &cred, m->path, m->strip_size, m->stripe_count);
 	if (!rc)
 		rc = mds_lookup(mds->store, &cred, m->path, &a);
 	if (rc)
