@@ -71,17 +71,11 @@ static const struct command *find_command(const char *name)
 
 static void print_usage(FILE *f)
 {
-	fprintf(f, "usage: tessera [-c|--config CONFIG] COMMAND [ARGS...]
-"
-		   "       tessera COMMAND -h|--help
-"
-		   "       tessera [COMMAND] --version
-
-"
-		   "The config file is CONFIG, else $TESSERA_CONFIG, else %s,
-"
-		   "else /etc/tessera/tessera.conf.
-"
+	fprintf(f, "usage: tessera [-c|--config CONFIG] COMMAND [ARGS...]\n"
+		   "       tessera COMMAND -h|--help\n"
+		   "       tessera [COMMAND] --version\n\n"
+		   "The config file is CONFIG, else $TESSERA_CONFIG, else %s,\n"
+		   "else /etc/tessera/tessera.conf.\n"
 		   "Sizes take K, M, G or T suffixes (powers of 1024).\n\ncommands:\n",
 		DEFAULT_CONFIG);
 	for (size_t i = 0; i < N_COMMANDS; i++)
