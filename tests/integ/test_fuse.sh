@@ -465,7 +465,7 @@ stop_mount() {
 	echo data >"$dir/f"
 	HOLD_PID=
 	[ "$hold" = held ] && hold_open "$dir"
-	kill -"$sig" "$pid"
+	kill -"$sig" "$pid" || { ps -ef | grep '[t]essera-fuse'; tail "$D/fuse-msig.log"; die "$mode mount, $hold: tessera-fuse $pid is gone before SIG$sig"; }
 	for ((t = 0; t < 100; t++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 	! kill -0 "$pid" 2>/dev/null || die "$mode mount, $hold: tessera-fuse still runs 10 s after SIG$sig"
 	if [ "$mode" = fg ]; then
