@@ -58,6 +58,8 @@
 #include <fcntl.h>
 #include <fuse.h>
 #include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -907,14 +909,51 @@ static int find_config(struct tfuse *t, char *config)
 	return precheck(t->config) ? 1 : 0;
 }
 
-/* Serve until unmounted: 0, or 1 when the loop failed. */
+/* The signals that end a mount cleanly (unmount, exit 0): TERM from
+ * systemd and from Slurm at the end of a step, INT from a terminal, HUP. */
+static void stop_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGHUP);
+}
+
+/* Hand the stop signals to libfuse's handler, which ends the loop.
+ * libfuse takes a signal only while its action is SIG_DFL, but libfabric
+ * loads libpsm2/libinfinipath, whose handlers for TERM and INT call
+ * exit(1): the process died mounted ("Transport endpoint is not
+ * connected"). The mount owns this process, so its own action wins. */
+static int catch_stop_signals(struct fuse *fuse)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&dfl.sa_mask);
+	stop_signals(&set);
+	for (sig = 1; sig < NSIG; sig++)
+		if (sigismember(&set, sig) == 1 && sigaction(sig, &dfl, NULL))
+			return -errno;
+	return fuse_set_signal_handlers(fuse_get_session(fuse)) ? -EIO : 0;
+}
+
+/* The loop's result as the exit status: it ends with the number of the
+ * signal that stopped it, which is a clean stop, or a negative errno. */
+static int loop_status(int rc)
+{
+	return rc < 0 ? 1 : 0;
+}
+
+/* Serve until unmounted or stopped by a signal: 0, or 1 when the loop
+ * failed. */
 static int serve(struct fuse *fuse, const struct fuse_cmdline_opts *opts)
 {
 	struct fuse_loop_config *lc;
 	int rc;
 
 	if (opts->singlethread)
-		return fuse_loop(fuse) ? 1 : 0;
+		return loop_status(fuse_loop(fuse));
 	lc = fuse_loop_cfg_create();
 	if (!lc)
 		return 1;
@@ -925,7 +964,7 @@ static int serve(struct fuse *fuse, const struct fuse_cmdline_opts *opts)
 		fuse_loop_cfg_set_max_threads(lc, opts->max_threads);
 	rc = fuse_loop_mt(fuse, lc);
 	fuse_loop_cfg_destroy(lc);
-	return rc ? 1 : 0;
+	return loop_status(rc);
 }
 
 /* Mount, go to the background, connect, serve; then undo it all. The exit
@@ -935,7 +974,8 @@ static int mount_and_serve(struct fuse_args *args, const struct fuse_cmdline_opt
 {
 	char err[512], mount_dir[4096];
 	struct fuse *fuse;
-	int mount_ok = 0, rc = 1;
+	sigset_t stop, old;
+	int mount_ok = 0, rc = 1, c;
 
 	t->max_read = max_read_of(args, IO_SIZE);
 	fuse = fuse_new(args, &ops, sizeof(ops), t);
@@ -956,13 +996,20 @@ static int mount_and_serve(struct fuse_args *args, const struct fuse_cmdline_opt
 			opts->mountpoint, mount_dir);
 	if (fuse_daemonize(opts->foreground) != 0)
 		goto out_unmount;
-	/* After the fork: the fabric and its threads belong to this process. */
-	if (tessera_connect(t->config, &t->fs, err, sizeof(err))) {
+	/* After the fork: the fabric and its threads belong to this process.
+	 * They start with the stop signals blocked, so a signal meant to end
+	 * the mount reaches this thread, whose wait in the loop it breaks
+	 * (libfuse's handler only marks the session as exited). */
+	stop_signals(&stop);
+	pthread_sigmask(SIG_BLOCK, &stop, &old);
+	c = tessera_connect(t->config, &t->fs, err, sizeof(err));
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (c) {
 		fprintf(stderr, "tessera-fuse: %s\n", err);
 		t->fs = NULL;
 		goto out_unmount;
 	}
-	if (fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
+	if (catch_stop_signals(fuse) != 0)
 		goto out_unmount;
 	rc = serve(fuse, opts);
 	fuse_remove_signal_handlers(fuse_get_session(fuse));
