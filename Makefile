@@ -31,7 +31,10 @@
 #                 reference: docs/configuration.md, tessera.conf(5))
 #   make install  install the programs, libtessera (shared with its soname
 #                 links, static, headers, tessera.pc), the ROMIO component
-#                 and the man pages under $(DESTDIR)$(PREFIX) (/usr/local)
+#                 the man pages, and the systemd units with the daemons'
+#                 user (sysusers.d) under $(DESTDIR)$(PREFIX) (/usr/local),
+#                 building only what it installs
+#   make uninstall remove what make install put there
 #
 # Each part contributes a fragment, <part>/<part>.mk, that adds its
 # libraries, programs and tests to the lists below.
@@ -84,7 +87,7 @@ USES_tests       := client proto dataloops lockmgr
 # Fragments name other parts' libraries in prerequisites ($$(LIBS)).
 .SECONDEXPANSION:
 
-.PHONY: all deps check unit test run down bench crash study fuzz clean print-bounds install docs
+.PHONY: all deps check unit test run down bench crash study fuzz clean print-bounds install uninstall docs
 all:
 
 PARTS   := $(sort $(patsubst %/,%,$(dir $(wildcard */*.mk server/*/*.mk))))
@@ -214,12 +217,23 @@ INSTALL_PROGRAMS := $(filter $(addprefix $(B)/bin/,tessera tessera-fuse tessera-
 		      $(PROGRAMS)) deploy/tessera-local deploy/tessera-genconfig
 # The library's API: tessera.h, and tdl.h for datatype I/O's dataloops.
 INSTALL_HEADERS  := $(PUBLIC_client) $(PUBLIC_dataloops)
-INSTALL_MAN      := $(wildcard deploy/man/*.[158])
+INSTALL_MAN      := $(wildcard deploy/man/*.[1358])
+# systemd: the daemons' units and the mount unit (their @bindir@ becomes
+# the programs' directory), and the daemons' user (docs/admin.md, "The
+# systemd units"). systemd reads both places for PREFIX /usr or
+# /usr/local; for another prefix, name /etc/systemd/system and
+# /etc/sysusers.d (or link the units with systemctl link).
+systemdunitdir ?= $(PREFIX)/lib/systemd/system
+sysusersdir    ?= $(PREFIX)/lib/sysusers.d
+INSTALL_UNITS    := $(wildcard deploy/systemd/*.in)
+# What install copies from the build, and builds first: nothing else (not
+# the tests and benchmarks that `all` makes).
+INSTALL_BUILT    := $(filter $(B)/%,$(INSTALL_PROGRAMS)) $(CL_SO) $(CL_STATIC) $(ROMIO_SO)
 
-install: all
+install: $(INSTALL_BUILT)
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libdir)/pkgconfig \
-		$(DESTDIR)$(includedir)/tessera $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man5 \
-		$(DESTDIR)$(mandir)/man8
+		$(DESTDIR)$(includedir)/tessera $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man3 \
+		$(DESTDIR)$(mandir)/man5 $(DESTDIR)$(mandir)/man8
 	install -m 755 $(INSTALL_PROGRAMS) $(DESTDIR)$(bindir)/
 	install -m 755 $(CL_SO) $(DESTDIR)$(libdir)/
 	install -m 644 $(CL_STATIC) $(DESTDIR)$(libdir)/
@@ -230,14 +244,40 @@ install: all
 	    -e 's|@CFLAGS@|-I$${includedir}/tessera|' client/tessera.pc.in \
 	    > $(DESTDIR)$(libdir)/pkgconfig/tessera.pc
 	install -m 644 $(filter %.1,$(INSTALL_MAN)) $(DESTDIR)$(mandir)/man1/
+	install -m 644 $(filter %.3,$(INSTALL_MAN)) $(DESTDIR)$(mandir)/man3/
 	install -m 644 $(filter %.5,$(INSTALL_MAN)) $(DESTDIR)$(mandir)/man5/
 	install -m 644 $(filter %.8,$(INSTALL_MAN)) $(DESTDIR)$(mandir)/man8/
+	install -d $(DESTDIR)$(systemdunitdir) $(DESTDIR)$(sysusersdir)
+	for u in $(INSTALL_UNITS); do \
+		sed 's|@bindir@|$(bindir)|g' $$u > $(DESTDIR)$(systemdunitdir)/$$(basename $$u .in) && \
+		chmod 644 $(DESTDIR)$(systemdunitdir)/$$(basename $$u .in) || exit 1; \
+	done
+	install -m 644 deploy/systemd/tessera.sysusers $(DESTDIR)$(sysusersdir)/tessera.conf
 ifneq ($(ROMIO_SO),)
 	install -d $(DESTDIR)$(libdir)/tessera/openmpi $(DESTDIR)$(datadir)
 	install -m 755 $(ROMIO_SO) $(DESTDIR)$(libdir)/tessera/openmpi/
 	install -m 644 romio-adio/tessera-mpi-env.sh $(DESTDIR)$(datadir)/
 	install -m 755 romio-adio/tessera-mpirun $(DESTDIR)$(bindir)/
 endif
+
+# uninstall removes what install put there, file by file (the same lists,
+# and the ROMIO component's whether or not this build has one), then the
+# directories that are Tessera's own if they are left empty; it builds
+# nothing. Shared directories (bin, lib, share/man/man1 ...) stay.
+UNINSTALL_FILES := $(addprefix $(bindir)/,$(notdir $(INSTALL_PROGRAMS)) tessera-mpirun) \
+	$(addprefix $(libdir)/,$(notdir $(CL_SO)) $(CL_SONAME) libtessera.so libtessera.a \
+		pkgconfig/tessera.pc tessera/openmpi/mca_io_romio321.so) \
+	$(addprefix $(includedir)/tessera/,$(notdir $(INSTALL_HEADERS))) \
+	$(join $(patsubst .%,$(mandir)/man%/,$(suffix $(INSTALL_MAN))),$(notdir $(INSTALL_MAN))) \
+	$(datadir)/tessera-mpi-env.sh \
+	$(addprefix $(systemdunitdir)/,$(notdir $(INSTALL_UNITS:.in=))) $(sysusersdir)/tessera.conf
+UNINSTALL_DIRS  := $(includedir)/tessera $(libdir)/tessera/openmpi $(libdir)/tessera $(datadir)
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(UNINSTALL_FILES))
+	for d in $(addprefix $(DESTDIR),$(UNINSTALL_DIRS)); do \
+		[ ! -d "$$d" ] || rmdir --ignore-fail-on-non-empty "$$d" || exit 1; \
+	done
 
 # Generated documents that are committed (each part adds its own
 # generator's target as a prerequisite: proto/proto.mk, config-docs).

@@ -10,7 +10,9 @@ CL_STATIC := $(B)/lib/libtessera.a
 # the major version is 0 each minor release may change the ABI (0.2.0 grew
 # struct tessera_ping, 0.3.0 struct tessera_copy_stats), so the soname
 # carries both: libtessera.so.0.3.
-TESSERA_VERSION := $(shell sed -n 's/^#define TP_VERSION_STRING "\(.*\)"/\1/p' proto/tproto.h)
+# tessera.h's TESSERA_VERSION is the one definition (the test of install
+# checks the rest agree).
+TESSERA_VERSION := $(shell sed -n 's/^#define TESSERA_VERSION "\(.*\)"/\1/p' client/tessera.h)
 CL_ABI    := $(subst $(eval) ,.,$(wordlist 1,2,$(subst ., ,$(TESSERA_VERSION))))
 CL_SONAME := libtessera.so.$(if $(filter 0,$(firstword $(subst ., ,$(TESSERA_VERSION)))),$(CL_ABI),$(firstword $(subst ., ,$(TESSERA_VERSION))))
 CL_SO     := $(B)/lib/libtessera.so.$(TESSERA_VERSION)
@@ -40,9 +42,25 @@ $(CL_STATIC): $$(CL_PART_OBJS) client/client.mk
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $(filter %.o,$^)
 
-$(CL_SO): $$(CL_PART_OBJS)
+# The shared library exports its API and nothing else: the functions the
+# installed headers declare (tessera.h, and tdl.h's dataloop constructors
+# and queries that datatype I/O takes), listed from those headers so the
+# list cannot drift; the parts' internals (tc_, tp_, tnet_, the tdl_
+# functions of dataloops/*_int.h, protobuf-c's tessera__) stay local.
+CL_API_HEADERS := client/tessera.h dataloops/tdl.h
+CL_MAP := $(B)/lib/libtessera.map
+
+$(CL_MAP): $(CL_API_HEADERS) client/client.mk
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(CL_SONAME) -o $@ $^ $(CL_SYS_LIBS)
+	{ echo 'TESSERA_$(CL_ABI) {'; echo 'global:'; \
+	  sed -n 's/^[a-z][a-z0-9_ ]*[ *]\(\(tessera\|tdl\)_[a-z0-9_]*\)(.*/\t\1;/p' \
+		$(CL_API_HEADERS) | sort -u; \
+	  echo 'local: *;'; echo '};'; } > $@.tmp && mv $@.tmp $@
+
+$(CL_SO): $$(CL_PART_OBJS) $(CL_MAP)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(CL_SONAME) -Wl,--version-script,$(CL_MAP) \
+		-o $@ $(filter %.o,$^) $(CL_SYS_LIBS)
 
 $(B)/lib/$(CL_SONAME): $(CL_SO)
 	ln -sfn $(notdir $<) $@
@@ -56,10 +74,14 @@ $(B)/lib/pkgconfig/tessera.pc: client/tessera.pc.in
 	    -e 's|@CFLAGS@|-I$${includedir}/client -I$${includedir}/dataloops|' $< > $@
 
 CL_TOOL_OBJS := $(patsubst %.c,$(B)/%.o,$(wildcard client/tools/*.c))
+# The CLI alone links json-c (--json output); it reports the release.
+JSONC_CFLAGS := $(shell pkg-config --cflags json-c 2>/dev/null)
+JSONC_LIBS   := $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
+$(CL_TOOL_OBJS): CPPFLAGS += $(JSONC_CFLAGS)
 
 # $$(CL_LINK_LIBS): expanded late (see .SECONDEXPANSION in the Makefile),
 # since this fragment is read before the parts whose libraries the tool
 # links.
 $(B)/bin/tessera: $(CL_TOOL_OBJS) $$(CL_LINK_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(CL_TOOL_OBJS) $(CL_LINK_LIBS) $(CL_SYS_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CL_TOOL_OBJS) $(CL_LINK_LIBS) $(CL_SYS_LIBS) $(JSONC_LIBS)

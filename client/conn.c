@@ -66,16 +66,13 @@ static int connect_cfg(tessera_fs *fs, char *err, size_t errlen)
 	return rc;
 }
 
-/* Read `config`, else $TESSERA_CONFIG. */
+/* Read `config`, else the one the search path finds (config_path.c). */
 static int load_config(const char *config, struct tp_config *cfg, char *err, size_t errlen)
 {
-	if (!config)
-		config = getenv("TESSERA_CONFIG");
-	if (!config) {
-		snprintf(err, errlen, "no config file given and TESSERA_CONFIG is not set");
-		return -EINVAL;
-	}
-	return tp_config_load(config, cfg, err, errlen);
+	const char *path;
+	int rc = tessera_config_find(config, &path, err, errlen);
+
+	return rc ? rc : tp_config_load(path, cfg, err, errlen);
 }
 
 int tessera_connect(const char *config, tessera_fs **out, char *err, size_t errlen)

@@ -9,7 +9,7 @@ FUSE_SRCS   := $(wildcard client/fuse/*.c)
 ifneq ($(FUSE_LIBS),)
 PROGRAMS += $(B)/bin/tessera-fuse
 
-$(FUSE_SRCS:%.c=$(B)/%.o): CPPFLAGS += $(FUSE_CFLAGS) -DTESSERA_VERSION_STRING='"$(TESSERA_VERSION)"'
+$(FUSE_SRCS:%.c=$(B)/%.o): CPPFLAGS += $(FUSE_CFLAGS)
 $(FUSE_SRCS:%.c=$(B)/%.o): proto/tproto.h # where the version is set
 
 # A client program: CL_LINK_LIBS (client/client.mk), expanded late since

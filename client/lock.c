@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +150,26 @@ static void leases_free(struct tc_leases *l)
 	free(l);
 }
 
+/* pthread_create with the signals that stop a program (TERM, INT, HUP,
+ * QUIT) blocked in the new thread: the application's thread that waits
+ * for them (tessera-fuse's loop) must be the one woken, not the renewer.
+ * The caller's mask is restored. 0, or a positive error number. */
+static int start_quiet_thread(pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+	sigset_t stop, old;
+	int rc;
+
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGHUP);
+	sigaddset(&stop, SIGQUIT);
+	pthread_sigmask(SIG_BLOCK, &stop, &old);
+	rc = pthread_create(thread, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
 /* The renewal's state and its thread, at the first lock held (under
  * fs->lock). NULL: out of memory, or no thread. */
 static struct tc_leases *leases_start(tessera_fs *fs, uint32_t lease_ms)
@@ -167,7 +188,7 @@ static struct tc_leases *leases_start(tessera_fs *fs, uint32_t lease_ms)
 	pthread_cond_init(&l->cond, NULL);
 	l->lease_ms = lease_ms;
 	fs->leases = l;
-	if (pthread_create(&l->thread, NULL, lease_main, fs)) {
+	if (start_quiet_thread(&l->thread, lease_main, fs)) {
 		fs->leases = NULL;
 		pthread_mutex_destroy(&l->mu);
 		pthread_cond_destroy(&l->cond);

@@ -447,6 +447,20 @@ int tessera_set_dir_layout(tessera_fs *fs, const char *upath, uint64_t strip_siz
 	return plain_call(fs, TP_OP_SETLAYOUT, &m.base, "setstripe", path);
 }
 
+int tessera_clear_dir_layout(tessera_fs *fs, const char *upath)
+{
+	Tessera__SetLayoutRequest m = TESSERA__SET_LAYOUT_REQUEST__INIT;
+	Tessera__Cred cred;
+	uint32_t gids[TESSERA_MAX_GROUPS];
+	MAP(fs, upath, path);
+
+	tc_cred(fs, &cred, gids);
+	m.cred = &cred;
+	m.path = path;
+	m.inherit = 1;
+	return plain_call(fs, TP_OP_SETLAYOUT, &m.base, "setstripe", path);
+}
+
 int tessera_readdir(tessera_fs *fs, const char *upath, const char *cursor,
 		    struct tessera_dirent *ents, uint32_t max, uint32_t *n, int *eof)
 {

@@ -27,6 +27,21 @@
 extern "C" {
 #endif
 
+/* The library's release. These lines are the one definition of Tessera's
+ * version: the build reads them (client/client.mk: the shared library's
+ * file name and soname, tessera.pc), and tests/integ/test_install.sh checks
+ * that the daemons' TP_VERSION_STRING agrees. TESSERA_VERSION is what the
+ * program was compiled against; tessera_version() is the library it runs
+ * with (they differ after the shared library is upgraded). */
+#define TESSERA_VERSION_MAJOR 0
+#define TESSERA_VERSION_MINOR 3
+#define TESSERA_VERSION_PATCH 0
+#define TESSERA_VERSION "0.3.0"
+/* A number to compare: TESSERA_VERSION_NUMBER >= TESSERA_MAKE_VERSION(0, 3, 0). */
+#define TESSERA_MAKE_VERSION(major, minor, patch) ((major) * 10000 + (minor) * 100 + (patch))
+#define TESSERA_VERSION_NUMBER \
+	TESSERA_MAKE_VERSION(TESSERA_VERSION_MAJOR, TESSERA_VERSION_MINOR, TESSERA_VERSION_PATCH)
+
 #define TESSERA_MAX_STRIPE 256 /* objects of one file, at most (the daemons' too) */
 #define TESSERA_SHARE_CAP_MAX 3072 /* bytes of a capability in a file share */
 #define TESSERA_MAX_GROUPS 64
@@ -101,10 +116,21 @@ struct tessera_ping {
 	uint64_t parked_data_kept, parked_data_copied;
 };
 
-/* Connect using config file `config` (NULL: $TESSERA_CONFIG). On failure
- * `err` (errlen bytes, may be NULL) says why. */
+/* The config file a client uses: `config` if not NULL (a -c FILE), else
+ * $TESSERA_CONFIG if set and not empty, else ./var/tessera.conf if it
+ * exists, else /etc/tessera/tessera.conf if it exists. *out is then
+ * `config`, the environment's value or a constant (valid while they are).
+ * 0, or -ENOENT with the places searched in err (errlen bytes, may be
+ * NULL). */
+int tessera_config_find(const char *config, const char **out, char *err, size_t errlen);
+
+/* Connect using config file `config` (NULL: the one tessera_config_find
+ * finds). On failure `err` (errlen bytes, may be NULL) says why. */
 int tessera_connect(const char *config, tessera_fs **out, char *err, size_t errlen);
 void tessera_disconnect(tessera_fs *fs);
+
+/* The running library's version, "MAJOR.MINOR.PATCH" (a static string). */
+const char *tessera_version(void);
 
 /* What the calling thread's last failed call failed at. */
 const char *tessera_errmsg(tessera_fs *fs);
@@ -116,7 +142,7 @@ int tessera_set_thread_cred(tessera_fs *fs, const struct tessera_cred *cred);
 /* The Tessera path a user path names: strips the mount point. */
 int tessera_map_path(tessera_fs *fs, const char *path, char *out, size_t len);
 
-/* The mount point config file `config` (NULL: $TESSERA_CONFIG) names, ""
+/* The mount point config file `config` (NULL: tessera_config_find's) names, ""
  * if none, read without connecting (the MPI-IO driver asks it to know
  * which file names are on the mount). 0, or a negative errno with the
  * reason in err. */
@@ -308,6 +334,9 @@ int tessera_readdir(tessera_fs *fs, const char *path, const char *cursor,
 int tessera_get_layout(tessera_fs *fs, const char *path, struct tessera_layout *layout);
 int tessera_set_dir_layout(tessera_fs *fs, const char *path, uint64_t strip_size,
 			   uint32_t count);
+/* Clear a directory's default layout: files created in it take the file
+ * system's default again (`tessera setstripe -d`). */
+int tessera_clear_dir_layout(tessera_fs *fs, const char *path);
 
 /*
  * fsck: reconcile the storage daemons' objects with the metadata daemon's

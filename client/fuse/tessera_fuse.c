@@ -58,6 +58,8 @@
 #include <fcntl.h>
 #include <fuse.h>
 #include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -650,8 +652,10 @@ static void usage(FILE *out, const char *prog)
 {
 	fprintf(out,
 		"usage: %s [-c CONFIG] MOUNTPOINT [fuse options]\n"
+		"       %s CONFIG MOUNTPOINT [-o OPTIONS]   (mount.fuse3's form: fstab)\n"
 		"\n"
-		"Mount the Tessera file system of CONFIG (default: $TESSERA_CONFIG) on\n"
+		"Mount the Tessera file system of CONFIG (default: $TESSERA_CONFIG, else\n"
+		"./var/tessera.conf, else /etc/tessera/tessera.conf) on\n"
 		"MOUNTPOINT. Tessera path /a/b is MOUNTPOINT/a/b.\n"
 		"\n"
 		"  -c CONFIG              the file system's config file\n"
@@ -667,7 +671,43 @@ static void usage(FILE *out, const char *prog)
 		"Always on: default_permissions, max_read=1048576, max_write 1 MiB,\n"
 		"readahead 4 MiB. Hard links, symbolic links, special files and\n"
 		"extended attributes are not supported (EPERM, EOPNOTSUPP).\n",
-		prog);
+		prog, prog);
+}
+
+/* mount(8) runs a FUSE file system's program through mount.fuse3 as
+ * "PROGRAM SOURCE MOUNTPOINT -o OPTIONS" (an fstab line or a mount unit of
+ * type fuse.tessera-fuse; docs/admin.md): with two operands, the first,
+ * the source, is the config. It is taken out of argv here (which stays
+ * NULL-terminated), as if given with -c. 0, or -EINVAL when -c names a
+ * config too. */
+static int take_source(int *argc, char **argv, const char **config)
+{
+	int first = 0, operands = 0, dash_c = 0;
+
+	for (int i = 1; i < *argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "-c") || !strcmp(a, "--config")) {
+			dash_c = 1;
+			i++;
+		} else if (!strncmp(a, "-c", 2) || !strncmp(a, "--config=", 9)) {
+			dash_c = 1;
+		} else if (!strcmp(a, "-o")) {
+			i++;   /* its value is no operand */
+		} else if (a[0] != '-' && !operands++) {
+			first = i;
+		}
+	}
+	if (operands != 2)
+		return 0;
+	if (dash_c) {
+		fprintf(stderr, "tessera-fuse: two configs: -c, and the source %s\n", argv[first]);
+		return -EINVAL;
+	}
+	*config = argv[first];
+	memmove(&argv[first], &argv[first + 1], (size_t)(*argc - first) * sizeof(*argv));
+	(*argc)--;
+	return 0;
 }
 
 /* "major:minor" of the file system mounted at `dir` (the last mount
@@ -837,7 +877,7 @@ static int answer_early(const struct fuse_cmdline_opts *opts, struct fuse_args *
 		return 0;
 	}
 	if (opts->show_version) {
-		printf("tessera-fuse %s\n", TESSERA_VERSION_STRING);
+		printf("tessera-fuse %s\n", TESSERA_VERSION);
 		fuse_lowlevel_version();
 		return 0;
 	}
@@ -849,15 +889,16 @@ static int answer_early(const struct fuse_cmdline_opts *opts, struct fuse_args *
 	return -1;
 }
 
-/* The config (-c, else $TESSERA_CONFIG) by its full name, which
+/* The config (the library's search path: -c, $TESSERA_CONFIG,
+ * ./var/tessera.conf, /etc/tessera/tessera.conf) by its full name, which
  * fuse_daemonize's change to "/" does not break, checked: 0, or the exit
  * status. */
 static int find_config(struct tfuse *t, char *config)
 {
-	if (!t->config)
-		t->config = getenv("TESSERA_CONFIG");
-	if (!t->config) {
-		fprintf(stderr, "tessera-fuse: no config: give -c CONFIG or set TESSERA_CONFIG\n");
+	char err[512];
+
+	if (tessera_config_find(t->config, &t->config, err, sizeof(err))) {
+		fprintf(stderr, "tessera-fuse: %s\n", err);
 		return 2;
 	}
 	if (!realpath(t->config, config)) {
@@ -868,14 +909,51 @@ static int find_config(struct tfuse *t, char *config)
 	return precheck(t->config) ? 1 : 0;
 }
 
-/* Serve until unmounted: 0, or 1 when the loop failed. */
+/* The signals that end a mount cleanly (unmount, exit 0): TERM from
+ * systemd and from Slurm at the end of a step, INT from a terminal, HUP. */
+static void stop_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGHUP);
+}
+
+/* Hand the stop signals to libfuse's handler, which ends the loop.
+ * libfuse takes a signal only while its action is SIG_DFL, but libfabric
+ * loads libpsm2/libinfinipath, whose handlers for TERM and INT call
+ * exit(1): the process died mounted ("Transport endpoint is not
+ * connected"). The mount owns this process, so its own action wins. */
+static int catch_stop_signals(struct fuse *fuse)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&dfl.sa_mask);
+	stop_signals(&set);
+	for (sig = 1; sig < NSIG; sig++)
+		if (sigismember(&set, sig) == 1 && sigaction(sig, &dfl, NULL))
+			return -errno;
+	return fuse_set_signal_handlers(fuse_get_session(fuse)) ? -EIO : 0;
+}
+
+/* The loop's result as the exit status: it ends with the number of the
+ * signal that stopped it, which is a clean stop, or a negative errno. */
+static int loop_status(int rc)
+{
+	return rc < 0 ? 1 : 0;
+}
+
+/* Serve until unmounted or stopped by a signal: 0, or 1 when the loop
+ * failed. */
 static int serve(struct fuse *fuse, const struct fuse_cmdline_opts *opts)
 {
 	struct fuse_loop_config *lc;
 	int rc;
 
 	if (opts->singlethread)
-		return fuse_loop(fuse) ? 1 : 0;
+		return loop_status(fuse_loop(fuse));
 	lc = fuse_loop_cfg_create();
 	if (!lc)
 		return 1;
@@ -886,7 +964,7 @@ static int serve(struct fuse *fuse, const struct fuse_cmdline_opts *opts)
 		fuse_loop_cfg_set_max_threads(lc, opts->max_threads);
 	rc = fuse_loop_mt(fuse, lc);
 	fuse_loop_cfg_destroy(lc);
-	return rc ? 1 : 0;
+	return loop_status(rc);
 }
 
 /* Mount, go to the background, connect, serve; then undo it all. The exit
@@ -896,7 +974,8 @@ static int mount_and_serve(struct fuse_args *args, const struct fuse_cmdline_opt
 {
 	char err[512], mount_dir[4096];
 	struct fuse *fuse;
-	int mount_ok = 0, rc = 1;
+	sigset_t stop, old;
+	int mount_ok = 0, rc = 1, c;
 
 	t->max_read = max_read_of(args, IO_SIZE);
 	fuse = fuse_new(args, &ops, sizeof(ops), t);
@@ -917,13 +996,20 @@ static int mount_and_serve(struct fuse_args *args, const struct fuse_cmdline_opt
 			opts->mountpoint, mount_dir);
 	if (fuse_daemonize(opts->foreground) != 0)
 		goto out_unmount;
-	/* After the fork: the fabric and its threads belong to this process. */
-	if (tessera_connect(t->config, &t->fs, err, sizeof(err))) {
+	/* After the fork: the fabric and its threads belong to this process.
+	 * They start with the stop signals blocked, so a signal meant to end
+	 * the mount reaches this thread, whose wait in the loop it breaks
+	 * (libfuse's handler only marks the session as exited). */
+	stop_signals(&stop);
+	pthread_sigmask(SIG_BLOCK, &stop, &old);
+	c = tessera_connect(t->config, &t->fs, err, sizeof(err));
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (c) {
 		fprintf(stderr, "tessera-fuse: %s\n", err);
 		t->fs = NULL;
 		goto out_unmount;
 	}
-	if (fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
+	if (catch_stop_signals(fuse) != 0)
 		goto out_unmount;
 	rc = serve(fuse, opts);
 	fuse_remove_signal_handlers(fuse_get_session(fuse));
@@ -946,6 +1032,9 @@ int main(int argc, char **argv)
 	char config[4096];
 	int rc;
 
+	/* mount.fuse3's form: CONFIG MOUNTPOINT -o OPTS (the source is the config) */
+	if (take_source(&argc, argv, &t.config))
+		return 2;
 	if (split_args(argc, argv, &args, &t)) {
 		fuse_opt_free_args(&args);
 		return 2;

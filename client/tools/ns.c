@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <json.h>
+
 #include "tp_size.h" /* sizes as the config file writes them */
 #include "tool.h"
 
@@ -22,9 +24,12 @@
 
 /* ------------------------------------------------------------------- ls */
 
-static void print_long(const struct tessera_stat *st, const char *name)
+/* How ls -l shows a size: bytes, or (-h) 1.5M. */
+enum ls_size { LS_BYTES, LS_HUMAN };
+
+static void print_long(const struct tessera_stat *st, const char *name, enum ls_size sz)
 {
-	char mode[11], when[32];
+	char mode[11], when[32], size[32];
 	time_t mt = st->mtime.tv_sec;
 	struct tm tm;
 
@@ -33,11 +38,15 @@ static void print_long(const struct tessera_stat *st, const char *name)
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &tm);
 	else
 		snprintf(when, sizeof(when), "%lld", (long long)mt);
-	printf("%s %3" PRIu32 " %6" PRIu32 " %6" PRIu32 " %12" PRIu64 " %s %s\n", mode, st->nlink,
-	       st->uid, st->gid, st->size, when, name);
+	if (sz == LS_HUMAN)
+		tool_human(st->size, size, sizeof(size));
+	else
+		snprintf(size, sizeof(size), "%" PRIu64, st->size);
+	printf("%s %3" PRIu32 " %6" PRIu32 " %6" PRIu32 " %12s %s %s\n", mode, st->nlink, st->uid,
+	       st->gid, size, when, name);
 }
 
-static int ls_dir(struct tool *t, const char *path, int lng)
+static int ls_dir(struct tool *t, const char *path, int lng, enum ls_size sz)
 {
 	struct tessera_dirent *ents = malloc(TOOL_PAGE * sizeof(*ents));
 	char cursor[sizeof(ents->name)] = "";
@@ -70,7 +79,7 @@ static int ls_dir(struct tool *t, const char *path, int lng)
 			if (r) {
 				KEEP(first, tool_fserr(t, r));
 			} else {
-				print_long(&st, ents[i].name);
+				print_long(&st, ents[i].name, sz);
 			}
 			free(child);
 		}
@@ -83,7 +92,8 @@ out:
 	return rc;
 }
 
-static int ls_one(struct tool *t, char *arg, int lng, int header, int *printed)
+static int ls_one(struct tool *t, char *arg, int lng, enum ls_size sz, int header,
+		  int *printed)
 {
 	const char *path = tool_path(arg);
 	struct tessera_stat st;
@@ -98,35 +108,37 @@ static int ls_one(struct tool *t, char *arg, int lng, int header, int *printed)
 		return tool_fserr(t, rc);
 	if (!S_ISDIR(st.mode)) {
 		if (lng)
-			print_long(&st, arg);
+			print_long(&st, arg, sz);
 		else
 			printf("%s\n", arg);
 		return 0;
 	}
 	if (header)
 		printf("%s%s:\n", (*printed)++ ? "\n" : "", arg);
-	return ls_dir(t, path, lng);
+	return ls_dir(t, path, lng, sz);
 }
 
 int cmd_ls(struct tool *t, int argc, char **argv)
 {
 	struct tool_opts o;
+	enum ls_size sz;
 	int rc, first = 0, printed = 0;
 
-	rc = tool_opts_parse(t, argc, argv, "l", "", &o);
+	rc = tool_opts_parse(t, argc, argv, "lh", "", &o);
 	if (rc)
 		goto out;
+	sz = o.flags['h'] ? LS_HUMAN : LS_BYTES;
 	rc = tool_connect(t);
 	if (rc)
 		goto out;
 	if (!o.nops) {
 		char root[] = "/";
 
-		rc = ls_one(t, root, o.flags['l'], 0, &printed);
+		rc = ls_one(t, root, o.flags['l'], sz, 0, &printed);
 		goto out;
 	}
 	for (int i = 0; i < o.nops; i++)
-		KEEP(first, ls_one(t, o.ops[i], o.flags['l'], o.nops > 1, &printed));
+		KEEP(first, ls_one(t, o.ops[i], o.flags['l'], sz, o.nops > 1, &printed));
 	rc = first;
 out:
 	tool_opts_free(&o);
@@ -374,35 +386,102 @@ static void print_time(const char *label, const struct timespec *ts)
 	printf("%s %s.%09ld\n", label, when, ts->tv_nsec);
 }
 
-/* The common shape of a command that takes paths and no options: run
- * `one` on each, keep going after a failure, return the first. */
+/* How stat and getstripe print: text, or (--json) one array of objects. */
+struct show {
+	struct json_object *arr;        /* NULL: text */
+};
+
+/* The common shape of stat and getstripe: run `one` on each path, keep
+ * going after a failure, return the first; with --json print the array of
+ * what succeeded. */
 static int each_path(struct tool *t, int argc, char **argv,
-		     int (*one)(struct tool *t, char *arg))
+		     int (*one)(struct tool *t, char *arg, struct show *sh))
 {
 	struct tool_opts o;
+	struct show sh = { NULL };
 	int rc, first = 0;
 
-	rc = tool_start(t, argc, argv, "", "", &o, "no path given");
+	rc = tool_start(t, argc, argv, "j", "", &o, "no path given");
 	if (rc)
 		goto out;
+	if (o.flags['j'] && !(sh.arr = json_object_new_array())) {
+		rc = tool_err(t, -ENOMEM, "out of memory");
+		goto out;
+	}
 	for (int i = 0; i < o.nops; i++)
-		KEEP(first, one(t, o.ops[i]));
+		KEEP(first, one(t, o.ops[i], &sh));
+	if (sh.arr)
+		KEEP(first, tool_json_print(t, sh.arr));
 	rc = first;
 out:
 	tool_opts_free(&o);
 	return rc;
 }
 
-static int stat_one(struct tool *t, char *arg)
+static int64_t ns_of(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+}
+
+/* A path's stat (and layout) as JSON (docs/user-guide.md). */
+static struct json_object *stat_json(struct tool *t, const char *arg,
+				     const struct tessera_stat *st,
+				     const struct tessera_layout *l, int with_attrs)
+{
+	struct json_object *o = json_object_new_object();
+	int dir = S_ISDIR(st->mode);
+
+	if (!o)
+		return NULL;
+	json_object_object_add(o, "path", json_object_new_string(arg));
+	json_object_object_add(o, "type", json_object_new_string(dir ? "directory" : "file"));
+	if (with_attrs) {
+		json_object_object_add(o, "handle", json_object_new_uint64(st->handle));
+		json_object_object_add(o, "mode", json_object_new_int64(st->mode & 07777));
+		json_object_object_add(o, "nlink", json_object_new_int64(st->nlink));
+		json_object_object_add(o, "uid", json_object_new_int64(st->uid));
+		json_object_object_add(o, "gid", json_object_new_int64(st->gid));
+		json_object_object_add(o, "size", json_object_new_uint64(st->size));
+		json_object_object_add(o, "atime_ns", json_object_new_int64(ns_of(&st->atime)));
+		json_object_object_add(o, "mtime_ns", json_object_new_int64(ns_of(&st->mtime)));
+		json_object_object_add(o, "ctime_ns", json_object_new_int64(ns_of(&st->ctime)));
+	}
+	json_object_object_add(o, "layout", tool_json_layout(t, l, dir));
+	return o;
+}
+
+static void stat_text(struct tool *t, const char *arg, const struct tessera_stat *st,
+		      const struct tessera_layout *l)
+{
+	char mode[11];
+
+	tool_mode_string(st->mode, mode);
+	printf("  File: %s\n", arg);
+	printf("  Type: %s\n", S_ISDIR(st->mode) ? "directory" : "regular file");
+	printf("Handle: 0x%016" PRIx64 "\n", st->handle);
+	printf("  Mode: %04o (%s)\n", st->mode & 07777, mode);
+	printf(" Links: %" PRIu32 "\n", st->nlink);
+	printf("   Uid: %" PRIu32 "\n   Gid: %" PRIu32 "\n", st->uid, st->gid);
+	printf("  Size: %" PRIu64 "%s\n", st->size, S_ISDIR(st->mode) ? " (entries)" : "");
+	print_time("Access:", &st->atime);
+	print_time("Modify:", &st->mtime);
+	print_time("Change:", &st->ctime);
+	printf("Layout:%s\n", S_ISDIR(st->mode) ? " (default for new files)" : "");
+	print_layout(t, l, S_ISDIR(st->mode));
+}
+
+/* What stat shows, or getstripe (the layout alone). */
+enum show_what { SHOW_STAT, SHOW_STRIPE };
+
+static int show_one(struct tool *t, char *arg, struct show *sh, enum show_what what)
 {
 	const char *path = tool_path(arg);
 	struct tessera_stat st;
 	struct tessera_layout *l = malloc(sizeof(*l));
-	char mode[11];
 	int rc;
 
 	if (!l)
-		return tool_err(t, -ENOMEM, "stat %s: out of memory", path);
+		return tool_err(t, -ENOMEM, "%s: out of memory", path);
 	rc = tessera_stat(t->fs, path, &st);
 	if (!rc)
 		rc = tessera_get_layout(t->fs, path, l);
@@ -410,50 +489,35 @@ static int stat_one(struct tool *t, char *arg)
 		tool_fserr(t, rc);
 		goto out;
 	}
-	tool_mode_string(st.mode, mode);
-	printf("  File: %s\n", arg);
-	printf("  Type: %s\n", S_ISDIR(st.mode) ? "directory" : "regular file");
-	printf("Handle: 0x%016" PRIx64 "\n", st.handle);
-	printf("  Mode: %04o (%s)\n", st.mode & 07777, mode);
-	printf(" Links: %" PRIu32 "\n", st.nlink);
-	printf("   Uid: %" PRIu32 "\n   Gid: %" PRIu32 "\n", st.uid, st.gid);
-	printf("  Size: %" PRIu64 "%s\n", st.size, S_ISDIR(st.mode) ? " (entries)" : "");
-	print_time("Access:", &st.atime);
-	print_time("Modify:", &st.mtime);
-	print_time("Change:", &st.ctime);
-	printf("Layout:%s\n", S_ISDIR(st.mode) ? " (default for new files)" : "");
-	print_layout(t, l, S_ISDIR(st.mode));
+	if (sh->arr) {
+		struct json_object *o = stat_json(t, arg, &st, l, what == SHOW_STAT);
+
+		if (!o || json_object_array_add(sh->arr, o))
+			rc = tool_err(t, -ENOMEM, "out of memory");
+	} else if (what == SHOW_STAT) {
+		stat_text(t, arg, &st, l);
+	} else {
+		printf("%s%s\n", arg, S_ISDIR(st.mode) ? " (directory default)" : "");
+		print_layout(t, l, S_ISDIR(st.mode));
+	}
 out:
 	free(l);
 	return rc;
+}
+
+static int stat_one(struct tool *t, char *arg, struct show *sh)
+{
+	return show_one(t, arg, sh, SHOW_STAT);
+}
+
+static int getstripe_one(struct tool *t, char *arg, struct show *sh)
+{
+	return show_one(t, arg, sh, SHOW_STRIPE);
 }
 
 int cmd_stat(struct tool *t, int argc, char **argv)
 {
 	return each_path(t, argc, argv, stat_one);
-}
-
-static int getstripe_one(struct tool *t, char *arg)
-{
-	const char *path = tool_path(arg);
-	struct tessera_stat st;
-	struct tessera_layout *l = malloc(sizeof(*l));
-	int rc;
-
-	if (!l)
-		return tool_err(t, -ENOMEM, "getstripe %s: out of memory", path);
-	rc = tessera_stat(t->fs, path, &st);
-	if (!rc)
-		rc = tessera_get_layout(t->fs, path, l);
-	if (rc) {
-		tool_fserr(t, rc);
-		goto out;
-	}
-	printf("%s%s\n", arg, S_ISDIR(st.mode) ? " (directory default)" : "");
-	print_layout(t, l, S_ISDIR(st.mode));
-out:
-	free(l);
-	return rc;
 }
 
 int cmd_getstripe(struct tool *t, int argc, char **argv)
@@ -462,9 +526,10 @@ int cmd_getstripe(struct tool *t, int argc, char **argv)
 }
 
 /* setstripe's operands and options: one PATH, -s STRIP_SIZE and/or -c
- * COUNT (0 to TESSERA_MAX_STRIPE). */
+ * COUNT (0 to TESSERA_MAX_STRIPE; -1, as in Lustre: every storage daemon,
+ * *all set, counted once connected). */
 static int setstripe_args(struct tool *t, const struct tool_opts *o, uint64_t *strip,
-			  uint64_t *count)
+			  uint64_t *count, int *all)
 {
 	if (o->nops != 1)
 		return tool_usage(t, "expected one PATH, got %d", o->nops);
@@ -472,7 +537,9 @@ static int setstripe_args(struct tool *t, const struct tool_opts *o, uint64_t *s
 		return tool_usage(t, "give -s STRIP_SIZE, -c COUNT or both");
 	if (o->vals['s'] && tp_parse_size(o->vals['s'], strip))
 		return tool_usage(t, "bad strip size '%s'", o->vals['s']);
-	if (o->vals['c'] && (tp_parse_size(o->vals['c'], count) || *count > TESSERA_MAX_STRIPE))
+	*all = o->vals['c'] && !strcmp(o->vals['c'], "-1");
+	if (o->vals['c'] && !*all &&
+	    (tp_parse_size(o->vals['c'], count) || *count > TESSERA_MAX_STRIPE))
 		return tool_usage(t, "bad stripe count '%s' (0 to %d)", o->vals['c'],
 				  TESSERA_MAX_STRIPE);
 	return 0;
@@ -498,22 +565,45 @@ static int setstripe_create(struct tool *t, const char *path, uint64_t strip, ui
 	return rc;
 }
 
+/* setstripe -d DIR: the directory's default layout cleared, so that its
+ * new files take the file system's default again (Lustre's idiom). */
+static int setstripe_delete(struct tool *t, const struct tool_opts *o)
+{
+	int rc;
+
+	if (o->vals['s'] || o->vals['c'])
+		return tool_usage(t, "-d takes no -s or -c");
+	if (o->nops != 1)
+		return tool_usage(t, "expected one directory, got %d", o->nops);
+	rc = tool_connect(t);
+	if (rc)
+		return rc;
+	rc = tessera_clear_dir_layout(t->fs, tool_path(o->ops[0]));
+	return rc ? tool_fserr(t, rc) : 0;
+}
+
 int cmd_setstripe(struct tool *t, int argc, char **argv)
 {
 	struct tool_opts o;
 	struct tessera_stat st;
 	uint64_t strip = 0, count = 0;
 	const char *path;
-	int rc;
+	int rc, all = 0;
 
-	rc = tool_opts_parse(t, argc, argv, "", "sc", &o);
+	rc = tool_opts_parse(t, argc, argv, "d", "sc", &o);
+	if (!rc && o.flags['d']) {
+		rc = setstripe_delete(t, &o);
+		goto out;
+	}
 	if (!rc)
-		rc = setstripe_args(t, &o, &strip, &count);
+		rc = setstripe_args(t, &o, &strip, &count, &all);
 	if (!rc)
 		rc = tool_connect(t);
 	if (rc)
 		goto out;
 	path = tool_path(o.ops[0]);
+	if (all)
+		count = tessera_ios_count(t->fs);
 	if (count > tessera_ios_count(t->fs)) {
 		rc = tool_err(t, -EINVAL, "%s: stripe count %" PRIu64 " exceeds the %" PRIu32
 			      " storage daemons", path, count, tessera_ios_count(t->fs));

@@ -14,34 +14,49 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <json.h>
+
 #include "tool.h"
 
 #define DEFAULT_CONFIG "./var/tessera.conf"
+
+/* What -h means to a command: help, or (ls -lh) human-readable sizes. */
+enum h_meaning { H_HELP, H_HUMAN };
 
 struct command {
 	const char *name;
 	int (*run)(struct tool *t, int argc, char **argv);
 	const char *usage;      /* after "tessera [-c CONFIG] NAME " */
 	const char *summary;
+	enum h_meaning h;
 };
 
 static const struct command commands[] = {
-	{ "ping", cmd_ping, "", "ask every server for its role, version and round-trip time" },
-	{ "ls", cmd_ls, "[-l] PATH...", "list directories (-l: mode, links, owner, size, mtime)" },
-	{ "mkdir", cmd_mkdir, "[-p] PATH...", "make directories (-p: with parents, no error if they exist)" },
-	{ "rm", cmd_rm, "[-r] PATH...", "remove files (-r: directories too, recursively)" },
-	{ "mv", cmd_mv, "FROM TO", "rename; into TO if TO is a directory" },
-	{ "stat", cmd_stat, "PATH...", "all attributes and the layout (strips, servers, objects)" },
-	{ "cp", cmd_cp, "SRC DST", "copy; write Tessera paths as tessera:/PATH, others are local" },
-	{ "cat", cmd_cat, "PATH...", "write files to standard output" },
-	{ "df", cmd_df, "", "space over all storage daemons, and the number of files" },
-	{ "stats", cmd_stats, "", "storage daemons' counters: requests, pieces, bytes by method" },
-	{ "fsck", cmd_fsck, "[-r|--repair]",
-	  "objects against layouts: orphans, misplaced objects, sizes (root; -r removes orphans)" },
-	{ "setstripe", cmd_setstripe, "[-s STRIP_SIZE] [-c COUNT] PATH",
-	  "set a directory's default layout, or create a new empty file with this layout" },
-	{ "getstripe", cmd_getstripe, "PATH...", "show a file's layout or a directory's default" },
-	{ "truncate", cmd_truncate, "-s SIZE PATH...", "set file sizes" },
+	{ "ping", cmd_ping, "[-j|--json]", "ask every server for its role, version and round-trip time", H_HELP },
+	{ "ls", cmd_ls, "[-l|--long] [-h|--human-readable] PATH...",
+	  "list directories (-l: mode, links, owner, size, mtime; -h: sizes as 1.5M)", H_HUMAN },
+	{ "mkdir", cmd_mkdir, "[-p|--parents] PATH...",
+	  "make directories (-p: with parents, no error if they exist)", H_HELP },
+	{ "rm", cmd_rm, "[-r|--recursive] PATH...", "remove files (-r: directories too, recursively)", H_HELP },
+	{ "mv", cmd_mv, "FROM TO", "rename; into TO if TO is a directory", H_HELP },
+	{ "stat", cmd_stat, "[-j|--json] PATH...",
+	  "all attributes and the layout (strips, servers, objects)", H_HELP },
+	{ "cp", cmd_cp, "[-q|--quiet] [-r|--recursive] SRC DST",
+	  "copy; Tessera paths as tessera:/PATH, - is stdin/stdout, others are local "
+	  "(-r: a directory tree, modes kept; the summary goes to stderr, -q: none)", H_HELP },
+	{ "cat", cmd_cat, "PATH...", "write files to standard output", H_HELP },
+	{ "df", cmd_df, "[-j|--json]", "space over all storage daemons, and the number of files", H_HELP },
+	{ "stats", cmd_stats, "[-j|--json]",
+	  "storage daemons' counters: requests, pieces, bytes by method", H_HELP },
+	{ "fsck", cmd_fsck, "[-r|--repair] [-j|--json]",
+	  "objects against layouts: orphans, misplaced objects, sizes (root; -r removes orphans)", H_HELP },
+	{ "setstripe", cmd_setstripe,
+	  "[-s|--stripe-size STRIP_SIZE] [-c|--stripe-count COUNT] PATH | -d|--delete DIR",
+	  "set a directory's default layout, or create a new empty file with this layout "
+	  "(-c -1: all storage daemons; -d: the directory inherits again)", H_HELP },
+	{ "getstripe", cmd_getstripe, "[-j|--json] PATH...",
+	  "show a file's layout or a directory's default", H_HELP },
+	{ "truncate", cmd_truncate, "-s|--size SIZE PATH...", "set file sizes", H_HELP },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -56,13 +71,15 @@ static const struct command *find_command(const char *name)
 
 static void print_usage(FILE *f)
 {
-	fprintf(f, "usage: tessera [-c CONFIG] COMMAND [ARGS...]\n"
-		   "       tessera COMMAND --help\n\n"
-		   "The config file is CONFIG, else $TESSERA_CONFIG, else %s.\n"
+	fprintf(f, "usage: tessera [-c|--config CONFIG] COMMAND [ARGS...]\n"
+		   "       tessera COMMAND -h|--help\n"
+		   "       tessera [COMMAND] --version\n\n"
+		   "The config file is CONFIG, else $TESSERA_CONFIG, else %s,\n"
+		   "else /etc/tessera/tessera.conf.\n"
 		   "Sizes take K, M, G or T suffixes (powers of 1024).\n\ncommands:\n",
 		DEFAULT_CONFIG);
 	for (size_t i = 0; i < N_COMMANDS; i++)
-		fprintf(f, "  %-10s %-34s %s\n", commands[i].name, commands[i].usage,
+		fprintf(f, "  %-10s %s\n  %-10s   %s\n", commands[i].name, commands[i].usage, "",
 			commands[i].summary);
 }
 
@@ -115,31 +132,93 @@ int tool_usage(struct tool *t, const char *fmt, ...)
 
 /* -------------------------------------------------------------- options */
 
+/* Long options: each is another name for a short one, accepted by a
+ * command that takes that letter (and, for `only`, is one of those
+ * commands: -r is --recursive for cp and rm but --repair for fsck). */
+static const struct long_opt {
+	const char *name;
+	char letter;
+	const char *only;       /* space-separated commands, or NULL */
+} long_opts[] = {
+	{ "long", 'l', NULL },          { "human-readable", 'h', NULL },
+	{ "parents", 'p', NULL },       { "recursive", 'r', "cp rm" },
+	{ "repair", 'r', "fsck" },      { "force", 'f', NULL },
+	{ "quiet", 'q', NULL },         { "json", 'j', NULL },
+	{ "stripe-count", 'c', NULL },  { "stripe-size", 's', "setstripe" },
+	{ "size", 's', "truncate" },    { "delete", 'd', NULL },
+};
+
+static int in_list(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; (p = strstr(p, word)); p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+			return 1;
+	return 0;
+}
+
+/* One value option's letter `c`: its value is `inline_val` if not NULL,
+ * else the next argument. */
+static int take_value(struct tool *t, int argc, char **argv, int *i, const char *inline_val,
+		      unsigned char c, struct tool_opts *o, const char *shown)
+{
+	o->flags[c]++;
+	if (inline_val)
+		o->vals[c] = inline_val;
+	else if (*i + 1 < argc)
+		o->vals[c] = argv[++*i];
+	else
+		return tool_usage(t, "option %s needs a value", shown);
+	return 0;
+}
+
+/* "--name" or "--name=VALUE". */
+static int long_opt(struct tool *t, int argc, char **argv, int *i, const char *bools,
+		    const char *withval, struct tool_opts *o)
+{
+	const char *a = argv[*i] + 2, *eq = strchr(a, '=');
+	size_t len = eq ? (size_t)(eq - a) : strlen(a);
+
+	for (size_t k = 0; k < sizeof(long_opts) / sizeof(long_opts[0]); k++) {
+		const struct long_opt *l = &long_opts[k];
+		unsigned char c = (unsigned char)l->letter;
+
+		if (strlen(l->name) != len || strncmp(l->name, a, len))
+			continue;
+		if (l->only && !(t->cmd && in_list(l->only, t->cmd)))
+			continue;
+		if (strchr(withval, c))
+			return take_value(t, argc, argv, i, eq ? eq + 1 : NULL, c, o, argv[*i]);
+		if (!strchr(bools, c))
+			continue;
+		if (eq)
+			return tool_usage(t, "option --%.*s takes no value", (int)len, a);
+		o->flags[c]++;
+		return 0;
+	}
+	return tool_usage(t, "unknown option '%s'", argv[*i]);
+}
+
 /* One cluster of short options, argv[*i] ("-vs 1M", "-s1M"): a value
  * option takes the rest of the cluster or the next argument (*i moves on
- * past it). 0, or a usage error. */
+ * past it). -h is help unless the command takes h (ls -lh). 0, or a
+ * usage error. */
 static int short_opts(struct tool *t, int argc, char **argv, int *i, const char *bools,
 		      const char *withval, struct tool_opts *o)
 {
 	for (const char *p = argv[*i] + 1; *p; p++) {
 		unsigned char c = (unsigned char)*p;
+		char shown[3] = { '-', (char)c, '\0' };
 
-		if (c == 'h') {
+		if (c < 128 && strchr(bools, c))
+			o->flags[c]++;
+		else if (c < 128 && strchr(withval, c))
+			return take_value(t, argc, argv, i, p[1] ? p + 1 : NULL, c, o, shown);
+		else if (c == 'h')
 			o->help = 1;
-		} else if (c < 128 && strchr(bools, c)) {
-			o->flags[c]++;
-		} else if (c < 128 && strchr(withval, c)) {
-			o->flags[c]++;
-			if (p[1])
-				o->vals[c] = p + 1;
-			else if (*i + 1 < argc)
-				o->vals[c] = argv[++*i];
-			else
-				return tool_usage(t, "option -%c needs a value", c);
-			return 0;
-		} else {
+		else
 			return tool_usage(t, "unknown option '-%c'", c);
-		}
 	}
 	return 0;
 }
@@ -156,6 +235,7 @@ int tool_opts_parse(struct tool *t, int argc, char **argv, const char *bools,
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
+		rc = 0;
 		if (only_ops || a[0] != '-' || !a[1])
 			o->ops[o->nops++] = argv[i];
 		else if (!strcmp(a, "--"))
@@ -163,8 +243,10 @@ int tool_opts_parse(struct tool *t, int argc, char **argv, const char *bools,
 		else if (!strcmp(a, "--help"))
 			o->help = 1;
 		else if (a[1] == '-')
-			return tool_usage(t, "unknown option '%s'", a);
-		else if ((rc = short_opts(t, argc, argv, &i, bools, withval, o)))
+			rc = long_opt(t, argc, argv, &i, bools, withval, o);
+		else
+			rc = short_opts(t, argc, argv, &i, bools, withval, o);
+		if (rc)
 			return rc;
 	}
 	return 0;
@@ -188,9 +270,10 @@ int tool_start(struct tool *t, int argc, char **argv, const char *bools,
 	return tool_connect(t);
 }
 
-int tool_start_bare(struct tool *t, int argc, char **argv, struct tool_opts *o)
+int tool_start_bare(struct tool *t, int argc, char **argv, const char *bools,
+		    struct tool_opts *o)
 {
-	int rc = tool_opts_parse(t, argc, argv, "", "", o);
+	int rc = tool_opts_parse(t, argc, argv, bools, "", o);
 
 	if (rc)
 		return rc;
@@ -200,6 +283,48 @@ int tool_start_bare(struct tool *t, int argc, char **argv, struct tool_opts *o)
 }
 
 /* -------------------------------------------------------------- helpers */
+
+int tool_json_print(struct tool *t, struct json_object *doc)
+{
+	const char *s;
+
+	if (!doc)
+		return tool_err(t, -ENOMEM, "out of memory");
+	s = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
+					   JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (s)
+		printf("%s\n", s);
+	json_object_put(doc);
+	return s ? 0 : tool_err(t, -ENOMEM, "out of memory");
+}
+
+struct json_object *tool_json_layout(struct tool *t, const struct tessera_layout *l, int is_dir)
+{
+	struct json_object *o = json_object_new_object(), *objs;
+
+	if (!o)
+		return NULL;
+	json_object_object_add(o, "strip_size", json_object_new_uint64(l->strip_size));
+	json_object_object_add(o, "stripe_count", json_object_new_int64(l->count));
+	if (is_dir)
+		return o;
+	objs = json_object_new_array();
+	json_object_object_add(o, "objects", objs);
+	for (uint32_t i = 0; objs && i < l->count && i < TESSERA_MAX_STRIPE; i++) {
+		struct json_object *e = json_object_new_object();
+		char addr[200];
+
+		if (!e)
+			break;
+		tool_ios_address(t, l->servers[i], addr, sizeof(addr));
+		json_object_object_add(e, "slot", json_object_new_int64(i));
+		json_object_object_add(e, "server", json_object_new_int64(l->servers[i]));
+		json_object_object_add(e, "address", json_object_new_string(addr));
+		json_object_object_add(e, "handle", json_object_new_uint64(l->handles[i]));
+		json_object_array_add(objs, e);
+	}
+	return o;
+}
 
 void tool_human(uint64_t bytes, char *buf, size_t len)
 {
@@ -323,21 +448,14 @@ void tool_ios_address(struct tool *t, uint32_t want, char *buf, size_t len)
 
 int tool_connect(struct tool *t)
 {
-	const char *env = getenv("TESSERA_CONFIG");
 	char err[512] = "";
 	int rc;
 
 	if (t->fs)
 		return 0;
-	if (!t->config) {
-		if (env && *env)
-			t->config = env;
-		else if (access(DEFAULT_CONFIG, F_OK) == 0)
-			t->config = DEFAULT_CONFIG;
-		else
-			return tool_err(t, -ENOENT, "no config file: give -c FILE, set "
-				       "TESSERA_CONFIG, or run where %s exists", DEFAULT_CONFIG);
-	}
+	/* The library's search path: -c, $TESSERA_CONFIG, ./var, /etc/tessera. */
+	if ((rc = tessera_config_find(t->config, &t->config, err, sizeof(err))))
+		return tool_err(t, rc, "%s", err);
 	rc = tessera_connect(t->config, &t->fs, err, sizeof(err));
 	if (rc) {
 		t->fs = NULL;
@@ -357,20 +475,28 @@ static int global_opts(int argc, char **argv, int *at, const char **config)
 	int i = 1;
 
 	while (i < argc && argv[i][0] == '-') {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			print_usage(stdout);
 			return 0;
-		} else if (!strcmp(argv[i], "-c") && i + 1 < argc) {
+		} else if (!strcmp(a, "--version")) {
+			printf("tessera %s\n", TESSERA_VERSION);
+			return 0;
+		} else if ((!strcmp(a, "-c") || !strcmp(a, "--config")) && i + 1 < argc) {
 			*config = argv[i + 1];
 			i += 2;
-		} else if (!strncmp(argv[i], "-c", 2) && argv[i][2]) {
-			*config = argv[i] + 2;
+		} else if (!strncmp(a, "--config=", 9) && a[9]) {
+			*config = a + 9;
 			i++;
-		} else if (!strcmp(argv[i], "--")) {
+		} else if (!strncmp(a, "-c", 2) && a[2] && a[1] != '-') {
+			*config = a + 2;
+			i++;
+		} else if (!strcmp(a, "--")) {
 			i++;
 			break;
 		} else {
-			fprintf(stderr, "tessera: unknown or incomplete option '%s'\n", argv[i]);
+			fprintf(stderr, "tessera: unknown or incomplete option '%s'\n", a);
 			print_usage(stderr);
 			return 2;
 		}
@@ -404,11 +530,16 @@ static int pick_command(int argc, char **argv, const struct command **out)
 		print_usage(stderr);
 		return 2;
 	}
-	for (int j = 1; j < argc && strcmp(argv[j], "--"); j++)
-		if (!strcmp(argv[j], "--help") || !strcmp(argv[j], "-h")) {
+	for (int j = 1; j < argc && strcmp(argv[j], "--"); j++) {
+		if (!strcmp(argv[j], "--help") || (!strcmp(argv[j], "-h") && c->h == H_HELP)) {
 			print_command_usage(stdout, c);
 			return 0;
 		}
+		if (!strcmp(argv[j], "--version")) {
+			printf("tessera %s\n", TESSERA_VERSION);
+			return 0;
+		}
+	}
 	*out = c;
 	return -1;
 }

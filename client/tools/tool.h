@@ -23,6 +23,8 @@
 
 #include "tessera.h"
 
+struct json_object;
+
 #define TOOL_BLOCK (8u << 20)   /* cp/cat transfer size */
 #define TOOL_PAGE  256u         /* readdir page */
 
@@ -45,7 +47,7 @@ struct tool_opts {
 	int help;               /* --help or -h given */
 };
 
-/* Connect (once) using -c, $TESSERA_CONFIG or ./var/tessera.conf. */
+/* Connect (once) using the config tessera_config_find finds (-c first). */
 int tool_connect(struct tool *t);
 
 /* "tessera: CMD: <message>" on stderr; returns rc. */
@@ -67,8 +69,18 @@ void tool_opts_free(struct tool_opts *o);
  * least one operand (else usage error `none`), connect. */
 int tool_start(struct tool *t, int argc, char **argv, const char *bools,
 	       const char *withval, struct tool_opts *o, const char *none);
-/* The same for a command that takes no operands and no options. */
-int tool_start_bare(struct tool *t, int argc, char **argv, struct tool_opts *o);
+/* The same for a command that takes no operands, and only the flags
+ * `bools`. */
+int tool_start_bare(struct tool *t, int argc, char **argv, const char *bools,
+		    struct tool_opts *o);
+
+/* --json: print `doc` (one JSON document, pretty, then a newline) on
+ * stdout and release it. NULL (out of memory building it): an error. */
+int tool_json_print(struct tool *t, struct json_object *doc);
+/* A layout as JSON (docs/user-guide.md, "JSON output"); is_dir: no
+ * objects. */
+struct json_object *tool_json_layout(struct tool *t, const struct tessera_layout *l,
+				     int is_dir);
 
 /* 1536 -> "1.5K". */
 void tool_human(uint64_t bytes, char *buf, size_t len);

@@ -8,6 +8,11 @@ SRVCORE_SRCS := $(wildcard server/core/*.c)
 SRVCORE_LIB  := $(B)/lib/libtsrvcore.a
 LIBS         += $(SRVCORE_LIB)
 
+# srv_run (daemon_notify.c) tells systemd the daemon serves, through
+# libsystemd's sd_notify: only the daemons, which call it, link SD_LIBS
+# (libsystemd-dev, deploy/install-deps.sh).
+SD_LIBS := $(or $(shell pkg-config --libs libsystemd 2>/dev/null),-lsystemd)
+
 $(SRVCORE_LIB): $(SRVCORE_SRCS:%.c=$(B)/%.o)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^

@@ -2,8 +2,9 @@
  * daemon.c - the event loop of both daemons: libev watchers over the tnet
  * endpoint, frame checking and dispatch through the role's opcode table,
  * the tick, wakeups from other threads, signals; ping and the core's
- * stats; creating, running and destroying a core (over the network or
- * in-process); the daemons' common command line and pidfile.
+ * stats; creating and destroying a core (over the network or in-process;
+ * srv_run, which runs one, is in daemon_notify.c); the daemons' common
+ * command line and pidfile (the log is in daemon_log.c).
  *
  * Ownership: a received frame lies in its receive buffer, which is
  * reposted once its handler returns; a request answered later is parked
@@ -30,21 +31,6 @@
 
 #define SRV_TICK_S 0.05
 #define SRV_TRIM_ABOVE (32u << 20) /* debt after which freed memory is returned */
-
-void srv_log(struct srv *srv, const char *fmt, ...)
-{
-	char when[32];
-	time_t now = time(NULL);
-	struct tm tm;
-	va_list ap;
-
-	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime_r(&now, &tm));
-	fprintf(stderr, "%s tessera-%s[%u]: ", when, srv->role.name, srv->role.index);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 /* ------------------------------------------------------------ requests */
 
@@ -144,7 +130,7 @@ static void handle_frame(struct srv *srv, const struct tnet_event *ev)
 	if (rc == -EMSGSIZE && ev->status == -EMSGSIZE)
 		snprintf(err, sizeof(err), "frame larger than the %zu-byte maximum", srv->max_frame);
 	if (ev->len < TP_HDR_SIZE) {
-		srv_log(srv, "dropped a %zu-byte message: %s", ev->len, err);
+		srv_warn(srv, "dropped a %zu-byte message: %s", ev->len, err);
 		return;
 	}
 	if (reply_unless_session(srv, &req, rc))
@@ -165,7 +151,7 @@ static void handle_frame(struct srv *srv, const struct tnet_event *ev)
 static void handle_recv(struct srv *srv, const struct tnet_event *ev)
 {
 	if (ev->status && ev->status != -EMSGSIZE)
-		srv_log(srv, "receive failed: %s", strerror(-ev->status));
+		srv_error(srv, "receive failed: %s", strerror(-ev->status));
 	else
 		handle_frame(srv, ev);
 	tnet_repost(srv->net, ev->rbuf);
@@ -189,7 +175,7 @@ static void drain(struct srv *srv)
 	} while (n > 0);
 	srv_parked_reap(srv);
 	if (n < 0)
-		srv_log(srv, "completion queue: %s", strerror(-n));
+		srv_error(srv, "completion queue: %s", strerror(-n));
 }
 
 static void on_io(struct ev_loop *loop, ev_io *w, int revents)
@@ -352,6 +338,7 @@ static struct srv *srv_alloc(const struct srv_opts *opts, const struct srv_role 
 	if (!srv)
 		return NULL;
 	srv->role = *role;
+	srv_log_open(srv, opts->log);
 	srv->cfg = opts->cfg;
 	srv->lim = opts->limits ? *opts->limits : defaults;
 	srv->max_frame = tp_config_max_frame(opts->cfg);
@@ -434,7 +421,7 @@ int srv_create(const struct srv_opts *opts, const struct srv_role *role, struct 
 	if (tnet_fd(srv->net) >= 0)
 		ev_io_start(srv->loop, &srv->io);
 	else
-		srv_log(srv, "provider %s has no wait fd: polling", opts->cfg->provider);
+		srv_warn(srv, "provider %s has no wait fd: polling", opts->cfg->provider);
 	ev_prepare_start(srv->loop, &srv->prepare);
 	ev_timer_start(srv->loop, &srv->tick);
 	ev_signal_start(srv->loop, &srv->sigterm);
@@ -444,13 +431,7 @@ int srv_create(const struct srv_opts *opts, const struct srv_role *role, struct 
 	return 0;
 }
 
-int srv_run(struct srv *srv)
-{
-	signal(SIGPIPE, SIG_IGN);
-	srv_log(srv, "serving (provider %s, version %s)", srv->cfg->provider, TP_VERSION_STRING);
-	ev_run(srv->loop, 0);
-	return 0;
-}
+/* srv_run is in daemon_notify.c (it links libsystemd). */
 
 /* ------------------------------------------------------------ in-process */
 
@@ -502,30 +483,106 @@ void srv_destroy(struct srv *srv)
 		tnet_close(srv->net);
 	srv_peers_free(srv);
 	srv_sessions_destroy(srv->sessions);
+	srv_log_close(srv);
 	free(srv);
 }
 
-int srv_parse_cmdline(int argc, char **argv, const char *prog, struct srv_cmdline *cl)
+static void srv_usage(FILE *out, const char *prog, const char *extra)
 {
+	fprintf(out,
+		"usage: %s -c CONFIG -d DIR [-i INDEX] [-p PIDFILE] [-v] [-L stderr|syslog]\n"
+		"       %s -c CONFIG -t\n"
+		"       %s -h|--help | --version\n"
+		"\n"
+		"  -c CONFIG  the file system's config (tessera.conf(5))\n"
+		"  -d DIR     the daemon's directory (its store)\n"
+		"  -i INDEX   which daemon of the config this is (default 0)\n"
+		"  -p PIDFILE write the pid there once serving\n"
+		"  -v         log debug lines too (levels: error, warn, info, debug)\n"
+		"  -L TARGET  log to stderr (the default) or to syslog (journald reads it)\n"
+		"  -t         parse CONFIG as the daemon would, say whether it is valid, exit\n"
+		"%s",
+		prog, prog, prog, extra ? extra : "");
+}
+
+/* -L's value. */
+static int srv_log_target_named(const char *name, enum srv_log_target *out)
+{
+	if (!strcmp(name, "stderr"))
+		*out = SRV_LOG_STDERR;
+	else if (!strcmp(name, "syslog"))
+		*out = SRV_LOG_SYSLOG;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* The long options every program has; getopt_long answers the short ones. */
+enum { SRV_OPT_VERSION = 256 };
+
+/* One option getopt_long returned, into cl: SRV_CMDLINE_RUN to go on, or
+ * what the caller does now (help and version answered, a usage error said). */
+static enum srv_cmdline_result srv_take_option(int opt, const char *prog, const char *extra,
+					       struct srv_cmdline *cl)
+{
+	switch (opt) {
+	case 'c': cl->config = optarg; break;
+	case 'd': cl->dir = optarg; break;
+	case 'i': cl->index = (uint32_t)strtoul(optarg, NULL, 10); break;
+	case 'p': cl->pidfile = optarg; break;
+	case 'v': cl->log.threshold = SRV_LOG_DEBUG; break;
+	case 't': cl->check_only = 1; break;
+	case 'L':
+		if (srv_log_target_named(optarg, &cl->log.target)) {
+			fprintf(stderr, "%s: -L %s: the log goes to stderr or syslog\n", prog, optarg);
+			return SRV_CMDLINE_USAGE;
+		}
+		break;
+	case 'h':
+		srv_usage(stdout, prog, extra);
+		return SRV_CMDLINE_DONE;
+	case SRV_OPT_VERSION:
+		printf("%s %s\n", prog, TP_VERSION_STRING);
+		return SRV_CMDLINE_DONE;
+	default:
+		srv_usage(stderr, prog, extra);
+		return SRV_CMDLINE_USAGE;
+	}
+	return SRV_CMDLINE_RUN;
+}
+
+enum srv_cmdline_result srv_parse_cmdline(int argc, char **argv, const char *prog,
+					  const char *extra, struct srv_cmdline *cl)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, SRV_OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct srv_log_opts log = SRV_LOG_OPTS_DEFAULT;
+	enum srv_cmdline_result r;
 	int opt;
 
 	memset(cl, 0, sizeof(*cl));
-	while ((opt = getopt(argc, argv, "c:d:i:p:h")) != -1) {
-		switch (opt) {
-		case 'c': cl->config = optarg; break;
-		case 'd': cl->dir = optarg; break;
-		case 'i': cl->index = (uint32_t)strtoul(optarg, NULL, 10); break;
-		case 'p': cl->pidfile = optarg; break;
-		default:
-			fprintf(stderr, "usage: %s -c CONFIG -d DIR [-i INDEX] [-p PIDFILE]\n", prog);
-			return -EINVAL;
-		}
+	cl->log = log;
+	while ((opt = getopt_long(argc, argv, "c:d:i:p:L:vth", longopts, NULL)) != -1)
+		if ((r = srv_take_option(opt, prog, extra, cl)) != SRV_CMDLINE_RUN)
+			return r;
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s' (see %s --help)\n", prog, argv[optind],
+			prog);
+		return SRV_CMDLINE_USAGE;
 	}
-	if (!cl->config || !cl->dir) {
-		fprintf(stderr, "%s: -c CONFIG and -d DIR are required\n", prog);
-		return -EINVAL;
+	if (!cl->config || (!cl->dir && !cl->check_only)) {
+		fprintf(stderr, "%s: -c CONFIG and -d DIR are required (see %s --help)\n", prog, prog);
+		return SRV_CMDLINE_USAGE;
 	}
-	return 0;
+	return SRV_CMDLINE_RUN;
+}
+
+int srv_cmdline_exit_status(enum srv_cmdline_result r)
+{
+	return r == SRV_CMDLINE_USAGE ? 2 : 0;
 }
 
 int srv_write_pidfile(const char *path)

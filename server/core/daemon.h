@@ -113,11 +113,35 @@ struct srv_limits {
 #define SRV_SESSIONS_PER_UID 4096
 #define SRV_SESSION_IDLE_S   3600
 
+/* How much a daemon logs: a line is written when its level is at most
+ * the threshold. The default threshold is SRV_LOG_INFO; -v makes it
+ * SRV_LOG_DEBUG. */
+enum srv_log_level {
+	SRV_LOG_ERROR,   /* a request or the daemon failed */
+	SRV_LOG_WARN,    /* something is wrong but the daemon serves on */
+	SRV_LOG_INFO,    /* life: serving, stopping, notices about the store */
+	SRV_LOG_DEBUG,   /* sessions and other detail, with -v */
+};
+/* Where the lines go. */
+enum srv_log_target {
+	SRV_LOG_STDERR,  /* "TIME tessera-ROLE[INDEX]: LEVEL: text" (the default) */
+	SRV_LOG_SYSLOG,  /* syslog(3), facility daemon: journald reads it */
+};
+struct srv_log_opts {
+	enum srv_log_target target;
+	enum srv_log_level threshold;
+};
+/* The defaults: to stderr, up to info. */
+#define SRV_LOG_OPTS_DEFAULT { SRV_LOG_STDERR, SRV_LOG_INFO }
+
 struct srv_opts {
 	const struct tp_config *cfg;
 	const char *host, *port;   /* where to listen */
 	unsigned nrecv;            /* receive buffers kept posted */
 	const struct srv_limits *limits; /* NULL: the defaults above */
+	/* NULL: SRV_LOG_OPTS_DEFAULT. Read at srv_create (syslog is opened
+	 * then); not kept. */
+	const struct srv_log_opts *log;
 };
 
 int srv_create(const struct srv_opts *opts, const struct srv_role *role,
@@ -204,17 +228,39 @@ void srv_core_stats(struct srv *srv, Tessera__CoreStats *out);
  * hold (PingRequest.hold_ms) served by parking. */
 void srv_ping(struct srv *srv, struct srv_req *req);
 
-/* Log a line to stderr with time and role. */
-void srv_log(struct srv *srv, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+/* Log a line at `level` (daemon_log.c): to stderr with time, role and
+ * level, or to syslog, as srv_create's log options said; nothing when the
+ * level is above the threshold. Any thread may call it. srv_log is the
+ * info level; srv_error, srv_warn and srv_debug name the others. */
+void srv_logf(struct srv *srv, enum srv_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+#define srv_log(srv, ...)   srv_logf((srv), SRV_LOG_INFO, __VA_ARGS__)
+#define srv_error(srv, ...) srv_logf((srv), SRV_LOG_ERROR, __VA_ARGS__)
+#define srv_warn(srv, ...)  srv_logf((srv), SRV_LOG_WARN, __VA_ARGS__)
+#define srv_debug(srv, ...) srv_logf((srv), SRV_LOG_DEBUG, __VA_ARGS__)
+/* Whether a line at `level` would be written (to skip costly formatting). */
+int srv_log_enabled(const struct srv *srv, enum srv_log_level level);
 
-/* Common command line: -c config -d dir -i index [-p pidfile]. */
+/* Common command line: -c config -d dir -i index [-p pidfile] [-v]
+ * [-L stderr|syslog] [-t], and -h/--help and --version. */
 struct srv_cmdline {
 	const char *config, *dir, *pidfile;
 	uint32_t index;
+	struct srv_log_opts log;
+	int check_only;            /* -t: parse the config, say so, exit 0 */
 };
-int srv_parse_cmdline(int argc, char **argv, const char *prog,
-		      struct srv_cmdline *cl);
+/* What the caller does after srv_parse_cmdline. */
+enum srv_cmdline_result {
+	SRV_CMDLINE_RUN,           /* cl is filled: run the daemon */
+	SRV_CMDLINE_DONE,          /* --help or --version was answered: exit 0 */
+	SRV_CMDLINE_USAGE,         /* a bad command line, said on stderr: exit 2 */
+};
+/* `extra` is the role's own options' lines for the usage text (NULL:
+ * none); the role takes its own options out of argv first. */
+enum srv_cmdline_result srv_parse_cmdline(int argc, char **argv, const char *prog,
+					  const char *extra, struct srv_cmdline *cl);
+/* The exit status for a result other than SRV_CMDLINE_RUN: 0 or 2. */
+int srv_cmdline_exit_status(enum srv_cmdline_result r);
 int srv_write_pidfile(const char *path);
 
 #endif /* TESSERA_DAEMON_H */

@@ -26,7 +26,7 @@ void srv_unauthenticated(struct srv *srv, const char *why)
 	srv->count.unauthenticated++;
 	if (now - srv->unauth_logged_at < 1.0)
 		return;
-	srv_log(srv, "dropped %llu unauthenticated frame(s) (last: %s)",
+	srv_warn(srv, "dropped %llu unauthenticated frame(s) (last: %s)",
 		(unsigned long long)(srv->count.unauthenticated - srv->unauth_logged), why);
 	srv->unauth_logged_at = now;
 	srv->unauth_logged = srv->count.unauthenticated;
@@ -76,7 +76,7 @@ void srv_auth(struct srv *srv, struct srv_req *req)
 		goto out;
 	}
 	if (tnet_insert_name(srv->net, id.addr, id.addr_len, &req->peer)) {
-		srv_log(srv, "AUTH of uid %u: its address is unusable", id.uid);
+		srv_warn(srv, "AUTH of uid %u: its address is unusable", id.uid);
 		goto out;
 	}
 	memset(&req->ident, 0, sizeof(req->ident));
@@ -105,6 +105,9 @@ void srv_auth(struct srv *srv, struct srv_req *req)
 	rep.gid = req->ident.gid;
 	rep.boot = srv->boot;
 	srv_reply(req, &rep.base, NULL, 0);
+	srv_debug(srv, "session %016llx opened for uid %u gid %u (%u open)",
+		  (unsigned long long)req->ident.session, req->ident.uid, req->ident.gid,
+		  srv_sessions_count(srv->sessions));
 out:
 	sodium_memzero(req->ident.key, sizeof(req->ident.key));
 	if (m)

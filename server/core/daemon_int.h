@@ -8,6 +8,7 @@
  *   daemon_peer.c  what the daemon owes each peer: reply queues, parked
  *                  requests, budgets, deadlines, admission
  *   daemon_auth.c  AUTH: opening sessions, dropping unauthenticated frames
+ *   daemon_log.c   the log: levels, stderr or syslog
  *
  * Only the loop thread touches struct srv (srv_wakeup is the one call
  * another thread may make). Who owns a reply, a parked request and a peer
@@ -87,6 +88,8 @@ struct srv_counters {
 
 struct srv {
 	struct srv_role role;
+	struct srv_log_opts log;        /* set by srv_log_open, then only read */
+	char log_ident[32];             /* syslog's identifier: openlog keeps it */
 	const struct tp_config *cfg;
 	struct srv_limits lim;
 	size_t max_frame;
@@ -150,5 +153,10 @@ void srv_peers_free(struct srv *srv);
  * unanswered (no session, unknown session, bad MAC). */
 void srv_auth(struct srv *srv, struct srv_req *req);
 void srv_unauthenticated(struct srv *srv, const char *why);
+
+/* The log's target and threshold (NULL: the defaults), from srv_create
+ * and srv_create_local; srv_log_close at srv_destroy. */
+void srv_log_open(struct srv *srv, const struct srv_log_opts *opts);
+void srv_log_close(struct srv *srv);
 
 #endif /* TESSERA_DAEMON_INT_H */

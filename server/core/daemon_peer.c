@@ -171,7 +171,7 @@ static void peer_pump(struct srv *srv, struct srv_peer *p)
 		txlist_remove(&p->waiting, tx);
 		srv->waiting--;
 		if (rc) {
-			srv_log(srv, "a reply could not be sent: %s", strerror(-rc));
+			srv_warn(srv, "a reply could not be sent: %s", strerror(-rc));
 			uncharge(srv, p, tx->cost);
 			tx_free(tx);
 			continue;
@@ -257,7 +257,7 @@ void srv_tx_done(struct srv *srv, const struct tnet_event *ev)
 	uncharge(srv, p, tx->cost);
 	tx_free(tx);
 	if (ev->status) {
-		srv_log(srv, "a reply could not be delivered: %s", strerror(-ev->status));
+		srv_warn(srv, "a reply could not be delivered: %s", strerror(-ev->status));
 		peer_gone(srv, p, PEER_UNREACHABLE);
 	} else {
 		peer_pump(srv, p);
@@ -329,7 +329,7 @@ out:
 	if (!pk) /* a parked request's peer is released by whoever walks it */
 		srv_peer_release_if_idle(srv, p);
 	if (rc)
-		srv_log(srv, "reply to request %llu (%s): %s", (unsigned long long)hdr.reqid,
+		srv_error(srv, "reply to request %llu (%s): %s", (unsigned long long)hdr.reqid,
 			tp_opcode_name(hdr.opcode) ?: "?", strerror(-rc));
 	return rc;
 }
@@ -509,7 +509,7 @@ static void peer_expire(struct srv *srv, struct srv_peer *p, double now)
 		if (tx->deadline < now)
 			break;
 	if (tx) {
-		srv_log(srv, "a peer has not taken %u replies (%zu bytes) within %.0f s: "
+		srv_warn(srv, "a peer has not taken %u replies (%zu bytes) within %.0f s: "
 			"closing its connection", p->posted.n + p->waiting.n, p->bytes,
 			srv->timeout_s);
 		srv->count.peers_closed++;
@@ -565,7 +565,7 @@ int srv_admit(struct srv *srv, struct srv_req *req)
 		srv->count.requests_dropped++;
 		if (p && !p->warned) {
 			p->warned = 1;
-			srv_log(srv, "a peer owed %u replies is not reading them: dropping its "
+			srv_warn(srv, "a peer owed %u replies is not reading them: dropping its "
 				"requests", p->entries);
 		}
 		srv_peer_release_if_idle(srv, p);

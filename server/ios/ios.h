@@ -184,12 +184,12 @@ void ios_do_local_open(struct ios *ios, struct srv_req *req);
 void ios_local_counts(const struct ios *ios, uint64_t *handed, uint64_t *refused);
 
 /* Capabilities (ios_cap.c): the shared key and the cache of verified
- * ones. ios_cap_check answers a request whose capability does not let it
+ * ones. ios_refuse_by_cap answers a request whose capability does not let it
  * do what it asks (EACCES, EKEYEXPIRED) and returns that error; 0 lets it
  * be served. Opcodes that touch no object (ping, statfs, stats) pass. */
 int ios_caps_create(const struct cap_key *key, struct ios_caps **out);
 void ios_caps_destroy(struct ios_caps *c);
-int ios_cap_check(struct ios *ios, struct srv_req *req);
+int ios_refuse_by_cap(struct ios *ios, struct srv_req *req);
 /* What a request of opcode op needs (the check's first step): its
  * capability, the objects it names (n may be 0: a lease names a session,
  * a listing all) and the rights of which it needs one. 1: it needs them;

@@ -148,7 +148,7 @@ static int names(const Tessera__Capability *cap, uint64_t h)
 
 #define OBJ "object %016" PRIx64
 
-int ios_cap_check(struct ios *ios, struct srv_req *req)
+int ios_refuse_by_cap(struct ios *ios, struct srv_req *req)
 {
 	unsigned op = req->frame.hdr.opcode;
 	const char *what = tp_opcode_name(op);

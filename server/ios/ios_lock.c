@@ -793,7 +793,7 @@ static void session_expire(struct ios_locks *lk, struct lk_session *s)
 		pending_free(lk, p);
 	}
 	if (n)
-		srv_log(lk->ios->srv, "session %016" PRIx64 " sent nothing for %u ms: released "
+		srv_warn(lk->ios->srv, "session %016" PRIx64 " sent nothing for %u ms: released "
 			"its %zu lock requests", s->id, lk->lease_ms, n);
 	lk->expired_sessions++;
 }

@@ -147,7 +147,7 @@ out:
 #define IOS_OP(name, fn)                                                \
 	static void ios_op_##name(void *ctx, struct srv_req *req)       \
 	{                                                               \
-		if (!ios_cap_check(ctx, req))                           \
+		if (!ios_refuse_by_cap(ctx, req))                           \
 			fn(ctx, req);                                   \
 	}
 IOS_OP(PING, do_ping)
@@ -244,11 +244,19 @@ static void ios_tick(void *ctx)
 	ios_locks_tick(ctx);
 }
 
+/* The storage daemon's own options (take_own), for --help. */
+static const char ios_usage_extra[] =
+	"  -N         a directory without a store gets a new, empty one\n"
+	"             (a remade store is declared whole)\n"
+	"  -F FAULTS  fail chosen disk calls, e.g. write@3=ENOSPC (for tests;\n"
+	"             docs/testing.md)\n";
+
 static const srv_handler ios_handlers[TP_OP_LIMIT] = { TP_OPCODES(SRV_IOS_ENTRY) };
 
 int main(int argc, char **argv)
 {
 	struct srv_cmdline cl;
+	enum srv_cmdline_result parsed;
 	struct tp_config cfg;
 	struct ios ios = { 0 };
 	struct srv *srv = NULL;
@@ -260,13 +268,8 @@ int main(int argc, char **argv)
 
 	if (take_own(&argc, argv, &faults, &store_flags))
 		return 2;
-	if (srv_parse_cmdline(argc, argv, "tessera-ios", &cl)) {
-		fprintf(stderr, "       [-N]  a directory without a store gets a new, empty one "
-			"(a remade store is declared whole)\n"
-			"       [-F FAULTS]  fail chosen disk calls, e.g. write@3=ENOSPC "
-			"(for tests; see README)\n");
-		return 2;
-	}
+	if ((parsed = srv_parse_cmdline(argc, argv, "tessera-ios", ios_usage_extra, &cl)) != SRV_CMDLINE_RUN)
+		return srv_cmdline_exit_status(parsed);
 	if (make_disk(faults, &ios.disk))
 		return 2;
 	if (tp_config_load(cl.config, &cfg, err, sizeof(err))) {
@@ -276,6 +279,11 @@ int main(int argc, char **argv)
 	if (cl.index >= cfg.n_ios) {
 		fprintf(stderr, "tessera-ios: index %u, but %s lists %u storage daemons\n",
 			cl.index, cl.config, cfg.n_ios);
+		goto out;
+	}
+	if (cl.check_only) {
+		printf("%s: valid\n", cl.config);
+		status = 0;
 		goto out;
 	}
 	ios.cfg = &cfg;
@@ -302,7 +310,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	struct srv_role role = { "ios", cl.index, ios_handlers, ios_tick, &ios };
-	struct srv_opts so = { &cfg, cfg.ios[cl.index].host, cfg.ios[cl.index].port, 32, NULL };
+	struct srv_opts so = { &cfg, cfg.ios[cl.index].host, cfg.ios[cl.index].port, 32, NULL,
+				&cl.log };
 
 	if ((rc = srv_create(&so, &role, &srv, err, sizeof(err)))) {
 		fprintf(stderr, "tessera-ios %u: listen on %s:%s: %s\n", cl.index,
@@ -316,14 +325,14 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (faults)
-		srv_log(srv, "disk faults injected: %s", faults);
+		srv_warn(srv, "disk faults injected: %s", faults);
 	/* Local reads go around the disk, so a fault disk turns them off. */
 	if (!cfg.local_reads) {
 		ios.local_off = "local_reads = 0 in the config";
 	} else if (faults) {
 		ios.local_off = "disk faults are injected (-F)";
 	} else if (ios_local_start(&ios, err, sizeof(err))) {
-		srv_log(srv, "%s; clients read through the daemon", err);
+		srv_warn(srv, "%s; clients read through the daemon", err);
 		ios.local_off = "its socket could not be made";
 	}
 	if (notice)

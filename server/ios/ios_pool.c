@@ -165,7 +165,7 @@ void ios_reply_store_error(struct ios *ios, struct srv_req *req, const char *wha
 	(void)ios;
 	if (!why)
 		why = "";
-	srv_log(req->srv, "%s " OBJ ": %s%s%s", what, handle, strerror(-rc), *why ? ": " : "",
+	srv_error(req->srv, "%s " OBJ ": %s%s%s", what, handle, strerror(-rc), *why ? ": " : "",
 		why);
 	srv_reply_error(req, rc, "%s " OBJ ": %s%s%s", what, handle, strerror(-rc),
 			*why ? ": " : "", why);

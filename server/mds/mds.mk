@@ -21,4 +21,4 @@ endif
 $(B)/bin/tessera-mds: $(MDS_MAIN:%.c=$(B)/%.o) $(MDS_LIB) $$(SRVCORE_LIB) \
 		$$(TP_LIB) $$(TLK_LIB) $$(TDL_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $< $(filter %.a,$^) $(SYS_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(filter %.a,$^) $(SYS_LIBS) $(SD_LIBS)

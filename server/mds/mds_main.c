@@ -369,7 +369,9 @@ static void mds_op_SETLAYOUT(void *ctx, struct srv_req *req)
 	int rc;
 
 	cred_of(mds, req, m->cred, &cred);
-	rc = mds_set_dir_layout(mds->store, &cred, m->path, m->strip_size, m->stripe_count);
+	rc = m->inherit ? mds_clear_dir_layout(mds->store, &cred, m->path) : 0;
+	if (!rc && (m->strip_size || m->stripe_count))
+		rc = mds_set_dir_layout(mds->store, &cred, m->path, m->strip_size, m->stripe_count);
 	if (!rc)
 		rc = mds_lookup(mds->store, &cred, m->path, &a);
 	if (rc)
@@ -547,17 +549,22 @@ static const srv_handler mds_handlers[TP_OP_LIMIT] = { TP_OPCODES(SRV_MDS_ENTRY)
 int main(int argc, char **argv)
 {
 	struct srv_cmdline cl;
+	enum srv_cmdline_result parsed;
 	struct tp_config cfg;
 	struct mds mds = { 0 };
 	struct srv *srv = NULL;
 	char err[512];
 	int rc;
 
-	if (srv_parse_cmdline(argc, argv, "tessera-mds", &cl))
-		return 2;
+	if ((parsed = srv_parse_cmdline(argc, argv, "tessera-mds", NULL, &cl)) != SRV_CMDLINE_RUN)
+		return srv_cmdline_exit_status(parsed);
 	if (tp_config_load(cl.config, &cfg, err, sizeof(err))) {
 		fprintf(stderr, "tessera-mds: %s\n", err);
 		return 1;
+	}
+	if (cl.check_only) {
+		printf("%s: valid\n", cl.config);
+		return 0;
 	}
 	mds.n_ios = cfg.n_ios;
 	mds.root_squash = cfg.root_squash != 0;
@@ -576,7 +583,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	struct srv_role role = { "mds", cl.index, mds_handlers, mds_tick, &mds };
-	struct srv_opts so = { &cfg, cfg.mds.host, cfg.mds.port, 32, NULL };
+	struct srv_opts so = { &cfg, cfg.mds.host, cfg.mds.port, 32, NULL, &cl.log };
 
 	if ((rc = srv_create(&so, &role, &srv, err, sizeof(err)))) {
 		fprintf(stderr, "tessera-mds: listen on %s:%s: %s\n", so.host, so.port, err);

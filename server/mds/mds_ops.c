@@ -367,9 +367,13 @@ out:
 	return rc;
 }
 
-int mds_set_dir_layout(struct mds_store *st, const struct mds_cred *cred,
-		       const char *path, uint64_t strip_size,
-		       uint32_t stripe_count)
+/* How a SETLAYOUT changes a directory's default: field by field (a zero
+ * keeps what it had), or cleared first. */
+enum dir_layout_change { DIR_LAYOUT_MERGE, DIR_LAYOUT_CLEAR };
+
+static int dir_layout(struct mds_store *st, const struct mds_cred *cred,
+		      const char *path, uint64_t strip_size,
+		      uint32_t stripe_count, enum dir_layout_change how)
 {
 	struct mds_walk w;
 	struct mds_attr d;
@@ -400,7 +404,7 @@ int mds_set_dir_layout(struct mds_store *st, const struct mds_cred *cred,
 		goto out;
 	}
 	/* A zero field keeps what the directory had (0 there = inherit). */
-	if (!d.has_layout) {
+	if (!d.has_layout || how == DIR_LAYOUT_CLEAR) {
 		d.layout.strip_size = 0;
 		d.layout.count = 0;
 	}
@@ -417,6 +421,20 @@ out:
 	if (b)
 		leveldb_writebatch_destroy(b);
 	return rc;
+}
+
+int mds_set_dir_layout(struct mds_store *st, const struct mds_cred *cred,
+		       const char *path, uint64_t strip_size,
+		       uint32_t stripe_count)
+{
+	return dir_layout(st, cred, path, strip_size, stripe_count,
+			  DIR_LAYOUT_MERGE);
+}
+
+int mds_clear_dir_layout(struct mds_store *st, const struct mds_cred *cred,
+			 const char *path)
+{
+	return dir_layout(st, cred, path, 0, 0, DIR_LAYOUT_CLEAR);
 }
 
 /* The directory `path` readdir lists, if the caller may read it and the

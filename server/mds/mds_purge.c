@@ -51,6 +51,8 @@ struct purge_slot {
 	int busy;
 	int authing;                  /* the request in flight is AUTH */
 	int sending;                  /* send not completed: frame in use */
+	int forget_after_send;        /* failed while sending: forget the peer
+				       * once that send completes (slot_forget) */
 	struct tp_session ses;        /* id 0: none yet; AUTH: the proposed key */
 	uint64_t reqid;
 	uint64_t deadline_ns;
@@ -163,6 +165,21 @@ static void say(void (*log)(void *, const char *), void *arg, const char *fmt, .
 	log(arg, line);
 }
 
+/* Forget slot sl's storage daemon's address, so the next request connects
+ * afresh. Only with no send of the slot's pending: the provider closes the
+ * connection when its address goes (FI_AV_REMOVE_CLEANUP). The slot is the
+ * address's only owner on the purger's endpoint, and `known` makes sure
+ * it is forgotten once: a second fi_av_remove of a removed address is a
+ * use after free in libfabric. */
+static void slot_forget(struct mds_purge *p, struct purge_slot *sl)
+{
+	sl->forget_after_send = 0;
+	if (!sl->known)
+		return;
+	tnet_forget(p->net, sl->peer);
+	sl->known = 0;
+}
+
 /* The request on slot s failed: forget the connection, back off. */
 static void slot_failed(struct mds_purge *p, uint32_t s, const char *why,
 			void (*log)(void *, const char *), void *arg)
@@ -183,10 +200,18 @@ static void slot_failed(struct mds_purge *p, uint32_t s, const char *why,
 	sl->retry_ns = tp_mono_ns() + ms * 1000000u;
 	sl->authing = 0;
 	sodium_memzero(&sl->ses, sizeof(sl->ses)); /* authenticate again */
-	if (sl->known) {
-		tnet_forget(p->net, sl->peer);
-		sl->known = 0;
+	if (!sl->sending) {
+		slot_forget(p, sl);
+		return;
 	}
+	/* The send is still with the provider. Forgetting its address now
+	 * would make rxm close and free the connection that send is queued
+	 * on (FI_AV_REMOVE_CLEANUP), inside fi_av_remove, and the metadata
+	 * daemon died in there (SIGSEGV). Forget the peer when the send's
+	 * completion arrives (mds_purge_tick), which tcp gives once the
+	 * frame is in the socket or the connection broke; the slot sends
+	 * nothing meanwhile (its frame is in use). */
+	sl->forget_after_send = 1;
 }
 
 /* Storage daemon s acknowledged: its part of every covered intent is done. */
@@ -420,9 +445,14 @@ void mds_purge_tick(struct mds_purge *p, void (*log)(void *, const char *), void
 			struct purge_slot *sl = ev[i].user;
 			uint32_t s = (uint32_t)(sl - p->slots);
 
+			/* The frame is free again; a send that failed after
+			 * the slot failed (a timeout, say) changes nothing,
+			 * and the slot's address can go now. */
 			sl->sending = 0;
 			if (ev[i].status && sl->busy)
 				slot_failed(p, s, strerror(-ev[i].status), log, arg);
+			else if (sl->forget_after_send)
+				slot_forget(p, sl);
 		}
 	now = tp_mono_ns();
 	for (uint32_t s = 0; s < p->cfg->n_ios; s++) {

@@ -140,6 +140,10 @@ int mds_setattr(struct mds_store *st, const struct mds_cred *cred,
 int mds_set_dir_layout(struct mds_store *st, const struct mds_cred *cred,
 		       const char *path, uint64_t strip_size,
 		       uint32_t stripe_count);
+/* Clear a directory's default layout: files created in it take the file
+ * system's default again (the owner or root only, as above). */
+int mds_clear_dir_layout(struct mds_store *st, const struct mds_cred *cred,
+			 const char *path);
 
 /* Up to `max` entries of directory `path` whose names sort after `cursor`
  * ("" for the first page), in name order, into ents[]; *n gets how many,

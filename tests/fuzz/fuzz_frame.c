@@ -90,7 +90,7 @@ static void daemons_stop(void)
 static void daemons_start(void)
 {
 	char *msg = NULL, *notice = NULL, err[256] = "";
-	struct srv_opts so = { &cfg, NULL, NULL, 0, NULL };
+	struct srv_opts so = { &cfg, NULL, NULL, 0, NULL, NULL };
 	struct srv_role ir = { "ios", 0, ios_handlers, ios_tick, &ios };
 	struct srv_role mr = { "mds", 0, mds_handlers, NULL, &mds };
 

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -536,4 +537,127 @@ Tessera__Capability *file_cap(tessera_file *f)
 	assert_non_null(cap);
 	free(share);
 	return cap;
+}
+
+/* ------------------------------------------------- unprivileged callers */
+
+void cluster_drop_to_nobody(void)
+{
+	if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
+	    setresuid(NOBODY, NOBODY, NOBODY)) {
+		perror("dropping to nobody");
+		_exit(100);
+	}
+}
+
+/* Run fn(conf) in a child as nobody; its exit status (0: all went as
+ * expected; else the line that did not, printed). */
+int cluster_as_nobody(const struct cluster *c, int (*fn)(const char *conf))
+{
+	pid_t pid = fork();
+	int st;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		cluster_drop_to_nobody();
+		_exit(fn(c->conf));
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+/* A raw endpoint to daemon `server` (-1: metadata) on a session of
+ * nobody's: the child makes the credential (naming our endpoint) and
+ * hands it and the proposed key back through a pipe. */
+void raw_open_as_nobody(const struct cluster *c, int server, struct raw *raw)
+{
+	struct tp_config cfg;
+	Tessera__AuthRequest m = TESSERA__AUTH_REQUEST__INIT;
+	char err[512], target[RAW_TARGET_LEN], cred[4096];
+	int fds[2], st;
+	ssize_t got = 0, n;
+	pid_t pid;
+
+	raw_connect(c->conf, server, raw, &cfg, target);
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char *text = NULL;
+		uint8_t key[TP_KEY_SIZE];
+
+		close(fds[0]);
+		cluster_drop_to_nobody();
+		if (tp_auth_encode(cfg.munge_socket, target, raw->name, raw->name_len, key, &text,
+				   err, sizeof(err))) {
+			fprintf(stderr, "nobody's credential: %s\n", err);
+			_exit(1);
+		}
+		if (write(fds[1], key, sizeof(key)) != (ssize_t)sizeof(key) ||
+		    write(fds[1], text, strlen(text)) != (ssize_t)strlen(text))
+			_exit(2);
+		_exit(0);
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], raw->ses.key, TP_KEY_SIZE), TP_KEY_SIZE);
+	while ((n = read(fds[0], cred + got, sizeof(cred) - 1 - (size_t)got)) > 0)
+		got += n;
+	close(fds[0]);
+	cred[got] = '\0';
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	m.credential = cred;
+	assert_int_equal(raw_request(raw, TP_OP_AUTH, &m.base, NULL, 0, err, sizeof(err)), 0);
+	assert_non_null(raw->last_auth);
+	assert_int_equal(raw->last_auth->uid, NOBODY);
+	assert_int_equal(raw->last_auth->gid, NOBODY);
+	raw->ses.id = raw->last_auth->session;
+	protobuf_c_message_free_unpacked(&raw->last_auth->base, NULL);
+	raw->last_auth = NULL;
+}
+
+/* Frames that arrive at raw within secs (each reposted). */
+int raw_arrivals(struct raw *raw, double secs)
+{
+	struct tnet_event ev[4];
+	double end = now_s() + secs;
+	int got = 0;
+
+	while (now_s() < end) {
+		int n = tnet_poll(raw->net, ev, 4);
+
+		for (int i = 0; i < n; i++)
+			if (ev[i].type == TNET_RECV) {
+				got++;
+				tnet_repost(raw->net, ev[i].rbuf);
+			}
+		tnet_wait(raw->net, 10);
+	}
+	return got;
+}
+
+/* Send a built frame as it is (no sealing) and wait for its send. */
+void raw_send_as_is(struct raw *raw, const uint8_t *frame, size_t len)
+{
+	struct iovec iov = { (void *)frame, len };
+	struct tnet_event ev[4];
+	double end = now_s() + 5;
+	int rc, sent = 0;
+
+	while ((rc = tnet_send(raw->net, raw->peer, &iov, 1, &raw->ctx)) == -EAGAIN &&
+	       now_s() < end)
+		tnet_poll(raw->net, ev, 4);
+	assert_int_equal(rc, 0);
+	while (!sent && now_s() < end) {
+		int n = tnet_poll(raw->net, ev, 4);
+
+		for (int i = 0; i < n; i++) {
+			if (ev[i].type == TNET_SENT)
+				sent = 1;
+			else
+				tnet_repost(raw->net, ev[i].rbuf);
+		}
+	}
+	assert_true(sent);
 }

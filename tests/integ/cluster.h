@@ -97,4 +97,26 @@ int raw_roundtrip(struct raw *raw, const uint8_t *frame, size_t len, struct tp_f
 int raw_request(struct raw *raw, unsigned op, const ProtobufCMessage *msg, const void *data,
 		size_t data_len, char *msg_out, size_t msglen);
 
+/* ---- unprivileged callers (attack tests run as uid NOBODY; need root) */
+#define NOBODY 65534u
+#define NEED_ROOT(c) do { if (!(c)) skip(); } while (0)
+/* For functions cluster_as_nobody runs: on a false condition print the
+ * line and return nonzero (uses a `tessera_fs *fs` in scope, may be NULL). */
+#define EXPECT(cond) do { if (!(cond)) { \
+	fprintf(stderr, "as nobody, line %d: %s (%s)\n", __LINE__, #cond, \
+		fs ? tessera_errmsg(fs) : ""); return __LINE__ % 200 + 1; } } while (0)
+
+/* Drop this process to uid/gid NOBODY with no supplementary groups. */
+void cluster_drop_to_nobody(void);
+/* Run fn(conf) in a child as nobody; its exit status (0: all went as
+ * expected; else the line that did not, printed). */
+int cluster_as_nobody(const struct cluster *c, int (*fn)(const char *conf));
+/* A raw endpoint to daemon `server` (-1: metadata) on a session of
+ * nobody's: a child makes the credential naming our endpoint. */
+void raw_open_as_nobody(const struct cluster *c, int server, struct raw *raw);
+/* Frames that arrive at raw within secs (each reposted). */
+int raw_arrivals(struct raw *raw, double secs);
+/* Send a built frame as it is (no sealing) and wait for its send. */
+void raw_send_as_is(struct raw *raw, const uint8_t *frame, size_t len);
+
 #endif

@@ -96,6 +96,15 @@ has() { # TEXT PATTERN: fixed-string search with a readable failure
 	fi
 }
 
+# Parse $out as JSON with python3's json module and run the assertions in
+# $1 on it as `d` (docs/user-guide.md, "JSON output", gives the schemas).
+json_check() { # PYTHON-ASSERTIONS [ARG...]
+	python3 -c 'import json, sys
+d = json.loads(sys.stdin.read())
+a = sys.argv[2:]
+exec(sys.argv[1])' "$@" <<<"$out"
+}
+
 test_cluster_up() {
 	[ "$up" = 1 ] || { cat "$dir"/*.log; return 1; }
 }
@@ -116,7 +125,32 @@ test_usage() {
 	has "$out" "usage: tessera"
 	t ls --help
 	expect_rc 0
-	has "$out" "ls [-l] PATH"
+	has "$out" "ls [-l|--long] [-h|--human-readable] PATH"
+	t -h
+	expect_rc 0
+	has "$out" "usage: tessera"
+	t cp -h
+	expect_rc 0
+	has "$out" "cp [-q|--quiet] [-r|--recursive] SRC DST"
+	t --version
+	expect_rc 0
+	grep -Eq '^tessera [0-9]+\.[0-9]+\.[0-9]+$' <<<"$out"
+	for c in ping ls mkdir rm mv stat cp cat df stats fsck setstripe getstripe truncate; do
+		t "$c" --version
+		expect_rc 0
+		grep -Eq '^tessera [0-9]+\.[0-9]+\.[0-9]+$' <<<"$out"
+		t "$c" --help
+		expect_rc 0
+		has "$out" "usage: tessera [-c CONFIG] $c"
+		t "$c" --no-such-option
+		expect_rc 2
+		has "$err" "unknown option '--no-such-option'"
+		has "$err" "usage: tessera [-c CONFIG] $c"
+		[ -z "$out" ]
+	done
+	t --no-such-option ls
+	expect_rc 2
+	has "$err" "usage: tessera"
 	t mv /only-one
 	expect_rc 2
 	has "$err" "tessera: mv:"
@@ -168,9 +202,10 @@ test_cp_roundtrip() {
 	head -c $((20 << 20)) /dev/urandom >"$dir/big.in"
 	t cp "$dir/big.in" tessera:/d1/big.bin
 	expect_rc 0
-	has "$out" "copied 20971520 bytes in"
-	has "$out" "MB/s)"
-	[ -z "$err" ] # no progress bar: stderr is not a terminal
+	[ -z "$out" ] # the summary goes to stderr, never into piped data
+	has "$err" "copied 20971520 bytes in"
+	has "$err" "MB/s)"
+	[ "$(wc -l <<<"$err")" -eq 1 ] # no progress bar: stderr is not a terminal
 	t cp tessera:/d1/big.bin "$dir/big.out"
 	expect_rc 0
 	cmp "$dir/big.in" "$dir/big.out"
@@ -193,6 +228,77 @@ test_cp_errors() {
 	has "$err" "$dir/no-dir/out"
 	t cp onlyone
 	expect_rc 2
+	t cp - -
+	expect_rc 2
+	has "$err" "'-' given twice"
+	t cp -r - tessera:/d1/x
+	expect_rc 2
+	t cp --frob a b
+	expect_rc 2
+	has "$err" "unknown option '--frob'"
+	has "$err" "usage: tessera"
+}
+
+# `-` is standard input or output; the summary is on stderr, -q silences it.
+test_cp_stdio() {
+	head -c 3000000 /dev/urandom >"$dir/pipe.in"
+	"$T" cp - tessera:/d1/piped.bin <"$dir/pipe.in" 2>"$dir/err"
+	has "$(cat "$dir/err")" "copied 3000000 bytes"
+	"$T" cp tessera:/d1/piped.bin - 2>"$dir/err" | cmp - "$dir/pipe.in"
+	has "$(cat "$dir/err")" "copied 3000000 bytes"
+	"$T" cp -q tessera:/d1/piped.bin - 2>"$dir/err" | cmp - "$dir/pipe.in"
+	[ ! -s "$dir/err" ]
+	t --config "$conf" cp --quiet "$dir/pipe.in" tessera:/d1/quiet.bin
+	expect_rc 0
+	[ -z "$out" ] && [ -z "$err" ]
+}
+
+# cp -r both ways keeps the tree and its modes, and refuses a loop.
+test_cp_recursive() {
+	local src=$dir/tree
+	mkdir -p "$src/a/b" "$src/empty"
+	head -c 100000 /dev/urandom >"$src/top.bin"
+	head -c 5000 /dev/urandom >"$src/a/b/deep.bin"
+	chmod 0600 "$src/top.bin"
+	chmod 0750 "$src/a"
+	chmod 0755 "$src/a/b" "$src/empty"
+	t cp -r "$src" tessera:/rtree
+	expect_rc 0
+	has "$err" "105000 bytes"
+	has "$err" "2 files"
+	t stat /rtree/top.bin
+	has "$out" "Mode: 0600"
+	t stat /rtree/a
+	has "$out" "Mode: 0750"
+	t ls /rtree/empty
+	expect_rc 0
+	"$T" cat /rtree/a/b/deep.bin | cmp - "$src/a/b/deep.bin"
+	t cp --recursive tessera:/rtree "$dir/back"
+	expect_rc 0
+	diff -r "$src" "$dir/back"
+	[ "$(stat -c %a "$dir/back/top.bin")" = 600 ]
+	[ "$(stat -c %a "$dir/back/a")" = 750 ]
+	# into an existing directory: made under it, as cp(1) does
+	t cp -r tessera:/rtree "$dir/back"
+	expect_rc 0
+	cmp "$dir/back/rtree/top.bin" "$src/top.bin"
+	# a directory into itself
+	t cp -r tessera:/rtree tessera:/rtree/sub
+	expect_rc 1
+	has "$err" "into itself"
+	t cp -r tessera:/rtree tessera:/rtree
+	expect_rc 1
+	has "$err" "into itself"
+	t cp -r "$src" "$src/a"
+	expect_rc 1
+	has "$err" "into itself"
+	# without -r a directory is refused, named
+	t cp "$src" tessera:/rtree2
+	expect_rc 1
+	has "$err" "$src"
+	t cp -r "$dir/no-such-tree" tessera:/rtree3
+	expect_rc 1
+	has "$err" "no-such-tree"
 }
 
 test_ls_long() {
@@ -204,6 +310,14 @@ test_ls_long() {
 	t ls /d1/big.bin
 	expect_rc 0
 	[ "$out" = "/d1/big.bin" ]
+	# -h: human sizes, with -l or as --long --human-readable
+	t ls -lh /d1
+	expect_rc 0
+	grep -Eq '^-rw-r--r-- +1 +[0-9]+ +[0-9]+ +20M [0-9-]+ [0-9:]+ big\.bin$' <<<"$out" ||
+		{ echo "$out"; return 1; }
+	t ls --long --human-readable /d1/big.bin
+	expect_rc 0
+	has "$out" " 20M "
 }
 
 test_stat_layout() {
@@ -254,6 +368,45 @@ test_setstripe_file() {
 	has "$err" "File exists"
 	t setstripe -c 9 /striped/too-wide.bin
 	expect_rc 1
+	t setstripe -c 9999 /striped/too-wide.bin
+	expect_rc 2
+	has "$err" "bad stripe count '9999'"
+	t setstripe -c -2 /striped/too-wide.bin
+	expect_rc 2
+}
+
+# Lustre's idioms: -c -1 stripes over every storage daemon; long names.
+test_setstripe_all() {
+	t setstripe -c -1 /striped/all.bin
+	expect_rc 0
+	t getstripe /striped/all.bin
+	has "$out" "stripe_count: 3"
+	t mkdir /wide
+	t setstripe --stripe-count=-1 --stripe-size 256K /wide
+	expect_rc 0
+	t getstripe /wide
+	has "$out" "stripe_count: 3"
+	has "$out" "strip_size:   262144"
+	# -d: the default cleared, new files take the file system's again
+	t mkdir /narrow
+	t setstripe -c 1 -s 64K /narrow
+	t setstripe -d /narrow
+	expect_rc 0
+	t getstripe /narrow
+	has "$out" "strip_size:   inherited"
+	has "$out" "stripe_count: inherited"
+	t setstripe --stripe-size 128K /narrow/f.bin
+	expect_rc 0
+	t getstripe /narrow/f.bin
+	has "$out" "stripe_count: 3"
+	t setstripe -d -c 2 /narrow
+	expect_rc 2
+	t setstripe -d /narrow/f.bin
+	expect_rc 1
+	has "$err" "/narrow/f.bin"
+	t setstripe --delete /no-such-dir
+	expect_rc 1
+	has "$err" "/no-such-dir"
 }
 
 # A 2^62-byte strip (x 4 wraps to 0) is refused with the limit named, and
@@ -441,6 +594,82 @@ test_fsck() {
 	expect_rc 0
 }
 
+# --json: every command's output parses and has its documented fields.
+test_json() {
+	t ping --json
+	expect_rc 0
+	json_check '
+s = d["servers"]
+assert len(s) == 4 and [x["role"] for x in s] == ["mds", "ios", "ios", "ios"]
+for x in s:
+    assert x["ok"] is True and x["error"] is None
+    assert isinstance(x["rtt_us"], float) and x["rtt_us"] > 0
+    assert isinstance(x["version"], str) and x["version"]
+    for k in ("index", "owed_bytes", "owed_replies", "parked", "peers_closed"):
+        assert isinstance(x[k], int) and x[k] >= 0, k
+assert s[0]["address"] == a[0]' "127.0.0.1:$mds_port"
+	t mkdir /js
+	t setstripe -c 2 -s 64K /js/f.bin
+	t stat -j /js/f.bin /js
+	expect_rc 0
+	json_check '
+f, dr = d
+assert f["path"] == "/js/f.bin" and f["type"] == "file" and dr["type"] == "directory"
+assert f["mode"] == 0o644 and f["size"] == 0 and f["nlink"] == 1
+for k in ("handle", "uid", "gid", "atime_ns", "mtime_ns", "ctime_ns"):
+    assert isinstance(f[k], int), k
+assert f["mtime_ns"] > 1600000000 * 10**9
+l = f["layout"]
+assert l["strip_size"] == 65536 and l["stripe_count"] == 2 and len(l["objects"]) == 2
+assert [o["slot"] for o in l["objects"]] == [0, 1]
+for o in l["objects"]:
+    assert 0 <= o["server"] < 3 and o["address"].startswith("127.0.0.1:") and o["handle"] > 0
+assert "objects" not in dr["layout"] and dr["layout"]["stripe_count"] == 0'
+	t getstripe --json /js/f.bin
+	expect_rc 0
+	json_check '
+assert len(d) == 1 and d[0]["path"] == "/js/f.bin" and "size" not in d[0]
+assert d[0]["layout"]["stripe_count"] == 2'
+	t stat --json /js/f.bin /js/missing
+	expect_rc 1
+	has "$err" "/js/missing"
+	json_check 'assert len(d) == 1'
+	t df --json
+	expect_rc 0
+	json_check '
+assert d["servers"] == 3 and d["bytes_total"] > 0 and d["files"] > 0
+assert d["bytes_used"] + d["bytes_free"] == d["bytes_total"]'
+	t stats --json
+	expect_rc 0
+	json_check '
+assert [s["index"] for s in d["servers"]] == [0, 1, 2]
+al = d["all"]
+assert set(al["methods"]) == {"contig", "list", "datatype"}
+assert al["methods"]["contig"]["bytes_written"] >= 20 << 20
+assert al["methods"]["contig"]["requests"] == sum(s["methods"]["contig"]["requests"] for s in d["servers"])
+for k in ("desc_cache_hits", "desc_cache_misses", "syncs", "desc_cache_bytes", "checksum_failures", "lost_objects"):
+    assert isinstance(al[k], int), k'
+	t fsck --json
+	expect_rc 0
+	json_check '
+for k in ("files", "objects", "pending", "young", "orphans", "removed", "misplaced", "size_mismatch", "lost", "problems_left"):
+    assert isinstance(d[k], int), k
+assert d["problems_left"] == 0 and d["repair"] is False and d["findings"] == []'
+	mkdir -p "$dir/ios1/objects/01"
+	echo planted >"$dir/ios1/objects/01/0000000000000001"
+	t fsck --json
+	expect_rc 1
+	has "$err" "problems left"
+	json_check '
+assert d["orphans"] == 1 and d["problems_left"] == 1
+assert any("orphan: object 0000000000000001" in f for f in d["findings"])'
+	t fsck --repair --json
+	expect_rc 0
+	json_check 'assert d["removed"] == 1 and d["repair"] is True'
+	t df --json extra
+	expect_rc 2
+}
+
 # An ordinary user (uid 65534, no groups) works in a directory of its own,
 # and cannot remove root's files from the sticky "/" (its identity is
 # munged's, not one it could claim). Needs root to drop privileges.
@@ -473,10 +702,13 @@ check mkdir_p test_mkdir_p
 check ls_missing test_ls_missing
 check cp_roundtrip_20MiB test_cp_roundtrip
 check cp_errors test_cp_errors
+check cp_stdio test_cp_stdio
+check cp_recursive test_cp_recursive
 check ls_long test_ls_long
 check stat_layout test_stat_layout
 check setstripe_dir test_setstripe_dir
 check setstripe_file test_setstripe_file
+check setstripe_all test_setstripe_all
 check setstripe_limit test_setstripe_limit
 check truncate_cat test_truncate_cat
 check mv test_mv
@@ -485,6 +717,7 @@ check readdir_paging test_paging
 check df test_df
 check stats test_stats
 check fsck test_fsck
+check json test_json
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	check unprivileged_user test_unprivileged_user
 else

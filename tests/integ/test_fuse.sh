@@ -39,7 +39,7 @@ FUSE_PIDS=()
 N_IOS=4
 
 cleanup() {
-	for m in "$M1" "$M2" "$M3"; do
+	for m in "$M1" "$M2" "$M3" "$D/msig"; do
 		mountpoint -q "$m" 2>/dev/null && { fusermount3 -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; }
 	done
 	for p in "${FUSE_PIDS[@]}"; do kill "$p" 2>/dev/null; done
@@ -424,6 +424,96 @@ t_dead_ios() {
 	rm -rf "$M1/kill" "$D/r"
 }
 
+# A mount's process, found by its mount point (a daemonized mount is not
+# our child). Empty when none.
+fuse_pid_of() {
+	pgrep -f -x "$BIN/tessera-fuse -c $CONF $1.*" | head -n 1
+}
+
+# hold_open DIR: a reader with DIR/held open and an fcntl lock on it,
+# started in the background; waits until it holds the lock.
+hold_open() {
+	echo held >"$1/held"
+	python3 -c '
+import fcntl, sys, time
+f = open(sys.argv[1], "r+")
+fcntl.lockf(f, fcntl.LOCK_EX)
+print("locked", flush=True)
+time.sleep(600)' "$1/held" >"$D/hold.out" 2>&1 &
+	HOLD_PID=$!
+	for ((t = 0; t < 100; t++)); do grep -q locked "$D/hold.out" 2>/dev/null && return 0; sleep 0.1; done
+	die "the lock was not taken"
+}
+
+# stop_mount MODE SIG HOLD: mount on $D/msig (MODE fg: -f, our child;
+# daemon: fuse_daemonize), optionally with a file open and locked, send SIG
+# to tessera-fuse, then: it exits (with 0 when we can see its status), and
+# no mount, live or dead, is left behind.
+stop_mount() {
+	local mode=$1 sig=$2 hold=$3 dir=$D/msig pid rc=0
+	mkdir -p "$dir"
+	if [ "$mode" = fg ]; then
+		mount_fs "$dir"
+		pid=${FUSE_PIDS[-1]}
+	else
+		"$BIN/tessera-fuse" -c "$CONF" "$dir" -o allow_other >>"$D/fuse-msig.log" 2>&1 ||
+			die "daemonized mount failed"
+		mountpoint -q "$dir" || die "daemonized mount not shown"
+		pid=$(fuse_pid_of "$dir")
+		[ -n "$pid" ] || die "no daemonized tessera-fuse found"
+	fi
+	echo data >"$dir/f"
+	HOLD_PID=
+	[ "$hold" = held ] && hold_open "$dir"
+	kill -"$sig" "$pid" || { ps -ef | grep '[t]essera-fuse'; tail "$D/fuse-msig.log"; die "$mode mount, $hold: tessera-fuse $pid is gone before SIG$sig"; }
+	for ((t = 0; t < 100; t++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	! kill -0 "$pid" 2>/dev/null || die "$mode mount, $hold: tessera-fuse still runs 10 s after SIG$sig"
+	if [ "$mode" = fg ]; then
+		wait "$pid" || rc=$?
+		[ $rc -eq 0 ] || die "$mode mount, $hold: SIG$sig: exit status $rc"
+	fi
+	[ -z "$HOLD_PID" ] || { kill "$HOLD_PID"; wait "$HOLD_PID" 2>/dev/null || true; }
+	! grep -q " $dir " /proc/mounts || die "$mode mount, $hold: SIG$sig left a mount in /proc/mounts"
+	stat "$dir" >/dev/null || die "$mode mount, $hold: SIG$sig left the mount point dead"
+	echo "$mode $hold SIG$sig: stopped cleanly"
+}
+
+# TERM (systemd, Slurm at the end of a step), INT and HUP end a mount the
+# way fusermount3 -u does: unmounted, exit status 0. They used to reach a
+# handler of libpsm2/libinfinipath (loaded by libfabric) that called
+# exit(1) and left a dead mount.
+t_signals() {
+	local mode sig hold
+	for mode in fg daemon; do
+		for sig in TERM INT; do
+			for hold in idle held; do stop_mount "$mode" "$sig" "$hold"; done
+		done
+	done
+	stop_mount fg HUP idle
+	stop_mount daemon HUP held
+	# The data written before each stop is there.
+	[ "$(cat "$D/msig/f" 2>&1)" != data ] || die "a stopped mount still shows its files"
+	mount_fs "$D/msig"
+	[ "$(cat "$D/msig/f")" = data ] || die "data written before the stop is lost"
+	fusermount3 -u "$D/msig"
+}
+
+# KILL cannot be caught: it leaves a dead mount ("Transport endpoint is
+# not connected"), which fusermount3 -u removes (docs/user-guide.md).
+t_kill_recovery() {
+	local dir=$D/msig pid
+	mount_fs "$dir"
+	pid=${FUSE_PIDS[-1]}
+	kill -KILL "$pid"
+	wait "$pid" 2>/dev/null || true
+	grep -q " $dir " /proc/mounts || die "no mount left after KILL (expected a dead one)"
+	! stat "$dir" 2>"$D/stat.err" || die "the mount point still answers after KILL"
+	grep -q "Transport endpoint is not connected" "$D/stat.err" || { cat "$D/stat.err"; die "not a dead mount"; }
+	fusermount3 -u "$dir"
+	! grep -q " $dir " /proc/mounts || die "fusermount3 -u left the dead mount"
+	stat "$dir" >/dev/null
+}
+
 t_unmount() {
 	fusermount3 -u "$M2"
 	fusermount3 -u "$M1"
@@ -437,7 +527,7 @@ t_unmount() {
 	fusermount3 -u "$M1"
 }
 
-echo "[==========] Running 15 test(s)."
+echo "[==========] Running 17 test(s)."
 check_here cluster_and_mount t_cluster_and_mount
 if [ ${#failed[@]} -eq 0 ]; then
 	check basic t_basic
@@ -453,6 +543,8 @@ if [ ${#failed[@]} -eq 0 ]; then
 	check permissions t_permissions
 	check unsupported t_unsupported
 	check dead_ios t_dead_ios
+	check signals t_signals
+	check kill_recovery t_kill_recovery
 	check unmount t_unmount
 fi
 

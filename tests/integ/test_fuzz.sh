@@ -54,7 +54,9 @@ cflags=(-std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -fno-omit-frame-poin
 	-I"$top/proto" -I"$top/client" -I"$top/lockmgr" -I"$top/dataloops" -I"$build/proto"
 	-I"$build/include/proto" -I"$build/include/dataloops" -I"$build/include/lockmgr")
 san=(-fsanitize=address,undefined -fno-sanitize-recover=undefined)
-libs=(-lprotobuf-c -lfabric -lmunge -lsodium -lleveldb -lev -lm -pthread)
+# -lsystemd: the daemons' mains, which the targets include, run through
+# srv_run (server/core/daemon_notify.c, sd_notify).
+libs=(-lprotobuf-c -lfabric -lmunge -lsodium -lleveldb -lev -lsystemd -lm -pthread)
 
 # The parts' sources (not the daemons' mains: a target includes the one
 # it drives), compiled once per flavour: fuzzing instrumentation, or plain

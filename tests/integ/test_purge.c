@@ -216,6 +216,84 @@ static void test_backlog_dead_daemon(void **state)
 	await_purge(c, &big, "object on the restarted storage daemon");
 }
 
+/* The metadata daemon still runs (it has not died, of a signal say). */
+static void assert_mds_alive(struct cluster *c, const char *when)
+{
+	int status;
+
+	if (waitpid(c->mds, &status, WNOHANG) == c->mds)
+		fail_msg("the metadata daemon died %s (%s %d)", when,
+			 WIFSIGNALED(status) ? "signal" : "exit status",
+			 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+}
+
+#define STALL_ROUNDS 6
+
+/* The client's next request to a restarted storage daemon goes through
+ * (cluster_restart_ios's pings, after a SIGKILL). */
+static void await_ios(struct cluster *c, int v)
+{
+	struct tessera_ping p[1 + N_IOS];
+
+	for (int round = 0; round < 2; round++) {
+		assert_int_equal(tessera_ping(c->fs, p, 1 + N_IOS), 1 + N_IOS);
+		if (!p[1 + v].status)
+			return;
+	}
+	fail_msg("storage daemon %d does not answer after its restart", v);
+}
+
+/* The purger's storage daemon stalls (SIGSTOP) or dies (SIGKILL) with a
+ * REMOVE to it outstanding, round after round: the purger times out or
+ * sees the send fail, forgets the daemon's address (rxm closes the
+ * connection) and backs off, and once the daemon runs again reconnects
+ * and finishes. A forget while the purger's send was still queued on
+ * that connection killed the metadata daemon inside fi_av_remove
+ * (SIGSEGV, under load); the purger now forgets only once the send has
+ * completed. The race needs the send to be still pending when the
+ * failure is seen, so this is a stress check more than a sure trigger. */
+static void test_ios_stalls_mid_purge(void **state)
+{
+	struct cluster *c = *state;
+	struct tessera_layout l;
+	struct raw raw;
+	char path[64], when[96];
+
+	raw_open_mds(c, &raw);
+	for (int round = 0; round < STALL_ROUNDS; round++) {
+		int v = 1 + round % (N_IOS - 1), dies = round % 2;
+
+		snprintf(path, sizeof(path), "/stall%d", round);
+		make_file(c, path, &l);
+		/* rounds after the first: the purger is connected to v */
+		kill(c->ios[v], SIGSTOP);
+		raw_unlink(&raw, path);
+		/* past timeout_ms: the purger gives up on v and forgets it,
+		 * then retries with backoff while v stays stopped */
+		usleep(3500000);
+		snprintf(when, sizeof(when), "while storage daemon %d was stopped (round %d)",
+			 v, round);
+		assert_mds_alive(c, when);
+		if (dies) {
+			cluster_stop_pid(c->ios[v], SIGKILL);
+			usleep(200000);
+			snprintf(when, sizeof(when), "after storage daemon %d was killed (round %d)",
+				 v, round);
+			assert_mds_alive(c, when);
+			snprintf(when, sizeof(when), "ios%d", v);
+			c->ios[v] = cluster_spawn(c, "tessera-ios", when, v);
+			await_ios(c, v);
+		} else {
+			kill(c->ios[v], SIGCONT);
+		}
+		snprintf(when, sizeof(when), "round %d (storage daemon %d %s)", round, v,
+			 dies ? "killed and restarted" : "stopped and resumed");
+		await_purge(c, &l, when);
+		assert_mds_alive(c, when);
+	}
+	tnet_close(raw.net);
+}
+
 struct lines {
 	int n;
 	char last[512];
@@ -337,6 +415,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ios_down_mds_restarted, setup,
 						cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_backlog_dead_daemon, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_ios_stalls_mid_purge, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_fsck, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_fsck_pending, setup, cluster_teardown),
 	};

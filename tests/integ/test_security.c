@@ -28,7 +28,6 @@
 
 #include "cluster.h"
 
-#define NOBODY 65534u
 #define QUIET_S 1.5 /* how long "nothing arrives" is watched */
 
 static int setup(void **state)
@@ -53,133 +52,6 @@ static int setup_squash(void **state)
 static int teardown(void **state)
 {
 	return *state ? cluster_teardown(state) : 0;
-}
-
-#define NEED_ROOT(c) do { if (!(c)) skip(); } while (0)
-
-static void drop_to_nobody(void)
-{
-	if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
-	    setresuid(NOBODY, NOBODY, NOBODY)) {
-		perror("dropping to nobody");
-		_exit(100);
-	}
-}
-
-/* Run fn(conf) in a child as nobody; its exit status (0: all went as
- * expected; else the line that did not, printed). */
-static int as_nobody(const struct cluster *c, int (*fn)(const char *conf))
-{
-	pid_t pid = fork();
-	int st;
-
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		drop_to_nobody();
-		_exit(fn(c->conf));
-	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st));
-	return WEXITSTATUS(st);
-}
-
-#define EXPECT(cond) do { if (!(cond)) { \
-	fprintf(stderr, "as nobody, line %d: %s (%s)\n", __LINE__, #cond, \
-		fs ? tessera_errmsg(fs) : ""); return __LINE__ % 200 + 1; } } while (0)
-
-/* A raw endpoint to daemon `server` (-1: metadata) on a session of
- * nobody's: the child makes the credential (naming our endpoint) and
- * hands it and the proposed key back through a pipe. */
-static void raw_open_nobody(const struct cluster *c, int server, struct raw *raw)
-{
-	struct tp_config cfg;
-	Tessera__AuthRequest m = TESSERA__AUTH_REQUEST__INIT;
-	char err[512], target[RAW_TARGET_LEN], cred[4096];
-	int fds[2], st;
-	ssize_t got = 0, n;
-	pid_t pid;
-
-	raw_connect(c->conf, server, raw, &cfg, target);
-	assert_int_equal(pipe(fds), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		char *text = NULL;
-		uint8_t key[TP_KEY_SIZE];
-
-		close(fds[0]);
-		drop_to_nobody();
-		if (tp_auth_encode(cfg.munge_socket, target, raw->name, raw->name_len, key, &text,
-				   err, sizeof(err))) {
-			fprintf(stderr, "nobody's credential: %s\n", err);
-			_exit(1);
-		}
-		if (write(fds[1], key, sizeof(key)) != (ssize_t)sizeof(key) ||
-		    write(fds[1], text, strlen(text)) != (ssize_t)strlen(text))
-			_exit(2);
-		_exit(0);
-	}
-	close(fds[1]);
-	assert_int_equal(read(fds[0], raw->ses.key, TP_KEY_SIZE), TP_KEY_SIZE);
-	while ((n = read(fds[0], cred + got, sizeof(cred) - 1 - (size_t)got)) > 0)
-		got += n;
-	close(fds[0]);
-	cred[got] = '\0';
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	m.credential = cred;
-	assert_int_equal(raw_request(raw, TP_OP_AUTH, &m.base, NULL, 0, err, sizeof(err)), 0);
-	assert_non_null(raw->last_auth);
-	assert_int_equal(raw->last_auth->uid, NOBODY);
-	assert_int_equal(raw->last_auth->gid, NOBODY);
-	raw->ses.id = raw->last_auth->session;
-	protobuf_c_message_free_unpacked(&raw->last_auth->base, NULL);
-	raw->last_auth = NULL;
-}
-
-/* Frames that arrive at raw within secs (each reposted). */
-static int arrivals(struct raw *raw, double secs)
-{
-	struct tnet_event ev[4];
-	double end = now_s() + secs;
-	int got = 0;
-
-	while (now_s() < end) {
-		int n = tnet_poll(raw->net, ev, 4);
-
-		for (int i = 0; i < n; i++)
-			if (ev[i].type == TNET_RECV) {
-				got++;
-				tnet_repost(raw->net, ev[i].rbuf);
-			}
-		tnet_wait(raw->net, 10);
-	}
-	return got;
-}
-
-/* Send a built frame as it is (no sealing) and wait for its send. */
-static void send_as_is(struct raw *raw, const uint8_t *frame, size_t len)
-{
-	struct iovec iov = { (void *)frame, len };
-	struct tnet_event ev[4];
-	double end = now_s() + 5;
-	int rc, sent = 0;
-
-	while ((rc = tnet_send(raw->net, raw->peer, &iov, 1, &raw->ctx)) == -EAGAIN &&
-	       now_s() < end)
-		tnet_poll(raw->net, ev, 4);
-	assert_int_equal(rc, 0);
-	while (!sent && now_s() < end) {
-		int n = tnet_poll(raw->net, ev, 4);
-
-		for (int i = 0; i < n; i++) {
-			if (ev[i].type == TNET_SENT)
-				sent = 1;
-			else
-				tnet_repost(raw->net, ev[i].rbuf);
-		}
-	}
-	assert_true(sent);
 }
 
 static void put_file(tessera_fs *fs, const char *path, int mode, const char *text)
@@ -250,9 +122,9 @@ static void test_claimed_root(void **state)
 	CHECK(c->fs, tessera_mkdir(c->fs, "/private", 0700));
 	put_file(c->fs, "/private/secret", 0600, "root's secret");
 	put_file(c->fs, "/rootfile", 0600, "root's file");
-	assert_int_equal(as_nobody(c, claim_root), 0);
+	assert_int_equal(cluster_as_nobody(c, claim_root), 0);
 
-	raw_open_nobody(c, -1, &raw);
+	raw_open_as_nobody(c, -1, &raw);
 	pr.cred = root_cred(&cred, &gid);
 	pr.path = "/private/secret";
 	assert_int_equal(raw_request(&raw, TP_OP_LOOKUP, &pr.base, NULL, 0, msg, sizeof(msg)),
@@ -304,8 +176,8 @@ static void test_forged_frames(void **state)
 
 		forged.id ^= 0x5a5a5a5a5a5a5a5aull;
 		tp_frame_seal(frame, (size_t)len, &forged);
-		send_as_is(&raw, frame, (size_t)len);
-		assert_int_equal(arrivals(&raw, QUIET_S), 0);
+		raw_send_as_is(&raw, frame, (size_t)len);
+		assert_int_equal(raw_arrivals(&raw, QUIET_S), 0);
 	}
 	/* the right session, a MAC under another key */
 	{
@@ -313,18 +185,18 @@ static void test_forged_frames(void **state)
 
 		wrong.key[0] ^= 1;
 		tp_frame_seal(frame, (size_t)len, &wrong);
-		send_as_is(&raw, frame, (size_t)len);
-		assert_int_equal(arrivals(&raw, QUIET_S), 0);
+		raw_send_as_is(&raw, frame, (size_t)len);
+		assert_int_equal(raw_arrivals(&raw, QUIET_S), 0);
 	}
 	/* right MAC, then a body byte changed */
 	tp_frame_seal(frame, (size_t)len, &raw.ses);
 	frame[len - 1] ^= 1;
-	send_as_is(&raw, frame, (size_t)len);
-	assert_int_equal(arrivals(&raw, QUIET_S), 0);
+	raw_send_as_is(&raw, frame, (size_t)len);
+	assert_int_equal(raw_arrivals(&raw, QUIET_S), 0);
 	/* no session at all */
 	memset(frame + 32, 0, 8 + TP_MAC_SIZE);
-	send_as_is(&raw, frame, (size_t)len);
-	assert_int_equal(arrivals(&raw, QUIET_S), 0);
+	raw_send_as_is(&raw, frame, (size_t)len);
+	assert_int_equal(raw_arrivals(&raw, QUIET_S), 0);
 	/* a credential replayed (munged says so), and one meant for another
 	 * daemon: no session, no answer */
 	{
@@ -343,15 +215,15 @@ static void test_forged_frames(void **state)
 		assert_true(len > 0);
 		raw.ses.id = 0; /* AUTH goes unsealed */
 		assert_int_equal(raw_roundtrip(&raw, frame, (size_t)len, &reply, err, sizeof(err)), 0);
-		send_as_is(&raw, frame, (size_t)len);
-		assert_int_equal(arrivals(&raw, QUIET_S), 0);
+		raw_send_as_is(&raw, frame, (size_t)len);
+		assert_int_equal(raw_arrivals(&raw, QUIET_S), 0);
 		free(cred);
 		assert_int_equal(tp_auth_encode(cfg.munge_socket, "ios:0", raw.name, raw.name_len,
 						key, &cred, err, sizeof(err)), 0);
 		m.credential = cred;
 		len = tp_frame_build(frame, sizeof(frame), &ah, raw.name, raw.name_len, &m.base);
-		send_as_is(&raw, frame, (size_t)len);
-		assert_int_equal(arrivals(&raw, QUIET_S), 0);
+		raw_send_as_is(&raw, frame, (size_t)len);
+		assert_int_equal(raw_arrivals(&raw, QUIET_S), 0);
 		free(cred);
 		if (raw.last_auth)
 			protobuf_c_message_free_unpacked(&raw.last_auth->base, NULL);
@@ -377,20 +249,20 @@ static void test_spoofed_reply_address(void **state)
 	long len;
 
 	NEED_ROOT(c);
-	raw_open_nobody(c, 0, &victim);  /* listens; has its own session */
-	raw_open_nobody(c, 0, &att);
+	raw_open_as_nobody(c, 0, &victim);  /* listens; has its own session */
+	raw_open_as_nobody(c, 0, &att);
 	/* on the attacker's session, claiming the victim's address */
 	len = tp_frame_build(frame, sizeof(frame), &h, victim.name, victim.name_len, &ping.base);
 	assert_true(len > 0);
 	assert_int_equal(raw_roundtrip(&att, frame, (size_t)len, &reply, msg, sizeof(msg)), 0);
 	assert_int_equal(reply.hdr.reqid, 11); /* the answer came to the attacker */
-	assert_int_equal(arrivals(&victim, QUIET_S), 0);
+	assert_int_equal(raw_arrivals(&victim, QUIET_S), 0);
 	/* without a session, claiming the victim's address: nobody hears */
 	h.reqid = 12;
 	len = tp_frame_build(frame, sizeof(frame), &h, victim.name, victim.name_len, &ping.base);
-	send_as_is(&att, frame, (size_t)len);
-	assert_int_equal(arrivals(&victim, QUIET_S), 0);
-	assert_int_equal(arrivals(&att, 0.2), 0);
+	raw_send_as_is(&att, frame, (size_t)len);
+	assert_int_equal(raw_arrivals(&victim, QUIET_S), 0);
+	assert_int_equal(raw_arrivals(&att, 0.2), 0);
 	/* the daemon goes on serving (the victim too) */
 	h.reqid = 13;
 	len = tp_frame_build(frame, sizeof(frame), &h, victim.name, victim.name_len, &ping.base);
@@ -434,7 +306,7 @@ static void test_sticky_root(void **state)
 	assert_int_equal(st.mode & 07777, 01777);
 	put_file(c->fs, "/rootfile", 0666, "root's");
 	CHECK(c->fs, tessera_mkdir(c->fs, "/rootdir", 0777));
-	assert_int_equal(as_nobody(c, sticky_nobody), 0);
+	assert_int_equal(cluster_as_nobody(c, sticky_nobody), 0);
 	assert_file(c->fs, "/rootfile", 0, "root's");
 	CHECK(c->fs, tessera_stat(c->fs, "/rootdir", &st));
 }

@@ -846,6 +846,17 @@ static void test_layouts(void **state)
 	/* a subdirectory starts with its parent's default */
 	assert_int_equal(mds_mkdir(f->st, &ROOT, "/d/sub", 0755, &d), 0);
 	assert_true(d.has_layout);
+	/* cleared (setstripe -d): its files take the default again; only
+	 * the owner or root may, and only on a directory */
+	assert_int_equal(mds_mkdir(f->st, &ROOT, "/d/cleared", 0755, NULL), 0);
+	assert_int_equal(mds_clear_dir_layout(f->st, &U1, "/d/cleared"), -EPERM);
+	assert_int_equal(mds_clear_dir_layout(f->st, &ROOT, "/d/e"), -ENOTDIR);
+	assert_int_equal(mds_clear_dir_layout(f->st, &ROOT, "/d/cleared"), 0);
+	lookup_ok(f->st, "/d/cleared", &d);
+	assert_false(d.has_layout);
+	assert_int_equal(mkfile(f->st, &ROOT, "/d/cleared/f", &a), 0);
+	assert_int_equal(a.layout.strip_size, MDS_DEFAULT_STRIP);
+	assert_int_equal(a.layout.count, N_IOS);
 	assert_int_equal(mkfile(f->st, &ROOT, "/d/sub/f", &a), 0);
 	assert_int_equal(a.layout.strip_size, 131072);
 	assert_int_equal(a.layout.count, 3);
