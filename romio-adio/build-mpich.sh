@@ -21,7 +21,7 @@
 #   $TESSERA_ROMIO_CACHE (default /var/cache/tessera, else ~/.cache/tessera)
 #   /mpich-<mpich version>-<hash of inputs>/libmpich.so.12
 #
-#   TESSERA_BUILD   build directory with lib/libtessera.a (default build)
+#   TESSERA_BUILD   build directory with lib/libtessera.so (default build)
 #   TESSERA_KEEP    keep the build tree (the path is printed)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,7 +36,7 @@ die() { echo "build-mpich: $*" >&2; exit 1; }
 for t in mpicc.mpich dpkg-source autoreconf libtoolize patch; do
 	command -v "$t" >/dev/null || die "$t is missing (run: make deps)"
 done
-libs="$build/lib/libtessera.a"
+libs="$build/lib/libtessera.so"
 incs="-I$build/include/client -I$build/include/dataloops"
 for f in $libs "$build/include/client/tessera.h" "$build/include/dataloops/tdl.h"; do
 	[ -f "$f" ] || die "$f is not built (run: make)"
@@ -46,10 +46,16 @@ pkgver=$(dpkg-query -W -f='${source:Version}' libmpich12 2>/dev/null) ||
 srcver=${pkgver#*:}
 upver=${srcver%-*}
 
+# Keyed by the driver's sources and libtessera's soname, not by the
+# library's bytes: libmpi links libtessera.so dynamically, so a change in
+# the client library (the common case) reuses an hour-long build. A change
+# of libtessera's ABI changes its soname, and with it the key.
+soname=$(objdump -p "$build/lib/libtessera.so" | sed -n 's/^ *SONAME *//p')
+[ -n "$soname" ] || die "$build/lib/libtessera.so has no soname"
 hash=$( {
 	cat "$here"/ad_tessera*.c "$here"/ad_tessera*.h "$here/Makefile.romio" \
 	    "$here"/patches/*.patch "$0"
-	cat "$build/lib/libtessera.a"
+	echo "$soname"
 } | sha256sum | cut -c1-16)
 
 cache=${TESSERA_ROMIO_CACHE:-/var/cache/tessera}
@@ -129,7 +135,7 @@ grep -q 'AC_DEFINE(ROMIO_TESSERA' "$romio/configure.ac" || fail "the ROMIO_TESSE
 	--without-yaksa --prefix=/usr --disable-fortran --disable-cxx --disable-doc \
 	--disable-rpath --disable-wrapper-rpath --with-file-system=ufs+nfs+tessera \
 	CPPFLAGS="$incs" CFLAGS="-g -O2" BASH_SHELL=/bin/bash \
-	LIBS="-Wl,--exclude-libs,libtessera.a $libs -lprotobuf-c -lmunge -lsodium -lpthread -lm" \
+	LIBS="-L$build/lib -ltessera -lpthread -lm" \
 	) >>"$log" 2>&1 || fail "MPICH configure"
 grep -q '^#define ROMIO_TESSERA 1' "$romio/adio/include/romioconf.h" ||
 	fail "ROMIO configure did not enable tessera"

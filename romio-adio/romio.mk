@@ -83,7 +83,7 @@ MPICH_CFLAGS := -std=c11 -g -O2 -Wall -Wextra -Werror -D_GNU_SOURCE
 .PHONY: mpich check-mpich
 ifneq ($(MPICC_MPICH),)
 mpich: $(MPICH_LIB) $(MPICH_TEST_PROGS)
-$(MPICH_LIB): $(MPICH_INPUTS) $(CL_STATIC) \
+$(MPICH_LIB): $(MPICH_INPUTS) $(CL_SO) \
 		$(B)/include/client/tessera.h $(B)/include/dataloops/tdl.h
 	TESSERA_BUILD=$(abspath $(B)) bash romio-adio/build-mpich.sh $(dir $@)
 $(B)/romio-adio/tests-mpich/%: romio-adio/tests/%.c romio-adio/tests/mpi_check.h

@@ -156,9 +156,10 @@ mount_extra() {
 export TESSERA_ROMIO_TRACE=$TRACE
 if [ "$MPI_FAMILY" = mpich ]; then
 	# MPICH: ranks started on this host by hydra (fork, no ssh), which
-	# passes them the whole environment; our libmpich.so.12 first. MPICH's
+	# passes them the whole environment; our libmpich.so.12 first (and
+	# the libtessera.so it links). MPICH's
 	# ROMIO is inside libmpi, so nothing else is to be pointed at.
-	MPIRUN=(env "LD_LIBRARY_PATH=$MPICH_LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+	MPIRUN=(env "LD_LIBRARY_PATH=$MPICH_LIBDIR:$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 		mpiexec.hydra -launcher fork)
 else
 	. "$top/romio-adio/tessera-mpi-env.sh" "$B"
