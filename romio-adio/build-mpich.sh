@@ -54,7 +54,7 @@ soname=$(objdump -p "$build/lib/libtessera.so" | sed -n 's/^ *SONAME *//p')
 [ -n "$soname" ] || die "$build/lib/libtessera.so has no soname"
 hash=$( {
 	cat "$here"/ad_tessera*.c "$here"/ad_tessera*.h "$here/Makefile.romio" \
-	    "$here"/patches/*.patch "$0"
+	    "$here"/patches/*.patch "$here"/patches/mpich/*.patch "$0"
 	echo "$soname"
 } | sha256sum | cut -c1-16)
 
@@ -112,12 +112,16 @@ romio=$work/mpich/src/mpi/romio
 mkdir -p "$romio/adio/ad_tessera"
 cp "$here"/ad_tessera*.c "$here"/ad_tessera*.h "$romio/adio/ad_tessera/"
 cp "$here/Makefile.romio" "$romio/adio/ad_tessera/Makefile.mk"
-# Patches 06 and 07 are Open MPI's glue; the rest touch ROMIO only.
-for p in 01 02 03 05 09; do
+# Patches 06 and 07 are Open MPI's glue; the rest touch ROMIO only. 03
+# (ad_fstype.c) is replaced by patches/mpich/03: MPICH 4 finds a file
+# system's operations and prefix in one table.
+for p in 01 02 05 09; do
 	sed 's#ompi/mca/io/romio321/romio/##' "$here"/patches/$p-*.patch |
 		patch -p1 -s -F3 --no-backup-if-mismatch -d "$romio" >>"$log" 2>&1 ||
 		fail "patch $p for MPICH's ROMIO"
 done
+patch -p1 -s --no-backup-if-mismatch -d "$romio" <"$here/patches/mpich/03-ad_fstype-c.patch" \
+	>>"$log" 2>&1 || fail "patch mpich/03 for MPICH's ROMIO"
 # 04 (configure.ac): of its three hunks only the ROMIO_TESSERA define
 # applies; MPICH 4 derives the conditionals from the known file systems,
 # to which tessera is added.
