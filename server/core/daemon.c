@@ -29,7 +29,6 @@
 #include "daemon_int.h"
 #include "session.h"
 
-#define SRV_TICK_S 0.05
 #define SRV_TRIM_ABOVE (32u << 20) /* debt after which freed memory is returned */
 
 /* ------------------------------------------------------------ requests */
@@ -172,6 +171,8 @@ static void drain(struct srv *srv)
 		}
 		if (srv->waiting)
 			srv_pump_all(srv);
+		else
+			srv->eagain = 0; /* nothing left to retry */
 	} while (n > 0);
 	srv_parked_reap(srv);
 	if (n < 0)

@@ -27,6 +27,16 @@
 #include "tp_clock.h" /* deadlines, session ages: tp_mono_s() */
 
 #define SRV_PEER_BUCKETS 1024 /* power of 2 */
+#define SRV_TICK_S 0.05
+/* A reply that meets -EAGAIN (its peer's connection is being set up, or
+ * the provider's queue is full) is retried at once for SRV_STALL_SPIN_S,
+ * then once a tick; a peer whose replies have made no progress for
+ * SRV_REACH_S is unreachable (an AUTH naming an address that does not
+ * answer): its replies, parked requests and sessions are dropped and its
+ * address forgotten. A client's own connection carries its replies, so a
+ * live client never waits on the daemon connecting out. */
+#define SRV_STALL_SPIN_S 0.01
+#define SRV_REACH_S      2.0
 
 /* An outgoing reply. */
 struct srv_tx {
@@ -77,11 +87,17 @@ struct srv_peer {
 	unsigned entries;               /* waiting + posted + parked */
 	size_t bytes;                   /* their cost */
 	int warned;                     /* a drop was logged this episode */
+	double stalled_since;           /* a send met -EAGAIN then (0: moving) */
+	double retry_at;                /* stalled past the spin: next try */
+	int forget_after_send;          /* unreachable: forget the address once
+					 * no send of it is in the provider */
+	int forgotten;                  /* its address is gone (tnet_forget) */
 };
 
 struct srv_counters {
 	uint64_t replies_expired, requests_refused, requests_dropped;
 	uint64_t peers_closed, parked_expired, parked_gone;
+	uint64_t peers_unreachable;     /* given up on (SRV_REACH_S) */
 	uint64_t unauthenticated;       /* frames dropped: no session, bad MAC */
 	uint64_t data_kept, data_copied; /* parked requests' data (srv_park_sized) */
 };
@@ -111,7 +127,8 @@ struct srv {
 	size_t bytes, parked_bytes;
 	struct srv_txlist abandoned;    /* contexts the provider may still hold */
 	struct srv_parked *retired;     /* parked requests done, freed by reap */
-	int eagain;                     /* a send met -EAGAIN: poll and retry */
+	int eagain;                     /* a send met -EAGAIN within its spin
+					 * window: poll and retry at once */
 	size_t peak_bytes;              /* highest debt since memory was trimmed */
 	struct srv_counters count;
 	struct srv_sessions *sessions;

@@ -81,6 +81,16 @@ void srv_sessions_expire(struct srv_sessions *t, double now)
 				pp = &(*pp)->hnext;
 }
 
+void srv_sessions_drop_peer(struct srv_sessions *t, uint64_t peer)
+{
+	for (unsigned b = 0; b < SESS_BUCKETS; b++)
+		for (struct srv_session **pp = &t->buckets[b]; *pp;)
+			if ((*pp)->peer == peer)
+				unlink_free(t, pp);
+			else
+				pp = &(*pp)->hnext;
+}
+
 /* The least recently used session of `uid`, and how many uid has. */
 static struct srv_session **oldest(struct srv_sessions *t, uint32_t uid, unsigned *count)
 {

@@ -33,6 +33,8 @@ int srv_session_add(struct srv_sessions *t, struct srv_ident *ident, uint64_t pe
 struct srv_session *srv_session_find(struct srv_sessions *t, uint64_t id);
 /* Drop sessions idle for longer than the limit. */
 void srv_sessions_expire(struct srv_sessions *t, double now);
+/* Drop the sessions replying to `peer` (its address is being forgotten). */
+void srv_sessions_drop_peer(struct srv_sessions *t, uint64_t peer);
 unsigned srv_sessions_count(const struct srv_sessions *t);
 
 #endif /* TESSERA_SESSION_H */
