@@ -151,9 +151,10 @@ static int authenticate(tessera_fs *fs, int server)
 	return rc;
 }
 
-/* Daemons drop sessions idle this long (SRV_SESSION_IDLE_S, an hour);
- * a client renews its own well before. */
-#define TC_SESSION_RENEW_NS (1800ull * 1000000000u)
+/* Daemons drop sessions idle for the config's session_idle_s; a client
+ * renews its own after half of it (a daemon with another config drops it
+ * earlier, and the probe finds that out). */
+#define TC_SESSION_RENEW_NS(fs) ((uint64_t)(fs)->cfg.session_idle_s * 500000000ull)
 
 /* Each server the requests go to has a session, or those requests fail
  * with why it could not be opened. */
@@ -166,13 +167,13 @@ static void ensure_sessions(tessera_fs *fs, struct tc_req **reqs, size_t n)
 		if (reqs[i]->replied)
 			continue;
 		pthread_mutex_lock(&fs->lock);
-		ok = ses->valid && tp_mono_ns() - ses->used_ns < TC_SESSION_RENEW_NS;
+		ok = ses->valid && tp_mono_ns() - ses->used_ns < TC_SESSION_RENEW_NS(fs);
 		pthread_mutex_unlock(&fs->lock);
 		if (ok)
 			continue;
 		pthread_mutex_lock(&fs->auth_lock);
 		pthread_mutex_lock(&fs->lock);
-		ok = ses->valid && tp_mono_ns() - ses->used_ns < TC_SESSION_RENEW_NS;
+		ok = ses->valid && tp_mono_ns() - ses->used_ns < TC_SESSION_RENEW_NS(fs);
 		pthread_mutex_unlock(&fs->lock);
 		rc = ok ? 0 : authenticate(fs, reqs[i]->server);
 		pthread_mutex_unlock(&fs->auth_lock);

@@ -79,6 +79,27 @@
 	X("cap_lifetime_ms", cap_lifetime_ms, U32, DEF("600000"), 100,            \
 	  7 * 24 * 3600 * 1000u, "ms", "how long a capability is valid; clients "  \
 	  "renew theirs after three quarters of it")                                \
+	X("session_idle_s", session_idle_s, U32, DEF("600"), 10, 24 * 3600, "s",  \
+	  "a daemon drops a session idle this long; clients renew theirs after "   \
+	  "half of it")                                                             \
+	X("sessions_max", sessions_max, U32, DEF("16384"), 2, 1u << 20,           \
+	  "sessions", "sessions a daemon keeps open at once")                       \
+	X("sessions_per_uid", sessions_per_uid, U32, DEF("1024"), 1, 1u << 20,    \
+	  "sessions", "sessions one uid may hold at a daemon; a uid past it "       \
+	  "loses its own least recently used one, and a full table gives way "      \
+	  "from the uid holding the most")                                          \
+	X("lock_requests_per_uid", lock_requests_per_uid, U32, DEF("65536"), 1,   \
+	  1u << 20, "requests", "storage daemons: lock requests one uid may hold " \
+	  "in the lock table (of 2^20)")                                            \
+	X("lock_bytes_per_uid", lock_bytes_per_uid, SIZE64, DEF("64M"), 4096,      \
+	  256u << 20, "bytes", "storage daemons: lock table memory one uid's "     \
+	  "requests may hold (of 256 MiB)")                                         \
+	X("local_tokens_per_uid", local_tokens_per_uid, U32, DEF("16"), 1, 64,     \
+	  "tokens", "storage daemons: local-read tokens one uid may have waiting " \
+	  "(of 64)")                                                                \
+	X("local_conns_per_uid", local_conns_per_uid, U32, DEF("8"), 1, 32,        \
+	  "connections", "storage daemons: connections one uid may have open to "  \
+	  "the local-read socket (of 32)")                                          \
 	X("io_threads", io_threads, U32, NONE("the online CPUs, at most 8"), 0,   \
 	  TP_MAX_IO_THREADS, "threads", "storage daemons: disk worker threads; 0 " \
 	  "runs the disk work inside the event loop. Each object's requests run "  \

@@ -349,8 +349,8 @@ static struct srv *srv_alloc(const struct srv_opts *opts, const struct srv_role 
 	else
 		snprintf(srv->target, sizeof(srv->target), "%s:%u", role->name, role->index);
 	srv->local_ident.ngids = 1; /* uid 0, gid 0 */
-	if (srv_sessions_create(SRV_SESSIONS, SRV_SESSIONS_PER_UID, SRV_SESSION_IDLE_S,
-				&srv->sessions)) {
+	if (srv_sessions_create(opts->cfg->sessions_max, opts->cfg->sessions_per_uid,
+				opts->cfg->session_idle_s, &srv->sessions)) {
 		free(srv);
 		return NULL;
 	}

@@ -108,10 +108,8 @@ struct srv_limits {
 #define SRV_TOTAL_ENTRIES  16384
 #define SRV_PEER_POSTED    32
 #define SRV_TOTAL_POSTED   512
-/* Sessions (session.h): open at once, of one uid, idle life. */
-#define SRV_SESSIONS         16384
-#define SRV_SESSIONS_PER_UID 4096
-#define SRV_SESSION_IDLE_S   3600
+/* Sessions (session.h): the config's sessions_max, sessions_per_uid and
+ * session_idle_s. */
 
 /* How much a daemon logs: a line is written when its level is at most
  * the threshold. The default threshold is SRV_LOG_INFO; -v makes it

@@ -89,8 +89,9 @@ void srv_auth(struct srv *srv, struct srv_req *req)
 		goto out;
 	rc = srv_session_add(srv->sessions, &req->ident, req->peer, tp_mono_s(), &ses);
 	if (rc) {
-		srv_reply_error(req, rc, "AUTH of uid %u: %u sessions are open, the limit",
-				req->ident.uid, srv_sessions_count(srv->sessions));
+		srv_reply_error(req, rc, "AUTH of uid %u: daemon %s has no room for a session "
+				"(%u open of sessions_max): %s", req->ident.uid, srv->target,
+				srv_sessions_count(srv->sessions), strerror(-rc));
 		goto out;
 	}
 	/* A probe asks after a session it holds (evicted, or lost in a

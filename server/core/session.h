@@ -6,7 +6,10 @@
  * bounded: at most `max` sessions, at most `per_uid` of one uid (a uid
  * past it loses its own least recently used session, so one user's flood
  * of AUTH costs nobody else), and a session idle for `idle_s` is dropped
- * (its client authenticates again).
+ * (its client authenticates again). When the table is full of sessions
+ * in use (many uids, each within its share), the uid holding the most
+ * loses its least recently used one: root, the daemons' uid and a uid
+ * new to the daemon always get in.
  */
 #ifndef TESSERA_SESSION_H
 #define TESSERA_SESSION_H
@@ -26,8 +29,7 @@ int srv_sessions_create(unsigned max, unsigned per_uid, double idle_s,
 			struct srv_sessions **out);
 void srv_sessions_destroy(struct srv_sessions *t);
 /* Add a session for `ident` (whose session id this fills in, random and
- * unique) replying to `peer`. -EBUSY when the table is full of sessions
- * still in use. */
+ * unique) replying to `peer`, making room as said above; -ENOMEM. */
 int srv_session_add(struct srv_sessions *t, struct srv_ident *ident, uint64_t peer,
 		    double now, struct srv_session **out);
 struct srv_session *srv_session_find(struct srv_sessions *t, uint64_t id);
@@ -36,5 +38,6 @@ void srv_sessions_expire(struct srv_sessions *t, double now);
 /* Drop the sessions replying to `peer` (its address is being forgotten). */
 void srv_sessions_drop_peer(struct srv_sessions *t, uint64_t peer);
 unsigned srv_sessions_count(const struct srv_sessions *t);
+unsigned srv_sessions_of_uid(struct srv_sessions *t, uint32_t uid);
 
 #endif /* TESSERA_SESSION_H */
