@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "ios.h"
+#include "ios_quota.h"
 #include "tdl.h"
 #include "tlk.h"
 #include "tp_clock.h"
@@ -88,6 +89,7 @@ struct ios_locks {
 	size_t npending;
 	size_t pending_ranges;       /* capacity of all pending descriptions */
 	uint64_t granted, released, expired_sessions; /* counters */
+	struct ios_lockq *quota;     /* each uid's share of the table (ios_quota.h) */
 };
 
 int ios_locks_create(struct ios *ios, uint32_t lease_ms, struct ios_locks **out, char *err,
@@ -116,6 +118,14 @@ int ios_locks_create(struct ios *ios, uint32_t lease_ms, struct ios_locks **out,
 			free(lk);
 			return -EIO;
 		}
+	if ((rc = ios_lockq_create(ios->cfg ? ios->cfg->lock_requests_per_uid : UINT32_MAX,
+				   ios->cfg ? ios->cfg->lock_bytes_per_uid : UINT64_MAX,
+				   &lk->quota))) {
+		snprintf(err, errlen, "lock quotas: %s", strerror(-rc));
+		tlk_table_destroy(lk->table);
+		free(lk);
+		return rc;
+	}
 	lk->ios = ios;
 	lk->lease_ms = lease_ms;
 	*out = lk;
@@ -569,6 +579,8 @@ static int refuse_or_create(struct ios_locks *lk, struct srv_req *req,
 			    const Tessera__LockAcquireRequest *m, const struct lk_pending *p,
 			    uint64_t *lock_id)
 {
+	size_t bytes = tlk_request_footprint(p->n);
+	char why[200];
 	int rc;
 
 	if (!p->n) {
@@ -576,8 +588,16 @@ static int refuse_or_create(struct ios_locks *lk, struct srv_req *req,
 				m->handle);
 		return -EINVAL;
 	}
+	if ((rc = ios_lockq_admit(lk->quota, req->ident.uid, bytes, why, sizeof(why)))) {
+		srv_reply_error(req, rc, "lock " OBJ " on storage daemon %u: %s", m->handle,
+				lk->ios->index, why);
+		return rc;
+	}
 	rc = tlk_request_create(lk->table, m->handle, m->session, (enum tlk_mode)p->mode,
 				p->ranges, p->n, lock_id);
+	if (!rc && (rc = ios_lockq_charge(lk->quota, *lock_id, m->session, req->ident.uid,
+					  bytes)))
+		tlk_release(lk->table, *lock_id); /* not counted: not kept */
 	if (rc)
 		srv_reply_error(req, rc, "lock " OBJ ": %zu ranges: %s", m->handle, p->n,
 				rc == -E2BIG ? "too many ranges" :
@@ -742,6 +762,8 @@ void ios_do_lock_release(struct ios *ios, struct srv_req *req)
 		rc = tlk_release_from(lk->table, m->lock_id, m->from, &a);
 	} else {
 		rc = tlk_release(lk->table, m->lock_id);
+		if (!rc)
+			ios_lockq_release(lk->quota, m->lock_id);
 		a = (struct tlk_answer){ TLK_GRANTED, TLK_NONE, TLK_NONE };
 	}
 	deliver_events(lk);
@@ -785,6 +807,7 @@ static void session_expire(struct ios_locks *lk, struct lk_session *s)
 	size_t n = 0;
 
 	tlk_release_owner(lk->table, s->id, &n);
+	ios_lockq_release_owner(lk->quota, s->id);
 	deliver_events(lk);
 	while (s->pending) {
 		struct lk_pending *p = s->pending;
@@ -841,5 +864,6 @@ void ios_locks_destroy(struct ios_locks *lk)
 	while (lk->waits) /* parked requests were dropped by the daemon core */
 		wait_unlink(lk, lk->waits);
 	tlk_table_destroy(lk->table);
+	ios_lockq_destroy(lk->quota);
 	free(lk);
 }
