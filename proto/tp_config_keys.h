@@ -100,6 +100,9 @@
 	X("local_conns_per_uid", local_conns_per_uid, U32, DEF("8"), 1, 32,        \
 	  "connections", "storage daemons: connections one uid may have open to "  \
 	  "the local-read socket (of 32)")                                          \
+	X("counters_per_uid", counters_per_uid, U32, DEF("16"), 1, 64,            \
+	  "counters", "storage daemons: shared-pointer counters (`FETCH_ADD` "      \
+	  "keys) one uid may make on one object (of 64)")                           \
 	X("io_threads", io_threads, U32, NONE("the online CPUs, at most 8"), 0,   \
 	  TP_MAX_IO_THREADS, "threads", "storage daemons: disk worker threads; 0 " \
 	  "runs the disk work inside the event loop. Each object's requests run "  \

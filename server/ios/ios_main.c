@@ -79,6 +79,8 @@ static void do_fetch_add(struct ios *ios, struct srv_req *req)
 	w->part[0].handle = m->handle;
 	w->part[0].key = m->key;
 	w->part[0].counter_op = m->set ? IOS_COUNTER_SET : IOS_COUNTER_ADD;
+	w->part[0].counter_who.uid = req->ident.uid;
+	w->part[0].counter_who.share = ios->cfg->counters_per_uid;
 	w->part[0].value = m->value;
 	ios_reply_work(ios, req, w);
 }
