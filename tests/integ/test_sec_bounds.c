@@ -12,7 +12,9 @@
  *     of the table), naming the limit and the daemon, while another uid
  *     still locks;
  *   - one uid holding local-read tokens and socket connections leaves
- *     another uid's local reads working.
+ *     another uid's local reads working;
+ *   - one uid making shared-pointer counters on a file is refused past
+ *     its share and pushes out no other user's counter.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,7 +49,7 @@ static int setup(void **state)
 
 #define SHARES "sessions_max = 32\nsessions_per_uid = 8\n" \
 	"lock_requests_per_uid = 16\nlock_bytes_per_uid = 64K\n" \
-	"local_tokens_per_uid = 4\nlocal_conns_per_uid = 2\n"
+	"local_tokens_per_uid = 4\nlocal_conns_per_uid = 2\ncounters_per_uid = 4\n"
 
 static int setup_shares(void **state)
 {
@@ -527,6 +529,51 @@ static void test_local_hog(void **state)
 	close(ready[0]);
 }
 
+/* ------------------------------------------------------------ counters */
+
+#define CTR_FILE "/bounds-counters"
+#define CTR_ROOT_KEY 7
+
+/* nobody, with write access to the file: 70 new keys; its 5th is refused
+ * (EDQUOT naming the limit), and it keeps working on its own. */
+static int counter_flood(const char *conf)
+{
+	tessera_fs *fs = NULL;
+	tessera_file *f;
+	char err[512];
+	int64_t old;
+	int i, rc = 0;
+
+	EXPECT(tessera_connect(conf, &fs, err, sizeof(err)) == 0);
+	EXPECT(tessera_open(fs, CTR_FILE, O_RDWR, 0, NULL, &f) == 0);
+	for (i = 0; i < 70; i++)
+		if ((rc = tessera_fetch_add(f, 1000 + (uint64_t)i, 1, &old)))
+			break;
+	fprintf(stderr, "nobody, counter %d: %s\n", i + 1, rc ? tessera_errmsg(fs) : "made");
+	EXPECT(i == 4 && rc == -EDQUOT);
+	EXPECT(strstr(tessera_errmsg(fs), "counters_per_uid"));
+	EXPECT(tessera_fetch_add(f, 1000, 1, &old) == 0 && old == 1);
+	tessera_close(f);
+	tessera_disconnect(fs);
+	return 0;
+}
+
+static void test_counter_flood(void **state)
+{
+	struct cluster *c = *state;
+	struct tessera_layout l = { .strip_size = 65536, .count = 1 };
+	tessera_file *f;
+	int64_t old;
+
+	NEED_ROOT(c);
+	CHECK(c->fs, tessera_open(c->fs, CTR_FILE, O_CREAT | O_RDWR, 0666, &l, &f));
+	CHECK(c->fs, tessera_fetch_set(f, CTR_ROOT_KEY, 12288, &old));
+	assert_int_equal(run_as(c, NOBODY, counter_flood), 0);
+	CHECK(c->fs, tessera_fetch_add(f, CTR_ROOT_KEY, 0, &old));
+	assert_int_equal(old, 12288); /* root's shared pointer is where it was */
+	CHECK(c->fs, tessera_close(f));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -534,6 +581,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_session_table, setup_shares, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_flood, setup_shares, teardown),
 		cmocka_unit_test_setup_teardown(test_local_hog, setup_shares, teardown),
+		cmocka_unit_test_setup_teardown(test_counter_flood, setup_shares, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
