@@ -8,6 +8,8 @@
  *     bounded attempt, not a spinning loop (CPU time, not wall time);
  *   - uids filling the session table leave root and a new uid able to
  *     connect, and one uid past its share loses only its own sessions;
+ *     an idle session is dropped after session_idle_s, and a client that
+ *     was idle renews its own before it is;
  *   - one uid's lock flood is refused past its share (requests, and bytes
  *     of the table), naming the limit and the daemon, while another uid
  *     still locks;
@@ -300,6 +302,47 @@ static void test_session_table(void **state)
 	tnet_close(flood.net);
 }
 
+static int setup_idle(void **state)
+{
+	if (geteuid() != 0) {
+		*state = NULL;
+		return 0;
+	}
+	return cluster_setup_conf(state, "tcp;ofi_rxm", "session_idle_s = 10\n");
+}
+
+/* With session_idle_s = 10: a raw session left idle for 12 s is gone (its
+ * frames go unanswered), and the cluster's client, idle as long, renews
+ * its sessions first, so its next call needs no probe. */
+static void test_idle_sessions(void **state)
+{
+	struct cluster *c = *state;
+	struct tessera_ping p[1 + N_IOS];
+	struct raw raw;
+	char msg[256];
+	double t;
+
+	NEED_ROOT(c);
+	raw_open(c, 0, &raw);
+	assert_true(raw_ping_sessions(&raw) >= 1);
+	assert_int_equal(tessera_ping(c->fs, p, 1 + N_IOS), 1 + N_IOS);
+	sleep(12);
+	{
+		Tessera__PingRequest ping = TESSERA__PING_REQUEST__INIT;
+
+		assert_int_equal(raw_request(&raw, TP_OP_PING, &ping.base, NULL, 0, msg, sizeof(msg)),
+				 -ETIMEDOUT);
+	}
+	t = now_s();
+	assert_int_equal(tessera_ping(c->fs, p, 1 + N_IOS), 1 + N_IOS);
+	for (int i = 0; i <= N_IOS; i++)
+		assert_int_equal(p[i].status, 0);
+	print_message("after 12 s idle: a ping of every daemon took %.0f ms\n",
+		      (now_s() - t) * 1000);
+	assert_true(now_s() - t < 0.2); /* renewed, not found out by a 250 ms probe */
+	tnet_close(raw.net);
+}
+
 /* ------------------------------------------------------------ locks */
 
 #define LOCK_FILE "/bounds-locks"
@@ -579,6 +622,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_auth_to_nowhere, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_session_table, setup_shares, teardown),
+		cmocka_unit_test_setup_teardown(test_idle_sessions, setup_idle, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_flood, setup_shares, teardown),
 		cmocka_unit_test_setup_teardown(test_local_hog, setup_shares, teardown),
 		cmocka_unit_test_setup_teardown(test_counter_flood, setup_shares, teardown),
