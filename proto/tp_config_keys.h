@@ -94,6 +94,9 @@
 	X("lock_bytes_per_uid", lock_bytes_per_uid, SIZE64, DEF("64M"), 4096,      \
 	  256u << 20, "bytes", "storage daemons: lock table memory one uid's "     \
 	  "requests may hold (of 256 MiB)")                                         \
+	X("lock_pending_per_uid", lock_pending_per_uid, U32, DEF("256"), 1, 1024,  \
+	  "descriptions", "storage daemons: locks sent in several messages that "  \
+	  "one uid may have in progress (of 1024)")                                 \
 	X("local_tokens_per_uid", local_tokens_per_uid, U32, DEF("16"), 1, 64,     \
 	  "tokens", "storage daemons: local-read tokens one uid may have waiting " \
 	  "(of 64)")                                                                \

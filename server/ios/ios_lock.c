@@ -54,6 +54,7 @@ _Static_assert((int)TLK_GRANTED == (int)TESSERA__LOCK_STATE__LOCK_GRANTED &&
 /* A lock request whose regions are still arriving (more = true). */
 struct lk_pending {
 	struct ios_locks *lk;
+	uint32_t uid;                /* whose (its share: ios_quota.h) */
 	uint64_t id;                 /* LK_PENDING_BIT | n */
 	uint64_t handle;
 	uint32_t mode;
@@ -118,9 +119,15 @@ int ios_locks_create(struct ios *ios, uint32_t lease_ms, struct ios_locks **out,
 			free(lk);
 			return -EIO;
 		}
-	if ((rc = ios_lockq_create(ios->cfg ? ios->cfg->lock_requests_per_uid : UINT32_MAX,
-				   ios->cfg ? ios->cfg->lock_bytes_per_uid : UINT64_MAX,
-				   &lk->quota))) {
+	struct ios_lockq_limits ql = { UINT32_MAX, UINT64_MAX, UINT32_MAX, UINT64_MAX };
+
+	if (ios->cfg) /* a uid's share of the pending ranges is that of the descriptions */
+		ql = (struct ios_lockq_limits){ ios->cfg->lock_requests_per_uid,
+						ios->cfg->lock_bytes_per_uid,
+						ios->cfg->lock_pending_per_uid,
+						(uint64_t)LK_MAX_PENDING_RANGES *
+						ios->cfg->lock_pending_per_uid / LK_MAX_PENDING };
+	if ((rc = ios_lockq_create(&ql, &lk->quota))) {
 		snprintf(err, errlen, "lock quotas: %s", strerror(-rc));
 		tlk_table_destroy(lk->table);
 		free(lk);
@@ -154,6 +161,8 @@ static struct lk_session *session_find(struct ios_locks *lk, uint64_t id)
 
 static void pending_free(struct ios_locks *lk, struct lk_pending *p)
 {
+	ios_lockq_pending_add(lk->quota, p->uid, -1);
+	ios_lockq_pending_ranges(lk->quota, p->uid, -(int64_t)p->cap);
 	lk->pending_ranges -= p->cap;
 	free(p->ranges);
 	free(p);
@@ -308,6 +317,8 @@ static void reply_detached(struct ios_locks *lk, struct srv_req *parked, uint64_
 /* ------------------------------------------------------------ descriptions */
 
 #define OBJ "object %016" PRIx64
+#define LK_PENDING_SHARE "this uid's lock descriptions in progress hold its share of " \
+	"2^22 ranges (lock_pending_per_uid / 1024 of them)"
 
 static int ranges_grow(struct lk_pending *p, size_t more)
 {
@@ -324,9 +335,13 @@ static int ranges_grow(struct lk_pending *p, size_t more)
 	 * the lock table, and its limits, sees them). */
 	if (p->lk->pending_ranges - p->cap + cap > LK_MAX_PENDING_RANGES)
 		return -ENOBUFS;
+	if (ios_lockq_pending_ranges(p->lk->quota, p->uid, (int64_t)(cap - p->cap)))
+		return -EDQUOT; /* this uid's share of them */
 	r = realloc(p->ranges, cap * sizeof(*r));
-	if (!r)
+	if (!r) {
+		ios_lockq_pending_ranges(p->lk->quota, p->uid, -(int64_t)(cap - p->cap));
 		return -ENOMEM;
+	}
 	p->lk->pending_ranges += cap - p->cap;
 	p->ranges = r;
 	p->cap = cap;
@@ -373,7 +388,8 @@ static int refuse_or_add_list(struct srv_req *req, const Tessera__LockAcquireReq
 				srv_reply_error(req, rc, "lock " OBJ ": %s", m->handle,
 						rc == -E2BIG ? "more than 2^20 ranges in one request" :
 						rc == -ENOBUFS ? "lock descriptions in progress hold "
-						"2^22 ranges, the daemon's limit" : strerror(-rc));
+						"2^22 ranges, the daemon's limit" : rc == -EDQUOT ?
+						LK_PENDING_SHARE : strerror(-rc));
 				return rc;
 			}
 			p->ranges[p->n++] = (struct tlk_range){ obj, run, off };
@@ -471,6 +487,8 @@ static int refuse_or_add_view(struct ios *ios, struct srv_req *req,
 	else if (rc == -ENOBUFS)
 		srv_reply_error(req, rc, "lock " OBJ ": lock descriptions in progress hold 2^22 "
 				"ranges, the daemon's limit", m->handle);
+	else if (rc == -EDQUOT)
+		srv_reply_error(req, rc, "lock " OBJ ": %s", m->handle, LK_PENDING_SHARE);
 	else if (rc == -EINVAL && err[0])
 		srv_reply_error(req, rc, "lock " OBJ ": %s", m->handle, err);
 	else if (rc)
@@ -525,7 +543,8 @@ static int refuse_or_pending(struct ios_locks *lk, struct srv_req *req,
 			     const Tessera__LockAcquireRequest *m, struct lk_session *s,
 			     struct lk_pending **pp, struct lk_pending ***linkp)
 {
-	struct lk_pending *p;
+	struct lk_pending *p = NULL;
+	char why[200];
 
 	if (m->lock_id) {
 		p = pending_find(s, m->lock_id, linkp);
@@ -537,11 +556,19 @@ static int refuse_or_pending(struct ios_locks *lk, struct srv_req *req,
 		*pp = p;
 		return 0;
 	}
-	if (lk->npending >= LK_MAX_PENDING || !(p = calloc(1, sizeof(*p)))) {
+	if (ios_lockq_pending_admit(lk->quota, req->ident.uid, why, sizeof(why))) {
+		srv_reply_error(req, -EDQUOT, "lock " OBJ " on storage daemon %u: %s", m->handle,
+				lk->ios->index, why);
+		return -EDQUOT;
+	}
+	if (lk->npending >= LK_MAX_PENDING || !(p = calloc(1, sizeof(*p))) ||
+	    ios_lockq_pending_add(lk->quota, req->ident.uid, 1)) {
+		free(p);
 		srv_reply_error(req, -EBUSY, "lock " OBJ ": %zu descriptions in progress",
 				m->handle, lk->npending);
 		return -EBUSY;
 	}
+	p->uid = req->ident.uid;
 	lk->npending++;
 	p->lk = lk;
 	p->id = LK_PENDING_BIT | ++lk->next_pending;

@@ -27,12 +27,13 @@ struct q_charge {
 struct q_uid {
 	uint32_t uid;
 	uint64_t requests, bytes;
+	uint32_t pending;           /* descriptions in progress */
+	uint64_t pending_ranges;    /* their capacity */
 	struct q_uid *next;
 };
 
 struct ios_lockq {
-	uint32_t max_requests;
-	uint64_t max_bytes;
+	struct ios_lockq_limits lim;
 	struct q_charge *by_id[Q_ID_BUCKETS];
 	struct q_charge *by_owner[Q_OWNER_BUCKETS];
 	struct q_uid *uids[Q_UID_BUCKETS];
@@ -43,14 +44,13 @@ static unsigned mix(uint64_t x, unsigned buckets)
 	return (unsigned)((x * 0x9e3779b97f4a7c15ull) >> 40) & (buckets - 1);
 }
 
-int ios_lockq_create(uint32_t max_requests, uint64_t max_bytes, struct ios_lockq **out)
+int ios_lockq_create(const struct ios_lockq_limits *lim, struct ios_lockq **out)
 {
 	struct ios_lockq *q = calloc(1, sizeof(*q));
 
 	if (!q)
 		return -ENOMEM;
-	q->max_requests = max_requests;
-	q->max_bytes = max_bytes;
+	q->lim = *lim;
 	*out = q;
 	return 0;
 }
@@ -64,6 +64,27 @@ static struct q_uid **uid_slot(struct ios_lockq *q, uint32_t uid)
 	return pp;
 }
 
+/* uid's entry, made if needed (NULL: no memory). */
+static struct q_uid *uid_get(struct ios_lockq *q, uint32_t uid)
+{
+	struct q_uid **up = uid_slot(q, uid);
+
+	if (!*up && (*up = calloc(1, sizeof(**up))))
+		(*up)->uid = uid;
+	return *up;
+}
+
+/* Free uid's entry once it holds nothing. */
+static void uid_put(struct ios_lockq *q, uint32_t uid)
+{
+	struct q_uid **up = uid_slot(q, uid), *u = *up;
+
+	if (u && !u->requests && !u->pending && !u->pending_ranges) {
+		*up = u->next;
+		free(u);
+	}
+}
+
 int ios_lockq_admit(struct ios_lockq *q, uint32_t uid, size_t bytes, char *why, size_t len)
 {
 	const struct q_uid *u = *uid_slot(q, uid);
@@ -71,15 +92,15 @@ int ios_lockq_admit(struct ios_lockq *q, uint32_t uid, size_t bytes, char *why, 
 
 	if (uid == 0)
 		return 0;
-	if (reqs + 1 > q->max_requests) {
+	if (reqs + 1 > q->lim.requests) {
 		snprintf(why, len, "uid %" PRIu32 " holds %" PRIu64 " lock requests, the per-user "
 			 "limit (lock_requests_per_uid)", uid, reqs);
 		return -EDQUOT;
 	}
-	if (held + bytes > q->max_bytes) {
+	if (held + bytes > q->lim.bytes) {
 		snprintf(why, len, "uid %" PRIu32 "'s lock requests hold %" PRIu64 " bytes of the "
 			 "lock table and this one needs %zu; the per-user limit "
-			 "(lock_bytes_per_uid) is %" PRIu64, uid, held, bytes, q->max_bytes);
+			 "(lock_bytes_per_uid) is %" PRIu64, uid, held, bytes, q->lim.bytes);
 		return -EDQUOT;
 	}
 	return 0;
@@ -88,18 +109,12 @@ int ios_lockq_admit(struct ios_lockq *q, uint32_t uid, size_t bytes, char *why, 
 int ios_lockq_charge(struct ios_lockq *q, uint64_t lock_id, uint64_t owner, uint32_t uid,
 		     size_t bytes)
 {
-	struct q_uid **up = uid_slot(q, uid), *u = *up;
 	struct q_charge *c = calloc(1, sizeof(*c)), **head;
+	struct q_uid *u = c ? uid_get(q, uid) : NULL;
 
-	if (!c)
-		return -ENOMEM;
 	if (!u) {
-		if (!(u = calloc(1, sizeof(*u)))) {
-			free(c);
-			return -ENOMEM;
-		}
-		u->uid = uid;
-		*up = u;
+		free(c);
+		return -ENOMEM;
 	}
 	u->requests++;
 	u->bytes += bytes;
@@ -121,7 +136,7 @@ int ios_lockq_charge(struct ios_lockq *q, uint64_t lock_id, uint64_t owner, uint
 /* Uncharge c (already off its lock id chain) and free it. */
 static void charge_drop(struct ios_lockq *q, struct q_charge *c)
 {
-	struct q_uid **up = uid_slot(q, c->uid), *u = *up;
+	struct q_uid *u = *uid_slot(q, c->uid);
 
 	if (c->own_prev)
 		c->own_prev->own_next = c->own_next;
@@ -132,10 +147,7 @@ static void charge_drop(struct ios_lockq *q, struct q_charge *c)
 	if (u) {
 		u->requests--;
 		u->bytes -= c->bytes;
-		if (!u->requests) {
-			*up = u->next;
-			free(u);
-		}
+		uid_put(q, c->uid);
 	}
 	free(c);
 }
@@ -173,6 +185,43 @@ void ios_lockq_release_owner(struct ios_lockq *q, uint64_t owner)
 	}
 }
 
+int ios_lockq_pending_admit(struct ios_lockq *q, uint32_t uid, char *why, size_t len)
+{
+	const struct q_uid *u = *uid_slot(q, uid);
+
+	if (uid == 0 || !u || u->pending < q->lim.pending)
+		return 0;
+	snprintf(why, len, "uid %" PRIu32 " has %" PRIu32 " lock descriptions in progress, the "
+		 "per-user limit (lock_pending_per_uid)", uid, u->pending);
+	return -EDQUOT;
+}
+
+int ios_lockq_pending_add(struct ios_lockq *q, uint32_t uid, int delta)
+{
+	struct q_uid *u = delta > 0 ? uid_get(q, uid) : *uid_slot(q, uid);
+
+	if (!u)
+		return delta > 0 ? -ENOMEM : 0;
+	u->pending += (uint32_t)delta;
+	uid_put(q, uid);
+	return 0;
+}
+
+int ios_lockq_pending_ranges(struct ios_lockq *q, uint32_t uid, int64_t more)
+{
+	struct q_uid *u = more > 0 ? uid_get(q, uid) : *uid_slot(q, uid);
+
+	if (!u)
+		return more > 0 ? -ENOMEM : 0;
+	if (more > 0 && uid != 0 && u->pending_ranges + (uint64_t)more > q->lim.pending_ranges) {
+		uid_put(q, uid);
+		return -EDQUOT;
+	}
+	u->pending_ranges += (uint64_t)more;
+	uid_put(q, uid);
+	return 0;
+}
+
 void ios_lockq_destroy(struct ios_lockq *q)
 {
 	if (!q)
@@ -183,6 +232,13 @@ void ios_lockq_destroy(struct ios_lockq *q)
 
 			q->by_id[b] = c->id_next;
 			charge_drop(q, c);
+		}
+	for (unsigned b = 0; b < Q_UID_BUCKETS; b++)
+		while (q->uids[b]) { /* descriptions still in progress */
+			struct q_uid *u = q->uids[b];
+
+			q->uids[b] = u->next;
+			free(u);
 		}
 	free(q);
 }

@@ -197,7 +197,7 @@ static void test_number_bounds(void **state)
 		assert_int_equal(parse_one(cfg, k->key, "1 0", err, sizeof(err)), -EINVAL);
 		assert_int_equal(parse_one(cfg, k->key, "", err, sizeof(err)), -EINVAL);
 	}
-	assert_int_equal(numbers, 19);
+	assert_int_equal(numbers, 20);
 	free(cfg);
 }
 
