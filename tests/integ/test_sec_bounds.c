@@ -10,9 +10,9 @@
  *     connect, and one uid past its share loses only its own sessions;
  *     an idle session is dropped after session_idle_s, and a client that
  *     was idle renews its own before it is;
- *   - one uid's lock flood is refused past its share (requests, and bytes
- *     of the table), naming the limit and the daemon, while another uid
- *     still locks;
+ *   - one uid's lock flood is refused past its share (requests, bytes of
+ *     the table, descriptions in progress), naming the limit and the
+ *     daemon, while another uid still locks;
  *   - one uid holding local-read tokens and socket connections leaves
  *     another uid's local reads working;
  *   - one uid making shared-pointer counters on a file is refused past
@@ -51,7 +51,8 @@ static int setup(void **state)
 
 #define SHARES "sessions_max = 32\nsessions_per_uid = 8\n" \
 	"lock_requests_per_uid = 16\nlock_bytes_per_uid = 64K\n" \
-	"local_tokens_per_uid = 4\nlocal_conns_per_uid = 2\ncounters_per_uid = 4\n"
+	"local_tokens_per_uid = 4\nlocal_conns_per_uid = 2\ncounters_per_uid = 4\n" \
+	"lock_pending_per_uid = 4\nlock_list_batch = 64\n"
 
 static int setup_shares(void **state)
 {
@@ -402,6 +403,70 @@ static int lock_other(const char *conf)
 	return 0;
 }
 
+/* nobody, raw: lock descriptions left in progress (more regions to
+ * come) until refused; the 5th is (EDQUOT, naming the limit). */
+static int pending_flood(const char *conf)
+{
+	Tessera__LockAcquireRequest m = TESSERA__LOCK_ACQUIRE_REQUEST__INIT;
+	struct tessera_layout l;
+	Tessera__Capability *cap;
+	tessera_fs *fs = NULL;
+	tessera_file *f;
+	struct raw raw;
+	char err[512], msg[512] = "";
+	uint64_t off, len = 1;
+	int i, rc = 0;
+
+	EXPECT(tessera_connect(conf, &fs, err, sizeof(err)) == 0);
+	EXPECT(tessera_open(fs, LOCK_FILE, O_RDWR, 0, NULL, &f) == 0);
+	EXPECT(tessera_file_layout(f, &l) == 0);
+	cap = file_cap(f);
+	raw_open_at(conf, (int)l.servers[0], &raw);
+	m.session = 0x5eed;
+	m.handle = l.handles[0];
+	m.mode = TESSERA_LOCK_READ;
+	m.strip_size = l.strip_size;
+	m.stripe_count = l.count;
+	m.n_offsets = m.n_lengths = 1;
+	m.offsets = &off;
+	m.lengths = &len;
+	m.more = 1;
+	m.cap = cap;
+	for (i = 0; i < 1100; i++) {
+		off = 2u * (uint64_t)i;
+		if ((rc = raw_request(&raw, TP_OP_LOCK_ACQUIRE, &m.base, NULL, 0, msg, sizeof(msg))))
+			break;
+	}
+	fprintf(stderr, "nobody, description %d: %s\n", i + 1, rc ? msg : "started");
+	EXPECT(i == 4 && rc == -EDQUOT);
+	EXPECT(strstr(msg, "lock_pending_per_uid") && strstr(msg, "storage daemon"));
+	_exit(0); /* the descriptions stay for the session's lease */
+}
+
+/* uid 1001, meanwhile: a lock of 200 regions, sent in 64-region messages
+ * (lock_list_batch), is taken. */
+static int pending_other(const char *conf)
+{
+	uint64_t offs[200], lens[200];
+	tessera_fs *fs = NULL;
+	tessera_file *f;
+	tessera_lock *lk;
+	char err[512];
+
+	EXPECT(tessera_connect(conf, &fs, err, sizeof(err)) == 0);
+	EXPECT(tessera_open(fs, LOCK_FILE, O_RDWR, 0, NULL, &f) == 0);
+	for (int i = 0; i < 200; i++) {
+		offs[i] = 8192 + 2u * (uint64_t)i;
+		lens[i] = 1;
+	}
+	EXPECT(tessera_lock_list(f, TESSERA_LOCK_READ, offs, lens, 200, TESSERA_LOCK_TWO_PHASE,
+				 &lk) == 0);
+	EXPECT(tessera_unlock(lk) == 0);
+	tessera_close(f);
+	tessera_disconnect(fs);
+	return 0;
+}
+
 static void test_lock_flood(void **state)
 {
 	struct cluster *c = *state;
@@ -413,6 +478,8 @@ static void test_lock_flood(void **state)
 	CHECK(c->fs, tessera_close(f));
 	assert_int_equal(run_as(c, NOBODY, lock_flood), 0);
 	assert_int_equal(run_as(c, 1001, lock_other), 0);
+	assert_int_equal(run_as(c, NOBODY, pending_flood), 0);
+	assert_int_equal(run_as(c, 1001, pending_other), 0);
 }
 
 /* ------------------------------------------------------------ local reads */
