@@ -261,7 +261,7 @@ int main(int argc, char **argv)
 	struct ios ios = { 0 };
 	struct srv *srv = NULL;
 	char err[512], *msg = NULL;
-	char *notice = NULL;
+	char *notice = NULL, *claimed = NULL;
 	const char *faults;
 	unsigned store_flags, threads;
 	int rc, status = 1;
@@ -300,6 +300,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tessera-ios %u: no memory for the capability cache\n", cl.index);
 		goto out;
 	}
+	struct srv_store_owner me = { SRV_STORE_STORAGE, cl.index, cfg.fs_id };
+	enum srv_store_dir how;
+
+	if ((rc = srv_store_claim(cl.dir, &me, &how, &claimed, err, sizeof(err)))) {
+		fprintf(stderr, "tessera-ios %u: %s\n", cl.index, err);
+		goto out;
+	}
+	/* A directory made just now holds no lost store: a new one. */
+	if (how == SRV_STORE_DIR_MADE)
+		store_flags |= IOS_STORE_NEW;
 	if ((rc = ios_store_open(cl.dir, 256, store_flags, ios.disk, &ios.store, &notice, &msg))) {
 		fprintf(stderr, "tessera-ios: %s\n", msg ? msg : strerror(-rc));
 		free(msg);
@@ -335,6 +345,8 @@ int main(int argc, char **argv)
 		srv_warn(srv, "%s; clients read through the daemon", err);
 		ios.local_off = "its socket could not be made";
 	}
+	if (claimed)
+		srv_warn(srv, "%s", claimed);
 	if (notice)
 		srv_log(srv, "%s", notice);
 	free(notice);
@@ -358,6 +370,7 @@ int main(int argc, char **argv)
 	status = 0;
 out:
 	free(notice);
+	free(claimed);
 	ios_locks_destroy(ios.locks);
 	ios_caps_destroy(ios.caps);
 	ios_descs_clear(&ios);

@@ -573,7 +573,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tessera-mds: %s\n", err);
 		return 1;
 	}
+	struct srv_store_owner me = { SRV_STORE_METADATA, cl.index, cfg.fs_id };
+	enum srv_store_dir how;
+	char *claimed = NULL;
+
+	/* LevelDB makes the namespace in a new directory by itself */
+	if ((rc = srv_store_claim(cl.dir, &me, &how, &claimed, err, sizeof(err)))) {
+		fprintf(stderr, "tessera-mds: %s\n", err);
+		return 1;
+	}
 	if ((rc = mds_store_open(cl.dir, cl.index, cfg.n_ios, &mds.store, err, sizeof(err)))) {
+		free(claimed);
 		fprintf(stderr, "tessera-mds: %s\n", err);
 		return 1;
 	}
@@ -592,6 +602,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	mds.srv = srv;
+	if (claimed)
+		srv_warn(srv, "%s", claimed);
+	free(claimed);
 	if ((rc = srv_write_pidfile(cl.pidfile)))
 		fprintf(stderr, "tessera-mds: pid file %s: %s\n", cl.pidfile, strerror(-rc));
 	srv_run(srv);

@@ -164,6 +164,8 @@ start_daemon() { # NAME SOCKET|"" [WRAPPER...] --
 	while [ "$1" != -- ]; do wrap+=("$1"); shift; done
 	if [ "$name" = mds ]; then args=("${mds_args[@]}"); else args=("${ios_args[@]}"); fi
 	rm -f "$run/$name.pid"
+	# the daemons refuse a log that group or others can read
+	rm -f "$tmp/$name.out" && (umask 077 && touch "$tmp/$name.out")
 	if [ -n "$sock" ]; then
 		as_service env NOTIFY_SOCKET="$sock" "${wrap[@]}" "${args[@]}" -p "$run/$name.pid" \
 			>"$tmp/$name.out" 2>&1 &
