@@ -80,6 +80,9 @@ test_installed_units() {
 		grep -qx 'Type=notify' "$units/$u"
 		grep -qx 'User=tessera' "$units/$u"
 		grep -qx 'StateDirectory=tessera' "$units/$u"
+		# the stores are the daemons' user's alone (docs/admin.md, closed disks)
+		grep -qx 'StateDirectoryMode=0700' "$units/$u"
+		grep -qx 'UMask=0077' "$units/$u"
 		grep -qx 'ProtectSystem=strict' "$units/$u"
 	done
 	[ -f "$prefix/lib/sysusers.d/tessera.conf" ]
