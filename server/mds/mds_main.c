@@ -589,6 +589,7 @@ int main(int argc, char **argv)
 	}
 	if ((rc = mds_purge_create(&cfg, mds.store, &mds.key, &mds.purge, err, sizeof(err)))) {
 		fprintf(stderr, "tessera-mds: purger: %s\n", err);
+		free(claimed);
 		mds_store_close(mds.store);
 		return 1;
 	}
@@ -597,6 +598,7 @@ int main(int argc, char **argv)
 
 	if ((rc = srv_create(&so, &role, &srv, err, sizeof(err)))) {
 		fprintf(stderr, "tessera-mds: listen on %s:%s: %s\n", so.host, so.port, err);
+		free(claimed);
 		mds_purge_destroy(mds.purge);
 		mds_store_close(mds.store);
 		return 1;
