@@ -6,7 +6,8 @@
 #     others can reach, saying which chmod to run;
 #   - a daemon refuses another daemon's directory, the other kind's, and
 #     another file system's, saying whose it is; an older directory
-#     without the record is adopted (and says so);
+#     without the record is adopted (and says so); a record that is not
+#     one, or an fs_id that cannot be written in one, is refused;
 #   - tessera-local up with a taken port leaves nothing running, and
 #     status exits 3 when a configured daemon is missing.
 # Prints CMocka-style lines for tests/run-suites.sh.
@@ -181,6 +182,21 @@ test_older_directory() {
 	TESSERA_CONFIG=$conf "$bin/tessera" cat /f | cmp - "$tmp/data"
 }
 
+# A record that is not one, and an fs_id that could not be written in one.
+test_bad_owner_refused() {
+	stop ios1
+	cp "$pub/ios1/owner" "$tmp/owner.good"
+	echo garbage >"$pub/ios1/owner"
+	refused "storage directory $pub/ios1: $pub/ios1/owner is not a Tessera owner record; refusing to start" \
+		tessera-ios -c "$conf" -d "$pub/ios1" -i 1
+	cp "$tmp/owner.good" "$pub/ios1/owner"
+	sed 's|^fs_id = .*|fs_id = a/b|' "$conf" >"$tmp/slash.conf"
+	refused "fs_id 'a/b' in the config: at most 63 letters, digits, '-' and '_'" \
+		tessera-ios -c "$tmp/slash.conf" -d "$pub/ios1" -i 1
+	cmp "$tmp/owner.good" "$pub/ios1/owner"
+	start ios1 tessera-ios -d "$pub/ios1" -i 1
+}
+
 # tessera-local's daemons, found by the instance's PID files and ports.
 local_running() { # VAR PORT N_IOS: prints what still runs or listens
 	local f i
@@ -266,6 +282,7 @@ check stores_open_store_refused test_open_store_refused
 check stores_open_log_refused test_open_log_refused
 check stores_wrong_directory_refused test_wrong_directory_refused
 check stores_older_directory_adopted test_older_directory
+check stores_bad_owner_refused test_bad_owner_refused
 check local_up_rolls_back test_local_up_rolls_back
 check local_status_missing test_local_status_missing
 checks_done
