@@ -143,11 +143,14 @@ struct tc_cap *tc_cap_from_msg(const Tessera__Capability *m);
 void tc_cap_free(struct tc_cap *c);
 /* Make c f's capability (f owns it). */
 void tc_cap_install(tessera_file *f, struct tc_cap *c);
-/* Ask the metadata daemon for a fresh one (it checks the permission). */
+/* Ask the metadata daemon for a fresh one (it checks the permission),
+ * presenting f's current one: -EACCES when f has none (a share without
+ * one), as renewal is only for a file opened by its path. */
 int tc_cap_renew(tessera_file *f);
-/* The same for file handle `file` as `cred`, into *out. */
+/* The same for file handle `file` as `cred`, into *out, presenting
+ * `proof` (a capability of an open of the file, or of its renewal). */
 int tc_cap_fetch(tessera_fs *fs, uint64_t file, uint32_t rights, const Tessera__Cred *cred,
-		 const char *what, struct tc_cap **out);
+		 const Tessera__Capability *proof, const char *what, struct tc_cap **out);
 /* Whether c is due for renewal; its message. */
 int tc_cap_due(const struct tc_cap *c);
 const Tessera__Capability *tc_cap_msg(const struct tc_cap *c);

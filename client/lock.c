@@ -94,7 +94,7 @@ static const Tessera__Capability *lease_cap(tessera_fs *fs, struct tc_leases *l,
 		cred.uid = l->creds[i].uid;
 		cred.n_gids = l->creds[i].ngids;
 		cred.gids = l->creds[i].gids;
-		if (!tc_cap_fetch(fs, m->file, m->rights & (TP_CAP_READ | TP_CAP_WRITE), &cred,
+		if (!tc_cap_fetch(fs, m->file, m->rights & (TP_CAP_READ | TP_CAP_WRITE), &cred, m,
 				  "lease capability", &fresh)) {
 			tc_cap_free(c);
 			l->caps[i] = c = fresh;
