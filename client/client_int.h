@@ -73,6 +73,7 @@ struct tessera_fs {
 	struct tc_session mds_session;
 	struct tc_session *ios_session; /* n_ios */
 	struct tc_leases *leases;      /* lock.c: lease renewal, once locking */
+	uint64_t lock_owner;           /* lock.c: random, 0 until the first lock; never logged */
 	/* Freed bulk request frames (max_frame bytes each), kept for the
 	 * next request: a fresh MiB from malloc costs page faults and
 	 * zeroing, a fifth of a streaming writer's time. */
