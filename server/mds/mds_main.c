@@ -479,8 +479,9 @@ out:
 	free(ptrs);
 }
 
-/* A capability again for an open file, by handle (renewal: the mode is
- * checked again now), or root's admin capability for fsck: every right on
+/* A capability again for an open file, by handle and the capability of
+ * its open (renewal: the mode is checked again now, the walk is not
+ * repeated), or root's admin capability for fsck: every right on
  * every object on every storage daemon (root may do anything), listing
  * included. */
 static void mds_op_CAP(void *ctx, struct srv_req *req)
@@ -515,7 +516,8 @@ static void mds_op_CAP(void *ctx, struct srv_req *req)
 		return;
 	}
 	snprintf(what, sizeof(what), "renew file %016llx", (unsigned long long)m->file);
-	if ((rc = mds_file_by_handle(mds->store, m->file, a)) ||
+	if ((rc = mds_may_renew(mds->store, &mds->key, &cred, what, m->file, m->proof)) ||
+	    (rc = mds_file_by_handle(mds->store, m->file, a)) ||
 	    (rc = mds_may_open(mds->store, &cred, what, a, m->rights & TP_CAP_READ,
 			       m->rights & TP_CAP_WRITE))) {
 		reply_store_error(mds, req, rc);
