@@ -58,7 +58,6 @@ struct tessera_fs {
 	pthread_key_t thread_key;
 	struct tessera_cred default_cred;
 
-	pthread_mutex_t auth_lock;     /* one AUTH at a time */
 	pthread_mutex_t lock;          /* guards everything below */
 	pthread_cond_t cond;
 	int progressing;               /* a thread is polling the CQ */
@@ -99,6 +98,12 @@ struct tessera_fs {
 	tessera_server_watch_fn watch_fn;
 	void *watch_arg;
 	pthread_mutex_t watch_lock;
+	/* session.c: the background prober of down servers (under lock):
+	 * running; made and not joined yet; asked to stop (disconnect); its
+	 * sleep, which a server going down ends. */
+	pthread_t prober;
+	int prober_on, prober_made, prober_stop;
+	pthread_cond_t prober_cond;
 };
 
 #define TC_LOCAL_MAX_FDS 1024
@@ -115,10 +120,13 @@ struct tc_health {
 	uint64_t backoff_ns;           /* the wait before the probe after that */
 };
 
-/* The first probe of a server found down, and the longest wait between
- * probes (the wait doubles from the first). */
-#define TC_PROBE_FIRST_NS (500ull * 1000000u)
-#define TC_PROBE_MAX_NS (10ull * 1000000000u)
+/* The background prober (session.c): the first probe of a server found
+ * down, and the longest wait between probes (the wait doubles from the
+ * first). A probe of a refused port is a TCP connect; of a silent daemon,
+ * an AUTH bounded by connect_timeout_ms. */
+#define TC_DOWN_PROBE_FIRST_NS (500ull * 1000000u)
+#define TC_DOWN_PROBE_MAX_NS (5000ull * 1000000u)
+#define TC_NO_SERVER (-2)
 
 /* The session with `server` (TC_MDS or a storage daemon's index). */
 static inline struct tc_session *tc_session_of(tessera_fs *fs, int server)
@@ -221,13 +229,23 @@ void tc_health_up(tessera_fs *fs, int server);
 void tc_health_suspect(tessera_fs *fs, int server, const char *why);
 void tc_health_down(tessera_fs *fs, int server, int err, const char *why);
 enum tessera_server_state tc_health_state(tessera_fs *fs, int server);
+/* Why a daemon silent for ns is down: "no answer for 5 s". */
+void tc_health_silence(char *buf, size_t len, uint64_t ns);
 /* Under fs->lock: 0 when calls may go to server, else (down) the errno
- * they fail with, and msg says "storage daemon 1 (host:port): not
- * reachable since 12:03:04 (connection refused)". */
+ * they fail with, and msg (len bytes, may be 0) says "not reachable since
+ * 12:03:04 (connection refused)" (tc_req_fail puts the server's name
+ * before it). */
 int tc_health_refuse(tessera_fs *fs, int server, char *msg, size_t len);
 /* Tell the watcher of the changes it has not heard of (fs->lock not
  * held). */
 void tc_health_notify(tessera_fs *fs);
+/* Under fs->lock, for the prober: a down server whose probe is due (else
+ * TC_NO_SERVER), and in *next the earliest later one (UINT64_MAX: none
+ * is down); a probe of server failed, the next waits longer. */
+int tc_health_due(tessera_fs *fs, uint64_t now, uint64_t *next);
+void tc_health_backoff(tessera_fs *fs, int server);
+/* Stop the prober thread (at disconnect, before the endpoint closes). */
+void tc_prober_stop(tessera_fs *fs);
 
 /* Sessions (session.c). Send all, then wait until each has replied,
  * failed or timed out; each daemon the requests go to has a session

@@ -84,8 +84,9 @@ void tc_health_down(tessera_fs *fs, int server, int err, const char *why)
 	struct tc_health *h = slot(fs, server);
 
 	if (h->state != TESSERA_SERVER_DOWN) {
-		h->backoff_ns = 0;
-		h->next_probe_ns = tp_mono_ns() + TC_PROBE_FIRST_NS;
+		h->backoff_ns = TC_DOWN_PROBE_FIRST_NS;
+		h->next_probe_ns = tp_mono_ns() + TC_DOWN_PROBE_FIRST_NS;
+		pthread_cond_broadcast(&fs->prober_cond);
 	}
 	change(fs, server, TESSERA_SERVER_DOWN, err == -ECONNREFUSED ? err : -EHOSTDOWN, why);
 }
@@ -93,7 +94,7 @@ void tc_health_down(tessera_fs *fs, int server, int err, const char *why)
 int tc_health_refuse(tessera_fs *fs, int server, char *msg, size_t len)
 {
 	const struct tc_health *h = slot(fs, server);
-	char name[200], when[16];
+	char when[16];
 	time_t t;
 	struct tm tm;
 
@@ -102,9 +103,49 @@ int tc_health_refuse(tessera_fs *fs, int server, char *msg, size_t len)
 	t = (time_t)h->since_s;
 	localtime_r(&t, &tm);
 	strftime(when, sizeof(when), "%H:%M:%S", &tm);
-	tc_server_name(fs, server, name, sizeof(name));
-	snprintf(msg, len, "%s: not reachable since %s (%s)", name, when, h->why);
+	if (len)
+		snprintf(msg, len, "not reachable since %s (%s)", when, h->why);
 	return h->err;
+}
+
+int tc_health_due(tessera_fs *fs, uint64_t now, uint64_t *next)
+{
+	int due = TC_NO_SERVER;
+
+	*next = UINT64_MAX;
+	for (int s = TC_MDS; s < (int)fs->cfg.n_ios; s++) {
+		const struct tc_health *h = slot(fs, s);
+
+		if (h->state != TESSERA_SERVER_DOWN)
+			continue;
+		if (h->next_probe_ns <= now && due == TC_NO_SERVER)
+			due = s;
+		else if (h->next_probe_ns < *next)
+			*next = h->next_probe_ns;
+	}
+	return due;
+}
+
+void tc_health_backoff(tessera_fs *fs, int server)
+{
+	struct tc_health *h = slot(fs, server);
+
+	h->backoff_ns *= 2;
+	if (h->backoff_ns > TC_DOWN_PROBE_MAX_NS)
+		h->backoff_ns = TC_DOWN_PROBE_MAX_NS;
+	h->next_probe_ns = tp_mono_ns() + h->backoff_ns;
+}
+
+void tc_health_silence(char *buf, size_t len, uint64_t ns)
+{
+	uint64_t ms = (ns + 500000u) / 1000000u;
+
+	if (ms < 1000)
+		snprintf(buf, len, "no answer for %llu ms", (unsigned long long)ms);
+	else if (ms % 1000 < 50 || ms % 1000 >= 950 || ms >= 10000)
+		snprintf(buf, len, "no answer for %llu s", (unsigned long long)((ms + 500) / 1000));
+	else
+		snprintf(buf, len, "no answer for %.1f s", (double)ms / 1000);
 }
 
 enum tessera_server_state tc_health_state(tessera_fs *fs, int server)
