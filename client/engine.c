@@ -833,39 +833,45 @@ static int only_own_sends_left(struct tc_req *const *reqs, size_t n)
 #define TC_WAIT_MAX_MS 100
 #define TC_WAIT_QUEUED_MS 10
 
-/* How long this round may sleep (under lock): until the first of reqs'
- * deadlines or probe times, a detached request's deadline, or a queued
- * request's next try. */
+/* Bring *until forward to t, when t is still to come. */
+static void sooner(uint64_t *until, uint64_t t, uint64_t now)
+{
+	if (t > now && t < *until)
+		*until = t;
+}
+
+/* The first moment a look at waiting r is due: its deadline, its probe,
+ * its daemon's next probe or give-up, the end of its grace. */
+static void next_look(tessera_fs *fs, const struct tc_req *r, uint64_t now, uint64_t *until)
+{
+	const struct tc_session *ses = tc_session_of(fs, r->server);
+
+	if (r->reclaim_ns)
+		sooner(until, r->reclaim_ns + TC_LET_GO_NS, now);
+	if (r->replied)
+		return;
+	sooner(until, r->deadline_ns + 1, now);
+	sooner(until, r->submit_ns + TC_PROBE_NS, now);
+	sooner(until, ses->probe_next_ns, now);
+	if (ses->silent_ns)
+		sooner(until, ses->silent_ns + ms_ns(fs->cfg.connect_timeout_ms) + 1, now);
+}
+
+/* How long this round may sleep (under lock): until the first look due
+ * at reqs, a detached request's deadline, or a queued request's next try. */
 static int wait_ms(tessera_fs *fs, struct tc_req *const *reqs, size_t n, uint64_t now)
 {
 	uint64_t until = now + ms_ns(TC_WAIT_MAX_MS);
 
 	for (const struct tc_req *r = fs->pending.next; r != &fs->pending; r = r->next) {
-		if (r->queued && now + ms_ns(TC_WAIT_QUEUED_MS) < until)
-			until = now + ms_ns(TC_WAIT_QUEUED_MS);
-		if (r->done && r->deadline_ns < until)
-			until = r->deadline_ns;
+		if (r->queued)
+			sooner(&until, now + ms_ns(TC_WAIT_QUEUED_MS), now);
+		if (r->done)
+			sooner(&until, r->deadline_ns + 1, now);
 	}
-	for (size_t i = 0; i < n; i++) {
-		const struct tc_req *r = reqs[i];
-		const struct tc_session *ses = tc_session_of(fs, r->server);
-		uint64_t probe_at = r->submit_ns + TC_PROBE_NS;
-		uint64_t give_up = ses->silent_ns + ms_ns(fs->cfg.connect_timeout_ms) + 1;
-
-		if (r->reclaim_ns && r->reclaim_ns + TC_LET_GO_NS < until)
-			until = r->reclaim_ns + TC_LET_GO_NS;
-		if (r->replied)
-			continue;
-		if (r->deadline_ns < until)
-			until = r->deadline_ns;
-		if (probe_at > now && probe_at < until)
-			until = probe_at;
-		if (ses->probe_next_ns > now && ses->probe_next_ns < until)
-			until = ses->probe_next_ns;
-		if (ses->silent_ns && give_up > now && give_up < until)
-			until = give_up;
-	}
-	return until > now ? (int)((until - now + 999999u) / 1000000u) : 0;
+	for (size_t i = 0; i < n; i++)
+		next_look(fs, reqs[i], now, &until);
+	return (int)((until - now + 999999u) / 1000000u);
 }
 
 /* Let completions arrive (under lock, dropped meanwhile): wait up to ms

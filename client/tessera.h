@@ -177,7 +177,8 @@ struct tessera_server_status {
  * out of range. */
 int tessera_server_status(tessera_fs *fs, int index, struct tessera_server_status *out);
 /* Called on every state change (the mount logs it once per change), from
- * the thread whose call saw it, outside the library's locks: it may call
+ * the thread that saw it (a call's, or the library's prober thread, which
+ * runs while a server is down), outside the library's locks: it may call
  * tessera_server_status, and should return quickly. One watcher per
  * tessera_fs; NULL stops watching. */
 typedef void (*tessera_server_watch_fn)(const struct tessera_server_status *st, void *arg);

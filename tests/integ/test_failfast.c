@@ -302,6 +302,39 @@ static void test_restart_next_call(void **state)
 	close_files(&fl);
 }
 
+/* A call that waits 5 s for a stopped daemon (its probes unanswered for
+ * connect_timeout_ms) costs milliseconds of CPU: the waiting thread sleeps
+ * in the kernel (it polled with a 1 ms timeout and spun on a send the
+ * provider would not take). */
+static int setup_5s(void **state)
+{
+	return cluster_setup_conf(state, "tcp;ofi_rxm",
+				  "timeout_ms = 20000\nconnect_timeout_ms = 5000\n");
+}
+
+static void test_wait_costs_no_cpu(void **state)
+{
+	struct cluster *c = *state;
+	struct files fl;
+	double t0, c0, wall, cpu;
+	char buf[3];
+	long rc;
+
+	make_files(c, &fl);
+	kill(c->ios[VICTIM], SIGSTOP);
+	t0 = now_s();
+	c0 = cpu_s();
+	rc = tessera_pread(fl.f[VICTIM], buf, 3, 0);
+	wall = now_s() - t0;
+	cpu = cpu_s() - c0;
+	print_message("  read: %ld after %.3f s, %.4f s CPU: %s\n", rc, wall, cpu,
+		      tessera_errmsg(c->fs));
+	assert_int_equal(rc, -EHOSTDOWN);
+	assert_true(wall > 4.5 && wall < 7.0);
+	assert_true(cpu < 0.05);
+	close_files(&fl);
+}
+
 struct writer {
 	tessera_file *f;
 	size_t len;
@@ -402,6 +435,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_restart_next_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_across_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_watch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wait_costs_no_cpu, setup_5s, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
