@@ -787,7 +787,8 @@ static void time_out(tessera_fs *fs, struct tc_req *r, uint64_t now)
 	if (ses->heard_ns && now - ses->heard_ns < ms_ns(fs->cfg.connect_timeout_ms)) {
 		tc_health_suspect(fs, r->server, "a request timed out");
 	} else {
-		tc_health_silence(why, sizeof(why), now - r->submit_ns);
+		tc_health_silence(why, sizeof(why), r->opcode == TP_OP_AUTH
+				  ? ms_ns(fs->cfg.connect_timeout_ms) : now - r->submit_ns);
 		tc_health_down(fs, r->server, -ETIMEDOUT, why);
 	}
 }
@@ -895,6 +896,20 @@ static void make_progress(tessera_fs *fs, int ms)
 	pthread_cond_timedwait(&fs->cond, &fs->lock, &ts);
 }
 
+/* Whether this thread is the prober and the connection is closing
+ * (under lock): its probe, which may wait connect_timeout_ms for a
+ * silent daemon, is given up rather than hold tessera_disconnect. */
+static int stopping(tessera_fs *fs)
+{
+	return fs->prober_stop && fs->prober_made && pthread_equal(fs->prober, pthread_self());
+}
+
+static void abort_all(tessera_fs *fs, struct tc_req *const *reqs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		tc_req_abort(fs, reqs[i], -ECANCELED, "the connection is closing");
+}
+
 static int first_failure(struct tc_req *const *reqs, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -934,11 +949,13 @@ int tc_engine_run(tessera_fs *fs, struct tc_req **reqs, size_t n, tc_req_watch_f
 		}
 		if (!open)
 			break;
+		if (stopping(fs))
+			abort_all(fs, reqs, n);
 		/* Replied but a send of the request's own frame has not
 		 * completed (rare): wait a while, then let tc_req_free hand it
 		 * to the zombie list. A send or receive of lent memory is
 		 * waited for (settle). */
-		if (only_own_sends_left(reqs, n) && now > last)
+		if (only_own_sends_left(reqs, n) && (now > last || stopping(fs)))
 			break; /* tc_req_free parks the unsent ones */
 		make_progress(fs, wait_ms(fs, reqs, n, now));
 	}

@@ -269,38 +269,106 @@ static int may_call(tessera_fs *fs, int server, char *msg, size_t len)
 	return rc;
 }
 
+/* A session with one server, opened on a thread of its own when several
+ * are needed at once (ensure_sessions): rc, and the failure's words. */
+struct auth_job {
+	tessera_fs *fs;
+	int server;
+	int rc;
+	char msg[256];
+	pthread_t th;
+	int threaded;
+};
+
+static void *auth_job_run(void *arg)
+{
+	struct auth_job *j = arg;
+	struct tc_session *ses = tc_session_of(j->fs, j->server);
+
+	pthread_mutex_lock(&ses->auth_lock);
+	j->rc = session_ok(j->fs, j->server) ? 0 : open_session(j->fs, j->server);
+	pthread_mutex_unlock(&ses->auth_lock);
+	if (j->rc)
+		snprintf(j->msg, sizeof(j->msg), "%s", tessera_errmsg(j->fs));
+	/* Silence or a refusal made the daemon down: say it as every later
+	 * call will ("not reachable since ..."). */
+	if (j->rc == -ETIMEDOUT || j->rc == -ECONNREFUSED || j->rc == -EHOSTDOWN) {
+		char msg[sizeof(j->msg)];
+		int rc;
+
+		pthread_mutex_lock(&j->fs->lock);
+		rc = tc_health_refuse(j->fs, j->server, msg, sizeof(msg));
+		pthread_mutex_unlock(&j->fs->lock);
+		if (rc) {
+			j->rc = rc;
+			memcpy(j->msg, msg, sizeof(msg));
+		}
+	}
+	return NULL;
+}
+
+/* Fail the requests to `server` among reqs (before they were sent). */
+static void fail_server(struct tc_req **reqs, size_t n, int server, int rc, const char *msg)
+{
+	for (size_t j = 0; j < n; j++) {
+		struct tc_req *r = reqs[j];
+
+		if (r->server != server || r->replied)
+			continue;
+		r->replied = r->sent = 1;
+		r->status = rc;
+		snprintf(r->errmsg, sizeof(r->errmsg), "%s", msg);
+	}
+}
+
+/* The AUTHs of jobs[0..n), at the same time when there are several (a
+ * silent daemon costs connect_timeout_ms once, not once per daemon). */
+static void run_auth_jobs(struct auth_job *jobs, size_t n)
+{
+	for (size_t i = 0; n > 1 && i < n; i++)
+		jobs[i].threaded = !pthread_create(&jobs[i].th, NULL, auth_job_run, &jobs[i]);
+	for (size_t i = 0; i < n; i++) {
+		if (jobs[i].threaded)
+			pthread_join(jobs[i].th, NULL);
+		else
+			auth_job_run(&jobs[i]);
+	}
+}
+
 /* Each server the requests go to is up and has a session, or those
  * requests fail with why not (at once when it is known to be down). */
 static void ensure_sessions(tessera_fs *fs, struct tc_req **reqs, size_t n)
 {
+	struct auth_job *jobs = NULL;
+	size_t n_jobs = 0;
+
 	for (size_t i = 0; i < n; i++) {
-		int server = reqs[i]->server;
-		struct tc_session *ses = tc_session_of(fs, server);
+		int server = reqs[i]->server, seen = 0;
 		char msg[256];
 		int rc;
 
-		if (reqs[i]->replied)
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = reqs[j]->server == server;
+		if (reqs[i]->replied || seen)
 			continue;
 		rc = may_call(fs, server, msg, sizeof(msg));
-		if (!rc && !session_ok(fs, server)) {
-			pthread_mutex_lock(&ses->auth_lock);
-			rc = session_ok(fs, server) ? 0 : open_session(fs, server);
-			pthread_mutex_unlock(&ses->auth_lock);
-			if (rc)
-				snprintf(msg, sizeof(msg), "%s", tessera_errmsg(fs));
-		}
-		if (!rc)
-			continue;
-		for (size_t j = i; j < n; j++) {
-			struct tc_req *r = reqs[j];
-
-			if (r->server != server || r->replied)
+		if (rc) {
+			fail_server(reqs, n, server, rc, msg);
+		} else if (!session_ok(fs, server)) {
+			if (!jobs)
+				jobs = calloc(n, sizeof(*jobs));
+			if (!jobs) {
+				fail_server(reqs, n, server, -ENOMEM, "out of memory");
 				continue;
-			r->replied = r->sent = 1;
-			r->status = rc;
-			snprintf(r->errmsg, sizeof(r->errmsg), "%s", msg);
+			}
+			jobs[n_jobs++] = (struct auth_job){ .fs = fs, .server = server };
 		}
 	}
+	run_auth_jobs(jobs, n_jobs);
+	for (size_t i = 0; i < n_jobs; i++)
+		if (jobs[i].rc)
+			fail_server(reqs, n, jobs[i].server, jobs[i].rc, jobs[i].msg);
+	free(jobs);
 }
 
 /*

@@ -333,6 +333,13 @@ static void test_wait_costs_no_cpu(void **state)
 	assert_true(wall > 4.5 && wall < 7.0);
 	assert_true(cpu < 0.05);
 	close_files(&fl);
+	/* The background prober is asking the stopped daemon (an AUTH that
+	 * may wait 5 s): disconnecting does not wait for it. */
+	t0 = now_s();
+	tessera_disconnect(c->fs);
+	c->fs = NULL;
+	print_message("  disconnect took %.3f s\n", now_s() - t0);
+	assert_true(now_s() - t0 < 1.0);
 }
 
 struct writer {
@@ -386,6 +393,35 @@ static void test_write_across_restart(void **state)
 	close_files(&fl);
 }
 
+/* Two daemons stopped, a fresh connection (no sessions yet): statfs asks
+ * every daemon at once and opens the sessions it needs at the same time,
+ * so it takes one connect timeout, not one per silent daemon; then each
+ * call fails at once. */
+static void test_two_stopped(void **state)
+{
+	struct cluster *c = *state;
+	struct tessera_statfs sf;
+	char err[256];
+	tessera_fs *fs;
+
+	if (tessera_connect(c->conf, &fs, err, sizeof(err)))
+		fail_msg("connect: %s", err);
+	kill(c->ios[1], SIGSTOP);
+	kill(c->ios[3], SIGSTOP);
+	for (int round = 0; round < 2; round++) {
+		double t0 = now_s(), wall;
+		int rc = tessera_statfs(fs, &sf);
+
+		wall = now_s() - t0;
+		print_message("  statfs with 2 stopped: %d after %.3f s: %s\n", rc, wall,
+			      tessera_errmsg(fs));
+		assert_int_equal(rc, -EHOSTDOWN);
+		assert_non_null(strstr(tessera_errmsg(fs), "not reachable since"));
+		assert_true(wall < (round ? 0.1 : BOUND_S));
+	}
+	tessera_disconnect(fs);
+}
+
 /* The watcher hears of each change once. */
 struct seen {
 	int n;
@@ -435,6 +471,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_restart_next_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_across_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_watch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_two_stopped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wait_costs_no_cpu, setup_5s, teardown),
 	};
 
