@@ -52,8 +52,17 @@
 	X("ios", ios, SERVERS, NONE("at least one"), 1, TP_MAX_SERVERS, "",        \
 	  "`host:port` of a storage daemon, one line each; the order of these "    \
 	  "lines gives each daemon's index")                                        \
-	X("timeout_ms", timeout_ms, U32, DEF("30000"), 1, 3600 * 1000u, "ms",      \
-	  "request deadline")                                                       \
+	X("timeout_ms", timeout_ms, U32, DEF("10000"), 1, 3600 * 1000u, "ms",      \
+	  "deadline of a small request (a daemon that does not answer at all is "  \
+	  "found by the connect timeout's probe sooner); also the daemons' queue " \
+	  "deadline")                                                               \
+	X("connect_timeout_ms", connect_timeout_ms, U32, DEF("5000"), 1,          \
+	  3600 * 1000u, "ms", "connecting and authenticating to a daemon; a "      \
+	  "daemon that leaves a request unanswered this long past a probe is "     \
+	  "marked down, and calls to it fail at once until a probe finds it back") \
+	X("bulk_min_rate", bulk_min_rate, SIZE32, DEF("1M"), 1, UINT32_MAX,        \
+	  "bytes/s", "a request carrying data may take `timeout_ms` plus its "    \
+	  "bytes at this rate")                                                     \
 	X("max_io", max_io, SIZE32, DEF("1M"), 4096, 64u << 20, "bytes",          \
 	  "data bytes per message, which sets the daemons' receive buffers")       \
 	X("window", window, U32, DEF("16"), 1, 1024, "requests",                   \

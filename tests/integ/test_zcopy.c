@@ -352,8 +352,23 @@ static void after_failed_call(struct cluster *c, tessera_file *f, const char *pa
 	if (how == BY_STOP) {
 		struct tessera_ios_stats st;
 
+		double t0;
+
 		kill(pid, SIGCONT);
 		progress_for(c, 1.0);
+		/* The client marked the daemon down when the call timed out:
+		 * calls to it fail at once until the client's background prober
+		 * finds it answering again (within the longest back-off, 5 s,
+		 * and a connect timeout). */
+		for (t0 = now_s(); now_s() - t0 < 15;) {
+			struct tessera_server_status hs;
+
+			CHECK(c->fs, tessera_server_status(c->fs, victim, &hs));
+			if (hs.state == TESSERA_SERVER_UP)
+				break;
+			usleep(50000);
+		}
+		print_message("up again %.2f s after the pings\n", now_s() - t0);
 		/* it answers again, having served what was queued */
 		CHECK(c->fs, tessera_ios_stats(c->fs, (uint32_t)victim, &st));
 		print_message("after SIGCONT the daemon answers; it has served %llu bytes\n",
