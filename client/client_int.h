@@ -4,6 +4,7 @@
  * Its layers, each using only those above it in this list (no circles):
  * thread.c a thread's error message and credentials; servers' names
  * trace.c  start-up tracing; the clock is proto's (tp_clock.h)
+ * health.c each server's state (up, suspect, down) as this process knows it
  * peer.c   daemons' addresses: resolved on first use, forgotten on failure
  * engine.c the request engine: requests sent, replies matched, timeouts,
  *          lent memory (engine.h)
@@ -91,9 +92,33 @@ struct tessera_fs {
 	int local_on;
 	int8_t *ios_local;
 	unsigned local_fds, local_max_fds;
+	/* health.c: per server, [0] the metadata daemon, [1 + i] storage
+	 * daemon i (under lock); the watcher (under watch_lock and lock),
+	 * whose calls watch_lock keeps one at a time. */
+	struct tc_health *health;
+	tessera_server_watch_fn watch_fn;
+	void *watch_arg;
+	pthread_mutex_t watch_lock;
 };
 
 #define TC_LOCAL_MAX_FDS 1024
+
+/* One server's state (health.c), under fs->lock. */
+struct tc_health {
+	enum tessera_server_state state;
+	int64_t since_s;               /* wall clock of the last change */
+	uint64_t since_ns;             /* the same, monotonic */
+	int err;                       /* while down: -ECONNREFUSED or -EHOSTDOWN */
+	char why[128];                 /* "connection refused", "" when up */
+	int told;                      /* the watcher has heard of the last change */
+	uint64_t next_probe_ns;        /* while down: when to probe it next */
+	uint64_t backoff_ns;           /* the wait before the probe after that */
+};
+
+/* The first probe of a server found down, and the longest wait between
+ * probes (the wait doubles from the first). */
+#define TC_PROBE_FIRST_NS (500ull * 1000000u)
+#define TC_PROBE_MAX_NS (10ull * 1000000000u)
 
 /* The session with `server` (TC_MDS or a storage daemon's index). */
 static inline struct tc_session *tc_session_of(tessera_fs *fs, int server)
@@ -188,6 +213,24 @@ void tc_cred(tessera_fs *fs, Tessera__Cred *out, uint32_t *gids_store);
 
 /* Describe server `s` ("metadata daemon (127.0.0.1:7000)"). */
 void tc_server_name(tessera_fs *fs, int server, char *buf, size_t len);
+
+/* Server states (health.c). Init at connect (after the config), fini at
+ * disconnect. Under fs->lock: a reply heard (up); a request waiting
+ * without a word (suspect); a refused connection or no answer within a
+ * timeout (down, err: the errno that said so). */
+int tc_health_init(tessera_fs *fs);
+void tc_health_fini(tessera_fs *fs);
+void tc_health_up(tessera_fs *fs, int server);
+void tc_health_suspect(tessera_fs *fs, int server, const char *why);
+void tc_health_down(tessera_fs *fs, int server, int err, const char *why);
+enum tessera_server_state tc_health_state(tessera_fs *fs, int server);
+/* Under fs->lock: 0 when calls may go to server, else (down) the errno
+ * they fail with, and msg says "storage daemon 1 (host:port): not
+ * reachable since 12:03:04 (connection refused)". */
+int tc_health_refuse(tessera_fs *fs, int server, char *msg, size_t len);
+/* Tell the watcher of the changes it has not heard of (fs->lock not
+ * held). */
+void tc_health_notify(tessera_fs *fs);
 
 /* Sessions (session.c). Send all, then wait until each has replied,
  * failed or timed out; each daemon the requests go to has a session

@@ -107,7 +107,9 @@ int tessera_connect(const char *config, tessera_fs **out, char *err, size_t errl
 				 (uint64_t)(uintptr_t)fs;
 	default_cred(&fs->default_cred);
 	tc_local_init(fs);
-	rc = connect_cfg(fs, err, errlen);
+	rc = tc_health_init(fs);
+	if (!rc)
+		rc = connect_cfg(fs, err, errlen);
 	if (rc) {
 		tessera_disconnect(fs);
 		return rc;
@@ -164,6 +166,7 @@ void tessera_disconnect(tessera_fs *fs)
 	pthread_mutex_destroy(&fs->auth_lock);
 	pthread_mutex_destroy(&fs->lock);
 	pthread_cond_destroy(&fs->cond);
+	tc_health_fini(fs);
 	free(fs->peer_ios);
 	free(fs->ios_known);
 	free(fs->ios_local);

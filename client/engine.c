@@ -367,6 +367,7 @@ static void on_reply(tessera_fs *fs, const struct tnet_event *ev)
 	if (!r)
 		return;
 	tc_session_of(fs, r->server)->heard_ns = tp_mono_ns();
+	tc_health_up(fs, r->server);
 	if (r->done) {
 		end_detached(fs, r, &fr);
 		return;
@@ -418,6 +419,7 @@ static void on_tagged(tessera_fs *fs, struct tc_req *r, const struct tnet_event 
 		return;
 	}
 	tc_session_of(fs, r->server)->heard_ns = tp_mono_ns();
+	tc_health_up(fs, r->server);
 	if (fr.hdr.status < 0) { /* daemons send errors untagged; accept one anyway */
 		finish(fs, r, fr.hdr.status, "%s", strerror(-fr.hdr.status));
 		return;
@@ -443,6 +445,19 @@ static void on_trecv_done(tessera_fs *fs, struct tc_req *r, const struct tnet_ev
 	}
 }
 
+/* A send to server failed in transport: the server is down, for the
+ * reason the transport gave. */
+static void send_failed(tessera_fs *fs, int server, int err)
+{
+	char why[128];
+
+	if (err == -ECONNREFUSED)
+		snprintf(why, sizeof(why), "connection refused");
+	else
+		snprintf(why, sizeof(why), "send failed: %s", strerror(-err));
+	tc_health_down(fs, server, err, why);
+}
+
 /* A send completed (its frame and lent payload are the caller's again). */
 static void on_send_done(tessera_fs *fs, struct tc_req *r, const struct tnet_event *ev)
 {
@@ -457,6 +472,7 @@ static void on_send_done(tessera_fs *fs, struct tc_req *r, const struct tnet_eve
 	if (!ev->status)
 		return;
 	tc_peer_forget(fs, r->server);
+	send_failed(fs, r->server, ev->status);
 	if (r->done)
 		end_detached(fs, r, NULL);
 	else
@@ -605,8 +621,12 @@ void tc_req_start(tessera_fs *fs, struct tc_req *r, uint64_t deadline, tc_req_do
 static int settle(tessera_fs *fs, struct tc_req *r, uint64_t now)
 {
 	if (!r->replied && now > r->deadline_ns) {
+		char why[64];
+
 		finish(fs, r, -ETIMEDOUT, "timed out after %u ms", fs->cfg.timeout_ms);
 		tc_peer_forget(fs, r->server);
+		snprintf(why, sizeof(why), "no answer for %u s", (fs->cfg.timeout_ms + 999) / 1000);
+		tc_health_down(fs, r->server, -ETIMEDOUT, why);
 	}
 	/* Answered (or failed) with its tagged receive still posted: nothing
 	 * more may land in the caller's buffer. */

@@ -199,6 +199,7 @@ int tc_run(tessera_fs *fs, struct tc_req **reqs, size_t n)
 	t = tp_mono_ns();
 	rc = tc_engine_run(fs, reqs, n, maybe_probe);
 	tc_trace_request(fs, reqs, n, tp_mono_ns() - t);
+	tc_health_notify(fs);
 	return rc;
 }
 

@@ -156,6 +156,35 @@ int tessera_config_mount_point(const char *config, char *out, size_t len, char *
 uint32_t tessera_ios_count(tessera_fs *fs);
 int tessera_ping(tessera_fs *fs, struct tessera_ping *out, size_t n_out);
 
+/* ------------------------------------------------------- server states
+ *
+ * What this process knows of each server, shared by every call of one
+ * tessera_fs (library, CLI, mount, MPI driver): up; suspect (a request has
+ * heard nothing from it for a while); down (it refused the connection, or
+ * did not answer within a timeout). Calls to a down server fail at once,
+ * with -ECONNREFUSED when it refused the connection, else -EHOSTDOWN, and
+ * tessera_errmsg says "storage daemon 1 (10.0.0.2:7402): not reachable
+ * since 12:03:04 (connection refused)". A down server is probed in the
+ * background and used again as soon as it answers. */
+enum tessera_server_state { TESSERA_SERVER_UP, TESSERA_SERVER_SUSPECT, TESSERA_SERVER_DOWN };
+struct tessera_server_status {
+	int index;                      /* -1: the metadata daemon */
+	enum tessera_server_state state;
+	int64_t since_s;                /* wall-clock time of the last change */
+	char name[200];                 /* "storage daemon 1 (10.0.0.2:7402)" */
+	char why[128];                  /* "connection refused", "" when up */
+};
+/* The state of server `index` (-1: metadata daemon) as this process knows
+ * it (a server not asked anything yet is up). 0, or -EINVAL for an index
+ * out of range. */
+int tessera_server_status(tessera_fs *fs, int index, struct tessera_server_status *out);
+/* Called on every state change (the mount logs it once per change), from
+ * the thread whose call saw it, outside the library's locks: it may call
+ * tessera_server_status, and should return quickly. One watcher per
+ * tessera_fs; NULL stops watching. */
+typedef void (*tessera_server_watch_fn)(const struct tessera_server_status *st, void *arg);
+void tessera_server_watch(tessera_fs *fs, tessera_server_watch_fn fn, void *arg);
+
 /* Files. flags: O_RDONLY, O_WRONLY, O_RDWR, O_CREAT, O_EXCL, O_TRUNC.
  * `layout` (may be NULL) applies at create: strip_size and count, 0 for
  * the defaults (the directory's, else strip_size from the config and all
