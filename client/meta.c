@@ -140,13 +140,16 @@ static int lookup_attr(tessera_fs *fs, const char *path, uint32_t open_rights,
 	return 0;
 }
 
-int tessera_stat(tessera_fs *fs, const char *upath, struct tessera_stat *st)
+/* The metadata daemon's attributes, then a regular file's size from its
+ * objects: *size_rc gets that second step's outcome. */
+static int stat_steps(tessera_fs *fs, const char *upath, struct tessera_stat *st, int *size_rc)
 {
 	Tessera__AttrReply *rep;
 	struct tessera_layout layout;
 	int rc;
 	MAP(fs, upath, path);
 
+	*size_rc = 0;
 	rc = lookup_attr(fs, path, 0, &rep);
 	if (rc)
 		return rc;
@@ -155,11 +158,28 @@ int tessera_stat(tessera_fs *fs, const char *upath, struct tessera_stat *st)
 		int64_t data_ns;
 
 		tc_layout_from_msg(rep->attr->layout, &layout);
-		rc = tc_file_size(fs, &layout, rep->cap, path, &st->size, &data_ns);
-		if (!rc)
+		*size_rc = tc_file_size(fs, &layout, rep->cap, path, &st->size, &data_ns);
+		if (!*size_rc)
 			tc_stat_data_time(rep->attr, data_ns, st);
 	}
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return 0;
+}
+
+int tessera_stat(tessera_fs *fs, const char *upath, struct tessera_stat *st)
+{
+	int size_rc, rc = stat_steps(fs, upath, st, &size_rc);
+
+	return rc ? rc : size_rc;
+}
+
+int tessera_stat_partial(tessera_fs *fs, const char *upath, struct tessera_stat *st,
+			 int *size_status)
+{
+	int rc = stat_steps(fs, upath, st, size_status);
+
+	if (!rc && *size_status)
+		st->size = 0;
 	return rc;
 }
 

@@ -360,6 +360,14 @@ void tessera_copy_stats(tessera_fs *fs, struct tessera_copy_stats *out);
 
 /* Names. */
 int tessera_stat(tessera_fs *fs, const char *path, struct tessera_stat *st);
+/* tessera_stat, but a regular file whose size cannot be got (a storage
+ * daemon holding one of its objects does not answer) still gets the rest
+ * of its attributes: *size_status is then that failure (the thread's
+ * message says which daemon and why) and st->size is 0 (not a size);
+ * otherwise 0. Returns the metadata daemon's failure only (what ls -l
+ * needs to list every name with '?' for the sizes it cannot get). */
+int tessera_stat_partial(tessera_fs *fs, const char *path, struct tessera_stat *st,
+			 int *size_status);
 int tessera_truncate(tessera_fs *fs, const char *path, uint64_t size);
 int tessera_unlink(tessera_fs *fs, const char *path);
 int tessera_mkdir(tessera_fs *fs, const char *path, mode_t mode);
