@@ -6,10 +6,11 @@
 #     storage daemon 1 within a bounded wait, files on A alone read and
 #     write, ls -l lists every name; the link back up, the next call
 #     succeeds and nothing acknowledged is lost.
-#   - 30% packet loss on B's link (tc netem): copies complete or fail with
+#   - 30% packet loss on B's link (tc netem, or nftables where the kernel
+#     has no netem): copies complete or fail with
 #     the right words, nothing hangs past its bound, and every copy that
 #     was acknowledged reads back whole.
-# Needs root and ip(8); the loss part needs the netem qdisc. Without them
+# Needs root and ip(8); the loss part needs netem or nft. Without them
 # it reports skips and exits 0. TESSERA_NETNS_LONG=1 runs more loss rounds
 # (the short form stays well under 2 minutes for make check).
 set -u
@@ -178,10 +179,45 @@ test_link_back() {
 	cmp "$dir/out" "$dir/wide.in"
 }
 
+# 30% of B's packets lost, each way: netem on B's end of its link where the
+# kernel has it; else nftables dropping at random (numgen) in B's
+# namespace, on input and on output, which loses packets the same way.
+LOSS_HOW=
+loss_how() {
+	if ip netns exec "$NS_C" tc qdisc add dev lo root netem loss 1% 2>"$dir/tc.err"; then
+		ip netns exec "$NS_C" tc qdisc del dev lo root
+		LOSS_HOW=netem
+	elif command -v nft >/dev/null &&
+		ip netns exec "$NS_C" nft add table inet tsloss 2>>"$dir/tc.err"; then
+		ip netns exec "$NS_C" nft delete table inet tsloss
+		LOSS_HOW=nft
+	fi
+}
+loss_on() {
+	case $LOSS_HOW in
+	netem) ip netns exec "$NS_B" tc qdisc add dev "v${tag}b" root netem loss 30% ;;
+	nft)
+		ip netns exec "$NS_B" nft add table inet tsloss
+		for hook in input output; do
+			ip netns exec "$NS_B" nft add chain inet tsloss "$hook" \
+				"{ type filter hook $hook priority 0; }"
+			ip netns exec "$NS_B" nft add rule inet tsloss "$hook" \
+				iifname != lo oifname != lo numgen random mod 100 '<' 30 drop
+		done ;;
+	esac
+}
+loss_off() {
+	case $LOSS_HOW in
+	netem) ip netns exec "$NS_B" tc qdisc del dev "v${tag}b" root ;;
+	nft) ip netns exec "$NS_B" nft delete table inet tsloss ;;
+	esac
+}
+
 # With 30% loss on B's link: every copy completes (then it reads back
 # whole once the loss is gone) or fails naming what failed; none hangs.
 test_loss() {
-	ip netns exec "$NS_B" tc qdisc add dev "v${tag}b" root netem loss 30%
+	echo "30% loss by $LOSS_HOW"
+	loss_on
 	local ok=() i
 	for ((i = 0; i < ROUNDS; i++)); do
 		c "loss cp $i" "$T" cp -q "$dir/wide.in" "tessera:/loss$i"
@@ -192,7 +228,7 @@ test_loss() {
 				{ echo "failure without a daemon's name: $err"; return 1; }
 		fi
 	done
-	ip netns exec "$NS_B" tc qdisc del dev "v${tag}b" root
+	loss_off
 	echo "acknowledged copies under loss: ${#ok[@]} of $ROUNDS"
 	for i in "${ok[@]}"; do
 		c "after loss cat $i" "$T" cat "/loss$i"
@@ -205,11 +241,11 @@ check cluster_up test_cluster_up
 check setup test_setup
 check link_cut test_link_cut
 check link_back test_link_back
-if ip netns exec "$NS_C" tc qdisc add dev lo root netem loss 1% 2>"$dir/tc.err"; then
-	ip netns exec "$NS_C" tc qdisc del dev lo root
+loss_how
+if [ -n "$LOSS_HOW" ]; then
 	check loss test_loss
 else
-	skip_check loss "no netem qdisc here ($(head -n 1 "$dir/tc.err"))"
+	skip_check loss "neither the netem qdisc nor nftables here ($(head -n 1 "$dir/tc.err"))"
 fi
 [ -f "$dir/figures" ] && sed 's/^/# /' "$dir/figures"
 checks_done
