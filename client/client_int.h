@@ -150,6 +150,9 @@ struct tessera_file {
 	struct tc_view_memo *view_memo; /* nc.c: the last locked view (fs->lock) */
 	struct tc_cap *cap;            /* cap.c: what storage requests carry (fs->lock) */
 	struct tc_local_file *local;   /* local.c: descriptors of local objects (fs->lock) */
+	/* io.c: what the last failed contiguous write left (fs->lock) */
+	struct tessera_write_outcome write_failed;
+	int has_write_failed;
 };
 
 /* Local reads (local.c). Init: at connect, after the config. Prepare: a
