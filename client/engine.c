@@ -138,17 +138,66 @@ void tc_req_lend_read(struct tc_req *r, const struct iovec *runs, size_t n)
 	memcpy(r->lend, runs, n * sizeof(*runs));
 }
 
-/* Send r's frame, and its lent payload after it. */
+/* The bytes of a lent write's payload. */
+static size_t lent_len(const struct tc_req *r)
+{
+	size_t len = 0;
+
+	for (size_t i = 0; i < r->n_lend; i++)
+		len += r->lend[i].iov_len;
+	return len;
+}
+
+/* Send r's frame, and its lent payload (or its encryption) after it. */
 static int req_send(tessera_fs *fs, uint64_t peer, struct tc_req *r)
 {
 	struct iovec iov[1 + TC_LEND_IOV] = { { r->frame, r->frame_len } };
 	size_t n = 1;
 
-	if (r->lend_write) {
+	if (r->bounce) {
+		iov[1].iov_base = r->bounce;
+		iov[1].iov_len = lent_len(r);
+		n = 2;
+	} else if (r->lend_write) {
 		memcpy(iov + 1, r->lend, r->n_lend * sizeof(*iov));
 		n += r->n_lend;
 	}
 	return tnet_send(fs->net, peer, iov, n, &r->ctx);
+}
+
+/*
+ * Seal r's frame under the session `ses` holds now, with its next
+ * sequence number (under lock). A frame sealed before under another
+ * session (resent after a restart) is decrypted with that one first. A
+ * lent payload is never encrypted in the caller's memory: SECRECY
+ * encrypts it into r->bounce, which is sent instead.
+ */
+static int seal_req(tessera_fs *fs, struct tc_req *r, struct tc_session *ses)
+{
+	struct iovec b = { r->bounce, r->bounce ? lent_len(r) : 0 };
+
+	if (r->ses.id) /* sealed before */
+		tp_frame_unseal(r->frame, r->head_len, r->bounce ? &b : NULL, r->bounce ? 1 : 0,
+				&r->ses);
+	r->ses = ses->s;
+	if (r->lend_write && !r->bounce && r->ses.mode == TP_SEAL_SECRECY) {
+		/* a spare bulk frame: the payload is at most max_io */
+		r->bounce = fs->n_spares ? fs->spares[--fs->n_spares]
+					 : malloc(tp_config_max_frame(&fs->cfg));
+		if (!r->bounce)
+			return -ENOMEM;
+		tp_frame_seal_copy(r->frame, r->head_len, r->lend, r->n_lend, r->bounce, &r->ses,
+				   ses->tx_seq++);
+		return 0;
+	}
+	b.iov_base = r->bounce;
+	if (r->bounce)
+		tp_frame_seal(r->frame, r->head_len, &b, 1, &r->ses, ses->tx_seq++);
+	else if (r->lend_write)
+		tp_frame_seal(r->frame, r->head_len, r->lend, r->n_lend, &r->ses, ses->tx_seq++);
+	else
+		tp_frame_seal(r->frame, r->head_len, NULL, 0, &r->ses, ses->tx_seq++);
+	return 0;
 }
 
 /* Whether the provider may still touch the caller's memory for r. */
@@ -180,11 +229,16 @@ void tc_req_free(tessera_fs *fs, struct tc_req *r)
 			fs->spares[fs->n_spares++] = r->frame;
 			r->frame = NULL;
 		}
+		if (r->bounce && fs->n_spares < TC_SPARE_FRAMES) {
+			fs->spares[fs->n_spares++] = r->bounce;
+			r->bounce = NULL;
+		}
 		pthread_mutex_unlock(&fs->lock);
 	}
 	if (r->reply)
 		protobuf_c_message_free_unpacked(r->reply, NULL);
 	free(r->frame);
+	free(r->bounce);
 	free(r);
 }
 
@@ -280,8 +334,8 @@ void tc_req_reseal(tessera_fs *fs, int server, uint64_t lost)
 	for (struct tc_req *r = fs->pending.next; r != &fs->pending; r = r->next) {
 		if (r->server != server || r->replied || !r->sent || r->done || r->ses.id != lost)
 			continue;
-		r->ses = ses->s;
-		tp_frame_seal(r->frame, r->head_len, &r->ses);
+		if (seal_req(fs, r, ses))
+			continue; /* no memory: it waits for its timeout */
 		r->sent = 0;
 		r->submit_ns = tp_mono_ns();
 		if (req_send(fs, peer, r))
@@ -318,6 +372,26 @@ static void take_error(tessera_fs *fs, struct tc_req *r, const struct tp_frame *
 		protobuf_c_message_free_unpacked(&er->base, NULL);
 }
 
+/*
+ * Check a reply to r is sealed by r's session and new (its sequence
+ * number accepted once in the session's window), then decrypt it in
+ * place (data: the runs a tagged reply landed in; NULL: its own). An
+ * AUTH reply is sealed under the key its request proposed (INTEGRITY),
+ * once: its request is answered by it. A reply on a session since
+ * replaced is refused: its window is gone.
+ */
+static int open_reply(tessera_fs *fs, struct tc_req *r, const struct tp_frame *fr,
+		      const struct iovec *data, size_t n)
+{
+	struct tc_session *ses = tc_session_of(fs, r->server);
+
+	if (r->opcode == TP_OP_AUTH)
+		return tp_frame_open(fr, data, n, &r->ses, NULL);
+	if (ses->s.id != r->ses.id)
+		return -EBADMSG;
+	return tp_frame_open(fr, data, n, &r->ses, &ses->rx);
+}
+
 /* The pending request an incoming frame answers, when it is one. */
 static struct tc_req *match_reply(tessera_fs *fs, const struct tp_frame *fr)
 {
@@ -330,8 +404,8 @@ static struct tc_req *match_reply(tessera_fs *fs, const struct tp_frame *fr)
 		return NULL; /* late reply to an abandoned request */
 	if (fr->hdr.session != r->ses.id && r->opcode != TP_OP_AUTH)
 		return NULL; /* not from the session the request went to */
-	if (tp_frame_verify(fr, r->ses.key))
-		return NULL; /* forged: the real reply may still come */
+	if (open_reply(fs, r, fr, NULL, 0))
+		return NULL; /* forged or replayed: the real reply may still come */
 	return r;
 }
 
@@ -347,8 +421,9 @@ static int check_tagged(tessera_fs *fs, struct tc_req *r, const struct tnet_even
 		snprintf(err, errlen, "its header does not fit the tagged reply asked for");
 		rc = -EPROTO;
 	}
-	if (!rc && (fr->hdr.session != r->ses.id || tp_frame_verify(fr, r->ses.key))) {
-		snprintf(err, errlen, "it fails its MAC");
+	if (!rc && (fr->hdr.session != r->ses.id ||
+		    open_reply(fs, r, fr, r->lend, r->n_lend))) {
+		snprintf(err, errlen, "it fails its seal, or was seen before");
 		rc = -EBADMSG;
 	}
 	return rc;
@@ -392,8 +467,8 @@ static void on_reply(tessera_fs *fs, const struct tnet_event *ev)
  * in place already. The provider has kept it within the runs (a longer one
  * completes with -EMSGSIZE). Unlike an untagged reply, a bad one cannot be
  * skipped in the hope of the real one: the receive is spent, so r fails.
- * The MAC covers header and body, as for any frame; the data, as for any
- * frame, is outside it.
+ * The tag covers header, body and the data in the caller's runs, as for
+ * any frame; SECRECY decrypts the data there once the tag is right.
  */
 static void on_tagged(tessera_fs *fs, struct tc_req *r, const struct tnet_event *ev)
 {
@@ -522,6 +597,23 @@ static int post_until(tessera_fs *fs, struct tc_req *r, uint64_t deadline, const
 	return rc;
 }
 
+/* Seal r for its first sending under its server's session; r fails
+ * when that cannot be done. */
+static int seal_first(tessera_fs *fs, struct tc_req *r)
+{
+	struct tc_session *ses = tc_session_of(fs, r->server);
+	int rc;
+
+	ses->used_ns = tp_mono_ns();
+	rc = seal_req(fs, r, ses);
+	if (rc) {
+		r->replied = r->sent = 1;
+		r->status = rc;
+		snprintf(r->errmsg, sizeof(r->errmsg), "no memory to seal it");
+	}
+	return rc;
+}
+
 static int submit(tessera_fs *fs, struct tc_req *r, uint64_t deadline)
 {
 	uint64_t peer;
@@ -533,13 +625,9 @@ static int submit(tessera_fs *fs, struct tc_req *r, uint64_t deadline)
 	/* reqid lives at byte 8 of the header, little-endian */
 	for (int i = 0; i < 8; i++)
 		r->frame[8 + i] = (uint8_t)(r->reqid >> (8 * i));
-	if (r->opcode != TP_OP_AUTH) { /* AUTH carries its proposed key, no session */
-		struct tc_session *ses = tc_session_of(fs, r->server);
-
-		r->ses = ses->s;
-		ses->used_ns = tp_mono_ns();
-		tp_frame_seal(r->frame, r->head_len, &r->ses);
-	}
+	/* AUTH carries its proposed key, no session */
+	if (r->opcode != TP_OP_AUTH && (rc = seal_first(fs, r)))
+		return rc;
 	rc = tc_peer_resolve(fs, r->server, &peer);
 	if (rc) {
 		r->replied = r->sent = 1;
@@ -558,9 +646,11 @@ static int submit(tessera_fs *fs, struct tc_req *r, uint64_t deadline)
 	rc = post_until(fs, r, deadline, "send", post_send, &peer);
 	if (rc)
 		return rc;
-	if (r->opcode == TP_OP_WRITE && r->lend_write) {
+	if (r->opcode == TP_OP_WRITE && r->lend_write && !r->bounce) {
 		for (size_t i = 0; i < r->n_lend; i++)
 			fs->copies.write_direct += r->lend[i].iov_len;
+	} else if (r->opcode == TP_OP_WRITE && r->bounce) {
+		fs->copies.write_gathered += lent_len(r);
 	} else if (r->opcode == TP_OP_WRITE) {
 		fs->copies.write_gathered += r->frame_len - r->head_len;
 	}

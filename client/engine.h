@@ -31,6 +31,9 @@ struct tc_req {
 	uint64_t deadline_ns;
 	uint64_t submit_ns;        /* when last sent */
 	struct tp_session ses;     /* sealed with (AUTH: the key it proposes) */
+	/* SECRECY: a lent write's payload, encrypted (from fs->spares or
+	 * malloc, max_frame bytes); sent in place of the caller's runs. */
+	uint8_t *bounce;
 	int probed;                /* a probe was sent on its behalf (session.c) */
 	/* A detached request (tc_req_start: session.c's probes) when set:
 	 * nobody waits for it; called under fs->lock when it ends. */
@@ -75,6 +78,8 @@ struct tc_req {
  * would drop it for idleness. */
 struct tc_session {
 	struct tp_session s;
+	uint64_t tx_seq;           /* the next request's sequence number */
+	struct tp_replay rx;       /* the replies' numbers accepted */
 	uint64_t boot;             /* the daemon's start, from its AuthReply */
 	uint64_t used_ns;          /* last request sealed with it */
 	uint64_t heard_ns;         /* last reply from the daemon */
