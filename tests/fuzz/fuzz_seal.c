@@ -35,6 +35,8 @@ static void session(struct tp_session *s, unsigned mode)
 		s->key[i] = (uint8_t)(0xa5 ^ i);
 }
 
+#ifndef FUZZ_SEED_MAIN
+
 /* The bytes as a received frame. */
 static void check_received(const struct tp_session *s, const uint8_t *in, size_t len)
 {
@@ -91,8 +93,10 @@ static void check_sealed(const struct tp_session *s, unsigned action, unsigned s
 	memcpy(frame + head, data, dlen); /* on the wire: one piece */
 	switch (action % 4) {
 	case 0: /* as sealed: opens once, gives the bytes back */
+		memcpy(data, frame, total); /* a copy to send again */
 		if (tp_frame_parse(frame, total, MAX_FRAME, &fr, err, sizeof(err)) ||
 		    tp_frame_open(&fr, NULL, 0, s, &w) || memcmp(frame + TP_HDR_SIZE + 8, in, len) ||
+		    tp_frame_parse(data, total, MAX_FRAME, &fr, err, sizeof(err)) ||
 		    tp_frame_open(&fr, NULL, 0, s, &w) != -EALREADY)
 			abort();
 		return;
@@ -103,7 +107,7 @@ static void check_sealed(const struct tp_session *s, unsigned action, unsigned s
 		total = (split * 257u + action) % total;
 		break;
 	case 3: /* renumbered */
-		frame[TP_SEQ_OFF + split % 8] ^= (uint8_t)(1u + action);
+		frame[TP_SEQ_OFF + split % 8] ^= (uint8_t)(1u + action % 255); /* never 0 */
 		break;
 	}
 	if (action % 4 == 1 && s->mode == TP_SEAL_MEASURE && (split * 131u + action) % total >= head)
@@ -112,8 +116,6 @@ static void check_sealed(const struct tp_session *s, unsigned action, unsigned s
 	    tp_frame_open(&fr, NULL, 0, s, &w) != -EBADMSG)
 		abort();
 }
-
-#ifndef FUZZ_SEED_MAIN
 
 int LLVMFuzzerTestOneInput(const uint8_t *in, size_t len)
 {
