@@ -176,9 +176,10 @@ static int seal_req(tessera_fs *fs, struct tc_req *r, struct tc_session *ses)
 {
 	struct iovec b = { r->bounce, r->bounce ? lent_len(r) : 0 };
 
-	if (r->ses.id) /* sealed before */
-		tp_frame_unseal(r->frame, r->head_len, r->bounce ? &b : NULL, r->bounce ? 1 : 0,
-				&r->ses);
+	if (r->bounce) /* sealed before, secret: back to plain */
+		tp_frame_unseal(r->frame, r->head_len, &b, 1, &r->ses);
+	else if (r->ses.id && !r->lend_write) /* (a lent payload was never encrypted) */
+		tp_frame_unseal(r->frame, r->head_len, NULL, 0, &r->ses);
 	r->ses = ses->s;
 	if (r->lend_write && !r->bounce && r->ses.mode == TP_SEAL_SECRECY) {
 		/* a spare bulk frame: the payload is at most max_io */
