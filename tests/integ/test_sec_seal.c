@@ -12,8 +12,8 @@
  * than the window is dropped. With `encrypt = 1` a session's frames are
  * encrypted (a frame sealed without it is refused), the caller's buffer
  * of a lent write is left as it was, and data reads back; a client may
- * demand secrecy of daemons that do not impose it, and a restarted
- * daemon's new sessions are secret again.
+ * demand secrecy of daemons that do not impose it, and a request resent
+ * after a restart is sealed again under the new session.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -353,10 +353,12 @@ static void test_client_demands_secrecy(void **state)
 	}
 }
 
-/* encrypt = 1 across a storage daemon's restart: the next writes open a
- * new secret session and land (in-frame payloads: a lent write across a
- * restart is not resent yet, with or without secrecy - issue 29's last
- * item, client/engine.c's resend). */
+/* encrypt = 1 across restarts: a request sent on a lost session is
+ * unsealed and sealed again under the probe's (without the unsealing its
+ * body is encrypted twice and the stat fails); a storage daemon's next
+ * writes open a new secret session and land (in-frame payloads: a lent
+ * write across a restart is not resent yet, with or without secrecy -
+ * issue 29's last item, client/engine.c's resend). */
 static void test_secret_restart(void **state)
 {
 	struct cluster *c = *state;
@@ -371,6 +373,17 @@ static void test_secret_restart(void **state)
 	assert_non_null(back);
 	CHECK(c->fs, tessera_open(c->fs, "/restart", O_CREAT | O_RDWR, 0644, &l, &f));
 	tessera_file_layout(f, &l);
+	/* the metadata daemon restarted: the stat sent on the lost session
+	 * is answered by nobody, the probe opens a new one, and the stat is
+	 * unsealed and sealed again under it (test_security's
+	 * test_restart_recovers, secret) */
+	{
+		struct tessera_stat st;
+
+		cluster_stop_pid(c->mds, SIGKILL);
+		c->mds = cluster_spawn(c, "tessera-mds", "mds", 0);
+		CHECK(c->fs, tessera_stat(c->fs, "/restart", &st));
+	}
 	memset(buf, 1, big);
 	assert_int_equal(tessera_pwrite(f, buf, big, 0), (ssize_t)big);
 	for (int round = 0; round < 2; round++) {
