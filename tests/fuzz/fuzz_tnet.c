@@ -134,7 +134,7 @@ static void ft_reply(struct tnet *net, unsigned opcode, uint64_t reqid, int32_t 
 {
 	static uint8_t frame[TP_HDR_SIZE + 2 * 65536];
 	struct tp_hdr h = { TP_MAGIC, TP_VERSION, (uint16_t)opcode, reqid, 0, 0, 0,
-			    TP_FLAG_REPLY, status, 0 };
+			    TP_FLAG_REPLY, status, 0, 0 };
 	struct tp_session ses = { .id = FUZZ_SESSION };
 	long len;
 
