@@ -138,17 +138,67 @@ void tc_req_lend_read(struct tc_req *r, const struct iovec *runs, size_t n)
 	memcpy(r->lend, runs, n * sizeof(*runs));
 }
 
-/* Send r's frame, and its lent payload after it. */
+/* The bytes of a lent write's payload. */
+static size_t lent_len(const struct tc_req *r)
+{
+	size_t len = 0;
+
+	for (size_t i = 0; i < r->n_lend; i++)
+		len += r->lend[i].iov_len;
+	return len;
+}
+
+/* Send r's frame, and its lent payload (or its encryption) after it. */
 static int req_send(tessera_fs *fs, uint64_t peer, struct tc_req *r)
 {
 	struct iovec iov[1 + TC_LEND_IOV] = { { r->frame, r->frame_len } };
 	size_t n = 1;
 
-	if (r->lend_write) {
+	if (r->bounce) {
+		iov[1].iov_base = r->bounce;
+		iov[1].iov_len = lent_len(r);
+		n = 2;
+	} else if (r->lend_write) {
 		memcpy(iov + 1, r->lend, r->n_lend * sizeof(*iov));
 		n += r->n_lend;
 	}
 	return tnet_send(fs->net, peer, iov, n, &r->ctx);
+}
+
+/*
+ * Seal r's frame under the session `ses` holds now, with its next
+ * sequence number (under lock). A frame sealed before under another
+ * session (resent after a restart) is decrypted with that one first. A
+ * lent payload is never encrypted in the caller's memory: SECRECY
+ * encrypts it into r->bounce, which is sent instead.
+ */
+static int seal_req(tessera_fs *fs, struct tc_req *r, struct tc_session *ses)
+{
+	struct iovec b = { r->bounce, r->bounce ? lent_len(r) : 0 };
+
+	if (r->bounce) /* sealed before, secret: back to plain */
+		tp_frame_unseal(r->frame, r->head_len, &b, 1, &r->ses);
+	else if (r->ses.id && !r->lend_write) /* (a lent payload was never encrypted) */
+		tp_frame_unseal(r->frame, r->head_len, NULL, 0, &r->ses);
+	r->ses = ses->s;
+	if (r->lend_write && !r->bounce && r->ses.mode == TP_SEAL_SECRECY) {
+		/* a spare bulk frame: the payload is at most max_io */
+		r->bounce = fs->n_spares ? fs->spares[--fs->n_spares]
+					 : malloc(tp_config_max_frame(&fs->cfg));
+		if (!r->bounce)
+			return -ENOMEM;
+		tp_frame_seal_copy(r->frame, r->head_len, r->lend, r->n_lend, r->bounce, &r->ses,
+				   ses->tx_seq++);
+		return 0;
+	}
+	b.iov_base = r->bounce;
+	if (r->bounce)
+		tp_frame_seal(r->frame, r->head_len, &b, 1, &r->ses, ses->tx_seq++);
+	else if (r->lend_write)
+		tp_frame_seal(r->frame, r->head_len, r->lend, r->n_lend, &r->ses, ses->tx_seq++);
+	else
+		tp_frame_seal(r->frame, r->head_len, NULL, 0, &r->ses, ses->tx_seq++);
+	return 0;
 }
 
 /* Whether the provider may still touch the caller's memory for r. */
@@ -180,12 +230,17 @@ void tc_req_free(tessera_fs *fs, struct tc_req *r)
 			fs->spares[fs->n_spares++] = r->frame;
 			r->frame = NULL;
 		}
+		if (r->bounce && fs->n_spares < TC_SPARE_FRAMES) {
+			fs->spares[fs->n_spares++] = r->bounce;
+			r->bounce = NULL;
+		}
 		pthread_mutex_unlock(&fs->lock);
 	}
 	if (r->reply)
 		protobuf_c_message_free_unpacked(r->reply, NULL);
 	free(r->frame);
 	free(r->stale_frame);
+	free(r->bounce);
 	free(r);
 }
 
@@ -296,11 +351,25 @@ static int renew_frame(struct tc_req *r)
 	f = malloc(len);
 	if (!f)
 		return -ENOMEM;
+	/* Back to plain under the lost session (seal_req seals the new
+	 * frame afresh): a secret payload is in r->bounce, decrypted there. */
+	if (r->bounce) {
+		struct iovec b = { r->bounce, lent_len(r) };
+
+		tp_frame_unseal(r->frame, r->head_len, &b, 1, &r->ses);
+	} else if (r->ses.id && !r->lend_write) {
+		tp_frame_unseal(r->frame, r->head_len, NULL, 0, &r->ses);
+	}
+	r->ses.id = 0;
 	memcpy(f, r->frame, r->frame_len);
-	for (size_t i = 0, at = r->frame_len; r->lend_write && i < r->n_lend; i++) {
+	if (r->bounce)
+		memcpy(f + r->frame_len, r->bounce, lent_len(r));
+	for (size_t i = 0, at = r->frame_len; r->lend_write && !r->bounce && i < r->n_lend; i++) {
 		memcpy(f + at, r->lend[i].iov_base, r->lend[i].iov_len);
 		at += r->lend[i].iov_len;
 	}
+	free(r->bounce);
+	r->bounce = NULL;
 	r->stale_frame = r->frame;
 	r->frame = f;
 	r->frame_len = len;
@@ -328,8 +397,8 @@ void tc_req_reseal(tessera_fs *fs, int server, uint64_t lost, enum tc_resend whi
 			continue;
 		if (!r->sent && (which != TC_RESEND_ALL || renew_frame(r)))
 			continue;
-		r->ses = ses->s;
-		tp_frame_seal(r->frame, r->head_len, &r->ses);
+		if (seal_req(fs, r, ses))
+			continue; /* no memory: it waits for its timeout */
 		r->sent = 0;
 		r->lost = 0;
 		r->submit_ns = tp_mono_ns();
@@ -373,6 +442,26 @@ static void take_error(tessera_fs *fs, struct tc_req *r, const struct tp_frame *
 		protobuf_c_message_free_unpacked(&er->base, NULL);
 }
 
+/*
+ * Check a reply to r is sealed by r's session and new (its sequence
+ * number accepted once in the session's window), then decrypt it in
+ * place (data: the runs a tagged reply landed in; NULL: its own). An
+ * AUTH reply is sealed under the key its request proposed (INTEGRITY),
+ * once: its request is answered by it. A reply on a session since
+ * replaced is refused: its window is gone.
+ */
+static int open_reply(tessera_fs *fs, struct tc_req *r, const struct tp_frame *fr,
+		      const struct iovec *data, size_t n)
+{
+	struct tc_session *ses = tc_session_of(fs, r->server);
+
+	if (r->opcode == TP_OP_AUTH)
+		return tp_frame_open(fr, data, n, &r->ses, NULL);
+	if (ses->s.id != r->ses.id)
+		return -EBADMSG;
+	return tp_frame_open(fr, data, n, &r->ses, &ses->rx);
+}
+
 /* The pending request an incoming frame answers, when it is one. */
 static struct tc_req *match_reply(tessera_fs *fs, const struct tp_frame *fr)
 {
@@ -385,8 +474,8 @@ static struct tc_req *match_reply(tessera_fs *fs, const struct tp_frame *fr)
 		return NULL; /* late reply to an abandoned request */
 	if (fr->hdr.session != r->ses.id && r->opcode != TP_OP_AUTH)
 		return NULL; /* not from the session the request went to */
-	if (tp_frame_verify(fr, r->ses.key))
-		return NULL; /* forged: the real reply may still come */
+	if (open_reply(fs, r, fr, NULL, 0))
+		return NULL; /* forged or replayed: the real reply may still come */
 	return r;
 }
 
@@ -402,8 +491,9 @@ static int check_tagged(tessera_fs *fs, struct tc_req *r, const struct tnet_even
 		snprintf(err, errlen, "its header does not fit the tagged reply asked for");
 		rc = -EPROTO;
 	}
-	if (!rc && (fr->hdr.session != r->ses.id || tp_frame_verify(fr, r->ses.key))) {
-		snprintf(err, errlen, "it fails its MAC");
+	if (!rc && (fr->hdr.session != r->ses.id ||
+		    open_reply(fs, r, fr, r->lend, r->n_lend))) {
+		snprintf(err, errlen, "it fails its seal, or was seen before");
 		rc = -EBADMSG;
 	}
 	return rc;
@@ -459,8 +549,8 @@ static void on_reply(tessera_fs *fs, const struct tnet_event *ev)
  * in place already. The provider has kept it within the runs (a longer one
  * completes with -EMSGSIZE). Unlike an untagged reply, a bad one cannot be
  * skipped in the hope of the real one: the receive is spent, so r fails.
- * The MAC covers header and body, as for any frame; the data, as for any
- * frame, is outside it.
+ * The tag covers header, body and the data in the caller's runs, as for
+ * any frame; SECRECY decrypts the data there once the tag is right.
  */
 static void on_tagged(tessera_fs *fs, struct tc_req *r, const struct tnet_event *ev)
 {
@@ -608,9 +698,11 @@ static void fail_unposted(tessera_fs *fs, struct tc_req *r, int status, const ch
 
 static void count_copies(tessera_fs *fs, const struct tc_req *r)
 {
-	if (r->opcode == TP_OP_WRITE && r->lend_write) {
+	if (r->opcode == TP_OP_WRITE && r->lend_write && !r->bounce) {
 		for (size_t i = 0; i < r->n_lend; i++)
 			fs->copies.write_direct += r->lend[i].iov_len;
+	} else if (r->opcode == TP_OP_WRITE && r->bounce) {
+		fs->copies.write_gathered += lent_len(r);
 	} else if (r->opcode == TP_OP_WRITE) {
 		fs->copies.write_gathered += r->frame_len - r->head_len;
 	}
@@ -671,14 +763,16 @@ static void submit(tessera_fs *fs, struct tc_req *r, uint64_t deadline)
 	/* reqid lives at byte 8 of the header, little-endian */
 	for (int i = 0; i < 8; i++)
 		r->frame[8 + i] = (uint8_t)(r->reqid >> (8 * i));
-	if (r->opcode != TP_OP_AUTH) { /* AUTH carries its proposed key, no session */
-		r->ses = ses->s;
-		ses->used_ns = tp_mono_ns();
-		tp_frame_seal(r->frame, r->head_len, &r->ses);
-	}
 	list_add(&fs->pending, r);
 	r->queued = 1;
 	r->queued_ns = now;
+	if (r->opcode != TP_OP_AUTH) { /* AUTH carries its proposed key, no session */
+		ses->used_ns = now;
+		if (seal_req(fs, r, ses)) {
+			fail_unposted(fs, r, -ENOMEM, "no memory to seal it");
+			return;
+		}
+	}
 	/* Nothing else on the wire to that daemon and the provider cannot
 	 * take r at once: it is connecting, so the connection we had is gone
 	 * and the daemon may have restarted (and lost our session). A probe

@@ -47,6 +47,9 @@ struct tc_req {
 	int checked;
 	int lost;                  /* its send failed: resent when the daemon is found */
 	uint64_t probe_of;         /* a probe (session.c): the session it asks after */
+	/* SECRECY: a lent write's payload, encrypted (from fs->spares or
+	 * malloc, max_frame bytes); sent in place of the caller's runs. */
+	uint8_t *bounce;
 	/* A detached request (tc_req_start: session.c's probes) when set:
 	 * nobody waits for it; called under fs->lock when it ends. */
 	void (*done)(tessera_fs *fs, struct tc_req *r, const struct tp_frame *fr);
@@ -90,6 +93,8 @@ struct tc_req {
  * would drop it for idleness. */
 struct tc_session {
 	struct tp_session s;
+	uint64_t tx_seq;           /* the next request's sequence number */
+	struct tp_replay rx;       /* the replies' numbers accepted */
 	uint64_t boot;             /* the daemon's start, from its AuthReply */
 	uint64_t used_ns;          /* last request sealed with it */
 	uint64_t heard_ns;         /* last reply from the daemon */

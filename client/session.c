@@ -48,6 +48,29 @@ static void probe_done(tessera_fs *fs, struct tc_req *p, const struct tp_frame *
 	tc_req_drop(fs, p);
 }
 
+/*
+ * A session opened (AUTH answered with rep, under key): its id, key and
+ * sealing mode, and both directions' numbers afresh (the AUTH reply was
+ * the daemon's number 0). The mode is the daemon's choice, at least what
+ * this client's config demands (tp_seal_mode_of): -EACCES otherwise.
+ */
+static int session_adopt(tessera_fs *fs, struct tc_session *ses, const Tessera__AuthReply *rep,
+			 const uint8_t key[TP_KEY_SIZE])
+{
+	enum tp_seal_mode mode = (enum tp_seal_mode)rep->seal_mode;
+
+	if (mode >= TP_SEAL_MODES || tp_seal_stronger(mode, tp_seal_mode_of(&fs->cfg)) != mode)
+		return -EACCES;
+	ses->s.id = rep->session;
+	memcpy(ses->s.key, key, TP_KEY_SIZE);
+	ses->s.mode = mode;
+	ses->tx_seq = 0;
+	memset(&ses->rx, 0, sizeof(ses->rx));
+	tp_replay_accept(&ses->rx, 0);
+	ses->boot = rep->boot;
+	return 0;
+}
+
 static void probe_answered(tessera_fs *fs, struct tc_req *p, const struct tp_frame *fr)
 {
 	struct tc_session *ses = tc_session_of(fs, p->server);
@@ -64,9 +87,8 @@ static void probe_answered(tessera_fs *fs, struct tc_req *p, const struct tp_fra
 		 * the one to use from now on (unless another replaced the lost
 		 * one first), and what went out on the lost one goes again. */
 		if (ses->s.id == lost) {
-			ses->s.id = rep->session;
-			memcpy(ses->s.key, p->ses.key, TP_KEY_SIZE);
-			ses->boot = rep->boot;
+			if (session_adopt(fs, ses, rep, p->ses.key))
+				goto out; /* a weaker seal than ours asks for: refused */
 			ses->valid = 1;
 			ses->used_ns = tp_mono_ns();
 		}
@@ -108,6 +130,7 @@ static void send_probe(tessera_fs *fs, int server, uint64_t of, uint64_t now)
 		return; /* no munged: the request waits for its timeout */
 	m.credential = cred;
 	m.session = of;
+	m.seal_mode = tp_seal_mode_of(&fs->cfg);
 	p = tc_req_new(fs, server, TP_OP_AUTH, &m.base, NULL, 0);
 	free(cred);
 	if (p) {
@@ -187,6 +210,7 @@ static int authenticate(tessera_fs *fs, int server)
 	tc_trace(fs, tp_mono_ns() - t, "MUNGE credential for the %s", name);
 	t = tp_mono_ns();
 	m.credential = cred;
+	m.seal_mode = tp_seal_mode_of(&fs->cfg);
 	r = tc_req_new(fs, server, TP_OP_AUTH, &m.base, NULL, 0);
 	free(cred);
 	if (!r) {
@@ -201,13 +225,17 @@ static int authenticate(tessera_fs *fs, int server)
 	} else {
 		rep = (const Tessera__AuthReply *)r->reply;
 		pthread_mutex_lock(&fs->lock);
-		ses->s.id = rep->session;
-		memcpy(ses->s.key, r->ses.key, TP_KEY_SIZE);
-		ses->boot = rep->boot;
+		rc = session_adopt(fs, ses, rep, r->ses.key);
 		ses->used_ns = tp_mono_ns();
-		ses->valid = rep->session != 0;
+		ses->valid = !rc && rep->session != 0;
 		pthread_mutex_unlock(&fs->lock);
-		tc_trace(fs, tp_mono_ns() - t, "AUTH with the %s (address, connection, round trip)", name);
+		if (rc)
+			tc_fail(fs, rc, "authenticate to the %s: it offers %s sealing, this "
+				"client's config demands %s", name, tp_seal_mode_name(rep->seal_mode),
+				tp_seal_mode_name(tp_seal_mode_of(&fs->cfg)));
+		else
+			tc_trace(fs, tp_mono_ns() - t, "AUTH with the %s (address, connection, "
+				 "round trip)", name);
 	}
 	sodium_memzero(r->ses.key, sizeof(r->ses.key));
 	tc_req_free(fs, r);

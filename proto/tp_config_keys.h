@@ -90,6 +90,16 @@
 	X("key_file", key_file, PATH, NONE("required by the daemons"), 0, 0, "",   \
 	  "the daemons' shared capability key: 64 hex digits, mode 0600; clients " \
 	  "never read it")                                                          \
+	X("encrypt", encrypt, BOOL, DEF("0"), 0, 1, "",                            \
+	  "1: frames' bodies and raw data are encrypted (ChaCha20) as well as "   \
+	  "sealed; 0: sealed only (integrity). The daemons' value holds for "     \
+	  "every session; a client whose own config says 1 demands it "          \
+	  "(docs/security.md, Sessions)")                                          \
+	X("measure_seal_off", measure_seal_off, BOOL, DEF("0"), 0, 1, "",          \
+	  "for measurement only (make bench): 1 leaves raw data outside the "     \
+	  "frames' tags, as before; a session gets it only when daemon and "      \
+	  "client both say 1, and the daemons log a warning. Never on a real "     \
+	  "system")                                                                \
 	X("cap_lifetime_ms", cap_lifetime_ms, U32, DEF("600000"), 100,            \
 	  7 * 24 * 3600 * 1000u, "ms", "how long a capability is valid; clients "  \
 	  "renew theirs after three quarters of it")                                \

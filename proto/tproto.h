@@ -31,16 +31,24 @@
  * address (addr_len bytes: its transport name; informational, a daemon
  * replies only to the address its session was authenticated with) |
  * protobuf body (body_len) | raw data (data_len: write payloads, read
- * results). Bytes 32..39 of the header name the session (auth.c), bytes
- * 40..71 hold the MAC over the header, address and body.
+ * results). Bytes 32..39 of the header name the session (auth.c), 40..47
+ * hold the sender's sequence number in its direction of the session,
+ * 48..63 the ChaCha20-Poly1305 tag (seal.c) over the header (but the tag),
+ * address, body and raw data, 64..71 are reserved (zero, under the tag).
  */
 #define TP_MAGIC       0x41525354u /* "TSRA" */
 #define TP_VERSION     2
 #define TP_HDR_SIZE    72
-#define TP_MAC_OFF     40
-#define TP_MAC_SIZE    32  /* keyed BLAKE2b-256 (seal.c) */
+#define TP_SEQ_OFF     40
+#define TP_TAG_OFF     48
+#define TP_TAG_SIZE    16  /* Poly1305 (seal.c) */
+#define TP_RSV_OFF     64
 #define TP_KEY_SIZE    32
 #define TP_FLAG_REPLY  0x1
+/* How the frame is sealed (seal.c), under its tag; the receiver wants
+ * its session's mode (enum tp_seal_mode). */
+#define TP_FLAG_SECRET    0x2 /* body and raw data encrypted */
+#define TP_FLAG_DATA_OPEN 0x4 /* raw data outside the tag (measurement only) */
 #define TP_MAX_ADDR    256
 /* Pieces in one list I/O message; with the frame's 256 KiB allowance for
  * the body beyond max_io, the largest list still fits. */
@@ -57,6 +65,7 @@ struct tp_hdr {
 	uint16_t flags;      /* TP_FLAG_* */
 	int32_t status;      /* replies: 0 or a negative errno (body: ErrorReply) */
 	uint64_t session;    /* the sender's session (0: none, as in AUTH) */
+	uint64_t seq;        /* the sender's sequence number (seal.c) */
 };
 
 /* X(name, number, request message, reply message, served by, right)
@@ -251,14 +260,46 @@ ProtobufCMessage *tp_body_unpack(const struct tp_frame *frame,
  * payload (encrypted by munged) carries the daemon it is meant for
  * ("mds", "ios:3"), the caller's transport name and a fresh random session
  * key. The daemon answers AUTH with a session id; every later frame names
- * the session and carries a MAC keyed with the session key over its
- * header, address and body (not its raw data), and so do the daemon's
- * replies to it.
+ * the session and is sealed under the session key (seal.c), and so are the
+ * daemon's replies to it.
  */
+
+/* How a session's frames are sealed (AuthRequest/AuthReply.seal_mode; the
+ * values are the wire's). Always ChaCha20-Poly1305 under the session key,
+ * the nonce the direction and the sender's sequence number. */
+enum tp_seal_mode {
+	TP_SEAL_INTEGRITY = 0, /* the tag covers header, address, body, raw data */
+	TP_SEAL_SECRECY = 1,   /* ...and body and raw data are encrypted */
+	TP_SEAL_MEASURE = 2,   /* measurement only (`make bench`): raw data
+				* left outside the tag, as before issue 29 */
+	TP_SEAL_MODES
+};
+/* The stronger of two modes (MEASURE < INTEGRITY < SECRECY); an unknown
+ * value counts as SECRECY. */
+enum tp_seal_mode tp_seal_stronger(enum tp_seal_mode a, enum tp_seal_mode b);
+/* The mode a config asks for (encrypt, measure_seal_off). */
+struct tp_config;
+enum tp_seal_mode tp_seal_mode_of(const struct tp_config *cfg);
+/* "integrity", "secrecy", "measurement (raw data unsealed)". */
+const char *tp_seal_mode_name(enum tp_seal_mode mode);
+
 struct tp_session {
 	uint64_t id;                 /* 0: none */
 	uint8_t key[TP_KEY_SIZE];
+	enum tp_seal_mode mode;
 };
+
+/* The sequence numbers a receiver has accepted from one sender: the
+ * highest, and which of the TP_REPLAY_WINDOW below it. Zeroed: none yet. */
+#define TP_REPLAY_WINDOW 1024
+struct tp_replay {
+	uint64_t top;                /* highest accepted + 1; 0: none */
+	uint64_t seen[TP_REPLAY_WINDOW / 64]; /* bit (seq % WINDOW) */
+};
+/* Accept seq once: 0, or -EALREADY when it was accepted before or is
+ * older than the window. tp_replay_check answers without recording. */
+int tp_replay_check(const struct tp_replay *w, uint64_t seq);
+int tp_replay_accept(struct tp_replay *w, uint64_t seq);
 
 /* What a daemon learns from a decoded credential. */
 struct tp_auth_id {
@@ -268,11 +309,41 @@ struct tp_auth_id {
 	size_t addr_len;
 };
 
-/* Write `s`'s id and the MAC over head_len bytes (header | address |
- * body) into a built frame. */
-void tp_frame_seal(uint8_t *frame, size_t head_len, const struct tp_session *s);
-/* 0 when the parsed frame's MAC is right under key, else -EBADMSG. */
-int tp_frame_verify(const struct tp_frame *f, const uint8_t key[TP_KEY_SIZE]);
+/*
+ * Sealing (seal.c). A built frame's head (header | address | body,
+ * head_len bytes) and its raw data data[0..n) (n 0: none; the runs may
+ * hold more than the header's data_len, which is what counts) are sealed
+ * under s with sequence number seq: the session id, seq and the mode's
+ * flags go into the header, then, in SECRECY mode, body and data are
+ * encrypted in place, and the tag is written. The direction is the
+ * header's TP_FLAG_REPLY. Each seq is used once per session and direction.
+ */
+void tp_frame_seal(uint8_t *frame, size_t head_len, const struct iovec *data, size_t n,
+		   const struct tp_session *s, uint64_t seq);
+/* The same with the data read from src[0..n) and the sealed data (its
+ * ciphertext in SECRECY mode, a copy otherwise) written to dst (data_len
+ * bytes): a write's payload lent by the caller is encrypted into a
+ * bounce buffer, never in the caller's memory. */
+void tp_frame_seal_copy(uint8_t *frame, size_t head_len, const struct iovec *src, size_t n,
+			uint8_t *dst, const struct tp_session *s, uint64_t seq);
+/* Check a parsed frame's tag under s (data: as for tp_frame_seal; NULL
+ * for the frame's own f->data), and that it is sealed in s's mode: 0 or
+ * -EBADMSG. Touches nothing. */
+int tp_frame_verify(const struct tp_frame *f, const struct iovec *data, size_t n,
+		    const struct tp_session *s);
+/* Undo a SECRECY frame's encryption in place (nothing otherwise): a
+ * verified frame's body and data (f's memory is the caller's receive
+ * buffer, so writable), or, with tp_frame_unseal, a frame this side
+ * sealed (to seal it again under another session). */
+void tp_frame_decrypt(const struct tp_frame *f, const struct iovec *data, size_t n,
+		      const struct tp_session *s);
+void tp_frame_unseal(uint8_t *frame, size_t head_len, const struct iovec *data, size_t n,
+		     const struct tp_session *s);
+/* Everything a receiver does: tp_frame_verify, then (w not NULL) the
+ * sequence number accepted once in w, then tp_frame_decrypt. 0, -EBADMSG
+ * (tag or mode) or -EALREADY (replayed, or older than the window). */
+int tp_frame_open(const struct tp_frame *f, const struct iovec *data, size_t n,
+		  const struct tp_session *s, struct tp_replay *w);
 
 /* A fresh credential for daemon `target` (munged at `socket`, NULL or ""
  * for the default), with a new random key in *key_out; *cred (free()) is

@@ -33,8 +33,23 @@
 
 /* ------------------------------------------------------------ requests */
 
+/* Check a session's frame (its tag, in the session's mode; its sequence
+ * number new) and decrypt its body and data in place (the receive
+ * buffer's): 0, -EBADMSG or -EALREADY. */
+static int open_frame(struct srv_session *ses, const struct tp_frame *f)
+{
+	struct tp_session s = { .id = ses->ident.session, .mode = ses->mode };
+	int rc;
+
+	memcpy(s.key, ses->ident.key, TP_KEY_SIZE);
+	rc = tp_frame_open(f, NULL, 0, &s, &ses->rx);
+	sodium_memzero(s.key, sizeof(s.key));
+	return rc;
+}
+
 /* Who sent the frame: a session's frames are answered at the session's
- * address (never at one the frame claims), once their MAC is right. A
+ * address (never at one the frame claims), once their seal is right and
+ * their sequence number new. A
  * frame that cannot be checked (cut, malformed; rc) is answered only when
  * it names a session: its owner, and nobody else, hears of it. Frames
  * outside a session are dealt with here (AUTH answered, others dropped):
@@ -61,8 +76,12 @@ static int reply_unless_session(struct srv *srv, struct srv_req *req, int rc)
 		return 1;
 	}
 	ses = srv_session_find(srv->sessions, req->frame.hdr.session);
-	if (!ses || (!rc && tp_frame_verify(&req->frame, ses->ident.key))) {
-		srv_unauthenticated(srv, ses ? "bad MAC" : "unknown session");
+	if (!ses) {
+		srv_unauthenticated(srv, "unknown session");
+		return 1;
+	}
+	if (!rc && (rc = open_frame(ses, &req->frame))) {
+		srv_unauthenticated(srv, rc == -EALREADY ? "replayed or too old" : "bad seal");
 		return 1;
 	}
 	ses->last_used = tp_mono_s();
@@ -349,6 +368,9 @@ static struct srv *srv_alloc(const struct srv_opts *opts, const struct srv_role 
 	else
 		snprintf(srv->target, sizeof(srv->target), "%s:%u", role->name, role->index);
 	srv->local_ident.ngids = 1; /* uid 0, gid 0 */
+	if (opts->cfg->measure_seal_off)
+		srv_warn(srv, "measure_seal_off = 1: clients that also say so get sessions whose "
+			 "raw data is not sealed (for measurement only)");
 	if (srv_sessions_create(opts->cfg->sessions_max, opts->cfg->sessions_per_uid,
 				opts->cfg->session_idle_s, &srv->sessions)) {
 		free(srv);

@@ -101,6 +101,10 @@ void srv_auth(struct srv *srv, struct srv_req *req)
 
 		rep.known = old && old->ident.uid == req->ident.uid;
 	}
+	/* The stronger of the daemon's mode and the client's demand; said
+	 * in the reply, whose seal the client checks. */
+	ses->mode = tp_seal_stronger(tp_seal_mode_of(srv->cfg), (enum tp_seal_mode)m->seal_mode);
+	rep.seal_mode = ses->mode;
 	rep.session = req->ident.session;
 	rep.uid = req->ident.uid;
 	rep.gid = req->ident.gid;

@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "daemon_int.h"
 #include "session.h"
 
@@ -321,6 +323,36 @@ void srv_tx_done(struct srv *srv, const struct tnet_event *ev)
 	srv_peer_release_if_idle(srv, p);
 }
 
+/* Seal a reply for its session, with the session's next number in the
+ * reply direction (the client checks its replies came from the session,
+ * once each): in the session's mode, but AUTH's reply, INTEGRITY, which
+ * says the mode. An AUTH refused before it had a session is sealed under
+ * the key it proposed, number 0 (that key serves no other frame).
+ * -ENOTCONN when the session is gone. In-process daemons (no network)
+ * have no sessions and seal nothing. */
+static int seal_reply(struct srv *srv, const struct srv_req *req, struct srv_tx *tx)
+{
+	struct tp_session ses = { .id = req->ident.session, .mode = TP_SEAL_INTEGRITY };
+	struct srv_session *s = NULL;
+	struct iovec data = { tx->data, tx->data_len };
+	uint64_t seq = 0;
+
+	if (!srv->net)
+		return 0;
+	if (req->ident.session) {
+		s = srv_session_find(srv->sessions, req->ident.session);
+		if (!s)
+			return -ENOTCONN;
+		seq = s->tx_seq++;
+		if (req->frame.hdr.opcode != TP_OP_AUTH)
+			ses.mode = s->mode;
+	}
+	memcpy(ses.key, req->ident.key, TP_KEY_SIZE);
+	tp_frame_seal(tx->head, tx->head_len, &data, tx->data_len ? 1 : 0, &ses, seq);
+	sodium_memzero(ses.key, sizeof(ses.key));
+	return 0;
+}
+
 static int srv_send(struct srv_req *req, int32_t status, const ProtobufCMessage *msg,
 		    void *data, size_t data_len)
 {
@@ -361,11 +393,13 @@ static int srv_send(struct srv_req *req, int32_t status, const ProtobufCMessage 
 	tx->tagged = status == 0 && req->reply_tagged;
 	tx->tag = hdr.reqid;
 	tx->head_len = (size_t)tp_frame_build(tx->head, TP_HDR_SIZE + body, &hdr, NULL, 0, msg);
-	if (srv->net) { /* the client checks its replies came from this session */
-		struct tp_session ses = { .id = req->ident.session };
-
-		memcpy(ses.key, req->ident.key, TP_KEY_SIZE);
-		tp_frame_seal(tx->head, tx->head_len, &ses);
+	if (seal_reply(srv, req, tx)) {
+		/* the session is gone (evicted, idle): nobody can check a reply
+		 * under its numbers any more; the client's probe finds out */
+		tx_free(tx);
+		srv_debug(srv, "reply to request %llu dropped: its session is gone",
+			  (unsigned long long)hdr.reqid);
+		goto out;
 	}
 	tx->cost = sizeof(*tx) + tx->head_len + data_len;
 	tx->deadline = tp_mono_s() + srv->timeout_s;

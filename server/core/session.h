@@ -2,7 +2,8 @@
  * session.h - the sessions a daemon has opened (AUTH), found by id.
  *
  * A session is an identity munged vouched for, the key its frames are
- * MACed with, and the transport address its replies go to. The table is
+ * sealed with (and the mode, the numbers sent and received: seal.c), and
+ * the transport address its replies go to. The table is
  * bounded: at most `max` sessions, at most `per_uid` of one uid (a uid
  * past it loses its own least recently used session, so one user's flood
  * of AUTH costs nobody else), and a session idle for `idle_s` is dropped
@@ -21,6 +22,9 @@ struct srv_sessions;
 struct srv_session {
 	struct srv_ident ident;
 	uint64_t peer;             /* transport address of the credential's name */
+	enum tp_seal_mode mode;    /* how its frames are sealed (AUTH settles it) */
+	uint64_t tx_seq;           /* the next reply's sequence number (AUTH's: 0) */
+	struct tp_replay rx;       /* the requests' numbers accepted */
 	double last_used;          /* monotonic seconds */
 	struct srv_session *hnext;
 };

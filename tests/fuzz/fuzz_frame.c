@@ -51,8 +51,9 @@ static void check_parse(const uint8_t *data, size_t size, size_t max_frame)
 		return;
 	}
 	tp_hdr_encode(&fr.hdr, head);
-	/* every field encodes back; the MAC is no field (seal.c writes it) */
-	if (memcmp(head, data, TP_MAC_OFF) || fr.addr != data + TP_HDR_SIZE ||
+	/* every field encodes back (seq included); the tag is no field
+	 * (seal.c writes it) */
+	if (memcmp(head, data, TP_TAG_OFF) || fr.addr != data + TP_HDR_SIZE ||
 	    fr.body != fr.addr + fr.hdr.addr_len || fr.data != fr.body + fr.hdr.body_len ||
 	    fr.data + fr.hdr.data_len != data + size || size > max_frame ||
 	    fr.hdr.addr_len > TP_MAX_ADDR)

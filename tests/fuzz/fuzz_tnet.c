@@ -11,10 +11,14 @@
  *             ctl % 8 == 6   first a stray reply (another id), then as 0;
  *             ctl % 8 == 7   first a raw frame from the input, then as 5;
  *   body length (u16) and bytes, data length (u16) and bytes (zeros once
- *   the input ends).
+ *   the input ends), then how it is sealed (u8, ft_seal): the session's
+ *   next sequence number, an old or repeated one, a jump, or a byte of
+ *   the sealed frame flipped.
  * Once the input is used up every request is answered EIO, so each call
- * ends without waiting for its timeout. AUTH is answered without input
- * (session FUZZ_SESSION), and every reply made here is sealed with the
+ * ends without waiting for its timeout. AUTH is answered (session
+ * FUZZ_SESSION) in the sealing mode a byte of input names (u8 % 3, 0 once
+ * the input ends: secrecy and measurement too, which a client must refuse
+ * unless its config says so), and every reply made here is sealed with the
  * fuzz session's key (fuzz_auth.c); a raw frame from the input is not.
  */
 #include <errno.h>
@@ -100,12 +104,37 @@ static void ft_recv(struct tnet *net, const uint8_t *frame, size_t len)
 	ft_push(net, ev);
 }
 
+/* The fuzz session's mode and its replies' next sequence number. */
+static enum tp_seal_mode ft_mode;
+static uint64_t ft_seq;
+
+/* Seal a reply frame (head_len bytes, then its data) as the input says:
+ * sel < 192 the next number; < 224 one already used or older (replay);
+ * < 240 a jump ahead; else the next number with byte sel * 7 % len of
+ * the sealed frame flipped (a tag, header or data byte). */
+static void ft_seal(uint8_t *frame, size_t head_len, size_t len, unsigned sel)
+{
+	struct tp_session ses = { .id = FUZZ_SESSION, .mode = ft_mode };
+	uint64_t seq = ft_seq;
+
+	memcpy(ses.key, fuzz_session_key, TP_KEY_SIZE);
+	if (sel < 192 || sel >= 240)
+		seq = ft_seq++;
+	else if (sel < 224)
+		seq = ft_seq > sel - 191 ? ft_seq - (sel - 191) : 0;
+	else
+		seq = ft_seq + ((uint64_t)1 << (sel - 224 + 8));
+	tp_frame_seal(frame, head_len, NULL, 0, &ses, seq);
+	if (sel >= 240 && len)
+		frame[(sel * 7u) % len] ^= 0x10;
+}
+
 /* A reply to request (opcode, reqid) from the input. */
 static void ft_reply(struct tnet *net, unsigned opcode, uint64_t reqid, int32_t status)
 {
 	static uint8_t frame[TP_HDR_SIZE + 2 * 65536];
 	struct tp_hdr h = { TP_MAGIC, TP_VERSION, (uint16_t)opcode, reqid, 0, 0, 0,
-			    TP_FLAG_REPLY, status, 0 };
+			    TP_FLAG_REPLY, status, 0, 0 };
 	struct tp_session ses = { .id = FUZZ_SESSION };
 	long len;
 
@@ -115,8 +144,11 @@ static void ft_reply(struct tnet *net, unsigned opcode, uint64_t reqid, int32_t 
 
 		ar.session = FUZZ_SESSION;
 		ar.boot = 1;
+		ar.seal_mode = ft_u8(net) % 3;
 		len = tp_frame_build(frame, sizeof(frame), &h, NULL, 0, &ar.base);
-		tp_frame_seal(frame, (size_t)len, &ses);
+		tp_frame_seal(frame, (size_t)len, NULL, 0, &ses, 0); /* INTEGRITY, number 0 */
+		ft_mode = (enum tp_seal_mode)ar.seal_mode;
+		ft_seq = 1;
 		ft_recv(net, frame, (size_t)len);
 		return;
 	}
@@ -128,7 +160,7 @@ static void ft_reply(struct tnet *net, unsigned opcode, uint64_t reqid, int32_t 
 		er.message = "the fuzz input ended";
 		h.status = -EIO;
 		len = tp_frame_build(frame, sizeof(frame), &h, NULL, 0, &er.base);
-		tp_frame_seal(frame, (size_t)len, &ses);
+		ft_seal(frame, (size_t)len, (size_t)len, 0);
 		ft_recv(net, frame, (size_t)len);
 		return;
 	}
@@ -136,7 +168,7 @@ static void ft_reply(struct tnet *net, unsigned opcode, uint64_t reqid, int32_t 
 	h.data_len = ft_u8(net) | ft_u8(net) << 8;
 	ft_take(net, frame + TP_HDR_SIZE + h.body_len, h.data_len);
 	tp_hdr_encode(&h, frame);
-	tp_frame_seal(frame, TP_HDR_SIZE + h.body_len, &ses);
+	ft_seal(frame, TP_HDR_SIZE + h.body_len, TP_HDR_SIZE + h.body_len + h.data_len, ft_u8(net));
 	ft_recv(net, frame, TP_HDR_SIZE + h.body_len + h.data_len);
 }
 

@@ -327,7 +327,7 @@ int raw_roundtrip(struct raw *raw, const uint8_t *frame, size_t len, struct tp_f
 		tp_frame_parse(sealed, len, SIZE_MAX, &f, err, sizeof(err));
 		head = TP_HDR_SIZE + (size_t)f.hdr.addr_len + f.hdr.body_len;
 		if (head <= len)
-			tp_frame_seal(sealed, head, &raw->ses);
+			tp_frame_seal(sealed, head, NULL, 0, &raw->ses, raw->seq++);
 		else
 			for (int i = 0; i < 8; i++)
 				sealed[32 + i] = (uint8_t)(raw->ses.id >> (8 * i));
@@ -348,6 +348,9 @@ int raw_roundtrip(struct raw *raw, const uint8_t *frame, size_t len, struct tp_f
 				continue;
 			assert_int_equal(tp_frame_parse(ev[i].rbuf->data, ev[i].len, 1 << 21, reply, err,
 							 sizeof(err)), 0);
+			/* a reply on the session is opened (decrypted, in SECRECY) */
+			if (raw->ses.id && reply->hdr.session == raw->ses.id)
+				tp_frame_open(reply, NULL, 0, &raw->ses, NULL);
 			rc = reply->hdr.status;
 			msg[0] = 0;
 			if (reply->hdr.opcode == TP_OP_AUTH && rc == 0)
@@ -455,6 +458,8 @@ void raw_auth(struct raw *raw, const char *munge_sock, const char *target)
 	rep = raw->last_auth; /* kept by raw_roundtrip */
 	assert_non_null(rep);
 	raw->ses.id = rep->session;
+	raw->ses.mode = (enum tp_seal_mode)rep->seal_mode;
+	raw->seq = 0;
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	raw->last_auth = NULL;
 }
@@ -617,6 +622,8 @@ void raw_open_as_nobody(const struct cluster *c, int server, struct raw *raw)
 	assert_int_equal(raw->last_auth->uid, NOBODY);
 	assert_int_equal(raw->last_auth->gid, NOBODY);
 	raw->ses.id = raw->last_auth->session;
+	raw->ses.mode = (enum tp_seal_mode)raw->last_auth->seal_mode;
+	raw->seq = 0;
 	protobuf_c_message_free_unpacked(&raw->last_auth->base, NULL);
 	raw->last_auth = NULL;
 }

@@ -62,6 +62,7 @@ struct raw {
 	uint8_t *reply_data;
 	size_t reply_cap, reply_len;
 	struct tp_session ses;       /* frames sent are sealed with it */
+	uint64_t seq;                /* the next frame's sequence number */
 	Tessera__AuthReply *last_auth; /* raw_roundtrip: an AUTH's answer */
 	/* When set, raw_request puts it into a request that has a capability
 	 * field and none set (storage daemons want one: docs/security.md). */

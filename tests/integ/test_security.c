@@ -175,7 +175,7 @@ static void test_forged_frames(void **state)
 		struct tp_session forged = raw.ses;
 
 		forged.id ^= 0x5a5a5a5a5a5a5a5aull;
-		tp_frame_seal(frame, (size_t)len, &forged);
+		tp_frame_seal(frame, (size_t)len, NULL, 0, &forged, raw.seq++);
 		raw_send_as_is(&raw, frame, (size_t)len);
 		assert_int_equal(raw_arrivals(&raw, QUIET_S), 0);
 	}
@@ -184,17 +184,17 @@ static void test_forged_frames(void **state)
 		struct tp_session wrong = raw.ses;
 
 		wrong.key[0] ^= 1;
-		tp_frame_seal(frame, (size_t)len, &wrong);
+		tp_frame_seal(frame, (size_t)len, NULL, 0, &wrong, raw.seq++);
 		raw_send_as_is(&raw, frame, (size_t)len);
 		assert_int_equal(raw_arrivals(&raw, QUIET_S), 0);
 	}
 	/* right MAC, then a body byte changed */
-	tp_frame_seal(frame, (size_t)len, &raw.ses);
+	tp_frame_seal(frame, (size_t)len, NULL, 0, &raw.ses, raw.seq++);
 	frame[len - 1] ^= 1;
 	raw_send_as_is(&raw, frame, (size_t)len);
 	assert_int_equal(raw_arrivals(&raw, QUIET_S), 0);
 	/* no session at all */
-	memset(frame + 32, 0, 8 + TP_MAC_SIZE);
+	memset(frame + 32, 0, TP_HDR_SIZE - 32); /* session, seq, tag, reserved */
 	raw_send_as_is(&raw, frame, (size_t)len);
 	assert_int_equal(raw_arrivals(&raw, QUIET_S), 0);
 	/* a credential replayed (munged says so), and one meant for another
