@@ -302,6 +302,7 @@ struct tp_server {
 /* The C type of each config type (tp_config_keys.h). */
 #define TP_CFG_FIELD_STRING(f)  char f[64];
 #define TP_CFG_FIELD_PATH(f)    char f[1024];
+#define TP_CFG_FIELD_HOSTS(f)   char f[1024];
 #define TP_CFG_FIELD_SERVER(f)  struct tp_server f;
 #define TP_CFG_FIELD_SERVERS(f) uint32_t n_##f; struct tp_server f[TP_MAX_SERVERS];
 #define TP_CFG_FIELD_U32(f)     uint32_t f;
@@ -321,6 +322,7 @@ struct tp_config {
 enum tp_config_type {
 	TP_CFG_STRING,
 	TP_CFG_PATH,
+	TP_CFG_HOSTS,
 	TP_CFG_SERVER,
 	TP_CFG_SERVERS,
 	TP_CFG_U32,
