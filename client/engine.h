@@ -32,6 +32,8 @@ struct tc_req {
 	uint64_t submit_ns;        /* when last sent */
 	struct tp_session ses;     /* sealed with (AUTH: the key it proposes) */
 	int probed;                /* a probe was sent on its behalf (session.c) */
+	int unproven;              /* AUTH: answered by someone who could not
+				    * read the credential (errmsg says how) */
 	/* A detached request (tc_req_start: session.c's probes) when set:
 	 * nobody waits for it; called under fs->lock when it ends. */
 	void (*done)(tessera_fs *fs, struct tc_req *r, const struct tp_frame *fr);

@@ -263,6 +263,8 @@ struct tp_auth_id {
 	uint8_t key[TP_KEY_SIZE];
 	uint8_t addr[TP_MAX_ADDR];   /* where replies go */
 	size_t addr_len;
+	uint8_t origin4[4];          /* IPv4 address of the encoding host, as
+				      * munged says (0.0.0.0: unknown) */
 };
 
 /* Write `s`'s id and the MAC over head_len bytes (header | address |
@@ -272,14 +274,16 @@ void tp_frame_seal(uint8_t *frame, size_t head_len, const struct tp_session *s);
 int tp_frame_verify(const struct tp_frame *f, const uint8_t key[TP_KEY_SIZE]);
 
 /* A fresh credential for daemon `target` (munged at `socket`, NULL or ""
- * for the default), with a new random key in *key_out; *cred (free()) is
- * the credential's text. -ECONNREFUSED when munged cannot be reached. */
-int tp_auth_encode(const char *socket, const char *target, const void *addr,
-		   size_t addr_len, uint8_t key_out[TP_KEY_SIZE], char **cred,
-		   char *err, size_t errlen);
+ * for the default), with a new random key in *key_out, that only a
+ * process of uid `daemon_uid` (the config's daemon_uid) can decode;
+ * *cred (free()) is the credential's text. -ECONNREFUSED when munged
+ * cannot be reached. */
+int tp_auth_encode(const char *socket, uint32_t daemon_uid, const char *target,
+		   const void *addr, size_t addr_len, uint8_t key_out[TP_KEY_SIZE],
+		   char **cred, char *err, size_t errlen);
 /* Decode a credential meant for `target`. -EACCES (invalid, expired,
- * replayed, meant for another daemon), -ECONNREFUSED (munged unreachable);
- * err says which. */
+ * replayed, meant for another daemon or another uid, not restricted to a
+ * uid), -ECONNREFUSED (munged unreachable); err says which. */
 int tp_auth_decode(const char *socket, const char *cred, const char *target,
 		   struct tp_auth_id *out, char *err, size_t errlen);
 

@@ -144,6 +144,11 @@ struct srv_opts {
 	const struct srv_log_opts *log;
 };
 
+/* The daemon runs as the config's daemon_uid, or refuses to start (0 or
+ * -EPERM, err naming the key and both uids): clients restrict their
+ * credentials to that uid, so under another uid it could not read one. */
+int srv_check_daemon_uid(const struct tp_config *cfg, char *err, size_t errlen);
+
 int srv_create(const struct srv_opts *opts, const struct srv_role *role,
 	       struct srv **out, char *err, size_t errlen);
 /* Run until SIGTERM/SIGINT. */

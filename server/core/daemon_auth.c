@@ -8,14 +8,29 @@
  * before srv_auth returns; the session table keeps its own copy.
  */
 #include <grp.h>
+#include <errno.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sodium.h>
 
 #include "daemon_int.h"
 #include "session.h"
+
+int srv_check_daemon_uid(const struct tp_config *cfg, char *err, size_t errlen)
+{
+	uid_t euid = geteuid();
+
+	if ((uint32_t)euid == cfg->daemon_uid)
+		return 0;
+	snprintf(err, errlen, "runs as uid %u, but the config says daemon_uid = %u: clients "
+		 "restrict their credentials to that uid, so this daemon could read none (run it "
+		 "as uid %u, or give daemon_uid the daemons' uid everywhere)", (unsigned)euid,
+		 cfg->daemon_uid, cfg->daemon_uid);
+	return -EPERM;
+}
 
 /* A frame nobody vouches for is dropped: answering it would send to an
  * address it merely claims. Logged at most once a second. */

@@ -286,6 +286,10 @@ int main(int argc, char **argv)
 		status = 0;
 		goto out;
 	}
+	if (srv_check_daemon_uid(&cfg, err, sizeof(err))) {
+		fprintf(stderr, "tessera-ios %u: %s\n", cl.index, err);
+		goto out;
+	}
 	ios.cfg = &cfg;
 	ios.index = cl.index;
 	struct cap_key key;

@@ -566,6 +566,10 @@ int main(int argc, char **argv)
 		printf("%s: valid\n", cl.config);
 		return 0;
 	}
+	if (srv_check_daemon_uid(&cfg, err, sizeof(err))) {
+		fprintf(stderr, "tessera-mds: %s\n", err);
+		return 1;
+	}
 	mds.n_ios = cfg.n_ios;
 	mds.root_squash = cfg.root_squash != 0;
 	mds.cap_lifetime_ms = cfg.cap_lifetime_ms;

@@ -339,8 +339,8 @@ static long auth_frame(struct mds_purge *p, uint32_t s, struct tp_hdr *hdr,
 	int rc;
 
 	snprintf(target, sizeof(target), "ios:%u", s);
-	rc = tp_auth_encode(p->cfg->munge_socket, target, p->name, p->name_len, sl->ses.key,
-			    &cred, err, sizeof(err));
+	rc = tp_auth_encode(p->cfg->munge_socket, p->cfg->daemon_uid, target, p->name, p->name_len,
+			    sl->ses.key, &cred, err, sizeof(err));
 	if (rc) {
 		slot_failed(p, s, err, log, arg);
 		return rc;

@@ -1,0 +1,176 @@
+/*
+ * test_sec_ident.c - who the daemons are, and where root is root
+ * (issue 29, items 1 and 6; docs/security.md).
+ *
+ * A squatter: a storage daemon is stopped and a process of uid nobody
+ * listens at its address (cluster.c, squat_start), as any user of that
+ * host could while the port is free. Clients restrict their credentials
+ * to the daemons' uid, so it cannot decode them; whatever it answers,
+ * root's client must refuse it at once, naming the daemon, send it
+ * nothing but AUTH, and return none of its bytes.
+ *
+ * Needs root (to drop to nobody); skipped otherwise.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <setjmp.h>
+
+#include <cmocka.h>
+
+#include "cluster.h"
+
+#define VICTIM_LEN (8 * 64 * 1024) /* two strips on each storage daemon */
+#define VICTIM_BYTE 0x11           /* never SQUAT_FORGED */
+
+static int setup(void **state)
+{
+	if (geteuid() != 0) {
+		print_message("needs root: to drop to uid %u\n", NOBODY);
+		*state = NULL;
+		return 0;
+	}
+	return cluster_setup(state, "tcp;ofi_rxm");
+}
+
+static int teardown(void **state)
+{
+	return *state ? cluster_teardown(state) : 0;
+}
+
+static void put_victim(tessera_fs *fs, const uint8_t *data)
+{
+	struct tessera_layout l = { .count = N_IOS };
+	tessera_file *f;
+
+	CHECK(fs, tessera_open(fs, "/victim", O_CREAT | O_RDWR | O_TRUNC, 0600, &l, &f));
+	assert_int_equal(tessera_pwrite(f, data, VICTIM_LEN, 0), VICTIM_LEN);
+	CHECK(fs, tessera_close(f));
+}
+
+static void expect_unproven(tessera_fs *fs, ssize_t rc, double t0, const char *what)
+{
+	const char *msg = tessera_errmsg(fs);
+
+	print_message("%s through the squatter: %zd, %s (%.2f s)\n", what, rc, msg,
+		      now_s() - t0);
+	assert_int_equal(rc, -EACCES);
+	assert_non_null(strstr(msg, "storage daemon 1 (127.0.0.1:"));
+	assert_non_null(strstr(msg, "failed to prove its identity"));
+	/* at once, not at the request timeout */
+	assert_true(now_s() - t0 < TIMEOUT_MS / 1000.0 * 0.8);
+}
+
+/* Storage daemon 1 stopped, a squatter of uid nobody on its port: root's
+ * read and write fail with "failed to prove its identity", the squatter
+ * decodes no credential and receives nothing after AUTH, and no forged
+ * byte reaches the caller. */
+static void test_squatter_refused(void **state)
+{
+	struct cluster *c = *state;
+	uint8_t *data = malloc(VICTIM_LEN), *buf = malloc(VICTIM_LEN);
+	struct squat_counts n;
+	struct squatter sq;
+	tessera_fs *fs;
+	tessera_file *f;
+	char err[512];
+	double t0;
+
+	NEED_ROOT(c);
+	assert_non_null(data);
+	assert_non_null(buf);
+	memset(data, VICTIM_BYTE, VICTIM_LEN);
+	put_victim(c->fs, data);
+	cluster_stop_pid(c->ios[1], SIGTERM);
+	c->ios[1] = 0;
+	squat_start(c, 1, &sq);
+	if (tessera_connect(c->conf, &fs, err, sizeof(err)))
+		fail_msg("connect: %s", err);
+	CHECK(fs, tessera_open(fs, "/victim", O_RDWR, 0, NULL, &f));
+	memset(buf, 0, VICTIM_LEN);
+	t0 = now_s();
+	expect_unproven(fs, tessera_pread(f, buf, VICTIM_LEN, 0), t0, "read");
+	assert_null(memchr(buf, SQUAT_FORGED, VICTIM_LEN));
+	/* the next AUTH gets a reply sealed with a key the squatter chose */
+	t0 = now_s();
+	expect_unproven(fs, tessera_pwrite(f, data, VICTIM_LEN, 0), t0, "write");
+	tessera_close(f);
+	tessera_disconnect(fs);
+	squat_stop(&sq, &n);
+	print_message("squatter: %u AUTH, %u decoded, %u later frames (%llu bytes), %u forged "
+		      "replies\n", n.auths, n.decoded, n.frames, (unsigned long long)n.bytes,
+		      n.forged);
+	assert_true(n.auths >= 2);
+	assert_int_equal(n.decoded, 0);
+	assert_int_equal(n.frames, 0);
+	assert_int_equal(n.bytes, 0);
+	assert_int_equal(n.forged, 0);
+	/* the real daemon back: the file is as root wrote it */
+	c->ios[1] = cluster_spawn(c, "tessera-ios", "ios1", 1);
+	if (tessera_connect(c->conf, &fs, err, sizeof(err)))
+		fail_msg("connect: %s", err);
+	CHECK(fs, tessera_open(fs, "/victim", O_RDONLY, 0, NULL, &f));
+	assert_int_equal(tessera_pread(f, buf, VICTIM_LEN, 0), VICTIM_LEN);
+	assert_memory_equal(buf, data, VICTIM_LEN);
+	tessera_close(f);
+	tessera_disconnect(fs);
+	free(data);
+	free(buf);
+}
+
+/* Run `cmd` (a shell line); its output into out, its exit status back. */
+static int run_capture(const char *cmd, char *out, size_t len)
+{
+	FILE *p = popen(cmd, "r");
+	size_t got;
+
+	assert_non_null(p);
+	got = fread(out, 1, len - 1, p);
+	out[got] = '\0';
+	return pclose(p);
+}
+
+/* A daemon started under another uid than daemon_uid refuses, naming the
+ * key and both uids (it could decode no credential). */
+static void test_daemon_wrong_uid(void **state)
+{
+	struct cluster *c = *state;
+	char cmd[2048], out[2048], want[128];
+	int st;
+
+	NEED_ROOT(c);
+	snprintf(cmd, sizeof(cmd), "setpriv --reuid=%u --regid=%u --clear-groups "
+		 "%s/tessera-ios -c %s -d %s/ios-nobody -i 1 -N 2>&1", NOBODY, NOBODY, c->bin,
+		 c->conf, c->dir);
+	st = run_capture(cmd, out, sizeof(out));
+	print_message("tessera-ios as nobody: %s", out);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) != 0);
+	snprintf(want, sizeof(want), "runs as uid %u, but the config says daemon_uid = %u", NOBODY,
+		 (unsigned)geteuid());
+	assert_non_null(strstr(out, want));
+	snprintf(cmd, sizeof(cmd), "setpriv --reuid=%u --regid=%u --clear-groups "
+		 "%s/tessera-mds -c %s -d %s/mds-nobody 2>&1", NOBODY, NOBODY, c->bin, c->conf,
+		 c->dir);
+	st = run_capture(cmd, out, sizeof(out));
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) != 0);
+	assert_non_null(strstr(out, want));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_squatter_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_daemon_wrong_uid, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
