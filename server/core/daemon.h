@@ -38,6 +38,11 @@ struct srv_ident {
 	uint32_t uid, gid;
 	uint32_t ngids;            /* gids[0] == gid, then supplementary groups */
 	uint32_t gids[SRV_MAX_GROUPS];
+	/* uid 0 whose credential was encoded on a host not in admin_hosts:
+	 * it may act for other users (a body's Cred, as the FUSE mount does),
+	 * but never as uid 0 itself (squash_uid) and never as admin. */
+	uint32_t foreign_root;
+	uint8_t origin4[4];        /* the encoding host (munged's word) */
 };
 
 struct srv_req {

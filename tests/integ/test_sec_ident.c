@@ -9,6 +9,12 @@
  * root's client must refuse it at once, naming the daemon, send it
  * nothing but AUTH, and return none of its bytes.
  *
+ * Admin hosts: with admin_hosts naming an address that is not this host's,
+ * uid 0 here is root of nothing: it acts as squash_uid for itself, may
+ * still act for other users (as a FUSE mount on a compute node does), and
+ * gets no admin capability (fsck says why). With the default (the daemons'
+ * hosts, loopback here) root is root as before.
+ *
  * Needs root (to drop to nobody); skipped otherwise.
  */
 #include <errno.h>
@@ -40,6 +46,21 @@ static int setup(void **state)
 		return 0;
 	}
 	return cluster_setup(state, "tcp;ofi_rxm");
+}
+
+/* An address that is no host's (TEST-NET-3), so not this one's. */
+#define ELSEWHERE "203.0.113.9"
+#define SQUASH_UID 4242u
+#define SQUASH_GID 4343u
+
+static int setup_elsewhere(void **state)
+{
+	if (geteuid() != 0) {
+		*state = NULL;
+		return 0;
+	}
+	return cluster_setup_conf(state, "tcp;ofi_rxm", "admin_hosts = " ELSEWHERE ", nosuch.invalid\n"
+				  "squash_uid = 4242\nsquash_gid = 4343\n");
 }
 
 static int teardown(void **state)
@@ -165,11 +186,115 @@ static void test_daemon_wrong_uid(void **state)
 	assert_non_null(strstr(out, want));
 }
 
+static int count_in_file(const char *path, const char *needle)
+{
+	char line[2048];
+	int n = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	fclose(f);
+	return n;
+}
+
+static void fsck_line(void *arg, const char *line)
+{
+	(void)arg;
+	print_message("fsck: %s\n", line);
+}
+
+/* admin_hosts elsewhere: root's own uid is squash_uid, root may still act
+ * for another user, and gets no admin capability (fsck and a raw CAP say
+ * why); the metadata daemon logs the host once. */
+static void test_root_of_other_host(void **state)
+{
+	struct cluster *c = *state;
+	struct tessera_cred alice = { 1000, 1, { 1000 } };
+	struct tessera_setattr chown = { .valid = TESSERA_SET_UID, .uid = 1234 };
+	Tessera__CapRequest m = TESSERA__CAP_REQUEST__INIT;
+	Tessera__Capability *cap = NULL;
+	struct tessera_fsck out;
+	struct tessera_stat st;
+	tessera_file *f;
+	char msg[512], log[400];
+	int rc;
+
+	NEED_ROOT(c);
+	/* its own files are squash_uid's, and root's privileges are gone */
+	CHECK(c->fs, tessera_open(c->fs, "/mine", O_CREAT | O_RDWR, 0600, NULL, &f));
+	tessera_close(f);
+	CHECK(c->fs, tessera_stat(c->fs, "/mine", &st));
+	assert_int_equal(st.uid, SQUASH_UID);
+	assert_int_equal(st.gid, SQUASH_GID);
+	CHECK(c->fs, tessera_mkdir(c->fs, "/closed", 0700));
+	assert_int_equal(tessera_setattr(c->fs, "/closed", &chown), -EPERM);
+	/* acting for another user still works (the FUSE mount's way) */
+	CHECK(c->fs, tessera_set_thread_cred(c->fs, &alice));
+	CHECK(c->fs, tessera_open(c->fs, "/alice", O_CREAT | O_RDWR, 0600, NULL, &f));
+	tessera_close(f);
+	CHECK(c->fs, tessera_stat(c->fs, "/alice", &st));
+	assert_int_equal(st.uid, 1000);
+	assert_int_equal(tessera_stat(c->fs, "/closed/x", &st), -EACCES);
+	/* acting for uid 0 is squashed too */
+	alice.uid = 0;
+	alice.gids[0] = 0;
+	CHECK(c->fs, tessera_set_thread_cred(c->fs, &alice));
+	CHECK(c->fs, tessera_open(c->fs, "/as-root", O_CREAT | O_RDWR, 0600, NULL, &f));
+	tessera_close(f);
+	CHECK(c->fs, tessera_set_thread_cred(c->fs, NULL));
+	CHECK(c->fs, tessera_stat(c->fs, "/as-root", &st));
+	assert_int_equal(st.uid, SQUASH_UID);
+	/* no admin capability: fsck fails and says why */
+	rc = tessera_fsck(c->fs, 0, fsck_line, NULL, &out);
+	print_message("fsck from a host that is not an admin host: %d, %s\n", rc,
+		      tessera_errmsg(c->fs));
+	assert_int_equal(rc, -EPERM);
+	assert_non_null(strstr(tessera_errmsg(c->fs), "uid 0 of 127.0.0.1 is not root of this "
+			       "file system: that host is not an admin host (admin_hosts"));
+	m.admin = 1;
+	assert_int_equal(raw_mds_cap(c, &m, &cap, msg, sizeof(msg)), -EPERM);
+	assert_null(cap);
+	assert_non_null(strstr(msg, "not an admin host"));
+	/* the refusal is logged once for the host, however often it comes */
+	snprintf(log, sizeof(log), "%s/mds.log", c->dir);
+	assert_int_equal(count_in_file(log, "uid 0 of host 127.0.0.1 is not root here"), 1);
+	assert_int_equal(count_in_file(log, "admin host nosuch.invalid"), 1);
+}
+
+/* The default admin_hosts (the daemons' hosts, loopback: this host): root
+ * is root, as before. */
+static void test_root_of_daemon_host(void **state)
+{
+	struct cluster *c = *state;
+	Tessera__CapRequest m = TESSERA__CAP_REQUEST__INIT;
+	Tessera__Capability *cap = NULL;
+	struct tessera_fsck out;
+	struct tessera_stat st;
+	tessera_file *f;
+	char msg[512];
+
+	NEED_ROOT(c);
+	CHECK(c->fs, tessera_open(c->fs, "/mine", O_CREAT | O_RDWR, 0600, NULL, &f));
+	tessera_close(f);
+	CHECK(c->fs, tessera_stat(c->fs, "/mine", &st));
+	assert_int_equal(st.uid, 0);
+	CHECK(c->fs, tessera_fsck(c->fs, 0, fsck_line, NULL, &out));
+	m.admin = 1;
+	assert_int_equal(raw_mds_cap(c, &m, &cap, msg, sizeof(msg)), 0);
+	assert_non_null(cap);
+	protobuf_c_message_free_unpacked(&cap->base, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_squatter_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_wrong_uid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_root_of_other_host, setup_elsewhere, teardown),
+		cmocka_unit_test_setup_teardown(test_root_of_daemon_host, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
