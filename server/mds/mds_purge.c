@@ -386,7 +386,10 @@ static void slot_send(struct mds_purge *p, uint32_t s, void (*log)(void *, const
 		}
 		sl->known = 1;
 	}
-	/* The purger's own grant: remove these objects (file 0: several). */
+	/* The purger's own grant: remove these objects (file 0: several),
+	 * to its session's uid, the daemons' (a storage daemon takes a
+	 * capability only from its uid's sessions, or root's). */
+	cap.uid = p->cfg->daemon_uid;
 	cap.handles = handles;
 	cap.n_handles = m.n_handles;
 	cap.rights = TP_CAP_REMOVE;
