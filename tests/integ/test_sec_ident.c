@@ -148,6 +148,39 @@ static void test_squatter_refused(void **state)
 	free(buf);
 }
 
+/* The same for the metadata daemon: a stat through its squatter fails
+ * at once, naming it, and the squatter learns nothing. */
+static void test_mds_squatter_refused(void **state)
+{
+	struct cluster *c = *state;
+	struct squat_counts n;
+	struct squatter sq;
+	struct tessera_stat st;
+	tessera_fs *fs;
+	char err[512];
+	double t0;
+	int rc;
+
+	NEED_ROOT(c);
+	cluster_stop_pid(c->mds, SIGTERM);
+	c->mds = 0;
+	squat_start(c, -1, &sq);
+	if (tessera_connect(c->conf, &fs, err, sizeof(err)))
+		fail_msg("connect: %s", err);
+	t0 = now_s();
+	rc = tessera_stat(fs, "/", &st);
+	print_message("stat through the squatter: %d, %s (%.2f s)\n", rc, tessera_errmsg(fs),
+		      now_s() - t0);
+	assert_int_equal(rc, -EACCES);
+	assert_non_null(strstr(tessera_errmsg(fs), "metadata daemon (127.0.0.1:"));
+	assert_non_null(strstr(tessera_errmsg(fs), "failed to prove its identity"));
+	assert_true(now_s() - t0 < TIMEOUT_MS / 1000.0 * 0.8);
+	tessera_disconnect(fs);
+	squat_stop(&sq, &n);
+	assert_int_equal(n.decoded, 0);
+	assert_int_equal(n.frames, 0);
+}
+
 /* Run `cmd` (a shell line); its output into out, its exit status back. */
 static int run_capture(const char *cmd, char *out, size_t len)
 {
@@ -292,6 +325,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_squatter_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mds_squatter_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_wrong_uid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_of_other_host, setup_elsewhere, teardown),
 		cmocka_unit_test_setup_teardown(test_root_of_daemon_host, setup, teardown),
