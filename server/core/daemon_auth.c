@@ -7,10 +7,10 @@
  * Ownership: the session key copied into a request's identity is wiped
  * before srv_auth returns; the session table keeps its own copy.
  */
-#include <ctype.h>
-#include <grp.h>
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
+#include <grp.h>
 #include <ifaddrs.h>
 #include <netdb.h>
 #include <pwd.h>
