@@ -121,6 +121,20 @@ int tp_auth_encode(const char *socket, uint32_t daemon_uid, const char *target, 
 	return rc;
 }
 
+int tp_auth_payload(const void *payload, size_t len, const char *target, struct tp_auth_id *out)
+{
+	const uint8_t *p = payload;
+	size_t tlen = strlen(target);
+
+	if (len < 2 || p[0] != tlen || len < 1 + tlen + TP_KEY_SIZE + 1 ||
+	    len > 1 + tlen + TP_KEY_SIZE + TP_MAX_ADDR || memcmp(p + 1, target, tlen))
+		return -EACCES;
+	memcpy(out->key, p + 1 + tlen, TP_KEY_SIZE);
+	out->addr_len = len - 1 - tlen - TP_KEY_SIZE;
+	memcpy(out->addr, p + 1 + tlen + TP_KEY_SIZE, out->addr_len);
+	return 0;
+}
+
 /* What munged says about a decoded credential besides its uid: it must be
  * restricted (to us: munged decoded it), and where it was encoded. */
 static int cred_context(munge_ctx_t ctx, uid_t uid, struct tp_auth_id *out, char *err,
@@ -144,14 +158,12 @@ static int cred_context(munge_ctx_t ctx, uid_t uid, struct tp_auth_id *out, char
 int tp_auth_decode(const char *socket, const char *cred, const char *target,
 		   struct tp_auth_id *out, char *err, size_t errlen)
 {
-	size_t tlen = strlen(target);
 	void *payload = NULL;
 	int len = 0, rc;
 	uid_t uid;
 	gid_t gid;
 	munge_ctx_t ctx;
 	munge_err_t e;
-	const uint8_t *p;
 
 	if ((rc = munge_ctx(socket, &ctx, err, errlen)))
 		return rc;
@@ -163,18 +175,13 @@ int tp_auth_decode(const char *socket, const char *cred, const char *target,
 	}
 	if ((rc = cred_context(ctx, uid, out, err, errlen)))
 		goto out;
-	p = payload;
-	if (len < 2 || p[0] != tlen || (size_t)len < 1 + tlen + TP_KEY_SIZE + 1 ||
-	    (size_t)len > 1 + tlen + TP_KEY_SIZE + TP_MAX_ADDR || memcmp(p + 1, target, tlen)) {
+	if (tp_auth_payload(payload, (size_t)len, target, out)) {
 		snprintf(err, errlen, "credential of uid %u is not meant for %s", (unsigned)uid, target);
 		rc = -EACCES;
 		goto out;
 	}
 	out->uid = (uint32_t)uid;
 	out->gid = (uint32_t)gid;
-	memcpy(out->key, p + 1 + tlen, TP_KEY_SIZE);
-	out->addr_len = (size_t)len - 1 - tlen - TP_KEY_SIZE;
-	memcpy(out->addr, p + 1 + tlen + TP_KEY_SIZE, out->addr_len);
 out:
 	if (payload) {
 		sodium_memzero(payload, (size_t)len);

@@ -281,6 +281,10 @@ int tp_frame_verify(const struct tp_frame *f, const uint8_t key[TP_KEY_SIZE]);
 int tp_auth_encode(const char *socket, uint32_t daemon_uid, const char *target,
 		   const void *addr, size_t addr_len, uint8_t key_out[TP_KEY_SIZE],
 		   char **cred, char *err, size_t errlen);
+/* A decoded credential's payload (auth.c says its layout): 0 and the key
+ * and address into out when it is meant for `target`, else -EACCES. */
+int tp_auth_payload(const void *payload, size_t len, const char *target,
+		    struct tp_auth_id *out);
 /* Decode a credential meant for `target`. -EACCES (invalid, expired,
  * replayed, meant for another daemon or another uid, not restricted to a
  * uid), -ECONNREFUSED (munged unreachable); err says which. */
