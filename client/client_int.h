@@ -73,6 +73,7 @@ struct tessera_fs {
 	struct tc_session mds_session;
 	struct tc_session *ios_session; /* n_ios */
 	struct tc_leases *leases;      /* lock.c: lease renewal, once locking */
+	uint64_t lock_owner;           /* lock.c: random, 0 until the first lock; never logged */
 	/* Freed bulk request frames (max_frame bytes each), kept for the
 	 * next request: a fresh MiB from malloc costs page faults and
 	 * zeroing, a fifth of a streaming writer's time. */
@@ -143,11 +144,14 @@ struct tc_cap *tc_cap_from_msg(const Tessera__Capability *m);
 void tc_cap_free(struct tc_cap *c);
 /* Make c f's capability (f owns it). */
 void tc_cap_install(tessera_file *f, struct tc_cap *c);
-/* Ask the metadata daemon for a fresh one (it checks the permission). */
+/* Ask the metadata daemon for a fresh one (it checks the permission),
+ * presenting f's current one: -EACCES when f has none (a share without
+ * one), as renewal is only for a file opened by its path. */
 int tc_cap_renew(tessera_file *f);
-/* The same for file handle `file` as `cred`, into *out. */
+/* The same for file handle `file` as `cred`, into *out, presenting
+ * `proof` (a capability of an open of the file, or of its renewal). */
 int tc_cap_fetch(tessera_fs *fs, uint64_t file, uint32_t rights, const Tessera__Cred *cred,
-		 const char *what, struct tc_cap **out);
+		 const Tessera__Capability *proof, const char *what, struct tc_cap **out);
 /* Whether c is due for renewal; its message. */
 int tc_cap_due(const struct tc_cap *c);
 const Tessera__Capability *tc_cap_msg(const struct tc_cap *c);

@@ -292,7 +292,8 @@ int tessera_lock_info(const tessera_lock *lock, struct tessera_lock_info *info);
  * (tessera_fsync). Files open read-only may use them.
  *
  * fetch_add adds `add` (-EOVERFLOW if the sum would overflow); fetch_set
- * stores `value`. Both return the value before in *old. */
+ * stores `value`. Both return the value before in *old. Both need the
+ * file open for writing (-EACCES otherwise: they change state). */
 int tessera_fetch_add(tessera_file *file, uint64_t key, int64_t add, int64_t *old);
 int tessera_fetch_set(tessera_file *file, uint64_t key, int64_t value, int64_t *old);
 

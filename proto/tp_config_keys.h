@@ -44,6 +44,11 @@
 	  "libfabric provider (`tcp;ofi_rxm`, `shm`, or any provider's name)")     \
 	X("mds", mds, SERVER, NONE("required"), 1, 1, "",                          \
 	  "`host:port` of the metadata daemon")                                     \
+	X("fs_id", fs_id, STRING, NONE("none: directories are told apart by "    \
+	  "daemon kind and index only"), 0, 0, "",                                 \
+	  "the file system's id (`tessera-genconfig` makes a random one); each "   \
+	  "daemon records it in its directory at the first start and refuses "     \
+	  "another file system's directory")                                       \
 	X("ios", ios, SERVERS, NONE("at least one"), 1, TP_MAX_SERVERS, "",        \
 	  "`host:port` of a storage daemon, one line each; the order of these "    \
 	  "lines gives each daemon's index")                                        \

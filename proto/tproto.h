@@ -89,10 +89,10 @@ struct tp_hdr {
 	X(GETSIZE, 32, handles_request, sizes_reply, IOS, STAT)                   \
 	X(TRUNCATE, 33, truncate_request, empty_reply, IOS, WRITE)                \
 	X(REMOVE, 34, handles_request, empty_reply, IOS, REMOVE)                  \
-	X(SYNC, 35, handles_request, empty_reply, IOS, READ_OR_WRITE)             \
+	X(SYNC, 35, handles_request, empty_reply, IOS, WRITE)                     \
 	X(IOS_STATFS, 36, ping_request, statfs_reply, IOS, NONE)                  \
 	X(IOS_STATS, 37, ping_request, ios_stats_reply, IOS, NONE)                \
-	X(FETCH_ADD, 38, fetch_add_request, fetch_add_reply, IOS, READ_OR_WRITE)  \
+	X(FETCH_ADD, 38, fetch_add_request, fetch_add_reply, IOS, WRITE)          \
 	X(OBJECT_LIST, 39, object_list_request, object_list_reply, IOS, ADMIN)    \
 	X(LIST_WRITE, 40, list_iorequest, write_reply, IOS, WRITE)                \
 	X(LIST_READ, 41, list_iorequest, read_reply, IOS, READ)                   \
@@ -104,8 +104,9 @@ struct tp_hdr {
 	X(LEASE, 52, lease_request, lock_reply, IOS, SESSION)
 
 /* Capability rights (tessera.Capability.rights). READ and WRITE each
- * include STAT (sizes), sync, fetch-and-add and locks; WRITE covers
- * truncate. REMOVE and ADMIN (fsck's listing; names every object) only the
+ * include STAT (sizes) and shared locks; WRITE alone covers whatever
+ * changes state: writes, truncate, sync, fetch-and-add and exclusive
+ * locks (a LOCK_ACQUIRE's mode is in its body: server/ios/ios_cap.c). REMOVE and ADMIN (fsck's listing; names every object) only the
  * metadata daemon grants: REMOVE for a file just removed (and its purger),
  * ADMIN with every right to root alone. */
 #define TP_CAP_READ   0x1u
@@ -132,8 +133,10 @@ enum tp_right {
 				  * the caller's identity itself) */
 	TP_RIGHT_READ,           /* READ */
 	TP_RIGHT_WRITE,          /* WRITE */
-	TP_RIGHT_READ_OR_WRITE,  /* READ or WRITE (sync: fsync(2) of a read-only
-				  * descriptor works; fetch-and-add; locks) */
+	TP_RIGHT_READ_OR_WRITE,  /* READ or WRITE (locks: a shared one; the
+				  * gatekeeper wants WRITE for an exclusive
+				  * one, whose mode is in the request's body;
+				  * releasing one's own lock) */
 	TP_RIGHT_STAT,           /* STAT, READ or WRITE (sizes) */
 	TP_RIGHT_REMOVE,         /* REMOVE */
 	TP_RIGHT_SESSION,        /* READ or WRITE, naming no object (a lock

@@ -273,4 +273,29 @@ enum srv_cmdline_result srv_parse_cmdline(int argc, char **argv, const char *pro
 int srv_cmdline_exit_status(enum srv_cmdline_result r);
 int srv_write_pidfile(const char *path);
 
+/* Closed disks and stores that know whose they are (daemon_store.c).
+ *
+ * srv_store_claim, called by each daemon before it opens its directory:
+ * sets the umask to 077 (what the daemon makes is its user's alone), makes
+ * DIR 0700 if it is missing, and refuses (-EACCES) a DIR that group or
+ * others can enter, or a log on stderr (a regular file) they can read.
+ * Then DIR/owner, written once at the first start (atomically, synced),
+ * names the file system (the config's fs_id), the daemon's kind and its
+ * index; a directory whose record names another daemon, another kind or
+ * another file system is refused (-EEXIST) with a message that says whose
+ * it is. A directory without the record but with a store of this kind
+ * (made by an older version) is adopted: the record is written and
+ * *notice says so (free it; NULL when there is nothing to log). *how says
+ * whether DIR was made now (so the caller's store knows it is new, not a
+ * lost disk). */
+enum srv_store_kind { SRV_STORE_METADATA, SRV_STORE_STORAGE };
+enum srv_store_dir { SRV_STORE_DIR_EXISTED, SRV_STORE_DIR_MADE };
+struct srv_store_owner {
+	enum srv_store_kind kind;
+	uint32_t index;
+	const char *fs_id;         /* the config's; "" when it names none */
+};
+int srv_store_claim(const char *dir, const struct srv_store_owner *me, enum srv_store_dir *how,
+		    char **notice, char *err, size_t errlen);
+
 #endif /* TESSERA_DAEMON_H */

@@ -6,9 +6,15 @@
  * A blocking acquire that cannot finish at once is parked (daemon.h) and
  * answered when a release lets it finish, or with "waiting, ask again"
  * when its long poll runs out, so no client waits on one message longer
- * than its timeout. Locks belong to a session; a session that sends
- * nothing for lease_ms (client killed, network gone) loses them, and the
- * requests waiting behind them go on.
+ * than its timeout. Locks belong to a lock session, whose owner is
+ * (the authenticated uid of the daemon session that opened it, the
+ * client's random 64-bit id): a message naming an id another uid holds is
+ * refused, and the id is never logged nor put in an answer (knowing it
+ * is not enough, but it is the client's to keep). A lock session that
+ * sends nothing for lease_ms (client killed, network gone) loses its
+ * locks, and the requests waiting behind them go on; one with a parked
+ * acquire is alive (its client is waiting on us), and its lease runs
+ * again from the end of the wait.
  *
  * Ownership: a wait record (struct lk_wait) exists while a lock request's
  * blocking call is parked; it is the parked request's expiry argument and
@@ -62,7 +68,9 @@ struct lk_pending {
 };
 
 struct lk_session {
-	uint64_t id;
+	uint64_t id;                 /* the client's; never logged */
+	uint32_t uid;                /* of the daemon session that opened it */
+	uint32_t parked;             /* its acquires parked (lk_wait) now */
 	double expires;              /* monotonic seconds */
 	struct lk_pending *pending;
 	struct lk_session *hnext;    /* hash chain */
@@ -71,6 +79,7 @@ struct lk_session {
 /* A parked blocking acquire. */
 struct lk_wait {
 	struct ios_locks *lk;
+	struct lk_session *session;  /* the lock's owner: alive while parked */
 	uint64_t lock_id;
 	struct srv_req *req;         /* the parked request */
 	struct lk_wait *prev, *next;
@@ -162,7 +171,7 @@ static struct lk_session *session_renew(struct ios_locks *lk, uint64_t id)
 	return s;
 }
 
-static struct lk_session *session_open(struct ios_locks *lk, uint64_t id)
+static struct lk_session *session_open(struct ios_locks *lk, uint64_t id, uint32_t uid)
 {
 	struct lk_session *s;
 
@@ -170,11 +179,28 @@ static struct lk_session *session_open(struct ios_locks *lk, uint64_t id)
 		unsigned b = session_bucket(id);
 
 		s->id = id;
+		s->uid = uid;
 		s->hnext = lk->sessions[b];
 		lk->sessions[b] = s;
 		lk->nsessions++;
 	}
 	return session_renew(lk, id);
+}
+
+/* A lock session of another uid is not the caller's, whatever id it
+ * knows: refused (0, or -EACCES answered). uid 0 gets no exception: the
+ * FUSE mount's locks are its own session's. */
+static int refuse_foreign_session(struct ios_locks *lk, struct srv_req *req, uint64_t id,
+				  const char *what)
+{
+	struct lk_session *s = session_find(lk, id);
+
+	if (!s || s->uid == req->ident.uid)
+		return 0;
+	srv_reply_error(req, -EACCES, "%s on storage daemon %u: permission denied: the lock "
+			"owner named belongs to another user (uid %u is not its owner)", what,
+			lk->ios->index, req->ident.uid);
+	return -EACCES;
 }
 
 /* ------------------------------------------------------------ replies */
@@ -200,8 +226,13 @@ static void reply_answer(struct ios_locks *lk, struct srv_req *req, uint64_t loc
 	srv_reply(req, &rep.base, NULL, 0);
 }
 
+/* The wait is over: its session's lease runs again from now. */
 static void wait_unlink(struct ios_locks *lk, struct lk_wait *w)
 {
+	if (w->session) {
+		w->session->parked--;
+		w->session->expires = tp_mono_s() + lk->lease_ms / 1000.0;
+	}
 	if (w->prev)
 		w->prev->next = w->next;
 	else
@@ -633,8 +664,9 @@ static int reply_or_describe(struct ios_locks *lk, struct srv_req *req,
 /* Park a blocking acquire for at most ms: its wait record, with *parked
  * the parked request; NULL if it cannot be parked (it is then answered at
  * once, "ask again"). */
-static struct lk_wait *wait_park(struct ios_locks *lk, struct srv_req *req, uint64_t lock_id,
-				 uint32_t ms, struct srv_req **parked)
+static struct lk_wait *wait_park(struct ios_locks *lk, struct srv_req *req,
+				 struct lk_session *s, uint64_t lock_id, uint32_t ms,
+				 struct srv_req **parked)
 {
 	struct lk_wait *w = calloc(1, sizeof(*w));
 
@@ -643,6 +675,8 @@ static struct lk_wait *wait_park(struct ios_locks *lk, struct srv_req *req, uint
 		return NULL;
 	}
 	w->lk = lk;
+	w->session = s;
+	s->parked++;
 	w->lock_id = lock_id;
 	w->req = *parked;
 	w->next = lk->waits;
@@ -691,9 +725,10 @@ void ios_do_lock_acquire(struct ios *ios, struct srv_req *req)
 	struct tlk_answer a;
 	int rc;
 
-	if (refuse_bad_session(lk, req, m->session, m->epoch, lock_id))
+	if (refuse_foreign_session(lk, req, m->session, "lock") ||
+	    refuse_bad_session(lk, req, m->session, m->epoch, lock_id))
 		return;
-	if (!(s = session_open(lk, m->session))) {
+	if (!(s = session_open(lk, m->session, req->ident.uid))) {
 		srv_reply_error(req, -ENOMEM, "lock: no memory for a session");
 		return;
 	}
@@ -704,8 +739,8 @@ void ios_do_lock_acquire(struct ios *ios, struct srv_req *req)
 	}
 	wait_detach(lk, lock_id, &was_parked);
 	if (m->blocking)
-		w = wait_park(lk, req, lock_id, m->wait_ms ? m->wait_ms : ios->cfg->timeout_ms / 2,
-			      &parked);
+		w = wait_park(lk, req, s, lock_id,
+			      m->wait_ms ? m->wait_ms : ios->cfg->timeout_ms / 2, &parked);
 	rc = tlk_acquire(lk->table, lock_id, m->blocking ? TLK_BLOCKING : 0, upto, w, &a);
 	deliver_events(lk);
 	reply_detached(lk, was_parked, lock_id);
@@ -720,7 +755,8 @@ void ios_do_lock_release(struct ios *ios, struct srv_req *req)
 	struct tlk_answer a;
 	int rc;
 
-	if (refuse_bad_session(lk, req, m->session, m->epoch, m->lock_id ? m->lock_id : 1))
+	if (refuse_foreign_session(lk, req, m->session, "release") ||
+	    refuse_bad_session(lk, req, m->session, m->epoch, m->lock_id ? m->lock_id : 1))
 		return;
 	if (!m->lock_id || (m->lock_id & LK_PENDING_BIT)) {
 		struct lk_session *s = session_find(lk, m->session);
@@ -759,6 +795,8 @@ void ios_do_lease(struct ios *ios, struct srv_req *req)
 	struct ios_locks *lk = ios->locks;
 	const Tessera__LeaseRequest *m = (const Tessera__LeaseRequest *)req->msg;
 
+	if (refuse_foreign_session(lk, req, m->session, "lease"))
+		return;
 	session_renew(lk, m->session);
 	reply_answer(lk, req, 0, NULL);
 }
@@ -792,9 +830,9 @@ static void session_expire(struct ios_locks *lk, struct lk_session *s)
 		s->pending = p->next;
 		pending_free(lk, p);
 	}
-	if (n)
-		srv_warn(lk->ios->srv, "session %016" PRIx64 " sent nothing for %u ms: released "
-			"its %zu lock requests", s->id, lk->lease_ms, n);
+	if (n) /* (the id is the owner's to keep: not logged) */
+		srv_warn(lk->ios->srv, "a lock session of uid %u sent nothing for %u ms: "
+			 "released its %zu lock requests", s->uid, lk->lease_ms, n);
 	lk->expired_sessions++;
 }
 
@@ -809,7 +847,7 @@ void ios_locks_tick(struct ios *ios)
 		while (*pp) {
 			struct lk_session *s = *pp;
 
-			if (s->expires > now) {
+			if (s->expires > now || s->parked) {
 				pp = &s->hnext;
 				continue;
 			}
@@ -825,6 +863,8 @@ void ios_locks_destroy(struct ios_locks *lk)
 {
 	if (!lk)
 		return;
+	while (lk->waits) /* parked requests were dropped by the daemon core */
+		wait_unlink(lk, lk->waits);
 	for (unsigned b = 0; b < LK_SESSION_BUCKETS; b++)
 		while (lk->sessions[b]) {
 			struct lk_session *s = lk->sessions[b];
@@ -838,8 +878,6 @@ void ios_locks_destroy(struct ios_locks *lk)
 			}
 			free(s);
 		}
-	while (lk->waits) /* parked requests were dropped by the daemon core */
-		wait_unlink(lk, lk->waits);
 	tlk_table_destroy(lk->table);
 	free(lk);
 }

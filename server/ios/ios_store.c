@@ -59,7 +59,7 @@ struct ios_store {
 
 static int mkdir_p(struct ios_disk *d, const char *path, int *existed)
 {
-	int rc = d->ops->mkdir(d, path, 0755);
+	int rc = d->ops->mkdir(d, path, 0700);
 
 	if (existed)
 		*existed = rc == -EEXIST;
@@ -84,7 +84,7 @@ static int store_file_write(struct ios_store *st)
 	snprintf(tmp, sizeof(tmp), "%s/store.new", st->root);
 	iov.iov_len = (size_t)snprintf(text, sizeof(text), STORE_MAGIC "made %" PRId64
 				       "\nremade %d\n", st->made_s, st->remade);
-	fd = d->ops->open(d, 0, IOS_FILE_STORE, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = d->ops->open(d, 0, IOS_FILE_STORE, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return fd;
 	rc = d->ops->pwritev(d, fd, &iov, 1, 0);
@@ -357,7 +357,7 @@ static int object_open(struct ios_store *st, uint64_t handle, enum obj_get how,
 
 	object_path(st, handle, "", path, sizeof(path));
 	fd = st->disk->ops->open(st->disk, handle, IOS_FILE_DATA, path,
-				 O_RDWR | O_CLOEXEC | (how == OBJ_CREATE ? O_CREAT : 0), 0644);
+				 O_RDWR | O_CLOEXEC | (how == OBJ_CREATE ? O_CREAT : 0), 0600);
 	if (fd < 0)
 		return fd;
 	slot = NULL;
@@ -631,7 +631,7 @@ static int sums_fd(struct ios_store *st, struct ios_fd *slot, int create)
 		return slot->sums;
 	object_path(st, slot->handle, ".sum", path, sizeof(path));
 	slot->sums = st->disk->ops->open(st->disk, slot->handle, IOS_FILE_SUMS, path,
-					 O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
+					 O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
 	if (slot->sums < 0) {
 		int rc = slot->sums;
 
@@ -998,7 +998,7 @@ static int sync_side(struct ios_store *st, uint64_t handle, const char *suffix,
 	int fd, rc;
 
 	object_path(st, handle, suffix, path, sizeof(path));
-	fd = d->ops->open(d, handle, file, path, O_RDWR | O_CLOEXEC, 0644);
+	fd = d->ops->open(d, handle, file, path, O_RDWR | O_CLOEXEC, 0600);
 	if (fd == -ENOENT)
 		return 0;
 	if (fd < 0)
@@ -1071,7 +1071,7 @@ int ios_store_counter(struct ios_store *st, uint64_t handle, uint64_t key, enum 
 	int fd, rc = 0;
 
 	object_path(st, handle, ".ctr", path, sizeof(path));
-	fd = d->ops->open(d, handle, IOS_FILE_COUNTERS, path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	fd = d->ops->open(d, handle, IOS_FILE_COUNTERS, path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return fd;
 	/* Records land one slot in, so the one used now can go first. */

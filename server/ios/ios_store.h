@@ -17,6 +17,10 @@
  * object it never held since as lost, until it is opened once with
  * IOS_STORE_NEW.
  *
+ * Everything the store makes is its user's alone: directories 0700, files
+ * 0600 (objects hold any user's data; the daemon's start-up check,
+ * srv_store_claim, refuses a DIR others can enter).
+ *
  * Open descriptors are cached (least recently used goes first). Every disk
  * call goes through the struct ios_disk given at open (ios_disk.h). Pure
  * storage: no network.

@@ -499,8 +499,9 @@ out:
 	free(ptrs);
 }
 
-/* A capability again for an open file, by handle (renewal: the mode is
- * checked again now), or root's admin capability for fsck: every right on
+/* A capability again for an open file, by handle and the capability of
+ * its open (renewal: the mode is checked again now, the walk is not
+ * repeated), or root's admin capability for fsck: every right on
  * every object on every storage daemon (root may do anything), listing
  * included. */
 static void mds_op_CAP(void *ctx, struct srv_req *req)
@@ -539,7 +540,8 @@ static void mds_op_CAP(void *ctx, struct srv_req *req)
 		return;
 	}
 	snprintf(what, sizeof(what), "renew file %016llx", (unsigned long long)m->file);
-	if ((rc = mds_file_by_handle(mds->store, m->file, a)) ||
+	if ((rc = mds_may_renew(mds->store, &mds->key, &cred, what, m->file, m->proof)) ||
+	    (rc = mds_file_by_handle(mds->store, m->file, a)) ||
 	    (rc = mds_may_open(mds->store, &cred, what, a, m->rights & TP_CAP_READ,
 			       m->rights & TP_CAP_WRITE))) {
 		reply_store_error(mds, req, rc);
@@ -603,12 +605,23 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tessera-mds: %s\n", err);
 		return 1;
 	}
+	struct srv_store_owner me = { SRV_STORE_METADATA, cl.index, cfg.fs_id };
+	enum srv_store_dir how;
+	char *claimed = NULL;
+
+	/* LevelDB makes the namespace in a new directory by itself */
+	if ((rc = srv_store_claim(cl.dir, &me, &how, &claimed, err, sizeof(err)))) {
+		fprintf(stderr, "tessera-mds: %s\n", err);
+		return 1;
+	}
 	if ((rc = mds_store_open(cl.dir, cl.index, cfg.n_ios, &mds.store, err, sizeof(err)))) {
+		free(claimed);
 		fprintf(stderr, "tessera-mds: %s\n", err);
 		return 1;
 	}
 	if ((rc = mds_purge_create(&cfg, mds.store, &mds.key, &mds.purge, err, sizeof(err)))) {
 		fprintf(stderr, "tessera-mds: purger: %s\n", err);
+		free(claimed);
 		mds_store_close(mds.store);
 		return 1;
 	}
@@ -617,11 +630,15 @@ int main(int argc, char **argv)
 
 	if ((rc = srv_create(&so, &role, &srv, err, sizeof(err)))) {
 		fprintf(stderr, "tessera-mds: listen on %s:%s: %s\n", so.host, so.port, err);
+		free(claimed);
 		mds_purge_destroy(mds.purge);
 		mds_store_close(mds.store);
 		return 1;
 	}
 	mds.srv = srv;
+	if (claimed)
+		srv_warn(srv, "%s", claimed);
+	free(claimed);
 	if ((rc = srv_write_pidfile(cl.pidfile)))
 		fprintf(stderr, "tessera-mds: pid file %s: %s\n", cl.pidfile, strerror(-rc));
 	srv_run(srv);

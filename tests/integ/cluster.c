@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -67,7 +68,7 @@ static pid_t spawn_nowait(struct cluster *c, const char *prog, const char *name,
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
 
 		dup2(fd, 2);
 		if (faults)
@@ -171,7 +172,7 @@ pid_t munged_start(const char *dir, char *sock, size_t socklen)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
 
 		dup2(fd, 1);
 		dup2(fd, 2);
@@ -242,6 +243,18 @@ int cluster_setup(void **state, const char *provider)
 	return cluster_setup_conf(state, provider, NULL);
 }
 
+/* 64 random bits of a cluster's fs_id. */
+static uint64_t fs_id_part(void)
+{
+	uint64_t v = 0;
+	FILE *r = fopen("/dev/urandom", "r");
+
+	assert_non_null(r);
+	assert_int_equal(fread(&v, sizeof(v), 1, r), 1);
+	fclose(r);
+	return v;
+}
+
 int cluster_setup_conf(void **state, const char *provider, const char *extra)
 {
 	struct cluster *c = calloc(1, sizeof(*c));
@@ -263,6 +276,8 @@ int cluster_setup_conf(void **state, const char *provider, const char *extra)
 	f = fopen(c->conf, "w");
 	assert_non_null(f);
 	fprintf(f, "provider = %s\nmds = 127.0.0.1:%d\n", provider, free_port());
+	/* each cluster a file system of its own, as tessera-genconfig makes */
+	fprintf(f, "fs_id = %016" PRIx64 "%016" PRIx64 "\n", fs_id_part(), fs_id_part());
 	fprintf(f, "key_file = %s\n", c->key);
 	for (int i = 0; i < N_IOS; i++)
 		fprintf(f, "ios = 127.0.0.1:%d\n", free_port());

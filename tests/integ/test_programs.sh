@@ -190,6 +190,8 @@ conf=$dir/tessera.conf
 	echo "munge_socket = $MUNGE_SOCK"
 	echo "key_file = $dir/tessera.key"
 } >"$conf"
+# the daemons refuse a log that group or others can read (docs/admin.md)
+(umask 077 && touch "$dir"/{ios,mds,mds-v}.log "$dir/mds-syslog.stderr")
 "$bin/tessera-ios" -c "$conf" -d "$dir/ios0" -i 0 >"$dir/ios.log" 2>&1 &
 pids+=($!)
 

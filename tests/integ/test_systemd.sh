@@ -80,6 +80,9 @@ test_installed_units() {
 		grep -qx 'Type=notify' "$units/$u"
 		grep -qx 'User=tessera' "$units/$u"
 		grep -qx 'StateDirectory=tessera' "$units/$u"
+		# the stores are the daemons' user's alone (docs/admin.md, closed disks)
+		grep -qx 'StateDirectoryMode=0700' "$units/$u"
+		grep -qx 'UMask=0077' "$units/$u"
 		grep -qx 'ProtectSystem=strict' "$units/$u"
 	done
 	[ -f "$prefix/lib/sysusers.d/tessera.conf" ]
@@ -166,6 +169,8 @@ start_daemon() { # NAME SOCKET|"" [WRAPPER...] --
 	while [ "$1" != -- ]; do wrap+=("$1"); shift; done
 	if [ "$name" = mds ]; then args=("${mds_args[@]}"); else args=("${ios_args[@]}"); fi
 	rm -f "$run/$name.pid"
+	# the daemons refuse a log that group or others can read
+	rm -f "$tmp/$name.out" && (umask 077 && touch "$tmp/$name.out")
 	if [ -n "$sock" ]; then
 		as_service env NOTIFY_SOCKET="$sock" "${wrap[@]}" "${args[@]}" -p "$run/$name.pid" \
 			>"$tmp/$name.out" 2>&1 &
