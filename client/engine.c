@@ -474,8 +474,20 @@ static struct tc_req *match_reply(tessera_fs *fs, const struct tp_frame *fr)
 		return NULL; /* late reply to an abandoned request */
 	if (fr->hdr.session != r->ses.id && r->opcode != TP_OP_AUTH)
 		return NULL; /* not from the session the request went to */
-	if (open_reply(fs, r, fr, NULL, 0))
+	if (open_reply(fs, r, fr, NULL, 0)) {
+		/* An AUTH answer not sealed with the key the credential
+		 * proposed comes from whoever listens at the daemon's address
+		 * without the daemons' uid (only that uid can decode the
+		 * credential: auth.c). The real daemon seals every AUTH answer,
+		 * errors included, so waiting for a better one is pointless. */
+		if (r->opcode == TP_OP_AUTH && !r->done) {
+			r->unproven = 1;
+			finish(fs, r, -EACCES, "its answer to AUTH is not sealed with the key the "
+			       "credential proposed: %s", fr->hdr.status < 0 ? "an error, unsealed"
+			       : "a wrong seal");
+		}
 		return NULL; /* forged or replayed: the real reply may still come */
+	}
 	return r;
 }
 

@@ -50,6 +50,8 @@ struct tc_req {
 	/* SECRECY: a lent write's payload, encrypted (from fs->spares or
 	 * malloc, max_frame bytes); sent in place of the caller's runs. */
 	uint8_t *bounce;
+	int unproven;              /* AUTH: answered by someone who could not
+				    * read the credential (errmsg says how) */
 	/* A detached request (tc_req_start: session.c's probes) when set:
 	 * nobody waits for it; called under fs->lock when it ends. */
 	void (*done)(tessera_fs *fs, struct tc_req *r, const struct tp_frame *fr);

@@ -125,8 +125,8 @@ static void send_probe(tessera_fs *fs, int server, uint64_t of, uint64_t now)
 		snprintf(target, sizeof(target), "mds");
 	else
 		snprintf(target, sizeof(target), "ios:%d", server);
-	if (tp_auth_encode(fs->cfg.munge_socket, target, fs->name, fs->name_len, key, &cred,
-			   err, sizeof(err)))
+	if (tp_auth_encode(fs->cfg.munge_socket, fs->cfg.daemon_uid, target, fs->name,
+			   fs->name_len, key, &cred, err, sizeof(err)))
 		return; /* no munged: the request waits for its timeout */
 	m.credential = cred;
 	m.session = of;
@@ -183,8 +183,10 @@ static void maybe_probe(tessera_fs *fs, struct tc_req *r, uint64_t now)
 }
 
 /* Open a session with `server`: a fresh MUNGE credential (for this
- * daemon only) proposing a random key; the daemon answers with the
- * session's id, in a reply sealed with that key. */
+ * daemon only, decodable only by the daemons' uid) proposing a random
+ * key; the daemon answers with the session's id, in a reply sealed with
+ * that key, which proves it read the credential. Any other answer fails
+ * at once with -EACCES, "... failed to prove its identity". */
 static int authenticate(tessera_fs *fs, int server)
 {
 	Tessera__AuthRequest m = TESSERA__AUTH_REQUEST__INIT;
@@ -203,8 +205,8 @@ static int authenticate(tessera_fs *fs, int server)
 		snprintf(target, sizeof(target), "ios:%d", server);
 	tc_server_name(fs, server, name, sizeof(name));
 	t = tp_mono_ns();
-	rc = tp_auth_encode(fs->cfg.munge_socket, target, fs->name, fs->name_len, key, &cred,
-			    err, sizeof(err));
+	rc = tp_auth_encode(fs->cfg.munge_socket, fs->cfg.daemon_uid, target, fs->name,
+			    fs->name_len, key, &cred, err, sizeof(err));
 	if (rc)
 		return tc_fail(fs, rc, "authenticate to the %s: %s", name, err);
 	tc_trace(fs, tp_mono_ns() - t, "MUNGE credential for the %s", name);
@@ -220,7 +222,14 @@ static int authenticate(tessera_fs *fs, int server)
 	memcpy(r->ses.key, key, TP_KEY_SIZE);
 	sodium_memzero(key, sizeof(key));
 	rc = tc_engine_run(fs, &r, 1, maybe_probe);
-	if (rc) {
+	if (rc && r->unproven) {
+		/* Not the daemon: whoever answered could not decode a
+		 * credential restricted to the daemons' uid. Nothing more
+		 * goes to it. */
+		tc_fail(fs, -EACCES, "%s failed to prove its identity (%s; the daemons run as "
+			"uid %u, daemon_uid)", name, r->errmsg, fs->cfg.daemon_uid);
+		rc = -EACCES;
+	} else if (rc) {
 		tc_fail(fs, rc, "authenticate: %s", r->errmsg[0] ? r->errmsg : strerror(-rc));
 	} else {
 		rep = (const Tessera__AuthReply *)r->reply;

@@ -86,7 +86,23 @@
 	  "", "the socket of the munged that clients and daemons ask "             \
 	  "(`MUNGE_OPT_SOCKET`); `tessera-local` sets it when it runs its own")    \
 	X("root_squash", root_squash, BOOL, DEF("0"), 0, 1, "",                    \
-	  "1: the metadata daemon treats an acting uid 0 as 65534/65534")           \
+	  "1: the metadata daemon treats an acting uid 0 as "                      \
+	  "`squash_uid`/`squash_gid`, from every host")                             \
+	X("daemon_uid", daemon_uid, U32, DEF("0"), 0, UINT32_MAX - 1, "",         \
+	  "the uid every daemon runs as: clients restrict their MUNGE "            \
+	  "credentials to it, and a daemon whose effective uid differs refuses "   \
+	  "to start (`tessera-genconfig` writes the uid it runs as, or "           \
+	  "`--daemon-user`'s)")                                                     \
+	X("admin_hosts", admin_hosts, HOSTS,                                        \
+	  NONE("the hosts of the `mds` and `ios` lines"), 0, 0, "",                \
+	  "where uid 0 is root of the file system (names or IPv4 addresses, "      \
+	  "as munged's origin address): uid 0 from any other host acts as "        \
+	  "`squash_uid` for itself and never gets the admin capability. A "        \
+	  "loopback daemon host stands for this host's own addresses")             \
+	X("squash_uid", squash_uid, U32, DEF("65534"), 0, UINT32_MAX - 1, "",     \
+	  "the uid a squashed uid 0 acts as (`root_squash`, `admin_hosts`)")        \
+	X("squash_gid", squash_gid, U32, DEF("65534"), 0, UINT32_MAX - 1, "",     \
+	  "the gid a squashed uid 0 acts as")                                       \
 	X("key_file", key_file, PATH, NONE("required by the daemons"), 0, 0, "",   \
 	  "the daemons' shared capability key: 64 hex digits, mode 0600; clients " \
 	  "never read it")                                                          \

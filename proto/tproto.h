@@ -307,6 +307,8 @@ struct tp_auth_id {
 	uint8_t key[TP_KEY_SIZE];
 	uint8_t addr[TP_MAX_ADDR];   /* where replies go */
 	size_t addr_len;
+	uint8_t origin4[4];          /* IPv4 address of the encoding host, as
+				      * munged says (0.0.0.0: unknown) */
 };
 
 /*
@@ -346,14 +348,20 @@ int tp_frame_open(const struct tp_frame *f, const struct iovec *data, size_t n,
 		  const struct tp_session *s, struct tp_replay *w);
 
 /* A fresh credential for daemon `target` (munged at `socket`, NULL or ""
- * for the default), with a new random key in *key_out; *cred (free()) is
- * the credential's text. -ECONNREFUSED when munged cannot be reached. */
-int tp_auth_encode(const char *socket, const char *target, const void *addr,
-		   size_t addr_len, uint8_t key_out[TP_KEY_SIZE], char **cred,
-		   char *err, size_t errlen);
+ * for the default), with a new random key in *key_out, that only a
+ * process of uid `daemon_uid` (the config's daemon_uid) can decode;
+ * *cred (free()) is the credential's text. -ECONNREFUSED when munged
+ * cannot be reached. */
+int tp_auth_encode(const char *socket, uint32_t daemon_uid, const char *target,
+		   const void *addr, size_t addr_len, uint8_t key_out[TP_KEY_SIZE],
+		   char **cred, char *err, size_t errlen);
+/* A decoded credential's payload (auth.c says its layout): 0 and the key
+ * and address into out when it is meant for `target`, else -EACCES. */
+int tp_auth_payload(const void *payload, size_t len, const char *target,
+		    struct tp_auth_id *out);
 /* Decode a credential meant for `target`. -EACCES (invalid, expired,
- * replayed, meant for another daemon), -ECONNREFUSED (munged unreachable);
- * err says which. */
+ * replayed, meant for another daemon or another uid, not restricted to a
+ * uid), -ECONNREFUSED (munged unreachable); err says which. */
 int tp_auth_decode(const char *socket, const char *cred, const char *target,
 		   struct tp_auth_id *out, char *err, size_t errlen);
 
@@ -376,6 +384,7 @@ struct tp_server {
 /* The C type of each config type (tp_config_keys.h). */
 #define TP_CFG_FIELD_STRING(f)  char f[64];
 #define TP_CFG_FIELD_PATH(f)    char f[1024];
+#define TP_CFG_FIELD_HOSTS(f)   char f[1024];
 #define TP_CFG_FIELD_SERVER(f)  struct tp_server f;
 #define TP_CFG_FIELD_SERVERS(f) uint32_t n_##f; struct tp_server f[TP_MAX_SERVERS];
 #define TP_CFG_FIELD_U32(f)     uint32_t f;
@@ -395,6 +404,7 @@ struct tp_config {
 enum tp_config_type {
 	TP_CFG_STRING,
 	TP_CFG_PATH,
+	TP_CFG_HOSTS,
 	TP_CFG_SERVER,
 	TP_CFG_SERVERS,
 	TP_CFG_U32,

@@ -377,6 +377,7 @@ static struct srv *srv_alloc(const struct srv_opts *opts, const struct srv_role 
 		return NULL;
 	}
 	randombytes_buf(&srv->boot, sizeof(srv->boot));
+	srv_admins_load(srv);
 	return srv;
 }
 

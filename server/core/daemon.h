@@ -38,6 +38,11 @@ struct srv_ident {
 	uint32_t uid, gid;
 	uint32_t ngids;            /* gids[0] == gid, then supplementary groups */
 	uint32_t gids[SRV_MAX_GROUPS];
+	/* uid 0 whose credential was encoded on a host not in admin_hosts:
+	 * it may act for other users (a body's Cred, as the FUSE mount does),
+	 * but never as uid 0 itself (squash_uid) and never as admin. */
+	uint32_t foreign_root;
+	uint8_t origin4[4];        /* the encoding host (munged's word) */
 };
 
 struct srv_req {
@@ -141,6 +146,11 @@ struct srv_opts {
 	 * then); not kept. */
 	const struct srv_log_opts *log;
 };
+
+/* The daemon runs as the config's daemon_uid, or refuses to start (0 or
+ * -EPERM, err naming the key and both uids): clients restrict their
+ * credentials to that uid, so under another uid it could not read one. */
+int srv_check_daemon_uid(const struct tp_config *cfg, char *err, size_t errlen);
 
 int srv_create(const struct srv_opts *opts, const struct srv_role *role,
 	       struct srv **out, char *err, size_t errlen);

@@ -102,6 +102,18 @@ struct srv_counters {
 	uint64_t data_kept, data_copied; /* parked requests' data (srv_park_sized) */
 };
 
+/* Where uid 0 is root of the file system (admin_hosts, daemon_auth.c). */
+#define SRV_ADMIN_MAX  256              /* IPv4 addresses kept */
+#define SRV_SQUASH_LOGGED 64            /* hosts whose squashed root was logged */
+struct srv_admins {
+	uint32_t addr[SRV_ADMIN_MAX];   /* IPv4, network byte order */
+	unsigned n;
+	int loopback;                   /* any 127/8 origin counts (a daemon
+					 * host of the config is loopback) */
+	uint32_t logged[SRV_SQUASH_LOGGED];
+	unsigned n_logged;
+};
+
 struct srv {
 	struct srv_role role;
 	struct srv_log_opts log;        /* set by srv_log_open, then only read */
@@ -137,6 +149,7 @@ struct srv {
 	double sessions_expired_at;     /* last expiry scan */
 	double unauth_logged_at;        /* last "dropped unauthenticated" line */
 	uint64_t unauth_logged;         /* the counter then */
+	struct srv_admins admins;       /* srv_admins_load */
 	/* In-process (srv_create_local): no endpoint or loop (net and loop
 	 * are NULL); a reply leaves through sink as soon as it is sent, and
 	 * a frame comes from local_peer. */
@@ -145,6 +158,11 @@ struct srv {
 	uint64_t local_peer;
 	struct srv_ident local_ident;
 };
+
+/* daemon_auth.c: resolve admin_hosts (by default the config's daemon
+ * hosts) into srv->admins; a name that does not resolve is logged and
+ * left out (fail closed). */
+void srv_admins_load(struct srv *srv);
 
 /* daemon_peer.c: peer records, budgets and admission (handle_frame). */
 struct srv_peer *srv_peer_find(struct srv *srv, uint64_t addr);

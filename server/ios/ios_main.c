@@ -105,6 +105,11 @@ static void do_object_list(struct ios *ios, struct srv_req *req)
 		srv_reply_error(req, -ENOMEM, "list objects: no memory");
 		goto out;
 	}
+	if (req->ident.foreign_root) { /* however it came by an admin capability */
+		srv_reply_error(req, -EPERM, "list objects: uid 0 of a host that is not an admin "
+				"host (admin_hosts) is not root of this file system");
+		goto out;
+	}
 	if (m->lost) {
 		size_t k = 0;
 
@@ -311,6 +316,10 @@ int main(int argc, char **argv)
 	if (cl.check_only) {
 		printf("%s: valid\n", cl.config);
 		status = 0;
+		goto out;
+	}
+	if (srv_check_daemon_uid(&cfg, err, sizeof(err))) {
+		fprintf(stderr, "tessera-ios %u: %s\n", cl.index, err);
 		goto out;
 	}
 	ios.cfg = &cfg;

@@ -362,8 +362,8 @@ static long auth_frame(struct mds_purge *p, uint32_t s, struct tp_hdr *hdr,
 	int rc;
 
 	snprintf(target, sizeof(target), "ios:%u", s);
-	rc = tp_auth_encode(p->cfg->munge_socket, target, p->name, p->name_len, sl->ses.key,
-			    &cred, err, sizeof(err));
+	rc = tp_auth_encode(p->cfg->munge_socket, p->cfg->daemon_uid, target, p->name, p->name_len,
+			    sl->ses.key, &cred, err, sizeof(err));
 	if (rc) {
 		slot_failed(p, s, err, log, arg);
 		return rc;
@@ -411,7 +411,10 @@ static void slot_send(struct mds_purge *p, uint32_t s, void (*log)(void *, const
 		}
 		sl->known = 1;
 	}
-	/* The purger's own grant: remove these objects (file 0: several). */
+	/* The purger's own grant: remove these objects (file 0: several),
+	 * to its session's uid, the daemons' (a storage daemon takes a
+	 * capability only from its uid's sessions, or root's). */
+	cap.uid = p->cfg->daemon_uid;
 	cap.handles = handles;
 	cap.n_handles = m.n_handles;
 	cap.rights = TP_CAP_REMOVE;

@@ -10,6 +10,7 @@
 #include <grp.h>
 #include <inttypes.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -271,6 +272,8 @@ int cluster_setup_conf(void **state, const char *provider, const char *extra)
 		fprintf(f, "ios = 127.0.0.1:%d\n", free_port());
 	fprintf(f, "timeout_ms = %d\n", TIMEOUT_MS);
 	fprintf(f, "munge_socket = %s\n", c->munge_sock);
+	/* the daemons run as this process's user (tessera-genconfig's default) */
+	fprintf(f, "daemon_uid = %u\n", (unsigned)geteuid());
 	if (extra)
 		fputs(extra, f);
 	fclose(f);
@@ -445,8 +448,8 @@ void raw_auth(struct raw *raw, const char *munge_sock, const char *target)
 	int rc;
 
 	memset(&raw->ses, 0, sizeof(raw->ses));
-	rc = tp_auth_encode(munge_sock, target, raw->name, raw->name_len, raw->ses.key, &cred,
-			    err, sizeof(err));
+	rc = tp_auth_encode(munge_sock, raw->daemon_uid, target, raw->name, raw->name_len,
+			    raw->ses.key, &cred, err, sizeof(err));
 	if (rc)
 		fail_msg("raw AUTH to %s: %s", target, err);
 	m.credential = cred;
@@ -473,6 +476,7 @@ void raw_connect(const char *conf, int ios, struct raw *raw, struct tp_config *c
 
 	memset(raw, 0, sizeof(*raw));
 	assert_int_equal(tp_config_load(conf, cfg, err, sizeof(err)), 0);
+	raw->daemon_uid = cfg->daemon_uid;
 	s = ios < 0 ? &cfg->mds : &cfg->ios[ios];
 	to.node = s->host;
 	to.service = s->port;
@@ -598,8 +602,8 @@ void raw_open_as_nobody(const struct cluster *c, int server, struct raw *raw)
 
 		close(fds[0]);
 		cluster_drop_to_nobody();
-		if (tp_auth_encode(cfg.munge_socket, target, raw->name, raw->name_len, key, &text,
-				   err, sizeof(err))) {
+		if (tp_auth_encode(cfg.munge_socket, cfg.daemon_uid, target, raw->name,
+				   raw->name_len, key, &text, err, sizeof(err))) {
 			fprintf(stderr, "nobody's credential: %s\n", err);
 			_exit(1);
 		}
@@ -671,4 +675,224 @@ void raw_send_as_is(struct raw *raw, const uint8_t *frame, size_t len)
 		}
 	}
 	assert_true(sent);
+}
+
+/* ------------------------------------------------------------ squatter
+ *
+ * A process of uid nobody listening where a stopped daemon listened, as
+ * any user of the daemon's host could (issue 29.1). It answers as well as
+ * it can: an AUTH whose credential it can decode (munged lets it when the
+ * credential is not restricted to the daemons' uid) gets a correctly
+ * sealed AuthReply, and every later request a sealed reply (a READ gets
+ * SQUAT_FORGED bytes); an AUTH it cannot decode gets, in turn, an
+ * unsealed error and an AuthReply sealed with a key of its own choosing.
+ */
+struct squat_state {
+	struct tp_config cfg;
+	struct tnet *net;
+	char target[RAW_TARGET_LEN];
+	struct tp_session ses;       /* learned from a decoded credential */
+	struct tnet_ctx ctx;
+	struct squat_counts n;
+};
+
+/* Send a frame (leaked: the provider may read it until its send ends,
+ * and the squatter lives for one test). */
+static void squat_send(struct squat_state *s, uint64_t peer, uint8_t *frame, size_t len)
+{
+	struct iovec iov = { frame, len };
+	struct tnet_event ev[4];
+	double end = now_s() + 2;
+
+	while (tnet_send(s->net, peer, &iov, 1, &s->ctx) == -EAGAIN && now_s() < end)
+		if (tnet_poll(s->net, ev, 1) == 1 && ev[0].type == TNET_RECV)
+			tnet_repost(s->net, ev[0].rbuf);
+}
+
+static void squat_reply(struct squat_state *s, uint64_t peer, const struct tp_frame *fr,
+			int status, const ProtobufCMessage *msg, size_t data_len,
+			const struct tp_session *seal)
+{
+	struct tp_hdr h = { .opcode = fr->hdr.opcode, .reqid = fr->hdr.reqid,
+			    .flags = TP_FLAG_REPLY, .status = status,
+			    .data_len = (uint32_t)data_len };
+	size_t cap = TP_HDR_SIZE + protobuf_c_message_get_packed_size(msg) + data_len;
+	uint8_t *frame = malloc(cap);
+	long len;
+
+	assert_non_null(frame);
+	len = tp_frame_build(frame, cap, &h, NULL, 0, msg);
+	assert_true(len > 0);
+	memset(frame + len, SQUAT_FORGED, data_len);
+	if (seal)
+		tp_frame_seal(frame, (size_t)len, NULL, 0, seal, 0);
+	squat_send(s, peer, frame, (size_t)len + data_len);
+}
+
+static void squat_auth(struct squat_state *s, const struct tp_frame *fr)
+{
+	Tessera__AuthRequest *m = (Tessera__AuthRequest *)
+		tp_body_unpack(fr, &tessera__auth_request__descriptor);
+	Tessera__AuthReply rep = TESSERA__AUTH_REPLY__INIT;
+	Tessera__ErrorReply er = TESSERA__ERROR_REPLY__INIT;
+	struct tp_auth_id id;
+	struct tp_session mine = { .id = 77 };
+	char err[256];
+	uint64_t peer;
+
+	s->n.auths++;
+	if (!m || tnet_insert_name(s->net, fr->addr, fr->hdr.addr_len, &peer))
+		goto out;
+	if (!tp_auth_decode(s->cfg.munge_socket, m->credential, s->target, &id, err,
+			    sizeof(err))) {
+		s->n.decoded++;
+		s->ses.id = 0x5157415454455200ull + s->n.auths;
+		memcpy(s->ses.key, id.key, TP_KEY_SIZE);
+		rep.session = s->ses.id;
+		rep.uid = id.uid;
+		rep.gid = id.gid;
+		rep.boot = 1;
+		squat_reply(s, peer, fr, 0, &rep.base, 0, &s->ses);
+	} else if (s->n.auths % 2) {
+		er.code = -EACCES;
+		er.message = "the squatter could not decode the credential";
+		squat_reply(s, peer, fr, -EACCES, &er.base, 0, NULL);
+	} else {
+		memset(mine.key, 0x5a, TP_KEY_SIZE);
+		rep.session = mine.id;
+		squat_reply(s, peer, fr, 0, &rep.base, 0, &mine);
+	}
+out:
+	if (m)
+		protobuf_c_message_free_unpacked(&m->base, NULL);
+}
+
+/* A request after AUTH: counted, and answered if the squatter holds the
+ * session's key (READ with forged bytes, anything else with an empty
+ * success). */
+static void squat_request(struct squat_state *s, const struct tp_frame *fr, size_t len)
+{
+	const ProtobufCMessageDescriptor *desc = tp_reply_desc(fr->hdr.opcode);
+	uint8_t store[1024] __attribute__((aligned(16)));
+	Tessera__ReadRequest *rd = NULL;
+	size_t data = 0;
+	uint64_t peer;
+
+	s->n.frames++;
+	s->n.bytes += len;
+	if (!s->ses.id || fr->hdr.session != s->ses.id || !desc || desc->sizeof_message >
+	    sizeof(store) || tnet_insert_name(s->net, fr->addr, fr->hdr.addr_len, &peer))
+		return;
+	if (fr->hdr.opcode == TP_OP_READ &&
+	    (rd = (Tessera__ReadRequest *)tp_body_unpack(fr, &tessera__read_request__descriptor))) {
+		data = rd->length < (1u << 20) ? rd->length : 1u << 20;
+		protobuf_c_message_free_unpacked(&rd->base, NULL);
+	}
+	protobuf_c_message_init(desc, store);
+	if (fr->hdr.opcode == TP_OP_WRITE)
+		((Tessera__WriteReply *)store)->written = fr->hdr.data_len;
+	s->n.forged += data ? 1 : 0;
+	squat_reply(s, peer, fr, 0, (ProtobufCMessage *)store, data, &s->ses);
+}
+
+static void squat_frame(struct squat_state *s, const struct tnet_event *ev)
+{
+	struct tp_frame fr;
+	char err[256];
+
+	if (tp_frame_parse(ev->rbuf->data, ev->len, ev->rbuf->cap, &fr, err, sizeof(err))) {
+		s->n.frames++;
+		s->n.bytes += ev->len;
+	} else if (fr.hdr.opcode == TP_OP_AUTH && !fr.hdr.session) {
+		squat_auth(s, &fr);
+	} else {
+		squat_request(s, &fr, ev->len);
+	}
+}
+
+/* The squatter's process: listen, answer until `stop` reads EOF, then
+ * write its counts to `out`. */
+static void squat_serve(const char *conf, int server, int ready, int stop, int out)
+{
+	static struct squat_state s;
+	struct tnet_opts to = { .listen = 1, .nrecv = 8 };
+	struct pollfd pfd = { .fd = stop, .events = POLLIN };
+	struct tnet_event ev[8];
+	char err[512];
+	const struct tp_server *where;
+
+	cluster_drop_to_nobody();
+	if (tp_config_load(conf, &s.cfg, err, sizeof(err)))
+		_exit(3);
+	where = server < 0 ? &s.cfg.mds : &s.cfg.ios[server];
+	to.provider = s.cfg.provider;
+	to.node = where->host;
+	to.service = where->port;
+	to.buf_size = tp_config_max_frame(&s.cfg);
+	if (server < 0)
+		snprintf(s.target, sizeof(s.target), "mds");
+	else
+		snprintf(s.target, sizeof(s.target), "ios:%d", server);
+	for (int i = 0; i < 100 && tnet_open(&to, &s.net, err, sizeof(err)); i++)
+		usleep(50000); /* the port may take a moment to be free */
+	if (!s.net) {
+		fprintf(stderr, "squatter: %s\n", err);
+		_exit(4);
+	}
+	if (write(ready, "r", 1) != 1)
+		_exit(5);
+	while (poll(&pfd, 1, 0) == 0) {
+		int n = tnet_poll(s.net, ev, 8);
+
+		for (int i = 0; i < n; i++) {
+			if (ev[i].type != TNET_RECV)
+				continue;
+			if (!ev[i].status)
+				squat_frame(&s, &ev[i]);
+			tnet_repost(s.net, ev[i].rbuf);
+		}
+		tnet_wait(s.net, 10);
+	}
+	if (write(out, &s.n, sizeof(s.n)) != (ssize_t)sizeof(s.n))
+		_exit(6);
+	_exit(0);
+}
+
+void squat_start(const struct cluster *c, int server, struct squatter *sq)
+{
+	int ready[2], stop[2], out[2];
+	char b;
+
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(stop), 0);
+	assert_int_equal(pipe(out), 0);
+	sq->pid = fork();
+	assert_true(sq->pid >= 0);
+	if (sq->pid == 0) {
+		close(ready[0]);
+		close(stop[1]);
+		close(out[0]);
+		squat_serve(c->conf, server, ready[1], stop[0], out[1]);
+	}
+	close(ready[1]);
+	close(stop[0]);
+	close(out[1]);
+	if (read(ready[0], &b, 1) != 1)
+		fail_msg("the squatter did not start listening");
+	close(ready[0]);
+	sq->stop_fd = stop[1];
+	sq->out_fd = out[0];
+}
+
+void squat_stop(struct squatter *sq, struct squat_counts *n)
+{
+	int st;
+
+	memset(n, 0, sizeof(*n));
+	close(sq->stop_fd);
+	if (read(sq->out_fd, n, sizeof(*n)) != (ssize_t)sizeof(*n))
+		fail_msg("the squatter's counts did not come");
+	close(sq->out_fd);
+	assert_int_equal(waitpid(sq->pid, &st, 0), sq->pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }

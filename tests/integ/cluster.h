@@ -67,6 +67,7 @@ struct raw {
 	/* When set, raw_request puts it into a request that has a capability
 	 * field and none set (storage daemons want one: docs/security.md). */
 	const Tessera__Capability *cap;
+	uint32_t daemon_uid;         /* raw_connect: the config's daemon_uid */
 };
 /* A raw endpoint on a session with storage daemon `ios` (raw_open), or
  * with the daemon `ios` names in config `conf` (-1: the metadata daemon). */
@@ -119,5 +120,24 @@ void raw_open_as_nobody(const struct cluster *c, int server, struct raw *raw);
 int raw_arrivals(struct raw *raw, double secs);
 /* Send a built frame as it is (no sealing) and wait for its send. */
 void raw_send_as_is(struct raw *raw, const uint8_t *frame, size_t len);
+
+/* A squatter: a process of uid NOBODY listening at daemon `server`'s
+ * address (-1: the metadata daemon; stop the daemon first), answering
+ * as well as it can without the daemons' uid (cluster.c says how). */
+#define SQUAT_FORGED 0x66          /* the bytes its READ replies carry */
+struct squat_counts {
+	uint32_t auths;                /* AUTH frames received */
+	uint32_t decoded;              /* of which it decoded the credential */
+	uint32_t frames;               /* frames after AUTH (any other) */
+	uint64_t bytes;                /* and their bytes */
+	uint32_t forged;               /* READ replies it sent, forged bytes */
+};
+struct squatter {
+	pid_t pid;
+	int stop_fd, out_fd;
+};
+void squat_start(const struct cluster *c, int server, struct squatter *sq);
+/* Stop it and take its counts. */
+void squat_stop(struct squatter *sq, struct squat_counts *n);
 
 #endif

@@ -143,8 +143,8 @@ static void child_raw_open(struct cluster *c, uint32_t ios, unsigned nrecv, stru
 	    tnet_lookup(raw->net, cfg.ios[ios].host, cfg.ios[ios].port, &raw->peer))
 		_exit(3);
 	snprintf(target, sizeof(target), "ios:%u", ios);
-	if (tp_auth_encode(cfg.munge_socket, target, raw->name, raw->name_len, raw->ses.key, &cred,
-			   err, sizeof(err)))
+	if (tp_auth_encode(cfg.munge_socket, cfg.daemon_uid, target, raw->name, raw->name_len,
+			   raw->ses.key, &cred, err, sizeof(err)))
 		_exit(5);
 	m.credential = cred;
 	len = tp_frame_build(frame, sizeof(frame), &h, raw->name, raw->name_len, &m.base);

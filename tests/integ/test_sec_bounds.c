@@ -117,7 +117,7 @@ static void auth_to_nowhere(struct cluster *c, int server, struct raw *raw)
 
 		close(fds[0]);
 		cluster_drop_to_nobody();
-		if (tp_auth_encode(cfg.munge_socket, target, name, raw->name_len, key, &text, err,
+		if (tp_auth_encode(cfg.munge_socket, cfg.daemon_uid, target, name, raw->name_len, key, &text, err,
 				   sizeof(err)))
 			_exit(1);
 		_exit(write(fds[1], text, strlen(text)) == (ssize_t)strlen(text) ? 0 : 2);
@@ -217,7 +217,7 @@ static int auth_as(struct raw *raw, const char *munge_sock, const char *target, 
 			uint8_t key[TP_KEY_SIZE];
 			char *text = NULL;
 
-			if (tp_auth_encode(munge_sock, target, raw->name, raw->name_len, key, &text, err,
+			if (tp_auth_encode(munge_sock, raw->daemon_uid, target, raw->name, raw->name_len, key, &text, err,
 					   sizeof(err)) ||
 			    write(fds[1], text, strlen(text)) != (ssize_t)strlen(text) ||
 			    write(fds[1], "\n", 1) != 1)

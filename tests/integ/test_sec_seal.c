@@ -305,7 +305,7 @@ static void test_client_demands_secrecy(void **state)
 
 	for (uint32_t want = 0; want < 2; want++) {
 		raw_connect(c->conf, 0, &raw, &cfg, target);
-		assert_int_equal(tp_auth_encode(cfg.munge_socket, target, raw.name, raw.name_len,
+		assert_int_equal(tp_auth_encode(cfg.munge_socket, cfg.daemon_uid, target, raw.name, raw.name_len,
 						raw.ses.key, &cred, err, sizeof(err)), 0);
 		m.credential = cred;
 		m.seal_mode = want;

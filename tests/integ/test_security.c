@@ -208,8 +208,8 @@ static void test_forged_frames(void **state)
 		char err[512], *cred = NULL;
 
 		assert_int_equal(tp_config_load(c->conf, &cfg, err, sizeof(err)), 0);
-		assert_int_equal(tp_auth_encode(cfg.munge_socket, "mds", raw.name, raw.name_len, key,
-						&cred, err, sizeof(err)), 0);
+		assert_int_equal(tp_auth_encode(cfg.munge_socket, cfg.daemon_uid, "mds", raw.name,
+						raw.name_len, key, &cred, err, sizeof(err)), 0);
 		m.credential = cred;
 		len = tp_frame_build(frame, sizeof(frame), &ah, raw.name, raw.name_len, &m.base);
 		assert_true(len > 0);
@@ -218,8 +218,8 @@ static void test_forged_frames(void **state)
 		raw_send_as_is(&raw, frame, (size_t)len);
 		assert_int_equal(raw_arrivals(&raw, QUIET_S), 0);
 		free(cred);
-		assert_int_equal(tp_auth_encode(cfg.munge_socket, "ios:0", raw.name, raw.name_len,
-						key, &cred, err, sizeof(err)), 0);
+		assert_int_equal(tp_auth_encode(cfg.munge_socket, cfg.daemon_uid, "ios:0", raw.name,
+						raw.name_len, key, &cred, err, sizeof(err)), 0);
 		m.credential = cred;
 		len = tp_frame_build(frame, sizeof(frame), &ah, raw.name, raw.name_len, &m.base);
 		raw_send_as_is(&raw, frame, (size_t)len);

@@ -119,6 +119,8 @@ test_sysusers() {
 	grep '^tessera:' "$tmp/sysroot/etc/passwd" | tee "$tmp/pw"
 	[ "$(cut -d: -f6 "$tmp/pw")" = /var/lib/tessera ]
 	grep -q 'nologin$' "$tmp/pw"
+	# the same uid on every host: the config's daemon_uid
+	[ "$(cut -d: -f3 "$tmp/pw")" = 740 ]
 	grep -q '^tessera:' "$tmp/sysroot/etc/group"
 }
 
@@ -196,7 +198,9 @@ test_cluster_config() {
 	echo "$MUNGED_PID" >"$pids/munged"
 	port=$(free_ports 2)
 	"$top/deploy/tessera-genconfig" --mds "127.0.0.1:$port" --ios "127.0.0.1:$((port + 1))" \
-		--timeout-ms 5000 --key-file "$tmp/key" --munge-socket "$MUNGE_SOCK" >"$conf"
+		--timeout-ms 5000 --key-file "$tmp/key" --munge-socket "$MUNGE_SOCK" \
+		--daemon-user "$(id -nu "$svc_uid")" >"$conf"
+	grep -qx "daemon_uid = $svc_uid" "$conf"
 	chown "$svc_uid" "$tmp/key" "$tmp/state"
 	chmod 0644 "$conf"
 	cat "$conf"
