@@ -129,7 +129,8 @@ static void test_defaults(void **state)
 	(void)state;
 	assert_int_equal(tp_config_parse(BASE, "t", cfg, err, sizeof(err)), 0);
 	assert_string_equal(cfg->provider, "tcp;ofi_rxm");
-	assert_int_equal(cfg->timeout_ms, 30000);
+	assert_int_equal(cfg->timeout_ms, 10000);
+	assert_int_equal(cfg->connect_timeout_ms, 5000);
 	assert_int_equal(cfg->max_io, 1 << 20);
 	assert_int_equal(cfg->window, 16);
 	assert_int_equal(cfg->strip_size, 65536);
@@ -201,7 +202,7 @@ static void test_number_bounds(void **state)
 		assert_int_equal(parse_one(cfg, k->key, "1 0", err, sizeof(err)), -EINVAL);
 		assert_int_equal(parse_one(cfg, k->key, "", err, sizeof(err)), -EINVAL);
 	}
-	assert_int_equal(numbers, 23);
+	assert_int_equal(numbers, 27);
 	free(cfg);
 }
 
