@@ -75,7 +75,12 @@ void srv_auth(struct srv *srv, struct srv_req *req)
 		srv_unauthenticated(srv, err); /* logged at most once a second: a flood costs no log */
 		goto out;
 	}
-	if (tnet_insert_name(srv->net, id.addr, id.addr_len, &req->peer)) {
+	/* Answers go on the connection that carried the AUTH when the
+	 * transport knows it (connected mode), else to the credential's
+	 * address (rxm: docs/security.md, "Connection takeover"). */
+	if (req->src != TNET_PEER_UNKNOWN)
+		req->peer = req->src;
+	else if (tnet_insert_name(srv->net, id.addr, id.addr_len, &req->peer)) {
 		srv_warn(srv, "AUTH of uid %u: its address is unusable", id.uid);
 		goto out;
 	}
