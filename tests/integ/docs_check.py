@@ -171,16 +171,48 @@ def source_words(top):
     return words
 
 
-def check_names(top, path, heading):
+def section(top, path, heading):
+    """(lines, start, end): the section of path under heading (a prefix),
+    up to the next heading of its level or above; None if there is none."""
     lines = open(path, encoding='utf-8').read().split('\n')
     start = next((i for i, l in enumerate(lines)
                   if re.match(r'^#+ ', l) and l.lstrip('#').strip().startswith(heading)), None)
     if start is None:
         print('%s: no section "%s"' % (os.path.relpath(path, top), heading))
-        return 1
+        return None
     level = len(lines[start]) - len(lines[start].lstrip('#'))
     end = next((i for i in range(start + 1, len(lines))
                 if re.match(r'^#{1,%d} ' % level, lines[i])), len(lines))
+    return lines, start, end
+
+
+def print_blocks(top, path, heading):
+    """Each fenced sh block of the section, as it is, after a line
+    '#### block N (line L)': what a test runs literally."""
+    found = section(top, path, heading)
+    if found is None:
+        return 1
+    lines, start, end = found
+    n, inside = 0, False
+    for i in range(start, end):
+        if FENCE.match(lines[i]):
+            if not inside and lines[i].strip() in ('```sh', '```bash'):
+                n += 1
+                print('#### block %d (line %d)' % (n, i + 1))
+                inside = True
+            elif inside:
+                inside = False
+            continue
+        if inside:
+            print(lines[i])
+    return 0
+
+
+def check_names(top, path, heading):
+    found = section(top, path, heading)
+    if found is None:
+        return 1
+    lines, start, end = found
     words, bad, seen = source_words(top), 0, 0
     for n in range(start, end):
         for span in re.findall(r'`([^`]*)`', lines[n]):
@@ -209,8 +241,10 @@ def main():
         bad = check_reach(top)
     elif mode == 'names':
         bad = check_names(top, files[0], files[1])
+    elif mode == 'blocks':
+        bad = print_blocks(top, files[0], files[1])
     else:
-        sys.exit('usage: docs_check.py links|targets|reach|names TOP [FILE...]')
+        sys.exit('usage: docs_check.py links|targets|reach|names|blocks TOP [FILE...]')
     sys.exit(1 if bad else 0)
 
 
