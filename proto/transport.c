@@ -317,11 +317,18 @@ static void tnet_cache_name(struct tnet *net, const void *name, size_t len, uint
  * touched only as far as messages fill it). Closing a connection makes
  * the provider complete each of its posted receives and sends with
  * FI_ECANCELED (tcp's fi_close flushes its queues into the CQ): sends are
- * handed up as failed, receives are counted back, and the connection's
- * memory is freed once none is posted or held by the caller.
+ * handed up as failed, receives are counted back, and an accepted
+ * connection's memory is freed once none is posted or held by the caller.
+ *
+ * A connection we made (tnet_lookup) is redialled under the same peer id
+ * by the first send after it closed, once its receives are all back (as
+ * rxm reconnects to a name): a restarted daemon is reached again. The
+ * daemon sees a new connection, on which the client's old session is not
+ * accepted: the client authenticates again, as after any restart.
  */
 #define TNET_CONN_RECVS 8      /* receives kept posted per connection */
 #define TNET_CONN_SLOTS 65536  /* connections open at once */
+#define TNET_REDIAL_S 0.05     /* between dials of one closed connection */
 
 enum tnet_conn_state {
 	TNET_CONN_CONNECTING = 1, /* fi_connect sent, no FI_CONNECTED yet */
@@ -330,13 +337,20 @@ enum tnet_conn_state {
 	TNET_CONN_DOWN,           /* closed; freed when nothing is posted or held */
 };
 
+/* Where each receive buffer of a connection is. */
+enum tnet_rbuf_state { TNET_RBUF_FREE = 0, TNET_RBUF_POSTED, TNET_RBUF_HELD };
+
 struct tnet_conn {
 	struct fid_ep *ep;        /* NULL once closed */
 	enum tnet_conn_state state;
 	uint64_t id;              /* the peer id callers hold */
+	struct fi_info *dial;     /* one we made: how to dial it again; NULL:
+				   * accepted (never redialled) */
+	double down_at;           /* when it last closed (tp_mono_s) */
 	unsigned posted;          /* receives in the provider */
 	unsigned held;            /* receives handed to the caller */
 	struct tnet_rbuf rbufs[TNET_CONN_RECVS];
+	uint8_t rstate[TNET_CONN_RECVS]; /* enum tnet_rbuf_state */
 };
 
 struct tnet_conn_slot {
@@ -369,7 +383,7 @@ static void conn_maybe_free(struct tnet *net, struct tnet_conn *c)
 {
 	struct tnet_conn_slot *s;
 
-	if (c->state != TNET_CONN_DOWN || c->posted || c->held)
+	if (c->state != TNET_CONN_DOWN || c->posted || c->held || c->dial)
 		return;
 	s = &net->conns->slots[(uint32_t)c->id - 1];
 	s->conn = NULL;
@@ -387,10 +401,20 @@ static void conn_down(struct tnet *net, struct tnet_conn *c)
 		c->ep = NULL;
 	}
 	c->state = TNET_CONN_DOWN;
+	c->down_at = tp_mono_s();
+	conn_maybe_free(net, c);
+}
+
+/* tnet_forget's: close c for good (never redialled); the next lookup of
+ * its address makes a new connection. */
+static void conn_forget(struct tnet *net, struct tnet_conn *c)
+{
 	for (unsigned i = 0; i < TNET_NAME_CACHE; i++)
 		if (net->names[i].len && net->names[i].addr == c->id)
 			net->names[i].len = 0;
-	conn_maybe_free(net, c);
+	fi_freeinfo(c->dial);
+	c->dial = NULL;
+	conn_down(net, c);
 }
 
 static int conn_post(struct tnet *net, struct tnet_conn *c, struct tnet_rbuf *rb)
@@ -405,9 +429,28 @@ static int conn_post(struct tnet *net, struct tnet_conn *c, struct tnet_rbuf *rb
 		if (rc == -FI_EAGAIN)
 			fi_cq_read(net->cq, NULL, 0); /* drive progress */
 	} while (rc == -FI_EAGAIN);
-	if (!rc)
+	if (!rc) {
 		c->posted++;
+		c->rstate[rb - c->rbufs] = TNET_RBUF_POSTED;
+	}
 	return rc ? fi_err((int)rc) : 0;
+}
+
+/* c's endpoint made from info, bound and enabled, its free receive
+ * buffers posted. */
+static int conn_setup(struct tnet *net, struct tnet_conn *c, struct fi_info *info)
+{
+	int rc;
+
+	if ((rc = fi_endpoint(net->domain, info, &c->ep, c)) ||
+	    (rc = fi_ep_bind(c->ep, &net->conns->eq->fid, 0)) ||
+	    (rc = fi_ep_bind(c->ep, &net->cq->fid, FI_TRANSMIT | FI_RECV)) ||
+	    (rc = fi_enable(c->ep)))
+		return fi_err(rc);
+	for (unsigned i = 0; i < net->conns->recvs; i++)
+		if (c->rstate[i] == TNET_RBUF_FREE && (rc = conn_post(net, c, &c->rbufs[i])))
+			return rc;
+	return 0;
 }
 
 /* A new connection's record and slot, its endpoint made from info, bound
@@ -417,7 +460,6 @@ static int conn_new(struct tnet *net, struct fi_info *info, struct tnet_conn **o
 	struct tnet_conns *cs = net->conns;
 	struct tnet_conn *c;
 	uint32_t slot;
-	int rc;
 
 	for (slot = 0; slot < TNET_CONN_SLOTS; slot++)
 		if (!cs->slots[(cs->next + slot) % TNET_CONN_SLOTS].conn)
@@ -435,20 +477,13 @@ static int conn_new(struct tnet *net, struct fi_info *info, struct tnet_conn **o
 	c->state = TNET_CONN_DOWN; /* until it is set up */
 	cs->slots[slot].conn = c;
 	*out = c;
-	if ((rc = fi_endpoint(net->domain, info, &c->ep, c)) ||
-	    (rc = fi_ep_bind(c->ep, &cs->eq->fid, 0)) ||
-	    (rc = fi_ep_bind(c->ep, &net->cq->fid, FI_TRANSMIT | FI_RECV)) ||
-	    (rc = fi_enable(c->ep)))
-		return fi_err(rc);
 	for (unsigned i = 0; i < cs->recvs; i++) {
 		c->rbufs[i].cap = cs->buf_size;
 		c->rbufs[i].data = malloc(cs->buf_size);
 		if (!c->rbufs[i].data)
 			return -ENOMEM;
-		if ((rc = conn_post(net, c, &c->rbufs[i])))
-			return rc;
 	}
-	return 0;
+	return conn_setup(net, c, info);
 }
 
 /* A connection request: accept it, whatever it says about itself. */
@@ -583,6 +618,7 @@ static void conn_close_all(struct tnet *net)
 			fi_close(&c->ep->fid);
 		for (unsigned j = 0; j < cs->recvs; j++)
 			free(c->rbufs[j].data);
+		fi_freeinfo(c->dial);
 		free(c);
 	}
 	if (cs->pep)
@@ -604,9 +640,11 @@ static int conn_connect(struct tnet *net, struct fi_info *info, uint64_t *peer)
 	rc = conn_new(net, info, &c);
 	if (!rc)
 		rc = fi_err(fi_connect(c->ep, info->dest_addr, NULL, 0));
+	if (!rc && !(c->dial = fi_dupinfo(info)))
+		rc = -ENOMEM;
 	if (rc) {
 		if (c)
-			conn_down(net, c);
+			conn_forget(net, c);
 		return rc;
 	}
 	c->state = TNET_CONN_CONNECTING;
@@ -615,15 +653,36 @@ static int conn_connect(struct tnet *net, struct fi_info *info, uint64_t *peer)
 	return 0;
 }
 
+/* Dial a closed connection of ours again: 0 (now connecting), -EAGAIN
+ * (not yet: its receives are still coming back, or it closed just now). */
+static int conn_redial(struct tnet *net, struct tnet_conn *c)
+{
+	int rc;
+
+	if (c->posted || tp_mono_s() - c->down_at < TNET_REDIAL_S)
+		return -EAGAIN;
+	rc = conn_setup(net, c, c->dial);
+	if (!rc)
+		rc = fi_err(fi_connect(c->ep, c->dial->dest_addr, NULL, 0));
+	if (rc) {
+		conn_down(net, c); /* tried again after TNET_REDIAL_S */
+		return -EAGAIN;
+	}
+	c->state = TNET_CONN_CONNECTING;
+	return 0;
+}
+
 static int conn_send(struct tnet *net, uint64_t peer, const struct iovec *iov, size_t n,
 		     struct tnet_ctx *ctx)
 {
 	struct tnet_conn *c = conn_of(net, peer);
 
-	if (c && c->state != TNET_CONN_UP && c->state != TNET_CONN_DOWN) {
+	if (c && c->state != TNET_CONN_UP) {
 		conn_progress(net);
 		c = conn_of(net, peer);
 	}
+	if (c && c->state == TNET_CONN_DOWN && c->dial && conn_redial(net, c))
+		return -EAGAIN;
 	if (!c || c->state == TNET_CONN_DOWN)
 		return -ENOTCONN;
 	if (c->state != TNET_CONN_UP)
@@ -639,6 +698,7 @@ static int conn_repost(struct tnet *net, struct tnet_rbuf *rb)
 	if (!c)
 		return -ENOTCONN; /* not ours: a caller's bug */
 	c->held--;
+	c->rstate[rb - c->rbufs] = TNET_RBUF_FREE;
 	if (c->state == TNET_CONN_DOWN) {
 		conn_maybe_free(net, c);
 		return 0;
@@ -667,11 +727,15 @@ static int conn_event(struct tnet *net, struct tnet_event *ev, void *op_context,
 	if (!c)
 		return 0;
 	c->posted--;
-	if (c->state == TNET_CONN_DOWN) {
+	c->rstate[rb - c->rbufs] = TNET_RBUF_FREE;
+	/* Back from a closed connection, or flushed from one closing (its
+	 * FI_SHUTDOWN is next in the event queue): not a message. */
+	if (c->state == TNET_CONN_DOWN || status == -ECANCELED) {
 		conn_maybe_free(net, c);
 		return 0;
 	}
 	c->held++;
+	c->rstate[rb - c->rbufs] = TNET_RBUF_HELD;
 	ev->type = TNET_RECV;
 	ev->rbuf = rb;
 	ev->peer = rb->peer;
@@ -897,7 +961,7 @@ void tnet_forget(struct tnet *net, uint64_t peer)
 		struct tnet_conn *c = conn_of(net, peer);
 
 		if (c)
-			conn_down(net, c);
+			conn_forget(net, c);
 		return;
 	}
 	for (unsigned i = 0; i < TNET_NAME_CACHE; i++)
