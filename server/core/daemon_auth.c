@@ -103,7 +103,10 @@ void srv_auth(struct srv *srv, struct srv_req *req)
 	if (m->session) {
 		struct srv_session *old = srv_session_find(srv->sessions, m->session);
 
-		rep.known = old && old->ident.uid == req->ident.uid;
+		/* On a connected transport, a session of another connection is
+		 * lost to this one: the client must take the new session. */
+		rep.known = old && old->ident.uid == req->ident.uid &&
+			    (req->src == TNET_PEER_UNKNOWN || old->peer == req->src);
 	}
 	rep.session = req->ident.session;
 	rep.uid = req->ident.uid;
