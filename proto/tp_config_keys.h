@@ -41,7 +41,8 @@
 
 #define TP_CONFIG_KEYS(X)                                                       \
 	X("provider", provider, STRING, DEF("tcp;ofi_rxm"), 0, 0, "",              \
-	  "libfabric provider (`tcp;ofi_rxm`, `shm`, or any provider's name)")     \
+	  "libfabric provider (`tcp;ofi_rxm`, `shm`, `tcp;msg`: tcp connections "   \
+	  "that answers stay on, or any provider's name)")                          \
 	X("mds", mds, SERVER, NONE("required"), 1, 1, "",                          \
 	  "`host:port` of the metadata daemon")                                     \
 	X("fs_id", fs_id, STRING, NONE("none: directories are told apart by "    \

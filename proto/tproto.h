@@ -473,6 +473,7 @@ struct tnet_rbuf {
 	struct tnet_ctx ctx;
 	size_t cap;
 	uint8_t *data;
+	uint64_t peer;        /* connected mode: the connection it is posted on */
 };
 
 /* Take a completed receive buffer's memory (the caller frees it) and give
@@ -501,10 +502,21 @@ struct tnet_event {
 	void *user;             /* TNET_SENT, TNET_TRECV: ctx->user */
 	struct tnet_rbuf *rbuf; /* TNET_RECV */
 	size_t len;             /* TNET_RECV, TNET_TRECV: bytes received */
+	/* TNET_RECV: the connection the message came on, a peer to send the
+	 * answer to (connected mode), or TNET_PEER_UNKNOWN: an RDM provider
+	 * does not say who sent it (and rxm names a peer by what it claims). */
+	uint64_t peer;
 };
+#define TNET_PEER_UNKNOWN 0
+
+/* The provider name of tnet's connected mode: libfabric's tcp provider
+ * through one connection per peer (FI_EP_MSG), every answer sent on the
+ * connection that carried its request (docs/design.md, "Frames and
+ * transport"). Without tagged messages: nothing is lent. */
+#define TNET_PROVIDER_CONN "tcp;msg"
 
 struct tnet_opts {
-	const char *provider;   /* "tcp;ofi_rxm", "shm", ... */
+	const char *provider;   /* "tcp;ofi_rxm", "shm", TNET_PROVIDER_CONN, ... */
 	const char *node;       /* listen: our address; else a peer to reach */
 	const char *service;    /* listen: our port */
 	int listen;             /* bind to node:service */
@@ -537,7 +549,9 @@ int tnet_name(struct tnet *net, void *buf, size_t *len);
 /* A peer by host and port (or provider name), for sending to. */
 int tnet_lookup(struct tnet *net, const char *node, const char *service,
 		uint64_t *peer);
-/* A peer by raw transport name (from a frame); repeated names are cached. */
+/* A peer by raw transport name (from a frame); repeated names are cached.
+ * -EOPNOTSUPP in connected mode, where a peer is a connection (a
+ * TNET_RECV event's peer, or tnet_lookup's). */
 int tnet_insert_name(struct tnet *net, const void *name, size_t len,
 		     uint64_t *peer);
 /* Forget a peer (after its daemon restarted, say), so the next lookup

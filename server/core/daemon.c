@@ -84,6 +84,12 @@ static int reply_unless_session(struct srv *srv, struct srv_req *req, int rc)
 		srv_unauthenticated(srv, rc == -EALREADY ? "replayed or too old" : "bad seal");
 		return 1;
 	}
+	/* Connected transport: a session lives on the connection that opened
+	 * it; another connection must authenticate afresh. */
+	if (req->src != TNET_PEER_UNKNOWN && req->src != ses->peer) {
+		srv_unauthenticated(srv, "a session's frame on another connection");
+		return 1;
+	}
 	ses->last_used = tp_mono_s();
 	req->peer = ses->peer;
 	req->ident = ses->ident;
@@ -137,7 +143,8 @@ static int refuse_frame(struct srv *srv, struct srv_req *req, int rc, const char
  * ev->rbuf->data (ev->status: -EMSGSIZE when the transport truncated it). */
 static void handle_frame(struct srv *srv, const struct tnet_event *ev)
 {
-	struct srv_req req = { .srv = srv, .rbuf = srv->net ? ev->rbuf : NULL };
+	struct srv_req req = { .srv = srv, .rbuf = srv->net ? ev->rbuf : NULL,
+			       .src = srv->net ? ev->peer : TNET_PEER_UNKNOWN };
 	srv_handler handler = NULL;
 	char err[256];
 	int rc;

@@ -50,6 +50,8 @@ struct srv_req {
 	struct tp_frame frame;     /* pointers into the receive buffer (a
 				    * parked copy: into its own copy) */
 	uint64_t peer;             /* where the reply goes: the session's address */
+	uint64_t src;              /* the connection the frame came on, when the
+				    * transport says (TNET_PEER_UNKNOWN: rxm) */
 	struct srv_ident ident;    /* who asked */
 	ProtobufCMessage *msg;     /* decoded body (the opcode's request) */
 	int replied;

@@ -217,7 +217,12 @@ void srv_auth(struct srv *srv, struct srv_req *req)
 		srv_unauthenticated(srv, err); /* logged at most once a second: a flood costs no log */
 		goto out;
 	}
-	if (tnet_insert_name(srv->net, id.addr, id.addr_len, &req->peer)) {
+	/* Answers go on the connection that carried the AUTH when the
+	 * transport knows it (connected mode), else to the credential's
+	 * address (rxm: docs/security.md, "Connection takeover"). */
+	if (req->src != TNET_PEER_UNKNOWN)
+		req->peer = req->src;
+	else if (tnet_insert_name(srv->net, id.addr, id.addr_len, &req->peer)) {
 		srv_warn(srv, "AUTH of uid %u: its address is unusable", id.uid);
 		goto out;
 	}
@@ -246,7 +251,10 @@ void srv_auth(struct srv *srv, struct srv_req *req)
 	if (m->session) {
 		struct srv_session *old = srv_session_find(srv->sessions, m->session);
 
-		rep.known = old && old->ident.uid == req->ident.uid;
+		/* On a connected transport, a session of another connection is
+		 * lost to this one: the client must take the new session. */
+		rep.known = old && old->ident.uid == req->ident.uid &&
+			    (req->src == TNET_PEER_UNKNOWN || old->peer == req->src);
 	}
 	/* The stronger of the daemon's mode and the client's demand; said
 	 * in the reply, whose seal the client checks. */

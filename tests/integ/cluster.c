@@ -477,6 +477,8 @@ void raw_connect(const char *conf, int ios, struct raw *raw, struct tp_config *c
 	memset(raw, 0, sizeof(*raw));
 	assert_int_equal(tp_config_load(conf, cfg, err, sizeof(err)), 0);
 	raw->daemon_uid = cfg->daemon_uid;
+	if (!strcmp(cfg->provider, TNET_PROVIDER_CONN))
+		to.provider = TNET_PROVIDER_CONN; /* rxm cannot reach its daemons */
 	s = ios < 0 ? &cfg->mds : &cfg->ios[ios];
 	to.node = s->host;
 	to.service = s->port;
