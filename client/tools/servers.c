@@ -220,7 +220,7 @@ static void df_servers(struct tool *t, const struct tessera_server_space *sp, in
 	printf("%-40s %8s %8s %8s  %s\n", "daemon", "Size", "Used", "Avail", "state");
 	for (int i = 0; i < n; i++) {
 		struct tessera_server_status st;
-		char tot[32] = "-", used[32] = "-", fr[32] = "-", words[256];
+		char tot[32] = "-", used[32] = "-", fr[32] = "-", words[300];
 
 		server_state(t, i, &st);
 		if (sp[i].status) {

@@ -585,43 +585,52 @@ int cluster_as_nobody(const struct cluster *c, int (*fn)(const char *conf))
 /* A raw endpoint to daemon `server` (-1: metadata) on a session of
  * nobody's: the child makes the credential (naming our endpoint) and
  * hands it and the proposed key back through a pipe. */
-void raw_open_as_nobody(const struct cluster *c, int server, struct raw *raw)
+void cluster_nobody_cred(const struct tp_config *cfg, const char *target, const void *name,
+			 size_t name_len, uint8_t key[TP_KEY_SIZE], char *cred, size_t credlen)
 {
-	struct tp_config cfg;
-	Tessera__AuthRequest m = TESSERA__AUTH_REQUEST__INIT;
-	char err[512], target[RAW_TARGET_LEN], cred[4096];
+	char err[512];
 	int fds[2], st;
 	ssize_t got = 0, n;
 	pid_t pid;
 
-	raw_connect(c->conf, server, raw, &cfg, target);
 	assert_int_equal(pipe(fds), 0);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		char *text = NULL;
-		uint8_t key[TP_KEY_SIZE];
+		uint8_t k[TP_KEY_SIZE];
 
 		close(fds[0]);
 		cluster_drop_to_nobody();
-		if (tp_auth_encode(cfg.munge_socket, cfg.daemon_uid, target, raw->name,
-				   raw->name_len, key, &text, err, sizeof(err))) {
+		if (tp_auth_encode(cfg->munge_socket, cfg->daemon_uid, target, name, name_len, k,
+				   &text, err, sizeof(err))) {
 			fprintf(stderr, "nobody's credential: %s\n", err);
 			_exit(1);
 		}
-		if (write(fds[1], key, sizeof(key)) != (ssize_t)sizeof(key) ||
+		if (write(fds[1], k, sizeof(k)) != (ssize_t)sizeof(k) ||
 		    write(fds[1], text, strlen(text)) != (ssize_t)strlen(text))
 			_exit(2);
 		_exit(0);
 	}
 	close(fds[1]);
-	assert_int_equal(read(fds[0], raw->ses.key, TP_KEY_SIZE), TP_KEY_SIZE);
-	while ((n = read(fds[0], cred + got, sizeof(cred) - 1 - (size_t)got)) > 0)
+	assert_int_equal(read(fds[0], key, TP_KEY_SIZE), TP_KEY_SIZE);
+	while ((n = read(fds[0], cred + got, credlen - 1 - (size_t)got)) > 0)
 		got += n;
 	close(fds[0]);
 	cred[got] = '\0';
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+void raw_open_as_nobody(const struct cluster *c, int server, struct raw *raw)
+{
+	struct tp_config cfg;
+	Tessera__AuthRequest m = TESSERA__AUTH_REQUEST__INIT;
+	char err[512], target[RAW_TARGET_LEN], cred[4096];
+
+	raw_connect(c->conf, server, raw, &cfg, target);
+	cluster_nobody_cred(&cfg, target, raw->name, raw->name_len, raw->ses.key, cred,
+			    sizeof(cred));
 	m.credential = cred;
 	assert_int_equal(raw_request(raw, TP_OP_AUTH, &m.base, NULL, 0, err, sizeof(err)), 0);
 	assert_non_null(raw->last_auth);
@@ -897,4 +906,48 @@ void squat_stop(struct squatter *sq, struct squat_counts *n)
 	close(sq->out_fd);
 	assert_int_equal(waitpid(sq->pid, &st, 0), sq->pid);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* LOCAL_OPEN by hand: 0 with token and sock from the reply, or the
+ * status (msg). */
+int raw_local_open(struct raw *raw, uint64_t handle, const Tessera__Capability *cap,
+		   uint8_t token[TP_LOCAL_TOKEN], char *sock, size_t socklen, char *msg,
+		   size_t msglen)
+{
+	Tessera__LocalOpenRequest m = TESSERA__LOCAL_OPEN_REQUEST__INIT;
+	struct tp_hdr h = { .opcode = TP_OP_LOCAL_OPEN, .reqid = 4242 };
+	uint8_t frame[8192];
+	struct tp_frame reply;
+	long len;
+	int rc;
+
+	m.handle = handle;
+	m.cap = (Tessera__Capability *)cap;
+	len = tp_frame_build(frame, sizeof(frame), &h, raw->name, raw->name_len, &m.base);
+	if (len <= 0)
+		return -EINVAL;
+	rc = raw_roundtrip(raw, frame, (size_t)len, &reply, msg, msglen);
+	if (!rc) {
+		Tessera__LocalOpenReply *rep = (Tessera__LocalOpenReply *)
+			tp_body_unpack(&reply, &tessera__local_open_reply__descriptor);
+
+		if (!rep || rep->absent || rep->token.len != TP_LOCAL_TOKEN) {
+			if (rep)
+				protobuf_c_message_free_unpacked(&rep->base, NULL);
+			return -EPROTO;
+		}
+		memcpy(token, rep->token.data, TP_LOCAL_TOKEN);
+		snprintf(sock, socklen, "%s", rep->socket);
+		protobuf_c_message_free_unpacked(&rep->base, NULL);
+	}
+	return rc;
+}
+
+void cluster_put_file(tessera_fs *fs, const char *path, int mode, const char *text)
+{
+	tessera_file *f;
+
+	CHECK(fs, tessera_open(fs, path, O_CREAT | O_RDWR | O_TRUNC, (mode_t)mode, NULL, &f));
+	CHECK(fs, (int)tessera_pwrite(f, text, strlen(text), 0));
+	CHECK(fs, tessera_close(f));
 }

@@ -113,6 +113,11 @@ void cluster_drop_to_nobody(void);
 /* Run fn(conf) in a child as nobody; its exit status (0: all went as
  * expected; else the line that did not, printed). */
 int cluster_as_nobody(const struct cluster *c, int (*fn)(const char *conf));
+/* A MUNGE credential made by a child running as nobody, for daemon
+ * `target` ("mds", "ios:N") and reply address name: its text into cred,
+ * the session key it proposes into key. */
+void cluster_nobody_cred(const struct tp_config *cfg, const char *target, const void *name,
+			 size_t name_len, uint8_t key[TP_KEY_SIZE], char *cred, size_t credlen);
 /* A raw endpoint to daemon `server` (-1: metadata) on a session of
  * nobody's: a child makes the credential naming our endpoint. */
 void raw_open_as_nobody(const struct cluster *c, int server, struct raw *raw);
@@ -139,5 +144,12 @@ struct squatter {
 void squat_start(const struct cluster *c, int server, struct squatter *sq);
 /* Stop it and take its counts. */
 void squat_stop(struct squatter *sq, struct squat_counts *n);
+/* LOCAL_OPEN by hand on raw: 0 with token and sock from the reply, or
+ * the status (msg gets an error's words; -EPROTO: a reply without one). */
+int raw_local_open(struct raw *raw, uint64_t handle, const Tessera__Capability *cap,
+		   uint8_t token[TP_LOCAL_TOKEN], char *sock, size_t socklen, char *msg,
+		   size_t msglen);
+/* Create (or truncate) path with mode and write text into it. */
+void cluster_put_file(tessera_fs *fs, const char *path, int mode, const char *text);
 
 #endif

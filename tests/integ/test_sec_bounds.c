@@ -96,39 +96,17 @@ static void auth_to_nowhere(struct cluster *c, int server, struct raw *raw)
 	struct tp_config cfg;
 	Tessera__AuthRequest m = TESSERA__AUTH_REQUEST__INIT;
 	struct tp_hdr h = { .opcode = TP_OP_AUTH, .reqid = 1 };
-	char err[512], target[RAW_TARGET_LEN], cred[4096];
-	uint8_t name[TP_MAX_ADDR], frame[8192];
-	int fds[2], st, port = free_port();
-	ssize_t got = 0, n;
+	char target[RAW_TARGET_LEN], cred[4096];
+	uint8_t name[TP_MAX_ADDR], frame[8192], key[TP_KEY_SIZE];
+	int port = free_port();
 	long len;
-	pid_t pid;
 
 	raw_connect(c->conf, server, raw, &cfg, target);
 	memcpy(name, raw->name, raw->name_len);
 	assert_true(raw->name_len >= 4);
 	name[2] = (uint8_t)(port >> 8); /* sockaddr_in(6): the port at bytes 2..3 */
 	name[3] = (uint8_t)port;
-	assert_int_equal(pipe(fds), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		uint8_t key[TP_KEY_SIZE];
-		char *text = NULL;
-
-		close(fds[0]);
-		cluster_drop_to_nobody();
-		if (tp_auth_encode(cfg.munge_socket, cfg.daemon_uid, target, name, raw->name_len, key, &text, err,
-				   sizeof(err)))
-			_exit(1);
-		_exit(write(fds[1], text, strlen(text)) == (ssize_t)strlen(text) ? 0 : 2);
-	}
-	close(fds[1]);
-	while ((n = read(fds[0], cred + got, sizeof(cred) - 1 - (size_t)got)) > 0)
-		got += n;
-	close(fds[0]);
-	cred[got] = '\0';
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	cluster_nobody_cred(&cfg, target, name, raw->name_len, key, cred, sizeof(cred));
 	m.credential = cred;
 	len = tp_frame_build(frame, sizeof(frame), &h, name, raw->name_len, &m.base);
 	assert_true(len > 0);
@@ -487,37 +465,6 @@ static void test_lock_flood(void **state)
 #define LOCAL_FILE "/bounds-local"
 #define LOCAL_SIZE 65536
 
-/* LOCAL_OPEN by hand: 0 with token and sock, or the status (msg). */
-static int local_open(struct raw *raw, uint64_t handle, const Tessera__Capability *cap,
-		      uint8_t token[TP_LOCAL_TOKEN], char *sock, size_t socklen, char *msg,
-		      size_t msglen)
-{
-	Tessera__LocalOpenRequest m = TESSERA__LOCAL_OPEN_REQUEST__INIT;
-	struct tp_hdr h = { .opcode = TP_OP_LOCAL_OPEN, .reqid = 77 };
-	uint8_t frame[8192];
-	struct tp_frame reply;
-	long len;
-	int rc;
-
-	m.handle = handle;
-	m.cap = (Tessera__Capability *)cap;
-	len = tp_frame_build(frame, sizeof(frame), &h, raw->name, raw->name_len, &m.base);
-	if (len <= 0)
-		return -EINVAL;
-	rc = raw_roundtrip(raw, frame, (size_t)len, &reply, msg, msglen);
-	if (!rc) {
-		Tessera__LocalOpenReply *rep = (Tessera__LocalOpenReply *)
-			tp_body_unpack(&reply, &tessera__local_open_reply__descriptor);
-
-		if (!rep || rep->token.len != TP_LOCAL_TOKEN)
-			return -EPROTO;
-		memcpy(token, rep->token.data, TP_LOCAL_TOKEN);
-		snprintf(sock, socklen, "%s", rep->socket);
-		protobuf_c_message_free_unpacked(&rep->base, NULL);
-	}
-	return rc;
-}
-
 /* A connection to abstract socket sock that sends nothing; -1. */
 static int sock_connect(const char *sock)
 {
@@ -564,7 +511,7 @@ static int local_hog(const char *conf, int ready, int release)
 	EXPECT(tessera_file_layout(f, &l) == 0);
 	cap = file_cap(f);
 	raw_open_at(conf, (int)l.servers[0], &raw);
-	while (tokens < 70 && !(rc = local_open(&raw, l.handles[0], cap, token, sock, sizeof(sock),
+	while (tokens < 70 && !(rc = raw_local_open(&raw, l.handles[0], cap, token, sock, sizeof(sock),
 						msg, sizeof(msg))))
 		tokens++;
 	fprintf(stderr, "nobody: %d tokens, then %s\n", tokens, msg);

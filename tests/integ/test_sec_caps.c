@@ -54,15 +54,6 @@ static int teardown(void **state)
 	return *state ? cluster_teardown(state) : 0;
 }
 
-static void put_file(tessera_fs *fs, const char *path, int mode, const char *text)
-{
-	tessera_file *f;
-
-	CHECK(fs, tessera_open(fs, path, O_CREAT | O_RDWR | O_TRUNC, (mode_t)mode, NULL, &f));
-	CHECK(fs, (int)tessera_pwrite(f, text, strlen(text), 0));
-	CHECK(fs, tessera_close(f));
-}
-
 /* The capability an open of `path` for `rights` gives nobody (LOOKUP with
  * open_rights on a session of nobody's). */
 static Tessera__Capability *nobody_open_cap(struct cluster *c, const char *path, uint32_t rights)
@@ -142,9 +133,9 @@ static void test_renewal_by_counted_handle(void **state)
 
 	NEED_ROOT(c);
 	CHECK(c->fs, tessera_mkdir(c->fs, "/vault", 0700));
-	put_file(c->fs, "/vault/plain", 0644, "root's words");
+	cluster_put_file(c->fs, "/vault/plain", 0644, "root's words");
 	CHECK(c->fs, tessera_mkdir(c->fs, "/pub", 0755));
-	put_file(c->fs, "/pub/open", 0644, "anyone's words");
+	cluster_put_file(c->fs, "/pub/open", 0644, "anyone's words");
 	CHECK(c->fs, tessera_stat(c->fs, "/vault/plain", &st));
 	CHECK(c->fs, tessera_stat(c->fs, "/pub/open", &ost));
 
@@ -228,7 +219,7 @@ static void test_read_cap_cannot_mutate(void **state)
 
 	NEED_ROOT(c);
 	CHECK(c->fs, tessera_mkdir(c->fs, "/pub", 0755));
-	put_file(c->fs, "/pub/counted", 0644, "counted");
+	cluster_put_file(c->fs, "/pub/counted", 0644, "counted");
 	CHECK(c->fs, tessera_open(c->fs, "/pub/counted", O_RDWR, 0, NULL, &f));
 	CHECK(c->fs, tessera_fetch_set(f, SHARED_FP_KEY, SHARED_FP, &old));
 	assert_int_equal(cluster_as_nobody(c, read_only_mutations), 0);
@@ -310,7 +301,7 @@ static void test_foreign_lock_release(void **state)
 
 	NEED_ROOT(c);
 	CHECK(c->fs, tessera_mkdir(c->fs, "/pub", 0755));
-	put_file(c->fs, "/pub/locked", 0644, "locked");
+	cluster_put_file(c->fs, "/pub/locked", 0644, "locked");
 	CHECK(c->fs, tessera_open(c->fs, "/pub/locked", O_RDWR, 0, NULL, &f));
 	CHECK(c->fs, tessera_get_layout(c->fs, "/pub/locked", &l));
 	roots = file_cap(f);
@@ -427,7 +418,7 @@ static void test_long_wait(void **state)
 
 	NEED_ROOT(c);
 	CHECK(c->fs, tessera_mkdir(c->fs, "/pub", 0755));
-	put_file(c->fs, "/pub/waited", 0644, "waited");
+	cluster_put_file(c->fs, "/pub/waited", 0644, "waited");
 	CHECK(c->fs, tessera_open(c->fs, "/pub/waited", O_RDWR, 0, NULL, &f));
 	CHECK(c->fs, tessera_lock_range(f, TESSERA_LOCK_WRITE, 0, 16, TESSERA_LOCK_ONE_TRY, &lk));
 	w.conf = c->conf;
