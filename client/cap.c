@@ -7,7 +7,9 @@
  * renewed by file handle before it expires: proactively, once three
  * quarters of its life have passed when a request is about to be made,
  * and on demand when a storage daemon answers EKEYEXPIRED (TC_CAP_RETRY).
- * The metadata daemon checks the permission again at each renewal.
+ * The metadata daemon checks the permission again at each renewal, and
+ * wants the capability being renewed as proof that a path walk reached
+ * the file (a handle alone proves nothing).
  *
  * Threads of a process share a file: a renewal installs a new capability
  * under fs->lock and keeps the replaced one (another thread may be
@@ -82,7 +84,7 @@ void tc_cap_install(tessera_file *f, struct tc_cap *c)
 }
 
 int tc_cap_fetch(tessera_fs *fs, uint64_t file, uint32_t rights, const Tessera__Cred *cred,
-		 const char *what, struct tc_cap **out)
+		 const Tessera__Capability *proof, const char *what, struct tc_cap **out)
 {
 	Tessera__CapRequest m = TESSERA__CAP_REQUEST__INIT;
 	struct tc_req *r;
@@ -91,6 +93,7 @@ int tc_cap_fetch(tessera_fs *fs, uint64_t file, uint32_t rights, const Tessera__
 	m.cred = (Tessera__Cred *)cred;
 	m.file = file;
 	m.rights = rights;
+	m.proof = (Tessera__Capability *)proof;
 	r = tc_req_new(fs, TC_MDS, TP_OP_CAP, &m.base, NULL, 0);
 	rc = tc_call(fs, r, what);
 	if (!rc) {
@@ -109,13 +112,19 @@ int tc_cap_renew(tessera_file *f)
 {
 	Tessera__Cred cred;
 	uint32_t gids[TESSERA_MAX_GROUPS];
-	struct tc_cap *c;
+	struct tc_cap *c, *cur;
 	char what[4200];
 	int rc;
 
-	tc_cred(f->fs, &cred, gids);
 	snprintf(what, sizeof(what), "capability for %s", f->path);
-	rc = tc_cap_fetch(f->fs, f->handle, tc_open_rights(f->flags), &cred, what, &c);
+	pthread_mutex_lock(&f->fs->lock);
+	cur = f->cap; /* (kept until f is closed, even once replaced) */
+	pthread_mutex_unlock(&f->fs->lock);
+	if (!cur)
+		return tc_fail(f->fs, -EACCES, "%s: permission denied: no capability to renew (a"
+			       " share without one; open the file by its path)", what);
+	tc_cred(f->fs, &cred, gids);
+	rc = tc_cap_fetch(f->fs, f->handle, tc_open_rights(f->flags), &cred, cur->msg, what, &c);
 	if (!rc)
 		tc_cap_install(f, c);
 	return rc;

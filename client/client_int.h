@@ -4,6 +4,7 @@
  * Its layers, each using only those above it in this list (no circles):
  * thread.c a thread's error message and credentials; servers' names
  * trace.c  start-up tracing; the clock is proto's (tp_clock.h)
+ * health.c each server's state (up, suspect, down) as this process knows it
  * peer.c   daemons' addresses: resolved on first use, forgotten on failure
  * engine.c the request engine: requests sent, replies matched, timeouts,
  *          lent memory (engine.h)
@@ -57,7 +58,6 @@ struct tessera_fs {
 	pthread_key_t thread_key;
 	struct tessera_cred default_cred;
 
-	pthread_mutex_t auth_lock;     /* one AUTH at a time */
 	pthread_mutex_t lock;          /* guards everything below */
 	pthread_cond_t cond;
 	int progressing;               /* a thread is polling the CQ */
@@ -73,6 +73,7 @@ struct tessera_fs {
 	struct tc_session mds_session;
 	struct tc_session *ios_session; /* n_ios */
 	struct tc_leases *leases;      /* lock.c: lease renewal, once locking */
+	uint64_t lock_owner;           /* lock.c: random, 0 until the first lock; never logged */
 	/* Freed bulk request frames (max_frame bytes each), kept for the
 	 * next request: a fresh MiB from malloc costs page faults and
 	 * zeroing, a fifth of a streaming writer's time. */
@@ -91,9 +92,42 @@ struct tessera_fs {
 	int local_on;
 	int8_t *ios_local;
 	unsigned local_fds, local_max_fds;
+	/* health.c: per server, [0] the metadata daemon, [1 + i] storage
+	 * daemon i (under lock); the watcher (under watch_lock and lock),
+	 * whose calls watch_lock keeps one at a time. */
+	struct tc_health *health;
+	tessera_server_watch_fn watch_fn;
+	void *watch_arg;
+	pthread_mutex_t watch_lock;
+	/* session.c: the background prober of down servers (under lock):
+	 * running; made and not joined yet; asked to stop (disconnect); its
+	 * sleep, which a server going down ends. */
+	pthread_t prober;
+	int prober_on, prober_made, prober_stop;
+	pthread_cond_t prober_cond;
 };
 
 #define TC_LOCAL_MAX_FDS 1024
+
+/* One server's state (health.c), under fs->lock. */
+struct tc_health {
+	enum tessera_server_state state;
+	int64_t since_s;               /* wall clock of the last change */
+	uint64_t since_ns;             /* the same, monotonic */
+	int err;                       /* while down: -ECONNREFUSED or -EHOSTDOWN */
+	char why[128];                 /* "connection refused", "" when up */
+	int told;                      /* the watcher has heard of the last change */
+	uint64_t next_probe_ns;        /* while down: when to probe it next */
+	uint64_t backoff_ns;           /* the wait before the probe after that */
+};
+
+/* The background prober (session.c): the first probe of a server found
+ * down, and the longest wait between probes (the wait doubles from the
+ * first). A probe of a refused port is a TCP connect; of a silent daemon,
+ * an AUTH bounded by connect_timeout_ms. */
+#define TC_DOWN_PROBE_FIRST_NS (500ull * 1000000u)
+#define TC_DOWN_PROBE_MAX_NS (5000ull * 1000000u)
+#define TC_NO_SERVER (-2)
 
 /* The session with `server` (TC_MDS or a storage daemon's index). */
 static inline struct tc_session *tc_session_of(tessera_fs *fs, int server)
@@ -116,6 +150,9 @@ struct tessera_file {
 	struct tc_view_memo *view_memo; /* nc.c: the last locked view (fs->lock) */
 	struct tc_cap *cap;            /* cap.c: what storage requests carry (fs->lock) */
 	struct tc_local_file *local;   /* local.c: descriptors of local objects (fs->lock) */
+	/* io.c: what the last failed contiguous write left (fs->lock) */
+	struct tessera_write_outcome write_failed;
+	int has_write_failed;
 };
 
 /* Local reads (local.c). Init: at connect, after the config. Prepare: a
@@ -143,11 +180,14 @@ struct tc_cap *tc_cap_from_msg(const Tessera__Capability *m);
 void tc_cap_free(struct tc_cap *c);
 /* Make c f's capability (f owns it). */
 void tc_cap_install(tessera_file *f, struct tc_cap *c);
-/* Ask the metadata daemon for a fresh one (it checks the permission). */
+/* Ask the metadata daemon for a fresh one (it checks the permission),
+ * presenting f's current one: -EACCES when f has none (a share without
+ * one), as renewal is only for a file opened by its path. */
 int tc_cap_renew(tessera_file *f);
-/* The same for file handle `file` as `cred`, into *out. */
+/* The same for file handle `file` as `cred`, into *out, presenting
+ * `proof` (a capability of an open of the file, or of its renewal). */
 int tc_cap_fetch(tessera_fs *fs, uint64_t file, uint32_t rights, const Tessera__Cred *cred,
-		 const char *what, struct tc_cap **out);
+		 const Tessera__Capability *proof, const char *what, struct tc_cap **out);
 /* Whether c is due for renewal; its message. */
 int tc_cap_due(const struct tc_cap *c);
 const Tessera__Capability *tc_cap_msg(const struct tc_cap *c);
@@ -185,6 +225,34 @@ void tc_cred(tessera_fs *fs, Tessera__Cred *out, uint32_t *gids_store);
 
 /* Describe server `s` ("metadata daemon (127.0.0.1:7000)"). */
 void tc_server_name(tessera_fs *fs, int server, char *buf, size_t len);
+
+/* Server states (health.c). Init at connect (after the config), fini at
+ * disconnect. Under fs->lock: a reply heard (up); a request waiting
+ * without a word (suspect); a refused connection or no answer within a
+ * timeout (down, err: the errno that said so). */
+int tc_health_init(tessera_fs *fs);
+void tc_health_fini(tessera_fs *fs);
+void tc_health_up(tessera_fs *fs, int server);
+void tc_health_suspect(tessera_fs *fs, int server, const char *why);
+void tc_health_down(tessera_fs *fs, int server, int err, const char *why);
+enum tessera_server_state tc_health_state(tessera_fs *fs, int server);
+/* Why a daemon silent for ns is down: "no answer for 5 s". */
+void tc_health_silence(char *buf, size_t len, uint64_t ns);
+/* Under fs->lock: 0 when calls may go to server, else (down) the errno
+ * they fail with, and msg (len bytes, may be 0) says "not reachable since
+ * 12:03:04 (connection refused)" (tc_req_fail puts the server's name
+ * before it). */
+int tc_health_refuse(tessera_fs *fs, int server, char *msg, size_t len);
+/* Tell the watcher of the changes it has not heard of (fs->lock not
+ * held). */
+void tc_health_notify(tessera_fs *fs);
+/* Under fs->lock, for the prober: a down server whose probe is due (else
+ * TC_NO_SERVER), and in *next the earliest later one (UINT64_MAX: none
+ * is down); a probe of server failed, the next waits longer. */
+int tc_health_due(tessera_fs *fs, uint64_t now, uint64_t *next);
+void tc_health_backoff(tessera_fs *fs, int server);
+/* Stop the prober thread (at disconnect, before the endpoint closes). */
+void tc_prober_stop(tessera_fs *fs);
 
 /* Sessions (session.c). Send all, then wait until each has replied,
  * failed or timed out; each daemon the requests go to has a session

@@ -49,6 +49,8 @@ static int connect_cfg(tessera_fs *fs, char *err, size_t errlen)
 	fs->ios_local = calloc(fs->cfg.n_ios, sizeof(*fs->ios_local));
 	if (!fs->peer_ios || !fs->ios_known || !fs->ios_session || !fs->ios_local)
 		return -ENOMEM;
+	for (uint32_t i = 0; i < fs->cfg.n_ios; i++)
+		pthread_mutex_init(&fs->ios_session[i].auth_lock, NULL);
 	rc = tnet_open(&to, &fs->net, err, errlen);
 	if (rc)
 		return rc;
@@ -98,16 +100,19 @@ int tessera_connect(const char *config, tessera_fs **out, char *err, size_t errl
 	}
 	tc_trace(fs, tp_mono_ns() - t, "config read");
 	pthread_key_create(&fs->thread_key, tc_thread_free);
-	pthread_mutex_init(&fs->auth_lock, NULL);
 	pthread_mutex_init(&fs->lock, NULL);
 	pthread_cond_init(&fs->cond, NULL);
+	pthread_cond_init(&fs->prober_cond, NULL);
+	pthread_mutex_init(&fs->mds_session.auth_lock, NULL);
 	tc_engine_init(fs);
 	if (getrandom(&fs->desc_nonce, sizeof(fs->desc_nonce), 0) != sizeof(fs->desc_nonce))
 		fs->desc_nonce = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL) ^
 				 (uint64_t)(uintptr_t)fs;
 	default_cred(&fs->default_cred);
 	tc_local_init(fs);
-	rc = connect_cfg(fs, err, errlen);
+	rc = tc_health_init(fs);
+	if (!rc)
+		rc = connect_cfg(fs, err, errlen);
 	if (rc) {
 		tessera_disconnect(fs);
 		return rc;
@@ -157,13 +162,18 @@ void tessera_disconnect(tessera_fs *fs)
 		return;
 	tc_trace(fs, tp_mono_ns() - fs->trace_t0, "tessera_disconnect: process age");
 	tc_leases_stop(fs); /* its thread uses the endpoint */
+	tc_prober_stop(fs); /* so does this one */
 	tnet_close(fs->net); /* no completion can arrive after this */
 	tc_engine_fini(fs);
 	free(pthread_getspecific(fs->thread_key));
 	pthread_key_delete(fs->thread_key);
-	pthread_mutex_destroy(&fs->auth_lock);
 	pthread_mutex_destroy(&fs->lock);
 	pthread_cond_destroy(&fs->cond);
+	pthread_cond_destroy(&fs->prober_cond);
+	pthread_mutex_destroy(&fs->mds_session.auth_lock);
+	for (uint32_t i = 0; fs->ios_session && i < fs->cfg.n_ios; i++)
+		pthread_mutex_destroy(&fs->ios_session[i].auth_lock);
+	tc_health_fini(fs);
 	free(fs->peer_ios);
 	free(fs->ios_known);
 	free(fs->ios_local);

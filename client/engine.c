@@ -138,17 +138,67 @@ void tc_req_lend_read(struct tc_req *r, const struct iovec *runs, size_t n)
 	memcpy(r->lend, runs, n * sizeof(*runs));
 }
 
-/* Send r's frame, and its lent payload after it. */
+/* The bytes of a lent write's payload. */
+static size_t lent_len(const struct tc_req *r)
+{
+	size_t len = 0;
+
+	for (size_t i = 0; i < r->n_lend; i++)
+		len += r->lend[i].iov_len;
+	return len;
+}
+
+/* Send r's frame, and its lent payload (or its encryption) after it. */
 static int req_send(tessera_fs *fs, uint64_t peer, struct tc_req *r)
 {
 	struct iovec iov[1 + TC_LEND_IOV] = { { r->frame, r->frame_len } };
 	size_t n = 1;
 
-	if (r->lend_write) {
+	if (r->bounce) {
+		iov[1].iov_base = r->bounce;
+		iov[1].iov_len = lent_len(r);
+		n = 2;
+	} else if (r->lend_write) {
 		memcpy(iov + 1, r->lend, r->n_lend * sizeof(*iov));
 		n += r->n_lend;
 	}
 	return tnet_send(fs->net, peer, iov, n, &r->ctx);
+}
+
+/*
+ * Seal r's frame under the session `ses` holds now, with its next
+ * sequence number (under lock). A frame sealed before under another
+ * session (resent after a restart) is decrypted with that one first. A
+ * lent payload is never encrypted in the caller's memory: SECRECY
+ * encrypts it into r->bounce, which is sent instead.
+ */
+static int seal_req(tessera_fs *fs, struct tc_req *r, struct tc_session *ses)
+{
+	struct iovec b = { r->bounce, r->bounce ? lent_len(r) : 0 };
+
+	if (r->bounce) /* sealed before, secret: back to plain */
+		tp_frame_unseal(r->frame, r->head_len, &b, 1, &r->ses);
+	else if (r->ses.id && !r->lend_write) /* (a lent payload was never encrypted) */
+		tp_frame_unseal(r->frame, r->head_len, NULL, 0, &r->ses);
+	r->ses = ses->s;
+	if (r->lend_write && !r->bounce && r->ses.mode == TP_SEAL_SECRECY) {
+		/* a spare bulk frame: the payload is at most max_io */
+		r->bounce = fs->n_spares ? fs->spares[--fs->n_spares]
+					 : malloc(tp_config_max_frame(&fs->cfg));
+		if (!r->bounce)
+			return -ENOMEM;
+		tp_frame_seal_copy(r->frame, r->head_len, r->lend, r->n_lend, r->bounce, &r->ses,
+				   ses->tx_seq++);
+		return 0;
+	}
+	b.iov_base = r->bounce;
+	if (r->bounce)
+		tp_frame_seal(r->frame, r->head_len, &b, 1, &r->ses, ses->tx_seq++);
+	else if (r->lend_write)
+		tp_frame_seal(r->frame, r->head_len, r->lend, r->n_lend, &r->ses, ses->tx_seq++);
+	else
+		tp_frame_seal(r->frame, r->head_len, NULL, 0, &r->ses, ses->tx_seq++);
+	return 0;
 }
 
 /* Whether the provider may still touch the caller's memory for r. */
@@ -180,11 +230,17 @@ void tc_req_free(tessera_fs *fs, struct tc_req *r)
 			fs->spares[fs->n_spares++] = r->frame;
 			r->frame = NULL;
 		}
+		if (r->bounce && fs->n_spares < TC_SPARE_FRAMES) {
+			fs->spares[fs->n_spares++] = r->bounce;
+			r->bounce = NULL;
+		}
 		pthread_mutex_unlock(&fs->lock);
 	}
 	if (r->reply)
 		protobuf_c_message_free_unpacked(r->reply, NULL);
 	free(r->frame);
+	free(r->stale_frame);
+	free(r->bounce);
 	free(r);
 }
 
@@ -205,6 +261,17 @@ void tc_engine_fini(tessera_fs *fs)
 }
 
 
+static void vfinish(struct tc_req *r, int status, const char *fmt, va_list ap)
+{
+	if (r->replied)
+		return;
+	r->replied = 1;
+	r->status = status;
+	if (fmt)
+		vsnprintf(r->errmsg, sizeof(r->errmsg), fmt, ap);
+	list_del(r);
+}
+
 static void finish(tessera_fs *fs, struct tc_req *r, int status, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
@@ -213,16 +280,9 @@ static void finish(tessera_fs *fs, struct tc_req *r, int status, const char *fmt
 	va_list ap;
 
 	(void)fs;
-	if (r->replied)
-		return;
-	r->replied = 1;
-	r->status = status;
-	if (fmt) {
-		va_start(ap, fmt);
-		vsnprintf(r->errmsg, sizeof(r->errmsg), fmt, ap);
-		va_end(ap);
-	}
-	list_del(r);
+	va_start(ap, fmt);
+	vfinish(r, status, fmt, ap);
+	va_end(ap);
 }
 
 static struct tc_req *find_pending(tessera_fs *fs, uint64_t reqid)
@@ -270,22 +330,86 @@ static void expire_detached(tessera_fs *fs, uint64_t now)
 	}
 }
 
-void tc_req_reseal(tessera_fs *fs, int server, uint64_t lost)
+/*
+ * r's send never completed, and the connection it went out on is gone:
+ * its daemon restarted (a new process cannot have that connection). rxm
+ * completes no transfer of a closed connection, so the provider will not
+ * read r's frame or lent payload again, nor complete its send. r gets a
+ * new frame holding the payload too (the caller's memory is let go), and
+ * the old frame is kept until r is freed. A read (its tagged receive
+ * posted) is not renewed: it waits for its timeout.
+ */
+static int renew_frame(struct tc_req *r)
+{
+	size_t len = r->frame_len;
+	uint8_t *f;
+
+	if (r->lend_read || r->stale_frame)
+		return -EBUSY;
+	for (size_t i = 0; r->lend_write && i < r->n_lend; i++)
+		len += r->lend[i].iov_len;
+	f = malloc(len);
+	if (!f)
+		return -ENOMEM;
+	/* Back to plain under the lost session (seal_req seals the new
+	 * frame afresh): a secret payload is in r->bounce, decrypted there. */
+	if (r->bounce) {
+		struct iovec b = { r->bounce, lent_len(r) };
+
+		tp_frame_unseal(r->frame, r->head_len, &b, 1, &r->ses);
+	} else if (r->ses.id && !r->lend_write) {
+		tp_frame_unseal(r->frame, r->head_len, NULL, 0, &r->ses);
+	}
+	r->ses.id = 0;
+	memcpy(f, r->frame, r->frame_len);
+	if (r->bounce)
+		memcpy(f + r->frame_len, r->bounce, lent_len(r));
+	for (size_t i = 0, at = r->frame_len; r->lend_write && !r->bounce && i < r->n_lend; i++) {
+		memcpy(f + at, r->lend[i].iov_base, r->lend[i].iov_len);
+		at += r->lend[i].iov_len;
+	}
+	free(r->bounce);
+	r->bounce = NULL;
+	r->stale_frame = r->frame;
+	r->frame = f;
+	r->frame_len = len;
+	r->spare_frame = 0;
+	r->lend_write = 0;
+	r->n_lend = 0;
+	r->sent = 1;
+	return 0;
+}
+
+void tc_req_reseal(tessera_fs *fs, int server, uint64_t lost, enum tc_resend which)
 {
 	struct tc_session *ses = tc_session_of(fs, server);
 	uint64_t peer;
+	int rc;
 
 	if (tc_peer_resolve(fs, server, &peer))
 		return;
+	/* A request whose send has not completed still lends its frame to
+	 * the provider: when the daemon restarted, the connection holding it
+	 * is gone and it gets a new one (renew_frame); else it waits. */
 	for (struct tc_req *r = fs->pending.next; r != &fs->pending; r = r->next) {
-		if (r->server != server || r->replied || !r->sent || r->done || r->ses.id != lost)
+		if (r->server != server || r->replied || r->done || r->queued ||
+		    r->ses.id != lost || (which == TC_RESEND_LOST && !r->lost))
 			continue;
-		r->ses = ses->s;
-		tp_frame_seal(r->frame, r->head_len, &r->ses);
+		if (!r->sent && (which != TC_RESEND_ALL || renew_frame(r)))
+			continue;
+		if (seal_req(fs, r, ses))
+			continue; /* no memory: it waits for its timeout */
 		r->sent = 0;
+		r->lost = 0;
 		r->submit_ns = tp_mono_ns();
-		if (req_send(fs, peer, r))
-			r->sent = 1; /* not resent: it waits for its timeout, as before */
+		rc = req_send(fs, peer, r);
+		if (rc == -EAGAIN) {
+			r->sent = 1; /* nothing handed over: the engine posts it */
+			r->queued = 1;
+			r->queued_ns = r->submit_ns;
+		} else if (rc) {
+			r->sent = 1; /* not resent: it waits for its timeout */
+		}
 	}
 }
 
@@ -318,6 +442,26 @@ static void take_error(tessera_fs *fs, struct tc_req *r, const struct tp_frame *
 		protobuf_c_message_free_unpacked(&er->base, NULL);
 }
 
+/*
+ * Check a reply to r is sealed by r's session and new (its sequence
+ * number accepted once in the session's window), then decrypt it in
+ * place (data: the runs a tagged reply landed in; NULL: its own). An
+ * AUTH reply is sealed under the key its request proposed (INTEGRITY),
+ * once: its request is answered by it. A reply on a session since
+ * replaced is refused: its window is gone.
+ */
+static int open_reply(tessera_fs *fs, struct tc_req *r, const struct tp_frame *fr,
+		      const struct iovec *data, size_t n)
+{
+	struct tc_session *ses = tc_session_of(fs, r->server);
+
+	if (r->opcode == TP_OP_AUTH)
+		return tp_frame_open(fr, data, n, &r->ses, NULL);
+	if (ses->s.id != r->ses.id)
+		return -EBADMSG;
+	return tp_frame_open(fr, data, n, &r->ses, &ses->rx);
+}
+
 /* The pending request an incoming frame answers, when it is one. */
 static struct tc_req *match_reply(tessera_fs *fs, const struct tp_frame *fr)
 {
@@ -330,8 +474,20 @@ static struct tc_req *match_reply(tessera_fs *fs, const struct tp_frame *fr)
 		return NULL; /* late reply to an abandoned request */
 	if (fr->hdr.session != r->ses.id && r->opcode != TP_OP_AUTH)
 		return NULL; /* not from the session the request went to */
-	if (tp_frame_verify(fr, r->ses.key))
-		return NULL; /* forged: the real reply may still come */
+	if (open_reply(fs, r, fr, NULL, 0)) {
+		/* An AUTH answer not sealed with the key the credential
+		 * proposed comes from whoever listens at the daemon's address
+		 * without the daemons' uid (only that uid can decode the
+		 * credential: auth.c). The real daemon seals every AUTH answer,
+		 * errors included, so waiting for a better one is pointless. */
+		if (r->opcode == TP_OP_AUTH && !r->done) {
+			r->unproven = 1;
+			finish(fs, r, -EACCES, "its answer to AUTH is not sealed with the key the "
+			       "credential proposed: %s", fr->hdr.status < 0 ? "an error, unsealed"
+			       : "a wrong seal");
+		}
+		return NULL; /* forged or replayed: the real reply may still come */
+	}
 	return r;
 }
 
@@ -347,11 +503,24 @@ static int check_tagged(tessera_fs *fs, struct tc_req *r, const struct tnet_even
 		snprintf(err, errlen, "its header does not fit the tagged reply asked for");
 		rc = -EPROTO;
 	}
-	if (!rc && (fr->hdr.session != r->ses.id || tp_frame_verify(fr, r->ses.key))) {
-		snprintf(err, errlen, "it fails its MAC");
+	if (!rc && (fr->hdr.session != r->ses.id ||
+		    open_reply(fs, r, fr, r->lend, r->n_lend))) {
+		snprintf(err, errlen, "it fails its seal, or was seen before");
 		rc = -EBADMSG;
 	}
 	return rc;
+}
+
+/* The daemon answered (under lock): it is up, its probes may rest. */
+static void heard(tessera_fs *fs, int server)
+{
+	struct tc_session *ses = tc_session_of(fs, server);
+
+	ses->heard_ns = tp_mono_ns();
+	ses->silent_ns = 0;
+	ses->probe_wait_ns = 0;
+	ses->probe_next_ns = 0;
+	tc_health_up(fs, server);
 }
 
 /* A reply frame arrived: match it to its request. */
@@ -366,7 +535,7 @@ static void on_reply(tessera_fs *fs, const struct tnet_event *ev)
 	r = match_reply(fs, &fr);
 	if (!r)
 		return;
-	tc_session_of(fs, r->server)->heard_ns = tp_mono_ns();
+	heard(fs, r->server);
 	if (r->done) {
 		end_detached(fs, r, &fr);
 		return;
@@ -392,8 +561,8 @@ static void on_reply(tessera_fs *fs, const struct tnet_event *ev)
  * in place already. The provider has kept it within the runs (a longer one
  * completes with -EMSGSIZE). Unlike an untagged reply, a bad one cannot be
  * skipped in the hope of the real one: the receive is spent, so r fails.
- * The MAC covers header and body, as for any frame; the data, as for any
- * frame, is outside it.
+ * The tag covers header, body and the data in the caller's runs, as for
+ * any frame; SECRECY decrypts the data there once the tag is right.
  */
 static void on_tagged(tessera_fs *fs, struct tc_req *r, const struct tnet_event *ev)
 {
@@ -417,7 +586,7 @@ static void on_tagged(tessera_fs *fs, struct tc_req *r, const struct tnet_event 
 		finish(fs, r, rc, "a bad reply: %s", err);
 		return;
 	}
-	tc_session_of(fs, r->server)->heard_ns = tp_mono_ns();
+	heard(fs, r->server);
 	if (fr.hdr.status < 0) { /* daemons send errors untagged; accept one anyway */
 		finish(fs, r, fr.hdr.status, "%s", strerror(-fr.hdr.status));
 		return;
@@ -456,11 +625,16 @@ static void on_send_done(tessera_fs *fs, struct tc_req *r, const struct tnet_eve
 	}
 	if (!ev->status)
 		return;
+	/* The connection broke (its daemon died, or we forgot it). r is
+	 * lost, not failed: a probe asks the daemon (session.c), r is sent
+	 * again once it answers, and fails only when it stays silent. */
 	tc_peer_forget(fs, r->server);
-	if (r->done)
+	if (r->done) {
 		end_detached(fs, r, NULL);
-	else
-		finish(fs, r, ev->status, "send failed: %s", strerror(-ev->status));
+	} else {
+		r->lost = 1;
+		snprintf(r->errmsg, sizeof(r->errmsg), "send failed: %s", strerror(-ev->status));
+	}
 }
 
 /* Poll the completion queue and dispatch (under lock). */
@@ -485,86 +659,180 @@ static void dispatch(tessera_fs *fs)
 }
 
 /* Post r's tagged receive: its head, then the caller's runs. */
-static int post_trecv(tessera_fs *fs, struct tc_req *r, void *arg)
+static int post_trecv(tessera_fs *fs, struct tc_req *r)
 {
 	struct iovec iov[1 + TC_LEND_IOV] = { { r->rhead, TP_TAGGED_HEAD } };
 
-	(void)arg;
 	memcpy(iov + 1, r->lend, r->n_lend * sizeof(*iov));
 	r->rctx.user = r;
 	return tnet_trecv(fs->net, iov, 1 + r->n_lend, r->reqid, &r->rctx);
 }
 
-static int post_send(tessera_fs *fs, struct tc_req *r, void *peer)
+static uint64_t ms_ns(uint32_t ms)
 {
-	return req_send(fs, *(uint64_t *)peer, r);
+	return (uint64_t)ms * 1000000u;
 }
 
-/* Retry post(fs, r, arg) while the provider says -EAGAIN, making progress
- * in between, until r's deadline; on failure r is finished with an error
- * naming `what` (-ETIMEDOUT if the provider was still full). */
-static int post_until(tessera_fs *fs, struct tc_req *r, uint64_t deadline, const char *what,
-		      int (*post)(tessera_fs *fs, struct tc_req *r, void *arg), void *arg)
+uint64_t tc_req_deadline(tessera_fs *fs, const struct tc_req *r, uint64_t now)
 {
-	int rc;
+	uint64_t bytes = (r->frame_len - r->head_len) + r->data_cap;
 
-	while ((rc = post(fs, r, arg)) == -EAGAIN) {
-		dispatch(fs);
-		if (tp_mono_ns() > deadline)
-			break;
-	}
-	if (rc) {
-		if (rc == -EAGAIN)
-			rc = -ETIMEDOUT;
-		r->sent = 1;
-		finish(fs, r, rc, "%s failed: %s", what, strerror(-rc));
-	}
-	return rc;
+	if (r->opcode == TP_OP_AUTH)
+		return now + ms_ns(fs->cfg.connect_timeout_ms);
+	if (r->lend_write)
+		for (size_t i = 0; i < r->n_lend; i++)
+			bytes += r->lend[i].iov_len;
+	/* A bulk transfer may take its bytes at the slowest rate we call
+	 * working (bulk_min_rate) on top of a small request's time. */
+	return now + ms_ns(fs->cfg.timeout_ms) + bytes * 1000000000u / fs->cfg.bulk_min_rate;
 }
 
-static int submit(tessera_fs *fs, struct tc_req *r, uint64_t deadline)
+/* r was never handed to the provider (queued) and fails: the provider
+ * holds nothing of it but perhaps its tagged receive (settle cancels
+ * that). A probe ends; anything else finishes with the message. */
+static void fail_unposted(tessera_fs *fs, struct tc_req *r, int status, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void fail_unposted(tessera_fs *fs, struct tc_req *r, int status, const char *fmt, ...)
 {
-	uint64_t peer;
-	int rc;
+	va_list ap;
 
-	r->reqid = fs->next_reqid++;
-	r->deadline_ns = deadline;
-	r->submit_ns = tp_mono_ns();
-	/* reqid lives at byte 8 of the header, little-endian */
-	for (int i = 0; i < 8; i++)
-		r->frame[8 + i] = (uint8_t)(r->reqid >> (8 * i));
-	if (r->opcode != TP_OP_AUTH) { /* AUTH carries its proposed key, no session */
-		struct tc_session *ses = tc_session_of(fs, r->server);
+	r->sent = 1;
+	r->queued = 0;
+	if (r->done) {
+		end_detached(fs, r, NULL);
+		return;
+	}
+	va_start(ap, fmt);
+	vfinish(r, status, fmt, ap);
+	va_end(ap);
+}
 
-		r->ses = ses->s;
-		ses->used_ns = tp_mono_ns();
-		tp_frame_seal(r->frame, r->head_len, &r->ses);
-	}
-	rc = tc_peer_resolve(fs, r->server, &peer);
-	if (rc) {
-		r->replied = r->sent = 1;
-		r->status = rc;
-		snprintf(r->errmsg, sizeof(r->errmsg), "cannot resolve its address: %s", strerror(-rc));
-		return rc;
-	}
-	list_add(&fs->pending, r);
-	if (r->lend_read && !r->rposted) {
-		/* The receive is in place before the daemon can answer. */
-		rc = post_until(fs, r, deadline, "posting the receive", post_trecv, NULL);
-		if (rc)
-			return rc;
-		r->rposted = 1;
-	}
-	rc = post_until(fs, r, deadline, "send", post_send, &peer);
-	if (rc)
-		return rc;
-	if (r->opcode == TP_OP_WRITE && r->lend_write) {
+static void count_copies(tessera_fs *fs, const struct tc_req *r)
+{
+	if (r->opcode == TP_OP_WRITE && r->lend_write && !r->bounce) {
 		for (size_t i = 0; i < r->n_lend; i++)
 			fs->copies.write_direct += r->lend[i].iov_len;
+	} else if (r->opcode == TP_OP_WRITE && r->bounce) {
+		fs->copies.write_gathered += lent_len(r);
 	} else if (r->opcode == TP_OP_WRITE) {
 		fs->copies.write_gathered += r->frame_len - r->head_len;
 	}
+}
+
+/* Hand queued r to the provider (under lock): its tagged receive first,
+ * so that it is in place before the daemon can answer, then its send.
+ * 0: posted; -EAGAIN: the provider cannot take it yet (connecting, or
+ * full), r stays queued for the engine's next round; else r failed. */
+static int post(tessera_fs *fs, struct tc_req *r)
+{
+	uint64_t peer;
+	int rc = tc_peer_resolve(fs, r->server, &peer);
+
+	if (rc) {
+		fail_unposted(fs, r, rc, "cannot resolve its address: %s", strerror(-rc));
+		return rc;
+	}
+	if (r->lend_read && !r->rposted) {
+		rc = post_trecv(fs, r);
+		if (rc == -EAGAIN)
+			return rc;
+		if (rc) {
+			fail_unposted(fs, r, rc, "posting the receive failed: %s", strerror(-rc));
+			return rc;
+		}
+		r->rposted = 1;
+	}
+	rc = req_send(fs, peer, r);
+	if (rc == -EAGAIN)
+		return rc;
+	if (rc) {
+		fail_unposted(fs, r, rc, "send failed: %s", strerror(-rc));
+		return rc;
+	}
+	r->queued = 0;
+	count_copies(fs, r);
 	return 0;
+}
+
+/* Whether a request to r's server other than r is on the wire. */
+static int server_busy(tessera_fs *fs, const struct tc_req *r)
+{
+	for (const struct tc_req *o = fs->pending.next; o != &fs->pending; o = o->next)
+		if (o != r && o->server == r->server && !o->replied && !o->queued)
+			return 1;
+	return 0;
+}
+
+static void submit(tessera_fs *fs, struct tc_req *r, uint64_t deadline)
+{
+	struct tc_session *ses = tc_session_of(fs, r->server);
+	uint64_t now = tp_mono_ns();
+
+	r->reqid = fs->next_reqid++;
+	r->deadline_ns = deadline;
+	r->submit_ns = now;
+	/* reqid lives at byte 8 of the header, little-endian */
+	for (int i = 0; i < 8; i++)
+		r->frame[8 + i] = (uint8_t)(r->reqid >> (8 * i));
+	list_add(&fs->pending, r);
+	r->queued = 1;
+	r->queued_ns = now;
+	if (r->opcode != TP_OP_AUTH) { /* AUTH carries its proposed key, no session */
+		ses->used_ns = now;
+		if (seal_req(fs, r, ses)) {
+			fail_unposted(fs, r, -ENOMEM, "no memory to seal it");
+			return;
+		}
+	}
+	/* Nothing else on the wire to that daemon and the provider cannot
+	 * take r at once: it is connecting, so the connection we had is gone
+	 * and the daemon may have restarted (and lost our session). A probe
+	 * goes at once instead of after TC_PROBE_NS (session.c). */
+	if (post(fs, r) == -EAGAIN && r->opcode != TP_OP_AUTH && !server_busy(fs, r))
+		ses->reconnect = 1;
+}
+
+/* How long a queued request waits before a refused connection is looked
+ * for (a connection to a living daemon is up sooner). */
+#define TC_CHECK_NS (10ull * 1000000u)
+
+/* Queued r could not be posted again (under lock): after TC_CHECK_NS,
+ * look once for a refused connection; after the connect timeout, give
+ * up. Either way its daemon is down, and r fails saying so. */
+static void queued_still(tessera_fs *fs, struct tc_req *r, uint64_t now)
+{
+	char why[64], msg[200];
+	int err;
+
+	if (now - r->queued_ns > ms_ns(fs->cfg.connect_timeout_ms)) {
+		tc_health_silence(why, sizeof(why), ms_ns(fs->cfg.connect_timeout_ms));
+		tc_health_down(fs, r->server, -ETIMEDOUT, why);
+	} else if (!r->checked && now - r->queued_ns > TC_CHECK_NS) {
+		r->checked = 1;
+		if (tc_peer_refused(fs, r->server) != -ECONNREFUSED)
+			return;
+		tc_health_down(fs, r->server, -ECONNREFUSED, "connection refused");
+	} else {
+		return;
+	}
+	tc_peer_forget(fs, r->server);
+	err = tc_health_refuse(fs, r->server, msg, sizeof(msg));
+	fail_unposted(fs, r, err ? err : -EHOSTDOWN, "%s", msg);
+}
+
+/* Post what waits to be posted (under lock), every request's. */
+static void post_queued(tessera_fs *fs, uint64_t now)
+{
+	struct tc_req *r = fs->pending.next;
+
+	while (r != &fs->pending) {
+		struct tc_req *next = r->next; /* r may end here, nothing else */
+
+		if (r->queued && !r->replied && post(fs, r) == -EAGAIN)
+			queued_still(fs, r, now);
+		r = next;
+	}
 }
 
 /*
@@ -593,8 +861,42 @@ static void reclaim(tessera_fs *fs, struct tc_req *r, uint64_t now)
 void tc_req_start(tessera_fs *fs, struct tc_req *r, uint64_t deadline, tc_req_done_fn done)
 {
 	r->done = done;
-	if (submit(fs, r, deadline))
-		end_detached(fs, r, NULL);
+	submit(fs, r, deadline);
+}
+
+void tc_req_abort(tessera_fs *fs, struct tc_req *r, int status, const char *msg)
+{
+	if (r->replied)
+		return;
+	if (r->queued) {
+		fail_unposted(fs, r, status, "%s", msg);
+		return;
+	}
+	finish(fs, r, status, "%s", msg);
+	r->deadline_ns = tp_mono_ns(); /* settle reclaims what it lends */
+}
+
+/* r's deadline passed unanswered (under lock): it fails, and its daemon
+ * is suspect if it was heard lately (a slow request), else down. */
+static void time_out(tessera_fs *fs, struct tc_req *r, uint64_t now)
+{
+	const struct tc_session *ses = tc_session_of(fs, r->server);
+	char why[64];
+
+	if (r->queued) { /* nothing handed over */
+		r->queued = 0;
+		r->sent = 1;
+	}
+	finish(fs, r, -ETIMEDOUT, "timed out after %llu ms",
+	       (unsigned long long)((r->deadline_ns - r->submit_ns) / 1000000u));
+	tc_peer_forget(fs, r->server);
+	if (ses->heard_ns && now - ses->heard_ns < ms_ns(fs->cfg.connect_timeout_ms)) {
+		tc_health_suspect(fs, r->server, "a request timed out");
+	} else {
+		tc_health_silence(why, sizeof(why), r->opcode == TP_OP_AUTH
+				  ? ms_ns(fs->cfg.connect_timeout_ms) : now - r->submit_ns);
+		tc_health_down(fs, r->server, -ETIMEDOUT, why);
+	}
 }
 
 /* One round's look at r (under lock): time it out; cancel a tagged
@@ -604,10 +906,8 @@ void tc_req_start(tessera_fs *fs, struct tc_req *r, uint64_t deadline, tc_req_do
  * let go of the caller's memory (or r was let go after the grace). */
 static int settle(tessera_fs *fs, struct tc_req *r, uint64_t now)
 {
-	if (!r->replied && now > r->deadline_ns) {
-		finish(fs, r, -ETIMEDOUT, "timed out after %u ms", fs->cfg.timeout_ms);
-		tc_peer_forget(fs, r->server);
-	}
+	if (!r->replied && now > r->deadline_ns)
+		time_out(fs, r, now);
 	/* Answered (or failed) with its tagged receive still posted: nothing
 	 * more may land in the caller's buffer. */
 	if (r->replied && r->rposted && !r->rcancel) {
@@ -632,25 +932,88 @@ static int only_own_sends_left(struct tc_req *const *reqs, size_t n)
 	return 1;
 }
 
-/* Let completions arrive (under lock, dropped meanwhile): poll the
- * completion queue when no other thread does, else sleep (20 ms at most)
- * until the thread that does has dispatched what came. */
-static void make_progress(tessera_fs *fs)
+/* The longest a waiting thread sleeps between looks at its requests
+ * (when no completion wakes it sooner), and while some request waits to
+ * be posted (the provider's connection events wake it too; this is for
+ * the checks of queued_still). Sleeping is in the kernel, on the
+ * completion queue's wait object: waiting costs no CPU. */
+#define TC_WAIT_MAX_MS 100
+#define TC_WAIT_QUEUED_MS 10
+
+/* Bring *until forward to t, when t is still to come. */
+static void sooner(uint64_t *until, uint64_t t, uint64_t now)
+{
+	if (t > now && t < *until)
+		*until = t;
+}
+
+/* The first moment a look at waiting r is due: its deadline, its probe,
+ * its daemon's next probe or give-up, the end of its grace. */
+static void next_look(tessera_fs *fs, const struct tc_req *r, uint64_t now, uint64_t *until)
+{
+	const struct tc_session *ses = tc_session_of(fs, r->server);
+
+	if (r->reclaim_ns)
+		sooner(until, r->reclaim_ns + TC_LET_GO_NS, now);
+	if (r->replied)
+		return;
+	sooner(until, r->deadline_ns + 1, now);
+	sooner(until, r->submit_ns + TC_PROBE_NS, now);
+	sooner(until, ses->probe_next_ns, now);
+	if (ses->silent_ns)
+		sooner(until, ses->silent_ns + ms_ns(fs->cfg.connect_timeout_ms) + 1, now);
+}
+
+/* How long this round may sleep (under lock): until the first look due
+ * at reqs, a detached request's deadline, or a queued request's next try. */
+static int wait_ms(tessera_fs *fs, struct tc_req *const *reqs, size_t n, uint64_t now)
+{
+	uint64_t until = now + ms_ns(TC_WAIT_MAX_MS);
+
+	for (const struct tc_req *r = fs->pending.next; r != &fs->pending; r = r->next) {
+		if (r->queued)
+			sooner(&until, now + ms_ns(TC_WAIT_QUEUED_MS), now);
+		if (r->done)
+			sooner(&until, r->deadline_ns + 1, now);
+	}
+	for (size_t i = 0; i < n; i++)
+		next_look(fs, reqs[i], now, &until);
+	return (int)((until - now + 999999u) / 1000000u);
+}
+
+/* Let completions arrive (under lock, dropped meanwhile): wait up to ms
+ * on the completion queue when no other thread does, else sleep (20 ms at
+ * most) until the thread that does has dispatched what came. */
+static void make_progress(tessera_fs *fs, int ms)
 {
 	struct timespec ts;
 
 	if (!fs->progressing) {
 		fs->progressing = 1;
 		pthread_mutex_unlock(&fs->lock);
-		tnet_wait(fs->net, 1);
+		tnet_wait(fs->net, ms);
 		pthread_mutex_lock(&fs->lock);
 		dispatch(fs);
 		fs->progressing = 0;
 		pthread_cond_broadcast(&fs->cond);
 		return;
 	}
-	ts = tp_real_deadline(20);
+	ts = tp_real_deadline(ms < 20 ? ms : 20);
 	pthread_cond_timedwait(&fs->cond, &fs->lock, &ts);
+}
+
+/* Whether this thread is the prober and the connection is closing
+ * (under lock): its probe, which may wait connect_timeout_ms for a
+ * silent daemon, is given up rather than hold tessera_disconnect. */
+static int stopping(tessera_fs *fs)
+{
+	return fs->prober_stop && fs->prober_made && pthread_equal(fs->prober, pthread_self());
+}
+
+static void abort_all(tessera_fs *fs, struct tc_req *const *reqs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		tc_req_abort(fs, reqs[i], -ECANCELED, "the connection is closing");
 }
 
 static int first_failure(struct tc_req *const *reqs, size_t n)
@@ -663,19 +1026,28 @@ static int first_failure(struct tc_req *const *reqs, size_t n)
 
 int tc_engine_run(tessera_fs *fs, struct tc_req **reqs, size_t n, tc_req_watch_fn watch)
 {
-	uint64_t timeout = (uint64_t)fs->cfg.timeout_ms * 1000000u;
-	uint64_t deadline = tp_mono_ns() + timeout;
+	uint64_t start = tp_mono_ns(), last = start;
 	int rc;
 
 	pthread_mutex_lock(&fs->lock);
-	for (size_t i = 0; i < n; i++)
+	/* Take in what the transport has (a connection that closed while
+	 * we were idle: its daemon may have restarted), so that the sends
+	 * below do not go out on a connection that is gone. */
+	dispatch(fs);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t d = tc_req_deadline(fs, reqs[i], start);
+
+		if (d > last)
+			last = d;
 		if (!reqs[i]->replied) /* else: failed before (no session) */
-			submit(fs, reqs[i], deadline);
+			submit(fs, reqs[i], d);
+	}
 	for (;;) {
 		size_t open = 0;
 		uint64_t now = tp_mono_ns();
 
 		expire_detached(fs, now);
+		post_queued(fs, now);
 		for (size_t i = 0; i < n; i++) {
 			if (watch)
 				watch(fs, reqs[i], now);
@@ -683,13 +1055,15 @@ int tc_engine_run(tessera_fs *fs, struct tc_req **reqs, size_t n, tc_req_watch_f
 		}
 		if (!open)
 			break;
+		if (stopping(fs))
+			abort_all(fs, reqs, n);
 		/* Replied but a send of the request's own frame has not
 		 * completed (rare): wait a while, then let tc_req_free hand it
 		 * to the zombie list. A send or receive of lent memory is
 		 * waited for (settle). */
-		if (only_own_sends_left(reqs, n) && now > deadline)
+		if (only_own_sends_left(reqs, n) && (now > last || stopping(fs)))
 			break; /* tc_req_free parks the unsent ones */
-		make_progress(fs);
+		make_progress(fs, wait_ms(fs, reqs, n, now));
 	}
 	rc = first_failure(reqs, n);
 	pthread_mutex_unlock(&fs->lock);

@@ -7,6 +7,7 @@
 #ifndef TESSERA_CLIENT_ENGINE_H
 #define TESSERA_CLIENT_ENGINE_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/uio.h>
 
@@ -14,6 +15,12 @@
 #include "tproto.h"
 
 #define TC_MDS (-1) /* server number of the metadata daemon */
+
+/* A request that has heard nothing from its daemon this long has a probe
+ * sent on its behalf (session.c); the wait doubles up to TC_PROBE_MAX_NS
+ * while probes go unanswered. */
+#define TC_PROBE_NS (250ull * 1000000u)
+#define TC_PROBE_MAX_NS (2000ull * 1000000u)
 
 /* One request to one server, from submission to reply. */
 #define TC_LEND_IOV 8              /* most iovec entries of lent memory */
@@ -25,13 +32,26 @@ struct tc_req {
 	int server;                /* TC_MDS or a storage daemon index */
 	unsigned opcode;
 	uint8_t *frame;            /* what was sent (header|addr|body|data) */
+	uint8_t *stale_frame;      /* a frame a dead connection held (renew_frame) */
 	int spare_frame;           /* frame is max_frame bytes, from fs->spares */
 	size_t frame_len;
 	size_t head_len;           /* frame bytes before the raw data */
 	uint64_t deadline_ns;
 	uint64_t submit_ns;        /* when last sent */
 	struct tp_session ses;     /* sealed with (AUTH: the key it proposes) */
-	int probed;                /* a probe was sent on its behalf (session.c) */
+	/* Posting: the provider said -EAGAIN (connecting, or its queue is
+	 * full) and the engine posts r again each round (queued_ns: since
+	 * when); `checked`: whether a refused connection was looked for. */
+	int queued;
+	uint64_t queued_ns;
+	int checked;
+	int lost;                  /* its send failed: resent when the daemon is found */
+	uint64_t probe_of;         /* a probe (session.c): the session it asks after */
+	/* SECRECY: a lent write's payload, encrypted (from fs->spares or
+	 * malloc, max_frame bytes); sent in place of the caller's runs. */
+	uint8_t *bounce;
+	int unproven;              /* AUTH: answered by someone who could not
+				    * read the credential (errmsg says how) */
 	/* A detached request (tc_req_start: session.c's probes) when set:
 	 * nobody waits for it; called under fs->lock when it ends. */
 	void (*done)(tessera_fs *fs, struct tc_req *r, const struct tp_frame *fr);
@@ -75,11 +95,22 @@ struct tc_req {
  * would drop it for idleness. */
 struct tc_session {
 	struct tp_session s;
+	uint64_t tx_seq;           /* the next request's sequence number */
+	struct tp_replay rx;       /* the replies' numbers accepted */
 	uint64_t boot;             /* the daemon's start, from its AuthReply */
 	uint64_t used_ns;          /* last request sealed with it */
 	uint64_t heard_ns;         /* last reply from the daemon */
 	int valid;
-	int probing;               /* a probe is in flight */
+	/* Probes (session.c): how many are in flight; when the next may go
+	 * and the wait after it (doubling while none is answered); since
+	 * when probes have gone unanswered (0: the daemon was heard since);
+	 * whether the connection looks new (probe at once: the daemon may
+	 * have restarted behind it). */
+	int probing;
+	uint64_t probe_next_ns, probe_wait_ns;
+	uint64_t silent_ns;
+	int reconnect;
+	pthread_mutex_t auth_lock; /* one AUTH at a time with this daemon */
 };
 
 /* The client's monotonic clock, in ns (trace.c). */
@@ -113,6 +144,13 @@ typedef void (*tc_req_watch_fn)(tessera_fs *fs, struct tc_req *r, uint64_t now);
  * lending invariant, engine.c). Sessions must be in place (tc_run). Returns
  * 0 if all succeeded, else the first failure's status. */
 int tc_engine_run(tessera_fs *fs, struct tc_req **reqs, size_t n, tc_req_watch_fn watch);
+/* Fail r now (under fs->lock) with status and msg, as if its deadline
+ * had passed (what it lends is reclaimed). */
+void tc_req_abort(tessera_fs *fs, struct tc_req *r, int status, const char *msg);
+/* The deadline of a request started now: connect_timeout_ms for AUTH,
+ * else timeout_ms plus its bytes at bulk_min_rate. */
+uint64_t tc_req_deadline(tessera_fs *fs, const struct tc_req *r, uint64_t now);
+
 /* The failure message of a finished request, for the thread's message. */
 int tc_req_fail(tessera_fs *fs, struct tc_req *req, const char *what);
 
@@ -125,13 +163,22 @@ typedef void (*tc_req_done_fn)(tessera_fs *fs, struct tc_req *r, const struct tp
 void tc_req_start(tessera_fs *fs, struct tc_req *r, uint64_t deadline, tc_req_done_fn done);
 void tc_req_drop(tessera_fs *fs, struct tc_req *r);
 /* Requests to `server` in flight under session `lost` are sealed again
- * with the server's current session and resent (under fs->lock). */
-void tc_req_reseal(tessera_fs *fs, int server, uint64_t lost);
+ * with the server's current session and resent (under fs->lock): all of
+ * them (the daemon restarted and lost the session), or only those whose
+ * send failed (the daemon still knows the session). */
+enum tc_resend { TC_RESEND_ALL, TC_RESEND_LOST };
+void tc_req_reseal(tessera_fs *fs, int server, uint64_t lost, enum tc_resend which);
 
 /* Peer addresses (peer.c, under fs->lock). Resolve server's on first use;
  * forget it (and the session with it) after a transport failure or a
  * timeout, so that the next request connects and authenticates afresh. */
 int tc_peer_resolve(tessera_fs *fs, int server, uint64_t *peer);
 void tc_peer_forget(tessera_fs *fs, int server);
+/* Whether server's port refuses connections: -ECONNREFUSED when a TCP
+ * connection to it is refused now, else 0 (it accepts, does not answer
+ * within a few ms, or the provider is not TCP). The providers hide a
+ * refusal (rxm connects again and again), so a client would wait its
+ * timeout instead of failing at once. Not under fs->lock. */
+int tc_peer_refused(tessera_fs *fs, int server);
 
 #endif /* TESSERA_CLIENT_ENGINE_H */

@@ -232,6 +232,7 @@ struct io_chunk {
 	 * before it (when has_before) */
 	int done, has_before;
 	uint64_t before;
+	int failed;         /* writes: the chunk's request failed (its status) */
 	int local;          /* reads: read from the object's file (local.c) */
 };
 
@@ -412,7 +413,22 @@ struct slot_tally {
 	int known;                 /* ...and every such reply said the size before */
 	uint64_t before;           /* the smallest size before among them */
 	uint64_t end;              /* where the acknowledged chunks end */
+	int lost;                  /* a chunk failed in a way that may have applied it */
 };
+
+/* A chunk whose request timed out or lost its connection may have been
+ * applied by the daemon before the failure; one the daemon refused (a full
+ * disk), or that was never sent (a daemon known to be down), was not. */
+static int maybe_applied(int status)
+{
+	switch (-status) {
+	case ETIMEDOUT: case ECONNRESET: case ECONNABORTED: case EPIPE: case ENOTCONN:
+	case ESHUTDOWN:
+		return 1;
+	default:
+		return 0;
+	}
+}
 
 /* Tally the acknowledged chunks per object; returns the prefix: how far
  * from off every byte was acknowledged (len if all were). */
@@ -430,10 +446,12 @@ static uint64_t tally_written(const struct tdl_layout *tl, const struct io_chunk
 
 			if (at < prefix)
 				prefix = at;
+			if (c->failed && maybe_applied(c->failed))
+				st->lost = 1;
 			continue;
 		}
 		if (!st->wrote)
-			*st = (struct slot_tally){ 1, 1, UINT64_MAX, 0 };
+			*st = (struct slot_tally){ 1, 1, UINT64_MAX, 0, st->lost };
 		if (!c->has_before)
 			st->known = 0;
 		else if (c->before < st->before)
@@ -456,11 +474,10 @@ static struct tc_req *cut_back(tessera_file *f, uint32_t s, uint64_t keep)
 }
 
 static uint64_t undo_tail(tessera_file *f, const struct io_chunk *chunks, size_t n, uint64_t off,
-			  uint64_t len, int *uncut)
+			  uint64_t len, struct slot_tally *t, int *uncut)
 {
 	tessera_fs *fs = f->fs;
 	struct tdl_layout tl = tdl_of(&f->layout);
-	struct slot_tally t[TESSERA_MAX_STRIPE] = { { 0 } };
 	struct tc_req *reqs[TESSERA_MAX_STRIPE];
 	uint64_t prefix = tally_written(&tl, chunks, n, off, len, t);
 	size_t k = 0;
@@ -714,30 +731,137 @@ static void collect_write(struct io_op *op, struct io_chunk *chunks, size_t k, i
 		const struct tc_req *r = op->reqs[i];
 		const Tessera__WriteReply *wr;
 
+		if (r && r->replied && r->status)
+			chunks[i].failed = r->status;
 		if (!r || !r->replied || r->status || !r->reply)
 			continue;
 		wr = (const Tessera__WriteReply *)r->reply;
 		chunks[i].done = 1;
+		chunks[i].failed = 0;
 		chunks[i].has_before = wr->has_size_before;
 		chunks[i].before = wr->size_before;
 	}
 }
 
-/* A write failed part way (rc): cut back what landed past the failure and
- * say how much is in place. */
+/* Each object's size now, where its daemon answers (known[s]); a daemon
+ * that does not leaves its objects unknown and the others still count. */
+static void object_sizes_now(tessera_file *f, uint64_t *size, int *known)
+{
+	tessera_fs *fs = f->fs;
+	const struct tessera_layout *l = &f->layout;
+	struct tc_req *reqs[TP_MAX_SERVERS];
+	uint32_t seen[TP_MAX_SERVERS] = { 0 };
+
+	memset(known, 0, l->count * sizeof(*known));
+	if (per_server(fs, l, tc_cap_get(f), TP_OP_GETSIZE, reqs) == 0) {
+		uint32_t k = 0;
+		struct tc_req *list[TP_MAX_SERVERS];
+
+		for (uint32_t s = 0; s < fs->cfg.n_ios; s++)
+			if (reqs[s])
+				list[k++] = reqs[s];
+		(void)tc_run(fs, list, k); /* each request's status says */
+	}
+	/* Replies list sizes in the order per_server listed the handles. */
+	for (uint32_t i = 0; i < l->count; i++) {
+		const struct tc_req *r = reqs[l->servers[i]];
+		const Tessera__SizesReply *rep;
+
+		if (!r || r->status || !r->reply)
+			continue;
+		rep = (const Tessera__SizesReply *)r->reply;
+		if (seen[l->servers[i]] < rep->n_sizes) {
+			size[i] = rep->sizes[seen[l->servers[i]]++];
+			known[i] = 1;
+		}
+	}
+	free_servers(fs, reqs);
+}
+
+/* The file's size before the failed write and now, -1 where unknown. An
+ * object's size before is what its first acknowledged chunk's reply said;
+ * an object with none acknowledged and no chunk that may have landed kept
+ * its size, so its size now is its size before. */
+static void sizes_around(tessera_file *f, const struct slot_tally *t, int64_t *before,
+			 int64_t *now)
+{
+	struct tdl_layout tl = tdl_of(&f->layout);
+	uint64_t obj[TESSERA_MAX_STRIPE];
+	int known[TESSERA_MAX_STRIPE];
+	uint64_t b = 0, n = 0;
+	int b_known = 1, n_known = 1;
+
+	object_sizes_now(f, obj, known);
+	for (uint32_t s = 0; s < f->layout.count; s++) {
+		uint64_t end;
+
+		if (known[s] && (end = tdl_layout_logical_size(&tl, s, obj[s])) > n)
+			n = end;
+		n_known &= known[s];
+		if (t[s].wrote && t[s].known)
+			end = tdl_layout_logical_size(&tl, s, t[s].before);
+		else if (!t[s].wrote && !t[s].lost && known[s])
+			end = tdl_layout_logical_size(&tl, s, obj[s]);
+		else {
+			b_known = 0;
+			continue;
+		}
+		if (end > b)
+			b = end;
+	}
+	*before = b_known ? (int64_t)b : -1;
+	*now = n_known ? (int64_t)n : -1;
+}
+
+static void size_words(int64_t size, char *buf, size_t len)
+{
+	if (size < 0)
+		snprintf(buf, len, "unknown (a storage daemon holding part of it does not answer)");
+	else
+		snprintf(buf, len, "%lld bytes", (long long)size);
+}
+
+/* A write failed part way (rc): cut back what landed past the failure,
+ * then say what the file holds: the bytes of this write in place, and the
+ * file's size before the write and now (the last request's outcome alone
+ * told a user nothing about a file that other requests had filled). */
 static int write_failed(struct io_op *op, uint64_t off, size_t len, int rc)
 {
-	tessera_fs *fs = op->f->fs;
-	char first[1024];
-	uint64_t prefix;
+	tessera_file *f = op->f;
+	tessera_fs *fs = f->fs;
+	struct slot_tally t[TESSERA_MAX_STRIPE] = { { 0 } };
+	struct tessera_write_outcome w = { off, len, 0, -1, -1 };
+	char first[1024], was[96], is[96];
 	int uncut;
 
 	snprintf(first, sizeof(first), "%s", tessera_errmsg(fs));
-	prefix = undo_tail(op->f, op->chunks, op->n, off, len, &uncut);
-	return tc_fail(fs, rc, "%s; the first %llu bytes of the write are in place%s", first,
-		       (unsigned long long)prefix,
-		       uncut ? "; bytes past them may remain and count in the file's size"
-			     : ", and the file did not grow past them");
+	w.in_place = undo_tail(f, op->chunks, op->n, off, len, t, &uncut);
+	sizes_around(f, t, &w.size_before, &w.size_now);
+	pthread_mutex_lock(&fs->lock);
+	f->write_failed = w;
+	f->has_write_failed = 1;
+	pthread_mutex_unlock(&fs->lock);
+	size_words(w.size_before, was, sizeof(was));
+	size_words(w.size_now, is, sizeof(is));
+	return tc_fail(fs, rc, "%s; the first %llu bytes of this write (%zu bytes at offset %llu) "
+		       "are in place%s; the file's size was %s before it and is now %s", first,
+		       (unsigned long long)w.in_place, len, (unsigned long long)off,
+		       uncut ? ", bytes past them may remain and count in the file's size"
+			     : ", and the file did not grow past them",
+		       w.size_before < 0 ? "unknown" : was, is);
+}
+
+int tessera_write_outcome(tessera_file *f, struct tessera_write_outcome *out)
+{
+	int rc = -ENOENT;
+
+	pthread_mutex_lock(&f->fs->lock);
+	if (f->has_write_failed) {
+		*out = f->write_failed;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&f->fs->lock);
+	return rc;
 }
 
 static ssize_t striped_write(tessera_file *f, const uint8_t *buf, size_t len, uint64_t off)
@@ -778,9 +902,17 @@ ssize_t tessera_pread(tessera_file *f, void *buf, size_t len, uint64_t off)
 	return rc;
 }
 
+/* A read-only open has nothing of its own to make durable (writes go to
+ * the daemons as they are made, and this descriptor made none), and its
+ * capability may not SYNC (which needs write: it makes the daemons
+ * flush), so its fsync succeeds without asking them, as fsync(2) of a
+ * read-only descriptor does for a local file with nothing dirty. */
 int tessera_fsync(tessera_file *f)
 {
 	int rc;
+
+	if ((f->flags & O_ACCMODE) == O_RDONLY)
+		return 0;
 
 	TC_CAP_RETRY(f, rc, objects_op(f->fs, &f->layout, tc_cap_get(f), TP_OP_SYNC, "fsync",
 				       f->path));

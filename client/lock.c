@@ -17,9 +17,12 @@
  * a byte at or above the smallest byte still wanted, which is the
  * client's half of the deadlock-freedom argument in lockmgr/tlk.h.
  *
- * Locks belong to the connection's session; a thread renews the session's
- * lease on every storage daemon where it holds locks, so locks outlive
- * quiet periods but not the process.
+ * Locks belong to the process's lock owner: the uid its daemon sessions
+ * authenticated, and a random 64-bit id (libsodium, drawn at the first
+ * lock; the daemons refuse the id to any other uid, and nobody logs it).
+ * A thread renews the owner's lease on every storage daemon where it
+ * holds locks, so locks outlive quiet periods but not the process; a
+ * daemon keeps the lease of an owner with an acquire waiting there.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -29,6 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <sodium.h>
 
 #include "client_int.h"
 
@@ -66,6 +71,22 @@ struct tessera_lock {
 	char label[64];
 };
 
+/* ------------------------------------------------------------ owner */
+
+/* This process's lock owner id: random, drawn once, never 0 (0 is "no
+ * session" on the wire). */
+static uint64_t lock_owner(tessera_fs *fs)
+{
+	uint64_t id;
+
+	pthread_mutex_lock(&fs->lock);
+	while (!fs->lock_owner)
+		randombytes_buf(&fs->lock_owner, sizeof(fs->lock_owner));
+	id = fs->lock_owner;
+	pthread_mutex_unlock(&fs->lock);
+	return id;
+}
+
 /* ------------------------------------------------------------ leases */
 
 struct tc_leases {
@@ -94,7 +115,7 @@ static const Tessera__Capability *lease_cap(tessera_fs *fs, struct tc_leases *l,
 		cred.uid = l->creds[i].uid;
 		cred.n_gids = l->creds[i].ngids;
 		cred.gids = l->creds[i].gids;
-		if (!tc_cap_fetch(fs, m->file, m->rights & (TP_CAP_READ | TP_CAP_WRITE), &cred,
+		if (!tc_cap_fetch(fs, m->file, m->rights & (TP_CAP_READ | TP_CAP_WRITE), &cred, m,
 				  "lease capability", &fresh)) {
 			tc_cap_free(c);
 			l->caps[i] = c = fresh;
@@ -121,7 +142,7 @@ static void *lease_main(void *arg)
 		pthread_cond_timedwait(&l->cond, &l->mu, &ts);
 		if (l->stop)
 			break;
-		m.session = fs->desc_nonce;
+		m.session = fs->lock_owner; /* set before the first lock was held */
 		for (uint32_t i = 0; i < n; i++)
 			if (l->refs[i]) {
 				m.cap = (Tessera__Capability *)lease_cap(fs, l, i);
@@ -274,7 +295,7 @@ static void acquire_msg(struct tessera_lock *lk, struct lk_part *p,
 	const struct tessera_layout *l = &lk->file->layout;
 
 	tessera__lock_acquire_request__init(m);
-	m->session = lk->fs->desc_nonce;
+	m->session = lock_owner(lk->fs);
 	m->epoch = p->created ? p->epoch : 0;
 	m->lock_id = p->lock_id;
 	m->handle = p->handle;
@@ -453,7 +474,7 @@ static void release_msg(struct tessera_lock *lk, const struct lk_part *p,
 			Tessera__LockReleaseRequest *m)
 {
 	tessera__lock_release_request__init(m);
-	m->session = lk->fs->desc_nonce;
+	m->session = lock_owner(lk->fs);
 	m->epoch = p->epoch;
 	m->lock_id = p->lock_id;
 	m->handle = p->handle;

@@ -140,13 +140,16 @@ static int lookup_attr(tessera_fs *fs, const char *path, uint32_t open_rights,
 	return 0;
 }
 
-int tessera_stat(tessera_fs *fs, const char *upath, struct tessera_stat *st)
+/* The metadata daemon's attributes, then a regular file's size from its
+ * objects: *size_rc gets that second step's outcome. */
+static int stat_steps(tessera_fs *fs, const char *upath, struct tessera_stat *st, int *size_rc)
 {
 	Tessera__AttrReply *rep;
 	struct tessera_layout layout;
 	int rc;
 	MAP(fs, upath, path);
 
+	*size_rc = 0;
 	rc = lookup_attr(fs, path, 0, &rep);
 	if (rc)
 		return rc;
@@ -155,11 +158,28 @@ int tessera_stat(tessera_fs *fs, const char *upath, struct tessera_stat *st)
 		int64_t data_ns;
 
 		tc_layout_from_msg(rep->attr->layout, &layout);
-		rc = tc_file_size(fs, &layout, rep->cap, path, &st->size, &data_ns);
-		if (!rc)
+		*size_rc = tc_file_size(fs, &layout, rep->cap, path, &st->size, &data_ns);
+		if (!*size_rc)
 			tc_stat_data_time(rep->attr, data_ns, st);
 	}
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return 0;
+}
+
+int tessera_stat(tessera_fs *fs, const char *upath, struct tessera_stat *st)
+{
+	int size_rc, rc = stat_steps(fs, upath, st, &size_rc);
+
+	return rc ? rc : size_rc;
+}
+
+int tessera_stat_partial(tessera_fs *fs, const char *upath, struct tessera_stat *st,
+			 int *size_status)
+{
+	int rc = stat_steps(fs, upath, st, size_status);
+
+	if (!rc && *size_status)
+		st->size = 0;
 	return rc;
 }
 
@@ -494,7 +514,16 @@ int tessera_readdir(tessera_fs *fs, const char *upath, const char *cursor,
 	return 0;
 }
 
-int tessera_statfs(tessera_fs *fs, struct tessera_statfs *sf)
+/* The failure words of a request that did not succeed (the engine's or
+ * the daemon's; strerror when it has none). */
+static void why_of(const struct tc_req *r, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", r->errmsg[0] ? r->errmsg : strerror(-r->status));
+}
+
+/* STATFS to the metadata daemon and IOS_STATFS to every storage daemon,
+ * all at once; each answer (or failure) into out[0..n_ios]. */
+static int statfs_round(tessera_fs *fs, struct tessera_server_space *out)
 {
 	Tessera__PathRequest m = TESSERA__PATH_REQUEST__INIT;
 	Tessera__PingRequest ping = TESSERA__PING_REQUEST__INIT;
@@ -502,9 +531,8 @@ int tessera_statfs(tessera_fs *fs, struct tessera_statfs *sf)
 	struct tc_req *reqs[TP_MAX_SERVERS + 1] = { 0 };
 	Tessera__Cred cred;
 	uint32_t gids[TESSERA_MAX_GROUPS];
-	int rc;
+	int rc = 0;
 
-	memset(sf, 0, sizeof(*sf));
 	tc_cred(fs, &cred, gids);
 	m.cred = &cred;
 	m.path = "/";
@@ -516,26 +544,115 @@ int tessera_statfs(tessera_fs *fs, struct tessera_statfs *sf)
 			rc = tc_fail(fs, -ENOMEM, "statfs: out of memory");
 			goto out;
 		}
-	rc = tc_run(fs, reqs, n + 1);
-	int named = 0;
+	(void)tc_run(fs, reqs, n + 1); /* each request's status says */
 	for (uint32_t i = 0; i <= n; i++) {
-		Tessera__StatfsReply *rep = (Tessera__StatfsReply *)reqs[i]->reply;
+		const Tessera__StatfsReply *rep = (const Tessera__StatfsReply *)reqs[i]->reply;
+		struct tessera_server_space *o = &out[i];
 
-		if (reqs[i]->status) {
-			if (!named++) /* name the first failure */
-				tc_req_fail(fs, reqs[i], "statfs");
-			continue;
-		}
-		if (i == 0) {
-			sf->files = rep->files;
+		memset(o, 0, sizeof(*o));
+		o->index = i == 0 ? -1 : (int)i - 1;
+		tc_server_name(fs, i == 0 ? TC_MDS : (int)i - 1, o->name, sizeof(o->name));
+		o->status = reqs[i]->status;
+		if (o->status) {
+			why_of(reqs[i], o->why, sizeof(o->why));
+			if (!rc) /* the thread's message names the first failure */
+				rc = tc_req_fail(fs, reqs[i], "statfs");
+		} else if (i == 0) {
+			o->files = rep->files;
 		} else {
-			sf->bytes_total += rep->bytes_total;
-			sf->bytes_free += rep->bytes_free;
+			o->bytes_total = rep->bytes_total;
+			o->bytes_free = rep->bytes_free;
 		}
 	}
-	sf->n_ios = n;
 out:
 	for (uint32_t i = 0; i <= n; i++)
+		tc_req_free(fs, reqs[i]);
+	return rc;
+}
+
+int tessera_statfs_servers(tessera_fs *fs, struct tessera_statfs *sf,
+			   struct tessera_server_space *out, size_t n_out)
+{
+	uint32_t n = fs->cfg.n_ios;
+	int rc;
+
+	if (n_out < (size_t)n + 1)
+		return tc_fail(fs, -EINVAL, "statfs: room for %zu servers, %u configured", n_out,
+			       n + 1);
+	memset(sf, 0, sizeof(*sf));
+	sf->n_ios = n;
+	rc = statfs_round(fs, out);
+	if (rc == -ENOMEM)
+		return rc;
+	sf->files = out[0].files;
+	for (uint32_t i = 1; i <= n; i++) {
+		sf->bytes_total += out[i].bytes_total;
+		sf->bytes_free += out[i].bytes_free;
+	}
+	return (int)n + 1;
+}
+
+int tessera_statfs(tessera_fs *fs, struct tessera_statfs *sf)
+{
+	struct tessera_server_space *out = calloc(fs->cfg.n_ios + 1, sizeof(*out));
+	int rc;
+
+	if (!out)
+		return tc_fail(fs, -ENOMEM, "statfs: out of memory");
+	memset(sf, 0, sizeof(*sf));
+	rc = statfs_round(fs, out);
+	if (!rc) {
+		sf->n_ios = fs->cfg.n_ios;
+		sf->files = out[0].files;
+		for (uint32_t i = 1; i <= fs->cfg.n_ios; i++) {
+			sf->bytes_total += out[i].bytes_total;
+			sf->bytes_free += out[i].bytes_free;
+		}
+	}
+	free(out);
+	return rc;
+}
+
+/* Server i of a ping (0: the metadata daemon, i: storage daemon i - 1). */
+static int ping_server(size_t i)
+{
+	return i == 0 ? TC_MDS : (int)i - 1;
+}
+
+/* What a ping reply says, into p. */
+static void ping_take(struct tessera_ping *p, const Tessera__PingReply *rep)
+{
+	snprintf(p->role, sizeof(p->role), "%s", rep->role);
+	snprintf(p->version, sizeof(p->version), "%s", rep->version);
+	p->index = rep->index;
+	if (rep->core) {
+		p->owed_bytes = rep->core->reply_bytes;
+		p->owed_replies = (uint32_t)rep->core->reply_entries;
+		p->parked = (uint32_t)rep->core->parked;
+		p->peers_closed = rep->core->peers_closed;
+		p->parked_data_kept = rep->core->parked_data_kept;
+		p->parked_data_copied = rep->core->parked_data_copied;
+	}
+}
+
+/* Every server at once, so that a down one costs one wait, not one each. */
+static int ping_round(tessera_fs *fs, struct tessera_ping *out, size_t n)
+{
+	Tessera__PingRequest m = TESSERA__PING_REQUEST__INIT;
+	struct tc_req *reqs[TP_MAX_SERVERS + 1] = { 0 };
+	int rc = 0;
+
+	for (size_t i = 0; i < n && !rc; i++)
+		if (!(reqs[i] = tc_req_new(fs, ping_server(i), TP_OP_PING, &m.base, NULL, 0)))
+			rc = tc_fail(fs, -ENOMEM, "ping: out of memory");
+	if (!rc)
+		(void)tc_run(fs, reqs, n); /* each request's status says */
+	for (size_t i = 0; i < n && !rc; i++) {
+		out[i].status = reqs[i]->status;
+		if (!out[i].status)
+			ping_take(&out[i], (const Tessera__PingReply *)reqs[i]->reply);
+	}
+	for (size_t i = 0; i < n; i++)
 		tc_req_free(fs, reqs[i]);
 	return rc;
 }
@@ -544,37 +661,34 @@ int tessera_ping(tessera_fs *fs, struct tessera_ping *out, size_t n_out)
 {
 	Tessera__PingRequest m = TESSERA__PING_REQUEST__INIT;
 	size_t n = fs->cfg.n_ios + 1 < n_out ? fs->cfg.n_ios + 1 : n_out;
+	int rc;
 
-	/* One at a time, so each round trip is measured alone. */
 	for (size_t i = 0; i < n; i++) {
-		int server = i == 0 ? TC_MDS : (int)i - 1;
 		const struct tp_server *s = i == 0 ? &fs->cfg.mds : &fs->cfg.ios[i - 1];
-		struct tc_req *r = tc_req_new(fs, server, TP_OP_PING, &m.base, NULL, 0);
-		uint64_t t0, t1;
-		int rc;
 
 		memset(&out[i], 0, sizeof(out[i]));
 		snprintf(out[i].address, sizeof(out[i].address), "%s:%s", s->host, s->port);
 		snprintf(out[i].role, sizeof(out[i].role), "%s", i == 0 ? "mds" : "ios");
 		out[i].index = i == 0 ? 0 : (uint32_t)i - 1;
+	}
+	rc = ping_round(fs, out, n);
+	if (rc)
+		return rc;
+	/* Then, one at a time, those that answered, so that each round trip
+	 * is measured alone. */
+	for (size_t i = 0; i < n; i++) {
+		struct tc_req *r;
+		uint64_t t0, t1;
+
+		if (out[i].status)
+			continue;
+		r = tc_req_new(fs, ping_server(i), TP_OP_PING, &m.base, NULL, 0);
 		t0 = tp_mono_ns();
 		rc = tc_call(fs, r, "ping");
 		t1 = tp_mono_ns();
 		out[i].status = rc;
 		if (!rc) {
-			Tessera__PingReply *rep = (Tessera__PingReply *)r->reply;
-
-			snprintf(out[i].role, sizeof(out[i].role), "%s", rep->role);
-			snprintf(out[i].version, sizeof(out[i].version), "%s", rep->version);
-			out[i].index = rep->index;
-			if (rep->core) {
-				out[i].owed_bytes = rep->core->reply_bytes;
-				out[i].owed_replies = (uint32_t)rep->core->reply_entries;
-				out[i].parked = (uint32_t)rep->core->parked;
-				out[i].peers_closed = rep->core->peers_closed;
-				out[i].parked_data_kept = rep->core->parked_data_kept;
-				out[i].parked_data_copied = rep->core->parked_data_copied;
-			}
+			ping_take(&out[i], (const Tessera__PingReply *)r->reply);
 			out[i].rtt_us = (double)(t1 - t0) / 1e3;
 		}
 		tc_req_free(fs, r);

@@ -31,21 +31,25 @@ int tessera_file_share(tessera_file *f, struct tessera_file_share *out)
 	return 0;
 }
 
-/* The share's capability, if it is for this file and has the rights
- * `flags` need; NULL otherwise. */
-static struct tc_cap *share_cap(const struct tessera_file_share *share, int flags)
+/* The share's capability, if it is for this file (NULL otherwise); *enough
+ * says whether it has the rights `flags` need (if not, it is still the
+ * proof a renewal for them presents). */
+static struct tc_cap *share_cap(const struct tessera_file_share *share, int flags, int *enough)
 {
 	Tessera__Capability *m;
 	struct tc_cap *c = NULL;
 	uint32_t want = tc_open_rights(flags);
 
+	*enough = 0;
 	if (!share->cap_len || share->cap_len > sizeof(share->cap))
 		return NULL;
 	m = tessera__capability__unpack(NULL, share->cap_len, share->cap);
 	if (!m)
 		return NULL;
-	if (m->file == share->handle && (m->rights & want) == want)
+	if (m->file == share->handle) {
 		c = tc_cap_from_msg(m);
+		*enough = (m->rights & want) == want;
+	}
 	protobuf_c_message_free_unpacked(&m->base, NULL);
 	return c;
 }
@@ -56,7 +60,7 @@ int tessera_open_shared(tessera_fs *fs, const char *upath, const struct tessera_
 	const struct tessera_layout *l = &share->layout;
 	char path[4096];
 	tessera_file *f;
-	int rc;
+	int rc, enough;
 
 	rc = tessera_map_path(fs, upath, path, sizeof(path));
 	if (rc)
@@ -79,8 +83,9 @@ int tessera_open_shared(tessera_fs *fs, const char *upath, const struct tessera_
 	f->handle = share->handle;
 	f->layout = *l;
 	snprintf(f->path, sizeof(f->path), "%s", path);
-	f->cap = share_cap(share, f->flags);
-	if (!f->cap && (rc = tc_cap_renew(f))) {
+	f->cap = share_cap(share, f->flags, &enough);
+	if (!enough && (rc = tc_cap_renew(f))) {
+		tc_cap_free(f->cap);
 		free(f);
 		return rc;
 	}

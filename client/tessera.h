@@ -150,9 +150,41 @@ int tessera_config_mount_point(const char *config, char *out, size_t len, char *
 			       size_t errlen);
 
 /* Servers: number of storage daemons; ping every server (n_out >=
- * 1 + tessera_ios_count). Returns the number of entries filled. */
+ * 1 + tessera_ios_count), all at once (a server that does not answer
+ * costs one wait, not one per server), then each that answered alone for
+ * its round-trip time. Returns the number of entries filled. */
 uint32_t tessera_ios_count(tessera_fs *fs);
 int tessera_ping(tessera_fs *fs, struct tessera_ping *out, size_t n_out);
+
+/* ------------------------------------------------------- server states
+ *
+ * What this process knows of each server, shared by every call of one
+ * tessera_fs (library, CLI, mount, MPI driver): up; suspect (a request has
+ * heard nothing from it for a while); down (it refused the connection, or
+ * did not answer within a timeout). Calls to a down server fail at once,
+ * with -ECONNREFUSED when it refused the connection, else -EHOSTDOWN, and
+ * tessera_errmsg says "storage daemon 1 (10.0.0.2:7402): not reachable
+ * since 12:03:04 (connection refused)". A down server is probed in the
+ * background and used again as soon as it answers. */
+enum tessera_server_state { TESSERA_SERVER_UP, TESSERA_SERVER_SUSPECT, TESSERA_SERVER_DOWN };
+struct tessera_server_status {
+	int index;                      /* -1: the metadata daemon */
+	enum tessera_server_state state;
+	int64_t since_s;                /* wall-clock time of the last change */
+	char name[200];                 /* "storage daemon 1 (10.0.0.2:7402)" */
+	char why[128];                  /* "connection refused", "" when up */
+};
+/* The state of server `index` (-1: metadata daemon) as this process knows
+ * it (a server not asked anything yet is up). 0, or -EINVAL for an index
+ * out of range. */
+int tessera_server_status(tessera_fs *fs, int index, struct tessera_server_status *out);
+/* Called on every state change (the mount logs it once per change), from
+ * the thread that saw it (a call's, or the library's prober thread, which
+ * runs while a server is down), outside the library's locks: it may call
+ * tessera_server_status, and should return quickly. One watcher per
+ * tessera_fs; NULL stops watching. */
+typedef void (*tessera_server_watch_fn)(const struct tessera_server_status *st, void *arg);
+void tessera_server_watch(tessera_fs *fs, tessera_server_watch_fn fn, void *arg);
 
 /* Files. flags: O_RDONLY, O_WRONLY, O_RDWR, O_CREAT, O_EXCL, O_TRUNC.
  * `layout` (may be NULL) applies at create: strip_size and count, 0 for
@@ -167,6 +199,20 @@ int tessera_fsync(tessera_file *file);
 int tessera_fstat(tessera_file *file, struct tessera_stat *st);
 int tessera_ftruncate(tessera_file *file, uint64_t size);
 int tessera_file_layout(tessera_file *file, struct tessera_layout *layout);
+
+/* What the last contiguous write on `file` that failed (tessera_pwrite
+ * returned a negative errno) left in the file: the message says the same
+ * in words. The bytes in place are every byte from the offset up to the
+ * first chunk that failed; a size is -1 when it could not be got (a
+ * storage daemon holding one of the file's objects did not answer).
+ * 0, or -ENOENT when no write on `file` has failed. */
+struct tessera_write_outcome {
+	uint64_t offset, length;   /* the failed call's */
+	uint64_t in_place;         /* bytes from offset known written */
+	int64_t size_before;       /* the file's size before the call, or -1 */
+	int64_t size_now;          /* after the failed call cleaned up, or -1 */
+};
+int tessera_write_outcome(tessera_file *file, struct tessera_write_outcome *out);
 /* The file system a file belongs to (for tessera_errmsg). */
 tessera_fs *tessera_file_fs(tessera_file *file);
 
@@ -292,7 +338,8 @@ int tessera_lock_info(const tessera_lock *lock, struct tessera_lock_info *info);
  * (tessera_fsync). Files open read-only may use them.
  *
  * fetch_add adds `add` (-EOVERFLOW if the sum would overflow); fetch_set
- * stores `value`. Both return the value before in *old. */
+ * stores `value`. Both return the value before in *old. Both need the
+ * file open for writing (-EACCES otherwise: they change state). */
 int tessera_fetch_add(tessera_file *file, uint64_t key, int64_t add, int64_t *old);
 int tessera_fetch_set(tessera_file *file, uint64_t key, int64_t value, int64_t *old);
 
@@ -315,6 +362,14 @@ void tessera_copy_stats(tessera_fs *fs, struct tessera_copy_stats *out);
 
 /* Names. */
 int tessera_stat(tessera_fs *fs, const char *path, struct tessera_stat *st);
+/* tessera_stat, but a regular file whose size cannot be got (a storage
+ * daemon holding one of its objects does not answer) still gets the rest
+ * of its attributes: *size_status is then that failure (the thread's
+ * message says which daemon and why) and st->size is 0 (not a size);
+ * otherwise 0. Returns the metadata daemon's failure only (what ls -l
+ * needs to list every name with '?' for the sizes it cannot get). */
+int tessera_stat_partial(tessera_fs *fs, const char *path, struct tessera_stat *st,
+			 int *size_status);
 int tessera_truncate(tessera_fs *fs, const char *path, uint64_t size);
 int tessera_unlink(tessera_fs *fs, const char *path);
 int tessera_mkdir(tessera_fs *fs, const char *path, mode_t mode);
@@ -322,6 +377,25 @@ int tessera_rmdir(tessera_fs *fs, const char *path);
 int tessera_rename(tessera_fs *fs, const char *from, const char *to);
 int tessera_setattr(tessera_fs *fs, const char *path, const struct tessera_setattr *sa);
 int tessera_statfs(tessera_fs *fs, struct tessera_statfs *sf);
+
+/* One server's part of tessera_statfs_servers. */
+struct tessera_server_space {
+	int index;                /* -1: the metadata daemon */
+	char name[200];           /* "storage daemon 1 (10.0.0.2:7402)" */
+	int status;               /* 0, or why it did not answer (in `why`) */
+	char why[256];            /* "timed out after 5000 ms", "" when it answered */
+	uint64_t files;           /* the metadata daemon's: names */
+	uint64_t bytes_total;     /* a storage daemon's */
+	uint64_t bytes_free;
+};
+/* statfs server by server, every request at once: out[0] is the metadata
+ * daemon, out[1 + i] storage daemon i (n_out >= 1 + tessera_ios_count).
+ * A server that does not answer has its status set and the others still
+ * count: *sf sums those that answered. Returns the number of entries
+ * filled (the thread's message names the first that failed, if any), or
+ * a negative errno when nothing could be asked. */
+int tessera_statfs_servers(tessera_fs *fs, struct tessera_statfs *sf,
+			   struct tessera_server_space *out, size_t n_out);
 
 /* One page of a directory: up to `max` entries whose names sort after
  * `cursor` ("" first). *eof is set when no entries follow. A listing in

@@ -8,7 +8,7 @@ set -eu
 pkgs="build-essential pkg-config libfabric-dev libfabric-bin libev-dev
 libleveldb-dev libprotobuf-c-dev protobuf-c-compiler libcmocka-dev clang
 libfuse3-dev fuse3 libsystemd-dev strace fio python3-matplotlib iproute2 munge
-libmunge-dev libsodium-dev systemd
+libmunge-dev libsodium-dev systemd nftables
 openmpi-bin libopenmpi-dev libhdf5-openmpi-dev hdf5-tools libnetcdf-mpi-dev
 netcdf-bin libpnetcdf-dev dpkg-dev autoconf automake libtool patch slurm-wlm libjson-c-dev
 mpich libmpich-dev libucx-dev libhwloc-dev"

@@ -17,12 +17,29 @@
  * another machine, has not seen it), and the caller's transport name, so
  * replies go only where the authenticated caller listens.
  *
+ * Why a uid restriction: a credential any process could decode would hand
+ * its key to whoever listens on a daemon's port while the daemon is down
+ * (a squatter), and the squatter could then answer correctly sealed. So a
+ * client restricts every credential to the daemons' uid (the config's
+ * daemon_uid, MUNGE_OPT_UID_RESTRICTION): munged decodes it only for a
+ * process of that effective uid - root included, munge 0.5.15 makes no
+ * exception for root - and the AUTH reply, sealed with the proposed key,
+ * proves that a process of the daemons' uid read it. A daemon refuses a
+ * credential without a restriction (a client that forgot it exposes its
+ * key).
+ *
+ * Why the origin: munged records the address of the host that encoded
+ * the credential (its origin, MUNGE_OPT_ADDR4); a daemon decides from it
+ * whether a uid-0 caller is root of the file system (admin_hosts).
+ *
  * Payload: target length (1 byte) | target | key (TP_KEY_SIZE) | address.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <netinet/in.h>
 
 #include <munge.h>
 #include <sodium.h>
@@ -60,8 +77,9 @@ static int munge_rc(munge_err_t e)
 	}
 }
 
-int tp_auth_encode(const char *socket, const char *target, const void *addr, size_t addr_len,
-		   uint8_t key_out[TP_KEY_SIZE], char **cred, char *err, size_t errlen)
+int tp_auth_encode(const char *socket, uint32_t daemon_uid, const char *target, const void *addr,
+		   size_t addr_len, uint8_t key_out[TP_KEY_SIZE], char **cred, char *err,
+		   size_t errlen)
 {
 	uint8_t payload[1 + TP_TARGET_MAX + TP_KEY_SIZE + TP_MAX_ADDR];
 	size_t tlen = strlen(target), len;
@@ -85,6 +103,13 @@ int tp_auth_encode(const char *socket, const char *target, const void *addr, siz
 	len = 1 + tlen + TP_KEY_SIZE + addr_len;
 	if ((rc = munge_ctx(socket, &ctx, err, errlen)))
 		return rc;
+	if (munge_ctx_set(ctx, MUNGE_OPT_UID_RESTRICTION, (uid_t)daemon_uid) != EMUNGE_SUCCESS) {
+		snprintf(err, errlen, "munge: cannot restrict a credential to uid %u: %s",
+			 (unsigned)daemon_uid, munge_ctx_strerror(ctx));
+		munge_ctx_destroy(ctx);
+		sodium_memzero(payload, sizeof(payload));
+		return -EINVAL;
+	}
 	e = munge_encode(cred, ctx, payload, (int)len);
 	sodium_memzero(payload, sizeof(payload));
 	if (e != EMUNGE_SUCCESS) {
@@ -96,17 +121,49 @@ int tp_auth_encode(const char *socket, const char *target, const void *addr, siz
 	return rc;
 }
 
+int tp_auth_payload(const void *payload, size_t len, const char *target, struct tp_auth_id *out)
+{
+	const uint8_t *p = payload;
+	size_t tlen = strlen(target);
+
+	if (len < 2 || p[0] != tlen || len < 1 + tlen + TP_KEY_SIZE + 1 ||
+	    len > 1 + tlen + TP_KEY_SIZE + TP_MAX_ADDR || memcmp(p + 1, target, tlen))
+		return -EACCES;
+	memcpy(out->key, p + 1 + tlen, TP_KEY_SIZE);
+	out->addr_len = len - 1 - tlen - TP_KEY_SIZE;
+	memcpy(out->addr, p + 1 + tlen + TP_KEY_SIZE, out->addr_len);
+	return 0;
+}
+
+/* What munged says about a decoded credential besides its uid: it must be
+ * restricted (to us: munged decoded it), and where it was encoded. */
+static int cred_context(munge_ctx_t ctx, uid_t uid, struct tp_auth_id *out, char *err,
+			size_t errlen)
+{
+	uid_t restricted = (uid_t)MUNGE_UID_ANY;
+	struct in_addr origin = { 0 };
+
+	if (munge_ctx_get(ctx, MUNGE_OPT_UID_RESTRICTION, &restricted) != EMUNGE_SUCCESS ||
+	    restricted == (uid_t)MUNGE_UID_ANY) {
+		snprintf(err, errlen, "credential of uid %u is not restricted to the daemons' uid "
+			 "(a client older than daemon_uid?)", (unsigned)uid);
+		return -EACCES;
+	}
+	if (munge_ctx_get(ctx, MUNGE_OPT_ADDR4, &origin) != EMUNGE_SUCCESS)
+		origin.s_addr = 0; /* unknown: never an admin host */
+	memcpy(out->origin4, &origin.s_addr, sizeof(out->origin4));
+	return 0;
+}
+
 int tp_auth_decode(const char *socket, const char *cred, const char *target,
 		   struct tp_auth_id *out, char *err, size_t errlen)
 {
-	size_t tlen = strlen(target);
 	void *payload = NULL;
 	int len = 0, rc;
 	uid_t uid;
 	gid_t gid;
 	munge_ctx_t ctx;
 	munge_err_t e;
-	const uint8_t *p;
 
 	if ((rc = munge_ctx(socket, &ctx, err, errlen)))
 		return rc;
@@ -116,18 +173,15 @@ int tp_auth_decode(const char *socket, const char *cred, const char *target,
 		rc = munge_rc(e);
 		goto out;
 	}
-	p = payload;
-	if (len < 2 || p[0] != tlen || (size_t)len < 1 + tlen + TP_KEY_SIZE + 1 ||
-	    (size_t)len > 1 + tlen + TP_KEY_SIZE + TP_MAX_ADDR || memcmp(p + 1, target, tlen)) {
+	if ((rc = cred_context(ctx, uid, out, err, errlen)))
+		goto out;
+	if (tp_auth_payload(payload, (size_t)len, target, out)) {
 		snprintf(err, errlen, "credential of uid %u is not meant for %s", (unsigned)uid, target);
 		rc = -EACCES;
 		goto out;
 	}
 	out->uid = (uint32_t)uid;
 	out->gid = (uint32_t)gid;
-	memcpy(out->key, p + 1 + tlen, TP_KEY_SIZE);
-	out->addr_len = (size_t)len - 1 - tlen - TP_KEY_SIZE;
-	memcpy(out->addr, p + 1 + tlen + TP_KEY_SIZE, out->addr_len);
 out:
 	if (payload) {
 		sodium_memzero(payload, (size_t)len);

@@ -20,6 +20,7 @@
 /* A SERVERS row also points at its count, n_<field>; other rows at 0. */
 #define COUNT_OFFSET_STRING(f)  0
 #define COUNT_OFFSET_PATH(f)    0
+#define COUNT_OFFSET_HOSTS(f)   0
 #define COUNT_OFFSET_SERVER(f)  0
 #define COUNT_OFFSET_SERVERS(f) offsetof(struct tp_config, n_##f)
 #define COUNT_OFFSET_U32(f)     0
@@ -37,6 +38,7 @@ static const struct tp_config_key keys[] = { TP_CONFIG_KEYS(ROW) };
 /* A range must fit its field, and a range's bounds be in order. */
 #define FIELD_MAX_STRING  0
 #define FIELD_MAX_PATH    0
+#define FIELD_MAX_HOSTS   0
 #define FIELD_MAX_SERVER  1
 #define FIELD_MAX_SERVERS TP_MAX_SERVERS
 #define FIELD_MAX_U32     UINT32_MAX
@@ -47,6 +49,7 @@ static const struct tp_config_key keys[] = { TP_CONFIG_KEYS(ROW) };
  * numbers need a default. */
 #define NONE_OK_STRING  1
 #define NONE_OK_PATH    1
+#define NONE_OK_HOSTS   1
 #define NONE_OK_SERVER  1
 #define NONE_OK_SERVERS 1
 #define NONE_OK_U32     1
@@ -85,6 +88,7 @@ const char *tp_config_type_name(enum tp_config_type type)
 	switch (type) {
 	case TP_CFG_STRING: return "string";
 	case TP_CFG_PATH: return "path";
+	case TP_CFG_HOSTS: return "hosts";
 	case TP_CFG_SERVER: return "host:port";
 	case TP_CFG_SERVERS: return "host:port, repeated";
 	case TP_CFG_U32: return "integer";
@@ -105,6 +109,10 @@ void tp_config_expect(const struct tp_config_key *k, char *buf, size_t len)
 		break;
 	case TP_CFG_PATH:
 		snprintf(buf, len, "an absolute path of at most %zu bytes", k->size - 1);
+		break;
+	case TP_CFG_HOSTS:
+		snprintf(buf, len, "host names or addresses separated by spaces or commas, "
+			 "at most %zu bytes", k->size - 1);
 		break;
 	case TP_CFG_SERVER:
 		snprintf(buf, len, "HOST:PORT or [IPV6]:PORT, on one line");
@@ -187,6 +195,23 @@ static int set_text(struct tp_config *cfg, const struct tp_config_key *k, const 
 	return 0;
 }
 
+/* A list of host names or addresses: words of letters, digits and
+ * ".-_:%[]", separated by spaces or commas (stored as given). */
+static int set_hosts(struct tp_config *cfg, const struct tp_config_key *k, const char *v)
+{
+	int words = 0;
+
+	for (const char *p = v; *p; p++) {
+		if (*p == ',' || *p == ' ' || *p == '\t')
+			continue;
+		if (!isalnum((unsigned char)*p) && !strchr(".-_:%[]", *p))
+			return -EINVAL;
+		if (p == v || strchr(", \t", p[-1]))
+			words++;
+	}
+	return words ? set_text(cfg, k, v) : -EINVAL;
+}
+
 static int set_server(struct tp_config *cfg, const struct tp_config_key *k, const char *v)
 {
 	struct tp_server *srv = field_of(cfg, k);
@@ -229,6 +254,8 @@ static int set_value(struct tp_config *cfg, const struct tp_config_key *k, const
 	case TP_CFG_STRING:
 	case TP_CFG_PATH:
 		return set_text(cfg, k, v);
+	case TP_CFG_HOSTS:
+		return set_hosts(cfg, k, v);
 	case TP_CFG_SERVER:
 	case TP_CFG_SERVERS:
 		return set_server(cfg, k, v);

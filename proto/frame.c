@@ -137,7 +137,8 @@ void tp_hdr_encode(const struct tp_hdr *hdr, uint8_t *out)
 	put16(out + 26, hdr->flags);
 	put32(out + 28, (uint32_t)hdr->status);
 	put64(out + 32, hdr->session);
-	memset(out + TP_MAC_OFF, 0, TP_MAC_SIZE); /* tp_frame_seal fills it */
+	put64(out + TP_SEQ_OFF, hdr->seq);
+	memset(out + TP_TAG_OFF, 0, TP_HDR_SIZE - TP_TAG_OFF); /* tag (tp_frame_seal), reserved */
 }
 
 int tp_frame_parse(const void *buf, size_t len, size_t max_frame,
@@ -163,6 +164,7 @@ int tp_frame_parse(const void *buf, size_t len, size_t max_frame,
 	h->flags = get16(p + 26);
 	h->status = (int32_t)get32(p + 28);
 	h->session = get64(p + 32);
+	h->seq = get64(p + TP_SEQ_OFF);
 	if (h->magic != TP_MAGIC) {
 		snprintf(err, errlen, "bad magic 0x%08x (expected 0x%08x)", h->magic, TP_MAGIC);
 		return -EPROTO;

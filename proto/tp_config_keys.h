@@ -41,14 +41,29 @@
 
 #define TP_CONFIG_KEYS(X)                                                       \
 	X("provider", provider, STRING, DEF("tcp;ofi_rxm"), 0, 0, "",              \
-	  "libfabric provider (`tcp;ofi_rxm`, `shm`, or any provider's name)")     \
+	  "libfabric provider (`tcp;ofi_rxm`, `shm`, `tcp;msg`: tcp connections "   \
+	  "that answers stay on, or any provider's name)")                          \
 	X("mds", mds, SERVER, NONE("required"), 1, 1, "",                          \
 	  "`host:port` of the metadata daemon")                                     \
+	X("fs_id", fs_id, STRING, NONE("none: directories are told apart by "    \
+	  "daemon kind and index only"), 0, 0, "",                                 \
+	  "the file system's id (`tessera-genconfig` makes a random one); each "   \
+	  "daemon records it in its directory at the first start and refuses "     \
+	  "another file system's directory")                                       \
 	X("ios", ios, SERVERS, NONE("at least one"), 1, TP_MAX_SERVERS, "",        \
 	  "`host:port` of a storage daemon, one line each; the order of these "    \
 	  "lines gives each daemon's index")                                        \
-	X("timeout_ms", timeout_ms, U32, DEF("30000"), 1, 3600 * 1000u, "ms",      \
-	  "request deadline")                                                       \
+	X("timeout_ms", timeout_ms, U32, DEF("10000"), 1, 3600 * 1000u, "ms",      \
+	  "deadline of a small request (a daemon that does not answer at all is "  \
+	  "found by the connect timeout's probe sooner); also the daemons' queue " \
+	  "deadline")                                                               \
+	X("connect_timeout_ms", connect_timeout_ms, U32, DEF("5000"), 1,          \
+	  3600 * 1000u, "ms", "connecting and authenticating to a daemon; a "      \
+	  "daemon that leaves a request unanswered this long past a probe is "     \
+	  "marked down, and calls to it fail at once until a probe finds it back") \
+	X("bulk_min_rate", bulk_min_rate, SIZE32, DEF("1M"), 1, UINT32_MAX,        \
+	  "bytes/s", "a request carrying data may take `timeout_ms` plus its "    \
+	  "bytes at this rate")                                                     \
 	X("max_io", max_io, SIZE32, DEF("1M"), 4096, 64u << 20, "bytes",          \
 	  "data bytes per message, which sets the daemons' receive buffers")       \
 	X("window", window, U32, DEF("16"), 1, 1024, "requests",                   \
@@ -72,13 +87,66 @@
 	  "", "the socket of the munged that clients and daemons ask "             \
 	  "(`MUNGE_OPT_SOCKET`); `tessera-local` sets it when it runs its own")    \
 	X("root_squash", root_squash, BOOL, DEF("0"), 0, 1, "",                    \
-	  "1: the metadata daemon treats an acting uid 0 as 65534/65534")           \
+	  "1: the metadata daemon treats an acting uid 0 as "                      \
+	  "`squash_uid`/`squash_gid`, from every host")                             \
+	X("daemon_uid", daemon_uid, U32, DEF("0"), 0, UINT32_MAX - 1, "",         \
+	  "the uid every daemon runs as: clients restrict their MUNGE "            \
+	  "credentials to it, and a daemon whose effective uid differs refuses "   \
+	  "to start (`tessera-genconfig` writes the uid it runs as, or "           \
+	  "`--daemon-user`'s)")                                                     \
+	X("admin_hosts", admin_hosts, HOSTS,                                        \
+	  NONE("the hosts of the `mds` and `ios` lines"), 0, 0, "",                \
+	  "where uid 0 is root of the file system (names or IPv4 addresses, "      \
+	  "as munged's origin address): uid 0 from any other host acts as "        \
+	  "`squash_uid` for itself and never gets the admin capability. A "        \
+	  "loopback daemon host stands for this host's own addresses")             \
+	X("squash_uid", squash_uid, U32, DEF("65534"), 0, UINT32_MAX - 1, "",     \
+	  "the uid a squashed uid 0 acts as (`root_squash`, `admin_hosts`)")        \
+	X("squash_gid", squash_gid, U32, DEF("65534"), 0, UINT32_MAX - 1, "",     \
+	  "the gid a squashed uid 0 acts as")                                       \
 	X("key_file", key_file, PATH, NONE("required by the daemons"), 0, 0, "",   \
 	  "the daemons' shared capability key: 64 hex digits, mode 0600; clients " \
 	  "never read it")                                                          \
+	X("encrypt", encrypt, BOOL, DEF("0"), 0, 1, "",                            \
+	  "1: frames' bodies and raw data are encrypted (ChaCha20) as well as "   \
+	  "sealed; 0: sealed only (integrity). The daemons' value holds for "     \
+	  "every session; a client whose own config says 1 demands it "          \
+	  "(docs/security.md, Sessions)")                                          \
+	X("measure_seal_off", measure_seal_off, BOOL, DEF("0"), 0, 1, "",          \
+	  "for measurement only (make bench): 1 leaves raw data outside the "     \
+	  "frames' tags, as before; a session gets it only when daemon and "      \
+	  "client both say 1, and the daemons log a warning. Never on a real "     \
+	  "system")                                                                \
 	X("cap_lifetime_ms", cap_lifetime_ms, U32, DEF("600000"), 100,            \
 	  7 * 24 * 3600 * 1000u, "ms", "how long a capability is valid; clients "  \
 	  "renew theirs after three quarters of it")                                \
+	X("session_idle_s", session_idle_s, U32, DEF("600"), 10, 24 * 3600, "s",  \
+	  "a daemon drops a session idle this long; clients renew theirs after "   \
+	  "half of it")                                                             \
+	X("sessions_max", sessions_max, U32, DEF("16384"), 2, 1u << 20,           \
+	  "sessions", "sessions a daemon keeps open at once")                       \
+	X("sessions_per_uid", sessions_per_uid, U32, DEF("1024"), 1, 1u << 20,    \
+	  "sessions", "sessions one uid may hold at a daemon; a uid past it "       \
+	  "loses its own least recently used one, and a full table gives way "      \
+	  "from the uid holding the most")                                          \
+	X("lock_requests_per_uid", lock_requests_per_uid, U32, DEF("65536"), 1,   \
+	  1u << 20, "requests", "storage daemons: lock requests one uid may hold " \
+	  "in the lock table (of 2^20)")                                            \
+	X("lock_bytes_per_uid", lock_bytes_per_uid, SIZE64, DEF("64M"), 4096,      \
+	  256u << 20, "bytes", "storage daemons: lock table memory one uid's "     \
+	  "requests may hold (of 256 MiB)")                                         \
+	X("lock_pending_per_uid", lock_pending_per_uid, U32, DEF("256"), 1, 1024,  \
+	  "descriptions", "storage daemons: locks sent in several messages that "  \
+	  "one uid may have in progress (of 1024)")                                 \
+	X("local_tokens_per_uid", local_tokens_per_uid, U32, DEF("16"), 1, 64,     \
+	  "tokens", "storage daemons: local-read tokens one uid may have waiting " \
+	  "(of 64)")                                                                \
+	X("local_conns_per_uid", local_conns_per_uid, U32, DEF("8"), 1, 32,        \
+	  "connections", "storage daemons: connections one uid may have open to "  \
+	  "the local-read socket (of 32)")                                          \
+	X("counters_per_uid", counters_per_uid, U32, DEF("16"), 1, 64,            \
+	  "counters", "storage daemons: shared-pointer counters (`FETCH_ADD` "      \
+	  "keys) one uid may make on one object (of 64)")                           \
 	X("io_threads", io_threads, U32, NONE("the online CPUs, at most 8"), 0,   \
 	  TP_MAX_IO_THREADS, "threads", "storage daemons: disk worker threads; 0 " \
 	  "runs the disk work inside the event loop. Each object's requests run "  \

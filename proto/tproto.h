@@ -31,16 +31,24 @@
  * address (addr_len bytes: its transport name; informational, a daemon
  * replies only to the address its session was authenticated with) |
  * protobuf body (body_len) | raw data (data_len: write payloads, read
- * results). Bytes 32..39 of the header name the session (auth.c), bytes
- * 40..71 hold the MAC over the header, address and body.
+ * results). Bytes 32..39 of the header name the session (auth.c), 40..47
+ * hold the sender's sequence number in its direction of the session,
+ * 48..63 the ChaCha20-Poly1305 tag (seal.c) over the header (but the tag),
+ * address, body and raw data, 64..71 are reserved (zero, under the tag).
  */
 #define TP_MAGIC       0x41525354u /* "TSRA" */
 #define TP_VERSION     2
 #define TP_HDR_SIZE    72
-#define TP_MAC_OFF     40
-#define TP_MAC_SIZE    32  /* keyed BLAKE2b-256 (seal.c) */
+#define TP_SEQ_OFF     40
+#define TP_TAG_OFF     48
+#define TP_TAG_SIZE    16  /* Poly1305 (seal.c) */
+#define TP_RSV_OFF     64
 #define TP_KEY_SIZE    32
 #define TP_FLAG_REPLY  0x1
+/* How the frame is sealed (seal.c), under its tag; the receiver wants
+ * its session's mode (enum tp_seal_mode). */
+#define TP_FLAG_SECRET    0x2 /* body and raw data encrypted */
+#define TP_FLAG_DATA_OPEN 0x4 /* raw data outside the tag (measurement only) */
 #define TP_MAX_ADDR    256
 /* Pieces in one list I/O message; with the frame's 256 KiB allowance for
  * the body beyond max_io, the largest list still fits. */
@@ -57,6 +65,7 @@ struct tp_hdr {
 	uint16_t flags;      /* TP_FLAG_* */
 	int32_t status;      /* replies: 0 or a negative errno (body: ErrorReply) */
 	uint64_t session;    /* the sender's session (0: none, as in AUTH) */
+	uint64_t seq;        /* the sender's sequence number (seal.c) */
 };
 
 /* X(name, number, request message, reply message, served by, right)
@@ -89,10 +98,10 @@ struct tp_hdr {
 	X(GETSIZE, 32, handles_request, sizes_reply, IOS, STAT)                   \
 	X(TRUNCATE, 33, truncate_request, empty_reply, IOS, WRITE)                \
 	X(REMOVE, 34, handles_request, empty_reply, IOS, REMOVE)                  \
-	X(SYNC, 35, handles_request, empty_reply, IOS, READ_OR_WRITE)             \
+	X(SYNC, 35, handles_request, empty_reply, IOS, WRITE)                     \
 	X(IOS_STATFS, 36, ping_request, statfs_reply, IOS, NONE)                  \
 	X(IOS_STATS, 37, ping_request, ios_stats_reply, IOS, NONE)                \
-	X(FETCH_ADD, 38, fetch_add_request, fetch_add_reply, IOS, READ_OR_WRITE)  \
+	X(FETCH_ADD, 38, fetch_add_request, fetch_add_reply, IOS, WRITE)          \
 	X(OBJECT_LIST, 39, object_list_request, object_list_reply, IOS, ADMIN)    \
 	X(LIST_WRITE, 40, list_iorequest, write_reply, IOS, WRITE)                \
 	X(LIST_READ, 41, list_iorequest, read_reply, IOS, READ)                   \
@@ -104,8 +113,9 @@ struct tp_hdr {
 	X(LEASE, 52, lease_request, lock_reply, IOS, SESSION)
 
 /* Capability rights (tessera.Capability.rights). READ and WRITE each
- * include STAT (sizes), sync, fetch-and-add and locks; WRITE covers
- * truncate. REMOVE and ADMIN (fsck's listing; names every object) only the
+ * include STAT (sizes) and shared locks; WRITE alone covers whatever
+ * changes state: writes, truncate, sync, fetch-and-add and exclusive
+ * locks (a LOCK_ACQUIRE's mode is in its body: server/ios/ios_cap.c). REMOVE and ADMIN (fsck's listing; names every object) only the
  * metadata daemon grants: REMOVE for a file just removed (and its purger),
  * ADMIN with every right to root alone. */
 #define TP_CAP_READ   0x1u
@@ -132,8 +142,10 @@ enum tp_right {
 				  * the caller's identity itself) */
 	TP_RIGHT_READ,           /* READ */
 	TP_RIGHT_WRITE,          /* WRITE */
-	TP_RIGHT_READ_OR_WRITE,  /* READ or WRITE (sync: fsync(2) of a read-only
-				  * descriptor works; fetch-and-add; locks) */
+	TP_RIGHT_READ_OR_WRITE,  /* READ or WRITE (locks: a shared one; the
+				  * gatekeeper wants WRITE for an exclusive
+				  * one, whose mode is in the request's body;
+				  * releasing one's own lock) */
 	TP_RIGHT_STAT,           /* STAT, READ or WRITE (sizes) */
 	TP_RIGHT_REMOVE,         /* REMOVE */
 	TP_RIGHT_SESSION,        /* READ or WRITE, naming no object (a lock
@@ -248,14 +260,46 @@ ProtobufCMessage *tp_body_unpack(const struct tp_frame *frame,
  * payload (encrypted by munged) carries the daemon it is meant for
  * ("mds", "ios:3"), the caller's transport name and a fresh random session
  * key. The daemon answers AUTH with a session id; every later frame names
- * the session and carries a MAC keyed with the session key over its
- * header, address and body (not its raw data), and so do the daemon's
- * replies to it.
+ * the session and is sealed under the session key (seal.c), and so are the
+ * daemon's replies to it.
  */
+
+/* How a session's frames are sealed (AuthRequest/AuthReply.seal_mode; the
+ * values are the wire's). Always ChaCha20-Poly1305 under the session key,
+ * the nonce the direction and the sender's sequence number. */
+enum tp_seal_mode {
+	TP_SEAL_INTEGRITY = 0, /* the tag covers header, address, body, raw data */
+	TP_SEAL_SECRECY = 1,   /* ...and body and raw data are encrypted */
+	TP_SEAL_MEASURE = 2,   /* measurement only (`make bench`): raw data
+				* left outside the tag, as before issue 29 */
+	TP_SEAL_MODES
+};
+/* The stronger of two modes (MEASURE < INTEGRITY < SECRECY); an unknown
+ * value counts as SECRECY. */
+enum tp_seal_mode tp_seal_stronger(enum tp_seal_mode a, enum tp_seal_mode b);
+/* The mode a config asks for (encrypt, measure_seal_off). */
+struct tp_config;
+enum tp_seal_mode tp_seal_mode_of(const struct tp_config *cfg);
+/* "integrity", "secrecy", "measurement (raw data unsealed)". */
+const char *tp_seal_mode_name(enum tp_seal_mode mode);
+
 struct tp_session {
 	uint64_t id;                 /* 0: none */
 	uint8_t key[TP_KEY_SIZE];
+	enum tp_seal_mode mode;
 };
+
+/* The sequence numbers a receiver has accepted from one sender: the
+ * highest, and which of the TP_REPLAY_WINDOW below it. Zeroed: none yet. */
+#define TP_REPLAY_WINDOW 1024
+struct tp_replay {
+	uint64_t top;                /* highest accepted + 1; 0: none */
+	uint64_t seen[TP_REPLAY_WINDOW / 64]; /* bit (seq % WINDOW) */
+};
+/* Accept seq once: 0, or -EALREADY when it was accepted before or is
+ * older than the window. tp_replay_check answers without recording. */
+int tp_replay_check(const struct tp_replay *w, uint64_t seq);
+int tp_replay_accept(struct tp_replay *w, uint64_t seq);
 
 /* What a daemon learns from a decoded credential. */
 struct tp_auth_id {
@@ -263,23 +307,61 @@ struct tp_auth_id {
 	uint8_t key[TP_KEY_SIZE];
 	uint8_t addr[TP_MAX_ADDR];   /* where replies go */
 	size_t addr_len;
+	uint8_t origin4[4];          /* IPv4 address of the encoding host, as
+				      * munged says (0.0.0.0: unknown) */
 };
 
-/* Write `s`'s id and the MAC over head_len bytes (header | address |
- * body) into a built frame. */
-void tp_frame_seal(uint8_t *frame, size_t head_len, const struct tp_session *s);
-/* 0 when the parsed frame's MAC is right under key, else -EBADMSG. */
-int tp_frame_verify(const struct tp_frame *f, const uint8_t key[TP_KEY_SIZE]);
+/*
+ * Sealing (seal.c). A built frame's head (header | address | body,
+ * head_len bytes) and its raw data data[0..n) (n 0: none; the runs may
+ * hold more than the header's data_len, which is what counts) are sealed
+ * under s with sequence number seq: the session id, seq and the mode's
+ * flags go into the header, then, in SECRECY mode, body and data are
+ * encrypted in place, and the tag is written. The direction is the
+ * header's TP_FLAG_REPLY. Each seq is used once per session and direction.
+ */
+void tp_frame_seal(uint8_t *frame, size_t head_len, const struct iovec *data, size_t n,
+		   const struct tp_session *s, uint64_t seq);
+/* The same with the data read from src[0..n) and the sealed data (its
+ * ciphertext in SECRECY mode, a copy otherwise) written to dst (data_len
+ * bytes): a write's payload lent by the caller is encrypted into a
+ * bounce buffer, never in the caller's memory. */
+void tp_frame_seal_copy(uint8_t *frame, size_t head_len, const struct iovec *src, size_t n,
+			uint8_t *dst, const struct tp_session *s, uint64_t seq);
+/* Check a parsed frame's tag under s (data: as for tp_frame_seal; NULL
+ * for the frame's own f->data), and that it is sealed in s's mode: 0 or
+ * -EBADMSG. Touches nothing. */
+int tp_frame_verify(const struct tp_frame *f, const struct iovec *data, size_t n,
+		    const struct tp_session *s);
+/* Undo a SECRECY frame's encryption in place (nothing otherwise): a
+ * verified frame's body and data (f's memory is the caller's receive
+ * buffer, so writable), or, with tp_frame_unseal, a frame this side
+ * sealed (to seal it again under another session). */
+void tp_frame_decrypt(const struct tp_frame *f, const struct iovec *data, size_t n,
+		      const struct tp_session *s);
+void tp_frame_unseal(uint8_t *frame, size_t head_len, const struct iovec *data, size_t n,
+		     const struct tp_session *s);
+/* Everything a receiver does: tp_frame_verify, then (w not NULL) the
+ * sequence number accepted once in w, then tp_frame_decrypt. 0, -EBADMSG
+ * (tag or mode) or -EALREADY (replayed, or older than the window). */
+int tp_frame_open(const struct tp_frame *f, const struct iovec *data, size_t n,
+		  const struct tp_session *s, struct tp_replay *w);
 
 /* A fresh credential for daemon `target` (munged at `socket`, NULL or ""
- * for the default), with a new random key in *key_out; *cred (free()) is
- * the credential's text. -ECONNREFUSED when munged cannot be reached. */
-int tp_auth_encode(const char *socket, const char *target, const void *addr,
-		   size_t addr_len, uint8_t key_out[TP_KEY_SIZE], char **cred,
-		   char *err, size_t errlen);
+ * for the default), with a new random key in *key_out, that only a
+ * process of uid `daemon_uid` (the config's daemon_uid) can decode;
+ * *cred (free()) is the credential's text. -ECONNREFUSED when munged
+ * cannot be reached. */
+int tp_auth_encode(const char *socket, uint32_t daemon_uid, const char *target,
+		   const void *addr, size_t addr_len, uint8_t key_out[TP_KEY_SIZE],
+		   char **cred, char *err, size_t errlen);
+/* A decoded credential's payload (auth.c says its layout): 0 and the key
+ * and address into out when it is meant for `target`, else -EACCES. */
+int tp_auth_payload(const void *payload, size_t len, const char *target,
+		    struct tp_auth_id *out);
 /* Decode a credential meant for `target`. -EACCES (invalid, expired,
- * replayed, meant for another daemon), -ECONNREFUSED (munged unreachable);
- * err says which. */
+ * replayed, meant for another daemon or another uid, not restricted to a
+ * uid), -ECONNREFUSED (munged unreachable); err says which. */
 int tp_auth_decode(const char *socket, const char *cred, const char *target,
 		   struct tp_auth_id *out, char *err, size_t errlen);
 
@@ -302,6 +384,7 @@ struct tp_server {
 /* The C type of each config type (tp_config_keys.h). */
 #define TP_CFG_FIELD_STRING(f)  char f[64];
 #define TP_CFG_FIELD_PATH(f)    char f[1024];
+#define TP_CFG_FIELD_HOSTS(f)   char f[1024];
 #define TP_CFG_FIELD_SERVER(f)  struct tp_server f;
 #define TP_CFG_FIELD_SERVERS(f) uint32_t n_##f; struct tp_server f[TP_MAX_SERVERS];
 #define TP_CFG_FIELD_U32(f)     uint32_t f;
@@ -321,6 +404,7 @@ struct tp_config {
 enum tp_config_type {
 	TP_CFG_STRING,
 	TP_CFG_PATH,
+	TP_CFG_HOSTS,
 	TP_CFG_SERVER,
 	TP_CFG_SERVERS,
 	TP_CFG_U32,
@@ -389,6 +473,7 @@ struct tnet_rbuf {
 	struct tnet_ctx ctx;
 	size_t cap;
 	uint8_t *data;
+	uint64_t peer;        /* connected mode: the connection it is posted on */
 };
 
 /* Take a completed receive buffer's memory (the caller frees it) and give
@@ -417,10 +502,21 @@ struct tnet_event {
 	void *user;             /* TNET_SENT, TNET_TRECV: ctx->user */
 	struct tnet_rbuf *rbuf; /* TNET_RECV */
 	size_t len;             /* TNET_RECV, TNET_TRECV: bytes received */
+	/* TNET_RECV: the connection the message came on, a peer to send the
+	 * answer to (connected mode), or TNET_PEER_UNKNOWN: an RDM provider
+	 * does not say who sent it (and rxm names a peer by what it claims). */
+	uint64_t peer;
 };
+#define TNET_PEER_UNKNOWN 0
+
+/* The provider name of tnet's connected mode: libfabric's tcp provider
+ * through one connection per peer (FI_EP_MSG), every answer sent on the
+ * connection that carried its request (docs/design.md, "Frames and
+ * transport"). Without tagged messages: nothing is lent. */
+#define TNET_PROVIDER_CONN "tcp;msg"
 
 struct tnet_opts {
-	const char *provider;   /* "tcp;ofi_rxm", "shm", ... */
+	const char *provider;   /* "tcp;ofi_rxm", "shm", TNET_PROVIDER_CONN, ... */
 	const char *node;       /* listen: our address; else a peer to reach */
 	const char *service;    /* listen: our port */
 	int listen;             /* bind to node:service */
@@ -453,7 +549,9 @@ int tnet_name(struct tnet *net, void *buf, size_t *len);
 /* A peer by host and port (or provider name), for sending to. */
 int tnet_lookup(struct tnet *net, const char *node, const char *service,
 		uint64_t *peer);
-/* A peer by raw transport name (from a frame); repeated names are cached. */
+/* A peer by raw transport name (from a frame); repeated names are cached.
+ * -EOPNOTSUPP in connected mode, where a peer is a connection (a
+ * TNET_RECV event's peer, or tnet_lookup's). */
 int tnet_insert_name(struct tnet *net, const void *name, size_t len,
 		     uint64_t *peer);
 /* Forget a peer (after its daemon restarted, say), so the next lookup

@@ -50,7 +50,11 @@
  * Errors: the library's message (tessera_errmsg) goes to stderr and the
  * kernel gets the errno; transport failures (timeouts, refused or lost
  * connections) become EIO, so a dead storage daemon gives the program an
- * I/O error after the config's timeout_ms rather than a hang.
+ * I/O error rather than a hang: at once once the library knows the daemon
+ * is down, else after the step's timeout. Those are not logged per
+ * request: the library's state watcher logs one line per change of a
+ * daemon's state (down, up again), naming it. statfs (df) counts the
+ * storage daemons that answer.
  */
 #define FUSE_USE_VERSION 312
 
@@ -67,6 +71,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tessera.h"
@@ -137,15 +142,52 @@ static int errno_of(int rc)
 	}
 }
 
+/* A failure that says a server is not reachable: the state watcher
+ * (log_state) has logged it once, naming the daemon, when the state
+ * changed; logging it again per request would bury the log (ls -l of a
+ * large directory is one failure per file). */
+static int server_unreachable(int rc)
+{
+	switch (-rc) {
+	case ETIMEDOUT: case ECONNREFUSED: case ECONNRESET: case ECONNABORTED:
+	case EHOSTUNREACH: case ENETUNREACH: case ENETDOWN: case EHOSTDOWN:
+	case ENOTCONN: case EPIPE: case ESHUTDOWN:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /* Log the library's message for a failed call and return -errno. Names
- * that do not exist are part of normal lookups and not logged. */
+ * that do not exist are part of normal lookups and not logged, nor are
+ * the failures of a server that is not reachable (server_unreachable). */
 static int fail(tessera_fs *fs, int rc)
 {
 	int e = errno_of(rc);
 
-	if (rc != -ENOENT)
+	if (rc != -ENOENT && !server_unreachable(rc))
 		fprintf(stderr, "tessera-fuse: %s (%s)\n", tessera_errmsg(fs), strerror(-e));
 	return e;
+}
+
+/* The library's watcher: one line per change of a server's state
+ * ("storage daemon 1 (10.0.0.2:7402): down since 12:03:04 (connection
+ * refused)", then "... up again"). */
+static void log_state(const struct tessera_server_status *st, void *arg)
+{
+	time_t when = (time_t)st->since_s;
+	char at[32] = "?";
+	struct tm tm;
+
+	(void)arg;
+	if (localtime_r(&when, &tm))
+		strftime(at, sizeof(at), "%H:%M:%S", &tm);
+	if (st->state == TESSERA_SERVER_UP)
+		fprintf(stderr, "tessera-fuse: %s: up again since %s\n", st->name, at);
+	else
+		fprintf(stderr, "tessera-fuse: %s: %s since %s (%s); calls that need it fail "
+			"with EIO until it answers\n", st->name,
+			st->state == TESSERA_SERVER_DOWN ? "down" : "suspect", at, st->why);
 }
 
 static void to_stat(const struct tessera_stat *ts, struct stat *st)
@@ -544,11 +586,20 @@ static int op_statfs(const char *path, struct statvfs *sv)
 {
 	tessera_fs *fs = as_caller();
 	struct tessera_statfs sf;
+	uint32_t n = tessera_ios_count(fs) + 1;
+	struct tessera_server_space *space = calloc(n, sizeof(*space));
 	const uint64_t frag = 4096;
 	int rc;
 
 	(void)path;
-	rc = tessera_statfs(fs, &sf);
+	if (!space)
+		return -ENOMEM;
+	/* The daemons that answer still count (the watcher has logged the
+	 * others); without the metadata daemon there is no answer. */
+	rc = tessera_statfs_servers(fs, &sf, space, n);
+	if (rc >= 0)
+		rc = space[0].status;
+	free(space);
 	if (rc)
 		return fail(fs, rc);
 	memset(sv, 0, sizeof(*sv));
@@ -1009,6 +1060,7 @@ static int mount_and_serve(struct fuse_args *args, const struct fuse_cmdline_opt
 		t->fs = NULL;
 		goto out_unmount;
 	}
+	tessera_server_watch(t->fs, log_state, NULL);
 	if (catch_stop_signals(fuse) != 0)
 		goto out_unmount;
 	rc = serve(fuse, opts);

@@ -237,6 +237,26 @@ static int cp_into_dir(struct tool *t, const struct end *src, struct end *dst, c
 	return 0;
 }
 
+/* A copy into Tessera stopped by a failed write (its own message printed
+ * already, about that call): say what the file now holds for the whole
+ * copy. It began from an empty file (opened with O_TRUNC) and was written
+ * in order, so every byte before the failed call's offset is in place. */
+static void cp_stopped(struct tool *t, const struct end *dst)
+{
+	struct tessera_write_outcome w;
+	char now[48];
+
+	if (!dst->tessera || !dst->f || tessera_write_outcome(dst->f, &w))
+		return;
+	if (w.size_now < 0)
+		snprintf(now, sizeof(now), "unknown");
+	else
+		snprintf(now, sizeof(now), "%" PRId64 " bytes", w.size_now);
+	tool_err(t, 0, "%s: copy stopped; %" PRIu64 " bytes known written by this copy "
+		 "(bytes 0 to %" PRIu64 "); the file's size was 0 when the copy began and is now %s",
+		 dst->name, w.offset + w.in_place, w.offset + w.in_place, now);
+}
+
 /* Every block of src to dst; c->bytes counts the bytes copied, c->last is
  * when the progress bar was drawn last (0: never). */
 static int cp_blocks(struct tool *t, struct cp *c, struct end *src, struct end *dst,
@@ -249,8 +269,10 @@ static int cp_blocks(struct tool *t, struct cp *c, struct end *src, struct end *
 		if (n <= 0)
 			return (int)n;
 		rc = end_write(t, dst, c->buf, (size_t)n, off);
-		if (rc)
+		if (rc) {
+			cp_stopped(t, dst);
 			return rc;
+		}
 		off += (uint64_t)n;
 		c->bytes += (uint64_t)n;
 		if (t->stderr_tty && !c->quiet && tp_mono_s() - c->last >= 0.1) {

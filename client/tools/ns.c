@@ -27,7 +27,9 @@
 /* How ls -l shows a size: bytes, or (-h) 1.5M. */
 enum ls_size { LS_BYTES, LS_HUMAN };
 
-static void print_long(const struct tessera_stat *st, const char *name, enum ls_size sz)
+/* st->size is not a size when size_rc is set: '?' stands for it. */
+static void print_long(const struct tessera_stat *st, int size_rc, const char *name,
+		       enum ls_size sz)
 {
 	char mode[11], when[32], size[32];
 	time_t mt = st->mtime.tv_sec;
@@ -38,7 +40,9 @@ static void print_long(const struct tessera_stat *st, const char *name, enum ls_
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &tm);
 	else
 		snprintf(when, sizeof(when), "%lld", (long long)mt);
-	if (sz == LS_HUMAN)
+	if (size_rc)
+		snprintf(size, sizeof(size), "?");
+	else if (sz == LS_HUMAN)
 		tool_human(st->size, size, sizeof(size));
 	else
 		snprintf(size, sizeof(size), "%" PRIu64, st->size);
@@ -46,8 +50,33 @@ static void print_long(const struct tessera_stat *st, const char *name, enum ls_
 	       st->gid, size, when, name);
 }
 
+/* One entry of ls -l: every name is listed; a size that cannot be got
+ * (a storage daemon down) is '?', and the command fails at the end with
+ * one line per daemon that is not up (tool_report_down), not one per
+ * file. *sizes_missing counts them. */
+static int ls_entry(struct tool *t, const char *path, const char *name, enum ls_size sz,
+		    int *sizes_missing)
+{
+	char *child = tool_join(path, name);
+	struct tessera_stat st;
+	int rc, size_rc;
+
+	if (!child)
+		return tool_err(t, -ENOMEM, "ls %s: out of memory", path);
+	rc = tessera_stat_partial(t->fs, child, &st, &size_rc);
+	free(child);
+	if (rc)
+		return tool_fserr(t, rc);
+	if (size_rc && !(*sizes_missing)++)
+		tool_fserr(t, size_rc); /* the first says why; the summary says who */
+	print_long(&st, size_rc, name, sz);
+	return size_rc;
+}
+
 static int ls_dir(struct tool *t, const char *path, int lng, enum ls_size sz)
 {
+	int sizes_missing = 0;
+
 	struct tessera_dirent *ents = malloc(TOOL_PAGE * sizeof(*ents));
 	char cursor[sizeof(ents->name)] = "";
 	uint32_t n = 0;
@@ -62,32 +91,22 @@ static int ls_dir(struct tool *t, const char *path, int lng, enum ls_size sz)
 			goto out;
 		}
 		for (uint32_t i = 0; i < n; i++) {
-			struct tessera_stat st;
-			char *child;
-			int r;
-
-			if (!lng) {
+			if (lng)
+				KEEP(first, ls_entry(t, path, ents[i].name, sz, &sizes_missing));
+			else
 				printf("%s\n", ents[i].name);
-				continue;
-			}
-			child = tool_join(path, ents[i].name);
-			if (!child) {
-				rc = tool_err(t, -ENOMEM, "ls %s: out of memory", path);
-				goto out;
-			}
-			r = tessera_stat(t->fs, child, &st);
-			if (r) {
-				KEEP(first, tool_fserr(t, r));
-			} else {
-				print_long(&st, ents[i].name, sz);
-			}
-			free(child);
 		}
 		if (n)
 			snprintf(cursor, sizeof(cursor), "%s", ents[n - 1].name);
 	} while (!eof && n);
 	rc = first;
 out:
+	if (sizes_missing) {
+		fflush(stdout);
+		tool_err(t, 0, "%s: %d size%s shown as '?'", path, sizes_missing,
+			 sizes_missing == 1 ? "" : "s");
+		tool_report_down(t);
+	}
 	free(ents);
 	return rc;
 }
@@ -97,20 +116,21 @@ static int ls_one(struct tool *t, char *arg, int lng, enum ls_size sz, int heade
 {
 	const char *path = tool_path(arg);
 	struct tessera_stat st;
-	int rc = tessera_stat(t->fs, path, &st);
+	int size_rc, rc = tessera_stat_partial(t->fs, path, &st, &size_rc);
 
-	/* A file whose object is lost or damaged has no size to stat, and
-	 * removing it is what its owner wants: the metadata daemon refuses a
-	 * directory (EISDIR). */
-	if (rc == -EIO)
-		st.mode = S_IFREG;
-	else if (rc)
+	if (rc)
 		return tool_fserr(t, rc);
 	if (!S_ISDIR(st.mode)) {
 		if (lng)
-			print_long(&st, arg, sz);
+			print_long(&st, size_rc, arg, sz);
 		else
 			printf("%s\n", arg);
+		if (lng && size_rc) {
+			fflush(stdout);
+			tool_fserr(t, size_rc);
+			tool_report_down(t);
+			return size_rc;
+		}
 		return 0;
 	}
 	if (header)
@@ -425,7 +445,7 @@ static int64_t ns_of(const struct timespec *ts)
 
 /* A path's stat (and layout) as JSON (docs/user-guide.md). */
 static struct json_object *stat_json(struct tool *t, const char *arg,
-				     const struct tessera_stat *st,
+				     const struct tessera_stat *st, int size_rc,
 				     const struct tessera_layout *l, int with_attrs)
 {
 	struct json_object *o = json_object_new_object();
@@ -441,7 +461,7 @@ static struct json_object *stat_json(struct tool *t, const char *arg,
 		json_object_object_add(o, "nlink", json_object_new_int64(st->nlink));
 		json_object_object_add(o, "uid", json_object_new_int64(st->uid));
 		json_object_object_add(o, "gid", json_object_new_int64(st->gid));
-		json_object_object_add(o, "size", json_object_new_uint64(st->size));
+		json_object_object_add(o, "size", size_rc ? NULL : json_object_new_uint64(st->size));
 		json_object_object_add(o, "atime_ns", json_object_new_int64(ns_of(&st->atime)));
 		json_object_object_add(o, "mtime_ns", json_object_new_int64(ns_of(&st->mtime)));
 		json_object_object_add(o, "ctime_ns", json_object_new_int64(ns_of(&st->ctime)));
@@ -451,7 +471,7 @@ static struct json_object *stat_json(struct tool *t, const char *arg,
 }
 
 static void stat_text(struct tool *t, const char *arg, const struct tessera_stat *st,
-		      const struct tessera_layout *l)
+		      const char *size_why, const struct tessera_layout *l)
 {
 	char mode[11];
 
@@ -462,7 +482,10 @@ static void stat_text(struct tool *t, const char *arg, const struct tessera_stat
 	printf("  Mode: %04o (%s)\n", st->mode & 07777, mode);
 	printf(" Links: %" PRIu32 "\n", st->nlink);
 	printf("   Uid: %" PRIu32 "\n   Gid: %" PRIu32 "\n", st->uid, st->gid);
-	printf("  Size: %" PRIu64 "%s\n", st->size, S_ISDIR(st->mode) ? " (entries)" : "");
+	if (size_why)
+		printf("  Size: ? (%s)\n", size_why);
+	else
+		printf("  Size: %" PRIu64 "%s\n", st->size, S_ISDIR(st->mode) ? " (entries)" : "");
 	print_time("Access:", &st->atime);
 	print_time("Modify:", &st->mtime);
 	print_time("Change:", &st->ctime);
@@ -478,11 +501,16 @@ static int show_one(struct tool *t, char *arg, struct show *sh, enum show_what w
 	const char *path = tool_path(arg);
 	struct tessera_stat st;
 	struct tessera_layout *l = malloc(sizeof(*l));
-	int rc;
+	char why[1024] = "";
+	int rc, size_rc = 0;
 
 	if (!l)
 		return tool_err(t, -ENOMEM, "%s: out of memory", path);
-	rc = tessera_stat(t->fs, path, &st);
+	/* Everything but the size still shows when a daemon holding part of
+	 * the file is down; the command then fails naming it. */
+	rc = tessera_stat_partial(t->fs, path, &st, &size_rc);
+	if (size_rc)
+		snprintf(why, sizeof(why), "%s", tessera_errmsg(t->fs));
 	if (!rc)
 		rc = tessera_get_layout(t->fs, path, l);
 	if (rc) {
@@ -490,15 +518,20 @@ static int show_one(struct tool *t, char *arg, struct show *sh, enum show_what w
 		goto out;
 	}
 	if (sh->arr) {
-		struct json_object *o = stat_json(t, arg, &st, l, what == SHOW_STAT);
+		struct json_object *o = stat_json(t, arg, &st, size_rc, l, what == SHOW_STAT);
 
 		if (!o || json_object_array_add(sh->arr, o))
 			rc = tool_err(t, -ENOMEM, "out of memory");
 	} else if (what == SHOW_STAT) {
-		stat_text(t, arg, &st, l);
+		stat_text(t, arg, &st, size_rc ? why : NULL, l);
 	} else {
 		printf("%s%s\n", arg, S_ISDIR(st.mode) ? " (directory default)" : "");
 		print_layout(t, l, S_ISDIR(st.mode));
+	}
+	if (!rc && size_rc && what == SHOW_STAT) {
+		fflush(stdout);
+		rc = tool_err(t, size_rc, "%s", why);
+		tool_report_down(t);
 	}
 out:
 	free(l);

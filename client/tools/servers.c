@@ -4,18 +4,68 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <json.h>
 
 #include "tool.h"
+
+void tool_state_words(const struct tessera_server_status *st, char *buf, size_t len)
+{
+	time_t when = (time_t)st->since_s;
+	char at[32] = "?";
+	struct tm tm;
+
+	if (st->state == TESSERA_SERVER_UP) {
+		snprintf(buf, len, "up");
+		return;
+	}
+	if (localtime_r(&when, &tm))
+		strftime(at, sizeof(at), "%H:%M:%S", &tm);
+	snprintf(buf, len, "%s since %s (%s)",
+		 st->state == TESSERA_SERVER_DOWN ? "down" : "suspect", at,
+		 st->why[0] ? st->why : "no reason given");
+}
+
+int tool_report_down(struct tool *t)
+{
+	int n = 0;
+
+	for (int i = -1; i < (int)tessera_ios_count(t->fs); i++) {
+		struct tessera_server_status st;
+		char words[256];
+
+		if (tessera_server_status(t->fs, i, &st) || st.state == TESSERA_SERVER_UP)
+			continue;
+		tool_state_words(&st, words, sizeof(words));
+		tool_err(t, 0, "%s: %s", st.name, words);
+		n++;
+	}
+	return n;
+}
 
 static void jadd_u64(struct json_object *o, const char *k, uint64_t v)
 {
 	json_object_object_add(o, k, json_object_new_uint64(v));
 }
 
+static const char *state_name(enum tessera_server_state s)
+{
+	return s == TESSERA_SERVER_UP ? "up" : s == TESSERA_SERVER_DOWN ? "down" : "suspect";
+}
+
+/* Server i of a ping or df listing (0: the metadata daemon) as this
+ * process knows it. */
+static void server_state(struct tool *t, int i, struct tessera_server_status *st)
+{
+	if (tessera_server_status(t->fs, i - 1, st)) {
+		memset(st, 0, sizeof(*st));
+		st->index = i - 1;
+	}
+}
+
 /* --json for ping: {"servers": [...]} (docs/user-guide.md). */
-static struct json_object *ping_json(const struct tessera_ping *p, int n)
+static struct json_object *ping_json(struct tool *t, const struct tessera_ping *p, int n)
 {
 	struct json_object *doc = json_object_new_object(), *arr = json_object_new_array();
 
@@ -28,9 +78,13 @@ static struct json_object *ping_json(const struct tessera_ping *p, int n)
 	for (int i = 0; i < n; i++) {
 		struct json_object *e = json_object_new_object();
 		int ok = p[i].status == 0;
+		struct tessera_server_status st;
 
 		if (!e)
 			break;
+		server_state(t, i, &st);
+		json_object_object_add(e, "state", json_object_new_string(state_name(st.state)));
+		json_object_object_add(e, "why", st.why[0] ? json_object_new_string(st.why) : NULL);
 		json_object_object_add(e, "role", json_object_new_string(p[i].role));
 		jadd_u64(e, "index", p[i].index);
 		json_object_object_add(e, "address", json_object_new_string(p[i].address));
@@ -48,14 +102,19 @@ static struct json_object *ping_json(const struct tessera_ping *p, int n)
 	return doc;
 }
 
-static void ping_text(const struct tessera_ping *p, int n)
+static void ping_text(struct tool *t, const struct tessera_ping *p, int n)
 {
 	printf("%-4s %5s  %-24s %-12s %12s %12s %7s\n", "role", "index", "address", "version",
 	       "rtt", "owed", "parked");
 	for (int i = 0; i < n; i++) {
 		if (p[i].status) {
-			printf("%-4s %5" PRIu32 "  %-24s %-12s %12s  (%s)\n", p[i].role, p[i].index,
-			       p[i].address, "-", "FAILED", strerror(-p[i].status));
+			struct tessera_server_status st;
+			char words[256];
+
+			server_state(t, i, &st);
+			tool_state_words(&st, words, sizeof(words));
+			printf("%-4s %5" PRIu32 "  %-24s %-12s %12s  (%s; %s)\n", p[i].role, p[i].index,
+			       p[i].address, "-", "FAILED", strerror(-p[i].status), words);
 		} else {
 			printf("%-4s %5" PRIu32 "  %-24s %-12s %9.0f us %12" PRIu64 " %7" PRIu32 "\n",
 			       p[i].role, p[i].index, p[i].address, p[i].version, p[i].rtt_us,
@@ -86,17 +145,24 @@ int cmd_ping(struct tool *t, int argc, char **argv)
 		goto out;
 	}
 	if (o.flags['j'])
-		rc = tool_json_print(t, ping_json(p, n));
+		rc = tool_json_print(t, ping_json(t, p, n));
 	else
-		ping_text(p, n);
+		ping_text(t, p, n);
 	for (int i = 0; i < n; i++)
 		failed += p[i].status != 0;
 	fflush(stdout);
-	for (int i = 0; i < n; i++)
-		if (p[i].status)
-			tool_err(t, p[i].status, "%s %" PRIu32 " (%s): %s",
-				 i == 0 ? "metadata daemon" : "storage daemon",
-				 p[i].index, p[i].address, strerror(-p[i].status));
+	for (int i = 0; i < n; i++) {
+		struct tessera_server_status st;
+		char words[256];
+
+		if (!p[i].status)
+			continue;
+		server_state(t, i, &st);
+		tool_state_words(&st, words, sizeof(words));
+		tool_err(t, p[i].status, "%s %" PRIu32 " (%s): %s; %s",
+			 i == 0 ? "metadata daemon" : "storage daemon", p[i].index, p[i].address,
+			 strerror(-p[i].status), words);
+	}
 	if (failed && !rc)
 		rc = tool_err(t, -EIO, "%d of %d servers did not answer", failed, n);
 out:
@@ -105,53 +171,135 @@ out:
 	return rc;
 }
 
-/* --json for df (docs/user-guide.md). */
-static struct json_object *df_json(const struct tessera_statfs *sf, uint64_t used)
+/* --json for df (docs/user-guide.md): the sums over the daemons that
+ * answered, and each server with its state. */
+static struct json_object *df_json(struct tool *t, const struct tessera_statfs *sf,
+				   uint64_t used, const struct tessera_server_space *sp, int n)
 {
-	struct json_object *o = json_object_new_object();
+	struct json_object *o = json_object_new_object(), *arr = json_object_new_array();
+	int answered = 0;
 
-	if (!o)
+	if (!o || !arr) {
+		json_object_put(o);
+		json_object_put(arr);
 		return NULL;
+	}
 	jadd_u64(o, "bytes_total", sf->bytes_total);
 	jadd_u64(o, "bytes_used", used);
 	jadd_u64(o, "bytes_free", sf->bytes_free);
 	jadd_u64(o, "files", sf->files);
 	jadd_u64(o, "servers", sf->n_ios);
+	for (int i = 0; i < n; i++) {
+		struct json_object *e = json_object_new_object();
+		struct tessera_server_status st;
+
+		if (!e)
+			break;
+		server_state(t, i, &st);
+		answered += i > 0 && !sp[i].status;
+		json_object_object_add(e, "role", json_object_new_string(i ? "ios" : "mds"));
+		json_object_object_add(e, "index", json_object_new_int(i ? i - 1 : 0));
+		json_object_object_add(e, "name", json_object_new_string(sp[i].name));
+		json_object_object_add(e, "ok", json_object_new_boolean(!sp[i].status));
+		json_object_object_add(e, "state", json_object_new_string(state_name(st.state)));
+		json_object_object_add(e, "error", sp[i].status ? json_object_new_string(sp[i].why) : NULL);
+		if (i && !sp[i].status) {
+			jadd_u64(e, "bytes_total", sp[i].bytes_total);
+			jadd_u64(e, "bytes_free", sp[i].bytes_free);
+		}
+		json_object_array_add(arr, e);
+	}
+	jadd_u64(o, "servers_answered", (uint64_t)answered);
+	json_object_object_add(o, "daemons", arr);
 	return o;
 }
 
+/* df's lines per daemon: its space, or why it is missing from the sums. */
+static void df_servers(struct tool *t, const struct tessera_server_space *sp, int n)
+{
+	printf("%-40s %8s %8s %8s  %s\n", "daemon", "Size", "Used", "Avail", "state");
+	for (int i = 0; i < n; i++) {
+		struct tessera_server_status st;
+		char tot[32] = "-", used[32] = "-", fr[32] = "-", words[300];
+
+		server_state(t, i, &st);
+		if (sp[i].status) {
+			tool_state_words(&st, words, sizeof(words));
+			if (st.state == TESSERA_SERVER_UP) /* failed for another reason */
+				snprintf(words, sizeof(words), "FAILED (%s)", sp[i].why);
+		} else {
+			snprintf(words, sizeof(words), "up");
+		}
+		if (i > 0 && !sp[i].status) {
+			tool_human(sp[i].bytes_total, tot, sizeof(tot));
+			tool_human(sp[i].bytes_total - sp[i].bytes_free, used, sizeof(used));
+			tool_human(sp[i].bytes_free, fr, sizeof(fr));
+		}
+		printf("%-40s %8s %8s %8s  %s\n", sp[i].name, tot, used, fr, words);
+	}
+}
+
+/* The file system's space, over the daemons that answered, then each
+ * server; exit non-zero with one line per server that did not answer. */
 int cmd_df(struct tool *t, int argc, char **argv)
 {
 	struct tool_opts o;
 	struct tessera_statfs sf;
+	struct tessera_server_space *sp = NULL;
 	char tot[32], used[32], fr[32];
 	uint64_t u;
-	int rc;
+	int rc, n, missing = 0;
 
 	rc = tool_start_bare(t, argc, argv, "j", &o);
 	if (rc)
 		goto out;
-	rc = tessera_statfs(t->fs, &sf);
-	if (rc) {
-		tool_fserr(t, rc);
+	n = 1 + (int)tessera_ios_count(t->fs);
+	sp = calloc((size_t)n, sizeof(*sp));
+	if (!sp) {
+		rc = tool_err(t, -ENOMEM, "out of memory");
+		goto out;
+	}
+	n = tessera_statfs_servers(t->fs, &sf, sp, (size_t)n);
+	if (n < 0) {
+		rc = tool_fserr(t, n);
 		goto out;
 	}
 	u = sf.bytes_total > sf.bytes_free ? sf.bytes_total - sf.bytes_free : 0;
 	if (o.flags['j']) {
-		rc = tool_json_print(t, df_json(&sf, u));
-		goto out;
+		rc = tool_json_print(t, df_json(t, &sf, u, sp, n));
+	} else {
+		tool_human(sf.bytes_total, tot, sizeof(tot));
+		tool_human(u, used, sizeof(used));
+		tool_human(sf.bytes_free, fr, sizeof(fr));
+		printf("%-10s %8s %8s %8s %5s %10s %8s\n", "Filesystem", "Size", "Used", "Avail",
+		       "Use%", "Files", "Servers");
+		printf("%-10s %8s %8s %8s %4.0f%% %10" PRIu64 " %8" PRIu32 "\n", "tessera", tot, used,
+		       fr, sf.bytes_total ? (double)u * 100.0 / (double)sf.bytes_total : 0.0,
+		       sf.files, sf.n_ios);
+		printf("bytes: total %" PRIu64 ", used %" PRIu64 ", free %" PRIu64 "\n",
+		       sf.bytes_total, u, sf.bytes_free);
+		df_servers(t, sp, n);
 	}
-	tool_human(sf.bytes_total, tot, sizeof(tot));
-	tool_human(u, used, sizeof(used));
-	tool_human(sf.bytes_free, fr, sizeof(fr));
-	printf("%-10s %8s %8s %8s %5s %10s %8s\n", "Filesystem", "Size", "Used", "Avail", "Use%",
-	       "Files", "Servers");
-	printf("%-10s %8s %8s %8s %4.0f%% %10" PRIu64 " %8" PRIu32 "\n", "tessera", tot, used, fr,
-	       sf.bytes_total ? (double)u * 100.0 / (double)sf.bytes_total : 0.0, sf.files,
-	       sf.n_ios);
-	printf("bytes: total %" PRIu64 ", used %" PRIu64 ", free %" PRIu64 "\n", sf.bytes_total, u,
-	       sf.bytes_free);
+	fflush(stdout);
+	for (int i = 0; i < n; i++) {
+		struct tessera_server_status st;
+		char words[256];
+
+		if (!sp[i].status)
+			continue;
+		server_state(t, i, &st);
+		if (st.state == TESSERA_SERVER_UP)
+			snprintf(words, sizeof(words), "%s", sp[i].why);
+		else
+			tool_state_words(&st, words, sizeof(words));
+		missing++;
+		tool_err(t, sp[i].status, "%s: %s%s", sp[i].name, words,
+			 i ? " (not counted in the sums)" : " (no file count)");
+	}
+	if (missing && !rc)
+		rc = tool_err(t, -EIO, "%d of %d servers did not answer", missing, n);
 out:
+	free(sp);
 	tool_opts_free(&o);
 	return rc;
 }

@@ -96,6 +96,13 @@ void tool_basename(const char *path, char *buf, size_t len);
 /* The address of storage daemon `i` from the config file ("?" if it
  * cannot be read). */
 void tool_ios_address(struct tool *t, uint32_t i, char *buf, size_t len);
+/* A server's state in words: "up", "down since 12:03:04 (connection
+ * refused)", "suspect since ... (...)". */
+void tool_state_words(const struct tessera_server_status *st, char *buf, size_t len);
+/* One line on stderr per server this process knows is not up ("tessera:
+ * CMD: storage daemon 1 (host:port): down since 12:03:04 (why)"). Returns
+ * how many. */
+int tool_report_down(struct tool *t);
 /* "drwxr-xr-x" */
 void tool_mode_string(uint32_t mode, char out[11]);
 

@@ -128,6 +128,8 @@ node_fail() {
 node_launch() {
 	local name=$1
 	shift
+	# the daemons refuse a log that group or others can read
+	(umask 077 && touch "$NODE_DIR/log/$name.log")
 	"$@" -p "$NODE_DIR/run/$name.pid" >>"$NODE_DIR/log/$name.log" 2>&1 </dev/null &
 	NODE_PIDS+=("$!")
 	NODE_NAMES+=("$name")

@@ -34,6 +34,9 @@ static void range_text(const struct tp_config_key *k, char *buf, size_t len)
 	case TP_CFG_PATH:
 		snprintf(buf, len, "absolute, at most %zu bytes", k->size - 1);
 		break;
+	case TP_CFG_HOSTS:
+		snprintf(buf, len, "a list, at most %zu bytes", k->size - 1);
+		break;
 	case TP_CFG_SERVER:
 		snprintf(buf, len, "one line");
 		break;
@@ -184,6 +187,7 @@ static void print_value(const struct tp_config *cfg, const struct tp_config_key 
 	switch (k->type) {
 	case TP_CFG_STRING:
 	case TP_CFG_PATH:
+	case TP_CFG_HOSTS:
 		printf("%s = %s\n", k->key, field);
 		break;
 	case TP_CFG_SERVER:

@@ -98,6 +98,8 @@ export TESSERA_CONFIG=$CONF
 start_daemon() { # NAME PROGRAM ARGS...
 	local name=$1 prog=$2
 	shift 2
+	# the daemons refuse a log that group or others can read
+	(umask 077 && touch "$D/$name.log")
 	"$BIN/$prog" "$@" -p "$D/$name.pid" >>"$D/$name.log" 2>&1 &
 	disown $!
 }

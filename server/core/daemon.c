@@ -29,13 +29,27 @@
 #include "daemon_int.h"
 #include "session.h"
 
-#define SRV_TICK_S 0.05
 #define SRV_TRIM_ABOVE (32u << 20) /* debt after which freed memory is returned */
 
 /* ------------------------------------------------------------ requests */
 
+/* Check a session's frame (its tag, in the session's mode; its sequence
+ * number new) and decrypt its body and data in place (the receive
+ * buffer's): 0, -EBADMSG or -EALREADY. */
+static int open_frame(struct srv_session *ses, const struct tp_frame *f)
+{
+	struct tp_session s = { .id = ses->ident.session, .mode = ses->mode };
+	int rc;
+
+	memcpy(s.key, ses->ident.key, TP_KEY_SIZE);
+	rc = tp_frame_open(f, NULL, 0, &s, &ses->rx);
+	sodium_memzero(s.key, sizeof(s.key));
+	return rc;
+}
+
 /* Who sent the frame: a session's frames are answered at the session's
- * address (never at one the frame claims), once their MAC is right. A
+ * address (never at one the frame claims), once their seal is right and
+ * their sequence number new. A
  * frame that cannot be checked (cut, malformed; rc) is answered only when
  * it names a session: its owner, and nobody else, hears of it. Frames
  * outside a session are dealt with here (AUTH answered, others dropped):
@@ -62,8 +76,18 @@ static int reply_unless_session(struct srv *srv, struct srv_req *req, int rc)
 		return 1;
 	}
 	ses = srv_session_find(srv->sessions, req->frame.hdr.session);
-	if (!ses || (!rc && tp_frame_verify(&req->frame, ses->ident.key))) {
-		srv_unauthenticated(srv, ses ? "bad MAC" : "unknown session");
+	if (!ses) {
+		srv_unauthenticated(srv, "unknown session");
+		return 1;
+	}
+	if (!rc && (rc = open_frame(ses, &req->frame))) {
+		srv_unauthenticated(srv, rc == -EALREADY ? "replayed or too old" : "bad seal");
+		return 1;
+	}
+	/* Connected transport: a session lives on the connection that opened
+	 * it; another connection must authenticate afresh. */
+	if (req->src != TNET_PEER_UNKNOWN && req->src != ses->peer) {
+		srv_unauthenticated(srv, "a session's frame on another connection");
 		return 1;
 	}
 	ses->last_used = tp_mono_s();
@@ -119,7 +143,8 @@ static int refuse_frame(struct srv *srv, struct srv_req *req, int rc, const char
  * ev->rbuf->data (ev->status: -EMSGSIZE when the transport truncated it). */
 static void handle_frame(struct srv *srv, const struct tnet_event *ev)
 {
-	struct srv_req req = { .srv = srv, .rbuf = srv->net ? ev->rbuf : NULL };
+	struct srv_req req = { .srv = srv, .rbuf = srv->net ? ev->rbuf : NULL,
+			       .src = srv->net ? ev->peer : TNET_PEER_UNKNOWN };
 	srv_handler handler = NULL;
 	char err[256];
 	int rc;
@@ -172,6 +197,8 @@ static void drain(struct srv *srv)
 		}
 		if (srv->waiting)
 			srv_pump_all(srv);
+		else
+			srv->eagain = 0; /* nothing left to retry */
 	} while (n > 0);
 	srv_parked_reap(srv);
 	if (n < 0)
@@ -348,12 +375,16 @@ static struct srv *srv_alloc(const struct srv_opts *opts, const struct srv_role 
 	else
 		snprintf(srv->target, sizeof(srv->target), "%s:%u", role->name, role->index);
 	srv->local_ident.ngids = 1; /* uid 0, gid 0 */
-	if (srv_sessions_create(SRV_SESSIONS, SRV_SESSIONS_PER_UID, SRV_SESSION_IDLE_S,
-				&srv->sessions)) {
+	if (opts->cfg->measure_seal_off)
+		srv_warn(srv, "measure_seal_off = 1: clients that also say so get sessions whose "
+			 "raw data is not sealed (for measurement only)");
+	if (srv_sessions_create(opts->cfg->sessions_max, opts->cfg->sessions_per_uid,
+				opts->cfg->session_idle_s, &srv->sessions)) {
 		free(srv);
 		return NULL;
 	}
 	randombytes_buf(&srv->boot, sizeof(srv->boot));
+	srv_admins_load(srv);
 	return srv;
 }
 

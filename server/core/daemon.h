@@ -38,6 +38,11 @@ struct srv_ident {
 	uint32_t uid, gid;
 	uint32_t ngids;            /* gids[0] == gid, then supplementary groups */
 	uint32_t gids[SRV_MAX_GROUPS];
+	/* uid 0 whose credential was encoded on a host not in admin_hosts:
+	 * it may act for other users (a body's Cred, as the FUSE mount does),
+	 * but never as uid 0 itself (squash_uid) and never as admin. */
+	uint32_t foreign_root;
+	uint8_t origin4[4];        /* the encoding host (munged's word) */
 };
 
 struct srv_req {
@@ -45,6 +50,8 @@ struct srv_req {
 	struct tp_frame frame;     /* pointers into the receive buffer (a
 				    * parked copy: into its own copy) */
 	uint64_t peer;             /* where the reply goes: the session's address */
+	uint64_t src;              /* the connection the frame came on, when the
+				    * transport says (TNET_PEER_UNKNOWN: rxm) */
 	struct srv_ident ident;    /* who asked */
 	ProtobufCMessage *msg;     /* decoded body (the opcode's request) */
 	int replied;
@@ -108,10 +115,8 @@ struct srv_limits {
 #define SRV_TOTAL_ENTRIES  16384
 #define SRV_PEER_POSTED    32
 #define SRV_TOTAL_POSTED   512
-/* Sessions (session.h): open at once, of one uid, idle life. */
-#define SRV_SESSIONS         16384
-#define SRV_SESSIONS_PER_UID 4096
-#define SRV_SESSION_IDLE_S   3600
+/* Sessions (session.h): the config's sessions_max, sessions_per_uid and
+ * session_idle_s. */
 
 /* How much a daemon logs: a line is written when its level is at most
  * the threshold. The default threshold is SRV_LOG_INFO; -v makes it
@@ -143,6 +148,11 @@ struct srv_opts {
 	 * then); not kept. */
 	const struct srv_log_opts *log;
 };
+
+/* The daemon runs as the config's daemon_uid, or refuses to start (0 or
+ * -EPERM, err naming the key and both uids): clients restrict their
+ * credentials to that uid, so under another uid it could not read one. */
+int srv_check_daemon_uid(const struct tp_config *cfg, char *err, size_t errlen);
 
 int srv_create(const struct srv_opts *opts, const struct srv_role *role,
 	       struct srv **out, char *err, size_t errlen);
@@ -262,5 +272,30 @@ enum srv_cmdline_result srv_parse_cmdline(int argc, char **argv, const char *pro
 /* The exit status for a result other than SRV_CMDLINE_RUN: 0 or 2. */
 int srv_cmdline_exit_status(enum srv_cmdline_result r);
 int srv_write_pidfile(const char *path);
+
+/* Closed disks and stores that know whose they are (daemon_store.c).
+ *
+ * srv_store_claim, called by each daemon before it opens its directory:
+ * sets the umask to 077 (what the daemon makes is its user's alone), makes
+ * DIR 0700 if it is missing, and refuses (-EACCES) a DIR that group or
+ * others can enter, or a log on stderr (a regular file) they can read.
+ * Then DIR/owner, written once at the first start (atomically, synced),
+ * names the file system (the config's fs_id), the daemon's kind and its
+ * index; a directory whose record names another daemon, another kind or
+ * another file system is refused (-EEXIST) with a message that says whose
+ * it is. A directory without the record but with a store of this kind
+ * (made by an older version) is adopted: the record is written and
+ * *notice says so (free it; NULL when there is nothing to log). *how says
+ * whether DIR was made now (so the caller's store knows it is new, not a
+ * lost disk). */
+enum srv_store_kind { SRV_STORE_METADATA, SRV_STORE_STORAGE };
+enum srv_store_dir { SRV_STORE_DIR_EXISTED, SRV_STORE_DIR_MADE };
+struct srv_store_owner {
+	enum srv_store_kind kind;
+	uint32_t index;
+	const char *fs_id;         /* the config's; "" when it names none */
+};
+int srv_store_claim(const char *dir, const struct srv_store_owner *me, enum srv_store_dir *how,
+		    char **notice, char *err, size_t errlen);
 
 #endif /* TESSERA_DAEMON_H */

@@ -27,6 +27,16 @@
 #include "tp_clock.h" /* deadlines, session ages: tp_mono_s() */
 
 #define SRV_PEER_BUCKETS 1024 /* power of 2 */
+#define SRV_TICK_S 0.05
+/* A reply that meets -EAGAIN (its peer's connection is being set up, or
+ * the provider's queue is full) is retried at once for SRV_STALL_SPIN_S,
+ * then once a tick; a peer whose replies have made no progress for
+ * SRV_REACH_S is unreachable (an AUTH naming an address that does not
+ * answer): its replies, parked requests and sessions are dropped and its
+ * address forgotten. A client's own connection carries its replies, so a
+ * live client never waits on the daemon connecting out. */
+#define SRV_STALL_SPIN_S 0.01
+#define SRV_REACH_S      2.0
 
 /* An outgoing reply. */
 struct srv_tx {
@@ -77,13 +87,31 @@ struct srv_peer {
 	unsigned entries;               /* waiting + posted + parked */
 	size_t bytes;                   /* their cost */
 	int warned;                     /* a drop was logged this episode */
+	double stalled_since;           /* a send met -EAGAIN then (0: moving) */
+	double retry_at;                /* stalled past the spin: next try */
+	int forget_after_send;          /* unreachable: forget the address once
+					 * no send of it is in the provider */
+	int forgotten;                  /* its address is gone (tnet_forget) */
 };
 
 struct srv_counters {
 	uint64_t replies_expired, requests_refused, requests_dropped;
 	uint64_t peers_closed, parked_expired, parked_gone;
+	uint64_t peers_unreachable;     /* given up on (SRV_REACH_S) */
 	uint64_t unauthenticated;       /* frames dropped: no session, bad MAC */
 	uint64_t data_kept, data_copied; /* parked requests' data (srv_park_sized) */
+};
+
+/* Where uid 0 is root of the file system (admin_hosts, daemon_auth.c). */
+#define SRV_ADMIN_MAX  256              /* IPv4 addresses kept */
+#define SRV_SQUASH_LOGGED 64            /* hosts whose squashed root was logged */
+struct srv_admins {
+	uint32_t addr[SRV_ADMIN_MAX];   /* IPv4, network byte order */
+	unsigned n;
+	int loopback;                   /* any 127/8 origin counts (a daemon
+					 * host of the config is loopback) */
+	uint32_t logged[SRV_SQUASH_LOGGED];
+	unsigned n_logged;
 };
 
 struct srv {
@@ -111,7 +139,8 @@ struct srv {
 	size_t bytes, parked_bytes;
 	struct srv_txlist abandoned;    /* contexts the provider may still hold */
 	struct srv_parked *retired;     /* parked requests done, freed by reap */
-	int eagain;                     /* a send met -EAGAIN: poll and retry */
+	int eagain;                     /* a send met -EAGAIN within its spin
+					 * window: poll and retry at once */
 	size_t peak_bytes;              /* highest debt since memory was trimmed */
 	struct srv_counters count;
 	struct srv_sessions *sessions;
@@ -120,6 +149,7 @@ struct srv {
 	double sessions_expired_at;     /* last expiry scan */
 	double unauth_logged_at;        /* last "dropped unauthenticated" line */
 	uint64_t unauth_logged;         /* the counter then */
+	struct srv_admins admins;       /* srv_admins_load */
 	/* In-process (srv_create_local): no endpoint or loop (net and loop
 	 * are NULL); a reply leaves through sink as soon as it is sent, and
 	 * a frame comes from local_peer. */
@@ -128,6 +158,11 @@ struct srv {
 	uint64_t local_peer;
 	struct srv_ident local_ident;
 };
+
+/* daemon_auth.c: resolve admin_hosts (by default the config's daemon
+ * hosts) into srv->admins; a name that does not resolve is logged and
+ * left out (fail closed). */
+void srv_admins_load(struct srv *srv);
 
 /* daemon_peer.c: peer records, budgets and admission (handle_frame). */
 struct srv_peer *srv_peer_find(struct srv *srv, uint64_t addr);

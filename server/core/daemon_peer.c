@@ -21,7 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "daemon_int.h"
+#include "session.h"
 
 /* ------------------------------------------------------------ lists */
 
@@ -142,9 +145,27 @@ static void tx_free(struct srv_tx *tx)
 	free(tx);
 }
 
+/* A send to p met -EAGAIN: retried at once for a short while (a new
+ * connection's set-up), then once a tick; peer_expire gives up on p after
+ * SRV_REACH_S. Retrying at once for good would spin the loop: rxm answers
+ * -EAGAIN for as long as it cannot connect, and connects anew on each try. */
+static void peer_stalled(struct srv *srv, struct srv_peer *p)
+{
+	double now = tp_mono_s();
+
+	if (!p->stalled_since)
+		p->stalled_since = now;
+	if (now - p->stalled_since < SRV_STALL_SPIN_S)
+		srv->eagain = 1;
+	else
+		p->retry_at = now + SRV_TICK_S;
+}
+
 /* Hand waiting replies to the provider, within the posting limits. */
 static void peer_pump(struct srv *srv, struct srv_peer *p)
 {
+	if (p->stalled_since && p->retry_at && tp_mono_s() < p->retry_at)
+		return; /* stalled: the tick tries again */
 	while (p->waiting.head && p->posted.n < srv->lim.peer_posted &&
 	       srv->posted < srv->lim.total_posted) {
 		struct srv_tx *tx = p->waiting.head;
@@ -165,9 +186,10 @@ static void peer_pump(struct srv *srv, struct srv_peer *p)
 		if (rc == -ENOSYS) /* (no tagged messages: the client copes) */
 			rc = tnet_send(srv->net, p->addr, iov, tx->data_len ? 2 : 1, &tx->ctx);
 		if (rc == -EAGAIN) {
-			srv->eagain = 1;
+			peer_stalled(srv, p);
 			return;
 		}
+		p->stalled_since = p->retry_at = 0;
 		txlist_remove(&p->waiting, tx);
 		srv->waiting--;
 		if (rc) {
@@ -185,8 +207,9 @@ void srv_pump_all(struct srv *srv)
 {
 	struct srv_peer *p, *next;
 
+	/* Each peer is tried: one that cannot be reached stalls only itself. */
 	srv->eagain = 0;
-	for (p = srv->peers; p && !srv->eagain; p = next) {
+	for (p = srv->peers; p; p = next) {
 		next = p->next;
 		if (p->waiting.head) {
 			peer_pump(srv, p);
@@ -242,6 +265,39 @@ static void peer_gone(struct srv *srv, struct srv_peer *p, enum peer_loss how)
 	}
 }
 
+/* Forget p's address: the provider closes its connection, and its
+ * sessions, which name that address, go with it (the address may be given
+ * to another peer later). Only once, and only with no send of p's in the
+ * provider: fi_av_remove under a pending send is where libfabric crashed
+ * (as in the metadata daemon's purger), and a second remove of an address
+ * is a use after free. */
+static void peer_forget(struct srv *srv, struct srv_peer *p)
+{
+	p->forget_after_send = 0;
+	if (p->forgotten || !srv->net)
+		return;
+	p->forgotten = 1;
+	srv_sessions_drop_peer(srv->sessions, p->addr);
+	tnet_forget(srv->net, p->addr);
+}
+
+/* p has taken no reply for SRV_REACH_S (its address does not answer):
+ * drop what it is owed and its sessions, and forget its address once no
+ * send of its is in the provider. */
+static void peer_unreachable(struct srv *srv, struct srv_peer *p)
+{
+	srv_warn(srv, "a peer's address has not answered within %.0f s: dropping its %u "
+		"replies and its sessions", SRV_REACH_S, p->entries);
+	srv->count.peers_unreachable++;
+	p->stalled_since = p->retry_at = 0;
+	srv_sessions_drop_peer(srv->sessions, p->addr); /* no new requests meanwhile */
+	peer_gone(srv, p, PEER_UNREACHABLE);
+	if (p->posted.n)
+		p->forget_after_send = 1;
+	else
+		peer_forget(srv, p);
+}
+
 void srv_tx_done(struct srv *srv, const struct tnet_event *ev)
 {
 	struct srv_tx *tx = ev->user;
@@ -259,10 +315,42 @@ void srv_tx_done(struct srv *srv, const struct tnet_event *ev)
 	if (ev->status) {
 		srv_warn(srv, "a reply could not be delivered: %s", strerror(-ev->status));
 		peer_gone(srv, p, PEER_UNREACHABLE);
-	} else {
+	} else if (!p->forget_after_send) {
 		peer_pump(srv, p);
 	}
+	if (p->forget_after_send && !p->posted.n)
+		peer_forget(srv, p);
 	srv_peer_release_if_idle(srv, p);
+}
+
+/* Seal a reply for its session, with the session's next number in the
+ * reply direction (the client checks its replies came from the session,
+ * once each): in the session's mode, but AUTH's reply, INTEGRITY, which
+ * says the mode. An AUTH refused before it had a session is sealed under
+ * the key it proposed, number 0 (that key serves no other frame).
+ * -ENOTCONN when the session is gone. In-process daemons (no network)
+ * have no sessions and seal nothing. */
+static int seal_reply(struct srv *srv, const struct srv_req *req, struct srv_tx *tx)
+{
+	struct tp_session ses = { .id = req->ident.session, .mode = TP_SEAL_INTEGRITY };
+	struct srv_session *s = NULL;
+	struct iovec data = { tx->data, tx->data_len };
+	uint64_t seq = 0;
+
+	if (!srv->net)
+		return 0;
+	if (req->ident.session) {
+		s = srv_session_find(srv->sessions, req->ident.session);
+		if (!s)
+			return -ENOTCONN;
+		seq = s->tx_seq++;
+		if (req->frame.hdr.opcode != TP_OP_AUTH)
+			ses.mode = s->mode;
+	}
+	memcpy(ses.key, req->ident.key, TP_KEY_SIZE);
+	tp_frame_seal(tx->head, tx->head_len, &data, tx->data_len ? 1 : 0, &ses, seq);
+	sodium_memzero(ses.key, sizeof(ses.key));
+	return 0;
 }
 
 static int srv_send(struct srv_req *req, int32_t status, const ProtobufCMessage *msg,
@@ -305,11 +393,13 @@ static int srv_send(struct srv_req *req, int32_t status, const ProtobufCMessage 
 	tx->tagged = status == 0 && req->reply_tagged;
 	tx->tag = hdr.reqid;
 	tx->head_len = (size_t)tp_frame_build(tx->head, TP_HDR_SIZE + body, &hdr, NULL, 0, msg);
-	if (srv->net) { /* the client checks its replies came from this session */
-		struct tp_session ses = { .id = req->ident.session };
-
-		memcpy(ses.key, req->ident.key, TP_KEY_SIZE);
-		tp_frame_seal(tx->head, tx->head_len, &ses);
+	if (seal_reply(srv, req, tx)) {
+		/* the session is gone (evicted, idle): nobody can check a reply
+		 * under its numbers any more; the client's probe finds out */
+		tx_free(tx);
+		srv_debug(srv, "reply to request %llu dropped: its session is gone",
+			  (unsigned long long)hdr.reqid);
+		goto out;
 	}
 	tx->cost = sizeof(*tx) + tx->head_len + data_len;
 	tx->deadline = tp_mono_s() + srv->timeout_s;
@@ -513,8 +603,16 @@ static void peer_expire(struct srv *srv, struct srv_peer *p, double now)
 			"closing its connection", p->posted.n + p->waiting.n, p->bytes,
 			srv->timeout_s);
 		srv->count.peers_closed++;
-		tnet_forget(srv->net, p->addr);
+		if (!p->forgotten) {
+			p->forgotten = 1;
+			srv_sessions_drop_peer(srv->sessions, p->addr);
+			tnet_forget(srv->net, p->addr);
+		}
 		peer_gone(srv, p, PEER_CLOSED);
+		return;
+	}
+	if (p->stalled_since && now - p->stalled_since > SRV_REACH_S) {
+		peer_unreachable(srv, p);
 		return;
 	}
 	for (tx = p->waiting.head; tx; tx = next) {

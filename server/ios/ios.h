@@ -77,6 +77,7 @@ struct ios_part {
 	uint64_t total;            /* bytes the pieces move */
 	uint64_t key;              /* counter */
 	enum ios_counter_op counter_op;
+	struct ios_counter_owner counter_who; /* its uid and share */
 	int64_t value;
 	/* arguments and results: size is the truncate's size, a read's
 	 * object size, a contiguous write's size before it, GETSIZE's size */

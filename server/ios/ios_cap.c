@@ -7,7 +7,8 @@
  *     between the daemons (else EKEYEXPIRED: the client renews it),
  *   - it names every object the request touches (admin capabilities name
  *     all), and
- *   - it holds a right the opcode needs (its row of TP_OPCODES, tproto.h).
+ *   - it holds a right the opcode needs (its row of TP_OPCODES, tproto.h;
+ *     an exclusive LOCK_ACQUIRE needs WRITE, which its body says).
  * The answer names the opcode, the object and this daemon.
  *
  * Verified capabilities are remembered (IOS_CAP_CACHE of them, direct
@@ -102,6 +103,19 @@ static const ProtobufCFieldDescriptor *field(const ProtobufCMessage *msg, const 
 	return f;
 }
 
+/* What the body adds to the row's right: an exclusive lock keeps others
+ * out of the bytes (and made the owner's own lock wait), so it changes
+ * state and needs WRITE; a shared one keeps the row's read-or-write. A
+ * mode that is neither is judged as exclusive (ios_lock.c refuses it
+ * anyway). */
+static uint32_t body_rights(unsigned op, const ProtobufCMessage *msg, uint32_t rights)
+{
+	if (op == TP_OP_LOCK_ACQUIRE && msg->descriptor == &tessera__lock_acquire_request__descriptor &&
+	    ((const Tessera__LockAcquireRequest *)msg)->mode != TESSERA__LOCK_MODE__LOCK_READ)
+		return TP_CAP_WRITE;
+	return rights;
+}
+
 /* The right comes from the opcode's row of TP_OPCODES; the capability and
  * the objects from the request's fields `cap` and `handle` or `handles`
  * (tproto.h, enum tp_right). Anything else is refused, never waved
@@ -122,6 +136,7 @@ int ios_cap_need(unsigned op, const ProtobufCMessage *msg, struct ios_cap_need *
 	    f->descriptor != &tessera__capability__descriptor)
 		return -EPROTO;
 	n->cap = *(const Tessera__Capability *const *)(base + f->offset);
+	n->rights = body_rights(op, msg, n->rights);
 	if (!tp_right_names_objects(right))
 		return 1;
 	if ((f = field(msg, "handle", PROTOBUF_C_TYPE_UINT64, 0))) {
@@ -204,11 +219,13 @@ int ios_refuse_by_cap(struct ios *ios, struct srv_req *req)
 	if (!(n.cap->rights & n.rights))
 		return srv_reply_error(req, -EACCES, "%s of %s on storage daemon %u: permission"
 				       " denied: the capability (file %016" PRIx64 ") grants %s%s%s%s%s"
-				       "but not this", what, obj, ios->index, n.cap->file,
+				       "but not this%s", what, obj, ios->index, n.cap->file,
 				       n.cap->rights & TP_CAP_READ ? "read " : "",
 				       n.cap->rights & TP_CAP_WRITE ? "write " : "",
 				       n.cap->rights & TP_CAP_STAT ? "stat " : "",
 				       n.cap->rights & TP_CAP_REMOVE ? "remove " : "",
-				       n.cap->rights & TP_CAP_ADMIN ? "admin " : ""), -EACCES;
+				       n.cap->rights & TP_CAP_ADMIN ? "admin " : "",
+				       n.rights == TP_CAP_WRITE ? " (it needs write: open the file"
+				       " for writing)" : ""), -EACCES;
 	return 0;
 }

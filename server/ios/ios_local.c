@@ -16,11 +16,16 @@
  * (SO_PEERCRED: the kernel's word) must be the session's, or 0.
  *
  * Bounds: at most IOS_LOCAL_PENDING tokens wait, each at most
- * IOS_LOCAL_TTL_MS (a LOCAL_OPEN that finds the table full of live ones is
- * refused with EBUSY); at most IOS_LOCAL_CONNS connections are served at
+ * IOS_LOCAL_TTL_MS, and at most local_tokens_per_uid of one uid (more is
+ * refused with EDQUOT); a LOCAL_OPEN that finds the table full of live
+ * ones takes the oldest of the uid holding the most, unless that is its
+ * own uid (then EBUSY). At most IOS_LOCAL_CONNS connections are served at
  * once, each for at most IOS_LOCAL_CONN_MS, reading exactly TP_LOCAL_TOKEN
- * bytes; one more is closed at once. The loop thread fills the table, the
- * socket thread empties it, under one mutex.
+ * bytes, and at most local_conns_per_uid of one uid (SO_PEERCRED); one
+ * more of that uid is closed at once, and when all are taken the oldest
+ * of the uid holding the most makes room for another uid's. Root (uid 0)
+ * has no per-uid share. The loop thread fills the table, the socket
+ * thread empties it, under one mutex.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -54,6 +59,8 @@ struct local_pending {
 
 struct local_conn {
 	int fd;                    /* -1: free */
+	uint32_t uid;              /* the connecting process's (SO_PEERCRED) */
+	uint64_t since_ns;
 	size_t got;
 	uint8_t token[TP_LOCAL_TOKEN];
 	uint64_t deadline_ns;
@@ -67,6 +74,7 @@ struct ios_local {
 	struct local_pending pend[IOS_LOCAL_PENDING];
 	struct local_conn conns[IOS_LOCAL_CONNS];
 	char name[80];             /* the abstract socket's, without its NUL */
+	uint32_t tokens_per_uid, conns_per_uid; /* the config's */
 	uint64_t handed, refused;
 };
 
@@ -154,22 +162,106 @@ static void answer(struct ios_local *lc, struct local_conn *c)
 	conn_close(c);
 }
 
+/* A table seen as entries with an owner uid and an age. */
+struct hog_view {
+	uint32_t (*uid_of)(const void *tab, size_t i);
+	uint64_t (*age_of)(const void *tab, size_t i); /* smaller: older */
+	int (*used)(const void *tab, size_t i);
+};
+
+static size_t count_uid(const void *tab, size_t n, const struct hog_view *v, uint32_t uid)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (v->used(tab, i) && v->uid_of(tab, i) == uid)
+			k++;
+	return k;
+}
+
+/* Of n entries, the oldest of the uid holding the most, if that uid is
+ * not `uid` and holds more than it: its index, or -1. */
+static long hog_victim(const void *tab, size_t n, const struct hog_view *v, uint32_t uid)
+{
+	size_t best_n = count_uid(tab, n, v, uid);
+	long victim = -1;
+	uint32_t hog = uid;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t k;
+
+		if (!v->used(tab, i) || v->uid_of(tab, i) == hog)
+			continue;
+		k = count_uid(tab, n, v, v->uid_of(tab, i));
+		if (k > best_n) {
+			best_n = k;
+			hog = v->uid_of(tab, i);
+		}
+	}
+	if (hog == uid)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (v->used(tab, i) && v->uid_of(tab, i) == hog &&
+		    (victim < 0 || v->age_of(tab, i) < v->age_of(tab, (size_t)victim)))
+			victim = (long)i;
+	return victim;
+}
+
+static uint32_t conn_uid(const void *tab, size_t i)
+{
+	return ((const struct local_conn *)tab)[i].uid;
+}
+
+static uint64_t conn_age(const void *tab, size_t i)
+{
+	return ((const struct local_conn *)tab)[i].since_ns;
+}
+
+static int conn_used(const void *tab, size_t i)
+{
+	return ((const struct local_conn *)tab)[i].fd >= 0;
+}
+
+static const struct hog_view conn_view = { conn_uid, conn_age, conn_used };
+
+/* A free slot for a connection of uid: NULL when uid holds its share, or
+ * every slot is taken and no other uid holds more (the client falls back
+ * to reading through the daemon). */
+static struct local_conn *conn_slot(struct ios_local *lc, uint32_t uid)
+{
+	long victim;
+
+	if (uid != 0 && count_uid(lc->conns, IOS_LOCAL_CONNS, &conn_view, uid) >=
+	    lc->conns_per_uid)
+		return NULL;
+	for (size_t i = 0; i < IOS_LOCAL_CONNS; i++)
+		if (lc->conns[i].fd < 0)
+			return &lc->conns[i];
+	victim = hog_victim(lc->conns, IOS_LOCAL_CONNS, &conn_view, uid);
+	if (victim < 0)
+		return NULL;
+	conn_close(&lc->conns[victim]);
+	return &lc->conns[victim];
+}
+
 static void accept_all(struct ios_local *lc, uint64_t now)
 {
 	for (;;) {
 		int fd = accept4(lc->lsock, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		struct local_conn *slot = NULL;
+		struct local_conn *slot;
+		struct ucred cred;
+		socklen_t clen = sizeof(cred);
 
 		if (fd < 0)
 			return; /* EAGAIN, or a connection that went away */
-		for (size_t i = 0; i < IOS_LOCAL_CONNS && !slot; i++)
-			if (lc->conns[i].fd < 0)
-				slot = &lc->conns[i];
-		if (!slot) { /* full: the client falls back to the daemon */
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) ||
+		    !(slot = conn_slot(lc, (uint32_t)cred.uid))) {
 			close(fd);
 			continue;
 		}
 		slot->fd = fd;
+		slot->uid = (uint32_t)cred.uid;
+		slot->since_ns = now;
 		slot->got = 0;
 		slot->deadline_ns = now + IOS_LOCAL_CONN_MS * 1000000ull;
 	}
@@ -240,6 +332,8 @@ int ios_local_start(struct ios *ios, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	lc->lsock = lc->wake[0] = lc->wake[1] = -1;
+	lc->tokens_per_uid = ios->cfg->local_tokens_per_uid;
+	lc->conns_per_uid = ios->cfg->local_conns_per_uid;
 	for (size_t i = 0; i < IOS_LOCAL_PENDING; i++)
 		lc->pend[i].fd = lc->pend[i].sums = -1;
 	for (size_t i = 0; i < IOS_LOCAL_CONNS; i++)
@@ -298,25 +392,61 @@ void ios_local_stop(struct ios *ios)
 	ios->local = NULL;
 }
 
-/* Keep fd and sums under a fresh token for `uid`: 0, or -EBUSY when every
- * entry holds a live token. */
+static uint32_t pend_uid(const void *tab, size_t i)
+{
+	return ((const struct local_pending *)tab)[i].uid;
+}
+
+static uint64_t pend_age(const void *tab, size_t i)
+{
+	return ((const struct local_pending *)tab)[i].expires_ns;
+}
+
+static int pend_used(const void *tab, size_t i)
+{
+	return ((const struct local_pending *)tab)[i].fd >= 0;
+}
+
+static const struct hog_view pend_view = { pend_uid, pend_age, pend_used };
+
+/* A free entry for a token of uid (under mu, expired ones dropped):
+ * NULL with -EDQUOT when uid holds its share, -EBUSY when every entry
+ * holds a live token and no other uid holds more. */
+static struct local_pending *pending_slot(struct ios_local *lc, uint32_t uid, int *rc)
+{
+	long victim;
+
+	*rc = -EDQUOT;
+	if (uid != 0 && count_uid(lc->pend, IOS_LOCAL_PENDING, &pend_view, uid) >=
+	    lc->tokens_per_uid)
+		return NULL;
+	for (size_t i = 0; i < IOS_LOCAL_PENDING; i++)
+		if (lc->pend[i].fd < 0)
+			return &lc->pend[i];
+	*rc = -EBUSY;
+	victim = hog_victim(lc->pend, IOS_LOCAL_PENDING, &pend_view, uid);
+	if (victim < 0)
+		return NULL;
+	pending_drop(&lc->pend[victim]);
+	return &lc->pend[victim];
+}
+
+/* Keep fd and sums under a fresh token for `uid`: 0, or pending_slot's
+ * -EDQUOT or -EBUSY. */
 static int pending_put(struct ios_local *lc, int fd, int sums, uint32_t uid,
 		       uint8_t token[TP_LOCAL_TOKEN])
 {
 	uint64_t now = tp_mono_ns();
-	struct local_pending *slot = NULL;
+	struct local_pending *slot;
+	int rc = 0;
 
 	if (getrandom(token, TP_LOCAL_TOKEN, 0) != TP_LOCAL_TOKEN)
 		return -errno;
 	pthread_mutex_lock(&lc->mu);
-	for (size_t i = 0; i < IOS_LOCAL_PENDING && !slot; i++) {
-		struct local_pending *p = &lc->pend[i];
-
-		if (p->fd >= 0 && p->expires_ns < now)
-			pending_drop(p);
-		if (p->fd < 0)
-			slot = p;
-	}
+	for (size_t i = 0; i < IOS_LOCAL_PENDING; i++)
+		if (lc->pend[i].fd >= 0 && lc->pend[i].expires_ns < now)
+			pending_drop(&lc->pend[i]);
+	slot = pending_slot(lc, uid, &rc);
 	if (slot) {
 		memcpy(slot->token, token, TP_LOCAL_TOKEN);
 		slot->fd = fd;
@@ -325,7 +455,7 @@ static int pending_put(struct ios_local *lc, int fd, int sums, uint32_t uid,
 		slot->expires_ns = now + IOS_LOCAL_TTL_MS * 1000000ull;
 	}
 	pthread_mutex_unlock(&lc->mu);
-	return slot ? 0 : -EBUSY;
+	return slot ? 0 : rc;
 }
 
 void ios_do_local_open(struct ios *ios, struct srv_req *req)
@@ -356,9 +486,15 @@ void ios_do_local_open(struct ios *ios, struct srv_req *req)
 		close(fd);
 		if (sums >= 0)
 			close(sums);
-		srv_reply_error(req, rc, "local open of object %016" PRIx64 " on storage daemon %u:"
-				" %d local opens wait for their clients already", m->handle,
-				ios->index, IOS_LOCAL_PENDING);
+		if (rc == -EDQUOT)
+			srv_reply_error(req, rc, "local open of object %016" PRIx64 " on storage "
+					"daemon %u: uid %u has %u local-read tokens waiting, the "
+					"per-user limit (local_tokens_per_uid)", m->handle, ios->index,
+					req->ident.uid, ios->local->tokens_per_uid);
+		else
+			srv_reply_error(req, rc, "local open of object %016" PRIx64 " on storage "
+					"daemon %u: %d local opens wait for their clients already",
+					m->handle, ios->index, IOS_LOCAL_PENDING);
 		return;
 	}
 	rep.token.data = token;

@@ -6,9 +6,15 @@
  * A blocking acquire that cannot finish at once is parked (daemon.h) and
  * answered when a release lets it finish, or with "waiting, ask again"
  * when its long poll runs out, so no client waits on one message longer
- * than its timeout. Locks belong to a session; a session that sends
- * nothing for lease_ms (client killed, network gone) loses them, and the
- * requests waiting behind them go on.
+ * than its timeout. Locks belong to a lock session, whose owner is
+ * (the authenticated uid of the daemon session that opened it, the
+ * client's random 64-bit id): a message naming an id another uid holds is
+ * refused, and the id is never logged nor put in an answer (knowing it
+ * is not enough, but it is the client's to keep). A lock session that
+ * sends nothing for lease_ms (client killed, network gone) loses its
+ * locks, and the requests waiting behind them go on; one with a parked
+ * acquire is alive (its client is waiting on us), and its lease runs
+ * again from the end of the wait.
  *
  * Ownership: a wait record (struct lk_wait) exists while a lock request's
  * blocking call is parked; it is the parked request's expiry argument and
@@ -29,6 +35,7 @@
 #include <time.h>
 
 #include "ios.h"
+#include "ios_quota.h"
 #include "tdl.h"
 #include "tlk.h"
 #include "tp_clock.h"
@@ -53,6 +60,7 @@ _Static_assert((int)TLK_GRANTED == (int)TESSERA__LOCK_STATE__LOCK_GRANTED &&
 /* A lock request whose regions are still arriving (more = true). */
 struct lk_pending {
 	struct ios_locks *lk;
+	uint32_t uid;                /* whose (its share: ios_quota.h) */
 	uint64_t id;                 /* LK_PENDING_BIT | n */
 	uint64_t handle;
 	uint32_t mode;
@@ -62,7 +70,9 @@ struct lk_pending {
 };
 
 struct lk_session {
-	uint64_t id;
+	uint64_t id;                 /* the client's; never logged */
+	uint32_t uid;                /* of the daemon session that opened it */
+	uint32_t parked;             /* its acquires parked (lk_wait) now */
 	double expires;              /* monotonic seconds */
 	struct lk_pending *pending;
 	struct lk_session *hnext;    /* hash chain */
@@ -71,6 +81,7 @@ struct lk_session {
 /* A parked blocking acquire. */
 struct lk_wait {
 	struct ios_locks *lk;
+	struct lk_session *session;  /* the lock's owner: alive while parked */
 	uint64_t lock_id;
 	struct srv_req *req;         /* the parked request */
 	struct lk_wait *prev, *next;
@@ -88,6 +99,7 @@ struct ios_locks {
 	size_t npending;
 	size_t pending_ranges;       /* capacity of all pending descriptions */
 	uint64_t granted, released, expired_sessions; /* counters */
+	struct ios_lockq *quota;     /* each uid's share of the table (ios_quota.h) */
 };
 
 int ios_locks_create(struct ios *ios, uint32_t lease_ms, struct ios_locks **out, char *err,
@@ -116,6 +128,20 @@ int ios_locks_create(struct ios *ios, uint32_t lease_ms, struct ios_locks **out,
 			free(lk);
 			return -EIO;
 		}
+	struct ios_lockq_limits ql = { UINT32_MAX, UINT64_MAX, UINT32_MAX, UINT64_MAX };
+
+	if (ios->cfg) /* a uid's share of the pending ranges is that of the descriptions */
+		ql = (struct ios_lockq_limits){ ios->cfg->lock_requests_per_uid,
+						ios->cfg->lock_bytes_per_uid,
+						ios->cfg->lock_pending_per_uid,
+						(uint64_t)LK_MAX_PENDING_RANGES *
+						ios->cfg->lock_pending_per_uid / LK_MAX_PENDING };
+	if ((rc = ios_lockq_create(&ql, &lk->quota))) {
+		snprintf(err, errlen, "lock quotas: %s", strerror(-rc));
+		tlk_table_destroy(lk->table);
+		free(lk);
+		return rc;
+	}
 	lk->ios = ios;
 	lk->lease_ms = lease_ms;
 	*out = lk;
@@ -144,6 +170,8 @@ static struct lk_session *session_find(struct ios_locks *lk, uint64_t id)
 
 static void pending_free(struct ios_locks *lk, struct lk_pending *p)
 {
+	ios_lockq_pending_add(lk->quota, p->uid, -1);
+	ios_lockq_pending_ranges(lk->quota, p->uid, -(int64_t)p->cap);
 	lk->pending_ranges -= p->cap;
 	free(p->ranges);
 	free(p);
@@ -162,7 +190,7 @@ static struct lk_session *session_renew(struct ios_locks *lk, uint64_t id)
 	return s;
 }
 
-static struct lk_session *session_open(struct ios_locks *lk, uint64_t id)
+static struct lk_session *session_open(struct ios_locks *lk, uint64_t id, uint32_t uid)
 {
 	struct lk_session *s;
 
@@ -170,11 +198,28 @@ static struct lk_session *session_open(struct ios_locks *lk, uint64_t id)
 		unsigned b = session_bucket(id);
 
 		s->id = id;
+		s->uid = uid;
 		s->hnext = lk->sessions[b];
 		lk->sessions[b] = s;
 		lk->nsessions++;
 	}
 	return session_renew(lk, id);
+}
+
+/* A lock session of another uid is not the caller's, whatever id it
+ * knows: refused (0, or -EACCES answered). uid 0 gets no exception: the
+ * FUSE mount's locks are its own session's. */
+static int refuse_foreign_session(struct ios_locks *lk, struct srv_req *req, uint64_t id,
+				  const char *what)
+{
+	struct lk_session *s = session_find(lk, id);
+
+	if (!s || s->uid == req->ident.uid)
+		return 0;
+	srv_reply_error(req, -EACCES, "%s on storage daemon %u: permission denied: the lock "
+			"owner named belongs to another user (uid %u is not its owner)", what,
+			lk->ios->index, req->ident.uid);
+	return -EACCES;
 }
 
 /* ------------------------------------------------------------ replies */
@@ -200,8 +245,13 @@ static void reply_answer(struct ios_locks *lk, struct srv_req *req, uint64_t loc
 	srv_reply(req, &rep.base, NULL, 0);
 }
 
+/* The wait is over: its session's lease runs again from now. */
 static void wait_unlink(struct ios_locks *lk, struct lk_wait *w)
 {
+	if (w->session) {
+		w->session->parked--;
+		w->session->expires = tp_mono_s() + lk->lease_ms / 1000.0;
+	}
 	if (w->prev)
 		w->prev->next = w->next;
 	else
@@ -298,6 +348,8 @@ static void reply_detached(struct ios_locks *lk, struct srv_req *parked, uint64_
 /* ------------------------------------------------------------ descriptions */
 
 #define OBJ "object %016" PRIx64
+#define LK_PENDING_SHARE "this uid's lock descriptions in progress hold its share of " \
+	"2^22 ranges (lock_pending_per_uid / 1024 of them)"
 
 static int ranges_grow(struct lk_pending *p, size_t more)
 {
@@ -314,9 +366,13 @@ static int ranges_grow(struct lk_pending *p, size_t more)
 	 * the lock table, and its limits, sees them). */
 	if (p->lk->pending_ranges - p->cap + cap > LK_MAX_PENDING_RANGES)
 		return -ENOBUFS;
+	if (ios_lockq_pending_ranges(p->lk->quota, p->uid, (int64_t)(cap - p->cap)))
+		return -EDQUOT; /* this uid's share of them */
 	r = realloc(p->ranges, cap * sizeof(*r));
-	if (!r)
+	if (!r) {
+		ios_lockq_pending_ranges(p->lk->quota, p->uid, -(int64_t)(cap - p->cap));
 		return -ENOMEM;
+	}
 	p->lk->pending_ranges += cap - p->cap;
 	p->ranges = r;
 	p->cap = cap;
@@ -363,7 +419,8 @@ static int refuse_or_add_list(struct srv_req *req, const Tessera__LockAcquireReq
 				srv_reply_error(req, rc, "lock " OBJ ": %s", m->handle,
 						rc == -E2BIG ? "more than 2^20 ranges in one request" :
 						rc == -ENOBUFS ? "lock descriptions in progress hold "
-						"2^22 ranges, the daemon's limit" : strerror(-rc));
+						"2^22 ranges, the daemon's limit" : rc == -EDQUOT ?
+						LK_PENDING_SHARE : strerror(-rc));
 				return rc;
 			}
 			p->ranges[p->n++] = (struct tlk_range){ obj, run, off };
@@ -461,6 +518,8 @@ static int refuse_or_add_view(struct ios *ios, struct srv_req *req,
 	else if (rc == -ENOBUFS)
 		srv_reply_error(req, rc, "lock " OBJ ": lock descriptions in progress hold 2^22 "
 				"ranges, the daemon's limit", m->handle);
+	else if (rc == -EDQUOT)
+		srv_reply_error(req, rc, "lock " OBJ ": %s", m->handle, LK_PENDING_SHARE);
 	else if (rc == -EINVAL && err[0])
 		srv_reply_error(req, rc, "lock " OBJ ": %s", m->handle, err);
 	else if (rc)
@@ -515,7 +574,8 @@ static int refuse_or_pending(struct ios_locks *lk, struct srv_req *req,
 			     const Tessera__LockAcquireRequest *m, struct lk_session *s,
 			     struct lk_pending **pp, struct lk_pending ***linkp)
 {
-	struct lk_pending *p;
+	struct lk_pending *p = NULL;
+	char why[200];
 
 	if (m->lock_id) {
 		p = pending_find(s, m->lock_id, linkp);
@@ -527,11 +587,19 @@ static int refuse_or_pending(struct ios_locks *lk, struct srv_req *req,
 		*pp = p;
 		return 0;
 	}
-	if (lk->npending >= LK_MAX_PENDING || !(p = calloc(1, sizeof(*p)))) {
+	if (ios_lockq_pending_admit(lk->quota, req->ident.uid, why, sizeof(why))) {
+		srv_reply_error(req, -EDQUOT, "lock " OBJ " on storage daemon %u: %s", m->handle,
+				lk->ios->index, why);
+		return -EDQUOT;
+	}
+	if (lk->npending >= LK_MAX_PENDING || !(p = calloc(1, sizeof(*p))) ||
+	    ios_lockq_pending_add(lk->quota, req->ident.uid, 1)) {
+		free(p);
 		srv_reply_error(req, -EBUSY, "lock " OBJ ": %zu descriptions in progress",
 				m->handle, lk->npending);
 		return -EBUSY;
 	}
+	p->uid = req->ident.uid;
 	lk->npending++;
 	p->lk = lk;
 	p->id = LK_PENDING_BIT | ++lk->next_pending;
@@ -569,6 +637,8 @@ static int refuse_or_create(struct ios_locks *lk, struct srv_req *req,
 			    const Tessera__LockAcquireRequest *m, const struct lk_pending *p,
 			    uint64_t *lock_id)
 {
+	size_t bytes = tlk_request_footprint(p->n);
+	char why[200];
 	int rc;
 
 	if (!p->n) {
@@ -576,8 +646,16 @@ static int refuse_or_create(struct ios_locks *lk, struct srv_req *req,
 				m->handle);
 		return -EINVAL;
 	}
+	if ((rc = ios_lockq_admit(lk->quota, req->ident.uid, bytes, why, sizeof(why)))) {
+		srv_reply_error(req, rc, "lock " OBJ " on storage daemon %u: %s", m->handle,
+				lk->ios->index, why);
+		return rc;
+	}
 	rc = tlk_request_create(lk->table, m->handle, m->session, (enum tlk_mode)p->mode,
 				p->ranges, p->n, lock_id);
+	if (!rc && (rc = ios_lockq_charge(lk->quota, *lock_id, m->session, req->ident.uid,
+					  bytes)))
+		tlk_release(lk->table, *lock_id); /* not counted: not kept */
 	if (rc)
 		srv_reply_error(req, rc, "lock " OBJ ": %zu ranges: %s", m->handle, p->n,
 				rc == -E2BIG ? "too many ranges" :
@@ -633,8 +711,9 @@ static int reply_or_describe(struct ios_locks *lk, struct srv_req *req,
 /* Park a blocking acquire for at most ms: its wait record, with *parked
  * the parked request; NULL if it cannot be parked (it is then answered at
  * once, "ask again"). */
-static struct lk_wait *wait_park(struct ios_locks *lk, struct srv_req *req, uint64_t lock_id,
-				 uint32_t ms, struct srv_req **parked)
+static struct lk_wait *wait_park(struct ios_locks *lk, struct srv_req *req,
+				 struct lk_session *s, uint64_t lock_id, uint32_t ms,
+				 struct srv_req **parked)
 {
 	struct lk_wait *w = calloc(1, sizeof(*w));
 
@@ -643,6 +722,8 @@ static struct lk_wait *wait_park(struct ios_locks *lk, struct srv_req *req, uint
 		return NULL;
 	}
 	w->lk = lk;
+	w->session = s;
+	s->parked++;
 	w->lock_id = lock_id;
 	w->req = *parked;
 	w->next = lk->waits;
@@ -691,9 +772,10 @@ void ios_do_lock_acquire(struct ios *ios, struct srv_req *req)
 	struct tlk_answer a;
 	int rc;
 
-	if (refuse_bad_session(lk, req, m->session, m->epoch, lock_id))
+	if (refuse_foreign_session(lk, req, m->session, "lock") ||
+	    refuse_bad_session(lk, req, m->session, m->epoch, lock_id))
 		return;
-	if (!(s = session_open(lk, m->session))) {
+	if (!(s = session_open(lk, m->session, req->ident.uid))) {
 		srv_reply_error(req, -ENOMEM, "lock: no memory for a session");
 		return;
 	}
@@ -704,8 +786,8 @@ void ios_do_lock_acquire(struct ios *ios, struct srv_req *req)
 	}
 	wait_detach(lk, lock_id, &was_parked);
 	if (m->blocking)
-		w = wait_park(lk, req, lock_id, m->wait_ms ? m->wait_ms : ios->cfg->timeout_ms / 2,
-			      &parked);
+		w = wait_park(lk, req, s, lock_id,
+			      m->wait_ms ? m->wait_ms : ios->cfg->timeout_ms / 2, &parked);
 	rc = tlk_acquire(lk->table, lock_id, m->blocking ? TLK_BLOCKING : 0, upto, w, &a);
 	deliver_events(lk);
 	reply_detached(lk, was_parked, lock_id);
@@ -720,7 +802,8 @@ void ios_do_lock_release(struct ios *ios, struct srv_req *req)
 	struct tlk_answer a;
 	int rc;
 
-	if (refuse_bad_session(lk, req, m->session, m->epoch, m->lock_id ? m->lock_id : 1))
+	if (refuse_foreign_session(lk, req, m->session, "release") ||
+	    refuse_bad_session(lk, req, m->session, m->epoch, m->lock_id ? m->lock_id : 1))
 		return;
 	if (!m->lock_id || (m->lock_id & LK_PENDING_BIT)) {
 		struct lk_session *s = session_find(lk, m->session);
@@ -742,6 +825,8 @@ void ios_do_lock_release(struct ios *ios, struct srv_req *req)
 		rc = tlk_release_from(lk->table, m->lock_id, m->from, &a);
 	} else {
 		rc = tlk_release(lk->table, m->lock_id);
+		if (!rc)
+			ios_lockq_release(lk->quota, m->lock_id);
 		a = (struct tlk_answer){ TLK_GRANTED, TLK_NONE, TLK_NONE };
 	}
 	deliver_events(lk);
@@ -759,6 +844,8 @@ void ios_do_lease(struct ios *ios, struct srv_req *req)
 	struct ios_locks *lk = ios->locks;
 	const Tessera__LeaseRequest *m = (const Tessera__LeaseRequest *)req->msg;
 
+	if (refuse_foreign_session(lk, req, m->session, "lease"))
+		return;
 	session_renew(lk, m->session);
 	reply_answer(lk, req, 0, NULL);
 }
@@ -785,6 +872,7 @@ static void session_expire(struct ios_locks *lk, struct lk_session *s)
 	size_t n = 0;
 
 	tlk_release_owner(lk->table, s->id, &n);
+	ios_lockq_release_owner(lk->quota, s->id);
 	deliver_events(lk);
 	while (s->pending) {
 		struct lk_pending *p = s->pending;
@@ -792,9 +880,9 @@ static void session_expire(struct ios_locks *lk, struct lk_session *s)
 		s->pending = p->next;
 		pending_free(lk, p);
 	}
-	if (n)
-		srv_warn(lk->ios->srv, "session %016" PRIx64 " sent nothing for %u ms: released "
-			"its %zu lock requests", s->id, lk->lease_ms, n);
+	if (n) /* (the id is the owner's to keep: not logged) */
+		srv_warn(lk->ios->srv, "a lock session of uid %u sent nothing for %u ms: "
+			 "released its %zu lock requests", s->uid, lk->lease_ms, n);
 	lk->expired_sessions++;
 }
 
@@ -809,7 +897,7 @@ void ios_locks_tick(struct ios *ios)
 		while (*pp) {
 			struct lk_session *s = *pp;
 
-			if (s->expires > now) {
+			if (s->expires > now || s->parked) {
 				pp = &s->hnext;
 				continue;
 			}
@@ -825,6 +913,8 @@ void ios_locks_destroy(struct ios_locks *lk)
 {
 	if (!lk)
 		return;
+	while (lk->waits) /* parked requests were dropped by the daemon core */
+		wait_unlink(lk, lk->waits);
 	for (unsigned b = 0; b < LK_SESSION_BUCKETS; b++)
 		while (lk->sessions[b]) {
 			struct lk_session *s = lk->sessions[b];
@@ -838,8 +928,7 @@ void ios_locks_destroy(struct ios_locks *lk)
 			}
 			free(s);
 		}
-	while (lk->waits) /* parked requests were dropped by the daemon core */
-		wait_unlink(lk, lk->waits);
 	tlk_table_destroy(lk->table);
+	ios_lockq_destroy(lk->quota);
 	free(lk);
 }

@@ -79,6 +79,8 @@ static void do_fetch_add(struct ios *ios, struct srv_req *req)
 	w->part[0].handle = m->handle;
 	w->part[0].key = m->key;
 	w->part[0].counter_op = m->set ? IOS_COUNTER_SET : IOS_COUNTER_ADD;
+	w->part[0].counter_who.uid = req->ident.uid;
+	w->part[0].counter_who.share = ios->cfg->counters_per_uid;
 	w->part[0].value = m->value;
 	ios_reply_work(ios, req, w);
 }
@@ -101,6 +103,11 @@ static void do_object_list(struct ios *ios, struct srv_req *req)
 
 	if (!got || !handles || !sizes || !mtimes) {
 		srv_reply_error(req, -ENOMEM, "list objects: no memory");
+		goto out;
+	}
+	if (req->ident.foreign_root) { /* however it came by an admin capability */
+		srv_reply_error(req, -EPERM, "list objects: uid 0 of a host that is not an admin "
+				"host (admin_hosts) is not root of this file system");
 		goto out;
 	}
 	if (m->lost) {
@@ -239,6 +246,31 @@ static int make_disk(const char *faults, struct ios_disk **out)
 	return rc;
 }
 
+/* Claim DIR (closed, and this daemon's: srv_store_claim), then open the
+ * store in it; a failure is said on stderr. *claimed and *notice get the
+ * lines for the log, if any. */
+static int open_store(struct ios *ios, const char *dir, unsigned flags, char **claimed,
+		      char **notice)
+{
+	struct srv_store_owner me = { SRV_STORE_STORAGE, ios->index, ios->cfg->fs_id };
+	enum srv_store_dir how;
+	char err[600], *msg = NULL;
+	int rc;
+
+	if ((rc = srv_store_claim(dir, &me, &how, claimed, err, sizeof(err)))) {
+		fprintf(stderr, "tessera-ios %u: %s\n", ios->index, err);
+		return rc;
+	}
+	/* A directory made just now holds no lost store: a new one. */
+	if (how == SRV_STORE_DIR_MADE)
+		flags |= IOS_STORE_NEW;
+	if ((rc = ios_store_open(dir, 256, flags, ios->disk, &ios->store, notice, &msg))) {
+		fprintf(stderr, "tessera-ios: %s\n", msg ? msg : strerror(-rc));
+		free(msg);
+	}
+	return rc;
+}
+
 static void ios_tick(void *ctx)
 {
 	ios_locks_tick(ctx);
@@ -260,8 +292,8 @@ int main(int argc, char **argv)
 	struct tp_config cfg;
 	struct ios ios = { 0 };
 	struct srv *srv = NULL;
-	char err[512], *msg = NULL;
-	char *notice = NULL;
+	char err[512];
+	char *notice = NULL, *claimed = NULL;
 	const char *faults;
 	unsigned store_flags, threads;
 	int rc, status = 1;
@@ -286,6 +318,10 @@ int main(int argc, char **argv)
 		status = 0;
 		goto out;
 	}
+	if (srv_check_daemon_uid(&cfg, err, sizeof(err))) {
+		fprintf(stderr, "tessera-ios %u: %s\n", cl.index, err);
+		goto out;
+	}
 	ios.cfg = &cfg;
 	ios.index = cl.index;
 	struct cap_key key;
@@ -300,11 +336,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tessera-ios %u: no memory for the capability cache\n", cl.index);
 		goto out;
 	}
-	if ((rc = ios_store_open(cl.dir, 256, store_flags, ios.disk, &ios.store, &notice, &msg))) {
-		fprintf(stderr, "tessera-ios: %s\n", msg ? msg : strerror(-rc));
-		free(msg);
+	if (open_store(&ios, cl.dir, store_flags, &claimed, &notice))
 		goto out;
-	}
 	if ((rc = ios_locks_create(&ios, cfg.lock_lease_ms, &ios.locks, err, sizeof(err)))) {
 		fprintf(stderr, "tessera-ios: lock service: %s\n", err);
 		goto out;
@@ -335,6 +368,8 @@ int main(int argc, char **argv)
 		srv_warn(srv, "%s; clients read through the daemon", err);
 		ios.local_off = "its socket could not be made";
 	}
+	if (claimed)
+		srv_warn(srv, "%s", claimed);
 	if (notice)
 		srv_log(srv, "%s", notice);
 	free(notice);
@@ -358,6 +393,7 @@ int main(int argc, char **argv)
 	status = 0;
 out:
 	free(notice);
+	free(claimed);
 	ios_locks_destroy(ios.locks);
 	ios_caps_destroy(ios.caps);
 	ios_descs_clear(&ios);

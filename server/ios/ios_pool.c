@@ -151,7 +151,8 @@ static void part_run(struct ios_store *st, struct ios_part *p)
 		rc = ios_store_sync(st, p->handle);
 		break;
 	case IOS_JOB_COUNTER:
-		rc = ios_store_counter(st, p->handle, p->key, p->counter_op, p->value, &p->old);
+		rc = ios_store_counter_as(st, p->handle, p->key, p->counter_op, p->value,
+					  &p->counter_who, &p->old);
 		break;
 	}
 	p->rc = rc;
@@ -180,7 +181,13 @@ static int reply_if_failed(struct ios *ios, struct srv_req *req, const struct io
 
 		if (f->rc >= 0)
 			continue;
-		if (w->op == IOS_JOB_COUNTER)
+		if (w->op == IOS_JOB_COUNTER && f->rc == -EDQUOT)
+			srv_reply_error(req, (int)f->rc, "%s counter %016" PRIx64 " of " OBJ " on "
+					"storage daemon %u: uid %u holds %u of its counters, the "
+					"per-user limit (counters_per_uid)", f->counter_op ==
+					IOS_COUNTER_SET ? "set" : "fetch-add", f->key, f->handle,
+					ios->index, f->counter_who.uid, f->counter_who.share);
+		else if (w->op == IOS_JOB_COUNTER)
 			srv_reply_error(req, (int)f->rc, "%s counter %016" PRIx64 " of "
 					OBJ ": %s", f->counter_op == IOS_COUNTER_SET ? "set" : "fetch-add", f->key,
 					f->handle, f->rc == -EOVERFLOW

@@ -153,7 +153,7 @@ static int compact(struct ios_registry *r)
 	for (size_t i = 0; i < r->n_live; i++)
 		record_make(buf + i * REC, r->live[i], REC_MADE);
 	snprintf(tmp, sizeof(tmp), "%s.new", r->path);
-	fd = d->ops->open(d, 0, IOS_FILE_STORE, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = d->ops->open(d, 0, IOS_FILE_STORE, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		free(buf);
 		return fd;
@@ -290,7 +290,7 @@ int ios_registry_open(struct ios_disk *d, const char *path, enum ios_registry_op
 		goto fail;
 	r->disk = d;
 	r->fd = d->ops->open(d, 0, IOS_FILE_STORE, path,
-			     O_RDWR | O_CLOEXEC | (how == IOS_REGISTRY_CREATE ? O_CREAT | O_EXCL : 0), 0644);
+			     O_RDWR | O_CLOEXEC | (how == IOS_REGISTRY_CREATE ? O_CREAT | O_EXCL : 0), 0600);
 	if (r->fd < 0) {
 		rc = r->fd;
 		snprintf(err, errlen, "registry %s: %s", path, strerror(-rc));

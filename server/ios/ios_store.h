@@ -17,6 +17,10 @@
  * object it never held since as lost, until it is opened once with
  * IOS_STORE_NEW.
  *
+ * Everything the store makes is its user's alone: directories 0700, files
+ * 0600 (objects hold any user's data; the daemon's start-up check,
+ * srv_store_claim, refuses a DIR others can enter).
+ *
  * Open descriptors are cached (least recently used goes first). Every disk
  * call goes through the struct ios_disk given at open (ios_disk.h). Pure
  * storage: no network.
@@ -152,6 +156,18 @@ int ios_store_statfs(struct ios_store *st, uint64_t *total, uint64_t *avail);
 enum ios_counter_op { IOS_COUNTER_ADD, IOS_COUNTER_SET };
 int ios_store_counter(struct ios_store *st, uint64_t handle, uint64_t key, enum ios_counter_op op,
 		int64_t value, int64_t *old);
+/* The same for a user: each counter records the uid that made it; a uid
+ * (not root) holding `share` of an object's counters gets -EDQUOT for a
+ * new key, and a full table drops the least recently used counter of the
+ * uid holding the most (so never another user's while one user floods).
+ * ios_store_counter is this as root. */
+struct ios_counter_owner {
+	uint32_t uid;
+	uint32_t share;   /* the config's counters_per_uid */
+};
+int ios_store_counter_as(struct ios_store *st, uint64_t handle, uint64_t key,
+			 enum ios_counter_op op, int64_t value,
+			 const struct ios_counter_owner *who, int64_t *old);
 
 /* DIR/objects, where the objects live (for ios_list.c). */
 const char *ios_store_dir(const struct ios_store *st);

@@ -1,5 +1,6 @@
 /* mds_main.c - tessera-mds, the metadata daemon: requests in, mds_store
  * calls, replies out. Every change is durable before its reply leaves. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,19 +20,20 @@ struct mds {
 	struct mds_purge *purge;   /* removes the objects of removed files */
 	uint32_t n_ios;
 	int root_squash;           /* the config's root_squash */
+	uint32_t squash_uid;       /* what a squashed uid 0 acts as */
+	uint32_t squash_gids[1];
 	struct cap_key key;        /* signs capabilities (cap.h) */
 	uint32_t cap_lifetime_ms;
 };
 
-/* nobody:nogroup, what root_squash makes of uid 0 */
-#define MDS_SQUASH_ID 65534u
-static const uint32_t mds_squash_gids[1] = { MDS_SQUASH_ID };
-
 /* Who acts: the session's identity, which munged vouched for. Only a
  * privileged session (uid 0: the FUSE mount, a root process that set a
  * thread's credentials) acts for whoever the body's Cred names; anyone
- * else's Cred is ignored. root_squash then makes an effective uid 0
- * nobody. out->gids points into req or in, which outlive it. */
+ * else's Cred is ignored. An effective uid 0 then becomes
+ * squash_uid/squash_gid under root_squash, and always for a session of
+ * root from a host that is not an admin host (srv_ident.foreign_root):
+ * such a session acts for other users but is never root itself. out->gids
+ * points into req, in or mds, which outlive it. */
 static void cred_of(const struct mds *mds, const struct srv_req *req, const Tessera__Cred *in,
 		    struct mds_cred *out)
 {
@@ -44,10 +46,10 @@ static void cred_of(const struct mds *mds, const struct srv_req *req, const Tess
 		out->ngids = req->ident.ngids;
 		out->gids = req->ident.gids;
 	}
-	if (mds->root_squash && out->uid == 0) {
-		out->uid = MDS_SQUASH_ID;
+	if ((mds->root_squash || req->ident.foreign_root) && out->uid == 0) {
+		out->uid = mds->squash_uid;
 		out->ngids = 1;
-		out->gids = mds_squash_gids;
+		out->gids = mds->squash_gids;
 	}
 }
 
@@ -408,6 +410,20 @@ static void mds_op_READDIR(void *ctx, struct srv_req *req)
 	reply_readdir(mds, req, &cred);
 }
 
+/* Root of a host that is not an admin host asked for what only root of
+ * the file system may have: why it is refused. */
+static void reply_not_admin_host(struct srv_req *req, const char *what)
+{
+	char host[INET_ADDRSTRLEN] = "an unknown host";
+	uint32_t a;
+
+	memcpy(&a, req->ident.origin4, sizeof(a));
+	if (a)
+		inet_ntop(AF_INET, req->ident.origin4, host, sizeof(host));
+	srv_reply_error(req, -EPERM, "%s: uid 0 of %s is not root of this file system: that host "
+			"is not an admin host (admin_hosts in the config)", what, host);
+}
+
 /* fsck: the files (with layouts) or the purge intents, a page at a time.
  * Only root may list (the acting identity: cred_of). */
 static void mds_op_FILE_LIST(void *ctx, struct srv_req *req)
@@ -427,6 +443,10 @@ static void mds_op_FILE_LIST(void *ctx, struct srv_req *req)
 	struct mds_cred cred;
 
 	cred_of(mds, req, m->cred, &cred);
+	if (req->ident.foreign_root) {
+		reply_not_admin_host(req, "list files");
+		goto out;
+	}
 	if (cred.uid != 0) {
 		srv_reply_error(req, -EPERM, "list files: only root may list every file");
 		goto out;
@@ -479,8 +499,9 @@ out:
 	free(ptrs);
 }
 
-/* A capability again for an open file, by handle (renewal: the mode is
- * checked again now), or root's admin capability for fsck: every right on
+/* A capability again for an open file, by handle and the capability of
+ * its open (renewal: the mode is checked again now, the walk is not
+ * repeated), or root's admin capability for fsck: every right on
  * every object on every storage daemon (root may do anything), listing
  * included. */
 static void mds_op_CAP(void *ctx, struct srv_req *req)
@@ -496,6 +517,10 @@ static void mds_op_CAP(void *ctx, struct srv_req *req)
 
 	cred_of(mds, req, m->cred, &cred);
 	if (m->admin) {
+		if (req->ident.foreign_root) {
+			reply_not_admin_host(req, "admin capability");
+			return;
+		}
 		if (cred.uid != 0) {
 			srv_reply_error(req, -EPERM, "admin capability: only root may have one"
 					" (uid %u asked)", cred.uid);
@@ -515,7 +540,8 @@ static void mds_op_CAP(void *ctx, struct srv_req *req)
 		return;
 	}
 	snprintf(what, sizeof(what), "renew file %016llx", (unsigned long long)m->file);
-	if ((rc = mds_file_by_handle(mds->store, m->file, a)) ||
+	if ((rc = mds_may_renew(mds->store, &mds->key, &cred, what, m->file, m->proof)) ||
+	    (rc = mds_file_by_handle(mds->store, m->file, a)) ||
 	    (rc = mds_may_open(mds->store, &cred, what, a, m->rights & TP_CAP_READ,
 			       m->rights & TP_CAP_WRITE))) {
 		reply_store_error(mds, req, rc);
@@ -566,19 +592,36 @@ int main(int argc, char **argv)
 		printf("%s: valid\n", cl.config);
 		return 0;
 	}
+	if (srv_check_daemon_uid(&cfg, err, sizeof(err))) {
+		fprintf(stderr, "tessera-mds: %s\n", err);
+		return 1;
+	}
 	mds.n_ios = cfg.n_ios;
 	mds.root_squash = cfg.root_squash != 0;
+	mds.squash_uid = cfg.squash_uid;
+	mds.squash_gids[0] = cfg.squash_gid;
 	mds.cap_lifetime_ms = cfg.cap_lifetime_ms;
 	if (cap_key_load(cfg.key_file, &mds.key, err, sizeof(err))) {
 		fprintf(stderr, "tessera-mds: %s\n", err);
 		return 1;
 	}
+	struct srv_store_owner me = { SRV_STORE_METADATA, cl.index, cfg.fs_id };
+	enum srv_store_dir how;
+	char *claimed = NULL;
+
+	/* LevelDB makes the namespace in a new directory by itself */
+	if ((rc = srv_store_claim(cl.dir, &me, &how, &claimed, err, sizeof(err)))) {
+		fprintf(stderr, "tessera-mds: %s\n", err);
+		return 1;
+	}
 	if ((rc = mds_store_open(cl.dir, cl.index, cfg.n_ios, &mds.store, err, sizeof(err)))) {
+		free(claimed);
 		fprintf(stderr, "tessera-mds: %s\n", err);
 		return 1;
 	}
 	if ((rc = mds_purge_create(&cfg, mds.store, &mds.key, &mds.purge, err, sizeof(err)))) {
 		fprintf(stderr, "tessera-mds: purger: %s\n", err);
+		free(claimed);
 		mds_store_close(mds.store);
 		return 1;
 	}
@@ -587,11 +630,15 @@ int main(int argc, char **argv)
 
 	if ((rc = srv_create(&so, &role, &srv, err, sizeof(err)))) {
 		fprintf(stderr, "tessera-mds: listen on %s:%s: %s\n", so.host, so.port, err);
+		free(claimed);
 		mds_purge_destroy(mds.purge);
 		mds_store_close(mds.store);
 		return 1;
 	}
 	mds.srv = srv;
+	if (claimed)
+		srv_warn(srv, "%s", claimed);
+	free(claimed);
 	if ((rc = srv_write_pidfile(cl.pidfile)))
 		fprintf(stderr, "tessera-mds: pid file %s: %s\n", cl.pidfile, strerror(-rc));
 	srv_run(srv);

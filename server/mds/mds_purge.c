@@ -54,6 +54,8 @@ struct purge_slot {
 	int forget_after_send;        /* failed while sending: forget the peer
 				       * once that send completes (slot_forget) */
 	struct tp_session ses;        /* id 0: none yet; AUTH: the proposed key */
+	uint64_t tx_seq;              /* the session's next request number */
+	struct tp_replay rx;          /* its replies' numbers accepted */
 	uint64_t reqid;
 	uint64_t deadline_ns;
 	uint32_t nfiles;
@@ -230,6 +232,35 @@ static void slot_done(struct mds_purge *p, uint32_t s, void (*log)(void *, const
 			say(log, arg, "purger: %s", mds_store_errmsg(p->store));
 }
 
+/* Storage daemon s answered the slot's AUTH (sealed INTEGRITY under the
+ * proposed key, the daemon's number 0): the session is open, in the mode
+ * the daemon chose, at least the config's. */
+static void auth_answered(struct mds_purge *p, uint32_t s, const struct tp_frame *fr,
+			  void (*log)(void *, const char *), void *arg)
+{
+	struct purge_slot *sl = &p->slots[s];
+	Tessera__AuthReply *ar = (Tessera__AuthReply *)
+		tp_body_unpack(fr, &tessera__auth_reply__descriptor);
+	enum tp_seal_mode mode = ar ? (enum tp_seal_mode)ar->seal_mode : TP_SEAL_MODES;
+
+	sl->busy = sl->authing = 0;
+	sl->ses.id = ar ? ar->session : 0;
+	if (ar)
+		protobuf_c_message_free_unpacked(&ar->base, NULL);
+	if (mode >= TP_SEAL_MODES || tp_seal_stronger(mode, tp_seal_mode_of(p->cfg)) != mode) {
+		sl->ses.id = 0;
+		slot_failed(p, s, "its answer to AUTH does not decode, or offers too little sealing",
+			    log, arg);
+		return;
+	}
+	sl->ses.mode = mode;
+	sl->tx_seq = 0;
+	memset(&sl->rx, 0, sizeof(sl->rx));
+	tp_replay_accept(&sl->rx, 0);
+	if (!sl->ses.id)
+		slot_failed(p, s, "its answer to AUTH does not decode", log, arg);
+}
+
 static void on_reply(struct mds_purge *p, const struct tnet_event *ev,
 		     void (*log)(void *, const char *), void *arg)
 {
@@ -246,18 +277,10 @@ static void on_reply(struct mds_purge *p, const struct tnet_event *ev,
 		if (!sl->busy || sl->reqid != fr.hdr.reqid)
 			continue;
 		if ((!sl->authing && fr.hdr.session != sl->ses.id) ||
-		    tp_frame_verify(&fr, sl->ses.key))
-			return; /* not from the session: forged */
+		    tp_frame_open(&fr, NULL, 0, &sl->ses, sl->authing ? NULL : &sl->rx))
+			return; /* not from the session, or seen before: forged */
 		if (fr.hdr.status == 0 && sl->authing) {
-			Tessera__AuthReply *ar = (Tessera__AuthReply *)
-				tp_body_unpack(&fr, &tessera__auth_reply__descriptor);
-
-			sl->busy = sl->authing = 0;
-			sl->ses.id = ar ? ar->session : 0;
-			if (ar)
-				protobuf_c_message_free_unpacked(&ar->base, NULL);
-			if (!sl->ses.id)
-				slot_failed(p, s, "its answer to AUTH does not decode", log, arg);
+			auth_answered(p, s, &fr, log, arg);
 			return;
 		}
 		if (fr.hdr.status == 0) {
@@ -339,14 +362,16 @@ static long auth_frame(struct mds_purge *p, uint32_t s, struct tp_hdr *hdr,
 	int rc;
 
 	snprintf(target, sizeof(target), "ios:%u", s);
-	rc = tp_auth_encode(p->cfg->munge_socket, target, p->name, p->name_len, sl->ses.key,
-			    &cred, err, sizeof(err));
+	rc = tp_auth_encode(p->cfg->munge_socket, p->cfg->daemon_uid, target, p->name, p->name_len,
+			    sl->ses.key, &cred, err, sizeof(err));
 	if (rc) {
 		slot_failed(p, s, err, log, arg);
 		return rc;
 	}
 	hdr->opcode = TP_OP_AUTH;
 	m.credential = cred;
+	m.seal_mode = tp_seal_mode_of(p->cfg);
+	sl->ses.mode = TP_SEAL_INTEGRITY; /* how the answer is sealed */
 	len = tp_frame_build(sl->frame, p->frame_cap, hdr, p->name, p->name_len, &m.base);
 	free(cred);
 	if (len < 0)
@@ -386,7 +411,10 @@ static void slot_send(struct mds_purge *p, uint32_t s, void (*log)(void *, const
 		}
 		sl->known = 1;
 	}
-	/* The purger's own grant: remove these objects (file 0: several). */
+	/* The purger's own grant: remove these objects (file 0: several),
+	 * to its session's uid, the daemons' (a storage daemon takes a
+	 * capability only from its uid's sessions, or root's). */
+	cap.uid = p->cfg->daemon_uid;
 	cap.handles = handles;
 	cap.n_handles = m.n_handles;
 	cap.rights = TP_CAP_REMOVE;
@@ -411,7 +439,7 @@ static void slot_send(struct mds_purge *p, uint32_t s, void (*log)(void *, const
 			slot_failed(p, s, "request does not fit a frame", log, arg);
 			return;
 		}
-		tp_frame_seal(sl->frame, (size_t)len, &sl->ses);
+		tp_frame_seal(sl->frame, (size_t)len, NULL, 0, &sl->ses, sl->tx_seq++);
 	}
 	iov.iov_base = sl->frame;
 	iov.iov_len = (size_t)len;

@@ -216,6 +216,13 @@ uint64_t mds_handle_horizon(const struct mds_store *st);
  * message. */
 int mds_may_open(struct mds_store *st, const struct mds_cred *cred, const char *what,
 		 const struct mds_attr *a, int read, int write);
+/* Before renewing by handle (mds_grant.c): 0 when `proof` is a capability
+ * the daemons signed under `key` for file `handle`, issued to cred's uid
+ * (of any age: it proves a path walk once reached the file, which a
+ * handle alone does not); else -EACCES with `what` in the message. */
+struct cap_key;
+int mds_may_renew(struct mds_store *st, const struct cap_key *key, const struct mds_cred *cred,
+		  const char *what, uint64_t handle, const Tessera__Capability *proof);
 /* The regular file with this handle, or -ENOENT. */
 int mds_file_by_handle(struct mds_store *st, uint64_t handle, struct mds_attr *out);
 

@@ -47,6 +47,8 @@ up() {
 			echo "munge_socket = $MUNGE_SOCK"
 		fi
 	} >"$d/conf"
+	# the daemons refuse a log that group or others can read
+	(umask 077 && touch "$d/log")
 	"$bin/tessera-mds" -c "$d/conf" -d "$d/mds" -p "$d/mds.pid" 2>>"$d/log" &
 	pids+=($!)
 	for i in 0 1 2 3; do

@@ -70,12 +70,14 @@ munged_start "$D" || exit 1   # stopped through its pid file, as the daemons
 start() {
 	local name=$1
 	shift
+	# the daemons refuse a log that group or others can read
+	(umask 077 && touch "$D/$name.log")
 	"$@" -p "$D/$name.pid" >"$D/$name.log" 2>&1 &
 	disown $!
 	for ((t = 0; t < 100; t++)); do [ -s "$D/$name.pid" ] && return; sleep 0.1; done
 	echo "fuse_bench: $name did not start:" >&2; cat "$D/$name.log" >&2; exit 1
 }
-mkdir -p "$D/mds" "$M" "$D/local"
+mkdir -p "$M" "$D/local" && mkdir -p -m 700 "$D/mds"
 start mds "$BIN/tessera-mds" -c "$CONF" -d "$D/mds"
 for ((i = 0; i < N_IOS; i++)); do
 	start "ios$i" "$BIN/tessera-ios" -c "$CONF" -d "$D/ios$i" -i "$i"

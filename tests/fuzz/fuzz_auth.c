@@ -15,10 +15,11 @@
 
 const uint8_t fuzz_session_key[TP_KEY_SIZE] = { 0x42 };
 
-int tp_auth_encode(const char *socket, const char *target, const void *addr, size_t addr_len,
-		   uint8_t key_out[TP_KEY_SIZE], char **cred, char *err, size_t errlen)
+int tp_auth_encode(const char *socket, uint32_t daemon_uid, const char *target, const void *addr,
+		   size_t addr_len, uint8_t key_out[TP_KEY_SIZE], char **cred, char *err,
+		   size_t errlen)
 {
-	(void)socket, (void)target, (void)addr, (void)addr_len, (void)err, (void)errlen;
+	(void)socket, (void)daemon_uid, (void)target, (void)addr, (void)addr_len, (void)err, (void)errlen;
 	memcpy(key_out, fuzz_session_key, TP_KEY_SIZE);
 	*cred = strdup("fuzz");
 	return *cred ? 0 : -ENOMEM;

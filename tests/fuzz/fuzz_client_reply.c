@@ -3,7 +3,10 @@
  * of replies: frame checks and matching (engine.c), error replies, and what
  * each call makes of its reply bodies and data (attributes, layouts,
  * directory pages, sizes, statfs and ping answers, reads, list I/O,
- * counters, the storage daemons' counters).
+ * counters, the storage daemons' counters), and the AUTH exchange: after
+ * the FC_REAUTH call, a fresh connection's AUTH answers come from the
+ * input too, forged ones among them, and the transport checks that a
+ * server whose answer was forged is sent nothing but AUTH.
  *
  * The client library is linked whole with a transport whose replies come
  * from the input (fuzz_tnet.c); the input also chooses the calls: a call
@@ -31,7 +34,7 @@
 enum {
 	FC_STAT, FC_LAYOUT, FC_READDIR, FC_STATFS, FC_PING, FC_FILE, FC_MKDIR, FC_UNLINK,
 	FC_RMDIR, FC_RENAME, FC_SETATTR, FC_TRUNCATE, FC_DIR_LAYOUT, FC_IOS_STATS, FC_LIST,
-	FC_COUNTER, FC_CALLS
+	FC_COUNTER, FC_REAUTH, FC_CALLS
 };
 
 #ifndef FUZZ_SEED_MAIN
@@ -76,6 +79,32 @@ static void connect_once(void)
 	}
 	unlink(path);
 	rmdir(dir);
+}
+
+static void counter_call(void)
+{
+	tessera_file *f;
+	int64_t old;
+
+	if (!tessera_open(fs, "/f", O_RDONLY, 0, NULL, &f)) {
+		result(tessera_fetch_set(f, 2, 7, &old), 0);
+		tessera_close(f);
+	}
+}
+
+/* A fresh connection (no sessions) whose AUTH answers come from the
+ * input, which goes on where it was. */
+static void reauth(void)
+{
+	const uint8_t *rest;
+	size_t n;
+
+	fuzz_tnet_rest(&rest, &n);
+	tessera_disconnect(fs);
+	fs = NULL;
+	connect_once();
+	fuzz_tnet_input(rest, n);
+	fuzz_tnet_auth_from_input(1);
 }
 
 /* Open "/f" and do file calls on it. */
@@ -125,14 +154,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct tessera_setattr sa = { TESSERA_SET_MODE | TESSERA_SET_MTIME, 0600, 0, 0,
 				      { 0, 0 }, { 5, 5 } };
 	struct tessera_ios_stats ist;
-	tessera_file *f;
 	uint32_t n;
 	int eof;
-	int64_t old;
 
 	if (!fs)
 		connect_once();
 	fuzz_tnet_input(data, size);
+	fuzz_tnet_auth_from_input(0);
 	while (fuzz_tnet_left()) {
 		switch (fuzz_tnet_u8() % FC_CALLS) {
 		case FC_STAT: result(tessera_stat(fs, "/f", &st), 0); break;
@@ -168,12 +196,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case FC_DIR_LAYOUT: result(tessera_set_dir_layout(fs, "/d", 4096, 2), 0); break;
 		case FC_IOS_STATS: result(tessera_ios_stats(fs, 1, &ist), 0); break;
 		case FC_LIST: file_calls(1); break;
-		case FC_COUNTER:
-			if (!tessera_open(fs, "/f", O_RDONLY, 0, NULL, &f)) {
-				result(tessera_fetch_set(f, 2, 7, &old), 0);
-				tessera_close(f);
-			}
-			break;
+		case FC_COUNTER: counter_call(); break;
+		case FC_REAUTH: reauth(); break;
 		}
 	}
 	return 0;
@@ -196,6 +220,30 @@ static void reply(const ProtobufCMessage *m, size_t dlen)
 	byte(0);
 	fz_seed_msg(&seed, m);
 	fz_seed_data(&seed, dlen);
+}
+
+/* A fresh connection: the metadata daemon's AUTH answered with a wrong
+ * seal (stat fails), an unsealed error (fails again), then right, and the
+ * stat as in the "stat" seed. */
+static int seed_auth(const ProtobufCMessage *attr, Tessera__SizesReply *sr, uint64_t *sizes,
+		     const char *dir)
+{
+	byte(FC_REAUTH);
+	byte(FC_STAT);
+	byte(1);
+	byte(FC_STAT);
+	byte(2);
+	byte(12); /* -EACCES */
+	byte(FC_STAT);
+	byte(0);
+	reply(attr, 0);
+	byte(0); /* storage daemon 1's AUTH */
+	byte(0); /* storage daemon 3's AUTH */
+	sr->sizes = sizes;
+	reply(&sr->base, 0);
+	sr->sizes = sizes + 1;
+	reply(&sr->base, 0);
+	return fz_seed_save(&seed, dir, "auth-forged");
 }
 
 int main(int argc, char **argv)
@@ -314,6 +362,8 @@ int main(int argc, char **argv)
 	fz_seed_data(&seed, 0);
 	byte(16); /* -17 */
 	rc |= fz_seed_save(&seed, dir, "write-unlink-error");
+
+	rc |= seed_auth(&ar.base, &sr, sizes, dir);
 	return rc ? 1 : 0;
 }
 

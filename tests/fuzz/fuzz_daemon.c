@@ -146,7 +146,7 @@ void fz_drive(struct srv *srv, const unsigned *ops, size_t nops, struct fz_in *i
 		} else if (kind >= FZ_TICK) {
 			srv_local_tick(srv);
 		} else {
-			struct tp_hdr h = { TP_MAGIC, TP_VERSION, 0, 0, 0, 0, 0, 0, 0, 0 };
+			struct tp_hdr h = { TP_MAGIC, TP_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
 			unsigned pb = fz_u8(in);
 			uint64_t peer = 1 + pb % 4;
 			uint8_t *p = frame + TP_HDR_SIZE + sizeof(fz_addr);

@@ -51,8 +51,9 @@ static void check_parse(const uint8_t *data, size_t size, size_t max_frame)
 		return;
 	}
 	tp_hdr_encode(&fr.hdr, head);
-	/* every field encodes back; the MAC is no field (seal.c writes it) */
-	if (memcmp(head, data, TP_MAC_OFF) || fr.addr != data + TP_HDR_SIZE ||
+	/* every field encodes back (seq included); the tag is no field
+	 * (seal.c writes it) */
+	if (memcmp(head, data, TP_TAG_OFF) || fr.addr != data + TP_HDR_SIZE ||
 	    fr.body != fr.addr + fr.hdr.addr_len || fr.data != fr.body + fr.hdr.body_len ||
 	    fr.data + fr.hdr.data_len != data + size || size > max_frame ||
 	    fr.hdr.addr_len > TP_MAX_ADDR)
@@ -115,11 +116,27 @@ static void daemons_start(void)
 	atexit(daemons_stop);
 }
 
+/* The input as the payload of a decoded AUTH credential (munged cannot
+ * run under the fuzzer): taken only when it names its daemon, with the
+ * reply address inside the payload and its bounds. */
+static void check_auth_payload(const uint8_t *data, size_t size)
+{
+	struct tp_auth_id id;
+
+	if (tp_auth_payload(data, size, "ios:0", &id))
+		return;
+	if (size < 1 + 5 + TP_KEY_SIZE + 1 || data[0] != 5 || memcmp(data + 1, "ios:0", 5) ||
+	    id.addr_len < 1 || id.addr_len > TP_MAX_ADDR ||
+	    memcmp(id.addr, data + 1 + 5 + TP_KEY_SIZE, id.addr_len))
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (!ios.srv)
 		daemons_start();
 	check_parse(data, size, tp_config_max_frame(&cfg));
+	check_auth_payload(data, size);
 	srv_deliver(ios.srv, 1, data, size);
 	srv_deliver(mds.srv, 1, data, size);
 	srv_local_tick(ios.srv);
@@ -177,6 +194,11 @@ int main(int argc, char **argv)
 	rc |= save(argv[1], "ping", TP_OP_PING, &ping.base, 0, 0);
 	rc |= save(argv[1], "reply", TP_OP_READ, &er.base, 0, TP_FLAG_REPLY);
 	rc |= save(argv[1], "empty-body", TP_OP_STATFS, NULL, 0, 0);
+	/* a credential's payload for ios:0: target, key, reply address */
+	uint8_t payload[1 + 5 + TP_KEY_SIZE + 4] = "\x05ios:0";
+
+	memcpy(payload + 1 + 5 + TP_KEY_SIZE, "fuzz", 4);
+	rc |= fz_seed_write(argv[1], "auth-payload", payload, sizeof(payload));
 	return rc ? 1 : 0;
 }
 

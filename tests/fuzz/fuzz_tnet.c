@@ -11,11 +11,17 @@
  *             ctl % 8 == 6   first a stray reply (another id), then as 0;
  *             ctl % 8 == 7   first a raw frame from the input, then as 5;
  *   body length (u16) and bytes, data length (u16) and bytes (zeros once
- *   the input ends).
+ *   the input ends), then how it is sealed (u8, ft_seal): the session's
+ *   next sequence number, an old or repeated one, a jump, or a byte of
+ *   the sealed frame flipped.
  * Once the input is used up every request is answered EIO, so each call
- * ends without waiting for its timeout. AUTH is answered without input
- * (session FUZZ_SESSION), and every reply made here is sealed with the
- * fuzz session's key (fuzz_auth.c); a raw frame from the input is not.
+ * ends without waiting for its timeout. AUTH is answered (session
+ * FUZZ_SESSION) in the sealing mode a byte of input names (u8 % 3, 0 once
+ * the input ends: secrecy and measurement too, which a client must refuse
+ * unless its config says so), unless fuzz_tnet_auth_from_input is on (then
+ * from an AUTH record: fuzz_tnet.h); every reply made here is sealed with
+ * the fuzz session's key (fuzz_auth.c); a raw frame from the input, and the
+ * forged AUTH answers, are not.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,6 +32,7 @@
 #include "tproto.h"
 
 #define FT_EVENTS 64
+#define FT_PEERS 8     /* peers are ports 1..5 (tnet_lookup) */
 
 struct tnet {
 	size_t cap;                        /* receive buffer size */
@@ -33,6 +40,9 @@ struct tnet {
 	int nev;
 	const uint8_t *in;                 /* the input left */
 	size_t n;
+	int auth_from_input;
+	/* a server whose AUTH got a forged answer: only AUTH may follow */
+	int unproven[FT_PEERS];
 };
 
 /* The one open transport (the target opens one client at a time). */
@@ -54,9 +64,21 @@ static unsigned ft_u8(struct tnet *net)
 	return *net->in++;
 }
 
+void fuzz_tnet_auth_from_input(int on)
+{
+	if (ft_net)
+		ft_net->auth_from_input = on;
+}
+
 unsigned fuzz_tnet_u8(void)
 {
 	return ft_net ? ft_u8(ft_net) : 0;
+}
+
+void fuzz_tnet_rest(const uint8_t **data, size_t *size)
+{
+	*data = ft_net ? ft_net->in : NULL;
+	*size = ft_net ? ft_net->n : 0;
 }
 
 size_t fuzz_tnet_left(void)
@@ -100,12 +122,37 @@ static void ft_recv(struct tnet *net, const uint8_t *frame, size_t len)
 	ft_push(net, ev);
 }
 
+/* The fuzz session's mode and its replies' next sequence number. */
+static enum tp_seal_mode ft_mode;
+static uint64_t ft_seq;
+
+/* Seal a reply frame (head_len bytes, then its data) as the input says:
+ * sel < 192 the next number; < 224 one already used or older (replay);
+ * < 240 a jump ahead; else the next number with byte sel * 7 % len of
+ * the sealed frame flipped (a tag, header or data byte). */
+static void ft_seal(uint8_t *frame, size_t head_len, size_t len, unsigned sel)
+{
+	struct tp_session ses = { .id = FUZZ_SESSION, .mode = ft_mode };
+	uint64_t seq = ft_seq;
+
+	memcpy(ses.key, fuzz_session_key, TP_KEY_SIZE);
+	if (sel < 192 || sel >= 240)
+		seq = ft_seq++;
+	else if (sel < 224)
+		seq = ft_seq > sel - 191 ? ft_seq - (sel - 191) : 0;
+	else
+		seq = ft_seq + ((uint64_t)1 << (sel - 224 + 8));
+	tp_frame_seal(frame, head_len, NULL, 0, &ses, seq);
+	if (sel >= 240 && len)
+		frame[(sel * 7u) % len] ^= 0x10;
+}
+
 /* A reply to request (opcode, reqid) from the input. */
 static void ft_reply(struct tnet *net, unsigned opcode, uint64_t reqid, int32_t status)
 {
 	static uint8_t frame[TP_HDR_SIZE + 2 * 65536];
 	struct tp_hdr h = { TP_MAGIC, TP_VERSION, (uint16_t)opcode, reqid, 0, 0, 0,
-			    TP_FLAG_REPLY, status, 0 };
+			    TP_FLAG_REPLY, status, 0, 0 };
 	struct tp_session ses = { .id = FUZZ_SESSION };
 	long len;
 
@@ -115,8 +162,11 @@ static void ft_reply(struct tnet *net, unsigned opcode, uint64_t reqid, int32_t 
 
 		ar.session = FUZZ_SESSION;
 		ar.boot = 1;
+		ar.seal_mode = ft_u8(net) % 3;
 		len = tp_frame_build(frame, sizeof(frame), &h, NULL, 0, &ar.base);
-		tp_frame_seal(frame, (size_t)len, &ses);
+		tp_frame_seal(frame, (size_t)len, NULL, 0, &ses, 0); /* INTEGRITY, number 0 */
+		ft_mode = (enum tp_seal_mode)ar.seal_mode;
+		ft_seq = 1;
 		ft_recv(net, frame, (size_t)len);
 		return;
 	}
@@ -128,7 +178,7 @@ static void ft_reply(struct tnet *net, unsigned opcode, uint64_t reqid, int32_t 
 		er.message = "the fuzz input ended";
 		h.status = -EIO;
 		len = tp_frame_build(frame, sizeof(frame), &h, NULL, 0, &er.base);
-		tp_frame_seal(frame, (size_t)len, &ses);
+		ft_seal(frame, (size_t)len, (size_t)len, 0);
 		ft_recv(net, frame, (size_t)len);
 		return;
 	}
@@ -136,8 +186,62 @@ static void ft_reply(struct tnet *net, unsigned opcode, uint64_t reqid, int32_t 
 	h.data_len = ft_u8(net) | ft_u8(net) << 8;
 	ft_take(net, frame + TP_HDR_SIZE + h.body_len, h.data_len);
 	tp_hdr_encode(&h, frame);
-	tp_frame_seal(frame, TP_HDR_SIZE + h.body_len, &ses);
+	ft_seal(frame, TP_HDR_SIZE + h.body_len, TP_HDR_SIZE + h.body_len + h.data_len, ft_u8(net));
 	ft_recv(net, frame, TP_HDR_SIZE + h.body_len + h.data_len);
+}
+
+/* An AUTH answer from an AUTH record (fuzz_tnet.h); 1 when it is forged
+ * (not sealed with the proposed key). */
+static int ft_auth_reply(struct tnet *net, uint64_t reqid)
+{
+	static uint8_t frame[TP_HDR_SIZE + 65536];
+	struct tp_hdr h = { TP_MAGIC, TP_VERSION, TP_OP_AUTH, reqid, 0, 0, 0, TP_FLAG_REPLY, 0, 0 };
+	struct tp_session ses = { .id = FUZZ_SESSION };
+	Tessera__AuthReply ar = TESSERA__AUTH_REPLY__INIT;
+	Tessera__ErrorReply er = TESSERA__ERROR_REPLY__INIT;
+	unsigned ctl = ft_u8(net) % 4;
+	long len;
+
+	memcpy(ses.key, fuzz_session_key, TP_KEY_SIZE);
+	ar.session = FUZZ_SESSION;
+	ar.boot = 1;
+	if (ctl == 3) {
+		h.body_len = (uint32_t)ft_take(net, frame + TP_HDR_SIZE, ft_u8(net) | ft_u8(net) << 8);
+		h.status = -(int32_t)(ft_u8(net) % 134); /* 0: a success */
+		tp_hdr_encode(&h, frame);
+		len = TP_HDR_SIZE + h.body_len;
+	} else if (ctl == 2) {
+		h.status = -(int32_t)(1 + ft_u8(net) % 133);
+		er.code = h.status;
+		er.message = "a squatter's refusal";
+		len = tp_frame_build(frame, sizeof(frame), &h, NULL, 0, &er.base);
+	} else {
+		len = tp_frame_build(frame, sizeof(frame), &h, NULL, 0, &ar.base);
+		if (ctl == 1)
+			ses.key[0] ^= 0x80; /* a key of the squatter's own */
+	}
+	if (ctl != 2)
+		tp_frame_seal(frame, (size_t)len, &ses);
+	ft_recv(net, frame, (size_t)len);
+	return ctl == 1 || ctl == 2;
+}
+
+/* A session's AUTH, not a probe (which names the session it holds: its
+ * answer replaces nothing unless it verifies). */
+static int ft_opening_auth(const uint8_t *f, size_t len, size_t cap)
+{
+	struct tp_frame fr;
+	Tessera__AuthRequest *m;
+	char err[64];
+	int opening;
+
+	if (tp_frame_parse(f, len, cap, &fr, err, sizeof(err)))
+		return 0;
+	m = (Tessera__AuthRequest *)tp_body_unpack(&fr, &tessera__auth_request__descriptor);
+	opening = m && !m->session;
+	if (m)
+		protobuf_c_message_free_unpacked(&m->base, NULL);
+	return opening;
 }
 
 int tnet_open(const struct tnet_opts *opts, struct tnet **out, char *err, size_t errlen)
@@ -224,7 +328,7 @@ int tnet_send(struct tnet *net, uint64_t peer, const struct iovec *iov, size_t n
 	unsigned opcode, ctl;
 	uint64_t reqid = 0;
 
-	(void)peer, (void)n;
+	(void)n;
 	if (iov[0].iov_len < TP_HDR_SIZE || net->nev + 3 > FT_EVENTS)
 		return -EAGAIN;
 	opcode = f[6] | f[7] << 8;
@@ -232,8 +336,21 @@ int tnet_send(struct tnet *net, uint64_t peer, const struct iovec *iov, size_t n
 		reqid |= (uint64_t)f[8 + i] << (8 * i);
 	ft_push(net, sent);
 	if (opcode == TP_OP_AUTH) {
-		ft_reply(net, opcode, reqid, 0);
+		if (!net->auth_from_input || !net->n) {
+			ft_reply(net, opcode, reqid, 0);
+		} else if (ft_opening_auth(f, iov[0].iov_len, net->cap)) {
+			net->unproven[peer % FT_PEERS] = ft_auth_reply(net, reqid);
+		} else {
+			ft_auth_reply(net, reqid);
+		}
 		return 0;
+	}
+	/* The client refused the server that failed to prove itself. */
+	if (net->unproven[peer % FT_PEERS]) {
+		fprintf(stderr, "fuzz_tnet: a %s request went to server %llu after its AUTH "
+			"answer was forged\n", tp_opcode_name(opcode) ?: "?",
+			(unsigned long long)peer);
+		abort();
 	}
 	ctl = ft_u8(net) % 8;
 	if (ctl == 6)

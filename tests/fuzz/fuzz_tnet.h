@@ -11,6 +11,17 @@ void fuzz_tnet_input(const uint8_t *data, size_t size);
  * target reads its choice of calls from the same stream. */
 unsigned fuzz_tnet_u8(void);
 size_t fuzz_tnet_left(void);
+/* The input not yet used (to hand to a transport opened anew). */
+void fuzz_tnet_rest(const uint8_t **data, size_t *size);
+
+/* With on set, the transport answers each AUTH from the input too (one
+ * record: ctl u8 % 4 = 0 the right AuthReply, 1 one sealed with a wrong
+ * key, 2 an unsealed error, 3 a body (u16 length, bytes) and status byte
+ * from the input, sealed right); with it off, or once the input is used
+ * up, AUTH gets the right answer without input. After a wrong seal or an
+ * unsealed error the client must send that server nothing but a new AUTH
+ * (it failed to prove its identity): the transport aborts otherwise. */
+void fuzz_tnet_auth_from_input(int on);
 
 /* The key every session has under the fuzzer (fuzz_auth.c): the
  * transport's replies are sealed with it, on session FUZZ_SESSION. */

@@ -8,7 +8,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <inttypes.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -66,7 +68,7 @@ static pid_t spawn_nowait(struct cluster *c, const char *prog, const char *name,
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
 
 		dup2(fd, 2);
 		if (faults)
@@ -113,25 +115,14 @@ pid_t cluster_spawn(struct cluster *c, const char *prog, const char *name, int i
 
 void cluster_restart_ios(struct cluster *c, int index, const char *faults)
 {
-	struct tessera_ping p[1 + N_IOS];
 	char name[16];
-	int n;
 
 	snprintf(name, sizeof(name), "ios%d", index);
 	cluster_stop_pid(c->ios[index], SIGTERM);
+	/* No ping after it: the client's next request must find the new
+	 * daemon by itself (it takes in the closed connection before sending,
+	 * and probes at once when the connection is made again). */
 	c->ios[index] = spawn(c, "tessera-ios", name, index, faults);
-	/* The client learns that the old daemon went away only while its
-	 * transport makes progress; a request sent to the new one before
-	 * that is lost and times out. Pinging every daemon in turn makes the
-	 * progress; a second round covers a ping that went the old way. */
-	for (int round = 0; round < 2; round++) {
-		n = tessera_ping(c->fs, p, 1 + N_IOS);
-		assert_int_equal(n, 1 + N_IOS);
-		if (!p[1 + index].status)
-			return;
-	}
-	fail_msg("storage daemon %d does not answer after its restart: %s", index,
-		 strerror(-p[1 + index].status));
 }
 
 void cluster_stop_pid(pid_t pid, int sig)
@@ -170,7 +161,7 @@ pid_t munged_start(const char *dir, char *sock, size_t socklen)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
 
 		dup2(fd, 1);
 		dup2(fd, 2);
@@ -241,6 +232,18 @@ int cluster_setup(void **state, const char *provider)
 	return cluster_setup_conf(state, provider, NULL);
 }
 
+/* 64 random bits of a cluster's fs_id. */
+static uint64_t fs_id_part(void)
+{
+	uint64_t v = 0;
+	FILE *r = fopen("/dev/urandom", "r");
+
+	assert_non_null(r);
+	assert_int_equal(fread(&v, sizeof(v), 1, r), 1);
+	fclose(r);
+	return v;
+}
+
 int cluster_setup_conf(void **state, const char *provider, const char *extra)
 {
 	struct cluster *c = calloc(1, sizeof(*c));
@@ -262,11 +265,15 @@ int cluster_setup_conf(void **state, const char *provider, const char *extra)
 	f = fopen(c->conf, "w");
 	assert_non_null(f);
 	fprintf(f, "provider = %s\nmds = 127.0.0.1:%d\n", provider, free_port());
+	/* each cluster a file system of its own, as tessera-genconfig makes */
+	fprintf(f, "fs_id = %016" PRIx64 "%016" PRIx64 "\n", fs_id_part(), fs_id_part());
 	fprintf(f, "key_file = %s\n", c->key);
 	for (int i = 0; i < N_IOS; i++)
 		fprintf(f, "ios = 127.0.0.1:%d\n", free_port());
 	fprintf(f, "timeout_ms = %d\n", TIMEOUT_MS);
 	fprintf(f, "munge_socket = %s\n", c->munge_sock);
+	/* the daemons run as this process's user (tessera-genconfig's default) */
+	fprintf(f, "daemon_uid = %u\n", (unsigned)geteuid());
 	if (extra)
 		fputs(extra, f);
 	fclose(f);
@@ -323,7 +330,7 @@ int raw_roundtrip(struct raw *raw, const uint8_t *frame, size_t len, struct tp_f
 		tp_frame_parse(sealed, len, SIZE_MAX, &f, err, sizeof(err));
 		head = TP_HDR_SIZE + (size_t)f.hdr.addr_len + f.hdr.body_len;
 		if (head <= len)
-			tp_frame_seal(sealed, head, &raw->ses);
+			tp_frame_seal(sealed, head, NULL, 0, &raw->ses, raw->seq++);
 		else
 			for (int i = 0; i < 8; i++)
 				sealed[32 + i] = (uint8_t)(raw->ses.id >> (8 * i));
@@ -344,6 +351,9 @@ int raw_roundtrip(struct raw *raw, const uint8_t *frame, size_t len, struct tp_f
 				continue;
 			assert_int_equal(tp_frame_parse(ev[i].rbuf->data, ev[i].len, 1 << 21, reply, err,
 							 sizeof(err)), 0);
+			/* a reply on the session is opened (decrypted, in SECRECY) */
+			if (raw->ses.id && reply->hdr.session == raw->ses.id)
+				tp_frame_open(reply, NULL, 0, &raw->ses, NULL);
 			rc = reply->hdr.status;
 			msg[0] = 0;
 			if (reply->hdr.opcode == TP_OP_AUTH && rc == 0)
@@ -438,8 +448,8 @@ void raw_auth(struct raw *raw, const char *munge_sock, const char *target)
 	int rc;
 
 	memset(&raw->ses, 0, sizeof(raw->ses));
-	rc = tp_auth_encode(munge_sock, target, raw->name, raw->name_len, raw->ses.key, &cred,
-			    err, sizeof(err));
+	rc = tp_auth_encode(munge_sock, raw->daemon_uid, target, raw->name, raw->name_len,
+			    raw->ses.key, &cred, err, sizeof(err));
 	if (rc)
 		fail_msg("raw AUTH to %s: %s", target, err);
 	m.credential = cred;
@@ -451,6 +461,8 @@ void raw_auth(struct raw *raw, const char *munge_sock, const char *target)
 	rep = raw->last_auth; /* kept by raw_roundtrip */
 	assert_non_null(rep);
 	raw->ses.id = rep->session;
+	raw->ses.mode = (enum tp_seal_mode)rep->seal_mode;
+	raw->seq = 0;
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	raw->last_auth = NULL;
 }
@@ -464,6 +476,9 @@ void raw_connect(const char *conf, int ios, struct raw *raw, struct tp_config *c
 
 	memset(raw, 0, sizeof(*raw));
 	assert_int_equal(tp_config_load(conf, cfg, err, sizeof(err)), 0);
+	raw->daemon_uid = cfg->daemon_uid;
+	if (!strcmp(cfg->provider, TNET_PROVIDER_CONN))
+		to.provider = TNET_PROVIDER_CONN; /* rxm cannot reach its daemons */
 	s = ios < 0 ? &cfg->mds : &cfg->ios[ios];
 	to.node = s->host;
 	to.service = s->port;
@@ -570,49 +585,60 @@ int cluster_as_nobody(const struct cluster *c, int (*fn)(const char *conf))
 /* A raw endpoint to daemon `server` (-1: metadata) on a session of
  * nobody's: the child makes the credential (naming our endpoint) and
  * hands it and the proposed key back through a pipe. */
-void raw_open_as_nobody(const struct cluster *c, int server, struct raw *raw)
+void cluster_nobody_cred(const struct tp_config *cfg, const char *target, const void *name,
+			 size_t name_len, uint8_t key[TP_KEY_SIZE], char *cred, size_t credlen)
 {
-	struct tp_config cfg;
-	Tessera__AuthRequest m = TESSERA__AUTH_REQUEST__INIT;
-	char err[512], target[RAW_TARGET_LEN], cred[4096];
+	char err[512];
 	int fds[2], st;
 	ssize_t got = 0, n;
 	pid_t pid;
 
-	raw_connect(c->conf, server, raw, &cfg, target);
 	assert_int_equal(pipe(fds), 0);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		char *text = NULL;
-		uint8_t key[TP_KEY_SIZE];
+		uint8_t k[TP_KEY_SIZE];
 
 		close(fds[0]);
 		cluster_drop_to_nobody();
-		if (tp_auth_encode(cfg.munge_socket, target, raw->name, raw->name_len, key, &text,
-				   err, sizeof(err))) {
+		if (tp_auth_encode(cfg->munge_socket, cfg->daemon_uid, target, name, name_len, k,
+				   &text, err, sizeof(err))) {
 			fprintf(stderr, "nobody's credential: %s\n", err);
 			_exit(1);
 		}
-		if (write(fds[1], key, sizeof(key)) != (ssize_t)sizeof(key) ||
+		if (write(fds[1], k, sizeof(k)) != (ssize_t)sizeof(k) ||
 		    write(fds[1], text, strlen(text)) != (ssize_t)strlen(text))
 			_exit(2);
 		_exit(0);
 	}
 	close(fds[1]);
-	assert_int_equal(read(fds[0], raw->ses.key, TP_KEY_SIZE), TP_KEY_SIZE);
-	while ((n = read(fds[0], cred + got, sizeof(cred) - 1 - (size_t)got)) > 0)
+	assert_int_equal(read(fds[0], key, TP_KEY_SIZE), TP_KEY_SIZE);
+	while ((n = read(fds[0], cred + got, credlen - 1 - (size_t)got)) > 0)
 		got += n;
 	close(fds[0]);
 	cred[got] = '\0';
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+void raw_open_as_nobody(const struct cluster *c, int server, struct raw *raw)
+{
+	struct tp_config cfg;
+	Tessera__AuthRequest m = TESSERA__AUTH_REQUEST__INIT;
+	char err[512], target[RAW_TARGET_LEN], cred[4096];
+
+	raw_connect(c->conf, server, raw, &cfg, target);
+	cluster_nobody_cred(&cfg, target, raw->name, raw->name_len, raw->ses.key, cred,
+			    sizeof(cred));
 	m.credential = cred;
 	assert_int_equal(raw_request(raw, TP_OP_AUTH, &m.base, NULL, 0, err, sizeof(err)), 0);
 	assert_non_null(raw->last_auth);
 	assert_int_equal(raw->last_auth->uid, NOBODY);
 	assert_int_equal(raw->last_auth->gid, NOBODY);
 	raw->ses.id = raw->last_auth->session;
+	raw->ses.mode = (enum tp_seal_mode)raw->last_auth->seal_mode;
+	raw->seq = 0;
 	protobuf_c_message_free_unpacked(&raw->last_auth->base, NULL);
 	raw->last_auth = NULL;
 }
@@ -660,4 +686,268 @@ void raw_send_as_is(struct raw *raw, const uint8_t *frame, size_t len)
 		}
 	}
 	assert_true(sent);
+}
+
+/* ------------------------------------------------------------ squatter
+ *
+ * A process of uid nobody listening where a stopped daemon listened, as
+ * any user of the daemon's host could (issue 29.1). It answers as well as
+ * it can: an AUTH whose credential it can decode (munged lets it when the
+ * credential is not restricted to the daemons' uid) gets a correctly
+ * sealed AuthReply, and every later request a sealed reply (a READ gets
+ * SQUAT_FORGED bytes); an AUTH it cannot decode gets, in turn, an
+ * unsealed error and an AuthReply sealed with a key of its own choosing.
+ */
+struct squat_state {
+	struct tp_config cfg;
+	struct tnet *net;
+	char target[RAW_TARGET_LEN];
+	struct tp_session ses;       /* learned from a decoded credential */
+	struct tnet_ctx ctx;
+	struct squat_counts n;
+};
+
+/* Send a frame (leaked: the provider may read it until its send ends,
+ * and the squatter lives for one test). */
+static void squat_send(struct squat_state *s, uint64_t peer, uint8_t *frame, size_t len)
+{
+	struct iovec iov = { frame, len };
+	struct tnet_event ev[4];
+	double end = now_s() + 2;
+
+	while (tnet_send(s->net, peer, &iov, 1, &s->ctx) == -EAGAIN && now_s() < end)
+		if (tnet_poll(s->net, ev, 1) == 1 && ev[0].type == TNET_RECV)
+			tnet_repost(s->net, ev[0].rbuf);
+}
+
+static void squat_reply(struct squat_state *s, uint64_t peer, const struct tp_frame *fr,
+			int status, const ProtobufCMessage *msg, size_t data_len,
+			const struct tp_session *seal)
+{
+	struct tp_hdr h = { .opcode = fr->hdr.opcode, .reqid = fr->hdr.reqid,
+			    .flags = TP_FLAG_REPLY, .status = status,
+			    .data_len = (uint32_t)data_len };
+	size_t cap = TP_HDR_SIZE + protobuf_c_message_get_packed_size(msg) + data_len;
+	uint8_t *frame = malloc(cap);
+	long len;
+
+	assert_non_null(frame);
+	len = tp_frame_build(frame, cap, &h, NULL, 0, msg);
+	assert_true(len > 0);
+	memset(frame + len, SQUAT_FORGED, data_len);
+	if (seal)
+		tp_frame_seal(frame, (size_t)len, NULL, 0, seal, 0);
+	squat_send(s, peer, frame, (size_t)len + data_len);
+}
+
+static void squat_auth(struct squat_state *s, const struct tp_frame *fr)
+{
+	Tessera__AuthRequest *m = (Tessera__AuthRequest *)
+		tp_body_unpack(fr, &tessera__auth_request__descriptor);
+	Tessera__AuthReply rep = TESSERA__AUTH_REPLY__INIT;
+	Tessera__ErrorReply er = TESSERA__ERROR_REPLY__INIT;
+	struct tp_auth_id id;
+	struct tp_session mine = { .id = 77 };
+	char err[256];
+	uint64_t peer;
+
+	s->n.auths++;
+	if (!m || tnet_insert_name(s->net, fr->addr, fr->hdr.addr_len, &peer))
+		goto out;
+	if (!tp_auth_decode(s->cfg.munge_socket, m->credential, s->target, &id, err,
+			    sizeof(err))) {
+		s->n.decoded++;
+		s->ses.id = 0x5157415454455200ull + s->n.auths;
+		memcpy(s->ses.key, id.key, TP_KEY_SIZE);
+		rep.session = s->ses.id;
+		rep.uid = id.uid;
+		rep.gid = id.gid;
+		rep.boot = 1;
+		squat_reply(s, peer, fr, 0, &rep.base, 0, &s->ses);
+	} else if (s->n.auths % 2) {
+		er.code = -EACCES;
+		er.message = "the squatter could not decode the credential";
+		squat_reply(s, peer, fr, -EACCES, &er.base, 0, NULL);
+	} else {
+		memset(mine.key, 0x5a, TP_KEY_SIZE);
+		rep.session = mine.id;
+		squat_reply(s, peer, fr, 0, &rep.base, 0, &mine);
+	}
+out:
+	if (m)
+		protobuf_c_message_free_unpacked(&m->base, NULL);
+}
+
+/* A request after AUTH: counted, and answered if the squatter holds the
+ * session's key (READ with forged bytes, anything else with an empty
+ * success). */
+static void squat_request(struct squat_state *s, const struct tp_frame *fr, size_t len)
+{
+	const ProtobufCMessageDescriptor *desc = tp_reply_desc(fr->hdr.opcode);
+	uint8_t store[1024] __attribute__((aligned(16)));
+	Tessera__ReadRequest *rd = NULL;
+	size_t data = 0;
+	uint64_t peer;
+
+	s->n.frames++;
+	s->n.bytes += len;
+	if (!s->ses.id || fr->hdr.session != s->ses.id || !desc || desc->sizeof_message >
+	    sizeof(store) || tnet_insert_name(s->net, fr->addr, fr->hdr.addr_len, &peer))
+		return;
+	if (fr->hdr.opcode == TP_OP_READ &&
+	    (rd = (Tessera__ReadRequest *)tp_body_unpack(fr, &tessera__read_request__descriptor))) {
+		data = rd->length < (1u << 20) ? rd->length : 1u << 20;
+		protobuf_c_message_free_unpacked(&rd->base, NULL);
+	}
+	protobuf_c_message_init(desc, store);
+	if (fr->hdr.opcode == TP_OP_WRITE)
+		((Tessera__WriteReply *)store)->written = fr->hdr.data_len;
+	s->n.forged += data ? 1 : 0;
+	squat_reply(s, peer, fr, 0, (ProtobufCMessage *)store, data, &s->ses);
+}
+
+static void squat_frame(struct squat_state *s, const struct tnet_event *ev)
+{
+	struct tp_frame fr;
+	char err[256];
+
+	if (tp_frame_parse(ev->rbuf->data, ev->len, ev->rbuf->cap, &fr, err, sizeof(err))) {
+		s->n.frames++;
+		s->n.bytes += ev->len;
+	} else if (fr.hdr.opcode == TP_OP_AUTH && !fr.hdr.session) {
+		squat_auth(s, &fr);
+	} else {
+		squat_request(s, &fr, ev->len);
+	}
+}
+
+/* The squatter's process: listen, answer until `stop` reads EOF, then
+ * write its counts to `out`. */
+static void squat_serve(const char *conf, int server, int ready, int stop, int out)
+{
+	static struct squat_state s;
+	struct tnet_opts to = { .listen = 1, .nrecv = 8 };
+	struct pollfd pfd = { .fd = stop, .events = POLLIN };
+	struct tnet_event ev[8];
+	char err[512];
+	const struct tp_server *where;
+
+	cluster_drop_to_nobody();
+	if (tp_config_load(conf, &s.cfg, err, sizeof(err)))
+		_exit(3);
+	where = server < 0 ? &s.cfg.mds : &s.cfg.ios[server];
+	to.provider = s.cfg.provider;
+	to.node = where->host;
+	to.service = where->port;
+	to.buf_size = tp_config_max_frame(&s.cfg);
+	if (server < 0)
+		snprintf(s.target, sizeof(s.target), "mds");
+	else
+		snprintf(s.target, sizeof(s.target), "ios:%d", server);
+	for (int i = 0; i < 100 && tnet_open(&to, &s.net, err, sizeof(err)); i++)
+		usleep(50000); /* the port may take a moment to be free */
+	if (!s.net) {
+		fprintf(stderr, "squatter: %s\n", err);
+		_exit(4);
+	}
+	if (write(ready, "r", 1) != 1)
+		_exit(5);
+	while (poll(&pfd, 1, 0) == 0) {
+		int n = tnet_poll(s.net, ev, 8);
+
+		for (int i = 0; i < n; i++) {
+			if (ev[i].type != TNET_RECV)
+				continue;
+			if (!ev[i].status)
+				squat_frame(&s, &ev[i]);
+			tnet_repost(s.net, ev[i].rbuf);
+		}
+		tnet_wait(s.net, 10);
+	}
+	if (write(out, &s.n, sizeof(s.n)) != (ssize_t)sizeof(s.n))
+		_exit(6);
+	_exit(0);
+}
+
+void squat_start(const struct cluster *c, int server, struct squatter *sq)
+{
+	int ready[2], stop[2], out[2];
+	char b;
+
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(stop), 0);
+	assert_int_equal(pipe(out), 0);
+	sq->pid = fork();
+	assert_true(sq->pid >= 0);
+	if (sq->pid == 0) {
+		close(ready[0]);
+		close(stop[1]);
+		close(out[0]);
+		squat_serve(c->conf, server, ready[1], stop[0], out[1]);
+	}
+	close(ready[1]);
+	close(stop[0]);
+	close(out[1]);
+	if (read(ready[0], &b, 1) != 1)
+		fail_msg("the squatter did not start listening");
+	close(ready[0]);
+	sq->stop_fd = stop[1];
+	sq->out_fd = out[0];
+}
+
+void squat_stop(struct squatter *sq, struct squat_counts *n)
+{
+	int st;
+
+	memset(n, 0, sizeof(*n));
+	close(sq->stop_fd);
+	if (read(sq->out_fd, n, sizeof(*n)) != (ssize_t)sizeof(*n))
+		fail_msg("the squatter's counts did not come");
+	close(sq->out_fd);
+	assert_int_equal(waitpid(sq->pid, &st, 0), sq->pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* LOCAL_OPEN by hand: 0 with token and sock from the reply, or the
+ * status (msg). */
+int raw_local_open(struct raw *raw, uint64_t handle, const Tessera__Capability *cap,
+		   uint8_t token[TP_LOCAL_TOKEN], char *sock, size_t socklen, char *msg,
+		   size_t msglen)
+{
+	Tessera__LocalOpenRequest m = TESSERA__LOCAL_OPEN_REQUEST__INIT;
+	struct tp_hdr h = { .opcode = TP_OP_LOCAL_OPEN, .reqid = 4242 };
+	uint8_t frame[8192];
+	struct tp_frame reply;
+	long len;
+	int rc;
+
+	m.handle = handle;
+	m.cap = (Tessera__Capability *)cap;
+	len = tp_frame_build(frame, sizeof(frame), &h, raw->name, raw->name_len, &m.base);
+	if (len <= 0)
+		return -EINVAL;
+	rc = raw_roundtrip(raw, frame, (size_t)len, &reply, msg, msglen);
+	if (!rc) {
+		Tessera__LocalOpenReply *rep = (Tessera__LocalOpenReply *)
+			tp_body_unpack(&reply, &tessera__local_open_reply__descriptor);
+
+		if (!rep || rep->absent || rep->token.len != TP_LOCAL_TOKEN) {
+			if (rep)
+				protobuf_c_message_free_unpacked(&rep->base, NULL);
+			return -EPROTO;
+		}
+		memcpy(token, rep->token.data, TP_LOCAL_TOKEN);
+		snprintf(sock, socklen, "%s", rep->socket);
+		protobuf_c_message_free_unpacked(&rep->base, NULL);
+	}
+	return rc;
+}
+
+void cluster_put_file(tessera_fs *fs, const char *path, int mode, const char *text)
+{
+	tessera_file *f;
+
+	CHECK(fs, tessera_open(fs, path, O_CREAT | O_RDWR | O_TRUNC, (mode_t)mode, NULL, &f));
+	CHECK(fs, (int)tessera_pwrite(f, text, strlen(text), 0));
+	CHECK(fs, tessera_close(f));
 }

@@ -62,10 +62,12 @@ struct raw {
 	uint8_t *reply_data;
 	size_t reply_cap, reply_len;
 	struct tp_session ses;       /* frames sent are sealed with it */
+	uint64_t seq;                /* the next frame's sequence number */
 	Tessera__AuthReply *last_auth; /* raw_roundtrip: an AUTH's answer */
 	/* When set, raw_request puts it into a request that has a capability
 	 * field and none set (storage daemons want one: docs/security.md). */
 	const Tessera__Capability *cap;
+	uint32_t daemon_uid;         /* raw_connect: the config's daemon_uid */
 };
 /* A raw endpoint on a session with storage daemon `ios` (raw_open), or
  * with the daemon `ios` names in config `conf` (-1: the metadata daemon). */
@@ -111,6 +113,11 @@ void cluster_drop_to_nobody(void);
 /* Run fn(conf) in a child as nobody; its exit status (0: all went as
  * expected; else the line that did not, printed). */
 int cluster_as_nobody(const struct cluster *c, int (*fn)(const char *conf));
+/* A MUNGE credential made by a child running as nobody, for daemon
+ * `target` ("mds", "ios:N") and reply address name: its text into cred,
+ * the session key it proposes into key. */
+void cluster_nobody_cred(const struct tp_config *cfg, const char *target, const void *name,
+			 size_t name_len, uint8_t key[TP_KEY_SIZE], char *cred, size_t credlen);
 /* A raw endpoint to daemon `server` (-1: metadata) on a session of
  * nobody's: a child makes the credential naming our endpoint. */
 void raw_open_as_nobody(const struct cluster *c, int server, struct raw *raw);
@@ -118,5 +125,31 @@ void raw_open_as_nobody(const struct cluster *c, int server, struct raw *raw);
 int raw_arrivals(struct raw *raw, double secs);
 /* Send a built frame as it is (no sealing) and wait for its send. */
 void raw_send_as_is(struct raw *raw, const uint8_t *frame, size_t len);
+
+/* A squatter: a process of uid NOBODY listening at daemon `server`'s
+ * address (-1: the metadata daemon; stop the daemon first), answering
+ * as well as it can without the daemons' uid (cluster.c says how). */
+#define SQUAT_FORGED 0x66          /* the bytes its READ replies carry */
+struct squat_counts {
+	uint32_t auths;                /* AUTH frames received */
+	uint32_t decoded;              /* of which it decoded the credential */
+	uint32_t frames;               /* frames after AUTH (any other) */
+	uint64_t bytes;                /* and their bytes */
+	uint32_t forged;               /* READ replies it sent, forged bytes */
+};
+struct squatter {
+	pid_t pid;
+	int stop_fd, out_fd;
+};
+void squat_start(const struct cluster *c, int server, struct squatter *sq);
+/* Stop it and take its counts. */
+void squat_stop(struct squatter *sq, struct squat_counts *n);
+/* LOCAL_OPEN by hand on raw: 0 with token and sock from the reply, or
+ * the status (msg gets an error's words; -EPROTO: a reply without one). */
+int raw_local_open(struct raw *raw, uint64_t handle, const Tessera__Capability *cap,
+		   uint8_t token[TP_LOCAL_TOKEN], char *sock, size_t socklen, char *msg,
+		   size_t msglen);
+/* Create (or truncate) path with mode and write text into it. */
+void cluster_put_file(tessera_fs *fs, const char *path, int mode, const char *text);
 
 #endif

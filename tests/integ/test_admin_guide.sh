@@ -157,6 +157,8 @@ run_node_lines() {
 		cmd=${line#*\$ }
 		case $cmd in
 		runuser*tessera-mds* | runuser*tessera-ios*)
+			# the daemons refuse a log that group or others can read
+			(umask 077 && touch "$T/$n.daemons.log")
 			setsid bash -c '. "$T/on.sh"; on "$1" "exec $2"' _ "$n" "$cmd" \
 				>>"$T/$n.daemons.log" 2>&1 </dev/null &
 			daemon_pgids+=($!)

@@ -49,6 +49,8 @@ write_conf "$conf" 5000
 write_conf "$dir/short.conf" 1000
 export TESSERA_CONFIG=$conf
 
+# the daemons refuse a log that group or others can read (docs/admin.md)
+(umask 077 && touch "$dir"/mds.log "$dir"/ios{0,1,2}.log)
 "$build/bin/tessera-mds" -c "$conf" -d "$dir/mds" -p "$dir/mds.pid" >"$dir/mds.log" 2>&1 &
 pids+=($!)
 for i in 0 1 2; do

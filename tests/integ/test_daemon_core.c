@@ -81,8 +81,10 @@ static long build_frame(struct raw *raw, uint8_t *buf, size_t cap, unsigned op, 
 	if (obj_cap)
 		raw_set_cap(msg, obj_cap);
 	len = tp_frame_build(buf, cap, &h, raw->name, raw->name_len, msg);
-	if (len > 0 && raw->ses.id) /* on raw's session (raw data is not under the MAC) */
-		tp_frame_seal(buf, (size_t)len, &raw->ses);
+	/* on raw's session; a frame with data is sealed once the data is in
+	 * (raw_roundtrip) */
+	if (len > 0 && raw->ses.id && !data_len)
+		tp_frame_seal(buf, (size_t)len, NULL, 0, &raw->ses, raw->seq++);
 	return len;
 }
 
@@ -141,8 +143,8 @@ static void child_raw_open(struct cluster *c, uint32_t ios, unsigned nrecv, stru
 	    tnet_lookup(raw->net, cfg.ios[ios].host, cfg.ios[ios].port, &raw->peer))
 		_exit(3);
 	snprintf(target, sizeof(target), "ios:%u", ios);
-	if (tp_auth_encode(cfg.munge_socket, target, raw->name, raw->name_len, raw->ses.key, &cred,
-			   err, sizeof(err)))
+	if (tp_auth_encode(cfg.munge_socket, cfg.daemon_uid, target, raw->name, raw->name_len,
+			   raw->ses.key, &cred, err, sizeof(err)))
 		_exit(5);
 	m.credential = cred;
 	len = tp_frame_build(frame, sizeof(frame), &h, raw->name, raw->name_len, &m.base);
@@ -168,6 +170,7 @@ static void child_raw_open(struct cluster *c, uint32_t ios, unsigned nrecv, stru
 			    (ar = (Tessera__AuthReply *)tp_body_unpack(&fr,
 					&tessera__auth_reply__descriptor))) {
 				raw->ses.id = ar->session;
+				raw->ses.mode = (enum tp_seal_mode)ar->seal_mode;
 				protobuf_c_message_free_unpacked(&ar->base, NULL);
 			}
 			tnet_repost(raw->net, ev[i].rbuf);
@@ -387,17 +390,20 @@ static void test_parked_client_gone(void **state)
 	if (child == 0) {
 		Tessera__PingRequest ping = TESSERA__PING_REQUEST__INIT;
 		struct raw raw;
-		uint8_t frame[512];
+		uint8_t frame[5][512];
 		struct iovec iov;
 		long len;
 
 		child_raw_open(c, 2, 2, &raw);
 		ping.hold_ms = 1500;
-		len = build_frame(&raw, frame, sizeof(frame), TP_OP_PING, 5, &ping.base, 0);
-		iov = (struct iovec){ frame, (size_t)len };
+		/* five frames, each sealed with its own sequence number (one
+		 * frame sent five times would be a replay, taken once) */
 		for (int i = 0; i < 5; i++) {
 			struct tnet_event ev[4];
 
+			len = build_frame(&raw, frame[i], sizeof(frame[i]), TP_OP_PING, 5 + i,
+					  &ping.base, 0);
+			iov = (struct iovec){ frame[i], (size_t)len };
 			while (tnet_send(raw.net, raw.peer, &iov, 1, &raw.ctx) == -EAGAIN)
 				tnet_poll(raw.net, ev, 4);
 		}

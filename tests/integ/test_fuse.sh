@@ -74,6 +74,8 @@ start() {
 	shift 2
 	DAEMON_ARGS[$name]="$prog $*"
 	rm -f "$D/$name.pid"
+	# the daemons refuse a log that group or others can read
+	(umask 077 && touch "$D/$name.log")
 	"$BIN/$prog" "$@" -p "$D/$name.pid" >>"$D/$name.log" 2>&1 &
 	disown $!   # killed through its pid file; no "Killed" notices
 	for ((t = 0; t < 100; t++)); do
@@ -89,7 +91,7 @@ restart() {
 	start "$name" "$@"
 }
 start_cluster() {
-	mkdir -p "$D/mds" && start mds tessera-mds -c "$CONF" -d "$D/mds" || return 1
+	mkdir -p -m 700 "$D/mds" && start mds tessera-mds -c "$CONF" -d "$D/mds" || return 1
 	for ((i = 0; i < N_IOS; i++)); do
 		# no mkdir: a storage daemon makes a new store where its directory
 		# did not exist (an existing empty one would be a lost disk)

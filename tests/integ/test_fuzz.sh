@@ -17,7 +17,7 @@ build=${TESSERA_BUILD:-$top/build}
 out=$build/fuzz
 secs=${FUZZ_SECONDS:-20}
 all="fuzz_dataloop_decode fuzz_frame fuzz_ios fuzz_ios_list fuzz_ios_lock fuzz_mds
-     fuzz_lockmgr fuzz_client_reply"
+     fuzz_lockmgr fuzz_client_reply fuzz_seal"
 targets=${FUZZ_TARGETS:-$all}
 write_seeds=0
 [ "${1:-}" = --seeds ] && write_seeds=1
@@ -98,6 +98,7 @@ srcs_of() {
 	fuzz_dataloop_decode) echo "${dl_srcs[@]}" ;;
 	fuzz_lockmgr) echo "${lk_srcs[@]}" ;;
 	fuzz_client_reply) echo "${client_srcs[@]}" ;;
+	fuzz_seal) echo "$top"/dataloops/*.c "${proto_srcs[@]}" ;;
 	*) echo "${all_srcs[@]}" ;;
 	esac
 }

@@ -252,37 +252,6 @@ static void test_daemon_killed(void **state)
 	free(model);
 }
 
-/* LOCAL_OPEN by hand: *token and *sock from the reply, or the status. */
-static int local_open(struct raw *raw, uint64_t handle, const Tessera__Capability *cap,
-		      uint8_t token[TP_LOCAL_TOKEN], char *sock, size_t socklen, char *msg,
-		      size_t msglen)
-{
-	Tessera__LocalOpenRequest m = TESSERA__LOCAL_OPEN_REQUEST__INIT;
-	struct tp_hdr h = { .opcode = TP_OP_LOCAL_OPEN, .reqid = 4242 };
-	uint8_t frame[8192];
-	struct tp_frame reply;
-	long len;
-	int rc;
-
-	m.handle = handle;
-	m.cap = (Tessera__Capability *)cap;
-	len = tp_frame_build(frame, sizeof(frame), &h, raw->name, raw->name_len, &m.base);
-	assert_true(len > 0);
-	rc = raw_roundtrip(raw, frame, (size_t)len, &reply, msg, msglen);
-	if (!rc) {
-		Tessera__LocalOpenReply *rep = (Tessera__LocalOpenReply *)
-			tp_body_unpack(&reply, &tessera__local_open_reply__descriptor);
-
-		assert_non_null(rep);
-		assert_false(rep->absent);
-		assert_int_equal(rep->token.len, TP_LOCAL_TOKEN);
-		memcpy(token, rep->token.data, TP_LOCAL_TOKEN);
-		snprintf(sock, socklen, "%s", rep->socket);
-		protobuf_c_message_free_unpacked(&rep->base, NULL);
-	}
-	return rc;
-}
-
 /* A connection to the daemon's socket (abstract name sock). */
 static int sock_connect(const char *sock)
 {
@@ -329,12 +298,12 @@ static void test_socket_guards(void **state)
 	raw_open(c, l.servers[0], &raw);
 
 	/* no capability: refused before anything is opened */
-	assert_int_equal(local_open(&raw, l.handles[0], NULL, token, sock, sizeof(sock), msg,
+	assert_int_equal(raw_local_open(&raw, l.handles[0], NULL, token, sock, sizeof(sock), msg,
 				    sizeof(msg)), -EACCES);
 	print_message("without a capability: %s\n", msg);
 
 	/* a wrong token, then the right one twice */
-	assert_int_equal(local_open(&raw, l.handles[0], cap, token, sock, sizeof(sock), msg,
+	assert_int_equal(raw_local_open(&raw, l.handles[0], cap, token, sock, sizeof(sock), msg,
 				    sizeof(msg)), 0);
 	memcpy(wrong, token, sizeof(wrong));
 	wrong[3] ^= 1;
@@ -346,7 +315,7 @@ static void test_socket_guards(void **state)
 	assert_int_equal(nfds, 0);
 
 	/* a process that is another user, with a live token */
-	assert_int_equal(local_open(&raw, l.handles[0], cap, token, sock, sizeof(sock), msg,
+	assert_int_equal(raw_local_open(&raw, l.handles[0], cap, token, sock, sizeof(sock), msg,
 				    sizeof(msg)), 0);
 	if (geteuid() == 0) {
 		pid = fork();
@@ -371,13 +340,13 @@ static void test_socket_guards(void **state)
 	/* the token table: 64 wait at most, one more is EBUSY until one is
 	 * spent */
 	for (int i = 0; i < 64; i++)
-		assert_int_equal(local_open(&raw, l.handles[0], cap, toks[i], sock, sizeof(sock),
+		assert_int_equal(raw_local_open(&raw, l.handles[0], cap, toks[i], sock, sizeof(sock),
 					    msg, sizeof(msg)), 0);
-	assert_int_equal(local_open(&raw, l.handles[0], cap, token, sock, sizeof(sock), msg,
+	assert_int_equal(raw_local_open(&raw, l.handles[0], cap, token, sock, sizeof(sock), msg,
 				    sizeof(msg)), -EBUSY);
 	print_message("a 65th token: %s\n", msg);
 	assert_int_equal(try_token(sock, toks[0], &nfds), TP_LOCAL_OK);
-	assert_int_equal(local_open(&raw, l.handles[0], cap, toks[0], sock, sizeof(sock), msg,
+	assert_int_equal(raw_local_open(&raw, l.handles[0], cap, toks[0], sock, sizeof(sock), msg,
 				    sizeof(msg)), 0);
 	for (int i = 0; i < 64; i++)
 		assert_int_equal(try_token(sock, toks[i], &nfds), TP_LOCAL_OK);
@@ -397,7 +366,7 @@ static void test_socket_guards(void **state)
 		assert_int_equal(setsockopt(idle[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
 		assert_int_equal(read(idle[0], &byte, 1), 0); /* closed by the daemon */
 	}
-	assert_int_equal(local_open(&raw, l.handles[0], cap, token, sock, sizeof(sock), msg,
+	assert_int_equal(raw_local_open(&raw, l.handles[0], cap, token, sock, sizeof(sock), msg,
 				    sizeof(msg)), 0);
 	assert_int_equal(try_token(sock, token, &nfds), TP_LOCAL_OK);
 	for (int i = 0; i < 40; i++)
@@ -431,7 +400,7 @@ static void test_off(void **state)
 	assert_int_equal(tessera_file_layout(f, &l), 0);
 	cap = file_cap(f);
 	raw_open(c, l.servers[0], &raw);
-	assert_int_equal(local_open(&raw, l.handles[0], cap, token, sock, sizeof(sock), msg,
+	assert_int_equal(raw_local_open(&raw, l.handles[0], cap, token, sock, sizeof(sock), msg,
 				    sizeof(msg)), -EOPNOTSUPP);
 	print_message("%s\n", msg);
 	assert_non_null(strstr(msg, "local_reads = 0"));
@@ -457,7 +426,7 @@ static void test_fault_disk(void **state)
 	cluster_restart_ios(c, (int)l.servers[0], "slow:1@1000000=1");
 	cap = file_cap(f);
 	raw_open(c, l.servers[0], &raw);
-	assert_int_equal(local_open(&raw, l.handles[0], cap, token, sock, sizeof(sock), msg,
+	assert_int_equal(raw_local_open(&raw, l.handles[0], cap, token, sock, sizeof(sock), msg,
 				    sizeof(msg)), -EOPNOTSUPP);
 	print_message("%s\n", msg);
 	assert_non_null(strstr(msg, "fault"));

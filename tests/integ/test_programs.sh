@@ -110,6 +110,19 @@ genconfig_good() {
 	"$build/proto/tp-config-doc" check "$dir/good.conf" | grep -qx 'strip_size = 65536'
 }
 check "genconfig: a good config parses" genconfig_good
+check "genconfig: --daemon-user unknown" refused "no such user on this host" "${ok[@]}" \
+	--daemon-user no-such-user-here
+check "genconfig: --admin-hosts" refused "wants host names or addresses" "${ok[@]}" \
+	--admin-hosts 'a;b'
+# daemon_uid: the user running it, or --daemon-user's uid
+genconfig_daemon_uid() {
+	"$G" "${ok[@]}" | grep -qx "daemon_uid = $(id -u)"
+	"$G" "${ok[@]}" --daemon-user nobody --admin-hosts "adm1, 10.0.0.7" >"$dir/duid.conf"
+	cat "$dir/duid.conf"
+	grep -qx "daemon_uid = $(id -u nobody)" "$dir/duid.conf"
+	grep -qx "admin_hosts = adm1, 10.0.0.7" "$dir/duid.conf"
+}
+check "genconfig: daemon_uid and admin_hosts" genconfig_daemon_uid
 genconfig_checked() {
 	mkdir -p "$dir/fakebin"
 	printf '#!/bin/sh\necho "tessera-mds: refused for the test" >&2\nexit 1\n' \
@@ -177,6 +190,8 @@ conf=$dir/tessera.conf
 	echo "munge_socket = $MUNGE_SOCK"
 	echo "key_file = $dir/tessera.key"
 } >"$conf"
+# the daemons refuse a log that group or others can read (docs/admin.md)
+(umask 077 && touch "$dir"/{ios,mds,mds-v}.log "$dir/mds-syslog.stderr")
 "$bin/tessera-ios" -c "$conf" -d "$dir/ios0" -i 0 >"$dir/ios.log" 2>&1 &
 pids+=($!)
 

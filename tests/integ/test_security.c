@@ -54,15 +54,6 @@ static int teardown(void **state)
 	return *state ? cluster_teardown(state) : 0;
 }
 
-static void put_file(tessera_fs *fs, const char *path, int mode, const char *text)
-{
-	tessera_file *f;
-
-	CHECK(fs, tessera_open(fs, path, O_CREAT | O_RDWR | O_TRUNC, (mode_t)mode, NULL, &f));
-	CHECK(fs, (int)tessera_pwrite(f, text, strlen(text), 0));
-	CHECK(fs, tessera_close(f));
-}
-
 static void assert_file(tessera_fs *fs, const char *path, uint32_t uid, const char *text)
 {
 	struct tessera_stat st;
@@ -120,8 +111,8 @@ static void test_claimed_root(void **state)
 
 	NEED_ROOT(c);
 	CHECK(c->fs, tessera_mkdir(c->fs, "/private", 0700));
-	put_file(c->fs, "/private/secret", 0600, "root's secret");
-	put_file(c->fs, "/rootfile", 0600, "root's file");
+	cluster_put_file(c->fs, "/private/secret", 0600, "root's secret");
+	cluster_put_file(c->fs, "/rootfile", 0600, "root's file");
 	assert_int_equal(cluster_as_nobody(c, claim_root), 0);
 
 	raw_open_as_nobody(c, -1, &raw);
@@ -165,7 +156,7 @@ static void test_forged_frames(void **state)
 	long len;
 
 	NEED_ROOT(c);
-	put_file(c->fs, "/victim", 0644, "still here");
+	cluster_put_file(c->fs, "/victim", 0644, "still here");
 	raw_open_at(c->conf, -1, &raw); /* a root session: the frame would work */
 	pr.path = "/victim";
 	len = tp_frame_build(frame, sizeof(frame), &h, raw.name, raw.name_len, &pr.base);
@@ -175,7 +166,7 @@ static void test_forged_frames(void **state)
 		struct tp_session forged = raw.ses;
 
 		forged.id ^= 0x5a5a5a5a5a5a5a5aull;
-		tp_frame_seal(frame, (size_t)len, &forged);
+		tp_frame_seal(frame, (size_t)len, NULL, 0, &forged, raw.seq++);
 		raw_send_as_is(&raw, frame, (size_t)len);
 		assert_int_equal(raw_arrivals(&raw, QUIET_S), 0);
 	}
@@ -184,17 +175,17 @@ static void test_forged_frames(void **state)
 		struct tp_session wrong = raw.ses;
 
 		wrong.key[0] ^= 1;
-		tp_frame_seal(frame, (size_t)len, &wrong);
+		tp_frame_seal(frame, (size_t)len, NULL, 0, &wrong, raw.seq++);
 		raw_send_as_is(&raw, frame, (size_t)len);
 		assert_int_equal(raw_arrivals(&raw, QUIET_S), 0);
 	}
 	/* right MAC, then a body byte changed */
-	tp_frame_seal(frame, (size_t)len, &raw.ses);
+	tp_frame_seal(frame, (size_t)len, NULL, 0, &raw.ses, raw.seq++);
 	frame[len - 1] ^= 1;
 	raw_send_as_is(&raw, frame, (size_t)len);
 	assert_int_equal(raw_arrivals(&raw, QUIET_S), 0);
 	/* no session at all */
-	memset(frame + 32, 0, 8 + TP_MAC_SIZE);
+	memset(frame + 32, 0, TP_HDR_SIZE - 32); /* session, seq, tag, reserved */
 	raw_send_as_is(&raw, frame, (size_t)len);
 	assert_int_equal(raw_arrivals(&raw, QUIET_S), 0);
 	/* a credential replayed (munged says so), and one meant for another
@@ -208,8 +199,8 @@ static void test_forged_frames(void **state)
 		char err[512], *cred = NULL;
 
 		assert_int_equal(tp_config_load(c->conf, &cfg, err, sizeof(err)), 0);
-		assert_int_equal(tp_auth_encode(cfg.munge_socket, "mds", raw.name, raw.name_len, key,
-						&cred, err, sizeof(err)), 0);
+		assert_int_equal(tp_auth_encode(cfg.munge_socket, cfg.daemon_uid, "mds", raw.name,
+						raw.name_len, key, &cred, err, sizeof(err)), 0);
 		m.credential = cred;
 		len = tp_frame_build(frame, sizeof(frame), &ah, raw.name, raw.name_len, &m.base);
 		assert_true(len > 0);
@@ -218,8 +209,8 @@ static void test_forged_frames(void **state)
 		raw_send_as_is(&raw, frame, (size_t)len);
 		assert_int_equal(raw_arrivals(&raw, QUIET_S), 0);
 		free(cred);
-		assert_int_equal(tp_auth_encode(cfg.munge_socket, "ios:0", raw.name, raw.name_len,
-						key, &cred, err, sizeof(err)), 0);
+		assert_int_equal(tp_auth_encode(cfg.munge_socket, cfg.daemon_uid, "ios:0", raw.name,
+						raw.name_len, key, &cred, err, sizeof(err)), 0);
 		m.credential = cred;
 		len = tp_frame_build(frame, sizeof(frame), &ah, raw.name, raw.name_len, &m.base);
 		raw_send_as_is(&raw, frame, (size_t)len);
@@ -304,7 +295,7 @@ static void test_sticky_root(void **state)
 	NEED_ROOT(c);
 	CHECK(c->fs, tessera_stat(c->fs, "/", &st));
 	assert_int_equal(st.mode & 07777, 01777);
-	put_file(c->fs, "/rootfile", 0666, "root's");
+	cluster_put_file(c->fs, "/rootfile", 0666, "root's");
 	CHECK(c->fs, tessera_mkdir(c->fs, "/rootdir", 0777));
 	assert_int_equal(cluster_as_nobody(c, sticky_nobody), 0);
 	assert_file(c->fs, "/rootfile", 0, "root's");
@@ -346,7 +337,7 @@ static void test_restart_recovers(void **state)
 	char buf[16] = { 0 };
 
 	NEED_ROOT(c);
-	put_file(c->fs, "/kept", 0644, "kept");
+	cluster_put_file(c->fs, "/kept", 0644, "kept");
 	cluster_stop_pid(c->mds, SIGKILL);
 	c->mds = cluster_spawn(c, "tessera-mds", "mds", 0);
 	CHECK(c->fs, tessera_stat(c->fs, "/kept", &st));

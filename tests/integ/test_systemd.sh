@@ -80,6 +80,9 @@ test_installed_units() {
 		grep -qx 'Type=notify' "$units/$u"
 		grep -qx 'User=tessera' "$units/$u"
 		grep -qx 'StateDirectory=tessera' "$units/$u"
+		# the stores are the daemons' user's alone (docs/admin.md, closed disks)
+		grep -qx 'StateDirectoryMode=0700' "$units/$u"
+		grep -qx 'UMask=0077' "$units/$u"
 		grep -qx 'ProtectSystem=strict' "$units/$u"
 	done
 	[ -f "$prefix/lib/sysusers.d/tessera.conf" ]
@@ -116,6 +119,8 @@ test_sysusers() {
 	grep '^tessera:' "$tmp/sysroot/etc/passwd" | tee "$tmp/pw"
 	[ "$(cut -d: -f6 "$tmp/pw")" = /var/lib/tessera ]
 	grep -q 'nologin$' "$tmp/pw"
+	# the same uid on every host: the config's daemon_uid
+	[ "$(cut -d: -f3 "$tmp/pw")" = 740 ]
 	grep -q '^tessera:' "$tmp/sysroot/etc/group"
 }
 
@@ -164,6 +169,8 @@ start_daemon() { # NAME SOCKET|"" [WRAPPER...] --
 	while [ "$1" != -- ]; do wrap+=("$1"); shift; done
 	if [ "$name" = mds ]; then args=("${mds_args[@]}"); else args=("${ios_args[@]}"); fi
 	rm -f "$run/$name.pid"
+	# the daemons refuse a log that group or others can read
+	rm -f "$tmp/$name.out" && (umask 077 && touch "$tmp/$name.out")
 	if [ -n "$sock" ]; then
 		as_service env NOTIFY_SOCKET="$sock" "${wrap[@]}" "${args[@]}" -p "$run/$name.pid" \
 			>"$tmp/$name.out" 2>&1 &
@@ -191,7 +198,9 @@ test_cluster_config() {
 	echo "$MUNGED_PID" >"$pids/munged"
 	port=$(free_ports 2)
 	"$top/deploy/tessera-genconfig" --mds "127.0.0.1:$port" --ios "127.0.0.1:$((port + 1))" \
-		--timeout-ms 5000 --key-file "$tmp/key" --munge-socket "$MUNGE_SOCK" >"$conf"
+		--timeout-ms 5000 --key-file "$tmp/key" --munge-socket "$MUNGE_SOCK" \
+		--daemon-user "$(id -nu "$svc_uid")" >"$conf"
+	grep -qx "daemon_uid = $svc_uid" "$conf"
 	chown "$svc_uid" "$tmp/key" "$tmp/state"
 	chmod 0644 "$conf"
 	cat "$conf"

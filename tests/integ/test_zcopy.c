@@ -224,7 +224,7 @@ static int tagged_read(struct raw *raw, uint64_t handle, const Tessera__Capabili
 	m.cap = (Tessera__Capability *)cap;
 	flen = tp_frame_build(frame, sizeof(frame), &hdr, raw->name, raw->name_len, &m.base);
 	assert_true(flen > 0);
-	tp_frame_seal(frame, (size_t)flen, &raw->ses);
+	tp_frame_seal(frame, (size_t)flen, NULL, 0, &raw->ses, raw->seq++);
 	assert_int_equal(tnet_trecv(raw->net, riov, 2, reqid, &rctx), 0);
 	struct iovec siov = { frame, (size_t)flen };
 	while ((rc = tnet_send(raw->net, raw->peer, &siov, 1, &sctx)) == -EAGAIN)
@@ -286,10 +286,18 @@ static void test_tagged_reply_bounds(void **state)
 	assert_int_equal(TP_HDR_SIZE + fr.hdr.addr_len + fr.hdr.body_len, TP_TAGGED_HEAD);
 	assert_int_equal(fr.hdr.reqid, 7002);
 	assert_int_equal(fr.hdr.data_len, 10000);
-	assert_int_equal(tp_frame_verify(&fr, raw.ses.key), 0);
-	head[TP_HDR_SIZE + 3] ^= 1; /* the body is under the MAC */
-	assert_int_equal(tp_frame_verify(&fr, raw.ses.key), -EBADMSG);
-	head[TP_HDR_SIZE + 3] ^= 1;
+	{
+		struct iovec run = { data, 10000 };
+
+		assert_int_equal(tp_frame_verify(&fr, &run, 1, &raw.ses), 0);
+		head[TP_HDR_SIZE + 3] ^= 1; /* the body is under the tag */
+		assert_int_equal(tp_frame_verify(&fr, &run, 1, &raw.ses), -EBADMSG);
+		head[TP_HDR_SIZE + 3] ^= 1;
+		data[9999] ^= 1; /* and so is the data in the caller's runs */
+		assert_int_equal(tp_frame_verify(&fr, &run, 1, &raw.ses), -EBADMSG);
+		data[9999] ^= 1;
+		assert_int_equal(tp_frame_open(&fr, &run, 1, &raw.ses, NULL), 0);
+	}
 	rep = (Tessera__ReadReply *)tp_body_unpack(&fr, &tessera__read_reply__descriptor);
 	assert_non_null(rep);
 	assert_int_equal(rep->object_size, 20000);
@@ -352,8 +360,23 @@ static void after_failed_call(struct cluster *c, tessera_file *f, const char *pa
 	if (how == BY_STOP) {
 		struct tessera_ios_stats st;
 
+		double t0;
+
 		kill(pid, SIGCONT);
 		progress_for(c, 1.0);
+		/* The client marked the daemon down when the call timed out:
+		 * calls to it fail at once until the client's background prober
+		 * finds it answering again (within the longest back-off, 5 s,
+		 * and a connect timeout). */
+		for (t0 = now_s(); now_s() - t0 < 15;) {
+			struct tessera_server_status hs;
+
+			CHECK(c->fs, tessera_server_status(c->fs, victim, &hs));
+			if (hs.state == TESSERA_SERVER_UP)
+				break;
+			usleep(50000);
+		}
+		print_message("up again %.2f s after the pings\n", now_s() - t0);
 		/* it answers again, having served what was queued */
 		CHECK(c->fs, tessera_ios_stats(c->fs, (uint32_t)victim, &st));
 		print_message("after SIGCONT the daemon answers; it has served %llu bytes\n",

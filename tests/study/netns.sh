@@ -91,6 +91,8 @@ up() {
 start() { # NAME NODE CMD...
 	local name=$1 node=$2 pidfile=$var/run/$1.pid
 	shift 2
+	# the daemons refuse a log that group or others can read
+	(umask 077 && touch "$var/log/$name.log")
 	nohup ip netns exec "$(ns "$node")" "$@" -p "$pidfile" >>"$var/log/$name.log" 2>&1 </dev/null &
 	for _ in $(seq 100); do
 		[ -f "$pidfile" ] && return

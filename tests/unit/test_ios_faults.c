@@ -309,8 +309,8 @@ static void test_counter_torn_and_removed(void **state)
 	assert_int_equal(ios_store_counter(f->st, A, 2, IOS_COUNTER_SET, 9, &old), 0); /* now first: 2, then 1 */
 	snprintf(side, sizeof(side), "%s/objects/01/%016" PRIx64 ".ctr", f->dir, A);
 	assert_int_equal(stat(side, &sb), 0);
-	assert_int_equal(sb.st_size, 32);
-	assert_int_equal(truncate(side, 24), 0); /* key 1's record torn */
+	assert_int_equal(sb.st_size, 8 + 2 * 24); /* the magic, then (key, value, uid) */
+	assert_int_equal(truncate(side, 8 + 24 + 16), 0); /* key 1's record torn */
 	assert_int_equal(ios_store_counter(f->st, A, 2, IOS_COUNTER_ADD, 0, &old), 0);
 	assert_int_equal(old, 9);
 	assert_int_equal(ios_store_counter(f->st, A, 1, IOS_COUNTER_ADD, 0, &old), 0);
@@ -320,6 +320,34 @@ static void test_counter_torn_and_removed(void **state)
 	assert_int_equal(stat(side, &sb), -1);
 	assert_int_equal(ios_store_counter(f->st, A, 2, IOS_COUNTER_ADD, 0, &old), 0);
 	assert_int_equal(old, 0);
+}
+
+/* A side file of the older format, (key, value) records of 16 bytes, is
+ * read, and rewritten in the new one at its next change. */
+static void test_counter_old_format(void **state)
+{
+	struct fx *f = *state;
+	uint8_t rec[32] = { 0 };
+	char side[256];
+	struct stat sb;
+	int64_t old;
+	FILE *fp;
+
+	open_store(f, NULL);
+	assert_int_equal(ios_store_counter(f->st, B, 9, IOS_COUNTER_ADD, 0, &old), 0);
+	snprintf(side, sizeof(side), "%s/objects/02/%016" PRIx64 ".ctr", f->dir, B);
+	rec[0] = 5, rec[8] = 42;   /* key 5 = 42 */
+	rec[16] = 6, rec[24] = 7;  /* key 6 = 7 */
+	fp = fopen(side, "w");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(rec, 1, sizeof(rec), fp), sizeof(rec));
+	fclose(fp);
+	assert_int_equal(ios_store_counter(f->st, B, 6, IOS_COUNTER_ADD, 1, &old), 0);
+	assert_int_equal(old, 7);
+	assert_int_equal(stat(side, &sb), 0);
+	assert_int_equal(sb.st_size, 8 + 2 * 24);
+	assert_int_equal(ios_store_counter(f->st, B, 5, IOS_COUNTER_ADD, 0, &old), 0);
+	assert_int_equal(old, 42);
 }
 
 static void test_ops_size(void **state)
@@ -429,6 +457,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lose_after_write, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_counter_write_fails, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_counter_torn_and_removed, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_counter_old_format, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_ops_size, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_writeback, fx_setup, fx_teardown),
 	};

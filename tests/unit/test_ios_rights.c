@@ -3,7 +3,8 @@
  * last column, proto/tproto.h) and the gatekeeper's first step
  * (ios_cap_need, server/ios_cap.c): every opcode the storage daemon
  * serves declares a right; the rights are today's (the table below is
- * the reviewed copy: a change to a row must change it too); a request
+ * the reviewed copy: a change to a row must change it too; WRITE for all
+ * that changes state, issue 29); an exclusive lock needs WRITE; a request
  * of each opcode that needs a capability yields that capability, its
  * objects and its rights; and an opcode without a declared right, or a
  * request without the fields its right needs, is refused.
@@ -54,10 +55,10 @@ static const struct {
 	{ TP_OP_GETSIZE, TP_CAP_STAT | TP_CAP_READ | TP_CAP_WRITE, 1 },
 	{ TP_OP_TRUNCATE, TP_CAP_WRITE, 1 },
 	{ TP_OP_REMOVE, TP_CAP_REMOVE, 1 },
-	{ TP_OP_SYNC, TP_CAP_READ | TP_CAP_WRITE, 1 },
+	{ TP_OP_SYNC, TP_CAP_WRITE, 1 },
 	{ TP_OP_IOS_STATFS, 0, 0 },
 	{ TP_OP_IOS_STATS, 0, 0 },
-	{ TP_OP_FETCH_ADD, TP_CAP_READ | TP_CAP_WRITE, 1 },
+	{ TP_OP_FETCH_ADD, TP_CAP_WRITE, 1 },
 	{ TP_OP_OBJECT_LIST, TP_CAP_ADMIN, 0 },
 	{ TP_OP_LIST_WRITE, TP_CAP_WRITE, 1 },
 	{ TP_OP_LIST_READ, TP_CAP_READ, 1 },
@@ -137,7 +138,9 @@ static void test_need_of_each_request(void **state)
 		}
 		assert_int_equal(ios_cap_need(rows[i].op, msg, &n), 1);
 		assert_ptr_equal(n.cap, &cap);
-		assert_int_equal(n.rights, tp_right_caps(rows[i].right));
+		/* (an empty LOCK_ACQUIRE's mode is unset: judged exclusive) */
+		assert_int_equal(n.rights, rows[i].op == TP_OP_LOCK_ACQUIRE ? TP_CAP_WRITE :
+					   tp_right_caps(rows[i].right));
 		if (tp_right_names_objects(rows[i].right)) {
 			assert_non_null(f);
 			assert_true(n.n == 1 || n.n == 3);
@@ -177,12 +180,42 @@ static void test_undeclared_refused(void **state)
 	assert_int_equal(n.rights, RW);
 }
 
+/* A lock's mode is in its body: a shared lock keeps read-or-write, an
+ * exclusive one (or a mode that is neither) needs write, since it keeps
+ * every other holder out of the bytes. */
+static void test_exclusive_lock_needs_write(void **state)
+{
+	Tessera__Capability cap = TESSERA__CAPABILITY__INIT;
+	Tessera__LockAcquireRequest m = TESSERA__LOCK_ACQUIRE_REQUEST__INIT;
+	Tessera__LockReleaseRequest rel = TESSERA__LOCK_RELEASE_REQUEST__INIT;
+	struct ios_cap_need n;
+
+	(void)state;
+	m.cap = &cap;
+	m.handle = 7;
+	m.mode = TESSERA__LOCK_MODE__LOCK_READ;
+	assert_int_equal(ios_cap_need(TP_OP_LOCK_ACQUIRE, &m.base, &n), 1);
+	assert_int_equal(n.rights, RW);
+	m.mode = TESSERA__LOCK_MODE__LOCK_WRITE;
+	assert_int_equal(ios_cap_need(TP_OP_LOCK_ACQUIRE, &m.base, &n), 1);
+	assert_int_equal(n.rights, TP_CAP_WRITE);
+	m.mode = 77;
+	assert_int_equal(ios_cap_need(TP_OP_LOCK_ACQUIRE, &m.base, &n), 1);
+	assert_int_equal(n.rights, TP_CAP_WRITE);
+	/* releasing one's own lock (ios_lock.c checks whose) */
+	rel.cap = &cap;
+	rel.handle = 7;
+	assert_int_equal(ios_cap_need(TP_OP_LOCK_RELEASE, &rel.base, &n), 1);
+	assert_int_equal(n.rights, RW);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_opcode_declares),
 		cmocka_unit_test(test_need_of_each_request),
 		cmocka_unit_test(test_undeclared_refused),
+		cmocka_unit_test(test_exclusive_lock_needs_write),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -129,7 +129,8 @@ static void test_defaults(void **state)
 	(void)state;
 	assert_int_equal(tp_config_parse(BASE, "t", cfg, err, sizeof(err)), 0);
 	assert_string_equal(cfg->provider, "tcp;ofi_rxm");
-	assert_int_equal(cfg->timeout_ms, 30000);
+	assert_int_equal(cfg->timeout_ms, 10000);
+	assert_int_equal(cfg->connect_timeout_ms, 5000);
 	assert_int_equal(cfg->max_io, 1 << 20);
 	assert_int_equal(cfg->window, 16);
 	assert_int_equal(cfg->strip_size, 65536);
@@ -140,6 +141,10 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg->io_threads, TP_IO_THREADS_AUTO);
 	assert_int_equal(cfg->local_reads, 1);
 	assert_int_equal(cfg->root_squash, 0);
+	assert_int_equal(cfg->daemon_uid, 0);
+	assert_string_equal(cfg->admin_hosts, "");
+	assert_int_equal(cfg->squash_uid, 65534);
+	assert_int_equal(cfg->squash_gid, 65534);
 	assert_string_equal(cfg->mount_point, "");
 	assert_string_equal(cfg->munge_socket, "");
 	assert_string_equal(cfg->key_file, "");
@@ -197,7 +202,7 @@ static void test_number_bounds(void **state)
 		assert_int_equal(parse_one(cfg, k->key, "1 0", err, sizeof(err)), -EINVAL);
 		assert_int_equal(parse_one(cfg, k->key, "", err, sizeof(err)), -EINVAL);
 	}
-	assert_int_equal(numbers, 11);
+	assert_int_equal(numbers, 27);
 	free(cfg);
 }
 
@@ -223,6 +228,9 @@ static void test_range_messages(void **state)
 		{ "ios", "b:", "HOST:PORT" },
 		{ "ios", ":1", "HOST:PORT" },
 		{ "ios", "b:12a", "HOST:PORT" },
+		{ "admin_hosts", "a;b", "host names or addresses separated by spaces or commas" },
+		{ "admin_hosts", " , ", "host names or addresses" },
+		{ "admin_hosts", "a/b", "host names or addresses" },
 	};
 	struct tp_config *cfg = new_cfg();
 	char err[512];
@@ -297,6 +305,10 @@ static void test_text_lengths(void **state)
 	assert_string_equal(cfg->mount_point, "/mnt/x");
 	assert_int_equal(parse_one(cfg, "mount_point", "/", err, sizeof(err)), 0);
 	assert_string_equal(cfg->mount_point, "/");
+	/* a host list is kept as written, words separated by spaces or commas */
+	assert_int_equal(parse_one(cfg, "admin_hosts", "adm1, 10.0.0.7 fe80::1%eth0", err,
+				   sizeof(err)), 0);
+	assert_string_equal(cfg->admin_hosts, "adm1, 10.0.0.7 fe80::1%eth0");
 	free(cfg);
 }
 

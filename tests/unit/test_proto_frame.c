@@ -140,40 +140,41 @@ static void test_build_limits(void **state)
 }
 
 /* A sealed frame verifies under its key only, and any change to its
- * header (outside the MAC), address or body breaks it; raw data is not
- * covered (docs/security.md). */
+ * header (but the tag), address or body breaks it (raw data, modes and
+ * sequence numbers: test_proto_seal). */
 static void test_seal(void **state)
 {
 	struct tp_session ses = { .id = 0x1122334455667788ull };
+	struct tp_session other;
 	uint8_t buf[512], bad[512];
 	struct tp_frame fr;
 	char err[256];
 	long len = build_read(buf, sizeof(buf), 1);
-	uint8_t other[TP_KEY_SIZE];
 
 	(void)state;
 	for (int i = 0; i < TP_KEY_SIZE; i++)
 		ses.key[i] = (uint8_t)(i * 7 + 1);
-	memcpy(other, ses.key, sizeof(other));
-	other[5] ^= 1;
-	tp_frame_seal(buf, (size_t)len, &ses);
+	other = ses;
+	other.key[5] ^= 1;
+	tp_frame_seal(buf, (size_t)len, NULL, 0, &ses, 7);
 	assert_int_equal(tp_frame_parse(buf, (size_t)len, MAX_FRAME, &fr, err, sizeof(err)), 0);
 	assert_int_equal(fr.hdr.session, ses.id);
-	assert_int_equal(tp_frame_verify(&fr, ses.key), 0);
-	assert_int_equal(tp_frame_verify(&fr, other), -EBADMSG);
+	assert_int_equal(fr.hdr.seq, 7);
+	assert_int_equal(tp_frame_verify(&fr, NULL, 0, &ses), 0);
+	assert_int_equal(tp_frame_verify(&fr, NULL, 0, &other), -EBADMSG);
 	for (long i = 0; i < len; i++) {
-		if (i >= TP_MAC_OFF && i < TP_HDR_SIZE)
-			continue; /* the MAC itself: changing it fails as well, below */
+		if (i >= TP_TAG_OFF && i < TP_TAG_OFF + TP_TAG_SIZE)
+			continue; /* the tag itself: changing it fails as well, below */
 		memcpy(bad, buf, (size_t)len);
 		bad[i] ^= 0x01;
 		if (tp_frame_parse(bad, (size_t)len, MAX_FRAME, &fr, err, sizeof(err)))
 			continue; /* a frame that does not parse is never verified */
-		assert_int_equal(tp_frame_verify(&fr, ses.key), -EBADMSG);
+		assert_int_equal(tp_frame_verify(&fr, NULL, 0, &ses), -EBADMSG);
 	}
 	memcpy(bad, buf, (size_t)len);
-	bad[TP_MAC_OFF + 3] ^= 0x80;
+	bad[TP_TAG_OFF + 3] ^= 0x80;
 	assert_int_equal(tp_frame_parse(bad, (size_t)len, MAX_FRAME, &fr, err, sizeof(err)), 0);
-	assert_int_equal(tp_frame_verify(&fr, ses.key), -EBADMSG);
+	assert_int_equal(tp_frame_verify(&fr, NULL, 0, &ses), -EBADMSG);
 }
 
 static void test_config_ok(void **state)
