@@ -136,6 +136,7 @@ check: deps
 		$(UNIT_TESTS:$(B)/%=build/san/%) \
 		$(filter $(B)/%,$(INTEG_TESTS:$(B)/%=build/san/%)) \
 		$(PROGRAMS:$(B)/%=build/san/%)
+	@$(MAKE) --no-print-directory mpich-cached
 	@bash tests/run-suites.sh \
 		"build:$(UNIT_TESTS) $(INTEG_TESTS) $(EXTRA_TESTS)" \
 		"build/san:$(UNIT_TESTS:$(B)/%=build/san/%) $(INTEG_TESTS:$(B)/%=build/san/%)"
