@@ -22,7 +22,7 @@ SUITE=mpi_atomic
 LEASE_MS=10000
 MPI_CONF_EXTRA="lock_lease_ms = $LEASE_MS"
 . "$(dirname "$0")/mpi_lib.sh"
-PROG=$B/romio-adio/tests/mpi_atomic
+PROG=$MPI_PROGS/mpi_atomic
 [ -x "$PROG" ] || skip "$PROG is not built"
 "$BIN/tessera" mkdir /atomic >/dev/null
 DIR=tessera:$MNT/atomic
