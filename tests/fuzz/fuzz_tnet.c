@@ -195,7 +195,8 @@ static void ft_reply(struct tnet *net, unsigned opcode, uint64_t reqid, int32_t 
 static int ft_auth_reply(struct tnet *net, uint64_t reqid)
 {
 	static uint8_t frame[TP_HDR_SIZE + 65536];
-	struct tp_hdr h = { TP_MAGIC, TP_VERSION, TP_OP_AUTH, reqid, 0, 0, 0, TP_FLAG_REPLY, 0, 0 };
+	struct tp_hdr h = { .magic = TP_MAGIC, .version = TP_VERSION, .opcode = TP_OP_AUTH,
+			    .reqid = reqid, .flags = TP_FLAG_REPLY };
 	struct tp_session ses = { .id = FUZZ_SESSION };
 	Tessera__AuthReply ar = TESSERA__AUTH_REPLY__INIT;
 	Tessera__ErrorReply er = TESSERA__ERROR_REPLY__INIT;
@@ -220,8 +221,8 @@ static int ft_auth_reply(struct tnet *net, uint64_t reqid)
 		if (ctl == 1)
 			ses.key[0] ^= 0x80; /* a key of the squatter's own */
 	}
-	if (ctl != 2)
-		tp_frame_seal(frame, (size_t)len, &ses);
+	if (ctl != 2) /* an AUTH answer is the daemon's frame 0 */
+		tp_frame_seal(frame, (size_t)len, NULL, 0, &ses, 0);
 	ft_recv(net, frame, (size_t)len);
 	return ctl == 1 || ctl == 2;
 }
