@@ -94,8 +94,14 @@ static pid_t spawn_wait(struct cluster *c, const char *name, pid_t pid)
 	for (int i = 0; i < 3000; i++) {
 		if (access(pidfile, F_OK) == 0)
 			return pid;
-		if (waitpid(pid, NULL, WNOHANG) != 0)
-			fail_msg("%s exited at start-up; its log: %s", name, log);
+		if (waitpid(pid, NULL, WNOHANG) != 0) {
+			char cmd[500];
+
+			snprintf(cmd, sizeof(cmd), "tail -n 20 %s >&2", log);
+			if (system(cmd) != 0)
+				fprintf(stderr, "(no log at %s)\n", log);
+			fail_msg("%s exited at start-up; its log (above): %s", name, log);
+		}
 		usleep(20000);
 	}
 	fail_msg("%s did not start within 60 s; its log: %s", name, log);
@@ -314,7 +320,7 @@ int raw_roundtrip(struct raw *raw, const uint8_t *frame, size_t len, struct tp_f
 	struct iovec iov = { sealed, len };
 	struct tnet_event ev[4];
 	double deadline = now_s() + 5;
-	int rc = -ETIMEDOUT;
+	int rc = -ETIMEDOUT, sent = 0;
 
 	/* On the raw session, sealed when its lengths allow (a malformed frame
 	 * still names the session, so its error comes back here). A copy: the
@@ -347,6 +353,8 @@ int raw_roundtrip(struct raw *raw, const uint8_t *frame, size_t len, struct tp_f
 		for (int i = 0; i < n; i++) {
 			char err[256];
 
+			if (ev[i].type == TNET_SENT)
+				sent = 1; /* raw sends one frame at a time: this one */
 			if (ev[i].type != TNET_RECV)
 				continue;
 			assert_int_equal(tp_frame_parse(ev[i].rbuf->data, ev[i].len, 1 << 21, reply, err,
@@ -378,8 +386,10 @@ int raw_roundtrip(struct raw *raw, const uint8_t *frame, size_t len, struct tp_f
 		}
 		tnet_wait(raw->net, 10);
 	}
-	/* no reply: the send may still hold the frame; keep it (a test's
-	 * lifetime) rather than free what the provider may read */
+	/* no reply: free the copy once the provider is done with it; else
+	 * keep it (a test's lifetime) rather than free what it may read */
+	if (sent)
+		free(sealed);
 	return rc;
 }
 
