@@ -20,6 +20,9 @@
 #   make down     stop it
 #   make bench    run the benchmarks (figures, not tests)
 #   make crash    the crash test's 100 trials (make check runs 10)
+#   make pjdfstest the whole pjdfstest suite on a Tessera mount beside bindfs
+#                 over a local directory (make check runs a subset;
+#                 docs/testing.md, "pjdfstest")
 #   make study    the HPIO study (tests/study/): sweeps over MPI-IO, the
 #                 request-count tables, the lock and S3D figures, a CSV,
 #                 PNGs and a report in build/study/; FULL=1 for the
@@ -186,6 +189,13 @@ down:
 # kill -9 of a random daemon under load, 100 times (docs/testing.md, "Crash test").
 crash: all
 	TESSERA_BUILD=$(B) TESSERA_CRASH_TRIALS=100 $(B)/tests/integ/test_crash
+
+# All 238 files of pjdfstest (about 8,800 assertions) on the mount and on
+# bindfs; the same comparison as make check's subset (tests/integ/test_pjdfstest.sh).
+.PHONY: pjdfstest
+pjdfstest: deps
+	@$(MAKE) --no-print-directory all
+	@PJDFSTEST_SET=full TESSERA_SUITE_TIMEOUT=5400 bash tests/run-suites.sh "$(B):tests/integ/test_pjdfstest.sh"
 
 bench: all
 	@bash tests/bench/run-bench.sh

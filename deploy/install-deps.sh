@@ -11,7 +11,8 @@ libfuse3-dev fuse3 libsystemd-dev strace fio python3-matplotlib iproute2 munge
 libmunge-dev libsodium-dev systemd nftables
 openmpi-bin libopenmpi-dev libhdf5-openmpi-dev hdf5-tools libnetcdf-mpi-dev
 netcdf-bin libpnetcdf-dev dpkg-dev autoconf automake libtool patch slurm-wlm libjson-c-dev
-mpich libmpich-dev libucx-dev libhwloc-dev"
+mpich libmpich-dev libucx-dev libhwloc-dev
+bindfs perl rsync attr git"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
