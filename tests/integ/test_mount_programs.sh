@@ -135,10 +135,12 @@ rsync_in() {
 	rsync -aHAX "$L/tree/" "$M/tree/"
 	rsync_quiet "$L/tree" "$M/tree"
 	same_tree "$L/tree" "$M/tree"
+	touch "$D/rsync-in.ok"
 }
 check "rsync -aHAX into the mount, second run quiet" rsync_in
 rsync_out() {
-	[ -d "$M/tree" ] || { echo "no tree on the mount (the previous check failed)"; return 1; }
+	# (a partial tree left by a failed rsync in would prove little)
+	[ -e "$D/rsync-in.ok" ] || { echo "no whole tree on the mount: the previous check failed"; return 1; }
 	rsync -aHAX "$M/tree/" "$L/back/"
 	rsync_quiet "$M/tree" "$L/back"
 	same_tree "$M/tree" "$L/back"
