@@ -18,8 +18,6 @@
 #   TESSERA_KEEP=1     keep the scratch directory (prove outputs, logs)
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
-B=${TESSERA_BUILD:-$top/build}
-BIN=$B/bin
 set_name=${PJDFSTEST_SET:-subset}
 jobs=${PJDFSTEST_JOBS:-2}
 known=$top/tests/integ/pjdfstest-known.txt
@@ -84,8 +82,11 @@ chmod 0755 "$D/bmnt"
 run_prove() {
 	local name=$1 dir=$2 t0=$SECONDS
 	mkdir -m 0755 "$dir/pjd" || return 1
+	local paths
 	# shellcheck disable=SC2086
-	(cd "$dir/pjd" && prove -j"$jobs" $(printf "$pjd/tests/%s " $files)) \
+	paths=$(printf "$pjd/tests/%s\n" $files)
+	# shellcheck disable=SC2046  # one word per test file, none with a space
+	(cd "$dir/pjd" && prove -j"$jobs" $paths) \
 		>"$D/$name.prove" 2>&1
 	echo "  $name: $((SECONDS - t0)) s, $(grep -E '^(Files|Result)' "$D/$name.prove" | tr '\n' ' ')" \
 		>"$D/$name.time"
