@@ -14,6 +14,7 @@
 #
 #   PJDFSTEST_SET=subset (default, make check: all files but the three
 #                below, about 2 minutes) or full (make pjdfstest: all 238)
+#   PJDFSTEST_FILES="open/03.t link/00.t"  only these files (debugging)
 #   PJDFSTEST_JOBS=2   prove -j
 #   TESSERA_KEEP=1     keep the scratch directory (prove outputs, logs)
 set -u
@@ -59,7 +60,9 @@ fail_setup() {
 pjd=$(bash "$top/tests/integ/build-pjdfstest.sh" 2>"$D/build.log") ||
 	fail_setup "the build (tests/integ/build-pjdfstest.sh)" "$D/build.log"
 files=$(cd "$pjd/tests" && find . -name '*.t' | sed 's|^\./||' | LC_ALL=C sort)
-if [ "$set_name" = subset ]; then
+if [ -n "${PJDFSTEST_FILES:-}" ]; then
+	files=$PJDFSTEST_FILES
+elif [ "$set_name" = subset ]; then
 	files=$(printf '%s\n' $files | grep -vxF "$(printf '%s\n' $SUBSET_LEAVES_OUT)")
 fi
 for f in $files; do
@@ -77,16 +80,17 @@ bindfs -o allow_other,dev,suid "$D/local" "$D/bmnt" >"$D/bindfs.log" 2>&1 ||
 	fail_setup "bindfs did not mount" "$D/bindfs.log"
 chmod 0755 "$D/bmnt"
 
-# run_prove NAME DIR: the test files in a fresh folder of DIR (pjdfstest
-# works in its current directory), prove's output in $D/NAME.prove.
+# run_prove NAME DIR: the test files in DIR, the root of a file system of
+# their own (pjdfstest works in its current directory; its */03.t make
+# paths of PATH_MAX - 1 bytes relative to it, which a path-based FUSE
+# daemon sees from the root), prove's output in $D/NAME.prove.
 run_prove() {
 	local name=$1 dir=$2 t0=$SECONDS
-	mkdir -m 0755 "$dir/pjd" || return 1
 	local paths
 	# shellcheck disable=SC2086
 	paths=$(printf "$pjd/tests/%s\n" $files)
 	# shellcheck disable=SC2046  # one word per test file, none with a space
-	(cd "$dir/pjd" && prove -j"$jobs" $paths) \
+	(cd "$dir" && prove -j"$jobs" $paths) \
 		>"$D/$name.prove" 2>&1
 	echo "  $name: $((SECONDS - t0)) s, $(grep -E '^(Files|Result)' "$D/$name.prove" | tr '\n' ' ')" \
 		>"$D/$name.time"
