@@ -34,9 +34,10 @@
  * What Tessera does not have answers with an error, never a silent
  * success: hard links, symbolic links and special files (mknod of a
  * fifo, socket or device) give EPERM, the errno link(2), symlink(2) and
- * mknod(2) document for a file system without them; extended attributes
- * give EOPNOTSUPP (we answer ENOSYS, which the kernel turns into
- * EOPNOTSUPP and remembers, so it stops asking); rename with
+ * mknod(2) document for a file system without them; POSIX ACLs
+ * (system.posix_acl_access, _default) give EOPNOTSUPP, never stored and
+ * ignored (extended attributes of the user., trusted. and security.
+ * namespaces are kept by the metadata daemon); rename with
  * RENAME_EXCHANGE or RENAME_WHITEOUT gives EINVAL, as rename(2) documents
  * for unsupported flags. RENAME_NOREPLACE works, but checks the target
  * and renames in two steps, so it is not atomic against another client.
@@ -71,6 +72,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -168,6 +170,16 @@ static int fail(tessera_fs *fs, int rc)
 	if (rc != -ENOENT && !server_unreachable(rc))
 		fprintf(stderr, "tessera-fuse: %s (%s)\n", tessera_errmsg(fs), strerror(-e));
 	return e;
+}
+
+/* fail() for the xattr calls: a missing attribute, a buffer too small
+ * (size probes) and an unsupported namespace are answers programs expect
+ * (getfattr, cp -a, ls), not failures worth a log line. */
+static int xattr_fail(tessera_fs *fs, int rc)
+{
+	if (rc == -ENODATA || rc == -ERANGE || rc == -EOPNOTSUPP)
+		return rc;
+	return fail(fs, rc);
 }
 
 /* The library's watcher: one line per change of a server's state
@@ -638,31 +650,69 @@ static int op_readlink(const char *path, char *buf, size_t len)
 	return -EINVAL; /* nothing is a symbolic link */
 }
 
-/* ENOSYS: the kernel answers EOPNOTSUPP from now on without asking us
- * (and stops its xattr lookups on every write). */
+/* ------------------------------------------------ extended attributes
+ *
+ * Kept by the metadata daemon (tessera_getxattr & co.). The kernel asks
+ * NOFOLLOW: it resolved any link itself. POSIX ACL names answer
+ * EOPNOTSUPP here without a request: ACLs are neither enforced nor
+ * stored, and ls, cp and the kernel ask for them often. */
+
+static int is_acl_name(const char *name)
+{
+	return !strcmp(name, "system.posix_acl_access") ||
+	       !strcmp(name, "system.posix_acl_default");
+}
+
 static int op_setxattr(const char *path, const char *name, const char *value,
 		       size_t size, int flags)
 {
-	(void)path, (void)name, (void)value, (void)size, (void)flags;
-	return -ENOSYS;
+	enum tessera_xattr_set how = TESSERA_XATTR_SET_ANY;
+	tessera_fs *fs;
+	int rc;
+
+	if (is_acl_name(name))
+		return -EOPNOTSUPP;
+	if (flags == XATTR_CREATE)
+		how = TESSERA_XATTR_SET_CREATE;
+	else if (flags == XATTR_REPLACE)
+		how = TESSERA_XATTR_SET_REPLACE;
+	else if (flags != 0)
+		return -EINVAL;
+	fs = as_caller();
+	rc = tessera_setxattr(fs, path, name, value, size, how, TESSERA_NOFOLLOW);
+	return rc ? xattr_fail(fs, rc) : 0;
 }
 
 static int op_getxattr(const char *path, const char *name, char *value, size_t size)
 {
-	(void)path, (void)name, (void)value, (void)size;
-	return -ENOSYS;
+	tessera_fs *fs;
+	ssize_t n;
+
+	if (is_acl_name(name))
+		return -EOPNOTSUPP;
+	fs = as_caller();
+	n = tessera_getxattr(fs, path, name, value, size, TESSERA_NOFOLLOW);
+	return n < 0 ? xattr_fail(fs, (int)n) : (int)n;
 }
 
 static int op_listxattr(const char *path, char *list, size_t size)
 {
-	(void)path, (void)list, (void)size;
-	return -ENOSYS;
+	tessera_fs *fs = as_caller();
+	ssize_t n = tessera_listxattr(fs, path, list, size, TESSERA_NOFOLLOW);
+
+	return n < 0 ? xattr_fail(fs, (int)n) : (int)n;
 }
 
 static int op_removexattr(const char *path, const char *name)
 {
-	(void)path, (void)name;
-	return -ENOSYS;
+	tessera_fs *fs;
+	int rc;
+
+	if (is_acl_name(name))
+		return -EOPNOTSUPP;
+	fs = as_caller();
+	rc = tessera_removexattr(fs, path, name, TESSERA_NOFOLLOW);
+	return rc ? xattr_fail(fs, rc) : 0;
 }
 
 static const struct fuse_operations ops = {
