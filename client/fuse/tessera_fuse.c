@@ -764,15 +764,22 @@ static int op_setxattr(const char *path, const char *name, const char *value,
 
 	if (is_acl_name(name))
 		return -EOPNOTSUPP;
+	if (flags & ~(XATTR_CREATE | XATTR_REPLACE))
+		return -EINVAL;
+	fs = as_caller();
+	if (flags == (XATTR_CREATE | XATTR_REPLACE)) {
+		/* Both: never done. A local file system checks CREATE first
+		 * (EEXIST for an attribute that exists), then REPLACE. */
+		ssize_t n = tessera_getxattr(fs, path, name, NULL, 0, TESSERA_NOFOLLOW);
+
+		return xattr_fail(fs, n >= 0 ? -EEXIST : (int)n);
+	}
 	if (flags == XATTR_CREATE)
 		how = TESSERA_XATTR_SET_CREATE;
 	else if (flags == XATTR_REPLACE)
 		how = TESSERA_XATTR_SET_REPLACE;
-	else if (flags != 0)
-		return -EINVAL;
 	if (is_caps_name(name))
 		nocap_forget_all();
-	fs = as_caller();
 	rc = tessera_setxattr(fs, path, name, value, size, how, TESSERA_NOFOLLOW);
 	return rc ? xattr_fail(fs, rc) : 0;
 }

@@ -148,6 +148,24 @@ static int oracle_getxattr(struct oracle *o, const char *path, ProtobufCBinaryDa
 		}                                                                    \
 	} while (0)
 
+/* After a request that succeeded: if it was an XATTR_SET, the value
+ * reads back; an XATTR_REMOVE, the attribute is gone. */
+static void oracle_xattr(struct oracle *o)
+{
+	const Tessera__XattrRequest *x = (const void *)o->msg;
+	int rc;
+
+	if (o->opcode != TP_OP_XATTR_SET && o->opcode != TP_OP_XATTR_REMOVE)
+		return;
+	rc = oracle_getxattr(o, x->path, x->name);
+	if (o->opcode == TP_OP_XATTR_REMOVE) {
+		ORACLE_CHECK(rc == -ENODATA, x->path);
+		return;
+	}
+	ORACLE_CHECK(rc == 0 && o->lk_len == x->value.len &&
+		     (!o->lk_len || !memcmp(lk_value, x->value.data, o->lk_len)), x->path);
+}
+
 static void oracle_observe(void *arg, const uint8_t *frame, size_t len, int done)
 {
 	struct oracle *o = arg;
@@ -167,6 +185,7 @@ static void oracle_observe(void *arg, const uint8_t *frame, size_t len, int done
 		return;
 	}
 	if (o->msg && o->replied && o->status == 0) {
+		oracle_xattr(o);
 		switch (o->opcode) {
 		case TP_OP_MKDIR:
 		case TP_OP_CREATE: {
@@ -185,22 +204,6 @@ static void oracle_observe(void *arg, const uint8_t *frame, size_t len, int done
 
 			rc = oracle_lookup(o, path, &handle);
 			ORACLE_CHECK(rc == -ENOENT, path);
-			break;
-		}
-		case TP_OP_XATTR_SET: {
-			const Tessera__XattrRequest *x = (const void *)o->msg;
-
-			rc = oracle_getxattr(o, x->path, x->name);
-			ORACLE_CHECK(rc == 0 && o->lk_len == x->value.len &&
-				     (!o->lk_len || !memcmp(lk_value, x->value.data, o->lk_len)),
-				     x->path);
-			break;
-		}
-		case TP_OP_XATTR_REMOVE: {
-			const Tessera__XattrRequest *x = (const void *)o->msg;
-
-			rc = oracle_getxattr(o, x->path, x->name);
-			ORACLE_CHECK(rc == -ENODATA, x->path);
 			break;
 		}
 		case TP_OP_RENAME: {

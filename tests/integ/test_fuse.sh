@@ -418,6 +418,9 @@ def refused(err, f, *a):
 refused(errno.EEXIST, os.setxattr, p, "user.color", b"x", os.XATTR_CREATE)
 refused(errno.ENODATA, os.setxattr, p, "user.none", b"x", os.XATTR_REPLACE)
 refused(errno.ENODATA, os.getxattr, p, "user.none")
+both = os.XATTR_CREATE | os.XATTR_REPLACE   # as ext4: CREATE, then REPLACE
+refused(errno.EEXIST, os.setxattr, p, "user.color", b"x", both)
+refused(errno.ENODATA, os.setxattr, p, "user.none", b"x", both)
 refused(errno.ENODATA, os.removexattr, p, "user.none")
 refused(errno.EOPNOTSUPP, os.setxattr, p, "system.posix_acl_access", b"\2\0\0\0")
 refused(errno.EOPNOTSUPP, os.getxattr, p, "system.posix_acl_default")
