@@ -455,10 +455,12 @@ EOF
 	grep -q '^trusted' "$D/nobody.list" && die "uid 65534 sees trusted.: $(cat "$D/nobody.list")"
 	grep -q '^security.s=' "$D/nobody.list" || die "uid 65534 cannot read security."
 	getfattr -d -m - "$M1/xa/f" | grep -q '^trusted.t="root"' || die "root's list lacks trusted."
-	# copies keep them: cp -a the user. ones, rsync -aX all root may read
+	# copies keep them (run by root: every namespace)
 	cp -a "$M1/xa" "$M1/xa-cp"
 	[ "$(getfattr --only-values -n user.color "$M1/xa-cp/f")" = green ] || die "cp -a lost user.color"
 	[ "$(getfattr --only-values -n user.dir "$M1/xa-cp")" = d ] || die "cp -a lost user.dir"
+	[ "$(getfattr --only-values -n security.s "$M1/xa-cp/f")" = label ] || die "cp -a lost security.s"
+	[ "$(getfattr --only-values -n trusted.t "$M1/xa-cp/f")" = root ] || die "cp -a lost trusted.t"
 	rsync -aX "$M1/xa/" "$D/xa-local/"
 	rsync -aX "$D/xa-local/" "$M2/xa-rsync/"
 	for n in user.color security.s trusted.t; do
