@@ -138,15 +138,25 @@ static int permit(struct mds_store *st, const struct mds_cred *cred, const struc
 	return mds_fail(st, -EOPNOTSUPP, "%s %s: unsupported namespace", x->op, x->path);
 }
 
+/* The file the call names: its attributes into *a. The one walk of
+ * every call here. (A request may ask not to follow a symbolic link in
+ * the last component: the namespace has none yet, so both are this.) */
+static int xattr_walk(struct mds_store *st, const struct mds_cred *cred, const char *op,
+		      const char *path, struct mds_attr *a)
+{
+	struct mds_walk w;
+
+	return mds_walk_full(st, cred, op, path, &w, a);
+}
+
 /* Check the name, walk to the file and check the caller's right. */
 static int xattr_open(struct mds_store *st, const struct mds_cred *cred, struct xattr_op *x,
 		      enum xattr_access how, int remove)
 {
-	struct mds_walk w;
 	int rc = check_name(st, x);
 
 	if (!rc)
-		rc = mds_walk_full(st, cred, x->op, x->path, &w, &x->a);
+		rc = xattr_walk(st, cred, x->op, x->path, &x->a);
 	if (!rc)
 		rc = permit(st, cred, x, how, remove);
 	return rc;
@@ -341,12 +351,11 @@ static int list_add(char *buf, size_t cap, size_t *size, const char *k, size_t l
 int mds_xattr_list(struct mds_store *st, const struct mds_cred *cred, const char *path,
 		   char *buf, size_t cap, size_t *size)
 {
-	struct mds_walk w;
 	struct mds_attr a;
 	unsigned char prefix[9];
 	leveldb_iterator_t *it;
 	char *err = NULL;
-	int rc = mds_walk_full(st, cred, "listxattr", path, &w, &a);
+	int rc = xattr_walk(st, cred, "listxattr", path, &a);
 
 	*size = 0;
 	if (rc)
