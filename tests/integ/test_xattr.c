@@ -220,6 +220,52 @@ static void test_raw_refusals(void **state)
 	free(big);
 }
 
+/* A session of uid 65534 whose requests claim uid 0: judged as nobody's
+ * (the daemon takes who acts from the session, as for every namespace
+ * request), so root's namespaces and root's file stay out of reach. */
+static void test_claimed_root(void **state)
+{
+	struct cluster *c = *state;
+	Tessera__XattrRequest m = TESSERA__XATTR_REQUEST__INIT;
+	Tessera__Cred root = TESSERA__CRED__INIT;
+	uint32_t gid = 0;
+	struct raw raw;
+	char msg[512], buf[16];
+
+	NEED_ROOT(getuid() == 0);
+	cluster_put_file(c->fs, "/f", 0644, "root's");
+	CHECK(c->fs, set(c->fs, "/f", "trusted.t", "root's", TESSERA_XATTR_SET_ANY));
+	raw_open_as_nobody(c, -1, &raw);
+	root.n_gids = 1;
+	root.gids = &gid;
+	m.cred = &root;
+	m.path = "/f";
+	m.value.data = (uint8_t *)"x";
+	m.value.len = 1;
+	m.name.data = (uint8_t *)"trusted.x";
+	m.name.len = 9;
+	assert_int_equal(raw_request(&raw, TP_OP_XATTR_SET, &m.base, NULL, 0, msg, sizeof(msg)),
+			 -EPERM);
+	print_message("trusted. claiming uid 0: %s\n", msg);
+	m.name.data = (uint8_t *)"security.x";
+	m.name.len = 10;
+	assert_int_equal(raw_request(&raw, TP_OP_XATTR_SET, &m.base, NULL, 0, msg, sizeof(msg)),
+			 -EPERM);
+	m.name.data = (uint8_t *)"user.x";
+	m.name.len = 6;
+	assert_int_equal(raw_request(&raw, TP_OP_XATTR_SET, &m.base, NULL, 0, msg, sizeof(msg)),
+			 -EACCES);
+	m.name.data = (uint8_t *)"trusted.t";
+	m.name.len = 9;
+	assert_int_equal(raw_request(&raw, TP_OP_XATTR_GET, &m.base, NULL, 0, msg, sizeof(msg)),
+			 -ENODATA);
+	assert_int_equal(raw_request(&raw, TP_OP_XATTR_REMOVE, &m.base, NULL, 0, msg,
+				     sizeof(msg)), -EPERM);
+	tnet_close(raw.net);
+	assert_int_equal(tessera_getxattr(c->fs, "/f", "trusted.t", buf, sizeof(buf), F), 6);
+	assert_int_equal(tessera_listxattr(c->fs, "/f", NULL, 0, F), 10);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -227,6 +273,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_limits, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_second_user, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_raw_refusals, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_claimed_root, setup, cluster_teardown),
 	};
 
 	return cmocka_run_group_tests_name("xattr", tests, NULL, NULL);
