@@ -527,6 +527,9 @@ test_links() {
 	t cat /ln/hard
 	expect_rc 0
 	[ "$out" = hello ]
+	t fsck
+	expect_rc 0
+	has "$out" "0 orphans"
 	t ln -s /nowhere /ln/dangling
 	t rm -r /ln
 	expect_rc 0
