@@ -464,6 +464,31 @@ PYEOF
 	[ -z "$(find "$d" -maxdepth 1 ! -type d ! -type f)" ] || die "special files left"
 }
 
+# tar and rsync of a tree with symbolic links, hard links and a FIFO
+# (tar x exited 2 and rsync -a 23 on the first link before issue 23).
+t_tar_links() {
+	local src=$D/links.src out=$D/links.out
+	rm -rf "$src" "$out"
+	mkdir -p "$src/a/b" "$out"
+	echo one >"$src/a/f"
+	ln "$src/a/f" "$src/a/b/f.hard"
+	ln -s ../f "$src/a/b/up"
+	ln -s b "$src/a/blink"
+	ln -s /nowhere "$src/dangling"
+	mkfifo "$src/fifo"
+	tar -C "$src" -cf "$D/links.tar" .
+	mkdir "$M1/tl"
+	tar -C "$M1/tl" -xf "$D/links.tar" || die "tar x onto the mount failed"
+	tar -C "$M1/tl" -df "$D/links.tar" || die "tar d: the mount's tree differs"
+	[ "$(stat -c %h "$M1/tl/a/f")" = 2 ] || die "tar lost the hard link"
+	[ "$(cat "$M1/tl/a/blink/up")" = one ] || die "links do not resolve"
+	rsync -aH "$M1/tl/" "$out/" || die "rsync from the mount failed"
+	[ -z "$(rsync -aHni "$src/" "$out/")" ] || die "rsync finds differences: $(rsync -aHni "$src/" "$out/")"
+	rsync -aH --delete "$src/" "$M1/tl2/" || die "rsync onto the mount failed"
+	[ -z "$(rsync -aHni "$src/" "$M1/tl2/")" ] || die "a second rsync finds differences"
+	rm -rf "$M1/tl" "$M1/tl2" "$src" "$out" "$D/links.tar"
+}
+
 # Extended attributes are refused (EOPNOTSUPP), never stored and ignored.
 t_unsupported() {
 	echo x >"$M1/plain"
@@ -626,6 +651,7 @@ if [ ${#failed[@]} -eq 0 ]; then
 	check close_to_open t_close_to_open
 	check permissions t_permissions
 	check file_types t_file_types
+	check tar_links t_tar_links
 	check unsupported t_unsupported
 	check dead_ios t_dead_ios
 	check signals t_signals
