@@ -559,7 +559,7 @@ int tessera_mknod(tessera_fs *fs, const char *upath, mode_t mode, uint64_t rdev)
 
 	if ((mode & S_IFMT) == S_IFREG || (mode & S_IFMT) == 0) {
 		/* as Linux: mknod of a regular file makes an empty one */
-		rc = tessera_open(fs, path, O_CREAT | O_EXCL | O_WRONLY, mode & 07777, NULL, &f);
+		rc = tessera_open(fs, upath, O_CREAT | O_EXCL | O_WRONLY, mode & 07777, NULL, &f);
 		return rc ? rc : tessera_close(f);
 	}
 	if ((mode & S_IFMT) == S_IFDIR)

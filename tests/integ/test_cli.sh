@@ -531,6 +531,18 @@ test_links() {
 	expect_rc 0
 	has "$out" "0 orphans"
 	t ln -s /nowhere /ln/dangling
+	# cp -r copies links as links, both ways
+	mkdir -p "$dir/lntree/sub"
+	echo x >"$dir/lntree/sub/f"
+	ln -s sub/f "$dir/lntree/lnk"
+	t cp -q -r "$dir/lntree" tessera:/ln/tree
+	expect_rc 0
+	t readlink /ln/tree/lnk
+	[ "$out" = sub/f ]
+	t cp -q -r tessera:/ln "$dir/lnback"
+	expect_rc 1    # the FIFO is refused, named; the rest is copied
+	has "$err" "/ln/fifo: not a regular file, directory or symbolic link"
+	[ "$(readlink "$dir/lnback/tree/lnk")" = sub/f ] && [ "$(readlink "$dir/lnback/dangling")" = /nowhere ]
 	t rm -r /ln
 	expect_rc 0
 	t fsck
