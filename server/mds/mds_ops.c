@@ -600,17 +600,19 @@ static int remove_entry(struct mds_store *st, const char *op,
 	w->parent.mtime_ns = w->parent.ctime_ns = now;
 	b = leveldb_writebatch_create();
 	mds_batch_del_dirent(b, w->parent.handle, w->name, w->len);
+	rc = 0;
 	if (victim->type != MDS_DIR && victim->nlink > 1) {
 		victim->nlink--;
 		victim->ctime_ns = now;
 		mds_batch_put_attr(b, victim);
 	} else {
 		victim->nlink = 0;
-		mds_batch_drop_last_name(b, victim);
+		rc = mds_batch_drop_last_name(st, b, victim);
 	}
 	mds_batch_put_attr(b, &w->parent);
 	mds_batch_put_nnames(b, st->nnames - 1);
-	rc = mds_batch_write(st, b, op, path);
+	if (rc == 0)
+		rc = mds_batch_write(st, b, op, path);
 	leveldb_writebatch_destroy(b);
 	if (rc == 0)
 		st->nnames--;

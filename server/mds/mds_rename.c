@@ -103,7 +103,8 @@ static int rename_check_target(struct mds_store *st, struct rename_op *r)
 }
 
 /* Write the checked rename: the entries, the counts of both parents (one
- * copy when they are one directory), the replaced object's intent. */
+ * copy when they are one directory), the replaced object's intent and
+ * the drop of its attributes and extended attributes. */
 static int rename_write(struct mds_store *st, struct rename_op *r)
 {
 	struct mds_attr *pf = &r->wf.parent;
@@ -130,6 +131,7 @@ static int rename_write(struct mds_store *st, struct rename_op *r)
 	b = leveldb_writebatch_create();
 	mds_batch_del_dirent(b, r->wf.parent.handle, r->wf.name, r->wf.len);
 	mds_batch_put_dirent(b, r->wt.parent.handle, r->wt.name, r->wt.len, r->h, r->type);
+	rc = 0;
 	if (r->have_target) {
 		/* the replaced name goes; the object with it if it was its last */
 		if (r->ttype != MDS_DIR && r->target.nlink > 1) {
@@ -138,7 +140,7 @@ static int rename_write(struct mds_store *st, struct rename_op *r)
 			mds_batch_put_attr(b, &r->target);
 		} else {
 			r->target.nlink = 0;
-			mds_batch_drop_last_name(b, &r->target);
+			rc = mds_batch_drop_last_name(st, b, &r->target);
 		}
 		mds_batch_put_nnames(b, st->nnames - 1);
 	}
@@ -146,7 +148,8 @@ static int rename_write(struct mds_store *st, struct rename_op *r)
 	mds_batch_put_attr(b, pf);
 	if (pt != pf)
 		mds_batch_put_attr(b, pt);
-	rc = mds_batch_write(st, b, "rename", r->from);
+	if (rc == 0)
+		rc = mds_batch_write(st, b, "rename", r->from);
 	leveldb_writebatch_destroy(b);
 	return rc;
 }

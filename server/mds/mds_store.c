@@ -74,6 +74,14 @@ size_t mds_dirent_key(unsigned char *key, uint64_t parent, const char *name,
 	return 9 + len;
 }
 
+size_t mds_xattr_key(unsigned char *key, uint64_t handle, const char *name, size_t len)
+{
+	key[0] = MDS_KEY_XATTR;
+	mds_put_be64(key + 1, handle);
+	memcpy(key + 9, name, len);
+	return 9 + len;
+}
+
 int mds_fail(struct mds_store *st, int rc, const char *fmt, ...)
 {
 	va_list ap;
@@ -300,15 +308,18 @@ void mds_batch_put_target(leveldb_writebatch_t *b, uint64_t handle, const char *
 	leveldb_writebatch_put(b, (char *)key, target_key(key, handle), target, len);
 }
 
-void mds_batch_drop_last_name(leveldb_writebatch_t *b, const struct mds_attr *victim)
+int mds_batch_drop_last_name(struct mds_store *st, leveldb_writebatch_t *b,
+			     const struct mds_attr *victim)
 {
 	unsigned char key[9];
+	int rc = mds_batch_drop_inode(st, b, victim->handle);
 
-	/* the lead switches this to mds_batch_drop_inode (xattrs) at merge */
-	mds_batch_del_attr(b, victim->handle);
+	if (rc)
+		return rc;
 	if (victim->type == MDS_SYMLINK)
 		leveldb_writebatch_delete(b, (char *)key, target_key(key, victim->handle));
 	mds_batch_put_intent(b, victim);
+	return 0;
 }
 
 int mds_get_target(struct mds_store *st, uint64_t handle, char *buf, size_t len)
@@ -328,6 +339,37 @@ int mds_get_target(struct mds_store *st, uint64_t handle, char *buf, size_t len)
 	if (val)
 		leveldb_free(val);
 	return rc;
+}
+
+int mds_batch_drop_inode(struct mds_store *st, leveldb_writebatch_t *b, uint64_t handle)
+{
+	unsigned char prefix[9];
+	leveldb_iterator_t *it = leveldb_create_iterator(st->db, st->ropts);
+	char *err = NULL;
+
+	mds_batch_del_attr(b, handle);
+	/* The attributes' keys follow one another: "X" handle, then the
+	 * names in byte order. Their number is bounded by the names' cap
+	 * (MDS_XATTR_LIST_MAX), so the batch stays small. */
+	mds_xattr_key(prefix, handle, "", 0);
+	for (leveldb_iter_seek(it, (char *)prefix, sizeof(prefix)); leveldb_iter_valid(it);
+	     leveldb_iter_next(it)) {
+		size_t kl;
+		const char *k = leveldb_iter_key(it, &kl);
+
+		if (kl < sizeof(prefix) || memcmp(k, prefix, sizeof(prefix)) != 0)
+			break;
+		leveldb_writebatch_delete(b, k, kl);
+	}
+	leveldb_iter_get_error(it, &err);
+	leveldb_iter_destroy(it);
+	if (err) {
+		mds_fail(st, -EIO, "drop handle %#llx: leveldb: %s", (unsigned long long)handle,
+			 err);
+		leveldb_free(err);
+		return -EIO;
+	}
+	return 0;
 }
 
 void mds_batch_put_dirent(leveldb_writebatch_t *b, uint64_t parent,

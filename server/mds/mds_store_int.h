@@ -15,6 +15,8 @@
  *                              count x (server(4) object handle(8))
  *   "S" handle              -> a symbolic link's target (1..4095 bytes, as
  *                              given; the "A" record's size is its length)
+ *   "X" handle name         -> the value of extended attribute `name` (1 to
+ *                              255 bytes, no NUL) of `handle` (mds_xattr.h)
  *
  * Invariants, kept by writing every mutation as one synchronous batch:
  *   - every "D" entry names a handle that has an "A" record of the type the
@@ -31,7 +33,10 @@
  *   - every storage object a file's layout named is, after the file's name
  *     is gone (unlink, rename over it), named by its "P" record until the
  *     storage daemon holding it acknowledged removing it: the "P" record
- *     is written in the batch that drops the "A" record (mds_intent.c).
+ *     is written in the batch that drops the "A" record (mds_intent.c);
+ *   - every "X" record names a handle that has an "A" record: the batch
+ *     that drops an "A" record drops its "X" records too
+ *     (mds_batch_drop_inode).
  *
  * The store is not thread-safe: the daemon serialises calls (errmsg is per
  * store, so it only means something to the thread that made the call).
@@ -57,8 +62,9 @@
 #define MDS_KEY_META 'M'
 #define MDS_KEY_INTENT 'P'
 #define MDS_KEY_SYMLINK 'S'
+#define MDS_KEY_XATTR 'X'
 
-/* Longest key: "D" + handle + 255-byte name. */
+/* Longest key: "D" (or "X") + handle + 255-byte name. */
 #define MDS_KEY_MAX (1 + 8 + MDS_NAME_MAX)
 /* Longest encoded attribute record (a file with TP_MAX_STRIPE objects). */
 #define MDS_ATTR_ENC_MAX (96 + 12 * TP_MAX_STRIPE)
@@ -90,6 +96,8 @@ uint32_t mds_get_be32(const unsigned char *p);
 size_t mds_attr_key(unsigned char *key, uint64_t handle);
 size_t mds_dirent_key(unsigned char *key, uint64_t parent, const char *name,
 		      size_t len);
+/* "X" handle name: an extended attribute's key (MDS_KEY_MAX bytes). */
+size_t mds_xattr_key(unsigned char *key, uint64_t handle, const char *name, size_t len);
 
 /* Record an error message and return rc (a negative errno). */
 int mds_fail(struct mds_store *st, int rc, const char *fmt, ...)
@@ -110,12 +118,18 @@ void mds_batch_del_attr(leveldb_writebatch_t *b, uint64_t handle);
 /* A symbolic link's "S" record. */
 void mds_batch_put_target(leveldb_writebatch_t *b, uint64_t handle, const char *target,
 			  size_t len);
-/* Drop what the last name of `victim` held: its "A" record, a link's "S"
- * record, and a regular file's purge intent ("P", mds_intent.c). */
-void mds_batch_drop_last_name(leveldb_writebatch_t *b, const struct mds_attr *victim);
+/* Drop what the last name of `victim` held, in batch b: its "A" and "X"
+ * records (mds_batch_drop_inode), a link's "S" record, and write a regular
+ * file's purge intent ("P", mds_intent.c). 0, or -EIO (message set). */
+int mds_batch_drop_last_name(struct mds_store *st, leveldb_writebatch_t *b,
+			     const struct mds_attr *victim);
 /* The target of link `handle` into buf (len bytes, NUL-terminated):
  * 0, -EIO when missing or longer than len - 1. */
 int mds_get_target(struct mds_store *st, uint64_t handle, char *buf, size_t len);
+/* The object `handle` loses its last name: delete its "A" record and all
+ * its "X" records (extended attributes) in batch b. 0, or -EIO (message
+ * set) when the records could not be listed. */
+int mds_batch_drop_inode(struct mds_store *st, leveldb_writebatch_t *b, uint64_t handle);
 void mds_batch_put_dirent(leveldb_writebatch_t *b, uint64_t parent,
 			  const char *name, size_t len, uint64_t handle,
 			  uint32_t type);
