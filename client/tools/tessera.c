@@ -397,13 +397,25 @@ void tool_basename(const char *path, char *buf, size_t len)
 	buf[end - start] = '\0';
 }
 
+/* ls's letter for a file type. */
+static char type_char(uint32_t mode)
+{
+	static const struct { uint32_t type; char c; } types[] = {
+		{ S_IFREG, '-' }, { S_IFDIR, 'd' }, { S_IFLNK, 'l' }, { S_IFIFO, 'p' },
+		{ S_IFSOCK, 's' }, { S_IFCHR, 'c' }, { S_IFBLK, 'b' },
+	};
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if ((mode & S_IFMT) == types[i].type)
+			return types[i].c;
+	return '?';
+}
+
 void tool_mode_string(uint32_t mode, char out[11])
 {
 	static const char rwx[] = "rwxrwxrwx";
 
-	out[0] = S_ISDIR(mode) ? 'd' : S_ISREG(mode) ? '-' : S_ISLNK(mode) ? 'l' :
-		 S_ISFIFO(mode) ? 'p' : S_ISSOCK(mode) ? 's' : S_ISCHR(mode) ? 'c' :
-		 S_ISBLK(mode) ? 'b' : '?';
+	out[0] = type_char(mode);
 	for (int i = 0; i < 9; i++)
 		out[1 + i] = (mode & (0400u >> i)) ? rwx[i] : '-';
 	if (mode & S_ISUID)

@@ -137,6 +137,25 @@ static size_t attr_encode(const struct mds_attr *a, unsigned char *buf)
 	return (size_t)(p - buf);
 }
 
+/* The fields later versions appended after the layout: mtime_set
+ * (version 2; before it, mtime), rdev (version 3; before it, 0). */
+static int attr_decode_tail(const unsigned char *p, const unsigned char *end, unsigned version,
+			    struct mds_attr *a)
+{
+	a->mtime_set_ns = a->mtime_ns;
+	if (version >= 2) {
+		if (end - p < 8)
+			return -EIO;
+		a->mtime_set_ns = (int64_t)mds_get_be64(p); p += 8;
+	}
+	if (version >= MDS_ATTR_VERSION_RDEV) {
+		if (end - p < 8)
+			return -EIO;
+		a->rdev = mds_get_be64(p); p += 8;
+	}
+	return p == end ? 0 : -EIO;
+}
+
 /* Decode a record; 0 or -EIO when it is not a valid version 1, 2 or 3
  * record. */
 static int attr_decode(const unsigned char *p, size_t len, uint64_t handle,
@@ -179,18 +198,7 @@ static int attr_decode(const unsigned char *p, size_t len, uint64_t handle,
 			}
 		}
 	}
-	a->mtime_set_ns = a->mtime_ns;
-	if (version >= 2) {
-		if (end - p < 8)
-			return -EIO;
-		a->mtime_set_ns = (int64_t)mds_get_be64(p); p += 8;
-	}
-	if (version >= MDS_ATTR_VERSION_RDEV) {
-		if (end - p < 8)
-			return -EIO;
-		a->rdev = mds_get_be64(p); p += 8;
-	}
-	return p == end ? 0 : -EIO;
+	return attr_decode_tail(p, end, version, a);
 }
 
 int mds_decode_attr(const unsigned char *p, size_t len, uint64_t handle,
