@@ -285,7 +285,8 @@ int mds_may_renew(struct mds_store *st, const struct cap_key *key, const struct 
 /* The regular file with this handle, or -ENOENT. */
 int mds_file_by_handle(struct mds_store *st, uint64_t handle, struct mds_attr *out);
 
-/* Number of names in the namespace (files + directories, root included). */
+/* Number of names in the namespace (root included; a file with several
+ * hard links counts once per name). */
 int mds_statfs(struct mds_store *st, uint64_t *files);
 
 #endif /* TESSERA_MDS_STORE_H */
