@@ -36,6 +36,8 @@
 #                 building only what it installs
 #   make uninstall remove what make install put there
 #
+#   make FABRIC_VERBS=1  build libfabric with the verbs provider too
+#
 # Each part contributes a fragment, <part>/<part>.mk, that adds its
 # libraries, programs and tests to the lists below.
 #
@@ -57,6 +59,27 @@ CPPFLAGS := -D_GNU_SOURCE -MMD -MP
 LDFLAGS  := -pthread $(SAN)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
 	     -fno-sanitize-recover=undefined
+
+# libfabric: Debian's source of the installed version with only the
+# providers Tessera uses (tcp, ofi_rxm, shm; FABRIC_VERBS=1 adds verbs),
+# built once by deploy/build-libfabric.sh into a cache outside the checkout
+# (docs/admin.md, "libfabric"). Every program and libtessera find it by
+# their runpath, not Debian's libfabric.so.1, whose PSM dependencies and
+# verbs provider cost 0.3 s at start-up (docs/design.md, "Start-up").
+# FABRIC_PREFIX names the version, providers and script, so a change of
+# any is a new directory; the stamp in $(B)/fabric/ names it too, and
+# the objects that include libfabric's headers depend on it, so what
+# links them is made again against the new one.
+ifneq ($(FABRIC_VERBS),)
+export TESSERA_LIBFABRIC_VERBS := $(FABRIC_VERBS)
+endif
+FABRIC_PREFIX := $(shell bash deploy/build-libfabric.sh --prefix)
+FABRIC_STAMP  := $(B)/fabric/$(notdir $(FABRIC_PREFIX))
+ifeq ($(wildcard $(FABRIC_PREFIX)/lib/libfabric.so.1),)
+$(shell rm -f $(FABRIC_STAMP))
+endif
+CPPFLAGS += -I$(FABRIC_PREFIX)/include
+LDFLAGS  += -L$(FABRIC_PREFIX)/lib -Wl,-rpath,$(FABRIC_PREFIX)/lib
 
 LIBS      :=   # static part libraries, in link order after the programs
 PROGRAMS  :=   # installed programs
@@ -127,6 +150,11 @@ print-bounds:
 
 deps:
 	@bash deploy/install-deps.sh
+
+$(FABRIC_STAMP):
+	@bash deploy/build-libfabric.sh >/dev/null
+	@rm -rf $(B)/fabric && mkdir -p $(B)/fabric && touch $@
+$(B)/proto/transport.o $(B)/tests/integ/test_sec_takeover.o: $(FABRIC_STAMP)
 
 # The test run: the normal build, then an ASan/UBSan build of the unit and
 # integration tests, and one summary line over all suites.
