@@ -53,11 +53,27 @@ resolves_to_cache() {
 check "programs_link_it" resolves_to_cache "$B"/bin/tessera "$B"/bin/tessera-mds \
 	"$B"/bin/tessera-ios "$B"/bin/tessera-fuse "$B"/bin/tessera-bench-basic
 check "libtessera_links_it" resolves_to_cache "$B"/lib/libtessera.so
-check "integration_tests_link_it" resolves_to_cache "$B"/tests/integ/test_io
+check "integration_tests_link_it" resolves_to_cache "$B"/tests/integ/test_cluster
 if [ -f "$B/lib/openmpi/mca_io_romio321.so" ]; then
 	check "romio_component_links_it" resolves_to_cache "$B/lib/openmpi/mca_io_romio321.so"
 else
 	skip_check "romio_component_links_it" "no ROMIO component in $B (no mpicc)"
+fi
+
+# MPICH's libmpi (make mpich) links libtessera.so dynamically and no
+# libfabric of its own (Debian builds it ch4:ucx): its processes get ours
+# through libtessera's runpath.
+mpich_gets_it() {
+	local got
+	got=$(LD_LIBRARY_PATH=$B/lib ldd "$B/lib/mpich/libmpich.so.12" |
+		awk '$1 == "libfabric.so.1" { print $3 }')
+	echo "libmpich.so.12: libfabric.so.1 => $got"
+	[ "$got" = "$lib/libfabric.so.1" ]
+}
+if [ -f "$B/lib/mpich/libmpich.so.12" ]; then
+	check "mpich_processes_get_it_through_libtessera" mpich_gets_it
+else
+	skip_check "mpich_processes_get_it_through_libtessera" "no $B/lib/mpich (make mpich)"
 fi
 
 # A second build is a look-up: same directory, nothing rebuilt.
