@@ -19,6 +19,11 @@
 # With --prefix it only prints the directory (the Makefile's variable);
 # otherwise it builds unless that directory holds a finished build, and
 # prints the directory last. Idempotent; one build at a time per cache.
+# Exit status 3: the source could not be had (no deb-src, a mirror without
+# it, no network); the Makefile then builds on Debian's libfabric.so.1,
+# saying so. That is remembered for a day (src-libfabric/unavailable-*
+# in the cache: remove it to try again at once), so each make does not
+# ask the mirror again. Any other failure is 1.
 #
 #   TESSERA_LIBFABRIC_VERBS=1  add the verbs provider (needs libibverbs-dev
 #                              and librdmacm-dev: make deps installs them
@@ -27,6 +32,7 @@
 set -euo pipefail
 say() { echo "build-libfabric: $*" >&2; }
 die() { echo "build-libfabric: $*" >&2; exit 1; }
+unavailable() { echo "build-libfabric: $*" >&2; exit 3; }
 
 # The providers, and configure's switches for them: --enable-only turns
 # every provider off (psm, psm2, psm3, verbs, efa, usnic, sockets, udp,
@@ -65,6 +71,10 @@ fi
 src=$cache/src-libfabric
 lsrc=$src/libfabric-$srcver
 mkdir -p "$src"
+gone=$src/unavailable-$srcver
+if [ ! -f "$lsrc/.complete" ] && [ -n "$(find "$gone" -mmin -1440 2>/dev/null)" ]; then
+	unavailable "libfabric $pkgver's source could not be had at $(date -r "$gone" -u '+%F %H:%M UTC') ($(cat "$gone")); remove $gone to try again"
+fi
 if [ ! -f "$lsrc/.complete" ]; then
 	if ! apt-cache showsrc libfabric 2>/dev/null | grep -qx "Version: $pkgver"; then
 		# Source entries for the suites already configured for binaries
@@ -88,8 +98,11 @@ if [ ! -f "$lsrc/.complete" ]; then
 		$sudo apt-get update -qq
 	fi
 	rm -rf "$lsrc" "$src"/libfabric_*
-	( cd "$src" && apt-get source --download-only -qq "libfabric=$pkgver" ) ||
-		die "apt-get source libfabric=$pkgver failed"
+	if ! ( cd "$src" && apt-get source --download-only -qq "libfabric=$pkgver" ); then
+		echo "apt-get source libfabric=$pkgver failed" >"$gone"
+		unavailable "apt-get source libfabric=$pkgver failed: its source cannot be had here"
+	fi
+	rm -f "$gone"
 	dsc=$src/libfabric_$srcver.dsc
 	got=$(sed -n 's/^Version: //p' "$dsc" 2>/dev/null | head -1)
 	[ "$got" = "$pkgver" ] ||
