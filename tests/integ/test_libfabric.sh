@@ -18,23 +18,34 @@ prefix=$(bash "$top/deploy/build-libfabric.sh" --prefix)
 lib=$prefix/lib
 [ -f "$lib/libfabric.so.1" ] || skip_all libfabric "$lib/libfabric.so.1 is not built (run make)"
 [ -x "$B/bin/tessera" ] || skip_all libfabric "$B/bin/tessera is not built (run make)"
-want="ofi_rxm shm tcp"
-[ "${TESSERA_LIBFABRIC_VERBS:-0}" = 0 ] || want="ofi_rxm shm tcp verbs"
+# configure's names of our providers, fi_info's, and the libraries only
+# providers we do not build would need
+want="rxm shm tcp" listed=" ofi_hook_noop ofi_rxm shm tcp " foreign='psm|infinipath|ibverbs|rdmacm'
+if [ "${TESSERA_LIBFABRIC_VERBS:-0}" != 0 ]; then
+	want="rxm shm tcp verbs" listed=" ofi_hook_noop ofi_rxm shm tcp verbs " foreign='psm|infinipath'
+fi
 
 cached_outside_the_checkout() {
+	local built p
 	case $prefix in "$top"/*) echo "$prefix is inside the checkout"; return 1 ;; esac
 	cat "$prefix/BUILD-INFO"
-	# its own fi_info lists exactly our providers (and libfabric's built-in
-	# no-op hook, which every build has)
-	got=$("$prefix/bin/fi_info" -l | sed -n 's/^\([a-z_0-9]*\):$/\1/p' | grep -v '^ofi_hook_' | sort | tr '\n' ' ')
-	echo "providers: $got"
-	[ "$got" = "$want " ]
+	# configure built exactly our providers into the library
+	built=$(sed -n 's/^\*\*\* Built-in providers:[[:space:]]*//p' "$prefix/build.log" |
+		tr ' ' '\n' | grep . | sort | tr '\n' ' ')
+	echo "built in: $built; DSO providers: $(grep '^\*\*\* DSO providers' "$prefix/build.log")"
+	[ "$built" = "$want " ]
+	grep -q '^\*\*\* DSO providers:[[:space:]]*$' "$prefix/build.log"
+	# and its fi_info starts no other (verbs is listed only where a
+	# device is; the no-op hook is in every build)
+	for p in $("$prefix/bin/fi_info" -l | sed -n 's/^\([a-z_0-9]*\):$/\1/p'); do
+		case $listed in *" $p "*) ;; *) echo "fi_info lists $p"; return 1 ;; esac
+	done
 }
 check "cached_outside_the_checkout_with_only_our_providers" cached_outside_the_checkout
 
 no_psm() {
 	readelf -d "$lib/libfabric.so.1" | grep NEEDED
-	! readelf -d "$lib/libfabric.so.1" | grep -E 'NEEDED.*(psm|infinipath|ibverbs|rdmacm)'
+	! readelf -d "$lib/libfabric.so.1" | grep -E "NEEDED.*($foreign)"
 }
 check "it_needs_no_psm_library" no_psm
 
