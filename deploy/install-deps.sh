@@ -4,6 +4,8 @@
 # packages serve romio-adio/: build-romio.sh builds Open MPI's ROMIO
 # component from Debian's source, fetched with apt-get source; MPICH,
 # installed beside it (mpicc stays Open MPI's), serves build-mpich.sh.)
+# bindfs, perl (prove), rsync, attr and git serve the mount's suites:
+# test_pjdfstest.sh's baseline and test_mount_programs.sh's programs.
 set -eu
 pkgs="build-essential pkg-config libfabric-dev libfabric-bin libev-dev
 libleveldb-dev libprotobuf-c-dev protobuf-c-compiler libcmocka-dev clang
