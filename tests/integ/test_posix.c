@@ -1,0 +1,145 @@
+/*
+ * test_posix.c - POSIX details of the library and the daemons (issue 23,
+ * item 6), on one cluster for the whole group: set-ID bits cleared by a
+ * non-owner's "kill priv", a truncate and a chown, and refused to a
+ * non-owner who would set them.
+ *
+ * Callers other than root are played with tessera_set_thread_cred (the
+ * metadata daemon checks the credential a root client names, as for the
+ * mount's users).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cluster.h"
+
+#define USER 1000u
+
+static const struct tessera_cred user = { .uid = USER, .ngids = 1, .gids = { USER } };
+
+static int group_setup(void **state)
+{
+	return cluster_setup(state, "tcp;ofi_rxm");
+}
+
+static uint32_t mode_of(tessera_fs *fs, const char *path)
+{
+	struct tessera_stat st;
+
+	CHECK(fs, tessera_stat(fs, path, &st));
+	return st.mode & 07777;
+}
+
+static void set_mode(tessera_fs *fs, const char *path, uint32_t mode)
+{
+	struct tessera_setattr sa = { .valid = TESSERA_SET_MODE, .mode = mode };
+
+	CHECK(fs, tessera_setattr(fs, path, &sa));
+}
+
+static void make_file(tessera_fs *fs, const char *path, uint32_t mode)
+{
+	tessera_file *f;
+
+	CHECK(fs, tessera_open(fs, path, O_WRONLY | O_CREAT, 0600, NULL, &f));
+	assert_int_equal(tessera_pwrite(f, "data", 4, 0), 4);
+	tessera_close(f);
+	set_mode(fs, path, mode);
+}
+
+/* The mount's "kill priv": a chmod clearing only the set-ID bits, by a
+ * user who may write the file but does not own it. Allowed with write
+ * permission, refused without, and nothing else may change that way. */
+static void test_kill_priv(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *fs = c->fs;
+	struct tessera_setattr sa = { .valid = TESSERA_SET_MODE };
+
+	make_file(fs, "/kp", 06777);
+	make_file(fs, "/kp-ro", 06755);
+	CHECK(fs, tessera_set_thread_cred(fs, &user));
+	/* not the owner: a plain chmod, setting a set-ID bit, or dropping
+	 * more than the set-ID bits is refused */
+	sa.mode = 0700;
+	assert_int_equal(tessera_setattr(fs, "/kp", &sa), -EPERM);
+	sa.mode = 06777 & ~(uint32_t)S_IWOTH;
+	assert_int_equal(tessera_setattr(fs, "/kp", &sa), -EPERM);
+	/* no write permission: kept */
+	sa.mode = 0755;
+	assert_int_equal(tessera_setattr(fs, "/kp-ro", &sa), -EPERM);
+	print_message("kill priv without write permission: %s\n", tessera_errmsg(fs));
+	/* write permission: setuid and setgid go, one then the other */
+	sa.mode = 02777;
+	CHECK(fs, tessera_setattr(fs, "/kp", &sa));
+	sa.mode = 0777;
+	CHECK(fs, tessera_setattr(fs, "/kp", &sa));
+	/* and cannot come back */
+	sa.mode = 04777;
+	assert_int_equal(tessera_setattr(fs, "/kp", &sa), -EPERM);
+	CHECK(fs, tessera_set_thread_cred(fs, NULL));
+	assert_int_equal(mode_of(fs, "/kp"), 0777);
+	assert_int_equal(mode_of(fs, "/kp-ro"), 06755);
+}
+
+/* A non-owner cannot set setuid on a file it may write, nor setgid. */
+static void test_non_owner_sets_suid(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *fs = c->fs;
+	struct tessera_setattr sa = { .valid = TESSERA_SET_MODE };
+
+	make_file(fs, "/ns", 0777);
+	CHECK(fs, tessera_set_thread_cred(fs, &user));
+	sa.mode = 04777;
+	assert_int_equal(tessera_setattr(fs, "/ns", &sa), -EPERM);
+	sa.mode = 02777;
+	assert_int_equal(tessera_setattr(fs, "/ns", &sa), -EPERM);
+	CHECK(fs, tessera_set_thread_cred(fs, NULL));
+	assert_int_equal(mode_of(fs, "/ns"), 0777);
+}
+
+/* chown of a regular file drops setuid, and setgid when group-exec is
+ * on, root's chown too (Linux); setgid without group-exec stays. A
+ * directory keeps its bits. */
+static void test_chown_kills_privs(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *fs = c->fs;
+	struct tessera_setattr own = { .valid = TESSERA_SET_UID | TESSERA_SET_GID,
+				       .uid = USER, .gid = USER };
+
+	make_file(fs, "/co", 06755);
+	CHECK(fs, tessera_setattr(fs, "/co", &own));
+	assert_int_equal(mode_of(fs, "/co"), 0755);
+	make_file(fs, "/co-lock", 06745);   /* setgid without group-exec */
+	CHECK(fs, tessera_setattr(fs, "/co-lock", &own));
+	assert_int_equal(mode_of(fs, "/co-lock"), 02745);
+	CHECK(fs, tessera_mkdir(fs, "/co-dir", 0755));
+	set_mode(fs, "/co-dir", 02755);
+	CHECK(fs, tessera_setattr(fs, "/co-dir", &own));
+	assert_int_equal(mode_of(fs, "/co-dir"), 02755);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kill_priv),
+		cmocka_unit_test(test_non_owner_sets_suid),
+		cmocka_unit_test(test_chown_kills_privs),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, cluster_teardown);
+}
