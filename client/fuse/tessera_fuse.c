@@ -460,9 +460,13 @@ static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 
 	if (size < 0)
 		return -EINVAL;
-	/* ftruncate needs a handle open for writing; anything else goes by
-	 * name (the kernel has checked write permission). */
-	if (fi && (fi->flags & O_ACCMODE) != O_RDONLY)
+	/* ftruncate acts on the open file, through the capability its open
+	 * got, whatever the mode says now (a file created with mode 0 may be
+	 * truncated through its descriptor). The kernel passes no open flags
+	 * with the handle (fi->flags is 0) and has checked that the
+	 * descriptor was opened for writing; tessera_ftruncate checks again.
+	 * A truncate by name opens the file, so the mode is checked then. */
+	if (fi && fi->fh)
 		rc = tessera_ftruncate(fh_of(fi), (uint64_t)size);
 	else
 		rc = tessera_truncate(fs, path, (uint64_t)size);

@@ -378,6 +378,93 @@ t_permissions() {
 	[ "$(cat "$M1/perm/nobody/f")" = mine ] || die "root cannot read everything"
 }
 
+# Set-ID bits (issue 23, item 6): a non-owner's write or truncate clears
+# them (the kernel's "kill priv" chmod, which the metadata daemon allows
+# a caller with write permission), setgid without group-exec stays, root's
+# write keeps them, root's chown drops them; a non-owner cannot set them.
+t_setid() {
+	local d=$M1/setid
+	mkdir "$d"
+	chmod 0777 "$d"
+	echo x >"$d/w"
+	chmod 06777 "$d/w"
+	as_nobody sh -c "echo more >>'$d/w'" || die "a non-owner's write to a setuid file failed"
+	[ "$(stat -c %a "$d/w")" = 777 ] || die "after a non-owner's write: mode $(stat -c %a "$d/w")"
+	echo x >"$d/t"
+	chmod 06777 "$d/t"
+	as_nobody truncate -s 1 "$d/t" || die "a non-owner's truncate of a setuid file failed"
+	[ "$(stat -c %a "$d/t")" = 777 ] || die "after a non-owner's truncate: mode $(stat -c %a "$d/t")"
+	echo x >"$d/l"
+	chmod 02767 "$d/l"   # setgid without group-exec: a locking mark, kept
+	as_nobody sh -c "echo more >>'$d/l'"
+	[ "$(stat -c %a "$d/l")" = 2767 ] || die "setgid without group-exec: mode $(stat -c %a "$d/l")"
+	as_nobody chmod u+s "$d/w" 2>"$D/err" && die "a non-owner set setuid"
+	grep -q "Operation not permitted" "$D/err" || die "chmod u+s: $(cat "$D/err")"
+	[ "$(stat -c %a "$d/w")" = 777 ] || die "non-owner's chmod changed the mode"
+	chmod 06755 "$d/w"
+	echo root >>"$d/w"
+	[ "$(stat -c %a "$d/w")" = 6755 ] || die "root's write cleared the set-ID bits"
+	chown 65534 "$d/w"
+	[ "$(stat -c %a "$d/w")" = 755 ] || die "root's chown kept the set-ID bits: $(stat -c %a "$d/w")"
+	rm -rf "$d"
+}
+
+# ftruncate and fchmod act on the open file, whatever its mode says now:
+# a file created with mode 0 (by uid 65534 in its own directory) is still
+# writable and truncatable through its descriptor; by name it is not.
+t_fd_ops() {
+	local d=$M1/fdops
+	mkdir "$d"
+	chown 65534:65534 "$d"
+	as_nobody /usr/bin/python3 - "$d" <<'EOF'
+import errno, os, sys
+d = sys.argv[1]
+fd = os.open(os.path.join(d, "zero"), os.O_CREAT | os.O_EXCL | os.O_RDWR, 0)
+os.ftruncate(fd, 1000)
+assert os.fstat(fd).st_size == 1000, os.fstat(fd).st_size
+os.write(fd, b"abc")
+os.close(fd)
+fd = os.open(os.path.join(d, "later"), os.O_CREAT | os.O_RDWR, 0o644)
+os.fchmod(fd, 0)
+os.ftruncate(fd, 10)
+os.fchmod(fd, 0o600)
+assert os.fstat(fd).st_mode & 0o777 == 0o600
+os.close(fd)
+try:
+    os.truncate(os.path.join(d, "zero"), 0)   # by name: mode 0 refuses
+except OSError as e:
+    assert e.errno == errno.EACCES, e
+else:
+    raise SystemExit("truncate by name of a mode 0 file worked")
+EOF
+	[ "$(stat -c %s "$d/zero")" = 1000 ] || die "size $(stat -c %s "$d/zero")"
+	rm -rf "$d"
+}
+
+# utimensat with UTIME_NOW and UTIME_OMIT (touch -a, touch -m), by the
+# owner and by a non-owner with write permission (may set now, not a
+# chosen time).
+t_utimens() {
+	local f=$M1/utimes old
+	echo x >"$f"
+	chmod 0666 "$f"
+	touch -d '2001-02-03 04:05:06' "$f"
+	old=$(date -d '2001-02-03 04:05:06' +%s)
+	touch -a "$f"   # atime now, mtime UTIME_OMIT
+	[ "$(stat -c %Y "$f")" = "$old" ] || die "touch -a moved mtime"
+	[ "$(stat -c %X "$f")" -gt "$old" ] || die "touch -a left atime"
+	touch -a -d '2002-01-01 00:00:00' "$f"
+	[ "$(stat -c %X "$f")" = "$(date -d '2002-01-01 00:00:00' +%s)" ] || die "touch -a -d: atime $(stat -c %X "$f")"
+	[ "$(stat -c %Y "$f")" = "$old" ] || die "touch -a -d moved mtime"
+	touch -m -d '2003-01-01 00:00:00' "$f"   # atime UTIME_OMIT
+	[ "$(stat -c %X "$f")" = "$(date -d '2002-01-01 00:00:00' +%s)" ] || die "touch -m moved atime"
+	[ "$(stat -c %Y "$f")" = "$(date -d '2003-01-01 00:00:00' +%s)" ] || die "touch -m: mtime $(stat -c %Y "$f")"
+	as_nobody touch "$f" || die "a writer who is not the owner cannot touch"
+	[ "$(stat -c %Y "$f")" -gt "$old" ] || die "non-owner's touch left mtime"
+	as_nobody touch -d '2001-02-03 04:05:06' "$f" 2>/dev/null && die "a non-owner set a chosen time"
+	rm -f "$f"
+}
+
 t_unsupported() {
 	echo x >"$M1/plain"
 	ln "$M1/plain" "$M1/hard" 2>"$D/err" && die "hard link succeeded"
@@ -529,7 +616,7 @@ t_unmount() {
 	fusermount3 -u "$M1"
 }
 
-echo "[==========] Running 17 test(s)."
+echo "[==========] Running 20 test(s)."
 check_here cluster_and_mount t_cluster_and_mount
 if [ ${#failed[@]} -eq 0 ]; then
 	check basic t_basic
@@ -544,6 +631,9 @@ if [ ${#failed[@]} -eq 0 ]; then
 	check close_to_open t_close_to_open
 	check permissions t_permissions
 	check unsupported t_unsupported
+	check setid t_setid
+	check fd_ops t_fd_ops
+	check utimens t_utimens
 	check dead_ios t_dead_ios
 	check signals t_signals
 	check kill_recovery t_kill_recovery
