@@ -123,7 +123,7 @@ int tc_remove_objects(tessera_fs *fs, const struct tessera_layout *layout,
 
 int tc_file_size(tessera_fs *fs, const struct tessera_layout *layout,
 		 const Tessera__Capability *cap, const char *path, uint64_t *size,
-		 int64_t *data_mtime_ns)
+		 int64_t *data_mtime_ns, uint64_t *blocks)
 {
 	struct tdl_layout tl = tdl_of(layout);
 	struct tc_req *reqs[TP_MAX_SERVERS];
@@ -140,6 +140,8 @@ int tc_file_size(tessera_fs *fs, const struct tessera_layout *layout,
 	*size = 0;
 	if (data_mtime_ns)
 		*data_mtime_ns = 0;
+	if (blocks)
+		*blocks = 0;
 	/* Replies list sizes in the order per_server listed the handles. */
 	for (uint32_t i = 0; !rc && i < layout->count; i++) {
 		uint32_t s = layout->servers[i];
@@ -155,6 +157,8 @@ int tc_file_size(tessera_fs *fs, const struct tessera_layout *layout,
 		if (data_mtime_ns && seen[s] < rep->n_mtimes_ns &&
 		    rep->mtimes_ns[seen[s]] > *data_mtime_ns)
 			*data_mtime_ns = rep->mtimes_ns[seen[s]];
+		if (blocks && seen[s] < rep->n_blocks)
+			*blocks += rep->blocks[seen[s]];
 		end = tdl_layout_logical_size(&tl, i, rep->sizes[seen[s]++]);
 		if (end > *size)
 			*size = end;
@@ -668,7 +672,7 @@ static void collect_read(struct io_op *op, struct io_chunk *chunks, size_t k, in
 static ssize_t clip_to_size(tessera_file *f, uint64_t off, size_t len)
 {
 	uint64_t size;
-	int rc = tc_file_size(f->fs, &f->layout, tc_cap_get(f), f->path, &size, NULL);
+	int rc = tc_file_size(f->fs, &f->layout, tc_cap_get(f), f->path, &size, NULL, NULL);
 
 	if (rc)
 		return rc;

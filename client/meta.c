@@ -158,7 +158,8 @@ static int stat_steps(tessera_fs *fs, const char *upath, struct tessera_stat *st
 		int64_t data_ns;
 
 		tc_layout_from_msg(rep->attr->layout, &layout);
-		*size_rc = tc_file_size(fs, &layout, rep->cap, path, &st->size, &data_ns);
+		*size_rc = tc_file_size(fs, &layout, rep->cap, path, &st->size, &data_ns,
+					&st->blocks);
 		if (!*size_rc)
 			tc_stat_data_time(rep->attr, data_ns, st);
 	}
@@ -329,7 +330,7 @@ int tessera_fstat(tessera_file *f, struct tessera_stat *st)
 		return rc;
 	tc_stat_from_attr(rep->attr, st);
 	TC_CAP_RETRY(f, rc, tc_file_size(f->fs, &f->layout, tc_cap_get(f), f->path, &st->size,
-					 &data_ns));
+					 &data_ns, &st->blocks));
 	if (!rc)
 		tc_stat_data_time(rep->attr, data_ns, st);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
@@ -559,15 +560,41 @@ static int statfs_round(tessera_fs *fs, struct tessera_server_space *out)
 				rc = tc_req_fail(fs, reqs[i], "statfs");
 		} else if (i == 0) {
 			o->files = rep->files;
+			o->files_free = rep->files_free;
 		} else {
 			o->bytes_total = rep->bytes_total;
 			o->bytes_free = rep->bytes_free;
+			o->fsid = rep->fsid;
 		}
 	}
 out:
 	for (uint32_t i = 0; i <= n; i++)
 		tc_req_free(fs, reqs[i]);
 	return rc;
+}
+
+/* The totals of out[0..n]: the metadata daemon's names, and the space of
+ * each storage daemon's file system counted once: daemons on one disk
+ * (several per host, or a test's loopback cluster) report the same fsid
+ * and the same space, which adding up would multiply. A daemon that did
+ * not answer or says fsid 0 (unknown) counts apart. */
+static void sum_space(struct tessera_statfs *sf, const struct tessera_server_space *out,
+		      uint32_t n)
+{
+	sf->files = out[0].files;
+	sf->files_free = out[0].files_free;
+	for (uint32_t i = 1; i <= n; i++) {
+		int seen = 0;
+
+		if (out[i].status)
+			continue;
+		for (uint32_t k = 1; k < i && out[i].fsid && !seen; k++)
+			seen = !out[k].status && out[k].fsid == out[i].fsid;
+		if (seen)
+			continue;
+		sf->bytes_total += out[i].bytes_total;
+		sf->bytes_free += out[i].bytes_free;
+	}
 }
 
 int tessera_statfs_servers(tessera_fs *fs, struct tessera_statfs *sf,
@@ -584,11 +611,7 @@ int tessera_statfs_servers(tessera_fs *fs, struct tessera_statfs *sf,
 	rc = statfs_round(fs, out);
 	if (rc == -ENOMEM)
 		return rc;
-	sf->files = out[0].files;
-	for (uint32_t i = 1; i <= n; i++) {
-		sf->bytes_total += out[i].bytes_total;
-		sf->bytes_free += out[i].bytes_free;
-	}
+	sum_space(sf, out, n);
 	return (int)n + 1;
 }
 
@@ -603,11 +626,7 @@ int tessera_statfs(tessera_fs *fs, struct tessera_statfs *sf)
 	rc = statfs_round(fs, out);
 	if (!rc) {
 		sf->n_ios = fs->cfg.n_ios;
-		sf->files = out[0].files;
-		for (uint32_t i = 1; i <= fs->cfg.n_ios; i++) {
-			sf->bytes_total += out[i].bytes_total;
-			sf->bytes_free += out[i].bytes_free;
-		}
+		sum_space(sf, out, fs->cfg.n_ios);
 	}
 	free(out);
 	return rc;

@@ -63,6 +63,9 @@ struct tessera_stat {
 	uint32_t nlink;
 	uint64_t size;            /* files: derived from the storage objects */
 	struct timespec atime, mtime, ctime;
+	uint64_t blocks;          /* files: 512-byte blocks the storage objects
+				   * have allocated (a sparse file's holes cost
+				   * none); 0 for directories */
 };
 
 struct tessera_dirent {
@@ -73,9 +76,12 @@ struct tessera_dirent {
 
 struct tessera_statfs {
 	uint64_t files;           /* names in the namespace */
-	uint64_t bytes_total;     /* sum over storage daemons */
+	uint64_t bytes_total;     /* sum over the storage daemons' file systems,
+				   * each counted once (daemons sharing one
+				   * file system report the same f_fsid) */
 	uint64_t bytes_free;
 	uint32_t n_ios;
+	uint64_t files_free;      /* names the metadata daemon has room for */
 };
 
 struct tessera_cred {
@@ -387,6 +393,8 @@ struct tessera_server_space {
 	uint64_t files;           /* the metadata daemon's: names */
 	uint64_t bytes_total;     /* a storage daemon's */
 	uint64_t bytes_free;
+	uint64_t fsid;            /* a storage daemon's file system (f_fsid) */
+	uint64_t files_free;      /* the metadata daemon's room for names */
 };
 /* statfs server by server, every request at once: out[0] is the metadata
  * daemon, out[1 + i] storage daemon i (n_out >= 1 + tessera_ios_count).

@@ -54,7 +54,9 @@
  * is down, else after the step's timeout. Those are not logged per
  * request: the library's state watcher logs one line per change of a
  * daemon's state (down, up again), naming it. statfs (df) counts the
- * storage daemons that answer.
+ * storage daemons that answer, each file system under them once (by its
+ * f_fsid); df -i shows the names held and the metadata daemon's room for
+ * more. st_blocks is what the storage objects have allocated.
  */
 #define FUSE_USE_VERSION 312
 
@@ -200,7 +202,9 @@ static void to_stat(const struct tessera_stat *ts, struct stat *st)
 	st->st_gid = (gid_t)ts->gid;
 	st->st_size = (off_t)ts->size;
 	st->st_blksize = IO_SIZE;
-	st->st_blocks = (blkcnt_t)((ts->size + 511) / 512);
+	/* what the storage objects have allocated: du of a sparse file
+	 * counts only the bytes written */
+	st->st_blocks = (blkcnt_t)ts->blocks;
 	st->st_atim = ts->atime;
 	st->st_mtim = ts->mtime;
 	st->st_ctim = ts->ctime;
@@ -612,9 +616,10 @@ static int op_statfs(const char *path, struct statvfs *sv)
 	sv->f_blocks = sf.bytes_total / frag;
 	sv->f_bfree = sf.bytes_free / frag;
 	sv->f_bavail = sf.bytes_free / frag;
-	/* No inode table: names are limited by the metadata store only. */
-	sv->f_ffree = sv->f_favail = UINT32_MAX;
-	sv->f_files = sf.files + sv->f_ffree;
+	/* No inode table: names are limited by the metadata daemon's disk,
+	 * whose free space it turns into a count of names (files_free). */
+	sv->f_ffree = sv->f_favail = sf.files_free;
+	sv->f_files = sf.files + sf.files_free;
 	sv->f_namemax = 255;
 	return 0;
 }

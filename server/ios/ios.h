@@ -84,6 +84,7 @@ struct ios_part {
 	uint64_t size;
 	int has_size;
 	int64_t mtime_ns;
+	uint64_t blocks;           /* GETSIZE: 512-byte blocks allocated */
 	int64_t old;
 	ssize_t rc;                /* bytes moved or 0, or a negative errno */
 	char *why;                 /* the store's reason for rc (or NULL) */

@@ -56,7 +56,7 @@ static void do_truncate(struct ios *ios, struct srv_req *req)
 static void do_statfs(struct ios *ios, struct srv_req *req)
 {
 	Tessera__StatfsReply rep = TESSERA__STATFS_REPLY__INIT;
-	int rc = ios_store_statfs(ios->store, &rep.bytes_total, &rep.bytes_free);
+	int rc = ios_store_statfs(ios->store, &rep.bytes_total, &rep.bytes_free, &rep.fsid);
 
 	if (rc)
 		srv_reply_error(req, rc, "statfs: %s", strerror(-rc));

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 #include "cap.h"
 #include "daemon.h"
@@ -24,6 +25,7 @@ struct mds {
 	uint32_t squash_gids[1];
 	struct cap_key key;        /* signs capabilities (cap.h) */
 	uint32_t cap_lifetime_ms;
+	const char *dir;           /* the store's directory (statfs) */
 };
 
 /* Who acts: the session's identity, which munged vouched for. Only a
@@ -293,6 +295,25 @@ static void mds_op_CREATE(void *ctx, struct srv_req *req)
 		reply_attr(req, &a, created, &cap.cap);
 }
 
+/* What one more name costs the store on disk, for statfs's free inode
+ * count: a directory entry and an attribute record (a file's layout of
+ * up to a few handles) in LevelDB, with its log and compaction copies,
+ * rounded up. An estimate, documented as such (docs/design.md). */
+#define MDS_BYTES_PER_NAME 1024
+
+/* STATFS: the names held and how many more the store's file system has
+ * room for (there is no inode table; its free space is the limit). A
+ * statvfs that fails leaves that 0 (no room known); the names still count. */
+static int mds_space(struct mds *mds, Tessera__StatfsReply *rep)
+{
+	struct statvfs sv;
+	int rc = mds_statfs(mds->store, &rep->files);
+
+	if (!rc && !statvfs(mds->dir, &sv))
+		rep->files_free = (uint64_t)sv.f_bavail * sv.f_frsize / MDS_BYTES_PER_NAME;
+	return rc;
+}
+
 /* LOOKUP, UNLINK, RMDIR and STATFS name one path. */
 static void reply_path_op(struct mds *mds, struct srv_req *req)
 {
@@ -325,7 +346,7 @@ static void reply_path_op(struct mds *mds, struct srv_req *req)
 			reply_removed(mds, req, &cred, &a, 0);
 		break;
 	case TP_OP_STATFS:
-		if (!(rc = mds_statfs(mds->store, &statfs.files)))
+		if (!(rc = mds_space(mds, &statfs)))
 			srv_reply(req, &statfs.base, NULL, 0);
 		break;
 	}
@@ -601,6 +622,7 @@ int main(int argc, char **argv)
 	mds.squash_uid = cfg.squash_uid;
 	mds.squash_gids[0] = cfg.squash_gid;
 	mds.cap_lifetime_ms = cfg.cap_lifetime_ms;
+	mds.dir = cl.dir;
 	if (cap_key_load(cfg.key_file, &mds.key, err, sizeof(err))) {
 		fprintf(stderr, "tessera-mds: %s\n", err);
 		return 1;

@@ -465,6 +465,32 @@ t_utimens() {
 	rm -f "$f"
 }
 
+# du and df (issue 23, item 6): st_blocks is the objects' allocation, so
+# a 10 GiB sparse file costs next to nothing; the test's storage daemons
+# share one disk, which df counts once (as large as the disk under $D);
+# df -i shows a count of names derived from the metadata daemon's disk.
+t_space() {
+	local f=$M1/sparse kb local_kb tessera_kb inodes
+	truncate -s 10G "$f"
+	echo x | dd of="$f" bs=1 seek=$((5 << 30)) conv=notrunc status=none
+	[ "$(stat -c %s "$f")" = $((10 << 30)) ] || die "size $(stat -c %s "$f")"
+	kb=$(du -k "$f" | cut -f1)
+	echo "du of a 10 GiB sparse file: $kb KiB"
+	[ "$kb" -lt 1024 ] || die "du counts $kb KiB for a sparse file"
+	head -c 4M /dev/urandom >"$M1/dense"
+	kb=$(du -k "$M1/dense" | cut -f1)
+	[ "$kb" -ge 4096 ] || die "du counts $kb KiB for 4 MiB written"
+	local_kb=$(df -k --output=size "$D" | tail -1)
+	tessera_kb=$(df -k --output=size "$M1" | tail -1)
+	echo "df: local disk $local_kb KiB, mount $tessera_kb KiB ($N_IOS storage daemons on it)"
+	[ "$tessera_kb" -le $((local_kb + local_kb / 100)) ] || die "df counts the shared disk more than once"
+	[ "$tessera_kb" -ge $((local_kb - local_kb / 100)) ] || die "df shows less than the disk"
+	inodes=$(df --output=itotal "$M1" | tail -1 | tr -d " ")
+	echo "df -i: $inodes"
+	[ "$inodes" != 4294968110 ] && [ "$inodes" -lt 4294967295 ] && [ "$inodes" -gt 0 ] || die "inode count $inodes"
+	rm -f "$f" "$M1/dense"
+}
+
 t_unsupported() {
 	echo x >"$M1/plain"
 	ln "$M1/plain" "$M1/hard" 2>"$D/err" && die "hard link succeeded"
@@ -616,7 +642,7 @@ t_unmount() {
 	fusermount3 -u "$M1"
 }
 
-echo "[==========] Running 20 test(s)."
+echo "[==========] Running 21 test(s)."
 check_here cluster_and_mount t_cluster_and_mount
 if [ ${#failed[@]} -eq 0 ]; then
 	check basic t_basic
@@ -634,6 +660,7 @@ if [ ${#failed[@]} -eq 0 ]; then
 	check setid t_setid
 	check fd_ops t_fd_ops
 	check utimens t_utimens
+	check space t_space
 	check dead_ios t_dead_ios
 	check signals t_signals
 	check kill_recovery t_kill_recovery

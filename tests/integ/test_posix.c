@@ -2,7 +2,8 @@
  * test_posix.c - POSIX details of the library and the daemons (issue 23,
  * item 6), on one cluster for the whole group: set-ID bits cleared by a
  * non-owner's "kill priv", a truncate and a chown, and refused to a
- * non-owner who would set them.
+ * non-owner who would set them; st_blocks from the objects' allocation;
+ * statfs counting a file system shared by storage daemons once.
  *
  * Callers other than root are played with tessera_set_thread_cred (the
  * metadata daemon checks the credential a root client names, as for the
@@ -133,12 +134,71 @@ static void test_chown_kills_privs(void **state)
 	assert_int_equal(mode_of(fs, "/co-dir"), 02755);
 }
 
+/* st_blocks is what the objects allocated: a file with one byte written
+ * past 10 GiB costs a block or two, not 10 GiB; a dense MiB costs a MiB. */
+static void test_blocks_sparse(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *fs = c->fs;
+	struct tessera_stat st;
+	tessera_file *f;
+	static char mib[1 << 20];
+
+	CHECK(fs, tessera_open(fs, "/sparse", O_WRONLY | O_CREAT, 0644, NULL, &f));
+	assert_int_equal(tessera_pwrite(f, "x", 1, 10ull << 30), 1);
+	CHECK(fs, tessera_fstat(f, &st));
+	tessera_close(f);
+	assert_int_equal(st.size, (10ull << 30) + 1);
+	print_message("10 GiB sparse file: %llu blocks\n", (unsigned long long)st.blocks);
+	assert_true(st.blocks > 0 && st.blocks <= 1024);
+	CHECK(fs, tessera_stat(fs, "/sparse", &st));
+	assert_true(st.blocks > 0 && st.blocks <= 1024);
+
+	memset(mib, 'd', sizeof(mib));
+	CHECK(fs, tessera_open(fs, "/dense", O_WRONLY | O_CREAT, 0644, NULL, &f));
+	assert_int_equal(tessera_pwrite(f, mib, sizeof(mib), 0), (ssize_t)sizeof(mib));
+	tessera_close(f);
+	CHECK(fs, tessera_stat(fs, "/dense", &st));
+	assert_true(st.blocks >= 2048);
+	CHECK(fs, tessera_stat(fs, "/", &st));
+	assert_int_equal(st.blocks, 0);
+}
+
+/* The test cluster's storage daemons share one file system: statfs counts
+ * it once (each daemon still reports it), and the metadata daemon's room
+ * for names is a count derived from its disk, not a constant. */
+static void test_statfs_once(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *fs = c->fs;
+	struct tessera_server_space sp[N_IOS + 1];
+	struct tessera_statfs sf, sf2;
+
+	assert_int_equal(tessera_statfs_servers(fs, &sf, sp, N_IOS + 1), N_IOS + 1);
+	for (int i = 1; i <= N_IOS; i++) {
+		assert_int_equal(sp[i].status, 0);
+		assert_true(sp[i].fsid != 0);
+		assert_true(sp[i].fsid == sp[1].fsid);
+	}
+	/* (free space moves between calls: compare totals) */
+	assert_int_equal(sf.bytes_total, sp[1].bytes_total);
+	CHECK(fs, tessera_statfs(fs, &sf2));
+	assert_int_equal(sf2.bytes_total, sp[1].bytes_total);
+	assert_true(sf2.bytes_free <= sf2.bytes_total);
+	print_message("names %llu, room for %llu more\n", (unsigned long long)sf2.files,
+		      (unsigned long long)sf2.files_free);
+	assert_true(sf2.files > 0);
+	assert_true(sf2.files_free > 0 && sf2.files_free != UINT32_MAX);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kill_priv),
 		cmocka_unit_test(test_non_owner_sets_suid),
 		cmocka_unit_test(test_chown_kills_privs),
+		cmocka_unit_test(test_blocks_sparse),
+		cmocka_unit_test(test_statfs_once),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, cluster_teardown);
