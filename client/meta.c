@@ -411,7 +411,18 @@ int tessera_rmdir(tessera_fs *fs, const char *path)
 	return remove_call(fs, TP_OP_RMDIR, "rmdir", path);
 }
 
-int tessera_rename(tessera_fs *fs, const char *ufrom, const char *uto)
+int tessera_rename(tessera_fs *fs, const char *from, const char *to)
+{
+	return tessera_rename_with(fs, from, to, TESSERA_RENAME_REPLACE);
+}
+
+_Static_assert((int)TESSERA_RENAME_REPLACE == TP_RENAME_REPLACE &&
+	       (int)TESSERA_RENAME_NOREPLACE == TP_RENAME_NOREPLACE &&
+	       (int)TESSERA_RENAME_EXCHANGE == TP_RENAME_EXCHANGE,
+	       "the library's rename modes are the wire's");
+
+int tessera_rename_with(tessera_fs *fs, const char *ufrom, const char *uto,
+			enum tessera_rename_mode mode)
 {
 	Tessera__RenameRequest m = TESSERA__RENAME_REQUEST__INIT;
 	Tessera__Cred cred;
@@ -425,6 +436,8 @@ int tessera_rename(tessera_fs *fs, const char *ufrom, const char *uto)
 	m.cred = &cred;
 	m.from = from;
 	m.to = to;
+	/* an unknown mode goes as it is: the metadata daemon refuses it */
+	m.mode = (uint32_t)mode;
 	rc = path_call(fs, TP_OP_RENAME, &m.base, "rename", from, &r);
 	if (rc)
 		return rc;

@@ -381,6 +381,16 @@ int tessera_unlink(tessera_fs *fs, const char *path);
 int tessera_mkdir(tessera_fs *fs, const char *path, mode_t mode);
 int tessera_rmdir(tessera_fs *fs, const char *path);
 int tessera_rename(tessera_fs *fs, const char *from, const char *to);
+/* What a rename does to an existing `to`: replace it (tessera_rename, as
+ * rename(2)); fail with -EEXIST (RENAME_NOREPLACE); or swap the two names
+ * (RENAME_EXCHANGE: `to` must exist, -ENOENT otherwise; any two types; a
+ * directory with something inside it: -EINVAL). The metadata daemon checks
+ * and writes each in one batch: atomic against every other client. A
+ * value not listed: -EINVAL. */
+enum tessera_rename_mode { TESSERA_RENAME_REPLACE, TESSERA_RENAME_NOREPLACE,
+			   TESSERA_RENAME_EXCHANGE };
+int tessera_rename_with(tessera_fs *fs, const char *from, const char *to,
+			enum tessera_rename_mode mode);
 int tessera_setattr(tessera_fs *fs, const char *path, const struct tessera_setattr *sa);
 int tessera_statfs(tessera_fs *fs, struct tessera_statfs *sf);
 

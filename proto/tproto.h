@@ -112,6 +112,9 @@ struct tp_hdr {
 	X(LOCK_RELEASE, 51, lock_release_request, lock_reply, IOS, READ_OR_WRITE) \
 	X(LEASE, 52, lease_request, lock_reply, IOS, SESSION)
 
+/* RenameRequest.mode: what a rename does to an existing target. */
+enum tp_rename_mode { TP_RENAME_REPLACE = 0, TP_RENAME_NOREPLACE = 1, TP_RENAME_EXCHANGE = 2 };
+
 /* Capability rights (tessera.Capability.rights). READ and WRITE each
  * include STAT (sizes) and shared locks; WRITE alone covers whatever
  * changes state: writes, truncate, sync, fetch-and-add and exclusive

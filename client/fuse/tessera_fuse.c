@@ -37,9 +37,9 @@
  * mknod(2) document for a file system without them; extended attributes
  * give EOPNOTSUPP (we answer ENOSYS, which the kernel turns into
  * EOPNOTSUPP and remembers, so it stops asking); rename with
- * RENAME_EXCHANGE or RENAME_WHITEOUT gives EINVAL, as rename(2) documents
- * for unsupported flags. RENAME_NOREPLACE works, but checks the target
- * and renames in two steps, so it is not atomic against another client.
+ * RENAME_WHITEOUT gives EINVAL, as rename(2) documents for unsupported
+ * flags. RENAME_NOREPLACE and RENAME_EXCHANGE are atomic: the metadata
+ * daemon checks and writes each in one batch.
  * Shared writable mmap goes through the kernel page cache as on any FUSE
  * file system (the high-level API cannot see mmap calls): it is coherent
  * within one mount only.
@@ -510,22 +510,24 @@ static int op_release(const char *path, struct fuse_file_info *fi)
 static int op_rename(const char *from, const char *to, unsigned int flags)
 {
 	tessera_fs *fs = as_caller();
-	struct tessera_stat ts;
+	enum tessera_rename_mode mode = TESSERA_RENAME_REPLACE;
 	int rc;
 
-	if (flags & ~RENAME_NOREPLACE) {
+	/* RENAME_WHITEOUT (overlayfs's) and any combination: EINVAL, as
+	 * rename(2) documents for flags a file system does not support. */
+	if (flags == RENAME_NOREPLACE) {
+		mode = TESSERA_RENAME_NOREPLACE;
+	} else if (flags == RENAME_EXCHANGE) {
+		mode = TESSERA_RENAME_EXCHANGE;
+	} else if (flags) {
 		fprintf(stderr, "tessera-fuse: rename %s %s: flags 0x%x not supported\n",
 			from, to, flags);
 		return -EINVAL;
 	}
-	if (flags & RENAME_NOREPLACE) {
-		rc = tessera_stat(fs, to, &ts);
-		if (!rc)
-			return -EEXIST;
-		if (rc != -ENOENT)
-			return fail(fs, rc);
-	}
-	rc = tessera_rename(fs, from, to);
+	rc = tessera_rename_with(fs, from, to, mode);
+	/* EEXIST of a no-replace rename is the answer, not a failure */
+	if (rc == -EEXIST)
+		return rc;
 	return rc ? fail(fs, rc) : 0;
 }
 

@@ -409,10 +409,20 @@ static void mds_op_RENAME(void *ctx, struct srv_req *req)
 	Tessera__RenameRequest *m = (Tessera__RenameRequest *)req->msg;
 	struct mds_attr a = { 0 };
 	struct mds_cred cred;
+	enum mds_rename_mode how;
 	int rc, replaced = 0;
 
 	cred_of(mds, req, m->cred, &cred);
-	if ((rc = mds_rename(mds->store, &cred, m->from, m->to, &a, &replaced))) {
+	switch (m->mode) {
+	case TP_RENAME_REPLACE: how = MDS_RENAME_REPLACE; break;
+	case TP_RENAME_NOREPLACE: how = MDS_RENAME_NOREPLACE; break;
+	case TP_RENAME_EXCHANGE: how = MDS_RENAME_EXCHANGE; break;
+	default:
+		srv_reply_error(req, -EINVAL, "rename %s %s: unknown mode %u (0 replace, "
+				"1 no-replace, 2 exchange)", m->from, m->to, m->mode);
+		return;
+	}
+	if ((rc = mds_rename_how(mds->store, &cred, m->from, m->to, how, &a, &replaced))) {
 		reply_store_error(mds, req, rc);
 		return;
 	}

@@ -491,6 +491,41 @@ t_space() {
 	rm -f "$f" "$M1/dense"
 }
 
+# renameat2 flags (issue 23, item 6): RENAME_NOREPLACE and RENAME_EXCHANGE
+# done by the metadata daemon in one step; RENAME_WHITEOUT and unknown
+# flags get EINVAL.
+t_rename_flags() {
+	local d=$M1/rnf
+	mkdir "$d" "$d/sub"
+	echo a >"$d/a"
+	echo b >"$d/b"
+	python3 - "$d" <<'EOF'
+import ctypes, errno, os, sys
+d = sys.argv[1]
+libc = ctypes.CDLL(None, use_errno=True)
+def renameat2(a, b, flags):
+    if libc.renameat2(-100, os.path.join(d, a).encode(), -100, os.path.join(d, b).encode(), flags):
+        return ctypes.get_errno()
+    return 0
+NOREPLACE, EXCHANGE, WHITEOUT = 1, 2, 4
+def read(n):
+    with open(os.path.join(d, n)) as f:
+        return f.read()
+assert renameat2("a", "b", NOREPLACE) == errno.EEXIST
+assert read("a") == "a\n" and read("b") == "b\n"
+assert renameat2("a", "b", EXCHANGE) == 0
+assert read("a") == "b\n" and read("b") == "a\n", (read("a"), read("b"))
+assert renameat2("a", "sub", EXCHANGE) == 0
+assert os.path.isdir(os.path.join(d, "a")) and read("sub") == "b\n"
+assert renameat2("b", "none", EXCHANGE) == errno.ENOENT
+assert renameat2("b", "c", WHITEOUT) == errno.EINVAL
+assert renameat2("b", "c", NOREPLACE | EXCHANGE) == errno.EINVAL
+assert renameat2("b", "c", 0x100) == errno.EINVAL
+assert renameat2("b", "c", NOREPLACE) == 0 and read("c") == "a\n"
+EOF
+	rm -rf "$d"
+}
+
 t_unsupported() {
 	echo x >"$M1/plain"
 	ln "$M1/plain" "$M1/hard" 2>"$D/err" && die "hard link succeeded"
@@ -642,7 +677,7 @@ t_unmount() {
 	fusermount3 -u "$M1"
 }
 
-echo "[==========] Running 21 test(s)."
+echo "[==========] Running 22 test(s)."
 check_here cluster_and_mount t_cluster_and_mount
 if [ ${#failed[@]} -eq 0 ]; then
 	check basic t_basic
@@ -661,6 +696,7 @@ if [ ${#failed[@]} -eq 0 ]; then
 	check fd_ops t_fd_ops
 	check utimens t_utimens
 	check space t_space
+	check rename_flags t_rename_flags
 	check dead_ios t_dead_ios
 	check signals t_signals
 	check kill_recovery t_kill_recovery

@@ -3,7 +3,8 @@
  * item 6), on one cluster for the whole group: set-ID bits cleared by a
  * non-owner's "kill priv", a truncate and a chown, and refused to a
  * non-owner who would set them; st_blocks from the objects' allocation;
- * statfs counting a file system shared by storage daemons once.
+ * statfs counting a file system shared by storage daemons once; rename
+ * modes (no-replace, exchange); utimens with *_NOW and omitted fields.
  *
  * Callers other than root are played with tessera_set_thread_cred (the
  * metadata daemon checks the credential a root client names, as for the
@@ -191,6 +192,125 @@ static void test_statfs_once(void **state)
 	assert_true(sf2.files_free > 0 && sf2.files_free != UINT32_MAX);
 }
 
+static void put(tessera_fs *fs, const char *path, const char *text)
+{
+	tessera_file *f;
+
+	CHECK(fs, tessera_open(fs, path, O_WRONLY | O_CREAT | O_TRUNC, 0644, NULL, &f));
+	assert_int_equal(tessera_pwrite(f, text, strlen(text), 0), (ssize_t)strlen(text));
+	tessera_close(f);
+}
+
+static void expect(tessera_fs *fs, const char *path, const char *text)
+{
+	char buf[64] = "";
+	tessera_file *f;
+
+	CHECK(fs, tessera_open(fs, path, O_RDONLY, 0, NULL, &f));
+	assert_int_equal(tessera_pread(f, buf, sizeof(buf) - 1, 0), (ssize_t)strlen(text));
+	tessera_close(f);
+	assert_string_equal(buf, text);
+}
+
+/* RENAME_NOREPLACE in the metadata daemon: EEXIST with both names left
+ * as they were, a plain rename when the target is free. */
+static void test_rename_noreplace(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *fs = c->fs;
+	struct tessera_stat st;
+
+	put(fs, "/rn-a", "a");
+	put(fs, "/rn-b", "b");
+	assert_int_equal(tessera_rename_with(fs, "/rn-a", "/rn-b", TESSERA_RENAME_NOREPLACE),
+			 -EEXIST);
+	print_message("no-replace: %s\n", tessera_errmsg(fs));
+	expect(fs, "/rn-a", "a");
+	expect(fs, "/rn-b", "b");
+	CHECK(fs, tessera_rename_with(fs, "/rn-a", "/rn-c", TESSERA_RENAME_NOREPLACE));
+	assert_int_equal(tessera_stat(fs, "/rn-a", &st), -ENOENT);
+	expect(fs, "/rn-c", "a");
+}
+
+/* RENAME_EXCHANGE: two files, a file and a directory across directories
+ * (link counts follow), refusals: a missing target, a directory with its
+ * own child, an unknown mode. */
+static void test_rename_exchange(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *fs = c->fs;
+	struct tessera_stat st, d1, d2;
+
+	put(fs, "/ex-a", "a");
+	put(fs, "/ex-b", "b");
+	CHECK(fs, tessera_rename_with(fs, "/ex-a", "/ex-b", TESSERA_RENAME_EXCHANGE));
+	expect(fs, "/ex-a", "b");
+	expect(fs, "/ex-b", "a");
+
+	CHECK(fs, tessera_mkdir(fs, "/ex-d1", 0755));
+	CHECK(fs, tessera_mkdir(fs, "/ex-d2", 0755));
+	CHECK(fs, tessera_mkdir(fs, "/ex-d1/sub", 0755));
+	put(fs, "/ex-d2/file", "f");
+	CHECK(fs, tessera_stat(fs, "/ex-d1", &d1));
+	CHECK(fs, tessera_stat(fs, "/ex-d2", &d2));
+	CHECK(fs, tessera_rename_with(fs, "/ex-d1/sub", "/ex-d2/file", TESSERA_RENAME_EXCHANGE));
+	CHECK(fs, tessera_stat(fs, "/ex-d1/sub", &st));
+	assert_true((st.mode & S_IFMT) == S_IFREG);
+	CHECK(fs, tessera_stat(fs, "/ex-d2/file", &st));
+	assert_true((st.mode & S_IFMT) == S_IFDIR);
+	expect(fs, "/ex-d1/sub", "f");
+	CHECK(fs, tessera_stat(fs, "/ex-d1", &st));
+	assert_int_equal(st.nlink, d1.nlink - 1);
+	CHECK(fs, tessera_stat(fs, "/ex-d2", &st));
+	assert_int_equal(st.nlink, d2.nlink + 1);
+	CHECK(fs, tessera_rmdir(fs, "/ex-d2/file"));   /* an empty directory still */
+
+	assert_int_equal(tessera_rename_with(fs, "/ex-a", "/ex-none", TESSERA_RENAME_EXCHANGE),
+			 -ENOENT);
+	CHECK(fs, tessera_mkdir(fs, "/ex-d2/in", 0755));
+	assert_int_equal(tessera_rename_with(fs, "/ex-d2", "/ex-d2/in", TESSERA_RENAME_EXCHANGE),
+			 -EINVAL);
+	assert_int_equal(tessera_rename_with(fs, "/ex-d2/in", "/ex-d2", TESSERA_RENAME_EXCHANGE),
+			 -EINVAL);
+	assert_int_equal(tessera_rename_with(fs, "/ex-a", "/ex-b", (enum tessera_rename_mode)7),
+			 -EINVAL);
+	print_message("unknown mode: %s\n", tessera_errmsg(fs));
+	expect(fs, "/ex-a", "b");
+}
+
+/* utimens through the library: *_NOW sets the daemon's time, a field not
+ * named (UTIME_OMIT) stays; a writer who is not the owner may set now,
+ * not a time of its choosing. */
+static void test_utimens_omit_now(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *fs = c->fs;
+	struct tessera_setattr sa = { .valid = TESSERA_SET_ATIME | TESSERA_SET_MTIME,
+				      .atime = { 1000, 0 }, .mtime = { 2000, 0 } };
+	struct tessera_stat st;
+
+	make_file(fs, "/ut", 0666);
+	CHECK(fs, tessera_setattr(fs, "/ut", &sa));
+	sa = (struct tessera_setattr){ .valid = TESSERA_SET_ATIME_NOW };
+	CHECK(fs, tessera_setattr(fs, "/ut", &sa));
+	CHECK(fs, tessera_stat(fs, "/ut", &st));
+	assert_int_equal(st.mtime.tv_sec, 2000);
+	assert_true(st.atime.tv_sec > 1000000000);
+	sa = (struct tessera_setattr){ .valid = TESSERA_SET_MTIME, .mtime = { 3000, 0 } };
+	CHECK(fs, tessera_setattr(fs, "/ut", &sa));
+	CHECK(fs, tessera_stat(fs, "/ut", &st));
+	assert_int_equal(st.mtime.tv_sec, 3000);
+	assert_true(st.atime.tv_sec > 1000000000);
+	CHECK(fs, tessera_set_thread_cred(fs, &user));
+	sa = (struct tessera_setattr){ .valid = TESSERA_SET_ATIME_NOW | TESSERA_SET_MTIME_NOW };
+	CHECK(fs, tessera_setattr(fs, "/ut", &sa));
+	sa = (struct tessera_setattr){ .valid = TESSERA_SET_MTIME, .mtime = { 5, 0 } };
+	assert_int_equal(tessera_setattr(fs, "/ut", &sa), -EPERM);
+	CHECK(fs, tessera_set_thread_cred(fs, NULL));
+	CHECK(fs, tessera_stat(fs, "/ut", &st));
+	assert_true(st.mtime.tv_sec > 1000000000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -199,6 +319,9 @@ int main(void)
 		cmocka_unit_test(test_chown_kills_privs),
 		cmocka_unit_test(test_blocks_sparse),
 		cmocka_unit_test(test_statfs_once),
+		cmocka_unit_test(test_rename_noreplace),
+		cmocka_unit_test(test_rename_exchange),
+		cmocka_unit_test(test_utimens_omit_now),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, cluster_teardown);
