@@ -204,6 +204,16 @@ ssize_t tessera_pwrite(tessera_file *file, const void *buf, size_t len, uint64_t
 int tessera_fsync(tessera_file *file);
 int tessera_fstat(tessera_file *file, struct tessera_stat *st);
 int tessera_ftruncate(tessera_file *file, uint64_t size);
+/* fallocate(2) for a file open for writing (-EBADF otherwise): allocate
+ * bytes [offset, offset + length) on the storage daemons' disks, so
+ * writes there cannot fail for space; EXTEND (mode 0) then grows a
+ * shorter file to offset + length, KEEP_SIZE (FALLOC_FL_KEEP_SIZE) leaves
+ * its size. length 0 or above INT64_MAX: -EINVAL; an end past INT64_MAX:
+ * -EFBIG; a storage daemon's file system without fallocate: -EOPNOTSUPP;
+ * another mode: -EOPNOTSUPP. */
+enum tessera_falloc_mode { TESSERA_FALLOC_EXTEND, TESSERA_FALLOC_KEEP_SIZE };
+int tessera_fallocate(tessera_file *file, enum tessera_falloc_mode mode, uint64_t offset,
+		      uint64_t length);
 int tessera_file_layout(tessera_file *file, struct tessera_layout *layout);
 
 /* What the last contiguous write on `file` that failed (tessera_pwrite

@@ -62,6 +62,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <fuse.h>
 #include <fuse_lowlevel.h>
 #include <pthread.h>
@@ -592,6 +593,35 @@ static int op_utimens(const char *path, const struct timespec tv[2],
 	return setattr(path, &sa);
 }
 
+/* fallocate(2): mode 0 and FALLOC_FL_KEEP_SIZE allocate on the storage
+ * daemons (mode 0 grows the file as Linux does); punching holes,
+ * zeroing and collapsing ranges are not supported: EOPNOTSUPP, which
+ * tells posix_fallocate and cp to do without. The kernel has refused a
+ * negative offset or length and an end past the largest file size. */
+static int op_fallocate(const char *path, int mode, off_t off, off_t len,
+			struct fuse_file_info *fi)
+{
+	tessera_fs *fs = as_caller();
+	enum tessera_falloc_mode how;
+	int rc;
+
+	if (mode == 0) {
+		how = TESSERA_FALLOC_EXTEND;
+	} else if (mode == FALLOC_FL_KEEP_SIZE) {
+		how = TESSERA_FALLOC_KEEP_SIZE;
+	} else {
+		fprintf(stderr, "tessera-fuse: fallocate %s: mode 0x%x not supported (0 and "
+			"keep-size are)\n", path ? path : "(open file)", (unsigned)mode);
+		return -EOPNOTSUPP;
+	}
+	if (off < 0 || len <= 0)
+		return -EINVAL;
+	if (!fi || !fi->fh)
+		return -EBADF;   /* the kernel always passes the open file */
+	rc = tessera_fallocate(fh_of(fi), how, (uint64_t)off, (uint64_t)len);
+	return rc ? fail(fs, rc) : 0;
+}
+
 static int op_statfs(const char *path, struct statvfs *sv)
 {
 	tessera_fs *fs = as_caller();
@@ -699,6 +729,7 @@ static const struct fuse_operations ops = {
 	.chown = op_chown,
 	.utimens = op_utimens,
 	.statfs = op_statfs,
+	.fallocate = op_fallocate,
 	.link = op_link,
 	.symlink = op_symlink,
 	.readlink = op_readlink,

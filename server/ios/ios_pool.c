@@ -144,6 +144,9 @@ static void part_run(struct ios_store *st, struct ios_part *p)
 	case IOS_JOB_TRUNCATE:
 		rc = ios_store_truncate(st, p->handle, p->size);
 		break;
+	case IOS_JOB_FALLOCATE:
+		rc = ios_store_fallocate(st, p->handle, p->alloc_off, p->alloc_len, p->alloc_size);
+		break;
 	case IOS_JOB_REMOVE:
 		rc = ios_store_remove(st, p->handle);
 		break;
@@ -294,6 +297,7 @@ static void reply_work_done(struct ios *ios, struct srv_req *req, struct ios_wor
 		ios->stats.syncs += w->parts;
 		/* fall through */
 	case IOS_JOB_TRUNCATE:
+	case IOS_JOB_FALLOCATE:
 	case IOS_JOB_REMOVE:
 		srv_reply(req, &empty.base, NULL, 0);
 		return;

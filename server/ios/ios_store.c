@@ -971,6 +971,37 @@ int ios_store_truncate(struct ios_store *st, uint64_t handle, uint64_t size)
 	return rc;
 }
 
+int ios_store_fallocate(struct ios_store *st, uint64_t handle, uint64_t off, uint64_t len,
+			enum ios_alloc_size how)
+{
+	struct ios_fd *slot;
+	uint64_t size;
+	int64_t mtime_ns;
+	int rc;
+
+	if (len == 0)
+		return -EINVAL;
+	if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off)
+		return -EFBIG;
+	if ((rc = object_get(st, handle, OBJ_CREATE, &slot, &size, &mtime_ns)))
+		return rc;
+	/* Allocation alone (KEEP_SIZE) changes no byte the object holds, so
+	 * its checksums stand; the size then grows as a truncate up does,
+	 * which is what keeps them right. Called on the descriptor itself:
+	 * the disk layer (and its fault injection) has no fallocate. */
+	if (fallocate(slot->fd, FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len))
+		rc = -errno;
+	if (!rc && how == IOS_ALLOC_EXTEND) {
+		struct stat sb;
+
+		if (!(rc = st->disk->ops->fstat(st->disk, slot->fd, &sb)) &&
+		    (uint64_t)sb.st_size < off + len)
+			rc = truncate_slot(st, slot, off + len);
+	}
+	object_put(st, slot);
+	return rc;
+}
+
 int ios_store_remove(struct ios_store *st, uint64_t handle)
 {
 	static const struct { const char *suffix; enum ios_file file; } files[] = {

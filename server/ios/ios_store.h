@@ -139,6 +139,13 @@ int ios_store_size(struct ios_store *st, uint64_t handle, uint64_t *size, int64_
 /* Sets the object's size; a missing object is created (and recorded),
  * so the truncate moves its modification time; a lost one is -EIO. */
 int ios_store_truncate(struct ios_store *st, uint64_t handle, uint64_t size);
+/* Allocate [off, off + len) of the object (made if missing) on the disk;
+ * IOS_ALLOC_EXTEND grows a shorter object to off + len as a truncate up
+ * does, IOS_ALLOC_KEEP_SIZE leaves its size. -EINVAL for len 0, -EFBIG
+ * for an end past INT64_MAX, -EOPNOTSUPP when the file system cannot. */
+enum ios_alloc_size { IOS_ALLOC_EXTEND, IOS_ALLOC_KEEP_SIZE };
+int ios_store_fallocate(struct ios_store *st, uint64_t handle, uint64_t off, uint64_t len,
+			enum ios_alloc_size how);
 /* Removes the object, its checksums and counters, and its record. */
 int ios_store_remove(struct ios_store *st, uint64_t handle);
 /* fdatasync the object, its checksums and counters, the registry if it

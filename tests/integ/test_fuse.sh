@@ -526,6 +526,39 @@ EOF
 	rm -rf "$d"
 }
 
+# fallocate (issue 23, item 6): mode 0 allocates and grows the file,
+# --keep-size allocates only, other modes (punch hole, zero range) get
+# EOPNOTSUPP, a negative offset EINVAL; posix_fallocate works.
+t_fallocate() {
+	local f=$M1/falloc kb
+	echo abc >"$f"
+	fallocate -l 8M "$f"
+	[ "$(stat -c %s "$f")" = 8388608 ] || die "size after fallocate: $(stat -c %s "$f")"
+	kb=$(du -k "$f" | cut -f1)
+	[ "$kb" -ge 8192 ] || die "fallocate -l 8M allocated $kb KiB"
+	[ "$(head -c 4 "$f")" = abc ] || die "fallocate changed the data"
+	fallocate -n -o 8M -l 4M "$f"
+	[ "$(stat -c %s "$f")" = 8388608 ] || die "keep-size changed the size: $(stat -c %s "$f")"
+	fallocate -p -o 0 -l 4096 "$f" 2>"$D/err" && die "punch hole succeeded"
+	grep -Eq "not supported|unsupported" "$D/err" || die "punch hole: $(cat "$D/err")"
+	fallocate -z -o 0 -l 4096 "$f" 2>/dev/null && die "zero range succeeded"
+	python3 - "$f" <<'EOF'
+import errno, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+os.posix_fallocate(fd, 16 << 20, 1 << 20)
+assert os.fstat(fd).st_size == 17 << 20, os.fstat(fd).st_size
+for off, ln, want in ((-1, 10, errno.EINVAL), (0, 0, errno.EINVAL), ((1 << 63) - 10, 100, errno.EFBIG)):
+    try:
+        os.posix_fallocate(fd, off, ln)
+    except OSError as e:
+        assert e.errno == want, (off, ln, e)
+    else:
+        raise SystemExit("posix_fallocate(%d, %d) worked" % (off, ln))
+os.close(fd)
+EOF
+	rm -f "$f"
+}
+
 t_unsupported() {
 	echo x >"$M1/plain"
 	ln "$M1/plain" "$M1/hard" 2>"$D/err" && die "hard link succeeded"
@@ -677,7 +710,7 @@ t_unmount() {
 	fusermount3 -u "$M1"
 }
 
-echo "[==========] Running 22 test(s)."
+echo "[==========] Running 23 test(s)."
 check_here cluster_and_mount t_cluster_and_mount
 if [ ${#failed[@]} -eq 0 ]; then
 	check basic t_basic
@@ -697,6 +730,7 @@ if [ ${#failed[@]} -eq 0 ]; then
 	check utimens t_utimens
 	check space t_space
 	check rename_flags t_rename_flags
+	check fallocate t_fallocate
 	check dead_ios t_dead_ios
 	check signals t_signals
 	check kill_recovery t_kill_recovery

@@ -4,7 +4,8 @@
  * non-owner's "kill priv", a truncate and a chown, and refused to a
  * non-owner who would set them; st_blocks from the objects' allocation;
  * statfs counting a file system shared by storage daemons once; rename
- * modes (no-replace, exchange); utimens with *_NOW and omitted fields.
+ * modes (no-replace, exchange); utimens with *_NOW and omitted fields;
+ * fallocate through the library and raw to a storage daemon.
  *
  * Callers other than root are played with tessera_set_thread_cred (the
  * metadata daemon checks the credential a root client names, as for the
@@ -311,6 +312,87 @@ static void test_utimens_omit_now(void **state)
 	assert_true(st.mtime.tv_sec > 1000000000);
 }
 
+/* fallocate: mode 0 allocates and grows the file to the range's end
+ * (across all its objects), keep-size allocates only, bytes already
+ * written stay; refusals: a read-only file, length 0, a "negative"
+ * length, an end past the largest size, a mode not supported. */
+static void test_fallocate(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *fs = c->fs;
+	struct tessera_stat st;
+	tessera_file *f;
+	char buf[4] = "";
+
+	CHECK(fs, tessera_open(fs, "/fa", O_RDWR | O_CREAT, 0644, NULL, &f));
+	assert_int_equal(tessera_pwrite(f, "abc", 3, 0), 3);
+	CHECK(fs, tessera_fallocate(f, TESSERA_FALLOC_EXTEND, 0, 8u << 20));
+	CHECK(fs, tessera_fstat(f, &st));
+	assert_int_equal(st.size, 8u << 20);
+	print_message("8 MiB allocated: %llu blocks\n", (unsigned long long)st.blocks);
+	assert_true(st.blocks >= (8u << 20) / 512);
+	assert_int_equal(tessera_pread(f, buf, 3, 0), 3);
+	assert_memory_equal(buf, "abc", 3);
+	assert_int_equal(tessera_pread(f, buf, 3, (8u << 20) - 3), 3);
+	assert_memory_equal(buf, "\0\0\0", 3);
+	/* keep-size past the end: allocated, size unchanged */
+	CHECK(fs, tessera_fallocate(f, TESSERA_FALLOC_KEEP_SIZE, 8u << 20, 4u << 20));
+	CHECK(fs, tessera_fstat(f, &st));
+	assert_int_equal(st.size, 8u << 20);
+	assert_true(st.blocks >= (12u << 20) / 512);
+	/* a range inside the file: no change of size */
+	CHECK(fs, tessera_fallocate(f, TESSERA_FALLOC_EXTEND, 1000, 1000));
+	CHECK(fs, tessera_fstat(f, &st));
+	assert_int_equal(st.size, 8u << 20);
+
+	assert_int_equal(tessera_fallocate(f, TESSERA_FALLOC_EXTEND, 0, 0), -EINVAL);
+	assert_int_equal(tessera_fallocate(f, TESSERA_FALLOC_EXTEND, 0, (uint64_t)-1), -EINVAL);
+	assert_int_equal(tessera_fallocate(f, TESSERA_FALLOC_EXTEND, (uint64_t)-4096, 1), -EINVAL);
+	assert_int_equal(tessera_fallocate(f, TESSERA_FALLOC_EXTEND, (uint64_t)INT64_MAX - 10, 100),
+			 -EFBIG);
+	print_message("past the largest size: %s\n", tessera_errmsg(fs));
+	assert_int_equal(tessera_fallocate(f, (enum tessera_falloc_mode)3, 0, 10), -EOPNOTSUPP);
+	tessera_close(f);
+	CHECK(fs, tessera_open(fs, "/fa", O_RDONLY, 0, NULL, &f));
+	assert_int_equal(tessera_fallocate(f, TESSERA_FALLOC_EXTEND, 0, 100u << 20), -EBADF);
+	tessera_close(f);
+	CHECK(fs, tessera_stat(fs, "/fa", &st));
+	assert_int_equal(st.size, 8u << 20);
+}
+
+/* The storage daemon checks a FALLOCATE itself: a length of 0 and an end
+ * past INT64_MAX are refused whatever the client checked. */
+static void test_fallocate_raw(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *fs = c->fs;
+	Tessera__FallocateRequest m = TESSERA__FALLOCATE_REQUEST__INIT;
+	struct tessera_layout l;
+	tessera_file *f;
+	struct raw raw;
+	char msg[512];
+
+	CHECK(fs, tessera_open(fs, "/fr", O_RDWR | O_CREAT, 0644, NULL, &f));
+	CHECK(fs, tessera_file_layout(f, &l));
+	raw_open(c, l.servers[0], &raw);
+	raw.cap = file_cap(f);
+	m.handle = l.handles[0];
+	m.length = 0;
+	assert_int_equal(raw_request(&raw, TP_OP_FALLOCATE, &m.base, NULL, 0, msg, sizeof(msg)),
+			 -EINVAL);
+	m.offset = (uint64_t)INT64_MAX;
+	m.length = 2;
+	assert_int_equal(raw_request(&raw, TP_OP_FALLOCATE, &m.base, NULL, 0, msg, sizeof(msg)),
+			 -EFBIG);
+	print_message("raw: %s\n", msg);
+	m.offset = 0;
+	m.length = 4096;
+	assert_int_equal(raw_request(&raw, TP_OP_FALLOCATE, &m.base, NULL, 0, msg, sizeof(msg)), 0);
+	protobuf_c_message_free_unpacked((ProtobufCMessage *)raw.cap, NULL);
+	tnet_close(raw.net);
+	tessera_close(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -322,6 +404,8 @@ int main(void)
 		cmocka_unit_test(test_rename_noreplace),
 		cmocka_unit_test(test_rename_exchange),
 		cmocka_unit_test(test_utimens_omit_now),
+		cmocka_unit_test(test_fallocate),
+		cmocka_unit_test(test_fallocate_raw),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, cluster_teardown);
