@@ -39,7 +39,8 @@ FUSE_PIDS=()
 N_IOS=4
 
 cleanup() {
-	for m in "$M1" "$M2" "$M3" "$D/msig"; do
+	[ -f "$D/tl/var/tessera.conf" ] && "$top/deploy/tessera-local" --dir "$D/tl/var" down >/dev/null 2>&1
+	for m in "$M1" "$M2" "$M3" "$D/msig" "$D/tl/mnt"; do
 		mountpoint -q "$m" 2>/dev/null && { fusermount3 -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; }
 	done
 	for p in "${FUSE_PIDS[@]}"; do kill "$p" 2>/dev/null; done
@@ -559,6 +560,29 @@ EOF
 	rm -f "$f"
 }
 
+# Shared scratch by default (issue 23, item 7): tessera-local mounts with
+# allow_other (default_permissions is always on), so a second user works
+# on the mount as on /tmp; fuse-allow-other.sh adds user_allow_other to a
+# fuse.conf once, whatever it held.
+t_shared() {
+	local tl=$D/tl port
+	mkdir -m 0755 "$tl"
+	port=$(free_port)
+	"$top/deploy/tessera-local" --dir "$tl/var" -n 1 -p "$port" -b "$BIN" up >"$D/tl.out" 2>&1 ||
+		{ cat "$D/tl.out"; die "tessera-local up failed"; }
+	grep "$tl/mnt" /proc/mounts | grep -q allow_other || { cat "$D/tl.out"; grep "$tl/mnt" /proc/mounts; die "tessera-local mounted without allow_other"; }
+	grep "$tl/mnt" /proc/mounts | grep -q default_permissions || die "no default_permissions"
+	as_nobody sh -c "echo mine >'$tl/mnt/by-nobody'" || die "a second user cannot write the shared scratch"
+	[ "$(stat -c %u "$tl/mnt/by-nobody")" = 65534 ] || die "file not owned by its creator"
+	as_nobody rm "$tl/mnt/by-nobody"
+	"$top/deploy/tessera-local" --dir "$tl/var" down >/dev/null 2>&1
+	printf '#user_allow_other\nmount_max = 1000' >"$tl/fuse.conf"
+	bash "$top/deploy/fuse-allow-other.sh" "$tl/fuse.conf"
+	bash "$top/deploy/fuse-allow-other.sh" "$tl/fuse.conf"
+	[ "$(grep -cx user_allow_other "$tl/fuse.conf")" = 1 ] || die "fuse.conf: $(cat "$tl/fuse.conf")"
+	grep -qx 'mount_max = 1000' "$tl/fuse.conf" || die "fuse.conf lost a line: $(cat "$tl/fuse.conf")"
+}
+
 t_unsupported() {
 	echo x >"$M1/plain"
 	ln "$M1/plain" "$M1/hard" 2>"$D/err" && die "hard link succeeded"
@@ -710,7 +734,7 @@ t_unmount() {
 	fusermount3 -u "$M1"
 }
 
-echo "[==========] Running 23 test(s)."
+echo "[==========] Running 24 test(s)."
 check_here cluster_and_mount t_cluster_and_mount
 if [ ${#failed[@]} -eq 0 ]; then
 	check basic t_basic
@@ -731,6 +755,7 @@ if [ ${#failed[@]} -eq 0 ]; then
 	check space t_space
 	check rename_flags t_rename_flags
 	check fallocate t_fallocate
+	check shared t_shared
 	check dead_ios t_dead_ios
 	check signals t_signals
 	check kill_recovery t_kill_recovery
