@@ -987,10 +987,8 @@ int ios_store_fallocate(struct ios_store *st, uint64_t handle, uint64_t off, uin
 		return rc;
 	/* Allocation alone (KEEP_SIZE) changes no byte the object holds, so
 	 * its checksums stand; the size then grows as a truncate up does,
-	 * which is what keeps them right. Called on the descriptor itself:
-	 * the disk layer (and its fault injection) has no fallocate. */
-	if (fallocate(slot->fd, FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len))
-		rc = -errno;
+	 * which is what keeps them right. */
+	rc = st->disk->ops->fallocate(st->disk, slot->fd, (off_t)off, (off_t)len);
 	if (!rc && how == IOS_ALLOC_EXTEND) {
 		struct stat sb;
 
