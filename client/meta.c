@@ -337,15 +337,45 @@ int tessera_fstat(tessera_file *f, struct tessera_stat *st)
 	return rc;
 }
 
-int tessera_truncate(tessera_fs *fs, const char *path, uint64_t size)
+/* After a truncate by name: as on Linux, a caller without the privilege
+ * to keep them (anyone but root) takes away setuid, and setgid with
+ * group-exec (the metadata daemon lets a writer clear just those). Only
+ * a file that has them costs the extra request. */
+static int truncate_kills_privs(tessera_fs *fs, const char *path, const Tessera__Attr *a)
 {
-	tessera_file *f;
-	int rc = tessera_open(fs, path, O_WRONLY, 0, NULL, &f);
+	uint32_t mode = a->mode & 07777, kill = mode & S_ISUID;
+	struct tessera_setattr sa = { .valid = TESSERA_SET_MODE };
+	Tessera__Cred cred;
+	uint32_t gids[TESSERA_MAX_GROUPS];
 
+	if ((mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
+		kill |= S_ISGID;
+	tc_cred(fs, &cred, gids);
+	if (!kill || cred.uid == 0)
+		return 0;
+	sa.mode = mode & ~kill;
+	return tessera_setattr(fs, path, &sa);
+}
+
+int tessera_truncate(tessera_fs *fs, const char *upath, uint64_t size)
+{
+	Tessera__AttrReply *rep = NULL;
+	tessera_file *f = NULL;
+	int rc;
+	MAP(fs, upath, path);
+
+	rc = lookup_attr(fs, path, tc_open_rights(O_WRONLY), &rep);
 	if (rc)
 		return rc;
-	rc = tessera_ftruncate(f, size);
+	rc = open_reply_check(fs, path, rep);
+	if (!rc)
+		rc = open_file(fs, path, O_WRONLY, rep, &f);
+	if (!rc)
+		rc = tessera_ftruncate(f, size);
+	if (!rc)
+		rc = truncate_kills_privs(fs, path, rep->attr);
 	tessera_close(f);
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return rc;
 }
 

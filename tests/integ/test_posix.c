@@ -97,6 +97,27 @@ static void test_kill_priv(void **state)
 	assert_int_equal(mode_of(fs, "/kp-ro"), 06755);
 }
 
+/* A truncate by name through the library: a writer who is not root
+ * clears setuid (and setgid with group-exec), root keeps them. */
+static void test_truncate_kills_privs(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *fs = c->fs;
+
+	make_file(fs, "/tk", 06777);
+	CHECK(fs, tessera_truncate(fs, "/tk", 1));
+	assert_int_equal(mode_of(fs, "/tk"), 06777);
+	CHECK(fs, tessera_set_thread_cred(fs, &user));
+	CHECK(fs, tessera_truncate(fs, "/tk", 2));
+	CHECK(fs, tessera_set_thread_cred(fs, NULL));
+	assert_int_equal(mode_of(fs, "/tk"), 0777);
+	make_file(fs, "/tk-lock", 02767);   /* setgid without group-exec: stays */
+	CHECK(fs, tessera_set_thread_cred(fs, &user));
+	CHECK(fs, tessera_truncate(fs, "/tk-lock", 0));
+	CHECK(fs, tessera_set_thread_cred(fs, NULL));
+	assert_int_equal(mode_of(fs, "/tk-lock"), 02767);
+}
+
 /* A non-owner cannot set setuid on a file it may write, nor setgid. */
 static void test_non_owner_sets_suid(void **state)
 {
@@ -398,6 +419,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kill_priv),
 		cmocka_unit_test(test_non_owner_sets_suid),
+		cmocka_unit_test(test_truncate_kills_privs),
 		cmocka_unit_test(test_chown_kills_privs),
 		cmocka_unit_test(test_blocks_sparse),
 		cmocka_unit_test(test_statfs_once),
