@@ -279,6 +279,16 @@ static int set_mode(struct mds_store *st, const struct mds_cred *cred, const cha
 	return 0;
 }
 
+/* chown of a regular file drops its set-ID bits, root's too (Linux
+ * since 2.2.13), setgid only with group-exec; unless the same request
+ * sets the mode. */
+static void chown_kills_privs(uint32_t valid, struct mds_attr *n)
+{
+	if ((valid & (MDS_SET_UID | MDS_SET_GID)) && !(valid & MDS_SET_MODE) &&
+	    n->type == MDS_FILE)
+		n->mode &= ~privs_to_kill(n->mode);
+}
+
 static int set_owner(struct mds_store *st, const struct mds_cred *cred, const char *path,
 		     uint32_t valid, const struct mds_attr *in, const struct mds_attr *a,
 		     int owner, struct mds_attr *n)
@@ -298,12 +308,7 @@ static int set_owner(struct mds_store *st, const struct mds_cred *cred, const ch
 		n->uid = in->uid;
 	if (valid & MDS_SET_GID)
 		n->gid = in->gid;
-	/* chown of a regular file drops its set-ID bits, root's too (Linux
-	 * since 2.2.13), setgid only with group-exec; unless this very
-	 * request sets the mode. */
-	if ((valid & (MDS_SET_UID | MDS_SET_GID)) && !(valid & MDS_SET_MODE) &&
-	    n->type == MDS_FILE)
-		n->mode &= ~privs_to_kill(n->mode);
+	chown_kills_privs(valid, n);
 	return 0;
 }
 
