@@ -770,10 +770,12 @@ out:
 /* The totals of out[0..n]: the metadata daemon's names, and the space of
  * each storage daemon's file system counted once: daemons on one disk
  * (several per host, or a test's loopback cluster) report the same fsid
- * and the same space, which adding up would multiply. A daemon that did
- * not answer or says fsid 0 (unknown) counts apart. */
-static void sum_space(struct tessera_statfs *sf, const struct tessera_server_space *out,
-		      uint32_t n)
+ * and the same space, which adding up would multiply. Only daemons of one
+ * host (the config's address) are compared: f_fsid is unique within a
+ * host, not across hosts. A daemon that did not answer or says fsid 0
+ * (unknown) counts apart. */
+static void sum_space(const tessera_fs *fs, struct tessera_statfs *sf,
+		      const struct tessera_server_space *out, uint32_t n)
 {
 	sf->files = out[0].files;
 	sf->files_free = out[0].files_free;
@@ -783,7 +785,8 @@ static void sum_space(struct tessera_statfs *sf, const struct tessera_server_spa
 		if (out[i].status)
 			continue;
 		for (uint32_t k = 1; k < i && out[i].fsid && !seen; k++)
-			seen = !out[k].status && out[k].fsid == out[i].fsid;
+			seen = !out[k].status && out[k].fsid == out[i].fsid &&
+			       !strcmp(fs->cfg.ios[k - 1].host, fs->cfg.ios[i - 1].host);
 		if (seen)
 			continue;
 		sf->bytes_total += out[i].bytes_total;
@@ -805,7 +808,7 @@ int tessera_statfs_servers(tessera_fs *fs, struct tessera_statfs *sf,
 	rc = statfs_round(fs, out);
 	if (rc == -ENOMEM)
 		return rc;
-	sum_space(sf, out, n);
+	sum_space(fs, sf, out, n);
 	return (int)n + 1;
 }
 
@@ -820,7 +823,7 @@ int tessera_statfs(tessera_fs *fs, struct tessera_statfs *sf)
 	rc = statfs_round(fs, out);
 	if (!rc) {
 		sf->n_ios = fs->cfg.n_ios;
-		sum_space(sf, out, fs->cfg.n_ios);
+		sum_space(fs, sf, out, fs->cfg.n_ios);
 	}
 	free(out);
 	return rc;
