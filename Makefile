@@ -300,6 +300,11 @@ install: $(INSTALL_BUILT)
 		chmod 644 $(DESTDIR)$(systemdunitdir)/$$(basename $$u .in) || exit 1; \
 	done
 	install -m 644 deploy/systemd/tessera.sysusers $(DESTDIR)$(sysusersdir)/tessera.conf
+# A system install (PREFIX /usr or /usr/local, no DESTDIR) lets users mount
+# with allow_other (/etc/fuse.conf: user_allow_other), as shared mounts do;
+# staged and private installs leave /etc alone.
+	$(if $(and $(if $(DESTDIR),,1),$(filter /usr /usr/local,$(PREFIX))),\
+		bash deploy/fuse-allow-other.sh)
 ifneq ($(ROMIO_SO),)
 	install -d $(DESTDIR)$(libdir)/tessera/openmpi $(DESTDIR)$(datadir)
 	install -m 755 $(ROMIO_SO) $(DESTDIR)$(libdir)/tessera/openmpi/

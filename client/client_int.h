@@ -293,10 +293,11 @@ void tc_stat_data_time(const Tessera__Attr *a, int64_t data_mtime_ns, struct tes
 int tc_remove_objects(tessera_fs *fs, const struct tessera_layout *layout,
 		      const Tessera__Capability *cap, const char *path);
 /* The file's size from its objects; *data_mtime_ns (if not NULL) gets the
- * latest modification time among them (0: none written). */
+ * latest modification time among them (0: none written), *blocks (if not
+ * NULL) the 512-byte blocks they have allocated, summed. */
 int tc_file_size(tessera_fs *fs, const struct tessera_layout *layout,
 		 const Tessera__Capability *cap, const char *path, uint64_t *size,
-		 int64_t *data_mtime_ns);
+		 int64_t *data_mtime_ns, uint64_t *blocks);
 int tc_truncate_objects(tessera_fs *fs, const struct tessera_layout *layout,
 			const Tessera__Capability *cap, const char *path, uint64_t size);
 int tc_check_layout(tessera_fs *fs, const struct tessera_layout *l, const char *path);

@@ -10,6 +10,7 @@
  * interleaved and sent `window` at a time, so every server works at once.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -123,7 +124,7 @@ int tc_remove_objects(tessera_fs *fs, const struct tessera_layout *layout,
 
 int tc_file_size(tessera_fs *fs, const struct tessera_layout *layout,
 		 const Tessera__Capability *cap, const char *path, uint64_t *size,
-		 int64_t *data_mtime_ns)
+		 int64_t *data_mtime_ns, uint64_t *blocks)
 {
 	struct tdl_layout tl = tdl_of(layout);
 	struct tc_req *reqs[TP_MAX_SERVERS];
@@ -140,6 +141,8 @@ int tc_file_size(tessera_fs *fs, const struct tessera_layout *layout,
 	*size = 0;
 	if (data_mtime_ns)
 		*data_mtime_ns = 0;
+	if (blocks)
+		*blocks = 0;
 	/* Replies list sizes in the order per_server listed the handles. */
 	for (uint32_t i = 0; !rc && i < layout->count; i++) {
 		uint32_t s = layout->servers[i];
@@ -155,6 +158,8 @@ int tc_file_size(tessera_fs *fs, const struct tessera_layout *layout,
 		if (data_mtime_ns && seen[s] < rep->n_mtimes_ns &&
 		    rep->mtimes_ns[seen[s]] > *data_mtime_ns)
 			*data_mtime_ns = rep->mtimes_ns[seen[s]];
+		if (blocks && seen[s] < rep->n_blocks)
+			*blocks += rep->blocks[seen[s]];
 		end = tdl_layout_logical_size(&tl, i, rep->sizes[seen[s]++]);
 		if (end > *size)
 			*size = end;
@@ -195,6 +200,49 @@ int tc_truncate_objects(tessera_fs *fs, const struct tessera_layout *layout,
 			}
 	}
 out:
+	for (uint32_t i = 0; i < layout->count; i++)
+		tc_req_free(fs, reqs[i]);
+	return rc;
+}
+
+/* FALLOCATE on each object holding part of logical [off, end): the
+ * object's bytes of that range are [its size at off, its size at end). */
+static int fallocate_objects(tessera_fs *fs, const struct tessera_layout *layout,
+			     const Tessera__Capability *cap, const char *path, uint64_t off,
+			     uint64_t end, int keep_size)
+{
+	struct tdl_layout tl = tdl_of(layout);
+	struct tc_req *reqs[TESSERA_MAX_STRIPE] = { 0 }, *run[TESSERA_MAX_STRIPE];
+	char label[4200];
+	uint32_t n = 0;
+	int rc = tc_check_layout(fs, layout, path);
+
+	for (uint32_t i = 0; !rc && i < layout->count; i++) {
+		Tessera__FallocateRequest m = TESSERA__FALLOCATE_REQUEST__INIT;
+		uint64_t lo = tdl_layout_object_size(&tl, i, off);
+		uint64_t hi = tdl_layout_object_size(&tl, i, end);
+
+		if (hi <= lo)
+			continue;   /* none of the range on this object */
+		m.handle = layout->handles[i];
+		m.cap = (Tessera__Capability *)cap;
+		m.offset = lo;
+		m.length = hi - lo;
+		m.keep_size = keep_size;
+		reqs[i] = tc_req_new(fs, (int)layout->servers[i], TP_OP_FALLOCATE, &m.base, NULL, 0);
+		if (!reqs[i])
+			rc = tc_fail(fs, -ENOMEM, "fallocate %s: out of memory", path);
+		else
+			run[n++] = reqs[i];
+	}
+	if (!rc && n && (rc = tc_run(fs, run, n))) {
+		snprintf(label, sizeof(label), "fallocate %s", path);
+		for (uint32_t i = 0; i < n; i++)
+			if (run[i]->status) {
+				tc_req_fail(fs, run[i], label);
+				break;
+			}
+	}
 	for (uint32_t i = 0; i < layout->count; i++)
 		tc_req_free(fs, reqs[i]);
 	return rc;
@@ -668,7 +716,7 @@ static void collect_read(struct io_op *op, struct io_chunk *chunks, size_t k, in
 static ssize_t clip_to_size(tessera_file *f, uint64_t off, size_t len)
 {
 	uint64_t size;
-	int rc = tc_file_size(f->fs, &f->layout, tc_cap_get(f), f->path, &size, NULL);
+	int rc = tc_file_size(f->fs, &f->layout, tc_cap_get(f), f->path, &size, NULL, NULL);
 
 	if (rc)
 		return rc;
@@ -916,6 +964,27 @@ int tessera_fsync(tessera_file *f)
 
 	TC_CAP_RETRY(f, rc, objects_op(f->fs, &f->layout, tc_cap_get(f), TP_OP_SYNC, "fsync",
 				       f->path));
+	return rc;
+}
+
+int tessera_fallocate(tessera_file *f, enum tessera_falloc_mode mode, uint64_t offset,
+		      uint64_t length)
+{
+	int rc;
+
+	if ((f->flags & O_ACCMODE) == O_RDONLY)
+		return tc_fail(f->fs, -EBADF, "fallocate %s: file is open read-only", f->path);
+	if (mode != TESSERA_FALLOC_EXTEND && mode != TESSERA_FALLOC_KEEP_SIZE)
+		return tc_fail(f->fs, -EOPNOTSUPP, "fallocate %s: mode %d not supported (only "
+			       "extend and keep-size)", f->path, (int)mode);
+	if (length == 0 || offset > (uint64_t)INT64_MAX || length > (uint64_t)INT64_MAX)
+		return tc_fail(f->fs, -EINVAL, "fallocate %s: offset %" PRIu64 " length %" PRIu64
+			       ": length 0 or a negative number", f->path, offset, length);
+	if (length > (uint64_t)INT64_MAX - offset)
+		return tc_fail(f->fs, -EFBIG, "fallocate %s: offset %" PRIu64 " + length %" PRIu64
+			       " past the largest file size", f->path, offset, length);
+	TC_CAP_RETRY(f, rc, fallocate_objects(f->fs, &f->layout, tc_cap_get(f), f->path, offset,
+					      offset + length, mode == TESSERA_FALLOC_KEEP_SIZE));
 	return rc;
 }
 

@@ -180,7 +180,8 @@ static int stat_steps(tessera_fs *fs, const char *upath, enum tessera_follow las
 		int64_t data_ns;
 
 		tc_layout_from_msg(rep->attr->layout, &layout);
-		*size_rc = tc_file_size(fs, &layout, rep->cap, path, &st->size, &data_ns);
+		*size_rc = tc_file_size(fs, &layout, rep->cap, path, &st->size, &data_ns,
+					&st->blocks);
 		if (!*size_rc)
 			tc_stat_data_time(rep->attr, data_ns, st);
 	}
@@ -370,22 +371,52 @@ int tessera_fstat(tessera_file *f, struct tessera_stat *st)
 		return rc;
 	tc_stat_from_attr(rep->attr, st);
 	TC_CAP_RETRY(f, rc, tc_file_size(f->fs, &f->layout, tc_cap_get(f), f->path, &st->size,
-					 &data_ns));
+					 &data_ns, &st->blocks));
 	if (!rc)
 		tc_stat_data_time(rep->attr, data_ns, st);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return rc;
 }
 
-int tessera_truncate(tessera_fs *fs, const char *path, uint64_t size)
+/* After a truncate by name: as on Linux, a caller without the privilege
+ * to keep them (anyone but root) takes away setuid, and setgid with
+ * group-exec (the metadata daemon lets a writer clear just those). Only
+ * a file that has them costs the extra request. */
+static int truncate_kills_privs(tessera_fs *fs, const char *path, const Tessera__Attr *a)
 {
-	tessera_file *f;
-	int rc = tessera_open(fs, path, O_WRONLY, 0, NULL, &f);
+	uint32_t mode = a->mode & 07777, kill = mode & S_ISUID;
+	struct tessera_setattr sa = { .valid = TESSERA_SET_MODE };
+	Tessera__Cred cred;
+	uint32_t gids[TESSERA_MAX_GROUPS];
 
+	if ((mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
+		kill |= S_ISGID;
+	tc_cred(fs, &cred, gids);
+	if (!kill || cred.uid == 0)
+		return 0;
+	sa.mode = mode & ~kill;
+	return tessera_setattr(fs, path, &sa);
+}
+
+int tessera_truncate(tessera_fs *fs, const char *upath, uint64_t size)
+{
+	Tessera__AttrReply *rep = NULL;
+	tessera_file *f = NULL;
+	int rc;
+	MAP(fs, upath, path);
+
+	rc = lookup_attr(fs, path, tc_open_rights(O_WRONLY), fs->follow, &rep);
 	if (rc)
 		return rc;
-	rc = tessera_ftruncate(f, size);
+	rc = open_reply_check(fs, path, rep);
+	if (!rc)
+		rc = open_file(fs, path, O_WRONLY, rep, &f);
+	if (!rc)
+		rc = tessera_ftruncate(f, size);
+	if (!rc)
+		rc = truncate_kills_privs(fs, path, rep->attr);
 	tessera_close(f);
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return rc;
 }
 
@@ -451,7 +482,18 @@ int tessera_rmdir(tessera_fs *fs, const char *path)
 	return remove_call(fs, TP_OP_RMDIR, "rmdir", path);
 }
 
-int tessera_rename(tessera_fs *fs, const char *ufrom, const char *uto)
+int tessera_rename(tessera_fs *fs, const char *from, const char *to)
+{
+	return tessera_rename_with(fs, from, to, TESSERA_RENAME_REPLACE);
+}
+
+_Static_assert((int)TESSERA_RENAME_REPLACE == TP_RENAME_REPLACE &&
+	       (int)TESSERA_RENAME_NOREPLACE == TP_RENAME_NOREPLACE &&
+	       (int)TESSERA_RENAME_EXCHANGE == TP_RENAME_EXCHANGE,
+	       "the library's rename modes are the wire's");
+
+int tessera_rename_with(tessera_fs *fs, const char *ufrom, const char *uto,
+			enum tessera_rename_mode mode)
 {
 	Tessera__RenameRequest m = TESSERA__RENAME_REQUEST__INIT;
 	Tessera__Cred cred;
@@ -465,6 +507,8 @@ int tessera_rename(tessera_fs *fs, const char *ufrom, const char *uto)
 	m.cred = &cred;
 	m.from = from;
 	m.to = to;
+	/* an unknown mode goes as it is: the metadata daemon refuses it */
+	m.mode = (uint32_t)mode;
 	rc = path_call(fs, TP_OP_RENAME, &m.base, "rename", from, &r);
 	if (rc)
 		return rc;
@@ -710,15 +754,44 @@ static int statfs_round(tessera_fs *fs, struct tessera_server_space *out)
 				rc = tc_req_fail(fs, reqs[i], "statfs");
 		} else if (i == 0) {
 			o->files = rep->files;
+			o->files_free = rep->files_free;
 		} else {
 			o->bytes_total = rep->bytes_total;
 			o->bytes_free = rep->bytes_free;
+			o->fsid = rep->fsid;
 		}
 	}
 out:
 	for (uint32_t i = 0; i <= n; i++)
 		tc_req_free(fs, reqs[i]);
 	return rc;
+}
+
+/* The totals of out[0..n]: the metadata daemon's names, and the space of
+ * each storage daemon's file system counted once: daemons on one disk
+ * (several per host, or a test's loopback cluster) report the same fsid
+ * and the same space, which adding up would multiply. Only daemons of one
+ * host (the config's address) are compared: f_fsid is unique within a
+ * host, not across hosts. A daemon that did not answer or says fsid 0
+ * (unknown) counts apart. */
+static void sum_space(const tessera_fs *fs, struct tessera_statfs *sf,
+		      const struct tessera_server_space *out, uint32_t n)
+{
+	sf->files = out[0].files;
+	sf->files_free = out[0].files_free;
+	for (uint32_t i = 1; i <= n; i++) {
+		int seen = 0;
+
+		if (out[i].status)
+			continue;
+		for (uint32_t k = 1; k < i && out[i].fsid && !seen; k++)
+			seen = !out[k].status && out[k].fsid == out[i].fsid &&
+			       !strcmp(fs->cfg.ios[k - 1].host, fs->cfg.ios[i - 1].host);
+		if (seen)
+			continue;
+		sf->bytes_total += out[i].bytes_total;
+		sf->bytes_free += out[i].bytes_free;
+	}
 }
 
 int tessera_statfs_servers(tessera_fs *fs, struct tessera_statfs *sf,
@@ -735,11 +808,7 @@ int tessera_statfs_servers(tessera_fs *fs, struct tessera_statfs *sf,
 	rc = statfs_round(fs, out);
 	if (rc == -ENOMEM)
 		return rc;
-	sf->files = out[0].files;
-	for (uint32_t i = 1; i <= n; i++) {
-		sf->bytes_total += out[i].bytes_total;
-		sf->bytes_free += out[i].bytes_free;
-	}
+	sum_space(fs, sf, out, n);
 	return (int)n + 1;
 }
 
@@ -754,11 +823,7 @@ int tessera_statfs(tessera_fs *fs, struct tessera_statfs *sf)
 	rc = statfs_round(fs, out);
 	if (!rc) {
 		sf->n_ios = fs->cfg.n_ios;
-		sf->files = out[0].files;
-		for (uint32_t i = 1; i <= fs->cfg.n_ios; i++) {
-			sf->bytes_total += out[i].bytes_total;
-			sf->bytes_free += out[i].bytes_free;
-		}
+		sum_space(fs, sf, out, fs->cfg.n_ios);
 	}
 	free(out);
 	return rc;

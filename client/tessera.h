@@ -66,6 +66,9 @@ struct tessera_stat {
 				   * symbolic links: the target's length */
 	struct timespec atime, mtime, ctime;
 	uint64_t rdev;            /* device nodes: the device (makedev) */
+	uint64_t blocks;          /* files: 512-byte blocks the storage objects
+				   * have allocated (a sparse file's holes cost
+				   * none); 0 for directories */
 };
 /* Whether a call on a path follows a symbolic link in its last component. */
 enum tessera_follow { TESSERA_FOLLOW, TESSERA_NOFOLLOW };
@@ -78,9 +81,12 @@ struct tessera_dirent {
 
 struct tessera_statfs {
 	uint64_t files;           /* names in the namespace */
-	uint64_t bytes_total;     /* sum over storage daemons */
+	uint64_t bytes_total;     /* sum over the storage daemons' file systems,
+				   * each counted once (daemons sharing one
+				   * file system report the same f_fsid) */
 	uint64_t bytes_free;
 	uint32_t n_ios;
+	uint64_t files_free;      /* names the metadata daemon has room for */
 };
 
 struct tessera_cred {
@@ -205,6 +211,16 @@ ssize_t tessera_pwrite(tessera_file *file, const void *buf, size_t len, uint64_t
 int tessera_fsync(tessera_file *file);
 int tessera_fstat(tessera_file *file, struct tessera_stat *st);
 int tessera_ftruncate(tessera_file *file, uint64_t size);
+/* fallocate(2) for a file open for writing (-EBADF otherwise): allocate
+ * bytes [offset, offset + length) on the storage daemons' disks, so
+ * writes there cannot fail for space; EXTEND (mode 0) then grows a
+ * shorter file to offset + length, KEEP_SIZE (FALLOC_FL_KEEP_SIZE) leaves
+ * its size. length 0 or above INT64_MAX: -EINVAL; an end past INT64_MAX:
+ * -EFBIG; a storage daemon's file system without fallocate: -EOPNOTSUPP;
+ * another mode: -EOPNOTSUPP. */
+enum tessera_falloc_mode { TESSERA_FALLOC_EXTEND, TESSERA_FALLOC_KEEP_SIZE };
+int tessera_fallocate(tessera_file *file, enum tessera_falloc_mode mode, uint64_t offset,
+		      uint64_t length);
 int tessera_file_layout(tessera_file *file, struct tessera_layout *layout);
 
 /* What the last contiguous write on `file` that failed (tessera_pwrite
@@ -382,6 +398,16 @@ int tessera_unlink(tessera_fs *fs, const char *path);
 int tessera_mkdir(tessera_fs *fs, const char *path, mode_t mode);
 int tessera_rmdir(tessera_fs *fs, const char *path);
 int tessera_rename(tessera_fs *fs, const char *from, const char *to);
+/* What a rename does to an existing `to`: replace it (tessera_rename, as
+ * rename(2)); fail with -EEXIST (RENAME_NOREPLACE); or swap the two names
+ * (RENAME_EXCHANGE: `to` must exist, -ENOENT otherwise; any two types; a
+ * directory with something inside it: -EINVAL). The metadata daemon checks
+ * and writes each in one batch: atomic against every other client. A
+ * value not listed: -EINVAL. */
+enum tessera_rename_mode { TESSERA_RENAME_REPLACE, TESSERA_RENAME_NOREPLACE,
+			   TESSERA_RENAME_EXCHANGE };
+int tessera_rename_with(tessera_fs *fs, const char *from, const char *to,
+			enum tessera_rename_mode mode);
 int tessera_setattr(tessera_fs *fs, const char *path, const struct tessera_setattr *sa);
 int tessera_statfs(tessera_fs *fs, struct tessera_statfs *sf);
 
@@ -451,6 +477,8 @@ struct tessera_server_space {
 	uint64_t files;           /* the metadata daemon's: names */
 	uint64_t bytes_total;     /* a storage daemon's */
 	uint64_t bytes_free;
+	uint64_t fsid;            /* a storage daemon's file system (f_fsid) */
+	uint64_t files_free;      /* the metadata daemon's room for names */
 };
 /* statfs server by server, every request at once: out[0] is the metadata
  * daemon, out[1 + i] storage daemon i (n_out >= 1 + tessera_ios_count).

@@ -35,3 +35,5 @@ if [ -n "$missing" ]; then
 	$sudo apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing
 fi
+# Shared mounts (tessera-local's) use allow_other: let users ask for it.
+bash "$(dirname "$0")/fuse-allow-other.sh"

@@ -116,9 +116,13 @@ struct tp_hdr {
 	X(DTYPE_WRITE, 42, dtype_iorequest, write_reply, IOS, WRITE)              \
 	X(DTYPE_READ, 43, dtype_iorequest, read_reply, IOS, READ)                 \
 	X(LOCAL_OPEN, 44, local_open_request, local_open_reply, IOS, READ)        \
+	X(FALLOCATE, 45, fallocate_request, empty_reply, IOS, WRITE)              \
 	X(LOCK_ACQUIRE, 50, lock_acquire_request, lock_reply, IOS, READ_OR_WRITE) \
 	X(LOCK_RELEASE, 51, lock_release_request, lock_reply, IOS, READ_OR_WRITE) \
 	X(LEASE, 52, lease_request, lock_reply, IOS, SESSION)
+
+/* RenameRequest.mode: what a rename does to an existing target. */
+enum tp_rename_mode { TP_RENAME_REPLACE = 0, TP_RENAME_NOREPLACE = 1, TP_RENAME_EXCHANGE = 2 };
 
 /* Capability rights (tessera.Capability.rights). READ and WRITE each
  * include STAT (sizes) and shared locks; WRITE alone covers whatever

@@ -44,9 +44,9 @@
  * (system.posix_acl_access, _default) give EOPNOTSUPP, never stored and
  * ignored (extended attributes of the user., trusted. and security.
  * namespaces are kept by the metadata daemon); rename with
- * RENAME_EXCHANGE or RENAME_WHITEOUT gives EINVAL, as rename(2) documents
- * for unsupported flags. RENAME_NOREPLACE works, but checks the target
- * and renames in two steps, so it is not atomic against another client.
+ * RENAME_WHITEOUT gives EINVAL, as rename(2) documents for unsupported
+ * flags. RENAME_NOREPLACE and RENAME_EXCHANGE are atomic: the metadata
+ * daemon checks and writes each in one batch.
  * Shared writable mmap goes through the kernel page cache as on any FUSE
  * file system (the high-level API cannot see mmap calls): it is coherent
  * within one mount only.
@@ -61,12 +61,15 @@
  * is down, else after the step's timeout. Those are not logged per
  * request: the library's state watcher logs one line per change of a
  * daemon's state (down, up again), naming it. statfs (df) counts the
- * storage daemons that answer.
+ * storage daemons that answer, each file system under them once (by its
+ * f_fsid); df -i shows the names held and the metadata daemon's room for
+ * more. st_blocks is what the storage objects have allocated.
  */
 #define FUSE_USE_VERSION 312
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <fuse.h>
 #include <fuse_lowlevel.h>
 #include <pthread.h>
@@ -231,7 +234,9 @@ static void to_stat(const struct tessera_stat *ts, struct stat *st)
 	st->st_gid = (gid_t)ts->gid;
 	st->st_size = (off_t)ts->size;
 	st->st_blksize = IO_SIZE;
-	st->st_blocks = (blkcnt_t)((ts->size + 511) / 512);
+	/* what the storage objects have allocated: du of a sparse file
+	 * counts only the bytes written */
+	st->st_blocks = (blkcnt_t)ts->blocks;
 	st->st_atim = ts->atime;
 	st->st_mtim = ts->mtime;
 	st->st_ctim = ts->ctime;
@@ -484,9 +489,13 @@ static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 
 	if (size < 0)
 		return -EINVAL;
-	/* ftruncate needs a handle open for writing; anything else goes by
-	 * name (the kernel has checked write permission). */
-	if (fi && (fi->flags & O_ACCMODE) != O_RDONLY)
+	/* ftruncate acts on the open file, through the capability its open
+	 * got, whatever the mode says now (a file created with mode 0 may be
+	 * truncated through its descriptor). The kernel passes no open flags
+	 * with the handle (fi->flags is 0) and has checked that the
+	 * descriptor was opened for writing; tessera_ftruncate checks again.
+	 * A truncate by name opens the file, so the mode is checked then. */
+	if (fi && fi->fh)
 		rc = tessera_ftruncate(fh_of(fi), (uint64_t)size);
 	else
 		rc = tessera_truncate(fs, path, (uint64_t)size);
@@ -526,22 +535,24 @@ static int op_release(const char *path, struct fuse_file_info *fi)
 static int op_rename(const char *from, const char *to, unsigned int flags)
 {
 	tessera_fs *fs = as_caller();
-	struct tessera_stat ts;
+	enum tessera_rename_mode mode = TESSERA_RENAME_REPLACE;
 	int rc;
 
-	if (flags & ~RENAME_NOREPLACE) {
+	/* RENAME_WHITEOUT (overlayfs's) and any combination: EINVAL, as
+	 * rename(2) documents for flags a file system does not support. */
+	if (flags == RENAME_NOREPLACE) {
+		mode = TESSERA_RENAME_NOREPLACE;
+	} else if (flags == RENAME_EXCHANGE) {
+		mode = TESSERA_RENAME_EXCHANGE;
+	} else if (flags) {
 		fprintf(stderr, "tessera-fuse: rename %s %s: flags 0x%x not supported\n",
 			from, to, flags);
 		return -EINVAL;
 	}
-	if (flags & RENAME_NOREPLACE) {
-		rc = tessera_stat(fs, to, &ts);
-		if (!rc)
-			return -EEXIST;
-		if (rc != -ENOENT)
-			return fail(fs, rc);
-	}
-	rc = tessera_rename(fs, from, to);
+	rc = tessera_rename_with(fs, from, to, mode);
+	/* EEXIST of a no-replace rename is the answer, not a failure */
+	if (rc == -EEXIST)
+		return rc;
 	return rc ? fail(fs, rc) : 0;
 }
 
@@ -606,6 +617,35 @@ static int op_utimens(const char *path, const struct timespec tv[2],
 	return setattr(path, &sa);
 }
 
+/* fallocate(2): mode 0 and FALLOC_FL_KEEP_SIZE allocate on the storage
+ * daemons (mode 0 grows the file as Linux does); punching holes,
+ * zeroing and collapsing ranges are not supported: EOPNOTSUPP, which
+ * tells posix_fallocate and cp to do without. The kernel has refused a
+ * negative offset or length and an end past the largest file size. */
+static int op_fallocate(const char *path, int mode, off_t off, off_t len,
+			struct fuse_file_info *fi)
+{
+	tessera_fs *fs = as_caller();
+	enum tessera_falloc_mode how;
+	int rc;
+
+	if (mode == 0) {
+		how = TESSERA_FALLOC_EXTEND;
+	} else if (mode == FALLOC_FL_KEEP_SIZE) {
+		how = TESSERA_FALLOC_KEEP_SIZE;
+	} else {
+		fprintf(stderr, "tessera-fuse: fallocate %s: mode 0x%x not supported (0 and "
+			"keep-size are)\n", path ? path : "(open file)", (unsigned)mode);
+		return -EOPNOTSUPP;
+	}
+	if (off < 0 || len <= 0)
+		return -EINVAL;
+	if (!fi || !fi->fh)
+		return -EBADF;   /* the kernel always passes the open file */
+	rc = tessera_fallocate(fh_of(fi), how, (uint64_t)off, (uint64_t)len);
+	return rc ? fail(fs, rc) : 0;
+}
+
 static int op_statfs(const char *path, struct statvfs *sv)
 {
 	tessera_fs *fs = as_caller();
@@ -632,9 +672,10 @@ static int op_statfs(const char *path, struct statvfs *sv)
 	sv->f_blocks = sf.bytes_total / frag;
 	sv->f_bfree = sf.bytes_free / frag;
 	sv->f_bavail = sf.bytes_free / frag;
-	/* No inode table: names are limited by the metadata store only. */
-	sv->f_ffree = sv->f_favail = UINT32_MAX;
-	sv->f_files = sf.files + sv->f_ffree;
+	/* No inode table: names are limited by the metadata daemon's disk,
+	 * whose free space it turns into a count of names (files_free). */
+	sv->f_ffree = sv->f_favail = sf.files_free;
+	sv->f_files = sf.files + sf.files_free;
 	sv->f_namemax = 255;
 	return 0;
 }
@@ -863,6 +904,7 @@ static const struct fuse_operations ops = {
 	.chown = op_chown,
 	.utimens = op_utimens,
 	.statfs = op_statfs,
+	.fallocate = op_fallocate,
 	.link = op_link,
 	.symlink = op_symlink,
 	.readlink = op_readlink,

@@ -64,7 +64,7 @@ struct ios_pool;
  * are the lane's. */
 enum ios_job {
 	IOS_JOB_WRITE, IOS_JOB_READ, IOS_JOB_SIZE, IOS_JOB_TRUNCATE, IOS_JOB_REMOVE,
-	IOS_JOB_SYNC, IOS_JOB_COUNTER
+	IOS_JOB_SYNC, IOS_JOB_COUNTER, IOS_JOB_FALLOCATE
 };
 struct ios_work;
 struct ios_part {
@@ -84,6 +84,9 @@ struct ios_part {
 	uint64_t size;
 	int has_size;
 	int64_t mtime_ns;
+	uint64_t blocks;           /* GETSIZE: 512-byte blocks allocated */
+	uint64_t alloc_off, alloc_len; /* FALLOCATE: the object's range */
+	enum ios_alloc_size alloc_size;
 	int64_t old;
 	ssize_t rc;                /* bytes moved or 0, or a negative errno */
 	char *why;                 /* the store's reason for rc (or NULL) */

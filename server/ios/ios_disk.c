@@ -66,6 +66,12 @@ static int sys_fdatasync(struct ios_disk *d, int fd)
 	return fdatasync(fd) ? -errno : 0;
 }
 
+static int sys_fallocate(struct ios_disk *d, int fd, off_t off, off_t len)
+{
+	(void)d;
+	return fallocate(fd, FALLOC_FL_KEEP_SIZE, off, len) ? -errno : 0;
+}
+
 static void sys_writeback(struct ios_disk *d, int fd, off_t off, off_t len)
 {
 	(void)d;
@@ -124,6 +130,7 @@ static const struct ios_disk_ops sys_ops = {
 	.rename = sys_rename,
 	.destroy = sys_destroy,
 	.writeback = sys_writeback,
+	.fallocate = sys_fallocate,
 };
 
 int ios_disk_system(struct ios_disk **out)

@@ -56,6 +56,9 @@ struct ios_disk_ops {
 	/* Start writing [off, off+len) of a descriptor to the device without
 	 * waiting (a hint: may be NULL, its failure changes nothing). */
 	void (*writeback)(struct ios_disk *d, int fd, off_t off, off_t len);
+	/* Allocate [off, off+len) of a descriptor's file without changing its
+	 * size (fallocate(2) with FALLOC_FL_KEEP_SIZE). */
+	int (*fallocate)(struct ios_disk *d, int fd, off_t off, off_t len);
 };
 
 struct ios_disk {

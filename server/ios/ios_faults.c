@@ -274,6 +274,15 @@ static int l_ftruncate(struct ios_disk *d, int fd, off_t size)
 	return rc ? rc : f->inner->ops->ftruncate(f->inner, fd, size);
 }
 
+/* (the truncate rules cover fallocate: both change an object's extent) */
+static int l_fallocate(struct ios_disk *d, int fd, off_t off, off_t len)
+{
+	struct fault_disk *f = fault_of(d);
+	int rc = before(f, FC_TRUNCATE, fd_info(f, fd));
+
+	return rc ? rc : f->inner->ops->fallocate(f->inner, fd, off, len);
+}
+
 static int l_fdatasync(struct ios_disk *d, int fd)
 {
 	struct fault_disk *f = fault_of(d);
@@ -339,6 +348,7 @@ LOCKED(int, close, (struct ios_disk *d, int fd), (d, fd))
 LOCKED(int, fstat, (struct ios_disk *d, int fd, struct stat *sb), (d, fd, sb))
 LOCKED(int, ftruncate, (struct ios_disk *d, int fd, off_t size), (d, fd, size))
 LOCKED(int, fdatasync, (struct ios_disk *d, int fd), (d, fd))
+LOCKED(int, fallocate, (struct ios_disk *d, int fd, off_t off, off_t len), (d, fd, off, len))
 LOCKED(int, mkdir, (struct ios_disk *d, const char *path, mode_t mode), (d, path, mode))
 LOCKED(int, syncdir, (struct ios_disk *d, const char *path), (d, path))
 LOCKED(int, statvfs, (struct ios_disk *d, const char *path, struct statvfs *sv), (d, path, sv))
@@ -414,6 +424,7 @@ static const struct ios_disk_ops fault_ops = {
 	.rename = f_rename,
 	.destroy = f_destroy,
 	.writeback = f_writeback,
+	.fallocate = f_fallocate,
 };
 
 /* ----------------------------------------------------------- the spec */

@@ -53,10 +53,27 @@ static void do_truncate(struct ios *ios, struct srv_req *req)
 	ios_reply_work(ios, req, w);
 }
 
+static void do_fallocate(struct ios *ios, struct srv_req *req)
+{
+	Tessera__FallocateRequest *m = (Tessera__FallocateRequest *)req->msg;
+	struct ios_work *w = ios_work_new(IOS_JOB_FALLOCATE, IOS_CONTIG, "fallocate", 1);
+
+	if (!w) {
+		srv_reply_error(req, -ENOMEM, "fallocate object %016" PRIx64 ": no memory",
+				m->handle);
+		return;
+	}
+	w->part[0].handle = m->handle;
+	w->part[0].alloc_off = m->offset;
+	w->part[0].alloc_len = m->length;
+	w->part[0].alloc_size = m->keep_size ? IOS_ALLOC_KEEP_SIZE : IOS_ALLOC_EXTEND;
+	ios_reply_work(ios, req, w);
+}
+
 static void do_statfs(struct ios *ios, struct srv_req *req)
 {
 	Tessera__StatfsReply rep = TESSERA__STATFS_REPLY__INIT;
-	int rc = ios_store_statfs(ios->store, &rep.bytes_total, &rep.bytes_free);
+	int rc = ios_store_statfs(ios->store, &rep.bytes_total, &rep.bytes_free, &rep.fsid);
 
 	if (rc)
 		srv_reply_error(req, rc, "statfs: %s", strerror(-rc));
@@ -162,6 +179,7 @@ IOS_OP(WRITE, ios_do_write)
 IOS_OP(READ, ios_do_read)
 IOS_OP(GETSIZE, do_handles)
 IOS_OP(TRUNCATE, do_truncate)
+IOS_OP(FALLOCATE, do_fallocate)
 IOS_OP(REMOVE, do_handles)
 IOS_OP(SYNC, do_handles)
 IOS_OP(IOS_STATFS, do_statfs)

@@ -130,7 +130,7 @@ static void part_run(struct ios_store *st, struct ios_part *p)
 	case IOS_JOB_WRITE:
 		/* A contiguous write reports the object's size before it (the
 		 * client's clean-up after a striped write failed elsewhere). */
-		if (w->m == IOS_CONTIG && ios_store_size(st, p->handle, &p->size, &mtime) == 0)
+		if (w->m == IOS_CONTIG && ios_store_size(st, p->handle, &p->size, &mtime, NULL) == 0)
 			p->has_size = 1;
 		rc = ios_store_write_pieces(st, p->handle, p->pieces, p->n, w->src, &p->syscalls);
 		break;
@@ -139,10 +139,13 @@ static void part_run(struct ios_store *st, struct ios_part *p)
 				     &p->syscalls);
 		break;
 	case IOS_JOB_SIZE:
-		rc = ios_store_size(st, p->handle, &p->size, &p->mtime_ns);
+		rc = ios_store_size(st, p->handle, &p->size, &p->mtime_ns, &p->blocks);
 		break;
 	case IOS_JOB_TRUNCATE:
 		rc = ios_store_truncate(st, p->handle, p->size);
+		break;
+	case IOS_JOB_FALLOCATE:
+		rc = ios_store_fallocate(st, p->handle, p->alloc_off, p->alloc_len, p->alloc_size);
 		break;
 	case IOS_JOB_REMOVE:
 		rc = ios_store_remove(st, p->handle);
@@ -247,21 +250,25 @@ static void reply_sizes(struct srv_req *req, const struct ios_work *w)
 	Tessera__SizesReply rep = TESSERA__SIZES_REPLY__INIT;
 	uint64_t *sizes = calloc(w->parts + 1, sizeof(*sizes));
 	int64_t *mtimes = calloc(w->parts + 1, sizeof(*mtimes));
+	uint64_t *blocks = calloc(w->parts + 1, sizeof(*blocks));
 
-	if (!sizes || !mtimes) {
+	if (!sizes || !mtimes || !blocks) {
 		srv_reply_error(req, -ENOMEM, "getsize: no memory");
 	} else {
 		for (size_t i = 0; i < w->parts; i++) {
 			sizes[i] = w->part[i].size;
 			mtimes[i] = w->part[i].mtime_ns;
+			blocks[i] = w->part[i].blocks;
 		}
-		rep.n_sizes = rep.n_mtimes_ns = w->parts;
+		rep.n_sizes = rep.n_mtimes_ns = rep.n_blocks = w->parts;
 		rep.sizes = sizes;
 		rep.mtimes_ns = mtimes;
+		rep.blocks = blocks;
 		srv_reply(req, &rep.base, NULL, 0);
 	}
 	free(sizes);
 	free(mtimes);
+	free(blocks);
 }
 
 /* Answer a work's request from its parts' results (the loop). */
@@ -290,6 +297,7 @@ static void reply_work_done(struct ios *ios, struct srv_req *req, struct ios_wor
 		ios->stats.syncs += w->parts;
 		/* fall through */
 	case IOS_JOB_TRUNCATE:
+	case IOS_JOB_FALLOCATE:
 	case IOS_JOB_REMOVE:
 		srv_reply(req, &empty.base, NULL, 0);
 		return;

@@ -505,11 +505,19 @@ int ios_store_missing(struct ios_store *st, uint64_t handle)
 	return rc == -EIO;
 }
 
-int ios_store_size(struct ios_store *st, uint64_t handle, uint64_t *size, int64_t *mtime_ns)
+int ios_store_size(struct ios_store *st, uint64_t handle, uint64_t *size, int64_t *mtime_ns,
+		   uint64_t *blocks)
 {
 	struct ios_fd *slot;
+	struct stat sb;
 	int rc = object_get(st, handle, OBJ_EXISTING, &slot, size, mtime_ns);
 
+	if (blocks)
+		*blocks = 0;
+	/* One more fstat for the allocation: object_get's is shared with
+	 * every read and write, which do not want it. */
+	if (!rc && slot && blocks && !st->disk->ops->fstat(st->disk, slot->fd, &sb))
+		*blocks = (uint64_t)sb.st_blocks;
 	object_put(st, slot);
 	return rc;
 }
@@ -963,6 +971,35 @@ int ios_store_truncate(struct ios_store *st, uint64_t handle, uint64_t size)
 	return rc;
 }
 
+int ios_store_fallocate(struct ios_store *st, uint64_t handle, uint64_t off, uint64_t len,
+			enum ios_alloc_size how)
+{
+	struct ios_fd *slot;
+	uint64_t size;
+	int64_t mtime_ns;
+	int rc;
+
+	if (len == 0)
+		return -EINVAL;
+	if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off)
+		return -EFBIG;
+	if ((rc = object_get(st, handle, OBJ_CREATE, &slot, &size, &mtime_ns)))
+		return rc;
+	/* Allocation alone (KEEP_SIZE) changes no byte the object holds, so
+	 * its checksums stand; the size then grows as a truncate up does,
+	 * which is what keeps them right. */
+	rc = st->disk->ops->fallocate(st->disk, slot->fd, (off_t)off, (off_t)len);
+	if (!rc && how == IOS_ALLOC_EXTEND) {
+		struct stat sb;
+
+		if (!(rc = st->disk->ops->fstat(st->disk, slot->fd, &sb)) &&
+		    (uint64_t)sb.st_size < off + len)
+			rc = truncate_slot(st, slot, off + len);
+	}
+	object_put(st, slot);
+	return rc;
+}
+
 int ios_store_remove(struct ios_store *st, uint64_t handle)
 {
 	static const struct { const char *suffix; enum ios_file file; } files[] = {
@@ -1207,7 +1244,7 @@ out:
 	return rc;
 }
 
-int ios_store_statfs(struct ios_store *st, uint64_t *total, uint64_t *avail)
+int ios_store_statfs(struct ios_store *st, uint64_t *total, uint64_t *avail, uint64_t *fsid)
 {
 	struct statvfs sv;
 	int rc = st->disk->ops->statvfs(st->disk, st->dir, &sv);
@@ -1216,6 +1253,7 @@ int ios_store_statfs(struct ios_store *st, uint64_t *total, uint64_t *avail)
 		return rc;
 	*total = (uint64_t)sv.f_blocks * sv.f_frsize;
 	*avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+	*fsid = (uint64_t)sv.f_fsid;
 	return 0;
 }
 

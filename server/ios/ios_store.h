@@ -133,16 +133,26 @@ ssize_t ios_store_read_pieces(struct ios_store *st, uint64_t handle, const struc
 /* The object's size and last modification time (write or truncate; by the
  * local file system, so as coarse as its clock); both 0 for a missing
  * object never held (-EIO for a lost one). */
-int ios_store_size(struct ios_store *st, uint64_t handle, uint64_t *size, int64_t *mtime_ns);
+/* blocks (may be NULL): 512-byte blocks the object's data has allocated. */
+int ios_store_size(struct ios_store *st, uint64_t handle, uint64_t *size, int64_t *mtime_ns,
+		   uint64_t *blocks);
 /* Sets the object's size; a missing object is created (and recorded),
  * so the truncate moves its modification time; a lost one is -EIO. */
 int ios_store_truncate(struct ios_store *st, uint64_t handle, uint64_t size);
+/* Allocate [off, off + len) of the object (made if missing) on the disk;
+ * IOS_ALLOC_EXTEND grows a shorter object to off + len as a truncate up
+ * does, IOS_ALLOC_KEEP_SIZE leaves its size. -EINVAL for len 0, -EFBIG
+ * for an end past INT64_MAX, -EOPNOTSUPP when the file system cannot. */
+enum ios_alloc_size { IOS_ALLOC_EXTEND, IOS_ALLOC_KEEP_SIZE };
+int ios_store_fallocate(struct ios_store *st, uint64_t handle, uint64_t off, uint64_t len,
+			enum ios_alloc_size how);
 /* Removes the object, its checksums and counters, and its record. */
 int ios_store_remove(struct ios_store *st, uint64_t handle);
 /* fdatasync the object, its checksums and counters, the registry if it
  * changed, and the object's directory, so a restart keeps it. */
 int ios_store_sync(struct ios_store *st, uint64_t handle);
-int ios_store_statfs(struct ios_store *st, uint64_t *total, uint64_t *avail);
+/* fsid: the file system's f_fsid (daemons sharing one report the same). */
+int ios_store_statfs(struct ios_store *st, uint64_t *total, uint64_t *avail, uint64_t *fsid);
 
 /* Counters kept with an object, in a side file beside it (its path plus
  * ".ctr"): up to IOS_COUNTERS (key, value) pairs, the most recently used

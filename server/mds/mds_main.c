@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 #include "cap.h"
 #include "daemon.h"
@@ -25,6 +26,7 @@ struct mds {
 	uint32_t squash_gids[1];
 	struct cap_key key;        /* signs capabilities (cap.h) */
 	uint32_t cap_lifetime_ms;
+	const char *dir;           /* the store's directory (statfs) */
 };
 
 /* Who acts: the session's identity, which munged vouched for. Only a
@@ -296,6 +298,25 @@ static void mds_op_CREATE(void *ctx, struct srv_req *req)
 		reply_attr(req, &a, created, &cap.cap);
 }
 
+/* What one more name costs the store on disk, for statfs's free inode
+ * count: a directory entry and an attribute record (a file's layout of
+ * up to a few handles) in LevelDB, with its log and compaction copies,
+ * rounded up. An estimate, documented as such (docs/design.md). */
+#define MDS_BYTES_PER_NAME 1024
+
+/* STATFS: the names held and how many more the store's file system has
+ * room for (there is no inode table; its free space is the limit). A
+ * statvfs that fails leaves that 0 (no room known); the names still count. */
+static int mds_space(struct mds *mds, Tessera__StatfsReply *rep)
+{
+	struct statvfs sv;
+	int rc = mds_statfs(mds->store, &rep->files);
+
+	if (!rc && !statvfs(mds->dir, &sv))
+		rep->files_free = (uint64_t)sv.f_bavail * sv.f_frsize / MDS_BYTES_PER_NAME;
+	return rc;
+}
+
 /* LOOKUP: the attributes, and for a regular file a capability for the
  * open it asks for (a symbolic link it may not follow: ELOOP). */
 static void reply_lookup(struct mds *mds, struct srv_req *req, const struct mds_cred *cred)
@@ -346,7 +367,7 @@ static void reply_path_op(struct mds *mds, struct srv_req *req)
 			reply_removed(mds, req, &cred, &a, 0);
 		break;
 	case TP_OP_STATFS:
-		if (!(rc = mds_statfs(mds->store, &statfs.files)))
+		if (!(rc = mds_space(mds, &statfs)))
 			srv_reply(req, &statfs.base, NULL, 0);
 		break;
 	}
@@ -410,10 +431,20 @@ static void mds_op_RENAME(void *ctx, struct srv_req *req)
 	Tessera__RenameRequest *m = (Tessera__RenameRequest *)req->msg;
 	struct mds_attr a = { 0 };
 	struct mds_cred cred;
+	enum mds_rename_mode how;
 	int rc, replaced = 0;
 
 	cred_of(mds, req, m->cred, &cred);
-	if ((rc = mds_rename(mds->store, &cred, m->from, m->to, &a, &replaced))) {
+	switch (m->mode) {
+	case TP_RENAME_REPLACE: how = MDS_RENAME_REPLACE; break;
+	case TP_RENAME_NOREPLACE: how = MDS_RENAME_NOREPLACE; break;
+	case TP_RENAME_EXCHANGE: how = MDS_RENAME_EXCHANGE; break;
+	default:
+		srv_reply_error(req, -EINVAL, "rename %s %s: unknown mode %u (0 replace, "
+				"1 no-replace, 2 exchange)", m->from, m->to, m->mode);
+		return;
+	}
+	if ((rc = mds_rename_how(mds->store, &cred, m->from, m->to, how, &a, &replaced))) {
 		reply_store_error(mds, req, rc);
 		return;
 	}
@@ -788,6 +819,7 @@ int main(int argc, char **argv)
 	mds.squash_uid = cfg.squash_uid;
 	mds.squash_gids[0] = cfg.squash_gid;
 	mds.cap_lifetime_ms = cfg.cap_lifetime_ms;
+	mds.dir = cl.dir;
 	if (cap_key_load(cfg.key_file, &mds.key, err, sizeof(err))) {
 		fprintf(stderr, "tessera-mds: %s\n", err);
 		return 1;

@@ -248,10 +248,42 @@ out:
 /* The parts of a setattr, each checking what `cred` may change of the
  * attributes `a` had and writing the change into `n`; the caller applies
  * all of them or none. `owner` includes root. */
+
+/* The set-ID bits a write, truncate or chown by someone without the
+ * privilege to keep them takes away (Linux's should_remove_suid): setuid
+ * always, setgid only with group-exec (without it, setgid marks
+ * mandatory locking, which is not a privilege). */
+static uint32_t privs_to_kill(uint32_t mode)
+{
+	uint32_t kill = mode & S_ISUID;
+
+	if ((mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
+		kill |= S_ISGID;
+	return kill;
+}
+
+/* A chmod that only clears setuid/setgid bits the file has, the "kill
+ * priv" a mount sends for a non-owner's write or truncate: anyone who may
+ * write the file may make it (the write itself would clear them). */
+static int kills_privs_only(const struct mds_attr *a, uint32_t mode)
+{
+	uint32_t cleared = a->mode & ~mode & 07777;
+
+	return (mode & ~a->mode & 07777) == 0 && cleared &&
+	       (cleared & ~(uint32_t)(S_ISUID | S_ISGID)) == 0;
+}
+
 static int set_mode(struct mds_store *st, const struct mds_cred *cred, const char *path,
 		    const struct mds_attr *in, const struct mds_attr *a, int owner,
 		    struct mds_attr *n)
 {
+	if (!owner && kills_privs_only(a, in->mode & 07777)) {
+		if (mds_permit(cred, a, MDS_MAY_WRITE))
+			return mds_fail(st, -EPERM, "chmod %s: not the owner, and no write"
+					" permission to clear its set-ID bits", path);
+		n->mode = in->mode & 07777;
+		return 0;
+	}
 	if (!owner)
 		return mds_fail(st, -EPERM, "chmod %s: not the owner", path);
 	if (a->type == MDS_SYMLINK)   /* Linux's lchmod: a link's mode is 0777 */
@@ -261,6 +293,16 @@ static int set_mode(struct mds_store *st, const struct mds_cred *cred, const cha
 	if (cred->uid != 0 && !mds_cred_in_group(cred, a->gid))
 		n->mode &= ~(uint32_t)S_ISGID;
 	return 0;
+}
+
+/* chown of a regular file drops its set-ID bits, root's too (Linux
+ * since 2.2.13), setgid only with group-exec; unless the same request
+ * sets the mode. */
+static void chown_kills_privs(uint32_t valid, struct mds_attr *n)
+{
+	if ((valid & (MDS_SET_UID | MDS_SET_GID)) && !(valid & MDS_SET_MODE) &&
+	    n->type == MDS_FILE)
+		n->mode &= ~privs_to_kill(n->mode);
 }
 
 static int set_owner(struct mds_store *st, const struct mds_cred *cred, const char *path,
@@ -282,9 +324,7 @@ static int set_owner(struct mds_store *st, const struct mds_cred *cred, const ch
 		n->uid = in->uid;
 	if (valid & MDS_SET_GID)
 		n->gid = in->gid;
-	/* A file given away by a non-root caller loses set-ID bits. */
-	if ((valid & (MDS_SET_UID | MDS_SET_GID)) && !root && n->type == MDS_FILE)
-		n->mode &= ~(uint32_t)(S_ISUID | S_ISGID);
+	chown_kills_privs(valid, n);
 	return 0;
 }
 
@@ -320,6 +360,9 @@ static int set_size(struct mds_store *st, const struct mds_cred *cred, const cha
 	if (mds_permit(cred, a, MDS_MAY_WRITE))
 		return mds_fail(st, -EACCES, "truncate %s: permission denied", path);
 	n->size = in->size;
+	/* A truncate by anyone but root drops the set-ID bits (as a write). */
+	if (cred->uid != 0 && !(valid & MDS_SET_MODE))
+		n->mode &= ~privs_to_kill(n->mode);
 	/* truncate(2) changes mtime unless told otherwise */
 	if (!(valid & (MDS_SET_MTIME | MDS_SET_MTIME_NOW)))
 		n->mtime_ns = now;

@@ -34,7 +34,8 @@ struct rename_op {
 	uint64_t h, th;               /* handles of the moved and replaced objects */
 	uint32_t type, ttype;         /* their types */
 	struct mds_attr moved, target;
-	int have_target;              /* 1: `to` exists and goes */
+	int have_target;              /* 1: `to` exists and goes (or, exchange, moves) */
+	enum mds_rename_mode how;
 };
 
 /* A positive return: the rename is a no-op (a name onto itself or onto
@@ -72,6 +73,21 @@ static int rename_check_source(struct mds_store *st, const struct mds_cred *cred
 	return 0;
 }
 
+/* An exchange swaps two existing names of any types; a directory cannot
+ * trade places with something inside it. */
+static int exchange_check(struct mds_store *st, struct rename_op *r)
+{
+	int rc;
+
+	if (r->ttype == MDS_DIR && path_inside(&r->wt, &r->wf))
+		return mds_fail(st, -EINVAL, "rename %s %s: cannot exchange a directory with"
+				" something inside it", r->from, r->to);
+	rc = mds_get_attr(st, r->th, &r->target);
+	if (!rc)
+		r->have_target = 1;
+	return rc;
+}
+
 /* What `to` names now, if anything: it must be replaceable by the source
  * (same kind; an empty directory). 0, RENAME_NOOP or a negative errno. */
 static int rename_check_target(struct mds_store *st, struct rename_op *r)
@@ -80,12 +96,19 @@ static int rename_check_target(struct mds_store *st, struct rename_op *r)
 	int rc = mds_get_dirent(st, r->wt.parent.handle, r->wt.name, r->wt.len, &r->th,
 				&r->ttype);
 
+	if (rc == -ENOENT && r->how == MDS_RENAME_EXCHANGE)
+		return mds_fail(st, -ENOENT, "rename %s %s: exchange with %s, which does not"
+				" exist", from, to, to);
 	if (rc == -ENOENT)
 		return 0;
 	if (rc)
 		return rc;
+	if (r->how == MDS_RENAME_NOREPLACE)
+		return mds_fail(st, -EEXIST, "rename %s %s: %s exists (no-replace)", from, to, to);
 	if (r->th == r->h)
 		return RENAME_NOOP;       /* same object (same name) */
+	if (r->how == MDS_RENAME_EXCHANGE)
+		return exchange_check(st, r);
 	if (r->type == MDS_DIR && r->ttype != MDS_DIR)
 		return mds_fail(st, -ENOTDIR, "rename %s %s: %s is not a"
 				" directory", from, to, to);
@@ -100,6 +123,37 @@ static int rename_check_target(struct mds_store *st, struct rename_op *r)
 				" %s not empty", from, to, to);
 	r->have_target = 1;
 	return 0;
+}
+
+/* Write a checked exchange (the moved object's counts already applied to
+ * pf and pt): the target goes the other way, each name now naming the
+ * other object, in one batch; nothing is removed. */
+static int exchange_write(struct mds_store *st, struct rename_op *r, struct mds_attr *pf,
+			  struct mds_attr *pt, int64_t now)
+{
+	leveldb_writebatch_t *b;
+	int rc;
+
+	pt->nentries--;
+	pf->nentries++;
+	if (r->ttype == MDS_DIR) {
+		pt->nlink--;
+		pf->nlink++;
+	}
+	pf->mtime_ns = pf->ctime_ns = now;
+	pt->mtime_ns = pt->ctime_ns = now;
+	r->moved.ctime_ns = r->target.ctime_ns = now;
+	b = leveldb_writebatch_create();
+	mds_batch_put_dirent(b, r->wf.parent.handle, r->wf.name, r->wf.len, r->th, r->ttype);
+	mds_batch_put_dirent(b, r->wt.parent.handle, r->wt.name, r->wt.len, r->h, r->type);
+	mds_batch_put_attr(b, &r->moved);
+	mds_batch_put_attr(b, &r->target);
+	mds_batch_put_attr(b, pf);
+	if (pt != pf)
+		mds_batch_put_attr(b, pt);
+	rc = mds_batch_write(st, b, "rename (exchange)", r->from);
+	leveldb_writebatch_destroy(b);
+	return rc;
 }
 
 /* Write the checked rename: the entries, the counts of both parents (one
@@ -119,6 +173,8 @@ static int rename_write(struct mds_store *st, struct rename_op *r)
 		pf->nlink--;
 		pt->nlink++;
 	}
+	if (r->how == MDS_RENAME_EXCHANGE)
+		return exchange_write(st, r, pf, pt, now);
 	if (r->have_target) {
 		pt->nentries--;
 		if (r->ttype == MDS_DIR)
@@ -172,7 +228,14 @@ int mds_rename(struct mds_store *st, const struct mds_cred *cred,
 	       const char *from, const char *to, struct mds_attr *replaced,
 	       int *replaced_file)
 {
-	struct rename_op r = { .from = from, .to = to };
+	return mds_rename_how(st, cred, from, to, MDS_RENAME_REPLACE, replaced, replaced_file);
+}
+
+int mds_rename_how(struct mds_store *st, const struct mds_cred *cred, const char *from,
+		   const char *to, enum mds_rename_mode how, struct mds_attr *replaced,
+		   int *replaced_file)
+{
+	struct rename_op r = { .from = from, .to = to, .how = how };
 	int rc;
 
 	if (replaced_file)
@@ -194,7 +257,7 @@ int mds_rename(struct mds_store *st, const struct mds_cred *cred,
 		rc = rename_write(st, &r);
 	if (rc == RENAME_NOOP)
 		return 0;
-	if (!rc && r.have_target)
+	if (!rc && r.have_target && how != MDS_RENAME_EXCHANGE)
 		rename_replaced(st, &r, replaced, replaced_file);
 	return rc;
 }

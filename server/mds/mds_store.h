@@ -234,6 +234,14 @@ int mds_rmdir(struct mds_store *st, const struct mds_cred *cred,
 int mds_rename(struct mds_store *st, const struct mds_cred *cred,
 	       const char *from, const char *to, struct mds_attr *replaced,
 	       int *replaced_file);
+/* What a rename does to an existing `to`: replace it (mds_rename), fail
+ * with -EEXIST, or swap the two names (`to` must exist: -ENOENT; neither
+ * may be inside the other: -EINVAL). Each checked and written in one
+ * batch, so no other request sees a step between. */
+enum mds_rename_mode { MDS_RENAME_REPLACE, MDS_RENAME_NOREPLACE, MDS_RENAME_EXCHANGE };
+int mds_rename_how(struct mds_store *st, const struct mds_cred *cred, const char *from,
+		   const char *to, enum mds_rename_mode how, struct mds_attr *replaced,
+		   int *replaced_file);
 
 /*
  * Purge intents (mds_intent.c). Removing a file's name records, in the

@@ -166,6 +166,11 @@ static int fzd_rename(struct ios_disk *d, const char *from, const char *to)
 	return FZ_INNER(d)->ops->rename(FZ_INNER(d), from, to);
 }
 
+static int fzd_fallocate(struct ios_disk *d, int fd, off_t off, off_t len)
+{
+	return FZ_INNER(d)->ops->fallocate(FZ_INNER(d), fd, off, len);
+}
+
 static void fzd_destroy(struct ios_disk *d)
 {
 	(void)d; /* lives for the whole run */
@@ -174,7 +179,7 @@ static void fzd_destroy(struct ios_disk *d)
 static const struct ios_disk_ops fz_disk_ops = {
 	sizeof(struct ios_disk_ops), fzd_open, fzd_unlink, fzd_close, fzd_preadv, fzd_pwritev,
 	fzd_fstat, fzd_ftruncate, fzd_fdatasync, fzd_mkdir, fzd_syncdir, fzd_statvfs,
-	fzd_rename, fzd_destroy, NULL /* no writeback hint */,
+	fzd_rename, fzd_destroy, NULL /* no writeback hint */, fzd_fallocate,
 };
 
 /* Remove the files the last input made, and the store's own (renamed in,

@@ -261,6 +261,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fz_tmpdir("fuzz-mds", dir, sizeof(dir)))
 		abort();
 	mds.n_ios = cfg.n_ios;
+	mds.dir = dir; /* STATFS reads its file system */
 	mds.key = fz_key;
 	mds.cap_lifetime_ms = cfg.cap_lifetime_ms;
 	if ((rc = mds_store_open(dir, 0, cfg.n_ios, &mds.store, err, sizeof(err)))) {

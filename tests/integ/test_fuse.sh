@@ -40,7 +40,8 @@ FUSE_PIDS=()
 N_IOS=4
 
 cleanup() {
-	for m in "$M1" "$M2" "$M3" "$D/msig"; do
+	[ -f "$D/tl/var/tessera.conf" ] && "$top/deploy/tessera-local" --dir "$D/tl/var" down >/dev/null 2>&1
+	for m in "$M1" "$M2" "$M3" "$D/msig" "$D/tl/mnt"; do
 		mountpoint -q "$m" 2>/dev/null && { fusermount3 -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; }
 	done
 	for p in "${FUSE_PIDS[@]}"; do kill "$p" 2>/dev/null; done
@@ -587,6 +588,210 @@ os.setxattr(sys.argv[1], "security.capability", struct.pack("<5I", 0x02000000, 0
 	[ -z "$(getfattr -d -m - "$M1/xa/f")" ] || die "a new file has the old one's attributes"
 }
 
+# Set-ID bits (issue 23, item 6): a non-owner's write or truncate clears
+# them (the kernel's "kill priv" chmod, which the metadata daemon allows
+# a caller with write permission), setgid without group-exec stays, root's
+# write keeps them, root's chown drops them; a non-owner cannot set them.
+t_setid() {
+	local d=$M1/setid
+	mkdir "$d"
+	chmod 0777 "$d"
+	echo x >"$d/w"
+	chmod 06777 "$d/w"
+	as_nobody sh -c "echo more >>'$d/w'" || die "a non-owner's write to a setuid file failed"
+	[ "$(stat -c %a "$d/w")" = 777 ] || die "after a non-owner's write: mode $(stat -c %a "$d/w")"
+	echo x >"$d/t"
+	chmod 06777 "$d/t"
+	as_nobody truncate -s 1 "$d/t" || die "a non-owner's truncate of a setuid file failed"
+	[ "$(stat -c %a "$d/t")" = 777 ] || die "after a non-owner's truncate: mode $(stat -c %a "$d/t")"
+	echo x >"$d/l"
+	chmod 02767 "$d/l"   # setgid without group-exec: a locking mark, kept
+	as_nobody sh -c "echo more >>'$d/l'"
+	[ "$(stat -c %a "$d/l")" = 2767 ] || die "setgid without group-exec: mode $(stat -c %a "$d/l")"
+	as_nobody chmod u+s "$d/w" 2>"$D/err" && die "a non-owner set setuid"
+	grep -q "Operation not permitted" "$D/err" || die "chmod u+s: $(cat "$D/err")"
+	[ "$(stat -c %a "$d/w")" = 777 ] || die "non-owner's chmod changed the mode"
+	chmod 06755 "$d/w"
+	echo root >>"$d/w"
+	[ "$(stat -c %a "$d/w")" = 6755 ] || die "root's write cleared the set-ID bits"
+	chown 65534 "$d/w"
+	[ "$(stat -c %a "$d/w")" = 755 ] || die "root's chown kept the set-ID bits: $(stat -c %a "$d/w")"
+	rm -rf "$d"
+}
+
+# ftruncate and fchmod act on the open file, whatever its mode says now:
+# a file created with mode 0 (by uid 65534 in its own directory) is still
+# writable and truncatable through its descriptor; by name it is not.
+t_fd_ops() {
+	local d=$M1/fdops
+	mkdir "$d"
+	chown 65534:65534 "$d"
+	as_nobody /usr/bin/python3 - "$d" <<'EOF'
+import errno, os, sys
+d = sys.argv[1]
+fd = os.open(os.path.join(d, "zero"), os.O_CREAT | os.O_EXCL | os.O_RDWR, 0)
+os.ftruncate(fd, 1000)
+assert os.fstat(fd).st_size == 1000, os.fstat(fd).st_size
+os.write(fd, b"abc")
+os.close(fd)
+fd = os.open(os.path.join(d, "later"), os.O_CREAT | os.O_RDWR, 0o644)
+os.fchmod(fd, 0)
+os.ftruncate(fd, 10)
+os.fchmod(fd, 0o600)
+assert os.fstat(fd).st_mode & 0o777 == 0o600
+os.close(fd)
+try:
+    os.truncate(os.path.join(d, "zero"), 0)   # by name: mode 0 refuses
+except OSError as e:
+    assert e.errno == errno.EACCES, e
+else:
+    raise SystemExit("truncate by name of a mode 0 file worked")
+EOF
+	[ "$(stat -c %s "$d/zero")" = 1000 ] || die "size $(stat -c %s "$d/zero")"
+	rm -rf "$d"
+}
+
+# utimensat with UTIME_NOW and UTIME_OMIT (touch -a, touch -m), by the
+# owner and by a non-owner with write permission (may set now, not a
+# chosen time).
+t_utimens() {
+	local f=$M1/utimes old
+	echo x >"$f"
+	chmod 0666 "$f"
+	touch -d '2001-02-03 04:05:06' "$f"
+	old=$(date -d '2001-02-03 04:05:06' +%s)
+	touch -a "$f"   # atime now, mtime UTIME_OMIT
+	[ "$(stat -c %Y "$f")" = "$old" ] || die "touch -a moved mtime"
+	[ "$(stat -c %X "$f")" -gt "$old" ] || die "touch -a left atime"
+	touch -a -d '2002-01-01 00:00:00' "$f"
+	[ "$(stat -c %X "$f")" = "$(date -d '2002-01-01 00:00:00' +%s)" ] || die "touch -a -d: atime $(stat -c %X "$f")"
+	[ "$(stat -c %Y "$f")" = "$old" ] || die "touch -a -d moved mtime"
+	touch -m -d '2003-01-01 00:00:00' "$f"   # atime UTIME_OMIT
+	[ "$(stat -c %X "$f")" = "$(date -d '2002-01-01 00:00:00' +%s)" ] || die "touch -m moved atime"
+	[ "$(stat -c %Y "$f")" = "$(date -d '2003-01-01 00:00:00' +%s)" ] || die "touch -m: mtime $(stat -c %Y "$f")"
+	as_nobody touch "$f" || die "a writer who is not the owner cannot touch"
+	[ "$(stat -c %Y "$f")" -gt "$old" ] || die "non-owner's touch left mtime"
+	as_nobody touch -d '2001-02-03 04:05:06' "$f" 2>/dev/null && die "a non-owner set a chosen time"
+	rm -f "$f"
+}
+
+# du and df (issue 23, item 6): st_blocks is the objects' allocation, so
+# a 10 GiB sparse file costs next to nothing; the test's storage daemons
+# share one disk, which df counts once (as large as the disk under $D);
+# df -i shows a count of names derived from the metadata daemon's disk.
+t_space() {
+	local f=$M1/sparse kb local_kb tessera_kb inodes
+	truncate -s 10G "$f"
+	echo x | dd of="$f" bs=1 seek=$((5 << 30)) conv=notrunc status=none
+	[ "$(stat -c %s "$f")" = $((10 << 30)) ] || die "size $(stat -c %s "$f")"
+	kb=$(du -k "$f" | cut -f1)
+	echo "du of a 10 GiB sparse file: $kb KiB"
+	[ "$kb" -lt 1024 ] || die "du counts $kb KiB for a sparse file"
+	head -c 4M /dev/urandom >"$M1/dense"
+	kb=$(du -k "$M1/dense" | cut -f1)
+	[ "$kb" -ge 4096 ] || die "du counts $kb KiB for 4 MiB written"
+	local_kb=$(df -k --output=size "$D" | tail -1)
+	tessera_kb=$(df -k --output=size "$M1" | tail -1)
+	echo "df: local disk $local_kb KiB, mount $tessera_kb KiB ($N_IOS storage daemons on it)"
+	[ "$tessera_kb" -le $((local_kb + local_kb / 100)) ] || die "df counts the shared disk more than once"
+	[ "$tessera_kb" -ge $((local_kb - local_kb / 100)) ] || die "df shows less than the disk"
+	inodes=$(df --output=itotal "$M1" | tail -1 | tr -d " ")
+	echo "df -i: $inodes"
+	[ "$inodes" != 4294968110 ] && [ "$inodes" -lt 4294967295 ] && [ "$inodes" -gt 0 ] || die "inode count $inodes"
+	rm -f "$f" "$M1/dense"
+}
+
+# renameat2 flags (issue 23, item 6): RENAME_NOREPLACE and RENAME_EXCHANGE
+# done by the metadata daemon in one step; RENAME_WHITEOUT and unknown
+# flags get EINVAL.
+t_rename_flags() {
+	local d=$M1/rnf
+	mkdir "$d" "$d/sub"
+	echo a >"$d/a"
+	echo b >"$d/b"
+	python3 - "$d" <<'EOF'
+import ctypes, errno, os, sys
+d = sys.argv[1]
+libc = ctypes.CDLL(None, use_errno=True)
+def renameat2(a, b, flags):
+    if libc.renameat2(-100, os.path.join(d, a).encode(), -100, os.path.join(d, b).encode(), flags):
+        return ctypes.get_errno()
+    return 0
+NOREPLACE, EXCHANGE, WHITEOUT = 1, 2, 4
+def read(n):
+    with open(os.path.join(d, n)) as f:
+        return f.read()
+assert renameat2("a", "b", NOREPLACE) == errno.EEXIST
+assert read("a") == "a\n" and read("b") == "b\n"
+assert renameat2("a", "b", EXCHANGE) == 0
+assert read("a") == "b\n" and read("b") == "a\n", (read("a"), read("b"))
+assert renameat2("a", "sub", EXCHANGE) == 0
+assert os.path.isdir(os.path.join(d, "a")) and read("sub") == "b\n"
+assert renameat2("b", "none", EXCHANGE) == errno.ENOENT
+assert renameat2("b", "c", WHITEOUT) == errno.EINVAL
+assert renameat2("b", "c", NOREPLACE | EXCHANGE) == errno.EINVAL
+assert renameat2("b", "c", 0x100) == errno.EINVAL
+assert renameat2("b", "c", NOREPLACE) == 0 and read("c") == "a\n"
+EOF
+	rm -rf "$d"
+}
+
+# fallocate (issue 23, item 6): mode 0 allocates and grows the file,
+# --keep-size allocates only, other modes (punch hole, zero range) get
+# EOPNOTSUPP, a negative offset EINVAL; posix_fallocate works.
+t_fallocate() {
+	local f=$M1/falloc kb
+	echo abc >"$f"
+	fallocate -l 8M "$f"
+	[ "$(stat -c %s "$f")" = 8388608 ] || die "size after fallocate: $(stat -c %s "$f")"
+	kb=$(du -k "$f" | cut -f1)
+	[ "$kb" -ge 8192 ] || die "fallocate -l 8M allocated $kb KiB"
+	[ "$(head -c 4 "$f")" = abc ] || die "fallocate changed the data"
+	fallocate -n -o 8M -l 4M "$f"
+	[ "$(stat -c %s "$f")" = 8388608 ] || die "keep-size changed the size: $(stat -c %s "$f")"
+	fallocate -p -o 0 -l 4096 "$f" 2>"$D/err" && die "punch hole succeeded"
+	grep -Eq "not supported|unsupported" "$D/err" || die "punch hole: $(cat "$D/err")"
+	fallocate -z -o 0 -l 4096 "$f" 2>/dev/null && die "zero range succeeded"
+	python3 - "$f" <<'EOF'
+import errno, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+os.posix_fallocate(fd, 16 << 20, 1 << 20)
+assert os.fstat(fd).st_size == 17 << 20, os.fstat(fd).st_size
+for off, ln, want in ((-1, 10, errno.EINVAL), (0, 0, errno.EINVAL), ((1 << 63) - 10, 100, errno.EFBIG)):
+    try:
+        os.posix_fallocate(fd, off, ln)
+    except OSError as e:
+        assert e.errno == want, (off, ln, e)
+    else:
+        raise SystemExit("posix_fallocate(%d, %d) worked" % (off, ln))
+os.close(fd)
+EOF
+	rm -f "$f"
+}
+
+# Shared scratch by default (issue 23, item 7): tessera-local mounts with
+# allow_other (default_permissions is always on), so a second user works
+# on the mount as on /tmp; fuse-allow-other.sh adds user_allow_other to a
+# fuse.conf once, whatever it held.
+t_shared() {
+	local tl=$D/tl port
+	mkdir -m 0755 "$tl"
+	port=$(free_port)
+	"$top/deploy/tessera-local" --dir "$tl/var" -n 1 -p "$port" -b "$BIN" up >"$D/tl.out" 2>&1 ||
+		{ cat "$D/tl.out"; die "tessera-local up failed"; }
+	grep "$tl/mnt" /proc/mounts | grep -q allow_other || { cat "$D/tl.out"; grep "$tl/mnt" /proc/mounts; die "tessera-local mounted without allow_other"; }
+	grep "$tl/mnt" /proc/mounts | grep -q default_permissions || die "no default_permissions"
+	as_nobody sh -c "echo mine >'$tl/mnt/by-nobody'" || die "a second user cannot write the shared scratch"
+	[ "$(stat -c %u "$tl/mnt/by-nobody")" = 65534 ] || die "file not owned by its creator"
+	as_nobody rm "$tl/mnt/by-nobody"
+	"$top/deploy/tessera-local" --dir "$tl/var" down >/dev/null 2>&1
+	printf '#user_allow_other\nmount_max = 1000' >"$tl/fuse.conf"
+	bash "$top/deploy/fuse-allow-other.sh" "$tl/fuse.conf"
+	bash "$top/deploy/fuse-allow-other.sh" "$tl/fuse.conf"
+	[ "$(grep -cx user_allow_other "$tl/fuse.conf")" = 1 ] || die "fuse.conf: $(cat "$tl/fuse.conf")"
+	grep -qx 'mount_max = 1000' "$tl/fuse.conf" || die "fuse.conf lost a line: $(cat "$tl/fuse.conf")"
+}
+
 t_dead_ios() {
 	mkdir -p "$M1/kill"
 	local t0=$SECONDS rc pid
@@ -717,7 +922,7 @@ t_unmount() {
 	fusermount3 -u "$M1"
 }
 
-echo "[==========] Running 18 test(s)."
+echo "[==========] Running 26 test(s)."
 check_here cluster_and_mount t_cluster_and_mount
 if [ ${#failed[@]} -eq 0 ]; then
 	check basic t_basic
@@ -734,6 +939,13 @@ if [ ${#failed[@]} -eq 0 ]; then
 	check file_types t_file_types
 	check tar_links t_tar_links
 	check xattr t_xattr
+	check setid t_setid
+	check fd_ops t_fd_ops
+	check utimens t_utimens
+	check space t_space
+	check rename_flags t_rename_flags
+	check fallocate t_fallocate
+	check shared t_shared
 	check dead_ios t_dead_ios
 	check signals t_signals
 	check kill_recovery t_kill_recovery

@@ -213,8 +213,8 @@ static void test_other_calls(void **state)
 
 	open_store(f, "stat@1=EDQUOT,truncate@1=EROFS,sync@1=EIO,open@5=EMFILE");
 	assert_int_equal(put(f, A, 0, 'a', 100), 100);            /* open 1 */
-	assert_int_equal(ios_store_size(f->st, A, &size, &mtime), -EDQUOT);
-	assert_int_equal(ios_store_size(f->st, A, &size, &mtime), 0);
+	assert_int_equal(ios_store_size(f->st, A, &size, &mtime, NULL), -EDQUOT);
+	assert_int_equal(ios_store_size(f->st, A, &size, &mtime, NULL), 0);
 	assert_int_equal(size, 100);
 	assert_int_equal(ios_store_truncate(f->st, A, 10), -EROFS);
 	assert_int_equal(ios_store_truncate(f->st, A, 10), 0);
@@ -249,7 +249,7 @@ static void test_lose_from_start(void **state)
 	assert_true(object_exists(f, A));
 	assert_int_equal(get(f, A, 0, buf, 8), -EIO);
 	assert_false(object_exists(f, A));
-	assert_int_equal(ios_store_size(f->st, A, &size, &mtime), -EIO);
+	assert_int_equal(ios_store_size(f->st, A, &size, &mtime, NULL), -EIO);
 	assert_int_equal(put(f, A, 0, 'a', 8), -EIO);
 	assert_false(object_exists(f, A));
 	assert_int_equal(get(f, B, 0, buf, 8), 8);

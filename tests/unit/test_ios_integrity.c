@@ -346,7 +346,7 @@ static void test_deleted_object(void **state)
 	why_says(f, path);
 	for (int restart = 0; restart < 2; restart++) {
 		assert_int_equal(get(f, A, 0, buf, 64), -EIO);
-		assert_int_equal(ios_store_size(f->st, A, &size, &mtime), -EIO);
+		assert_int_equal(ios_store_size(f->st, A, &size, &mtime, NULL), -EIO);
 		assert_int_equal(put_fill(f, A, 0, 'z', 8), -EIO);
 		assert_int_equal(ios_store_truncate(f->st, A, 0), -EIO);
 		assert_int_equal(ios_store_sync(f->st, A), -EIO);
@@ -389,7 +389,7 @@ static void test_remade(void **state)
 	free(notice);
 	assert_int_equal(get(f, A, 0, buf, 64), -EIO);
 	why_says(f, "remade");
-	assert_int_equal(ios_store_size(f->st, A, &size, &mtime), -EIO);
+	assert_int_equal(ios_store_size(f->st, A, &size, &mtime, NULL), -EIO);
 	assert_int_equal(put_fill(f, B, 0, 'b', 64), 64); /* a new object works */
 	assert_int_equal(get(f, B, 0, buf, 64), 64);
 	assert_int_equal(get(f, C, 0, buf, 64), -EIO);     /* a hole cannot be told */
