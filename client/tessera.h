@@ -199,6 +199,8 @@ int tessera_fsync(tessera_file *file);
 int tessera_fstat(tessera_file *file, struct tessera_stat *st);
 int tessera_ftruncate(tessera_file *file, uint64_t size);
 int tessera_file_layout(tessera_file *file, struct tessera_layout *layout);
+/* The file's handle (its st_ino), known since the open: no request. */
+uint64_t tessera_file_handle(const tessera_file *file);
 
 /* What the last contiguous write on `file` that failed (tessera_pwrite
  * returned a negative errno) left in the file: the message says the same
