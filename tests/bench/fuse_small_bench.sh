@@ -6,7 +6,7 @@
 #
 #   TESSERA_BUILD    build directory (default: build/)
 #   BENCH_SMALL_MIB  MiB per small-I/O file (default 64)
-#   BENCH_FILES      files for the creates and removes (default 2000)
+#   BENCH_FILES      files for the creates and removes (default 500)
 #   BENCH_ROUNDS     rounds, mount and local alternating; the best of
 #                    each is kept (default 3)
 #
@@ -27,7 +27,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 B=${TESSERA_BUILD:-$top/build}
 BIN=$B/bin
 MIB=${BENCH_SMALL_MIB:-64}
-FILES=${BENCH_FILES:-2000}
+FILES=${BENCH_FILES:-500}
 ROUNDS=${BENCH_ROUNDS:-3}
 N_IOS=4
 
