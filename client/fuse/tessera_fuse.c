@@ -98,6 +98,14 @@
  * mount, its dirty pages go to the storage daemons at least this often
  * (the kernel's own timer is dirty_expire_centisecs, 30 s by default). */
 #define FLUSH_TICK_MS 1000
+/* Request threads at most, unless -o max_threads says otherwise
+ * (libfuse's default is 10; they start as needed). An open that sets the
+ * kernel's attributes (sync_kernel_attrs) waits for requests it causes,
+ * which other threads serve: at most half the threads do that at once
+ * (tfuse.max_fixers); an open beyond waits for one of them, at most
+ * FIX_WAIT_MS. */
+#define LOOP_THREADS 256
+#define FIX_WAIT_MS 5000
 
 /* A file (by Tessera handle) open for writing through the mount, or
  * whose kernel attributes are being set right (sync_kernel_attrs). While
@@ -128,9 +136,12 @@ struct tfuse {
 	int writeback;        /* the kernel's writeback cache is on */
 	pthread_mutex_t lock; /* guards inodes, nwriters, fixers, stop */
 	pthread_cond_t wake;  /* the flusher's timer, and its stop */
+	pthread_cond_t fixed; /* a sync_kernel_attrs ended */
 	struct tinode *inodes;
 	unsigned nwriters;    /* sum of inodes' writers */
 	struct tfixer *fixers;
+	unsigned nfixers, max_fixers; /* threads in sync_kernel_attrs; limit */
+	unsigned threads;     /* request threads at most (LOOP_THREADS) */
 	int flusher_on, stop;
 	pthread_t flusher;
 };
@@ -376,6 +387,54 @@ static int is_fixup(void)
 	return found;
 }
 
+/* Wait, under t->lock, until fewer than max_fixers threads set the
+ * kernel's attributes, at most FIX_WAIT_MS: bounded, since the threads
+ * those wait for may all be taken by waiters like this one. 1 when there
+ * is room. */
+static int fixer_slot_wait(struct tfuse *t)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += FIX_WAIT_MS / 1000;
+	while (t->nfixers >= t->max_fixers)
+		if (pthread_cond_timedwait(&t->fixed, &t->lock, &until) == ETIMEDOUT)
+			return t->nfixers < t->max_fixers;
+	return 1;
+}
+
+/* Set the kernel's size and mtime (st) of the file at full (path in
+ * Tessera) to the servers' (ts), unless this mount has it open for
+ * writing or another thread is at it. */
+static void set_kernel_attrs(struct tfuse *t, const char *full, const char *path,
+			     const struct stat *st, const struct tessera_stat *ts)
+{
+	const struct timespec times[2] = { { .tv_nsec = UTIME_OMIT }, ts->mtime };
+	struct tinode *n;
+	int go;
+
+	pthread_mutex_lock(&t->lock);
+	n = tinode_get(t, ts->handle, 1);
+	go = n && !n->writers && !n->fixing;
+	if (go)
+		n->fixing = 1;
+	else if (n)
+		tinode_put(t, n);
+	pthread_mutex_unlock(&t->lock);
+	if (!go)
+		return;
+	if ((uint64_t)st->st_size != ts->size && truncate(full, (off_t)ts->size))
+		fprintf(stderr, "tessera-fuse: open %s: cannot set the kernel's size to the "
+			"servers' %llu: %s\n", path, (unsigned long long)ts->size, strerror(errno));
+	else if (utimensat(AT_FDCWD, full, times, 0))
+		fprintf(stderr, "tessera-fuse: open %s: cannot set the kernel's mtime to the "
+			"servers': %s\n", path, strerror(errno));
+	pthread_mutex_lock(&t->lock);
+	n->fixing = 0;
+	tinode_put(t, n);
+	pthread_mutex_unlock(&t->lock);
+}
+
 /* Make the kernel's size and mtime of the file at path those of the
  * servers (ts), through the mount itself: a truncate(2) sets the kernel's
  * size to what the truncate request answers (the only attribute reply it
@@ -385,50 +444,45 @@ static int is_fixup(void)
  * the file open for writing: then the kernel holds no dirty page of it
  * (close writes them all back) and the servers' attributes are the newer.
  * Never for an O_TRUNC open, for which the kernel holds the inode's lock
- * (and sets the size to 0 itself). Failures leave the kernel's cached
- * attributes as they were, and are logged. */
+ * (and sets the size to 0 itself). Every system call here on the mount
+ * (the stat that reads the kernel's view too) waits for requests other
+ * threads serve, so at most max_fixers threads are in here at once.
+ * Failures leave the kernel's cached attributes as they were, and are
+ * logged. */
 static void sync_kernel_attrs(struct tfuse *t, const char *path, const struct tessera_stat *ts)
 {
-	const struct timespec times[2] = { { .tv_nsec = UTIME_OMIT }, ts->mtime };
 	struct tfixer me = { .tid = gettid() };
-	struct tinode *n;
 	char full[PATH_MAX];
 	struct stat st;
-	int go = 0;
 
 	if (!t->writeback || !t->mount_dir ||
 	    snprintf(full, sizeof(full), "%s%s", t->mount_dir, path) >= (int)sizeof(full))
 		return;
-	/* what the kernel holds (the opener keeps its inode cached) */
-	if (stat(full, &st) || !S_ISREG(st.st_mode))
-		return;
-	if ((uint64_t)st.st_size == ts->size && st.st_mtim.tv_sec == ts->mtime.tv_sec &&
-	    st.st_mtim.tv_nsec == ts->mtime.tv_nsec)
-		return;
 	pthread_mutex_lock(&t->lock);
-	n = tinode_get(t, ts->handle, 1);
-	if (n && !n->writers && !n->fixing) {
-		n->fixing = go = 1;
-		me.next = t->fixers;
-		t->fixers = &me;
-	}
-	pthread_mutex_unlock(&t->lock);
-	if (!go)
+	if (!fixer_slot_wait(t)) {
+		pthread_mutex_unlock(&t->lock);
+		fprintf(stderr, "tessera-fuse: open %s: %u opens set the kernel's attributes "
+			"for %d s; this one may see an older size (raise -o max_threads)\n",
+			path, t->max_fixers, FIX_WAIT_MS / 1000);
 		return;
-	if ((uint64_t)st.st_size != ts->size && truncate(full, (off_t)ts->size))
-		fprintf(stderr, "tessera-fuse: open %s: cannot set the kernel's size to the "
-			"servers' %llu: %s\n", path, (unsigned long long)ts->size, strerror(errno));
-	else if (utimensat(AT_FDCWD, full, times, 0))
-		fprintf(stderr, "tessera-fuse: open %s: cannot set the kernel's mtime to the "
-			"servers': %s\n", path, strerror(errno));
+	}
+	t->nfixers++;
+	me.next = t->fixers;
+	t->fixers = &me;
+	pthread_mutex_unlock(&t->lock);
+	/* what the kernel holds (the opener keeps its inode cached) */
+	if (!stat(full, &st) && S_ISREG(st.st_mode) &&
+	    ((uint64_t)st.st_size != ts->size || st.st_mtim.tv_sec != ts->mtime.tv_sec ||
+	     st.st_mtim.tv_nsec != ts->mtime.tv_nsec))
+		set_kernel_attrs(t, full, path, &st, ts);
 	pthread_mutex_lock(&t->lock);
 	for (struct tfixer **p = &t->fixers; *p; p = &(*p)->next)
 		if (*p == &me) {
 			*p = me.next;
 			break;
 		}
-	n->fixing = 0;
-	tinode_put(t, n);
+	t->nfixers--;
+	pthread_cond_broadcast(&t->fixed);
 	pthread_mutex_unlock(&t->lock);
 }
 
@@ -1180,22 +1234,32 @@ static void set_readahead(const char *dir)
 }
 
 /* The last max_read=N among the -o options of args (def if none). */
-static unsigned max_read_of(const struct fuse_args *args, unsigned def)
+/* The last NAME=N (name: "NAME=") among the -o options of argv (def if
+ * none). */
+static unsigned option_uint(int argc, char *const *argv, const char *name, unsigned def)
 {
-	for (int i = 1; i < args->argc; i++) {
-		const char *o = args->argv[i];
+	size_t len = strlen(name);
 
-		if (!strcmp(o, "-o") && i + 1 < args->argc)
-			o = args->argv[++i];
+	for (int i = 1; i < argc; i++) {
+		const char *o = argv[i];
+
+		if (!strcmp(o, "-o") && i + 1 < argc)
+			o = argv[++i];
 		else if (!strncmp(o, "-o", 2))
 			o += 2;
 		else
 			continue;
 		for (const char *p = o; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
-			if (!strncmp(p, "max_read=", 9))
-				def = (unsigned)strtoul(p + 9, NULL, 0);
+			if (!strncmp(p, name, len))
+				def = (unsigned)strtoul(p + len, NULL, 0);
 	}
 	return def;
+}
+
+/* The last max_read=N among the -o options of args (def if none). */
+static unsigned max_read_of(const struct fuse_args *args, unsigned def)
+{
+	return option_uint(args->argc, args->argv, "max_read=", def);
 }
 
 /* Connect and ping every server in a child process, before the mount
@@ -1352,7 +1416,7 @@ static int loop_status(int rc)
 
 /* Serve until unmounted or stopped by a signal: 0, or 1 when the loop
  * failed. */
-static int serve(struct fuse *fuse, const struct fuse_cmdline_opts *opts)
+static int serve(struct fuse *fuse, const struct fuse_cmdline_opts *opts, unsigned threads)
 {
 	struct fuse_loop_config *lc;
 	int rc;
@@ -1364,9 +1428,7 @@ static int serve(struct fuse *fuse, const struct fuse_cmdline_opts *opts)
 		return 1;
 	fuse_loop_cfg_set_clone_fd(lc, opts->clone_fd);
 	fuse_loop_cfg_set_idle_threads(lc, opts->max_idle_threads);
-	/* fuse_parse_cmdline leaves it at UINT_MAX when not given */
-	if (opts->max_threads > 0 && opts->max_threads <= 100000)
-		fuse_loop_cfg_set_max_threads(lc, opts->max_threads);
+	fuse_loop_cfg_set_max_threads(lc, threads);
 	rc = fuse_loop_mt(fuse, lc);
 	fuse_loop_cfg_destroy(lc);
 	return loop_status(rc);
@@ -1384,6 +1446,7 @@ static int mount_and_serve(struct fuse_args *args, const struct fuse_cmdline_opt
 
 	t->max_read = max_read_of(args, IO_SIZE);
 	t->singlethread = opts->singlethread;
+	t->max_fixers = t->threads / 2;
 	fuse = fuse_new(args, &ops, sizeof(ops), t);
 	if (!fuse)
 		return 1;
@@ -1420,7 +1483,7 @@ static int mount_and_serve(struct fuse_args *args, const struct fuse_cmdline_opt
 	tessera_server_watch(t->fs, log_state, NULL);
 	if (catch_stop_signals(fuse) != 0)
 		goto out_unmount;
-	rc = serve(fuse, opts);
+	rc = serve(fuse, opts, t->threads);
 	fuse_remove_signal_handlers(fuse_get_session(fuse));
 out_unmount:
 	fuse_unmount(fuse);
@@ -1438,13 +1501,17 @@ int main(int argc, char **argv)
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_cmdline_opts opts;
 	struct tfuse t = { .max_read = IO_SIZE, .lock = PTHREAD_MUTEX_INITIALIZER,
-			   .wake = PTHREAD_COND_INITIALIZER };
+			   .wake = PTHREAD_COND_INITIALIZER, .fixed = PTHREAD_COND_INITIALIZER };
 	char config[4096];
 	int rc;
 
 	/* mount.fuse3's form: CONFIG MOUNTPOINT -o OPTS (the source is the config) */
 	if (take_source(&argc, argv, &t.config))
 		return 2;
+	/* (fuse_parse_cmdline takes it out, and puts 10 where it is not given) */
+	t.threads = option_uint(argc, argv, "max_threads=", LOOP_THREADS);
+	if (!t.threads || t.threads > 100000)
+		t.threads = LOOP_THREADS;
 	if (split_args(argc, argv, &args, &t)) {
 		fuse_opt_free_args(&args);
 		return 2;

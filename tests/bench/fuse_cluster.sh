@@ -33,6 +33,7 @@ fuse_cluster_up() {
 }
 
 fuse_cluster_down() {
+	set +e   # (a process already gone must not stop the clean-up)
 	mountpoint -q "$M" 2>/dev/null && { fusermount3 -u "$M" 2>/dev/null || umount -l "$M"; }
 	[ -n "$FUSE_PID" ] && kill "$FUSE_PID" 2>/dev/null
 	for f in "$D"/*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
