@@ -2,7 +2,8 @@
 # test_fuse.sh - tessera-fuse against a real cluster (1 mds + 4 ios on
 # loopback), with CMocka-style output for tests/run-suites.sh.
 #
-# Needs root, /dev/fuse, fusermount3, fio, setpriv, python3. Without a
+# Needs root, /dev/fuse, fusermount3, fio, setpriv, python3, getfattr,
+# setfattr, rsync. Without a
 # usable /dev/fuse it reports one skipped test and exits 0.
 # TESSERA_BUILD names the build directory (default: build/); with
 # TESSERA_KEEP=1 the scratch directory (logs, per-test output) is kept.
@@ -378,25 +379,212 @@ t_permissions() {
 	[ "$(cat "$M1/perm/nobody/f")" = mine ] || die "root cannot read everything"
 }
 
-t_unsupported() {
-	echo x >"$M1/plain"
-	ln "$M1/plain" "$M1/hard" 2>"$D/err" && die "hard link succeeded"
-	grep -q "Operation not permitted" "$D/err" || die "link: $(cat "$D/err")"
-	ln -s plain "$M1/soft" 2>/dev/null && die "symlink succeeded"
-	mkfifo "$M1/fifo" 2>/dev/null && die "mkfifo succeeded"
-	python3 - "$M1/plain" <<'EOF'
+# Every file type on the mount (these gave EPERM before issue 23).
+t_file_types() {
+	local d=$M1/types
+	mkdir -p "$d/dir"
+	echo hello >"$d/plain"
+	# symbolic links: the kernel follows them; lstat, readlink, ls -l
+	ln -s plain "$d/soft" || die "symlink failed"
+	ln -s ../../types/dir "$d/dir/up" || die "symlink into a directory failed"
+	[ "$(readlink "$d/soft")" = plain ] || die "readlink: $(readlink "$d/soft")"
+	[ "$(cat "$d/soft")" = hello ] || die "reading through a link failed"
+	[ -L "$d/soft" ] && [ "$(stat -c %F:%s "$d/soft")" = "symbolic link:5" ] ||
+		die "lstat of a link: $(stat -c %F:%s "$d/soft")"
+	[ -d "$d/dir/up/up/up" ] || die "a chain of directory links failed"
+	ls -l "$d" | grep -q "soft -> plain" || die "ls -l shows no target"
+	[ "$(find "$d" -maxdepth 1 -type l | wc -l)" = 1 ] || die "readdir type of a link"
+	# through the second mount (another node): the same link
+	[ "$(readlink "$M2/types/soft")" = plain ] || die "link not seen by the second mount"
+	# O_NOFOLLOW, loops, target length
+	python3 - "$d" <<'PYEOF' || die "O_NOFOLLOW, loops or target length"
+import errno, os, sys
+d = sys.argv[1]
+try:
+    os.open(d + "/soft", os.O_RDONLY | os.O_NOFOLLOW)
+except OSError as e:
+    assert e.errno == errno.ELOOP, e
+else:
+    raise SystemExit("O_NOFOLLOW opened a link")
+os.symlink("loop2", d + "/loop1")
+os.symlink("loop1", d + "/loop2")
+try:
+    open(d + "/loop1")
+except OSError as e:
+    assert e.errno == errno.ELOOP, e
+else:
+    raise SystemExit("a symlink loop opened")
+try:
+    os.symlink("x" * 4096, d + "/long")
+except OSError as e:
+    assert e.errno == errno.ENAMETOOLONG, e
+else:
+    raise SystemExit("a 4096-byte target was taken")
+os.symlink("y" * 4095, d + "/long")
+assert os.readlink(d + "/long") == "y" * 4095
+os.unlink(d + "/long")
+PYEOF
+	# chown of a link is the link's (lchown), not its target's
+	chown -h 65534 "$d/soft"
+	[ "$(stat -c %u "$d/plain")" = 0 ] || die "chown -h changed the target"
+	[ "$(stat -c %u "$d/soft")" = 65534 ] || die "chown -h did not change the link"
+	# hard links: one inode, link counts, a name's unlink keeps the data
+	ln "$d/plain" "$d/hard" || die "hard link failed"
+	[ "$(stat -c %h "$d/plain")" = 2 ] || die "nlink after link: $(stat -c %h "$d/plain")"
+	[ "$(stat -c %i "$d/plain")" = "$(stat -c %i "$d/hard")" ] || die "two inodes"
+	rm "$d/plain"
+	[ "$(cat "$d/hard")" = hello ] || die "data gone with the first name"
+	# (the second mount: M1's kernel keeps the other name's count for
+	# attr_timeout)
+	[ "$(stat -c %h "$M2/types/hard")" = 1 ] || die "nlink after unlink"
+	python3 -c 'import os, sys; os.link(sys.argv[1], sys.argv[2])' "$d/dir" "$d/dirlink" \
+		2>"$D/err" && die "a directory was hard-linked"
+	grep -q "Operation not permitted" "$D/err" || die "link of a dir: $(cat "$D/err")"
+	# rename over a hard link keeps the other name
+	ln "$d/hard" "$d/hard2"
+	echo other >"$d/other"
+	mv "$d/other" "$d/hard2"
+	[ "$(cat "$d/hard")" = hello ] && [ "$(cat "$d/hard2")" = other ] || die "rename over a link"
+	sleep 1.2   # the attr_timeout of M2's cached count
+	[ "$(stat -c %h "$M2/types/hard")" = 1 ] || die "nlink after rename over a name"
+	# a FIFO works as a FIFO (the kernel's), a socket and devices are kept
+	mkfifo "$d/fifo" || die "mkfifo failed"
+	[ -p "$d/fifo" ] || die "not a FIFO"
+	(echo through-fifo >"$d/fifo") &
+	[ "$(timeout 10 cat "$d/fifo")" = through-fifo ] || die "FIFO did not pass data"
+	wait
+	mknod "$d/null" c 1 3 || die "mknod c failed"
+	[ "$(stat -c %F:%t:%T "$d/null")" = "character special file:1:3" ] ||
+		die "device: $(stat -c %F:%t:%T "$d/null")"
+	mknod "$d/blk" b 8 1 && [ -b "$d/blk" ] || die "mknod b failed"
+	python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])" \
+		"$d/sock" || die "bind of a Unix socket failed"
+	[ -S "$d/sock" ] || die "not a socket"
+	as_nobody mknod "$d/dev2" c 1 3 2>/dev/null && die "uid 65534 made a device"
+	rm "$d/fifo" "$d/null" "$d/blk" "$d/sock" "$d/soft" "$d/loop1" "$d/loop2"
+	[ -z "$(find "$d" -maxdepth 1 ! -type d ! -type f)" ] || die "special files left"
+}
+
+# tar and rsync of a tree with symbolic links, hard links and a FIFO
+# (tar x exited 2 and rsync -a 23 on the first link before issue 23).
+t_tar_links() {
+	local src=$D/links.src out=$D/links.out
+	rm -rf "$src" "$out"
+	mkdir -p "$src/a/b" "$out"
+	echo one >"$src/a/f"
+	ln "$src/a/f" "$src/a/b/f.hard"
+	ln -s ../f "$src/a/b/up"
+	ln -s b "$src/a/blink"
+	ln -s /nowhere "$src/dangling"
+	mkfifo "$src/fifo"
+	tar -C "$src" -cf "$D/links.tar" .
+	mkdir "$M1/tl"
+	tar -C "$M1/tl" -xf "$D/links.tar" || die "tar x onto the mount failed"
+	tar -C "$M1/tl" -df "$D/links.tar" || die "tar d: the mount's tree differs"
+	[ "$(stat -c %h "$M1/tl/a/f")" = 2 ] || die "tar lost the hard link"
+	[ "$(cat "$M1/tl/a/blink/up")" = one ] || die "links do not resolve"
+	rsync -aH "$M1/tl/" "$out/" || die "rsync from the mount failed"
+	[ -z "$(rsync -aHni "$src/" "$out/")" ] || die "rsync finds differences: $(rsync -aHni "$src/" "$out/")"
+	rsync -aH --delete "$src/" "$M1/tl2/" || die "rsync onto the mount failed"
+	[ -z "$(rsync -aHni "$src/" "$M1/tl2/")" ] || die "a second rsync finds differences"
+	rm -rf "$M1/tl" "$M1/tl2" "$src" "$out" "$D/links.tar"
+}
+
+# Extended attributes: kept by the metadata daemon, seen by the other
+# mount, refused as Linux refuses (sizes, set modes, a second uid, ACLs),
+# kept by cp -a and rsync -aX, gone with the file.
+t_xattr() {
+	mkdir "$M1/xa"
+	echo data >"$M1/xa/f"
+	setfattr -n user.color -v blue "$M1/xa/f"
+	setfattr -n user.empty "$M1/xa/f"
+	[ "$(getfattr --only-values -n user.color "$M1/xa/f")" = blue ] || die "getfattr differs"
+	[ "$(getfattr --only-values -n user.color "$M2/xa/f")" = blue ] || die "other mount differs"
+	getfattr -d "$M2/xa/f" 2>/dev/null | grep -qx 'user.empty=""' || die "empty value not listed"
+	setfattr -n user.color -v red "$M2/xa/f"
+	[ "$(getfattr --only-values -n user.color "$M1/xa/f")" = red ] || die "replace not seen"
+	setfattr -n user.dir -v d "$M1/xa"
+	[ "$(getfattr --only-values -n user.dir "$M1/xa")" = d ] || die "directory attribute"
+	setfattr -n trusted.t -v root "$M1/xa/f"
+	setfattr -n security.s -v label "$M1/xa/f"
+	python3 - "$M1/xa/f" <<'EOF'
 import errno, os, sys
 p = sys.argv[1]
-for f in (lambda: os.setxattr(p, "user.a", b"1"), lambda: os.listxattr(p),
-          lambda: os.getxattr(p, "user.a")):
+def refused(err, f, *a):
     try:
-        f()
+        f(*a)
     except OSError as e:
-        assert e.errno == errno.EOPNOTSUPP, e
+        assert e.errno == err, (f, a, e)
     else:
-        raise SystemExit("xattr call succeeded")
+        raise SystemExit("%s%r succeeded" % (f.__name__, a))
+refused(errno.EEXIST, os.setxattr, p, "user.color", b"x", os.XATTR_CREATE)
+refused(errno.ENODATA, os.setxattr, p, "user.none", b"x", os.XATTR_REPLACE)
+refused(errno.ENODATA, os.getxattr, p, "user.none")
+both = os.XATTR_CREATE | os.XATTR_REPLACE   # as ext4: CREATE, then REPLACE
+refused(errno.EEXIST, os.setxattr, p, "user.color", b"x", both)
+refused(errno.ENODATA, os.setxattr, p, "user.none", b"x", both)
+refused(errno.ENODATA, os.removexattr, p, "user.none")
+refused(errno.EOPNOTSUPP, os.setxattr, p, "system.posix_acl_access", b"\2\0\0\0")
+refused(errno.EOPNOTSUPP, os.getxattr, p, "system.posix_acl_default")
+refused(errno.EOPNOTSUPP, os.setxattr, p, "other.name", b"x")
+refused(errno.ERANGE, os.setxattr, p, "user." + "n" * 251, b"x")
+refused(errno.E2BIG, os.setxattr, p, "user.big", b"v" * 65537)
+os.setxattr(p, "user.color", b"green", os.XATTR_REPLACE)
+os.setxattr(p, "user.new", b"1", os.XATTR_CREATE)
+# a file's total: three 64 KiB values fit, a fourth does not
+q = p + ".full"
+open(q, "w").close()
+for i in range(3):
+    os.setxattr(q, "user.big%d" % i, b"v" * 65536)
+refused(errno.ENOSPC, os.setxattr, q, "user.big3", b"v" * 65536)
+assert os.getxattr(q, "user.big2") == b"v" * 65536
+# many names: listed whole
+for i in range(300):
+    os.setxattr(q, "user.n%03d" % i, b"")
+assert len(os.listxattr(q)) == 303
+os.unlink(q)   # more than a local file system holds (the rsync below)
 EOF
-	[ ! -e "$M1/hard" ] && [ ! -e "$M1/soft" ] && [ ! -e "$M1/fifo" ] || die "something was created"
+	# a second uid: reads what it may read, refused where Linux refuses
+	chmod 0644 "$M1/xa/f"
+	[ "$(as_nobody getfattr --only-values -n user.color "$M1/xa/f")" = green ] ||
+		die "uid 65534 cannot read a user. attribute of a 0644 file"
+	as_nobody setfattr -n user.color -v x "$M1/xa/f" 2>"$D/err" && die "uid 65534 set an attribute"
+	grep -q "Permission denied" "$D/err" || die "setfattr as 65534: $(cat "$D/err")"
+	as_nobody setfattr -n trusted.x -v x "$M1/xa/f" 2>"$D/err" && die "uid 65534 set trusted."
+	grep -q "Operation not permitted" "$D/err" || die "trusted as 65534: $(cat "$D/err")"
+	as_nobody setfattr -n security.x -v x "$M1/xa/f" 2>/dev/null && die "uid 65534 set security."
+	as_nobody getfattr -d -m - "$M1/xa/f" >"$D/nobody.list"
+	grep -q '^trusted' "$D/nobody.list" && die "uid 65534 sees trusted.: $(cat "$D/nobody.list")"
+	grep -q '^security.s=' "$D/nobody.list" || die "uid 65534 cannot read security."
+	getfattr -d -m - "$M1/xa/f" | grep -q '^trusted.t="root"' || die "root's list lacks trusted."
+	# copies keep them (run by root: every namespace)
+	cp -a "$M1/xa" "$M1/xa-cp"
+	[ "$(getfattr --only-values -n user.color "$M1/xa-cp/f")" = green ] || die "cp -a lost user.color"
+	[ "$(getfattr --only-values -n user.dir "$M1/xa-cp")" = d ] || die "cp -a lost user.dir"
+	[ "$(getfattr --only-values -n security.s "$M1/xa-cp/f")" = label ] || die "cp -a lost security.s"
+	[ "$(getfattr --only-values -n trusted.t "$M1/xa-cp/f")" = root ] || die "cp -a lost trusted.t"
+	rsync -aX "$M1/xa/" "$D/xa-local/"
+	rsync -aX "$D/xa-local/" "$M2/xa-rsync/"
+	for n in user.color security.s trusted.t; do
+		[ "$(getfattr --only-values -n $n "$M1/xa/f")" = \
+		  "$(getfattr --only-values -n $n "$M1/xa-rsync/f")" ] || die "rsync -aX lost $n"
+	done
+	[ -z "$(rsync -aXin "$D/xa-local/" "$M2/xa-rsync/")" ] || die "second rsync -aX sees changes"
+	# a write by another uid drops a file's capabilities: the kernel
+	# removes security.capability in the writer's name
+	echo x >"$M1/xa/capf"
+	chmod 0666 "$M1/xa/capf"
+	python3 -c 'import os, struct, sys
+os.setxattr(sys.argv[1], "security.capability", struct.pack("<5I", 0x02000000, 0x400, 0, 0, 0))
+' "$M1/xa/capf"
+	getfattr -n security.capability "$M1/xa/capf" >/dev/null 2>&1 || die "capabilities not set"
+	as_nobody sh -c "echo more >>'$M1/xa/capf'"
+	getfattr -n security.capability "$M1/xa/capf" >/dev/null 2>&1 &&
+		die "a write by uid 65534 kept the file's capabilities"
+	# gone with the file
+	rm "$M1/xa/f"
+	echo new >"$M1/xa/f"
+	[ -z "$(getfattr -d -m - "$M1/xa/f")" ] || die "a new file has the old one's attributes"
 }
 
 # The writeback cache reads the page a write fills in part, also through
@@ -591,7 +779,7 @@ t_unmount() {
 	fusermount3 -u "$M1"
 }
 
-echo "[==========] Running 19 test(s)."
+echo "[==========] Running 20 test(s)."
 check_here cluster_and_mount t_cluster_and_mount
 if [ ${#failed[@]} -eq 0 ]; then
 	check basic t_basic
@@ -605,7 +793,9 @@ if [ ${#failed[@]} -eq 0 ]; then
 	check times t_times
 	check close_to_open t_close_to_open
 	check permissions t_permissions
-	check unsupported t_unsupported
+	check file_types t_file_types
+	check tar_links t_tar_links
+	check xattr t_xattr
 	check writeback_partial t_writeback_partial
 	check writeback_error t_writeback_error
 	check dead_ios t_dead_ios
