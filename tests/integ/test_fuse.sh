@@ -666,7 +666,15 @@ t_dead_ios() {
 	# A read of a file with a strip on the dead daemon fails too, in time.
 	timeout 60 cat "$M1/big" >/dev/null 2>"$D/cat.err" && die "read with a dead daemon succeeded"
 	[ $? -ne 124 ] || die "read hung"
+	local ups
+	ups=$(grep -c "storage daemon 2 .*up again" "$D/fuse-mnt1.log")
 	restart ios2
+	# The library fails calls that need a daemon it found down at once until
+	# its probe (with back-off) finds it back, and logs that: wait for it.
+	for ((t = 0; t < 300; t++)); do
+		[ "$(grep -c "storage daemon 2 .*up again" "$D/fuse-mnt1.log")" -gt "$ups" ] && break
+		sleep 0.1
+	done
 	# The mount still answers, and new I/O works on every daemon.
 	ls "$M1" >/dev/null
 	head -c 5M /dev/urandom >"$D/r"
