@@ -995,6 +995,29 @@ static int op_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_inf
 	return setattr(path, &sa);
 }
 
+/* Set times as the caller. Under the writeback cache the kernel sends
+ * "now" for mtime as an explicit time (it keeps its own clock for the
+ * file), which the metadata daemon lets only the owner set; so a
+ * non-owner's touch or truncate of a file it may write was refused. The
+ * kernel has already applied the rules (default_permissions is always
+ * on): an explicit time from a non-owner reaches us only when it stood
+ * for "now". So a refusal of explicit times is retried as "now". */
+static int set_times(const char *path, const struct tessera_setattr *sa)
+{
+	tessera_fs *fs = as_caller();
+	struct tessera_setattr now = *sa;
+	int rc = tessera_setattr(fs, path, sa);
+
+	if (rc != -EPERM || !(sa->valid & (TESSERA_SET_ATIME | TESSERA_SET_MTIME)))
+		return rc ? fail(fs, rc) : 0;
+	if (now.valid & TESSERA_SET_ATIME)
+		now.valid = (now.valid & ~TESSERA_SET_ATIME) | TESSERA_SET_ATIME_NOW;
+	if (now.valid & TESSERA_SET_MTIME)
+		now.valid = (now.valid & ~TESSERA_SET_MTIME) | TESSERA_SET_MTIME_NOW;
+	rc = tessera_setattr(fs, path, &now);
+	return rc ? fail(fs, rc) : 0;
+}
+
 static int op_utimens(const char *path, const struct timespec tv[2],
 		      struct fuse_file_info *fi)
 {
@@ -1021,7 +1044,7 @@ static int op_utimens(const char *path, const struct timespec tv[2],
 	}
 	if (!sa.valid)
 		return 0;
-	return setattr(path, &sa);
+	return set_times(path, &sa);
 }
 
 /* fallocate(2): mode 0 and FALLOC_FL_KEEP_SIZE allocate on the storage
