@@ -261,6 +261,11 @@ int tessera_file_layout(tessera_file *f, struct tessera_layout *layout)
 	return 0;
 }
 
+uint64_t tessera_file_handle(const tessera_file *f)
+{
+	return f->handle;
+}
+
 /* ------------------------------------------------------------- data path */
 
 /* One striped call: the layout, and the caller's buffer holding logical

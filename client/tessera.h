@@ -222,6 +222,8 @@ enum tessera_falloc_mode { TESSERA_FALLOC_EXTEND, TESSERA_FALLOC_KEEP_SIZE };
 int tessera_fallocate(tessera_file *file, enum tessera_falloc_mode mode, uint64_t offset,
 		      uint64_t length);
 int tessera_file_layout(tessera_file *file, struct tessera_layout *layout);
+/* The file's handle (its st_ino), known since the open: no request. */
+uint64_t tessera_file_handle(const tessera_file *file);
 
 /* What the last contiguous write on `file` that failed (tessera_pwrite
  * returned a negative errno) left in the file: the message says the same

@@ -39,53 +39,8 @@ done
 command -v fio >/dev/null || { echo "fuse_bench: fio is not installed" >&2; exit 1; }
 [ -c /dev/fuse ] || { echo "fuse_bench: no /dev/fuse" >&2; exit 1; }
 
-D=$(mktemp -d /tmp/tessera-fuse-bench.XXXXXX)
-CONF=$D/tessera.conf
-M=$D/mnt
-FUSE_PID=
-cleanup() {
-	mountpoint -q "$M" 2>/dev/null && { fusermount3 -u "$M" 2>/dev/null || umount -l "$M"; }
-	[ -n "$FUSE_PID" ] && kill "$FUSE_PID" 2>/dev/null
-	for f in "$D"/*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$D"
-}
-trap cleanup EXIT
-
-free_port() {
-	python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'
-}
-. "$top/tests/integ/munged.sh"
-munged_start "$D" || exit 1   # stopped through its pid file, as the daemons
-{
-	echo "provider = tcp;ofi_rxm"
-	echo "mds = 127.0.0.1:$(free_port)"
-	for ((i = 0; i < N_IOS; i++)); do echo "ios = 127.0.0.1:$(free_port)"; done
-	echo "timeout_ms = 30000"
-	echo "munge_socket = $MUNGE_SOCK"
-	echo "key_file = $D/tessera.key"
-} >"$CONF"
-(umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$D/tessera.key")
-
-start() {
-	local name=$1
-	shift
-	# the daemons refuse a log that group or others can read
-	(umask 077 && touch "$D/$name.log")
-	"$@" -p "$D/$name.pid" >"$D/$name.log" 2>&1 &
-	disown $!
-	for ((t = 0; t < 100; t++)); do [ -s "$D/$name.pid" ] && return; sleep 0.1; done
-	echo "fuse_bench: $name did not start:" >&2; cat "$D/$name.log" >&2; exit 1
-}
-mkdir -p "$M" "$D/local" && mkdir -p -m 700 "$D/mds"
-start mds "$BIN/tessera-mds" -c "$CONF" -d "$D/mds"
-for ((i = 0; i < N_IOS; i++)); do
-	start "ios$i" "$BIN/tessera-ios" -c "$CONF" -d "$D/ios$i" -i "$i"
-done
-"$BIN/tessera-fuse" -c "$CONF" "$M" -f >"$D/fuse.log" 2>&1 &
-FUSE_PID=$!
-for ((t = 0; t < 150; t++)); do mountpoint -q "$M" && break; sleep 0.1; done
-mountpoint -q "$M" || { echo "fuse_bench: mount failed:" >&2; cat "$D/fuse.log" >&2; exit 1; }
+. "$top/tests/bench/fuse_cluster.sh"
+fuse_cluster_up fuse-bench
 
 # run_fio DIR NAME ARGS...: print "MB/s IOPS" of the job's one direction.
 run_fio() {

@@ -3,7 +3,8 @@
 # build/bench-var, run the benchmarks beside their local baselines, and
 # stop it. Figures go to stdout and build/bench-results.txt. The scripts
 # tests/bench/bench_*.sh run last: bench_mpi_hpio.sh and bench_startup.sh on
-# this cluster, bench_fuse.sh (fuse_bench.sh) on a cluster and mount of its own,
+# this cluster, bench_fuse.sh (fuse_bench.sh) and bench_fuse_small.sh
+# (fuse_small_bench.sh) on a cluster and mount of their own,
 # bench_locks.sh on clusters of its own (1 to 4 storage daemons).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)

@@ -792,6 +792,68 @@ t_shared() {
 	grep -qx 'mount_max = 1000' "$tl/fuse.conf" || die "fuse.conf lost a line: $(cat "$tl/fuse.conf")"
 }
 
+# The writeback cache reads the page a write fills in part, also through
+# a write-only descriptor, and for a user who may write but not read.
+t_writeback_partial() {
+	local d=$M1/wbpart
+	mkdir "$d" && chmod 0777 "$d"
+	head -c 10000 /dev/urandom >"$D/wbp"
+	cp "$D/wbp" "$d/f"
+	for f in "$D/wbp" "$d/f"; do   # dd opens O_WRONLY
+		printf XY | dd of="$f" bs=1 seek=5000 conv=notrunc status=none
+	done
+	cmp "$D/wbp" "$d/f" || die "a partial-page write through a write-only descriptor lost data"
+	cp "$D/wbp" "$d/g"
+	chown 65534:65534 "$d/g" && chmod 0200 "$d/g"
+	as_nobody sh -c "printf ZZ | dd of='$d/g' bs=1 seek=7000 conv=notrunc status=none" ||
+		die "uid 65534 cannot write into its 0200 file"
+	as_nobody cat "$d/g" >/dev/null 2>&1 && die "uid 65534 read its 0200 file"
+	printf ZZ | dd of="$D/wbp" bs=1 seek=7000 conv=notrunc status=none
+	cmp "$D/wbp" "$d/g" || die "a partial-page write by a user who may not read lost data"
+	rm -rf "$d" "$D/wbp"
+}
+
+# Writes the writeback cache holds that cannot reach a storage daemon
+# are never lost silently: fsync and close return EIO. Each file gets
+# writes after the daemon died, so some are still in the cache then.
+t_writeback_error() {
+	mkdir -p "$M1/wberr"
+	timeout 120 python3 - "$M1/wberr" "$(cat "$D/ios1.pid")" <<'EOF'
+import errno, os, sys
+d, pid = sys.argv[1], int(sys.argv[2])
+fds = [os.open(os.path.join(d, n), os.O_WRONLY | os.O_CREAT, 0o644) for n in "ab"]
+chunk = b"x" * 400
+errs = {fd: [] for fd in fds}
+def attempt(fd, what, f):
+    try:
+        f()
+    except OSError as e:
+        if e.errno != errno.EIO:
+            raise SystemExit("%s: %s, not EIO" % (what, e))
+        errs[fd].append(what)
+for fd in fds:   # 800 KB each: a strip on every storage daemon
+    for _ in range(2000):
+        os.write(fd, chunk)
+os.kill(pid, 9)
+for fd in fds:
+    for _ in range(2000):
+        attempt(fd, "write", lambda: os.write(fd, chunk))
+attempt(fds[0], "fsync", lambda: os.fsync(fds[0]))
+attempt(fds[1], "close", lambda: os.close(fds[1]))
+print("errors:", {fds.index(fd): sorted(set(e)) for fd, e in errs.items()})
+for fd in fds:
+    if not errs[fd]:
+        raise SystemExit("no EIO for file %d with a dead storage daemon" % fds.index(fd))
+assert errs[fds[0]][-1] == "fsync" and errs[fds[1]][-1] == "close", errs
+try:
+    os.close(fds[0])
+except OSError:
+    pass
+EOF
+	restart ios1
+	rm -rf "$M1/wberr"
+}
+
 t_dead_ios() {
 	mkdir -p "$M1/kill"
 	local t0=$SECONDS rc pid
@@ -809,7 +871,15 @@ t_dead_ios() {
 	# A read of a file with a strip on the dead daemon fails too, in time.
 	timeout 60 cat "$M1/big" >/dev/null 2>"$D/cat.err" && die "read with a dead daemon succeeded"
 	[ $? -ne 124 ] || die "read hung"
+	local ups
+	ups=$(grep -c "storage daemon 2 .*up again" "$D/fuse-mnt1.log" || true)
 	restart ios2
+	# The library fails calls that need a daemon it found down at once until
+	# its probe (with back-off) finds it back, and logs that: wait for it.
+	for ((t = 0; t < 300; t++)); do
+		[ "$(grep -c "storage daemon 2 .*up again" "$D/fuse-mnt1.log")" -gt "$ups" ] && break
+		sleep 0.1
+	done
 	# The mount still answers, and new I/O works on every daemon.
 	ls "$M1" >/dev/null
 	head -c 5M /dev/urandom >"$D/r"
@@ -922,7 +992,7 @@ t_unmount() {
 	fusermount3 -u "$M1"
 }
 
-echo "[==========] Running 26 test(s)."
+echo "[==========] Running 28 test(s)."
 check_here cluster_and_mount t_cluster_and_mount
 if [ ${#failed[@]} -eq 0 ]; then
 	check basic t_basic
@@ -946,6 +1016,8 @@ if [ ${#failed[@]} -eq 0 ]; then
 	check rename_flags t_rename_flags
 	check fallocate t_fallocate
 	check shared t_shared
+	check writeback_partial t_writeback_partial
+	check writeback_error t_writeback_error
 	check dead_ios t_dead_ios
 	check signals t_signals
 	check kill_recovery t_kill_recovery

@@ -1,0 +1,59 @@
+# fuse_cluster.sh - sourced by the FUSE benchmarks: fuse_cluster_up NAME
+# starts a private cluster (1 metadata daemon, N_IOS storage daemons, on
+# loopback, under a new directory $D) and a tessera-fuse mount of it at
+# $M, and sets an EXIT trap that undoes it all. Needs $top, $BIN and
+# $N_IOS; sets D, CONF, M, FUSE_PID. NAME prefixes messages.
+fuse_cluster_up() {
+	local name=$1 i t
+	D=$(mktemp -d "/tmp/tessera-$name.XXXXXX")
+	CONF=$D/tessera.conf
+	M=$D/mnt
+	FUSE_PID=
+	trap fuse_cluster_down EXIT
+	. "$top/tests/integ/munged.sh"
+	munged_start "$D" || exit 1   # stopped through its pid file, as the daemons
+	{
+		echo "provider = tcp;ofi_rxm"
+		echo "mds = 127.0.0.1:$(fuse_cluster_port)"
+		for ((i = 0; i < N_IOS; i++)); do echo "ios = 127.0.0.1:$(fuse_cluster_port)"; done
+		echo "timeout_ms = 30000"
+		echo "munge_socket = $MUNGE_SOCK"
+		echo "key_file = $D/tessera.key"
+	} >"$CONF"
+	(umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$D/tessera.key")
+	mkdir -p "$M" "$D/local" && mkdir -p -m 700 "$D/mds"
+	fuse_cluster_start "$name" mds "$BIN/tessera-mds" -c "$CONF" -d "$D/mds"
+	for ((i = 0; i < N_IOS; i++)); do
+		fuse_cluster_start "$name" "ios$i" "$BIN/tessera-ios" -c "$CONF" -d "$D/ios$i" -i "$i"
+	done
+	"$BIN/tessera-fuse" -c "$CONF" "$M" -f >"$D/fuse.log" 2>&1 &
+	FUSE_PID=$!
+	for ((t = 0; t < 150; t++)); do mountpoint -q "$M" && break; sleep 0.1; done
+	mountpoint -q "$M" || { echo "$name: mount failed:" >&2; cat "$D/fuse.log" >&2; exit 1; }
+}
+
+fuse_cluster_down() {
+	set +e   # (a process already gone must not stop the clean-up)
+	mountpoint -q "$M" 2>/dev/null && { fusermount3 -u "$M" 2>/dev/null || umount -l "$M"; }
+	[ -n "$FUSE_PID" ] && kill "$FUSE_PID" 2>/dev/null
+	for f in "$D"/*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$D"
+}
+
+fuse_cluster_port() {
+	python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'
+}
+
+# fuse_cluster_start NAME DAEMON PROGRAM ARGS...: run a daemon, wait for
+# its pid file.
+fuse_cluster_start() {
+	local name=$1 daemon=$2 t
+	shift 2
+	# the daemons refuse a log that group or others can read
+	(umask 077 && touch "$D/$daemon.log")
+	"$@" -p "$D/$daemon.pid" >"$D/$daemon.log" 2>&1 &
+	disown $!
+	for ((t = 0; t < 100; t++)); do [ -s "$D/$daemon.pid" ] && return; sleep 0.1; done
+	echo "$name: $daemon did not start:" >&2; cat "$D/$daemon.log" >&2; exit 1
+}
