@@ -266,6 +266,29 @@ uint64_t tlk_tree_first_covered(const struct tlk_tree *tree, uint64_t a, uint64_
 	return b;
 }
 
+/* The lowest byte of [a, best) covered by an interval of x's subtree that
+ * is not skipped, or best. Subtrees are pruned by max_end (nothing ends
+ * after a) and by start (nothing starts before best). */
+static uint64_t first_kept(const struct tlk_tree *tree, const struct tlk_node *x, uint64_t a,
+			   uint64_t best, tlk_node_skip_fn skip, const void *arg)
+{
+	while (x != &tree->nil && x->max_end > a) {
+		best = first_kept(tree, x->left, a, best, skip, arg);
+		if (x->start >= best || best == a)
+			return best;
+		if (x->end > a && !skip(x, arg))
+			return max_u64(a, x->start); /* everything right starts later */
+		x = x->right;
+	}
+	return best;
+}
+
+uint64_t tlk_tree_first_covered_skip(const struct tlk_tree *tree, uint64_t a, uint64_t b,
+				     tlk_node_skip_fn skip, const void *arg)
+{
+	return first_kept(tree, tree->root, a, b, skip, arg);
+}
+
 struct check_state {
 	const struct tlk_node *prev; /* in-order predecessor */
 	size_t count;
