@@ -67,6 +67,7 @@ struct tessera_lock {
 	size_t nparts;
 	struct lk_part *parts;
 	uint32_t batch;            /* regions per list message */
+	uint64_t group;            /* record lock: its owner (nonzero); 0: a byte-range lock */
 	struct tessera_lock_info info;
 	char label[64];
 };
@@ -303,6 +304,8 @@ static void acquire_msg(struct tessera_lock *lk, struct lk_part *p,
 	m->mode = (uint32_t)lk->mode;
 	if (p->created)
 		return;
+	m->group = lk->group;
+	m->object_range = lk->group != 0; /* its one region is in object bytes */
 	m->strip_size = l->strip_size;
 	m->stripe_count = l->count;
 	m->slot = p->slot;
@@ -1040,4 +1043,90 @@ int tessera_lock_info(const tessera_lock *lk, struct tessera_lock_info *info)
 	for (size_t i = 0; i < lk->nparts; i++)
 		info->objects += lk->parts[i].lock_id != 0;
 	return 0;
+}
+
+/* ------------------------------------------------------------ record locks */
+
+/* The object offset, on slot k, of the first byte of the file at or after
+ * logical offset x: whole stripes before x give a strip each, and the
+ * stripe x is in gives the part of slot k's strip below x. */
+static uint64_t slot_offset_at(const struct tessera_layout *l, uint32_t k, uint64_t x)
+{
+	uint64_t strip = l->strip_size, stripe = strip * l->count, in = x % stripe;
+	uint64_t lo = (uint64_t)k * strip, part;
+
+	if (l->count == 1)
+		return x;
+	part = in <= lo ? 0 : in - lo >= strip ? strip : in - lo;
+	return x / stripe * strip + part;
+}
+
+int tessera_lock_record(tessera_file *f, int mode, uint64_t owner, uint64_t start,
+			uint64_t end, tessera_lock **out)
+{
+	const struct tessera_layout *l = &f->layout;
+	struct tessera_lock *lk;
+	size_t *idx = NULL, n = 0;
+	int *states = NULL, rc;
+
+	if ((rc = check_mode(f, mode, "record lock")))
+		return rc;
+	if (!owner || start >= end || end > TESSERA_RECORD_APPEND + 1)
+		return tc_fail(f->fs, -EINVAL, "record lock %s: %s", f->path,
+			       !owner ? "owner 0" : start >= end ? "empty range" :
+			       "range ends past the reserved bytes (2^63 + 2)");
+	if (!(lk = lock_new(f, mode, TESSERA_LOCK_ONE_TRY, l->count, "record lock")))
+		return -ENOMEM;
+	lk->group = owner;
+	for (uint32_t k = 0; k < l->count; k++) {
+		uint64_t a = slot_offset_at(l, k, start), b = slot_offset_at(l, k, end);
+		struct lk_part *p = &lk->parts[n];
+
+		if (a == b)
+			continue;
+		p->slot = k;
+		p->server = (int)l->servers[k];
+		p->handle = l->handles[k];
+		p->last = LK_NONE;
+		p->offs = malloc(sizeof(*p->offs));
+		p->lens = malloc(sizeof(*p->lens));
+		if (!p->offs || !p->lens) {
+			rc = tc_fail(f->fs, -ENOMEM, "record lock %s: out of memory", f->path);
+			goto fail;
+		}
+		p->offs[0] = p->next = a;
+		p->lens[0] = b - a;
+		p->n = 1;
+		n++;
+	}
+	lk->nparts = n;
+	idx = calloc(n, sizeof(*idx));
+	states = calloc(n, sizeof(*states));
+	if (!idx || !states) {
+		rc = tc_fail(f->fs, -ENOMEM, "record lock %s: out of memory", f->path);
+		goto fail;
+	}
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	/* One nonblocking round on every object at once: all or nothing. */
+	if ((rc = send_try(lk, idx, n, states)))
+		goto fail;
+	lk->info.optimistic_rounds++;
+	for (size_t i = 0; i < n; i++)
+		if (states[i] != TESSERA__LOCK_STATE__LOCK_GRANTED) {
+			rc = tc_fail(f->fs, -EAGAIN, "record lock %s [%" PRIu64 ", %" PRIu64 "): "
+				     "another owner holds a conflicting lock on storage daemon %d",
+				     f->path, start, end, lk->parts[i].server);
+			goto fail;
+		}
+	free(idx);
+	free(states);
+	*out = lk;
+	return 0;
+fail:
+	release_all(lk);
+	lock_free(lk);
+	free(idx);
+	free(states);
+	return rc;
 }

@@ -74,6 +74,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fuse_locks.h"
 #include "tessera.h"
 
 #define IO_SIZE (1u << 20)   /* max_read, max_write */
@@ -91,6 +92,7 @@ struct tfuse {
 	tessera_fs *fs;
 	const char *config;
 	unsigned max_read;    /* the max_read mount option in force */
+	struct tf_locks *locks; /* fcntl and flock locks (fuse_locks.c) */
 };
 
 /* An open directory: the page of entries last read, for offset-based
@@ -378,6 +380,15 @@ static int open_flags(int flags)
 	return flags & (O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC);
 }
 
+/* O_APPEND: no page cache (each write(2) comes here whole, up to
+ * max_write), and op_write appends wherever the kernel thought the end
+ * was (tessera_append). */
+static void append_direct(struct fuse_file_info *fi)
+{
+	if (fi->flags & O_APPEND)
+		fi->direct_io = 1;
+}
+
 static int op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
 	tessera_fs *fs = as_caller();
@@ -390,6 +401,7 @@ static int op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	if (rc)
 		return fail(fs, rc);
 	fi->fh = (uint64_t)(uintptr_t)f;
+	append_direct(fi);
 	return 0;
 }
 
@@ -420,6 +432,7 @@ static int op_open(const char *path, struct fuse_file_info *fi)
 	if (rc)
 		return fail(fs, rc);
 	fi->fh = (uint64_t)(uintptr_t)f;
+	append_direct(fi);
 	/* Close-to-open: the kernel's attributes of this file (its size
 	 * above all) may predate another client's writes; make it ask again
 	 * before this open returns. (-ENOENT: it holds nothing to drop.) */
@@ -447,6 +460,14 @@ static int op_write(const char *path, const char *buf, size_t size, off_t off,
 	ssize_t n;
 
 	(void)path;
+	/* An O_APPEND descriptor's write goes at the end as the daemons see
+	 * it, under the append lock; a page written back from the cache
+	 * (writepage) carries its own offset, whoever's descriptor it uses. */
+	if ((fi->flags & O_APPEND) && !fi->writepage) {
+		int rc = tessera_append(fh_of(fi), buf, size, NULL);
+
+		return rc ? fail(fs, rc) : (int)size;
+	}
 	n = tessera_pwrite(fh_of(fi), buf, size, (uint64_t)off);
 	if (n < 0)
 		return fail(fs, (int)n);
@@ -491,10 +512,12 @@ static int op_fsync(const char *path, int datasync, struct fuse_file_info *fi)
 
 static int op_release(const char *path, struct fuse_file_info *fi)
 {
+	struct tfuse *t = fuse_get_context()->private_data;
 	tessera_fs *fs = as_caller();
 	int rc;
 
 	(void)path;
+	tf_locks_forget(t->locks, fh_of(fi)); /* OFD locks left (fuse_locks.c) */
 	rc = tessera_close(fh_of(fi));
 	return rc ? fail(fs, rc) : 0;
 }
@@ -665,6 +688,38 @@ static int op_removexattr(const char *path, const char *name)
 	return -ENOSYS;
 }
 
+/* ------------------------------------------------------------- locks
+ * (fuse_locks.c keeps them in the storage daemons' lock tables) */
+
+static int op_lock(const char *path, struct fuse_file_info *fi, int cmd, struct flock *fl)
+{
+	struct tfuse *t = fuse_get_context()->private_data;
+	tessera_fs *fs = as_caller();
+	int rc = tf_locks_fcntl(t->locks, path, fh_of(fi), fi->lock_owner, cmd, fl);
+
+	return rc == -EAGAIN || rc == -EDEADLK || rc == -EINTR || rc == -EINVAL ||
+	       rc == -EOVERFLOW ? rc : rc ? fail(fs, rc) : 0;
+}
+
+static int op_flock(const char *path, struct fuse_file_info *fi, int op)
+{
+	struct tfuse *t = fuse_get_context()->private_data;
+	tessera_fs *fs = as_caller();
+	int rc = tf_locks_flock(t->locks, path, fh_of(fi), fi->lock_owner, op);
+
+	return rc == -EAGAIN || rc == -EINTR || rc == -EINVAL ? rc : rc ? fail(fs, rc) : 0;
+}
+
+/* TESSERA_FUSE_DEADLOCK_MS, or the default (fuse_locks.h). */
+static uint32_t deadlock_ms(void)
+{
+	const char *v = getenv("TESSERA_FUSE_DEADLOCK_MS");
+	char *end;
+	unsigned long ms = v ? strtoul(v, &end, 10) : 0;
+
+	return v && *v && !*end && ms > 0 && ms <= UINT32_MAX ? (uint32_t)ms : TF_DEADLOCK_MS;
+}
+
 static const struct fuse_operations ops = {
 	.init = op_init,
 	.getattr = op_getattr,
@@ -695,6 +750,8 @@ static const struct fuse_operations ops = {
 	.getxattr = op_getxattr,
 	.listxattr = op_listxattr,
 	.removexattr = op_removexattr,
+	.lock = op_lock,
+	.flock = op_flock,
 };
 
 /* ---------------------------------------------------------------- main */
@@ -1061,6 +1118,8 @@ static int mount_and_serve(struct fuse_args *args, const struct fuse_cmdline_opt
 		goto out_unmount;
 	}
 	tessera_server_watch(t->fs, log_state, NULL);
+	if (tf_locks_create(t->fs, deadlock_ms(), &t->locks))
+		goto out_unmount;
 	if (catch_stop_signals(fuse) != 0)
 		goto out_unmount;
 	rc = serve(fuse, opts);
@@ -1071,6 +1130,7 @@ out_destroy:
 	/* fuse_destroy still unlinks the .fuse_hidden files of files that
 	 * were open at unmount, through op_unlink: disconnect after it. */
 	fuse_destroy(fuse);
+	tf_locks_destroy(t->locks);
 	if (t->fs)
 		tessera_disconnect(t->fs);
 	return rc;
@@ -1080,7 +1140,7 @@ int main(int argc, char **argv)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_cmdline_opts opts;
-	struct tfuse t = { NULL, NULL, IO_SIZE };
+	struct tfuse t = { NULL, NULL, IO_SIZE, NULL };
 	char config[4096];
 	int rc;
 
