@@ -1061,23 +1061,13 @@ static uint64_t slot_offset_at(const struct tessera_layout *l, uint32_t k, uint6
 	return x / stripe * strip + part;
 }
 
-int tessera_lock_record(tessera_file *f, int mode, uint64_t owner, uint64_t start,
-			uint64_t end, tessera_lock **out)
+/* A record lock's parts: one object-byte range on each object the file
+ * range [start, end) touches. */
+static int record_parts(struct tessera_lock *lk, uint64_t start, uint64_t end)
 {
-	const struct tessera_layout *l = &f->layout;
-	struct tessera_lock *lk;
-	size_t *idx = NULL, n = 0;
-	int *states = NULL, rc;
+	const struct tessera_layout *l = &lk->file->layout;
+	size_t n = 0;
 
-	if ((rc = check_mode(f, mode, "record lock")))
-		return rc;
-	if (!owner || start >= end || end > TESSERA_RECORD_APPEND + 1)
-		return tc_fail(f->fs, -EINVAL, "record lock %s: %s", f->path,
-			       !owner ? "owner 0" : start >= end ? "empty range" :
-			       "range ends past the reserved bytes (2^63 + 2)");
-	if (!(lk = lock_new(f, mode, TESSERA_LOCK_ONE_TRY, l->count, "record lock")))
-		return -ENOMEM;
-	lk->group = owner;
 	for (uint32_t k = 0; k < l->count; k++) {
 		uint64_t a = slot_offset_at(l, k, start), b = slot_offset_at(l, k, end);
 		struct lk_part *p = &lk->parts[n];
@@ -1090,43 +1080,68 @@ int tessera_lock_record(tessera_file *f, int mode, uint64_t owner, uint64_t star
 		p->last = LK_NONE;
 		p->offs = malloc(sizeof(*p->offs));
 		p->lens = malloc(sizeof(*p->lens));
-		if (!p->offs || !p->lens) {
-			rc = tc_fail(f->fs, -ENOMEM, "record lock %s: out of memory", f->path);
-			goto fail;
-		}
+		lk->nparts = ++n; /* freed with the lock from here on */
+		if (!p->offs || !p->lens)
+			return tc_fail(lk->fs, -ENOMEM, "record lock %s: out of memory",
+				       lk->file->path);
 		p->offs[0] = p->next = a;
 		p->lens[0] = b - a;
 		p->n = 1;
-		n++;
 	}
-	lk->nparts = n;
-	idx = calloc(n, sizeof(*idx));
-	states = calloc(n, sizeof(*states));
+	return 0;
+}
+
+/* One nonblocking round on every object at once: 0 when every part holds
+ * all of its range, -EAGAIN when one does not. */
+static int record_try(struct tessera_lock *lk, uint64_t start, uint64_t end)
+{
+	size_t n = lk->nparts, *idx = calloc(n ? n : 1, sizeof(*idx));
+	int *states = calloc(n ? n : 1, sizeof(*states)), rc;
+
 	if (!idx || !states) {
-		rc = tc_fail(f->fs, -ENOMEM, "record lock %s: out of memory", f->path);
-		goto fail;
+		rc = tc_fail(lk->fs, -ENOMEM, "%s: out of memory", lk->label);
+		goto out;
 	}
 	for (size_t i = 0; i < n; i++)
 		idx[i] = i;
-	/* One nonblocking round on every object at once: all or nothing. */
 	if ((rc = send_try(lk, idx, n, states)))
-		goto fail;
+		goto out;
 	lk->info.optimistic_rounds++;
-	for (size_t i = 0; i < n; i++)
-		if (states[i] != TESSERA__LOCK_STATE__LOCK_GRANTED) {
-			rc = tc_fail(f->fs, -EAGAIN, "record lock %s [%" PRIu64 ", %" PRIu64 "): "
+	for (size_t i = 0; i < n && !rc; i++)
+		if (states[i] != TESSERA__LOCK_STATE__LOCK_GRANTED)
+			rc = tc_fail(lk->fs, -EAGAIN, "record lock %s [%" PRIu64 ", %" PRIu64 "): "
 				     "another owner holds a conflicting lock on storage daemon %d",
-				     f->path, start, end, lk->parts[i].server);
-			goto fail;
-		}
-	free(idx);
-	free(states);
-	*out = lk;
-	return 0;
-fail:
-	release_all(lk);
-	lock_free(lk);
+				     lk->file->path, start, end, lk->parts[i].server);
+out:
 	free(idx);
 	free(states);
 	return rc;
+}
+
+int tessera_lock_record(tessera_file *f, int mode, uint64_t owner, uint64_t start,
+			uint64_t end, tessera_lock **out)
+{
+	struct tessera_lock *lk;
+	int rc;
+
+	if ((rc = check_mode(f, mode, "record lock")))
+		return rc;
+	if (!owner || start >= end || end > TESSERA_RECORD_APPEND + 1)
+		return tc_fail(f->fs, -EINVAL, "record lock %s: %s", f->path,
+			       !owner ? "owner 0" : start >= end ? "empty range" :
+			       "range ends past the reserved bytes (2^63 + 2)");
+	if (!(lk = lock_new(f, mode, TESSERA_LOCK_ONE_TRY, f->layout.count, "record lock")))
+		return -ENOMEM;
+	lk->group = owner;
+	lk->nparts = 0;
+	rc = record_parts(lk, start, end);
+	if (!rc)
+		rc = record_try(lk, start, end);
+	if (rc) {
+		release_all(lk);
+		lock_free(lk);
+		return rc;
+	}
+	*out = lk;
+	return 0;
 }

@@ -288,6 +288,24 @@ static int already_held(const struct tf_owner *o, int mode, uint64_t start, uint
 	return 0;
 }
 
+/* The pieces of the owner's ranges that stick out of [start, end), each
+ * taken as a lock of its own onto *add. */
+static int take_kept(struct tf_file *tf, struct tf_owner *o, uint64_t start, uint64_t end,
+		     struct tf_seg **add)
+{
+	int rc = 0;
+
+	for (struct tf_seg *s = o->segs; s && !rc; s = s->next) {
+		if (s->end <= start || s->start >= end)
+			continue;
+		if (s->start < start)
+			rc = seg_take(tf, o, s->mode, s->start, start, s->via, add);
+		if (!rc && s->end > end)
+			rc = seg_take(tf, o, s->mode, end, s->end, s->via, add);
+	}
+	return rc;
+}
+
 /* POSIX: the owner's locks on [start, end) become `mode` (0: none). New
  * first (EAGAIN: nothing changed), then the kept pieces of the ranges it
  * overlaps, then those ranges go. */
@@ -301,15 +319,7 @@ static int owner_set(struct tf_file *tf, struct tf_owner *o, int mode, uint64_t 
 		return 0;
 	if (mode && (rc = seg_take(tf, o, mode, start, end, via, &add)))
 		return rc;
-	for (struct tf_seg *s = o->segs; s && !rc; s = s->next) {
-		if (s->end <= start || s->start >= end)
-			continue;
-		if (s->start < start)
-			rc = seg_take(tf, o, s->mode, s->start, start, s->via, &add);
-		if (!rc && s->end > end)
-			rc = seg_take(tf, o, s->mode, end, s->end, s->via, &add);
-	}
-	if (rc) {
+	if ((rc = take_kept(tf, o, start, end, &add))) {
 		list_free(add);
 		return rc;
 	}
