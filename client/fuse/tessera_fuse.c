@@ -44,6 +44,13 @@
  * file system (the high-level API cannot see mmap calls): it is coherent
  * within one mount only.
  *
+ * Locks (fuse_locks.c): fcntl (POSIX and OFD) and flock(2) locks are record
+ * locks in the storage daemons' lock tables (tessera_lock_record), so they
+ * hold across mounts and against the library's locks; F_SETLKW that waits
+ * TESSERA_FUSE_DEADLOCK_MS (environment; 5 min by default) answers EDEADLK.
+ * O_APPEND files are opened direct_io and each write is a tessera_append:
+ * whole at the end of the file, up to max_write (1 MiB), across clients.
+ *
  * An open file that is unlinked is renamed to .fuse_hiddenNNN until it is
  * closed (libfuse's default; -o hard_remove unlinks at once instead).
  *
