@@ -1145,3 +1145,82 @@ int tessera_lock_record(tessera_file *f, int mode, uint64_t owner, uint64_t star
 	*out = lk;
 	return 0;
 }
+
+/* The file offset of object byte o of slot k (the inverse of
+ * slot_offset_at on the slot's bytes). */
+static uint64_t slot_logical(const struct tessera_layout *l, uint32_t k, uint64_t o)
+{
+	uint64_t strip = l->strip_size;
+
+	if (l->count == 1)
+		return o;
+	return o / strip * strip * l->count + (uint64_t)k * strip + o % strip;
+}
+
+/* One object's answer to a test, as a file range; keeps the lowest. */
+static void test_take(const struct tessera_layout *l, uint32_t slot,
+		      const Tessera__LockTestReply *rep, struct tessera_lock_conflict *out)
+{
+	uint64_t start, end;
+
+	if (!rep->mode || !rep->length)
+		return;
+	start = slot_logical(l, slot, rep->offset);
+	end = slot_logical(l, slot, rep->offset + rep->length - 1) + 1;
+	if (end > TESSERA_RECORD_END && start < TESSERA_RECORD_END)
+		end = TESSERA_RECORD_END; /* a lock to the end of the file */
+	if (out->mode && start >= out->start)
+		return;
+	out->mode = (int)rep->mode;
+	out->start = start;
+	out->end = end;
+}
+
+int tessera_lock_record_test(tessera_file *f, int mode, uint64_t owner, uint64_t start,
+			     uint64_t end, struct tessera_lock_conflict *out)
+{
+	const struct tessera_layout *l = &f->layout;
+	struct tc_req *reqs[TESSERA_MAX_STRIPE] = { 0 };
+	uint32_t slots[TESSERA_MAX_STRIPE];
+	size_t n = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = check_mode(f, mode, "lock test")))
+		return rc;
+	if (!owner || start >= end || end > TESSERA_RECORD_APPEND + 1)
+		return tc_fail(f->fs, -EINVAL, "lock test %s: %s", f->path,
+			       !owner ? "owner 0" : start >= end ? "empty range" :
+			       "range ends past the reserved bytes (2^63 + 2)");
+	for (uint32_t k = 0; k < l->count; k++) {
+		Tessera__LockTestRequest m = TESSERA__LOCK_TEST_REQUEST__INIT;
+		uint64_t a = slot_offset_at(l, k, start), b = slot_offset_at(l, k, end);
+
+		if (a == b)
+			continue;
+		m.session = lock_owner(f->fs);
+		m.handle = l->handles[k];
+		m.mode = (uint32_t)mode;
+		m.group = owner;
+		m.offset = a;
+		m.length = b - a;
+		m.cap = (Tessera__Capability *)tc_cap_get(f);
+		slots[n] = k;
+		if (!(reqs[n++] = tc_req_new(f->fs, (int)l->servers[k], TP_OP_LOCK_TEST, &m.base,
+					     NULL, 0))) {
+			rc = tc_fail(f->fs, -ENOMEM, "lock test %s: out of memory", f->path);
+			goto out;
+		}
+	}
+	tc_run(f->fs, reqs, n);
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (reqs[i]->status)
+			rc = tc_req_fail(f->fs, reqs[i], "lock test");
+		else
+			test_take(l, slots[i], (const Tessera__LockTestReply *)reqs[i]->reply, out);
+	}
+out:
+	for (size_t i = 0; i < n; i++)
+		tc_req_free(f->fs, reqs[i]);
+	return rc;
+}

@@ -341,6 +341,18 @@ int tessera_unlock(tessera_lock *lock);
 int tessera_lock_record(tessera_file *file, int mode, uint64_t owner, uint64_t start,
 			uint64_t end, tessera_lock **out);
 
+/* fcntl's F_GETLK for record locks: the lowest lock that
+ * tessera_lock_record(file, mode, owner, start, end) would meet now (the
+ * owner's own locks do not count), in *out: its mode (0: none) and the
+ * file range its piece on that object spans (end TESSERA_RECORD_END: to
+ * the end of the file). Changes nothing. */
+struct tessera_lock_conflict {
+	int mode;                  /* 0, TESSERA_LOCK_READ or TESSERA_LOCK_WRITE */
+	uint64_t start, end;
+};
+int tessera_lock_record_test(tessera_file *file, int mode, uint64_t owner, uint64_t start,
+			     uint64_t end, struct tessera_lock_conflict *out);
+
 /* Atomic append: writes buf whole at the end of the file as it is when
  * the write is applied, under an exclusive record lock on
  * TESSERA_RECORD_APPEND that every appender takes (waiting for it), so

@@ -311,6 +311,21 @@ int tlk_release_owner(struct tlk_table *t, uint64_t owner, size_t *released);
  * none). Returns their count. */
 size_t tlk_events(const struct tlk_table *t, const struct tlk_event **events);
 
+/* The lowest lock that a request of (owner, group, mode) on object bytes
+ * [offset, offset + length) would conflict with (fcntl's F_GETLK): 0 with
+ * *found set and the lock's mode and held object bytes [start, end), or 0
+ * with *found 0 when none. Locks of the owner's own group do not count;
+ * parked requests (the fairness rule) do not either. Changes nothing.
+ * -EINVAL for an empty or wrapping range or an unknown mode. */
+struct tlk_conflict {
+	int found;
+	enum tlk_mode mode;
+	uint64_t start, end;
+};
+
+int tlk_test(const struct tlk_table *t, uint64_t object, uint64_t owner, uint64_t group,
+	     enum tlk_mode mode, uint64_t offset, uint64_t length, struct tlk_conflict *out);
+
 /* ---------------------------------------------------------- introspection */
 
 struct tlk_request_info {

@@ -91,6 +91,10 @@ uint64_t tlk_tree_first_covered(const struct tlk_tree *tree, uint64_t a, uint64_
 typedef bool (*tlk_node_skip_fn)(const struct tlk_node *node, const void *arg);
 uint64_t tlk_tree_first_covered_skip(const struct tlk_tree *tree, uint64_t a, uint64_t b,
 				     tlk_node_skip_fn skip, const void *arg);
+/* The interval that covers that byte (the first such in the tree's
+ * order), or NULL. */
+const struct tlk_node *tlk_tree_first_node_skip(const struct tlk_tree *tree, uint64_t a,
+						uint64_t b, tlk_node_skip_fn skip, const void *arg);
 /* Shape, colours, order, augmentation, count and bytes: 0 or -EFAULT. When
  * `disjoint`, also that no two intervals overlap. */
 int tlk_tree_check(const struct tlk_tree *tree, bool disjoint);

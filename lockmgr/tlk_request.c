@@ -544,6 +544,47 @@ int tlk_release_owner(struct tlk_table *t, uint64_t owner, size_t *released)
 	return 0;
 }
 
+/* ------------------------------------------------------------------ test */
+
+struct test_asker {
+	const struct tlk_owner *owner; /* NULL: the owner has no requests here */
+	uint64_t group;
+};
+
+static bool asker_group(const struct tlk_node *node, const void *arg)
+{
+	const struct test_asker *k = arg;
+	const struct tlk_request *r = TLK_CONTAINER(node, struct tlk_slot, node)->request;
+
+	return k->group && r->group == k->group && r->owner == k->owner;
+}
+
+int tlk_test(const struct tlk_table *t, uint64_t object, uint64_t owner, uint64_t group,
+	     enum tlk_mode mode, uint64_t offset, uint64_t length, struct tlk_conflict *out)
+{
+	const struct tlk_object *o = tlk_map_get(&t->objects, object);
+	/* an owner with no requests here has no locks to skip: NULL matches none */
+	struct test_asker k = { tlk_map_get(&t->owners, owner), group };
+	const struct tlk_node *w, *r = NULL;
+	uint64_t end = offset + length, below;
+
+	if (!length || end < offset || (mode != TLK_READ && mode != TLK_WRITE))
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	if (!o)
+		return 0;
+	w = tlk_tree_first_node_skip(&o->write, offset, end, asker_group, &k);
+	below = !w ? end : w->start > offset ? w->start : offset;
+	/* a read lock counts for a write only, and only below the write's byte */
+	if (mode == TLK_WRITE && below > offset)
+		r = tlk_tree_first_node_skip(&o->read, offset, below, asker_group, &k);
+	if (r)
+		*out = (struct tlk_conflict){ 1, TLK_READ, r->start, r->end };
+	else if (w)
+		*out = (struct tlk_conflict){ 1, TLK_WRITE, w->start, w->end };
+	return 0;
+}
+
 int tlk_request_info(const struct tlk_table *t, uint64_t lock_id,
 		     struct tlk_request_info *info)
 {

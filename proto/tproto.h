@@ -110,7 +110,8 @@ struct tp_hdr {
 	X(LOCAL_OPEN, 44, local_open_request, local_open_reply, IOS, READ)        \
 	X(LOCK_ACQUIRE, 50, lock_acquire_request, lock_reply, IOS, READ_OR_WRITE) \
 	X(LOCK_RELEASE, 51, lock_release_request, lock_reply, IOS, READ_OR_WRITE) \
-	X(LEASE, 52, lease_request, lock_reply, IOS, SESSION)
+	X(LEASE, 52, lease_request, lock_reply, IOS, SESSION)                     \
+	X(LOCK_TEST, 53, lock_test_request, lock_test_reply, IOS, READ_OR_WRITE)
 
 /* Capability rights (tessera.Capability.rights). READ and WRITE each
  * include STAT (sizes) and shared locks; WRITE alone covers whatever

@@ -29,13 +29,13 @@
  * from one mount) and answered EDEADLK, as fcntl(2) documents. flock
  * waits are unbounded, as on Linux.
  *
- * F_GETLK tries the lock (for the asking owner, so its own locks do not
- * count) and gives it back at once: while it is held, another owner's
- * F_SETLK on those bytes may fail. A conflict is reported as the asked
- * range with the holder's mode (a write lock that fails is tried as a
- * read lock to tell) and l_pid 0: the holder may be on another node. A
- * conflict with another owner of this mount is answered by libfuse
- * itself, from its own record, with the holder's range and pid.
+ * F_GETLK asks the storage daemons (LOCK_TEST; nothing is taken) for the
+ * lowest lock the asked one would meet, the asking owner's own locks
+ * aside, and reports its mode and range (the range of its piece on the
+ * storage object that holds that byte; a whole-file lock shows as one)
+ * with l_pid 0: the holder may be on another node. A conflict with
+ * another owner of this mount is answered by libfuse itself, from its own
+ * record, with the holder's range and pid.
  *
  * OFD locks are the kernel's to drop when their open file description
  * is closed, but FUSE does not pass that unlock on (it leaves unlocks at
@@ -196,6 +196,8 @@ static int records(struct tf_locks *l, const char *path, tessera_file *f, uint64
 	struct tf_owner *o = NULL;
 	int rc;
 
+	*tfp = NULL;
+	*op = NULL;
 	if (!tf && make) {
 		if (!(tf = calloc(1, sizeof(*tf))))
 			return -ENOMEM;
@@ -207,6 +209,7 @@ static int records(struct tf_locks *l, const char *path, tessera_file *f, uint64
 		tf->next = l->files;
 		l->files = tf;
 	}
+	*tfp = tf; /* from here on the caller prunes it */
 	for (o = tf ? tf->owners : NULL; o && o->id != owner; o = o->next)
 		;
 	if (tf && !o && make) {
@@ -216,7 +219,6 @@ static int records(struct tf_locks *l, const char *path, tessera_file *f, uint64
 		o->next = tf->owners;
 		tf->owners = o;
 	}
-	*tfp = tf;
 	*op = o;
 	return 0;
 }
@@ -347,8 +349,8 @@ static int owner_set(struct tf_file *tf, struct tf_owner *o, int mode, uint64_t 
 static int set_once(struct tf_locks *l, const char *path, tessera_file *f, uint64_t owner,
 		    int mode, uint64_t start, uint64_t end)
 {
-	struct tf_file *tf;
-	struct tf_owner *o;
+	struct tf_file *tf = NULL;
+	struct tf_owner *o = NULL;
 	int rc;
 
 	pthread_mutex_lock(&l->mu);
@@ -455,42 +457,25 @@ static int mode_of(short type)
 	return type == F_RDLCK ? TESSERA_LOCK_READ : type == F_WRLCK ? TESSERA_LOCK_WRITE : 0;
 }
 
-/* F_GETLK: try, give back, report (see the header comment). */
-static int test_lock(struct tf_locks *l, const char *path, tessera_file *f, uint64_t owner,
-		     struct flock *fl, uint64_t start, uint64_t end)
+/* F_GETLK: the storage daemons name the lowest conflicting lock (the
+ * asking owner's own do not count). */
+static int test_lock(tessera_file *f, uint64_t owner, struct flock *fl, uint64_t start,
+		     uint64_t end)
 {
-	int mode = mode_of(fl->l_type), rc;
-	tessera_lock *lk;
+	struct tessera_lock_conflict cf;
+	int rc = tessera_lock_record_test(f, mode_of(fl->l_type), owner, start, end, &cf);
 
-	pthread_mutex_lock(&l->mu);
-	{
-		struct tf_file *tf;
-		struct tf_owner *o;
-
-		rc = records(l, path, f, owner, 1, &tf, &o);
-		if (!rc) {
-			rc = tessera_lock_record(tf->file, mode, owner, start, end, &lk);
-			if (!rc)
-				tessera_unlock(lk);
-			if (rc == -EAGAIN && mode == TESSERA_LOCK_WRITE &&
-			    !tessera_lock_record(tf->file, TESSERA_LOCK_READ, owner, start, end, &lk)) {
-				tessera_unlock(lk);
-				fl->l_type = F_RDLCK;
-			} else if (rc == -EAGAIN) {
-				fl->l_type = F_WRLCK;
-			}
-			prune(l, tf);
-		}
-	}
-	pthread_mutex_unlock(&l->mu);
-	if (!rc) {
+	if (rc)
+		return rc;
+	if (!cf.mode) {
 		fl->l_type = F_UNLCK;
 		return 0;
 	}
-	if (rc != -EAGAIN)
-		return rc;
+	fl->l_type = cf.mode == TESSERA_LOCK_READ ? F_RDLCK : F_WRLCK;
 	fl->l_whence = SEEK_SET;
-	fl->l_pid = 0;
+	fl->l_start = (off_t)cf.start;
+	fl->l_len = cf.end >= TESSERA_RECORD_END ? 0 : (off_t)(cf.end - cf.start);
+	fl->l_pid = 0; /* the holder may be on another node */
 	return 0;
 }
 
@@ -508,7 +493,7 @@ int tf_locks_fcntl(struct tf_locks *l, const char *path, tessera_file *f, uint64
 		owner = 1; /* record owners are nonzero; the kernel's id is a hash */
 	switch (cmd) {
 	case F_GETLK:
-		return mode ? test_lock(l, path, f, owner, fl, start, end) : -EINVAL;
+		return mode ? test_lock(f, owner, fl, start, end) : -EINVAL;
 	case F_SETLK:
 		return set_lock(l, path, f, owner, mode, start, end, TF_NOWAIT);
 	case F_SETLKW:

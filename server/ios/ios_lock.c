@@ -883,6 +883,35 @@ void ios_do_lease(struct ios *ios, struct srv_req *req)
 	reply_answer(lk, req, 0, NULL);
 }
 
+/* F_GETLK for a record lock: the lowest lock the asked one would meet,
+ * in object bytes. Renews nothing, changes nothing. */
+void ios_do_lock_test(struct ios *ios, struct srv_req *req)
+{
+	struct ios_locks *lk = ios->locks;
+	const Tessera__LockTestRequest *m = (const Tessera__LockTestRequest *)req->msg;
+	Tessera__LockTestReply rep = TESSERA__LOCK_TEST_REPLY__INIT;
+	struct tlk_conflict cf;
+	int rc;
+
+	if (refuse_foreign_session(lk, req, m->session, "lock test"))
+		return;
+	rc = tlk_test(lk->table, m->handle, m->session, m->group, (enum tlk_mode)m->mode,
+		      m->offset, m->length, &cf);
+	if (rc) {
+		srv_reply_error(req, rc, "lock test on " OBJ ": mode %u, object offset %" PRIu64
+				", length %" PRIu64 ": the mode is neither read (1) nor write "
+				"(2), or the range is empty or overflows", m->handle, m->mode,
+				m->offset, m->length);
+		return;
+	}
+	if (cf.found) {
+		rep.mode = (uint32_t)cf.mode;
+		rep.offset = cf.start;
+		rep.length = cf.end - cf.start;
+	}
+	srv_reply(req, &rep.base, NULL, 0);
+}
+
 /* ------------------------------------------------------------ fencing */
 
 int ios_refuse_stale_epoch(struct ios *ios, struct srv_req *req, uint64_t epoch,

@@ -191,18 +191,18 @@ t_flock_two_mounts() {
 }
 
 # fcntl locks conflict across mounts byte for byte, both ways; F_GETLK
-# names the conflicting mode; read locks share.
+# names the conflicting lock (mode and range; pid 0); read locks share.
 t_fcntl_two_mounts() {
 	hold "$M1/fc" w:0:100 r:200:100
 	expect "M2 write over M1's write" "$(ft "$M2/fc" w:50:10 w:99:1 w:100:100 r:150:100 r:250:10)" \
 		"EAGAIN EAGAIN ok ok ok"
 	expect "M2 tests" "$(ft "$M2/fc" gw:0:1 gw:250:1 gr:250:1 gw:100:100 gw:0:0)" \
-		"wr 0 1 0 rd 250 1 0 unlck unlck wr 0 0 0"
+		"wr 0 100 0 rd 200 100 0 unlck unlck wr 0 100 0"
 	expect "M2 write over M1's read" "$(ft "$M2/fc" w:299:1 w:300:0)" "EAGAIN ok"
 	unhold
 	expect "after M1 let go" "$(ft "$M2/fc" w:0:0)" "ok"
 	hold "$M2/fc" w:10:10
-	expect "the other way" "$(ft "$M1/fc" r:15:1 w:0:10 w:20:0 gr:0:0)" "EAGAIN ok ok wr 0 0 0"
+	expect "the other way" "$(ft "$M1/fc" r:15:1 w:0:10 w:20:0 gr:0:0)" "EAGAIN ok ok wr 10 10 0"
 	unhold
 }
 
@@ -221,7 +221,7 @@ t_posix_semantics() {
 	expect "upgrade" "$(ft "$M1/px" r:0:10 w:0:10 mark)" "ok ok mark"
 	hold "$M2/px" r:5:1
 	expect "upgrade refused under another reader" "$(ft "$M1/px" r:0:10 w:0:10 gw:0:10)" \
-		"ok EAGAIN rd 0 10 0"
+		"ok EAGAIN rd 5 1 0"
 	unhold
 }
 
@@ -258,7 +258,7 @@ t_library_locks() {
 	$LT hold /lib write 0 10 2 >"$D/lib.out" 2>&1 &
 	while ! grep -q locked "$D/lib.out"; do sleep 0.1; done
 	expect "mount under a library lock" "$(ft "$M2/lib" w:5:1 r:0:1 w:20:10 gw:0:0)" \
-		"EAGAIN EAGAIN ok wr 0 0 0"
+		"EAGAIN EAGAIN ok wr 0 10 0"
 	# F_SETLKW waits until the library lets go.
 	local t0=$SECONDS
 	expect "F_SETLKW after the library" "$(ft "$M1/lib" W:0:10)" "ok"

@@ -555,6 +555,7 @@ static void test_record_locks(void **state)
 	tessera_fs *fs2 = connect_more(c);
 	tessera_file *fa = open_file(c->fs, "/record"), *fb = open_file(fs2, "/record");
 	tessera_lock *a, *all, *x, *lib;
+	struct tessera_lock_conflict cf;
 
 	/* [100, 50000) crosses 12 strips on 4 objects */
 	CHECK(c->fs, tessera_lock_record(fa, TESSERA_LOCK_WRITE, 7, 100, 50000, &a));
@@ -564,6 +565,16 @@ static void test_record_locks(void **state)
 	assert_int_equal(tessera_lock_record(fb, TESSERA_LOCK_READ, 7, 1u << 30, (1u << 30) + 1,
 					     &x), -EAGAIN);
 	CHECK(c->fs, tessera_unlock(all));
+	/* F_GETLK: the lowest conflicting lock, its mode and range; not one's own */
+	CHECK(fs2, tessera_lock_record_test(fb, TESSERA_LOCK_READ, 9, 0, TESSERA_RECORD_END, &cf));
+	assert_int_equal(cf.mode, TESSERA_LOCK_WRITE);
+	assert_int_equal(cf.start, 100);
+	assert_int_equal(cf.end, 50000);
+	CHECK(c->fs, tessera_lock_record_test(fa, TESSERA_LOCK_WRITE, 7, 0, 1u << 20, &cf));
+	assert_int_equal(cf.mode, 0);
+	CHECK(c->fs, tessera_lock_record_test(fa, TESSERA_LOCK_WRITE, 8, 50000, 60000, &cf));
+	assert_int_equal(cf.mode, 0);
+	assert_int_equal(tessera_lock_record_test(fa, TESSERA_LOCK_WRITE, 8, 5, 5, &cf), -EINVAL);
 	CHECK(fs2, tessera_lock_record(fb, TESSERA_LOCK_WRITE, 7, 50000, 60000, &x));
 	CHECK(fs2, tessera_unlock(x));
 	CHECK(fs2, tessera_lock_record(fb, TESSERA_LOCK_READ, 9, 0, 100, &x));

@@ -191,6 +191,77 @@ static void test_random_against_model(void **state)
 	tlk_table_destroy(t);
 }
 
+/* tlk_test (F_GETLK) against the model: it finds a conflicting lock iff
+ * the model does, and the lock it names covers the lowest conflicting
+ * byte. Nothing changes. */
+static uint64_t model_lowest(const struct held *h, size_t n, uint64_t owner, uint64_t group,
+			     enum tlk_mode mode, uint64_t off, uint64_t len)
+{
+	uint64_t low = UINT64_MAX;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t a = h[i].off > off ? h[i].off : off;
+
+		if ((group && h[i].group == group && h[i].owner == owner) ||
+		    (mode == TLK_READ && h[i].mode == TLK_READ))
+			continue;
+		if (h[i].off < off + len && off < h[i].off + h[i].len && a < low)
+			low = a;
+	}
+	return low;
+}
+
+static void test_conflict_test_against_model(void **state)
+{
+	struct tlk_table *t = new_table();
+	struct tlk_conflict cf;
+	struct held h[32];
+	struct tlk_stats before, after;
+	size_t n = 0;
+	uint64_t seed = 777;
+
+	(void)state;
+	for (int step = 0; step < 20000; step++) {
+		uint64_t owner, group, off, len, id, low;
+		enum tlk_mode mode;
+
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		owner = 1 + (seed >> 33) % 2;
+		group = (seed >> 35) % 3;
+		mode = (seed >> 37) & 1 ? TLK_WRITE : TLK_READ;
+		off = (seed >> 40) % 200;
+		len = 1 + (seed >> 48) % 40;
+		if ((seed >> 60) < 4 && n) {
+			size_t k = (size_t)((seed >> 20) % n);
+			assert_int_equal(tlk_release(t, h[k].id), 0);
+			h[k] = h[--n];
+			continue;
+		}
+		if ((seed >> 60) < 10 && n < 32) {
+			if (take(t, owner, group, mode, off, len, &id))
+				h[n++] = (struct held){ id, owner, group, off, len, mode };
+			continue;
+		}
+		tlk_table_stats(t, &before);
+		assert_int_equal(tlk_test(t, OBJ, owner, group, mode, off, len, &cf), 0);
+		tlk_table_stats(t, &after);
+		assert_memory_equal(&before, &after, sizeof(before));
+		low = model_lowest(h, n, owner, group, mode, off, len);
+		assert_int_equal(cf.found, low != UINT64_MAX);
+		if (cf.found) {
+			assert_int_equal(cf.start > off ? cf.start : off, low);
+			assert_true(cf.end > low);
+			assert_true(mode == TLK_WRITE || cf.mode == TLK_WRITE);
+		}
+	}
+	assert_int_equal(tlk_test(t, OBJ, 1, 0, TLK_WRITE, 5, 0, &cf), -EINVAL);
+	assert_int_equal(tlk_test(t, OBJ, 1, 0, TLK_WRITE, UINT64_MAX - 1, 5, &cf), -EINVAL);
+	assert_int_equal(tlk_test(t, OBJ, 1, 0, 7, 0, 5, &cf), -EINVAL);
+	assert_int_equal(tlk_test(t, OBJ + 1, 1, 0, TLK_WRITE, 0, 5, &cf), 0);
+	assert_int_equal(cf.found, 0);
+	tlk_table_destroy(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -198,6 +269,7 @@ int main(void)
 		cmocka_unit_test(test_upgrade_split_downgrade),
 		cmocka_unit_test(test_library_waiter_behind_group),
 		cmocka_unit_test(test_random_against_model),
+		cmocka_unit_test(test_conflict_test_against_model),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
