@@ -92,6 +92,7 @@ struct tf_file {
 struct tf_locks {
 	tessera_fs *fs;
 	uint32_t deadlock_ms;
+	enum tf_cache cache;
 	pthread_mutex_t mu;      /* everything below */
 	struct tf_file *files;
 };
@@ -103,7 +104,8 @@ enum tf_wait {
 	TF_WAIT_FOREVER, /* flock: until granted or interrupted */
 };
 
-int tf_locks_create(tessera_fs *fs, uint32_t deadlock_ms, struct tf_locks **out)
+int tf_locks_create(tessera_fs *fs, uint32_t deadlock_ms, enum tf_cache cache,
+		    struct tf_locks **out)
 {
 	struct tf_locks *l = calloc(1, sizeof(*l));
 
@@ -111,6 +113,7 @@ int tf_locks_create(tessera_fs *fs, uint32_t deadlock_ms, struct tf_locks **out)
 		return -ENOMEM;
 	l->fs = fs;
 	l->deadlock_ms = deadlock_ms;
+	l->cache = cache;
 	pthread_mutex_init(&l->mu, NULL);
 	*out = l;
 	return 0;
@@ -367,11 +370,11 @@ static int set_once(struct tf_locks *l, const char *path, tessera_file *f, uint6
  * reach the daemons before an unlock, and pages cached before a lock must
  * not be read under it: dropping the file's cache does both (the kernel
  * writes dirty pages back as it drops them). */
-static void cache_drop(const char *path)
+static void cache_drop(const struct tf_locks *l, const char *path)
 {
 	struct fuse_context *c = fuse_get_context();
 
-	if (c && c->fuse)
+	if (l->cache == TF_CACHE_DROP && c && c->fuse)
 		fuse_invalidate_path(c->fuse, path);
 }
 
@@ -404,7 +407,7 @@ static int set_lock(struct tf_locks *l, const char *path, tessera_file *f, uint6
 		/* Every close unlocks all of its owner's locks: most hold none. */
 		if (!holds_any(l, f, owner, start, end))
 			return 0;
-		cache_drop(path);
+		cache_drop(l, path);
 	}
 	for (;;) {
 		struct timespec ts = { 0, pause };
@@ -428,7 +431,7 @@ static int set_lock(struct tf_locks *l, const char *path, tessera_file *f, uint6
 			pause = pause * 2 > PAUSE_MAX_NS ? PAUSE_MAX_NS : pause * 2;
 	}
 	if (!rc && mode)
-		cache_drop(path);
+		cache_drop(l, path);
 	return rc;
 }
 

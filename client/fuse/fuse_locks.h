@@ -19,7 +19,13 @@ struct tf_locks;
  * TESSERA_FUSE_DEADLOCK_MS (milliseconds) when the mount starts. */
 #define TF_DEADLOCK_MS 300000u
 
-int tf_locks_create(tessera_fs *fs, uint32_t deadlock_ms, struct tf_locks **out);
+/* Whether a lock change drops the file's kernel cache (fuse_invalidate_path,
+ * which writes dirty pages back through this very mount): not with one
+ * thread (-s), where that write would wait for the thread that asks it. */
+enum tf_cache { TF_CACHE_DROP, TF_CACHE_KEEP };
+
+int tf_locks_create(tessera_fs *fs, uint32_t deadlock_ms, enum tf_cache cache,
+		    struct tf_locks **out);
 /* Releases every lock still held (unmount). */
 void tf_locks_destroy(struct tf_locks *l);
 

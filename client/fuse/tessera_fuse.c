@@ -1125,7 +1125,8 @@ static int mount_and_serve(struct fuse_args *args, const struct fuse_cmdline_opt
 		goto out_unmount;
 	}
 	tessera_server_watch(t->fs, log_state, NULL);
-	if (tf_locks_create(t->fs, deadlock_ms(), &t->locks))
+	if (tf_locks_create(t->fs, deadlock_ms(), opts->singlethread ? TF_CACHE_KEEP : TF_CACHE_DROP,
+			    &t->locks))
 		goto out_unmount;
 	if (catch_stop_signals(fuse) != 0)
 		goto out_unmount;
