@@ -755,6 +755,30 @@ static void check_malformed_acquires(struct raw *raw, uint64_t handle)
 	}
 }
 
+/* LOCK_TEST: a mode that is neither, an empty or wrapping range. */
+static void check_malformed_tests(struct raw *raw, uint64_t handle)
+{
+	static const struct { uint32_t mode; uint64_t off, len; } bad[] = {
+		{ 7, 0, 8 }, { 2, 0, 0 }, { 2, UINT64_MAX - 2, 8 },
+	};
+	char msg[512];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		Tessera__LockTestRequest m = TESSERA__LOCK_TEST_REQUEST__INIT;
+
+		m.session = 9;
+		m.handle = handle;
+		m.mode = bad[i].mode;
+		m.group = 5;
+		m.offset = bad[i].off;
+		m.length = bad[i].len;
+		assert_int_equal(raw_lock(raw, TP_OP_LOCK_TEST, &m.base, msg, sizeof(msg), NULL),
+				 -EINVAL);
+		print_message("test %zu     -> %s\n", i, msg);
+		assert_non_null(strstr(msg, "lock test"));
+	}
+}
+
 /* A view that unrolls to more ranges than a request may hold. */
 static void check_huge_view(struct raw *raw, uint64_t handle)
 {
@@ -892,6 +916,7 @@ static void test_malformed(void **state)
 
 	raw.cap = cap;
 	check_malformed_acquires(&raw, l.handles[0]);
+	check_malformed_tests(&raw, l.handles[0]);
 	check_huge_view(&raw, l.handles[0]);
 	check_raw_lock_lifecycle(&raw, l.handles[0]);
 	tnet_close(raw.net);
