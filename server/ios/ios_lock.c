@@ -898,10 +898,11 @@ void ios_do_lock_test(struct ios *ios, struct srv_req *req)
 	rc = tlk_test(lk->table, m->handle, m->session, m->group, (enum tlk_mode)m->mode,
 		      m->offset, m->length, &cf);
 	if (rc) {
-		srv_reply_error(req, rc, "lock test on " OBJ ": mode %u, object offset %" PRIu64
-				", length %" PRIu64 ": the mode is neither read (1) nor write "
-				"(2), or the range is empty or overflows", m->handle, m->mode,
-				m->offset, m->length);
+		srv_reply_error(req, rc, "lock test on " OBJ " on storage daemon %u: mode %u, "
+				"object offset %" PRIu64 ", length %" PRIu64 ": the mode is "
+				"neither read (1) nor write (2), or the range is empty or "
+				"overflows", m->handle, lk->ios->index, m->mode, m->offset,
+				m->length);
 		return;
 	}
 	if (cf.found) {
