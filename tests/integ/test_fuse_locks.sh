@@ -176,6 +176,9 @@ t_flock_two_mounts() {
 	while [ ! -e "$D/fl.held" ]; do sleep 0.1; done
 	! flock -n -x "$M2/fl" true || die "M2 got an exclusive flock M1 holds"
 	! flock -n -s "$M2/fl" true || die "M2 got a shared flock over M1's exclusive one"
+	# the library sees it on the reserved byte (TESSERA_RECORD_FLOCK = 2^63)
+	expect "library over a flock" "$($LT record /fl read 9223372036854775808 9223372036854775809)" \
+		"busy"
 	wait
 	flock -n -x "$M2/fl" true || die "M2 did not get the flock once M1 let go"
 	rm -f "$D/fl.held"
@@ -183,6 +186,10 @@ t_flock_two_mounts() {
 	while [ ! -e "$D/fl.held" ]; do sleep 0.1; done
 	flock -n -s "$M1/fl" true || die "shared flocks on two mounts did not share"
 	! flock -n -x "$M1/fl" true || die "M1 got an exclusive flock over M2's shared one"
+	expect "library beside a shared flock" \
+		"$($LT record /fl read 9223372036854775808 9223372036854775809)" "granted"
+	expect "library over a shared flock" \
+		"$($LT record /fl write 9223372036854775808 9223372036854775809)" "busy"
 	# A blocking flock waits for it.
 	local t0=$SECONDS
 	flock -x "$M1/fl" true || die "blocking flock failed"
