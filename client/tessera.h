@@ -65,6 +65,9 @@ struct tessera_stat {
 	struct timespec atime, mtime, ctime;
 };
 
+/* Whether a call on a path follows a symbolic link in its last component. */
+enum tessera_follow { TESSERA_FOLLOW, TESSERA_NOFOLLOW };
+
 struct tessera_dirent {
 	char name[256];
 	uint64_t handle;
@@ -423,6 +426,37 @@ int tessera_rmdir(tessera_fs *fs, const char *path);
 int tessera_rename(tessera_fs *fs, const char *from, const char *to);
 int tessera_setattr(tessera_fs *fs, const char *path, const struct tessera_setattr *sa);
 int tessera_statfs(tessera_fs *fs, struct tessera_statfs *sf);
+
+/* Extended attributes, as getxattr(2), setxattr(2), listxattr(2) and
+ * removexattr(2) (TESSERA_NOFOLLOW: the l- variants). Namespaces user.
+ * (files and directories: read and write permission as for the data),
+ * trusted. (root only; hidden from others' lists) and security. (read by
+ * all, set by root); any other name, POSIX ACLs included, is -EOPNOTSUPP.
+ * A name has 1 to TESSERA_XATTR_NAME_MAX bytes (else -ERANGE), a value at
+ * most TESSERA_XATTR_SIZE_MAX (else -E2BIG); one file holds at most
+ * TESSERA_XATTR_LIST_MAX bytes of names (each with its NUL) and
+ * TESSERA_XATTR_TOTAL_MAX bytes of names and values (else -ENOSPC).
+ * getxattr and listxattr return the length of the value or the list (the
+ * names, each followed by a NUL); size 0 asks it without the data, and a
+ * buffer too small for it is -ERANGE. A missing attribute is -ENODATA. */
+#define TESSERA_XATTR_NAME_MAX 255
+#define TESSERA_XATTR_SIZE_MAX 65536
+#define TESSERA_XATTR_LIST_MAX 65536
+#define TESSERA_XATTR_TOTAL_MAX 262144
+/* What tessera_setxattr does about an attribute that exists or not. */
+enum tessera_xattr_set {
+	TESSERA_XATTR_SET_ANY,      /* create or replace */
+	TESSERA_XATTR_SET_CREATE,   /* -EEXIST when it exists (XATTR_CREATE) */
+	TESSERA_XATTR_SET_REPLACE,  /* -ENODATA when it does not (XATTR_REPLACE) */
+};
+ssize_t tessera_getxattr(tessera_fs *fs, const char *path, const char *name, void *value,
+			 size_t size, enum tessera_follow follow);
+int tessera_setxattr(tessera_fs *fs, const char *path, const char *name, const void *value,
+		     size_t size, enum tessera_xattr_set how, enum tessera_follow follow);
+ssize_t tessera_listxattr(tessera_fs *fs, const char *path, char *list, size_t size,
+			  enum tessera_follow follow);
+int tessera_removexattr(tessera_fs *fs, const char *path, const char *name,
+			enum tessera_follow follow);
 
 /* One server's part of tessera_statfs_servers. */
 struct tessera_server_space {

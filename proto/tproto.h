@@ -93,6 +93,10 @@ struct tp_hdr {
 	X(SETLAYOUT, 19, set_layout_request, attr_reply, MDS, NONE)               \
 	X(FILE_LIST, 20, file_list_request, file_list_reply, MDS, NONE)           \
 	X(CAP, 21, cap_request, cap_reply, MDS, NONE)                             \
+	X(XATTR_GET, 26, xattr_request, xattr_reply, MDS, NONE)                   \
+	X(XATTR_SET, 27, xattr_request, empty_reply, MDS, NONE)                   \
+	X(XATTR_LIST, 28, xattr_request, xattr_reply, MDS, NONE)                  \
+	X(XATTR_REMOVE, 29, xattr_request, empty_reply, MDS, NONE)                \
 	X(WRITE, 30, write_request, write_reply, IOS, WRITE)                      \
 	X(READ, 31, read_request, read_reply, IOS, READ)                          \
 	X(GETSIZE, 32, handles_request, sizes_reply, IOS, STAT)                   \

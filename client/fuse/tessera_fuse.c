@@ -34,9 +34,10 @@
  * What Tessera does not have answers with an error, never a silent
  * success: hard links, symbolic links and special files (mknod of a
  * fifo, socket or device) give EPERM, the errno link(2), symlink(2) and
- * mknod(2) document for a file system without them; extended attributes
- * give EOPNOTSUPP (we answer ENOSYS, which the kernel turns into
- * EOPNOTSUPP and remembers, so it stops asking); rename with
+ * mknod(2) document for a file system without them; POSIX ACLs
+ * (system.posix_acl_access, _default) give EOPNOTSUPP, never stored and
+ * ignored (extended attributes of the user., trusted. and security.
+ * namespaces are kept by the metadata daemon); rename with
  * RENAME_EXCHANGE or RENAME_WHITEOUT gives EINVAL, as rename(2) documents
  * for unsupported flags. RENAME_NOREPLACE works, but checks the target
  * and renames in two steps, so it is not atomic against another client.
@@ -78,6 +79,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -94,11 +96,23 @@
 #define READAHEAD_KB 4096
 #define DIR_PAGE 128         /* entries per tessera_readdir call */
 
+/* Files recently found without security.capability (see nocap_known). */
+#define NOCAP_SLOTS 256
+#define NOCAP_TTL_NS 1000000000LL   /* as long as attr_timeout's default */
+struct nocap_cache {
+	pthread_mutex_t lock;
+	struct {
+		char *path;          /* NULL: empty slot; owned */
+		int64_t until_ns;    /* CLOCK_MONOTONIC; stale after */
+	} slot[NOCAP_SLOTS];
+};
+
 /* The mount's state: lives in main, reached through fuse_get_context(). */
 struct tfuse {
 	tessera_fs *fs;
 	const char *config;
 	unsigned max_read;    /* the max_read mount option in force */
+	struct nocap_cache nocap;
 	struct tf_locks *locks; /* fcntl and flock locks (fuse_locks.c) */
 };
 
@@ -177,6 +191,17 @@ static int fail(tessera_fs *fs, int rc)
 	if (rc != -ENOENT && !server_unreachable(rc))
 		fprintf(stderr, "tessera-fuse: %s (%s)\n", tessera_errmsg(fs), strerror(-e));
 	return e;
+}
+
+/* fail() for the xattr calls: a missing attribute, one that exists (a
+ * create), a buffer too small (size probes) and an unsupported namespace
+ * are answers programs expect (getfattr, cp -a, ls), not failures worth a
+ * log line. */
+static int xattr_fail(tessera_fs *fs, int rc)
+{
+	if (rc == -ENODATA || rc == -EEXIST || rc == -ERANGE || rc == -EOPNOTSUPP)
+		return rc;
+	return fail(fs, rc);
 }
 
 /* The library's watcher: one line per change of a server's state
@@ -668,31 +693,163 @@ static int op_readlink(const char *path, char *buf, size_t len)
 	return -EINVAL; /* nothing is a symbolic link */
 }
 
-/* ENOSYS: the kernel answers EOPNOTSUPP from now on without asking us
- * (and stops its xattr lookups on every write). */
+/* ------------------------------------------------ extended attributes
+ *
+ * Kept by the metadata daemon (tessera_getxattr & co.). The kernel asks
+ * NOFOLLOW: it resolved any link itself. POSIX ACL names answer
+ * EOPNOTSUPP here without a request: ACLs are neither enforced nor
+ * stored, and ls, cp and the kernel ask for them often. */
+
+static int is_acl_name(const char *name)
+{
+	return !strcmp(name, "system.posix_acl_access") ||
+	       !strcmp(name, "system.posix_acl_default");
+}
+
+/* The kernel asks for security.capability before every write(2) to a
+ * file (to drop a written file's capabilities), and only stops when
+ * getxattr answers ENOSYS: a request to the metadata daemon per write
+ * took 400-byte writes from 2.0 to 1.3 MB/s. So the mount remembers for
+ * NOCAP_TTL_NS, per path, that a file had none, as the kernel remembers
+ * attributes for attr_timeout; a set or removal of the attribute through
+ * this mount forgets everything at once. One through another client (or
+ * a rename onto a remembered path) is seen after at most NOCAP_TTL_NS:
+ * until then a write there keeps the file's capabilities, as it would
+ * have on the writer's side of a race. */
+static struct nocap_cache *nocap_of(void)
+{
+	return &((struct tfuse *)fuse_get_context()->private_data)->nocap;
+}
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static unsigned nocap_slot(const char *path)
+{
+	uint32_t h = 2166136261u;   /* FNV-1a */
+
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	return h % NOCAP_SLOTS;
+}
+
+static int is_caps_name(const char *name)
+{
+	return !strcmp(name, "security.capability");
+}
+
+/* 1 when `path` was found without security.capability less than
+ * NOCAP_TTL_NS ago. */
+static int nocap_known(const char *path)
+{
+	struct nocap_cache *c = nocap_of();
+	unsigned i = nocap_slot(path);
+	int known;
+
+	pthread_mutex_lock(&c->lock);
+	known = c->slot[i].path && !strcmp(c->slot[i].path, path) &&
+		c->slot[i].until_ns > mono_ns();
+	pthread_mutex_unlock(&c->lock);
+	return known;
+}
+
+static void nocap_remember(const char *path)
+{
+	struct nocap_cache *c = nocap_of();
+	unsigned i = nocap_slot(path);
+	char *copy = strdup(path);
+
+	if (!copy)
+		return;     /* only a cache */
+	pthread_mutex_lock(&c->lock);
+	free(c->slot[i].path);
+	c->slot[i].path = copy;
+	c->slot[i].until_ns = mono_ns() + NOCAP_TTL_NS;
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void nocap_forget_all(void)
+{
+	struct nocap_cache *c = nocap_of();
+
+	pthread_mutex_lock(&c->lock);
+	for (unsigned i = 0; i < NOCAP_SLOTS; i++) {
+		free(c->slot[i].path);
+		c->slot[i].path = NULL;
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
 static int op_setxattr(const char *path, const char *name, const char *value,
 		       size_t size, int flags)
 {
-	(void)path, (void)name, (void)value, (void)size, (void)flags;
-	return -ENOSYS;
+	enum tessera_xattr_set how = TESSERA_XATTR_SET_ANY;
+	tessera_fs *fs;
+	int rc;
+
+	if (is_acl_name(name))
+		return -EOPNOTSUPP;
+	if (flags & ~(XATTR_CREATE | XATTR_REPLACE))
+		return -EINVAL;
+	fs = as_caller();
+	if (flags == (XATTR_CREATE | XATTR_REPLACE)) {
+		/* Both: never done. A local file system checks CREATE first
+		 * (EEXIST for an attribute that exists), then REPLACE. */
+		ssize_t n = tessera_getxattr(fs, path, name, NULL, 0, TESSERA_NOFOLLOW);
+
+		return xattr_fail(fs, n >= 0 ? -EEXIST : (int)n);
+	}
+	if (flags == XATTR_CREATE)
+		how = TESSERA_XATTR_SET_CREATE;
+	else if (flags == XATTR_REPLACE)
+		how = TESSERA_XATTR_SET_REPLACE;
+	if (is_caps_name(name))
+		nocap_forget_all();
+	rc = tessera_setxattr(fs, path, name, value, size, how, TESSERA_NOFOLLOW);
+	return rc ? xattr_fail(fs, rc) : 0;
 }
 
 static int op_getxattr(const char *path, const char *name, char *value, size_t size)
 {
-	(void)path, (void)name, (void)value, (void)size;
-	return -ENOSYS;
+	tessera_fs *fs;
+	ssize_t n;
+
+	if (is_acl_name(name))
+		return -EOPNOTSUPP;
+	if (is_caps_name(name) && nocap_known(path))
+		return -ENODATA;
+	fs = as_caller();
+	n = tessera_getxattr(fs, path, name, value, size, TESSERA_NOFOLLOW);
+	if (n == -ENODATA && is_caps_name(name))
+		nocap_remember(path);
+	return n < 0 ? xattr_fail(fs, (int)n) : (int)n;
 }
 
 static int op_listxattr(const char *path, char *list, size_t size)
 {
-	(void)path, (void)list, (void)size;
-	return -ENOSYS;
+	tessera_fs *fs = as_caller();
+	ssize_t n = tessera_listxattr(fs, path, list, size, TESSERA_NOFOLLOW);
+
+	return n < 0 ? xattr_fail(fs, (int)n) : (int)n;
 }
 
 static int op_removexattr(const char *path, const char *name)
 {
-	(void)path, (void)name;
-	return -ENOSYS;
+	tessera_fs *fs;
+	int rc;
+
+	if (is_acl_name(name))
+		return -EOPNOTSUPP;
+	if (is_caps_name(name))
+		nocap_forget_all();
+	fs = as_caller();
+	rc = tessera_removexattr(fs, path, name, TESSERA_NOFOLLOW);
+	return rc ? xattr_fail(fs, rc) : 0;
 }
 
 /* ------------------------------------------------------------- locks
@@ -1148,9 +1305,11 @@ int main(int argc, char **argv)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_cmdline_opts opts;
-	struct tfuse t = { NULL, NULL, IO_SIZE, NULL };
+	struct tfuse t = { .fs = NULL, .config = NULL, .max_read = IO_SIZE, .locks = NULL };
 	char config[4096];
 	int rc;
+
+	pthread_mutex_init(&t.nocap.lock, NULL);
 
 	/* mount.fuse3's form: CONFIG MOUNTPOINT -o OPTS (the source is the config) */
 	if (take_source(&argc, argv, &t.config))

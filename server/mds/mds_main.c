@@ -10,6 +10,7 @@
 #include "daemon.h"
 #include "mds_purge.h"
 #include "mds_store.h"
+#include "mds_xattr.h"
 
 #define MDS_READDIR_MAX 1024 /* entries per page: keeps a reply < 300 KiB */
 #define MDS_FILE_LIST_MAX 64 /* files per FILE_LIST page: a reply < 300 KiB */
@@ -553,6 +554,117 @@ static void mds_op_CAP(void *ctx, struct srv_req *req)
 		srv_reply(req, &rep.base, NULL, 0);
 	}
 	free(a);
+}
+
+/* ---- extended attributes (mds_xattr.h). The request's `nofollow` asks
+ * not to follow a symbolic link in the last component: the namespace has
+ * no symbolic links yet, so both walks are the same. */
+
+/* The answer's buffer for a GET or LIST of `size` bytes: never more than
+ * the largest value or list the store keeps, whatever the caller asked
+ * (a larger buffer cannot be needed). NULL with *cap 0 for size 0. */
+static void *xattr_buffer(uint32_t size, size_t *cap)
+{
+	*cap = size < MDS_XATTR_LIST_MAX ? size : MDS_XATTR_LIST_MAX;
+	return *cap ? malloc(*cap) : NULL;
+}
+
+static void mds_op_XATTR_GET(void *ctx, struct srv_req *req)
+{
+	struct mds *mds = ctx;
+	Tessera__XattrRequest *m = (Tessera__XattrRequest *)req->msg;
+	Tessera__XattrReply rep = TESSERA__XATTR_REPLY__INIT;
+	struct mds_cred cred;
+	size_t cap, size = 0;
+	void *buf = xattr_buffer(m->size, &cap);
+	int rc;
+
+	cred_of(mds, req, m->cred, &cred);
+	if (cap && !buf) {
+		srv_reply_error(req, -ENOMEM, "getxattr %s: no memory", m->path);
+		return;
+	}
+	rc = mds_xattr_get(mds->store, &cred, m->path, (const char *)m->name.data, m->name.len,
+			   buf, cap, &size);
+	if (rc) {
+		reply_store_error(mds, req, rc);
+	} else {
+		rep.size = size;
+		rep.data.data = buf;
+		rep.data.len = cap ? size : 0;
+		srv_reply(req, &rep.base, NULL, 0);
+	}
+	free(buf);
+}
+
+static void mds_op_XATTR_LIST(void *ctx, struct srv_req *req)
+{
+	struct mds *mds = ctx;
+	Tessera__XattrRequest *m = (Tessera__XattrRequest *)req->msg;
+	Tessera__XattrReply rep = TESSERA__XATTR_REPLY__INIT;
+	struct mds_cred cred;
+	size_t cap, size = 0;
+	char *buf = xattr_buffer(m->size, &cap);
+	int rc;
+
+	cred_of(mds, req, m->cred, &cred);
+	if (cap && !buf) {
+		srv_reply_error(req, -ENOMEM, "listxattr %s: no memory", m->path);
+		return;
+	}
+	rc = mds_xattr_list(mds->store, &cred, m->path, buf, cap, &size);
+	if (rc) {
+		reply_store_error(mds, req, rc);
+	} else {
+		rep.size = size;
+		rep.data.data = (uint8_t *)buf;
+		rep.data.len = cap ? size : 0;
+		srv_reply(req, &rep.base, NULL, 0);
+	}
+	free(buf);
+}
+
+static void mds_op_XATTR_SET(void *ctx, struct srv_req *req)
+{
+	struct mds *mds = ctx;
+	Tessera__XattrRequest *m = (Tessera__XattrRequest *)req->msg;
+	Tessera__EmptyReply rep = TESSERA__EMPTY_REPLY__INIT;
+	struct mds_cred cred;
+	enum mds_xattr_how how;
+	int rc;
+
+	cred_of(mds, req, m->cred, &cred);
+	switch (m->how) {
+	case TESSERA__XATTR_SET_MODE__XATTR_SET_ANY: how = MDS_XATTR_ANY; break;
+	case TESSERA__XATTR_SET_MODE__XATTR_SET_CREATE: how = MDS_XATTR_CREATE; break;
+	case TESSERA__XATTR_SET_MODE__XATTR_SET_REPLACE: how = MDS_XATTR_REPLACE; break;
+	default:
+		srv_reply_error(req, -EINVAL, "setxattr %s: unknown mode %u", m->path, m->how);
+		return;
+	}
+	rc = mds_xattr_set(mds->store, &cred, m->path, (const char *)m->name.data, m->name.len,
+			   m->value.data, m->value.len, how);
+	if (rc)
+		reply_store_error(mds, req, rc);
+	else
+		srv_reply(req, &rep.base, NULL, 0);
+}
+
+static void mds_op_XATTR_REMOVE(void *ctx, struct srv_req *req)
+{
+	struct mds *mds = ctx;
+	Tessera__XattrRequest *m = (Tessera__XattrRequest *)req->msg;
+	Tessera__EmptyReply rep = TESSERA__EMPTY_REPLY__INIT;
+	struct mds_cred cred;
+	int rc;
+
+	cred_of(mds, req, m->cred, &cred);
+	rc = mds_xattr_remove(mds->store, &cred, m->path, (const char *)m->name.data,
+			      m->name.len);
+	if (rc)
+		reply_store_error(mds, req, rc);
+	else
+		srv_reply(req, &rep.base, NULL, 0);
 }
 
 /* The daemon core's tick: the purger's round. */

@@ -574,11 +574,12 @@ static int remove_entry(struct mds_store *st, const char *op,
 	w->parent.mtime_ns = w->parent.ctime_ns = now;
 	b = leveldb_writebatch_create();
 	mds_batch_del_dirent(b, w->parent.handle, w->name, w->len);
-	mds_batch_del_attr(b, victim->handle);
+	rc = mds_batch_drop_inode(st, b, victim->handle);
 	mds_batch_put_intent(b, victim);
 	mds_batch_put_attr(b, &w->parent);
 	mds_batch_put_nnames(b, st->nnames - 1);
-	rc = mds_batch_write(st, b, op, path);
+	if (rc == 0)
+		rc = mds_batch_write(st, b, op, path);
 	leveldb_writebatch_destroy(b);
 	if (rc == 0)
 		st->nnames--;

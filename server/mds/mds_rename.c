@@ -92,7 +92,8 @@ static int rename_check_target(struct mds_store *st, struct rename_op *r)
 }
 
 /* Write the checked rename: the entries, the counts of both parents (one
- * copy when they are one directory), the replaced object's intent. */
+ * copy when they are one directory), the replaced object's intent and
+ * the drop of its attributes and extended attributes. */
 static int rename_write(struct mds_store *st, struct rename_op *r)
 {
 	struct mds_attr *pf = &r->wf.parent;
@@ -119,8 +120,9 @@ static int rename_write(struct mds_store *st, struct rename_op *r)
 	b = leveldb_writebatch_create();
 	mds_batch_del_dirent(b, r->wf.parent.handle, r->wf.name, r->wf.len);
 	mds_batch_put_dirent(b, r->wt.parent.handle, r->wt.name, r->wt.len, r->h, r->type);
+	rc = 0;
 	if (r->have_target) {
-		mds_batch_del_attr(b, r->th);
+		rc = mds_batch_drop_inode(st, b, r->th);
 		mds_batch_put_intent(b, &r->target);
 		mds_batch_put_nnames(b, st->nnames - 1);
 	}
@@ -128,7 +130,8 @@ static int rename_write(struct mds_store *st, struct rename_op *r)
 	mds_batch_put_attr(b, pf);
 	if (pt != pf)
 		mds_batch_put_attr(b, pt);
-	rc = mds_batch_write(st, b, "rename", r->from);
+	if (rc == 0)
+		rc = mds_batch_write(st, b, "rename", r->from);
 	leveldb_writebatch_destroy(b);
 	return rc;
 }

@@ -71,6 +71,14 @@ size_t mds_dirent_key(unsigned char *key, uint64_t parent, const char *name,
 	return 9 + len;
 }
 
+size_t mds_xattr_key(unsigned char *key, uint64_t handle, const char *name, size_t len)
+{
+	key[0] = MDS_KEY_XATTR;
+	mds_put_be64(key + 1, handle);
+	memcpy(key + 9, name, len);
+	return 9 + len;
+}
+
 int mds_fail(struct mds_store *st, int rc, const char *fmt, ...)
 {
 	va_list ap;
@@ -270,6 +278,37 @@ void mds_batch_del_attr(leveldb_writebatch_t *b, uint64_t handle)
 	unsigned char key[9];
 
 	leveldb_writebatch_delete(b, (char *)key, mds_attr_key(key, handle));
+}
+
+int mds_batch_drop_inode(struct mds_store *st, leveldb_writebatch_t *b, uint64_t handle)
+{
+	unsigned char prefix[9];
+	leveldb_iterator_t *it = leveldb_create_iterator(st->db, st->ropts);
+	char *err = NULL;
+
+	mds_batch_del_attr(b, handle);
+	/* The attributes' keys follow one another: "X" handle, then the
+	 * names in byte order. Their number is bounded by the names' cap
+	 * (MDS_XATTR_LIST_MAX), so the batch stays small. */
+	mds_xattr_key(prefix, handle, "", 0);
+	for (leveldb_iter_seek(it, (char *)prefix, sizeof(prefix)); leveldb_iter_valid(it);
+	     leveldb_iter_next(it)) {
+		size_t kl;
+		const char *k = leveldb_iter_key(it, &kl);
+
+		if (kl < sizeof(prefix) || memcmp(k, prefix, sizeof(prefix)) != 0)
+			break;
+		leveldb_writebatch_delete(b, k, kl);
+	}
+	leveldb_iter_get_error(it, &err);
+	leveldb_iter_destroy(it);
+	if (err) {
+		mds_fail(st, -EIO, "drop handle %#llx: leveldb: %s", (unsigned long long)handle,
+			 err);
+		leveldb_free(err);
+		return -EIO;
+	}
+	return 0;
 }
 
 void mds_batch_put_dirent(leveldb_writebatch_t *b, uint64_t parent,

@@ -13,6 +13,8 @@
  *   "P" handle              -> purge intent of removed file `handle`: the
  *                              objects not yet removed, count(4) then
  *                              count x (server(4) object handle(8))
+ *   "X" handle name         -> the value of extended attribute `name` (1 to
+ *                              255 bytes, no NUL) of `handle` (mds_xattr.h)
  *
  * Invariants, kept by writing every mutation as one synchronous batch:
  *   - every "D" entry names a handle that has an "A" record of the type the
@@ -25,7 +27,10 @@
  *   - every storage object a file's layout named is, after the file's name
  *     is gone (unlink, rename over it), named by its "P" record until the
  *     storage daemon holding it acknowledged removing it: the "P" record
- *     is written in the batch that drops the "A" record (mds_intent.c).
+ *     is written in the batch that drops the "A" record (mds_intent.c);
+ *   - every "X" record names a handle that has an "A" record: the batch
+ *     that drops an "A" record drops its "X" records too
+ *     (mds_batch_drop_inode).
  *
  * The store is not thread-safe: the daemon serialises calls (errmsg is per
  * store, so it only means something to the thread that made the call).
@@ -50,8 +55,9 @@
 #define MDS_KEY_DIRENT 'D'
 #define MDS_KEY_META 'M'
 #define MDS_KEY_INTENT 'P'
+#define MDS_KEY_XATTR 'X'
 
-/* Longest key: "D" + handle + 255-byte name. */
+/* Longest key: "D" (or "X") + handle + 255-byte name. */
 #define MDS_KEY_MAX (1 + 8 + MDS_NAME_MAX)
 /* Longest encoded attribute record (a file with TP_MAX_STRIPE objects). */
 #define MDS_ATTR_ENC_MAX (80 + 12 * TP_MAX_STRIPE)
@@ -83,6 +89,8 @@ uint32_t mds_get_be32(const unsigned char *p);
 size_t mds_attr_key(unsigned char *key, uint64_t handle);
 size_t mds_dirent_key(unsigned char *key, uint64_t parent, const char *name,
 		      size_t len);
+/* "X" handle name: an extended attribute's key (MDS_KEY_MAX bytes). */
+size_t mds_xattr_key(unsigned char *key, uint64_t handle, const char *name, size_t len);
 
 /* Record an error message and return rc (a negative errno). */
 int mds_fail(struct mds_store *st, int rc, const char *fmt, ...)
@@ -100,6 +108,10 @@ int mds_decode_attr(const unsigned char *p, size_t len, uint64_t handle,
 
 void mds_batch_put_attr(leveldb_writebatch_t *b, const struct mds_attr *a);
 void mds_batch_del_attr(leveldb_writebatch_t *b, uint64_t handle);
+/* The object `handle` loses its last name: delete its "A" record and all
+ * its "X" records (extended attributes) in batch b. 0, or -EIO (message
+ * set) when the records could not be listed. */
+int mds_batch_drop_inode(struct mds_store *st, leveldb_writebatch_t *b, uint64_t handle);
 void mds_batch_put_dirent(leveldb_writebatch_t *b, uint64_t parent,
 			  const char *name, size_t len, uint64_t handle,
 			  uint32_t type);

@@ -1,7 +1,7 @@
 /*
  * fuzz_mds.c - libFuzzer target for the metadata daemon: its dispatch
  * table and every handler (mds_main.c over mds_ops.c, mds_path.c,
- * mds_rename.c) on a real LevelDB store in a temporary directory, driven
+ * mds_rename.c, mds_xattr.c) on a real LevelDB store in a temporary directory, driven
  * in-process through the daemon core (srv_create_local) by records of
  * frames (fuzz_daemon.h). Each input starts a fresh store. After every
  * namespace change that succeeded, lookups check that it took effect.
@@ -34,7 +34,8 @@ static void ops_init(void)
  * After each namespace change that succeeded, a lookup (as root) must
  * agree: a made or created name is there with the handle the reply gave,
  * a removed one is gone, a renamed one is at its new name and not at its
- * old one. */
+ * old one; an extended attribute set reads back (as root) with its value,
+ * a removed one is gone. */
 struct oracle {
 	struct srv *srv;
 	uint64_t reqid;             /* the fuzzed request being served */
@@ -45,7 +46,10 @@ struct oracle {
 	uint64_t lookups;           /* our own requests so far */
 	int lk_status, lk_replied;  /* the last lookup's answer */
 	uint64_t lk_handle;
+	size_t lk_len;              /* an XattrReply's value, in lk_value */
 };
+
+static uint8_t lk_value[65536]; /* the largest value the store keeps */
 
 #define ORACLE_REQID (1ull << 62) /* above any fuzzed request id */
 
@@ -64,6 +68,14 @@ static void oracle_check(void *arg, const struct tp_frame *fr, const ProtobufCMe
 		o->lk_replied = 1;
 		o->lk_status = fr->hdr.status;
 		o->lk_handle = attr ? ar->attr->handle : 0;
+		o->lk_len = 0;
+		if (rep && tp_reply_desc(fr->hdr.opcode) == &tessera__xattr_reply__descriptor) {
+			const Tessera__XattrReply *xr = (const void *)rep;
+
+			o->lk_len = xr->data.len < sizeof(lk_value) ? xr->data.len : sizeof(lk_value);
+			if (o->lk_len)
+				memcpy(lk_value, xr->data.data, o->lk_len);
+		}
 	}
 }
 
@@ -96,6 +108,37 @@ static int oracle_lookup(struct oracle *o, const char *path, uint64_t *handle)
 	return o->lk_status;
 }
 
+/* Read attribute `name` of path as root: its status (the value in
+ * lk_value, o->lk_len bytes). */
+static int oracle_getxattr(struct oracle *o, const char *path, ProtobufCBinaryData name)
+{
+	static uint8_t frame[8192];
+	Tessera__XattrRequest xr = TESSERA__XATTR_REQUEST__INIT;
+	Tessera__Cred root = TESSERA__CRED__INIT;
+	uint32_t gid = 0;
+	struct tp_hdr h = { 0 };
+	long n;
+
+	root.n_gids = 1;
+	root.gids = &gid;
+	xr.cred = &root;
+	xr.path = (char *)path;
+	xr.name = name;
+	xr.size = sizeof(lk_value);
+	h.opcode = TP_OP_XATTR_GET;
+	h.reqid = ORACLE_REQID | ++o->lookups;
+	n = tp_frame_build(frame, sizeof(frame), &h, "oracle", 6, &xr.base);
+	if (n < 0)
+		abort(); /* path and name passed the daemon's checks: they fit */
+	o->lk_replied = 0;
+	srv_deliver(o->srv, 99, frame, (size_t)n);
+	if (!o->lk_replied) {
+		fprintf(stderr, "fuzz_mds: a getxattr of %s was not answered\n", path);
+		abort();
+	}
+	return o->lk_status;
+}
+
 #define ORACLE_CHECK(cond, path)                                                     \
 	do {                                                                         \
 		if (!(cond)) {                                                       \
@@ -104,6 +147,24 @@ static int oracle_lookup(struct oracle *o, const char *path, uint64_t *handle)
 			abort();                                                     \
 		}                                                                    \
 	} while (0)
+
+/* After a request that succeeded: if it was an XATTR_SET, the value
+ * reads back; an XATTR_REMOVE, the attribute is gone. */
+static void oracle_xattr(struct oracle *o)
+{
+	const Tessera__XattrRequest *x = (const void *)o->msg;
+	int rc;
+
+	if (o->opcode != TP_OP_XATTR_SET && o->opcode != TP_OP_XATTR_REMOVE)
+		return;
+	rc = oracle_getxattr(o, x->path, x->name);
+	if (o->opcode == TP_OP_XATTR_REMOVE) {
+		ORACLE_CHECK(rc == -ENODATA, x->path);
+		return;
+	}
+	ORACLE_CHECK(rc == 0 && o->lk_len == x->value.len &&
+		     (!o->lk_len || !memcmp(lk_value, x->value.data, o->lk_len)), x->path);
+}
 
 static void oracle_observe(void *arg, const uint8_t *frame, size_t len, int done)
 {
@@ -124,6 +185,7 @@ static void oracle_observe(void *arg, const uint8_t *frame, size_t len, int done
 		return;
 	}
 	if (o->msg && o->replied && o->status == 0) {
+		oracle_xattr(o);
 		switch (o->opcode) {
 		case TP_OP_MKDIR:
 		case TP_OP_CREATE: {
@@ -222,6 +284,7 @@ int main(int argc, char **argv)
 	Tessera__SetLayoutRequest sl = TESSERA__SET_LAYOUT_REQUEST__INIT;
 	Tessera__ReaddirRequest rd = TESSERA__READDIR_REQUEST__INIT;
 	Tessera__RenameRequest rn = TESSERA__RENAME_REQUEST__INIT;
+	Tessera__XattrRequest xa = TESSERA__XATTR_REQUEST__INIT;
 	Tessera__Layout lay = TESSERA__LAYOUT__INIT;
 	Tessera__PingRequest ping = TESSERA__PING_REQUEST__INIT;
 	const char *dir;
@@ -312,6 +375,65 @@ int main(int argc, char **argv)
 	pr.path = "/a";
 	req(TP_OP_RMDIR, 0, &pr.base);
 	rc |= fz_seed_save(&seed, dir, "changes");
+
+	/* Extended attributes: set modes, sizes asked, namespaces, a removal,
+	 * and a file dropped with its attributes (by unlink, by a rename over
+	 * it). */
+	cr.cred = &user;
+	cr.path = "/x";
+	cr.exclusive = 1;
+	req(TP_OP_CREATE, 1, &cr.base);
+	cr.path = "/y";
+	req(TP_OP_CREATE, 1, &cr.base);
+	xa.cred = &user;
+	xa.path = "/x";
+	xa.name.data = (uint8_t *)"user.a";
+	xa.name.len = 6;
+	xa.value.data = (uint8_t *)"value";
+	xa.value.len = 5;
+	req(TP_OP_XATTR_SET, 1, &xa.base);
+	xa.how = TESSERA__XATTR_SET_MODE__XATTR_SET_CREATE;
+	req(TP_OP_XATTR_SET, 1, &xa.base); /* EEXIST */
+	xa.how = TESSERA__XATTR_SET_MODE__XATTR_SET_REPLACE;
+	xa.name.data = (uint8_t *)"user.b";
+	req(TP_OP_XATTR_SET, 1, &xa.base); /* ENODATA */
+	xa.how = 0;
+	xa.name.data = (uint8_t *)"trusted";
+	xa.name.len = 7;
+	req(TP_OP_XATTR_SET, 1, &xa.base); /* EOPNOTSUPP: no namespace */
+	xa.name.data = (uint8_t *)"trusted.t";
+	xa.name.len = 9;
+	req(TP_OP_XATTR_SET, 1, &xa.base); /* EPERM */
+	xa.cred = &root;
+	req(TP_OP_XATTR_SET, 0, &xa.base);
+	xa.name.data = (uint8_t *)"system.posix_acl_access";
+	xa.name.len = 23;
+	req(TP_OP_XATTR_SET, 0, &xa.base); /* EOPNOTSUPP */
+	xa.cred = &user;
+	xa.name.data = (uint8_t *)"user.a";
+	xa.name.len = 6;
+	xa.size = 0;
+	req(TP_OP_XATTR_GET, 1, &xa.base);
+	xa.size = 2;
+	req(TP_OP_XATTR_GET, 1, &xa.base); /* ERANGE */
+	xa.size = 1u << 31;
+	req(TP_OP_XATTR_GET, 1, &xa.base);
+	req(TP_OP_XATTR_LIST, 1, &xa.base);
+	xa.size = 0;
+	req(TP_OP_XATTR_LIST, 0, &xa.base);
+	req(TP_OP_XATTR_REMOVE, 1, &xa.base);
+	req(TP_OP_XATTR_REMOVE, 1, &xa.base); /* ENODATA */
+	xa.path = "/y";
+	req(TP_OP_XATTR_SET, 1, &xa.base);
+	rn.cred = &user;
+	rn.from = "/x";
+	rn.to = "/y";
+	req(TP_OP_RENAME, 1, &rn.base);
+	req(TP_OP_XATTR_LIST, 1, &xa.base);
+	pr.cred = &user;
+	pr.path = "/y";
+	req(TP_OP_UNLINK, 1, &pr.base);
+	rc |= fz_seed_save(&seed, dir, "xattrs");
 
 	/* Odd paths and a request without credentials. */
 	pr.cred = &root;

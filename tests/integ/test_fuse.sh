@@ -2,7 +2,8 @@
 # test_fuse.sh - tessera-fuse against a real cluster (1 mds + 4 ios on
 # loopback), with CMocka-style output for tests/run-suites.sh.
 #
-# Needs root, /dev/fuse, fusermount3, fio, setpriv, python3. Without a
+# Needs root, /dev/fuse, fusermount3, fio, setpriv, python3, getfattr,
+# setfattr, rsync. Without a
 # usable /dev/fuse it reports one skipped test and exits 0.
 # TESSERA_BUILD names the build directory (default: build/); with
 # TESSERA_KEEP=1 the scratch directory (logs, per-test output) is kept.
@@ -384,19 +385,104 @@ t_unsupported() {
 	grep -q "Operation not permitted" "$D/err" || die "link: $(cat "$D/err")"
 	ln -s plain "$M1/soft" 2>/dev/null && die "symlink succeeded"
 	mkfifo "$M1/fifo" 2>/dev/null && die "mkfifo succeeded"
-	python3 - "$M1/plain" <<'EOF'
+	[ ! -e "$M1/hard" ] && [ ! -e "$M1/soft" ] && [ ! -e "$M1/fifo" ] || die "something was created"
+}
+
+# Extended attributes: kept by the metadata daemon, seen by the other
+# mount, refused as Linux refuses (sizes, set modes, a second uid, ACLs),
+# kept by cp -a and rsync -aX, gone with the file.
+t_xattr() {
+	mkdir "$M1/xa"
+	echo data >"$M1/xa/f"
+	setfattr -n user.color -v blue "$M1/xa/f"
+	setfattr -n user.empty "$M1/xa/f"
+	[ "$(getfattr --only-values -n user.color "$M1/xa/f")" = blue ] || die "getfattr differs"
+	[ "$(getfattr --only-values -n user.color "$M2/xa/f")" = blue ] || die "other mount differs"
+	getfattr -d "$M2/xa/f" 2>/dev/null | grep -qx 'user.empty=""' || die "empty value not listed"
+	setfattr -n user.color -v red "$M2/xa/f"
+	[ "$(getfattr --only-values -n user.color "$M1/xa/f")" = red ] || die "replace not seen"
+	setfattr -n user.dir -v d "$M1/xa"
+	[ "$(getfattr --only-values -n user.dir "$M1/xa")" = d ] || die "directory attribute"
+	setfattr -n trusted.t -v root "$M1/xa/f"
+	setfattr -n security.s -v label "$M1/xa/f"
+	python3 - "$M1/xa/f" <<'EOF'
 import errno, os, sys
 p = sys.argv[1]
-for f in (lambda: os.setxattr(p, "user.a", b"1"), lambda: os.listxattr(p),
-          lambda: os.getxattr(p, "user.a")):
+def refused(err, f, *a):
     try:
-        f()
+        f(*a)
     except OSError as e:
-        assert e.errno == errno.EOPNOTSUPP, e
+        assert e.errno == err, (f, a, e)
     else:
-        raise SystemExit("xattr call succeeded")
+        raise SystemExit("%s%r succeeded" % (f.__name__, a))
+refused(errno.EEXIST, os.setxattr, p, "user.color", b"x", os.XATTR_CREATE)
+refused(errno.ENODATA, os.setxattr, p, "user.none", b"x", os.XATTR_REPLACE)
+refused(errno.ENODATA, os.getxattr, p, "user.none")
+both = os.XATTR_CREATE | os.XATTR_REPLACE   # as ext4: CREATE, then REPLACE
+refused(errno.EEXIST, os.setxattr, p, "user.color", b"x", both)
+refused(errno.ENODATA, os.setxattr, p, "user.none", b"x", both)
+refused(errno.ENODATA, os.removexattr, p, "user.none")
+refused(errno.EOPNOTSUPP, os.setxattr, p, "system.posix_acl_access", b"\2\0\0\0")
+refused(errno.EOPNOTSUPP, os.getxattr, p, "system.posix_acl_default")
+refused(errno.EOPNOTSUPP, os.setxattr, p, "other.name", b"x")
+refused(errno.ERANGE, os.setxattr, p, "user." + "n" * 251, b"x")
+refused(errno.E2BIG, os.setxattr, p, "user.big", b"v" * 65537)
+os.setxattr(p, "user.color", b"green", os.XATTR_REPLACE)
+os.setxattr(p, "user.new", b"1", os.XATTR_CREATE)
+# a file's total: three 64 KiB values fit, a fourth does not
+q = p + ".full"
+open(q, "w").close()
+for i in range(3):
+    os.setxattr(q, "user.big%d" % i, b"v" * 65536)
+refused(errno.ENOSPC, os.setxattr, q, "user.big3", b"v" * 65536)
+assert os.getxattr(q, "user.big2") == b"v" * 65536
+# many names: listed whole
+for i in range(300):
+    os.setxattr(q, "user.n%03d" % i, b"")
+assert len(os.listxattr(q)) == 303
+os.unlink(q)   # more than a local file system holds (the rsync below)
 EOF
-	[ ! -e "$M1/hard" ] && [ ! -e "$M1/soft" ] && [ ! -e "$M1/fifo" ] || die "something was created"
+	# a second uid: reads what it may read, refused where Linux refuses
+	chmod 0644 "$M1/xa/f"
+	[ "$(as_nobody getfattr --only-values -n user.color "$M1/xa/f")" = green ] ||
+		die "uid 65534 cannot read a user. attribute of a 0644 file"
+	as_nobody setfattr -n user.color -v x "$M1/xa/f" 2>"$D/err" && die "uid 65534 set an attribute"
+	grep -q "Permission denied" "$D/err" || die "setfattr as 65534: $(cat "$D/err")"
+	as_nobody setfattr -n trusted.x -v x "$M1/xa/f" 2>"$D/err" && die "uid 65534 set trusted."
+	grep -q "Operation not permitted" "$D/err" || die "trusted as 65534: $(cat "$D/err")"
+	as_nobody setfattr -n security.x -v x "$M1/xa/f" 2>/dev/null && die "uid 65534 set security."
+	as_nobody getfattr -d -m - "$M1/xa/f" >"$D/nobody.list"
+	grep -q '^trusted' "$D/nobody.list" && die "uid 65534 sees trusted.: $(cat "$D/nobody.list")"
+	grep -q '^security.s=' "$D/nobody.list" || die "uid 65534 cannot read security."
+	getfattr -d -m - "$M1/xa/f" | grep -q '^trusted.t="root"' || die "root's list lacks trusted."
+	# copies keep them (run by root: every namespace)
+	cp -a "$M1/xa" "$M1/xa-cp"
+	[ "$(getfattr --only-values -n user.color "$M1/xa-cp/f")" = green ] || die "cp -a lost user.color"
+	[ "$(getfattr --only-values -n user.dir "$M1/xa-cp")" = d ] || die "cp -a lost user.dir"
+	[ "$(getfattr --only-values -n security.s "$M1/xa-cp/f")" = label ] || die "cp -a lost security.s"
+	[ "$(getfattr --only-values -n trusted.t "$M1/xa-cp/f")" = root ] || die "cp -a lost trusted.t"
+	rsync -aX "$M1/xa/" "$D/xa-local/"
+	rsync -aX "$D/xa-local/" "$M2/xa-rsync/"
+	for n in user.color security.s trusted.t; do
+		[ "$(getfattr --only-values -n $n "$M1/xa/f")" = \
+		  "$(getfattr --only-values -n $n "$M1/xa-rsync/f")" ] || die "rsync -aX lost $n"
+	done
+	[ -z "$(rsync -aXin "$D/xa-local/" "$M2/xa-rsync/")" ] || die "second rsync -aX sees changes"
+	# a write by another uid drops a file's capabilities: the kernel
+	# removes security.capability in the writer's name
+	echo x >"$M1/xa/capf"
+	chmod 0666 "$M1/xa/capf"
+	python3 -c 'import os, struct, sys
+os.setxattr(sys.argv[1], "security.capability", struct.pack("<5I", 0x02000000, 0x400, 0, 0, 0))
+' "$M1/xa/capf"
+	getfattr -n security.capability "$M1/xa/capf" >/dev/null 2>&1 || die "capabilities not set"
+	as_nobody sh -c "echo more >>'$M1/xa/capf'"
+	getfattr -n security.capability "$M1/xa/capf" >/dev/null 2>&1 &&
+		die "a write by uid 65534 kept the file's capabilities"
+	# gone with the file
+	rm "$M1/xa/f"
+	echo new >"$M1/xa/f"
+	[ -z "$(getfattr -d -m - "$M1/xa/f")" ] || die "a new file has the old one's attributes"
 }
 
 t_dead_ios() {
@@ -529,7 +615,7 @@ t_unmount() {
 	fusermount3 -u "$M1"
 }
 
-echo "[==========] Running 17 test(s)."
+echo "[==========] Running 18 test(s)."
 check_here cluster_and_mount t_cluster_and_mount
 if [ ${#failed[@]} -eq 0 ]; then
 	check basic t_basic
@@ -544,6 +630,7 @@ if [ ${#failed[@]} -eq 0 ]; then
 	check close_to_open t_close_to_open
 	check permissions t_permissions
 	check unsupported t_unsupported
+	check xattr t_xattr
 	check dead_ios t_dead_ios
 	check signals t_signals
 	check kill_recovery t_kill_recovery
