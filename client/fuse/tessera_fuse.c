@@ -485,6 +485,8 @@ static int op_read(const char *path, char *buf, size_t size, off_t off,
 	return (int)n;
 }
 
+static void append_drop_caps(const char *path);
+
 static int op_write(const char *path, const char *buf, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
@@ -496,7 +498,10 @@ static int op_write(const char *path, const char *buf, size_t size, off_t off,
 	 * it, under the append lock; a page written back from the cache
 	 * (writepage) carries its own offset, whoever's descriptor it uses. */
 	if ((fi->flags & O_APPEND) && !fi->writepage) {
-		int rc = tessera_append(fh_of(fi), buf, size, NULL);
+		int rc;
+
+		append_drop_caps(path);
+		rc = tessera_append(fh_of(fi), buf, size, NULL);
 
 		return rc ? fail(fs, rc) : (int)size;
 	}
@@ -850,6 +855,16 @@ static int op_removexattr(const char *path, const char *name)
 	fs = as_caller();
 	rc = tessera_removexattr(fs, path, name, TESSERA_NOFOLLOW);
 	return rc ? xattr_fail(fs, rc) : 0;
+}
+
+/* An O_APPEND write goes around the page cache (direct_io), where the
+ * kernel does not drop a written file's capabilities as it does on its
+ * cached path: drop them here, as the writer (the nocap cache keeps this
+ * to one question a second for a file that has none). */
+static void append_drop_caps(const char *path)
+{
+	if (op_getxattr(path, "security.capability", NULL, 0) >= 0)
+		op_removexattr(path, "security.capability");
 }
 
 /* ------------------------------------------------------------- locks
