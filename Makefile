@@ -36,6 +36,8 @@
 #                 building only what it installs
 #   make uninstall remove what make install put there
 #
+#   make FABRIC_VERBS=1  build libfabric with the verbs provider too
+#
 # Each part contributes a fragment, <part>/<part>.mk, that adds its
 # libraries, programs and tests to the lists below.
 #
@@ -57,6 +59,28 @@ CPPFLAGS := -D_GNU_SOURCE -MMD -MP
 LDFLAGS  := -pthread $(SAN)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
 	     -fno-sanitize-recover=undefined
+
+# libfabric: Debian's source of the installed version with only the
+# providers Tessera uses (tcp, ofi_rxm, shm; FABRIC_VERBS=1 adds verbs),
+# built once by deploy/build-libfabric.sh into a cache outside the checkout
+# (docs/admin.md, "libfabric"). Every program and libtessera find it by
+# their runpath, not Debian's libfabric.so.1, whose PSM dependencies and
+# verbs provider cost 0.3 s at start-up (docs/design.md, "Start-up").
+# FABRIC_PREFIX names the version, providers and script, so a change of
+# any is a new directory. The stamp in $(B)/fabric/ names it too and is
+# made when missing, as make starts, so it is newer than the objects that
+# include libfabric's headers and depend on it: what links them is made
+# again against the new one. (A rule would not do: .SECONDARY, below,
+# lets make skip a missing prerequisite of an object that exists.) The
+# build itself is fabric-lib's, which those objects wait for.
+ifneq ($(FABRIC_VERBS),)
+export TESSERA_LIBFABRIC_VERBS := $(FABRIC_VERBS)
+endif
+FABRIC_PREFIX := $(shell bash deploy/build-libfabric.sh --prefix)
+FABRIC_STAMP  := $(B)/fabric/$(notdir $(FABRIC_PREFIX))
+$(shell [ -f $(FABRIC_STAMP) ] || { rm -rf $(B)/fabric; mkdir -p $(B)/fabric; touch $(FABRIC_STAMP); })
+CPPFLAGS += -I$(FABRIC_PREFIX)/include
+LDFLAGS  += -L$(FABRIC_PREFIX)/lib -Wl,-rpath,$(FABRIC_PREFIX)/lib
 
 LIBS      :=   # static part libraries, in link order after the programs
 PROGRAMS  :=   # installed programs
@@ -88,7 +112,7 @@ USES_tests       := client proto dataloops lockmgr
 .SECONDEXPANSION:
 
 .PHONY: all deps check unit test run down bench crash study fuzz clean print-bounds install uninstall docs
-all:
+all: fabric-lib
 
 PARTS   := $(sort $(patsubst %/,%,$(dir $(wildcard */*.mk server/*/*.mk))))
 include $(sort $(wildcard */*.mk server/*/*.mk))
@@ -127,6 +151,18 @@ print-bounds:
 
 deps:
 	@bash deploy/install-deps.sh
+
+# Builds libfabric unless the cache has it (then it costs a look-up).
+# Where Debian's source cannot be had (the script's status 3), the build
+# goes on against Debian's libfabric.so.1 (-lfabric finds it, and the
+# loader does when the runpath's directory is missing), and says so.
+.PHONY: fabric-lib
+fabric-lib:
+	@rc=0; bash deploy/build-libfabric.sh >/dev/null || rc=$$?; \
+	if [ $$rc = 3 ]; then \
+		echo "make: linking Debian's libfabric.so.1 instead (0.3 s more start-up; docs/admin.md, libfabric)" >&2; \
+	elif [ $$rc != 0 ]; then exit $$rc; fi
+$(B)/proto/transport.o $(B)/tests/integ/test_sec_takeover.o: $(FABRIC_STAMP) | fabric-lib
 
 # The test run: the normal build, then an ASan/UBSan build of the unit and
 # integration tests, and one summary line over all suites.

@@ -57,6 +57,9 @@ struct tessera_fs {
 	size_t name_len;
 	pthread_key_t thread_key;
 	struct tessera_cred default_cred;
+	/* Whether path calls follow a symbolic link in the last component
+	 * (tessera_follow_links; set once, before calls start). */
+	enum tessera_follow follow;
 
 	pthread_mutex_t lock;          /* guards everything below */
 	pthread_cond_t cond;

@@ -51,15 +51,34 @@ static struct timespec ts_of(int64_t ns)
 	return ts;
 }
 
+/* S_IF* of a FileType (0 for one this library does not know). */
+static uint32_t type_bits(uint32_t type)
+{
+	switch (type) {
+	case TESSERA__FILE_TYPE__FILE_REGULAR: return S_IFREG;
+	case TESSERA__FILE_TYPE__FILE_DIRECTORY: return S_IFDIR;
+	case TESSERA__FILE_TYPE__FILE_SYMLINK: return S_IFLNK;
+	case TESSERA__FILE_TYPE__FILE_FIFO: return S_IFIFO;
+	case TESSERA__FILE_TYPE__FILE_SOCKET: return S_IFSOCK;
+	case TESSERA__FILE_TYPE__FILE_CHARDEV: return S_IFCHR;
+	case TESSERA__FILE_TYPE__FILE_BLOCKDEV: return S_IFBLK;
+	default: return 0;
+	}
+}
+
 void tc_stat_from_attr(const Tessera__Attr *a, struct tessera_stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->handle = a->handle;
-	st->mode = (a->type == TESSERA__FILE_TYPE__FILE_DIRECTORY ? S_IFDIR : S_IFREG) | (a->mode & 07777);
+	st->mode = type_bits(a->type) | (a->mode & 07777);
 	st->uid = a->uid;
 	st->gid = a->gid;
 	st->nlink = a->nlink;
-	st->size = a->type == TESSERA__FILE_TYPE__FILE_DIRECTORY ? a->nentries : 0;
+	st->rdev = a->rdev;
+	if (a->type == TESSERA__FILE_TYPE__FILE_DIRECTORY)
+		st->size = a->nentries;
+	else if (a->type == TESSERA__FILE_TYPE__FILE_SYMLINK)
+		st->size = a->size;   /* the target's length */
 	st->atime = ts_of(a->atime_ns);
 	st->mtime = ts_of(a->mtime_ns);
 	st->ctime = ts_of(a->ctime_ns);
@@ -113,9 +132,10 @@ static int plain_call(tessera_fs *fs, unsigned opcode, ProtobufCMessage *msg,
 	} while (0)
 
 /* LOOKUP; open_rights (TP_CAP_*) asks for a capability to open the file
- * with (the metadata daemon checks the mode: EACCES), 0 for a stat one. */
+ * with (the metadata daemon checks the mode: EACCES), 0 for a stat one.
+ * `last`: follow a symbolic link in the last component or not. */
 static int lookup_attr(tessera_fs *fs, const char *path, uint32_t open_rights,
-		       Tessera__AttrReply **out)
+		       enum tessera_follow last, Tessera__AttrReply **out)
 {
 	Tessera__PathRequest m = TESSERA__PATH_REQUEST__INIT;
 	Tessera__Cred cred;
@@ -127,6 +147,7 @@ static int lookup_attr(tessera_fs *fs, const char *path, uint32_t open_rights,
 	m.cred = &cred;
 	m.path = (char *)path;
 	m.open_rights = open_rights;
+	m.nofollow = last == TESSERA_NOFOLLOW;
 	rc = path_call(fs, TP_OP_LOOKUP, &m.base, open_rights ? "open" : "stat", path, &r);
 	if (rc)
 		return rc;
@@ -142,7 +163,8 @@ static int lookup_attr(tessera_fs *fs, const char *path, uint32_t open_rights,
 
 /* The metadata daemon's attributes, then a regular file's size from its
  * objects: *size_rc gets that second step's outcome. */
-static int stat_steps(tessera_fs *fs, const char *upath, struct tessera_stat *st, int *size_rc)
+static int stat_steps(tessera_fs *fs, const char *upath, enum tessera_follow last,
+		      struct tessera_stat *st, int *size_rc)
 {
 	Tessera__AttrReply *rep;
 	struct tessera_layout layout;
@@ -150,7 +172,7 @@ static int stat_steps(tessera_fs *fs, const char *upath, struct tessera_stat *st
 	MAP(fs, upath, path);
 
 	*size_rc = 0;
-	rc = lookup_attr(fs, path, 0, &rep);
+	rc = lookup_attr(fs, path, 0, last, &rep);
 	if (rc)
 		return rc;
 	tc_stat_from_attr(rep->attr, st);
@@ -168,15 +190,27 @@ static int stat_steps(tessera_fs *fs, const char *upath, struct tessera_stat *st
 
 int tessera_stat(tessera_fs *fs, const char *upath, struct tessera_stat *st)
 {
-	int size_rc, rc = stat_steps(fs, upath, st, &size_rc);
+	int size_rc, rc = stat_steps(fs, upath, fs->follow, st, &size_rc);
 
 	return rc ? rc : size_rc;
+}
+
+int tessera_lstat(tessera_fs *fs, const char *upath, struct tessera_stat *st)
+{
+	int size_rc, rc = stat_steps(fs, upath, TESSERA_NOFOLLOW, st, &size_rc);
+
+	return rc ? rc : size_rc;
+}
+
+void tessera_follow_links(tessera_fs *fs, enum tessera_follow last)
+{
+	fs->follow = last;
 }
 
 int tessera_stat_partial(tessera_fs *fs, const char *upath, struct tessera_stat *st,
 			 int *size_status)
 {
-	int rc = stat_steps(fs, upath, st, size_status);
+	int rc = stat_steps(fs, upath, fs->follow, st, size_status);
 
 	if (!rc && *size_status)
 		st->size = 0;
@@ -189,7 +223,7 @@ int tessera_get_layout(tessera_fs *fs, const char *upath, struct tessera_layout 
 	int rc;
 	MAP(fs, upath, path);
 
-	rc = lookup_attr(fs, path, 0, &rep);
+	rc = lookup_attr(fs, path, 0, fs->follow, &rep);
 	if (rc)
 		return rc;
 	tc_layout_from_msg(rep->attr->has_layout || rep->attr->type == TESSERA__FILE_TYPE__FILE_REGULAR ? rep->attr->layout : NULL,
@@ -230,6 +264,7 @@ static int open_create(tessera_fs *fs, const char *path, int flags, mode_t mode,
 	m.default_strip_size = fs->cfg.strip_size;
 	m.layout = &lm;
 	m.open_rights = tc_open_rights(flags);
+	m.nofollow = (flags & O_NOFOLLOW) || fs->follow == TESSERA_NOFOLLOW;
 	snprintf(label, sizeof(label), "create %s", path);
 	r = tc_req_new(fs, TC_MDS, TP_OP_CREATE, &m.base, NULL, 0);
 	rc = tc_call(fs, r, label);
@@ -250,6 +285,11 @@ static int open_reply_check(tessera_fs *fs, const char *path, const Tessera__Att
 		return tc_fail(fs, -EPROTO, "open %s: reply without attributes", path);
 	if (rep->attr->type == TESSERA__FILE_TYPE__FILE_DIRECTORY)
 		return tc_fail(fs, -EISDIR, "open %s: is a directory", path);
+	if (rep->attr->type == TESSERA__FILE_TYPE__FILE_SYMLINK)
+		return tc_fail(fs, -ELOOP, "open %s: is a symbolic link (O_NOFOLLOW)", path);
+	if (rep->attr->type != TESSERA__FILE_TYPE__FILE_REGULAR)
+		return tc_fail(fs, -ENXIO, "open %s: a FIFO, socket or device node has no data"
+			       " in Tessera (open it on the mount)", path);
 	if (!rep->cap)
 		return tc_fail(fs, -EPROTO, "open %s: reply without a capability", path);
 	return 0;
@@ -298,7 +338,8 @@ int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
 	if (flags & O_CREAT)
 		rc = open_create(fs, path, flags, mode, layout, &rep);
 	else
-		rc = lookup_attr(fs, path, tc_open_rights(flags), &rep);
+		rc = lookup_attr(fs, path, tc_open_rights(flags),
+				 (flags & O_NOFOLLOW) ? TESSERA_NOFOLLOW : fs->follow, &rep);
 	if (rc)
 		return rc;
 	rc = open_reply_check(fs, path, rep);
@@ -323,7 +364,7 @@ int tessera_fstat(tessera_file *f, struct tessera_stat *st)
 {
 	Tessera__AttrReply *rep;
 	int64_t data_ns;
-	int rc = lookup_attr(f->fs, f->path, 0, &rep);
+	int rc = lookup_attr(f->fs, f->path, 0, f->fs->follow, &rep);
 
 	if (rc)
 		return rc;
@@ -432,7 +473,8 @@ int tessera_rename(tessera_fs *fs, const char *ufrom, const char *uto)
 	return rc;
 }
 
-int tessera_setattr(tessera_fs *fs, const char *upath, const struct tessera_setattr *sa)
+static int setattr_call(tessera_fs *fs, const char *upath, enum tessera_follow last,
+			const struct tessera_setattr *sa)
 {
 	Tessera__SetattrRequest m = TESSERA__SETATTR_REQUEST__INIT;
 	Tessera__Cred cred;
@@ -448,7 +490,116 @@ int tessera_setattr(tessera_fs *fs, const char *upath, const struct tessera_seta
 	m.gid = sa->gid;
 	m.atime_ns = (int64_t)sa->atime.tv_sec * 1000000000 + sa->atime.tv_nsec;
 	m.mtime_ns = (int64_t)sa->mtime.tv_sec * 1000000000 + sa->mtime.tv_nsec;
+	m.nofollow = last == TESSERA_NOFOLLOW;
 	return plain_call(fs, TP_OP_SETATTR, &m.base, "setattr", path);
+}
+
+int tessera_setattr(tessera_fs *fs, const char *upath, const struct tessera_setattr *sa)
+{
+	return setattr_call(fs, upath, fs->follow, sa);
+}
+
+int tessera_lsetattr(tessera_fs *fs, const char *upath, const struct tessera_setattr *sa)
+{
+	return setattr_call(fs, upath, TESSERA_NOFOLLOW, sa);
+}
+
+/* SYMLINK, LINK and MKNOD: one request making the name `path`. */
+static int link_call(tessera_fs *fs, unsigned opcode, const char *what, const char *path,
+		     Tessera__LinkRequest *m)
+{
+	Tessera__Cred cred;
+	uint32_t gids[TESSERA_MAX_GROUPS];
+
+	tc_cred(fs, &cred, gids);
+	m->cred = &cred;
+	m->path = (char *)path;
+	return plain_call(fs, opcode, &m->base, what, path);
+}
+
+int tessera_symlink(tessera_fs *fs, const char *target, const char *upath)
+{
+	Tessera__LinkRequest m = TESSERA__LINK_REQUEST__INIT;
+	MAP(fs, upath, path);
+
+	if (!target)
+		return tc_fail(fs, -EINVAL, "symlink %s: no target", path);
+	m.target = (char *)target;
+	return link_call(fs, TP_OP_SYMLINK, "symlink", path, &m);
+}
+
+int tessera_link(tessera_fs *fs, const char *ufrom, const char *uto)
+{
+	Tessera__LinkRequest m = TESSERA__LINK_REQUEST__INIT;
+	MAP(fs, ufrom, from);
+	MAP(fs, uto, to);
+
+	m.target = from;
+	return link_call(fs, TP_OP_LINK, "link", to, &m);
+}
+
+/* The FileType of mknod's S_IF* bits; 0 for those mknod does not make. */
+static uint32_t mknod_type(mode_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFIFO: return TESSERA__FILE_TYPE__FILE_FIFO;
+	case S_IFSOCK: return TESSERA__FILE_TYPE__FILE_SOCKET;
+	case S_IFCHR: return TESSERA__FILE_TYPE__FILE_CHARDEV;
+	case S_IFBLK: return TESSERA__FILE_TYPE__FILE_BLOCKDEV;
+	default: return 0;
+	}
+}
+
+int tessera_mknod(tessera_fs *fs, const char *upath, mode_t mode, uint64_t rdev)
+{
+	Tessera__LinkRequest m = TESSERA__LINK_REQUEST__INIT;
+	tessera_file *f;
+	int rc;
+	MAP(fs, upath, path);
+
+	if ((mode & S_IFMT) == S_IFREG || (mode & S_IFMT) == 0) {
+		/* as Linux: mknod of a regular file makes an empty one */
+		rc = tessera_open(fs, upath, O_CREAT | O_EXCL | O_WRONLY, mode & 07777, NULL, &f);
+		return rc ? rc : tessera_close(f);
+	}
+	if ((mode & S_IFMT) == S_IFDIR)
+		return tc_fail(fs, -EPERM, "mknod %s: directories are made by mkdir", path);
+	m.type = mknod_type(mode);
+	if (!m.type)
+		return tc_fail(fs, -EINVAL, "mknod %s: file type %#o is not one mknod makes",
+			       path, (unsigned)(mode & S_IFMT));
+	m.mode = mode & 07777;
+	m.rdev = rdev;
+	return link_call(fs, TP_OP_MKNOD, "mknod", path, &m);
+}
+
+ssize_t tessera_readlink(tessera_fs *fs, const char *upath, char *buf, size_t len)
+{
+	Tessera__PathRequest m = TESSERA__PATH_REQUEST__INIT;
+	Tessera__Cred cred;
+	uint32_t gids[TESSERA_MAX_GROUPS];
+	const Tessera__ReadlinkReply *rep;
+	struct tc_req *r;
+	size_t tl;
+	int rc;
+	MAP(fs, upath, path);
+
+	tc_cred(fs, &cred, gids);
+	m.cred = &cred;
+	m.path = path;
+	m.nofollow = 1;
+	rc = path_call(fs, TP_OP_READLINK, &m.base, "readlink", path, &r);
+	if (rc)
+		return rc;
+	rep = (const Tessera__ReadlinkReply *)r->reply;
+	tl = rep->target ? strlen(rep->target) : 0;
+	if (buf && len) {
+		memcpy(buf, rep->target, tl < len ? tl : len);
+		if (tl < len)
+			buf[tl] = '\0';
+	}
+	tc_req_free(fs, r);
+	return (ssize_t)tl;
 }
 
 int tessera_set_dir_layout(tessera_fs *fs, const char *upath, uint64_t strip_size,
@@ -507,7 +658,7 @@ int tessera_readdir(tessera_fs *fs, const char *upath, const char *cursor,
 
 		snprintf(d->name, sizeof(d->name), "%s", rep->entries[i]->name);
 		d->handle = rep->entries[i]->handle;
-		d->mode = rep->entries[i]->type == TESSERA__FILE_TYPE__FILE_DIRECTORY ? S_IFDIR : S_IFREG;
+		d->mode = type_bits(rep->entries[i]->type);
 	}
 	*eof = rep->eof;
 	tc_req_free(fs, r);

@@ -58,20 +58,22 @@ struct tessera_layout {
 
 struct tessera_stat {
 	uint64_t handle;
-	uint32_t mode;            /* S_IFREG or S_IFDIR | permission bits */
+	uint32_t mode;            /* the type (S_IFREG, S_IFDIR, S_IFLNK, S_IFIFO,
+				   * S_IFSOCK, S_IFCHR, S_IFBLK) | permission bits */
 	uint32_t uid, gid;
-	uint32_t nlink;
-	uint64_t size;            /* files: derived from the storage objects */
+	uint32_t nlink;           /* files: names (hard links) */
+	uint64_t size;            /* files: derived from the storage objects;
+				   * symbolic links: the target's length */
 	struct timespec atime, mtime, ctime;
+	uint64_t rdev;            /* device nodes: the device (makedev) */
 };
-
 /* Whether a call on a path follows a symbolic link in its last component. */
 enum tessera_follow { TESSERA_FOLLOW, TESSERA_NOFOLLOW };
 
 struct tessera_dirent {
 	char name[256];
 	uint64_t handle;
-	uint32_t mode;            /* S_IFREG or S_IFDIR */
+	uint32_t mode;            /* the type only (S_IFREG, S_IFDIR, S_IFLNK...) */
 };
 
 struct tessera_statfs {
@@ -189,10 +191,12 @@ int tessera_server_status(tessera_fs *fs, int index, struct tessera_server_statu
 typedef void (*tessera_server_watch_fn)(const struct tessera_server_status *st, void *arg);
 void tessera_server_watch(tessera_fs *fs, tessera_server_watch_fn fn, void *arg);
 
-/* Files. flags: O_RDONLY, O_WRONLY, O_RDWR, O_CREAT, O_EXCL, O_TRUNC.
- * `layout` (may be NULL) applies at create: strip_size and count, 0 for
- * the defaults (the directory's, else strip_size from the config and all
- * storage daemons). */
+/* Files. flags: O_RDONLY, O_WRONLY, O_RDWR, O_CREAT, O_EXCL, O_TRUNC,
+ * O_NOFOLLOW (a symbolic link as the last component: -ELOOP). `layout`
+ * (may be NULL) applies at create: strip_size and count, 0 for the
+ * defaults (the directory's, else strip_size from the config and all
+ * storage daemons). Only regular files open: a FIFO, socket or device
+ * node is -ENXIO (their data is the kernel's, on the mount). */
 int tessera_open(tessera_fs *fs, const char *path, int flags, mode_t mode,
 		 const struct tessera_layout *layout, tessera_file **out);
 int tessera_close(tessera_file *file);
@@ -427,6 +431,32 @@ int tessera_rename(tessera_fs *fs, const char *from, const char *to);
 int tessera_setattr(tessera_fs *fs, const char *path, const struct tessera_setattr *sa);
 int tessera_statfs(tessera_fs *fs, struct tessera_statfs *sf);
 
+/* Symbolic links, hard links and special files. The metadata daemon
+ * resolves paths: links in every component but the last are followed,
+ * relative targets from the link's directory, absolute ones as Tessera
+ * paths (a target "/a" names Tessera's "/a", not the mount's); more than
+ * 40 links in one walk is -ELOOP. The last component's link is followed
+ * by tessera_stat, _open, _setattr, _truncate, _get_layout and
+ * tessera_readdir, unless tessera_follow_links(fs, TESSERA_NOFOLLOW) (the
+ * mount, whose kernel resolves links itself) says otherwise; never by
+ * tessera_lstat, _lsetattr, _readlink, _unlink, _rename or _link.
+ * tessera_symlink: a link `path` to `target` (1..4095 bytes, -ENAMETOOLONG
+ * beyond; not checked, may dangle). tessera_readlink: the target's length,
+ * its first min(length, len) bytes in buf (NUL-terminated when it fits),
+ * -EINVAL when `path` is not a link. tessera_link: a new name `to` for the
+ * file `from` names (-EPERM for a directory, -EMLINK past 65000 names;
+ * another user's file only if the caller may read and write it).
+ * tessera_mknod: `mode` is S_IFIFO, S_IFSOCK, S_IFCHR or S_IFBLK (devices:
+ * root only, `rdev` kept) | permissions, metadata only; S_IFREG makes an
+ * empty regular file as open(O_CREAT|O_EXCL) would; S_IFDIR -EPERM;
+ * anything else -EINVAL. */
+int tessera_symlink(tessera_fs *fs, const char *target, const char *path);
+ssize_t tessera_readlink(tessera_fs *fs, const char *path, char *buf, size_t len);
+int tessera_link(tessera_fs *fs, const char *from, const char *to);
+int tessera_mknod(tessera_fs *fs, const char *path, mode_t mode, uint64_t rdev);
+int tessera_lstat(tessera_fs *fs, const char *path, struct tessera_stat *st);
+int tessera_lsetattr(tessera_fs *fs, const char *path, const struct tessera_setattr *sa);
+void tessera_follow_links(tessera_fs *fs, enum tessera_follow last);
 /* Extended attributes, as getxattr(2), setxattr(2), listxattr(2) and
  * removexattr(2) (TESSERA_NOFOLLOW: the l- variants). Namespaces user.
  * (files and directories: read and write permission as for the data),

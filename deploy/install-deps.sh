@@ -12,6 +12,14 @@ libmunge-dev libsodium-dev systemd nftables
 openmpi-bin libopenmpi-dev libhdf5-openmpi-dev hdf5-tools libnetcdf-mpi-dev
 netcdf-bin libpnetcdf-dev dpkg-dev autoconf automake libtool patch slurm-wlm libjson-c-dev
 mpich libmpich-dev libucx-dev libhwloc-dev"
+# libfabric is built from Debian's source (deploy/build-libfabric.sh) with
+# dpkg-dev's dpkg-source and dpkg-buildflags and the compiler above; its
+# tcp, ofi_rxm and shm providers need nothing more. The verbs provider,
+# built when TESSERA_LIBFABRIC_VERBS=1 (make FABRIC_VERBS=1), needs the
+# RDMA headers.
+if [ "${TESSERA_LIBFABRIC_VERBS:-0}" != 0 ]; then
+	pkgs="$pkgs libibverbs-dev librdmacm-dev"
+fi
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -93,6 +93,10 @@ struct tp_hdr {
 	X(SETLAYOUT, 19, set_layout_request, attr_reply, MDS, NONE)               \
 	X(FILE_LIST, 20, file_list_request, file_list_reply, MDS, NONE)           \
 	X(CAP, 21, cap_request, cap_reply, MDS, NONE)                             \
+	X(SYMLINK, 22, link_request, attr_reply, MDS, NONE)                       \
+	X(LINK, 23, link_request, attr_reply, MDS, NONE)                          \
+	X(MKNOD, 24, link_request, attr_reply, MDS, NONE)                         \
+	X(READLINK, 25, path_request, readlink_reply, MDS, NONE)                  \
 	X(XATTR_GET, 26, xattr_request, xattr_reply, MDS, NONE)                   \
 	X(XATTR_SET, 27, xattr_request, empty_reply, MDS, NONE)                   \
 	X(XATTR_LIST, 28, xattr_request, xattr_reply, MDS, NONE)                  \

@@ -92,8 +92,25 @@ struct tnet {
  */
 #define TNET_RXM_CM_PROGRESS_INTERVAL "1000"
 
-static void tnet_env_defaults(void)
+/*
+ * rxm posts this many eager receive buffers on its shared receive context
+ * when the endpoint is enabled, each touched as it is made: 4096 by
+ * default, 17 MB of a client's 29 MB resident before it has sent
+ * anything. A client has at most a few requests in flight per daemon, so
+ * 1024 (rxm's pools grow by 1024 buffers at a time: one chunk, 4.5 MB) is
+ * plenty; a message that finds no buffer posted waits in its socket until
+ * one is, it is not lost. Only this process's receive side depends on it,
+ * so the ends need not agree; the daemons, which serve many clients at
+ * once, keep rxm's default.
+ */
+#define TNET_RXM_CLIENT_MSG_RX_SIZE "1024"
+
+/* The variables libfabric reads when it starts, set unless the user set
+ * them; a daemon's (listening) process keeps rxm's receive depth. */
+static void tnet_env_defaults(const struct tnet_opts *opts)
 {
+	if (!opts->listen)
+		setenv("FI_OFI_RXM_MSG_RX_SIZE", TNET_RXM_CLIENT_MSG_RX_SIZE, 0);
 	setenv("FI_OFI_RXM_BUFFER_SIZE", TNET_RXM_BUFFER_SIZE, 0);
 	setenv("FI_OFI_RXM_CM_PROGRESS_INTERVAL", TNET_RXM_CM_PROGRESS_INTERVAL, 0);
 	/* Forgetting a peer must make rxm close its connection and so let go
@@ -142,7 +159,7 @@ static int tnet_getinfo(struct tnet *net, const struct tnet_opts *opts, const ch
 	hints->domain_attr->threading = FI_THREAD_SAFE;
 	hints->domain_attr->mr_mode = FI_MR_UNSPEC;
 	hints->fabric_attr->prov_name = strdup(opts->provider);
-	tnet_env_defaults();
+	tnet_env_defaults(opts);
 	*step = "fi_getinfo";
 	rc = fi_getinfo(TNET_FI_VERSION, opts->node, opts->service, flags, hints, &net->info);
 	if (rc == -FI_ENODATA) { /* a provider without tagged messages */

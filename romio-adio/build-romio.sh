@@ -42,6 +42,16 @@ incs="-I$build/include/client -I$build/include/dataloops"
 for f in $libs "$build/include/client/tessera.h" "$build/include/dataloops/tdl.h"; do
 	[ -f "$f" ] || die "$f is not built (run: make)"
 done
+# The component's libtessera reaches libfabric through Tessera's own build
+# of it (deploy/build-libfabric.sh, which make runs first), by runpath.
+# (Where make could not build it, Debian's source being out of reach, the
+# component links Debian's libfabric.so.1, as libtessera does then.)
+fabric=$(bash "$top/deploy/build-libfabric.sh" --prefix)
+fabric_link="-L$fabric/lib -Wl,-rpath,$fabric/lib"
+if [ ! -f "$fabric/lib/libfabric.so.1" ]; then
+	say "no $fabric: linking Debian's libfabric.so.1"
+	fabric_link=""
+fi
 pkgver=$(dpkg-query -W -f='${source:Version}' libopenmpi3 2>/dev/null) ||
 	die "libopenmpi3 is not installed (run: make deps)"
 srcver=${pkgver#*:}          # no epoch in file names
@@ -56,6 +66,7 @@ hash=$( {
 	# the very archive linked in: a cached component never carries an
 	# older or another tree's libtessera
 	cat "$build/lib/libtessera.a" 2>/dev/null
+	echo "$fabric_link"
 } | sha256sum | cut -c1-16)
 
 cache=${TESSERA_ROMIO_CACHE:-/var/cache/tessera}
@@ -197,6 +208,7 @@ mpilibdir=$(mpicc --showme:libdirs | awk '{print $1}')
 gcc -shared -fPIC -o "$work/mca_io_romio321.so" $objs \
 	-Wl,--whole-archive "$romio/.libs/libromio_dist.a" -Wl,--no-whole-archive \
 	$libs -Wl,--exclude-libs,libtessera.a \
+	$fabric_link \
 	-L"$mpilibdir" -lmpi -lopen-pal -lfabric -lprotobuf-c -lmunge -lsodium -lpthread -lm \
 	-Wl,-z,defs -Wl,-z,relro >>"$log" 2>&1 || fail "linking mca_io_romio321.so"
 

@@ -32,17 +32,37 @@ export FI_OFI_RXM_BUFFER_SIZE=${FI_OFI_RXM_BUFFER_SIZE:-4096}
 # forgetting a stuck daemon makes rxm close the connection and let go of
 # them (docs/design.md, "Bulk data path"), which this switch turns on.
 export FI_AV_REMOVE_CLEANUP=${FI_AV_REMOVE_CLEANUP:-1}
-# The ranks keep libfabric loaded from their start (TESSERA_MPI_PRELOAD=0
-# leaves them as Open MPI has them). MPI_Init opens Open MPI's psm, psm2
-# and ofi components, whose libraries' constructors spend 0.2 s
-# calibrating a cycle counter (docs/design.md, "Start-up"), and unloads those it
-# does not pick; the driver's first MPI_File_open then loaded the same
-# libraries again, constructors and all. Preloaded, they load once, before
-# main. Through Open MPI's env list, so only the ranks get it (not this
-# shell, nor mpirun); a user's own LD_PRELOAD is kept after it.
+# One libfabric per rank. The loader keeps the first libfabric.so.1 a
+# process loads and gives it to everything that needs that soname, so
+# whichever loads first serves Open MPI's components and the driver both.
+# TESSERA_MPI_LIBFABRIC says which (docs/admin.md, "libfabric"):
+#   tessera (the default): Tessera's own build, which the component links
+#     by runpath (tcp, ofi_rxm, shm: no PSM libraries, no verbs start-up).
+#     Open MPI's components that need what it lacks are left out: the psm
+#     and psm2 mtls (their libraries' constructors spend 0.2 s calibrating
+#     a cycle counter, docs/design.md "Start-up"), the ofi mtl (it refuses
+#     tcp and shm anyway) and the ofi btl. A user's own OMPI_MCA_mtl or
+#     OMPI_MCA_btl is kept as it is.
+#   system: Debian's libfabric.so.1, with Open MPI's components as they
+#     come (a site whose MPI runs over Omni-Path or TrueScale through
+#     them); the driver then uses Debian's too, start-up and all.
+# The ranks load it from their start (TESSERA_MPI_PRELOAD=0 leaves them as
+# Open MPI has them): through Open MPI's env list, so only the ranks get
+# it (not this shell, nor mpirun); a user's own LD_PRELOAD is kept after
+# it.
+_tessera_fabric=libfabric.so.1
+if [ "${TESSERA_MPI_LIBFABRIC:-tessera}" = tessera ]; then
+	_tessera_rp=$(objdump -p "${OMPI_MCA_mca_base_component_path%%:*}/mca_io_romio321.so" 2>/dev/null |
+		awk '$1 == "RUNPATH" { print $2 }')
+	[ ! -f "${_tessera_rp%%:*}/libfabric.so.1" ] || _tessera_fabric=${_tessera_rp%%:*}/libfabric.so.1
+	export OMPI_MCA_mtl=${OMPI_MCA_mtl:-^ofi,psm,psm2}
+	export OMPI_MCA_btl=${OMPI_MCA_btl:-^ofi}
+	unset _tessera_rp
+fi
 if [ "${TESSERA_MPI_PRELOAD:-1}" != 0 ]; then
 	case ";${OMPI_MCA_mca_base_env_list:-};" in
 	*";LD_PRELOAD="*) ;; # set already (by this file, or by the user)
-	*) export OMPI_MCA_mca_base_env_list="${OMPI_MCA_mca_base_env_list:+$OMPI_MCA_mca_base_env_list;}LD_PRELOAD=libfabric.so.1${LD_PRELOAD:+ $LD_PRELOAD}" ;;
+	*) export OMPI_MCA_mca_base_env_list="${OMPI_MCA_mca_base_env_list:+$OMPI_MCA_mca_base_env_list;}LD_PRELOAD=$_tessera_fabric${LD_PRELOAD:+ $LD_PRELOAD}" ;;
 	esac
 fi
+unset _tessera_fabric

@@ -31,10 +31,16 @@
  * attr_timeout/entry_timeout (use 0 for none): a stat or a read of a file
  * kept open may see older attributes that long.
  *
+ * Every file type: symbolic links (kept by the metadata daemon; the
+ * kernel resolves them, so the mount asks the library never to follow a
+ * link in a path's last component: tessera_follow_links NOFOLLOW), hard
+ * links (st_nlink counts names; inode numbers are handles, so every name
+ * of a file shows one inode), FIFOs, sockets and device nodes (metadata
+ * only, st_rdev kept: their data is the opening node's kernel's, never
+ * the storage daemons'; device nodes open only on a mount with `dev`).
+ *
  * What Tessera does not have answers with an error, never a silent
- * success: hard links, symbolic links and special files (mknod of a
- * fifo, socket or device) give EPERM, the errno link(2), symlink(2) and
- * mknod(2) document for a file system without them; POSIX ACLs
+ * success: POSIX ACLs
  * (system.posix_acl_access, _default) give EOPNOTSUPP, never stored and
  * ignored (extended attributes of the user., trusted. and security.
  * namespaces are kept by the metadata daemon); rename with
@@ -283,6 +289,7 @@ static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	if (rc)
 		return fail(fs, rc);
 	to_stat(&ts, st);
+	st->st_rdev = (dev_t)ts.rdev;
 	return 0;
 }
 
@@ -437,22 +444,14 @@ static int op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	return 0;
 }
 
+/* FIFOs, sockets, devices: metadata only (regular files too, though the
+ * kernel asks op_create for those). */
 static int op_mknod(const char *path, mode_t mode, dev_t dev)
 {
 	tessera_fs *fs = as_caller();
-	tessera_file *f;
-	int rc;
+	int rc = tessera_mknod(fs, path, mode, (uint64_t)dev);
 
-	(void)dev;
-	if (!S_ISREG(mode)) {
-		fprintf(stderr, "tessera-fuse: mknod %s: only regular files exist in Tessera\n", path);
-		return -EPERM;
-	}
-	rc = tessera_open(fs, path, O_WRONLY | O_CREAT | O_EXCL, mode & 07777, NULL, &f);
-	if (rc)
-		return fail(fs, rc);
-	tessera_close(f);
-	return 0;
+	return rc ? fail(fs, rc) : 0;
 }
 
 static int op_open(const char *path, struct fuse_file_info *fi)
@@ -675,27 +674,46 @@ static int op_statfs(const char *path, struct statvfs *sv)
 	return 0;
 }
 
-/* ------------------------------------------------- what Tessera lacks */
+/* ------------------------------------------------------------- links */
 
+/* The kernel's attributes of `from` (its nlink) are stale now: dropped.
+ * Other names of a file whose link count changes (unlink, rename over
+ * one) are not known here: they show the new count after attr_timeout. */
 static int op_link(const char *from, const char *to)
 {
-	fprintf(stderr, "tessera-fuse: link %s %s: Tessera has no hard links\n", from, to);
-	return -EPERM;
+	tessera_fs *fs = as_caller();
+	int rc = tessera_link(fs, from, to);
+
+	if (rc)
+		return fail(fs, rc);
+	fuse_invalidate_path(fuse_get_context()->fuse, from);
+	return 0;
 }
 
+/* The target is kept as given: the kernel resolves it, relative to the
+ * link's directory on the mount or from the root of the node's own
+ * namespace when absolute. */
 static int op_symlink(const char *target, const char *path)
 {
-	fprintf(stderr, "tessera-fuse: symlink %s -> %s: Tessera has no symbolic links\n",
-		path, target);
-	return -EPERM;
+	tessera_fs *fs = as_caller();
+	int rc = tessera_symlink(fs, target, path);
+
+	return rc ? fail(fs, rc) : 0;
 }
 
+/* FUSE wants the target NUL-terminated, cut to len - 1 bytes. */
 static int op_readlink(const char *path, char *buf, size_t len)
 {
-	(void)path;
-	(void)buf;
-	(void)len;
-	return -EINVAL; /* nothing is a symbolic link */
+	tessera_fs *fs = as_caller();
+	ssize_t n;
+
+	if (len == 0)
+		return -EINVAL;
+	n = tessera_readlink(fs, path, buf, len - 1);
+	if (n < 0)
+		return fail(fs, (int)n);
+	buf[(size_t)n < len - 1 ? (size_t)n : len - 1] = '\0';
+	return 0;
 }
 
 /* ------------------------------------------------ extended attributes
@@ -956,8 +974,7 @@ static void usage(FILE *out, const char *prog)
 		"  -o hard_remove         unlink open files at once, not at close\n"
 		"\n"
 		"Always on: default_permissions, max_read=1048576, max_write 1 MiB,\n"
-		"readahead 4 MiB. Hard links, symbolic links, special files and\n"
-		"extended attributes are not supported (EPERM, EOPNOTSUPP).\n",
+		"readahead 4 MiB. POSIX ACLs are not supported (EOPNOTSUPP).\n",
 		prog, prog);
 }
 
@@ -1297,6 +1314,9 @@ static int mount_and_serve(struct fuse_args *args, const struct fuse_cmdline_opt
 		goto out_unmount;
 	}
 	tessera_server_watch(t->fs, log_state, NULL);
+	/* the kernel follows symbolic links itself: a path's last component
+	 * is always the link */
+	tessera_follow_links(t->fs, TESSERA_NOFOLLOW);
 	if (tf_locks_create(t->fs, deadlock_ms(), opts->singlethread ? TF_CACHE_KEEP : TF_CACHE_DROP,
 			    &t->locks))
 		goto out_unmount;

@@ -422,6 +422,31 @@ static int make_dir(struct tool *t, const char *path, int tessera, mode_t mode)
 static int cp_tree(struct tool *t, struct cp *c, const char *from, int ftess, const char *to,
 		   int ttess);
 
+/* A symbolic link is copied as a link with the same target (as cp -r
+ * does), never followed. */
+static int cp_symlink(struct tool *t, const char *from, int ftess, const char *to, int ttess)
+{
+	char target[4097];
+	ssize_t n;
+	int rc;
+
+	n = ftess ? tessera_readlink(t->fs, from, target, sizeof(target) - 1)
+		  : readlink(from, target, sizeof(target) - 1);
+	if (n < 0)
+		return ftess ? tool_fserr(t, (int)n)
+			     : tool_err(t, -errno, "readlink %s: %s", from, strerror(errno));
+	if ((size_t)n >= sizeof(target) - 1)
+		return tool_err(t, -ENAMETOOLONG, "readlink %s: target too long", from);
+	target[n] = '\0';
+	if (ttess) {
+		rc = tessera_symlink(t->fs, target, to);
+		return rc ? tool_fserr(t, rc) : 0;
+	}
+	if (symlink(target, to))
+		return tool_err(t, -errno, "symlink %s: %s", to, strerror(errno));
+	return 0;
+}
+
 /* One entry of a directory being copied. */
 static int cp_entry(struct tool *t, struct cp *c, const char *from, int ftess, const char *to,
 		    int ttess, mode_t type)
@@ -431,8 +456,11 @@ static int cp_entry(struct tool *t, struct cp *c, const char *from, int ftess, c
 
 	if (type == S_IFDIR)
 		return cp_tree(t, c, from, ftess, to, ttess);
+	if (type == S_IFLNK)
+		return cp_symlink(t, from, ftess, to, ttess);
 	if (type != S_IFREG)
-		return tool_err(t, -EINVAL, "%s: not a regular file or directory: not copied", from);
+		return tool_err(t, -EINVAL, "%s: not a regular file, directory or symbolic link:"
+				" not copied", from);
 	return cp_file(t, c, &src, &dst);
 }
 

@@ -1,5 +1,5 @@
 /* ns.c - namespace commands: ls mkdir rm mv stat setstripe getstripe
- * truncate. */
+ * truncate (ln, readlink and mknod are in links.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -27,9 +27,10 @@
 /* How ls -l shows a size: bytes, or (-h) 1.5M. */
 enum ls_size { LS_BYTES, LS_HUMAN };
 
-/* st->size is not a size when size_rc is set: '?' stands for it. */
+/* st->size is not a size when size_rc is set: '?' stands for it. A
+ * symbolic link shows "name -> target" (`target` its target). */
 static void print_long(const struct tessera_stat *st, int size_rc, const char *name,
-		       enum ls_size sz)
+		       enum ls_size sz, const char *target)
 {
 	char mode[11], when[32], size[32];
 	time_t mt = st->mtime.tv_sec;
@@ -46,8 +47,20 @@ static void print_long(const struct tessera_stat *st, int size_rc, const char *n
 		tool_human(st->size, size, sizeof(size));
 	else
 		snprintf(size, sizeof(size), "%" PRIu64, st->size);
-	printf("%s %3" PRIu32 " %6" PRIu32 " %6" PRIu32 " %12s %s %s\n", mode, st->nlink, st->uid,
-	       st->gid, size, when, name);
+	printf("%s %3" PRIu32 " %6" PRIu32 " %6" PRIu32 " %12s %s %s%s%s\n", mode, st->nlink,
+	       st->uid, st->gid, size, when, name, target ? " -> " : "", target ? target : "");
+}
+
+/* print_long for `path`, with a link's target read first. */
+static void print_long_path(struct tool *t, const char *path, const struct tessera_stat *st,
+			    int size_rc, const char *name, enum ls_size sz)
+{
+	char target[4097];
+	ssize_t n = S_ISLNK(st->mode) ? tessera_readlink(t->fs, path, target, sizeof(target)) : -1;
+
+	if (n >= 0)
+		target[n < (ssize_t)sizeof(target) ? n : (ssize_t)sizeof(target) - 1] = '\0';
+	print_long(st, size_rc, name, sz, n >= 0 ? target : NULL);
 }
 
 /* One entry of ls -l: every name is listed; a size that cannot be got
@@ -64,12 +77,14 @@ static int ls_entry(struct tool *t, const char *path, const char *name, enum ls_
 	if (!child)
 		return tool_err(t, -ENOMEM, "ls %s: out of memory", path);
 	rc = tessera_stat_partial(t->fs, child, &st, &size_rc);
-	free(child);
-	if (rc)
+	if (rc) {
+		free(child);
 		return tool_fserr(t, rc);
+	}
 	if (size_rc && !(*sizes_missing)++)
 		tool_fserr(t, size_rc); /* the first says why; the summary says who */
-	print_long(&st, size_rc, name, sz);
+	print_long_path(t, child, &st, size_rc, name, sz);
+	free(child);
 	return size_rc;
 }
 
@@ -122,7 +137,7 @@ static int ls_one(struct tool *t, char *arg, int lng, enum ls_size sz, int heade
 		return tool_fserr(t, rc);
 	if (!S_ISDIR(st.mode)) {
 		if (lng)
-			print_long(&st, size_rc, arg, sz);
+			print_long_path(t, path, &st, size_rc, arg, sz);
 		else
 			printf("%s\n", arg);
 		if (lng && size_rc) {
@@ -151,6 +166,9 @@ int cmd_ls(struct tool *t, int argc, char **argv)
 	rc = tool_connect(t);
 	if (rc)
 		goto out;
+	/* ls -l shows links themselves (as ls -l does with its operands) */
+	if (o.flags['l'])
+		tessera_follow_links(t->fs, TESSERA_NOFOLLOW);
 	if (!o.nops) {
 		char root[] = "/";
 
@@ -288,7 +306,7 @@ out:
 static int rm_one(struct tool *t, const char *path, int recursive)
 {
 	struct tessera_stat st;
-	int rc = tessera_stat(t->fs, path, &st);
+	int rc = tessera_lstat(t->fs, path, &st);   /* rm removes a link, not its target */
 
 	/* A file whose object is lost or damaged has no size to stat, and
 	 * removing it is what its owner wants: the metadata daemon refuses a
@@ -438,6 +456,25 @@ out:
 	return rc;
 }
 
+/* A file type in words: for stat's text and (`json`) its JSON. */
+enum type_words { TYPE_TEXT, TYPE_JSON };
+
+static const char *type_name(uint32_t mode, enum type_words how)
+{
+	static const struct { uint32_t type; const char *text, *json; } names[] = {
+		{ S_IFDIR, "directory", "directory" },  { S_IFREG, "regular file", "file" },
+		{ S_IFLNK, "symbolic link", "symlink" }, { S_IFIFO, "fifo", "fifo" },
+		{ S_IFSOCK, "socket", "socket" },
+		{ S_IFCHR, "character special file", "chardev" },
+		{ S_IFBLK, "block special file", "blockdev" },
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if ((mode & S_IFMT) == names[i].type)
+			return how == TYPE_JSON ? names[i].json : names[i].text;
+	return "unknown";
+}
+
 static int64_t ns_of(const struct timespec *ts)
 {
 	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
@@ -454,7 +491,7 @@ static struct json_object *stat_json(struct tool *t, const char *arg,
 	if (!o)
 		return NULL;
 	json_object_object_add(o, "path", json_object_new_string(arg));
-	json_object_object_add(o, "type", json_object_new_string(dir ? "directory" : "file"));
+	json_object_object_add(o, "type", json_object_new_string(type_name(st->mode, TYPE_JSON)));
 	if (with_attrs) {
 		json_object_object_add(o, "handle", json_object_new_uint64(st->handle));
 		json_object_object_add(o, "mode", json_object_new_int64(st->mode & 07777));
@@ -477,7 +514,7 @@ static void stat_text(struct tool *t, const char *arg, const struct tessera_stat
 
 	tool_mode_string(st->mode, mode);
 	printf("  File: %s\n", arg);
-	printf("  Type: %s\n", S_ISDIR(st->mode) ? "directory" : "regular file");
+	printf("  Type: %s\n", type_name(st->mode, TYPE_TEXT));
 	printf("Handle: 0x%016" PRIx64 "\n", st->handle);
 	printf("  Mode: %04o (%s)\n", st->mode & 07777, mode);
 	printf(" Links: %" PRIu32 "\n", st->nlink);

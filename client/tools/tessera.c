@@ -39,6 +39,12 @@ static const struct command commands[] = {
 	  "make directories (-p: with parents, no error if they exist)", H_HELP },
 	{ "rm", cmd_rm, "[-r|--recursive] PATH...", "remove files (-r: directories too, recursively)", H_HELP },
 	{ "mv", cmd_mv, "FROM TO", "rename; into TO if TO is a directory", H_HELP },
+	{ "ln", cmd_ln, "[-s|--symbolic] TARGET LINK_NAME",
+	  "a hard link LINK_NAME to file TARGET (-s: a symbolic link whose target is "
+	  "TARGET as written)", H_HELP },
+	{ "readlink", cmd_readlink, "PATH...", "print symbolic links' targets", H_HELP },
+	{ "mknod", cmd_mknod, "NAME p | NAME c|b MAJOR MINOR",
+	  "make a FIFO (p) or device node (c, b; root only): metadata only", H_HELP },
 	{ "stat", cmd_stat, "[-j|--json] PATH...",
 	  "all attributes and the layout (strips, servers, objects)", H_HELP },
 	{ "cp", cmd_cp, "[-q|--quiet] [-r|--recursive] SRC DST",
@@ -146,6 +152,7 @@ static const struct long_opt {
 	{ "quiet", 'q', NULL },         { "json", 'j', NULL },
 	{ "stripe-count", 'c', NULL },  { "stripe-size", 's', "setstripe" },
 	{ "size", 's', "truncate" },    { "delete", 'd', NULL },
+	{ "symbolic", 's', "ln" },
 };
 
 static int in_list(const char *list, const char *word)
@@ -390,11 +397,25 @@ void tool_basename(const char *path, char *buf, size_t len)
 	buf[end - start] = '\0';
 }
 
+/* ls's letter for a file type. */
+static char type_char(uint32_t mode)
+{
+	static const struct { uint32_t type; char c; } types[] = {
+		{ S_IFREG, '-' }, { S_IFDIR, 'd' }, { S_IFLNK, 'l' }, { S_IFIFO, 'p' },
+		{ S_IFSOCK, 's' }, { S_IFCHR, 'c' }, { S_IFBLK, 'b' },
+	};
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if ((mode & S_IFMT) == types[i].type)
+			return types[i].c;
+	return '?';
+}
+
 void tool_mode_string(uint32_t mode, char out[11])
 {
 	static const char rwx[] = "rwxrwxrwx";
 
-	out[0] = S_ISDIR(mode) ? 'd' : S_ISREG(mode) ? '-' : '?';
+	out[0] = type_char(mode);
 	for (int i = 0; i < 9; i++)
 		out[1 + i] = (mode & (0400u >> i)) ? rwx[i] : '-';
 	if (mode & S_ISUID)

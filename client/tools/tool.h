@@ -103,7 +103,7 @@ void tool_state_words(const struct tessera_server_status *st, char *buf, size_t 
  * CMD: storage daemon 1 (host:port): down since 12:03:04 (why)"). Returns
  * how many. */
 int tool_report_down(struct tool *t);
-/* "drwxr-xr-x" */
+/* "drwxr-xr-x", "lrwxrwxrwx", "prw-r--r--" */
 void tool_mode_string(uint32_t mode, char out[11]);
 
 int cmd_ls(struct tool *t, int argc, char **argv);
@@ -120,5 +120,8 @@ int cmd_ping(struct tool *t, int argc, char **argv);
 int cmd_df(struct tool *t, int argc, char **argv);
 int cmd_stats(struct tool *t, int argc, char **argv);
 int cmd_fsck(struct tool *t, int argc, char **argv);
+int cmd_ln(struct tool *t, int argc, char **argv);
+int cmd_readlink(struct tool *t, int argc, char **argv);
+int cmd_mknod(struct tool *t, int argc, char **argv);
 
 #endif /* TESSERA_TOOL_H */

@@ -11,10 +11,13 @@
  * Open MPI defers to it (choosing and loading its I/O component, and with
  * ROMIO's the libraries it links: libtessera and so libfabric), and the
  * first open of a Tessera name for the client's connection; so run it once
- * with a Tessera name first and once with a local name first.
+ * with a Tessera name first and once with a local name first. Each line
+ * ends with the process's peak resident memory then (MB, the largest
+ * rank's).
  */
 #include <mpi.h>
 #include <stdio.h>
+#include <sys/resource.h>
 
 static double slowest(double t)
 {
@@ -22,6 +25,18 @@ static double slowest(double t)
 
 	MPI_Reduce(&t, &max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
 	return max * 1e3;
+}
+
+/* The largest rank's peak resident memory so far, in MB. */
+static double peak_rss_mb(void)
+{
+	struct rusage ru;
+	double mb = 0, max;
+
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		mb = ru.ru_maxrss / 1024.0;
+	MPI_Reduce(&mb, &max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+	return max;
 }
 
 int main(int argc, char **argv)
@@ -33,8 +48,9 @@ int main(int argc, char **argv)
 	init = MPI_Wtime() - t0;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	init = slowest(init);
+	double rss = peak_rss_mb();
 	if (rank == 0)
-		printf("%-40s %8.1f ms\n", "MPI_Init", init);
+		printf("%-40s %8.1f ms  %21s rss %6.1f MB\n", "MPI_Init", init, "", rss);
 	for (int i = 1; i < argc; i++) {
 		MPI_File fh;
 		double open_ms, close_ms, t;
@@ -57,8 +73,10 @@ int main(int argc, char **argv)
 		t = MPI_Wtime();
 		MPI_File_close(&fh);
 		close_ms = slowest(MPI_Wtime() - t);
+		rss = peak_rss_mb();
 		if (rank == 0)
-			printf("open %-35s %8.1f ms  close %6.1f ms\n", argv[i], open_ms, close_ms);
+			printf("open %-35s %8.1f ms  close %6.1f ms  rss %6.1f MB\n", argv[i], open_ms,
+			       close_ms, rss);
 	}
 	MPI_Finalize();
 	return 0;

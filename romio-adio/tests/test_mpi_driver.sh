@@ -77,7 +77,7 @@ ranks_preload_libfabric() {
 	[ "$n" = 0 ]
 }
 if [ "$MPI_FAMILY" = mpich ]; then
-	skip_check "ranks_start_with_libfabric_loaded" "Open MPI's env list only (MPICH does not load libfabric)"
+	skip_check "ranks_start_with_libfabric_loaded" "Open MPI's env list only (MPICH ranks load libfabric through libtessera.so)"
 else
 	check "ranks_start_with_libfabric_loaded" ranks_preload_libfabric
 fi

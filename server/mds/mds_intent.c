@@ -2,10 +2,12 @@
  * mds_intent.c - purge intents ("P" records) and the handle-ordered scans
  * fsck and the purger make over "P" and "A" records.
  *
- * An intent is written in the batch that drops a file's "A" record
- * (remove_entry in mds_ops.c, mds_rename), so no crash can leave the name
- * gone and the objects unrecorded. mds_intent_done shrinks it as storage
- * daemons acknowledge REMOVE; the last acknowledgement deletes it.
+ * An intent is written in the batch that drops a file's "A" record with
+ * its last name (mds_batch_drop_last_name, from remove_entry in mds_ops.c
+ * and mds_rename), so no crash can leave the name gone and the objects
+ * unrecorded; a name of a file that has others records nothing.
+ * mds_intent_done shrinks it as storage daemons acknowledge REMOVE; the
+ * last acknowledgement deletes it.
  */
 #include "mds_store_int.h"
 

@@ -99,6 +99,7 @@ static void attr_msg(const struct mds_attr *a, struct attr_msg *m)
 	m->attr.mtime_set_ns = a->mtime_set_ns;
 	m->attr.size = a->size;
 	m->attr.nentries = a->nentries;
+	m->attr.rdev = a->rdev;
 	m->attr.has_layout = a->has_layout;
 	if (a->has_layout) {
 		layout_msg(&a->layout, m,
@@ -286,12 +287,34 @@ static void mds_op_CREATE(void *ctx, struct srv_req *req)
 				.strip_size = m->layout ? m->layout->strip_size : 0,
 				.stripe_count = m->stripe_count,
 				.default_strip = m->default_strip_size,
+				.follow = m->nofollow ? MDS_NOFOLLOW : MDS_FOLLOW,
 			}, &a, &created);
 	if (rc)
 		reply_store_error(mds, req, rc);
 	else if (!refuse_or_grant_open(mds, req, &cred, m->path, &a, m->open_rights,
 					       created ? OPEN_CREATED : OPEN_EXISTING, &cap))
 		reply_attr(req, &a, created, &cap.cap);
+}
+
+/* LOOKUP: the attributes, and for a regular file a capability for the
+ * open it asks for (a symbolic link it may not follow: ELOOP). */
+static void reply_lookup(struct mds *mds, struct srv_req *req, const struct mds_cred *cred)
+{
+	Tessera__PathRequest *m = (Tessera__PathRequest *)req->msg;
+	struct mds_attr a = { 0 };
+	struct cap_msg cap;
+	int rc;
+
+	if ((rc = mds_lookup_follow(mds->store, cred, m->path,
+				    m->nofollow ? MDS_NOFOLLOW : MDS_FOLLOW, &a)))
+		reply_store_error(mds, req, rc);
+	else if (a.type == MDS_SYMLINK && m->open_rights)
+		srv_reply_error(req, -ELOOP, "open %s: is a symbolic link (O_NOFOLLOW)", m->path);
+	else if (a.type != MDS_FILE)
+		reply_attr(req, &a, 0, NULL);
+	else if (!refuse_or_grant_open(mds, req, cred, m->path, &a, m->open_rights,
+				       OPEN_EXISTING, &cap))
+		reply_attr(req, &a, 0, &cap.cap);
 }
 
 /* LOOKUP, UNLINK, RMDIR and STATFS name one path. */
@@ -301,24 +324,21 @@ static void reply_path_op(struct mds *mds, struct srv_req *req)
 	Tessera__StatfsReply statfs = TESSERA__STATFS_REPLY__INIT;
 	struct mds_attr a = { 0 };
 	struct mds_cred cred;
-	struct cap_msg cap;
-	int rc = -EOPNOTSUPP;
+		int rc = -EOPNOTSUPP;
 
 	cred_of(mds, req, m->cred, &cred);
 	switch (req->frame.hdr.opcode) {
 	case TP_OP_LOOKUP:
-		if ((rc = mds_lookup(mds->store, &cred, m->path, &a)))
-			break;
-		if (a.type != MDS_FILE)
-			reply_attr(req, &a, 0, NULL);
-		else if (!refuse_or_grant_open(mds, req, &cred, m->path, &a, m->open_rights,
-					       OPEN_EXISTING, &cap))
-			reply_attr(req, &a, 0, &cap.cap);
+		reply_lookup(mds, req, &cred);
 		return;
 	case TP_OP_UNLINK:
 		if (!(rc = mds_unlink(mds->store, &cred, m->path, &a))) {
-			mds_purge_kick(mds->purge);
-			reply_removed(mds, req, &cred, &a, 1);
+			/* objects go with a regular file's last name only */
+			int gone = a.type == MDS_FILE && a.nlink == 0;
+
+			if (gone)
+				mds_purge_kick(mds->purge);
+			reply_removed(mds, req, &cred, &a, gone);
 		}
 		break;
 	case TP_OP_RMDIR:
@@ -357,7 +377,8 @@ static void mds_op_SETATTR(void *ctx, struct srv_req *req)
 	a.atime_ns = m->atime_ns;
 	a.mtime_ns = m->mtime_ns;
 	a.size = m->size;
-	if ((rc = mds_setattr(mds->store, &cred, m->path, m->valid, &a, &a)))
+	if ((rc = mds_setattr_follow(mds->store, &cred, m->path,
+				     m->nofollow ? MDS_NOFOLLOW : MDS_FOLLOW, m->valid, &a, &a)))
 		reply_store_error(mds, req, rc);
 	else
 		reply_attr(req, &a, 0, NULL);
@@ -399,6 +420,57 @@ static void mds_op_RENAME(void *ctx, struct srv_req *req)
 	if (replaced)
 		mds_purge_kick(mds->purge);
 	reply_removed(mds, req, &cred, &a, replaced);
+}
+
+/* SYMLINK, LINK and MKNOD make a name; answered with its attributes. */
+static void reply_link_op(struct mds *mds, struct srv_req *req)
+{
+	Tessera__LinkRequest *m = (Tessera__LinkRequest *)req->msg;
+	struct mds_attr a = { 0 };
+	struct mds_cred cred;
+	int rc = -EOPNOTSUPP;
+
+	cred_of(mds, req, m->cred, &cred);
+	switch (req->frame.hdr.opcode) {
+	case TP_OP_SYMLINK:
+		rc = mds_symlink(mds->store, &cred, m->path, m->target, &a);
+		break;
+	case TP_OP_LINK:
+		rc = mds_link(mds->store, &cred, m->target, m->path, &a);
+		break;
+	case TP_OP_MKNOD:
+		rc = mds_mknod(mds->store, &cred, m->path, m->type, m->mode, m->rdev, &a);
+		break;
+	}
+	if (rc)
+		reply_store_error(mds, req, rc);
+	else
+		reply_attr(req, &a, 1, NULL);
+}
+
+#define MDS_LINK_OP(name) \
+	static void mds_op_##name(void *ctx, struct srv_req *req) { reply_link_op(ctx, req); }
+MDS_LINK_OP(SYMLINK)
+MDS_LINK_OP(LINK)
+MDS_LINK_OP(MKNOD)
+#undef MDS_LINK_OP
+
+static void mds_op_READLINK(void *ctx, struct srv_req *req)
+{
+	struct mds *mds = ctx;
+	Tessera__PathRequest *m = (Tessera__PathRequest *)req->msg;
+	Tessera__ReadlinkReply rep = TESSERA__READLINK_REPLY__INIT;
+	char target[MDS_TARGET_MAX + 1];
+	struct mds_cred cred;
+	int rc;
+
+	cred_of(mds, req, m->cred, &cred);
+	if ((rc = mds_readlink(mds->store, &cred, m->path, target, sizeof(target)))) {
+		reply_store_error(mds, req, rc);
+		return;
+	}
+	rep.target = target;
+	srv_reply(req, &rep.base, NULL, 0);
 }
 
 static void mds_op_READDIR(void *ctx, struct srv_req *req)
@@ -557,8 +629,8 @@ static void mds_op_CAP(void *ctx, struct srv_req *req)
 }
 
 /* ---- extended attributes (mds_xattr.h). The request's `nofollow` asks
- * not to follow a symbolic link in the last component: the namespace has
- * no symbolic links yet, so both walks are the same. */
+ * not to follow a symbolic link in the last component (the l- calls, the
+ * mount). */
 
 /* The answer's buffer for a GET or LIST of `size` bytes: never more than
  * the largest value or list the store keeps, whatever the caller asked
@@ -584,7 +656,8 @@ static void mds_op_XATTR_GET(void *ctx, struct srv_req *req)
 		srv_reply_error(req, -ENOMEM, "getxattr %s: no memory", m->path);
 		return;
 	}
-	rc = mds_xattr_get(mds->store, &cred, m->path, (const char *)m->name.data, m->name.len,
+	rc = mds_xattr_get(mds->store, &cred, m->path, m->nofollow ? MDS_NOFOLLOW : MDS_FOLLOW,
+			   (const char *)m->name.data, m->name.len,
 			   buf, cap, &size);
 	if (rc) {
 		reply_store_error(mds, req, rc);
@@ -612,7 +685,8 @@ static void mds_op_XATTR_LIST(void *ctx, struct srv_req *req)
 		srv_reply_error(req, -ENOMEM, "listxattr %s: no memory", m->path);
 		return;
 	}
-	rc = mds_xattr_list(mds->store, &cred, m->path, buf, cap, &size);
+	rc = mds_xattr_list(mds->store, &cred, m->path, m->nofollow ? MDS_NOFOLLOW : MDS_FOLLOW,
+			    buf, cap, &size);
 	if (rc) {
 		reply_store_error(mds, req, rc);
 	} else {
@@ -642,7 +716,8 @@ static void mds_op_XATTR_SET(void *ctx, struct srv_req *req)
 		srv_reply_error(req, -EINVAL, "setxattr %s: unknown mode %u", m->path, m->how);
 		return;
 	}
-	rc = mds_xattr_set(mds->store, &cred, m->path, (const char *)m->name.data, m->name.len,
+	rc = mds_xattr_set(mds->store, &cred, m->path, m->nofollow ? MDS_NOFOLLOW : MDS_FOLLOW,
+			   (const char *)m->name.data, m->name.len,
 			   m->value.data, m->value.len, how);
 	if (rc)
 		reply_store_error(mds, req, rc);
@@ -659,8 +734,8 @@ static void mds_op_XATTR_REMOVE(void *ctx, struct srv_req *req)
 	int rc;
 
 	cred_of(mds, req, m->cred, &cred);
-	rc = mds_xattr_remove(mds->store, &cred, m->path, (const char *)m->name.data,
-			      m->name.len);
+	rc = mds_xattr_remove(mds->store, &cred, m->path, m->nofollow ? MDS_NOFOLLOW : MDS_FOLLOW,
+			      (const char *)m->name.data, m->name.len);
 	if (rc)
 		reply_store_error(mds, req, rc);
 	else

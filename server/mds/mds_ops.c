@@ -18,9 +18,30 @@ static int check_parent_write(struct mds_store *st,
 {
 	if (mds_permit(cred, &w->parent, MDS_MAY_WRITE | MDS_MAY_EXEC))
 		return mds_fail(st, -EACCES,
-				"%s %s: no write permission on %.*s", op, path,
-				(int)w->parent_len, path);
+				"%s %s: no write permission on %s", op, path, w->dir);
 	return 0;
+}
+
+/* Walk to where a new name `path` goes: it must not exist (not even as a
+ * dangling symbolic link: -EEXIST) and the caller must be allowed to add
+ * it. */
+static int walk_new(struct mds_store *st, const struct mds_cred *cred, const char *op,
+		    const char *path, struct mds_walk *w)
+{
+	uint64_t h;
+	uint32_t type;
+	int rc = mds_walk_parent(st, cred, op, path, w);
+
+	if (rc)
+		return rc;
+	if (w->len == 0)
+		return mds_fail(st, -EEXIST, "%s %s: file exists", op, path);
+	rc = mds_get_dirent(st, w->parent.handle, w->name, w->len, &h, &type);
+	if (rc == 0)
+		return mds_fail(st, -EEXIST, "%s %s: file exists", op, path);
+	if (rc != -ENOENT)
+		return rc;
+	return check_parent_write(st, cred, op, path, w);
 }
 
 /* Owner and group of a new object in `parent`: a set-group-ID directory
@@ -36,12 +57,18 @@ static void new_owner(const struct mds_cred *cred, const struct mds_attr *parent
 		a->gid = cred->gids[0];
 }
 
-int mds_lookup(struct mds_store *st, const struct mds_cred *cred,
-	       const char *path, struct mds_attr *out)
+int mds_lookup_follow(struct mds_store *st, const struct mds_cred *cred, const char *path,
+		      enum mds_follow follow, struct mds_attr *out)
 {
 	struct mds_walk w;
 
-	return mds_walk_full(st, cred, "lookup", path, &w, out);
+	return mds_walk_full_follow(st, cred, "lookup", path, follow, &w, out);
+}
+
+int mds_lookup(struct mds_store *st, const struct mds_cred *cred,
+	       const char *path, struct mds_attr *out)
+{
+	return mds_lookup_follow(st, cred, path, MDS_FOLLOW, out);
 }
 
 int mds_mkdir(struct mds_store *st, const struct mds_cred *cred,
@@ -50,26 +77,10 @@ int mds_mkdir(struct mds_store *st, const struct mds_cred *cred,
 	struct mds_walk w;
 	struct mds_attr d;
 	leveldb_writebatch_t *b = NULL;
-	uint64_t h;
-	uint32_t type;
 	int64_t now;
 	int rc;
 
-	rc = mds_walk_parent(st, cred, "mkdir", path, &w);
-	if (rc)
-		goto out;
-	if (w.len == 0) {
-		rc = mds_fail(st, -EEXIST, "mkdir /: file exists");
-		goto out;
-	}
-	rc = mds_get_dirent(st, w.parent.handle, w.name, w.len, &h, &type);
-	if (rc == 0) {
-		rc = mds_fail(st, -EEXIST, "mkdir %s: file exists", path);
-		goto out;
-	}
-	if (rc != -ENOENT)
-		goto out;
-	rc = check_parent_write(st, cred, "mkdir", path, &w);
+	rc = walk_new(st, cred, "mkdir", path, &w);
 	if (rc)
 		goto out;
 
@@ -113,15 +124,21 @@ out:
 	return rc;
 }
 
-/* The name mds_create was asked for exists (of type `type`, handle h). */
+/* The name mds_create was asked for exists: `a` (a link only when it was
+ * not to be followed). */
 static int create_existing(struct mds_store *st, const struct mds_create_req *rq,
-			   uint64_t h, uint32_t type, struct mds_attr *out)
+			   const struct mds_attr *a, struct mds_attr *out)
 {
-	if (type == MDS_DIR)
+	if (a->type == MDS_DIR)
 		return mds_fail(st, -EISDIR, "create %s: is a directory", rq->path);
 	if (rq->how == MDS_CREATE_EXCLUSIVE)
 		return mds_fail(st, -EEXIST, "create %s: file exists", rq->path);
-	return out ? mds_get_attr(st, h, out) : 0;
+	if (a->type == MDS_SYMLINK)
+		return mds_fail(st, -ELOOP, "create %s: is a symbolic link (not followed)",
+				rq->path);
+	if (out)
+		*out = *a;
+	return 0;
 }
 
 /* The new file's layout (strip size, stripe count; not its objects): the
@@ -161,27 +178,23 @@ int mds_create(struct mds_store *st, const struct mds_cred *cred,
 	struct mds_walk w;
 	struct mds_attr f;
 	leveldb_writebatch_t *b = NULL;
-	uint64_t h, handles[1 + TP_MAX_STRIPE];
-	uint32_t type, first;
+	uint64_t handles[1 + TP_MAX_STRIPE];
+	uint32_t first;
 	int64_t now;
 	int rc;
 
 	if (created)
 		*created = 0;
-	rc = mds_walk_parent(st, cred, "create", path, &w);
+	/* O_CREAT follows a link to its target, even a dangling one (the
+	 * target is created); O_EXCL never does. */
+	rc = mds_walk_last(st, cred, "create", path,
+			   rq->how == MDS_CREATE_EXCLUSIVE ? MDS_NOFOLLOW : rq->follow, &w, &f);
 	if (rc)
 		goto out;
-	if (w.len == 0) {
-		rc = mds_fail(st, -EISDIR, "create /: is a directory");
+	if (w.found) {
+		rc = create_existing(st, rq, &f, out);
 		goto out;
 	}
-	rc = mds_get_dirent(st, w.parent.handle, w.name, w.len, &h, &type);
-	if (rc == 0) {
-		rc = create_existing(st, rq, h, type, out);
-		goto out;
-	}
-	if (rc != -ENOENT)
-		goto out;
 	rc = check_parent_write(st, cred, "create", path, &w);
 	if (rc)
 		goto out;
@@ -241,6 +254,9 @@ static int set_mode(struct mds_store *st, const struct mds_cred *cred, const cha
 {
 	if (!owner)
 		return mds_fail(st, -EPERM, "chmod %s: not the owner", path);
+	if (a->type == MDS_SYMLINK)   /* Linux's lchmod: a link's mode is 0777 */
+		return mds_fail(st, -EOPNOTSUPP, "chmod %s: a symbolic link's mode cannot"
+				" change", path);
 	n->mode = in->mode & 07777;
 	if (cred->uid != 0 && !mds_cred_in_group(cred, a->gid))
 		n->mode &= ~(uint32_t)S_ISGID;
@@ -299,6 +315,8 @@ static int set_size(struct mds_store *st, const struct mds_cred *cred, const cha
 {
 	if (a->type == MDS_DIR)
 		return mds_fail(st, -EISDIR, "truncate %s: is a directory", path);
+	if (a->type != MDS_FILE)
+		return mds_fail(st, -EINVAL, "truncate %s: not a regular file", path);
 	if (mds_permit(cred, a, MDS_MAY_WRITE))
 		return mds_fail(st, -EACCES, "truncate %s: permission denied", path);
 	n->size = in->size;
@@ -340,12 +358,19 @@ int mds_setattr(struct mds_store *st, const struct mds_cred *cred,
 		const char *path, uint32_t valid, const struct mds_attr *in,
 		struct mds_attr *out)
 {
+	return mds_setattr_follow(st, cred, path, MDS_FOLLOW, valid, in, out);
+}
+
+int mds_setattr_follow(struct mds_store *st, const struct mds_cred *cred, const char *path,
+		       enum mds_follow follow, uint32_t valid, const struct mds_attr *in,
+		       struct mds_attr *out)
+{
 	struct mds_walk w;
 	struct mds_attr a;
 	leveldb_writebatch_t *b = NULL;
 	int rc;
 
-	rc = mds_walk_full(st, cred, "setattr", path, &w, &a);
+	rc = mds_walk_full_follow(st, cred, "setattr", path, follow, &w, &a);
 	if (rc)
 		goto out;
 	if (valid) {
@@ -544,7 +569,7 @@ static int walk_victim(struct mds_store *st, const struct mds_cred *cred,
 				op, path);
 	if (rc)
 		return rc;
-	if (type != want_type)
+	if ((type == MDS_DIR) != (want_type == MDS_DIR))
 		return want_type == MDS_DIR ?
 			mds_fail(st, -ENOTDIR, "%s %s: not a directory", op, path) :
 			mds_fail(st, -EISDIR, "%s %s: is a directory", op, path);
@@ -559,10 +584,11 @@ static int walk_victim(struct mds_store *st, const struct mds_cred *cred,
 	return mds_sticky_permit(st, cred, op, path, &w->parent, victim);
 }
 
-/* Remove the entry w->name and its attributes; update parent and count. */
+/* Remove the entry w->name; the victim's attributes (and objects) go with
+ * its last name, else it keeps nlink - 1 names. Update parent and count. */
 static int remove_entry(struct mds_store *st, const char *op,
 			const char *path, struct mds_walk *w,
-			const struct mds_attr *victim)
+			struct mds_attr *victim)
 {
 	leveldb_writebatch_t *b;
 	int64_t now = tp_real_ns();
@@ -574,8 +600,15 @@ static int remove_entry(struct mds_store *st, const char *op,
 	w->parent.mtime_ns = w->parent.ctime_ns = now;
 	b = leveldb_writebatch_create();
 	mds_batch_del_dirent(b, w->parent.handle, w->name, w->len);
-	rc = mds_batch_drop_inode(st, b, victim->handle);
-	mds_batch_put_intent(b, victim);
+	rc = 0;
+	if (victim->type != MDS_DIR && victim->nlink > 1) {
+		victim->nlink--;
+		victim->ctime_ns = now;
+		mds_batch_put_attr(b, victim);
+	} else {
+		victim->nlink = 0;
+		rc = mds_batch_drop_last_name(st, b, victim);
+	}
 	mds_batch_put_attr(b, &w->parent);
 	mds_batch_put_nnames(b, st->nnames - 1);
 	if (rc == 0)
@@ -616,4 +649,159 @@ int mds_rmdir(struct mds_store *st, const struct mds_cred *cred,
 		return mds_fail(st, -ENOTEMPTY, "rmdir %s: directory not empty",
 				path);
 	return remove_entry(st, "rmdir", path, &w, &d);
+}
+
+/* Write a new non-directory object `a` under the name w->name: its "A"
+ * record, a link's target, the entry, the parent's counts. */
+static int add_object(struct mds_store *st, const char *op, const char *path,
+		      struct mds_walk *w, struct mds_attr *a, const char *target)
+{
+	leveldb_writebatch_t *b;
+	int64_t now = tp_real_ns();
+	int rc = mds_alloc_handles(st, 1, &a->handle);
+
+	if (rc)
+		return rc;
+	a->nlink = 1;
+	a->atime_ns = a->mtime_ns = a->ctime_ns = a->mtime_set_ns = now;
+	w->parent.nentries++;
+	w->parent.mtime_ns = w->parent.ctime_ns = now;
+	b = leveldb_writebatch_create();
+	mds_batch_put_attr(b, a);
+	if (target)
+		mds_batch_put_target(b, a->handle, target, a->size);
+	mds_batch_put_dirent(b, w->parent.handle, w->name, w->len, a->handle, a->type);
+	mds_batch_put_attr(b, &w->parent);
+	mds_batch_put_nnames(b, st->nnames + 1);
+	rc = mds_batch_write(st, b, op, path);
+	leveldb_writebatch_destroy(b);
+	if (!rc)
+		st->nnames++;
+	return rc;
+}
+
+int mds_symlink(struct mds_store *st, const struct mds_cred *cred, const char *path,
+		const char *target, struct mds_attr *out)
+{
+	struct mds_walk w;
+	struct mds_attr a;
+	size_t tl = target ? strnlen(target, MDS_TARGET_MAX + 1) : 0;
+	int rc;
+
+	if (tl == 0)
+		return mds_fail(st, -ENOENT, "symlink %s: empty target", path);
+	if (tl > MDS_TARGET_MAX)
+		return mds_fail(st, -ENAMETOOLONG, "symlink %s: target longer than %d bytes",
+				path, MDS_TARGET_MAX);
+	rc = walk_new(st, cred, "symlink", path, &w);
+	if (rc)
+		return rc;
+	memset(&a, 0, sizeof(a));
+	a.type = MDS_SYMLINK;
+	a.mode = 0777;
+	a.size = tl;
+	new_owner(cred, &w.parent, &a);
+	rc = add_object(st, "symlink", path, &w, &a, target);
+	if (!rc && out)
+		*out = a;
+	return rc;
+}
+
+int mds_readlink(struct mds_store *st, const struct mds_cred *cred, const char *path,
+		 char *buf, size_t len)
+{
+	struct mds_walk w;
+	struct mds_attr a;
+	int rc = mds_walk_full_follow(st, cred, "readlink", path, MDS_NOFOLLOW, &w, &a);
+
+	if (rc)
+		return rc;
+	if (a.type != MDS_SYMLINK)
+		return mds_fail(st, -EINVAL, "readlink %s: not a symbolic link", path);
+	return mds_get_target(st, a.handle, buf, len);
+}
+
+int mds_mknod(struct mds_store *st, const struct mds_cred *cred, const char *path,
+	      uint32_t type, uint32_t mode, uint64_t rdev, struct mds_attr *out)
+{
+	struct mds_walk w;
+	struct mds_attr a;
+	int rc;
+
+	if (type < MDS_FIFO || type > MDS_BLOCKDEV)
+		return mds_fail(st, -EINVAL, "mknod %s: type %u is not a FIFO, socket or"
+				" device (files, directories and links have their own calls)",
+				path, type);
+	if ((type == MDS_CHARDEV || type == MDS_BLOCKDEV) && cred && cred->uid != 0)
+		return mds_fail(st, -EPERM, "mknod %s: only root may make device nodes",
+				path);
+	rc = walk_new(st, cred, "mknod", path, &w);
+	if (rc)
+		return rc;
+	memset(&a, 0, sizeof(a));
+	a.type = type;
+	a.mode = mode & 07777;
+	a.rdev = type == MDS_CHARDEV || type == MDS_BLOCKDEV ? rdev : 0;
+	new_owner(cred, &w.parent, &a);
+	rc = add_object(st, "mknod", path, &w, &a, NULL);
+	if (!rc && out)
+		*out = a;
+	return rc;
+}
+
+/* May `cred` give file `a` another name? Linux's protected_hardlinks: its
+ * owner, root, or who may read and write it (and it is not set-ID). */
+static int link_permit(struct mds_store *st, const struct mds_cred *cred, const char *from,
+		       const struct mds_attr *a)
+{
+	if (a->type == MDS_DIR)
+		return mds_fail(st, -EPERM, "link %s: is a directory (directories have one"
+				" name)", from);
+	if (a->nlink >= MDS_LINK_MAX)
+		return mds_fail(st, -EMLINK, "link %s: already %u names, the most one file"
+				" may have", from, a->nlink);
+	if (cred->uid == 0 || cred->uid == a->uid)
+		return 0;
+	if (a->type == MDS_FILE && (a->mode & S_ISUID))
+		return mds_fail(st, -EPERM, "link %s: a set-user-ID file of uid %u", from,
+				a->uid);
+	if (mds_permit(cred, a, MDS_MAY_READ | MDS_MAY_WRITE))
+		return mds_fail(st, -EPERM, "link %s: owned by uid %u and not readable and"
+				" writable by uid %u", from, a->uid, cred->uid);
+	return 0;
+}
+
+int mds_link(struct mds_store *st, const struct mds_cred *cred, const char *from,
+	     const char *to, struct mds_attr *out)
+{
+	struct mds_walk wf, wt;
+	struct mds_attr a;
+	leveldb_writebatch_t *b;
+	int64_t now = tp_real_ns();
+	int rc;
+
+	rc = mds_walk_full_follow(st, cred, "link", from, MDS_NOFOLLOW, &wf, &a);
+	if (!rc)
+		rc = link_permit(st, cred, from, &a);
+	if (!rc)
+		rc = walk_new(st, cred, "link", to, &wt);
+	if (rc)
+		return rc;
+	a.nlink++;
+	a.ctime_ns = now;
+	wt.parent.nentries++;
+	wt.parent.mtime_ns = wt.parent.ctime_ns = now;
+	b = leveldb_writebatch_create();
+	mds_batch_put_attr(b, &a);
+	mds_batch_put_dirent(b, wt.parent.handle, wt.name, wt.len, a.handle, a.type);
+	mds_batch_put_attr(b, &wt.parent);
+	mds_batch_put_nnames(b, st->nnames + 1);
+	rc = mds_batch_write(st, b, "link", to);
+	leveldb_writebatch_destroy(b);
+	if (rc)
+		return rc;
+	st->nnames++;
+	if (out)
+		*out = a;
+	return 0;
 }

@@ -4,14 +4,25 @@
 #include "mds_store_int.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
-/* Does `to` name `from` or something inside it? Paths are canonical (no
- * ".", "..", empty components or links), so this is a prefix test. */
-static int path_inside(const char *from, const char *to)
+/* The path of w's last name with its directory's links resolved. */
+static void resolved_path(const struct mds_walk *w, char *out, size_t len)
 {
-	size_t n = strlen(from);
+	snprintf(out, len, "%s%s%.*s", w->dir, w->dir[1] ? "/" : "", (int)w->len, w->name);
+}
 
+/* Does `to` name `from` or something inside it? Both paths are resolved
+ * (no ".", "..", empty components or links), so this is a prefix test. */
+static int path_inside(const struct mds_walk *wf, const struct mds_walk *wt)
+{
+	char from[MDS_PATH_MAX + MDS_NAME_MAX + 2], to[MDS_PATH_MAX + MDS_NAME_MAX + 2];
+	size_t n;
+
+	resolved_path(wf, from, sizeof(from));
+	resolved_path(wt, to, sizeof(to));
+	n = strlen(from);
 	return strncmp(from, to, n) == 0 && (to[n] == '/' || to[n] == '\0');
 }
 
@@ -52,8 +63,8 @@ static int rename_check_source(struct mds_store *st, const struct mds_cred *cred
 	if (rc)
 		return mds_fail(st, -EACCES, "rename %s %s: no write permission"
 				" on a parent directory", r->from, r->to);
-	if (r->type == MDS_DIR && path_inside(r->from, r->to)) {
-		if (strcmp(r->from, r->to) == 0)
+	if (r->type == MDS_DIR && path_inside(&r->wf, &r->wt)) {
+		if (path_inside(&r->wt, &r->wf))
 			return RENAME_NOOP; /* renaming a name to itself */
 		return mds_fail(st, -EINVAL, "rename %s %s: cannot move a"
 				" directory inside itself", r->from, r->to);
@@ -122,8 +133,15 @@ static int rename_write(struct mds_store *st, struct rename_op *r)
 	mds_batch_put_dirent(b, r->wt.parent.handle, r->wt.name, r->wt.len, r->h, r->type);
 	rc = 0;
 	if (r->have_target) {
-		rc = mds_batch_drop_inode(st, b, r->th);
-		mds_batch_put_intent(b, &r->target);
+		/* the replaced name goes; the object with it if it was its last */
+		if (r->ttype != MDS_DIR && r->target.nlink > 1) {
+			r->target.nlink--;
+			r->target.ctime_ns = now;
+			mds_batch_put_attr(b, &r->target);
+		} else {
+			r->target.nlink = 0;
+			rc = mds_batch_drop_last_name(st, b, &r->target);
+		}
 		mds_batch_put_nnames(b, st->nnames - 1);
 	}
 	mds_batch_put_attr(b, &r->moved);
@@ -142,7 +160,7 @@ static void rename_replaced(struct mds_store *st, const struct rename_op *r,
 			    struct mds_attr *replaced, int *replaced_file)
 {
 	st->nnames--;
-	if (r->ttype != MDS_FILE)
+	if (r->ttype != MDS_FILE || r->target.nlink != 0)
 		return;
 	if (replaced_file)
 		*replaced_file = 1;

@@ -14,8 +14,11 @@
 
 /* Version byte at the head of every encoded attribute record. Version 2
  * appends mtime_set after the layout; a version 1 record (written before
- * it existed) reads with mtime_set = mtime. */
+ * it existed) reads with mtime_set = mtime. Version 3 appends rdev (a
+ * record without it reads rdev 0); the store writes version 3 for device
+ * nodes only, so other records stay readable by the daemon before it. */
 #define MDS_ATTR_VERSION 2
+#define MDS_ATTR_VERSION_RDEV 3
 /* Bytes before the optional layout: version type mode uid gid nlink atime
  * mtime ctime size nentries has_layout. */
 #define MDS_ATTR_FIXED (1 + 1 + 4 * 4 + 8 * 5 + 1)
@@ -103,7 +106,9 @@ static size_t attr_encode(const struct mds_attr *a, unsigned char *buf)
 {
 	unsigned char *p = buf;
 
-	*p++ = MDS_ATTR_VERSION;
+	int with_rdev = a->type == MDS_CHARDEV || a->type == MDS_BLOCKDEV;
+
+	*p++ = with_rdev ? MDS_ATTR_VERSION_RDEV : MDS_ATTR_VERSION;
 	*p++ = (unsigned char)a->type;
 	mds_put_be32(p, a->mode); p += 4;
 	mds_put_be32(p, a->uid); p += 4;
@@ -126,10 +131,32 @@ static size_t attr_encode(const struct mds_attr *a, unsigned char *buf)
 		}
 	}
 	mds_put_be64(p, (uint64_t)a->mtime_set_ns); p += 8;
+	if (with_rdev) {
+		mds_put_be64(p, a->rdev); p += 8;
+	}
 	return (size_t)(p - buf);
 }
 
-/* Decode a record; 0 or -EIO when it is not a valid version 1 or 2
+/* The fields later versions appended after the layout: mtime_set
+ * (version 2; before it, mtime), rdev (version 3; before it, 0). */
+static int attr_decode_tail(const unsigned char *p, const unsigned char *end, unsigned version,
+			    struct mds_attr *a)
+{
+	a->mtime_set_ns = a->mtime_ns;
+	if (version >= 2) {
+		if (end - p < 8)
+			return -EIO;
+		a->mtime_set_ns = (int64_t)mds_get_be64(p); p += 8;
+	}
+	if (version >= MDS_ATTR_VERSION_RDEV) {
+		if (end - p < 8)
+			return -EIO;
+		a->rdev = mds_get_be64(p); p += 8;
+	}
+	return p == end ? 0 : -EIO;
+}
+
+/* Decode a record; 0 or -EIO when it is not a valid version 1, 2 or 3
  * record. */
 static int attr_decode(const unsigned char *p, size_t len, uint64_t handle,
 		       struct mds_attr *a)
@@ -138,12 +165,12 @@ static int attr_decode(const unsigned char *p, size_t len, uint64_t handle,
 	unsigned version;
 
 	memset(a, 0, sizeof *a);
-	if (len < MDS_ATTR_FIXED || (p[0] != 1 && p[0] != MDS_ATTR_VERSION))
+	if (len < MDS_ATTR_FIXED || p[0] < 1 || p[0] > MDS_ATTR_VERSION_RDEV)
 		return -EIO;
 	version = *p++;
 	a->handle = handle;
 	a->type = *p++;
-	if (a->type != MDS_FILE && a->type != MDS_DIR)
+	if (a->type < MDS_FILE || a->type > MDS_BLOCKDEV)
 		return -EIO;
 	a->mode = mds_get_be32(p); p += 4;
 	a->uid = mds_get_be32(p); p += 4;
@@ -171,13 +198,7 @@ static int attr_decode(const unsigned char *p, size_t len, uint64_t handle,
 			}
 		}
 	}
-	a->mtime_set_ns = a->mtime_ns;
-	if (version >= 2) {
-		if (end - p < 8)
-			return -EIO;
-		a->mtime_set_ns = (int64_t)mds_get_be64(p); p += 8;
-	}
-	return p == end ? 0 : -EIO;
+	return attr_decode_tail(p, end, version, a);
 }
 
 int mds_decode_attr(const unsigned char *p, size_t len, uint64_t handle,
@@ -278,6 +299,54 @@ void mds_batch_del_attr(leveldb_writebatch_t *b, uint64_t handle)
 	unsigned char key[9];
 
 	leveldb_writebatch_delete(b, (char *)key, mds_attr_key(key, handle));
+}
+
+static size_t target_key(unsigned char *key, uint64_t handle)
+{
+	key[0] = MDS_KEY_SYMLINK;
+	mds_put_be64(key + 1, handle);
+	return 9;
+}
+
+void mds_batch_put_target(leveldb_writebatch_t *b, uint64_t handle, const char *target,
+			  size_t len)
+{
+	unsigned char key[9];
+
+	leveldb_writebatch_put(b, (char *)key, target_key(key, handle), target, len);
+}
+
+int mds_batch_drop_last_name(struct mds_store *st, leveldb_writebatch_t *b,
+			     const struct mds_attr *victim)
+{
+	unsigned char key[9];
+	int rc = mds_batch_drop_inode(st, b, victim->handle);
+
+	if (rc)
+		return rc;
+	if (victim->type == MDS_SYMLINK)
+		leveldb_writebatch_delete(b, (char *)key, target_key(key, victim->handle));
+	mds_batch_put_intent(b, victim);
+	return 0;
+}
+
+int mds_get_target(struct mds_store *st, uint64_t handle, char *buf, size_t len)
+{
+	unsigned char key[9];
+	char *val = NULL;
+	size_t vlen = 0;
+	int rc = db_get(st, key, target_key(key, handle), &val, &vlen);
+
+	if (rc == -ENOENT || (!rc && (vlen == 0 || vlen >= len)))
+		rc = mds_fail(st, -EIO, "symbolic link %016llx: target record %s",
+			      (unsigned long long)handle, rc ? "missing" : "corrupt");
+	if (!rc) {
+		memcpy(buf, val, vlen);
+		buf[vlen] = '\0';
+	}
+	if (val)
+		leveldb_free(val);
+	return rc;
 }
 
 int mds_batch_drop_inode(struct mds_store *st, leveldb_writebatch_t *b, uint64_t handle)

@@ -37,7 +37,23 @@
 enum mds_type {
 	MDS_FILE = TESSERA__FILE_TYPE__FILE_REGULAR,
 	MDS_DIR = TESSERA__FILE_TYPE__FILE_DIRECTORY,
+	MDS_SYMLINK = TESSERA__FILE_TYPE__FILE_SYMLINK,   /* target in an "S" record */
+	MDS_FIFO = TESSERA__FILE_TYPE__FILE_FIFO,         /* special files: metadata */
+	MDS_SOCKET = TESSERA__FILE_TYPE__FILE_SOCKET,     /* only, no storage objects */
+	MDS_CHARDEV = TESSERA__FILE_TYPE__FILE_CHARDEV,
+	MDS_BLOCKDEV = TESSERA__FILE_TYPE__FILE_BLOCKDEV,
 };
+
+/* Whether a call on a path follows a symbolic link in its last component
+ * (links in the other components are always followed). */
+enum mds_follow { MDS_FOLLOW, MDS_NOFOLLOW };
+
+/* Symbolic links followed in one path walk before it fails with -ELOOP
+ * (Linux's limit), and the most names one file may have (-EMLINK). */
+#define MDS_SYMLOOP_MAX 40
+#define MDS_LINK_MAX 65000
+/* A symbolic link's target: 1 to MDS_TARGET_MAX bytes (-ENAMETOOLONG). */
+#define MDS_TARGET_MAX 4095
 
 /* MDS_SET_* bits for mds_setattr's `valid`. */
 #define MDS_SET_MODE  0x01
@@ -67,13 +83,15 @@ struct mds_attr {
 	uint32_t type;        /* enum mds_type */
 	uint32_t mode;        /* permission bits (07777) */
 	uint32_t uid, gid;
-	uint32_t nlink;       /* files 1; dirs 2 + subdirectories */
+	uint32_t nlink;       /* files: names (hard links); dirs 2 + subdirectories */
 	int64_t atime_ns, mtime_ns, ctime_ns;
 	/* When (this daemon's clock) mtime_ns was last set: create, utimens, a
 	 * size change. Clients take a storage object's modification time
 	 * instead of mtime_ns when it is later than this (a write since). */
 	int64_t mtime_set_ns;
-	uint64_t size;        /* files: size set by the last truncate */
+	uint64_t size;        /* files: size set by the last truncate;
+			       * symlinks: the target's length */
+	uint64_t rdev;        /* device nodes: the device number */
 	uint64_t nentries;    /* dirs: entries */
 	int has_layout;       /* files always; dirs if a default is set */
 	struct mds_layout layout; /* files: the layout; dirs: default (only
@@ -100,8 +118,35 @@ void mds_store_close(struct mds_store *st);
 /* What the last failing call on `st` failed at, in words. */
 const char *mds_store_errmsg(const struct mds_store *st);
 
+/* The attributes of what `path` names, following a symbolic link in its
+ * last component (mds_lookup) or not (MDS_NOFOLLOW: the link's own). A
+ * walk that follows more than MDS_SYMLOOP_MAX links fails with -ELOOP.
+ * Targets: relative ones from the link's directory, absolute ones as
+ * Tessera paths; "." and ".." in targets mean what they mean in POSIX. */
 int mds_lookup(struct mds_store *st, const struct mds_cred *cred,
 	       const char *path, struct mds_attr *out);
+int mds_lookup_follow(struct mds_store *st, const struct mds_cred *cred, const char *path,
+		      enum mds_follow follow, struct mds_attr *out);
+
+/* New names for other file types. Each is one synchronous batch.
+ * mds_symlink: a symbolic link to `target` (1..MDS_TARGET_MAX bytes, kept
+ * as given, not checked; mode 0777). mds_readlink: the target of the link
+ * `path` into buf (NUL-terminated; len >= MDS_TARGET_MAX + 1), -EINVAL
+ * when `path` is not a link. mds_mknod: a FIFO, socket or device node
+ * (type MDS_FIFO..MDS_BLOCKDEV, else -EINVAL; devices need uid 0, else
+ * -EPERM), metadata only. mds_link: a new name `to` for the object `from`
+ * names (a link in from's last component is not followed, as Linux's
+ * link(2)): directories -EPERM, MDS_LINK_MAX names -EMLINK; a caller who
+ * neither owns `from` nor may read and write it gets -EPERM (Linux's
+ * protected_hardlinks). */
+int mds_symlink(struct mds_store *st, const struct mds_cred *cred, const char *path,
+		const char *target, struct mds_attr *out);
+int mds_readlink(struct mds_store *st, const struct mds_cred *cred, const char *path,
+		 char *buf, size_t len);
+int mds_mknod(struct mds_store *st, const struct mds_cred *cred, const char *path,
+	      uint32_t type, uint32_t mode, uint64_t rdev, struct mds_attr *out);
+int mds_link(struct mds_store *st, const struct mds_cred *cred, const char *from,
+	     const char *to, struct mds_attr *out);
 
 int mds_mkdir(struct mds_store *st, const struct mds_cred *cred,
 	      const char *path, uint32_t mode, struct mds_attr *out);
@@ -118,6 +163,10 @@ struct mds_create_req {
 	uint64_t strip_size;           /* 0: inherited (see mds_create) */
 	uint32_t stripe_count;         /* 0: inherited */
 	uint64_t default_strip;        /* the client's config; 0: MDS_DEFAULT_STRIP */
+	/* An existing symbolic link named by `path`: followed (MDS_FOLLOW,
+	 * and a dangling link's target is created), or -ELOOP (O_NOFOLLOW).
+	 * An exclusive create never follows (-EEXIST). */
+	enum mds_follow follow;
 };
 
 /* Create a regular file. If the name exists: -EEXIST when
@@ -134,6 +183,11 @@ int mds_create(struct mds_store *st, const struct mds_cred *cred,
 int mds_setattr(struct mds_store *st, const struct mds_cred *cred,
 		const char *path, uint32_t valid, const struct mds_attr *in,
 		struct mds_attr *out);
+/* mds_setattr on a symbolic link itself (MDS_NOFOLLOW: lchown, utimensat
+ * with AT_SYMLINK_NOFOLLOW) or what it names (MDS_FOLLOW, mds_setattr). */
+int mds_setattr_follow(struct mds_store *st, const struct mds_cred *cred, const char *path,
+		       enum mds_follow follow, uint32_t valid, const struct mds_attr *in,
+		       struct mds_attr *out);
 
 /* Set a directory's default layout for files created in it later
  * (strip_size or stripe_count 0: keep inheriting that field). */
@@ -154,10 +208,12 @@ int mds_readdir(struct mds_store *st, const struct mds_cred *cred,
 		const char *path, const char *cursor, uint32_t max,
 		struct mds_dirent *ents, uint32_t *n, int *eof);
 
-/* Remove a file name; *removed gets its attributes (with the layout).
- * The same batch records a purge intent for the file's storage objects
- * (see mds_intent_list), so they are removed even if the caller never
- * does. Directories: -EISDIR. */
+/* Remove a name of a file (of any type but a directory: -EISDIR);
+ * *removed gets its attributes (with the layout), its nlink the names
+ * left. When that is 0 the file is gone, and for a regular file the same
+ * batch records a purge intent for its storage objects (see
+ * mds_intent_list), so they are removed even if the caller never does;
+ * while other names remain, nothing is purged. */
 int mds_unlink(struct mds_store *st, const struct mds_cred *cred,
 	       const char *path, struct mds_attr *removed);
 
@@ -169,9 +225,12 @@ int mds_rmdir(struct mds_store *st, const struct mds_cred *cred,
 /* Rename `from` to `to`, across directories, atomically replacing an
  * existing `to` as rename(2) does (file over file; dir over empty dir;
  * -EISDIR / -ENOTDIR / -ENOTEMPTY otherwise; -EINVAL when `to` is inside
- * `from`). If a file was replaced, *replaced_file = 1 and *replaced holds
- * its attributes; a purge intent for its objects is written in the
- * rename's batch, as for mds_unlink. */
+ * `from`; nothing when both are names of one file). Links in the last
+ * components are not followed (the names themselves move). If the last
+ * name of a regular file was replaced, *replaced_file = 1 and *replaced
+ * holds its attributes; a purge intent for its objects is written in the
+ * rename's batch, as for mds_unlink. A replaced file that has other names
+ * only loses one (nlink - 1). */
 int mds_rename(struct mds_store *st, const struct mds_cred *cred,
 	       const char *from, const char *to, struct mds_attr *replaced,
 	       int *replaced_file);
@@ -226,7 +285,8 @@ int mds_may_renew(struct mds_store *st, const struct cap_key *key, const struct 
 /* The regular file with this handle, or -ENOENT. */
 int mds_file_by_handle(struct mds_store *st, uint64_t handle, struct mds_attr *out);
 
-/* Number of names in the namespace (files + directories, root included). */
+/* Number of names in the namespace (root included; a file with several
+ * hard links counts once per name). */
 int mds_statfs(struct mds_store *st, uint64_t *files);
 
 #endif /* TESSERA_MDS_STORE_H */

@@ -13,13 +13,19 @@
  *   "P" handle              -> purge intent of removed file `handle`: the
  *                              objects not yet removed, count(4) then
  *                              count x (server(4) object handle(8))
+ *   "S" handle              -> a symbolic link's target (1..4095 bytes, as
+ *                              given; the "A" record's size is its length)
  *   "X" handle name         -> the value of extended attribute `name` (1 to
  *                              255 bytes, no NUL) of `handle` (mds_xattr.h)
  *
  * Invariants, kept by writing every mutation as one synchronous batch:
  *   - every "D" entry names a handle that has an "A" record of the type the
- *     entry records; every "A" record except the root's has exactly one "D"
- *     entry (no hard links);
+ *     entry records; a directory's "A" record (except the root's) has
+ *     exactly one "D" entry, any other's has nlink of them (hard links),
+ *     and the batch that drops the last one drops the "A" record (and "S",
+ *     and writes the "P" intent of a regular file);
+ *   - a symbolic link has an "S" record, nothing else has one; only
+ *     regular files have storage objects (a layout with handles);
  *   - a directory's nentries is the number of "D" keys under its handle and
  *     its nlink is 2 + the number of those that are directories;
  *   - no handle handed out is ever below the persisted "next_handle", so
@@ -55,12 +61,13 @@
 #define MDS_KEY_DIRENT 'D'
 #define MDS_KEY_META 'M'
 #define MDS_KEY_INTENT 'P'
+#define MDS_KEY_SYMLINK 'S'
 #define MDS_KEY_XATTR 'X'
 
 /* Longest key: "D" (or "X") + handle + 255-byte name. */
 #define MDS_KEY_MAX (1 + 8 + MDS_NAME_MAX)
 /* Longest encoded attribute record (a file with TP_MAX_STRIPE objects). */
-#define MDS_ATTR_ENC_MAX (80 + 12 * TP_MAX_STRIPE)
+#define MDS_ATTR_ENC_MAX (96 + 12 * TP_MAX_STRIPE)
 
 struct mds_store {
 	leveldb_t *db;
@@ -108,6 +115,17 @@ int mds_decode_attr(const unsigned char *p, size_t len, uint64_t handle,
 
 void mds_batch_put_attr(leveldb_writebatch_t *b, const struct mds_attr *a);
 void mds_batch_del_attr(leveldb_writebatch_t *b, uint64_t handle);
+/* A symbolic link's "S" record. */
+void mds_batch_put_target(leveldb_writebatch_t *b, uint64_t handle, const char *target,
+			  size_t len);
+/* Drop what the last name of `victim` held, in batch b: its "A" and "X"
+ * records (mds_batch_drop_inode), a link's "S" record, and write a regular
+ * file's purge intent ("P", mds_intent.c). 0, or -EIO (message set). */
+int mds_batch_drop_last_name(struct mds_store *st, leveldb_writebatch_t *b,
+			     const struct mds_attr *victim);
+/* The target of link `handle` into buf (len bytes, NUL-terminated):
+ * 0, -EIO when missing or longer than len - 1. */
+int mds_get_target(struct mds_store *st, uint64_t handle, char *buf, size_t len);
 /* The object `handle` loses its last name: delete its "A" record and all
  * its "X" records (extended attributes) in batch b. 0, or -EIO (message
  * set) when the records could not be listed. */
@@ -151,25 +169,41 @@ int mds_sticky_permit(struct mds_store *st, const struct mds_cred *cred, const c
 		      const char *path, const struct mds_attr *dir,
 		      const struct mds_attr *entry);
 
-/* Result of resolving everything but the last component of a path. */
+/* Result of resolving everything but the last component of a path,
+ * symbolic links in it followed. */
 struct mds_walk {
 	struct mds_attr parent;  /* the directory holding the last name */
-	const char *name;        /* last component (points into the path) */
-	size_t len;              /* its length; 0 only for "/" itself */
-	size_t parent_len;       /* bytes of the path naming the parent */
+	const char *name;        /* last component (points into buf) */
+	size_t len;              /* its length; 0 when the walk ended on a
+				  * directory itself ("/", or a link to "..") */
+	char dir[MDS_PATH_MAX + 1]; /* the parent's path, links resolved */
+	char buf[MDS_PATH_MAX + 1]; /* the components left to walk */
+	int found;               /* mds_walk_last: the last name exists */
+	uint32_t nfollowed;      /* links followed so far */
 };
 
 /* Check `path` (absolute, no "."/".."/empty components, lengths) and walk
  * to its parent directory, checking search permission on every directory
- * passed. On error sets the message, prefixed "op path: ". For "/" the
- * walk gives the root as parent and len 0. */
+ * passed and following symbolic links in every component but the last.
+ * On error sets the message, prefixed "op path: ". For "/" the walk gives
+ * the root as parent and len 0. */
 int mds_walk_parent(struct mds_store *st, const struct mds_cred *cred,
 		    const char *op, const char *path, struct mds_walk *w);
 
 /* mds_walk_parent, then look the last name up (search permission on the
- * parent included). -ENOENT when the last name is missing. */
+ * parent included), following a link there when `follow` says so (then
+ * w describes the last link's target). *out gets what it names and
+ * w->found is 1, or w->found is 0 (w->parent, name: where it would be). */
+int mds_walk_last(struct mds_store *st, const struct mds_cred *cred, const char *op,
+		  const char *path, enum mds_follow follow, struct mds_walk *w,
+		  struct mds_attr *out);
+
+/* mds_walk_last, and -ENOENT when the last name is missing. */
 int mds_walk_full(struct mds_store *st, const struct mds_cred *cred,
 		  const char *op, const char *path, struct mds_walk *w,
 		  struct mds_attr *out);
+int mds_walk_full_follow(struct mds_store *st, const struct mds_cred *cred, const char *op,
+			 const char *path, enum mds_follow follow, struct mds_walk *w,
+			 struct mds_attr *out);
 
 #endif /* TESSERA_MDS_STORE_INT_H */

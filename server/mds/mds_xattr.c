@@ -29,6 +29,7 @@ struct xattr_op {
 	size_t name_len;
 	enum xattr_ns ns;
 	struct mds_attr a;     /* the file's attributes */
+	enum mds_follow follow; /* a link in the last component */
 };
 
 static int has_prefix(const char *name, size_t len, const char *prefix)
@@ -138,15 +139,14 @@ static int permit(struct mds_store *st, const struct mds_cred *cred, const struc
 	return mds_fail(st, -EOPNOTSUPP, "%s %s: unsupported namespace", x->op, x->path);
 }
 
-/* The file the call names: its attributes into *a. The one walk of
- * every call here. (A request may ask not to follow a symbolic link in
- * the last component: the namespace has none yet, so both are this.) */
+/* The file the call names (a link in the last component followed or
+ * not): its attributes into *a. The one walk of every call here. */
 static int xattr_walk(struct mds_store *st, const struct mds_cred *cred, const char *op,
-		      const char *path, struct mds_attr *a)
+		      const char *path, enum mds_follow follow, struct mds_attr *a)
 {
 	struct mds_walk w;
 
-	return mds_walk_full(st, cred, op, path, &w, a);
+	return mds_walk_full_follow(st, cred, op, path, follow, &w, a);
 }
 
 /* Check the name, walk to the file and check the caller's right. */
@@ -156,7 +156,7 @@ static int xattr_open(struct mds_store *st, const struct mds_cred *cred, struct 
 	int rc = check_name(st, x);
 
 	if (!rc)
-		rc = xattr_walk(st, cred, x->op, x->path, &x->a);
+		rc = xattr_walk(st, cred, x->op, x->path, x->follow, &x->a);
 	if (!rc)
 		rc = permit(st, cred, x, how, remove);
 	return rc;
@@ -183,9 +183,9 @@ static int value_of(struct mds_store *st, const struct xattr_op *x, char **val, 
 }
 
 int mds_xattr_get(struct mds_store *st, const struct mds_cred *cred, const char *path,
-		  const char *name, size_t name_len, void *buf, size_t cap, size_t *size)
+		  enum mds_follow follow, const char *name, size_t name_len, void *buf, size_t cap, size_t *size)
 {
-	struct xattr_op x = { "getxattr", path, name, name_len, NS_UNSUPPORTED, { 0 } };
+	struct xattr_op x = { "getxattr", path, name, name_len, NS_UNSUPPORTED, { 0 }, follow };
 	char *val;
 	size_t vlen;
 	int rc = xattr_open(st, cred, &x, XA_READ, 0);
@@ -276,10 +276,10 @@ static int set_check(struct mds_store *st, const struct xattr_op *x, size_t vlen
 }
 
 int mds_xattr_set(struct mds_store *st, const struct mds_cred *cred, const char *path,
-		  const char *name, size_t name_len, const void *value, size_t vlen,
+		  enum mds_follow follow, const char *name, size_t name_len, const void *value, size_t vlen,
 		  enum mds_xattr_how how)
 {
-	struct xattr_op x = { "setxattr", path, name, name_len, NS_UNSUPPORTED, { 0 } };
+	struct xattr_op x = { "setxattr", path, name, name_len, NS_UNSUPPORTED, { 0 }, follow };
 	unsigned char key[MDS_KEY_MAX];
 	leveldb_writebatch_t *b;
 	int rc;
@@ -305,9 +305,9 @@ int mds_xattr_set(struct mds_store *st, const struct mds_cred *cred, const char 
 }
 
 int mds_xattr_remove(struct mds_store *st, const struct mds_cred *cred, const char *path,
-		     const char *name, size_t name_len)
+		     enum mds_follow follow, const char *name, size_t name_len)
 {
-	struct xattr_op x = { "removexattr", path, name, name_len, NS_UNSUPPORTED, { 0 } };
+	struct xattr_op x = { "removexattr", path, name, name_len, NS_UNSUPPORTED, { 0 }, follow };
 	unsigned char key[MDS_KEY_MAX];
 	leveldb_writebatch_t *b;
 	char *val;
@@ -349,13 +349,13 @@ static int list_add(char *buf, size_t cap, size_t *size, const char *k, size_t l
 }
 
 int mds_xattr_list(struct mds_store *st, const struct mds_cred *cred, const char *path,
-		   char *buf, size_t cap, size_t *size)
+		   enum mds_follow follow, char *buf, size_t cap, size_t *size)
 {
 	struct mds_attr a;
 	unsigned char prefix[9];
 	leveldb_iterator_t *it;
 	char *err = NULL;
-	int rc = xattr_walk(st, cred, "listxattr", path, &a);
+	int rc = xattr_walk(st, cred, "listxattr", path, follow, &a);
 
 	*size = 0;
 	if (rc)

@@ -22,6 +22,10 @@
  * Because of these a request of any of the calls costs the daemon at most
  * MDS_XATTR_LIST_MAX bytes (a value, a list) whatever the caller asks.
  *
+ * `follow`: whether a symbolic link in the path's last component is
+ * followed (MDS_NOFOLLOW: the l- calls, and the mount; a link's own user.
+ * attributes are then refused as Linux refuses them).
+ *
  * Setting or removing an attribute changes the file's ctime, in the same
  * synchronous batch; removing the file's last name drops its attributes
  * in the batch that drops the name (mds_batch_drop_inode).
@@ -50,21 +54,21 @@ enum mds_xattr_how {
  * -ERANGE when it does not fit. cap 0 asks the length alone. -ENODATA
  * when the file has no such attribute. */
 int mds_xattr_get(struct mds_store *st, const struct mds_cred *cred, const char *path,
-		  const char *name, size_t name_len, void *buf, size_t cap, size_t *size);
+		  enum mds_follow follow, const char *name, size_t name_len, void *buf, size_t cap, size_t *size);
 
 /* Set attribute `name` of `path` to value (vlen bytes). */
 int mds_xattr_set(struct mds_store *st, const struct mds_cred *cred, const char *path,
-		  const char *name, size_t name_len, const void *value, size_t vlen,
+		  enum mds_follow follow, const char *name, size_t name_len, const void *value, size_t vlen,
 		  enum mds_xattr_how how);
 
 /* The names `cred` may see, each followed by a NUL, in name order: *size
  * gets the list's length; with cap > 0 the list goes into buf (-ERANGE
  * when it does not fit), cap 0 asks the length alone. */
 int mds_xattr_list(struct mds_store *st, const struct mds_cred *cred, const char *path,
-		   char *buf, size_t cap, size_t *size);
+		   enum mds_follow follow, char *buf, size_t cap, size_t *size);
 
 /* Remove attribute `name` of `path` (-ENODATA when absent). */
 int mds_xattr_remove(struct mds_store *st, const struct mds_cred *cred, const char *path,
-		     const char *name, size_t name_len);
+		     enum mds_follow follow, const char *name, size_t name_len);
 
 #endif /* TESSERA_MDS_XATTR_H */

@@ -5,7 +5,8 @@
  *
  * Runs a mixed load under directory DIR until SIGTERM: creates, writes
  * (contiguous, list and datatype) each followed by fsync, renames (to a
- * new name or over another file), unlinks. Names are never reused. After
+ * new name or over another file), unlinks, symbolic links, and hard links
+ * whose first name is then unlinked (the file moves to its second name). Names are never reused. After
  * each call the file system acknowledged, one line goes to LOG and is
  * fdatasync'd before the next call, so LOG is a lower bound of what must
  * survive any crash:
@@ -16,6 +17,10 @@
  *   D path seed off blk stride      a vector of 4 blocks (datatype write)
  *   R from to                       renamed (over `to` if it existed)
  *   U path                          unlinked
+ *   S path target                   a symbolic link to target made (never
+ *                                   touched again)
+ *   H from to                       a hard link `to` of from's file made
+ *                                   (the load then unlinks `from`: U)
  *   ? path                          a call on path failed: it may or may
  *                                   not have happened; path is not used
  *                                   again and the checker skips it
@@ -203,6 +208,37 @@ static void do_unlink(struct gen *g, int i)
 	drop(g, i);
 }
 
+/* A symbolic link to live file i (relative: its last component), or a
+ * second name of it after which the first goes (the objects must stay). */
+static void do_link(struct gen *g, int i)
+{
+	char to[64];
+	const char *base = strrchr(g->live[i], '/') + 1;
+
+	if (next(g) % 2) {
+		snprintf(to, sizeof(to), "%s/s%u", g->dir, g->next_name++);
+		if (tessera_symlink(g->fs, base, to))
+			logf_sync(g, "? %s\n", to);
+		else
+			logf_sync(g, "S %s %s\n", to, base);
+		return;
+	}
+	snprintf(to, sizeof(to), "%s/f%u", g->dir, g->next_name++);
+	if (tessera_link(g->fs, g->live[i], to)) {
+		logf_sync(g, "? %s\n? %s\n", g->live[i], to);
+		drop(g, i);
+		return;
+	}
+	logf_sync(g, "H %s %s\n", g->live[i], to);
+	if (tessera_unlink(g->fs, g->live[i]))
+		logf_sync(g, "? %s\n", g->live[i]);
+	else
+		logf_sync(g, "U %s\n", g->live[i]);
+	/* either way the file lives on as `to` (an uncertain first name is
+	 * never used again) */
+	snprintf(g->live[i], sizeof(g->live[i]), "%s", to);
+}
+
 int main(int argc, char **argv)
 {
 	struct gen g = { 0 };
@@ -232,7 +268,7 @@ int main(int argc, char **argv)
 		usleep(100000);
 	}
 	while (!stopping) {
-		uint64_t op = next(&g) % 10;
+		uint64_t op = next(&g) % 11;
 		int i = g.nlive ? (int)(next(&g) % (uint64_t)g.nlive) : -1;
 
 		if (i < 0 || op < 3)
@@ -241,8 +277,10 @@ int main(int argc, char **argv)
 			do_write(&g, i, (int)(op - 3) % 3);
 		else if (op < 9)
 			do_rename(&g, i);
-		else
+		else if (op < 10)
 			do_unlink(&g, i);
+		else
+			do_link(&g, i);
 	}
 	tessera_disconnect(g.fs);
 	close(g.log);

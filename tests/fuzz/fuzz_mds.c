@@ -34,8 +34,10 @@ static void ops_init(void)
  * After each namespace change that succeeded, a lookup (as root) must
  * agree: a made or created name is there with the handle the reply gave,
  * a removed one is gone, a renamed one is at its new name and not at its
- * old one; an extended attribute set reads back (as root) with its value,
- * a removed one is gone. */
+ * old one (unless both named one file: a no-op), a link made is there;
+ * an extended attribute set reads back (as root) with its value, a
+ * removed one is gone. Lookups do not follow a link in the last
+ * component, except after a create (which follows one to its target). */
 struct oracle {
 	struct srv *srv;
 	uint64_t reqid;             /* the fuzzed request being served */
@@ -79,8 +81,10 @@ static void oracle_check(void *arg, const struct tp_frame *fr, const ProtobufCMe
 	}
 }
 
-/* Look path up as root; its status (and *handle). */
-static int oracle_lookup(struct oracle *o, const char *path, uint64_t *handle)
+/* Look path up as root (following a link in its last component or not);
+ * its status (and *handle). */
+static int oracle_lookup(struct oracle *o, const char *path, enum mds_follow follow,
+			 uint64_t *handle)
 {
 	static uint8_t frame[8192];
 	Tessera__PathRequest pr = TESSERA__PATH_REQUEST__INIT;
@@ -93,6 +97,7 @@ static int oracle_lookup(struct oracle *o, const char *path, uint64_t *handle)
 	root.gids = &gid;
 	pr.cred = &root;
 	pr.path = (char *)path;
+	pr.nofollow = follow == MDS_NOFOLLOW;
 	h.opcode = TP_OP_LOOKUP;
 	h.reqid = ORACLE_REQID | ++o->lookups;
 	n = tp_frame_build(frame, sizeof(frame), &h, "oracle", 6, &pr.base);
@@ -108,9 +113,11 @@ static int oracle_lookup(struct oracle *o, const char *path, uint64_t *handle)
 	return o->lk_status;
 }
 
-/* Read attribute `name` of path as root: its status (the value in
- * lk_value, o->lk_len bytes). */
-static int oracle_getxattr(struct oracle *o, const char *path, ProtobufCBinaryData name)
+/* Read attribute `name` of path as root (following a link in the last
+ * component unless nofollow): its status (the value in lk_value,
+ * o->lk_len bytes). */
+static int oracle_getxattr(struct oracle *o, const char *path, ProtobufCBinaryData name,
+			   int nofollow)
 {
 	static uint8_t frame[8192];
 	Tessera__XattrRequest xr = TESSERA__XATTR_REQUEST__INIT;
@@ -124,6 +131,7 @@ static int oracle_getxattr(struct oracle *o, const char *path, ProtobufCBinaryDa
 	xr.cred = &root;
 	xr.path = (char *)path;
 	xr.name = name;
+	xr.nofollow = nofollow;   /* as the request it checks */
 	xr.size = sizeof(lk_value);
 	h.opcode = TP_OP_XATTR_GET;
 	h.reqid = ORACLE_REQID | ++o->lookups;
@@ -157,7 +165,7 @@ static void oracle_xattr(struct oracle *o)
 
 	if (o->opcode != TP_OP_XATTR_SET && o->opcode != TP_OP_XATTR_REMOVE)
 		return;
-	rc = oracle_getxattr(o, x->path, x->name);
+	rc = oracle_getxattr(o, x->path, x->name, x->nofollow);
 	if (o->opcode == TP_OP_XATTR_REMOVE) {
 		ORACLE_CHECK(rc == -ENODATA, x->path);
 		return;
@@ -194,7 +202,17 @@ static void oracle_observe(void *arg, const uint8_t *frame, size_t len, int done
 				? ((Tessera__MkdirRequest *)o->msg)->path
 				: ((Tessera__CreateRequest *)o->msg)->path;
 
-			rc = oracle_lookup(o, path, &handle);
+			rc = oracle_lookup(o, path, o->opcode == TP_OP_CREATE ? MDS_FOLLOW
+					   : MDS_NOFOLLOW, &handle);
+			ORACLE_CHECK(rc == 0 && handle == o->handle, path);
+			break;
+		}
+		case TP_OP_SYMLINK:
+		case TP_OP_LINK:
+		case TP_OP_MKNOD: {
+			const char *path = ((Tessera__LinkRequest *)o->msg)->path;
+
+			rc = oracle_lookup(o, path, MDS_NOFOLLOW, &handle);
 			ORACLE_CHECK(rc == 0 && handle == o->handle, path);
 			break;
 		}
@@ -202,18 +220,20 @@ static void oracle_observe(void *arg, const uint8_t *frame, size_t len, int done
 		case TP_OP_RMDIR: {
 			const char *path = ((Tessera__PathRequest *)o->msg)->path;
 
-			rc = oracle_lookup(o, path, &handle);
+			rc = oracle_lookup(o, path, MDS_NOFOLLOW, &handle);
 			ORACLE_CHECK(rc == -ENOENT, path);
 			break;
 		}
 		case TP_OP_RENAME: {
 			const Tessera__RenameRequest *r = (const void *)o->msg;
+			uint64_t moved;
 
-			rc = oracle_lookup(o, r->to, &handle);
+			rc = oracle_lookup(o, r->to, MDS_NOFOLLOW, &moved);
 			ORACLE_CHECK(rc == 0, r->to);
 			if (strcmp(r->from, r->to)) {
-				rc = oracle_lookup(o, r->from, &handle);
-				ORACLE_CHECK(rc == -ENOENT, r->from);
+				/* gone, or another name of the same file (a no-op) */
+				rc = oracle_lookup(o, r->from, MDS_NOFOLLOW, &handle);
+				ORACLE_CHECK(rc == -ENOENT || (rc == 0 && handle == moved), r->from);
 			}
 			break;
 		}
@@ -287,6 +307,7 @@ int main(int argc, char **argv)
 	Tessera__XattrRequest xa = TESSERA__XATTR_REQUEST__INIT;
 	Tessera__Layout lay = TESSERA__LAYOUT__INIT;
 	Tessera__PingRequest ping = TESSERA__PING_REQUEST__INIT;
+	Tessera__LinkRequest ln = TESSERA__LINK_REQUEST__INIT;
 	const char *dir;
 	int rc = 0;
 
@@ -375,6 +396,50 @@ int main(int argc, char **argv)
 	pr.path = "/a";
 	req(TP_OP_RMDIR, 0, &pr.base);
 	rc |= fz_seed_save(&seed, dir, "changes");
+
+	/* Other file types: links through the walk, a loop, hard links, a
+	 * FIFO and a device, readlink, a lookup that does not follow. */
+	mk.path = "/l";
+	req(TP_OP_MKDIR, 0, &mk.base);
+	cr.path = "/l/f";
+	req(TP_OP_CREATE, 0, &cr.base);
+	ln.cred = &root;
+	ln.path = "/l/up";
+	ln.target = "../l";
+	req(TP_OP_SYMLINK, 0, &ln.base);
+	ln.path = "/loop";
+	ln.target = "/loop";
+	req(TP_OP_SYMLINK, 0, &ln.base);
+	pr.cred = &root;
+	pr.path = "/l/up/up/f";
+	req(TP_OP_LOOKUP, 0, &pr.base);
+	pr.path = "/loop";
+	req(TP_OP_LOOKUP, 0, &pr.base); /* ELOOP */
+	pr.nofollow = 1;
+	req(TP_OP_LOOKUP, 0, &pr.base);
+	req(TP_OP_READLINK, 0, &pr.base);
+	pr.nofollow = 0;
+	ln.path = "/l/g";
+	ln.target = "/l/f";
+	req(TP_OP_LINK, 0, &ln.base);
+	ln.path = "/l/h";
+	ln.target = "/l";
+	req(TP_OP_LINK, 0, &ln.base); /* a directory: EPERM */
+	ln.path = "/l/fifo";
+	ln.type = TESSERA__FILE_TYPE__FILE_FIFO;
+	ln.mode = 0644;
+	req(TP_OP_MKNOD, 0, &ln.base);
+	ln.cred = &user;
+	ln.path = "/l/dev";
+	ln.type = TESSERA__FILE_TYPE__FILE_CHARDEV;
+	ln.rdev = 0x103;
+	req(TP_OP_MKNOD, 1, &ln.base); /* not root: EPERM */
+	rn.from = "/l/f";
+	rn.to = "/l/g"; /* two names of one file: a no-op */
+	req(TP_OP_RENAME, 0, &rn.base);
+	pr.path = "/l/f";
+	req(TP_OP_UNLINK, 0, &pr.base);
+	rc |= fz_seed_save(&seed, dir, "links");
 
 	/* Extended attributes: set modes, sizes asked, namespaces, a removal,
 	 * and a file dropped with its attributes (by unlink, by a rename over

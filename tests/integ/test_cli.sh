@@ -137,7 +137,8 @@ test_usage() {
 	t --version
 	expect_rc 0
 	grep -Eq '^tessera [0-9]+\.[0-9]+\.[0-9]+$' <<<"$out"
-	for c in ping ls mkdir rm mv stat cp cat df stats fsck setstripe getstripe truncate; do
+	for c in ping ls mkdir rm mv stat cp cat df stats fsck setstripe getstripe truncate ln \
+		 readlink mknod; do
 		t "$c" --version
 		expect_rc 0
 		grep -Eq '^tessera [0-9]+\.[0-9]+\.[0-9]+$' <<<"$out"
@@ -471,6 +472,84 @@ test_rm() {
 	has "$err" "/no/such"
 }
 
+# Symbolic links, hard links and FIFOs through the tool; fsck knows that
+# links and special files have no objects and hard links are one file.
+test_links() {
+	t mkdir /ln
+	printf hello >"$dir/h.txt"
+	t cp -q "$dir/h.txt" tessera:/ln/file
+	expect_rc 0
+	t ln -s file /ln/soft
+	expect_rc 0
+	t readlink /ln/soft
+	expect_rc 0
+	[ "$out" = file ]
+	t cat /ln/soft
+	expect_rc 0
+	[ "$out" = hello ]
+	t ln /ln/file /ln/hard
+	expect_rc 0
+	t mknod /ln/fifo p
+	expect_rc 0
+	t ls -l /ln
+	expect_rc 0
+	grep -Eq '^lrwxrwxrwx +1 +[0-9]+ +[0-9]+ +4 .* soft -> file$' <<<"$out" || { echo "$out"; return 1; }
+	grep -Eq '^-rw-r--r-- +2 .* hard$' <<<"$out" || { echo "$out"; return 1; }
+	grep -Eq '^prw-r--r-- +1 .* fifo$' <<<"$out" || { echo "$out"; return 1; }
+	t ls -l /ln/soft
+	expect_rc 0
+	has "$out" "/ln/soft -> file"
+	# refusals, each named
+	t ln /ln /ln2
+	expect_rc 1
+	has "$err" "link /ln: is a directory"
+	t ln -s "$(head -c 4096 /dev/zero | tr '\0' x)" /ln/long
+	expect_rc 1
+	has "$err" "longer than 4095 bytes"
+	t readlink /ln/file
+	expect_rc 1
+	has "$err" "not a symbolic link"
+	t mknod /ln/x q
+	expect_rc 2
+	t ln -s a
+	expect_rc 2
+	# fsck: nothing wrong with links, FIFOs or a file of two names
+	t fsck
+	expect_rc 0
+	has "$out" "0 orphans"
+	# rm takes the link, not its target; the last name takes the data
+	t rm /ln/soft
+	expect_rc 0
+	t cat /ln/file
+	[ "$out" = hello ]
+	t rm /ln/file
+	expect_rc 0
+	t cat /ln/hard
+	expect_rc 0
+	[ "$out" = hello ]
+	t fsck
+	expect_rc 0
+	has "$out" "0 orphans"
+	t ln -s /nowhere /ln/dangling
+	# cp -r copies links as links, both ways
+	mkdir -p "$dir/lntree/sub"
+	echo x >"$dir/lntree/sub/f"
+	ln -s sub/f "$dir/lntree/lnk"
+	t cp -q -r "$dir/lntree" tessera:/ln/tree
+	expect_rc 0
+	t readlink /ln/tree/lnk
+	[ "$out" = sub/f ]
+	t cp -q -r tessera:/ln "$dir/lnback"
+	expect_rc 1    # the FIFO is refused, named; the rest is copied
+	has "$err" "/ln/fifo: not a regular file, directory or symbolic link"
+	[ "$(readlink "$dir/lnback/tree/lnk")" = sub/f ] && [ "$(readlink "$dir/lnback/dangling")" = /nowhere ]
+	t rm -r /ln
+	expect_rc 0
+	t fsck
+	expect_rc 0
+	has "$out" "0 orphans"
+}
+
 test_paging() { # more entries than one readdir page (256)
 	local names=()
 	for i in $(seq -w 0 299); do names+=("/many/d$i"); done
@@ -715,6 +794,7 @@ check setstripe_limit test_setstripe_limit
 check truncate_cat test_truncate_cat
 check mv test_mv
 check rm test_rm
+check links test_links
 check readdir_paging test_paging
 check df test_df
 check stats test_stats

@@ -379,13 +379,115 @@ t_permissions() {
 	[ "$(cat "$M1/perm/nobody/f")" = mine ] || die "root cannot read everything"
 }
 
-t_unsupported() {
-	echo x >"$M1/plain"
-	ln "$M1/plain" "$M1/hard" 2>"$D/err" && die "hard link succeeded"
-	grep -q "Operation not permitted" "$D/err" || die "link: $(cat "$D/err")"
-	ln -s plain "$M1/soft" 2>/dev/null && die "symlink succeeded"
-	mkfifo "$M1/fifo" 2>/dev/null && die "mkfifo succeeded"
-	[ ! -e "$M1/hard" ] && [ ! -e "$M1/soft" ] && [ ! -e "$M1/fifo" ] || die "something was created"
+# Every file type on the mount (these gave EPERM before issue 23).
+t_file_types() {
+	local d=$M1/types
+	mkdir -p "$d/dir"
+	echo hello >"$d/plain"
+	# symbolic links: the kernel follows them; lstat, readlink, ls -l
+	ln -s plain "$d/soft" || die "symlink failed"
+	ln -s ../../types/dir "$d/dir/up" || die "symlink into a directory failed"
+	[ "$(readlink "$d/soft")" = plain ] || die "readlink: $(readlink "$d/soft")"
+	[ "$(cat "$d/soft")" = hello ] || die "reading through a link failed"
+	[ -L "$d/soft" ] && [ "$(stat -c %F:%s "$d/soft")" = "symbolic link:5" ] ||
+		die "lstat of a link: $(stat -c %F:%s "$d/soft")"
+	[ -d "$d/dir/up/up/up" ] || die "a chain of directory links failed"
+	ls -l "$d" | grep -q "soft -> plain" || die "ls -l shows no target"
+	[ "$(find "$d" -maxdepth 1 -type l | wc -l)" = 1 ] || die "readdir type of a link"
+	# through the second mount (another node): the same link
+	[ "$(readlink "$M2/types/soft")" = plain ] || die "link not seen by the second mount"
+	# O_NOFOLLOW, loops, target length
+	python3 - "$d" <<'PYEOF' || die "O_NOFOLLOW, loops or target length"
+import errno, os, sys
+d = sys.argv[1]
+try:
+    os.open(d + "/soft", os.O_RDONLY | os.O_NOFOLLOW)
+except OSError as e:
+    assert e.errno == errno.ELOOP, e
+else:
+    raise SystemExit("O_NOFOLLOW opened a link")
+os.symlink("loop2", d + "/loop1")
+os.symlink("loop1", d + "/loop2")
+try:
+    open(d + "/loop1")
+except OSError as e:
+    assert e.errno == errno.ELOOP, e
+else:
+    raise SystemExit("a symlink loop opened")
+try:
+    os.symlink("x" * 4096, d + "/long")
+except OSError as e:
+    assert e.errno == errno.ENAMETOOLONG, e
+else:
+    raise SystemExit("a 4096-byte target was taken")
+os.symlink("y" * 4095, d + "/long")
+assert os.readlink(d + "/long") == "y" * 4095
+os.unlink(d + "/long")
+PYEOF
+	# chown of a link is the link's (lchown), not its target's
+	chown -h 65534 "$d/soft"
+	[ "$(stat -c %u "$d/plain")" = 0 ] || die "chown -h changed the target"
+	[ "$(stat -c %u "$d/soft")" = 65534 ] || die "chown -h did not change the link"
+	# hard links: one inode, link counts, a name's unlink keeps the data
+	ln "$d/plain" "$d/hard" || die "hard link failed"
+	[ "$(stat -c %h "$d/plain")" = 2 ] || die "nlink after link: $(stat -c %h "$d/plain")"
+	[ "$(stat -c %i "$d/plain")" = "$(stat -c %i "$d/hard")" ] || die "two inodes"
+	rm "$d/plain"
+	[ "$(cat "$d/hard")" = hello ] || die "data gone with the first name"
+	# (the second mount: M1's kernel keeps the other name's count for
+	# attr_timeout)
+	[ "$(stat -c %h "$M2/types/hard")" = 1 ] || die "nlink after unlink"
+	python3 -c 'import os, sys; os.link(sys.argv[1], sys.argv[2])' "$d/dir" "$d/dirlink" \
+		2>"$D/err" && die "a directory was hard-linked"
+	grep -q "Operation not permitted" "$D/err" || die "link of a dir: $(cat "$D/err")"
+	# rename over a hard link keeps the other name
+	ln "$d/hard" "$d/hard2"
+	echo other >"$d/other"
+	mv "$d/other" "$d/hard2"
+	[ "$(cat "$d/hard")" = hello ] && [ "$(cat "$d/hard2")" = other ] || die "rename over a link"
+	sleep 1.2   # the attr_timeout of M2's cached count
+	[ "$(stat -c %h "$M2/types/hard")" = 1 ] || die "nlink after rename over a name"
+	# a FIFO works as a FIFO (the kernel's), a socket and devices are kept
+	mkfifo "$d/fifo" || die "mkfifo failed"
+	[ -p "$d/fifo" ] || die "not a FIFO"
+	(echo through-fifo >"$d/fifo") &
+	[ "$(timeout 10 cat "$d/fifo")" = through-fifo ] || die "FIFO did not pass data"
+	wait
+	mknod "$d/null" c 1 3 || die "mknod c failed"
+	[ "$(stat -c %F:%t:%T "$d/null")" = "character special file:1:3" ] ||
+		die "device: $(stat -c %F:%t:%T "$d/null")"
+	mknod "$d/blk" b 8 1 && [ -b "$d/blk" ] || die "mknod b failed"
+	python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])" \
+		"$d/sock" || die "bind of a Unix socket failed"
+	[ -S "$d/sock" ] || die "not a socket"
+	as_nobody mknod "$d/dev2" c 1 3 2>/dev/null && die "uid 65534 made a device"
+	rm "$d/fifo" "$d/null" "$d/blk" "$d/sock" "$d/soft" "$d/loop1" "$d/loop2"
+	[ -z "$(find "$d" -maxdepth 1 ! -type d ! -type f)" ] || die "special files left"
+}
+
+# tar and rsync of a tree with symbolic links, hard links and a FIFO
+# (tar x exited 2 and rsync -a 23 on the first link before issue 23).
+t_tar_links() {
+	local src=$D/links.src out=$D/links.out
+	rm -rf "$src" "$out"
+	mkdir -p "$src/a/b" "$out"
+	echo one >"$src/a/f"
+	ln "$src/a/f" "$src/a/b/f.hard"
+	ln -s ../f "$src/a/b/up"
+	ln -s b "$src/a/blink"
+	ln -s /nowhere "$src/dangling"
+	mkfifo "$src/fifo"
+	tar -C "$src" -cf "$D/links.tar" .
+	mkdir "$M1/tl"
+	tar -C "$M1/tl" -xf "$D/links.tar" || die "tar x onto the mount failed"
+	tar -C "$M1/tl" -df "$D/links.tar" || die "tar d: the mount's tree differs"
+	[ "$(stat -c %h "$M1/tl/a/f")" = 2 ] || die "tar lost the hard link"
+	[ "$(cat "$M1/tl/a/blink/up")" = one ] || die "links do not resolve"
+	rsync -aH "$M1/tl/" "$out/" || die "rsync from the mount failed"
+	[ -z "$(rsync -aHni "$src/" "$out/")" ] || die "rsync finds differences: $(rsync -aHni "$src/" "$out/")"
+	rsync -aH --delete "$src/" "$M1/tl2/" || die "rsync onto the mount failed"
+	[ -z "$(rsync -aHni "$src/" "$M1/tl2/")" ] || die "a second rsync finds differences"
+	rm -rf "$M1/tl" "$M1/tl2" "$src" "$out" "$D/links.tar"
 }
 
 # Extended attributes: kept by the metadata daemon, seen by the other
@@ -629,7 +731,8 @@ if [ ${#failed[@]} -eq 0 ]; then
 	check times t_times
 	check close_to_open t_close_to_open
 	check permissions t_permissions
-	check unsupported t_unsupported
+	check file_types t_file_types
+	check tar_links t_tar_links
 	check xattr t_xattr
 	check dead_ios t_dead_ios
 	check signals t_signals

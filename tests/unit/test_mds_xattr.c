@@ -83,18 +83,18 @@ static void mkfile(struct mds_store *st, const struct mds_cred *c, const char *p
 static int set(struct mds_store *st, const struct mds_cred *c, const char *path,
 	       const char *name, const char *value, enum mds_xattr_how how)
 {
-	return mds_xattr_set(st, c, path, name, strlen(name), value, strlen(value), how);
+	return mds_xattr_set(st, c, path, MDS_FOLLOW, name, strlen(name), value, strlen(value), how);
 }
 
 static int get(struct mds_store *st, const struct mds_cred *c, const char *path,
 	       const char *name, char *buf, size_t cap, size_t *size)
 {
-	return mds_xattr_get(st, c, path, name, strlen(name), buf, cap, size);
+	return mds_xattr_get(st, c, path, MDS_FOLLOW, name, strlen(name), buf, cap, size);
 }
 
 static int rm(struct mds_store *st, const struct mds_cred *c, const char *path, const char *name)
 {
-	return mds_xattr_remove(st, c, path, name, strlen(name));
+	return mds_xattr_remove(st, c, path, MDS_FOLLOW, name, strlen(name));
 }
 
 /* "X" records of `handle` in the database. */
@@ -141,10 +141,10 @@ static void test_set_get_list_remove(void **state)
 	assert_int_equal(get(f->st, &U1, "/f", "user.empty", buf, sizeof(buf), &size), 0);
 	assert_int_equal(size, 0);
 	/* names in order, each with its NUL */
-	assert_int_equal(mds_xattr_list(f->st, &U1, "/f", NULL, 0, &size), 0);
+	assert_int_equal(mds_xattr_list(f->st, &U1, "/f", MDS_FOLLOW, NULL, 0, &size), 0);
 	assert_int_equal(size, 7 + 7 + 11);
-	assert_int_equal(mds_xattr_list(f->st, &U1, "/f", buf, 10, &size), -ERANGE);
-	assert_int_equal(mds_xattr_list(f->st, &U1, "/f", buf, sizeof(buf), &size), 0);
+	assert_int_equal(mds_xattr_list(f->st, &U1, "/f", MDS_FOLLOW, buf, 10, &size), -ERANGE);
+	assert_int_equal(mds_xattr_list(f->st, &U1, "/f", MDS_FOLLOW, buf, sizeof(buf), &size), 0);
 	assert_int_equal(size, 25);
 	assert_memory_equal(buf, "user.a\0user.b\0user.empty\0", 25);
 	/* replace, then remove */
@@ -180,7 +180,7 @@ static void test_create_replace(void **state)
 	assert_int_equal(set(f->st, &U1, "/f", "user.x", "3", MDS_XATTR_REPLACE), 0);
 	assert_int_equal(get(f->st, &U1, "/f", "user.x", buf, sizeof(buf), &size), 0);
 	assert_memory_equal(buf, "3", 1);
-	assert_int_equal(mds_xattr_set(f->st, &U1, "/f", "user.x", 6, "4", 1,
+	assert_int_equal(mds_xattr_set(f->st, &U1, "/f", MDS_FOLLOW, "user.x", 6, "4", 1,
 				       (enum mds_xattr_how)7), -EINVAL);
 }
 
@@ -194,14 +194,14 @@ static void test_names(void **state)
 	memset(name, 'n', sizeof(name));
 	memcpy(name, "user.", 5);
 	/* 255 bytes are fine, 256 and 0 are ERANGE, as Linux */
-	assert_int_equal(mds_xattr_set(f->st, &U1, "/f", name, 255, "v", 1, MDS_XATTR_ANY), 0);
-	assert_int_equal(mds_xattr_set(f->st, &U1, "/f", name, 256, "v", 1, MDS_XATTR_ANY),
+	assert_int_equal(mds_xattr_set(f->st, &U1, "/f", MDS_FOLLOW, name, 255, "v", 1, MDS_XATTR_ANY), 0);
+	assert_int_equal(mds_xattr_set(f->st, &U1, "/f", MDS_FOLLOW, name, 256, "v", 1, MDS_XATTR_ANY),
 			 -ERANGE);
-	assert_int_equal(mds_xattr_get(f->st, &U1, "/f", name, 256, buf, sizeof(buf), &size),
+	assert_int_equal(mds_xattr_get(f->st, &U1, "/f", MDS_FOLLOW, name, 256, buf, sizeof(buf), &size),
 			 -ERANGE);
-	assert_int_equal(mds_xattr_set(f->st, &U1, "/f", "", 0, "v", 1, MDS_XATTR_ANY), -ERANGE);
+	assert_int_equal(mds_xattr_set(f->st, &U1, "/f", MDS_FOLLOW, "", 0, "v", 1, MDS_XATTR_ANY), -ERANGE);
 	/* a NUL inside, a bare prefix */
-	assert_int_equal(mds_xattr_set(f->st, &U1, "/f", "user.a\0b", 8, "v", 1, MDS_XATTR_ANY),
+	assert_int_equal(mds_xattr_set(f->st, &U1, "/f", MDS_FOLLOW, "user.a\0b", 8, "v", 1, MDS_XATTR_ANY),
 			 -EINVAL);
 	assert_int_equal(set(f->st, &U1, "/f", "user.", "v", MDS_XATTR_ANY), -EINVAL);
 	/* ACLs and other namespaces: EOPNOTSUPP, even for root, and nothing
@@ -215,11 +215,11 @@ static void test_names(void **state)
 	assert_int_equal(rm(f->st, &ROOT, "/f", "system.posix_acl_access"), -EOPNOTSUPP);
 	assert_int_equal(set(f->st, &ROOT, "/f", "os2.name", "v", MDS_XATTR_ANY), -EOPNOTSUPP);
 	assert_int_equal(set(f->st, &ROOT, "/f", "User.x", "v", MDS_XATTR_ANY), -EOPNOTSUPP);
-	assert_int_equal(mds_xattr_list(f->st, &ROOT, "/f", NULL, 0, &size), 0);
+	assert_int_equal(mds_xattr_list(f->st, &ROOT, "/f", MDS_FOLLOW, NULL, 0, &size), 0);
 	assert_int_equal(size, 256);   /* the 255-byte name alone */
 	/* missing files */
 	assert_int_equal(set(f->st, &U1, "/nope", "user.x", "v", MDS_XATTR_ANY), -ENOENT);
-	assert_int_equal(mds_xattr_list(f->st, &U1, "/nope", NULL, 0, &size), -ENOENT);
+	assert_int_equal(mds_xattr_list(f->st, &U1, "/nope", MDS_FOLLOW, NULL, 0, &size), -ENOENT);
 }
 
 static void test_sizes(void **state)
@@ -236,9 +236,9 @@ static void test_sizes(void **state)
 	mkfile(f->st, &U1, "/f", 0644, NULL);
 	memset(big, 'v', MDS_XATTR_VALUE_MAX + 1);
 	/* 64 KiB is the largest value; one more byte is E2BIG */
-	assert_int_equal(mds_xattr_set(f->st, &U1, "/f", "user.big", 8, big,
+	assert_int_equal(mds_xattr_set(f->st, &U1, "/f", MDS_FOLLOW, "user.big", 8, big,
 				       MDS_XATTR_VALUE_MAX, MDS_XATTR_ANY), 0);
-	assert_int_equal(mds_xattr_set(f->st, &U1, "/f", "user.big2", 9, big,
+	assert_int_equal(mds_xattr_set(f->st, &U1, "/f", MDS_FOLLOW, "user.big2", 9, big,
 				       MDS_XATTR_VALUE_MAX + 1, MDS_XATTR_ANY), -E2BIG);
 	assert_int_equal(get(f->st, &U1, "/f", "user.big", buf, MDS_XATTR_VALUE_MAX, &size), 0);
 	assert_int_equal(size, MDS_XATTR_VALUE_MAX);
@@ -246,23 +246,23 @@ static void test_sizes(void **state)
 	/* names and values of one file: at most MDS_XATTR_TOTAL_MAX */
 	for (i = 2; i <= 3; i++) {
 		snprintf(name, sizeof(name), "user.big%d", i);
-		assert_int_equal(mds_xattr_set(f->st, &U1, "/f", name, strlen(name), big,
+		assert_int_equal(mds_xattr_set(f->st, &U1, "/f", MDS_FOLLOW, name, strlen(name), big,
 					       MDS_XATTR_VALUE_MAX, MDS_XATTR_ANY), 0);
 	}
-	assert_int_equal(mds_xattr_set(f->st, &U1, "/f", "user.big4", 9, big,
+	assert_int_equal(mds_xattr_set(f->st, &U1, "/f", MDS_FOLLOW, "user.big4", 9, big,
 				       MDS_XATTR_VALUE_MAX, MDS_XATTR_ANY), -ENOSPC);
 	/* replacing a value counts it once */
-	assert_int_equal(mds_xattr_set(f->st, &U1, "/f", "user.big3", 9, big,
+	assert_int_equal(mds_xattr_set(f->st, &U1, "/f", MDS_FOLLOW, "user.big3", 9, big,
 				       MDS_XATTR_VALUE_MAX, MDS_XATTR_ANY), 0);
 	/* names of one file: at most MDS_XATTR_LIST_MAX with their NULs */
 	mkfile(f->st, &U1, "/g", 0644, NULL);
 	for (i = 0, rc = 0; rc == 0; i++) {
 		snprintf(name, sizeof(name), "user.%0250d", i);
-		rc = mds_xattr_set(f->st, &U1, "/g", name, strlen(name), "", 0, MDS_XATTR_ANY);
+		rc = mds_xattr_set(f->st, &U1, "/g", MDS_FOLLOW, name, strlen(name), "", 0, MDS_XATTR_ANY);
 	}
 	assert_int_equal(rc, -ENOSPC);
 	assert_int_equal(i - 1, MDS_XATTR_LIST_MAX / 256);
-	assert_int_equal(mds_xattr_list(f->st, &U1, "/g", NULL, 0, &size), 0);
+	assert_int_equal(mds_xattr_list(f->st, &U1, "/g", MDS_FOLLOW, NULL, 0, &size), 0);
 	assert_true(size <= MDS_XATTR_LIST_MAX);
 	free(big);
 	free(buf);
@@ -284,7 +284,7 @@ static void test_user_permissions(void **state)
 	assert_int_equal(rm(f->st, &U2, "/ro", "user.x"), -EACCES);
 	assert_int_equal(get(f->st, &U2, "/none", "user.x", buf, sizeof(buf), &size), -EACCES);
 	/* listing needs no read permission (as Linux) */
-	assert_int_equal(mds_xattr_list(f->st, &U2, "/none", NULL, 0, &size), 0);
+	assert_int_equal(mds_xattr_list(f->st, &U2, "/none", MDS_FOLLOW, NULL, 0, &size), 0);
 	assert_int_equal(size, 7);
 	/* root may */
 	assert_int_equal(set(f->st, &ROOT, "/none", "user.y", "2", MDS_XATTR_ANY), 0);
@@ -302,7 +302,7 @@ static void test_user_permissions(void **state)
 	assert_int_equal(mds_mkdir(f->st, &U1, "/closed", 0700, NULL), 0);
 	mkfile(f->st, &U1, "/closed/f", 0666, NULL);
 	assert_int_equal(set(f->st, &U2, "/closed/f", "user.x", "1", MDS_XATTR_ANY), -EACCES);
-	assert_int_equal(mds_xattr_list(f->st, &U2, "/closed/f", NULL, 0, &size), -EACCES);
+	assert_int_equal(mds_xattr_list(f->st, &U2, "/closed/f", MDS_FOLLOW, NULL, 0, &size), -EACCES);
 }
 
 static void test_trusted_security(void **state)
@@ -333,10 +333,10 @@ static void test_trusted_security(void **state)
 	assert_int_equal(rm(f->st, &U2, "/f", "security.capability"), 0);
 	assert_int_equal(set(f->st, &U1, "/f", "user.u", "1", MDS_XATTR_ANY), 0);
 	/* lists: trusted. only for root */
-	assert_int_equal(mds_xattr_list(f->st, &U2, "/f", buf, sizeof(buf), &size), 0);
+	assert_int_equal(mds_xattr_list(f->st, &U2, "/f", MDS_FOLLOW, buf, sizeof(buf), &size), 0);
 	assert_int_equal(size, 17 + 7);
 	assert_memory_equal(buf, "security.selinux\0user.u\0", size);
-	assert_int_equal(mds_xattr_list(f->st, &ROOT, "/f", buf, sizeof(buf), &size), 0);
+	assert_int_equal(mds_xattr_list(f->st, &ROOT, "/f", MDS_FOLLOW, buf, sizeof(buf), &size), 0);
 	assert_int_equal(size, 17 + 10 + 7);
 }
 
@@ -380,6 +380,49 @@ static void test_dropped_with_name(void **state)
 	assert_int_equal(x_records(f->st, d.handle), 0);
 }
 
+/* Links: the l- calls (MDS_NOFOLLOW) name the link itself, whose user.
+ * attributes Linux refuses; the others its target. A hard link's names
+ * share the attributes, which go with the last name only. */
+static void test_links(void **state)
+{
+	struct fx *f = *state;
+	struct mds_attr a, l, r;
+	char buf[16];
+	size_t size;
+
+	mkfile(f->st, &U1, "/f", 0644, &a);
+	assert_int_equal(mds_symlink(f->st, &U1, "/l", "f", &l), 0);
+	assert_int_equal(set(f->st, &U1, "/l", "user.a", "1", MDS_XATTR_ANY), 0);
+	assert_int_equal(x_records(f->st, a.handle), 1);
+	assert_int_equal(mds_xattr_set(f->st, &U1, "/l", MDS_NOFOLLOW, "user.b", 6, "2", 1,
+				       MDS_XATTR_ANY), -EPERM);
+	assert_int_equal(mds_xattr_get(f->st, &U1, "/l", MDS_NOFOLLOW, "user.a", 6, buf,
+				       sizeof(buf), &size), -ENODATA);
+	assert_int_equal(mds_xattr_list(f->st, &U1, "/l", MDS_NOFOLLOW, buf, sizeof(buf),
+					&size), 0);
+	assert_int_equal(size, 0);
+	/* root's trusted. on the link itself goes with the link */
+	assert_int_equal(mds_xattr_set(f->st, &ROOT, "/l", MDS_NOFOLLOW, "trusted.t", 9, "3", 1,
+				       MDS_XATTR_ANY), 0);
+	assert_int_equal(x_records(f->st, l.handle), 1);
+	assert_int_equal(mds_unlink(f->st, &U1, "/l", &r), 0);
+	assert_int_equal(x_records(f->st, l.handle), 0);
+	assert_int_equal(x_records(f->st, a.handle), 1);
+	/* a dangling link: the l- calls still work, the others ENOENT */
+	assert_int_equal(mds_symlink(f->st, &U1, "/dang", "/none", NULL), 0);
+	assert_int_equal(mds_xattr_list(f->st, &U1, "/dang", MDS_FOLLOW, buf, sizeof(buf),
+					&size), -ENOENT);
+	assert_int_equal(mds_xattr_list(f->st, &U1, "/dang", MDS_NOFOLLOW, buf, sizeof(buf),
+					&size), 0);
+	/* hard links share them; the last name takes them */
+	assert_int_equal(mds_link(f->st, &U1, "/f", "/g", NULL), 0);
+	assert_int_equal(get(f->st, &U1, "/g", "user.a", buf, sizeof(buf), &size), 0);
+	assert_int_equal(mds_unlink(f->st, &U1, "/f", &r), 0);
+	assert_int_equal(x_records(f->st, a.handle), 1);
+	assert_int_equal(mds_unlink(f->st, &U1, "/g", &r), 0);
+	assert_int_equal(x_records(f->st, a.handle), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -391,6 +434,7 @@ int main(void)
 		T(test_user_permissions),
 		T(test_trusted_security),
 		T(test_dropped_with_name),
+		T(test_links),
 #undef T
 	};
 
