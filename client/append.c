@@ -60,7 +60,7 @@ int tessera_append(tessera_file *f, const void *buf, size_t len, uint64_t *offse
 		return tc_fail(f->fs, -EBADF, "append %s: not open for writing", f->path);
 	if ((rc = append_lock(f, &lk)))
 		return rc;
-	TC_CAP_RETRY(f, rc, tc_file_size(f->fs, &f->layout, tc_cap_get(f), f->path, &size, NULL));
+	TC_CAP_RETRY(f, rc, tc_file_size(f->fs, &f->layout, tc_cap_get(f), f->path, &size, NULL, NULL));
 	if (!rc && len) {
 		n = tessera_pwrite(f, buf, len, size);
 		if (n < 0)

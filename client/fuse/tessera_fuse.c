@@ -799,6 +799,8 @@ static int open_for_cache(tessera_fs *fs, const char *path, int flags, mode_t mo
 	rc = tessera_open(fs, path, rdwr & ~(O_TRUNC | O_CREAT | O_EXCL), 0, NULL, f);
 	as_caller();
 	return rc;
+}
+
 /* O_APPEND: no page cache (each write(2) comes here whole, up to
  * max_write), and op_write appends wherever the kernel thought the end
  * was (tessera_append). */
