@@ -184,6 +184,7 @@ struct tfile {
 	tessera_file *f;
 	uint64_t handle;
 	int writer;           /* counted in its tinode's writers */
+	int appended;         /* an O_APPEND write went through it */
 };
 
 /* An open directory: the page of entries last read, for offset-based
@@ -766,7 +767,8 @@ static int open_finish(tessera_file *f, struct fuse_file_info *fi)
 	if (tf) {
 		tf->f = f;
 		tf->handle = tessera_file_handle(f);
-		tf->writer = (fi->flags & O_ACCMODE) != O_RDONLY;
+		/* an O_APPEND open (direct_io) leaves no dirty page behind */
+		tf->writer = (fi->flags & O_ACCMODE) != O_RDONLY && !fi->direct_io;
 	}
 	if (!tf || writer_add(mount_of(), tf)) {
 		free(tf);
@@ -884,7 +886,7 @@ static int op_read(const char *path, char *buf, size_t size, off_t off,
 	return (int)n;
 }
 
-static void append_drop_caps(const char *path);
+static void append_drop_privs(const char *path, tessera_file *f);
 
 /* Under the writeback cache this is the kernel's writeback (flush,
  * fsync, its dirty limit, the flusher's timer), in up to 1 MiB; an error
@@ -903,7 +905,9 @@ static int op_write(const char *path, const char *buf, size_t size, off_t off,
 	if ((fi->flags & O_APPEND) && !fi->writepage) {
 		int rc;
 
-		append_drop_caps(path);
+		if (!tfile_of(fi)->appended)
+			append_drop_privs(path, fh_of(fi));
+		tfile_of(fi)->appended = 1;
 		rc = tessera_append(fh_of(fi), buf, size, NULL);
 
 		return rc ? fail(fs, rc) : (int)size;
@@ -938,11 +942,17 @@ static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 
 static int op_flush(const char *path, struct fuse_file_info *fi)
 {
+	struct tessera_stat ts;
+
 	/* close(2): the kernel has written the file's dirty pages back (and
 	 * returned a failed write's error to close) before it asks this;
-	 * nothing is buffered in this process. */
-	(void)path;
-	(void)fi;
+	 * nothing is buffered in this process. Appends went around the
+	 * kernel's cache, which under writeback keeps its own size and mtime
+	 * (its guess of where they landed, and no new mtime): set the
+	 * servers' now, as an open does, so that make and ls see them once
+	 * the appender closed. */
+	if (tfile_of(fi)->appended && !tessera_fstat(fh_of(fi), &ts))
+		sync_kernel_attrs(mount_of(), path, &ts);
 	return 0;
 }
 
@@ -1347,13 +1357,25 @@ static int op_removexattr(const char *path, const char *name)
 }
 
 /* An O_APPEND write goes around the page cache (direct_io), where the
- * kernel does not drop a written file's capabilities as it does on its
- * cached path: drop them here, as the writer (the nocap cache keeps this
- * to one question a second for a file that has none). */
-static void append_drop_caps(const char *path)
+ * kernel does not drop a written file's capabilities, setuid and setgid
+ * (with group-exec) bits as it does on its cached path: drop them here,
+ * as the writer, at the first append through a descriptor (the kernel
+ * would at every write; one check per open keeps appends cheap). */
+static void append_drop_privs(const char *path, tessera_file *f)
 {
+	struct fuse_context *c = fuse_get_context();
+	struct tessera_stat ts;
+	uint32_t kill;
+
 	if (op_getxattr(path, "security.capability", NULL, 0) >= 0)
 		op_removexattr(path, "security.capability");
+	if (c->uid == 0 || tessera_fstat(f, &ts))
+		return;
+	kill = ts.mode & S_ISUID;
+	if ((ts.mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
+		kill |= S_ISGID;
+	if (kill)
+		op_chmod(path, ts.mode & 07777 & ~kill, NULL);
 }
 
 /* ------------------------------------------------------------- locks

@@ -390,8 +390,8 @@ t_append_big() {
 
 # An append by another user drops the file's capabilities
 # (security.capability), as a cached write does: the kernel leaves that to
-# the mount on the direct_io path appends take. (The setuid and setgid
-# bits it leaves too, and the mount does not clear them yet.)
+# the mount on the direct_io path appends take; the setuid bit too
+# (test_fuse.sh's setid checks the rest of the rules).
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 t_append_privs() {
 	mkdir -p "$M1/ap" && chmod 0777 "$M1/ap"
@@ -404,6 +404,9 @@ os.setxattr(sys.argv[1], "security.capability", struct.pack("<5I", 0x02000000, 0
 	! getfattr -n security.capability "$M1/ap/f" >/dev/null 2>&1 ||
 		die "an append by uid 65534 kept the file's capabilities"
 	[ "$(tail -n 1 "$M1/ap/f")" = more ] || die "the append is missing"
+	chmod 04666 "$M1/ap/f"
+	as_nobody sh -c "echo again >>'$M1/ap/f'"
+	[ "$(stat -c %a "$M1/ap/f")" = 666 ] || die "an append by uid 65534 kept setuid: $(stat -c %a "$M1/ap/f")"
 }
 
 echo "[==========] Running 15 test(s)."
