@@ -67,6 +67,7 @@ struct tessera_lock {
 	size_t nparts;
 	struct lk_part *parts;
 	uint32_t batch;            /* regions per list message */
+	uint64_t group;            /* record lock: its owner (nonzero); 0: a byte-range lock */
 	struct tessera_lock_info info;
 	char label[64];
 };
@@ -303,6 +304,8 @@ static void acquire_msg(struct tessera_lock *lk, struct lk_part *p,
 	m->mode = (uint32_t)lk->mode;
 	if (p->created)
 		return;
+	m->group = lk->group;
+	m->object_range = lk->group != 0; /* its one region is in object bytes */
 	m->strip_size = l->strip_size;
 	m->stripe_count = l->count;
 	m->slot = p->slot;
@@ -1040,4 +1043,184 @@ int tessera_lock_info(const tessera_lock *lk, struct tessera_lock_info *info)
 	for (size_t i = 0; i < lk->nparts; i++)
 		info->objects += lk->parts[i].lock_id != 0;
 	return 0;
+}
+
+/* ------------------------------------------------------------ record locks */
+
+/* The object offset, on slot k, of the first byte of the file at or after
+ * logical offset x: whole stripes before x give a strip each, and the
+ * stripe x is in gives the part of slot k's strip below x. */
+static uint64_t slot_offset_at(const struct tessera_layout *l, uint32_t k, uint64_t x)
+{
+	uint64_t strip = l->strip_size, stripe = strip * l->count, in = x % stripe;
+	uint64_t lo = (uint64_t)k * strip, part;
+
+	if (l->count == 1)
+		return x;
+	part = in <= lo ? 0 : in - lo >= strip ? strip : in - lo;
+	return x / stripe * strip + part;
+}
+
+/* A record lock's parts: one object-byte range on each object the file
+ * range [start, end) touches. */
+static int record_parts(struct tessera_lock *lk, uint64_t start, uint64_t end)
+{
+	const struct tessera_layout *l = &lk->file->layout;
+	size_t n = 0;
+
+	for (uint32_t k = 0; k < l->count; k++) {
+		uint64_t a = slot_offset_at(l, k, start), b = slot_offset_at(l, k, end);
+		struct lk_part *p = &lk->parts[n];
+
+		if (a == b)
+			continue;
+		p->slot = k;
+		p->server = (int)l->servers[k];
+		p->handle = l->handles[k];
+		p->last = LK_NONE;
+		p->offs = malloc(sizeof(*p->offs));
+		p->lens = malloc(sizeof(*p->lens));
+		lk->nparts = ++n; /* freed with the lock from here on */
+		if (!p->offs || !p->lens)
+			return tc_fail(lk->fs, -ENOMEM, "record lock %s: out of memory",
+				       lk->file->path);
+		p->offs[0] = p->next = a;
+		p->lens[0] = b - a;
+		p->n = 1;
+	}
+	return 0;
+}
+
+/* One nonblocking round on every object at once: 0 when every part holds
+ * all of its range, -EAGAIN when one does not. */
+static int record_try(struct tessera_lock *lk, uint64_t start, uint64_t end)
+{
+	size_t n = lk->nparts, *idx = calloc(n ? n : 1, sizeof(*idx));
+	int *states = calloc(n ? n : 1, sizeof(*states)), rc;
+
+	if (!idx || !states) {
+		rc = tc_fail(lk->fs, -ENOMEM, "%s: out of memory", lk->label);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	if ((rc = send_try(lk, idx, n, states)))
+		goto out;
+	lk->info.optimistic_rounds++;
+	for (size_t i = 0; i < n && !rc; i++)
+		if (states[i] != TESSERA__LOCK_STATE__LOCK_GRANTED)
+			rc = tc_fail(lk->fs, -EAGAIN, "record lock %s [%" PRIu64 ", %" PRIu64 "): "
+				     "another owner holds a conflicting lock on storage daemon %d",
+				     lk->file->path, start, end, lk->parts[i].server);
+out:
+	free(idx);
+	free(states);
+	return rc;
+}
+
+int tessera_lock_record(tessera_file *f, int mode, uint64_t owner, uint64_t start,
+			uint64_t end, tessera_lock **out)
+{
+	struct tessera_lock *lk;
+	int rc;
+
+	if ((rc = check_mode(f, mode, "record lock")))
+		return rc;
+	if (!owner || start >= end || end > TESSERA_RECORD_APPEND + 1)
+		return tc_fail(f->fs, -EINVAL, "record lock %s: %s", f->path,
+			       !owner ? "owner 0" : start >= end ? "empty range" :
+			       "range ends past the reserved bytes (2^63 + 2)");
+	if (!(lk = lock_new(f, mode, TESSERA_LOCK_ONE_TRY, f->layout.count, "record lock")))
+		return -ENOMEM;
+	lk->group = owner;
+	lk->nparts = 0;
+	rc = record_parts(lk, start, end);
+	if (!rc)
+		rc = record_try(lk, start, end);
+	if (rc) {
+		release_all(lk);
+		lock_free(lk);
+		return rc;
+	}
+	*out = lk;
+	return 0;
+}
+
+/* The file offset of object byte o of slot k (the inverse of
+ * slot_offset_at on the slot's bytes). */
+static uint64_t slot_logical(const struct tessera_layout *l, uint32_t k, uint64_t o)
+{
+	uint64_t strip = l->strip_size;
+
+	if (l->count == 1)
+		return o;
+	return o / strip * strip * l->count + (uint64_t)k * strip + o % strip;
+}
+
+/* One object's answer to a test, as a file range; keeps the lowest. */
+static void test_take(const struct tessera_layout *l, uint32_t slot,
+		      const Tessera__LockTestReply *rep, struct tessera_lock_conflict *out)
+{
+	uint64_t start, end;
+
+	if (!rep->mode || !rep->length)
+		return;
+	start = slot_logical(l, slot, rep->offset);
+	end = slot_logical(l, slot, rep->offset + rep->length - 1) + 1;
+	if (end > TESSERA_RECORD_END && start < TESSERA_RECORD_END)
+		end = TESSERA_RECORD_END; /* a lock to the end of the file */
+	if (out->mode && start >= out->start)
+		return;
+	out->mode = (int)rep->mode;
+	out->start = start;
+	out->end = end;
+}
+
+int tessera_lock_record_test(tessera_file *f, int mode, uint64_t owner, uint64_t start,
+			     uint64_t end, struct tessera_lock_conflict *out)
+{
+	const struct tessera_layout *l = &f->layout;
+	struct tc_req *reqs[TESSERA_MAX_STRIPE] = { 0 };
+	uint32_t slots[TESSERA_MAX_STRIPE];
+	size_t n = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = check_mode(f, mode, "lock test")))
+		return rc;
+	if (!owner || start >= end || end > TESSERA_RECORD_APPEND + 1)
+		return tc_fail(f->fs, -EINVAL, "lock test %s: %s", f->path,
+			       !owner ? "owner 0" : start >= end ? "empty range" :
+			       "range ends past the reserved bytes (2^63 + 2)");
+	for (uint32_t k = 0; k < l->count; k++) {
+		Tessera__LockTestRequest m = TESSERA__LOCK_TEST_REQUEST__INIT;
+		uint64_t a = slot_offset_at(l, k, start), b = slot_offset_at(l, k, end);
+
+		if (a == b)
+			continue;
+		m.session = lock_owner(f->fs);
+		m.handle = l->handles[k];
+		m.mode = (uint32_t)mode;
+		m.group = owner;
+		m.offset = a;
+		m.length = b - a;
+		m.cap = (Tessera__Capability *)tc_cap_get(f);
+		slots[n] = k;
+		if (!(reqs[n++] = tc_req_new(f->fs, (int)l->servers[k], TP_OP_LOCK_TEST, &m.base,
+					     NULL, 0))) {
+			rc = tc_fail(f->fs, -ENOMEM, "lock test %s: out of memory", f->path);
+			goto out;
+		}
+	}
+	tc_run(f->fs, reqs, n);
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (reqs[i]->status)
+			rc = tc_req_fail(f->fs, reqs[i], "lock test");
+		else
+			test_take(l, slots[i], (const Tessera__LockTestReply *)reqs[i]->reply, out);
+	}
+out:
+	for (size_t i = 0; i < n; i++)
+		tc_req_free(f->fs, reqs[i]);
+	return rc;
 }

@@ -340,6 +340,52 @@ int tessera_lock_dtype(tessera_file *file, int mode, const struct tdl_dataloop *
 /* Release everything the lock holds and free it (also after an error). */
 int tessera_unlock(tessera_lock *lock);
 
+/* ------------------------------------------------------------ record locks
+ *
+ * Locks with POSIX owners, what fcntl, OFD and flock locks on the mount
+ * are made of: file offsets [start, end) (end TESSERA_RECORD_END: to the
+ * end of any file) held whole or not at all by `owner`, a nonzero number
+ * the caller chooses. Locks of one connection and one owner never
+ * conflict with each other, so an owner changes what it holds (upgrade,
+ * downgrade, split) by taking the new locks first and releasing the old
+ * ones after (tessera_unlock), and nobody sees the bytes free between.
+ * They conflict byte for byte with every other owner's and connection's
+ * locks and with tessera_lock_* locks. Taken without waiting: -EAGAIN,
+ * holding nothing, when any byte is held in a conflicting mode (a caller
+ * that waits asks again). They go with tessera_unlock, or with the
+ * connection's lease when the process dies.
+ *
+ * Past every file offset (2^63 - 1 is the largest) lie two reserved
+ * bytes: the mount keeps flock(2) locks on TESSERA_RECORD_FLOCK, so they
+ * never conflict with fcntl locks (as on Linux), and tessera_append
+ * serializes appenders on TESSERA_RECORD_APPEND.
+ */
+#define TESSERA_RECORD_END    (UINT64_C(1) << 63)
+#define TESSERA_RECORD_FLOCK  (UINT64_C(1) << 63)
+#define TESSERA_RECORD_APPEND ((UINT64_C(1) << 63) + 1)
+int tessera_lock_record(tessera_file *file, int mode, uint64_t owner, uint64_t start,
+			uint64_t end, tessera_lock **out);
+
+/* fcntl's F_GETLK for record locks: the lowest lock that
+ * tessera_lock_record(file, mode, owner, start, end) would meet now (the
+ * owner's own locks do not count), in *out: its mode (0: none) and the
+ * file range its piece on that object spans (end TESSERA_RECORD_END: to
+ * the end of the file). Changes nothing. */
+struct tessera_lock_conflict {
+	int mode;                  /* 0, TESSERA_LOCK_READ or TESSERA_LOCK_WRITE */
+	uint64_t start, end;
+};
+int tessera_lock_record_test(tessera_file *file, int mode, uint64_t owner, uint64_t start,
+			     uint64_t end, struct tessera_lock_conflict *out);
+
+/* Atomic append: writes buf whole at the end of the file as it is when
+ * the write is applied, under an exclusive record lock on
+ * TESSERA_RECORD_APPEND that every appender takes (waiting for it), so
+ * appends from any number of clients never interleave nor overwrite each
+ * other. *offset (may be NULL) gets where the bytes went. Writes that do
+ * not append (tessera_pwrite) do not take the lock and may land anywhere. */
+int tessera_append(tessera_file *file, const void *buf, size_t len, uint64_t *offset);
+
 /* What taking a lock cost. */
 struct tessera_lock_info {
 	uint64_t messages;          /* lock messages sent */

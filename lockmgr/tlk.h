@@ -25,7 +25,19 @@
  * request's lock on that byte, a read lock only with write locks (single
  * writer or shared readers). Locks are exact bytes, never rounded. Requests
  * conflict whoever owns them; the owner only groups requests for
- * tlk_release_owner().
+ * tlk_release_owner(). One exception, for record locks (POSIX fcntl and
+ * flock locks, whose owner never conflicts with itself): requests created
+ * with the same owner and the same nonzero `group` never conflict with
+ * each other, neither by their locks nor by the fairness rule. So such an
+ * owner changes a lock (upgrade, downgrade, split) by taking the new
+ * requests first and releasing the old ones after, and nobody else ever
+ * sees the bytes free in between. Grouped requests may overlap in the
+ * write tree; every other pair still cannot. Grouped requests are granted
+ * as POSIX grants: whenever no conflicting lock is held; the fairness rule
+ * below does not hold them back (else an owner could not split or
+ * downgrade bytes it holds while a library request waits for them), so a
+ * stream of record locks can keep a parked request waiting, as waiters
+ * on a local file system can be kept waiting.
  *
  * A request wants its bytes in increasing offset order and always holds a
  * prefix of them: every wanted byte before its *position*, none from it on.
@@ -263,6 +275,12 @@ int tlk_request_create(struct tlk_table *t, uint64_t object, uint64_t owner,
 		       enum tlk_mode mode, const struct tlk_range *ranges,
 		       size_t count, uint64_t *lock_id);
 
+/* The same, in a record-lock group (see "the model"): requests of this
+ * owner and this group never conflict with each other; group 0 is none. */
+int tlk_request_create_grouped(struct tlk_table *t, uint64_t object, uint64_t owner,
+			       uint64_t group, enum tlk_mode mode,
+			       const struct tlk_range *ranges, size_t count, uint64_t *lock_id);
+
 /* Grants what the rules allow from the request's position, below `upto`
  * (logical, exclusive; TLK_NONE: no cap), and answers. flags: 0
  * (nonblocking) or TLK_BLOCKING. A blocking call that falls short parks the
@@ -292,6 +310,21 @@ int tlk_release_owner(struct tlk_table *t, uint64_t owner, size_t *released);
  * stays valid until the next mutating call (it may be NULL when there are
  * none). Returns their count. */
 size_t tlk_events(const struct tlk_table *t, const struct tlk_event **events);
+
+/* The lowest lock that a request of (owner, group, mode) on object bytes
+ * [offset, offset + length) would conflict with (fcntl's F_GETLK): 0 with
+ * *found set and the lock's mode and held object bytes [start, end), or 0
+ * with *found 0 when none. Locks of the owner's own group do not count;
+ * parked requests (the fairness rule) do not either. Changes nothing.
+ * -EINVAL for an empty or wrapping range or an unknown mode. */
+struct tlk_conflict {
+	int found;
+	enum tlk_mode mode;
+	uint64_t start, end;
+};
+
+int tlk_test(const struct tlk_table *t, uint64_t object, uint64_t owner, uint64_t group,
+	     enum tlk_mode mode, uint64_t offset, uint64_t length, struct tlk_conflict *out);
 
 /* ---------------------------------------------------------- introspection */
 

@@ -85,6 +85,16 @@ void tlk_tree_remove(struct tlk_tree *tree, struct tlk_node *node);
 void tlk_tree_set_end(struct tlk_tree *tree, struct tlk_node *node, uint64_t end);
 /* The lowest byte of [a, b) inside some interval, or b if none. */
 uint64_t tlk_tree_first_covered(const struct tlk_tree *tree, uint64_t a, uint64_t b);
+/* The same, ignoring the intervals skip(node, arg) is true of. Visits every
+ * skipped interval that overlaps [a, b) below the answer, so it costs
+ * O((1 + s) log n) for s skipped ones (a record-lock owner's own locks). */
+typedef bool (*tlk_node_skip_fn)(const struct tlk_node *node, const void *arg);
+uint64_t tlk_tree_first_covered_skip(const struct tlk_tree *tree, uint64_t a, uint64_t b,
+				     tlk_node_skip_fn skip, const void *arg);
+/* The interval that covers that byte (the first such in the tree's
+ * order), or NULL. */
+const struct tlk_node *tlk_tree_first_node_skip(const struct tlk_tree *tree, uint64_t a,
+						uint64_t b, tlk_node_skip_fn skip, const void *arg);
 /* Shape, colours, order, augmentation, count and bytes: 0 or -EFAULT. When
  * `disjoint`, also that no two intervals overlap. */
 int tlk_tree_check(const struct tlk_tree *tree, bool disjoint);
@@ -123,10 +133,13 @@ static inline void tlk_list_remove(struct tlk_link *l)
 
 /* --------------------------------------------------------------- records */
 
+struct tlk_request;
+
 /* One wanted range and the lock that holds (a prefix of) it. */
 struct tlk_slot {
 	struct tlk_range range;
 	struct tlk_node node; /* in the mode's tree while any of it is held */
+	const struct tlk_request *request; /* whose (for the group rule) */
 };
 
 enum tlk_queue {
@@ -143,6 +156,7 @@ struct tlk_request {
 	struct tlk_object *object;
 	struct tlk_owner *owner;
 	enum tlk_mode mode;
+	uint64_t group;    /* 0, or a record-lock owner within `owner` */
 	enum tlk_queue queue;
 	uint64_t upto;     /* parked: the final offset (logical, exclusive) */
 	void *cookie;      /* parked: returned in its event */
@@ -206,6 +220,10 @@ void tlk_table_drop_owner(struct tlk_table *t, struct tlk_owner *w);
 /* tlk_request.c: what tlk_table.c needs of requests. */
 void tlk_request_answer(const struct tlk_request *r, struct tlk_answer *answer);
 uint64_t tlk_request_position_logical(const struct tlk_request *r);
+/* Requests of one owner and one nonzero group never conflict. */
+bool tlk_request_same_group(const struct tlk_request *a, const struct tlk_request *b);
+/* A tree node's request's group is r's (arg: r): the node does not count. */
+bool tlk_request_node_in_group(const struct tlk_node *node, const void *r);
 void tlk_request_free(struct tlk_table *t, struct tlk_request *r);
 
 #endif

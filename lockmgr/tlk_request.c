@@ -128,21 +128,47 @@ static uint64_t waiter_wants(const struct tlk_request *w, uint64_t a, uint64_t e
 	return x;
 }
 
+bool tlk_request_same_group(const struct tlk_request *a, const struct tlk_request *b)
+{
+	return a->group && a->group == b->group && a->owner == b->owner;
+}
+
+bool tlk_request_node_in_group(const struct tlk_node *node, const void *r)
+{
+	const struct tlk_slot *s = TLK_CONTAINER(node, struct tlk_slot, node);
+
+	return tlk_request_same_group(s->request, r);
+}
+
+/* The lowest byte of [a, e) that a lock in `tree` not of r's group covers. */
+static uint64_t first_conflict(const struct tlk_request *r, const struct tlk_tree *tree,
+			       uint64_t a, uint64_t e)
+{
+	if (!r->group)
+		return tlk_tree_first_covered(tree, a, e);
+	return tlk_tree_first_covered_skip(tree, a, e, tlk_request_node_in_group, r);
+}
+
 /* The first byte of [a, e) that request r may not take now, or e. */
 static uint64_t first_refused(const struct tlk_request *r, uint64_t a, uint64_t e,
 			      bool blocking)
 {
 	const struct tlk_object *o = r->object;
 
-	e = tlk_tree_first_covered(&o->write, a, e);
+	e = first_conflict(r, &o->write, a, e);
 	if (r->mode == TLK_WRITE)
-		e = tlk_tree_first_covered(&o->read, a, e);
+		e = first_conflict(r, &o->read, a, e);
+	/* A record lock (grouped) is granted as POSIX grants it: whenever no
+	 * conflicting lock is held. Were it held back by older parked waiters,
+	 * its owner could not even split or downgrade what it holds. */
+	if (r->group)
+		return e;
 	/* The parked list is in age order: only its older part matters. */
 	for (const struct tlk_link *l = o->parked.next; l != &o->parked && e > a; l = l->next) {
 		const struct tlk_request *w = TLK_CONTAINER(l, struct tlk_request, in_queue);
 		if (w->id >= r->id)
 			break;
-		if (w->mode == TLK_READ && r->mode == TLK_READ)
+		if ((w->mode == TLK_READ && r->mode == TLK_READ) || tlk_request_same_group(w, r))
 			continue;
 		e = blocking ? waiter_position(w, a, e) : waiter_wants(w, a, e);
 	}
@@ -288,6 +314,13 @@ int tlk_request_create(struct tlk_table *t, uint64_t object, uint64_t owner,
 		       enum tlk_mode mode, const struct tlk_range *ranges,
 		       size_t count, uint64_t *lock_id)
 {
+	return tlk_request_create_grouped(t, object, owner, 0, mode, ranges, count, lock_id);
+}
+
+int tlk_request_create_grouped(struct tlk_table *t, uint64_t object, uint64_t owner,
+			       uint64_t group, enum tlk_mode mode,
+			       const struct tlk_range *ranges, size_t count, uint64_t *lock_id)
+{
 	struct tlk_object *o;
 	struct tlk_owner *w;
 	struct tlk_request *r;
@@ -320,6 +353,7 @@ int tlk_request_create(struct tlk_table *t, uint64_t object, uint64_t owner,
 	r->object = o;
 	r->owner = w;
 	r->mode = mode;
+	r->group = group;
 	r->queue = TLK_Q_WAITING;
 	r->upto = TLK_NONE;
 	r->alloc_size = size;
@@ -327,6 +361,7 @@ int tlk_request_create(struct tlk_table *t, uint64_t object, uint64_t owner,
 	for (size_t i = 0; i < count; i++) {
 		r->slots[i].range = ranges[i];
 		r->slots[i].node.parent = NULL; /* not in a tree */
+		r->slots[i].request = r;
 	}
 	tlk_list_insert_before(&o->all, &r->in_object);
 	tlk_list_insert_before(&o->waiting, &r->in_queue);
@@ -506,6 +541,47 @@ int tlk_release_owner(struct tlk_table *t, uint64_t owner, size_t *released)
 	}
 	if (released)
 		*released = n;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ test */
+
+struct test_asker {
+	const struct tlk_owner *owner; /* NULL: the owner has no requests here */
+	uint64_t group;
+};
+
+static bool asker_group(const struct tlk_node *node, const void *arg)
+{
+	const struct test_asker *k = arg;
+	const struct tlk_request *r = TLK_CONTAINER(node, struct tlk_slot, node)->request;
+
+	return k->group && r->group == k->group && r->owner == k->owner;
+}
+
+int tlk_test(const struct tlk_table *t, uint64_t object, uint64_t owner, uint64_t group,
+	     enum tlk_mode mode, uint64_t offset, uint64_t length, struct tlk_conflict *out)
+{
+	const struct tlk_object *o = tlk_map_get(&t->objects, object);
+	/* an owner with no requests here has no locks to skip: NULL matches none */
+	struct test_asker k = { tlk_map_get(&t->owners, owner), group };
+	const struct tlk_node *w, *r = NULL;
+	uint64_t end = offset + length, below;
+
+	if (!length || end < offset || (mode != TLK_READ && mode != TLK_WRITE))
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	if (!o)
+		return 0;
+	w = tlk_tree_first_node_skip(&o->write, offset, end, asker_group, &k);
+	below = !w ? end : w->start > offset ? w->start : offset;
+	/* a read lock counts for a write only, and only below the write's byte */
+	if (mode == TLK_WRITE && below > offset)
+		r = tlk_tree_first_node_skip(&o->read, offset, below, asker_group, &k);
+	if (r)
+		*out = (struct tlk_conflict){ 1, TLK_READ, r->start, r->end };
+	else if (w)
+		*out = (struct tlk_conflict){ 1, TLK_WRITE, w->start, w->end };
 	return 0;
 }
 

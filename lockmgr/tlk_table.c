@@ -249,6 +249,25 @@ static int check_request(const struct tlk_table *t, const struct tlk_request *r,
 	return 0;
 }
 
+/* Nodes of r itself and of r's group do not count against r's node. */
+static bool same_or_group(const struct tlk_node *node, const void *arg)
+{
+	const struct tlk_request *r = arg;
+
+	return TLK_CONTAINER(node, struct tlk_slot, node)->request == r ||
+	       tlk_request_node_in_group(node, r);
+}
+
+/* A lock of r's, x, overlaps a conflicting lock of another request. */
+static bool conflicts_held(const struct tlk_object *o, const struct tlk_request *r,
+			   const struct tlk_node *x)
+{
+	if (tlk_tree_first_covered_skip(&o->write, x->start, x->end, same_or_group, r) != x->end)
+		return true;
+	return r->mode == TLK_WRITE &&
+	       tlk_tree_first_covered_skip(&o->read, x->start, x->end, same_or_group, r) != x->end;
+}
+
 static int check_object(const struct tlk_table *t, const struct tlk_object *o,
 			size_t *requests, size_t *parked)
 {
@@ -258,9 +277,10 @@ static int check_object(const struct tlk_table *t, const struct tlk_object *o,
 
 	if (tlk_map_get(&t->objects, o->handle) != o || !o->requests)
 		return -EFAULT;
-	if (tlk_tree_check(&o->read, false) || tlk_tree_check(&o->write, true))
+	if (tlk_tree_check(&o->read, false) || tlk_tree_check(&o->write, false))
 		return -EFAULT;
-	/* No read lock overlaps a write lock. */
+	/* No write lock overlaps another request's lock, but for one of its
+	 * record-lock group. */
 	for (const struct tlk_link *l = o->all.next; l != &o->all; l = l->next) {
 		const struct tlk_request *r = TLK_CONTAINER(l, struct tlk_request, in_object);
 		size_t held = r->cur + (r->cur_off > 0);
@@ -268,11 +288,9 @@ static int check_object(const struct tlk_table *t, const struct tlk_object *o,
 			return -EFAULT;
 		if (check_request(t, r, &locks[r->mode], &bytes[r->mode]))
 			return -EFAULT;
-		for (size_t i = 0; r->mode == TLK_READ && i < held; i++) {
-			const struct tlk_node *x = &r->slots[i].node;
-			if (tlk_tree_first_covered(&o->write, x->start, x->end) != x->end)
+		for (size_t i = 0; i < held; i++)
+			if (conflicts_held(o, r, &r->slots[i].node))
 				return -EFAULT;
-		}
 		n++;
 	}
 	if (n != o->requests || locks[TLK_READ] != o->read.count ||

@@ -266,6 +266,43 @@ uint64_t tlk_tree_first_covered(const struct tlk_tree *tree, uint64_t a, uint64_
 	return b;
 }
 
+/* The interval of x's subtree, not skipped, that covers the lowest byte of
+ * [a, *best), which becomes that byte; or NULL (*best unchanged). Subtrees
+ * are pruned by max_end (nothing ends after a) and by start (nothing
+ * starts before *best). */
+static const struct tlk_node *first_kept(const struct tlk_tree *tree, const struct tlk_node *x,
+					 uint64_t a, uint64_t *best, tlk_node_skip_fn skip,
+					 const void *arg)
+{
+	const struct tlk_node *found = NULL, *left;
+
+	while (x != &tree->nil && x->max_end > a) {
+		if ((left = first_kept(tree, x->left, a, best, skip, arg)))
+			found = left;
+		if (x->start >= *best || *best == a)
+			return found;
+		if (x->end > a && !skip(x, arg)) {
+			*best = max_u64(a, x->start); /* everything right starts later */
+			return x;
+		}
+		x = x->right;
+	}
+	return found;
+}
+
+const struct tlk_node *tlk_tree_first_node_skip(const struct tlk_tree *tree, uint64_t a,
+						uint64_t b, tlk_node_skip_fn skip, const void *arg)
+{
+	return first_kept(tree, tree->root, a, &b, skip, arg);
+}
+
+uint64_t tlk_tree_first_covered_skip(const struct tlk_tree *tree, uint64_t a, uint64_t b,
+				     tlk_node_skip_fn skip, const void *arg)
+{
+	first_kept(tree, tree->root, a, &b, skip, arg);
+	return b;
+}
+
 struct check_state {
 	const struct tlk_node *prev; /* in-order predecessor */
 	size_t count;

@@ -119,7 +119,8 @@ struct tp_hdr {
 	X(FALLOCATE, 45, fallocate_request, empty_reply, IOS, WRITE)              \
 	X(LOCK_ACQUIRE, 50, lock_acquire_request, lock_reply, IOS, READ_OR_WRITE) \
 	X(LOCK_RELEASE, 51, lock_release_request, lock_reply, IOS, READ_OR_WRITE) \
-	X(LEASE, 52, lease_request, lock_reply, IOS, SESSION)
+	X(LEASE, 52, lease_request, lock_reply, IOS, SESSION)                     \
+	X(LOCK_TEST, 53, lock_test_request, lock_test_reply, IOS, READ_OR_WRITE)
 
 /* RenameRequest.mode: what a rename does to an existing target. */
 enum tp_rename_mode { TP_RENAME_REPLACE = 0, TP_RENAME_NOREPLACE = 1, TP_RENAME_EXCHANGE = 2 };

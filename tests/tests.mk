@@ -65,3 +65,10 @@ $(B)/bin/tessera-crash-load: $(B)/tests/crash/crash_load.o $$(CL_LINK_LIBS)
 	$(CC) $(LDFLAGS) -o $@ $< $(CL_LINK_LIBS) $(CL_SYS_LIBS)
 # (make test T=test_crash builds it beside the daemons.)
 TEST_NEEDS_test_crash := $(B)/bin/tessera-crash-load
+
+# The library's side of the mount's lock test (tests/integ/test_fuse_locks.sh):
+# byte-range and record locks and appends through libtessera (not installed).
+PROGRAMS += $(B)/bin/tessera-lock-tool
+$(B)/bin/tessera-lock-tool: $(B)/tests/integ/lock_tool.o $$(CL_LINK_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(CL_LINK_LIBS) $(CL_SYS_LIBS)

@@ -59,6 +59,13 @@
  * file system (the high-level API cannot see mmap calls): it is coherent
  * within one mount only.
  *
+ * Locks (fuse_locks.c): fcntl (POSIX and OFD) and flock(2) locks are record
+ * locks in the storage daemons' lock tables (tessera_lock_record), so they
+ * hold across mounts and against the library's locks; F_SETLKW that waits
+ * TESSERA_FUSE_DEADLOCK_MS (environment; 5 min by default) answers EDEADLK.
+ * O_APPEND files are opened direct_io and each write is a tessera_append:
+ * whole at the end of the file, up to max_write (1 MiB), across clients.
+ *
  * An open file that is unlinked is renamed to .fuse_hiddenNNN until it is
  * closed (libfuse's default; -o hard_remove unlinks at once instead).
  *
@@ -94,6 +101,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fuse_locks.h"
 #include "tessera.h"
 
 #define IO_SIZE (1u << 20)   /* max_read, max_write */
@@ -167,6 +175,7 @@ struct tfuse {
 	int flusher_on, stop;
 	pthread_t flusher;
 	struct nocap_cache nocap;
+	struct tf_locks *locks; /* fcntl and flock locks (fuse_locks.c) */
 };
 
 /* An open file (fi->fh): the library's handle and its Tessera handle,
@@ -175,6 +184,7 @@ struct tfile {
 	tessera_file *f;
 	uint64_t handle;
 	int writer;           /* counted in its tinode's writers */
+	int appended;         /* an O_APPEND write went through it */
 };
 
 /* An open directory: the page of entries last read, for offset-based
@@ -757,7 +767,8 @@ static int open_finish(tessera_file *f, struct fuse_file_info *fi)
 	if (tf) {
 		tf->f = f;
 		tf->handle = tessera_file_handle(f);
-		tf->writer = (fi->flags & O_ACCMODE) != O_RDONLY;
+		/* an O_APPEND open (direct_io) leaves no dirty page behind */
+		tf->writer = (fi->flags & O_ACCMODE) != O_RDONLY && !fi->direct_io;
 	}
 	if (!tf || writer_add(mount_of(), tf)) {
 		free(tf);
@@ -792,6 +803,15 @@ static int open_for_cache(tessera_fs *fs, const char *path, int flags, mode_t mo
 	return rc;
 }
 
+/* O_APPEND: no page cache (each write(2) comes here whole, up to
+ * max_write), and op_write appends wherever the kernel thought the end
+ * was (tessera_append). */
+static void append_direct(struct fuse_file_info *fi)
+{
+	if (fi->flags & O_APPEND)
+		fi->direct_io = 1;
+}
+
 static int op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
 	tessera_fs *fs = as_caller();
@@ -807,6 +827,7 @@ static int op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 		rc = tessera_open(fs, path, flags, mode & 07777, NULL, &f);
 	if (rc)
 		return fail(fs, rc);
+	append_direct(fi);
 	return open_finish(f, fi);
 }
 
@@ -840,6 +861,7 @@ static int op_open(const char *path, struct fuse_file_info *fi)
 		tessera_close(f);
 		return fail(fs, rc);
 	}
+	append_direct(fi);
 	/* Close-to-open: the kernel's attributes of this file (its size
 	 * above all) may predate another client's writes. Under the
 	 * writeback cache it keeps its own size and mtime: set them. Then
@@ -864,6 +886,8 @@ static int op_read(const char *path, char *buf, size_t size, off_t off,
 	return (int)n;
 }
 
+static void append_drop_privs(const char *path, tessera_file *f);
+
 /* Under the writeback cache this is the kernel's writeback (flush,
  * fsync, its dirty limit, the flusher's timer), in up to 1 MiB; an error
  * goes back to the kernel, which returns it at the file's next fsync or
@@ -875,6 +899,19 @@ static int op_write(const char *path, const char *buf, size_t size, off_t off,
 	ssize_t n;
 
 	(void)path;
+	/* An O_APPEND descriptor's write goes at the end as the daemons see
+	 * it, under the append lock; a page written back from the cache
+	 * (writepage) carries its own offset, whoever's descriptor it uses. */
+	if ((fi->flags & O_APPEND) && !fi->writepage) {
+		int rc;
+
+		if (!tfile_of(fi)->appended)
+			append_drop_privs(path, fh_of(fi));
+		tfile_of(fi)->appended = 1;
+		rc = tessera_append(fh_of(fi), buf, size, NULL);
+
+		return rc ? fail(fs, rc) : (int)size;
+	}
 	n = tessera_pwrite(fh_of(fi), buf, size, (uint64_t)off);
 	if (n < 0)
 		return fail(fs, (int)n);
@@ -905,11 +942,17 @@ static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 
 static int op_flush(const char *path, struct fuse_file_info *fi)
 {
+	struct tessera_stat ts;
+
 	/* close(2): the kernel has written the file's dirty pages back (and
 	 * returned a failed write's error to close) before it asks this;
-	 * nothing is buffered in this process. */
-	(void)path;
-	(void)fi;
+	 * nothing is buffered in this process. Appends went around the
+	 * kernel's cache, which under writeback keeps its own size and mtime
+	 * (its guess of where they landed, and no new mtime): set the
+	 * servers' now, as an open does, so that make and ls see them once
+	 * the appender closed. */
+	if (tfile_of(fi)->appended && !tessera_fstat(fh_of(fi), &ts))
+		sync_kernel_attrs(mount_of(), path, &ts);
 	return 0;
 }
 
@@ -926,12 +969,14 @@ static int op_fsync(const char *path, int datasync, struct fuse_file_info *fi)
 
 static int op_release(const char *path, struct fuse_file_info *fi)
 {
+	struct tfuse *t = fuse_get_context()->private_data;
 	tessera_fs *fs = as_caller();
 	struct tfile *tf = tfile_of(fi);
 	int rc;
 
 	(void)path;
 	writer_remove(mount_of(), tf);
+	tf_locks_forget(t->locks, tf->f); /* OFD locks left (fuse_locks.c) */
 	rc = tessera_close(tf->f);
 	free(tf);
 	return rc ? fail(fs, rc) : 0;
@@ -1311,6 +1356,60 @@ static int op_removexattr(const char *path, const char *name)
 	return rc ? xattr_fail(fs, rc) : 0;
 }
 
+/* An O_APPEND write goes around the page cache (direct_io), where the
+ * kernel does not drop a written file's capabilities, setuid and setgid
+ * (with group-exec) bits as it does on its cached path: drop them here,
+ * as the writer, at the first append through a descriptor (the kernel
+ * would at every write; one check per open keeps appends cheap). */
+static void append_drop_privs(const char *path, tessera_file *f)
+{
+	struct fuse_context *c = fuse_get_context();
+	struct tessera_stat ts;
+	uint32_t kill;
+
+	if (op_getxattr(path, "security.capability", NULL, 0) >= 0)
+		op_removexattr(path, "security.capability");
+	if (c->uid == 0 || tessera_fstat(f, &ts))
+		return;
+	kill = ts.mode & S_ISUID;
+	if ((ts.mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
+		kill |= S_ISGID;
+	if (kill)
+		op_chmod(path, ts.mode & 07777 & ~kill, NULL);
+}
+
+/* ------------------------------------------------------------- locks
+ * (fuse_locks.c keeps them in the storage daemons' lock tables) */
+
+static int op_lock(const char *path, struct fuse_file_info *fi, int cmd, struct flock *fl)
+{
+	struct tfuse *t = fuse_get_context()->private_data;
+	tessera_fs *fs = as_caller();
+	int rc = tf_locks_fcntl(t->locks, path, fh_of(fi), fi->lock_owner, cmd, fl);
+
+	return rc == -EAGAIN || rc == -EDEADLK || rc == -EINTR || rc == -EINVAL ||
+	       rc == -EOVERFLOW ? rc : rc ? fail(fs, rc) : 0;
+}
+
+static int op_flock(const char *path, struct fuse_file_info *fi, int op)
+{
+	struct tfuse *t = fuse_get_context()->private_data;
+	tessera_fs *fs = as_caller();
+	int rc = tf_locks_flock(t->locks, path, fh_of(fi), fi->lock_owner, op);
+
+	return rc == -EAGAIN || rc == -EINTR || rc == -EINVAL ? rc : rc ? fail(fs, rc) : 0;
+}
+
+/* TESSERA_FUSE_DEADLOCK_MS, or the default (fuse_locks.h). */
+static uint32_t deadlock_ms(void)
+{
+	const char *v = getenv("TESSERA_FUSE_DEADLOCK_MS");
+	char *end;
+	unsigned long ms = v ? strtoul(v, &end, 10) : 0;
+
+	return v && *v && !*end && ms > 0 && ms <= UINT32_MAX ? (uint32_t)ms : TF_DEADLOCK_MS;
+}
+
 static const struct fuse_operations ops = {
 	.init = op_init,
 	.destroy = op_destroy,
@@ -1343,6 +1442,8 @@ static const struct fuse_operations ops = {
 	.getxattr = op_getxattr,
 	.listxattr = op_listxattr,
 	.removexattr = op_removexattr,
+	.lock = op_lock,
+	.flock = op_flock,
 };
 
 /* ---------------------------------------------------------------- main */
@@ -1723,6 +1824,9 @@ static int mount_and_serve(struct fuse_args *args, const struct fuse_cmdline_opt
 	/* the kernel follows symbolic links itself: a path's last component
 	 * is always the link */
 	tessera_follow_links(t->fs, TESSERA_NOFOLLOW);
+	if (tf_locks_create(t->fs, deadlock_ms(), opts->singlethread ? TF_CACHE_KEEP : TF_CACHE_DROP,
+			    &t->locks))
+		goto out_unmount;
 	if (catch_stop_signals(fuse) != 0)
 		goto out_unmount;
 	rc = serve(fuse, opts, t->threads);
@@ -1733,6 +1837,7 @@ out_destroy:
 	/* fuse_destroy still unlinks the .fuse_hidden files of files that
 	 * were open at unmount, through op_unlink: disconnect after it. */
 	fuse_destroy(fuse);
+	tf_locks_destroy(t->locks);
 	if (t->fs)
 		tessera_disconnect(t->fs);
 	return rc;

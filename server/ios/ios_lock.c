@@ -612,6 +612,37 @@ static int refuse_or_pending(struct ios_locks *lk, struct srv_req *req,
 	return 0;
 }
 
+/* A record lock's share of this object: one run of object bytes, which
+ * may cross strips (see LockAcquireRequest.object_range). Its logical
+ * offsets are its object offsets: it is taken whole or not at all, never
+ * parked, so its answers only say whether it holds everything. */
+static int refuse_or_add_object_range(struct srv_req *req, const Tessera__LockAcquireRequest *m,
+				      struct lk_pending *p)
+{
+	uint64_t off, len;
+
+	if (!m->group || m->blocking || m->view || m->more || m->lock_id ||
+	    m->n_offsets != 1 || m->n_lengths != 1) {
+		srv_reply_error(req, -EINVAL, "lock " OBJ ": a record lock (object range) has a "
+				"group, one region in one message, no view, and is taken "
+				"nonblocking", m->handle);
+		return -EINVAL;
+	}
+	off = m->offsets[0];
+	len = m->lengths[0];
+	if (!len || off + len < off) {
+		srv_reply_error(req, -EINVAL, "lock " OBJ ": record range (object offset %" PRIu64
+				", length %" PRIu64 ") is empty or overflows", m->handle, off, len);
+		return -EINVAL;
+	}
+	if (ranges_grow(p, 1)) {
+		srv_reply_error(req, -ENOMEM, "lock " OBJ ": no memory", m->handle);
+		return -ENOMEM;
+	}
+	p->ranges[p->n++] = (struct tlk_range){ off, len, off };
+	return 0;
+}
+
 /* Add the message's regions (a view, or a list) to description p. 0, or
  * the negative errno answered. */
 static int refuse_or_add_regions(struct ios_locks *lk, struct srv_req *req,
@@ -624,6 +655,8 @@ static int refuse_or_add_regions(struct ios_locks *lk, struct srv_req *req,
 				m->handle);
 		return -EINVAL;
 	}
+	if (m->object_range)
+		return refuse_or_add_object_range(req, m, p);
 	if (!m->view)
 		return refuse_or_add_list(req, m, p);
 	rc = refuse_or_add_view(lk->ios, req, m, p);
@@ -651,8 +684,8 @@ static int refuse_or_create(struct ios_locks *lk, struct srv_req *req,
 				lk->ios->index, why);
 		return rc;
 	}
-	rc = tlk_request_create(lk->table, m->handle, m->session, (enum tlk_mode)p->mode,
-				p->ranges, p->n, lock_id);
+	rc = tlk_request_create_grouped(lk->table, m->handle, m->session, m->group,
+					(enum tlk_mode)p->mode, p->ranges, p->n, lock_id);
 	if (!rc && (rc = ios_lockq_charge(lk->quota, *lock_id, m->session, req->ident.uid,
 					  bytes)))
 		tlk_release(lk->table, *lock_id); /* not counted: not kept */
@@ -848,6 +881,36 @@ void ios_do_lease(struct ios *ios, struct srv_req *req)
 		return;
 	session_renew(lk, m->session);
 	reply_answer(lk, req, 0, NULL);
+}
+
+/* F_GETLK for a record lock: the lowest lock the asked one would meet,
+ * in object bytes. Renews nothing, changes nothing. */
+void ios_do_lock_test(struct ios *ios, struct srv_req *req)
+{
+	struct ios_locks *lk = ios->locks;
+	const Tessera__LockTestRequest *m = (const Tessera__LockTestRequest *)req->msg;
+	Tessera__LockTestReply rep = TESSERA__LOCK_TEST_REPLY__INIT;
+	struct tlk_conflict cf;
+	int rc;
+
+	if (refuse_foreign_session(lk, req, m->session, "lock test"))
+		return;
+	rc = tlk_test(lk->table, m->handle, m->session, m->group, (enum tlk_mode)m->mode,
+		      m->offset, m->length, &cf);
+	if (rc) {
+		srv_reply_error(req, rc, "lock test on " OBJ " on storage daemon %u: mode %u, "
+				"object offset %" PRIu64 ", length %" PRIu64 ": the mode is "
+				"neither read (1) nor write (2), or the range is empty or "
+				"overflows", m->handle, lk->ios->index, m->mode, m->offset,
+				m->length);
+		return;
+	}
+	if (cf.found) {
+		rep.mode = (uint32_t)cf.mode;
+		rep.offset = cf.start;
+		rep.length = cf.end - cf.start;
+	}
+	srv_reply(req, &rep.base, NULL, 0);
 }
 
 /* ------------------------------------------------------------ fencing */

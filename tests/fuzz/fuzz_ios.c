@@ -37,7 +37,8 @@ static const unsigned list_ops[] = { TP_OP_LIST_WRITE, TP_OP_LIST_READ, TP_OP_WR
 				     TP_OP_GETSIZE, TP_OP_TRUNCATE };
 #elif defined(FUZZ_IOS_LOCK)
 static const unsigned list_ops[] = { TP_OP_LOCK_ACQUIRE, TP_OP_LOCK_RELEASE, TP_OP_LEASE,
-				     TP_OP_DTYPE_WRITE, TP_OP_LIST_WRITE, TP_OP_WRITE };
+				     TP_OP_DTYPE_WRITE, TP_OP_LIST_WRITE, TP_OP_WRITE,
+				     TP_OP_LOCK_TEST };
 #endif
 
 /* The opcodes a record chooses from: the list above, or every opcode the

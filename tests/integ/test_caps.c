@@ -159,6 +159,17 @@ static int attempt(struct raw *raw, unsigned op, uint64_t h, char *err, size_t e
 		m.handle = h;
 		return raw_request(raw, op, &m.base, NULL, 0, err, errlen);
 	}
+	case TP_OP_LOCK_TEST: {
+		Tessera__LockTestRequest m = TESSERA__LOCK_TEST_REQUEST__INIT;
+
+		m.session = 77;
+		m.handle = h;
+		m.mode = 2;
+		m.group = 5;
+		m.offset = off;
+		m.length = len;
+		return raw_request(raw, op, &m.base, NULL, 0, err, errlen);
+	}
 	case TP_OP_LEASE: {
 		Tessera__LeaseRequest m = TESSERA__LEASE_REQUEST__INIT;
 
@@ -178,7 +189,7 @@ static int attempt(struct raw *raw, unsigned op, uint64_t h, char *err, size_t e
 static const unsigned every_op[] = {
 	TP_OP_READ, TP_OP_WRITE, TP_OP_TRUNCATE, TP_OP_GETSIZE, TP_OP_SYNC, TP_OP_REMOVE,
 	TP_OP_LIST_WRITE, TP_OP_LIST_READ, TP_OP_FETCH_ADD, TP_OP_LOCK_ACQUIRE,
-	TP_OP_LOCK_RELEASE, TP_OP_LEASE, TP_OP_OBJECT_LIST,
+	TP_OP_LOCK_RELEASE, TP_OP_LEASE, TP_OP_OBJECT_LIST, TP_OP_LOCK_TEST,
 };
 #define N_OPS (sizeof(every_op) / sizeof(every_op[0]))
 

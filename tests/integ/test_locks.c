@@ -543,6 +543,135 @@ static void test_daemon_restarted(void **state)
 	tessera_close(f);
 }
 
+/* ------------------------------------------------------------ record locks */
+
+/* Record locks (tessera_lock_record): one owner never conflicts with
+ * itself, other owners and other connections do, across strips and to
+ * the end of the file; they meet byte-range locks both ways; the
+ * library refuses nonsense. */
+static void test_record_locks(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *fs2 = connect_more(c);
+	tessera_file *fa = open_file(c->fs, "/record"), *fb = open_file(fs2, "/record");
+	tessera_lock *a, *all, *x, *lib;
+	struct tessera_lock_conflict cf;
+
+	/* [100, 50000) crosses 12 strips on 4 objects */
+	CHECK(c->fs, tessera_lock_record(fa, TESSERA_LOCK_WRITE, 7, 100, 50000, &a));
+	CHECK(c->fs, tessera_lock_record(fa, TESSERA_LOCK_WRITE, 7, 0, TESSERA_RECORD_END, &all));
+	assert_int_equal(tessera_lock_record(fa, TESSERA_LOCK_READ, 8, 49999, 50000, &x), -EAGAIN);
+	assert_non_null(strstr(tessera_errmsg(c->fs), "conflicting"));
+	assert_int_equal(tessera_lock_record(fb, TESSERA_LOCK_READ, 7, 1u << 30, (1u << 30) + 1,
+					     &x), -EAGAIN);
+	CHECK(c->fs, tessera_unlock(all));
+	/* F_GETLK: the lowest conflicting lock, its mode and range; not one's own */
+	CHECK(fs2, tessera_lock_record_test(fb, TESSERA_LOCK_READ, 9, 0, TESSERA_RECORD_END, &cf));
+	assert_int_equal(cf.mode, TESSERA_LOCK_WRITE);
+	assert_int_equal(cf.start, 100);
+	assert_int_equal(cf.end, 50000);
+	CHECK(c->fs, tessera_lock_record_test(fa, TESSERA_LOCK_WRITE, 7, 0, 1u << 20, &cf));
+	assert_int_equal(cf.mode, 0);
+	CHECK(c->fs, tessera_lock_record_test(fa, TESSERA_LOCK_WRITE, 8, 50000, 60000, &cf));
+	assert_int_equal(cf.mode, 0);
+	assert_int_equal(tessera_lock_record_test(fa, TESSERA_LOCK_WRITE, 8, 5, 5, &cf), -EINVAL);
+	CHECK(fs2, tessera_lock_record(fb, TESSERA_LOCK_WRITE, 7, 50000, 60000, &x));
+	CHECK(fs2, tessera_unlock(x));
+	CHECK(fs2, tessera_lock_record(fb, TESSERA_LOCK_READ, 9, 0, 100, &x));
+	CHECK(fs2, tessera_unlock(x));
+	assert_int_equal(tessera_lock_record(fb, TESSERA_LOCK_READ, 9, 99, 101, &x), -EAGAIN);
+	/* the reserved bytes are apart from every file offset */
+	CHECK(fs2, tessera_lock_record(fb, TESSERA_LOCK_WRITE, 9, TESSERA_RECORD_FLOCK,
+				       TESSERA_RECORD_APPEND + 1, &x));
+	CHECK(fs2, tessera_unlock(x));
+	/* byte-range locks, both ways */
+	CHECK(fs2, tessera_lock_range(fb, TESSERA_LOCK_WRITE, 60000, 100, TESSERA_LOCK_ONE_TRY,
+				      &lib));
+	assert_int_equal(tessera_lock_record(fa, TESSERA_LOCK_READ, 7, 60099, 60100, &x), -EAGAIN);
+	CHECK(fs2, tessera_unlock(lib));
+	CHECK(c->fs, tessera_lock_record(fa, TESSERA_LOCK_READ, 7, 60099, 60100, &x));
+	CHECK(c->fs, tessera_unlock(x));
+	CHECK(c->fs, tessera_unlock(a));
+	CHECK(fs2, tessera_lock_range(fb, TESSERA_LOCK_WRITE, 0, FILE_SPAN, TESSERA_LOCK_ONE_TRY,
+				      &lib));
+	CHECK(fs2, tessera_unlock(lib));
+	/* nonsense */
+	assert_int_equal(tessera_lock_record(fa, TESSERA_LOCK_READ, 0, 0, 1, &x), -EINVAL);
+	assert_int_equal(tessera_lock_record(fa, TESSERA_LOCK_READ, 7, 5, 5, &x), -EINVAL);
+	assert_int_equal(tessera_lock_record(fa, TESSERA_LOCK_READ, 7, 0, TESSERA_RECORD_APPEND + 2,
+					     &x), -EINVAL);
+	assert_int_equal(tessera_lock_record(fa, 3, 7, 0, 1, &x), -EINVAL);
+	tessera_close(fa);
+	tessera_close(fb);
+	tessera_disconnect(fs2);
+}
+
+/* Appenders on two connections, 2 threads each: every 100-byte record
+ * whole, none lost, at the offsets tessera_append reported. */
+#define APPENDS 150
+#define RECORD 100
+
+struct appender {
+	tessera_fs *fs;
+	tessera_file *f;
+	char tag;
+	uint64_t offs[APPENDS];
+	int rc;
+};
+
+static void *appender_main(void *arg)
+{
+	struct appender *ap = arg;
+	char rec[RECORD];
+
+	memset(rec, ap->tag, sizeof(rec));
+	for (int i = 0; i < APPENDS && !ap->rc; i++)
+		ap->rc = tessera_append(ap->f, rec, sizeof(rec), &ap->offs[i]);
+	return NULL;
+}
+
+static void test_append(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *fs2 = connect_more(c);
+	struct appender ap[4];
+	pthread_t th[4];
+	static char data[4 * APPENDS * RECORD];
+	int counts[4] = { 0 };
+	tessera_file *ro;
+	uint64_t off;
+
+	for (int i = 0; i < 4; i++) {
+		ap[i] = (struct appender){ .fs = i < 2 ? c->fs : fs2, .tag = (char)('a' + i) };
+		ap[i].f = open_file(ap[i].fs, "/appended");
+		assert_int_equal(pthread_create(&th[i], NULL, appender_main, &ap[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		CHECK(ap[i].fs, ap[i].rc);
+	}
+	assert_int_equal(tessera_pread(ap[0].f, data, sizeof(data), 0), sizeof(data));
+	for (size_t r = 0; r < 4 * APPENDS; r++) {
+		char t = data[r * RECORD];
+
+		assert_true(t >= 'a' && t <= 'd');
+		for (size_t k = 1; k < RECORD; k++)
+			assert_int_equal(data[r * RECORD + k], t);
+		counts[t - 'a']++;
+	}
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(counts[i], APPENDS);
+		for (int k = 0; k < APPENDS; k++)
+			assert_int_equal(data[ap[i].offs[k]], ap[i].tag);
+		tessera_close(ap[i].f);
+	}
+	/* read-only: refused */
+	CHECK(c->fs, tessera_open(c->fs, "/appended", O_RDONLY, 0, NULL, &ro));
+	assert_int_equal(tessera_append(ro, "x", 1, &off), -EBADF);
+	tessera_close(ro);
+	tessera_disconnect(fs2);
+}
+
 /* ------------------------------------------------------------ malformed */
 
 static int raw_lock(struct raw *raw, unsigned op, const ProtobufCMessage *m, char *msg,
@@ -574,18 +703,27 @@ struct malformed_acquire {
 	uint32_t mode, slot, count;
 	size_t n_offsets, n_lengths;
 	uint64_t offs[3], lens[3];
+	uint64_t group;       /* record locks (LockAcquireRequest.group) */
+	int object_range, blocking;
 };
 
 static const struct malformed_acquire malformed_acquires[] = {
-	{ "no session", "no session", -EINVAL, 0, 2, 0, 4, 1, 1, { 0 }, { 8 } },
-	{ "bad mode", "neither read", -EINVAL, 9, 7, 0, 4, 1, 1, { 0 }, { 8 } },
-	{ "bad slot", "bad layout", -EINVAL, 9, 2, 5, 4, 1, 1, { 0 }, { 8 } },
-	{ "unsorted", "ascend", -EINVAL, 9, 2, 0, 4, 2, 2, { 100, 50 }, { 8, 8 } },
-	{ "overlap", "ascend", -EINVAL, 9, 2, 0, 4, 2, 2, { 0, 4 }, { 8, 8 } },
-	{ "empty", "empty", -EINVAL, 9, 2, 0, 4, 1, 1, { 0 }, { 0 } },
-	{ "overflow", "overflows", -EINVAL, 9, 2, 0, 4, 1, 1, { UINT64_MAX - 2 }, { 8 } },
-	{ "other slot", "slot", -EINVAL, 9, 2, 0, 4, 1, 1, { STRIP }, { 8 } },
-	{ "mismatch", "offsets but", -EINVAL, 9, 2, 0, 4, 2, 1, { 0, 64 }, { 8 } },
+	{ "no session", "no session", -EINVAL, 0, 2, 0, 4, 1, 1, { 0 }, { 8 }, 0, 0, 0 },
+	{ "bad mode", "neither read", -EINVAL, 9, 7, 0, 4, 1, 1, { 0 }, { 8 }, 0, 0, 0 },
+	{ "bad slot", "bad layout", -EINVAL, 9, 2, 5, 4, 1, 1, { 0 }, { 8 }, 0, 0, 0 },
+	{ "unsorted", "ascend", -EINVAL, 9, 2, 0, 4, 2, 2, { 100, 50 }, { 8, 8 }, 0, 0, 0 },
+	{ "overlap", "ascend", -EINVAL, 9, 2, 0, 4, 2, 2, { 0, 4 }, { 8, 8 }, 0, 0, 0 },
+	{ "empty", "empty", -EINVAL, 9, 2, 0, 4, 1, 1, { 0 }, { 0 }, 0, 0, 0 },
+	{ "overflow", "overflows", -EINVAL, 9, 2, 0, 4, 1, 1, { UINT64_MAX - 2 }, { 8 }, 0, 0, 0 },
+	{ "other slot", "slot", -EINVAL, 9, 2, 0, 4, 1, 1, { STRIP }, { 8 }, 0, 0, 0 },
+	{ "mismatch", "offsets but", -EINVAL, 9, 2, 0, 4, 2, 1, { 0, 64 }, { 8 }, 0, 0, 0 },
+	/* record locks: one object range, in a group, nonblocking */
+	{ "rec nogroup", "record lock", -EINVAL, 9, 2, 0, 4, 1, 1, { 0 }, { 8 }, 0, 1, 0 },
+	{ "rec block", "nonblocking", -EINVAL, 9, 2, 0, 4, 1, 1, { 0 }, { 8 }, 5, 1, 1 },
+	{ "rec 2 runs", "one region", -EINVAL, 9, 2, 0, 4, 2, 2, { 0, 100 }, { 8, 8 }, 5, 1, 0 },
+	{ "rec empty", "empty or overflows", -EINVAL, 9, 2, 0, 4, 1, 1, { 0 }, { 0 }, 5, 1, 0 },
+	{ "rec wraps", "empty or overflows", -EINVAL, 9, 2, 0, 4, 1, 1, { UINT64_MAX - 2 }, { 8 },
+	  5, 1, 0 },
 };
 
 static void check_malformed_acquires(struct raw *raw, uint64_t handle)
@@ -607,10 +745,37 @@ static void check_malformed_acquires(struct raw *raw, uint64_t handle)
 		m.offsets = k.offs;
 		m.n_lengths = k.n_lengths;
 		m.lengths = k.lens;
+		m.group = k.group;
+		m.object_range = k.object_range;
+		m.blocking = k.blocking;
 		rc = raw_lock(raw, TP_OP_LOCK_ACQUIRE, &m.base, msg, sizeof(msg), NULL);
 		print_message("%-10s -> %s\n", k.what, msg);
 		assert_int_equal(rc, k.expect);
 		assert_non_null(strstr(msg, k.words));
+	}
+}
+
+/* LOCK_TEST: a mode that is neither, an empty or wrapping range. */
+static void check_malformed_tests(struct raw *raw, uint64_t handle)
+{
+	static const struct { uint32_t mode; uint64_t off, len; } bad[] = {
+		{ 7, 0, 8 }, { 2, 0, 0 }, { 2, UINT64_MAX - 2, 8 },
+	};
+	char msg[512];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		Tessera__LockTestRequest m = TESSERA__LOCK_TEST_REQUEST__INIT;
+
+		m.session = 9;
+		m.handle = handle;
+		m.mode = bad[i].mode;
+		m.group = 5;
+		m.offset = bad[i].off;
+		m.length = bad[i].len;
+		assert_int_equal(raw_lock(raw, TP_OP_LOCK_TEST, &m.base, msg, sizeof(msg), NULL),
+				 -EINVAL);
+		print_message("test %zu     -> %s\n", i, msg);
+		assert_non_null(strstr(msg, "lock test"));
 	}
 }
 
@@ -751,6 +916,7 @@ static void test_malformed(void **state)
 
 	raw.cap = cap;
 	check_malformed_acquires(&raw, l.handles[0]);
+	check_malformed_tests(&raw, l.handles[0]);
 	check_huge_view(&raw, l.handles[0]);
 	check_raw_lock_lifecycle(&raw, l.handles[0]);
 	tnet_close(raw.net);
@@ -840,6 +1006,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_conflicts, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_lock_messages, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_malformed, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_record_locks, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_append, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_pending_bound, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_client_killed, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_restarted, setup, cluster_teardown),

@@ -290,6 +290,7 @@ static void test_foreign_lock_release(void **state)
 	Tessera__LockAcquireRequest acq = TESSERA__LOCK_ACQUIRE_REQUEST__INIT;
 	Tessera__LockReleaseRequest rel = TESSERA__LOCK_RELEASE_REQUEST__INIT;
 	Tessera__LeaseRequest lease = TESSERA__LEASE_REQUEST__INIT;
+	Tessera__LockTestRequest test = TESSERA__LOCK_TEST_REQUEST__INIT;
 	Tessera__Capability *roots, *nobodys;
 	Tessera__LockReply *rep = NULL;
 	const uint64_t owner = 0x5ec2e7c0ffee1234ull; /* "from the log" */
@@ -348,6 +349,17 @@ static void test_foreign_lock_release(void **state)
 	off = 4096;
 	assert_int_equal(raw_lock_msg(&att, TP_OP_LOCK_ACQUIRE, &acq.base, msg, sizeof(msg), NULL),
 			 -EACCES);
+	/* nor may it ask, under root's id, which locks stand in its way */
+	test.session = owner;
+	test.handle = l.handles[0];
+	test.cap = nobodys;
+	test.mode = TESSERA__LOCK_MODE__LOCK_READ;
+	test.group = 1;
+	test.length = 16;
+	assert_int_equal(raw_lock_msg(&att, TP_OP_LOCK_TEST, &test.base, msg, sizeof(msg), NULL),
+			 -EACCES);
+	print_message("test as root's  -> %s\n", msg);
+	assert_non_null(strstr(msg, "another user"));
 
 	/* still root's: its own release works (once) */
 	rel.cap = roots;

@@ -69,6 +69,7 @@ static const struct {
 	{ TP_OP_LOCK_ACQUIRE, TP_CAP_READ | TP_CAP_WRITE, 1 },
 	{ TP_OP_LOCK_RELEASE, TP_CAP_READ | TP_CAP_WRITE, 1 },
 	{ TP_OP_LEASE, TP_CAP_READ | TP_CAP_WRITE, 0 },
+	{ TP_OP_LOCK_TEST, TP_CAP_READ | TP_CAP_WRITE, 1 },
 };
 
 static int served_by_ios(const struct row *r)
