@@ -140,7 +140,7 @@ static inline struct tc_session *tc_session_of(tessera_fs *fs, int server)
 
 struct tessera_file {
 	tessera_fs *fs;
-	char path[4096];
+	char path[TP_PATH_MAX + 1];
 	int flags;
 	uint64_t handle;
 	uint32_t list_batch;           /* regions per list round, 0: config's */

@@ -124,7 +124,7 @@ static int plain_call(tessera_fs *fs, unsigned opcode, ProtobufCMessage *msg,
 }
 
 #define MAP(fs, in, out)                                         \
-	char out[4096];                                          \
+	char out[TP_PATH_MAX + 1];                               \
 	do {                                                     \
 		int map_rc = tessera_map_path(fs, in, out, sizeof(out)); \
 		if (map_rc)                                      \
@@ -330,7 +330,7 @@ int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
 		 const struct tessera_layout *layout, tessera_file **out)
 {
 	Tessera__AttrReply *rep = NULL;
-	char path[4096];
+	char path[TP_PATH_MAX + 1];
 	int rc;
 
 	rc = tessera_map_path(fs, upath, path, sizeof(path));

@@ -58,7 +58,7 @@ int tessera_open_shared(tessera_fs *fs, const char *upath, const struct tessera_
 			int flags, tessera_file **out)
 {
 	const struct tessera_layout *l = &share->layout;
-	char path[4096];
+	char path[TP_PATH_MAX + 1];
 	tessera_file *f;
 	int rc, enough;
 

@@ -19,7 +19,7 @@ struct xattr_call {
 	Tessera__XattrRequest m;
 	Tessera__Cred cred;
 	uint32_t gids[TESSERA_MAX_GROUPS];
-	char path[4096];
+	char path[TP_PATH_MAX + 1];
 	char label[4400];     /* "getxattr /a user.x" */
 };
 

@@ -206,6 +206,10 @@ _Static_assert(TP_CAP_MAX_HANDLES >= TP_MAX_STRIPE && TP_CAP_MAX_HANDLES >= TP_M
  * daemon's dispatch table is a plain array indexed by opcode. */
 #define TP_OP_LIMIT 64
 
+/* The longest Tessera path, in bytes without its NUL (the metadata
+ * daemon's limit; a buffer holding one is TP_PATH_MAX + 1). */
+#define TP_PATH_MAX 4096
+
 enum tp_opcode {
 #define TP_ENUM(name, num, req, rep, who, right) TP_OP_##name = num,
 	TP_OPCODES(TP_ENUM)

@@ -54,7 +54,7 @@
 #define MDS_HANDLE_BLOCK 4096            /* counters reserved per sync write */
 #define MDS_COUNTER_MAX ((UINT64_C(1) << 48) - 1)
 #define MDS_NAME_MAX 255
-#define MDS_PATH_MAX 4096
+#define MDS_PATH_MAX TP_PATH_MAX
 #define MDS_ERRMSG_LEN 512
 
 #define MDS_KEY_ATTR 'A'
