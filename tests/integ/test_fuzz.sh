@@ -15,7 +15,7 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${TESSERA_BUILD:-$top/build}
 out=$build/fuzz
-secs=${FUZZ_SECONDS:-20}
+secs=${FUZZ_SECONDS:-12}
 all="fuzz_dataloop_decode fuzz_frame fuzz_ios fuzz_ios_list fuzz_ios_lock fuzz_mds
      fuzz_lockmgr fuzz_client_reply fuzz_seal"
 targets=${FUZZ_TARGETS:-$all}

@@ -4,5 +4,5 @@
 # the rebuilt libmpich.so.12 (make mpich). Skipped, saying why, where
 # MPICH or the library is missing.
 # a shorter run than Open MPI's in make check (the same checks, fewer rounds)
-TESSERA_ATOMIC_REPS=${TESSERA_ATOMIC_REPS:-5} TESSERA_SERIAL_ROUNDS=${TESSERA_SERIAL_ROUNDS:-5} \
+TESSERA_ATOMIC_REPS=${TESSERA_ATOMIC_REPS:-3} TESSERA_SERIAL_ROUNDS=${TESSERA_SERIAL_ROUNDS:-3} \
 	TESSERA_MPI=mpich exec bash "$(dirname "$0")/../test_mpi_atomic.sh"
