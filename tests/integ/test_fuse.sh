@@ -12,143 +12,13 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 B=${TESSERA_BUILD:-$top/build}
 BIN=$B/bin
 
-skip() {
-	echo "[==========] 0 test(s) run."
-	echo "[  PASSED  ] 0 test(s)."
-	echo "[  SKIPPED ] 1 test(s), listed below:"
-	echo "[  SKIPPED ] fuse: $1"
-	exit 0
-}
-
-[ -c /dev/fuse ] || skip "/dev/fuse is missing"
-{ exec 3<>/dev/fuse; } 2>/dev/null || skip "/dev/fuse cannot be opened"
-exec 3>&-
-[ "$(id -u)" -eq 0 ] || skip "needs root (allow_other, setpriv)"
-command -v fusermount3 >/dev/null || skip "fusermount3 is not installed"
-for p in tessera-fuse tessera-mds tessera-ios; do
-	[ -x "$BIN/$p" ] || skip "$BIN/$p is not built"
-done
-
-D=$(mktemp -d /tmp/tessera-fuse.XXXXXX)
-chmod 0755 "$D"   # uid 65534 must reach the mount for the EACCES test
-CONF=$D/tessera.conf
+SUITE=fuse
+N_IOS=4
+HARNESS_NEEDS="fio setpriv python3 getfattr setfattr rsync"
+. "$top/tests/integ/fuse_harness.sh"
 M1=$D/mnt1
 M2=$D/mnt2
 M3=$D/mnt3   # long attribute and name caches (close_to_open)
-declare -A DAEMON_ARGS   # name -> arguments, for restarts
-FUSE_PIDS=()
-N_IOS=4
-
-cleanup() {
-	[ -f "$D/tl/var/tessera.conf" ] && "$top/deploy/tessera-local" --dir "$D/tl/var" down >/dev/null 2>&1
-	for m in "$M1" "$M2" "$M3" "$D/msig" "$D/tl/mnt"; do
-		mountpoint -q "$m" 2>/dev/null && { fusermount3 -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; }
-	done
-	for p in "${FUSE_PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for f in "$D"/*.pid; do
-		[ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
-	done
-	for p in $(jobs -p); do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	if [ -n "${TESSERA_KEEP:-}" ]; then echo "kept $D"; else rm -rf "$D"; fi
-}
-trap cleanup EXIT
-
-free_port() {
-	python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'
-}
-
-. "$top/tests/integ/munged.sh"
-munged_start "$D" || exit 1   # stopped through its pid file, as the daemons
-{
-	echo "provider = tcp;ofi_rxm"
-	echo "mds = 127.0.0.1:$(free_port)"
-	for ((i = 0; i < N_IOS; i++)); do echo "ios = 127.0.0.1:$(free_port)"; done
-	echo "timeout_ms = 5000"
-	echo "munge_socket = $MUNGE_SOCK"
-	echo "key_file = $D/tessera.key"
-} >"$CONF"
-(umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$D/tessera.key")
-
-# start NAME PROGRAM ARGS...: run a daemon, wait for its pid file.
-start() {
-	local name=$1 prog=$2
-	shift 2
-	DAEMON_ARGS[$name]="$prog $*"
-	rm -f "$D/$name.pid"
-	# the daemons refuse a log that group or others can read
-	(umask 077 && touch "$D/$name.log")
-	"$BIN/$prog" "$@" -p "$D/$name.pid" >>"$D/$name.log" 2>&1 &
-	disown $!   # killed through its pid file; no "Killed" notices
-	for ((t = 0; t < 100; t++)); do
-		[ -s "$D/$name.pid" ] && return 0
-		sleep 0.1
-	done
-	echo "$name did not write its pid file:"; cat "$D/$name.log"
-	return 1
-}
-restart() {
-	local name=$1
-	set -- ${DAEMON_ARGS[$name]}
-	start "$name" "$@"
-}
-start_cluster() {
-	mkdir -p -m 700 "$D/mds" && start mds tessera-mds -c "$CONF" -d "$D/mds" || return 1
-	for ((i = 0; i < N_IOS; i++)); do
-		# no mkdir: a storage daemon makes a new store where its directory
-		# did not exist (an existing empty one would be a lost disk)
-		start "ios$i" tessera-ios -c "$CONF" -d "$D/ios$i" -i "$i" || return 1
-	done
-}
-
-# mount_fs DIR [options]: tessera-fuse in the foreground (so we hold its
-# pid), wait until the mount shows.
-mount_fs() {
-	local dir=$1
-	shift
-	mkdir -p "$dir"
-	"$BIN/tessera-fuse" -c "$CONF" "$dir" -f -o allow_other "$@" \
-		>>"$D/fuse-$(basename "$dir").log" 2>&1 &
-	FUSE_PIDS+=($!)
-	for ((t = 0; t < 150; t++)); do
-		mountpoint -q "$dir" && return 0
-		kill -0 $! 2>/dev/null || break
-		sleep 0.1
-	done
-	echo "mount on $dir did not come up:"; cat "$D/fuse-$(basename "$dir").log"
-	return 1
-}
-
-# ------------------------------------------------------------ the runner
-run=0 passed=0
-failed=()
-# check NAME FUNCTION: run FUNCTION in a subshell under set -e.
-# check_here NAME FUNCTION: run it in this shell (it starts the daemons and
-# mounts whose pids the EXIT trap needs), so it must check its own steps.
-check() {
-	local name=$1 out=$D/out.$1 rc
-	shift
-	echo "[ RUN      ] $name"
-	run=$((run + 1))
-	if [ "$name" = "$HERE" ]; then
-		"$@" >"$out" 2>&1
-	else
-		( set -e; "$@" ) >"$out" 2>&1
-	fi
-	rc=$?
-	if [ $rc -eq 0 ]; then
-		echo "[       OK ] $name"
-		passed=$((passed + 1))
-	else
-		sed 's/^/    /' "$out"
-		echo "    (exit status $rc)"
-		echo "[  FAILED  ] $name"
-		failed+=("$name")
-	fi
-}
-HERE=
-check_here() { HERE=$1; check "$@"; HERE=; }
-die() { echo "$*"; exit 1; }
 
 # -------------------------------------------------------------- the tests
 
@@ -1024,16 +894,4 @@ if [ ${#failed[@]} -eq 0 ]; then
 	check unmount t_unmount
 fi
 
-if [ ${#failed[@]} -ne 0 ]; then
-	for f in "$D"/fuse-*.log; do
-		[ -f "$f" ] && { echo "--- $(basename "$f") (last 30 lines)"; tail -n 30 "$f"; }
-	done
-fi
-echo "[==========] $run test(s) run."
-echo "[  PASSED  ] $passed test(s)."
-if [ ${#failed[@]} -ne 0 ]; then
-	echo "[  FAILED  ] ${#failed[@]} test(s), listed below:"
-	for f in "${failed[@]}"; do echo "[  FAILED  ] $f"; done
-	exit 1
-fi
-exit 0
+checks_finish

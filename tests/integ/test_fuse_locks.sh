@@ -13,128 +13,18 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 B=${TESSERA_BUILD:-$top/build}
 BIN=$B/bin
 
-skip() {
-	echo "[==========] 0 test(s) run."
-	echo "[  PASSED  ] 0 test(s)."
-	echo "[  SKIPPED ] 1 test(s), listed below:"
-	echo "[  SKIPPED ] fuse_locks: $1"
-	exit 0
-}
-
-[ -c /dev/fuse ] || skip "/dev/fuse is missing"
-{ exec 3<>/dev/fuse; } 2>/dev/null || skip "/dev/fuse cannot be opened"
-exec 3>&-
-[ "$(id -u)" -eq 0 ] || skip "needs root (allow_other, setpriv)"
-command -v fusermount3 >/dev/null || skip "fusermount3 is not installed"
-command -v flock >/dev/null || skip "flock(1) is not installed"
-for p in tessera-fuse tessera-mds tessera-ios tessera-lock-tool; do
-	[ -x "$BIN/$p" ] || skip "$BIN/$p is not built"
-done
-
-D=$(mktemp -d /tmp/tessera-fuse.XXXXXX)
-
-D=$(mktemp -d /tmp/tessera-fuse-locks.XXXXXX)
-CONF=$D/tessera.conf
+SUITE=fuse_locks
+N_IOS=4
+LEASE_MS=2000
+HARNESS_NEEDS="tessera-lock-tool flock python3 setpriv"
+HARNESS_CONF="lock_lease_ms = $LEASE_MS"
+. "$top/tests/integ/fuse_harness.sh"
 M1=$D/mnt1
 M2=$D/mnt2
 FT="python3 $top/tests/integ/fcntl_tool.py"
 LT="$BIN/tessera-lock-tool $CONF"
 LINES=${TESSERA_APPEND_LINES:-2000}
-declare -A MOUNT_PID   # mount point -> its tessera-fuse
-N_IOS=4
-LEASE_MS=2000
-
-cleanup() {
-	for m in "$M1" "$M2"; do
-		mountpoint -q "$m" 2>/dev/null && { fusermount3 -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; }
-	done
-	for p in "${MOUNT_PID[@]}"; do kill "$p" 2>/dev/null; done
-	for f in "$D"/*.pid; do
-		[ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
-	done
-	for p in $(jobs -p); do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	if [ -n "${TESSERA_KEEP:-}" ]; then echo "kept $D"; else rm -rf "$D"; fi
-}
-trap cleanup EXIT
-
-free_port() {
-	python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'
-}
-
-. "$top/tests/integ/munged.sh"
-munged_start "$D" || exit 1
-{
-	echo "provider = tcp;ofi_rxm"
-	echo "mds = 127.0.0.1:$(free_port)"
-	for ((i = 0; i < N_IOS; i++)); do echo "ios = 127.0.0.1:$(free_port)"; done
-	echo "timeout_ms = 5000"
-	echo "lock_lease_ms = $LEASE_MS"
-	echo "munge_socket = $MUNGE_SOCK"
-	echo "key_file = $D/tessera.key"
-} >"$CONF"
-(umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$D/tessera.key")
-
-start() {
-	local name=$1 prog=$2
-	shift 2
-	rm -f "$D/$name.pid"
-	(umask 077 && touch "$D/$name.log")
-	"$BIN/$prog" "$@" -p "$D/$name.pid" >>"$D/$name.log" 2>&1 &
-	disown $!
-	for ((t = 0; t < 100; t++)); do
-		[ -s "$D/$name.pid" ] && return 0
-		sleep 0.1
-	done
-	echo "$name did not write its pid file:"; cat "$D/$name.log"
-	return 1
-}
-
-# mount_fs DIR: tessera-fuse in the foreground (its pid kept), a short
-# deadlock bound for the deadlock test.
-mount_fs() {
-	local dir=$1
-	mkdir -p "$dir"
-	TESSERA_FUSE_DEADLOCK_MS=3000 "$BIN/tessera-fuse" -c "$CONF" "$dir" -f -o allow_other \
-		>>"$D/fuse-$(basename "$dir").log" 2>&1 &
-	MOUNT_PID[$dir]=$!
-	disown $!   # killed through MOUNT_PID; no "Killed" notices
-	for ((t = 0; t < 150; t++)); do
-		mountpoint -q "$dir" && return 0
-		kill -0 $! 2>/dev/null || break
-		sleep 0.1
-	done
-	echo "mount on $dir did not come up:"; cat "$D/fuse-$(basename "$dir").log"
-	return 1
-}
-
-# ------------------------------------------------------------ the runner
-run=0 passed=0
-failed=()
-check() {
-	local name=$1 out=$D/out.$1 rc
-	shift
-	echo "[ RUN      ] $name"
-	run=$((run + 1))
-	if [ "$name" = "$HERE" ]; then
-		"$@" >"$out" 2>&1
-	else
-		( set -e; "$@" ) >"$out" 2>&1
-	fi
-	rc=$?
-	if [ $rc -eq 0 ]; then
-		echo "[       OK ] $name"
-		passed=$((passed + 1))
-	else
-		sed 's/^/    /' "$out"
-		echo "    (exit status $rc)"
-		echo "[  FAILED  ] $name"
-		failed+=("$name")
-	fi
-}
-HERE=
-check_here() { HERE=$1; check "$@"; HERE=; }
-die() { echo "$*"; exit 1; }
+export TESSERA_FUSE_DEADLOCK_MS=3000   # the deadlock test's bound (its mounts read it)
 
 # expect WHAT GOT WANTED: the tool's output lines, joined by spaces.
 expect() {
@@ -161,11 +51,7 @@ unhold() { kill "$HOLDER" 2>/dev/null; wait "$HOLDER" 2>/dev/null || true; HOLDE
 # -------------------------------------------------------------- the tests
 
 t_cluster_and_mount() {
-	mkdir -p -m 700 "$D/mds" && start mds tessera-mds -c "$CONF" -d "$D/mds" || return 1
-	for ((i = 0; i < N_IOS; i++)); do
-		start "ios$i" tessera-ios -c "$CONF" -d "$D/ios$i" -i "$i" || return 1
-	done
-	mount_fs "$M1" && mount_fs "$M2"
+	start_cluster && mount_fs "$M1" && mount_fs "$M2"
 }
 
 # flock(2) through one mount keeps flock(2) through the other out, both
@@ -428,16 +314,4 @@ if [ ${#failed[@]} -eq 0 ]; then
 	check_here remount t_remount
 fi
 
-if [ ${#failed[@]} -ne 0 ]; then
-	for f in "$D"/fuse-*.log; do
-		[ -f "$f" ] && { echo "--- $(basename "$f") (last 30 lines)"; tail -n 30 "$f"; }
-	done
-fi
-echo "[==========] $run test(s) run."
-echo "[  PASSED  ] $passed test(s)."
-if [ ${#failed[@]} -ne 0 ]; then
-	echo "[  FAILED  ] ${#failed[@]} test(s), listed below:"
-	for f in "${failed[@]}"; do echo "[  FAILED  ] $f"; done
-	exit 1
-fi
-exit 0
+checks_finish
