@@ -77,25 +77,7 @@ if [ ! -f "$lsrc/.complete" ] && [ -n "$(find "$gone" -mmin -1440 2>/dev/null)" 
 fi
 if [ ! -f "$lsrc/.complete" ]; then
 	if ! apt-cache showsrc libfabric 2>/dev/null | grep -qx "Version: $pkgver"; then
-		# Source entries for the suites already configured for binaries
-		# (the same file build-romio.sh writes, if it has not yet).
-		sudo=""
-		[ "$(id -u)" -eq 0 ] || sudo=sudo
-		list=/etc/apt/sources.list.d/tessera-deb-src.sources
-		if [ ! -f "$list" ]; then
-			say "adding $list (deb-src for the configured suites)"
-			for f in /etc/apt/sources.list.d/*.sources; do
-				[ -f "$f" ] && [ "$f" != "$list" ] || continue
-				grep -q '^Types:.*\bdeb\b' "$f" || continue
-				sed -e 's/^Types:.*/Types: deb-src/' "$f"
-				echo
-			done | $sudo tee "$list" >/dev/null
-			if [ -f /etc/apt/sources.list ]; then
-				sed -n 's/^deb \(.*\)/deb-src \1/p' /etc/apt/sources.list |
-					$sudo tee /etc/apt/sources.list.d/tessera-deb-src.list >/dev/null
-			fi
-		fi
-		$sudo apt-get update -qq
+		bash "$(dirname "$0")/enable-deb-src.sh"
 	fi
 	rm -rf "$lsrc" "$src"/libfabric_*
 	if ! ( cd "$src" && apt-get source --download-only -qq "libfabric=$pkgver" ); then

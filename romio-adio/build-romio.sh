@@ -28,9 +28,6 @@ case $out in /*) ;; *) out=$PWD/$out ;; esac
 say() { echo "build-romio: $*"; }
 die() { echo "build-romio: $*" >&2; exit 1; }
 
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo=sudo
-
 # ---------------------------------------------------------------- inputs
 for t in mpicc ompi_info dpkg-source autoreconf libtoolize patch; do
 	command -v "$t" >/dev/null || die "$t is missing (run: make deps)"
@@ -106,22 +103,7 @@ osrc=$src/openmpi-$srcver
 mkdir -p "$src"
 if [ ! -f "$osrc/.complete" ]; then
 	if ! apt-cache showsrc openmpi 2>/dev/null | grep -x "Version: $pkgver" >/dev/null; then
-		# Source entries for the suites already configured for binaries.
-		list=/etc/apt/sources.list.d/tessera-deb-src.sources
-		if [ ! -f "$list" ]; then
-			say "adding $list (deb-src for the configured suites)"
-			for f in /etc/apt/sources.list.d/*.sources; do
-				[ -f "$f" ] && [ "$f" != "$list" ] || continue
-				grep -q '^Types:.*\bdeb\b' "$f" || continue
-				sed -e 's/^Types:.*/Types: deb-src/' "$f"
-				echo
-			done | $sudo tee "$list" >/dev/null
-			if [ -f /etc/apt/sources.list ]; then
-				sed -n 's/^deb \(.*\)/deb-src \1/p' /etc/apt/sources.list |
-					$sudo tee /etc/apt/sources.list.d/tessera-deb-src.list >/dev/null
-			fi
-		fi
-		$sudo apt-get update -qq
+		bash "$top/deploy/enable-deb-src.sh"
 	fi
 	rm -rf "$osrc" "$src"/openmpi_*
 	( cd "$src" && apt-get source --download-only -qq "openmpi=$pkgver" ) ||
