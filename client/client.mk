@@ -8,8 +8,11 @@ CL_STATIC := $(B)/lib/libtessera.a
 # The release, as the programs report it, and the shared library's names:
 # the file, the soname (what programs record), the link-time name. While
 # the major version is 0 each minor release may change the ABI (0.2.0 grew
-# struct tessera_ping, 0.3.0 struct tessera_copy_stats), so the soname
-# carries both: libtessera.so.0.3.
+# struct tessera_ping, 0.3.0 struct tessera_copy_stats, 0.4.0 struct
+# tessera_stat: rdev and blocks), so the soname carries both:
+# libtessera.so.0.4. A struct that grows is an ABI change: programs built
+# before it (the MPICH library with the driver, cached by soname) must not
+# load the new library under the old name.
 # tessera.h's TESSERA_VERSION is the one definition (the test of install
 # checks the rest agree).
 TESSERA_VERSION := $(shell sed -n 's/^#define TESSERA_VERSION "\(.*\)"/\1/p' client/tessera.h)

@@ -36,7 +36,7 @@ extern "C" {
 #define TESSERA_VERSION_MAJOR 0
 #define TESSERA_VERSION_MINOR 3
 #define TESSERA_VERSION_PATCH 0
-#define TESSERA_VERSION "0.3.0"
+#define TESSERA_VERSION "0.4.0"
 /* A number to compare: TESSERA_VERSION_NUMBER >= TESSERA_MAKE_VERSION(0, 3, 0). */
 #define TESSERA_MAKE_VERSION(major, minor, patch) ((major) * 10000 + (minor) * 100 + (patch))
 #define TESSERA_VERSION_NUMBER \

@@ -23,7 +23,7 @@
 #include "tessera.pb-c.h"
 #include "tessera_stats.h"  /* the storage daemons' counters */
 
-#define TP_VERSION_STRING "0.3.0"
+#define TP_VERSION_STRING "0.4.0"
 
 /* ------------------------------------------------------------------ frames
  *
