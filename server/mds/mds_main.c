@@ -306,13 +306,14 @@ static void mds_op_CREATE(void *ctx, struct srv_req *req)
 
 /* STATFS: the names held and how many more the store's file system has
  * room for (there is no inode table; its free space is the limit). A
- * statvfs that fails leaves that 0 (no room known); the names still count. */
+ * statvfs that fails, or a daemon without a store directory (the fuzz
+ * harnesses'), leaves that 0 (no room known); the names still count. */
 static int mds_space(struct mds *mds, Tessera__StatfsReply *rep)
 {
 	struct statvfs sv;
 	int rc = mds_statfs(mds->store, &rep->files);
 
-	if (!rc && !statvfs(mds->dir, &sv))
+	if (!rc && mds->dir && !statvfs(mds->dir, &sv))
 		rep->files_free = (uint64_t)sv.f_bavail * sv.f_frsize / MDS_BYTES_PER_NAME;
 	return rc;
 }

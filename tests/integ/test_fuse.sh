@@ -807,7 +807,8 @@ stop_mount() {
 		wait "$pid" || rc=$?
 		[ $rc -eq 0 ] || die "$mode mount, $hold: SIG$sig: exit status $rc"
 	fi
-	[ -z "$HOLD_PID" ] || { kill "$HOLD_PID"; wait "$HOLD_PID" 2>/dev/null || true; }
+	# (the holder may be gone already: its file's mount went away)
+	[ -z "$HOLD_PID" ] || { kill "$HOLD_PID" 2>/dev/null || true; wait "$HOLD_PID" 2>/dev/null || true; }
 	! grep -q " $dir " /proc/mounts || die "$mode mount, $hold: SIG$sig left a mount in /proc/mounts"
 	stat "$dir" >/dev/null || die "$mode mount, $hold: SIG$sig left the mount point dead"
 	echo "$mode $hold SIG$sig: stopped cleanly"

@@ -3,7 +3,7 @@
 #
 # Builds each target in tests/fuzz/ (clang -fsanitize=fuzzer,address,undefined)
 # into $TESSERA_BUILD/fuzz/<target>/ and runs it for FUZZ_SECONDS seconds
-# (default 20; `make fuzz` runs long campaigns) over a working corpus and
+# (default 12; `make fuzz` runs long campaigns) over a working corpus and
 # the seeds in tests/fuzz/corpus/<target>/ (regression inputs included:
 # every one of them runs first). Each target is one test in CMocka-style
 # summary lines for tests/run-suites.sh; a crash leaves its input in the
