@@ -164,8 +164,9 @@ t0=$(date +%s)
 say "lib/libmpi.la: $(( $(date +%s) - t0 )) s"
 so=$(readlink -f "$work/mpich/lib/.libs/libmpi.so.12")
 # (MPICH keeps ROMIO's symbols local: look in the symbol table, not the
-# dynamic one)
-nm --defined-only "$so" | grep -q ' [tT] ADIOI_TESSERA_Claims$' || fail "the driver is not in libmpi"
+# dynamic one. grep reads it all: with -q it stops at the match and nm,
+# killed by SIGPIPE, fails the pipeline under pipefail.)
+nm --defined-only "$so" | grep ' [tT] ADIOI_TESSERA_Claims$' >/dev/null || fail "the driver is not in libmpi"
 cp "$log" "$dest/build.log"
 cp "$so" "$lib.tmp" && mv "$lib.tmp" "$lib"
 ls -dt "$cache"/mpich-"$srcver"-*/ 2>/dev/null | tail -n +4 | xargs -r rm -rf
