@@ -34,7 +34,7 @@ extern "C" {
  * program was compiled against; tessera_version() is the library it runs
  * with (they differ after the shared library is upgraded). */
 #define TESSERA_VERSION_MAJOR 0
-#define TESSERA_VERSION_MINOR 3
+#define TESSERA_VERSION_MINOR 4
 #define TESSERA_VERSION_PATCH 0
 #define TESSERA_VERSION "0.4.0"
 /* A number to compare: TESSERA_VERSION_NUMBER >= TESSERA_MAKE_VERSION(0, 3, 0). */
