@@ -270,7 +270,11 @@ int cluster_setup_conf(void **state, const char *provider, const char *extra)
 	cluster_write_key(c->key, 0600);
 	f = fopen(c->conf, "w");
 	assert_non_null(f);
-	fprintf(f, "provider = %s\nmds = 127.0.0.1:%d\n", provider, free_port());
+	if (!provider) /* CLUSTER_TCP */
+		provider = getenv("TESSERA_TEST_PROVIDER");
+	if (provider) /* else the config's default */
+		fprintf(f, "provider = %s\n", provider);
+	fprintf(f, "mds = 127.0.0.1:%d\n", free_port());
 	/* each cluster a file system of its own, as tessera-genconfig makes */
 	fprintf(f, "fs_id = %016" PRIx64 "%016" PRIx64 "\n", fs_id_part(), fs_id_part());
 	fprintf(f, "key_file = %s\n", c->key);
@@ -345,6 +349,14 @@ int raw_roundtrip(struct raw *raw, const uint8_t *frame, size_t len, struct tp_f
 	while ((rc = tnet_send(raw->net, raw->peer, &iov, 1, &raw->ctx)) == -EAGAIN &&
 	       now_s() < deadline)
 		tnet_poll(raw->net, ev, 4); /* progress the connection */
+	if (rc == -EMSGSIZE) {
+		/* connected mode: over the receive buffer the daemon announced
+		 * when it accepted the connection, refused before it is sent */
+		snprintf(msg, msglen, "refused by the sender: %zu bytes exceed the daemon's "
+			 "receive buffer, the maximum it announced", len);
+		free(sealed);
+		return rc;
+	}
 	assert_int_equal(rc, 0);
 	rc = -ETIMEDOUT;
 	while (now_s() < deadline) {
