@@ -572,12 +572,27 @@ static void conn_accept(struct tnet *net, struct fi_info *info, size_t peer_cap)
 	fi_freeinfo(info);
 }
 
+/* One connection event of `got` bytes in e. */
+static void conn_on_event(struct tnet *net, uint32_t event, struct tnet_cm_event *e, ssize_t got)
+{
+	struct tnet_conn *c = event == FI_CONNREQ ? NULL : e->ent.fid->context;
+
+	if (event == FI_CONNREQ) {
+		conn_accept(net, e->ent.info, conn_peer_cap(e, got));
+	} else if (event == FI_CONNECTED && c && c->state != TNET_CONN_DOWN) {
+		c->state = TNET_CONN_UP;
+		if (c->dial) /* ours: the daemon's hello came with it */
+			c->peer_cap = conn_peer_cap(e, got);
+	} else if (event == FI_SHUTDOWN && c) {
+		conn_down(net, c);
+	}
+}
+
 /* Connection events: requests, set-ups, shutdowns, failures. */
 static void conn_progress(struct tnet *net)
 {
 	for (;;) {
 		struct tnet_cm_event e;
-		struct tnet_conn *c;
 		uint32_t event;
 		ssize_t got = fi_eq_read(net->conns->eq, &event, &e, sizeof(e), 0);
 
@@ -592,15 +607,7 @@ static void conn_progress(struct tnet *net)
 		}
 		if (got < 0)
 			return;
-		c = event == FI_CONNREQ ? NULL : e.ent.fid->context;
-		if (event == FI_CONNREQ) {
-			conn_accept(net, e.ent.info, conn_peer_cap(&e, got));
-		} else if (event == FI_CONNECTED && c && c->state != TNET_CONN_DOWN) {
-			c->state = TNET_CONN_UP;
-			if (c->dial) /* ours: the daemon's hello came with it */
-				c->peer_cap = conn_peer_cap(&e, got);
-		} else if (event == FI_SHUTDOWN && c)
-			conn_down(net, c);
+		conn_on_event(net, event, &e, got);
 	}
 }
 

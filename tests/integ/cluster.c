@@ -762,7 +762,18 @@ static void squat_reply(struct squat_state *s, uint64_t peer, const struct tp_fr
 	squat_send(s, peer, frame, (size_t)len + data_len);
 }
 
-static void squat_auth(struct squat_state *s, const struct tp_frame *fr)
+/* Where to answer fr, which came on `from` (connected mode: its
+ * connection; an RDM provider: TNET_PEER_UNKNOWN, so the address the frame
+ * names, as the squatter may choose): 0, or an error. */
+static int squat_peer(struct squat_state *s, uint64_t from, const struct tp_frame *fr,
+		      uint64_t *peer)
+{
+	*peer = from;
+	return from != TNET_PEER_UNKNOWN ? 0
+					 : tnet_insert_name(s->net, fr->addr, fr->hdr.addr_len, peer);
+}
+
+static void squat_auth(struct squat_state *s, uint64_t from, const struct tp_frame *fr)
 {
 	Tessera__AuthRequest *m = (Tessera__AuthRequest *)
 		tp_body_unpack(fr, &tessera__auth_request__descriptor);
@@ -774,7 +785,7 @@ static void squat_auth(struct squat_state *s, const struct tp_frame *fr)
 	uint64_t peer;
 
 	s->n.auths++;
-	if (!m || tnet_insert_name(s->net, fr->addr, fr->hdr.addr_len, &peer))
+	if (!m || squat_peer(s, from, fr, &peer))
 		goto out;
 	if (!tp_auth_decode(s->cfg.munge_socket, m->credential, s->target, &id, err,
 			    sizeof(err))) {
@@ -803,7 +814,8 @@ out:
 /* A request after AUTH: counted, and answered if the squatter holds the
  * session's key (READ with forged bytes, anything else with an empty
  * success). */
-static void squat_request(struct squat_state *s, const struct tp_frame *fr, size_t len)
+static void squat_request(struct squat_state *s, uint64_t from, const struct tp_frame *fr,
+			  size_t len)
 {
 	const ProtobufCMessageDescriptor *desc = tp_reply_desc(fr->hdr.opcode);
 	uint8_t store[1024] __attribute__((aligned(16)));
@@ -814,7 +826,7 @@ static void squat_request(struct squat_state *s, const struct tp_frame *fr, size
 	s->n.frames++;
 	s->n.bytes += len;
 	if (!s->ses.id || fr->hdr.session != s->ses.id || !desc || desc->sizeof_message >
-	    sizeof(store) || tnet_insert_name(s->net, fr->addr, fr->hdr.addr_len, &peer))
+	    sizeof(store) || squat_peer(s, from, fr, &peer))
 		return;
 	if (fr->hdr.opcode == TP_OP_READ &&
 	    (rd = (Tessera__ReadRequest *)tp_body_unpack(fr, &tessera__read_request__descriptor))) {
@@ -837,9 +849,9 @@ static void squat_frame(struct squat_state *s, const struct tnet_event *ev)
 		s->n.frames++;
 		s->n.bytes += ev->len;
 	} else if (fr.hdr.opcode == TP_OP_AUTH && !fr.hdr.session) {
-		squat_auth(s, &fr);
+		squat_auth(s, ev->peer, &fr);
 	} else {
-		squat_request(s, &fr, ev->len);
+		squat_request(s, ev->peer, &fr, ev->len);
 	}
 }
 
