@@ -10,6 +10,8 @@
 # XPORT_ROUNDS rounds (3), each visiting the providers in a rotated order.
 # The last lines give each figure's median and the ratio msg/rxm (above 1:
 # connected mode is faster). The run-bench.sh cluster (CONF) is not used.
+# TMPDIR=/dev/shm puts the daemons' stores on tmpfs, which takes the disk's
+# (fsync's) noise out of the write figure and leaves the transport's cost.
 # Figures, not a test.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
