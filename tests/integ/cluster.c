@@ -317,6 +317,25 @@ uint64_t rnd(uint64_t *s)
 	return *s;
 }
 
+/* Seal raw's copy of a frame on its session when its lengths allow; a
+ * frame whose lengths overrun it only gets the session's id. */
+static void raw_seal_copy(struct raw *raw, uint8_t *sealed, size_t len)
+{
+	struct tp_frame f;
+	char err[256];
+	size_t head;
+
+	if (!raw->ses.id || len < TP_HDR_SIZE)
+		return;
+	tp_frame_parse(sealed, len, SIZE_MAX, &f, err, sizeof(err));
+	head = TP_HDR_SIZE + (size_t)f.hdr.addr_len + f.hdr.body_len;
+	if (head <= len)
+		tp_frame_seal(sealed, head, NULL, 0, &raw->ses, raw->seq++);
+	else
+		for (int i = 0; i < 8; i++)
+			sealed[32 + i] = (uint8_t)(raw->ses.id >> (8 * i));
+}
+
 int raw_roundtrip(struct raw *raw, const uint8_t *frame, size_t len, struct tp_frame *reply,
 			 char *msg, size_t msglen)
 {
@@ -332,19 +351,7 @@ int raw_roundtrip(struct raw *raw, const uint8_t *frame, size_t len, struct tp_f
 	 * send completes. */
 	assert_non_null(sealed);
 	memcpy(sealed, frame, len);
-	if (raw->ses.id && len >= TP_HDR_SIZE) {
-		struct tp_frame f;
-		char err[256];
-		size_t head;
-
-		tp_frame_parse(sealed, len, SIZE_MAX, &f, err, sizeof(err));
-		head = TP_HDR_SIZE + (size_t)f.hdr.addr_len + f.hdr.body_len;
-		if (head <= len)
-			tp_frame_seal(sealed, head, NULL, 0, &raw->ses, raw->seq++);
-		else
-			for (int i = 0; i < 8; i++)
-				sealed[32 + i] = (uint8_t)(raw->ses.id >> (8 * i));
-	}
+	raw_seal_copy(raw, sealed, len);
 
 	while ((rc = tnet_send(raw->net, raw->peer, &iov, 1, &raw->ctx)) == -EAGAIN &&
 	       now_s() < deadline)
