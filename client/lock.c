@@ -402,8 +402,15 @@ static int send_parts(struct tessera_lock *lk, const size_t *idx, size_t n, lk_m
 			rc = tc_fail(fs, -ENOMEM, "%s: out of memory", lk->label);
 	}
 	if (!rc) {
+		/* At most `window` requests in flight, as every I/O path: a round
+		 * of POSIX locks has one message per region, and thousands at
+		 * once overrun a daemon. It is still one round: no reply is
+		 * acted on before every message of it has been answered. */
+		size_t w = fs->cfg.window ? fs->cfg.window : 1;
+
 		lk->info.messages += n;
-		tc_run(fs, reqs, n);
+		for (size_t i = 0; i < n; i += w)
+			tc_run(fs, reqs + i, n - i < w ? n - i : w);
 		for (size_t i = 0; i < n && !rc; i++) {
 			if (reqs[i]->status)
 				rc = tc_req_fail(fs, reqs[i], lk->label);

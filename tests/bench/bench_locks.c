@@ -7,7 +7,8 @@
  *
  *   tessera-bench-locks -c CONFIG [-o CSV] [--clients N] [--uncontended]
  *       [--contention] [--locks N] [--posix-locks N] [--full] [--reps R]
- *       [--spacing B]... [--methods LIST] [--protocols LIST] [--pid-dir DIR]
+ *       [--spacing B]... [--methods LIST] [--protocols LIST] [--block B]
+ *       [--pid-dir DIR]
  *   tessera-bench-locks --report CSV
  *
  * Runs (neither flag: both):
@@ -20,10 +21,25 @@
  *   --contention   Figs. 7.5 and 7.6: the clients' sets overlap by 0, 25,
  *                  50, 75 and 100 %; every method x protocol.
  *
- * Methods: posix (one tessera_lock_range per lock, ascending), list
- * (tessera_lock_list with the config's lock_list_batch), list64 (the same
- * with 64 regions per message, PVFS2's split, which the dissertation's
- * list locks had), datatype (tessera_lock_dtype of an hvector).
+ * Methods (the lock messages each sends: docs/benchmarks.md):
+ *   posix         the dissertation's POSIX locks (§7.2.1): one lock request
+ *                 per region, all taken under the protocol before the
+ *                 clock stops (tessera_lock_list_split, SPLIT_REGION);
+ *   posix-seq     what an fcntl user does: one tessera_lock_range per
+ *                 region, one after another (uncontended runs only);
+ *   list          tessera_lock_list with the config's lock_list_batch
+ *                 (one request per daemon);
+ *   list64        the same with 64 regions per message, PVFS2's split,
+ *                 still one request per daemon (released by one message
+ *                 per daemon);
+ *   list64-split  the dissertation's list locks (§7.2.2): one request per
+ *                 64-region message, released by one message each
+ *                 (SPLIT_MESSAGE);
+ *   datatype      tessera_lock_dtype of an hvector;
+ *   block         block-granular locks (tessera_lock_blocks, --block B,
+ *                 4096): the regions rounded out to whole blocks, as
+ *                 Lustre's and GPFS's locks, the false-sharing baseline of
+ *                 §7.1; counted in the regions asked for.
  *
  * Overlap, as §7.5.1 has it: "the locks began with no contention (lined
  * up one after the other) and then overlap each other at 25%, 50%, 75%,
@@ -45,9 +61,9 @@
  * sockets), per lock. The clients live across the runs (connecting costs
  * a tenth of a second) and ping every daemon before any clock starts.
  *
- * POSIX costs a round trip per lock, so it is measured on --posix-locks
- * locks per client (8192; --full: --locks) and reported in locks/s like
- * the rest. (A storage daemon's lock table holds at most 65,536 lock
+ * POSIX costs a lock request per lock (posix-seq a round trip too), so
+ * both are measured on --posix-locks locks per client (8192; --full:
+ * --locks) and reported in locks/s like the rest. (A storage daemon's lock table holds at most 65,536 lock
  * requests, so --full's POSIX runs fail once clients x locks / daemons
  * passes that.) Every row goes to the CSV (one per repetition); --report prints
  * the figures of a CSV beside the dissertation's, the ratios and the
@@ -83,8 +99,10 @@
 #define MAX_SPACINGS 8
 #define POINT_TIMEOUT_S 900
 
-enum { M_POSIX, M_LIST, M_LIST64, M_DTYPE, N_METHODS };
-static const char *const method_names[N_METHODS] = { "posix", "list", "list64", "datatype" };
+enum { M_POSIX, M_POSIX_SEQ, M_LIST, M_LIST64, M_LIST64_SPLIT, M_DTYPE, M_BLOCK, N_METHODS };
+static const char *const method_names[N_METHODS] = {
+	"posix", "posix-seq", "list", "list64", "list64-split", "datatype", "block"
+};
 static const char *const proto_names[] = { "two-phase", "one-try", "alt-try" };
 static const int overlaps[] = { 0, 25, 50, 75, 100 };
 #define N_OVERLAPS (int)(sizeof(overlaps) / sizeof(overlaps[0]))
@@ -235,6 +253,7 @@ struct point {
 	int overlap;              /* percent */
 	int method, protocol;     /* method -1: the clients exit */
 	uint64_t locks;           /* per client */
+	uint64_t block;           /* the block method's block size */
 };
 
 /* One client's account of a point, in shared memory. */
@@ -354,7 +373,7 @@ static void set_describe(const struct point *pt, int me, struct lock_set *s,
 	s->n = pt->locks;
 	/* whole locks, so overlapping sets share exactly the same bytes */
 	s->base = (uint64_t)me * (s->n * (uint64_t)(100 - pt->overlap) / 100) * pt->spacing;
-	s->locks = calloc(pt->method == M_POSIX ? s->n : 1, sizeof(*s->locks));
+	s->locks = calloc(pt->method == M_POSIX_SEQ ? s->n : 1, sizeof(*s->locks));
 	if (pt->method != M_DTYPE) {
 		s->offs = malloc(s->n * sizeof(*s->offs));
 		s->lens = malloc(s->n * sizeof(*s->lens));
@@ -371,14 +390,14 @@ static void set_describe(const struct point *pt, int me, struct lock_set *s,
 		client_fail(r, NULL, -ENOMEM, "building the hvector");
 }
 
-/* Locks the set by the point's method: a lock per range (POSIX), or one
- * lock of them all. */
+/* Locks the set by the point's method: a lock per range, one after
+ * another (posix-seq), or one lock of them all. */
 static void set_acquire(const struct point *pt, struct conn *conn, struct lock_set *s,
 			struct client_result *r)
 {
 	int rc = 0;
 
-	if (pt->method == M_POSIX) {
+	if (pt->method == M_POSIX_SEQ) {
 		for (uint64_t i = 0; i < s->n && !rc; i++) {
 			rc = tessera_lock_range(conn->f, TESSERA_LOCK_WRITE, s->offs[i], 1,
 						pt->protocol, &s->locks[s->held]);
@@ -388,6 +407,15 @@ static void set_acquire(const struct point *pt, struct conn *conn, struct lock_s
 	} else if (pt->method == M_DTYPE) {
 		rc = tessera_lock_dtype(conn->f, TESSERA_LOCK_WRITE, s->type, (int64_t)s->base, 0, s->n,
 					pt->protocol, &s->locks[0]);
+		s->held = !rc;
+	} else if (pt->method == M_BLOCK) {
+		rc = tessera_lock_blocks(conn->f, TESSERA_LOCK_WRITE, s->offs, s->lens, s->n, pt->block,
+					 pt->protocol, &s->locks[0]);
+		s->held = !rc;
+	} else if (pt->method == M_POSIX || pt->method == M_LIST64_SPLIT) {
+		rc = tessera_lock_list_split(conn->f, TESSERA_LOCK_WRITE, s->offs, s->lens, s->n,
+					     pt->method == M_POSIX ? TESSERA_LOCK_SPLIT_REGION :
+					     TESSERA_LOCK_SPLIT_MESSAGE, pt->protocol, &s->locks[0]);
 		s->held = !rc;
 	} else {
 		rc = tessera_lock_list(conn->f, TESSERA_LOCK_WRITE, s->offs, s->lens, s->n,
@@ -409,7 +437,7 @@ static void set_count(const struct lock_set *s, struct client_result *r)
 		r->optimistic_rounds += info.optimistic_rounds;
 		r->blocking_rounds += info.blocking_rounds;
 		r->partial_releases += info.partial_releases;
-		r->release_messages += info.objects;
+		r->release_messages += tessera_lock_requests(s->locks[i]);
 	}
 }
 
@@ -482,8 +510,9 @@ static void client_main(const struct run_ctx *ctx, int me, int ready_fd, int go_
 		client_sync(ready_fd, go_fd); /* the parent has written the point */
 		if (sh->point.method < 0)
 			break;
-		client_point(sh, me, sh->point.method == M_LIST64 ? &list64 : &plain, ready_fd,
-			     go_fd);
+		client_point(sh, me, sh->point.method == M_LIST64 ||
+				     sh->point.method == M_LIST64_SPLIT ? &list64 : &plain,
+			     ready_fd, go_fd);
 	}
 	conn_close(&list64);
 	conn_close(&plain);
@@ -715,6 +744,11 @@ static const struct paper paper_figures[] = {
 static const struct paper *paper_find(const char *fig, char metric, const char *method,
 				      const char *protocol)
 {
+	/* the dissertation's list locks: 64 regions a message, PVFS2's split;
+	 * list64 (one request per daemon) and list64-split (one per message,
+	 * as §7.2.2) both stand beside them */
+	if (!strcmp(method, "list64-split"))
+		method = "list64";
 	for (size_t i = 0; i < sizeof(paper_figures) / sizeof(paper_figures[0]); i++) {
 		const struct paper *p = &paper_figures[i];
 
@@ -734,6 +768,10 @@ static void paper_cell(char *buf, size_t len, const char *fig, char metric, cons
 		snprintf(buf, len, "%.0f (%s)", p->value, p->note);
 	else if (!strcmp(method, "list"))
 		snprintf(buf, len, "- (no 8192-region list there)");
+	else if (!strcmp(method, "posix-seq"))
+		snprintf(buf, len, "- (not a method there: independent locks)");
+	else if (!strcmp(method, "block"))
+		snprintf(buf, len, "- (block locks: Lustre in Figs. 7.7, 7.9 only)");
 	else
 		snprintf(buf, len, "curve only");
 }
@@ -905,7 +943,7 @@ static void report_scaling(const struct table *t, const char *fig, uint64_t spac
 		char metric = m ? 'r' : 'a';
 
 		printf("\n%s locks/s (aggregate)\n", m ? "(b) release" : "(a) acquire");
-		printf("%-20s", "method-protocol");
+		printf("%-22s", "method-protocol");
 		for (int s = 1; s <= maxn; s++)
 			printf(" %10s%d", "N=", s);
 		printf("  %s\n", "dissertation (PVFS2, Feynman cluster)");
@@ -914,7 +952,7 @@ static void report_scaling(const struct table *t, const char *fig, uint64_t spac
 				char name[40], cell[80];
 
 				snprintf(name, sizeof(name), "%s-%s", method_names[me], proto_names[p]);
-				printf("%-20s", name);
+				printf("%-22s", name);
 				for (int s = 1; s <= maxn; s++) {
 					struct row r;
 					char v[32];
@@ -931,7 +969,7 @@ static void report_scaling(const struct table *t, const char *fig, uint64_t spac
 				printf("  %s\n", cell);
 			}
 	}
-	printf("\nratios (acquire; release), one-try\n%-20s", "");
+	printf("\nratios (acquire; release), one-try\n%-22s", "");
 	for (int s = 1; s <= maxn; s++)
 		printf(" %16s%d", "N=", s);
 	printf("  dissertation\n");
@@ -940,13 +978,15 @@ static void report_scaling(const struct table *t, const char *fig, uint64_t spac
 	} ratios[] = {
 		{ "datatype", "list", "-", "-" },
 		{ "datatype", "list64", "1.8", "20" },
+		{ "datatype", "list64-split", "1.8", "20" },
 		{ "datatype", "posix", "51", "~3000" },
+		{ "posix", "posix-seq", "-", "-" },
 	};
 	for (size_t i = 0; i < sizeof(ratios) / sizeof(ratios[0]); i++) {
 		char name[40];
 
 		snprintf(name, sizeof(name), "%s/%s", ratios[i].num, ratios[i].den);
-		printf("%-20s", name);
+		printf("%-22s", name);
 		for (int s = 1; s <= maxn; s++) {
 			struct row a, b;
 			char v[40] = "-";
@@ -973,8 +1013,9 @@ static void report_costs(const struct table *t, const char *fig, int overlap)
 		return;
 	printf("\n-- Fig. %s, %d clients x %d servers%s: per lock (acquire | release)\n", fig,
 	       s, s, overlap >= 0 ? ", 0 % overlap" : "");
-	printf("%-20s %9s %9s %9s %9s %9s | %9s %9s %9s %9s\n", "method-protocol", "wall us",
-	       "cli CPU", "srv CPU", "msgs/cli", "bytes", "wall us", "cli CPU", "srv CPU", "bytes");
+	printf("%-22s %9s %9s %9s %9s %9s | %9s %9s %9s %9s %9s\n", "method-protocol", "wall us",
+	       "cli CPU", "srv CPU", "msgs/cli", "bytes", "wall us", "cli CPU", "srv CPU",
+	       "msgs/cli", "bytes");
 	for (int me = 0; me < N_METHODS; me++)
 		for (int p = 0; p < 3; p++) {
 			struct row r;
@@ -986,16 +1027,17 @@ static void report_costs(const struct table *t, const char *fig, int overlap)
 					proto_names[p], &r))
 				continue;
 			n = (double)r.locks * r.clients;
-			printf("%-20s %9.3f %9.3f %9.3f %9.0f %9.2f | %9.3f %9.3f %9.3f %9.2f\n",
+			printf("%-22s %9.3f %9.3f %9.3f %9.0f %9.2f | %9.3f %9.3f %9.3f %9.0f %9.2f\n",
 			       name, 1e6 / r.acquire_lps,
 			       1e6 * r.ccpu_acquire / n, 1e6 * r.scpu_acquire / n,
 			       r.msgs_acquire / r.clients, r.bytes_acquire / n, 1e6 / r.release_lps,
 			       1e6 * r.ccpu_release / n, 1e6 * r.scpu_release / n,
-			       r.bytes_release / n);
+			       r.msgs_release / r.clients, r.bytes_release / n);
 		}
 	printf("   (wall us = 1e6 / aggregate rate; CPU in us per lock, summed over the clients\n"
 	       "    or over the storage daemons; msgs/cli = lock messages one client sent to\n"
-	       "    acquire its set; bytes = TCP bytes both ways per lock.%s)\n",
+	       "    acquire its set, and to release it (one per lock request the daemons\n"
+	       "    held); bytes = TCP bytes both ways per lock.%s)\n",
 	       overlap >= 0 ? " The daemons' CPU\n    for releasing is in the acquire column here" : "");
 }
 
@@ -1010,7 +1052,7 @@ static void report_overlap(const struct table *t, const char *fig, uint64_t spac
 	       "   client's set starts (100 - overlap) %% of a set's span after the previous\n"
 	       "   one's and is released as soon as it is held; acquire locks/s (aggregate)\n",
 	       fig, s, s, (unsigned long long)spacing);
-	printf("%-20s", "method-protocol");
+	printf("%-22s", "method-protocol");
 	for (int o = 0; o < N_OVERLAPS; o++)
 		printf(" %10d%%", overlaps[o]);
 	printf("  %8s  %s\n", "min/0%", "dissertation");
@@ -1031,7 +1073,7 @@ static void report_overlap(const struct table *t, const char *fig, uint64_t spac
 			}
 			if (!any)
 				continue;
-			printf("%-20s", name);
+			printf("%-22s", name);
 			for (int o = 0; o < N_OVERLAPS; o++) {
 				struct row r;
 				char v[32];
@@ -1053,7 +1095,7 @@ static void report_overlap(const struct table *t, const char *fig, uint64_t spac
 			else
 				printf("  %8s", "-");
 			paper_cell(cell, sizeof(cell), fig, 'a', method_names[me], proto_names[p]);
-			if (!strcmp(method_names[me], "list") && !strcmp(proto_names[p], "two-phase"))
+			if ((me == M_LIST || me == M_LIST64_SPLIT) && !strcmp(proto_names[p], "two-phase"))
 				snprintf(cell, sizeof(cell), "curve only ('about a constant 1/3 drop')");
 			printf("  %s\n", cell);
 		}
@@ -1185,8 +1227,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: " PROG " -c CONFIG [-o CSV] [--clients N] [--uncontended] [--contention]\n"
 		"           [--locks N] [--posix-locks N] [--full] [--reps R] [--spacing B]...\n"
-		"           [--methods posix,list,list64,datatype] [--protocols two-phase,one-try,alt-try]\n"
-		"           [--pid-dir DIR]\n"
+		"           [--methods posix,posix-seq,list,list64,list64-split,datatype,block]\n"
+		"           [--protocols two-phase,one-try,alt-try] [--block B] [--pid-dir DIR]\n"
 		"       " PROG " --report CSV\n");
 	exit(2);
 }
@@ -1254,7 +1296,7 @@ struct args {
 	const char *report;       /* --report CSV: only report it */
 	int clients, reps, full, do_unc, do_con, nsp;
 	int posix_given;          /* --posix-locks given (--full leaves it) */
-	uint64_t locks, posix_locks, spacings[MAX_SPACINGS];
+	uint64_t locks, posix_locks, block, spacings[MAX_SPACINGS];
 };
 
 /* The switches without a value: 1 if a is one of them. */
@@ -1293,6 +1335,8 @@ static void parse_option(struct args *g, const char *a, const char *v)
 		g->methods = v;
 	} else if (!strcmp(a, "--protocols")) {
 		g->protocols = v;
+	} else if (!strcmp(a, "--block")) {
+		g->block = strtoull(v, NULL, 0);
 	} else if (!strcmp(a, "--spacing") && g->nsp < MAX_SPACINGS) {
 		g->spacings[g->nsp++] = strtoull(v, NULL, 0);
 	} else {
@@ -1304,7 +1348,7 @@ static void parse_option(struct args *g, const char *a, const char *v)
 static void complete_args(struct args *g)
 {
 	if (!g->conf || g->reps < 1 || g->clients < 0 || g->clients > MAX_CLIENTS || !g->locks ||
-	    !g->posix_locks)
+	    !g->posix_locks || !g->block)
 		usage();
 	if (!g->do_unc && !g->do_con)
 		g->do_unc = g->do_con = 1;
@@ -1319,7 +1363,7 @@ static void complete_args(struct args *g)
 /* Parses the command line; --report ends it (what follows is not read). */
 static void parse_args(int argc, char **argv, struct args *g)
 {
-	*g = (struct args){ .reps = 1, .locks = 128 * 1024, .posix_locks = 8 * 1024 };
+	*g = (struct args){ .reps = 1, .locks = 128 * 1024, .posix_locks = 8 * 1024, .block = 4096 };
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -1394,8 +1438,9 @@ static void print_header(const struct run_ctx *ctx, const struct args *g)
 }
 
 /* The points of one spacing, uncontended (con 0: 2 protocols) or with
- * contention (con 1: every overlap, 3 protocols, no list64: 7.5/7.6 have
- * 3 methods), as the command line lets them. */
+ * contention (con 1: every overlap, 3 protocols; 7.5/7.6 have the
+ * dissertation's datatype, list and POSIX methods, so not list64 nor
+ * posix-seq, and the block baseline), as the command line lets them. */
 static size_t add_points(const struct args *g, int con, uint64_t spacing, struct point *pts)
 {
 	size_t n = 0;
@@ -1403,12 +1448,14 @@ static size_t add_points(const struct args *g, int con, uint64_t spacing, struct
 	for (int o = 0; o < (con ? N_OVERLAPS : 1); o++)
 		for (int me = 0; me < N_METHODS; me++)
 			for (int p = 0; p < (con ? 3 : 2); p++)
-				if (!(con && me == M_LIST64) && listed(g->methods, method_names[me]) &&
+				if (!(con && (me == M_LIST64 || me == M_POSIX_SEQ)) &&
+				    listed(g->methods, method_names[me]) &&
 				    listed(g->protocols, proto_names[p]))
 					pts[n++] = (struct point){
 						fig_name(con, spacing), con, spacing,
 						con ? overlaps[o] : 0, me, p,
-						me == M_POSIX ? g->posix_locks : g->locks
+						me == M_POSIX || me == M_POSIX_SEQ ? g->posix_locks :
+						g->locks, g->block
 					};
 	return n;
 }
