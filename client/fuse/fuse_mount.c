@@ -373,7 +373,11 @@ static int serve(struct fuse *fuse, const struct fuse_cmdline_opts *opts, unsign
 	if (!lc)
 		return 1;
 	fuse_loop_cfg_set_clone_fd(lc, opts->clone_fd);
-	fuse_loop_cfg_set_idle_threads(lc, opts->max_idle_threads);
+	/* UINT_MAX is fuse_parse_cmdline's "not given": libfuse 3.14 logs
+	 * "Ignoring invalid max threads value" for it and keeps its own
+	 * default (never retire idle threads), which is what we want. */
+	if (opts->max_idle_threads != UINT_MAX)
+		fuse_loop_cfg_set_idle_threads(lc, opts->max_idle_threads);
 	fuse_loop_cfg_set_max_threads(lc, threads);
 	rc = fuse_loop_mt(fuse, lc);
 	fuse_loop_cfg_destroy(lc);
