@@ -6,12 +6,12 @@
  * every storage daemon (64 KiB strips, as the dissertation's PVFS2).
  *
  *   tessera-bench-locks -c CONFIG [-o CSV] [--clients N] [--uncontended]
- *       [--contention] [--locks N] [--posix-locks N] [--full] [--reps R]
+ *       [--contention] [--false-sharing] [--locks N] [--posix-locks N] [--full] [--reps R]
  *       [--spacing B]... [--methods LIST] [--protocols LIST] [--block B]
  *       [--pid-dir DIR]
  *   tessera-bench-locks --report CSV
  *
- * Runs (neither flag: both):
+ * Runs (no flag: all three):
  *   --uncontended  Figs. 7.3 (64 B) and 7.4 (4096 B): clients (default:
  *                  as many as storage daemons) each acquire their set,
  *                  all wait at a barrier, then release it; every method
@@ -20,6 +20,10 @@
  *                  does the same without overlap).
  *   --contention   Figs. 7.5 and 7.6: the clients' sets overlap by 0, 25,
  *                  50, 75 and 100 %; every method x protocol.
+ *   --false-sharing  §7.1's case: the clients' locks interleave (lock j of
+ *                  client i at (j x clients + i) x spacing), so no byte is
+ *                  wanted twice but blocks are shared: byte-range methods
+ *                  do not conflict, block does; every protocol.
  *
  * Methods (the lock messages each sends: docs/benchmarks.md):
  *   posix         the dissertation's POSIX locks (§7.2.1): one lock request
@@ -254,6 +258,7 @@ struct point {
 	int method, protocol;     /* method -1: the clients exit */
 	uint64_t locks;           /* per client */
 	uint64_t block;           /* the block method's block size */
+	int interleave;           /* false sharing: the clients' locks alternate (their count) */
 };
 
 /* One client's account of a point, in shared memory. */
@@ -370,9 +375,13 @@ struct lock_set {
 static void set_describe(const struct point *pt, int me, struct lock_set *s,
 			 struct client_result *r)
 {
+	uint64_t stride = pt->spacing * (uint64_t)(pt->interleave ? pt->interleave : 1);
+
 	s->n = pt->locks;
-	/* whole locks, so overlapping sets share exactly the same bytes */
-	s->base = (uint64_t)me * (s->n * (uint64_t)(100 - pt->overlap) / 100) * pt->spacing;
+	/* whole locks, so overlapping sets share exactly the same bytes;
+	 * interleaved, client me takes every interleave-th lock from its own */
+	s->base = pt->interleave ? (uint64_t)me * pt->spacing :
+		  (uint64_t)me * (s->n * (uint64_t)(100 - pt->overlap) / 100) * pt->spacing;
 	s->locks = calloc(pt->method == M_POSIX_SEQ ? s->n : 1, sizeof(*s->locks));
 	if (pt->method != M_DTYPE) {
 		s->offs = malloc(s->n * sizeof(*s->offs));
@@ -381,12 +390,12 @@ static void set_describe(const struct point *pt, int me, struct lock_set *s,
 	if (!s->locks || (pt->method != M_DTYPE && (!s->offs || !s->lens)))
 		client_fail(r, NULL, -ENOMEM, "describing the set");
 	for (uint64_t i = 0; s->offs && s->lens && i < s->n; i++) {
-		s->offs[i] = s->base + i * pt->spacing;
+		s->offs[i] = s->base + i * stride;
 		s->lens[i] = 1;
 	}
 	if (pt->method == M_DTYPE &&
 	    (tdl_bytes(1, &s->byte) ||
-	     tdl_hvector((int64_t)s->n, 1, (int64_t)pt->spacing, s->byte, &s->type)))
+	     tdl_hvector((int64_t)s->n, 1, (int64_t)stride, s->byte, &s->type)))
 		client_fail(r, NULL, -ENOMEM, "building the hvector");
 }
 
@@ -1101,6 +1110,52 @@ static void report_overlap(const struct table *t, const char *fig, uint64_t spac
 		}
 }
 
+/* False sharing (§7.1): the clients' 1-byte locks alternate, so no byte is
+ * wanted twice but every block holds every client's bytes. */
+static void report_false_sharing(const struct table *t, const char *fig, uint64_t spacing)
+{
+	int s = table_max_servers(t, fig);
+
+	if (!s)
+		return;
+	printf("\n== False sharing (§7.1, §7.5): %d clients, %d servers, lock j of client i at\n"
+	       "   (j x %d + i) x %llu B: no byte wanted twice, %s; each set\n"
+	       "   released as soon as it is held; acquire locks/s (aggregate)\n",
+	       s, s, s, (unsigned long long)spacing,
+	       spacing < 4096 ? "4 KiB blocks shared by the clients" : "no 4 KiB block shared");
+	printf("%-22s %11s %11s %11s  %s\n", "method", proto_names[0], proto_names[1],
+	       proto_names[2], "msgs/cli (one-try)");
+	for (int me = 0; me < N_METHODS; me++) {
+		struct row r;
+		double msgs = -1;
+		int any = 0;
+
+		for (int p = 0; p < 3; p++)
+			any |= table_mean(t, fig, s, 0, method_names[me], proto_names[p], &r) ||
+			       table_error(t, fig, s, 0, method_names[me], proto_names[p]);
+		if (!any)
+			continue;
+		printf("%-22s", method_names[me]);
+		for (int p = 0; p < 3; p++) {
+			char v[32] = "failed";
+
+			if (table_mean(t, fig, s, 0, method_names[me], proto_names[p], &r)) {
+				fmt_rate(v, sizeof(v), r.acquire_lps);
+				if (p == 1)
+					msgs = r.msgs_acquire / r.clients;
+			}
+			printf(" %11s", v);
+		}
+		if (msgs >= 0)
+			printf("  %.0f", msgs);
+		printf("\n");
+	}
+	printf("   (block: Lustre/GPFS-style locks rounded to whole blocks, so with shared\n"
+	       "    blocks the clients take turns: its messages count the waits, and what it\n"
+	       "    costs an application is the I/O serialized behind them; the others lock\n"
+	       "    exact bytes, so interleaving costs them nothing but the pattern)\n");
+}
+
 static void target(const char *what, double ours, double want, const char *unit)
 {
 	char a[32], b[32];
@@ -1215,6 +1270,8 @@ static int report(const char *path)
 	report_costs(&t, "7.5", 0);
 	report_overlap(&t, "7.6", 4096);
 	report_costs(&t, "7.6", 0);
+	report_false_sharing(&t, "fs64", 64);
+	report_false_sharing(&t, "fs4096", 4096);
 	report_targets(&t);
 	free(t.rows);
 	return 0;
@@ -1226,6 +1283,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: " PROG " -c CONFIG [-o CSV] [--clients N] [--uncontended] [--contention]\n"
+		"           [--false-sharing]\n"
 		"           [--locks N] [--posix-locks N] [--full] [--reps R] [--spacing B]...\n"
 		"           [--methods posix,posix-seq,list,list64,list64-split,datatype,block]\n"
 		"           [--protocols two-phase,one-try,alt-try] [--block B] [--pid-dir DIR]\n"
@@ -1233,12 +1291,15 @@ static void usage(void)
 	exit(2);
 }
 
-static const char *fig_name(int contention, uint64_t spacing)
+/* kind: 0 uncontended, 1 contention, 2 false sharing */
+static const char *fig_name(int kind, uint64_t spacing)
 {
+	if (kind == 2)
+		return spacing == 64 ? "fs64" : spacing == 4096 ? "fs4096" : "fs";
 	if (spacing == 64)
-		return contention ? "7.5" : "7.3";
+		return kind ? "7.5" : "7.3";
 	if (spacing == 4096)
-		return contention ? "7.6" : "7.4";
+		return kind ? "7.6" : "7.4";
 	return "-";
 }
 
@@ -1294,7 +1355,7 @@ static void print_row(const struct row *r)
 struct args {
 	const char *conf, *csv, *pid_dir, *methods, *protocols;
 	const char *report;       /* --report CSV: only report it */
-	int clients, reps, full, do_unc, do_con, nsp;
+	int clients, reps, full, do_unc, do_con, do_fs, nsp;
 	int posix_given;          /* --posix-locks given (--full leaves it) */
 	uint64_t locks, posix_locks, block, spacings[MAX_SPACINGS];
 };
@@ -1306,6 +1367,8 @@ static int parse_switch(struct args *g, const char *a)
 		g->do_unc = 1;
 	else if (!strcmp(a, "--contention"))
 		g->do_con = 1;
+	else if (!strcmp(a, "--false-sharing"))
+		g->do_fs = 1;
 	else if (!strcmp(a, "--full"))
 		g->full = 1;
 	else
@@ -1350,8 +1413,8 @@ static void complete_args(struct args *g)
 	if (!g->conf || g->reps < 1 || g->clients < 0 || g->clients > MAX_CLIENTS || !g->locks ||
 	    !g->posix_locks || !g->block)
 		usage();
-	if (!g->do_unc && !g->do_con)
-		g->do_unc = g->do_con = 1;
+	if (!g->do_unc && !g->do_con && !g->do_fs)
+		g->do_unc = g->do_con = g->do_fs = 1;
 	if (!g->nsp) {
 		g->spacings[g->nsp++] = 64;
 		g->spacings[g->nsp++] = 4096;
@@ -1437,25 +1500,27 @@ static void print_header(const struct run_ctx *ctx, const struct args *g)
 	       "cliCPU/us", "srvCPU/us", "load");
 }
 
-/* The points of one spacing, uncontended (con 0: 2 protocols) or with
- * contention (con 1: every overlap, 3 protocols; 7.5/7.6 have the
+/* The points of one spacing: uncontended (kind 0: 2 protocols), with
+ * contention (kind 1: every overlap, 3 protocols; 7.5/7.6 have the
  * dissertation's datatype, list and POSIX methods, so not list64 nor
- * posix-seq, and the block baseline), as the command line lets them. */
-static size_t add_points(const struct args *g, int con, uint64_t spacing, struct point *pts)
+ * posix-seq, and the block baseline) or false sharing (kind 2: the
+ * clients' locks interleaved, the methods of kind 1), as the command line
+ * lets them. */
+static size_t add_points(const struct args *g, int kind, uint64_t spacing, struct point *pts)
 {
 	size_t n = 0;
 
-	for (int o = 0; o < (con ? N_OVERLAPS : 1); o++)
+	for (int o = 0; o < (kind == 1 ? N_OVERLAPS : 1); o++)
 		for (int me = 0; me < N_METHODS; me++)
-			for (int p = 0; p < (con ? 3 : 2); p++)
-				if (!(con && (me == M_LIST64 || me == M_POSIX_SEQ)) &&
+			for (int p = 0; p < (kind ? 3 : 2); p++)
+				if (!(kind && (me == M_LIST64 || me == M_POSIX_SEQ)) &&
 				    listed(g->methods, method_names[me]) &&
 				    listed(g->protocols, proto_names[p]))
 					pts[n++] = (struct point){
-						fig_name(con, spacing), con, spacing,
-						con ? overlaps[o] : 0, me, p,
+						fig_name(kind, spacing), kind != 0, spacing,
+						kind == 1 ? overlaps[o] : 0, me, p,
 						me == M_POSIX || me == M_POSIX_SEQ ? g->posix_locks :
-						g->locks, g->block
+						g->locks, g->block, kind == 2 ? g->clients : 0
 					};
 	return n;
 }
@@ -1463,14 +1528,15 @@ static size_t add_points(const struct args *g, int con, uint64_t spacing, struct
 /* Every point asked for, uncontended first; *npts of them. */
 static struct point *make_points(const struct args *g, size_t *npts)
 {
-	struct point *pts = calloc(2 * MAX_SPACINGS * N_OVERLAPS * N_METHODS * 3, sizeof(*pts));
+	struct point *pts = calloc(3 * MAX_SPACINGS * N_OVERLAPS * N_METHODS * 3, sizeof(*pts));
+	const int wanted[3] = { g->do_unc, g->do_con, g->do_fs };
 
 	if (!pts)
 		die("out of memory");
 	*npts = 0;
-	for (int con = 0; con < 2; con++)
-		for (int si = 0; si < g->nsp && (con ? g->do_con : g->do_unc); si++)
-			*npts += add_points(g, con, g->spacings[si], pts + *npts);
+	for (int kind = 0; kind < 3; kind++)
+		for (int si = 0; si < g->nsp && wanted[kind]; si++)
+			*npts += add_points(g, kind, g->spacings[si], pts + *npts);
 	return pts;
 }
 

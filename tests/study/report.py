@@ -567,7 +567,10 @@ LOCK_PROTOCOLS = ("With a conflict at request k of R, §7.3 and §7.4.1 give: tw
                   "messages (one blocking round each); one-try R + (R-1-k) partial releases "
                   "+ 1 + (R-1-k) blocking rounds; alt-try the same number in two optimistic "
                   "rounds and one blocking round. Without a conflict every protocol sends R "
-                  "acquire messages; they differ in rounds (two-phase R, the others 1).")
+                  "acquire messages; they differ in rounds (two-phase R, the others 1). "
+                  "The false-sharing table (§7.1) interleaves the clients' locks so that no "
+                  "byte is wanted twice: byte-range methods never wait there, block locks "
+                  "take turns, and their message count shows the waits.")
 
 
 def _lock_series_lines():
