@@ -1259,8 +1259,10 @@ static int report(const char *path)
 	printf("== Lock benchmark (seed 001, §7.5.1), %zu runs from %s; load average %.1f to %.1f\n"
 	       "   on %ld cores during them. The dissertation's figures are PVFS2 on up to 32\n"
 	       "   dual-P4 nodes over Myrinet; it states only the numbers shown, the rest are\n"
-	       "   curves. Its list locks split at 64 regions per message: compare them with\n"
-	       "   list64. Rates are means of the repetitions' times.\n",
+	       "   curves. Its list locks are a request per 64 regions: compare them with\n"
+	       "   list64-split (list64 sends 64 a message but joins them per daemon). Its\n"
+	       "   POSIX locks are posix; posix-seq takes independent locks one after\n"
+	       "   another. Rates are means of the repetitions' times.\n",
 	       t.n, path, lo, hi, sysconf(_SC_NPROCESSORS_ONLN));
 	report_scaling(&t, "7.3", 64);
 	report_costs(&t, "7.3", -1);

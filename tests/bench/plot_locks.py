@@ -115,11 +115,11 @@ def overlap(data, fig, spacing, out):
         return
     n = max(k[1] for k in pts)
     ovs = sorted({k[2] for k in pts})
-    panels = [m for m in ["datatype", "list", "list64-split", "posix", "block"]
+    panels = [m for m in ["datatype", "list", "list64-split", "posix", "posix-seq", "block"]
               if any(k[3] == m for k in pts)]
     f, axes = plt.subplots(1, len(panels), figsize=(4.4 * len(panels), 4.5), squeeze=False)
     axes = axes[0]
-    for ax, m, letter in zip(axes, panels, "abcde"):
+    for ax, m, letter in zip(axes, panels, "abcdef"):
         for p in PROTOCOLS:
             ys = [pts.get((fig, n, o, m, p)) for o in ovs]
             if not any(ys):
