@@ -164,6 +164,8 @@ static void peer_stalled(struct srv *srv, struct srv_peer *p)
 /* Hand waiting replies to the provider, within the posting limits. */
 static void peer_pump(struct srv *srv, struct srv_peer *p)
 {
+	if (srv->held)
+		return; /* srv_commit_turn lets them go */
 	if (p->stalled_since && p->retry_at && tp_mono_s() < p->retry_at)
 		return; /* stalled: the tick tries again */
 	while (p->waiting.head && p->posted.n < srv->lim.peer_posted &&
@@ -216,6 +218,32 @@ void srv_pump_all(struct srv *srv)
 			srv_peer_release_if_idle(srv, p);
 		}
 	}
+}
+
+void srv_hold_replies(struct srv *srv)
+{
+	srv->held = 1;
+}
+
+void srv_commit_turn(struct srv *srv)
+{
+	int rc;
+
+	if (!srv->held || srv->commit_failed)
+		return;
+	rc = srv->role.commit ? srv->role.commit(srv->role.ctx) : 0;
+	if (rc) {
+		/* The replies acknowledge changes that may not survive a
+		 * crash: none is sent, and the daemon stops (a store whose
+		 * synced write failed takes no more writes anyway). */
+		srv->commit_failed = 1;
+		srv_error(srv, "commit failed (%s): replies withheld, stopping", strerror(-rc));
+		if (srv->loop)
+			ev_break(srv->loop, EVBREAK_ALL);
+		return;
+	}
+	srv->held = 0;
+	srv_pump_all(srv);
 }
 
 static void parked_retire(struct srv *srv, struct srv_parked *pk);

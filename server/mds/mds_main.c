@@ -845,7 +845,7 @@ int main(int argc, char **argv)
 		mds_store_close(mds.store);
 		return 1;
 	}
-	struct srv_role role = { "mds", cl.index, mds_handlers, mds_tick, &mds };
+	struct srv_role role = { "mds", cl.index, mds_handlers, mds_tick, &mds, NULL };
 	struct srv_opts so = { &cfg, cfg.mds.host, cfg.mds.port, 32, NULL, &cl.log };
 
 	if ((rc = srv_create(&so, &role, &srv, err, sizeof(err)))) {
