@@ -161,13 +161,21 @@ static void peer_stalled(struct srv *srv, struct srv_peer *p)
 		p->retry_at = now + SRV_TICK_S;
 }
 
+/* Whether p's waiting replies may go to the provider now: not while a
+ * turn's replies are held (srv_commit_turn lets them go), nor while p is
+ * stalled (the tick tries again). */
+static int peer_may_post(const struct srv *srv, const struct srv_peer *p)
+{
+	if (srv->held)
+		return 0;
+	return !(p->stalled_since && p->retry_at && tp_mono_s() < p->retry_at);
+}
+
 /* Hand waiting replies to the provider, within the posting limits. */
 static void peer_pump(struct srv *srv, struct srv_peer *p)
 {
-	if (srv->held)
-		return; /* srv_commit_turn lets them go */
-	if (p->stalled_since && p->retry_at && tp_mono_s() < p->retry_at)
-		return; /* stalled: the tick tries again */
+	if (!peer_may_post(srv, p))
+		return;
 	while (p->waiting.head && p->posted.n < srv->lim.peer_posted &&
 	       srv->posted < srv->lim.total_posted) {
 		struct srv_tx *tx = p->waiting.head;
