@@ -30,7 +30,7 @@ struct mds {
 	struct cap_key key;        /* signs capabilities (cap.h) */
 	uint32_t cap_lifetime_ms;
 	const char *dir;           /* the store's directory (statfs) */
-	int purge_kicked;          /* this turn removed a file: purge after the commit */
+	int purge_noted;          /* this turn removed a file: purge after the commit */
 };
 
 /* Who acts: the session's identity, which munged vouched for. Only a
@@ -112,6 +112,15 @@ static void attr_msg(const struct mds_attr *a, struct attr_msg *m)
 			   a->type == MDS_FILE ? LAYOUT_WITH_OBJECTS : LAYOUT_DIR_DEFAULT);
 		m->attr.layout = &m->layout;
 	}
+}
+
+/* Regular file a lost its last name: the purger removes its objects after
+ * this turn's commit (mds_commit). */
+static void note_removed(struct mds *mds, const struct mds_attr *a)
+{
+	mds_purge_note(mds->purge, a->handle, a->layout.count, a->layout.servers,
+		       a->layout.handles);
+	mds->purge_noted = 1;
 }
 
 /* A store call failed with rc: answered with the store's reason (the one
@@ -362,7 +371,7 @@ static void reply_path_op(struct mds *mds, struct srv_req *req)
 			int gone = a.type == MDS_FILE && a.nlink == 0;
 
 			if (gone)
-				mds->purge_kicked = 1;
+				note_removed(mds, &a);
 			reply_removed(req, &a, gone);
 		}
 		break;
@@ -453,7 +462,7 @@ static void mds_op_RENAME(void *ctx, struct srv_req *req)
 		return;
 	}
 	if (replaced)
-		mds->purge_kicked = 1;
+		note_removed(mds, &a);
 	reply_removed(req, &a, replaced);
 }
 
@@ -802,7 +811,9 @@ static void mds_pending(void *arg)
 
 /* End of a turn that changed the store: one synced write for all its
  * requests, then (the removals being durable now) the purger may start
- * on files removed this turn at once rather than at the next tick. */
+ * on files removed this turn at once rather than at the next tick. The
+ * purger's tick only sends what was noted; it reads no intent from the
+ * store unless a slot rescans (mds_purge.c). */
 static int mds_commit(void *ctx)
 {
 	struct mds *mds = ctx;
@@ -812,9 +823,8 @@ static int mds_commit(void *ctx)
 		srv_error(mds->srv, "%s", mds_store_errmsg(mds->store));
 		return rc;
 	}
-	if (mds->purge_kicked) {
-		mds->purge_kicked = 0;
-		mds_purge_kick(mds->purge);
+	if (mds->purge_noted) {
+		mds->purge_noted = 0;
 		mds_purge_tick(mds->purge, purge_log, mds);
 	}
 	return 0;
