@@ -190,6 +190,38 @@ static pid_t strace_start(pid_t pid, const char *calls, const char *out)
 	return s;
 }
 
+/* Wait (up to 20 s) until strace (process spid) holds pid, then a moment
+ * for its threads: calls made before would not be counted. A strace that
+ * ended at once could not attach (ptrace not permitted): skipped. */
+static void await_traced(pid_t pid, pid_t spid)
+{
+	char path[64], line[256];
+	double deadline = now_s() + 20.0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	while (now_s() < deadline) {
+		FILE *in = fopen(path, "r");
+		int traced = 0;
+
+		while (in && fgets(line, sizeof(line), in))
+			if (!strncmp(line, "TracerPid:", 10))
+				traced = atoi(line + 10) != 0;
+		if (in)
+			fclose(in);
+		if (traced) {
+			usleep(500000);
+			return;
+		}
+		if (waitpid(spid, NULL, WNOHANG) == spid) {
+			print_message("strace could not attach to %d (ptrace not permitted?)\n",
+				      (int)pid);
+			skip();
+		}
+		usleep(50000);
+	}
+	fail_msg("strace did not attach to %d within 20 s", (int)pid);
+}
+
 static void strace_stop(pid_t s)
 {
 	int status;
@@ -273,7 +305,9 @@ static void test_remove_costs(void **state)
 		sios[s] = strace_start(c->ios[s], "trace=unlink,unlinkat,rename,renameat2",
 				       ios_out[s]);
 	}
-	usleep(1000000); /* attached */
+	await_traced(c->mds, smds);
+	for (int s = 0; s < N_IOS; s++)
+		await_traced(c->ios[s], sios[s]);
 	for (int i = 0; i < REMOVES; i++) {
 		snprintf(path, sizeof(path), "/rc/f%d", i);
 		CHECK(c->fs, tessera_unlink(c->fs, path));
