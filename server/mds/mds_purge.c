@@ -183,8 +183,16 @@ void mds_purge_note(struct mds_purge *p, uint64_t file, uint32_t count, const ui
 
 		for (uint32_t i = 0; i < count; i++)
 			mine += servers[i] == s;
-		if (!mine || sl->rescan)
-			continue; /* (a rescan finds it in the store) */
+		if (!mine)
+			continue;
+		if (sl->rescan) {
+			/* The scan finds it in the store; it may lie behind
+			 * the cursor (handles need not grow): another whole
+			 * lap before the scan may end. */
+			sl->lap_empty = 0;
+			sl->quiet = 0;
+			continue;
+		}
 		if (sl->qlen + mine > PURGE_QUEUE) {
 			slot_rescan(sl);
 			continue;
