@@ -3,9 +3,10 @@
  *
  * Pure storage logic: no network. The daemon (tessera-mds) decodes a
  * request, calls one of these, and encodes the answer. Every change is
- * written with a synchronous LevelDB write batch, so when a call returns 0
- * the change is durable and atomic (a rename replaces its target in one
- * batch). Paths are absolute Tessera paths ("/", "/a/b"); "." and ".."
+ * one LevelDB write batch, synchronous (so when a call returns 0 the change
+ * is durable and atomic: a rename replaces its target in one batch), or,
+ * after mds_store_defer_sync, durable at the next mds_store_commit (group
+ * commit, below). Paths are absolute Tessera paths ("/", "/a/b"); "." and ".."
  * components and empty components are refused with -EINVAL; a name over
  * 255 bytes or a path over 4096 bytes with -ENAMETOOLONG. Not thread-safe:
  * the daemon makes one call at a time.

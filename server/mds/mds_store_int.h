@@ -18,7 +18,8 @@
  *   "X" handle name         -> the value of extended attribute `name` (1 to
  *                              255 bytes, no NUL) of `handle` (mds_xattr.h)
  *
- * Invariants, kept by writing every mutation as one synchronous batch:
+ * Invariants, kept by writing every mutation as one batch (synchronous,
+ * or synced by the next commit before anyone is told of it):
  *   - every "D" entry names a handle that has an "A" record of the type the
  *     entry records; a directory's "A" record (except the root's) has
  *     exactly one "D" entry, any other's has nlink of them (hard links),
