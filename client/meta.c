@@ -434,12 +434,14 @@ int tessera_mkdir(tessera_fs *fs, const char *upath, mode_t mode)
 	return plain_call(fs, TP_OP_MKDIR, &m.base, "mkdir", path);
 }
 
-/* After the metadata daemon dropped a file, remove its storage objects at
- * once, so the space is free when the call returns. A fast path only: the
- * metadata daemon recorded a purge intent with the name's removal and its
- * purger removes whatever this leaves (a storage daemon down, this client
- * killed), so a failure here does not fail the unlink or rename, whose
- * name change is made and durable. */
+/* After the metadata daemon dropped a file, remove its storage objects
+ * if the reply grants it (a remove capability). Today's metadata daemon
+ * grants none: its purger removes the objects, several files' per request,
+ * and a removal here made every storage daemon unlink each object twice
+ * (issue 28). An older daemon granted one, so that the space was free when
+ * the call returned. Either way the daemon recorded a purge intent with
+ * the name's removal, so a failure here does not fail the unlink or
+ * rename, whose name change is made and durable. */
 static int drop_objects(tessera_fs *fs, const Tessera__RemoveReply *rep, const char *path)
 {
 	struct tessera_layout layout;

@@ -203,6 +203,7 @@ static void drain(struct srv *srv)
 			else
 				handle_recv(srv, &ev[i]);
 		}
+		srv_commit_turn(srv); /* one commit for the frames of this poll */
 		if (srv->waiting)
 			srv_pump_all(srv);
 		else
@@ -498,6 +499,7 @@ void srv_deliver(struct srv *srv, uint64_t peer, const void *frame, size_t len)
 	}
 	srv->local_peer = peer;
 	handle_frame(srv, &ev);
+	srv_commit_turn(srv);
 	srv_parked_reap(srv);
 }
 

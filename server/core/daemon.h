@@ -79,6 +79,11 @@ struct srv_role {
 	/* Called every tick (50 ms) after the core's deadlines; may be NULL. */
 	void (*tick)(void *ctx);
 	void *ctx;
+	/* Group commit (may be NULL): called once at the end of a loop turn
+	 * in which a handler called srv_hold_replies, before any reply of that
+	 * turn leaves. 0 when the turn's changes are durable; a negative errno
+	 * stops the daemon without sending them. */
+	int (*commit)(void *ctx);
 };
 
 /*
@@ -190,6 +195,15 @@ int srv_reply_owned(struct srv_req *req, const ProtobufCMessage *msg,
 		    void *data, size_t data_len);
 int srv_reply_error(struct srv_req *req, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* Group commit: the caller made a change that is not durable yet (the
+ * metadata daemon's unsynced LevelDB write). Every reply sent from now to
+ * the end of the current loop turn, whoever's, waits until the role's
+ * commit (struct srv_role) returned 0: so no client sees, in a reply, a
+ * change that a crash could still take back, and one commit (one synced
+ * write) covers all the requests of the turn. The loop handles what it
+ * received in one poll (up to 16 frames) per turn. */
+void srv_hold_replies(struct srv *srv);
 
 /*
  * Parking: answer a request later while the daemon serves others.

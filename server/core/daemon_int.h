@@ -141,6 +141,12 @@ struct srv {
 	struct srv_parked *retired;     /* parked requests done, freed by reap */
 	int eagain;                     /* a send met -EAGAIN within its spin
 					 * window: poll and retry at once */
+	/* srv_hold_replies: replies wait in their queues until the role's
+	 * commit at the end of this turn (srv_commit_turn) made the changes
+	 * they acknowledge durable. Stays set after a failed commit, so
+	 * nothing it held is ever sent. */
+	int held;
+	int commit_failed;
 	size_t peak_bytes;              /* highest debt since memory was trimmed */
 	struct srv_counters count;
 	struct srv_sessions *sessions;
@@ -176,6 +182,10 @@ int srv_admit(struct srv *srv, struct srv_req *req);
  * replies and expire parked requests past their deadlines. */
 void srv_tx_done(struct srv *srv, const struct tnet_event *ev);
 void srv_pump_all(struct srv *srv);
+/* End of a loop turn (or of one in-process frame): if a handler held
+ * replies, run the role's commit, then let them go (or, when it failed,
+ * keep them for ever and stop the loop). */
+void srv_commit_turn(struct srv *srv);
 void srv_parked_reap(struct srv *srv);
 void srv_expire_all(struct srv *srv);
 /* srv_destroy: parked requests are told -ESHUTDOWN and freed; once the

@@ -161,11 +161,21 @@ static void peer_stalled(struct srv *srv, struct srv_peer *p)
 		p->retry_at = now + SRV_TICK_S;
 }
 
+/* Whether p's waiting replies may go to the provider now: not while a
+ * turn's replies are held (srv_commit_turn lets them go), nor while p is
+ * stalled (the tick tries again). */
+static int peer_may_post(const struct srv *srv, const struct srv_peer *p)
+{
+	if (srv->held)
+		return 0;
+	return !(p->stalled_since && p->retry_at && tp_mono_s() < p->retry_at);
+}
+
 /* Hand waiting replies to the provider, within the posting limits. */
 static void peer_pump(struct srv *srv, struct srv_peer *p)
 {
-	if (p->stalled_since && p->retry_at && tp_mono_s() < p->retry_at)
-		return; /* stalled: the tick tries again */
+	if (!peer_may_post(srv, p))
+		return;
 	while (p->waiting.head && p->posted.n < srv->lim.peer_posted &&
 	       srv->posted < srv->lim.total_posted) {
 		struct srv_tx *tx = p->waiting.head;
@@ -216,6 +226,32 @@ void srv_pump_all(struct srv *srv)
 			srv_peer_release_if_idle(srv, p);
 		}
 	}
+}
+
+void srv_hold_replies(struct srv *srv)
+{
+	srv->held = 1;
+}
+
+void srv_commit_turn(struct srv *srv)
+{
+	int rc;
+
+	if (!srv->held || srv->commit_failed)
+		return;
+	rc = srv->role.commit ? srv->role.commit(srv->role.ctx) : 0;
+	if (rc) {
+		/* The replies acknowledge changes that may not survive a
+		 * crash: none is sent, and the daemon stops (a store whose
+		 * synced write failed takes no more writes anyway). */
+		srv->commit_failed = 1;
+		srv_error(srv, "commit failed (%s): replies withheld, stopping", strerror(-rc));
+		if (srv->loop)
+			ev_break(srv->loop, EVBREAK_ALL);
+		return;
+	}
+	srv->held = 0;
+	srv_pump_all(srv);
 }
 
 static void parked_retire(struct srv *srv, struct srv_parked *pk);

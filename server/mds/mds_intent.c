@@ -205,7 +205,10 @@ int mds_intent_done(struct mds_store *st, uint64_t file, uint32_t server)
 		batch_put_intent(b, &left);
 	else
 		leveldb_writebatch_delete(b, (char *)key, sizeof(key));
-	rc = mds_batch_write(st, b, "purge", "intent");
+	/* Unsynced: if a crash takes it back, the purger sends the REMOVE
+	 * again, which a storage daemon answers at once (the objects are
+	 * gone); a synced write here cost a disk flush per file and daemon. */
+	rc = mds_batch_write_lazy(st, b, "purge", "intent");
 	leveldb_writebatch_destroy(b);
 	return rc;
 }

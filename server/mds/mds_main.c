@@ -1,5 +1,8 @@
 /* mds_main.c - tessera-mds, the metadata daemon: requests in, mds_store
- * calls, replies out. Every change is durable before its reply leaves. */
+ * calls, replies out. Every change is durable before its reply leaves:
+ * the store writes changes unsynced and the daemon holds the replies of a
+ * loop turn that changed something until one synced write at the end of
+ * the turn (group commit, mds_commit). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
@@ -27,6 +30,7 @@ struct mds {
 	struct cap_key key;        /* signs capabilities (cap.h) */
 	uint32_t cap_lifetime_ms;
 	const char *dir;           /* the store's directory (statfs) */
+	int purge_noted;          /* this turn removed a file: purge after the commit */
 };
 
 /* Who acts: the session's identity, which munged vouched for. Only a
@@ -110,6 +114,15 @@ static void attr_msg(const struct mds_attr *a, struct attr_msg *m)
 	}
 }
 
+/* Regular file a lost its last name: the purger removes its objects after
+ * this turn's commit (mds_commit). */
+static void note_removed(struct mds *mds, const struct mds_attr *a)
+{
+	mds_purge_note(mds->purge, a->handle, a->layout.count, a->layout.servers,
+		       a->layout.handles);
+	mds->purge_noted = 1;
+}
+
 /* A store call failed with rc: answered with the store's reason (the one
  * "why" of the store's context, mds_fail). */
 static void reply_store_error(struct mds *mds, struct srv_req *req, int rc)
@@ -183,14 +196,15 @@ static void reply_attr(struct srv_req *req, const struct mds_attr *a, int create
 	free(m);
 }
 
-/* With a remove capability for the removed file's objects, so the client
- * may free them at once (the purger would otherwise). */
-static void reply_removed(struct mds *mds, struct srv_req *req, const struct mds_cred *cred,
-			  const struct mds_attr *a, int removed_file)
+/* The removed file's layout, for the caller's information. No remove
+ * capability: the purger removes the objects (several files' in one
+ * REMOVE per storage daemon) once the removal is durable, and a client
+ * that removed them too only made the storage daemons unlink twice (a
+ * client sees no cap and leaves them, client/meta.c drop_objects). */
+static void reply_removed(struct srv_req *req, const struct mds_attr *a, int removed_file)
 {
 	struct attr_msg *m = malloc(sizeof(*m));
 	Tessera__RemoveReply rep = TESSERA__REMOVE_REPLY__INIT;
-	struct cap_msg cap;
 
 	if (!m) {
 		srv_reply_error(req, -ENOMEM, "no memory for a reply");
@@ -200,8 +214,6 @@ static void reply_removed(struct mds *mds, struct srv_req *req, const struct mds
 	if (removed_file) {
 		layout_msg(&a->layout, m, LAYOUT_WITH_OBJECTS);
 		rep.layout = &m->layout;
-		if (!grant(mds, cred, a, TP_CAP_REMOVE, &cap))
-			rep.cap = &cap.cap;
 	}
 	srv_reply(req, &rep.base, NULL, 0);
 	free(m);
@@ -359,13 +371,13 @@ static void reply_path_op(struct mds *mds, struct srv_req *req)
 			int gone = a.type == MDS_FILE && a.nlink == 0;
 
 			if (gone)
-				mds_purge_kick(mds->purge);
-			reply_removed(mds, req, &cred, &a, gone);
+				note_removed(mds, &a);
+			reply_removed(req, &a, gone);
 		}
 		break;
 	case TP_OP_RMDIR:
 		if (!(rc = mds_rmdir(mds->store, &cred, m->path)))
-			reply_removed(mds, req, &cred, &a, 0);
+			reply_removed(req, &a, 0);
 		break;
 	case TP_OP_STATFS:
 		if (!(rc = mds_space(mds, &statfs)))
@@ -450,8 +462,8 @@ static void mds_op_RENAME(void *ctx, struct srv_req *req)
 		return;
 	}
 	if (replaced)
-		mds_purge_kick(mds->purge);
-	reply_removed(mds, req, &cred, &a, replaced);
+		note_removed(mds, &a);
+	reply_removed(req, &a, replaced);
 }
 
 /* SYMLINK, LINK and MKNOD make a name; answered with its attributes. */
@@ -789,6 +801,35 @@ static void mds_tick(void *ctx)
 	mds_purge_tick(mds->purge, purge_log, mds);
 }
 
+/* The store wrote a change unsynced: hold this turn's replies. */
+static void mds_pending(void *arg)
+{
+	struct mds *mds = arg;
+
+	srv_hold_replies(mds->srv);
+}
+
+/* End of a turn that changed the store: one synced write for all its
+ * requests, then (the removals being durable now) the purger may start
+ * on files removed this turn at once rather than at the next tick. The
+ * purger's tick only sends what was noted; it reads no intent from the
+ * store unless a slot rescans (mds_purge.c). */
+static int mds_commit(void *ctx)
+{
+	struct mds *mds = ctx;
+	int rc = mds_store_commit(mds->store);
+
+	if (rc) {
+		srv_error(mds->srv, "%s", mds_store_errmsg(mds->store));
+		return rc;
+	}
+	if (mds->purge_noted) {
+		mds->purge_noted = 0;
+		mds_purge_tick(mds->purge, purge_log, mds);
+	}
+	return 0;
+}
+
 static const srv_handler mds_handlers[TP_OP_LIMIT] = { TP_OPCODES(SRV_MDS_ENTRY) };
 
 int main(int argc, char **argv)
@@ -845,7 +886,7 @@ int main(int argc, char **argv)
 		mds_store_close(mds.store);
 		return 1;
 	}
-	struct srv_role role = { "mds", cl.index, mds_handlers, mds_tick, &mds };
+	struct srv_role role = { "mds", cl.index, mds_handlers, mds_tick, &mds, mds_commit };
 	struct srv_opts so = { &cfg, cfg.mds.host, cfg.mds.port, 32, NULL, &cl.log };
 
 	if ((rc = srv_create(&so, &role, &srv, err, sizeof(err)))) {
@@ -856,6 +897,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	mds.srv = srv;
+	mds_store_defer_sync(mds.store, mds_pending, &mds);
 	if (claimed)
 		srv_warn(srv, "%s", claimed);
 	free(claimed);

@@ -1,8 +1,10 @@
 /*
  * mds_ops.c - the namespace operations of mds_store.h. Each mutation
- * reads what it needs, checks, then writes one synchronous LevelDB batch,
- * so it is atomic and durable when it returns 0; the in-memory counters
- * of struct mds_store change only after that write succeeded.
+ * reads what it needs, checks, then writes one LevelDB batch
+ * (mds_batch_write), so it is atomic, and durable when it returns 0 or,
+ * in the daemon (group commit), at the turn's mds_store_commit; the
+ * in-memory counters of struct mds_store change only after that write
+ * succeeded.
  */
 #include "mds_store_int.h"
 #include "tdl.h"

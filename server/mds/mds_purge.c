@@ -5,10 +5,15 @@
  *
  * Per storage daemon there is one slot: at most one REMOVE in flight,
  * naming the objects of up to PURGE_FILES intents (whole intents only, so
- * an acknowledgement may drop that daemon's part of each). Each slot scans
- * the intents from its own cursor, wrapping around, so a daemon that is
- * down does not hold up the others; a slot that found nothing anywhere is
- * quiet until mds_purge_kick.
+ * an acknowledgement may drop that daemon's part of each). Files removed
+ * while the daemon runs are handed to the purger (mds_purge_note) and wait
+ * in each slot's queue: the common case reads no intent from the store.
+ * The store is scanned (a rescan) at start, after a failure and when a
+ * queue overflowed: each slot scans the intents from its own cursor,
+ * wrapping around, so a daemon that is down does not hold up the others,
+ * until a whole lap found nothing for it. A rescan is not what removals
+ * should wait on: intents acknowledged leave deletion markers in LevelDB
+ * that a scan from the first intent steps over, one by one.
  *
  * The metadata daemon is a client of the storage daemons like any other:
  * each slot opens a session with its daemon (AUTH, a MUNGE credential of
@@ -38,11 +43,23 @@
 #define PURGE_BACKOFF_MAX_MS 5000
 #define PURGE_NRECV 8
 #define PURGE_RBUF (64 * 1024)    /* replies are an EmptyReply or ErrorReply */
+#define PURGE_QUEUE 4096          /* objects noted per slot before a rescan */
+
+/* An object of a removed file, noted for the slot of its storage daemon. */
+struct purge_note {
+	uint64_t file;                /* the intent */
+	uint64_t object;
+};
 
 struct purge_slot {
 	uint64_t peer;
 	int known;                    /* peer looked up */
-	int quiet;                    /* nothing to do until a kick */
+	int quiet;                    /* nothing to do until a note or a failure */
+	int rescan;                   /* the intents must be read from the store */
+	/* Noted objects, oldest first, a file's objects consecutive: a ring
+	 * of PURGE_QUEUE from qhead. */
+	struct purge_note *queue;
+	uint32_t qhead, qlen;
 	int lap_empty;                /* this lap over the intents (from the
 				       * first) found nothing for us yet */
 	int resume;                   /* cursor valid */
@@ -105,7 +122,10 @@ int mds_purge_create(const struct tp_config *cfg, struct mds_store *store,
 		goto nomem;
 	for (uint32_t s = 0; s < cfg->n_ios; s++) {
 		p->slots[s].ctx.user = &p->slots[s];
-		if (!(p->slots[s].frame = malloc(p->frame_cap)))
+		p->slots[s].rescan = 1; /* intents left from before the start */
+		p->slots[s].frame = malloc(p->frame_cap);
+		p->slots[s].queue = calloc(PURGE_QUEUE, sizeof(*p->slots[s].queue));
+		if (!p->slots[s].frame || !p->slots[s].queue)
 			goto nomem;
 	}
 	if ((rc = tnet_open(&to, &p->net, err, errlen))) {
@@ -133,21 +153,55 @@ void mds_purge_destroy(struct mds_purge *p)
 	if (p->net)
 		tnet_close(p->net);
 	if (p->slots)
-		for (uint32_t s = 0; s < p->cfg->n_ios; s++)
+		for (uint32_t s = 0; s < p->cfg->n_ios; s++) {
 			free(p->slots[s].frame);
+			free(p->slots[s].queue);
+		}
 	free(p->slots);
 	free(p->page);
 	free(p);
 }
 
-void mds_purge_kick(struct mds_purge *p)
+/* Slot sl reads the store again from the first intent; what it had
+ * queued is there too. */
+static void slot_rescan(struct purge_slot *sl)
+{
+	sl->rescan = 1;
+	sl->quiet = 0;
+	sl->resume = 0;
+	sl->qlen = 0;
+}
+
+void mds_purge_note(struct mds_purge *p, uint64_t file, uint32_t count, const uint32_t *servers,
+		    const uint64_t *objects)
 {
 	if (!p)
-		return; /* a metadata daemon served in-process (fuzzing) */
+		return;
 	for (uint32_t s = 0; s < p->cfg->n_ios; s++) {
-		p->slots[s].quiet = 0;
-		/* a new intent may lie behind the cursor: another whole lap */
-		p->slots[s].lap_empty = 0;
+		struct purge_slot *sl = &p->slots[s];
+		uint32_t mine = 0;
+
+		for (uint32_t i = 0; i < count; i++)
+			mine += servers[i] == s;
+		if (!mine)
+			continue;
+		if (sl->rescan) {
+			/* The scan finds it in the store; it may lie behind
+			 * the cursor (handles need not grow): another whole
+			 * lap before the scan may end. */
+			sl->lap_empty = 0;
+			sl->quiet = 0;
+			continue;
+		}
+		if (sl->qlen + mine > PURGE_QUEUE) {
+			slot_rescan(sl);
+			continue;
+		}
+		for (uint32_t i = 0; i < count; i++)
+			if (servers[i] == s)
+				sl->queue[(sl->qhead + sl->qlen++) % PURGE_QUEUE] =
+					(struct purge_note){ file, objects[i] };
+		sl->quiet = 0;
 	}
 }
 
@@ -198,7 +252,7 @@ static void slot_failed(struct mds_purge *p, uint32_t s, const char *why,
 		ms = PURGE_BACKOFF_MAX_MS;
 	sl->failures++;
 	sl->busy = 0;
-	sl->resume = 0;         /* the intents it covered come first again */
+	slot_rescan(sl);        /* the intents it covered come first again */
 	sl->retry_ns = tp_mono_ns() + ms * 1000000u;
 	sl->authing = 0;
 	sodium_memzero(&sl->ses, sizeof(sl->ses)); /* authenticate again */
@@ -350,6 +404,32 @@ static int gather(struct mds_purge *p, uint32_t s, Tessera__HandlesRequest *m,
 	}
 }
 
+/* The next whole files of slot s's queue into a REMOVE request: 1 when
+ * one was built, 0 when the queue is empty. */
+static int gather_noted(struct mds_purge *p, uint32_t s, Tessera__HandlesRequest *m,
+			uint64_t *handles)
+{
+	struct purge_slot *sl = &p->slots[s];
+
+	sl->nfiles = 0;
+	m->n_handles = 0;
+	while (sl->qlen && sl->nfiles < PURGE_FILES) {
+		uint64_t file = sl->queue[sl->qhead].file;
+		uint32_t k = 0;
+
+		while (k < sl->qlen && sl->queue[(sl->qhead + k) % PURGE_QUEUE].file == file)
+			k++;
+		if (m->n_handles + k > TP_MAX_HANDLES)
+			break;
+		for (uint32_t i = 0; i < k; i++)
+			handles[m->n_handles++] = sl->queue[(sl->qhead + i) % PURGE_QUEUE].object;
+		sl->qhead = (sl->qhead + k) % PURGE_QUEUE;
+		sl->qlen -= k;
+		sl->files[sl->nfiles++] = file;
+	}
+	return sl->nfiles ? 1 : 0;
+}
+
 /* An AUTH request for storage daemon s into the slot's frame, with a
  * fresh credential and proposed key (kept in sl->ses until the answer). */
 static long auth_frame(struct mds_purge *p, uint32_t s, struct tp_hdr *hdr,
@@ -393,7 +473,13 @@ static void slot_send(struct mds_purge *p, uint32_t s, void (*log)(void *, const
 	int rc;
 
 	m.handles = handles;
-	rc = gather(p, s, &m, handles);
+	if (!sl->rescan) {
+		rc = gather_noted(p, s, &m, handles);
+	} else {
+		rc = gather(p, s, &m, handles);
+		if (rc == 0)
+			sl->rescan = 0; /* a whole lap found nothing: the queue is all */
+	}
 	if (rc < 0) {
 		say(log, arg, "purger: %s", mds_store_errmsg(p->store));
 		sl->retry_ns = tp_mono_ns() + PURGE_BACKOFF_MAX_MS * 1000000ull;
@@ -427,8 +513,8 @@ static void slot_send(struct mds_purge *p, uint32_t s, void (*log)(void *, const
 	hdr.reqid = p->next_reqid++;
 	if (!sl->ses.id) {
 		/* No session yet: AUTH first; the intents are gathered again
-		 * from the first once it is open. */
-		sl->resume = 0;
+		 * from the store, from the first, once it is open. */
+		slot_rescan(sl);
 		len = auth_frame(p, s, &hdr, log, arg);
 		if (len < 0)
 			return;
@@ -444,8 +530,10 @@ static void slot_send(struct mds_purge *p, uint32_t s, void (*log)(void *, const
 	iov.iov_base = sl->frame;
 	iov.iov_len = (size_t)len;
 	rc = tnet_send(p->net, sl->peer, &iov, 1, &sl->ctx);
-	if (rc == -EAGAIN)
-		return;             /* next tick */
+	if (rc == -EAGAIN) {
+		slot_rescan(sl);    /* next tick; the files taken are in the store */
+		return;
+	}
 	if (rc) {
 		slot_failed(p, s, strerror(-rc), log, arg);
 		return;

@@ -3,8 +3,9 @@
  * objects of removed files, as a client of the storage daemons.
  *
  * Unlink and rename-over-a-file record a purge intent in the batch that
- * removes the name (mds_store.h). The purger, driven by the daemon core's
- * tick, sends REMOVE for the objects an intent names to each storage
+ * removes the name (mds_store.h), and the daemon notes the file to the
+ * purger once that batch is synced (mds_purge_note). The purger, driven by
+ * the daemon core's tick and by the daemon after a commit, sends REMOVE for the objects an intent names to each storage
  * daemon holding some, over its own tnet endpoint, one request in flight
  * per storage daemon (several intents' objects in one request), and
  * shrinks the intent as each daemon acknowledges. A daemon that does not
@@ -30,8 +31,14 @@ int mds_purge_create(const struct tp_config *cfg, struct mds_store *store,
 		     size_t errlen);
 void mds_purge_destroy(struct mds_purge *p);
 
-/* New intents may exist: look again (after an unlink or rename). */
-void mds_purge_kick(struct mds_purge *p);
+/* File `file` lost its last name, and its intent is written (durable by
+ * the end of the loop turn: the purger sends nothing but from
+ * mds_purge_tick, which the daemon calls after the turn's commit): its `count`
+ * objects (objects[i] on storage daemon servers[i]) are to go. Queued per
+ * storage daemon, so the purger reads nothing from the store for them; a
+ * queue that overflows makes that daemon's slot read the store instead. */
+void mds_purge_note(struct mds_purge *p, uint64_t file, uint32_t count, const uint32_t *servers,
+		    const uint64_t *objects);
 
 /* One round: take replies and send completions, expire requests, send
  * REMOVE to every idle storage daemon that has intents and whose backoff

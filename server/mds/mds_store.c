@@ -6,11 +6,14 @@
  */
 #include "mds_store_int.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Version byte at the head of every encoded attribute record. Version 2
  * appends mtime_set after the layout; a version 1 record (written before
@@ -425,17 +428,132 @@ void mds_batch_put_rotor(leveldb_writebatch_t *b, uint32_t rotor)
 			       sizeof val);
 }
 
-int mds_batch_write(struct mds_store *st, leveldb_writebatch_t *b,
-		    const char *op, const char *path)
+static int batch_write_with(struct mds_store *st, leveldb_writebatch_t *b,
+			    const leveldb_writeoptions_t *wo, const char *op, const char *path)
 {
 	char *err = NULL;
 
-	leveldb_write(st->db, st->wopts, b, &err);
+	leveldb_write(st->db, wo, b, &err);
 	if (err) {
 		mds_fail(st, -EIO, "%s %s: leveldb write: %s", op, path, err);
 		leveldb_free(err);
 		return -EIO;
 	}
+	return 0;
+}
+
+int mds_batch_write(struct mds_store *st, leveldb_writebatch_t *b,
+		    const char *op, const char *path)
+{
+	int rc;
+
+	if (!st->deferred) {
+		rc = batch_write_with(st, b, st->wopts, op, path);
+		st->synced += !rc;
+		return rc;
+	}
+	/* Announce the change before it can be seen: the daemon holds every
+	 * reply from here until its commit. */
+	st->pending(st->pending_arg);
+	rc = batch_write_with(st, b, st->wlazy, op, path);
+	st->unsynced++;
+	return rc;
+}
+
+int mds_batch_write_lazy(struct mds_store *st, leveldb_writebatch_t *b,
+			 const char *op, const char *path)
+{
+	return batch_write_with(st, b, st->wlazy, op, path);
+}
+
+void mds_store_defer_sync(struct mds_store *st, void (*pending)(void *arg), void *arg)
+{
+	st->deferred = 1;
+	st->pending = pending;
+	st->pending_arg = arg;
+}
+
+uint64_t mds_store_synced_writes(const struct mds_store *st)
+{
+	return st->synced;
+}
+
+/* "NNNNNN.log": one of LevelDB's write-ahead logs (its file naming,
+ * doc/impl.md); 0 and its number, or -1. */
+static int log_number(const char *name, unsigned long long *n)
+{
+	char *end;
+	size_t len = strlen(name);
+
+	if (len < 5 || strcmp(name + len - 4, ".log") || name[0] < '0' || name[0] > '9')
+		return -1;
+	*n = strtoull(name, &end, 10);
+	return end == name + len - 4 ? 0 : -1;
+}
+
+static int sync_file(struct mds_store *st, const char *name)
+{
+	char path[4096];
+	int fd, rc = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", st->dir, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : mds_fail(st, -EIO, "commit: open %s: %s", path,
+						      strerror(errno));
+	if (fdatasync(fd))
+		rc = mds_fail(st, -EIO, "commit: fdatasync %s: %s", path, strerror(errno));
+	close(fd);
+	return rc;
+}
+
+/* The synced write synced only the current log. When LevelDB switched to
+ * a new log since the last commit (its memory table filled up), the older
+ * one may still hold unsynced changes until its table is compacted: sync
+ * every log but the newest (usually there is none; a log already
+ * compacted away is gone, and its changes are in a synced table). */
+static int sync_older_logs(struct mds_store *st)
+{
+	unsigned long long n, newest = 0;
+	struct dirent *e;
+	DIR *d = opendir(st->dir);
+	int rc = 0, logs = 0;
+
+	if (!d)
+		return mds_fail(st, -EIO, "commit: open %s: %s", st->dir, strerror(errno));
+	while ((e = readdir(d)))
+		if (!log_number(e->d_name, &n)) {
+			logs++;
+			newest = n > newest ? n : newest;
+		}
+	if (logs > 1) {
+		rewinddir(d);
+		while (!rc && (e = readdir(d)))
+			if (!log_number(e->d_name, &n) && n != newest)
+				rc = sync_file(st, e->d_name);
+	}
+	closedir(d);
+	return rc;
+}
+
+int mds_store_commit(struct mds_store *st)
+{
+	leveldb_writebatch_t *b;
+	int rc;
+
+	if (!st->unsynced)
+		return 0;
+	/* An empty batch written synchronously syncs LevelDB's log, which
+	 * holds every unsynced change before it, in order. */
+	b = leveldb_writebatch_create();
+	rc = batch_write_with(st, b, st->wopts, "commit", "(group)");
+	leveldb_writebatch_destroy(b);
+	if (!rc)
+		rc = sync_older_logs(st);
+	if (rc)
+		return rc;
+	st->synced++;
+	st->unsynced = 0;
 	return 0;
 }
 
@@ -566,6 +684,12 @@ int mds_store_open(const char *dir, uint32_t mds_index, uint32_t n_ios,
 	st->ropts = leveldb_readoptions_create();
 	st->wopts = leveldb_writeoptions_create();
 	leveldb_writeoptions_set_sync(st->wopts, 1);
+	st->wlazy = leveldb_writeoptions_create();
+	st->dir = strdup(dir);
+	if (!st->dir) {
+		rc = mds_fail(st, -ENOMEM, "open %s: out of memory", dir);
+		goto fail;
+	}
 	st->db = leveldb_open(st->opts, dir, &err);
 	if (err) {
 		rc = mds_fail(st, -EIO, "open %s: %s", dir, err);
@@ -590,6 +714,8 @@ void mds_store_close(struct mds_store *st)
 {
 	if (!st)
 		return;
+	if (st->db && st->unsynced && mds_store_commit(st))
+		fprintf(stderr, "tessera-mds: closing the store: %s\n", st->err);
 	if (st->db) {
 		/* The rotor is only a hint (it spreads small files); it is
 		 * written with every create anyway. */
@@ -597,6 +723,9 @@ void mds_store_close(struct mds_store *st)
 	}
 	if (st->wopts)
 		leveldb_writeoptions_destroy(st->wopts);
+	if (st->wlazy)
+		leveldb_writeoptions_destroy(st->wlazy);
+	free(st->dir);
 	if (st->ropts)
 		leveldb_readoptions_destroy(st->ropts);
 	if (st->opts)

@@ -3,9 +3,10 @@
  *
  * Pure storage logic: no network. The daemon (tessera-mds) decodes a
  * request, calls one of these, and encodes the answer. Every change is
- * written with a synchronous LevelDB write batch, so when a call returns 0
- * the change is durable and atomic (a rename replaces its target in one
- * batch). Paths are absolute Tessera paths ("/", "/a/b"); "." and ".."
+ * one LevelDB write batch, synchronous (so when a call returns 0 the change
+ * is durable and atomic: a rename replaces its target in one batch), or,
+ * after mds_store_defer_sync, durable at the next mds_store_commit (group
+ * commit, below). Paths are absolute Tessera paths ("/", "/a/b"); "." and ".."
  * components and empty components are refused with -EINVAL; a name over
  * 255 bytes or a path over 4096 bytes with -ENAMETOOLONG. Not thread-safe:
  * the daemon makes one call at a time.
@@ -114,6 +115,25 @@ struct mds_store;
 int mds_store_open(const char *dir, uint32_t mds_index, uint32_t n_ios,
 		   struct mds_store **out, char *err, size_t errlen);
 void mds_store_close(struct mds_store *st);
+
+/*
+ * Group commit. By default every change is one synchronous batch (durable
+ * when the call returns). After mds_store_defer_sync, a change is written
+ * unsynced (in LevelDB's log, so readers see it and a killed process keeps
+ * it, but a power loss could drop it) and pending(arg) is called; the
+ * caller then calls mds_store_commit before it tells anyone about the
+ * change: one synced write makes every change since the last commit
+ * durable (LevelDB's log is one ordered file; older log files that still
+ * hold unsynced changes, after LevelDB switched to a new one, are synced
+ * too). The metadata daemon commits once per event-loop turn
+ * (srv_hold_replies). mds_store_commit: 0 (also when nothing is pending),
+ * or -EIO with the message set.
+ */
+void mds_store_defer_sync(struct mds_store *st, void (*pending)(void *arg), void *arg);
+int mds_store_commit(struct mds_store *st);
+/* Synced writes made so far (commits and synchronous changes): the
+ * counter tests and benchmarks read. */
+uint64_t mds_store_synced_writes(const struct mds_store *st);
 
 /* What the last failing call on `st` failed at, in words. */
 const char *mds_store_errmsg(const struct mds_store *st);
@@ -264,8 +284,9 @@ int mds_intent_list(struct mds_store *st, const uint64_t *after,
 		    uint32_t max, struct mds_intent *out, uint32_t *n, int *eof);
 
 /* Storage daemon `server` removed its objects of intent `file`: forget
- * them, and the intent itself once none remain (synchronously). An
- * intent already gone is not an error. */
+ * them, and the intent itself once none remain (unsynced, whatever the
+ * mode: an intent a crash brings back is only replayed). An intent
+ * already gone is not an error. */
 int mds_intent_done(struct mds_store *st, uint64_t file, uint32_t server);
 
 /* Up to `max` regular files (attributes with layouts) whose handle is

@@ -18,7 +18,8 @@
  *   "X" handle name         -> the value of extended attribute `name` (1 to
  *                              255 bytes, no NUL) of `handle` (mds_xattr.h)
  *
- * Invariants, kept by writing every mutation as one synchronous batch:
+ * Invariants, kept by writing every mutation as one batch (synchronous,
+ * or synced by the next commit before anyone is told of it):
  *   - every "D" entry names a handle that has an "A" record of the type the
  *     entry records; a directory's "A" record (except the root's) has
  *     exactly one "D" entry, any other's has nlink of them (hard links),
@@ -74,6 +75,15 @@ struct mds_store {
 	leveldb_options_t *opts;
 	leveldb_readoptions_t *ropts;
 	leveldb_writeoptions_t *wopts;   /* sync = 1: durable on return */
+	leveldb_writeoptions_t *wlazy;   /* sync = 0: in the log, not synced */
+	char *dir;                       /* the store's directory (its logs) */
+	/* mds_store_defer_sync: mutations are written unsynced and
+	 * `pending` called; mds_store_commit syncs them. */
+	int deferred;
+	void (*pending)(void *arg);
+	void *pending_arg;
+	uint64_t unsynced;               /* deferred writes since the last commit */
+	uint64_t synced;                 /* synced writes made (a counter) */
 	uint32_t mds_index;
 	uint32_t n_ios;
 	uint64_t root;
@@ -137,10 +147,16 @@ void mds_batch_del_dirent(leveldb_writebatch_t *b, uint64_t parent,
 			  const char *name, size_t len);
 void mds_batch_put_nnames(leveldb_writebatch_t *b, uint64_t nnames);
 void mds_batch_put_rotor(leveldb_writebatch_t *b, uint32_t rotor);
-/* Write `b` synchronously; on failure sets the message ("op path: ...")
- * and returns -EIO. */
+/* Write `b` durably: synchronously, or (mds_store_defer_sync) unsynced,
+ * durable at the next mds_store_commit, which the daemon makes before any
+ * reply leaves. On failure sets the message ("op path: ...") and returns
+ * -EIO. */
 int mds_batch_write(struct mds_store *st, leveldb_writebatch_t *b,
 		    const char *op, const char *path);
+/* Write `b` unsynced whatever the mode: for changes a crash may take back
+ * harmlessly (a purge intent shrunk: the purger replays the REMOVE). */
+int mds_batch_write_lazy(struct mds_store *st, leveldb_writebatch_t *b,
+			 const char *op, const char *path);
 
 /* Hand out `n` fresh handles into h[] (reserving a new block durably
  * first if needed). -ENOSPC when the 48-bit counter space is exhausted. */

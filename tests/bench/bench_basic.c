@@ -5,7 +5,11 @@
  * copy out is measured twice: with local reads (the default: the daemons
  * run on this host), and through the daemons (TESSERA_LOCAL_READS=0).
  *
- *   tessera-bench-basic -c CONFIG -l LOCALDIR [-s MiB] [-n FILES] [-p CLIENTS]
+ *   tessera-bench-basic -c CONFIG -l LOCALDIR [-s MiB] [-n FILES] [-p CLIENTS] [-m]
+ *
+ * The metadata rates come from one client (create, stat, unlink of FILES
+ * files), then from CLIENTS processes at once (create and unlink, each
+ * process a share of FILES in the one directory). -m: metadata only.
  *
  * Figures, not tests: nothing here asserts a time.
  */
@@ -27,6 +31,7 @@ struct opts {
 	const char *config, *local;
 	uint64_t bytes;
 	int files, clients;
+	int metadata_only;   /* -m: skip the copies */
 };
 
 static double now_s(void)
@@ -307,19 +312,116 @@ static int metadata(const struct opts *o, int tessera, double rate[3])
 	return rc;
 }
 
+/* One process's share of a metadata phase, files [first, end): connect,
+ * wait for the go byte on `go`, run, and answer the seconds it took on
+ * `out`. */
+static int md_share(const struct opts *o, int tessera, enum md_phase phase, int first, int end,
+		    int go, int out)
+{
+	char err[512], byte;
+	tessera_fs *fs = NULL;
+	double t0, t = 0;
+	int rc = 0;
+
+	if (tessera && (rc = tessera_connect(o->config, &fs, err, sizeof(err))))
+		fprintf(stderr, "connect: %s\n", err);
+	if (read(go, &byte, 1) != 1)
+		rc = -EIO;
+	t0 = now_s();
+	for (int i = first; i < end && !rc; i++)
+		rc = tessera ? md_tessera(fs, phase, i) : md_local(o, phase, i);
+	t = now_s() - t0;
+	if (write(out, &t, sizeof(t)) != sizeof(t))
+		rc = -EIO;
+	tessera_disconnect(fs);
+	return rc;
+}
+
+/* A metadata phase over o->files files from o->clients processes at once,
+ * all connected before the clock starts; *rate: files over the slowest
+ * process's time. */
+static int md_phase_parallel(const struct opts *o, int tessera, enum md_phase phase, double *rate)
+{
+	int go[2], back[2], rc = 0;
+	int n = o->clients;
+	pid_t pids[64];
+	double worst = 0;
+
+	if (pipe(go) || pipe(back))
+		return -errno;
+	for (int k = 0; k < n; k++) {
+		pids[k] = fork();
+		if (pids[k] == 0) {
+			close(go[1]);
+			close(back[0]);
+			_exit(md_share(o, tessera, phase, o->files * k / n, o->files * (k + 1) / n,
+				       go[0], back[1]) ? 1 : 0);
+		}
+	}
+	close(go[0]);
+	close(back[1]);
+	/* Connecting is not part of the phase: give them a moment, then go. */
+	usleep(500000);
+	for (int k = 0; k < n; k++)
+		if (write(go[1], "g", 1) != 1)
+			rc = -EIO;
+	close(go[1]);
+	for (int k = 0; k < n; k++) {
+		double t = 0;
+
+		if (read(back[0], &t, sizeof(t)) != sizeof(t))
+			rc = -EIO;
+		if (t > worst)
+			worst = t;
+	}
+	close(back[0]);
+	for (int k = 0; k < n; k++) {
+		int status;
+
+		waitpid(pids[k], &status, 0);
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			rc = -EIO;
+	}
+	*rate = worst > 0 ? o->files / worst : 0;
+	return rc;
+}
+
+/* create and unlink from o->clients processes: rate[MD_CREATE], rate[MD_UNLINK]. */
+static int metadata_parallel(const struct opts *o, int tessera, double rate[3])
+{
+	char err[512];
+	tessera_fs *fs = NULL;
+	int rc;
+
+	rate[MD_STAT] = 0;
+	if (tessera && (rc = tessera_connect(o->config, &fs, err, sizeof(err)))) {
+		fprintf(stderr, "connect: %s\n", err);
+		return rc;
+	}
+	rc = md_dir(o, fs, 1);
+	if (!rc)
+		rc = md_phase_parallel(o, tessera, MD_CREATE, &rate[MD_CREATE]);
+	if (!rc)
+		rc = md_phase_parallel(o, tessera, MD_UNLINK, &rate[MD_UNLINK]);
+	md_dir(o, fs, 0);
+	tessera_disconnect(fs);
+	return rc;
+}
+
 /* Parses the command line into o; 0, or -EINVAL on a bad one. */
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	int opt;
 
-	*o = (struct opts){ NULL, NULL, 1ull << 30, 10000, 4 };
-	while ((opt = getopt(argc, argv, "c:l:s:n:p:")) != -1) {
+	*o = (struct opts){ NULL, NULL, 1ull << 30, 10000, 4, 0 };
+	while ((opt = getopt(argc, argv, "c:l:s:n:p:m")) != -1) {
 		switch (opt) {
 		case 'c': o->config = optarg; break;
 		case 'l': o->local = optarg; break;
 		case 's': o->bytes = strtoull(optarg, NULL, 10) << 20; break;
 		case 'n': o->files = atoi(optarg); break;
 		case 'p': o->clients = atoi(optarg); break;
+		case 'm': o->metadata_only = 1; break;
 		default: return -EINVAL;
 		}
 	}
@@ -351,28 +453,45 @@ static int bandwidths(const struct opts *o)
 	return rc;
 }
 
+/* The metadata rates, one client then o->clients, beside the baseline's. */
+static int metadatas(const struct opts *o)
+{
+	const char *names[3] = { "create", "stat", "unlink" };
+	double tm[3], lm[3];
+	char label[64];
+	int rc;
+
+	if ((rc = metadata(o, 0, lm)) || (rc = metadata(o, 1, tm)))
+		return rc;
+	for (int i = 0; i < 3; i++)
+		printf("%-34s %8.0f op/s %8.0f op/s %8.3f\n", names[i], tm[i], lm[i], tm[i] / lm[i]);
+	if (o->clients == 1)
+		return 0;
+	if ((rc = metadata_parallel(o, 0, lm)) || (rc = metadata_parallel(o, 1, tm)))
+		return rc;
+	for (int i = 0; i < 3; i += 2) {
+		snprintf(label, sizeof(label), "%s, %d clients", names[i], o->clients);
+		printf("%-34s %8.0f op/s %8.0f op/s %8.3f\n", label, tm[i], lm[i], tm[i] / lm[i]);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
-	double tm[3], lm[3];
 	int rc;
 
 	if (parse_opts(argc, argv, &o)) {
-		fprintf(stderr, "usage: %s -c CONFIG -l LOCALDIR [-s MiB] [-n FILES] [-p CLIENTS]\n",
-			argv[0]);
+		fprintf(stderr, "usage: %s -c CONFIG -l LOCALDIR [-s MiB] [-n FILES] [-p CLIENTS]"
+			" [-m]\n", argv[0]);
 		return 2;
 	}
 	printf("Tessera basic benchmark: %llu MiB, %d files; baseline: %s\n",
 	       (unsigned long long)(o.bytes >> 20), o.files, o.local);
 	printf("%-34s %12s %12s %8s\n", "", "tessera", "baseline", "ratio");
-	rc = bandwidths(&o);
-	if (!rc && !(rc = metadata(&o, 0, lm)) && !(rc = metadata(&o, 1, tm))) {
-		const char *names[3] = { "create", "stat", "unlink" };
-
-		for (int i = 0; i < 3; i++)
-			printf("%-34s %8.0f op/s %8.0f op/s %8.3f\n", names[i], tm[i], lm[i],
-			       tm[i] / lm[i]);
-	}
+	rc = o.metadata_only ? 0 : bandwidths(&o);
+	if (!rc)
+		rc = metadatas(&o);
 	if (rc)
 		fprintf(stderr, "benchmark failed: %s\n", strerror(-rc));
 	return rc ? 1 : 0;
