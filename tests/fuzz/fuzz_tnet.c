@@ -43,6 +43,12 @@ struct tnet {
 	int auth_from_input;
 	/* a server whose AUTH got a forged answer: only AUTH may follow */
 	int unproven[FT_PEERS];
+	/* What an event tells the client of its server's identity, applied
+	 * to unproven[] when the client polls it (not when it is queued:
+	 * replies queued before it, to a probe say, are taken first and may
+	 * rightly make the client send). */
+	enum ft_verdict { FT_NO_VERDICT, FT_FORGED, FT_PROVEN } verdict[FT_EVENTS];
+	uint8_t verdict_peer[FT_EVENTS];
 };
 
 /* The one open transport (the target opens one client at a time). */
@@ -101,7 +107,16 @@ static void ft_push(struct tnet *net, struct tnet_event ev)
 {
 	if (net->nev == FT_EVENTS)
 		abort(); /* the client never has this many requests in flight */
+	net->verdict[net->nev] = FT_NO_VERDICT;
 	net->ev[net->nev++] = ev;
+}
+
+/* The event just queued (an AUTH answer to peer) proves the server or
+ * is forged. */
+static void ft_mark_verdict(struct tnet *net, uint64_t peer, int forged)
+{
+	net->verdict[net->nev - 1] = forged ? FT_FORGED : FT_PROVEN;
+	net->verdict_peer[net->nev - 1] = (uint8_t)(peer % FT_PEERS);
 }
 
 /* A received frame: a receive buffer of the configured size holding it.
@@ -338,11 +353,14 @@ int tnet_send(struct tnet *net, uint64_t peer, const struct iovec *iov, size_t n
 	ft_push(net, sent);
 	if (opcode == TP_OP_AUTH) {
 		if (!net->auth_from_input || !net->n) {
-			ft_reply(net, opcode, reqid, 0);
+			ft_reply(net, opcode, reqid, 0); /* the daemon's own answer */
+			ft_mark_verdict(net, peer, 0);
 		} else if (ft_opening_auth(f, iov[0].iov_len, net->cap)) {
-			net->unproven[peer % FT_PEERS] = ft_auth_reply(net, reqid);
-		} else {
-			ft_auth_reply(net, reqid);
+			ft_mark_verdict(net, peer, ft_auth_reply(net, reqid));
+		} else if (!ft_auth_reply(net, reqid)) {
+			/* a probe's answer sealed right: the daemon itself (a
+			 * forged one the client drops unread) */
+			ft_mark_verdict(net, peer, 0);
 		}
 		return 0;
 	}
@@ -408,12 +426,22 @@ int tnet_repost(struct tnet *net, struct tnet_rbuf *rbuf)
 	return 0;
 }
 
+/* Events in order; one that carries a verdict on a server's identity
+ * only at the head of a batch, so the verdict holds from the moment the
+ * client takes it in, and not for the events polled with it before it. */
 int tnet_poll(struct tnet *net, struct tnet_event *ev, int max)
 {
 	int n = net->nev < max ? net->nev : max;
 
+	for (int i = 1; i < n; i++)
+		if (net->verdict[i] != FT_NO_VERDICT)
+			n = i;
+	if (n > 0 && net->verdict[0] != FT_NO_VERDICT)
+		net->unproven[net->verdict_peer[0]] = net->verdict[0] == FT_FORGED;
 	memcpy(ev, net->ev, (size_t)n * sizeof(*ev));
 	memmove(net->ev, net->ev + n, (size_t)(net->nev - n) * sizeof(*ev));
+	memmove(net->verdict, net->verdict + n, (size_t)(net->nev - n) * sizeof(net->verdict[0]));
+	memmove(net->verdict_peer, net->verdict_peer + n, (size_t)(net->nev - n));
 	net->nev -= n;
 	return n;
 }
