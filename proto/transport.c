@@ -366,11 +366,17 @@ struct tnet_hello {
 	uint32_t cap;             /* its receive buffers' size, bytes */
 };
 
-/* The eq entry of a connection event with the peer's data after it. */
+/* The eq entry of a connection event with the peer's data after it (its
+ * flexible data[] with room behind it; a struct holding the entry and an
+ * array after it would be a GNU extension, which clang refuses). */
 struct tnet_cm_event {
-	struct fi_eq_cm_entry ent;
-	uint8_t data[64];
+	_Alignas(struct fi_eq_cm_entry) uint8_t raw[sizeof(struct fi_eq_cm_entry) + 64];
 };
+
+static const struct fi_eq_cm_entry *cm_entry(const struct tnet_cm_event *e)
+{
+	return (const struct fi_eq_cm_entry *)(const void *)e->raw;
+}
 
 enum tnet_conn_state {
 	TNET_CONN_CONNECTING = 1, /* fi_connect sent, no FI_CONNECTED yet */
@@ -426,9 +432,9 @@ static size_t conn_peer_cap(const struct tnet_cm_event *e, ssize_t got)
 {
 	struct tnet_hello h;
 
-	if (got < (ssize_t)(sizeof(e->ent) + sizeof(h)))
+	if (got < (ssize_t)(sizeof(struct fi_eq_cm_entry) + sizeof(h)))
 		return 0;
-	memcpy(&h, e->data, sizeof(h));
+	memcpy(&h, cm_entry(e)->data, sizeof(h));
 	return le32toh(h.magic) == TNET_HELLO_MAGIC ? le32toh(h.cap) : 0;
 }
 
@@ -575,10 +581,10 @@ static void conn_accept(struct tnet *net, struct fi_info *info, size_t peer_cap)
 /* One connection event of `got` bytes in e. */
 static void conn_on_event(struct tnet *net, uint32_t event, struct tnet_cm_event *e, ssize_t got)
 {
-	struct tnet_conn *c = event == FI_CONNREQ ? NULL : e->ent.fid->context;
+	struct tnet_conn *c = event == FI_CONNREQ ? NULL : cm_entry(e)->fid->context;
 
 	if (event == FI_CONNREQ) {
-		conn_accept(net, e->ent.info, conn_peer_cap(e, got));
+		conn_accept(net, cm_entry(e)->info, conn_peer_cap(e, got));
 	} else if (event == FI_CONNECTED && c && c->state != TNET_CONN_DOWN) {
 		c->state = TNET_CONN_UP;
 		if (c->dial) /* ours: the daemon's hello came with it */
