@@ -386,8 +386,21 @@ int raw_roundtrip(struct raw *raw, const uint8_t *frame, size_t len, struct tp_f
 		}
 		tnet_wait(raw->net, 10);
 	}
-	/* no reply: free the copy once the provider is done with it; else
-	 * keep it (a test's lifetime) rather than free what it may read */
+	/* No reply: free the copy once the provider is done with it. A loaded
+	 * machine (the sanitizer build in CI) may not have completed the send
+	 * yet: wait for that, bounded; only a send still pending after it
+	 * keeps the copy (a test's lifetime) rather than free what the
+	 * provider may read. */
+	for (deadline = now_s() + 30; !sent && now_s() < deadline; tnet_wait(raw->net, 10)) {
+		int n = tnet_poll(raw->net, ev, 4);
+
+		for (int i = 0; i < n; i++) {
+			if (ev[i].type == TNET_SENT)
+				sent = 1;
+			else if (ev[i].type == TNET_RECV)
+				tnet_repost(raw->net, ev[i].rbuf); /* a late reply */
+		}
+	}
 	if (sent)
 		free(sealed);
 	return rc;
