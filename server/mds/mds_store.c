@@ -450,8 +450,8 @@ int mds_batch_write(struct mds_store *st, leveldb_writebatch_t *b,
  * ([index << 48, index << 48 | the persisted "next_handle")), drawn twice
  * in one call, or names an inode ("A") or a purge intent ("P") in the
  * store. A storage object's handle has no record of its own to check, so
- * two files' objects colliding rests on the odds alone: below 2^-24 until
- * the store has handed out 2^20 x 2^20 handles (birthday bound). */
+ * two files' objects colliding rests on the odds alone: about n^2 / 2^65
+ * for n handles handed out (2^-25 at a million; birthday bound). */
 static int handle_reserved(const struct mds_store *st, uint64_t h)
 {
 	uint64_t base = (uint64_t)st->mds_index << 48;
