@@ -366,11 +366,28 @@ static int walk_objects(struct fsck *k, uint32_t s, enum fsck_listing listing, f
 	return rc;
 }
 
+/* The cursor whose next entry is h, if held, in a listing's order: the
+ * registry's (lost objects) is the handle's; the objects' is (low byte,
+ * handle) (server/ios/ios_list.c), where the entry before h is at most
+ * h - 256 (same low byte), or for h < 256 the largest handle of the low
+ * byte before. 0 when h is the first possible (list from the start). */
+static int cursor_before(enum fsck_listing listing, uint64_t h, uint64_t *after)
+{
+	if (listing == FSCK_LOST || h >= 256) {
+		*after = listing == FSCK_LOST ? h - 1 : h - 256;
+		return h != 0;
+	}
+	*after = UINT64_C(0xffffffffffffff00) | (h - 1);
+	return h != 0;
+}
+
 /* (5): whether storage daemon s still lists object h (1) or not (0). */
 static int still_there(struct fsck *k, const struct fsck_suspect *x)
 {
 	struct tc_req *r;
-	int rc = list_page(k, x->server, x->listing, x->handle != 0, x->handle - 1, 1, &r);
+	uint64_t after;
+	int resume = cursor_before(x->listing, x->handle, &after);
+	int rc = list_page(k, x->server, x->listing, resume, after, 1, &r);
 
 	if (!rc) {
 		const Tessera__ObjectListReply *rep = (const Tessera__ObjectListReply *)r->reply;

@@ -354,15 +354,18 @@ static void test_fsck(void **state)
 	assert_int_equal(out.n, 0);
 	assert_true(r.files == 1 && r.objects == N_IOS && r.orphans == 0);
 
-	/* orphans: an object under a directory's handle (named by no layout)
-	 * and one under a handle far above every file's (what the handle
-	 * horizon, when handles were sequential, called young) */
+	/* orphans: an object under a directory's handle (named by no layout),
+	 * one under a handle far above every file's (what the handle horizon,
+	 * when handles were sequential, called young), and one 256 below it
+	 * (the same object directory, listed before it: fsck's last look
+	 * must find each where the listing's order puts it) */
 	CHECK(c->fs, tessera_stat(c->fs, "/", &root));
 	invented = l.handles[0] + (UINT64_C(1) << 40);
 	raw_object(c, 2, root.handle);
 	raw_object(c, 3, invented);
+	raw_object(c, 3, invented - 256);
 	CHECK(c->fs, tessera_fsck(c->fs, 0, collect, &out, &r));
-	assert_int_equal(r.orphans, 2);
+	assert_int_equal(r.orphans, 3);
 	assert_int_equal(r.removed, 0);
 	assert_int_equal(r.young, 0);
 	assert_non_null(strstr(out.last, "orphan"));
@@ -373,8 +376,8 @@ static void test_fsck(void **state)
 	assert_int_equal(access(path2, F_OK), 0);
 
 	CHECK(c->fs, tessera_fsck(c->fs, 1, collect, &out, &r));
-	assert_int_equal(r.orphans, 2);
-	assert_int_equal(r.removed, 2);
+	assert_int_equal(r.orphans, 3);
+	assert_int_equal(r.removed, 3);
 	assert_int_equal(access(path, F_OK), -1);
 	assert_int_equal(access(path2, F_OK), -1);
 	assert_int_equal(objects_left(c, &l), N_IOS);
