@@ -406,7 +406,7 @@ static int setup(void **state)
 {
 	/* a blocking acquire's long poll is half the request timeout: 10 s,
 	 * well past the holder's 1 s */
-	return cluster_setup_conf(state, "tcp;ofi_rxm", "timeout_ms = 20000\n");
+	return cluster_setup_conf(state, CLUSTER_TCP, "timeout_ms = 20000\n");
 }
 
 int main(void)

@@ -1004,7 +1004,7 @@ static int setup(void **state)
 	char extra[64];
 
 	snprintf(extra, sizeof(extra), "lock_lease_ms = %d\n", LEASE_MS);
-	return cluster_setup_conf(state, "tcp;ofi_rxm", extra);
+	return cluster_setup_conf(state, CLUSTER_TCP, extra);
 }
 
 int main(void)
