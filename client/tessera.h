@@ -587,16 +587,17 @@ int tessera_clear_dir_layout(tessera_fs *fs, const char *path);
 /*
  * fsck: reconcile the storage daemons' objects with the metadata daemon's
  * layouts and purge intents, while the file system is in use. Only root
- * (uid 0) may run it. Objects whose handle is at or above the metadata
- * daemon's handle horizon when the scan began were created since, and are
- * not judged. Each finding is handed to `report` (may be NULL) as one line
+ * (uid 0) may run it. An object no file or purge intent names when the
+ * objects were listed is judged after the files and intents are listed
+ * again: one a file created since names is young, not judged; one still
+ * unnamed and still held is an orphan. Each finding is handed to `report` (may be NULL) as one line
  * of text; with `repair`, orphans are removed.
  */
 struct tessera_fsck {
 	uint64_t files;            /* regular files scanned */
 	uint64_t objects;          /* objects listed on the storage daemons */
 	uint64_t pending;          /* objects a purge intent still covers */
-	uint64_t young;            /* objects created after the scan began */
+	uint64_t young;            /* objects of files created during the scan */
 	uint64_t orphans;          /* objects nothing names */
 	uint64_t removed;          /* of those, removed (repair) */
 	uint64_t misplaced;        /* named by a layout, found on another daemon */

@@ -135,29 +135,50 @@ int tp_auth_payload(const void *payload, size_t len, const char *target, struct 
 	return 0;
 }
 
-/* What munged says about a decoded credential besides its uid: it must be
- * restricted (to us: munged decoded it), and where it was encoded. */
-static int cred_context(munge_ctx_t ctx, uid_t uid, struct tp_auth_id *out, char *err,
-			size_t errlen)
+/* What munged says about a decoded credential: the payload, who encoded
+ * it, whether it is restricted (to us: munged decoded it) and where it was
+ * encoded. */
+static void munged_view(munge_ctx_t ctx, const void *payload, int len, uid_t uid, gid_t gid,
+			struct tp_auth_munged *m)
 {
 	uid_t restricted = (uid_t)MUNGE_UID_ANY;
 	struct in_addr origin = { 0 };
 
-	if (munge_ctx_get(ctx, MUNGE_OPT_UID_RESTRICTION, &restricted) != EMUNGE_SUCCESS ||
-	    restricted == (uid_t)MUNGE_UID_ANY) {
-		snprintf(err, errlen, "credential of uid %u is not restricted to the daemons' uid "
-			 "(a client older than daemon_uid?)", (unsigned)uid);
-		return -EACCES;
-	}
+	memset(m, 0, sizeof(*m));
+	m->payload = payload;
+	m->len = (size_t)len;
+	m->uid = (uint32_t)uid;
+	m->gid = (uint32_t)gid;
+	m->restricted = munge_ctx_get(ctx, MUNGE_OPT_UID_RESTRICTION, &restricted) ==
+				EMUNGE_SUCCESS && restricted != (uid_t)MUNGE_UID_ANY;
 	if (munge_ctx_get(ctx, MUNGE_OPT_ADDR4, &origin) != EMUNGE_SUCCESS)
 		origin.s_addr = 0; /* unknown: never an admin host */
-	memcpy(out->origin4, &origin.s_addr, sizeof(out->origin4));
+	memcpy(m->origin4, &origin.s_addr, sizeof(m->origin4));
+}
+
+int tp_auth_check(const struct tp_auth_munged *m, const char *target, struct tp_auth_id *out,
+		  char *err, size_t errlen)
+{
+	if (!m->restricted) {
+		snprintf(err, errlen, "credential of uid %u is not restricted to the daemons' uid "
+			 "(a client older than daemon_uid?)", (unsigned)m->uid);
+		return -EACCES;
+	}
+	if (tp_auth_payload(m->payload, m->len, target, out)) {
+		snprintf(err, errlen, "credential of uid %u is not meant for %s", (unsigned)m->uid,
+			 target);
+		return -EACCES;
+	}
+	memcpy(out->origin4, m->origin4, sizeof(out->origin4));
+	out->uid = m->uid;
+	out->gid = m->gid;
 	return 0;
 }
 
 int tp_auth_decode(const char *socket, const char *cred, const char *target,
 		   struct tp_auth_id *out, char *err, size_t errlen)
 {
+	struct tp_auth_munged m;
 	void *payload = NULL;
 	int len = 0, rc;
 	uid_t uid;
@@ -173,15 +194,8 @@ int tp_auth_decode(const char *socket, const char *cred, const char *target,
 		rc = munge_rc(e);
 		goto out;
 	}
-	if ((rc = cred_context(ctx, uid, out, err, errlen)))
-		goto out;
-	if (tp_auth_payload(payload, (size_t)len, target, out)) {
-		snprintf(err, errlen, "credential of uid %u is not meant for %s", (unsigned)uid, target);
-		rc = -EACCES;
-		goto out;
-	}
-	out->uid = (uint32_t)uid;
-	out->gid = (uint32_t)gid;
+	munged_view(ctx, payload, len, uid, gid, &m);
+	rc = tp_auth_check(&m, target, out, err, errlen);
 out:
 	if (payload) {
 		sodium_memzero(payload, (size_t)len);

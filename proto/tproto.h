@@ -376,6 +376,21 @@ int tp_auth_encode(const char *socket, uint32_t daemon_uid, const char *target,
  * and address into out when it is meant for `target`, else -EACCES. */
 int tp_auth_payload(const void *payload, size_t len, const char *target,
 		    struct tp_auth_id *out);
+/* What munged gives for a credential it decoded (auth.c reads it from
+ * munged; the AUTH fuzz target makes it up): the payload, the uid and gid
+ * that encoded it, whether it is restricted to a uid, the encoding host. */
+struct tp_auth_munged {
+	const void *payload;
+	size_t len;
+	uint32_t uid, gid;
+	int restricted;
+	uint8_t origin4[4];
+};
+/* The daemon's checks of a decoded credential: restricted, its payload
+ * (tp_auth_payload) meant for `target`. 0 and out filled, or -EACCES with
+ * err saying why. */
+int tp_auth_check(const struct tp_auth_munged *m, const char *target, struct tp_auth_id *out,
+		  char *err, size_t errlen);
 /* Decode a credential meant for `target`. -EACCES (invalid, expired,
  * replayed, meant for another daemon or another uid, not restricted to a
  * uid), -ECONNREFUSED (munged unreachable); err says which. */

@@ -61,6 +61,11 @@ static int reply_unless_session(struct srv *srv, struct srv_req *req, int rc)
 	if (!srv->net) {
 		req->peer = srv->local_peer;
 		req->ident = srv->local_ident;
+		if (!rc && req->frame.hdr.opcode == TP_OP_AUTH && srv->local_decode &&
+		    !(req->frame.hdr.flags & TP_FLAG_REPLY)) {
+			srv_auth(srv, req);
+			return 1;
+		}
 		if (!rc && req->frame.hdr.opcode == TP_OP_AUTH) {
 			srv_reply_error(req, -EOPNOTSUPP, "AUTH: an in-process daemon has no sessions");
 			return 1;
@@ -486,6 +491,12 @@ int srv_create_local(const struct srv_opts *opts, const struct srv_role *role,
 	srv->sink_arg = arg;
 	*out = srv;
 	return 0;
+}
+
+void srv_local_auth(struct srv *srv, srv_cred_decoder decode, void *arg)
+{
+	srv->local_decode = decode;
+	srv->local_decode_arg = arg;
 }
 
 void srv_deliver(struct srv *srv, uint64_t peer, const void *frame, size_t len)

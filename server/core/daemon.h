@@ -183,6 +183,15 @@ int srv_create_local(const struct srv_opts *opts, const struct srv_role *role,
 /* In-process frames need no session: they come from the identity set
  * here (uid 0, gid 0 until set), and AUTH is refused. */
 void srv_local_identity(struct srv *srv, uint32_t uid, uint32_t gid);
+/* In-process AUTH, for the AUTH fuzz target (no munged runs under a
+ * fuzzer): credentials are decoded by `decode` instead of munged (it makes
+ * up what munged would give and checks it with tp_auth_check), and the
+ * rest of AUTH runs as for a networked daemon, sessions and quotas
+ * included. Without it an in-process daemon refuses AUTH. */
+struct tp_auth_id;
+typedef int (*srv_cred_decoder)(void *arg, const char *cred, const char *target,
+				struct tp_auth_id *out, char *err, size_t errlen);
+void srv_local_auth(struct srv *srv, srv_cred_decoder decode, void *arg);
 void srv_deliver(struct srv *srv, uint64_t peer, const void *frame, size_t len);
 void srv_local_tick(struct srv *srv);
 

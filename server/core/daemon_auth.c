@@ -194,57 +194,46 @@ static void ident_groups(struct srv_ident *ident)
 			ident->gids[ident->ngids++] = (uint32_t)groups[i];
 }
 
-/* AUTH: decode the credential (munged says who), open a session replying
- * to the credential's address, answer with its id. A credential that does
- * not decode gets no answer: there is no address anyone vouched for. */
-void srv_auth(struct srv *srv, struct srv_req *req)
+/* AUTH once the credential decoded as `id`: a session replying to the
+ * credential's address (or the connection), answered with its id. Where
+ * the fuzz target enters (srv_local_auth): everything past munged. */
+static void auth_open(struct srv *srv, struct srv_req *req, const Tessera__AuthRequest *m,
+		      struct tp_auth_id *id)
 {
-	Tessera__AuthRequest *m = (Tessera__AuthRequest *)
-		tp_body_unpack(&req->frame, &tessera__auth_request__descriptor);
 	Tessera__AuthReply rep = TESSERA__AUTH_REPLY__INIT;
-	struct tp_auth_id id;
 	struct srv_session *ses;
-	char err[256];
 	int rc;
 
-	if (!m || !m->credential || !*m->credential) {
-		srv_unauthenticated(srv, "AUTH without a credential");
-		goto out;
-	}
-	rc = tp_auth_decode(srv->cfg->munge_socket, m->credential, srv->target, &id, err,
-			    sizeof(err));
-	if (rc) {
-		srv_unauthenticated(srv, err); /* logged at most once a second: a flood costs no log */
-		goto out;
-	}
 	/* Answers go on the connection that carried the AUTH when the
 	 * transport knows it (connected mode), else to the credential's
-	 * address (rxm: docs/security.md, "Connection takeover"). */
-	if (req->src != TNET_PEER_UNKNOWN)
+	 * address (rxm: docs/security.md, "Connection takeover"). In-process,
+	 * to whoever delivered the frame. */
+	if (!srv->net)
+		req->peer = srv->local_peer;
+	else if (req->src != TNET_PEER_UNKNOWN)
 		req->peer = req->src;
-	else if (tnet_insert_name(srv->net, id.addr, id.addr_len, &req->peer)) {
-		srv_warn(srv, "AUTH of uid %u: its address is unusable", id.uid);
-		goto out;
+	else if (tnet_insert_name(srv->net, id->addr, id->addr_len, &req->peer)) {
+		srv_warn(srv, "AUTH of uid %u: its address is unusable", id->uid);
+		return;
 	}
 	memset(&req->ident, 0, sizeof(req->ident));
-	req->ident.uid = id.uid;
-	req->ident.gid = id.gid;
-	memcpy(req->ident.key, id.key, TP_KEY_SIZE);
-	sodium_memzero(id.key, sizeof(id.key));
+	req->ident.uid = id->uid;
+	req->ident.gid = id->gid;
+	memcpy(req->ident.key, id->key, TP_KEY_SIZE);
 	ident_groups(&req->ident);
-	memcpy(req->ident.origin4, id.origin4, sizeof(id.origin4));
-	if (id.uid == 0 && !is_admin_origin(&srv->admins, id.origin4)) {
+	memcpy(req->ident.origin4, id->origin4, sizeof(id->origin4));
+	if (id->uid == 0 && !is_admin_origin(&srv->admins, id->origin4)) {
 		req->ident.foreign_root = 1;
-		log_foreign_root(srv, id.origin4);
+		log_foreign_root(srv, id->origin4);
 	}
 	if (srv_admit(srv, req))
-		goto out;
+		return;
 	rc = srv_session_add(srv->sessions, &req->ident, req->peer, tp_mono_s(), &ses);
 	if (rc) {
 		srv_reply_error(req, rc, "AUTH of uid %u: daemon %s has no room for a session "
 				"(%u open of sessions_max): %s", req->ident.uid, srv->target,
 				srv_sessions_count(srv->sessions), strerror(-rc));
-		goto out;
+		return;
 	}
 	/* A probe asks after a session it holds (evicted, or lost in a
 	 * restart?); only about its own uid's. */
@@ -268,7 +257,36 @@ void srv_auth(struct srv *srv, struct srv_req *req)
 	srv_debug(srv, "session %016llx opened for uid %u gid %u (%u open)",
 		  (unsigned long long)req->ident.session, req->ident.uid, req->ident.gid,
 		  srv_sessions_count(srv->sessions));
+}
+
+/* AUTH: decode the credential (munged says who), then auth_open. A
+ * credential that does not decode gets no answer: there is no address
+ * anyone vouched for. */
+void srv_auth(struct srv *srv, struct srv_req *req)
+{
+	Tessera__AuthRequest *m = (Tessera__AuthRequest *)
+		tp_body_unpack(&req->frame, &tessera__auth_request__descriptor);
+	struct tp_auth_id id;
+	char err[256];
+	int rc;
+
+	if (!m || !m->credential || !*m->credential) {
+		srv_unauthenticated(srv, "AUTH without a credential");
+		goto out;
+	}
+	if (srv->local_decode)
+		rc = srv->local_decode(srv->local_decode_arg, m->credential, srv->target, &id,
+				       err, sizeof(err));
+	else
+		rc = tp_auth_decode(srv->cfg->munge_socket, m->credential, srv->target, &id,
+				    err, sizeof(err));
+	if (rc) {
+		srv_unauthenticated(srv, err); /* logged at most once a second: a flood costs no log */
+		goto out;
+	}
+	auth_open(srv, req, m, &id);
 out:
+	sodium_memzero(&id, sizeof(id));
 	sodium_memzero(req->ident.key, sizeof(req->ident.key));
 	if (m)
 		protobuf_c_message_free_unpacked(&m->base, NULL);

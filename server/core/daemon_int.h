@@ -163,6 +163,8 @@ struct srv {
 	void *sink_arg;
 	uint64_t local_peer;
 	struct srv_ident local_ident;
+	srv_cred_decoder local_decode;  /* srv_local_auth; NULL: AUTH refused */
+	void *local_decode_arg;
 };
 
 /* daemon_auth.c: resolve admin_hosts (by default the config's daemon

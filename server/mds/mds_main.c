@@ -576,7 +576,8 @@ static void mds_op_FILE_LIST(void *ctx, struct srv_req *req)
 		srv_reply_error(req, -ENOMEM, "list files: no memory");
 		goto out;
 	}
-	rep.horizon = mds_handle_horizon(mds->store);
+	/* rep.horizon stays 0: handles are random, so none orders files by
+	 * age (fsck lists the files again after the objects instead). */
 	if (m->intents)
 		rc = mds_intent_list(mds->store, m->resume ? &m->after : NULL, max, intents, &n,
 				     &eof);

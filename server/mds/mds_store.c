@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -559,29 +560,78 @@ int mds_store_commit(struct mds_store *st)
 
 /* ---- handles ---- */
 
+/* Handles are random 64-bit numbers (getrandom), so that knowing one's own
+ * files' handles says nothing about anyone else's. A candidate is refused,
+ * and another drawn, when it is 0 (never a handle), UINT64_MAX (the object
+ * listings' "nothing after" cursor), the root's, inside the sequential
+ * range a store made before handles were random may have handed out
+ * ([index << 48, index << 48 | the persisted "next_handle")), drawn twice
+ * in one call, or names an inode ("A") or a purge intent ("P") in the
+ * store. A storage object's handle has no record of its own to check, so
+ * two files' objects colliding rests on the odds alone: about n^2 / 2^65
+ * for n handles handed out (2^-25 at a million; birthday bound). */
+static int handle_reserved(const struct mds_store *st, uint64_t h)
+{
+	uint64_t base = (uint64_t)st->mds_index << 48;
+
+	return h == 0 || h == UINT64_MAX || h == st->root ||
+	       (h >= base && h - base < st->limit_ctr);
+}
+
+/* 1 if key type `kind` (MDS_KEY_ATTR, MDS_KEY_INTENT) holds h, 0 if not,
+ * or a negative errno (message set). */
+static int handle_in_store(struct mds_store *st, char kind, uint64_t h)
+{
+	unsigned char key[9];
+	char *val;
+	size_t vlen;
+	int rc;
+
+	key[0] = (unsigned char)kind;
+	mds_put_be64(key + 1, h);
+	rc = db_get(st, key, sizeof key, &val, &vlen);
+	if (rc == 0)
+		leveldb_free(val);
+	return rc == 0 ? 1 : rc == -ENOENT ? 0 : rc;
+}
+
+/* 1 if candidate i of h[] may not be handed out, 0 if it may, or a
+ * negative errno. */
+static int handle_taken(struct mds_store *st, const uint64_t *h, uint32_t i)
+{
+	int rc;
+
+	if (handle_reserved(st, h[i]))
+		return 1;
+	for (uint32_t j = 0; j < i; j++)
+		if (h[j] == h[i])
+			return 1;
+	if ((rc = handle_in_store(st, MDS_KEY_ATTR, h[i])))
+		return rc;
+	return handle_in_store(st, MDS_KEY_INTENT, h[i]);
+}
+
 int mds_alloc_handles(struct mds_store *st, uint32_t n, uint64_t *h)
 {
-	if (n > MDS_COUNTER_MAX + 1 - st->next_ctr)
-		return mds_fail(st, -ENOSPC, "handle space exhausted");
-	if (st->limit_ctr - st->next_ctr < n) {
-		/* Reserve a new block durably before handing any of it out:
-		 * after a crash the next open starts at the new limit. */
-		uint64_t limit = st->next_ctr + n + MDS_HANDLE_BLOCK;
-		leveldb_writebatch_t *b;
-		int rc;
+	for (uint32_t i = 0; i < n; i++) {
+		int rc, tries = 0;
 
-		if (limit > MDS_COUNTER_MAX + 1)
-			limit = MDS_COUNTER_MAX + 1;
-		b = leveldb_writebatch_create();
-		batch_put_meta64(b, META_NEXT, limit);
-		rc = mds_batch_write(st, b, "reserve", "handles");
-		leveldb_writebatch_destroy(b);
-		if (rc)
-			return rc;
-		st->limit_ctr = limit;
+		do {
+			if (++tries > MDS_HANDLE_TRIES)
+				return mds_fail(st, -EIO, "handle allocation: %d random"
+						" handles in a row were taken", MDS_HANDLE_TRIES);
+			if (getrandom(&h[i], sizeof h[i], 0) != (ssize_t)sizeof h[i])
+				return mds_fail(st, -EIO, "handle allocation: getrandom: %s",
+						strerror(errno));
+		} while ((rc = handle_taken(st, h, i)) == 1);
+		if (rc < 0) {
+			char why[MDS_ERRMSG_LEN];
+
+			snprintf(why, sizeof why, "%s", st->err);
+			return mds_fail(st, rc, "handle allocation: looking %#llx up: %s",
+					(unsigned long long)h[i], why);
+		}
 	}
-	for (uint32_t i = 0; i < n; i++)
-		h[i] = ((uint64_t)st->mds_index << 48) | st->next_ctr++;
 	return 0;
 }
 
@@ -625,16 +675,18 @@ static int load_meta(struct mds_store *st)
 	size_t vlen;
 	int rc;
 
+	/* A store made when handles were sequential persisted the counter's
+	 * limit: every handle it handed out is below it, and random handles
+	 * are never drawn from that range. A store made since has none (and
+	 * the daemon never writes it again). */
 	rc = get_meta64(st, META_NEXT, &v);
 	if (rc == -ENOENT)
-		v = 1;          /* counters start at 1; 0 is never a handle */
+		v = 1;
 	else if (rc)
 		return rc;
 	if (v < 1 || v > MDS_COUNTER_MAX + 1)
 		return mds_fail(st, -EIO, "corrupt handle counter");
-	/* Everything below the persisted limit may have been handed out
-	 * before a crash: continue after it. */
-	st->next_ctr = st->limit_ctr = v;
+	st->limit_ctr = v;
 
 	rc = get_meta64(st, META_ROOT, &st->root);
 	if (rc == -ENOENT)
@@ -737,9 +789,4 @@ int mds_statfs(struct mds_store *st, uint64_t *files)
 {
 	*files = st->nnames;
 	return 0;
-}
-
-uint64_t mds_handle_horizon(const struct mds_store *st)
-{
-	return ((uint64_t)st->mds_index << 48) | st->next_ctr;
 }

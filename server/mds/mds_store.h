@@ -294,10 +294,6 @@ int mds_intent_done(struct mds_store *st, uint64_t file, uint32_t server);
 int mds_file_list(struct mds_store *st, const uint64_t *after,
 		  uint32_t max, struct mds_attr *out, uint32_t *n, int *eof);
 
-/* The first handle this daemon has not handed out: every object created
- * after this call has a handle at or above it (fsck's scan horizon). */
-uint64_t mds_handle_horizon(const struct mds_store *st);
-
 /* Before granting a capability (mds_grant.c): 0 when `cred` may open the
  * regular file `a` for reading and/or writing by its mode bits, else
  * -EACCES (-EISDIR for a directory) with `what` ("open /a") in the

@@ -6,7 +6,10 @@
  * LevelDB key schema (all handles 8 bytes big-endian):
  *   "A" handle              -> encoded struct mds_attr (see mds_attr_encode)
  *   "D" parent name         -> child handle(8) type(1)
- *   "M" "next_handle"       -> first counter value NOT yet reserved (8)
+ *   "M" "next_handle"       -> only in a store made when handles were
+ *                              sequential: every handle it handed out is
+ *                              below index << 48 | this (8); never written
+ *                              now
  *   "M" "root"              -> root handle (8)
  *   "M" "rotor"             -> next first storage server (4)
  *   "M" "nnames"            -> names in the namespace, root included (8)
@@ -29,8 +32,9 @@
  *     regular files have storage objects (a layout with handles);
  *   - a directory's nentries is the number of "D" keys under its handle and
  *     its nlink is 2 + the number of those that are directories;
- *   - no handle handed out is ever below the persisted "next_handle", so
- *     handles are never reused, even after a crash;
+ *   - handles are random (mds_alloc_handles): a new one is never 0, the
+ *     root's, inside an old store's sequential range, nor the handle of an
+ *     inode or purge intent in the store;
  *   - every storage object a file's layout named is, after the file's name
  *     is gone (unlink, rename over it), named by its "P" record until the
  *     storage daemon holding it acknowledged removing it: the "P" record
@@ -52,8 +56,8 @@
 #include "mds_store.h"
 #include "tp_clock.h" /* file times: tp_real_ns() */
 
-#define MDS_HANDLE_BLOCK 4096            /* counters reserved per sync write */
-#define MDS_COUNTER_MAX ((UINT64_C(1) << 48) - 1)
+#define MDS_COUNTER_MAX ((UINT64_C(1) << 48) - 1) /* sequential handles' */
+#define MDS_HANDLE_TRIES 64              /* random draws per handle */
 #define MDS_NAME_MAX 255
 #define MDS_PATH_MAX TP_PATH_MAX
 #define MDS_ERRMSG_LEN 512
@@ -87,9 +91,9 @@ struct mds_store {
 	uint32_t mds_index;
 	uint32_t n_ios;
 	uint64_t root;
-	/* Handle counters in [next_ctr, limit_ctr) are reserved durably (the
-	 * persisted "next_handle" is limit_ctr) and not yet handed out. */
-	uint64_t next_ctr;
+	/* A store made when handles were sequential handed out counters
+	 * below limit_ctr (its persisted "next_handle"; 1 for a store made
+	 * since): random handles avoid [index << 48, index << 48 | limit_ctr). */
 	uint64_t limit_ctr;
 	uint32_t rotor;                  /* persisted with each create */
 	uint64_t nnames;                 /* mirrors "M" "nnames" */
@@ -158,8 +162,11 @@ int mds_batch_write(struct mds_store *st, leveldb_writebatch_t *b,
 int mds_batch_write_lazy(struct mds_store *st, leveldb_writebatch_t *b,
 			 const char *op, const char *path);
 
-/* Hand out `n` fresh handles into h[] (reserving a new block durably
- * first if needed). -ENOSPC when the 48-bit counter space is exhausted. */
+/* Hand out `n` fresh random handles into h[], distinct from each other and
+ * from every inode and purge intent in the store (mds_store.c says what
+ * else is refused). Nothing is written: a handle becomes taken when the
+ * caller's batch writes its "A" record. -EIO (message set) when getrandom
+ * or a lookup fails. */
 int mds_alloc_handles(struct mds_store *st, uint32_t n, uint64_t *h);
 
 /* ---- mds_intent.c: purge intents ---- */

@@ -20,7 +20,7 @@
  * the input ends: secrecy and measurement too, which a client must refuse
  * unless its config says so), unless fuzz_tnet_auth_from_input is on (then
  * from an AUTH record: fuzz_tnet.h); every reply made here is sealed with
- * the fuzz session's key (fuzz_auth.c); a raw frame from the input, and the
+ * the fuzz session's key (fuzz_creds.c); a raw frame from the input, and the
  * forged AUTH answers, are not.
  */
 #include <errno.h>

@@ -23,7 +23,7 @@ void fuzz_tnet_rest(const uint8_t **data, size_t *size);
  * (it failed to prove its identity): the transport aborts otherwise. */
 void fuzz_tnet_auth_from_input(int on);
 
-/* The key every session has under the fuzzer (fuzz_auth.c): the
+/* The key every session has under the fuzzer (fuzz_creds.c): the
  * transport's replies are sealed with it, on session FUZZ_SESSION. */
 #define FUZZ_SESSION 1
 extern const uint8_t fuzz_session_key[32];

@@ -654,9 +654,9 @@ test_server_down() {
 	has "$err" "storage daemon 2 (127.0.0.1:${ios_ports[2]})"
 }
 
-# fsck: clean after all the above; an object planted under the root
-# directory's handle (1: below the handle horizon, named by no layout) is an
-# orphan, reported (exit 1), then removed by --repair (exit 0).
+# fsck: clean after all the above; an object planted under handle 1 (named
+# by no layout: handles are random 64-bit numbers) is an orphan, reported
+# (exit 1), then removed by --repair (exit 0).
 test_fsck() {
 	t fsck
 	expect_rc 0

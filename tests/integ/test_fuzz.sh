@@ -17,7 +17,7 @@ build=${TESSERA_BUILD:-$top/build}
 out=$build/fuzz
 secs=${FUZZ_SECONDS:-12}
 all="fuzz_dataloop_decode fuzz_frame fuzz_ios fuzz_ios_list fuzz_ios_lock fuzz_mds
-     fuzz_lockmgr fuzz_client_reply fuzz_seal"
+     fuzz_lockmgr fuzz_client_reply fuzz_seal fuzz_auth"
 targets=${FUZZ_TARGETS:-$all}
 write_seeds=0
 [ "${1:-}" = --seeds ] && write_seeds=1
@@ -66,12 +66,15 @@ proto_srcs=("$top"/proto/*.c "$gen")
 srv_srcs=($(ls "$top"/server/*/*.c | grep -v '_main\.c$') "$top/tests/fuzz/fuzz_daemon.c")
 lk_srcs=("$top"/lockmgr/*.c)
 # The client over the fuzz transport (fuzz_tnet.c, instead of transport.c)
-# and fuzz credentials (fuzz_auth.c, instead of auth.c: no munged).
+# and fuzz credentials (fuzz_creds.c, instead of auth.c: no munged).
 client_srcs=("$top"/client/*.c "$top"/dataloops/*.c "$top"/lockmgr/*.c "$gen"
 	     $(ls "$top"/proto/*.c | grep -Ev '/(transport|auth)\.c$') "$top/tests/fuzz/fuzz_tnet.c"
-	     "$top/tests/fuzz/fuzz_auth.c"
+	     "$top/tests/fuzz/fuzz_creds.c"
 	     "$top/tests/fuzz/fuzz_daemon.c" $(ls "$top"/server/*/*.c | grep -v '_main\.c$'))
 all_srcs=("$top"/dataloops/*.c "${proto_srcs[@]}" "${srv_srcs[@]}" "${lk_srcs[@]}")
+# The daemon core alone (AUTH needs no role's handlers).
+core_srcs=("$top"/dataloops/*.c "${proto_srcs[@]}" "$top"/server/core/*.c "${lk_srcs[@]}"
+	   "$top/tests/fuzz/fuzz_daemon.c")
 
 # objs FLAVOUR SRC...: compile what changed; print the objects.
 objs() {
@@ -99,6 +102,7 @@ srcs_of() {
 	fuzz_lockmgr) echo "${lk_srcs[@]}" ;;
 	fuzz_client_reply) echo "${client_srcs[@]}" ;;
 	fuzz_seal) echo "$top"/dataloops/*.c "${proto_srcs[@]}" ;;
+	fuzz_auth) echo "${core_srcs[@]}" ;;
 	*) echo "${all_srcs[@]}" ;;
 	esac
 }

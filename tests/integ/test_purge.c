@@ -4,7 +4,8 @@
  * name's removal and its purger removes the objects, so a client that
  * dies in between, a storage daemon that is down and a metadata daemon
  * restarted meanwhile leave no orphan behind; fsck finds orphans made any
- * other way, removes them on request, and leaves young objects alone.
+ * other way, removes them on request, and leaves the objects of files
+ * created during its scan alone.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -335,8 +336,8 @@ static void raw_object(struct cluster *c, uint32_t ios, uint64_t handle)
 }
 
 /* Orphans made behind the file system's back are found and, with repair,
- * removed; objects above the handle horizon (made after the scan began)
- * and files in use are not touched; only root may run it. */
+ * removed, whatever their handles (random: none is "younger" than another
+ * by its number); files in use are not touched; only root may run it. */
 static void test_fsck(void **state)
 {
 	struct cluster *c = *state;
@@ -344,7 +345,8 @@ static void test_fsck(void **state)
 	struct tessera_stat root;
 	struct tessera_fsck r;
 	struct lines out = { 0 };
-	char path[600];
+	char path[600], path2[600];
+	uint64_t invented;
 	struct tessera_cred user = { 1000, 1, { 1000 } };
 
 	make_file(c, "/kept", &l);
@@ -352,24 +354,32 @@ static void test_fsck(void **state)
 	assert_int_equal(out.n, 0);
 	assert_true(r.files == 1 && r.objects == N_IOS && r.orphans == 0);
 
-	/* an orphan: an object under a directory's handle (below the horizon,
-	 * named by no layout); a young object: far above the horizon */
+	/* orphans: an object under a directory's handle (named by no layout),
+	 * one under a handle far above every file's (what the handle horizon,
+	 * when handles were sequential, called young), and one 256 below it
+	 * (the same object directory, listed before it: fsck's last look
+	 * must find each where the listing's order puts it) */
 	CHECK(c->fs, tessera_stat(c->fs, "/", &root));
+	invented = l.handles[0] + (UINT64_C(1) << 40);
 	raw_object(c, 2, root.handle);
-	raw_object(c, 3, l.handles[0] + (UINT64_C(1) << 40));
+	raw_object(c, 3, invented);
+	raw_object(c, 3, invented - 256);
 	CHECK(c->fs, tessera_fsck(c->fs, 0, collect, &out, &r));
-	assert_int_equal(r.orphans, 1);
+	assert_int_equal(r.orphans, 3);
 	assert_int_equal(r.removed, 0);
-	assert_int_equal(r.young, 1);
+	assert_int_equal(r.young, 0);
 	assert_non_null(strstr(out.last, "orphan"));
-	assert_non_null(strstr(out.last, "storage daemon 2"));
+	assert_non_null(strstr(out.last, "storage daemon 3"));
 	object_file(c, 2, root.handle, path, sizeof(path));
+	object_file(c, 3, invented, path2, sizeof(path2));
 	assert_int_equal(access(path, F_OK), 0);
+	assert_int_equal(access(path2, F_OK), 0);
 
 	CHECK(c->fs, tessera_fsck(c->fs, 1, collect, &out, &r));
-	assert_int_equal(r.orphans, 1);
-	assert_int_equal(r.removed, 1);
+	assert_int_equal(r.orphans, 3);
+	assert_int_equal(r.removed, 3);
 	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(access(path2, F_OK), -1);
 	assert_int_equal(objects_left(c, &l), N_IOS);
 
 	out.n = 0;
@@ -381,6 +391,65 @@ static void test_fsck(void **state)
 	assert_int_equal(tessera_fsck(c->fs, 0, NULL, NULL, &r), -EPERM);
 	print_message("as uid 1000: %s\n", tessera_errmsg(c->fs));
 	CHECK(c->fs, tessera_set_thread_cred(c->fs, NULL));
+}
+
+/* The report of storage daemon 0's misplaced object comes while fsck
+ * walks the daemons' objects: the callback then creates and writes a file
+ * through a second connection, so daemons 1 to 3 list objects of a file
+ * that did not exist when the files were listed. */
+struct during_scan {
+	struct cluster *c;
+	struct lines lines;
+	int made;
+};
+
+static void create_during_scan(void *arg, const char *line)
+{
+	struct during_scan *d = arg;
+	struct tessera_layout l;
+	tessera_fs *fs2 = NULL;
+	tessera_fs *saved = d->c->fs;
+	char err[512];
+
+	collect(&d->lines, line);
+	if (d->made || !strstr(line, "misplaced"))
+		return;
+	d->made = 1;
+	if (tessera_connect(d->c->conf, &fs2, err, sizeof(err)))
+		fail_msg("second connection: %s", err);
+	d->c->fs = fs2;
+	make_file(d->c, "/young", &l);
+	d->c->fs = saved;
+	tessera_disconnect(fs2);
+}
+
+/* An object created during a scan is not an orphan: handles are random,
+ * so nothing but the listing again tells fsck that its file is new. */
+static void test_fsck_during_scan(void **state)
+{
+	struct cluster *c = *state;
+	struct during_scan d = { .c = c };
+	struct tessera_layout l, young;
+	struct tessera_fsck r;
+	uint32_t slot = 0;
+
+	make_file(c, "/kept", &l);
+	while (l.servers[slot] == 0)
+		slot++;
+	raw_object(c, 0, l.handles[slot]); /* misplaced: its layout says elsewhere */
+	CHECK(c->fs, tessera_fsck(c->fs, 0, create_during_scan, &d, &r));
+	assert_int_equal(d.made, 1);
+	print_message("objects %" PRIu64 ", young %" PRIu64 ", orphans %" PRIu64 "\n",
+		      r.objects, r.young, r.orphans);
+	assert_int_equal(r.misplaced, 1);
+	assert_int_equal(r.orphans, 0);
+	assert_true(r.young >= 1); /* daemons 1 to 3 listed /young's objects */
+	CHECK(c->fs, tessera_get_layout(c->fs, "/young", &young));
+	assert_int_equal(objects_left(c, &young), N_IOS);
+	/* and --repair removes none of them */
+	CHECK(c->fs, tessera_fsck(c->fs, 1, collect, &d.lines, &r));
+	assert_int_equal(r.removed, 0);
+	assert_int_equal(objects_left(c, &young), N_IOS);
 }
 
 /* Pending intents are not orphans: with a storage daemon down, fsck run
@@ -417,6 +486,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_backlog_dead_daemon, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_ios_stalls_mid_purge, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_fsck, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_fsck_during_scan, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_fsck_pending, setup, cluster_teardown),
 	};
 

@@ -120,8 +120,8 @@ static int open_counted_share(const char *conf)
 	return 0;
 }
 
-/* A 0644 file inside root's 0700 directory: nobody knows its handle (they
- * were sequential) and its layout, but no path walk of nobody's reaches
+/* A 0644 file inside root's 0700 directory: nobody cannot count to its
+ * handle (handles are random), and even knowing it and its layout, but no path walk of nobody's reaches
  * it, so nothing nobody can present renews a capability for it. */
 static void test_renewal_by_counted_handle(void **state)
 {
@@ -143,7 +143,17 @@ static void test_renewal_by_counted_handle(void **state)
 	print_message("no proof       -> %s\n", msg);
 	assert_non_null(strstr(msg, "no capability"));
 
+	/* counting from a handle one knows: random handles put the file made
+	 * just before /pub/open nowhere near it (sequential ones were 6 apart),
+	 * and a renewal of any neighbour is refused */
+	assert_true((st.handle > ost.handle ? st.handle - ost.handle : ost.handle - st.handle) >
+		    (UINT64_C(1) << 32));
 	other = nobody_open_cap(c, "/pub/open", TP_CAP_READ);
+	for (uint64_t d = 1; d <= 8; d++) {
+		assert_true(nobody_renew(c, ost.handle - d, other, msg, sizeof(msg)) < 0);
+		assert_true(nobody_renew(c, ost.handle + d, other, msg, sizeof(msg)) < 0);
+	}
+	print_message("counted        -> %s\n", msg);
 	assert_int_equal(nobody_renew(c, st.handle, other, msg, sizeof(msg)), -EACCES);
 	print_message("another file's -> %s\n", msg);
 	assert_non_null(strstr(msg, "for file"));

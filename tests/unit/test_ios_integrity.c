@@ -453,12 +453,22 @@ static void test_registry(void **state)
 		assert_true(ios_store_holds(f->st, 0x99));
 		reopen(f, 0);
 	}
+	/* each handle's last record decides, whatever the order of handles
+	 * in the log: made, removed, made again is held; made, removed not */
+	assert_int_equal(ios_store_remove(f->st, 0x99), 0);
+	assert_int_equal(ios_store_truncate(f->st, 0x99, 5), 0);
+	assert_int_equal(ios_store_remove(f->st, 7 << 8 | 1), 0);
+	reopen(f, 0);
+	assert_true(ios_store_holds(f->st, 0x99));
+	assert_false(ios_store_holds(f->st, 7 << 8 | 1));
+	assert_false(ios_store_holds(f->st, 5 << 8 | 1));
+	assert_true(ios_store_holds(f->st, 6 << 8 | 1));
 	fx_close(f);
 	snprintf(path, sizeof(path), "%s/registry", f->dir);
 	assert_int_equal(stat(path, &sb), 0);
 	assert_int_equal(truncate(path, sb.st_size - 3), 0); /* the last record torn */
 	assert_int_equal(open_store(f, 0, NULL, NULL), 0);
-	assert_true(ios_store_holds(f->st, 5 << 8 | 1)); /* its removal was the torn one */
+	assert_true(ios_store_holds(f->st, 7 << 8 | 1)); /* its removal was the torn one */
 	fx_close(f);
 	fd = open(path, O_RDWR);
 	assert_true(fd >= 0);

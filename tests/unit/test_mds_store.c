@@ -20,6 +20,7 @@
 #include <leveldb/c.h>
 
 #include "mds_store.h"
+#include "mds_store_int.h" /* the encoders, for a store written by hand */
 #include "mds_xattr.h"
 
 #define N_IOS 4
@@ -126,8 +127,7 @@ static void test_open_root(void **state)
 	assert_int_equal(a.uid, 0);
 	assert_int_equal(a.nlink, 2);
 	assert_int_equal(a.nentries, 0);
-	assert_int_equal(a.handle >> 48, MDS_INDEX);
-	assert_true((a.handle & ((UINT64_C(1) << 48) - 1)) >= 1);
+	assert_true(a.handle != 0);
 	assert_int_equal(mds_statfs(f->st, &n), 0);
 	assert_int_equal(n, 1);
 
@@ -655,19 +655,21 @@ static void collect(const struct mds_attr *a, uint64_t *h, size_t *nh)
 			h[(*nh)++] = a->layout.handles[i];
 }
 
+/* Handles are random: distinct across reopens and removals, never 0, and
+ * handles handed out one after another are no neighbours (a caller who
+ * knows its own handles cannot count to anyone else's). */
 static void test_unique_handles(void **state)
 {
 	struct fx *f = *state;
-	enum { ROUNDS = 3, PER = 700 };   /* 700 * 5 handles > one block */
-	size_t cap = 1 + ROUNDS * (PER * (1 + N_IOS) + 1), nh = 0;
-	uint64_t *h = calloc(cap, sizeof *h), max_before = 0;
+	enum { ROUNDS = 3, PER = 300 };
+	size_t cap = 2 + ROUNDS * (PER * (1 + N_IOS) + 1), nh = 0, near = 0;
+	uint64_t *h = calloc(cap, sizeof *h);
 	struct mds_attr a;
 	char path[64];
 
 	lookup_ok(f->st, "/", &a);
 	collect(&a, h, &nh);
 	for (int r = 0; r < ROUNDS; r++) {
-		size_t start = nh;
 		snprintf(path, sizeof path, "/r%d", r);
 		assert_int_equal(mds_mkdir(f->st, &ROOT, path, 0755, &a), 0);
 		collect(&a, h, &nh);
@@ -676,25 +678,139 @@ static void test_unique_handles(void **state)
 			assert_int_equal(mkfile(f->st, &ROOT, path, &a), 0);
 			collect(&a, h, &nh);
 		}
-		for (size_t i = start; i < nh; i++) {
-			assert_int_equal(h[i] >> 48, MDS_INDEX);
-			/* after a reopen, everything is above what was
-			 * handed out before */
-			assert_true(h[i] > max_before);
-		}
-		for (size_t i = 0; i < nh; i++)
-			if (h[i] > max_before)
-				max_before = h[i];
 		reopen(f, N_IOS);
 	}
 	/* removing names does not free handles for reuse */
 	assert_int_equal(mds_unlink(f->st, &ROOT, "/r0/f0", NULL), 0);
 	assert_int_equal(mkfile(f->st, &ROOT, "/r0/f0", &a), 0);
-	assert_true(a.handle > max_before);
+	h[nh++] = a.handle;
+	/* in the order handed out: two within 2^32 of each other happen by
+	 * chance with odds of 2^-31 a pair; sequential handles are all 1 apart */
+	for (size_t i = 1; i < nh; i++) {
+		uint64_t d = h[i] > h[i - 1] ? h[i] - h[i - 1] : h[i - 1] - h[i];
+
+		near += d < (UINT64_C(1) << 32);
+	}
+	assert_int_equal(near, 0);
 	qsort(h, nh, sizeof *h, u64_cmp);
+	assert_true(h[0] != 0);
 	for (size_t i = 1; i < nh; i++)
 		assert_true(h[i] != h[i - 1]);
+	/* spread over the whole 64 bits, not one daemon's 48-bit range */
+	assert_true(h[0] < (UINT64_C(1) << 60) && h[nh - 1] > (UINT64_C(15) << 60));
 	free(h);
+}
+
+static uint32_t intents(struct mds_store *st, struct mds_intent *out)
+{
+	uint32_t n = 0;
+	int eof = 0;
+
+	assert_int_equal(mds_intent_list(st, NULL, 16, out, &n, &eof), 0);
+	assert_true(eof);
+	return n;
+}
+
+static void put_be64(unsigned char *p, uint64_t v)
+{
+	for (int i = 7; i >= 0; i--, v >>= 8)
+		p[i] = (unsigned char)v;
+}
+
+static void put_meta(leveldb_writebatch_t *b, const char *key, uint64_t v)
+{
+	unsigned char val[8];
+
+	put_be64(val, v);
+	leveldb_writebatch_put(b, key, strlen(key), (char *)val, sizeof val);
+}
+
+#define LEGACY(n) (((uint64_t)MDS_INDEX << 48) | (n))
+#define LEGACY_NEXT 4097 /* what a store that reserved one block persisted */
+
+/* A store as the daemon wrote it when handles were sequential: the root
+ * (counter 1), /old (2), /old/f (3, objects 4 to 7), "next_handle" past
+ * the block it had reserved. Written with the store's own encoders. */
+static void write_legacy_store(const char *dir)
+{
+	struct mds_attr root = { .handle = LEGACY(1), .type = MDS_DIR, .mode = 01777,
+				 .nlink = 3, .nentries = 1 };
+	struct mds_attr old = { .handle = LEGACY(2), .type = MDS_DIR, .mode = 0755,
+				.nlink = 2, .nentries = 1 };
+	struct mds_attr file = { .handle = LEGACY(3), .type = MDS_FILE, .mode = 0644,
+				 .nlink = 1, .size = 5, .has_layout = 1 };
+	leveldb_options_t *o = leveldb_options_create();
+	leveldb_writeoptions_t *wo = leveldb_writeoptions_create();
+	leveldb_writebatch_t *b = leveldb_writebatch_create();
+	char *err = NULL;
+	leveldb_t *db;
+
+	file.layout.strip_size = 65536;
+	file.layout.count = N_IOS;
+	for (uint32_t i = 0; i < N_IOS; i++) {
+		file.layout.servers[i] = i;
+		file.layout.handles[i] = LEGACY(4 + i);
+	}
+	leveldb_options_set_create_if_missing(o, 1);
+	db = leveldb_open(o, dir, &err);
+	if (err)
+		fail_msg("leveldb open %s: %s", dir, err);
+	mds_batch_put_attr(b, &root);
+	mds_batch_put_attr(b, &old);
+	mds_batch_put_attr(b, &file);
+	mds_batch_put_dirent(b, root.handle, "old", 3, old.handle, MDS_DIR);
+	mds_batch_put_dirent(b, old.handle, "f", 1, file.handle, MDS_FILE);
+	put_meta(b, "Mroot", root.handle);
+	put_meta(b, "Mnnames", 3);
+	put_meta(b, "Mnext_handle", LEGACY_NEXT);
+	leveldb_write(db, wo, b, &err);
+	if (err)
+		fail_msg("leveldb write %s: %s", dir, err);
+	leveldb_writebatch_destroy(b);
+	leveldb_close(db);
+	leveldb_writeoptions_destroy(wo);
+	leveldb_options_destroy(o);
+}
+
+/* A store made when handles were sequential opens as it was and keeps
+ * working: its handles are unchanged, new ones are random and never
+ * inside the range it counted through, and its old files purge. */
+static void test_legacy_store(void **state)
+{
+	struct fx *f = *state;
+	static struct mds_intent in[16];
+	struct mds_attr a, removed;
+	char path[32];
+
+	mds_store_close(f->st);
+	f->st = NULL;
+	nftw(f->dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	assert_int_equal(mkdir(f->dir, 0700), 0);
+	write_legacy_store(f->dir);
+	reopen(f, N_IOS);
+
+	lookup_ok(f->st, "/", &a);
+	assert_true(a.handle == LEGACY(1));
+	lookup_ok(f->st, "/old/f", &a);
+	assert_true(a.handle == LEGACY(3) && a.size == 5 && a.layout.count == N_IOS);
+	assert_true(a.layout.handles[N_IOS - 1] == LEGACY(3 + N_IOS));
+	for (int i = 0; i < 200; i++) {
+		snprintf(path, sizeof path, "/old/n%d", i);
+		assert_int_equal(mkfile(f->st, &ROOT, path, &a), 0);
+		for (uint32_t s = 0; s <= a.layout.count; s++) {
+			uint64_t h = s ? a.layout.handles[s - 1] : a.handle;
+
+			assert_true(h != 0);
+			assert_false(h >= LEGACY(0) && h < LEGACY(LEGACY_NEXT));
+		}
+	}
+	assert_int_equal(mds_unlink(f->st, &ROOT, "/old/f", &removed), 0);
+	assert_int_equal(intents(f->st, in), 1);
+	assert_true(in[0].file == LEGACY(3) && in[0].count == N_IOS);
+	assert_true(in[0].handles[0] == LEGACY(4));
+	reopen(f, N_IOS);
+	lookup_ok(f->st, "/old/n199", &a);
+	assert_int_equal(mds_rmdir(f->st, &ROOT, "/old"), -ENOTEMPTY);
 }
 
 static void test_persistence(void **state)
@@ -1157,17 +1273,7 @@ static void test_statfs(void **state)
 
 /* ---- purge intents ---- */
 
-/* The intents currently recorded, in handle order (at most 16). */
-static uint32_t intents(struct mds_store *st, struct mds_intent *out)
-{
-	uint32_t n = 0;
-	int eof = 0;
-
-	assert_int_equal(mds_intent_list(st, NULL, 16, out, &n, &eof), 0);
-	assert_true(eof);
-	return n;
-}
-
+/* Counts the changes a deferred store announces (mds_store_defer_sync). */
 static void count_pending(void *arg)
 {
 	(*(int *)arg)++;
@@ -1284,7 +1390,8 @@ static void test_intent_unlink_rename(void **state)
 	assert_int_equal(mds_rename(f->st, &ROOT, "/c", "/b", &replaced, &replaced_file), 0);
 	assert_int_equal(replaced_file, 1);
 	assert_int_equal(intents(f->st, in), 2);
-	assert_true(in[1].file == b.handle);
+	/* in handle order, which is not the order of creation */
+	assert_true(in[a.handle < b.handle].file == b.handle);
 	/* acknowledgements shrink an intent server by server, then drop it */
 	for (uint32_t s = 0; s < N_IOS; s++) {
 		assert_int_equal(mds_intent_done(f->st, a.handle, s), 0);
@@ -1292,9 +1399,12 @@ static void test_intent_unlink_rename(void **state)
 		reopen(f, N_IOS);
 		uint32_t n = intents(f->st, in);
 		if (s + 1 < N_IOS) {
+			const struct mds_intent *ia = &in[a.handle > b.handle];
+
 			assert_int_equal(n, 2);
-			for (uint32_t i = 0; i < in[0].count; i++)
-				assert_true(in[0].servers[i] > s);
+			assert_true(ia->file == a.handle);
+			for (uint32_t i = 0; i < ia->count; i++)
+				assert_true(ia->servers[i] > s);
 		} else {
 			assert_int_equal(n, 1);
 			assert_true(in[0].file == b.handle);
@@ -1314,7 +1424,7 @@ static void test_file_list_paging(void **state)
 	struct fx *f = *state;
 	static struct mds_attr got[8];
 	struct mds_attr a;
-	uint64_t after = 0, horizon, made[20];
+	uint64_t after = 0, made[20];
 	uint32_t n, total = 0;
 	int eof = 0, resume = 0;
 	char path[32];
@@ -1325,9 +1435,7 @@ static void test_file_list_paging(void **state)
 		assert_int_equal(mkfile(f->st, &ROOT, path, &a), 0);
 		made[i] = a.handle;
 	}
-	horizon = mds_handle_horizon(f->st);
-	for (int i = 0; i < 20; i++)
-		assert_true(made[i] < horizon);
+	qsort(made, 20, sizeof(*made), u64_cmp); /* the listing is in handle order */
 	while (!eof) {
 		assert_int_equal(mds_file_list(f->st, resume ? &after : NULL, 8, got, &n, &eof), 0);
 		assert_true(n <= 8);
@@ -1343,8 +1451,6 @@ static void test_file_list_paging(void **state)
 		}
 	}
 	assert_int_equal(total, 20);
-	assert_int_equal(mkfile(f->st, &ROOT, "/late", &a), 0);
-	assert_true(a.handle >= horizon);
 }
 
 /* The sticky bit: in "/" (1777) and any sticky directory, another
@@ -1788,6 +1894,7 @@ int main(void)
 		T(test_readdir_concurrent_inserts),
 		T(test_readdir_perm),
 		T(test_unique_handles),
+		T(test_legacy_store),
 		T(test_persistence),
 		T(test_attr_version1),
 		T(test_layouts),
