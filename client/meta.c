@@ -188,10 +188,14 @@ static void size_report(tessera_fs *fs, const Tessera__AttrReply *rep, const cha
 {
 	Tessera__SizeReportRequest m = TESSERA__SIZE_REPORT_REQUEST__INIT;
 	char keep[sizeof(tc_thread(fs)->errmsg)], label[4200];
+	uint32_t gids[TESSERA_MAX_GROUPS];
+	Tessera__Cred cred;
 	struct tc_req *r;
 
 	if (!rep->size_token)
 		return;
+	tc_cred(fs, &cred, gids);
+	m.cred = &cred;
 	m.file = rep->attr->handle;
 	m.size_token = rep->size_token;
 	m.size = st->size;
@@ -203,6 +207,29 @@ static void size_report(tessera_fs *fs, const Tessera__AttrReply *rep, const cha
 	(void)tc_call(fs, r, label);
 	tc_req_free(fs, r);
 	snprintf(tc_thread(fs)->errmsg, sizeof(keep), "%s", keep);
+}
+
+/* What a closing writer tells of the size (*m): a file this open made
+ * and nothing changed is empty (no storage daemon holds any of it);
+ * one opened by its path, the storage daemons' answer now, after its
+ * last write (kept if it was the only writer). A process that opened it
+ * from a share tells nothing: the opener's close is the one that may be
+ * last. */
+static void close_size(tessera_file *f, Tessera__CloseWriteRequest *m)
+{
+	int64_t data_ns = 0;
+	uint64_t blocks = 0;
+
+	if (f->created && !__atomic_load_n(&f->wrote, __ATOMIC_RELAXED)) {
+		m->size_known = 1;
+		return;
+	}
+	if (!f->by_path || tc_file_size(f->fs, &f->layout, tc_cap_msg(f->cap), f->path, &m->size,
+					&data_ns, &blocks))
+		return;
+	m->size_known = 1;
+	m->blocks = blocks;
+	m->data_mtime_ns = data_ns;
 }
 
 /* A closed writer: the metadata daemon counts one fewer (all its writes
@@ -220,6 +247,7 @@ static void close_writer(tessera_file *f)
 	m.write_token = f->write_token;
 	m.cap = (Tessera__Capability *)tc_cap_msg(f->cap);
 	snprintf(keep, sizeof(keep), "%s", tc_thread(f->fs)->errmsg);
+	close_size(f, &m);
 	snprintf(label, sizeof(label), "close %s", f->path);
 	r = tc_req_new(f->fs, TC_MDS, TP_OP_CLOSE_WRITE, &m.base, NULL, 0);
 	(void)tc_call(f->fs, r, label);
@@ -380,6 +408,8 @@ static int open_file(tessera_fs *fs, const char *path, int flags, const Tessera_
 	f->flags = flags;
 	f->handle = rep->attr->handle;
 	f->write_token = rep->write_token;
+	f->created = rep->created;
+	f->by_path = 1;
 	snprintf(f->path, sizeof(f->path), "%s", path);
 	tc_layout_from_msg(rep->attr->layout, &f->layout);
 	rc = tc_check_layout(fs, &f->layout, path);

@@ -729,6 +729,8 @@ static void mds_op_CLOSE_WRITE(void *ctx, struct srv_req *req)
 	struct mds *mds = ctx;
 	Tessera__CloseWriteRequest *m = (Tessera__CloseWriteRequest *)req->msg;
 	Tessera__EmptyReply rep = TESSERA__EMPTY_REPLY__INIT;
+	struct mds_size_view seen = { .known = 1, .size = m->size, .blocks = m->blocks,
+				      .data_mtime_ns = m->data_mtime_ns };
 
 	if (!m->cap || !cap_mac_ok(&mds->key, m->cap) || m->cap->file != m->file ||
 	    !(m->cap->rights & TP_CAP_WRITE)) {
@@ -736,13 +738,16 @@ static void mds_op_CLOSE_WRITE(void *ctx, struct srv_req *req)
 				" capability to write it presented", (unsigned long long)m->file);
 		return;
 	}
-	mds_sizes_writer_close(mds->sizes, m->file, m->write_token);
+	mds_sizes_writer_close(mds->sizes, m->file, m->write_token, m->size_known ? &seen : NULL,
+			       tp_real_ns());
 	srv_reply(req, &rep.base, NULL, 0);
 }
 
 /* SIZE_REPORT: kept only with the token of a stat since which nothing
- * changed (mds_sizes_report); anything else is ignored, and answered the
- * same (the reporter has nothing to do about it). */
+ * changed (mds_sizes_report), from a caller who may write the file (a
+ * reader could otherwise make everyone's stat of it wrong); anything
+ * else is ignored, and answered the same (the reporter has nothing to do
+ * about it). */
 static void mds_op_SIZE_REPORT(void *ctx, struct srv_req *req)
 {
 	struct mds *mds = ctx;
@@ -750,8 +755,14 @@ static void mds_op_SIZE_REPORT(void *ctx, struct srv_req *req)
 	Tessera__EmptyReply rep = TESSERA__EMPTY_REPLY__INIT;
 	struct mds_size_view seen = { .known = 1, .size = m->size, .blocks = m->blocks,
 				      .data_mtime_ns = m->data_mtime_ns };
+	struct mds_attr *a = malloc(sizeof(*a));
+	struct mds_cred cred;
 
-	(void)mds_sizes_report(mds->sizes, m->file, m->size_token, tp_real_ns(), &seen);
+	cred_of(mds, req, m->cred, &cred);
+	if (a && m->size_token && !mds_file_by_handle(mds->store, m->file, a) &&
+	    !mds_may_open(mds->store, &cred, "size report", a, 0, 1))
+		(void)mds_sizes_report(mds->sizes, m->file, m->size_token, tp_real_ns(), &seen);
+	free(a);
 	srv_reply(req, &rep.base, NULL, 0);
 }
 

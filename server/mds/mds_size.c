@@ -17,6 +17,7 @@ struct mds_size_ent {
 	uint64_t write_token;    /* what this incarnation's writers close with */
 	uint64_t size_token;     /* what a report presents (0: none issued) */
 	uint32_t writers;        /* counted opens for writing not yet closed */
+	int solo;                /* writers went 0 -> 1 and never beyond since */
 	int known;
 	uint64_t size, blocks;
 	int64_t data_mtime_ns;
@@ -211,6 +212,7 @@ uint64_t mds_sizes_writer_open(struct mds_sizes *t, uint64_t file, int64_t now_n
 		x->writers = MDS_SIZE_MAX_WRITERS;
 		return 0;
 	}
+	x->solo = x->writers == 0;
 	x->writers++;
 	return x->write_token;
 }
@@ -227,7 +229,18 @@ void mds_sizes_renewed(struct mds_sizes *t, uint64_t file, int64_t expires_ns, i
 		x->quiet_until_ns = expires_ns;
 }
 
-void mds_sizes_writer_close(struct mds_sizes *t, uint64_t file, uint64_t token)
+static int quiet(const struct mds_sizes *t, const struct mds_size_ent *x, int64_t now_ns);
+
+static void take(struct mds_size_ent *x, const struct mds_size_view *seen)
+{
+	x->known = 1;
+	x->size = seen->size;
+	x->blocks = seen->blocks;
+	x->data_mtime_ns = seen->data_mtime_ns;
+}
+
+void mds_sizes_writer_close(struct mds_sizes *t, uint64_t file, uint64_t token,
+			    const struct mds_size_view *seen, int64_t now_ns)
 {
 	uint32_t i;
 	struct mds_size_ent *x;
@@ -236,8 +249,17 @@ void mds_sizes_writer_close(struct mds_sizes *t, uint64_t file, uint64_t token)
 		return;
 	x = &t->e[i];
 	changed(x);
-	if (token && token == x->write_token && x->writers && x->writers < MDS_SIZE_MAX_WRITERS)
-		x->writers--;
+	if (!token || token != x->write_token || !x->writers ||
+	    x->writers >= MDS_SIZE_MAX_WRITERS)
+		return;
+	x->writers--;
+	/* The only writer since the count was 0 saw the size after its last
+	 * write: no one else was granted WRITE meanwhile (that would have
+	 * ended solo), and an uncounted writer makes it not quiet. */
+	if (seen && x->solo && quiet(t, x, now_ns))
+		take(x, seen);
+	if (!x->writers)
+		x->solo = 0;
 }
 
 void mds_sizes_forget(struct mds_sizes *t, uint64_t file)
@@ -290,9 +312,7 @@ int mds_sizes_report(struct mds_sizes *t, uint64_t file, uint64_t token, int64_t
 		return -ESTALE;
 	if (!quiet(t, x, now_ns))
 		return -EAGAIN;
-	x->known = 1;
-	x->size = seen->size;
-	x->blocks = seen->blocks;
-	x->data_mtime_ns = seen->data_mtime_ns;
+	take(x, seen);
+	x->size_token = 0; /* one report per token */
 	return 0;
 }

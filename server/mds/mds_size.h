@@ -54,8 +54,12 @@ uint64_t mds_sizes_writer_open(struct mds_sizes *t, uint64_t file, int64_t now_n
  * report is taken until then. */
 void mds_sizes_renewed(struct mds_sizes *t, uint64_t file, int64_t expires_ns, int64_t now_ns);
 /* A writer closed `file`, presenting `token`; one it does not match
- * (another incarnation of the entry) counts nothing. */
-void mds_sizes_writer_close(struct mds_sizes *t, uint64_t file, uint64_t token);
+ * (another incarnation of the entry) counts nothing. `seen` (NULL: none)
+ * is the size it saw after its last write: kept if it was the only
+ * counted writer since the count was last 0 and no uncounted one may
+ * write. */
+void mds_sizes_writer_close(struct mds_sizes *t, uint64_t file, uint64_t token,
+			    const struct mds_size_view *seen, int64_t now_ns);
 /* `file`'s objects or attributes changed otherwise (truncate): unknown. */
 void mds_sizes_forget(struct mds_sizes *t, uint64_t file);
 /* A stat of regular file `file`: what the table knows (*out). */
