@@ -897,6 +897,20 @@ static void mds_tick(void *ctx)
 
 static const srv_handler mds_handlers[TP_OP_LIMIT] = { TP_OPCODES(SRV_MDS_ENTRY) };
 
+/* The table of known sizes (mds_size.h). A namespace that holds files
+ * may have writers this daemon did not count (it restarted): no size is
+ * taken for a capability's lifetime. A new one has none, nor any file.
+ * NULL without memory for it: every size unknown, as before the table. */
+static struct mds_sizes *sizes_table(struct mds *mds, const struct tp_config *cfg)
+{
+	uint64_t names = UINT64_MAX;
+	int64_t quiet = (int64_t)cfg->cap_lifetime_ms * 1000000;
+
+	if (!mds_statfs(mds->store, &names) && names <= 1)
+		quiet = 0;
+	return mds_sizes_new(MDS_SIZE_ENTRIES, quiet, tp_real_ns());
+}
+
 int main(int argc, char **argv)
 {
 	struct srv_cmdline cl;
@@ -962,9 +976,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	mds.srv = srv;
-	/* without memory for it, every size is unknown (as before the table) */
-	mds.sizes = mds_sizes_new(MDS_SIZE_ENTRIES, (int64_t)cfg.cap_lifetime_ms * 1000000,
-				  tp_real_ns());
+	mds.sizes = sizes_table(&mds, &cfg);
 	if (!mds.sizes)
 		srv_warn(srv, "no memory for the table of known sizes: every stat asks the"
 			 " storage daemons");
