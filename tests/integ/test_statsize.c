@@ -6,8 +6,8 @@
  * another client's write and close shows; a file open for writing is
  * asked of the storage daemons (its growing size shows); a writer killed
  * with the file open, a truncate, a restart of the metadata daemon leave
- * every stat right; reports and closes of a hostile session change
- * nothing.
+ * every stat right; reports and closes of a hostile session, and a
+ * reader's report, change nothing.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -70,16 +70,25 @@ static void storage_daemons(struct cluster *c, int sig)
 		assert_int_equal(kill(c->ios[i], sig), 0);
 }
 
-/* A stat with every storage daemon stopped: the metadata daemon alone
- * answers it (else it fails after the request timeout). */
-static void stat_alone(struct cluster *c, const char *path, struct tessera_stat *st)
+/* tessera_stat with every storage daemon stopped (running again before
+ * any check can fail). */
+static int stat_stopped(struct cluster *c, const char *path, struct tessera_stat *st)
 {
-	double t0 = now_s();
 	int rc;
 
 	storage_daemons(c, SIGSTOP);
 	rc = tessera_stat(c->fs, path, st);
 	storage_daemons(c, SIGCONT);
+	return rc;
+}
+
+/* A stat with every storage daemon stopped: the metadata daemon alone
+ * answers it (else it fails after the request timeout). */
+static void stat_alone(struct cluster *c, const char *path, struct tessera_stat *st)
+{
+	double t0 = now_s();
+	int rc = stat_stopped(c, path, st);
+
 	if (rc)
 		fail_msg("stat %s with the storage daemons stopped: %s", path,
 			 tessera_errmsg(c->fs));
@@ -160,9 +169,7 @@ static void test_open_writer(void **state)
 		CHECK(c->fs, tessera_stat(c->fs, "/growing", &st));
 		assert_int_equal(st.size, (uint64_t)i * 100000 + 4096);
 	}
-	storage_daemons(c, SIGSTOP);
-	assert_true(tessera_stat(c->fs, "/growing", &st) < 0);
-	storage_daemons(c, SIGCONT);
+	assert_true(stat_stopped(c, "/growing", &st) < 0);
 	CHECK(fs2, tessera_close(f));
 	tessera_disconnect(fs2);
 	stat_alone(c, "/growing", &st);
@@ -201,9 +208,7 @@ static void test_writer_killed(void **state)
 	CHECK(c->fs, tessera_stat(c->fs, "/killed", &st));
 	assert_int_equal(st.size, 30100);
 	/* (still unknown: the dead writer's count stays) */
-	storage_daemons(c, SIGSTOP);
-	assert_true(tessera_stat(c->fs, "/killed", &st) < 0);
-	storage_daemons(c, SIGCONT);
+	assert_true(stat_stopped(c, "/killed", &st) < 0);
 }
 
 /* Truncate by name (library), then stat; and open with O_TRUNC. */
@@ -306,6 +311,33 @@ static void test_hostile_reports(void **state)
 	assert_int_equal(st.size, 5003);
 }
 
+/* Two writers at once leave the size unknown; a stat by a user who may
+ * only read the file is answered by the storage daemons, and its report
+ * is not taken (a reader could make everyone's stat wrong); a writer's
+ * is. */
+static void test_reader_report(void **state)
+{
+	static const struct tessera_cred reader = { 1000, 1, { 1000 } };
+	struct cluster *c = *state;
+	struct tessera_stat st;
+	tessera_file *a, *b;
+
+	put(c->fs, "/ro", O_CREAT | O_WRONLY, 10, 0);
+	CHECK(c->fs, tessera_open(c->fs, "/ro", O_WRONLY, 0, NULL, &a));
+	CHECK(c->fs, tessera_open(c->fs, "/ro", O_WRONLY, 0, NULL, &b));
+	assert_int_equal(tessera_pwrite(b, "abc", 3, 700), 3);
+	CHECK(c->fs, tessera_close(a));
+	CHECK(c->fs, tessera_close(b));
+	CHECK(c->fs, tessera_set_thread_cred(c->fs, &reader));
+	CHECK(c->fs, tessera_stat(c->fs, "/ro", &st));
+	assert_int_equal(st.size, 703);
+	CHECK(c->fs, tessera_set_thread_cred(c->fs, NULL));
+	assert_true(stat_stopped(c, "/ro", &st) < 0);
+	CHECK(c->fs, tessera_stat(c->fs, "/ro", &st));
+	stat_alone(c, "/ro", &st);
+	assert_int_equal(st.size, 703);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -316,6 +348,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_truncate, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_mds_restart, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_reports, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_reader_report, setup, cluster_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
