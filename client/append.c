@@ -56,6 +56,7 @@ int tessera_append(tessera_file *f, const void *buf, size_t len, uint64_t *offse
 	ssize_t n;
 	int rc, urc;
 
+	tc_file_wrote(f);
 	if ((f->flags & O_ACCMODE) == O_RDONLY)
 		return tc_fail(f->fs, -EBADF, "append %s: not open for writing", f->path);
 	if ((rc = append_lock(f, &lk)))

@@ -83,18 +83,16 @@ void tc_cap_install(tessera_file *f, struct tc_cap *c)
 	pthread_mutex_unlock(&f->fs->lock);
 }
 
-int tc_cap_fetch(tessera_fs *fs, uint64_t file, uint32_t rights, const Tessera__Cred *cred,
-		 const Tessera__Capability *proof, const char *what, struct tc_cap **out)
+/* CAP request m; with write_token, counted as a writer (its token there). */
+static int cap_call(tessera_fs *fs, Tessera__CapRequest *m, const char *what,
+		    struct tc_cap **out, uint64_t *write_token)
 {
-	Tessera__CapRequest m = TESSERA__CAP_REQUEST__INIT;
+	uint64_t file = m->file;
 	struct tc_req *r;
 	int rc;
 
-	m.cred = (Tessera__Cred *)cred;
-	m.file = file;
-	m.rights = rights;
-	m.proof = (Tessera__Capability *)proof;
-	r = tc_req_new(fs, TC_MDS, TP_OP_CAP, &m.base, NULL, 0);
+	m->count_writer = write_token != NULL;
+	r = tc_req_new(fs, TC_MDS, TP_OP_CAP, &m->base, NULL, 0);
 	rc = tc_call(fs, r, what);
 	if (!rc) {
 		const Tessera__CapReply *rep = (const Tessera__CapReply *)r->reply;
@@ -103,8 +101,46 @@ int tc_cap_fetch(tessera_fs *fs, uint64_t file, uint32_t rights, const Tessera__
 			rc = tc_fail(fs, -EPROTO, "%s: the metadata daemon sent none", what);
 		else if (!(*out = tc_cap_from_msg(rep->cap)))
 			rc = tc_fail(fs, -ENOMEM, "%s: out of memory", what);
+		else if (write_token)
+			*write_token = rep->write_token;
 	}
 	tc_req_free(fs, r);
+	return rc;
+}
+
+int tc_cap_fetch(tessera_fs *fs, uint64_t file, uint32_t rights, const Tessera__Cred *cred,
+		 const Tessera__Capability *proof, const char *what, struct tc_cap **out)
+{
+	Tessera__CapRequest m = TESSERA__CAP_REQUEST__INIT;
+
+	m.cred = (Tessera__Cred *)cred;
+	m.file = file;
+	m.rights = rights;
+	m.proof = (Tessera__Capability *)proof;
+	return cap_call(fs, &m, what, out, NULL);
+}
+
+int tc_cap_renew_writer(tessera_file *f)
+{
+	Tessera__CapRequest m = TESSERA__CAP_REQUEST__INIT;
+	Tessera__Cred cred;
+	uint32_t gids[TESSERA_MAX_GROUPS];
+	struct tc_cap *c;
+	char what[4200];
+	int rc;
+
+	snprintf(what, sizeof(what), "capability for %s", f->path);
+	if (!f->cap)
+		return tc_fail(f->fs, -EACCES, "%s: permission denied: no capability to renew (a"
+			       " share without one; open the file by its path)", what);
+	tc_cred(f->fs, &cred, gids);
+	m.cred = &cred;
+	m.file = f->handle;
+	m.rights = tc_open_rights(f->flags);
+	m.proof = f->cap->msg;
+	rc = cap_call(f->fs, &m, what, &c, &f->write_token);
+	if (!rc)
+		tc_cap_install(f, c);
 	return rc;
 }
 

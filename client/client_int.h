@@ -152,6 +152,14 @@ struct tessera_file {
 	uint32_t lock_count[TESSERA_MAX_STRIPE];
 	struct tc_view_memo *view_memo; /* nc.c: the last locked view (fs->lock) */
 	struct tc_cap *cap;            /* cap.c: what storage requests carry (fs->lock) */
+	/* meta.c: an open the metadata daemon counts as a writer of the file
+	 * (its token, 0: none); close tells it (docs/design.md, "Sizes kept
+	 * by the metadata daemon") */
+	uint64_t write_token;
+	int created;                   /* meta.c: this open made the file */
+	int by_path;                   /* meta.c: opened by path (not from a share) */
+	int wrote;                     /* a call that may change the objects was
+					* made (tc_file_wrote; atomic) */
 	struct tc_local_file *local;   /* local.c: descriptors of local objects (fs->lock) */
 	/* io.c: what the last failed contiguous write left (fs->lock) */
 	struct tessera_write_outcome write_failed;
@@ -191,6 +199,18 @@ int tc_cap_renew(tessera_file *f);
  * `proof` (a capability of an open of the file, or of its renewal). */
 int tc_cap_fetch(tessera_fs *fs, uint64_t file, uint32_t rights, const Tessera__Cred *cred,
 		 const Tessera__Capability *proof, const char *what, struct tc_cap **out);
+/* tc_cap_renew for a file opened from a share for writing: the metadata
+ * daemon counts this process as a writer of it (f->write_token), as an
+ * open by path does. */
+int tc_cap_renew_writer(tessera_file *f);
+/* Every call that may change f's objects (write, truncate, fallocate,
+ * append, fetch-and-add) marks it first: a file this open created and
+ * left unwritten closes with its size known to be 0 without asking the
+ * storage daemons (meta.c). */
+static inline void tc_file_wrote(tessera_file *f)
+{
+	__atomic_store_n(&f->wrote, 1, __ATOMIC_RELAXED);
+}
 /* Whether c is due for renewal; its message. */
 int tc_cap_due(const struct tc_cap *c);
 const Tessera__Capability *tc_cap_msg(const struct tc_cap *c);

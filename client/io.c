@@ -937,6 +937,7 @@ static ssize_t striped_write(tessera_file *f, const uint8_t *buf, size_t len, ui
 
 ssize_t tessera_pwrite(tessera_file *f, const void *buf, size_t len, uint64_t off)
 {
+	tc_file_wrote(f);
 	if ((f->flags & O_ACCMODE) == O_RDONLY)
 		return tc_fail(f->fs, -EBADF, "write %s: file is open read-only", f->path);
 	ssize_t rc;
@@ -977,6 +978,7 @@ int tessera_fallocate(tessera_file *f, enum tessera_falloc_mode mode, uint64_t o
 {
 	int rc;
 
+	tc_file_wrote(f);
 	if ((f->flags & O_ACCMODE) == O_RDONLY)
 		return tc_fail(f->fs, -EBADF, "fallocate %s: file is open read-only", f->path);
 	if (mode != TESSERA_FALLOC_EXTEND && mode != TESSERA_FALLOC_KEEP_SIZE)
@@ -995,6 +997,7 @@ int tessera_fallocate(tessera_file *f, enum tessera_falloc_mode mode, uint64_t o
 
 int tessera_ftruncate(tessera_file *f, uint64_t size)
 {
+	tc_file_wrote(f);
 	if ((f->flags & O_ACCMODE) == O_RDONLY)
 		return tc_fail(f->fs, -EBADF, "truncate %s: file is open read-only", f->path);
 	int rc;

@@ -161,6 +161,100 @@ static int lookup_attr(tessera_fs *fs, const char *path, uint32_t open_rights,
 	return 0;
 }
 
+/* -------------------------------------------------------------- sizes
+ *
+ * The metadata daemon knows the size of a file no one has open for
+ * writing once a stat told it what the storage daemons answered
+ * (docs/design.md, "Sizes kept by the metadata daemon"). */
+
+/* The size, blocks and data time the metadata daemon's stat reply gave;
+ * 0 if it gave none (the storage daemons must be asked). */
+static int size_from_reply(const Tessera__AttrReply *rep, struct tessera_stat *st)
+{
+	if (!rep->size_known)
+		return 0;
+	st->size = rep->known_size;
+	st->blocks = rep->known_blocks;
+	tc_stat_data_time(rep->attr, rep->known_data_mtime_ns, st);
+	return 1;
+}
+
+/* Tell the metadata daemon what the storage daemons answered a stat whose
+ * reply asked for it (size_token). Its answer changes nothing here: a
+ * report it refuses (something changed since) only leaves the size
+ * unknown, so the caller's error message is kept. */
+static void size_report(tessera_fs *fs, const Tessera__AttrReply *rep, const char *path,
+			const struct tessera_stat *st, int64_t data_ns)
+{
+	Tessera__SizeReportRequest m = TESSERA__SIZE_REPORT_REQUEST__INIT;
+	char keep[sizeof(tc_thread(fs)->errmsg)], label[4200];
+	uint32_t gids[TESSERA_MAX_GROUPS];
+	Tessera__Cred cred;
+	struct tc_req *r;
+
+	if (!rep->size_token)
+		return;
+	tc_cred(fs, &cred, gids);
+	m.cred = &cred;
+	m.file = rep->attr->handle;
+	m.size_token = rep->size_token;
+	m.size = st->size;
+	m.blocks = st->blocks;
+	m.data_mtime_ns = data_ns;
+	snprintf(keep, sizeof(keep), "%s", tc_thread(fs)->errmsg);
+	snprintf(label, sizeof(label), "size report of %s", path);
+	r = tc_req_new(fs, TC_MDS, TP_OP_SIZE_REPORT, &m.base, NULL, 0);
+	(void)tc_call(fs, r, label);
+	tc_req_free(fs, r);
+	snprintf(tc_thread(fs)->errmsg, sizeof(keep), "%s", keep);
+}
+
+/* What a closing writer tells of the size (*m): a file this open made
+ * and nothing changed is empty (no storage daemon holds any of it);
+ * one opened by its path, the storage daemons' answer now, after its
+ * last write (kept if it was the only writer). A process that opened it
+ * from a share tells nothing: the opener's close is the one that may be
+ * last. */
+static void close_size(tessera_file *f, Tessera__CloseWriteRequest *m)
+{
+	int64_t data_ns = 0;
+	uint64_t blocks = 0;
+
+	if (f->created && !__atomic_load_n(&f->wrote, __ATOMIC_RELAXED)) {
+		m->size_known = 1;
+		return;
+	}
+	if (!f->by_path || tc_file_size(f->fs, &f->layout, tc_cap_msg(f->cap), f->path, &m->size,
+					&data_ns, &blocks))
+		return;
+	m->size_known = 1;
+	m->blocks = blocks;
+	m->data_mtime_ns = data_ns;
+}
+
+/* A closed writer: the metadata daemon counts one fewer (all its writes
+ * were answered before this). Best effort: a daemon that does not hear
+ * it keeps the file's size unknown, which costs stats, not correctness. */
+static void close_writer(tessera_file *f)
+{
+	Tessera__CloseWriteRequest m = TESSERA__CLOSE_WRITE_REQUEST__INIT;
+	char keep[sizeof(tc_thread(f->fs)->errmsg)], label[4200];
+	struct tc_req *r;
+
+	if (!f->write_token || !f->cap)
+		return;
+	m.file = f->handle;
+	m.write_token = f->write_token;
+	m.cap = (Tessera__Capability *)tc_cap_msg(f->cap);
+	snprintf(keep, sizeof(keep), "%s", tc_thread(f->fs)->errmsg);
+	close_size(f, &m);
+	snprintf(label, sizeof(label), "close %s", f->path);
+	r = tc_req_new(f->fs, TC_MDS, TP_OP_CLOSE_WRITE, &m.base, NULL, 0);
+	(void)tc_call(f->fs, r, label);
+	tc_req_free(f->fs, r);
+	snprintf(tc_thread(f->fs)->errmsg, sizeof(keep), "%s", keep);
+}
+
 /* The metadata daemon's attributes, then a regular file's size from its
  * objects: *size_rc gets that second step's outcome. */
 static int stat_steps(tessera_fs *fs, const char *upath, enum tessera_follow last,
@@ -176,14 +270,16 @@ static int stat_steps(tessera_fs *fs, const char *upath, enum tessera_follow las
 	if (rc)
 		return rc;
 	tc_stat_from_attr(rep->attr, st);
-	if (rep->attr->type == TESSERA__FILE_TYPE__FILE_REGULAR) {
+	if (rep->attr->type == TESSERA__FILE_TYPE__FILE_REGULAR && !size_from_reply(rep, st)) {
 		int64_t data_ns;
 
 		tc_layout_from_msg(rep->attr->layout, &layout);
 		*size_rc = tc_file_size(fs, &layout, rep->cap, path, &st->size, &data_ns,
 					&st->blocks);
-		if (!*size_rc)
+		if (!*size_rc) {
 			tc_stat_data_time(rep->attr, data_ns, st);
+			size_report(fs, rep, path, st, data_ns);
+		}
 	}
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return 0;
@@ -311,6 +407,9 @@ static int open_file(tessera_fs *fs, const char *path, int flags, const Tessera_
 	f->fs = fs;
 	f->flags = flags;
 	f->handle = rep->attr->handle;
+	f->write_token = rep->write_token;
+	f->created = rep->created;
+	f->by_path = 1;
 	snprintf(f->path, sizeof(f->path), "%s", path);
 	tc_layout_from_msg(rep->attr->layout, &f->layout);
 	rc = tc_check_layout(fs, &f->layout, path);
@@ -355,6 +454,7 @@ int tessera_close(tessera_file *f)
 	if (f) {
 		tc_view_forget(f);
 		tc_local_close(f);
+		close_writer(f);
 		tc_cap_free(f->cap);
 	}
 	free(f);
@@ -365,15 +465,24 @@ int tessera_fstat(tessera_file *f, struct tessera_stat *st)
 {
 	Tessera__AttrReply *rep;
 	int64_t data_ns;
-	int rc = lookup_attr(f->fs, f->path, 0, f->fs->follow, &rep);
+	int same, rc = lookup_attr(f->fs, f->path, 0, f->fs->follow, &rep);
 
 	if (rc)
 		return rc;
 	tc_stat_from_attr(rep->attr, st);
+	/* (the path may name another file by now: its size is not f's) */
+	same = rep->attr->handle == f->handle;
+	if (same && size_from_reply(rep, st)) {
+		protobuf_c_message_free_unpacked(&rep->base, NULL);
+		return 0;
+	}
 	TC_CAP_RETRY(f, rc, tc_file_size(f->fs, &f->layout, tc_cap_get(f), f->path, &st->size,
 					 &data_ns, &st->blocks));
-	if (!rc)
+	if (!rc) {
 		tc_stat_data_time(rep->attr, data_ns, st);
+		if (same)
+			size_report(f->fs, rep, f->path, st, data_ns);
+	}
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return rc;
 }

@@ -570,6 +570,7 @@ ssize_t tessera_write_list(tessera_file *f, const struct iovec *mem, size_t mem_
 {
 	ssize_t rc;
 
+	tc_file_wrote(f);
 	TC_CAP_RETRY(f, rc, list_io(f, mem, mem_count, offs, lens, n, NC_WRITE));
 	return rc;
 }
@@ -799,6 +800,7 @@ ssize_t tessera_write_dtype(tessera_file *f, const void *buf, uint64_t mem_count
 {
 	ssize_t rc;
 
+	tc_file_wrote(f);
 	TC_CAP_RETRY(f, rc, dtype_io(f, (void *)buf, mem_count, mtype, ftype, disp, first, NC_WRITE));
 	return rc;
 }

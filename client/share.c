@@ -84,7 +84,15 @@ int tessera_open_shared(tessera_fs *fs, const char *upath, const struct tessera_
 	f->layout = *l;
 	snprintf(f->path, sizeof(f->path), "%s", path);
 	f->cap = share_cap(share, f->flags, &enough);
-	if (!enough && (rc = tc_cap_renew(f))) {
+	/* A writer must be counted by the metadata daemon, which otherwise
+	 * could take a size this process is still changing for a closed
+	 * file's (docs/design.md, "Sizes kept by the metadata daemon"): one
+	 * request, as for a share without the rights. */
+	if ((f->flags & O_ACCMODE) != O_RDONLY)
+		rc = tc_cap_renew_writer(f);
+	else
+		rc = enough ? 0 : tc_cap_renew(f);
+	if (rc) {
 		tc_cap_free(f->cap);
 		free(f);
 		return rc;

@@ -120,7 +120,9 @@ struct tp_hdr {
 	X(LOCK_ACQUIRE, 50, lock_acquire_request, lock_reply, IOS, READ_OR_WRITE) \
 	X(LOCK_RELEASE, 51, lock_release_request, lock_reply, IOS, READ_OR_WRITE) \
 	X(LEASE, 52, lease_request, lock_reply, IOS, SESSION)                     \
-	X(LOCK_TEST, 53, lock_test_request, lock_test_reply, IOS, READ_OR_WRITE)
+	X(LOCK_TEST, 53, lock_test_request, lock_test_reply, IOS, READ_OR_WRITE) \
+	X(CLOSE_WRITE, 56, close_write_request, empty_reply, MDS, NONE)          \
+	X(SIZE_REPORT, 57, size_report_request, empty_reply, MDS, NONE)
 
 /* RenameRequest.mode: what a rename does to an existing target. */
 enum tp_rename_mode { TP_RENAME_REPLACE = 0, TP_RENAME_NOREPLACE = 1, TP_RENAME_EXCHANGE = 2 };

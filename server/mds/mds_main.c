@@ -13,6 +13,7 @@
 #include "cap.h"
 #include "daemon.h"
 #include "mds_purge.h"
+#include "mds_size.h"
 #include "mds_store.h"
 #include "mds_xattr.h"
 
@@ -31,6 +32,7 @@ struct mds {
 	uint32_t cap_lifetime_ms;
 	const char *dir;           /* the store's directory (statfs) */
 	int purge_noted;          /* this turn removed a file: purge after the commit */
+	struct mds_sizes *sizes;   /* sizes of files no one writes (NULL: none) */
 };
 
 /* Who acts: the session's identity, which munged vouched for. Only a
@@ -178,8 +180,14 @@ static int refuse_or_grant_open(struct mds *mds, struct srv_req *req, const stru
 	return rc;
 }
 
-static void reply_attr(struct srv_req *req, const struct mds_attr *a, int created,
-		       const Tessera__Capability *cap)
+/* What an AttrReply of a regular file says about its size (mds_size.h). */
+struct size_part {
+	struct mds_size_view view;  /* a stat's */
+	uint64_t write_token;       /* an open for writing's */
+};
+
+static void reply_attr_sized(struct srv_req *req, const struct mds_attr *a, int created,
+			     const Tessera__Capability *cap, const struct size_part *sp)
 {
 	struct attr_msg *m = malloc(sizeof(*m));
 	Tessera__AttrReply rep = TESSERA__ATTR_REPLY__INIT;
@@ -192,8 +200,38 @@ static void reply_attr(struct srv_req *req, const struct mds_attr *a, int create
 	rep.attr = &m->attr;
 	rep.created = created;
 	rep.cap = (Tessera__Capability *)cap;
+	if (sp) {
+		rep.size_known = sp->view.known;
+		rep.known_size = sp->view.size;
+		rep.known_blocks = sp->view.blocks;
+		rep.known_data_mtime_ns = sp->view.data_mtime_ns;
+		rep.size_token = sp->view.token;
+		rep.write_token = sp->write_token;
+	}
 	srv_reply(req, &rep.base, NULL, 0);
 	free(m);
+}
+
+static void reply_attr(struct srv_req *req, const struct mds_attr *a, int created,
+		       const Tessera__Capability *cap)
+{
+	reply_attr_sized(req, a, created, cap, NULL);
+}
+
+/* The reply to an open (or stat) of regular file a that was granted
+ * `asked` (open_rights): an open for writing is one more writer; a stat
+ * gets the size if known (mds_size.h). */
+static void reply_open(struct mds *mds, struct srv_req *req, const struct mds_attr *a,
+		       int created, const Tessera__Capability *cap, uint32_t asked)
+{
+	struct size_part sp = { { 0 }, 0 };
+	int64_t now = tp_real_ns();
+
+	if (asked & TP_CAP_WRITE)
+		sp.write_token = mds_sizes_writer_open(mds->sizes, a->handle, now);
+	else if (!(asked & TP_CAP_READ))
+		mds_sizes_stat(mds->sizes, a->handle, now, &sp.view);
+	reply_attr_sized(req, a, created, cap, &sp);
 }
 
 /* The removed file's layout, for the caller's information. No remove
@@ -307,7 +345,7 @@ static void mds_op_CREATE(void *ctx, struct srv_req *req)
 		reply_store_error(mds, req, rc);
 	else if (!refuse_or_grant_open(mds, req, &cred, m->path, &a, m->open_rights,
 					       created ? OPEN_CREATED : OPEN_EXISTING, &cap))
-		reply_attr(req, &a, created, &cap.cap);
+		reply_open(mds, req, &a, created, &cap.cap, m->open_rights);
 }
 
 /* What one more name costs the store on disk, for statfs's free inode
@@ -348,7 +386,7 @@ static void reply_lookup(struct mds *mds, struct srv_req *req, const struct mds_
 		reply_attr(req, &a, 0, NULL);
 	else if (!refuse_or_grant_open(mds, req, cred, m->path, &a, m->open_rights,
 				       OPEN_EXISTING, &cap))
-		reply_attr(req, &a, 0, &cap.cap);
+		reply_open(mds, req, &a, 0, &cap.cap, m->open_rights);
 }
 
 /* LOOKUP, UNLINK, RMDIR and STATFS name one path. */
@@ -414,8 +452,11 @@ static void mds_op_SETATTR(void *ctx, struct srv_req *req)
 	if ((rc = mds_setattr_follow(mds->store, &cred, m->path,
 				     m->nofollow ? MDS_NOFOLLOW : MDS_FOLLOW, m->valid, &a, &a)))
 		reply_store_error(mds, req, rc);
-	else
+	else {
+		if (m->valid & MDS_SET_SIZE)
+			mds_sizes_forget(mds->sizes, a.handle);
 		reply_attr(req, &a, 0, NULL);
+	}
 }
 
 static void mds_op_SETLAYOUT(void *ctx, struct srv_req *req)
@@ -617,6 +658,23 @@ out:
 	free(ptrs);
 }
 
+/* A capability with WRITE renewed: its holder is counted as a writer if
+ * it asks (count_writer: an open from a share; the token it closes
+ * with), else it may be a writer the table does not count (granted
+ * before a restart), so no size is taken until the new one expires. */
+static uint64_t renewed_writer(struct mds *mds, const Tessera__CapRequest *m,
+			       int64_t expires_ns)
+{
+	int64_t now = tp_real_ns();
+
+	if (!(m->rights & TP_CAP_WRITE))
+		return 0;
+	if (m->count_writer)
+		return mds_sizes_writer_open(mds->sizes, m->file, now);
+	mds_sizes_renewed(mds->sizes, m->file, expires_ns, now);
+	return 0;
+}
+
 /* A capability again for an open file, by handle and the capability of
  * its open (renewal: the mode is checked again now, the walk is not
  * repeated), or root's admin capability for fsck: every right on
@@ -668,9 +726,57 @@ static void mds_op_CAP(void *ctx, struct srv_req *req)
 		srv_reply_error(req, rc, "%s: cannot sign a capability", what);
 	} else {
 		rep.cap = &cap.cap;
+		rep.write_token = renewed_writer(mds, m, cap.cap.expires_ns);
 		srv_reply(req, &rep.base, NULL, 0);
 	}
 	free(a);
+}
+
+/* ---- sizes kept for files no one writes (mds_size.h) */
+
+/* CLOSE_WRITE: one writer fewer, for a caller that shows a capability
+ * with WRITE for the file (of any age): anyone else could make a written
+ * file look closed. A token of another incarnation counts nothing. */
+static void mds_op_CLOSE_WRITE(void *ctx, struct srv_req *req)
+{
+	struct mds *mds = ctx;
+	Tessera__CloseWriteRequest *m = (Tessera__CloseWriteRequest *)req->msg;
+	Tessera__EmptyReply rep = TESSERA__EMPTY_REPLY__INIT;
+	struct mds_size_view seen = { .known = 1, .size = m->size, .blocks = m->blocks,
+				      .data_mtime_ns = m->data_mtime_ns };
+
+	if (!m->cap || !cap_mac_ok(&mds->key, m->cap) || m->cap->file != m->file ||
+	    !(m->cap->rights & TP_CAP_WRITE)) {
+		srv_reply_error(req, -EACCES, "close of file %016llx: permission denied: no"
+				" capability to write it presented", (unsigned long long)m->file);
+		return;
+	}
+	mds_sizes_writer_close(mds->sizes, m->file, m->write_token, m->size_known ? &seen : NULL,
+			       tp_real_ns());
+	srv_reply(req, &rep.base, NULL, 0);
+}
+
+/* SIZE_REPORT: kept only with the token of a stat since which nothing
+ * changed (mds_sizes_report), from a caller who may write the file (a
+ * reader could otherwise make everyone's stat of it wrong); anything
+ * else is ignored, and answered the same (the reporter has nothing to do
+ * about it). */
+static void mds_op_SIZE_REPORT(void *ctx, struct srv_req *req)
+{
+	struct mds *mds = ctx;
+	Tessera__SizeReportRequest *m = (Tessera__SizeReportRequest *)req->msg;
+	Tessera__EmptyReply rep = TESSERA__EMPTY_REPLY__INIT;
+	struct mds_size_view seen = { .known = 1, .size = m->size, .blocks = m->blocks,
+				      .data_mtime_ns = m->data_mtime_ns };
+	struct mds_attr *a = malloc(sizeof(*a));
+	struct mds_cred cred;
+
+	cred_of(mds, req, m->cred, &cred);
+	if (a && m->size_token && !mds_file_by_handle(mds->store, m->file, a) &&
+	    !mds_may_open(mds->store, &cred, "size report", a, 0, 1))
+		(void)mds_sizes_report(mds->sizes, m->file, m->size_token, tp_real_ns(), &seen);
+	free(a);
+	srv_reply(req, &rep.base, NULL, 0);
 }
 
 /* ---- extended attributes (mds_xattr.h). The request's `nofollow` asks
@@ -833,6 +939,20 @@ static int mds_commit(void *ctx)
 
 static const srv_handler mds_handlers[TP_OP_LIMIT] = { TP_OPCODES(SRV_MDS_ENTRY) };
 
+/* The table of known sizes (mds_size.h). A namespace that holds files
+ * may have writers this daemon did not count (it restarted): no size is
+ * taken for a capability's lifetime. A new one has none, nor any file.
+ * NULL without memory for it: every size unknown, as before the table. */
+static struct mds_sizes *sizes_table(struct mds *mds, const struct tp_config *cfg)
+{
+	uint64_t names = UINT64_MAX;
+	int64_t quiet = (int64_t)cfg->cap_lifetime_ms * 1000000;
+
+	if (!mds_statfs(mds->store, &names) && names <= 1)
+		quiet = 0;
+	return mds_sizes_new(MDS_SIZE_ENTRIES, quiet, tp_real_ns());
+}
+
 int main(int argc, char **argv)
 {
 	struct srv_cmdline cl;
@@ -899,6 +1019,10 @@ int main(int argc, char **argv)
 	}
 	mds.srv = srv;
 	mds_store_defer_sync(mds.store, mds_pending, &mds);
+	mds.sizes = sizes_table(&mds, &cfg);
+	if (!mds.sizes)
+		srv_warn(srv, "no memory for the table of known sizes: every stat asks the"
+			 " storage daemons");
 	if (claimed)
 		srv_warn(srv, "%s", claimed);
 	free(claimed);
@@ -906,6 +1030,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tessera-mds: pid file %s: %s\n", cl.pidfile, strerror(-rc));
 	srv_run(srv);
 	srv_destroy(srv);
+	mds_sizes_free(mds.sizes);
 	mds_purge_destroy(mds.purge);
 	mds_store_close(mds.store);
 	return 0;

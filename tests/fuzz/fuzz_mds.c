@@ -264,6 +264,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mds.dir = dir; /* STATFS reads its file system */
 	mds.key = fz_key;
 	mds.cap_lifetime_ms = cfg.cap_lifetime_ms;
+	/* a small table (eviction), quiet from the start (reports taken) */
+	mds.sizes = mds_sizes_new(8, 0, 0);
 	if ((rc = mds_store_open(dir, 0, cfg.n_ios, &mds.store, err, sizeof(err)))) {
 		fprintf(stderr, "fuzz_mds: %s\n", err);
 		abort();
@@ -277,6 +279,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fz_drive(mds.srv, ops, nops, &in, NULL, oracle_observe, &oracle);
 	srv_destroy(mds.srv);
 	mds_store_close(mds.store);
+	mds_sizes_free(mds.sizes);
 	fz_rmtree(dir);
 	return 0;
 }
@@ -511,6 +514,38 @@ int main(int argc, char **argv)
 	pr.path = "/";
 	req(TP_OP_LOOKUP, 0, &pr.base);
 	rc |= fz_seed_save(&seed, dir, "odd-paths");
+
+	/* Sizes (mds_size.h): an open for writing, its close (no capability:
+	 * refused), a stat, reports with a guessed token and a huge size. */
+	Tessera__CloseWriteRequest cw = TESSERA__CLOSE_WRITE_REQUEST__INIT;
+	Tessera__SizeReportRequest sr = TESSERA__SIZE_REPORT_REQUEST__INIT;
+
+	cr.cred = &root;
+	cr.path = "/s";
+	cr.exclusive = 0;
+	cr.open_rights = TP_CAP_WRITE;
+	req(TP_OP_CREATE, 0, &cr.base);
+	cw.file = 2;
+	cw.write_token = 1;
+	cw.size_known = 1;
+	cw.size = 10;
+	req(TP_OP_CLOSE_WRITE, 0, &cw.base);
+	pr.cred = &root;
+	pr.path = "/s";
+	pr.nofollow = 0;
+	pr.open_rights = 0;
+	req(TP_OP_LOOKUP, 0, &pr.base);
+	sr.cred = &root;
+	sr.file = 2;
+	sr.size_token = 0x0123456789abcdefull;
+	sr.size = UINT64_MAX;
+	sr.blocks = UINT64_MAX;
+	sr.data_mtime_ns = INT64_MIN;
+	req(TP_OP_SIZE_REPORT, 0, &sr.base);
+	sr.size_token = 0;
+	req(TP_OP_SIZE_REPORT, 1, &sr.base);
+	req(TP_OP_LOOKUP, 0, &pr.base);
+	rc |= fz_seed_save(&seed, dir, "sizes");
 	return rc ? 1 : 0;
 }
 

@@ -1,0 +1,318 @@
+/*
+ * mds_size.c - the metadata daemon's table of known file sizes
+ * (mds_size.h): a hash of file handle -> entry, chained through entry
+ * indices, with the entries on a least-recently-used list. All in one
+ * allocation made at start; nothing here grows.
+ */
+#include "mds_size.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/random.h>
+
+#define NIL UINT32_MAX
+
+struct mds_size_ent {
+	uint64_t file;           /* 0: free */
+	uint64_t write_token;    /* what this incarnation's writers close with */
+	uint64_t size_token;     /* what a report presents (0: none issued) */
+	uint32_t writers;        /* counted opens for writing not yet closed */
+	int solo;                /* writers went 0 -> 1 and never beyond since */
+	int known;
+	uint64_t size, blocks;
+	int64_t data_mtime_ns;
+	int64_t quiet_until_ns;  /* an uncounted writer's capability lasts until */
+	uint32_t next;           /* hash chain */
+	uint32_t newer, older;   /* LRU list */
+};
+
+struct mds_sizes {
+	uint32_t n, used, nbuckets;
+	int64_t quiet_ns;
+	int64_t quiet_until_ns;  /* whole table: a restart, an evicted writer */
+	uint32_t newest, oldest, free;
+	uint32_t *buckets;
+	struct mds_size_ent e[];
+};
+
+/* An unguessable non-zero token: a report or close must have seen it in a
+ * reply (handles are no secret). 0 when the kernel has no randomness to
+ * give, which leaves the file unknown. */
+static uint64_t new_token(void)
+{
+	uint64_t v = 0;
+
+	if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
+		return 0;
+	return v;
+}
+
+struct mds_sizes *mds_sizes_new(uint32_t entries, int64_t quiet_ns, int64_t now_ns)
+{
+	struct mds_sizes *t;
+	uint32_t nb = 1;
+
+	if (!entries)
+		return NULL;
+	while (nb < entries && nb < (1u << 30))
+		nb <<= 1;
+	t = calloc(1, sizeof(*t) + (size_t)entries * sizeof(t->e[0]));
+	if (!t)
+		return NULL;
+	t->buckets = malloc((size_t)nb * sizeof(*t->buckets));
+	if (!t->buckets) {
+		free(t);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < nb; i++)
+		t->buckets[i] = NIL;
+	t->n = entries;
+	t->nbuckets = nb;
+	t->quiet_ns = quiet_ns;
+	t->quiet_until_ns = now_ns + quiet_ns;
+	t->newest = t->oldest = NIL;
+	t->free = 0;
+	for (uint32_t i = 0; i < entries; i++)
+		t->e[i].next = i + 1 < entries ? i + 1 : NIL;
+	return t;
+}
+
+void mds_sizes_free(struct mds_sizes *t)
+{
+	if (t)
+		free(t->buckets);
+	free(t);
+}
+
+uint32_t mds_sizes_count(const struct mds_sizes *t)
+{
+	return t ? t->used : 0;
+}
+
+static uint32_t bucket_of(const struct mds_sizes *t, uint64_t file)
+{
+	return (uint32_t)((file * 0x9e3779b97f4a7c15ull) >> 32) & (t->nbuckets - 1);
+}
+
+static void lru_unlink(struct mds_sizes *t, uint32_t i)
+{
+	struct mds_size_ent *x = &t->e[i];
+
+	if (x->newer != NIL)
+		t->e[x->newer].older = x->older;
+	else
+		t->newest = x->older;
+	if (x->older != NIL)
+		t->e[x->older].newer = x->newer;
+	else
+		t->oldest = x->newer;
+}
+
+static void lru_push(struct mds_sizes *t, uint32_t i)
+{
+	t->e[i].older = t->newest;
+	t->e[i].newer = NIL;
+	if (t->newest != NIL)
+		t->e[t->newest].newer = i;
+	t->newest = i;
+	if (t->oldest == NIL)
+		t->oldest = i;
+}
+
+static uint32_t find(struct mds_sizes *t, uint64_t file)
+{
+	for (uint32_t i = t->buckets[bucket_of(t, file)]; i != NIL; i = t->e[i].next)
+		if (t->e[i].file == file)
+			return i;
+	return NIL;
+}
+
+static void unhash(struct mds_sizes *t, uint32_t i)
+{
+	uint32_t *p = &t->buckets[bucket_of(t, t->e[i].file)];
+
+	while (*p != i)
+		p = &t->e[*p].next;
+	*p = t->e[i].next;
+}
+
+/* Whether entry x's loss could hide a writer: it counts one, or an
+ * uncounted one's capability still runs. */
+static int holds_writers(const struct mds_size_ent *x, int64_t now_ns)
+{
+	return x->writers || x->quiet_until_ns > now_ns;
+}
+
+/* Free the least recently used entry. One that holds writers is passed
+ * over a few times (moved to the new end); if every candidate does, it
+ * goes anyway and the whole table takes no report for a capability's
+ * lifetime, since its writers are no longer counted. */
+static uint32_t evict(struct mds_sizes *t, int64_t now_ns)
+{
+	uint32_t i = t->oldest;
+
+	for (int tries = 0; tries < 8 && holds_writers(&t->e[i], now_ns); tries++) {
+		lru_unlink(t, i);
+		lru_push(t, i);
+		i = t->oldest;
+	}
+	if (holds_writers(&t->e[i], now_ns))
+		t->quiet_until_ns = now_ns + t->quiet_ns;
+	lru_unlink(t, i);
+	unhash(t, i);
+	t->used--;
+	return i;
+}
+
+/* file's entry, made (unknown, no writers) if it has none; most recently
+ * used either way. */
+static struct mds_size_ent *get(struct mds_sizes *t, uint64_t file, int64_t now_ns)
+{
+	uint32_t i = find(t, file), b;
+	struct mds_size_ent *x;
+
+	if (i != NIL) {
+		lru_unlink(t, i);
+		lru_push(t, i);
+		return &t->e[i];
+	}
+	if (t->free != NIL) {
+		i = t->free;
+		t->free = t->e[i].next;
+	} else {
+		i = evict(t, now_ns);
+	}
+	x = &t->e[i];
+	*x = (struct mds_size_ent){ .file = file, .write_token = new_token() };
+	b = bucket_of(t, file);
+	x->next = t->buckets[b];
+	t->buckets[b] = i;
+	lru_push(t, i);
+	t->used++;
+	return x;
+}
+
+/* Whatever was known is no longer: a report must present a new token. */
+static void changed(struct mds_size_ent *x)
+{
+	x->known = 0;
+	x->size_token = 0;
+}
+
+uint64_t mds_sizes_writer_open(struct mds_sizes *t, uint64_t file, int64_t now_ns)
+{
+	struct mds_size_ent *x;
+
+	if (!t || !file)
+		return 0;
+	x = get(t, file, now_ns);
+	changed(x);
+	if (x->writers >= MDS_SIZE_MAX_WRITERS || !x->write_token) {
+		/* not counted: never 0 again in this incarnation */
+		x->writers = MDS_SIZE_MAX_WRITERS;
+		return 0;
+	}
+	x->solo = x->writers == 0;
+	x->writers++;
+	return x->write_token;
+}
+
+void mds_sizes_renewed(struct mds_sizes *t, uint64_t file, int64_t expires_ns, int64_t now_ns)
+{
+	struct mds_size_ent *x;
+
+	if (!t || !file)
+		return;
+	x = get(t, file, now_ns);
+	changed(x);
+	if (expires_ns > x->quiet_until_ns)
+		x->quiet_until_ns = expires_ns;
+}
+
+static int quiet(const struct mds_sizes *t, const struct mds_size_ent *x, int64_t now_ns);
+
+static void take(struct mds_size_ent *x, const struct mds_size_view *seen)
+{
+	x->known = 1;
+	x->size = seen->size;
+	x->blocks = seen->blocks;
+	x->data_mtime_ns = seen->data_mtime_ns;
+}
+
+void mds_sizes_writer_close(struct mds_sizes *t, uint64_t file, uint64_t token,
+			    const struct mds_size_view *seen, int64_t now_ns)
+{
+	uint32_t i;
+	struct mds_size_ent *x;
+
+	if (!t || !file || (i = find(t, file)) == NIL)
+		return;
+	x = &t->e[i];
+	changed(x);
+	if (!token || token != x->write_token || !x->writers ||
+	    x->writers >= MDS_SIZE_MAX_WRITERS)
+		return;
+	x->writers--;
+	/* The only writer since the count was 0 saw the size after its last
+	 * write: no one else was granted WRITE meanwhile (that would have
+	 * ended solo), and an uncounted writer makes it not quiet. */
+	if (seen && x->solo && quiet(t, x, now_ns))
+		take(x, seen);
+	if (!x->writers)
+		x->solo = 0;
+}
+
+void mds_sizes_forget(struct mds_sizes *t, uint64_t file)
+{
+	uint32_t i;
+
+	if (t && file && (i = find(t, file)) != NIL)
+		changed(&t->e[i]);
+}
+
+/* Whether a report on x may be taken now. */
+static int quiet(const struct mds_sizes *t, const struct mds_size_ent *x, int64_t now_ns)
+{
+	return !x->writers && now_ns >= x->quiet_until_ns && now_ns >= t->quiet_until_ns;
+}
+
+void mds_sizes_stat(struct mds_sizes *t, uint64_t file, int64_t now_ns,
+		    struct mds_size_view *out)
+{
+	struct mds_size_ent *x;
+
+	*out = (struct mds_size_view){ 0 };
+	if (!t || !file)
+		return;
+	x = get(t, file, now_ns);
+	if (!quiet(t, x, now_ns))
+		return;
+	if (x->known) {
+		out->known = 1;
+		out->size = x->size;
+		out->blocks = x->blocks;
+		out->data_mtime_ns = x->data_mtime_ns;
+		return;
+	}
+	if (!x->size_token)
+		x->size_token = new_token();
+	out->token = x->size_token;
+}
+
+int mds_sizes_report(struct mds_sizes *t, uint64_t file, uint64_t token, int64_t now_ns,
+		     const struct mds_size_view *seen)
+{
+	uint32_t i;
+	struct mds_size_ent *x;
+
+	if (!t || !file || !token || (i = find(t, file)) == NIL)
+		return -ESTALE;
+	x = &t->e[i];
+	if (token != x->size_token)
+		return -ESTALE;
+	if (!quiet(t, x, now_ns))
+		return -EAGAIN;
+	take(x, seen);
+	x->size_token = 0; /* one report per token */
+	return 0;
+}
