@@ -43,6 +43,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "ios.h"
 
 #define OBJ "object %016" PRIx64
@@ -102,6 +104,7 @@ void ios_work_free(struct ios_work *w)
 		free(w->part[i].buf);
 		free(w->part[i].why);
 	}
+	sodium_memzero(w->check.s.key, sizeof(w->check.s.key));
 	free(w->data);
 	free(w);
 }
@@ -128,6 +131,13 @@ static void part_run(struct ios_store *st, struct ios_part *p)
 
 	switch (w->op) {
 	case IOS_JOB_WRITE:
+		/* The frame's tag first: a forged or altered frame writes
+		 * nothing (its one part; the loop learns in on_done). */
+		if (w->checking && (w->check_rc = tp_frame_verify(&w->check.frame, NULL, 0,
+								    &w->check.s))) {
+			p->rc = w->check_rc;
+			return;
+		}
 		/* A contiguous write reports the object's size before it (the
 		 * client's clean-up after a striped write failed elsewhere). */
 		if (w->m == IOS_CONTIG && ios_store_size(st, p->handle, &p->size, &mtime, NULL) == 0)
@@ -428,7 +438,9 @@ static void on_done(void *arg)
 		struct ios_work *w = p->work;
 
 		if (--w->left == 0) {
-			if (w->req)
+			if (w->checking)
+				srv_checked(pool->ios->srv, w->req, &w->check, w->check_rc);
+			if (w->req && !w->check_rc)
 				reply_work_done(pool->ios, w->req, w);
 			work_unlink(pool, w);
 			ios_work_free(w);
@@ -482,6 +494,10 @@ static int refuse_or_read_buffers(struct srv_req *req, struct ios_work *w)
  * on several objects stops at the first that fails. */
 static void reply_inline(struct ios *ios, struct srv_req *req, struct ios_work *w)
 {
+	if (srv_req_check(req)) { /* refused (a tag not checked yet): no answer */
+		ios_work_free(w);
+		return;
+	}
 	if (refuse_or_read_buffers(req, w))
 		return;
 	if (!w->src)
@@ -530,6 +546,7 @@ static void work_queue(struct ios_pool *pool, struct ios_work *w, struct srv_req
 {
 	w->req = parked;
 	w->data = srv_park_take_data(parked, &w->src);
+	w->checking = srv_park_take_check(parked, &w->check);
 	w->cost = cost;
 	w->left = w->parts;
 	w->next = pool->all;
@@ -575,6 +592,11 @@ void ios_reply_work(struct ios *ios, struct srv_req *req, struct ios_work *w)
 	/* Parked, the request is charged with what its work holds (a read's
 	 * buffer too), so queued work is in the daemon's budget. */
 	rc = srv_park_sized(req, UINT32_MAX, cost - w->data_len, work_detach, w, &parked);
+	if (rc && req->replied) { /* its frame was checked, and refused */
+		spares_free(spare);
+		ios_work_free(w);
+		return;
+	}
 	if (rc) {
 		/* No room to hold the request: an object nothing waits for
 		 * can be served now, in order; else the client sends again. */
@@ -596,6 +618,14 @@ void ios_reply_work(struct ios *ios, struct srv_req *req, struct ios_work *w)
 }
 
 /* ------------------------------------------------------------ the pool */
+
+int ios_pool_checks(void *arg, const struct tp_hdr *hdr)
+{
+	const struct ios *ios = arg;
+
+	return ios->pool && (hdr->opcode == TP_OP_WRITE || hdr->opcode == TP_OP_LIST_WRITE ||
+			     hdr->opcode == TP_OP_DTYPE_WRITE);
+}
 
 unsigned ios_pool_threads(const struct tp_config *cfg)
 {
