@@ -67,16 +67,16 @@ static void unhold(struct srv_session *ses, uint64_t seq)
 }
 
 /* Whether the role checks f's tag later, off the loop (daemon.h,
- * srv_seal_check): bulk data in INTEGRITY mode (the body is plain, so the
- * loop can decode it unchecked), room to hold the number, and the
- * number new. */
+ * srv_seal_check): bulk data, sealed in the session's mode (INTEGRITY or
+ * SECRECY), room to hold the number, and the number new. */
 static int checks_later(struct srv *srv, const struct srv_session *ses,
 			const struct srv_req *req)
 {
 	const struct tp_hdr *h = &req->frame.hdr;
+	uint16_t want = ses->mode == TP_SEAL_SECRECY ? TP_FLAG_SECRET : 0;
 
-	return srv->check_later && ses->mode == TP_SEAL_INTEGRITY &&
-	       !(h->flags & (TP_FLAG_SECRET | TP_FLAG_DATA_OPEN | TP_FLAG_REPLY)) &&
+	return srv->check_later && ses->mode != TP_SEAL_MEASURE &&
+	       (h->flags & (TP_FLAG_SECRET | TP_FLAG_DATA_OPEN | TP_FLAG_REPLY)) == want &&
 	       srv_takes_rbuf(req) && ses->n_held < SRV_SESSION_HELD &&
 	       !tp_replay_check(&ses->rx, h->seq) && srv->check_later(srv->check_later_arg, h);
 }
@@ -88,10 +88,22 @@ void srv_check_later_set(struct srv *srv, int (*fn)(void *arg, const struct tp_h
 	srv->check_later_arg = arg;
 }
 
+/* A SECRECY frame's body between ciphertext and plaintext (its own
+ * inverse, tp_frame_crypt_body): the loop decodes an unchecked frame's
+ * body, its check needs the ciphertext. */
+static void crypt_body(const struct srv_session *ses, const struct tp_frame *f)
+{
+	struct tp_session s = { .id = ses->ident.session, .mode = ses->mode };
+
+	memcpy(s.key, ses->ident.key, TP_KEY_SIZE);
+	tp_frame_crypt_body(f, &s);
+	sodium_memzero(s.key, sizeof(s.key));
+}
+
 /* Check a session's frame now (open_frame), or hold its number for a
- * check off the loop (req->unchecked). A number held by another frame is
- * refused: two copies of one frame must not both pass. 0, -EBADMSG or
- * -EALREADY. */
+ * check off the loop (req->unchecked; a secret body decrypted for the
+ * handler). A number held by another frame is refused: two copies of
+ * one frame must not both pass. 0, -EBADMSG or -EALREADY. */
 static int open_or_hold(struct srv *srv, struct srv_session *ses, struct srv_req *req)
 {
 	if (is_held(ses, req->frame.hdr.seq))
@@ -99,6 +111,7 @@ static int open_or_hold(struct srv *srv, struct srv_session *ses, struct srv_req
 	if (checks_later(srv, ses, req)) {
 		ses->held[ses->n_held++] = req->frame.hdr.seq;
 		req->unchecked = 1;
+		crypt_body(ses, &req->frame);
 		return 0;
 	}
 	return open_frame(ses, &req->frame);
@@ -114,8 +127,10 @@ int srv_req_check(struct srv_req *req)
 		return 0;
 	req->unchecked = 0;
 	ses = srv_session_find(srv->sessions, req->frame.hdr.session);
-	if (ses)
+	if (ses) {
 		unhold(ses, req->frame.hdr.seq);
+		crypt_body(ses, &req->frame); /* back to what was sealed */
+	}
 	rc = ses ? open_frame(ses, &req->frame) : -EBADMSG;
 	if (rc) {
 		req->replied = 1;

@@ -249,8 +249,9 @@ struct srv_seal_check {
 	struct tp_session s;       /* the session's id, key and mode */
 };
 /* The role checks tags off the loop: fn(arg, hdr) says whether it will
- * for a request (a session's, in INTEGRITY mode, whose raw data fills its
- * receive buffer); then the loop dispatches it unchecked. */
+ * for a request (a session's, sealed in its mode, whose raw data fills
+ * its receive buffer); then the loop dispatches it unchecked, a SECRECY
+ * body decrypted (tp_frame_crypt_body: the check encrypts it back). */
 void srv_check_later_set(struct srv *srv, int (*fn)(void *arg, const struct tp_hdr *hdr),
 			 void *arg);
 /* Check an unchecked request in the loop now: 0 (checked, or was), or

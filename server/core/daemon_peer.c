@@ -540,7 +540,9 @@ static void keep_check(struct srv_parked *pk, const struct srv_req *req, const u
 	f->body = mem + (req->frame.body - base);
 	f->data = mem + (req->frame.data - base);
 	pk->check.s.id = req->ident.session;
-	pk->check.s.mode = TP_SEAL_INTEGRITY; /* the only mode checked later */
+	/* the session's mode, which the frame's flags matched when held */
+	pk->check.s.mode = req->frame.hdr.flags & TP_FLAG_SECRET ? TP_SEAL_SECRECY
+								 : TP_SEAL_INTEGRITY;
 	memcpy(pk->check.s.key, req->ident.key, TP_KEY_SIZE);
 }
 

@@ -121,6 +121,20 @@ static size_t work_cost(const struct ios_work *w)
 	return cost;
 }
 
+/* A write's frame checked as it arrived (daemon.h, srv_seal_check): a
+ * secret body back to ciphertext (the loop decrypted it to decode it),
+ * the tag, then body and data decrypted in place. 0 or -EBADMSG. */
+static int check_frame(struct ios_work *w)
+{
+	const struct tp_frame *f = &w->check.frame;
+
+	tp_frame_crypt_body(f, &w->check.s);
+	w->check_rc = tp_frame_verify(f, NULL, 0, &w->check.s);
+	if (!w->check_rc)
+		tp_frame_decrypt(f, NULL, 0, &w->check.s);
+	return w->check_rc;
+}
+
 /* Run one part on a lane: the disk calls and the checksums, nothing else
  * (any thread). */
 static void part_run(struct ios_store *st, struct ios_part *p)
@@ -133,11 +147,8 @@ static void part_run(struct ios_store *st, struct ios_part *p)
 	case IOS_JOB_WRITE:
 		/* The frame's tag first: a forged or altered frame writes
 		 * nothing (its one part; the loop learns in on_done). */
-		if (w->checking && (w->check_rc = tp_frame_verify(&w->check.frame, NULL, 0,
-								    &w->check.s))) {
-			p->rc = w->check_rc;
+		if (w->checking && (p->rc = check_frame(w)))
 			return;
-		}
 		/* A contiguous write reports the object's size before it (the
 		 * client's clean-up after a striped write failed elsewhere). */
 		if (w->m == IOS_CONTIG && ios_store_size(st, p->handle, &p->size, &mtime, NULL) == 0)

@@ -279,7 +279,9 @@ static int send_burst(struct raw *raw, uint8_t *const *frames, const size_t *len
  * one write; a flipped byte of raw data writes nothing and gets no
  * answer; and a bulk frame whose body the loop answers with an error
  * before any check (an offset beyond the largest object) is answered
- * only when its tag checks: a forged one hears nothing. */
+ * only when its tag checks: a forged one hears nothing. With `encrypt =
+ * 1` the same, the loop decoding a decrypted body and the worker
+ * checking the ciphertext. */
 #define BULK (1u << 20)
 #define AHEAD 4 /* writes queued before the copied frame, so that it waits */
 static void test_bulk_checked_off_loop(void **state)
@@ -327,6 +329,17 @@ static void test_bulk_checked_off_loop(void **state)
 	assert_int_equal(file_fill(&t), 'a' + AHEAD);
 	assert_int_equal(unauthenticated(&t), before + 3);
 	target_close(&t);
+}
+
+static void test_bulk_secret_checked_off_loop(void **state)
+{
+	struct cluster *c = *state;
+	struct target t;
+
+	target_open(c, "/bulk-mode", &t);
+	assert_int_equal(t.raw.ses.mode, TP_SEAL_SECRECY);
+	target_close(&t);
+	test_bulk_checked_off_loop(state);
 }
 
 /* Frames reordered within the window are each served once; one older
@@ -528,6 +541,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_flipped_raw_data, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_reorder_window, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_bulk_checked_off_loop, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_bulk_secret_checked_off_loop, setup_secret,
+						cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_secrecy, setup_secret, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_client_demands_secrecy, setup,
 						cluster_teardown),
