@@ -147,7 +147,8 @@ void ios_reply_work(struct ios *ios, struct srv_req *req, struct ios_work *w);
  * IOS_POOL_AUTO_MAX). */
 unsigned ios_pool_threads(const struct tp_config *cfg);
 /* Whether a request's tag is checked by the disk workers rather than the
- * loop (srv_check_later_set; arg is the ios): bulk writes, with workers. */
+ * loop (srv_check_later_set; arg is the ios): bulk WRITE and LIST_WRITE,
+ * with workers. */
 int ios_pool_checks(void *arg, const struct tp_hdr *hdr);
 /* Start nthreads workers (ios->srv and ios->store set); on error err
  * says why. Stop: the workers finish the part they run and

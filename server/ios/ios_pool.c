@@ -634,8 +634,12 @@ int ios_pool_checks(void *arg, const struct tp_hdr *hdr)
 {
 	const struct ios *ios = arg;
 
-	return ios->pool && (hdr->opcode == TP_OP_WRITE || hdr->opcode == TP_OP_LIST_WRITE ||
-			     hdr->opcode == TP_OP_DTYPE_WRITE);
+	/* Not DTYPE_WRITE: its handler keeps the file type its body carries
+	 * (ios_desc_done) for later requests to name, which an unchecked
+	 * body must not do. WRITE's and LIST_WRITE's handlers change nothing
+	 * before the work (counters aside; a capability is cached only once
+	 * its own MAC verified). */
+	return ios->pool && (hdr->opcode == TP_OP_WRITE || hdr->opcode == TP_OP_LIST_WRITE);
 }
 
 unsigned ios_pool_threads(const struct tp_config *cfg)
