@@ -3,7 +3,10 @@
  *
  * The event loop does all protocol work: it decodes a request, checks its
  * session, capability, lock epoch and every piece, and builds a struct
- * ios_work (the disk calls to make, one part per object). With io_threads
+ * ios_work (the disk calls to make, one part per object). One check is
+ * the workers': a bulk write's tag (ios_pool_checks), run by the part
+ * before its first byte is written (check_frame), so that Poly1305 over
+ * the data runs on several threads and not in the loop. With io_threads
  * = 0 the loop runs the parts itself and answers at once. Otherwise it
  * parks the request (srv_park: the work counts against the daemon's debt
  * budget until it is answered), and queues each part on its object.
