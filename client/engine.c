@@ -746,6 +746,13 @@ static int post(tessera_fs *fs, struct tc_req *r)
 	rc = req_send(fs, peer, r);
 	if (rc == -EAGAIN)
 		return rc;
+	if (rc == -EMSGSIZE) {
+		fail_unposted(fs, r, rc, "the %zu-byte request is larger than the daemon's receive "
+			      "buffer (its max_io + 256 KiB; this client's max_io is %u)",
+			      r->frame_len + (r->bounce || r->lend_write ? lent_len(r) : 0),
+			      fs->cfg.max_io);
+		return rc;
+	}
 	if (rc) {
 		fail_unposted(fs, r, rc, "send failed: %s", strerror(-rc));
 		return rc;

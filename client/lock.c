@@ -13,7 +13,11 @@
  *
  * Two-phase: blocking rounds only (after a round that creates the requests
  * and takes nothing). One-try: one optimistic round, then blocking rounds.
- * Alt-try: alternate, starting optimistic. Between rounds no object holds
+ * Alt-try: alternate, starting optimistic. A part is one lock request:
+ * a list lock has one per object, or (tessera_lock_list_split, the
+ * dissertation's list and POSIX locks) one per message of regions or per
+ * region, several on one object; the rounds treat them alike, ordered by
+ * the bytes they want. Between rounds no object holds
  * a byte at or above the smallest byte still wanted, which is the
  * client's half of the deadlock-freedom argument in lockmgr/tlk.h.
  *
@@ -42,7 +46,8 @@
 _Static_assert((int)TESSERA_LOCK_READ == (int)TESSERA__LOCK_MODE__LOCK_READ &&
 	       (int)TESSERA_LOCK_WRITE == (int)TESSERA__LOCK_MODE__LOCK_WRITE, "lock modes: API = wire");
 
-/* The lock's share on one object. */
+/* One lock request: the lock's share on one object, or a piece of that
+ * share (tessera_lock_list_split: a message's regions, or one region). */
 struct lk_part {
 	uint32_t slot;
 	int server;
@@ -397,8 +402,15 @@ static int send_parts(struct tessera_lock *lk, const size_t *idx, size_t n, lk_m
 			rc = tc_fail(fs, -ENOMEM, "%s: out of memory", lk->label);
 	}
 	if (!rc) {
+		/* At most `window` requests in flight, as every I/O path: a round
+		 * of POSIX locks has one message per region, and thousands at
+		 * once overrun a daemon. It is still one round: no reply is
+		 * acted on before every message of it has been answered. */
+		size_t w = fs->cfg.window ? fs->cfg.window : 1;
+
 		lk->info.messages += n;
-		tc_run(fs, reqs, n);
+		for (size_t i = 0; i < n; i += w)
+			tc_run(fs, reqs + i, n - i < w ? n - i : w);
 		for (size_t i = 0; i < n && !rc; i++) {
 			if (reqs[i]->status)
 				rc = tc_req_fail(fs, reqs[i], lk->label);
@@ -724,6 +736,15 @@ static int release_all(struct tessera_lock *lk)
 	return rc;
 }
 
+/* Regions per list-lock message: lock_list_batch, or as many as fit a
+ * frame. */
+static uint32_t list_batch(const tessera_fs *fs)
+{
+	uint32_t batch = fs->cfg.lock_list_batch ? fs->cfg.lock_list_batch : max_pairs(fs);
+
+	return batch > max_pairs(fs) ? max_pairs(fs) : batch;
+}
+
 static struct tessera_lock *lock_new(tessera_file *f, int mode, int protocol, size_t nparts,
 				     const char *what)
 {
@@ -739,9 +760,7 @@ static struct tessera_lock *lock_new(tessera_file *f, int mode, int protocol, si
 	lk->mode = mode;
 	lk->protocol = protocol;
 	lk->nparts = nparts;
-	lk->batch = f->fs->cfg.lock_list_batch ? f->fs->cfg.lock_list_batch : max_pairs(f->fs);
-	if (lk->batch > max_pairs(f->fs))
-		lk->batch = max_pairs(f->fs);
+	lk->batch = list_batch(f->fs);
 	snprintf(lk->label, sizeof(lk->label), "%s %.40s", what, f->path);
 	return lk;
 }
@@ -854,7 +873,8 @@ static void count_piece(void *arg, uint32_t slot, uint64_t off, uint64_t len)
 
 struct piece_fill {
 	struct tessera_lock *lk;
-	const size_t *part_of;     /* slot -> its part */
+	size_t *part_of;           /* slot -> the part its next piece goes to */
+	size_t chunk;              /* pieces a part holds at most */
 };
 
 static void fill_piece(void *arg, uint32_t slot, uint64_t off, uint64_t len)
@@ -862,81 +882,168 @@ static void fill_piece(void *arg, uint32_t slot, uint64_t off, uint64_t len)
 	struct piece_fill *pf = arg;
 	struct lk_part *p = &pf->lk->parts[pf->part_of[slot]];
 
+	if (p->n == pf->chunk) /* full: the slot's next part (made in order) */
+		p = &pf->lk->parts[++pf->part_of[slot]];
 	p->offs[p->n] = off;
 	p->lens[p->n++] = len;
 }
 
-/* A list lock with a part for each slot that has pieces (per[s] of them,
- * counted); per[s] becomes the slot's part index. */
-static struct tessera_lock *list_lock_new(tessera_file *f, int mode, int protocol, size_t *per)
+/* How many parts of at most `chunk` pieces hold n pieces. */
+static size_t chunks_of(size_t n, size_t chunk)
+{
+	return n / chunk + (n % chunk != 0);
+}
+
+/* A list lock with parts for each slot that has pieces (per[s] of them,
+ * counted), at most `chunk` pieces a part: each part is one lock request
+ * on its daemon, and a slot's parts follow one another in offset order.
+ * per[s] becomes the slot's first part's index. */
+static struct tessera_lock *list_lock_new(tessera_file *f, int mode, int protocol, size_t *per,
+					  size_t chunk)
 {
 	const struct tessera_layout *l = &f->layout;
 	struct tessera_lock *lk;
 	size_t parts = 0;
 
 	for (uint32_t s = 0; s < l->count; s++)
-		parts += per[s] != 0;
+		parts += chunks_of(per[s], chunk);
 	if (!(lk = lock_new(f, mode, protocol, parts, "lock")))
 		return NULL;
 	parts = 0;
 	for (uint32_t s = 0; s < l->count; s++) {
-		struct lk_part *p;
+		size_t first = parts;
 
-		if (!per[s])
-			continue;
-		p = &lk->parts[parts];
-		p->slot = s;
-		p->server = (int)l->servers[s];
-		p->handle = l->handles[s];
-		p->last = LK_NONE;
-		p->offs = malloc(per[s] * sizeof(*p->offs));
-		p->lens = malloc(per[s] * sizeof(*p->lens));
-		if (!p->offs || !p->lens) {
-			lock_free(lk);
-			tc_fail(f->fs, -ENOMEM, "lock %s: out of memory", f->path);
-			return NULL;
+		for (size_t left = per[s], take; left; left -= take) {
+			struct lk_part *p = &lk->parts[parts++];
+
+			take = left < chunk ? left : chunk;
+			p->slot = s;
+			p->server = (int)l->servers[s];
+			p->handle = l->handles[s];
+			p->last = LK_NONE;
+			p->offs = malloc(take * sizeof(*p->offs));
+			p->lens = malloc(take * sizeof(*p->lens));
+			if (!p->offs || !p->lens) {
+				lock_free(lk);
+				tc_fail(f->fs, -ENOMEM, "lock %s: out of memory", f->path);
+				return NULL;
+			}
 		}
-		per[s] = parts++;
+		per[s] = first;
 	}
 	return lk;
+}
+
+/* Lock the checked regions reg[0..count) (sorted and merged here), at
+ * most `chunk` pieces per lock request. */
+static int lock_regions(tessera_file *f, int mode, uint64_t (*reg)[2], size_t count,
+			size_t chunk, int protocol, tessera_lock **out)
+{
+	size_t n, *per = calloc(f->layout.count, sizeof(*per));
+	struct tessera_lock *lk;
+	struct piece_fill pf;
+
+	if (!per)
+		return tc_fail(f->fs, -ENOMEM, "lock %s: out of memory", f->path);
+	n = merge_regions(reg, count);
+	/* Split at strips into the slots' lists (count pieces, then fill). */
+	for_each_piece(&f->layout, (const uint64_t (*)[2])reg, n, count_piece, per);
+	if (!(lk = list_lock_new(f, mode, protocol, per, chunk))) {
+		free(per);
+		return -ENOMEM;
+	}
+	pf = (struct piece_fill){ lk, per, chunk };
+	for_each_piece(&f->layout, (const uint64_t (*)[2])reg, n, fill_piece, &pf);
+	free(per);
+	for (size_t i = 0; i < lk->nparts; i++)
+		lk->parts[i].next = lk->parts[i].offs[0];
+	return lock_finish(lk, out);
+}
+
+/* The caller's regions checked and copied into *reg (freed by the
+ * caller, also on error). */
+static int take_regions(tessera_file *f, int mode, const uint64_t *offsets,
+			const uint64_t *lengths, size_t count, uint64_t (**reg)[2])
+{
+	int rc;
+
+	*reg = NULL;
+	if ((rc = check_mode(f, mode, "lock")))
+		return rc;
+	if (!count)
+		return tc_fail(f->fs, -EINVAL, "lock %s: no regions", f->path);
+	if (!(*reg = malloc(count * sizeof(**reg))))
+		return tc_fail(f->fs, -ENOMEM, "lock %s: out of memory", f->path);
+	return copy_regions(f, offsets, lengths, count, *reg);
+}
+
+int tessera_lock_list_split(tessera_file *f, int mode, const uint64_t *offsets,
+			    const uint64_t *lengths, size_t count, enum tessera_lock_split split,
+			    int protocol, tessera_lock **out)
+{
+	uint64_t (*reg)[2];
+	size_t chunk;
+	int rc;
+
+	switch (split) {
+	case TESSERA_LOCK_SPLIT_OBJECT:
+		chunk = SIZE_MAX;
+		break;
+	case TESSERA_LOCK_SPLIT_MESSAGE:
+		chunk = list_batch(f->fs);
+		break;
+	case TESSERA_LOCK_SPLIT_REGION:
+		chunk = 1;
+		break;
+	default:
+		return tc_fail(f->fs, -EINVAL, "lock %s: unknown split %d", f->path, (int)split);
+	}
+	rc = take_regions(f, mode, offsets, lengths, count, &reg);
+	if (!rc)
+		rc = lock_regions(f, mode, reg, count, chunk, protocol, out);
+	free(reg);
+	return rc;
 }
 
 int tessera_lock_list(tessera_file *f, int mode, const uint64_t *offsets,
 		      const uint64_t *lengths, size_t count, int protocol, tessera_lock **out)
 {
-	uint64_t (*reg)[2] = NULL;
-	size_t n, *per = NULL;
-	struct tessera_lock *lk;
-	struct piece_fill pf;
+	return tessera_lock_list_split(f, mode, offsets, lengths, count,
+				       TESSERA_LOCK_SPLIT_OBJECT, protocol, out);
+}
+
+/* Round the checked regions out to whole blocks. */
+static int round_to_blocks(tessera_file *f, uint64_t (*reg)[2], size_t count, uint64_t block)
+{
+	for (size_t i = 0; i < count; i++) {
+		uint64_t start = reg[i][0] - reg[i][0] % block, end = reg[i][0] + reg[i][1];
+		uint64_t tail = end % block ? block - end % block : 0;
+
+		if (end + tail < end || end + tail > INT64_MAX)
+			return tc_fail(f->fs, -EINVAL, "lock %s: region %zu (offset %" PRIu64
+				       ", length %" PRIu64 ") rounded to %" PRIu64 "-byte blocks "
+				       "overflows", f->path, i, reg[i][0], reg[i][1], block);
+		reg[i][0] = start;
+		reg[i][1] = end + tail - start;
+	}
+	return 0;
+}
+
+int tessera_lock_blocks(tessera_file *f, int mode, const uint64_t *offsets,
+			const uint64_t *lengths, size_t count, uint64_t block_size, int protocol,
+			tessera_lock **out)
+{
+	uint64_t (*reg)[2];
 	int rc;
 
-	if ((rc = check_mode(f, mode, "lock")))
-		return rc;
-	if (!count)
-		return tc_fail(f->fs, -EINVAL, "lock %s: no regions", f->path);
-	reg = malloc(count * sizeof(*reg));
-	per = calloc(f->layout.count, sizeof(*per));
-	if (!reg || !per) {
-		rc = tc_fail(f->fs, -ENOMEM, "lock %s: out of memory", f->path);
-		goto out;
-	}
-	if ((rc = copy_regions(f, offsets, lengths, count, reg)))
-		goto out;
-	n = merge_regions(reg, count);
-	/* Split at strips into the slots' lists (count pieces, then fill). */
-	for_each_piece(&f->layout, (const uint64_t (*)[2])reg, n, count_piece, per);
-	if (!(lk = list_lock_new(f, mode, protocol, per))) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	pf = (struct piece_fill){ lk, per };
-	for_each_piece(&f->layout, (const uint64_t (*)[2])reg, n, fill_piece, &pf);
-	for (size_t i = 0; i < lk->nparts; i++)
-		lk->parts[i].next = lk->parts[i].offs[0];
-	rc = lock_finish(lk, out);
-out:
+	if (!block_size)
+		return tc_fail(f->fs, -EINVAL, "lock %s: block size 0", f->path);
+	rc = take_regions(f, mode, offsets, lengths, count, &reg);
+	if (!rc)
+		rc = round_to_blocks(f, reg, count, block_size);
+	if (!rc)
+		rc = lock_regions(f, mode, reg, count, SIZE_MAX, protocol, out);
 	free(reg);
-	free(per);
 	return rc;
 }
 
@@ -1038,11 +1145,26 @@ int tessera_unlock(tessera_lock *lk)
 
 int tessera_lock_info(const tessera_lock *lk, struct tessera_lock_info *info)
 {
+	uint8_t seen[TESSERA_MAX_STRIPE] = { 0 };
+
 	*info = lk->info;
 	info->objects = 0;
+	/* a split lock has several requests (parts) on one object */
 	for (size_t i = 0; i < lk->nparts; i++)
-		info->objects += lk->parts[i].lock_id != 0;
+		if (lk->parts[i].lock_id && !seen[lk->parts[i].slot]) {
+			seen[lk->parts[i].slot] = 1;
+			info->objects++;
+		}
 	return 0;
+}
+
+size_t tessera_lock_requests(const tessera_lock *lk)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; lk && i < lk->nparts; i++)
+		n += lk->parts[i].created && lk->parts[i].lock_id;
+	return n;
 }
 
 /* ------------------------------------------------------------ record locks */

@@ -340,6 +340,38 @@ int tessera_lock_dtype(tessera_file *file, int mode, const struct tdl_dataloop *
 /* Release everything the lock holds and free it (also after an error). */
 int tessera_unlock(tessera_lock *lock);
 
+/* The dissertation's lock methods as it defines them (seed 001, §7.2),
+ * for studying them; tessera_lock_list is the OBJECT form. How a list
+ * lock's regions become lock requests on the storage daemons (a request
+ * is what one release message frees; every protocol takes all of them,
+ * in its rounds, before returning):
+ *   OBJECT   one request per storage object, its regions sent in as many
+ *            messages as lock_list_batch needs;
+ *   MESSAGE  one request per message of lock_list_batch regions: §7.2.2's
+ *            list locks (lock_list_batch = 64), released by one message
+ *            per 64-region request;
+ *   REGION   one request per region, and one more per strip boundary a
+ *            region crosses: §7.2.1's POSIX locks (one-try sends them all
+ *            in one round, two-phase one ordered round each). */
+enum tessera_lock_split {
+	TESSERA_LOCK_SPLIT_OBJECT,
+	TESSERA_LOCK_SPLIT_MESSAGE,
+	TESSERA_LOCK_SPLIT_REGION,
+};
+int tessera_lock_list_split(tessera_file *file, int mode, const uint64_t *offsets,
+			    const uint64_t *lengths, size_t count, enum tessera_lock_split split,
+			    int protocol, tessera_lock **out);
+/* Block-granular locks, the false-sharing baseline of §7.1 (Lustre's and
+ * GPFS's locks cover whole blocks): each region rounded out to multiples
+ * of block_size bytes, then locked as tessera_lock_list does; two
+ * disjoint regions in one block conflict. */
+int tessera_lock_blocks(tessera_file *file, int mode, const uint64_t *offsets,
+			const uint64_t *lengths, size_t count, uint64_t block_size, int protocol,
+			tessera_lock **out);
+/* The lock requests the storage daemons hold for the lock: the messages
+ * tessera_unlock sends. */
+size_t tessera_lock_requests(const tessera_lock *lock);
+
 /* ------------------------------------------------------------ record locks
  *
  * Locks with POSIX owners, what fcntl, OFD and flock locks on the mount

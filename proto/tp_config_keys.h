@@ -40,9 +40,10 @@
 #define TP_CONFIG_UNSET   UINT32_MAX
 
 #define TP_CONFIG_KEYS(X)                                                       \
-	X("provider", provider, STRING, DEF("tcp;ofi_rxm"), 0, 0, "",              \
-	  "libfabric provider (`tcp;ofi_rxm`, `shm`, `tcp;msg`: tcp connections "   \
-	  "that answers stay on, or any provider's name)")                          \
+	X("provider", provider, STRING, DEF("tcp;msg"), 0, 0, "",                  \
+	  "libfabric provider (`tcp;msg`: tcp connections that answers stay on; "  \
+	  "`tcp;ofi_rxm`: rxm, which lends memory but lets a local process take "  \
+	  "over a connection; `shm`; or any provider's name)")                      \
 	X("mds", mds, SERVER, NONE("required"), 1, 1, "",                          \
 	  "`host:port` of the metadata daemon")                                     \
 	X("fs_id", fs_id, STRING, NONE("none: directories are told apart by "    \

@@ -10,6 +10,7 @@
  * tnet_trecv) go around the posted buffers: a client receives a read's
  * data straight into its caller's memory that way.
  */
+#include <endian.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -342,10 +343,34 @@ static void tnet_cache_name(struct tnet *net, const void *name, size_t len, uint
  * rxm reconnects to a name): a restarted daemon is reached again. The
  * daemon sees a new connection, on which the client's old session is not
  * accepted: the client authenticates again, as after any restart.
+ *
+ * tcp cannot cut a message short as rxm does: a message larger than the
+ * receive buffer it lands in completes with FI_ETRUNC and nothing of it
+ * (the provider keeps the header), and the provider closes the
+ * connection, so the receiver cannot answer it. So each end says in its
+ * connection data (struct tnet_hello) how large its receive buffers are,
+ * and a send that would not fit fails at once with -EMSGSIZE on the
+ * sender's side, which can say what failed. A message that overflows
+ * anyway (a peer that ignores the hello) is handed up as a -EMSGSIZE
+ * receive of 0 bytes, and its connection is closed here.
  */
 #define TNET_CONN_RECVS 8      /* receives kept posted per connection */
 #define TNET_CONN_SLOTS 65536  /* connections open at once */
 #define TNET_REDIAL_S 0.05     /* between dials of one closed connection */
+#define TNET_HELLO_MAGIC 0x31434e54u /* "TNC1", little-endian */
+
+/* Connection data, both ways (fi_connect's and fi_accept's): the
+ * receive buffer size of the end that sends it, little-endian. */
+struct tnet_hello {
+	uint32_t magic;
+	uint32_t cap;             /* its receive buffers' size, bytes */
+};
+
+/* The eq entry of a connection event with the peer's data after it. */
+struct tnet_cm_event {
+	struct fi_eq_cm_entry ent;
+	uint8_t data[64];
+};
 
 enum tnet_conn_state {
 	TNET_CONN_CONNECTING = 1, /* fi_connect sent, no FI_CONNECTED yet */
@@ -366,6 +391,8 @@ struct tnet_conn {
 	double down_at;           /* when it last closed (tp_mono_s) */
 	unsigned posted;          /* receives in the provider */
 	unsigned held;            /* receives handed to the caller */
+	size_t peer_cap;          /* the peer's receive buffers (its hello);
+				   * 0: it sent none, nothing is checked */
 	struct tnet_rbuf rbufs[TNET_CONN_RECVS];
 	uint8_t rstate[TNET_CONN_RECVS]; /* enum tnet_rbuf_state */
 };
@@ -384,6 +411,26 @@ struct tnet_conns {
 	uint32_t next;            /* where the search for a free slot starts */
 	struct tnet_conn_slot slots[TNET_CONN_SLOTS];
 };
+
+/* Our hello, for fi_connect and fi_accept. */
+static struct tnet_hello conn_hello(const struct tnet *net)
+{
+	struct tnet_hello h = { htole32(TNET_HELLO_MAGIC), htole32((uint32_t)net->conns->buf_size) };
+
+	return h;
+}
+
+/* The receive buffer size a peer's connection data says, or 0 when it
+ * holds no hello. */
+static size_t conn_peer_cap(const struct tnet_cm_event *e, ssize_t got)
+{
+	struct tnet_hello h;
+
+	if (got < (ssize_t)(sizeof(e->ent) + sizeof(h)))
+		return 0;
+	memcpy(&h, e->data, sizeof(h));
+	return le32toh(h.magic) == TNET_HELLO_MAGIC ? le32toh(h.cap) : 0;
+}
 
 static struct tnet_conn *conn_of(struct tnet *net, uint64_t id)
 {
@@ -503,14 +550,18 @@ static int conn_new(struct tnet *net, struct fi_info *info, struct tnet_conn **o
 	return conn_setup(net, c, info);
 }
 
-/* A connection request: accept it, whatever it says about itself. */
-static void conn_accept(struct tnet *net, struct fi_info *info)
+/* A connection request: accept it, whatever it says about itself (its
+ * hello only bounds what we send it). */
+static void conn_accept(struct tnet *net, struct fi_info *info, size_t peer_cap)
 {
+	struct tnet_hello hello = conn_hello(net);
 	struct tnet_conn *c = NULL;
 	int rc = conn_new(net, info, &c);
 
-	if (!rc)
-		rc = fi_err(fi_accept(c->ep, NULL, 0));
+	if (!rc) {
+		c->peer_cap = peer_cap;
+		rc = fi_err(fi_accept(c->ep, &hello, sizeof(hello)));
+	}
 	if (rc) {
 		fi_reject(net->conns->pep, info->handle, NULL, 0);
 		if (c)
@@ -521,14 +572,29 @@ static void conn_accept(struct tnet *net, struct fi_info *info)
 	fi_freeinfo(info);
 }
 
+/* One connection event of `got` bytes in e. */
+static void conn_on_event(struct tnet *net, uint32_t event, struct tnet_cm_event *e, ssize_t got)
+{
+	struct tnet_conn *c = event == FI_CONNREQ ? NULL : e->ent.fid->context;
+
+	if (event == FI_CONNREQ) {
+		conn_accept(net, e->ent.info, conn_peer_cap(e, got));
+	} else if (event == FI_CONNECTED && c && c->state != TNET_CONN_DOWN) {
+		c->state = TNET_CONN_UP;
+		if (c->dial) /* ours: the daemon's hello came with it */
+			c->peer_cap = conn_peer_cap(e, got);
+	} else if (event == FI_SHUTDOWN && c) {
+		conn_down(net, c);
+	}
+}
+
 /* Connection events: requests, set-ups, shutdowns, failures. */
 static void conn_progress(struct tnet *net)
 {
 	for (;;) {
-		struct fi_eq_cm_entry ent;
-		struct tnet_conn *c;
+		struct tnet_cm_event e;
 		uint32_t event;
-		ssize_t got = fi_eq_read(net->conns->eq, &event, &ent, sizeof(ent), 0);
+		ssize_t got = fi_eq_read(net->conns->eq, &event, &e, sizeof(e), 0);
 
 		if (got == -FI_EAVAIL) {
 			struct fi_eq_err_entry ee = { 0 };
@@ -541,13 +607,7 @@ static void conn_progress(struct tnet *net)
 		}
 		if (got < 0)
 			return;
-		c = event == FI_CONNREQ ? NULL : ent.fid->context;
-		if (event == FI_CONNREQ)
-			conn_accept(net, ent.info);
-		else if (event == FI_CONNECTED && c && c->state != TNET_CONN_DOWN)
-			c->state = TNET_CONN_UP;
-		else if (event == FI_SHUTDOWN && c)
-			conn_down(net, c);
+		conn_on_event(net, event, &e, got);
 	}
 }
 
@@ -642,6 +702,15 @@ static void conn_close_all(struct tnet *net)
 		fi_close(&cs->pep->fid);
 }
 
+/* Connect c's endpoint to addr, with our hello. */
+static int conn_dial(struct tnet *net, struct tnet_conn *c, const void *addr)
+{
+	struct tnet_hello hello = conn_hello(net);
+
+	c->peer_cap = 0; /* until the answer's hello */
+	return fi_err(fi_connect(c->ep, addr, &hello, sizeof(hello)));
+}
+
 /* tnet_lookup's: a new connection to node:service (or the one made
  * before, while it lasts). */
 static int conn_connect(struct tnet *net, struct fi_info *info, uint64_t *peer)
@@ -656,7 +725,7 @@ static int conn_connect(struct tnet *net, struct fi_info *info, uint64_t *peer)
 	}
 	rc = conn_new(net, info, &c);
 	if (!rc)
-		rc = fi_err(fi_connect(c->ep, info->dest_addr, NULL, 0));
+		rc = conn_dial(net, c, info->dest_addr);
 	if (!rc && !(c->dial = fi_dupinfo(info)))
 		rc = -ENOMEM;
 	if (rc) {
@@ -680,13 +749,22 @@ static int conn_redial(struct tnet *net, struct tnet_conn *c)
 		return -EAGAIN;
 	rc = conn_setup(net, c, c->dial);
 	if (!rc)
-		rc = fi_err(fi_connect(c->ep, c->dial->dest_addr, NULL, 0));
+		rc = conn_dial(net, c, c->dial->dest_addr);
 	if (rc) {
 		conn_down(net, c); /* tried again after TNET_REDIAL_S */
 		return -EAGAIN;
 	}
 	c->state = TNET_CONN_CONNECTING;
 	return 0;
+}
+
+static size_t iov_total(const struct iovec *iov, size_t n)
+{
+	size_t len = 0;
+
+	for (size_t i = 0; i < n; i++)
+		len += iov[i].iov_len;
+	return len;
 }
 
 static int conn_send(struct tnet *net, uint64_t peer, const struct iovec *iov, size_t n,
@@ -704,6 +782,8 @@ static int conn_send(struct tnet *net, uint64_t peer, const struct iovec *iov, s
 		return -ENOTCONN;
 	if (c->state != TNET_CONN_UP)
 		return -EAGAIN;
+	if (c->peer_cap && iov_total(iov, n) > c->peer_cap)
+		return -EMSGSIZE; /* it would close the connection, unanswered */
 	ctx->kind = TNET_SENT;
 	return fi_err((int)fi_sendv(c->ep, iov, NULL, n, 0, ctx));
 }
@@ -756,8 +836,13 @@ static int conn_event(struct tnet *net, struct tnet_event *ev, void *op_context,
 	ev->type = TNET_RECV;
 	ev->rbuf = rb;
 	ev->peer = rb->peer;
-	if (status == -EMSGSIZE)
-		ev->len = rb->cap;
+	if (status == -EMSGSIZE) {
+		/* Nothing of it is in the buffer (tcp keeps its header), and
+		 * the stream is past saving: close the connection (the
+		 * provider may have), let the caller say so. */
+		ev->len = 0;
+		conn_down(net, c);
+	}
 	return 1;
 }
 

@@ -12,6 +12,7 @@ logdir="$top/build/test-logs"
 mkdir -p "$logdir"
 passed=0 failed=0 skipped=0
 failures=()
+failed_logs=()  # their logs, whose ends are shown again before the summary
 times=()   # "seconds suite (build)", for the slowest ones at the end
 suite_timeout=${TESSERA_SUITE_TIMEOUT:-900}
 
@@ -45,13 +46,24 @@ for group in "$@"; do
 		if [ "$f" -gt 0 ]; then
 			names=$(sed -n 's/^\[  FAILED  \] \([^0-9].*\)/\1/p' "$log" | sort -u | tr '\n' ' ')
 			failures+=("$suite ($build): ${names:-exit status $rc}")
+			failed_logs+=("$log")
 		fi
 		passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 	done
 done
 echo "slowest suites (seconds):"
 printf '%s\n' "${times[@]}" | sort -rn | head -8 | sed 's/^/  /'
-# The failures again, above the summary, so a truncated log still names them.
+# The failures again, above the summary, so a truncated log still shows
+# why: the end of each failed suite's log (a sanitizer report or a
+# failed assertion is there), then one line naming each.
+for log in "${failed_logs[@]}"; do
+	echo "--- $(basename "$log"), its first sanitizer report or else its end:"
+	if grep -q -E '^==[0-9]+==ERROR|runtime error:' "$log"; then
+		grep -m1 -A 30 -E '^==[0-9]+==ERROR|runtime error:' "$log"
+	else
+		tail -n 40 "$log"
+	fi | sed 's/^/  | /'
+done
 for line in "${failures[@]}"; do
 	echo "FAILED: $line (log: build/test-logs)"
 done

@@ -25,14 +25,14 @@
  * Close-to-open consistency, as NFS gives: once a writer (another mount,
  * the library, the MPI-IO driver, the CLI) has closed or synced a file, an
  * open that starts afterwards sees its new size and data. Writes through
- * the mount go to the kernel's writeback cache (see "writeback" below)
+ * the mount go to the kernel's writeback cache (fuse_wback.c)
  * and reach the storage daemons at close, fsync, the kernel's dirty limit
  * or the flusher's 1 s timer, whichever comes first; a write that failed
  * there fails the fsync or close. Each open drops what the kernel holds
  * of the file: its pages (no keep_cache) and its attributes
  * (fuse_invalidate_path before the open is answered); as the kernel keeps
  * its own size and mtime of a file under the writeback cache, the open
- * first sets them to the servers' (sync_kernel_attrs). Between opens, the
+ * first sets them to the servers' (tf_sync_kernel_attrs). Between opens, the
  * kernel's caches hold for attr_timeout/entry_timeout (use 0 for none),
  * and the size and mtime of a file the kernel still caches until the
  * file's next open on this mount: a stat, or a read of a file kept open,
@@ -85,107 +85,21 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
-#include <limits.h>
 #include <fuse.h>
-#include <fuse_lowlevel.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "fuse_locks.h"
+#include "fuse_int.h"
 #include "tessera.h"
-
-#define IO_SIZE (1u << 20)   /* max_read, max_write */
-/* The mount's readahead, set through sysfs after mounting: the kernel
- * keeps a FUSE mount's at its default (128 KiB) whatever max_readahead
- * says, so a sequential reader had one 128 KiB request in flight, split
- * over two storage daemons: 190 MB/s where the library reads at 740.
- * 4 MiB keeps four 1 MiB reads in flight, one per storage daemon of the
- * default layout, on the multithreaded loop's threads. */
-#define READAHEAD_KB 4096
 #define DIR_PAGE 128         /* entries per tessera_readdir call */
-/* The writeback timer: while a file is open for writing through the
- * mount, its dirty pages go to the storage daemons at least this often
- * (the kernel's own timer is dirty_expire_centisecs, 30 s by default). */
-#define FLUSH_TICK_MS 1000
-/* Request threads at most, unless -o max_threads says otherwise
- * (libfuse's default is 10; they start as needed). An open that sets the
- * kernel's attributes (sync_kernel_attrs) waits for requests it causes,
- * which other threads serve: at most half the threads do that at once
- * (tfuse.max_fixers); an open beyond waits for one of them, at most
- * FIX_WAIT_MS. */
-#define LOOP_THREADS 256
-#define FIX_WAIT_MS 5000
-
-/* A file (by Tessera handle) open for writing through the mount, or
- * whose kernel attributes are being set right (sync_kernel_attrs). While
- * one is open for writing, the kernel may hold dirty pages of it, and a
- * size and mtime newer than the storage daemons'. */
-struct tinode {
-	uint64_t handle;
-	unsigned writers;     /* struct tfile's open for writing */
-	int fixing;           /* sync_kernel_attrs runs on it */
-	struct tinode *next;
-};
-
-/* A thread that is setting the kernel's attributes of a file through the
- * mount (sync_kernel_attrs): the truncate and utimens requests it causes
- * are answered without asking the servers (is_fixup). */
-struct tfixer {
-	pid_t tid;
-	struct tfixer *next;
-};
-
-/* Files recently found without security.capability (see nocap_known). */
-#define NOCAP_SLOTS 256
-#define NOCAP_TTL_NS 1000000000LL   /* as long as attr_timeout's default */
-struct nocap_cache {
-	pthread_mutex_t lock;
-	struct {
-		char *path;          /* NULL: empty slot; owned */
-		int64_t until_ns;    /* CLOCK_MONOTONIC; stale after */
-	} slot[NOCAP_SLOTS];
-};
-
-/* The mount's state: lives in main, reached through fuse_get_context(). */
-struct tfuse {
-	tessera_fs *fs;
-	const char *config;
-	unsigned max_read;    /* the max_read mount option in force */
-	const char *mount_dir; /* the mount point's real path; NULL: unknown */
-	int singlethread;     /* -s: a request must never wait for another */
-	int writeback;        /* the kernel's writeback cache is on */
-	pthread_mutex_t lock; /* guards inodes, nwriters, fixers, stop */
-	pthread_cond_t wake;  /* the flusher's timer, and its stop */
-	pthread_cond_t fixed; /* a sync_kernel_attrs ended */
-	struct tinode *inodes;
-	unsigned nwriters;    /* sum of inodes' writers */
-	struct tfixer *fixers;
-	unsigned nfixers, max_fixers; /* threads in sync_kernel_attrs; limit */
-	unsigned threads;     /* request threads at most (LOOP_THREADS) */
-	int flusher_on, stop;
-	pthread_t flusher;
-	struct nocap_cache nocap;
-	struct tf_locks *locks; /* fcntl and flock locks (fuse_locks.c) */
-};
-
-/* An open file (fi->fh): the library's handle and its Tessera handle,
- * by which the writeback bookkeeping (struct tinode) finds it. */
-struct tfile {
-	tessera_file *f;
-	uint64_t handle;
-	int writer;           /* counted in its tinode's writers */
-	int appended;         /* an O_APPEND write went through it */
-};
 
 /* An open directory: the page of entries last read, for offset-based
  * readdir (the kernel resumes at the offset of the last entry it took). */
@@ -275,26 +189,6 @@ static int xattr_fail(tessera_fs *fs, int rc)
 	return fail(fs, rc);
 }
 
-/* The library's watcher: one line per change of a server's state
- * ("storage daemon 1 (10.0.0.2:7402): down since 12:03:04 (connection
- * refused)", then "... up again"). */
-static void log_state(const struct tessera_server_status *st, void *arg)
-{
-	time_t when = (time_t)st->since_s;
-	char at[32] = "?";
-	struct tm tm;
-
-	(void)arg;
-	if (localtime_r(&when, &tm))
-		strftime(at, sizeof(at), "%H:%M:%S", &tm);
-	if (st->state == TESSERA_SERVER_UP)
-		fprintf(stderr, "tessera-fuse: %s: up again since %s\n", st->name, at);
-	else
-		fprintf(stderr, "tessera-fuse: %s: %s since %s (%s); calls that need it fail "
-			"with EIO until it answers\n", st->name,
-			st->state == TESSERA_SERVER_DOWN ? "down" : "suspect", at, st->why);
-}
-
 static void to_stat(const struct tessera_stat *ts, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
@@ -328,249 +222,6 @@ static struct tfuse *mount_of(void)
 	return fuse_get_context()->private_data;
 }
 
-/* ----------------------------------------------------------- writeback
- *
- * The kernel's writeback cache (FUSE_CAP_WRITEBACK_CACHE) holds writes
- * in the page cache and sends them in up to 1 MiB requests: at close
- * (flush) and fsync, when the mount's dirty pages pass the kernel's limit
- * for it (/sys/class/bdi/DEV/max_bytes), and on the flusher's timer
- * (FLUSH_TICK_MS). A write that fails there (a storage daemon down) is
- * kept by the kernel and returned by the next fsync or close of the file.
- *
- * The price: the kernel then trusts its own size and mtime of a regular
- * file over what getattr answers, for as long as it caches the inode,
- * even when no page is dirty. Close-to-open is kept by sync_kernel_attrs
- * at each open. (Measured: without the cache each write(2) is a round
- * trip to the storage daemons, 2.2 MB/s in 400-byte writes; a write-
- * behind buffer in this process still costs a FUSE round trip per
- * write(2), 11 MB/s; the kernel's cache 121 to 132 MB/s.)
- */
-
-/* The bookkeeping of handle; created if `create`. Under t->lock. */
-static struct tinode *tinode_get(struct tfuse *t, uint64_t handle, int create)
-{
-	struct tinode *n;
-
-	for (n = t->inodes; n; n = n->next)
-		if (n->handle == handle)
-			return n;
-	if (!create || !(n = calloc(1, sizeof(*n))))
-		return NULL;
-	n->handle = handle;
-	n->next = t->inodes;
-	t->inodes = n;
-	return n;
-}
-
-/* Drop n if nothing refers to it any more. Under t->lock. */
-static void tinode_put(struct tfuse *t, struct tinode *n)
-{
-	struct tinode **p;
-
-	if (n->writers || n->fixing)
-		return;
-	for (p = &t->inodes; *p; p = &(*p)->next)
-		if (*p == n) {
-			*p = n->next;
-			free(n);
-			return;
-		}
-}
-
-/* Count tf as a writer of its file (if it is one). 0 or -ENOMEM. */
-static int writer_add(struct tfuse *t, struct tfile *tf)
-{
-	struct tinode *n;
-	int rc = 0;
-
-	if (!tf->writer)
-		return 0;
-	pthread_mutex_lock(&t->lock);
-	n = tinode_get(t, tf->handle, 1);
-	if (n) {
-		n->writers++;
-		t->nwriters++;
-	} else {
-		rc = -ENOMEM;
-	}
-	pthread_mutex_unlock(&t->lock);
-	return rc;
-}
-
-static void writer_remove(struct tfuse *t, const struct tfile *tf)
-{
-	struct tinode *n;
-
-	if (!tf->writer)
-		return;
-	pthread_mutex_lock(&t->lock);
-	n = tinode_get(t, tf->handle, 0);
-	if (n && n->writers) {
-		n->writers--;
-		t->nwriters--;
-		tinode_put(t, n);
-	}
-	pthread_mutex_unlock(&t->lock);
-}
-
-/* Whether the current request comes from a thread of this process that
- * is setting the kernel's attributes (sync_kernel_attrs): such a
- * truncate or utimens is answered at once, without asking the servers.
- * The kernel fills in the requester's thread id, which no other process
- * can forge. */
-static int is_fixup(void)
-{
-	struct fuse_context *c = fuse_get_context();
-	struct tfuse *t = c->private_data;
-	int found = 0;
-
-	if (!t->writeback)
-		return 0;
-	pthread_mutex_lock(&t->lock);
-	for (struct tfixer *x = t->fixers; x && !found; x = x->next)
-		found = x->tid == c->pid;
-	pthread_mutex_unlock(&t->lock);
-	return found;
-}
-
-/* Wait, under t->lock, until fewer than max_fixers threads set the
- * kernel's attributes, at most FIX_WAIT_MS: bounded, since the threads
- * those wait for may all be taken by waiters like this one. 1 when there
- * is room. */
-static int fixer_slot_wait(struct tfuse *t)
-{
-	struct timespec until;
-
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += FIX_WAIT_MS / 1000;
-	while (t->nfixers >= t->max_fixers)
-		if (pthread_cond_timedwait(&t->fixed, &t->lock, &until) == ETIMEDOUT)
-			return t->nfixers < t->max_fixers;
-	return 1;
-}
-
-/* Set the kernel's size and mtime (st) of the file at full (path in
- * Tessera) to the servers' (ts), unless this mount has it open for
- * writing or another thread is at it. */
-static void set_kernel_attrs(struct tfuse *t, const char *full, const char *path,
-			     const struct stat *st, const struct tessera_stat *ts)
-{
-	const struct timespec times[2] = { { .tv_nsec = UTIME_OMIT }, ts->mtime };
-	struct tinode *n;
-	int go;
-
-	pthread_mutex_lock(&t->lock);
-	n = tinode_get(t, ts->handle, 1);
-	go = n && !n->writers && !n->fixing;
-	if (go)
-		n->fixing = 1;
-	else if (n)
-		tinode_put(t, n);
-	pthread_mutex_unlock(&t->lock);
-	if (!go)
-		return;
-	if ((uint64_t)st->st_size != ts->size && truncate(full, (off_t)ts->size))
-		fprintf(stderr, "tessera-fuse: open %s: cannot set the kernel's size to the "
-			"servers' %llu: %s\n", path, (unsigned long long)ts->size, strerror(errno));
-	else if (utimensat(AT_FDCWD, full, times, 0))
-		fprintf(stderr, "tessera-fuse: open %s: cannot set the kernel's mtime to the "
-			"servers': %s\n", path, strerror(errno));
-	pthread_mutex_lock(&t->lock);
-	n->fixing = 0;
-	tinode_put(t, n);
-	pthread_mutex_unlock(&t->lock);
-}
-
-/* Make the kernel's size and mtime of the file at path those of the
- * servers (ts), through the mount itself: a truncate(2) sets the kernel's
- * size to what the truncate request answers (the only attribute reply it
- * takes the size from under the writeback cache), and a utimensat(2) sets
- * its mtime. Both requests come back to this process (is_fixup) and
- * change nothing on the servers. Only while no handle of this mount has
- * the file open for writing: then the kernel holds no dirty page of it
- * (close writes them all back) and the servers' attributes are the newer.
- * Never for an O_TRUNC open, for which the kernel holds the inode's lock
- * (and sets the size to 0 itself). Every system call here on the mount
- * (the stat that reads the kernel's view too) waits for requests other
- * threads serve, so at most max_fixers threads are in here at once.
- * Failures leave the kernel's cached attributes as they were, and are
- * logged. */
-static void sync_kernel_attrs(struct tfuse *t, const char *path, const struct tessera_stat *ts)
-{
-	struct tfixer me = { .tid = gettid() };
-	char full[PATH_MAX];
-	struct stat st;
-
-	if (!t->writeback || !t->mount_dir ||
-	    snprintf(full, sizeof(full), "%s%s", t->mount_dir, path) >= (int)sizeof(full))
-		return;
-	pthread_mutex_lock(&t->lock);
-	if (!fixer_slot_wait(t)) {
-		pthread_mutex_unlock(&t->lock);
-		fprintf(stderr, "tessera-fuse: open %s: %u opens set the kernel's attributes "
-			"for %d s; this one may see an older size (raise -o max_threads)\n",
-			path, t->max_fixers, FIX_WAIT_MS / 1000);
-		return;
-	}
-	t->nfixers++;
-	me.next = t->fixers;
-	t->fixers = &me;
-	pthread_mutex_unlock(&t->lock);
-	/* what the kernel holds (the opener keeps its inode cached) */
-	if (!stat(full, &st) && S_ISREG(st.st_mode) &&
-	    ((uint64_t)st.st_size != ts->size || st.st_mtim.tv_sec != ts->mtime.tv_sec ||
-	     st.st_mtim.tv_nsec != ts->mtime.tv_nsec))
-		set_kernel_attrs(t, full, path, &st, ts);
-	pthread_mutex_lock(&t->lock);
-	for (struct tfixer **p = &t->fixers; *p; p = &(*p)->next)
-		if (*p == &me) {
-			*p = me.next;
-			break;
-		}
-	t->nfixers--;
-	pthread_cond_broadcast(&t->fixed);
-	pthread_mutex_unlock(&t->lock);
-}
-
-/* Write back the mount's dirty pages (syncfs on its root). */
-static void flush_mount(const struct tfuse *t)
-{
-	int fd = open(t->mount_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	/* A failed write is kept by the kernel for the file's fsync and
-	 * close; syncfs's own error adds nothing. */
-	(void)syncfs(fd);
-	close(fd);
-}
-
-/* The writeback timer: every FLUSH_TICK_MS while a file is open for
- * writing through the mount. Holds no descriptor of the mount while idle,
- * so it never keeps an unmount busy that would otherwise succeed. */
-static void *flusher(void *arg)
-{
-	struct tfuse *t = arg;
-
-	pthread_mutex_lock(&t->lock);
-	while (!t->stop) {
-		struct timespec until;
-
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += (FLUSH_TICK_MS % 1000) * 1000000L;
-		until.tv_sec += FLUSH_TICK_MS / 1000 + until.tv_nsec / 1000000000L;
-		until.tv_nsec %= 1000000000L;
-		pthread_cond_timedwait(&t->wake, &t->lock, &until);
-		if (t->stop || !t->nwriters)
-			continue;
-		pthread_mutex_unlock(&t->lock);
-		flush_mount(t);
-		pthread_mutex_lock(&t->lock);
-	}
-	pthread_mutex_unlock(&t->lock);
-	return NULL;
-}
-
 /* ---------------------------------------------------------- operations */
 
 static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
@@ -593,7 +244,7 @@ static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	if ((conn->capable & FUSE_CAP_WRITEBACK_CACHE) && !t->singlethread && t->mount_dir) {
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
 		t->writeback = 1;
-		t->flusher_on = !pthread_create(&t->flusher, NULL, flusher, t);
+		tf_flusher_start(t);
 	}
 	cfg->use_ino = 1;        /* inode numbers are Tessera handles */
 	cfg->nullpath_ok = 0;
@@ -602,15 +253,7 @@ static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 
 static void op_destroy(void *private_data)
 {
-	struct tfuse *t = private_data;
-
-	pthread_mutex_lock(&t->lock);
-	t->stop = 1;
-	pthread_cond_signal(&t->wake);
-	pthread_mutex_unlock(&t->lock);
-	if (t->flusher_on)
-		pthread_join(t->flusher, NULL);
-	t->flusher_on = 0;
+	tf_flusher_stop(private_data);
 }
 
 static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
@@ -770,7 +413,7 @@ static int open_finish(tessera_file *f, struct fuse_file_info *fi)
 		/* an O_APPEND open (direct_io) leaves no dirty page behind */
 		tf->writer = (fi->flags & O_ACCMODE) != O_RDONLY && !fi->direct_io;
 	}
-	if (!tf || writer_add(mount_of(), tf)) {
+	if (!tf || tf_writer_add(mount_of(), tf)) {
 		free(tf);
 		tessera_close(f);
 		return -ENOMEM;
@@ -868,7 +511,7 @@ static int op_open(const char *path, struct fuse_file_info *fi)
 	 * make it ask again before this open returns, and drop its pages.
 	 * (-ENOENT: it holds nothing to drop.) */
 	if (!(flags & O_TRUNC))
-		sync_kernel_attrs(t, path, &ts);
+		tf_sync_kernel_attrs(t, path, &ts);
 	fuse_invalidate_path(fuse_get_context()->fuse, path);
 	return open_finish(f, fi);
 }
@@ -923,8 +566,8 @@ static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	tessera_fs *fs = as_caller();
 	int rc;
 
-	if (is_fixup())
-		return 0;   /* sync_kernel_attrs: the kernel's size only */
+	if (tf_is_fixup())
+		return 0;   /* tf_sync_kernel_attrs: the kernel's size only */
 	if (size < 0)
 		return -EINVAL;
 	/* ftruncate acts on the open file, through the capability its open
@@ -952,7 +595,7 @@ static int op_flush(const char *path, struct fuse_file_info *fi)
 	 * servers' now, as an open does, so that make and ls see them once
 	 * the appender closed. */
 	if (tfile_of(fi)->appended && !tessera_fstat(fh_of(fi), &ts))
-		sync_kernel_attrs(mount_of(), path, &ts);
+		tf_sync_kernel_attrs(mount_of(), path, &ts);
 	return 0;
 }
 
@@ -975,7 +618,7 @@ static int op_release(const char *path, struct fuse_file_info *fi)
 	int rc;
 
 	(void)path;
-	writer_remove(mount_of(), tf);
+	tf_writer_remove(mount_of(), tf);
 	tf_locks_forget(t->locks, tf->f); /* OFD locks left (fuse_locks.c) */
 	rc = tessera_close(tf->f);
 	free(tf);
@@ -1069,8 +712,8 @@ static int op_utimens(const char *path, const struct timespec tv[2],
 	struct tessera_setattr sa = { .valid = 0 };
 
 	(void)fi;
-	if (is_fixup())
-		return 0;   /* sync_kernel_attrs: the kernel's mtime only */
+	if (tf_is_fixup())
+		return 0;   /* tf_sync_kernel_attrs: the kernel's mtime only */
 	if (!tv) {
 		sa.valid = TESSERA_SET_ATIME_NOW | TESSERA_SET_MTIME_NOW;
 	} else {
@@ -1401,16 +1044,7 @@ static int op_flock(const char *path, struct fuse_file_info *fi, int op)
 }
 
 /* TESSERA_FUSE_DEADLOCK_MS, or the default (fuse_locks.h). */
-static uint32_t deadlock_ms(void)
-{
-	const char *v = getenv("TESSERA_FUSE_DEADLOCK_MS");
-	char *end;
-	unsigned long ms = v ? strtoul(v, &end, 10) : 0;
-
-	return v && *v && !*end && ms > 0 && ms <= UINT32_MAX ? (uint32_t)ms : TF_DEADLOCK_MS;
-}
-
-static const struct fuse_operations ops = {
+const struct fuse_operations tf_ops = {
 	.init = op_init,
 	.destroy = op_destroy,
 	.getattr = op_getattr,
@@ -1445,438 +1079,3 @@ static const struct fuse_operations ops = {
 	.lock = op_lock,
 	.flock = op_flock,
 };
-
-/* ---------------------------------------------------------------- main */
-
-static void usage(FILE *out, const char *prog)
-{
-	fprintf(out,
-		"usage: %s [-c CONFIG] MOUNTPOINT [fuse options]\n"
-		"       %s CONFIG MOUNTPOINT [-o OPTIONS]   (mount.fuse3's form: fstab)\n"
-		"\n"
-		"Mount the Tessera file system of CONFIG (default: $TESSERA_CONFIG, else\n"
-		"./var/tessera.conf, else /etc/tessera/tessera.conf) on\n"
-		"MOUNTPOINT. Tessera path /a/b is MOUNTPOINT/a/b.\n"
-		"\n"
-		"  -c CONFIG              the file system's config file\n"
-		"  -f                     stay in the foreground\n"
-		"  -s                     serve one request at a time\n"
-		"  -o allow_other         let other users use the mount\n"
-		"  -o attr_timeout=S      seconds the kernel caches attributes (default 1)\n"
-		"  -o entry_timeout=S     seconds the kernel caches names (default 1)\n"
-		"  -o negative_timeout=S  seconds the kernel caches missing names (default 0)\n"
-		"                         (0 everywhere: every mount sees changes at once)\n"
-		"  -o hard_remove         unlink open files at once, not at close\n"
-		"\n"
-		"Always on: default_permissions, max_read=1048576, max_write 1 MiB,\n"
-		"readahead 4 MiB. POSIX ACLs are not supported (EOPNOTSUPP).\n",
-		prog, prog);
-}
-
-/* mount(8) runs a FUSE file system's program through mount.fuse3 as
- * "PROGRAM SOURCE MOUNTPOINT -o OPTIONS" (an fstab line or a mount unit of
- * type fuse.tessera-fuse; docs/admin.md): with two operands, the first,
- * the source, is the config. It is taken out of argv here (which stays
- * NULL-terminated), as if given with -c. 0, or -EINVAL when -c names a
- * config too. */
-static int take_source(int *argc, char **argv, const char **config)
-{
-	int first = 0, operands = 0, dash_c = 0;
-
-	for (int i = 1; i < *argc; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "-c") || !strcmp(a, "--config")) {
-			dash_c = 1;
-			i++;
-		} else if (!strncmp(a, "-c", 2) || !strncmp(a, "--config=", 9)) {
-			dash_c = 1;
-		} else if (!strcmp(a, "-o")) {
-			i++;   /* its value is no operand */
-		} else if (a[0] != '-' && !operands++) {
-			first = i;
-		}
-	}
-	if (operands != 2)
-		return 0;
-	if (dash_c) {
-		fprintf(stderr, "tessera-fuse: two configs: -c, and the source %s\n", argv[first]);
-		return -EINVAL;
-	}
-	*config = argv[first];
-	memmove(&argv[first], &argv[first + 1], (size_t)(*argc - first) * sizeof(*argv));
-	(*argc)--;
-	return 0;
-}
-
-/* "major:minor" of the file system mounted at `dir` (the last mount
- * there), from /proc/self/mountinfo: asking the mount itself (stat)
- * would wait for the loop, which does not run yet. 0 if found. */
-static int mount_device(const char *dir, char *dev, size_t len)
-{
-	char line[8192], point[4096], id[64];
-	FILE *f = fopen("/proc/self/mountinfo", "r");
-	int found = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		size_t o = 0;
-
-		/* fields: id, parent, major:minor, root, mount point, ... */
-		if (sscanf(line, "%*s %*s %63s %*s %4095s", id, point) != 2)
-			continue;
-		/* the mount point is octal-escaped: \040 for a space */
-		for (size_t i = 0; point[i]; i++, o++) {
-			if (point[i] == '\\' && point[i + 1] >= '0' && point[i + 1] <= '3' &&
-			    point[i + 2] >= '0' && point[i + 2] <= '7' &&
-			    point[i + 3] >= '0' && point[i + 3] <= '7') {
-				point[o] = (char)((point[i + 1] - '0') * 64 +
-						  (point[i + 2] - '0') * 8 + (point[i + 3] - '0'));
-				i += 3;
-			} else {
-				point[o] = point[i];
-			}
-		}
-		point[o] = '\0';
-		if (!strcmp(point, dir) && strlen(id) < len) {
-			strcpy(dev, id);
-			found = 0;
-		}
-	}
-	fclose(f);
-	return found;
-}
-
-/* Raise the readahead of the new mount at `dir` (a real path, resolved
- * before mounting) to READAHEAD_KB; on failure say so (reads still work,
- * at the kernel's default readahead). */
-static void set_readahead(const char *dir)
-{
-	char dev[64], path[160];
-	FILE *f;
-
-	if (mount_device(dir, dev, sizeof(dev))) {
-		fprintf(stderr, "tessera-fuse: readahead left at the kernel's default: "
-			"%s not found in /proc/self/mountinfo\n", dir);
-		return;
-	}
-	snprintf(path, sizeof(path), "/sys/class/bdi/%s/read_ahead_kb", dev);
-	f = fopen(path, "w");
-	if (f) {
-		int bad = fprintf(f, "%d\n", READAHEAD_KB) < 0;
-
-		if (!fclose(f) && !bad)
-			return;
-	}
-	fprintf(stderr, "tessera-fuse: readahead left at the kernel's default: %s: %s\n",
-		path, strerror(errno));
-}
-
-/* The last max_read=N among the -o options of args (def if none). */
-/* The last NAME=N (name: "NAME=") among the -o options of argv (def if
- * none). */
-static unsigned option_uint(int argc, char *const *argv, const char *name, unsigned def)
-{
-	size_t len = strlen(name);
-
-	for (int i = 1; i < argc; i++) {
-		const char *o = argv[i];
-
-		if (!strcmp(o, "-o") && i + 1 < argc)
-			o = argv[++i];
-		else if (!strncmp(o, "-o", 2))
-			o += 2;
-		else
-			continue;
-		for (const char *p = o; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
-			if (!strncmp(p, name, len))
-				def = (unsigned)strtoul(p + len, NULL, 0);
-	}
-	return def;
-}
-
-/* The last max_read=N among the -o options of args (def if none). */
-static unsigned max_read_of(const struct fuse_args *args, unsigned def)
-{
-	return option_uint(args->argc, args->argv, "max_read=", def);
-}
-
-/* Connect and ping every server in a child process, before the mount
- * exists: config errors and a dead metadata daemon fail the command
- * here, and the fabric is opened only after fuse_daemonize's fork. */
-static int precheck(const char *config)
-{
-	pid_t pid = fork();
-	int status;
-
-	if (pid < 0) {
-		perror("tessera-fuse: fork");
-		return -1;
-	}
-	if (pid == 0) {
-		struct tessera_ping ping[TESSERA_MAX_STRIPE + 1];
-		tessera_fs *fs;
-		char err[512];
-		int rc = tessera_connect(config, &fs, err, sizeof(err)), n;
-
-		if (rc) {
-			fprintf(stderr, "tessera-fuse: %s\n", err);
-			_exit(1);
-		}
-		n = tessera_ping(fs, ping, TESSERA_MAX_STRIPE + 1);
-		rc = 0;
-		for (int i = 0; i < n; i++) {
-			if (!ping[i].status)
-				continue;
-			fprintf(stderr, "tessera-fuse: %s %u (%s) does not answer: %s\n",
-				ping[i].role, ping[i].index, ping[i].address,
-				strerror(-ping[i].status));
-			if (i == 0)
-				rc = 1;   /* no metadata daemon: nothing works */
-		}
-		tessera_disconnect(fs);
-		_exit(rc);
-	}
-	if (waitpid(pid, &status, 0) < 0)
-		return -1;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
-}
-
-/* Our own option, -c CONFIG (or -cCONFIG, --config[=]CONFIG), comes out;
- * the rest goes to libfuse after our defaults, so the user's options win.
- * 0, or 2 after a usage message. */
-static int split_args(int argc, char **argv, struct fuse_args *args, struct tfuse *t)
-{
-	static const char *const defaults =
-		"default_permissions,fsname=tessera,subtype=tessera,max_read=1048576,"
-		"entry_timeout=1,attr_timeout=1,negative_timeout=0";
-
-	fuse_opt_add_arg(args, argv[0]);
-	fuse_opt_add_arg(args, "-o");
-	fuse_opt_add_arg(args, defaults);
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-c") || !strcmp(argv[i], "--config")) {
-			if (i + 1 >= argc) {
-				usage(stderr, argv[0]);
-				return 2;
-			}
-			t->config = argv[++i];
-		} else if (!strncmp(argv[i], "-c", 2) && argv[i][2]) {
-			t->config = argv[i] + 2;
-		} else if (!strncmp(argv[i], "--config=", 9)) {
-			t->config = argv[i] + 9;
-		} else {
-			fuse_opt_add_arg(args, argv[i]);
-		}
-	}
-	return 0;
-}
-
-/* --help, --version and a missing mount point are answered here: the
- * exit status, or -1 to go on. */
-static int answer_early(const struct fuse_cmdline_opts *opts, struct fuse_args *args,
-			const char *argv0)
-{
-	if (opts->show_help) {
-		usage(stdout, argv0);
-		printf("\nFUSE options:\n");
-		fuse_cmdline_help();
-		fuse_lib_help(args);
-		return 0;
-	}
-	if (opts->show_version) {
-		printf("tessera-fuse %s\n", TESSERA_VERSION);
-		fuse_lowlevel_version();
-		return 0;
-	}
-	if (!opts->mountpoint) {
-		fprintf(stderr, "tessera-fuse: no mount point given\n");
-		usage(stderr, argv0);
-		return 2;
-	}
-	return -1;
-}
-
-/* The config (the library's search path: -c, $TESSERA_CONFIG,
- * ./var/tessera.conf, /etc/tessera/tessera.conf) by its full name, which
- * fuse_daemonize's change to "/" does not break, checked: 0, or the exit
- * status. */
-static int find_config(struct tfuse *t, char *config)
-{
-	char err[512];
-
-	if (tessera_config_find(t->config, &t->config, err, sizeof(err))) {
-		fprintf(stderr, "tessera-fuse: %s\n", err);
-		return 2;
-	}
-	if (!realpath(t->config, config)) {
-		fprintf(stderr, "tessera-fuse: config %s: %s\n", t->config, strerror(errno));
-		return 1;
-	}
-	t->config = config;
-	return precheck(t->config) ? 1 : 0;
-}
-
-/* The signals that end a mount cleanly (unmount, exit 0): TERM from
- * systemd and from Slurm at the end of a step, INT from a terminal, HUP. */
-static void stop_signals(sigset_t *set)
-{
-	sigemptyset(set);
-	sigaddset(set, SIGTERM);
-	sigaddset(set, SIGINT);
-	sigaddset(set, SIGHUP);
-}
-
-/* Hand the stop signals to libfuse's handler, which ends the loop.
- * libfuse takes a signal only while its action is SIG_DFL, but libfabric
- * loads libpsm2/libinfinipath, whose handlers for TERM and INT call
- * exit(1): the process died mounted ("Transport endpoint is not
- * connected"). The mount owns this process, so its own action wins. */
-static int catch_stop_signals(struct fuse *fuse)
-{
-	struct sigaction dfl = { .sa_handler = SIG_DFL };
-	sigset_t set;
-	int sig;
-
-	sigemptyset(&dfl.sa_mask);
-	stop_signals(&set);
-	for (sig = 1; sig < NSIG; sig++)
-		if (sigismember(&set, sig) == 1 && sigaction(sig, &dfl, NULL))
-			return -errno;
-	return fuse_set_signal_handlers(fuse_get_session(fuse)) ? -EIO : 0;
-}
-
-/* The loop's result as the exit status: it ends with the number of the
- * signal that stopped it, which is a clean stop, or a negative errno. */
-static int loop_status(int rc)
-{
-	return rc < 0 ? 1 : 0;
-}
-
-/* Serve until unmounted or stopped by a signal: 0, or 1 when the loop
- * failed. */
-static int serve(struct fuse *fuse, const struct fuse_cmdline_opts *opts, unsigned threads)
-{
-	struct fuse_loop_config *lc;
-	int rc;
-
-	if (opts->singlethread)
-		return loop_status(fuse_loop(fuse));
-	lc = fuse_loop_cfg_create();
-	if (!lc)
-		return 1;
-	fuse_loop_cfg_set_clone_fd(lc, opts->clone_fd);
-	fuse_loop_cfg_set_idle_threads(lc, opts->max_idle_threads);
-	fuse_loop_cfg_set_max_threads(lc, threads);
-	rc = fuse_loop_mt(fuse, lc);
-	fuse_loop_cfg_destroy(lc);
-	return loop_status(rc);
-}
-
-/* Mount, go to the background, connect, serve; then undo it all. The exit
- * status. */
-static int mount_and_serve(struct fuse_args *args, const struct fuse_cmdline_opts *opts,
-			   struct tfuse *t)
-{
-	char err[512], mount_dir[4096];
-	struct fuse *fuse;
-	sigset_t stop, old;
-	int mount_ok = 0, rc = 1, c;
-
-	t->max_read = max_read_of(args, IO_SIZE);
-	t->singlethread = opts->singlethread;
-	t->max_fixers = t->threads / 2;
-	fuse = fuse_new(args, &ops, sizeof(ops), t);
-	if (!fuse)
-		return 1;
-	/* resolved now: once mounted, looking at the mount point would ask
-	 * the mount, whose loop does not run yet */
-	if (!realpath(opts->mountpoint, mount_dir))
-		snprintf(mount_dir, sizeof(mount_dir), "%s", strerror(errno));
-	else
-		mount_ok = 1;
-	if (fuse_mount(fuse, opts->mountpoint) != 0)
-		goto out_destroy;
-	if (mount_ok) {
-		set_readahead(mount_dir);
-		t->mount_dir = mount_dir;   /* for the writeback cache */
-	}
-	else /* mount_dir says why */
-		fprintf(stderr, "tessera-fuse: readahead left at the kernel's default: %s: %s\n",
-			opts->mountpoint, mount_dir);
-	if (fuse_daemonize(opts->foreground) != 0)
-		goto out_unmount;
-	/* After the fork: the fabric and its threads belong to this process.
-	 * They start with the stop signals blocked, so a signal meant to end
-	 * the mount reaches this thread, whose wait in the loop it breaks
-	 * (libfuse's handler only marks the session as exited). */
-	stop_signals(&stop);
-	pthread_sigmask(SIG_BLOCK, &stop, &old);
-	c = tessera_connect(t->config, &t->fs, err, sizeof(err));
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (c) {
-		fprintf(stderr, "tessera-fuse: %s\n", err);
-		t->fs = NULL;
-		goto out_unmount;
-	}
-	tessera_server_watch(t->fs, log_state, NULL);
-	/* the kernel follows symbolic links itself: a path's last component
-	 * is always the link */
-	tessera_follow_links(t->fs, TESSERA_NOFOLLOW);
-	if (tf_locks_create(t->fs, deadlock_ms(), opts->singlethread ? TF_CACHE_KEEP : TF_CACHE_DROP,
-			    &t->locks))
-		goto out_unmount;
-	if (catch_stop_signals(fuse) != 0)
-		goto out_unmount;
-	rc = serve(fuse, opts, t->threads);
-	fuse_remove_signal_handlers(fuse_get_session(fuse));
-out_unmount:
-	fuse_unmount(fuse);
-out_destroy:
-	/* fuse_destroy still unlinks the .fuse_hidden files of files that
-	 * were open at unmount, through op_unlink: disconnect after it. */
-	fuse_destroy(fuse);
-	tf_locks_destroy(t->locks);
-	if (t->fs)
-		tessera_disconnect(t->fs);
-	return rc;
-}
-
-int main(int argc, char **argv)
-{
-	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
-	struct fuse_cmdline_opts opts;
-	struct tfuse t = { .max_read = IO_SIZE, .lock = PTHREAD_MUTEX_INITIALIZER,
-			   .wake = PTHREAD_COND_INITIALIZER, .fixed = PTHREAD_COND_INITIALIZER };
-	char config[4096];
-	int rc;
-
-	pthread_mutex_init(&t.nocap.lock, NULL);
-
-	/* mount.fuse3's form: CONFIG MOUNTPOINT -o OPTS (the source is the config) */
-	if (take_source(&argc, argv, &t.config))
-		return 2;
-	/* (fuse_parse_cmdline takes it out, and puts 10 where it is not given) */
-	t.threads = option_uint(argc, argv, "max_threads=", LOOP_THREADS);
-	if (!t.threads || t.threads > 100000)
-		t.threads = LOOP_THREADS;
-	if (split_args(argc, argv, &args, &t)) {
-		fuse_opt_free_args(&args);
-		return 2;
-	}
-	if (fuse_parse_cmdline(&args, &opts) != 0) {
-		usage(stderr, argv[0]);
-		fuse_opt_free_args(&args);
-		return 2;
-	}
-	rc = answer_early(&opts, &args, argv[0]);
-	if (rc < 0) {
-		rc = find_config(&t, config);
-		if (!rc)
-			rc = mount_and_serve(&args, &opts, &t);
-	}
-	free(opts.mountpoint);
-	fuse_opt_free_args(&args);
-	return rc;
-}

@@ -46,7 +46,7 @@
 #                    jobs sharing a node never collide unless their ids
 #                    are SPAN apart; the default stays below the kernel's
 #                    ephemeral ports (32768)
-#   TESSERA_PROVIDER       libfabric provider (tcp;ofi_rxm)
+#   TESSERA_PROVIDER       libfabric provider (tcp;msg)
 #   TESSERA_MUNGE_SOCKET   munged's socket when not the default one
 #   TESSERA_HOST_SUFFIX    appended to node names for the daemons'
 #                          addresses (e.g. -ib); unset: each node's
@@ -259,7 +259,7 @@ write_config() {
 	[ -z "${TESSERA_MUNGE_SOCKET:-}" ] || munge=(--munge-socket "$TESSERA_MUNGE_SOCKET")
 	# shellcheck disable=SC2206 # words, as on a command line
 	[ -z "${TESSERA_GENCONFIG_ARGS:-}" ] || extra=($TESSERA_GENCONFIG_ARGS)
-	"$GENCONFIG" --provider "${TESSERA_PROVIDER:-tcp;ofi_rxm}" --hosts "$DIR/job/hosts" \
+	"$GENCONFIG" --provider "${TESSERA_PROVIDER:-tcp;msg}" --hosts "$DIR/job/hosts" \
 		--key-file "$DIR/tessera.key" --mount-point "$DIR/mnt" "${munge[@]}" "${extra[@]}" \
 		>"$DIR/tessera.conf"
 }

@@ -82,7 +82,7 @@ free_port() {
 . "$top/tests/integ/munged.sh"
 munged_start "$D" || exit 1   # stopped through its pid file, as the daemons
 {
-	echo "provider = tcp;ofi_rxm"
+	echo "provider = ${TESSERA_TEST_PROVIDER:-tcp;msg}"
 	echo "munge_socket = $MUNGE_SOCK"
 	echo "mds = 127.0.0.1:$(free_port)"
 	for _ in 1 2 3 4; do echo "ios = 127.0.0.1:$(free_port)"; done

@@ -267,6 +267,14 @@ static void handle_frame(struct srv *srv, const struct tnet_event *ev)
 		rc = -EMSGSIZE; /* truncated by the transport: say so */
 	if (rc == -EMSGSIZE && ev->status == -EMSGSIZE)
 		snprintf(err, sizeof(err), "frame larger than the %zu-byte maximum", srv->max_frame);
+	if (ev->status == -EMSGSIZE && ev->len < TP_HDR_SIZE) {
+		/* connected mode: tcp keeps nothing of it, and closes */
+		srv_warn(srv, "dropped a message larger than the %zu-byte receive buffer "
+			 "(max_io + 256 KiB) unanswered: its sender ignored the limit this "
+			 "daemon announced when it connected; the connection is closed",
+			 srv->max_frame);
+		return;
+	}
 	if (ev->len < TP_HDR_SIZE) {
 		srv_warn(srv, "dropped a %zu-byte message: %s", ev->len, err);
 		return;

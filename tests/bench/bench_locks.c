@@ -6,11 +6,12 @@
  * every storage daemon (64 KiB strips, as the dissertation's PVFS2).
  *
  *   tessera-bench-locks -c CONFIG [-o CSV] [--clients N] [--uncontended]
- *       [--contention] [--locks N] [--posix-locks N] [--full] [--reps R]
- *       [--spacing B]... [--methods LIST] [--protocols LIST] [--pid-dir DIR]
+ *       [--contention] [--false-sharing] [--locks N] [--posix-locks N] [--full] [--reps R]
+ *       [--spacing B]... [--methods LIST] [--protocols LIST] [--block B]
+ *       [--pid-dir DIR]
  *   tessera-bench-locks --report CSV
  *
- * Runs (neither flag: both):
+ * Runs (no flag: all three):
  *   --uncontended  Figs. 7.3 (64 B) and 7.4 (4096 B): clients (default:
  *                  as many as storage daemons) each acquire their set,
  *                  all wait at a barrier, then release it; every method
@@ -19,11 +20,30 @@
  *                  does the same without overlap).
  *   --contention   Figs. 7.5 and 7.6: the clients' sets overlap by 0, 25,
  *                  50, 75 and 100 %; every method x protocol.
+ *   --false-sharing  §7.1's case: the clients' locks interleave (lock j of
+ *                  client i at (j x clients + i) x spacing), so no byte is
+ *                  wanted twice but blocks are shared: byte-range methods
+ *                  do not conflict, block does; every protocol.
  *
- * Methods: posix (one tessera_lock_range per lock, ascending), list
- * (tessera_lock_list with the config's lock_list_batch), list64 (the same
- * with 64 regions per message, PVFS2's split, which the dissertation's
- * list locks had), datatype (tessera_lock_dtype of an hvector).
+ * Methods (the lock messages each sends: docs/benchmarks.md):
+ *   posix         the dissertation's POSIX locks (§7.2.1): one lock request
+ *                 per region, all taken under the protocol before the
+ *                 clock stops (tessera_lock_list_split, SPLIT_REGION);
+ *   posix-seq     what an fcntl user does: one tessera_lock_range per
+ *                 region, one after another (uncontended runs only);
+ *   list          tessera_lock_list with the config's lock_list_batch
+ *                 (one request per daemon);
+ *   list64        the same with 64 regions per message, PVFS2's split,
+ *                 still one request per daemon (released by one message
+ *                 per daemon);
+ *   list64-split  the dissertation's list locks (§7.2.2): one request per
+ *                 64-region message, released by one message each
+ *                 (SPLIT_MESSAGE);
+ *   datatype      tessera_lock_dtype of an hvector;
+ *   block         block-granular locks (tessera_lock_blocks, --block B,
+ *                 4096): the regions rounded out to whole blocks, as
+ *                 Lustre's and GPFS's locks, the false-sharing baseline of
+ *                 §7.1; counted in the regions asked for.
  *
  * Overlap, as §7.5.1 has it: "the locks began with no contention (lined
  * up one after the other) and then overlap each other at 25%, 50%, 75%,
@@ -45,9 +65,9 @@
  * sockets), per lock. The clients live across the runs (connecting costs
  * a tenth of a second) and ping every daemon before any clock starts.
  *
- * POSIX costs a round trip per lock, so it is measured on --posix-locks
- * locks per client (8192; --full: --locks) and reported in locks/s like
- * the rest. (A storage daemon's lock table holds at most 65,536 lock
+ * POSIX costs a lock request per lock (posix-seq a round trip too), so
+ * both are measured on --posix-locks locks per client (8192; --full:
+ * --locks) and reported in locks/s like the rest. (A storage daemon's lock table holds at most 65,536 lock
  * requests, so --full's POSIX runs fail once clients x locks / daemons
  * passes that.) Every row goes to the CSV (one per repetition); --report prints
  * the figures of a CSV beside the dissertation's, the ratios and the
@@ -83,8 +103,10 @@
 #define MAX_SPACINGS 8
 #define POINT_TIMEOUT_S 900
 
-enum { M_POSIX, M_LIST, M_LIST64, M_DTYPE, N_METHODS };
-static const char *const method_names[N_METHODS] = { "posix", "list", "list64", "datatype" };
+enum { M_POSIX, M_POSIX_SEQ, M_LIST, M_LIST64, M_LIST64_SPLIT, M_DTYPE, M_BLOCK, N_METHODS };
+static const char *const method_names[N_METHODS] = {
+	"posix", "posix-seq", "list", "list64", "list64-split", "datatype", "block"
+};
 static const char *const proto_names[] = { "two-phase", "one-try", "alt-try" };
 static const int overlaps[] = { 0, 25, 50, 75, 100 };
 #define N_OVERLAPS (int)(sizeof(overlaps) / sizeof(overlaps[0]))
@@ -235,6 +257,8 @@ struct point {
 	int overlap;              /* percent */
 	int method, protocol;     /* method -1: the clients exit */
 	uint64_t locks;           /* per client */
+	uint64_t block;           /* the block method's block size */
+	int interleave;           /* false sharing: the clients' locks alternate (their count) */
 };
 
 /* One client's account of a point, in shared memory. */
@@ -351,10 +375,14 @@ struct lock_set {
 static void set_describe(const struct point *pt, int me, struct lock_set *s,
 			 struct client_result *r)
 {
+	uint64_t stride = pt->spacing * (uint64_t)(pt->interleave ? pt->interleave : 1);
+
 	s->n = pt->locks;
-	/* whole locks, so overlapping sets share exactly the same bytes */
-	s->base = (uint64_t)me * (s->n * (uint64_t)(100 - pt->overlap) / 100) * pt->spacing;
-	s->locks = calloc(pt->method == M_POSIX ? s->n : 1, sizeof(*s->locks));
+	/* whole locks, so overlapping sets share exactly the same bytes;
+	 * interleaved, client me takes every interleave-th lock from its own */
+	s->base = pt->interleave ? (uint64_t)me * pt->spacing :
+		  (uint64_t)me * (s->n * (uint64_t)(100 - pt->overlap) / 100) * pt->spacing;
+	s->locks = calloc(pt->method == M_POSIX_SEQ ? s->n : 1, sizeof(*s->locks));
 	if (pt->method != M_DTYPE) {
 		s->offs = malloc(s->n * sizeof(*s->offs));
 		s->lens = malloc(s->n * sizeof(*s->lens));
@@ -362,23 +390,23 @@ static void set_describe(const struct point *pt, int me, struct lock_set *s,
 	if (!s->locks || (pt->method != M_DTYPE && (!s->offs || !s->lens)))
 		client_fail(r, NULL, -ENOMEM, "describing the set");
 	for (uint64_t i = 0; s->offs && s->lens && i < s->n; i++) {
-		s->offs[i] = s->base + i * pt->spacing;
+		s->offs[i] = s->base + i * stride;
 		s->lens[i] = 1;
 	}
 	if (pt->method == M_DTYPE &&
 	    (tdl_bytes(1, &s->byte) ||
-	     tdl_hvector((int64_t)s->n, 1, (int64_t)pt->spacing, s->byte, &s->type)))
+	     tdl_hvector((int64_t)s->n, 1, (int64_t)stride, s->byte, &s->type)))
 		client_fail(r, NULL, -ENOMEM, "building the hvector");
 }
 
-/* Locks the set by the point's method: a lock per range (POSIX), or one
- * lock of them all. */
+/* Locks the set by the point's method: a lock per range, one after
+ * another (posix-seq), or one lock of them all. */
 static void set_acquire(const struct point *pt, struct conn *conn, struct lock_set *s,
 			struct client_result *r)
 {
 	int rc = 0;
 
-	if (pt->method == M_POSIX) {
+	if (pt->method == M_POSIX_SEQ) {
 		for (uint64_t i = 0; i < s->n && !rc; i++) {
 			rc = tessera_lock_range(conn->f, TESSERA_LOCK_WRITE, s->offs[i], 1,
 						pt->protocol, &s->locks[s->held]);
@@ -388,6 +416,15 @@ static void set_acquire(const struct point *pt, struct conn *conn, struct lock_s
 	} else if (pt->method == M_DTYPE) {
 		rc = tessera_lock_dtype(conn->f, TESSERA_LOCK_WRITE, s->type, (int64_t)s->base, 0, s->n,
 					pt->protocol, &s->locks[0]);
+		s->held = !rc;
+	} else if (pt->method == M_BLOCK) {
+		rc = tessera_lock_blocks(conn->f, TESSERA_LOCK_WRITE, s->offs, s->lens, s->n, pt->block,
+					 pt->protocol, &s->locks[0]);
+		s->held = !rc;
+	} else if (pt->method == M_POSIX || pt->method == M_LIST64_SPLIT) {
+		rc = tessera_lock_list_split(conn->f, TESSERA_LOCK_WRITE, s->offs, s->lens, s->n,
+					     pt->method == M_POSIX ? TESSERA_LOCK_SPLIT_REGION :
+					     TESSERA_LOCK_SPLIT_MESSAGE, pt->protocol, &s->locks[0]);
 		s->held = !rc;
 	} else {
 		rc = tessera_lock_list(conn->f, TESSERA_LOCK_WRITE, s->offs, s->lens, s->n,
@@ -409,7 +446,7 @@ static void set_count(const struct lock_set *s, struct client_result *r)
 		r->optimistic_rounds += info.optimistic_rounds;
 		r->blocking_rounds += info.blocking_rounds;
 		r->partial_releases += info.partial_releases;
-		r->release_messages += info.objects;
+		r->release_messages += tessera_lock_requests(s->locks[i]);
 	}
 }
 
@@ -482,8 +519,9 @@ static void client_main(const struct run_ctx *ctx, int me, int ready_fd, int go_
 		client_sync(ready_fd, go_fd); /* the parent has written the point */
 		if (sh->point.method < 0)
 			break;
-		client_point(sh, me, sh->point.method == M_LIST64 ? &list64 : &plain, ready_fd,
-			     go_fd);
+		client_point(sh, me, sh->point.method == M_LIST64 ||
+				     sh->point.method == M_LIST64_SPLIT ? &list64 : &plain,
+			     ready_fd, go_fd);
 	}
 	conn_close(&list64);
 	conn_close(&plain);
@@ -715,6 +753,11 @@ static const struct paper paper_figures[] = {
 static const struct paper *paper_find(const char *fig, char metric, const char *method,
 				      const char *protocol)
 {
+	/* the dissertation's list locks: 64 regions a message, PVFS2's split;
+	 * list64 (one request per daemon) and list64-split (one per message,
+	 * as §7.2.2) both stand beside them */
+	if (!strcmp(method, "list64-split"))
+		method = "list64";
 	for (size_t i = 0; i < sizeof(paper_figures) / sizeof(paper_figures[0]); i++) {
 		const struct paper *p = &paper_figures[i];
 
@@ -734,6 +777,10 @@ static void paper_cell(char *buf, size_t len, const char *fig, char metric, cons
 		snprintf(buf, len, "%.0f (%s)", p->value, p->note);
 	else if (!strcmp(method, "list"))
 		snprintf(buf, len, "- (no 8192-region list there)");
+	else if (!strcmp(method, "posix-seq"))
+		snprintf(buf, len, "- (not a method there: independent locks)");
+	else if (!strcmp(method, "block"))
+		snprintf(buf, len, "- (block locks: Lustre in Figs. 7.7, 7.9 only)");
 	else
 		snprintf(buf, len, "curve only");
 }
@@ -905,7 +952,7 @@ static void report_scaling(const struct table *t, const char *fig, uint64_t spac
 		char metric = m ? 'r' : 'a';
 
 		printf("\n%s locks/s (aggregate)\n", m ? "(b) release" : "(a) acquire");
-		printf("%-20s", "method-protocol");
+		printf("%-22s", "method-protocol");
 		for (int s = 1; s <= maxn; s++)
 			printf(" %10s%d", "N=", s);
 		printf("  %s\n", "dissertation (PVFS2, Feynman cluster)");
@@ -914,7 +961,7 @@ static void report_scaling(const struct table *t, const char *fig, uint64_t spac
 				char name[40], cell[80];
 
 				snprintf(name, sizeof(name), "%s-%s", method_names[me], proto_names[p]);
-				printf("%-20s", name);
+				printf("%-22s", name);
 				for (int s = 1; s <= maxn; s++) {
 					struct row r;
 					char v[32];
@@ -931,7 +978,7 @@ static void report_scaling(const struct table *t, const char *fig, uint64_t spac
 				printf("  %s\n", cell);
 			}
 	}
-	printf("\nratios (acquire; release), one-try\n%-20s", "");
+	printf("\nratios (acquire; release), one-try\n%-22s", "");
 	for (int s = 1; s <= maxn; s++)
 		printf(" %16s%d", "N=", s);
 	printf("  dissertation\n");
@@ -940,13 +987,15 @@ static void report_scaling(const struct table *t, const char *fig, uint64_t spac
 	} ratios[] = {
 		{ "datatype", "list", "-", "-" },
 		{ "datatype", "list64", "1.8", "20" },
+		{ "datatype", "list64-split", "1.8", "20" },
 		{ "datatype", "posix", "51", "~3000" },
+		{ "posix", "posix-seq", "-", "-" },
 	};
 	for (size_t i = 0; i < sizeof(ratios) / sizeof(ratios[0]); i++) {
 		char name[40];
 
 		snprintf(name, sizeof(name), "%s/%s", ratios[i].num, ratios[i].den);
-		printf("%-20s", name);
+		printf("%-22s", name);
 		for (int s = 1; s <= maxn; s++) {
 			struct row a, b;
 			char v[40] = "-";
@@ -973,8 +1022,9 @@ static void report_costs(const struct table *t, const char *fig, int overlap)
 		return;
 	printf("\n-- Fig. %s, %d clients x %d servers%s: per lock (acquire | release)\n", fig,
 	       s, s, overlap >= 0 ? ", 0 % overlap" : "");
-	printf("%-20s %9s %9s %9s %9s %9s | %9s %9s %9s %9s\n", "method-protocol", "wall us",
-	       "cli CPU", "srv CPU", "msgs/cli", "bytes", "wall us", "cli CPU", "srv CPU", "bytes");
+	printf("%-22s %9s %9s %9s %9s %9s | %9s %9s %9s %9s %9s\n", "method-protocol", "wall us",
+	       "cli CPU", "srv CPU", "msgs/cli", "bytes", "wall us", "cli CPU", "srv CPU",
+	       "msgs/cli", "bytes");
 	for (int me = 0; me < N_METHODS; me++)
 		for (int p = 0; p < 3; p++) {
 			struct row r;
@@ -986,16 +1036,17 @@ static void report_costs(const struct table *t, const char *fig, int overlap)
 					proto_names[p], &r))
 				continue;
 			n = (double)r.locks * r.clients;
-			printf("%-20s %9.3f %9.3f %9.3f %9.0f %9.2f | %9.3f %9.3f %9.3f %9.2f\n",
+			printf("%-22s %9.3f %9.3f %9.3f %9.0f %9.2f | %9.3f %9.3f %9.3f %9.0f %9.2f\n",
 			       name, 1e6 / r.acquire_lps,
 			       1e6 * r.ccpu_acquire / n, 1e6 * r.scpu_acquire / n,
 			       r.msgs_acquire / r.clients, r.bytes_acquire / n, 1e6 / r.release_lps,
 			       1e6 * r.ccpu_release / n, 1e6 * r.scpu_release / n,
-			       r.bytes_release / n);
+			       r.msgs_release / r.clients, r.bytes_release / n);
 		}
 	printf("   (wall us = 1e6 / aggregate rate; CPU in us per lock, summed over the clients\n"
 	       "    or over the storage daemons; msgs/cli = lock messages one client sent to\n"
-	       "    acquire its set; bytes = TCP bytes both ways per lock.%s)\n",
+	       "    acquire its set, and to release it (one per lock request the daemons\n"
+	       "    held); bytes = TCP bytes both ways per lock.%s)\n",
 	       overlap >= 0 ? " The daemons' CPU\n    for releasing is in the acquire column here" : "");
 }
 
@@ -1010,7 +1061,7 @@ static void report_overlap(const struct table *t, const char *fig, uint64_t spac
 	       "   client's set starts (100 - overlap) %% of a set's span after the previous\n"
 	       "   one's and is released as soon as it is held; acquire locks/s (aggregate)\n",
 	       fig, s, s, (unsigned long long)spacing);
-	printf("%-20s", "method-protocol");
+	printf("%-22s", "method-protocol");
 	for (int o = 0; o < N_OVERLAPS; o++)
 		printf(" %10d%%", overlaps[o]);
 	printf("  %8s  %s\n", "min/0%", "dissertation");
@@ -1031,7 +1082,7 @@ static void report_overlap(const struct table *t, const char *fig, uint64_t spac
 			}
 			if (!any)
 				continue;
-			printf("%-20s", name);
+			printf("%-22s", name);
 			for (int o = 0; o < N_OVERLAPS; o++) {
 				struct row r;
 				char v[32];
@@ -1053,10 +1104,56 @@ static void report_overlap(const struct table *t, const char *fig, uint64_t spac
 			else
 				printf("  %8s", "-");
 			paper_cell(cell, sizeof(cell), fig, 'a', method_names[me], proto_names[p]);
-			if (!strcmp(method_names[me], "list") && !strcmp(proto_names[p], "two-phase"))
+			if ((me == M_LIST || me == M_LIST64_SPLIT) && !strcmp(proto_names[p], "two-phase"))
 				snprintf(cell, sizeof(cell), "curve only ('about a constant 1/3 drop')");
 			printf("  %s\n", cell);
 		}
+}
+
+/* False sharing (§7.1): the clients' 1-byte locks alternate, so no byte is
+ * wanted twice but every block holds every client's bytes. */
+static void report_false_sharing(const struct table *t, const char *fig, uint64_t spacing)
+{
+	int s = table_max_servers(t, fig);
+
+	if (!s)
+		return;
+	printf("\n== False sharing (§7.1, §7.5): %d clients, %d servers, lock j of client i at\n"
+	       "   (j x %d + i) x %llu B: no byte wanted twice, %s; each set\n"
+	       "   released as soon as it is held; acquire locks/s (aggregate)\n",
+	       s, s, s, (unsigned long long)spacing,
+	       spacing < 4096 ? "4 KiB blocks shared by the clients" : "no 4 KiB block shared");
+	printf("%-22s %11s %11s %11s  %s\n", "method", proto_names[0], proto_names[1],
+	       proto_names[2], "msgs/cli (one-try)");
+	for (int me = 0; me < N_METHODS; me++) {
+		struct row r;
+		double msgs = -1;
+		int any = 0;
+
+		for (int p = 0; p < 3; p++)
+			any |= table_mean(t, fig, s, 0, method_names[me], proto_names[p], &r) ||
+			       table_error(t, fig, s, 0, method_names[me], proto_names[p]);
+		if (!any)
+			continue;
+		printf("%-22s", method_names[me]);
+		for (int p = 0; p < 3; p++) {
+			char v[32] = "failed";
+
+			if (table_mean(t, fig, s, 0, method_names[me], proto_names[p], &r)) {
+				fmt_rate(v, sizeof(v), r.acquire_lps);
+				if (p == 1)
+					msgs = r.msgs_acquire / r.clients;
+			}
+			printf(" %11s", v);
+		}
+		if (msgs >= 0)
+			printf("  %.0f", msgs);
+		printf("\n");
+	}
+	printf("   (block: Lustre/GPFS-style locks rounded to whole blocks, so with shared\n"
+	       "    blocks the clients take turns: its messages count the waits, and what it\n"
+	       "    costs an application is the I/O serialized behind them; the others lock\n"
+	       "    exact bytes, so interleaving costs them nothing but the pattern)\n");
 }
 
 static void target(const char *what, double ours, double want, const char *unit)
@@ -1162,8 +1259,10 @@ static int report(const char *path)
 	printf("== Lock benchmark (seed 001, §7.5.1), %zu runs from %s; load average %.1f to %.1f\n"
 	       "   on %ld cores during them. The dissertation's figures are PVFS2 on up to 32\n"
 	       "   dual-P4 nodes over Myrinet; it states only the numbers shown, the rest are\n"
-	       "   curves. Its list locks split at 64 regions per message: compare them with\n"
-	       "   list64. Rates are means of the repetitions' times.\n",
+	       "   curves. Its list locks are a request per 64 regions: compare them with\n"
+	       "   list64-split (list64 sends 64 a message but joins them per daemon). Its\n"
+	       "   POSIX locks are posix; posix-seq takes independent locks one after\n"
+	       "   another. Rates are means of the repetitions' times.\n",
 	       t.n, path, lo, hi, sysconf(_SC_NPROCESSORS_ONLN));
 	report_scaling(&t, "7.3", 64);
 	report_costs(&t, "7.3", -1);
@@ -1173,6 +1272,8 @@ static int report(const char *path)
 	report_costs(&t, "7.5", 0);
 	report_overlap(&t, "7.6", 4096);
 	report_costs(&t, "7.6", 0);
+	report_false_sharing(&t, "fs64", 64);
+	report_false_sharing(&t, "fs4096", 4096);
 	report_targets(&t);
 	free(t.rows);
 	return 0;
@@ -1184,19 +1285,23 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: " PROG " -c CONFIG [-o CSV] [--clients N] [--uncontended] [--contention]\n"
+		"           [--false-sharing]\n"
 		"           [--locks N] [--posix-locks N] [--full] [--reps R] [--spacing B]...\n"
-		"           [--methods posix,list,list64,datatype] [--protocols two-phase,one-try,alt-try]\n"
-		"           [--pid-dir DIR]\n"
+		"           [--methods posix,posix-seq,list,list64,list64-split,datatype,block]\n"
+		"           [--protocols two-phase,one-try,alt-try] [--block B] [--pid-dir DIR]\n"
 		"       " PROG " --report CSV\n");
 	exit(2);
 }
 
-static const char *fig_name(int contention, uint64_t spacing)
+/* kind: 0 uncontended, 1 contention, 2 false sharing */
+static const char *fig_name(int kind, uint64_t spacing)
 {
+	if (kind == 2)
+		return spacing == 64 ? "fs64" : spacing == 4096 ? "fs4096" : "fs";
 	if (spacing == 64)
-		return contention ? "7.5" : "7.3";
+		return kind ? "7.5" : "7.3";
 	if (spacing == 4096)
-		return contention ? "7.6" : "7.4";
+		return kind ? "7.6" : "7.4";
 	return "-";
 }
 
@@ -1252,9 +1357,9 @@ static void print_row(const struct row *r)
 struct args {
 	const char *conf, *csv, *pid_dir, *methods, *protocols;
 	const char *report;       /* --report CSV: only report it */
-	int clients, reps, full, do_unc, do_con, nsp;
+	int clients, reps, full, do_unc, do_con, do_fs, nsp;
 	int posix_given;          /* --posix-locks given (--full leaves it) */
-	uint64_t locks, posix_locks, spacings[MAX_SPACINGS];
+	uint64_t locks, posix_locks, block, spacings[MAX_SPACINGS];
 };
 
 /* The switches without a value: 1 if a is one of them. */
@@ -1264,6 +1369,8 @@ static int parse_switch(struct args *g, const char *a)
 		g->do_unc = 1;
 	else if (!strcmp(a, "--contention"))
 		g->do_con = 1;
+	else if (!strcmp(a, "--false-sharing"))
+		g->do_fs = 1;
 	else if (!strcmp(a, "--full"))
 		g->full = 1;
 	else
@@ -1293,6 +1400,8 @@ static void parse_option(struct args *g, const char *a, const char *v)
 		g->methods = v;
 	} else if (!strcmp(a, "--protocols")) {
 		g->protocols = v;
+	} else if (!strcmp(a, "--block")) {
+		g->block = strtoull(v, NULL, 0);
 	} else if (!strcmp(a, "--spacing") && g->nsp < MAX_SPACINGS) {
 		g->spacings[g->nsp++] = strtoull(v, NULL, 0);
 	} else {
@@ -1304,10 +1413,10 @@ static void parse_option(struct args *g, const char *a, const char *v)
 static void complete_args(struct args *g)
 {
 	if (!g->conf || g->reps < 1 || g->clients < 0 || g->clients > MAX_CLIENTS || !g->locks ||
-	    !g->posix_locks)
+	    !g->posix_locks || !g->block)
 		usage();
-	if (!g->do_unc && !g->do_con)
-		g->do_unc = g->do_con = 1;
+	if (!g->do_unc && !g->do_con && !g->do_fs)
+		g->do_unc = g->do_con = g->do_fs = 1;
 	if (!g->nsp) {
 		g->spacings[g->nsp++] = 64;
 		g->spacings[g->nsp++] = 4096;
@@ -1319,7 +1428,7 @@ static void complete_args(struct args *g)
 /* Parses the command line; --report ends it (what follows is not read). */
 static void parse_args(int argc, char **argv, struct args *g)
 {
-	*g = (struct args){ .reps = 1, .locks = 128 * 1024, .posix_locks = 8 * 1024 };
+	*g = (struct args){ .reps = 1, .locks = 128 * 1024, .posix_locks = 8 * 1024, .block = 4096 };
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -1393,22 +1502,27 @@ static void print_header(const struct run_ctx *ctx, const struct args *g)
 	       "cliCPU/us", "srvCPU/us", "load");
 }
 
-/* The points of one spacing, uncontended (con 0: 2 protocols) or with
- * contention (con 1: every overlap, 3 protocols, no list64: 7.5/7.6 have
- * 3 methods), as the command line lets them. */
-static size_t add_points(const struct args *g, int con, uint64_t spacing, struct point *pts)
+/* The points of one spacing: uncontended (kind 0: 2 protocols), with
+ * contention (kind 1: every overlap, 3 protocols; 7.5/7.6 have the
+ * dissertation's datatype, list and POSIX methods, so not list64 nor
+ * posix-seq, and the block baseline) or false sharing (kind 2: the
+ * clients' locks interleaved, the methods of kind 1), as the command line
+ * lets them. */
+static size_t add_points(const struct args *g, int kind, uint64_t spacing, struct point *pts)
 {
 	size_t n = 0;
 
-	for (int o = 0; o < (con ? N_OVERLAPS : 1); o++)
+	for (int o = 0; o < (kind == 1 ? N_OVERLAPS : 1); o++)
 		for (int me = 0; me < N_METHODS; me++)
-			for (int p = 0; p < (con ? 3 : 2); p++)
-				if (!(con && me == M_LIST64) && listed(g->methods, method_names[me]) &&
+			for (int p = 0; p < (kind ? 3 : 2); p++)
+				if (!(kind && (me == M_LIST64 || me == M_POSIX_SEQ)) &&
+				    listed(g->methods, method_names[me]) &&
 				    listed(g->protocols, proto_names[p]))
 					pts[n++] = (struct point){
-						fig_name(con, spacing), con, spacing,
-						con ? overlaps[o] : 0, me, p,
-						me == M_POSIX ? g->posix_locks : g->locks
+						fig_name(kind, spacing), kind != 0, spacing,
+						kind == 1 ? overlaps[o] : 0, me, p,
+						me == M_POSIX || me == M_POSIX_SEQ ? g->posix_locks :
+						g->locks, g->block, kind == 2 ? g->clients : 0
 					};
 	return n;
 }
@@ -1416,14 +1530,15 @@ static size_t add_points(const struct args *g, int con, uint64_t spacing, struct
 /* Every point asked for, uncontended first; *npts of them. */
 static struct point *make_points(const struct args *g, size_t *npts)
 {
-	struct point *pts = calloc(2 * MAX_SPACINGS * N_OVERLAPS * N_METHODS * 3, sizeof(*pts));
+	struct point *pts = calloc(3 * MAX_SPACINGS * N_OVERLAPS * N_METHODS * 3, sizeof(*pts));
+	const int wanted[3] = { g->do_unc, g->do_con, g->do_fs };
 
 	if (!pts)
 		die("out of memory");
 	*npts = 0;
-	for (int con = 0; con < 2; con++)
-		for (int si = 0; si < g->nsp && (con ? g->do_con : g->do_unc); si++)
-			*npts += add_points(g, con, g->spacings[si], pts + *npts);
+	for (int kind = 0; kind < 3; kind++)
+		for (int si = 0; si < g->nsp && wanted[kind]; si++)
+			*npts += add_points(g, kind, g->spacings[si], pts + *npts);
 	return pts;
 }
 

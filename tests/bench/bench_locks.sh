@@ -31,7 +31,7 @@ for n in $(seq 1 "$max"); do
 	"$top/deploy/tessera-local" --dir "$var" --ios "$n" --port "$(free_ports $((n + 1)))" \
 		--no-mount up >/dev/null
 	runs=(--uncontended)
-	[ "$n" -ne "$max" ] || runs+=(--contention)
+	[ "$n" -ne "$max" ] || runs+=(--contention --false-sharing)
 	"$bench" -c "$var/tessera.conf" --pid-dir "$var/run" --reps "$reps" -o "$csv" \
 		"${runs[@]}" ${extra[@]+"${extra[@]}"}
 	"$top/deploy/tessera-local" --dir "$var" down >/dev/null

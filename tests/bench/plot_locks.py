@@ -4,7 +4,12 @@ the dissertation's Figs. 7.3-7.6 (seed 001, §7.5.1): locks/s on a log scale,
 (a) acquire and (b) release against clients = servers for 7.3 / 7.4; one
 panel per method against overlap for 7.5 / 7.6. Means over repetitions
 (of the times, as the benchmark's report). The dissertation's stated
-figures (32 servers) are drawn as dotted lines."""
+figures (32 servers) are drawn as dotted lines. Series: posix and
+list64-split are the dissertation's POSIX and list locks (§7.2.1, §7.2.2:
+a lock request per region, per 64-region message); posix-seq takes
+independent locks one after another; list and list64 are Tessera's joined
+list locks (one request per daemon); block is the block-granular
+(Lustre/GPFS-style) baseline; datatype as §7.2.3."""
 import csv
 import sys
 from collections import defaultdict
@@ -14,16 +19,17 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-METHODS = ["posix", "list", "list64", "datatype"]
+METHODS = ["posix", "posix-seq", "list", "list64", "list64-split", "datatype", "block"]
 PROTOCOLS = ["two-phase", "one-try", "alt-try"]
-COLOR = {"posix": "tab:red", "list": "tab:blue", "list64": "tab:cyan",
-         "datatype": "tab:green"}
+COLOR = {"posix": "tab:red", "posix-seq": "tab:orange", "list": "tab:blue",
+         "list64": "tab:cyan", "list64-split": "tab:purple", "datatype": "tab:green",
+         "block": "tab:gray"}
 STYLE = {"two-phase": ("s", "--"), "one-try": ("o", "-"), "alt-try": ("^", ":")}
 # What §7.5.1 states in numbers (the rest of its figures are curves).
 PAPER = {
-    ("7.3", "acquire"): [("datatype-one-try", 2059165), ("list64-one-try", 1123928),
+    ("7.3", "acquire"): [("datatype-one-try", 2059165), ("list64-split-one-try", 1123928),
                          ("posix-one-try", 40532)],
-    ("7.3", "release"): [("datatype", 55721183), ("list64 (~1/20)", 55721183 / 20),
+    ("7.3", "release"): [("datatype", 55721183), ("list64-split (~1/20)", 55721183 / 20),
                          ("posix (~1/3000)", 55721183 / 3000)],
     ("7.4", "release"): [("datatype (~7.3b)", 55721183)],
     ("7.6", "datatype"): [("datatype-alt-try", 2062079)],
@@ -55,7 +61,11 @@ def paper_lines(ax, key, color_of):
 
 
 def method_color(label):
-    return COLOR.get(label.split("-")[0].split(" ")[0], "gray")
+    name = label.split(" ")[0]
+    for m in sorted(COLOR, key=len, reverse=True):  # list64-split before list64
+        if name.startswith(m):
+            return COLOR[m]
+    return "gray"
 
 
 def scaling(data, fig, spacing, out):
@@ -105,8 +115,11 @@ def overlap(data, fig, spacing, out):
         return
     n = max(k[1] for k in pts)
     ovs = sorted({k[2] for k in pts})
-    f, axes = plt.subplots(1, 3, figsize=(13, 4.5))
-    for ax, m, letter in zip(axes, ["datatype", "list", "posix"], "abc"):
+    panels = [m for m in ["datatype", "list", "list64-split", "posix", "posix-seq", "block"]
+              if any(k[3] == m for k in pts)]
+    f, axes = plt.subplots(1, len(panels), figsize=(4.4 * len(panels), 4.5), squeeze=False)
+    axes = axes[0]
+    for ax, m, letter in zip(axes, panels, "abcdef"):
         for p in PROTOCOLS:
             ys = [pts.get((fig, n, o, m, p)) for o in ovs]
             if not any(ys):

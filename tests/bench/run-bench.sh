@@ -5,7 +5,9 @@
 # tests/bench/bench_*.sh run last: bench_mpi_hpio.sh and bench_startup.sh on
 # this cluster, bench_fuse.sh (fuse_bench.sh) and bench_fuse_small.sh
 # (fuse_small_bench.sh) on a cluster and mount of their own,
-# bench_locks.sh on clusters of its own (1 to 4 storage daemons).
+# bench_locks.sh on clusters of its own (1 to 4 storage daemons),
+# bench_transport.sh on clusters of its own, one per provider (tcp;msg, the
+# default, against tcp;ofi_rxm).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 export TESSERA_VAR="$top/build/bench-var" TESSERA_PORT=${TESSERA_PORT:-7500}

@@ -41,6 +41,10 @@ void cluster_start(struct cluster *c);
 void cluster_stop(struct cluster *c, int sig);
 /* A fresh random capability key file at path, with this mode. */
 void cluster_write_key(const char *path, mode_t mode);
+/* The provider argument of a suite that runs on the default tcp transport
+ * (the config table's, tcp;msg), or on TESSERA_TEST_PROVIDER when that is
+ * set (e.g. "tcp;ofi_rxm", to run the suite on rxm). */
+#define CLUSTER_TCP NULL
 /* CMocka setup/teardown: a fresh cluster on `provider`, connected. */
 int cluster_setup(void **state, const char *provider);
 /* The same with more config lines ("key = value\n..."). */

@@ -68,7 +68,7 @@ free_port() {
 . "$top/tests/integ/munged.sh"
 munged_start "$D" || exit 1   # stopped through its pid file, as the daemons
 {
-	echo "provider = tcp;ofi_rxm"
+	echo "provider = ${TESSERA_TEST_PROVIDER:-tcp;msg}"
 	echo "mds = 127.0.0.1:$(free_port)"
 	for ((i = 0; i < N_IOS; i++)); do echo "ios = 127.0.0.1:$(free_port)"; done
 	echo "timeout_ms = 5000"

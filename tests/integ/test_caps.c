@@ -36,7 +36,7 @@ static struct tessera_cred user = { 1000, 1, { 1000 } };
 
 static int setup(void **state)
 {
-	return cluster_setup(state, "tcp;ofi_rxm");
+	return cluster_setup(state, CLUSTER_TCP);
 }
 
 static int setup_short(void **state)
@@ -44,7 +44,7 @@ static int setup_short(void **state)
 	char extra[64];
 
 	snprintf(extra, sizeof(extra), "cap_lifetime_ms = %d\n", LIFETIME_MS);
-	return cluster_setup_conf(state, "tcp;ofi_rxm", extra);
+	return cluster_setup_conf(state, CLUSTER_TCP, extra);
 }
 
 static void pattern(uint8_t *buf, size_t len, uint8_t seed)
@@ -586,7 +586,7 @@ static void test_other_key(void **state)
 	void *other;
 	struct raw raw;
 
-	assert_int_equal(cluster_setup(&other, "tcp;ofi_rxm"), 0);
+	assert_int_equal(cluster_setup(&other, CLUSTER_TCP), 0);
 	d = other;
 	b = victim(d, "/there", 22, &lb);
 	foreign = file_cap(b);

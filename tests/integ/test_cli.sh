@@ -35,7 +35,7 @@ mds_port=$(free_port)
 ios_ports=("$(free_port)" "$(free_port)" "$(free_port)")
 write_conf() { # FILE TIMEOUT_MS
 	{
-		echo "provider = tcp;ofi_rxm"
+		echo "provider = ${TESSERA_TEST_PROVIDER:-tcp;msg}"
 		echo "mds = 127.0.0.1:$mds_port"
 		for p in "${ios_ports[@]}"; do echo "ios = 127.0.0.1:$p"; done
 		echo "timeout_ms = $2"

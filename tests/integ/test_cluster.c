@@ -27,14 +27,14 @@
 
 static int setup(void **state)
 {
-	return cluster_setup(state, "tcp;ofi_rxm");
+	return cluster_setup(state, CLUSTER_TCP);
 }
 
 /* Reads through the daemons only: a file already open reads a killed
  * daemon's objects from their files with local reads on (test_local). */
 static int setup_remote(void **state)
 {
-	return cluster_setup_conf(state, "tcp;ofi_rxm", "local_reads = 0\n");
+	return cluster_setup_conf(state, CLUSTER_TCP, "local_reads = 0\n");
 }
 
 static int setup_shm(void **state)
@@ -326,6 +326,12 @@ static void test_malformed_frames(void **state)
 			bf[22] = (uint8_t)((big - (size_t)len) >> 16);
 			assert_int_equal(raw_roundtrip(&raw, bf, big, &reply, msg, sizeof(msg)), cases[i].expect);
 			free(bf);
+			if (!strcmp(cfg.provider, TNET_PROVIDER_CONN)) {
+				/* refused by the sender, no reply (test_oversized_request) */
+				print_message("%-8s -> %s\n", cases[i].what, msg);
+				assert_non_null(strstr(msg, cases[i].words));
+				continue;
+			}
 			goto check;
 		}
 		assert_int_equal(raw_roundtrip(&raw, frame, (size_t)len, &reply, msg, sizeof(msg)),
@@ -343,6 +349,42 @@ check:
 		assert_int_equal(raw_roundtrip(&raw, frame, (size_t)len, &reply, msg, sizeof(msg)), 0);
 	}
 	tnet_close(raw.net);
+}
+
+/*
+ * A client whose max_io is larger than the daemons' sends requests larger
+ * than their receive buffers. The write fails with EMSGSIZE and a message
+ * that says what (the request's size against the daemon's buffer, or,
+ * with rxm, the daemon's own answer), and the client goes on working at
+ * its size: nothing hangs, nothing is half written silently.
+ */
+static void test_oversized_request(void **state)
+{
+	struct cluster *c = *state;
+	const size_t len = 16 << 20; /* 4 MiB a storage daemon: over 1 MiB + 256 KiB */
+	char conf[600], cmd[2048], err[512];
+	tessera_fs *fs;
+	tessera_file *f;
+	char *buf = calloc(1, len);
+	int64_t rc;
+
+	assert_non_null(buf);
+	snprintf(conf, sizeof(conf), "%s/big-io.conf", c->dir);
+	snprintf(cmd, sizeof(cmd), "sed '/^max_io/d' %s > %s && echo 'max_io = 8M' >> %s", c->conf,
+		 conf, conf);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tessera_connect(conf, &fs, err, sizeof(err)), 0);
+	assert_int_equal(tessera_open(fs, "/big", O_CREAT | O_RDWR, 0644, NULL, &f), 0);
+	rc = tessera_pwrite(f, buf, len, 0);
+	print_message("a 16 MiB write with max_io 8M against daemons of 1M: %s: %s\n",
+		      strerror((int)-rc), tessera_errmsg(fs));
+	assert_int_equal(rc, -EMSGSIZE);
+	assert_non_null(strstr(tessera_errmsg(fs), "storage daemon"));
+	/* small requests still go through */
+	assert_int_equal(tessera_pwrite(f, buf, 4096, 0), 4096);
+	tessera_close(f);
+	tessera_disconnect(fs);
+	free(buf);
 }
 
 /* The shm provider (no wait fd: daemons and clients poll) moves data too. */
@@ -444,6 +486,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_kill_ios_during_read, setup_remote,
 						cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_frames, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_oversized_request, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_dead_server, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_strip_size_order, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_shm_provider, setup_shm, cluster_teardown),

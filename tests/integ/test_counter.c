@@ -249,7 +249,7 @@ static void test_daemon_down(void **state)
 
 static int setup(void **state)
 {
-	return cluster_setup(state, "tcp;ofi_rxm");
+	return cluster_setup(state, CLUSTER_TCP);
 }
 
 /* One cluster for them all (the last test kills a daemon). */

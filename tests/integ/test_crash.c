@@ -305,7 +305,7 @@ static void check_fsck(struct cluster *c, int trial, const char *when)
 
 static int setup(void **state)
 {
-	return cluster_setup_conf(state, "tcp;ofi_rxm", "timeout_ms = 1000\n");
+	return cluster_setup_conf(state, CLUSTER_TCP, "timeout_ms = 1000\n");
 }
 
 static void test_crash(void **state)

@@ -39,7 +39,7 @@ static int setup(void **state)
 	char extra[128];
 
 	snprintf(extra, sizeof(extra), "connect_timeout_ms = %d\n", CONNECT_MS);
-	return cluster_setup_conf(state, "tcp;ofi_rxm", extra);
+	return cluster_setup_conf(state, CLUSTER_TCP, extra);
 }
 
 /* A stopped daemon must run again to die of the harness's SIGTERM. */
@@ -308,7 +308,7 @@ static void test_restart_next_call(void **state)
  * provider would not take). */
 static int setup_5s(void **state)
 {
-	return cluster_setup_conf(state, "tcp;ofi_rxm",
+	return cluster_setup_conf(state, CLUSTER_TCP,
 				  "timeout_ms = 20000\nconnect_timeout_ms = 5000\n");
 }
 

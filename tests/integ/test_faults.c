@@ -47,7 +47,7 @@ static const char *const method_names[] = { "contiguous", "list", "datatype" };
 
 static int setup(void **state)
 {
-	return cluster_setup(state, "tcp;ofi_rxm");
+	return cluster_setup(state, CLUSTER_TCP);
 }
 
 static tessera_file *create(struct cluster *c, const char *path)

@@ -43,6 +43,9 @@ t_basic() {
 	[ "$(cat "$M1/basic/a")" = hel ] || die "truncate down failed"
 	df "$M1" | grep -q tessera || die "statfs: df does not show the mount"
 	sync "$M1/basic/a"   # fsync
+	# a mount started without -o max_idle_threads logs nothing of it
+	! grep -q "Ignoring invalid" "$D/fuse-$(basename "$M1").log" ||
+		die "the mount's log has libfuse's idle-threads warning"
 }
 
 # The mount raises its readahead to 4 MiB (the kernel keeps FUSE mounts

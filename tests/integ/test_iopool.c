@@ -43,12 +43,12 @@
 
 static int setup_pool(void **state)
 {
-	return cluster_setup_conf(state, "tcp;ofi_rxm", "io_threads = 4\n");
+	return cluster_setup_conf(state, CLUSTER_TCP, "io_threads = 4\n");
 }
 
 static int setup_inline(void **state)
 {
-	return cluster_setup_conf(state, "tcp;ofi_rxm", "io_threads = 0\n");
+	return cluster_setup_conf(state, CLUSTER_TCP, "io_threads = 0\n");
 }
 
 /* A file with one object on each storage daemon; *handle: its object on

@@ -23,7 +23,7 @@
 
 static int setup(void **state)
 {
-	return cluster_setup(state, "tcp;ofi_rxm");
+	return cluster_setup(state, CLUSTER_TCP);
 }
 
 /* A file of one object (strips of 4096) holding `len` bytes of a pattern,

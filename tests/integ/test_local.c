@@ -41,12 +41,12 @@
 
 static int setup(void **state)
 {
-	return cluster_setup(state, "tcp;ofi_rxm");
+	return cluster_setup(state, CLUSTER_TCP);
 }
 
 static int setup_off(void **state)
 {
-	return cluster_setup_conf(state, "tcp;ofi_rxm", "local_reads = 0\n");
+	return cluster_setup_conf(state, CLUSTER_TCP, "local_reads = 0\n");
 }
 
 static uint64_t local_bytes(tessera_fs *fs)

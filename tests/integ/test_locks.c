@@ -28,8 +28,11 @@
 #define LEASE_MS 2000
 #define FILE_SPAN (256 * 1024)
 
-enum { M_POSIX, M_LIST, M_DTYPE, N_METHODS };
-static const char *method_name[] = { "posix", "list", "datatype" };
+/* posix: independent range locks, one after another; posix-split: the
+ * dissertation's POSIX locks, a request per region taken together under
+ * the protocol (tessera_lock_list_split), several on one daemon. */
+enum { M_POSIX, M_POSIX_SPLIT, M_LIST, M_DTYPE, N_METHODS };
+static const char *method_name[] = { "posix", "posix-split", "list", "datatype" };
 static const char *proto_name[] = { "two-phase", "one-try", "alt-try" };
 
 static tessera_file *open_file(tessera_fs *fs, const char *path)
@@ -86,6 +89,10 @@ static int lockset_take(tessera_file *f, struct lockset *s, int method, int prot
 		}
 	} else if (method == M_LIST) {
 		rc = tessera_lock_list(f, s->mode, s->off, s->len, s->n, protocol, &s->locks[0]);
+		s->nlocks = !rc;
+	} else if (method == M_POSIX_SPLIT) {
+		rc = tessera_lock_list_split(f, s->mode, s->off, s->len, s->n,
+					     TESSERA_LOCK_SPLIT_REGION, protocol, &s->locks[0]);
 		s->nlocks = !rc;
 	} else {
 		int64_t bl[MAX_REGIONS], dp[MAX_REGIONS];
@@ -997,7 +1004,7 @@ static int setup(void **state)
 	char extra[64];
 
 	snprintf(extra, sizeof(extra), "lock_lease_ms = %d\n", LEASE_MS);
-	return cluster_setup_conf(state, "tcp;ofi_rxm", extra);
+	return cluster_setup_conf(state, CLUSTER_TCP, extra);
 }
 
 int main(void)

@@ -27,7 +27,7 @@
 
 static int setup(void **state)
 {
-	return cluster_setup(state, "tcp;ofi_rxm");
+	return cluster_setup(state, CLUSTER_TCP);
 }
 
 /* ------------------------------------------------------------- helpers */

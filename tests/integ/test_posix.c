@@ -34,7 +34,7 @@ static const struct tessera_cred user = { .uid = USER, .ngids = 1, .gids = { USE
 
 static int group_setup(void **state)
 {
-	return cluster_setup(state, "tcp;ofi_rxm");
+	return cluster_setup(state, CLUSTER_TCP);
 }
 
 static uint32_t mode_of(tessera_fs *fs, const char *path)

@@ -46,7 +46,7 @@ static int setup(void **state)
 		*state = NULL;
 		return 0;
 	}
-	return cluster_setup(state, "tcp;ofi_rxm");
+	return cluster_setup(state, CLUSTER_TCP);
 }
 
 #define SHARES "sessions_max = 32\nsessions_per_uid = 8\n" \
@@ -61,7 +61,7 @@ static int setup_shares(void **state)
 		*state = NULL;
 		return 0;
 	}
-	return cluster_setup_conf(state, "tcp;ofi_rxm", SHARES);
+	return cluster_setup_conf(state, CLUSTER_TCP, SHARES);
 }
 
 static int teardown(void **state)
@@ -287,7 +287,7 @@ static int setup_idle(void **state)
 		*state = NULL;
 		return 0;
 	}
-	return cluster_setup_conf(state, "tcp;ofi_rxm", "session_idle_s = 10\n");
+	return cluster_setup_conf(state, CLUSTER_TCP, "session_idle_s = 10\n");
 }
 
 /* With session_idle_s = 10: a raw session left idle for 12 s is gone (its

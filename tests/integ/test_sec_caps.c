@@ -45,7 +45,7 @@ static int setup(void **state)
 		*state = NULL;
 		return 0;
 	}
-	return cluster_setup_conf(state, "tcp;ofi_rxm",
+	return cluster_setup_conf(state, CLUSTER_TCP,
 				  "lock_lease_ms = 1000\ntimeout_ms = 10000\n");
 }
 

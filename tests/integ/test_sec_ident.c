@@ -45,7 +45,7 @@ static int setup(void **state)
 		*state = NULL;
 		return 0;
 	}
-	return cluster_setup(state, "tcp;ofi_rxm");
+	return cluster_setup(state, CLUSTER_TCP);
 }
 
 /* An address that is no host's (TEST-NET-3), so not this one's. */
@@ -59,7 +59,7 @@ static int setup_elsewhere(void **state)
 		*state = NULL;
 		return 0;
 	}
-	return cluster_setup_conf(state, "tcp;ofi_rxm", "admin_hosts = " ELSEWHERE ", nosuch.invalid\n"
+	return cluster_setup_conf(state, CLUSTER_TCP, "admin_hosts = " ELSEWHERE ", nosuch.invalid\n"
 				  "squash_uid = 4242\nsquash_gid = 4343\n");
 }
 

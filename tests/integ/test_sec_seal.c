@@ -36,12 +36,12 @@
 
 static int setup(void **state)
 {
-	return cluster_setup_conf(state, "tcp;ofi_rxm", "local_reads = 0\n");
+	return cluster_setup_conf(state, CLUSTER_TCP, "local_reads = 0\n");
 }
 
 static int setup_secret(void **state)
 {
-	return cluster_setup_conf(state, "tcp;ofi_rxm", "local_reads = 0\nencrypt = 1\n");
+	return cluster_setup_conf(state, CLUSTER_TCP, "local_reads = 0\nencrypt = 1\n");
 }
 
 /* Send a built frame as it is and count the frames that arrive within

@@ -23,11 +23,13 @@
  * receives (and how many are Tessera frames, and how many of those it can
  * read), and the victim's pings that fail.
  *
- * Today (libfabric 1.17, tcp;ofi_rxm) the attack succeeds and the test
- * is skipped with its measurement as a known limit, never passed: rxm
- * accepts the claims below anything Tessera sees (docs/security.md,
- * "Connection takeover"). It passes once the claims are refused; any other
- * way for the victim to lose its replies fails it.
+ * On the default transport (tcp;msg, tnet's connected mode) the claims
+ * are connections of their own and the test must pass. With rxm chosen
+ * explicitly (libfabric 1.17, tcp;ofi_rxm) the attack succeeds and that
+ * case is skipped with its measurement as a known limit, never passed:
+ * rxm accepts the claims below anything Tessera sees (docs/security.md,
+ * "Connection takeover"). Any other way for the victim to lose its
+ * replies fails it.
  *
  * Needs root (to drop to nobody); skipped otherwise.
  */
@@ -85,13 +87,14 @@ static int setup(void **state)
 	return cluster_setup(state, "tcp;ofi_rxm");
 }
 
+/* The default transport (tcp;msg unless TESSERA_TEST_PROVIDER says). */
 static int setup_conn(void **state)
 {
 	if (geteuid() != 0) {
 		*state = NULL;
 		return 0;
 	}
-	return cluster_setup(state, TNET_PROVIDER_CONN);
+	return cluster_setup(state, CLUSTER_TCP);
 }
 
 static int teardown(void **state)
@@ -282,6 +285,25 @@ static int atk_claim(struct atk *a, int which, uint16_t port, uint32_t pid)
 	if (got < 0)
 		return (int)-got;
 	return event == FI_CONNECTED ? 0 : EPROTO;
+}
+
+/* Connect endpoint `which` as a peer that says nothing of itself (no
+ * connection data, so no receive buffer size): 0 once connected. */
+static int atk_connect_plain(struct atk *a, int which)
+{
+	struct fi_eq_cm_entry entry;
+	uint32_t event = 0;
+	ssize_t got;
+	int rc;
+
+	if ((rc = fi_endpoint(a->domain, a->info, &a->ep[which], NULL)) ||
+	    (rc = fi_ep_bind(a->ep[which], &a->eq->fid, 0)) ||
+	    (rc = fi_ep_bind(a->ep[which], &a->cq->fid, FI_TRANSMIT | FI_RECV)) ||
+	    (rc = fi_enable(a->ep[which])) ||
+	    (rc = fi_connect(a->ep[which], a->info->dest_addr, NULL, 0)))
+		return rc;
+	got = fi_eq_sread(a->eq, &event, &entry, sizeof(entry), 3000, 0);
+	return got >= 0 && event == FI_CONNECTED ? 0 : -EPROTO;
 }
 
 /* A message that arrived: count it, and whether it holds a Tessera frame
@@ -506,6 +528,8 @@ static void test_session_on_other_connection(void **state)
 
 	NEED_ROOT(c);
 	assert_int_equal(tp_config_load(c->conf, &cfg, err, sizeof(err)), 0);
+	if (strcmp(cfg.provider, TNET_PROVIDER_CONN))
+		skip(); /* TESSERA_TEST_PROVIDER chose an RDM provider */
 	victim_open(c, &cfg, &v);
 	memset(&other, 0, sizeof(other));
 	to.node = cfg.ios[0].host;
@@ -523,7 +547,67 @@ static void test_session_on_other_connection(void **state)
 	tnet_close(v.net);
 }
 
-/* rxm (tcp;ofi_rxm): the known limit, skipped with its measurement. */
+/*
+ * A message larger than the daemon's receive buffers, from a peer that
+ * ignores the size the daemon announced (tnet refuses such a send itself:
+ * test_cluster's test_oversized_request). tcp cannot cut it short, so the
+ * daemon cannot answer it: it closes that connection, says so in its log
+ * (what arrived, the buffer's size), and serves everyone else. Before
+ * the fix it parsed whatever its buffer held from an earlier message.
+ */
+static void test_oversized_frame(void **state)
+{
+	struct cluster *c = *state;
+	struct tp_config cfg;
+	struct atk a = { 0 };
+	struct raw v;
+	size_t big;
+	uint8_t *msg;
+	struct fi_context2 ctx;
+	double end;
+	int closed = 0;
+	char err[512], cmd[1024];
+
+	NEED_ROOT(c);
+	assert_int_equal(tp_config_load(c->conf, &cfg, err, sizeof(err)), 0);
+	if (strcmp(cfg.provider, TNET_PROVIDER_CONN))
+		skip(); /* rxm answers it from the header (test_cluster) */
+	victim_open(c, &cfg, &v);
+	big = tp_config_max_frame(&cfg) + 4096;
+	msg = calloc(1, big);
+	assert_non_null(msg);
+	assert_int_equal(atk_open(&a, cfg.ios[0].host, cfg.ios[0].port), 0);
+	assert_int_equal(atk_connect_plain(&a, 0), 0);
+	assert_int_equal(fi_send(a.ep[0], msg, big, NULL, 0, &ctx), 0);
+	/* the daemon closes the connection: a shutdown, or the send fails */
+	for (end = now_s() + 10; !closed && now_s() < end; usleep(1000)) {
+		struct fi_cq_msg_entry ent;
+		struct fi_eq_cm_entry cm;
+		uint32_t event;
+
+		if (fi_eq_read(a.eq, &event, &cm, sizeof(cm), 0) > 0 && event == FI_SHUTDOWN)
+			closed = 1;
+		if (fi_cq_read(a.cq, &ent, 1) == -FI_EAVAIL)
+			closed = 1;
+	}
+	assert_true(closed);
+	snprintf(cmd, sizeof(cmd), "grep -q 'dropped a message larger than the %zu-byte receive "
+		 "buffer' %s/ios0.log", tp_config_max_frame(&cfg), c->dir);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(victim_ping(&v, 5), 0);
+	fi_close(&a.ep[0]->fid);
+	fi_close(&a.cq->fid);
+	fi_close(&a.eq->fid);
+	fi_close(&a.domain->fid);
+	fi_close(&a.fabric->fid);
+	fi_freeinfo(a.info);
+	free(a.bufs);
+	free(msg);
+	tnet_close(v.net);
+}
+
+/* rxm (tcp;ofi_rxm), chosen explicitly: the known limit, skipped with its
+ * measurement. */
 static void test_claimed_rxm_connection(void **state)
 {
 	struct cluster *c = *state;
@@ -532,8 +616,8 @@ static void test_claimed_rxm_connection(void **state)
 	claimed_connection(c);
 }
 
-/* tnet's connected mode: the claim is a connection of its own, the
- * victim's answers stay on the victim's. */
+/* The default transport, tnet's connected mode: the claim is a
+ * connection of its own, the victim's answers stay on the victim's. */
 static void test_claimed_connection(void **state)
 {
 	struct cluster *c = *state;
@@ -549,6 +633,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_claimed_connection, setup_conn, teardown),
 		cmocka_unit_test_setup_teardown(test_session_on_other_connection, setup_conn,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_oversized_frame, setup_conn, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

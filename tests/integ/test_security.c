@@ -37,7 +37,7 @@ static int setup(void **state)
 		*state = NULL;
 		return 0;
 	}
-	return cluster_setup(state, "tcp;ofi_rxm");
+	return cluster_setup(state, CLUSTER_TCP);
 }
 
 static int setup_squash(void **state)
@@ -46,7 +46,7 @@ static int setup_squash(void **state)
 		*state = NULL;
 		return 0;
 	}
-	return cluster_setup_conf(state, "tcp;ofi_rxm", "root_squash = 1\n");
+	return cluster_setup_conf(state, CLUSTER_TCP, "root_squash = 1\n");
 }
 
 static int teardown(void **state)

@@ -217,7 +217,7 @@ test_mds_ready_when_serving() {
 	start_daemon mds "$tmp/mds.sock" --
 	wait_for 30 grep -q '^ping exit' "$tmp/mds.log" || { cat "$tmp/mds.out"; return 1; }
 	cat "$tmp/mds.log"
-	grep -q ' READY=1 | STATUS=serving (provider tcp;ofi_rxm, version ' "$tmp/mds.log"
+	grep -q ' READY=1 | STATUS=serving (provider tcp;msg, version ' "$tmp/mds.log"
 	grep -Eq '^mds +0 .* [0-9.]+ ?(us|ms)' "$tmp/mds.log"
 	grep -q 'serving' "$tmp/mds.out"
 	[ "$(grep -c 'READY=1' "$tmp/mds.log")" -eq 1 ]

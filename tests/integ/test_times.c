@@ -60,7 +60,7 @@ static tessera_fs *other_client(struct cluster *c)
 
 static int setup(void **state)
 {
-	return cluster_setup(state, "tcp;ofi_rxm");
+	return cluster_setup(state, CLUSTER_TCP);
 }
 
 static void write_at(tessera_fs *fs, const char *path, uint64_t off, size_t len)

@@ -27,7 +27,7 @@
 
 static int setup(void **state)
 {
-	return cluster_setup(state, "tcp;ofi_rxm");
+	return cluster_setup(state, CLUSTER_TCP);
 }
 
 static tessera_file *create(struct cluster *c, const char *path, struct tessera_layout *l)

@@ -23,7 +23,7 @@
 
 static int setup(void **state)
 {
-	return cluster_setup(state, "tcp;ofi_rxm");
+	return cluster_setup(state, CLUSTER_TCP);
 }
 
 static int set(tessera_fs *fs, const char *path, const char *name, const char *value,

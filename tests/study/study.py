@@ -12,7 +12,11 @@ Runs, into one folder (default build/study/<short|full>-<loopback|RATE>):
                 local file in the same run; writes with MPI_File_sync
   tables.csv    request counts of the dissertation's Tabs. 3.1-3.3 and 4.1
                 from the storage daemons' counters (romio-adio/bench/mpi_patterns)
-  locks/        the lock figures 7.3-7.6 (tests/bench/bench_locks.sh)
+  locks/        the lock figures 7.3-7.6 (tests/bench/bench_locks.sh): the
+                dissertation's POSIX, list (64-region requests) and datatype
+                locks, Tessera's joined list locks, independent POSIX locks
+                and the block-granular baseline (report.md says what each
+                sends)
   s3d.txt       the S3D-like checkpoint in atomic mode (bench_mpi_s3d.sh)
   *.png         the figures (tests/study/plot_study.py)
   report.md     the results beside the dissertation's

@@ -128,7 +128,7 @@ static void test_defaults(void **state)
 
 	(void)state;
 	assert_int_equal(tp_config_parse(BASE, "t", cfg, err, sizeof(err)), 0);
-	assert_string_equal(cfg->provider, "tcp;ofi_rxm");
+	assert_string_equal(cfg->provider, "tcp;msg");
 	assert_int_equal(cfg->timeout_ms, 10000);
 	assert_int_equal(cfg->connect_timeout_ms, 5000);
 	assert_int_equal(cfg->max_io, 1 << 20);

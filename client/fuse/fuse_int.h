@@ -1,0 +1,120 @@
+/*
+ * fuse_int.h - what the parts of tessera-fuse share: the mount's state
+ * (struct tfuse, reached through fuse_get_context), an open file, the
+ * writeback bookkeeping (fuse_wback.c) and the operations table
+ * (tessera_fuse.c) that the start-up code (fuse_mount.c) mounts.
+ */
+#ifndef TESSERA_FUSE_INT_H
+#define TESSERA_FUSE_INT_H
+
+#include <fuse.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "fuse_locks.h"
+#include "tessera.h"
+
+#define IO_SIZE (1u << 20)   /* max_read, max_write */
+/* The mount's readahead, set through sysfs after mounting: the kernel
+ * keeps a FUSE mount's at its default (128 KiB) whatever max_readahead
+ * says, so a sequential reader had one 128 KiB request in flight, split
+ * over two storage daemons: 190 MB/s where the library reads at 740.
+ * 4 MiB keeps four 1 MiB reads in flight, one per storage daemon of the
+ * default layout, on the multithreaded loop's threads. */
+#define READAHEAD_KB 4096
+/* The writeback timer: while a file is open for writing through the
+ * mount, its dirty pages go to the storage daemons at least this often
+ * (the kernel's own timer is dirty_expire_centisecs, 30 s by default). */
+#define FLUSH_TICK_MS 1000
+/* Request threads at most, unless -o max_threads says otherwise
+ * (libfuse's default is 10; they start as needed). An open that sets the
+ * kernel's attributes (tf_sync_kernel_attrs) waits for requests it causes,
+ * which other threads serve: at most half the threads do that at once
+ * (tfuse.max_fixers); an open beyond waits for one of them, at most
+ * FIX_WAIT_MS. */
+#define LOOP_THREADS 256
+#define FIX_WAIT_MS 5000
+
+/* A file (by Tessera handle) open for writing through the mount, or
+ * whose kernel attributes are being set right (tf_sync_kernel_attrs). While
+ * one is open for writing, the kernel may hold dirty pages of it, and a
+ * size and mtime newer than the storage daemons'. */
+struct tinode {
+	uint64_t handle;
+	unsigned writers;     /* struct tfile's open for writing */
+	int fixing;           /* tf_sync_kernel_attrs runs on it */
+	struct tinode *next;
+};
+
+/* A thread that is setting the kernel's attributes of a file through the
+ * mount (tf_sync_kernel_attrs): the truncate and utimens requests it causes
+ * are answered without asking the servers (tf_is_fixup). */
+struct tfixer {
+	pid_t tid;
+	struct tfixer *next;
+};
+
+/* Files recently found without security.capability (see nocap_known). */
+#define NOCAP_SLOTS 256
+#define NOCAP_TTL_NS 1000000000LL   /* as long as attr_timeout's default */
+struct nocap_cache {
+	pthread_mutex_t lock;
+	struct {
+		char *path;          /* NULL: empty slot; owned */
+		int64_t until_ns;    /* CLOCK_MONOTONIC; stale after */
+	} slot[NOCAP_SLOTS];
+};
+
+/* The mount's state: lives in main, reached through fuse_get_context(). */
+struct tfuse {
+	tessera_fs *fs;
+	const char *config;
+	unsigned max_read;    /* the max_read mount option in force */
+	const char *mount_dir; /* the mount point's real path; NULL: unknown */
+	int singlethread;     /* -s: a request must never wait for another */
+	int writeback;        /* the kernel's writeback cache is on */
+	pthread_mutex_t lock; /* guards inodes, nwriters, fixers, stop */
+	pthread_cond_t wake;  /* the flusher's timer, and its stop */
+	pthread_cond_t fixed; /* a tf_sync_kernel_attrs ended */
+	struct tinode *inodes;
+	unsigned nwriters;    /* sum of inodes' writers */
+	struct tfixer *fixers;
+	unsigned nfixers, max_fixers; /* threads in tf_sync_kernel_attrs; limit */
+	unsigned threads;     /* request threads at most (LOOP_THREADS) */
+	int flusher_on, stop;
+	pthread_t flusher;
+	struct nocap_cache nocap;
+	struct tf_locks *locks; /* fcntl and flock locks (fuse_locks.c) */
+};
+
+/* An open file (fi->fh): the library's handle and its Tessera handle,
+ * by which the writeback bookkeeping (struct tinode) finds it. */
+struct tfile {
+	tessera_file *f;
+	uint64_t handle;
+	int writer;           /* counted in its tinode's writers */
+	int appended;         /* an O_APPEND write went through it */
+};
+
+/* ------------------------------------------------ writeback (fuse_wback.c) */
+
+/* Count tf as a writer of its file (if it is one), or stop counting it.
+ * tf_writer_add: 0 or -ENOMEM. */
+int tf_writer_add(struct tfuse *t, struct tfile *tf);
+void tf_writer_remove(struct tfuse *t, const struct tfile *tf);
+/* Whether the current request is one of this mount's own attribute
+ * fix-ups, answered without asking the servers. */
+int tf_is_fixup(void);
+/* At open: make the kernel's size and mtime of path the servers' (ts). */
+void tf_sync_kernel_attrs(struct tfuse *t, const char *path, const struct tessera_stat *ts);
+/* The writeback timer's thread (FLUSH_TICK_MS), started once the kernel
+ * grants the writeback cache, and stopped at unmount. */
+void tf_flusher_start(struct tfuse *t);
+void tf_flusher_stop(struct tfuse *t);
+
+/* ------------------------------------------- operations (tessera_fuse.c) */
+
+extern const struct fuse_operations tf_ops;
+
+#endif
