@@ -423,6 +423,19 @@ void tp_frame_unseal(uint8_t *frame, size_t head_len, const struct iovec *data, 
 	sodium_memzero(&z, sizeof(z));
 }
 
+void tp_frame_crypt_body(const struct tp_frame *f, const struct tp_session *s)
+{
+	uint8_t *frame = (uint8_t *)(f->addr - TP_HDR_SIZE); /* the caller's */
+	uint8_t *body = frame + TP_HDR_SIZE + get16(frame + 24);
+	struct sealer z;
+
+	if (!(get16(frame + FLAG_OFF) & TP_FLAG_SECRET))
+		return;
+	sealer_init(&z, frame, s->key);
+	run(&z, RUN_CRYPT, body, body, get32(frame + 16));
+	sodium_memzero(&z, sizeof(z));
+}
+
 void tp_frame_decrypt(const struct tp_frame *f, const struct iovec *data, size_t n,
 		      const struct tp_session *s)
 {

@@ -360,6 +360,13 @@ void tp_frame_decrypt(const struct tp_frame *f, const struct iovec *data, size_t
 		      const struct tp_session *s);
 void tp_frame_unseal(uint8_t *frame, size_t head_len, const struct iovec *data, size_t n,
 		     const struct tp_session *s);
+/* XOR a SECRECY frame's body with its keystream in place (nothing in
+ * other modes; f's memory is the caller's): its own inverse. A receiver
+ * that decodes a body before the frame's tag is checked (a storage
+ * daemon's bulk write, checked by its disk worker) decrypts the body so,
+ * and encrypts it back before tp_frame_verify; until then the plaintext
+ * is not to be trusted. */
+void tp_frame_crypt_body(const struct tp_frame *f, const struct tp_session *s);
 /* Everything a receiver does: tp_frame_verify, then (w not NULL) the
  * sequence number accepted once in w, then tp_frame_decrypt. 0, -EBADMSG
  * (tag or mode) or -EALREADY (replayed, or older than the window). */

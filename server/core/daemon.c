@@ -47,6 +47,117 @@ static int open_frame(struct srv_session *ses, const struct tp_frame *f)
 	return rc;
 }
 
+/* ------------------------------------------------- tags checked later */
+
+static int is_held(const struct srv_session *ses, uint64_t seq)
+{
+	for (unsigned i = 0; i < ses->n_held; i++)
+		if (ses->held[i] == seq)
+			return 1;
+	return 0;
+}
+
+static void unhold(struct srv_session *ses, uint64_t seq)
+{
+	for (unsigned i = 0; i < ses->n_held; i++)
+		if (ses->held[i] == seq) {
+			ses->held[i] = ses->held[--ses->n_held];
+			return;
+		}
+}
+
+/* Whether the role checks f's tag later, off the loop (daemon.h,
+ * srv_seal_check): bulk data, sealed in the session's mode (INTEGRITY or
+ * SECRECY), room to hold the number, and the number new. */
+static int checks_later(struct srv *srv, const struct srv_session *ses,
+			const struct srv_req *req)
+{
+	const struct tp_hdr *h = &req->frame.hdr;
+	uint16_t want = ses->mode == TP_SEAL_SECRECY ? TP_FLAG_SECRET : 0;
+
+	return srv->check_later && ses->mode != TP_SEAL_MEASURE &&
+	       (h->flags & (TP_FLAG_SECRET | TP_FLAG_DATA_OPEN | TP_FLAG_REPLY)) == want &&
+	       srv_takes_rbuf(req) && ses->n_held < SRV_SESSION_HELD &&
+	       !tp_replay_check(&ses->rx, h->seq) && srv->check_later(srv->check_later_arg, h);
+}
+
+void srv_check_later_set(struct srv *srv, int (*fn)(void *arg, const struct tp_hdr *hdr),
+			 void *arg)
+{
+	srv->check_later = fn;
+	srv->check_later_arg = arg;
+}
+
+/* A SECRECY frame's body between ciphertext and plaintext (its own
+ * inverse, tp_frame_crypt_body): the loop decodes an unchecked frame's
+ * body, its check needs the ciphertext. */
+static void crypt_body(const struct srv_session *ses, const struct tp_frame *f)
+{
+	struct tp_session s = { .id = ses->ident.session, .mode = ses->mode };
+
+	memcpy(s.key, ses->ident.key, TP_KEY_SIZE);
+	tp_frame_crypt_body(f, &s);
+	sodium_memzero(s.key, sizeof(s.key));
+}
+
+/* Check a session's frame now (open_frame), or hold its number for a
+ * check off the loop (req->unchecked; a secret body decrypted for the
+ * handler). A number held by another frame is refused: two copies of
+ * one frame must not both pass. 0, -EBADMSG or -EALREADY. */
+static int open_or_hold(struct srv *srv, struct srv_session *ses, struct srv_req *req)
+{
+	if (is_held(ses, req->frame.hdr.seq))
+		return -EALREADY;
+	if (checks_later(srv, ses, req)) {
+		ses->held[ses->n_held++] = req->frame.hdr.seq;
+		req->unchecked = 1;
+		crypt_body(ses, &req->frame);
+		return 0;
+	}
+	return open_frame(ses, &req->frame);
+}
+
+int srv_req_check(struct srv_req *req)
+{
+	struct srv *srv = req->srv;
+	struct srv_session *ses;
+	int rc;
+
+	if (!req->unchecked)
+		return 0;
+	req->unchecked = 0;
+	ses = srv_session_find(srv->sessions, req->frame.hdr.session);
+	if (ses) {
+		unhold(ses, req->frame.hdr.seq);
+		crypt_body(ses, &req->frame); /* back to what was sealed */
+	}
+	rc = ses ? open_frame(ses, &req->frame) : -EBADMSG;
+	if (rc) {
+		req->replied = 1;
+		srv_unauthenticated(srv, rc == -EALREADY ? "replayed or too old" : "bad seal");
+	}
+	return rc;
+}
+
+void srv_checked(struct srv *srv, struct srv_req *parked, struct srv_seal_check *c, int rc)
+{
+	struct srv_session *ses = srv_session_find(srv->sessions, c->s.id);
+
+	if (ses) {
+		unhold(ses, c->frame.hdr.seq);
+		/* Held, the number was new and nobody else could take it; it
+		 * may have fallen out of the window since (then too old for
+		 * any copy too), so a refusal here changes nothing. */
+		if (!rc)
+			(void)tp_replay_accept(&ses->rx, c->frame.hdr.seq);
+	}
+	sodium_memzero(c->s.key, sizeof(c->s.key));
+	if (rc)
+		srv_unauthenticated(srv, "bad seal");
+	if (parked)
+		srv_park_checked(parked, rc);
+}
+
 /* Who sent the frame: a session's frames are answered at the session's
  * address (never at one the frame claims), once their seal is right and
  * their sequence number new. A
@@ -85,13 +196,15 @@ static int reply_unless_session(struct srv *srv, struct srv_req *req, int rc)
 		srv_unauthenticated(srv, "unknown session");
 		return 1;
 	}
-	if (!rc && (rc = open_frame(ses, &req->frame))) {
+	if (!rc && (rc = open_or_hold(srv, ses, req))) {
 		srv_unauthenticated(srv, rc == -EALREADY ? "replayed or too old" : "bad seal");
 		return 1;
 	}
 	/* Connected transport: a session lives on the connection that opened
 	 * it; another connection must authenticate afresh. */
 	if (req->src != TNET_PEER_UNKNOWN && req->src != ses->peer) {
+		if (req->unchecked)
+			unhold(ses, req->frame.hdr.seq);
 		srv_unauthenticated(srv, "a session's frame on another connection");
 		return 1;
 	}

@@ -65,6 +65,11 @@ struct srv_req {
 	 * frames handed in by srv_deliver): a parked request with bulk data
 	 * takes its memory instead of copying the data. */
 	struct tnet_rbuf *rbuf;
+	/* A bulk write whose tag is not checked yet: its role checks it off
+	 * the loop (srv_check_later_set), so its header and body are parsed
+	 * but not trusted. A reply to it from the loop checks it first, and a
+	 * refused frame gets none (srv_req_check). */
+	int unchecked;
 };
 
 /* A handler of one opcode; ctx is the role's. It must reply, or park. */
@@ -245,6 +250,44 @@ int srv_park_sized(struct srv_req *req, uint32_t ms, size_t extra, srv_expire_fn
  * The parked request's budget charge stays until it is answered or
  * dropped; req->frame.data still points at the bytes. */
 void *srv_park_take_data(struct srv_req *parked, const uint8_t **data);
+
+/*
+ * Checking a request's tag off the loop (srv_check_later_set). The loop
+ * has checked the frame's session, connection and sequence number (new,
+ * and not held by another frame being checked: the number is held until
+ * srv_checked), nothing else. Until it is checked:
+ *   - a reply from the loop checks it there first (srv_req_check): a
+ *     forged frame is never answered, by an error or otherwise;
+ *   - parking it (srv_park_sized) keeps the whole frame, header to data,
+ *     in the receive buffer's memory, which srv_park_take_data hands over;
+ *   - its deadline passing drops it unanswered.
+ * Whoever runs its work takes the check (srv_park_take_check), runs
+ * tp_frame_verify on any thread before the data is used, and reports
+ * the result in the loop (srv_checked), which accepts the sequence number
+ * or counts the frame unauthenticated and drops its request unanswered;
+ * a refused frame's work is not done.
+ */
+struct srv_seal_check {
+	struct tp_frame frame;     /* into the memory srv_park_take_data hands over */
+	struct tp_session s;       /* the session's id, key and mode */
+};
+/* The role checks tags off the loop: fn(arg, hdr) says whether it will
+ * for a request (a session's, sealed in its mode, whose raw data fills
+ * its receive buffer); then the loop dispatches it unchecked, a SECRECY
+ * body decrypted (tp_frame_crypt_body: the check encrypts it back). */
+void srv_check_later_set(struct srv *srv, int (*fn)(void *arg, const struct tp_hdr *hdr),
+			 void *arg);
+/* Check an unchecked request in the loop now: 0 (checked, or was), or
+ * -EBADMSG / -EALREADY: refused, counted, and req->replied set (it must
+ * not be answered). */
+int srv_req_check(struct srv_req *req);
+/* A parked request's pending check, taken over: 1 and *out filled, or 0
+ * (it was checked in the loop). */
+int srv_park_take_check(struct srv_req *parked, struct srv_seal_check *out);
+/* The loop learns a check's result (rc: 0 or tp_frame_verify's): the
+ * number is accepted, or the frame counted unauthenticated and its parked
+ * request (when still there) dropped unanswered. Wipes c's key. */
+void srv_checked(struct srv *srv, struct srv_req *parked, struct srv_seal_check *c, int rc);
 
 /* Work done on other threads (the storage daemon's disk workers) comes
  * back to the loop: after srv_wakeup(), which any thread may call, the

@@ -75,7 +75,16 @@ struct srv_parked {
 	void *data;                 /* the frame's raw data, in `data_mem` */
 	void *data_mem;             /* what to free: a copy, or the receive
 				     * buffer's memory taken (tnet_rbuf_take) */
+	struct srv_seal_check check; /* req.unchecked: the frame in data_mem */
 };
+
+/* Whether parking req keeps its receive buffer's memory (bulk data, at
+ * least half the buffer) rather than copying the data out. */
+static inline int srv_takes_rbuf(const struct srv_req *req)
+{
+	return req->rbuf && req->frame.hdr.data_len &&
+	       req->frame.hdr.data_len >= req->rbuf->cap / 2;
+}
 
 struct srv_peer {
 	uint64_t addr;
@@ -132,6 +141,8 @@ struct srv {
 	ev_async wake;                  /* srv_wakeup: work done on other threads */
 	void (*wake_fn)(void *arg);
 	void *wake_arg;
+	int (*check_later)(void *arg, const struct tp_hdr *hdr); /* srv_check_later_set */
+	void *check_later_arg;
 	struct srv_peer *buckets[SRV_PEER_BUCKETS];
 	struct srv_peer *peers;         /* list of all peer records */
 	unsigned npeers;
@@ -200,6 +211,9 @@ void srv_peers_free(struct srv *srv);
  * unanswered (no session, unknown session, bad MAC). */
 void srv_auth(struct srv *srv, struct srv_req *req);
 void srv_unauthenticated(struct srv *srv, const char *why);
+/* A parked unchecked request's check is done (rc): dropped unanswered on
+ * failure (daemon_peer.c). */
+void srv_park_checked(struct srv_req *parked, int rc);
 
 /* The log's target and threshold (NULL: the defaults), from srv_create
  * and srv_create_local; srv_log_close at srv_destroy. */

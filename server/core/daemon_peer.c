@@ -389,6 +389,28 @@ static int seal_reply(struct srv *srv, const struct srv_req *req, struct srv_tx 
 	return 0;
 }
 
+/* Drop a parked request unanswered. */
+static void parked_drop(struct srv *srv, struct srv_parked *pk)
+{
+	if (!pk->retired)
+		parked_retire(srv, pk);
+	pk->req.replied = 1;
+}
+
+/* A frame whose tag is unchecked is answered only once it checks: in the
+ * loop now, or (parked) once its work reported the check (srv_checked).
+ * 1 when it must not be answered (dropped). */
+static int refuse_unchecked(struct srv_req *req)
+{
+	if (!req->unchecked)
+		return 0;
+	if (req->parked) {
+		parked_drop(req->srv, req->parked);
+		return 1;
+	}
+	return srv_req_check(req) != 0;
+}
+
 static int srv_send(struct srv_req *req, int32_t status, const ProtobufCMessage *msg,
 		    void *data, size_t data_len)
 {
@@ -406,6 +428,10 @@ static int srv_send(struct srv_req *req, int32_t status, const ProtobufCMessage 
 	};
 	int rc = 0;
 
+	if (refuse_unchecked(req)) {
+		free(data);
+		return -EBADMSG;
+	}
 	req->replied = 1;
 	if (pk && !pk->retired)
 		parked_retire(srv, pk);
@@ -525,6 +551,7 @@ void srv_parked_reap(struct srv *srv)
 		srv->retired = pk->next;
 		if (pk->req.msg)
 			protobuf_c_message_free_unpacked(pk->req.msg, NULL);
+		sodium_memzero(pk->check.s.key, sizeof(pk->check.s.key));
 		free(pk->data_mem);
 		free(pk);
 	}
@@ -534,6 +561,75 @@ int srv_park(struct srv_req *req, uint32_t ms, srv_expire_fn expire, void *arg,
 	     struct srv_req **out)
 {
 	return srv_park_sized(req, ms, 0, expire, arg, out);
+}
+
+/* An unchecked frame's check, kept with its parked request: the frame's
+ * pointers moved from the receive buffer at `base` into `mem`, its
+ * memory now. */
+static void keep_check(struct srv_parked *pk, const struct srv_req *req, const uint8_t *base,
+		       uint8_t *mem)
+{
+	struct tp_frame *f = &pk->check.frame;
+
+	*f = req->frame;
+	f->addr = mem + (req->frame.addr - base);
+	f->body = mem + (req->frame.body - base);
+	f->data = mem + (req->frame.data - base);
+	pk->check.s.id = req->ident.session;
+	/* the session's mode, which the frame's flags matched when held */
+	pk->check.s.mode = req->frame.hdr.flags & TP_FLAG_SECRET ? TP_SEAL_SECRECY
+								 : TP_SEAL_INTEGRITY;
+	memcpy(pk->check.s.key, req->ident.key, TP_KEY_SIZE);
+}
+
+int srv_park_take_check(struct srv_req *parked, struct srv_seal_check *out)
+{
+	struct srv_parked *pk = parked->parked;
+
+	if (!parked->unchecked)
+		return 0;
+	*out = pk->check;
+	sodium_memzero(pk->check.s.key, sizeof(pk->check.s.key));
+	return 1;
+}
+
+void srv_park_checked(struct srv_req *parked, int rc)
+{
+	struct srv_parked *pk = parked->parked;
+
+	parked->unchecked = 0;
+	if (rc)
+		parked_drop(parked->srv, pk);
+}
+
+/* The raw data of req into pk: the receive buffer's memory taken (with
+ * the whole frame, so an unchecked frame's check goes along), or else a
+ * copy (an unchecked frame is checked first). 0, -ENOMEM, or -EBADMSG /
+ * -EALREADY (the frame was refused: srv_req_check). */
+static int park_data(struct srv *srv, struct srv_parked *pk, struct srv_req *req, int take)
+{
+	size_t len = req->frame.hdr.data_len;
+	uint8_t *mem = NULL, *base = req->rbuf ? req->rbuf->data : NULL;
+	int rc;
+
+	if (!len)
+		return 0;
+	if (take && (mem = tnet_rbuf_take(req->rbuf))) {
+		pk->data = mem + ((const uint8_t *)req->frame.data - base);
+		srv->count.data_kept += len;
+		if (req->unchecked)
+			keep_check(pk, req, base, mem);
+	} else {
+		if ((rc = srv_req_check(req))) /* copied, the data leaves its frame */
+			return rc;
+		if (!(mem = malloc(len)))
+			return -ENOMEM;
+		memcpy(mem, req->frame.data, len);
+		pk->data = mem;
+		srv->count.data_copied += len;
+	}
+	pk->data_mem = mem;
+	return 0;
 }
 
 int srv_park_sized(struct srv_req *req, uint32_t ms, size_t extra, srv_expire_fn expire,
@@ -546,12 +642,12 @@ int srv_park_sized(struct srv_req *req, uint32_t ms, size_t extra, srv_expire_fn
 	 * receive buffer's memory goes with the parked request, and the
 	 * buffer is reposted with new memory (malloc's heap reuses freed
 	 * frames). Less data is copied. */
-	int take = req->rbuf && req->frame.hdr.data_len &&
-		   req->frame.hdr.data_len >= req->rbuf->cap / 2;
+	int take = srv_takes_rbuf(req);
 	/* The decoded message can be several times its packed size. */
 	size_t cost = sizeof(*pk) + 4 * (size_t)req->frame.hdr.body_len + extra +
 		      (take ? req->rbuf->cap : req->frame.hdr.data_len);
 	double hold = ms / 1000.0;
+	int rc;
 
 	if (!p)
 		return -ENOMEM;
@@ -560,31 +656,11 @@ int srv_park_sized(struct srv_req *req, uint32_t ms, size_t extra, srv_expire_fn
 		return -EBUSY;
 	}
 	pk = calloc(1, sizeof(*pk));
-	if (pk && req->frame.hdr.data_len) {
-		uint8_t *mem = NULL;
-
-		if (take) {
-			uint8_t *base = req->rbuf->data;
-
-			if ((mem = tnet_rbuf_take(req->rbuf))) {
-				pk->data = mem + ((const uint8_t *)req->frame.data - base);
-				srv->count.data_kept += req->frame.hdr.data_len;
-			}
-		}
-		if (!mem && (mem = malloc(req->frame.hdr.data_len))) {
-			memcpy(mem, req->frame.data, req->frame.hdr.data_len);
-			pk->data = mem;
-			srv->count.data_copied += req->frame.hdr.data_len;
-		}
-		if (!mem) {
-			free(pk);
-			pk = NULL;
-		}
-		pk->data_mem = mem;
-	}
-	if (!pk) {
+	rc = pk ? park_data(srv, pk, req, take) : -ENOMEM;
+	if (rc) {
+		free(pk);
 		srv_peer_release_if_idle(srv, p);
-		return -ENOMEM;
+		return rc;
 	}
 	pk->req = *req;
 	pk->req.frame.addr = NULL;
@@ -668,6 +744,8 @@ static void peer_expire(struct srv *srv, struct srv_peer *p, double now)
 		srv->count.parked_expired++;
 		if (pk->expire)
 			pk->expire(pk->arg, &pk->req, -ETIMEDOUT);
+		if (pk->req.unchecked) /* not checked yet: nobody hears of it */
+			parked_drop(srv, pk);
 		if (!pk->req.replied)
 			srv_reply_error(&pk->req, -ETIMEDOUT, "%s: parked request reached its "
 					"deadline", tp_opcode_name(pk->req.frame.hdr.opcode) ?: "?");

@@ -19,12 +19,18 @@
 
 struct srv_sessions;
 
+#define SRV_SESSION_HELD 64 /* frames of one session checked at once off the loop */
+
 struct srv_session {
 	struct srv_ident ident;
 	uint64_t peer;             /* transport address of the credential's name */
 	enum tp_seal_mode mode;    /* how its frames are sealed (AUTH settles it) */
 	uint64_t tx_seq;           /* the next reply's sequence number (AUTH's: 0) */
 	struct tp_replay rx;       /* the requests' numbers accepted */
+	/* Numbers of frames whose tags are being checked off the loop
+	 * (daemon.h, srv_seal_check): neither accepted nor free. */
+	uint64_t held[SRV_SESSION_HELD];
+	unsigned n_held;
 	double last_used;          /* monotonic seconds */
 	struct srv_session *hnext;
 };

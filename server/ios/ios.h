@@ -102,6 +102,11 @@ struct ios_work {
 	void *data;                /* the parked copy, taken over */
 	size_t data_len, cost;
 	size_t left;               /* parts not yet done */
+	/* A write whose frame's tag is checked here, by the worker, before
+	 * the first byte is written (daemon.h, srv_seal_check). */
+	int checking;
+	struct srv_seal_check check;
+	int check_rc;              /* tp_frame_verify's */
 	struct ios_work *prev, *next; /* the pool's works */
 	size_t parts;
 	struct ios_part part[];
@@ -141,6 +146,10 @@ void ios_reply_work(struct ios *ios, struct srv_req *req, struct ios_work *w);
 /* io_threads from the config (its default: the online CPUs, at most
  * IOS_POOL_AUTO_MAX). */
 unsigned ios_pool_threads(const struct tp_config *cfg);
+/* Whether a request's tag is checked by the disk workers rather than the
+ * loop (srv_check_later_set; arg is the ios): bulk WRITE and LIST_WRITE,
+ * with workers. */
+int ios_pool_checks(void *arg, const struct tp_hdr *hdr);
 /* Start nthreads workers (ios->srv and ios->store set); on error err
  * says why. Stop: the workers finish the part they run and
  * are joined (before srv_destroy); destroy: after srv_destroy, frees

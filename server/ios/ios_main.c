@@ -376,6 +376,7 @@ int main(int argc, char **argv)
 		srv_destroy(srv);
 		goto out;
 	}
+	srv_check_later_set(srv, ios_pool_checks, &ios);
 	if (faults)
 		srv_warn(srv, "disk faults injected: %s", faults);
 	/* Local reads go around the disk, so a fault disk turns them off. */

@@ -3,7 +3,10 @@
  *
  * The event loop does all protocol work: it decodes a request, checks its
  * session, capability, lock epoch and every piece, and builds a struct
- * ios_work (the disk calls to make, one part per object). With io_threads
+ * ios_work (the disk calls to make, one part per object). One check is
+ * the workers': a bulk write's tag (ios_pool_checks), run by the part
+ * before its first byte is written (check_frame), so that Poly1305 over
+ * the data runs on several threads and not in the loop. With io_threads
  * = 0 the loop runs the parts itself and answers at once. Otherwise it
  * parks the request (srv_park: the work counts against the daemon's debt
  * budget until it is answered), and queues each part on its object.
@@ -42,6 +45,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <sodium.h>
 
 #include "ios.h"
 
@@ -102,6 +107,7 @@ void ios_work_free(struct ios_work *w)
 		free(w->part[i].buf);
 		free(w->part[i].why);
 	}
+	sodium_memzero(w->check.s.key, sizeof(w->check.s.key));
 	free(w->data);
 	free(w);
 }
@@ -118,6 +124,20 @@ static size_t work_cost(const struct ios_work *w)
 	return cost;
 }
 
+/* A write's frame checked as it arrived (daemon.h, srv_seal_check): a
+ * secret body back to ciphertext (the loop decrypted it to decode it),
+ * the tag, then body and data decrypted in place. 0 or -EBADMSG. */
+static int check_frame(struct ios_work *w)
+{
+	const struct tp_frame *f = &w->check.frame;
+
+	tp_frame_crypt_body(f, &w->check.s);
+	w->check_rc = tp_frame_verify(f, NULL, 0, &w->check.s);
+	if (!w->check_rc)
+		tp_frame_decrypt(f, NULL, 0, &w->check.s);
+	return w->check_rc;
+}
+
 /* Run one part on a lane: the disk calls and the checksums, nothing else
  * (any thread). */
 static void part_run(struct ios_store *st, struct ios_part *p)
@@ -128,6 +148,10 @@ static void part_run(struct ios_store *st, struct ios_part *p)
 
 	switch (w->op) {
 	case IOS_JOB_WRITE:
+		/* The frame's tag first: a forged or altered frame writes
+		 * nothing (its one part; the loop learns in on_done). */
+		if (w->checking && (p->rc = check_frame(w)))
+			return;
 		/* A contiguous write reports the object's size before it (the
 		 * client's clean-up after a striped write failed elsewhere). */
 		if (w->m == IOS_CONTIG && ios_store_size(st, p->handle, &p->size, &mtime, NULL) == 0)
@@ -428,7 +452,9 @@ static void on_done(void *arg)
 		struct ios_work *w = p->work;
 
 		if (--w->left == 0) {
-			if (w->req)
+			if (w->checking)
+				srv_checked(pool->ios->srv, w->req, &w->check, w->check_rc);
+			if (w->req && !w->check_rc)
 				reply_work_done(pool->ios, w->req, w);
 			work_unlink(pool, w);
 			ios_work_free(w);
@@ -482,6 +508,10 @@ static int refuse_or_read_buffers(struct srv_req *req, struct ios_work *w)
  * on several objects stops at the first that fails. */
 static void reply_inline(struct ios *ios, struct srv_req *req, struct ios_work *w)
 {
+	if (srv_req_check(req)) { /* refused (a tag not checked yet): no answer */
+		ios_work_free(w);
+		return;
+	}
 	if (refuse_or_read_buffers(req, w))
 		return;
 	if (!w->src)
@@ -530,6 +560,7 @@ static void work_queue(struct ios_pool *pool, struct ios_work *w, struct srv_req
 {
 	w->req = parked;
 	w->data = srv_park_take_data(parked, &w->src);
+	w->checking = srv_park_take_check(parked, &w->check);
 	w->cost = cost;
 	w->left = w->parts;
 	w->next = pool->all;
@@ -575,6 +606,11 @@ void ios_reply_work(struct ios *ios, struct srv_req *req, struct ios_work *w)
 	/* Parked, the request is charged with what its work holds (a read's
 	 * buffer too), so queued work is in the daemon's budget. */
 	rc = srv_park_sized(req, UINT32_MAX, cost - w->data_len, work_detach, w, &parked);
+	if (rc && req->replied) { /* its frame was checked, and refused */
+		spares_free(spare);
+		ios_work_free(w);
+		return;
+	}
 	if (rc) {
 		/* No room to hold the request: an object nothing waits for
 		 * can be served now, in order; else the client sends again. */
@@ -596,6 +632,18 @@ void ios_reply_work(struct ios *ios, struct srv_req *req, struct ios_work *w)
 }
 
 /* ------------------------------------------------------------ the pool */
+
+int ios_pool_checks(void *arg, const struct tp_hdr *hdr)
+{
+	const struct ios *ios = arg;
+
+	/* Not DTYPE_WRITE: its handler keeps the file type its body carries
+	 * (ios_desc_done) for later requests to name, which an unchecked
+	 * body must not do. WRITE's and LIST_WRITE's handlers change nothing
+	 * before the work (counters aside; a capability is cached only once
+	 * its own MAC verified). */
+	return ios->pool && (hdr->opcode == TP_OP_WRITE || hdr->opcode == TP_OP_LIST_WRITE);
+}
 
 unsigned ios_pool_threads(const struct tp_config *cfg)
 {

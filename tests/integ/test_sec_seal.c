@@ -104,24 +104,31 @@ static void target_close(struct target *t)
 	protobuf_c_message_free_unpacked(&t->cap->base, NULL);
 }
 
-/* A WRITE of LEN bytes of `fill` at offset 0 into frame (room for it),
+/* A WRITE of n bytes of `fill` at `offset` into frame (room for it),
  * sealed on t's session with sequence number seq: its length. */
-static size_t sealed_write(struct target *t, uint8_t *frame, size_t cap, uint8_t fill,
-			   uint64_t seq)
+static size_t sealed_write_at(struct target *t, uint8_t *frame, size_t cap, uint8_t fill,
+			      uint64_t seq, size_t n, uint64_t offset)
 {
 	Tessera__WriteRequest m = TESSERA__WRITE_REQUEST__INIT;
 	static uint64_t reqid = 90000;
-	struct tp_hdr h = { .opcode = TP_OP_WRITE, .reqid = ++reqid, .data_len = LEN };
+	struct tp_hdr h = { .opcode = TP_OP_WRITE, .reqid = ++reqid, .data_len = (uint32_t)n };
 	long len;
 
 	m.handle = t->l.handles[0];
-	m.offset = 0;
+	m.offset = offset;
 	m.cap = t->cap;
 	len = tp_frame_build(frame, cap, &h, t->raw.name, t->raw.name_len, &m.base);
-	assert_true(len > 0 && (size_t)len + LEN <= cap);
-	memset(frame + len, fill, LEN);
+	assert_true(len > 0 && (size_t)len + n <= cap);
+	memset(frame + len, fill, n);
 	tp_frame_seal(frame, (size_t)len, NULL, 0, &t->raw.ses, seq);
-	return (size_t)len + LEN;
+	return (size_t)len + n;
+}
+
+/* A WRITE of LEN bytes of `fill` at offset 0. */
+static size_t sealed_write(struct target *t, uint8_t *frame, size_t cap, uint8_t fill,
+			   uint64_t seq)
+{
+	return sealed_write_at(t, frame, cap, fill, seq, LEN, 0);
 }
 
 /* How many of the n bytes at p equal b: ciphertext matches the
@@ -223,6 +230,116 @@ static void test_flipped_raw_data(void **state)
 	}
 	assert_int_equal(unauthenticated(&t), before + 3);
 	target_close(&t);
+}
+
+/* Send n built frames as they are, each posted before the first is
+ * done, and count the frames that arrive until QUIET_S after the last
+ * send completed. */
+static int send_burst(struct raw *raw, uint8_t *const *frames, const size_t *lens, int n)
+{
+	struct tnet_ctx ctx[8];
+	struct tnet_event ev[4];
+	double end = now_s() + 5;
+	int sent = 0, got = 0;
+
+	assert_true(n <= 8);
+	for (int i = 0; i < n; i++) {
+		struct iovec iov = { frames[i], lens[i] };
+		int rc;
+
+		while ((rc = tnet_send(raw->net, raw->peer, &iov, 1, &ctx[i])) == -EAGAIN &&
+		       now_s() < end)
+			tnet_wait(raw->net, 1);
+		assert_int_equal(rc, 0);
+	}
+	end = 0;
+	while (sent < n || now_s() < end) {
+		int k = tnet_poll(raw->net, ev, 4);
+
+		for (int i = 0; i < k; i++) {
+			if (ev[i].type == TNET_SENT && ++sent == n)
+				end = now_s() + QUIET_S;
+			else if (ev[i].type == TNET_RECV) {
+				got++;
+				tnet_repost(raw->net, ev[i].rbuf);
+			}
+		}
+		if (!k)
+			tnet_wait(raw->net, 10);
+		assert_true(sent == n || got < 100);
+	}
+	return got;
+}
+
+/* Bulk writes (raw data filling at least half a receive buffer) have
+ * their tags checked by the storage daemon's disk workers, off its event
+ * loop (docs/security.md, "Sessions"); the same refusals hold there.
+ * A copy of a frame arriving while the frame waits for its check behind
+ * other writes to its object (its number held) is dropped: one answer,
+ * one write; a flipped byte of raw data writes nothing and gets no
+ * answer; and a bulk frame whose body the loop answers with an error
+ * before any check (an offset beyond the largest object) is answered
+ * only when its tag checks: a forged one hears nothing. With `encrypt =
+ * 1` the same, the loop decoding a decrypted body and the worker
+ * checking the ciphertext. */
+#define BULK (1u << 20)
+#define AHEAD 4 /* writes queued before the copied frame, so that it waits */
+static void test_bulk_checked_off_loop(void **state)
+{
+	struct cluster *c = *state;
+	static uint8_t bufs[AHEAD + 2][BULK + 1024];
+	uint8_t *frames[AHEAD + 2], *frame = bufs[0];
+	size_t lens[AHEAD + 2], len;
+	struct target t;
+	uint64_t before;
+
+	target_open(c, "/bulk", &t);
+	len = sealed_write_at(&t, frame, sizeof(bufs[0]), 'K', t.raw.seq++, BULK, 0);
+	assert_int_equal(send_count(&t.raw, frame, len), 1);
+	assert_int_equal(file_fill(&t), 'K');
+	before = unauthenticated(&t);
+
+	/* writes, the last sent twice at once: each answered once */
+	for (int i = 0; i <= AHEAD; i++) {
+		frames[i] = bufs[i];
+		lens[i] = sealed_write_at(&t, bufs[i], sizeof(bufs[i]), (uint8_t)('a' + i),
+					  t.raw.seq++, BULK, 0);
+	}
+	frames[AHEAD + 1] = bufs[AHEAD + 1];
+	lens[AHEAD + 1] = lens[AHEAD];
+	memcpy(bufs[AHEAD + 1], bufs[AHEAD], lens[AHEAD]);
+	assert_int_equal(send_burst(&t.raw, frames, lens, AHEAD + 2), AHEAD + 1);
+	assert_int_equal(file_fill(&t), 'a' + AHEAD);
+	assert_int_equal(unauthenticated(&t), before + 1);
+
+	/* a flipped byte of raw data, far into the bulk */
+	len = sealed_write_at(&t, frame, sizeof(bufs[0]), 'M', t.raw.seq++, BULK, 0);
+	frame[len - BULK / 3] ^= 0x01;
+	assert_int_equal(send_count(&t.raw, frame, len), 0);
+	assert_int_equal(file_fill(&t), 'a' + AHEAD);
+	assert_int_equal(unauthenticated(&t), before + 2);
+
+	/* an error the loop would answer (EFBIG): only when the tag checks */
+	len = sealed_write_at(&t, frame, sizeof(bufs[0]), 'N', t.raw.seq++, BULK, INT64_MAX);
+	frame[len - 1] ^= 0x80;
+	assert_int_equal(send_count(&t.raw, frame, len), 0);
+	assert_int_equal(unauthenticated(&t), before + 3);
+	len = sealed_write_at(&t, frame, sizeof(bufs[0]), 'N', t.raw.seq++, BULK, INT64_MAX);
+	assert_int_equal(send_count(&t.raw, frame, len), 1);
+	assert_int_equal(file_fill(&t), 'a' + AHEAD);
+	assert_int_equal(unauthenticated(&t), before + 3);
+	target_close(&t);
+}
+
+static void test_bulk_secret_checked_off_loop(void **state)
+{
+	struct cluster *c = *state;
+	struct target t;
+
+	target_open(c, "/bulk-mode", &t);
+	assert_int_equal(t.raw.ses.mode, TP_SEAL_SECRECY);
+	target_close(&t);
+	test_bulk_checked_off_loop(state);
 }
 
 /* Frames reordered within the window are each served once; one older
@@ -423,6 +540,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_replayed_frame, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_flipped_raw_data, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_reorder_window, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_bulk_checked_off_loop, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_bulk_secret_checked_off_loop, setup_secret,
+						cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_secrecy, setup_secret, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_client_demands_secrecy, setup,
 						cluster_teardown),
