@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -37,18 +38,50 @@ double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int free_port(void)
+/* The first port of the kernel's ephemeral range (32768 on Debian). */
+static int ephemeral_low(void)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+	int lo = 32768;
+
+	if (f) {
+		if (fscanf(f, "%d", &lo) != 1)
+			lo = 32768;
+		fclose(f);
+	}
+	return lo;
+}
+
+static int port_bindable(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+				  .sin_port = htons((uint16_t)port) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
 
 	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
-	port = ntohs(sa.sin_port);
+	ok = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
 	close(fd);
-	return port;
+	return ok;
+}
+
+/* A free port below the kernel's ephemeral range, so that no outgoing
+ * connection (a client's, with the connected transport one per daemon)
+ * takes a daemon's port while a test restarts the daemon on it. */
+int free_port(void)
+{
+	int hi = ephemeral_low() - 1;
+
+	for (int i = 0; i < 200 && hi > 10001; i++) {
+		uint32_t r;
+
+		assert_int_equal(getrandom(&r, sizeof(r), 0), sizeof(r));
+		int port = 10000 + (int)(r % (uint32_t)(hi - 10000));
+
+		if (port_bindable(port))
+			return port;
+	}
+	fail_msg("no free port between 10000 and %d", hi);
+	return -1;
 }
 
 /* Start one daemon, with disk faults if `faults` is not NULL (a storage
