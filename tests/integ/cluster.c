@@ -342,6 +342,27 @@ int cluster_teardown(void **state)
 	return 0;
 }
 
+tessera_fs *cluster_connect_more(const char *conf)
+{
+	tessera_fs *fs;
+	char err[512];
+
+	if (tessera_connect(conf, &fs, err, sizeof(err)))
+		fail_msg("connect %s: %s", conf, err);
+	return fs;
+}
+
+tessera_file *cluster_open_striped(tessera_fs *fs, const char *path, uint64_t strip,
+				   uint32_t count)
+{
+	struct tessera_layout l = { .strip_size = strip, .count = count };
+	tessera_file *f;
+
+	if (tessera_open(fs, path, O_RDWR | O_CREAT, 0644, &l, &f))
+		fail_msg("open %s: %s", path, tessera_errmsg(fs));
+	return f;
+}
+
 uint64_t rnd(uint64_t *s)
 {
 	*s ^= *s << 13;

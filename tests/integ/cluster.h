@@ -50,6 +50,12 @@ int cluster_setup(void **state, const char *provider);
 /* The same with more config lines ("key = value\n..."). */
 int cluster_setup_conf(void **state, const char *provider, const char *extra);
 int cluster_teardown(void **state);
+/* Another client of the file system of config conf (the test fails if it
+ * cannot connect), and a file opened read-write, created with `strip`-byte
+ * strips over `count` storage daemons if new. */
+tessera_fs *cluster_connect_more(const char *conf);
+tessera_file *cluster_open_striped(tessera_fs *fs, const char *path, uint64_t strip,
+				   uint32_t count);
 uint64_t rnd(uint64_t *s);
 
 #define CHECK(fs, call) do { int rc_ = (call); if (rc_ < 0) fail_msg("%s: %s", #call, tessera_errmsg(fs)); } while (0)

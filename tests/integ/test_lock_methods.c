@@ -33,21 +33,7 @@ static const char *proto_name[] = { "two-phase", "one-try", "alt-try" };
 
 static tessera_file *open_file(tessera_fs *fs, const char *path)
 {
-	struct tessera_layout l = { .strip_size = STRIP, .count = N_IOS };
-	tessera_file *f;
-
-	CHECK(fs, tessera_open(fs, path, O_RDWR | O_CREAT, 0644, &l, &f));
-	return f;
-}
-
-static tessera_fs *connect_conf(const char *conf)
-{
-	tessera_fs *fs;
-	char err[512];
-
-	if (tessera_connect(conf, &fs, err, sizeof(err)))
-		fail_msg("connect %s: %s", conf, err);
-	return fs;
+	return cluster_open_striped(fs, path, STRIP, N_IOS);
 }
 
 /* ------------------------------------------------------------ the holder */
@@ -173,7 +159,7 @@ static void posix_pattern(uint64_t *offs, uint64_t *lens)
 static void test_posix_counts(void **state)
 {
 	struct cluster *c = *state;
-	struct holder h = { .fs = connect_conf(c->conf) };
+	struct holder h = { .fs = cluster_connect_more(c->conf) };
 	tessera_file *f = open_file(c->fs, "/posix"), *hf = open_file(h.fs, "/posix");
 	uint64_t offs[POSIX_REGIONS], lens[POSIX_REGIONS];
 
@@ -233,8 +219,8 @@ static void test_list_split_counts(void **state)
 	snprintf(cmd, sizeof(cmd), "cp %s %s && echo 'lock_list_batch = 64' >> %s", c->conf, conf,
 		 conf);
 	assert_int_equal(system(cmd), 0);
-	fs64 = connect_conf(conf);
-	hfs = connect_conf(c->conf);
+	fs64 = cluster_connect_more(conf);
+	hfs = cluster_connect_more(c->conf);
 	h = (struct holder){ .fs = hfs };
 	f64 = open_file(fs64, "/list");
 	hf = open_file(hfs, "/list");
@@ -300,7 +286,7 @@ static void *blocked_main(void *arg)
 static void test_blocks_false_sharing(void **state)
 {
 	struct cluster *c = *state;
-	tessera_fs *fs2 = connect_conf(c->conf);
+	tessera_fs *fs2 = cluster_connect_more(c->conf);
 	tessera_file *fa = open_file(c->fs, "/blocks"), *fb = open_file(fs2, "/blocks");
 	struct tessera_lock_conflict seen;
 
@@ -341,7 +327,7 @@ static void test_blocks_false_sharing(void **state)
 static void test_blocks_rounding(void **state)
 {
 	struct cluster *c = *state;
-	tessera_fs *fs2 = connect_conf(c->conf);
+	tessera_fs *fs2 = cluster_connect_more(c->conf);
 	tessera_file *f = open_file(c->fs, "/rounding"), *f2 = open_file(fs2, "/rounding");
 	struct tessera_lock_conflict seen;
 	struct tessera_lock_info info;

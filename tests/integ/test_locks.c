@@ -37,21 +37,7 @@ static const char *proto_name[] = { "two-phase", "one-try", "alt-try" };
 
 static tessera_file *open_file(tessera_fs *fs, const char *path)
 {
-	struct tessera_layout l = { .strip_size = STRIP, .count = N_IOS };
-	tessera_file *f;
-
-	CHECK(fs, tessera_open(fs, path, O_RDWR | O_CREAT, 0644, &l, &f));
-	return f;
-}
-
-static tessera_fs *connect_more(struct cluster *c)
-{
-	tessera_fs *fs;
-	char err[512];
-
-	if (tessera_connect(c->conf, &fs, err, sizeof(err)))
-		fail_msg("connect: %s", err);
-	return fs;
+	return cluster_open_striped(fs, path, STRIP, N_IOS);
 }
 
 /* One byte, the element of the types below. */
@@ -185,7 +171,7 @@ static void *waiter_main(void *arg)
 static void test_conflicts(void **state)
 {
 	struct cluster *c = *state;
-	tessera_fs *fs2 = connect_more(c);
+	tessera_fs *fs2 = cluster_connect_more(c->conf);
 	tessera_file *fa = open_file(c->fs, "/locked"), *fb = open_file(fs2, "/locked");
 
 	for (int method = 0; method < N_METHODS; method++)
@@ -559,7 +545,7 @@ static void test_daemon_restarted(void **state)
 static void test_record_locks(void **state)
 {
 	struct cluster *c = *state;
-	tessera_fs *fs2 = connect_more(c);
+	tessera_fs *fs2 = cluster_connect_more(c->conf);
 	tessera_file *fa = open_file(c->fs, "/record"), *fb = open_file(fs2, "/record");
 	tessera_lock *a, *all, *x, *lib;
 	struct tessera_lock_conflict cf;
@@ -640,7 +626,7 @@ static void *appender_main(void *arg)
 static void test_append(void **state)
 {
 	struct cluster *c = *state;
-	tessera_fs *fs2 = connect_more(c);
+	tessera_fs *fs2 = cluster_connect_more(c->conf);
 	struct appender ap[4];
 	pthread_t th[4];
 	static char data[4 * APPENDS * RECORD];

@@ -1334,7 +1334,7 @@ static void test_group_commit_log_switch(void **state)
 {
 	struct fx *f = *state;
 	static char value[MDS_XATTR_VALUE_MAX], got[MDS_XATTR_VALUE_MAX];
-	char path[32], name[16];
+	char path[32], name[24];
 	size_t size;
 	int pending = 0;
 
