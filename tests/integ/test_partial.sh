@@ -182,17 +182,20 @@ have_mount() { mountpoint -q "$M" 2>/dev/null; }
 # The CLI's calls with the victim down (after SIGSTOP or SIGKILL).
 cli_calls() { # MODE
 	local mode=$1
+	# Closed files: the metadata daemon keeps their sizes (docs/design.md,
+	# "Sizes kept by the metadata daemon"), so listing and stat answer in
+	# full without the victim.
+	local wide_size
+	wide_size=$(stat -c %s "$dir/wide.in")
 	timed "$mode ls -l" "$T" ls -l /d
 	within
-	[ "$rc" -ne 0 ]
-	names_victim
-	grep -Eq ' \? .* wide$' <<<"$out" || { echo "no '?' size for wide: $out"; return 1; }
+	[ "$rc" -eq 0 ] || { echo "ls -l failed: $err"; return 1; }
+	grep -Eq " $wide_size .* wide\$" <<<"$out" || { echo "wide's size missing: $out"; return 1; }
 	grep -Eq ' 3 .* one$' <<<"$out" || { echo "one's size missing: $out"; return 1; }
 	timed "$mode stat" "$T" stat /d/wide
 	within
-	[ "$rc" -ne 0 ]
-	has "$out" "Size: ?"
-	names_victim
+	[ "$rc" -eq 0 ] || { echo "stat failed: $err"; return 1; }
+	has "$out" "Size: $wide_size"
 	timed "$mode cat" "$T" cat /d/wide
 	within
 	[ "$rc" -ne 0 ]

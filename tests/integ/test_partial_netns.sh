@@ -146,12 +146,12 @@ test_link_cut() {
 	within
 	[ "$rc" -ne 0 ]
 	has "$err" "$IOS1"
+	# closed files' sizes are the metadata daemon's: the listing is whole
 	c "cut ls -l" "$T" ls -l /
 	within
-	[ "$rc" -ne 0 ]
+	[ "$rc" -eq 0 ] || { echo "ls -l failed: $err"; return 1; }
 	has "$out" "wide"
 	has "$out" "onA"
-	has "$err" "$IOS1"
 	c "cut write" "$T" cp -q "$dir/wide.in" tessera:/wide2
 	within
 	[ "$rc" -ne 0 ]
