@@ -15,6 +15,8 @@ failures=()
 failed_logs=()  # their logs, whose ends are shown again before the summary
 times=()   # "seconds suite (build)", for the slowest ones at the end
 suite_timeout=${TESSERA_SUITE_TIMEOUT:-900}
+# Leaks inside third-party code (listed there with why) are not ours to fix.
+export LSAN_OPTIONS="suppressions=$top/tests/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 
 for group in "$@"; do
 	build=${group%%:*}
