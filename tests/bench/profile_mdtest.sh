@@ -59,7 +59,7 @@ trap 'perf probe -q -d "$grp:*" 2>/dev/null; fuse_cluster_down' EXIT
 
 fuse=$FUSE_PID mds=$(cat "$D/mds.pid")
 ios=$(for ((i = 0; i < N_IOS; i++)); do cat "$D/ios$i.pid"; done | paste -sd,)
-ev=syscalls:sys_enter_sendmsg,syscalls:sys_enter_sendto,syscalls:sys_enter_writev
+ev=task-clock,syscalls:sys_enter_sendmsg,syscalls:sys_enter_sendto,syscalls:sys_enter_writev
 perf stat -x, -e "$ev${probe_ev:+,$probe_ev}" -p "$fuse" -o "$D/stat.fuse" &
 s1=$!
 perf stat -x, -e "$ev" -p "$mds" -o "$D/stat.mds" &
@@ -77,7 +77,9 @@ wait $s1 $s2 $s3 $r1 $r2 2>/dev/null || true
 
 files=$((NP * N))
 echo "== mdtest-easy -$PHASE on the mount, $NP ranks x $N files, local reads off"
-grep -E '^ +File (creation|stat|read|removal)' "$D/phase.out" | head -1
+case $PHASE in E) what=read ;; T) what=stat ;; r) what=removal ;; esac
+rate=$(awk -v w="$what" '$1 == "File" && $2 == w { print $5; exit }' "$D/phase.out")
+echo "$rate files/s"
 count() { awk -F, -v e="$2" '$3 == "syscalls:sys_enter_" e { print $1 }' "$D/stat.$1"; }
 printf 'per file: %.1f FUSE replies from the mount (writev), %.1f messages from the mount (sendmsg+sendto),\n' \
 	"$(echo "$(count fuse writev) / $files" | bc -l)" \
@@ -85,6 +87,14 @@ printf 'per file: %.1f FUSE replies from the mount (writev), %.1f messages from 
 printf '          %.1f from the metadata daemon, %.1f from the storage daemons (their replies)\n' \
 	"$(echo "($(count mds sendmsg) + $(count mds sendto) + $(count mds writev)) / $files" | bc -l)" \
 	"$(echo "($(count ios sendmsg) + $(count ios sendto) + $(count ios writev)) / $files" | bc -l)"
+# CPU per file (task-clock, ms): the mount, the metadata daemon, the 4
+# storage daemons; beside the wall time per file of the whole phase
+# (2 cores: up to twice the wall time is available; the ranks and the
+# kernel's side of FUSE, not counted here, take their share too).
+cpu() { awk -F, '$3 ~ /^task-clock/ { print $1 }' "$D/stat.$1"; }
+printf 'CPU per file: mount %.0f us, metadata daemon %.0f us, storage daemons %.0f us; wall per file %.0f us\n' \
+	"$(echo "$(cpu fuse) * 1000 / $files" | bc -l)" "$(echo "$(cpu mds) * 1000 / $files" | bc -l)" \
+	"$(echo "$(cpu ios) * 1000 / $files" | bc -l)" "$(echo "1000000 / $rate" | bc -l)"
 echo "per file, mount calls (uprobes):"
 awk -F, -v g="$grp:" -v n="$files" 'index($3, g) == 1 { sub(g, "", $3); printf "  %-14s %6.2f\n", $3, $1 / n }' "$D/stat.fuse"
 for p in fuse mds; do
