@@ -537,13 +537,30 @@ static void fill_event(struct tnet *net, struct tnet_event *ev, void *op_context
 	}
 }
 
-int tnet_poll(struct tnet *net, struct tnet_event *ev, int max)
+/* An RDM completion into ev: always one event. A receive cut short
+ * (FI_ETRUNC) reports the bytes that fit, its whole buffer. */
+static int rdm_event(struct tnet *net, struct tnet_event *ev, void *op_context, size_t len,
+		     int status)
+{
+	fill_event(net, ev, op_context, len, status);
+	if (ev->type == TNET_RECV && status == -EMSGSIZE)
+		ev->len = ev->rbuf->cap;
+	return 1;
+}
+
+/* The status a failed completion is handed up with. */
+static int cq_err_status(const struct fi_cq_err_entry *ee)
+{
+	if (ee->err == FI_ETRUNC)
+		return -EMSGSIZE;
+	return ee->err == FI_ECANCELED ? -ECANCELED : tnet_fi_err(ee->err);
+}
+
+int tnet_cq_drain(struct tnet *net, struct tnet_event *ev, int max, tnet_event_fn fn)
 {
 	struct fi_cq_msg_entry ent[16];
 	int n = 0;
 
-	if (net->conns)
-		return tnet_conn_poll(net, ev, max);
 	while (n < max) {
 		ssize_t got = fi_cq_read(net->cq, ent, (size_t)(max - n) < 16 ? (size_t)(max - n) : 16);
 
@@ -554,20 +571,21 @@ int tnet_poll(struct tnet *net, struct tnet_event *ev, int max)
 
 			if (fi_cq_readerr(net->cq, &ee, 0) != 1)
 				break;
-			if (!ee.op_context)
-				continue;
-			fill_event(net, &ev[n], ee.op_context,
-				   ee.len, ee.err == FI_ETRUNC ? -EMSGSIZE
-				   : ee.err == FI_ECANCELED ? -ECANCELED : tnet_fi_err(ee.err));
-			if (ev[n].type == TNET_RECV && ee.err == FI_ETRUNC)
-				ev[n].len = ev[n].rbuf->cap;
-			n++;
+			if (ee.op_context)
+				n += fn(net, &ev[n], ee.op_context, ee.len, cq_err_status(&ee));
 			continue;
 		}
 		if (got < 0)
 			return n ? n : tnet_fi_err((int)got);
-		for (ssize_t i = 0; i < got; i++, n++)
-			fill_event(net, &ev[n], ent[i].op_context, ent[i].len, 0);
+		for (ssize_t i = 0; i < got; i++)
+			n += fn(net, &ev[n], ent[i].op_context, ent[i].len, 0);
 	}
 	return n;
+}
+
+int tnet_poll(struct tnet *net, struct tnet_event *ev, int max)
+{
+	if (net->conns)
+		return tnet_conn_poll(net, ev, max);
+	return tnet_cq_drain(net, ev, max, rdm_event);
 }

@@ -541,32 +541,8 @@ static int conn_event(struct tnet *net, struct tnet_event *ev, void *op_context,
 
 int tnet_conn_poll(struct tnet *net, struct tnet_event *ev, int max)
 {
-	struct fi_cq_msg_entry ent[16];
-	int n = 0;
-
 	conn_progress(net);
-	while (n < max) {
-		ssize_t got = fi_cq_read(net->cq, ent, (size_t)(max - n) < 16 ? (size_t)(max - n) : 16);
-
-		if (got == -FI_EAGAIN)
-			break;
-		if (got == -FI_EAVAIL) {
-			struct fi_cq_err_entry ee = { 0 };
-
-			if (fi_cq_readerr(net->cq, &ee, 0) != 1)
-				break;
-			if (ee.op_context)
-				n += conn_event(net, &ev[n], ee.op_context, ee.len,
-						ee.err == FI_ETRUNC ? -EMSGSIZE
-						: ee.err == FI_ECANCELED ? -ECANCELED : tnet_fi_err(ee.err));
-			continue;
-		}
-		if (got < 0)
-			return n ? n : tnet_fi_err((int)got);
-		for (ssize_t i = 0; i < got; i++)
-			n += conn_event(net, &ev[n], ent[i].op_context, ent[i].len, 0);
-	}
-	return n;
+	return tnet_cq_drain(net, ev, max, conn_event);
 }
 
 

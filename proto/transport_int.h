@@ -66,6 +66,14 @@ int tnet_open_cq(struct tnet *net, unsigned nrecv, const char **step);
 int tnet_find_name(struct tnet *net, const void *name, size_t len, uint64_t *peer);
 void tnet_cache_name(struct tnet *net, const void *name, size_t len, uint64_t peer);
 
+/* One completion (op_context, len, and status: 0 or the failure's
+ * negative errno) into *ev: returns the events made, 0 or 1. */
+typedef int (*tnet_event_fn)(struct tnet *net, struct tnet_event *ev, void *op_context,
+			     size_t len, int status);
+/* Up to max completions of net's cq, each through fn: the events made,
+ * or a negative errno when the cq failed before any. */
+int tnet_cq_drain(struct tnet *net, struct tnet_event *ev, int max, tnet_event_fn fn);
+
 /* The connected mode, called by the public tnet_* calls when net->conns
  * is set. Same contracts as the tnet_* call each serves. */
 int tnet_conn_open(struct tnet *net, const struct tnet_opts *opts, const char **step);
