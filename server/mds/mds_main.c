@@ -953,6 +953,70 @@ static struct mds_sizes *sizes_table(struct mds *mds, const struct tp_config *cf
 	return mds_sizes_new(MDS_SIZE_ENTRIES, quiet, tp_real_ns());
 }
 
+/* The daemon's settings from its configuration, and its capability key. */
+static int mds_configure(struct mds *mds, const struct tp_config *cfg, const struct srv_cmdline *cl,
+			 char *err, size_t errlen)
+{
+	int rc;
+
+	if ((rc = srv_check_daemon_uid(cfg, err, errlen)))
+		return rc;
+	mds->n_ios = cfg->n_ios;
+	mds->root_squash = cfg->root_squash != 0;
+	mds->squash_uid = cfg->squash_uid;
+	mds->squash_gids[0] = cfg->squash_gid;
+	mds->cap_lifetime_ms = cfg->cap_lifetime_ms;
+	mds->dir = cl->dir;
+	return cap_key_load(cfg->key_file, &mds->key, err, errlen);
+}
+
+/* The namespace (claimed for this daemon; LevelDB makes it in a new
+ * directory by itself) and the purger over it. *claimed: a warning
+ * about the claim to log once the daemon can, or NULL. */
+static int mds_open_store(struct mds *mds, const struct tp_config *cfg,
+			  const struct srv_cmdline *cl, char **claimed, char *err, size_t errlen)
+{
+	struct srv_store_owner me = { SRV_STORE_METADATA, cl->index, cfg->fs_id };
+	enum srv_store_dir how;
+	char why[400];
+	int rc;
+
+	*claimed = NULL;
+	if ((rc = srv_store_claim(cl->dir, &me, &how, claimed, err, errlen)))
+		return rc;
+	if ((rc = mds_store_open(cl->dir, cl->index, cfg->n_ios, &mds->store, err, errlen)))
+		goto fail;
+	if ((rc = mds_purge_create(cfg, mds->store, &mds->key, &mds->purge, why, sizeof(why)))) {
+		snprintf(err, errlen, "purger: %s", why);
+		mds_store_close(mds->store);
+		goto fail;
+	}
+	return 0;
+fail:
+	free(*claimed);
+	*claimed = NULL;
+	return rc;
+}
+
+/* After srv_create: what needs the daemon's context, then its run. */
+static void mds_serve(struct mds *mds, struct srv *srv, const struct tp_config *cfg,
+		      const struct srv_cmdline *cl, char *claimed)
+{
+	int rc;
+
+	mds->srv = srv;
+	mds_store_defer_sync(mds->store, mds_pending, mds);
+	mds->sizes = sizes_table(mds, cfg);
+	if (!mds->sizes)
+		srv_warn(srv, "no memory for the table of known sizes: every stat asks the"
+			 " storage daemons");
+	if (claimed)
+		srv_warn(srv, "%s", claimed);
+	if ((rc = srv_write_pidfile(cl->pidfile)))
+		fprintf(stderr, "tessera-mds: pid file %s: %s\n", cl->pidfile, strerror(-rc));
+	srv_run(srv);
+}
+
 int main(int argc, char **argv)
 {
 	struct srv_cmdline cl;
@@ -960,78 +1024,38 @@ int main(int argc, char **argv)
 	struct tp_config cfg;
 	struct mds mds = { 0 };
 	struct srv *srv = NULL;
-	char err[512];
-	int rc;
+	char err[512], *claimed = NULL;
 
 	if ((parsed = srv_parse_cmdline(argc, argv, "tessera-mds", NULL, &cl)) != SRV_CMDLINE_RUN)
 		return srv_cmdline_exit_status(parsed);
-	if (tp_config_load(cl.config, &cfg, err, sizeof(err))) {
-		fprintf(stderr, "tessera-mds: %s\n", err);
-		return 1;
-	}
+	if (tp_config_load(cl.config, &cfg, err, sizeof(err)))
+		goto fail;
 	if (cl.check_only) {
 		printf("%s: valid\n", cl.config);
 		return 0;
 	}
-	if (srv_check_daemon_uid(&cfg, err, sizeof(err))) {
-		fprintf(stderr, "tessera-mds: %s\n", err);
-		return 1;
-	}
-	mds.n_ios = cfg.n_ios;
-	mds.root_squash = cfg.root_squash != 0;
-	mds.squash_uid = cfg.squash_uid;
-	mds.squash_gids[0] = cfg.squash_gid;
-	mds.cap_lifetime_ms = cfg.cap_lifetime_ms;
-	mds.dir = cl.dir;
-	if (cap_key_load(cfg.key_file, &mds.key, err, sizeof(err))) {
-		fprintf(stderr, "tessera-mds: %s\n", err);
-		return 1;
-	}
-	struct srv_store_owner me = { SRV_STORE_METADATA, cl.index, cfg.fs_id };
-	enum srv_store_dir how;
-	char *claimed = NULL;
+	if (mds_configure(&mds, &cfg, &cl, err, sizeof(err)) ||
+	    mds_open_store(&mds, &cfg, &cl, &claimed, err, sizeof(err)))
+		goto fail;
 
-	/* LevelDB makes the namespace in a new directory by itself */
-	if ((rc = srv_store_claim(cl.dir, &me, &how, &claimed, err, sizeof(err)))) {
-		fprintf(stderr, "tessera-mds: %s\n", err);
-		return 1;
-	}
-	if ((rc = mds_store_open(cl.dir, cl.index, cfg.n_ios, &mds.store, err, sizeof(err)))) {
-		free(claimed);
-		fprintf(stderr, "tessera-mds: %s\n", err);
-		return 1;
-	}
-	if ((rc = mds_purge_create(&cfg, mds.store, &mds.key, &mds.purge, err, sizeof(err)))) {
-		fprintf(stderr, "tessera-mds: purger: %s\n", err);
-		free(claimed);
-		mds_store_close(mds.store);
-		return 1;
-	}
 	struct srv_role role = { "mds", cl.index, mds_handlers, mds_tick, &mds, mds_commit };
 	struct srv_opts so = { &cfg, cfg.mds.host, cfg.mds.port, 32, NULL, &cl.log };
 
-	if ((rc = srv_create(&so, &role, &srv, err, sizeof(err)))) {
+	if (srv_create(&so, &role, &srv, err, sizeof(err))) {
 		fprintf(stderr, "tessera-mds: listen on %s:%s: %s\n", so.host, so.port, err);
 		free(claimed);
 		mds_purge_destroy(mds.purge);
 		mds_store_close(mds.store);
 		return 1;
 	}
-	mds.srv = srv;
-	mds_store_defer_sync(mds.store, mds_pending, &mds);
-	mds.sizes = sizes_table(&mds, &cfg);
-	if (!mds.sizes)
-		srv_warn(srv, "no memory for the table of known sizes: every stat asks the"
-			 " storage daemons");
-	if (claimed)
-		srv_warn(srv, "%s", claimed);
+	mds_serve(&mds, srv, &cfg, &cl, claimed);
 	free(claimed);
-	if ((rc = srv_write_pidfile(cl.pidfile)))
-		fprintf(stderr, "tessera-mds: pid file %s: %s\n", cl.pidfile, strerror(-rc));
-	srv_run(srv);
 	srv_destroy(srv);
 	mds_sizes_free(mds.sizes);
 	mds_purge_destroy(mds.purge);
 	mds_store_close(mds.store);
 	return 0;
+fail:
+	fprintf(stderr, "tessera-mds: %s\n", err);
+	return 1;
 }
