@@ -76,25 +76,26 @@ kill -INT $s1 $s2 $s3 $r1 $r2
 wait $s1 $s2 $s3 $r1 $r2 2>/dev/null || true
 
 files=$((NP * N))
+calc() { awk "BEGIN { print $1 }"; }   # an arithmetic expression
 echo "== mdtest-easy -$PHASE on the mount, $NP ranks x $N files, local reads off"
-case $PHASE in E) what=read ;; T) what=stat ;; r) what=removal ;; esac
+case $PHASE in E) what="read" ;; T) what="stat" ;; r) what="removal" ;; esac
 rate=$(awk -v w="$what" '$1 == "File" && $2 == w { print $5; exit }' "$D/phase.out")
 echo "$rate files/s"
 count() { awk -F, -v e="$2" '$3 == "syscalls:sys_enter_" e { print $1 }' "$D/stat.$1"; }
 printf 'per file: %.1f FUSE replies from the mount (writev), %.1f messages from the mount (sendmsg+sendto),\n' \
-	"$(echo "$(count fuse writev) / $files" | bc -l)" \
-	"$(echo "($(count fuse sendmsg) + $(count fuse sendto)) / $files" | bc -l)"
+	"$(calc "$(count fuse writev) / $files")" \
+	"$(calc "($(count fuse sendmsg) + $(count fuse sendto)) / $files")"
 printf '          %.1f from the metadata daemon, %.1f from the storage daemons (their replies)\n' \
-	"$(echo "($(count mds sendmsg) + $(count mds sendto) + $(count mds writev)) / $files" | bc -l)" \
-	"$(echo "($(count ios sendmsg) + $(count ios sendto) + $(count ios writev)) / $files" | bc -l)"
+	"$(calc "($(count mds sendmsg) + $(count mds sendto) + $(count mds writev)) / $files")" \
+	"$(calc "($(count ios sendmsg) + $(count ios sendto) + $(count ios writev)) / $files")"
 # CPU per file (task-clock, ms): the mount, the metadata daemon, the 4
 # storage daemons; beside the wall time per file of the whole phase
 # (2 cores: up to twice the wall time is available; the ranks and the
 # kernel's side of FUSE, not counted here, take their share too).
 cpu() { awk -F, '$3 ~ /^task-clock/ { print $1 }' "$D/stat.$1"; }
 printf 'CPU per file: mount %.0f us, metadata daemon %.0f us, storage daemons %.0f us; wall per file %.0f us\n' \
-	"$(echo "$(cpu fuse) * 1000 / $files" | bc -l)" "$(echo "$(cpu mds) * 1000 / $files" | bc -l)" \
-	"$(echo "$(cpu ios) * 1000 / $files" | bc -l)" "$(echo "1000000 / $rate" | bc -l)"
+	"$(calc "$(cpu fuse) * 1000 / $files")" "$(calc "$(cpu mds) * 1000 / $files")" \
+	"$(calc "$(cpu ios) * 1000 / $files")" "$(calc "1000000 / $rate")"
 echo "per file, mount calls (uprobes):"
 awk -F, -v g="$grp:" -v n="$files" 'index($3, g) == 1 { sub(g, "", $3); printf "  %-14s %6.2f\n", $3, $1 / n }' "$D/stat.fuse"
 for p in fuse mds; do
