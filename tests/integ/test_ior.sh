@@ -18,6 +18,9 @@
 # (romio-adio/tests/mpi_lib.sh). Skipped with a reason when MPI or mpicc is
 # missing; the mount's checks are skipped when /dev/fuse is not usable.
 SUITE=ior
+# ior and mdtest are built with Open MPI's mpicc: run them under its
+# mpirun, whatever TESSERA_MPI a caller set for the MPICH suites.
+TESSERA_MPI=openmpi
 . "$(dirname "$0")/../../romio-adio/tests/mpi_lib.sh"
 command -v mpicc >/dev/null || skip "mpicc is not installed (make deps): IOR cannot be built"
 
