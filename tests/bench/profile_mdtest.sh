@@ -14,7 +14,8 @@
 #   - uprobes on the mount's FUSE handlers and the library calls that
 #     make round trips (perf probe: a group of this run's own, removed at
 #     the end), counted per file;
-#   - perf record (DWARF call graphs) of tessera-fuse and tessera-mds;
+#   - perf record (DWARF call graphs) of tessera-fuse, tessera-mds and
+#     the first storage daemon;
 # and prints the counts per file and each process's top functions (self
 # time, and with callees). PHASE is mdtest's flag: E (read: open and close; the default),
 # T (stat), r (remove). MDTEST_EASY_FILES (default 1000) files per rank.
@@ -70,10 +71,12 @@ perf record -q -F 499 --call-graph dwarf,16384 -p "$fuse" -o "$D/perf.fuse" 2>/d
 r1=$!
 perf record -q -F 499 --call-graph dwarf,16384 -p "$mds" -o "$D/perf.mds" 2>/dev/null &
 r2=$!
+perf record -q -F 499 --call-graph dwarf,16384 -p "$(cat "$D/ios0.pid")" -o "$D/perf.ios0" 2>/dev/null &
+r3=$!
 sleep 1   # (perf attached)
 "${run[@]}" "${md[@]}" "-$PHASE" >"$D/phase.out" 2>&1 || { cat "$D/phase.out"; exit 1; }
-kill -INT $s1 $s2 $s3 $r1 $r2
-wait $s1 $s2 $s3 $r1 $r2 2>/dev/null || true
+kill -INT $s1 $s2 $s3 $r1 $r2 $r3
+wait $s1 $s2 $s3 $r1 $r2 $r3 2>/dev/null || true
 
 files=$((NP * N))
 calc() { awk "BEGIN { print $1 }"; }   # an arithmetic expression
@@ -98,7 +101,7 @@ printf 'CPU per file: mount %.0f us, metadata daemon %.0f us, storage daemons %.
 	"$(calc "$(cpu ios) * 1000 / $files")" "$(calc "1000000 / $rate")"
 echo "per file, mount calls (uprobes):"
 awk -F, -v g="$grp:" -v n="$files" 'index($3, g) == 1 { sub(g, "", $3); printf "  %-14s %6.2f\n", $3, $1 / n }' "$D/stat.fuse"
-for p in fuse mds; do
+for p in fuse mds ios0; do
 	echo "-- tessera-$p, self time, top 25"
 	perf report -i "$D/perf.$p" --no-children --sort dso,symbol --stdio -q -g none 2>/dev/null |
 		grep -v '^$' | grep '%' | head -25
