@@ -257,12 +257,19 @@ static void reply_removed(struct srv_req *req, const struct mds_attr *a, int rem
 	free(m);
 }
 
+/* Entries in one page of a listing: what the client asked for (0: as
+ * many as may be), never more than most, which bounds what a request
+ * makes the daemon allocate. */
+static uint32_t page_entries(uint32_t asked, uint32_t most)
+{
+	return asked && asked < most ? asked : most;
+}
+
 static void reply_readdir(struct mds *mds, struct srv_req *req, const struct mds_cred *cred)
 {
 	Tessera__ReaddirRequest *m = (Tessera__ReaddirRequest *)req->msg;
 	Tessera__ReaddirReply rep = TESSERA__READDIR_REPLY__INIT;
-	uint32_t max = m->max_entries && m->max_entries < MDS_READDIR_MAX ? m->max_entries
-									 : MDS_READDIR_MAX;
+	uint32_t max = page_entries(m->max_entries, MDS_READDIR_MAX);
 	struct mds_dirent *ents = calloc(max, sizeof(*ents));
 	Tessera__Dirent *msgs = calloc(max, sizeof(*msgs));
 	Tessera__Dirent **ptrs = calloc(max, sizeof(*ptrs));
@@ -582,6 +589,47 @@ static void reply_not_admin_host(struct srv_req *req, const char *what)
 			"is not an admin host (admin_hosts in the config)", what, host);
 }
 
+/* Only root may list every file (the acting identity: cred_of), and
+ * not from a host that is no admin host; a refusal is answered here. */
+static int may_list_files(struct mds *mds, struct srv_req *req,
+			  const Tessera__FileListRequest *m)
+{
+	struct mds_cred cred;
+
+	cred_of(mds, req, m->cred, &cred);
+	if (req->ident.foreign_root) {
+		reply_not_admin_host(req, "list files");
+		return 0;
+	}
+	if (cred.uid != 0) {
+		srv_reply_error(req, -EPERM, "list files: only root may list every file");
+		return 0;
+	}
+	return 1;
+}
+
+/* One entry of a FILE_LIST reply: a purge intent (in) or a file (fa),
+ * with its layout and objects (in msg, which the entry points into). */
+static void file_entry(Tessera__FileEntry *ent, struct attr_msg *msg,
+		       const struct mds_intent *in, const struct mds_attr *fa)
+{
+	struct mds_layout l = { 0 };
+
+	tessera__file_entry__init(ent);
+	if (in) {
+		l.count = in->count;
+		memcpy(l.servers, in->servers, l.count * sizeof(*l.servers));
+		memcpy(l.handles, in->handles, l.count * sizeof(*l.handles));
+		ent->handle = in->file;
+	} else {
+		l = fa->layout;
+		ent->handle = fa->handle;
+		ent->size = fa->size;
+	}
+	layout_msg(&l, msg, LAYOUT_WITH_OBJECTS);
+	ent->layout = &msg->layout;
+}
+
 /* fsck: the files (with layouts) or the purge intents, a page at a time.
  * Only root may list (the acting identity: cred_of). */
 static void mds_op_FILE_LIST(void *ctx, struct srv_req *req)
@@ -589,8 +637,7 @@ static void mds_op_FILE_LIST(void *ctx, struct srv_req *req)
 	struct mds *mds = ctx;
 	Tessera__FileListRequest *m = (Tessera__FileListRequest *)req->msg;
 	Tessera__FileListReply rep = TESSERA__FILE_LIST_REPLY__INIT;
-	uint32_t max = m->max_entries && m->max_entries < MDS_FILE_LIST_MAX ? m->max_entries
-									   : MDS_FILE_LIST_MAX;
+	uint32_t max = page_entries(m->max_entries, MDS_FILE_LIST_MAX);
 	struct mds_attr *files = NULL;
 	struct mds_intent *intents = NULL;
 	struct attr_msg *msgs = calloc(max, sizeof(*msgs));
@@ -598,17 +645,10 @@ static void mds_op_FILE_LIST(void *ctx, struct srv_req *req)
 	Tessera__FileEntry **ptrs = calloc(max, sizeof(*ptrs));
 	uint32_t n = 0;
 	int eof = 0, rc;
-	struct mds_cred cred;
+	const uint64_t *after = m->resume ? &m->after : NULL;
 
-	cred_of(mds, req, m->cred, &cred);
-	if (req->ident.foreign_root) {
-		reply_not_admin_host(req, "list files");
+	if (!may_list_files(mds, req, m))
 		goto out;
-	}
-	if (cred.uid != 0) {
-		srv_reply_error(req, -EPERM, "list files: only root may list every file");
-		goto out;
-	}
 	if (m->intents)
 		intents = calloc(max, sizeof(*intents));
 	else
@@ -619,31 +659,16 @@ static void mds_op_FILE_LIST(void *ctx, struct srv_req *req)
 	}
 	/* rep.horizon stays 0: handles are random, so none orders files by
 	 * age (fsck lists the files again after the objects instead). */
-	if (m->intents)
-		rc = mds_intent_list(mds->store, m->resume ? &m->after : NULL, max, intents, &n,
-				     &eof);
+	if (intents)
+		rc = mds_intent_list(mds->store, after, max, intents, &n, &eof);
 	else
-		rc = mds_file_list(mds->store, m->resume ? &m->after : NULL, max, files, &n, &eof);
+		rc = mds_file_list(mds->store, after, max, files, &n, &eof);
 	if (rc) {
 		reply_store_error(mds, req, rc);
 		goto out;
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		struct mds_layout l = { 0 };
-
-		tessera__file_entry__init(&ents[i]);
-		if (m->intents) {
-			l.count = intents[i].count;
-			memcpy(l.servers, intents[i].servers, l.count * sizeof(*l.servers));
-			memcpy(l.handles, intents[i].handles, l.count * sizeof(*l.handles));
-			ents[i].handle = intents[i].file;
-		} else {
-			l = files[i].layout;
-			ents[i].handle = files[i].handle;
-			ents[i].size = files[i].size;
-		}
-		layout_msg(&l, &msgs[i], LAYOUT_WITH_OBJECTS);
-		ents[i].layout = &msgs[i].layout;
+		file_entry(&ents[i], &msgs[i], intents ? &intents[i] : NULL, files ? &files[i] : NULL);
 		ptrs[i] = &ents[i];
 	}
 	rep.n_files = n;
