@@ -535,7 +535,13 @@ static inline void *tnet_rbuf_take(struct tnet_rbuf *rbuf)
 
 /* TNET_TRECV: a tagged receive (tnet_trecv) completed, or was cancelled
  * (-ECANCELED), or the message was longer than its buffers (-EMSGSIZE). */
-enum tnet_event_type { TNET_SENT = 1, TNET_RECV = 2, TNET_TRECV = 3 };
+/* TNET_CLOSED: connected mode, on a listening endpoint only: a
+ * connection a peer made to us (never one we made) has closed (its peer id, which names nothing from now
+ * on); whatever was bound to it (a daemon's sessions) can go. At most
+ * TNET_CLOSED_KEPT closes wait to be polled; beyond that the oldest are
+ * not told. */
+enum tnet_event_type { TNET_SENT = 1, TNET_RECV = 2, TNET_TRECV = 3, TNET_CLOSED = 4 };
+#define TNET_CLOSED_KEPT 1024
 
 struct tnet_event {
 	enum tnet_event_type type;

@@ -84,6 +84,8 @@ struct tnet_conn {
 	double down_at;           /* when it last closed (tp_mono_s) */
 	unsigned posted;          /* receives in the provider */
 	unsigned held;            /* receives handed to the caller */
+	int accepted;             /* made by conn_accept: its close is told
+				   * (TNET_CLOSED) */
 	size_t peer_cap;          /* the peer's receive buffers (its hello);
 				   * 0: it sent none, nothing is checked */
 	struct tnet_rbuf rbufs[TNET_CONN_RECVS];
@@ -102,6 +104,10 @@ struct tnet_conns {
 	size_t buf_size;
 	unsigned recvs;           /* posted per connection */
 	uint32_t next;            /* where the search for a free slot starts */
+	/* Accepted connections that closed, for TNET_CLOSED events: a ring
+	 * of the newest TNET_CLOSED_KEPT (older ones are overwritten). */
+	uint64_t closed[TNET_CLOSED_KEPT];
+	unsigned closed_head, closed_n;
 	struct tnet_conn_slot slots[TNET_CONN_SLOTS];
 };
 
@@ -150,9 +156,21 @@ static void conn_maybe_free(struct tnet *net, struct tnet_conn *c)
 	free(c);
 }
 
+/* An accepted connection closed: its id waits for a TNET_CLOSED event. */
+static void conn_note_closed(struct tnet_conns *cs, uint64_t id)
+{
+	cs->closed[(cs->closed_head + cs->closed_n) % TNET_CLOSED_KEPT] = id;
+	if (cs->closed_n < TNET_CLOSED_KEPT)
+		cs->closed_n++;
+	else
+		cs->closed_head = (cs->closed_head + 1) % TNET_CLOSED_KEPT;
+}
+
 /* Close c: the provider completes what it holds of it as cancelled. */
 static void conn_down(struct tnet *net, struct tnet_conn *c)
 {
+	if (c->accepted && c->state != TNET_CONN_DOWN)
+		conn_note_closed(net->conns, c->id);
 	if (c->ep) {
 		fi_close(&c->ep->fid);
 		c->ep = NULL;
@@ -261,6 +279,7 @@ static void conn_accept(struct tnet *net, struct fi_info *info, size_t peer_cap)
 			conn_down(net, c);
 	} else {
 		c->state = TNET_CONN_ACCEPTING;
+		c->accepted = 1;
 	}
 	fi_freeinfo(info);
 }
@@ -541,8 +560,18 @@ static int conn_event(struct tnet *net, struct tnet_event *ev, void *op_context,
 
 int tnet_conn_poll(struct tnet *net, struct tnet_event *ev, int max)
 {
+	struct tnet_conns *cs = net->conns;
+	int n = 0, rc;
+
 	conn_progress(net);
-	return tnet_cq_drain(net, ev, max, conn_event);
+	for (; n < max && cs->closed_n; n++, cs->closed_n--) {
+		memset(&ev[n], 0, sizeof(ev[n]));
+		ev[n].type = TNET_CLOSED;
+		ev[n].peer = cs->closed[cs->closed_head];
+		cs->closed_head = (cs->closed_head + 1) % TNET_CLOSED_KEPT;
+	}
+	rc = tnet_cq_drain(net, ev + n, max - n, conn_event);
+	return rc < 0 ? (n ? n : rc) : n + rc;
 }
 
 

@@ -322,6 +322,10 @@ static void drain(struct srv *srv)
 		for (int i = 0; i < n; i++) {
 			if (ev[i].type == TNET_SENT)
 				srv_tx_done(srv, &ev[i]);
+			else if (ev[i].type == TNET_CLOSED)
+				/* a session lives on its connection: no frame can
+				 * name it again (its client may have died) */
+				srv_sessions_drop_peer(srv->sessions, ev[i].peer);
 			else
 				handle_recv(srv, &ev[i]);
 		}
@@ -514,6 +518,8 @@ static struct srv *srv_alloc(const struct srv_opts *opts, const struct srv_role 
 		free(srv);
 		return NULL;
 	}
+	if (role->session_end)
+		srv_sessions_on_end(srv->sessions, role->session_end, role->ctx);
 	randombytes_buf(&srv->boot, sizeof(srv->boot));
 	srv_admins_load(srv);
 	return srv;

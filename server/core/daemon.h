@@ -89,6 +89,9 @@ struct srv_role {
 	 * turn leaves. 0 when the turn's changes are durable; a negative errno
 	 * stops the daemon without sending them. */
 	int (*commit)(void *ctx);
+	/* Called when a session ends while the daemon runs (expired, evicted,
+	 * or its connection closed: a client that died); may be NULL. */
+	void (*session_end)(void *ctx, uint64_t session);
 };
 
 /*

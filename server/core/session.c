@@ -29,6 +29,8 @@ struct srv_sessions {
 	struct uid_count *uids[UID_BUCKETS];
 	unsigned n, max, per_uid;
 	double idle_s;
+	void (*on_end)(void *arg, uint64_t id); /* srv_sessions_on_end; NULL: none */
+	void *on_end_arg;
 };
 
 static struct uid_count **uid_slot(struct srv_sessions *t, uint32_t uid)
@@ -105,6 +107,8 @@ static void unlink_free(struct srv_sessions *t, struct srv_session **pp)
 	struct srv_session *s = *pp;
 
 	*pp = s->hnext;
+	if (t->on_end)
+		t->on_end(t->on_end_arg, s->ident.session);
 	uid_add(t, s->ident.uid, -1);
 	sodium_memzero(s->ident.key, sizeof(s->ident.key));
 	free(s);
@@ -115,10 +119,17 @@ void srv_sessions_destroy(struct srv_sessions *t)
 {
 	if (!t)
 		return;
+	t->on_end = NULL;
 	for (unsigned b = 0; b < SESS_BUCKETS; b++)
 		while (t->buckets[b])
 			unlink_free(t, &t->buckets[b]);
 	free(t); /* the uid counts went with their last sessions */
+}
+
+void srv_sessions_on_end(struct srv_sessions *t, void (*fn)(void *arg, uint64_t id), void *arg)
+{
+	t->on_end = fn;
+	t->on_end_arg = arg;
 }
 
 struct srv_session *srv_session_find(struct srv_sessions *t, uint64_t id)

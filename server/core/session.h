@@ -37,7 +37,11 @@ struct srv_session {
 
 int srv_sessions_create(unsigned max, unsigned per_uid, double idle_s,
 			struct srv_sessions **out);
+/* Ends every session without telling the end hook (the daemon stops). */
 void srv_sessions_destroy(struct srv_sessions *t);
+/* fn(arg, id) is told of each session that ends while the daemon runs:
+ * expired, evicted to make room, or dropped with its peer. */
+void srv_sessions_on_end(struct srv_sessions *t, void (*fn)(void *arg, uint64_t id), void *arg);
 /* Add a session for `ident` (whose session id this fills in, random and
  * unique) replying to `peer`, making room as said above; -ENOMEM. */
 int srv_session_add(struct srv_sessions *t, struct srv_ident *ident, uint64_t peer,

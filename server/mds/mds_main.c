@@ -228,7 +228,7 @@ static void reply_open(struct mds *mds, struct srv_req *req, const struct mds_at
 	int64_t now = tp_real_ns();
 
 	if (asked & TP_CAP_WRITE)
-		sp.write_token = mds_sizes_writer_open(mds->sizes, a->handle, now);
+		sp.write_token = mds_sizes_writer_open(mds->sizes, a->handle, req->ident.session, now);
 	else if (!(asked & TP_CAP_READ))
 		mds_sizes_stat(mds->sizes, a->handle, now, &sp.view);
 	reply_attr_sized(req, a, created, cap, &sp);
@@ -687,15 +687,15 @@ out:
  * it asks (count_writer: an open from a share; the token it closes
  * with), else it may be a writer the table does not count (granted
  * before a restart), so no size is taken until the new one expires. */
-static uint64_t renewed_writer(struct mds *mds, const Tessera__CapRequest *m,
-			       int64_t expires_ns)
+static uint64_t renewed_writer(struct mds *mds, const struct srv_req *req,
+			       const Tessera__CapRequest *m, int64_t expires_ns)
 {
 	int64_t now = tp_real_ns();
 
 	if (!(m->rights & TP_CAP_WRITE))
 		return 0;
 	if (m->count_writer)
-		return mds_sizes_writer_open(mds->sizes, m->file, now);
+		return mds_sizes_writer_open(mds->sizes, m->file, req->ident.session, now);
 	mds_sizes_renewed(mds->sizes, m->file, expires_ns, now);
 	return 0;
 }
@@ -751,7 +751,7 @@ static void mds_op_CAP(void *ctx, struct srv_req *req)
 		srv_reply_error(req, rc, "%s: cannot sign a capability", what);
 	} else {
 		rep.cap = &cap.cap;
-		rep.write_token = renewed_writer(mds, m, cap.cap.expires_ns);
+		rep.write_token = renewed_writer(mds, req, m, cap.cap.expires_ns);
 		srv_reply(req, &rep.base, NULL, 0);
 	}
 	free(a);
@@ -776,7 +776,8 @@ static void mds_op_CLOSE_WRITE(void *ctx, struct srv_req *req)
 				" capability to write it presented", (unsigned long long)m->file);
 		return;
 	}
-	mds_sizes_writer_close(mds->sizes, m->file, m->write_token, m->size_known ? &seen : NULL,
+	mds_sizes_writer_close(mds->sizes, m->file, m->write_token, req->ident.session,
+			       m->size_known ? &seen : NULL,
 			       tp_real_ns());
 	srv_reply(req, &rep.base, NULL, 0);
 }
@@ -941,6 +942,20 @@ static void mds_pending(void *arg)
 	srv_hold_replies(mds->srv);
 }
 
+/* A session ended (srv_role.session_end): the files whose counted writers
+ * it held are counted no more (mds_sizes_session_end), so a client that
+ * died with files open for writing leaves them unknown for a
+ * capability's lifetime, not until the daemon restarts. */
+static void mds_session_end(void *ctx, uint64_t session)
+{
+	struct mds *mds = ctx;
+	uint32_t n = mds_sizes_session_end(mds->sizes, session, tp_real_ns());
+
+	if (n && mds->srv)
+		srv_debug(mds->srv, "session %016llx ended holding %u files open for writing:"
+			  " their writers are counted no more", (unsigned long long)session, n);
+}
+
 /* End of a turn that changed the store: one synced write for all its
  * requests, then (the removals being durable now) the purger may start
  * on files removed this turn at once rather than at the next tick. The
@@ -1063,7 +1078,8 @@ int main(int argc, char **argv)
 	    mds_open_store(&mds, &cfg, &cl, &claimed, err, sizeof(err)))
 		goto fail;
 
-	struct srv_role role = { "mds", cl.index, mds_handlers, mds_tick, &mds, mds_commit };
+	struct srv_role role = { "mds", cl.index, mds_handlers, mds_tick, &mds, mds_commit,
+				 mds_session_end };
 	struct srv_opts so = { &cfg, cfg.mds.host, cfg.mds.port, 32, NULL, &cl.log };
 
 	if (srv_create(&so, &role, &srv, err, sizeof(err))) {

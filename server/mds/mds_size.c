@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/random.h>
 
 #define NIL UINT32_MAX
@@ -22,6 +23,14 @@ struct mds_size_ent {
 	uint64_t size, blocks;
 	int64_t data_mtime_ns;
 	int64_t quiet_until_ns;  /* an uncounted writer's capability lasts until */
+	/* Whose sessions hold the counted opens (a client that dies is
+	 * known by its session's end): the first MDS_SIZE_SESSIONS sessions
+	 * of this incarnation; opens of others are counted but not held by
+	 * any, so their end ends nothing. */
+	struct {
+		uint64_t session;    /* 0: free */
+		uint32_t opens;
+	} by[MDS_SIZE_SESSIONS];
 	uint32_t next;           /* hash chain */
 	uint32_t newer, older;   /* LRU list */
 };
@@ -199,7 +208,37 @@ static void changed(struct mds_size_ent *x)
 	x->size_token = 0;
 }
 
-uint64_t mds_sizes_writer_open(struct mds_sizes *t, uint64_t file, int64_t now_ns)
+/* One more counted open of x by session (0: none, not held). */
+static void hold(struct mds_size_ent *x, uint64_t session)
+{
+	int free_slot = -1;
+
+	if (!session)
+		return;
+	for (int k = 0; k < MDS_SIZE_SESSIONS; k++) {
+		if (x->by[k].session == session) {
+			x->by[k].opens++;
+			return;
+		}
+		if (!x->by[k].session && free_slot < 0)
+			free_slot = k;
+	}
+	if (free_slot >= 0) {
+		x->by[free_slot].session = session;
+		x->by[free_slot].opens = 1;
+	}
+}
+
+/* One counted open of x by session closed: its hold goes. */
+static void unhold(struct mds_size_ent *x, uint64_t session)
+{
+	for (int k = 0; session && k < MDS_SIZE_SESSIONS; k++)
+		if (x->by[k].session == session && x->by[k].opens && !--x->by[k].opens)
+			x->by[k].session = 0;
+}
+
+uint64_t mds_sizes_writer_open(struct mds_sizes *t, uint64_t file, uint64_t session,
+			       int64_t now_ns)
 {
 	struct mds_size_ent *x;
 
@@ -214,6 +253,7 @@ uint64_t mds_sizes_writer_open(struct mds_sizes *t, uint64_t file, int64_t now_n
 	}
 	x->solo = x->writers == 0;
 	x->writers++;
+	hold(x, session);
 	return x->write_token;
 }
 
@@ -240,7 +280,7 @@ static void take(struct mds_size_ent *x, const struct mds_size_view *seen)
 }
 
 void mds_sizes_writer_close(struct mds_sizes *t, uint64_t file, uint64_t token,
-			    const struct mds_size_view *seen, int64_t now_ns)
+			    uint64_t session, const struct mds_size_view *seen, int64_t now_ns)
 {
 	uint32_t i;
 	struct mds_size_ent *x;
@@ -253,6 +293,7 @@ void mds_sizes_writer_close(struct mds_sizes *t, uint64_t file, uint64_t token,
 	    x->writers >= MDS_SIZE_MAX_WRITERS)
 		return;
 	x->writers--;
+	unhold(x, session);
 	/* The only writer since the count was 0 saw the size after its last
 	 * write: no one else was granted WRITE meanwhile (that would have
 	 * ended solo), and an uncounted writer makes it not quiet. */
@@ -315,4 +356,43 @@ int mds_sizes_report(struct mds_sizes *t, uint64_t file, uint64_t token, int64_t
 	take(x, seen);
 	x->size_token = 0; /* one report per token */
 	return 0;
+}
+
+/* x's writers are no longer counted: a new incarnation, whose closes of
+ * before count nothing, quiet until a capability granted now would have
+ * expired (the writers of the old one write until theirs do, or renew). */
+static void reincarnate(const struct mds_sizes *t, struct mds_size_ent *x, int64_t now_ns)
+{
+	changed(x);
+	x->write_token = new_token();
+	x->writers = 0;
+	x->solo = 0;
+	memset(x->by, 0, sizeof(x->by));
+	if (now_ns + t->quiet_ns > x->quiet_until_ns)
+		x->quiet_until_ns = now_ns + t->quiet_ns;
+}
+
+static int held_by(const struct mds_size_ent *x, uint64_t session)
+{
+	for (int k = 0; k < MDS_SIZE_SESSIONS; k++)
+		if (x->by[k].session == session && x->by[k].opens)
+			return 1;
+	return 0;
+}
+
+uint32_t mds_sizes_session_end(struct mds_sizes *t, uint64_t session, int64_t now_ns)
+{
+	uint32_t n = 0;
+
+	if (!t || !session)
+		return 0;
+	for (uint32_t i = t->newest; i != NIL; i = t->e[i].older) {
+		struct mds_size_ent *x = &t->e[i];
+
+		if (x->writers && x->writers < MDS_SIZE_MAX_WRITERS && held_by(x, session)) {
+			reincarnate(t, x, now_ns);
+			n++;
+		}
+	}
+	return n;
 }

@@ -10,8 +10,9 @@
  * changed the objects since the storage daemons answered it: every grant
  * with WRITE, close of a writer and truncate forgets it and changes the
  * token a report must present; a writer the daemon cannot count (granted
- * before a restart, or evicted from the table) can write only until its
- * capability expires, and no report is taken until then ("quiet").
+ * before a restart, or evicted from the table, or whose count went with
+ * a session that ended) can write only until its capability expires, and
+ * no report is taken until then ("quiet").
  * Losing an entry only makes the size unknown: the client asks the
  * storage daemons, as before.
  */
@@ -23,6 +24,10 @@
 /* The most files the table holds (about 100 bytes each); the least
  * recently used one goes first. */
 #define MDS_SIZE_ENTRIES 65536
+/* Sessions per file whose counted opens are known by session: when one
+ * of them ends (its client died or left), the file's writers are no
+ * longer counted (mds_sizes_session_end). */
+#define MDS_SIZE_SESSIONS 4
 /* Counted opens of one file beyond this are not counted: the file stays
  * "unknown" until the daemon restarts (a bound, not a plausible load). */
 #define MDS_SIZE_MAX_WRITERS 1000000u
@@ -46,9 +51,11 @@ struct mds_size_view {
 struct mds_sizes *mds_sizes_new(uint32_t entries, int64_t quiet_ns, int64_t now_ns);
 void mds_sizes_free(struct mds_sizes *t);
 
-/* An open of `file` for writing was granted: one more writer. The token
- * its close presents (0: not counted; the file stays unknown). */
-uint64_t mds_sizes_writer_open(struct mds_sizes *t, uint64_t file, int64_t now_ns);
+/* An open of `file` for writing was granted to `session` (0: none): one
+ * more writer. The token its close presents (0: not counted; the file
+ * stays unknown). */
+uint64_t mds_sizes_writer_open(struct mds_sizes *t, uint64_t file, uint64_t session,
+			       int64_t now_ns);
 /* A capability with WRITE for `file` was renewed, expiring at expires_ns:
  * its holder may not be counted (a writer of before a restart), so no
  * report is taken until then. */
@@ -59,7 +66,13 @@ void mds_sizes_renewed(struct mds_sizes *t, uint64_t file, int64_t expires_ns, i
  * counted writer since the count was last 0 and no uncounted one may
  * write. */
 void mds_sizes_writer_close(struct mds_sizes *t, uint64_t file, uint64_t token,
-			    const struct mds_size_view *seen, int64_t now_ns);
+			    uint64_t session, const struct mds_size_view *seen, int64_t now_ns);
+/* `session` ended while it held counted opens for writing (a client that
+ * died before closing): each such file's writers are no longer counted,
+ * as after a restart, but for that file alone: its closes of before count
+ * nothing and no report is taken for a capability's lifetime; then its
+ * size can be known again without a restart. The files so treated. */
+uint32_t mds_sizes_session_end(struct mds_sizes *t, uint64_t session, int64_t now_ns);
 /* `file`'s objects or attributes changed otherwise (truncate): unknown. */
 void mds_sizes_forget(struct mds_sizes *t, uint64_t file);
 /* A stat of regular file `file`: what the table knows (*out). */

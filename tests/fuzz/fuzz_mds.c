@@ -270,7 +270,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fprintf(stderr, "fuzz_mds: %s\n", err);
 		abort();
 	}
-	struct srv_role role = { "mds", 0, mds_handlers, NULL, &mds, NULL };
+	struct srv_role role = { "mds", 0, mds_handlers, NULL, &mds, NULL, mds_session_end };
 	struct srv_opts so = { &cfg, NULL, NULL, 0, NULL, NULL };
 
 	if (srv_create_local(&so, &role, fz_reply_sink, &seen, &mds.srv))

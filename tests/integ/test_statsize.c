@@ -5,7 +5,7 @@
  * answers at once) and its fields are the storage daemons' exactly;
  * another client's write and close shows; a file open for writing is
  * asked of the storage daemons (its growing size shows); a writer killed
- * with the file open, a truncate, a restart of the metadata daemon leave
+ * with the file open (counted out when its connection closes), a truncate, a restart of the metadata daemon leave
  * every stat right; reports and closes of a hostile session, and a
  * reader's report, change nothing.
  */
@@ -29,15 +29,26 @@
  * after it starts (writers of before a restart are unknown to it). */
 #define LIFETIME_MS 1000
 
-static int setup(void **state)
+static int setup_on(void **state, const char *provider)
 {
 	char extra[64];
 	int rc;
 
 	snprintf(extra, sizeof(extra), "cap_lifetime_ms = %d\n", LIFETIME_MS);
-	rc = cluster_setup_conf(state, "tcp;ofi_rxm", extra);
+	rc = cluster_setup_conf(state, provider, extra);
 	usleep((LIFETIME_MS + 200) * 1000);
 	return rc;
+}
+
+static int setup(void **state)
+{
+	return setup_on(state, "tcp;ofi_rxm");
+}
+
+/* The default transport, where a session lives on its connection. */
+static int setup_msg(void **state)
+{
+	return setup_on(state, "tcp;msg");
 }
 
 static void put(tessera_fs *fs, const char *path, int flags, size_t len, uint64_t off)
@@ -176,18 +187,13 @@ static void test_open_writer(void **state)
 	assert_int_equal(st.size, 500000 + 4096);
 }
 
-/* A writer killed with the file open is never counted out: stats go to
- * the storage daemons and stay right, before and after more writes. */
-static void test_writer_killed(void **state)
+/* A child that opens path for writing, writes 100 bytes at 20000 and
+ * dies (SIGKILL) with the file open. */
+static void kill_a_writer(struct cluster *c, const char *path)
 {
-	struct cluster *c = *state;
-	struct tessera_stat st;
 	int status;
-	pid_t pid;
+	pid_t pid = fork();
 
-	put(c->fs, "/killed", O_CREAT | O_WRONLY, 10, 0);
-	stat_alone(c, "/killed", &st);
-	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		char err[512], buf[100] = { 0 };
@@ -195,13 +201,27 @@ static void test_writer_killed(void **state)
 		tessera_file *f;
 
 		if (tessera_connect(c->conf, &fs2, err, sizeof(err)) ||
-		    tessera_open(fs2, "/killed", O_WRONLY, 0, NULL, &f) ||
+		    tessera_open(fs2, path, O_WRONLY, 0, NULL, &f) ||
 		    tessera_pwrite(f, buf, sizeof(buf), 20000) != (ssize_t)sizeof(buf))
 			_exit(1);
 		kill(getpid(), SIGKILL);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFSIGNALED(status));
+}
+
+/* A writer killed with the file open, on rxm (where a session is not
+ * bound to a connection, so its end is seen only when it idles out):
+ * stats go to the storage daemons and stay right, before and after more
+ * writes. */
+static void test_writer_killed(void **state)
+{
+	struct cluster *c = *state;
+	struct tessera_stat st;
+
+	put(c->fs, "/killed", O_CREAT | O_WRONLY, 10, 0);
+	stat_alone(c, "/killed", &st);
+	kill_a_writer(c, "/killed");
 	CHECK(c->fs, tessera_stat(c->fs, "/killed", &st));
 	assert_int_equal(st.size, 20100);
 	put(c->fs, "/killed", O_WRONLY, 100, 30000);
@@ -209,6 +229,25 @@ static void test_writer_killed(void **state)
 	assert_int_equal(st.size, 30100);
 	/* (still unknown: the dead writer's count stays) */
 	assert_true(stat_stopped(c, "/killed", &st) < 0);
+}
+
+/* The same on tcp;msg: the dead writer's connection closes, its session
+ * ends with it, and its count goes; a capability's lifetime later the
+ * size is known again (before: only after a restart of the daemon). */
+static void test_writer_killed_counted_out(void **state)
+{
+	struct cluster *c = *state;
+	struct tessera_stat st;
+
+	put(c->fs, "/reaped", O_CREAT | O_WRONLY, 10, 0);
+	stat_alone(c, "/reaped", &st);
+	kill_a_writer(c, "/reaped");
+	CHECK(c->fs, tessera_stat(c->fs, "/reaped", &st));
+	assert_int_equal(st.size, 20100);
+	usleep((LIFETIME_MS + 500) * 1000);
+	CHECK(c->fs, tessera_stat(c->fs, "/reaped", &st)); /* asked, and reported */
+	stat_alone(c, "/reaped", &st);
+	assert_int_equal(st.size, 20100);
 }
 
 /* Truncate by name (library), then stat; and open with O_TRUNC. */
@@ -345,6 +384,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_other_client, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_open_writer, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_writer_killed, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_writer_killed_counted_out, setup_msg,
+						cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_truncate, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_mds_restart, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_reports, setup, cluster_teardown),

@@ -17,6 +17,7 @@
 #include "mds_size.h"
 
 #define Q 1000 /* quiet time (a capability's lifetime), ns */
+#define S 0x5e55 /* the writers' session, unless a test says otherwise */
 
 static const struct mds_size_view SEEN = { 1, 12345, 24, 777, 0 };
 
@@ -69,13 +70,13 @@ static void test_open_between(void **state)
 	uint64_t w;
 
 	(void)state;
-	w = mds_sizes_writer_open(t, 7, Q);
+	w = mds_sizes_writer_open(t, 7, S, Q);
 	assert_int_not_equal(w, 0);
 	assert_int_equal(mds_sizes_report(t, 7, v.token, Q, &SEEN), -ESTALE);
 	v = stat_of(t, 7, Q);
 	assert_false(v.known);
 	assert_int_equal(v.token, 0); /* a writer: nothing to report */
-	mds_sizes_writer_close(t, 7, w, NULL, Q);
+	mds_sizes_writer_close(t, 7, w, S, NULL, Q);
 	v = stat_of(t, 7, Q);
 	assert_false(v.known);
 	assert_int_not_equal(v.token, 0);
@@ -90,18 +91,18 @@ static void test_close_sizes(void **state)
 	uint64_t a, b;
 
 	(void)state;
-	a = mds_sizes_writer_open(t, 1, Q);
-	mds_sizes_writer_close(t, 1, a, &SEEN, Q);
+	a = mds_sizes_writer_open(t, 1, S, Q);
+	mds_sizes_writer_close(t, 1, a, S, &SEEN, Q);
 	assert_true(stat_of(t, 1, Q).known);
 
-	a = mds_sizes_writer_open(t, 2, Q);
-	b = mds_sizes_writer_open(t, 2, Q);
-	mds_sizes_writer_close(t, 2, b, &SEEN, Q);
-	mds_sizes_writer_close(t, 2, a, &SEEN, Q);
+	a = mds_sizes_writer_open(t, 2, S, Q);
+	b = mds_sizes_writer_open(t, 2, S, Q);
+	mds_sizes_writer_close(t, 2, b, S, &SEEN, Q);
+	mds_sizes_writer_close(t, 2, a, S, &SEEN, Q);
 	assert_false(stat_of(t, 2, Q).known);
 
-	a = mds_sizes_writer_open(t, 3, Q);
-	mds_sizes_writer_close(t, 3, a ^ 1, &SEEN, Q); /* not counted out */
+	a = mds_sizes_writer_open(t, 3, S, Q);
+	mds_sizes_writer_close(t, 3, a ^ 1, S, &SEEN, Q); /* not counted out */
 	assert_false(stat_of(t, 3, Q).known);
 	assert_int_equal(stat_of(t, 3, Q).token, 0);
 	mds_sizes_free(t);
@@ -117,8 +118,8 @@ static void test_renewal_and_forget(void **state)
 
 	(void)state;
 	mds_sizes_renewed(t, 4, 5 * Q, Q);
-	a = mds_sizes_writer_open(t, 4, Q);
-	mds_sizes_writer_close(t, 4, a, &SEEN, 2 * Q);
+	a = mds_sizes_writer_open(t, 4, S, Q);
+	mds_sizes_writer_close(t, 4, a, S, &SEEN, 2 * Q);
 	assert_false(stat_of(t, 4, 2 * Q).known);
 	assert_int_equal(stat_of(t, 4, 2 * Q).token, 0);
 	v = stat_of(t, 4, 5 * Q);
@@ -137,11 +138,11 @@ static void test_writer_bound(void **state)
 
 	(void)state;
 	for (uint32_t i = 0; i < MDS_SIZE_MAX_WRITERS; i++)
-		w = mds_sizes_writer_open(t, 9, Q);
+		w = mds_sizes_writer_open(t, 9, S, Q);
 	assert_int_not_equal(w, 0);
-	assert_int_equal(mds_sizes_writer_open(t, 9, Q), 0);
+	assert_int_equal(mds_sizes_writer_open(t, 9, S, Q), 0);
 	for (uint32_t i = 0; i < 3; i++)
-		mds_sizes_writer_close(t, 9, w, &SEEN, Q);
+		mds_sizes_writer_close(t, 9, w, S, &SEEN, Q);
 	assert_int_equal(stat_of(t, 9, Q).token, 0);
 	mds_sizes_free(t);
 }
@@ -166,7 +167,7 @@ static void test_eviction(void **state)
 	assert_true(stat_of(t, 1, Q).known);
 	assert_false(stat_of(t, 2, Q).known); /* (made again, unknown; 3 went) */
 	for (uint64_t f = 10; f < 14; f++)
-		w = mds_sizes_writer_open(t, f, Q);
+		w = mds_sizes_writer_open(t, f, S, Q);
 	(void)w;
 	v = stat_of(t, 20, Q);               /* only writers: one goes, quiet */
 	assert_int_equal(v.token, 0);
@@ -183,15 +184,61 @@ static void test_hostile_inputs(void **state)
 	assert_int_equal(mds_sizes_report(t, 0, 1, Q, &SEEN), -ESTALE);
 	assert_int_equal(mds_sizes_report(t, 99, 0, Q, &SEEN), -ESTALE);
 	assert_int_equal(mds_sizes_report(t, 99, 5, Q, &SEEN), -ESTALE);
-	mds_sizes_writer_close(t, 99, 5, &SEEN, Q);
-	mds_sizes_writer_close(t, 0, 0, NULL, Q);
+	mds_sizes_writer_close(t, 99, 5, S, &SEEN, Q);
+	mds_sizes_writer_close(t, 0, 0, S, NULL, Q);
 	mds_sizes_forget(t, 99);
 	mds_sizes_free(t);
 	/* without a table every call is a no-op: unknown */
 	mds_sizes_renewed(NULL, 1, 1, 1);
-	assert_int_equal(mds_sizes_writer_open(NULL, 1, 1), 0);
+	assert_int_equal(mds_sizes_writer_open(NULL, 1, S, 1), 0);
+	assert_int_equal(mds_sizes_session_end(NULL, S, 1), 0);
 	assert_false(stat_of(NULL, 1, Q).known);
 	assert_null(mds_sizes_new(0, Q, 0));
+}
+
+/* A session that ends holding counted opens (its client died): the
+ * file's writers are counted no more, its closes of before count
+ * nothing, no size is taken for a capability's lifetime, and then a
+ * report or a lone writer makes it known again, without a restart. Other
+ * sessions' ends, or one that closed all it opened, change nothing. */
+static void test_session_end(void **state)
+{
+	struct mds_sizes *t = fresh(16);
+	struct mds_size_view v;
+	uint64_t dead, alive, late;
+
+	(void)state;
+	dead = mds_sizes_writer_open(t, 5, 0xdead, Q);
+	alive = mds_sizes_writer_open(t, 5, 0xa11e, Q);
+	assert_int_not_equal(dead, 0);
+	assert_int_equal(mds_sizes_session_end(t, 0xbeef, Q), 0); /* holds nothing */
+	assert_int_equal(mds_sizes_session_end(t, 0, Q), 0);
+	assert_int_equal(mds_sizes_session_end(t, 0xdead, 2 * Q), 1);
+	assert_int_equal(mds_sizes_session_end(t, 0xdead, 2 * Q), 0); /* once */
+	/* the living writer's close is of the old incarnation: nothing */
+	mds_sizes_writer_close(t, 5, alive, 0xa11e, &SEEN, 2 * Q);
+	v = stat_of(t, 5, 2 * Q);
+	assert_false(v.known);
+	assert_int_equal(v.token, 0); /* quiet: its capability may still run */
+	v = stat_of(t, 5, 3 * Q);
+	assert_false(v.known);
+	assert_int_not_equal(v.token, 0);
+	assert_int_equal(mds_sizes_report(t, 5, v.token, 3 * Q, &SEEN), 0);
+	assert_true(stat_of(t, 5, 3 * Q).known);
+
+	/* a lone writer whose session ends after closing: nothing to do */
+	late = mds_sizes_writer_open(t, 6, 0xdead, 3 * Q);
+	mds_sizes_writer_close(t, 6, late, 0xdead, &SEEN, 3 * Q);
+	assert_int_equal(mds_sizes_session_end(t, 0xdead, 3 * Q), 0);
+	assert_true(stat_of(t, 6, 3 * Q).known);
+
+	/* opens by more sessions than an entry names: the fifth's end is not
+	 * seen, the first's is */
+	for (uint64_t k = 1; k <= MDS_SIZE_SESSIONS + 1; k++)
+		assert_int_not_equal(mds_sizes_writer_open(t, 8, k, 3 * Q), 0);
+	assert_int_equal(mds_sizes_session_end(t, MDS_SIZE_SESSIONS + 1, 3 * Q), 0);
+	assert_int_equal(mds_sizes_session_end(t, 1, 3 * Q), 1);
+	mds_sizes_free(t);
 }
 
 int main(void)
@@ -204,6 +251,7 @@ int main(void)
 		cmocka_unit_test(test_writer_bound),
 		cmocka_unit_test(test_eviction),
 		cmocka_unit_test(test_hostile_inputs),
+		cmocka_unit_test(test_session_end),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
