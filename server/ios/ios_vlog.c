@@ -992,6 +992,8 @@ int ios_vlog_merge(struct ios_vlog *log, uint64_t upto, uint64_t *merged)
 			upto = log->pins[i];
 	if (!rc && upto > log->merged)
 		rc = do_merge(log, upto);
+	else if (!rc && !log->nrec && log->end > HDR) /* aborts left nothing live */
+		rc = reset_log(log);
 	if (merged)
 		*merged = log->merged;
 	return rc;
