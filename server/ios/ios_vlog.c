@@ -576,7 +576,8 @@ static int add_record(struct ios_vlog *log, enum vkind kind, uint64_t t, const s
 	struct ios_piece *copy = rc ? NULL : malloc(n ? n * PIECE : 1);
 	if (rc || !copy)
 		return rc ? rc : -ENOMEM;
-	memcpy(copy, p, n * PIECE);
+	if (n)
+		memcpy(copy, p, n * PIECE);
 	struct vhdr h = { .kind = kind, .t = t, .count = n, .data_len = len, .arg = arg };
 	uint64_t pos = log->end;
 	rc = append(log, &h, copy, data);
