@@ -75,6 +75,7 @@ struct ios_vlog {
 	uint64_t cut;       /* bytes of a torn tail cut at open */
 	struct vrec *recs;
 	uint32_t nrec, caprec;
+	uint64_t npieces; /* of the live records: bounds the index */
 	struct vidx *idx;
 	uint64_t *pmax;
 	size_t nidx;
@@ -170,6 +171,7 @@ static int find_rec(const struct ios_vlog *log, uint64_t t)
 
 static void drop_rec(struct ios_vlog *log, uint32_t i)
 {
+	log->npieces -= log->recs[i].n;
 	free(log->recs[i].pieces);
 	log->recs[i] = log->recs[--log->nrec];
 }
@@ -185,6 +187,7 @@ static int add_rec(struct ios_vlog *log, const struct vrec *r)
 		log->caprec = cap;
 	}
 	log->recs[log->nrec++] = *r;
+	log->npieces += r->n;
 	return 0;
 }
 
@@ -203,10 +206,11 @@ static int rebuild_index(struct ios_vlog *log)
 			n += log->recs[i].n;
 	struct vidx *idx = malloc((n ? n : 1) * sizeof(*idx));
 	uint64_t *pmax = malloc((n ? n : 1) * sizeof(*pmax));
-	if (!idx || !pmax) {
+	if (!idx || !pmax) { /* the index no longer matches the records */
 		free(idx);
 		free(pmax);
-		return -ENOMEM;
+		log->broken = 1;
+		return fail(log, -ENOMEM, "no memory for an index of %zu pieces", n);
 	}
 	size_t k = 0;
 	for (uint32_t i = 0; i < log->nrec; i++) {
@@ -371,6 +375,8 @@ static int replay(struct ios_vlog *log, struct scan *s, const struct vhdr *h,
 		return fail(log, -EINVAL, "record kind %u out of place", h->kind);
 	switch (h->kind) {
 	case VK_BASE:
+		if (h->arg > INT64_MAX)
+			return fail(log, -EINVAL, "base size past 2^63");
 		return drop_merged(log, h->vm, h->arg);
 	case VK_WRITE:
 	case VK_TRUNC:
@@ -387,8 +393,12 @@ static int replay(struct ios_vlog *log, struct scan *s, const struct vhdr *h,
 		return 0;
 	case VK_MERGING:
 		s->pending_merge = h->vm;
-		return 0;
+		return h->vm > log->merged ? 0 : fail(log, -EINVAL, "merge back to %llu",
+						      (unsigned long long)h->vm);
 	case VK_MERGED:
+		if (h->vm <= log->merged || h->arg > INT64_MAX)
+			return fail(log, -EINVAL, "merged back to %llu, or past 2^63",
+				    (unsigned long long)h->vm);
 		s->pending_merge = 0;
 		return drop_merged(log, h->vm, h->arg);
 	default:
@@ -514,6 +524,7 @@ int ios_vlog_open(const struct ios_vlog_config *cfg, struct ios_vlog **out)
 	log->lim.max_records = max_or(cfg->limits.max_records, IOS_VLOG_MAX_RECORDS);
 	log->lim.max_pieces = max_or(cfg->limits.max_pieces, IOS_VLOG_MAX_PIECES);
 	log->lim.max_bytes = cfg->limits.max_bytes ? cfg->limits.max_bytes : IOS_VLOG_MAX_BYTES;
+	log->lim.max_live_pieces = max_or(cfg->limits.max_live_pieces, IOS_VLOG_MAX_LIVE_PIECES);
 	log->fd = cfg->disk->ops->open(cfg->disk, cfg->handle, IOS_FILE_VLOG, cfg->path,
 				       O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (log->fd < 0) {
@@ -545,7 +556,8 @@ void ios_vlog_close(struct ios_vlog *log)
 
 static int usable(struct ios_vlog *log)
 {
-	return log->broken ? fail(log, -EIO, "a merge failed half-way; reopen to finish it") : 0;
+	return log->broken ? fail(log, -EIO, "a merge or commit failed half-way; reopen the log")
+			   : 0;
 }
 
 /* Room for a record of n pieces and len bytes: each live record keeps
@@ -553,13 +565,15 @@ static int usable(struct ios_vlog *log)
 static int room(struct ios_vlog *log, uint64_t n, uint64_t len)
 {
 	uint64_t lim = log->lim.max_bytes, fixed = 5 * HDR; /* BASE, this, 3 control */
-	if (n > log->lim.max_pieces || lim < fixed || len > lim - fixed ||
+	if (n > log->lim.max_pieces || n > log->lim.max_live_pieces || lim < fixed || len > lim - fixed ||
 	    n * PIECE > lim - fixed - len)
 		return fail(log, -ENOSPC, "a record of %llu pieces and %llu bytes passes the limits",
 			    (unsigned long long)n, (unsigned long long)len);
 	uint64_t need = HDR + n * PIECE + len + HDR * ((uint64_t)log->nrec + 3);
-	if (log->nrec >= log->lim.max_records || need > lim || log->end > lim - need)
-		return fail(log, -EBUSY, "log full (%u records, %llu bytes): merge first", log->nrec,
+	if (log->nrec >= log->lim.max_records || need > lim || log->end > lim - need ||
+	    log->npieces + n > log->lim.max_live_pieces)
+		return fail(log, -EBUSY, "log full (%u records, %llu pieces, %llu bytes): merge first",
+			    log->nrec, (unsigned long long)log->npieces,
 			    (unsigned long long)log->end);
 	return 0;
 }
@@ -581,10 +595,17 @@ static int add_record(struct ios_vlog *log, enum vkind kind, uint64_t t, const s
 	struct vhdr h = { .kind = kind, .t = t, .count = n, .data_len = len, .arg = arg };
 	uint64_t pos = log->end;
 	rc = append(log, &h, copy, data);
-	rc = rc || log->dur != IOS_VLOG_SYNC_EACH ? rc : log_sync(log);
-	rc = rc ? rc : apply_write(log, &h, copy, pos);
-	if (rc)
+	if (rc) {
 		free(copy);
+		return rc;
+	}
+	rc = log->dur != IOS_VLOG_SYNC_EACH ? 0 : log_sync(log);
+	rc = rc ? rc : apply_write(log, &h, copy, pos);
+	if (rc) { /* not kept: take it off the log too, so T may come again */
+		free(copy);
+		(void)log->disk->ops->ftruncate(log->disk, log->fd, (off_t)pos);
+		log->end = pos;
+	}
 	return rc;
 }
 

@@ -65,11 +65,13 @@ struct ios_vlog_base {
  * record). */
 struct ios_vlog_limits {
 	uint32_t max_records;
-	uint32_t max_pieces; /* of one record */
+	uint32_t max_pieces;      /* of one record */
+	uint32_t max_live_pieces; /* of all live records (the index's memory: 48 B each) */
 	uint64_t max_bytes;
 };
 #define IOS_VLOG_MAX_RECORDS 4096
 #define IOS_VLOG_MAX_PIECES 65536
+#define IOS_VLOG_MAX_LIVE_PIECES (1u << 18)
 #define IOS_VLOG_MAX_BYTES (256ull << 20)
 #define IOS_VLOG_MAX_PINS 1024
 

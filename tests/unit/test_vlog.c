@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -620,6 +621,98 @@ static void test_limits(void **state)
 	assert_int_equal(ios_vlog_write(f->log, T(1, 6), &k3, 1, d, 3000), -EBUSY);
 }
 
+/* The index's size: pieces of all live records. */
+static void test_live_pieces(void **state)
+{
+	struct fx *f = *state;
+	uint8_t d[4] = { 0 };
+	struct ios_piece p[4] = { { 0, 1 }, { 2, 1 }, { 4, 1 }, { 6, 1 } };
+	f->cfg.limits.max_live_pieces = 6;
+	open_log(f);
+	assert_int_equal(ios_vlog_write(f->log, T(1, 1), p, 4, d, 4), 0);
+	assert_int_equal(ios_vlog_write(f->log, T(1, 2), p, 4, d, 4), -EBUSY);
+	assert_int_equal(ios_vlog_write(f->log, T(1, 2), p, 2, d, 2), 0);
+	assert_int_equal(ios_vlog_abort(f->log, T(1, 1)), 0);
+	assert_int_equal(ios_vlog_write(f->log, T(1, 3), p, 4, d, 4), 0);
+	f->cfg.limits.max_live_pieces = 3;
+	reopen(f); /* a lower limit: what is there stays */
+	assert_int_equal(ios_vlog_write(f->log, T(1, 4), p, 4, d, 4), -ENOSPC);
+	assert_int_equal(ios_vlog_write(f->log, T(1, 4), p, 1, d, 1), -EBUSY);
+}
+
+/* A disk whose fdatasync fails on demand (the fault disk leaves logs be). */
+struct sdisk {
+	struct ios_disk d;
+	struct ios_disk *in;
+	int fail_sync;
+};
+#define IN(x) (((struct sdisk *)(x))->in)
+static int sd_open(struct ios_disk *d, uint64_t h, enum ios_file f, const char *p, int fl, mode_t m)
+{
+	return IN(d)->ops->open(IN(d), h, f, p, fl, m);
+}
+static int sd_close(struct ios_disk *d, int fd)
+{
+	return IN(d)->ops->close(IN(d), fd);
+}
+static ssize_t sd_preadv(struct ios_disk *d, int fd, const struct iovec *v, int n, off_t o)
+{
+	return IN(d)->ops->preadv(IN(d), fd, v, n, o);
+}
+static ssize_t sd_pwritev(struct ios_disk *d, int fd, const struct iovec *v, int n, off_t o)
+{
+	return IN(d)->ops->pwritev(IN(d), fd, v, n, o);
+}
+static int sd_fstat(struct ios_disk *d, int fd, struct stat *sb)
+{
+	return IN(d)->ops->fstat(IN(d), fd, sb);
+}
+static int sd_ftruncate(struct ios_disk *d, int fd, off_t size)
+{
+	return IN(d)->ops->ftruncate(IN(d), fd, size);
+}
+static int sd_fdatasync(struct ios_disk *d, int fd)
+{
+	return ((struct sdisk *)d)->fail_sync ? -EIO : IN(d)->ops->fdatasync(IN(d), fd);
+}
+static int sd_syncdir(struct ios_disk *d, const char *p)
+{
+	return IN(d)->ops->syncdir(IN(d), p);
+}
+static int sd_rename(struct ios_disk *d, const char *a, const char *b)
+{
+	return IN(d)->ops->rename(IN(d), a, b);
+}
+static const struct ios_disk_ops sd_ops = {
+	.size = sizeof(struct ios_disk_ops), .open = sd_open, .close = sd_close,
+	.preadv = sd_preadv, .pwritev = sd_pwritev, .fstat = sd_fstat,
+	.ftruncate = sd_ftruncate, .fdatasync = sd_fdatasync, .syncdir = sd_syncdir,
+	.rename = sd_rename,
+};
+
+/* A record whose sync fails is not kept, on disk either: the same T may
+ * be sent again, and the log still opens. */
+static void test_sync_fails(void **state)
+{
+	struct fx *f = *state;
+	struct sdisk sd = { { &sd_ops }, f->disk, 0 };
+	f->cfg.disk = &sd.d;
+	f->cfg.durability = IOS_VLOG_SYNC_EACH;
+	open_log(f);
+	put(f, T(1, 1), 0, 8, 'a');
+	sd.fail_sync = 1;
+	uint8_t d[8] = { 0 };
+	struct ios_piece p = { 0, 8 };
+	assert_int_equal(ios_vlog_write(f->log, T(1, 2), &p, 1, d, 8), -EIO);
+	sd.fail_sync = 0;
+	put(f, T(1, 2), 0, 8, 'b');
+	assert_int_equal(ios_vlog_commit(f->log, T(1, 2), 1), 0);
+	reopen(f);
+	assert_int_equal(byte_at(f, 1, 3), 'b');
+	ios_vlog_close(f->log);
+	f->log = NULL;
+}
+
 /* A merge stops at the lowest pinned read version. */
 static void test_pin_holds_merge(void **state)
 {
@@ -791,6 +884,10 @@ static void test_hostile_records(void **state)
 		       NULL, 0);
 	expect_refused(f, (struct rawhdr){ .kind = K_BASE }, NULL, 0, NULL, 0);
 	expect_refused(f, (struct rawhdr){ .kind = 99 }, NULL, 0, NULL, 0);
+	expect_refused(f, (struct rawhdr){ .kind = K_MERGED, .vm = 0 }, NULL, 0, NULL, 0);
+	expect_refused(f, (struct rawhdr){ .kind = K_MERGING, .vm = 0 }, NULL, 0, NULL, 0);
+	expect_refused(f, (struct rawhdr){ .kind = K_MERGED, .vm = 5, .arg = UINT64_MAX },
+		       NULL, 0, NULL, 0);
 	expect_refused(f, (struct rawhdr){ .kind = K_TRUNC, .t = T(1, 1) }, NULL, 0, NULL, 0);
 	expect_refused(f, (struct rawhdr){ .kind = K_TRUNC, .t = T(3, 1),
 					   .arg = (uint64_t)INT64_MAX + 1 }, NULL, 0, NULL, 0);
@@ -802,6 +899,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_commit_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_live_pieces, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pin_holds_merge, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_torn_tail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_merge_cut_short, setup, teardown),
