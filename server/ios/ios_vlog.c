@@ -477,7 +477,8 @@ static int scan_log(struct ios_vlog *log, struct scan *s)
 			return rc;
 		if (rc) { /* a whole record the format forbids: hostile or damaged */
 			char why[sizeof(log->why)];
-			snprintf(why, sizeof(why), "%s", log->why);
+			const char *inner = strstr(log->why, "): "); /* past our prefix */
+			snprintf(why, sizeof(why), "%s", inner ? inner + 3 : log->why);
 			return fail(log, -EIO, "record at %llu refused (%s)",
 				    (unsigned long long)s->pos, why);
 		}

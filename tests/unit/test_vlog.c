@@ -695,7 +695,8 @@ static const struct ios_disk_ops sd_ops = {
 static void test_sync_fails(void **state)
 {
 	struct fx *f = *state;
-	struct sdisk sd = { { &sd_ops }, f->disk, 0 };
+	static struct sdisk sd; /* outlives a failed assertion: teardown closes through it */
+	sd = (struct sdisk){ { &sd_ops }, f->disk, 0 };
 	f->cfg.disk = &sd.d;
 	f->cfg.durability = IOS_VLOG_SYNC_EACH;
 	open_log(f);
