@@ -366,11 +366,35 @@ static int drop_merged(struct ios_vlog *log, uint64_t upto, uint64_t size)
 	return 0;
 }
 
+/* Replays a merge's records: MERGING says one began (recover finishes
+ * it unless its MERGED follows), MERGED that the base holds it. */
+static int replay_merge(struct ios_vlog *log, struct scan *s, const struct vhdr *h)
+{
+	if (h->vm <= log->merged || h->arg > INT64_MAX)
+		return fail(log, -EINVAL, "merge back to %llu, or past 2^63",
+			    (unsigned long long)h->vm);
+	if (h->kind == VK_MERGING) {
+		s->pending_merge = h->vm;
+		return 0;
+	}
+	s->pending_merge = 0;
+	return drop_merged(log, h->vm, h->arg);
+}
+
+static int replay_abort(struct ios_vlog *log, const struct vhdr *h)
+{
+	int i = find_rec(log, h->t);
+	if (i < 0 || log->recs[i].vm)
+		return fail(log, -EINVAL, "abort of T %llx, not uncommitted", (unsigned long long)h->t);
+	drop_rec(log, (uint32_t)i);
+	return 0;
+}
+
 /* Applies one recovered record to the in-memory state. */
 static int replay(struct ios_vlog *log, struct scan *s, const struct vhdr *h,
 		  struct ios_piece *pieces)
 {
-	int rc, i;
+	int rc;
 	if ((h->kind == VK_BASE) != (s->pos == 0) || (h->kind > VK_TRUNC && (h->count || h->data_len)))
 		return fail(log, -EINVAL, "record kind %u out of place", h->kind);
 	switch (h->kind) {
@@ -385,22 +409,10 @@ static int replay(struct ios_vlog *log, struct scan *s, const struct vhdr *h,
 		rc = commit_rec(log, h->t, h->vm);
 		return rc > 0 ? 0 : rc;
 	case VK_ABORT:
-		i = find_rec(log, h->t);
-		if (i < 0 || log->recs[i].vm)
-			return fail(log, -EINVAL, "abort of T %llx, not uncommitted",
-				    (unsigned long long)h->t);
-		drop_rec(log, (uint32_t)i);
-		return 0;
+		return replay_abort(log, h);
 	case VK_MERGING:
-		s->pending_merge = h->vm;
-		return h->vm > log->merged ? 0 : fail(log, -EINVAL, "merge back to %llu",
-						      (unsigned long long)h->vm);
 	case VK_MERGED:
-		if (h->vm <= log->merged || h->arg > INT64_MAX)
-			return fail(log, -EINVAL, "merged back to %llu, or past 2^63",
-				    (unsigned long long)h->vm);
-		s->pending_merge = 0;
-		return drop_merged(log, h->vm, h->arg);
+		return replay_merge(log, s, h);
 	default:
 		return fail(log, -EINVAL, "unknown record kind %u", h->kind);
 	}
