@@ -235,6 +235,42 @@ static int rebuild_index(struct ios_vlog *log)
 	return 0;
 }
 
+/* Adds committed write r to the index: its pieces sorted, then merged
+ * with the index in one pass (O(n + k log k), where a rebuild sorts all). */
+static int index_add(struct ios_vlog *log, const struct vrec *r)
+{
+	size_t n = log->nidx, k = r->op == VK_WRITE ? r->n : 0, i = 0, j = 0, o = 0;
+	if (!k)
+		return 0;
+	struct vidx *add = malloc(k * sizeof(*add)), *idx = malloc((n + k) * sizeof(*idx));
+	uint64_t *pmax = malloc((n + k) * sizeof(*pmax)), pos = r->data_pos;
+	if (!add || !idx || !pmax) {
+		free(add);
+		free(idx);
+		free(pmax);
+		return rebuild_index(log); /* says -ENOMEM and marks the log */
+	}
+	for (uint32_t q = 0; q < k; q++) {
+		add[q] = (struct vidx){ r->pieces[q].offset, r->pieces[q].length, r->vm, pos, q };
+		pos += r->pieces[q].length;
+	}
+	qsort(add, k, sizeof(*add), cmp_idx);
+	while (i < n || j < k)
+		idx[o++] = j == k || (i < n && log->idx[i].off <= add[j].off) ? log->idx[i++]
+									 : add[j++];
+	for (o = 0; o < n + k; o++) {
+		uint64_t e = idx[o].off + idx[o].len;
+		pmax[o] = o && pmax[o - 1] > e ? pmax[o - 1] : e;
+	}
+	free(add);
+	free(log->idx);
+	free(log->pmax);
+	log->idx = idx;
+	log->pmax = pmax;
+	log->nidx = n + k;
+	return 0;
+}
+
 /* Pieces a write may carry: nonempty, ending by INT64_MAX, their total
  * data_len. Returns the end of the last byte in *end. */
 static int check_pieces(struct ios_vlog *log, const struct ios_piece *p, uint64_t n,
@@ -697,7 +733,7 @@ int ios_vlog_commit(struct ios_vlog *log, uint64_t t, uint64_t vm)
 		log->recs[find_rec(log, t)].vm = 0;
 		return rc;
 	}
-	return rebuild_index(log);
+	return index_add(log, &log->recs[find_rec(log, t)]);
 }
 
 int ios_vlog_abort(struct ios_vlog *log, uint64_t t)
