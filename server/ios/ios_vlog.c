@@ -862,25 +862,66 @@ static int collect(const struct ios_vlog *log, uint64_t r, uint64_t off, uint64_
 	return 0;
 }
 
+/* Where piece e's bytes within [off, off+len) are: object [*a, *b), and
+ * log offset *at of byte *a. */
+static void clip(const struct vidx *e, uint64_t off, uint64_t len, uint64_t *a, uint64_t *b,
+		 uint64_t *at)
+{
+	*a = e->off > off ? e->off : off;
+	*b = e->off + e->len < off + len ? e->off + e->len : off + len;
+	*at = e->data_pos + (*a - e->off);
+}
+
+/* Candidates c[i..end) are consecutive pieces of one record, so their
+ * bytes lie back to back in the log: one read (at most CHUNK) serves all. */
+static size_t run_end(const struct cand *c, size_t n, size_t i, uint64_t off, uint64_t len)
+{
+	uint64_t a, b, lo, at;
+	size_t j = i + 1;
+	clip(c[i].piece, off, len, &a, &b, &lo);
+	for (; j < n && c[j].piece && c[j].vm == c[i].vm && c[j].seq == c[j - 1].seq + 1; j++) {
+		clip(c[j].piece, off, len, &a, &b, &at);
+		if (at + (b - a) - lo > CHUNK)
+			break;
+	}
+	return j;
+}
+
+/* Copies the bytes of run c[i..j) into buf with one read of the log. */
+static int paint_run(struct ios_vlog *log, const struct cand *c, size_t i, size_t j, uint64_t off,
+		     uint64_t len, uint8_t *buf)
+{
+	uint64_t a, b, lo, at;
+	clip(c[i].piece, off, len, &a, &b, &lo);
+	clip(c[j - 1].piece, off, len, &a, &b, &at);
+	uint64_t span = at + (b - a) - lo;
+	uint8_t *tmp = malloc(span ? span : 1);
+	int rc = tmp ? log_pread(log, tmp, span, lo) : -ENOMEM;
+	for (size_t k = i; !rc && k < j; k++) { /* in piece order: later pieces win */
+		clip(c[k].piece, off, len, &a, &b, &at);
+		memcpy(buf + (a - off), tmp + (at - lo), b - a);
+	}
+	free(tmp);
+	return rc;
+}
+
 /* Lays the candidates over buf (the base's bytes [off, off+len)), oldest
  * first, so each byte ends with the newest version covering it. */
 static int paint(struct ios_vlog *log, const struct cand *c, size_t n, uint64_t off, uint64_t len,
 		 uint8_t *buf)
 {
-	for (size_t i = 0; i < n; i++) {
+	int rc = 0;
+	for (size_t i = 0, j; !rc && i < n; i = j) {
 		if (!c[i].piece) { /* truncate: bytes from its size on are zeros */
 			uint64_t from = c[i].size > off ? c[i].size - off : 0;
 			memset(buf + from, 0, len - from);
+			j = i + 1;
 			continue;
 		}
-		const struct vidx *e = c[i].piece;
-		uint64_t a = e->off > off ? e->off : off;
-		uint64_t b = e->off + e->len < off + len ? e->off + e->len : off + len;
-		int rc = log_pread(log, buf + (a - off), b - a, e->data_pos + (a - e->off));
-		if (rc)
-			return rc;
+		j = run_end(c, n, i, off, len);
+		rc = paint_run(log, c, i, j, off, len, buf);
 	}
-	return 0;
+	return rc;
 }
 
 /* Bytes [off, off+len) as of version r. */
