@@ -28,9 +28,10 @@
 struct ios_disk;
 
 /* The files of a store: an object's data, the counters and the block
- * checksums kept beside it, and the store's own files (its identity and
- * its registry of objects, handle 0). */
-enum ios_file { IOS_FILE_DATA, IOS_FILE_COUNTERS, IOS_FILE_SUMS, IOS_FILE_STORE };
+ * checksums kept beside it, the store's own files (its identity and its
+ * registry of objects, handle 0), and a versioned object's log
+ * (ios_vlog.h; fault rules do not count its calls). */
+enum ios_file { IOS_FILE_DATA, IOS_FILE_COUNTERS, IOS_FILE_SUMS, IOS_FILE_STORE, IOS_FILE_VLOG };
 
 struct ios_disk_ops {
 	size_t size;   /* sizeof(struct ios_disk_ops) where the table was made */

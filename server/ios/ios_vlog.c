@@ -1,0 +1,1129 @@
+/*
+ * ios_vlog.c - a versioned object's log, its offset-length index, reads
+ * at a version and merges (ios_vlog.h; docs/design.md "Versioning").
+ *
+ * The log file is a run of records, each a 64-byte header, `count` pieces
+ * (16 bytes each: object offset, length) and `data_len` bytes, with a
+ * CRC32C over all of it. Host byte order: a log never leaves its disk.
+ * The first record is always BASE (the merged version and the base
+ * object's size as of it); the log is replaced by a fresh BASE (written
+ * aside, renamed over) when a merge leaves no live record.
+ *
+ * Invariants kept in memory: recs[] holds the live records (uncommitted,
+ * or committed with merged < vm); idx[] holds one entry per piece of each
+ * committed write, sorted by offset, pmax[i] the largest piece end among
+ * idx[0..i] (so the entries overlapping a range are found by one binary
+ * search and a scan that stops at the range's end).
+ */
+#include "ios_vlog.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "ios_disk.h"
+#include "tdl.h"
+#include "tp_crc.h"
+
+enum vkind { VK_BASE = 1, VK_WRITE, VK_TRUNC, VK_COMMIT, VK_ABORT, VK_MERGING, VK_MERGED };
+#define VLOG_MAGIC 0x524c5654u /* "TVLR" */
+#define CHUNK (1u << 20)       /* merge and recovery move data in pieces this big */
+
+struct vhdr {
+	uint32_t magic, kind;
+	uint64_t total;    /* bytes of the record, header included (to the next) */
+	uint64_t t, vm;
+	uint64_t count;    /* pieces */
+	uint64_t data_len;
+	uint64_t arg;      /* BASE, MERGED: base size; TRUNC: the size */
+	uint32_t crc, pad; /* crc over the record with crc 0 */
+};
+_Static_assert(sizeof(struct vhdr) == 64, "a log record header is 64 bytes");
+#define HDR ((uint64_t)sizeof(struct vhdr))
+#define PIECE ((uint64_t)sizeof(struct ios_piece))
+
+struct vrec {
+	uint64_t t, vm; /* vm 0: uncommitted */
+	uint32_t op;    /* VK_WRITE or VK_TRUNC */
+	uint64_t arg;   /* TRUNC: the size; WRITE: one past its last byte */
+	uint64_t data_pos;
+	uint32_t n;
+	struct ios_piece *pieces;
+};
+
+struct vidx {
+	uint64_t off, len, vm, data_pos;
+	uint32_t seq; /* piece order within the record: later wins */
+};
+
+struct ios_vlog {
+	struct ios_disk *disk;
+	uint64_t handle;
+	char *path;
+	int fd;
+	struct ios_vlog_base base;
+	struct ios_vlog_limits lim;
+	enum ios_vlog_durability dur;
+	uint64_t end;       /* the log's size */
+	uint64_t merged;    /* versions <= this are in the base object */
+	uint64_t base_size; /* the base object's size as of `merged` */
+	int broken;         /* a merge failed half-way: reopen to finish it */
+	uint64_t cut;       /* bytes of a torn tail cut at open */
+	struct vrec *recs;
+	uint32_t nrec, caprec;
+	uint64_t npieces; /* of the live records: bounds the index */
+	struct vidx *idx;
+	uint64_t *pmax;
+	size_t nidx;
+	uint64_t pins[IOS_VLOG_MAX_PINS];
+	uint32_t npins;
+	char why[256];
+};
+
+static int fail(struct ios_vlog *log, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int fail(struct ios_vlog *log, int rc, const char *fmt, ...)
+{
+	va_list ap;
+	int k = snprintf(log->why, sizeof(log->why), "log %s (object %llx): ", log->path,
+			 (unsigned long long)log->handle);
+	va_start(ap, fmt);
+	if (k > 0 && (size_t)k < sizeof(log->why))
+		vsnprintf(log->why + k, sizeof(log->why) - (size_t)k, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+const char *ios_vlog_why(const struct ios_vlog *log)
+{
+	return log->why;
+}
+
+/* ------------------------------------------------------------ disk */
+
+static int log_pwrite(struct ios_vlog *log, struct iovec *iov, int n, uint64_t len, uint64_t off)
+{
+	ssize_t w = log->disk->ops->pwritev(log->disk, log->fd, iov, n, (off_t)off);
+	if (w < 0)
+		return fail(log, (int)w, "write at %llu: %s", (unsigned long long)off, strerror((int)-w));
+	if ((uint64_t)w != len)
+		return fail(log, -EIO, "short write at %llu", (unsigned long long)off);
+	return 0;
+}
+
+static int log_pread(struct ios_vlog *log, void *buf, uint64_t len, uint64_t off)
+{
+	struct iovec iov = { buf, len };
+	ssize_t r = log->disk->ops->preadv(log->disk, log->fd, &iov, 1, (off_t)off);
+	if (r < 0)
+		return fail(log, (int)r, "read at %llu: %s", (unsigned long long)off, strerror((int)-r));
+	return (uint64_t)r == len ? 0 : fail(log, -EIO, "short read at %llu", (unsigned long long)off);
+}
+
+static int log_sync(struct ios_vlog *log)
+{
+	int rc = log->disk->ops->fdatasync(log->disk, log->fd);
+	return rc ? fail(log, rc, "sync: %s", strerror(-rc)) : 0;
+}
+
+/* Appends one record at the log's end; a failed append leaves no tail. */
+static int append(struct ios_vlog *log, struct vhdr *h, const struct ios_piece *pieces,
+		  const uint8_t *data)
+{
+	struct iovec iov[3] = { { h, HDR },
+				{ (void *)pieces, h->count * PIECE },
+				{ (void *)data, h->data_len } };
+	h->magic = VLOG_MAGIC;
+	h->total = HDR + h->count * PIECE + h->data_len;
+	h->crc = 0;
+	h->pad = 0;
+	uint32_t crc = tp_crc32c(0, h, HDR);
+	crc = tp_crc32c(crc, pieces, h->count * PIECE);
+	h->crc = tp_crc32c(crc, data, h->data_len);
+	int rc = log_pwrite(log, iov, 3, h->total, log->end);
+	if (rc) {
+		(void)log->disk->ops->ftruncate(log->disk, log->fd, (off_t)log->end);
+		return rc;
+	}
+	log->end += h->total;
+	return 0;
+}
+
+static int append_ctl(struct ios_vlog *log, enum vkind kind, uint64_t t, uint64_t vm, uint64_t arg)
+{
+	struct vhdr h = { .kind = kind, .t = t, .vm = vm, .arg = arg };
+	return append(log, &h, NULL, NULL);
+}
+
+/* ------------------------------------------------------------ records */
+
+static int find_rec(const struct ios_vlog *log, uint64_t t)
+{
+	for (uint32_t i = 0; i < log->nrec; i++)
+		if (log->recs[i].t == t)
+			return (int)i;
+	return -1;
+}
+
+static void drop_rec(struct ios_vlog *log, uint32_t i)
+{
+	log->npieces -= log->recs[i].n;
+	free(log->recs[i].pieces);
+	log->recs[i] = log->recs[--log->nrec];
+}
+
+static int add_rec(struct ios_vlog *log, const struct vrec *r)
+{
+	if (log->nrec == log->caprec) {
+		uint32_t cap = log->caprec ? log->caprec * 2 : 16;
+		struct vrec *nr = realloc(log->recs, cap * sizeof(*nr));
+		if (!nr)
+			return -ENOMEM;
+		log->recs = nr;
+		log->caprec = cap;
+	}
+	log->recs[log->nrec++] = *r;
+	log->npieces += r->n;
+	return 0;
+}
+
+static int cmp_idx(const void *a, const void *b)
+{
+	const struct vidx *x = a, *y = b;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Rebuilds the index from the committed writes. */
+static int rebuild_index(struct ios_vlog *log)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; i < log->nrec; i++)
+		if (log->recs[i].vm && log->recs[i].op == VK_WRITE)
+			n += log->recs[i].n;
+	struct vidx *idx = malloc((n ? n : 1) * sizeof(*idx));
+	uint64_t *pmax = malloc((n ? n : 1) * sizeof(*pmax));
+	if (!idx || !pmax) { /* the index no longer matches the records */
+		free(idx);
+		free(pmax);
+		log->broken = 1;
+		return fail(log, -ENOMEM, "no memory for an index of %zu pieces", n);
+	}
+	size_t k = 0;
+	for (uint32_t i = 0; i < log->nrec; i++) {
+		const struct vrec *r = &log->recs[i];
+		uint64_t pos = r->data_pos;
+		for (uint32_t j = 0; r->vm && r->op == VK_WRITE && j < r->n; j++) {
+			idx[k++] = (struct vidx){ r->pieces[j].offset, r->pieces[j].length, r->vm,
+						  pos, j };
+			pos += r->pieces[j].length;
+		}
+	}
+	qsort(idx, n, sizeof(*idx), cmp_idx);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t e = idx[i].off + idx[i].len;
+		pmax[i] = i && pmax[i - 1] > e ? pmax[i - 1] : e;
+	}
+	free(log->idx);
+	free(log->pmax);
+	log->idx = idx;
+	log->pmax = pmax;
+	log->nidx = n;
+	return 0;
+}
+
+/* Adds committed write r to the index: its pieces sorted, then merged
+ * with the index in one pass (O(n + k log k), where a rebuild sorts all). */
+static int index_add(struct ios_vlog *log, const struct vrec *r)
+{
+	size_t n = log->nidx, k = r->op == VK_WRITE ? r->n : 0, i = 0, j = 0, o = 0;
+	if (!k)
+		return 0;
+	struct vidx *add = malloc(k * sizeof(*add)), *idx = malloc((n + k) * sizeof(*idx));
+	uint64_t *pmax = malloc((n + k) * sizeof(*pmax)), pos = r->data_pos;
+	if (!add || !idx || !pmax) {
+		free(add);
+		free(idx);
+		free(pmax);
+		return rebuild_index(log); /* says -ENOMEM and marks the log */
+	}
+	for (uint32_t q = 0; q < k; q++) {
+		add[q] = (struct vidx){ r->pieces[q].offset, r->pieces[q].length, r->vm, pos, q };
+		pos += r->pieces[q].length;
+	}
+	qsort(add, k, sizeof(*add), cmp_idx);
+	while (i < n || j < k)
+		idx[o++] = j == k || (i < n && log->idx[i].off <= add[j].off) ? log->idx[i++]
+									 : add[j++];
+	for (o = 0; o < n + k; o++) {
+		uint64_t e = idx[o].off + idx[o].len;
+		pmax[o] = o && pmax[o - 1] > e ? pmax[o - 1] : e;
+	}
+	free(add);
+	free(log->idx);
+	free(log->pmax);
+	log->idx = idx;
+	log->pmax = pmax;
+	log->nidx = n + k;
+	return 0;
+}
+
+/* Pieces a write may carry: nonempty, ending by INT64_MAX, their total
+ * data_len. Returns the end of the last byte in *end. */
+static int check_pieces(struct ios_vlog *log, const struct ios_piece *p, uint64_t n,
+			uint64_t data_len, uint64_t *end)
+{
+	uint64_t sum = 0;
+	*end = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		if (p[i].length == 0 || p[i].offset > INT64_MAX ||
+		    p[i].length > INT64_MAX - p[i].offset)
+			return fail(log, -EINVAL, "piece %llu [%llu, +%llu) is empty or ends past 2^63",
+				    (unsigned long long)i, (unsigned long long)p[i].offset,
+				    (unsigned long long)p[i].length);
+		sum += p[i].length; /* no overflow: n <= 2^32, each < 2^63 ... checked below */
+		if (sum < p[i].length)
+			return fail(log, -EINVAL, "pieces' total overflows");
+		if (p[i].offset + p[i].length > *end)
+			*end = p[i].offset + p[i].length;
+	}
+	if (sum != data_len)
+		return fail(log, -EINVAL, "%llu data bytes for pieces of %llu",
+			    (unsigned long long)data_len, (unsigned long long)sum);
+	return 0;
+}
+
+/* ------------------------------------------------------------ open */
+
+static uint32_t max_or(uint32_t v, uint32_t dflt)
+{
+	return v ? v : dflt;
+}
+
+static int write_base(struct ios_vlog *log)
+{
+	return append_ctl(log, VK_BASE, 0, log->merged, log->base_size);
+}
+
+/* A fresh log holding only BASE, written aside and renamed over the old
+ * one, so a crash leaves one or the other whole. */
+static int reset_log(struct ios_vlog *log)
+{
+	size_t len = strlen(log->path);
+	char *tmp = malloc(len + 5), *dir = strdup(log->path);
+	int rc = -ENOMEM, old = log->fd;
+	if (!tmp || !dir)
+		goto out;
+	memcpy(tmp, log->path, len);
+	memcpy(tmp + len, ".new", 5);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = 0;
+	struct ios_disk *d = log->disk;
+	int fd = d->ops->open(d, log->handle, IOS_FILE_VLOG, tmp,
+			      O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	rc = fd < 0 ? fail(log, fd, "make %s: %s", tmp, strerror(-fd)) : 0;
+	if (rc)
+		goto out;
+	log->fd = fd;
+	log->end = 0;
+	rc = write_base(log);
+	rc = rc ? rc : log_sync(log);
+	rc = rc ? rc : d->ops->rename(d, tmp, log->path);
+	rc = rc ? rc : d->ops->syncdir(d, slash ? dir : ".");
+	(void)d->ops->close(d, rc ? fd : old);
+	if (rc) {
+		log->fd = old;
+		fail(log, rc, "replace by a fresh log: %s", strerror(-rc));
+	}
+out:
+	free(tmp);
+	free(dir);
+	return rc;
+}
+
+struct scan {
+	uint64_t pos, size;
+	uint64_t pending_merge; /* a MERGING without its MERGED */
+};
+
+static int apply_write(struct ios_vlog *log, const struct vhdr *h, struct ios_piece *pieces,
+		       uint64_t pos)
+{
+	struct vrec r = { .t = h->t, .op = h->kind, .arg = h->arg, .n = (uint32_t)h->count,
+			  .pieces = pieces, .data_pos = pos + HDR + h->count * PIECE };
+	uint64_t end;
+	if (h->t == 0 || find_rec(log, h->t) >= 0)
+		return fail(log, -EINVAL, "T %llx is 0 or in use", (unsigned long long)h->t);
+	if (h->kind == VK_WRITE) {
+		int rc = check_pieces(log, pieces, h->count, h->data_len, &end);
+		if (rc)
+			return rc;
+		r.arg = end;
+	} else if (h->count || h->data_len || h->arg > INT64_MAX) {
+		return fail(log, -EINVAL, "truncate with pieces or past 2^63");
+	}
+	return add_rec(log, &r);
+}
+
+static int commit_rec(struct ios_vlog *log, uint64_t t, uint64_t vm)
+{
+	int i = find_rec(log, t);
+	if (i < 0)
+		return fail(log, -ENOENT, "commit of T %llx: no such record", (unsigned long long)t);
+	if (log->recs[i].vm)
+		return log->recs[i].vm == vm ? 1
+					     : fail(log, -EEXIST, "T %llx is already version %llu",
+						    (unsigned long long)t,
+						    (unsigned long long)log->recs[i].vm);
+	if (vm <= log->merged)
+		return fail(log, -ESTALE, "version %llu is at or below the merged %llu",
+			    (unsigned long long)vm, (unsigned long long)log->merged);
+	for (uint32_t k = 0; k < log->nrec; k++)
+		if (log->recs[k].vm == vm)
+			return fail(log, -EEXIST, "version %llu names another record",
+				    (unsigned long long)vm);
+	log->recs[i].vm = vm;
+	return 0;
+}
+
+static int drop_merged(struct ios_vlog *log, uint64_t upto, uint64_t size)
+{
+	for (uint32_t i = 0; i < log->nrec;)
+		if (log->recs[i].vm && log->recs[i].vm <= upto)
+			drop_rec(log, i);
+		else
+			i++;
+	log->merged = upto;
+	log->base_size = size;
+	return 0;
+}
+
+/* Replays a merge's records: MERGING says one began (recover finishes
+ * it unless its MERGED follows), MERGED that the base holds it. */
+static int replay_merge(struct ios_vlog *log, struct scan *s, const struct vhdr *h)
+{
+	if (h->vm <= log->merged || h->arg > INT64_MAX)
+		return fail(log, -EINVAL, "merge back to %llu, or past 2^63",
+			    (unsigned long long)h->vm);
+	if (h->kind == VK_MERGING) {
+		s->pending_merge = h->vm;
+		return 0;
+	}
+	s->pending_merge = 0;
+	return drop_merged(log, h->vm, h->arg);
+}
+
+static int replay_abort(struct ios_vlog *log, const struct vhdr *h)
+{
+	int i = find_rec(log, h->t);
+	if (i < 0 || log->recs[i].vm)
+		return fail(log, -EINVAL, "abort of T %llx, not uncommitted", (unsigned long long)h->t);
+	drop_rec(log, (uint32_t)i);
+	return 0;
+}
+
+/* Applies one recovered record to the in-memory state. */
+static int replay(struct ios_vlog *log, struct scan *s, const struct vhdr *h,
+		  struct ios_piece *pieces)
+{
+	int rc;
+	if ((h->kind == VK_BASE) != (s->pos == 0) || (h->kind > VK_TRUNC && (h->count || h->data_len)))
+		return fail(log, -EINVAL, "record kind %u out of place", h->kind);
+	switch (h->kind) {
+	case VK_BASE:
+		if (h->arg > INT64_MAX)
+			return fail(log, -EINVAL, "base size past 2^63");
+		return drop_merged(log, h->vm, h->arg);
+	case VK_WRITE:
+	case VK_TRUNC:
+		return apply_write(log, h, pieces, s->pos);
+	case VK_COMMIT:
+		rc = commit_rec(log, h->t, h->vm);
+		return rc > 0 ? 0 : rc;
+	case VK_ABORT:
+		return replay_abort(log, h);
+	case VK_MERGING:
+	case VK_MERGED:
+		return replay_merge(log, s, h);
+	default:
+		return fail(log, -EINVAL, "unknown record kind %u", h->kind);
+	}
+}
+
+/* CRC32C of the record at pos, `total` bytes long, its crc field as 0. */
+static int rec_crc(struct ios_vlog *log, uint64_t pos, const struct vhdr *h, uint32_t *crc)
+{
+	struct vhdr z = *h;
+	uint8_t *buf = malloc(CHUNK);
+	int rc = buf ? 0 : -ENOMEM;
+	z.crc = 0;
+	*crc = tp_crc32c(0, &z, HDR);
+	for (uint64_t o = HDR; !rc && o < h->total; o += CHUNK) {
+		uint64_t n = h->total - o < CHUNK ? h->total - o : CHUNK;
+		rc = log_pread(log, buf, n, pos + o);
+		*crc = rc ? *crc : tp_crc32c(*crc, buf, n);
+	}
+	free(buf);
+	return rc;
+}
+
+/* Reads and checks the record at s->pos: 1 and *h, *pieces (allocated)
+ * for a good one; 0 where the log's good part ends (its end, or a record
+ * not whole: torn by a crash; as appends are sequential and synced, all
+ * from there on was never synced, so nothing promised is cut); -EIO for
+ * a whole record (checksum right) that breaks the format (hostile). */
+static int read_rec(struct ios_vlog *log, struct scan *s, struct vhdr *h, struct ios_piece **pieces)
+{
+	uint64_t left = s->size - s->pos;
+	uint32_t crc;
+	*pieces = NULL;
+	if (left < HDR)
+		return 0;
+	int rc = log_pread(log, h, HDR, s->pos);
+	if (rc || h->magic != VLOG_MAGIC || h->total < HDR || h->total > left)
+		return rc;
+	rc = rec_crc(log, s->pos, h, &crc);
+	if (rc || crc != h->crc)
+		return rc;
+	if (h->count > log->lim.max_pieces || h->data_len > h->total - HDR ||
+	    h->count * PIECE != h->total - HDR - h->data_len)
+		return fail(log, -EIO, "record at %llu: %llu pieces, %llu data bytes in %llu",
+			    (unsigned long long)s->pos, (unsigned long long)h->count,
+			    (unsigned long long)h->data_len, (unsigned long long)h->total);
+	*pieces = malloc(h->count ? h->count * PIECE : 1);
+	if (!*pieces)
+		return -ENOMEM;
+	rc = log_pread(log, *pieces, h->count * PIECE, s->pos + HDR);
+	if (rc) {
+		free(*pieces);
+		*pieces = NULL;
+		return rc;
+	}
+	return 1;
+}
+
+static int do_merge(struct ios_vlog *log, uint64_t m);
+
+/* Replays the log's good records; s->pos ends where they end. */
+static int scan_log(struct ios_vlog *log, struct scan *s)
+{
+	for (;;) {
+		struct vhdr h;
+		struct ios_piece *pieces;
+		int rc = read_rec(log, s, &h, &pieces);
+		if (rc <= 0)
+			return rc;
+		rc = replay(log, s, &h, pieces);
+		/* A write or truncate kept its pieces. */
+		if (rc || (h.kind != VK_WRITE && h.kind != VK_TRUNC))
+			free(pieces);
+		if (rc == -ENOMEM)
+			return rc;
+		if (rc) { /* a whole record the format forbids: hostile or damaged */
+			char why[sizeof(log->why)];
+			const char *inner = strstr(log->why, "): "); /* past our prefix */
+			snprintf(why, sizeof(why), "%s", inner ? inner + 3 : log->why);
+			return fail(log, -EIO, "record at %llu refused (%s)",
+				    (unsigned long long)s->pos, why);
+		}
+		s->pos += h.total;
+	}
+}
+
+static int recover(struct ios_vlog *log)
+{
+	struct stat sb;
+	struct scan s = { 0 };
+	int rc = log->disk->ops->fstat(log->disk, log->fd, &sb);
+	if (rc)
+		return fail(log, rc, "stat: %s", strerror(-rc));
+	s.size = (uint64_t)sb.st_size;
+	rc = scan_log(log, &s);
+	if (rc)
+		return rc;
+	log->end = s.pos;
+	log->cut = s.size - s.pos;
+	if (s.pos < s.size) /* cut the torn tail */
+		rc = log->disk->ops->ftruncate(log->disk, log->fd, (off_t)s.pos);
+	if (!rc && s.pos == 0) { /* a new log, or its BASE torn: the base as it is */
+		rc = log->base.ops->size(log->base.ctx, &log->base_size);
+		rc = rc ? rc : write_base(log);
+		rc = rc ? rc : log_sync(log);
+	}
+	rc = rc ? rc : rebuild_index(log);
+	return rc ? rc : s.pending_merge ? do_merge(log, s.pending_merge) : 0;
+}
+
+int ios_vlog_open(const struct ios_vlog_config *cfg, struct ios_vlog **out)
+{
+	struct ios_vlog *log = calloc(1, sizeof(*log));
+	*out = NULL;
+	if (!log || !(log->path = strdup(cfg->path))) {
+		free(log);
+		return -ENOMEM;
+	}
+	log->disk = cfg->disk;
+	log->handle = cfg->handle;
+	log->base = cfg->base;
+	log->dur = cfg->durability;
+	log->lim.max_records = max_or(cfg->limits.max_records, IOS_VLOG_MAX_RECORDS);
+	log->lim.max_pieces = max_or(cfg->limits.max_pieces, IOS_VLOG_MAX_PIECES);
+	log->lim.max_bytes = cfg->limits.max_bytes ? cfg->limits.max_bytes : IOS_VLOG_MAX_BYTES;
+	log->lim.max_live_pieces = max_or(cfg->limits.max_live_pieces, IOS_VLOG_MAX_LIVE_PIECES);
+	log->fd = cfg->disk->ops->open(cfg->disk, cfg->handle, IOS_FILE_VLOG, cfg->path,
+				       O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (log->fd < 0) {
+		int rc = fail(log, log->fd, "open: %s", strerror(-log->fd));
+		*out = log;
+		return rc;
+	}
+	int rc = recover(log);
+	*out = log;
+	return rc;
+}
+
+void ios_vlog_close(struct ios_vlog *log)
+{
+	if (!log)
+		return;
+	if (log->fd >= 0)
+		(void)log->disk->ops->close(log->disk, log->fd);
+	while (log->nrec)
+		drop_rec(log, log->nrec - 1);
+	free(log->recs);
+	free(log->idx);
+	free(log->pmax);
+	free(log->path);
+	free(log);
+}
+
+/* ------------------------------------------------------------ modify */
+
+static int usable(struct ios_vlog *log)
+{
+	return log->broken ? fail(log, -EIO, "a merge or commit failed half-way; reopen the log")
+			   : 0;
+}
+
+/* Room for a record of n pieces and len bytes: each live record keeps
+ * room for its commit or abort, and two more for a merge. */
+static int room(struct ios_vlog *log, uint64_t n, uint64_t len)
+{
+	uint64_t lim = log->lim.max_bytes, fixed = 5 * HDR; /* BASE, this, 3 control */
+	if (n > log->lim.max_pieces || n > log->lim.max_live_pieces || lim < fixed || len > lim - fixed ||
+	    n * PIECE > lim - fixed - len)
+		return fail(log, -ENOSPC, "a record of %llu pieces and %llu bytes passes the limits",
+			    (unsigned long long)n, (unsigned long long)len);
+	uint64_t need = HDR + n * PIECE + len + HDR * ((uint64_t)log->nrec + 3);
+	if (log->nrec >= log->lim.max_records || need > lim || log->end > lim - need ||
+	    log->npieces + n > log->lim.max_live_pieces)
+		return fail(log, -EBUSY, "log full (%u records, %llu pieces, %llu bytes): merge first",
+			    log->nrec, (unsigned long long)log->npieces,
+			    (unsigned long long)log->end);
+	return 0;
+}
+
+static int add_record(struct ios_vlog *log, enum vkind kind, uint64_t t, const struct ios_piece *p,
+		      size_t n, const uint8_t *data, uint64_t len, uint64_t arg)
+{
+	int rc = usable(log);
+	if (rc)
+		return rc;
+	if (t == 0 || find_rec(log, t) >= 0)
+		return fail(log, -EINVAL, "T %llx is 0 or in use", (unsigned long long)t);
+	rc = room(log, n, len);
+	struct ios_piece *copy = rc ? NULL : malloc(n ? n * PIECE : 1);
+	if (rc || !copy)
+		return rc ? rc : -ENOMEM;
+	if (n)
+		memcpy(copy, p, n * PIECE);
+	struct vhdr h = { .kind = kind, .t = t, .count = n, .data_len = len, .arg = arg };
+	uint64_t pos = log->end;
+	rc = append(log, &h, copy, data);
+	if (rc) {
+		free(copy);
+		return rc;
+	}
+	rc = log->dur != IOS_VLOG_SYNC_EACH ? 0 : log_sync(log);
+	rc = rc ? rc : apply_write(log, &h, copy, pos);
+	if (rc) { /* not kept: take it off the log too, so T may come again */
+		free(copy);
+		(void)log->disk->ops->ftruncate(log->disk, log->fd, (off_t)pos);
+		log->end = pos;
+	}
+	return rc;
+}
+
+int ios_vlog_write(struct ios_vlog *log, uint64_t t, const struct ios_piece *pieces, size_t n,
+		   const uint8_t *data, uint64_t data_len)
+{
+	uint64_t end;
+	if (n > log->lim.max_pieces)
+		return fail(log, -ENOSPC, "%zu pieces: more than %u", n, log->lim.max_pieces);
+	int rc = check_pieces(log, pieces, n, data_len, &end);
+	return rc ? rc : add_record(log, VK_WRITE, t, pieces, n, data, data_len, end);
+}
+
+int ios_vlog_truncate(struct ios_vlog *log, uint64_t t, uint64_t size)
+{
+	if (size > INT64_MAX)
+		return fail(log, -EINVAL, "truncate to %llu: past 2^63", (unsigned long long)size);
+	return add_record(log, VK_TRUNC, t, NULL, 0, NULL, 0, size);
+}
+
+/* Adds object piece (off, len) to p[], joining it to the last when they
+ * touch. -ENOSPC past max. */
+static int push_piece(struct ios_piece *p, size_t *n, size_t max, uint64_t off, uint64_t len)
+{
+	if (*n && p[*n - 1].offset + p[*n - 1].length == off) {
+		p[*n - 1].length += len;
+		return 0;
+	}
+	if (*n == max)
+		return -ENOSPC;
+	p[(*n)++] = (struct ios_piece){ off, len };
+	return 0;
+}
+
+int ios_vlog_write_dataloop(struct ios_vlog *log, uint64_t t, const struct tdl_dataloop *dl,
+			    uint64_t count, int64_t disp, uint64_t first, uint64_t last,
+			    const struct tdl_layout *layout, uint32_t slot, const uint8_t *data,
+			    uint64_t data_len)
+{
+	struct tdl_segment seg;
+	struct tdl_piece batch[256];
+	size_t max = log->lim.max_pieces, n = 0, got = 0;
+	struct ios_piece *p = malloc(max * PIECE);
+	int rc = p ? tdl_segment_init_server(&seg, dl, count, disp, first, last, layout, slot)
+		   : -ENOMEM;
+	/* Bound the walk's work as the pieces are bounded. */
+	seg.max_steps = 64 * (uint64_t)max + (1u << 20);
+	while (!rc && !tdl_segment_done(&seg)) {
+		rc = tdl_segment_next(&seg, batch, 256, &got);
+		for (size_t i = 0; !rc && i < got; i++)
+			rc = push_piece(p, &n, max, tdl_piece_object(layout, &batch[i]),
+					batch[i].length);
+	}
+	if (rc == -ENOSPC || rc == -E2BIG)
+		rc = fail(log, -ENOSPC, "dataloop unrolls to more than %zu pieces", max);
+	else if (rc)
+		rc = fail(log, rc, "dataloop walk: %s", strerror(-rc));
+	rc = rc ? rc : ios_vlog_write(log, t, p, n, data, data_len);
+	free(p);
+	return rc;
+}
+
+int ios_vlog_commit(struct ios_vlog *log, uint64_t t, uint64_t vm)
+{
+	int rc = usable(log);
+	if (rc)
+		return rc;
+	if (t == 0 || vm == 0)
+		return fail(log, -EINVAL, "commit of T %llx as version %llu", (unsigned long long)t,
+			    (unsigned long long)vm);
+	rc = commit_rec(log, t, vm);
+	if (rc)
+		return rc > 0 ? 0 : rc;
+	rc = append_ctl(log, VK_COMMIT, t, vm, 0);
+	if (rc) { /* not logged: not committed */
+		log->recs[find_rec(log, t)].vm = 0;
+		return rc;
+	}
+	return index_add(log, &log->recs[find_rec(log, t)]);
+}
+
+int ios_vlog_abort(struct ios_vlog *log, uint64_t t)
+{
+	int rc = usable(log), i = find_rec(log, t);
+	if (rc)
+		return rc;
+	if (i < 0)
+		return fail(log, -ENOENT, "abort of T %llx: no such record", (unsigned long long)t);
+	if (log->recs[i].vm)
+		return fail(log, -EBUSY, "abort of T %llx: committed", (unsigned long long)t);
+	rc = append_ctl(log, VK_ABORT, t, 0, 0);
+	if (!rc)
+		drop_rec(log, (uint32_t)i);
+	return rc;
+}
+
+int ios_vlog_discard(struct ios_vlog *log, uint32_t id, uint32_t *n)
+{
+	uint32_t k = 0;
+	int rc = 0;
+	for (uint32_t i = 0; !rc && i < log->nrec;) {
+		const struct vrec *r = &log->recs[i];
+		if (r->vm || ios_vlog_id(r->t) != id) {
+			i++;
+			continue;
+		}
+		rc = ios_vlog_abort(log, r->t); /* drops recs[i]: i now names the next */
+		k += !rc;
+	}
+	if (n)
+		*n = k;
+	return rc;
+}
+
+/* ------------------------------------------------------------ pins */
+
+int ios_vlog_pin(struct ios_vlog *log, uint64_t r)
+{
+	if (r < log->merged)
+		return fail(log, -ESTALE, "pin of version %llu: merged up to %llu",
+			    (unsigned long long)r, (unsigned long long)log->merged);
+	if (log->npins == IOS_VLOG_MAX_PINS)
+		return fail(log, -ENOSPC, "more than %u reads in progress", IOS_VLOG_MAX_PINS);
+	log->pins[log->npins++] = r;
+	return 0;
+}
+
+int ios_vlog_unpin(struct ios_vlog *log, uint64_t r)
+{
+	for (uint32_t i = 0; i < log->npins; i++)
+		if (log->pins[i] == r) {
+			log->pins[i] = log->pins[--log->npins];
+			return 0;
+		}
+	return fail(log, -ENOENT, "unpin of version %llu: not pinned", (unsigned long long)r);
+}
+
+/* ------------------------------------------------------------ read */
+
+/* What covers a range at a version: a committed write's piece or truncate. */
+struct cand {
+	uint64_t vm;
+	uint32_t seq;
+	const struct vidx *piece; /* NULL: a truncate to `size` */
+	uint64_t size;
+};
+
+static int cmp_cand(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+	if (x->vm != y->vm)
+		return x->vm < y->vm ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* First index entry that may overlap a range starting at `off`. */
+static size_t idx_first(const struct ios_vlog *log, uint64_t off)
+{
+	size_t lo = 0, hi = log->nidx;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (log->pmax[mid] > off)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+/* realloc that frees the old block when it fails. */
+static struct cand *reallocf_cand(struct cand *c, size_t cap)
+{
+	struct cand *n = realloc(c, cap * sizeof(*c));
+	if (!n)
+		free(c);
+	return n;
+}
+
+static int collect(const struct ios_vlog *log, uint64_t r, uint64_t off, uint64_t len,
+		   struct cand **out, size_t *n)
+{
+	size_t cap = 16, k = 0;
+	struct cand *c = malloc(cap * sizeof(*c));
+	for (size_t i = idx_first(log, off); c && i < log->nidx && log->idx[i].off < off + len; i++) {
+		const struct vidx *e = &log->idx[i];
+		if (e->off + e->len <= off || e->vm > r)
+			continue;
+		if (k == cap && (cap *= 2, !(c = reallocf_cand(c, cap))))
+			break;
+		c[k++] = (struct cand){ e->vm, e->seq, e, 0 };
+	}
+	for (uint32_t i = 0; c && i < log->nrec; i++) {
+		const struct vrec *t = &log->recs[i];
+		if (t->op != VK_TRUNC || !t->vm || t->vm > r || t->arg >= off + len)
+			continue;
+		if (k == cap && (cap *= 2, !(c = reallocf_cand(c, cap))))
+			break;
+		c[k++] = (struct cand){ t->vm, 0, NULL, t->arg };
+	}
+	if (!c)
+		return -ENOMEM;
+	qsort(c, k, sizeof(*c), cmp_cand);
+	*out = c;
+	*n = k;
+	return 0;
+}
+
+/* Where piece e's bytes within [off, off+len) are: object [*a, *b), and
+ * log offset *at of byte *a. */
+static void clip(const struct vidx *e, uint64_t off, uint64_t len, uint64_t *a, uint64_t *b,
+		 uint64_t *at)
+{
+	*a = e->off > off ? e->off : off;
+	*b = e->off + e->len < off + len ? e->off + e->len : off + len;
+	*at = e->data_pos + (*a - e->off);
+}
+
+/* Candidates c[i..end) are consecutive pieces of one record, so their
+ * bytes lie back to back in the log: one read (at most CHUNK) serves all. */
+static size_t run_end(const struct cand *c, size_t n, size_t i, uint64_t off, uint64_t len)
+{
+	uint64_t a, b, lo, at;
+	size_t j = i + 1;
+	clip(c[i].piece, off, len, &a, &b, &lo);
+	for (; j < n && c[j].piece && c[j].vm == c[i].vm && c[j].seq == c[j - 1].seq + 1; j++) {
+		clip(c[j].piece, off, len, &a, &b, &at);
+		if (at + (b - a) - lo > CHUNK)
+			break;
+	}
+	return j;
+}
+
+/* Copies the bytes of run c[i..j) into buf with one read of the log. */
+static int paint_run(struct ios_vlog *log, const struct cand *c, size_t i, size_t j, uint64_t off,
+		     uint64_t len, uint8_t *buf)
+{
+	uint64_t a, b, lo, at;
+	clip(c[i].piece, off, len, &a, &b, &lo);
+	clip(c[j - 1].piece, off, len, &a, &b, &at);
+	uint64_t span = at + (b - a) - lo;
+	uint8_t *tmp = malloc(span ? span : 1);
+	int rc = tmp ? log_pread(log, tmp, span, lo) : -ENOMEM;
+	for (size_t k = i; !rc && k < j; k++) { /* in piece order: later pieces win */
+		clip(c[k].piece, off, len, &a, &b, &at);
+		memcpy(buf + (a - off), tmp + (at - lo), b - a);
+	}
+	free(tmp);
+	return rc;
+}
+
+/* Lays the candidates over buf (the base's bytes [off, off+len)), oldest
+ * first, so each byte ends with the newest version covering it. */
+static int paint(struct ios_vlog *log, const struct cand *c, size_t n, uint64_t off, uint64_t len,
+		 uint8_t *buf)
+{
+	int rc = 0;
+	for (size_t i = 0, j; !rc && i < n; i = j) {
+		if (!c[i].piece) { /* truncate: bytes from its size on are zeros */
+			uint64_t from = c[i].size > off ? c[i].size - off : 0;
+			memset(buf + from, 0, len - from);
+			j = i + 1;
+			continue;
+		}
+		j = run_end(c, n, i, off, len);
+		rc = paint_run(log, c, i, j, off, len, buf);
+	}
+	return rc;
+}
+
+/* Bytes [off, off+len) as of version r. */
+static int read_at(struct ios_vlog *log, uint64_t r, uint64_t off, uint64_t len, uint8_t *buf)
+{
+	struct cand *c;
+	size_t n;
+	int rc = log->base.ops->read(log->base.ctx, off, len, buf);
+	if (rc)
+		return fail(log, rc, "read of the base object at %llu: %s",
+			    (unsigned long long)off, strerror(-rc));
+	/* The base past the size the log knows is a merge's leftover. */
+	if (off + len > log->base_size)
+		memset(buf + (log->base_size > off ? log->base_size - off : 0), 0,
+		       len - (log->base_size > off ? log->base_size - off : 0));
+	rc = collect(log, r, off, len, &c, &n);
+	if (rc)
+		return rc;
+	rc = paint(log, c, n, off, len, buf);
+	free(c);
+	return rc;
+}
+
+static int cmp_vm(const void *a, const void *b)
+{
+	const struct vrec *x = *(const struct vrec *const *)a, *y = *(const struct vrec *const *)b;
+	return x->vm < y->vm ? -1 : x->vm > y->vm;
+}
+
+/* The committed records with merged < vm <= r, oldest first (*out
+ * allocated). */
+static int committed_upto(const struct ios_vlog *log, uint64_t r, const struct vrec ***out,
+			  uint32_t *n)
+{
+	const struct vrec **v = malloc((log->nrec ? log->nrec : 1) * sizeof(*v));
+	uint32_t k = 0;
+	if (!v)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < log->nrec; i++)
+		if (log->recs[i].vm && log->recs[i].vm <= r)
+			v[k++] = &log->recs[i];
+	qsort(v, k, sizeof(*v), cmp_vm);
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+/* The object's size as of version r: writes grow it, truncates set it. */
+static uint64_t size_of(const struct vrec *const *v, uint32_t n, uint64_t base_size)
+{
+	uint64_t size = base_size;
+	for (uint32_t i = 0; i < n; i++)
+		size = v[i]->op == VK_TRUNC ? v[i]->arg : v[i]->arg > size ? v[i]->arg : size;
+	return size;
+}
+
+int ios_vlog_read(struct ios_vlog *log, uint64_t r, const struct ios_piece *pieces, size_t n,
+		  uint8_t *data, uint64_t *size)
+{
+	const struct vrec **v;
+	uint32_t nv;
+	int rc = usable(log);
+	if (rc)
+		return rc;
+	if (r < log->merged)
+		return fail(log, -ESTALE, "read at version %llu: merged up to %llu",
+			    (unsigned long long)r, (unsigned long long)log->merged);
+	uint64_t pos = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (pieces[i].offset > INT64_MAX || pieces[i].length > INT64_MAX - pieces[i].offset)
+			return fail(log, -EINVAL, "read piece %zu ends past 2^63", i);
+		rc = read_at(log, r, pieces[i].offset, pieces[i].length, data + pos);
+		pos += pieces[i].length;
+	}
+	if (rc || !size)
+		return rc;
+	rc = committed_upto(log, r, &v, &nv);
+	if (rc)
+		return rc;
+	*size = size_of(v, nv, log->base_size);
+	free(v);
+	return 0;
+}
+
+/* ------------------------------------------------------------ merge */
+
+/* Writes bytes [off, off+len) as of version m to the base object. */
+static int merge_range(struct ios_vlog *log, uint64_t m, uint64_t off, uint64_t len, uint8_t *buf)
+{
+	for (uint64_t o = 0; o < len; o += CHUNK) {
+		uint64_t k = len - o < CHUNK ? len - o : CHUNK;
+		int rc = read_at(log, m, off + o, k, buf);
+		if (rc)
+			return rc;
+		rc = log->base.ops->write(log->base.ctx, off + o, k, buf);
+		if (rc)
+			return fail(log, rc, "write of the base object at %llu: %s",
+				    (unsigned long long)(off + o), strerror(-rc));
+	}
+	return 0;
+}
+
+/* The lowest size records v[0..n) truncate to; UINT64_MAX: none. */
+static uint64_t lowest_cut(const struct vrec *const *v, uint32_t n)
+{
+	uint64_t cut = UINT64_MAX;
+	for (uint32_t i = 0; i < n; i++)
+		if (v[i]->op == VK_TRUNC && v[i]->arg < cut)
+			cut = v[i]->arg;
+	return cut;
+}
+
+/* Writes every byte records v[0..n) wrote, below `size`, as of m. */
+static int merge_writes(struct ios_vlog *log, uint64_t m, const struct vrec *const *v,
+			uint32_t n, uint64_t size)
+{
+	uint8_t *buf = malloc(CHUNK);
+	int rc = buf ? 0 : -ENOMEM;
+	for (uint32_t i = 0; !rc && i < n; i++)
+		for (uint32_t j = 0; !rc && v[i]->op == VK_WRITE && j < v[i]->n; j++) {
+			const struct ios_piece *p = &v[i]->pieces[j];
+			uint64_t end = p->offset + p->length < size ? p->offset + p->length : size;
+			if (p->offset < end)
+				rc = merge_range(log, m, p->offset, end - p->offset, buf);
+		}
+	free(buf);
+	return rc;
+}
+
+/* Lays records v[0..n) (all with vm <= m) on the base object, which ends
+ * `size` long. Repeatable: what it writes depends on the log alone, so a
+ * merge a crash cut short is simply made again (recover). */
+static int apply_to_base(struct ios_vlog *log, uint64_t m, const struct vrec *const *v,
+			 uint32_t n, uint64_t size)
+{
+	const struct ios_vlog_base_ops *b = log->base.ops;
+	uint64_t cut = lowest_cut(v, n);
+	/* Past the lowest truncate nothing of the base survives. */
+	int rc = cut < UINT64_MAX ? b->truncate(log->base.ctx, cut) : 0;
+	rc = rc ? rc : merge_writes(log, m, v, n, size);
+	rc = rc ? rc : b->truncate(log->base.ctx, size);
+	rc = rc ? rc : b->sync(log->base.ctx);
+	return rc && !log->why[0] ? fail(log, rc, "merge into the base object: %s", strerror(-rc))
+				  : rc;
+}
+
+static int do_merge(struct ios_vlog *log, uint64_t m)
+{
+	const struct vrec **v;
+	uint32_t n;
+	int rc = committed_upto(log, m, &v, &n);
+	if (rc)
+		return rc;
+	uint64_t size = size_of(v, n, log->base_size);
+	/* MERGING first, synced with the commits before it: a crash from
+	 * here on is finished by recover. */
+	rc = append_ctl(log, VK_MERGING, 0, m, 0);
+	rc = rc ? rc : log_sync(log);
+	log->why[0] = 0;
+	rc = rc ? rc : apply_to_base(log, m, v, n, size);
+	free(v);
+	if (rc) {
+		log->broken = 1;
+		return rc;
+	}
+	drop_merged(log, m, size);
+	rc = rebuild_index(log);
+	rc = rc ? rc : append_ctl(log, VK_MERGED, 0, m, size);
+	rc = rc ? rc : log_sync(log);
+	rc = rc || log->nrec ? rc : reset_log(log);
+	log->broken = rc != 0;
+	return rc;
+}
+
+int ios_vlog_merge(struct ios_vlog *log, uint64_t upto, uint64_t *merged)
+{
+	int rc = usable(log);
+	for (uint32_t i = 0; i < log->npins; i++)
+		if (log->pins[i] < upto)
+			upto = log->pins[i];
+	if (!rc && upto > log->merged)
+		rc = do_merge(log, upto);
+	else if (!rc && !log->nrec && log->end > HDR) /* aborts left nothing live */
+		rc = reset_log(log);
+	if (merged)
+		*merged = log->merged;
+	return rc;
+}
+
+int ios_vlog_sync(struct ios_vlog *log)
+{
+	int rc = usable(log);
+	return rc ? rc : log_sync(log);
+}
+
+void ios_vlog_stats(const struct ios_vlog *log, struct ios_vlog_stats *out)
+{
+	*out = (struct ios_vlog_stats){ .index_pieces = log->nidx, .log_bytes = log->end,
+					.merged = log->merged, .base_size = log->base_size,
+					.cut_bytes = log->cut };
+	for (uint32_t i = 0; i < log->nrec; i++) {
+		out->committed += log->recs[i].vm != 0;
+		out->uncommitted += log->recs[i].vm == 0;
+	}
+}
