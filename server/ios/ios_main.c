@@ -286,6 +286,13 @@ static int open_store(struct ios *ios, const char *dir, unsigned flags, char **c
 	if ((rc = ios_store_open(dir, 256, flags, ios->disk, &ios->store, notice, &msg))) {
 		fprintf(stderr, "tessera-ios: %s\n", msg ? msg : strerror(-rc));
 		free(msg);
+		return rc;
+	}
+	if ((rc = ios_store_set_sieve(ios->store, ios->cfg->sieve_gap, ios->cfg->sieve_span, err,
+				      sizeof(err)))) {
+		fprintf(stderr, "tessera-ios %u: config: %s\n", ios->index, err);
+		ios_store_close(ios->store);
+		ios->store = NULL;
 	}
 	return rc;
 }
@@ -330,6 +337,10 @@ int main(int argc, char **argv)
 	if (cl.index >= cfg.n_ios) {
 		fprintf(stderr, "tessera-ios: index %u, but %s lists %u storage daemons\n",
 			cl.index, cl.config, cfg.n_ios);
+		goto out;
+	}
+	if (ios_store_sieve_check(cfg.sieve_gap, cfg.sieve_span, err, sizeof(err))) {
+		fprintf(stderr, "tessera-ios %u: config %s: %s\n", cl.index, cl.config, err);
 		goto out;
 	}
 	if (cl.check_only) {
