@@ -35,6 +35,7 @@ import os
 import shutil
 import signal
 import statistics
+import re
 import subprocess
 import sys
 import time
@@ -48,8 +49,20 @@ TESSERA_METHODS = ["posix", "sieve", "list", "datatype", "coll"]
 UFS_METHODS = ["ufs-posix", "ufs-sieve", "coll"]
 DEFAULT = {"count": 4096, "size": 8, "spacing": 128}
 POW2 = lambda lo, hi: [1 << i for i in range(lo, hi + 1)]  # noqa: E731
+# What every row of every CSV records besides its measurement: the load
+# average when the row was taken, the tree's commit, the network, and the
+# tunables the daemons ran with (csum_block is the object format's
+# checksum block, fixed: see docs/benchmarks.md).
+RECORD_FIELDS = ["load1", "commit", "net", "local_reads", "sieve_gap", "sieve_span",
+                 "csum_block", "strip_size", "max_io", "list_io_max_regions"]
+# write_s is the write call and MPI_File_sync together (the bandwidth's
+# time, as the dissertation's HPIO times writes); write_call_s and sync_s
+# are its parts; opens and closes are timed apart and in no bandwidth.
 HPIO_FIELDS = ["count", "size", "spacing", "target", "method", "case", "rep",
-               "nprocs", "write_s", "read_s", "write_mbs", "read_mbs", "verify"]
+               "nprocs", "write_s", "read_s", "write_mbs", "read_mbs", "verify",
+               "write_call_s", "sync_s", "w_open_s", "w_close_s", "r_open_s",
+               "r_close_s"] + RECORD_FIELDS
+CSV_VERSION = 2  # the columns above; a folder with other columns is refused
 
 
 def plan(args):
@@ -59,7 +72,7 @@ def plan(args):
                 "posix_max_count": 0, "verify": True, "nprocs": 2,
                 "methods": {"tessera": ["list", "datatype"], "ufs": ["ufs-posix"]}}
     if args.full:
-        return {"mode": "full", "reps": 6,
+        return {"mode": "full", "reps": 8,
                 "sweeps": {"count": POW2(11, 20), "size": POW2(3, 12), "spacing": POW2(3, 12)},
                 "posix_max_count": 131072, "verify": False, "nprocs": NPROCS}
     return {"mode": "short", "reps": 3,
@@ -156,21 +169,33 @@ class Cluster:
     """1 metadata and N_IOS storage daemons: tessera-local on loopback, or
     tests/study/netns.sh on namespaces behind a rate-limited bridge."""
 
-    def __init__(self, out, net, tag):
+    def __init__(self, out, net, tag, tunables):
         self.var = os.path.join(out, "var")
         self.net, self.tag = net, tag
         self.conf = os.path.join(self.var, "tessera.conf")
+        # config lines the study sets (sieve_gap, sieve_span, local_reads)
+        self.lines = ["%s = %s" % kv for kv in sorted(tunables.items())]
+        self.settings = {}
 
     def up(self):
         shutil.rmtree(self.var, ignore_errors=True)
         if self.net:
+            env = dict(os.environ, NETNS_CONF_LINES="\n".join(self.lines))
             sh(["bash", os.path.join(TOP, "tests/study/netns.sh"), "up", self.tag, self.net,
-                self.var, str(N_IOS)], stdout=subprocess.DEVNULL)
+                self.var, str(N_IOS)], stdout=subprocess.DEVNULL, env=env)
         else:
             port = subprocess.run(["bash", "-c", ". tests/integ/checks.sh; free_ports %d" % (N_IOS + 1)],
                                   cwd=TOP, check=True, capture_output=True, text=True).stdout.strip()
-            sh([os.path.join(TOP, "deploy/tessera-local"), "--dir", self.var, "--ios", str(N_IOS),
-                "--port", port, "--no-mount", "up"], stdout=subprocess.DEVNULL)
+            local = [os.path.join(TOP, "deploy/tessera-local"), "--dir", self.var, "--ios",
+                     str(N_IOS), "--port", port, "--no-mount"]
+            # tessera-local writes the config at its first start and keeps
+            # it after: start, add the study's lines, start again.
+            sh(local + ["up"], stdout=subprocess.DEVNULL)
+            sh(local + ["down"], stdout=subprocess.DEVNULL)
+            with open(self.conf, "a") as f:
+                f.write("".join(ln + "\n" for ln in self.lines))
+            sh(local + ["up"], stdout=subprocess.DEVNULL)
+        self.settings = config_values(self.conf)
 
     def down(self):
         if self.net:
@@ -200,13 +225,51 @@ class Cluster:
         return got
 
 
-def mpi_env(conf):
+def config_values(conf):
+    """{key: value} of a config file as the daemons parse it (defaults
+    filled in): tp-config-doc check."""
+    txt = subprocess.run([os.path.join(B, "proto/tp-config-doc"), "check", conf], check=True,
+                         capture_output=True, text=True).stdout
+    return dict(ln.split(" = ", 1) for ln in txt.splitlines() if " = " in ln)
+
+
+def git_commit():
+    """The tree's commit, "+dirty" when files differ from it."""
+    def git(*a):
+        return subprocess.run(["git", "-C", TOP] + list(a), capture_output=True,
+                              text=True).stdout.strip()
+    head = git("rev-parse", "--short=12", "HEAD") or "unknown"
+    return head + ("+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
+def csum_block():
+    """The object format's checksum block (TP_OBJ_BLOCK, proto/tp_objfmt.h)."""
+    txt = open(os.path.join(TOP, "proto/tp_objfmt.h")).read()
+    return int(re.search(r"#define TP_OBJ_BLOCK (\d+)u", txt).group(1))
+
+
+def record(s):
+    """The RECORD_FIELDS of a row taken now on study s's cluster."""
+    c = s.cluster.settings
+    return {"load1": "%.2f" % os.getloadavg()[0], "commit": s.commit,
+            "net": s.cluster.net or "loopback", "local_reads": int(s.p["local_reads"]),
+            "sieve_gap": c.get("sieve_gap", ""), "sieve_span": c.get("sieve_span", ""),
+            "csum_block": s.csum_block, "strip_size": c.get("strip_size", ""),
+            "max_io": c.get("max_io", ""),
+            "list_io_max_regions": c.get("list_io_max_regions", "")}
+
+
+def mpi_env(conf, local_reads):
     env = dict(os.environ)
     path = subprocess.run(["bash", "-c", '. "$1" "$2"; echo "$OMPI_MCA_mca_base_component_path"',
                            "-", os.path.join(TOP, "romio-adio/tessera-mpi-env.sh"), B],
                           check=True, capture_output=True, text=True).stdout.strip()
     env.update({"OMPI_MCA_mca_base_component_path": path, "OMPI_MCA_io": "romio321",
-                "OMPI_MCA_btl": "self,vader", "TESSERA_CONFIG": conf})
+                "OMPI_MCA_btl": "self,vader", "TESSERA_CONFIG": conf,
+                # Local reads (64 KiB and more read from the daemons' files
+                # on this host) bypass the daemons and their counters: off
+                # unless the study asks for them (--local-reads).
+                "TESSERA_LOCAL_READS": "1" if local_reads else "0"})
     return env
 
 
@@ -287,13 +350,17 @@ def run_hpio(key, p, out, env):
         f = ln.split()
         if not f or f[0] != "rep":
             continue
+        if len(f) != 12:
+            raise RuntimeError("mpi_hpio printed '%s', not 12 fields (rebuild it: make)" % ln)
         ws, rs = float(f[4]), float(f[5])
         rows.append({"count": count, "size": size, "spacing": spacing, "target": target,
                      "method": "two-phase" if method == "coll" else method.replace("ufs-", ""),
                      "case": f[1], "rep": f[3], "nprocs": np_, "write_s": ws, "read_s": rs,
                      "write_mbs": "%.4f" % (mb / ws) if ws > 0 else "",
                      "read_mbs": "%.4f" % (mb / rs) if rs > 0 else "",
-                     "verify": verdict.get(f[1], "-") if p["verify"] else "-"})
+                     "verify": verdict.get(f[1], "-") if p["verify"] else "-",
+                     "write_call_s": f[7], "sync_s": f[8], "w_open_s": f[6],
+                     "w_close_s": f[9], "r_open_s": f[10], "r_close_s": f[11]})
     if len(rows) != 4 * p["reps"]:
         raise RuntimeError("mpi_hpio %s %s printed %d repetitions, not %d" % (
             target, method, len(rows), 4 * p["reps"]))
@@ -328,12 +395,16 @@ def table_runs(p):
                      procs, ["-p", "flash", "-b", str(80 if full else 8)],
                      ["posix", "coll", "list", "datatype"]))
     if tiny:
-        runs = [("3.1", "tile reader, 6 clients", 6, ["-p", "tile", "-f", "1"], ["list", "datatype"])]
+        runs = [("3.1", "tile reader, 6 clients", 6, ["-p", "tile", "-f", "1"],
+                 ["list", "datatype", "sieve", "coll"])]
     return runs
 
 
+# bytes_resent is modelled (mpi_patterns computes it from ROMIO's even
+# file-domain split), not measured: counting it needs the driver.
 TABLE_FIELDS = ["table", "label", "nprocs", "method", "op", "requests", "desc_bytes",
-                "bytes_accessed", "bytes_desired", "bytes_resent", "syncs", "seconds"]
+                "bytes_accessed", "bytes_desired", "bytes_resent", "syncs",
+                "seconds"] + RECORD_FIELDS
 
 
 def run_table(trun, method, cluster, env, out):
@@ -380,7 +451,20 @@ def parse_args():
     ap.add_argument("--parts", default="hpio,tables,locks,s3d")
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--methods", help="only these HPIO methods (e.g. list,datatype)")
+    ap.add_argument("--local-reads", action="store_true",
+                    help="let clients read the daemons' files on this host (off: every "
+                         "read goes through the daemons and their counters)")
+    ap.add_argument("--sieve-gap", type=int, default=4096,
+                    help="the storage daemons' sieve_gap (bytes; default 4096)")
+    ap.add_argument("--sieve-span", type=int, default=4 << 20,
+                    help="the storage daemons' sieve_span (bytes; default 4 MiB)")
     return ap.parse_args()
+
+
+def tunables(p):
+    """The config lines the study sets on its daemons."""
+    return {"sieve_gap": p["sieve_gap"], "sieve_span": p["sieve_span"],
+            "local_reads": int(p["local_reads"])}
 
 
 def keep_methods(p, methods):
@@ -408,7 +492,9 @@ def write_meta(out, p, net):
     meta_path = os.path.join(out, "study.json")
     meta = {"mode": p["mode"], "methods": p.get("methods"), "net": net or "loopback", "reps": p["reps"], "nprocs": p["nprocs"],
             "n_ios": N_IOS, "sweeps": p["sweeps"], "posix_max_count": p["posix_max_count"],
-            "posix_max_size": p.get("posix_max_size")}
+            "posix_max_size": p.get("posix_max_size"), "csv_version": CSV_VERSION,
+            "local_reads": p["local_reads"], "sieve_gap": p["sieve_gap"],
+            "sieve_span": p["sieve_span"]}
     if os.path.exists(meta_path):
         old = json.load(open(meta_path))
         if {k: old.get(k) for k in meta} != json.loads(json.dumps(meta)):
@@ -436,13 +522,20 @@ def run_step(prog, what, failures, fn):
     prog.finish()
 
 
+def recorded(s, rows):
+    """rows, each with the RECORD_FIELDS of now."""
+    rec = record(s)
+    return [dict(r, **rec) for r in rows]
+
+
 def run_hpio_points(s, env):
     for key in s.tasks:
         if key in s.have:
             s.prog.skip()
             continue
         run_step(s.prog, "hpio count=%d size=%d spacing=%d %s %s" % key, s.failures,
-                 lambda: append_rows(s.hpio_csv, HPIO_FIELDS, run_hpio(key, s.p, s.out, env)))
+                 lambda: append_rows(s.hpio_csv, HPIO_FIELDS, recorded(
+                     s, run_hpio(key, s.p, s.out, env))))
 
 
 def run_table_rows(s, env):
@@ -452,8 +545,8 @@ def run_table_rows(s, env):
                 s.prog.skip()
                 continue
             run_step(s.prog, "Tab. %s %s %s" % (trun[0], trun[1], m), s.failures,
-                     lambda: append_rows(s.tables_csv, TABLE_FIELDS,
-                                         run_table(trun, m, s.cluster, env, s.out)))
+                     lambda: append_rows(s.tables_csv, TABLE_FIELDS, recorded(
+                         s, run_table(trun, m, s.cluster, env, s.out))))
 
 
 def run_s3d(s, env):
@@ -484,7 +577,7 @@ def run_on_cluster(s):
     try:
         if need_cluster:
             s.cluster.up()
-        env = mpi_env(s.cluster.conf)
+        env = mpi_env(s.cluster.conf, s.p["local_reads"])
         run_hpio_points(s, env)
         run_table_rows(s, env)
         if "s3d" in s.extra:
@@ -556,18 +649,25 @@ class Study:
         self.thave = {(r["table"], r["label"], r["method"]) for r in read_csv(self.tables_csv)}
         self.extra = [x for x in ("locks", "s3d") if x in parts]
         self.prog = Progress(len(self.tasks) + len(self.tkeys) + len(self.extra))
-        self.cluster = Cluster(out, net, tag)
+        self.cluster = Cluster(out, net, tag, tunables(p))
+        self.commit, self.csum_block = git_commit(), csum_block()
         self.failures = []
 
 
 def main():
     args = parse_args()
     p = plan(args)
+    p.update({"local_reads": args.local_reads, "sieve_gap": args.sieve_gap,
+              "sieve_span": args.sieve_span})
     if args.methods:
         keep_methods(p, args.methods)
     net = args.net.strip()
-    out = os.path.abspath(args.out or os.path.join(
-        B, "study", "%s-%s" % (p["mode"], net or "loopback")))
+    label = "%s-%s" % (p["mode"], net or "loopback")
+    if args.local_reads:
+        label += "-localreads"
+    if (args.sieve_gap, args.sieve_span) != (4096, 4 << 20):
+        label += "-gap%d-span%d" % (args.sieve_gap, args.sieve_span)
+    out = os.path.abspath(args.out or os.path.join(B, "study", label))
     os.makedirs(out, exist_ok=True)
     lock = lock_out(out)  # noqa: F841 (held while the study runs)
     parts = [x for x in args.parts.split(",") if x]

@@ -28,11 +28,13 @@ tiny_sweep() {
 	! cut -d, -f13 "$work/loop/hpio.csv" | tail -n +2 | grep -vx ok
 	# bandwidths are numbers above 0
 	awk -F, 'NR > 1 && !($11 > 0 && $12 > 0) { print "bad row: " $0; bad = 1 } END { exit bad }' "$work/loop/hpio.csv"
-	# Tab. 3.1 by list and datatype I/O: the tile's 2.25 MiB per client read
-	[ "$(rows "$work/loop/tables.csv")" -eq 2 ]
+	# Tab. 3.1 by list, datatype, sieving and two-phase I/O: the tile's
+	# 2.25 MiB per client read
+	[ "$(rows "$work/loop/tables.csv")" -eq 4 ]
 	awk -F, 'NR > 1 && ($9 != 2359296 || $6 < 1) { print "bad row: " $0; bad = 1 } END { exit bad }' "$work/loop/tables.csv"
 	# datatype I/O: one request per storage daemon touched (4), list I/O more
 	grep -q ',datatype,read,4\.0,' "$work/loop/tables.csv"
+	python3 "$top/tests/study/check_csv.py" "$work/loop"
 	grep -q '^# The HPIO study' "$work/loop/report.md"
 	grep -q 'Tab. 3.1' "$work/loop/report.md"
 	grep -q 'Guidelines of §5.5' "$work/loop/report.md"
