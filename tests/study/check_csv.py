@@ -38,6 +38,13 @@ def check_tables(rs, bad):
     daemon and per max_io); two-phase's aggregators read 1.70 MB as there.
     With local reads on, both read 0 bytes through the daemons."""
     by = {r["method"]: r for r in rs if r["table"] == "3.1"}
+    for m, r in by.items():
+        if int(r["bytes_desired"]) != 2359296 or float(r["requests"]) < 1:
+            bad.append("Tab. 3.1 %s: %s bytes desired (not the tile's 2.25 MiB) in %s requests"
+                       % (m, r["bytes_desired"], r["requests"]))
+    # datatype I/O: one request per storage daemon touched (4)
+    if "datatype" in by and float(by["datatype"]["requests"]) != 4:
+        bad.append("Tab. 3.1 datatype: %s requests, not 4" % by["datatype"]["requests"])
     sv, tp = by.get("sieve"), by.get("coll")
     if not sv or not tp:
         bad.append("tables.csv: no sieve or two-phase row of Tab. 3.1")
