@@ -73,10 +73,14 @@ def plan(args):
                 "methods": {"tessera": ["list", "datatype"], "ufs": ["ufs-posix"]}}
     if args.full:
         return {"mode": "full", "reps": 8,
-                "sweeps": {"count": POW2(11, 20), "size": POW2(3, 12), "spacing": POW2(3, 12)},
+                "sweeps": {"count": POW2(11, 20), "size": POW2(3, 12),
+                           # 1016: the last spacing sieve_gap's default merges at 4 ranks
+                           "spacing": sorted(POW2(3, 12) + [1016])},
                 "posix_max_count": 131072, "verify": False, "nprocs": NPROCS}
     return {"mode": "short", "reps": 3,
-            "sweeps": {"count": [2048, 32768], "size": [8, 128, 2048], "spacing": [8, 128, 4096]},
+            # spacing 1016 and 1024: either side of sieve_gap's default step
+            "sweeps": {"count": [2048, 32768], "size": [8, 128, 2048],
+                       "spacing": [8, 128, 1016, 1024, 4096]},
             "posix_max_count": 4096, "posix_max_size": 128, "verify": False, "nprocs": NPROCS}
 
 
