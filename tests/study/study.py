@@ -2,7 +2,7 @@
 """study.py - the HPIO study in one command (`make study`).
 
     study.py [--full] [--net RATE] [--out DIR] [--parts hpio,tables,locks,s3d]
-             [--tiny] [--no-plots]
+             [--tiny] [--no-plots] [--local-reads] [--sieve-gap N] [--sieve-span N]
 
 Runs, into one folder (default build/study/<short|full>-<loopback|RATE>):
   hpio.csv      every HPIO repetition over MPI-IO (romio-adio/bench/mpi_hpio):
@@ -19,7 +19,13 @@ Runs, into one folder (default build/study/<short|full>-<loopback|RATE>):
                 sends)
   s3d.txt       the S3D-like checkpoint in atomic mode (bench_mpi_s3d.sh)
   *.png         the figures (tests/study/plot_study.py)
-  report.md     the results beside the dissertation's
+  report.md     the results beside the dissertation's, with a 95 % t-interval
+                per point; a verdict rests only on points whose intervals
+                are apart
+Every CSV row records the load average, the commit, the network and the
+daemons' tunables. Local reads are off (TESSERA_LOCAL_READS=0) unless
+--local-reads; --sieve-gap/--sieve-span set the storage daemons' sieve_gap
+and sieve_span (the folder's name says when they are not the defaults).
 --net RATE puts the metadata daemon and the storage daemons on two "nodes",
 network namespaces joined by a bridge, each link limited to RATE by a tc
 token bucket (tests/study/netns.sh); the MPI ranks stay in the root
