@@ -669,6 +669,15 @@ def main():
     p = plan(args)
     p.update({"local_reads": args.local_reads, "sieve_gap": args.sieve_gap,
               "sieve_span": args.sieve_span})
+    # the daemons' own rule (sieve_gap, sieve_span: docs/configuration.md),
+    # said before any daemon is started
+    for k in ("sieve_gap", "sieve_span"):
+        if not 0 <= p[k] <= 64 << 20:
+            sys.exit("study: --%s %d: from 0 to 64 MiB (67108864) bytes" % (
+                k.replace("_", "-"), p[k]))
+    if p["sieve_gap"] > p["sieve_span"]:
+        sys.exit("study: --sieve-gap %d exceeds --sieve-span %d: the daemons refuse a gap "
+                 "that could never be merged" % (p["sieve_gap"], p["sieve_span"]))
     if args.methods:
         keep_methods(p, args.methods)
     net = args.net.strip()

@@ -89,7 +89,16 @@ net_run() {
 
 report_statistics() { python3 "$top/tests/study/test_report.py"; }
 
+# A sieve gap wider than the span is refused before any daemon starts.
+bad_tunables() {
+	! study --out "$work/bad" --sieve-gap 8192 --sieve-span 4096 2>"$work/bad.err"
+	grep -q 'sieve-gap 8192 exceeds --sieve-span 4096' "$work/bad.err" || { cat "$work/bad.err"; exit 1; }
+	! study --out "$work/bad" --sieve-span 128M 2>/dev/null
+	[ ! -e "$work/bad" ]
+}
+
 check report_intervals_and_verdicts report_statistics
+check bad_sieve_parameters_refused bad_tunables
 check tiny_sweep_csv_plots_report tiny_sweep
 check resume_runs_nothing_again resume_runs_nothing
 check interrupted_study_resumes interrupted_resumes
