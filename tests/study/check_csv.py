@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """check_csv.py DIR - what test_study.sh asserts of a tiny study's CSVs
 without timing: the request and byte counts of Tab. 3.1 that must equal
-the dissertation's with local reads off, the timed phases of every HPIO
+the dissertation's with local reads off, the clients' request traces
+agreeing with the daemons' counters, the timed phases of every HPIO
 row, and the record (load, commit, network, tunables) of every row.
 Exits 1 saying what is wrong."""
 import csv
@@ -42,6 +43,12 @@ def check_tables(rs, bad):
         if int(r["bytes_desired"]) != 2359296 or float(r["requests"]) < 1:
             bad.append("Tab. 3.1 %s: %s bytes desired (not the tile's 2.25 MiB) in %s requests"
                        % (m, r["bytes_desired"], r["requests"]))
+    # the clients' request traces count what the daemons counted
+    for r in rs:
+        if r.get("trace_requests") in (None, "") or \
+                float(r["trace_requests"]) != float(r["requests"]):
+            bad.append("Tab. %s %s: the traces count %s requests a client, the daemons %s"
+                       % (r["table"], r["method"], r.get("trace_requests"), r["requests"]))
     # datatype I/O: one request per storage daemon touched (4)
     if "datatype" in by and float(by["datatype"]["requests"]) != 4:
         bad.append("Tab. 3.1 datatype: %s requests, not 4" % by["datatype"]["requests"])

@@ -36,6 +36,7 @@ sweep (2 points, verify on).
 import argparse
 import csv
 import fcntl
+import glob
 import json
 import os
 import shutil
@@ -68,7 +69,7 @@ HPIO_FIELDS = ["count", "size", "spacing", "target", "method", "case", "rep",
                "nprocs", "write_s", "read_s", "write_mbs", "read_mbs", "verify",
                "write_call_s", "sync_s", "w_open_s", "w_close_s", "r_open_s",
                "r_close_s"] + RECORD_FIELDS
-CSV_VERSION = 2  # the columns above; a folder with other columns is refused
+CSV_VERSION = 3  # the columns above; a folder with other columns is refused
 
 
 def plan(args):
@@ -412,9 +413,12 @@ def table_runs(p):
 
 # bytes_resent is modelled (mpi_patterns computes it from ROMIO's even
 # file-domain split), not measured: counting it needs the driver.
+# trace_requests: the storage daemons' data requests per client as the
+# clients' request traces count them (traces/, TESSERA_TRACE_REQUESTS),
+# beside the daemons' own count (requests).
 TABLE_FIELDS = ["table", "label", "nprocs", "method", "op", "requests", "desc_bytes",
                 "bytes_accessed", "bytes_desired", "bytes_resent", "syncs",
-                "seconds"] + RECORD_FIELDS
+                "seconds", "trace_requests"] + RECORD_FIELDS
 
 
 def run_table(trun, method, cluster, env, out):
@@ -426,6 +430,13 @@ def run_table(trun, method, cluster, env, out):
             raise RuntimeError("mpi_patterns -P (the frames) failed (exit %d): %s" % (
                 r.returncode, r.stderr.strip()[-400:]))
     cmd += ["tessera:/pattern", method]
+    # the measured call's request trace, a file per rank (trace_summary.py)
+    tdir = os.path.join(out, "traces")
+    os.makedirs(tdir, exist_ok=True)
+    trace = os.path.join(tdir, "tab%s-%dranks-%s-%s" % (table, np_, "-".join(args[1:2]), method))
+    for old in glob.glob(glob.escape(trace) + ".*"):
+        os.remove(old)  # a rerun's
+    env = dict(env, TESSERA_TRACE_REQUESTS=trace)
     before = cluster.stats()
     r = run(cmd, env=env)
     if r.returncode != 0:
@@ -446,8 +457,22 @@ def run_table(trun, method, cluster, env, out):
     rows.append({"table": table, "label": label, "nprocs": np_, "method": method, "op": op[1],
                  "requests": req / np_, "desc_bytes": desc / np_, "bytes_accessed": acc / np_,
                  "bytes_desired": int(op[2]), "bytes_resent": int(op[3]),
-                 "syncs": after["syncs"] - before["syncs"], "seconds": op[4]})
+                 "syncs": after["syncs"] - before["syncs"], "seconds": op[4],
+                 "trace_requests": traced_requests(trace)})
     return rows
+
+
+def traced_requests(prefix):
+    """Storage data requests per process in the traces PREFIX.PID, or ""
+    without traces."""
+    sys.path.insert(0, os.path.join(TOP, "tests/study"))
+    import trace_summary
+    try:
+        traces = [trace_summary.read_trace(p) for p in trace_summary.files([prefix])]
+    except (OSError, ValueError):
+        return ""
+    t = trace_summary.summarise(traces, io_only=True)
+    return sum(x["requests"] for x in t.values()) / len(traces)
 
 
 # ------------------------------------------------------------------ main
