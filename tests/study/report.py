@@ -244,9 +244,9 @@ def tables_section(out):
     for label in dict.fromkeys(r["label"] for r in rows):
         rs = [r for r in rows if r["label"] == label]
         lines += ["", "**%s**: %s" % (names[rs[0]["table"]], label), "",
-                  "| method | requests | dissertation | formula here | verdict | desc B | "
-                  "accessed MiB | formula | resent MiB | formula | desired MiB |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "| method | requests | traced | dissertation | formula here | verdict | desc B | "
+                  "accessed MiB | formula | resent MiB (modelled) | formula | desired MiB |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in rs:
             pt = paper_tables(r)
             req = float(r["requests"])
@@ -268,14 +268,17 @@ def tables_section(out):
             resent = float(r["bytes_resent"]) / MiB
             fa = pt["bytes_accessed"][1]
             fr = pt["bytes_resent"][1]
-            lines.append("| %s | %.1f | %s | %s | %s | %.0f | %.2f | %s | %.2f | %s | %.2f |" % (
-                mname.get(r["method"], r["method"]), req, paper_s, formula, verdict,
+            lines.append("| %s | %.1f | %s | %s | %s | %s | %.0f | %.2f | %s | %.2f | %s | %.2f |" % (
+                mname.get(r["method"], r["method"]), req,
+                "%.1f" % float(r["trace_requests"]) if r.get("trace_requests") else "-",
+                paper_s, formula, verdict,
                 float(r["desc_bytes"]), acc, "%.2f" % (fa / MiB) if fa is not None else "ap depend",
                 resent, "%.2f" % (fr / MiB) if fr is not None else "ap depend",
                 int(r["bytes_desired"]) / MiB))
     lines += ["", "Requests, description bytes and bytes accessed are the storage daemons' "
               "counters (`tessera stats`, summed over the daemons, divided by the clients) "
-              "around the one call; resent bytes are two-phase's bytes that lie in another "
+              "around the one call; traced is the data requests a client sent by its request "
+              "trace (traces/, `tests/study/trace_summary.py`); resent bytes are two-phase's bytes that lie in another "
               "aggregator's file domain (computed by the benchmark from ROMIO's even split, "
               "one aggregator per rank). Sieving reads of the window count as accessed (a sieving write reads and writes it: twice the extent).", "",
               "**Tab. 4.1 (the analytic comparison), checked on these rows:** desired data is n "

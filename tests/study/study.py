@@ -642,7 +642,35 @@ def run_locks(s):
         sys.exit("study: interrupted; run it again to resume (finished parts are kept in %s)" % s.out)
     if r.returncode != 0:
         s.failures.append("bench_locks.sh: exit %d: %s" % (r.returncode, r.stderr[-400:]))
+    else:
+        record_locks(s, os.path.join(dst, "locks.csv"))
     s.prog.finish()
+
+
+def record_locks(s, path):
+    """locks.csv's rows get the RECORD_FIELDS too: bench_locks.sh's own
+    clusters run on loopback with the config's defaults (and its clients'
+    default local reads); the load is the one at the end of its run."""
+    rows = read_csv(path)
+    if not rows or "load1" in rows[0]:
+        return
+    conf = os.path.join(s.out, "defaults.conf")
+    with open(conf, "w") as f:
+        f.write("mds = localhost:1\nios = localhost:2\n")
+    c = config_values(conf)
+    os.remove(conf)
+    rec = {"load1": "%.2f" % os.getloadavg()[0], "commit": s.commit, "net": "loopback",
+           "local_reads": os.environ.get("TESSERA_LOCAL_READS", c.get("local_reads", "")),
+           "csum_block": s.csum_block}
+    rec.update({k: c.get(k, "") for k in ("sieve_gap", "sieve_span", "strip_size", "max_io",
+                                         "list_io_max_regions")})
+    fields = list(rows[0].keys()) + RECORD_FIELDS
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(dict(r, **rec) for r in rows)
+    os.replace(tmp, path)
 
 
 def write_failures(out, failures):
