@@ -18,6 +18,9 @@ Runs, into one folder (default build/study/<short|full>-<loopback|RATE>):
                 and the block-granular baseline (report.md says what each
                 sends)
   s3d.txt       the S3D-like checkpoint in atomic mode (bench_mpi_s3d.sh)
+  traces/       the clients' request traces (TESSERA_TRACE_REQUESTS) of every
+                table run, and with --traces of every HPIO run through
+                Tessera; tests/study/trace_summary.py tabulates them
   *.png         the figures (tests/study/plot_study.py)
   report.md     the results beside the dissertation's, with a 95 % t-interval
                 per point; a verdict rests only on points whose intervals
@@ -346,6 +349,13 @@ def run_hpio(key, p, out, env):
                          "-s", str(size), "-g", str(spacing), "-r", str(p["reps"]), "-R"]
     if p["verify"]:
         cmd.append("-V")
+    if p.get("traces") and target == "tessera":
+        tdir = os.path.join(out, "traces")
+        os.makedirs(tdir, exist_ok=True)
+        trace = os.path.join(tdir, "hpio-n%d-s%d-g%d-%s" % (count, size, spacing, method))
+        for old in glob.glob(glob.escape(trace) + ".*"):
+            os.remove(old)  # a rerun's
+        env = dict(env, TESSERA_TRACE_REQUESTS=trace)
     r = run(cmd + [name, method], env=env)
     if r.returncode != 0:
         raise RuntimeError("mpi_hpio %s %s failed (exit %d): %s" % (
@@ -489,6 +499,9 @@ def parse_args():
     ap.add_argument("--local-reads", action="store_true",
                     help="let clients read the daemons' files on this host (off: every "
                          "read goes through the daemons and their counters)")
+    ap.add_argument("--traces", action="store_true",
+                    help="keep a request trace of every HPIO run through Tessera too (the "
+                         "tables' runs always keep theirs; POSIX points make large ones)")
     ap.add_argument("--sieve-gap", type=int, default=4096,
                     help="the storage daemons' sieve_gap (bytes; default 4096)")
     ap.add_argument("--sieve-span", type=int, default=4 << 20,
@@ -721,7 +734,7 @@ def main():
     args = parse_args()
     p = plan(args)
     p.update({"local_reads": args.local_reads, "sieve_gap": args.sieve_gap,
-              "sieve_span": args.sieve_span})
+              "sieve_span": args.sieve_span, "traces": args.traces})
     # the daemons' own rule (sieve_gap, sieve_span: docs/configuration.md),
     # said before any daemon is started
     for k in ("sieve_gap", "sieve_span"):
