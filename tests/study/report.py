@@ -385,7 +385,8 @@ def _g5_collective(meta, agg, ends):
 
 def _g6_datatype(meta, agg):
     """6: datatype best of the individual methods over all nc points,
-    counting only points where its interval is clear of the others'."""
+    counting only points where its interval is clear of the others', and
+    only when at least half the points are."""
     wins = losses = total = 0
     for k in {k[:3] for k in agg}:
         for case in ("nc-c", "c-nc", "nc-nc"):
@@ -400,7 +401,7 @@ def _g6_datatype(meta, agg):
     heading = "When using individual I/O methods, choose datatype I/O"
     ev = "datatype I/O writes clearly fastest of the individual methods at %d, clearly not at " \
          "%d, of %d noncontiguous points (the rest overlap)" % (wins, losses, total)
-    if not wins + losses:
+    if (wins + losses) * 2 < total:  # a majority verdict needs most points apart
         return (6, heading, UNDECIDED, ev)
     ok = wins > (wins + losses) / 2
     return (6, heading, "supported" if ok else "contradicted",
@@ -433,7 +434,8 @@ def _g7_sieving(meta, agg):
 def _g8_memory(meta, agg):
     """8: nc-nc writes at least 2/3 of c-nc's, per method over every
     point; a point decides only if nc-nc's interval is clear of 2/3 of
-    c-nc's (above: supports; below: contradicts)."""
+    c-nc's (above: supports; below: contradicts), and a verdict needs at
+    least half the points decided."""
     rr, sup, con = [], 0, 0
     for m in ("list", "datatype", "two-phase"):
         q = []
@@ -454,7 +456,7 @@ def _g8_memory(meta, agg):
     ev = "nc-nc / c-nc writes, the median over the points: " + \
         ", ".join("%s %.2f (%d points)" % x for x in rr) + \
         "; clearly at least 2/3 at %d points, clearly below at %d (the rest overlap)" % (sup, con)
-    if not sup + con:
+    if (sup + con) * 2 < sum(x[2] for x in rr):
         return (8, heading, UNDECIDED, ev)
     return (8, heading, "supported" if sup > con and not con else
             "contradicted" if con > sup else "partly supported", ev)
