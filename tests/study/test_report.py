@@ -47,7 +47,26 @@ def sieving_verdict(sieve, best):
     return report._g7_sieving({"net": "loopback"}, agg)[2]
 
 
+def datatype_verdict(apart_points):
+    """Guideline 6 over 3 c-nc points where datatype's interval is clear
+    above list's at the first apart_points points and overlaps it at the
+    rest."""
+    agg = {}
+    report.CI.clear()
+    for i in range(3):
+        pt = (4096 * (i + 1), 8, 128)
+        dt = (10.0, 11.0) if i < apart_points else (5.0, 11.0)
+        for m, iv in (("datatype", dt), ("list", (4.0, 6.0))):
+            k = pt + ("tessera", m, "c-nc")
+            agg[k] = {"write": sum(iv) / 2, "read": None}
+            report.CI[k] = {"write": iv, "read": None}
+    return report._g6_datatype({"net": "loopback"}, agg)[2]
+
+
 def verdicts():
+    # a majority over points needs at least half of them apart
+    assert datatype_verdict(1) == report.UNDECIDED
+    assert datatype_verdict(2) == "supported"
     assert sieving_verdict([1.0, 1.1, 0.9], [10.0, 10.5, 9.5]) == "supported"
     assert sieving_verdict([10.0, 10.5, 9.5], [1.0, 1.1, 0.9]) == "contradicted"
     # sieving's average is lower, but the intervals overlap: no verdict
