@@ -237,11 +237,12 @@ bench: all
 	@bash tests/bench/run-bench.sh
 
 # Resumes an interrupted study of the same mode in the same folder
-# (STUDY_OUT, default build/study/<short|full>-<loopback|NET>).
+# (STUDY_OUT, default build/study/<short|full>-<loopback|NET>). STUDY_ARGS
+# passes study.py's other options (--sieve-gap N, --local-reads, ...).
 study: deps
 	@$(MAKE) --no-print-directory all
 	@python3 tests/study/study.py $(if $(FULL),--full) $(if $(NET),--net $(NET)) \
-		$(if $(STUDY_OUT),--out $(STUDY_OUT))
+		$(if $(STUDY_OUT),--out $(STUDY_OUT)) $(STUDY_ARGS)
 
 # The targets and their corpora: tests/fuzz/ (docs/testing.md, "Fuzzing"). New
 # inputs are kept in $(B)/fuzz/<target>/corpus, crashes beside it.

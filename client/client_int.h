@@ -32,6 +32,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "tdl.h"
 #include "tessera.h"
@@ -86,6 +87,8 @@ struct tessera_fs {
 	int trace;                     /* trace.c: TESSERA_TRACE_STARTUP */
 	uint64_t trace_t0;             /* the process's start (monotonic ns) */
 	unsigned trace_requests;       /* requests traced so far */
+	FILE *req_trace;               /* trace.c: TESSERA_TRACE_REQUESTS's file */
+	uint64_t req_trace_seq;        /* requests written to it */
 	/* Runs of the caller's memory a request may lend to the provider (0:
 	 * never; tnet_can_lend), and what moved how (tessera_copy_stats). */
 	size_t lend_runs;
@@ -296,8 +299,13 @@ void tc_trace_init(tessera_fs *fs);
 /* One step, `ns` long, named by fmt; nothing when tracing is off. */
 void tc_trace(tessera_fs *fs, uint64_t ns, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* The first few calls of tc_run after the sessions were in place. */
-void tc_trace_request(tessera_fs *fs, struct tc_req *const *reqs, size_t n, uint64_t ns);
+/* The first few calls of tc_run after the sessions were in place; and,
+ * with TESSERA_TRACE_REQUESTS, every request of every call, a line each
+ * in the trace file (docs/benchmarks.md, "Request traces"). `start` is
+ * when tc_run began. */
+void tc_trace_request(tessera_fs *fs, struct tc_req *const *reqs, size_t n, uint64_t start);
+/* Closes the request trace (at disconnect). */
+void tc_trace_fini(tessera_fs *fs);
 
 /* Stop renewing lock leases (at disconnect). */
 void tc_leases_stop(tessera_fs *fs);

@@ -95,6 +95,7 @@ int tessera_connect(const char *config, tessera_fs **out, char *err, size_t errl
 	t = tp_mono_ns();
 	rc = load_config(config, &fs->cfg, err, errlen);
 	if (rc) {
+		tc_trace_fini(fs);
 		free(fs);
 		return rc;
 	}
@@ -161,6 +162,7 @@ void tessera_disconnect(tessera_fs *fs)
 	if (!fs)
 		return;
 	tc_trace(fs, tp_mono_ns() - fs->trace_t0, "tessera_disconnect: process age");
+	tc_trace_fini(fs);
 	tc_leases_stop(fs); /* its thread uses the endpoint */
 	tc_prober_stop(fs); /* so does this one */
 	tnet_close(fs->net); /* no completion can arrive after this */

@@ -99,6 +99,8 @@ static struct tc_req *req_make(tessera_fs *fs, int server, unsigned opcode,
 	r->opcode = opcode;
 	r->frame_len = head + in_frame;
 	r->head_len = head;
+	r->body_out = body;
+	r->data_out = data_len;
 	/* The request id is filled in at submission (tc_run). */
 	tp_frame_build(r->frame, head, &hdr, fs->name, fs->name_len, msg);
 	return r;
@@ -267,6 +269,7 @@ static void vfinish(struct tc_req *r, int status, const char *fmt, va_list ap)
 		return;
 	r->replied = 1;
 	r->status = status;
+	r->done_ns = tp_mono_ns();
 	if (fmt)
 		vsnprintf(r->errmsg, sizeof(r->errmsg), fmt, ap);
 	list_del(r);

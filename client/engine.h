@@ -38,6 +38,12 @@ struct tc_req {
 	size_t head_len;           /* frame bytes before the raw data */
 	uint64_t deadline_ns;
 	uint64_t submit_ns;        /* when last sent */
+	/* For the request trace (trace.c): the body's and the raw data's
+	 * bytes sent, the file regions the request names (0: none or not
+	 * known), when its reply (or failure) came. */
+	size_t body_out, data_out;
+	uint32_t regions;
+	uint64_t done_ns;
 	struct tp_session ses;     /* sealed with (AUTH: the key it proposes) */
 	/* Posting: the provider said -EAGAIN (connecting, or its queue is
 	 * full) and the engine posts r again each round (queued_ns: since

@@ -211,6 +211,8 @@ static struct tc_req *round_msg(struct nc_call *c, uint32_t k)
 		m.lengths = lens;
 		r = tc_req_new(fs, (int)server, writing(c) ? TP_OP_LIST_WRITE : TP_OP_LIST_READ,
 			       &m.base, NULL, data_len);
+		if (r)
+			r->regions = (uint32_t)n;
 		free(offs);
 	} else {
 		Tessera__DtypeIORequest m = TESSERA__DTYPE_IOREQUEST__INIT;
@@ -230,6 +232,8 @@ static struct tc_req *round_msg(struct nc_call *c, uint32_t k)
 		m.last = rd->last;
 		r = tc_req_new(fs, (int)server, writing(c) ? TP_OP_DTYPE_WRITE : TP_OP_DTYPE_READ,
 			       &m.base, NULL, data_len);
+		if (r) /* the pieces of this object in the round, before joining */
+			r->regions = (uint32_t)o->n;
 	}
 	if (r && !writing(c)) {
 		r->data_dst = c->obj_data[k];

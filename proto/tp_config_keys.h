@@ -156,6 +156,13 @@
 	  "1: a client reads the objects of storage daemons on its own host (and " \
 	  "network namespace) from their files, checked against their "           \
 	  "checksums; 0: every read goes through the daemons, which refuse "      \
-	  "`LOCAL_OPEN`")
+	  "`LOCAL_OPEN`")                                                        \
+	X("sieve_gap", sieve_gap, SIZE32, DEF("4K"), 0, 64u << 20, "bytes",        \
+	  "storage daemons: pieces of one request at most this far apart move as " \
+	  "one span (read whole, or written by data sieving: read, laid over, "   \
+	  "written back); 0 joins only touching pieces. At most `sieve_span`")     \
+	X("sieve_span", sieve_span, SIZE32, DEF("4M"), 0, 64u << 20, "bytes",      \
+	  "storage daemons: the most bytes one such span covers (gaps included; "  \
+	  "a longer piece moves by itself); 0 moves every piece by itself")
 
 #endif /* TESSERA_TP_CONFIG_KEYS_H */

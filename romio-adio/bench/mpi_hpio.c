@@ -27,8 +27,12 @@
  *              rank, every region); the line ends "verify ok" or
  *              "verify FAILED"
  *   -R         also one line per repetition, "rep CASE METHOD I WRITE_S
- *              READ_S" (seconds, max over ranks; -1 for a failed run), for
- *              a driver that averages its own way (tests/study/)
+ *              READ_S W_OPEN_S W_CALL_S W_SYNC_S W_CLOSE_S R_OPEN_S
+ *              R_CLOSE_S" (seconds, each the slowest rank's; -1 for a failed
+ *              run), for a driver that averages its own way (tests/study/).
+ *              WRITE_S is the write call and MPI_File_sync together, as the
+ *              bandwidth is; W_CALL_S and W_SYNC_S are its two parts; the
+ *              opens and closes are outside both (READ_S is the read call).
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -99,22 +103,33 @@ static int in_list(const char *list, const char *name)
 	return 0;
 }
 
+/* A run's phases in seconds, each the slowest rank's: open, the I/O call,
+ * MPI_File_sync (writes only), close; all (the I/O call and the sync as
+ * one, from one barrier: what the bandwidth is of). */
+struct phases {
+	double open, call, sync, close, all;
+};
+
 /* One timed run; returns seconds (max over ranks), or -1 on failure. */
 static double run(const char *name, const char *method, int mem_nc, int file_nc, int writing,
-		  char *buf, long *wrong)
+		  char *buf, long *wrong, struct phases *ph)
 {
 	MPI_Datatype mem, file;
 	MPI_Offset disp;
 	MPI_File fh;
-	double t0, t, tmax;
+	double t0, t1, t2, mine[5], most[5];
 	int coll = !strcmp(method, "coll"), rc = MPI_SUCCESS, bad;
 
+	*ph = (struct phases){ -1, -1, -1, -1, -1 };
 	make_types(mem_nc, file_nc, &mem, &file, &disp);
+	MPI_Barrier(MPI_COMM_WORLD);
+	t0 = MPI_Wtime();
 	if (open_file(name, method, &fh) != MPI_SUCCESS) {
 		if (rank == 0)
 			fprintf(stderr, "mpi_hpio: cannot open %s\n", name);
 		return -1;
 	}
+	mine[0] = MPI_Wtime() - t0;
 	MPI_File_set_view(fh, disp, MPI_BYTE, file, "native", MPI_INFO_NULL);
 	MPI_Barrier(MPI_COMM_WORLD);
 	t0 = MPI_Wtime();
@@ -123,17 +138,23 @@ static double run(const char *name, const char *method, int mem_nc, int file_nc,
 			rc = MPI_File_write_at_all(fh, 0, buf, 1, mem, MPI_STATUS_IGNORE);
 		else
 			rc = MPI_File_write_at(fh, 0, buf, 1, mem, MPI_STATUS_IGNORE);
-		if (rc == MPI_SUCCESS)
-			rc = MPI_File_sync(fh);
 	} else {
 		rc = coll ? MPI_File_read_at_all(fh, 0, buf, 1, mem, MPI_STATUS_IGNORE)
 			  : MPI_File_read_at(fh, 0, buf, 1, mem, MPI_STATUS_IGNORE);
 	}
-	t = MPI_Wtime() - t0;
+	t1 = MPI_Wtime();
+	if (writing && rc == MPI_SUCCESS)
+		rc = MPI_File_sync(fh);
+	t2 = MPI_Wtime();
+	mine[1] = t1 - t0;
+	mine[2] = t2 - t1;
+	mine[4] = t2 - t0;
 	MPI_File_close(&fh);
+	mine[3] = MPI_Wtime() - t2;
 	MPI_Type_free(&mem);
 	MPI_Type_free(&file);
-	MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+	MPI_Allreduce(mine, most, 5, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+	*ph = (struct phases){ most[0], most[1], most[2], most[3], most[4] };
 	bad = rc != MPI_SUCCESS;
 	MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	if (!writing && wrong) {
@@ -150,7 +171,7 @@ static double run(const char *name, const char *method, int mem_nc, int file_nc,
 		MPI_Allreduce(MPI_IN_PLACE, &w, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
 		*wrong += w;
 	}
-	return bad ? -1 : tmax;
+	return bad ? -1 : most[4];
 }
 
 /* The options before NAME; returns the index of NAME, or -1 when no NAME
@@ -204,6 +225,7 @@ static void run_case(const char *name, const char *method, int c, char *buf, cha
 	static const char *cases[4] = {"c-c", "nc-c", "c-nc", "nc-nc"};
 	int mem_nc = c == 1 || c == 3, file_nc = c >= 2;
 	double best_w = 0, best_r = 0, t, tr;
+	struct phases pw, pr;
 	char fname[1024];
 	long wrong = 0;
 
@@ -211,13 +233,15 @@ static void run_case(const char *name, const char *method, int c, char *buf, cha
 		return;
 	snprintf(fname, sizeof(fname), "%s.%s.%s", name, method, cases[c]);
 	for (int r = 0; r < reps; r++) {
-		t = run(fname, method, mem_nc, file_nc, 1, buf, NULL);
+		t = run(fname, method, mem_nc, file_nc, 1, buf, NULL, &pw);
 		best_w = best_of(best_w, t);
 		memset(rbuf, 0, len);
-		tr = run(fname, method, mem_nc, file_nc, 0, rbuf, verify ? &wrong : NULL);
+		tr = run(fname, method, mem_nc, file_nc, 0, rbuf, verify ? &wrong : NULL, &pr);
 		best_r = best_of(best_r, tr);
 		if (raw && rank == 0)
-			printf("rep %s %s %d %.6f %.6f\n", cases[c], method, r, t, tr);
+			printf("rep %s %s %d %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f\n", cases[c],
+			       method, r, t, tr, pw.open, pw.call, pw.sync, pw.close, pr.open,
+			       pr.close);
 	}
 	if (rank == 0) {
 		report(cases[c], method, best_w, best_r, wrong);

@@ -286,8 +286,33 @@ static int open_store(struct ios *ios, const char *dir, unsigned flags, char **c
 	if ((rc = ios_store_open(dir, 256, flags, ios->disk, &ios->store, notice, &msg))) {
 		fprintf(stderr, "tessera-ios: %s\n", msg ? msg : strerror(-rc));
 		free(msg);
+		return rc;
+	}
+	if ((rc = ios_store_set_sieve(ios->store, ios->cfg->sieve_gap, ios->cfg->sieve_span, err,
+				      sizeof(err)))) {
+		fprintf(stderr, "tessera-ios %u: config: %s\n", ios->index, err);
+		ios_store_close(ios->store);
+		ios->store = NULL;
 	}
 	return rc;
+}
+
+/* What the parser cannot check key by key: this daemon's index is listed,
+ * and the sieve's gap fits its span. 0, or -EINVAL having said why. */
+static int check_config(const struct tp_config *cfg, const struct srv_cmdline *cl)
+{
+	char err[512];
+
+	if (cl->index >= cfg->n_ios) {
+		fprintf(stderr, "tessera-ios: index %u, but %s lists %u storage daemons\n",
+			cl->index, cl->config, cfg->n_ios);
+		return -EINVAL;
+	}
+	if (ios_store_sieve_check(cfg->sieve_gap, cfg->sieve_span, err, sizeof(err))) {
+		fprintf(stderr, "tessera-ios %u: config %s: %s\n", cl->index, cl->config, err);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static void ios_tick(void *ctx)
@@ -373,11 +398,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tessera-ios: %s\n", err);
 		goto out;
 	}
-	if (cl.index >= cfg.n_ios) {
-		fprintf(stderr, "tessera-ios: index %u, but %s lists %u storage daemons\n",
-			cl.index, cl.config, cfg.n_ios);
+	if (check_config(&cfg, &cl))
 		goto out;
-	}
 	if (cl.check_only) {
 		printf("%s: valid\n", cl.config);
 		status = 0;

@@ -41,6 +41,8 @@ struct ios_store_shared {
 	struct ios_registry *reg;
 	struct ios_store_faults faults;
 	unsigned lanes;    /* lanes open besides the store itself */
+	uint64_t sieve_gap;  /* ios_store_set_sieve; set before any lane works */
+	uint64_t sieve_span;
 };
 
 struct ios_store {
@@ -195,6 +197,8 @@ int ios_store_open(const char *dir, unsigned max_open, unsigned flags, struct io
 	pthread_mutex_init(&st->sh->mu, NULL);
 	st->disk = disk;
 	st->sh->max_open = max_open ? max_open : 1;
+	st->sh->sieve_gap = IOS_SIEVE_GAP;
+	st->sh->sieve_span = IOS_SIEVE_SPAN;
 	st->sh->fds = calloc(st->sh->max_open, sizeof(*st->sh->fds));
 	if (!st->sh->fds)
 		goto fail;
@@ -782,16 +786,41 @@ out:
 
 /* ---------------------------------------------------------- reads, writes */
 
-/* Pieces i.. that go in one span: ascending, gaps of at most
- * IOS_SIEVE_GAP, spanning at most IOS_SIEVE_SPAN (or one piece). Returns
- * how many. */
-static size_t sieve_group(const struct ios_piece *pieces, size_t n, size_t i, uint64_t *span)
+int ios_store_sieve_check(uint64_t gap, uint64_t span, char *err, size_t errlen)
+{
+	if (gap > span) {
+		snprintf(err, errlen, "sieve_gap (%llu bytes) exceeds sieve_span (%llu bytes): "
+			 "a gap that wide could never be merged; make the span at least the gap",
+			 (unsigned long long)gap, (unsigned long long)span);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int ios_store_set_sieve(struct ios_store *st, uint64_t gap, uint64_t span, char *err,
+			size_t errlen)
+{
+	int rc = ios_store_sieve_check(gap, span, err, errlen);
+
+	if (rc)
+		return rc;
+	st->sh->sieve_gap = gap;
+	st->sh->sieve_span = span;
+	return 0;
+}
+
+/* Pieces i.. that go in one span: ascending, gaps of at most the store's
+ * sieve gap, spanning at most its sieve span (or one piece). Returns how
+ * many. */
+static size_t sieve_group(const struct ios_store *st, const struct ios_piece *pieces, size_t n,
+			  size_t i, uint64_t *span)
 {
 	uint64_t start = pieces[i].offset, end = start + pieces[i].length;
+	uint64_t gap = st->sh->sieve_gap, most = st->sh->sieve_span;
 	size_t j = i + 1;
 
-	while (j < n && pieces[j].offset >= end && pieces[j].offset - end <= IOS_SIEVE_GAP &&
-	       pieces[j].offset + pieces[j].length - start <= IOS_SIEVE_SPAN) {
+	while (j < n && pieces[j].offset >= end && pieces[j].offset - end <= gap &&
+	       pieces[j].offset + pieces[j].length - start <= most) {
 		/* An empty piece joins the group but writes nothing: the span
 		 * ends at the last byte written, or the write would grow the
 		 * object to where no byte went. */
@@ -814,7 +843,7 @@ ssize_t ios_store_write_pieces(struct ios_store *st, uint64_t handle, const stru
 
 	while (!rc && i < n) {
 		uint64_t span, start = pieces[i].offset;
-		size_t k = sieve_group(pieces, n, i, &span), sum = 0;
+		size_t k = sieve_group(st, pieces, n, i, &span), sum = 0;
 		const uint8_t *src = data + pos;
 
 		for (size_t j = i; j < i + k; j++)
@@ -867,7 +896,7 @@ static ssize_t read_pieces(struct ios_store *st, struct ios_fd *slot, uint64_t s
 		 * then copied out; bytes past the object's end are zeros (all
 		 * of a missing object: a hole). */
 		uint64_t span, start = pieces[i].offset, first, end;
-		size_t k = sieve_group(pieces, n, i, &span);
+		size_t k = sieve_group(st, pieces, n, i, &span);
 		uint8_t *buf;
 
 		end = start + span < size ? start + span : size;

@@ -112,9 +112,19 @@ struct ios_piece {
 	uint64_t length;
 };
 
+/* The merge rule of the reads and writes below: pieces of one request at
+ * most `gap` bytes apart move as one span of at most `span` bytes (the
+ * config's sieve_gap and sieve_span; IOS_SIEVE_GAP and IOS_SIEVE_SPAN until
+ * set). Call before lanes work (the daemon sets it at start-up). -EINVAL,
+ * with why in err, for a gap wider than the span: it could never apply. */
+int ios_store_set_sieve(struct ios_store *st, uint64_t gap, uint64_t span, char *err,
+			size_t errlen);
+/* The same rule checked alone (a config check before any store opens). */
+int ios_store_sieve_check(uint64_t gap, uint64_t span, char *err, size_t errlen);
+
 /* Reads and writes: pieces[0..n) in order against `data`, which holds
  * their bytes concatenated. Pieces that lie close together (ascending, gaps
- * up to IOS_SIEVE_GAP, within IOS_SIEVE_SPAN) move as one span: reads as one
+ * up to the sieve gap, within the sieve span) move as one span: reads as one
  * preadv of the span widened to whole blocks, whose checksums are checked
  * before the pieces are copied out; writes by data sieving (read the span,
  * lay the pieces over it, write it back). Other pieces take one call each.
@@ -124,7 +134,7 @@ struct ios_piece {
  * checksum that does not match: ios_store_why); *syscalls counts the
  * system calls made (for the daemon's counters). Pieces must not overflow
  * (validated by the caller). */
-#define IOS_SIEVE_GAP 4096
+#define IOS_SIEVE_GAP 4096          /* the defaults of sieve_gap and sieve_span */
 #define IOS_SIEVE_SPAN (4u << 20)
 ssize_t ios_store_write_pieces(struct ios_store *st, uint64_t handle, const struct ios_piece *pieces,
 			 size_t n, const uint8_t *data, uint64_t *syscalls);

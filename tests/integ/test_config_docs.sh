@@ -67,10 +67,25 @@ range_in_message() {
 		"$tmp/err"
 }
 
+# The storage daemon's own rule across two keys: a sieve_gap wider than
+# sieve_span is refused by `tessera-ios -t`, naming both; 0 and 0 (no
+# merging at all) is valid.
+sieve_rule() {
+	local ios=$build/bin/tessera-ios
+	[ -x "$ios" ] || { echo "no $ios"; return 1; }
+	printf 'mds = a:1\nios = b:2\nkey_file = /k\nsieve_gap = 8K\nsieve_span = 4K\n' >"$tmp/sieve.conf"
+	! "$ios" -c "$tmp/sieve.conf" -i 0 -t 2>"$tmp/err"
+	cat "$tmp/err"
+	grep -q "config $tmp/sieve.conf: sieve_gap (8192 bytes) exceeds sieve_span (4096 bytes)" "$tmp/err"
+	printf 'mds = a:1\nios = b:2\nkey_file = /k\nsieve_gap = 0\nsieve_span = 0\n' >"$tmp/sieve.conf"
+	"$ios" -c "$tmp/sieve.conf" -i 0 -t
+}
+
 check docs_current current markdown proto/doc/configuration.md.in docs/configuration.md
 check man_current current man proto/doc/tessera.conf.5.in deploy/man/tessera.conf.5
 check every_key every_key
 check man_renders man_renders
 check genconfig_sizes genconfig_sizes
 check range_in_message range_in_message
+check sieve_gap_within_span sieve_rule
 checks_done

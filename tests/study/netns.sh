@@ -10,7 +10,8 @@
 # that bridge; nothing leaves the machine. DIR gets the config
 # (DIR/tessera.conf), the daemons' data, logs and PID files, as
 # deploy/tessera-local's. Needs root and iproute2 (ip, tc). `down` stops the
-# daemons by PID and deletes the namespaces and the bridge.
+# daemons by PID and deletes the namespaces and the bridge. NETNS_CONF_LINES
+# (config lines, newline-separated) is added to the generated config.
 set -euo pipefail
 cmd=${1:?usage: netns.sh up|down TAG RATE DIR [N_IOS]}
 tag=${2:?tag}
@@ -79,6 +80,8 @@ up() {
 	munged_start "$var/run" || exit 1
 	args+=(--munge-socket "$MUNGE_SOCK")
 	"$top/deploy/tessera-genconfig" "${args[@]}" --key-file "$var/tessera.key" >"$var/tessera.conf"
+	# the caller's own config lines (the study's tunables), one a line
+	[ -z "${NETNS_CONF_LINES:-}" ] || printf '%s\n' "$NETNS_CONF_LINES" >>"$var/tessera.conf"
 	start mds 0 "$bin/tessera-mds" -c "$var/tessera.conf" -d "$var/mds"
 	for i in $(seq 0 $((n_ios - 1))); do
 		start "ios$i" $((i % 2)) "$bin/tessera-ios" -c "$var/tessera.conf" -d "$var/ios$i" -i "$i"

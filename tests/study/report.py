@@ -38,18 +38,65 @@ def trimmed(vals):
     return statistics.mean(vals)
 
 
+# Student's t, two-sided 95 %, by degrees of freedom (n - 1).
+T975 = [None, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+        2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086]
+
+
+def t_interval(vals):
+    """The 95 % t-interval of the mean of vals (lo, hi), or None with
+    fewer than 2 values."""
+    vals = [v for v in vals if v is not None]
+    n = len(vals)
+    if n < 2:
+        return None
+    m, sd = statistics.mean(vals), statistics.stdev(vals)
+    t = T975[n - 1] if n - 1 < len(T975) else 1.96
+    h = t * sd / math.sqrt(n)
+    return (m - h, m + h)
+
+
+def overlap(a, b):
+    """Whether intervals a and b overlap (an unknown interval overlaps
+    everything: no verdict rests on it)."""
+    if a is None or b is None:
+        return True
+    return a[0] <= b[1] and b[0] <= a[1]
+
+
 def load(out):
     rows = []
     path = os.path.join(out, "hpio.csv")
     if os.path.exists(path):
         rows = list(csv.DictReader(open(path, newline="")))
-    agg = {}
+    raw = {}
     for r in rows:
         k = (int(r["count"]), int(r["size"]), int(r["spacing"]), r["target"], r["method"], r["case"])
-        a = agg.setdefault(k, {"write": [], "read": []})
+        a = raw.setdefault(k, {"write": [], "read": []})
         a["write"].append(float(r["write_mbs"]) if r["write_mbs"] else None)
         a["read"].append(float(r["read_mbs"]) if r["read_mbs"] else None)
-    return rows, {k: {op: trimmed(v) for op, v in a.items()} for k, a in agg.items()}
+    agg = {k: {op: trimmed(v) for op, v in a.items()} for k, a in raw.items()}
+    CI.clear()
+    CI.update({k: {op: t_interval(v) for op, v in a.items()} for k, a in raw.items()})
+    return rows, agg
+
+
+# The interval of every point and op, as load() found them: {key: {op: (lo, hi)}}.
+CI = {}
+
+
+def ci(pt, target, method, case, op="write"):
+    a = CI.get(pt + (target, method, case))
+    return a[op] if a else None
+
+
+def apart(pt, m1, m2, case, op="write", pt2=None):
+    """+1 if m1 at pt is faster than m2 at pt2 (default pt) beyond both
+    intervals, -1 if slower, 0 if the intervals overlap (no verdict)."""
+    a, b = ci(pt, "tessera", m1, case, op), ci(pt2 or pt, "tessera", m2, case, op)
+    if overlap(a, b):
+        return 0
+    return 1 if a[0] > b[1] else -1
 
 
 def sweep_points(meta, sweep, agg):
@@ -76,16 +123,21 @@ def plot_sweeps(out, meta, agg, plt):
             f, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True)
             for ax, case in zip(axes.flat, CASES):
                 for target, method in SERIES:
-                    xs, ys = [], []
+                    xs, ys, err = [], [], [[], []]
                     for v, pt in pts:
                         y = value(agg, pt, target, method, case, op)
                         if y:
                             xs.append(v)
                             ys.append(y)
+                            lo, hi = ci(pt, target, method, case, op) or (y, y)
+                            # a log axis: the bar stops short of 0
+                            err[0].append(max(0.0, y - max(lo, y / 100)))
+                            err[1].append(max(0.0, hi - y))
                     if xs:
-                        ax.plot(xs, ys, marker="o" if target == "tessera" else "x",
-                                linestyle="-" if target == "tessera" else ":",
-                                color=COLOR[method], label="%s %s" % (target, method))
+                        ax.errorbar(xs, ys, yerr=err, capsize=2, elinewidth=0.8,
+                                    marker="o" if target == "tessera" else "x",
+                                    linestyle="-" if target == "tessera" else ":",
+                                    color=COLOR[method], label="%s %s" % (target, method))
                 ax.set_xscale("log", base=2)
                 ax.set_yscale("log")
                 ax.set_title(case)
@@ -192,9 +244,9 @@ def tables_section(out):
     for label in dict.fromkeys(r["label"] for r in rows):
         rs = [r for r in rows if r["label"] == label]
         lines += ["", "**%s**: %s" % (names[rs[0]["table"]], label), "",
-                  "| method | requests | dissertation | formula here | verdict | desc B | "
-                  "accessed MiB | formula | resent MiB | formula | desired MiB |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "| method | requests | traced | dissertation | formula here | verdict | desc B | "
+                  "accessed MiB | formula | resent MiB (modelled) | formula | desired MiB |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in rs:
             pt = paper_tables(r)
             req = float(r["requests"])
@@ -216,14 +268,17 @@ def tables_section(out):
             resent = float(r["bytes_resent"]) / MiB
             fa = pt["bytes_accessed"][1]
             fr = pt["bytes_resent"][1]
-            lines.append("| %s | %.1f | %s | %s | %s | %.0f | %.2f | %s | %.2f | %s | %.2f |" % (
-                mname.get(r["method"], r["method"]), req, paper_s, formula, verdict,
+            lines.append("| %s | %.1f | %s | %s | %s | %s | %.0f | %.2f | %s | %.2f | %s | %.2f |" % (
+                mname.get(r["method"], r["method"]), req,
+                "%.1f" % float(r["trace_requests"]) if r.get("trace_requests") else "-",
+                paper_s, formula, verdict,
                 float(r["desc_bytes"]), acc, "%.2f" % (fa / MiB) if fa is not None else "ap depend",
                 resent, "%.2f" % (fr / MiB) if fr is not None else "ap depend",
                 int(r["bytes_desired"]) / MiB))
     lines += ["", "Requests, description bytes and bytes accessed are the storage daemons' "
               "counters (`tessera stats`, summed over the daemons, divided by the clients) "
-              "around the one call; resent bytes are two-phase's bytes that lie in another "
+              "around the one call; traced is the data requests a client sent by its request "
+              "trace (traces/, `tests/study/trace_summary.py`); resent bytes are two-phase's bytes that lie in another "
               "aggregator's file domain (computed by the benchmark from ROMIO's even split, "
               "one aggregator per rank). Sieving reads of the window count as accessed (a sieving write reads and writes it: twice the extent).", "",
               "**Tab. 4.1 (the analytic comparison), checked on these rows:** desired data is n "
@@ -249,115 +304,162 @@ def _w(agg, p, m, case, target="tessera"):
     return value(agg, p, target, m, case)
 
 
+UNDECIDED = "not decided"
+
+
+def _best(agg, p, methods, case):
+    """The method of `methods` with the highest write at p, or None."""
+    c = {m: _w(agg, p, m, case) for m in methods}
+    c = {m: v for m, v in c.items() if v}
+    return max(c, key=c.get) if c else None
+
+
 def _g2_grouping(agg):
     d = _pt()
-    best_nc = [max([x for x in (_w(agg, d, m, c) for m in ("list", "datatype")) if x] or [0])
-               for c in ("c-nc", "nc-nc")]
-    posix = [_w(agg, d, "posix", c) for c in ("c-nc", "nc-nc")]
-    if all(posix) and all(best_nc):
-        r = min(b / p_ for b, p_ in zip(best_nc, posix))
-        return (2, "Group individual I/O access to make large MPI-IO calls",
-                "supported" if r > 3 else "contradicted",
-                "at the default point one list/datatype call writes %.0f× faster than "
-                "POSIX (a call per region)" % r)
-    return (2, "Group individual I/O access to make large MPI-IO calls", "not measured",
-            "POSIX was not run at the default point in this mode")
+    heading = "Group individual I/O access to make large MPI-IO calls"
+    got = []
+    for c in ("c-nc", "nc-nc"):
+        b, p_ = _best(agg, d, ("list", "datatype"), c), _w(agg, d, "posix", c)
+        if b and p_:
+            got.append((c, b, _w(agg, d, b, c) / p_, apart(d, b, "posix", c)))
+    if len(got) < 2:
+        return (2, heading, "not measured", "POSIX was not run at the default point in this mode")
+    r = min(x[2] for x in got)
+    ev = "at the default point one list/datatype call writes %.0f× faster than POSIX (a call " \
+         "per region)" % r
+    if any(x[3] == 0 for x in got):
+        return (2, heading, UNDECIDED, ev + "; the intervals overlap in " +
+                ", ".join(x[0] for x in got if x[3] == 0))
+    return (2, heading, "supported" if r > 3 and all(x[3] > 0 for x in got) else "contradicted", ev)
 
 
 def _trend(meta, agg, n, heading, sweep, methods, grows):
     """Guideline n: c-nc writes from the sweep's first to its last value
-    go up (grows) or down for every method. (row, (lo, hi)), or (None,
-    None) if the sweep has fewer than 2 values."""
+    go up (grows) or down for every method; methods whose two intervals
+    overlap decide nothing. (row, (lo, hi)), or (None, None) if the sweep
+    has fewer than 2 values."""
     vals = meta["sweeps"].get(sweep, [])
     if len(vals) < 2:
         return None, None
     lo, hi = _pt(**{sweep: vals[0]}), _pt(**{sweep: vals[-1]})
-    up = [(m, _w(agg, lo, m, "c-nc"), _w(agg, hi, m, "c-nc")) for m in methods]
+    up = [(m, _w(agg, lo, m, "c-nc"), _w(agg, hi, m, "c-nc"), apart(hi, m, m, "c-nc", pt2=lo))
+          for m in methods]
     up = [u for u in up if u[1] and u[2]]
-    ok = sum((b > a) == grows for _, a, b in up)
-    row = (n, heading, "supported" if ok == len(up) and up else
-           "partly supported" if ok else "contradicted",
+    decided = [u for u in up if u[3]]
+    ok = sum((u[3] > 0) == grows for u in decided)
+    verdict = UNDECIDED if not decided else "supported" if ok == len(decided) else \
+        "partly supported" if ok else "contradicted"
+    row = (n, heading, verdict,
            "c-nc writes, %s %d → %d: " % (sweep, vals[0], vals[-1]) +
-           ", ".join("%s %s → %s MB/s" % (m, fmt(a), fmt(b)) for m, a, b in up))
+           ", ".join("%s %s → %s MB/s%s" % (m, fmt(a), fmt(b), "" if d else " (intervals overlap)")
+                     for m, a, b, d in up))
     return row, (lo, hi)
+
+
+def _clear_winner(agg, p, methods, case):
+    """The method whose interval lies above every other's at p, else None."""
+    w = _best(agg, p, methods, case)
+    if not w:
+        return None
+    others = [m for m in methods if m != w and _w(agg, p, m, case)]
+    return w if all(apart(p, w, m, case) > 0 for m in others) else None
 
 
 def _g5_collective(meta, agg, ends):
     """5: two-phase wins at small spacing, individual methods at large."""
     lo, hi = ends
     sp = meta["sweeps"].get("spacing", [])
-
-    def winner(p):
-        c = {m: _w(agg, p, m, "c-nc") for m in ("list", "datatype", "two-phase")}
-        c = {m: v for m, v in c.items() if v}
-        return max(c, key=c.get) if c else None
-    wl, wh = winner(lo), winner(hi)
+    ms = ("list", "datatype", "two-phase")
+    wl, wh = _clear_winner(agg, lo, ms, "c-nc"), _clear_winner(agg, hi, ms, "c-nc")
+    heading = "Consider individual versus collective (two-phase) I/O"
+    ev = "c-nc writes: best at spacing %d is %s, at spacing %d %s (the dissertation: two-phase " \
+         "wins small spacing, datatype passes it near 1 KiB)" % (
+             sp[0], wl or "none clearly (intervals overlap)", sp[-1],
+             wh or "none clearly (intervals overlap)")
+    if wl is None or wh is None:
+        return (5, heading, UNDECIDED, ev)
     verdict = "supported" if wl == "two-phase" and wh != "two-phase" else \
         "partly supported" if (wl == "two-phase") or (wh != "two-phase") else "contradicted"
-    return (5, "Consider individual versus collective (two-phase) I/O", verdict,
-            "c-nc writes: best at spacing %d is %s, at spacing %d %s (the dissertation: "
-            "two-phase wins small spacing, datatype passes it near 1 KiB)" % (
-                sp[0], wl, sp[-1], wh))
+    return (5, heading, verdict, ev)
 
 
 def _g6_datatype(meta, agg):
-    """6: datatype best of the individual methods over all nc points."""
-    wins = total = 0
+    """6: datatype best of the individual methods over all nc points,
+    counting only points where its interval is clear of the others', and
+    only when at least half the points are."""
+    wins = losses = total = 0
     for k in {k[:3] for k in agg}:
         for case in ("nc-c", "c-nc", "nc-nc"):
-            c = {m: _w(agg, k, m, case) for m in ("posix", "sieve", "list", "datatype")}
-            c = {m: v for m, v in c.items() if v}
+            c = [m for m in ("posix", "sieve", "list", "datatype") if _w(agg, k, m, case)]
             if "datatype" in c and len(c) > 1:
                 total += 1
-                wins += max(c, key=c.get) == "datatype"
+                vs = [apart(k, "datatype", m, case) for m in c if m != "datatype"]
+                wins += all(v > 0 for v in vs)
+                losses += any(v < 0 for v in vs)
     if not total:
         return None
-    return (6, "When using individual I/O methods, choose datatype I/O",
-            "supported" if wins > total / 2 else "contradicted",
-            "datatype I/O writes fastest of the individual methods at %d of %d "
-            "noncontiguous points%s" % (wins, total, "" if wins > total / 2 else
-                                        "; list I/O with Tessera's batch of 8192 regions "
-                                        "needs as few requests, " + (
-                                            "and on loopback the description bytes "
-                                            "datatype I/O saves cost nothing"
-                                            if meta["net"] == "loopback" else
-                                            "and over these links both are mostly bound "
-                                            "by the link or the sync, within noise of "
-                                            "each other")))
+    heading = "When using individual I/O methods, choose datatype I/O"
+    ev = "datatype I/O writes clearly fastest of the individual methods at %d, clearly not at " \
+         "%d, of %d noncontiguous points (the rest overlap)" % (wins, losses, total)
+    if (wins + losses) * 2 < total:  # a majority verdict needs most points apart
+        return (6, heading, UNDECIDED, ev)
+    ok = wins > (wins + losses) / 2
+    return (6, heading, "supported" if ok else "contradicted",
+            ev + ("" if ok else "; list I/O with Tessera's batch of 8192 regions needs as few "
+                  "requests, " + ("and on loopback the description bytes datatype I/O saves "
+                                  "cost nothing" if meta["net"] == "loopback" else
+                                  "and over these links both are mostly bound by the link or "
+                                  "the sync")))
 
 
 def _g7_sieving(meta, agg):
     d = _pt()
     sv = []
     for case in ("c-nc", "nc-nc"):
-        s, l_, dt = _w(agg, d, "sieve", case), _w(agg, d, "list", case), _w(agg, d, "datatype", case)
-        if s and l_ and dt:
-            sv.append((case, s, max(l_, dt)))
+        s, b = _w(agg, d, "sieve", case), _best(agg, d, ("list", "datatype"), case)
+        if s and b:
+            sv.append((case, s, _w(agg, d, b, case), apart(d, "sieve", b, case)))
     if not sv:
         return None
-    ok = all(s < b for _, s, b in sv)
+    ev = "; ".join("%s: sieve %s MB/s, best of list/datatype %s%s" % (
+        c, fmt(s), fmt(b), "" if a else " (intervals overlap)") for c, s, b, a in sv)
+    decided = [x for x in sv if x[3]]
+    if not decided:
+        return (7, "Do not use data sieving I/O for interleaved writes", UNDECIDED, ev)
+    ok = all(x[3] < 0 for x in decided)
     return (7, "Do not use data sieving I/O for interleaved writes",
-            "supported" if ok else "contradicted",
-            "; ".join("%s: sieve %s MB/s, best of list/datatype %s" % (c, fmt(s), fmt(b))
-                      for c, s, b in sv))
+            "supported" if ok else "contradicted", ev)
 
 
 def _g8_memory(meta, agg):
-    """8: over every point measured, the median of nc-nc / c-nc per method."""
-    rr = []
+    """8: nc-nc writes at least 2/3 of c-nc's, per method over every
+    point; a point decides only if nc-nc's interval is clear of 2/3 of
+    c-nc's (above: supports; below: contradicts), and a verdict needs at
+    least half the points decided."""
+    rr, sup, con = [], 0, 0
     for m in ("list", "datatype", "two-phase"):
-        q = [value(agg, k, "tessera", m, "nc-nc") / value(agg, k, "tessera", m, "c-nc")
-             for k in {k[:3] for k in agg}
-             if value(agg, k, "tessera", m, "nc-nc") and value(agg, k, "tessera", m, "c-nc")]
+        q = []
+        for k in {k[:3] for k in agg}:
+            a, b = value(agg, k, "tessera", m, "nc-nc"), value(agg, k, "tessera", m, "c-nc")
+            if not (a and b):
+                continue
+            q.append(a / b)
+            ia, ib = ci(k, "tessera", m, "nc-nc"), ci(k, "tessera", m, "c-nc")
+            if ia and ib:
+                sup += ia[0] > 0.67 * ib[1]
+                con += ia[1] < 0.67 * ib[0]
         if q:
             rr.append((m, statistics.median(q), len(q)))
     if not rr:
         return None
-    ok = all(r > 0.67 for _, r, _ in rr)
-    return (8, "No need to reorganize the memory description if the file's is "
-            "noncontiguous", "supported" if ok else "contradicted",
-            "nc-nc / c-nc writes, the median over the points: " +
-            ", ".join("%s %.2f (%d points)" % x for x in rr))
+    heading = "No need to reorganize the memory description if the file's is noncontiguous"
+    ev = "nc-nc / c-nc writes, the median over the points: " + \
+        ", ".join("%s %.2f (%d points)" % x for x in rr) + \
+        "; clearly at least 2/3 at %d points, clearly below at %d (the rest overlap)" % (sup, con)
+    if (sup + con) * 2 < sum(x[2] for x in rr):
+        return (8, heading, UNDECIDED, ev)
+    return (8, heading, "supported" if sup > con and not con else
+            "contradicted" if con > sup else "partly supported", ev)
 
 
 def guidelines(meta, agg):
@@ -443,13 +545,20 @@ def _network_line(net):
 def _setup_lines(meta):
     """The mode, the network and how to read the numbers."""
     return ["- Mode: **%s** (%d repetitions a point, the highest and the lowest dropped, the rest "
-            "averaged%s); %d MPI ranks, 1 metadata and %d storage daemons, 64 KiB strips; "
+            "averaged, with the 95 %% t-interval of the mean over all of them; a verdict rests "
+            "only on points whose intervals do not overlap%s); %d MPI ranks, 1 metadata and %d storage daemons, 64 KiB strips; "
             "Tessera's methods and ROMIO's UFS driver on a local file in the same run." % (
                 meta["mode"], meta["reps"],
                 "; the dissertation used 6 repetitions and 64 ranks on 16 servers" if meta["mode"] != "full"
                 else "", meta["nprocs"], meta["n_ios"]),
             _network_line(meta["net"]),
-            "- Writes include `MPI_File_sync`; reads are from the daemons' page cache. MB = 10^6 bytes; "
+            "- Writes include `MPI_File_sync` (the call and the sync are also timed apart, and opens "
+            "and closes outside both: see \"Where the time goes\"); reads are from the daemons' "
+            "page cache%s. MB = 10^6 bytes; " % (
+                ", through the daemons (local reads off: `TESSERA_LOCAL_READS=0`)"
+                if not meta.get("local_reads") else ", **with local reads on** (reads of 64 KiB "
+                "or more go to the daemons' files on this host, around the daemons and their "
+                "counters; every series of this study is so labelled)") +
             "aggregate MB/s = all ranks' bytes / the slowest rank's time. At the default point a "
             "rank moves 32 KiB, a write of a millisecond or two plus the sync, so points that small "
             "move by ±100 % from run to run on a shared 2-core machine; trends over a sweep and "
@@ -458,6 +567,86 @@ def _setup_lines(meta):
             "- Started %s. Left out: %s." % (meta.get("started", "?"), "; ".join(meta.get("left_out", [])) or
                                             "nothing"),
             ""]
+
+
+def _sieve_text(meta, allr):
+    """What sieve_gap and sieve_span do to the figures, with the spacing
+    where this study's step falls."""
+    gap = int(allr[0]["sieve_gap"]) if allr and allr[0].get("sieve_gap") else 4096
+    n, size = meta["nprocs"], DEFAULT["size"]
+    # one rank's regions are (size + spacing) * n - size apart in the file
+    last = (gap + size) // n - size
+    return ("What the storage daemons' own parameters do to the figures: the pieces of one "
+            "request that lie at most `sieve_gap` bytes apart (and within `sieve_span`) move "
+            "as one span: a read reads the span, a write reads it, lays the pieces over it and "
+            "writes it back (data sieving inside the daemon), in whole checksum blocks; pieces "
+            "farther apart take a system call each, a write also reading and rewriting the "
+            "partial checksum blocks at its ends. In an interleaved HPIO file one rank's "
+            "regions lie (size + spacing) × ranks − size apart, so with %d ranks, %d-byte "
+            "regions and `sieve_gap` %d, list and datatype writes change from one sieved span "
+            "to a call per region past spacing %d (the issue measured a 4× drop from spacing "
+            "1016 to 1024 at 4 ranks and the default 4096): a step in Fig. 5.4 there is "
+            "Tessera's parameter, not the network's or the method's. Sieving I/O's and "
+            "two-phase's file accesses are contiguous and do not change with it. "
+            "`--sieve-gap` and `--sieve-span` rerun the study with other values (its folder is "
+            "named after them)." % (n, size, gap, last))
+
+
+def _record_lines(meta, rows, out):
+    """What every CSV row recorded: load, commits, the daemons' tunables,
+    and what the tunables do to the figures."""
+    trows = []
+    tpath = os.path.join(out, "tables.csv")
+    if os.path.exists(tpath):
+        trows = list(csv.DictReader(open(tpath, newline="")))
+    allr = [r for r in rows + trows if "load1" in r]
+    if not allr:
+        return []
+    loads = [float(r["load1"]) for r in allr]
+
+    def vals(k):
+        return ", ".join(sorted({r[k] for r in allr}))
+    return ["## What the runs ran with", "",
+            "Every row of hpio.csv and tables.csv records the 1-minute load average when it was "
+            "taken, the commit, the network and the daemons' settings. Here: load %.2f to %.2f "
+            "(median %.2f; 2 cores), commit %s, network %s, local reads %s, `sieve_gap` %s, "
+            "`sieve_span` %s, checksum block %s, strips %s, `max_io` %s, list batch %s." % (
+                min(loads), max(loads), statistics.median(loads), vals("commit"), vals("net"),
+                vals("local_reads"), vals("sieve_gap"), vals("sieve_span"), vals("csum_block"),
+                vals("strip_size"), vals("max_io"), vals("list_io_max_regions")), "",
+            _sieve_text(meta, allr), "",
+            "The checksum block is the object format's (proto/tp_objfmt.h) "
+            "and fixed: a store keeps the block it was made with, and clients reading locally "
+            "check the same blocks, so it is recorded, not varied.", ""]
+
+
+PHASES = [("write_call_s", "write call"), ("sync_s", "sync"), ("w_open_s", "open (write)"),
+          ("w_close_s", "close (write)"), ("r_open_s", "open (read)"),
+          ("r_close_s", "close (read)")]
+
+
+def _phase_lines(rows):
+    """Where the time goes: each phase's mean over the repetitions at the
+    default point (else the first point), c-nc, in ms."""
+    rows = [r for r in rows if "sync_s" in r]
+    if not rows:
+        return []
+    pts = {(int(r["count"]), int(r["size"]), int(r["spacing"])) for r in rows}
+    pt = (DEFAULT["count"], DEFAULT["size"], DEFAULT["spacing"])
+    pt = pt if pt in pts else sorted(pts)[0]
+    L = ["## Where the time goes (count %d, size %d, spacing %d; c-nc; ms, mean of the "
+         "repetitions, each the slowest rank's)" % pt, "",
+         "| series | " + " | ".join(h for _, h in PHASES) + " | write + sync |",
+         "|---|" + "---|" * (len(PHASES) + 1)]
+    for t, m in SERIES:
+        rs = [r for r in rows if (int(r["count"]), int(r["size"]), int(r["spacing"])) == pt
+              and r["target"] == t and r["method"] == m and r["case"] == "c-nc"]
+        if rs:
+            L.append("| %s %s | " % (t, m) + " | ".join(
+                "%.2f" % (1000 * statistics.mean(float(r[k]) for r in rs)) for k, _ in PHASES) +
+                " | %.2f |" % (1000 * statistics.mean(float(r["write_s"]) for r in rs)))
+    return L + ["", "The bandwidths above are of the write call and the sync together (as the "
+                "dissertation's); opens and closes are in none of them.", ""]
 
 
 def _mode_lines(meta):
@@ -498,9 +687,27 @@ def _sweep_lines(meta, agg, figs):
         for case in CASES:
             for v, pt in pts:
                 L.append("| %s | %d | " % (case, v) + " | ".join(
-                    fmt(value(agg, pt, t, m, case)) for t, m in SERIES) + " |")
+                    cell(agg, pt, t, m, case) for t, m in SERIES) + " |")
         L.append("")
+    L += ["Each cell: the average (the dissertation's: highest and lowest repetition dropped) "
+          "and, in brackets, the 95 % t-interval of the mean over the repetitions. † marks a "
+          "point whose interval overlaps that of another series at the same point and case: "
+          "their order there is not established, and no verdict below rests on it.", ""]
     return L
+
+
+def cell(agg, pt, target, method, case, op="write"):
+    """A sweep table's cell: value [interval], † if the interval overlaps
+    another series' at this point."""
+    v = value(agg, pt, target, method, case, op)
+    if v is None:
+        return "-"
+    mine = ci(pt, target, method, case, op)
+    if mine is None:
+        return fmt(v) + " †"
+    flag = any(overlap(mine, ci(pt, t, m, case, op)) for t, m in SERIES
+               if (t, m) != (target, method) and value(agg, pt, t, m, case, op) is not None)
+    return "%s [%s–%s]%s" % (fmt(v), fmt(max(mine[0], 0)), fmt(mine[1]), " †" if flag else "")
 
 
 def _dissertation_lines(agg):
@@ -616,6 +823,8 @@ def main():
     L += _failure_lines(out)
     L += _sweep_lines(meta, agg, figs)
     L += _dissertation_lines(agg)
+    L += _phase_lines(rows)
+    L += _record_lines(meta, rows, out)
     L += ["## Request counts (Tabs. 3.1-3.3, 4.1)"] + tables_section(out) + [""]
     L += _guideline_lines(meta, agg)
     L += _lock_lines(out, s3d_fig, s3d_txt)

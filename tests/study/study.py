@@ -2,7 +2,7 @@
 """study.py - the HPIO study in one command (`make study`).
 
     study.py [--full] [--net RATE] [--out DIR] [--parts hpio,tables,locks,s3d]
-             [--tiny] [--no-plots]
+             [--tiny] [--no-plots] [--local-reads] [--sieve-gap N] [--sieve-span N]
 
 Runs, into one folder (default build/study/<short|full>-<loopback|RATE>):
   hpio.csv      every HPIO repetition over MPI-IO (romio-adio/bench/mpi_hpio):
@@ -18,8 +18,17 @@ Runs, into one folder (default build/study/<short|full>-<loopback|RATE>):
                 and the block-granular baseline (report.md says what each
                 sends)
   s3d.txt       the S3D-like checkpoint in atomic mode (bench_mpi_s3d.sh)
+  traces/       the clients' request traces (TESSERA_TRACE_REQUESTS) of every
+                table run, and with --traces of every HPIO run through
+                Tessera; tests/study/trace_summary.py tabulates them
   *.png         the figures (tests/study/plot_study.py)
-  report.md     the results beside the dissertation's
+  report.md     the results beside the dissertation's, with a 95 % t-interval
+                per point; a verdict rests only on points whose intervals
+                are apart
+Every CSV row records the load average, the commit, the network and the
+daemons' tunables. Local reads are off (TESSERA_LOCAL_READS=0) unless
+--local-reads; --sieve-gap/--sieve-span set the storage daemons' sieve_gap
+and sieve_span (the folder's name says when they are not the defaults).
 --net RATE puts the metadata daemon and the storage daemons on two "nodes",
 network namespaces joined by a bridge, each link limited to RATE by a tc
 token bucket (tests/study/netns.sh); the MPI ranks stay in the root
@@ -30,11 +39,13 @@ sweep (2 points, verify on).
 import argparse
 import csv
 import fcntl
+import glob
 import json
 import os
 import shutil
 import signal
 import statistics
+import re
 import subprocess
 import sys
 import time
@@ -48,8 +59,20 @@ TESSERA_METHODS = ["posix", "sieve", "list", "datatype", "coll"]
 UFS_METHODS = ["ufs-posix", "ufs-sieve", "coll"]
 DEFAULT = {"count": 4096, "size": 8, "spacing": 128}
 POW2 = lambda lo, hi: [1 << i for i in range(lo, hi + 1)]  # noqa: E731
+# What every row of every CSV records besides its measurement: the load
+# average when the row was taken, the tree's commit, the network, and the
+# tunables the daemons ran with (csum_block is the object format's
+# checksum block, fixed: see docs/benchmarks.md).
+RECORD_FIELDS = ["load1", "commit", "net", "local_reads", "sieve_gap", "sieve_span",
+                 "csum_block", "strip_size", "max_io", "list_io_max_regions"]
+# write_s is the write call and MPI_File_sync together (the bandwidth's
+# time, as the dissertation's HPIO times writes); write_call_s and sync_s
+# are its parts; opens and closes are timed apart and in no bandwidth.
 HPIO_FIELDS = ["count", "size", "spacing", "target", "method", "case", "rep",
-               "nprocs", "write_s", "read_s", "write_mbs", "read_mbs", "verify"]
+               "nprocs", "write_s", "read_s", "write_mbs", "read_mbs", "verify",
+               "write_call_s", "sync_s", "w_open_s", "w_close_s", "r_open_s",
+               "r_close_s"] + RECORD_FIELDS
+CSV_VERSION = 3  # the columns above; a folder with other columns is refused
 
 
 def plan(args):
@@ -59,11 +82,15 @@ def plan(args):
                 "posix_max_count": 0, "verify": True, "nprocs": 2,
                 "methods": {"tessera": ["list", "datatype"], "ufs": ["ufs-posix"]}}
     if args.full:
-        return {"mode": "full", "reps": 6,
-                "sweeps": {"count": POW2(11, 20), "size": POW2(3, 12), "spacing": POW2(3, 12)},
+        return {"mode": "full", "reps": 8,
+                "sweeps": {"count": POW2(11, 20), "size": POW2(3, 12),
+                           # 1016: the last spacing sieve_gap's default merges at 4 ranks
+                           "spacing": sorted(POW2(3, 12) + [1016])},
                 "posix_max_count": 131072, "verify": False, "nprocs": NPROCS}
     return {"mode": "short", "reps": 3,
-            "sweeps": {"count": [2048, 32768], "size": [8, 128, 2048], "spacing": [8, 128, 4096]},
+            # spacing 1016 and 1024: either side of sieve_gap's default step
+            "sweeps": {"count": [2048, 32768], "size": [8, 128, 2048],
+                       "spacing": [8, 128, 1016, 1024, 4096]},
             "posix_max_count": 4096, "posix_max_size": 128, "verify": False, "nprocs": NPROCS}
 
 
@@ -156,21 +183,33 @@ class Cluster:
     """1 metadata and N_IOS storage daemons: tessera-local on loopback, or
     tests/study/netns.sh on namespaces behind a rate-limited bridge."""
 
-    def __init__(self, out, net, tag):
+    def __init__(self, out, net, tag, tunables):
         self.var = os.path.join(out, "var")
         self.net, self.tag = net, tag
         self.conf = os.path.join(self.var, "tessera.conf")
+        # config lines the study sets (sieve_gap, sieve_span, local_reads)
+        self.lines = ["%s = %s" % kv for kv in sorted(tunables.items())]
+        self.settings = {}
 
     def up(self):
         shutil.rmtree(self.var, ignore_errors=True)
         if self.net:
+            env = dict(os.environ, NETNS_CONF_LINES="\n".join(self.lines))
             sh(["bash", os.path.join(TOP, "tests/study/netns.sh"), "up", self.tag, self.net,
-                self.var, str(N_IOS)], stdout=subprocess.DEVNULL)
+                self.var, str(N_IOS)], stdout=subprocess.DEVNULL, env=env)
         else:
             port = subprocess.run(["bash", "-c", ". tests/integ/checks.sh; free_ports %d" % (N_IOS + 1)],
                                   cwd=TOP, check=True, capture_output=True, text=True).stdout.strip()
-            sh([os.path.join(TOP, "deploy/tessera-local"), "--dir", self.var, "--ios", str(N_IOS),
-                "--port", port, "--no-mount", "up"], stdout=subprocess.DEVNULL)
+            local = [os.path.join(TOP, "deploy/tessera-local"), "--dir", self.var, "--ios",
+                     str(N_IOS), "--port", port, "--no-mount"]
+            # tessera-local writes the config at its first start and keeps
+            # it after: start, add the study's lines, start again.
+            sh(local + ["up"], stdout=subprocess.DEVNULL)
+            sh(local + ["down"], stdout=subprocess.DEVNULL)
+            with open(self.conf, "a") as f:
+                f.write("".join(ln + "\n" for ln in self.lines))
+            sh(local + ["up"], stdout=subprocess.DEVNULL)
+        self.settings = config_values(self.conf)
 
     def down(self):
         if self.net:
@@ -200,13 +239,51 @@ class Cluster:
         return got
 
 
-def mpi_env(conf):
+def config_values(conf):
+    """{key: value} of a config file as the daemons parse it (defaults
+    filled in): tp-config-doc check."""
+    txt = subprocess.run([os.path.join(B, "proto/tp-config-doc"), "check", conf], check=True,
+                         capture_output=True, text=True).stdout
+    return dict(ln.split(" = ", 1) for ln in txt.splitlines() if " = " in ln)
+
+
+def git_commit():
+    """The tree's commit, "+dirty" when files differ from it."""
+    def git(*a):
+        return subprocess.run(["git", "-C", TOP] + list(a), capture_output=True,
+                              text=True).stdout.strip()
+    head = git("rev-parse", "--short=12", "HEAD") or "unknown"
+    return head + ("+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
+def csum_block():
+    """The object format's checksum block (TP_OBJ_BLOCK, proto/tp_objfmt.h)."""
+    txt = open(os.path.join(TOP, "proto/tp_objfmt.h")).read()
+    return int(re.search(r"#define TP_OBJ_BLOCK (\d+)u", txt).group(1))
+
+
+def record(s):
+    """The RECORD_FIELDS of a row taken now on study s's cluster."""
+    c = s.cluster.settings
+    return {"load1": "%.2f" % os.getloadavg()[0], "commit": s.commit,
+            "net": s.cluster.net or "loopback", "local_reads": int(s.p["local_reads"]),
+            "sieve_gap": c.get("sieve_gap", ""), "sieve_span": c.get("sieve_span", ""),
+            "csum_block": s.csum_block, "strip_size": c.get("strip_size", ""),
+            "max_io": c.get("max_io", ""),
+            "list_io_max_regions": c.get("list_io_max_regions", "")}
+
+
+def mpi_env(conf, local_reads):
     env = dict(os.environ)
     path = subprocess.run(["bash", "-c", '. "$1" "$2"; echo "$OMPI_MCA_mca_base_component_path"',
                            "-", os.path.join(TOP, "romio-adio/tessera-mpi-env.sh"), B],
                           check=True, capture_output=True, text=True).stdout.strip()
     env.update({"OMPI_MCA_mca_base_component_path": path, "OMPI_MCA_io": "romio321",
-                "OMPI_MCA_btl": "self,vader", "TESSERA_CONFIG": conf})
+                "OMPI_MCA_btl": "self,vader", "TESSERA_CONFIG": conf,
+                # Local reads (64 KiB and more read from the daemons' files
+                # on this host) bypass the daemons and their counters: off
+                # unless the study asks for them (--local-reads).
+                "TESSERA_LOCAL_READS": "1" if local_reads else "0"})
     return env
 
 
@@ -272,6 +349,13 @@ def run_hpio(key, p, out, env):
                          "-s", str(size), "-g", str(spacing), "-r", str(p["reps"]), "-R"]
     if p["verify"]:
         cmd.append("-V")
+    if p.get("traces") and target == "tessera":
+        tdir = os.path.join(out, "traces")
+        os.makedirs(tdir, exist_ok=True)
+        trace = os.path.join(tdir, "hpio-n%d-s%d-g%d-%s" % (count, size, spacing, method))
+        for old in glob.glob(glob.escape(trace) + ".*"):
+            os.remove(old)  # a rerun's
+        env = dict(env, TESSERA_TRACE_REQUESTS=trace)
     r = run(cmd + [name, method], env=env)
     if r.returncode != 0:
         raise RuntimeError("mpi_hpio %s %s failed (exit %d): %s" % (
@@ -287,13 +371,17 @@ def run_hpio(key, p, out, env):
         f = ln.split()
         if not f or f[0] != "rep":
             continue
+        if len(f) != 12:
+            raise RuntimeError("mpi_hpio printed '%s', not 12 fields (rebuild it: make)" % ln)
         ws, rs = float(f[4]), float(f[5])
         rows.append({"count": count, "size": size, "spacing": spacing, "target": target,
                      "method": "two-phase" if method == "coll" else method.replace("ufs-", ""),
                      "case": f[1], "rep": f[3], "nprocs": np_, "write_s": ws, "read_s": rs,
                      "write_mbs": "%.4f" % (mb / ws) if ws > 0 else "",
                      "read_mbs": "%.4f" % (mb / rs) if rs > 0 else "",
-                     "verify": verdict.get(f[1], "-") if p["verify"] else "-"})
+                     "verify": verdict.get(f[1], "-") if p["verify"] else "-",
+                     "write_call_s": f[7], "sync_s": f[8], "w_open_s": f[6],
+                     "w_close_s": f[9], "r_open_s": f[10], "r_close_s": f[11]})
     if len(rows) != 4 * p["reps"]:
         raise RuntimeError("mpi_hpio %s %s printed %d repetitions, not %d" % (
             target, method, len(rows), 4 * p["reps"]))
@@ -328,12 +416,19 @@ def table_runs(p):
                      procs, ["-p", "flash", "-b", str(80 if full else 8)],
                      ["posix", "coll", "list", "datatype"]))
     if tiny:
-        runs = [("3.1", "tile reader, 6 clients", 6, ["-p", "tile", "-f", "1"], ["list", "datatype"])]
+        runs = [("3.1", "tile reader, 6 clients", 6, ["-p", "tile", "-f", "1"],
+                 ["list", "datatype", "sieve", "coll"])]
     return runs
 
 
+# bytes_resent is modelled (mpi_patterns computes it from ROMIO's even
+# file-domain split), not measured: counting it needs the driver.
+# trace_requests: the storage daemons' data requests per client as the
+# clients' request traces count them (traces/, TESSERA_TRACE_REQUESTS),
+# beside the daemons' own count (requests).
 TABLE_FIELDS = ["table", "label", "nprocs", "method", "op", "requests", "desc_bytes",
-                "bytes_accessed", "bytes_desired", "bytes_resent", "syncs", "seconds"]
+                "bytes_accessed", "bytes_desired", "bytes_resent", "syncs",
+                "seconds", "trace_requests"] + RECORD_FIELDS
 
 
 def run_table(trun, method, cluster, env, out):
@@ -345,6 +440,13 @@ def run_table(trun, method, cluster, env, out):
             raise RuntimeError("mpi_patterns -P (the frames) failed (exit %d): %s" % (
                 r.returncode, r.stderr.strip()[-400:]))
     cmd += ["tessera:/pattern", method]
+    # the measured call's request trace, a file per rank (trace_summary.py)
+    tdir = os.path.join(out, "traces")
+    os.makedirs(tdir, exist_ok=True)
+    trace = os.path.join(tdir, "tab%s-%dranks-%s-%s" % (table, np_, "-".join(args[1:2]), method))
+    for old in glob.glob(glob.escape(trace) + ".*"):
+        os.remove(old)  # a rerun's
+    env = dict(env, TESSERA_TRACE_REQUESTS=trace)
     before = cluster.stats()
     r = run(cmd, env=env)
     if r.returncode != 0:
@@ -365,8 +467,22 @@ def run_table(trun, method, cluster, env, out):
     rows.append({"table": table, "label": label, "nprocs": np_, "method": method, "op": op[1],
                  "requests": req / np_, "desc_bytes": desc / np_, "bytes_accessed": acc / np_,
                  "bytes_desired": int(op[2]), "bytes_resent": int(op[3]),
-                 "syncs": after["syncs"] - before["syncs"], "seconds": op[4]})
+                 "syncs": after["syncs"] - before["syncs"], "seconds": op[4],
+                 "trace_requests": traced_requests(trace)})
     return rows
+
+
+def traced_requests(prefix):
+    """Storage data requests per process in the traces PREFIX.PID, or ""
+    without traces."""
+    sys.path.insert(0, os.path.join(TOP, "tests/study"))
+    import trace_summary
+    try:
+        traces = [trace_summary.read_trace(p) for p in trace_summary.files([prefix])]
+    except (OSError, ValueError):
+        return ""
+    t = trace_summary.summarise(traces, io_only=True)
+    return sum(x["requests"] for x in t.values()) / len(traces)
 
 
 # ------------------------------------------------------------------ main
@@ -380,7 +496,23 @@ def parse_args():
     ap.add_argument("--parts", default="hpio,tables,locks,s3d")
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--methods", help="only these HPIO methods (e.g. list,datatype)")
+    ap.add_argument("--local-reads", action="store_true",
+                    help="let clients read the daemons' files on this host (off: every "
+                         "read goes through the daemons and their counters)")
+    ap.add_argument("--traces", action="store_true",
+                    help="keep a request trace of every HPIO run through Tessera too (the "
+                         "tables' runs always keep theirs; POSIX points make large ones)")
+    ap.add_argument("--sieve-gap", type=int, default=4096,
+                    help="the storage daemons' sieve_gap (bytes; default 4096)")
+    ap.add_argument("--sieve-span", type=int, default=4 << 20,
+                    help="the storage daemons' sieve_span (bytes; default 4 MiB)")
     return ap.parse_args()
+
+
+def tunables(p):
+    """The config lines the study sets on its daemons."""
+    return {"sieve_gap": p["sieve_gap"], "sieve_span": p["sieve_span"],
+            "local_reads": int(p["local_reads"])}
 
 
 def keep_methods(p, methods):
@@ -408,7 +540,9 @@ def write_meta(out, p, net):
     meta_path = os.path.join(out, "study.json")
     meta = {"mode": p["mode"], "methods": p.get("methods"), "net": net or "loopback", "reps": p["reps"], "nprocs": p["nprocs"],
             "n_ios": N_IOS, "sweeps": p["sweeps"], "posix_max_count": p["posix_max_count"],
-            "posix_max_size": p.get("posix_max_size")}
+            "posix_max_size": p.get("posix_max_size"), "csv_version": CSV_VERSION,
+            "local_reads": p["local_reads"], "sieve_gap": p["sieve_gap"],
+            "sieve_span": p["sieve_span"]}
     if os.path.exists(meta_path):
         old = json.load(open(meta_path))
         if {k: old.get(k) for k in meta} != json.loads(json.dumps(meta)):
@@ -436,13 +570,20 @@ def run_step(prog, what, failures, fn):
     prog.finish()
 
 
+def recorded(s, rows):
+    """rows, each with the RECORD_FIELDS of now."""
+    rec = record(s)
+    return [dict(r, **rec) for r in rows]
+
+
 def run_hpio_points(s, env):
     for key in s.tasks:
         if key in s.have:
             s.prog.skip()
             continue
         run_step(s.prog, "hpio count=%d size=%d spacing=%d %s %s" % key, s.failures,
-                 lambda: append_rows(s.hpio_csv, HPIO_FIELDS, run_hpio(key, s.p, s.out, env)))
+                 lambda: append_rows(s.hpio_csv, HPIO_FIELDS, recorded(
+                     s, run_hpio(key, s.p, s.out, env))))
 
 
 def run_table_rows(s, env):
@@ -452,8 +593,8 @@ def run_table_rows(s, env):
                 s.prog.skip()
                 continue
             run_step(s.prog, "Tab. %s %s %s" % (trun[0], trun[1], m), s.failures,
-                     lambda: append_rows(s.tables_csv, TABLE_FIELDS,
-                                         run_table(trun, m, s.cluster, env, s.out)))
+                     lambda: append_rows(s.tables_csv, TABLE_FIELDS, recorded(
+                         s, run_table(trun, m, s.cluster, env, s.out))))
 
 
 def run_s3d(s, env):
@@ -484,7 +625,7 @@ def run_on_cluster(s):
     try:
         if need_cluster:
             s.cluster.up()
-        env = mpi_env(s.cluster.conf)
+        env = mpi_env(s.cluster.conf, s.p["local_reads"])
         run_hpio_points(s, env)
         run_table_rows(s, env)
         if "s3d" in s.extra:
@@ -514,7 +655,35 @@ def run_locks(s):
         sys.exit("study: interrupted; run it again to resume (finished parts are kept in %s)" % s.out)
     if r.returncode != 0:
         s.failures.append("bench_locks.sh: exit %d: %s" % (r.returncode, r.stderr[-400:]))
+    else:
+        record_locks(s, os.path.join(dst, "locks.csv"))
     s.prog.finish()
+
+
+def record_locks(s, path):
+    """locks.csv's rows get the RECORD_FIELDS too: bench_locks.sh's own
+    clusters run on loopback with the config's defaults (and its clients'
+    default local reads); the load is the one at the end of its run."""
+    rows = read_csv(path)
+    if not rows or "load1" in rows[0]:
+        return
+    conf = os.path.join(s.out, "defaults.conf")
+    with open(conf, "w") as f:
+        f.write("mds = localhost:1\nios = localhost:2\n")
+    c = config_values(conf)
+    os.remove(conf)
+    rec = {"load1": "%.2f" % os.getloadavg()[0], "commit": s.commit, "net": "loopback",
+           "local_reads": os.environ.get("TESSERA_LOCAL_READS", c.get("local_reads", "")),
+           "csum_block": s.csum_block}
+    rec.update({k: c.get(k, "") for k in ("sieve_gap", "sieve_span", "strip_size", "max_io",
+                                         "list_io_max_regions")})
+    fields = list(rows[0].keys()) + RECORD_FIELDS
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(dict(r, **rec) for r in rows)
+    os.replace(tmp, path)
 
 
 def write_failures(out, failures):
@@ -556,18 +725,34 @@ class Study:
         self.thave = {(r["table"], r["label"], r["method"]) for r in read_csv(self.tables_csv)}
         self.extra = [x for x in ("locks", "s3d") if x in parts]
         self.prog = Progress(len(self.tasks) + len(self.tkeys) + len(self.extra))
-        self.cluster = Cluster(out, net, tag)
+        self.cluster = Cluster(out, net, tag, tunables(p))
+        self.commit, self.csum_block = git_commit(), csum_block()
         self.failures = []
 
 
 def main():
     args = parse_args()
     p = plan(args)
+    p.update({"local_reads": args.local_reads, "sieve_gap": args.sieve_gap,
+              "sieve_span": args.sieve_span, "traces": args.traces})
+    # the daemons' own rule (sieve_gap, sieve_span: docs/configuration.md),
+    # said before any daemon is started
+    for k in ("sieve_gap", "sieve_span"):
+        if not 0 <= p[k] <= 64 << 20:
+            sys.exit("study: --%s %d: from 0 to 64 MiB (67108864) bytes" % (
+                k.replace("_", "-"), p[k]))
+    if p["sieve_gap"] > p["sieve_span"]:
+        sys.exit("study: --sieve-gap %d exceeds --sieve-span %d: the daemons refuse a gap "
+                 "that could never be merged" % (p["sieve_gap"], p["sieve_span"]))
     if args.methods:
         keep_methods(p, args.methods)
     net = args.net.strip()
-    out = os.path.abspath(args.out or os.path.join(
-        B, "study", "%s-%s" % (p["mode"], net or "loopback")))
+    label = "%s-%s" % (p["mode"], net or "loopback")
+    if args.local_reads:
+        label += "-localreads"
+    if (args.sieve_gap, args.sieve_span) != (4096, 4 << 20):
+        label += "-gap%d-span%d" % (args.sieve_gap, args.sieve_span)
+    out = os.path.abspath(args.out or os.path.join(B, "study", label))
     os.makedirs(out, exist_ok=True)
     lock = lock_out(out)  # noqa: F841 (held while the study runs)
     parts = [x for x in args.parts.split(",") if x]

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # test_study.sh - the study's machinery (tests/study/study.py): a tiny HPIO
-# sweep over MPI-IO (2 points, verify on) and two request-count rows give a
-# CSV, PNGs and a report; a second run resumes (runs nothing again); a run
+# sweep over MPI-IO (2 points, verify on) and four request-count rows give a
+# CSV, PNGs and a report, with local reads off (Tab. 3.1's sieving and
+# two-phase counts as the dissertation's), timed phases and each row's
+# record (tests/study/check_csv.py); the report's intervals and verdicts
+# (tests/study/test_report.py); a second run resumes (runs nothing again); a run
 # stopped by SIGTERM leaves no daemon and resumes where it stopped; and, where
 # `ip netns` works, a tiny run on network namespaces behind 100 Mbit/s links.
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -28,14 +31,16 @@ tiny_sweep() {
 	! cut -d, -f13 "$work/loop/hpio.csv" | tail -n +2 | grep -vx ok
 	# bandwidths are numbers above 0
 	awk -F, 'NR > 1 && !($11 > 0 && $12 > 0) { print "bad row: " $0; bad = 1 } END { exit bad }' "$work/loop/hpio.csv"
-	# Tab. 3.1 by list and datatype I/O: the tile's 2.25 MiB per client read
-	[ "$(rows "$work/loop/tables.csv")" -eq 2 ]
-	awk -F, 'NR > 1 && ($9 != 2359296 || $6 < 1) { print "bad row: " $0; bad = 1 } END { exit bad }' "$work/loop/tables.csv"
-	# datatype I/O: one request per storage daemon touched (4), list I/O more
-	grep -q ',datatype,read,4\.0,' "$work/loop/tables.csv"
+	# Tab. 3.1 by list, datatype, sieving and two-phase I/O: the tile's
+	# 2.25 MiB per client read
+	[ "$(rows "$work/loop/tables.csv")" -eq 4 ]
+	python3 "$top/tests/study/check_csv.py" "$work/loop"
 	grep -q '^# The HPIO study' "$work/loop/report.md"
 	grep -q 'Tab. 3.1' "$work/loop/report.md"
 	grep -q 'Guidelines of §5.5' "$work/loop/report.md"
+	grep -q '95 % t-interval' "$work/loop/report.md"
+	grep -q '^## Where the time goes' "$work/loop/report.md"
+	grep -q '`sieve_gap` 4096, `sieve_span` 4194304' "$work/loop/report.md"
 	if has_matplotlib; then
 		[ -s "$work/loop/fig5.2-count-write.png" ]
 		grep -q 'fig5.2-count-write.png' "$work/loop/report.md"
@@ -47,7 +52,7 @@ tiny_sweep() {
 resume_runs_nothing() {
 	[ -f "$work/loop/hpio.csv" ] || exit 1
 	study --out "$work/loop" --parts hpio,tables >"$work/again.log" 2>&1 || { cat "$work/again.log"; exit 1; }
-	grep -q 'study: 0 run, 8 already done' "$work/again.log" || { cat "$work/again.log"; exit 1; }
+	grep -q 'study: 0 run, 10 already done' "$work/again.log" || { cat "$work/again.log"; exit 1; }
 	[ "$(rows "$work/loop/hpio.csv")" -eq 72 ]
 }
 
@@ -82,6 +87,18 @@ net_run() {
 	! ip netns list | grep -q "ts-$tag-"
 }
 
+report_statistics() { python3 "$top/tests/study/test_report.py"; }
+
+# A sieve gap wider than the span is refused before any daemon starts.
+bad_tunables() {
+	! study --out "$work/bad" --sieve-gap 8192 --sieve-span 4096 2>"$work/bad.err"
+	grep -q 'sieve-gap 8192 exceeds --sieve-span 4096' "$work/bad.err" || { cat "$work/bad.err"; exit 1; }
+	! study --out "$work/bad" --sieve-span 128M 2>/dev/null
+	[ ! -e "$work/bad" ]
+}
+
+check report_intervals_and_verdicts report_statistics
+check bad_sieve_parameters_refused bad_tunables
 check tiny_sweep_csv_plots_report tiny_sweep
 check resume_runs_nothing_again resume_runs_nothing
 check interrupted_study_resumes interrupted_resumes

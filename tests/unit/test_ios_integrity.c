@@ -250,6 +250,58 @@ static void test_model(void **state)
 	free(data);
 }
 
+/* System calls and bytes of 16 pieces of 100 bytes, 8 apart, written
+ * then read under the store's sieve setting: the bytes read back must be
+ * those written whatever the setting. */
+static void sieve_round(struct fx *f, uint64_t h, uint64_t *wcalls, uint64_t *rcalls)
+{
+	struct ios_piece p[16];
+	uint8_t data[1600], out[1600];
+	uint64_t osize;
+
+	for (size_t i = 0; i < 16; i++) {
+		p[i].offset = 4000 + i * 108; /* across a block boundary */
+		p[i].length = 100;
+	}
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 7 + h);
+	*wcalls = *rcalls = 0;
+	assert_int_equal(ios_store_write_pieces(f->st, h, p, 16, data, wcalls), 1600);
+	assert_int_equal(ios_store_read_pieces(f->st, h, p, 16, out, &osize, rcalls), 1600);
+	assert_memory_equal(out, data, sizeof(data));
+}
+
+/* sieve_gap and sieve_span (the config's) decide what moves as one span:
+ * by default the 16 close pieces are one sieved write and one read; with
+ * span 0 each piece takes calls of its own; a gap below the spacing splits
+ * them too. A gap wider than the span is refused, naming both keys. */
+static void test_sieve_settings(void **state)
+{
+	struct fx *f = *state;
+	uint64_t w_def, r_def, w_off, r_off, w_gap, r_gap;
+	char err[256] = "";
+
+	assert_int_equal(open_store(f, IOS_STORE_NEW, NULL, NULL), 0);
+	sieve_round(f, A, &w_def, &r_def);
+	assert_int_equal(ios_store_set_sieve(f->st, 0, 0, err, sizeof(err)), 0);
+	sieve_round(f, B, &w_off, &r_off);
+	assert_true(r_off >= r_def + 15);
+	assert_true(w_off > w_def);
+	assert_int_equal(ios_store_set_sieve(f->st, 7, IOS_SIEVE_SPAN, err, sizeof(err)), 0);
+	sieve_round(f, C, &w_gap, &r_gap);
+	assert_int_equal(r_gap, r_off);
+	assert_int_equal(ios_store_set_sieve(f->st, 8, 1 << 20, err, sizeof(err)), 0);
+	sieve_round(f, C, &w_gap, &r_gap);
+	assert_int_equal(r_gap, r_def);
+	assert_int_equal(ios_store_set_sieve(f->st, 8192, 4096, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "sieve_gap (8192 bytes) exceeds sieve_span (4096 bytes)"));
+	assert_int_equal(ios_store_sieve_check(4096, 4096, err, sizeof(err)), 0);
+	assert_int_equal(ios_store_sieve_check(1, 0, err, sizeof(err)), -EINVAL);
+	/* the refused setting left the last one in place */
+	sieve_round(f, A, &w_gap, &r_gap);
+	assert_int_equal(r_gap, r_def);
+}
+
 /* A byte flipped in an object's file: a read of its block, alone or in a
  * list, fails naming the file and the block's bytes; the other blocks
  * read; the failure is counted; a write over the whole block repairs it. */
@@ -482,6 +534,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crc32c),
 		cmocka_unit_test_setup_teardown(test_model, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_sieve_settings, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_flipped_byte, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_and_lost_sums, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_deleted_object, fx_setup, fx_teardown),

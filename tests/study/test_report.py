@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""test_report.py - report.py's statistics without a cluster (test_study.sh
+runs it): the t-interval, the overlap rule, and that a guideline's verdict
+rests only on points whose intervals do not overlap."""
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report  # noqa: E402
+
+
+def near(a, b):
+    assert abs(a - b) < 1e-3, (a, b)
+
+
+def interval():
+    lo, hi = report.t_interval([1.0, 2.0, 3.0])  # mean 2, sd 1, t(2) 4.303
+    near(lo, 2 - 4.303 / math.sqrt(3))
+    near(hi, 2 + 4.303 / math.sqrt(3))
+    assert report.t_interval([5.0]) is None
+    assert report.t_interval([5.0, None]) is None
+    assert report.overlap((1, 2), (2, 3)) and not report.overlap((1, 2), (2.5, 3))
+    assert report.overlap(None, (1, 2))
+
+
+def sieving_verdict(sieve, best):
+    """Guideline 7 at the default point with sieve's and list's write
+    repetitions as given (c-nc and nc-nc alike)."""
+    rows = []
+    for case in ("c-nc", "nc-nc"):
+        for m, reps in (("sieve", sieve), ("list", best), ("datatype", best)):
+            for i, v in enumerate(reps):
+                rows.append({"count": "4096", "size": "8", "spacing": "128", "target": "tessera",
+                             "method": m, "case": case, "rep": str(i), "write_mbs": str(v),
+                             "read_mbs": str(v)})
+    raw = {}
+    for r in rows:
+        k = (4096, 8, 128, "tessera", r["method"], r["case"])
+        raw.setdefault(k, {"write": [], "read": []})
+        raw[k]["write"].append(float(r["write_mbs"]))
+        raw[k]["read"].append(float(r["read_mbs"]))
+    agg = {k: {op: report.trimmed(v) for op, v in a.items()} for k, a in raw.items()}
+    report.CI.clear()
+    report.CI.update({k: {op: report.t_interval(v) for op, v in a.items()}
+                      for k, a in raw.items()})
+    return report._g7_sieving({"net": "loopback"}, agg)[2]
+
+
+def datatype_verdict(apart_points):
+    """Guideline 6 over 3 c-nc points where datatype's interval is clear
+    above list's at the first apart_points points and overlaps it at the
+    rest."""
+    agg = {}
+    report.CI.clear()
+    for i in range(3):
+        pt = (4096 * (i + 1), 8, 128)
+        dt = (10.0, 11.0) if i < apart_points else (5.0, 11.0)
+        for m, iv in (("datatype", dt), ("list", (4.0, 6.0))):
+            k = pt + ("tessera", m, "c-nc")
+            agg[k] = {"write": sum(iv) / 2, "read": None}
+            report.CI[k] = {"write": iv, "read": None}
+    return report._g6_datatype({"net": "loopback"}, agg)[2]
+
+
+def verdicts():
+    # a majority over points needs at least half of them apart
+    assert datatype_verdict(1) == report.UNDECIDED
+    assert datatype_verdict(2) == "supported"
+    assert sieving_verdict([1.0, 1.1, 0.9], [10.0, 10.5, 9.5]) == "supported"
+    assert sieving_verdict([10.0, 10.5, 9.5], [1.0, 1.1, 0.9]) == "contradicted"
+    # sieving's average is lower, but the intervals overlap: no verdict
+    assert sieving_verdict([1.0, 9.0, 2.0], [3.0, 12.0, 4.0]) == report.UNDECIDED
+
+
+if __name__ == "__main__":
+    interval()
+    verdicts()
+    print("test_report: ok")
