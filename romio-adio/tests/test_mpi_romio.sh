@@ -74,7 +74,10 @@ run_romio_test() { # NAME NP HOW
 		echo "exit status $rc"
 		return 1
 	elif [ "$name" = large_file ]; then
-		! grep -qi 'error' "$D/$name.out"
+		if grep -qi 'error' "$D/$name.out"; then
+			echo "$name reported an error"
+			return 1
+		fi
 	else
 		grep -q 'No Errors' "$D/$name.out"
 	fi

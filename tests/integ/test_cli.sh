@@ -445,7 +445,10 @@ test_mv() {
 	expect_rc 0
 	t ls /d1
 	has "$out" "moved.bin"
-	! grep -qx "big.bin" <<<"$out"
+	if grep -qx "big.bin" <<<"$out"; then
+		echo "big.bin is still listed: $out"
+		return 1
+	fi
 	t mv /d1/moved.bin /striped # into the directory
 	expect_rc 0
 	t stat /striped/moved.bin

@@ -61,7 +61,10 @@ genconfig_sizes() {
 # range.
 range_in_message() {
 	printf 'mds = a:1\nios = b:2\n\nmax_io = 128M\n' >"$tmp/bad.conf"
-	! "$gen" check "$tmp/bad.conf" 2>"$tmp/err"
+	if "$gen" check "$tmp/bad.conf" 2>"$tmp/err"; then
+		echo "a bad max_io was accepted"
+		return 1
+	fi
 	cat "$tmp/err"
 	grep -q "$tmp/bad.conf:4: bad value '128M' for 'max_io': expected a size in bytes from 4 KiB to 64 MiB" \
 		"$tmp/err"
@@ -74,7 +77,10 @@ sieve_rule() {
 	local ios=$build/bin/tessera-ios
 	[ -x "$ios" ] || { echo "no $ios"; return 1; }
 	printf 'mds = a:1\nios = b:2\nkey_file = /k\nsieve_gap = 8K\nsieve_span = 4K\n' >"$tmp/sieve.conf"
-	! "$ios" -c "$tmp/sieve.conf" -i 0 -t 2>"$tmp/err"
+	if "$ios" -c "$tmp/sieve.conf" -i 0 -t 2>"$tmp/err"; then
+		echo "a sieve_gap wider than sieve_span was accepted"
+		return 1
+	fi
 	cat "$tmp/err"
 	grep -q "config $tmp/sieve.conf: sieve_gap (8192 bytes) exceeds sieve_span (4096 bytes)" "$tmp/err"
 	printf 'mds = a:1\nios = b:2\nkey_file = /k\nsieve_gap = 0\nsieve_span = 0\n' >"$tmp/sieve.conf"

@@ -58,7 +58,10 @@ resolves_to_cache() {
 		got=$(env -u LD_LIBRARY_PATH ldd "$f" | awk '$1 == "libfabric.so.1" { print $3 }')
 		echo "$f: runpath $rp, libfabric.so.1 => $got"
 		[ "$rp" = "$lib" ] && [ "$got" = "$lib/libfabric.so.1" ]
-		! env -u LD_LIBRARY_PATH ldd "$f" | grep -E 'libpsm|infinipath'
+		if env -u LD_LIBRARY_PATH ldd "$f" | grep -E 'libpsm|infinipath'; then
+			echo "$f needs a PSM library"
+			return 1
+		fi
 	done
 }
 check "programs_link_it" resolves_to_cache "$B"/bin/tessera "$B"/bin/tessera-mds \

@@ -83,7 +83,10 @@ test_options_work() {
 		grep -q '^munged: running' "$tmp/status"
 	fi
 	TESSERA_CONFIG=$tmp/var/tessera.conf "$build/bin/tessera" ping
-	! mountpoint -q "$tmp/mnt"
+	if mountpoint -q "$tmp/mnt"; then
+		echo "$tmp/mnt is mounted although no mount was asked for"
+		return 1
+	fi
 	"$local_sh" down --dir "$tmp/var"
 	"$local_sh" --dir "$tmp/var" status && return 1
 	return 0

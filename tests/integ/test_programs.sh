@@ -217,7 +217,10 @@ daemon_levels() {
 	stop_pid "$pid"
 	cat "$dir/mds.log"
 	grep -q 'tessera-mds\[0\]: info: serving' "$dir/mds.log"
-	! grep -q 'debug:' "$dir/mds.log"
+	if grep -q 'debug:' "$dir/mds.log"; then
+		echo "debug lines without -v"
+		return 1
+	fi
 	"$bin/tessera-mds" -c "$conf" -d "$dir/mds" -v >"$dir/mds-v.log" 2>&1 &
 	pid=$!
 	wait_for "$dir/mds-v.log" "serving"
