@@ -254,6 +254,7 @@ static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 static void op_destroy(void *private_data)
 {
 	tf_flusher_stop(private_data);
+	tf_links_clear(private_data);
 }
 
 static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
@@ -272,6 +273,8 @@ static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *
 		return fail(fs, rc);
 	to_stat(&ts, st);
 	st->st_rdev = (dev_t)ts.rdev;
+	if (path)
+		tf_links_seen(mount_of(), path, &ts);
 	return 0;
 }
 
@@ -393,7 +396,10 @@ static int op_unlink(const char *path)
 	tessera_fs *fs = as_caller();
 	int rc = tessera_unlink(fs, path);
 
-	return rc ? fail(fs, rc) : 0;
+	if (rc)
+		return fail(fs, rc);
+	tf_links_unlinked(mount_of(), path);   /* the file's other names */
+	return 0;
 }
 
 static int open_flags(int flags)
@@ -646,7 +652,11 @@ static int op_rename(const char *from, const char *to, unsigned int flags)
 	/* EEXIST of a no-replace rename is the answer, not a failure */
 	if (rc == -EEXIST)
 		return rc;
-	return rc ? fail(fs, rc) : 0;
+	if (rc)
+		return fail(fs, rc);
+	tf_links_renamed(mount_of(), from, to,
+			 mode == TESSERA_RENAME_EXCHANGE ? TF_RENAME_SWAP : TF_RENAME_MOVE);
+	return 0;
 }
 
 static int setattr(const char *path, const struct tessera_setattr *sa)
@@ -801,16 +811,19 @@ static int op_statfs(const char *path, struct statvfs *sv)
 /* ------------------------------------------------------------- links */
 
 /* The kernel's attributes of `from` (its nlink) are stale now: dropped.
- * Other names of a file whose link count changes (unlink, rename over
- * one) are not known here: they show the new count after attr_timeout. */
+ * Those of the file's other names this mount knows are set again
+ * (fuse_links.c), as after an unlink or a rename over one. */
 static int op_link(const char *from, const char *to)
 {
 	tessera_fs *fs = as_caller();
+	struct tessera_stat ts;
 	int rc = tessera_link(fs, from, to);
 
 	if (rc)
 		return fail(fs, rc);
 	fuse_invalidate_path(fuse_get_context()->fuse, from);
+	if (mount_of()->writeback && !tessera_stat(fs, to, &ts))
+		tf_links_linked(mount_of(), from, to, &ts);
 	return 0;
 }
 
