@@ -148,6 +148,15 @@ void tf_links_renamed(struct tfuse *t, const char *from, const char *to,
 		      enum tf_rename_kind kind);
 void tf_links_clear(struct tfuse *t);
 
+/* -------------------------------------------- the INIT (fuse_init.c) */
+
+/* Once mounted, before the loop: have the mount's FUSE_INIT answer ask
+ * for FUSE_HANDLE_KILLPRIV_V2. 0 or -errno. */
+int tf_ask_killpriv_v2(struct fuse *fuse);
+/* Make the kernel drop its cached attributes (not its pages) of the
+ * inode the calling thread's request is about. 0 or -errno. */
+int tf_drop_request_attrs(struct fuse *fuse);
+
 /* ------------------------------------------- operations (tessera_fuse.c) */
 
 extern const struct fuse_operations tf_ops;
