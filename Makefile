@@ -165,7 +165,7 @@ fabric-lib:
 	if [ $$rc = 3 ]; then \
 		echo "make: linking Debian's libfabric.so.1 instead (0.3 s more start-up; docs/admin.md, libfabric)" >&2; \
 	elif [ $$rc != 0 ]; then exit $$rc; fi
-$(B)/proto/transport.o $(B)/tests/integ/test_sec_takeover.o: $(FABRIC_STAMP) | fabric-lib
+$(B)/proto/transport.o $(B)/proto/transport_conn.o $(B)/tests/integ/test_sec_takeover.o: $(FABRIC_STAMP) | fabric-lib
 
 # The test run: the normal build, then an ASan/UBSan build of the unit and
 # integration tests, and one summary line over all suites.

@@ -20,7 +20,8 @@
  * plan.c   the noncontiguous planner (plan.h: pure, no messages)
  * nc.c     list and datatype I/O: plan.c's rounds as messages
  * stats.c  the storage daemons' counters
- * lock.c   byte-range locks: the rounds of the lock protocols, leases
+ * lock.c   byte-range locks: the API, regions, leases, record locks
+ * lock_round.c  the messages and rounds of the lock protocols (lock_int.h)
  * counter.c counters kept with a file (fetch-and-add: shared file pointers)
  * cap.c    an open file's capability: kept, renewed, sent with requests
  * local.c  local reads: objects of this host's daemons read from their files

@@ -21,6 +21,8 @@ UNIT_TESTS  += $(patsubst %.c,$(B)/%,$(wildcard tests/unit/test_*.c))
 $(B)/tests/unit/%.o: CPPFLAGS += $(addprefix -I,$(PARTS))
 INTEG_TESTS += $(patsubst %.c,$(B)/%,$(wildcard tests/integ/test_*.c))
 # Scripts (CLI, FUSE, fuzzing) drive the plain build's programs: run once.
+# Third-party programs they need (pjdfstest, IOR's ior and mdtest) are
+# built by the suite itself (tests/integ/build-*.sh), cached outside the tree.
 EXTRA_TESTS += $(wildcard tests/integ/test_*.sh)
 # The study's machinery (tests/study/: a tiny sweep, resume, a NET run).
 EXTRA_TESTS += $(wildcard tests/study/test_*.sh)

@@ -158,6 +158,22 @@ void srv_checked(struct srv *srv, struct srv_req *parked, struct srv_seal_check 
 		srv_park_checked(parked, rc);
 }
 
+/* reply_unless_session's in-process daemon (no transport): every frame is
+ * the one local peer's; only an AUTH, and only with a local decoder, is
+ * dealt with here. */
+static int reply_unless_local(struct srv *srv, struct srv_req *req, int rc)
+{
+	req->peer = srv->local_peer;
+	req->ident = srv->local_ident;
+	if (rc || req->frame.hdr.opcode != TP_OP_AUTH)
+		return 0;
+	if (srv->local_decode && !(req->frame.hdr.flags & TP_FLAG_REPLY))
+		srv_auth(srv, req);
+	else
+		srv_reply_error(req, -EOPNOTSUPP, "AUTH: an in-process daemon has no sessions");
+	return 1;
+}
+
 /* Who sent the frame: a session's frames are answered at the session's
  * address (never at one the frame claims), once their seal is right and
  * their sequence number new. A
@@ -169,20 +185,8 @@ static int reply_unless_session(struct srv *srv, struct srv_req *req, int rc)
 {
 	struct srv_session *ses;
 
-	if (!srv->net) {
-		req->peer = srv->local_peer;
-		req->ident = srv->local_ident;
-		if (!rc && req->frame.hdr.opcode == TP_OP_AUTH && srv->local_decode &&
-		    !(req->frame.hdr.flags & TP_FLAG_REPLY)) {
-			srv_auth(srv, req);
-			return 1;
-		}
-		if (!rc && req->frame.hdr.opcode == TP_OP_AUTH) {
-			srv_reply_error(req, -EOPNOTSUPP, "AUTH: an in-process daemon has no sessions");
-			return 1;
-		}
-		return 0;
-	}
+	if (!srv->net)
+		return reply_unless_local(srv, req, rc);
 	if (!req->frame.hdr.session) {
 		if (!rc && req->frame.hdr.opcode == TP_OP_AUTH &&
 		    !(req->frame.hdr.flags & TP_FLAG_REPLY))

@@ -411,6 +411,41 @@ static int refuse_unchecked(struct srv_req *req)
 	return srv_req_check(req) != 0;
 }
 
+/* Whether req may be answered now: 0, or why not (nothing is sent).
+ * Either way the request counts as answered from here on. */
+static int reply_gate(struct srv_req *req)
+{
+	struct srv_parked *pk = req->parked;
+
+	if (refuse_unchecked(req))
+		return -EBADMSG;
+	req->replied = 1;
+	if (pk && !pk->retired)
+		parked_retire(req->srv, pk);
+	if (pk && pk->gone) /* nobody to tell */
+		return -ECONNRESET;
+	return 0;
+}
+
+/* A reply to p: the frame of hdr and msg (body bytes packed), then data,
+ * which the reply owns from here on. NULL: no memory. */
+static struct srv_tx *tx_new(struct srv_peer *p, struct tp_hdr *hdr,
+			     const ProtobufCMessage *msg, size_t body, void *data, size_t data_len)
+{
+	struct srv_tx *tx = malloc(sizeof(*tx) + TP_HDR_SIZE + body);
+
+	if (!tx)
+		return NULL;
+	memset(tx, 0, sizeof(*tx));
+	tx->ctx.user = tx;
+	tx->peer = p;
+	tx->data = data;
+	tx->data_len = data_len;
+	tx->tag = hdr->reqid;
+	tx->head_len = (size_t)tp_frame_build(tx->head, TP_HDR_SIZE + body, hdr, NULL, 0, msg);
+	return tx;
+}
+
 static int srv_send(struct srv_req *req, int32_t status, const ProtobufCMessage *msg,
 		    void *data, size_t data_len)
 {
@@ -426,35 +461,20 @@ static int srv_send(struct srv_req *req, int32_t status, const ProtobufCMessage 
 		.status = status,
 		.data_len = (uint32_t)data_len,
 	};
-	int rc = 0;
+	int rc;
 
-	if (refuse_unchecked(req)) {
+	if ((rc = reply_gate(req))) {
 		free(data);
-		return -EBADMSG;
+		return rc;
 	}
-	req->replied = 1;
-	if (pk && !pk->retired)
-		parked_retire(srv, pk);
-	if (pk && pk->gone) { /* nobody to tell */
-		free(data);
-		return -ECONNRESET;
-	}
-	tx = malloc(sizeof(*tx) + TP_HDR_SIZE + body);
 	p = peer_get(srv, req->peer);
-	if (!tx || !p) {
-		free(tx);
+	tx = p ? tx_new(p, &hdr, msg, body, data, data_len) : NULL;
+	if (!tx) {
 		free(data);
 		rc = -ENOMEM;
 		goto out;
 	}
-	memset(tx, 0, sizeof(*tx));
-	tx->ctx.user = tx;
-	tx->peer = p;
-	tx->data = data;
-	tx->data_len = data_len;
 	tx->tagged = status == 0 && req->reply_tagged;
-	tx->tag = hdr.reqid;
-	tx->head_len = (size_t)tp_frame_build(tx->head, TP_HDR_SIZE + body, &hdr, NULL, 0, msg);
 	if (seal_reply(srv, req, tx)) {
 		/* the session is gone (evicted, idle): nobody can check a reply
 		 * under its numbers any more; the client's probe finds out */

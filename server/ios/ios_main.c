@@ -304,6 +304,52 @@ static const char ios_usage_extra[] =
 
 static const srv_handler ios_handlers[TP_OP_LIMIT] = { TP_OPCODES(SRV_IOS_ENTRY) };
 
+/* The daemon's uid check and its capability cache (under the key, which
+ * is wiped from the stack once the cache holds it). */
+static int ios_configure(struct ios *ios, char *err, size_t errlen)
+{
+	struct cap_key key;
+	int rc;
+
+	if ((rc = srv_check_daemon_uid(ios->cfg, err, errlen)))
+		return rc;
+	if ((rc = cap_key_load(ios->cfg->key_file, &key, err, errlen)))
+		return rc;
+	rc = ios_caps_create(&key, &ios->caps);
+	memset(&key, 0, sizeof(key));
+	if (rc)
+		snprintf(err, errlen, "no memory for the capability cache");
+	return rc;
+}
+
+/* Local reads go around the disk, so a fault disk turns them off. */
+static void ios_local_choose(struct ios *ios, const char *faults)
+{
+	char err[512];
+
+	if (!ios->cfg->local_reads) {
+		ios->local_off = "local_reads = 0 in the config";
+	} else if (faults) {
+		ios->local_off = "disk faults are injected (-F)";
+	} else if (ios_local_start(ios, err, sizeof(err))) {
+		srv_warn(ios->srv, "%s; clients read through the daemon", err);
+		ios->local_off = "its socket could not be made";
+	}
+}
+
+/* At exit: what local reads did, then their socket goes. */
+static void ios_local_end(struct ios *ios)
+{
+	if (ios->local) {
+		uint64_t handed, refused;
+
+		ios_local_counts(ios, &handed, &refused);
+		srv_log(ios->srv, "local reads: %" PRIu64 " objects handed to clients, %" PRIu64
+			" fetches refused", handed, refused);
+	}
+	ios_local_stop(ios);
+}
+
 int main(int argc, char **argv)
 {
 	struct srv_cmdline cl;
@@ -337,22 +383,10 @@ int main(int argc, char **argv)
 		status = 0;
 		goto out;
 	}
-	if (srv_check_daemon_uid(&cfg, err, sizeof(err))) {
-		fprintf(stderr, "tessera-ios %u: %s\n", cl.index, err);
-		goto out;
-	}
 	ios.cfg = &cfg;
 	ios.index = cl.index;
-	struct cap_key key;
-
-	if ((rc = cap_key_load(cfg.key_file, &key, err, sizeof(err)))) {
+	if (ios_configure(&ios, err, sizeof(err))) {
 		fprintf(stderr, "tessera-ios %u: %s\n", cl.index, err);
-		goto out;
-	}
-	rc = ios_caps_create(&key, &ios.caps);
-	memset(&key, 0, sizeof(key));
-	if (rc) {
-		fprintf(stderr, "tessera-ios %u: no memory for the capability cache\n", cl.index);
 		goto out;
 	}
 	if (open_store(&ios, cl.dir, store_flags, &claimed, &notice))
@@ -379,15 +413,7 @@ int main(int argc, char **argv)
 	srv_check_later_set(srv, ios_pool_checks, &ios);
 	if (faults)
 		srv_warn(srv, "disk faults injected: %s", faults);
-	/* Local reads go around the disk, so a fault disk turns them off. */
-	if (!cfg.local_reads) {
-		ios.local_off = "local_reads = 0 in the config";
-	} else if (faults) {
-		ios.local_off = "disk faults are injected (-F)";
-	} else if (ios_local_start(&ios, err, sizeof(err))) {
-		srv_warn(srv, "%s; clients read through the daemon", err);
-		ios.local_off = "its socket could not be made";
-	}
+	ios_local_choose(&ios, faults);
 	if (claimed)
 		srv_warn(srv, "%s", claimed);
 	if (notice)
@@ -397,14 +423,7 @@ int main(int argc, char **argv)
 	if ((rc = srv_write_pidfile(cl.pidfile)))
 		fprintf(stderr, "tessera-ios: pid file %s: %s\n", cl.pidfile, strerror(-rc));
 	srv_run(srv);
-	if (ios.local) {
-		uint64_t handed, refused;
-
-		ios_local_counts(&ios, &handed, &refused);
-		srv_log(srv, "local reads: %" PRIu64 " objects handed to clients, %" PRIu64
-			" fetches refused", handed, refused);
-	}
-	ios_local_stop(&ios);
+	ios_local_end(&ios);
 	/* The workers finish what they run, then the parked requests (disk
 	 * work and locks) end, then the works and the lock table go. */
 	ios_pool_stop(&ios);

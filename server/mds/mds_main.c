@@ -257,12 +257,19 @@ static void reply_removed(struct srv_req *req, const struct mds_attr *a, int rem
 	free(m);
 }
 
+/* Entries in one page of a listing: what the client asked for (0: as
+ * many as may be), never more than most, which bounds what a request
+ * makes the daemon allocate. */
+static uint32_t page_entries(uint32_t asked, uint32_t most)
+{
+	return asked && asked < most ? asked : most;
+}
+
 static void reply_readdir(struct mds *mds, struct srv_req *req, const struct mds_cred *cred)
 {
 	Tessera__ReaddirRequest *m = (Tessera__ReaddirRequest *)req->msg;
 	Tessera__ReaddirReply rep = TESSERA__READDIR_REPLY__INIT;
-	uint32_t max = m->max_entries && m->max_entries < MDS_READDIR_MAX ? m->max_entries
-									 : MDS_READDIR_MAX;
+	uint32_t max = page_entries(m->max_entries, MDS_READDIR_MAX);
 	struct mds_dirent *ents = calloc(max, sizeof(*ents));
 	Tessera__Dirent *msgs = calloc(max, sizeof(*msgs));
 	Tessera__Dirent **ptrs = calloc(max, sizeof(*ptrs));
@@ -582,6 +589,47 @@ static void reply_not_admin_host(struct srv_req *req, const char *what)
 			"is not an admin host (admin_hosts in the config)", what, host);
 }
 
+/* Only root may list every file (the acting identity: cred_of), and
+ * not from a host that is no admin host; a refusal is answered here. */
+static int may_list_files(struct mds *mds, struct srv_req *req,
+			  const Tessera__FileListRequest *m)
+{
+	struct mds_cred cred;
+
+	cred_of(mds, req, m->cred, &cred);
+	if (req->ident.foreign_root) {
+		reply_not_admin_host(req, "list files");
+		return 0;
+	}
+	if (cred.uid != 0) {
+		srv_reply_error(req, -EPERM, "list files: only root may list every file");
+		return 0;
+	}
+	return 1;
+}
+
+/* One entry of a FILE_LIST reply: a purge intent (in) or a file (fa),
+ * with its layout and objects (in msg, which the entry points into). */
+static void file_entry(Tessera__FileEntry *ent, struct attr_msg *msg,
+		       const struct mds_intent *in, const struct mds_attr *fa)
+{
+	struct mds_layout l = { 0 };
+
+	tessera__file_entry__init(ent);
+	if (in) {
+		l.count = in->count;
+		memcpy(l.servers, in->servers, l.count * sizeof(*l.servers));
+		memcpy(l.handles, in->handles, l.count * sizeof(*l.handles));
+		ent->handle = in->file;
+	} else {
+		l = fa->layout;
+		ent->handle = fa->handle;
+		ent->size = fa->size;
+	}
+	layout_msg(&l, msg, LAYOUT_WITH_OBJECTS);
+	ent->layout = &msg->layout;
+}
+
 /* fsck: the files (with layouts) or the purge intents, a page at a time.
  * Only root may list (the acting identity: cred_of). */
 static void mds_op_FILE_LIST(void *ctx, struct srv_req *req)
@@ -589,8 +637,7 @@ static void mds_op_FILE_LIST(void *ctx, struct srv_req *req)
 	struct mds *mds = ctx;
 	Tessera__FileListRequest *m = (Tessera__FileListRequest *)req->msg;
 	Tessera__FileListReply rep = TESSERA__FILE_LIST_REPLY__INIT;
-	uint32_t max = m->max_entries && m->max_entries < MDS_FILE_LIST_MAX ? m->max_entries
-									   : MDS_FILE_LIST_MAX;
+	uint32_t max = page_entries(m->max_entries, MDS_FILE_LIST_MAX);
 	struct mds_attr *files = NULL;
 	struct mds_intent *intents = NULL;
 	struct attr_msg *msgs = calloc(max, sizeof(*msgs));
@@ -598,17 +645,10 @@ static void mds_op_FILE_LIST(void *ctx, struct srv_req *req)
 	Tessera__FileEntry **ptrs = calloc(max, sizeof(*ptrs));
 	uint32_t n = 0;
 	int eof = 0, rc;
-	struct mds_cred cred;
+	const uint64_t *after = m->resume ? &m->after : NULL;
 
-	cred_of(mds, req, m->cred, &cred);
-	if (req->ident.foreign_root) {
-		reply_not_admin_host(req, "list files");
+	if (!may_list_files(mds, req, m))
 		goto out;
-	}
-	if (cred.uid != 0) {
-		srv_reply_error(req, -EPERM, "list files: only root may list every file");
-		goto out;
-	}
 	if (m->intents)
 		intents = calloc(max, sizeof(*intents));
 	else
@@ -619,31 +659,16 @@ static void mds_op_FILE_LIST(void *ctx, struct srv_req *req)
 	}
 	/* rep.horizon stays 0: handles are random, so none orders files by
 	 * age (fsck lists the files again after the objects instead). */
-	if (m->intents)
-		rc = mds_intent_list(mds->store, m->resume ? &m->after : NULL, max, intents, &n,
-				     &eof);
+	if (intents)
+		rc = mds_intent_list(mds->store, after, max, intents, &n, &eof);
 	else
-		rc = mds_file_list(mds->store, m->resume ? &m->after : NULL, max, files, &n, &eof);
+		rc = mds_file_list(mds->store, after, max, files, &n, &eof);
 	if (rc) {
 		reply_store_error(mds, req, rc);
 		goto out;
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		struct mds_layout l = { 0 };
-
-		tessera__file_entry__init(&ents[i]);
-		if (m->intents) {
-			l.count = intents[i].count;
-			memcpy(l.servers, intents[i].servers, l.count * sizeof(*l.servers));
-			memcpy(l.handles, intents[i].handles, l.count * sizeof(*l.handles));
-			ents[i].handle = intents[i].file;
-		} else {
-			l = files[i].layout;
-			ents[i].handle = files[i].handle;
-			ents[i].size = files[i].size;
-		}
-		layout_msg(&l, &msgs[i], LAYOUT_WITH_OBJECTS);
-		ents[i].layout = &msgs[i].layout;
+		file_entry(&ents[i], &msgs[i], intents ? &intents[i] : NULL, files ? &files[i] : NULL);
 		ptrs[i] = &ents[i];
 	}
 	rep.n_files = n;
@@ -953,6 +978,70 @@ static struct mds_sizes *sizes_table(struct mds *mds, const struct tp_config *cf
 	return mds_sizes_new(MDS_SIZE_ENTRIES, quiet, tp_real_ns());
 }
 
+/* The daemon's settings from its configuration, and its capability key. */
+static int mds_configure(struct mds *mds, const struct tp_config *cfg, const struct srv_cmdline *cl,
+			 char *err, size_t errlen)
+{
+	int rc;
+
+	if ((rc = srv_check_daemon_uid(cfg, err, errlen)))
+		return rc;
+	mds->n_ios = cfg->n_ios;
+	mds->root_squash = cfg->root_squash != 0;
+	mds->squash_uid = cfg->squash_uid;
+	mds->squash_gids[0] = cfg->squash_gid;
+	mds->cap_lifetime_ms = cfg->cap_lifetime_ms;
+	mds->dir = cl->dir;
+	return cap_key_load(cfg->key_file, &mds->key, err, errlen);
+}
+
+/* The namespace (claimed for this daemon; LevelDB makes it in a new
+ * directory by itself) and the purger over it. *claimed: a warning
+ * about the claim to log once the daemon can, or NULL. */
+static int mds_open_store(struct mds *mds, const struct tp_config *cfg,
+			  const struct srv_cmdline *cl, char **claimed, char *err, size_t errlen)
+{
+	struct srv_store_owner me = { SRV_STORE_METADATA, cl->index, cfg->fs_id };
+	enum srv_store_dir how;
+	char why[400];
+	int rc;
+
+	*claimed = NULL;
+	if ((rc = srv_store_claim(cl->dir, &me, &how, claimed, err, errlen)))
+		return rc;
+	if ((rc = mds_store_open(cl->dir, cl->index, cfg->n_ios, &mds->store, err, errlen)))
+		goto fail;
+	if ((rc = mds_purge_create(cfg, mds->store, &mds->key, &mds->purge, why, sizeof(why)))) {
+		snprintf(err, errlen, "purger: %s", why);
+		mds_store_close(mds->store);
+		goto fail;
+	}
+	return 0;
+fail:
+	free(*claimed);
+	*claimed = NULL;
+	return rc;
+}
+
+/* After srv_create: what needs the daemon's context, then its run. */
+static void mds_serve(struct mds *mds, struct srv *srv, const struct tp_config *cfg,
+		      const struct srv_cmdline *cl, char *claimed)
+{
+	int rc;
+
+	mds->srv = srv;
+	mds_store_defer_sync(mds->store, mds_pending, mds);
+	mds->sizes = sizes_table(mds, cfg);
+	if (!mds->sizes)
+		srv_warn(srv, "no memory for the table of known sizes: every stat asks the"
+			 " storage daemons");
+	if (claimed)
+		srv_warn(srv, "%s", claimed);
+	if ((rc = srv_write_pidfile(cl->pidfile)))
+		fprintf(stderr, "tessera-mds: pid file %s: %s\n", cl->pidfile, strerror(-rc));
+	srv_run(srv);
+}
+
 int main(int argc, char **argv)
 {
 	struct srv_cmdline cl;
@@ -960,78 +1049,38 @@ int main(int argc, char **argv)
 	struct tp_config cfg;
 	struct mds mds = { 0 };
 	struct srv *srv = NULL;
-	char err[512];
-	int rc;
+	char err[512], *claimed = NULL;
 
 	if ((parsed = srv_parse_cmdline(argc, argv, "tessera-mds", NULL, &cl)) != SRV_CMDLINE_RUN)
 		return srv_cmdline_exit_status(parsed);
-	if (tp_config_load(cl.config, &cfg, err, sizeof(err))) {
-		fprintf(stderr, "tessera-mds: %s\n", err);
-		return 1;
-	}
+	if (tp_config_load(cl.config, &cfg, err, sizeof(err)))
+		goto fail;
 	if (cl.check_only) {
 		printf("%s: valid\n", cl.config);
 		return 0;
 	}
-	if (srv_check_daemon_uid(&cfg, err, sizeof(err))) {
-		fprintf(stderr, "tessera-mds: %s\n", err);
-		return 1;
-	}
-	mds.n_ios = cfg.n_ios;
-	mds.root_squash = cfg.root_squash != 0;
-	mds.squash_uid = cfg.squash_uid;
-	mds.squash_gids[0] = cfg.squash_gid;
-	mds.cap_lifetime_ms = cfg.cap_lifetime_ms;
-	mds.dir = cl.dir;
-	if (cap_key_load(cfg.key_file, &mds.key, err, sizeof(err))) {
-		fprintf(stderr, "tessera-mds: %s\n", err);
-		return 1;
-	}
-	struct srv_store_owner me = { SRV_STORE_METADATA, cl.index, cfg.fs_id };
-	enum srv_store_dir how;
-	char *claimed = NULL;
+	if (mds_configure(&mds, &cfg, &cl, err, sizeof(err)) ||
+	    mds_open_store(&mds, &cfg, &cl, &claimed, err, sizeof(err)))
+		goto fail;
 
-	/* LevelDB makes the namespace in a new directory by itself */
-	if ((rc = srv_store_claim(cl.dir, &me, &how, &claimed, err, sizeof(err)))) {
-		fprintf(stderr, "tessera-mds: %s\n", err);
-		return 1;
-	}
-	if ((rc = mds_store_open(cl.dir, cl.index, cfg.n_ios, &mds.store, err, sizeof(err)))) {
-		free(claimed);
-		fprintf(stderr, "tessera-mds: %s\n", err);
-		return 1;
-	}
-	if ((rc = mds_purge_create(&cfg, mds.store, &mds.key, &mds.purge, err, sizeof(err)))) {
-		fprintf(stderr, "tessera-mds: purger: %s\n", err);
-		free(claimed);
-		mds_store_close(mds.store);
-		return 1;
-	}
 	struct srv_role role = { "mds", cl.index, mds_handlers, mds_tick, &mds, mds_commit };
 	struct srv_opts so = { &cfg, cfg.mds.host, cfg.mds.port, 32, NULL, &cl.log };
 
-	if ((rc = srv_create(&so, &role, &srv, err, sizeof(err)))) {
+	if (srv_create(&so, &role, &srv, err, sizeof(err))) {
 		fprintf(stderr, "tessera-mds: listen on %s:%s: %s\n", so.host, so.port, err);
 		free(claimed);
 		mds_purge_destroy(mds.purge);
 		mds_store_close(mds.store);
 		return 1;
 	}
-	mds.srv = srv;
-	mds_store_defer_sync(mds.store, mds_pending, &mds);
-	mds.sizes = sizes_table(&mds, &cfg);
-	if (!mds.sizes)
-		srv_warn(srv, "no memory for the table of known sizes: every stat asks the"
-			 " storage daemons");
-	if (claimed)
-		srv_warn(srv, "%s", claimed);
+	mds_serve(&mds, srv, &cfg, &cl, claimed);
 	free(claimed);
-	if ((rc = srv_write_pidfile(cl.pidfile)))
-		fprintf(stderr, "tessera-mds: pid file %s: %s\n", cl.pidfile, strerror(-rc));
-	srv_run(srv);
 	srv_destroy(srv);
 	mds_sizes_free(mds.sizes);
 	mds_purge_destroy(mds.purge);
 	mds_store_close(mds.store);
 	return 0;
+fail:
+	fprintf(stderr, "tessera-mds: %s\n", err);
+	return 1;
 }

@@ -315,40 +315,85 @@ static void auth_answered(struct mds_purge *p, uint32_t s, const struct tp_frame
 		slot_failed(p, s, "its answer to AUTH does not decode", log, arg);
 }
 
+/* The busy slot whose request fr answers, or -1 (nobody's, or forged:
+ * not from that slot's session, or seen before). */
+static int slot_of_reply(struct mds_purge *p, struct tp_frame *fr)
+{
+	for (uint32_t s = 0; s < p->cfg->n_ios; s++) {
+		struct purge_slot *sl = &p->slots[s];
+
+		if (!sl->busy || sl->reqid != fr->hdr.reqid)
+			continue;
+		if ((!sl->authing && fr->hdr.session != sl->ses.id) ||
+		    tp_frame_open(fr, NULL, 0, &sl->ses, sl->authing ? NULL : &sl->rx))
+			return -1;
+		return (int)s;
+	}
+	return -1;
+}
+
+/* Slot s's request failed (fr's status): what the daemon said, logged. */
+static void slot_refused(struct mds_purge *p, uint32_t s, struct tp_frame *fr,
+			 void (*log)(void *, const char *), void *arg)
+{
+	Tessera__ErrorReply *er;
+	char err[256];
+
+	er = (Tessera__ErrorReply *)tp_body_unpack(fr, &tessera__error_reply__descriptor);
+	snprintf(err, sizeof(err), "%s: %s", p->slots[s].authing ? "authenticate" : "remove",
+		 er && er->message ? er->message : strerror(-fr->hdr.status));
+	if (er)
+		protobuf_c_message_free_unpacked(&er->base, NULL);
+	slot_failed(p, s, err, log, arg);
+}
+
 static void on_reply(struct mds_purge *p, const struct tnet_event *ev,
 		     void (*log)(void *, const char *), void *arg)
 {
 	struct tp_frame fr;
 	char err[256];
+	int s;
 
 	if (tp_frame_parse(ev->rbuf->data, ev->len, ev->rbuf->cap, &fr, err, sizeof(err)) ||
 	    !(fr.hdr.flags & TP_FLAG_REPLY))
 		return;
-	for (uint32_t s = 0; s < p->cfg->n_ios; s++) {
-		struct purge_slot *sl = &p->slots[s];
-		Tessera__ErrorReply *er;
-
-		if (!sl->busy || sl->reqid != fr.hdr.reqid)
-			continue;
-		if ((!sl->authing && fr.hdr.session != sl->ses.id) ||
-		    tp_frame_open(&fr, NULL, 0, &sl->ses, sl->authing ? NULL : &sl->rx))
-			return; /* not from the session, or seen before: forged */
-		if (fr.hdr.status == 0 && sl->authing) {
-			auth_answered(p, s, &fr, log, arg);
-			return;
-		}
-		if (fr.hdr.status == 0) {
-			slot_done(p, s, log, arg);
-			return;
-		}
-		er = (Tessera__ErrorReply *)tp_body_unpack(&fr, &tessera__error_reply__descriptor);
-		snprintf(err, sizeof(err), "%s: %s", sl->authing ? "authenticate" : "remove",
-			 er && er->message ? er->message : strerror(-fr.hdr.status));
-		if (er)
-			protobuf_c_message_free_unpacked(&er->base, NULL);
-		slot_failed(p, s, err, log, arg);
+	if ((s = slot_of_reply(p, &fr)) < 0)
 		return;
+	if (fr.hdr.status != 0)
+		slot_refused(p, (uint32_t)s, &fr, log, arg);
+	else if (p->slots[s].authing)
+		auth_answered(p, (uint32_t)s, &fr, log, arg);
+	else
+		slot_done(p, (uint32_t)s, log, arg);
+}
+
+/* The n intents of p->page into slot s's REMOVE request, moving its
+ * cursor past each one taken or not for s: 1 when the request is full
+ * before the page's end, else 0. */
+static int gather_page(struct mds_purge *p, uint32_t s, uint32_t n,
+		       Tessera__HandlesRequest *m, uint64_t *handles)
+{
+	struct purge_slot *sl = &p->slots[s];
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct mds_intent *in = &p->page[i];
+		uint32_t mine = 0;
+
+		for (uint32_t k = 0; k < in->count; k++)
+			mine += in->servers[k] == s;
+		if (mine && (m->n_handles + mine > TP_MAX_HANDLES || sl->nfiles == PURGE_FILES))
+			return 1;
+		sl->cursor = in->file;
+		sl->resume = 1;
+		if (!mine)
+			continue;
+		for (uint32_t k = 0; k < in->count; k++)
+			if (in->servers[k] == s)
+				handles[m->n_handles++] = in->handles[k];
+		sl->files[sl->nfiles++] = in->file;
+		sl->lap_empty = 0;
 	}
+	return 0;
 }
 
 /* Gather the next intents with objects on storage daemon s into a REMOVE
@@ -374,25 +419,8 @@ static int gather(struct mds_purge *p, uint32_t s, Tessera__HandlesRequest *m,
 				     p->page, &n, &eof);
 		if (rc)
 			return rc;
-		for (uint32_t i = 0; i < n; i++) {
-			const struct mds_intent *in = &p->page[i];
-			uint32_t mine = 0;
-
-			for (uint32_t k = 0; k < in->count; k++)
-				mine += in->servers[k] == s;
-			if (mine && (m->n_handles + mine > TP_MAX_HANDLES ||
-				     sl->nfiles == PURGE_FILES))
-				return 1;   /* full: the rest next time */
-			sl->cursor = in->file;
-			sl->resume = 1;
-			if (!mine)
-				continue;
-			for (uint32_t k = 0; k < in->count; k++)
-				if (in->servers[k] == s)
-					handles[m->n_handles++] = in->handles[k];
-			sl->files[sl->nfiles++] = in->file;
-			sl->lap_empty = 0;
-		}
+		if (gather_page(p, s, n, m, handles))
+			return 1;   /* full: the rest next time */
 		if (!eof)
 			continue;
 		/* end of the intents: the next page starts a new lap */

@@ -18,29 +18,20 @@ B=${TESSERA_BUILD:-$top/build}
 mib=${SEAL_MIB:-512}
 rounds=${SEAL_ROUNDS:-3}
 n_ios=${SEAL_IOS:-4}
-CHECKS_LOG=$(mktemp)
-. "$top/tests/integ/checks.sh" # for free_ports
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/tessera-seal.XXXXXX")
-var=$tmp/var
-local_=("$top/deploy/tessera-local" --dir "$var" --ios "$n_ios" --port "$(free_ports $((n_ios + 1)))"
-	--no-mount)
-cleanup() {
-	"${local_[@]}" down >/dev/null 2>&1 || true
-	rm -rf "$tmp" "$CHECKS_LOG"
-}
-trap cleanup EXIT
+. "$top/tests/bench/private_cluster.sh" seal
+port=$(free_ports $((n_ios + 1)))
 
 modes=(unsealed integrity secrecy)
 # Restart the daemons with the config lines of mode $1.
 restart_in() {
-	"${local_[@]}" down >/dev/null 2>&1 || true
+	local_ down >/dev/null 2>&1 || true
 	sed -i '/^encrypt *=/d; /^measure_seal_off *=/d; /^local_reads *=/d' "$var/tessera.conf"
 	echo "local_reads = 0" >>"$var/tessera.conf"
 	case $1 in
 	unsealed) echo "measure_seal_off = 1" >>"$var/tessera.conf" ;;
 	secrecy) echo "encrypt = 1" >>"$var/tessera.conf" ;;
 	esac
-	"${local_[@]}" up >/dev/null
+	local_ --port "$port" up >/dev/null
 }
 secs() { # COMMAND...: its wall time in seconds
 	local t0 t1
@@ -50,7 +41,7 @@ secs() { # COMMAND...: its wall time in seconds
 	echo "$t1 - $t0" | bc -l
 }
 
-"${local_[@]}" up >/dev/null
+local_ --port "$port" up >/dev/null
 head -c "$((mib << 20))" /dev/urandom >"$tmp/src"
 echo "== sealing: tessera cp $mib MiB in and out, $n_ios storage daemons, $rounds rounds"
 for r in $(seq 0 $((rounds - 1))); do

@@ -20,16 +20,7 @@ mib=${XPORT_MIB:-256}
 files=${XPORT_FILES:-2000}
 rounds=${XPORT_ROUNDS:-3}
 n_ios=${XPORT_IOS:-4}
-CHECKS_LOG=$(mktemp)
-. "$top/tests/integ/checks.sh" # for free_ports
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/tessera-xport.XXXXXX")
-var=$tmp/var
-local_() { "$top/deploy/tessera-local" --dir "$var" --ios "$n_ios" --no-mount "$@"; }
-cleanup() {
-	local_ down >/dev/null 2>&1 || true
-	rm -rf "$tmp" "$CHECKS_LOG"
-}
-trap cleanup EXIT
+. "$top/tests/bench/private_cluster.sh" xport
 
 providers=("tcp;ofi_rxm" "tcp;msg")
 short() { [ "$1" = "tcp;msg" ] && echo msg || echo rxm; }

@@ -6,6 +6,8 @@
 # this cluster, bench_fuse.sh (fuse_bench.sh) and bench_fuse_small.sh
 # (fuse_small_bench.sh) on a cluster and mount of their own,
 # bench_locks.sh on clusters of its own (1 to 4 storage daemons),
+# bench_mdtest.sh (IOR's mdtest and ior, tests/third_party/ior) on a
+# cluster and mount of its own beside the local disk,
 # bench_transport.sh on clusters of its own, one per provider (tcp;msg, the
 # default, against tcp;ofi_rxm).
 set -euo pipefail

@@ -65,10 +65,10 @@ dl_srcs=("$top"/dataloops/*.c "$top/proto/dataloop.c" "$gen")
 proto_srcs=("$top"/proto/*.c "$gen")
 srv_srcs=($(ls "$top"/server/*/*.c | grep -v '_main\.c$') "$top/tests/fuzz/fuzz_daemon.c")
 lk_srcs=("$top"/lockmgr/*.c)
-# The client over the fuzz transport (fuzz_tnet.c, instead of transport.c)
+# The client over the fuzz transport (fuzz_tnet.c, instead of transport.c and transport_conn.c)
 # and fuzz credentials (fuzz_creds.c, instead of auth.c: no munged).
 client_srcs=("$top"/client/*.c "$top"/dataloops/*.c "$top"/lockmgr/*.c "$gen"
-	     $(ls "$top"/proto/*.c | grep -Ev '/(transport|auth)\.c$') "$top/tests/fuzz/fuzz_tnet.c"
+	     $(ls "$top"/proto/*.c | grep -Ev '/(transport|transport_conn|auth)\.c$') "$top/tests/fuzz/fuzz_tnet.c"
 	     "$top/tests/fuzz/fuzz_creds.c"
 	     "$top/tests/fuzz/fuzz_daemon.c" $(ls "$top"/server/*/*.c | grep -v '_main\.c$'))
 all_srcs=("$top"/dataloops/*.c "${proto_srcs[@]}" "${srv_srcs[@]}" "${lk_srcs[@]}")
