@@ -14,7 +14,8 @@
  * tessera_fuse.c does where the kernel would have (writer_drop_privs: a
  * non-root write that the kernel sends past its cache, which it does for
  * a set-ID file; ftruncate; an O_TRUNC open). chown's are the metadata
- * daemon's; truncate by name is the library's.
+ * daemon's (for every type but directories); truncate by name is the
+ * library's.
  *
  * The answer to FUSE_INIT is the first the mount writes: the kernel
  * sends nothing else before it has it. The read hook notes the INIT

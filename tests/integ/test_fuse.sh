@@ -510,6 +510,10 @@ t_setid() {
 	[ "$(stat -c %a "$d/w")" = 6755 ] || die "root's write cleared the set-ID bits"
 	chown 65534 "$d/w"
 	[ "$(stat -c %a "$d/w")" = 755 ] || die "root's chown kept the set-ID bits: $(stat -c %a "$d/w")"
+	mkfifo "$d/p"   # the metadata daemon's to drop for every type but directories
+	chmod 06755 "$d/p"
+	chown 65534 "$d/p"
+	[ "$(stat -c %a "$d/p")" = 755 ] || die "root's chown of a FIFO kept the set-ID bits: $(stat -c %a "$d/p")"
 	rm -rf "$d"
 }
 
