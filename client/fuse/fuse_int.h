@@ -66,6 +66,18 @@ struct nocap_cache {
 	} slot[NOCAP_SLOTS];
 };
 
+/* Names of hard-linked regular files that the kernel looked up through
+ * this mount (fuse_links.c): path -> Tessera handle, direct-mapped by the
+ * path's hash (a collision forgets the older name). */
+#define LINK_SLOTS 512
+struct link_names {
+	pthread_mutex_t lock;
+	struct {
+		char *path;          /* NULL: empty slot; owned */
+		uint64_t handle;
+	} slot[LINK_SLOTS];
+};
+
 /* The mount's state: lives in main, reached through fuse_get_context(). */
 struct tfuse {
 	tessera_fs *fs;
@@ -85,6 +97,7 @@ struct tfuse {
 	int flusher_on, stop;
 	pthread_t flusher;
 	struct nocap_cache nocap;
+	struct link_names links; /* fuse_links.c */
 	struct tf_locks *locks; /* fcntl and flock locks (fuse_locks.c) */
 };
 
@@ -112,6 +125,37 @@ void tf_sync_kernel_attrs(struct tfuse *t, const char *path, const struct tesser
  * grants the writeback cache, and stopped at unmount. */
 void tf_flusher_start(struct tfuse *t);
 void tf_flusher_stop(struct tfuse *t);
+
+/* Count the calling thread's requests as fix-ups (tf_is_fixup) between
+ * these two; me->tid is the caller's. */
+void tf_fixer_enter(struct tfuse *t, struct tfixer *me);
+void tf_fixer_leave(struct tfuse *t, struct tfixer *me);
+
+/* ------------------------------------------ hard links (fuse_links.c) */
+
+/* A regular file's attributes as getattr answers them for path: names
+ * with more than one link are remembered, others forgotten. */
+void tf_links_seen(struct tfuse *t, const char *path, const struct tessera_stat *ts);
+/* After link(from, to) succeeded, as the caller (ts: the file's stat). */
+void tf_links_linked(struct tfuse *t, const char *from, const char *to,
+		     const struct tessera_stat *ts);
+/* After unlink(path) succeeded. */
+void tf_links_unlinked(struct tfuse *t, const char *path);
+/* After rename(from, to) succeeded: from moved over to, or (SWAP,
+ * RENAME_EXCHANGE) the two names swapped their files. */
+enum tf_rename_kind { TF_RENAME_MOVE, TF_RENAME_SWAP };
+void tf_links_renamed(struct tfuse *t, const char *from, const char *to,
+		      enum tf_rename_kind kind);
+void tf_links_clear(struct tfuse *t);
+
+/* -------------------------------------------- the INIT (fuse_init.c) */
+
+/* Once mounted, before the loop: have the mount's FUSE_INIT answer ask
+ * for FUSE_HANDLE_KILLPRIV_V2. 0 or -errno. */
+int tf_ask_killpriv_v2(struct fuse *fuse);
+/* Make the kernel drop its cached attributes (not its pages) of the
+ * inode the calling thread's request is about. 0 or -errno. */
+int tf_drop_request_attrs(struct fuse *fuse);
 
 /* ------------------------------------------- operations (tessera_fuse.c) */
 

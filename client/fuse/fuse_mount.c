@@ -408,6 +408,9 @@ static int mount_and_serve(struct fuse_args *args, const struct fuse_cmdline_opt
 		mount_ok = 1;
 	if (fuse_mount(fuse, opts->mountpoint) != 0)
 		goto out_destroy;
+	if (!opts->singlethread && tf_ask_killpriv_v2(fuse))
+		fprintf(stderr, "tessera-fuse: cannot hook the FUSE_INIT answer; every write(2) "
+			"will ask for security.capability\n");
 	if (mount_ok) {
 		set_readahead(mount_dir);
 		t->mount_dir = mount_dir;   /* for the writeback cache */
@@ -463,6 +466,7 @@ int main(int argc, char **argv)
 	int rc;
 
 	pthread_mutex_init(&t.nocap.lock, NULL);
+	pthread_mutex_init(&t.links.lock, NULL);
 
 	/* mount.fuse3's form: CONFIG MOUNTPOINT -o OPTS (the source is the config) */
 	if (take_source(&argc, argv, &t.config))

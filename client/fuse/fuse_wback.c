@@ -126,6 +126,27 @@ int tf_is_fixup(void)
 	return found;
 }
 
+/* Count `me` (its tid set) among the threads whose requests are this
+ * mount's own fix-ups (tf_is_fixup), or stop counting it. */
+void tf_fixer_enter(struct tfuse *t, struct tfixer *me)
+{
+	pthread_mutex_lock(&t->lock);
+	me->next = t->fixers;
+	t->fixers = me;
+	pthread_mutex_unlock(&t->lock);
+}
+
+void tf_fixer_leave(struct tfuse *t, struct tfixer *me)
+{
+	pthread_mutex_lock(&t->lock);
+	for (struct tfixer **p = &t->fixers; *p; p = &(*p)->next)
+		if (*p == me) {
+			*p = me->next;
+			break;
+		}
+	pthread_mutex_unlock(&t->lock);
+}
+
 /* Wait, under t->lock, until fewer than max_fixers threads set the
  * kernel's attributes, at most FIX_WAIT_MS: bounded, since the threads
  * those wait for may all be taken by waiters like this one. 1 when there

@@ -222,6 +222,9 @@ static struct tfuse *mount_of(void)
 	return fuse_get_context()->private_data;
 }
 
+static void writer_drop_privs(const char *path, tessera_file *f);
+static int kills_privs(void);
+
 /* ---------------------------------------------------------- operations */
 
 static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
@@ -254,6 +257,7 @@ static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 static void op_destroy(void *private_data)
 {
 	tf_flusher_stop(private_data);
+	tf_links_clear(private_data);
 }
 
 static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
@@ -272,6 +276,8 @@ static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *
 		return fail(fs, rc);
 	to_stat(&ts, st);
 	st->st_rdev = (dev_t)ts.rdev;
+	if (path)
+		tf_links_seen(mount_of(), path, &ts);
 	return 0;
 }
 
@@ -393,7 +399,10 @@ static int op_unlink(const char *path)
 	tessera_fs *fs = as_caller();
 	int rc = tessera_unlink(fs, path);
 
-	return rc ? fail(fs, rc) : 0;
+	if (rc)
+		return fail(fs, rc);
+	tf_links_unlinked(mount_of(), path);   /* the file's other names */
+	return 0;
 }
 
 static int open_flags(int flags)
@@ -512,6 +521,8 @@ static int op_open(const char *path, struct fuse_file_info *fi)
 	 * (-ENOENT: it holds nothing to drop.) */
 	if (!(flags & O_TRUNC))
 		tf_sync_kernel_attrs(t, path, &ts);
+	else if ((ts.mode & (S_ISUID | S_ISGID)) && kills_privs())
+		writer_drop_privs(path, f);
 	fuse_invalidate_path(fuse_get_context()->fuse, path);
 	return open_finish(f, fi);
 }
@@ -529,7 +540,15 @@ static int op_read(const char *path, char *buf, size_t size, off_t off,
 	return (int)n;
 }
 
-static void append_drop_privs(const char *path, tessera_file *f);
+/* Under the writeback cache (KILLPRIV_V2), the set-ID bits are the
+ * mount's to drop for a write, ftruncate or O_TRUNC open by anyone but
+ * root (the kernel's test is CAP_FSETID; the mount sees only the uid). */
+static int kills_privs(void)
+{
+	struct fuse_context *c = fuse_get_context();
+
+	return ((struct tfuse *)c->private_data)->writeback && c->uid != 0;
+}
 
 /* Under the writeback cache this is the kernel's writeback (flush,
  * fsync, its dirty limit, the flusher's timer), in up to 1 MiB; an error
@@ -549,12 +568,14 @@ static int op_write(const char *path, const char *buf, size_t size, off_t off,
 		int rc;
 
 		if (!tfile_of(fi)->appended)
-			append_drop_privs(path, fh_of(fi));
+			writer_drop_privs(path, fh_of(fi));
 		tfile_of(fi)->appended = 1;
 		rc = tessera_append(fh_of(fi), buf, size, NULL);
 
 		return rc ? fail(fs, rc) : (int)size;
 	}
+	if (!fi->writepage && kills_privs())
+		writer_drop_privs(path, fh_of(fi));
 	n = tessera_pwrite(fh_of(fi), buf, size, (uint64_t)off);
 	if (n < 0)
 		return fail(fs, (int)n);
@@ -576,6 +597,8 @@ static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	 * with the handle (fi->flags is 0) and has checked that the
 	 * descriptor was opened for writing; tessera_ftruncate checks again.
 	 * A truncate by name opens the file, so the mode is checked then. */
+	if (fi && fi->fh && kills_privs())
+		writer_drop_privs(path, fh_of(fi));
 	if (fi && fi->fh)
 		rc = tessera_ftruncate(fh_of(fi), (uint64_t)size);
 	else
@@ -646,7 +669,11 @@ static int op_rename(const char *from, const char *to, unsigned int flags)
 	/* EEXIST of a no-replace rename is the answer, not a failure */
 	if (rc == -EEXIST)
 		return rc;
-	return rc ? fail(fs, rc) : 0;
+	if (rc)
+		return fail(fs, rc);
+	tf_links_renamed(mount_of(), from, to,
+			 mode == TESSERA_RENAME_EXCHANGE ? TF_RENAME_SWAP : TF_RENAME_MOVE);
+	return 0;
 }
 
 static int setattr(const char *path, const struct tessera_setattr *sa)
@@ -801,16 +828,19 @@ static int op_statfs(const char *path, struct statvfs *sv)
 /* ------------------------------------------------------------- links */
 
 /* The kernel's attributes of `from` (its nlink) are stale now: dropped.
- * Other names of a file whose link count changes (unlink, rename over
- * one) are not known here: they show the new count after attr_timeout. */
+ * Those of the file's other names this mount knows are set again
+ * (fuse_links.c), as after an unlink or a rename over one. */
 static int op_link(const char *from, const char *to)
 {
 	tessera_fs *fs = as_caller();
+	struct tessera_stat ts;
 	int rc = tessera_link(fs, from, to);
 
 	if (rc)
 		return fail(fs, rc);
 	fuse_invalidate_path(fuse_get_context()->fuse, from);
+	if (mount_of()->writeback && !tessera_stat(fs, to, &ts))
+		tf_links_linked(mount_of(), from, to, &ts);
 	return 0;
 }
 
@@ -999,12 +1029,20 @@ static int op_removexattr(const char *path, const char *name)
 	return rc ? xattr_fail(fs, rc) : 0;
 }
 
-/* An O_APPEND write goes around the page cache (direct_io), where the
- * kernel does not drop a written file's capabilities, setuid and setgid
- * (with group-exec) bits as it does on its cached path: drop them here,
- * as the writer, at the first append through a descriptor (the kernel
- * would at every write; one check per open keeps appends cheap). */
-static void append_drop_privs(const char *path, tessera_file *f)
+/* Drop a written file's capabilities, and its setuid and setgid (with
+ * group-exec) bits unless the writer is root, as the kernel does on its
+ * cached write path without FUSE_HANDLE_KILLPRIV_V2 (fuse_init.c). Done
+ * here for
+ * - an O_APPEND write, which goes around the page cache (direct_io): at
+ *   the first append through a descriptor (the kernel would at every
+ *   write; one check per open keeps appends cheap);
+ * - under the writeback cache, which asks for KILLPRIV_V2: a write the
+ *   kernel sends past its cache (it does for a set-ID file, and for
+ *   O_DIRECT), an ftruncate and an O_TRUNC open by anyone but root.
+ * Then the kernel drops the attributes it holds of the file (its mode)
+ * without its pages (not fuse_invalidate_path: a write sent past the
+ * cache holds those locked until it is answered). */
+static void writer_drop_privs(const char *path, tessera_file *f)
 {
 	struct fuse_context *c = fuse_get_context();
 	struct tessera_stat ts;
@@ -1017,8 +1055,8 @@ static void append_drop_privs(const char *path, tessera_file *f)
 	kill = ts.mode & S_ISUID;
 	if ((ts.mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
 		kill |= S_ISGID;
-	if (kill)
-		op_chmod(path, ts.mode & 07777 & ~kill, NULL);
+	if (kill && !op_chmod(path, ts.mode & 07777 & ~kill, NULL))
+		tf_drop_request_attrs(c->fuse);
 }
 
 /* ------------------------------------------------------------- locks

@@ -297,13 +297,15 @@ static int set_mode(struct mds_store *st, const struct mds_cred *cred, const cha
 	return 0;
 }
 
-/* chown of a regular file drops its set-ID bits, root's too (Linux
- * since 2.2.13), setgid only with group-exec; unless the same request
- * sets the mode. */
+/* chown of anything but a directory drops its set-ID bits, root's too
+ * (Linux since 2.2.13; its chown_common asks it for every type but
+ * directories), setgid only with group-exec; unless the same request
+ * sets the mode. (A mount with FUSE_HANDLE_KILLPRIV_V2 leaves it to us
+ * for FIFOs, sockets and devices too.) */
 static void chown_kills_privs(uint32_t valid, struct mds_attr *n)
 {
 	if ((valid & (MDS_SET_UID | MDS_SET_GID)) && !(valid & MDS_SET_MODE) &&
-	    n->type == MDS_FILE)
+	    n->type != MDS_DIR)
 		n->mode &= ~privs_to_kill(n->mode);
 }
 

@@ -306,8 +306,15 @@ PYEOF
 	ln "$d/plain" "$d/hard" || die "hard link failed"
 	[ "$(stat -c %h "$d/plain")" = 2 ] || die "nlink after link: $(stat -c %h "$d/plain")"
 	[ "$(stat -c %i "$d/plain")" = "$(stat -c %i "$d/hard")" ] || die "two inodes"
+	local ctime
+	ctime=$(stat -c %Z.%z "$d/hard")
+	sleep 1.1
 	rm "$d/plain"
 	[ "$(cat "$d/hard")" = hello ] || die "data gone with the first name"
+	# this mount's other name at once (each name is a kernel inode, whose
+	# count and ctime the mount sets at the unlink: fuse_links.c)
+	[ "$(stat -c %h "$d/hard")" = 1 ] || die "nlink of the other name after unlink: $(stat -c %h "$d/hard")"
+	[ "$(stat -c %Z.%z "$d/hard")" != "$ctime" ] || die "ctime of the other name kept after unlink"
 	# (the second mount: M1's kernel keeps the other name's count for
 	# attr_timeout)
 	[ "$(stat -c %h "$M2/types/hard")" = 1 ] || die "nlink after unlink"
@@ -319,6 +326,7 @@ PYEOF
 	echo other >"$d/other"
 	mv "$d/other" "$d/hard2"
 	[ "$(cat "$d/hard")" = hello ] && [ "$(cat "$d/hard2")" = other ] || die "rename over a link"
+	[ "$(stat -c %h "$d/hard")" = 1 ] || die "nlink of the other name after rename over one"
 	sleep 1.2   # the attr_timeout of M2's cached count
 	[ "$(stat -c %h "$M2/types/hard")" = 1 ] || die "nlink after rename over a name"
 	# a FIFO works as a FIFO (the kernel's), a socket and devices are kept
@@ -477,6 +485,19 @@ t_setid() {
 	chmod 06777 "$d/t"
 	as_nobody truncate -s 1 "$d/t" || die "a non-owner's truncate of a setuid file failed"
 	[ "$(stat -c %a "$d/t")" = 777 ] || die "after a non-owner's truncate: mode $(stat -c %a "$d/t")"
+	# the same for a write that is not an append (the kernel sends it
+	# past its cache, and the mount drops the bits: it asks the kernel
+	# for FUSE_HANDLE_KILLPRIV_V2) and an O_TRUNC open (truncate(1)
+	# above is an ftruncate)
+	echo x >"$d/c"
+	chmod 06777 "$d/c"
+	as_nobody dd if=/dev/zero of="$d/c" bs=1 count=1 conv=notrunc status=none ||
+		die "a non-owner's write to a setuid file failed"
+	[ "$(stat -c %a "$d/c")" = 777 ] || die "after a non-owner's write: mode $(stat -c %a "$d/c")"
+	echo x >"$d/o"
+	chmod 06777 "$d/o"
+	as_nobody sh -c ": >'$d/o'" || die "a non-owner's O_TRUNC open of a setuid file failed"
+	[ "$(stat -c %a "$d/o")" = 777 ] || die "after a non-owner's O_TRUNC open: mode $(stat -c %a "$d/o")"
 	echo x >"$d/l"
 	chmod 02767 "$d/l"   # setgid without group-exec: a locking mark, kept
 	as_nobody sh -c "echo more >>'$d/l'"
@@ -489,6 +510,10 @@ t_setid() {
 	[ "$(stat -c %a "$d/w")" = 6755 ] || die "root's write cleared the set-ID bits"
 	chown 65534 "$d/w"
 	[ "$(stat -c %a "$d/w")" = 755 ] || die "root's chown kept the set-ID bits: $(stat -c %a "$d/w")"
+	mkfifo "$d/p"   # the metadata daemon's to drop for every type but directories
+	chmod 06755 "$d/p"
+	chown 65534 "$d/p"
+	[ "$(stat -c %a "$d/p")" = 755 ] || die "root's chown of a FIFO kept the set-ID bits: $(stat -c %a "$d/p")"
 	rm -rf "$d"
 }
 

@@ -389,6 +389,30 @@ static void test_mknod(void **state)
 	assert_int_equal(n, 0);
 }
 
+/* chown drops the set-ID bits of every type but directories (setgid
+ * only with group-exec), root's chown too, as Linux's chown_common asks:
+ * a mount with FUSE_HANDLE_KILLPRIV_V2 leaves it to the metadata daemon. */
+static void test_chown_kills_privs_any_type(void **state)
+{
+	struct fx *f = *state;
+	struct mds_attr r;
+
+	assert_int_equal(mds_mknod(f->st, &ROOT, "/p", MDS_FIFO, 0755, 0, &r), 0);
+	r.mode = 06755;
+	assert_int_equal(mds_setattr(f->st, &ROOT, "/p", MDS_SET_MODE, &r, &r), 0);
+	assert_int_equal(r.mode & 07777, 06755);
+	r.uid = 4242;
+	assert_int_equal(mds_setattr(f->st, &ROOT, "/p", MDS_SET_UID, &r, &r), 0);
+	assert_int_equal(r.mode & 07777, 0755);
+	/* setgid without group-exec is a locking mark, kept */
+	assert_int_equal(mds_mknod(f->st, &ROOT, "/s", MDS_SOCKET, 0745, 0, &r), 0);
+	r.mode = 02745;
+	assert_int_equal(mds_setattr(f->st, &ROOT, "/s", MDS_SET_MODE, &r, &r), 0);
+	r.gid = 4242;
+	assert_int_equal(mds_setattr(f->st, &ROOT, "/s", MDS_SET_GID, &r, &r), 0);
+	assert_int_equal(r.mode & 07777, 02745);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -400,6 +424,7 @@ int main(void)
 		T(test_link_limits),
 		T(test_rename_over_hard_link),
 		T(test_mknod),
+		T(test_chown_kills_privs_any_type),
 #undef T
 	};
 
