@@ -208,8 +208,9 @@ int tc_cap_fetch(tessera_fs *fs, uint64_t file, uint32_t rights, const Tessera__
  * open by path does. */
 int tc_cap_renew_writer(tessera_file *f);
 /* Every call that may change f's objects (write, truncate, fallocate,
- * append, fetch-and-add) marks it first: a file this open created and
- * left unwritten closes with its size known to be 0 without asking the
+ * append, fetch-and-add, an O_TRUNC open) marks it first: a file this
+ * open created and left unwritten closes with its size known to be 0,
+ * and one it did not change closes as unchanged, without asking the
  * storage daemons (meta.c). */
 static inline void tc_file_wrote(tessera_file *f)
 {

@@ -210,8 +210,9 @@ static void size_report(tessera_fs *fs, const Tessera__AttrReply *rep, const cha
 }
 
 /* What a closing writer tells of the size (*m): a file this open made
- * and nothing changed is empty (no storage daemon holds any of it);
- * one opened by its path, the storage daemons' answer now, after its
+ * and nothing changed is empty (no storage daemon holds any of it); one
+ * it did not change is as before its open (the metadata daemon still
+ * has that size if no one else wrote meanwhile); one opened by its path, the storage daemons' answer now, after its
  * last write (kept if it was the only writer). A process that opened it
  * from a share tells nothing: the opener's close is the one that may be
  * last. */
@@ -220,8 +221,12 @@ static void close_size(tessera_file *f, Tessera__CloseWriteRequest *m)
 	int64_t data_ns = 0;
 	uint64_t blocks = 0;
 
-	if (f->created && !__atomic_load_n(&f->wrote, __ATOMIC_RELAXED)) {
-		m->size_known = 1;
+	if (!__atomic_load_n(&f->wrote, __ATOMIC_RELAXED)) {
+		/* a new file is empty; an old one is as it was before */
+		if (f->created)
+			m->size_known = 1;
+		else
+			m->unwritten = 1;
 		return;
 	}
 	if (!f->by_path || tc_file_size(f->fs, &f->layout, tc_cap_msg(f->cap), f->path, &m->size,
@@ -414,8 +419,10 @@ static int open_file(tessera_fs *fs, const char *path, int flags, const Tessera_
 	tc_layout_from_msg(rep->attr->layout, &f->layout);
 	rc = tc_check_layout(fs, &f->layout, path);
 	/* (a file this call created has no data to drop) */
-	if (!rc && (flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY && !rep->created)
+	if (!rc && (flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY && !rep->created) {
+		tc_file_wrote(f); /* its close must not say it changed nothing */
 		rc = tc_truncate_objects(fs, &f->layout, tc_cap_msg(f->cap), path, 0);
+	}
 	if (rc) {
 		tc_cap_free(f->cap);
 		free(f);

@@ -776,9 +776,12 @@ static void mds_op_CLOSE_WRITE(void *ctx, struct srv_req *req)
 				" capability to write it presented", (unsigned long long)m->file);
 		return;
 	}
-	mds_sizes_writer_close(mds->sizes, m->file, m->write_token, req->ident.session,
-			       m->size_known ? &seen : NULL,
-			       tp_real_ns());
+	if (m->unwritten)
+		mds_sizes_writer_close_unwritten(mds->sizes, m->file, m->write_token,
+						 req->ident.session, tp_real_ns());
+	else
+		mds_sizes_writer_close(mds->sizes, m->file, m->write_token, req->ident.session,
+				       m->size_known ? &seen : NULL, tp_real_ns());
 	srv_reply(req, &rep.base, NULL, 0);
 }
 

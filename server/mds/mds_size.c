@@ -22,6 +22,11 @@ struct mds_size_ent {
 	int known;
 	uint64_t size, blocks;
 	int64_t data_mtime_ns;
+	/* What was known when the count went 0 -> 1 (had_known): it stands
+	 * again if that lone writer closes having changed nothing. */
+	int had_known;
+	uint64_t had_size, had_blocks;
+	int64_t had_mtime_ns;
 	int64_t quiet_until_ns;  /* an uncounted writer's capability lasts until */
 	/* Whose sessions hold the counted opens (a client that dies is
 	 * known by its session's end): the first MDS_SIZE_SESSIONS sessions
@@ -206,6 +211,7 @@ static void changed(struct mds_size_ent *x)
 {
 	x->known = 0;
 	x->size_token = 0;
+	x->had_known = 0;
 }
 
 /* One more counted open of x by session (0: none, not held). */
@@ -237,6 +243,23 @@ static void unhold(struct mds_size_ent *x, uint64_t session)
 			x->by[k].session = 0;
 }
 
+/* An open for writing: whatever was known is no longer, but if this is
+ * the first writer since the count was 0, what was known is kept aside
+ * for its close (mds_sizes_writer_close_unwritten). */
+static void remember(struct mds_size_ent *x)
+{
+	int lone = !x->writers && x->known;
+	struct mds_size_ent was = *x;
+
+	changed(x);
+	if (!lone)
+		return;
+	x->had_known = 1;
+	x->had_size = was.size;
+	x->had_blocks = was.blocks;
+	x->had_mtime_ns = was.data_mtime_ns;
+}
+
 uint64_t mds_sizes_writer_open(struct mds_sizes *t, uint64_t file, uint64_t session,
 			       int64_t now_ns)
 {
@@ -245,7 +268,7 @@ uint64_t mds_sizes_writer_open(struct mds_sizes *t, uint64_t file, uint64_t sess
 	if (!t || !file)
 		return 0;
 	x = get(t, file, now_ns);
-	changed(x);
+	remember(x);
 	if (x->writers >= MDS_SIZE_MAX_WRITERS || !x->write_token) {
 		/* not counted: never 0 again in this incarnation */
 		x->writers = MDS_SIZE_MAX_WRITERS;
@@ -279,28 +302,66 @@ static void take(struct mds_size_ent *x, const struct mds_size_view *seen)
 	x->data_mtime_ns = seen->data_mtime_ns;
 }
 
-void mds_sizes_writer_close(struct mds_sizes *t, uint64_t file, uint64_t token,
-			    uint64_t session, const struct mds_size_view *seen, int64_t now_ns)
+/* One counted writer of file closes (token, session): its entry, or NULL
+ * when the close counts nothing (no entry, another incarnation's token,
+ * an uncounted writer). *had: what was known before its open, if it was
+ * the lone writer since the count was 0 (else had->known is 0). */
+static struct mds_size_ent *count_out(struct mds_sizes *t, uint64_t file, uint64_t token,
+				      uint64_t session, struct mds_size_view *had)
 {
 	uint32_t i;
 	struct mds_size_ent *x;
 
+	*had = (struct mds_size_view){ 0 };
 	if (!t || !file || (i = find(t, file)) == NIL)
-		return;
+		return NULL;
 	x = &t->e[i];
+	if (x->solo && x->had_known)
+		*had = (struct mds_size_view){ 1, x->had_size, x->had_blocks, x->had_mtime_ns, 0 };
 	changed(x);
 	if (!token || token != x->write_token || !x->writers ||
 	    x->writers >= MDS_SIZE_MAX_WRITERS)
-		return;
+		return NULL;
 	x->writers--;
 	unhold(x, session);
+	return x;
+}
+
+/* After count_out: the count is 0 again, or the lone writer is gone. */
+static void closed(struct mds_size_ent *x)
+{
+	if (!x->writers)
+		x->solo = 0;
+}
+
+void mds_sizes_writer_close(struct mds_sizes *t, uint64_t file, uint64_t token,
+			    uint64_t session, const struct mds_size_view *seen, int64_t now_ns)
+{
+	struct mds_size_view had;
+	struct mds_size_ent *x = count_out(t, file, token, session, &had);
+
+	if (!x)
+		return;
 	/* The only writer since the count was 0 saw the size after its last
 	 * write: no one else was granted WRITE meanwhile (that would have
 	 * ended solo), and an uncounted writer makes it not quiet. */
 	if (seen && x->solo && quiet(t, x, now_ns))
 		take(x, seen);
-	if (!x->writers)
-		x->solo = 0;
+	closed(x);
+}
+
+void mds_sizes_writer_close_unwritten(struct mds_sizes *t, uint64_t file, uint64_t token,
+				      uint64_t session, int64_t now_ns)
+{
+	struct mds_size_view had;
+	struct mds_size_ent *x = count_out(t, file, token, session, &had);
+
+	if (!x)
+		return;
+	/* The lone writer changed nothing: what was known before it stands. */
+	if (had.known && quiet(t, x, now_ns))
+		take(x, &had);
+	closed(x);
 }
 
 void mds_sizes_forget(struct mds_sizes *t, uint64_t file)

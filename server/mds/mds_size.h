@@ -67,6 +67,12 @@ void mds_sizes_renewed(struct mds_sizes *t, uint64_t file, int64_t expires_ns, i
  * write. */
 void mds_sizes_writer_close(struct mds_sizes *t, uint64_t file, uint64_t token,
 			    uint64_t session, const struct mds_size_view *seen, int64_t now_ns);
+/* A writer closed `file` having changed nothing through its open (no
+ * write, no truncate): if it was the only writer since the count was 0,
+ * the size known before its open stands again. Otherwise as a close that
+ * saw nothing. */
+void mds_sizes_writer_close_unwritten(struct mds_sizes *t, uint64_t file, uint64_t token,
+				      uint64_t session, int64_t now_ns);
 /* `session` ended while it held counted opens for writing (a client that
  * died before closing): each such file's writers are no longer counted,
  * as after a restart, but for that file alone: its closes of before count

@@ -250,6 +250,28 @@ static void test_writer_killed_counted_out(void **state)
 	assert_int_equal(st.size, 20100);
 }
 
+/* An open for writing that writes nothing closes without asking the
+ * storage daemons (they are stopped, and the close is quick), and the
+ * size known before it stands. */
+static void test_unwritten_close(void **state)
+{
+	struct cluster *c = *state;
+	struct tessera_stat st;
+	tessera_file *f;
+	double t0;
+
+	put(c->fs, "/still", O_CREAT | O_WRONLY, 1000, 0);
+	stat_alone(c, "/still", &st);
+	CHECK(c->fs, tessera_open(c->fs, "/still", O_WRONLY, 0, NULL, &f));
+	storage_daemons(c, SIGSTOP);
+	t0 = now_s();
+	CHECK(c->fs, tessera_close(f));
+	storage_daemons(c, SIGCONT);
+	assert_true(now_s() - t0 < TIMEOUT_MS / 1000.0 / 2);
+	stat_alone(c, "/still", &st);
+	assert_int_equal(st.size, 1000);
+}
+
 /* Truncate by name (library), then stat; and open with O_TRUNC. */
 static void test_truncate(void **state)
 {
@@ -386,6 +408,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_writer_killed, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_writer_killed_counted_out, setup_msg,
 						cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_unwritten_close, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_truncate, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_mds_restart, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_reports, setup, cluster_teardown),

@@ -241,6 +241,54 @@ static void test_session_end(void **state)
 	mds_sizes_free(t);
 }
 
+/* A lone writer that changed nothing: the size known before its open
+ * stands again at its close, with no storage daemon asked. Not when
+ * another writer came meanwhile, a truncate, or nothing was known. */
+static void test_unwritten_close(void **state)
+{
+	struct mds_sizes *t = fresh(16);
+	struct mds_size_view v;
+	uint64_t w, w2;
+
+	(void)state;
+	v = stat_of(t, 3, Q);
+	assert_int_equal(mds_sizes_report(t, 3, v.token, Q, &SEEN), 0);
+	w = mds_sizes_writer_open(t, 3, S, Q);
+	assert_false(stat_of(t, 3, Q).known); /* a writer: unknown meanwhile */
+	mds_sizes_writer_close_unwritten(t, 3, w, S, Q);
+	v = stat_of(t, 3, Q);
+	assert_true(v.known);
+	assert_int_equal(v.size, SEEN.size);
+	assert_int_equal(v.data_mtime_ns, SEEN.data_mtime_ns);
+
+	/* a second writer meanwhile: unknown after both close */
+	w = mds_sizes_writer_open(t, 3, S, Q);
+	w2 = mds_sizes_writer_open(t, 3, S + 1, Q);
+	mds_sizes_writer_close_unwritten(t, 3, w2, S + 1, Q);
+	mds_sizes_writer_close_unwritten(t, 3, w, S, Q);
+	assert_false(stat_of(t, 3, Q).known);
+
+	/* known again, then a truncate during the open */
+	v = stat_of(t, 3, Q);
+	assert_int_equal(mds_sizes_report(t, 3, v.token, Q, &SEEN), 0);
+	w = mds_sizes_writer_open(t, 3, S, Q);
+	mds_sizes_forget(t, 3);
+	mds_sizes_writer_close_unwritten(t, 3, w, S, Q);
+	assert_false(stat_of(t, 3, Q).known);
+
+	/* nothing known before the open: nothing after */
+	w = mds_sizes_writer_open(t, 4, S, Q);
+	mds_sizes_writer_close_unwritten(t, 4, w, S, Q);
+	assert_false(stat_of(t, 4, Q).known);
+	/* a forged token counts nothing and restores nothing */
+	v = stat_of(t, 4, Q);
+	assert_int_equal(mds_sizes_report(t, 4, v.token, Q, &SEEN), 0);
+	w = mds_sizes_writer_open(t, 4, S, Q);
+	mds_sizes_writer_close_unwritten(t, 4, w ^ 1, S, Q);
+	assert_false(stat_of(t, 4, Q).known);
+	mds_sizes_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -252,6 +300,7 @@ int main(void)
 		cmocka_unit_test(test_eviction),
 		cmocka_unit_test(test_hostile_inputs),
 		cmocka_unit_test(test_session_end),
+		cmocka_unit_test(test_unwritten_close),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
