@@ -143,7 +143,7 @@ void tnet_note_caps(struct tnet *net)
 }
 
 /* The completion queue, with a wait fd when the provider has one. */
-int tnet_open_cq(struct tnet *net, unsigned nrecv, const char **step)
+static int tnet_open_cq(struct tnet *net, unsigned nrecv, const char **step)
 {
 	struct fi_cq_attr cq_attr = { 0 };
 	int rc;
@@ -164,11 +164,8 @@ int tnet_open_cq(struct tnet *net, unsigned nrecv, const char **step)
 	return fi_control(&net->cq->fid, FI_GETWAIT, &net->fd);
 }
 
-/* Fabric, domain, queue, address vector and the enabled endpoint. */
-static int tnet_open_endpoint(struct tnet *net, const struct tnet_opts *opts,
-			      const char **step)
+int tnet_open_domain(struct tnet *net, const struct tnet_opts *opts, const char **step)
 {
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 	int rc;
 
 	*step = "fi_fabric";
@@ -177,7 +174,17 @@ static int tnet_open_endpoint(struct tnet *net, const struct tnet_opts *opts,
 	*step = "fi_domain";
 	if ((rc = fi_domain(net->fabric, net->info, &net->domain, NULL)))
 		return rc;
-	if ((rc = tnet_open_cq(net, opts->nrecv, step)))
+	return tnet_open_cq(net, opts->nrecv, step);
+}
+
+/* Fabric, domain, queue, address vector and the enabled endpoint. */
+static int tnet_open_endpoint(struct tnet *net, const struct tnet_opts *opts,
+			      const char **step)
+{
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	int rc;
+
+	if ((rc = tnet_open_domain(net, opts, step)))
 		return rc;
 	*step = "fi_av_open";
 	if ((rc = fi_av_open(net->domain, &av_attr, &net->av, NULL)))

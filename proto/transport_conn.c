@@ -331,13 +331,7 @@ static int conn_open_endpoint(struct tnet *net, const struct tnet_opts *opts, co
 	struct epoll_event ev = { .events = EPOLLIN };
 	int rc, eqfd;
 
-	*step = "fi_fabric";
-	if ((rc = fi_fabric(net->info->fabric_attr, &net->fabric, NULL)))
-		return rc;
-	*step = "fi_domain";
-	if ((rc = fi_domain(net->fabric, net->info, &net->domain, NULL)))
-		return rc;
-	if ((rc = tnet_open_cq(net, opts->nrecv, step)))
+	if ((rc = tnet_open_domain(net, opts, step)))
 		return rc;
 	*step = "fi_eq_open";
 	if ((rc = fi_eq_open(net->fabric, &eq_attr, &cs->eq, NULL)) ||

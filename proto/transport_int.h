@@ -62,7 +62,9 @@ struct tnet {
 /* transport.c's helpers the connected mode uses too. */
 int tnet_fi_err(int rc);
 void tnet_note_caps(struct tnet *net);
-int tnet_open_cq(struct tnet *net, unsigned nrecv, const char **step);
+/* tnet_open's first steps in either mode: the provider's fabric, its
+ * domain and the completion queue; *step says which one failed. */
+int tnet_open_domain(struct tnet *net, const struct tnet_opts *opts, const char **step);
 int tnet_find_name(struct tnet *net, const void *name, size_t len, uint64_t *peer);
 void tnet_cache_name(struct tnet *net, const void *name, size_t len, uint64_t peer);
 
