@@ -122,7 +122,9 @@ struct tp_hdr {
 	X(LEASE, 52, lease_request, lock_reply, IOS, SESSION)                     \
 	X(LOCK_TEST, 53, lock_test_request, lock_test_reply, IOS, READ_OR_WRITE) \
 	X(CLOSE_WRITE, 56, close_write_request, empty_reply, MDS, NONE)          \
-	X(SIZE_REPORT, 57, size_report_request, empty_reply, MDS, NONE)
+	X(SIZE_REPORT, 57, size_report_request, empty_reply, MDS, NONE)          \
+	X(VERSION, 58, version_request, version_reply, MDS, NONE)                \
+	X(VLOG, 59, vlog_request, vlog_reply, IOS, STAT) /* MERGE: WRITE, ios_vlogd.c */
 
 /* RenameRequest.mode: what a rename does to an existing target. */
 enum tp_rename_mode { TP_RENAME_REPLACE = 0, TP_RENAME_NOREPLACE = 1, TP_RENAME_EXCHANGE = 2 };
@@ -138,6 +140,10 @@ enum tp_rename_mode { TP_RENAME_REPLACE = 0, TP_RENAME_NOREPLACE = 1, TP_RENAME_
 #define TP_CAP_STAT   0x4u
 #define TP_CAP_REMOVE 0x8u
 #define TP_CAP_ADMIN  0x10u
+/* Not a right: the capability's objects are versioned (issue 25). A
+ * storage daemon refuses plain writes and reads of them, and versioned
+ * ones of any other object. */
+#define TP_CAP_VERSIONED 0x20u
 #define TP_CAP_MAC_LEN 32 /* HMAC-SHA256 */
 /* The most objects one capability names: a file's (TP_MAX_STRIPE) or those
  * of one REMOVE of the metadata daemon's purger (TP_MAX_HANDLES, several

@@ -40,4 +40,15 @@ int cap_mac_ok(const struct cap_key *key, const Tessera__Capability *c);
 size_t cap_encoded_size(const Tessera__Capability *c);
 size_t cap_encode(const Tessera__Capability *c, uint8_t *buf);
 
+/* Versioning (issue 25): the version server signs each commit and merge
+ * grant it hands a client, so a storage daemon applies only real ones.
+ * Each has its own fixed encoding and tag (no grant verifies as another
+ * kind). -EINVAL: more than TP_MAX_STRIPE handles / TP_VERSION_MAX_IDS
+ * live IDs. The _ok functions: 1 if the MAC is the key's. */
+#define TP_VERSION_MAX_IDS 1024
+int cap_sign_commit(const struct cap_key *key, Tessera__VersionCommit *c, uint8_t *mac);
+int cap_commit_ok(const struct cap_key *key, const Tessera__VersionCommit *c);
+int cap_sign_grant(const struct cap_key *key, Tessera__VersionGrant *g, uint8_t *mac);
+int cap_grant_ok(const struct cap_key *key, const Tessera__VersionGrant *g);
+
 #endif /* TESSERA_CAP_H */

@@ -228,6 +228,8 @@ void ios_do_lock_acquire(struct ios *ios, struct srv_req *req);
 void ios_do_lock_release(struct ios *ios, struct srv_req *req);
 void ios_do_lease(struct ios *ios, struct srv_req *req);
 void ios_do_lock_test(struct ios *ios, struct srv_req *req);
+/* VLOG: a versioned object's log: merges and its state (ios_vlogd.c). */
+void ios_do_vlog(struct ios *ios, struct srv_req *req);
 /* I/O a client does under locks of daemon epoch `epoch` (0: none): 0, or
  * -ESTALE answered when this daemon restarted since (its locks are gone). */
 int ios_refuse_stale_epoch(struct ios *ios, struct srv_req *req, uint64_t epoch,

@@ -195,6 +195,7 @@ IOS_OP(LOCK_ACQUIRE, ios_do_lock_acquire)
 IOS_OP(LOCK_RELEASE, ios_do_lock_release)
 IOS_OP(LEASE, ios_do_lease)
 IOS_OP(LOCK_TEST, ios_do_lock_test)
+IOS_OP(VLOG, ios_do_vlog)
 #undef IOS_OP
 
 /* -F SPEC and -N, the storage daemon's own options, taken out of argv (in

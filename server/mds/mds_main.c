@@ -808,6 +808,14 @@ static void mds_op_SIZE_REPORT(void *ctx, struct srv_req *req)
 	srv_reply(req, &rep.base, NULL, 0);
 }
 
+/* ---- versioning (issue 25): the version server. Being wired. */
+static void mds_op_VERSION(void *ctx, struct srv_req *req)
+{
+	(void)ctx;
+	srv_reply_error(req, -EOPNOTSUPP, "versioned files: no version server in this metadata"
+			" daemon yet");
+}
+
 /* ---- extended attributes (mds_xattr.h). The request's `nofollow` asks
  * not to follow a symbolic link in the last component (the l- calls, the
  * mount). */
