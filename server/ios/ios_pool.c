@@ -49,6 +49,7 @@
 #include <sodium.h>
 
 #include "ios.h"
+#include "ios_vlogs.h"
 
 #define OBJ "object %016" PRIx64
 #define IOS_POOL_BUCKETS 256 /* power of 2 */
@@ -106,6 +107,7 @@ void ios_work_free(struct ios_work *w)
 		free(w->part[i].pieces);
 		free(w->part[i].buf);
 		free(w->part[i].why);
+		ios_vjob_free(w->part[i].vjob);
 	}
 	sodium_memzero(w->check.s.key, sizeof(w->check.s.key));
 	free(w->data);
@@ -146,6 +148,15 @@ static void part_run(struct ios_store *st, struct ios_part *p)
 	ssize_t rc = 0;
 	int64_t mtime;
 
+	if (p->vjob) {
+		/* The frame's tag first, as for a plain write. */
+		if (w->checking && w->op == IOS_JOB_WRITE && (p->rc = check_frame(w)))
+			return;
+		if (w->op == IOS_JOB_SIZE)
+			(void)ios_store_size(st, p->handle, &p->size, &p->mtime_ns, &p->blocks);
+		ios_vjob_run(st, p, w->src);
+		return;
+	}
 	switch (w->op) {
 	case IOS_JOB_WRITE:
 		/* The frame's tag first: a forged or altered frame writes
@@ -172,8 +183,13 @@ static void part_run(struct ios_store *st, struct ios_part *p)
 		rc = ios_store_fallocate(st, p->handle, p->alloc_off, p->alloc_len, p->alloc_size);
 		break;
 	case IOS_JOB_REMOVE:
-		rc = ios_store_remove(st, p->handle);
+		/* Its version log first: a crash between leaves an object
+		 * recorded without a log, never a log without its object. */
+		rc = ios_vlogs_remove(w->vlogs, p->handle);
+		rc = rc ? rc : ios_store_remove(st, p->handle);
 		break;
+	case IOS_JOB_VLOG:
+		break; /* always a vjob */
 	case IOS_JOB_SYNC:
 		rc = ios_store_sync(st, p->handle);
 		break;
@@ -295,6 +311,20 @@ static void reply_sizes(struct srv_req *req, const struct ios_work *w)
 	free(blocks);
 }
 
+static void reply_vlog(struct srv_req *req, const struct ios_work *w)
+{
+	Tessera__VlogReply rep = TESSERA__VLOG_REPLY__INIT;
+	const struct ios_vjob *j = w->part[0].vjob;
+
+	rep.merged = j->stats.merged;
+	rep.uncommitted = j->stats.uncommitted;
+	rep.committed = j->stats.committed;
+	rep.log_bytes = j->stats.log_bytes;
+	rep.index_pieces = j->stats.index_pieces;
+	rep.discarded = j->discarded;
+	srv_reply(req, &rep.base, NULL, 0);
+}
+
 /* Answer a work's request from its parts' results (the loop). */
 static void reply_work_done(struct ios *ios, struct srv_req *req, struct ios_work *w)
 {
@@ -316,6 +346,9 @@ static void reply_work_done(struct ios *ios, struct srv_req *req, struct ios_wor
 	case IOS_JOB_COUNTER:
 		counter.old = w->part[0].old;
 		srv_reply(req, &counter.base, NULL, 0);
+		return;
+	case IOS_JOB_VLOG:
+		reply_vlog(req, w);
 		return;
 	case IOS_JOB_SYNC:
 		ios->stats.syncs += w->parts;
