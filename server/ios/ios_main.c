@@ -357,6 +357,9 @@ static int open_store(struct ios *ios, const char *dir, unsigned flags, char **c
 		fprintf(stderr, "tessera-ios %u: config: %s\n", ios->index, err);
 		ios_store_close(ios->store);
 		ios->store = NULL;
+	} else if (!ios_vlogs_of(ios)) { /* the versioned objects' logs */
+		fprintf(stderr, "tessera-ios %u: no memory for the version logs\n", ios->index);
+		rc = -ENOMEM;
 	}
 	return rc;
 }
@@ -477,10 +480,6 @@ int main(int argc, char **argv)
 	}
 	if (open_store(&ios, cl.dir, store_flags, &claimed, &notice))
 		goto out;
-	if (!ios_vlogs_of(&ios)) {
-		fprintf(stderr, "tessera-ios %u: no memory for the version logs\n", cl.index);
-		goto out;
-	}
 	if ((rc = ios_locks_create(&ios, cfg.lock_lease_ms, &ios.locks, err, sizeof(err)))) {
 		fprintf(stderr, "tessera-ios: lock service: %s\n", err);
 		goto out;

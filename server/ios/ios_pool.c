@@ -140,23 +140,36 @@ static int check_frame(struct ios_work *w)
 	return w->check_rc;
 }
 
-/* Run one part on a lane: the disk calls and the checksums, nothing else
- * (any thread). */
-static void part_run(struct ios_store *st, struct ios_part *p)
+/* Its version log first: a crash between leaves an object recorded
+ * without a log, never a log without its object. */
+static int remove_object(struct ios_store *st, const struct ios_work *w, uint64_t handle)
+{
+	int rc = ios_vlogs_remove(w->vlogs, handle);
+
+	return rc ? rc : ios_store_remove(st, handle);
+}
+
+/* A versioned object's part: on its log (ios_vlogs.c). */
+static void part_run_version(struct ios_store *st, struct ios_part *p)
+{
+	struct ios_work *w = p->work;
+
+	/* The frame's tag first, as for a plain write. */
+	if (w->checking && w->op == IOS_JOB_WRITE && (p->rc = check_frame(w)))
+		return;
+	/* GETSIZE: the time and blocks are the base object's. */
+	if (w->op == IOS_JOB_SIZE)
+		(void)ios_store_size(st, p->handle, &p->size, &p->mtime_ns, &p->blocks);
+	ios_vjob_run(st, p, w->src);
+}
+
+/* A plain part: the store's calls. */
+static void part_run_store(struct ios_store *st, struct ios_part *p)
 {
 	struct ios_work *w = p->work;
 	ssize_t rc = 0;
 	int64_t mtime;
 
-	if (p->vjob) {
-		/* The frame's tag first, as for a plain write. */
-		if (w->checking && w->op == IOS_JOB_WRITE && (p->rc = check_frame(w)))
-			return;
-		if (w->op == IOS_JOB_SIZE)
-			(void)ios_store_size(st, p->handle, &p->size, &p->mtime_ns, &p->blocks);
-		ios_vjob_run(st, p, w->src);
-		return;
-	}
 	switch (w->op) {
 	case IOS_JOB_WRITE:
 		/* The frame's tag first: a forged or altered frame writes
@@ -183,10 +196,7 @@ static void part_run(struct ios_store *st, struct ios_part *p)
 		rc = ios_store_fallocate(st, p->handle, p->alloc_off, p->alloc_len, p->alloc_size);
 		break;
 	case IOS_JOB_REMOVE:
-		/* Its version log first: a crash between leaves an object
-		 * recorded without a log, never a log without its object. */
-		rc = ios_vlogs_remove(w->vlogs, p->handle);
-		rc = rc ? rc : ios_store_remove(st, p->handle);
+		rc = remove_object(st, w, p->handle);
 		break;
 	case IOS_JOB_VLOG:
 		break; /* always a vjob */
@@ -201,6 +211,16 @@ static void part_run(struct ios_store *st, struct ios_part *p)
 	p->rc = rc;
 	if (rc < 0 && *ios_store_why(st))
 		p->why = strdup(ios_store_why(st)); /* NULL: said without it */
+}
+
+/* Run one part on a lane: the disk calls and the checksums, nothing else
+ * (any thread). */
+static void part_run(struct ios_store *st, struct ios_part *p)
+{
+	if (p->vjob)
+		part_run_version(st, p);
+	else
+		part_run_store(st, p);
 }
 
 void ios_reply_store_error(struct ios *ios, struct srv_req *req, const char *what,
