@@ -70,6 +70,7 @@ static const struct {
 	{ TP_OP_LOCK_RELEASE, TP_CAP_READ | TP_CAP_WRITE, 1 },
 	{ TP_OP_LEASE, TP_CAP_READ | TP_CAP_WRITE, 0 },
 	{ TP_OP_LOCK_TEST, TP_CAP_READ | TP_CAP_WRITE, 1 },
+	/* a versioned object's log: its state; MERGE also wants WRITE (ios_vlogd.c) */
 	{ TP_OP_VLOG, TP_CAP_STAT | TP_CAP_READ | TP_CAP_WRITE, 1 },
 };
 
