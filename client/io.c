@@ -151,6 +151,16 @@ int tc_file_size(tessera_fs *fs, const struct tessera_layout *layout,
 	return tc_file_size_at(fs, layout, cap, path, NULL, size, data_mtime_ns, blocks);
 }
 
+/* No size yet: 0 bytes, no time, no blocks. */
+static void size_zero(uint64_t *size, int64_t *data_mtime_ns, uint64_t *blocks)
+{
+	*size = 0;
+	if (data_mtime_ns)
+		*data_mtime_ns = 0;
+	if (blocks)
+		*blocks = 0;
+}
+
 int tc_file_size_at(tessera_fs *fs, const struct tessera_layout *layout,
 		    const Tessera__Capability *cap, const char *path, const struct tc_vread *rd,
 		    uint64_t *size, int64_t *data_mtime_ns, uint64_t *blocks)
@@ -160,18 +170,15 @@ int tc_file_size_at(tessera_fs *fs, const struct tessera_layout *layout,
 	uint32_t seen[TP_MAX_SERVERS] = { 0 };
 	int rc = tc_check_layout(fs, layout, path);
 
-	if (rc)
+	size_zero(size, data_mtime_ns, blocks);
+	/* version 0: nothing committed yet, so nothing merged: empty */
+	if (rc || (rd && !rd->vr))
 		return rc;
 	rc = per_server_at(fs, layout, cap, TP_OP_GETSIZE, rd, reqs);
 	if (rc)
 		rc = tc_fail(fs, rc, "size of %s: out of memory", path);
 	else
 		rc = run_servers(fs, reqs, "size of", path);
-	*size = 0;
-	if (data_mtime_ns)
-		*data_mtime_ns = 0;
-	if (blocks)
-		*blocks = 0;
 	/* Replies list sizes in the order per_server listed the handles. */
 	for (uint32_t i = 0; !rc && i < layout->count; i++) {
 		uint32_t s = layout->servers[i];
@@ -822,6 +829,8 @@ static ssize_t striped_read(tessera_file *f, uint8_t *buf, size_t len, uint64_t 
 		rc = vread_begin(&op, &rd);
 	else
 		keep_remote_chunks(&op, len);
+	if (!rc && tc_versioned(f) && !rd.vr)
+		op.n = 0, op.short_read = 1; /* version 0: an empty file (clip_to_size) */
 	if (!rc)
 		rc = run_rounds(&op, make_read, collect_read);
 	short_read = op.short_read;

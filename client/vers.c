@@ -123,8 +123,6 @@ static void read_end_now(tessera_fs *fs, const Tessera__Capability *cap, uint64_
 {
 	Tessera__VersionRequest m;
 
-	if (!vr)
-		return;
 	vreq_init(&m, cap, TESSERA__VERSION_OP__VERSION_READ_END);
 	m.version = vr;
 	vcall_quiet(fs, &m, "end read of", path);
@@ -144,6 +142,7 @@ static void id_end(tessera_file *f, uint32_t id)
 /* Close: merge what this handle wrote, end its ID and its last read. */
 int tc_vers_close(tessera_file *f)
 {
+	uint64_t end;
 	int rc = 0;
 
 	if (!f->vers)
@@ -151,7 +150,9 @@ int tc_vers_close(tessera_file *f)
 	if ((f->flags & O_ACCMODE) != O_RDONLY && f->vers->ids.id)
 		rc = tc_vers_merge(f->fs, &f->layout, tc_cap_get(f), f->path);
 	id_end(f, f->vers->ids.id);
-	read_end_now(f->fs, tc_cap_get(f), take_end_read(f), f->path);
+	end = take_end_read(f);
+	if (end)
+		read_end_now(f->fs, tc_cap_get(f), end, f->path);
 	free(f->vers);
 	f->vers = NULL;
 	return rc;
@@ -193,19 +194,46 @@ int tc_vfile_read_begin(tessera_file *f, struct tc_vread *rd, const char *path)
 }
 
 /* The read is over: its Vr ends with the next read's request (or at
- * close); an older one still waiting is ended now. */
+ * close); an older one still waiting is ended now. A read at version 0
+ * (nothing committed yet) cannot wait: end_read 0 means "none". */
 void tc_vfile_read_done(tessera_file *f, struct tc_vread *rd)
 {
-	uint64_t old;
+	uint64_t old = 0;
 
+	if (rd->rep && !rd->vr)
+		read_end_now(f->fs, tc_cap_get(f), 0, f->path);
 	if (rd->rep && rd->vr) {
 		pthread_mutex_lock(&f->fs->lock);
 		old = f->vers->end_read;
 		f->vers->end_read = rd->vr;
 		pthread_mutex_unlock(&f->fs->lock);
-		read_end_now(f->fs, tc_cap_get(f), old, f->path);
 	}
+	if (old)
+		read_end_now(f->fs, tc_cap_get(f), old, f->path);
 	tc_vread_free(rd);
+}
+
+/* A capability that may take a read version: `cap` if it reads or
+ * writes, else (a stat's, STAT alone) one with READ fetched for it (*own:
+ * free it), which the caller's permission to read the file allows. */
+static int read_cap(tessera_fs *fs, const Tessera__Capability *cap, const char *path,
+		    const Tessera__Capability **use, struct tc_cap **own)
+{
+	Tessera__Cred cred;
+	uint32_t gids[TESSERA_MAX_GROUPS];
+	char what[4200];
+	int rc;
+
+	*own = NULL;
+	*use = cap;
+	if (cap->rights & (TP_CAP_READ | TP_CAP_WRITE))
+		return 0;
+	tc_cred(fs, &cred, gids);
+	snprintf(what, sizeof(what), "size of versioned file %s: capability to read it", path);
+	rc = tc_cap_fetch(fs, cap->file, TP_CAP_READ, &cred, cap, what, own);
+	if (!rc)
+		*use = tc_cap_msg(*own);
+	return rc;
 }
 
 /* The size of a versioned file: at a fresh read version (as of snapshot
@@ -214,15 +242,17 @@ int tc_vers_file_size(tessera_fs *fs, const struct tessera_layout *layout,
 		      const Tessera__Capability *cap, const char *path, const char *snap,
 		      uint64_t *size, int64_t *data_mtime_ns, uint64_t *blocks)
 {
+	const Tessera__Capability *use;
+	struct tc_cap *own;
 	struct tc_vread rd;
-	int rc = tc_vers_read_begin(fs, cap, snap, 0, path, &rd);
+	int rc = read_cap(fs, cap, path, &use, &own);
 
-	if (rc)
-		return rc;
-	rc = tc_file_size_at(fs, layout, cap, path, &rd, size, data_mtime_ns, blocks);
-	if (rd.vr)
-		read_end_now(fs, cap, rd.vr, path);
-	tc_vread_free(&rd);
+	if (!rc && !(rc = tc_vers_read_begin(fs, use, snap, 0, path, &rd))) {
+		rc = tc_file_size_at(fs, layout, use, path, &rd, size, data_mtime_ns, blocks);
+		read_end_now(fs, use, rd.vr, path);
+		tc_vread_free(&rd);
+	}
+	tc_cap_free(own);
 	return rc;
 }
 
