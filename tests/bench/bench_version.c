@@ -424,6 +424,14 @@ static void summary_header(const struct opts *o)
 	printf(" %7s %7s %7s %7s\n", "v/dt", "v/lock", "v/dt+s", "v/lk+s");
 }
 
+static int in_list(uint64_t v, const uint64_t *list, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (list[i] == v)
+			return 1;
+	return 0;
+}
+
 static void run_writes(const struct opts *o)
 {
 	int sweeps = !strcmp(o->sweep, "both") ? 3 : !strcmp(o->sweep, "count") ? 1 :
@@ -437,9 +445,12 @@ static void run_writes(const struct opts *o)
 			run_pattern(o, "point", a, o->count, o->spacing);
 		for (int i = 0; (sweeps & 1) && i < o->ncounts; i++)
 			run_pattern(o, "count", a, o->counts[i], o->spacing);
-		/* the file side is what spacing changes: c-c and nc-c once */
+		/* the file side is what spacing changes: c-c and nc-c once;
+		 * the point both sweeps share once */
 		for (int i = 0; (sweeps & 2) && (a & 2) && i < o->nspacings; i++)
-			run_pattern(o, "spacing", a, o->count, o->spacings[i]);
+			if (!(sweeps & 1) || o->spacings[i] != o->spacing ||
+			    !in_list(o->count, o->counts, o->ncounts))
+				run_pattern(o, "spacing", a, o->count, o->spacings[i]);
 	}
 }
 
