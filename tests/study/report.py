@@ -907,47 +907,58 @@ def _vverdict(v, sweep):
     return L, all_held
 
 
+def _vstorage(v):
+    """The log's bytes per byte written, before and after the merge."""
+    st = {r["case"]: r for r in v["storage"]}
+    nc, c = st.get("c-nc"), st.get("c-c")
+    if not nc:
+        return []
+    per = lambda r: float(r["log_bytes"]) / float(r["written_bytes"])  # noqa: E731
+    return ["- A versioned write stores more, not less: one noncontiguous %s-byte write grew "
+            "the objects' logs by %s bytes (%.2f per byte written: each record carries its "
+            "dataloop and header besides the data)%s; after the merge the logs hold %s bytes "
+            "(their space is given back)." % (
+                nc["written_bytes"], nc["log_bytes"], per(nc),
+                "; a contiguous one %.2f" % per(c) if c else "", nc["log_after_merge"])]
+
+
+def _vsync_share(v, method):
+    """The mean share of fsync in a c-nc repetition of method."""
+    shares = [1 - statistics.mean(a["wsync"]) / statistics.mean(a["write"])
+              for k, a in v["w"].items()
+              if k[1] == "c-nc" and k[4] == method and a["write"] and a["wsync"]]
+    return statistics.mean(shares) if shares else None
+
+
 def _vwhy(v, held):
     """Why the ratios come out as they do, from this run's numbers (held:
     whether every claim reproduced)."""
-    st = {r["case"]: r for r in v["storage"]}
     w = [r for r in v["rows"] if r["kind"] == "write"]
     L = ["", "Why, from this run:"]
     if held:
         L.append("- The versions' contiguous log appends beat the scattered writes of the "
                  "other methods here too.")
-    nc = st.get("c-nc")
-    if nc:
-        L.append("- A versioned write stores more, not less: one noncontiguous %s-byte write "
-                 "grew the objects' logs by %s bytes (%.2f per byte written: each record "
-                 "carries its dataloop and header besides the data); a contiguous one %.2f." % (
-                     nc["written_bytes"], nc["log_bytes"],
-                     float(nc["log_bytes"]) / float(nc["written_bytes"]),
-                     float(st["c-c"]["log_bytes"]) / float(st["c-c"]["written_bytes"])
-                     if "c-c" in st else float("nan")))
-    syncs = []
-    for k, a in v["w"].items():
-        if k[1] == "c-nc" and k[4] == "datatype-version" and a["write"] and a["wsync"]:
-            syncs.append(1 - statistics.mean(a["wsync"]) / statistics.mean(a["write"]))
-    if syncs:
+    L += _vstorage(v)
+    ver, dt = _vsync_share(v, "datatype-version"), _vsync_share(v, "datatype")
+    if ver is not None and dt is not None:
         L.append("- The merge is where the scattered writes happen after all: in c-nc, fsync "
-                 "(the merge of every process's versions) took %.0f %% of a versioned "
-                 "repetition on average." % (100 * statistics.mean(syncs)))
-    if nc:
-        L.append("- After the merge the logs hold %s bytes (noncontiguous write): the log's "
-                 "space is given back." % nc["log_after_merge"])
+                 "(on the versioned file the merge of every process's versions) took %.0f %% "
+                 "of a datatype-version repetition, against %.0f %% of a datatype one "
+                 "(docs/benchmarks.md, \"Versioning (chapter 8)\", has a profile of the "
+                 "merge)." % (100 * ver, 100 * dt))
     if held:
         return L
     L.append("- The dissertation's gain came from the disk: its datatype and datatype-lock "
              "writes scattered 8-byte regions over a disk (seeks), while a version is one "
              "contiguous log append. Here the storage daemons' objects are files on one "
-             "host's file system, whose page cache takes scattered writes (no seek to save), a plain datatype write is already one request "
-             "per storage daemon applying its regions in memory, and a versioned write adds "
-             "a log record synced before the reply and a commit at the version server. So the "
-             "version's extra work shows, and the seek it saves does not; on a disk-bound "
-             "cluster the comparison may differ. With %s writers on %d cores the "
-             "intervals are wide; the verdicts use the means of this one run." % (
-                 w[0]["nprocs"] if w else "the", os.cpu_count() or 1))
+             "host's file system, whose page cache takes scattered writes (no seek to save); "
+             "a plain datatype write is already one request per storage daemon applying its "
+             "regions in memory, and a versioned write adds a log record synced before the "
+             "reply and a commit at the version server. So the version's extra work shows, "
+             "and the seek it saves does not; on a disk-bound cluster the comparison may "
+             "differ. With %s writers on %d cores the intervals are wide; the verdicts use "
+             "the means of this one run." % (w[0]["nprocs"] if w else "the",
+                                              os.cpu_count() or 1))
     return L
 
 
