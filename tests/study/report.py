@@ -1056,7 +1056,7 @@ def main():
     plt = _matplotlib("--no-plots" not in sys.argv)
     meta = json.load(open(os.path.join(out, "study.json")))
     rows, agg = load(out)
-    figs = plot_sweeps(out, meta, agg, plt) if plt else []
+    figs = plot_sweeps(out, meta, agg, plt) if plt and rows else []
     s3d_fig, s3d_txt = s3d_plot(out, plt)
     L = ["# The HPIO study (`make study`)", ""]
     L += _setup_lines(meta)
