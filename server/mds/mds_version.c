@@ -587,8 +587,9 @@ static int id_owned(struct mds_versions *vs, struct vtable *t, uint64_t id, uint
 			     FILE_ARG(t->file), op, (unsigned long long)id);
 	if (id >= 1 && id < t->first_id)
 		return vfail(vs, -ESTALE, FILE_FMT ": %s by ID# %llu: the version server"
-			     " restarted and forgot its live ID#s; take a new ID# and write"
-			     " again", FILE_ARG(t->file), op, (unsigned long long)id);
+			     " restarted (or let the file's table go) and forgot its live"
+			     " ID#s; take a new ID# and write again", FILE_ARG(t->file), op,
+			     (unsigned long long)id);
 	return vfail(vs, -EPERM, FILE_FMT ": %s by ID# %llu refused (forged commit): %s",
 		     FILE_ARG(t->file), op, (unsigned long long)id,
 		     id >= t->next_id || id == 0 ? "never handed out" : "not live (ended)");
@@ -661,8 +662,9 @@ static int commit_again(struct mds_versions *vs, const struct vtable *t,
 }
 
 /* Whether T tv may be committed now: 0, or why not. A commit of T already
- * in the table (a resend) passes when its ID# is the session's or was
- * forgotten by a restart (the reply was lost with the daemon). */
+ * in the table (a resend) passes when its ID# is the session's, or was
+ * forgotten by a restart or ended with its session (the reply was lost
+ * with the daemon or the connection). */
 static int commit_allowed(struct mds_versions *vs, struct vtable *t, uint64_t tv,
 			  uint64_t session, const struct vcommit *old)
 {
@@ -671,7 +673,7 @@ static int commit_allowed(struct mds_versions *vs, struct vtable *t, uint64_t tv
 	if ((tv & UINT32_MAX) == 0)
 		return vfail(vs, -EINVAL, FILE_FMT ": commit of T %016llx: IO# 0 is never"
 			     " used", FILE_ARG(t->file), (unsigned long long)tv);
-	if (old && id >= 1 && id < t->first_id && !find_id(t, (uint32_t)id))
+	if (old && !find_id(t, (uint32_t)id) && ((id >= 1 && id < t->first_id) || orphaned(t, id)))
 		return 0;
 	return id_owned(vs, t, id, session, "commit");
 }
