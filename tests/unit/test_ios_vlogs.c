@@ -555,6 +555,7 @@ static void test_limits(void **state)
 	struct caps k;
 	Tessera__Capability *cap = cap_of(f, &k, FILE_ID, VRW);
 	struct ios_vlogs_limits lim = { 1, 3, 0, { 0 } };
+	struct ios_vlogs_totals tot;
 
 	assert_int_equal(ios_vlogs_create(f->ios.disk, ios_store_dir(f->ios.store), 1, &lim,
 					  &f->ios.vlogs), 0);
@@ -568,6 +569,10 @@ static void test_limits(void **state)
 	assert_int_equal(vwrite(f, cap, H1, T(1, 5), 0, "e"), -EBUSY);
 	HAS(f, "IOS_VLOGS_MAX_RECORDS");
 	HAS(f, "0000000000001001");
+	ios_vlogs_totals(f->ios.vlogs, &tot);
+	assert_int_equal(tot.open, 1);
+	assert_int_equal(tot.records, 3);
+	assert_true(tot.bytes > 3);
 }
 
 /* A byte limit over the daemon's logs. */
