@@ -339,6 +339,12 @@ static void test_list_dtype_truncate_sizes(void **state)
 	g.read_version = 0;
 	assert_int_equal(send_req(f, TP_OP_GETSIZE, &g.base, NULL, 0), -EINVAL);
 	HAS(f, "read_version");
+	/* No handles: nothing to size, the fields checked all the same. */
+	g.n_handles = 0;
+	assert_int_equal(send_req(f, TP_OP_GETSIZE, &g.base, NULL, 0), -EINVAL);
+	g.read_version = 2;
+	assert_int_equal(send_req(f, TP_OP_GETSIZE, &g.base, NULL, 0), 0);
+	assert_int_equal(((Tessera__SizesReply *)f->rep)->n_sizes, 0);
 	(void)c[2];
 }
 
