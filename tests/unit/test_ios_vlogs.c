@@ -412,6 +412,13 @@ static void test_plain_and_versioned_mixed(void **state)
 	assert_int_equal(vwrite(f, pcap, H1, T(1, 1), 0, "v"), -EINVAL);
 	HAS(f, "not of a versioned file");
 	assert_int_equal(vread(f, pcap, H1, 3, NULL, 0, 0, 4), -EINVAL);
+	{
+		struct commit c;
+		Tessera__VersionCommit *vm[1] = { commit_of(f, &c, FILE_ID, T(1, 1), 1, H1) };
+
+		assert_int_equal(vread(f, pcap, H1, 0, vm, 1, 0, 4), -EINVAL);
+		HAS(f, "vmap");
+	}
 	t.handle = H1;
 	t.size = 3;
 	t.cap = vcap;
