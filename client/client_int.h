@@ -31,6 +31,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -40,8 +41,12 @@
 #include "tproto.h"
 
 #include "engine.h"
+#include "vpure.h"
 
 _Static_assert(TESSERA_MAX_STRIPE == TP_MAX_STRIPE, "the API's stripe limit is the protocol's");
+/* The layout's kind fills what was padding (ABI 0.4 unchanged). */
+_Static_assert(offsetof(struct tessera_layout, handles) == 1040 &&
+	       sizeof(struct tessera_layout) == 3088, "struct tessera_layout keeps its 0.4 shape");
 
 struct tc_thread {                /* per-thread state (pthread key) */
 	char errmsg[1024];
@@ -168,6 +173,7 @@ struct tessera_file {
 	/* io.c: what the last failed contiguous write left (fs->lock) */
 	struct tessera_write_outcome write_failed;
 	int has_write_failed;
+	struct tc_vfile *vers;         /* vers.c: a versioned file's state; NULL: plain */
 };
 
 /* Local reads (local.c). Init: at connect, after the config. Prepare: a
@@ -331,5 +337,65 @@ int tc_file_size(tessera_fs *fs, const struct tessera_layout *layout,
 int tc_truncate_objects(tessera_fs *fs, const struct tessera_layout *layout,
 			const Tessera__Capability *cap, const char *path, uint64_t size);
 int tc_check_layout(tessera_fs *fs, const struct tessera_layout *l, const char *path);
+
+/* Versioned files (vers.c; docs/design.md "Versioning (chapter 8)").
+ * Open: f's state when its layout or capability says versioned (0, or
+ * -ENOMEM); close: merge, end the ID# and the last read. */
+int tc_vers_open(tessera_file *f, const Tessera__Capability *cap);
+int tc_vers_close(tessera_file *f);
+static inline int tc_versioned(const tessera_file *f)
+{
+	return f->vers != NULL;
+}
+static inline int tc_layout_versioned(const struct tessera_layout *l)
+{
+	return l->kind == TESSERA_LAYOUT_VERSIONED;
+}
+/* Reads of f as of snapshot `name` (tessera_open_snapshot); the name, or
+ * NULL for the newest. */
+int tc_vers_set_snapshot(tessera_file *f, const char *name);
+const char *tc_vers_snapshot(const tessera_file *f);
+/* A read version and the commits to carry (rep->vmap, owned). */
+struct tc_vread {
+	uint64_t vr;
+	Tessera__VersionReply *rep;
+};
+int tc_vers_read_begin(tessera_fs *fs, const Tessera__Capability *cap, const char *snap,
+		       uint64_t end_read, const char *path, struct tc_vread *rd);
+void tc_vread_free(struct tc_vread *rd);
+/* The same for a read on f (its snapshot; ends f's previous read), and
+ * its end (batched into the next one). */
+int tc_vfile_read_begin(tessera_file *f, struct tc_vread *rd, const char *path);
+void tc_vfile_read_done(tessera_file *f, struct tc_vread *rd);
+/* The vmap entries of rd naming `handle` into out (room: rd's count). */
+static inline size_t tc_vread_pick(const struct tc_vread *rd, const uint64_t *handles, size_t nh,
+				   Tessera__VersionCommit **out)
+{
+	return rd && rd->rep ? tc_vmap_pick(rd->rep->vmap, rd->rep->n_vmap, handles, nh, out) : 0;
+}
+/* A modify: send(arg, T, slots, &n) writes its records under T and lists
+ * the slots written; then T is committed. A full log (EBUSY) is merged
+ * and the modify sent again under a new ID#, once; a commit the version
+ * server refuses for a lost ID# (ESTALE, EPERM) is sent again under a new
+ * one, once. 0, or a negative errno with the message set. */
+typedef int (*tc_vsend_fn)(void *arg, uint64_t t, uint32_t *slots, size_t *n);
+int tc_vers_modify(tessera_file *f, tc_vsend_fn send, void *arg, const char *label);
+/* Merge every object's log (VERSION_MERGE, VLOG MERGE, VERSION_MERGED). */
+int tc_vers_merge(tessera_fs *fs, const struct tessera_layout *l, const Tessera__Capability *cap,
+		  const char *path);
+/* A versioned truncate of f (a version, committed with every slot). */
+int tc_vers_truncate(tessera_file *f, uint64_t size);
+/* A versioned file's size at a fresh read version (as of `snap`). */
+int tc_vers_file_size(tessera_fs *fs, const struct tessera_layout *layout,
+		      const Tessera__Capability *cap, const char *path, const char *snap,
+		      uint64_t *size, int64_t *data_mtime_ns, uint64_t *blocks);
+
+/* io.c's object helpers at a read version / under a T. */
+int tc_file_size_at(tessera_fs *fs, const struct tessera_layout *layout,
+		    const Tessera__Capability *cap, const char *path, const struct tc_vread *rd,
+		    uint64_t *size, int64_t *data_mtime_ns, uint64_t *blocks);
+int tc_truncate_objects_v(tessera_fs *fs, const struct tessera_layout *layout,
+			  const Tessera__Capability *cap, const char *path, uint64_t size,
+			  uint64_t version_t);
 
 #endif /* TESSERA_CLIENT_INT_H */

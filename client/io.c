@@ -30,14 +30,20 @@ static struct tdl_layout tdl_of(const struct tessera_layout *l)
 
 /* One request per storage daemon that holds objects of `layout`, each
  * naming its handles; `op` is GETSIZE, REMOVE or SYNC. *reqs gets n_ios
- * entries (NULL for uninvolved servers). */
-static int per_server(tessera_fs *fs, const struct tessera_layout *layout,
-		      const Tessera__Capability *cap, unsigned op, struct tc_req **reqs)
+ * entries (NULL for uninvolved servers). A GETSIZE at read version rd (not
+ * NULL: a versioned file) carries it and the commits naming its handles. */
+static int per_server_at(tessera_fs *fs, const struct tessera_layout *layout,
+			 const Tessera__Capability *cap, unsigned op, const struct tc_vread *rd,
+			 struct tc_req **reqs)
 {
 	uint32_t n = fs->cfg.n_ios;
 	uint64_t handles[TESSERA_MAX_STRIPE];
+	Tessera__VersionCommit **pick = NULL;
+	int rc = 0;
 
 	memset(reqs, 0, n * sizeof(*reqs));
+	if (rd && rd->rep && !(pick = calloc(rd->rep->n_vmap + 1, sizeof(*pick))))
+		return -ENOMEM;
 	for (uint32_t s = 0; s < n; s++) {
 		Tessera__HandlesRequest m = TESSERA__HANDLES_REQUEST__INIT;
 
@@ -48,11 +54,25 @@ static int per_server(tessera_fs *fs, const struct tessera_layout *layout,
 				handles[m.n_handles++] = layout->handles[i];
 		if (!m.n_handles)
 			continue;
+		if (rd) {
+			m.read_version = rd->vr;
+			m.vmap = pick;
+			m.n_vmap = tc_vread_pick(rd, handles, m.n_handles, pick);
+		}
 		reqs[s] = tc_req_new(fs, (int)s, op, &m.base, NULL, 0);
-		if (!reqs[s])
-			return -ENOMEM;
+		if (!reqs[s]) {
+			rc = -ENOMEM;
+			break;
+		}
 	}
-	return 0;
+	free(pick);
+	return rc;
+}
+
+static int per_server(tessera_fs *fs, const struct tessera_layout *layout,
+		      const Tessera__Capability *cap, unsigned op, struct tc_req **reqs)
+{
+	return per_server_at(fs, layout, cap, op, NULL, reqs);
 }
 
 /* A layout from the metadata daemon is checked before any arithmetic on
@@ -126,23 +146,39 @@ int tc_file_size(tessera_fs *fs, const struct tessera_layout *layout,
 		 const Tessera__Capability *cap, const char *path, uint64_t *size,
 		 int64_t *data_mtime_ns, uint64_t *blocks)
 {
-	struct tdl_layout tl = tdl_of(layout);
-	struct tc_req *reqs[TP_MAX_SERVERS];
-	uint32_t seen[TP_MAX_SERVERS] = { 0 };
-	int rc = tc_check_layout(fs, layout, path);
+	if (tc_layout_versioned(layout))
+		return tc_vers_file_size(fs, layout, cap, path, NULL, size, data_mtime_ns, blocks);
+	return tc_file_size_at(fs, layout, cap, path, NULL, size, data_mtime_ns, blocks);
+}
 
-	if (rc)
-		return rc;
-	rc = per_server(fs, layout, cap, TP_OP_GETSIZE, reqs);
-	if (rc)
-		rc = tc_fail(fs, rc, "size of %s: out of memory", path);
-	else
-		rc = run_servers(fs, reqs, "size of", path);
+/* No size yet: 0 bytes, no time, no blocks. */
+static void size_zero(uint64_t *size, int64_t *data_mtime_ns, uint64_t *blocks)
+{
 	*size = 0;
 	if (data_mtime_ns)
 		*data_mtime_ns = 0;
 	if (blocks)
 		*blocks = 0;
+}
+
+int tc_file_size_at(tessera_fs *fs, const struct tessera_layout *layout,
+		    const Tessera__Capability *cap, const char *path, const struct tc_vread *rd,
+		    uint64_t *size, int64_t *data_mtime_ns, uint64_t *blocks)
+{
+	struct tdl_layout tl = tdl_of(layout);
+	struct tc_req *reqs[TP_MAX_SERVERS];
+	uint32_t seen[TP_MAX_SERVERS] = { 0 };
+	int rc = tc_check_layout(fs, layout, path);
+
+	size_zero(size, data_mtime_ns, blocks);
+	/* version 0: nothing committed yet, so nothing merged: empty */
+	if (rc || (rd && !rd->vr))
+		return rc;
+	rc = per_server_at(fs, layout, cap, TP_OP_GETSIZE, rd, reqs);
+	if (rc)
+		rc = tc_fail(fs, rc, "size of %s: out of memory", path);
+	else
+		rc = run_servers(fs, reqs, "size of", path);
 	/* Replies list sizes in the order per_server listed the handles. */
 	for (uint32_t i = 0; !rc && i < layout->count; i++) {
 		uint32_t s = layout->servers[i];
@@ -171,6 +207,14 @@ int tc_file_size(tessera_fs *fs, const struct tessera_layout *layout,
 int tc_truncate_objects(tessera_fs *fs, const struct tessera_layout *layout,
 			const Tessera__Capability *cap, const char *path, uint64_t size)
 {
+	return tc_truncate_objects_v(fs, layout, cap, path, size, 0);
+}
+
+/* version_t: a versioned file's truncate record (0: a plain file's). */
+int tc_truncate_objects_v(tessera_fs *fs, const struct tessera_layout *layout,
+			  const Tessera__Capability *cap, const char *path, uint64_t size,
+			  uint64_t version_t)
+{
 	struct tdl_layout tl = tdl_of(layout);
 	struct tc_req *reqs[TESSERA_MAX_STRIPE] = { 0 };
 	char label[4200];
@@ -184,6 +228,7 @@ int tc_truncate_objects(tessera_fs *fs, const struct tessera_layout *layout,
 		m.handle = layout->handles[i];
 		m.cap = (Tessera__Capability *)cap;
 		m.size = tdl_layout_object_size(&tl, i, size);
+		m.version_t = version_t;
 		reqs[i] = tc_req_new(fs, (int)layout->servers[i], TP_OP_TRUNCATE, &m.base, NULL, 0);
 		if (!reqs[i]) {
 			rc = tc_fail(fs, -ENOMEM, "truncate %s: out of memory", path);
@@ -581,6 +626,11 @@ struct io_op {
 	struct tc_req **reqs;      /* one round's: window entries */
 	size_t window;
 	int short_read;            /* reads: some chunk ended short of its length */
+	/* A versioned file's: the write's T; the read's version and the
+	 * commits to carry, and room to pick those naming one object. */
+	uint64_t vt;
+	const struct tc_vread *rd;
+	Tessera__VersionCommit **pick;
 	char label[4200];          /* "read <path>" for messages */
 };
 
@@ -621,6 +671,7 @@ static void io_end(struct io_op *op)
 {
 	free(op->chunks);
 	free(op->reqs);
+	free(op->pick);
 }
 
 /* Make chunks[0..k)'s requests and run them; on failure the thread's
@@ -643,13 +694,16 @@ static int issue_round(struct io_op *op, struct io_chunk *chunks, size_t k, io_m
 	return rc;
 }
 
-/* The plan, `window` chunks at a time, until a round fails. */
-static int run_rounds(struct io_op *op, io_make_fn make, io_collect_fn collect)
+/* Chunks [from, from + count) of the plan, `window` at a time, until a
+ * round fails. */
+static int run_range(struct io_op *op, size_t from, size_t count, io_make_fn make,
+		     io_collect_fn collect)
 {
 	int rc = 0;
 
-	for (size_t first = 0; first < op->n && !rc; first += op->window) {
-		size_t k = op->n - first < op->window ? op->n - first : op->window;
+	for (size_t first = from; first < from + count && !rc; first += op->window) {
+		size_t left = from + count - first;
+		size_t k = left < op->window ? left : op->window;
 
 		rc = issue_round(op, &op->chunks[first], k, make);
 		collect(op, &op->chunks[first], k, rc);
@@ -659,6 +713,12 @@ static int run_rounds(struct io_op *op, io_make_fn make, io_collect_fn collect)
 		}
 	}
 	return rc;
+}
+
+/* The whole plan. */
+static int run_rounds(struct io_op *op, io_make_fn make, io_collect_fn collect)
+{
+	return run_range(op, 0, op->n, make, collect);
 }
 
 /* ------------------------------------------------------------ read path */
@@ -688,6 +748,11 @@ static struct tc_req *make_read(struct io_op *op, struct io_chunk *c)
 	m.length = c->len;
 	m.lock_epoch = tc_lock_epoch(op->f, c->slot);
 	m.cap = op->cap;
+	if (op->rd) {
+		m.read_version = op->rd->vr;
+		m.vmap = op->pick;
+		m.n_vmap = tc_vread_pick(op->rd, &m.handle, 1, op->pick);
+	}
 	/* Few enough runs: the reply lands in them (a tagged receive); else,
 	 * or when the daemon answers untagged, read_put scatters it. */
 	m.tagged_reply = n_runs <= fs->lend_runs;
@@ -717,11 +782,13 @@ static void collect_read(struct io_op *op, struct io_chunk *chunks, size_t k, in
 }
 
 /* A read that met an object's end: how much of [off, off+len) the file
- * holds. */
-static ssize_t clip_to_size(tessera_file *f, uint64_t off, size_t len)
+ * holds (a versioned file's: at the read's version). */
+static ssize_t clip_to_size(tessera_file *f, uint64_t off, size_t len, const struct tc_vread *rd)
 {
 	uint64_t size;
-	int rc = tc_file_size(f->fs, &f->layout, tc_cap_get(f), f->path, &size, NULL, NULL);
+	int rc = rd ? tc_file_size_at(f->fs, &f->layout, tc_cap_get(f), f->path, rd, &size, NULL,
+				      NULL)
+		    : tc_file_size(f->fs, &f->layout, tc_cap_get(f), f->path, &size, NULL, NULL);
 
 	if (rc)
 		return rc;
@@ -730,23 +797,51 @@ static ssize_t clip_to_size(tessera_file *f, uint64_t off, size_t len)
 	return size - off < len ? (ssize_t)(size - off) : (ssize_t)len;
 }
 
+/* A versioned file's read: at a read version, with the commits each
+ * object may not know yet; never from local objects (their logs are the
+ * daemons'). */
+static int vread_begin(struct io_op *op, struct tc_vread *rd)
+{
+	int rc = tc_vfile_read_begin(op->f, rd, op->f->path);
+
+	if (rc)
+		return rc;
+	op->rd = rd;
+	op->pick = calloc(rd->rep->n_vmap + 1, sizeof(*op->pick));
+	if (!op->pick)
+		return tc_fail(op->f->fs, -ENOMEM, "%s: out of memory", op->label);
+	return 0;
+}
+
 static ssize_t striped_read(tessera_file *f, uint8_t *buf, size_t len, uint64_t off)
 {
 	struct io_op op;
-	int rc, short_read;
+	struct tc_vread rd = { 0 };
+	ssize_t rc;
+	int short_read;
 
 	if (len == 0)
 		return 0;
 	rc = io_begin(&op, f, buf, &len, off, "read");
 	if (rc)
 		return rc;
-	keep_remote_chunks(&op, len);
-	rc = run_rounds(&op, make_read, collect_read);
+	if (tc_versioned(f))
+		rc = vread_begin(&op, &rd);
+	else
+		keep_remote_chunks(&op, len);
+	if (!rc && tc_versioned(f) && !rd.vr)
+		op.n = 0, op.short_read = 1; /* version 0: an empty file (clip_to_size) */
+	if (!rc)
+		rc = run_rounds(&op, make_read, collect_read);
 	short_read = op.short_read;
 	io_end(&op);
-	if (rc)
-		return rc;
-	return short_read ? clip_to_size(f, off, len) : (ssize_t)len;
+	if (!rc && short_read)
+		rc = clip_to_size(f, off, len, tc_versioned(f) ? &rd : NULL);
+	else if (!rc)
+		rc = (ssize_t)len;
+	if (tc_versioned(f))
+		tc_vfile_read_done(f, &rd);
+	return rc;
 }
 
 /* ----------------------------------------------------------- write path */
@@ -764,6 +859,7 @@ static struct tc_req *make_write(struct io_op *op, struct io_chunk *c)
 	m.offset = c->obj_off;
 	m.lock_epoch = tc_lock_epoch(op->f, c->slot);
 	m.cap = op->cap;
+	m.version_t = op->vt;
 	/* Few enough runs: the provider reads them from the caller's buffer
 	 * (tc_run returns only once it has let go); else gather them. */
 	n_runs = chunk_runs(c, runs, fs->lend_runs);
@@ -935,6 +1031,69 @@ static ssize_t striped_write(tessera_file *f, const uint8_t *buf, size_t len, ui
 	return rc ? rc : (ssize_t)len;
 }
 
+/*
+ * A versioned file's write. The log of an object takes one record per T,
+ * so the plan is cut into groups in which no object appears twice: the
+ * first chunk of each object, then the second... (plan() interleaves
+ * them so). Each group is one version (tc_vers_modify: records, then the
+ * commit). A write that fits one request per object is one group, so
+ * atomic; nothing is cut back after a failure, as a record never
+ * committed is never seen.
+ */
+struct vgroup {
+	struct io_op *op;
+	size_t first, n;
+};
+
+/* How many chunks from `first` name distinct objects. */
+static size_t group_len(const struct io_op *op, size_t first)
+{
+	uint8_t seen[TESSERA_MAX_STRIPE] = { 0 };
+	size_t n = 0;
+
+	while (first + n < op->n && !seen[op->chunks[first + n].slot])
+		seen[op->chunks[first + n++].slot] = 1;
+	return n;
+}
+
+static int vgroup_send(void *arg, uint64_t t, uint32_t *slots, size_t *n)
+{
+	struct vgroup *g = arg;
+	struct io_op *op = g->op;
+
+	op->vt = t;
+	for (size_t i = g->first; i < g->first + g->n; i++) {
+		op->chunks[i].done = op->chunks[i].failed = 0;
+		slots[(*n)++] = op->chunks[i].slot;
+	}
+	return run_range(op, g->first, g->n, make_write, collect_write);
+}
+
+static ssize_t vstriped_write(tessera_file *f, const uint8_t *buf, size_t len, uint64_t off)
+{
+	struct io_op op;
+	struct vgroup g = { &op, 0, 0 };
+	int rc;
+
+	if (len == 0)
+		return 0;
+	rc = io_begin(&op, f, (uint8_t *)buf, &len, off, "write");
+	if (rc)
+		return rc;
+	for (g.first = 0; !rc && g.first < op.n; g.first += g.n) {
+		char first[1024];
+
+		g.n = group_len(&op, g.first);
+		rc = tc_vers_modify(f, vgroup_send, &g, op.label);
+		snprintf(first, sizeof(first), "%s", tessera_errmsg(f->fs));
+		if (rc && g.first)
+			rc = tc_fail(f->fs, rc, "%s (its first %zu of %zu requests were committed as "
+				     "earlier versions)", first, g.first, op.n);
+	}
+	io_end(&op);
+	return rc ? rc : (ssize_t)len;
+}
+
 ssize_t tessera_pwrite(tessera_file *f, const void *buf, size_t len, uint64_t off)
 {
 	tc_file_wrote(f);
@@ -942,7 +1101,10 @@ ssize_t tessera_pwrite(tessera_file *f, const void *buf, size_t len, uint64_t of
 		return tc_fail(f->fs, -EBADF, "write %s: file is open read-only", f->path);
 	ssize_t rc;
 
-	TC_CAP_RETRY(f, rc, striped_write(f, buf, len, off));
+	if (tc_versioned(f))
+		TC_CAP_RETRY(f, rc, vstriped_write(f, buf, len, off));
+	else
+		TC_CAP_RETRY(f, rc, striped_write(f, buf, len, off));
 	return rc;
 }
 
@@ -967,7 +1129,12 @@ int tessera_fsync(tessera_file *f)
 
 	if ((f->flags & O_ACCMODE) == O_RDONLY)
 		return 0;
-
+	/* a versioned file's records are synced as written: a merge makes
+	 * the objects hold them (and keeps the logs short) */
+	if (tc_versioned(f)) {
+		TC_CAP_RETRY(f, rc, tc_vers_merge(f->fs, &f->layout, tc_cap_get(f), f->path));
+		return rc;
+	}
 	TC_CAP_RETRY(f, rc, objects_op(f->fs, &f->layout, tc_cap_get(f), TP_OP_SYNC, "fsync",
 				       f->path));
 	return rc;
@@ -981,6 +1148,9 @@ int tessera_fallocate(tessera_file *f, enum tessera_falloc_mode mode, uint64_t o
 	tc_file_wrote(f);
 	if ((f->flags & O_ACCMODE) == O_RDONLY)
 		return tc_fail(f->fs, -EBADF, "fallocate %s: file is open read-only", f->path);
+	if (tc_versioned(f))
+		return tc_fail(f->fs, -EOPNOTSUPP, "fallocate %s: not supported on a versioned "
+			       "file (its writes go to logs first)", f->path);
 	if (mode != TESSERA_FALLOC_EXTEND && mode != TESSERA_FALLOC_KEEP_SIZE)
 		return tc_fail(f->fs, -EOPNOTSUPP, "fallocate %s: mode %d not supported (only "
 			       "extend and keep-size)", f->path, (int)mode);
@@ -1002,6 +1172,10 @@ int tessera_ftruncate(tessera_file *f, uint64_t size)
 		return tc_fail(f->fs, -EBADF, "truncate %s: file is open read-only", f->path);
 	int rc;
 
-	TC_CAP_RETRY(f, rc, tc_truncate_objects(f->fs, &f->layout, tc_cap_get(f), f->path, size));
+	if (tc_versioned(f))
+		TC_CAP_RETRY(f, rc, tc_vers_truncate(f, size));
+	else
+		TC_CAP_RETRY(f, rc, tc_truncate_objects(f->fs, &f->layout, tc_cap_get(f), f->path,
+							size));
 	return rc;
 }

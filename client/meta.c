@@ -34,6 +34,7 @@ void tc_layout_from_msg(const Tessera__Layout *m, struct tessera_layout *out)
 	if (!m)
 		return;
 	out->strip_size = m->strip_size;
+	out->kind = m->versioned ? TESSERA_LAYOUT_VERSIONED : TESSERA_LAYOUT_PLAIN;
 	out->count = (uint32_t)(m->n_servers < TESSERA_MAX_STRIPE ? m->n_servers : TESSERA_MAX_STRIPE);
 	/* A directory's default carries servers (its count) but no handles. */
 	if (m->n_handles && m->n_handles < out->count)
@@ -361,6 +362,7 @@ static int open_create(tessera_fs *fs, const char *path, int flags, mode_t mode,
 	if (layout) {
 		lm.strip_size = layout->strip_size;
 		m.stripe_count = layout->count;
+		lm.versioned = tc_layout_versioned(layout);
 	}
 	/* the config's strip size applies after the directory's default */
 	m.default_strip_size = fs->cfg.strip_size;
@@ -418,12 +420,16 @@ static int open_file(tessera_fs *fs, const char *path, int flags, const Tessera_
 	snprintf(f->path, sizeof(f->path), "%s", path);
 	tc_layout_from_msg(rep->attr->layout, &f->layout);
 	rc = tc_check_layout(fs, &f->layout, path);
+	if (!rc)
+		rc = tc_vers_open(f, rep->cap);
 	/* (a file this call created has no data to drop) */
 	if (!rc && (flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY && !rep->created) {
 		tc_file_wrote(f); /* its close must not say it changed nothing */
-		rc = tc_truncate_objects(fs, &f->layout, tc_cap_msg(f->cap), path, 0);
+		rc = tc_versioned(f) ? tc_vers_truncate(f, 0)
+				     : tc_truncate_objects(fs, &f->layout, tc_cap_msg(f->cap), path, 0);
 	}
 	if (rc) {
+		(void)tc_vers_close(f);
 		tc_cap_free(f->cap);
 		free(f);
 		return rc;
@@ -458,14 +464,32 @@ int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
 
 int tessera_close(tessera_file *f)
 {
+	int rc = 0;
+
 	if (f) {
 		tc_view_forget(f);
 		tc_local_close(f);
+		/* merged first: the size the close reports is the objects' */
+		rc = tc_vers_close(f);
 		close_writer(f);
 		tc_cap_free(f->cap);
 	}
 	free(f);
-	return 0;
+	return rc;
+}
+
+/* fstat of a handle reading as of a snapshot: the size then. */
+static int fstat_snapshot(tessera_file *f, const Tessera__AttrReply *rep, struct tessera_stat *st)
+{
+	int64_t data_ns;
+	int rc;
+
+	TC_CAP_RETRY(f, rc, tc_vers_file_size(f->fs, &f->layout, tc_cap_get(f), f->path,
+					      tc_vers_snapshot(f), &st->size, &data_ns,
+					      &st->blocks));
+	if (!rc)
+		tc_stat_data_time(rep->attr, data_ns, st);
+	return rc;
 }
 
 int tessera_fstat(tessera_file *f, struct tessera_stat *st)
@@ -479,6 +503,11 @@ int tessera_fstat(tessera_file *f, struct tessera_stat *st)
 	tc_stat_from_attr(rep->attr, st);
 	/* (the path may name another file by now: its size is not f's) */
 	same = rep->attr->handle == f->handle;
+	if (tc_vers_snapshot(f)) {
+		rc = fstat_snapshot(f, rep, st);
+		protobuf_c_message_free_unpacked(&rep->base, NULL);
+		return rc;
+	}
 	if (same && size_from_reply(rep, st)) {
 		protobuf_c_message_free_unpacked(&rep->base, NULL);
 		return 0;
@@ -777,6 +806,26 @@ int tessera_set_dir_layout(tessera_fs *fs, const char *upath, uint64_t strip_siz
 	m.path = path;
 	m.strip_size = strip_size;
 	m.stripe_count = count;
+	return plain_call(fs, TP_OP_SETLAYOUT, &m.base, "setstripe", path);
+}
+
+int tessera_set_dir_layout_kind(tessera_fs *fs, const char *upath, uint64_t strip_size,
+				uint32_t count, enum tessera_layout_kind kind)
+{
+	Tessera__SetLayoutRequest m = TESSERA__SET_LAYOUT_REQUEST__INIT;
+	Tessera__Cred cred;
+	uint32_t gids[TESSERA_MAX_GROUPS];
+	MAP(fs, upath, path);
+
+	if (kind != TESSERA_LAYOUT_PLAIN && kind != TESSERA_LAYOUT_VERSIONED)
+		return tc_fail(fs, -EINVAL, "setstripe %s: unknown layout kind %#x", path,
+			       (unsigned)kind);
+	tc_cred(fs, &cred, gids);
+	m.cred = &cred;
+	m.path = path;
+	m.strip_size = strip_size;
+	m.stripe_count = count;
+	m.versioned = kind == TESSERA_LAYOUT_VERSIONED;
 	return plain_call(fs, TP_OP_SETLAYOUT, &m.base, "setstripe", path);
 }
 

@@ -166,11 +166,29 @@ struct nc_call {
 	uint8_t *obj_data[TESSERA_MAX_STRIPE];  /* reads: replies land here */
 	uint8_t *stage;
 	size_t stage_cap;
+	/* A versioned file's: the round's T (writes, one per round: a round
+	 * sends each object one message); the call's read version and room to
+	 * pick the commits naming one object (reads). */
+	uint64_t vt;
+	struct tc_vread rd;
+	int vread;
+	Tessera__VersionCommit **pick;
+	uint8_t *vstage;           /* the round's stage, for a versioned resend */
 };
 
 static int writing(const struct nc_call *c)
 {
 	return c->dir == NC_WRITE;
+}
+
+/* A versioned read's: the read version (into *rv) and the commits naming
+ * `handle` (into c->pick); 0 commits for any other call. */
+static size_t pick_commits(struct nc_call *c, uint64_t handle, uint64_t *rv)
+{
+	if (!c->vread)
+		return 0;
+	*rv = c->rd.vr;
+	return tc_vread_pick(&c->rd, &handle, 1, c->pick);
 }
 
 /* The message for the round's k-th object. */
@@ -206,6 +224,9 @@ static struct tc_req *round_msg(struct nc_call *c, uint32_t k)
 		m.handle = handle;
 		m.lock_epoch = tc_lock_epoch(c->f, o->slot);
 		m.cap = (Tessera__Capability *)tc_cap_get(c->f);
+		m.version_t = c->vt;
+		m.vmap = c->pick;
+		m.n_vmap = pick_commits(c, handle, &m.read_version);
 		m.n_offsets = m.n_lengths = n;
 		m.offsets = offs;
 		m.lengths = lens;
@@ -220,6 +241,9 @@ static struct tc_req *round_msg(struct nc_call *c, uint32_t k)
 		m.handle = handle;
 		m.lock_epoch = tc_lock_epoch(c->f, o->slot);
 		m.cap = (Tessera__Capability *)tc_cap_get(c->f);
+		m.version_t = c->vt;
+		m.vmap = c->pick;
+		m.n_vmap = pick_commits(c, handle, &m.read_version);
 		m.strip_size = c->plan.layout.strip_size;
 		m.stripe_count = c->plan.layout.count;
 		m.slot = o->slot;
@@ -378,6 +402,31 @@ static void free_round(struct nc_call *c)
 	}
 }
 
+/* A versioned write's round under T (tc_vers_modify's send): its
+ * messages (those of an earlier try freed), the slots they write. */
+static int vround_send(void *arg, uint64_t t, uint32_t *slots, size_t *n)
+{
+	struct nc_call *c = arg;
+	const struct tc_plan_round *rd = &c->plan.round;
+
+	for (uint32_t k = 0; k < rd->n_objects; k++) {
+		tc_req_free(c->fs, c->reqs[k]);
+		c->reqs[k] = NULL;
+		slots[(*n)++] = rd->objects[k].slot;
+	}
+	c->vt = t;
+	return run_round(c, c->vstage);
+}
+
+/* A round's messages: a versioned write's round is one version. */
+static int send_round(struct nc_call *c, uint8_t *stage)
+{
+	if (!writing(c) || !tc_versioned(c->f))
+		return run_round(c, stage);
+	c->vstage = stage;
+	return tc_vers_modify(c->f, vround_send, c, c->label);
+}
+
 static int one_round(struct nc_call *c)
 {
 	const struct tc_plan_round *rd = &c->plan.round;
@@ -404,7 +453,7 @@ static int one_round(struct nc_call *c)
 			if (!(c->obj_data[k] = malloc(b ? b : 1)))
 				return tc_fail(c->fs, -ENOMEM, "%s: out of memory", c->label);
 		}
-	if ((rc = run_round(c, stage)))
+	if ((rc = send_round(c, stage)))
 		return rc;
 	if (!writing(c)) {
 		move_pieces(c, stage, c->obj_data, NC_INTO_STAGE);
@@ -414,7 +463,29 @@ static int one_round(struct nc_call *c)
 	return 0;
 }
 
+static ssize_t run_call_plain(struct nc_call *c);
+
+/* A versioned file's read takes a read version first (and the room to
+ * pick each object's commits), ended after. */
 static ssize_t run_call(struct nc_call *c)
+{
+	ssize_t rc;
+
+	if (writing(c) || !tc_versioned(c->f))
+		return run_call_plain(c);
+	if ((rc = tc_vfile_read_begin(c->f, &c->rd, c->f->path)))
+		return rc;
+	c->vread = 1;
+	c->pick = calloc(c->rd.rep->n_vmap + 1, sizeof(*c->pick));
+	rc = c->pick ? run_call_plain(c) : tc_fail(c->fs, -ENOMEM, "%s: out of memory", c->label);
+	free(c->pick);
+	c->pick = NULL;
+	tc_vfile_read_done(c->f, &c->rd);
+	c->vread = 0;
+	return rc;
+}
+
+static ssize_t run_call_plain(struct nc_call *c)
 {
 	struct tc_plan *p = &c->plan;
 	uint64_t at = 0;

@@ -92,6 +92,8 @@ int tessera_open_shared(tessera_fs *fs, const char *upath, const struct tessera_
 		rc = tc_cap_renew_writer(f);
 	else
 		rc = enough ? 0 : tc_cap_renew(f);
+	if (!rc)
+		rc = tc_vers_open(f, f->cap ? tc_cap_msg(f->cap) : NULL);
 	if (rc) {
 		tc_cap_free(f->cap);
 		free(f);

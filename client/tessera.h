@@ -49,10 +49,27 @@ extern "C" {
 typedef struct tessera_fs tessera_fs;
 typedef struct tessera_file tessera_file;
 
+/* What a file is, fixed when it is created (docs/user-guide.md,
+ * "Versioned files"): PLAIN, or VERSIONED, whose every write, list and
+ * datatype write and truncate is a version, atomic without locks; reads
+ * see whole versions only, and snapshots name versions. The value of
+ * VERSIONED is a 32-bit pattern, not 1, because the field fills what was
+ * padding in struct tessera_layout until 0.4 (its size and offsets are
+ * unchanged): a program built before may leave garbage there, and any
+ * value but VERSIONED means PLAIN. */
+enum tessera_layout_kind {
+	TESSERA_LAYOUT_PLAIN = 0,
+	TESSERA_LAYOUT_VERSIONED = 0x56455231,   /* "VER1" */
+};
+
 struct tessera_layout {
 	uint64_t strip_size;                   /* bytes per strip */
 	uint32_t count;                        /* stripe count (objects) */
 	uint32_t servers[TESSERA_MAX_STRIPE];  /* storage daemon of slot i */
+	/* tessera_open with O_CREAT: what to create (a zeroed layout:
+	 * PLAIN, or the directory's default). Filled by tessera_get_layout
+	 * and tessera_file_layout; a directory's: its new files' kind. */
+	enum tessera_layout_kind kind;
 	uint64_t handles[TESSERA_MAX_STRIPE];  /* object handle of slot i */
 };
 
@@ -583,6 +600,67 @@ int tessera_set_dir_layout(tessera_fs *fs, const char *path, uint64_t strip_size
 /* Clear a directory's default layout: files created in it take the file
  * system's default again (`tessera setstripe -d`). */
 int tessera_clear_dir_layout(tessera_fs *fs, const char *path);
+/* tessera_set_dir_layout that also sets the kind of the files created in
+ * the directory from now on (`tessera setstripe --versioned DIR`);
+ * tessera_clear_dir_layout makes them plain again. */
+int tessera_set_dir_layout_kind(tessera_fs *fs, const char *path, uint64_t strip_size,
+				uint32_t count, enum tessera_layout_kind kind);
+
+/* ------------------------------------------------------ versioned files
+ *
+ * A file created with kind TESSERA_LAYOUT_VERSIONED (docs/user-guide.md,
+ * "Versioned files"; docs/design.md, "Versioning (chapter 8)"). Its
+ * writes (pwrite, list, datatype) and truncates are versions: each
+ * storage daemon appends the call's bytes to the object's log, then the
+ * metadata daemon (the version server) orders the call by completion. A
+ * read sees, per byte, the newest version committed before it began:
+ * never part of a call, whatever other writers do at the same time, and
+ * without locks. Calls as for any file; what differs:
+ *  - A call is one version when each object's share fits in one request
+ *    (max_io bytes of a contiguous write per object; one round of a list
+ *    or datatype write): larger calls become several versions, committed
+ *    in order, and a concurrent read may see a prefix of them.
+ *  - tessera_fsync and tessera_close merge the logs into the objects;
+ *    a full log (-EBUSY from a daemon) is merged and the call retried once.
+ *  - tessera_append: -EOPNOTSUPP (use pwrite at offsets of your own);
+ *    tessera_fallocate: -EOPNOTSUPP. Local reads are off.
+ *  - stat sizes are as of the newest committed version.
+ * On a plain file the calls below fail with -EINVAL ("not versioned").
+ */
+
+/* Snapshots: a name for the newest committed version, kept (and the log
+ * with it: merges stop below the oldest snapshot) until dropped. Names
+ * are 1 to TESSERA_SNAPSHOT_NAME_MAX bytes. create and drop need the file
+ * open for writing (-EBADF otherwise); create of a name in use: -EEXIST;
+ * drop or open of an unknown one: -ENOENT. */
+#define TESSERA_SNAPSHOT_NAME_MAX 255
+struct tessera_snapshot {
+	char name[TESSERA_SNAPSHOT_NAME_MAX + 1];
+	uint64_t version;
+	struct timespec ctime;    /* when it was taken */
+};
+int tessera_snapshot_create(tessera_file *file, const char *name, uint64_t *version);
+int tessera_snapshot_drop(tessera_file *file, const char *name);
+/* Up to `max` snapshots into out (oldest first), *n how many there are
+ * (may exceed max: call again with more room). */
+int tessera_snapshot_list(tessera_file *file, struct tessera_snapshot *out, size_t max,
+			  size_t *n);
+/* Open `path` read-only as of snapshot `name`: reads and stat sizes of
+ * the handle see the file as it was then. */
+int tessera_open_snapshot(tessera_fs *fs, const char *path, const char *name, tessera_file **out);
+
+/* The version server's state of a file (`tessera vstat`). */
+struct tessera_version_state {
+	uint64_t newest;          /* the newest committed version */
+	uint64_t merged;          /* every version up to this is merged everywhere */
+	uint32_t unmerged;        /* commits not merged everywhere yet */
+	uint32_t reads;           /* reads in progress */
+	uint32_t ids;             /* live writer IDs */
+	uint32_t snapshots;
+};
+int tessera_version_state(tessera_file *file, struct tessera_version_state *out);
+/* Merge the logs now (what fsync and close do); needs write access. */
+int tessera_version_merge(tessera_file *file);
 
 /*
  * fsck: reconcile the storage daemons' objects with the metadata daemon's

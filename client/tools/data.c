@@ -606,14 +606,16 @@ out:
 	return rc;
 }
 
-static int cat_one(struct tool *t, char *arg, char *buf)
+/* cat of one file (as of snapshot `snap`, if not NULL). */
+static int cat_one(struct tool *t, char *arg, char *buf, const char *snap)
 {
 	struct end e = { .name = tool_path(arg), .tessera = 1, .fd = -1 };
 	struct end out = { .name = "standard output", .fd = STDOUT_FILENO };
 	uint64_t off = 0;
 	int rc;
 
-	rc = tessera_open(t->fs, e.name, O_RDONLY, 0, NULL, &e.f);
+	rc = snap ? tessera_open_snapshot(t->fs, e.name, snap, &e.f)
+		  : tessera_open(t->fs, e.name, O_RDONLY, 0, NULL, &e.f);
 	if (rc)
 		return tool_fserr(t, rc);
 	for (;;) {
@@ -638,7 +640,7 @@ int cmd_cat(struct tool *t, int argc, char **argv)
 	char *buf = NULL;
 	int rc, first = 0;
 
-	rc = tool_start(t, argc, argv, "", "", &o, "no file given");
+	rc = tool_start(t, argc, argv, "", "S", &o, "no file given");
 	if (rc)
 		goto out;
 	buf = malloc(TOOL_BLOCK);
@@ -648,7 +650,7 @@ int cmd_cat(struct tool *t, int argc, char **argv)
 	}
 	fflush(stdout);
 	for (int i = 0; i < o.nops; i++) {
-		rc = cat_one(t, o.ops[i], buf);
+		rc = cat_one(t, o.ops[i], buf, o.vals['S']);
 		if (rc && !first)
 			first = rc;
 	}

@@ -399,6 +399,7 @@ static void print_layout(struct tool *t, const struct tessera_layout *l, int is_
 		printf("  stripe_count: %" PRIu32 "\n", l->count);
 	else
 		printf("  stripe_count: inherited\n");
+	printf("  versioned:    %s\n", l->kind == TESSERA_LAYOUT_VERSIONED ? "yes" : "no");
 	if (is_dir)
 		return;
 	printf("  %4s  %6s  %-24s  %s\n", "slot", "server", "address", "object handle");
@@ -603,8 +604,8 @@ static int setstripe_args(struct tool *t, const struct tool_opts *o, uint64_t *s
 {
 	if (o->nops != 1)
 		return tool_usage(t, "expected one PATH, got %d", o->nops);
-	if (!o->vals['s'] && !o->vals['c'])
-		return tool_usage(t, "give -s STRIP_SIZE, -c COUNT or both");
+	if (!o->vals['s'] && !o->vals['c'] && !o->flags['V'])
+		return tool_usage(t, "give -s STRIP_SIZE, -c COUNT, -V or more of them");
 	if (o->vals['s'] && tp_parse_size(o->vals['s'], strip))
 		return tool_usage(t, "bad strip size '%s'", o->vals['s']);
 	*all = o->vals['c'] && !strcmp(o->vals['c'], "-1");
@@ -616,7 +617,8 @@ static int setstripe_args(struct tool *t, const struct tool_opts *o, uint64_t *s
 }
 
 /* A new, empty file at path with the layout (0s: the directory's). */
-static int setstripe_create(struct tool *t, const char *path, uint64_t strip, uint64_t count)
+static int setstripe_create(struct tool *t, const char *path, uint64_t strip, uint64_t count,
+			    enum tessera_layout_kind kind)
 {
 	struct tessera_layout *l = calloc(1, sizeof(*l));
 	tessera_file *f = NULL;
@@ -626,6 +628,7 @@ static int setstripe_create(struct tool *t, const char *path, uint64_t strip, ui
 		return tool_err(t, -ENOMEM, "out of memory");
 	l->strip_size = strip;
 	l->count = (uint32_t)count;
+	l->kind = kind;
 	rc = tessera_open(t->fs, path, O_WRONLY | O_CREAT | O_EXCL, 0666 & ~t->umask, l, &f);
 	if (!rc)
 		rc = tessera_close(f);
@@ -641,8 +644,8 @@ static int setstripe_delete(struct tool *t, const struct tool_opts *o)
 {
 	int rc;
 
-	if (o->vals['s'] || o->vals['c'])
-		return tool_usage(t, "-d takes no -s or -c");
+	if (o->vals['s'] || o->vals['c'] || o->flags['V'])
+		return tool_usage(t, "-d takes no -s, -c or -V");
 	if (o->nops != 1)
 		return tool_usage(t, "expected one directory, got %d", o->nops);
 	rc = tool_connect(t);
@@ -659,8 +662,9 @@ int cmd_setstripe(struct tool *t, int argc, char **argv)
 	uint64_t strip = 0, count = 0;
 	const char *path;
 	int rc, all = 0;
+	enum tessera_layout_kind kind;
 
-	rc = tool_opts_parse(t, argc, argv, "d", "sc", &o);
+	rc = tool_opts_parse(t, argc, argv, "dV", "sc", &o);
 	if (!rc && o.flags['d']) {
 		rc = setstripe_delete(t, &o);
 		goto out;
@@ -672,6 +676,7 @@ int cmd_setstripe(struct tool *t, int argc, char **argv)
 	if (rc)
 		goto out;
 	path = tool_path(o.ops[0]);
+	kind = o.flags['V'] ? TESSERA_LAYOUT_VERSIONED : TESSERA_LAYOUT_PLAIN;
 	if (all)
 		count = tessera_ios_count(t->fs);
 	if (count > tessera_ios_count(t->fs)) {
@@ -681,7 +686,9 @@ int cmd_setstripe(struct tool *t, int argc, char **argv)
 	}
 	rc = tessera_stat(t->fs, path, &st);
 	if (!rc && S_ISDIR(st.mode)) {
-		rc = tessera_set_dir_layout(t->fs, path, strip, (uint32_t)count);
+		rc = kind == TESSERA_LAYOUT_VERSIONED
+			     ? tessera_set_dir_layout_kind(t->fs, path, strip, (uint32_t)count, kind)
+			     : tessera_set_dir_layout(t->fs, path, strip, (uint32_t)count);
 		if (rc)
 			tool_fserr(t, rc);
 	} else if (!rc) {
@@ -690,7 +697,7 @@ int cmd_setstripe(struct tool *t, int argc, char **argv)
 	} else if (rc != -ENOENT) {
 		tool_fserr(t, rc);
 	} else {
-		rc = setstripe_create(t, path, strip, count);
+		rc = setstripe_create(t, path, strip, count, kind);
 	}
 out:
 	tool_opts_free(&o);

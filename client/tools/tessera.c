@@ -50,19 +50,27 @@ static const struct command commands[] = {
 	{ "cp", cmd_cp, "[-q|--quiet] [-r|--recursive] SRC DST",
 	  "copy; Tessera paths as tessera:/PATH, - is stdin/stdout, others are local "
 	  "(-r: a directory tree, modes kept; the summary goes to stderr, -q: none)", H_HELP },
-	{ "cat", cmd_cat, "PATH...", "write files to standard output", H_HELP },
+	{ "cat", cmd_cat, "[-S|--snapshot NAME] PATH...",
+	  "write files to standard output (-S: a versioned file as of snapshot NAME)", H_HELP },
 	{ "df", cmd_df, "[-j|--json]", "space over all storage daemons, and the number of files", H_HELP },
 	{ "stats", cmd_stats, "[-j|--json]",
 	  "storage daemons' counters: requests, pieces, bytes by method", H_HELP },
 	{ "fsck", cmd_fsck, "[-r|--repair] [-j|--json]",
 	  "objects against layouts: orphans, misplaced objects, sizes (root; -r removes orphans)", H_HELP },
 	{ "setstripe", cmd_setstripe,
-	  "[-s|--stripe-size STRIP_SIZE] [-c|--stripe-count COUNT] PATH | -d|--delete DIR",
+	  "[-s|--stripe-size STRIP_SIZE] [-c|--stripe-count COUNT] [-V|--versioned] PATH | "
+	  "-d|--delete DIR",
 	  "set a directory's default layout, or create a new empty file with this layout "
-	  "(-c -1: all storage daemons; -d: the directory inherits again)", H_HELP },
+	  "(-c -1: all storage daemons; -V: versioned files; -d: the directory inherits "
+	  "again)", H_HELP },
 	{ "getstripe", cmd_getstripe, "[-j|--json] PATH...",
 	  "show a file's layout or a directory's default", H_HELP },
 	{ "truncate", cmd_truncate, "-s|--size SIZE PATH...", "set file sizes", H_HELP },
+	{ "snapshot", cmd_snapshot, "create|drop FILE NAME | list [-j|--json] FILE",
+	  "name the newest version of a versioned file, drop a name, or list them", H_HELP },
+	{ "vstat", cmd_vstat, "[-j|--json] FILE...",
+	  "a versioned file's version server state: newest, merged, unmerged, reads, IDs",
+	  H_HELP },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -152,7 +160,8 @@ static const struct long_opt {
 	{ "quiet", 'q', NULL },         { "json", 'j', NULL },
 	{ "stripe-count", 'c', NULL },  { "stripe-size", 's', "setstripe" },
 	{ "size", 's', "truncate" },    { "delete", 'd', NULL },
-	{ "symbolic", 's', "ln" },
+	{ "symbolic", 's', "ln" },       { "versioned", 'V', "setstripe" },
+	{ "snapshot", 'S', "cat" },
 };
 
 static int in_list(const char *list, const char *word)
@@ -313,6 +322,8 @@ struct json_object *tool_json_layout(struct tool *t, const struct tessera_layout
 		return NULL;
 	json_object_object_add(o, "strip_size", json_object_new_uint64(l->strip_size));
 	json_object_object_add(o, "stripe_count", json_object_new_int64(l->count));
+	json_object_object_add(o, "versioned",
+			       json_object_new_boolean(l->kind == TESSERA_LAYOUT_VERSIONED));
 	if (is_dir)
 		return o;
 	objs = json_object_new_array();

@@ -7,6 +7,7 @@
  * data.c      cp and cat
  * servers.c   ping, df and stats
  * fsck.c      fsck
+ * vers.c      snapshot and vstat (versioned files)
  *
  * Everything uses only the public client API (tessera.h), and proto's
  * size parser (tp_size.h), which the config file shares. There is no
@@ -123,5 +124,7 @@ int cmd_fsck(struct tool *t, int argc, char **argv);
 int cmd_ln(struct tool *t, int argc, char **argv);
 int cmd_readlink(struct tool *t, int argc, char **argv);
 int cmd_mknod(struct tool *t, int argc, char **argv);
+int cmd_snapshot(struct tool *t, int argc, char **argv);
+int cmd_vstat(struct tool *t, int argc, char **argv);
 
 #endif /* TESSERA_TOOL_H */
