@@ -266,11 +266,59 @@ static void test_cost(void **state)
 		      tv / COST_N * 1e6, tp / COST_N * 1e6, tr / COST_N * 1e6);
 }
 
+/* Through the library (the client and the version server as built): a
+ * versioned file striped over two daemons, overlapping writes across
+ * strips, a truncate, a snapshot, fsync (merges), close and reopen; then
+ * unlink removes the objects' logs. A smoke test of the chain; the
+ * concurrent one is test_version.c. */
+static void test_library(void **state)
+{
+	struct fx *x = *state;
+	struct tessera_layout want = { .strip_size = 4096, .count = 2,
+				       .kind = TESSERA_LAYOUT_VERSIONED }, got;
+	static uint8_t a[12288], b[12288], r[12288 + 16];
+	struct tessera_version_state vs;
+	struct tessera_stat st;
+	tessera_file *f, *s;
+	uint64_t snap;
+
+	memset(a, 'a', sizeof(a));
+	memset(b, 'b', sizeof(b));
+	CHECK(x->c->fs, tessera_open(x->c->fs, "/lib", O_CREAT | O_RDWR, 0600, &want, &f));
+	CHECK(x->c->fs, tessera_file_layout(f, &got));
+	assert_int_equal(got.kind, TESSERA_LAYOUT_VERSIONED);
+	assert_int_equal(tessera_pwrite(f, a, sizeof(a), 0), sizeof(a));
+	assert_int_equal(tessera_pwrite(f, b, 6000, 3000), 6000);
+	CHECK(x->c->fs, tessera_snapshot_create(f, "one", &snap));
+	CHECK(x->c->fs, tessera_ftruncate(f, 5000));
+	assert_int_equal(tessera_pread(f, r, sizeof(r), 0), 5000);
+	assert_memory_equal(r, a, 3000);
+	assert_memory_equal(r + 3000, b, 2000);
+	CHECK(x->c->fs, tessera_fstat(f, &st));
+	assert_int_equal(st.size, 5000);
+	CHECK(x->c->fs, tessera_open_snapshot(x->c->fs, "/lib", "one", &s));
+	assert_int_equal(tessera_pread(s, r, sizeof(r), 0), sizeof(a));
+	assert_memory_equal(r + 3000, b, 6000);
+	assert_memory_equal(r + 9000, a, 3288);
+	CHECK(x->c->fs, tessera_close(s));
+	CHECK(x->c->fs, tessera_snapshot_drop(f, "one"));
+	CHECK(x->c->fs, tessera_fsync(f));
+	CHECK(x->c->fs, tessera_version_state(f, &vs));
+	assert_int_equal(vs.unmerged, 0);
+	CHECK(x->c->fs, tessera_close(f));
+	CHECK(x->c->fs, tessera_open(x->c->fs, "/lib", O_RDONLY, 0, NULL, &f));
+	assert_int_equal(tessera_pread(f, r, sizeof(r), 0), 5000);
+	assert_memory_equal(r + 3000, b, 2000);
+	CHECK(x->c->fs, tessera_close(f));
+	CHECK(x->c->fs, tessera_unlink(x->c->fs, "/lib"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_versions_on_workers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill_recovers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_library, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cost, setup, teardown),
 	};
 
