@@ -140,8 +140,8 @@ static void test_versions_on_workers(void **state)
 	assert_memory_equal(x->got, "aaaaaaaa", 8);
 	assert_int_equal(vread(x, 3, NULL, 0, 16, err), 0);
 	assert_memory_equal(x->got, "aabbbbaa", 8);
-	/* Plain I/O of it is refused, naming the object and the daemon. */
-	assert_int_equal(vread(x, 0, NULL, 0, 16, err), -EINVAL);
+	/* A plain write of it is refused, naming the object and the daemon. */
+	assert_int_equal(vwrite(x, 0, 0, "plain", err), -EINVAL);
 	assert_non_null(strstr(err, "storage daemon"));
 	/* Merge up to 3: the base holds it, the log is empty. */
 	g.file = x->vcap.file;
