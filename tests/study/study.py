@@ -186,6 +186,15 @@ def sh(cmd, **kw):
     return subprocess.run(cmd, check=True, **kw)
 
 
+def alive(pid):
+    """Whether process pid exists."""
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
 class Cluster:
     """1 metadata and N_IOS storage daemons: tessera-local on loopback, or
     tests/study/netns.sh on namespaces behind a rate-limited bridge."""
@@ -250,14 +259,6 @@ class Cluster:
         while pids and time.time() < deadline:
             pids = [p for p in pids if alive(p)]
             time.sleep(0.05)
-
-
-def alive(pid):
-    try:
-        os.kill(pid, 0)
-    except OSError:
-        return False
-    return True
 
     def stats(self):
         """The daemons' summed counters: {(method, column): value}, plus
