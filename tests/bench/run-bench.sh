@@ -28,7 +28,7 @@ mkdir -p "$TESSERA_VAR/baseline"
 	# unmerged versions and the log's storage; the figures are the study's
 	# (study.py --parts versions: 16 writers, 8 daemons, both sweeps)
 	"$top/build/bin/tessera-bench-version" -c "$TESSERA_VAR/tessera.conf" -p 8 -i 2 -r 3 \
-		--reads --storage "$TESSERA_VAR" | grep -v '^row '
+		--reads --storage "$TESSERA_VAR" | grep -Ev '^(row|readrow|storagerow) '
 	"$top/build/bin/tessera-bench-tlk"
 	"$top/build/bin/tessera-bench-store" -d "$TESSERA_VAR/baseline" -s "${BENCH_MIB:-1024}"
 	for extra in "$top"/tests/bench/bench_*.sh; do
