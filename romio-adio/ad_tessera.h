@@ -95,6 +95,10 @@ struct adt_file {
 	uint64_t shared_fp_views;      /* views set since open (mixed into the key) */
 	uint64_t strip_size;           /* of the open file, else the striping_unit hint */
 	uint32_t stripe_count;         /* likewise striping_factor */
+	int versioned;                 /* the open file is versioned (chapter 8:
+					* atomic mode takes no locks); before the
+					* open, the tessera_versioned hint, for a
+					* create */
 	int hint_error;                /* a refused hint (negative errno), or 0: */
 	char hint_msg[512];            /* ROMIO ignores SetInfo's error at open,
 					* so the open fails with this */

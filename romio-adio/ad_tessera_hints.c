@@ -11,6 +11,9 @@
  *                       posix | list | datatype (the default)
  *   tessera_lock_protocol  how it takes them: two-phase | one-try | alt-try
  *                       (the default)
+ *   tessera_versioned   true | false (the default): a file this open creates
+ *                       is versioned (docs/user-guide.md, "Versioned files"),
+ *                       and atomic mode on it takes no locks
  *
  * A value the driver cannot use is refused with a message naming the hint
  * and the file. MPI_File_get_info then reports what is in force: the
@@ -88,6 +91,20 @@ static int choose(MPI_Info info, ADIO_File fd, struct adt_file *s, const char *k
 	return -1;
 }
 
+/* tessera_versioned: true or false (enable or disable, as ROMIO spells its
+ * own switches). It applies at create; an open file keeps what it is. */
+static int choose_versioned(MPI_Info info, ADIO_File fd, struct adt_file *s, int *out)
+{
+	static const char *const names[] = { "false", "true", "disable", "enable" };
+	int m = -1; /* absent */
+
+	if (choose(info, fd, s, "tessera_versioned", names, 4, &m))
+		return -1;
+	if (m >= 0 && !s->file)
+		*out = m % 2;
+	return 0;
+}
+
 /* Refuse a hint: an error code now, and remembered for the open. */
 #define REFUSE(err, ...)                                                        \
 	do {                                                                    \
@@ -103,6 +120,7 @@ void ADIOI_TESSERA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 	char value[MPI_MAX_INFO_VAL + 1];
 	int read_method, write_method, lock_method, lock_protocol;
 	uint64_t unit, factor, batch, v;
+	int versioned;
 
 	if (!s) {
 		*error_code = ADT_ERROR(-ENOMEM, "hints for %s: out of memory", fd->filename);
@@ -115,6 +133,7 @@ void ADIOI_TESSERA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 	unit = s->strip_size;
 	factor = s->stripe_count;
 	batch = s->list_batch;
+	versioned = s->versioned;
 
 	s->hint_error = 0;
 	/* Check every hint of ours before applying any. */
@@ -125,7 +144,8 @@ void ADIOI_TESSERA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 	    choose(users_info, fd, s, "tessera_lock_method", adt_lock_method_names,
 		   ADT_LOCK_METHODS, &lock_method) ||
 	    choose(users_info, fd, s, "tessera_lock_protocol", adt_lock_protocol_names,
-		   ADT_LOCK_PROTOCOLS, &lock_protocol))
+		   ADT_LOCK_PROTOCOLS, &lock_protocol) ||
+	    choose_versioned(users_info, fd, s, &versioned))
 		goto refused;
 	if (get(users_info, "tessera_list_batch", value, sizeof(value)) &&
 	    parse_u64(value, 0, UINT32_MAX, &batch)) {
@@ -173,6 +193,7 @@ void ADIOI_TESSERA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 	s->list_batch = (uint32_t)batch;
 	s->strip_size = unit;
 	s->stripe_count = (uint32_t)factor;
+	s->versioned = versioned;
 	fd->hints->striping_unit = (int)unit;
 	fd->hints->striping_factor = (int)factor;
 
@@ -183,6 +204,7 @@ void ADIOI_TESSERA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 		       (char *)adt_lock_protocol_names[lock_protocol]);
 	snprintf(value, sizeof(value), "%llu", (unsigned long long)batch);
 	ADIOI_Info_set(fd->info, "tessera_list_batch", value);
+	ADIOI_Info_set(fd->info, "tessera_versioned", versioned ? "true" : "false");
 	if (unit) {
 		snprintf(value, sizeof(value), "%llu", (unsigned long long)unit);
 		ADIOI_Info_set(fd->info, "striping_unit", value);

@@ -111,6 +111,7 @@ static int open_by_path(ADIO_File fd, int access_mode, struct adt_file *s, int *
 	memset(&layout, 0, sizeof(layout));
 	layout.strip_size = s->strip_size;  /* hints; 0: the directory's default */
 	layout.count = s->stripe_count;
+	layout.kind = s->versioned ? TESSERA_LAYOUT_VERSIONED : TESSERA_LAYOUT_PLAIN;
 	if ((flags & O_ACCMODE) == O_WRONLY) {
 		rc = tessera_open(fs, s->path, (flags & ~O_ACCMODE) | O_RDWR, create_mode(fd),
 				  (access_mode & ADIO_CREATE) ? &layout : NULL, &s->file);
@@ -149,6 +150,8 @@ static int adopt_layout(ADIO_File fd, struct adt_file *s, char *msg, size_t msgl
 	}
 	s->strip_size = layout.strip_size;
 	s->stripe_count = layout.count;
+	s->versioned = layout.kind == TESSERA_LAYOUT_VERSIONED;
+	ADIOI_Info_set(fd->info, "tessera_versioned", s->versioned ? "true" : "false");
 	fd->hints->striping_unit = (int)layout.strip_size;
 	fd->hints->striping_factor = (int)layout.count;
 	snprintf(value, sizeof(value), "%llu", (unsigned long long)layout.strip_size);

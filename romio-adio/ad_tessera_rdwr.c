@@ -46,7 +46,8 @@ int64_t adt_contig_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 	if (file_ptr_type == ADIO_INDIVIDUAL)
 		offset = fd->fp_ind;
 	memset(&held, 0, sizeof(held));
-	if (fd->atomicity && len) {
+	/* A versioned file's call is one version: atomic without a lock. */
+	if (fd->atomicity && len && !s->versioned) {
 		uint64_t off = (uint64_t)offset;
 
 		rc = adt_lock_regions(fd, write ? TESSERA_LOCK_WRITE : TESSERA_LOCK_READ, &off, &len,

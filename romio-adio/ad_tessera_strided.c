@@ -481,6 +481,22 @@ static int run(struct access *a, int *method, const void *buf, int count, MPI_Da
 	return -EINVAL;
 }
 
+/* The method of an access of a versioned file, whose one library call is
+ * one version (atomic without a lock): in atomic mode one list call
+ * rather than a call per region (posix) or per window (sieve); and never
+ * a sieving write, whose read-modify-write of windows others write
+ * meanwhile only a lock makes safe. Other files: the hint's method. */
+static int versioned_method(const struct adt_file *s, int atomic, int writing, int method)
+{
+	if (!s->versioned)
+		return method;
+	if (method == ADT_SIEVE && (writing || atomic))
+		return ADT_LIST;
+	if (method == ADT_POSIX && atomic)
+		return ADT_LIST;
+	return method;
+}
+
 int64_t adt_strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 		       int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
 		       int *error_code, int writing, const char *myname)
@@ -493,12 +509,14 @@ int64_t adt_strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype
 	if (prepare(&a, fd, buf, count, datatype, file_ptr_type, offset, writing, myname,
 		    error_code))
 		return -1;
-	method = writing ? a.s->write_method : a.s->read_method;
+	method = versioned_method(a.s, fd->atomicity, writing,
+				  writing ? a.s->write_method : a.s->read_method);
 	memset(&held, 0, sizeof(held));
-	/* Atomic mode: the exact bytes, locked by the lock method; sieving
-	 * writes lock their windows themselves (by_sieve). */
+	/* Atomic mode: the exact bytes, locked by the lock method (a
+	 * versioned file: none); sieving writes lock their windows themselves
+	 * (by_sieve). */
 	rc = 0;
-	if (fd->atomicity && a.len && !(writing && method == ADT_SIEVE))
+	if (fd->atomicity && a.len && !a.s->versioned && !(writing && method == ADT_SIEVE))
 		rc = adt_lock_view(fd, writing ? TESSERA_LOCK_WRITE : TESSERA_LOCK_READ, &a.view,
 				   a.pos, a.len, &held, a.why, sizeof(a.why));
 	if (!rc) {

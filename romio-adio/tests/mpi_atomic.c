@@ -55,7 +55,9 @@ static uint64_t rnd(uint64_t *s)
 }
 
 /* Open (creating with 4 KiB strips) with the lock method and protocol
- * given (NULL: the defaults) and more hints as key, value pairs. */
+ * given (NULL: the defaults) and more hints as key, value pairs. The
+ * method "versioned" creates a versioned file instead (chapter 8: atomic
+ * mode takes no locks on it). */
 static int open_file(const char *leaf, int amode, const char *method, const char *protocol,
 		     MPI_File *fh, MPI_Comm comm, ...)
 {
@@ -69,7 +71,9 @@ static int open_file(const char *leaf, int amode, const char *method, const char
 	MPI_Info_create(&info);
 	MPI_Info_set(info, "striping_unit", "4096");
 	MPI_Info_set(info, "striping_factor", "4");
-	if (method)
+	if (method && !strcmp(method, "versioned"))
+		MPI_Info_set(info, "tessera_versioned", "true");
+	else if (method)
 		MPI_Info_set(info, "tessera_lock_method", (char *)method);
 	if (protocol)
 		MPI_Info_set(info, "tessera_lock_protocol", (char *)protocol);
@@ -183,11 +187,13 @@ static void test_atomicity(void)
 	CHECK_MPI(MPI_File_get_atomicity(fh, &flag));
 	CHECK(flag == 1, "atomicity reads %d after set_atomicity(1)", flag);
 	CHECK_MPI(MPI_File_get_info(fh, &used));
-	flag = info_is(used, "tessera_lock_method", cur_method) &&
-	       info_is(used, "tessera_lock_protocol", cur_protocol);
+	flag = strcmp(cur_method, "versioned")
+		       ? info_is(used, "tessera_lock_method", cur_method)
+		       : info_is(used, "tessera_versioned", "true");
+	flag = flag && info_is(used, "tessera_lock_protocol", cur_protocol);
 	MPI_Info_free(&used);
-	CHECK(flag, "MPI_File_get_info does not report tessera_lock_method=%s, "
-	      "tessera_lock_protocol=%s", cur_method, cur_protocol);
+	CHECK(flag, "MPI_File_get_info does not report tessera_lock_method=%s (or"
+	      " tessera_versioned=true), tessera_lock_protocol=%s", cur_method, cur_protocol);
 	/* Contiguous: starts from 0s. */
 	CHECK(zero_by_rank0(fh, buf) == 0, "rank 0 could not write the initial zeros");
 	torn[0] = atomic_rounds(fh, buf, 0, reps, &saw_new);
@@ -480,15 +486,20 @@ static int sieve_value(int rank, int round, int i)
 	return round * 1000000 + rank * 10000 + i;
 }
 
+/* The same on a versioned file: the driver makes each sieving write one
+ * list write (a version), with no lock and no window read back. */
+static const char *sieve_method;
+
 static void test_sieve_concurrent(void)
 {
 	int *buf = malloc(SIEVE_INTS * sizeof(int)), *all = NULL, ok = 1;
+	const char *leaf = sieve_method ? "sieve-versioned" : "sieve";
 	MPI_Datatype vec, tiled;
 	MPI_File fh;
 
 	CHECK(buf, "out of memory");
-	remove_file("sieve");
-	CHECK_MPI(open_file("sieve", MPI_MODE_CREATE | MPI_MODE_RDWR, NULL, NULL, &fh,
+	remove_file(leaf);
+	CHECK_MPI(open_file(leaf, MPI_MODE_CREATE | MPI_MODE_RDWR, sieve_method, NULL, &fh,
 			    MPI_COMM_WORLD, "tessera_io_write", "sieve", "ind_wr_buffer_size", "16384",
 			    NULL));
 	MPI_Type_vector(SIEVE_INTS, 1, mc_size, MPI_INT, &vec);
@@ -1034,6 +1045,10 @@ int main(int argc, char **argv)
 				snprintf(name, sizeof(name), "atomicity_%s_%s", cur_method, cur_protocol);
 				mc_test(name, test_atomicity);
 			}
+		/* a versioned file: versions, not locks (the protocol is unused) */
+		cur_method = "versioned";
+		cur_protocol = "alt-try";
+		mc_test("atomicity_versioned", test_atomicity);
 		mc_test("without_atomic_mode_for_comparison", test_without_atomic_mode);
 	} else if (!strcmp(what, "serial")) {
 		if (argc > 3)
@@ -1048,9 +1063,18 @@ int main(int argc, char **argv)
 						 cur_protocol, c ? "collective" : "independent");
 					mc_test(name, test_serial);
 				}
+		for (int c = 0; c < 2; c++) {
+			cur_method = "versioned";
+			cur_protocol = "alt-try";
+			cur_coll = c;
+			mc_test(c ? "serializable_versioned_collective"
+				  : "serializable_versioned_independent", test_serial);
+		}
 		mc_test("serial_without_atomic_mode_for_comparison",
 			test_serial_without_atomic_mode);
 		mc_test("sieving_writes_at_once", test_sieve_concurrent);
+		sieve_method = "versioned";
+		mc_test("sieving_writes_at_once_versioned", test_sieve_concurrent);
 	} else if (!strcmp(what, "shared")) {
 		mc_test("write_shared_tiles_the_file", test_write_shared);
 		mc_test("read_shared_reads_each_record_once", test_read_shared);

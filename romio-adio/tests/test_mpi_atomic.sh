@@ -14,6 +14,9 @@
 #   shared      shared file pointers: write_shared tiles the file,
 #               read_shared reads each record once, ordered calls in rank
 #               order, seek/position/view/append/sequential, atomic mode
+#   versioned   the atomicity, serializability and sieving checks again on
+#               versioned files (hint tessera_versioned=true): they pass
+#               with no lock taken (chapter 8)
 #   killed      a rank killed while holding a lock: the others go on
 #               within the lease (10 s here: shorter ones expired under load)
 # and from the driver's trace, that the locks and the pointer were the
@@ -49,6 +52,20 @@ locks_were_taken() {
 	  "$(trace_sum "$MNT/atomic/atomicity-list-" locks)" ]
 }
 check "atomic_accesses_took_locks" locks_were_taken
+# A versioned file's atomic and sieving accesses took none: versions, not
+# locks, made them atomic (atomicity_versioned, serializable_versioned_*,
+# sieving_writes_at_once_versioned passed above).
+versioned_took_no_locks() {
+	local f n
+	for f in atomicity-versioned- serial-versioned- sieve-versioned; do
+		n=$(trace_sum "$MNT/atomic/$f" locks)
+		echo "$f: $n locks"
+		[ "$n" -eq 0 ] || return 1
+	done
+	# and the trace has them (a pattern that matched nothing would pass)
+	grep -q "file=$MNT/atomic/atomicity-versioned-" "$TRACE"
+}
+check "versioned_accesses_took_no_locks" versioned_took_no_locks
 generic_locks_routed() {
 	n=$(trace_sum "$MNT/atomic/shared-atomic" generic_locks)
 	echo "ROMIO's generic locks taken by the driver: $n"

@@ -21,6 +21,10 @@
 # MPI_UB, which Open MPI 4's mpi.h hides; romio_mpi1_compat.h declares them
 # (libmpi still has them). A listed program that did not compile fails.
 #
+# atomicity runs twice: also in a directory whose new files are versioned
+# (tessera setstripe --versioned; chapter 8), where it must pass with no
+# lock taken (romio_atomicity_versioned).
+#
 # Run, with the driver's documented differences allowed (and nothing else):
 #   file_info  expects the striping_factor it asked for (0) echoed back; the
 #              driver reports the file's real striping (what is in force)
@@ -126,4 +130,26 @@ while read -r name why; do
 	case " $(echo $tests) " in *" $name:"*) continue ;; esac
 	skip_check "romio_$name" "does not compile with Open MPI 4: $why"
 done <"$RT/not-compiled"
+
+# ROMIO's atomicity test on a versioned file: versions, not locks, keep
+# every read whole.
+atomicity_versioned() {
+	local f=$MNT/romio/versioned/atomicity
+	"$BIN/tessera" mkdir /romio/versioned >/dev/null &&
+		"$BIN/tessera" setstripe -s 4096 -c 4 --versioned /romio/versioned >/dev/null ||
+		return 1
+	timeout -k 5 600 "${MPIRUN[@]}" -np 8 "$RT/atomicity" -fname "tessera:$f" \
+		>"$D/atomicity-versioned.out" 2>&1
+	cat "$D/atomicity-versioned.out"
+	grep -q 'No Errors' "$D/atomicity-versioned.out" || return 1
+	"$BIN/tessera" stat /romio/versioned/atomicity | grep -q 'versioned: *yes' ||
+		{ echo "the file is not versioned"; return 1; }
+	awk -v f="file=$f" '$1 == "ad_tessera" && $4 == f {
+		seen = 1
+		for (i = 1; i <= NF; i++) if (index($i, "locks=") == 1) n += substr($i, 7)
+	} END { print "locks = " n + 0; exit !(seen && n == 0) }' "$TRACE"
+}
+if [ -x "$RT/atomicity" ]; then
+	check romio_atomicity_versioned atomicity_versioned
+fi
 finish
