@@ -397,6 +397,9 @@ static struct tc_req *merge_req(tessera_fs *fs, const struct tessera_layout *l, 
 	return tc_req_new(fs, (int)l->servers[slot], TP_OP_VLOG, &m.base, NULL, 0);
 }
 
+/* VERSION_MERGED of object `slot`: the version its daemon says it merged
+ * up to (a read pinned below the grant's bound stops it there), else the
+ * bound. */
 static struct tc_req *merged_req(tessera_fs *fs, const struct tessera_layout *l, uint32_t slot,
 				 const Tessera__Capability *cap, uint64_t upto)
 {
@@ -408,17 +411,28 @@ static struct tc_req *merged_req(tessera_fs *fs, const struct tessera_layout *l,
 	return tc_req_new(fs, TC_MDS, TP_OP_VERSION, &m.base, NULL, 0);
 }
 
-/* Make reqs[0..count) with `make`, run them; the first failure named. */
+/* What a VLOG MERGE's reply says the object merged up to, at most the
+ * grant's bound (0 in a reply: the bound). */
+static uint64_t merged_upto(const struct tc_req *r, uint64_t bound)
+{
+	const Tessera__VlogReply *rep = (const Tessera__VlogReply *)r->reply;
+
+	return rep && rep->merged && rep->merged < bound ? rep->merged : bound;
+}
+
+/* One request per object, all at once: VLOG MERGE (merged NULL; each
+ * object's merged version noted in `upto`), or VERSION_MERGED with those
+ * versions. The first failure named. */
 static int run_per_object(tessera_fs *fs, const struct tessera_layout *l,
 			  const Tessera__Capability *cap, const Tessera__VersionReply *rep,
-			  int merged_step, const char *label)
+			  uint64_t *upto, int merged_step, const char *label)
 {
 	struct tc_req *reqs[TESSERA_MAX_STRIPE] = { 0 };
 	Tessera__VersionCommit **pick = calloc(rep->n_vmap + 1, sizeof(*pick));
 	int rc = pick ? 0 : -ENOMEM;
 
 	for (uint32_t i = 0; !rc && i < l->count; i++) {
-		reqs[i] = merged_step ? merged_req(fs, l, i, cap, rep->grant->upto)
+		reqs[i] = merged_step ? merged_req(fs, l, i, cap, upto[i])
 				      : merge_req(fs, l, i, cap, rep, pick);
 		if (!reqs[i])
 			rc = -ENOMEM;
@@ -431,6 +445,8 @@ static int run_per_object(tessera_fs *fs, const struct tessera_layout *l,
 				tc_req_fail(fs, reqs[i], label);
 				break;
 			}
+	for (uint32_t i = 0; !rc && !merged_step && i < l->count; i++)
+		upto[i] = merged_upto(reqs[i], rep->grant->upto);
 	for (uint32_t i = 0; i < l->count; i++)
 		tc_req_free(fs, reqs[i]);
 	free(pick);
@@ -442,6 +458,7 @@ int tc_vers_merge(tessera_fs *fs, const struct tessera_layout *l, const Tessera_
 {
 	Tessera__VersionRequest m;
 	Tessera__VersionReply *rep;
+	uint64_t upto[TESSERA_MAX_STRIPE];
 	char label[4200];
 	int rc;
 
@@ -452,10 +469,10 @@ int tc_vers_merge(tessera_fs *fs, const struct tessera_layout *l, const Tessera_
 	if (!rep->grant)
 		rc = tc_fail(fs, -EPROTO, "%s: the metadata daemon sent no grant", label);
 	if (!rc)
-		rc = run_per_object(fs, l, cap, rep, 0, label);
+		rc = run_per_object(fs, l, cap, rep, upto, 0, label);
 	if (!rc) {
 		snprintf(label, sizeof(label), "merged %s", path);
-		rc = run_per_object(fs, l, cap, rep, 1, label);
+		rc = run_per_object(fs, l, cap, rep, upto, 1, label);
 	}
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return rc;
