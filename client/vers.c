@@ -164,6 +164,7 @@ int tc_vers_read_begin(tessera_fs *fs, const Tessera__Capability *cap, const cha
 		       uint64_t end_read, const char *path, struct tc_vread *rd)
 {
 	Tessera__VersionRequest m;
+	char what[TESSERA_SNAPSHOT_NAME_MAX + 64];
 	int rc;
 
 	memset(rd, 0, sizeof(*rd));
@@ -171,7 +172,9 @@ int tc_vers_read_begin(tessera_fs *fs, const Tessera__Capability *cap, const cha
 	m.end_read = end_read;
 	if (snap)
 		m.name = (char *)snap;
-	rc = vcall(fs, &m, snap ? "read as of a snapshot of" : "read version of", path, &rd->rep);
+	snprintf(what, sizeof(what), snap ? "read as of snapshot '%s' of" : "read version of%s",
+		 snap ? snap : "");
+	rc = vcall(fs, &m, what, path, &rd->rep);
 	if (rc)
 		return rc;
 	rd->vr = rd->rep->version;
