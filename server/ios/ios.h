@@ -64,7 +64,8 @@ struct ios_pool;
  * are the lane's. */
 enum ios_job {
 	IOS_JOB_WRITE, IOS_JOB_READ, IOS_JOB_SIZE, IOS_JOB_TRUNCATE, IOS_JOB_REMOVE,
-	IOS_JOB_SYNC, IOS_JOB_COUNTER, IOS_JOB_FALLOCATE
+	IOS_JOB_SYNC, IOS_JOB_COUNTER, IOS_JOB_FALLOCATE,
+	IOS_JOB_VLOG /* VLOG's merge or state: part[0].vjob's results */
 };
 struct ios_work;
 struct ios_part {
@@ -92,6 +93,9 @@ struct ios_part {
 	char *why;                 /* the store's reason for rc (or NULL) */
 	uint64_t syscalls;
 	uint8_t *buf;              /* read: the bytes */
+	/* A versioned object's part (ios_vlogs.h): run on its log instead
+	 * of the store (the job still says how it is answered); owned. */
+	struct ios_vjob *vjob;
 };
 struct ios_work {
 	enum ios_job op;
@@ -107,6 +111,7 @@ struct ios_work {
 	int checking;
 	struct srv_seal_check check;
 	int check_rc;              /* tp_frame_verify's */
+	struct ios_vlogs *vlogs;   /* REMOVE: the objects' logs go too */
 	struct ios_work *prev, *next; /* the pool's works */
 	size_t parts;
 	struct ios_part part[];
@@ -134,6 +139,8 @@ struct ios {
 	struct ios_pool *pool;     /* NULL: the loop does the disk work */
 	struct ios_local *local;   /* NULL: local reads are off... */
 	const char *local_off;     /* ...and why */
+	struct ios_vlogs *vlogs;   /* open version logs (ios_vlogs.h); made at
+				    * the first versioned request */
 };
 
 /* Works: made by a handler with its parts' arguments filled, then handed
@@ -202,6 +209,8 @@ void ios_local_counts(const struct ios *ios, uint64_t *handed, uint64_t *refused
  * be served. Opcodes that touch no object (ping, statfs, stats) pass. */
 int ios_caps_create(const struct cap_key *key, struct ios_caps **out);
 void ios_caps_destroy(struct ios_caps *c);
+/* The shared key (signed commits and merge grants: ios_vlogd.c). */
+const struct cap_key *ios_caps_key(const struct ios_caps *c);
 int ios_refuse_by_cap(struct ios *ios, struct srv_req *req);
 /* What a request of opcode op needs (the check's first step): its
  * capability, the objects it names (n may be 0: a lease names a session,

@@ -22,3 +22,12 @@ $(B)/bin/tessera-ios: $(IOS_MAIN:%.c=$(B)/%.o) $(IOS_LIB) $$(SRVCORE_LIB) \
 		$$(TP_LIB) $$(TLK_LIB) $$(TDL_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(filter %.a,$^) $(SYS_LIBS) $(SD_LIBS)
+
+# tests/unit/test_ios_vlogs runs the daemon in-process through ios_main.c's
+# dispatch table (as the fuzz target does), which notifies systemd.
+$(B)/tests/unit/test_ios_vlogs: SYS_LIBS += $(SD_LIBS)
+
+# tests/integ/test_vios plays the version server: it signs capabilities,
+# commits and grants with the daemons' key (server/core/cap.c).
+$(B)/tests/integ/test_vios.o: CPPFLAGS += -I$(B)/include/server/core
+$(B)/tests/integ/test_vios: CL_LINK_LIBS := $(SRVCORE_LIB) $(CL_LINK_LIBS)

@@ -8,7 +8,8 @@
  *   - it names every object the request touches (admin capabilities name
  *     all), and
  *   - it holds a right the opcode needs (its row of TP_OPCODES, tproto.h;
- *     an exclusive LOCK_ACQUIRE needs WRITE, which its body says).
+ *     an exclusive LOCK_ACQUIRE and a VLOG merge need WRITE, which their
+ *     bodies say).
  * The answer names the opcode, the object and this daemon.
  *
  * Verified capabilities are remembered (IOS_CAP_CACHE of them, direct
@@ -59,6 +60,11 @@ void ios_caps_destroy(struct ios_caps *c)
 	for (size_t i = 0; i < IOS_CAP_CACHE; i++)
 		free(c->cache[i].enc);
 	free(c);
+}
+
+const struct cap_key *ios_caps_key(const struct ios_caps *c)
+{
+	return &c->key;
 }
 
 /* Verified before (cached) or now (then cached). */
@@ -112,6 +118,11 @@ static uint32_t body_rights(unsigned op, const ProtobufCMessage *msg, uint32_t r
 {
 	if (op == TP_OP_LOCK_ACQUIRE && msg->descriptor == &tessera__lock_acquire_request__descriptor &&
 	    ((const Tessera__LockAcquireRequest *)msg)->mode != TESSERA__LOCK_MODE__LOCK_READ)
+		return TP_CAP_WRITE;
+	/* VLOG: its row says STAT (the state); a merge changes the object
+	 * (anything but the state is judged as a merge). */
+	if (op == TP_OP_VLOG && msg->descriptor == &tessera__vlog_request__descriptor &&
+	    ((const Tessera__VlogRequest *)msg)->op != TESSERA__VLOG_OP__VLOG_STATE)
 		return TP_CAP_WRITE;
 	return rights;
 }

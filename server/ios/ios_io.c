@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "ios.h"
+#include "ios_vlogs.h"
 #include "tdl.h"
 
 #define OBJ "object %016" PRIx64
@@ -33,18 +34,27 @@ static const char *job_name(enum ios_job op)
 
 /* Hand checked pieces to the disk work (ios_pool.c), which answers:
  * writes (IOS_JOB_WRITE) take the frame's data, reads (IOS_JOB_READ)
- * answer with `total` bytes. The pieces are taken over. */
+ * answer with `total` bytes. The pieces are taken over. A versioned
+ * object's (vf against its capability: ios_vlogs.h) go to its log. */
 static void reply_pieces(struct ios *ios, struct srv_req *req, enum ios_job op,
 			 enum ios_method m, uint64_t handle, struct ios_piece *pieces, size_t n,
-			 uint64_t total)
+			 uint64_t total, const struct ios_vfields *vf)
 {
-	struct ios_work *w = ios_work_new(op, m, job_name(op), 1);
+	struct ios_vjob *vj = NULL;
+	struct ios_work *w;
 
-	if (!w) {
+	if (ios_vprepare(ios, req, vf, handle, op == IOS_JOB_WRITE ? IOS_VKIND_WRITE
+				: IOS_VKIND_READ, job_name(op), &vj) < 0) {
 		free(pieces);
+		return;
+	}
+	if (!(w = ios_work_new(op, m, job_name(op), 1))) {
+		free(pieces);
+		ios_vjob_free(vj);
 		srv_reply_error(req, -ENOMEM, "%s " OBJ ": no memory", job_name(op), handle);
 		return;
 	}
+	w->part[0].vjob = vj;
 	w->part[0].handle = handle;
 	w->part[0].pieces = pieces;
 	w->part[0].n = n;
@@ -54,7 +64,7 @@ static void reply_pieces(struct ios *ios, struct srv_req *req, enum ios_job op,
 
 /* A contiguous request: one piece. */
 static void reply_contig(struct ios *ios, struct srv_req *req, enum ios_job op, uint64_t handle,
-			 uint64_t offset, uint64_t length)
+			 uint64_t offset, uint64_t length, const struct ios_vfields *vf)
 {
 	struct ios_piece *p = malloc(sizeof(*p));
 
@@ -64,13 +74,14 @@ static void reply_contig(struct ios *ios, struct srv_req *req, enum ios_job op, 
 	}
 	p->offset = offset;
 	p->length = length;
-	reply_pieces(ios, req, op, IOS_CONTIG, handle, p, 1, length);
+	reply_pieces(ios, req, op, IOS_CONTIG, handle, p, 1, length, vf);
 }
 
 void ios_do_write(struct ios *ios, struct srv_req *req)
 {
 	Tessera__WriteRequest *w = (Tessera__WriteRequest *)req->msg;
 	uint64_t length = req->frame.hdr.data_len;
+	struct ios_vfields vf = { w->cap, w->version_t, 0, NULL, 0, NULL, 0 };
 
 	if (ios_refuse_stale_epoch(ios, req, w->lock_epoch, w->handle, "write"))
 		return;
@@ -79,12 +90,13 @@ void ios_do_write(struct ios *ios, struct srv_req *req)
 				" is beyond the largest object", w->handle, w->offset, length);
 		return;
 	}
-	reply_contig(ios, req, IOS_JOB_WRITE, w->handle, w->offset, length);
+	reply_contig(ios, req, IOS_JOB_WRITE, w->handle, w->offset, length, &vf);
 }
 
 void ios_do_read(struct ios *ios, struct srv_req *req)
 {
 	Tessera__ReadRequest *r = (Tessera__ReadRequest *)req->msg;
+	struct ios_vfields vf = { r->cap, r->read_version, 0, r->vmap, r->n_vmap, NULL, 0 };
 
 	if (ios_refuse_stale_epoch(ios, req, r->lock_epoch, r->handle, "read"))
 		return;
@@ -99,7 +111,7 @@ void ios_do_read(struct ios *ios, struct srv_req *req)
 				" is beyond the largest object", r->handle, r->offset, r->length);
 		return;
 	}
-	reply_contig(ios, req, IOS_JOB_READ, r->handle, r->offset, r->length);
+	reply_contig(ios, req, IOS_JOB_READ, r->handle, r->offset, r->length, &vf);
 }
 
 /* The data a request moves must match what it carries (writes) and fit
@@ -130,7 +142,17 @@ void ios_do_list(struct ios *ios, struct srv_req *req)
 	const char *what = op == IOS_JOB_WRITE ? "list write" : "list read";
 	struct ios_piece *pieces;
 	uint64_t total = 0;
+	struct ios_vfields vf = { l->cap, 0, 0, NULL, 0, NULL, 0 };
 
+	if (op == IOS_JOB_WRITE) {
+		vf.version = l->version_t;
+		vf.other = l->read_version | l->n_vmap;
+	} else {
+		vf.version = l->read_version;
+		vf.other = l->version_t;
+		vf.vmap = l->vmap;
+		vf.n_vmap = l->n_vmap;
+	}
 	if (ios_refuse_stale_epoch(ios, req, l->lock_epoch, l->handle, what))
 		return;
 	if (l->n_offsets != l->n_lengths) {
@@ -165,7 +187,7 @@ void ios_do_list(struct ios *ios, struct srv_req *req)
 	}
 	if (!refuse_bad_total(ios, req, op, total, l->handle, what)) {
 		ios->stats.desc_bytes[IOS_LIST] += req->frame.hdr.body_len;
-		reply_pieces(ios, req, op, IOS_LIST, l->handle, pieces, l->n_offsets, total);
+		reply_pieces(ios, req, op, IOS_LIST, l->handle, pieces, l->n_offsets, total, &vf);
 		return;
 	}
 	free(pieces);
@@ -298,7 +320,20 @@ void ios_do_dtype(struct ios *ios, struct srv_req *req)
 	const char *what = op == IOS_JOB_WRITE ? "datatype write" : "datatype read";
 	const struct tdl_dataloop *dl;
 	struct dtype_pieces dp = { 0 };
+	struct ios_vfields vf = { d->cap, 0, 0, NULL, 0, NULL, 0 };
 
+	/* A versioned write's pieces are the view unrolled here, exactly as
+	 * ios_vlog_write_dataloop would unroll it (the description cache is
+	 * the loop's, the log a worker's). */
+	if (op == IOS_JOB_WRITE) {
+		vf.version = d->version_t;
+		vf.other = d->read_version | d->n_vmap;
+	} else {
+		vf.version = d->read_version;
+		vf.other = d->version_t;
+		vf.vmap = d->vmap;
+		vf.n_vmap = d->n_vmap;
+	}
 	if (ios_refuse_stale_epoch(ios, req, d->lock_epoch, d->handle, what))
 		return;
 	if (ios_refuse_unknown_desc(ios, req, d, what, &dl))
@@ -308,7 +343,7 @@ void ios_do_dtype(struct ios *ios, struct srv_req *req)
 		return;
 	}
 	ios_desc_done(ios, IOS_DESC_KEEP);
-	reply_pieces(ios, req, op, IOS_DTYPE, d->handle, dp.pieces, dp.n, dp.total);
+	reply_pieces(ios, req, op, IOS_DTYPE, d->handle, dp.pieces, dp.n, dp.total, &vf);
 }
 
 void ios_do_stats(struct ios *ios, struct srv_req *req)

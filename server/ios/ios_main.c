@@ -7,10 +7,37 @@
 
 #include "cap.h"
 #include "ios.h"
+#include "ios_vlogs.h"
 
 static void do_ping(struct ios *ios, struct srv_req *req)
 {
 	srv_ping(ios->srv, req);
+}
+
+/* GETSIZE of versioned objects: each part reads its object's size at
+ * read_version (no pieces), after the commits naming it. 0, or the
+ * negative errno answered. */
+static int versioned_sizes(struct ios *ios, struct srv_req *req, struct ios_work *w)
+{
+	Tessera__HandlesRequest *h = (Tessera__HandlesRequest *)req->msg;
+	struct ios_vfields vf = { h->cap, h->read_version, 0, h->vmap, h->n_vmap, h->handles,
+				  h->n_handles };
+	int rc = 0;
+
+	if (req->frame.hdr.opcode != TP_OP_GETSIZE) {
+		if (h->read_version || h->n_vmap)
+			rc = srv_reply_error(req, -EINVAL, "%s on storage daemon %u: read_version "
+					     "and vmap belong to GETSIZE alone", w->what,
+					     ios->index);
+		return rc;
+	}
+	for (size_t i = 0; !rc && i < w->parts; i++)
+		rc = ios_vprepare(ios, req, &vf, h->handles[i], IOS_VKIND_READ, w->what,
+				  &w->part[i].vjob);
+	/* A request with no handles: its capability alone says. */
+	if (!rc && !w->parts)
+		rc = ios_vprepare(ios, req, &vf, 0, IOS_VKIND_READ, w->what, &w->part[0].vjob);
+	return rc < 0 ? rc : 0;
 }
 
 static void do_handles(struct ios *ios, struct srv_req *req)
@@ -29,25 +56,59 @@ static void do_handles(struct ios *ios, struct srv_req *req)
 	}
 	w = ios_work_new(op == TP_OP_GETSIZE ? IOS_JOB_SIZE : op == TP_OP_REMOVE ? IOS_JOB_REMOVE
 			 : IOS_JOB_SYNC, IOS_CONTIG, what, h->n_handles);
-	if (!w) {
+	if (!w || (op == TP_OP_REMOVE && !(w->vlogs = ios_vlogs_of(ios)))) {
+		ios_work_free(w);
 		srv_reply_error(req, -ENOMEM, "%s: no memory", what);
 		return;
 	}
 	for (size_t i = 0; i < h->n_handles; i++)
 		w->part[i].handle = h->handles[i];
+	if (versioned_sizes(ios, req, w)) {
+		ios_work_free(w);
+		return;
+	}
 	ios_reply_work(ios, req, w);
+}
+
+/* LOCAL_OPEN and FALLOCATE have no version path: a client reading a
+ * versioned object's files itself would see the base alone, and an
+ * allocation is not a version. 0, or -EOPNOTSUPP answered. */
+static int refuse_versioned(struct ios *ios, struct srv_req *req, const Tessera__Capability *cap,
+			    uint64_t handle, const char *what)
+{
+	if (!cap || !(cap->rights & TP_CAP_VERSIONED))
+		return 0;
+	return srv_reply_error(req, -EOPNOTSUPP, "%s object %016" PRIx64 " on storage daemon %u:"
+			       " not supported for a versioned file (file %016" PRIx64 ")", what,
+			       handle, ios->index, cap->file), -EOPNOTSUPP;
+}
+
+static void do_local_open(struct ios *ios, struct srv_req *req)
+{
+	Tessera__LocalOpenRequest *m = (Tessera__LocalOpenRequest *)req->msg;
+
+	if (!refuse_versioned(ios, req, m->cap, m->handle, "local open"))
+		ios_do_local_open(ios, req);
 }
 
 static void do_truncate(struct ios *ios, struct srv_req *req)
 {
 	Tessera__TruncateRequest *t = (Tessera__TruncateRequest *)req->msg;
-	struct ios_work *w = ios_work_new(IOS_JOB_TRUNCATE, IOS_CONTIG, "truncate", 1);
+	struct ios_vfields vf = { t->cap, t->version_t, 0, NULL, 0, NULL, 0 };
+	struct ios_vjob *vj = NULL;
+	struct ios_work *w;
 
-	if (!w) {
+	if (ios_vprepare(ios, req, &vf, t->handle, IOS_VKIND_WRITE, "truncate", &vj) < 0)
+		return;
+	if (vj)
+		vj->op = IOS_VOP_TRUNCATE;
+	if (!(w = ios_work_new(IOS_JOB_TRUNCATE, IOS_CONTIG, "truncate", 1))) {
+		ios_vjob_free(vj);
 		srv_reply_error(req, -ENOMEM, "truncate object %016" PRIx64 ": no memory",
 				t->handle);
 		return;
 	}
+	w->part[0].vjob = vj;
 	w->part[0].handle = t->handle;
 	w->part[0].size = t->size;
 	ios_reply_work(ios, req, w);
@@ -56,9 +117,11 @@ static void do_truncate(struct ios *ios, struct srv_req *req)
 static void do_fallocate(struct ios *ios, struct srv_req *req)
 {
 	Tessera__FallocateRequest *m = (Tessera__FallocateRequest *)req->msg;
-	struct ios_work *w = ios_work_new(IOS_JOB_FALLOCATE, IOS_CONTIG, "fallocate", 1);
+	struct ios_work *w;
 
-	if (!w) {
+	if (refuse_versioned(ios, req, m->cap, m->handle, "fallocate"))
+		return;
+	if (!(w = ios_work_new(IOS_JOB_FALLOCATE, IOS_CONTIG, "fallocate", 1))) {
 		srv_reply_error(req, -ENOMEM, "fallocate object %016" PRIx64 ": no memory",
 				m->handle);
 		return;
@@ -190,7 +253,7 @@ IOS_OP(LIST_WRITE, ios_do_list)
 IOS_OP(LIST_READ, ios_do_list)
 IOS_OP(DTYPE_WRITE, ios_do_dtype)
 IOS_OP(DTYPE_READ, ios_do_dtype)
-IOS_OP(LOCAL_OPEN, ios_do_local_open)
+IOS_OP(LOCAL_OPEN, do_local_open)
 IOS_OP(LOCK_ACQUIRE, ios_do_lock_acquire)
 IOS_OP(LOCK_RELEASE, ios_do_lock_release)
 IOS_OP(LEASE, ios_do_lease)
@@ -294,6 +357,9 @@ static int open_store(struct ios *ios, const char *dir, unsigned flags, char **c
 		fprintf(stderr, "tessera-ios %u: config: %s\n", ios->index, err);
 		ios_store_close(ios->store);
 		ios->store = NULL;
+	} else if (!ios_vlogs_of(ios)) { /* the versioned objects' logs */
+		fprintf(stderr, "tessera-ios %u: no memory for the version logs\n", ios->index);
+		rc = -ENOMEM;
 	}
 	return rc;
 }
@@ -459,6 +525,7 @@ out:
 	ios_locks_destroy(ios.locks);
 	ios_caps_destroy(ios.caps);
 	ios_descs_clear(&ios);
+	ios_vlogs_destroy(ios.vlogs);
 	ios_store_close(ios.store);
 	ios.disk->ops->destroy(ios.disk);
 	return status;

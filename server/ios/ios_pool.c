@@ -49,6 +49,7 @@
 #include <sodium.h>
 
 #include "ios.h"
+#include "ios_vlogs.h"
 
 #define OBJ "object %016" PRIx64
 #define IOS_POOL_BUCKETS 256 /* power of 2 */
@@ -106,6 +107,7 @@ void ios_work_free(struct ios_work *w)
 		free(w->part[i].pieces);
 		free(w->part[i].buf);
 		free(w->part[i].why);
+		ios_vjob_free(w->part[i].vjob);
 	}
 	sodium_memzero(w->check.s.key, sizeof(w->check.s.key));
 	free(w->data);
@@ -138,9 +140,31 @@ static int check_frame(struct ios_work *w)
 	return w->check_rc;
 }
 
-/* Run one part on a lane: the disk calls and the checksums, nothing else
- * (any thread). */
-static void part_run(struct ios_store *st, struct ios_part *p)
+/* Its version log first: a crash between leaves an object recorded
+ * without a log, never a log without its object. */
+static int remove_object(struct ios_store *st, const struct ios_work *w, uint64_t handle)
+{
+	int rc = ios_vlogs_remove(w->vlogs, handle);
+
+	return rc ? rc : ios_store_remove(st, handle);
+}
+
+/* A versioned object's part: on its log (ios_vlogs.c). */
+static void part_run_version(struct ios_store *st, struct ios_part *p)
+{
+	struct ios_work *w = p->work;
+
+	/* The frame's tag first, as for a plain write. */
+	if (w->checking && w->op == IOS_JOB_WRITE && (p->rc = check_frame(w)))
+		return;
+	/* GETSIZE: the time and blocks are the base object's. */
+	if (w->op == IOS_JOB_SIZE)
+		(void)ios_store_size(st, p->handle, &p->size, &p->mtime_ns, &p->blocks);
+	ios_vjob_run(st, p, w->src);
+}
+
+/* A plain part: the store's calls. */
+static void part_run_store(struct ios_store *st, struct ios_part *p)
 {
 	struct ios_work *w = p->work;
 	ssize_t rc = 0;
@@ -172,8 +196,10 @@ static void part_run(struct ios_store *st, struct ios_part *p)
 		rc = ios_store_fallocate(st, p->handle, p->alloc_off, p->alloc_len, p->alloc_size);
 		break;
 	case IOS_JOB_REMOVE:
-		rc = ios_store_remove(st, p->handle);
+		rc = remove_object(st, w, p->handle);
 		break;
+	case IOS_JOB_VLOG:
+		break; /* always a vjob */
 	case IOS_JOB_SYNC:
 		rc = ios_store_sync(st, p->handle);
 		break;
@@ -185,6 +211,16 @@ static void part_run(struct ios_store *st, struct ios_part *p)
 	p->rc = rc;
 	if (rc < 0 && *ios_store_why(st))
 		p->why = strdup(ios_store_why(st)); /* NULL: said without it */
+}
+
+/* Run one part on a lane: the disk calls and the checksums, nothing else
+ * (any thread). */
+static void part_run(struct ios_store *st, struct ios_part *p)
+{
+	if (p->vjob)
+		part_run_version(st, p);
+	else
+		part_run_store(st, p);
 }
 
 void ios_reply_store_error(struct ios *ios, struct srv_req *req, const char *what,
@@ -295,6 +331,20 @@ static void reply_sizes(struct srv_req *req, const struct ios_work *w)
 	free(blocks);
 }
 
+static void reply_vlog(struct srv_req *req, const struct ios_work *w)
+{
+	Tessera__VlogReply rep = TESSERA__VLOG_REPLY__INIT;
+	const struct ios_vjob *j = w->part[0].vjob;
+
+	rep.merged = j->stats.merged;
+	rep.uncommitted = j->stats.uncommitted;
+	rep.committed = j->stats.committed;
+	rep.log_bytes = j->stats.log_bytes;
+	rep.index_pieces = j->stats.index_pieces;
+	rep.discarded = j->discarded;
+	srv_reply(req, &rep.base, NULL, 0);
+}
+
 /* Answer a work's request from its parts' results (the loop). */
 static void reply_work_done(struct ios *ios, struct srv_req *req, struct ios_work *w)
 {
@@ -316,6 +366,9 @@ static void reply_work_done(struct ios *ios, struct srv_req *req, struct ios_wor
 	case IOS_JOB_COUNTER:
 		counter.old = w->part[0].old;
 		srv_reply(req, &counter.base, NULL, 0);
+		return;
+	case IOS_JOB_VLOG:
+		reply_vlog(req, w);
 		return;
 	case IOS_JOB_SYNC:
 		ios->stats.syncs += w->parts;

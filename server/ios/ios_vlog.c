@@ -769,6 +769,36 @@ int ios_vlog_discard(struct ios_vlog *log, uint32_t id, uint32_t *n)
 	return rc;
 }
 
+static int id_live(uint32_t id, const uint32_t *live, size_t n_live)
+{
+	for (size_t i = 0; i < n_live; i++)
+		if (live[i] == id)
+			return 1;
+	return 0;
+}
+
+int ios_vlog_discard_dead(struct ios_vlog *log, uint32_t next_id, const uint32_t *live,
+			  size_t n_live, uint32_t *n)
+{
+	uint32_t k = 0;
+	int rc = 0;
+	for (uint32_t i = 0; !rc && i < log->nrec;) {
+		const struct vrec *r = &log->recs[i];
+		uint32_t id = ios_vlog_id(r->t);
+		/* Committed records stay (the merge's to apply); IDs handed out
+		 * after the grant was made may be writing now. */
+		if (r->vm || id >= next_id || id_live(id, live, n_live)) {
+			i++;
+			continue;
+		}
+		rc = ios_vlog_abort(log, r->t); /* drops recs[i]: i now names the next */
+		k += !rc;
+	}
+	if (n)
+		*n = k;
+	return rc;
+}
+
 /* ------------------------------------------------------------ pins */
 
 int ios_vlog_pin(struct ios_vlog *log, uint64_t r)

@@ -129,6 +129,13 @@ int ios_vlog_abort(struct ios_vlog *log, uint64_t t);
  * them. For when the client's lease ended. */
 int ios_vlog_discard(struct ios_vlog *log, uint32_t id, uint32_t *n);
 
+/* Every uncommitted record of an ID below next_id that is not in
+ * live[0..n_live) goes (a merge grant's: those clients closed or their
+ * leases ended; IDs from next_id on were handed out after the grant).
+ * *n (may be NULL) counts them. */
+int ios_vlog_discard_dead(struct ios_vlog *log, uint32_t next_id, const uint32_t *live,
+			  size_t n_live, uint32_t *n);
+
 /* A read at version r is in progress: merges stop at the lowest pinned
  * version. -ESTALE: r below the merged version; -ENOSPC: too many pins.
  * Unpin: -ENOENT when r is not pinned. */

@@ -15,6 +15,7 @@
 #include "mds_purge.h"
 #include "mds_size.h"
 #include "mds_store.h"
+#include "mds_version.h"
 #include "mds_xattr.h"
 
 #define MDS_READDIR_MAX 1024 /* entries per page: keeps a reply < 300 KiB */
@@ -33,6 +34,7 @@ struct mds {
 	const char *dir;           /* the store's directory (statfs) */
 	int purge_noted;          /* this turn removed a file: purge after the commit */
 	struct mds_sizes *sizes;   /* sizes of files no one writes (NULL: none) */
+	struct mds_versions *versions; /* the version server's tables (mds_version.h) */
 };
 
 /* Who acts: the session's identity, which munged vouched for. Only a
@@ -79,6 +81,7 @@ static void layout_msg(const struct mds_layout *l, struct attr_msg *m, enum layo
 {
 	tessera__layout__init(&m->layout);
 	m->layout.strip_size = l->strip_size;
+	m->layout.versioned = l->versioned != 0;
 	m->layout.servers = m->servers;
 	m->layout.handles = m->handles;
 	if (part == LAYOUT_WITH_OBJECTS) {
@@ -123,6 +126,8 @@ static void note_removed(struct mds *mds, const struct mds_attr *a)
 	mds_purge_note(mds->purge, a->handle, a->layout.count, a->layout.servers,
 		       a->layout.handles);
 	mds->purge_noted = 1;
+	/* its version table's records went in the same batch */
+	mds_versions_forget(mds->versions, a->handle);
 }
 
 /* A store call failed with rc: answered with the store's reason (the one
@@ -139,7 +144,9 @@ struct cap_msg {
 };
 
 /* Grant `rights` on file a's objects to cred's uid, for the configured
- * lifetime. The caller checked the permission. */
+ * lifetime. The caller checked the permission. Every capability of a
+ * versioned file says so (TP_CAP_VERSIONED): storage daemons then take
+ * only versioned I/O on its objects. */
 static int grant(struct mds *mds, const struct mds_cred *cred, const struct mds_attr *a,
 		 uint32_t rights, struct cap_msg *out)
 {
@@ -147,7 +154,7 @@ static int grant(struct mds *mds, const struct mds_cred *cred, const struct mds_
 	out->cap.file = a ? a->handle : 0;
 	out->cap.handles = a ? (uint64_t *)a->layout.handles : NULL;
 	out->cap.n_handles = a ? a->layout.count : 0;
-	out->cap.rights = rights;
+	out->cap.rights = rights | (a && a->layout.versioned ? TP_CAP_VERSIONED : 0);
 	out->cap.uid = cred->uid;
 	out->cap.expires_ns = tp_real_ns() + (int64_t)mds->cap_lifetime_ms * 1000000;
 	return cap_sign(&mds->key, &out->cap, out->mac);
@@ -220,13 +227,18 @@ static void reply_attr(struct srv_req *req, const struct mds_attr *a, int create
 
 /* The reply to an open (or stat) of regular file a that was granted
  * `asked` (open_rights): an open for writing is one more writer; a stat
- * gets the size if known (mds_size.h). */
+ * gets the size if known (mds_size.h). A versioned file's size is its
+ * storage daemons' logs' as of a version: never kept here. */
 static void reply_open(struct mds *mds, struct srv_req *req, const struct mds_attr *a,
 		       int created, const Tessera__Capability *cap, uint32_t asked)
 {
 	struct size_part sp = { { 0 }, 0 };
 	int64_t now = tp_real_ns();
 
+	if (a->layout.versioned) {
+		reply_attr_sized(req, a, created, cap, &sp);
+		return;
+	}
 	if (asked & TP_CAP_WRITE)
 		sp.write_token = mds_sizes_writer_open(mds->sizes, a->handle, req->ident.session, now);
 	else if (!(asked & TP_CAP_READ))
@@ -347,6 +359,8 @@ static void mds_op_CREATE(void *ctx, struct srv_req *req)
 				.stripe_count = m->stripe_count,
 				.default_strip = m->default_strip_size,
 				.follow = m->nofollow ? MDS_NOFOLLOW : MDS_FOLLOW,
+				.versioned = m->layout && m->layout->versioned ? MDS_VERSIONING_ON
+									       : MDS_VERSIONING_INHERIT,
 			}, &a, &created);
 	if (rc)
 		reply_store_error(mds, req, rc);
@@ -478,6 +492,8 @@ static void mds_op_SETLAYOUT(void *ctx, struct srv_req *req)
 	rc = m->inherit ? mds_clear_dir_layout(mds->store, &cred, m->path) : 0;
 	if (!rc && (m->strip_size || m->stripe_count))
 		rc = mds_set_dir_layout(mds->store, &cred, m->path, m->strip_size, m->stripe_count);
+	if (!rc && m->versioned)
+		rc = mds_set_dir_versioned(mds->store, &cred, m->path);
 	if (!rc)
 		rc = mds_lookup(mds->store, &cred, m->path, &a);
 	if (rc)
@@ -751,7 +767,8 @@ static void mds_op_CAP(void *ctx, struct srv_req *req)
 		srv_reply_error(req, rc, "%s: cannot sign a capability", what);
 	} else {
 		rep.cap = &cap.cap;
-		rep.write_token = renewed_writer(mds, req, m, cap.cap.expires_ns);
+		if (!a->layout.versioned)
+			rep.write_token = renewed_writer(mds, req, m, cap.cap.expires_ns);
 		srv_reply(req, &rep.base, NULL, 0);
 	}
 	free(a);
@@ -774,6 +791,12 @@ static void mds_op_CLOSE_WRITE(void *ctx, struct srv_req *req)
 	    !(m->cap->rights & TP_CAP_WRITE)) {
 		srv_reply_error(req, -EACCES, "close of file %016llx: permission denied: no"
 				" capability to write it presented", (unsigned long long)m->file);
+		return;
+	}
+	/* A versioned file (its capability says so, signed by us): no
+	 * writers counted, no size kept, nothing to do. */
+	if (m->cap->rights & TP_CAP_VERSIONED) {
+		srv_reply(req, &rep.base, NULL, 0);
 		return;
 	}
 	if (m->unwritten)
@@ -802,18 +825,264 @@ static void mds_op_SIZE_REPORT(void *ctx, struct srv_req *req)
 
 	cred_of(mds, req, m->cred, &cred);
 	if (a && m->size_token && !mds_file_by_handle(mds->store, m->file, a) &&
-	    !mds_may_open(mds->store, &cred, "size report", a, 0, 1))
+	    !a->layout.versioned && !mds_may_open(mds->store, &cred, "size report", a, 0, 1))
 		(void)mds_sizes_report(mds->sizes, m->file, m->size_token, tp_real_ns(), &seen);
 	free(a);
 	srv_reply(req, &rep.base, NULL, 0);
 }
 
-/* ---- versioning (issue 25): the version server. Being wired. */
+/* ---- versioning (issue 25): the version server (mds_version.h). Each
+ * op of VERSION is one function; mds_op_VERSION checks the capability and
+ * the file, then dispatches. */
+
+struct vreq {
+	struct mds *mds;
+	struct srv_req *req;
+	const Tessera__VersionRequest *m;
+	const struct mds_vfile *f;
+};
+
+static void version_error(const struct vreq *v, int rc)
+{
+	srv_reply_error(v->req, rc, "%s", mds_versions_errmsg(v->mds->versions));
+}
+
+static void version_reply(const struct vreq *v, Tessera__VersionReply *rep, int rc)
+{
+	if (rc)
+		version_error(v, rc);
+	else
+		srv_reply(v->req, &rep->base, NULL, 0);
+}
+
+static void version_id(const struct vreq *v)
+{
+	Tessera__VersionReply rep = TESSERA__VERSION_REPLY__INIT;
+
+	version_reply(v, &rep, mds_version_ids(v->mds->versions, v->f, v->req->ident.session,
+					       v->m->count, &rep.id_first));
+}
+
+static void version_id_end(const struct vreq *v)
+{
+	Tessera__VersionReply rep = TESSERA__VERSION_REPLY__INIT;
+
+	version_reply(v, &rep, mds_version_id_end(v->mds->versions, v->f, v->req->ident.session,
+						  v->m->version));
+}
+
+/* COMMIT: the version (Vm) and the signed commit, as vmap's one entry. */
+static void version_commit(const struct vreq *v)
+{
+	Tessera__VersionReply rep = TESSERA__VERSION_REPLY__INIT;
+	Tessera__VersionCommit c, *pc = &c;
+	int rc = mds_version_commit(v->mds->versions, v->f, v->req->ident.session, v->m->t,
+				    v->m->slots, v->m->n_slots, &c);
+
+	if (!rc) {
+		rep.version = c.vm;
+		rep.vmap = &pc;
+		rep.n_vmap = 1;
+	}
+	version_reply(v, &rep, rc);
+}
+
+/* A reply with the unmerged commits up to `upto` (and what else rep has). */
+static void reply_with_vmap(const struct vreq *v, Tessera__VersionReply *rep, uint64_t upto)
+{
+	Tessera__VersionCommit **vmap = NULL;
+	size_t n = 0;
+	int rc = mds_version_vmap(v->mds->versions, v->f, upto, &vmap, &n);
+
+	rep->vmap = vmap;
+	rep->n_vmap = n;
+	version_reply(v, rep, rc);
+	free(vmap);
+}
+
+static void version_read(const struct vreq *v)
+{
+	Tessera__VersionReply rep = TESSERA__VERSION_REPLY__INIT;
+	int rc = mds_version_read(v->mds->versions, v->f, v->req->ident.session, v->m->name,
+				  v->m->end_read, &rep.version);
+
+	if (rc)
+		version_error(v, rc);
+	else
+		reply_with_vmap(v, &rep, rep.version);
+}
+
+static void version_read_end(const struct vreq *v)
+{
+	Tessera__VersionReply rep = TESSERA__VERSION_REPLY__INIT;
+
+	version_reply(v, &rep, mds_version_read_end(v->mds->versions, v->f,
+						    v->req->ident.session, v->m->version));
+}
+
+static void version_merge(const struct vreq *v)
+{
+	Tessera__VersionReply rep = TESSERA__VERSION_REPLY__INIT;
+	struct mds_vgrant *g = malloc(sizeof(*g));
+	int rc = g ? mds_version_merge(v->mds->versions, v->f, tp_real_ns(), g) : -ENOMEM;
+
+	if (!g)
+		srv_reply_error(v->req, rc, "merge of file %016llx: no memory for a grant",
+				(unsigned long long)v->f->file);
+	else if (rc)
+		version_error(v, rc);
+	else {
+		rep.grant = &g->msg;
+		reply_with_vmap(v, &rep, UINT64_MAX);
+	}
+	free(g);
+}
+
+static void version_merged(const struct vreq *v)
+{
+	Tessera__VersionReply rep = TESSERA__VERSION_REPLY__INIT;
+
+	version_reply(v, &rep, mds_version_merged(v->mds->versions, v->f, v->m->handle,
+						  v->m->version));
+}
+
+static void version_snap_create(const struct vreq *v)
+{
+	Tessera__VersionReply rep = TESSERA__VERSION_REPLY__INIT;
+
+	version_reply(v, &rep, mds_version_snap_create(v->mds->versions, v->f, v->m->name,
+						       tp_real_ns(), &rep.version));
+}
+
+static void version_snap_drop(const struct vreq *v)
+{
+	Tessera__VersionReply rep = TESSERA__VERSION_REPLY__INIT;
+
+	version_reply(v, &rep, mds_version_snap_drop(v->mds->versions, v->f, v->m->name));
+}
+
+static void version_snap_list(const struct vreq *v)
+{
+	Tessera__VersionReply rep = TESSERA__VERSION_REPLY__INIT;
+	Tessera__VersionSnapshot *snaps = NULL, **ptrs = NULL;
+	size_t n = 0;
+	int rc = mds_version_snap_list(v->mds->versions, v->f, &snaps, &n);
+
+	if (!rc && n && !(ptrs = malloc(n * sizeof(*ptrs)))) {
+		free(snaps);
+		srv_reply_error(v->req, -ENOMEM, "snapshots of file %016llx: no memory",
+				(unsigned long long)v->f->file);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		ptrs[i] = &snaps[i];
+	rep.snapshots = ptrs;
+	rep.n_snapshots = n;
+	version_reply(v, &rep, rc);
+	free(ptrs);
+	free(snaps);
+}
+
+static void version_state(const struct vreq *v)
+{
+	Tessera__VersionReply rep = TESSERA__VERSION_REPLY__INIT;
+	struct mds_vstate st;
+	int rc = mds_version_state(v->mds->versions, v->f, &st);
+
+	if (!rc) {
+		rep.newest = st.newest;
+		rep.merged = st.merged;
+		rep.unmerged = st.unmerged;
+		rep.reads = st.reads;
+		rep.ids = st.ids;
+	}
+	version_reply(v, &rep, rc);
+}
+
+/* The ops of VERSION: their handlers, names and the right they need (a
+ * capability with READ or WRITE for those that change nothing). */
+static const struct {
+	void (*fn)(const struct vreq *v);
+	const char *name;
+	uint32_t rights;
+} version_ops[] = {
+	[TESSERA__VERSION_OP__VERSION_ID] = { version_id, "ID", TP_CAP_WRITE },
+	[TESSERA__VERSION_OP__VERSION_ID_END] = { version_id_end, "ID_END", TP_CAP_WRITE },
+	[TESSERA__VERSION_OP__VERSION_COMMIT] = { version_commit, "COMMIT", TP_CAP_WRITE },
+	[TESSERA__VERSION_OP__VERSION_READ] = { version_read, "READ", TP_CAP_READ | TP_CAP_WRITE },
+	[TESSERA__VERSION_OP__VERSION_READ_END] = { version_read_end, "READ_END",
+						    TP_CAP_READ | TP_CAP_WRITE },
+	[TESSERA__VERSION_OP__VERSION_MERGE] = { version_merge, "MERGE", TP_CAP_WRITE },
+	[TESSERA__VERSION_OP__VERSION_MERGED] = { version_merged, "MERGED", TP_CAP_WRITE },
+	[TESSERA__VERSION_OP__VERSION_SNAP_CREATE] = { version_snap_create, "SNAP_CREATE",
+						       TP_CAP_WRITE },
+	[TESSERA__VERSION_OP__VERSION_SNAP_DROP] = { version_snap_drop, "SNAP_DROP",
+						     TP_CAP_WRITE },
+	[TESSERA__VERSION_OP__VERSION_SNAP_LIST] = { version_snap_list, "SNAP_LIST",
+						     TP_CAP_READ | TP_CAP_WRITE },
+	[TESSERA__VERSION_OP__VERSION_STATE] = { version_state, "STATE",
+						 TP_CAP_READ | TP_CAP_WRITE },
+};
+#define VERSION_OPS (sizeof(version_ops) / sizeof(version_ops[0]))
+
+/* The capability presented: signed by us, for this file, with the op's
+ * right. 0, or the refusal answered. */
+static int version_cap_ok(struct mds *mds, struct srv_req *req, const Tessera__VersionRequest *m,
+			  const char *op, uint32_t rights)
+{
+	if (m->cap && cap_mac_ok(&mds->key, m->cap) && m->cap->file == m->file &&
+	    (m->cap->rights & rights))
+		return 0;
+	srv_reply_error(req, -EACCES, "version %s of file %016llx: permission denied: no"
+			" capability to %s it presented", op, (unsigned long long)m->file,
+			rights & TP_CAP_READ ? "read" : "write");
+	return -EACCES;
+}
+
+/* The file exists and is versioned: 0 with its attributes in a, or the
+ * refusal answered. */
+static int version_file_ok(struct mds *mds, struct srv_req *req, const Tessera__VersionRequest *m,
+			   const char *op, struct mds_attr *a)
+{
+	int rc = mds_file_by_handle(mds->store, m->file, a);
+
+	if (rc == -ENOENT)
+		srv_reply_error(req, rc, "version %s of file %016llx: no such file", op,
+				(unsigned long long)m->file);
+	else if (rc)
+		reply_store_error(mds, req, rc);
+	else if (!a->layout.versioned)
+		srv_reply_error(req, rc = -EINVAL, "version %s of file %016llx: not a versioned"
+				" file (tessera setstripe --versioned makes new ones)", op,
+				(unsigned long long)m->file);
+	return rc;
+}
+
 static void mds_op_VERSION(void *ctx, struct srv_req *req)
 {
-	(void)ctx;
-	srv_reply_error(req, -EOPNOTSUPP, "versioned files: no version server in this metadata"
-			" daemon yet");
+	struct mds *mds = ctx;
+	Tessera__VersionRequest *m = (Tessera__VersionRequest *)req->msg;
+	struct mds_attr *a;
+	struct mds_vfile f;
+	unsigned op = (unsigned)m->op;
+
+	if (op >= VERSION_OPS || !version_ops[op].fn) {
+		srv_reply_error(req, -EINVAL, "version request on file %016llx: unknown op %u",
+				(unsigned long long)m->file, op);
+		return;
+	}
+	if (version_cap_ok(mds, req, m, version_ops[op].name, version_ops[op].rights))
+		return;
+	if (!mds->versions || !(a = malloc(sizeof(*a)))) {
+		srv_reply_error(req, -ENOMEM, "version %s of file %016llx: no memory",
+				version_ops[op].name, (unsigned long long)m->file);
+		return;
+	}
+	if (!version_file_ok(mds, req, m, version_ops[op].name, a)) {
+		f = (struct mds_vfile){ a->handle, a->layout.count, a->layout.handles };
+		version_ops[op].fn(&(struct vreq){ mds, req, m, &f });
+	}
+	free(a);
 }
 
 /* ---- extended attributes (mds_xattr.h). The request's `nofollow` asks
@@ -956,15 +1225,21 @@ static void mds_pending(void *arg)
 /* A session ended (srv_role.session_end): the files whose counted writers
  * it held are counted no more (mds_sizes_session_end), so a client that
  * died with files open for writing leaves them unknown for a
- * capability's lifetime, not until the daemon restarts. */
+ * capability's lifetime, not until the daemon restarts; its version ID#s
+ * and reads in progress end (the next merge discards the ID#s' records
+ * never committed, and no longer waits for its reads). */
 static void mds_session_end(void *ctx, uint64_t session)
 {
 	struct mds *mds = ctx;
 	uint32_t n = mds_sizes_session_end(mds->sizes, session, tp_real_ns());
+	uint32_t nv = mds_versions_session_end(mds->versions, session);
 
 	if (n && mds->srv)
 		srv_debug(mds->srv, "session %016llx ended holding %u files open for writing:"
 			  " their writers are counted no more", (unsigned long long)session, n);
+	if (nv && mds->srv)
+		srv_debug(mds->srv, "session %016llx ended holding %u version ID#s and reads:"
+			  " ended with it", (unsigned long long)session, nv);
 }
 
 /* End of a turn that changed the store: one synced write for all its
@@ -1002,6 +1277,18 @@ static struct mds_sizes *sizes_table(struct mds *mds, const struct tp_config *cf
 	if (!mds_statfs(mds->store, &names) && names <= 1)
 		quiet = 0;
 	return mds_sizes_new(MDS_SIZE_ENTRIES, quiet, tp_real_ns());
+}
+
+/* The version server's tables (mds_version.h): a file's unmerged commits
+ * travel in one reply, so they are bounded to fit a frame with room for
+ * the rest; a merge grant holds as long as a capability. */
+#define MDS_VERSION_REPLY_ROOM (64 * 1024)
+
+static struct mds_versions *versions_table(struct mds *mds, const struct tp_config *cfg)
+{
+	return mds_versions_new(mds->store, &mds->key,
+				tp_config_max_frame(cfg) - MDS_VERSION_REPLY_ROOM,
+				(int64_t)cfg->cap_lifetime_ms * 1000000);
 }
 
 /* The daemon's settings from its configuration, and its capability key. */
@@ -1058,6 +1345,10 @@ static void mds_serve(struct mds *mds, struct srv *srv, const struct tp_config *
 	mds->srv = srv;
 	mds_store_defer_sync(mds->store, mds_pending, mds);
 	mds->sizes = sizes_table(mds, cfg);
+	mds->versions = versions_table(mds, cfg);
+	if (!mds->versions)
+		srv_warn(srv, "no memory for the version server's tables: versioned files"
+			 " refuse their versions (ENOMEM)");
 	if (!mds->sizes)
 		srv_warn(srv, "no memory for the table of known sizes: every stat asks the"
 			 " storage daemons");
@@ -1103,6 +1394,7 @@ int main(int argc, char **argv)
 	mds_serve(&mds, srv, &cfg, &cl, claimed);
 	free(claimed);
 	srv_destroy(srv);
+	mds_versions_free(mds.versions);
 	mds_sizes_free(mds.sizes);
 	mds_purge_destroy(mds.purge);
 	mds_store_close(mds.store);

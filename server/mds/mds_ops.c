@@ -103,6 +103,7 @@ int mds_mkdir(struct mds_store *st, const struct mds_cred *cred,
 	d.has_layout = w.parent.has_layout;
 	d.layout.strip_size = w.parent.layout.strip_size;
 	d.layout.count = w.parent.layout.count;
+	d.layout.versioned = w.parent.layout.versioned;
 
 	w.parent.nentries++;
 	w.parent.nlink++;
@@ -166,6 +167,8 @@ static int create_layout(struct mds_store *st, const struct mds_create_req *rq,
 	if (!l->strip_size)
 		l->strip_size = rq->default_strip ? rq->default_strip : MDS_DEFAULT_STRIP;
 	l->count = count;
+	l->versioned = rq->versioned == MDS_VERSIONING_ON ||
+		       (parent->has_layout && parent->layout.versioned);
 	/* Whichever of them chose it, the strip must be one the striping
 	 * math takes (a directory default set before the limit, say). */
 	if (tdl_layout_check(&(struct tdl_layout){ l->strip_size, count }, why, sizeof(why)))
@@ -440,8 +443,23 @@ out:
 }
 
 /* How a SETLAYOUT changes a directory's default: field by field (a zero
- * keeps what it had), or cleared first. */
-enum dir_layout_change { DIR_LAYOUT_MERGE, DIR_LAYOUT_CLEAR };
+ * keeps what it had), cleared first, or made versioned (the rest kept). */
+enum dir_layout_change { DIR_LAYOUT_MERGE, DIR_LAYOUT_CLEAR, DIR_LAYOUT_VERSIONED };
+
+/* Who may set directory d's default, and to what. */
+static int dir_layout_check(struct mds_store *st, const struct mds_cred *cred, const char *path,
+			    const struct mds_attr *d, uint64_t strip_size, uint32_t stripe_count)
+{
+	if (cred->uid != 0 && cred->uid != d->uid)
+		return mds_fail(st, -EPERM, "setlayout %s: not the owner", path);
+	if (stripe_count > st->n_ios || stripe_count > TP_MAX_STRIPE)
+		return mds_fail(st, -EINVAL, "setlayout %s: stripe count %u above"
+				" the %u storage daemons", path, stripe_count, st->n_ios);
+	if (strip_size > TDL_MAX_STRIP_SIZE)
+		return mds_fail(st, -EINVAL, "setlayout %s: strip size %llu above the limit"
+				" of 4 GiB", path, (unsigned long long)strip_size);
+	return 0;
+}
 
 static int dir_layout(struct mds_store *st, const struct mds_cred *cred,
 		      const char *path, uint64_t strip_size,
@@ -460,31 +478,21 @@ static int dir_layout(struct mds_store *st, const struct mds_cred *cred,
 			      path);
 		goto out;
 	}
-	if (cred->uid != 0 && cred->uid != d.uid) {
-		rc = mds_fail(st, -EPERM, "setlayout %s: not the owner", path);
+	if ((rc = dir_layout_check(st, cred, path, &d, strip_size, stripe_count)))
 		goto out;
-	}
-	if (stripe_count > st->n_ios || stripe_count > TP_MAX_STRIPE) {
-		rc = mds_fail(st, -EINVAL, "setlayout %s: stripe count %u above"
-			      " the %u storage daemons", path, stripe_count,
-			      st->n_ios);
-		goto out;
-	}
-	if (strip_size > TDL_MAX_STRIP_SIZE) {
-		rc = mds_fail(st, -EINVAL, "setlayout %s: strip size %llu above the limit"
-			      " of 4 GiB", path, (unsigned long long)strip_size);
-		goto out;
-	}
 	/* A zero field keeps what the directory had (0 there = inherit). */
 	if (!d.has_layout || how == DIR_LAYOUT_CLEAR) {
 		d.layout.strip_size = 0;
 		d.layout.count = 0;
+		d.layout.versioned = 0;
 	}
 	if (strip_size)
 		d.layout.strip_size = strip_size;
 	if (stripe_count)
 		d.layout.count = stripe_count;
-	d.has_layout = d.layout.strip_size || d.layout.count;
+	if (how == DIR_LAYOUT_VERSIONED)
+		d.layout.versioned = 1;
+	d.has_layout = d.layout.strip_size || d.layout.count || d.layout.versioned;
 	d.ctime_ns = tp_real_ns();
 	b = leveldb_writebatch_create();
 	mds_batch_put_attr(b, &d);
@@ -501,6 +509,11 @@ int mds_set_dir_layout(struct mds_store *st, const struct mds_cred *cred,
 {
 	return dir_layout(st, cred, path, strip_size, stripe_count,
 			  DIR_LAYOUT_MERGE);
+}
+
+int mds_set_dir_versioned(struct mds_store *st, const struct mds_cred *cred, const char *path)
+{
+	return dir_layout(st, cred, path, 0, 0, DIR_LAYOUT_VERSIONED);
 }
 
 int mds_clear_dir_layout(struct mds_store *st, const struct mds_cred *cred,

@@ -23,6 +23,11 @@
  * nodes only, so other records stay readable by the daemon before it. */
 #define MDS_ATTR_VERSION 2
 #define MDS_ATTR_VERSION_RDEV 3
+/* Version 4 appends, after rdev, a flags word (MDS_ATTR_F_*): written only
+ * for a versioned file or a directory whose default is versioned (issue
+ * 25), so every other record stays readable by the daemons before it. */
+#define MDS_ATTR_VERSION_FLAGS 4
+#define MDS_ATTR_F_VERSIONED 0x1u
 /* Bytes before the optional layout: version type mode uid gid nlink atime
  * mtime ctime size nentries has_layout. */
 #define MDS_ATTR_FIXED (1 + 1 + 4 * 4 + 8 * 5 + 1)
@@ -110,9 +115,11 @@ static size_t attr_encode(const struct mds_attr *a, unsigned char *buf)
 {
 	unsigned char *p = buf;
 
-	int with_rdev = a->type == MDS_CHARDEV || a->type == MDS_BLOCKDEV;
+	int with_flags = a->has_layout && a->layout.versioned;
+	int with_rdev = with_flags || a->type == MDS_CHARDEV || a->type == MDS_BLOCKDEV;
 
-	*p++ = with_rdev ? MDS_ATTR_VERSION_RDEV : MDS_ATTR_VERSION;
+	*p++ = with_flags ? MDS_ATTR_VERSION_FLAGS
+			  : with_rdev ? MDS_ATTR_VERSION_RDEV : MDS_ATTR_VERSION;
 	*p++ = (unsigned char)a->type;
 	mds_put_be32(p, a->mode); p += 4;
 	mds_put_be32(p, a->uid); p += 4;
@@ -138,11 +145,15 @@ static size_t attr_encode(const struct mds_attr *a, unsigned char *buf)
 	if (with_rdev) {
 		mds_put_be64(p, a->rdev); p += 8;
 	}
+	if (with_flags) {
+		mds_put_be32(p, MDS_ATTR_F_VERSIONED); p += 4;
+	}
 	return (size_t)(p - buf);
 }
 
 /* The fields later versions appended after the layout: mtime_set
- * (version 2; before it, mtime), rdev (version 3; before it, 0). */
+ * (version 2; before it, mtime), rdev (version 3; before it, 0), flags
+ * (version 4; before it, none). */
 static int attr_decode_tail(const unsigned char *p, const unsigned char *end, unsigned version,
 			    struct mds_attr *a)
 {
@@ -157,10 +168,15 @@ static int attr_decode_tail(const unsigned char *p, const unsigned char *end, un
 			return -EIO;
 		a->rdev = mds_get_be64(p); p += 8;
 	}
+	if (version >= MDS_ATTR_VERSION_FLAGS) {
+		if (end - p < 4)
+			return -EIO;
+		a->layout.versioned = (mds_get_be32(p) & MDS_ATTR_F_VERSIONED) != 0; p += 4;
+	}
 	return p == end ? 0 : -EIO;
 }
 
-/* Decode a record; 0 or -EIO when it is not a valid version 1, 2 or 3
+/* Decode a record; 0 or -EIO when it is not a valid version 1 to 4
  * record. */
 static int attr_decode(const unsigned char *p, size_t len, uint64_t handle,
 		       struct mds_attr *a)
@@ -169,7 +185,7 @@ static int attr_decode(const unsigned char *p, size_t len, uint64_t handle,
 	unsigned version;
 
 	memset(a, 0, sizeof *a);
-	if (len < MDS_ATTR_FIXED || p[0] < 1 || p[0] > MDS_ATTR_VERSION_RDEV)
+	if (len < MDS_ATTR_FIXED || p[0] < 1 || p[0] > MDS_ATTR_VERSION_FLAGS)
 		return -EIO;
 	version = *p++;
 	a->handle = handle;
@@ -353,23 +369,20 @@ int mds_get_target(struct mds_store *st, uint64_t handle, char *buf, size_t len)
 	return rc;
 }
 
-int mds_batch_drop_inode(struct mds_store *st, leveldb_writebatch_t *b, uint64_t handle)
+/* Delete every key that starts with prefix[0..plen) in batch b: 0, or
+ * -EIO (message set, naming `handle`). */
+static int batch_del_prefix(struct mds_store *st, leveldb_writebatch_t *b, const unsigned char *prefix,
+			    size_t plen, uint64_t handle)
 {
-	unsigned char prefix[9];
 	leveldb_iterator_t *it = leveldb_create_iterator(st->db, st->ropts);
 	char *err = NULL;
 
-	mds_batch_del_attr(b, handle);
-	/* The attributes' keys follow one another: "X" handle, then the
-	 * names in byte order. Their number is bounded by the names' cap
-	 * (MDS_XATTR_LIST_MAX), so the batch stays small. */
-	mds_xattr_key(prefix, handle, "", 0);
-	for (leveldb_iter_seek(it, (char *)prefix, sizeof(prefix)); leveldb_iter_valid(it);
+	for (leveldb_iter_seek(it, (const char *)prefix, plen); leveldb_iter_valid(it);
 	     leveldb_iter_next(it)) {
 		size_t kl;
 		const char *k = leveldb_iter_key(it, &kl);
 
-		if (kl < sizeof(prefix) || memcmp(k, prefix, sizeof(prefix)) != 0)
+		if (kl < plen || memcmp(k, prefix, plen) != 0)
 			break;
 		leveldb_writebatch_delete(b, k, kl);
 	}
@@ -382,6 +395,24 @@ int mds_batch_drop_inode(struct mds_store *st, leveldb_writebatch_t *b, uint64_t
 		return -EIO;
 	}
 	return 0;
+}
+
+int mds_batch_drop_inode(struct mds_store *st, leveldb_writebatch_t *b, uint64_t handle)
+{
+	unsigned char prefix[9];
+	int rc;
+
+	mds_batch_del_attr(b, handle);
+	/* The attributes' keys follow one another: "X" handle, then the
+	 * names in byte order. Their number is bounded by the names' cap
+	 * (MDS_XATTR_LIST_MAX), so the batch stays small. */
+	mds_xattr_key(prefix, handle, "", 0);
+	if ((rc = batch_del_prefix(st, b, prefix, sizeof(prefix), handle)))
+		return rc;
+	/* A versioned file's version table (mds_version.c): bounded by its
+	 * limits (commits, snapshots). */
+	prefix[0] = MDS_KEY_VERSION;
+	return batch_del_prefix(st, b, prefix, sizeof(prefix), handle);
 }
 
 void mds_batch_put_dirent(leveldb_writebatch_t *b, uint64_t parent,

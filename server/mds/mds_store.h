@@ -77,6 +77,9 @@ struct mds_layout {
 	uint32_t count;                     /* objects (stripe count) */
 	uint32_t servers[TP_MAX_STRIPE];   /* storage daemon index of slot i */
 	uint64_t handles[TP_MAX_STRIPE];   /* object handle of slot i */
+	/* Issue 25 (mds_version.h): a versioned file (fixed at create), or a
+	 * directory whose new files are versioned (its default). */
+	uint8_t versioned;
 };
 
 struct mds_attr {
@@ -171,6 +174,10 @@ int mds_link(struct mds_store *st, const struct mds_cred *cred, const char *from
 int mds_mkdir(struct mds_store *st, const struct mds_cred *cred,
 	      const char *path, uint32_t mode, struct mds_attr *out);
 
+/* Whether a new file is versioned (issue 25), or a directory's new files
+ * are: as the directory's default says (inherit), or versioned. */
+enum mds_version_mode { MDS_VERSIONING_INHERIT, MDS_VERSIONING_ON };
+
 /* What mds_create makes. */
 enum mds_create_mode {
 	MDS_CREATE_OR_OPEN,    /* an existing file is returned (*created = 0) */
@@ -187,6 +194,8 @@ struct mds_create_req {
 	 * and a dangling link's target is created), or -ELOOP (O_NOFOLLOW).
 	 * An exclusive create never follows (-EEXIST). */
 	enum mds_follow follow;
+	/* Versioned: asked for (layout.versioned), or the parent's default. */
+	enum mds_version_mode versioned;
 };
 
 /* Create a regular file. If the name exists: -EEXIST when
@@ -214,6 +223,9 @@ int mds_setattr_follow(struct mds_store *st, const struct mds_cred *cred, const 
 int mds_set_dir_layout(struct mds_store *st, const struct mds_cred *cred,
 		       const char *path, uint64_t strip_size,
 		       uint32_t stripe_count);
+/* Make a directory's new files versioned (its default; issue 25). Only
+ * mds_clear_dir_layout takes that back. Same checks as above. */
+int mds_set_dir_versioned(struct mds_store *st, const struct mds_cred *cred, const char *path);
 /* Clear a directory's default layout: files created in it take the file
  * system's default again (the owner or root only, as above). */
 int mds_clear_dir_layout(struct mds_store *st, const struct mds_cred *cred,

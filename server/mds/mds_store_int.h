@@ -20,6 +20,8 @@
  *                              given; the "A" record's size is its length)
  *   "X" handle name         -> the value of extended attribute `name` (1 to
  *                              255 bytes, no NUL) of `handle` (mds_xattr.h)
+ *   "V" handle ...          -> the version table of versioned file `handle`
+ *                              (mds_version.c says what follows)
  *
  * Invariants, kept by writing every mutation as one batch (synchronous,
  * or synced by the next commit before anyone is told of it):
@@ -39,8 +41,8 @@
  *     is gone (unlink, rename over it), named by its "P" record until the
  *     storage daemon holding it acknowledged removing it: the "P" record
  *     is written in the batch that drops the "A" record (mds_intent.c);
- *   - every "X" record names a handle that has an "A" record: the batch
- *     that drops an "A" record drops its "X" records too
+ *   - every "X" and "V" record names a handle that has an "A" record: the
+ *     batch that drops an "A" record drops its "X" and "V" records too
  *     (mds_batch_drop_inode).
  *
  * The store is not thread-safe: the daemon serialises calls (errmsg is per
@@ -68,6 +70,7 @@
 #define MDS_KEY_INTENT 'P'
 #define MDS_KEY_SYMLINK 'S'
 #define MDS_KEY_XATTR 'X'
+#define MDS_KEY_VERSION 'V'
 
 /* Longest key: "D" (or "X") + handle + 255-byte name. */
 #define MDS_KEY_MAX (1 + 8 + MDS_NAME_MAX)
@@ -141,7 +144,7 @@ int mds_batch_drop_last_name(struct mds_store *st, leveldb_writebatch_t *b,
  * 0, -EIO when missing or longer than len - 1. */
 int mds_get_target(struct mds_store *st, uint64_t handle, char *buf, size_t len);
 /* The object `handle` loses its last name: delete its "A" record and all
- * its "X" records (extended attributes) in batch b. 0, or -EIO (message
+ * its "X" records (extended attributes) and "V" records (version table) in batch b. 0, or -EIO (message
  * set) when the records could not be listed. */
 int mds_batch_drop_inode(struct mds_store *st, leveldb_writebatch_t *b, uint64_t handle);
 void mds_batch_put_dirent(leveldb_writebatch_t *b, uint64_t parent,

@@ -452,6 +452,31 @@ static void model_check_remove(struct model *m, const ProtobufCMessage *req,
 		}
 }
 
+/* A request on a versioned object (its capability says so) or a VLOG:
+ * the model does not follow versions. Its objects become unknown (a
+ * merge, like a plain write, changes the base); reads are not checked. */
+static int model_versioned(struct model *m, const ProtobufCMessage *req)
+{
+	const ProtobufCFieldDescriptor *f =
+		protobuf_c_message_descriptor_get_field_by_name(req->descriptor, "cap");
+	const Tessera__Capability *cap;
+	const char *base = (const char *)req;
+
+	if (!f || f->type != PROTOBUF_C_TYPE_MESSAGE)
+		return 0;
+	cap = *(const Tessera__Capability *const *)(base + f->offset);
+	if (m->opcode != TP_OP_VLOG && !(cap && (cap->rights & TP_CAP_VERSIONED)))
+		return 0;
+	if ((f = protobuf_c_message_descriptor_get_field_by_name(req->descriptor, "handle")) &&
+	    f->type == PROTOBUF_C_TYPE_UINT64)
+		model_forget(m, *(const uint64_t *)(base + f->offset));
+	if ((f = protobuf_c_message_descriptor_get_field_by_name(req->descriptor, "handles")) &&
+	    f->type == PROTOBUF_C_TYPE_UINT64)
+		for (size_t i = 0; i < *(const size_t *)(base + f->quantifier_offset); i++)
+			model_forget(m, (*(const uint64_t *const *)(base + f->offset))[i]);
+	return 1;
+}
+
 static void model_check(void *arg, const struct tp_frame *fr, const ProtobufCMessage *rep)
 {
 	struct model *m = arg;
@@ -459,6 +484,8 @@ static void model_check(void *arg, const struct tp_frame *fr, const ProtobufCMes
 
 	if (!req || fr->hdr.reqid != m->reqid)
 		return; /* a parked request's answer, or not a decoded one */
+	if (model_versioned(m, req))
+		return;
 	switch (m->opcode) {
 	case TP_OP_WRITE:
 		model_check_write(m, req, rep);
@@ -548,6 +575,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ios_locks_destroy(ios.locks);
 	ios_caps_destroy(ios.caps);
 	ios_descs_clear(&ios);
+	ios_vlogs_destroy(ios.vlogs);
 	ios_store_close(ios.store);
 	fz_disk_clean(&disk, dir);
 	return 0;
@@ -776,6 +804,136 @@ static int seed_dtype(struct fz_seed *s, const char *dir)
 	return rc;
 }
 
+/* Versioned objects (issue 25): capabilities, commits and a grant signed
+ * with the run's key, so the version paths behind the checks are reached:
+ * writes of each kind under T, a truncate, commits carried by reads and
+ * sizes, a merge and the state; and their refusals (plain I/O of a
+ * versioned object, a commit of another file). */
+#define SEED_FILE 9
+#define SEED_FOREVER (INT64_MAX / 2)
+
+static void seed_vcap(Tessera__Capability *c, uint64_t *handles, uint8_t *mac)
+{
+	tessera__capability__init(c);
+	handles[0] = 7;
+	handles[1] = 8;
+	c->file = SEED_FILE;
+	c->handles = handles;
+	c->n_handles = 2;
+	c->rights = TP_CAP_READ | TP_CAP_WRITE | TP_CAP_STAT | TP_CAP_VERSIONED;
+	c->expires_ns = SEED_FOREVER;
+	cap_sign(&fz_key, c, mac);
+}
+
+static void seed_commit(Tessera__VersionCommit *c, uint64_t file, uint64_t t, uint64_t vm,
+			uint64_t *handles, uint8_t *mac)
+{
+	tessera__version_commit__init(c);
+	c->file = file;
+	c->t = t;
+	c->vm = vm;
+	c->handles = handles;
+	c->n_handles = 2;
+	cap_sign_commit(&fz_key, c, mac);
+}
+
+static void seed_version_io(struct fz_seed *s, Tessera__Capability *cap,
+			    Tessera__VersionCommit **vm, size_t n)
+{
+	Tessera__WriteRequest w = TESSERA__WRITE_REQUEST__INIT;
+	Tessera__ReadRequest r = TESSERA__READ_REQUEST__INIT;
+	Tessera__ListIORequest l = TESSERA__LIST_IOREQUEST__INIT;
+	Tessera__TruncateRequest t = TESSERA__TRUNCATE_REQUEST__INIT;
+	Tessera__HandlesRequest h = TESSERA__HANDLES_REQUEST__INIT;
+	uint64_t offs[2] = { 100, 0 }, lens[2] = { 50, 20 }, handles[2] = { 7, 8 };
+
+	w.handle = 7;
+	w.offset = 10;
+	w.version_t = ios_vlog_tver(1, 1);
+	w.cap = cap;
+	req(s, TP_OP_WRITE, 0, &w.base, 300);
+	l.handle = 7;
+	l.n_offsets = l.n_lengths = 2;
+	l.offsets = offs;
+	l.lengths = lens;
+	l.version_t = ios_vlog_tver(2, 1);
+	l.cap = cap;
+	req(s, TP_OP_LIST_WRITE, 1, &l.base, 70);
+	t.handle = 7;
+	t.size = 40;
+	t.version_t = ios_vlog_tver(1, 2);
+	t.cap = cap;
+	req(s, TP_OP_TRUNCATE, 0, &t.base, 0);
+	r.handle = 7;
+	r.length = 400;
+	r.read_version = 2;
+	r.vmap = vm;
+	r.n_vmap = n;
+	r.cap = cap;
+	req(s, TP_OP_READ, 0, &r.base, 0);
+	l.version_t = 0;
+	l.read_version = 3;
+	l.vmap = vm;
+	l.n_vmap = n;
+	req(s, TP_OP_LIST_READ, 1, &l.base, 0);
+	h.handles = handles;
+	h.n_handles = 2;
+	h.read_version = 3;
+	h.vmap = vm;
+	h.n_vmap = n;
+	h.cap = cap;
+	req(s, TP_OP_GETSIZE, 0, &h.base, 0);
+	/* Refused: plain I/O of a versioned object. */
+	w.version_t = 0;
+	req(s, TP_OP_WRITE, 0, &w.base, 30);
+}
+
+static int seed_version(struct fz_seed *s, const char *dir)
+{
+	Tessera__Capability cap;
+	Tessera__VersionCommit c[4], *vm[3] = { &c[0], &c[1], &c[2] }, *other[1] = { &c[3] };
+	Tessera__VersionGrant g = TESSERA__VERSION_GRANT__INIT;
+	Tessera__VlogRequest v = TESSERA__VLOG_REQUEST__INIT;
+	Tessera__ReadRequest r = TESSERA__READ_REQUEST__INIT;
+	uint64_t handles[2], ch[2] = { 7, 8 };
+	uint32_t live[1] = { 2 };
+	uint8_t mac[6][TP_CAP_MAC_LEN];
+
+	seed_vcap(&cap, handles, mac[0]);
+	seed_commit(&c[0], SEED_FILE, ios_vlog_tver(1, 1), 1, ch, mac[1]);
+	seed_commit(&c[1], SEED_FILE, ios_vlog_tver(2, 1), 2, ch, mac[2]);
+	seed_commit(&c[2], SEED_FILE, ios_vlog_tver(1, 2), 3, ch, mac[3]);
+	seed_commit(&c[3], SEED_FILE + 1, ios_vlog_tver(1, 1), 1, ch, mac[4]);
+	seed_version_io(s, &cap, vm, 3);
+	g.file = SEED_FILE;
+	g.upto = 2;
+	g.next_id = 3;
+	g.live_ids = live;
+	g.n_live_ids = 1;
+	g.expires_ns = SEED_FOREVER;
+	cap_sign_grant(&fz_key, &g, mac[5]);
+	v.handle = 7;
+	v.op = TESSERA__VLOG_OP__VLOG_MERGE;
+	v.grant = &g;
+	v.vmap = vm;
+	v.n_vmap = 3;
+	v.cap = &cap;
+	req(s, TP_OP_VLOG, 0, &v.base, 0);
+	v.op = TESSERA__VLOG_OP__VLOG_STATE;
+	v.grant = NULL;
+	v.n_vmap = 0;
+	req(s, TP_OP_VLOG, 0, &v.base, 0);
+	/* Refused: another file's commit. */
+	r.handle = 7;
+	r.length = 10;
+	r.read_version = 3;
+	r.vmap = other;
+	r.n_vmap = 1;
+	r.cap = &cap;
+	req(s, TP_OP_READ, 0, &r.base, 0);
+	return fz_seed_save(s, dir, "version");
+}
+
 int main(int argc, char **argv)
 {
 	static struct fz_seed s;
@@ -792,6 +950,9 @@ int main(int argc, char **argv)
 	rc |= seed_lock_list(&s, dir, loffs, llens);
 	rc |= seed_lock_more(&s, dir, loffs, llens);
 	rc |= seed_dtype(&s, dir);
+#if !defined(FUZZ_IOS_LIST) && !defined(FUZZ_IOS_LOCK)
+	rc |= seed_version(&s, dir);
+#endif
 	return rc ? 1 : 0;
 }
 

@@ -6,6 +6,14 @@
  * frames (fuzz_daemon.h). Each input starts a fresh store. After every
  * namespace change that succeeded, lookups check that it took effect.
  *
+ * VERSION requests (the version server, mds_version.c) name a file by
+ * handle, which is random, with a capability for it, which the fuzzer
+ * cannot sign: each fuzzed one is delivered again aimed at the last
+ * regular file a fuzzed request created or looked up (its handle, a
+ * capability signed for it, `handle` < the stripe count taken as that
+ * slot's object), and what it answers is checked (a commit verifies and
+ * is the version answered; a read's commits are at or below it).
+ *
  * The daemon's own source is compiled in (its main renamed), so the
  * dispatch table and handlers are exactly the daemon's. Built with
  * -DFUZZ_SEED_MAIN it writes a seed corpus of requests into a directory.
@@ -49,11 +57,53 @@ struct oracle {
 	int lk_status, lk_replied;  /* the last lookup's answer */
 	uint64_t lk_handle;
 	size_t lk_len;              /* an XattrReply's value, in lk_value */
+	/* The last regular file a fuzzed request's reply named (VERSION
+	 * requests are aimed at it). */
+	uint64_t file;
+	uint32_t nobj;
+	uint64_t objs[TP_MAX_STRIPE];
+	uint64_t aimed;             /* the aimed VERSION's request id */
+	unsigned aimed_op;
 };
 
 static uint8_t lk_value[65536]; /* the largest value the store keeps */
 
 #define ORACLE_REQID (1ull << 62) /* above any fuzzed request id */
+
+static void oracle_note_file(struct oracle *o, const Tessera__Attr *a)
+{
+	size_t n = a->layout->n_handles < TP_MAX_STRIPE ? a->layout->n_handles : TP_MAX_STRIPE;
+
+	o->file = a->handle;
+	o->nobj = (uint32_t)n;
+	memcpy(o->objs, a->layout->handles, n * sizeof(*o->objs));
+}
+
+/* An aimed VERSION's answer (one that succeeded): its commits verify
+ * under the daemon's key, for the file, none above what it answered. */
+static void oracle_version_reply(struct oracle *o, const Tessera__VersionReply *r)
+{
+	for (size_t i = 0; i < r->n_vmap; i++) {
+		const Tessera__VersionCommit *c = r->vmap[i];
+		int ok = cap_commit_ok(&fz_key, c) && c->file == o->file && c->n_handles >= 1;
+
+		if (o->aimed_op == TESSERA__VERSION_OP__VERSION_COMMIT)
+			ok = ok && r->n_vmap == 1 && c->vm == r->version;
+		if (o->aimed_op == TESSERA__VERSION_OP__VERSION_READ)
+			ok = ok && c->vm <= r->version;
+		if (!ok) {
+			fprintf(stderr, "fuzz_mds: version op %u of file %016llx answered a"
+				" commit that does not hold (vm %llu, version %llu)\n",
+				o->aimed_op, (unsigned long long)o->file,
+				(unsigned long long)c->vm, (unsigned long long)r->version);
+			abort();
+		}
+	}
+	if (r->grant && !cap_grant_ok(&fz_key, r->grant)) {
+		fprintf(stderr, "fuzz_mds: a merge grant that does not verify\n");
+		abort();
+	}
+}
 
 static void oracle_check(void *arg, const struct tp_frame *fr, const ProtobufCMessage *rep)
 {
@@ -66,6 +116,11 @@ static void oracle_check(void *arg, const struct tp_frame *fr, const ProtobufCMe
 		o->replied = 1;
 		o->status = fr->hdr.status;
 		o->handle = attr ? ar->attr->handle : 0;
+		if (attr && ar->attr->type == TESSERA__FILE_TYPE__FILE_REGULAR && ar->attr->layout)
+			oracle_note_file(o, ar->attr);
+	} else if (o->aimed && fr->hdr.reqid == o->aimed) {
+		if (rep)
+			oracle_version_reply(o, (const Tessera__VersionReply *)rep);
 	} else if (fr->hdr.reqid == (ORACLE_REQID | o->lookups)) {
 		o->lk_replied = 1;
 		o->lk_status = fr->hdr.status;
@@ -174,6 +229,38 @@ static void oracle_xattr(struct oracle *o)
 		     (!o->lk_len || !memcmp(lk_value, x->value.data, o->lk_len)), x->path);
 }
 
+/* Deliver the fuzzed VersionRequest v again, aimed at o->file. */
+static void oracle_aim_version(struct oracle *o, const Tessera__VersionRequest *v)
+{
+	static uint8_t frame[65536];
+	Tessera__VersionRequest a = *v;
+	Tessera__Capability cap = TESSERA__CAPABILITY__INIT;
+	uint8_t mac[TP_CAP_MAC_LEN];
+	struct tp_hdr h = { 0 };
+	long n;
+
+	if (!o->file)
+		return;
+	a.file = o->file;
+	if (a.handle < o->nobj)
+		a.handle = o->objs[a.handle];
+	cap.file = o->file;
+	cap.handles = o->objs;
+	cap.n_handles = o->nobj;
+	cap.rights = v->cap && v->cap->rights ? v->cap->rights : TP_CAP_READ | TP_CAP_WRITE;
+	cap.expires_ns = INT64_MAX / 2;
+	if (cap_sign(&fz_key, &cap, mac))
+		abort();
+	a.cap = &cap;
+	h.opcode = TP_OP_VERSION;
+	h.reqid = o->aimed = ORACLE_REQID | ++o->lookups;
+	o->aimed_op = v->op;
+	n = tp_frame_build(frame, sizeof(frame), &h, "oracle", 6, &a.base);
+	if (n >= 0)
+		srv_deliver(o->srv, 99, frame, (size_t)n);
+	o->aimed = 0;
+}
+
 static void oracle_observe(void *arg, const uint8_t *frame, size_t len, int done)
 {
 	struct oracle *o = arg;
@@ -192,6 +279,8 @@ static void oracle_observe(void *arg, const uint8_t *frame, size_t len, int done
 		o->msg = tp_body_unpack(&fr, tp_request_desc(fr.hdr.opcode));
 		return;
 	}
+	if (o->msg && o->opcode == TP_OP_VERSION)
+		oracle_aim_version(o, (const Tessera__VersionRequest *)o->msg);
 	if (o->msg && o->replied && o->status == 0) {
 		oracle_xattr(o);
 		switch (o->opcode) {
@@ -270,6 +359,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fprintf(stderr, "fuzz_mds: %s\n", err);
 		abort();
 	}
+	/* small bounds: "merge first" within reach */
+	mds.versions = mds_versions_new(mds.store, &mds.key, 4096, 1000000000);
 	struct srv_role role = { "mds", 0, mds_handlers, NULL, &mds, NULL, mds_session_end };
 	struct srv_opts so = { &cfg, NULL, NULL, 0, NULL, NULL };
 
@@ -278,6 +369,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	oracle.srv = mds.srv;
 	fz_drive(mds.srv, ops, nops, &in, NULL, oracle_observe, &oracle);
 	srv_destroy(mds.srv);
+	mds_versions_free(mds.versions);
 	mds_store_close(mds.store);
 	mds_sizes_free(mds.sizes);
 	fz_rmtree(dir);
@@ -546,6 +638,83 @@ int main(int argc, char **argv)
 	req(TP_OP_SIZE_REPORT, 1, &sr.base);
 	req(TP_OP_LOOKUP, 0, &pr.base);
 	rc |= fz_seed_save(&seed, dir, "sizes");
+
+	/* Versions (mds_version.h): a versioned directory and a file in it,
+	 * then each op of VERSION (the oracle aims them at the file): ID#s,
+	 * commits (one resent, one by an ID# never handed out), reads (as of
+	 * a snapshot too), a merge and MERGED reports, snapshots, the state,
+	 * an unknown op; and a plain file refusing them. */
+	Tessera__VersionRequest vr = TESSERA__VERSION_REQUEST__INIT;
+	uint32_t slots[2] = { 0, 1 };
+
+	mk.cred = &root;
+	mk.path = "/v";
+	req(TP_OP_MKDIR, 0, &mk.base);
+	sl.cred = &root;
+	sl.path = "/v";
+	sl.strip_size = 0;
+	sl.stripe_count = 2;
+	sl.versioned = 1;
+	req(TP_OP_SETLAYOUT, 0, &sl.base);
+	cr.cred = &root;
+	cr.path = "/v/f";
+	cr.exclusive = 0;
+	cr.layout = NULL;
+	cr.open_rights = TP_CAP_READ | TP_CAP_WRITE;
+	req(TP_OP_CREATE, 0, &cr.base);
+	vr.op = TESSERA__VERSION_OP__VERSION_ID;
+	vr.count = 2;
+	req(TP_OP_VERSION, 0, &vr.base);
+	vr.op = TESSERA__VERSION_OP__VERSION_COMMIT;
+	vr.t = 1ull << 32 | 1;
+	vr.slots = slots;
+	vr.n_slots = 2;
+	req(TP_OP_VERSION, 0, &vr.base);
+	req(TP_OP_VERSION, 0, &vr.base); /* a resend */
+	vr.t = 2ull << 32 | 1;
+	vr.n_slots = 1;
+	req(TP_OP_VERSION, 0, &vr.base);
+	vr.t = 77ull << 32 | 1; /* never handed out: EPERM */
+	req(TP_OP_VERSION, 0, &vr.base);
+	vr.op = TESSERA__VERSION_OP__VERSION_SNAP_CREATE;
+	vr.name = "snap";
+	req(TP_OP_VERSION, 0, &vr.base);
+	vr.op = TESSERA__VERSION_OP__VERSION_READ;
+	req(TP_OP_VERSION, 0, &vr.base);
+	vr.name = "";
+	vr.end_read = 2;
+	req(TP_OP_VERSION, 0, &vr.base);
+	vr.op = TESSERA__VERSION_OP__VERSION_MERGE;
+	req(TP_OP_VERSION, 0, &vr.base);
+	vr.op = TESSERA__VERSION_OP__VERSION_MERGED;
+	vr.handle = 0; /* slot 0's object, once aimed */
+	vr.version = 2;
+	req(TP_OP_VERSION, 0, &vr.base);
+	vr.handle = 1;
+	req(TP_OP_VERSION, 0, &vr.base);
+	vr.op = TESSERA__VERSION_OP__VERSION_SNAP_LIST;
+	req(TP_OP_VERSION, 0, &vr.base);
+	vr.op = TESSERA__VERSION_OP__VERSION_SNAP_DROP;
+	vr.name = "snap";
+	req(TP_OP_VERSION, 0, &vr.base);
+	vr.op = TESSERA__VERSION_OP__VERSION_READ_END;
+	vr.version = 2;
+	req(TP_OP_VERSION, 0, &vr.base);
+	vr.op = TESSERA__VERSION_OP__VERSION_ID_END;
+	vr.version = 1;
+	req(TP_OP_VERSION, 0, &vr.base);
+	vr.op = TESSERA__VERSION_OP__VERSION_STATE;
+	req(TP_OP_VERSION, 0, &vr.base);
+	vr.op = 99;
+	req(TP_OP_VERSION, 0, &vr.base);
+	pr.cred = &root;
+	pr.path = "/v/f";
+	req(TP_OP_UNLINK, 0, &pr.base);
+	cr.path = "/plain";
+	req(TP_OP_CREATE, 0, &cr.base);
+	vr.op = TESSERA__VERSION_OP__VERSION_ID;
+	req(TP_OP_VERSION, 0, &vr.base); /* not versioned: EINVAL */
+	rc |= fz_seed_save(&seed, dir, "versions");
 	return rc ? 1 : 0;
 }
 

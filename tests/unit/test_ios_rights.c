@@ -70,6 +70,8 @@ static const struct {
 	{ TP_OP_LOCK_RELEASE, TP_CAP_READ | TP_CAP_WRITE, 1 },
 	{ TP_OP_LEASE, TP_CAP_READ | TP_CAP_WRITE, 0 },
 	{ TP_OP_LOCK_TEST, TP_CAP_READ | TP_CAP_WRITE, 1 },
+	/* a versioned object's log: its state; MERGE also wants WRITE (ios_vlogd.c) */
+	{ TP_OP_VLOG, TP_CAP_STAT | TP_CAP_READ | TP_CAP_WRITE, 1 },
 };
 
 static int served_by_ios(const struct row *r)
@@ -140,8 +142,10 @@ static void test_need_of_each_request(void **state)
 		}
 		assert_int_equal(ios_cap_need(rows[i].op, msg, &n), 1);
 		assert_ptr_equal(n.cap, &cap);
-		/* (an empty LOCK_ACQUIRE's mode is unset: judged exclusive) */
-		assert_int_equal(n.rights, rows[i].op == TP_OP_LOCK_ACQUIRE ? TP_CAP_WRITE :
+		/* (an empty LOCK_ACQUIRE's mode is unset: judged exclusive; an
+		 * empty VLOG's op too: judged a merge) */
+		assert_int_equal(n.rights, rows[i].op == TP_OP_LOCK_ACQUIRE ||
+					   rows[i].op == TP_OP_VLOG ? TP_CAP_WRITE :
 					   tp_right_caps(rows[i].right));
 		if (tp_right_names_objects(rows[i].right)) {
 			assert_non_null(f);
@@ -154,6 +158,24 @@ static void test_need_of_each_request(void **state)
 		}
 		free(msg);
 	}
+}
+
+/* VLOG's row says STAT (its state); a merge needs WRITE (issue 25). */
+static void test_vlog_merge_needs_write(void **state)
+{
+	Tessera__Capability cap = TESSERA__CAPABILITY__INIT;
+	Tessera__VlogRequest m = TESSERA__VLOG_REQUEST__INIT;
+	struct ios_cap_need n;
+
+	(void)state;
+	m.cap = &cap;
+	m.handle = 7;
+	m.op = TESSERA__VLOG_OP__VLOG_STATE;
+	assert_int_equal(ios_cap_need(TP_OP_VLOG, &m.base, &n), 1);
+	assert_int_equal(n.rights, TP_CAP_STAT | TP_CAP_READ | TP_CAP_WRITE);
+	m.op = TESSERA__VLOG_OP__VLOG_MERGE;
+	assert_int_equal(ios_cap_need(TP_OP_VLOG, &m.base, &n), 1);
+	assert_int_equal(n.rights, TP_CAP_WRITE);
 }
 
 /* No row, no service: opcodes outside the table, rights outside the enum,
@@ -216,6 +238,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_opcode_declares),
 		cmocka_unit_test(test_need_of_each_request),
+		cmocka_unit_test(test_vlog_merge_needs_write),
 		cmocka_unit_test(test_undeclared_refused),
 		cmocka_unit_test(test_exclusive_lock_needs_write),
 	};

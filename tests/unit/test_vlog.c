@@ -748,6 +748,40 @@ static void test_pin_holds_merge(void **state)
 	assert_int_equal(f->base.buf[0], 'b');
 }
 
+/* A merge grant's discard: uncommitted records of IDs below next_id
+ * that are not live go; committed ones, live IDs' and newer IDs' stay. */
+static void test_discard_dead(void **state)
+{
+	struct fx *f = *state;
+	const uint32_t live[] = { 3 };
+	struct ios_vlog_stats st;
+	uint32_t n = 99;
+	open_log(f);
+	put(f, T(1, 1), 0, 4, 'a');  /* dead, uncommitted: goes */
+	put(f, T(1, 2), 4, 4, 'b');  /* dead, committed: stays */
+	put(f, T(2, 1), 8, 4, 'c');  /* dead, uncommitted: goes */
+	put(f, T(3, 1), 12, 4, 'd'); /* live: stays */
+	put(f, T(5, 1), 16, 4, 'e'); /* at or past next_id: stays */
+	assert_int_equal(ios_vlog_commit(f->log, T(1, 2), 1), 0);
+	assert_int_equal(ios_vlog_discard_dead(f->log, 5, live, 1, &n), 0);
+	assert_int_equal(n, 2);
+	ios_vlog_stats(f->log, &st);
+	assert_int_equal(st.uncommitted, 2);
+	assert_int_equal(st.committed, 1);
+	assert_int_equal(ios_vlog_commit(f->log, T(1, 1), 2), -ENOENT);
+	assert_int_equal(ios_vlog_commit(f->log, T(2, 1), 2), -ENOENT);
+	assert_int_equal(ios_vlog_commit(f->log, T(3, 1), 2), 0);
+	assert_int_equal(ios_vlog_commit(f->log, T(5, 1), 3), 0);
+	assert_int_equal(byte_at(f, 3, 0), 0);
+	assert_int_equal(byte_at(f, 3, 4), 'b');
+	assert_int_equal(byte_at(f, 3, 12), 'd');
+	assert_int_equal(byte_at(f, 3, 16), 'e');
+	/* Again: nothing more to drop; no live IDs at all drops nothing
+	 * committed. */
+	assert_int_equal(ios_vlog_discard_dead(f->log, 9, NULL, 0, &n), 0);
+	assert_int_equal(n, 0);
+}
+
 static uint64_t file_size(const char *path)
 {
 	struct stat sb;
@@ -916,6 +950,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_live_pieces, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sync_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pin_holds_merge, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_discard_dead, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_torn_tail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_merge_cut_short, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_records, setup, teardown),

@@ -1,0 +1,1094 @@
+/*
+ * mds_version.c - the version server's tables (mds_version.h).
+ *
+ * LevelDB records of versioned file F (handles 8 bytes big-endian; the
+ * "V" prefix, mds_store_int.h, so mds_batch_drop_inode drops them with F):
+ *   "V" F 'S'          -> V(8) next ID#(4) merged floor(8)
+ *   "V" F 'C' Vm(8)    -> T(8) n(4) n x handle(8) n x merged(1: 0 or 1)
+ *   "V" F 'N' name     -> version(8) ctime_ns(8)
+ * The state record is rewritten by every batch that changes one of its
+ * fields; a commit record is written by its COMMIT, rewritten when one of
+ * its handles merges it and deleted when the last one does.
+ */
+#include "mds_version.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cap.h"
+#include "mds_store_int.h"
+
+#define VT_BUCKETS 256
+#define VT_KEY_MAX (1 + 8 + 1 + MDS_VERSION_SNAP_NAME)
+#define VT_STATE_LEN 20
+
+struct vcommit {
+	uint64_t t, vm;
+	uint32_t n;
+	uint64_t *handles;          /* n, in slot order */
+	uint8_t *merged;            /* n: 1 once that object merged it */
+	uint8_t mac[TP_CAP_MAC_LEN];
+	size_t enc;                 /* its bytes in a reply's vmap */
+};
+
+struct vid {
+	uint32_t id;
+	uint64_t session;
+};
+
+struct vread {
+	uint64_t vr;
+	uint64_t session;
+};
+
+struct vsnap {
+	char name[MDS_VERSION_SNAP_NAME + 1];
+	uint64_t version;
+	int64_t ctime_ns;
+};
+
+struct vtable {
+	uint64_t file;
+	uint64_t v;                 /* the newest commit's version */
+	uint64_t floor;             /* no commit <= floor is left */
+	uint32_t next_id;           /* the next ID# handed out (from 1) */
+	/* ID#s below this were handed out before this daemon started:
+	 * forgotten (-ESTALE), not forged. */
+	uint32_t first_id;
+	struct vcommit *commits;    /* Vm order */
+	uint32_t ncommits, ccommits;
+	size_t vmap_bytes;          /* sum of their enc */
+	struct vid *ids;
+	uint32_t nids, cids;
+	struct vread *reads;
+	uint32_t nreads, creads;
+	struct vsnap *snaps;
+	uint32_t nsnaps, csnaps;
+	struct vtable *next;        /* hash chain */
+};
+
+struct mds_versions {
+	struct mds_store *st;
+	const struct cap_key *key;
+	size_t vmap_max;
+	int64_t grant_ns;
+	struct vtable *buckets[VT_BUCKETS];
+	char err[MDS_ERRMSG_LEN];
+};
+
+static int vfail(struct mds_versions *vs, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int vfail(struct mds_versions *vs, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(vs->err, sizeof(vs->err), fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+const char *mds_versions_errmsg(const struct mds_versions *vs)
+{
+	return vs->err;
+}
+
+#define FILE_FMT "versioned file %016llx"
+#define FILE_ARG(f) (unsigned long long)(f)
+
+/* Room for one more in the array whose pointer is at arrp (capacity
+ * doubling; the pointer is copied, not type-punned). 0 or -ENOMEM. */
+static int grow(void *arrp, uint32_t n, uint32_t *cap, size_t size)
+{
+	uint32_t c = *cap ? *cap * 2 : 8;
+	void *old, *p;
+
+	if (n < *cap)
+		return 0;
+	memcpy(&old, arrp, sizeof(old));
+	if (!(p = realloc(old, (size_t)c * size)))
+		return -ENOMEM;
+	memcpy(arrp, &p, sizeof(p));
+	*cap = c;
+	return 0;
+}
+
+struct mds_versions *mds_versions_new(struct mds_store *st, const struct cap_key *key,
+				      size_t vmap_bytes, int64_t grant_ns)
+{
+	struct mds_versions *vs = calloc(1, sizeof(*vs));
+
+	if (!vs)
+		return NULL;
+	vs->st = st;
+	vs->key = key;
+	vs->vmap_max = vmap_bytes;
+	vs->grant_ns = grant_ns;
+	return vs;
+}
+
+static void commit_free(struct vcommit *c)
+{
+	free(c->handles);
+	free(c->merged);
+}
+
+static void table_free(struct vtable *t)
+{
+	for (uint32_t i = 0; i < t->ncommits; i++)
+		commit_free(&t->commits[i]);
+	free(t->commits);
+	free(t->ids);
+	free(t->reads);
+	free(t->snaps);
+	free(t);
+}
+
+void mds_versions_free(struct mds_versions *vs)
+{
+	if (!vs)
+		return;
+	for (int b = 0; b < VT_BUCKETS; b++) {
+		while (vs->buckets[b]) {
+			struct vtable *t = vs->buckets[b];
+
+			vs->buckets[b] = t->next;
+			table_free(t);
+		}
+	}
+	free(vs);
+}
+
+static struct vtable **bucket(struct mds_versions *vs, uint64_t file)
+{
+	return &vs->buckets[(file ^ (file >> 17) ^ (file >> 41)) % VT_BUCKETS];
+}
+
+/* ---- records */
+
+static size_t vkey(unsigned char *key, uint64_t file, char kind)
+{
+	key[0] = MDS_KEY_VERSION;
+	mds_put_be64(key + 1, file);
+	key[9] = (unsigned char)kind;
+	return 10;
+}
+
+static void batch_put_state(leveldb_writebatch_t *b, const struct vtable *t)
+{
+	unsigned char key[VT_KEY_MAX], val[VT_STATE_LEN];
+
+	mds_put_be64(val, t->v);
+	mds_put_be32(val + 8, t->next_id);
+	mds_put_be64(val + 12, t->floor);
+	leveldb_writebatch_put(b, (char *)key, vkey(key, t->file, 'S'), (char *)val, sizeof(val));
+}
+
+static size_t commit_key(unsigned char *key, uint64_t file, uint64_t vm)
+{
+	size_t n = vkey(key, file, 'C');
+
+	mds_put_be64(key + n, vm);
+	return n + 8;
+}
+
+static int batch_put_commit(leveldb_writebatch_t *b, uint64_t file, const struct vcommit *c)
+{
+	unsigned char key[VT_KEY_MAX];
+	size_t len = 12 + 9 * (size_t)c->n;
+	unsigned char *val = malloc(len), *p = val;
+
+	if (!val)
+		return -ENOMEM;
+	mds_put_be64(p, c->t);
+	mds_put_be32(p + 8, c->n);
+	p += 12;
+	for (uint32_t i = 0; i < c->n; i++, p += 8)
+		mds_put_be64(p, c->handles[i]);
+	memcpy(p, c->merged, c->n);
+	leveldb_writebatch_put(b, (char *)key, commit_key(key, file, c->vm), (char *)val, len);
+	free(val);
+	return 0;
+}
+
+static void batch_del_commit(leveldb_writebatch_t *b, uint64_t file, uint64_t vm)
+{
+	unsigned char key[VT_KEY_MAX];
+
+	leveldb_writebatch_delete(b, (char *)key, commit_key(key, file, vm));
+}
+
+static size_t snap_key(unsigned char *key, uint64_t file, const char *name)
+{
+	size_t n = vkey(key, file, 'N'), len = strlen(name);
+
+	memcpy(key + n, name, len);
+	return n + len;
+}
+
+/* Write batch b through the store (durable before any reply: mds_store.h),
+ * then free it. */
+static int write_batch(struct mds_versions *vs, leveldb_writebatch_t *b, const char *op,
+		       uint64_t file)
+{
+	char what[64];
+	int rc;
+
+	snprintf(what, sizeof(what), FILE_FMT, FILE_ARG(file));
+	rc = mds_batch_write(vs->st, b, op, what);
+	leveldb_writebatch_destroy(b);
+	if (rc)
+		return vfail(vs, rc, "%s", mds_store_errmsg(vs->st));
+	return 0;
+}
+
+/* ---- signing */
+
+static void commit_msg(const struct vtable *t, const struct vcommit *c,
+		       Tessera__VersionCommit *m)
+{
+	tessera__version_commit__init(m);
+	m->file = t->file;
+	m->t = c->t;
+	m->vm = c->vm;
+	m->n_handles = c->n;
+	m->handles = c->handles;
+	m->mac.data = (uint8_t *)c->mac;
+	m->mac.len = TP_CAP_MAC_LEN;
+}
+
+/* Sign c and note its size in a reply (a repeated field's tag and length
+ * prefix included). */
+static int commit_sign(struct mds_versions *vs, const struct vtable *t, struct vcommit *c)
+{
+	Tessera__VersionCommit m;
+	uint8_t mac[TP_CAP_MAC_LEN];
+	int rc;
+
+	commit_msg(t, c, &m);
+	if ((rc = cap_sign_commit(vs->key, &m, mac)))
+		return vfail(vs, rc, FILE_FMT ": cannot sign commit %llu", FILE_ARG(t->file),
+			     (unsigned long long)c->vm);
+	memcpy(c->mac, mac, sizeof(mac));
+	c->enc = tessera__version_commit__get_packed_size(&m) + 4;
+	return 0;
+}
+
+/* ---- loading a table */
+
+static int load_state(struct mds_versions *vs, struct vtable *t, const char *v, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)v;
+
+	if (len != VT_STATE_LEN)
+		return vfail(vs, -EIO, FILE_FMT ": corrupt version state record",
+			     FILE_ARG(t->file));
+	t->v = mds_get_be64(p);
+	t->next_id = mds_get_be32(p + 8);
+	t->floor = mds_get_be64(p + 12);
+	return 0;
+}
+
+static int load_commit(struct mds_versions *vs, struct vtable *t, const unsigned char *k,
+		       size_t klen, const unsigned char *p, size_t len)
+{
+	struct vcommit c = { 0 };
+	uint32_t n;
+
+	if (klen != 18 || len < 12 || (n = mds_get_be32(p + 8)) == 0 || n > TP_MAX_STRIPE ||
+	    len != 12 + 9 * (size_t)n || t->ncommits >= MDS_VERSION_COMMITS)
+		return vfail(vs, -EIO, FILE_FMT ": corrupt commit record", FILE_ARG(t->file));
+	c.vm = mds_get_be64(k + 10);
+	c.t = mds_get_be64(p);
+	c.n = n;
+	c.handles = malloc(8 * (size_t)n);
+	c.merged = malloc(n);
+	if (!c.handles || !c.merged || grow(&t->commits, t->ncommits, &t->ccommits,
+					    sizeof(c))) {
+		commit_free(&c);
+		return vfail(vs, -ENOMEM, FILE_FMT ": no memory for its commits",
+			     FILE_ARG(t->file));
+	}
+	for (uint32_t i = 0; i < n; i++)
+		c.handles[i] = mds_get_be64(p + 12 + 8 * (size_t)i);
+	memcpy(c.merged, p + 12 + 8 * (size_t)n, n);
+	t->commits[t->ncommits++] = c;
+	if (commit_sign(vs, t, &t->commits[t->ncommits - 1]))
+		return -EIO;
+	t->vmap_bytes += t->commits[t->ncommits - 1].enc;
+	return 0;
+}
+
+static int load_snap(struct mds_versions *vs, struct vtable *t, const unsigned char *k,
+		     size_t klen, const unsigned char *p, size_t len)
+{
+	struct vsnap *s;
+
+	if (klen <= 10 || klen > 10 + MDS_VERSION_SNAP_NAME || len != 16 ||
+	    t->nsnaps >= MDS_VERSION_SNAPS)
+		return vfail(vs, -EIO, FILE_FMT ": corrupt snapshot record", FILE_ARG(t->file));
+	if (grow(&t->snaps, t->nsnaps, &t->csnaps, sizeof(*s)))
+		return vfail(vs, -ENOMEM, FILE_FMT ": no memory for its snapshots",
+			     FILE_ARG(t->file));
+	s = &t->snaps[t->nsnaps++];
+	memcpy(s->name, k + 10, klen - 10);
+	s->name[klen - 10] = '\0';
+	s->version = mds_get_be64(p);
+	s->ctime_ns = (int64_t)mds_get_be64(p + 8);
+	return 0;
+}
+
+/* One record of t's: by its kind. */
+static int load_record(struct mds_versions *vs, struct vtable *t, leveldb_iterator_t *it)
+{
+	size_t klen, vlen;
+	const unsigned char *k = (const unsigned char *)leveldb_iter_key(it, &klen);
+	const unsigned char *v = (const unsigned char *)leveldb_iter_value(it, &vlen);
+
+	switch (k[9]) {
+	case 'S':
+		return klen == 10 ? load_state(vs, t, (const char *)v, vlen)
+				  : vfail(vs, -EIO, FILE_FMT ": corrupt state key",
+					  FILE_ARG(t->file));
+	case 'C':
+		return load_commit(vs, t, k, klen, v, vlen);
+	case 'N':
+		return load_snap(vs, t, k, klen, v, vlen);
+	default:
+		return vfail(vs, -EIO, FILE_FMT ": unknown version record kind %#x",
+			     FILE_ARG(t->file), k[9]);
+	}
+}
+
+/* The records agree: commits in Vm order (LevelDB's key order), within
+ * (floor, V], IDs below next_id. */
+static int check_loaded(struct mds_versions *vs, struct vtable *t)
+{
+	for (uint32_t i = 0; i < t->ncommits; i++) {
+		const struct vcommit *c = &t->commits[i];
+
+		if (c->vm <= t->floor || c->vm > t->v || (c->t >> 32) >= t->next_id)
+			return vfail(vs, -EIO, FILE_FMT ": commit %llu outside the table's"
+				     " versions (%llu, %llu]", FILE_ARG(t->file),
+				     (unsigned long long)c->vm, (unsigned long long)t->floor,
+				     (unsigned long long)t->v);
+	}
+	return 0;
+}
+
+static int load_table(struct mds_versions *vs, struct vtable *t)
+{
+	struct mds_store *st = vs->st;
+	unsigned char prefix[9];
+	leveldb_iterator_t *it = leveldb_create_iterator(st->db, st->ropts);
+	char *err = NULL;
+	int rc = 0;
+
+	prefix[0] = MDS_KEY_VERSION;
+	mds_put_be64(prefix + 1, t->file);
+	for (leveldb_iter_seek(it, (char *)prefix, sizeof(prefix)); !rc && leveldb_iter_valid(it);
+	     leveldb_iter_next(it)) {
+		size_t kl;
+		const char *k = leveldb_iter_key(it, &kl);
+
+		if (kl < 10 || memcmp(k, prefix, sizeof(prefix)) != 0)
+			break;
+		rc = load_record(vs, t, it);
+	}
+	leveldb_iter_get_error(it, &err);
+	leveldb_iter_destroy(it);
+	if (err) {
+		rc = vfail(vs, -EIO, FILE_FMT ": reading its version table: %s",
+			   FILE_ARG(t->file), err);
+		leveldb_free(err);
+	}
+	return rc ? rc : check_loaded(vs, t);
+}
+
+/* The table of file f, loaded at its first use (a new one for a file
+ * never used: V 0, next ID# 1). */
+static int table_of(struct mds_versions *vs, const struct mds_vfile *f, struct vtable **out)
+{
+	struct vtable **b = bucket(vs, f->file), *t;
+	int rc;
+
+	for (t = *b; t; t = t->next)
+		if (t->file == f->file) {
+			*out = t;
+			return 0;
+		}
+	if (!(t = calloc(1, sizeof(*t))))
+		return vfail(vs, -ENOMEM, FILE_FMT ": no memory for its version table",
+			     FILE_ARG(f->file));
+	t->file = f->file;
+	t->next_id = 1;
+	if ((rc = load_table(vs, t))) {
+		table_free(t);
+		return rc;
+	}
+	if (!t->next_id)
+		t->next_id = 1;
+	t->first_id = t->next_id;
+	t->next = *b;
+	*b = t;
+	*out = t;
+	return 0;
+}
+
+void mds_versions_forget(struct mds_versions *vs, uint64_t file)
+{
+	struct vtable **p;
+
+	if (!vs)
+		return;
+	for (p = bucket(vs, file); *p; p = &(*p)->next)
+		if ((*p)->file == file) {
+			struct vtable *t = *p;
+
+			*p = t->next;
+			table_free(t);
+			return;
+		}
+}
+
+/* ---- ID#s */
+
+static struct vid *find_id(struct vtable *t, uint32_t id)
+{
+	for (uint32_t i = 0; i < t->nids; i++)
+		if (t->ids[i].id == id)
+			return &t->ids[i];
+	return NULL;
+}
+
+int mds_version_ids(struct mds_versions *vs, const struct mds_vfile *f, uint64_t session,
+		    uint32_t count, uint32_t *first)
+{
+	struct vtable *t;
+	leveldb_writebatch_t *b;
+	uint32_t next;
+	int rc;
+
+	if (count < 1 || count > MDS_VERSION_ID_COUNT)
+		return vfail(vs, -EINVAL, FILE_FMT ": asked for %u ID#s (1 to %u at a time)",
+			     FILE_ARG(f->file), count, MDS_VERSION_ID_COUNT);
+	if ((rc = table_of(vs, f, &t)))
+		return rc;
+	if (t->nids + count > MDS_VERSION_IDS)
+		return vfail(vs, -EBUSY, FILE_FMT ": %u ID#s live, %u more would pass the"
+			     " limit of %u (close some handles)", FILE_ARG(f->file), t->nids,
+			     count, MDS_VERSION_IDS);
+	if (t->next_id > UINT32_MAX - count)
+		return vfail(vs, -EOVERFLOW, FILE_FMT ": its ID#s are used up",
+			     FILE_ARG(f->file));
+	while (t->cids < t->nids + count)
+		if (grow(&t->ids, t->cids, &t->cids, sizeof(*t->ids)))
+			return vfail(vs, -ENOMEM, FILE_FMT ": no memory for ID#s",
+				     FILE_ARG(f->file));
+	next = t->next_id;
+	t->next_id += count;
+	b = leveldb_writebatch_create();
+	batch_put_state(b, t);
+	if ((rc = write_batch(vs, b, "version ID", f->file))) {
+		t->next_id = next;
+		return rc;
+	}
+	for (uint32_t i = 0; i < count; i++)
+		t->ids[t->nids++] = (struct vid){ next + i, session };
+	*first = next;
+	return 0;
+}
+
+/* Whether ID# id may commit for session: 0, or why not. */
+static int id_owned(struct mds_versions *vs, struct vtable *t, uint64_t id, uint64_t session,
+		    const char *op)
+{
+	struct vid *v = id <= UINT32_MAX ? find_id(t, (uint32_t)id) : NULL;
+
+	if (v && v->session == session)
+		return 0;
+	if (v)
+		return vfail(vs, -EPERM, FILE_FMT ": %s by ID# %llu refused (forged commit):"
+			     " not your ID#, another session's", FILE_ARG(t->file), op,
+			     (unsigned long long)id);
+	if (id >= 1 && id < t->first_id)
+		return vfail(vs, -ESTALE, FILE_FMT ": %s by ID# %llu: the version server"
+			     " restarted and forgot its live ID#s; take a new ID# and write"
+			     " again", FILE_ARG(t->file), op, (unsigned long long)id);
+	return vfail(vs, -EPERM, FILE_FMT ": %s by ID# %llu refused (forged commit): %s",
+		     FILE_ARG(t->file), op, (unsigned long long)id,
+		     id >= t->next_id || id == 0 ? "never handed out" : "not live (ended)");
+}
+
+int mds_version_id_end(struct mds_versions *vs, const struct mds_vfile *f, uint64_t session,
+		       uint64_t id)
+{
+	struct vtable *t;
+	struct vid *v;
+	int rc;
+
+	if ((rc = table_of(vs, f, &t)))
+		return rc;
+	v = id <= UINT32_MAX ? find_id(t, (uint32_t)id) : NULL;
+	if (!v)
+		return 0;
+	if (v->session != session)
+		return vfail(vs, -EPERM, FILE_FMT ": end of ID# %llu refused: not your ID#",
+			     FILE_ARG(f->file), (unsigned long long)id);
+	*v = t->ids[--t->nids];
+	return 0;
+}
+
+/* ---- commits */
+
+static struct vcommit *find_commit(struct vtable *t, uint64_t tv)
+{
+	for (uint32_t i = 0; i < t->ncommits; i++)
+		if (t->commits[i].t == tv)
+			return &t->commits[i];
+	return NULL;
+}
+
+/* The handles of slots[0..n), in slot order, each once: into c. */
+static int slots_handles(struct mds_versions *vs, const struct mds_vfile *f,
+			 const uint32_t *slots, size_t n, struct vcommit *c)
+{
+	uint8_t seen[TP_MAX_STRIPE] = { 0 };
+
+	if (n == 0)
+		return vfail(vs, -EINVAL, FILE_FMT ": commit names no object written",
+			     FILE_ARG(f->file));
+	for (size_t i = 0; i < n; i++) {
+		if (slots[i] >= f->count)
+			return vfail(vs, -EINVAL, FILE_FMT ": commit names slot %u of a layout"
+				     " of %u objects", FILE_ARG(f->file), slots[i], f->count);
+		seen[slots[i]] = 1;
+	}
+	c->handles = malloc(8 * (size_t)f->count);
+	c->merged = calloc(f->count, 1);
+	if (!c->handles || !c->merged)
+		return vfail(vs, -ENOMEM, FILE_FMT ": no memory for a commit", FILE_ARG(f->file));
+	for (uint32_t s = 0; s < f->count; s++)
+		if (seen[s])
+			c->handles[c->n++] = f->handles[s];
+	return 0;
+}
+
+/* A resend of commit c: the same objects, or refused. */
+static int commit_again(struct mds_versions *vs, const struct vtable *t,
+			const struct vcommit *old, const struct vcommit *c,
+			Tessera__VersionCommit *out)
+{
+	if (old->n != c->n || memcmp(old->handles, c->handles, 8 * (size_t)c->n))
+		return vfail(vs, -EINVAL, FILE_FMT ": T %016llx committed again with other"
+			     " objects", FILE_ARG(t->file), (unsigned long long)c->t);
+	commit_msg(t, old, out);
+	return 0;
+}
+
+/* Whether T tv may be committed now: 0, or why not. A commit of T already
+ * in the table (a resend) passes when its ID# is the session's or was
+ * forgotten by a restart (the reply was lost with the daemon). */
+static int commit_allowed(struct mds_versions *vs, struct vtable *t, uint64_t tv,
+			  uint64_t session, const struct vcommit *old)
+{
+	uint64_t id = tv >> 32;
+
+	if ((tv & UINT32_MAX) == 0)
+		return vfail(vs, -EINVAL, FILE_FMT ": commit of T %016llx: IO# 0 is never"
+			     " used", FILE_ARG(t->file), (unsigned long long)tv);
+	if (old && id >= 1 && id < t->first_id && !find_id(t, (uint32_t)id))
+		return 0;
+	return id_owned(vs, t, id, session, "commit");
+}
+
+/* Room for one more commit of c->enc bytes: 0, or -EBUSY. */
+static int commit_room(struct mds_versions *vs, const struct vtable *t, const struct vcommit *c)
+{
+	if (t->ncommits >= MDS_VERSION_COMMITS || t->vmap_bytes + c->enc > vs->vmap_max)
+		return vfail(vs, -EBUSY, FILE_FMT ": %u commits not merged (%zu bytes; limits"
+			     " %u and %zu): merge first", FILE_ARG(t->file), t->ncommits,
+			     t->vmap_bytes, MDS_VERSION_COMMITS, vs->vmap_max);
+	return 0;
+}
+
+/* Log c (V = c->vm) and keep it. */
+static int commit_add(struct mds_versions *vs, struct vtable *t, struct vcommit *c)
+{
+	leveldb_writebatch_t *b;
+	int rc;
+
+	if (grow(&t->commits, t->ncommits, &t->ccommits, sizeof(*c)))
+		return vfail(vs, -ENOMEM, FILE_FMT ": no memory for a commit", FILE_ARG(t->file));
+	b = leveldb_writebatch_create();
+	t->v++;
+	batch_put_state(b, t);
+	if ((rc = batch_put_commit(b, t->file, c))) {
+		leveldb_writebatch_destroy(b);
+		t->v--;
+		return vfail(vs, rc, FILE_FMT ": no memory for a commit", FILE_ARG(t->file));
+	}
+	if ((rc = write_batch(vs, b, "version commit", t->file))) {
+		t->v--;
+		return rc;
+	}
+	t->commits[t->ncommits++] = *c;
+	t->vmap_bytes += c->enc;
+	return 0;
+}
+
+int mds_version_commit(struct mds_versions *vs, const struct mds_vfile *f, uint64_t session,
+		       uint64_t tv, const uint32_t *slots, size_t n, Tessera__VersionCommit *out)
+{
+	struct vcommit c = { .t = tv }, *old;
+	struct vtable *t;
+	int rc;
+
+	if ((rc = table_of(vs, f, &t)))
+		return rc;
+	old = find_commit(t, tv);
+	if ((rc = commit_allowed(vs, t, tv, session, old)) ||
+	    (rc = slots_handles(vs, f, slots, n, &c)))
+		goto out;
+	if (old) {
+		rc = commit_again(vs, t, old, &c, out);
+		goto out;
+	}
+	c.vm = t->v + 1;
+	if ((rc = commit_sign(vs, t, &c)) || (rc = commit_room(vs, t, &c)) ||
+	    (rc = commit_add(vs, t, &c)))
+		goto out;
+	commit_msg(t, &t->commits[t->ncommits - 1], out);
+	return 0;
+out:
+	commit_free(&c);
+	return rc;
+}
+
+int mds_version_vmap(struct mds_versions *vs, const struct mds_vfile *f, uint64_t upto,
+		     Tessera__VersionCommit ***out, size_t *n)
+{
+	struct vtable *t;
+	Tessera__VersionCommit *msgs, **ptrs;
+	size_t k = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if ((rc = table_of(vs, f, &t)))
+		return rc;
+	while (k < t->ncommits && t->commits[k].vm <= upto)
+		k++;
+	if (!k)
+		return 0;
+	/* one block: the pointers, then the messages */
+	ptrs = malloc(k * (sizeof(*ptrs) + sizeof(*msgs)));
+	if (!ptrs)
+		return vfail(vs, -ENOMEM, FILE_FMT ": no memory for %zu commits",
+			     FILE_ARG(f->file), k);
+	msgs = (Tessera__VersionCommit *)(ptrs + k);
+	for (size_t i = 0; i < k; i++) {
+		commit_msg(t, &t->commits[i], &msgs[i]);
+		ptrs[i] = &msgs[i];
+	}
+	*out = ptrs;
+	*n = k;
+	return 0;
+}
+
+/* ---- reads */
+
+static struct vsnap *find_snap(struct vtable *t, const char *name)
+{
+	for (uint32_t i = 0; i < t->nsnaps; i++)
+		if (!strcmp(t->snaps[i].name, name))
+			return &t->snaps[i];
+	return NULL;
+}
+
+/* End one read of session at vr; 1 if there was one. */
+static int end_read(struct vtable *t, uint64_t session, uint64_t vr)
+{
+	for (uint32_t i = 0; i < t->nreads; i++)
+		if (t->reads[i].vr == vr && t->reads[i].session == session) {
+			t->reads[i] = t->reads[--t->nreads];
+			return 1;
+		}
+	return 0;
+}
+
+int mds_version_read(struct mds_versions *vs, const struct mds_vfile *f, uint64_t session,
+		     const char *name, uint64_t end, uint64_t *vr)
+{
+	struct vtable *t;
+	struct vsnap *s = NULL;
+	int rc;
+
+	if ((rc = table_of(vs, f, &t)))
+		return rc;
+	if (name && *name && !(s = find_snap(t, name)))
+		return vfail(vs, -ENOENT, FILE_FMT ": read as of snapshot \"%.255s\": no such"
+			     " snapshot", FILE_ARG(f->file), name);
+	if (end)
+		(void)end_read(t, session, end);
+	if (t->nreads >= MDS_VERSION_READS)
+		return vfail(vs, -EBUSY, FILE_FMT ": %u reads in progress, the limit: end some"
+			     " first", FILE_ARG(f->file), t->nreads);
+	if (grow(&t->reads, t->nreads, &t->creads, sizeof(*t->reads)))
+		return vfail(vs, -ENOMEM, FILE_FMT ": no memory for a read", FILE_ARG(f->file));
+	*vr = s ? s->version : t->v;
+	t->reads[t->nreads++] = (struct vread){ *vr, session };
+	return 0;
+}
+
+int mds_version_read_end(struct mds_versions *vs, const struct mds_vfile *f, uint64_t session,
+			 uint64_t vr)
+{
+	struct vtable *t;
+	int rc;
+
+	if ((rc = table_of(vs, f, &t)))
+		return rc;
+	(void)end_read(t, session, vr);
+	return 0;
+}
+
+/* ---- merges */
+
+/* How far a merge may go now: not past the newest commit, a read in
+ * progress or a snapshot. */
+static uint64_t merge_bound(const struct vtable *t)
+{
+	uint64_t upto = t->v;
+
+	for (uint32_t i = 0; i < t->nreads; i++)
+		if (t->reads[i].vr < upto)
+			upto = t->reads[i].vr;
+	for (uint32_t i = 0; i < t->nsnaps; i++)
+		if (t->snaps[i].version < upto)
+			upto = t->snaps[i].version;
+	return upto;
+}
+
+int mds_version_merge(struct mds_versions *vs, const struct mds_vfile *f, int64_t now_ns,
+		      struct mds_vgrant *out)
+{
+	struct vtable *t;
+	int rc;
+
+	if ((rc = table_of(vs, f, &t)))
+		return rc;
+	tessera__version_grant__init(&out->msg);
+	out->msg.file = t->file;
+	out->msg.upto = merge_bound(t);
+	out->msg.next_id = t->next_id;
+	for (uint32_t i = 0; i < t->nids; i++)
+		out->live[i] = t->ids[i].id;
+	out->msg.live_ids = out->live;
+	out->msg.n_live_ids = t->nids;
+	out->msg.expires_ns = now_ns + vs->grant_ns;
+	if ((rc = cap_sign_grant(vs->key, &out->msg, out->mac)))
+		return vfail(vs, rc, FILE_FMT ": cannot sign a merge grant", FILE_ARG(f->file));
+	return 0;
+}
+
+/* Mark commits <= version that wrote `handle` merged there, in batch b
+ * (rewritten, or deleted once merged everywhere); commits merged
+ * everywhere are only marked gone (vm 0) here: commit_compact drops them. */
+static uint32_t mark_merged(struct vtable *t, uint64_t handle, uint64_t version,
+			    leveldb_writebatch_t *b, int *nomem)
+{
+	uint32_t gone = 0;
+
+	for (uint32_t i = 0; i < t->ncommits && t->commits[i].vm <= version; i++) {
+		struct vcommit *c = &t->commits[i];
+		uint32_t left = 0, hit = 0;
+
+		for (uint32_t h = 0; h < c->n; h++) {
+			if (c->handles[h] == handle && !c->merged[h])
+				c->merged[h] = hit = 1;
+			left += !c->merged[h];
+		}
+		if (!hit)
+			continue;
+		if (!left) {
+			batch_del_commit(b, t->file, c->vm);
+			gone++;
+		} else if (batch_put_commit(b, t->file, c)) {
+			*nomem = 1;
+		}
+	}
+	return gone;
+}
+
+/* Drop commits merged everywhere; the floor: below the first left. */
+static void commit_compact(struct vtable *t)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < t->ncommits; i++) {
+		struct vcommit *c = &t->commits[i];
+		uint32_t left = 0;
+
+		for (uint32_t h = 0; h < c->n; h++)
+			left += !c->merged[h];
+		if (left) {
+			t->commits[k++] = *c;
+			continue;
+		}
+		t->vmap_bytes -= c->enc;
+		commit_free(c);
+	}
+	t->ncommits = k;
+}
+
+static uint64_t floor_of(const struct vtable *t)
+{
+	return t->ncommits ? t->commits[0].vm - 1 : t->v;
+}
+
+/* Undo mark_merged after a failed write: the handle's marks as they were. */
+static void unmark(struct vtable *t, uint64_t handle, uint64_t version, const uint8_t *was,
+		   uint32_t nwas)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < t->ncommits && t->commits[i].vm <= version; i++)
+		for (uint32_t h = 0; h < t->commits[i].n; h++)
+			if (t->commits[i].handles[h] == handle && k < nwas)
+				t->commits[i].merged[h] = was[k++];
+}
+
+/* The merged marks of `handle` on commits <= version, to undo with. */
+static uint8_t *marks_of(struct vtable *t, uint64_t handle, uint64_t version, uint32_t *n)
+{
+	uint8_t *was = malloc(t->ncommits + 1);
+
+	*n = 0;
+	for (uint32_t i = 0; was && i < t->ncommits && t->commits[i].vm <= version; i++)
+		for (uint32_t h = 0; h < t->commits[i].n; h++)
+			if (t->commits[i].handles[h] == handle)
+				was[(*n)++] = t->commits[i].merged[h];
+	return was;
+}
+
+static int merged_check(struct mds_versions *vs, const struct mds_vfile *f, struct vtable *t,
+			uint64_t handle, uint64_t version)
+{
+	uint32_t s = 0;
+
+	while (s < f->count && f->handles[s] != handle)
+		s++;
+	if (s == f->count)
+		return vfail(vs, -EINVAL, FILE_FMT ": merged report of object %016llx, not one"
+			     " of its objects", FILE_ARG(f->file), (unsigned long long)handle);
+	if (version > merge_bound(t))
+		return vfail(vs, -EINVAL, FILE_FMT ": object %016llx reports merged up to %llu,"
+			     " past what a merge may reach now (%llu)", FILE_ARG(f->file),
+			     (unsigned long long)handle, (unsigned long long)version,
+			     (unsigned long long)merge_bound(t));
+	return 0;
+}
+
+/* The floor once the commits merged everywhere are gone. */
+static uint64_t floor_after_marks(const struct vtable *t)
+{
+	for (uint32_t i = 0; i < t->ncommits; i++)
+		for (uint32_t h = 0; h < t->commits[i].n; h++)
+			if (!t->commits[i].merged[h])
+				return t->commits[i].vm - 1;
+	return t->v;
+}
+
+int mds_version_merged(struct mds_versions *vs, const struct mds_vfile *f, uint64_t handle,
+		       uint64_t version)
+{
+	struct vtable *t;
+	leveldb_writebatch_t *b;
+	uint64_t old_floor;
+	uint8_t *was;
+	uint32_t nwas;
+	int rc, nomem = 0;
+
+	if ((rc = table_of(vs, f, &t)) || (rc = merged_check(vs, f, t, handle, version)))
+		return rc;
+	if (!(was = marks_of(t, handle, version, &nwas)))
+		return vfail(vs, -ENOMEM, FILE_FMT ": no memory", FILE_ARG(f->file));
+	b = leveldb_writebatch_create();
+	(void)mark_merged(t, handle, version, b, &nomem);
+	old_floor = t->floor;
+	t->floor = floor_after_marks(t);
+	batch_put_state(b, t);
+	if (nomem) {
+		leveldb_writebatch_destroy(b);
+		rc = vfail(vs, -ENOMEM, FILE_FMT ": no memory", FILE_ARG(f->file));
+	} else {
+		rc = write_batch(vs, b, "version merged", f->file);
+	}
+	if (rc) {
+		t->floor = old_floor;
+		unmark(t, handle, version, was, nwas);
+	} else {
+		commit_compact(t);
+	}
+	free(was);
+	return rc;
+}
+
+/* ---- snapshots */
+
+static int snap_name_ok(struct mds_versions *vs, const struct mds_vfile *f, const char *name)
+{
+	size_t len = name ? strlen(name) : 0;
+
+	if (len < 1 || len > MDS_VERSION_SNAP_NAME)
+		return vfail(vs, -EINVAL, FILE_FMT ": a snapshot's name is 1 to %u bytes (%zu"
+			     " given)", FILE_ARG(f->file), MDS_VERSION_SNAP_NAME, len);
+	return 0;
+}
+
+int mds_version_snap_create(struct mds_versions *vs, const struct mds_vfile *f,
+			    const char *name, int64_t now_ns, uint64_t *version)
+{
+	unsigned char key[VT_KEY_MAX], val[16];
+	leveldb_writebatch_t *b;
+	struct vtable *t;
+	int rc;
+
+	if ((rc = snap_name_ok(vs, f, name)) || (rc = table_of(vs, f, &t)))
+		return rc;
+	if (find_snap(t, name))
+		return vfail(vs, -EEXIST, FILE_FMT ": snapshot \"%s\" exists", FILE_ARG(f->file),
+			     name);
+	if (t->nsnaps >= MDS_VERSION_SNAPS)
+		return vfail(vs, -EBUSY, FILE_FMT ": %u snapshots, the limit: drop one first",
+			     FILE_ARG(f->file), t->nsnaps);
+	if (grow(&t->snaps, t->nsnaps, &t->csnaps, sizeof(*t->snaps)))
+		return vfail(vs, -ENOMEM, FILE_FMT ": no memory for a snapshot",
+			     FILE_ARG(f->file));
+	mds_put_be64(val, t->v);
+	mds_put_be64(val + 8, (uint64_t)now_ns);
+	b = leveldb_writebatch_create();
+	leveldb_writebatch_put(b, (char *)key, snap_key(key, t->file, name), (char *)val,
+			       sizeof(val));
+	if ((rc = write_batch(vs, b, "snapshot create", f->file)))
+		return rc;
+	struct vsnap *s = &t->snaps[t->nsnaps++];
+
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	s->version = t->v;
+	s->ctime_ns = now_ns;
+	*version = t->v;
+	return 0;
+}
+
+int mds_version_snap_drop(struct mds_versions *vs, const struct mds_vfile *f, const char *name)
+{
+	unsigned char key[VT_KEY_MAX];
+	leveldb_writebatch_t *b;
+	struct vtable *t;
+	struct vsnap *s;
+	int rc;
+
+	if ((rc = snap_name_ok(vs, f, name)) || (rc = table_of(vs, f, &t)))
+		return rc;
+	if (!(s = find_snap(t, name)))
+		return vfail(vs, -ENOENT, FILE_FMT ": drop snapshot \"%s\": no such snapshot",
+			     FILE_ARG(f->file), name);
+	b = leveldb_writebatch_create();
+	leveldb_writebatch_delete(b, (char *)key, snap_key(key, t->file, name));
+	if ((rc = write_batch(vs, b, "snapshot drop", f->file)))
+		return rc;
+	*s = t->snaps[--t->nsnaps];
+	return 0;
+}
+
+static int snap_cmp(const void *a, const void *b)
+{
+	const Tessera__VersionSnapshot *x = a, *y = b;
+
+	if (x->version != y->version)
+		return x->version < y->version ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+int mds_version_snap_list(struct mds_versions *vs, const struct mds_vfile *f,
+			  Tessera__VersionSnapshot **out, size_t *n)
+{
+	struct vtable *t;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if ((rc = table_of(vs, f, &t)))
+		return rc;
+	if (!t->nsnaps)
+		return 0;
+	if (!(*out = calloc(t->nsnaps, sizeof(**out))))
+		return vfail(vs, -ENOMEM, FILE_FMT ": no memory", FILE_ARG(f->file));
+	for (uint32_t i = 0; i < t->nsnaps; i++) {
+		tessera__version_snapshot__init(&(*out)[i]);
+		(*out)[i].name = t->snaps[i].name;
+		(*out)[i].version = t->snaps[i].version;
+		(*out)[i].ctime_ns = t->snaps[i].ctime_ns;
+	}
+	qsort(*out, t->nsnaps, sizeof(**out), snap_cmp);
+	*n = t->nsnaps;
+	return 0;
+}
+
+int mds_version_state(struct mds_versions *vs, const struct mds_vfile *f, struct mds_vstate *out)
+{
+	struct vtable *t;
+	int rc;
+
+	if ((rc = table_of(vs, f, &t)))
+		return rc;
+	out->newest = t->v;
+	out->merged = floor_of(t);
+	out->next_id = t->next_id;
+	out->unmerged = t->ncommits;
+	out->reads = t->nreads;
+	out->ids = t->nids;
+	out->snaps = t->nsnaps;
+	return 0;
+}
+
+/* ---- sessions */
+
+static uint32_t table_session_end(struct vtable *t, uint64_t session)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < t->nids;)
+		if (t->ids[i].session == session) {
+			t->ids[i] = t->ids[--t->nids];
+			n++;
+		} else {
+			i++;
+		}
+	for (uint32_t i = 0; i < t->nreads;)
+		if (t->reads[i].session == session) {
+			t->reads[i] = t->reads[--t->nreads];
+			n++;
+		} else {
+			i++;
+		}
+	return n;
+}
+
+uint32_t mds_versions_session_end(struct mds_versions *vs, uint64_t session)
+{
+	uint32_t n = 0;
+
+	if (!vs)
+		return 0;
+	for (int b = 0; b < VT_BUCKETS; b++)
+		for (struct vtable *t = vs->buckets[b]; t; t = t->next)
+			n += table_session_end(t, session);
+	return n;
+}
