@@ -615,6 +615,11 @@ int tessera_version_state(tessera_file *f, struct tessera_version_state *out)
 	out->unmerged = rep->unmerged;
 	out->reads = rep->reads;
 	out->ids = rep->ids;
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	/* (STATE's reply has no count of snapshots: the list gives it) */
+	vreq_init(&m, tc_cap_get(f), TESSERA__VERSION_OP__VERSION_SNAP_LIST);
+	if ((rc = vcall(f->fs, &m, "snapshot list", f->path, &rep)))
+		return rc;
 	out->snapshots = (uint32_t)rep->n_snapshots;
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return 0;
