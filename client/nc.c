@@ -418,9 +418,16 @@ static int vround_send(void *arg, uint64_t t, uint32_t *slots, size_t *n)
 	return run_round(c, c->vstage);
 }
 
-/* A round's messages: a versioned write's round is one version. */
+/* A round's messages: a versioned write's round is one version. A
+ * versioned read at version 0 (nothing committed yet: an empty file)
+ * asks nobody: zeros, as past any file's end. */
 static int send_round(struct nc_call *c, uint8_t *stage)
 {
+	if (c->vread && !c->rd.vr) {
+		for (uint32_t k = 0; k < c->plan.round.n_objects; k++)
+			memset(c->obj_data[k], 0, c->plan.round.objects[k].bytes);
+		return 0;
+	}
 	if (!writing(c) || !tc_versioned(c->f))
 		return run_round(c, stage);
 	c->vstage = stage;
