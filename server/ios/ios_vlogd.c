@@ -28,7 +28,10 @@ int ios_vcheck_fields(const Tessera__Capability *cap, uint64_t handle, enum ios_
 	int versioned = cap && (cap->rights & TP_CAP_VERSIONED);
 	const char *field = kind == IOS_VKIND_WRITE ? "version_t" : "read_version";
 
-	if (versioned && !version)
+	/* A read at version 0 is one of a file nothing was committed to yet:
+	 * the log answers it (ESTALE once anything is merged). A write needs
+	 * its T. */
+	if (versioned && !version && kind == IOS_VKIND_WRITE)
 		return snprintf(why, len, OBJ " on storage daemon %u: file %016" PRIx64 " is "
 				"versioned (its capability says so) but the request has no %s: "
 				"plain I/O of a versioned object is refused", handle, index,

@@ -113,8 +113,9 @@ void ios_vjob_run(struct ios_store *lane, struct ios_part *p, const uint8_t *dat
 enum ios_vkind { IOS_VKIND_WRITE, IOS_VKIND_READ };
 /* The version fields of a request on `handle` against its capability:
  * 0: a plain request on a plain object; 1: a versioned request on a
- * versioned object (version != 0); -EINVAL with why: a plain request on a
- * VERSIONED capability, version fields on one without it, or read fields
+ * versioned object (a write's version != 0; a read's may be 0: a read
+ * before any commit, which the log answers); -EINVAL with why: a write
+ * without version_t on a VERSIONED capability, version fields on one without it, or read fields
  * on a write. version: version_t (writes) or read_version (reads);
  * other: the fields the kind does not use (a write's read_version and
  * vmap count). */

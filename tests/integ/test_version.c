@@ -1,0 +1,528 @@
+/*
+ * test_version.c - versioned files end to end (issue 25; docs/design.md
+ * "Versioning (chapter 8)"), on real daemons.
+ *
+ * Eight writer processes, each its own client, write the same 48
+ * noncontiguous regions (over all four storage daemons) again and again,
+ * by list and by datatype I/O, each write filled with its own tag. Two
+ * readers read the regions meanwhile. With versions (no locks anywhere)
+ * every read must show one write whole (never a mix of two), and each
+ * reader must see each writer's writes in the order they were made
+ * (reads see a prefix of the commit order, which only grows). At the end
+ * the file holds one writer's last write. The same with a writer, a
+ * storage daemon and the version server (the metadata daemon) killed
+ * with SIGKILL mid-run (the daemons restarted over the same disks).
+ * Plus: what a versioned file is at create and in a directory, snapshots,
+ * truncate as a version, and the version server's state.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "cluster.h"
+#include "tdl.h"
+
+#define WRITERS 8
+#define READERS 2
+#define ITERS 24
+#define REGIONS 48
+#define RLEN 24          /* bytes per region (even: 2-byte tags) */
+#define RSTRIDE 1000     /* region i at i * RSTRIDE: 48 KB over 4 KiB strips */
+#define STRIP 4096
+#define BYTES (REGIONS * RLEN)
+
+/* A tag names one write: writer w (1..WRITERS), iteration i. */
+static uint16_t tag_of(int w, int i)
+{
+	return (uint16_t)(w << 8 | i);
+}
+
+static void regions(uint64_t *offs, uint64_t *lens)
+{
+	for (int i = 0; i < REGIONS; i++) {
+		offs[i] = (uint64_t)i * RSTRIDE;
+		lens[i] = RLEN;
+	}
+}
+
+static void fill(uint8_t *buf, uint16_t tag)
+{
+	for (int j = 0; j < BYTES; j += 2) {
+		buf[j] = (uint8_t)(tag >> 8);
+		buf[j + 1] = (uint8_t)tag;
+	}
+}
+
+/* The tag every byte pair of buf holds; -1 for a mix (a torn read). 0:
+ * nothing written yet. */
+static int uniform_tag(const uint8_t *buf)
+{
+	uint16_t first = (uint16_t)(buf[0] << 8 | buf[1]);
+
+	for (int j = 2; j < BYTES; j += 2)
+		if ((uint16_t)(buf[j] << 8 | buf[j + 1]) != first)
+			return -1;
+	return first;
+}
+
+static int valid_tag(int tag)
+{
+	return tag == 0 || ((tag >> 8) >= 1 && (tag >> 8) <= WRITERS && (tag & 0xff) < ITERS);
+}
+
+static struct tessera_layout versioned_layout(void)
+{
+	struct tessera_layout l;
+
+	memset(&l, 0, sizeof(l));
+	l.strip_size = STRIP;
+	l.count = N_IOS;
+	l.kind = TESSERA_LAYOUT_VERSIONED;
+	return l;
+}
+
+static tessera_file *open_versioned(tessera_fs *fs, const char *path)
+{
+	struct tessera_layout l = versioned_layout();
+	tessera_file *f = NULL;
+
+	CHECK(fs, tessera_open(fs, path, O_RDWR | O_CREAT, 0644, &l, &f));
+	return f;
+}
+
+/* One write of the regions, tagged: list I/O on even iterations, a
+ * datatype (hvector) on odd ones. */
+static ssize_t write_tagged(tessera_file *f, uint8_t *buf, uint16_t tag, int i)
+{
+	uint64_t offs[REGIONS], lens[REGIONS];
+	struct tdl_dataloop *b = NULL, *v = NULL;
+	struct iovec iov = { buf, BYTES };
+	ssize_t n;
+
+	fill(buf, tag);
+	if (i % 2 == 0) {
+		regions(offs, lens);
+		return tessera_write_list(f, &iov, 1, offs, lens, REGIONS);
+	}
+	if (tdl_bytes(1, &b) || tdl_hvector(REGIONS, RLEN, RSTRIDE, b, &v)) {
+		tdl_free(b);
+		return -ENOMEM;
+	}
+	n = tessera_write_dtype(f, buf, BYTES, NULL, v, 0, 0);
+	tdl_free(v);
+	tdl_free(b);
+	return n;
+}
+
+static ssize_t read_regions(tessera_file *f, uint8_t *buf)
+{
+	uint64_t offs[REGIONS], lens[REGIONS];
+	struct iovec iov = { buf, BYTES };
+
+	regions(offs, lens);
+	return tessera_read_list(f, &iov, 1, offs, lens, REGIONS);
+}
+
+/* A writer child: ITERS tagged writes (each failure retried once after a
+ * pause, for the daemons a test restarts), a pause of `gap_us` between
+ * writes; on `report` the tags of its successful writes, in order. Exits
+ * 0, or 1 if it could not start. */
+static void writer(const char *conf, const char *path, int w, int report, useconds_t gap_us)
+{
+	char err[512];
+	uint8_t buf[BYTES];
+	tessera_fs *fs;
+	tessera_file *f;
+
+	if (tessera_connect(conf, &fs, err, sizeof(err)) ||
+	    tessera_open(fs, path, O_RDWR, 0, NULL, &f)) {
+		fprintf(stderr, "writer %d: %s\n", w, err);
+		_exit(1);
+	}
+	for (int i = 0; i < ITERS; i++) {
+		uint16_t tag = tag_of(w, i);
+		ssize_t n = write_tagged(f, buf, tag, i);
+
+		if (n != BYTES) {
+			usleep(300000);
+			n = write_tagged(f, buf, tag, i);
+		}
+		if (n == BYTES && write(report, &tag, sizeof(tag)) != sizeof(tag))
+			_exit(1);
+		if (n != BYTES)
+			fprintf(stderr, "writer %d, write %d: %s\n", w, i, tessera_errmsg(fs));
+		usleep(gap_us);
+	}
+	(void)tessera_close(f);
+	tessera_disconnect(fs);
+	_exit(0);
+}
+
+/* A reader child: reads until `stop` reaches end of file, checking each
+ * read (one whole write; each writer's writes in order). Exit 0: all
+ * good; 2: a torn read; 3: a writer's older write after a newer one. */
+static void reader(const char *conf, const char *path, int stop)
+{
+	int seen[WRITERS + 1], torn = 0, back = 0, reads = 0, failed = 0;
+	char err[512], c;
+	uint8_t buf[BYTES];
+	tessera_fs *fs;
+	tessera_file *f;
+
+	for (int w = 0; w <= WRITERS; w++)
+		seen[w] = -1;
+	if (tessera_connect(conf, &fs, err, sizeof(err)) ||
+	    tessera_open(fs, path, O_RDONLY, 0, NULL, &f))
+		_exit(1);
+	fcntl(stop, F_SETFL, O_NONBLOCK);
+	while (read(stop, &c, 1) < 0 && errno == EAGAIN) {
+		int tag;
+
+		if (read_regions(f, buf) != BYTES) {
+			if (!failed++) /* a daemon being restarted */
+				fprintf(stderr, "reader: %s\n", tessera_errmsg(fs));
+			usleep(100000);
+			continue;
+		}
+		reads++;
+		tag = uniform_tag(buf);
+		if (tag < 0 || !valid_tag(tag)) {
+			fprintf(stderr, "reader: torn read %d: %02x%02x .. %02x%02x\n", reads,
+				buf[0], buf[1], buf[BYTES - 2], buf[BYTES - 1]);
+			torn++;
+			continue;
+		}
+		if (tag && (tag & 0xff) < seen[tag >> 8]) {
+			fprintf(stderr, "reader: writer %d's write %d after its write %d\n",
+				tag >> 8, tag & 0xff, seen[tag >> 8]);
+			back++;
+		}
+		if (tag && (tag & 0xff) > seen[tag >> 8])
+			seen[tag >> 8] = tag & 0xff;
+	}
+	fprintf(stderr, "reader: %d reads, %d failed while daemons restarted\n", reads, failed);
+	(void)tessera_close(f);
+	tessera_disconnect(fs);
+	_exit(torn ? 2 : back ? 3 : 0);
+}
+
+enum fault { NO_FAULT, KILL_WRITER, KILL_IOS, KILL_MDS };
+
+struct run {
+	pid_t writers[WRITERS], readers[READERS];
+	int report[2], stop[2];
+	uint16_t last[WRITERS + 1];   /* each writer's last successful tag */
+	int done;                     /* successful writes, all writers */
+};
+
+static void start_all(struct cluster *c, struct run *r, const char *path)
+{
+	/* close-on-exec: daemons restarted meanwhile must not hold them */
+	assert_int_equal(pipe2(r->report, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(r->stop, O_CLOEXEC), 0);
+	for (int k = 0; k < READERS; k++) {
+		r->readers[k] = fork();
+		assert_true(r->readers[k] >= 0);
+		if (r->readers[k] == 0) {
+			close(r->stop[1]);
+			close(r->report[0]);
+			close(r->report[1]);
+			reader(c->conf, path, r->stop[0]);
+		}
+	}
+	for (int w = 1; w <= WRITERS; w++) {
+		r->writers[w - 1] = fork();
+		assert_true(r->writers[w - 1] >= 0);
+		if (r->writers[w - 1] == 0) {
+			close(r->report[0]);
+			close(r->stop[0]);
+			close(r->stop[1]);
+			writer(c->conf, path, w, r->report[1], 20000);
+		}
+	}
+	close(r->report[1]);
+	close(r->stop[0]);
+}
+
+static void restart_mds(struct cluster *c)
+{
+	cluster_stop_pid(c->mds, SIGKILL);
+	c->mds = cluster_spawn(c, "tessera-mds", "mds", 0);
+}
+
+static void restart_ios(struct cluster *c, int index)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "ios%d", index);
+	cluster_stop_pid(c->ios[index], SIGKILL);
+	c->ios[index] = cluster_spawn(c, "tessera-ios", name, index);
+}
+
+/* The fault, a while into the run. A killed writer's last report may be
+ * of a write it made just before. */
+static void inject(struct cluster *c, struct run *r, enum fault fault)
+{
+	usleep(400000);
+	if (fault == KILL_WRITER)
+		kill(r->writers[WRITERS - 1], SIGKILL);
+	else if (fault == KILL_IOS)
+		restart_ios(c, 1);
+	else if (fault == KILL_MDS)
+		restart_mds(c);
+}
+
+static void finish_all(struct run *r, enum fault fault)
+{
+	uint16_t tag;
+	int status;
+
+	memset(r->last, 0, sizeof(r->last));
+	r->done = 0;
+	while (read(r->report[0], &tag, sizeof(tag)) == sizeof(tag)) {
+		r->last[tag >> 8] = tag;
+		r->done++;
+	}
+	close(r->report[0]);
+	for (int w = 0; w < WRITERS; w++) {
+		assert_int_equal(waitpid(r->writers[w], &status, 0), r->writers[w]);
+		if (fault == KILL_WRITER && w == WRITERS - 1)
+			assert_true(WIFSIGNALED(status));
+		else
+			assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	close(r->stop[1]);   /* the readers stop */
+	for (int k = 0; k < READERS; k++) {
+		assert_int_equal(waitpid(r->readers[k], &status, 0), r->readers[k]);
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			fail_msg("reader %d: exit status %#x (2: a torn read, 3: a writer's"
+				 " writes out of order)", k, status);
+	}
+}
+
+/* The file at the end: one write whole, the last of one writer (the
+ * newest commit is some writer's last). */
+static void check_final(struct cluster *c, const char *path, const struct run *r)
+{
+	uint8_t buf[BYTES];
+	tessera_file *f;
+	int tag, found = 0;
+
+	CHECK(c->fs, tessera_open(c->fs, path, O_RDONLY, 0, NULL, &f));
+	assert_int_equal(read_regions(f, buf), BYTES);
+	tag = uniform_tag(buf);
+	assert_true(tag > 0);
+	for (int w = 1; w <= WRITERS; w++)
+		found |= r->last[w] == tag;
+	if (!found)
+		fail_msg("the file ends with write %d of writer %d, no writer's last", tag & 0xff,
+			 tag >> 8);
+	CHECK(c->fs, tessera_close(f));
+}
+
+static void run_with(struct cluster *c, const char *path, enum fault fault)
+{
+	tessera_file *f = open_versioned(c->fs, path);
+	struct tessera_version_state vs;
+	struct run r;
+
+	CHECK(c->fs, tessera_close(f));
+	start_all(c, &r, path);
+	inject(c, &r, fault);
+	finish_all(&r, fault);
+	print_message("%d writes made; fault %d\n", r.done, fault);
+	assert_true(r.done >= (WRITERS - 1) * ITERS / 2);
+	check_final(c, path, &r);
+	/* Every writer is gone: a merge leaves no live ID, nothing unmerged
+	 * (a killed writer's ID ends with its session or the restart). */
+	CHECK(c->fs, tessera_open(c->fs, path, O_RDWR, 0, NULL, &f));
+	CHECK(c->fs, tessera_version_merge(f));
+	CHECK(c->fs, tessera_version_state(f, &vs));
+	assert_true(vs.newest >= (uint64_t)r.done);
+	assert_int_equal(vs.unmerged, 0);
+	CHECK(c->fs, tessera_close(f));
+	check_final(c, path, &r);
+}
+
+static int setup(void **state)
+{
+	return cluster_setup(state, CLUSTER_TCP);
+}
+
+static void test_concurrent(void **state)
+{
+	run_with(*state, "/v-concurrent", NO_FAULT);
+}
+
+static void test_writer_killed(void **state)
+{
+	run_with(*state, "/v-writer-killed", KILL_WRITER);
+}
+
+static void test_ios_killed(void **state)
+{
+	run_with(*state, "/v-ios-killed", KILL_IOS);
+}
+
+static void test_mds_killed(void **state)
+{
+	run_with(*state, "/v-mds-killed", KILL_MDS);
+}
+
+/* What a file is: versioned by its create, or by its directory's
+ * default; plain otherwise. */
+static void test_kind(void **state)
+{
+	struct cluster *c = *state;
+	struct tessera_layout l;
+	tessera_file *f = open_versioned(c->fs, "/v-kind");
+
+	CHECK(c->fs, tessera_file_layout(f, &l));
+	assert_int_equal(l.kind, TESSERA_LAYOUT_VERSIONED);
+	CHECK(c->fs, tessera_close(f));
+	CHECK(c->fs, tessera_get_layout(c->fs, "/v-kind", &l));
+	assert_int_equal(l.kind, TESSERA_LAYOUT_VERSIONED);
+	CHECK(c->fs, tessera_open(c->fs, "/v-plain", O_RDWR | O_CREAT, 0644, NULL, &f));
+	CHECK(c->fs, tessera_close(f));
+	CHECK(c->fs, tessera_get_layout(c->fs, "/v-plain", &l));
+	assert_int_equal(l.kind, TESSERA_LAYOUT_PLAIN);
+	CHECK(c->fs, tessera_mkdir(c->fs, "/vdir", 0755));
+	CHECK(c->fs, tessera_set_dir_layout_kind(c->fs, "/vdir", 0, 0, TESSERA_LAYOUT_VERSIONED));
+	cluster_put_file(c->fs, "/vdir/a", 0644, "hello");
+	CHECK(c->fs, tessera_get_layout(c->fs, "/vdir/a", &l));
+	assert_int_equal(l.kind, TESSERA_LAYOUT_VERSIONED);
+	CHECK(c->fs, tessera_clear_dir_layout(c->fs, "/vdir"));
+	cluster_put_file(c->fs, "/vdir/b", 0644, "hello");
+	CHECK(c->fs, tessera_get_layout(c->fs, "/vdir/b", &l));
+	assert_int_equal(l.kind, TESSERA_LAYOUT_PLAIN);
+	/* the versioned calls on a plain file say so */
+	CHECK(c->fs, tessera_open(c->fs, "/v-plain", O_RDWR, 0, NULL, &f));
+	assert_int_equal(tessera_version_merge(f), -EINVAL);
+	CHECK(c->fs, tessera_close(f));
+}
+
+static void read_at(tessera_fs *fs, tessera_file *f, uint64_t off, char *out, size_t len)
+{
+	memset(out, 0, len);
+	assert_int_equal(tessera_pread(f, out, len, off), (ssize_t)len);
+	(void)fs;
+}
+
+/* A snapshot keeps the file as it was: reads through it see the old
+ * bytes after later writes and a merge, until it is dropped. */
+static void test_snapshots(void **state)
+{
+	struct cluster *c = *state;
+	struct tessera_snapshot snaps[4];
+	tessera_file *f = open_versioned(c->fs, "/v-snap"), *old;
+	char buf[16];
+	uint64_t v;
+	size_t n;
+
+	assert_int_equal(tessera_pwrite(f, "first version!", 14, 5000), 14);
+	CHECK(c->fs, tessera_snapshot_create(f, "one", &v));
+	assert_true(v > 0);
+	assert_int_equal(tessera_snapshot_create(f, "one", &v), -EEXIST);
+	assert_int_equal(tessera_pwrite(f, "SECOND", 6, 5000), 6);
+	CHECK(c->fs, tessera_version_merge(f));
+	CHECK(c->fs, tessera_snapshot_list(f, snaps, 4, &n));
+	assert_int_equal(n, 1);
+	assert_string_equal(snaps[0].name, "one");
+	CHECK(c->fs, tessera_open_snapshot(c->fs, "/v-snap", "one", &old));
+	read_at(c->fs, old, 5000, buf, 14);
+	assert_memory_equal(buf, "first version!", 14);
+	read_at(c->fs, f, 5000, buf, 14);
+	assert_memory_equal(buf, "SECONDversion!", 14);
+	CHECK(c->fs, tessera_close(old));
+	CHECK(c->fs, tessera_snapshot_drop(f, "one"));
+	assert_int_equal(tessera_open_snapshot(c->fs, "/v-snap", "one", &old), -ENOENT);
+	CHECK(c->fs, tessera_close(f));
+}
+
+/* Truncate is a version: the size and the bytes past it, for this client
+ * and another, before and after a merge and a restart of every daemon. */
+static void test_truncate(void **state)
+{
+	struct cluster *c = *state;
+	tessera_file *f = open_versioned(c->fs, "/v-trunc");
+	struct tessera_stat st;
+	char big[20000], buf[20000];
+
+	memset(big, 'a', sizeof(big));
+	assert_int_equal(tessera_pwrite(f, big, sizeof(big), 0), (ssize_t)sizeof(big));
+	CHECK(c->fs, tessera_ftruncate(f, 3000));
+	CHECK(c->fs, tessera_fstat(f, &st));
+	assert_int_equal(st.size, 3000);
+	assert_int_equal(tessera_pwrite(f, "z", 1, 9999), 1);
+	CHECK(c->fs, tessera_stat(c->fs, "/v-trunc", &st));
+	assert_int_equal(st.size, 10000);
+	read_at(c->fs, f, 0, buf, 10000);
+	for (int i = 0; i < 10000; i++)
+		assert_int_equal(buf[i], i < 3000 ? 'a' : i == 9999 ? 'z' : 0);
+	CHECK(c->fs, tessera_close(f));
+	restart_mds(c);
+	for (int i = 0; i < N_IOS; i++)
+		restart_ios(c, i);
+	CHECK(c->fs, tessera_stat(c->fs, "/v-trunc", &st));
+	assert_int_equal(st.size, 10000);
+	CHECK(c->fs, tessera_open(c->fs, "/v-trunc", O_RDONLY, 0, NULL, &f));
+	read_at(c->fs, f, 0, buf, 10000);
+	for (int i = 0; i < 10000; i++)
+		assert_int_equal(buf[i], i < 3000 ? 'a' : i == 9999 ? 'z' : 0);
+	CHECK(c->fs, tessera_close(f));
+}
+
+/* Committed writes survive SIGKILL of every daemon before any merge (the
+ * logs and the version server's table are on disk before the replies);
+ * an open writer's next write takes a new ID by itself. */
+static void test_crash_before_merge(void **state)
+{
+	struct cluster *c = *state;
+	tessera_file *f = open_versioned(c->fs, "/v-crash");
+	char buf[8];
+
+	assert_int_equal(tessera_pwrite(f, "durable!", 8, 70000), 8);
+	restart_mds(c);
+	for (int i = 0; i < N_IOS; i++)
+		restart_ios(c, i);
+	read_at(c->fs, f, 70000, buf, 8);
+	assert_memory_equal(buf, "durable!", 8);
+	assert_int_equal(tessera_pwrite(f, "again!!!", 8, 70000), 8);
+	read_at(c->fs, f, 70000, buf, 8);
+	assert_memory_equal(buf, "again!!!", 8);
+	CHECK(c->fs, tessera_close(f));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_kind, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_snapshots, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_truncate, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_crash_before_merge, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_concurrent, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_writer_killed, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_ios_killed, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_mds_killed, setup, cluster_teardown),
+	};
+
+	/* TESSERA_TEST_ONLY=name: that test alone (when debugging one) */
+	const char *only = getenv("TESSERA_TEST_ONLY");
+
+	for (size_t i = 0; only && i < sizeof(tests) / sizeof(tests[0]); i++)
+		if (!strcmp(tests[i].name, only))
+			return _cmocka_run_group_tests(only, &tests[i], 1, NULL, NULL);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
