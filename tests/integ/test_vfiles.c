@@ -5,8 +5,9 @@
  * reads, ftruncate, an O_TRUNC open, fstat and stat sizes, fsync), the
  * kind in the layout, snapshots read through tessera_open_snapshot, the
  * version server's state, concurrent overlapping list writers whose every
- * read is one writer's version whole, and the refusals (plain files,
- * read-only handles, fallocate). The 8-writer test with kills is
+ * read is one writer's version whole, a log that fills (merged by the
+ * writer that meets EBUSY, which writes again), and the refusals (plain
+ * files, read-only handles, fallocate). The 8-writer test with kills is
  * test_version.c's.
  */
 #include <errno.h>
@@ -305,6 +306,37 @@ static void test_concurrent_writers(void **state)
 	CHECK(fs, tessera_close(f));
 }
 
+/* A log that fills (4096 live records per object, IOS_VLOG_MAX_RECORDS;
+ * the version server's 4096 unmerged commits) is merged by the writer
+ * that meets EBUSY, which then writes again: no write fails, none is lost. */
+#define FULL_WRITES 4200
+
+static void test_full_log_merges(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *fs = c->fs;
+	struct tessera_layout l = { .strip_size = STRIP, .count = 1,
+				    .kind = TESSERA_LAYOUT_VERSIONED };
+	struct tessera_version_state vs;
+	uint8_t got[FULL_WRITES];
+	tessera_file *f;
+
+	CHECK(fs, tessera_open(fs, "/v-full", O_RDWR | O_CREAT | O_EXCL, 0644, &l, &f));
+	for (int i = 0; i < FULL_WRITES; i++) {
+		uint8_t b = (uint8_t)(i % 251);
+
+		if (tessera_pwrite(f, &b, 1, (uint64_t)i) != 1)
+			fail_msg("write %d: %s", i, tessera_errmsg(fs));
+	}
+	CHECK(fs, tessera_version_state(f, &vs));
+	assert_true(vs.merged > 0);        /* merged on the way, not at close */
+	assert_true(vs.newest >= FULL_WRITES);
+	assert_int_equal(tessera_pread(f, got, sizeof(got), 0), FULL_WRITES);
+	for (int i = 0; i < FULL_WRITES; i++)
+		assert_int_equal(got[i], i % 251);
+	CHECK(fs, tessera_close(f));
+}
+
 /* The version calls on a plain file say it is not versioned; a directory
  * default makes its new files versioned, and clearing it plain again. */
 static void test_plain_and_dir_default(void **state)
@@ -350,6 +382,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_snapshots, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_writers, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_plain_and_dir_default, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_full_log_merges, setup, cluster_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
