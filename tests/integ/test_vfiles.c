@@ -63,6 +63,7 @@ static void test_io_paths(void **state)
 	uint64_t offs[64], lens[64];
 	struct iovec iov = { buf, 0 };
 	struct tdl_dataloop *byte, *ft;
+	uint64_t at;
 
 	assert_non_null(model);
 	CHECK(fs, tessera_file_layout(f, &l));
@@ -118,9 +119,12 @@ static void test_io_paths(void **state)
 	CHECK(fs, tessera_fstat(f, &st));
 	assert_int_equal(st.size, 0);
 	assert_int_equal(tessera_pwrite(f, "abc", 3, 100000), 3);
+	/* an append lands at the size of the newest version */
+	CHECK(fs, tessera_append(f, "xyz", 3, &at));
+	assert_int_equal(at, 100003);
 	CHECK(fs, tessera_close(f));
 	CHECK(fs, tessera_stat(fs, "/v-paths", &st));
-	assert_int_equal(st.size, 100003);
+	assert_int_equal(st.size, 100006);
 	free(model);
 	free(buf);
 }
