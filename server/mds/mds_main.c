@@ -926,12 +926,12 @@ static void version_merge(const struct vreq *v)
 	struct mds_vgrant *g = malloc(sizeof(*g));
 	int rc = g ? mds_version_merge(v->mds->versions, v->f, tp_real_ns(), g) : -ENOMEM;
 
-	if (!g)
+	if (!g) {
 		srv_reply_error(v->req, rc, "merge of file %016llx: no memory for a grant",
 				(unsigned long long)v->f->file);
-	else if (rc)
+	} else if (rc) {
 		version_error(v, rc);
-	else {
+	} else {
 		rep.grant = &g->msg;
 		reply_with_vmap(v, &rep, UINT64_MAX);
 	}

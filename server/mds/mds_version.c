@@ -67,6 +67,9 @@ struct vtable {
 	uint32_t nreads, creads;
 	struct vsnap *snaps;
 	uint32_t nsnaps, csnaps;
+	/* ID#s ended by their session's end, most recent (a ring). */
+	uint32_t orphans[MDS_VERSION_ORPHANS];
+	uint32_t norphans, orphan_next;
 	struct vtable *next;        /* hash chain */
 };
 
@@ -76,6 +79,11 @@ struct mds_versions {
 	size_t vmap_max;
 	int64_t grant_ns;
 	struct vtable *buckets[VT_BUCKETS];
+	uint32_t ntables;           /* in the buckets */
+	uint64_t ncommits;          /* unmerged commits of those tables */
+	uint32_t cursor;            /* the bucket eviction looks at next */
+	uint32_t max_tables;        /* MDS_VERSION_TABLES */
+	uint64_t max_commits;       /* MDS_VERSION_ALL_COMMITS */
 	char err[MDS_ERRMSG_LEN];
 };
 
@@ -96,6 +104,9 @@ const char *mds_versions_errmsg(const struct mds_versions *vs)
 {
 	return vs->err;
 }
+
+/* What make_room makes room for. */
+enum room_for { ROOM_TABLE, ROOM_COMMIT };
 
 #define FILE_FMT "versioned file %016llx"
 #define FILE_ARG(f) (unsigned long long)(f)
@@ -128,7 +139,15 @@ struct mds_versions *mds_versions_new(struct mds_store *st, const struct cap_key
 	vs->key = key;
 	vs->vmap_max = vmap_bytes;
 	vs->grant_ns = grant_ns;
+	vs->max_tables = MDS_VERSION_TABLES;
+	vs->max_commits = MDS_VERSION_ALL_COMMITS;
 	return vs;
+}
+
+void mds_versions_set_bounds(struct mds_versions *vs, uint32_t tables, uint64_t commits)
+{
+	vs->max_tables = tables;
+	vs->max_commits = commits;
 }
 
 static void commit_free(struct vcommit *c)
@@ -409,6 +428,43 @@ static int load_table(struct mds_versions *vs, struct vtable *t)
 	return rc ? rc : check_loaded(vs, t);
 }
 
+/* Take table *p (idle, or its file gone) out of the buckets and free it. */
+static void table_drop(struct mds_versions *vs, struct vtable **p)
+{
+	struct vtable *t = *p;
+
+	*p = t->next;
+	vs->ntables--;
+	vs->ncommits -= t->ncommits;
+	table_free(t);
+}
+
+static int over(const struct mds_versions *vs, enum room_for what)
+{
+	return what == ROOM_TABLE ? vs->ntables >= vs->max_tables
+				  : vs->ncommits >= vs->max_commits;
+}
+
+/* Let idle tables but `keep` go (they hold nothing the store does not)
+ * until there is room for `what`, one pass over the buckets at most,
+ * from where the last pass stopped: 0, or -EBUSY when none would do. */
+static int make_room(struct mds_versions *vs, const struct vtable *keep, enum room_for what)
+{
+	for (uint32_t n = 0; n < VT_BUCKETS && over(vs, what); n++) {
+		struct vtable **p = &vs->buckets[vs->cursor];
+
+		while (*p && over(vs, what)) {
+			if (*p != keep && !(*p)->nids && !(*p)->nreads)
+				table_drop(vs, p);
+			else
+				p = &(*p)->next;
+		}
+		if (over(vs, what))
+			vs->cursor = (vs->cursor + 1) % VT_BUCKETS;
+	}
+	return over(vs, what) ? -EBUSY : 0;
+}
+
 /* The table of file f, loaded at its first use (a new one for a file
  * never used: V 0, next ID# 1). */
 static int table_of(struct mds_versions *vs, const struct mds_vfile *f, struct vtable **out)
@@ -421,6 +477,9 @@ static int table_of(struct mds_versions *vs, const struct mds_vfile *f, struct v
 			*out = t;
 			return 0;
 		}
+	if (over(vs, ROOM_TABLE) && make_room(vs, NULL, ROOM_TABLE))
+		return vfail(vs, -EBUSY, FILE_FMT ": the version server has %u files in use"
+			     " (its limit): close some", FILE_ARG(f->file), vs->ntables);
 	if (!(t = calloc(1, sizeof(*t))))
 		return vfail(vs, -ENOMEM, FILE_FMT ": no memory for its version table",
 			     FILE_ARG(f->file));
@@ -435,6 +494,8 @@ static int table_of(struct mds_versions *vs, const struct mds_vfile *f, struct v
 	t->first_id = t->next_id;
 	t->next = *b;
 	*b = t;
+	vs->ntables++;
+	vs->ncommits += t->ncommits;
 	*out = t;
 	return 0;
 }
@@ -447,10 +508,7 @@ void mds_versions_forget(struct mds_versions *vs, uint64_t file)
 		return;
 	for (p = bucket(vs, file); *p; p = &(*p)->next)
 		if ((*p)->file == file) {
-			struct vtable *t = *p;
-
-			*p = t->next;
-			table_free(t);
+			table_drop(vs, p);
 			return;
 		}
 }
@@ -503,6 +561,14 @@ int mds_version_ids(struct mds_versions *vs, const struct mds_vfile *f, uint64_t
 	return 0;
 }
 
+static int orphaned(const struct vtable *t, uint64_t id)
+{
+	for (uint32_t i = 0; i < t->norphans; i++)
+		if (t->orphans[i] == id)
+			return 1;
+	return 0;
+}
+
 /* Whether ID# id may commit for session: 0, or why not. */
 static int id_owned(struct mds_versions *vs, struct vtable *t, uint64_t id, uint64_t session,
 		    const char *op)
@@ -515,10 +581,15 @@ static int id_owned(struct mds_versions *vs, struct vtable *t, uint64_t id, uint
 		return vfail(vs, -EPERM, FILE_FMT ": %s by ID# %llu refused (forged commit):"
 			     " not your ID#, another session's", FILE_ARG(t->file), op,
 			     (unsigned long long)id);
+	if (orphaned(t, id))
+		return vfail(vs, -ESTALE, FILE_FMT ": %s by ID# %llu: it ended with its session"
+			     " (the connection closed); take a new ID# and write again",
+			     FILE_ARG(t->file), op, (unsigned long long)id);
 	if (id >= 1 && id < t->first_id)
 		return vfail(vs, -ESTALE, FILE_FMT ": %s by ID# %llu: the version server"
-			     " restarted and forgot its live ID#s; take a new ID# and write"
-			     " again", FILE_ARG(t->file), op, (unsigned long long)id);
+			     " restarted (or let the file's table go) and forgot its live"
+			     " ID#s; take a new ID# and write again", FILE_ARG(t->file), op,
+			     (unsigned long long)id);
 	return vfail(vs, -EPERM, FILE_FMT ": %s by ID# %llu refused (forged commit): %s",
 		     FILE_ARG(t->file), op, (unsigned long long)id,
 		     id >= t->next_id || id == 0 ? "never handed out" : "not live (ended)");
@@ -591,8 +662,9 @@ static int commit_again(struct mds_versions *vs, const struct vtable *t,
 }
 
 /* Whether T tv may be committed now: 0, or why not. A commit of T already
- * in the table (a resend) passes when its ID# is the session's or was
- * forgotten by a restart (the reply was lost with the daemon). */
+ * in the table (a resend) passes when its ID# is the session's, or was
+ * forgotten by a restart or ended with its session (the reply was lost
+ * with the daemon or the connection). */
 static int commit_allowed(struct mds_versions *vs, struct vtable *t, uint64_t tv,
 			  uint64_t session, const struct vcommit *old)
 {
@@ -601,18 +673,23 @@ static int commit_allowed(struct mds_versions *vs, struct vtable *t, uint64_t tv
 	if ((tv & UINT32_MAX) == 0)
 		return vfail(vs, -EINVAL, FILE_FMT ": commit of T %016llx: IO# 0 is never"
 			     " used", FILE_ARG(t->file), (unsigned long long)tv);
-	if (old && id >= 1 && id < t->first_id && !find_id(t, (uint32_t)id))
+	if (old && !find_id(t, (uint32_t)id) && ((id >= 1 && id < t->first_id) || orphaned(t, id)))
 		return 0;
 	return id_owned(vs, t, id, session, "commit");
 }
 
-/* Room for one more commit of c->enc bytes: 0, or -EBUSY. */
+/* Room for one more commit of c->enc bytes, in the file and the daemon:
+ * 0, or -EBUSY. */
 static int commit_room(struct mds_versions *vs, const struct vtable *t, const struct vcommit *c)
 {
 	if (t->ncommits >= MDS_VERSION_COMMITS || t->vmap_bytes + c->enc > vs->vmap_max)
 		return vfail(vs, -EBUSY, FILE_FMT ": %u commits not merged (%zu bytes; limits"
 			     " %u and %zu): merge first", FILE_ARG(t->file), t->ncommits,
 			     t->vmap_bytes, MDS_VERSION_COMMITS, vs->vmap_max);
+	if (over(vs, ROOM_COMMIT) && make_room(vs, t, ROOM_COMMIT))
+		return vfail(vs, -EBUSY, FILE_FMT ": the version server holds %llu commits not"
+			     " merged in files in use (its limit): merge first",
+			     FILE_ARG(t->file), (unsigned long long)vs->ncommits);
 	return 0;
 }
 
@@ -638,6 +715,7 @@ static int commit_add(struct mds_versions *vs, struct vtable *t, struct vcommit 
 	}
 	t->commits[t->ncommits++] = *c;
 	t->vmap_bytes += c->enc;
+	vs->ncommits++;
 	return 0;
 }
 
@@ -826,7 +904,7 @@ static uint32_t mark_merged(struct vtable *t, uint64_t handle, uint64_t version,
 }
 
 /* Drop commits merged everywhere; the floor: below the first left. */
-static void commit_compact(struct vtable *t)
+static void commit_compact(struct mds_versions *vs, struct vtable *t)
 {
 	uint32_t k = 0;
 
@@ -843,6 +921,7 @@ static void commit_compact(struct vtable *t)
 		t->vmap_bytes -= c->enc;
 		commit_free(c);
 	}
+	vs->ncommits -= t->ncommits - k;
 	t->ncommits = k;
 }
 
@@ -933,7 +1012,7 @@ int mds_version_merged(struct mds_versions *vs, const struct mds_vfile *f, uint6
 		t->floor = old_floor;
 		unmark(t, handle, version, was, nwas);
 	} else {
-		commit_compact(t);
+		commit_compact(vs, t);
 	}
 	free(was);
 	return rc;
@@ -1066,6 +1145,10 @@ static uint32_t table_session_end(struct vtable *t, uint64_t session)
 
 	for (uint32_t i = 0; i < t->nids;)
 		if (t->ids[i].session == session) {
+			t->orphans[t->orphan_next] = t->ids[i].id;
+			t->orphan_next = (t->orphan_next + 1) % MDS_VERSION_ORPHANS;
+			if (t->norphans < MDS_VERSION_ORPHANS)
+				t->norphans++;
 			t->ids[i] = t->ids[--t->nids];
 			n++;
 		} else {

@@ -48,6 +48,15 @@ struct cap_key;
 #define MDS_VERSION_ID_COUNT 1024  /* ID#s one VERSION_ID asks for */
 #define MDS_VERSION_SNAPS 64       /* snapshots */
 #define MDS_VERSION_SNAP_NAME 255  /* bytes of a snapshot's name (1..) */
+/* Per daemon: tables in memory, and unmerged commits in them. A table
+ * with no live ID# and no read in progress holds nothing that is not in
+ * the store: it may go, and is read back at its next use. Past these,
+ * with none to let go: -EBUSY. */
+#define MDS_VERSION_TABLES 65536
+#define MDS_VERSION_ALL_COMMITS (1u << 20)
+/* ID#s a session's end ended that a table remembers (most recent): their
+ * commits answer -ESTALE (take a new ID#), not -EPERM. */
+#define MDS_VERSION_ORPHANS 64
 
 /* The file a call is about: its handle and layout (slot i: handles[i]). */
 struct mds_vfile {
@@ -65,6 +74,9 @@ struct mds_versions;
 struct mds_versions *mds_versions_new(struct mds_store *st, const struct cap_key *key,
 				      size_t vmap_bytes, int64_t grant_ns);
 void mds_versions_free(struct mds_versions *vs);
+/* Other per-daemon bounds than MDS_VERSION_TABLES and _ALL_COMMITS (the
+ * tests' small ones). */
+void mds_versions_set_bounds(struct mds_versions *vs, uint32_t tables, uint64_t commits);
 const char *mds_versions_errmsg(const struct mds_versions *vs);
 
 /* VERSION_ID: `count` (1..MDS_VERSION_ID_COUNT) new ID#s for `session`,
@@ -81,7 +93,8 @@ int mds_version_id_end(struct mds_versions *vs, const struct mds_vfile *f, uint6
  * version, *out the signed commit. The same T again (a resend) answers
  * the same version. -EPERM: an ID# never handed out, ended, or another
  * session's ("forged commit"); -ESTALE: an ID# of before the version
- * server's restart; -EBUSY: MDS_VERSION_COMMITS unmerged (merge first).
+ * server's restart or ended with its session; -EBUSY: MDS_VERSION_COMMITS
+ * unmerged (merge first).
  * *out's handles and mac point into the table (valid until it changes). */
 int mds_version_commit(struct mds_versions *vs, const struct mds_vfile *f, uint64_t session,
 		       uint64_t t, const uint32_t *slots, size_t n, Tessera__VersionCommit *out);

@@ -70,19 +70,26 @@ static uint8_t lk_value[65536]; /* the largest value the store keeps */
 
 #define ORACLE_REQID (1ull << 62) /* above any fuzzed request id */
 
+/* A fuzzed request's reply named a (NULL: none): a regular file's is
+ * where VERSION requests are aimed from now on. */
 static void oracle_note_file(struct oracle *o, const Tessera__Attr *a)
 {
-	size_t n = a->layout->n_handles < TP_MAX_STRIPE ? a->layout->n_handles : TP_MAX_STRIPE;
+	size_t n;
 
+	if (!a || a->type != TESSERA__FILE_TYPE__FILE_REGULAR || !a->layout)
+		return;
+	n = a->layout->n_handles < TP_MAX_STRIPE ? a->layout->n_handles : TP_MAX_STRIPE;
 	o->file = a->handle;
 	o->nobj = (uint32_t)n;
 	memcpy(o->objs, a->layout->handles, n * sizeof(*o->objs));
 }
 
-/* An aimed VERSION's answer (one that succeeded): its commits verify
+/* An aimed VERSION's answer (r NULL: an error): its commits verify
  * under the daemon's key, for the file, none above what it answered. */
 static void oracle_version_reply(struct oracle *o, const Tessera__VersionReply *r)
 {
+	if (!r)
+		return;
 	for (size_t i = 0; i < r->n_vmap; i++) {
 		const Tessera__VersionCommit *c = r->vmap[i];
 		int ok = cap_commit_ok(&fz_key, c) && c->file == o->file && c->n_handles >= 1;
@@ -116,11 +123,9 @@ static void oracle_check(void *arg, const struct tp_frame *fr, const ProtobufCMe
 		o->replied = 1;
 		o->status = fr->hdr.status;
 		o->handle = attr ? ar->attr->handle : 0;
-		if (attr && ar->attr->type == TESSERA__FILE_TYPE__FILE_REGULAR && ar->attr->layout)
-			oracle_note_file(o, ar->attr);
+		oracle_note_file(o, attr ? ar->attr : NULL);
 	} else if (o->aimed && fr->hdr.reqid == o->aimed) {
-		if (rep)
-			oracle_version_reply(o, (const Tessera__VersionReply *)rep);
+		oracle_version_reply(o, (const Tessera__VersionReply *)rep);
 	} else if (fr->hdr.reqid == (ORACLE_REQID | o->lookups)) {
 		o->lk_replied = 1;
 		o->lk_status = fr->hdr.status;
@@ -229,18 +234,20 @@ static void oracle_xattr(struct oracle *o)
 		     (!o->lk_len || !memcmp(lk_value, x->value.data, o->lk_len)), x->path);
 }
 
-/* Deliver the fuzzed VersionRequest v again, aimed at o->file. */
-static void oracle_aim_version(struct oracle *o, const Tessera__VersionRequest *v)
+/* A fuzzed VersionRequest (o->msg): delivered again, aimed at o->file. */
+static void oracle_aim_version(struct oracle *o)
 {
 	static uint8_t frame[65536];
-	Tessera__VersionRequest a = *v;
+	const Tessera__VersionRequest *v = (const void *)o->msg;
+	Tessera__VersionRequest a;
 	Tessera__Capability cap = TESSERA__CAPABILITY__INIT;
 	uint8_t mac[TP_CAP_MAC_LEN];
 	struct tp_hdr h = { 0 };
 	long n;
 
-	if (!o->file)
+	if (!o->msg || o->opcode != TP_OP_VERSION || !o->file)
 		return;
+	a = *v;
 	a.file = o->file;
 	if (a.handle < o->nobj)
 		a.handle = o->objs[a.handle];
@@ -279,8 +286,7 @@ static void oracle_observe(void *arg, const uint8_t *frame, size_t len, int done
 		o->msg = tp_body_unpack(&fr, tp_request_desc(fr.hdr.opcode));
 		return;
 	}
-	if (o->msg && o->opcode == TP_OP_VERSION)
-		oracle_aim_version(o, (const Tessera__VersionRequest *)o->msg);
+	oracle_aim_version(o);
 	if (o->msg && o->replied && o->status == 0) {
 		oracle_xattr(o);
 		switch (o->opcode) {

@@ -7,7 +7,11 @@
  * EACCES (EKEYEXPIRED) naming the object and the daemon, and the data is
  * still there afterwards; an open file outlives its capability's lifetime
  * unnoticed; a user who may not open a file gets EACCES however the
- * request is made; a key file others can read stops the daemons.
+ * request is made; a key file others can read stops the daemons. The
+ * version server (VERSION at the metadata daemon): a versioned file's
+ * capabilities say so, VERSION wants one for that file, a commit by
+ * another session's ID# is a forged one, and after a kill -9 of the
+ * daemons an ID# of before answers ESTALE while the commits stay.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -611,6 +615,102 @@ static void test_other_key(void **state)
 	intact(c, "/here", 21);
 }
 
+/* A VERSION request to the metadata daemon on raw: its status (err:
+ * the words), *rep (may be NULL; free it) the answer. */
+static int vcall(struct raw *raw, Tessera__VersionRequest *m, Tessera__VersionReply **rep,
+		 char *err, size_t errlen)
+{
+	uint8_t frame[8192];
+	struct tp_hdr h = { .opcode = TP_OP_VERSION, .reqid = 77 };
+	struct tp_frame reply;
+	long len = tp_frame_build(frame, sizeof(frame), &h, raw->name, raw->name_len, &m->base);
+	int rc;
+
+	assert_true(len > 0);
+	rc = raw_roundtrip(raw, frame, (size_t)len, &reply, err, errlen);
+	if (rep)
+		*rep = rc ? NULL : (Tessera__VersionReply *)
+			tp_body_unpack(&reply, &tessera__version_reply__descriptor);
+	return rc;
+}
+
+static void version_refused(struct raw *raw, Tessera__VersionRequest *m, int want,
+			    const char *words)
+{
+	char err[512] = "";
+
+	assert_int_equal(vcall(raw, m, NULL, err, sizeof(err)), want);
+	if (!strstr(err, words))
+		fail_msg("VERSION op %d answered \"%s\", not \"%s\"", m->op, err, words);
+}
+
+static void test_version_server(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *fs = c->fs;
+	struct tessera_layout l = { .count = 2, .kind = TESSERA_LAYOUT_VERSIONED };
+	tessera_file *v, *p;
+	Tessera__Capability *vcap, *pcap;
+	Tessera__VersionRequest m = TESSERA__VERSION_REQUEST__INIT;
+	Tessera__VersionReply *rep;
+	uint32_t slots[1] = { 1 };
+	char err[512];
+	struct raw a, b;
+	uint32_t id;
+
+	CHECK(fs, tessera_open(fs, "/v", O_RDWR | O_CREAT, 0644, &l, &v));
+	CHECK(fs, tessera_open(fs, "/p", O_RDWR | O_CREAT, 0644, NULL, &p));
+	vcap = file_cap(v);
+	pcap = file_cap(p);
+	assert_true(vcap->rights & TP_CAP_VERSIONED);
+	assert_false(pcap->rights & TP_CAP_VERSIONED);
+	raw_open_mds(c, &a);
+	raw_open_mds(c, &b);
+	/* no capability; another file's; a plain file's own */
+	m.file = vcap->file;
+	m.op = TESSERA__VERSION_OP__VERSION_ID;
+	m.count = 1;
+	version_refused(&a, &m, -EACCES, "no capability to write it");
+	m.cap = pcap;
+	version_refused(&a, &m, -EACCES, "no capability to write it");
+	m.file = pcap->file;
+	version_refused(&a, &m, -EINVAL, "not a versioned file");
+	/* an ID# for session a, a commit by it; b may not use it */
+	m.file = vcap->file;
+	m.cap = vcap;
+	assert_int_equal(vcall(&a, &m, &rep, err, sizeof(err)), 0);
+	id = rep->id_first;
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	m.op = TESSERA__VERSION_OP__VERSION_COMMIT;
+	m.t = (uint64_t)id << 32 | 1;
+	m.slots = slots;
+	m.n_slots = 1;
+	assert_int_equal(vcall(&a, &m, &rep, err, sizeof(err)), 0);
+	assert_int_equal(rep->n_vmap, 1);
+	assert_int_equal(rep->vmap[0]->n_handles, 1);
+	assert_int_equal(rep->vmap[0]->handles[0], vcap->handles[1]);
+	assert_true(rep->version >= 1);
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	m.t++;
+	version_refused(&b, &m, -EPERM, "forged commit");
+	tnet_close(a.net);
+	tnet_close(b.net);
+	/* kill -9 of every daemon: the commit stays, the ID# is forgotten */
+	cluster_stop(c, SIGKILL);
+	cluster_start(c);
+	raw_open_mds(c, &a);
+	version_refused(&a, &m, -ESTALE, "restarted");
+	m.op = TESSERA__VERSION_OP__VERSION_STATE;
+	assert_int_equal(vcall(&a, &m, &rep, err, sizeof(err)), 0);
+	assert_true(rep->newest >= 1);
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	tnet_close(a.net);
+	protobuf_c_message_free_unpacked(&vcap->base, NULL);
+	protobuf_c_message_free_unpacked(&pcap->base, NULL);
+	tessera_close(p);
+	tessera_close(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -622,6 +722,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unprivileged_process, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_key_file_mode, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_other_key, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_version_server, setup, cluster_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

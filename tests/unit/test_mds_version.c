@@ -433,7 +433,7 @@ static void test_session_end(void **state)
 	assert_int_equal(mds_versions_session_end(x.vs, SA), 3);
 	assert_int_equal(upto(&x), 3);
 	assert_int_equal(vstate(&x).ids, 1);
-	assert_int_equal(try_commit(&x, SA, T(1, 3), 0), -EPERM);
+	assert_int_equal(try_commit(&x, SA, T(1, 3), 0), -ESTALE);
 	assert_int_equal(try_commit(&x, SB, T(3, 2), 0), 0);
 	assert_int_equal(mds_versions_session_end(x.vs, SA), 0);
 	vdone(&x);
@@ -529,6 +529,69 @@ static void test_unlink_drops(void **state)
 	vdone(&x);
 }
 
+/* A session's end: its ID#s' commits answer ESTALE (write again), not
+ * EPERM. */
+static void test_orphaned_ids(void **state)
+{
+	struct vfx x;
+
+	vfile(&x, *state, "/f");
+	ids(&x, SA, 1);
+	ids(&x, SB, 1);
+	assert_int_equal(try_commit(&x, SA, T(1, 1), 0), 0);
+	assert_int_equal(mds_versions_session_end(x.vs, SA), 1);
+	assert_int_equal(try_commit(&x, SA, T(1, 2), 0), -ESTALE);
+	msg_has(&x, "ended with its session");
+	/* the resend of its commit (the reply lost with the connection) */
+	assert_int_equal(try_commit(&x, SB, T(1, 1), 0), 0);
+	assert_int_equal(vstate(&x).newest, 1);
+	/* another session still may not use it, nor the other's */
+	assert_int_equal(try_commit(&x, SA, T(2, 1), 0), -EPERM);
+	vdone(&x);
+}
+
+/* Per daemon: idle tables go when the bounds are reached (read back
+ * from the store at the next use); busy ones stay, and past them the
+ * answer is EBUSY. */
+static void test_daemon_bounds(void **state)
+{
+	struct fx *f = *state;
+	struct vfx x[3];
+	char path[16];
+	uint32_t first;
+
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "/f%d", i);
+		vfile(&x[i], f, path);
+		mds_versions_free(x[i].vs);
+		x[i].vs = NULL;
+	}
+	struct mds_versions *vs = tables(f, 1 << 20);
+
+	mds_versions_set_bounds(vs, 2, 3);
+	for (int i = 0; i < 3; i++)
+		x[i].vs = vs;
+	/* f0 busy (a live ID#), f1 idle with two commits */
+	assert_int_equal(ids(&x[0], SA, 1), 1);
+	assert_int_equal(ids(&x[1], SA, 1), 1);
+	assert_int_equal(try_commit(&x[1], SA, T(1, 1), 0), 0);
+	assert_int_equal(try_commit(&x[1], SA, T(1, 2), 0), 0);
+	assert_int_equal(mds_version_id_end(vs, &x[1].vf, SA, 1), 0);
+	/* f2 takes f1's place; f1 comes back from the store */
+	assert_int_equal(vstate(&x[2]).newest, 0);
+	assert_int_equal(vstate(&x[1]).newest, 2);
+	assert_int_equal(vstate(&x[1]).unmerged, 2);
+	/* f0 and f1 busy: no room for f2 */
+	assert_int_equal(ids(&x[1], SA, 1), 2);
+	assert_int_equal(mds_version_ids(vs, &x[2].vf, SA, 1, &first), -EBUSY);
+	msg_has(&x[2], "files in use");
+	/* commits: 2 held, one more fits, then none (no idle table to let go) */
+	assert_int_equal(try_commit(&x[0], SA, T(1, 1), 0), 0);
+	assert_int_equal(try_commit(&x[0], SA, T(1, 2), 0), -EBUSY);
+	msg_has(&x[0], "commits not merged in files in use");
+	mds_versions_free(vs);
+}
+
 /* The grant: live ID#s, the next one, signed. */
 static void test_grant(void **state)
 {
@@ -564,6 +627,8 @@ int main(void)
 		T_(test_restart),
 		T_(test_unlink_drops),
 		T_(test_grant),
+		T_(test_orphaned_ids),
+		T_(test_daemon_bounds),
 #undef T_
 	};
 
