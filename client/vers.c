@@ -172,8 +172,10 @@ int tc_vers_read_begin(tessera_fs *fs, const Tessera__Capability *cap, const cha
 	m.end_read = end_read;
 	if (snap)
 		m.name = (char *)snap;
-	snprintf(what, sizeof(what), snap ? "read as of snapshot '%s' of" : "read version of%s",
-		 snap ? snap : "");
+	if (snap)
+		snprintf(what, sizeof(what), "read as of snapshot '%s' of", snap);
+	else
+		snprintf(what, sizeof(what), "read version of");
 	rc = vcall(fs, &m, what, path, &rd->rep);
 	if (rc)
 		return rc;
