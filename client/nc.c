@@ -662,7 +662,7 @@ ssize_t tessera_read_list(tessera_file *f, const struct iovec *mem, size_t mem_c
 {
 	ssize_t rc;
 
-	TC_CAP_RETRY(f, rc, list_io(f, mem, mem_count, offs, lens, n, NC_READ));
+	TC_READ_RETRY(f, rc, list_io(f, mem, mem_count, offs, lens, n, NC_READ));
 	return rc;
 }
 
@@ -893,6 +893,6 @@ ssize_t tessera_read_dtype(tessera_file *f, void *buf, uint64_t mem_count,
 {
 	ssize_t rc;
 
-	TC_CAP_RETRY(f, rc, dtype_io(f, buf, mem_count, mtype, ftype, disp, first, NC_READ));
+	TC_READ_RETRY(f, rc, dtype_io(f, buf, mem_count, mtype, ftype, disp, first, NC_READ));
 	return rc;
 }
