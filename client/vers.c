@@ -627,6 +627,54 @@ int tessera_version_state(tessera_file *f, struct tessera_version_state *out)
 	return 0;
 }
 
+/* VLOG STATE of each object, all at once; out[i] for slot i. */
+static int logs_round(tessera_file *f, struct tc_req **reqs, uint32_t n)
+{
+	const Tessera__Capability *cap = tc_cap_get(f);
+	char label[4200];
+	int rc = 0;
+
+	snprintf(label, sizeof(label), "log state of %s", f->path);
+	for (uint32_t i = 0; i < n; i++) {
+		Tessera__VlogRequest m = TESSERA__VLOG_REQUEST__INIT;
+
+		m.handle = f->layout.handles[i];
+		m.op = TESSERA__VLOG_OP__VLOG_STATE;
+		m.cap = (Tessera__Capability *)cap;
+		reqs[i] = tc_req_new(f->fs, (int)f->layout.servers[i], TP_OP_VLOG, &m.base, NULL, 0);
+		if (!reqs[i])
+			return tc_fail(f->fs, -ENOMEM, "%s: out of memory", label);
+	}
+	if ((rc = tc_run(f->fs, reqs, n)))
+		for (uint32_t i = 0; i < n; i++)
+			if (reqs[i]->status)
+				return tc_req_fail(f->fs, reqs[i], label);
+	return rc;
+}
+
+int tessera_version_logs(tessera_file *f, struct tessera_vlog_state *out, size_t n_out)
+{
+	struct tc_req *reqs[TESSERA_MAX_STRIPE] = { 0 };
+	uint32_t n = f->layout.count < n_out ? f->layout.count : (uint32_t)n_out;
+	int rc = need_versioned(f, "log state of");
+
+	if (!rc)
+		rc = logs_round(f, reqs, n);
+	for (uint32_t i = 0; !rc && i < n; i++) {
+		const Tessera__VlogReply *r = (const Tessera__VlogReply *)reqs[i]->reply;
+
+		out[i] = (struct tessera_vlog_state){
+			.slot = i, .server = f->layout.servers[i], .handle = f->layout.handles[i],
+			.merged = r->merged, .uncommitted = r->uncommitted,
+			.committed = r->committed, .log_bytes = r->log_bytes,
+			.index_pieces = r->index_pieces,
+		};
+	}
+	for (uint32_t i = 0; i < n; i++)
+		tc_req_free(f->fs, reqs[i]);
+	return rc;
+}
+
 int tessera_version_merge(tessera_file *f)
 {
 	int rc = need_writer(f, "merge");

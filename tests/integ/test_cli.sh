@@ -790,6 +790,16 @@ test_versioned() {
 	expect_rc 0
 	has "$out" "Newest:"
 	has "$out" "Snapshots: 1"
+	t vstat -l /ver.bin
+	expect_rc 0
+	has "$out" "Logs:"
+	has "$out" "log bytes"
+	t vstat --json --long /ver.bin
+	json_check '
+l = d[0]["logs"]
+assert [o["slot"] for o in l] == [0, 1, 2]
+assert all(isinstance(o["log_bytes"], int) and o["handle"] > 0 for o in l)
+assert sum(o["committed"] for o in l) > 0    # the snapshot holds them'
 	t vstat --json /ver.bin
 	json_check '
 v = d[0]

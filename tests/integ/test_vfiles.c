@@ -169,6 +169,20 @@ static void test_snapshots(void **state)
 	assert_true(vs.newest >= version + 2);
 	assert_int_equal(vs.snapshots, 1);
 	assert_int_equal(vs.ids, 1);   /* this handle's, until it closes */
+	{
+		struct tessera_vlog_state logs[N_IOS];
+		struct tessera_layout l;
+		uint32_t committed = 0;
+
+		CHECK(fs, tessera_file_layout(f, &l));
+		CHECK(fs, tessera_version_logs(f, logs, N_IOS));
+		for (int i = 0; i < N_IOS; i++) {
+			assert_int_equal(logs[i].handle, l.handles[i]);
+			assert_int_equal(logs[i].server, l.servers[i]);
+			committed += logs[i].committed;
+		}
+		assert_true(committed > 0);   /* the snapshot holds the merge below it */
+	}
 	CHECK(fs, tessera_snapshot_drop(f, "one"));
 	assert_int_equal(tessera_snapshot_drop(f, "one"), -ENOENT);
 	assert_int_equal(tessera_open_snapshot(fs, "/v-snap", "one", &s), -ENOENT);
