@@ -14,6 +14,10 @@
  * ios_desc.c, ios_io.c and ios_main.c -> ios_pool.c -> the store.
  * ios_local.c  local reads: an object's descriptors handed to a client on
  *              this host (LOCAL_OPEN, then the daemon's Unix socket)
+ * ios_vlogd.c  versioned objects (issue 25): the checks of version fields,
+ *              signed commits and grants; VLOG
+ * ios_vlogs.c  the open version logs, and the version work a pool part
+ *              runs on them (ios_vlogs.h; the log itself: ios_vlog.c)
  */
 #ifndef TESSERA_IOS_H
 #define TESSERA_IOS_H

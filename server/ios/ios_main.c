@@ -34,9 +34,13 @@ static int versioned_sizes(struct ios *ios, struct srv_req *req, struct ios_work
 	for (size_t i = 0; !rc && i < w->parts; i++)
 		rc = ios_vprepare(ios, req, &vf, h->handles[i], IOS_VKIND_READ, w->what,
 				  &w->part[i].vjob);
-	/* A request with no handles: its capability alone says. */
-	if (!rc && !w->parts)
-		rc = ios_vprepare(ios, req, &vf, 0, IOS_VKIND_READ, w->what, &w->part[0].vjob);
+	/* A request with no handles: its fields are checked all the same. */
+	if (!rc && !w->parts) {
+		struct ios_vjob *none = NULL;
+
+		rc = ios_vprepare(ios, req, &vf, 0, IOS_VKIND_READ, w->what, &none);
+		ios_vjob_free(none);
+	}
 	return rc < 0 ? rc : 0;
 }
 

@@ -161,6 +161,11 @@ int ios_vprepare(struct ios *ios, struct srv_req *req, const struct ios_vfields 
 				   sizeof(why));
 
 	*out = NULL;
+	if (rc == 0 && f->n_vmap) {
+		snprintf(why, sizeof(why), OBJ " on storage daemon %u: a vmap on a request of a "
+			 "file that is not versioned", handle, ios->index);
+		rc = -EINVAL;
+	}
 	if (rc <= 0) {
 		if (rc)
 			srv_reply_error(req, rc, "%s %s", what, why);

@@ -234,7 +234,7 @@ static int get(struct ios_vlogs *v, struct ios_store *lane, uint64_t handle, str
 
 	pthread_mutex_lock(&v->mu);
 	if ((e = find(v, handle)) && e->busy) {
-		rc = -EBUSY; /* never: an object's parts run one at a time */
+		rc = -EALREADY; /* never: an object's parts run one at a time */
 	} else if (!e && !(e = slot_for(v))) {
 		rc = -EBUSY;
 	} else {
@@ -243,6 +243,9 @@ static int get(struct ios_vlogs *v, struct ios_store *lane, uint64_t handle, str
 		e->busy = 1;
 	}
 	pthread_mutex_unlock(&v->mu);
+	if (rc == -EALREADY)
+		return say(why, "storage daemon %u: its version log is in use by another request "
+			   "(a bug: one request at a time per object)", v->index), -EBUSY;
 	if (rc)
 		return say(why, "storage daemon %u: %u versioned objects have unmerged versions, "
 			   "the most it keeps open (IOS_VLOGS_OPEN): merge first", v->index,

@@ -291,7 +291,7 @@ static void test_write_read_at_version(void **state)
 static void test_list_dtype_truncate_sizes(void **state)
 {
 	struct fx *f = *state;
-	struct caps k;
+	struct caps k, kp;
 	struct commit c[3];
 	Tessera__Capability *cap = cap_of(f, &k, FILE_ID, VRW);
 	Tessera__ListIORequest l = TESSERA__LIST_IOREQUEST__INIT;
@@ -335,10 +335,18 @@ static void test_list_dtype_truncate_sizes(void **state)
 	g.read_version = 2;
 	assert_int_equal(send_req(f, TP_OP_GETSIZE, &g.base, NULL, 0), 0);
 	assert_int_equal(((Tessera__SizesReply *)f->rep)->sizes[0], 11);
-	/* Plain GETSIZE of a versioned file: refused. */
+	/* At version 0 (nothing merged yet): the base alone. */
 	g.read_version = 0;
+	assert_int_equal(send_req(f, TP_OP_GETSIZE, &g.base, NULL, 0), 0);
+	assert_int_equal(((Tessera__SizesReply *)f->rep)->sizes[0], 0);
+	/* No handles: nothing to size, the fields checked all the same. */
+	g.n_handles = 0;
+	g.read_version = 2;
+	assert_int_equal(send_req(f, TP_OP_GETSIZE, &g.base, NULL, 0), 0);
+	assert_int_equal(((Tessera__SizesReply *)f->rep)->n_sizes, 0);
+	g.cap = cap_of(f, &kp, FILE_ID, VRW & ~TP_CAP_VERSIONED);
 	assert_int_equal(send_req(f, TP_OP_GETSIZE, &g.base, NULL, 0), -EINVAL);
-	HAS(f, "read_version");
+	HAS(f, "not of a versioned file");
 	(void)c[2];
 }
 
@@ -401,11 +409,20 @@ static void test_plain_and_versioned_mixed(void **state)
 	assert_int_equal(vwrite(f, vcap, H1, 0, 0, "plain"), -EINVAL);
 	HAS(f, "versioned");
 	HAS(f, "0000000000001001");
-	assert_int_equal(vread(f, vcap, H1, 0, NULL, 0, 0, 4), -EINVAL);
-	HAS(f, "read_version");
+	/* A read at version 0 is one before any commit (main's rule since
+	 * test_version): the base, empty here. */
+	assert_int_equal(vread(f, vcap, H1, 0, NULL, 0, 0, 4), 0);
+	assert_int_equal(f->data_len, 0);
 	assert_int_equal(vwrite(f, pcap, H1, T(1, 1), 0, "v"), -EINVAL);
 	HAS(f, "not of a versioned file");
 	assert_int_equal(vread(f, pcap, H1, 3, NULL, 0, 0, 4), -EINVAL);
+	{
+		struct commit c;
+		Tessera__VersionCommit *vm[1] = { commit_of(f, &c, FILE_ID, T(1, 1), 1, H1) };
+
+		assert_int_equal(vread(f, pcap, H1, 0, vm, 1, 0, 4), -EINVAL);
+		HAS(f, "vmap");
+	}
 	t.handle = H1;
 	t.size = 3;
 	t.cap = vcap;
@@ -539,6 +556,9 @@ static void test_merge(void **state)
 	/* The base holds it now (a plain read sees it). */
 	assert_int_equal(vread(f, cap, H1, 1, NULL, 0, 0, 3), 0);
 	assert_memory_equal(f->data, "one", 3);
+	/* Version 0 is merged away now. */
+	assert_int_equal(vread(f, cap, H1, 0, NULL, 0, 0, 3), -ESTALE);
+	HAS(f, "0000000000001001");
 	/* A commit for a version merged already is skipped (a late resend). */
 	assert_int_equal(vread(f, cap, H1, 1, vm, 1, 0, 3), 0);
 	/* The dead record is gone: its commit fails. */
@@ -555,6 +575,7 @@ static void test_limits(void **state)
 	struct caps k;
 	Tessera__Capability *cap = cap_of(f, &k, FILE_ID, VRW);
 	struct ios_vlogs_limits lim = { 1, 3, 0, { 0 } };
+	struct ios_vlogs_totals tot;
 
 	assert_int_equal(ios_vlogs_create(f->ios.disk, ios_store_dir(f->ios.store), 1, &lim,
 					  &f->ios.vlogs), 0);
@@ -568,6 +589,10 @@ static void test_limits(void **state)
 	assert_int_equal(vwrite(f, cap, H1, T(1, 5), 0, "e"), -EBUSY);
 	HAS(f, "IOS_VLOGS_MAX_RECORDS");
 	HAS(f, "0000000000001001");
+	ios_vlogs_totals(f->ios.vlogs, &tot);
+	assert_int_equal(tot.open, 1);
+	assert_int_equal(tot.records, 3);
+	assert_true(tot.bytes > 3);
 }
 
 /* A byte limit over the daemon's logs. */
