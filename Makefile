@@ -24,7 +24,7 @@
 #                 over a local directory (make check runs a subset;
 #                 docs/testing.md, "pjdfstest")
 #   make study    the HPIO study (tests/study/): sweeps over MPI-IO, the
-#                 request-count tables, the lock and S3D figures, a CSV,
+#                 request-count tables, the lock, S3D and versioning figures, CSVs,
 #                 PNGs and a report in build/study/; FULL=1 for the
 #                 dissertation's ranges, NET=100mbit (any tc rate) for the
 #                 daemons on network namespaces behind rate-limited links

@@ -51,6 +51,8 @@ $(B)/bin/tessera-bench-store: BENCH_LINK_LIBS = $(LINK_LIBS)
 $(B)/bin/tessera-bench-store: BENCH_SYS_LIBS = $(SYS_LIBS)
 $(B)/bin/tessera-bench-tlk: BENCH_LINK_LIBS = $(TLK_LIB)
 $(B)/bin/tessera-bench-tlk: BENCH_SYS_LIBS =
+# the versioning benchmark's 95 % intervals take a square root
+$(B)/bin/tessera-bench-version: BENCH_SYS_LIBS = $(CL_SYS_LIBS) -lm
 
 $(B)/bin/tessera-bench-%: $(B)/tests/bench/bench_%.o $$(BENCH_LINK_LIBS)
 	@mkdir -p $(dir $@)

@@ -1064,19 +1064,67 @@ static uint64_t lowest_cut(const struct vrec *const *v, uint32_t n)
 	return cut;
 }
 
-/* Writes every byte records v[0..n) wrote, below `size`, as of m. */
+/* Pieces of different records closer than this merge as one range: the
+ * bytes between are rewritten as they are (the base's, or zeros below the
+ * new size), which costs less than another read-modify-write of the
+ * store's checksum block they share. */
+#define MERGE_GAP 4096u
+
+struct span {
+	uint64_t off, end;
+};
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* The byte ranges records v[0..n) wrote below `size`, sorted, joined
+ * where they overlap, touch or lie less than MERGE_GAP apart: *out
+ * (malloc'd) and *nout. */
+static int merge_spans(const struct vrec *const *v, uint32_t n, uint64_t size, struct span **out,
+		       size_t *nout)
+{
+	size_t total = 0, k = 0, j = 0;
+	for (uint32_t i = 0; i < n; i++)
+		total += v[i]->op == VK_WRITE ? v[i]->n : 0;
+	struct span *s = malloc((total ? total : 1) * sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t p = 0; v[i]->op == VK_WRITE && p < v[i]->n; p++) {
+			const struct ios_piece *q = &v[i]->pieces[p];
+			uint64_t end = q->offset + q->length < size ? q->offset + q->length : size;
+			if (q->offset < end)
+				s[k++] = (struct span){ q->offset, end };
+		}
+	qsort(s, k, sizeof(*s), span_cmp);
+	for (size_t i = 0; i < k; i++) {
+		if (j && s[i].off <= s[j - 1].end + MERGE_GAP) {
+			if (s[i].end > s[j - 1].end)
+				s[j - 1].end = s[i].end;
+			continue;
+		}
+		s[j++] = s[i];
+	}
+	*out = s;
+	*nout = j;
+	return 0;
+}
+
+/* Writes every byte records v[0..n) wrote, below `size`, as of m: each
+ * joined range once (merge_spans), not each record's pieces one by one. */
 static int merge_writes(struct ios_vlog *log, uint64_t m, const struct vrec *const *v,
 			uint32_t n, uint64_t size)
 {
+	struct span *s = NULL;
+	size_t ns = 0;
 	uint8_t *buf = malloc(CHUNK);
-	int rc = buf ? 0 : -ENOMEM;
-	for (uint32_t i = 0; !rc && i < n; i++)
-		for (uint32_t j = 0; !rc && v[i]->op == VK_WRITE && j < v[i]->n; j++) {
-			const struct ios_piece *p = &v[i]->pieces[j];
-			uint64_t end = p->offset + p->length < size ? p->offset + p->length : size;
-			if (p->offset < end)
-				rc = merge_range(log, m, p->offset, end - p->offset, buf);
-		}
+	int rc = buf ? merge_spans(v, n, size, &s, &ns) : -ENOMEM;
+	for (size_t i = 0; !rc && i < ns; i++)
+		rc = merge_range(log, m, s[i].off, s[i].end - s[i].off, buf);
+	free(s);
 	free(buf);
 	return rc;
 }

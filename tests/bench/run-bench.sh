@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make bench: bring up a private local cluster (1 mds + 4 ios) under
 # build/bench-var, run the benchmarks beside their local baselines, and
-# stop it. Figures go to stdout and build/bench-results.txt. The scripts
+# stop it (tessera-bench-version: a short run of chapter 8's versioned
+# writes). Figures go to stdout and build/bench-results.txt. The scripts
 # tests/bench/bench_*.sh run last: bench_mpi_hpio.sh and bench_startup.sh on
 # this cluster, bench_fuse.sh (fuse_bench.sh) and bench_fuse_small.sh
 # (fuse_small_bench.sh) on a cluster and mount of their own,
@@ -22,6 +23,12 @@ mkdir -p "$TESSERA_VAR/baseline"
 		-l "$TESSERA_VAR/baseline" -s "${BENCH_MIB:-1024}" -n "${BENCH_FILES:-10000}" -p 4
 	"$top/build/bin/tessera-bench-hpio" -c "$TESSERA_VAR/tessera.conf" -t "${BENCH_SECONDS:-0.5}" \
 		--sweep --batch-sweep
+	# chapter 8 at the dissertation's point (4096 regions of 8 bytes a
+	# process) with 8 writers on this cluster's 4 daemons, reads with
+	# unmerged versions and the log's storage; the figures are the study's
+	# (study.py --parts versions: 16 writers, 8 daemons, both sweeps)
+	"$top/build/bin/tessera-bench-version" -c "$TESSERA_VAR/tessera.conf" -p 8 -i 2 -r 3 \
+		--reads --storage "$TESSERA_VAR" | grep -Ev '^(row|readrow|storagerow) '
 	"$top/build/bin/tessera-bench-tlk"
 	"$top/build/bin/tessera-bench-store" -d "$TESSERA_VAR/baseline" -s "${BENCH_MIB:-1024}"
 	for extra in "$top"/tests/bench/bench_*.sh; do

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """study.py - the HPIO study in one command (`make study`).
 
-    study.py [--full] [--net RATE] [--out DIR] [--parts hpio,tables,locks,s3d]
+    study.py [--full] [--net RATE] [--out DIR] [--parts hpio,tables,locks,s3d,versions]
              [--tiny] [--no-plots] [--local-reads] [--sieve-gap N] [--sieve-span N]
 
 Runs, into one folder (default build/study/<short|full>-<loopback|RATE>):
@@ -18,6 +18,13 @@ Runs, into one folder (default build/study/<short|full>-<loopback|RATE>):
                 and the block-granular baseline (report.md says what each
                 sends)
   s3d.txt       the S3D-like checkpoint in atomic mode (bench_mpi_s3d.sh)
+  versions.csv  chapter 8 (Figs. 8.3-8.4): tests/bench/bench_version.c on a
+                cluster of its own (8 storage daemons, 64 KiB strips, as
+                the dissertation's VPFS): datatype, datatype-lock and
+                datatype-version writes of 16 processes over region count
+                and spacing in the four access cases; reads with 0, 10 and
+                1000 unmerged versions; the log's bytes per byte written
+                (versions.txt: the program's own output)
   traces/       the clients' request traces (TESSERA_TRACE_REQUESTS) of every
                 table run, and with --traces of every HPIO run through
                 Tessera; tests/study/trace_summary.py tabulates them
@@ -179,13 +186,22 @@ def sh(cmd, **kw):
     return subprocess.run(cmd, check=True, **kw)
 
 
+def alive(pid):
+    """Whether process pid exists."""
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
 class Cluster:
     """1 metadata and N_IOS storage daemons: tessera-local on loopback, or
     tests/study/netns.sh on namespaces behind a rate-limited bridge."""
 
-    def __init__(self, out, net, tag, tunables):
-        self.var = os.path.join(out, "var")
-        self.net, self.tag = net, tag
+    def __init__(self, out, net, tag, tunables, n_ios=N_IOS, var="var"):
+        self.var = os.path.join(out, var)
+        self.net, self.tag, self.n_ios = net, tag, n_ios
         self.conf = os.path.join(self.var, "tessera.conf")
         # config lines the study sets (sieve_gap, sieve_span, local_reads)
         self.lines = ["%s = %s" % kv for kv in sorted(tunables.items())]
@@ -196,15 +212,19 @@ class Cluster:
         if self.net:
             env = dict(os.environ, NETNS_CONF_LINES="\n".join(self.lines))
             sh(["bash", os.path.join(TOP, "tests/study/netns.sh"), "up", self.tag, self.net,
-                self.var, str(N_IOS)], stdout=subprocess.DEVNULL, env=env)
+                self.var, str(self.n_ios)], stdout=subprocess.DEVNULL, env=env)
         else:
-            port = subprocess.run(["bash", "-c", ". tests/integ/checks.sh; free_ports %d" % (N_IOS + 1)],
+            port = subprocess.run(["bash", "-c", ". tests/integ/checks.sh; free_ports %d" % (self.n_ios + 1)],
                                   cwd=TOP, check=True, capture_output=True, text=True).stdout.strip()
             local = [os.path.join(TOP, "deploy/tessera-local"), "--dir", self.var, "--ios",
-                     str(N_IOS), "--port", port, "--no-mount"]
+                     str(self.n_ios), "--port", port, "--no-mount"]
             # tessera-local writes the config at its first start and keeps
             # it after: start, add the study's lines, start again.
             sh(local + ["up"], stdout=subprocess.DEVNULL)
+            if not self.lines:
+                self.settings = config_values(self.conf)
+                return
+            self.stop_daemons()
             sh(local + ["down"], stdout=subprocess.DEVNULL)
             with open(self.conf, "a") as f:
                 f.write("".join(ln + "\n" for ln in self.lines))
@@ -216,8 +236,29 @@ class Cluster:
             subprocess.run(["bash", os.path.join(TOP, "tests/study/netns.sh"), "down", self.tag,
                             self.net, self.var], stdout=subprocess.DEVNULL)
         else:
+            self.stop_daemons()
             subprocess.run([os.path.join(TOP, "deploy/tessera-local"), "--dir", self.var, "down"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def stop_daemons(self):
+        """SIGTERM to every Tessera daemon of the cluster at once, then wait
+        for them (5 s): tessera-local stops them one after another, each
+        taking about 2 s to exit, 20 s for 8 storage daemons. It then
+        stops what is left (munged last) and cleans up."""
+        pids = []
+        for f in glob.glob(os.path.join(self.var, "run", "*.pid")):
+            if os.path.basename(f).startswith("munge"):
+                continue
+            try:
+                pid = int(open(f).read().strip())
+                os.kill(pid, signal.SIGTERM)
+                pids.append(pid)
+            except (OSError, ValueError):
+                pass
+        deadline = time.time() + 5
+        while pids and time.time() < deadline:
+            pids = [p for p in pids if alive(p)]
+            time.sleep(0.05)
 
     def stats(self):
         """The daemons' summed counters: {(method, column): value}, plus
@@ -493,7 +534,7 @@ def parse_args():
     ap.add_argument("--net", default="")
     ap.add_argument("--out")
     ap.add_argument("--tag", default="s", help="namespace name tag (netns.sh)")
-    ap.add_argument("--parts", default="hpio,tables,locks,s3d")
+    ap.add_argument("--parts", default="hpio,tables,locks,s3d,versions")
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--methods", help="only these HPIO methods (e.g. list,datatype)")
     ap.add_argument("--local-reads", action="store_true",
@@ -552,9 +593,14 @@ def write_meta(out, p, net):
     return meta, meta_path
 
 
-def check_built():
-    for prog in ("romio-adio/bench/mpi_hpio", "romio-adio/bench/mpi_patterns", "bin/tessera",
-                 "lib/openmpi/mca_io_romio321.so"):
+def check_built(parts):
+    progs = ["bin/tessera"]
+    if set(parts) & {"hpio", "tables", "s3d"}:
+        progs += ["romio-adio/bench/mpi_hpio", "romio-adio/bench/mpi_patterns",
+                  "lib/openmpi/mca_io_romio321.so"]
+    if "versions" in parts:
+        progs.append("bin/tessera-bench-version")
+    for prog in progs:
         if not os.path.exists(os.path.join(B, prog)):
             sys.exit("study: %s/%s is not built (make; the MPI parts need Open MPI: make deps)" % (B, prog))
 
@@ -686,6 +732,101 @@ def record_locks(s, path):
     os.replace(tmp, path)
 
 
+# ------------------------------------------------------------------ versions
+# Chapter 8 (tests/bench/bench_version.c): one row per repetition of a
+# write point, per read repetition and per storage measurement ("kind").
+VERSION_FIELDS = ["kind", "sweep", "case", "method", "count", "size", "spacing", "rep",
+                  "nprocs", "iters", "write_mbs", "wsync_mbs", "write_s", "wsync_s",
+                  "versions", "read_s", "unmerged", "log_bytes", "written_bytes",
+                  "log_after_merge", "n_ios"] + RECORD_FIELDS
+VERSION_N_IOS = 8  # the dissertation's VPFS: 8 servers, 64 KiB strips
+
+
+def version_plan(p):
+    """bench_version's arguments for the study's mode."""
+    if p["mode"] == "tiny":
+        return ["-p", "4", "-i", "1", "-r", "2", "-a", "c-nc", "-n", "256", "--sweep", "both",
+                "--counts", "256", "--spacings", "128", "--versions", "0,10"]
+    if p["mode"] == "full":
+        return ["-p", "16", "-i", "4", "-r", "5", "--sweep", "both",
+                "--counts", "64,256,1024,4096,16384", "--spacings", "8,32,128,512,1024,4096",
+                "--versions", "0,10,1000"]
+    return ["-p", "16", "-i", "6", "-r", "5", "--sweep", "both", "--counts", "256,1024,4096",
+            "--spacings", "8,128,1024,4096", "--versions", "0,10,1000"]
+
+
+def version_rows(txt, count=4096, spacing=128):
+    """versions.csv's rows (without the record) of bench_version's output;
+    a write row is in the count sweep at the default spacing, in the
+    spacing sweep at the default count (file side nc), in both at the
+    point they share (a row each)."""
+    rows = []
+    for ln in txt.splitlines():
+        f = ln.split()
+        if not f:
+            continue
+        if f[0] == "row" and len(f) == 13:
+            rows.append({"kind": "write", "case": f[1], "method": f[2], "count": f[3],
+                         "size": f[4], "spacing": f[5], "rep": f[6], "nprocs": f[7],
+                         "iters": f[8], "write_mbs": f[9], "wsync_mbs": f[10],
+                         "write_s": f[11], "wsync_s": f[12]})
+        elif f[0] == "readrow" and len(f) == 7:
+            rows.append({"kind": "read", "versions": f[1], "rep": f[2], "read_s": f[3],
+                         "unmerged": f[4], "log_bytes": f[5], "written_bytes": f[6]})
+        elif f[0] == "storagerow" and len(f) == 5:
+            rows.append({"kind": "storage", "case": "c-c" if f[1] == "contiguous" else "c-nc",
+                         "written_bytes": f[2], "log_bytes": f[3], "log_after_merge": f[4]})
+    out = []
+    for r in rows:
+        names = [""]
+        if r["kind"] == "write":
+            names = (["count"] if int(r["spacing"]) == spacing else []) + \
+                (["spacing"] if int(r["count"]) == count and r["case"].endswith("-nc") else [])
+        out += [dict(r, sweep=n) for n in names]
+    return out
+
+
+def run_versions(s):
+    """Chapter 8 on a cluster of its own; True if stopped."""
+    dst = os.path.join(s.out, "versions.csv")
+    if os.path.exists(dst):
+        s.prog.skip()
+        return False
+    s.prog.start("versioning, Figs. 8.3-8.4 (bench_version, %d storage daemons)" % VERSION_N_IOS)
+    # the config's defaults unless the study changes them (one start fewer)
+    tun = tunables(s.p) if (s.p["sieve_gap"], s.p["sieve_span"]) != (4096, 4 << 20) else {}
+    cl = Cluster(s.out, s.cluster.net, s.cluster.tag + "v", tun, VERSION_N_IOS,
+                 "var-versions")
+    try:
+        cl.up()
+        env = dict(os.environ, TESSERA_LOCAL_READS="1" if s.p["local_reads"] else "0")
+        r = run(["nice", os.path.join(B, "bin/tessera-bench-version"), "-c", cl.conf,
+                 "-S", "65536", "--reads", "--storage", cl.var] + version_plan(s.p), env=env)
+        if r.returncode != 0:
+            s.failures.append("bench_version: exit %d: %s" % (r.returncode, r.stderr[-400:]))
+        else:
+            open(os.path.join(s.out, "versions.txt"), "w").write(r.stdout)
+            rec = dict(record(StudyView(s, cl)), n_ios=VERSION_N_IOS)
+            plan = version_plan(s.p)
+            n = int(plan[plan.index("-n") + 1]) if "-n" in plan else 4096
+            rows = [dict(x, **rec) for x in version_rows(r.stdout, n)]
+            append_rows(dst + ".tmp", VERSION_FIELDS, rows)
+            os.replace(dst + ".tmp", dst)
+    except Stopped:
+        return True
+    finally:
+        cl.down()
+    s.prog.finish()
+    return False
+
+
+class StudyView:
+    """A study seen with another cluster (record() reads s.cluster)."""
+
+    def __init__(self, s, cluster):
+        self.p, self.commit, self.csum_block, self.cluster = s.p, s.commit, s.csum_block, cluster
+
+
 def write_failures(out, failures):
     path = os.path.join(out, "failures.txt")
     if failures:
@@ -723,7 +864,7 @@ class Study:
         self.tkeys = [(r[0], r[1], m) for r in self.truns for m in r[4]]
         self.tables_csv = os.path.join(out, "tables.csv")
         self.thave = {(r["table"], r["label"], r["method"]) for r in read_csv(self.tables_csv)}
-        self.extra = [x for x in ("locks", "s3d") if x in parts]
+        self.extra = [x for x in ("locks", "s3d", "versions") if x in parts]
         self.prog = Progress(len(self.tasks) + len(self.tkeys) + len(self.extra))
         self.cluster = Cluster(out, net, tag, tunables(p))
         self.commit, self.csum_block = git_commit(), csum_block()
@@ -757,7 +898,7 @@ def main():
     lock = lock_out(out)  # noqa: F841 (held while the study runs)
     parts = [x for x in args.parts.split(",") if x]
     meta, meta_path = write_meta(out, p, net)
-    check_built()
+    check_built(parts)
     s = Study(p, out, net, args.tag, parts)
     json.dump(dict(meta, left_out=s.left_out), open(meta_path, "w"), indent=1)
     signal.signal(signal.SIGTERM, on_signal)
@@ -767,6 +908,9 @@ def main():
         sys.exit("study: interrupted; run it again to resume (finished points are kept in %s)" % out)
     if "locks" in s.extra:
         run_locks(s)
+    if "versions" in s.extra and run_versions(s):
+        s.prog.close()
+        sys.exit("study: interrupted; run it again to resume (finished parts are kept in %s)" % out)
     s.prog.close()
     write_failures(out, s.failures)
     if not make_report(out, args.no_plots):

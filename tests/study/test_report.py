@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """test_report.py - report.py's statistics without a cluster (test_study.sh
-runs it): the t-interval, the overlap rule, and that a guideline's verdict
-rests only on points whose intervals do not overlap."""
+runs it): the t-interval, the overlap rule, that a guideline's verdict
+rests only on points whose intervals do not overlap, and chapter 8's
+"more than triple" verdict."""
 import math
 import os
 import sys
@@ -73,7 +74,31 @@ def verdicts():
     assert sieving_verdict([1.0, 9.0, 2.0], [3.0, 12.0, 4.0]) == report.UNDECIDED
 
 
+def version_verdict(factor):
+    """Chapter 8's count claim when datatype-version writes `factor` times
+    datatype and datatype-lock at every point of c-nc and nc-nc."""
+    w = {}
+    for case in ("c-nc", "nc-nc"):
+        for count in (256, 4096):
+            for m, v in (("datatype", 1.0), ("datatype-lock", 0.5),
+                         ("datatype-version", factor)):
+                w[("count", case, count, 128, m)] = {"write": [v, v], "wsync": [v, v]}
+    lines, held = report._vverdict({"w": w}, "count")
+    return held, lines
+
+
+def version_verdicts():
+    # 3.5x datatype is 7x datatype-lock: "more than triple" holds
+    held, lines = version_verdict(3.5)
+    assert held and all("**reproduces**" in ln for ln in lines), lines
+    # 2.5x datatype is 5x datatype-lock, but not 3x datatype: it does not
+    held, lines = version_verdict(2.5)
+    assert not held and all("**does not reproduce**" in ln for ln in lines), lines
+    assert "c-nc over datatype 2.50x" in lines[0], lines[0]
+
+
 if __name__ == "__main__":
     interval()
     verdicts()
+    version_verdicts()
     print("test_report: ok")

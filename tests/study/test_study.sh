@@ -5,7 +5,8 @@
 # two-phase counts as the dissertation's), timed phases and each row's
 # record (tests/study/check_csv.py); the report's intervals and verdicts
 # (tests/study/test_report.py); a second run resumes (runs nothing again); a run
-# stopped by SIGTERM leaves no daemon and resumes where it stopped; and, where
+# stopped by SIGTERM leaves no daemon and resumes where it stopped; chapter 8's
+# versioned writes, reads and log storage (tests/bench/bench_version.c); and, where
 # `ip netns` works, a tiny run on network namespaces behind 100 Mbit/s links.
 top=$(cd "$(dirname "$0")/../.." && pwd)
 B=${TESSERA_BUILD:-$top/build}
@@ -87,6 +88,35 @@ net_run() {
 	! ip netns list | grep -q "ts-$tag-"
 }
 
+# Chapter 8 (bench_version on 8 storage daemons of its own): the three
+# methods in both sweeps, reads with 0 and 10 unmerged versions, the log's
+# storage, every row recorded, the report's verdicts; no daemon left.
+versions_tiny() {
+	study --out "$work/ver" --parts versions >"$work/ver.log" 2>&1 || { cat "$work/ver.log"; exit 1; }
+	# (count, spacing) x 3 methods x 2 repetitions, 2 x 2 reads, 2 storage rows
+	[ "$(grep -c '^write,' "$work/ver/versions.csv")" -eq 12 ] || { cat "$work/ver/versions.csv"; exit 1; }
+	[ "$(grep -c '^read,' "$work/ver/versions.csv")" -eq 4 ]
+	[ "$(grep -c '^storage,' "$work/ver/versions.csv")" -eq 2 ]
+	awk -F, 'NR > 1 && $1 == "write" && !($11 > 0 && $12 > 0) { print "bad row: " $0; bad = 1 }
+		NR > 1 && $1 == "read" && !($16 > 0) { print "bad row: " $0; bad = 1 }
+		NR > 1 && $1 == "storage" && !($18 > 0) { print "bad row: " $0; bad = 1 }
+		END { exit bad }' "$work/ver/versions.csv"
+	# 10 versions unmerged at the version server while read
+	grep -q '^read,,,,,,,0,,,,,,,10,[0-9.e-]*,10,' "$work/ver/versions.csv"
+	python3 - "$work/ver/versions.csv" <<'PY'
+import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    assert r["n_ios"] == "8" and r["strip_size"] and float(r["load1"]) >= 0, r
+    assert r["commit"] and r["net"] == "loopback", r
+PY
+	grep -q '^## Versioning (chapter 8' "$work/ver/report.md"
+	grep -Eq '"more than triple" \*\*(does not reproduce|reproduces)\*\*' "$work/ver/report.md"
+	grep -Eq '"more than twice" \*\*(does not reproduce|reproduces)\*\*' "$work/ver/report.md"
+	grep -q '| 10 | 10 |' "$work/ver/report.md"
+	if has_matplotlib; then [ -s "$work/ver/fig8.3-count.png" ]; fi
+	[ -z "$(ls "$work/ver/var-versions/run" 2>/dev/null)" ]
+}
+
 report_statistics() { python3 "$top/tests/study/test_report.py"; }
 
 # A sieve gap wider than the span is refused before any daemon starts.
@@ -101,6 +131,7 @@ check report_intervals_and_verdicts report_statistics
 check bad_sieve_parameters_refused bad_tunables
 check tiny_sweep_csv_plots_report tiny_sweep
 check resume_runs_nothing_again resume_runs_nothing
+check versions_tiny_csv_report versions_tiny
 check interrupted_study_resumes interrupted_resumes
 skip_net() {
 	echo "[  SKIPPED ] 1 test(s), listed below:"
