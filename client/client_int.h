@@ -237,6 +237,16 @@ const Tessera__Capability *tc_cap_get(tessera_file *f);
 			(rc) = (call);                                     \
 	} while (0)
 
+/* TC_CAP_RETRY for reads: a versioned read a storage daemon refused with
+ * ESTALE (a merge went past its read version: the version server
+ * restarted and forgot the read) is made once more, at a fresh one. */
+#define TC_READ_RETRY(f, rc, call)                                         \
+	do {                                                               \
+		TC_CAP_RETRY(f, rc, call);                                 \
+		if ((rc) == -ESTALE && tc_versioned(f))                    \
+			TC_CAP_RETRY(f, rc, call);                         \
+	} while (0)
+
 /* A datatype lock's file view, remembered so the datatype I/O after it
  * names the view the storage daemons already hold instead of sending it
  * again (a daemon that lost it answers ESTALE and gets it). */

@@ -1114,7 +1114,7 @@ ssize_t tessera_pread(tessera_file *f, void *buf, size_t len, uint64_t off)
 		return tc_fail(f->fs, -EBADF, "read %s: file is open write-only", f->path);
 	ssize_t rc;
 
-	TC_CAP_RETRY(f, rc, striped_read(f, buf, len, off));
+	TC_READ_RETRY(f, rc, striped_read(f, buf, len, off));
 	return rc;
 }
 

@@ -230,7 +230,9 @@ static void close_size(tessera_file *f, Tessera__CloseWriteRequest *m)
 			m->unwritten = 1;
 		return;
 	}
-	if (!f->by_path || tc_file_size(f->fs, &f->layout, tc_cap_msg(f->cap), f->path, &m->size,
+	/* (a versioned file's size is its versions': the metadata daemon
+	 * keeps none for it) */
+	if (!f->by_path || tc_versioned(f) || tc_file_size(f->fs, &f->layout, tc_cap_msg(f->cap), f->path, &m->size,
 					&data_ns, &blocks))
 		return;
 	m->size_known = 1;

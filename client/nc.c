@@ -418,9 +418,16 @@ static int vround_send(void *arg, uint64_t t, uint32_t *slots, size_t *n)
 	return run_round(c, c->vstage);
 }
 
-/* A round's messages: a versioned write's round is one version. */
+/* A round's messages: a versioned write's round is one version. A
+ * versioned read at version 0 (nothing committed yet: an empty file)
+ * asks nobody: zeros, as past any file's end. */
 static int send_round(struct nc_call *c, uint8_t *stage)
 {
+	if (c->vread && !c->rd.vr) {
+		for (uint32_t k = 0; k < c->plan.round.n_objects; k++)
+			memset(c->obj_data[k], 0, c->plan.round.objects[k].bytes);
+		return 0;
+	}
 	if (!writing(c) || !tc_versioned(c->f))
 		return run_round(c, stage);
 	c->vstage = stage;
@@ -655,7 +662,7 @@ ssize_t tessera_read_list(tessera_file *f, const struct iovec *mem, size_t mem_c
 {
 	ssize_t rc;
 
-	TC_CAP_RETRY(f, rc, list_io(f, mem, mem_count, offs, lens, n, NC_READ));
+	TC_READ_RETRY(f, rc, list_io(f, mem, mem_count, offs, lens, n, NC_READ));
 	return rc;
 }
 
@@ -886,6 +893,6 @@ ssize_t tessera_read_dtype(tessera_file *f, void *buf, uint64_t mem_count,
 {
 	ssize_t rc;
 
-	TC_CAP_RETRY(f, rc, dtype_io(f, buf, mem_count, mtype, ftype, disp, first, NC_READ));
+	TC_READ_RETRY(f, rc, dtype_io(f, buf, mem_count, mtype, ftype, disp, first, NC_READ));
 	return rc;
 }

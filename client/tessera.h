@@ -659,6 +659,18 @@ struct tessera_version_state {
 	uint32_t snapshots;
 };
 int tessera_version_state(tessera_file *file, struct tessera_version_state *out);
+/* Each object's version log as its storage daemon reports it (`tessera
+ * vstat -l`): out[i] for slot i, i < min(n_out, the layout's count). */
+struct tessera_vlog_state {
+	uint32_t slot, server;
+	uint64_t handle;
+	uint64_t merged;          /* the object holds every version up to this */
+	uint32_t uncommitted;     /* records not committed (yet, or ever) */
+	uint32_t committed;       /* records committed, not merged */
+	uint64_t log_bytes;       /* the log file's size */
+	uint64_t index_pieces;    /* entries of its offset-length index */
+};
+int tessera_version_logs(tessera_file *file, struct tessera_vlog_state *out, size_t n_out);
 /* Merge the logs now (what fsync and close do); needs write access. */
 int tessera_version_merge(tessera_file *file);
 

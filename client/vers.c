@@ -164,6 +164,7 @@ int tc_vers_read_begin(tessera_fs *fs, const Tessera__Capability *cap, const cha
 		       uint64_t end_read, const char *path, struct tc_vread *rd)
 {
 	Tessera__VersionRequest m;
+	char what[TESSERA_SNAPSHOT_NAME_MAX + 64];
 	int rc;
 
 	memset(rd, 0, sizeof(*rd));
@@ -171,7 +172,11 @@ int tc_vers_read_begin(tessera_fs *fs, const Tessera__Capability *cap, const cha
 	m.end_read = end_read;
 	if (snap)
 		m.name = (char *)snap;
-	rc = vcall(fs, &m, snap ? "read as of a snapshot of" : "read version of", path, &rd->rep);
+	if (snap)
+		snprintf(what, sizeof(what), "read as of snapshot '%s' of", snap);
+	else
+		snprintf(what, sizeof(what), "read version of");
+	rc = vcall(fs, &m, what, path, &rd->rep);
 	if (rc)
 		return rc;
 	rd->vr = rd->rep->version;
@@ -397,6 +402,9 @@ static struct tc_req *merge_req(tessera_fs *fs, const struct tessera_layout *l, 
 	return tc_req_new(fs, (int)l->servers[slot], TP_OP_VLOG, &m.base, NULL, 0);
 }
 
+/* VERSION_MERGED of object `slot`: the version its daemon says it merged
+ * up to (a read pinned below the grant's bound stops it there), else the
+ * bound. */
 static struct tc_req *merged_req(tessera_fs *fs, const struct tessera_layout *l, uint32_t slot,
 				 const Tessera__Capability *cap, uint64_t upto)
 {
@@ -408,17 +416,28 @@ static struct tc_req *merged_req(tessera_fs *fs, const struct tessera_layout *l,
 	return tc_req_new(fs, TC_MDS, TP_OP_VERSION, &m.base, NULL, 0);
 }
 
-/* Make reqs[0..count) with `make`, run them; the first failure named. */
+/* What a VLOG MERGE's reply says the object merged up to, at most the
+ * grant's bound (0 in a reply: the bound). */
+static uint64_t merged_upto(const struct tc_req *r, uint64_t bound)
+{
+	const Tessera__VlogReply *rep = (const Tessera__VlogReply *)r->reply;
+
+	return rep && rep->merged && rep->merged < bound ? rep->merged : bound;
+}
+
+/* One request per object, all at once: VLOG MERGE (merged NULL; each
+ * object's merged version noted in `upto`), or VERSION_MERGED with those
+ * versions. The first failure named. */
 static int run_per_object(tessera_fs *fs, const struct tessera_layout *l,
 			  const Tessera__Capability *cap, const Tessera__VersionReply *rep,
-			  int merged_step, const char *label)
+			  uint64_t *upto, int merged_step, const char *label)
 {
 	struct tc_req *reqs[TESSERA_MAX_STRIPE] = { 0 };
 	Tessera__VersionCommit **pick = calloc(rep->n_vmap + 1, sizeof(*pick));
 	int rc = pick ? 0 : -ENOMEM;
 
 	for (uint32_t i = 0; !rc && i < l->count; i++) {
-		reqs[i] = merged_step ? merged_req(fs, l, i, cap, rep->grant->upto)
+		reqs[i] = merged_step ? merged_req(fs, l, i, cap, upto[i])
 				      : merge_req(fs, l, i, cap, rep, pick);
 		if (!reqs[i])
 			rc = -ENOMEM;
@@ -431,6 +450,8 @@ static int run_per_object(tessera_fs *fs, const struct tessera_layout *l,
 				tc_req_fail(fs, reqs[i], label);
 				break;
 			}
+	for (uint32_t i = 0; !rc && !merged_step && i < l->count; i++)
+		upto[i] = merged_upto(reqs[i], rep->grant->upto);
 	for (uint32_t i = 0; i < l->count; i++)
 		tc_req_free(fs, reqs[i]);
 	free(pick);
@@ -442,6 +463,7 @@ int tc_vers_merge(tessera_fs *fs, const struct tessera_layout *l, const Tessera_
 {
 	Tessera__VersionRequest m;
 	Tessera__VersionReply *rep;
+	uint64_t upto[TESSERA_MAX_STRIPE];
 	char label[4200];
 	int rc;
 
@@ -452,10 +474,10 @@ int tc_vers_merge(tessera_fs *fs, const struct tessera_layout *l, const Tessera_
 	if (!rep->grant)
 		rc = tc_fail(fs, -EPROTO, "%s: the metadata daemon sent no grant", label);
 	if (!rc)
-		rc = run_per_object(fs, l, cap, rep, 0, label);
+		rc = run_per_object(fs, l, cap, rep, upto, 0, label);
 	if (!rc) {
 		snprintf(label, sizeof(label), "merged %s", path);
-		rc = run_per_object(fs, l, cap, rep, 1, label);
+		rc = run_per_object(fs, l, cap, rep, upto, 1, label);
 	}
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return rc;
@@ -595,9 +617,62 @@ int tessera_version_state(tessera_file *f, struct tessera_version_state *out)
 	out->unmerged = rep->unmerged;
 	out->reads = rep->reads;
 	out->ids = rep->ids;
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	/* (STATE's reply has no count of snapshots: the list gives it) */
+	vreq_init(&m, tc_cap_get(f), TESSERA__VERSION_OP__VERSION_SNAP_LIST);
+	if ((rc = vcall(f->fs, &m, "snapshot list", f->path, &rep)))
+		return rc;
 	out->snapshots = (uint32_t)rep->n_snapshots;
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return 0;
+}
+
+/* VLOG STATE of each object, all at once; out[i] for slot i. */
+static int logs_round(tessera_file *f, struct tc_req **reqs, uint32_t n)
+{
+	const Tessera__Capability *cap = tc_cap_get(f);
+	char label[4200];
+	int rc = 0;
+
+	snprintf(label, sizeof(label), "log state of %s", f->path);
+	for (uint32_t i = 0; i < n; i++) {
+		Tessera__VlogRequest m = TESSERA__VLOG_REQUEST__INIT;
+
+		m.handle = f->layout.handles[i];
+		m.op = TESSERA__VLOG_OP__VLOG_STATE;
+		m.cap = (Tessera__Capability *)cap;
+		reqs[i] = tc_req_new(f->fs, (int)f->layout.servers[i], TP_OP_VLOG, &m.base, NULL, 0);
+		if (!reqs[i])
+			return tc_fail(f->fs, -ENOMEM, "%s: out of memory", label);
+	}
+	if ((rc = tc_run(f->fs, reqs, n)))
+		for (uint32_t i = 0; i < n; i++)
+			if (reqs[i]->status)
+				return tc_req_fail(f->fs, reqs[i], label);
+	return rc;
+}
+
+int tessera_version_logs(tessera_file *f, struct tessera_vlog_state *out, size_t n_out)
+{
+	struct tc_req *reqs[TESSERA_MAX_STRIPE] = { 0 };
+	uint32_t n = f->layout.count < n_out ? f->layout.count : (uint32_t)n_out;
+	int rc = need_versioned(f, "log state of");
+
+	if (!rc)
+		rc = logs_round(f, reqs, n);
+	for (uint32_t i = 0; !rc && i < n; i++) {
+		const Tessera__VlogReply *r = (const Tessera__VlogReply *)reqs[i]->reply;
+
+		out[i] = (struct tessera_vlog_state){
+			.slot = i, .server = f->layout.servers[i], .handle = f->layout.handles[i],
+			.merged = r->merged, .uncommitted = r->uncommitted,
+			.committed = r->committed, .log_bytes = r->log_bytes,
+			.index_pieces = r->index_pieces,
+		};
+	}
+	for (uint32_t i = 0; i < n; i++)
+		tc_req_free(f->fs, reqs[i]);
+	return rc;
 }
 
 int tessera_version_merge(tessera_file *f)

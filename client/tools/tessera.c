@@ -68,9 +68,9 @@ static const struct command commands[] = {
 	{ "truncate", cmd_truncate, "-s|--size SIZE PATH...", "set file sizes", H_HELP },
 	{ "snapshot", cmd_snapshot, "create|drop FILE NAME | list [-j|--json] FILE",
 	  "name the newest version of a versioned file, drop a name, or list them", H_HELP },
-	{ "vstat", cmd_vstat, "[-j|--json] FILE...",
-	  "a versioned file's version server state: newest, merged, unmerged, reads, IDs",
-	  H_HELP },
+	{ "vstat", cmd_vstat, "[-j|--json] [-l|--long] FILE...",
+	  "a versioned file's version server state: newest, merged, unmerged, reads, IDs "
+	  "(-l: and each object's log: merged, records, bytes)", H_HELP },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

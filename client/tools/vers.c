@@ -5,7 +5,8 @@
  *   tessera snapshot create FILE NAME   name the newest committed version
  *   tessera snapshot drop FILE NAME     forget a name (merges go past it)
  *   tessera snapshot list [-j] FILE     the names, versions and times
- *   tessera vstat [-j] FILE...          the version server's state
+ *   tessera vstat [-j] [-l] FILE...     the version server's state (-l:
+ *                                       and each object's log)
  *
  * Reading as of a snapshot is `tessera cat -S NAME FILE` (data.c).
  */
@@ -193,30 +194,93 @@ static void vstat_text(const char *path, const struct tessera_version_state *v)
 	printf("Snapshots: %" PRIu32 "\n", v->snapshots);
 }
 
-static int vstat_one(struct tool *t, char *arg, struct json_object *arr)
+/* Each object's log: a table after the text, an array "logs" in JSON. */
+static void logs_text(const struct tessera_vlog_state *l, size_t n)
 {
-	const char *path = tool_path(arg);
-	struct tessera_version_state v;
-	tessera_file *f;
-	int rc = tessera_open(t->fs, path, O_RDONLY, 0, NULL, &f);
+	printf("     Logs:\n  %4s  %6s  %-18s  %12s  %8s  %8s  %12s  %8s\n", "slot", "server",
+	       "object handle", "merged", "uncommit", "commit", "log bytes", "index");
+	for (size_t i = 0; i < n; i++)
+		printf("  %4" PRIu32 "  %6" PRIu32 "  0x%016" PRIx64 "  %12" PRIu64 "  %8" PRIu32
+		       "  %8" PRIu32 "  %12" PRIu64 "  %8" PRIu64 "\n", l[i].slot, l[i].server,
+		       l[i].handle, l[i].merged, l[i].uncommitted, l[i].committed, l[i].log_bytes,
+		       l[i].index_pieces);
+}
 
-	if (rc)
-		return tool_fserr(t, rc);
-	rc = tessera_version_state(f, &v);
-	if (rc)
-		tool_fserr(t, rc);
-	tessera_close(f);
-	if (rc)
-		return rc;
+static struct json_object *logs_json(const struct tessera_vlog_state *l, size_t n)
+{
+	struct json_object *arr = json_object_new_array();
+
+	for (size_t i = 0; arr && i < n; i++) {
+		struct json_object *o = json_object_new_object();
+
+		if (!o || json_object_array_add(arr, o)) {
+			json_object_put(o);
+			break;
+		}
+		json_object_object_add(o, "slot", json_object_new_int64(l[i].slot));
+		json_object_object_add(o, "server", json_object_new_int64(l[i].server));
+		json_object_object_add(o, "handle", json_object_new_uint64(l[i].handle));
+		json_object_object_add(o, "merged", json_object_new_uint64(l[i].merged));
+		json_object_object_add(o, "uncommitted", json_object_new_int64(l[i].uncommitted));
+		json_object_object_add(o, "committed", json_object_new_int64(l[i].committed));
+		json_object_object_add(o, "log_bytes", json_object_new_uint64(l[i].log_bytes));
+		json_object_object_add(o, "index_pieces",
+				       json_object_new_uint64(l[i].index_pieces));
+	}
+	return arr;
+}
+
+/* What vstat shows of one file: the state, and (-l) the logs, n of them. */
+struct vstat_view {
+	struct tessera_version_state v;
+	struct tessera_vlog_state logs[TESSERA_MAX_STRIPE];
+	size_t n;
+};
+
+static int vstat_show(struct tool *t, const char *path, const struct vstat_view *w, int logs,
+		      struct json_object *arr)
+{
+	struct json_object *o;
+
 	if (!arr) {
-		vstat_text(path, &v);
+		vstat_text(path, &w->v);
+		if (logs)
+			logs_text(w->logs, w->n);
 		return 0;
 	}
-	struct json_object *o = vstat_json(path, &v);
-
+	o = vstat_json(path, &w->v);
+	if (o && logs)
+		json_object_object_add(o, "logs", logs_json(w->logs, w->n));
 	if (!o || json_object_array_add(arr, o))
 		return tool_err(t, -ENOMEM, "out of memory");
 	return 0;
+}
+
+static int vstat_one(struct tool *t, char *arg, int logs, struct json_object *arr)
+{
+	const char *path = tool_path(arg);
+	struct vstat_view *w = calloc(1, sizeof(*w));
+	struct tessera_layout *l = calloc(1, sizeof(*l));
+	tessera_file *f = NULL;
+	int rc = w && l ? tessera_open(t->fs, path, O_RDONLY, 0, NULL, &f) : -ENOMEM;
+
+	if (!rc)
+		rc = tessera_version_state(f, &w->v);
+	if (!rc && logs && !(rc = tessera_file_layout(f, l))) {
+		w->n = l->count;
+		rc = tessera_version_logs(f, w->logs, w->n);
+	}
+	if (rc == -ENOMEM && !f)
+		tool_err(t, rc, "out of memory");
+	else if (rc)
+		tool_fserr(t, rc);
+	if (f)
+		tessera_close(f);
+	if (!rc)
+		rc = vstat_show(t, path, w, logs, arr);
+	free(w);
+	free(l);
+	return rc;
 }
 
 int cmd_vstat(struct tool *t, int argc, char **argv)
@@ -225,7 +289,7 @@ int cmd_vstat(struct tool *t, int argc, char **argv)
 	struct json_object *arr = NULL;
 	int rc, first = 0;
 
-	rc = tool_start(t, argc, argv, "j", "", &o, "no file given");
+	rc = tool_start(t, argc, argv, "jl", "", &o, "no file given");
 	if (rc)
 		goto out;
 	if (o.flags['j'] && !(arr = json_object_new_array())) {
@@ -233,7 +297,7 @@ int cmd_vstat(struct tool *t, int argc, char **argv)
 		goto out;
 	}
 	for (int i = 0; i < o.nops; i++) {
-		rc = vstat_one(t, o.ops[i], arr);
+		rc = vstat_one(t, o.ops[i], o.flags['l'], arr);
 		if (rc && !first)
 			first = rc;
 	}

@@ -138,7 +138,7 @@ test_usage() {
 	expect_rc 0
 	grep -Eq '^tessera [0-9]+\.[0-9]+\.[0-9]+$' <<<"$out"
 	for c in ping ls mkdir rm mv stat cp cat df stats fsck setstripe getstripe truncate ln \
-		 readlink mknod; do
+		 readlink mknod snapshot vstat; do
 		t "$c" --version
 		expect_rc 0
 		grep -Eq '^tessera [0-9]+\.[0-9]+\.[0-9]+$' <<<"$out"
@@ -756,6 +756,133 @@ assert any("orphan: object 0000000000000001" in f for f in d["findings"])'
 	expect_rc 2
 }
 
+# Versioned files (issue 25, docs/user-guide.md "Versioned files"): made by
+# setstripe -V (a file, a directory's default), shown by getstripe and
+# stat, written and read whole, snapshots named, read and dropped, the
+# version server's state, truncate as a version; and the refusals.
+test_versioned() {
+	head -c 300000 /dev/urandom >"$dir/v1"
+	head -c 100000 /dev/urandom >"$dir/v2"
+	t setstripe -V -c 3 -s 64K /ver.bin
+	expect_rc 0
+	t getstripe /ver.bin
+	has "$out" "versioned:    yes"
+	t getstripe --json /ver.bin
+	json_check 'assert d[0]["layout"]["versioned"] is True'
+	"$T" cp -q "$dir/v1" tessera:/ver.bin
+	"$T" cat /ver.bin | cmp - "$dir/v1"
+	t stat /ver.bin
+	has "$out" "Size: 300000"
+	has "$out" "versioned:    yes"
+	t snapshot create /ver.bin first
+	expect_rc 0
+	has "$out" "snapshot 'first' is version"
+	"$T" cp -q "$dir/v2" tessera:/ver.bin     # O_TRUNC, then the write: two versions
+	"$T" cat /ver.bin | cmp - "$dir/v2"
+	"$T" cat -S first /ver.bin | cmp - "$dir/v1"
+	"$T" cat --snapshot=first /ver.bin | cmp - "$dir/v1"
+	t snapshot list /ver.bin
+	expect_rc 0
+	has "$out" "first"
+	t snapshot list --json /ver.bin
+	json_check 'assert [s["name"] for s in d] == ["first"] and d[0]["version"] > 0'
+	t vstat /ver.bin
+	expect_rc 0
+	has "$out" "Newest:"
+	has "$out" "Snapshots: 1"
+	t vstat -l /ver.bin
+	expect_rc 0
+	has "$out" "Logs:"
+	has "$out" "log bytes"
+	t vstat --json --long /ver.bin
+	json_check '
+l = d[0]["logs"]
+assert [o["slot"] for o in l] == [0, 1, 2]
+assert all(isinstance(o["log_bytes"], int) and o["handle"] > 0 for o in l)
+assert sum(o["committed"] for o in l) > 0    # the snapshot holds them'
+	t vstat --json /ver.bin
+	json_check '
+v = d[0]
+assert v["path"] == "/ver.bin" and v["newest"] >= 3 and v["merged"] <= v["newest"]
+assert v["ids"] == 0 and v["reads"] == 0 and v["snapshots"] == 1'
+	t snapshot drop /ver.bin first
+	expect_rc 0
+	t cat -S first /ver.bin
+	expect_rc 1
+	has "$err" "'first'"
+	t truncate -s 10 /ver.bin
+	expect_rc 0
+	t stat /ver.bin
+	has "$out" "Size: 10"
+	"$T" cat /ver.bin | cmp - <(head -c 10 "$dir/v2")
+	t mkdir /vdir
+	t setstripe --versioned /vdir
+	expect_rc 0
+	t getstripe /vdir
+	has "$out" "versioned:    yes"
+	"$T" cp -q "$dir/v2" tessera:/vdir/f
+	t getstripe /vdir/f
+	has "$out" "versioned:    yes"
+	"$T" cat /vdir/f | cmp - "$dir/v2"
+	t setstripe -d /vdir
+	expect_rc 0
+	"$T" cp -q "$dir/v2" tessera:/vdir/g
+	t getstripe /vdir/g
+	has "$out" "versioned:    no"
+}
+
+# What the versioned commands refuse: a plain file (named, with the way to
+# make a versioned one), a missing file, bad operands (usage, status 2).
+test_versioned_refusals() {
+	"$T" cp -q "$dir/v2" tessera:/plain.bin
+	t snapshot create /plain.bin x
+	expect_rc 1
+	has "$err" "/plain.bin"
+	has "$err" "not versioned"
+	t vstat /plain.bin
+	expect_rc 1
+	has "$err" "not versioned"
+	t cat -S x /plain.bin
+	expect_rc 1
+	has "$err" "not versioned"
+	t vstat /nowhere.bin
+	expect_rc 1
+	has "$err" "/nowhere.bin"
+	t snapshot create /ver.bin
+	expect_rc 2
+	has "$err" "usage: tessera [-c CONFIG] snapshot"
+	t snapshot frob /ver.bin x
+	expect_rc 2
+	has "$err" "unknown subcommand 'frob'"
+	t snapshot list /ver.bin extra
+	expect_rc 2
+	t snapshot create -j /ver.bin x
+	expect_rc 2
+	t setstripe -d -V /vdir
+	expect_rc 2
+	t snapshot create /ver.bin "$(head -c 300 /dev/zero | tr '\0' n)"
+	expect_rc 1
+	has "$err" "1 to 255 bytes"
+	t snapshot create /ver.bin dup
+	expect_rc 0
+	t snapshot create /ver.bin dup
+	expect_rc 1
+	has "$err" "dup"
+	t snapshot drop /ver.bin dup
+	expect_rc 0
+	t snapshot drop /ver.bin dup
+	expect_rc 1
+}
+
+# Whether the daemons keep versioned files (the version server and the
+# storage daemons' logs): a versioned file written and read back.
+versioning_ready() {
+	"$T" setstripe -V /vprobe.bin >/dev/null 2>&1 &&
+		"$T" getstripe /vprobe.bin 2>/dev/null | grep -qF "versioned:    yes" &&
+		printf probe | "$T" cp -q - tessera:/vprobe.bin >/dev/null 2>&1 &&
+		[ "$("$T" cat /vprobe.bin 2>/dev/null)" = probe ]
+}
+
 # An ordinary user (uid 65534, no groups) works in a directory of its own,
 # and cannot remove root's files from the sticky "/" (its identity is
 # munged's, not one it could claim). Needs root to drop privileges.
@@ -805,6 +932,13 @@ check df test_df
 check stats test_stats
 check fsck test_fsck
 check json test_json
+if versioning_ready; then
+	check versioned test_versioned
+	check versioned_refusals test_versioned_refusals
+else
+	skip_check versioned "the daemons do not keep versioned files yet (version server or logs missing)"
+	skip_check versioned_refusals "the daemons do not keep versioned files yet"
+fi
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	check unprivileged_user test_unprivileged_user
 else

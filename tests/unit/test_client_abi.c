@@ -24,7 +24,7 @@ struct abi_size {
 };
 
 #define ABI_SIZE(s, n) { #s, n }
-#define ABI_STRUCTS 15
+#define ABI_STRUCTS 18
 
 /* The sizes each ABI (its "0.N") was released with, on x86-64. */
 static const struct abi_row {
@@ -47,6 +47,9 @@ static const struct abi_row {
 		ABI_SIZE(tessera_copy_stats, 40),
 		ABI_SIZE(tessera_server_space, 504),
 		ABI_SIZE(tessera_fsck, 72),
+		ABI_SIZE(tessera_snapshot, 280),
+		ABI_SIZE(tessera_version_state, 32),
+		ABI_SIZE(tessera_vlog_state, 48),
 	} },
 };
 
@@ -57,7 +60,8 @@ static const struct abi_size now[ABI_STRUCTS] = {
 	NOW(tessera_cred), NOW(tessera_setattr), NOW(tessera_ping), NOW(tessera_server_status),
 	NOW(tessera_write_outcome), NOW(tessera_file_share), NOW(tessera_lock_conflict),
 	NOW(tessera_lock_info), NOW(tessera_copy_stats), NOW(tessera_server_space),
-	NOW(tessera_fsck),
+	NOW(tessera_fsck), NOW(tessera_snapshot), NOW(tessera_version_state),
+	NOW(tessera_vlog_state),
 };
 
 /* "0.4" of "0.4.0": the part of the version the soname carries. */
@@ -96,10 +100,23 @@ static void test_sizes_match_the_abi(void **state)
 		 abi, TESSERA_VERSION);
 }
 
+/* The layout's kind (versioned files) took what was padding in 0.4: the
+ * fields around it stay where programs built before expect them. */
+static void test_layout_kind_in_padding(void **state)
+{
+	(void)state;
+	assert_int_equal(offsetof(struct tessera_layout, servers), 12);
+	assert_int_equal(offsetof(struct tessera_layout, kind), 1036);
+	assert_int_equal(sizeof(enum tessera_layout_kind), 4);
+	assert_int_equal(offsetof(struct tessera_layout, handles), 1040);
+	assert_int_equal(TESSERA_LAYOUT_PLAIN, 0);   /* a zeroed layout is plain */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizes_match_the_abi),
+		cmocka_unit_test(test_layout_kind_in_padding),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
