@@ -218,46 +218,22 @@ void tc_vfile_read_done(tessera_file *f, struct tc_vread *rd)
 	tc_vread_free(rd);
 }
 
-/* A capability that may take a read version: `cap` if it reads or
- * writes, else (a stat's, STAT alone) one with READ fetched for it (*own:
- * free it), which the caller's permission to read the file allows. */
-static int read_cap(tessera_fs *fs, const Tessera__Capability *cap, const char *path,
-		    const Tessera__Capability **use, struct tc_cap **own)
-{
-	Tessera__Cred cred;
-	uint32_t gids[TESSERA_MAX_GROUPS];
-	char what[4200];
-	int rc;
-
-	*own = NULL;
-	*use = cap;
-	if (cap->rights & (TP_CAP_READ | TP_CAP_WRITE))
-		return 0;
-	tc_cred(fs, &cred, gids);
-	snprintf(what, sizeof(what), "size of versioned file %s: capability to read it", path);
-	rc = tc_cap_fetch(fs, cap->file, TP_CAP_READ, &cred, cap, what, own);
-	if (!rc)
-		*use = tc_cap_msg(*own);
-	return rc;
-}
-
 /* The size of a versioned file: at a fresh read version (as of snapshot
  * `snap`, or the newest), ended at once. */
 int tc_vers_file_size(tessera_fs *fs, const struct tessera_layout *layout,
 		      const Tessera__Capability *cap, const char *path, const char *snap,
 		      uint64_t *size, int64_t *data_mtime_ns, uint64_t *blocks)
 {
-	const Tessera__Capability *use;
-	struct tc_cap *own;
 	struct tc_vread rd;
-	int rc = read_cap(fs, cap, path, &use, &own);
+	/* A stat's capability (STAT alone) may take a read version: it
+	 * learns versions, never bytes. */
+	int rc = tc_vers_read_begin(fs, cap, snap, 0, path, &rd);
 
-	if (!rc && !(rc = tc_vers_read_begin(fs, use, snap, 0, path, &rd))) {
-		rc = tc_file_size_at(fs, layout, use, path, &rd, size, data_mtime_ns, blocks);
-		read_end_now(fs, use, rd.vr, path);
+	if (!rc) {
+		rc = tc_file_size_at(fs, layout, cap, path, &rd, size, data_mtime_ns, blocks);
+		read_end_now(fs, cap, rd.vr, path);
 		tc_vread_free(&rd);
 	}
-	tc_cap_free(own);
 	return rc;
 }
 

@@ -999,8 +999,10 @@ static void version_state(const struct vreq *v)
 	version_reply(v, &rep, rc);
 }
 
-/* The ops of VERSION: their handlers, names and the right they need (a
- * capability with READ or WRITE for those that change nothing). */
+/* The ops of VERSION: their handlers, names and the right they need (for
+ * those that change nothing, any of READ, WRITE or STAT: a stat's
+ * capability takes a read version for the size; versions are no bytes). */
+#define VERSION_SEE (TP_CAP_READ | TP_CAP_WRITE | TP_CAP_STAT)
 static const struct {
 	void (*fn)(const struct vreq *v);
 	const char *name;
@@ -1009,9 +1011,9 @@ static const struct {
 	[TESSERA__VERSION_OP__VERSION_ID] = { version_id, "ID", TP_CAP_WRITE },
 	[TESSERA__VERSION_OP__VERSION_ID_END] = { version_id_end, "ID_END", TP_CAP_WRITE },
 	[TESSERA__VERSION_OP__VERSION_COMMIT] = { version_commit, "COMMIT", TP_CAP_WRITE },
-	[TESSERA__VERSION_OP__VERSION_READ] = { version_read, "READ", TP_CAP_READ | TP_CAP_WRITE },
+	[TESSERA__VERSION_OP__VERSION_READ] = { version_read, "READ", VERSION_SEE },
 	[TESSERA__VERSION_OP__VERSION_READ_END] = { version_read_end, "READ_END",
-						    TP_CAP_READ | TP_CAP_WRITE },
+						    VERSION_SEE },
 	[TESSERA__VERSION_OP__VERSION_MERGE] = { version_merge, "MERGE", TP_CAP_WRITE },
 	[TESSERA__VERSION_OP__VERSION_MERGED] = { version_merged, "MERGED", TP_CAP_WRITE },
 	[TESSERA__VERSION_OP__VERSION_SNAP_CREATE] = { version_snap_create, "SNAP_CREATE",
@@ -1019,9 +1021,9 @@ static const struct {
 	[TESSERA__VERSION_OP__VERSION_SNAP_DROP] = { version_snap_drop, "SNAP_DROP",
 						     TP_CAP_WRITE },
 	[TESSERA__VERSION_OP__VERSION_SNAP_LIST] = { version_snap_list, "SNAP_LIST",
-						     TP_CAP_READ | TP_CAP_WRITE },
+						     VERSION_SEE },
 	[TESSERA__VERSION_OP__VERSION_STATE] = { version_state, "STATE",
-						 TP_CAP_READ | TP_CAP_WRITE },
+						 VERSION_SEE },
 };
 #define VERSION_OPS (sizeof(version_ops) / sizeof(version_ops[0]))
 

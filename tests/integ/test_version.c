@@ -484,6 +484,26 @@ static void test_truncate(void **state)
 	CHECK(c->fs, tessera_close(f));
 }
 
+/* Another user who may not read the file (mode 0600) still gets its size
+ * by stat (a stat's capability takes a read version), but not its bytes. */
+static void test_stat_without_read(void **state)
+{
+	static const struct tessera_cred other = { 1000, 1, { 1000 } };
+	struct cluster *c = *state;
+	struct tessera_layout l = versioned_layout();
+	struct tessera_stat st;
+	tessera_file *f;
+
+	CHECK(c->fs, tessera_open(c->fs, "/v-private", O_RDWR | O_CREAT, 0600, &l, &f));
+	assert_int_equal(tessera_pwrite(f, "secret", 6, 12345), 6);
+	CHECK(c->fs, tessera_close(f));
+	CHECK(c->fs, tessera_set_thread_cred(c->fs, &other));
+	CHECK(c->fs, tessera_stat(c->fs, "/v-private", &st));
+	assert_int_equal(st.size, 12351);
+	assert_int_equal(tessera_open(c->fs, "/v-private", O_RDONLY, 0, NULL, &f), -EACCES);
+	CHECK(c->fs, tessera_set_thread_cred(c->fs, NULL));
+}
+
 /* Committed writes survive SIGKILL of every daemon before any merge (the
  * logs and the version server's table are on disk before the replies);
  * an open writer's next write takes a new ID by itself. */
@@ -511,6 +531,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_kind, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_snapshots, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_truncate, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_stat_without_read, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_crash_before_merge, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_writer_killed, setup, cluster_teardown),
