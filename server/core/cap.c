@@ -104,8 +104,36 @@ size_t cap_encode(const Tessera__Capability *c, uint8_t *buf)
 	return (size_t)(p - buf);
 }
 
-static int mac_of(const struct cap_key *key, const Tessera__Capability *c, uint8_t *mac)
+/* The MAC of one kind of signed message, over its fixed encoding. */
+typedef int (*mac_fn)(const struct cap_key *key, const void *msg, uint8_t *mac);
+
+/* Sign msg by f into mac[TP_CAP_MAC_LEN], which *field then points to. */
+static int sign_with(const struct cap_key *key, mac_fn f, const void *msg,
+		     ProtobufCBinaryData *field, uint8_t *mac)
 {
+	int rc = f(key, msg, mac);
+
+	if (rc)
+		return rc;
+	field->data = mac;
+	field->len = TP_CAP_MAC_LEN;
+	return 0;
+}
+
+/* Whether *field is f's MAC of msg (constant-time compare). */
+static int mac_matches(const struct cap_key *key, mac_fn f, const void *msg,
+		       const ProtobufCBinaryData *field)
+{
+	uint8_t mac[TP_CAP_MAC_LEN];
+
+	if (field->len != TP_CAP_MAC_LEN || f(key, msg, mac))
+		return 0;
+	return sodium_memcmp(mac, field->data, TP_CAP_MAC_LEN) == 0;
+}
+
+static int cap_mac(const struct cap_key *key, const void *msg, uint8_t *mac)
+{
+	const Tessera__Capability *c = msg;
 	uint8_t buf[8 + 8 + 4 + 4 + 8 + 4 + 8 * TP_CAP_MAX_HANDLES];
 
 	if (c->n_handles > TP_CAP_MAX_HANDLES)
@@ -116,30 +144,21 @@ static int mac_of(const struct cap_key *key, const Tessera__Capability *c, uint8
 
 int cap_sign(const struct cap_key *key, Tessera__Capability *c, uint8_t *mac)
 {
-	int rc = mac_of(key, c, mac);
-
-	if (rc)
-		return rc;
-	c->mac.data = mac;
-	c->mac.len = TP_CAP_MAC_LEN;
-	return 0;
+	return sign_with(key, cap_mac, c, &c->mac, mac);
 }
 
 int cap_mac_ok(const struct cap_key *key, const Tessera__Capability *c)
 {
-	uint8_t mac[TP_CAP_MAC_LEN];
-
-	if (c->mac.len != TP_CAP_MAC_LEN || mac_of(key, c, mac))
-		return 0;
-	return sodium_memcmp(mac, c->mac.data, TP_CAP_MAC_LEN) == 0;
+	return mac_matches(key, cap_mac, c, &c->mac);
 }
 
 /* Versioning: commits and merge grants (cap.h). */
 #define COMMIT_TAG "TSRAVCM1"
 #define GRANT_TAG "TSRAVGR1"
 
-static int commit_mac(const struct cap_key *key, const Tessera__VersionCommit *c, uint8_t *mac)
+static int commit_mac(const struct cap_key *key, const void *msg, uint8_t *mac)
 {
+	const Tessera__VersionCommit *c = msg;
 	uint8_t buf[8 + 8 + 8 + 8 + 4 + 8 * TP_MAX_STRIPE];
 	uint8_t *p = buf;
 
@@ -158,26 +177,17 @@ static int commit_mac(const struct cap_key *key, const Tessera__VersionCommit *c
 
 int cap_sign_commit(const struct cap_key *key, Tessera__VersionCommit *c, uint8_t *mac)
 {
-	int rc = commit_mac(key, c, mac);
-
-	if (rc)
-		return rc;
-	c->mac.data = mac;
-	c->mac.len = TP_CAP_MAC_LEN;
-	return 0;
+	return sign_with(key, commit_mac, c, &c->mac, mac);
 }
 
 int cap_commit_ok(const struct cap_key *key, const Tessera__VersionCommit *c)
 {
-	uint8_t mac[TP_CAP_MAC_LEN];
-
-	if (c->mac.len != TP_CAP_MAC_LEN || commit_mac(key, c, mac))
-		return 0;
-	return sodium_memcmp(mac, c->mac.data, TP_CAP_MAC_LEN) == 0;
+	return mac_matches(key, commit_mac, c, &c->mac);
 }
 
-static int grant_mac(const struct cap_key *key, const Tessera__VersionGrant *g, uint8_t *mac)
+static int grant_mac(const struct cap_key *key, const void *msg, uint8_t *mac)
 {
+	const Tessera__VersionGrant *g = msg;
 	uint8_t buf[8 + 8 + 8 + 4 + 8 + 4 + 4 * TP_VERSION_MAX_IDS];
 	uint8_t *p = buf;
 
@@ -197,20 +207,10 @@ static int grant_mac(const struct cap_key *key, const Tessera__VersionGrant *g, 
 
 int cap_sign_grant(const struct cap_key *key, Tessera__VersionGrant *g, uint8_t *mac)
 {
-	int rc = grant_mac(key, g, mac);
-
-	if (rc)
-		return rc;
-	g->mac.data = mac;
-	g->mac.len = TP_CAP_MAC_LEN;
-	return 0;
+	return sign_with(key, grant_mac, g, &g->mac, mac);
 }
 
 int cap_grant_ok(const struct cap_key *key, const Tessera__VersionGrant *g)
 {
-	uint8_t mac[TP_CAP_MAC_LEN];
-
-	if (g->mac.len != TP_CAP_MAC_LEN || grant_mac(key, g, mac))
-		return 0;
-	return sodium_memcmp(mac, g->mac.data, TP_CAP_MAC_LEN) == 0;
+	return mac_matches(key, grant_mac, g, &g->mac);
 }

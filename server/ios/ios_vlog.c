@@ -751,23 +751,15 @@ int ios_vlog_abort(struct ios_vlog *log, uint64_t t)
 	return rc;
 }
 
-int ios_vlog_discard(struct ios_vlog *log, uint32_t id, uint32_t *n)
-{
-	uint32_t k = 0;
-	int rc = 0;
-	for (uint32_t i = 0; !rc && i < log->nrec;) {
-		const struct vrec *r = &log->recs[i];
-		if (r->vm || ios_vlog_id(r->t) != id) {
-			i++;
-			continue;
-		}
-		rc = ios_vlog_abort(log, r->t); /* drops recs[i]: i now names the next */
-		k += !rc;
-	}
-	if (n)
-		*n = k;
-	return rc;
-}
+/* Which uncommitted records a discard drops: those of one ID#, or those
+ * of every ID# a merge grant says is dead. */
+struct doom {
+	uint32_t id;             /* ONE_ID */
+	uint32_t next_id;        /* DEAD_IDS: IDs from here were handed out later */
+	const uint32_t *live;
+	size_t n_live;
+	enum { ONE_ID, DEAD_IDS } kind;
+};
 
 static int id_live(uint32_t id, const uint32_t *live, size_t n_live)
 {
@@ -777,17 +769,23 @@ static int id_live(uint32_t id, const uint32_t *live, size_t n_live)
 	return 0;
 }
 
-int ios_vlog_discard_dead(struct ios_vlog *log, uint32_t next_id, const uint32_t *live,
-			  size_t n_live, uint32_t *n)
+static int doomed(const struct doom *d, uint32_t id)
+{
+	if (d->kind == ONE_ID)
+		return id == d->id;
+	/* IDs handed out after the grant was made may be writing now. */
+	return id < d->next_id && !id_live(id, d->live, d->n_live);
+}
+
+/* Committed records stay (the merge's to apply); the doomed uncommitted
+ * ones are aborted. */
+static int discard_doomed(struct ios_vlog *log, const struct doom *d, uint32_t *n)
 {
 	uint32_t k = 0;
 	int rc = 0;
 	for (uint32_t i = 0; !rc && i < log->nrec;) {
 		const struct vrec *r = &log->recs[i];
-		uint32_t id = ios_vlog_id(r->t);
-		/* Committed records stay (the merge's to apply); IDs handed out
-		 * after the grant was made may be writing now. */
-		if (r->vm || id >= next_id || id_live(id, live, n_live)) {
+		if (r->vm || !doomed(d, ios_vlog_id(r->t))) {
 			i++;
 			continue;
 		}
@@ -797,6 +795,19 @@ int ios_vlog_discard_dead(struct ios_vlog *log, uint32_t next_id, const uint32_t
 	if (n)
 		*n = k;
 	return rc;
+}
+
+int ios_vlog_discard(struct ios_vlog *log, uint32_t id, uint32_t *n)
+{
+	struct doom d = { .id = id, .kind = ONE_ID };
+	return discard_doomed(log, &d, n);
+}
+
+int ios_vlog_discard_dead(struct ios_vlog *log, uint32_t next_id, const uint32_t *live,
+			  size_t n_live, uint32_t *n)
+{
+	struct doom d = { .next_id = next_id, .live = live, .n_live = n_live, .kind = DEAD_IDS };
+	return discard_doomed(log, &d, n);
 }
 
 /* ------------------------------------------------------------ pins */

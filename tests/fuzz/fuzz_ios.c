@@ -804,7 +804,6 @@ static int seed_dtype(struct fz_seed *s, const char *dir)
 	return rc;
 }
 
-#if !defined(FUZZ_IOS_LIST) && !defined(FUZZ_IOS_LOCK) /* the I/O target's seeds */
 /* Versioned objects (issue 25): capabilities, commits and a grant signed
  * with the run's key, so the version paths behind the checks are reached:
  * writes of each kind under T, a truncate, commits carried by reads and
@@ -934,7 +933,6 @@ static int seed_version(struct fz_seed *s, const char *dir)
 	req(s, TP_OP_READ, 0, &r.base, 0);
 	return fz_seed_save(s, dir, "version");
 }
-#endif
 
 int main(int argc, char **argv)
 {
