@@ -7,8 +7,9 @@
 #   independent and collective, aligned and not (ior-hard's 47,008-byte
 #   records), written, read back at once (-W) and read again by another
 #   rank (-C) against ior's pattern (-R);
+#   and the same on a versioned file (hint tessera_versioned=true);
 # - ior POSIX on the FUSE mount: a file per process with fsync, and the
-#   unaligned shared file;
+#   unaligned shared file, also in a versioned directory;
 # - across the two paths: written through the driver, read on the mount;
 # - mdtest-easy (files in a directory per rank) and a shared-directory
 #   mdtest with 3,901-byte files read back and checked, on the mount, with
@@ -92,6 +93,15 @@ driver_claimed() { # the driver, not Open MPI's own I/O, served the names
 	done
 }
 check "ior_went_through_the_driver" driver_claimed
+# A versioned file (chapter 8), made by the hint ior passes on
+# (IOR_HINT__MPI__*), every byte checked; the file is versioned.
+versioned_driver() {
+	IOR_HINT__MPI__tessera_versioned=true run_ior 4 -a MPIIO "${CHECK[@]}" -k -b 256k -t 64k \
+		-s 2 -o tessera:/ior/versioned || return 1
+	"$BIN/tessera" stat /ior/versioned | grep -q 'versioned: *yes' ||
+		{ echo "/ior/versioned is not versioned"; return 1; }
+}
+check "ior_driver_versioned_file" versioned_driver
 
 # -------------------------------------------------------------- mount
 if [ "$FUSE_OK" = 1 ]; then
@@ -100,6 +110,11 @@ if [ "$FUSE_OK" = 1 ]; then
 		-b 1m -t 64k -o "$MNT/posix/fpp"
 	check "ior_posix_mount_shared_unaligned" run_ior 4 -a POSIX "${CHECK[@]}" -b 47008 -t 47008 -s 8 \
 		-o "$MNT/posix/hard"
+	# the same in a directory whose new files are versioned
+	"$BIN/tessera" mkdir /posixv >/dev/null
+	"$BIN/tessera" setstripe --versioned /posixv >/dev/null
+	check "ior_posix_mount_versioned_unaligned" run_ior 4 -a POSIX "${CHECK[@]}" -b 47008 \
+		-t 47008 -s 8 -o "$MNT/posixv/hard"
 	# Written through the driver (kept), read and checked on the mount by
 	# the neighbouring ranks: the two paths see the same bytes.
 	cross() {
