@@ -12,6 +12,8 @@
  * the file holds one writer's last write. The same with a writer, a
  * storage daemon and the version server (the metadata daemon) killed
  * with SIGKILL mid-run (the daemons restarted over the same disks).
+ * A storage daemon stopped (SIGSTOP) under a write: it fails, naming the
+ * daemon, and the file reads as its last whole version.
  * Plus: what a versioned file is at create and in a directory, snapshots,
  * truncate as a version, and the version server's state.
  */
@@ -504,6 +506,31 @@ static void test_stat_without_read(void **state)
 	CHECK(c->fs, tessera_set_thread_cred(c->fs, NULL));
 }
 
+/* A write across every storage daemon while one is stopped (SIGSTOP)
+ * fails, naming it, and leaves nothing of itself visible: the file reads
+ * as its last whole version; once the daemon runs again writes go on. */
+static void test_stopped_daemon(void **state)
+{
+	struct cluster *c = *state;
+	tessera_file *f = open_versioned(c->fs, "/v-stopped");
+	char a[4 * STRIP], b[4 * STRIP], got[4 * STRIP];
+
+	memset(a, 'a', sizeof(a));
+	memset(b, 'b', sizeof(b));
+	assert_int_equal(tessera_pwrite(f, a, sizeof(a), 0), (ssize_t)sizeof(a));
+	kill(c->ios[2], SIGSTOP);
+	assert_true(tessera_pwrite(f, b, sizeof(b), 0) < 0);
+	print_message("with a daemon stopped: %s\n", tessera_errmsg(c->fs));
+	assert_non_null(strstr(tessera_errmsg(c->fs), "storage daemon 2"));
+	kill(c->ios[2], SIGCONT);
+	read_at(c->fs, f, 0, got, sizeof(got));
+	assert_memory_equal(got, a, sizeof(a));
+	assert_int_equal(tessera_pwrite(f, b, sizeof(b), 0), (ssize_t)sizeof(b));
+	read_at(c->fs, f, 0, got, sizeof(got));
+	assert_memory_equal(got, b, sizeof(b));
+	CHECK(c->fs, tessera_close(f));
+}
+
 /* Committed writes survive SIGKILL of every daemon before any merge (the
  * logs and the version server's table are on disk before the replies);
  * an open writer's next write takes a new ID by itself. */
@@ -532,6 +559,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_snapshots, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_truncate, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_stat_without_read, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_stopped_daemon, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_crash_before_merge, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_writer_killed, setup, cluster_teardown),
