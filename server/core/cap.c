@@ -155,6 +155,7 @@ int cap_mac_ok(const struct cap_key *key, const Tessera__Capability *c)
 /* Versioning: commits and merge grants (cap.h). */
 #define COMMIT_TAG "TSRAVCM1"
 #define GRANT_TAG "TSRAVGR1"
+#define IDS_TAG "TSRAVID1"
 
 static int commit_mac(const struct cap_key *key, const void *msg, uint8_t *mac)
 {
@@ -213,4 +214,28 @@ int cap_sign_grant(const struct cap_key *key, Tessera__VersionGrant *g, uint8_t 
 int cap_grant_ok(const struct cap_key *key, const Tessera__VersionGrant *g)
 {
 	return mac_matches(key, grant_mac, g, &g->mac);
+}
+
+static int ids_mac(const struct cap_key *key, const void *msg, uint8_t *mac)
+{
+	const Tessera__VersionIds *b = msg;
+	uint8_t buf[8 + 8 + 4 + 4];
+	uint8_t *p = buf;
+
+	memcpy(p, IDS_TAG, 8);
+	p = put(p + 8, b->file, 8);
+	p = put(p, b->first, 4);
+	p = put(p, b->count, 4);
+	crypto_auth_hmacsha256(mac, buf, (size_t)(p - buf), key->key);
+	return 0;
+}
+
+int cap_sign_ids(const struct cap_key *key, Tessera__VersionIds *b, uint8_t *mac)
+{
+	return sign_with(key, ids_mac, b, &b->mac, mac);
+}
+
+int cap_ids_ok(const struct cap_key *key, const Tessera__VersionIds *b)
+{
+	return mac_matches(key, ids_mac, b, &b->mac);
 }

@@ -50,5 +50,10 @@ int cap_sign_commit(const struct cap_key *key, Tessera__VersionCommit *c, uint8_
 int cap_commit_ok(const struct cap_key *key, const Tessera__VersionCommit *c);
 int cap_sign_grant(const struct cap_key *key, Tessera__VersionGrant *g, uint8_t *mac);
 int cap_grant_ok(const struct cap_key *key, const Tessera__VersionGrant *g);
+/* A block of writer ID#s (VERSION_ID's answer), which the taker hands to
+ * the other ranks of its job: the version server accepts their commits
+ * under it (mds_version.h). */
+int cap_sign_ids(const struct cap_key *key, Tessera__VersionIds *b, uint8_t *mac);
+int cap_ids_ok(const struct cap_key *key, const Tessera__VersionIds *b);
 
 #endif /* TESSERA_CAP_H */

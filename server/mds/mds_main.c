@@ -855,20 +855,32 @@ static void version_reply(const struct vreq *v, Tessera__VersionReply *rep, int 
 		srv_reply(v->req, &rep->base, NULL, 0);
 }
 
+/* ID: the first ID# and the block signed (another session of the job
+ * may commit under it). */
 static void version_id(const struct vreq *v)
 {
 	Tessera__VersionReply rep = TESSERA__VERSION_REPLY__INIT;
+	struct mds_vids b;
+	int rc = mds_version_ids_signed(v->mds->versions, v->f, v->req->ident.session,
+					v->m->count, &b);
 
-	version_reply(v, &rep, mds_version_ids(v->mds->versions, v->f, v->req->ident.session,
-					       v->m->count, &rep.id_first));
+	if (!rc) {
+		rep.id_first = b.msg.first;
+		rep.signed_ids = &b.msg;
+	}
+	version_reply(v, &rep, rc);
 }
 
+/* ID_END: one ID# (version), or a block's (ids). */
 static void version_id_end(const struct vreq *v)
 {
 	Tessera__VersionReply rep = TESSERA__VERSION_REPLY__INIT;
+	uint64_t session = v->req->ident.session;
 
-	version_reply(v, &rep, mds_version_id_end(v->mds->versions, v->f, v->req->ident.session,
-						  v->m->version));
+	version_reply(v, &rep, v->m->ids ? mds_version_ids_end(v->mds->versions, v->f, session,
+							       v->m->ids)
+					 : mds_version_id_end(v->mds->versions, v->f, session,
+							      v->m->version));
 }
 
 /* COMMIT: the version (Vm) and the signed commit, as vmap's one entry. */
@@ -876,8 +888,8 @@ static void version_commit(const struct vreq *v)
 {
 	Tessera__VersionReply rep = TESSERA__VERSION_REPLY__INIT;
 	Tessera__VersionCommit c, *pc = &c;
-	int rc = mds_version_commit(v->mds->versions, v->f, v->req->ident.session, v->m->t,
-				    v->m->slots, v->m->n_slots, &c);
+	int rc = mds_version_commit_as(v->mds->versions, v->f, v->req->ident.session, v->m->ids,
+				       v->m->t, v->m->slots, v->m->n_slots, &c);
 
 	if (!rc) {
 		rep.version = c.vm;

@@ -614,6 +614,89 @@ int mds_version_id_end(struct mds_versions *vs, const struct mds_vfile *f, uint6
 	return 0;
 }
 
+/* ---- blocks of ID#s another session may commit under (mds_version.h) */
+
+int mds_version_ids_signed(struct mds_versions *vs, const struct mds_vfile *f, uint64_t session,
+			   uint32_t count, struct mds_vids *out)
+{
+	uint32_t first;
+	int rc = mds_version_ids(vs, f, session, count, &first);
+
+	if (rc)
+		return rc;
+	tessera__version_ids__init(&out->msg);
+	out->msg.file = f->file;
+	out->msg.first = first;
+	out->msg.count = count;
+	if ((rc = cap_sign_ids(vs->key, &out->msg, out->mac)))
+		return vfail(vs, rc, FILE_FMT ": cannot sign ID#s %u..%u", FILE_ARG(f->file),
+			     first, first + count - 1);
+	return 0;
+}
+
+/* Block b verifies and is t's file: 0, or -EPERM (forged). */
+static int block_ok(struct mds_versions *vs, const struct vtable *t,
+		    const Tessera__VersionIds *b, const char *op)
+{
+	if (!cap_ids_ok(vs->key, b))
+		return vfail(vs, -EPERM, FILE_FMT ": %s refused (forged commit): its block of"
+			     " ID#s is not signed by the version server", FILE_ARG(t->file), op);
+	if (b->file != t->file)
+		return vfail(vs, -EPERM, FILE_FMT ": %s refused (forged commit): its block of"
+			     " ID#s is file %016llx's", FILE_ARG(t->file), op,
+			     (unsigned long long)b->file);
+	return 0;
+}
+
+static int in_block(const Tessera__VersionIds *b, uint64_t id)
+{
+	return id >= b->first && id - b->first < b->count;
+}
+
+int mds_version_ids_end(struct mds_versions *vs, const struct mds_vfile *f, uint64_t session,
+			const Tessera__VersionIds *ids)
+{
+	struct vtable *t;
+	int rc;
+
+	if ((rc = table_of(vs, f, &t)) || (rc = block_ok(vs, t, ids, "end of ID#s")))
+		return rc;
+	for (uint32_t i = 0; i < t->nids; i++)
+		if (in_block(ids, t->ids[i].id) && t->ids[i].session != session)
+			return vfail(vs, -EPERM, FILE_FMT ": end of ID#s %u..%u refused: ID# %u"
+				     " is another session's (only their taker ends them)",
+				     FILE_ARG(f->file), ids->first,
+				     ids->first + ids->count - 1, t->ids[i].id);
+	for (uint32_t i = 0; i < t->nids;)
+		if (in_block(ids, t->ids[i].id))
+			t->ids[i] = t->ids[--t->nids];
+		else
+			i++;
+	return 0;
+}
+
+/* Whether ID# id may commit by block b (another session's, maybe): 0, or
+ * why not. A resend (`old`) needs no live ID#. */
+static int id_by_block(struct mds_versions *vs, struct vtable *t, uint64_t id,
+		       const Tessera__VersionIds *b, const struct vcommit *old)
+{
+	int rc = block_ok(vs, t, b, "commit");
+
+	if (rc)
+		return rc;
+	if (!in_block(b, id))
+		return vfail(vs, -EPERM, FILE_FMT ": commit by ID# %llu refused (forged commit):"
+			     " not in its block of ID#s %u..%u", FILE_ARG(t->file),
+			     (unsigned long long)id, b->first, b->first + b->count - 1);
+	if (old || find_id(t, (uint32_t)id))
+		return 0;
+	return vfail(vs, -ESTALE, FILE_FMT ": commit by ID# %llu of the block %u..%u: no longer"
+		     " live (its taker ended it or closed, its taker's session ended, or the"
+		     " version server restarted); take your own ID# and write again",
+		     FILE_ARG(t->file), (unsigned long long)id, b->first,
+		     b->first + b->count - 1);
+}
+
 /* ---- commits */
 
 static struct vcommit *find_commit(struct vtable *t, uint64_t tv)
@@ -666,13 +749,16 @@ static int commit_again(struct mds_versions *vs, const struct vtable *t,
  * forgotten by a restart or ended with its session (the reply was lost
  * with the daemon or the connection). */
 static int commit_allowed(struct mds_versions *vs, struct vtable *t, uint64_t tv,
-			  uint64_t session, const struct vcommit *old)
+			  uint64_t session, const Tessera__VersionIds *ids,
+			  const struct vcommit *old)
 {
 	uint64_t id = tv >> 32;
 
 	if ((tv & UINT32_MAX) == 0)
 		return vfail(vs, -EINVAL, FILE_FMT ": commit of T %016llx: IO# 0 is never"
 			     " used", FILE_ARG(t->file), (unsigned long long)tv);
+	if (ids)
+		return id_by_block(vs, t, id, ids, old);
 	if (old && !find_id(t, (uint32_t)id) && ((id >= 1 && id < t->first_id) || orphaned(t, id)))
 		return 0;
 	return id_owned(vs, t, id, session, "commit");
@@ -722,6 +808,13 @@ static int commit_add(struct mds_versions *vs, struct vtable *t, struct vcommit 
 int mds_version_commit(struct mds_versions *vs, const struct mds_vfile *f, uint64_t session,
 		       uint64_t tv, const uint32_t *slots, size_t n, Tessera__VersionCommit *out)
 {
+	return mds_version_commit_as(vs, f, session, NULL, tv, slots, n, out);
+}
+
+int mds_version_commit_as(struct mds_versions *vs, const struct mds_vfile *f, uint64_t session,
+			  const Tessera__VersionIds *ids, uint64_t tv, const uint32_t *slots,
+			  size_t n, Tessera__VersionCommit *out)
+{
 	struct vcommit c = { .t = tv }, *old;
 	struct vtable *t;
 	int rc;
@@ -729,7 +822,7 @@ int mds_version_commit(struct mds_versions *vs, const struct mds_vfile *f, uint6
 	if ((rc = table_of(vs, f, &t)))
 		return rc;
 	old = find_commit(t, tv);
-	if ((rc = commit_allowed(vs, t, tv, session, old)) ||
+	if ((rc = commit_allowed(vs, t, tv, session, ids, old)) ||
 	    (rc = slots_handles(vs, f, slots, n, &c)))
 		goto out;
 	if (old) {

@@ -88,6 +88,25 @@ int mds_version_ids(struct mds_versions *vs, const struct mds_vfile *f, uint64_t
 int mds_version_id_end(struct mds_versions *vs, const struct mds_vfile *f, uint64_t session,
 		       uint64_t id);
 
+/* ID#s for a job (issue 25: the MPI driver takes one per rank in one
+ * call and broadcasts them). VERSION_ID's answer names the ID#s handed
+ * out in a block signed with the daemons' key (cap_sign_ids); another
+ * session holding the block may commit under an ID# of it while the ID#
+ * is live, i.e. until its taker ends it (ID_END, of it or of the block)
+ * or the taker's session ends. */
+struct mds_vids {
+	Tessera__VersionIds msg;
+	uint8_t mac[TP_CAP_MAC_LEN];
+};
+/* mds_version_ids, and *out the signed block (its mac points into out). */
+int mds_version_ids_signed(struct mds_versions *vs, const struct mds_vfile *f, uint64_t session,
+			   uint32_t count, struct mds_vids *out);
+/* VERSION_ID_END of a block: every live ID# of `ids` (which must verify
+ * and be f's: else -EPERM) ends; one live ID# of it another session's:
+ * -EPERM, nothing ended (only the taker ends them). */
+int mds_version_ids_end(struct mds_versions *vs, const struct mds_vfile *f, uint64_t session,
+			const Tessera__VersionIds *ids);
+
 /* VERSION_COMMIT: T `t` (ID# << 32 | IO#, IO# >= 1) of a live ID# of
  * `session` wrote layout slots slots[0..n) (each < f->count): *vm its
  * version, *out the signed commit. The same T again (a resend) answers
@@ -98,6 +117,16 @@ int mds_version_id_end(struct mds_versions *vs, const struct mds_vfile *f, uint6
  * *out's handles and mac point into the table (valid until it changes). */
 int mds_version_commit(struct mds_versions *vs, const struct mds_vfile *f, uint64_t session,
 		       uint64_t t, const uint32_t *slots, size_t n, Tessera__VersionCommit *out);
+/* mds_version_commit by an ID# of block `ids` (NULL: the session's own,
+ * as above), which may be another session's: the block must verify, be
+ * f's and hold t's ID# (else -EPERM, "forged commit"), and the ID# be
+ * live (else -ESTALE: its taker ended it or its session ended, or the
+ * version server restarted; the writer takes its own ID# and writes
+ * again). A resend of a commit in the table passes on a block that holds
+ * its ID#, live or not. */
+int mds_version_commit_as(struct mds_versions *vs, const struct mds_vfile *f, uint64_t session,
+			  const Tessera__VersionIds *ids, uint64_t t, const uint32_t *slots,
+			  size_t n, Tessera__VersionCommit *out);
 
 /* VERSION_READ: a read of `session` begins at *vr, the newest version, or
  * with `name` (non-NULL, non-empty) the snapshot's; `end_read` (0: none)

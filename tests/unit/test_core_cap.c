@@ -144,11 +144,43 @@ static void test_sign_verify(void **state)
 	free(many);
 }
 
+/* A block of writer ID#s (VERSION_ID's answer): each field is signed,
+ * and no other kind's MAC over the same numbers verifies as one (the
+ * tags differ). */
+static void test_ids_sign_verify(void **state)
+{
+	struct cap_key k = { { 7, 7, 7 } }, other = { { 7, 7, 8 } };
+	uint8_t mac[TP_CAP_MAC_LEN], cmac[TP_CAP_MAC_LEN];
+	Tessera__VersionIds b = TESSERA__VERSION_IDS__INIT, t;
+	Tessera__VersionCommit c = TESSERA__VERSION_COMMIT__INIT;
+
+	(void)state;
+	b.file = 0x1234;
+	b.first = 5;
+	b.count = 8;
+	assert_int_equal(cap_sign_ids(&k, &b, mac), 0);
+	assert_ptr_equal(b.mac.data, mac);
+	assert_int_equal(b.mac.len, TP_CAP_MAC_LEN);
+	assert_true(cap_ids_ok(&k, &b));
+	assert_false(cap_ids_ok(&other, &b));
+	t = b; t.file++; assert_false(cap_ids_ok(&k, &t));
+	t = b; t.first++; assert_false(cap_ids_ok(&k, &t));
+	t = b; t.count++; assert_false(cap_ids_ok(&k, &t));
+	t = b; t.mac.len = 31; assert_false(cap_ids_ok(&k, &t));
+	t = b; t.mac.len = 0; t.mac.data = NULL; assert_false(cap_ids_ok(&k, &t));
+	/* a commit's MAC over the same file is no block's */
+	c.file = b.file;
+	c.t = (uint64_t)b.count << 32 | b.first;
+	assert_int_equal(cap_sign_commit(&k, &c, cmac), 0);
+	t = b; t.mac = c.mac; assert_false(cap_ids_ok(&k, &t));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_key_load, setup, teardown),
 		cmocka_unit_test(test_sign_verify),
+		cmocka_unit_test(test_ids_sign_verify),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

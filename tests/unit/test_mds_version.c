@@ -4,7 +4,8 @@
  * as a directory's default, ID#s, commits in order, resends, forged and
  * foreign ID#s, the limits, reads and snapshots pinning merges, MERGED
  * dropping commits, a session's end, a restart (what survives, what does
- * not) and an unlink dropping the table.
+ * not), an unlink dropping the table, and blocks of ID#s one session takes
+ * for a job that others commit under (signed, the file's, live).
  */
 #include "mds_store_fx.h"
 
@@ -611,6 +612,153 @@ static void test_grant(void **state)
 	vdone(&x);
 }
 
+/* ---- ID#s for a job: a block one session takes, others commit under */
+
+#define SC 0xc0ffeeull /* a third session */
+
+static int commit_by(struct vfx *x, uint64_t session, const Tessera__VersionIds *b,
+		     uint64_t t, uint64_t *vm)
+{
+	Tessera__VersionCommit c;
+	uint32_t slot = 0;
+	int rc = mds_version_commit_as(x->vs, &x->vf, session, b, t, &slot, 1, &c);
+
+	if (!rc) {
+		assert_true(cap_commit_ok(&KEY, &c));
+		*vm = c.vm;
+	}
+	return rc;
+}
+
+static void test_job_ids(void **state)
+{
+	struct vfx x;
+	struct mds_vids b;
+	uint64_t vm = 0;
+
+	vfile(&x, *state, "/f");
+	assert_int_equal(mds_version_ids_signed(x.vs, &x.vf, SA, 4, &b), 0);
+	assert_int_equal(b.msg.file, x.a.handle);
+	assert_int_equal(b.msg.first, 1);
+	assert_int_equal(b.msg.count, 4);
+	assert_true(cap_ids_ok(&KEY, &b.msg));
+	assert_int_equal(vstate(&x).ids, 4);
+	/* other sessions commit under ID#s of the block, the taker too */
+	assert_int_equal(commit_by(&x, SB, &b.msg, T(2, 1), &vm), 0);
+	assert_int_equal(vm, 1);
+	assert_int_equal(commit_by(&x, SC, &b.msg, T(3, 1), &vm), 0);
+	assert_int_equal(vm, 2);
+	assert_int_equal(commit_by(&x, SA, &b.msg, T(1, 1), &vm), 0);
+	assert_int_equal(vm, 3);
+	/* a resend answers its version again */
+	assert_int_equal(commit_by(&x, SB, &b.msg, T(2, 1), &vm), 0);
+	assert_int_equal(vm, 1);
+	/* without the block, another session's ID# is still forged */
+	assert_int_equal(try_commit(&x, SB, T(2, 2), 0), -EPERM);
+	msg_has(&x, "not your ID#");
+	/* the taker alone ends the block */
+	assert_int_equal(mds_version_ids_end(x.vs, &x.vf, SB, &b.msg), -EPERM);
+	msg_has(&x, "another session's");
+	assert_int_equal(vstate(&x).ids, 4);
+	assert_int_equal(commit_by(&x, SB, &b.msg, T(2, 2), &vm), 0);
+	assert_int_equal(vm, 4);
+	vdone(&x);
+}
+
+/* Blocks that are not the version server's, not the file's or do not
+ * hold the ID#: -EPERM, nothing committed. */
+static void test_job_ids_forged(void **state)
+{
+	struct fx *f = *state;
+	struct vfx x, y;
+	struct mds_vids b, other;
+	Tessera__VersionIds t;
+	uint8_t mac[TP_CAP_MAC_LEN];
+	uint64_t vm = 0;
+
+	vfile(&x, f, "/f");
+	vfile(&y, f, "/g");
+	assert_int_equal(mds_version_ids_signed(x.vs, &x.vf, SA, 2, &b), 0);
+	assert_int_equal(ids(&x, SA, 1), 3); /* live, SA's, outside the block */
+	assert_int_equal(mds_version_ids_signed(y.vs, &y.vf, SA, 4, &other), 0);
+	/* a MAC not the version server's */
+	t = b.msg;
+	memcpy(mac, b.mac, sizeof(mac));
+	mac[5] ^= 1;
+	t.mac.data = mac;
+	assert_int_equal(commit_by(&x, SB, &t, T(1, 1), &vm), -EPERM);
+	msg_has(&x, "forged commit");
+	msg_has(&x, "not signed");
+	/* widened: the MAC no longer holds */
+	t = b.msg;
+	t.count = 3;
+	assert_int_equal(commit_by(&x, SB, &t, T(3, 1), &vm), -EPERM);
+	msg_has(&x, "not signed");
+	/* signed with another key */
+	struct cap_key bad = { { 9 } };
+
+	t = b.msg;
+	assert_int_equal(cap_sign_ids(&bad, &t, mac), 0);
+	assert_int_equal(commit_by(&x, SB, &t, T(1, 1), &vm), -EPERM);
+	/* another file's block (ID# 1 is live in both) */
+	assert_int_equal(commit_by(&x, SB, &other.msg, T(1, 1), &vm), -EPERM);
+	msg_has(&x, "forged commit");
+	/* an ID# outside the block, live or never handed out */
+	assert_int_equal(commit_by(&x, SB, &b.msg, T(3, 1), &vm), -EPERM);
+	msg_has(&x, "not in its block");
+	assert_int_equal(commit_by(&x, SB, &b.msg, T(0, 1), &vm), -EPERM);
+	/* a forged block ends nothing */
+	t = b.msg;
+	t.mac.data = mac;
+	assert_int_equal(mds_version_ids_end(x.vs, &x.vf, SA, &t), -EPERM);
+	assert_int_equal(mds_version_ids_end(x.vs, &x.vf, SA, &other.msg), -EPERM);
+	assert_int_equal(vstate(&x).ids, 3);
+	assert_int_equal(vstate(&x).newest, 0);
+	vdone(&y);
+	vdone(&x);
+}
+
+/* What ends a block's ID#s: its taker's ID_END (of the block or of one
+ * ID#), its taker's session's end, a restart. Then: -ESTALE (write again
+ * under an ID# of your own); resends still answer. */
+static void test_job_ids_ended(void **state)
+{
+	struct fx *f = *state;
+	struct vfx x;
+	struct mds_vids b, b2;
+	uint64_t vm = 0;
+
+	vfile(&x, f, "/f");
+	assert_int_equal(mds_version_ids_signed(x.vs, &x.vf, SA, 3, &b), 0);
+	assert_int_equal(commit_by(&x, SB, &b.msg, T(2, 1), &vm), 0);
+	/* one ID# ended by its taker */
+	assert_int_equal(mds_version_id_end(x.vs, &x.vf, SA, 3), 0);
+	assert_int_equal(commit_by(&x, SC, &b.msg, T(3, 1), &vm), -ESTALE);
+	msg_has(&x, "no longer live");
+	/* the block ended */
+	assert_int_equal(mds_version_ids_end(x.vs, &x.vf, SA, &b.msg), 0);
+	assert_int_equal(vstate(&x).ids, 0);
+	assert_int_equal(commit_by(&x, SB, &b.msg, T(2, 2), &vm), -ESTALE);
+	assert_int_equal(commit_by(&x, SB, &b.msg, T(2, 1), &vm), 0); /* a resend */
+	assert_int_equal(vm, 1);
+	assert_int_equal(mds_version_ids_end(x.vs, &x.vf, SA, &b.msg), 0); /* again */
+	/* the taker's session ends */
+	assert_int_equal(mds_version_ids_signed(x.vs, &x.vf, SA, 2, &b2), 0);
+	assert_int_equal(commit_by(&x, SB, &b2.msg, T(4, 1), &vm), 0);
+	assert_int_equal(mds_versions_session_end(x.vs, SB), 0); /* a user's end: nothing */
+	assert_int_equal(commit_by(&x, SB, &b2.msg, T(4, 2), &vm), 0);
+	assert_int_equal(mds_versions_session_end(x.vs, SA), 2);
+	assert_int_equal(commit_by(&x, SB, &b2.msg, T(5, 1), &vm), -ESTALE);
+	/* a restart forgets live ID#s: a block of before is stale */
+	assert_int_equal(mds_version_ids_signed(x.vs, &x.vf, SA, 2, &b2), 0);
+	mds_versions_free(x.vs);
+	reopen(f, N_IOS);
+	x.vs = tables(f, 1 << 20);
+	assert_int_equal(commit_by(&x, SB, &b2.msg, T(6, 1), &vm), -ESTALE);
+	assert_int_equal(vstate(&x).newest, 3);
+	vdone(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -629,6 +777,9 @@ int main(void)
 		T_(test_grant),
 		T_(test_orphaned_ids),
 		T_(test_daemon_bounds),
+		T_(test_job_ids),
+		T_(test_job_ids_forged),
+		T_(test_job_ids_ended),
 #undef T_
 	};
 
