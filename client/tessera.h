@@ -674,6 +674,42 @@ int tessera_version_logs(tessera_file *file, struct tessera_vlog_state *out, siz
 /* Merge the logs now (what fsync and close do); needs write access. */
 int tessera_version_merge(tessera_file *file);
 
+/* Writer IDs for a job (docs/mpi-io.md, "Versioned files"). Each write
+ * of a versioned file carries a writer ID from the version server; a
+ * handle takes its own at its first write (one request). For a job of
+ * many processes, one handle takes `count` (1..TESSERA_VERSION_IDS_MAX)
+ * at once: tessera_version_ids fills a block signed by the version
+ * server, plain data that may be sent to the other processes as bytes
+ * (MPI_Bcast); tessera_version_use_id makes a handle of the same file in
+ * any process write under the block's ID `index` (its IO#s its own). Give
+ * each index to one handle at a time. The IDs live until their taker
+ * ends them (tessera_version_ids_end, or the close of the handle that
+ * took them) or its connection ends; a handle whose ID is no longer live
+ * (or the version server restarted), or has used up its 2^32 - 1 writes,
+ * takes an ID of its own and writes the call again, as a handle without
+ * a block does. Taking and using need write access (-EBADF); a block of
+ * another file, or an index past its count: -EINVAL; a handle holds one
+ * block it took at a time (-EBUSY: end the first). */
+#define TESSERA_VERSION_IDS_MAX 1024
+#define TESSERA_VERSION_IDS_MAC 32
+struct tessera_version_ids {
+	uint64_t file;            /* the file (its handle at the metadata daemon) */
+	uint32_t first;           /* IDs first .. first + count - 1 */
+	uint32_t count;
+	uint8_t mac[TESSERA_VERSION_IDS_MAC]; /* the version server's signature */
+	uint8_t reserved[32];     /* zero: room for later fields */
+};
+int tessera_version_ids(tessera_file *file, uint32_t count, struct tessera_version_ids *out);
+int tessera_version_use_id(tessera_file *file, const struct tessera_version_ids *ids,
+			   uint32_t index);
+/* End a block this handle's connection took: every handle writing under
+ * it takes an ID of its own at its next write. */
+int tessera_version_ids_end(tessera_file *file, const struct tessera_version_ids *ids);
+/* How many IDs this handle took for itself (one request each: its first
+ * write, IO#s used up, an ID lost); a handle writing under a live block
+ * takes none. Not those of tessera_version_ids. */
+uint64_t tessera_version_own_ids(tessera_file *file);
+
 /*
  * fsck: reconcile the storage daemons' objects with the metadata daemon's
  * layouts and purge intents, while the file system is in use. Only root

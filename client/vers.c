@@ -29,7 +29,16 @@ struct tc_vfile {
 	struct tc_vids ids;        /* vpure.c: ID# and IO# */
 	uint64_t end_read;         /* a Vr done with, not yet ended (0: none) */
 	char snap[TESSERA_SNAPSHOT_NAME_MAX + 1]; /* reads as of it ("": newest) */
+	/* Blocks of ID#s (tessera_version_ids; count 0: none): the one this
+	 * handle writes under (an ID# in it is never ended by this handle:
+	 * its taker's) and the one it took (ended at close). */
+	struct tessera_version_ids job, taken;
+	uint64_t own_ids;          /* VERSION_ID requests for its own ID# */
 };
+
+static int job_id(const struct tc_vfile *v, uint64_t id);
+static Tessera__VersionIds *job_block(tessera_file *f, uint64_t t, Tessera__VersionIds *b);
+static void taken_end(tessera_file *f);
 
 /* --------------------------------------------------------------- requests */
 
@@ -131,8 +140,12 @@ static void read_end_now(tessera_fs *fs, const Tessera__Capability *cap, uint64_
 static void id_end(tessera_file *f, uint32_t id)
 {
 	Tessera__VersionRequest m;
+	int borrowed;
 
-	if (!id)
+	pthread_mutex_lock(&f->fs->lock);
+	borrowed = job_id(f->vers, id);
+	pthread_mutex_unlock(&f->fs->lock);
+	if (!id || borrowed)
 		return;
 	vreq_init(&m, tc_cap_get(f), TESSERA__VERSION_OP__VERSION_ID_END);
 	m.version = id;
@@ -150,6 +163,7 @@ int tc_vers_close(tessera_file *f)
 	if ((f->flags & O_ACCMODE) != O_RDONLY && f->vers->ids.id)
 		rc = tc_vers_merge(f->fs, &f->layout, tc_cap_get(f), f->path);
 	id_end(f, f->vers->ids.id);
+	taken_end(f);
 	end = take_end_read(f);
 	if (end)
 		read_end_now(f->fs, tc_cap_get(f), end, f->path);
@@ -258,6 +272,7 @@ static int new_id(tessera_file *f, uint32_t stale)
 		rc = tc_fail(f->fs, -EPROTO, "writer ID for %s: the metadata daemon sent ID 0",
 			     f->path);
 	pthread_mutex_lock(&f->fs->lock);
+	f->vers->own_ids++;
 	if (!rc)
 		tc_vids_set(&f->vers->ids, rep->id_first);
 	pthread_mutex_unlock(&f->fs->lock);
@@ -301,8 +316,10 @@ static int renew_id(tessera_file *f, uint64_t t)
 static int commit(tessera_file *f, uint64_t t, const uint32_t *slots, size_t n, const char *label)
 {
 	Tessera__VersionRequest m;
+	Tessera__VersionIds b;
 
 	vreq_init(&m, tc_cap_get(f), TESSERA__VERSION_OP__VERSION_COMMIT);
+	m.ids = job_block(f, t, &b);
 	m.t = t;
 	m.slots = (uint32_t *)slots;
 	m.n_slots = n;
@@ -688,4 +705,171 @@ int tessera_open_snapshot(tessera_fs *fs, const char *path, const char *name, te
 	}
 	*out = f;
 	return 0;
+}
+
+/* ------------------------------------------------- writer IDs for a job
+ *
+ * One handle takes a block of ID#s (VERSION_ID with a count: one request
+ * for the job), signed by the version server; handles of other sessions
+ * write under an ID# of it, their commits carrying the block. The block's
+ * ID#s are their taker's: only it ends them (tessera_version_ids_end, its
+ * close, its session's end); a handle that borrows one never ends it, and
+ * once it is no longer live (its commit answers ESTALE) or its IO#s ran
+ * out, takes an ID# of its own (new_id). Blocks are under fs->lock. */
+
+/* Whether ID# id is of the block v writes under. */
+static int job_id(const struct tc_vfile *v, uint64_t id)
+{
+	const struct tessera_version_ids *j = &v->job;
+
+	return j->count && id >= j->first && id - j->first < j->count;
+}
+
+static void block_to_msg(const struct tessera_version_ids *ids, Tessera__VersionIds *b)
+{
+	tessera__version_ids__init(b);
+	b->file = ids->file;
+	b->first = ids->first;
+	b->count = ids->count;
+	b->mac.data = (uint8_t *)ids->mac;
+	b->mac.len = TESSERA_VERSION_IDS_MAC;
+}
+
+/* The block a commit of T t carries (its ID# borrowed), into *b; NULL
+ * when t's ID# is the handle's own. *b points into f->vers: a block
+ * changes only by this handle's calls, not while it commits. */
+static Tessera__VersionIds *job_block(tessera_file *f, uint64_t t, Tessera__VersionIds *b)
+{
+	int borrowed;
+
+	pthread_mutex_lock(&f->fs->lock);
+	borrowed = job_id(f->vers, t >> 32);
+	if (borrowed)
+		block_to_msg(&f->vers->job, b);
+	pthread_mutex_unlock(&f->fs->lock);
+	return borrowed ? b : NULL;
+}
+
+/* ID_END of a block: 0 or the failure. */
+static int block_end(tessera_file *f, const struct tessera_version_ids *ids, int quiet)
+{
+	Tessera__VersionRequest m;
+	Tessera__VersionIds b;
+
+	vreq_init(&m, tc_cap_get(f), TESSERA__VERSION_OP__VERSION_ID_END);
+	block_to_msg(ids, &b);
+	m.ids = &b;
+	if (quiet) {
+		vcall_quiet(f->fs, &m, "end writer IDs of", f->path);
+		return 0;
+	}
+	return vcall(f->fs, &m, "end writer IDs of", f->path, NULL);
+}
+
+/* Close: the block this handle took ends (its borrowers take their own). */
+static void taken_end(tessera_file *f)
+{
+	struct tessera_version_ids taken = f->vers->taken;
+
+	if (taken.count)
+		(void)block_end(f, &taken, 1);
+	f->vers->taken.count = 0;
+}
+
+/* The block a VERSION_ID reply signed: checked against the request. */
+static int block_from_reply(tessera_file *f, const Tessera__VersionReply *rep, uint32_t count,
+			    struct tessera_version_ids *out)
+{
+	const Tessera__VersionIds *b = rep->signed_ids;
+
+	if (!b || b->file != tc_cap_get(f)->file || b->count != count || !b->first ||
+	    b->mac.len != TESSERA_VERSION_IDS_MAC)
+		return tc_fail(f->fs, -EPROTO, "writer IDs for %s: the metadata daemon sent no"
+			       " signed block of %u IDs (an older daemon?)", f->path, count);
+	memset(out, 0, sizeof(*out));
+	out->file = b->file;
+	out->first = b->first;
+	out->count = b->count;
+	memcpy(out->mac, b->mac.data, TESSERA_VERSION_IDS_MAC);
+	return 0;
+}
+
+int tessera_version_ids(tessera_file *f, uint32_t count, struct tessera_version_ids *out)
+{
+	Tessera__VersionRequest m;
+	Tessera__VersionReply *rep;
+	int rc = need_writer(f, "writer IDs for");
+
+	if (rc)
+		return rc;
+	if (count < 1 || count > TESSERA_VERSION_IDS_MAX)
+		return tc_fail(f->fs, -EINVAL, "writer IDs for %s: %u asked for (1 to %d)",
+			       f->path, count, TESSERA_VERSION_IDS_MAX);
+	if (f->vers->taken.count)
+		return tc_fail(f->fs, -EBUSY, "writer IDs for %s: this handle holds IDs %u..%u"
+			       " (end them first)", f->path, f->vers->taken.first,
+			       f->vers->taken.first + f->vers->taken.count - 1);
+	vreq_init(&m, tc_cap_get(f), TESSERA__VERSION_OP__VERSION_ID);
+	m.count = count;
+	if ((rc = vcall(f->fs, &m, "writer IDs for", f->path, &rep)))
+		return rc;
+	rc = block_from_reply(f, rep, count, out);
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	if (!rc)
+		f->vers->taken = *out;
+	return rc;
+}
+
+int tessera_version_use_id(tessera_file *f, const struct tessera_version_ids *ids,
+			   uint32_t index)
+{
+	uint32_t own = 0;
+	int rc = need_writer(f, "use writer ID for");
+
+	if (rc)
+		return rc;
+	if (ids->file != tc_cap_get(f)->file || !ids->first || !ids->count ||
+	    ids->count > TESSERA_VERSION_IDS_MAX || ids->first > UINT32_MAX - ids->count + 1)
+		return tc_fail(f->fs, -EINVAL, "use writer ID for %s: the block is not this"
+			       " file's (file %016llx, IDs %u + %u)", f->path,
+			       (unsigned long long)ids->file, ids->first, ids->count);
+	if (index >= ids->count)
+		return tc_fail(f->fs, -EINVAL, "use writer ID for %s: index %u of a block of %u",
+			       f->path, index, ids->count);
+	pthread_mutex_lock(&f->fs->lock);
+	if (!job_id(f->vers, f->vers->ids.id))
+		own = f->vers->ids.id;
+	f->vers->job = *ids;
+	tc_vids_set(&f->vers->ids, ids->first + index);
+	pthread_mutex_unlock(&f->fs->lock);
+	id_end(f, own);  /* the handle's own ID#, if it had one: done with */
+	return 0;
+}
+
+int tessera_version_ids_end(tessera_file *f, const struct tessera_version_ids *ids)
+{
+	int rc = need_versioned(f, "end writer IDs of");
+
+	if (!rc)
+		rc = block_end(f, ids, 0);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&f->fs->lock);
+	if (f->vers->taken.count && f->vers->taken.first == ids->first &&
+	    f->vers->taken.file == ids->file)
+		f->vers->taken.count = 0;
+	pthread_mutex_unlock(&f->fs->lock);
+	return 0;
+}
+
+uint64_t tessera_version_own_ids(tessera_file *f)
+{
+	uint64_t n = 0;
+
+	if (!f->vers)
+		return 0;
+	pthread_mutex_lock(&f->fs->lock);
+	n = f->vers->own_ids;
+	pthread_mutex_unlock(&f->fs->lock);
+	return n;
 }

@@ -15,7 +15,8 @@
  * A storage daemon stopped (SIGSTOP) under a write: it fails, naming the
  * daemon, and the file reads as its last whole version.
  * Plus: what a versioned file is at create and in a directory, snapshots,
- * truncate as a version, and the version server's state.
+ * truncate as a version, the version server's state, and writer IDs one
+ * session takes for a job that another session writes under.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -552,6 +553,104 @@ static void test_crash_before_merge(void **state)
 	CHECK(c->fs, tessera_close(f));
 }
 
+/* ---- writer IDs for a job (the MPI driver's: one request for all ranks) */
+
+static tessera_fs *connect_other(const struct cluster *c)
+{
+	char err[512];
+	tessera_fs *fs = NULL;
+
+	if (tessera_connect(c->conf, &fs, err, sizeof(err)))
+		fail_msg("connect: %s", err);
+	return fs;
+}
+
+static void expect_at(tessera_file *f, uint64_t off, const char *want)
+{
+	char got[16];
+
+	read_at(NULL, f, off, got, strlen(want));
+	assert_memory_equal(got, want, strlen(want));
+}
+
+/* One session takes a block of IDs and another writes under one of them
+ * (no VERSION_ID of its own); a block that is not the file's or an index
+ * past it are refused, a forged signature is not honoured (the writer
+ * takes its own ID); once the taker ends the block, closes its handle or
+ * disconnects, the other's next write takes its own ID and succeeds. */
+static void test_job_ids(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *other = connect_other(c), *taker = connect_other(c);
+	tessera_file *fa = open_versioned(c->fs, "/v-job"), *fb, *fother, *ft;
+	struct tessera_version_ids ids, bad, ids2;
+	struct tessera_version_state st;
+
+	CHECK(other, tessera_open(other, "/v-job", O_RDWR, 0, NULL, &fb));
+	CHECK(c->fs, tessera_version_ids(fa, 3, &ids));
+	assert_int_equal(ids.count, 3);
+	assert_int_equal(tessera_version_ids(fa, 2, &ids2), -EBUSY);
+	CHECK(c->fs, tessera_version_use_id(fa, &ids, 0));
+	CHECK(other, tessera_version_use_id(fb, &ids, 1));
+	assert_int_equal(tessera_pwrite(fb, "BBBB", 4, 0), 4);
+	assert_int_equal(tessera_pwrite(fa, "AAAA", 4, 100), 4);
+	assert_int_equal(tessera_pwrite(fb, "bbbb", 4, 8), 4);
+	assert_int_equal(tessera_version_own_ids(fa), 0);
+	assert_int_equal(tessera_version_own_ids(fb), 0);
+	CHECK(c->fs, tessera_version_state(fa, &st));
+	assert_int_equal(st.ids, 3);
+	assert_int_equal(st.newest, 3);
+	expect_at(fa, 0, "BBBB");
+	expect_at(fa, 8, "bbbb");
+	expect_at(fb, 100, "AAAA");
+	/* refused in the library: an index past the block, another file's */
+	assert_int_equal(tessera_version_use_id(fb, &ids, 3), -EINVAL);
+	bad = ids;
+	bad.file ^= 1;
+	assert_int_equal(tessera_version_use_id(fb, &bad, 1), -EINVAL);
+	/* only the taker ends them */
+	assert_int_equal(tessera_version_ids_end(fb, &ids), -EPERM);
+	print_message("another's end: %s\n", tessera_errmsg(other));
+	/* a forged signature: the commit is refused, the writer takes its own */
+	CHECK(other, tessera_open(other, "/v-job", O_RDWR, 0, NULL, &fother));
+	bad = ids;
+	bad.mac[0] ^= 1;
+	CHECK(other, tessera_version_use_id(fother, &bad, 2));
+	if (tessera_pwrite(fother, "FFFF", 4, 200) != 4)
+		fail_msg("forged: %s", tessera_errmsg(other));
+	assert_int_equal(tessera_version_own_ids(fother), 1);
+	CHECK(other, tessera_close(fother));
+	/* ended by its taker: the next write takes an ID of its own */
+	CHECK(c->fs, tessera_version_ids_end(fa, &ids));
+	assert_int_equal(tessera_pwrite(fb, "CCCC", 4, 0), 4);
+	assert_int_equal(tessera_version_own_ids(fb), 1);
+	expect_at(fa, 0, "CCCC");
+	/* the taker's close ends its block */
+	CHECK(c->fs, tessera_version_ids(fa, 3, &ids2));
+	assert_true(ids2.first > ids.first + 2);
+	CHECK(other, tessera_version_use_id(fb, &ids2, 2));
+	assert_int_equal(tessera_pwrite(fb, "DDDD", 4, 0), 4);
+	assert_int_equal(tessera_version_own_ids(fb), 1);
+	CHECK(c->fs, tessera_close(fa));
+	assert_int_equal(tessera_pwrite(fb, "EEEE", 4, 0), 4);
+	assert_int_equal(tessera_version_own_ids(fb), 2);
+	expect_at(fb, 0, "EEEE");
+	/* the taker's connection ends (without a close) */
+	CHECK(taker, tessera_open(taker, "/v-job", O_RDWR, 0, NULL, &ft));
+	CHECK(taker, tessera_version_ids(ft, 1, &ids));
+	CHECK(other, tessera_version_use_id(fb, &ids, 0));
+	assert_int_equal(tessera_pwrite(fb, "GGGG", 4, 0), 4);
+	assert_int_equal(tessera_version_own_ids(fb), 2);
+	tessera_disconnect(taker);
+	assert_int_equal(tessera_pwrite(fb, "HHHH", 4, 0), 4);
+	assert_int_equal(tessera_version_own_ids(fb), 3);
+	expect_at(fb, 0, "HHHH");
+	expect_at(fb, 100, "AAAA");
+	expect_at(fb, 8, "bbbb");
+	CHECK(other, tessera_close(fb));
+	tessera_disconnect(other);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -561,6 +660,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stat_without_read, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_stopped_daemon, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_crash_before_merge, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_job_ids, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_writer_killed, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_ios_killed, setup, cluster_teardown),

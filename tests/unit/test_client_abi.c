@@ -24,7 +24,7 @@ struct abi_size {
 };
 
 #define ABI_SIZE(s, n) { #s, n }
-#define ABI_STRUCTS 18
+#define ABI_STRUCTS 19
 
 /* The sizes each ABI (its "0.N") was released with, on x86-64. */
 static const struct abi_row {
@@ -50,6 +50,7 @@ static const struct abi_row {
 		ABI_SIZE(tessera_snapshot, 280),
 		ABI_SIZE(tessera_version_state, 32),
 		ABI_SIZE(tessera_vlog_state, 48),
+		ABI_SIZE(tessera_version_ids, 80), /* new in 0.4: no program has an older size */
 	} },
 };
 
@@ -61,7 +62,7 @@ static const struct abi_size now[ABI_STRUCTS] = {
 	NOW(tessera_write_outcome), NOW(tessera_file_share), NOW(tessera_lock_conflict),
 	NOW(tessera_lock_info), NOW(tessera_copy_stats), NOW(tessera_server_space),
 	NOW(tessera_fsck), NOW(tessera_snapshot), NOW(tessera_version_state),
-	NOW(tessera_vlog_state),
+	NOW(tessera_vlog_state), NOW(tessera_version_ids),
 };
 
 /* "0.4" of "0.4.0": the part of the version the soname carries. */
