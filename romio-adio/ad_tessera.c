@@ -347,7 +347,7 @@ void adt_trace(ADIO_File fd, const char *event)
 		     "read_method=%s write_method=%s strip=%llu stripes=%u "
 		     "dtype_conversions=%llu dtype_cache_hits=%llu "
 		     "atomic=%d lock_method=%s lock_protocol=%s locks=%llu generic_locks=%llu "
-		     "shared_fp_ops=%llu lock_us=%llu unlock_us=%llu\n",
+		     "shared_fp_ops=%llu lock_us=%llu unlock_us=%llu version_ids=%llu\n",
 		     event, rank, fd->filename,
 		     (unsigned long long)s->n.mds_opens, (unsigned long long)s->n.shared_opens,
 		     (unsigned long long)s->n.contig_reads, (unsigned long long)s->n.contig_writes,
@@ -368,7 +368,9 @@ void adt_trace(ADIO_File fd, const char *event)
 		     fd->atomicity, adt_lock_method_names[s->lock_method],
 		     adt_lock_protocol_names[s->lock_protocol], (unsigned long long)s->n.locks,
 		     (unsigned long long)s->n.generic_locks, (unsigned long long)s->n.shared_fp_ops,
-		     (unsigned long long)s->n.lock_us, (unsigned long long)s->n.unlock_us);
+		     (unsigned long long)s->n.lock_us, (unsigned long long)s->n.unlock_us,
+		     (unsigned long long)(s->n.version_ids +
+					  (s->file ? tessera_version_own_ids(s->file) : 0)));
 	if (n <= 0)
 		return;
 	if ((size_t)n >= sizeof(line))

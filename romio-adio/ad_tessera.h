@@ -8,7 +8,8 @@
  *
  *   ad_tessera.c          operations table, features, errors, connection, trace
  *   ad_tessera_names.c    which names are Tessera's; relative names
- *   ad_tessera_open.c     open (collective: one open, a broadcast), close, delete
+ *   ad_tessera_open.c     open (collective: one open, a broadcast; a versioned
+ *                         file's writer IDs, one request for all ranks), close, delete
  *   ad_tessera_rdwr.c     contiguous reads and writes, flush, resize, fcntl
  *   ad_tessera_hints.c    hints (striping, access methods, list batch)
  *   ad_tessera_view.c     walking a file view as (offset, length) regions
@@ -68,6 +69,8 @@ struct adt_counters {
 	uint64_t generic_locks;               /* locks ROMIO's generic code asked for */
 	uint64_t shared_fp_ops;               /* shared file pointer fetch-adds and sets */
 	uint64_t lock_us, unlock_us;          /* time spent taking and releasing locks */
+	uint64_t version_ids;                 /* VERSION_ID requests: the job's block
+					       * (rank 0 at open), then the handle's own */
 };
 
 /* A lock ROMIO's generic code took (ADIOI_WRITE_LOCK and the others,
@@ -99,6 +102,9 @@ struct adt_file {
 					* atomic mode takes no locks); before the
 					* open, the tessera_versioned hint, for a
 					* create */
+	int job_ids;                   /* writes under the job's block of writer IDs
+					* (a versioned file open for writing: rank 0
+					* took one per rank; its close ends them) */
 	int hint_error;                /* a refused hint (negative errno), or 0: */
 	char hint_msg[512];            /* ROMIO ignores SetInfo's error at open,
 					* so the open fails with this */

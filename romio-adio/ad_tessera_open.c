@@ -7,6 +7,13 @@
  * from the share and never ask the metadata daemon. ROMIO's generic
  * collective open would open twice on rank 0 for a new file (create, close,
  * open again) and once on every other rank; this one sends one request.
+ *
+ * A versioned file opened for writing: rank 0 also takes one writer ID
+ * per rank in one request (tessera_version_ids) and the block goes out in
+ * the same broadcast; each rank writes under ID `rank` of it, so no rank
+ * asks the version server for an ID of its own. The IDs are rank 0's: its
+ * close ends them, after a barrier that every other rank reaches once its
+ * own close (its last commit and merge) is done.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -52,6 +59,7 @@ struct open_outcome {
 	char path[4096];                   /* the name it resolved (everyone uses it) */
 	uint64_t shared_fp_base;           /* key of this open's shared file pointer */
 	struct tessera_file_share share;
+	struct tessera_version_ids ids;    /* the job's writer IDs (count 0: none) */
 };
 
 /* An open file joins the process's list (see ad_tessera.c). */
@@ -217,6 +225,41 @@ void ADIOI_TESSERA_Open(ADIO_File fd, int *error_code)
 	*error_code = MPI_SUCCESS;
 }
 
+/* Rank 0, a versioned file open for writing: one writer ID per rank (at
+ * most TESSERA_VERSION_IDS_MAX; ranks past them take their own), in one
+ * request. Not having them fails nothing: each rank then takes its own
+ * at its first write, as a process alone does. */
+static void take_job_ids(ADIO_File fd, struct adt_file *s, int flags,
+			 struct tessera_version_ids *out)
+{
+	struct tessera_layout layout;
+	int nprocs = 1;
+
+	memset(out, 0, sizeof(*out));
+	if (!s->file || (flags & O_ACCMODE) == O_RDONLY ||
+	    tessera_file_layout(s->file, &layout) || layout.kind != TESSERA_LAYOUT_VERSIONED)
+		return;
+	MPI_Comm_size(fd->comm, &nprocs);
+	if (nprocs < 2)
+		return;
+	if (nprocs > TESSERA_VERSION_IDS_MAX)
+		nprocs = TESSERA_VERSION_IDS_MAX;
+	if (tessera_version_ids(s->file, (uint32_t)nprocs, out) == 0)
+		s->n.version_ids++;
+	else
+		memset(out, 0, sizeof(*out));
+}
+
+/* Every rank: write under ID `rank` of the job's block. */
+static void use_job_ids(struct adt_file *s, const struct tessera_version_ids *ids, int rank)
+{
+	if (!ids->count)
+		return;
+	s->job_ids = 1; /* on every rank alike: the close's barrier */
+	if ((uint32_t)rank < ids->count)
+		(void)tessera_version_use_id(s->file, ids, (uint32_t)rank);
+}
+
 void ADIOI_TESSERA_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_code)
 {
 	static char myname[] = "ADIOI_TESSERA_OPENCOLL";
@@ -244,8 +287,10 @@ void ADIOI_TESSERA_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_
 	if (rank == 0) {
 		if (o && s) {
 			o->rc = open_by_path(fd, access_mode, s, &o->flags, o->msg, sizeof(o->msg));
-			if (!o->rc)
+			if (!o->rc) {
 				tessera_file_share(s->file, &o->share);
+				take_job_ids(fd, s, o->flags, &o->ids);
+			}
 			snprintf(o->path, sizeof(o->path), "%s", s->path);
 			o->shared_fp_base = adt_shared_fp_new_base();
 		}
@@ -292,10 +337,31 @@ void ADIOI_TESSERA_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_
 		close_file(s, ignored, sizeof(ignored));
 		goto out;
 	}
+	use_job_ids(s, &o->ids, rank);
 	fd->is_open = 1;
 	*error_code = MPI_SUCCESS;
 out:
 	free(o);
+}
+
+/* Close; with the job's writer IDs, rank 0 (whose close ends them) after
+ * every other rank's close: a rank's last commit is never refused for an
+ * ID ended under it. (A file closed at MPI_Finalize, which the program
+ * left open, skips the barrier: a rank still writing then would only
+ * write its call again under an ID of its own.) */
+static int close_job(ADIO_File fd, struct adt_file *s, char *msg, size_t msglen)
+{
+	int rank = 0, rc = 0;
+
+	if (!s->job_ids || adt_finalizing())
+		return close_file(s, msg, msglen);
+	MPI_Comm_rank(fd->comm, &rank);
+	if (rank != 0)
+		rc = close_file(s, msg, msglen);
+	MPI_Barrier(fd->comm);
+	if (rank == 0)
+		rc = close_file(s, msg, msglen);
+	return rc;
 }
 
 void ADIOI_TESSERA_Close(ADIO_File fd, int *error_code)
@@ -310,7 +376,7 @@ void ADIOI_TESSERA_Close(ADIO_File fd, int *error_code)
 		return;
 	adt_trace(fd, "close");
 	adt_generic_release_all(s);
-	rc = close_file(s, msg, sizeof(msg));
+	rc = close_job(fd, s, msg, sizeof(msg));
 	if (rc)
 		*error_code = ADT_ERROR(rc, "MPI_File_close %s: %s", fd->filename, msg);
 	free(s);

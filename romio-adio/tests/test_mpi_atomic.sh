@@ -16,7 +16,8 @@
 #               order, seek/position/view/append/sequential, atomic mode
 #   versioned   the atomicity, serializability and sieving checks again on
 #               versioned files (hint tessera_versioned=true): they pass
-#               with no lock taken (chapter 8)
+#               with no lock taken (chapter 8), and one VERSION_ID request
+#               per open for all 8 ranks (rank 0's, broadcast)
 #   killed      a rank killed while holding a lock: the others go on
 #               within the lease (10 s here: shorter ones expired under load)
 # and from the driver's trace, that the locks and the pointer were the
@@ -66,6 +67,32 @@ versioned_took_no_locks() {
 	grep -q "file=$MNT/atomic/atomicity-versioned-" "$TRACE"
 }
 check "versioned_accesses_took_no_locks" versioned_took_no_locks
+# Each open of a versioned file made one VERSION_ID request for the whole
+# job (rank 0's, one ID per rank, broadcast with the open): no rank took
+# an ID of its own, and every rank's writes committed (the checks above
+# read them back).
+versioned_took_one_id_request() {
+	awk -v d="$MNT/atomic/" '$1 == "ad_tessera" && $4 ~ ("^file=" d "(atomicity|serial|sieve)-versioned") {
+		f = substr($4, 6)
+		for (i = 1; i <= NF; i++) {
+			if (index($i, "version_ids=") == 1) ids[f] += substr($i, 13)
+			if (index($i, "bytes_w=") == 1 && substr($i, 9) + 0 > 0) writers[f]++
+		}
+		if ($3 == "rank=0") opens[f]++
+	} END {
+		bad = 0
+		for (f in opens) {
+			printf "%s: %d open(s), %d VERSION_ID request(s), %d rank(s) wrote\n", f, opens[f], ids[f], writers[f]
+			if (ids[f] != opens[f]) bad = 1
+			# independent writes: every rank wrote, under its ID of the block
+			if (f ~ /-indep-/ && writers[f] != 8 * opens[f]) bad = 1
+			n++
+		}
+		exit bad || n == 0
+	}' "$TRACE" | sort | tail -n 12
+	[ "${PIPESTATUS[0]}" -eq 0 ]
+}
+check "versioned_job_one_writer_id_request" versioned_took_one_id_request
 generic_locks_routed() {
 	n=$(trace_sum "$MNT/atomic/shared-atomic" generic_locks)
 	echo "ROMIO's generic locks taken by the driver: $n"

@@ -11,8 +11,9 @@
  * cannot sign: each fuzzed one is delivered again aimed at the last
  * regular file a fuzzed request created or looked up (its handle, a
  * capability signed for it, `handle` < the stripe count taken as that
- * slot's object), and what it answers is checked (a commit verifies and
- * is the version answered; a read's commits are at or below it).
+ * slot's object; a block of ID#s with no MAC signed for it too), and
+ * what it answers is checked (a commit verifies and is the version
+ * answered; a read's commits are at or below it; a block verifies).
  *
  * The daemon's own source is compiled in (its main renamed), so the
  * dispatch table and handlers are exactly the daemon's. Built with
@@ -84,8 +85,9 @@ static void oracle_note_file(struct oracle *o, const Tessera__Attr *a)
 	memcpy(o->objs, a->layout->handles, n * sizeof(*o->objs));
 }
 
-/* An aimed VERSION's answer (r NULL: an error): its commits verify
- * under the daemon's key, for the file, none above what it answered. */
+/* An aimed VERSION's answer (r NULL: an error): its commits, grant and
+ * block of ID#s verify under the daemon's key, for the file, no commit
+ * above what it answered. */
 static void oracle_version_reply(struct oracle *o, const Tessera__VersionReply *r)
 {
 	if (!r)
@@ -108,6 +110,13 @@ static void oracle_version_reply(struct oracle *o, const Tessera__VersionReply *
 	}
 	if (r->grant && !cap_grant_ok(&fz_key, r->grant)) {
 		fprintf(stderr, "fuzz_mds: a merge grant that does not verify\n");
+		abort();
+	}
+	/* a block of ID#s: signed, the file's, starting at the ID# answered */
+	if (r->signed_ids && (!cap_ids_ok(&fz_key, r->signed_ids) ||
+			      r->signed_ids->file != o->file ||
+			      r->signed_ids->first != r->id_first || !r->signed_ids->count)) {
+		fprintf(stderr, "fuzz_mds: a block of ID#s that does not hold\n");
 		abort();
 	}
 }
@@ -241,7 +250,8 @@ static void oracle_aim_version(struct oracle *o)
 	const Tessera__VersionRequest *v = (const void *)o->msg;
 	Tessera__VersionRequest a;
 	Tessera__Capability cap = TESSERA__CAPABILITY__INIT;
-	uint8_t mac[TP_CAP_MAC_LEN];
+	Tessera__VersionIds ids;
+	uint8_t mac[TP_CAP_MAC_LEN], ids_mac[TP_CAP_MAC_LEN];
 	struct tp_hdr h = { 0 };
 	long n;
 
@@ -259,6 +269,16 @@ static void oracle_aim_version(struct oracle *o)
 	if (cap_sign(&fz_key, &cap, mac))
 		abort();
 	a.cap = &cap;
+	/* a block of ID#s with no MAC is signed (the file's, as the version
+	 * server would): commits under it get past the signature to the
+	 * rules behind it; one with a MAC stays as fuzzed (forged) */
+	if (v->ids && !v->ids->mac.len) {
+		ids = *v->ids;
+		ids.file = o->file;
+		if (cap_sign_ids(&fz_key, &ids, ids_mac))
+			abort();
+		a.ids = &ids;
+	}
 	h.opcode = TP_OP_VERSION;
 	h.reqid = o->aimed = ORACLE_REQID | ++o->lookups;
 	o->aimed_op = v->op;
@@ -682,6 +702,25 @@ int main(int argc, char **argv)
 	req(TP_OP_VERSION, 0, &vr.base);
 	vr.t = 77ull << 32 | 1; /* never handed out: EPERM */
 	req(TP_OP_VERSION, 0, &vr.base);
+	/* under a block of ID#s (the job's: VersionIds): signed when aimed,
+	 * then an ID# outside it, then a forged MAC */
+	Tessera__VersionIds blk = TESSERA__VERSION_IDS__INIT;
+	uint8_t forged[TP_CAP_MAC_LEN] = { 1 };
+
+	blk.first = 1;
+	blk.count = 2;
+	vr.ids = &blk;
+	vr.t = 2ull << 32 | 7;
+	req(TP_OP_VERSION, 0, &vr.base);
+	vr.t = 3ull << 32 | 1;
+	req(TP_OP_VERSION, 0, &vr.base);
+	blk.mac.data = forged;
+	blk.mac.len = sizeof(forged);
+	vr.t = 1ull << 32 | 9;
+	req(TP_OP_VERSION, 0, &vr.base);
+	blk.mac.data = NULL;
+	blk.mac.len = 0;
+	vr.ids = NULL;
 	vr.op = TESSERA__VERSION_OP__VERSION_SNAP_CREATE;
 	vr.name = "snap";
 	req(TP_OP_VERSION, 0, &vr.base);
@@ -709,6 +748,9 @@ int main(int argc, char **argv)
 	vr.op = TESSERA__VERSION_OP__VERSION_ID_END;
 	vr.version = 1;
 	req(TP_OP_VERSION, 0, &vr.base);
+	vr.ids = &blk; /* the block's end */
+	req(TP_OP_VERSION, 0, &vr.base);
+	vr.ids = NULL;
 	vr.op = TESSERA__VERSION_OP__VERSION_STATE;
 	req(TP_OP_VERSION, 0, &vr.base);
 	vr.op = 99;
