@@ -250,14 +250,24 @@ static void take_job_ids(ADIO_File fd, struct adt_file *s, int flags,
 		memset(out, 0, sizeof(*out));
 }
 
-/* Every rank: write under ID `rank` of the job's block. */
-static void use_job_ids(struct adt_file *s, const struct tessera_version_ids *ids, int rank)
+/* Every rank, at the end of the open (`job`: the broadcast block's count,
+ * the same on every rank): write under ID `rank` of the job's block, once
+ * every rank has opened. Should one rank have failed, ROMIO closes the
+ * others alone, so no close may wait for all: the IDs then end with rank
+ * 0's close as any handle's block does. */
+static void use_job_ids(ADIO_File fd, struct adt_file *s, const struct open_outcome *o,
+			uint32_t job, int rank, int opened)
 {
-	if (!ids->count)
+	int all = opened;
+
+	if (!job)
+		return;
+	MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, fd->comm);
+	if (!all)
 		return;
 	s->job_ids = 1; /* on every rank alike: the close's barrier */
-	if ((uint32_t)rank < ids->count)
-		(void)tessera_version_use_id(s->file, ids, (uint32_t)rank);
+	if ((uint32_t)rank < o->ids.count)
+		(void)tessera_version_use_id(s->file, &o->ids, (uint32_t)rank);
 }
 
 void ADIOI_TESSERA_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_code)
@@ -265,6 +275,7 @@ void ADIOI_TESSERA_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_
 	static char myname[] = "ADIOI_TESSERA_OPENCOLL";
 	struct adt_file *s = adt_state(fd);
 	struct open_outcome *o;
+	uint32_t job = 0;
 	int rc = 0;
 
 	fd->access_mode = access_mode;
@@ -295,11 +306,13 @@ void ADIOI_TESSERA_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_
 			o->shared_fp_base = adt_shared_fp_new_base();
 		}
 	}
-	if (o)
+	if (o) {
 		MPI_Bcast(o, (int)sizeof(*o), MPI_BYTE, 0, fd->comm);
-	else {
+		job = o->ids.count;
+	} else {
 		struct open_outcome dummy;
 		MPI_Bcast(&dummy, (int)sizeof(dummy), MPI_BYTE, 0, fd->comm);
+		job = dummy.ids.count;
 	}
 	if (rc) {
 		*error_code = ADT_ERROR(rc, "MPI_File_open %s: out of memory", fd->filename);
@@ -337,10 +350,10 @@ void ADIOI_TESSERA_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_
 		close_file(s, ignored, sizeof(ignored));
 		goto out;
 	}
-	use_job_ids(s, &o->ids, rank);
 	fd->is_open = 1;
 	*error_code = MPI_SUCCESS;
 out:
+	use_job_ids(fd, s, o, job, rank, *error_code == MPI_SUCCESS);
 	free(o);
 }
 

@@ -573,16 +573,48 @@ static void expect_at(tessera_file *f, uint64_t off, const char *want)
 	assert_memory_equal(got, want, strlen(want));
 }
 
+/* A child process takes a block of one ID and waits, its handle open,
+ * to be killed: the block, and its pid in *pid. */
+static struct tessera_version_ids taker_dies(const struct cluster *c, pid_t *pid)
+{
+	struct tessera_version_ids ids;
+	int fds[2];
+
+	assert_int_equal(pipe(fds), 0);
+	*pid = fork();
+	assert_true(*pid >= 0);
+	if (*pid == 0) {
+		tessera_fs *fs = connect_other(c);
+		tessera_file *f;
+
+		close(fds[0]);
+		memset(&ids, 0, sizeof(ids));
+		if (tessera_open(fs, "/v-job", O_RDWR, 0, NULL, &f) ||
+		    tessera_version_ids(f, 1, &ids))
+			fprintf(stderr, "taker: %s\n", tessera_errmsg(fs));
+		if (write(fds[1], &ids, sizeof(ids)) != (ssize_t)sizeof(ids))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], &ids, sizeof(ids)), (ssize_t)sizeof(ids));
+	close(fds[0]);
+	assert_int_equal(ids.count, 1);
+	return ids;
+}
+
 /* One session takes a block of IDs and another writes under one of them
  * (no VERSION_ID of its own); a block that is not the file's or an index
  * past it are refused, a forged signature is not honoured (the writer
  * takes its own ID); once the taker ends the block, closes its handle or
- * disconnects, the other's next write takes its own ID and succeeds. */
+ * dies, the other's next write takes its own ID and succeeds. */
 static void test_job_ids(void **state)
 {
 	struct cluster *c = *state;
-	tessera_fs *other = connect_other(c), *taker = connect_other(c);
-	tessera_file *fa = open_versioned(c->fs, "/v-job"), *fb, *fother, *ft;
+	tessera_fs *other = connect_other(c);
+	tessera_file *fa = open_versioned(c->fs, "/v-job"), *fb, *fother;
+	pid_t pid;
 	struct tessera_version_ids ids, bad, ids2;
 	struct tessera_version_state st;
 
@@ -635,13 +667,15 @@ static void test_job_ids(void **state)
 	assert_int_equal(tessera_pwrite(fb, "EEEE", 4, 0), 4);
 	assert_int_equal(tessera_version_own_ids(fb), 2);
 	expect_at(fb, 0, "EEEE");
-	/* the taker's connection ends (without a close) */
-	CHECK(taker, tessera_open(taker, "/v-job", O_RDWR, 0, NULL, &ft));
-	CHECK(taker, tessera_version_ids(ft, 1, &ids));
+	/* the taker dies (SIGKILL, its handle open): its session ends */
+	ids = taker_dies(c, &pid);
 	CHECK(other, tessera_version_use_id(fb, &ids, 0));
 	assert_int_equal(tessera_pwrite(fb, "GGGG", 4, 0), 4);
 	assert_int_equal(tessera_version_own_ids(fb), 2);
-	tessera_disconnect(taker);
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	for (int i = 0; i < 100 && tessera_version_state(fb, &st) == 0 && st.ids > 1; i++)
+		usleep(50000); /* the metadata daemon sees the connection go */
 	assert_int_equal(tessera_pwrite(fb, "HHHH", 4, 0), 4);
 	assert_int_equal(tessera_version_own_ids(fb), 3);
 	expect_at(fb, 0, "HHHH");
