@@ -750,29 +750,27 @@ static Tessera__VersionIds *job_block(tessera_file *f, uint64_t t, Tessera__Vers
 	return borrowed ? b : NULL;
 }
 
-/* ID_END of a block: 0 or the failure. */
-static int block_end(tessera_file *f, const struct tessera_version_ids *ids, int quiet)
+/* The ID_END request of a block, into *m (which points to *b). */
+static void block_end_req(tessera_file *f, const struct tessera_version_ids *ids,
+			  Tessera__VersionRequest *m, Tessera__VersionIds *b)
 {
-	Tessera__VersionRequest m;
-	Tessera__VersionIds b;
-
-	vreq_init(&m, tc_cap_get(f), TESSERA__VERSION_OP__VERSION_ID_END);
-	block_to_msg(ids, &b);
-	m.ids = &b;
-	if (quiet) {
-		vcall_quiet(f->fs, &m, "end writer IDs of", f->path);
-		return 0;
-	}
-	return vcall(f->fs, &m, "end writer IDs of", f->path, NULL);
+	vreq_init(m, tc_cap_get(f), TESSERA__VERSION_OP__VERSION_ID_END);
+	block_to_msg(ids, b);
+	m->ids = b;
 }
 
-/* Close: the block this handle took ends (its borrowers take their own). */
+/* Close: the block this handle took ends (its borrowers take their own;
+ * a failure leaves it to the session's end). */
 static void taken_end(tessera_file *f)
 {
 	struct tessera_version_ids taken = f->vers->taken;
+	Tessera__VersionRequest m;
+	Tessera__VersionIds b;
 
-	if (taken.count)
-		(void)block_end(f, &taken, 1);
+	if (taken.count) {
+		block_end_req(f, &taken, &m, &b);
+		vcall_quiet(f->fs, &m, "end writer IDs of", f->path);
+	}
 	f->vers->taken.count = 0;
 }
 
@@ -848,11 +846,14 @@ int tessera_version_use_id(tessera_file *f, const struct tessera_version_ids *id
 
 int tessera_version_ids_end(tessera_file *f, const struct tessera_version_ids *ids)
 {
+	Tessera__VersionRequest m;
+	Tessera__VersionIds b;
 	int rc = need_versioned(f, "end writer IDs of");
 
-	if (!rc)
-		rc = block_end(f, ids, 0);
 	if (rc)
+		return rc;
+	block_end_req(f, ids, &m, &b);
+	if ((rc = vcall(f->fs, &m, "end writer IDs of", f->path, NULL)))
 		return rc;
 	pthread_mutex_lock(&f->fs->lock);
 	if (f->vers->taken.count && f->vers->taken.first == ids->first &&
