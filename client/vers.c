@@ -237,6 +237,38 @@ int tc_vers_file_size(tessera_fs *fs, const struct tessera_layout *layout,
 	return rc;
 }
 
+/* ------------------------------------------------- merge triggers */
+
+/* Merges without the client: the version server merges a file whose
+ * commits stopped for vmerge_idle_ms or pile up, and one whose commit says
+ * a storage daemon's log is filling (its write reply's vlog_half, passed
+ * on in the next commit of the thread that wrote). The writer never
+ * merges because of it: the write keeps its latency. */
+
+void tc_vers_note_replies(tessera_fs *fs, struct tc_req *const *reqs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct tc_req *r = reqs[i];
+		int write = r && (r->opcode == TP_OP_WRITE || r->opcode == TP_OP_LIST_WRITE ||
+				  r->opcode == TP_OP_DTYPE_WRITE);
+
+		if (write && r->replied && !r->status && r->reply &&
+		    ((const Tessera__WriteReply *)r->reply)->vlog_half) {
+			tc_thread(fs)->vlog_half = 1;
+			return;
+		}
+	}
+}
+
+static int take_log_half(tessera_fs *fs)
+{
+	struct tc_thread *th = tc_thread(fs);
+	int half = th->vlog_half;
+
+	th->vlog_half = 0;
+	return half;
+}
+
 /* ------------------------------------------------------------- writes */
 
 /* A new ID# for f (the first write, IO# ran out, or the old one is
@@ -303,6 +335,7 @@ static int commit(tessera_file *f, uint64_t t, const uint32_t *slots, size_t n, 
 	Tessera__VersionRequest m;
 
 	vreq_init(&m, tc_cap_get(f), TESSERA__VERSION_OP__VERSION_COMMIT);
+	m.log_half = take_log_half(f->fs);
 	m.t = t;
 	m.slots = (uint32_t *)slots;
 	m.n_slots = n;

@@ -143,6 +143,7 @@ static int vlogs_ready(struct ios *ios)
 
 	if (ios->vlogs)
 		return 0;
+	lim.half_percent = ios->cfg ? ios->cfg->vmerge_log_percent : 0;
 	return ios_vlogs_create(ios->disk, ios_store_dir(ios->store), ios->index, &lim,
 				&ios->vlogs);
 }

@@ -51,6 +51,10 @@ struct ios_vlogs_limits {
 	uint32_t max_records;
 	uint64_t max_bytes;
 	struct ios_vlog_limits per_log; /* 0 fields: ios_vlog's defaults */
+	/* A write's reply asks for a merge (WriteReply.vlog_half) once its
+	 * object's log, or all the open logs, hold this share (percent) of a
+	 * record or byte limit (vmerge_log_percent; 0: 50). */
+	uint32_t half_percent;
 };
 
 /* `dir` is the store's objects directory (ios_store_dir); `index` the
@@ -100,6 +104,7 @@ struct ios_vjob {
 	/* results */
 	struct ios_vlog_stats stats; /* MERGE, STATE: after */
 	uint32_t discarded;
+	int half;                    /* WRITE: a log is past half_percent */
 };
 void ios_vjob_free(struct ios_vjob *j);
 /* Run part p's vjob on store lane `lane` (any thread). data: a write's

@@ -316,6 +316,13 @@ int mds_peers_ready(const struct mds_peers *p, uint32_t s, uint64_t now_ns)
 	return !sl->busy && !sl->sending && now_ns >= sl->retry_ns;
 }
 
+int mds_peers_backing_off(const struct mds_peers *p, uint32_t s, uint64_t now_ns)
+{
+	const struct peer_slot *sl = &p->slots[s];
+
+	return sl->failures && !sl->busy && !sl->sending && now_ns < sl->retry_ns;
+}
+
 /* Room in slot sl's frame for `need` bytes: 0 or -ENOMEM. */
 static int frame_room(struct peer_slot *sl, size_t need)
 {

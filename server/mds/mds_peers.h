@@ -62,6 +62,10 @@ void mds_peers_poll(struct mds_peers *p, const struct mds_peers_log *log);
  * backoff over. */
 int mds_peers_ready(const struct mds_peers *p, uint32_t s, uint64_t now_ns);
 
+/* Whether slot s waits out a backoff after a failure (not ready, and
+ * nothing in flight that could end it sooner). */
+int mds_peers_backing_off(const struct mds_peers *p, uint32_t s, uint64_t now_ns);
+
 enum mds_peers_sent {
 	MDS_PEERS_SENT,      /* the request is in flight: ops says how it ends */
 	MDS_PEERS_AUTHING,   /* an AUTH went first: send the request again once ready */

@@ -574,7 +574,7 @@ static void test_limits(void **state)
 	struct fx *f = *state;
 	struct caps k;
 	Tessera__Capability *cap = cap_of(f, &k, FILE_ID, VRW);
-	struct ios_vlogs_limits lim = { 1, 3, 0, { 0 } };
+	struct ios_vlogs_limits lim = { 1, 3, 0, { 0 }, 0 };
 	struct ios_vlogs_totals tot;
 
 	assert_int_equal(ios_vlogs_create(f->ios.disk, ios_store_dir(f->ios.store), 1, &lim,
@@ -595,13 +595,40 @@ static void test_limits(void **state)
 	assert_true(tot.bytes > 3);
 }
 
+static int said_half(struct fx *f)
+{
+	return ((Tessera__WriteReply *)f->rep)->vlog_half;
+}
+
+/* A write's reply says when its log, or the daemon's logs, pass the
+ * share of a limit that asks the version server for a merge. */
+static void test_half_full(void **state)
+{
+	struct fx *f = *state;
+	struct caps k;
+	Tessera__Capability *cap = cap_of(f, &k, FILE_ID, VRW);
+	/* the daemon's totals: 8 records, half from 4; each log's: 6, half from 3 */
+	struct ios_vlogs_limits lim = { 0, 8, 0, { 6, 0, 0, 0 }, 50 };
+
+	assert_int_equal(ios_vlogs_create(f->ios.disk, ios_store_dir(f->ios.store), 1, &lim,
+					  &f->ios.vlogs), 0);
+	assert_int_equal(vwrite(f, cap, H1, T(1, 1), 0, "a"), 0);
+	assert_false(said_half(f));
+	assert_int_equal(vwrite(f, cap, H1, T(1, 2), 0, "b"), 0);
+	assert_false(said_half(f));
+	assert_int_equal(vwrite(f, cap, H1, T(1, 3), 0, "c"), 0);
+	assert_true(said_half(f));  /* H1's log: 3 of 6 */
+	assert_int_equal(vwrite(f, cap, H2, T(1, 4), 0, "d"), 0);
+	assert_true(said_half(f));  /* H2's log holds 1, the daemon's 4 of 8 */
+}
+
 /* A byte limit over the daemon's logs. */
 static void test_byte_limit(void **state)
 {
 	struct fx *f = *state;
 	struct caps k;
 	Tessera__Capability *cap = cap_of(f, &k, FILE_ID, VRW);
-	struct ios_vlogs_limits lim = { 0, 0, 4096, { 0 } };
+	struct ios_vlogs_limits lim = { 0, 0, 4096, { 0 }, 0 };
 	char big[3000];
 
 	memset(big, 'z', sizeof(big) - 1);
@@ -668,6 +695,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_merge, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_byte_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_half_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_and_remove, setup, teardown),
 	};
 
