@@ -199,48 +199,47 @@ int mds_vmerge_create(const struct tp_config *cfg, struct mds_store *store,
 		      struct mds_vmerger **out, char *err, size_t errlen)
 {
 	struct mds_vmerger *m = calloc(1, sizeof(*m));
-	char why[256];
-	int rc;
+	char why[256] = "out of memory";
+	int rc = -ENOMEM;
 
 	*out = NULL;
-	if (!m || !(m->flight = calloc(cfg->n_ios ? cfg->n_ios : 1, sizeof(*m->flight))) ||
-	    !(m->active = calloc(cfg->vmerge_files, sizeof(*m->active))) ||
-	    !(m->walk = calloc(cfg->vmerge_files, sizeof(*m->walk)))) {
-		mds_vmerge_destroy(m);
-		snprintf(err, errlen, "merger: out of memory");
-		return -ENOMEM;
+	if (m && (m->flight = calloc(cfg->n_ios ? cfg->n_ios : 1, sizeof(*m->flight))) &&
+	    (m->active = calloc(cfg->vmerge_files, sizeof(*m->active))) &&
+	    (m->walk = calloc(cfg->vmerge_files, sizeof(*m->walk)))) {
+		m->cfg = cfg;
+		m->store = store;
+		m->vs = vs;
+		m->key = key;
+		m->rule.idle_ns = (uint64_t)cfg->vmerge_idle_ms * 1000000u;
+		m->rule.commits = cfg->vmerge_commits;
+		m->max_active = cfg->vmerge_files;
+		m->scanning = 1; /* files a restart left with unmerged commits */
+		rc = mds_peers_create(cfg, "merger", &vm_ops, m, &m->peers, why, sizeof(why));
 	}
-	m->cfg = cfg;
-	m->store = store;
-	m->vs = vs;
-	m->key = key;
-	m->rule.idle_ns = (uint64_t)cfg->vmerge_idle_ms * 1000000u;
-	m->rule.commits = cfg->vmerge_commits;
-	m->max_active = cfg->vmerge_files;
-	m->scanning = 1; /* files a restart left with unmerged commits */
-	if ((rc = mds_peers_create(cfg, "merger", &vm_ops, m, &m->peers, why, sizeof(why)))) {
+	if (!rc)
+		*out = m;
+	else
+		mds_vmerge_destroy(m);
+	if (rc)
 		snprintf(err, errlen, "merger: %s", why);
-		mds_vmerge_destroy(m);
-		return rc;
-	}
-	*out = m;
-	return 0;
+	return rc;
 }
 
+/* Frees the files (those forgotten mid-round are in `active` alone). */
 void mds_vmerge_destroy(struct mds_vmerger *m)
 {
-	if (!m)
-		return;
-	mds_peers_destroy(m->peers);
-	for (uint32_t i = 0; i < m->nactive; i++)
-		if (m->active[i]->gone)
-			free(m->active[i]);
-	for (uint32_t i = 0; i < m->nfiles; i++)
-		free(m->files[i]);
-	free(m->files);
-	free(m->active);
-	free(m->walk);
-	free(m->flight);
+	if (m) {
+		for (uint32_t i = 0; i < m->nactive; i++)
+			if (m->active[i]->gone)
+				free(m->active[i]);
+		for (uint32_t i = 0; i < m->nfiles; i++)
+			free(m->files[i]);
+		mds_peers_destroy(m->peers);
+		free(m->files);
+		free(m->active);
+		free(m->walk);
+		free(m->flight);
+	}
 	free(m);
 }
 

@@ -69,13 +69,16 @@ static struct tessera_version_state wait_unmerged(tessera_fs *fs, tessera_file *
 	return st;
 }
 
-static void write_wide(tessera_fs *fs, tessera_file *f, char fill)
+/* Versions from..to-1 of the file's first WIDE bytes: version i filled
+ * with 'a' + i. */
+static void writes_wide(tessera_file *f, int from, int to)
 {
 	char buf[WIDE];
 
-	memset(buf, fill, sizeof(buf));
-	assert_int_equal(tessera_pwrite(f, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
-	(void)fs;
+	for (int i = from; i < to; i++) {
+		memset(buf, 'a' + i, sizeof(buf));
+		assert_int_equal(tessera_pwrite(f, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	}
 }
 
 static void reads_wide(tessera_file *f, char fill)
@@ -98,6 +101,19 @@ static void logs_merged(tessera_fs *fs, tessera_file *f)
 		assert_int_equal(logs[i].committed, 0);
 }
 
+/* Wait (up to secs) until the n versions writes_wide made are merged on
+ * every object; they read back as the last; close. */
+static void all_merged(tessera_fs *fs, tessera_file *f, int n, double secs)
+{
+	struct tessera_version_state st = wait_unmerged(fs, f, 0, secs);
+
+	assert_int_equal(st.unmerged, 0);
+	assert_int_equal(st.merged, n);
+	logs_merged(fs, f);
+	reads_wide(f, (char)('a' + n - 1));
+	CHECK(fs, tessera_close(f));
+}
+
 static int setup_idle(void **state)
 {
 	return cluster_setup_conf(state, CLUSTER_TCP, "vmerge_idle_ms = 500\n");
@@ -109,22 +125,14 @@ static void test_idle(void **state)
 {
 	struct cluster *c = *state;
 	tessera_file *f = open_versioned(c->fs, "/idle");
-	struct tessera_version_state st;
 	double t0;
 
-	for (int i = 0; i < 10; i++)
-		write_wide(c->fs, f, (char)('a' + i));
-	st = state_of(c->fs, f);
-	assert_int_equal(st.newest, 10);
+	writes_wide(f, 0, 10);
+	assert_int_equal(state_of(c->fs, f).newest, 10);
 	t0 = now_s();
-	st = wait_unmerged(c->fs, f, 0, 10);
-	print_message("merged by the version server %.2f s after the last commit\n",
+	all_merged(c->fs, f, 10, 10);
+	print_message("merged by the version server within %.2f s of the last commit\n",
 		      now_s() - t0);
-	assert_int_equal(st.unmerged, 0);
-	assert_int_equal(st.merged, 10);
-	logs_merged(c->fs, f);
-	reads_wide(f, 'j');
-	CHECK(c->fs, tessera_close(f));
 }
 
 /* A read in progress stops the merge below its version: a second client
@@ -138,12 +146,10 @@ static void test_read_in_progress(void **state)
 	tessera_file *f = open_versioned(c->fs, "/pinned"), *r;
 	struct tessera_version_state st;
 
-	for (int i = 0; i < 5; i++)
-		write_wide(c->fs, f, (char)('a' + i));
+	writes_wide(f, 0, 5);
 	CHECK(other, tessera_open(other, "/pinned", O_RDONLY, 0, NULL, &r));
 	reads_wide(r, 'e');
-	for (int i = 5; i < 10; i++)
-		write_wide(c->fs, f, (char)('a' + i));
+	writes_wide(f, 5, 10);
 	st = wait_unmerged(c->fs, f, 5, 10);
 	usleep(1500 * 1000); /* three idle times more: nothing past the read */
 	st = state_of(c->fs, f);
@@ -151,11 +157,7 @@ static void test_read_in_progress(void **state)
 	assert_int_equal(st.merged, 5);
 	assert_int_equal(st.unmerged, 5);
 	CHECK(other, tessera_close(r));
-	st = wait_unmerged(c->fs, f, 0, 10);
-	assert_int_equal(st.unmerged, 0);
-	assert_int_equal(st.merged, 10);
-	reads_wide(f, 'j');
-	CHECK(c->fs, tessera_close(f));
+	all_merged(c->fs, f, 10, 10);
 	tessera_disconnect(other);
 }
 
@@ -168,20 +170,14 @@ static void test_ios_restarted(void **state)
 	tessera_file *f = open_versioned(c->fs, "/restarted");
 	struct tessera_version_state st;
 
-	for (int i = 0; i < 6; i++)
-		write_wide(c->fs, f, (char)('a' + i));
+	writes_wide(f, 0, 6);
 	kill(c->ios[1], SIGSTOP);
 	usleep(1500 * 1000); /* the idle time passed: the merge is under way */
 	st = state_of(c->fs, f);
 	assert_int_equal(st.unmerged, 6); /* storage daemon 1 holds them all */
 	cluster_stop_pid(c->ios[1], SIGKILL);
 	c->ios[1] = cluster_spawn(c, "tessera-ios", "ios1", 1);
-	st = wait_unmerged(c->fs, f, 0, 30);
-	assert_int_equal(st.unmerged, 0);
-	assert_int_equal(st.merged, 6);
-	logs_merged(c->fs, f);
-	reads_wide(f, 'f');
-	CHECK(c->fs, tessera_close(f));
+	all_merged(c->fs, f, 6, 30);
 }
 
 /* The version server killed (SIGKILL) with unmerged commits and started
@@ -191,17 +187,11 @@ static void test_mds_restarted(void **state)
 {
 	struct cluster *c = *state;
 	tessera_file *f = open_versioned(c->fs, "/mds-restarted");
-	struct tessera_version_state st;
 
-	for (int i = 0; i < 4; i++)
-		write_wide(c->fs, f, (char)('a' + i));
+	writes_wide(f, 0, 4);
 	cluster_stop_pid(c->mds, SIGKILL);
 	c->mds = cluster_spawn(c, "tessera-mds", "mds", 0);
-	st = wait_unmerged(c->fs, f, 0, 10);
-	assert_int_equal(st.unmerged, 0);
-	assert_int_equal(st.merged, 4);
-	reads_wide(f, 'd');
-	CHECK(c->fs, tessera_close(f));
+	all_merged(c->fs, f, 4, 10);
 }
 
 static int setup_commits(void **state)
@@ -300,16 +290,18 @@ static void test_log_half(void **state)
 
 int main(void)
 {
+	/* each test with the config it needs: a short idle time, or a long
+	 * one and a low threshold */
+#define T_(fn, conf) cmocka_unit_test_setup_teardown(fn, conf, cluster_teardown)
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_idle, setup_idle, cluster_teardown),
-		cmocka_unit_test_setup_teardown(test_read_in_progress, setup_idle,
-						cluster_teardown),
-		cmocka_unit_test_setup_teardown(test_ios_restarted, setup_idle, cluster_teardown),
-		cmocka_unit_test_setup_teardown(test_mds_restarted, setup_idle, cluster_teardown),
-		cmocka_unit_test_setup_teardown(test_commit_threshold, setup_commits,
-						cluster_teardown),
-		cmocka_unit_test_setup_teardown(test_log_half, setup_log_half, cluster_teardown),
+		T_(test_idle, setup_idle),
+		T_(test_read_in_progress, setup_idle),
+		T_(test_ios_restarted, setup_idle),
+		T_(test_mds_restarted, setup_idle),
+		T_(test_commit_threshold, setup_commits),
+		T_(test_log_half, setup_log_half),
 	};
+#undef T_
 
 	signal(SIGPIPE, SIG_IGN);
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,44 +19,47 @@
 static const struct cap_key KEY = { { 9, 8, 7, 6 } };
 static const struct mds_vmerge_rule RULE = { 10000 * MS, 2048 };
 
-static enum mds_vmerge_why due(uint32_t unmerged, uint64_t last_ms, int half, uint64_t wait_ms,
-			       uint64_t now_ms)
-{
-	struct mds_vmerge_seen s = { unmerged, last_ms * MS, half, wait_ms * MS };
+/* One case of the rule: what the merger knows (times in ms) and the
+ * answer wanted. */
+struct due_case {
+	uint32_t unmerged;
+	uint64_t last_ms;
+	int half;
+	uint64_t wait_ms;
+	uint64_t now_ms;
+	enum mds_vmerge_why want;
+};
 
-	return mds_vmerge_due(&RULE, &s, now_ms * MS);
-}
+#define NOT MDS_VMERGE_NOT_DUE
+#define IDLE MDS_VMERGE_IDLE
 
-/* Nothing unmerged is never due; idle from 10 s after the last commit. */
-static void test_idle(void **state)
-{
-	(void)state;
-	assert_int_equal(due(0, 0, 0, 0, 999999), MDS_VMERGE_NOT_DUE);
-	assert_int_equal(due(0, 0, 1, 0, 999999), MDS_VMERGE_NOT_DUE);
-	assert_int_equal(due(5, 1000, 0, 0, 10999), MDS_VMERGE_NOT_DUE);
-	assert_int_equal(due(5, 1000, 0, 0, 11000), MDS_VMERGE_IDLE);
-	/* a clock before the last commit (a note from another tick): not idle */
-	assert_int_equal(due(5, 20000, 0, 0, 1000), MDS_VMERGE_NOT_DUE);
-}
+/* Two cases a line, each the one before it changed where the rule turns. */
+static const struct due_case CASES[] = {
+	/* nothing unmerged: never due, a half-full log or not */
+	{ 0, 0, 0, 0, 999999, NOT },          { 0, 0, 1, 0, 999999, NOT },
+	/* the idle time from the last commit (a clock before it: not idle) */
+	{ 5, 1000, 0, 0, 10999, NOT },        { 5, 1000, 0, 0, 11000, IDLE },
+	{ 5, 20000, 0, 0, 1000, NOT },
+	/* at once: the commit threshold, a half-full log */
+	{ 2047, 1000, 0, 0, 1001, NOT },      { 2048, 1000, 0, 0, 1001, MDS_VMERGE_COMMITS },
+	{ 1, 1000, 1, 0, 1001, MDS_VMERGE_LOG_HALF },
+	/* nothing before the wait after a failed or held round is over */
+	{ 4096, 0, 1, 5000, 4999, NOT },      { 4096, 0, 1, 5000, 5000, MDS_VMERGE_LOG_HALF },
+	{ 3, 0, 0, 20000, 19999, NOT },       { 3, 0, 0, 20000, 20000, IDLE },
+};
 
-/* The commit threshold and a half-full log make a file due at once. */
-static void test_thresholds(void **state)
-{
-	(void)state;
-	assert_int_equal(due(2047, 1000, 0, 0, 1001), MDS_VMERGE_NOT_DUE);
-	assert_int_equal(due(2048, 1000, 0, 0, 1001), MDS_VMERGE_COMMITS);
-	assert_int_equal(due(1, 1000, 1, 0, 1001), MDS_VMERGE_LOG_HALF);
-}
-
-/* After a failed round, or one a read kept at the floor, not before the
- * wait is over, whatever else holds. */
-static void test_wait(void **state)
+static void test_due_rule(void **state)
 {
 	(void)state;
-	assert_int_equal(due(4096, 0, 1, 5000, 4999), MDS_VMERGE_NOT_DUE);
-	assert_int_equal(due(4096, 0, 1, 5000, 5000), MDS_VMERGE_LOG_HALF);
-	assert_int_equal(due(3, 0, 0, 20000, 19999), MDS_VMERGE_NOT_DUE);
-	assert_int_equal(due(3, 0, 0, 20000, 20000), MDS_VMERGE_IDLE);
+	for (size_t i = 0; i < sizeof(CASES) / sizeof(CASES[0]); i++) {
+		const struct due_case *k = &CASES[i];
+		struct mds_vmerge_seen s = { k->unmerged, k->last_ms * MS, k->half,
+					     k->wait_ms * MS };
+		enum mds_vmerge_why got = mds_vmerge_due(&RULE, &s, k->now_ms * MS);
+
+		if (got != k->want)
+			fail_msg("case %zu: due says %d, not %d", i, got, k->want);
+	}
 }
 
 /* ---- the scan after a start */
@@ -111,9 +114,7 @@ static void test_scan_unmerged(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_idle),
-		cmocka_unit_test(test_thresholds),
-		cmocka_unit_test(test_wait),
+		cmocka_unit_test(test_due_rule),
 		cmocka_unit_test_setup_teardown(test_scan_unmerged, setup, teardown),
 	};
 
