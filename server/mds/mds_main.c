@@ -37,6 +37,7 @@ struct mds {
 	struct mds_sizes *sizes;   /* sizes of files no one writes (NULL: none) */
 	struct mds_versions *versions; /* the version server's tables (mds_version.h) */
 	struct mds_vmerger *vmerge; /* merges idle and full versioned files (NULL: none) */
+	int vmerge_noted;          /* this turn committed a version: merger's round after it */
 };
 
 /* Who acts: the session's identity, which munged vouched for. Only a
@@ -888,6 +889,7 @@ static void version_commit(const struct vreq *v)
 		rep.vmap = &pc;
 		rep.n_vmap = 1;
 		mds_vmerge_note(v->mds->vmerge, v->f, v->servers, tp_mono_ns(), v->m->log_half);
+		v->mds->vmerge_noted = 1;
 	}
 	version_reply(v, &rep, rc);
 }
@@ -1252,7 +1254,8 @@ static void mds_session_end(void *ctx, uint64_t session)
 
 /* End of a turn that changed the store: one synced write for all its
  * requests, then (the removals being durable now) the purger may start
- * on files removed this turn at once rather than at the next tick. The
+ * on files removed this turn at once rather than at the next tick, and
+ * the merger goes on with its rounds if the turn committed versions. The
  * purger's tick only sends what was noted; it reads no intent from the
  * store unless a slot rescans (mds_purge.c). */
 static int mds_commit(void *ctx)
@@ -1267,6 +1270,13 @@ static int mds_commit(void *ctx)
 	if (mds->purge_noted) {
 		mds->purge_noted = 0;
 		mds_purge_tick(mds->purge, purge_log, mds);
+	}
+	/* While versions are committed, the merger takes its replies and
+	 * starts the next round at each turn rather than each tick: a burst
+	 * gets less far ahead of its merges. */
+	if (mds->vmerge_noted) {
+		mds->vmerge_noted = 0;
+		mds_vmerge_tick(mds->vmerge, purge_log, mds);
 	}
 	return 0;
 }

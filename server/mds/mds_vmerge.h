@@ -23,7 +23,11 @@
  * daemons' uid). At most one merge per file and `vmerge_files` at once;
  * an object whose daemon fails is given up for this round and the file
  * tried again later (its other objects' merges count). Driven by the
- * daemon's tick; never blocks.
+ * daemon's tick and by the end of each loop turn that committed a
+ * version; never blocks. Its MERGED bookkeeping goes through the store
+ * like a request's and is synced with the next turn's group commit; one
+ * a crash loses is merged again, harmlessly (a storage daemon skips
+ * commits at or below its merged version and answers that version).
  */
 #ifndef TESSERA_MDS_VMERGE_H
 #define TESSERA_MDS_VMERGE_H
