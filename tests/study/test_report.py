@@ -97,8 +97,23 @@ def version_verdicts():
     assert "c-nc over datatype 2.50x" in lines[0], lines[0]
 
 
+def version_points():
+    # the average misses the claim, one sparse point makes it: named
+    w = {}
+    for case in ("c-nc", "nc-nc"):
+        for g, f in ((8, 0.5), (4096, 2.5)):
+            for m, v in (("datatype", 1.0), ("datatype-lock", 1.0), ("datatype-version", f)):
+                w[("spacing", case, 4096, g, m)] = {"write": [v, v], "wsync": [v, v]}
+    lines = report._vabove({"w": w}, "spacing")
+    assert "holds at c-nc at spacing 4096 (2.50x" in lines[0], lines
+    assert "spacing 8" not in lines[0], lines
+    w = {k: val for k, val in w.items() if k[3] == 8}
+    assert "at no point" in report._vabove({"w": w}, "spacing")[0]
+
+
 if __name__ == "__main__":
     interval()
     verdicts()
     version_verdicts()
+    version_points()
     print("test_report: ok")
