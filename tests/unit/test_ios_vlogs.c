@@ -714,6 +714,31 @@ static void test_byte_limit(void **state)
 	HAS(f, "IOS_VLOGS_MAX_BYTES");
 }
 
+/* A call whose parts can never fit one object's log: ENOSPC at the part
+ * that passes the limit, saying so and naming the object and daemon;
+ * another that would fit an emptier log: EBUSY. */
+static void test_call_too_large(void **state)
+{
+	struct fx *f = *state;
+	struct caps k;
+	Tessera__Capability *cap = cap_of(f, &k, FILE_ID, VRW);
+	struct ios_vlogs_limits lim = { 0, 0, 0, { .max_bytes = 8192 } };
+	char part[3000];
+
+	memset(part, 'p', sizeof(part) - 1);
+	part[sizeof(part) - 1] = 0;
+	assert_int_equal(ios_vlogs_create(f->ios.disk, ios_store_dir(f->ios.store), 1, &lim,
+					  &f->ios.vlogs), 0);
+	assert_int_equal(vwrite_part(f, cap, H1, T(1, 1), 0, 0, part), 0);
+	assert_int_equal(vwrite_part(f, cap, H1, T(1, 1), 1, 3000, part), 0);
+	assert_int_equal(vwrite_part(f, cap, H1, T(1, 1), 2, 6000, part), -ENOSPC);
+	HAS(f, "can never be one version");
+	HAS(f, "0000000000001001");
+	HAS(f, "storage daemon 1");
+	/* Another call while T(1,1)'s parts fill the log: busy now, not never. */
+	assert_int_equal(vwrite_part(f, cap, H1, T(2, 1), 0, 0, part), -EBUSY);
+}
+
 static int exists(struct fx *f, uint64_t h, const char *suffix)
 {
 	char path[600];
@@ -770,6 +795,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_parts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_byte_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_call_too_large, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_and_remove, setup, teardown),
 	};
 
