@@ -330,6 +330,24 @@ static int renew_id(tessera_file *f, uint64_t t)
 	return cur == id ? new_id(f, id) : 0;
 }
 
+/* A send failed for good: if f still writes under T's ID#, give it up
+ * (ended quietly; the next write takes a new one), so that the next merge
+ * drops what the failed call left uncommitted in the logs (up to a
+ * whole call's share of each object) instead of it waiting for close. */
+static void give_up_id(tessera_file *f, uint64_t t)
+{
+	uint32_t id = (uint32_t)(t >> 32);
+	int mine;
+
+	pthread_mutex_lock(&f->fs->lock);
+	mine = f->vers->ids.id == id;
+	if (mine)
+		f->vers->ids.id = 0;
+	pthread_mutex_unlock(&f->fs->lock);
+	if (mine)
+		id_end(f, id);
+}
+
 static int commit(tessera_file *f, uint64_t t, const uint32_t *slots, size_t n, const char *label)
 {
 	Tessera__VersionRequest m;
@@ -381,8 +399,10 @@ int tc_vers_modify(tessera_file *f, tc_vsend_fn send, void *arg, const char *lab
 			    !(rc = tc_vers_merge(f->fs, &f->layout, tc_cap_get(f), f->path)))
 				continue;
 		}
-		if (rc)
+		if (rc) {
+			give_up_id(f, t);
 			return rc;
+		}
 		rc = n ? commit_or_merge(f, t, slots, n, label) : 0;
 		if (id_lost(rc) && !renewed) {
 			renewed = 1;

@@ -378,7 +378,7 @@ static ssize_t vjob_op(struct ios_vlogs *v, struct ios_vlog *log, struct ios_par
 
 	switch (j->op) {
 	case IOS_VOP_WRITE:
-		rc = ios_vlog_write(log, j->t, p->pieces, p->n, data, p->total);
+		rc = ios_vlog_write(log, j->t, j->part, p->pieces, p->n, data, p->total);
 		return rc ? rc : (ssize_t)p->total;
 	case IOS_VOP_TRUNCATE:
 		return ios_vlog_truncate(log, j->t, p->size);

@@ -95,6 +95,7 @@ struct ios_vjob {
 	struct ios_vlogs *vlogs;
 	enum ios_vop op;
 	uint64_t t;
+	uint32_t part;               /* WRITE: which record of t */
 	uint64_t version;
 	struct ios_vcommit *commits; /* owned */
 	size_t n_commits;
@@ -147,7 +148,7 @@ int ios_vcheck_grant(const struct cap_key *key, const Tessera__Capability *cap,
 struct ios;
 struct srv_req;
 /* A request's version fields (ios_vcheck_fields' version and other; its
- * vmap; GETSIZE: all the handles it names). */
+ * vmap; GETSIZE: all the handles it names; a write's version_part). */
 struct ios_vfields {
 	const Tessera__Capability *cap;
 	uint64_t version;
@@ -156,6 +157,7 @@ struct ios_vfields {
 	size_t n_vmap;
 	const uint64_t *handles; /* NULL: the one handle */
 	size_t n_handles;
+	uint32_t part;           /* a write's part of T (0 on any other request) */
 };
 /* 0: a plain request (serve it as usual); 1: versioned, *out its vjob
  * (op WRITE or READ; commits checked) for the part of `handle`; a
