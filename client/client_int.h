@@ -52,6 +52,9 @@ struct tc_thread {                /* per-thread state (pthread key) */
 	char errmsg[1024];
 	int has_cred;
 	struct tessera_cred cred;
+	/* A versioned write's reply said its log is filling (WriteReply.
+	 * vlog_half): the thread's next commit asks for a merge (vers.c). */
+	int vlog_half;
 };
 
 #define TC_SPARE_FRAMES 16           /* the default window's worth */
@@ -383,13 +386,20 @@ static inline size_t tc_vread_pick(const struct tc_vread *rd, const uint64_t *ha
 {
 	return rd && rd->rep ? tc_vmap_pick(rd->rep->vmap, rd->rep->n_vmap, handles, nh, out) : 0;
 }
-/* A modify: send(arg, T, slots, &n) writes its records under T and lists
- * the slots written; then T is committed. A full log (EBUSY) is merged
- * and the modify sent again under a new ID#, once; a commit the version
+/* A modify: send(arg, T, slots, &n) writes its records under T (every
+ * request of the call, as parts of T: the call is one version) and lists
+ * the slots written; then T is committed once. A full log (EBUSY) is
+ * merged and the whole modify sent again under a new ID#, once (send
+ * starts from the call's beginning each time); a commit the version
  * server refuses for a lost ID# (ESTALE, EPERM) is sent again under a new
- * one, once. 0, or a negative errno with the message set. */
+ * one, once. A send that fails otherwise gives its ID# up, so that the
+ * next merge drops its records. 0, or a negative errno with the message
+ * set. */
 typedef int (*tc_vsend_fn)(void *arg, uint64_t t, uint32_t *slots, size_t *n);
 int tc_vers_modify(tessera_file *f, tc_vsend_fn send, void *arg, const char *label);
+/* After a round (tc_run): note a write reply's vlog_half for the
+ * thread's next commit. */
+void tc_vers_note_replies(tessera_fs *fs, struct tc_req *const *reqs, size_t n);
 /* Merge every object's log (VERSION_MERGE, VLOG MERGE, VERSION_MERGED). */
 int tc_vers_merge(tessera_fs *fs, const struct tessera_layout *l, const Tessera__Capability *cap,
 		  const char *path);

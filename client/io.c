@@ -626,8 +626,9 @@ struct io_op {
 	struct tc_req **reqs;      /* one round's: window entries */
 	size_t window;
 	int short_read;            /* reads: some chunk ended short of its length */
-	/* A versioned file's: the write's T; the read's version and the
-	 * commits to carry, and room to pick those naming one object. */
+	/* A versioned file's: the write's T (chunk i is its part i); the
+	 * read's version and the commits to carry, and room to pick those
+	 * naming one object. */
 	uint64_t vt;
 	const struct tc_vread *rd;
 	Tessera__VersionCommit **pick;
@@ -860,6 +861,7 @@ static struct tc_req *make_write(struct io_op *op, struct io_chunk *c)
 	m.lock_epoch = tc_lock_epoch(op->f, c->slot);
 	m.cap = op->cap;
 	m.version_t = op->vt;
+	m.version_part = op->vt ? (uint32_t)(c - op->chunks) : 0;
 	/* Few enough runs: the provider reads them from the caller's buffer
 	 * (tc_run returns only once it has let go); else gather them. */
 	n_runs = chunk_runs(c, runs, fs->lend_runs);
@@ -1032,47 +1034,33 @@ static ssize_t striped_write(tessera_file *f, const uint8_t *buf, size_t len, ui
 }
 
 /*
- * A versioned file's write. The log of an object takes one record per T,
- * so the plan is cut into groups in which no object appears twice: the
- * first chunk of each object, then the second... (plan() interleaves
- * them so). Each group is one version (tc_vers_modify: records, then the
- * commit). A write that fits one request per object is one group, so
- * atomic; nothing is cut back after a failure, as a record never
- * committed is never seen.
+ * A versioned file's write: one version whatever its size. Every chunk of
+ * the plan goes under one T, chunk i as part i of it (an object's log
+ * takes them as records of T, applied in part order), then one commit
+ * names every slot written (tc_vers_modify). A try that must be made
+ * again (a full log, a lost ID#) sends every chunk again under a new T.
+ * Nothing is cut back after a failure: a record never committed is never
+ * seen.
  */
-struct vgroup {
-	struct io_op *op;
-	size_t first, n;
-};
-
-/* How many chunks from `first` name distinct objects. */
-static size_t group_len(const struct io_op *op, size_t first)
+static int vwrite_send(void *arg, uint64_t t, uint32_t *slots, size_t *n)
 {
-	uint8_t seen[TESSERA_MAX_STRIPE] = { 0 };
-	size_t n = 0;
-
-	while (first + n < op->n && !seen[op->chunks[first + n].slot])
-		seen[op->chunks[first + n++].slot] = 1;
-	return n;
-}
-
-static int vgroup_send(void *arg, uint64_t t, uint32_t *slots, size_t *n)
-{
-	struct vgroup *g = arg;
-	struct io_op *op = g->op;
+	struct io_op *op = arg;
+	uint8_t wrote[TESSERA_MAX_STRIPE] = { 0 };
 
 	op->vt = t;
-	for (size_t i = g->first; i < g->first + g->n; i++) {
+	for (size_t i = 0; i < op->n; i++) {
 		op->chunks[i].done = op->chunks[i].failed = 0;
-		slots[(*n)++] = op->chunks[i].slot;
+		wrote[op->chunks[i].slot] = 1;
 	}
-	return run_range(op, g->first, g->n, make_write, collect_write);
+	for (uint32_t s = 0; s < op->f->layout.count; s++)
+		if (wrote[s])
+			slots[(*n)++] = s;
+	return run_rounds(op, make_write, collect_write);
 }
 
 static ssize_t vstriped_write(tessera_file *f, const uint8_t *buf, size_t len, uint64_t off)
 {
 	struct io_op op;
-	struct vgroup g = { &op, 0, 0 };
 	int rc;
 
 	if (len == 0)
@@ -1080,16 +1068,11 @@ static ssize_t vstriped_write(tessera_file *f, const uint8_t *buf, size_t len, u
 	rc = io_begin(&op, f, (uint8_t *)buf, &len, off, "write");
 	if (rc)
 		return rc;
-	for (g.first = 0; !rc && g.first < op.n; g.first += g.n) {
-		char first[1024];
-
-		g.n = group_len(&op, g.first);
-		rc = tc_vers_modify(f, vgroup_send, &g, op.label);
-		snprintf(first, sizeof(first), "%s", tessera_errmsg(f->fs));
-		if (rc && g.first)
-			rc = tc_fail(f->fs, rc, "%s (its first %zu of %zu requests were committed as "
-				     "earlier versions)", first, g.first, op.n);
-	}
+	if (op.n > UINT32_MAX)
+		rc = tc_fail(f->fs, -EFBIG, "%s: %zu requests, more than the %u parts one version "
+			     "may have", op.label, op.n, UINT32_MAX);
+	else
+		rc = tc_vers_modify(f, vwrite_send, &op, op.label);
 	io_end(&op);
 	return rc ? rc : (ssize_t)len;
 }

@@ -166,14 +166,18 @@ struct nc_call {
 	uint8_t *obj_data[TESSERA_MAX_STRIPE];  /* reads: replies land here */
 	uint8_t *stage;
 	size_t stage_cap;
-	/* A versioned file's: the round's T (writes, one per round: a round
-	 * sends each object one message); the call's read version and room to
-	 * pick the commits naming one object (reads). */
+	/* A versioned file's: the call's T and the round's part of it
+	 * (writes: every round of a call goes under one T, round k being
+	 * part k), and where the call starts (each try under a new T sends it
+	 * all again); the call's read version and room to pick the commits
+	 * naming one object (reads). */
 	uint64_t vt;
+	uint32_t vpart;
+	struct tc_plan_file vfile0;
+	struct nc_mem vmem0;
 	struct tc_vread rd;
 	int vread;
 	Tessera__VersionCommit **pick;
-	uint8_t *vstage;           /* the round's stage, for a versioned resend */
 };
 
 static int writing(const struct nc_call *c)
@@ -225,6 +229,7 @@ static struct tc_req *round_msg(struct nc_call *c, uint32_t k)
 		m.lock_epoch = tc_lock_epoch(c->f, o->slot);
 		m.cap = (Tessera__Capability *)tc_cap_get(c->f);
 		m.version_t = c->vt;
+		m.version_part = c->vpart;
 		m.vmap = c->pick;
 		m.n_vmap = pick_commits(c, handle, &m.read_version);
 		m.n_offsets = m.n_lengths = n;
@@ -242,6 +247,7 @@ static struct tc_req *round_msg(struct nc_call *c, uint32_t k)
 		m.lock_epoch = tc_lock_epoch(c->f, o->slot);
 		m.cap = (Tessera__Capability *)tc_cap_get(c->f);
 		m.version_t = c->vt;
+		m.version_part = c->vpart;
 		m.vmap = c->pick;
 		m.n_vmap = pick_commits(c, handle, &m.read_version);
 		m.strip_size = c->plan.layout.strip_size;
@@ -402,25 +408,8 @@ static void free_round(struct nc_call *c)
 	}
 }
 
-/* A versioned write's round under T (tc_vers_modify's send): its
- * messages (those of an earlier try freed), the slots they write. */
-static int vround_send(void *arg, uint64_t t, uint32_t *slots, size_t *n)
-{
-	struct nc_call *c = arg;
-	const struct tc_plan_round *rd = &c->plan.round;
-
-	for (uint32_t k = 0; k < rd->n_objects; k++) {
-		tc_req_free(c->fs, c->reqs[k]);
-		c->reqs[k] = NULL;
-		slots[(*n)++] = rd->objects[k].slot;
-	}
-	c->vt = t;
-	return run_round(c, c->vstage);
-}
-
-/* A round's messages: a versioned write's round is one version. A
- * versioned read at version 0 (nothing committed yet: an empty file)
- * asks nobody: zeros, as past any file's end. */
+/* A round's messages. A versioned read at version 0 (nothing committed
+ * yet: an empty file) asks nobody: zeros, as past any file's end. */
 static int send_round(struct nc_call *c, uint8_t *stage)
 {
 	if (c->vread && !c->rd.vr) {
@@ -428,10 +417,7 @@ static int send_round(struct nc_call *c, uint8_t *stage)
 			memset(c->obj_data[k], 0, c->plan.round.objects[k].bytes);
 		return 0;
 	}
-	if (!writing(c) || !tc_versioned(c->f))
-		return run_round(c, stage);
-	c->vstage = stage;
-	return tc_vers_modify(c->f, vround_send, c, c->label);
+	return run_round(c, stage);
 }
 
 static int one_round(struct nc_call *c)
@@ -492,6 +478,55 @@ static ssize_t run_call(struct nc_call *c)
 	return rc;
 }
 
+/* The call's rounds from where the plan stands to its end; `wrote`
+ * (NULL: not kept) marks the slots they reach. A versioned write's round
+ * k is part k of its T. */
+static int rounds(struct nc_call *c, uint8_t *wrote)
+{
+	struct tc_plan *p = &c->plan;
+	int rc = 0;
+
+	while (!rc && !tc_plan_done(p)) {
+		rc = tc_plan_next(p);
+		if (rc)
+			rc = tc_fail(c->fs, rc, "%s: planning stream bytes from %llu: %s", c->label,
+				     (unsigned long long)p->round.first, strerror(-rc));
+		else if (p->round.last == p->round.first)
+			rc = tc_fail(c->fs, -EIO, "%s: no progress at stream byte %llu", c->label,
+				     (unsigned long long)p->round.first);
+		else if (wrote && c->vpart == UINT32_MAX)
+			rc = tc_fail(c->fs, -EFBIG, "%s: more than %u rounds, the parts one version "
+				     "may have", c->label, UINT32_MAX);
+		else
+			rc = one_round(c);
+		for (uint32_t k = 0; wrote && k < p->round.n_objects; k++)
+			wrote[p->round.objects[k].slot] = 1;
+		c->vpart += wrote != NULL; /* 0 on any other call's messages */
+		free_round(c);
+	}
+	return rc;
+}
+
+/* A versioned write (tc_vers_modify's send): the whole call under T,
+ * from its start (a try after a full log or a lost ID# sends it all
+ * again under a new T), and the slots it wrote, for the one commit. */
+static int vcall_send(void *arg, uint64_t t, uint32_t *slots, size_t *n)
+{
+	struct nc_call *c = arg;
+	uint8_t wrote[TESSERA_MAX_STRIPE] = { 0 };
+	int rc;
+
+	c->plan.file = c->vfile0;
+	c->mem = c->vmem0;
+	c->vt = t;
+	c->vpart = 0;
+	rc = rounds(c, wrote);
+	for (uint32_t s = 0; s < c->f->layout.count; s++)
+		if (wrote[s])
+			slots[(*n)++] = s;
+	return rc;
+}
+
 static ssize_t run_call_plain(struct nc_call *c)
 {
 	struct tc_plan *p = &c->plan;
@@ -504,17 +539,13 @@ static ssize_t run_call_plain(struct nc_call *c)
 				  "name each byte once)", c->label, (unsigned long long)at)
 			: tc_fail(c->fs, rc, "%s: checking the file regions for overlap: %s",
 				  c->label, strerror(-rc));
-	while (!rc && !tc_plan_done(p)) {
-		rc = tc_plan_next(p);
-		if (rc)
-			rc = tc_fail(c->fs, rc, "%s: planning stream bytes from %llu: %s", c->label,
-				     (unsigned long long)p->round.first, strerror(-rc));
-		else if (p->round.last == p->round.first)
-			rc = tc_fail(c->fs, -EIO, "%s: no progress at stream byte %llu", c->label,
-				     (unsigned long long)p->round.first);
-		else
-			rc = one_round(c);
-		free_round(c);
+	if (writing(c) && tc_versioned(c->f)) {
+		/* one version, whatever the number of rounds */
+		c->vfile0 = p->file;
+		c->vmem0 = c->mem;
+		rc = tc_vers_modify(c->f, vcall_send, c, c->label);
+	} else {
+		rc = rounds(c, NULL);
 	}
 	free(c->stage);
 	return rc ? rc : (ssize_t)(p->end - c->first);

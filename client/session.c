@@ -508,6 +508,7 @@ int tc_run(tessera_fs *fs, struct tc_req **reqs, size_t n)
 	ensure_sessions(fs, reqs, n);
 	t = tp_mono_ns();
 	rc = tc_engine_run(fs, reqs, n, maybe_probe);
+	tc_vers_note_replies(fs, reqs, n);
 	tc_trace_request(fs, reqs, n, t);
 	tc_health_notify(fs);
 	prober_kick(fs);

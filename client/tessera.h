@@ -616,10 +616,12 @@ int tessera_set_dir_layout_kind(tessera_fs *fs, const char *path, uint64_t strip
  * read sees, per byte, the newest version committed before it began:
  * never part of a call, whatever other writers do at the same time, and
  * without locks. Calls as for any file; what differs:
- *  - A call is one version when each object's share fits in one request
- *    (max_io bytes of a contiguous write per object; one round of a list
- *    or datatype write): larger calls become several versions, committed
- *    in order, and a concurrent read may see a prefix of them.
+ *  - A call is one version whatever its size: its requests (max_io
+ *    bytes, one round of regions per object each) are parts of one
+ *    temporary version, committed once after the last. What bounds it is
+ *    an object's log: a call whose share of one object exceeds 256 MiB,
+ *    4096 requests or 256 Ki regions can never be one version there and
+ *    fails with -ENOSPC (nothing of it visible).
  *  - tessera_fsync and tessera_close merge the logs into the objects;
  *    a full log (-EBUSY from a daemon) is merged and the call retried once.
  *  - tessera_append: -EOPNOTSUPP (use pwrite at offsets of your own);

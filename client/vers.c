@@ -251,6 +251,38 @@ int tc_vers_file_size(tessera_fs *fs, const struct tessera_layout *layout,
 	return rc;
 }
 
+/* ------------------------------------------------- merge triggers */
+
+/* Merges without the client: the version server merges a file whose
+ * commits stopped for vmerge_idle_ms or pile up, and one whose commit says
+ * a storage daemon's log is filling (its write reply's vlog_half, passed
+ * on in the next commit of the thread that wrote). The writer never
+ * merges because of it: the write keeps its latency. */
+
+void tc_vers_note_replies(tessera_fs *fs, struct tc_req *const *reqs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct tc_req *r = reqs[i];
+		int write = r && (r->opcode == TP_OP_WRITE || r->opcode == TP_OP_LIST_WRITE ||
+				  r->opcode == TP_OP_DTYPE_WRITE);
+
+		if (write && r->replied && !r->status && r->reply &&
+		    ((const Tessera__WriteReply *)r->reply)->vlog_half) {
+			tc_thread(fs)->vlog_half = 1;
+			return;
+		}
+	}
+}
+
+static int take_log_half(tessera_fs *fs)
+{
+	struct tc_thread *th = tc_thread(fs);
+	int half = th->vlog_half;
+
+	th->vlog_half = 0;
+	return half;
+}
+
 /* ------------------------------------------------------------- writes */
 
 /* A new ID# for f (the first write, IO# ran out, or the old one is
@@ -313,6 +345,24 @@ static int renew_id(tessera_file *f, uint64_t t)
 	return cur == id ? new_id(f, id) : 0;
 }
 
+/* A send failed for good: if f still writes under T's ID#, give it up
+ * (ended quietly; the next write takes a new one), so that the next merge
+ * drops what the failed call left uncommitted in the logs (up to a
+ * whole call's share of each object) instead of it waiting for close. */
+static void give_up_id(tessera_file *f, uint64_t t)
+{
+	uint32_t id = (uint32_t)(t >> 32);
+	int mine;
+
+	pthread_mutex_lock(&f->fs->lock);
+	mine = f->vers->ids.id == id;
+	if (mine)
+		f->vers->ids.id = 0;
+	pthread_mutex_unlock(&f->fs->lock);
+	if (mine)
+		id_end(f, id);
+}
+
 static int commit(tessera_file *f, uint64_t t, const uint32_t *slots, size_t n, const char *label)
 {
 	Tessera__VersionRequest m;
@@ -320,6 +370,7 @@ static int commit(tessera_file *f, uint64_t t, const uint32_t *slots, size_t n, 
 
 	vreq_init(&m, tc_cap_get(f), TESSERA__VERSION_OP__VERSION_COMMIT);
 	m.ids = job_block(f, t, &b);
+	m.log_half = take_log_half(f->fs);
 	m.t = t;
 	m.slots = (uint32_t *)slots;
 	m.n_slots = n;
@@ -365,8 +416,10 @@ int tc_vers_modify(tessera_file *f, tc_vsend_fn send, void *arg, const char *lab
 			    !(rc = tc_vers_merge(f->fs, &f->layout, tc_cap_get(f), f->path)))
 				continue;
 		}
-		if (rc)
+		if (rc) {
+			give_up_id(f, t);
 			return rc;
+		}
 		rc = n ? commit_or_merge(f, t, slots, n, label) : 0;
 		if (id_lost(rc) && !renewed) {
 			renewed = 1;

@@ -163,6 +163,21 @@
 	  "written back); 0 joins only touching pieces. At most `sieve_span`")     \
 	X("sieve_span", sieve_span, SIZE32, DEF("4M"), 0, 64u << 20, "bytes",      \
 	  "storage daemons: the most bytes one such span covers (gaps included; "  \
-	  "a longer piece moves by itself); 0 moves every piece by itself")
+	  "a longer piece moves by itself); 0 moves every piece by itself")      \
+	X("vmerge_idle_ms", vmerge_idle_ms, U32, DEF("10000"), 10, 24 * 3600 * 1000u, \
+	  "ms", "metadata daemon: a versioned file with unmerged versions and no " \
+	  "commit for this long is merged into its objects (no client need "       \
+	  "sync or close it)")                                                     \
+	X("vmerge_commits", vmerge_commits, U32, DEF("2048"), 1, 4096, "commits", \
+	  "metadata daemon: a versioned file with this many unmerged commits "     \
+	  "is merged at once (half its limit of 4096, which makes writers "       \
+	  "merge before they commit more)")                                        \
+	X("vmerge_log_percent", vmerge_log_percent, U32, DEF("50"), 1, 100, "%",  \
+	  "storage daemons: a versioned write's reply asks for a merge of its "    \
+	  "file once the object's log (or all the daemon's logs) holds this "      \
+	  "share of its record or byte limit")                                     \
+	X("vmerge_files", vmerge_files, U32, DEF("8"), 1, 1024, "files",           \
+	  "metadata daemon: versioned files it merges at once (one merge per "     \
+	  "file at a time, one request in flight per storage daemon)")
 
 #endif /* TESSERA_TP_CONFIG_KEYS_H */

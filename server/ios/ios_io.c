@@ -81,7 +81,7 @@ void ios_do_write(struct ios *ios, struct srv_req *req)
 {
 	Tessera__WriteRequest *w = (Tessera__WriteRequest *)req->msg;
 	uint64_t length = req->frame.hdr.data_len;
-	struct ios_vfields vf = { w->cap, w->version_t, 0, NULL, 0, NULL, 0 };
+	struct ios_vfields vf = { w->cap, w->version_t, 0, NULL, 0, NULL, 0, w->version_part };
 
 	if (ios_refuse_stale_epoch(ios, req, w->lock_epoch, w->handle, "write"))
 		return;
@@ -96,7 +96,7 @@ void ios_do_write(struct ios *ios, struct srv_req *req)
 void ios_do_read(struct ios *ios, struct srv_req *req)
 {
 	Tessera__ReadRequest *r = (Tessera__ReadRequest *)req->msg;
-	struct ios_vfields vf = { r->cap, r->read_version, 0, r->vmap, r->n_vmap, NULL, 0 };
+	struct ios_vfields vf = { r->cap, r->read_version, 0, r->vmap, r->n_vmap, NULL, 0, 0 };
 
 	if (ios_refuse_stale_epoch(ios, req, r->lock_epoch, r->handle, "read"))
 		return;
@@ -142,14 +142,15 @@ void ios_do_list(struct ios *ios, struct srv_req *req)
 	const char *what = op == IOS_JOB_WRITE ? "list write" : "list read";
 	struct ios_piece *pieces;
 	uint64_t total = 0;
-	struct ios_vfields vf = { l->cap, 0, 0, NULL, 0, NULL, 0 };
+	struct ios_vfields vf = { l->cap, 0, 0, NULL, 0, NULL, 0, 0 };
 
 	if (op == IOS_JOB_WRITE) {
 		vf.version = l->version_t;
 		vf.other = l->read_version | l->n_vmap;
+		vf.part = l->version_part;
 	} else {
 		vf.version = l->read_version;
-		vf.other = l->version_t;
+		vf.other = l->version_t | l->version_part;
 		vf.vmap = l->vmap;
 		vf.n_vmap = l->n_vmap;
 	}
@@ -320,7 +321,7 @@ void ios_do_dtype(struct ios *ios, struct srv_req *req)
 	const char *what = op == IOS_JOB_WRITE ? "datatype write" : "datatype read";
 	const struct tdl_dataloop *dl;
 	struct dtype_pieces dp = { 0 };
-	struct ios_vfields vf = { d->cap, 0, 0, NULL, 0, NULL, 0 };
+	struct ios_vfields vf = { d->cap, 0, 0, NULL, 0, NULL, 0, 0 };
 
 	/* A versioned write's pieces are the view unrolled here, exactly as
 	 * ios_vlog_write_dataloop would unroll it (the description cache is
@@ -328,9 +329,10 @@ void ios_do_dtype(struct ios *ios, struct srv_req *req)
 	if (op == IOS_JOB_WRITE) {
 		vf.version = d->version_t;
 		vf.other = d->read_version | d->n_vmap;
+		vf.part = d->version_part;
 	} else {
 		vf.version = d->read_version;
-		vf.other = d->version_t;
+		vf.other = d->version_t | d->version_part;
 		vf.vmap = d->vmap;
 		vf.n_vmap = d->n_vmap;
 	}

@@ -21,7 +21,7 @@ static int versioned_sizes(struct ios *ios, struct srv_req *req, struct ios_work
 {
 	Tessera__HandlesRequest *h = (Tessera__HandlesRequest *)req->msg;
 	struct ios_vfields vf = { h->cap, h->read_version, 0, h->vmap, h->n_vmap, h->handles,
-				  h->n_handles };
+				  h->n_handles, 0 };
 	int rc = 0;
 
 	if (req->frame.hdr.opcode != TP_OP_GETSIZE) {
@@ -98,7 +98,7 @@ static void do_local_open(struct ios *ios, struct srv_req *req)
 static void do_truncate(struct ios *ios, struct srv_req *req)
 {
 	Tessera__TruncateRequest *t = (Tessera__TruncateRequest *)req->msg;
-	struct ios_vfields vf = { t->cap, t->version_t, 0, NULL, 0, NULL, 0 };
+	struct ios_vfields vf = { t->cap, t->version_t, 0, NULL, 0, NULL, 0, 0 };
 	struct ios_vjob *vj = NULL;
 	struct ios_work *w;
 

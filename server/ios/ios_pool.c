@@ -275,6 +275,7 @@ static void reply_written(struct ios *ios, struct srv_req *req, const struct ios
 	rep.written = (uint64_t)p->rc;
 	rep.size_before = p->size;
 	rep.has_size_before = p->has_size;
+	rep.vlog_half = p->vjob && p->vjob->half; /* the client's commit passes it on */
 	srv_reply(req, &rep.base, NULL, 0);
 }
 

@@ -6,14 +6,22 @@
  * (16 bytes each: object offset, length) and `data_len` bytes, with a
  * CRC32C over all of it. Host byte order: a log never leaves its disk.
  * The first record is always BASE (the merged version and the base
- * object's size as of it); the log is replaced by a fresh BASE (written
- * aside, renamed over) when a merge leaves no live record.
+ * object's size as of it; its `t` is the format, VLOG_FORMAT); the log is
+ * replaced by a fresh BASE (written aside, renamed over) when a merge
+ * leaves no live record.
+ *
+ * Format 2 (parts): a write record carries its part in the header word
+ * format 1 wrote as 0, so a format 1 log reads as one whose every T has
+ * the single part 0; an unknown format fails the open.
  *
  * Invariants kept in memory: recs[] holds the live records (uncommitted,
- * or committed with merged < vm); idx[] holds one entry per piece of each
- * committed write, sorted by offset, pmax[i] the largest piece end among
- * idx[0..i] (so the entries overlapping a range are found by one binary
- * search and a scan that stops at the range's end).
+ * or committed with merged < vm), one per (T, part); the records of one T
+ * are all writes (any number of parts) or one truncate (part 0), and are
+ * uncommitted or committed together; idx[] holds one entry per piece of
+ * each committed write, sorted by offset, pmax[i] the largest piece end
+ * among idx[0..i] (so the entries overlapping a range are found by one
+ * binary search and a scan that stops at the range's end). Where records
+ * overlap, the order is (vm, part, piece): later wins.
  */
 #include "ios_vlog.h"
 
@@ -31,6 +39,7 @@
 
 enum vkind { VK_BASE = 1, VK_WRITE, VK_TRUNC, VK_COMMIT, VK_ABORT, VK_MERGING, VK_MERGED };
 #define VLOG_MAGIC 0x524c5654u /* "TVLR" */
+#define VLOG_FORMAT 2u         /* BASE's t: 1 (written as 0) had no parts */
 #define CHUNK (1u << 20)       /* merge and recovery move data in pieces this big */
 
 struct vhdr {
@@ -40,7 +49,8 @@ struct vhdr {
 	uint64_t count;    /* pieces */
 	uint64_t data_len;
 	uint64_t arg;      /* BASE, MERGED: base size; TRUNC: the size */
-	uint32_t crc, pad; /* crc over the record with crc 0 */
+	uint32_t crc;      /* crc over the record with crc 0 */
+	uint32_t part;     /* WRITE: which record of T (format 1: always 0) */
 };
 _Static_assert(sizeof(struct vhdr) == 64, "a log record header is 64 bytes");
 #define HDR ((uint64_t)sizeof(struct vhdr))
@@ -48,7 +58,9 @@ _Static_assert(sizeof(struct vhdr) == 64, "a log record header is 64 bytes");
 
 struct vrec {
 	uint64_t t, vm; /* vm 0: uncommitted */
+	uint32_t part;  /* within T */
 	uint32_t op;    /* VK_WRITE or VK_TRUNC */
+	uint64_t bytes; /* the record's size in the log */
 	uint64_t arg;   /* TRUNC: the size; WRITE: one past its last byte */
 	uint64_t data_pos;
 	uint32_t n;
@@ -57,7 +69,8 @@ struct vrec {
 
 struct vidx {
 	uint64_t off, len, vm, data_pos;
-	uint32_t seq; /* piece order within the record: later wins */
+	uint32_t part; /* the record's part within its T: later wins */
+	uint32_t seq;  /* piece order within the record: later wins */
 };
 
 struct ios_vlog {
@@ -140,7 +153,6 @@ static int append(struct ios_vlog *log, struct vhdr *h, const struct ios_piece *
 	h->magic = VLOG_MAGIC;
 	h->total = HDR + h->count * PIECE + h->data_len;
 	h->crc = 0;
-	h->pad = 0;
 	uint32_t crc = tp_crc32c(0, h, HDR);
 	crc = tp_crc32c(crc, pieces, h->count * PIECE);
 	h->crc = tp_crc32c(crc, data, h->data_len);
@@ -161,6 +173,7 @@ static int append_ctl(struct ios_vlog *log, enum vkind kind, uint64_t t, uint64_
 
 /* ------------------------------------------------------------ records */
 
+/* A record of T (any part). */
 static int find_rec(const struct ios_vlog *log, uint64_t t)
 {
 	for (uint32_t i = 0; i < log->nrec; i++)
@@ -169,11 +182,66 @@ static int find_rec(const struct ios_vlog *log, uint64_t t)
 	return -1;
 }
 
+/* T's record `part`. */
+static int find_part(const struct ios_vlog *log, uint64_t t, uint32_t part)
+{
+	for (uint32_t i = 0; i < log->nrec; i++)
+		if (log->recs[i].t == t && log->recs[i].part == part)
+			return (int)i;
+	return -1;
+}
+
+/* What the log holds of one T: its records, their pieces and bytes, its
+ * version (0: uncommitted), whether it is a truncate. */
+struct tsum {
+	uint32_t recs;
+	uint64_t pieces, bytes, vm;
+	int trunc;
+};
+
+static struct tsum t_sum(const struct ios_vlog *log, uint64_t t)
+{
+	struct tsum s = { 0 };
+	for (uint32_t i = 0; i < log->nrec; i++) {
+		const struct vrec *r = &log->recs[i];
+		if (r->t != t)
+			continue;
+		s.recs++;
+		s.pieces += r->n;
+		s.bytes += r->bytes;
+		s.vm = r->vm;
+		s.trunc |= r->op == VK_TRUNC;
+	}
+	return s;
+}
+
 static void drop_rec(struct ios_vlog *log, uint32_t i)
 {
 	log->npieces -= log->recs[i].n;
 	free(log->recs[i].pieces);
 	log->recs[i] = log->recs[--log->nrec];
+}
+
+/* Every record of T goes; returns how many. */
+static uint32_t drop_t(struct ios_vlog *log, uint64_t t)
+{
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < log->nrec;)
+		if (log->recs[i].t == t) {
+			drop_rec(log, i); /* the last moved to i: look at i again */
+			k++;
+		} else {
+			i++;
+		}
+	return k;
+}
+
+/* Sets the version of every record of T. */
+static void set_vm(struct ios_vlog *log, uint64_t t, uint64_t vm)
+{
+	for (uint32_t i = 0; i < log->nrec; i++)
+		if (log->recs[i].t == t)
+			log->recs[i].vm = vm;
 }
 
 static int add_rec(struct ios_vlog *log, const struct vrec *r)
@@ -197,6 +265,32 @@ static int cmp_idx(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
+/* Appends record r's pieces to idx at *k. */
+static void idx_put(struct vidx *idx, size_t *k, const struct vrec *r)
+{
+	uint64_t pos = r->data_pos;
+	for (uint32_t j = 0; r->op == VK_WRITE && j < r->n; j++) {
+		idx[(*k)++] = (struct vidx){ r->pieces[j].offset, r->pieces[j].length, r->vm, pos,
+					     r->part, j };
+		pos += r->pieces[j].length;
+	}
+}
+
+/* idx[0..n) (sorted) becomes the index, with its running maximum of
+ * piece ends in pmax (room for n). */
+static void index_install(struct ios_vlog *log, struct vidx *idx, uint64_t *pmax, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t e = idx[i].off + idx[i].len;
+		pmax[i] = i && pmax[i - 1] > e ? pmax[i - 1] : e;
+	}
+	free(log->idx);
+	free(log->pmax);
+	log->idx = idx;
+	log->pmax = pmax;
+	log->nidx = n;
+}
+
 /* Rebuilds the index from the committed writes. */
 static int rebuild_index(struct ios_vlog *log)
 {
@@ -213,61 +307,41 @@ static int rebuild_index(struct ios_vlog *log)
 		return fail(log, -ENOMEM, "no memory for an index of %zu pieces", n);
 	}
 	size_t k = 0;
-	for (uint32_t i = 0; i < log->nrec; i++) {
-		const struct vrec *r = &log->recs[i];
-		uint64_t pos = r->data_pos;
-		for (uint32_t j = 0; r->vm && r->op == VK_WRITE && j < r->n; j++) {
-			idx[k++] = (struct vidx){ r->pieces[j].offset, r->pieces[j].length, r->vm,
-						  pos, j };
-			pos += r->pieces[j].length;
-		}
-	}
+	for (uint32_t i = 0; i < log->nrec; i++)
+		if (log->recs[i].vm)
+			idx_put(idx, &k, &log->recs[i]);
 	qsort(idx, n, sizeof(*idx), cmp_idx);
-	for (size_t i = 0; i < n; i++) {
-		uint64_t e = idx[i].off + idx[i].len;
-		pmax[i] = i && pmax[i - 1] > e ? pmax[i - 1] : e;
-	}
-	free(log->idx);
-	free(log->pmax);
-	log->idx = idx;
-	log->pmax = pmax;
-	log->nidx = n;
+	index_install(log, idx, pmax, n);
 	return 0;
 }
 
-/* Adds committed write r to the index: its pieces sorted, then merged
- * with the index in one pass (O(n + k log k), where a rebuild sorts all). */
-static int index_add(struct ios_vlog *log, const struct vrec *r)
+/* Adds the committed writes of T (all its parts) to the index: their
+ * pieces sorted, then merged with the index in one pass (O(n + k log k),
+ * where a rebuild sorts all). */
+static int index_add(struct ios_vlog *log, uint64_t t)
 {
-	size_t n = log->nidx, k = r->op == VK_WRITE ? r->n : 0, i = 0, j = 0, o = 0;
+	struct tsum ts = t_sum(log, t);
+	size_t n = log->nidx, k = ts.trunc ? 0 : ts.pieces, i = 0, j = 0, o = 0;
 	if (!k)
 		return 0;
 	struct vidx *add = malloc(k * sizeof(*add)), *idx = malloc((n + k) * sizeof(*idx));
-	uint64_t *pmax = malloc((n + k) * sizeof(*pmax)), pos = r->data_pos;
+	uint64_t *pmax = malloc((n + k) * sizeof(*pmax));
 	if (!add || !idx || !pmax) {
 		free(add);
 		free(idx);
 		free(pmax);
 		return rebuild_index(log); /* says -ENOMEM and marks the log */
 	}
-	for (uint32_t q = 0; q < k; q++) {
-		add[q] = (struct vidx){ r->pieces[q].offset, r->pieces[q].length, r->vm, pos, q };
-		pos += r->pieces[q].length;
-	}
+	size_t q = 0;
+	for (uint32_t r = 0; r < log->nrec; r++)
+		if (log->recs[r].t == t)
+			idx_put(add, &q, &log->recs[r]);
 	qsort(add, k, sizeof(*add), cmp_idx);
 	while (i < n || j < k)
 		idx[o++] = j == k || (i < n && log->idx[i].off <= add[j].off) ? log->idx[i++]
 									 : add[j++];
-	for (o = 0; o < n + k; o++) {
-		uint64_t e = idx[o].off + idx[o].len;
-		pmax[o] = o && pmax[o - 1] > e ? pmax[o - 1] : e;
-	}
 	free(add);
-	free(log->idx);
-	free(log->pmax);
-	log->idx = idx;
-	log->pmax = pmax;
-	log->nidx = n + k;
+	index_install(log, idx, pmax, n + k);
 	return 0;
 }
 
@@ -305,7 +379,7 @@ static uint32_t max_or(uint32_t v, uint32_t dflt)
 
 static int write_base(struct ios_vlog *log)
 {
-	return append_ctl(log, VK_BASE, 0, log->merged, log->base_size);
+	return append_ctl(log, VK_BASE, VLOG_FORMAT, log->merged, log->base_size);
 }
 
 /* A fresh log holding only BASE, written aside and renamed over the old
@@ -350,16 +424,39 @@ struct scan {
 	uint64_t pending_merge; /* a MERGING without its MERGED */
 };
 
+/* Whether T may take a new record `part` of this kind: a write joins T's
+ * uncommitted writes (a part it does not hold yet), a truncate is a T of
+ * its own (part 0). */
+static int t_accepts(struct ios_vlog *log, uint32_t kind, uint64_t t, uint32_t part,
+		     const struct tsum *ts)
+{
+	if (t == 0)
+		return fail(log, -EINVAL, "T 0");
+	if (kind == VK_TRUNC && (ts->recs || part))
+		return fail(log, -EINVAL, "truncate under T %llx part %u: T in use, or a part",
+			    (unsigned long long)t, part);
+	if (ts->recs && (ts->vm || ts->trunc))
+		return fail(log, -EINVAL, "part %u of T %llx: T is %s", part, (unsigned long long)t,
+			    ts->vm ? "committed already" : "a truncate");
+	if (find_part(log, t, part) >= 0)
+		return fail(log, -EINVAL, "T %llx part %u is in the log already",
+			    (unsigned long long)t, part);
+	return 0;
+}
+
 static int apply_write(struct ios_vlog *log, const struct vhdr *h, struct ios_piece *pieces,
 		       uint64_t pos)
 {
-	struct vrec r = { .t = h->t, .op = h->kind, .arg = h->arg, .n = (uint32_t)h->count,
-			  .pieces = pieces, .data_pos = pos + HDR + h->count * PIECE };
+	struct vrec r = { .t = h->t, .part = h->part, .op = h->kind, .bytes = h->total,
+			  .arg = h->arg, .n = (uint32_t)h->count, .pieces = pieces,
+			  .data_pos = pos + HDR + h->count * PIECE };
+	struct tsum ts = t_sum(log, h->t);
 	uint64_t end;
-	if (h->t == 0 || find_rec(log, h->t) >= 0)
-		return fail(log, -EINVAL, "T %llx is 0 or in use", (unsigned long long)h->t);
+	int rc = t_accepts(log, h->kind, h->t, h->part, &ts);
+	if (rc)
+		return rc;
 	if (h->kind == VK_WRITE) {
-		int rc = check_pieces(log, pieces, h->count, h->data_len, &end);
+		rc = check_pieces(log, pieces, h->count, h->data_len, &end);
 		if (rc)
 			return rc;
 		r.arg = end;
@@ -384,9 +481,9 @@ static int commit_rec(struct ios_vlog *log, uint64_t t, uint64_t vm)
 			    (unsigned long long)vm, (unsigned long long)log->merged);
 	for (uint32_t k = 0; k < log->nrec; k++)
 		if (log->recs[k].vm == vm)
-			return fail(log, -EEXIST, "version %llu names another record",
+			return fail(log, -EEXIST, "version %llu names another T",
 				    (unsigned long long)vm);
-	log->recs[i].vm = vm;
+	set_vm(log, t, vm); /* every part of T at once */
 	return 0;
 }
 
@@ -422,8 +519,19 @@ static int replay_abort(struct ios_vlog *log, const struct vhdr *h)
 	int i = find_rec(log, h->t);
 	if (i < 0 || log->recs[i].vm)
 		return fail(log, -EINVAL, "abort of T %llx, not uncommitted", (unsigned long long)h->t);
-	drop_rec(log, (uint32_t)i);
+	drop_t(log, h->t);
 	return 0;
+}
+
+static int replay_base(struct ios_vlog *log, const struct vhdr *h)
+{
+	/* t: the format (format 1 wrote 0) */
+	if (h->t > VLOG_FORMAT)
+		return fail(log, -EINVAL, "log format %llu: this daemon reads formats 1 to %u",
+			    (unsigned long long)h->t, VLOG_FORMAT);
+	if (h->arg > INT64_MAX)
+		return fail(log, -EINVAL, "base size past 2^63");
+	return drop_merged(log, h->vm, h->arg);
 }
 
 /* Applies one recovered record to the in-memory state. */
@@ -431,13 +539,12 @@ static int replay(struct ios_vlog *log, struct scan *s, const struct vhdr *h,
 		  struct ios_piece *pieces)
 {
 	int rc;
-	if ((h->kind == VK_BASE) != (s->pos == 0) || (h->kind > VK_TRUNC && (h->count || h->data_len)))
+	if ((h->kind == VK_BASE) != (s->pos == 0) ||
+	    (h->kind != VK_WRITE && h->part) || (h->kind > VK_TRUNC && (h->count || h->data_len)))
 		return fail(log, -EINVAL, "record kind %u out of place", h->kind);
 	switch (h->kind) {
 	case VK_BASE:
-		if (h->arg > INT64_MAX)
-			return fail(log, -EINVAL, "base size past 2^63");
-		return drop_merged(log, h->vm, h->arg);
+		return replay_base(log, h);
 	case VK_WRITE:
 	case VK_TRUNC:
 		return apply_write(log, h, pieces, s->pos);
@@ -609,15 +716,38 @@ static int usable(struct ios_vlog *log)
 			   : 0;
 }
 
-/* Room for a record of n pieces and len bytes: each live record keeps
- * room for its commit or abort, and two more for a merge. */
-static int room(struct ios_vlog *log, uint64_t n, uint64_t len)
+/* Whether T's records with this one (n pieces, len bytes) could ever be
+ * live together: -ENOSPC if not (a call too large to be one version
+ * here, however empty the log). */
+static int room_for_t(struct ios_vlog *log, uint64_t t, const struct tsum *ts, uint64_t n,
+		      uint64_t len)
+{
+	/* (no overflow: each term is bounded by max_bytes or the log's size) */
+	uint64_t recs = ts->recs + 1ull, pieces = ts->pieces + n;
+	uint64_t bytes = ts->bytes + HDR + n * PIECE + len + HDR * (recs + 3) + HDR;
+	if (recs <= log->lim.max_records && pieces <= log->lim.max_live_pieces &&
+	    bytes <= log->lim.max_bytes)
+		return 0;
+	return fail(log, -ENOSPC, "T %llx with this part: %llu records, %llu pieces, %llu log "
+		    "bytes, past the log's limits (%u records, %u pieces, %llu bytes): a call "
+		    "this large can never be one version of this object",
+		    (unsigned long long)t, (unsigned long long)recs, (unsigned long long)pieces,
+		    (unsigned long long)bytes, log->lim.max_records, log->lim.max_live_pieces,
+		    (unsigned long long)log->lim.max_bytes);
+}
+
+/* Room for a record of n pieces and len bytes under T: each live record
+ * keeps room for its commit or abort, and two more for a merge. */
+static int room(struct ios_vlog *log, uint64_t t, const struct tsum *ts, uint64_t n, uint64_t len)
 {
 	uint64_t lim = log->lim.max_bytes, fixed = 5 * HDR; /* BASE, this, 3 control */
 	if (n > log->lim.max_pieces || n > log->lim.max_live_pieces || lim < fixed || len > lim - fixed ||
 	    n * PIECE > lim - fixed - len)
 		return fail(log, -ENOSPC, "a record of %llu pieces and %llu bytes passes the limits",
 			    (unsigned long long)n, (unsigned long long)len);
+	int rc = room_for_t(log, t, ts, n, len);
+	if (rc)
+		return rc;
 	uint64_t need = HDR + n * PIECE + len + HDR * ((uint64_t)log->nrec + 3);
 	if (log->nrec >= log->lim.max_records || need > lim || log->end > lim - need ||
 	    log->npieces + n > log->lim.max_live_pieces)
@@ -627,21 +757,38 @@ static int room(struct ios_vlog *log, uint64_t n, uint64_t len)
 	return 0;
 }
 
-static int add_record(struct ios_vlog *log, enum vkind kind, uint64_t t, const struct ios_piece *p,
-		      size_t n, const uint8_t *data, uint64_t len, uint64_t arg)
+/* Record (T, part) is in the log already: a resend of the same record
+ * is done (0; nothing appended, so a late resend never lands after a
+ * later part), another one under its name -EINVAL. */
+static int resent(struct ios_vlog *log, const struct vrec *r, enum vkind kind,
+		  const struct ios_piece *p, size_t n, uint64_t len, uint64_t arg)
 {
-	int rc = usable(log);
+	int same = r->op == kind && r->n == n && r->bytes == HDR + n * PIECE + len &&
+		   (kind == VK_WRITE ? !n || !memcmp(r->pieces, p, n * PIECE) : r->arg == arg);
+	return same ? 0
+		    : fail(log, -EINVAL, "T %llx part %u is in the log already, with other "
+			   "pieces", (unsigned long long)r->t, r->part);
+}
+
+static int add_record(struct ios_vlog *log, enum vkind kind, uint64_t t, uint32_t part,
+		      const struct ios_piece *p, size_t n, const uint8_t *data, uint64_t len,
+		      uint64_t arg)
+{
+	int rc = usable(log), i = find_part(log, t, part);
 	if (rc)
 		return rc;
-	if (t == 0 || find_rec(log, t) >= 0)
-		return fail(log, -EINVAL, "T %llx is 0 or in use", (unsigned long long)t);
-	rc = room(log, n, len);
+	if (t && i >= 0)
+		return resent(log, &log->recs[i], kind, p, n, len, arg);
+	struct tsum ts = t_sum(log, t);
+	rc = t_accepts(log, kind, t, part, &ts);
+	rc = rc ? rc : room(log, t, &ts, n, len);
 	struct ios_piece *copy = rc ? NULL : malloc(n ? n * PIECE : 1);
 	if (rc || !copy)
 		return rc ? rc : -ENOMEM;
 	if (n)
 		memcpy(copy, p, n * PIECE);
-	struct vhdr h = { .kind = kind, .t = t, .count = n, .data_len = len, .arg = arg };
+	struct vhdr h = { .kind = kind, .t = t, .count = n, .data_len = len, .arg = arg,
+			  .part = part };
 	uint64_t pos = log->end;
 	rc = append(log, &h, copy, data);
 	if (rc) {
@@ -658,21 +805,21 @@ static int add_record(struct ios_vlog *log, enum vkind kind, uint64_t t, const s
 	return rc;
 }
 
-int ios_vlog_write(struct ios_vlog *log, uint64_t t, const struct ios_piece *pieces, size_t n,
-		   const uint8_t *data, uint64_t data_len)
+int ios_vlog_write(struct ios_vlog *log, uint64_t t, uint32_t part, const struct ios_piece *pieces,
+		   size_t n, const uint8_t *data, uint64_t data_len)
 {
 	uint64_t end;
 	if (n > log->lim.max_pieces)
 		return fail(log, -ENOSPC, "%zu pieces: more than %u", n, log->lim.max_pieces);
 	int rc = check_pieces(log, pieces, n, data_len, &end);
-	return rc ? rc : add_record(log, VK_WRITE, t, pieces, n, data, data_len, end);
+	return rc ? rc : add_record(log, VK_WRITE, t, part, pieces, n, data, data_len, end);
 }
 
 int ios_vlog_truncate(struct ios_vlog *log, uint64_t t, uint64_t size)
 {
 	if (size > INT64_MAX)
 		return fail(log, -EINVAL, "truncate to %llu: past 2^63", (unsigned long long)size);
-	return add_record(log, VK_TRUNC, t, NULL, 0, NULL, 0, size);
+	return add_record(log, VK_TRUNC, t, 0, NULL, 0, NULL, 0, size);
 }
 
 /* Adds object piece (off, len) to p[], joining it to the last when they
@@ -689,7 +836,8 @@ static int push_piece(struct ios_piece *p, size_t *n, size_t max, uint64_t off, 
 	return 0;
 }
 
-int ios_vlog_write_dataloop(struct ios_vlog *log, uint64_t t, const struct tdl_dataloop *dl,
+int ios_vlog_write_dataloop(struct ios_vlog *log, uint64_t t, uint32_t part,
+			    const struct tdl_dataloop *dl,
 			    uint64_t count, int64_t disp, uint64_t first, uint64_t last,
 			    const struct tdl_layout *layout, uint32_t slot, const uint8_t *data,
 			    uint64_t data_len)
@@ -712,7 +860,7 @@ int ios_vlog_write_dataloop(struct ios_vlog *log, uint64_t t, const struct tdl_d
 		rc = fail(log, -ENOSPC, "dataloop unrolls to more than %zu pieces", max);
 	else if (rc)
 		rc = fail(log, rc, "dataloop walk: %s", strerror(-rc));
-	rc = rc ? rc : ios_vlog_write(log, t, p, n, data, data_len);
+	rc = rc ? rc : ios_vlog_write(log, t, part, p, n, data, data_len);
 	free(p);
 	return rc;
 }
@@ -730,10 +878,10 @@ int ios_vlog_commit(struct ios_vlog *log, uint64_t t, uint64_t vm)
 		return rc > 0 ? 0 : rc;
 	rc = append_ctl(log, VK_COMMIT, t, vm, 0);
 	if (rc) { /* not logged: not committed */
-		log->recs[find_rec(log, t)].vm = 0;
+		set_vm(log, t, 0);
 		return rc;
 	}
-	return index_add(log, &log->recs[find_rec(log, t)]);
+	return index_add(log, t);
 }
 
 int ios_vlog_abort(struct ios_vlog *log, uint64_t t)
@@ -747,7 +895,7 @@ int ios_vlog_abort(struct ios_vlog *log, uint64_t t)
 		return fail(log, -EBUSY, "abort of T %llx: committed", (unsigned long long)t);
 	rc = append_ctl(log, VK_ABORT, t, 0, 0);
 	if (!rc)
-		drop_rec(log, (uint32_t)i);
+		drop_t(log, t);
 	return rc;
 }
 
@@ -778,7 +926,7 @@ static int doomed(const struct doom *d, uint32_t id)
 }
 
 /* Committed records stay (the merge's to apply); the doomed uncommitted
- * ones are aborted. */
+ * ones are aborted, every part of their T with one ABORT. */
 static int discard_doomed(struct ios_vlog *log, const struct doom *d, uint32_t *n)
 {
 	uint32_t k = 0;
@@ -789,8 +937,11 @@ static int discard_doomed(struct ios_vlog *log, const struct doom *d, uint32_t *
 			i++;
 			continue;
 		}
-		rc = ios_vlog_abort(log, r->t); /* drops recs[i]: i now names the next */
-		k += !rc;
+		/* Drops recs[i] and T's other parts, all at i or after (those
+		 * before were looked at): i now names the next. */
+		uint32_t parts = t_sum(log, r->t).recs;
+		rc = ios_vlog_abort(log, r->t);
+		k += rc ? 0 : parts;
 	}
 	if (n)
 		*n = k;
@@ -838,7 +989,7 @@ int ios_vlog_unpin(struct ios_vlog *log, uint64_t r)
 /* What covers a range at a version: a committed write's piece or truncate. */
 struct cand {
 	uint64_t vm;
-	uint32_t seq;
+	uint32_t part, seq;
 	const struct vidx *piece; /* NULL: a truncate to `size` */
 	uint64_t size;
 };
@@ -848,6 +999,8 @@ static int cmp_cand(const void *a, const void *b)
 	const struct cand *x = a, *y = b;
 	if (x->vm != y->vm)
 		return x->vm < y->vm ? -1 : 1;
+	if (x->part != y->part)
+		return x->part < y->part ? -1 : 1;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
@@ -885,7 +1038,7 @@ static int collect(const struct ios_vlog *log, uint64_t r, uint64_t off, uint64_
 			continue;
 		if (k == cap && (cap *= 2, !(c = reallocf_cand(c, cap))))
 			break;
-		c[k++] = (struct cand){ e->vm, e->seq, e, 0 };
+		c[k++] = (struct cand){ e->vm, e->part, e->seq, e, 0 };
 	}
 	for (uint32_t i = 0; c && i < log->nrec; i++) {
 		const struct vrec *t = &log->recs[i];
@@ -893,7 +1046,7 @@ static int collect(const struct ios_vlog *log, uint64_t r, uint64_t off, uint64_
 			continue;
 		if (k == cap && (cap *= 2, !(c = reallocf_cand(c, cap))))
 			break;
-		c[k++] = (struct cand){ t->vm, 0, NULL, t->arg };
+		c[k++] = (struct cand){ t->vm, t->part, 0, NULL, t->arg };
 	}
 	if (!c)
 		return -ENOMEM;
@@ -913,14 +1066,17 @@ static void clip(const struct vidx *e, uint64_t off, uint64_t len, uint64_t *a, 
 	*at = e->data_pos + (*a - e->off);
 }
 
-/* Candidates c[i..end) are consecutive pieces of one record, so their
- * bytes lie back to back in the log: one read (at most CHUNK) serves all. */
+/* Candidates c[i..end) are consecutive pieces of one record (one T's
+ * part), so their bytes lie back to back in the log: one read (at most
+ * CHUNK) serves all. */
 static size_t run_end(const struct cand *c, size_t n, size_t i, uint64_t off, uint64_t len)
 {
 	uint64_t a, b, lo, at;
 	size_t j = i + 1;
 	clip(c[i].piece, off, len, &a, &b, &lo);
-	for (; j < n && c[j].piece && c[j].vm == c[i].vm && c[j].seq == c[j - 1].seq + 1; j++) {
+	for (; j < n && c[j].piece && c[j].vm == c[i].vm && c[j].part == c[i].part &&
+	       c[j].seq == c[j - 1].seq + 1;
+	     j++) {
 		clip(c[j].piece, off, len, &a, &b, &at);
 		if (at + (b - a) - lo > CHUNK)
 			break;
@@ -989,7 +1145,9 @@ static int read_at(struct ios_vlog *log, uint64_t r, uint64_t off, uint64_t len,
 static int cmp_vm(const void *a, const void *b)
 {
 	const struct vrec *x = *(const struct vrec *const *)a, *y = *(const struct vrec *const *)b;
-	return x->vm < y->vm ? -1 : x->vm > y->vm;
+	if (x->vm != y->vm)
+		return x->vm < y->vm ? -1 : 1;
+	return x->part < y->part ? -1 : x->part > y->part;
 }
 
 /* The committed records with merged < vm <= r, oldest first (*out

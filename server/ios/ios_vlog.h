@@ -10,8 +10,12 @@
  * says why), and its bytes. A record arrives under the client's temporary
  * version T = ID# << 32 | IO# and is invisible until committed: the
  * version server's order of completion gives it a version number Vm
- * (ios_vlog_commit). A read at read version R sees, per byte, the newest
- * committed record with Vm <= R, else the base object. Committed records
+ * (ios_vlog_commit). One T may hold several write records, its parts
+ * (one client call too large for one request: a record per request); the
+ * commit makes them all visible at Vm, applied in part order, and abort,
+ * discard, replay and merge take them together. A read at read version R
+ * sees, per byte, the newest committed record with Vm <= R (of a T's
+ * parts, the highest part), else the base object. Committed records
  * are found through an in-memory offset-length index (not by scanning the
  * log). A merge applies the committed records up to a version to the base
  * object, never past a pinned read version (a read in progress). Records
@@ -100,33 +104,41 @@ int ios_vlog_open(const struct ios_vlog_config *cfg, struct ios_vlog **out);
 void ios_vlog_close(struct ios_vlog *log);
 const char *ios_vlog_why(const struct ios_vlog *log);
 
-/* Appends a write under T: pieces[0..n) (object offsets; later pieces win
- * where they overlap) and their bytes concatenated in `data`.
- * -EINVAL: T 0, a T in use, a piece of length 0 or ending past INT64_MAX,
- * data_len not the pieces' total. -ENOSPC: the record can never fit (more
- * than max_pieces, or larger than max_bytes). -EBUSY: the log is full now
- * (merge, or wait for commits, reads and lease discards, then retry). */
-int ios_vlog_write(struct ios_vlog *log, uint64_t t, const struct ios_piece *pieces, size_t n,
-		   const uint8_t *data, uint64_t data_len);
+/* Appends part `part` of a write under T: pieces[0..n) (object offsets;
+ * later pieces win where they overlap, and later parts over earlier ones)
+ * and their bytes concatenated in `data`. The same (T, part) again with
+ * the same pieces is a resend: 0, nothing appended (so a late resend never
+ * lands after a later part). Every part counts as a record in the limits.
+ * -EINVAL: T 0, T committed or a truncate, (T, part) held with other
+ * pieces, a piece of length 0 or ending past INT64_MAX, data_len not the
+ * pieces' total. -ENOSPC: the record, or T's parts with it, can never fit
+ * (more than max_pieces in it; more than max_records, max_live_pieces or
+ * max_bytes over T's parts). -EBUSY: the log is full now (merge, or wait
+ * for commits, reads and lease discards, then retry). */
+int ios_vlog_write(struct ios_vlog *log, uint64_t t, uint32_t part, const struct ios_piece *pieces,
+		   size_t n, const uint8_t *data, uint64_t data_len);
 /* The same for stream bytes [first, last) of (dl, count) at displacement
  * disp, restricted to `slot` of `layout`: `data` holds this object's bytes
  * of that window in stream order. Unrolled to object pieces here. */
-int ios_vlog_write_dataloop(struct ios_vlog *log, uint64_t t, const struct tdl_dataloop *dl,
+int ios_vlog_write_dataloop(struct ios_vlog *log, uint64_t t, uint32_t part,
+			    const struct tdl_dataloop *dl,
 			    uint64_t count, int64_t disp, uint64_t first, uint64_t last,
 			    const struct tdl_layout *layout, uint32_t slot, const uint8_t *data,
 			    uint64_t data_len);
-/* Appends a truncate to `size` under T (-EINVAL past INT64_MAX). */
+/* Appends a truncate to `size` under T, T's only record (-EINVAL past
+ * INT64_MAX; T in use: the same truncate again is a resend, 0). */
 int ios_vlog_truncate(struct ios_vlog *log, uint64_t t, uint64_t size);
 
-/* T becomes version vm. Again with the same vm: 0 (a resend). -ENOENT: no
- * uncommitted record T here; -EEXIST: vm already names another record or
- * T another vm; -ESTALE: vm <= the merged version (too late to place it
- * in order). */
+/* T (every part of it) becomes version vm. Again with the same vm: 0 (a
+ * resend). -ENOENT: no record of T here; -EEXIST: vm already names
+ * another T or T another vm; -ESTALE: vm <= the merged version (too late
+ * to place it in order). */
 int ios_vlog_commit(struct ios_vlog *log, uint64_t t, uint64_t vm);
-/* T's uncommitted record goes (-ENOENT: none; -EBUSY: committed). */
+/* T's uncommitted records go, all parts (-ENOENT: none; -EBUSY:
+ * committed). */
 int ios_vlog_abort(struct ios_vlog *log, uint64_t t);
 /* Every uncommitted record of client `id` goes; *n (may be NULL) counts
- * them. For when the client's lease ended. */
+ * them (each part). For when the client's lease ended. */
 int ios_vlog_discard(struct ios_vlog *log, uint32_t id, uint32_t *n);
 
 /* Every uncommitted record of an ID below next_id that is not in
@@ -157,7 +169,7 @@ int ios_vlog_merge(struct ios_vlog *log, uint64_t upto, uint64_t *merged);
 int ios_vlog_sync(struct ios_vlog *log);
 
 struct ios_vlog_stats {
-	uint32_t uncommitted;
+	uint32_t uncommitted;   /* records (each part of a T counts) */
 	uint32_t committed;     /* committed, not merged */
 	uint64_t index_pieces;  /* entries of the offset-length index */
 	uint64_t log_bytes;

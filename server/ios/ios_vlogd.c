@@ -43,7 +43,8 @@ int ios_vcheck_fields(const Tessera__Capability *cap, uint64_t handle, enum ios_
 	if (other)
 		return snprintf(why, len, OBJ " on storage daemon %u: the request carries "
 				"version fields of the other kind (read_version or vmap on a "
-				"write, version_t on a read)", handle, index), -EINVAL;
+				"write, version_t or version_part on a read)", handle, index),
+		       -EINVAL;
 	return versioned;
 }
 
@@ -143,6 +144,7 @@ static int vlogs_ready(struct ios *ios)
 
 	if (ios->vlogs)
 		return 0;
+	lim.half_percent = ios->cfg ? ios->cfg->vmerge_log_percent : 0;
 	return ios_vlogs_create(ios->disk, ios_store_dir(ios->store), ios->index, &lim,
 				&ios->vlogs);
 }
@@ -161,9 +163,10 @@ int ios_vprepare(struct ios *ios, struct srv_req *req, const struct ios_vfields 
 				   sizeof(why));
 
 	*out = NULL;
-	if (rc == 0 && f->n_vmap) {
-		snprintf(why, sizeof(why), OBJ " on storage daemon %u: a vmap on a request of a "
-			 "file that is not versioned", handle, ios->index);
+	if (rc == 0 && (f->n_vmap || f->part)) {
+		snprintf(why, sizeof(why), OBJ " on storage daemon %u: a %s on a request of a "
+			 "file that is not versioned", handle, ios->index,
+			 f->n_vmap ? "vmap" : "version_part");
 		rc = -EINVAL;
 	}
 	if (rc <= 0) {
@@ -177,9 +180,10 @@ int ios_vprepare(struct ios *ios, struct srv_req *req, const struct ios_vfields 
 	}
 	j->vlogs = ios->vlogs;
 	j->op = kind == IOS_VKIND_WRITE ? IOS_VOP_WRITE : IOS_VOP_READ;
-	if (kind == IOS_VKIND_WRITE)
+	if (kind == IOS_VKIND_WRITE) {
 		j->t = f->version;
-	else
+		j->part = f->part; /* a resent part is done once (ios_vlog_write) */
+	} else
 		j->version = f->version;
 	rc = ios_vcheck_commits(ios_caps_key(ios->caps), f->cap, f->vmap, f->n_vmap,
 				f->handles ? f->handles : &handle, f->handles ? f->n_handles : 1,

@@ -112,6 +112,8 @@ int ios_vlogs_create(struct ios_disk *disk, const char *dir, unsigned index,
 		v->lim.max_records = IOS_VLOGS_MAX_RECORDS;
 	if (!v->lim.max_bytes)
 		v->lim.max_bytes = IOS_VLOGS_MAX_BYTES;
+	if (!v->lim.half_percent || v->lim.half_percent > 100)
+		v->lim.half_percent = 50;
 	v->disk = disk;
 	v->index = index;
 	v->dir = strdup(dir);
@@ -376,7 +378,7 @@ static ssize_t vjob_op(struct ios_vlogs *v, struct ios_vlog *log, struct ios_par
 
 	switch (j->op) {
 	case IOS_VOP_WRITE:
-		rc = ios_vlog_write(log, j->t, p->pieces, p->n, data, p->total);
+		rc = ios_vlog_write(log, j->t, j->part, p->pieces, p->n, data, p->total);
 		return rc ? rc : (ssize_t)p->total;
 	case IOS_VOP_TRUNCATE:
 		return ios_vlog_truncate(log, j->t, p->size);
@@ -404,6 +406,29 @@ static const char *vop_name(enum ios_vop op)
 	return names[op];
 }
 
+/* Whether `n` of a limit `max` is past the registry's share of it. */
+static int past(const struct ios_vlogs *v, uint64_t n, uint64_t max)
+{
+	return n * 100 >= max * v->lim.half_percent;
+}
+
+/* After a write: does entry e's log, or do all the open logs, hold the
+ * share of a record or byte limit that asks for a merge? (The version
+ * server merges the file next: docs/design.md, Merges.) */
+static int half_full(struct ios_vlogs *v, const struct vent *e)
+{
+	uint64_t rmax = v->lim.per_log.max_records ? v->lim.per_log.max_records
+						   : IOS_VLOG_MAX_RECORDS;
+	uint64_t bmax = v->lim.per_log.max_bytes ? v->lim.per_log.max_bytes : IOS_VLOG_MAX_BYTES;
+	int half;
+
+	pthread_mutex_lock(&v->mu);
+	half = past(v, e->records, rmax) || past(v, e->bytes, bmax) ||
+	       past(v, v->records, v->lim.max_records) || past(v, v->bytes, v->lim.max_bytes);
+	pthread_mutex_unlock(&v->mu);
+	return half;
+}
+
 void ios_vjob_run(struct ios_store *lane, struct ios_part *p, const uint8_t *data)
 {
 	struct ios_vjob *j = p->vjob;
@@ -424,5 +449,7 @@ void ios_vjob_run(struct ios_store *lane, struct ios_part *p, const uint8_t *dat
 		say(&p->why, "storage daemon %u: %s: %s", v->index, vop_name(j->op),
 		    ios_vlog_why(e->log));
 	put(v, e);
+	if (j->op == IOS_VOP_WRITE && rc >= 0)
+		j->half = half_full(v, e);
 	p->rc = rc;
 }

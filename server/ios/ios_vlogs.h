@@ -51,6 +51,10 @@ struct ios_vlogs_limits {
 	uint32_t max_records;
 	uint64_t max_bytes;
 	struct ios_vlog_limits per_log; /* 0 fields: ios_vlog's defaults */
+	/* A write's reply asks for a merge (WriteReply.vlog_half) once its
+	 * object's log, or all the open logs, hold this share (percent) of a
+	 * record or byte limit (vmerge_log_percent; 0: 50). */
+	uint32_t half_percent;
 };
 
 /* `dir` is the store's objects directory (ios_store_dir); `index` the
@@ -91,6 +95,7 @@ struct ios_vjob {
 	struct ios_vlogs *vlogs;
 	enum ios_vop op;
 	uint64_t t;
+	uint32_t part;               /* WRITE: which record of t */
 	uint64_t version;
 	struct ios_vcommit *commits; /* owned */
 	size_t n_commits;
@@ -100,6 +105,7 @@ struct ios_vjob {
 	/* results */
 	struct ios_vlog_stats stats; /* MERGE, STATE: after */
 	uint32_t discarded;
+	int half;                    /* WRITE: a log is past half_percent */
 };
 void ios_vjob_free(struct ios_vjob *j);
 /* Run part p's vjob on store lane `lane` (any thread). data: a write's
@@ -142,7 +148,7 @@ int ios_vcheck_grant(const struct cap_key *key, const Tessera__Capability *cap,
 struct ios;
 struct srv_req;
 /* A request's version fields (ios_vcheck_fields' version and other; its
- * vmap; GETSIZE: all the handles it names). */
+ * vmap; GETSIZE: all the handles it names; a write's version_part). */
 struct ios_vfields {
 	const Tessera__Capability *cap;
 	uint64_t version;
@@ -151,6 +157,7 @@ struct ios_vfields {
 	size_t n_vmap;
 	const uint64_t *handles; /* NULL: the one handle */
 	size_t n_handles;
+	uint32_t part;           /* a write's part of T (0 on any other request) */
 };
 /* 0: a plain request (serve it as usual); 1: versioned, *out its vjob
  * (op WRITE or READ; commits checked) for the part of `handle`; a

@@ -16,6 +16,7 @@
 #include "mds_size.h"
 #include "mds_store.h"
 #include "mds_version.h"
+#include "mds_vmerge.h"
 #include "mds_xattr.h"
 
 #define MDS_READDIR_MAX 1024 /* entries per page: keeps a reply < 300 KiB */
@@ -35,6 +36,8 @@ struct mds {
 	int purge_noted;          /* this turn removed a file: purge after the commit */
 	struct mds_sizes *sizes;   /* sizes of files no one writes (NULL: none) */
 	struct mds_versions *versions; /* the version server's tables (mds_version.h) */
+	struct mds_vmerger *vmerge; /* merges idle and full versioned files (NULL: none) */
+	int vmerge_noted;          /* this turn committed a version: merger's round after it */
 };
 
 /* Who acts: the session's identity, which munged vouched for. Only a
@@ -128,6 +131,7 @@ static void note_removed(struct mds *mds, const struct mds_attr *a)
 	mds->purge_noted = 1;
 	/* its version table's records went in the same batch */
 	mds_versions_forget(mds->versions, a->handle);
+	mds_vmerge_forget(mds->vmerge, a->handle);
 }
 
 /* A store call failed with rc: answered with the store's reason (the one
@@ -840,6 +844,7 @@ struct vreq {
 	struct srv_req *req;
 	const Tessera__VersionRequest *m;
 	const struct mds_vfile *f;
+	const uint32_t *servers;   /* the layout's: f's objects' storage daemons */
 };
 
 static void version_error(const struct vreq *v, int rc)
@@ -895,6 +900,8 @@ static void version_commit(const struct vreq *v)
 		rep.version = c.vm;
 		rep.vmap = &pc;
 		rep.n_vmap = 1;
+		mds_vmerge_note(v->mds->vmerge, v->f, v->servers, tp_mono_ns(), v->m->log_half);
+		v->mds->vmerge_noted = 1;
 	}
 	version_reply(v, &rep, rc);
 }
@@ -1094,7 +1101,7 @@ static void mds_op_VERSION(void *ctx, struct srv_req *req)
 	}
 	if (!version_file_ok(mds, req, m, version_ops[op].name, a)) {
 		f = (struct mds_vfile){ a->handle, a->layout.count, a->layout.handles };
-		version_ops[op].fn(&(struct vreq){ mds, req, m, &f });
+		version_ops[op].fn(&(struct vreq){ mds, req, m, &f, a->layout.servers });
 	}
 	free(a);
 }
@@ -1213,7 +1220,7 @@ static void mds_op_XATTR_REMOVE(void *ctx, struct srv_req *req)
 		srv_reply(req, &rep.base, NULL, 0);
 }
 
-/* The daemon core's tick: the purger's round. */
+/* The daemon core's tick: the purger's and the merger's rounds. */
 static void purge_log(void *arg, const char *line)
 {
 	struct mds *mds = arg;
@@ -1226,6 +1233,7 @@ static void mds_tick(void *ctx)
 	struct mds *mds = ctx;
 
 	mds_purge_tick(mds->purge, purge_log, mds);
+	mds_vmerge_tick(mds->vmerge, purge_log, mds);
 }
 
 /* The store wrote a change unsynced: hold this turn's replies. */
@@ -1258,7 +1266,8 @@ static void mds_session_end(void *ctx, uint64_t session)
 
 /* End of a turn that changed the store: one synced write for all its
  * requests, then (the removals being durable now) the purger may start
- * on files removed this turn at once rather than at the next tick. The
+ * on files removed this turn at once rather than at the next tick, and
+ * the merger goes on with its rounds if the turn committed versions. The
  * purger's tick only sends what was noted; it reads no intent from the
  * store unless a slot rescans (mds_purge.c). */
 static int mds_commit(void *ctx)
@@ -1273,6 +1282,13 @@ static int mds_commit(void *ctx)
 	if (mds->purge_noted) {
 		mds->purge_noted = 0;
 		mds_purge_tick(mds->purge, purge_log, mds);
+	}
+	/* While versions are committed, the merger takes its replies and
+	 * starts the next round at each turn rather than each tick: a burst
+	 * gets less far ahead of its merges. */
+	if (mds->vmerge_noted) {
+		mds->vmerge_noted = 0;
+		mds_vmerge_tick(mds->vmerge, purge_log, mds);
 	}
 	return 0;
 }
@@ -1354,6 +1370,7 @@ fail:
 static void mds_serve(struct mds *mds, struct srv *srv, const struct tp_config *cfg,
 		      const struct srv_cmdline *cl, char *claimed)
 {
+	char why[300];
 	int rc;
 
 	mds->srv = srv;
@@ -1363,6 +1380,10 @@ static void mds_serve(struct mds *mds, struct srv *srv, const struct tp_config *
 	if (!mds->versions)
 		srv_warn(srv, "no memory for the version server's tables: versioned files"
 			 " refuse their versions (ENOMEM)");
+	else if (mds_vmerge_create(cfg, mds->store, mds->versions, &mds->key, &mds->vmerge, why,
+				   sizeof(why)))
+		srv_warn(srv, "%s: versioned files merge only when a client syncs or closes"
+			 " them", why);
 	if (!mds->sizes)
 		srv_warn(srv, "no memory for the table of known sizes: every stat asks the"
 			 " storage daemons");
@@ -1408,6 +1429,7 @@ int main(int argc, char **argv)
 	mds_serve(&mds, srv, &cfg, &cl, claimed);
 	free(claimed);
 	srv_destroy(srv);
+	mds_vmerge_destroy(mds.vmerge);
 	mds_versions_free(mds.versions);
 	mds_sizes_free(mds.sizes);
 	mds_purge_destroy(mds.purge);

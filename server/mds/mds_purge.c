@@ -16,22 +16,19 @@
  * that a scan from the first intent steps over, one by one.
  *
  * The metadata daemon is a client of the storage daemons like any other:
- * each slot opens a session with its daemon (AUTH, a MUNGE credential of
- * the daemon's own uid) before its first REMOVE, and again after a
- * failure (the storage daemon may have restarted and lost it).
+ * the sessions, the one request in flight per daemon, deadlines and
+ * backoff are mds_peers.c's (shared with the merger); a failure makes the
+ * slot rescan, so what the request covered is sent again.
  */
 #include "mds_purge.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-#include <sodium.h>
 
 #include "cap.h"
+#include "mds_peers.h"
 #include "mds_store.h"
 #include "tp_clock.h"
 
@@ -39,10 +36,7 @@
 #define PURGE_SCAN_PAGES 8        /* intent pages one slot reads per tick, so
 				   * a long backlog for a dead daemon does not
 				   * hold the event loop */
-#define PURGE_BACKOFF_MIN_MS 100
-#define PURGE_BACKOFF_MAX_MS 5000
-#define PURGE_NRECV 8
-#define PURGE_RBUF (64 * 1024)    /* replies are an EmptyReply or ErrorReply */
+#define PURGE_STORE_RETRY_MS 5000 /* after the store failed a scan */
 #define PURGE_QUEUE 4096          /* objects noted per slot before a rescan */
 
 /* An object of a removed file, noted for the slot of its storage daemon. */
@@ -52,8 +46,6 @@ struct purge_note {
 };
 
 struct purge_slot {
-	uint64_t peer;
-	int known;                    /* peer looked up */
 	int quiet;                    /* nothing to do until a note or a failure */
 	int rescan;                   /* the intents must be read from the store */
 	/* Noted objects, oldest first, a file's objects consecutive: a ring
@@ -64,45 +56,31 @@ struct purge_slot {
 				       * first) found nothing for us yet */
 	int resume;                   /* cursor valid */
 	uint64_t cursor;              /* last intent looked at */
-	/* the request in flight (busy), or none */
-	int busy;
-	int authing;                  /* the request in flight is AUTH */
-	int sending;                  /* send not completed: frame in use */
-	int forget_after_send;        /* failed while sending: forget the peer
-				       * once that send completes (slot_forget) */
-	struct tp_session ses;        /* id 0: none yet; AUTH: the proposed key */
-	uint64_t tx_seq;              /* the session's next request number */
-	struct tp_replay rx;          /* its replies' numbers accepted */
-	uint64_t reqid;
-	uint64_t deadline_ns;
-	uint32_t nfiles;
-	uint64_t files[PURGE_FILES];  /* intents the request covers */
-	struct tnet_ctx ctx;
-	uint8_t *frame;
-	/* failures in a row and when to try again */
-	uint32_t failures;
-	uint64_t retry_ns;
+	uint32_t nfiles;              /* intents the REMOVE in flight covers */
+	uint64_t files[PURGE_FILES];
+	uint64_t store_retry_ns;      /* a failed scan: not before this */
 };
 
 struct mds_purge {
 	const struct tp_config *cfg;
 	struct mds_store *store;
 	const struct cap_key *key;
-	struct tnet *net;
-	uint8_t name[TP_MAX_ADDR];
-	size_t name_len;
-	uint64_t next_reqid;
+	struct mds_peers *peers;      /* the storage daemons (mds_peers.h) */
+	const struct mds_peers_log *log; /* the tick's, while it runs */
 	struct purge_slot *slots;     /* cfg->n_ios */
 	struct mds_intent *page;      /* PURGE_FILES intents (scratch) */
-	size_t frame_cap;
 };
+
+static void purge_answered(void *user, uint32_t s, const struct tp_frame *fr);
+static void purge_failed(void *user, uint32_t s, int rc);
+static const struct mds_peers_ops purge_ops = { purge_answered, purge_failed };
 
 int mds_purge_create(const struct tp_config *cfg, struct mds_store *store,
 		     const struct cap_key *key, struct mds_purge **out, char *err,
 		     size_t errlen)
 {
 	struct mds_purge *p = calloc(1, sizeof(*p));
-	struct tnet_opts to = { cfg->provider, NULL, NULL, 0, PURGE_RBUF, PURGE_NRECV };
+	char why[256];
 	int rc;
 
 	*out = NULL;
@@ -111,30 +89,18 @@ int mds_purge_create(const struct tp_config *cfg, struct mds_store *store,
 	p->cfg = cfg;
 	p->store = store;
 	p->key = key;
-	p->next_reqid = 1;
-	/* header + reply address + TP_MAX_HANDLES varint handles, and the
-	 * capability naming them again (fixed fields and MAC), generously */
-	p->frame_cap = TP_HDR_SIZE + TP_MAX_ADDR + 16 + 11 * TP_MAX_HANDLES +
-		       (16 + 11 * TP_MAX_HANDLES + 64 + TP_CAP_MAC_LEN);
 	p->slots = calloc(cfg->n_ios ? cfg->n_ios : 1, sizeof(*p->slots));
 	p->page = calloc(PURGE_FILES, sizeof(*p->page));
 	if (!p->slots || !p->page)
 		goto nomem;
 	for (uint32_t s = 0; s < cfg->n_ios; s++) {
-		p->slots[s].ctx.user = &p->slots[s];
 		p->slots[s].rescan = 1; /* intents left from before the start */
-		p->slots[s].frame = malloc(p->frame_cap);
 		p->slots[s].queue = calloc(PURGE_QUEUE, sizeof(*p->slots[s].queue));
-		if (!p->slots[s].frame || !p->slots[s].queue)
+		if (!p->slots[s].queue)
 			goto nomem;
 	}
-	if ((rc = tnet_open(&to, &p->net, err, errlen))) {
-		mds_purge_destroy(p);
-		return rc;
-	}
-	p->name_len = sizeof(p->name);
-	if ((rc = tnet_name(p->net, p->name, &p->name_len))) {
-		snprintf(err, errlen, "purger: own transport name: %s", strerror(-rc));
+	if ((rc = mds_peers_create(cfg, "purger", &purge_ops, p, &p->peers, why, sizeof(why)))) {
+		snprintf(err, errlen, "purger: %s", why);
 		mds_purge_destroy(p);
 		return rc;
 	}
@@ -150,13 +116,10 @@ void mds_purge_destroy(struct mds_purge *p)
 {
 	if (!p)
 		return;
-	if (p->net)
-		tnet_close(p->net);
+	mds_peers_destroy(p->peers);
 	if (p->slots)
-		for (uint32_t s = 0; s < p->cfg->n_ios; s++) {
-			free(p->slots[s].frame);
+		for (uint32_t s = 0; s < p->cfg->n_ios; s++)
 			free(p->slots[s].queue);
-		}
 	free(p->slots);
 	free(p->page);
 	free(p);
@@ -205,166 +168,28 @@ void mds_purge_note(struct mds_purge *p, uint64_t file, uint32_t count, const ui
 	}
 }
 
-static void say(void (*log)(void *, const char *), void *arg, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void say(void (*log)(void *, const char *), void *arg, const char *fmt, ...)
-{
-	char line[512];
-	va_list ap;
-
-	if (!log)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	log(arg, line);
-}
-
-/* Forget slot sl's storage daemon's address, so the next request connects
- * afresh. Only with no send of the slot's pending: the provider closes the
- * connection when its address goes (FI_AV_REMOVE_CLEANUP). The slot is the
- * address's only owner on the purger's endpoint, and `known` makes sure
- * it is forgotten once: a second fi_av_remove of a removed address is a
- * use after free in libfabric. */
-static void slot_forget(struct mds_purge *p, struct purge_slot *sl)
-{
-	sl->forget_after_send = 0;
-	if (!sl->known)
-		return;
-	tnet_forget(p->net, sl->peer);
-	sl->known = 0;
-}
-
-/* The request on slot s failed: forget the connection, back off. */
-static void slot_failed(struct mds_purge *p, uint32_t s, const char *why,
-			void (*log)(void *, const char *), void *arg)
-{
-	struct purge_slot *sl = &p->slots[s];
-	uint64_t ms = PURGE_BACKOFF_MIN_MS;
-
-	if (sl->failures == 0)
-		say(log, arg, "purger: storage daemon %u (%s:%s): %s; retrying with backoff", s,
-		    p->cfg->ios[s].host, p->cfg->ios[s].port, why);
-	for (uint32_t i = 0; i < sl->failures && ms < PURGE_BACKOFF_MAX_MS; i++)
-		ms *= 2;
-	if (ms > PURGE_BACKOFF_MAX_MS)
-		ms = PURGE_BACKOFF_MAX_MS;
-	sl->failures++;
-	sl->busy = 0;
-	slot_rescan(sl);        /* the intents it covered come first again */
-	sl->retry_ns = tp_mono_ns() + ms * 1000000u;
-	sl->authing = 0;
-	sodium_memzero(&sl->ses, sizeof(sl->ses)); /* authenticate again */
-	if (!sl->sending) {
-		slot_forget(p, sl);
-		return;
-	}
-	/* The send is still with the provider. Forgetting its address now
-	 * would make rxm close and free the connection that send is queued
-	 * on (FI_AV_REMOVE_CLEANUP), inside fi_av_remove, and the metadata
-	 * daemon died in there (SIGSEGV). Forget the peer when the send's
-	 * completion arrives (mds_purge_tick), which tcp gives once the
-	 * frame is in the socket or the connection broke; the slot sends
-	 * nothing meanwhile (its frame is in use). */
-	sl->forget_after_send = 1;
-}
-
 /* Storage daemon s acknowledged: its part of every covered intent is done. */
-static void slot_done(struct mds_purge *p, uint32_t s, void (*log)(void *, const char *),
-		      void *arg)
+static void purge_answered(void *user, uint32_t s, const struct tp_frame *fr)
 {
+	struct mds_purge *p = user;
 	struct purge_slot *sl = &p->slots[s];
-	int rc;
 
-	if (sl->failures)
-		say(log, arg, "purger: storage daemon %u answers again", s);
-	sl->failures = 0;
-	sl->busy = 0;
+	(void)fr;
 	for (uint32_t i = 0; i < sl->nfiles; i++)
-		if ((rc = mds_intent_done(p->store, sl->files[i], s)))
-			say(log, arg, "purger: %s", mds_store_errmsg(p->store));
+		if (mds_intent_done(p->store, sl->files[i], s))
+			mds_peers_say(p->peers, p->log, "%s", mds_store_errmsg(p->store));
+	sl->nfiles = 0;
 }
 
-/* Storage daemon s answered the slot's AUTH (sealed INTEGRITY under the
- * proposed key, the daemon's number 0): the session is open, in the mode
- * the daemon chose, at least the config's. */
-static void auth_answered(struct mds_purge *p, uint32_t s, const struct tp_frame *fr,
-			  void (*log)(void *, const char *), void *arg)
+/* The REMOVE (or the AUTH before it) failed: the intents it covered come
+ * first again, from the store. */
+static void purge_failed(void *user, uint32_t s, int rc)
 {
-	struct purge_slot *sl = &p->slots[s];
-	Tessera__AuthReply *ar = (Tessera__AuthReply *)
-		tp_body_unpack(fr, &tessera__auth_reply__descriptor);
-	enum tp_seal_mode mode = ar ? (enum tp_seal_mode)ar->seal_mode : TP_SEAL_MODES;
+	struct mds_purge *p = user;
 
-	sl->busy = sl->authing = 0;
-	sl->ses.id = ar ? ar->session : 0;
-	if (ar)
-		protobuf_c_message_free_unpacked(&ar->base, NULL);
-	if (mode >= TP_SEAL_MODES || tp_seal_stronger(mode, tp_seal_mode_of(p->cfg)) != mode) {
-		sl->ses.id = 0;
-		slot_failed(p, s, "its answer to AUTH does not decode, or offers too little sealing",
-			    log, arg);
-		return;
-	}
-	sl->ses.mode = mode;
-	sl->tx_seq = 0;
-	memset(&sl->rx, 0, sizeof(sl->rx));
-	tp_replay_accept(&sl->rx, 0);
-	if (!sl->ses.id)
-		slot_failed(p, s, "its answer to AUTH does not decode", log, arg);
-}
-
-/* The busy slot whose request fr answers, or -1 (nobody's, or forged:
- * not from that slot's session, or seen before). */
-static int slot_of_reply(struct mds_purge *p, struct tp_frame *fr)
-{
-	for (uint32_t s = 0; s < p->cfg->n_ios; s++) {
-		struct purge_slot *sl = &p->slots[s];
-
-		if (!sl->busy || sl->reqid != fr->hdr.reqid)
-			continue;
-		if ((!sl->authing && fr->hdr.session != sl->ses.id) ||
-		    tp_frame_open(fr, NULL, 0, &sl->ses, sl->authing ? NULL : &sl->rx))
-			return -1;
-		return (int)s;
-	}
-	return -1;
-}
-
-/* Slot s's request failed (fr's status): what the daemon said, logged. */
-static void slot_refused(struct mds_purge *p, uint32_t s, struct tp_frame *fr,
-			 void (*log)(void *, const char *), void *arg)
-{
-	Tessera__ErrorReply *er;
-	char err[256];
-
-	er = (Tessera__ErrorReply *)tp_body_unpack(fr, &tessera__error_reply__descriptor);
-	snprintf(err, sizeof(err), "%s: %s", p->slots[s].authing ? "authenticate" : "remove",
-		 er && er->message ? er->message : strerror(-fr->hdr.status));
-	if (er)
-		protobuf_c_message_free_unpacked(&er->base, NULL);
-	slot_failed(p, s, err, log, arg);
-}
-
-static void on_reply(struct mds_purge *p, const struct tnet_event *ev,
-		     void (*log)(void *, const char *), void *arg)
-{
-	struct tp_frame fr;
-	char err[256];
-	int s;
-
-	if (tp_frame_parse(ev->rbuf->data, ev->len, ev->rbuf->cap, &fr, err, sizeof(err)) ||
-	    !(fr.hdr.flags & TP_FLAG_REPLY))
-		return;
-	if ((s = slot_of_reply(p, &fr)) < 0)
-		return;
-	if (fr.hdr.status != 0)
-		slot_refused(p, (uint32_t)s, &fr, log, arg);
-	else if (p->slots[s].authing)
-		auth_answered(p, (uint32_t)s, &fr, log, arg);
-	else
-		slot_done(p, (uint32_t)s, log, arg);
+	(void)rc;
+	p->slots[s].nfiles = 0;
+	slot_rescan(&p->slots[s]);
 }
 
 /* The n intents of p->page into slot s's REMOVE request, moving its
@@ -458,72 +283,42 @@ static int gather_noted(struct mds_purge *p, uint32_t s, Tessera__HandlesRequest
 	return sl->nfiles ? 1 : 0;
 }
 
-/* An AUTH request for storage daemon s into the slot's frame, with a
- * fresh credential and proposed key (kept in sl->ses until the answer). */
-static long auth_frame(struct mds_purge *p, uint32_t s, struct tp_hdr *hdr,
-		       void (*log)(void *, const char *), void *arg)
+/* The objects of the next intents for storage daemon s (from its queue,
+ * or the store when it rescans) into m: 1 when a request was built, 0
+ * when there is nothing for s, 2 when this tick's scan budget ran out,
+ * or a negative errno. */
+static int gather_next(struct mds_purge *p, uint32_t s, Tessera__HandlesRequest *m,
+		       uint64_t *handles)
 {
 	struct purge_slot *sl = &p->slots[s];
-	Tessera__AuthRequest m = TESSERA__AUTH_REQUEST__INIT;
-	char target[32], err[300], *cred = NULL;
-	long len;
 	int rc;
 
-	snprintf(target, sizeof(target), "ios:%u", s);
-	rc = tp_auth_encode(p->cfg->munge_socket, p->cfg->daemon_uid, target, p->name, p->name_len,
-			    sl->ses.key, &cred, err, sizeof(err));
-	if (rc) {
-		slot_failed(p, s, err, log, arg);
-		return rc;
-	}
-	hdr->opcode = TP_OP_AUTH;
-	m.credential = cred;
-	m.seal_mode = tp_seal_mode_of(p->cfg);
-	sl->ses.mode = TP_SEAL_INTEGRITY; /* how the answer is sealed */
-	len = tp_frame_build(sl->frame, p->frame_cap, hdr, p->name, p->name_len, &m.base);
-	free(cred);
-	if (len < 0)
-		slot_failed(p, s, "AUTH does not fit a frame", log, arg);
-	return len;
+	m->handles = handles;
+	if (!sl->rescan)
+		return gather_noted(p, s, m, handles);
+	rc = gather(p, s, m, handles);
+	if (rc == 0)
+		sl->rescan = 0; /* a whole lap found nothing: the queue is all */
+	return rc;
 }
 
-static void slot_send(struct mds_purge *p, uint32_t s, void (*log)(void *, const char *),
-		      void *arg)
+static void slot_send(struct mds_purge *p, uint32_t s)
 {
 	struct purge_slot *sl = &p->slots[s];
 	Tessera__HandlesRequest m = TESSERA__HANDLES_REQUEST__INIT;
 	Tessera__Capability cap = TESSERA__CAPABILITY__INIT;
 	uint8_t mac[TP_CAP_MAC_LEN];
 	uint64_t handles[TP_MAX_HANDLES];
-	struct tp_hdr hdr = { .opcode = TP_OP_REMOVE };
-	struct iovec iov;
-	long len;
-	int rc;
+	int rc = gather_next(p, s, &m, handles);
 
-	m.handles = handles;
-	if (!sl->rescan) {
-		rc = gather_noted(p, s, &m, handles);
-	} else {
-		rc = gather(p, s, &m, handles);
-		if (rc == 0)
-			sl->rescan = 0; /* a whole lap found nothing: the queue is all */
-	}
 	if (rc < 0) {
-		say(log, arg, "purger: %s", mds_store_errmsg(p->store));
-		sl->retry_ns = tp_mono_ns() + PURGE_BACKOFF_MAX_MS * 1000000ull;
+		mds_peers_say(p->peers, p->log, "%s", mds_store_errmsg(p->store));
+		sl->store_retry_ns = tp_mono_ns() + PURGE_STORE_RETRY_MS * 1000000ull;
 		return;
 	}
 	if (rc == 0 || rc == 2) {
 		sl->quiet = rc == 0;    /* 2: go on scanning next tick */
 		return;
-	}
-	if (!sl->known) {
-		rc = tnet_lookup(p->net, p->cfg->ios[s].host, p->cfg->ios[s].port, &sl->peer);
-		if (rc) {
-			slot_failed(p, s, "cannot resolve its address", log, arg);
-			return;
-		}
-		sl->known = 1;
 	}
 	/* The purger's own grant: remove these objects (file 0: several),
 	 * to its session's uid, the daemons' (a storage daemon takes a
@@ -534,78 +329,40 @@ static void slot_send(struct mds_purge *p, uint32_t s, void (*log)(void *, const
 	cap.rights = TP_CAP_REMOVE;
 	cap.expires_ns = tp_real_ns() + (int64_t)p->cfg->cap_lifetime_ms * 1000000;
 	if (cap_sign(p->key, &cap, mac)) {
-		slot_failed(p, s, "cannot sign its remove capability", log, arg);
+		mds_peers_say(p->peers, p->log, "storage daemon %u: cannot sign its remove "
+			      "capability", s);
+		purge_failed(p, s, -EIO);
+		sl->store_retry_ns = tp_mono_ns() + PURGE_STORE_RETRY_MS * 1000000ull;
 		return;
 	}
 	m.cap = &cap;
-	hdr.reqid = p->next_reqid++;
-	if (!sl->ses.id) {
-		/* No session yet: AUTH first; the intents are gathered again
-		 * from the store, from the first, once it is open. */
+	switch (mds_peers_send(p->peers, s, TP_OP_REMOVE, "remove", &m.base, p->log)) {
+	case MDS_PEERS_SENT:
+		return;
+	case MDS_PEERS_AUTHING: /* the intents are gathered again, from the
+				 * first, once the session is open */
+	case MDS_PEERS_LATER:   /* next tick; the files taken are in the store */
+	case MDS_PEERS_FAILED:
+		sl->nfiles = 0;
 		slot_rescan(sl);
-		len = auth_frame(p, s, &hdr, log, arg);
-		if (len < 0)
-			return;
-		sl->authing = 1;
-	} else {
-		len = tp_frame_build(sl->frame, p->frame_cap, &hdr, p->name, p->name_len, &m.base);
-		if (len < 0) {
-			slot_failed(p, s, "request does not fit a frame", log, arg);
-			return;
-		}
-		tp_frame_seal(sl->frame, (size_t)len, NULL, 0, &sl->ses, sl->tx_seq++);
-	}
-	iov.iov_base = sl->frame;
-	iov.iov_len = (size_t)len;
-	rc = tnet_send(p->net, sl->peer, &iov, 1, &sl->ctx);
-	if (rc == -EAGAIN) {
-		slot_rescan(sl);    /* next tick; the files taken are in the store */
 		return;
 	}
-	if (rc) {
-		slot_failed(p, s, strerror(-rc), log, arg);
-		return;
-	}
-	sl->busy = 1;
-	sl->sending = 1;
-	sl->reqid = hdr.reqid;
-	sl->deadline_ns = tp_mono_ns() + (uint64_t)p->cfg->timeout_ms * 1000000u;
 }
 
 void mds_purge_tick(struct mds_purge *p, void (*log)(void *, const char *), void *arg)
 {
-	struct tnet_event ev[16];
+	struct mds_peers_log lg = { log, arg };
 	uint64_t now;
-	int n;
 
-	while ((n = tnet_poll(p->net, ev, 16)) > 0)
-		for (int i = 0; i < n; i++) {
-			if (ev[i].type == TNET_RECV) {
-				if (!ev[i].status)
-					on_reply(p, &ev[i], log, arg);
-				tnet_repost(p->net, ev[i].rbuf);
-				continue;
-			}
-			struct purge_slot *sl = ev[i].user;
-			uint32_t s = (uint32_t)(sl - p->slots);
-
-			/* The frame is free again; a send that failed after
-			 * the slot failed (a timeout, say) changes nothing,
-			 * and the slot's address can go now. */
-			sl->sending = 0;
-			if (ev[i].status && sl->busy)
-				slot_failed(p, s, strerror(-ev[i].status), log, arg);
-			else if (sl->forget_after_send)
-				slot_forget(p, sl);
-		}
+	p->log = &lg;
+	mds_peers_poll(p->peers, &lg);
 	now = tp_mono_ns();
 	for (uint32_t s = 0; s < p->cfg->n_ios; s++) {
 		struct purge_slot *sl = &p->slots[s];
 
-		if (sl->busy && now >= sl->deadline_ns)
-			slot_failed(p, s, "no answer within timeout_ms", log, arg);
-		if (sl->busy || sl->sending || sl->quiet || now < sl->retry_ns)
+		if (sl->quiet || now < sl->store_retry_ns || !mds_peers_ready(p->peers, s, now))
 			continue;
-		slot_send(p, s, log, arg);
+		slot_send(p, s);
 	}
+	p->log = NULL;
 }

@@ -1268,3 +1268,51 @@ uint32_t mds_versions_session_end(struct mds_versions *vs, uint64_t session)
 			n += table_session_end(t, session);
 	return n;
 }
+
+/* ---- the merger's start (mds_vmerge.h) */
+
+/* Seek `it` to the first version record of a file >= `file`. */
+static void seek_file(leveldb_iterator_t *it, uint64_t file)
+{
+	unsigned char key[9];
+
+	key[0] = MDS_KEY_VERSION;
+	mds_put_be64(key + 1, file);
+	leveldb_iter_seek(it, (char *)key, sizeof(key));
+}
+
+int mds_versions_next_unmerged(struct mds_versions *vs, uint64_t from, uint64_t *file)
+{
+	struct mds_store *st = vs->st;
+	leveldb_iterator_t *it = leveldb_create_iterator(st->db, st->ropts);
+	char *err = NULL;
+	int found = 0;
+
+	/* Keys sort by file, then kind: a file's 'C' records (its unmerged
+	 * commits) come before its 'N' and 'S' ones; a file without one is
+	 * stepped over by one seek. */
+	for (seek_file(it, from); leveldb_iter_valid(it);) {
+		size_t kl;
+		const unsigned char *k = (const unsigned char *)leveldb_iter_key(it, &kl);
+		uint64_t f;
+
+		if (kl < 10 || k[0] != MDS_KEY_VERSION)
+			break;
+		f = mds_get_be64(k + 1);
+		if (k[9] == 'C') {
+			*file = f;
+			found = 1;
+			break;
+		}
+		if (f == UINT64_MAX)
+			break;
+		seek_file(it, f + 1);
+	}
+	leveldb_iter_get_error(it, &err);
+	leveldb_iter_destroy(it);
+	if (err) {
+		found = vfail(vs, -EIO, "the version tables in the store: %s", err);
+		leveldb_free(err);
+	}
+	return found;
+}

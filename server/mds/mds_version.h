@@ -190,4 +190,9 @@ uint32_t mds_versions_session_end(struct mds_versions *vs, uint64_t session);
  * records): forget its table. */
 void mds_versions_forget(struct mds_versions *vs, uint64_t file);
 
+/* The first file >= `from` with unmerged commits in the store (the
+ * merger's scan after a start): 1 and *file, 0 when none, or a negative
+ * errno. One seek per versioned file stepped over. */
+int mds_versions_next_unmerged(struct mds_versions *vs, uint64_t from, uint64_t *file);
+
 #endif /* TESSERA_MDS_VERSION_H */

@@ -567,6 +567,107 @@ static void test_merge(void **state)
 	HAS(f, "applying commit");
 }
 
+static int vwrite_part(struct fx *f, const Tessera__Capability *cap, uint64_t h, uint64_t t,
+		       uint32_t part, uint64_t off, const char *s)
+{
+	Tessera__WriteRequest m = TESSERA__WRITE_REQUEST__INIT;
+
+	m.handle = h;
+	m.offset = off;
+	m.version_t = t;
+	m.version_part = part;
+	m.cap = (Tessera__Capability *)cap;
+	return send_req(f, TP_OP_WRITE, &m.base, s, strlen(s));
+}
+
+static uint64_t log_bytes(struct fx *f, const Tessera__Capability *cap)
+{
+	assert_int_equal(vlog(f, cap, TESSERA__VLOG_OP__VLOG_STATE, NULL, NULL, 0), 0);
+	return ((Tessera__VlogReply *)f->rep)->log_bytes;
+}
+
+/* One T in parts through WRITE, LIST_WRITE and DTYPE_WRITE (version_part):
+ * invisible until committed, then all at its version in part order; a
+ * resent part (the same request again) is answered as done and logged
+ * once; a late resend of an earlier part after a later one changes
+ * nothing; version_part on a plain capability or on a read is refused. */
+static void test_parts(void **state)
+{
+	struct fx *f = *state;
+	struct caps k, kp;
+	struct commit c;
+	Tessera__Capability *cap = cap_of(f, &k, FILE_ID, VRW);
+	Tessera__Capability *pcap = cap_of(f, &kp, FILE_ID, VRW & ~TP_CAP_VERSIONED);
+	Tessera__ListIORequest l = TESSERA__LIST_IOREQUEST__INIT;
+	Tessera__DtypeIORequest d = TESSERA__DTYPE_IOREQUEST__INIT;
+	Tessera__VersionCommit *vm[1];
+	uint64_t offs[1] = { 2 }, lens[1] = { 4 }, bytes;
+	struct tdl_dataloop *b;
+	Tessera__Dataloop *enc = NULL;
+
+	assert_int_equal(vwrite_part(f, cap, H1, T(1, 1), 0, 0, "aaaaaaaa"), 0);
+	/* part 3 (a datatype write of bytes 4-5) arrives before part 1 */
+	assert_int_equal(tdl_bytes(1, &b), 0);
+	assert_int_equal(tp_dataloop_to_msg(b, &enc), 0);
+	d.handle = H1;
+	d.strip_size = 65536;
+	d.stripe_count = 1;
+	d.desc_nonce = 1;
+	d.desc_id = 1;
+	d.file_type = enc;
+	d.disp = 4;
+	d.count = 2;
+	d.first = 0;
+	d.last = 2;
+	d.version_t = T(1, 1);
+	d.version_part = 3;
+	d.cap = cap;
+	assert_int_equal(send_req(f, TP_OP_DTYPE_WRITE, &d.base, "dd", 2), 0);
+	l.handle = H1;
+	l.offsets = offs;
+	l.lengths = lens;
+	l.n_offsets = l.n_lengths = 1;
+	l.version_t = T(1, 1);
+	l.version_part = 1;
+	l.cap = cap;
+	assert_int_equal(send_req(f, TP_OP_LIST_WRITE, &l.base, "llll", 4), 0);
+	bytes = log_bytes(f, cap);
+	assert_int_equal(((Tessera__VlogReply *)f->rep)->uncommitted, 3);
+	/* Resends, each answered as done: nothing logged again. */
+	assert_int_equal(send_req(f, TP_OP_LIST_WRITE, &l.base, "llll", 4), 0);
+	assert_int_equal(((Tessera__WriteReply *)f->rep)->written, 4);
+	assert_int_equal(vwrite_part(f, cap, H1, T(1, 1), 0, 0, "aaaaaaaa"), 0);
+	d.file_type = NULL;
+	assert_int_equal(send_req(f, TP_OP_DTYPE_WRITE, &d.base, "dd", 2), 0);
+	assert_int_equal(log_bytes(f, cap), bytes);
+	/* Nothing visible before the commit; then a ll dd l a a. */
+	assert_int_equal(vread(f, cap, H1, 5, NULL, 0, 0, 8), 0);
+	assert_int_equal(f->data_len, 0);
+	vm[0] = commit_of(f, &c, FILE_ID, T(1, 1), 1, H1);
+	assert_int_equal(vread(f, cap, H1, 1, vm, 1, 0, 8), 0);
+	assert_int_equal(f->data_len, 8);
+	assert_memory_equal(f->data, "aallddaa", 8);
+	/* A late resend of part 1 after the commit: done, nothing changes
+	 * (part 3 still wins over it); a new part of a committed T fails. */
+	assert_int_equal(send_req(f, TP_OP_LIST_WRITE, &l.base, "llll", 4), 0);
+	assert_int_equal(vread(f, cap, H1, 1, NULL, 0, 0, 8), 0);
+	assert_memory_equal(f->data, "aallddaa", 8);
+	assert_int_equal(vwrite_part(f, cap, H1, T(1, 1), 7, 0, "x"), -EINVAL);
+	HAS(f, "committed");
+	HAS(f, "0000000000001001");
+	/* version_part where it has no place. */
+	assert_int_equal(vwrite_part(f, pcap, H1, T(1, 2), 1, 0, "p"), -EINVAL);
+	HAS(f, "not of a versioned file");
+	assert_int_equal(vwrite_part(f, pcap, H1, 0, 1, 0, "p"), -EINVAL);
+	HAS(f, "version_part");
+	l.version_t = 0;
+	l.read_version = 1;
+	assert_int_equal(send_req(f, TP_OP_LIST_READ, &l.base, NULL, 0), -EINVAL);
+	HAS(f, "other kind");
+	tp_dataloop_msg_release(enc);
+	tdl_free(b);
+}
+
 /* The daemon's limits: live records over all logs, and open logs with
  * unmerged versions. */
 static void test_limits(void **state)
@@ -574,7 +675,7 @@ static void test_limits(void **state)
 	struct fx *f = *state;
 	struct caps k;
 	Tessera__Capability *cap = cap_of(f, &k, FILE_ID, VRW);
-	struct ios_vlogs_limits lim = { 1, 3, 0, { 0 } };
+	struct ios_vlogs_limits lim = { 1, 3, 0, { 0 }, 0 };
 	struct ios_vlogs_totals tot;
 
 	assert_int_equal(ios_vlogs_create(f->ios.disk, ios_store_dir(f->ios.store), 1, &lim,
@@ -595,13 +696,40 @@ static void test_limits(void **state)
 	assert_true(tot.bytes > 3);
 }
 
+static int said_half(struct fx *f)
+{
+	return ((Tessera__WriteReply *)f->rep)->vlog_half;
+}
+
+/* A write's reply says when its log, or the daemon's logs, pass the
+ * share of a limit that asks the version server for a merge. */
+static void test_half_full(void **state)
+{
+	struct fx *f = *state;
+	struct caps k;
+	Tessera__Capability *cap = cap_of(f, &k, FILE_ID, VRW);
+	/* the daemon's totals: 8 records, half from 4; each log's: 6, half from 3 */
+	struct ios_vlogs_limits lim = { 0, 8, 0, { 6, 0, 0, 0 }, 50 };
+
+	assert_int_equal(ios_vlogs_create(f->ios.disk, ios_store_dir(f->ios.store), 1, &lim,
+					  &f->ios.vlogs), 0);
+	assert_int_equal(vwrite(f, cap, H1, T(1, 1), 0, "a"), 0);
+	assert_false(said_half(f));
+	assert_int_equal(vwrite(f, cap, H1, T(1, 2), 0, "b"), 0);
+	assert_false(said_half(f));
+	assert_int_equal(vwrite(f, cap, H1, T(1, 3), 0, "c"), 0);
+	assert_true(said_half(f));  /* H1's log: 3 of 6 */
+	assert_int_equal(vwrite(f, cap, H2, T(1, 4), 0, "d"), 0);
+	assert_true(said_half(f));  /* H2's log holds 1, the daemon's 4 of 8 */
+}
+
 /* A byte limit over the daemon's logs. */
 static void test_byte_limit(void **state)
 {
 	struct fx *f = *state;
 	struct caps k;
 	Tessera__Capability *cap = cap_of(f, &k, FILE_ID, VRW);
-	struct ios_vlogs_limits lim = { 0, 0, 4096, { 0 } };
+	struct ios_vlogs_limits lim = { 0, 0, 4096, { 0 }, 0 };
 	char big[3000];
 
 	memset(big, 'z', sizeof(big) - 1);
@@ -611,6 +739,31 @@ static void test_byte_limit(void **state)
 	assert_int_equal(vwrite(f, cap, H1, T(1, 1), 0, big), 0);
 	assert_int_equal(vwrite(f, cap, H1, T(1, 2), 0, big), -EBUSY);
 	HAS(f, "IOS_VLOGS_MAX_BYTES");
+}
+
+/* A call whose parts can never fit one object's log: ENOSPC at the part
+ * that passes the limit, saying so and naming the object and daemon;
+ * another that would fit an emptier log: EBUSY. */
+static void test_call_too_large(void **state)
+{
+	struct fx *f = *state;
+	struct caps k;
+	Tessera__Capability *cap = cap_of(f, &k, FILE_ID, VRW);
+	struct ios_vlogs_limits lim = { 0, 0, 0, { .max_bytes = 8192 }, 0 };
+	char part[3000];
+
+	memset(part, 'p', sizeof(part) - 1);
+	part[sizeof(part) - 1] = 0;
+	assert_int_equal(ios_vlogs_create(f->ios.disk, ios_store_dir(f->ios.store), 1, &lim,
+					  &f->ios.vlogs), 0);
+	assert_int_equal(vwrite_part(f, cap, H1, T(1, 1), 0, 0, part), 0);
+	assert_int_equal(vwrite_part(f, cap, H1, T(1, 1), 1, 3000, part), 0);
+	assert_int_equal(vwrite_part(f, cap, H1, T(1, 1), 2, 6000, part), -ENOSPC);
+	HAS(f, "can never be one version");
+	HAS(f, "0000000000001001");
+	HAS(f, "storage daemon 1");
+	/* Another call while T(1,1)'s parts fill the log: busy now, not never. */
+	assert_int_equal(vwrite_part(f, cap, H1, T(2, 1), 0, 0, part), -EBUSY);
 }
 
 static int exists(struct fx *f, uint64_t h, const char *suffix)
@@ -666,8 +819,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_plain_and_versioned_mixed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forged_commits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_merge, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_byte_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_half_full, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_call_too_large, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_and_remove, setup, teardown),
 	};
 

@@ -1,9 +1,11 @@
 /*
  * test_vlog.c - a versioned object's log (server/ios/ios_vlog.h) against a
  * brute-force model: the object at version R is the base with every
- * committed write and truncate of version <= R applied in version order.
- * Random overlapping list and dataloop writes from several writers,
- * commits in random order, aborts, discards, pins, reads at random
+ * committed write and truncate of version <= R applied in version order
+ * (a write of several parts: its parts in part order). Random overlapping
+ * list and dataloop writes from several writers, some in several parts
+ * sent out of order and resent, commits in random order, aborts,
+ * discards, pins, reads at random
  * versions, merges at random points, reopening from disk (also with a torn
  * tail, and after a merge a failing base cut short); plus the limits, the
  * refusals of bad calls and of hostile records on disk. The log lives in
@@ -206,10 +208,21 @@ static void reopen(struct fx *f)
 
 #define WRITERS 4
 #define PENDING 8
+#define PARTS 4     /* parts of one pending write, at most */
+#define PART_NUMS 8 /* numbered below this, in any order */
+
+struct mpart {
+	uint32_t part;
+	uint64_t *off; /* one entry per byte, in write order */
+	uint8_t *val;
+	uint64_t n;
+};
 
 struct pend {
 	uint64_t t;
-	struct mop op; /* vm 0 until committed */
+	struct mop op; /* vm 0 until committed; a write's bytes come from parts then */
+	struct mpart parts[PARTS];
+	size_t nparts;
 };
 
 struct run {
@@ -235,7 +248,7 @@ static uint64_t new_t(struct run *r, uint32_t *id)
 static void keep(struct run *r, uint64_t t, const struct mop *op)
 {
 	assert_true(r->npend < WRITERS * PENDING);
-	r->pend[r->npend++] = (struct pend){ t, *op };
+	r->pend[r->npend++] = (struct pend){ .t = t, .op = *op };
 }
 
 static void drop_pend(struct run *r, size_t i, int free_op)
@@ -244,7 +257,88 @@ static void drop_pend(struct run *r, size_t i, int free_op)
 		free(r->pend[i].op.off);
 		free(r->pend[i].op.val);
 	}
+	for (size_t k = 0; free_op && k < r->pend[i].nparts; k++) {
+		free(r->pend[i].parts[k].off);
+		free(r->pend[i].parts[k].val);
+	}
 	r->pend[i] = r->pend[--r->npend];
+}
+
+/* Records a pending T holds in the log: a truncate, or its parts. */
+static uint32_t pend_records(const struct pend *p)
+{
+	return p->op.trunc ? 1 : (uint32_t)p->nparts;
+}
+
+static int part_used(const struct pend *p, uint32_t part)
+{
+	for (size_t k = 0; k < p->nparts; k++)
+		if (p->parts[k].part == part)
+			return 1;
+	return 0;
+}
+
+/* Where the next write goes: a new T, or (one time in three) another part
+ * of a pending write that has room; *part is a number that T has not used
+ * yet, so parts arrive out of order. */
+static struct pend *write_target(struct run *r, uint32_t *part)
+{
+	size_t open[WRITERS * PENDING], k = 0;
+	struct pend *p;
+	uint32_t id;
+	for (size_t i = 0; i < r->npend; i++)
+		if (!r->pend[i].op.trunc && r->pend[i].nparts < PARTS)
+			open[k++] = i;
+	if (k && below(&r->rng, 3) == 0) {
+		p = &r->pend[open[below(&r->rng, k)]];
+	} else {
+		assert_true(r->npend < WRITERS * PENDING);
+		p = &r->pend[r->npend++];
+		*p = (struct pend){ .t = new_t(r, &id) };
+	}
+	do
+		*part = (uint32_t)below(&r->rng, PART_NUMS);
+	while (part_used(p, *part));
+	return p;
+}
+
+static uint64_t log_bytes(struct run *r)
+{
+	struct ios_vlog_stats st;
+	ios_vlog_stats(r->f->log, &st);
+	return st.log_bytes;
+}
+
+/* A write was accepted as part `part` of p: the model keeps its bytes. */
+static void keep_part(struct pend *p, uint32_t part, const struct mop *bytes)
+{
+	p->parts[p->nparts++] = (struct mpart){ part, bytes->off, bytes->val, bytes->n };
+}
+
+static int cmp_part(const void *a, const void *b)
+{
+	const struct mpart *x = a, *y = b;
+	return x->part < y->part ? -1 : x->part > y->part;
+}
+
+/* A committed write's bytes: its parts' in part order (later win). */
+static void join_parts(struct pend *p)
+{
+	uint64_t n = 0;
+	qsort(p->parts, p->nparts, sizeof(p->parts[0]), cmp_part);
+	for (size_t k = 0; k < p->nparts; k++)
+		n += p->parts[k].n;
+	p->op.off = malloc((n ? n : 1) * sizeof(uint64_t));
+	p->op.val = malloc(n ? n : 1);
+	assert_true(p->op.off && p->op.val);
+	for (size_t k = 0; k < p->nparts; k++) {
+		memcpy(p->op.off + p->op.n, p->parts[k].off, p->parts[k].n * sizeof(uint64_t));
+		memcpy(p->op.val + p->op.n, p->parts[k].val, p->parts[k].n);
+		p->op.n += p->parts[k].n;
+		free(p->parts[k].off);
+		free(p->parts[k].val);
+	}
+	p->nparts = 0;
 }
 
 /* A list write: 1..8 pieces, overlapping at random, in random order. */
@@ -254,7 +348,6 @@ static void do_list_write(struct run *r)
 	uint8_t data[8 * 64];
 	size_t n = 1 + below(&r->rng, 8), len = 0;
 	struct mop op = { 0 };
-	uint32_t id;
 	op.off = malloc(sizeof(data) * sizeof(uint64_t));
 	op.val = malloc(sizeof(data));
 	for (size_t i = 0; i < n; i++) {
@@ -267,16 +360,24 @@ static void do_list_write(struct run *r)
 		}
 	}
 	op.n = len;
-	uint64_t t = new_t(r, &id);
-	assert_int_equal(ios_vlog_write(r->f->log, t, p, n, data, len), 0);
-	keep(r, t, &op);
+	uint32_t part;
+	struct pend *w = write_target(r, &part);
+	int rc = ios_vlog_write(r->f->log, w->t, part, p, n, data, len);
+	if (rc)
+		fail_msg("list write: %d %s", rc, ios_vlog_why(r->f->log));
+	keep_part(w, part, &op);
+	if (below(&r->rng, 4) == 0) { /* a resend: done, nothing appended */
+		uint64_t before = log_bytes(r);
+		assert_int_equal(ios_vlog_write(r->f->log, w->t, part, p, n, data, len), 0);
+		assert_int_equal(log_bytes(r), before);
+	}
 }
 
 /* A dataloop write: a vector over a 2-object layout, this object's slot. */
 static void do_dataloop_write(struct run *r)
 {
 	struct tdl_layout lay = { 64, 2 };
-	uint32_t slot = (uint32_t)below(&r->rng, 2), id;
+	uint32_t slot = (uint32_t)below(&r->rng, 2), part;
 	int64_t count = 1 + (int64_t)below(&r->rng, 16), bl = 1 + (int64_t)below(&r->rng, 24);
 	int64_t stride = bl + (int64_t)below(&r->rng, 40), disp = (int64_t)below(&r->rng, 2048);
 	struct tdl_dataloop *vec;
@@ -295,14 +396,21 @@ static void do_dataloop_write(struct run *r)
 		op.val[op.n] = data[op.n] = (uint8_t)rnd(&r->rng);
 		op.n++;
 	}
-	uint64_t t = new_t(r, &id);
-	int rc = ios_vlog_write_dataloop(r->f->log, t, vec, 1, disp, 0, (uint64_t)(count * bl), &lay,
-					 slot, data, op.n);
-	tdl_free(vec);
+	struct pend *w = write_target(r, &part);
+	int rc = ios_vlog_write_dataloop(r->f->log, w->t, part, vec, 1, disp, 0,
+					 (uint64_t)(count * bl), &lay, slot, data, op.n);
 	/* (Nothing on this slot is a write of no pieces, still a version.) */
 	if (rc)
 		fail_msg("dataloop write: %d %s", rc, ios_vlog_why(r->f->log));
-	keep(r, t, &op);
+	keep_part(w, part, &op);
+	if (below(&r->rng, 4) == 0) { /* a resend: done, nothing appended */
+		uint64_t before = log_bytes(r);
+		assert_int_equal(ios_vlog_write_dataloop(r->f->log, w->t, part, vec, 1, disp, 0,
+							 (uint64_t)(count * bl), &lay, slot, data,
+							 op.n), 0);
+		assert_int_equal(log_bytes(r), before);
+	}
+	tdl_free(vec);
 }
 
 static void do_truncate(struct run *r)
@@ -324,6 +432,8 @@ static void do_commit(struct run *r)
 	/* A resend is harmless. */
 	if (below(&r->rng, 4) == 0)
 		assert_int_equal(ios_vlog_commit(r->f->log, r->pend[i].t, r->v), 0);
+	if (!r->pend[i].op.trunc)
+		join_parts(&r->pend[i]);
 	r->pend[i].op.vm = r->v;
 	model_commit(&r->m, &r->pend[i].op);
 	drop_pend(r, i, 0);
@@ -344,8 +454,8 @@ static void do_discard(struct run *r)
 	uint32_t id = 1 + (uint32_t)below(&r->rng, WRITERS), n, want = 0;
 	for (size_t i = 0; i < r->npend;)
 		if (ios_vlog_id(r->pend[i].t) == id) {
+			want += pend_records(&r->pend[i]); /* each part counts */
 			drop_pend(r, i, 1);
-			want++;
 		} else {
 			i++;
 		}
@@ -541,9 +651,20 @@ static void put(struct fx *f, uint64_t t, uint64_t off, uint64_t len, uint8_t fi
 	uint8_t data[4096];
 	struct ios_piece p = { off, len };
 	memset(data, fill, len);
-	int rc = ios_vlog_write(f->log, t, &p, 1, data, len);
+	int rc = ios_vlog_write(f->log, t, 0, &p, 1, data, len);
 	if (rc)
 		fail_msg("write: %d %s", rc, ios_vlog_why(f->log));
+}
+
+static void put_part(struct fx *f, uint64_t t, uint32_t part, uint64_t off, uint64_t len,
+		     uint8_t fill)
+{
+	uint8_t data[4096];
+	struct ios_piece p = { off, len };
+	memset(data, fill, len);
+	int rc = ios_vlog_write(f->log, t, part, &p, 1, data, len);
+	if (rc)
+		fail_msg("write of part %u: %d %s", part, rc, ios_vlog_why(f->log));
 }
 
 static uint8_t byte_at(struct fx *f, uint64_t r, uint64_t off)
@@ -580,14 +701,18 @@ static void test_refusals(void **state)
 	struct ios_piece zero = { 5, 0 }, wrap = { UINT64_MAX - 2, 8 }, past = { INT64_MAX, 1 };
 	struct ios_piece ok = { 0, 8 };
 	open_log(f);
-	assert_int_equal(ios_vlog_write(f->log, T(1, 1), &zero, 1, d, 0), -EINVAL);
-	assert_int_equal(ios_vlog_write(f->log, T(1, 1), &wrap, 1, d, 8), -EINVAL);
-	assert_int_equal(ios_vlog_write(f->log, T(1, 1), &past, 1, d, 1), -EINVAL);
-	assert_int_equal(ios_vlog_write(f->log, T(1, 1), &ok, 1, d, 9), -EINVAL);
-	assert_int_equal(ios_vlog_write(f->log, 0, &ok, 1, d, 8), -EINVAL);
+	assert_int_equal(ios_vlog_write(f->log, T(1, 1), 0, &zero, 1, d, 0), -EINVAL);
+	assert_int_equal(ios_vlog_write(f->log, T(1, 1), 0, &wrap, 1, d, 8), -EINVAL);
+	assert_int_equal(ios_vlog_write(f->log, T(1, 1), 0, &past, 1, d, 1), -EINVAL);
+	assert_int_equal(ios_vlog_write(f->log, T(1, 1), 0, &ok, 1, d, 9), -EINVAL);
+	assert_int_equal(ios_vlog_write(f->log, 0, 0, &ok, 1, d, 8), -EINVAL);
 	assert_int_equal(ios_vlog_truncate(f->log, T(1, 1), (uint64_t)INT64_MAX + 1), -EINVAL);
-	assert_int_equal(ios_vlog_write(f->log, T(1, 1), &ok, 1, d, 8), 0);
-	assert_int_equal(ios_vlog_write(f->log, T(1, 1), &ok, 1, d, 8), -EINVAL); /* T in use */
+	assert_int_equal(ios_vlog_write(f->log, T(1, 1), 0, &ok, 1, d, 8), 0);
+	/* (T, part) in use: the same record again is a resend (test_parts),
+	 * other pieces under its name are refused; a truncate needs a T of
+	 * its own. */
+	assert_int_equal(ios_vlog_write(f->log, T(1, 1), 0, &wrap, 1, d, 8), -EINVAL);
+	assert_int_equal(ios_vlog_truncate(f->log, T(1, 1), 4), -EINVAL);
 	put(f, T(1, 2), 0, 4, 'x');
 	assert_int_equal(ios_vlog_commit(f->log, T(9, 9), 1), -ENOENT);
 	assert_int_equal(ios_vlog_commit(f->log, T(1, 1), 0), -EINVAL);
@@ -605,6 +730,123 @@ static void test_refusals(void **state)
 	assert_memory_equal(d, "\0\0\0\0\0\0\0\0", 8);
 }
 
+/* One T in several parts: invisible until its commit, then all of it at
+ * its version, later parts over earlier ones whatever order they came in;
+ * a resent part is done without a second record, also after the commit
+ * (a late resend never lands over a later part); a new part after the
+ * commit, other pieces under a part's name, a truncate under the T are
+ * refused; a restart replays the parts together; abort and discard take
+ * every part. */
+static void test_parts(void **state)
+{
+	struct fx *f = *state;
+	struct ios_vlog_stats st;
+	struct ios_piece p1 = { 4, 8 }, other = { 5, 8 };
+	uint8_t d[8];
+	uint32_t n;
+	open_log(f);
+	put_part(f, T(1, 1), 0, 0, 10, 'a');
+	put_part(f, T(1, 1), 2, 8, 8, 'c');
+	put_part(f, T(1, 1), 1, 4, 8, 'b'); /* part 1 arrives last */
+	put(f, T(2, 1), 0, 20, 'z');
+	assert_int_equal(ios_vlog_commit(f->log, T(2, 1), 1), 0);
+	ios_vlog_stats(f->log, &st);
+	assert_int_equal(st.uncommitted, 3); /* each part is a record */
+	assert_int_equal(byte_at(f, 9, 0), 'z'); /* none of T(1,1) yet */
+	assert_int_equal(byte_at(f, 9, 9), 'z');
+	/* A resend of part 1 (its first reply lost): done, no record. */
+	uint64_t bytes = st.log_bytes;
+	memset(d, 'b', 8);
+	assert_int_equal(ios_vlog_write(f->log, T(1, 1), 1, &p1, 1, d, 8), 0);
+	assert_int_equal(ios_vlog_write(f->log, T(1, 1), 1, &other, 1, d, 8), -EINVAL);
+	ios_vlog_stats(f->log, &st);
+	assert_int_equal(st.log_bytes, bytes);
+	assert_int_equal(st.uncommitted, 3);
+	assert_int_equal(ios_vlog_commit(f->log, T(1, 1), 2), 0);
+	ios_vlog_stats(f->log, &st);
+	assert_int_equal(st.committed, 4);
+	assert_int_equal(st.index_pieces, 4);
+	/* All three parts at version 2, in part order: a[0,4), b[4,8)
+	 * (part 2 covers the rest of part 1), c[8,16), z past. */
+	const char want[] = "aaaabbbbccccccccz";
+	for (uint64_t i = 0; i < 17; i++)
+		assert_int_equal(byte_at(f, 2, i), want[i]);
+	assert_int_equal(byte_at(f, 1, 5), 'z');
+	/* A late resend of part 0 after the commit lands nowhere (part 1
+	 * still wins where they overlap); a new part, a truncate under T and
+	 * its abort are refused. */
+	memset(d, 'a', 8);
+	assert_int_equal(ios_vlog_write(f->log, T(1, 1), 0, &(struct ios_piece){ 0, 8 }, 1, d, 8),
+			 -EINVAL); /* not part 0's pieces: refused, not a resend */
+	put_part(f, T(1, 1), 0, 0, 10, 'a');
+	assert_int_equal(byte_at(f, 2, 5), 'b');
+	ios_vlog_stats(f->log, &st);
+	assert_int_equal(st.log_bytes, bytes + 64); /* only the COMMIT since */
+	assert_int_equal(ios_vlog_write(f->log, T(1, 1), 3, &p1, 1, d, 8), -EINVAL);
+	assert_int_equal(ios_vlog_truncate(f->log, T(1, 1), 3), -EINVAL);
+	assert_int_equal(ios_vlog_abort(f->log, T(1, 1)), -EBUSY);
+	/* A restart replays the parts as one version. */
+	reopen(f);
+	for (uint64_t i = 0; i < 17; i++)
+		assert_int_equal(byte_at(f, 2, i), want[i]);
+	/* Abort and discard take every part of a T; so does a replay. */
+	put_part(f, T(3, 1), 0, 0, 4, 'q');
+	put_part(f, T(3, 1), 1, 100, 4, 'q');
+	put_part(f, T(4, 1), 5, 0, 4, 'r');
+	put_part(f, T(4, 1), 6, 200, 4, 'r');
+	put_part(f, T(4, 1), 7, 300, 4, 'r');
+	assert_int_equal(ios_vlog_abort(f->log, T(3, 1)), 0);
+	assert_int_equal(ios_vlog_discard(f->log, 4, &n), 0);
+	assert_int_equal(n, 3);
+	ios_vlog_stats(f->log, &st);
+	assert_int_equal(st.uncommitted, 0);
+	reopen(f);
+	ios_vlog_stats(f->log, &st);
+	assert_int_equal(st.uncommitted, 0);
+	assert_int_equal(ios_vlog_commit(f->log, T(3, 1), 3), -ENOENT);
+	/* The merge applies the parts in part order too. */
+	assert_int_equal(ios_vlog_merge(f->log, 2, NULL), 0);
+	assert_memory_equal(f->base.buf, want, 17);
+}
+
+/* The limits count each part as a record, and a T whose parts can
+ * never be live together is -ENOSPC (not -EBUSY: a merge would not
+ * help), while one that fits an empty log is -EBUSY when the log is
+ * full now. */
+static void test_part_limits(void **state)
+{
+	struct fx *f = *state;
+	uint8_t d[1000] = { 0 };
+	struct ios_piece p = { 0, 1000 };
+	f->cfg.limits = (struct ios_vlog_limits){ .max_records = 4, .max_bytes = 4096 };
+	open_log(f);
+	/* T(1,1): 3 parts of 1000 bytes fit (1080 each + 7 headers + BASE). */
+	for (uint32_t i = 0; i < 3; i++)
+		assert_int_equal(ios_vlog_write(f->log, T(1, 1), i, &p, 1, d, 1000), 0);
+	assert_int_equal(ios_vlog_write(f->log, T(1, 1), 3, &p, 1, d, 1000), -ENOSPC);
+	assert_non_null(strstr(ios_vlog_why(f->log), "can never be one version"));
+	assert_int_equal(ios_vlog_abort(f->log, T(1, 1)), 0);
+	assert_int_equal(ios_vlog_merge(f->log, 0, NULL), 0); /* a fresh log */
+	/* Records: 4 parts of 1 byte, then a fifth can never fit. */
+	struct ios_piece one = { 0, 1 };
+	for (uint32_t i = 0; i < 4; i++)
+		assert_int_equal(ios_vlog_write(f->log, T(2, 1), i, &one, 1, d, 1), 0);
+	assert_int_equal(ios_vlog_write(f->log, T(2, 1), 4, &one, 1, d, 1), -ENOSPC);
+	/* Another T when T(2,1) fills the log: busy now, not never. */
+	assert_int_equal(ios_vlog_write(f->log, T(3, 1), 0, &one, 1, d, 1), -EBUSY);
+	assert_int_equal(ios_vlog_commit(f->log, T(2, 1), 1), 0);
+	assert_int_equal(ios_vlog_merge(f->log, 1, NULL), 0);
+	assert_int_equal(ios_vlog_write(f->log, T(3, 1), 0, &one, 1, d, 1), 0);
+	/* Pieces over T's parts. */
+	f->cfg.limits.max_live_pieces = 3;
+	reopen(f);
+	struct ios_piece three[3] = { { 0, 1 }, { 4, 1 }, { 8, 1 } };
+	assert_int_equal(ios_vlog_write(f->log, T(4, 1), 0, three, 3, d, 3), -EBUSY);
+	assert_int_equal(ios_vlog_abort(f->log, T(3, 1)), 0);
+	assert_int_equal(ios_vlog_write(f->log, T(4, 1), 0, three, 3, d, 3), 0);
+	assert_int_equal(ios_vlog_write(f->log, T(4, 1), 1, &one, 1, d, 1), -ENOSPC);
+}
+
 /* Record, byte and piece limits: -EBUSY until a merge, -ENOSPC never. */
 static void test_limits(void **state)
 {
@@ -615,23 +857,23 @@ static void test_limits(void **state)
 	f->cfg.limits = (struct ios_vlog_limits){ .max_records = 3, .max_pieces = 4,
 						  .max_bytes = 4096 };
 	open_log(f);
-	assert_int_equal(ios_vlog_write(f->log, T(1, 1), many, 5, d, 5), -ENOSPC);
-	assert_int_equal(ios_vlog_write(f->log, T(1, 1), &big, 1, d, 8192), -ENOSPC);
+	assert_int_equal(ios_vlog_write(f->log, T(1, 1), 0, many, 5, d, 5), -ENOSPC);
+	assert_int_equal(ios_vlog_write(f->log, T(1, 1), 0, &big, 1, d, 8192), -ENOSPC);
 	for (uint32_t i = 1; i <= 3; i++)
 		put(f, T(1, i), i, 8, (uint8_t)i);
-	assert_int_equal(ios_vlog_write(f->log, T(1, 4), many, 4, d, 4), -EBUSY);
+	assert_int_equal(ios_vlog_write(f->log, T(1, 4), 0, many, 4, d, 4), -EBUSY);
 	assert_string_not_equal(ios_vlog_why(f->log), "");
 	for (uint32_t i = 1; i <= 3; i++)
 		assert_int_equal(ios_vlog_commit(f->log, T(1, i), i), 0);
-	assert_int_equal(ios_vlog_write(f->log, T(1, 4), many, 4, d, 4), -EBUSY);
+	assert_int_equal(ios_vlog_write(f->log, T(1, 4), 0, many, 4, d, 4), -EBUSY);
 	assert_int_equal(ios_vlog_merge(f->log, 3, NULL), 0);
-	assert_int_equal(ios_vlog_write(f->log, T(1, 4), many, 4, d, 4), 0);
+	assert_int_equal(ios_vlog_write(f->log, T(1, 4), 0, many, 4, d, 4), 0);
 	/* Bytes: a 3 KiB record fits once, not twice. */
 	struct ios_piece k3 = { 100, 3000 };
 	assert_int_equal(ios_vlog_abort(f->log, T(1, 4)), 0);
 	assert_int_equal(ios_vlog_merge(f->log, 3, NULL), 0);
-	assert_int_equal(ios_vlog_write(f->log, T(1, 5), &k3, 1, d, 3000), 0);
-	assert_int_equal(ios_vlog_write(f->log, T(1, 6), &k3, 1, d, 3000), -EBUSY);
+	assert_int_equal(ios_vlog_write(f->log, T(1, 5), 0, &k3, 1, d, 3000), 0);
+	assert_int_equal(ios_vlog_write(f->log, T(1, 6), 0, &k3, 1, d, 3000), -EBUSY);
 }
 
 /* The index's size: pieces of all live records. */
@@ -642,15 +884,15 @@ static void test_live_pieces(void **state)
 	struct ios_piece p[4] = { { 0, 1 }, { 2, 1 }, { 4, 1 }, { 6, 1 } };
 	f->cfg.limits.max_live_pieces = 6;
 	open_log(f);
-	assert_int_equal(ios_vlog_write(f->log, T(1, 1), p, 4, d, 4), 0);
-	assert_int_equal(ios_vlog_write(f->log, T(1, 2), p, 4, d, 4), -EBUSY);
-	assert_int_equal(ios_vlog_write(f->log, T(1, 2), p, 2, d, 2), 0);
+	assert_int_equal(ios_vlog_write(f->log, T(1, 1), 0, p, 4, d, 4), 0);
+	assert_int_equal(ios_vlog_write(f->log, T(1, 2), 0, p, 4, d, 4), -EBUSY);
+	assert_int_equal(ios_vlog_write(f->log, T(1, 2), 0, p, 2, d, 2), 0);
 	assert_int_equal(ios_vlog_abort(f->log, T(1, 1)), 0);
-	assert_int_equal(ios_vlog_write(f->log, T(1, 3), p, 4, d, 4), 0);
+	assert_int_equal(ios_vlog_write(f->log, T(1, 3), 0, p, 4, d, 4), 0);
 	f->cfg.limits.max_live_pieces = 3;
 	reopen(f); /* a lower limit: what is there stays */
-	assert_int_equal(ios_vlog_write(f->log, T(1, 4), p, 4, d, 4), -ENOSPC);
-	assert_int_equal(ios_vlog_write(f->log, T(1, 4), p, 1, d, 1), -EBUSY);
+	assert_int_equal(ios_vlog_write(f->log, T(1, 4), 0, p, 4, d, 4), -ENOSPC);
+	assert_int_equal(ios_vlog_write(f->log, T(1, 4), 0, p, 1, d, 1), -EBUSY);
 }
 
 /* A disk whose fdatasync fails on demand (the fault disk leaves logs be). */
@@ -717,7 +959,7 @@ static void test_sync_fails(void **state)
 	sd.fail_sync = 1;
 	uint8_t d[8] = { 0 };
 	struct ios_piece p = { 0, 8 };
-	assert_int_equal(ios_vlog_write(f->log, T(1, 2), &p, 1, d, 8), -EIO);
+	assert_int_equal(ios_vlog_write(f->log, T(1, 2), 0, &p, 1, d, 8), -EIO);
 	sd.fail_sync = 0;
 	put(f, T(1, 2), 0, 8, 'b');
 	assert_int_equal(ios_vlog_commit(f->log, T(1, 2), 1), 0);
@@ -860,7 +1102,7 @@ static void test_merge_cut_short(void **state)
 struct rawhdr {
 	uint32_t magic, kind;
 	uint64_t total, t, vm, count, data_len, arg;
-	uint32_t crc, pad;
+	uint32_t crc, part;
 };
 
 /* Appends a record with a right checksum, whatever it says. */
@@ -893,6 +1135,22 @@ static void expect_refused(struct fx *f, struct rawhdr h, const void *pieces, si
 	open_log(f);
 	put(f, T(1, 1), 0, 8, 'a');
 	assert_int_equal(ios_vlog_commit(f->log, T(1, 1), 1), 0);
+	ios_vlog_close(f->log);
+	f->log = NULL;
+	raw(f->path, h, pieces, plen, data, dlen);
+	assert_int_equal(ios_vlog_open(&f->cfg, &f->log), -EIO);
+	assert_non_null(strstr(ios_vlog_why(f->log), "record at"));
+	ios_vlog_close(f->log);
+	f->log = NULL;
+	unlink(f->path);
+}
+
+/* The same after an uncommitted record (T t, part 4) in the log. */
+static void expect_refused_after(struct fx *f, uint64_t t, struct rawhdr h, const void *pieces,
+				 size_t plen, const void *data, size_t dlen)
+{
+	open_log(f);
+	put_part(f, t, 4, 0, 8, 'b');
 	ios_vlog_close(f->log);
 	f->log = NULL;
 	raw(f->path, h, pieces, plen, data, dlen);
@@ -939,6 +1197,67 @@ static void test_hostile_records(void **state)
 	expect_refused(f, (struct rawhdr){ .kind = K_TRUNC, .t = T(1, 1) }, NULL, 0, NULL, 0);
 	expect_refused(f, (struct rawhdr){ .kind = K_TRUNC, .t = T(3, 1),
 					   .arg = (uint64_t)INT64_MAX + 1 }, NULL, 0, NULL, 0);
+	/* Parts: a part of a committed T, one twice, a truncate or a
+	 * commit with a part number. */
+	expect_refused(f, (struct rawhdr){ .kind = K_WRITE, .t = T(1, 1), .part = 1, .count = 1,
+					   .data_len = 8 }, two, 16, d, 8);
+	expect_refused_after(f, T(2, 1), (struct rawhdr){ .kind = K_WRITE, .t = T(2, 1), .part = 4,
+							 .count = 1, .data_len = 8 }, two, 16, d, 8);
+	expect_refused(f, (struct rawhdr){ .kind = K_TRUNC, .t = T(3, 1), .part = 1 }, NULL, 0,
+		       NULL, 0);
+	expect_refused(f, (struct rawhdr){ .kind = K_COMMIT, .t = T(1, 1), .vm = 1, .part = 2 },
+		       NULL, 0, NULL, 0);
+}
+
+/* A log file holding BASE of format `format` alone (as written by the
+ * code of that format). */
+static void raw_base(const char *path, uint64_t format)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	raw(path, (struct rawhdr){ .kind = K_BASE, .t = format }, NULL, 0, NULL, 0);
+}
+
+/* Format 1 logs (BASE's t 0, no parts) are read as they were; a format
+ * this code does not know fails the open, naming it; fresh logs are
+ * format 2. */
+static void test_formats(void **state)
+{
+	struct fx *f = *state;
+	struct ios_piece p = { 2, 3 };
+	uint64_t t = T(1, 1);
+	open_log(f); /* a fresh log: BASE alone */
+	ios_vlog_close(f->log);
+	f->log = NULL;
+	struct rawhdr_base {
+		uint32_t magic, kind;
+		uint64_t total, t;
+	} b;
+	int fd = open(f->path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, &b, sizeof(b)), (ssize_t)sizeof(b));
+	close(fd);
+	assert_int_equal(b.t, 2);
+	unlink(f->path);
+	/* A format 1 log as the earlier code wrote it. */
+	raw_base(f->path, 0);
+	raw(f->path, (struct rawhdr){ .kind = 2, .t = t, .count = 1, .data_len = 3, .arg = 5 }, &p,
+	    16, "xyz", 3);
+	raw(f->path, (struct rawhdr){ .kind = 4, .t = t, .vm = 1 }, NULL, 0, NULL, 0);
+	open_log(f);
+	assert_int_equal(byte_at(f, 1, 3), 'y');
+	put_part(f, T(1, 2), 1, 0, 2, 'p'); /* parts go on in it */
+	assert_int_equal(ios_vlog_commit(f->log, T(1, 2), 2), 0);
+	reopen(f);
+	assert_int_equal(byte_at(f, 2, 1), 'p');
+	assert_int_equal(byte_at(f, 2, 2), 'x');
+	ios_vlog_close(f->log);
+	f->log = NULL;
+	unlink(f->path);
+	raw_base(f->path, 3);
+	assert_int_equal(ios_vlog_open(&f->cfg, &f->log), -EIO);
+	assert_non_null(strstr(ios_vlog_why(f->log), "log format 3"));
 }
 
 int main(void)
@@ -946,6 +1265,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_commit_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_part_limits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_formats, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_live_pieces, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sync_fails, setup, teardown),
