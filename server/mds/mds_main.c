@@ -1248,13 +1248,19 @@ static void mds_pending(void *arg)
  * it held are counted no more (mds_sizes_session_end), so a client that
  * died with files open for writing leaves them unknown for a
  * capability's lifetime, not until the daemon restarts; its version ID#s
- * and reads in progress end (the next merge discards the ID#s' records
- * never committed, and no longer waits for its reads). */
+ * and reads in progress end (the merger's next round for each file whose
+ * ID#s ended discards their records never committed, and merges no longer
+ * wait for its reads). */
+static void mds_ids_dead(void *arg, uint64_t file)
+{
+	mds_vmerge_dead(arg, file);
+}
+
 static void mds_session_end(void *ctx, uint64_t session)
 {
 	struct mds *mds = ctx;
 	uint32_t n = mds_sizes_session_end(mds->sizes, session, tp_real_ns());
-	uint32_t nv = mds_versions_session_end(mds->versions, session);
+	uint32_t nv = mds_versions_session_end(mds->versions, session, mds_ids_dead, mds->vmerge);
 
 	if (n && mds->srv)
 		srv_debug(mds->srv, "session %016llx ended holding %u files open for writing:"

@@ -1232,7 +1232,8 @@ int mds_version_state(struct mds_versions *vs, const struct mds_vfile *f, struct
 
 /* ---- sessions */
 
-static uint32_t table_session_end(struct vtable *t, uint64_t session)
+/* Ends t's ID#s and reads of `session`: how many; *ids: how many ID#s. */
+static uint32_t table_session_end(struct vtable *t, uint64_t session, uint32_t *ids)
 {
 	uint32_t n = 0;
 
@@ -1247,6 +1248,7 @@ static uint32_t table_session_end(struct vtable *t, uint64_t session)
 		} else {
 			i++;
 		}
+	*ids = n;
 	for (uint32_t i = 0; i < t->nreads;)
 		if (t->reads[i].session == session) {
 			t->reads[i] = t->reads[--t->nreads];
@@ -1257,15 +1259,19 @@ static uint32_t table_session_end(struct vtable *t, uint64_t session)
 	return n;
 }
 
-uint32_t mds_versions_session_end(struct mds_versions *vs, uint64_t session)
+uint32_t mds_versions_session_end(struct mds_versions *vs, uint64_t session,
+				  void (*dead)(void *arg, uint64_t file), void *arg)
 {
-	uint32_t n = 0;
+	uint32_t n = 0, ids;
 
 	if (!vs)
 		return 0;
 	for (int b = 0; b < VT_BUCKETS; b++)
-		for (struct vtable *t = vs->buckets[b]; t; t = t->next)
-			n += table_session_end(t, session);
+		for (struct vtable *t = vs->buckets[b]; t; t = t->next) {
+			n += table_session_end(t, session, &ids);
+			if (ids && dead)
+				dead(arg, t->file);
+		}
 	return n;
 }
 

@@ -183,8 +183,11 @@ struct mds_vstate {
 int mds_version_state(struct mds_versions *vs, const struct mds_vfile *f, struct mds_vstate *out);
 
 /* A session ended: its live ID#s and reads in progress end, in every
- * table. Returns how many of both. */
-uint32_t mds_versions_session_end(struct mds_versions *vs, uint64_t session);
+ * table. Returns how many of both. `dead` (may be NULL) is called with
+ * each file whose writer ID#s ended, so that its storage daemons may drop
+ * their uncommitted records (the merger's round: mds_vmerge_dead). */
+uint32_t mds_versions_session_end(struct mds_versions *vs, uint64_t session,
+				  void (*dead)(void *arg, uint64_t file), void *arg);
 
 /* The file is gone (its last name removed; the store's batch dropped its
  * records): forget its table. */

@@ -86,8 +86,10 @@ struct mds_vmerger {
 enum mds_vmerge_why mds_vmerge_due(const struct mds_vmerge_rule *r,
 				   const struct mds_vmerge_seen *s, uint64_t now_ns)
 {
-	if (!s->unmerged || now_ns < s->not_before_ns)
+	if ((!s->unmerged && !s->dead_ids) || now_ns < s->not_before_ns)
 		return MDS_VMERGE_NOT_DUE;
+	if (s->dead_ids)
+		return MDS_VMERGE_DEAD_IDS;
 	if (s->log_half)
 		return MDS_VMERGE_LOG_HALF;
 	if (s->unmerged >= r->commits)
@@ -265,6 +267,21 @@ void mds_vmerge_note(struct mds_vmerger *m, const struct mds_vfile *f, const uin
 	(void)refresh(m, v);
 }
 
+void mds_vmerge_dead(struct mds_vmerger *m, uint64_t file)
+{
+	struct vm_file *v = m ? lookup(m, file) : NULL;
+	struct mds_attr *a;
+
+	if (m && !v && (a = malloc(sizeof(*a)))) {
+		if (!mds_file_by_handle(m->store, file, a) && a->layout.versioned)
+			v = track(m, &(struct mds_vfile){ file, a->layout.count, a->layout.handles },
+				  a->layout.servers);
+		free(a);
+	}
+	if (v)
+		v->seen.dead_ids = 1;
+}
+
 void mds_vmerge_forget(struct mds_vmerger *m, uint64_t file)
 {
 	struct vm_file *v = m ? lookup(m, file) : NULL;
@@ -348,16 +365,17 @@ static int round_start(struct mds_vmerger *m, struct vm_file *v, uint64_t now)
 	if (rc) {
 		mds_peers_say(m->peers, m->log, "%s", g ? mds_versions_errmsg(m->vs) : "no memory");
 		v->seen.not_before_ns = now + VM_RETRY_MS * 1000000ull;
-	} else if (!st.unmerged) {
+	} else if (!st.unmerged && !v->seen.dead_ids) {
 		free(g);
 		untrack(m, v);
 		return 1;
-	} else if (g->msg.upto <= st.merged) {
+	} else if (g->msg.upto <= st.merged && !v->seen.dead_ids) {
 		v->seen.unmerged = st.unmerged;
 		v->seen.not_before_ns = now + m->rule.idle_ns;
 	} else {
 		v->active = 1;
 		v->seen.log_half = 0;
+		v->seen.dead_ids = 0;
 		memset(v->obj, VM_PENDING, v->count);
 		m->active[m->nactive++] = v;
 	}

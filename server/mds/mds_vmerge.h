@@ -8,7 +8,10 @@
  * no commit came for `vmerge_idle_ms`, or it has `vmerge_commits`
  * unmerged, or a storage daemon said one of its logs passed
  * `vmerge_log_percent` of a limit (a write's reply, passed on by the
- * client in its commit: VersionRequest.log_half). The daemon notes every
+ * client in its commit: VersionRequest.log_half), or a session holding
+ * writer ID#s of it ended (mds_vmerge_dead: the lease of a client that
+ * died; the round's grant no longer lists those ID#s, so the storage
+ * daemons drop their uncommitted records). The daemon notes every
  * commit (mds_vmerge_note); after a start the merger also finds the files
  * the store holds unmerged commits of (a few per tick).
  *
@@ -55,12 +58,14 @@ struct mds_vmerge_seen {
 	int log_half;               /* a storage daemon asked for a merge */
 	uint64_t not_before_ns;     /* a round failed, or a read or snapshot
 				     * held it: not before this */
+	int dead_ids;               /* writer ID#s of it ended: records to drop */
 };
 enum mds_vmerge_why {
 	MDS_VMERGE_NOT_DUE,
 	MDS_VMERGE_LOG_HALF,        /* a log passed its share of a limit */
 	MDS_VMERGE_COMMITS,         /* rule.commits unmerged */
-	MDS_VMERGE_IDLE             /* no commit for rule.idle_ns */
+	MDS_VMERGE_IDLE,            /* no commit for rule.idle_ns */
+	MDS_VMERGE_DEAD_IDS         /* ended ID#s' uncommitted records to drop */
 };
 /* Whether (and why) a file is due for a merge at now_ns. */
 enum mds_vmerge_why mds_vmerge_due(const struct mds_vmerge_rule *r,
@@ -80,6 +85,12 @@ void mds_vmerge_destroy(struct mds_vmerger *m);
 void mds_vmerge_note(struct mds_vmerger *m, const struct mds_vfile *f, const uint32_t *servers,
 		     uint64_t now_ns, int log_half);
 /* The file is gone (removed): nothing more is sent for it. */
+/* A session that held writer ID#s of file `file` ended (its client closed,
+ * died or let its session lapse): the file is due for a round, even with
+ * nothing to merge, so that its storage daemons drop the ID#s'
+ * uncommitted records now rather than at its next merge. */
+void mds_vmerge_dead(struct mds_vmerger *m, uint64_t file);
+
 void mds_vmerge_forget(struct mds_vmerger *m, uint64_t file);
 
 /* One round: replies in, due files started, requests out. `log` (may be

@@ -14,6 +14,7 @@
 
 #define SA 0xa11ceull  /* a session */
 #define SB 0xb0bull    /* another */
+#define SC 0xc0ffeeull /* a third session */
 #define T(id, io) ((uint64_t)(id) << 32 | (io))
 
 static const struct cap_key KEY = { { 1, 2, 3, 4, 5, 6, 7, 8 } };
@@ -417,9 +418,25 @@ static void test_merged_drops(void **state)
 	vdone(&x);
 }
 
+/* mds_versions_session_end's `dead`: the files whose ID#s ended. */
+struct dead_files {
+	uint64_t file[4];
+	unsigned n;
+};
+
+static void note_dead(void *arg, uint64_t file)
+{
+	struct dead_files *d = arg;
+
+	if (d->n < 4)
+		d->file[d->n] = file;
+	d->n++;
+}
+
 static void test_session_end(void **state)
 {
 	struct vfx x;
+	struct dead_files dead = { { 0 }, 0 };
 	uint64_t vr;
 
 	vfile(&x, *state, "/f");
@@ -431,12 +448,20 @@ static void test_session_end(void **state)
 	assert_int_equal(vr, 2);
 	try_commit(&x, SB, T(3, 1), 0);
 	assert_int_equal(upto(&x), 2);
-	assert_int_equal(mds_versions_session_end(x.vs, SA), 3);
+	assert_int_equal(mds_versions_session_end(x.vs, SA, note_dead, &dead), 3);
+	/* its ID#s ended: the file is named once, for the merger's round */
+	assert_int_equal(dead.n, 1);
+	assert_true(dead.file[0] == x.vf.file);
 	assert_int_equal(upto(&x), 3);
 	assert_int_equal(vstate(&x).ids, 1);
 	assert_int_equal(try_commit(&x, SA, T(1, 3), 0), -ESTALE);
 	assert_int_equal(try_commit(&x, SB, T(3, 2), 0), 0);
-	assert_int_equal(mds_versions_session_end(x.vs, SA), 0);
+	assert_int_equal(mds_versions_session_end(x.vs, SA, note_dead, &dead), 0);
+	assert_int_equal(dead.n, 1);
+	/* a session with a read in progress but no ID#: nothing to drop */
+	assert_int_equal(mds_version_read(x.vs, &x.vf, SC, NULL, 0, &vr), 0);
+	assert_int_equal(mds_versions_session_end(x.vs, SC, note_dead, &dead), 1);
+	assert_int_equal(dead.n, 1);
 	vdone(&x);
 }
 
@@ -540,7 +565,7 @@ static void test_orphaned_ids(void **state)
 	ids(&x, SA, 1);
 	ids(&x, SB, 1);
 	assert_int_equal(try_commit(&x, SA, T(1, 1), 0), 0);
-	assert_int_equal(mds_versions_session_end(x.vs, SA), 1);
+	assert_int_equal(mds_versions_session_end(x.vs, SA, NULL, NULL), 1);
 	assert_int_equal(try_commit(&x, SA, T(1, 2), 0), -ESTALE);
 	msg_has(&x, "ended with its session");
 	/* the resend of its commit (the reply lost with the connection) */
@@ -613,8 +638,6 @@ static void test_grant(void **state)
 }
 
 /* ---- ID#s for a job: a block one session takes, others commit under */
-
-#define SC 0xc0ffeeull /* a third session */
 
 static int commit_by(struct vfx *x, uint64_t session, const Tessera__VersionIds *b,
 		     uint64_t t, uint64_t *vm)
@@ -745,9 +768,9 @@ static void test_job_ids_ended(void **state)
 	/* the taker's session ends */
 	assert_int_equal(mds_version_ids_signed(x.vs, &x.vf, SA, 2, &b2), 0);
 	assert_int_equal(commit_by(&x, SB, &b2.msg, T(4, 1), &vm), 0);
-	assert_int_equal(mds_versions_session_end(x.vs, SB), 0); /* a user's end: nothing */
+	assert_int_equal(mds_versions_session_end(x.vs, SB, NULL, NULL), 0); /* a user's end: nothing */
 	assert_int_equal(commit_by(&x, SB, &b2.msg, T(4, 2), &vm), 0);
-	assert_int_equal(mds_versions_session_end(x.vs, SA), 2);
+	assert_int_equal(mds_versions_session_end(x.vs, SA, NULL, NULL), 2);
 	assert_int_equal(commit_by(&x, SB, &b2.msg, T(5, 1), &vm), -ESTALE);
 	/* a restart forgets live ID#s: a block of before is stale */
 	assert_int_equal(mds_version_ids_signed(x.vs, &x.vf, SA, 2, &b2), 0);

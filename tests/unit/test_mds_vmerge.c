@@ -28,6 +28,7 @@ struct due_case {
 	uint64_t wait_ms;
 	uint64_t now_ms;
 	enum mds_vmerge_why want;
+	int dead;                   /* writer ID#s ended */
 };
 
 #define NOT MDS_VMERGE_NOT_DUE
@@ -36,16 +37,20 @@ struct due_case {
 /* Two cases a line, each the one before it changed where the rule turns. */
 static const struct due_case CASES[] = {
 	/* nothing unmerged: never due, a half-full log or not */
-	{ 0, 0, 0, 0, 999999, NOT },          { 0, 0, 1, 0, 999999, NOT },
+	{ 0, 0, 0, 0, 999999, NOT, 0 },          { 0, 0, 1, 0, 999999, NOT, 0 },
 	/* the idle time from the last commit (a clock before it: not idle) */
-	{ 5, 1000, 0, 0, 10999, NOT },        { 5, 1000, 0, 0, 11000, IDLE },
-	{ 5, 20000, 0, 0, 1000, NOT },
+	{ 5, 1000, 0, 0, 10999, NOT, 0 },        { 5, 1000, 0, 0, 11000, IDLE, 0 },
+	{ 5, 20000, 0, 0, 1000, NOT, 0 },
 	/* at once: the commit threshold, a half-full log */
-	{ 2047, 1000, 0, 0, 1001, NOT },      { 2048, 1000, 0, 0, 1001, MDS_VMERGE_COMMITS },
-	{ 1, 1000, 1, 0, 1001, MDS_VMERGE_LOG_HALF },
+	{ 2047, 1000, 0, 0, 1001, NOT, 0 },      { 2048, 1000, 0, 0, 1001, MDS_VMERGE_COMMITS, 0 },
+	{ 1, 1000, 1, 0, 1001, MDS_VMERGE_LOG_HALF, 0 },
 	/* nothing before the wait after a failed or held round is over */
-	{ 4096, 0, 1, 5000, 4999, NOT },      { 4096, 0, 1, 5000, 5000, MDS_VMERGE_LOG_HALF },
-	{ 3, 0, 0, 20000, 19999, NOT },       { 3, 0, 0, 20000, 20000, IDLE },
+	{ 4096, 0, 1, 5000, 4999, NOT, 0 },      { 4096, 0, 1, 5000, 5000, MDS_VMERGE_LOG_HALF, 0 },
+	{ 3, 0, 0, 20000, 19999, NOT, 0 },       { 3, 0, 0, 20000, 20000, IDLE, 0 },
+	/* a session holding writer ID#s ended: at once, even with nothing
+	 * unmerged (its records are dropped), unless a failed round waits */
+	{ 0, 0, 0, 0, 1, MDS_VMERGE_DEAD_IDS, 1 }, { 0, 0, 0, 5000, 4999, NOT, 1 },
+	{ 3, 0, 0, 0, 1, MDS_VMERGE_DEAD_IDS, 1 }, { 0, 0, 0, 5000, 5000, MDS_VMERGE_DEAD_IDS, 1 },
 };
 
 static void test_due_rule(void **state)
@@ -54,7 +59,7 @@ static void test_due_rule(void **state)
 	for (size_t i = 0; i < sizeof(CASES) / sizeof(CASES[0]); i++) {
 		const struct due_case *k = &CASES[i];
 		struct mds_vmerge_seen s = { k->unmerged, k->last_ms * MS, k->half,
-					     k->wait_ms * MS };
+					     k->wait_ms * MS, k->dead };
 		enum mds_vmerge_why got = mds_vmerge_due(&RULE, &s, k->now_ms * MS);
 
 		if (got != k->want)
