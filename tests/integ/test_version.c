@@ -108,28 +108,37 @@ static tessera_file *open_versioned(tessera_fs *fs, const char *path)
 	return f;
 }
 
+/* A datatype write of `count` regions of `len` bytes `stride` apart
+ * from offset 0 (an hvector of bytes), from buf. */
+static ssize_t write_hvector(tessera_file *f, uint8_t *buf, size_t bytes, uint64_t count,
+			     uint64_t len, uint64_t stride)
+{
+	struct tdl_dataloop *b = NULL, *v = NULL;
+	ssize_t n;
+
+	if (tdl_bytes(1, &b) || tdl_hvector(count, len, stride, b, &v)) {
+		tdl_free(b);
+		return -ENOMEM;
+	}
+	n = tessera_write_dtype(f, buf, bytes, NULL, v, 0, 0);
+	tdl_free(v);
+	tdl_free(b);
+	return n;
+}
+
 /* One write of the regions, tagged: list I/O on even iterations, a
  * datatype (hvector) on odd ones. */
 static ssize_t write_tagged(tessera_file *f, uint8_t *buf, uint16_t tag, int i)
 {
 	uint64_t offs[REGIONS], lens[REGIONS];
-	struct tdl_dataloop *b = NULL, *v = NULL;
 	struct iovec iov = { buf, BYTES };
-	ssize_t n;
 
 	fill(buf, tag);
 	if (i % 2 == 0) {
 		regions(offs, lens);
 		return tessera_write_list(f, &iov, 1, offs, lens, REGIONS);
 	}
-	if (tdl_bytes(1, &b) || tdl_hvector(REGIONS, RLEN, RSTRIDE, b, &v)) {
-		tdl_free(b);
-		return -ENOMEM;
-	}
-	n = tessera_write_dtype(f, buf, BYTES, NULL, v, 0, 0);
-	tdl_free(v);
-	tdl_free(b);
-	return n;
+	return write_hvector(f, buf, BYTES, REGIONS, RLEN, RSTRIDE);
 }
 
 static ssize_t read_regions(tessera_file *f, uint8_t *buf)
@@ -768,20 +777,11 @@ static ssize_t write_set_a(tessera_file *f, const struct lset *a, uint8_t *buf, 
 			   int dtype)
 {
 	struct iovec iov = { buf, LBYTES };
-	struct tdl_dataloop *b = NULL, *v = NULL;
-	ssize_t n;
 
 	fill_tag(buf, LBYTES, tag);
 	if (!dtype)
 		return tessera_write_list(f, &iov, 1, a->offs, a->lens, LREG);
-	if (tdl_bytes(1, &b) || tdl_hvector(LREG, LLEN, LSTRIDE, b, &v)) {
-		tdl_free(b);
-		return -ENOMEM;
-	}
-	n = tessera_write_dtype(f, buf, LBYTES, NULL, v, 0, 0);
-	tdl_free(v);
-	tdl_free(b);
-	return n;
+	return write_hvector(f, buf, LBYTES, LREG, LLEN, LSTRIDE);
 }
 
 /* A writer of large calls: LITERS times set A (list, datatype in turn),

@@ -350,6 +350,22 @@ static void test_list_dtype_truncate_sizes(void **state)
 	(void)c[2];
 }
 
+/* A DTYPE_WRITE of object H1 (one slot of 64 KiB strips) under T t with
+ * file type enc (description 1); the caller sets the range. */
+static void dtype_write_req(Tessera__DtypeIORequest *d, Tessera__Capability *cap,
+			    Tessera__Dataloop *enc, uint64_t t)
+{
+	d->handle = H1;
+	d->strip_size = 65536;
+	d->stripe_count = 1;
+	d->slot = 0;
+	d->desc_nonce = 1;
+	d->desc_id = 1;
+	d->file_type = enc;
+	d->version_t = t;
+	d->cap = cap;
+}
+
 /* A datatype write is unrolled into this object's pieces. */
 static void test_dtype(void **state)
 {
@@ -366,18 +382,10 @@ static void test_dtype(void **state)
 	assert_int_equal(tdl_bytes(1, &b), 0);
 	assert_int_equal(tdl_vector(2, 4, 8, b, &dl), 0);
 	assert_int_equal(tp_dataloop_to_msg(dl, &enc), 0);
-	d.handle = H1;
-	d.strip_size = 65536;
-	d.stripe_count = 1;
-	d.slot = 0;
-	d.desc_nonce = 1;
-	d.desc_id = 1;
-	d.file_type = enc;
+	dtype_write_req(&d, cap, enc, T(3, 1));
 	d.count = 1;
 	d.first = 0;
 	d.last = 8;
-	d.version_t = T(3, 1);
-	d.cap = cap;
 	assert_int_equal(send_req(f, TP_OP_DTYPE_WRITE, &d.base, "abcdefgh", 8), 0);
 	vm[0] = commit_of(f, &c, FILE_ID, T(3, 1), 1, H1);
 	assert_int_equal(vread(f, cap, H1, 1, vm, 1, 0, 12), 0);
@@ -609,19 +617,12 @@ static void test_parts(void **state)
 	/* part 3 (a datatype write of bytes 4-5) arrives before part 1 */
 	assert_int_equal(tdl_bytes(1, &b), 0);
 	assert_int_equal(tp_dataloop_to_msg(b, &enc), 0);
-	d.handle = H1;
-	d.strip_size = 65536;
-	d.stripe_count = 1;
-	d.desc_nonce = 1;
-	d.desc_id = 1;
-	d.file_type = enc;
+	dtype_write_req(&d, cap, enc, T(1, 1));
 	d.disp = 4;
 	d.count = 2;
 	d.first = 0;
 	d.last = 2;
-	d.version_t = T(1, 1);
 	d.version_part = 3;
-	d.cap = cap;
 	assert_int_equal(send_req(f, TP_OP_DTYPE_WRITE, &d.base, "dd", 2), 0);
 	l.handle = H1;
 	l.offsets = offs;
