@@ -7,7 +7,7 @@
  * ID#, the live ID#s with the session that owns each, the commits not yet
  * merged on every object they wrote {T, Vm, handles, which are merged},
  * the reads in progress {Vr, session} and the snapshots {name, version,
- * ctime}. No network: the daemon (mds_main.c) checks the capability and
+ * ctime}. No network: the daemon (mds_vops.c) checks the capability and
  * that the file is versioned, then calls one of these and encodes the
  * answer.
  *
