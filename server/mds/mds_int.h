@@ -11,8 +11,8 @@
 
 #include "cap.h"
 #include "daemon.h"
+#include "mds_store.h"
 
-struct mds_store;
 struct mds_purge;
 struct mds_sizes;
 struct mds_versions;
@@ -38,8 +38,12 @@ struct mds {
 };
 
 /* A store call failed with rc: answered with the store's reason (the one
- * "why" of the store's context, mds_fail). */
-void mds_reply_store_error(struct mds *mds, struct srv_req *req, int rc);
+ * "why" of the store's context, mds_fail). Inline: each file of handlers
+ * links alone into the fuzzers, without mds_main.c. */
+static inline void mds_reply_store_error(struct mds *mds, struct srv_req *req, int rc)
+{
+	srv_reply_error(req, rc, "%s", mds_store_errmsg(mds->store));
+}
 
 /* VERSION (opcode 58): the version server's ops (mds_vops.c). */
 void mds_op_VERSION(void *ctx, struct srv_req *req);

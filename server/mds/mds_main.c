@@ -117,13 +117,6 @@ static void note_removed(struct mds *mds, const struct mds_attr *a)
 	mds_vmerge_forget(mds->vmerge, a->handle);
 }
 
-/* A store call failed with rc: answered with the store's reason (the one
- * "why" of the store's context, mds_fail). */
-void mds_reply_store_error(struct mds *mds, struct srv_req *req, int rc)
-{
-	srv_reply_error(req, rc, "%s", mds_store_errmsg(mds->store));
-}
-
 /* A signed capability and what backs it (the handles are a's layout's). */
 struct cap_msg {
 	Tessera__Capability cap;
