@@ -64,24 +64,46 @@ static int port_bindable(int port)
 	return ok;
 }
 
-/* A free port below the kernel's ephemeral range, so that no outgoing
+/* Whether port is among the n of taken. */
+static int port_taken(int port, const int *taken, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (taken[i] == port)
+			return 1;
+	return 0;
+}
+
+/* n free ports below the kernel's ephemeral range, so that no outgoing
  * connection (a client's, with the connected transport one per daemon)
- * takes a daemon's port while a test restarts the daemon on it. */
-int free_port(void)
+ * takes a daemon's port while a test restarts the daemon on it; all
+ * different (drawn at random, two daemons of one cluster once drew the
+ * same one, and the second could not listen). */
+void free_ports(int *out, int n)
 {
 	int hi = ephemeral_low() - 1;
 
-	for (int i = 0; i < 200 && hi > 10001; i++) {
-		uint32_t r;
+	for (int k = 0; k < n; k++) {
+		int i;
 
-		assert_int_equal(getrandom(&r, sizeof(r), 0), sizeof(r));
-		int port = 10000 + (int)(r % (uint32_t)(hi - 10000));
+		for (i = 0; i < 200 && hi > 10001; i++) {
+			uint32_t r;
 
-		if (port_bindable(port))
-			return port;
+			assert_int_equal(getrandom(&r, sizeof(r), 0), sizeof(r));
+			out[k] = 10000 + (int)(r % (uint32_t)(hi - 10000));
+			if (!port_taken(out[k], out, k) && port_bindable(out[k]))
+				break;
+		}
+		if (i == 200 || hi <= 10001)
+			fail_msg("no free port between 10000 and %d", hi);
 	}
-	fail_msg("no free port between 10000 and %d", hi);
-	return -1;
+}
+
+int free_port(void)
+{
+	int port;
+
+	free_ports(&port, 1);
+	return port;
 }
 
 /* Start one daemon, with disk faults if `faults` is not NULL (a storage
@@ -116,6 +138,20 @@ static pid_t spawn_nowait(struct cluster *c, const char *prog, const char *name,
 }
 
 /* Wait for daemon `name`'s pid file (written once it listens). */
+/* A daemon of c did not start: stop the others (SIGKILL), which a failed
+ * setup's missing teardown would leave running. */
+static void abandon(struct cluster *c)
+{
+	cluster_stop_pid(c->mds, SIGKILL);
+	c->mds = 0;
+	for (int i = 0; i < N_IOS; i++) {
+		cluster_stop_pid(c->ios[i], SIGKILL);
+		c->ios[i] = 0;
+	}
+	cluster_stop_pid(c->munged, SIGKILL);
+	c->munged = 0;
+}
+
 static pid_t spawn_wait(struct cluster *c, const char *name, pid_t pid)
 {
 	char pidfile[400], log[400];
@@ -133,10 +169,13 @@ static pid_t spawn_wait(struct cluster *c, const char *name, pid_t pid)
 			snprintf(cmd, sizeof(cmd), "tail -n 20 %s >&2", log);
 			if (system(cmd) != 0)
 				fprintf(stderr, "(no log at %s)\n", log);
+			abandon(c);
 			fail_msg("%s exited at start-up; its log (above): %s", name, log);
 		}
 		usleep(20000);
 	}
+	cluster_stop_pid(pid, SIGKILL);
+	abandon(c);
 	fail_msg("%s did not start within 60 s; its log: %s", name, log);
 	return -1;
 }
@@ -288,6 +327,7 @@ int cluster_setup_conf(void **state, const char *provider, const char *extra)
 	struct cluster *c = calloc(1, sizeof(*c));
 	const char *build = getenv("TESSERA_BUILD");
 	char err[512];
+	int ports[N_IOS + 1];
 	FILE *f;
 
 	assert_non_null(c);
@@ -307,12 +347,13 @@ int cluster_setup_conf(void **state, const char *provider, const char *extra)
 		provider = getenv("TESSERA_TEST_PROVIDER");
 	if (provider) /* else the config's default */
 		fprintf(f, "provider = %s\n", provider);
-	fprintf(f, "mds = 127.0.0.1:%d\n", free_port());
+	free_ports(ports, N_IOS + 1);
+	fprintf(f, "mds = 127.0.0.1:%d\n", ports[0]);
 	/* each cluster a file system of its own, as tessera-genconfig makes */
 	fprintf(f, "fs_id = %016" PRIx64 "%016" PRIx64 "\n", fs_id_part(), fs_id_part());
 	fprintf(f, "key_file = %s\n", c->key);
 	for (int i = 0; i < N_IOS; i++)
-		fprintf(f, "ios = 127.0.0.1:%d\n", free_port());
+		fprintf(f, "ios = 127.0.0.1:%d\n", ports[1 + i]);
 	fprintf(f, "timeout_ms = %d\n", TIMEOUT_MS);
 	fprintf(f, "munge_socket = %s\n", c->munge_sock);
 	/* the daemons run as this process's user (tessera-genconfig's default) */

@@ -31,6 +31,8 @@ pid_t munged_start(const char *dir, char *sock, size_t socklen);
 
 double now_s(void);
 int free_port(void);
+/* n free ports, all different (a cluster's daemons). */
+void free_ports(int *out, int n);
 /* Start one daemon; wait for its pid file (written once it listens). */
 pid_t cluster_spawn(struct cluster *c, const char *prog, const char *name, int index);
 void cluster_stop_pid(pid_t pid, int sig);
