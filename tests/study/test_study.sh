@@ -127,7 +127,23 @@ bad_tunables() {
 	[ ! -e "$work/bad" ]
 }
 
+# A checksum block the daemons would refuse (not a power of two, or out
+# of 512 B to 1 MiB) is refused before any daemon starts.
+bad_csum_block() {
+	local b
+	for b in 3000 256 2097152; do
+		if study --out "$work/badcsum" --csum-block "$b" 2>"$work/badcsum.err"; then
+			echo "--csum-block $b was accepted"
+			exit 1
+		fi
+		grep -q "csum-block $b: a power of two from 512 to 1 MiB" "$work/badcsum.err" ||
+			{ cat "$work/badcsum.err"; exit 1; }
+	done
+	[ ! -e "$work/badcsum" ]
+}
+
 check report_intervals_and_verdicts report_statistics
+check bad_csum_block_refused bad_csum_block
 check bad_sieve_parameters_refused bad_tunables
 check tiny_sweep_csv_plots_report tiny_sweep
 check resume_runs_nothing_again resume_runs_nothing
