@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """study.py - the HPIO study in one command (`make study`).
 
-    study.py [--full] [--net RATE] [--out DIR] [--parts hpio,tables,locks,s3d,versions]
+    study.py [--full] [--net RATE] [--out DIR] [--parts hpio,tables,locks,s3d,versions,patterns]
              [--tiny] [--no-plots] [--local-reads] [--sieve-gap N] [--sieve-span N]
 
 Runs, into one folder (default build/study/<short|full>-<loopback|RATE>):
@@ -25,6 +25,13 @@ Runs, into one folder (default build/study/<short|full>-<loopback|RATE>):
                 and spacing in the four access cases; reads with 0, 10 and
                 1000 unmerged versions; the log's bytes per byte written
                 (versions.txt: the program's own output)
+  patterns.csv  chapters 3-4's bandwidth sweeps (Figs. 3.9-3.12, 3.14, 3.16,
+                3.19, 4.4-4.6; tests/study/patterns.py): 1-D cyclic and
+                block-block over the accesses a client, the tile reader, the
+                3-D block test and FLASH I/O over ranks, each method read and
+                written (as the dissertation has them) on a cluster of their
+                own, every repetition with the daemons' requests a client a
+                call beside what the pattern implies
   traces/       the clients' request traces (TESSERA_TRACE_REQUESTS) of every
                 table run, and with --traces of every HPIO run through
                 Tessera; tests/study/trace_summary.py tabulates them
@@ -534,7 +541,7 @@ def parse_args():
     ap.add_argument("--net", default="")
     ap.add_argument("--out")
     ap.add_argument("--tag", default="s", help="namespace name tag (netns.sh)")
-    ap.add_argument("--parts", default="hpio,tables,locks,s3d,versions")
+    ap.add_argument("--parts", default="hpio,tables,locks,s3d,versions,patterns")
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--methods", help="only these HPIO methods (e.g. list,datatype)")
     ap.add_argument("--local-reads", action="store_true",
@@ -595,7 +602,7 @@ def write_meta(out, p, net):
 
 def check_built(parts):
     progs = ["bin/tessera"]
-    if set(parts) & {"hpio", "tables", "s3d"}:
+    if set(parts) & {"hpio", "tables", "s3d", "patterns"}:
         progs += ["romio-adio/bench/mpi_hpio", "romio-adio/bench/mpi_patterns",
                   "lib/openmpi/mca_io_romio321.so"]
     if "versions" in parts:
@@ -824,6 +831,42 @@ def run_versions(s):
     return False
 
 
+# ------------------------------------------------------------------ patterns
+def run_patterns(s):
+    """Chapters 3-4's bandwidth sweeps (tests/study/patterns.py) on a
+    cluster of their own; True if stopped."""
+    sys.path.insert(0, os.path.join(TOP, "tests/study"))
+    import patterns
+    pl = patterns.plan(s.p["mode"])
+    dst = os.path.join(s.out, "patterns.csv")
+    fields = patterns.FIELDS + RECORD_FIELDS
+    have = patterns.done_keys(read_csv(dst))
+    todo = [t for t in patterns.tasks(pl)
+            if patterns.key(pl["groups"][t[0]], t[1], t[2]) not in have]
+    s.prog.total += len(patterns.tasks(pl))
+    s.prog.skipped += len(patterns.tasks(pl)) - len(todo)
+    if not todo:
+        return False
+    cl = Cluster(s.out, s.cluster.net, s.cluster.tag + "p", tunables(s.p), N_IOS, "var-patterns")
+    try:
+        cl.up()
+        ctx = {"run": run, "mpirun": mpirun, "env": mpi_env(cl.conf, s.p["local_reads"]),
+               "prog": os.path.join(B, "romio-adio/bench/mpi_patterns"), "cluster": cl,
+               "reps": pl["reps"], "n_ios": N_IOS}
+        prepared, view = set(), StudyView(s, cl)
+        for gi, m, op in todo:
+            g = pl["groups"][gi]
+            run_step(s.prog, "patterns %s %d ranks %s=%s %s %s" % (
+                g["pattern"], g["nprocs"], g["x_name"], g["x"], m, op), s.failures,
+                lambda: append_rows(dst, fields, recorded(
+                    view, patterns.run_point(ctx, g, m, op, prepared))))
+    except Stopped:
+        return True
+    finally:
+        cl.down()
+    return False
+
+
 class StudyView:
     """A study seen with another cluster (record() reads s.cluster)."""
 
@@ -915,6 +958,9 @@ def main():
     if "versions" in s.extra and run_versions(s):
         s.prog.close()
         sys.exit("study: interrupted; run it again to resume (finished parts are kept in %s)" % out)
+    if "patterns" in parts and run_patterns(s):
+        s.prog.close()
+        sys.exit("study: interrupted; run it again to resume (finished points are kept in %s)" % out)
     s.prog.close()
     write_failures(out, s.failures)
     if not make_report(out, args.no_plots):
