@@ -1080,6 +1080,12 @@ def _version_lines(out, plt):
     return L + [""]
 
 
+def _patterns_lines(out, plt):
+    """Chapters 3-4's bandwidth sweeps (tests/study/report_patterns.py)."""
+    import report_patterns
+    return report_patterns.section(out, plt)
+
+
 def main():
     out = sys.argv[1]
     plt = _matplotlib("--no-plots" not in sys.argv)
@@ -1099,6 +1105,7 @@ def main():
     L += _guideline_lines(meta, agg)
     L += _lock_lines(out, s3d_fig, s3d_txt)
     L += _version_lines(out, plt)
+    L += _patterns_lines(out, plt)
     if not plt:
         L += ["", "(No PNGs: no python3 with matplotlib; `make deps` installs python3-matplotlib.)"]
     open(os.path.join(out, "report.md"), "w").write("\n".join(L) + "\n")

@@ -117,6 +117,46 @@ PY
 	[ -z "$(ls "$work/ver/var-versions/run" 2>/dev/null)" ]
 }
 
+# Chapters 3-4's sweeps (tests/study/patterns.py), tiny: 1-D cyclic, 2 ranks,
+# 1 MiB, 256 accesses a client of 2 KiB, by POSIX, list and datatype I/O both
+# ways, with local reads off. Asserted without timing: the daemons' requests
+# a client a call are what the pattern implies: POSIX a request a region
+# (256, none crosses a strip), list 64 regions a request, each batch (256 KiB
+# of file) cut over the 4 storage daemons (16), datatype one request a
+# daemon (4: 128 KiB each, under max_io); the bytes accessed are the bytes
+# wanted, and only list and datatype send descriptions.
+patterns_tiny() {
+	study --out "$work/pat" --parts patterns >"$work/pat.log" 2>&1 || { cat "$work/pat.log"; exit 1; }
+	# 3 methods x 2 directions x 2 repetitions (a warm-up call dropped)
+	[ "$(rows "$work/pat/patterns.csv")" -eq 12 ] || { cat "$work/pat/patterns.csv"; exit 1; }
+	python3 - "$work/pat/patterns.csv" <<'PY' || exit 1
+import csv, sys
+want = {"posix": 256, "list": 16, "datatype": 4}
+bad = []
+for r in csv.DictReader(open(sys.argv[1])):
+    m, req = r["method"], float(r["requests"])
+    if req != want[m] or float(r["expected_requests"]) != req:
+        bad.append("%s %s: %s requests a call, implied %s, want %d" % (
+            m, r["op"], r["requests"], r["expected_requests"], want[m]))
+    if int(r["bytes_desired"]) != 524288 or float(r["bytes_accessed"]) != 524288:
+        bad.append("%s %s: %s bytes wanted, %s accessed, not 512 KiB" % (
+            m, r["op"], r["bytes_desired"], r["bytes_accessed"]))
+    if (float(r["desc_bytes"]) > 0) != (m != "posix"):
+        bad.append("%s %s: %s description bytes" % (m, r["op"], r["desc_bytes"]))
+    if not float(r["seconds"]) > 0 or r["figure"] != {"read": "3.9", "write": "3.10"}[r["op"]]:
+        bad.append("bad row %s" % r)
+    if r["local_reads"] != "0" or not r["commit"] or r["net"] != "loopback" or not r["strip_size"]:
+        bad.append("record of %s" % r)
+print("\n".join(bad[:10]))
+sys.exit(1 if bad else 0)
+PY
+	grep -q '^## Bandwidth sweeps of chapters 3-4' "$work/pat/report.md"
+	grep -Eq '^\| 3\.17 \|.*\*\*not applicable\*\*' "$work/pat/report.md"
+	grep -Eq '^\| 3\.10 \|.*\*\*(reproduced|differs|undecided|partly)' "$work/pat/report.md"
+	if has_matplotlib; then [ -s "$work/pat/fig3.9-cyclic-read.png" ]; fi
+	[ -z "$(ls "$work/pat/var-patterns/run" 2>/dev/null)" ]
+}
+
 report_statistics() { python3 "$top/tests/study/test_report.py"; }
 
 # A sieve gap wider than the span is refused before any daemon starts.
@@ -132,6 +172,7 @@ check bad_sieve_parameters_refused bad_tunables
 check tiny_sweep_csv_plots_report tiny_sweep
 check resume_runs_nothing_again resume_runs_nothing
 check versions_tiny_csv_report versions_tiny
+check patterns_tiny_request_counts patterns_tiny
 check interrupted_study_resumes interrupted_resumes
 skip_net() {
 	echo "[  SKIPPED ] 1 test(s), listed below:"
