@@ -61,6 +61,13 @@ def plan(mode):
     acc = [256, 1024, 4096, 16384] if full else [256, 4096]
     synth("cyclic", [2, 4, 8] if full else [2, 4], size, acc)
     synth("blockblock", [4, 9] if full else [4], size, acc)
+    groups += romio_groups(full)
+    return {"reps": 8 if full else 5, "groups": groups, "scale": scale(full, size, acc)}
+
+
+def romio_groups(full):
+    """The tile reader, the 3-D block test and FLASH I/O at the mode's scale."""
+    groups = []
     frames = 10 if full else 2
     groups.append({"pattern": "tile", "nprocs": 6, "x_name": "frames", "x": frames,
                    "args": ["-p", "tile", "-f", str(frames)],
@@ -75,14 +82,19 @@ def plan(mode):
         groups.append({"pattern": "flash", "nprocs": np_, "x_name": "nprocs", "x": np_,
                        "args": ["-p", "flash", "-b", str(blocks)], "blocks": blocks,
                        "methods": {"write": ROMIO_ALL["write"]}})
-    scale = ("1-D cyclic and block-block %d MiB aggregate (the dissertation: 1 GiB), %s "
-             "accesses a client, %s and %s ranks (8-32, 4-16); tile reader %d frames (100); "
-             "3-D block %d^3 integers (600^3) on %s ranks (8, 27, 64); FLASH %d blocks a rank "
-             "(80) on %s ranks (2-128)" % (
-                 size // MiB, ",".join(map(str, acc)), "2,4,8" if full else "2,4",
-                 "4,9" if full else "4", frames, side, "8,27" if full else "8", blocks,
-                 "2,4,8" if full else "2,4"))
-    return {"reps": 8 if full else 5, "groups": groups, "scale": scale}
+    return groups
+
+
+def scale(full, size, acc):
+    """The scale in words, beside the dissertation's."""
+    frames, side, blocks = (10, 240, 80) if full else (2, 120, 16)
+    return ("1-D cyclic and block-block %d MiB aggregate (the dissertation: 1 GiB), %s "
+            "accesses a client, %s and %s ranks (8-32, 4-16); tile reader %d frames (100); "
+            "3-D block %d^3 integers (600^3) on %s ranks (8, 27, 64); FLASH %d blocks a rank "
+            "(80) on %s ranks (2-128)" % (
+                size // MiB, ",".join(map(str, acc)), "2,4,8" if full else "2,4",
+                "4,9" if full else "4", frames, side, "8,27" if full else "8", blocks,
+                "2,4,8" if full else "2,4"))
 
 
 def tasks(pl):

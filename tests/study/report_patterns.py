@@ -121,6 +121,28 @@ def _size_label(d, pattern):
     return "%.0f MiB aggregate" % (int(r["bytes"]) / MiB) if r else ""
 
 
+def _bar_series(d, pattern, op, m, nps):
+    """Method m's bars: positions (the index of the rank count), means and
+    their interval as error bars."""
+    xs, ys, err = [], [], [[], []]
+    for i, np_ in enumerate(nps):
+        k = _at(d, pattern, op, np_, m)
+        if not k:
+            continue
+        y = d.mean(k)
+        lo, hi = d.ci(k) or (y, y)
+        xs.append(i)
+        ys.append(y)
+        err[0].append(max(0.0, y - lo))
+        err[1].append(max(0.0, hi - y))
+    return xs, ys, err
+
+
+def _at(d, pattern, op, np_, m):
+    """The key of method m at np_ ranks (one x per rank count), or None."""
+    return next((k for k in d.keys(pattern, op) if k[1] == np_ and k[3] == m), None)
+
+
 def _plot_bars(out, d, pattern, fig, title, plt):
     """Figs. 3.14/4.4, 3.16/4.5, 3.19/4.6: aggregate MB/s, a bar per method
     at each rank count, a panel per direction."""
@@ -133,18 +155,9 @@ def _plot_bars(out, d, pattern, fig, title, plt):
         ms = [m for m in ORDER if any(k[3] == m for k in d.keys(pattern, op))]
         w = 0.8 / max(1, len(ms))
         for j, m in enumerate(ms):
-            xs, ys, err = [], [], [[], []]
-            for i, np_ in enumerate(nps):
-                k = next((k for k in d.keys(pattern, op) if k[1] == np_ and k[3] == m), None)
-                if not k:
-                    continue
-                y = d.mean(k)
-                lo, hi = d.ci(k) or (y, y)
-                xs.append(i + j * w)
-                ys.append(y)
-                err[0].append(max(0.0, y - lo))
-                err[1].append(max(0.0, hi - y))
-            ax.bar(xs, ys, w, yerr=err, capsize=2, color=COLOR[m], label=NAME[m])
+            xs, ys, err = _bar_series(d, pattern, op, m, nps)
+            ax.bar([x + j * w for x in xs], ys, w, yerr=err, capsize=2, color=COLOR[m],
+                   label=NAME[m])
         ax.set_xticks([i + 0.4 - w / 2 for i in range(len(nps))])
         ax.set_xticklabels(["%d ranks" % n for n in nps])
         ax.set_ylabel("aggregate MB/s")
@@ -267,8 +280,7 @@ def _gap(c, d, pattern, op, fast, slow, want, text):
 def _rank(c, d, pattern, op, order, text):
     """Each neighbour pair of `order` (fastest first) in order, by MB/s."""
     for np_ in d.axis(pattern, op, 1):
-        ks = {m: next((k for k in d.keys(pattern, op) if k[1] == np_ and k[3] == m), None)
-              for m in order}
+        ks = {m: _at(d, pattern, op, np_, m) for m in order}
         if not all(ks.values()):
             continue
         parts, hs = [], []
@@ -281,10 +293,18 @@ def _rank(c, d, pattern, op, order, text):
             "%s %s" % (NAME[m], R.fmt(d.mean(ks[m]))) for m in order) + ")")
 
 
+def _best_held(d, hs, kb, kn, factor):
+    """-1 if the best is below another beyond the intervals or short of
+    `factor` over the next; +1 if above every other and by `factor`."""
+    f = ratio_held(d, kb, kn, factor) if factor > 1 else 1
+    if any(h < 0 for h in hs) or f < 0:
+        return -1
+    return 1 if all(hs) and f > 0 else 0
+
+
 def _best(c, d, pattern, op, best, among, factor, text):
     for np_ in d.axis(pattern, op, 1):
-        ks = {m: next((k for k in d.keys(pattern, op) if k[1] == np_ and k[3] == m), None)
-              for m in among}
+        ks = {m: _at(d, pattern, op, np_, m) for m in among}
         ks = {m: k for m, k in ks.items() if k}
         if best not in ks or len(ks) < 2:
             continue
@@ -292,11 +312,13 @@ def _best(c, d, pattern, op, best, among, factor, text):
         nxt = max(others, key=lambda m: d.mean(ks[m]) or 0)
         r = (d.mean(ks[best]) or 0) / (d.mean(ks[nxt]) or 1e-9)
         hs = [cmp(d, ks[best], ks[m]) for m in others]
-        f = ratio_held(d, ks[best], ks[nxt], factor) if factor > 1 else 1
-        held = -1 if any(h < 0 for h in hs) or f < 0 else (1 if all(hs) and f > 0 else 0)
-        c.add("%s (%d ranks)" % (text, np_), held, "%s %s MB/s, next %s %s MB/s: ×%.2f%s" % (
-            NAME[best], R.fmt(d.mean(ks[best])), NAME[nxt], R.fmt(d.mean(ks[nxt])), r,
-            "" if all(hs) else " (intervals overlap)"))
+        held = _best_held(d, hs, ks[best], ks[nxt], factor)
+        by = {v: [NAME[m] for m, h in zip(others, hs) if h == v] for v in (1, -1, 0)}
+        c.add("%s (%d ranks)" % (text, np_), held, "%s %s MB/s, the best other %s %s MB/s: "
+              "×%.2f; clearly above %s; clearly below %s; intervals overlap with %s" % (
+                  NAME[best], R.fmt(d.mean(ks[best])), NAME[nxt], R.fmt(d.mean(ks[nxt])), r,
+                  ", ".join(by[1]) or "none", ", ".join(by[-1]) or "none",
+                  ", ".join(by[0]) or "none"))
 
 
 def claims(d):
