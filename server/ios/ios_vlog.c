@@ -61,7 +61,8 @@ static int log_pwrite(struct ios_vlog *log, struct iovec *iov, int n, uint64_t l
 {
 	ssize_t w = log->disk->ops->pwritev(log->disk, log->fd, iov, n, (off_t)off);
 	if (w < 0)
-		return vlog_fail(log, (int)w, "write at %llu: %s", (unsigned long long)off, strerror((int)-w));
+		return vlog_fail(log, (int)w, "write at %llu: %s", (unsigned long long)off,
+				 strerror((int)-w));
 	if ((uint64_t)w != len)
 		return vlog_fail(log, -EIO, "short write at %llu", (unsigned long long)off);
 	return 0;
@@ -72,8 +73,11 @@ int vlog_pread(struct ios_vlog *log, void *buf, uint64_t len, uint64_t off)
 	struct iovec iov = { buf, len };
 	ssize_t r = log->disk->ops->preadv(log->disk, log->fd, &iov, 1, (off_t)off);
 	if (r < 0)
-		return vlog_fail(log, (int)r, "read at %llu: %s", (unsigned long long)off, strerror((int)-r));
-	return (uint64_t)r == len ? 0 : vlog_fail(log, -EIO, "short read at %llu", (unsigned long long)off);
+		return vlog_fail(log, (int)r, "read at %llu: %s", (unsigned long long)off,
+				 strerror((int)-r));
+	return (uint64_t)r == len
+		       ? 0
+		       : vlog_fail(log, -EIO, "short read at %llu", (unsigned long long)off);
 }
 
 int vlog_sync(struct ios_vlog *log)
@@ -294,9 +298,10 @@ static int check_pieces(struct ios_vlog *log, const struct ios_piece *p, uint64_
 	for (uint64_t i = 0; i < n; i++) {
 		if (p[i].length == 0 || p[i].offset > INT64_MAX ||
 		    p[i].length > INT64_MAX - p[i].offset)
-			return vlog_fail(log, -EINVAL, "piece %llu [%llu, +%llu) is empty or ends past 2^63",
-				    (unsigned long long)i, (unsigned long long)p[i].offset,
-				    (unsigned long long)p[i].length);
+			return vlog_fail(log, -EINVAL,
+					 "piece %llu [%llu, +%llu) is empty or ends past 2^63",
+					 (unsigned long long)i, (unsigned long long)p[i].offset,
+					 (unsigned long long)p[i].length);
 		sum += p[i].length; /* no overflow: n <= 2^32, each < 2^63 ... checked below */
 		if (sum < p[i].length)
 			return vlog_fail(log, -EINVAL, "pieces' total overflows");
@@ -305,7 +310,7 @@ static int check_pieces(struct ios_vlog *log, const struct ios_piece *p, uint64_
 	}
 	if (sum != data_len)
 		return vlog_fail(log, -EINVAL, "%llu data bytes for pieces of %llu",
-			    (unsigned long long)data_len, (unsigned long long)sum);
+				 (unsigned long long)data_len, (unsigned long long)sum);
 	return 0;
 }
 
@@ -373,13 +378,14 @@ static int t_accepts(struct ios_vlog *log, uint32_t kind, uint64_t t, uint32_t p
 		return vlog_fail(log, -EINVAL, "T 0");
 	if (kind == VK_TRUNC && (ts->recs || part))
 		return vlog_fail(log, -EINVAL, "truncate under T %llx part %u: T in use, or a part",
-			    (unsigned long long)t, part);
+				 (unsigned long long)t, part);
 	if (ts->recs && (ts->vm || ts->trunc))
-		return vlog_fail(log, -EINVAL, "part %u of T %llx: T is %s", part, (unsigned long long)t,
-			    ts->vm ? "committed already" : "a truncate");
+		return vlog_fail(log, -EINVAL, "part %u of T %llx: T is %s", part,
+				 (unsigned long long)t,
+				 ts->vm ? "committed already" : "a truncate");
 	if (find_part(log, t, part) >= 0)
 		return vlog_fail(log, -EINVAL, "T %llx part %u is in the log already",
-			    (unsigned long long)t, part);
+				 (unsigned long long)t, part);
 	return 0;
 }
 
@@ -409,19 +415,21 @@ static int commit_rec(struct ios_vlog *log, uint64_t t, uint64_t vm)
 {
 	int i = find_rec(log, t);
 	if (i < 0)
-		return vlog_fail(log, -ENOENT, "commit of T %llx: no such record", (unsigned long long)t);
+		return vlog_fail(log, -ENOENT, "commit of T %llx: no such record",
+				 (unsigned long long)t);
 	if (log->recs[i].vm)
-		return log->recs[i].vm == vm ? 1
-					     : vlog_fail(log, -EEXIST, "T %llx is already version %llu",
-						    (unsigned long long)t,
-						    (unsigned long long)log->recs[i].vm);
+		return log->recs[i].vm == vm
+			       ? 1
+			       : vlog_fail(log, -EEXIST, "T %llx is already version %llu",
+					   (unsigned long long)t,
+					   (unsigned long long)log->recs[i].vm);
 	if (vm <= log->merged)
 		return vlog_fail(log, -ESTALE, "version %llu is at or below the merged %llu",
-			    (unsigned long long)vm, (unsigned long long)log->merged);
+				 (unsigned long long)vm, (unsigned long long)log->merged);
 	for (uint32_t k = 0; k < log->nrec; k++)
 		if (log->recs[k].vm == vm)
 			return vlog_fail(log, -EEXIST, "version %llu names another T",
-				    (unsigned long long)vm);
+					 (unsigned long long)vm);
 	set_vm(log, t, vm); /* every part of T at once */
 	return 0;
 }
@@ -444,7 +452,7 @@ static int replay_merge(struct ios_vlog *log, struct scan *s, const struct vhdr 
 {
 	if (h->vm <= log->merged || h->arg > INT64_MAX)
 		return vlog_fail(log, -EINVAL, "merge back to %llu, or past 2^63",
-			    (unsigned long long)h->vm);
+				 (unsigned long long)h->vm);
 	if (h->kind == VK_MERGING) {
 		s->pending_merge = h->vm;
 		return 0;
@@ -457,7 +465,8 @@ static int replay_abort(struct ios_vlog *log, const struct vhdr *h)
 {
 	int i = find_rec(log, h->t);
 	if (i < 0 || log->recs[i].vm)
-		return vlog_fail(log, -EINVAL, "abort of T %llx, not uncommitted", (unsigned long long)h->t);
+		return vlog_fail(log, -EINVAL, "abort of T %llx, not uncommitted",
+				 (unsigned long long)h->t);
 	drop_t(log, h->t);
 	return 0;
 }
@@ -467,7 +476,7 @@ static int replay_base(struct ios_vlog *log, const struct vhdr *h)
 	/* t: the format (format 1 wrote 0) */
 	if (h->t > VLOG_FORMAT)
 		return vlog_fail(log, -EINVAL, "log format %llu: this daemon reads formats 1 to %u",
-			    (unsigned long long)h->t, VLOG_FORMAT);
+				 (unsigned long long)h->t, VLOG_FORMAT);
 	if (h->arg > INT64_MAX)
 		return vlog_fail(log, -EINVAL, "base size past 2^63");
 	return vlog_drop_merged(log, h->vm, h->arg);
@@ -538,8 +547,8 @@ static int read_rec(struct ios_vlog *log, struct scan *s, struct vhdr *h, struct
 	if (h->count > log->lim.max_pieces || h->data_len > h->total - HDR ||
 	    h->count * PIECE != h->total - HDR - h->data_len)
 		return vlog_fail(log, -EIO, "record at %llu: %llu pieces, %llu data bytes in %llu",
-			    (unsigned long long)s->pos, (unsigned long long)h->count,
-			    (unsigned long long)h->data_len, (unsigned long long)h->total);
+				 (unsigned long long)s->pos, (unsigned long long)h->count,
+				 (unsigned long long)h->data_len, (unsigned long long)h->total);
 	*pieces = malloc(h->count ? h->count * PIECE : 1);
 	if (!*pieces)
 		return -ENOMEM;
@@ -572,7 +581,7 @@ static int scan_log(struct ios_vlog *log, struct scan *s)
 			const char *inner = strstr(log->why, "): "); /* past our prefix */
 			snprintf(why, sizeof(why), "%s", inner ? inner + 3 : log->why);
 			return vlog_fail(log, -EIO, "record at %llu refused (%s)",
-				    (unsigned long long)s->pos, why);
+					 (unsigned long long)s->pos, why);
 		}
 		s->pos += h.total;
 	}
@@ -649,8 +658,9 @@ void ios_vlog_close(struct ios_vlog *log)
 
 int vlog_usable(struct ios_vlog *log)
 {
-	return log->broken ? vlog_fail(log, -EIO, "a merge or commit failed half-way; reopen the log")
-			   : 0;
+	return log->broken
+		       ? vlog_fail(log, -EIO, "a merge or commit failed half-way; reopen the log")
+		       : 0;
 }
 
 /* Whether T's records with this one (n pieces, len bytes) could ever be
@@ -665,12 +675,14 @@ static int room_for_t(struct ios_vlog *log, uint64_t t, const struct tsum *ts, u
 	if (recs <= log->lim.max_records && pieces <= log->lim.max_live_pieces &&
 	    bytes <= log->lim.max_bytes)
 		return 0;
-	return vlog_fail(log, -ENOSPC, "T %llx with this part: %llu records, %llu pieces, %llu log "
-		    "bytes, past the log's limits (%u records, %u pieces, %llu bytes): a call "
-		    "this large can never be one version of this object",
-		    (unsigned long long)t, (unsigned long long)recs, (unsigned long long)pieces,
-		    (unsigned long long)bytes, log->lim.max_records, log->lim.max_live_pieces,
-		    (unsigned long long)log->lim.max_bytes);
+	return vlog_fail(log, -ENOSPC,
+			 "T %llx with this part: %llu records, %llu pieces, %llu log "
+			 "bytes, past the log's limits (%u records, %u pieces, %llu bytes): a call "
+			 "this large can never be one version of this object",
+			 (unsigned long long)t, (unsigned long long)recs,
+			 (unsigned long long)pieces, (unsigned long long)bytes,
+			 log->lim.max_records, log->lim.max_live_pieces,
+			 (unsigned long long)log->lim.max_bytes);
 }
 
 /* Room for a record of n pieces and len bytes under T: each live record
@@ -678,19 +690,21 @@ static int room_for_t(struct ios_vlog *log, uint64_t t, const struct tsum *ts, u
 static int room(struct ios_vlog *log, uint64_t t, const struct tsum *ts, uint64_t n, uint64_t len)
 {
 	uint64_t lim = log->lim.max_bytes, fixed = 5 * HDR; /* BASE, this, 3 control */
-	if (n > log->lim.max_pieces || n > log->lim.max_live_pieces || lim < fixed || len > lim - fixed ||
-	    n * PIECE > lim - fixed - len)
-		return vlog_fail(log, -ENOSPC, "a record of %llu pieces and %llu bytes passes the limits",
-			    (unsigned long long)n, (unsigned long long)len);
+	if (n > log->lim.max_pieces || n > log->lim.max_live_pieces || lim < fixed ||
+	    len > lim - fixed || n * PIECE > lim - fixed - len)
+		return vlog_fail(log, -ENOSPC,
+				 "a record of %llu pieces and %llu bytes passes the limits",
+				 (unsigned long long)n, (unsigned long long)len);
 	int rc = room_for_t(log, t, ts, n, len);
 	if (rc)
 		return rc;
 	uint64_t need = HDR + n * PIECE + len + HDR * ((uint64_t)log->nrec + 3);
 	if (log->nrec >= log->lim.max_records || need > lim || log->end > lim - need ||
 	    log->npieces + n > log->lim.max_live_pieces)
-		return vlog_fail(log, -EBUSY, "log full (%u records, %llu pieces, %llu bytes): merge first",
-			    log->nrec, (unsigned long long)log->npieces,
-			    (unsigned long long)log->end);
+		return vlog_fail(log, -EBUSY,
+				 "log full (%u records, %llu pieces, %llu bytes): merge first",
+				 log->nrec, (unsigned long long)log->npieces,
+				 (unsigned long long)log->end);
 	return 0;
 }
 
@@ -703,8 +717,10 @@ static int resent(struct ios_vlog *log, const struct vrec *r, enum vkind kind,
 	int same = r->op == kind && r->n == n && r->bytes == HDR + n * PIECE + len &&
 		   (kind == VK_WRITE ? !n || !memcmp(r->pieces, p, n * PIECE) : r->arg == arg);
 	return same ? 0
-		    : vlog_fail(log, -EINVAL, "T %llx part %u is in the log already, with other "
-			   "pieces", (unsigned long long)r->t, r->part);
+		    : vlog_fail(log, -EINVAL,
+				"T %llx part %u is in the log already, with other "
+				"pieces",
+				(unsigned long long)r->t, r->part);
 }
 
 static int add_record(struct ios_vlog *log, enum vkind kind, uint64_t t, uint32_t part,
@@ -755,7 +771,8 @@ int ios_vlog_write(struct ios_vlog *log, uint64_t t, uint32_t part, const struct
 int ios_vlog_truncate(struct ios_vlog *log, uint64_t t, uint64_t size)
 {
 	if (size > INT64_MAX)
-		return vlog_fail(log, -EINVAL, "truncate to %llu: past 2^63", (unsigned long long)size);
+		return vlog_fail(log, -EINVAL, "truncate to %llu: past 2^63",
+				 (unsigned long long)size);
 	return add_record(log, VK_TRUNC, t, 0, NULL, 0, NULL, 0, size);
 }
 
@@ -808,8 +825,8 @@ int ios_vlog_commit(struct ios_vlog *log, uint64_t t, uint64_t vm)
 	if (rc)
 		return rc;
 	if (t == 0 || vm == 0)
-		return vlog_fail(log, -EINVAL, "commit of T %llx as version %llu", (unsigned long long)t,
-			    (unsigned long long)vm);
+		return vlog_fail(log, -EINVAL, "commit of T %llx as version %llu",
+				 (unsigned long long)t, (unsigned long long)vm);
 	rc = commit_rec(log, t, vm);
 	if (rc)
 		return rc > 0 ? 0 : rc;
@@ -827,7 +844,8 @@ int ios_vlog_abort(struct ios_vlog *log, uint64_t t)
 	if (rc)
 		return rc;
 	if (i < 0)
-		return vlog_fail(log, -ENOENT, "abort of T %llx: no such record", (unsigned long long)t);
+		return vlog_fail(log, -ENOENT, "abort of T %llx: no such record",
+				 (unsigned long long)t);
 	if (log->recs[i].vm)
 		return vlog_fail(log, -EBUSY, "abort of T %llx: committed", (unsigned long long)t);
 	rc = vlog_append_ctl(log, VK_ABORT, t, 0, 0);
@@ -904,7 +922,7 @@ int ios_vlog_pin(struct ios_vlog *log, uint64_t r)
 {
 	if (r < log->merged)
 		return vlog_fail(log, -ESTALE, "pin of version %llu: merged up to %llu",
-			    (unsigned long long)r, (unsigned long long)log->merged);
+				 (unsigned long long)r, (unsigned long long)log->merged);
 	if (log->npins == IOS_VLOG_MAX_PINS)
 		return vlog_fail(log, -ENOSPC, "more than %u reads in progress", IOS_VLOG_MAX_PINS);
 	log->pins[log->npins++] = r;

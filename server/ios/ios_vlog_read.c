@@ -65,7 +65,8 @@ static int collect(const struct ios_vlog *log, uint64_t r, uint64_t off, uint64_
 {
 	size_t cap = 16, k = 0;
 	struct cand *c = malloc(cap * sizeof(*c));
-	for (size_t i = idx_first(log, off); c && i < log->nidx && log->idx[i].off < off + len; i++) {
+	for (size_t i = idx_first(log, off); c && i < log->nidx && log->idx[i].off < off + len;
+	     i++) {
 		const struct vidx *e = &log->idx[i];
 		if (e->off + e->len <= off || e->vm > r)
 			continue;
@@ -162,7 +163,7 @@ static int read_at(struct ios_vlog *log, uint64_t r, uint64_t off, uint64_t len,
 	int rc = log->base.ops->read(log->base.ctx, off, len, buf);
 	if (rc)
 		return vlog_fail(log, rc, "read of the base object at %llu: %s",
-			    (unsigned long long)off, strerror(-rc));
+				 (unsigned long long)off, strerror(-rc));
 	/* The base past the size the log knows is a merge's leftover. */
 	if (off + len > log->base_size)
 		memset(buf + (log->base_size > off ? log->base_size - off : 0), 0,
@@ -220,7 +221,7 @@ int ios_vlog_read(struct ios_vlog *log, uint64_t r, const struct ios_piece *piec
 		return rc;
 	if (r < log->merged)
 		return vlog_fail(log, -ESTALE, "read at version %llu: merged up to %llu",
-			    (unsigned long long)r, (unsigned long long)log->merged);
+				 (unsigned long long)r, (unsigned long long)log->merged);
 	uint64_t pos = 0;
 	for (size_t i = 0; i < n && !rc; i++) {
 		if (pieces[i].offset > INT64_MAX || pieces[i].length > INT64_MAX - pieces[i].offset)
@@ -251,7 +252,7 @@ static int merge_range(struct ios_vlog *log, uint64_t m, uint64_t off, uint64_t 
 		rc = log->base.ops->write(log->base.ctx, off + o, k, buf);
 		if (rc)
 			return vlog_fail(log, rc, "write of the base object at %llu: %s",
-				    (unsigned long long)(off + o), strerror(-rc));
+					 (unsigned long long)(off + o), strerror(-rc));
 	}
 	return 0;
 }
@@ -344,8 +345,9 @@ static int apply_to_base(struct ios_vlog *log, uint64_t m, const struct vrec *co
 	rc = rc ? rc : merge_writes(log, m, v, n, size);
 	rc = rc ? rc : b->truncate(log->base.ctx, size);
 	rc = rc ? rc : b->sync(log->base.ctx);
-	return rc && !log->why[0] ? vlog_fail(log, rc, "merge into the base object: %s", strerror(-rc))
-				  : rc;
+	return rc && !log->why[0]
+		       ? vlog_fail(log, rc, "merge into the base object: %s", strerror(-rc))
+		       : rc;
 }
 
 int vlog_do_merge(struct ios_vlog *log, uint64_t m)
