@@ -6,7 +6,9 @@
 # record (tests/study/check_csv.py); the report's intervals and verdicts
 # (tests/study/test_report.py); a second run resumes (runs nothing again); a run
 # stopped by SIGTERM leaves no daemon and resumes where it stopped; chapter 8's
-# versioned writes, reads and log storage (tests/bench/bench_version.c); and, where
+# versioned writes, reads and log storage (tests/bench/bench_version.c); chapters
+# 3-4's sweeps (tests/study/patterns.py): request counts as the patterns imply
+# them, and verdicts that rest on apart intervals only; and, where
 # `ip netns` works, a tiny run on network namespaces behind 100 Mbit/s links.
 top=$(cd "$(dirname "$0")/../.." && pwd)
 B=${TESSERA_BUILD:-$top/build}
@@ -158,6 +160,7 @@ PY
 }
 
 report_statistics() { python3 "$top/tests/study/test_report.py"; }
+patterns_arithmetic() { python3 "$top/tests/study/test_report_patterns.py"; }
 
 # A sieve gap wider than the span is refused before any daemon starts.
 bad_tunables() {
@@ -168,6 +171,7 @@ bad_tunables() {
 }
 
 check report_intervals_and_verdicts report_statistics
+check patterns_implied_requests_and_verdicts patterns_arithmetic
 check bad_sieve_parameters_refused bad_tunables
 check tiny_sweep_csv_plots_report tiny_sweep
 check resume_runs_nothing_again resume_runs_nothing
