@@ -274,7 +274,8 @@ static MPI_File open_output(const char *name, const struct config *c, MPI_Comm c
 	char path[4096], method[32] = "", protocol[32] = "", tag[64];
 	MPI_File fh = MPI_FILE_NULL;
 	MPI_Info info;
-	int atomic = strcmp(c->atomic, "off") != 0;
+	int atomic = strcmp(c->atomic, "off") != 0, rc;
+	const char *what;
 
 	snprintf(tag, sizeof(tag), "%s", c->atomic);
 	for (char *s = tag; *s; s++)
@@ -292,11 +293,19 @@ static MPI_File open_output(const char *name, const struct config *c, MPI_Comm c
 		MPI_Info_set(info, "tessera_lock_method", method);
 		MPI_Info_set(info, "tessera_lock_protocol", protocol);
 	}
-	if (MPI_File_open(comm, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh) != MPI_SUCCESS ||
-	    MPI_File_set_size(fh, 0) != MPI_SUCCESS ||
-	    MPI_File_set_atomicity(fh, atomic) != MPI_SUCCESS) {
-		fprintf(stderr, "mpi_s3asim: rank %d: cannot open %s (hints %s)\n", rank, path,
-				c->atomic);
+	rc = MPI_File_open(comm, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh);
+	what = "open";
+	if (rc == MPI_SUCCESS && (rc = MPI_File_set_size(fh, 0)) != MPI_SUCCESS)
+		what = "truncate";
+	else if (rc == MPI_SUCCESS && (rc = MPI_File_set_atomicity(fh, atomic)) != MPI_SUCCESS)
+		what = "set the atomic mode of";
+	if (rc != MPI_SUCCESS) {
+		char msg[MPI_MAX_ERROR_STRING];
+		int len = 0;
+
+		MPI_Error_string(rc, msg, &len);
+		fprintf(stderr, "mpi_s3asim: rank %d: cannot %s %s (atomic %s): %s\n", rank, what,
+			path, c->atomic, msg);
 		if (fh != MPI_FILE_NULL)
 			MPI_File_close(&fh);
 		fh = MPI_FILE_NULL;
@@ -324,13 +333,18 @@ static void write_view(struct run *r, int q, const int64_t *off, const int *len,
 
 	if (!disp)
 		MPI_Abort(MPI_COMM_WORLD, 1);
+	/* The view starts at the first piece and the type's displacements are
+	 * from there (its lower bound 0): the Tessera driver tiles a filetype
+	 * from displacement 0 at its extent, so a type whose lower bound
+	 * exceeds its extent (absolute offsets past the first query) is
+	 * walked from the wrong tile (docs/benchmarks.md, "S3aSim"). */
 	if (n > 0) {
 		for (int i = 0; i < n; i++)
-			disp[i] = (MPI_Aint)off[i];
+			disp[i] = (MPI_Aint)(off[i] - off[0]);
 		MPI_Type_create_hindexed(n, len, disp, MPI_BYTE, &ft);
 		MPI_Type_commit(&ft);
 	}
-	rc = MPI_File_set_view(r->fh, 0, MPI_BYTE, ft, "native", MPI_INFO_NULL);
+	rc = MPI_File_set_view(r->fh, n > 0 ? off[0] : 0, MPI_BYTE, ft, "native", MPI_INFO_NULL);
 	if (rc == MPI_SUCCESS && r->c->strategy == WW_COLL)
 		rc = MPI_File_write_all(r->fh, buf, (int)bytes, MPI_BYTE, MPI_STATUS_IGNORE);
 	else if (rc == MPI_SUCCESS)
