@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """study.py - the HPIO study in one command (`make study`).
 
-    study.py [--full] [--net RATE] [--out DIR] [--parts hpio,tables,locks,s3d,versions,patterns]
+    study.py [--full] [--net RATE] [--out DIR] [--parts hpio,tables,locks,s3d,versions,patterns,s3asim]
              [--tiny] [--no-plots] [--local-reads] [--sieve-gap N] [--sieve-span N]
 
 Runs, into one folder (default build/study/<short|full>-<loopback|RATE>):
@@ -32,6 +32,9 @@ Runs, into one folder (default build/study/<short|full>-<loopback|RATE>):
                 written (as the dissertation has them) on a cluster of their
                 own, every repetition with the daemons' requests a client a
                 call beside what the pattern implies
+  s3asim.csv    S3aSim (chapter 6, Figs. 6.2-6.11; with atomic mode and
+                list:one-try locks, Figs. 7.9-7.10): romio-adio/bench/mpi_s3asim
+                on a cluster of its own, one row per run with its phases
   traces/       the clients' request traces (TESSERA_TRACE_REQUESTS) of every
                 table run, and with --traces of every HPIO run through
                 Tessera; tests/study/trace_summary.py tabulates them
@@ -541,7 +544,7 @@ def parse_args():
     ap.add_argument("--net", default="")
     ap.add_argument("--out")
     ap.add_argument("--tag", default="s", help="namespace name tag (netns.sh)")
-    ap.add_argument("--parts", default="hpio,tables,locks,s3d,versions,patterns")
+    ap.add_argument("--parts", default="hpio,tables,locks,s3d,versions,patterns,s3asim")
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--methods", help="only these HPIO methods (e.g. list,datatype)")
     ap.add_argument("--local-reads", action="store_true",
@@ -607,6 +610,8 @@ def check_built(parts):
                   "lib/openmpi/mca_io_romio321.so"]
     if "versions" in parts:
         progs.append("bin/tessera-bench-version")
+    if "s3asim" in parts:
+        progs += ["romio-adio/bench/mpi_s3asim", "lib/openmpi/mca_io_romio321.so"]
     for prog in progs:
         if not os.path.exists(os.path.join(B, prog)):
             sys.exit("study: %s/%s is not built (make; the MPI parts need Open MPI: make deps)" % (B, prog))
@@ -867,6 +872,106 @@ def run_patterns(s):
     return False
 
 
+# ------------------------------------------------------------------ S3aSim
+# Chapter 6 (Figs. 6.2-6.11) and §7.5.3 (Figs. 7.9-7.10):
+# romio-adio/bench/mpi_s3asim on a cluster of its own, one row per run.
+# part "strategies": the four strategies x no-sync/sync over the ranks (at
+# the base speed) and, at the most ranks, over the compute speed; part
+# "locks": WW-List in atomic mode (list:one-try) against no lock over the
+# ranks. Phases: m_* the master's, w_* the workers' mean (§6.2).
+S3A_PHASES = ["setup", "dist", "compute", "merge", "gather", "io", "sync", "other"]
+S3ASIM_FIELDS = (["part", "rep", "strategy", "sync", "atomic", "endwrite", "ranks", "speed",
+                  "queries", "fragments", "results", "bytes", "total_s"] +
+                 ["%s_%s_s" % (side, ph) for side in "mw" for ph in S3A_PHASES] +
+                 ["w_io_max_s", "verify"] + RECORD_FIELDS)
+
+
+def s3asim_plan(p):
+    """The simulator's model arguments, ranks, speeds and repetitions by
+    mode. The dissertation's runs (20 queries, 128 fragments, 1000-2000
+    results a query: 208 MB a run, 2-96 processes) do not fit two cores:
+    the short study keeps the NT-like sizes and shrinks the counts."""
+    if p["mode"] == "tiny":
+        return {"model": ["-q", "3", "-f", "4", "-n", "10:20"], "ranks": [3], "base": 64.0,
+                "speeds": [64.0], "reps": 2, "verify": True}
+    if p["mode"] == "full":
+        return {"model": ["-q", "20", "-f", "32", "-n", "250:500"], "ranks": [2, 3, 4, 6, 8],
+                "base": 1.0, "speeds": [0.1, 0.4, 1.0, 6.4, 25.6], "reps": 3, "verify": False}
+    return {"model": ["-q", "6", "-f", "8", "-n", "40:80"], "ranks": [2, 3, 4], "base": 8.0,
+            "speeds": [2.0, 8.0, 32.0], "reps": 3, "verify": True}
+
+
+def s3asim_runs(sp):
+    """(part, ranks, arguments) of each mpirun: the strategies over the
+    ranks (with the speed sweep at the most ranks), then the locks."""
+    runs = []
+    for n in sp["ranks"]:
+        speeds = sp["speeds"] if n == max(sp["ranks"]) else [sp["base"]]
+        runs.append(("strategies", n, ["-S", "mw,ww-coll,ww-posix,ww-list", "-y", "nosync,sync",
+                                       "-c", ",".join("%g" % x for x in speeds)]))
+    for n in sp["ranks"]:
+        runs.append(("locks", n, ["-S", "ww-list", "-y", "nosync", "-a", "off,list:one-try",
+                                  "-c", "%g" % sp["base"]]))
+    return runs
+
+
+def s3asim_rows(txt, part):
+    """The rows (without the record) of mpi_s3asim's lines."""
+    rows = []
+    for ln in txt.splitlines():
+        if not ln.startswith("s3asim "):
+            continue
+        kv = dict(f.split("=", 1) for f in ln.split()[1:])
+        row = {k: kv.get(k, "") for k in S3ASIM_FIELDS if k not in RECORD_FIELDS}
+        row["part"] = part
+        rows.append(row)
+    return rows
+
+
+def run_s3asim_one(s, cl, env, run_, sp, dst):
+    part, n, args = run_
+    name = "tessera:/s3asim-%s-%d" % (part, n)
+    cmd = mpirun(n) + [os.path.join(B, "romio-adio/bench/mpi_s3asim")] + sp["model"] + args + \
+        ["-r", str(sp["reps"])] + (["-V"] if sp["verify"] else []) + [name]
+    r = run(cmd, env=env)
+    if r.returncode != 0:
+        raise RuntimeError("mpi_s3asim %s at %d ranks failed (exit %d): %s" % (
+            part, n, r.returncode, r.stderr.strip()[-400:]))
+    rows = s3asim_rows(r.stdout, part)
+    if not rows or any(x["verify"] not in ("ok", "-") for x in rows):
+        raise RuntimeError("mpi_s3asim %s at %d ranks: %d runs, verify %s" % (
+            part, n, len(rows), sorted({x["verify"] for x in rows})))
+    rec = record(StudyView(s, cl))
+    append_rows(dst, S3ASIM_FIELDS, [dict(x, **rec) for x in rows])
+
+
+def run_s3asim(s):
+    """Chapter 6 and §7.5.3 on a cluster of its own (4 storage daemons, the
+    study's tunables); each mpirun is a step, resumed by (part, ranks).
+    True if stopped."""
+    dst = os.path.join(s.out, "s3asim.csv")
+    sp = s3asim_plan(s.p)
+    have = {(r["part"], int(r["ranks"])) for r in read_csv(dst)}
+    todo = [x for x in s3asim_runs(sp) if (x[0], x[1]) not in have]
+    for _ in range(len(s3asim_runs(sp)) - len(todo)):
+        s.prog.skip()
+    if not todo:
+        return False
+    cl = Cluster(s.out, s.cluster.net, s.cluster.tag + "a", tunables(s.p), N_IOS, "var-s3asim")
+    try:
+        cl.up()
+        env = mpi_env(cl.conf, s.p["local_reads"])
+        for run_ in todo:
+            run_step(s.prog, "S3aSim %s, %d ranks (Figs. %s)" % (
+                run_[0], run_[1], "6.2-6.11" if run_[0] == "strategies" else "7.9-7.10"),
+                s.failures, lambda: run_s3asim_one(s, cl, env, run_, sp, dst))
+    except Stopped:
+        return True
+    finally:
+        cl.down()
+    return False
+
+
 class StudyView:
     """A study seen with another cluster (record() reads s.cluster)."""
 
@@ -911,8 +1016,9 @@ class Study:
         self.tkeys = [(r[0], r[1], m) for r in self.truns for m in r[4]]
         self.tables_csv = os.path.join(out, "tables.csv")
         self.thave = {(r["table"], r["label"], r["method"]) for r in read_csv(self.tables_csv)}
-        self.extra = [x for x in ("locks", "s3d", "versions") if x in parts]
-        self.prog = Progress(len(self.tasks) + len(self.tkeys) + len(self.extra))
+        self.extra = [x for x in ("locks", "s3d", "versions", "s3asim") if x in parts]
+        self.prog = Progress(len(self.tasks) + len(self.tkeys) + len(self.extra) +
+                             (len(s3asim_runs(s3asim_plan(p))) - 1 if "s3asim" in parts else 0))
         self.cluster = Cluster(out, net, tag, tunables(p))
         self.commit, self.csum_block = git_commit(), csum_block()
         self.failures = []
@@ -961,6 +1067,9 @@ def main():
     if "patterns" in parts and run_patterns(s):
         s.prog.close()
         sys.exit("study: interrupted; run it again to resume (finished points are kept in %s)" % out)
+    if "s3asim" in s.extra and run_s3asim(s):
+        s.prog.close()
+        sys.exit("study: interrupted; run it again to resume (finished parts are kept in %s)" % out)
     s.prog.close()
     write_failures(out, s.failures)
     if not make_report(out, args.no_plots):
