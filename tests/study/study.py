@@ -3,6 +3,7 @@
 
     study.py [--full] [--net RATE] [--out DIR] [--parts hpio,tables,locks,s3d,versions,patterns,s3asim]
              [--tiny] [--no-plots] [--local-reads] [--sieve-gap N] [--sieve-span N]
+             [--csum-block N]
 
 Runs, into one folder (default build/study/<short|full>-<loopback|RATE>):
   hpio.csv      every HPIO repetition over MPI-IO (romio-adio/bench/mpi_hpio):
@@ -45,7 +46,8 @@ Runs, into one folder (default build/study/<short|full>-<loopback|RATE>):
 Every CSV row records the load average, the commit, the network and the
 daemons' tunables. Local reads are off (TESSERA_LOCAL_READS=0) unless
 --local-reads; --sieve-gap/--sieve-span set the storage daemons' sieve_gap
-and sieve_span (the folder's name says when they are not the defaults).
+and sieve_span, --csum-block their csum_block (the checksum block a write
+rewrites whole; the folder's name says when they are not the defaults).
 --net RATE puts the metadata daemon and the storage daemons on two "nodes",
 network namespaces joined by a bridge, each link limited to RATE by a tc
 token bucket (tests/study/netns.sh); the MPI ranks stay in the root
@@ -78,8 +80,8 @@ DEFAULT = {"count": 4096, "size": 8, "spacing": 128}
 POW2 = lambda lo, hi: [1 << i for i in range(lo, hi + 1)]  # noqa: E731
 # What every row of every CSV records besides its measurement: the load
 # average when the row was taken, the tree's commit, the network, and the
-# tunables the daemons ran with (csum_block is the object format's
-# checksum block, fixed: see docs/benchmarks.md).
+# tunables the daemons ran with (csum_block is the stores' checksum block:
+# see docs/benchmarks.md).
 RECORD_FIELDS = ["load1", "commit", "net", "local_reads", "sieve_gap", "sieve_span",
                  "csum_block", "strip_size", "max_io", "list_io_max_regions"]
 # write_s is the write call and MPI_File_sync together (the bandwidth's
@@ -238,6 +240,11 @@ class Cluster:
             sh(local + ["down"], stdout=subprocess.DEVNULL)
             with open(self.conf, "a") as f:
                 f.write("".join(ln + "\n" for ln in self.lines))
+            # the stores the first start made have its checksum block, which
+            # they keep (the daemons refuse another): made again, empty
+            if any(ln.startswith("csum_block =") for ln in self.lines):
+                for i in range(self.n_ios):
+                    shutil.rmtree(os.path.join(self.var, "ios%d" % i), ignore_errors=True)
             sh(local + ["up"], stdout=subprocess.DEVNULL)
         self.settings = config_values(self.conf)
 
@@ -307,19 +314,13 @@ def git_commit():
     return head + ("+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
-def csum_block():
-    """The object format's checksum block (TP_OBJ_BLOCK, proto/tp_objfmt.h)."""
-    txt = open(os.path.join(TOP, "proto/tp_objfmt.h")).read()
-    return int(re.search(r"#define TP_OBJ_BLOCK (\d+)u", txt).group(1))
-
-
 def record(s):
     """The RECORD_FIELDS of a row taken now on study s's cluster."""
     c = s.cluster.settings
     return {"load1": "%.2f" % os.getloadavg()[0], "commit": s.commit,
             "net": s.cluster.net or "loopback", "local_reads": int(s.p["local_reads"]),
             "sieve_gap": c.get("sieve_gap", ""), "sieve_span": c.get("sieve_span", ""),
-            "csum_block": s.csum_block, "strip_size": c.get("strip_size", ""),
+            "csum_block": c.get("csum_block", ""), "strip_size": c.get("strip_size", ""),
             "max_io": c.get("max_io", ""),
             "list_io_max_regions": c.get("list_io_max_regions", "")}
 
@@ -557,13 +558,16 @@ def parse_args():
                     help="the storage daemons' sieve_gap (bytes; default 4096)")
     ap.add_argument("--sieve-span", type=int, default=4 << 20,
                     help="the storage daemons' sieve_span (bytes; default 4 MiB)")
+    ap.add_argument("--csum-block", type=int, default=4096,
+                    help="the storage daemons' csum_block: bytes per checksum, which a "
+                         "write rewrites whole (a power of two, 512 to 1 MiB; default 4096)")
     return ap.parse_args()
 
 
 def tunables(p):
     """The config lines the study sets on its daemons."""
     return {"sieve_gap": p["sieve_gap"], "sieve_span": p["sieve_span"],
-            "local_reads": int(p["local_reads"])}
+            "csum_block": p["csum_block"], "local_reads": int(p["local_reads"])}
 
 
 def keep_methods(p, methods):
@@ -593,7 +597,7 @@ def write_meta(out, p, net):
             "n_ios": N_IOS, "sweeps": p["sweeps"], "posix_max_count": p["posix_max_count"],
             "posix_max_size": p.get("posix_max_size"), "csv_version": CSV_VERSION,
             "local_reads": p["local_reads"], "sieve_gap": p["sieve_gap"],
-            "sieve_span": p["sieve_span"]}
+            "sieve_span": p["sieve_span"], "csum_block": p["csum_block"]}
     if os.path.exists(meta_path):
         old = json.load(open(meta_path))
         if {k: old.get(k) for k in meta} != json.loads(json.dumps(meta)):
@@ -732,9 +736,9 @@ def record_locks(s, path):
     os.remove(conf)
     rec = {"load1": "%.2f" % os.getloadavg()[0], "commit": s.commit, "net": "loopback",
            "local_reads": os.environ.get("TESSERA_LOCAL_READS", c.get("local_reads", "")),
-           "csum_block": s.csum_block}
-    rec.update({k: c.get(k, "") for k in ("sieve_gap", "sieve_span", "strip_size", "max_io",
-                                         "list_io_max_regions")})
+           }
+    rec.update({k: c.get(k, "") for k in ("sieve_gap", "sieve_span", "csum_block", "strip_size",
+                                         "max_io", "list_io_max_regions")})
     fields = list(rows[0].keys()) + RECORD_FIELDS
     tmp = path + ".tmp"
     with open(tmp, "w", newline="") as f:
@@ -806,7 +810,8 @@ def run_versions(s):
         return False
     s.prog.start("versioning, Figs. 8.3-8.4 (bench_version, %d storage daemons)" % VERSION_N_IOS)
     # the config's defaults unless the study changes them (one start fewer)
-    tun = tunables(s.p) if (s.p["sieve_gap"], s.p["sieve_span"]) != (4096, 4 << 20) else {}
+    tun = (tunables(s.p) if (s.p["sieve_gap"], s.p["sieve_span"], s.p["csum_block"])
+           != (4096, 4 << 20, 4096) else {})
     # the version server's own merges (vmerge_idle_ms after the last
     # commit) off for the run: "with fsync" times the writers' merge, and
     # the reads with 1000 unmerged versions must find them unmerged
@@ -976,7 +981,7 @@ class StudyView:
     """A study seen with another cluster (record() reads s.cluster)."""
 
     def __init__(self, s, cluster):
-        self.p, self.commit, self.csum_block, self.cluster = s.p, s.commit, s.csum_block, cluster
+        self.p, self.commit, self.cluster = s.p, s.commit, cluster
 
 
 def write_failures(out, failures):
@@ -1020,7 +1025,7 @@ class Study:
         self.prog = Progress(len(self.tasks) + len(self.tkeys) + len(self.extra) +
                              (len(s3asim_runs(s3asim_plan(p))) - 1 if "s3asim" in parts else 0))
         self.cluster = Cluster(out, net, tag, tunables(p))
-        self.commit, self.csum_block = git_commit(), csum_block()
+        self.commit = git_commit()
         self.failures = []
 
 
@@ -1028,7 +1033,8 @@ def main():
     args = parse_args()
     p = plan(args)
     p.update({"local_reads": args.local_reads, "sieve_gap": args.sieve_gap,
-              "sieve_span": args.sieve_span, "traces": args.traces})
+              "sieve_span": args.sieve_span, "csum_block": args.csum_block,
+              "traces": args.traces})
     # the daemons' own rule (sieve_gap, sieve_span: docs/configuration.md),
     # said before any daemon is started
     for k in ("sieve_gap", "sieve_span"):
@@ -1038,6 +1044,10 @@ def main():
     if p["sieve_gap"] > p["sieve_span"]:
         sys.exit("study: --sieve-gap %d exceeds --sieve-span %d: the daemons refuse a gap "
                  "that could never be merged" % (p["sieve_gap"], p["sieve_span"]))
+    cb = p["csum_block"]
+    if not 512 <= cb <= 1 << 20 or cb & (cb - 1):
+        sys.exit("study: --csum-block %d: a power of two from 512 to 1 MiB (1048576) bytes, "
+                 "as the daemons' csum_block" % cb)
     if args.methods:
         keep_methods(p, args.methods)
     net = args.net.strip()
@@ -1046,6 +1056,8 @@ def main():
         label += "-localreads"
     if (args.sieve_gap, args.sieve_span) != (4096, 4 << 20):
         label += "-gap%d-span%d" % (args.sieve_gap, args.sieve_span)
+    if args.csum_block != 4096:
+        label += "-csum%d" % args.csum_block
     out = os.path.abspath(args.out or os.path.join(B, "study", label))
     os.makedirs(out, exist_ok=True)
     lock = lock_out(out)  # noqa: F841 (held while the study runs)

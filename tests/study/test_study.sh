@@ -32,7 +32,10 @@ tiny_sweep() {
 	# 2 points x (list, datatype, ufs posix) x 4 cases x 3 repetitions
 	[ "$(rows "$work/loop/hpio.csv")" -eq 72 ] || { echo "hpio.csv: $(rows "$work/loop/hpio.csv") rows, not 72"; exit 1; }
 	# every repetition verified
-	! cut -d, -f13 "$work/loop/hpio.csv" | tail -n +2 | grep -vx ok
+	if cut -d, -f13 "$work/loop/hpio.csv" | tail -n +2 | grep -vx ok; then
+		echo "hpio.csv: a repetition not verified (above)"
+		exit 1
+	fi
 	# bandwidths are numbers above 0
 	awk -F, 'NR > 1 && !($11 > 0 && $12 > 0) { print "bad row: " $0; bad = 1 } END { exit bad }' "$work/loop/hpio.csv"
 	# Tab. 3.1 by list, datatype, sieving and two-phase I/O: the tile's
@@ -70,7 +73,10 @@ interrupted_resumes() {
 		sleep 0.1
 	done
 	kill -TERM "$pid"
-	! wait "$pid"
+	if wait "$pid"; then
+		echo "the study exited 0 after SIGTERM"
+		exit 1
+	fi
 	grep -q 'interrupted; run it again to resume' "$work/stop.log" || { cat "$work/stop.log"; exit 1; }
 	[ -z "$(ls "$work/stop/var/run" 2>/dev/null)" ] || { echo "daemons left running"; exit 1; }
 	done_before=$(($(rows "$work/stop/hpio.csv") / 12))
@@ -195,14 +201,37 @@ patterns_arithmetic() { python3 "$top/tests/study/test_report_patterns.py"; }
 
 # A sieve gap wider than the span is refused before any daemon starts.
 bad_tunables() {
-	! study --out "$work/bad" --sieve-gap 8192 --sieve-span 4096 2>"$work/bad.err"
+	# (if, not "! cmd": set -e ignores a negated command's status)
+	if study --out "$work/bad" --sieve-gap 8192 --sieve-span 4096 2>"$work/bad.err"; then
+		echo "--sieve-gap 8192 --sieve-span 4096 was accepted"
+		exit 1
+	fi
 	grep -q 'sieve-gap 8192 exceeds --sieve-span 4096' "$work/bad.err" || { cat "$work/bad.err"; exit 1; }
-	! study --out "$work/bad" --sieve-span 128M 2>/dev/null
+	if study --out "$work/bad" --sieve-span 128M 2>/dev/null; then
+		echo "--sieve-span 128M was accepted"
+		exit 1
+	fi
 	[ ! -e "$work/bad" ]
+}
+
+# A checksum block the daemons would refuse (not a power of two, or out
+# of 512 B to 1 MiB) is refused before any daemon starts.
+bad_csum_block() {
+	local b
+	for b in 3000 256 2097152; do
+		if study --out "$work/badcsum" --csum-block "$b" 2>"$work/badcsum.err"; then
+			echo "--csum-block $b was accepted"
+			exit 1
+		fi
+		grep -q "csum-block $b: a power of two from 512 to 1 MiB" "$work/badcsum.err" ||
+			{ cat "$work/badcsum.err"; exit 1; }
+	done
+	[ ! -e "$work/badcsum" ]
 }
 
 check report_intervals_and_verdicts report_statistics
 check patterns_implied_requests_and_verdicts patterns_arithmetic
+check bad_csum_block_refused bad_csum_block
 check bad_sieve_parameters_refused bad_tunables
 check tiny_sweep_csv_plots_report tiny_sweep
 check resume_runs_nothing_again resume_runs_nothing
