@@ -1,23 +1,35 @@
 #!/usr/bin/env bash
-# netns.sh up|down TAG RATE DIR [N_IOS] - a Tessera file system on a
-# network that is not loopback, all on this machine: two storage "nodes",
-# Linux network namespaces ts-TAG-n0 and ts-TAG-n1, each joined to a bridge
-# (tsb-TAG, in the root namespace, where the clients run) by a veth pair
-# whose two ends are limited to RATE (100mbit, 1gbit, 500kbit: a number and
-# kbit, mbit or gbit) by a token bucket (tbf, 1 ms of burst), so each node's link is RATE each way. The metadata
-# daemon and the even storage daemons run on node 0, the odd ones on node 1
-# (N_IOS, default 4), at addresses of a private /24 that exists only on
-# that bridge; nothing leaves the machine. DIR gets the config
+# netns.sh up|down|check TAG NET DIR [N_IOS] [NODES] - a Tessera file system
+# on a network that is not loopback, all on this machine: NODES "nodes"
+# (default 2), Linux network namespaces ts-TAG-n0 ... , each joined to a
+# bridge (tsb-TAG, in the root namespace) by a veth pair. NET is RATE or
+# RATE,LATENCY: RATE (100mbit, 1gbit, 500kbit: a number and kbit, mbit or
+# gbit) limits each node's link each way; LATENCY (50us, 1ms: a number and
+# us or ms) delays every packet a node (or the root namespace) sends by that
+# much, so a one-way trip between two nodes takes LATENCY more and a round
+# trip 2 x LATENCY. Rate alone is a token bucket (tbf, 1 ms of burst) on both
+# ends of each veth; with a latency the node's end gets tc netem (delay and
+# rate in one qdisc), the bridge's end keeps the bucket and the bridge
+# itself delays what the root namespace sends (needs the kernel's netem,
+# sch_netem). The metadata daemon runs on node 0, storage daemon i on node
+# i % NODES (N_IOS, default 4), at addresses of a private /24 that exists
+# only on that bridge; nothing leaves the machine. DIR gets the config
 # (DIR/tessera.conf), the daemons' data, logs and PID files, as
-# deploy/tessera-local's. Needs root and iproute2 (ip, tc). `down` stops the
-# daemons by PID and deletes the namespaces and the bridge. NETNS_CONF_LINES
-# (config lines, newline-separated) is added to the generated config.
+# deploy/tessera-local's, and DIR/nodes (the namespaces, one a line) and
+# DIR/subnet for tests/study/netns-rank.sh, which starts MPI ranks on the
+# nodes. Needs root and iproute2 (ip, tc). `check` only says whether NET is
+# valid and can be simulated here (exit 2: bad NET, 3: not here, with the
+# reason). `down` stops the daemons by PID and deletes the namespaces and
+# the bridge. NETNS_CONF_LINES (config lines, newline-separated) is added
+# to the generated config.
 set -euo pipefail
-cmd=${1:?usage: netns.sh up|down TAG RATE DIR [N_IOS]}
+usage="usage: netns.sh up|down|check TAG NET DIR [N_IOS] [NODES]"
+cmd=${1:?$usage}
 tag=${2:?tag}
-rate=${3:?rate}
-var=$(realpath -m "${4:?dir}")
+spec=${3:?net}
+var=$(realpath -m "${4:-.}")
 n_ios=${5:-4}
+n_nodes=${6:-2}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${TESSERA_BIN:-${TESSERA_BUILD:-$top/build}/bin}
 # The subnet from the tag: 10.77.S.0/24 (ours only: on the bridge and in
@@ -25,16 +37,57 @@ bin=${TESSERA_BIN:-${TESSERA_BUILD:-$top/build}/bin}
 sub=$((10 + $(printf '%s' "$tag" | cksum | cut -d' ' -f1) % 200))
 net=10.77.$sub
 br=tsb-$tag
+rate=${spec%%,*}
+delay=
+[ "$rate" = "$spec" ] || delay=${spec#*,}
+bad() { echo "netns.sh: $*" >&2; exit 2; }
+case $rate in
+[1-9]*gbit) num=${rate%gbit} mul=1000000000 ;;
+[1-9]*mbit) num=${rate%mbit} mul=1000000 ;;
+[1-9]*kbit) num=${rate%kbit} mul=1000 ;;
+*) bad "NET '$spec': its RATE is a number with kbit, mbit or gbit (100mbit, 1gbit), not '$rate'" ;;
+esac
+[[ $num =~ ^[0-9]+$ ]] || bad "NET '$spec': RATE '$rate' is not a whole number of kbit, mbit or gbit"
+bps=$((num * mul))
+if [ -n "$delay" ]; then
+	[[ $delay =~ ^[0-9]+(us|ms)$ ]] ||
+		bad "NET '$spec': its LATENCY is a whole number with us or ms (50us, 1ms), not '$delay'"
+	# at most 1 s: more is a typo, and tc would hold that much data
+	d_us=${delay%?s}
+	[ "${delay%us}" != "$delay" ] || d_us=$((d_us * 1000))
+	[ "$d_us" -le 1000000 ] || bad "NET '$spec': LATENCY $delay is more than 1 s"
+	[ "$d_us" -gt 0 ] || delay=
+fi
+[[ $n_nodes =~ ^[0-9]+$ ]] && [ "$n_nodes" -ge 1 ] && [ "$n_nodes" -le 16 ] ||
+	bad "NODES '$n_nodes': from 1 to 16"
 # The bucket: 1 ms at RATE, at least 16 KB, so a small transfer is not
 # carried by the burst alone.
-case $rate in
-*gbit) bps=$((${rate%gbit} * 1000000000)) ;;
-*mbit) bps=$((${rate%mbit} * 1000000)) ;;
-*kbit) bps=$((${rate%kbit} * 1000)) ;;
-*) echo "netns.sh: RATE is a number with kbit, mbit or gbit, not '$rate'" >&2; exit 2 ;;
-esac
 burst=$((bps / 8000 > 16000 ? bps / 8000 : 16000))
 ns() { echo "ts-$tag-n$1"; }
+
+# Whether this machine can simulate NET: root, ip netns, tc, and with a
+# latency the kernel's netem, tried on a veth pair in a namespace of its
+# own (deleted again). Prints the reason and returns 1 when it cannot.
+can_simulate() {
+	local probe=tsprobe-$tag-$$ why=
+	if [ "$(id -u)" -ne 0 ]; then
+		why="not root (network namespaces and tc need root)"
+	elif ! command -v tc >/dev/null || ! command -v ip >/dev/null; then
+		why="no ip or tc here (iproute2)"
+	elif ! ip netns add "$probe" 2>/dev/null; then
+		why="ip netns add does not work here"
+	elif ! ip -n "$probe" link add tsq0 type veth peer name tsq1 2>/dev/null; then
+		why="no veth pairs in a namespace here"
+	elif [ -n "$delay" ] && ! tc -n "$probe" qdisc add dev tsq0 root netem delay "$delay" 2>/dev/null; then
+		why="this kernel has no netem qdisc (sch_netem, CONFIG_NET_SCH_NETEM), so no latency can be added; rate alone ('$rate') works"
+	elif ! tc -n "$probe" qdisc replace dev tsq1 root tbf rate "$rate" burst "$burst" latency 100ms 2>/dev/null; then
+		why="tc cannot add a token bucket (tbf) here"
+	fi
+	ip netns del "$probe" 2>/dev/null || true
+	[ -z "$why" ] && return 0
+	echo "netns.sh: cannot simulate '$spec' here: $why" >&2
+	return 1
+}
 
 down() {
 	for pidfile in "$var"/run/*.pid; do
@@ -47,19 +100,42 @@ down() {
 		fi
 		rm -f "$pidfile"
 	done
-	for k in 0 1; do ip netns del "$(ns $k)" 2>/dev/null || true; done
+	# every node an earlier `up` made, whatever its count
+	for n in $(ip netns list 2>/dev/null | awk -v p="ts-$tag-n" 'index($1, p) == 1 { print $1 }'); do
+		ip netns del "$n" 2>/dev/null || true
+	done
 	ip link del "$br" 2>/dev/null || true
 }
 
+# The qdiscs of node K's link (veth V on the bridge, V"p" in the node).
+link_qdiscs() {
+	local v=$1 n=$2
+	# toward the node, on the bridge's side: the rate
+	tc qdisc add dev "$v" root tbf rate "$rate" burst "$burst" latency 100ms
+	if [ -z "$delay" ]; then
+		tc -n "$n" qdisc add dev "${v}p" root tbf rate "$rate" burst "$burst" latency 100ms
+	else
+		# from the node: the delay and the rate; a queue long enough for a
+		# second of RATE in 1500-byte packets
+		tc -n "$n" qdisc add dev "${v}p" root netem delay "$delay" rate "$rate" \
+			limit $((bps / 12000 > 1000 ? bps / 12000 : 1000))
+	fi
+}
+
 up() {
+	can_simulate || exit 3
 	down
 	mkdir -p "$var/log" "$var/run"
 	ip link add name "$br" type bridge
 	ip addr add "$net.1/24" dev "$br"
 	ip link set "$br" up
-	for k in 0 1; do
+	# what the root namespace sends (`tessera stats`, ranks left there)
+	# waits as long as what a node sends
+	[ -z "$delay" ] || tc qdisc add dev "$br" root netem delay "$delay" limit 100000
+	: >"$var/nodes"
+	for k in $(seq 0 $((n_nodes - 1))); do
 		local n v=ts$tag$k
-		n=$(ns $k)
+		n=$(ns "$k")
 		ip netns add "$n"
 		ip link add "$v" type veth peer name "${v}p"
 		ip link set "${v}p" netns "$n"
@@ -67,13 +143,12 @@ up() {
 		ip -n "$n" link set lo up
 		ip -n "$n" addr add "$net.$((10 + k))/24" dev "${v}p"
 		ip -n "$n" link set "${v}p" up
-		# A token bucket each way: toward the node on the bridge's side,
-		# from the node inside its namespace.
-		tc qdisc add dev "$v" root tbf rate "$rate" burst "$burst" latency 100ms
-		tc -n "$n" qdisc add dev "${v}p" root tbf rate "$rate" burst "$burst" latency 100ms
+		link_qdiscs "$v" "$n"
+		echo "$n" >>"$var/nodes"
 	done
+	echo "$net.0/24" >"$var/subnet"
 	local args=(--mds "$net.10:7400")
-	for i in $(seq 0 $((n_ios - 1))); do args+=(--ios "$net.$((10 + i % 2)):$((7401 + i))"); done
+	for i in $(seq 0 $((n_ios - 1))); do args+=(--ios "$net.$((10 + i % n_nodes)):$((7401 + i))"); done
 	# a munged of our own (its socket is a file: every namespace reaches
 	# it), stopped by `down` through its pid file in run/
 	. "$top/tests/integ/munged.sh"
@@ -84,11 +159,13 @@ up() {
 	[ -z "${NETNS_CONF_LINES:-}" ] || printf '%s\n' "$NETNS_CONF_LINES" >>"$var/tessera.conf"
 	start mds 0 "$bin/tessera-mds" -c "$var/tessera.conf" -d "$var/mds"
 	for i in $(seq 0 $((n_ios - 1))); do
-		start "ios$i" $((i % 2)) "$bin/tessera-ios" -c "$var/tessera.conf" -d "$var/ios$i" -i "$i"
+		start "ios$i" $((i % n_nodes)) "$bin/tessera-ios" -c "$var/tessera.conf" -d "$var/ios$i" -i "$i"
 	done
-	# Reachable from the root namespace, where the clients run.
-	timeout 5 bash -c "</dev/tcp/$net.11/7402" 2>/dev/null || { echo "netns.sh: node 1 ($net.11:7402) does not answer" >&2; exit 1; }
-	echo "netns.sh: 1 mds + $n_ios ios on $net.10 and $net.11, links of $rate; config $var/tessera.conf"
+	# Reachable from the root namespace (`tessera stats`, clients there).
+	local last=$((n_ios - 1))
+	timeout 5 bash -c "</dev/tcp/$net.$((10 + last % n_nodes))/$((7401 + last))" 2>/dev/null ||
+		{ echo "netns.sh: storage daemon $last ($net.$((10 + last % n_nodes)):$((7401 + last))) does not answer" >&2; exit 1; }
+	echo "netns.sh: 1 mds + $n_ios ios on $n_nodes nodes ($net.10-$((10 + n_nodes - 1))), links of $rate${delay:+ and $delay latency}; config $var/tessera.conf"
 }
 
 start() { # NAME NODE CMD...
@@ -109,5 +186,6 @@ start() { # NAME NODE CMD...
 case $cmd in
 up) up ;;
 down) down ;;
-*) echo "usage: netns.sh up|down TAG RATE DIR [N_IOS]" >&2; exit 2 ;;
+check) can_simulate || exit 3 ;;
+*) echo "$usage" >&2; exit 2 ;;
 esac
