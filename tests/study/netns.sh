@@ -10,8 +10,13 @@
 # trip 2 x LATENCY. Rate alone is a token bucket (tbf, 1 ms of burst) on both
 # ends of each veth; with a latency the node's end gets tc netem (delay and
 # rate in one qdisc), the bridge's end keeps the bucket and the bridge
-# itself delays what the root namespace sends (needs the kernel's netem,
-# sch_netem). The metadata daemon runs on node 0, storage daemon i on node
+# itself delays what the root namespace sends. A kernel without netem
+# (sch_netem) gets a delay line in user space instead (delayline.py: tc's
+# mirred sends every frame put on the bridge to a tap, and the delay line
+# writes it into a tap on the bridge LATENCY later; each node's address is
+# a static entry of the bridge's table): the latency is then at least
+# LATENCY, plus the delay line's own cost. NETNS_DELAY=netem or delayline
+# picks one; `check` prints which ("delay: netem"). The metadata daemon runs on node 0, storage daemon i on node
 # i % NODES (N_IOS, default 4), at addresses of a private /24 that exists
 # only on that bridge; nothing leaves the machine. DIR gets the config
 # (DIR/tessera.conf), the daemons' data, logs and PID files, as
@@ -65,11 +70,27 @@ fi
 burst=$((bps / 8000 > 16000 ? bps / 8000 : 16000))
 ns() { echo "ts-$tag-n$1"; }
 
+# Whether a delay line can work here: tc's clsact, u32 and mirred, taps
+# (/dev/net/tun) and python3, tried in namespace $1. Prints why not.
+delayline_works() {
+	local probe=$1
+	if ! command -v python3 >/dev/null || [ ! -c /dev/net/tun ]; then
+		echo "no python3 or no /dev/net/tun for a delay line in user space"
+	elif ! ip -n "$probe" tuntap add dev tsq2 mode tap 2>/dev/null ||
+		! tc -n "$probe" qdisc add dev tsq0 clsact 2>/dev/null ||
+		! tc -n "$probe" filter add dev tsq0 egress protocol all u32 match u32 0 0 \
+			action mirred egress redirect dev tsq2 2>/dev/null; then
+		echo "no taps or no tc clsact, u32 and mirred for a delay line in user space"
+	fi
+}
+
 # Whether this machine can simulate NET: root, ip netns, tc, and with a
-# latency the kernel's netem, tried on a veth pair in a namespace of its
-# own (deleted again). Prints the reason and returns 1 when it cannot.
+# latency the kernel's netem or a delay line, tried on a veth pair in a
+# namespace of its own (deleted again). Sets delay_by (netem, delayline);
+# prints the reason and returns 1 when it cannot.
 can_simulate() {
-	local probe=tsprobe-$tag-$$ why=
+	local probe=tsprobe-$tag-$$ why= dl_why=
+	delay_by=
 	if [ "$(id -u)" -ne 0 ]; then
 		why="not root (network namespaces and tc need root)"
 	elif ! command -v tc >/dev/null || ! command -v ip >/dev/null; then
@@ -78,12 +99,19 @@ can_simulate() {
 		why="ip netns add does not work here"
 	elif ! ip -n "$probe" link add tsq0 type veth peer name tsq1 2>/dev/null; then
 		why="no veth pairs in a namespace here"
-	elif [ -n "$delay" ] && ! tc -n "$probe" qdisc add dev tsq0 root netem delay "$delay" 2>/dev/null; then
-		why="this kernel has no netem qdisc (sch_netem, CONFIG_NET_SCH_NETEM), so no latency can be added; rate alone ('$rate') works"
+	elif [ -n "$delay" ] && [ "${NETNS_DELAY:-}" != delayline ] &&
+		tc -n "$probe" qdisc add dev tsq0 root netem delay "$delay" 2>/dev/null; then
+		delay_by=netem
+		tc -n "$probe" qdisc del dev tsq0 root
+	elif [ -n "$delay" ] && [ "${NETNS_DELAY:-}" = netem ]; then
+		why="this kernel has no netem qdisc (sch_netem, CONFIG_NET_SCH_NETEM), and NETNS_DELAY=netem"
+	elif [ -n "$delay" ] && dl_why=$(delayline_works "$probe") && [ -n "$dl_why" ]; then
+		why="this kernel has no netem qdisc (sch_netem, CONFIG_NET_SCH_NETEM) and $dl_why, so no latency can be added; rate alone ('$rate') works"
 	elif ! tc -n "$probe" qdisc replace dev tsq1 root tbf rate "$rate" burst "$burst" latency 100ms 2>/dev/null; then
 		why="tc cannot add a token bucket (tbf) here"
 	fi
 	ip netns del "$probe" 2>/dev/null || true
+	[ -z "$delay" ] || [ -n "$delay_by" ] || delay_by=delayline
 	[ -z "$why" ] && return 0
 	echo "netns.sh: cannot simulate '$spec' here: $why" >&2
 	return 1
@@ -105,6 +133,8 @@ down() {
 		ip netns del "$n" 2>/dev/null || true
 	done
 	ip link del "$br" 2>/dev/null || true
+	ip link del "tsi-$tag" 2>/dev/null || true
+	ip link del "tsd-$tag" 2>/dev/null || true
 }
 
 # The qdiscs of node K's link (veth V on the bridge, V"p" in the node).
@@ -112,7 +142,16 @@ link_qdiscs() {
 	local v=$1 n=$2
 	# toward the node, on the bridge's side: the rate
 	tc qdisc add dev "$v" root tbf rate "$rate" burst "$burst" latency 100ms
-	if [ -z "$delay" ]; then
+	if [ "$delay_by" = delayline ]; then
+		tc -n "$n" qdisc add dev "${v}p" root tbf rate "$rate" burst "$burst" latency 100ms
+		# what the node puts on the bridge goes through the delay line,
+		# which the bridge's table then sends to the right port only
+		tc qdisc add dev "$v" clsact
+		tc filter add dev "$v" ingress protocol all u32 match u32 0 0 \
+			action mirred egress redirect dev "tsi-$tag"
+		bridge fdb replace "$(ip -n "$n" -o link show "${v}p" | sed 's/.*link\/ether \([^ ]*\).*/\1/')" \
+			dev "$v" master static
+	elif [ -z "$delay" ]; then
 		tc -n "$n" qdisc add dev "${v}p" root tbf rate "$rate" burst "$burst" latency 100ms
 	else
 		# from the node: the delay and the rate; a queue long enough for a
@@ -131,7 +170,10 @@ up() {
 	ip link set "$br" up
 	# what the root namespace sends (`tessera stats`, ranks left there)
 	# waits as long as what a node sends
-	[ -z "$delay" ] || tc qdisc add dev "$br" root netem delay "$delay" limit 100000
+	case $delay_by in
+	netem) tc qdisc add dev "$br" root netem delay "$delay" limit 100000 ;;
+	delayline) delay_line ;;
+	esac
 	: >"$var/nodes"
 	for k in $(seq 0 $((n_nodes - 1))); do
 		local n v=ts$tag$k
@@ -147,6 +189,7 @@ up() {
 		echo "$n" >>"$var/nodes"
 	done
 	echo "$net.0/24" >"$var/subnet"
+	echo "${delay_by:-none}" >"$var/delay_by"
 	local args=(--mds "$net.10:7400")
 	for i in $(seq 0 $((n_ios - 1))); do args+=(--ios "$net.$((10 + i % n_nodes)):$((7401 + i))"); done
 	# a munged of our own (its socket is a file: every namespace reaches
@@ -165,7 +208,31 @@ up() {
 	local last=$((n_ios - 1))
 	timeout 5 bash -c "</dev/tcp/$net.$((10 + last % n_nodes))/$((7401 + last))" 2>/dev/null ||
 		{ echo "netns.sh: storage daemon $last ($net.$((10 + last % n_nodes)):$((7401 + last))) does not answer" >&2; exit 1; }
-	echo "netns.sh: 1 mds + $n_ios ios on $n_nodes nodes ($net.10-$((10 + n_nodes - 1))), links of $rate${delay:+ and $delay latency}; config $var/tessera.conf"
+	echo "netns.sh: 1 mds + $n_ios ios on $n_nodes nodes ($net.10-$((10 + n_nodes - 1))), links of $rate${delay:+ and $delay latency ($delay_by)}; config $var/tessera.conf"
+}
+
+# The delay line (delayline.py): frames into tap tsi-TAG come out of tap
+# tsd-TAG, a port of the bridge that learns nothing (every node's address
+# is a static entry, else a node's frames coming out of the delay line
+# would teach the bridge that the node sits behind it), LATENCY later.
+delay_line() {
+	ip tuntap add dev "tsi-$tag" mode tap
+	ip tuntap add dev "tsd-$tag" mode tap
+	ip link set "tsi-$tag" up
+	ip link set "tsd-$tag" master "$br" up
+	bridge link set dev "tsd-$tag" learning off
+	nohup python3 "$top/tests/study/delayline.py" "tsi-$tag" "tsd-$tag" "$d_us" \
+		"$var/run/delayline.pid" >"$var/log/delayline.log" 2>&1 </dev/null &
+	for _ in $(seq 50); do
+		[ -f "$var/run/delayline.pid" ] && break
+		kill -0 $! 2>/dev/null || { echo "netns.sh: the delay line failed:" >&2; cat "$var/log/delayline.log" >&2; exit 1; }
+		sleep 0.1
+	done
+	[ -f "$var/run/delayline.pid" ] || { echo "netns.sh: the delay line did not start" >&2; exit 1; }
+	# what the root namespace sends goes through it too
+	tc qdisc add dev "$br" clsact
+	tc filter add dev "$br" egress protocol all u32 match u32 0 0 \
+		action mirred egress redirect dev "tsi-$tag"
 }
 
 start() { # NAME NODE CMD...
@@ -186,6 +253,9 @@ start() { # NAME NODE CMD...
 case $cmd in
 up) up ;;
 down) down ;;
-check) can_simulate || exit 3 ;;
+check)
+	can_simulate || exit 3
+	echo "delay: ${delay_by:-none}"
+	;;
 *) echo "$usage" >&2; exit 2 ;;
 esac

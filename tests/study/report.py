@@ -543,7 +543,8 @@ def _network_line(net):
                 "and load of that cluster are whatever they were." % net[len("cluster:"):])
     f = net.split()
     rate = f[0]
-    lat = next((x for x in f[1:] if x.endswith(("us", "ms"))), "")
+    lat = next((x for x in f[1:] if re.match(r"\d+[um]s", x)), "")
+    lat, by = (lat.rstrip(")").split("(") + ["netem"])[:2] if lat else ("", "")
     nodes = next((int(x[:-5]) for x in f[1:] if x.endswith("nodes")), 0)
     where = ("the metadata daemon, the storage daemons and the MPI ranks share **%d \"nodes\"** "
              "(rank r and storage daemon i on nodes r mod %d and i mod %d), Linux network "
@@ -553,8 +554,11 @@ def _network_line(net):
              "the metadata daemon and the storage daemons run on two \"nodes\", Linux network "
              "namespaces joined by a bridge; the MPI ranks and the UFS file stay in the root "
              "namespace (one client node), where the ranks share memory")
-    delay = (" and every packet a node (or the root namespace) sends waits %s (tc netem), so "
-             "a round trip between two nodes takes 2 x %s more" % (lat, lat) if lat else
+    how = ("tc netem" if by == "netem" else
+           "a delay line in user space, tests/study/delayline.py, as this kernel has no netem: "
+           "at least that, plus the delay line's own cost, tens of microseconds")
+    delay = (" and every packet a node (or the root namespace) sends waits %s (%s), so "
+             "a round trip between two nodes takes 2 x %s more" % (lat, how, lat) if lat else
              "; no latency is added beyond the kernel's own")
     return ("- Network: **simulated %s**: %s. Each node's link is limited to %s each way (tc "
             "token bucket; with a latency, netem's rate on the node's side)%s. Not simulated: "

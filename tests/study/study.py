@@ -217,7 +217,7 @@ class Cluster:
     def __init__(self, out, net, tag, tunables, n_ios=N_IOS, var="var", nodes=0):
         self.var = os.path.join(out, var)
         self.net, self.tag, self.n_ios, self.nodes = net, tag, n_ios, nodes
-        self.label = net_label(net, nodes)
+        self.label = net_label(net, nodes, "netem")
         self.conf = os.path.join(self.var, "tessera.conf")
         # config lines the study sets (sieve_gap, sieve_span, local_reads)
         self.lines = ["%s = %s" % kv for kv in sorted(tunables.items())]
@@ -229,6 +229,9 @@ class Cluster:
             env = dict(os.environ, NETNS_CONF_LINES="\n".join(self.lines))
             sh(["bash", NETNS, "up", self.tag, self.net, self.var, str(self.n_ios),
                 str(self.nodes or 2)], stdout=subprocess.DEVNULL, env=env)
+            # how the latency was made (netem, or the delay line)
+            by = open(os.path.join(self.var, "delay_by")).read().strip()
+            self.label = net_label(self.net, self.nodes, by)
         else:
             port = subprocess.run(["bash", "-c", ". tests/integ/checks.sh; free_ports %d" % (self.n_ios + 1)],
                                   cwd=TOP, check=True, capture_output=True, text=True).stdout.strip()
@@ -342,16 +345,18 @@ class ExternalCluster(Cluster):
         return {}
 
 
-def net_label(net, nodes):
+def net_label(net, nodes, delay_by="netem"):
     """What the rows' net field says of a study's own network: loopback,
     RATE, "RATE LATENCY", with " Nnodes" when the ranks share N nodes with
     the daemons (a latency of 0 is no latency; spaces, not commas, keep
-    the CSV's columns plain)."""
+    the CSV's columns plain). A latency made by netns.sh's delay line in
+    user space (no netem here) says so: "200us(delayline)"."""
     if not net:
         return "loopback"
     rate, _, lat = net.partition(",")
-    label = rate + (" " + lat if lat and int(re.sub(r"\D", "", lat)) else "")
-    return label + (" %dnodes" % nodes if nodes else "")
+    if lat and int(re.sub(r"\D", "", lat)):
+        rate += " " + lat + ("(%s)" % delay_by if delay_by != "netem" else "")
+    return rate + (" %dnodes" % nodes if nodes else "")
 
 
 def check_network(args, parts):
@@ -359,7 +364,8 @@ def check_network(args, parts):
     before anything starts: a bad --net, one this machine cannot simulate
     (no root, no ip netns or tc, no netem for a latency: netns.sh check),
     --nodes without --net, --cluster beside --net or with the daemons'
-    tunables or the parts that start clusters of their own."""
+    tunables or the parts that start clusters of their own. Returns how
+    netns.sh will make the latency (netem, delayline; none)."""
     if args.cluster:
         if args.net or args.nodes:
             sys.exit("study: --cluster runs against an existing cluster: no --net or --nodes")
@@ -372,7 +378,7 @@ def check_network(args, parts):
                      "with --parts (hpio,tables,s3d)" % ",".join(own))
         if not os.path.isfile(args.cluster):
             sys.exit("study: --cluster %s: no such config file" % args.cluster)
-        return
+        return "none"
     if args.nodes and not args.net:
         sys.exit("study: --nodes N needs --net RATE[,LATENCY] (the nodes are network namespaces "
                  "behind simulated links)")
@@ -384,6 +390,8 @@ def check_network(args, parts):
         if r.returncode:
             sys.exit("study: --net %s refused: %s" % (
                 args.net, r.stderr.strip().replace("netns.sh: ", "", 1)))
+        return r.stdout.split("delay: ", 1)[-1].strip()
+    return "none"
 
 
 def config_values(conf):
@@ -1024,11 +1032,11 @@ def main():
         keep_methods(p, args.methods)
     net = args.net.strip()
     parts = study_parts(args)
-    check_network(args, parts)
+    delay_by = check_network(args, parts)
     cluster = ExternalCluster(args.cluster) if args.cluster else None
     if cluster:
         cluster.up()  # refused here, before any folder, when it does not answer
-    net_name = cluster.label if cluster else net_label(net, args.nodes)
+    net_name = cluster.label if cluster else net_label(net, args.nodes, delay_by)
     label = "%s-%s" % (p["mode"], "cluster" if cluster else net_name.replace(" ", "-"))
     if args.local_reads:
         label += "-localreads"

@@ -90,7 +90,7 @@ net_run() {
 	study --out "$work/net" --parts hpio --methods list,datatype --net "$net_spec" --nodes 2 \
 		--tag "$tag" >"$work/net.log" 2>&1 || { cat "$work/net.log"; exit 1; }
 	[ "$(rows "$work/net/hpio.csv")" -eq 48 ]
-	label="100mbit${net_lat:+ $net_lat} 2nodes"
+	label="100mbit${net_lat:+ $net_lat}${net_by:+($net_by)} 2nodes"
 	python3 - "$work/net/hpio.csv" "$label" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
@@ -106,11 +106,11 @@ PY
 # latency, else tbf) carries packets, mpirun's ranks start on their nodes
 # (rank r on node r % 2), and with a latency a TCP connect between two
 # nodes (one round trip: SYN, SYN-ACK) takes at least twice the latency
-# (each node's packets wait it; netem adds it on every packet, so the
-# bound holds however loaded the machine is).
+# (each node's packets wait it; netem and the delay line hold every
+# packet that long, so the bound holds however loaded the machine is).
 net_links() {
 	local t=${tag}l var=$work/links kind=tbf
-	[ -z "$net_lat" ] || kind=netem
+	[ "$net_by" != "" ] || [ -z "$net_lat" ] || kind=netem
 	bash "$top/tests/study/netns.sh" up "$t" "$net_spec" "$var" 2 2
 	[ "$(wc -l <"$var/nodes")" -eq 2 ]
 	# ranks on their nodes
@@ -140,9 +140,16 @@ PY
 		# packets went through the node's own qdisc
 		awk '/Sent/ { if ($4 > 0) ok = 1 } END { exit !ok }' "$var/tc$k" || { cat "$var/tc$k"; exit 1; }
 	done
+	if [ -n "$net_by" ]; then # the delay line's taps carried them
+		for d in "tsi-$t" "tsd-$t"; do
+			[ "$(cat "/sys/class/net/$d/statistics/tx_packets")" -gt 0 ] || { ip -s link show "$d"; exit 1; }
+		done
+	fi
 	bash "$top/tests/study/netns.sh" down "$t" "$net_spec" "$var"
 	! ip netns list | grep -q "ts-$t-"
 	! ip link show "tsb-$t" 2>/dev/null
+	! ip link show "tsi-$t" 2>/dev/null
+	[ ! -e "$var/run/delayline.pid" ]
 }
 
 # Chapter 8 (bench_version on 8 storage daemons of its own): the three
@@ -204,6 +211,12 @@ bad_networks() {
 	grep -q "storage daemon 0 (127.0.0.1:$((port + 1)))" "$work/badnet.err"
 }
 
+# NETNS_DELAY=netem on a kernel without netem: refused, naming it.
+netem_refused() {
+	! NETNS_DELAY=netem bash "$top/tests/study/netns.sh" check "$tag" "$net_spec" 2>"$work/netem.err"
+	grep -q 'no netem qdisc (sch_netem' "$work/netem.err" || { cat "$work/netem.err"; exit 1; }
+}
+
 # A sieve gap wider than the span is refused before any daemon starts.
 bad_tunables() {
 	! study --out "$work/bad" --sieve-gap 8192 --sieve-span 4096 2>"$work/bad.err"
@@ -219,13 +232,17 @@ check resume_runs_nothing_again resume_runs_nothing
 check versions_tiny_csv_report versions_tiny
 check interrupted_study_resumes interrupted_resumes
 check bad_networks_refused bad_networks
-# 100 Mbit/s links; with 200 us of latency where netem works (the reason
-# it does not is netns.sh check's)
-net_lat=200us
+# 100 Mbit/s links with 200 us of latency: netem's, else the delay line's
+# (net_by), else none (the reason is netns.sh check's)
+net_lat=200us net_by=
 net_spec=100mbit,$net_lat
 if ! why=$(bash "$top/tests/study/netns.sh" check "$tag" "$net_spec" 2>&1); then
 	skip_check net_latency "${why#netns.sh: }"
 	net_lat= net_spec=100mbit
+elif [ "$why" = "delay: delayline" ]; then
+	net_by=delayline
+	# asked for netem where there is none: refused, naming it
+	check netem_asked_refused netem_refused
 fi
 if why=$(bash "$top/tests/study/netns.sh" check "$tag" "$net_spec" 2>&1); then
 	check net_links_on_2_nodes net_links
