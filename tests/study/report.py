@@ -529,17 +529,41 @@ def _matplotlib(plots):
 
 
 def _network_line(net):
-    return "- Network: " + ("**loopback** (every daemon and rank on 127.0.0.1; the network costs "
-                            "nothing, so description bytes and two-phase's second transfer are "
-                            "nearly free)" if net == "loopback" else
-                            "**simulated %s**: the metadata daemon and the storage daemons run on "
-                            "two \"nodes\", Linux network namespaces joined by a bridge; each "
-                            "node's link is limited to %s each way by a tc token bucket (tbf), "
-                            "the MPI ranks and the UFS file stay in the root namespace (one "
-                            "client node). Simulated: bandwidth of each node's link. Not "
-                            "simulated: latency beyond the kernel's own, disks (the daemons "
-                            "write into page cache), switches, and the ranks' own network "
-                            "(they share memory)." % (net, net))
+    """The report's network paragraph from meta's net: loopback,
+    cluster:CONF (--cluster) or "RATE[ LATENCY][ Nnodes]" (--net, --nodes:
+    tests/study/netns.sh)."""
+    if net == "loopback":
+        return ("- Network: **loopback** (every daemon and rank on 127.0.0.1; the network costs "
+                "nothing, so description bytes and two-phase's second transfer are nearly free)")
+    if net.startswith("cluster:"):
+        return ("- Network: **an existing cluster** (`--cluster %s`): the study **did not start "
+                "or stop the servers**; it ran only the clients (the MPI ranks, on this host) "
+                "against the daemons this config names, and records the config's tunables (what "
+                "the file says now; the daemons read it when they started). The network, disks "
+                "and load of that cluster are whatever they were." % net[len("cluster:"):])
+    f = net.split()
+    rate = f[0]
+    lat = next((x for x in f[1:] if re.match(r"\d+[um]s", x)), "")
+    lat, by = (lat.rstrip(")").split("(") + ["netem"])[:2] if lat else ("", "")
+    nodes = next((int(x[:-5]) for x in f[1:] if x.endswith("nodes")), 0)
+    where = ("the metadata daemon, the storage daemons and the MPI ranks share **%d \"nodes\"** "
+             "(rank r and storage daemon i on nodes r mod %d and i mod %d), Linux network "
+             "namespaces joined by a bridge; the ranks talk to each other over TCP on the same "
+             "links (Open MPI's tcp BTL), ranks on one node over its own loopback" % (
+                 nodes, nodes, nodes) if nodes else
+             "the metadata daemon and the storage daemons run on two \"nodes\", Linux network "
+             "namespaces joined by a bridge; the MPI ranks and the UFS file stay in the root "
+             "namespace (one client node), where the ranks share memory")
+    how = ("tc netem" if by == "netem" else
+           "a delay line in user space, tests/study/delayline.py, as this kernel has no netem: "
+           "at least that, plus the delay line's own cost, tens of microseconds")
+    delay = (" and every packet a node (or the root namespace) sends waits %s (%s), so "
+             "a round trip between two nodes takes 2 x %s more" % (lat, how, lat) if lat else
+             "; no latency is added beyond the kernel's own")
+    return ("- Network: **simulated %s**: %s. Each node's link is limited to %s each way (tc "
+            "token bucket; with a latency, netem's rate on the node's side)%s. Not simulated: "
+            "disks (the daemons write into page cache), switches, and CPUs (every node shares "
+            "this machine's 2 cores)." % (net, where, rate, delay))
 
 
 def _setup_lines(meta):
@@ -757,6 +781,8 @@ def _guideline_lines(meta, agg):
         "second transfer cost almost nothing, and the daemons write into page cache, so the "
         "fsync storms of §5.4.1 do not happen; with 2 cores the ranks, the daemons and the "
         "baseline share the CPUs." if net == "loopback" else
+        "this ran on an existing cluster (%s), whose network and disks are its own." % net
+        if net.startswith("cluster:") else
         "the simulated %s links make bytes on the wire cost, as on the dissertation's cluster, "
         "but the daemons still write into page cache and there are 2 cores." % net), ""]
     return L
