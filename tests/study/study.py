@@ -387,9 +387,10 @@ def check_network(args, parts):
     if args.cluster:
         if args.net or args.nodes:
             sys.exit("study: --cluster runs against an existing cluster: no --net or --nodes")
-        if (args.sieve_gap, args.sieve_span) != (4096, 4 << 20):
+        if (args.sieve_gap, args.sieve_span, args.csum_block) != (4096, 4 << 20, 4096):
             sys.exit("study: --cluster: the study cannot set the tunables (--sieve-gap, "
-                     "--sieve-span) of daemons it did not start; set them in %s" % args.cluster)
+                     "--sieve-span, --csum-block) of daemons it did not start; set them in %s"
+                     % args.cluster)
         own = [x for x in parts if x in OWN_CLUSTER_PARTS]
         if own:
             sys.exit("study: --cluster: the parts %s start clusters of their own; pick others "

@@ -323,6 +323,14 @@ bad_csum_block() {
 		grep -q "csum-block $b: a power of two from 512 to 1 MiB" "$work/badcsum.err" ||
 			{ cat "$work/badcsum.err"; exit 1; }
 	done
+	# nor set on daemons the study did not start
+	if study --out "$work/badcsum" --cluster "$work/none.conf" --csum-block 512 \
+		2>"$work/badcsum.err"; then
+		echo "--csum-block with --cluster was accepted"
+		exit 1
+	fi
+	grep -q "cannot set the tunables (.*--csum-block)" "$work/badcsum.err" ||
+		{ cat "$work/badcsum.err"; exit 1; }
 	[ ! -e "$work/badcsum" ]
 }
 
