@@ -204,7 +204,7 @@ def run_point(ctx, g, method, op, prepared):
     record). ctx: run, mpirun, prog (mpi_patterns' path), env, cluster,
     reps. prepared: the groups whose file exists on this cluster."""
     name = "tessera:/pat-%s-%d-%s" % (g["pattern"], g["nprocs"], g["x"])
-    base = ctx["mpirun"](g["nprocs"]) + [ctx["prog"]] + g["args"]
+    base = ctx["mpirun"](g["nprocs"], ctx["env"]) + [ctx["prog"]] + g["args"]
     gid = (g["pattern"], g["nprocs"], g["x"])
     if op == "read" and gid not in prepared:
         r = ctx["run"](base + ["-P", name, "posix"], env=ctx["env"])
