@@ -356,7 +356,8 @@ def net_label(net, nodes, delay_by="netem"):
     rate, _, lat = net.partition(",")
     if lat and int(re.sub(r"\D", "", lat)):
         rate += " " + lat + ("(%s)" % delay_by if delay_by != "netem" else "")
-    return rate + (" %dnodes" % nodes if nodes else "")
+    mtu = os.environ.get("NETNS_MTU", "1500")  # netns.sh's, said when not the default
+    return rate + (" %dnodes" % nodes if nodes else "") + (" mtu" + mtu if mtu != "1500" else "")
 
 
 def check_network(args, parts):
