@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """study.py - the HPIO study in one command (`make study`).
 
-    study.py [--full] [--net RATE[,LATENCY] [--nodes N] | --cluster CONF] [--out DIR] [--parts hpio,tables,locks,s3d,versions]
+    study.py [--full] [--net RATE[,LATENCY] [--nodes N] | --cluster CONF] [--out DIR]
+             [--parts hpio,tables,locks,s3d,versions,patterns,s3asim]
              [--tiny] [--no-plots] [--local-reads] [--sieve-gap N] [--sieve-span N]
+             [--csum-block N]
 
 Runs, into one folder (default build/study/<short|full>-<loopback|RATE>):
   hpio.csv      every HPIO repetition over MPI-IO (romio-adio/bench/mpi_hpio):
@@ -25,6 +27,16 @@ Runs, into one folder (default build/study/<short|full>-<loopback|RATE>):
                 and spacing in the four access cases; reads with 0, 10 and
                 1000 unmerged versions; the log's bytes per byte written
                 (versions.txt: the program's own output)
+  patterns.csv  chapters 3-4's bandwidth sweeps (Figs. 3.9-3.12, 3.14, 3.16,
+                3.19, 4.4-4.6; tests/study/patterns.py): 1-D cyclic and
+                block-block over the accesses a client, the tile reader, the
+                3-D block test and FLASH I/O over ranks, each method read and
+                written (as the dissertation has them) on a cluster of their
+                own, every repetition with the daemons' requests a client a
+                call beside what the pattern implies
+  s3asim.csv    S3aSim (chapter 6, Figs. 6.2-6.11; with atomic mode and
+                list:one-try locks, Figs. 7.9-7.10): romio-adio/bench/mpi_s3asim
+                on a cluster of its own, one row per run with its phases
   traces/       the clients' request traces (TESSERA_TRACE_REQUESTS) of every
                 table run, and with --traces of every HPIO run through
                 Tessera; tests/study/trace_summary.py tabulates them
@@ -35,7 +47,8 @@ Runs, into one folder (default build/study/<short|full>-<loopback|RATE>):
 Every CSV row records the load average, the commit, the network and the
 daemons' tunables. Local reads are off (TESSERA_LOCAL_READS=0) unless
 --local-reads; --sieve-gap/--sieve-span set the storage daemons' sieve_gap
-and sieve_span (the folder's name says when they are not the defaults).
+and sieve_span, --csum-block their csum_block (the checksum block a write
+rewrites whole; the folder's name says when they are not the defaults).
 --net RATE[,LATENCY] puts the metadata daemon and the storage daemons on
 two "nodes", network namespaces joined by a bridge, each link limited to
 RATE by a tc token bucket, and with a LATENCY (50us, 1ms) every packet a
@@ -73,8 +86,8 @@ DEFAULT = {"count": 4096, "size": 8, "spacing": 128}
 POW2 = lambda lo, hi: [1 << i for i in range(lo, hi + 1)]  # noqa: E731
 # What every row of every CSV records besides its measurement: the load
 # average when the row was taken, the tree's commit, the network, and the
-# tunables the daemons ran with (csum_block is the object format's
-# checksum block, fixed: see docs/benchmarks.md).
+# tunables the daemons ran with (csum_block is the stores' checksum block:
+# see docs/benchmarks.md).
 RECORD_FIELDS = ["load1", "commit", "net", "local_reads", "sieve_gap", "sieve_span",
                  "csum_block", "strip_size", "max_io", "list_io_max_regions"]
 # write_s is the write call and MPI_File_sync together (the bandwidth's
@@ -192,7 +205,7 @@ NETNS = os.path.join(TOP, "tests/study/netns.sh")
 # ranks run on them (Cluster.rank_env, mpirun)
 RANK_NODES_ENV = "TESSERA_STUDY_RANK_NODES"
 # parts that start clusters of their own (not with --cluster)
-OWN_CLUSTER_PARTS = ("locks", "versions")
+OWN_CLUSTER_PARTS = ("locks", "versions", "patterns", "s3asim")
 
 
 def sh(cmd, **kw):
@@ -247,6 +260,11 @@ class Cluster:
             sh(local + ["down"], stdout=subprocess.DEVNULL)
             with open(self.conf, "a") as f:
                 f.write("".join(ln + "\n" for ln in self.lines))
+            # the stores the first start made have its checksum block, which
+            # they keep (the daemons refuse another): made again, empty
+            if any(ln.startswith("csum_block =") for ln in self.lines):
+                for i in range(self.n_ios):
+                    shutil.rmtree(os.path.join(self.var, "ios%d" % i), ignore_errors=True)
             sh(local + ["up"], stdout=subprocess.DEVNULL)
         self.settings = config_values(self.conf)
 
@@ -412,19 +430,13 @@ def git_commit():
     return head + ("+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
-def csum_block():
-    """The object format's checksum block (TP_OBJ_BLOCK, proto/tp_objfmt.h)."""
-    txt = open(os.path.join(TOP, "proto/tp_objfmt.h")).read()
-    return int(re.search(r"#define TP_OBJ_BLOCK (\d+)u", txt).group(1))
-
-
 def record(s):
     """The RECORD_FIELDS of a row taken now on study s's cluster."""
     c = s.cluster.settings
     return {"load1": "%.2f" % os.getloadavg()[0], "commit": s.commit,
             "net": s.cluster.label, "local_reads": int(s.p["local_reads"]),
             "sieve_gap": c.get("sieve_gap", ""), "sieve_span": c.get("sieve_span", ""),
-            "csum_block": s.csum_block, "strip_size": c.get("strip_size", ""),
+            "csum_block": c.get("csum_block", ""), "strip_size": c.get("strip_size", ""),
             "max_io": c.get("max_io", ""),
             "list_io_max_regions": c.get("list_io_max_regions", "")}
 
@@ -663,8 +675,8 @@ def parse_args():
                          "(starts no daemon; parts hpio, tables, s3d)")
     ap.add_argument("--out")
     ap.add_argument("--tag", default="s", help="namespace name tag (netns.sh)")
-    ap.add_argument("--parts", help="default hpio,tables,locks,s3d,versions (with --cluster: "
-                                     "hpio,tables,s3d)")
+    ap.add_argument("--parts", help="default hpio,tables,locks,s3d,versions,patterns,s3asim "
+                                     "(with --cluster: hpio,tables,s3d)")
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--methods", help="only these HPIO methods (e.g. list,datatype)")
     ap.add_argument("--local-reads", action="store_true",
@@ -677,6 +689,9 @@ def parse_args():
                     help="the storage daemons' sieve_gap (bytes; default 4096)")
     ap.add_argument("--sieve-span", type=int, default=4 << 20,
                     help="the storage daemons' sieve_span (bytes; default 4 MiB)")
+    ap.add_argument("--csum-block", type=int, default=4096,
+                    help="the storage daemons' csum_block: bytes per checksum, which a "
+                         "write rewrites whole (a power of two, 512 to 1 MiB; default 4096)")
     return ap.parse_args()
 
 
@@ -685,14 +700,14 @@ def study_parts(args):
     only clients)."""
     if args.parts is not None:
         return [x for x in args.parts.split(",") if x]
-    parts = ["hpio", "tables", "locks", "s3d", "versions"]
+    parts = ["hpio", "tables", "locks", "s3d", "versions", "patterns", "s3asim"]
     return [x for x in parts if not (args.cluster and x in OWN_CLUSTER_PARTS)]
 
 
 def tunables(p):
     """The config lines the study sets on its daemons."""
     return {"sieve_gap": p["sieve_gap"], "sieve_span": p["sieve_span"],
-            "local_reads": int(p["local_reads"])}
+            "csum_block": p["csum_block"], "local_reads": int(p["local_reads"])}
 
 
 def keep_methods(p, methods):
@@ -722,7 +737,7 @@ def write_meta(out, p, net):
             "n_ios": N_IOS, "sweeps": p["sweeps"], "posix_max_count": p["posix_max_count"],
             "posix_max_size": p.get("posix_max_size"), "csv_version": CSV_VERSION,
             "local_reads": p["local_reads"], "sieve_gap": p["sieve_gap"],
-            "sieve_span": p["sieve_span"]}
+            "sieve_span": p["sieve_span"], "csum_block": p["csum_block"]}
     if os.path.exists(meta_path):
         old = json.load(open(meta_path))
         if {k: old.get(k) for k in meta} != json.loads(json.dumps(meta)):
@@ -734,11 +749,13 @@ def write_meta(out, p, net):
 
 def check_built(parts):
     progs = ["bin/tessera"]
-    if set(parts) & {"hpio", "tables", "s3d"}:
+    if set(parts) & {"hpio", "tables", "s3d", "patterns"}:
         progs += ["romio-adio/bench/mpi_hpio", "romio-adio/bench/mpi_patterns",
                   "lib/openmpi/mca_io_romio321.so"]
     if "versions" in parts:
         progs.append("bin/tessera-bench-version")
+    if "s3asim" in parts:
+        progs += ["romio-adio/bench/mpi_s3asim", "lib/openmpi/mca_io_romio321.so"]
     for prog in progs:
         if not os.path.exists(os.path.join(B, prog)):
             sys.exit("study: %s/%s is not built (make; the MPI parts need Open MPI: make deps)" % (B, prog))
@@ -860,9 +877,9 @@ def record_locks(s, path):
     os.remove(conf)
     rec = {"load1": "%.2f" % os.getloadavg()[0], "commit": s.commit, "net": "loopback",
            "local_reads": os.environ.get("TESSERA_LOCAL_READS", c.get("local_reads", "")),
-           "csum_block": s.csum_block}
-    rec.update({k: c.get(k, "") for k in ("sieve_gap", "sieve_span", "strip_size", "max_io",
-                                         "list_io_max_regions")})
+           }
+    rec.update({k: c.get(k, "") for k in ("sieve_gap", "sieve_span", "csum_block", "strip_size",
+                                         "max_io", "list_io_max_regions")})
     fields = list(rows[0].keys()) + RECORD_FIELDS
     tmp = path + ".tmp"
     with open(tmp, "w", newline="") as f:
@@ -934,7 +951,8 @@ def run_versions(s):
         return False
     s.prog.start("versioning, Figs. 8.3-8.4 (bench_version, %d storage daemons)" % VERSION_N_IOS)
     # the config's defaults unless the study changes them (one start fewer)
-    tun = tunables(s.p) if (s.p["sieve_gap"], s.p["sieve_span"]) != (4096, 4 << 20) else {}
+    tun = (tunables(s.p) if (s.p["sieve_gap"], s.p["sieve_span"], s.p["csum_block"])
+           != (4096, 4 << 20, 4096) else {})
     # the version server's own merges (vmerge_idle_ms after the last
     # commit) off for the run: "with fsync" times the writers' merge, and
     # the reads with 1000 unmerged versions must find them unmerged
@@ -964,11 +982,152 @@ def run_versions(s):
     return False
 
 
+# ------------------------------------------------------------------ patterns
+def run_patterns(s):
+    """Chapters 3-4's bandwidth sweeps (tests/study/patterns.py) on a
+    cluster of their own; True if stopped."""
+    sys.path.insert(0, os.path.join(TOP, "tests/study"))
+    import patterns
+    pl = patterns.plan(s.p["mode"])
+    dst = os.path.join(s.out, "patterns.csv")
+    fields = patterns.FIELDS + RECORD_FIELDS
+    have = patterns.done_keys(read_csv(dst))
+    todo = [t for t in patterns.tasks(pl)
+            if patterns.key(pl["groups"][t[0]], t[1], t[2]) not in have]
+    s.prog.total += len(patterns.tasks(pl))
+    s.prog.skipped += len(patterns.tasks(pl)) - len(todo)
+    if not todo:
+        return False
+    cl = Cluster(s.out, s.cluster.net, s.cluster.tag + "p", tunables(s.p), N_IOS, "var-patterns",
+                 s.cluster.nodes)
+    try:
+        cl.up()
+        env = mpi_env(cl.conf, s.p["local_reads"])
+        env.update(cl.rank_env())
+        ctx = {"run": run, "mpirun": mpirun, "env": env,
+               "prog": os.path.join(B, "romio-adio/bench/mpi_patterns"), "cluster": cl,
+               "reps": pl["reps"], "n_ios": N_IOS}
+        prepared, view = set(), StudyView(s, cl)
+        for gi, m, op in todo:
+            g = pl["groups"][gi]
+            run_step(s.prog, "patterns %s %d ranks %s=%s %s %s" % (
+                g["pattern"], g["nprocs"], g["x_name"], g["x"], m, op), s.failures,
+                lambda: append_rows(dst, fields, recorded(
+                    view, patterns.run_point(ctx, g, m, op, prepared))))
+    except Stopped:
+        return True
+    finally:
+        cl.down()
+    return False
+
+
+# ------------------------------------------------------------------ S3aSim
+# Chapter 6 (Figs. 6.2-6.11) and §7.5.3 (Figs. 7.9-7.10):
+# romio-adio/bench/mpi_s3asim on a cluster of its own, one row per run.
+# part "strategies": the four strategies x no-sync/sync over the ranks (at
+# the base speed) and, at the most ranks, over the compute speed; part
+# "locks": WW-List in atomic mode (list:one-try) against no lock over the
+# ranks. Phases: m_* the master's, w_* the workers' mean (§6.2).
+S3A_PHASES = ["setup", "dist", "compute", "merge", "gather", "io", "sync", "other"]
+S3ASIM_FIELDS = (["part", "rep", "strategy", "sync", "atomic", "endwrite", "ranks", "speed",
+                  "queries", "fragments", "results", "bytes", "total_s"] +
+                 ["%s_%s_s" % (side, ph) for side in "mw" for ph in S3A_PHASES] +
+                 ["w_io_max_s", "verify"] + RECORD_FIELDS)
+
+
+def s3asim_plan(p):
+    """The simulator's model arguments, ranks, speeds and repetitions by
+    mode. The dissertation's runs (20 queries, 128 fragments, 1000-2000
+    results a query: 208 MB a run, 2-96 processes) do not fit two cores:
+    the short study keeps the NT-like sizes and shrinks the counts."""
+    if p["mode"] == "tiny":
+        return {"model": ["-q", "3", "-f", "4", "-n", "10:20"], "ranks": [3], "base": 64.0,
+                "speeds": [64.0], "reps": 2, "verify": True}
+    if p["mode"] == "full":
+        return {"model": ["-q", "20", "-f", "32", "-n", "250:500"], "ranks": [2, 3, 4, 6, 8],
+                "base": 1.0, "speeds": [0.1, 0.4, 1.0, 6.4, 25.6], "reps": 3, "verify": False}
+    return {"model": ["-q", "6", "-f", "8", "-n", "40:80"], "ranks": [2, 3, 4], "base": 8.0,
+            "speeds": [2.0, 8.0, 32.0], "reps": 3, "verify": True}
+
+
+def s3asim_runs(sp):
+    """(part, ranks, arguments) of each mpirun: the strategies over the
+    ranks (with the speed sweep at the most ranks), then the locks."""
+    runs = []
+    for n in sp["ranks"]:
+        speeds = sp["speeds"] if n == max(sp["ranks"]) else [sp["base"]]
+        runs.append(("strategies", n, ["-S", "mw,ww-coll,ww-posix,ww-list", "-y", "nosync,sync",
+                                       "-c", ",".join("%g" % x for x in speeds)]))
+    for n in sp["ranks"]:
+        runs.append(("locks", n, ["-S", "ww-list", "-y", "nosync", "-a", "off,list:one-try",
+                                  "-c", "%g" % sp["base"]]))
+    return runs
+
+
+def s3asim_rows(txt, part):
+    """The rows (without the record) of mpi_s3asim's lines."""
+    rows = []
+    for ln in txt.splitlines():
+        if not ln.startswith("s3asim "):
+            continue
+        kv = dict(f.split("=", 1) for f in ln.split()[1:])
+        row = {k: kv.get(k, "") for k in S3ASIM_FIELDS if k not in RECORD_FIELDS}
+        row["part"] = part
+        rows.append(row)
+    return rows
+
+
+def run_s3asim_one(s, cl, env, run_, sp, dst):
+    part, n, args = run_
+    name = "tessera:/s3asim-%s-%d" % (part, n)
+    cmd = mpirun(n, env) + [os.path.join(B, "romio-adio/bench/mpi_s3asim")] + sp["model"] + args + \
+        ["-r", str(sp["reps"])] + (["-V"] if sp["verify"] else []) + [name]
+    r = run(cmd, env=env)
+    if r.returncode != 0:
+        raise RuntimeError("mpi_s3asim %s at %d ranks failed (exit %d): %s" % (
+            part, n, r.returncode, r.stderr.strip()[-400:]))
+    rows = s3asim_rows(r.stdout, part)
+    if not rows or any(x["verify"] not in ("ok", "-") for x in rows):
+        raise RuntimeError("mpi_s3asim %s at %d ranks: %d runs, verify %s" % (
+            part, n, len(rows), sorted({x["verify"] for x in rows})))
+    rec = record(StudyView(s, cl))
+    append_rows(dst, S3ASIM_FIELDS, [dict(x, **rec) for x in rows])
+
+
+def run_s3asim(s):
+    """Chapter 6 and §7.5.3 on a cluster of its own (4 storage daemons, the
+    study's tunables); each mpirun is a step, resumed by (part, ranks).
+    True if stopped."""
+    dst = os.path.join(s.out, "s3asim.csv")
+    sp = s3asim_plan(s.p)
+    have = {(r["part"], int(r["ranks"])) for r in read_csv(dst)}
+    todo = [x for x in s3asim_runs(sp) if (x[0], x[1]) not in have]
+    for _ in range(len(s3asim_runs(sp)) - len(todo)):
+        s.prog.skip()
+    if not todo:
+        return False
+    cl = Cluster(s.out, s.cluster.net, s.cluster.tag + "a", tunables(s.p), N_IOS, "var-s3asim",
+                 s.cluster.nodes)
+    try:
+        cl.up()
+        env = mpi_env(cl.conf, s.p["local_reads"])
+        env.update(cl.rank_env())
+        for run_ in todo:
+            run_step(s.prog, "S3aSim %s, %d ranks (Figs. %s)" % (
+                run_[0], run_[1], "6.2-6.11" if run_[0] == "strategies" else "7.9-7.10"),
+                s.failures, lambda: run_s3asim_one(s, cl, env, run_, sp, dst))
+    except Stopped:
+        return True
+    finally:
+        cl.down()
+    return False
+
+
 class StudyView:
     """A study seen with another cluster (record() reads s.cluster)."""
 
     def __init__(self, s, cluster):
-        self.p, self.commit, self.csum_block, self.cluster = s.p, s.commit, s.csum_block, cluster
+        self.p, self.commit, self.cluster = s.p, s.commit, cluster
 
 
 def write_failures(out, failures):
@@ -1008,10 +1167,11 @@ class Study:
         self.tkeys = [(r[0], r[1], m) for r in self.truns for m in r[4]]
         self.tables_csv = os.path.join(out, "tables.csv")
         self.thave = {(r["table"], r["label"], r["method"]) for r in read_csv(self.tables_csv)}
-        self.extra = [x for x in ("locks", "s3d", "versions") if x in parts]
-        self.prog = Progress(len(self.tasks) + len(self.tkeys) + len(self.extra))
+        self.extra = [x for x in ("locks", "s3d", "versions", "s3asim") if x in parts]
+        self.prog = Progress(len(self.tasks) + len(self.tkeys) + len(self.extra) +
+                             (len(s3asim_runs(s3asim_plan(p))) - 1 if "s3asim" in parts else 0))
         self.cluster = cluster
-        self.commit, self.csum_block = git_commit(), csum_block()
+        self.commit = git_commit()
         self.failures = []
 
 
@@ -1019,7 +1179,8 @@ def main():
     args = parse_args()
     p = plan(args)
     p.update({"local_reads": args.local_reads, "sieve_gap": args.sieve_gap,
-              "sieve_span": args.sieve_span, "traces": args.traces})
+              "sieve_span": args.sieve_span, "csum_block": args.csum_block,
+              "traces": args.traces})
     # the daemons' own rule (sieve_gap, sieve_span: docs/configuration.md),
     # said before any daemon is started
     for k in ("sieve_gap", "sieve_span"):
@@ -1029,6 +1190,10 @@ def main():
     if p["sieve_gap"] > p["sieve_span"]:
         sys.exit("study: --sieve-gap %d exceeds --sieve-span %d: the daemons refuse a gap "
                  "that could never be merged" % (p["sieve_gap"], p["sieve_span"]))
+    cb = p["csum_block"]
+    if not 512 <= cb <= 1 << 20 or cb & (cb - 1):
+        sys.exit("study: --csum-block %d: a power of two from 512 to 1 MiB (1048576) bytes, "
+                 "as the daemons' csum_block" % cb)
     if args.methods:
         keep_methods(p, args.methods)
     net = args.net.strip()
@@ -1043,6 +1208,8 @@ def main():
         label += "-localreads"
     if (args.sieve_gap, args.sieve_span) != (4096, 4 << 20):
         label += "-gap%d-span%d" % (args.sieve_gap, args.sieve_span)
+    if args.csum_block != 4096:
+        label += "-csum%d" % args.csum_block
     out = os.path.abspath(args.out or os.path.join(B, "study", label))
     os.makedirs(out, exist_ok=True)
     lock = lock_out(out)  # noqa: F841 (held while the study runs)
@@ -1059,6 +1226,12 @@ def main():
     if "locks" in s.extra:
         run_locks(s)
     if "versions" in s.extra and run_versions(s):
+        s.prog.close()
+        sys.exit("study: interrupted; run it again to resume (finished parts are kept in %s)" % out)
+    if "patterns" in parts and run_patterns(s):
+        s.prog.close()
+        sys.exit("study: interrupted; run it again to resume (finished points are kept in %s)" % out)
+    if "s3asim" in s.extra and run_s3asim(s):
         s.prog.close()
         sys.exit("study: interrupted; run it again to resume (finished parts are kept in %s)" % out)
     s.prog.close()
