@@ -40,9 +40,19 @@ n_nodes=${6:-2}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${TESSERA_BIN:-${TESSERA_BUILD:-$top/build}/bin}
 # The subnet from the tag: 10.77.S.0/24 (ours only: on the bridge and in
-# the namespaces, routed nowhere else).
+# the namespaces, routed nowhere else); `up` takes the next one free when
+# another tag's bridge (a test running beside) holds it already.
 sub=$((10 + $(printf '%s' "$tag" | cksum | cut -d' ' -f1) % 200))
 net=10.77.$sub
+free_subnet() {
+	local i
+	for i in $(seq 0 199); do
+		net=10.77.$((10 + (sub - 10 + i) % 200))
+		ip -o -4 addr show | grep -q " $net\.1/24 " || return 0
+	done
+	echo "netns.sh: no free subnet in 10.77.10-209.0/24" >&2
+	exit 1
+}
 br=tsb-$tag
 rate=${spec%%,*}
 delay=
@@ -171,6 +181,7 @@ link_qdiscs() {
 up() {
 	can_simulate || exit 3
 	down
+	free_subnet
 	mkdir -p "$var/log" "$var/run"
 	ip link add name "$br" type bridge
 	ip addr add "$net.1/24" dev "$br"
