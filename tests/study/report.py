@@ -529,17 +529,41 @@ def _matplotlib(plots):
 
 
 def _network_line(net):
-    return "- Network: " + ("**loopback** (every daemon and rank on 127.0.0.1; the network costs "
-                            "nothing, so description bytes and two-phase's second transfer are "
-                            "nearly free)" if net == "loopback" else
-                            "**simulated %s**: the metadata daemon and the storage daemons run on "
-                            "two \"nodes\", Linux network namespaces joined by a bridge; each "
-                            "node's link is limited to %s each way by a tc token bucket (tbf), "
-                            "the MPI ranks and the UFS file stay in the root namespace (one "
-                            "client node). Simulated: bandwidth of each node's link. Not "
-                            "simulated: latency beyond the kernel's own, disks (the daemons "
-                            "write into page cache), switches, and the ranks' own network "
-                            "(they share memory)." % (net, net))
+    """The report's network paragraph from meta's net: loopback,
+    cluster:CONF (--cluster) or "RATE[ LATENCY][ Nnodes]" (--net, --nodes:
+    tests/study/netns.sh)."""
+    if net == "loopback":
+        return ("- Network: **loopback** (every daemon and rank on 127.0.0.1; the network costs "
+                "nothing, so description bytes and two-phase's second transfer are nearly free)")
+    if net.startswith("cluster:"):
+        return ("- Network: **an existing cluster** (`--cluster %s`): the study **did not start "
+                "or stop the servers**; it ran only the clients (the MPI ranks, on this host) "
+                "against the daemons this config names, and records the config's tunables (what "
+                "the file says now; the daemons read it when they started). The network, disks "
+                "and load of that cluster are whatever they were." % net[len("cluster:"):])
+    f = net.split()
+    rate = f[0]
+    lat = next((x for x in f[1:] if re.match(r"\d+[um]s", x)), "")
+    lat, by = (lat.rstrip(")").split("(") + ["netem"])[:2] if lat else ("", "")
+    nodes = next((int(x[:-5]) for x in f[1:] if x.endswith("nodes")), 0)
+    where = ("the metadata daemon, the storage daemons and the MPI ranks share **%d \"nodes\"** "
+             "(rank r and storage daemon i on nodes r mod %d and i mod %d), Linux network "
+             "namespaces joined by a bridge; the ranks talk to each other over TCP on the same "
+             "links (Open MPI's tcp BTL), ranks on one node over its own loopback" % (
+                 nodes, nodes, nodes) if nodes else
+             "the metadata daemon and the storage daemons run on two \"nodes\", Linux network "
+             "namespaces joined by a bridge; the MPI ranks and the UFS file stay in the root "
+             "namespace (one client node), where the ranks share memory")
+    how = ("tc netem" if by == "netem" else
+           "a delay line in user space, tests/study/delayline.py, as this kernel has no netem: "
+           "at least that, plus the delay line's own cost, tens of microseconds")
+    delay = (" and every packet a node (or the root namespace) sends waits %s (%s), so "
+             "a round trip between two nodes takes 2 x %s more" % (lat, how, lat) if lat else
+             "; no latency is added beyond the kernel's own")
+    return ("- Network: **simulated %s**: %s. Each node's link is limited to %s each way (tc "
+            "token bucket; with a latency, netem's rate on the node's side)%s. Not simulated: "
+            "disks (the daemons write into page cache), switches, and CPUs (every node shares "
+            "this machine's 2 cores)." % (net, where, rate, delay))
 
 
 def _setup_lines(meta):
@@ -592,6 +616,24 @@ def _sieve_text(meta, allr):
             "named after them)." % (n, size, gap, last))
 
 
+def _csum_text(allr):
+    """What csum_block (the stores' checksum block) does to the figures."""
+    blocks = sorted({r.get("csum_block") or "4096" for r in allr}, key=int)
+    return ("The checksum block (`csum_block`, here %s bytes) is the unit of the daemons' "
+            "integrity checks: a write that does not cover whole blocks reads and checks the "
+            "partial block at each of its ends and checksums whole blocks again, and a read "
+            "through the daemons reads and checks whole blocks. Below the sieve step a "
+            "request's regions are one span and the block only widens its two ends; past it "
+            "every small region of a list or datatype write is a read-modify-write of its "
+            "own block (read, two CRCs of the block, the region, its sum), and every region "
+            "read alone reads and checks a whole block, so the per-region cost of the "
+            "spacing figure's right side grows with the block while sieving and two-phase "
+            "(contiguous accesses) do not see it. docs/benchmarks.md (\"The checksum "
+            "block\") has the measured ratios; `--csum-block` reruns the study with another "
+            "block (each store keeps the block it was made with, so the study's daemons "
+            "start on new stores)." % ", ".join(blocks))
+
+
 def _record_lines(meta, rows, out):
     """What every CSV row recorded: load, commits, the daemons' tunables,
     and what the tunables do to the figures."""
@@ -615,9 +657,7 @@ def _record_lines(meta, rows, out):
                 vals("local_reads"), vals("sieve_gap"), vals("sieve_span"), vals("csum_block"),
                 vals("strip_size"), vals("max_io"), vals("list_io_max_regions")), "",
             _sieve_text(meta, allr), "",
-            "The checksum block is the object format's (proto/tp_objfmt.h) "
-            "and fixed: a store keeps the block it was made with, and clients reading locally "
-            "check the same blocks, so it is recorded, not varied.", ""]
+            _csum_text(allr), ""]
 
 
 PHASES = [("write_call_s", "write call"), ("sync_s", "sync"), ("w_open_s", "open (write)"),
@@ -741,6 +781,8 @@ def _guideline_lines(meta, agg):
         "second transfer cost almost nothing, and the daemons write into page cache, so the "
         "fsync storms of §5.4.1 do not happen; with 2 cores the ranks, the daemons and the "
         "baseline share the CPUs." if net == "loopback" else
+        "this ran on an existing cluster (%s), whose network and disks are its own." % net
+        if net.startswith("cluster:") else
         "the simulated %s links make bytes on the wire cost, as on the dissertation's cluster, "
         "but the daemons still write into page cache and there are 2 cores." % net), ""]
     return L
@@ -1078,6 +1120,12 @@ def _version_lines(out, plt):
     L += c + _vabove(v, "count") + g + _vabove(v, "spacing")
     L += _vwhy(v, c_held and g_held) + _vreads(v)
     return L + [""]
+
+
+def _patterns_lines(out, plt):
+    """Chapters 3-4's bandwidth sweeps (tests/study/report_patterns.py)."""
+    import report_patterns
+    return report_patterns.section(out, plt)
 
 
 # ------------------------------------------------------------ S3aSim
@@ -1468,6 +1516,7 @@ def main():
     L += _guideline_lines(meta, agg)
     L += _lock_lines(out, s3d_fig, s3d_txt)
     L += _version_lines(out, plt)
+    L += _patterns_lines(out, plt)
     L += _s3asim_lines(out, plt)
     if not plt:
         L += ["", "(No PNGs: no python3 with matplotlib; `make deps` installs python3-matplotlib.)"]
