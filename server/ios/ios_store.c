@@ -224,6 +224,27 @@ static int store_init(struct ios_store *st, int existed, unsigned flags, uint32_
 	return 0;
 }
 
+/* What ios_store_open can refuse before touching the disk: a disk whose
+ * ops table is older than this store's, a checksum block no store can
+ * have. 0, or -EINVAL with *errmsg (if errmsg) saying why. */
+static int open_args_check(const char *dir, uint32_t csum_block, const struct ios_disk *disk,
+			   char **errmsg)
+{
+	char why[200];
+
+	if (disk->ops->size < sizeof(struct ios_disk_ops)) /* some op would be missing */
+		snprintf(why, sizeof(why), "the disk's ops table has %zu bytes, this store needs %zu",
+			 disk->ops->size, sizeof(struct ios_disk_ops));
+	else if (csum_block && !tp_obj_block_valid(csum_block))
+		snprintf(why, sizeof(why), "csum_block %" PRIu32 " is not a power of two from %u "
+			 "to %u bytes", csum_block, TP_OBJ_BLOCK_MIN, TP_OBJ_BLOCK_MAX);
+	else
+		return 0;
+	if (errmsg && asprintf(errmsg, "storage directory %s: %s", dir, why) < 0)
+		*errmsg = NULL;
+	return -EINVAL;
+}
+
 int ios_store_open(const char *dir, unsigned max_open, unsigned flags, uint32_t csum_block,
 		   struct ios_disk *disk, struct ios_store **out, char **notice, char **errmsg)
 {
@@ -233,21 +254,8 @@ int ios_store_open(const char *dir, unsigned max_open, unsigned flags, uint32_t 
 
 	if (notice)
 		*notice = NULL;
-	if (disk->ops->size < sizeof(struct ios_disk_ops)) {
-		/* made against an older table: some op would be missing */
-		if (errmsg && asprintf(errmsg, "storage directory %s: the disk's ops table has %zu "
-				       "bytes, this store needs %zu", dir, disk->ops->size,
-				       sizeof(struct ios_disk_ops)) < 0)
-			*errmsg = NULL;
-		return -EINVAL;
-	}
-	if (csum_block && !tp_obj_block_valid(csum_block)) {
-		if (errmsg && asprintf(errmsg, "storage directory %s: csum_block %" PRIu32 " is not "
-				       "a power of two from %u to %u bytes", dir, csum_block,
-				       TP_OBJ_BLOCK_MIN, TP_OBJ_BLOCK_MAX) < 0)
-			*errmsg = NULL;
-		return -EINVAL;
-	}
+	if ((rc = open_args_check(dir, csum_block, disk, errmsg)))
+		return rc;
 	st = calloc(1, sizeof(*st));
 	if (!st || !(st->sh = calloc(1, sizeof(*st->sh)))) {
 		free(st);

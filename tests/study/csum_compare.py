@@ -75,6 +75,13 @@ def main():
     report(rows, blocks)
 
 
+def point(rows, block, spacing, method, case, d):
+    """The MB/s of one point's repetitions in direction d."""
+    return [float(r[d + "_mbs"]) for r in rows
+            if (int(r["csum_block"]), int(r["spacing"]), r["method"], r["case"]) ==
+            (block, spacing, method, case) and r[d + "_mbs"]]
+
+
 def report(rows, blocks):
     """Per (spacing, method, case, direction): each block's median MB/s and
     its ratio to 4096's, with both intervals."""
@@ -88,9 +95,7 @@ def report(rows, blocks):
         for d in ("write", "read"):
             med, cells = {}, []
             for b in blocks:
-                xs = [float(r[d + "_mbs"]) for r in rows if r["csum_block"] == b and
-                      int(r["spacing"]) == g and r["method"] == m and r["case"] == case and
-                      r[d + "_mbs"]]
+                xs = point(rows, b, g, m, case, d)
                 med[b] = statistics.median(xs)
                 lo, hi = interval(xs)
                 cells.append("%.3f (%.3f-%.3f)" % (med[b], lo, hi))

@@ -15,6 +15,8 @@ import shutil
 import statistics
 import sys
 
+import report_index
+
 CASES = ["c-c", "nc-c", "c-nc", "nc-nc"]
 SERIES = [("tessera", "posix"), ("tessera", "sieve"), ("tessera", "list"),
           ("tessera", "datatype"), ("tessera", "two-phase"),
@@ -231,11 +233,46 @@ WHY = {
 }
 
 
-def tables_section(out):
+def _table_index(rows, idx):
+    """Tabs. 3.1-3.3 in the report's index: the requests against the
+    dissertation's where it gives them at these parameters; Tab. 4.1: the
+    bytes POSIX, list and datatype I/O access against the bytes wanted."""
+    for t in ("3.1", "3.2", "3.3"):
+        rs = [r for r in rows if r["table"] == t]
+        held, off = [], []
+        for r in rs:
+            paper = paper_tables(r)["requests"][0]
+            if paper is None:
+                continue
+            ok = float(r["requests"]) == paper
+            held.append(ok)
+            if not ok:
+                off.append("%s %s (%g)" % (r["method"], r["requests"], paper))
+        if not rs:
+            continue
+        if not held:
+            idx.add("Tab. " + t, report_index.UNDECIDED, "run at other parameters than the "
+                    "dissertation's: compared with the formula only", "Request counts")
+            continue
+        idx.add("Tab. " + t, report_index.combine(held),
+                "requests equal the dissertation's for %d of %d methods%s" % (
+                    held.count(True), len(held), "; not: " + ", ".join(off) + " (the "
+                    "verdict column says why)" if off else ""), "Request counts")
+    acc = [abs(float(r["bytes_accessed"]) - int(r["bytes_desired"])) <= 0.01 * int(r["bytes_desired"])
+           for r in rows if r["method"] in ("posix", "list", "datatype")]
+    if acc:
+        idx.add("Tab. 4.1", report_index.combine(acc),
+                "POSIX, list and datatype I/O access the bytes wanted (within 1 %%) in %d of %d "
+                "rows; sieving and two-phase as the formulas say" % (acc.count(True), len(acc)),
+                "Request counts")
+
+
+def tables_section(out, idx):
     path = os.path.join(out, "tables.csv")
     if not os.path.exists(path):
         return ["(no tables in this study)"]
     rows = list(csv.DictReader(open(path, newline="")))
+    _table_index(rows, idx)
     lines = []
     names = {"3.1": "Tab. 3.1, tile reader (read, per client)",
              "3.2": "Tab. 3.2, ROMIO 3-D block test (write, per client)",
@@ -771,11 +808,36 @@ def _dissertation_lines(agg):
     return L
 
 
-def _guideline_lines(meta, agg):
+# Which of §5.5's guidelines rest on which sweep's figure (guideline 1 is
+# not tested; 6 to 8 compare methods at the default point, which is the
+# region-count figure's).
+GUIDELINE_FIGS = {"Fig. 5.2": (2, 6, 7, 8), "Fig. 5.3": (3,), "Fig. 5.4": (4, 5)}
+GUIDELINE_HELD = {"supported": [True], "contradicted": [False],
+                  "partly supported": [True, False], UNDECIDED: [None]}
+
+
+def _guideline_index(rows, agg, idx):
+    """Figs. 5.2-5.4 in the report's index, from the guidelines on them
+    (none without HPIO rows)."""
+    if not agg:
+        return
+    by = {n: v for n, _g, v, _e in rows}
+    for fig, ns in GUIDELINE_FIGS.items():
+        held = [h for n in ns for h in GUIDELINE_HELD.get(by.get(n), [])]
+        if not held:
+            continue
+        idx.add(fig, report_index.combine(held), "guidelines %s: %s" % (
+            ", ".join(str(n) for n in ns if n in by),
+            "; ".join("%d %s" % (n, by[n]) for n in ns if n in by)), "Guidelines of §5.5")
+
+
+def _guideline_lines(meta, agg, idx):
     net = meta["net"]
     L = ["## Guidelines of §5.5", "", "| # | guideline | verdict here | evidence |", "|---|---|---|---|"]
-    for n, g, v, e in guidelines(meta, agg):
+    rows = guidelines(meta, agg)
+    for n, g, v, e in rows:
         L.append("| %d | %s | **%s** | %s |" % (n, g, v, e))
+    _guideline_index(rows, agg, idx)
     L += ["", "Why the verdicts can differ from the dissertation's: %s" % (
         "on loopback the network is free, so list I/O's description bytes and two-phase's "
         "second transfer cost almost nothing, and the daemons write into page cache, so the "
@@ -949,6 +1011,18 @@ def _vverdict(v, sweep):
     return L, all_held
 
 
+def _vindex(idx, sweep, held, above):
+    """Fig. 8.3 or 8.4 in the report's index: the claim on the sweep's
+    average, and whether it holds somewhere (_vabove)."""
+    fig, _, words, _f = VFIGS[sweep]
+    somewhere = not above[0].startswith("- Fig. %s: at no point" % fig)
+    idx.add("Fig. " + fig, report_index.REPRODUCED if held else
+            report_index.PARTLY if somewhere else report_index.DIFFERS,
+            "versions write \"%s\" datatype and datatype-lock %s" % (
+                words, "on average" if held else "at some points only" if somewhere
+                else "nowhere"), "Versioning (chapter 8)")
+
+
 def _vabove(v, sweep):
     """The points of a sweep where datatype-version beat both datatype and
     datatype-lock by the claim's factor, writes alone: an average that
@@ -1090,7 +1164,7 @@ def plot_versions(out, v, plt):
     return figs
 
 
-def _version_lines(out, plt):
+def _version_lines(out, plt, idx):
     v = load_versions(out)
     L = ["## Versioning (chapter 8, Figs. 8.3-8.4)", ""]
     if v is None:
@@ -1118,14 +1192,17 @@ def _version_lines(out, plt):
     c, c_held = _vverdict(v, "count")
     g, g_held = _vverdict(v, "spacing")
     L += c + _vabove(v, "count") + g + _vabove(v, "spacing")
+    for sweep, lines, held in (("count", c, c_held), ("spacing", g, g_held)):
+        if lines:
+            _vindex(idx, sweep, held, _vabove(v, sweep))
     L += _vwhy(v, c_held and g_held) + _vreads(v)
     return L + [""]
 
 
-def _patterns_lines(out, plt):
+def _patterns_lines(out, plt, idx):
     """Chapters 3-4's bandwidth sweeps (tests/study/report_patterns.py)."""
     import report_patterns
-    return report_patterns.section(out, plt)
+    return report_patterns.section(out, plt, idx)
 
 
 # ------------------------------------------------------------ S3aSim
@@ -1462,7 +1539,7 @@ def _s3a_lock_lines(by, plt, out):
     return L
 
 
-def _s3asim_lines(out, plt):
+def _s3asim_lines(out, plt, idx=None):
     by = load_s3asim(out)
     L = ["## S3aSim (chapter 6, Figs. 6.2-6.11; §7.5.3, Figs. 7.9-7.10)", ""]
     if by is None:
@@ -1512,12 +1589,16 @@ def main():
     L += _dissertation_lines(agg)
     L += _phase_lines(rows)
     L += _record_lines(meta, rows, out)
-    L += ["## Request counts (Tabs. 3.1-3.3, 4.1)"] + tables_section(out) + [""]
-    L += _guideline_lines(meta, agg)
+    idx = report_index.Index()
+    L += ["## Request counts (Tabs. 3.1-3.3, 4.1)"] + tables_section(out, idx) + [""]
+    L += _guideline_lines(meta, agg, idx)
     L += _lock_lines(out, s3d_fig, s3d_txt)
-    L += _version_lines(out, plt)
-    L += _patterns_lines(out, plt)
-    L += _s3asim_lines(out, plt)
+    report_index.lock_verdicts(out, idx, t_interval)
+    report_index.s3d_verdicts(out, idx)
+    L += _version_lines(out, plt, idx)
+    L += _patterns_lines(out, plt, idx)
+    L += _s3asim_lines(out, plt, idx)
+    L += idx.lines()
     if not plt:
         L += ["", "(No PNGs: no python3 with matplotlib; `make deps` installs python3-matplotlib.)"]
     open(os.path.join(out, "report.md"), "w").write("\n".join(L) + "\n")

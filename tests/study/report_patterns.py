@@ -468,8 +468,24 @@ WHY = ("Why results differ from the dissertation's, from what this run measured:
        "in Fig. 3.9, but on 2 cores the time also follows how many ranks share them.")
 
 
-def section(out, plt):
-    """report.md's lines for the patterns part."""
+def _index(cs, idx):
+    """Each figure's verdict (as the table above has it) into the report's
+    index (report_index.py)."""
+    import report_index as ri
+    for c in cs:
+        v = c.verdict()
+        hs = [h for _, h, _ in c.items]
+        word = (ri.NA if c.na else ri.NOT_RUN if not hs else ri.DIFFERS if v == "differs"
+                else ri.REPRODUCED if v == "reproduced" else
+                ri.PARTLY if v.startswith("partly") else ri.UNDECIDED)
+        why = c.na or "%d of %d claims held, %d not, %d undecided" % (
+            sum(h > 0 for h in hs), len(hs), sum(h < 0 for h in hs), sum(h == 0 for h in hs))
+        idx.add("Fig. " + c.fig, word, why, "Bandwidth sweeps of chapters 3-4")
+
+
+def section(out, plt, idx=None):
+    """report.md's lines for the patterns part (and its verdicts into idx,
+    the report's index, when given)."""
     path = os.path.join(out, "patterns.csv")
     L = ["## Bandwidth sweeps of chapters 3-4 (Figs. 3.9-3.19, 4.4-4.6)", ""]
     if not os.path.exists(path):
@@ -488,7 +504,10 @@ def section(out, plt):
           "region for POSIX, 64 regions a list request, the whole view for datatype, each cut "
           "per storage daemon and per `max_io`); ≠ marks a difference. Scale: %s." % (
               reps, _scale(d)), ""]
-    L += ["### Verdicts", ""] + _claim_lines(claims(d)) + ["", WHY, ""]
+    cs = claims(d)
+    if idx is not None:
+        _index(cs, idx)
+    L += ["### Verdicts", ""] + _claim_lines(cs) + ["", WHY, ""]
     figs = []
     if plt:
         for pattern, op, fig in (("cyclic", "read", "3.9"), ("cyclic", "write", "3.10"),

@@ -52,7 +52,8 @@ rewrites whole; the folder's name says when they are not the defaults).
 --net RATE[,LATENCY] puts the metadata daemon and the storage daemons on
 two "nodes", network namespaces joined by a bridge, each link limited to
 RATE by a tc token bucket, and with a LATENCY (50us, 1ms) every packet a
-node sends delayed by it (tc netem; tests/study/netns.sh); the MPI ranks
+node sends delayed by it (tc netem, or where the kernel has none a delay
+line in user space, tests/study/delayline.py; tests/study/netns.sh); the MPI ranks
 stay in the root namespace unless --nodes N: then the daemons and the ranks
 share N nodes (rank r on node r % N, started there by netns-rank.sh), and
 the ranks' own traffic is TCP over the same links. --cluster CONF runs
@@ -374,7 +375,8 @@ def net_label(net, nodes, delay_by="netem"):
     rate, _, lat = net.partition(",")
     if lat and int(re.sub(r"\D", "", lat)):
         rate += " " + lat + ("(%s)" % delay_by if delay_by != "netem" else "")
-    return rate + (" %dnodes" % nodes if nodes else "")
+    mtu = os.environ.get("NETNS_MTU", "1500")  # netns.sh's, said when not the default
+    return rate + (" %dnodes" % nodes if nodes else "") + (" mtu" + mtu if mtu != "1500" else "")
 
 
 def check_network(args, parts):
@@ -387,9 +389,10 @@ def check_network(args, parts):
     if args.cluster:
         if args.net or args.nodes:
             sys.exit("study: --cluster runs against an existing cluster: no --net or --nodes")
-        if (args.sieve_gap, args.sieve_span) != (4096, 4 << 20):
+        if (args.sieve_gap, args.sieve_span, args.csum_block) != (4096, 4 << 20, 4096):
             sys.exit("study: --cluster: the study cannot set the tunables (--sieve-gap, "
-                     "--sieve-span) of daemons it did not start; set them in %s" % args.cluster)
+                     "--sieve-span, --csum-block) of daemons it did not start; set them in %s"
+                     % args.cluster)
         own = [x for x in parts if x in OWN_CLUSTER_PARTS]
         if own:
             sys.exit("study: --cluster: the parts %s start clusters of their own; pick others "
@@ -733,7 +736,7 @@ def write_meta(out, p, net):
     folder already holds (a resume)."""
     meta_path = os.path.join(out, "study.json")
     meta = {"mode": p["mode"], "methods": p.get("methods"), "net": net or "loopback", "reps": p["reps"], "nprocs": p["nprocs"],
-            "n_ios": N_IOS, "sweeps": p["sweeps"], "posix_max_count": p["posix_max_count"],
+            "n_ios": p.get("n_ios", N_IOS), "sweeps": p["sweeps"], "posix_max_count": p["posix_max_count"],
             "posix_max_size": p.get("posix_max_size"), "csv_version": CSV_VERSION,
             "local_reads": p["local_reads"], "sieve_gap": p["sieve_gap"],
             "sieve_span": p["sieve_span"], "csum_block": p["csum_block"]}
@@ -1205,6 +1208,7 @@ def main():
     cluster = ExternalCluster(args.cluster) if args.cluster else None
     if cluster:
         cluster.up()  # refused here, before any folder, when it does not answer
+        p["n_ios"] = cluster.n_ios  # the report's count of storage daemons
     net_name = cluster.label if cluster else net_label(net, args.nodes, delay_by)
     label = "%s-%s" % (p["mode"], "cluster" if cluster else net_name.replace(" ", "-"))
     if args.local_reads:

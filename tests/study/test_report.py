@@ -111,9 +111,50 @@ def version_points():
     assert "at no point" in report._vabove({"w": w}, "spacing")[0]
 
 
+def index_of_items():
+    """The last section lists every item once, in the dissertation's order,
+    the diagrams of a chapter joined into one row; claims combine into one
+    verdict; a lock figure is judged only on apart intervals, and not run
+    where its methods did not run."""
+    import csv
+    import tempfile
+    import report_index as ri
+    assert ri.combine([True, True]) == ri.REPRODUCED
+    assert ri.combine([True, None]) == ri.PARTLY
+    assert ri.combine([False, None]) == ri.DIFFERS
+    assert ri.combine([True, False]) == ri.PARTLY
+    assert ri.combine([None]) == ri.UNDECIDED
+    idx = ri.Index()
+    idx.add("Fig. 8.3", ri.DIFFERS, "why", "where")
+    L = idx.lines()
+    rows = [x for x in L if x.startswith("| ") and not x.startswith("| item")]
+    assert any(x.startswith("| Fig. 8.3 | ") and "**differs** | why | where" in x for x in rows)
+    assert any(x.startswith("| Figs. 2.1-2.10 | ") and "**not applicable**" in x for x in rows)
+    assert any(x.startswith("| Fig. 3.9 | ") and "**not run**" in x for x in rows)
+    assert sum(1 for x in rows if x.startswith("| Fig. 3.13 |")) == 1
+    with tempfile.TemporaryDirectory() as out:
+        os.mkdir(os.path.join(out, "locks"))
+        with open(os.path.join(out, "locks", "locks.csv"), "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["fig", "servers", "clients", "overlap", "method", "protocol", "rep",
+                        "acquire_locks_per_s", "release_locks_per_s", "error"])
+            rates = {"datatype": (100, 1000), "list64-split": (50, 100), "posix": (5, 1)}
+            for m, (acq, rel) in rates.items():
+                for p in ("one-try", "two-phase"):
+                    for rep, wob in enumerate((0.99, 1.0, 1.01)):
+                        f2 = 1.0 if p == "one-try" else 0.5
+                        w.writerow(["7.3", 4, 4, 0, m, p, rep, acq * wob * f2, rel * wob, ""])
+        idx = ri.Index()
+        ri.lock_verdicts(out, idx, report.t_interval)
+        v, why, _ = idx.found["Fig. 7.3"]
+        assert v == ri.REPRODUCED, (v, why)
+        assert "Fig. 7.5" not in idx.found and "Fig. 7.4" not in idx.found
+
+
 if __name__ == "__main__":
     interval()
     verdicts()
     version_verdicts()
     version_points()
+    index_of_items()
     print("test_report: ok")

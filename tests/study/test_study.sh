@@ -26,7 +26,8 @@ done
 work=$(mktemp -d "${TMPDIR:-/tmp}/tessera-study.XXXXXX")
 tag=c$(($$ % 10000))
 trap 'bash "$top/tests/study/netns.sh" down "$tag" 100mbit "$work/net/var" >/dev/null 2>&1
-	bash "$top/tests/study/netns.sh" down "${tag}l" 100mbit "$work/links" >/dev/null 2>&1; rm -rf "$work"' EXIT
+	bash "$top/tests/study/netns.sh" down "${tag}l" 100mbit "$work/links" >/dev/null 2>&1
+	[ ! -d "$work/admin" ] || "$top/deploy/tessera-local" --dir "$work/admin" down >/dev/null 2>&1; rm -rf "$work"' EXIT
 study() { python3 "$top/tests/study/study.py" --tiny "$@"; }
 rows() { tail -n +2 "$1" | wc -l; }
 has_matplotlib() { /usr/bin/python3 -c 'import matplotlib' 2>/dev/null || python3 -c 'import matplotlib' 2>/dev/null; }
@@ -290,6 +291,29 @@ bad_networks() {
 	grep -q "storage daemon 0 (127.0.0.1:$((port + 1)))" "$work/badnet.err"
 }
 
+# --cluster: the study runs only clients against daemons it did not start
+# (an admin's: here tessera-local's, 2 storage daemons), records them, says
+# so in the report, and leaves them running.
+cluster_run() {
+	local conf=$work/admin/tessera.conf
+	"$top/deploy/tessera-local" --dir "$work/admin" --ios 2 --port "$(free_ports 3)" --no-mount up >/dev/null
+	study --out "$work/clu" --cluster "$conf" --parts hpio --methods list >"$work/clu.log" 2>&1 ||
+		{ cat "$work/clu.log"; exit 1; }
+	# 2 points x list x 4 cases x 3 repetitions
+	[ "$(rows "$work/clu/hpio.csv")" -eq 24 ]
+	python3 - "$work/clu/hpio.csv" "cluster:$conf" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert all(r["net"] == sys.argv[2] and r["strip_size"] for r in rows), {r["net"] for r in rows}
+PY
+	grep -q 'did not start or stop the servers' "$work/clu/report.md"
+	grep -q '1 metadata and 2 storage daemons' "$work/clu/report.md"
+	[ ! -e "$work/clu/var" ]
+	# still running, ours to stop
+	"$B/bin/tessera" -c "$conf" ping >/dev/null
+	"$top/deploy/tessera-local" --dir "$work/admin" down >/dev/null
+}
+
 # NETNS_DELAY=netem on a kernel without netem: refused, naming it.
 netem_refused() {
 	! NETNS_DELAY=netem bash "$top/tests/study/netns.sh" check "$tag" "$net_spec" 2>"$work/netem.err"
@@ -323,6 +347,14 @@ bad_csum_block() {
 		grep -q "csum-block $b: a power of two from 512 to 1 MiB" "$work/badcsum.err" ||
 			{ cat "$work/badcsum.err"; exit 1; }
 	done
+	# nor set on daemons the study did not start
+	if study --out "$work/badcsum" --cluster "$work/none.conf" --csum-block 512 \
+		2>"$work/badcsum.err"; then
+		echo "--csum-block with --cluster was accepted"
+		exit 1
+	fi
+	grep -q "cannot set the tunables (.*--csum-block)" "$work/badcsum.err" ||
+		{ cat "$work/badcsum.err"; exit 1; }
 	[ ! -e "$work/badcsum" ]
 }
 
@@ -337,6 +369,7 @@ check patterns_tiny_request_counts patterns_tiny
 check s3asim_tiny_csv_report s3asim_tiny
 check interrupted_study_resumes interrupted_resumes
 check bad_networks_refused bad_networks
+check cluster_clients_only cluster_run
 # 100 Mbit/s links with 200 us of latency: netem's, else the delay line's
 # (net_by), else none (the reason is netns.sh check's)
 net_lat=200us net_by=
