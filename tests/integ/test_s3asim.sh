@@ -135,7 +135,9 @@ bad_parameters() {
 	local rc=0
 	timeout -k 5 60 "${MPIRUN[@]}" -np 1 "$SIM" "$DIR/bad" >"$D/one.out" 2>&1 || rc=$?
 	cat "$D/one.out"
-	[ "$rc" -ne 0 ] && grep -q "at least 2 ranks" "$D/one.out"
+	# (one test a line: set -e does not stop at the first of an && list)
+	[ "$rc" -ne 0 ]
+	grep -q "at least 2 ranks" "$D/one.out"
 	! "$BIN/tessera" stat /s3asim/bad.mw.nosync.off >/dev/null 2>&1
 }
 check "bad_parameters_are_refused" bad_parameters
