@@ -753,6 +753,42 @@ static void worker_merge(struct worker *w, int q, const struct result *v, int n,
 	w->r->ph[MERGE] += MPI_Wtime() - t;
 }
 
+/* WW-POSIX: each piece its own contiguous write, then one sync. */
+static void write_pieces(struct run *r, int q, const struct wquery *wq, const int64_t *off)
+{
+	for (int i = 0; i < wq->n; i++)
+		if (MPI_File_write_at(r->fh, off[i], wq->v[i].data, wq->v[i].r.len, MPI_BYTE,
+				      MPI_STATUS_IGNORE) != MPI_SUCCESS)
+			io_failed(r, "write", q);
+	if (wq->n > 0 && MPI_File_sync(r->fh) != MPI_SUCCESS)
+		io_failed(r, "sync", q);
+}
+
+/* WW-List and WW-Coll: the pieces packed, written through a view (every
+ * worker takes part in WW-Coll, with or without pieces). */
+static void write_packed(struct run *r, int q, const struct wquery *wq, const int64_t *off)
+{
+	int n = wq->n, *len = malloc(sizeof(*len) * (size_t)(n + 1));
+	int64_t bytes = 0;
+	char *buf, *at;
+
+	if (!len)
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	for (int i = 0; i < n; i++)
+		bytes += (len[i] = wq->v[i].r.len);
+	at = buf = malloc((size_t)(bytes ? bytes : 1));
+	if (!buf)
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	for (int i = 0; i < n; i++) {
+		memcpy(at, wq->v[i].data, (size_t)len[i]);
+		at += len[i];
+	}
+	if (n > 0 || r->c->strategy == WW_COLL)
+		write_view(r, q, off, len, n, buf, bytes);
+	free(len);
+	free(buf);
+}
+
 /* Writes the worker's results of a query at the offsets the master sent. */
 static void worker_write(struct worker *w, const int64_t *list, int n)
 {
@@ -766,32 +802,10 @@ static void worker_write(struct worker *w, const int64_t *list, int n)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
 	wq = &w->wq[q];
-	if (w->r->c->strategy == WW_POSIX) {
-		for (int i = 0; i < n; i++)
-			if (MPI_File_write_at(w->r->fh, list[1 + i], wq->v[i].data, wq->v[i].r.len,
-					      MPI_BYTE, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-				io_failed(w->r, "write", q);
-		if (n > 0 && MPI_File_sync(w->r->fh) != MPI_SUCCESS)
-			io_failed(w->r, "sync", q);
-	} else {
-		int *len = malloc(sizeof(*len) * (size_t)(n + 1));
-		int64_t bytes = 0;
-		char *buf, *at;
-
-		for (int i = 0; i < n; i++)
-			bytes += (len[i] = wq->v[i].r.len);
-		at = buf = malloc((size_t)(bytes ? bytes : 1));
-		if (!len || !buf)
-			MPI_Abort(MPI_COMM_WORLD, 1);
-		for (int i = 0; i < n; i++) {
-			memcpy(at, wq->v[i].data, (size_t)len[i]);
-			at += len[i];
-		}
-		if (n > 0 || w->r->c->strategy == WW_COLL)
-			write_view(w->r, q, list + 1, len, n, buf, bytes);
-		free(len);
-		free(buf);
-	}
+	if (w->r->c->strategy == WW_POSIX)
+		write_pieces(w->r, q, wq, list + 1);
+	else
+		write_packed(w->r, q, wq, list + 1);
 	w->r->ph[IO] += MPI_Wtime() - t;
 	for (int b = 0; b < wq->nbufs; b++)
 		free(wq->bufs[b]);
@@ -1188,10 +1202,10 @@ static int parse_int(const char *s, long long lo, long long hi, long long *v)
 	return (!*s || *end || errno || *v < lo || *v > hi) ? -1 : 0;
 }
 
-/* One option into o; the message of a refusal into why. */
-static int parse_option(int opt, char *arg, struct options *o, const char **why)
+/* One option of the model (-q -f -n -m -C -s -Q -D) into o; the message
+ * of a refusal into why. */
+static int parse_model_option(int opt, char *arg, struct options *o, const char **why)
 {
-	static const char *const syncs[] = {"nosync", "sync"};
 	long long v, v2;
 	char *colon = strchr(arg, ':');
 
@@ -1215,6 +1229,22 @@ static int parse_option(int opt, char *arg, struct options *o, const char **why)
 			!(o->p.startup_s >= 0 && o->p.s_per_mb >= 0) ? -1 : 0;
 	case 's': *why = "-s SEED: a whole number >= 0";
 		return parse_int(arg, 0, INT64_MAX, &v) ? -1 : (o->p.seed = (uint64_t)v, 0);
+	case 'Q': *why = "-Q LO-HI:WEIGHT,...: boxes of lengths 1 to 256 MiB, weights > 0";
+		return parse_histogram(arg, &o->p.qhist);
+	case 'D': *why = "-D LO-HI:WEIGHT,...: boxes of lengths 1 to 256 MiB, weights > 0";
+		return parse_histogram(arg, &o->p.dhist);
+	default: *why = "unknown option";
+		return -1;
+	}
+}
+
+/* One option of the runs (-c -S -y -a -r -E -V, else the model's) into o. */
+static int parse_option(int opt, char *arg, struct options *o, const char **why)
+{
+	static const char *const syncs[] = {"nosync", "sync"};
+	long long v;
+
+	switch (opt) {
 	case 'c': *why = "-c SPEED,...: numbers > 0 (at most 16)";
 		return (o->n_speeds = parse_speeds(arg, o->speeds)) < 0 ? -1 : 0;
 	case 'S': *why = "-S STRATEGY,...: mw, ww-coll, ww-posix or ww-list";
@@ -1224,18 +1254,14 @@ static int parse_option(int opt, char *arg, struct options *o, const char **why)
 		return (o->n_syncs = parse_names(arg, syncs, 2, o->syncs)) < 0 ? -1 : 0;
 	case 'a': *why = "-a off|METHOD:PROTOCOL,...";
 		return (o->n_atomics = parse_atomics(arg, o->atomics)) < 0 ? -1 : 0;
-	case 'Q': *why = "-Q LO-HI:WEIGHT,...: boxes of lengths 1 to 256 MiB, weights > 0";
-		return parse_histogram(arg, &o->p.qhist);
-	case 'D': *why = "-D LO-HI:WEIGHT,...: boxes of lengths 1 to 256 MiB, weights > 0";
-		return parse_histogram(arg, &o->p.dhist);
 	case 'r': *why = "-r REPS: 1 to 1000";
 		return parse_int(arg, 1, 1000, &v) ? -1 : (o->reps = (int)v, 0);
 	case 'E': o->p.write_at_end = 1;
 		return 0;
 	case 'V': o->verify = 1;
 		return 0;
-	default: *why = "unknown option";
-		return -1;
+	default:
+		return parse_model_option(opt, arg, o, why);
 	}
 }
 

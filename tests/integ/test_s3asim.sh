@@ -24,6 +24,7 @@ SIM=$B/romio-adio/bench/mpi_s3asim
 DIR=tessera:$MNT/s3asim
 # small: 4 queries of 20-40 results over 6 fragments (about 1 MB), fast compute
 MODEL=(-q 4 -f 6 -n 20:40 -c 200 -s 7)
+# shellcheck disable=SC2054 # (the commas are the program's lists)
 ALL=(-S mw,ww-coll,ww-posix,ww-list -y nosync,sync)
 
 # sim NP RUNS NAME ARGS...: mpi_s3asim -V under mpirun; RUNS lines, each verify=ok
@@ -134,7 +135,9 @@ bad_parameters() {
 	local rc=0
 	timeout -k 5 60 "${MPIRUN[@]}" -np 1 "$SIM" "$DIR/bad" >"$D/one.out" 2>&1 || rc=$?
 	cat "$D/one.out"
-	[ "$rc" -ne 0 ] && grep -q "at least 2 ranks" "$D/one.out"
+	# (one test a line: set -e does not stop at the first of an && list)
+	[ "$rc" -ne 0 ]
+	grep -q "at least 2 ranks" "$D/one.out"
 	! "$BIN/tessera" stat /s3asim/bad.mw.nosync.off >/dev/null 2>&1
 }
 check "bad_parameters_are_refused" bad_parameters

@@ -1539,6 +1539,74 @@ def _s3a_lock_lines(by, plt, out):
     return L
 
 
+def _s3a_claim(outcomes):
+    """A claim over points (-1 held, 1 the opposite, 0 overlapping) as
+    report_index's True, False or None."""
+    held, differs, _ = _s3a_tally(outcomes)
+    if held and not differs:
+        return True
+    if differs and not held:
+        return False
+    return None
+
+
+def _s3a_fig_claims(by, pts):
+    """The claims of Fig. 6.2 or 6.7 at these (ranks, speed) points."""
+    claims = []
+    for sync in ("nosync", "sync"):
+        claims.append(_s3a_claim([_s3a_cmp(by, _s3a_key("ww-list", sync, n, x),
+                                           _s3a_key(o, sync, n, x))
+                                  for n, x in pts for o in S3A_STRATS if o != "ww-list"]))
+    claims.append(_s3a_claim([_s3a_cmp(by, _s3a_key(i, "nosync", n, x), _s3a_key(o, "nosync", n, x))
+                              for n, x in pts for i in ("ww-posix", "ww-list")
+                              for o in ("ww-coll", "mw")]))
+    return claims
+
+
+# The phase figures: the strategy, and its claim about query sync (§6.3):
+# MW and WW-Coll barely change (5 %, 6 %), WW-POSIX and WW-List pay for it.
+S3A_PHASE_FIGS = {"mw": (3, 8, 0.05), "ww-posix": (4, 9, None), "ww-list": (5, 10, None),
+                  "ww-coll": (6, 11, 0.06)}
+
+
+def _s3a_sync_claim(by, st, pts, within):
+    if within is not None:
+        return _s3a_claim([_s3a_within(_s3a_stat(by, _s3a_key(st, "nosync", n, x))[1],
+                                       _s3a_stat(by, _s3a_key(st, "sync", n, x))[1], within)
+                           for n, x in pts])
+    return _s3a_claim([_s3a_cmp(by, _s3a_key(st, "nosync", n, x), _s3a_key(st, "sync", n, x))
+                       for n, x in pts])
+
+
+def _s3a_index(by, idx):
+    """Figs. 6.2-6.11 and 7.9-7.10 in the report's index."""
+    ranks, base, speeds, top = _s3a_axes(by)
+    where = "S3aSim"
+    sweeps = [("6.2", [(n, base) for n in ranks], 0), ("6.7", [(top, x) for x in speeds], 5)]
+    for fig, pts, off in sweeps:
+        if len(pts) < 2:
+            continue
+        v = report_index.combine(_s3a_fig_claims(by, pts))
+        idx.add("Fig. " + fig, v, "WW-List first, individual WW ahead of WW-Coll and MW: %s at "
+                "%d points (%s)" % (v, len(pts), "%s-%s ranks here, 2-96 there" % (
+                    ranks[0], ranks[-1]) if off == 0 else "speed %g-%g at %d ranks here, 0.1-25.6 "
+                    "at 64 there" % (speeds[0], speeds[-1], top)), where)
+        for st, (fr, fs, within) in S3A_PHASE_FIGS.items():
+            c = _s3a_sync_claim(by, st, pts, within)
+            v = report_index.combine([c])
+            idx.add("Fig. 6.%d" % (fr if off == 0 else fs), v, "%s under query sync: %s" % (
+                S3A_NAMES[st], "barely changed" if within else "slower"), where)
+    pts = _s3a_lock_points(by)
+    res = [(-1 if b[1] * 0.70 <= a[0] else 1 if b[0] * 0.70 > a[1] else 0)
+           for p in pts if p["ranks"] > 2
+           for a, b in [(p["off"]["io"][1], p["list:one-try"]["io"][1])] if a and b]
+    if pts:
+        v = report_index.combine([_s3a_claim(res)])
+        for fig in ("Fig. 7.9", "Fig. 7.10"):
+            idx.add(fig, v, "list-one-try's I/O within 70 % of no-lock's (a Lustre baseline "
+                    "is not run)", where)
+
+
 def _s3asim_lines(out, plt, idx=None):
     by = load_s3asim(out)
     L = ["## S3aSim (chapter 6, Figs. 6.2-6.11; §7.5.3, Figs. 7.9-7.10)", ""]
@@ -1568,6 +1636,8 @@ def _s3asim_lines(out, plt, idx=None):
         L += ["", "Does the dissertation's ranking hold here?", ""]
         L += _s3a_ranking(by) + _s3a_sync_effects(by)
     L += _s3a_lock_lines(by, plt, out)
+    if idx is not None:
+        _s3a_index(by, idx)
     return L + [""]
 
 

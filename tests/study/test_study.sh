@@ -255,7 +255,8 @@ PY
 	grep -q '"WW-List beats all strategies", nosync' "$work/s3a/report.md"
 	grep -q '"list-one-try stays between 70 % and 87 %' "$work/s3a/report.md"
 	if has_matplotlib; then
-		[ -s "$work/s3a/fig6.2-6.7-s3asim.png" ] && [ -s "$work/s3a/fig7.9-7.10-s3asim.png" ]
+		[ -s "$work/s3a/fig6.2-6.7-s3asim.png" ]
+		[ -s "$work/s3a/fig7.9-7.10-s3asim.png" ]
 	fi
 	[ -z "$(ls "$work/s3a/var-s3asim/run" 2>/dev/null)" ]
 }
