@@ -4,8 +4,9 @@
  *
  *   mpi_views TESSERA_DIR LOCAL_DIR METHODS
  *
- * For each view (contig, vector, subarray, darray, struct) and memory
- * layout (contiguous, or a vector with gaps), the ranks write the same
+ * For each view (contig, vector, subarray, darray, struct, and "far": a
+ * lower bound far past the extent) and memory layout (contiguous, or a
+ * vector with gaps), the ranks write the same
  * data through the view to UFS_DIR (the reference, by Open MPI's OMPIO) and then, once per
  * method in METHODS (comma-separated: posix,sieve,list,datatype) and per
  * mode (independent, collective), to a Tessera file, read it back through
@@ -66,6 +67,21 @@ static void make_view(const char *name, struct view *v)
 				       MPI_INT, &v->ftype);
 		MPI_Type_size(v->ftype, &size);
 		v->n = 2 * (size / 4);
+	} else if (!strcmp(name, "far")) {
+		/* A lower bound far past the extent (S3aSim's views of absolute
+		 * offsets): 8 blocks of 4 ints from 64 KiB + 8 on, the ranks'
+		 * interleaved, tiled at 8 x 16 x P bytes from there. */
+		int bl[8];
+		MPI_Aint displs[8];
+
+		for (int k = 0; k < 8; k++) {
+			bl[k] = 4;
+			displs[k] = 65544 + (MPI_Aint)r * 16 + (MPI_Aint)k * 16 * P;
+		}
+		MPI_Type_create_hindexed(8, bl, displs, MPI_INT, &t);
+		MPI_Type_create_resized(t, displs[0], (MPI_Aint)8 * 16 * P, &v->ftype);
+		MPI_Type_free(&t);
+		v->n = 2 * 32;
 	} else { /* struct: blocks of 1, 3 and 2 ints with holes */
 		int bl[3] = {1, 3, 2};
 		MPI_Aint displs[3] = {0, 8, 28};
@@ -288,7 +304,7 @@ static void run_case(void)
 
 int main(int argc, char **argv)
 {
-	static const char *views[] = {"contig", "vector", "subarray", "darray", "struct"};
+	static const char *views[] = {"contig", "vector", "subarray", "darray", "struct", "far"};
 	static const char *modes[] = {"indep", "coll"};
 	char name[256], *list, *tok;
 

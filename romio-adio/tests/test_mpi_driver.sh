@@ -2,7 +2,8 @@
 # test_mpi_driver.sh - the Tessera ROMIO driver under mpirun (1-4 ranks):
 # mpi_dtype (datatypes to dataloops, against MPI_Pack), mpi_basic (open,
 # contiguous I/O, sizes, hints, refusals), mpi_views
-# (vector/subarray/darray/struct views by every method, independent and
+# (vector/subarray/darray/struct views and one whose lower bound lies past
+# its extent, by every method, independent and
 # collective, against ROMIO's UFS driver), then proof from the driver's
 # trace that it ran: Open MPI silently falls back to OMPIO when the
 # component is stale or missing, and I/O would still succeed.
