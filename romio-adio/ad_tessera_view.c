@@ -144,3 +144,22 @@ int64_t adt_view_end(const struct adt_view *v, uint64_t pos, uint64_t len)
 {
 	return adt_view_start(v, pos + len - 1) + 1;
 }
+
+int adt_mem_view_init(MPI_Datatype datatype, struct adt_view *v)
+{
+	MPI_Count size, lb, extent;
+
+	MPI_Type_size_x(datatype, &size);
+	MPI_Type_get_extent_x(datatype, &lb, &extent);
+	if (size <= 0 || extent <= 0)
+		return -EINVAL;
+	/* ROMIO's flattened blocks are displacements from the buffer (lb
+	 * included), as its own drivers add them to the user's pointer. */
+	v->flat = ADIOI_Flatten_and_find(datatype);
+	if (!v->flat)
+		return -EINVAL;
+	v->disp = 0;
+	v->extent = extent;
+	v->size = (uint64_t)size;
+	return 0;
+}
