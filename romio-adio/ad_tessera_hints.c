@@ -24,10 +24,12 @@
  *                       every rank, or (seed 001, §5.3) rank 0 syncs the
  *                       file for all after a barrier (a versioned file: every)
  *
- * MPI_File_get_info also reports counters (this rank's, since the open):
- * tessera_coll_bytes_sent / _received, the bytes of collective writes /
- * reads that ROMIO's two-phase exchange moves between this rank and other
- * aggregators (ad_tessera_strided.c), and tessera_mem_list_calls.
+ * Counters (this rank's, since the open): tessera_coll_bytes_sent /
+ * _received, the bytes of collective writes / reads that ROMIO's two-phase
+ * exchange moves between this rank and other aggregators
+ * (ad_tessera_strided.c), and tessera_mem_list_calls; in the close's trace
+ * line ($TESSERA_ROMIO_TRACE) and, under MPICH, MPI_File_get_info (see
+ * adt_publish_counters).
  *
  * A value the driver cannot use is refused with a message naming the hint
  * and the file. MPI_File_get_info then reports what is in force: the
@@ -279,9 +281,14 @@ void ADIOI_TESSERA_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 
 /* The counters MPI_File_get_info reports (tessera_coll_bytes_sent,
  * tessera_coll_bytes_received, tessera_mem_list_calls: since the open,
- * this rank's), refreshed after every collective call and at SetInfo. */
+ * this rank's), refreshed after every collective call and every call that
+ * sent a memory list. Only where MPI_File_get_info asks ROMIO (MPICH):
+ * Open MPI answers it from its own copy of the hints, made at open and
+ * set_view (patches/07-*), where the counters would be stale; there the
+ * close's trace line ($TESSERA_ROMIO_TRACE) has them. */
 void adt_publish_counters(ADIO_File fd)
 {
+#ifdef ROMIO_INSIDE_MPICH
 	struct adt_file *s = fd->fs_ptr;
 	char value[32];
 
@@ -293,4 +300,7 @@ void adt_publish_counters(ADIO_File fd)
 	ADIOI_Info_set(fd->info, "tessera_coll_bytes_received", value);
 	snprintf(value, sizeof(value), "%llu", (unsigned long long)s->n.mem_list_calls);
 	ADIOI_Info_set(fd->info, "tessera_mem_list_calls", value);
+#else
+	(void)fd;
+#endif
 }

@@ -97,7 +97,7 @@ static int place_memory(struct access *a, void *buf, int count, MPI_Datatype dat
 		a->stream = buf;
 		return 0;
 	}
-	if (method == ADT_LIST && !a->s->mem_pack && !adt_mem_view_init(datatype, &a->mem)) {
+	if (method == ADT_LIST && !a->s->mem_pack && !adt_mem_view_init(a->fd, datatype, &a->mem)) {
 		a->mem_list = 1;
 		a->mem_base = buf;
 		return 0;
@@ -646,6 +646,8 @@ int64_t adt_strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype
 	else
 		a.s->n.strided_reads[method]++;
 	finish(&a, buf, count, datatype, file_ptr_type, status, !writing);
+	if (a.mem_list)
+		adt_publish_counters(fd); /* tessera_mem_list_calls changed */
 	*error_code = MPI_SUCCESS;
 	return (int64_t)a.len;
 }

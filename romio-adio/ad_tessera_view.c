@@ -145,7 +145,7 @@ int64_t adt_view_end(const struct adt_view *v, uint64_t pos, uint64_t len)
 	return adt_view_start(v, pos + len - 1) + 1;
 }
 
-int adt_mem_view_init(MPI_Datatype datatype, struct adt_view *v)
+int adt_mem_view_init(ADIO_File fd, MPI_Datatype datatype, struct adt_view *v)
 {
 	MPI_Count size, lb, extent;
 
@@ -154,7 +154,19 @@ int adt_mem_view_init(MPI_Datatype datatype, struct adt_view *v)
 	if (size <= 0 || extent <= 0)
 		return -EINVAL;
 	/* ROMIO's flattened blocks are displacements from the buffer (lb
-	 * included), as its own drivers add them to the user's pointer. */
+	 * included), as its own drivers add them to the user's pointer.
+	 * Open MPI's ROMIO (3.2) keeps them in a list keyed by the type's
+	 * handle and never drops an entry when the type is freed: a new type
+	 * given a freed one's handle would find the old blocks. So a memory
+	 * type is flattened afresh (never the view's filetype, which ROMIO
+	 * flattened at set_view and relies on); MPICH's ROMIO keeps them as
+	 * an attribute of the type, freed with it. */
+#ifndef ROMIO_INSIDE_MPICH
+	if (datatype != fd->filetype)
+		ADIOI_Delete_flattened(datatype);
+#else
+	(void)fd;
+#endif
 	v->flat = ADIOI_Flatten_and_find(datatype);
 	if (!v->flat)
 		return -EINVAL;
