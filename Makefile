@@ -26,8 +26,11 @@
 #   make study    the HPIO study (tests/study/): sweeps over MPI-IO, the
 #                 request-count tables, the lock, S3D and versioning figures, CSVs,
 #                 PNGs and a report in build/study/; FULL=1 for the
-#                 dissertation's ranges, NET=100mbit (any tc rate) for the
-#                 daemons on network namespaces behind rate-limited links
+#                 dissertation's ranges, NET=100mbit (any tc rate) or
+#                 NET=1gbit,50us (and a latency) for the daemons on network
+#                 namespaces behind simulated links, NODES=N for the ranks
+#                 and daemons on N of them, CLUSTER=CONF for clients only,
+#                 against the running daemons CONF names
 #   make fuzz     long fuzzing campaigns: every libFuzzer target for
 #                 FUZZ_SECONDS (600) each, or those in FUZZ_TARGETS
 #   make docs     regenerate the generated documentation (the configuration
@@ -242,6 +245,7 @@ bench: all
 study: deps
 	@$(MAKE) --no-print-directory all
 	@python3 tests/study/study.py $(if $(FULL),--full) $(if $(NET),--net $(NET)) \
+		$(if $(NODES),--nodes $(NODES)) $(if $(CLUSTER),--cluster $(CLUSTER)) \
 		$(if $(STUDY_OUT),--out $(STUDY_OUT)) $(STUDY_ARGS)
 
 # The targets and their corpora: tests/fuzz/ (docs/testing.md, "Fuzzing"). New

@@ -13,7 +13,9 @@
  *
  * Each run is read straight into the caller's buffer and its blocks are
  * checked against the object's checksum file as the daemon checks them
- * (the format and its rules are proto/tp_objfmt.h's). A block that does not match, a file that
+ * (the format and its rules are proto/tp_objfmt.h's), with the block size
+ * the daemon's store was made with (its LOCAL_OPEN reply says; 0 from an
+ * older daemon: 4096). A block that does not match, a file that
  * changed size under the read, or any error, and the chunk goes through
  * the daemon instead, which checks again under its per-object order and
  * reports real damage. Reads under byte-range locks (lock epochs) always
@@ -30,14 +32,15 @@
 #include "client_int.h"
 #include "tp_objfmt.h"
 
-#define BLOCK TP_OBJ_BLOCK
 #define TC_LOCAL_MIN (64u << 10)
 
-/* Per open file: each slot's descriptors (+1, so that 0 is none) and
- * whether asking failed for good on this file. */
+/* Per open file: each slot's descriptors (+1, so that 0 is none), its
+ * store's checksum block, and whether asking failed for good on this
+ * file. */
 struct tc_local_file {
 	int fd1[TESSERA_MAX_STRIPE];
 	int sums1[TESSERA_MAX_STRIPE];
+	uint32_t block[TESSERA_MAX_STRIPE];
 	uint8_t failed[TESSERA_MAX_STRIPE];
 };
 
@@ -98,6 +101,19 @@ static int fetch(tessera_fs *fs, const char *name, const uint8_t *token, int fds
 	return rc;
 }
 
+/* A LOCAL_OPEN's status, and the store's checksum block into *block (0
+ * in the reply: a daemon older than the field, whose block was 4096). A
+ * block no store can have is -EPROTO: nothing to check the files with. */
+static int reply_status(const struct tc_req *req, uint32_t *block)
+{
+	const Tessera__LocalOpenReply *rep = (const Tessera__LocalOpenReply *)req->reply;
+
+	*block = rep && rep->csum_block ? rep->csum_block : TP_OBJ_BLOCK;
+	if (!req->status && rep && !tp_obj_block_valid(*block))
+		return -EPROTO;
+	return req->status;
+}
+
 /* Ask for the slots of f whose chunks this read touches and that have no
  * descriptors yet (want[s]): one LOCAL_OPEN per slot, all at once. */
 static void open_slots(tessera_file *f, const uint8_t *want)
@@ -127,7 +143,8 @@ static void open_slots(tessera_file *f, const uint8_t *want)
 	for (size_t i = 0; i < k; i++) {
 		const Tessera__LocalOpenReply *rep = (const Tessera__LocalOpenReply *)reqs[i]->reply;
 		uint32_t s = slot_of[i], server = f->layout.servers[s];
-		int fds[2] = { -1, -1 }, n = 0, rc = reqs[i]->status;
+		uint32_t block;
+		int fds[2] = { -1, -1 }, n = 0, rc = reply_status(reqs[i], &block);
 
 		if (rc || !rep) {
 			/* Off there: never ask that daemon again. A passing
@@ -149,6 +166,7 @@ static void open_slots(tessera_file *f, const uint8_t *want)
 			if (!rc && !lf->fd1[s] && fs->local_fds + 2 <= fs->local_max_fds) {
 				lf->fd1[s] = fds[0] + 1;
 				lf->sums1[s] = n > 1 ? fds[1] + 1 : 0;
+				lf->block[s] = block;
 				fs->local_fds += (unsigned)n;
 				n = 0;
 			}
@@ -211,9 +229,10 @@ static int sums_get(int sums, uint64_t first, size_t n, uint32_t *out)
 /* n blocks at buf, of which `have` bytes are the object's (zeros after
  * them count), against stored[0..n). 0, or -EILSEQ on a mismatch (the
  * daemon decides what it means). */
-static int check_blocks(const uint32_t *stored, const uint8_t *buf, size_t n, size_t have)
+static int check_blocks(const uint32_t *stored, const uint8_t *buf, size_t n, size_t have,
+			size_t block)
 {
-	return tp_obj_blocks_check(stored, buf, n, have, NULL) < n ? -EILSEQ : 0;
+	return tp_obj_blocks_check(stored, buf, n, have, block, NULL) < n ? -EILSEQ : 0;
 }
 
 /* buf[0..len) from fd at off; -ESTALE when the file ends before len (it
@@ -239,6 +258,7 @@ static int read_full(int fd, uint8_t *buf, size_t len, uint64_t off)
 /* What one chunk's local read works with. */
 struct lread {
 	int fd, sums;
+	uint64_t block;            /* the store's checksum block */
 	uint64_t size;             /* the object's, at the start */
 	uint8_t *scratch;
 	size_t scratch_len;
@@ -264,8 +284,8 @@ static uint32_t *stored_room(struct lread *r, size_t n)
  * a block); zeros past the object's end. */
 static int read_run(struct lread *r, uint64_t off, uint64_t len, uint8_t *dst)
 {
-	uint64_t have = off >= r->size ? 0 : r->size - off < len ? r->size - off : len;
-	uint64_t b0 = off / BLOCK * BLOCK, b1 = (off + have + BLOCK - 1) / BLOCK * BLOCK;
+	uint64_t B = r->block, have = off >= r->size ? 0 : r->size - off < len ? r->size - off : len;
+	uint64_t b0 = off / B * B, b1 = (off + have + B - 1) / B * B;
 	size_t span = (size_t)(b1 - b0), got = (size_t)((b1 < r->size ? b1 : r->size) - b0);
 	uint32_t *stored;
 	int rc;
@@ -279,11 +299,11 @@ static int read_run(struct lread *r, uint64_t off, uint64_t len, uint8_t *dst)
 			r->scratch = p;
 			r->scratch_len = span;
 		}
-		if (!(stored = stored_room(r, span / BLOCK)))
+		if (!(stored = stored_room(r, span / B)))
 			return -ENOMEM;
 		if ((rc = read_full(r->fd, r->scratch, got, b0)) ||
-		    (rc = sums_get(r->sums, b0 / BLOCK, span / BLOCK, stored)) ||
-		    (rc = check_blocks(stored, r->scratch, span / BLOCK, got)))
+		    (rc = sums_get(r->sums, b0 / B, span / B, stored)) ||
+		    (rc = check_blocks(stored, r->scratch, span / B, got, B)))
 			return rc;
 		memcpy(dst, r->scratch + (off - b0), have);
 	}
@@ -297,15 +317,15 @@ static int read_run(struct lread *r, uint64_t off, uint64_t len, uint8_t *dst)
  * checksums, each run checked where it landed. 1: not this case. */
 static int read_runs(struct lread *r, uint64_t off, struct iovec *iov, int n, uint64_t have)
 {
-	uint64_t done = 0, blocks = (have + BLOCK - 1) / BLOCK;
+	uint64_t B = r->block, done = 0, blocks = (have + B - 1) / B;
 	uint32_t *stored;
 	ssize_t k;
 	int m = 0, rc;
 
-	if (off % BLOCK || ((off + have) % BLOCK && off + have != r->size))
+	if (off % B || ((off + have) % B && off + have != r->size))
 		return 1;
 	for (int i = 0; i < n - 1; i++)
-		if (iov[i].iov_len % BLOCK)
+		if (iov[i].iov_len % B)
 			return 1;
 	while (m < n && done < have) { /* the runs that hold object bytes */
 		if (iov[m].iov_len > have - done)
@@ -323,12 +343,12 @@ static int read_runs(struct lread *r, uint64_t off, struct iovec *iov, int n, ui
 		return -errno;
 	if ((uint64_t)k != have)
 		return -ESTALE; /* the object shrank, or a short read: the daemon */
-	if ((rc = sums_get(r->sums, off / BLOCK, (size_t)blocks, stored)))
+	if ((rc = sums_get(r->sums, off / B, (size_t)blocks, stored)))
 		return rc;
 	done = 0;
 	for (int i = 0; i < m; i++) {
-		if ((rc = check_blocks(stored + done / BLOCK, iov[i].iov_base,
-				       (iov[i].iov_len + BLOCK - 1) / BLOCK, iov[i].iov_len)))
+		if ((rc = check_blocks(stored + done / B, iov[i].iov_base,
+				       (iov[i].iov_len + B - 1) / B, iov[i].iov_len, B)))
 			return rc;
 		done += iov[i].iov_len;
 	}
@@ -356,6 +376,7 @@ ssize_t tc_local_read(tessera_file *f, uint32_t slot, uint64_t obj_off, uint64_t
 	if (lf && lf->fd1[slot]) {
 		r.fd = lf->fd1[slot] - 1;
 		r.sums = lf->sums1[slot] - 1;
+		r.block = lf->block[slot];
 	}
 	pthread_mutex_unlock(&fs->lock);
 	if (r.fd < 0)

@@ -206,19 +206,14 @@ int tlk_object_stats(const struct tlk_table *t, uint64_t object, struct tlk_stat
 
 /* ---------------------------------------------------------------- check */
 
-/* One request against its object, queue and trees. */
-static int check_request(const struct tlk_table *t, const struct tlk_request *r,
-			 size_t *locks, uint64_t *bytes)
+/* r's slots against its position: those before it held whole, the one
+ * at it up to cur_off, each held node in r's tree and at its range; the
+ * locks and bytes held are added to *locks and into *held. */
+static int check_slots(const struct tlk_request *r, size_t *locks, uint64_t *held)
 {
 	const struct tlk_tree *own_tree = r->mode == TLK_WRITE ? &r->object->write
 							       : &r->object->read;
-	uint64_t held = 0;
 
-	if (tlk_map_get(&t->requests, r->id) != r || r->id >= t->next_id)
-		return -EFAULT;
-	if (r->cur > r->count || (r->cur == r->count && r->cur_off) ||
-	    (r->cur < r->count && r->cur_off >= r->slots[r->cur].range.length))
-		return -EFAULT;
 	for (size_t i = 0; i < r->count; i++) {
 		const struct tlk_slot *s = &r->slots[i];
 		uint64_t want = i < r->cur ? s->range.length : i == r->cur ? r->cur_off : 0;
@@ -235,10 +230,24 @@ static int check_request(const struct tlk_table *t, const struct tlk_request *r,
 		if (n != own_tree->root || s->node.start != s->range.offset ||
 		    s->node.end != s->range.offset + want)
 			return -EFAULT;
-		held += want;
+		*held += want;
 		(*locks)++;
 	}
-	if (held != r->held_bytes)
+	return 0;
+}
+
+/* One request against its object, queue and trees. */
+static int check_request(const struct tlk_table *t, const struct tlk_request *r,
+			 size_t *locks, uint64_t *bytes)
+{
+	uint64_t held = 0;
+
+	if (tlk_map_get(&t->requests, r->id) != r || r->id >= t->next_id)
+		return -EFAULT;
+	if (r->cur > r->count || (r->cur == r->count && r->cur_off) ||
+	    (r->cur < r->count && r->cur_off >= r->slots[r->cur].range.length))
+		return -EFAULT;
+	if (check_slots(r, locks, &held) || held != r->held_bytes)
 		return -EFAULT;
 	*bytes += held;
 	if ((r->queue == TLK_Q_GRANTED) != (r->cur == r->count))
@@ -268,35 +277,12 @@ static bool conflicts_held(const struct tlk_object *o, const struct tlk_request 
 	       tlk_tree_first_covered_skip(&o->read, x->start, x->end, same_or_group, r) != x->end;
 }
 
-static int check_object(const struct tlk_table *t, const struct tlk_object *o,
-			size_t *requests, size_t *parked)
+/* o's three queues: each request in the queue it says, parked ones in
+ * id order, each queue's length as counted; their sizes into queued[]. */
+static int check_queues(const struct tlk_object *o, size_t queued[3])
 {
 	const struct tlk_link *heads[3] = { &o->waiting, &o->parked, &o->granted };
-	size_t n = 0, locks[3] = { 0 }, queued[3] = { 0 };
-	uint64_t bytes[3] = { 0 };
 
-	if (tlk_map_get(&t->objects, o->handle) != o || !o->requests)
-		return -EFAULT;
-	if (tlk_tree_check(&o->read, false) || tlk_tree_check(&o->write, false))
-		return -EFAULT;
-	/* No write lock overlaps another request's lock, but for one of its
-	 * record-lock group. */
-	for (const struct tlk_link *l = o->all.next; l != &o->all; l = l->next) {
-		const struct tlk_request *r = TLK_CONTAINER(l, struct tlk_request, in_object);
-		size_t held = r->cur + (r->cur_off > 0);
-		if (r->object != o)
-			return -EFAULT;
-		if (check_request(t, r, &locks[r->mode], &bytes[r->mode]))
-			return -EFAULT;
-		for (size_t i = 0; i < held; i++)
-			if (conflicts_held(o, r, &r->slots[i].node))
-				return -EFAULT;
-		n++;
-	}
-	if (n != o->requests || locks[TLK_READ] != o->read.count ||
-	    locks[TLK_WRITE] != o->write.count || bytes[TLK_READ] != o->read.bytes ||
-	    bytes[TLK_WRITE] != o->write.bytes)
-		return -EFAULT;
 	for (int q = 0; q < 3; q++) {
 		uint64_t prev = 0;
 		for (const struct tlk_link *l = heads[q]->next; l != heads[q]; l = l->next) {
@@ -311,6 +297,48 @@ static int check_object(const struct tlk_table *t, const struct tlk_object *o,
 		if (queued[q] != o->queue_len[q])
 			return -EFAULT;
 	}
+	return 0;
+}
+
+/* Every request of o: itself (check_request), and no write lock of it
+ * overlapping another request's lock, but for one of its record-lock
+ * group. Their number into *n, their locks and bytes by mode. */
+static int check_members(const struct tlk_table *t, const struct tlk_object *o, size_t *n,
+			 size_t locks[3], uint64_t bytes[3])
+{
+	for (const struct tlk_link *l = o->all.next; l != &o->all; l = l->next) {
+		const struct tlk_request *r = TLK_CONTAINER(l, struct tlk_request, in_object);
+		size_t held = r->cur + (r->cur_off > 0);
+		if (r->object != o)
+			return -EFAULT;
+		if (check_request(t, r, &locks[r->mode], &bytes[r->mode]))
+			return -EFAULT;
+		for (size_t i = 0; i < held; i++)
+			if (conflicts_held(o, r, &r->slots[i].node))
+				return -EFAULT;
+		(*n)++;
+	}
+	return 0;
+}
+
+static int check_object(const struct tlk_table *t, const struct tlk_object *o,
+			size_t *requests, size_t *parked)
+{
+	size_t n = 0, locks[3] = { 0 }, queued[3] = { 0 };
+	uint64_t bytes[3] = { 0 };
+
+	if (tlk_map_get(&t->objects, o->handle) != o || !o->requests)
+		return -EFAULT;
+	if (tlk_tree_check(&o->read, false) || tlk_tree_check(&o->write, false))
+		return -EFAULT;
+	if (check_members(t, o, &n, locks, bytes))
+		return -EFAULT;
+	if (n != o->requests || locks[TLK_READ] != o->read.count ||
+	    locks[TLK_WRITE] != o->write.count || bytes[TLK_READ] != o->read.bytes ||
+	    bytes[TLK_WRITE] != o->write.bytes)
+		return -EFAULT;
+	if (check_queues(o, queued))
+		return -EFAULT;
 	if (queued[0] + queued[1] + queued[2] != n || o->is_dirty)
 		return -EFAULT;
 	*requests += n;

@@ -164,6 +164,12 @@
 	X("sieve_span", sieve_span, SIZE32, DEF("4M"), 0, 64u << 20, "bytes",      \
 	  "storage daemons: the most bytes one such span covers (gaps included; "  \
 	  "a longer piece moves by itself); 0 moves every piece by itself")      \
+	X("csum_block", csum_block, SIZE32, DEF("4K"), 512, 1u << 20, "bytes",    \
+	  "storage daemons: bytes of an object per checksum (CRC32C), a power "   \
+	  "of two; a write rewrites the whole blocks it touches (read, checked, " \
+	  "summed again). On-disk format: a store keeps the value it was made "  \
+	  "with, and a daemon whose value differs refuses to start (a store "    \
+	  "made before this key: 4K)")                                            \
 	X("vmerge_idle_ms", vmerge_idle_ms, U32, DEF("10000"), 10, 24 * 3600 * 1000u, \
 	  "ms", "metadata daemon: a versioned file with unmerged versions and no " \
 	  "commit for this long is merged into its objects (no client need "       \

@@ -33,15 +33,24 @@ void tp_obj_sums_decode(uint32_t *sums, const uint8_t *raw, size_t n)
 	}
 }
 
-uint32_t tp_obj_block_sum(const uint8_t *bytes, size_t have)
-{
-	uint8_t block[TP_OBJ_BLOCK];
+/* Zeros to continue a CRC over a block's tail past the object's end (a
+ * constant: no state). */
+static const uint8_t zeros[4096];
 
-	if (have >= TP_OBJ_BLOCK)
-		return tp_crc32c(0, bytes, TP_OBJ_BLOCK);
-	memcpy(block, bytes, have);
-	memset(block + have, 0, TP_OBJ_BLOCK - have);
-	return tp_crc32c(0, block, TP_OBJ_BLOCK);
+uint32_t tp_obj_block_sum(const uint8_t *bytes, size_t have, size_t block)
+{
+	uint32_t crc;
+
+	if (have >= block)
+		return tp_crc32c(0, bytes, block);
+	crc = tp_crc32c(0, bytes, have);
+	for (size_t left = block - have; left;) {
+		size_t k = left < sizeof(zeros) ? left : sizeof(zeros);
+
+		crc = tp_crc32c(crc, zeros, k);
+		left -= k;
+	}
+	return crc;
 }
 
 static int all_zero(const uint8_t *p, size_t len)
@@ -50,22 +59,22 @@ static int all_zero(const uint8_t *p, size_t len)
 }
 
 size_t tp_obj_blocks_check(const uint32_t *stored, const uint8_t *buf, size_t n, size_t have,
-			   uint32_t *got)
+			   size_t block, uint32_t *got)
 {
 	for (size_t i = 0; i < n; i += CHECK_BATCH) {
 		size_t m = n - i < CHECK_BATCH ? n - i : CHECK_BATCH, whole = m;
 		uint32_t sum[CHECK_BATCH];
 
-		if ((i + m) * TP_OBJ_BLOCK > have) /* the object ends in this batch */
-			whole = have > i * TP_OBJ_BLOCK ? (have - i * TP_OBJ_BLOCK) / TP_OBJ_BLOCK : 0;
-		tp_crc32c_blocks(buf + i * TP_OBJ_BLOCK, whole, TP_OBJ_BLOCK, sum);
+		if ((i + m) * block > have) /* the object ends in this batch */
+			whole = have > i * block ? (have - i * block) / block : 0;
+		tp_crc32c_blocks(buf + i * block, whole, block, sum);
 		for (size_t j = 0; j < m; j++) {
-			size_t at = (i + j) * TP_OBJ_BLOCK, part = have > at ? have - at : 0;
+			size_t at = (i + j) * block, part = have > at ? have - at : 0;
 
-			if (part > TP_OBJ_BLOCK)
-				part = TP_OBJ_BLOCK;
+			if (part > block)
+				part = block;
 			if (j >= whole) /* cut by the object's end */
-				sum[j] = tp_obj_block_sum(buf + at, part);
+				sum[j] = tp_obj_block_sum(buf + at, part, block);
 			if (sum[j] == stored[i + j] || (!stored[i + j] && all_zero(buf + at, part)))
 				continue;
 			if (got)

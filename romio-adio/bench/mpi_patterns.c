@@ -6,6 +6,14 @@
  *   mpi_patterns -p tile [-f FRAMES] [-P] NAME METHOD      (Tab. 3.1, read)
  *   mpi_patterns -p block3d [-L SIDE] NAME METHOD          (Tab. 3.2, write)
  *   mpi_patterns -p flash [-b BLOCKS] NAME METHOD          (Tab. 3.3, write)
+ *   mpi_patterns -p cyclic -S BYTES -A ACCESSES NAME METHOD (Figs. 3.9-3.10)
+ *   mpi_patterns -p blockblock -S BYTES -A ACCESSES NAME METHOD (Figs. 3.11-3.12)
+ * and for the bandwidth sweeps (tests/study/study.py's patterns part):
+ *   -o read|write   the direction (default: the table's; cyclic and
+ *                   blockblock write)
+ *   -r REPS         the measured call REPS times, an "op" line each
+ *   -P              (every pattern) first writes the file the pattern reads,
+ *                   contiguously, and ends: not measured
  *
  * tile: 6 ranks, a 3 x 2 display of 1024 x 768 tiles of 24-bit pixels
  *   overlapping by 270 and 128 pixels; each rank reads its tile of FRAMES
@@ -16,6 +24,13 @@
  * flash: BLOCKS blocks (80) per rank of 8^3 interior cells with 4 guard
  *   cells a side and 24 doubles a cell, interleaved by cell in memory; the
  *   file holds variable 0 of every block of every rank, then variable 1...
+ * cyclic (Fig. 3.7): a 2-D array of ACCESSES rows, each row a block of
+ *   BYTES / (ranks * ACCESSES) bytes per rank in rank order: each rank's
+ *   ACCESSES regions are interleaved cyclically with the others'.
+ * blockblock (Fig. 3.8): a 2-D array split into p x p blocks over p^2
+ *   ranks, each block ACCESSES rows of BYTES / (ranks * ACCESSES) bytes.
+ *   Both keep the aggregate size (BYTES, rounded down to whole regions)
+ *   fixed while the accesses vary, as the dissertation's synthetic test.
  * METHOD: posix sieve list datatype (the driver's hints; list with 64
  * regions a request, the dissertation's PVFS limit) or coll (two-phase,
  * one aggregator per rank); sieving and two-phase buffers of 4 MiB.
@@ -58,7 +73,13 @@ static void die(const char *what)
 struct options {
 	const char *pattern, *name, *method;
 	int frames, side, blocks, prepare;
+	int reps;              /* measured calls */
+	int op;                /* OP_DEFAULT, OP_READ or OP_WRITE */
+	long long size;        /* cyclic, blockblock: aggregate bytes */
+	long long accesses;    /* cyclic, blockblock: regions per rank */
 };
+
+enum { OP_DEFAULT, OP_READ, OP_WRITE };
 
 /* The measured call's types, regions and direction. */
 struct job {
@@ -80,7 +101,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 {
 	int a = 1;
 
-	*o = (struct options){.pattern = "tile", .frames = 1, .side = 600, .blocks = 80};
+	*o = (struct options){.pattern = "tile", .frames = 1, .side = 600, .blocks = 80,
+			      .reps = 1, .size = 1LL << 24, .accesses = 1024};
 	for (; a < argc && argv[a][0] == '-'; a++) {
 		if (!strcmp(argv[a], "-P")) {
 			o->prepare = 1;
@@ -93,10 +115,17 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'f': o->frames = atoi(argv[++a]); break;
 		case 'L': o->side = atoi(argv[++a]); break;
 		case 'b': o->blocks = atoi(argv[++a]); break;
+		case 'r': o->reps = atoi(argv[++a]); break;
+		case 'S': o->size = atoll(argv[++a]); break;
+		case 'A': o->accesses = atoll(argv[++a]); break;
+		case 'o':
+			a++;
+			o->op = !strcmp(argv[a], "read") ? OP_READ : !strcmp(argv[a], "write") ? OP_WRITE : -1;
+			break;
 		default: a++; break;
 		}
 	}
-	if (a + 2 != argc)
+	if (a + 2 != argc || o->op < 0 || o->reps < 1 || o->size < 1 || o->accesses < 1)
 		return -1;
 	o->name = argv[a];
 	o->method = argv[a + 1];
@@ -197,6 +226,63 @@ static void pattern_flash(const struct options *o, struct job *j)
 	j->desired = 8LL * cnt;
 }
 
+/* cyclic and blockblock: one region's bytes, the aggregate size split
+ * into ACCESSES regions per rank (die if that leaves none). */
+static long long region_size(const struct options *o)
+{
+	long long b = o->size / ((long long)nprocs * o->accesses);
+
+	if (b < 1 || b > (1LL << 30) || o->accesses > (1 << 30))
+		die("-S BYTES / (ranks * ACCESSES) must be from 1 byte to 1 GiB");
+	return b;
+}
+
+/* This rank's n regions of b bytes, the first at `first`, one a `stride`
+ * further each; a contiguous memory type of their bytes. */
+static void rows_regions(struct job *j, long long n, long long first, long long stride, long long b)
+{
+	j->reg.off = malloc(sizeof(long long) * n);
+	j->reg.len = malloc(sizeof(long long) * n);
+	if (!j->reg.off || !j->reg.len)
+		die("no memory for the regions");
+	for (long long y = 0; y < n; y++)
+		add(&j->reg, first + y * stride, b);
+	j->desired = n * b;
+	MPI_Type_contiguous((int)j->desired, MPI_BYTE, &j->mem);
+}
+
+/* cyclic (Fig. 3.7): ACCESSES rows of nprocs blocks of b bytes, block r of
+ * every row this rank's. */
+static void pattern_cyclic(const struct options *o, struct job *j)
+{
+	long long b = region_size(o);
+	int sizes[2] = {(int)o->accesses, (int)(b * nprocs)}, sub[2] = {(int)o->accesses, (int)b},
+	    start[2] = {0, (int)(b * rank)};
+
+	if (b * nprocs > (1LL << 30))
+		die("cyclic: a row of more than 1 GiB");
+	MPI_Type_create_subarray(2, sizes, sub, start, MPI_ORDER_C, MPI_BYTE, &j->file);
+	rows_regions(j, o->accesses, b * rank, b * nprocs, b);
+}
+
+/* blockblock (Fig. 3.8): p x p blocks of ACCESSES rows of b bytes; rank r
+ * the block at row r / p, column r % p. */
+static void pattern_blockblock(const struct options *o, struct job *j)
+{
+	long long b = region_size(o);
+	int p = 1;
+
+	while ((p + 1) * (p + 1) <= nprocs)
+		p++;
+	if (p * p != nprocs)
+		die("blockblock wants a square number of ranks");
+	int sizes[2] = {(int)(o->accesses * p), (int)(b * p)}, sub[2] = {(int)o->accesses, (int)b},
+	    start[2] = {(int)(rank / p * o->accesses), (int)(rank % p * b)};
+
+	MPI_Type_create_subarray(2, sizes, sub, start, MPI_ORDER_C, MPI_BYTE, &j->file);
+	rows_regions(j, o->accesses, (rank / p * o->accesses) * b * p + rank % p * b, b * p, b);
+}
+
 /* A buffer as long as the memory type's upper bound, filled. */
 static char *make_buffer(MPI_Datatype mem)
 {
@@ -269,6 +355,35 @@ static void open_file(const struct options *o, int writing, MPI_File *fh)
 		die("cannot open the file (for reading the tile reader's frames: run -P first)");
 }
 
+/* -P for the patterns other than tile: the file's whole extent (the
+ * ranks' last region's end) written contiguously, each rank its share in
+ * pieces of 4 MiB; not measured. */
+static void write_extent(const struct options *o, const struct job *j)
+{
+	long long end = j->reg.off[j->reg.n - 1] + j->reg.len[j->reg.n - 1], share, lo, hi;
+	const long long piece = 4LL << 20;
+	MPI_File fh;
+	char *b = calloc(1, piece);
+
+	if (!b)
+		die("no memory for the file's pieces");
+	MPI_Allreduce(MPI_IN_PLACE, &end, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+	share = (end + nprocs - 1) / nprocs;
+	lo = share * rank;
+	hi = lo + share < end ? lo + share : end;
+	if (MPI_File_open(MPI_COMM_WORLD, o->name, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,
+			  &fh) != MPI_SUCCESS)
+		die("cannot create the pattern's file");
+	for (long long at = lo; at < hi; at += piece) {
+		int n = (int)(hi - at < piece ? hi - at : piece);
+
+		if (MPI_File_write_at(fh, at, b, n, MPI_BYTE, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+			die("cannot write the pattern's file");
+	}
+	MPI_File_close(&fh);
+	free(b);
+}
+
 /* The measured call (a write ends with a sync); seconds, max over ranks.
  * A failure ends the program naming MPI's error. */
 static double timed_call(MPI_File fh, int coll, const struct job *j, char *buf)
@@ -307,8 +422,14 @@ static void build_pattern(const struct options *o, struct job *j)
 		pattern_block3d(o, j);
 	else if (!strcmp(o->pattern, "flash"))
 		pattern_flash(o, j);
+	else if (!strcmp(o->pattern, "cyclic"))
+		pattern_cyclic(o, j);
+	else if (!strcmp(o->pattern, "blockblock"))
+		pattern_blockblock(o, j);
 	else
-		die("unknown pattern (tile, block3d, flash)");
+		die("unknown pattern (tile, block3d, flash, cyclic, blockblock)");
+	if (o->op != OP_DEFAULT)
+		j->writing = o->op == OP_WRITE;
 	MPI_Type_commit(&j->mem);
 	MPI_Type_commit(&j->file);
 }
@@ -329,8 +450,9 @@ int main(int argc, char **argv)
 	MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
 	if (parse_args(argc, argv, &o)) {
 		if (rank == 0)
-			fprintf(stderr, "usage: mpi_patterns -p tile|block3d|flash [-f FRAMES] [-L SIDE] "
-					"[-b BLOCKS] [-P] NAME METHOD\n");
+			fprintf(stderr, "usage: mpi_patterns -p tile|block3d|flash|cyclic|blockblock "
+					"[-f FRAMES] [-L SIDE] [-b BLOCKS] [-S BYTES] [-A ACCESSES] "
+					"[-o read|write] [-r REPS] [-P] NAME METHOD\n");
 		MPI_Finalize();
 		return 2;
 	}
@@ -342,17 +464,24 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	build_pattern(&o, &j);
+	if (o.prepare) {
+		write_extent(&o, &j);
+		MPI_Finalize();
+		return 0;
+	}
 	buf = make_buffer(j.mem);
 	resent = resent_bytes(&j.reg);
 	coll = !strcmp(o.method, "coll");
 	open_file(&o, j.writing, &fh);
 	MPI_File_set_view(fh, 0, MPI_BYTE, j.file, "native", MPI_INFO_NULL);
-	MPI_Barrier(MPI_COMM_WORLD);
-	t = timed_call(fh, coll, &j, buf);
+	for (int r = 0; r < o.reps; r++) {
+		MPI_Barrier(MPI_COMM_WORLD);
+		t = timed_call(fh, coll, &j, buf);
+		if (rank == 0)
+			printf("op %s %lld %lld %.6f\n", j.writing ? "write" : "read", j.desired,
+			       coll ? resent / nprocs : 0, t);
+	}
 	MPI_File_close(&fh);
-	if (rank == 0)
-		printf("op %s %lld %lld %.6f\n", j.writing ? "write" : "read", j.desired,
-		       coll ? resent / nprocs : 0, t);
 	free(buf);
 	free(j.reg.off);
 	free(j.reg.len);

@@ -174,11 +174,75 @@ static int names(const Tessera__Capability *cap, uint64_t h)
 
 #define OBJ "object %016" PRIx64
 
+/* The objects a request names, for its error messages. */
+static void describe_objects(const struct ios_cap_need *n, unsigned op, char *obj, size_t len)
+{
+	if (n->n)
+		snprintf(obj, len, OBJ "%s", n->handles[0], n->n > 1 ? " (and others)" : "");
+	else
+		snprintf(obj, len, "%s", op == TP_OP_LEASE ? "a lock session" : "the objects");
+}
+
+/* Refuses a request whose capability is missing, forged, someone else's
+ * or expired: the reply's error, or 0 to go on. */
+static int refuse_holder(struct ios *ios, struct srv_req *req, const struct ios_cap_need *n,
+			 const char *what, const char *obj)
+{
+	if (!n->cap)
+		return srv_reply_error(req, -EACCES, "%s of %s on storage daemon %u: permission"
+				       " denied: no capability (open the file first)",
+				       what, obj, ios->index), -EACCES;
+	if (!verified(ios->caps, n->cap))
+		return srv_reply_error(req, -EACCES, "%s of %s on storage daemon %u: permission"
+				       " denied: capability does not verify (forged or from"
+				       " another file system)", what, obj, ios->index), -EACCES;
+	/* Bound to whom it was issued: a capability sniffed from the network
+	 * or handed to another user serves nobody else. A uid 0 session (the
+	 * FUSE mount acting for its callers, the metadata daemon's purger)
+	 * may present anyone's. */
+	if (req->ident.uid != 0 && req->ident.uid != n->cap->uid)
+		return srv_reply_error(req, -EACCES, "%s of %s on storage daemon %u: permission"
+				       " denied: the capability (file %016" PRIx64 ") was issued"
+				       " to uid %u, not to the caller (uid %u)", what, obj,
+				       ios->index, n->cap->file, n->cap->uid, req->ident.uid), -EACCES;
+	if (tp_real_ns() > n->cap->expires_ns + IOS_CAP_SKEW_NS)
+		return srv_reply_error(req, -EKEYEXPIRED, "%s of %s on storage daemon %u:"
+				       " capability for file %016" PRIx64 " expired",
+				       what, obj, ios->index, n->cap->file), -EKEYEXPIRED;
+	return 0;
+}
+
+/* Refuses a request for objects or rights a valid capability does not
+ * grant: the reply's error, or 0 to go on. */
+static int refuse_scope(struct ios *ios, struct srv_req *req, const struct ios_cap_need *n,
+			const char *what, const char *obj)
+{
+	const Tessera__Capability *cap = n->cap;
+
+	for (size_t i = 0; i < n->n; i++)
+		if (!names(cap, n->handles[i]))
+			return srv_reply_error(req, -EACCES, "%s of " OBJ " on storage daemon %u:"
+					       " permission denied: the capability (file %016"
+					       PRIx64 ") does not name this object",
+					       what, n->handles[i], ios->index, cap->file), -EACCES;
+	if (!(cap->rights & n->rights))
+		return srv_reply_error(req, -EACCES, "%s of %s on storage daemon %u: permission"
+				       " denied: the capability (file %016" PRIx64 ") grants %s%s%s%s%s"
+				       "but not this%s", what, obj, ios->index, cap->file,
+				       cap->rights & TP_CAP_READ ? "read " : "",
+				       cap->rights & TP_CAP_WRITE ? "write " : "",
+				       cap->rights & TP_CAP_STAT ? "stat " : "",
+				       cap->rights & TP_CAP_REMOVE ? "remove " : "",
+				       cap->rights & TP_CAP_ADMIN ? "admin " : "",
+				       n->rights == TP_CAP_WRITE ? " (it needs write: open the file"
+				       " for writing)" : ""), -EACCES;
+	return 0;
+}
+
 int ios_refuse_by_cap(struct ios *ios, struct srv_req *req)
 {
 	unsigned op = req->frame.hdr.opcode;
 	const char *what = tp_opcode_name(op);
-	uint64_t first;
 	char obj[64];
 	struct ios_cap_need n;
 	int rc = ios_cap_need(op, req->msg, &n);
@@ -195,48 +259,8 @@ int ios_refuse_by_cap(struct ios *ios, struct srv_req *req)
 	if (n.n > TP_MAX_HANDLES)
 		return srv_reply_error(req, -E2BIG, "%s: %zu handles exceed the limit of %d per"
 				       " request", what, n.n, TP_MAX_HANDLES), -E2BIG;
-	first = n.n ? n.handles[0] : 0;
-	if (n.n)
-		snprintf(obj, sizeof(obj), OBJ "%s", first, n.n > 1 ? " (and others)" : "");
-	else
-		snprintf(obj, sizeof(obj), "%s", op == TP_OP_LEASE ? "a lock session" : "the objects");
-	if (!n.cap)
-		return srv_reply_error(req, -EACCES, "%s of %s on storage daemon %u: permission"
-				       " denied: no capability (open the file first)",
-				       what, obj, ios->index), -EACCES;
-	if (!verified(ios->caps, n.cap))
-		return srv_reply_error(req, -EACCES, "%s of %s on storage daemon %u: permission"
-				       " denied: capability does not verify (forged or from"
-				       " another file system)", what, obj, ios->index), -EACCES;
-	/* Bound to whom it was issued: a capability sniffed from the network
-	 * or handed to another user serves nobody else. A uid 0 session (the
-	 * FUSE mount acting for its callers, the metadata daemon's purger)
-	 * may present anyone's. */
-	if (req->ident.uid != 0 && req->ident.uid != n.cap->uid)
-		return srv_reply_error(req, -EACCES, "%s of %s on storage daemon %u: permission"
-				       " denied: the capability (file %016" PRIx64 ") was issued"
-				       " to uid %u, not to the caller (uid %u)", what, obj,
-				       ios->index, n.cap->file, n.cap->uid, req->ident.uid), -EACCES;
-	if (tp_real_ns() > n.cap->expires_ns + IOS_CAP_SKEW_NS)
-		return srv_reply_error(req, -EKEYEXPIRED, "%s of %s on storage daemon %u:"
-				       " capability for file %016" PRIx64 " expired",
-				       what, obj, ios->index, n.cap->file), -EKEYEXPIRED;
-	for (size_t i = 0; i < n.n; i++)
-		if (!names(n.cap, n.handles[i]))
-			return srv_reply_error(req, -EACCES, "%s of " OBJ " on storage daemon %u:"
-					       " permission denied: the capability (file %016"
-					       PRIx64 ") does not name this object",
-					       what, n.handles[i], ios->index, n.cap->file), -EACCES;
-	if (!(n.cap->rights & n.rights))
-		return srv_reply_error(req, -EACCES, "%s of %s on storage daemon %u: permission"
-				       " denied: the capability (file %016" PRIx64 ") grants %s%s%s%s%s"
-				       "but not this%s", what, obj, ios->index, n.cap->file,
-				       n.cap->rights & TP_CAP_READ ? "read " : "",
-				       n.cap->rights & TP_CAP_WRITE ? "write " : "",
-				       n.cap->rights & TP_CAP_STAT ? "stat " : "",
-				       n.cap->rights & TP_CAP_REMOVE ? "remove " : "",
-				       n.cap->rights & TP_CAP_ADMIN ? "admin " : "",
-				       n.rights == TP_CAP_WRITE ? " (it needs write: open the file"
-				       " for writing)" : ""), -EACCES;
-	return 0;
+	describe_objects(&n, op, obj, sizeof(obj));
+	if ((rc = refuse_holder(ios, req, &n, what, obj)))
+		return rc;
+	return refuse_scope(ios, req, &n, what, obj);
 }

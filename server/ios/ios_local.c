@@ -500,6 +500,7 @@ void ios_do_local_open(struct ios *ios, struct srv_req *req)
 	rep.token.data = token;
 	rep.token.len = TP_LOCAL_TOKEN;
 	rep.socket = ios->local->name;
+	rep.csum_block = ios_store_csum_block(ios->store);
 	srv_reply(req, &rep.base, NULL, 0);
 }
 

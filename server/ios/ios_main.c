@@ -351,8 +351,9 @@ static int open_store(struct ios *ios, const char *dir, unsigned flags, char **c
 	/* A directory made just now holds no lost store: a new one. */
 	if (how == SRV_STORE_DIR_MADE)
 		flags |= IOS_STORE_NEW;
-	if ((rc = ios_store_open(dir, 256, flags, ios->disk, &ios->store, notice, &msg))) {
-		fprintf(stderr, "tessera-ios: %s\n", msg ? msg : strerror(-rc));
+	if ((rc = ios_store_open(dir, 256, flags, ios->cfg->csum_block, ios->disk, &ios->store,
+				 notice, &msg))) {
+		fprintf(stderr, "tessera-ios %u: %s\n", ios->index, msg ? msg : strerror(-rc));
 		free(msg);
 		return rc;
 	}
@@ -369,7 +370,8 @@ static int open_store(struct ios *ios, const char *dir, unsigned flags, char **c
 }
 
 /* What the parser cannot check key by key: this daemon's index is listed,
- * and the sieve's gap fits its span. 0, or -EINVAL having said why. */
+ * the sieve's gap fits its span, and the checksum block is a power of
+ * two. 0, or -EINVAL having said why. */
 static int check_config(const struct tp_config *cfg, const struct srv_cmdline *cl)
 {
 	char err[512];
@@ -379,7 +381,8 @@ static int check_config(const struct tp_config *cfg, const struct srv_cmdline *c
 			cl->index, cl->config, cfg->n_ios);
 		return -EINVAL;
 	}
-	if (ios_store_sieve_check(cfg->sieve_gap, cfg->sieve_span, err, sizeof(err))) {
+	if (ios_store_sieve_check(cfg->sieve_gap, cfg->sieve_span, err, sizeof(err)) ||
+	    ios_store_csum_check(cfg->csum_block, err, sizeof(err))) {
 		fprintf(stderr, "tessera-ios %u: config %s: %s\n", cl->index, cl->config, err);
 		return -EINVAL;
 	}

@@ -43,6 +43,8 @@ struct ios_store_shared {
 	unsigned lanes;    /* lanes open besides the store itself */
 	uint64_t sieve_gap;  /* ios_store_set_sieve; set before any lane works */
 	uint64_t sieve_span;
+	uint32_t csum_block; /* the store's checksum block (its store file's;
+			      * fixed at open, the same for every lane) */
 };
 
 struct ios_store {
@@ -55,6 +57,8 @@ struct ios_store {
 	int64_t made_s;    /* when the store was made (seconds since 1970) */
 	uint8_t *buf;      /* this lane's scratch for reads and sieved writes */
 	size_t buf_len;
+	uint8_t *block;    /* this lane's one checksum block (a partial block
+			    * read, laid over and summed), csum_block bytes */
 	int quiet;         /* ios_store_missing: a question, counted nowhere */
 	char why[4800];    /* ios_store_why (holds a path), this lane's */
 };
@@ -70,10 +74,17 @@ static int mkdir_p(struct ios_disk *d, const char *path, int *existed)
 
 /* ------------------------------------------------------- the store file
  *
- * DIR/store, three lines: "tessera-ios store 1", "made SECONDS" and
- * "remade 0|1". It is written aside and renamed in, last when a store is
- * made, so a directory with this file holds a whole store. */
+ * DIR/store, four lines: "tessera-ios store 1", "made SECONDS", "remade
+ * 0|1" and "csum_block BYTES". It is written aside and renamed in, last
+ * when a store is made, so a directory with this file holds a whole store
+ * and its checksum block size (on-disk format: a store's sums are read
+ * with the block they were written with, or not at all). A store made
+ * before the block was a tunable has no csum_block line: TP_OBJ_BLOCK.
+ * A store with another block says "store 2" instead, so that a daemon
+ * older than the line refuses it rather than reads its sums as 4 KiB
+ * ones. */
 #define STORE_MAGIC "tessera-ios store 1\n"
+#define STORE_MAGIC2 "tessera-ios store 2\n"
 
 static int store_file_write(struct ios_store *st)
 {
@@ -84,8 +95,10 @@ static int store_file_write(struct ios_store *st)
 
 	snprintf(path, sizeof(path), "%s/store", st->root);
 	snprintf(tmp, sizeof(tmp), "%s/store.new", st->root);
-	iov.iov_len = (size_t)snprintf(text, sizeof(text), STORE_MAGIC "made %" PRId64
-				       "\nremade %d\n", st->made_s, st->remade);
+	iov.iov_len = (size_t)snprintf(text, sizeof(text), "%smade %" PRId64 "\nremade %d\n"
+				       "csum_block %" PRIu32 "\n",
+				       st->sh->csum_block == TP_OBJ_BLOCK ? STORE_MAGIC : STORE_MAGIC2,
+				       st->made_s, st->remade, st->sh->csum_block);
 	fd = d->ops->open(d, 0, IOS_FILE_STORE, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return fd;
@@ -99,9 +112,30 @@ static int store_file_write(struct ios_store *st)
 	return rc ? rc : d->ops->syncdir(d, st->root);
 }
 
-/* 0 and the store's fields, -ENOENT if DIR has no store file, -EINVAL if
- * it is not one. */
-static int store_file_read(struct ios_store *st)
+/* The store file's text to the store's fields (csum_block into *block);
+ * -EINVAL if it is not one. */
+static int store_file_parse(struct ios_store *st, const char *text, uint32_t *block)
+{
+	int v2 = !strncmp(text, STORE_MAGIC2, strlen(STORE_MAGIC2));
+	unsigned long long b = TP_OBJ_BLOCK;
+	const char *line = strstr(text, "\ncsum_block ");
+
+	if (!v2 && strncmp(text, STORE_MAGIC, strlen(STORE_MAGIC)))
+		return -EINVAL;
+	if (sscanf(text + strlen(STORE_MAGIC), "made %" SCNd64 "\nremade %d", &st->made_s,
+		   &st->remade) != 2)
+		return -EINVAL;
+	/* No line: a store 1 made before it, the old constant. */
+	if ((line && sscanf(line + 1, "csum_block %llu", &b) != 1) || (!line && v2) ||
+	    !tp_obj_block_valid(b))
+		return -EINVAL;
+	*block = (uint32_t)b;
+	return 0;
+}
+
+/* 0 and the store's fields (its checksum block into *block), -ENOENT if
+ * DIR has no store file, -EINVAL if it is not one. */
+static int store_file_read(struct ios_store *st, uint32_t *block)
 {
 	struct ios_disk *d = st->disk;
 	char path[4200], text[128] = { 0 };
@@ -117,19 +151,35 @@ static int store_file_read(struct ios_store *st)
 	d->ops->close(d, fd);
 	if (k < 0)
 		return (int)k;
-	if (strncmp(text, STORE_MAGIC, strlen(STORE_MAGIC)) ||
-	    sscanf(text + strlen(STORE_MAGIC), "made %" SCNd64 "\nremade %d", &st->made_s,
-		   &st->remade) != 2)
-		return -EINVAL;
-	return 0;
+	return store_file_parse(st, text, block);
 }
 
-/* Find or make the store in DIR (see IOS_STORE_NEW). */
-static int store_init(struct ios_store *st, int existed, unsigned flags, char **notice,
-		      char *err, size_t errlen)
+/* An existing store's checksum block `block` against the one asked for
+ * (0: any). Sums are never read with another block than they were
+ * written with: all would fail, or a partial write would sum anew bytes
+ * never checked. */
+static int store_block_check(const struct ios_store *st, uint32_t block, uint32_t want,
+			     char *err, size_t errlen)
+{
+	if (!want || block == want)
+		return 0;
+	snprintf(err, errlen, "the store was made with csum_block %" PRIu32 " (%s/store), the "
+		 "config says csum_block %" PRIu32 ": its checksums cannot be read with another "
+		 "block size; set csum_block = %" PRIu32 " or give this daemon a new directory",
+		 block, st->root, want, block);
+	return -EINVAL;
+}
+
+/* Find or make the store in DIR (see IOS_STORE_NEW), with checksum
+ * blocks of `want` bytes (0: the store's own; TP_OBJ_BLOCK for a new one).
+ * A store made with another block is refused: its sums would all fail,
+ * or worse, be rewritten by another rule. */
+static int store_init(struct ios_store *st, int existed, unsigned flags, uint32_t want,
+		      char **notice, char *err, size_t errlen)
 {
 	char path[4200];
-	int rc = store_file_read(st), made = 0;
+	uint32_t block = want ? want : TP_OBJ_BLOCK;
+	int rc = store_file_read(st, &block), made = 0;
 
 	if (rc == -EINVAL) {
 		snprintf(err, errlen, "%s/store is not a storage daemon's store file", st->root);
@@ -139,6 +189,9 @@ static int store_init(struct ios_store *st, int existed, unsigned flags, char **
 		snprintf(err, errlen, "%s/store: %s", st->root, strerror(-rc));
 		return rc;
 	}
+	if (!rc && (rc = store_block_check(st, block, want, err, errlen)))
+		return rc;
+	st->sh->csum_block = block;
 	if (rc == -ENOENT) {
 		made = 1;
 		st->made_s = (int64_t)time(NULL);
@@ -171,8 +224,8 @@ static int store_init(struct ios_store *st, int existed, unsigned flags, char **
 	return 0;
 }
 
-int ios_store_open(const char *dir, unsigned max_open, unsigned flags, struct ios_disk *disk,
-		   struct ios_store **out, char **notice, char **errmsg)
+int ios_store_open(const char *dir, unsigned max_open, unsigned flags, uint32_t csum_block,
+		   struct ios_disk *disk, struct ios_store **out, char **notice, char **errmsg)
 {
 	struct ios_store *st;
 	char path[4096], err[600] = "";
@@ -185,6 +238,13 @@ int ios_store_open(const char *dir, unsigned max_open, unsigned flags, struct io
 		if (errmsg && asprintf(errmsg, "storage directory %s: the disk's ops table has %zu "
 				       "bytes, this store needs %zu", dir, disk->ops->size,
 				       sizeof(struct ios_disk_ops)) < 0)
+			*errmsg = NULL;
+		return -EINVAL;
+	}
+	if (csum_block && !tp_obj_block_valid(csum_block)) {
+		if (errmsg && asprintf(errmsg, "storage directory %s: csum_block %" PRIu32 " is not "
+				       "a power of two from %u to %u bytes", dir, csum_block,
+				       TP_OBJ_BLOCK_MIN, TP_OBJ_BLOCK_MAX) < 0)
 			*errmsg = NULL;
 		return -EINVAL;
 	}
@@ -214,7 +274,7 @@ int ios_store_open(const char *dir, unsigned max_open, unsigned flags, struct io
 		if ((rc = mkdir_p(disk, path, NULL)))
 			goto fail;
 	}
-	if ((rc = store_init(st, existed, flags, notice, err, sizeof(err))))
+	if ((rc = store_init(st, existed, flags, csum_block, notice, err, sizeof(err))))
 		goto fail;
 	*out = st;
 	return 0;
@@ -240,6 +300,7 @@ void ios_store_close(struct ios_store *st)
 		st->sh->lanes--;
 		pthread_mutex_unlock(&st->sh->mu);
 		free(st->buf);
+		free(st->block);
 		free(st);
 		return;
 	}
@@ -255,6 +316,7 @@ void ios_store_close(struct ios_store *st)
 	pthread_mutex_destroy(&st->sh->mu);
 	free(st->sh);
 	free(st->buf);
+	free(st->block);
 	free(st->dir);
 	free(st->root);
 	free(st);
@@ -287,6 +349,20 @@ int ios_store_lane(struct ios_store *st, struct ios_store **out)
 	lane->made_s = st->made_s;
 	*out = lane;
 	return 0;
+}
+
+uint32_t ios_store_csum_block(const struct ios_store *st)
+{
+	return st->sh->csum_block;
+}
+
+int ios_store_csum_check(uint64_t block, char *err, size_t errlen)
+{
+	if (tp_obj_block_valid(block))
+		return 0;
+	snprintf(err, errlen, "csum_block (%llu bytes) is not a power of two from %u to %u bytes",
+		 (unsigned long long)block, TP_OBJ_BLOCK_MIN, TP_OBJ_BLOCK_MAX);
+	return -EINVAL;
 }
 
 const char *ios_store_why(const struct ios_store *st)
@@ -633,7 +709,16 @@ static uint8_t *scratch(struct ios_store *st, size_t len)
 /* ------------------------------------------------------------ checksums
  *
  * OBJECT.sum is the checksum file of proto/tp_objfmt.h (local reads read
- * it too): its layout and its rules are there. */
+ * it too): its layout and its rules are there. Its block is the store's
+ * csum_block (st->sh->csum_block, `B` below). */
+
+/* This lane's buffer of one checksum block (a partial block's bytes). */
+static uint8_t *lane_block(struct ios_store *st)
+{
+	if (!st->block)
+		st->block = malloc(st->sh->csum_block);
+	return st->block;
+}
 
 static int sums_fd(struct ios_store *st, struct ios_fd *slot, int create)
 {
@@ -692,14 +777,15 @@ static int sums_check(struct ios_store *st, struct ios_fd *slot, uint64_t first,
 		      const uint8_t *buf, uint64_t *syscalls)
 {
 	uint32_t small[64], *stored = n <= 64 ? small : malloc(n * sizeof(*stored)), c;
+	uint64_t B = st->sh->csum_block;
 	size_t i;
 	int rc;
 
 	if (!stored)
 		return -ENOMEM;
 	rc = sums_read(st, slot, first, n, stored, syscalls);
-	if (!rc && (i = tp_obj_blocks_check(stored, buf, n, n * IOS_BLOCK, &c)) < n) {
-		uint64_t at = (first + i) * IOS_BLOCK;
+	if (!rc && (i = tp_obj_blocks_check(stored, buf, n, n * B, B, &c)) < n) {
+		uint64_t at = (first + i) * B;
 		char path[4096];
 
 		pthread_mutex_lock(&st->sh->mu);
@@ -708,7 +794,7 @@ static int sums_check(struct ios_store *st, struct ios_fd *slot, uint64_t first,
 		object_path(st, slot->handle, "", path, sizeof(path));
 		snprintf(st->why, sizeof(st->why), "the data is damaged: bytes %" PRIu64 " to %"
 			 PRIu64 " of %s fail their checksum (stored %08" PRIx32 ", the bytes give %08"
-			 PRIx32 ")", at, at + IOS_BLOCK - 1, path, stored[i], c);
+			 PRIx32 ")", at, at + B - 1, path, stored[i], c);
 		rc = -EIO;
 	}
 	if (stored != small)
@@ -721,7 +807,8 @@ static int sums_check(struct ios_store *st, struct ios_fd *slot, uint64_t first,
 static int read_checked(struct ios_store *st, struct ios_fd *slot, uint64_t first, size_t n,
 			uint8_t *buf, uint64_t *syscalls)
 {
-	int rc = read_zeroed(st, slot->fd, buf, n * IOS_BLOCK, first * IOS_BLOCK, syscalls);
+	uint64_t B = st->sh->csum_block;
+	int rc = read_zeroed(st, slot->fd, buf, n * B, first * B, syscalls);
 
 	return rc ? rc : sums_check(st, slot, first, n, buf, syscalls);
 }
@@ -735,10 +822,10 @@ static int read_checked(struct ios_store *st, struct ios_fd *slot, uint64_t firs
 static int write_span(struct ios_store *st, struct ios_fd *slot, uint64_t start, uint64_t len,
 		      const uint8_t *src, int whole, uint64_t *syscalls)
 {
-	uint64_t first = start / IOS_BLOCK, last = (start + len - 1) / IOS_BLOCK;
+	uint64_t B = st->sh->csum_block, first = start / B, last = (start + len - 1) / B;
 	size_t n = (size_t)(last - first + 1);
 	uint32_t small[64], *crcs = n <= 64 ? small : malloc(n * sizeof(*crcs));
-	uint8_t block[IOS_BLOCK];
+	uint8_t *block;
 	struct iovec iov = { (void *)src, len };
 	ssize_t k;
 	int rc = 0;
@@ -746,24 +833,28 @@ static int write_span(struct ios_store *st, struct ios_fd *slot, uint64_t start,
 	if (!crcs)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t at = (first + i) * IOS_BLOCK, from, to;
+		uint64_t at = (first + i) * B, from, to;
 
-		if (whole || (at >= start && at + IOS_BLOCK <= start + len)) {
+		if (whole || (at >= start && at + B <= start + len)) {
 			size_t run = 1; /* whole blocks in src from here, back to back */
 
-			while (i + run < n && (whole || at + (run + 1) * IOS_BLOCK <= start + len))
+			while (i + run < n && (whole || at + (run + 1) * B <= start + len))
 				run++;
 			tp_crc32c_blocks(at >= start ? src + (at - start) : src - (start - at), run,
-					  IOS_BLOCK, crcs + i);
+					  B, crcs + i);
 			i += run - 1;
 			continue;
+		}
+		if (!(block = lane_block(st))) {
+			rc = -ENOMEM;
+			goto out;
 		}
 		if ((rc = read_checked(st, slot, first + i, 1, block, syscalls)))
 			goto out;
 		from = start > at ? start : at;
-		to = start + len < at + IOS_BLOCK ? start + len : at + IOS_BLOCK;
+		to = start + len < at + B ? start + len : at + B;
 		memcpy(block + (from - at), src + (from - start), to - from);
-		crcs[i] = tp_crc32c(0, block, IOS_BLOCK);
+		crcs[i] = tp_crc32c(0, block, B);
 	}
 	k = full_write(st, slot->fd, &iov, 1, start, syscalls);
 	if (k < 0) {
@@ -855,9 +946,9 @@ ssize_t ios_store_write_pieces(struct ios_store *st, uint64_t handle, const stru
 			 * and runs one request on an object at a time. Bytes past the
 			 * object's end read as zeros, which is what they would
 			 * read as anyway. */
-			uint64_t first = start / IOS_BLOCK;
-			size_t blocks = (size_t)((start + span + IOS_BLOCK - 1) / IOS_BLOCK - first);
-			uint8_t *buf = scratch(st, blocks * IOS_BLOCK);
+			uint64_t B = st->sh->csum_block, first = start / B;
+			size_t blocks = (size_t)((start + span + B - 1) / B - first);
+			uint8_t *buf = scratch(st, blocks * B);
 
 			if (!buf) {
 				rc = -ENOMEM;
@@ -865,7 +956,7 @@ ssize_t ios_store_write_pieces(struct ios_store *st, uint64_t handle, const stru
 			}
 			if ((rc = read_checked(st, slot, first, blocks, buf, syscalls)))
 				break;
-			buf += start - first * IOS_BLOCK;
+			buf += start - first * B;
 			for (size_t j = i; j < i + k; j++) {
 				if (pieces[j].length) /* an empty one may lie past the span */
 					memcpy(buf + (pieces[j].offset - start), data + pos,
@@ -889,6 +980,7 @@ static ssize_t read_pieces(struct ios_store *st, struct ios_fd *slot, uint64_t s
 			   uint64_t *syscalls)
 {
 	size_t i = 0, pos = 0;
+	uint64_t B = st->sh->csum_block;
 	int rc;
 
 	while (i < n) {
@@ -908,21 +1000,20 @@ static ssize_t read_pieces(struct ios_store *st, struct ios_fd *slot, uint64_t s
 			i += k;
 			continue;
 		}
-		first = start / IOS_BLOCK;
-		if (k == 1 && start % IOS_BLOCK == 0 && span % IOS_BLOCK == 0) {
+		first = start / B;
+		if (k == 1 && start % B == 0 && span % B == 0) {
 			/* one piece of whole blocks: read and check it in place */
-			if ((rc = read_checked(st, slot, first, span / IOS_BLOCK, data + pos,
+			if ((rc = read_checked(st, slot, first, span / B, data + pos,
 					       syscalls)))
 				return rc;
 			pos += span;
 			i++;
 			continue;
 		}
-		end = (end + IOS_BLOCK - 1) / IOS_BLOCK * IOS_BLOCK;
-		if (!(buf = scratch(st, end - first * IOS_BLOCK)))
+		end = (end + B - 1) / B * B;
+		if (!(buf = scratch(st, end - first * B)))
 			return -ENOMEM;
-		if ((rc = read_checked(st, slot, first, (end - first * IOS_BLOCK) / IOS_BLOCK, buf,
-				       syscalls)))
+		if ((rc = read_checked(st, slot, first, (end - first * B) / B, buf, syscalls)))
 			return rc;
 		for (size_t j = i; j < i + k; j++) {
 			const struct ios_piece *p = &pieces[j];
@@ -930,7 +1021,7 @@ static ssize_t read_pieces(struct ios_store *st, struct ios_fd *slot, uint64_t s
 
 			if (have > p->length)
 				have = p->length;
-			memcpy(data + pos, buf + (p->offset - first * IOS_BLOCK), have);
+			memcpy(data + pos, buf + (p->offset - first * B), have);
 			memset(data + pos + have, 0, p->length - have);
 			pos += p->length;
 		}
@@ -958,12 +1049,14 @@ ssize_t ios_store_read_pieces(struct ios_store *st, uint64_t handle, const struc
 
 static int truncate_slot(struct ios_store *st, struct ios_fd *slot, uint64_t size)
 {
-	uint64_t calls = 0, last = size / IOS_BLOCK;
-	size_t keep = (size_t)(size % IOS_BLOCK);
-	uint8_t block[IOS_BLOCK];
+	uint64_t B = st->sh->csum_block, calls = 0, last = size / B;
+	size_t keep = (size_t)(size % B);
+	uint8_t *block = keep ? lane_block(st) : NULL;
 	uint32_t crc;
 	int rc, fd;
 
+	if (keep && !block)
+		return -ENOMEM;
 	/* The block the new end falls in is checked before it is cut (and
 	 * checksummed anew: its bytes past the end become zeros). */
 	if ((keep && (rc = read_checked(st, slot, last, 1, block, &calls))) ||
@@ -974,11 +1067,11 @@ static int truncate_slot(struct ios_store *st, struct ios_fd *slot, uint64_t siz
 	if ((fd = sums_fd(st, slot, 1)) < 0)
 		return fd;
 	if ((rc = st->disk->ops->ftruncate(st->disk, fd,
-					   (off_t)tp_obj_sums_offset((size + IOS_BLOCK - 1) / IOS_BLOCK))))
+					   (off_t)tp_obj_sums_offset((size + B - 1) / B))))
 		return rc;
 	if (!keep)
 		return 0;
-	crc = tp_obj_block_sum(block, keep);
+	crc = tp_obj_block_sum(block, keep, B);
 	return sums_write(st, slot, last, 1, &crc, &calls);
 }
 

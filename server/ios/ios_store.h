@@ -4,7 +4,9 @@
  * Object `handle` is the file DIR/objects/XX/HHHHHHHHHHHHHHHH (XX the low
  * byte of the handle, H the handle in hex), created on first write or
  * truncate. Beside it, HHHHHHHHHHHHHHHH.sum holds a CRC32C per block of
- * IOS_BLOCK bytes, written with the data and checked on every read.
+ * the store's checksum block size (ios_store_csum_block: chosen when the
+ * store is made, recorded in DIR/store), written with the data and
+ * checked on every read.
  *
  * The store knows which objects it holds: DIR/registry records each object
  * when it is made and when it is removed (synced with the object's data),
@@ -38,11 +40,6 @@
 struct ios_store;
 struct ios_disk;
 
-/* The checksummed block: a CRC32C of each IOS_BLOCK bytes of an object
- * (bytes past its end count as zeros). The format, which local reads
- * share, is proto/tp_objfmt.h's; this is the store's name for its block. */
-#define IOS_BLOCK TP_OBJ_BLOCK
-
 /* Objects are spread over IOS_STORE_DIRS directories, DIR/objects/00 to
  * DIR/objects/ff, by the low byte of the handle (one per byte value). */
 #define IOS_STORE_DIRS 256
@@ -58,9 +55,14 @@ struct ios_disk;
 #define IOS_STORE_NEW 1
 
 /* `disk` stays the caller's and must outlive the store. On success
- * *notice may get a line for the daemon's log (a remade store); free it. */
-int ios_store_open(const char *dir, unsigned max_open, unsigned flags, struct ios_disk *disk,
-		   struct ios_store **out, char **notice, char **errmsg);
+ * *notice may get a line for the daemon's log (a remade store); free it.
+ * csum_block: the checksum block (the config's csum_block; a power of two,
+ * tp_obj_block_valid), which a new store records; a store made with
+ * another one is refused (-EINVAL, *errmsg naming both and the store's
+ * path): on-disk format, never reinterpreted. 0 takes the store's own
+ * (TP_OBJ_BLOCK for a new one). */
+int ios_store_open(const char *dir, unsigned max_open, unsigned flags, uint32_t csum_block,
+		   struct ios_disk *disk, struct ios_store **out, char **notice, char **errmsg);
 void ios_store_close(struct ios_store *st);
 
 /* A lane of the store, for another thread: it shares the store's objects,
@@ -71,6 +73,14 @@ void ios_store_close(struct ios_store *st);
  * most max_open - 2 lanes (-EMFILE); close each with ios_store_close
  * before the store. */
 int ios_store_lane(struct ios_store *st, struct ios_store **out);
+
+/* The store's checksum block: a CRC32C per this many bytes of an object
+ * (bytes past its end count as zeros); the format, which local reads
+ * share, is proto/tp_objfmt.h's. */
+uint32_t ios_store_csum_block(const struct ios_store *st);
+/* The config's csum_block checked alone (before any store opens): 0, or
+ * -EINVAL with why in err. */
+int ios_store_csum_check(uint64_t block, char *err, size_t errlen);
 
 /* Why the last call failed, when the errno alone does not say (a lost
  * object, a checksum that does not match: which block, which file); ""

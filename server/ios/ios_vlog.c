@@ -1,6 +1,7 @@
 /*
- * ios_vlog.c - a versioned object's log, its offset-length index, reads
- * at a version and merges (ios_vlog.h; docs/design.md "Versioning").
+ * ios_vlog.c - a versioned object's log and its offset-length index
+ * (ios_vlog.h; docs/design.md "Versioning"); reads at a version and
+ * merges are in ios_vlog_read.c.
  *
  * The log file is a run of records, each a 64-byte header, `count` pieces
  * (16 bytes each: object offset, length) and `data_len` bytes, with a
@@ -23,7 +24,7 @@
  * binary search and a scan that stops at the range's end). Where records
  * overlap, the order is (vm, part, piece): later wins.
  */
-#include "ios_vlog.h"
+#include "ios_vlog_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -37,69 +38,7 @@
 #include "tdl.h"
 #include "tp_crc.h"
 
-enum vkind { VK_BASE = 1, VK_WRITE, VK_TRUNC, VK_COMMIT, VK_ABORT, VK_MERGING, VK_MERGED };
-#define VLOG_MAGIC 0x524c5654u /* "TVLR" */
-#define VLOG_FORMAT 2u         /* BASE's t: 1 (written as 0) had no parts */
-#define CHUNK (1u << 20)       /* merge and recovery move data in pieces this big */
-
-struct vhdr {
-	uint32_t magic, kind;
-	uint64_t total;    /* bytes of the record, header included (to the next) */
-	uint64_t t, vm;
-	uint64_t count;    /* pieces */
-	uint64_t data_len;
-	uint64_t arg;      /* BASE, MERGED: base size; TRUNC: the size */
-	uint32_t crc;      /* crc over the record with crc 0 */
-	uint32_t part;     /* WRITE: which record of T (format 1: always 0) */
-};
-_Static_assert(sizeof(struct vhdr) == 64, "a log record header is 64 bytes");
-#define HDR ((uint64_t)sizeof(struct vhdr))
-#define PIECE ((uint64_t)sizeof(struct ios_piece))
-
-struct vrec {
-	uint64_t t, vm; /* vm 0: uncommitted */
-	uint32_t part;  /* within T */
-	uint32_t op;    /* VK_WRITE or VK_TRUNC */
-	uint64_t bytes; /* the record's size in the log */
-	uint64_t arg;   /* TRUNC: the size; WRITE: one past its last byte */
-	uint64_t data_pos;
-	uint32_t n;
-	struct ios_piece *pieces;
-};
-
-struct vidx {
-	uint64_t off, len, vm, data_pos;
-	uint32_t part; /* the record's part within its T: later wins */
-	uint32_t seq;  /* piece order within the record: later wins */
-};
-
-struct ios_vlog {
-	struct ios_disk *disk;
-	uint64_t handle;
-	char *path;
-	int fd;
-	struct ios_vlog_base base;
-	struct ios_vlog_limits lim;
-	enum ios_vlog_durability dur;
-	uint64_t end;       /* the log's size */
-	uint64_t merged;    /* versions <= this are in the base object */
-	uint64_t base_size; /* the base object's size as of `merged` */
-	int broken;         /* a merge failed half-way: reopen to finish it */
-	uint64_t cut;       /* bytes of a torn tail cut at open */
-	struct vrec *recs;
-	uint32_t nrec, caprec;
-	uint64_t npieces; /* of the live records: bounds the index */
-	struct vidx *idx;
-	uint64_t *pmax;
-	size_t nidx;
-	uint64_t pins[IOS_VLOG_MAX_PINS];
-	uint32_t npins;
-	char why[256];
-};
-
-static int fail(struct ios_vlog *log, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int fail(struct ios_vlog *log, int rc, const char *fmt, ...)
+int vlog_fail(struct ios_vlog *log, int rc, const char *fmt, ...)
 {
 	va_list ap;
 	int k = snprintf(log->why, sizeof(log->why), "log %s (object %llx): ", log->path,
@@ -122,25 +61,29 @@ static int log_pwrite(struct ios_vlog *log, struct iovec *iov, int n, uint64_t l
 {
 	ssize_t w = log->disk->ops->pwritev(log->disk, log->fd, iov, n, (off_t)off);
 	if (w < 0)
-		return fail(log, (int)w, "write at %llu: %s", (unsigned long long)off, strerror((int)-w));
+		return vlog_fail(log, (int)w, "write at %llu: %s", (unsigned long long)off,
+				 strerror((int)-w));
 	if ((uint64_t)w != len)
-		return fail(log, -EIO, "short write at %llu", (unsigned long long)off);
+		return vlog_fail(log, -EIO, "short write at %llu", (unsigned long long)off);
 	return 0;
 }
 
-static int log_pread(struct ios_vlog *log, void *buf, uint64_t len, uint64_t off)
+int vlog_pread(struct ios_vlog *log, void *buf, uint64_t len, uint64_t off)
 {
 	struct iovec iov = { buf, len };
 	ssize_t r = log->disk->ops->preadv(log->disk, log->fd, &iov, 1, (off_t)off);
 	if (r < 0)
-		return fail(log, (int)r, "read at %llu: %s", (unsigned long long)off, strerror((int)-r));
-	return (uint64_t)r == len ? 0 : fail(log, -EIO, "short read at %llu", (unsigned long long)off);
+		return vlog_fail(log, (int)r, "read at %llu: %s", (unsigned long long)off,
+				 strerror((int)-r));
+	return (uint64_t)r == len
+		       ? 0
+		       : vlog_fail(log, -EIO, "short read at %llu", (unsigned long long)off);
 }
 
-static int log_sync(struct ios_vlog *log)
+int vlog_sync(struct ios_vlog *log)
 {
 	int rc = log->disk->ops->fdatasync(log->disk, log->fd);
-	return rc ? fail(log, rc, "sync: %s", strerror(-rc)) : 0;
+	return rc ? vlog_fail(log, rc, "sync: %s", strerror(-rc)) : 0;
 }
 
 /* Appends one record at the log's end; a failed append leaves no tail. */
@@ -165,7 +108,7 @@ static int append(struct ios_vlog *log, struct vhdr *h, const struct ios_piece *
 	return 0;
 }
 
-static int append_ctl(struct ios_vlog *log, enum vkind kind, uint64_t t, uint64_t vm, uint64_t arg)
+int vlog_append_ctl(struct ios_vlog *log, enum vkind kind, uint64_t t, uint64_t vm, uint64_t arg)
 {
 	struct vhdr h = { .kind = kind, .t = t, .vm = vm, .arg = arg };
 	return append(log, &h, NULL, NULL);
@@ -292,7 +235,7 @@ static void index_install(struct ios_vlog *log, struct vidx *idx, uint64_t *pmax
 }
 
 /* Rebuilds the index from the committed writes. */
-static int rebuild_index(struct ios_vlog *log)
+int vlog_rebuild_index(struct ios_vlog *log)
 {
 	size_t n = 0;
 	for (uint32_t i = 0; i < log->nrec; i++)
@@ -304,7 +247,7 @@ static int rebuild_index(struct ios_vlog *log)
 		free(idx);
 		free(pmax);
 		log->broken = 1;
-		return fail(log, -ENOMEM, "no memory for an index of %zu pieces", n);
+		return vlog_fail(log, -ENOMEM, "no memory for an index of %zu pieces", n);
 	}
 	size_t k = 0;
 	for (uint32_t i = 0; i < log->nrec; i++)
@@ -330,7 +273,7 @@ static int index_add(struct ios_vlog *log, uint64_t t)
 		free(add);
 		free(idx);
 		free(pmax);
-		return rebuild_index(log); /* says -ENOMEM and marks the log */
+		return vlog_rebuild_index(log); /* says -ENOMEM and marks the log */
 	}
 	size_t q = 0;
 	for (uint32_t r = 0; r < log->nrec; r++)
@@ -355,18 +298,19 @@ static int check_pieces(struct ios_vlog *log, const struct ios_piece *p, uint64_
 	for (uint64_t i = 0; i < n; i++) {
 		if (p[i].length == 0 || p[i].offset > INT64_MAX ||
 		    p[i].length > INT64_MAX - p[i].offset)
-			return fail(log, -EINVAL, "piece %llu [%llu, +%llu) is empty or ends past 2^63",
-				    (unsigned long long)i, (unsigned long long)p[i].offset,
-				    (unsigned long long)p[i].length);
+			return vlog_fail(log, -EINVAL,
+					 "piece %llu [%llu, +%llu) is empty or ends past 2^63",
+					 (unsigned long long)i, (unsigned long long)p[i].offset,
+					 (unsigned long long)p[i].length);
 		sum += p[i].length; /* no overflow: n <= 2^32, each < 2^63 ... checked below */
 		if (sum < p[i].length)
-			return fail(log, -EINVAL, "pieces' total overflows");
+			return vlog_fail(log, -EINVAL, "pieces' total overflows");
 		if (p[i].offset + p[i].length > *end)
 			*end = p[i].offset + p[i].length;
 	}
 	if (sum != data_len)
-		return fail(log, -EINVAL, "%llu data bytes for pieces of %llu",
-			    (unsigned long long)data_len, (unsigned long long)sum);
+		return vlog_fail(log, -EINVAL, "%llu data bytes for pieces of %llu",
+				 (unsigned long long)data_len, (unsigned long long)sum);
 	return 0;
 }
 
@@ -379,12 +323,12 @@ static uint32_t max_or(uint32_t v, uint32_t dflt)
 
 static int write_base(struct ios_vlog *log)
 {
-	return append_ctl(log, VK_BASE, VLOG_FORMAT, log->merged, log->base_size);
+	return vlog_append_ctl(log, VK_BASE, VLOG_FORMAT, log->merged, log->base_size);
 }
 
 /* A fresh log holding only BASE, written aside and renamed over the old
  * one, so a crash leaves one or the other whole. */
-static int reset_log(struct ios_vlog *log)
+int vlog_reset(struct ios_vlog *log)
 {
 	size_t len = strlen(log->path);
 	char *tmp = malloc(len + 5), *dir = strdup(log->path);
@@ -399,19 +343,19 @@ static int reset_log(struct ios_vlog *log)
 	struct ios_disk *d = log->disk;
 	int fd = d->ops->open(d, log->handle, IOS_FILE_VLOG, tmp,
 			      O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	rc = fd < 0 ? fail(log, fd, "make %s: %s", tmp, strerror(-fd)) : 0;
+	rc = fd < 0 ? vlog_fail(log, fd, "make %s: %s", tmp, strerror(-fd)) : 0;
 	if (rc)
 		goto out;
 	log->fd = fd;
 	log->end = 0;
 	rc = write_base(log);
-	rc = rc ? rc : log_sync(log);
+	rc = rc ? rc : vlog_sync(log);
 	rc = rc ? rc : d->ops->rename(d, tmp, log->path);
 	rc = rc ? rc : d->ops->syncdir(d, slash ? dir : ".");
 	(void)d->ops->close(d, rc ? fd : old);
 	if (rc) {
 		log->fd = old;
-		fail(log, rc, "replace by a fresh log: %s", strerror(-rc));
+		vlog_fail(log, rc, "replace by a fresh log: %s", strerror(-rc));
 	}
 out:
 	free(tmp);
@@ -431,16 +375,17 @@ static int t_accepts(struct ios_vlog *log, uint32_t kind, uint64_t t, uint32_t p
 		     const struct tsum *ts)
 {
 	if (t == 0)
-		return fail(log, -EINVAL, "T 0");
+		return vlog_fail(log, -EINVAL, "T 0");
 	if (kind == VK_TRUNC && (ts->recs || part))
-		return fail(log, -EINVAL, "truncate under T %llx part %u: T in use, or a part",
-			    (unsigned long long)t, part);
+		return vlog_fail(log, -EINVAL, "truncate under T %llx part %u: T in use, or a part",
+				 (unsigned long long)t, part);
 	if (ts->recs && (ts->vm || ts->trunc))
-		return fail(log, -EINVAL, "part %u of T %llx: T is %s", part, (unsigned long long)t,
-			    ts->vm ? "committed already" : "a truncate");
+		return vlog_fail(log, -EINVAL, "part %u of T %llx: T is %s", part,
+				 (unsigned long long)t,
+				 ts->vm ? "committed already" : "a truncate");
 	if (find_part(log, t, part) >= 0)
-		return fail(log, -EINVAL, "T %llx part %u is in the log already",
-			    (unsigned long long)t, part);
+		return vlog_fail(log, -EINVAL, "T %llx part %u is in the log already",
+				 (unsigned long long)t, part);
 	return 0;
 }
 
@@ -461,7 +406,7 @@ static int apply_write(struct ios_vlog *log, const struct vhdr *h, struct ios_pi
 			return rc;
 		r.arg = end;
 	} else if (h->count || h->data_len || h->arg > INT64_MAX) {
-		return fail(log, -EINVAL, "truncate with pieces or past 2^63");
+		return vlog_fail(log, -EINVAL, "truncate with pieces or past 2^63");
 	}
 	return add_rec(log, &r);
 }
@@ -470,24 +415,26 @@ static int commit_rec(struct ios_vlog *log, uint64_t t, uint64_t vm)
 {
 	int i = find_rec(log, t);
 	if (i < 0)
-		return fail(log, -ENOENT, "commit of T %llx: no such record", (unsigned long long)t);
+		return vlog_fail(log, -ENOENT, "commit of T %llx: no such record",
+				 (unsigned long long)t);
 	if (log->recs[i].vm)
-		return log->recs[i].vm == vm ? 1
-					     : fail(log, -EEXIST, "T %llx is already version %llu",
-						    (unsigned long long)t,
-						    (unsigned long long)log->recs[i].vm);
+		return log->recs[i].vm == vm
+			       ? 1
+			       : vlog_fail(log, -EEXIST, "T %llx is already version %llu",
+					   (unsigned long long)t,
+					   (unsigned long long)log->recs[i].vm);
 	if (vm <= log->merged)
-		return fail(log, -ESTALE, "version %llu is at or below the merged %llu",
-			    (unsigned long long)vm, (unsigned long long)log->merged);
+		return vlog_fail(log, -ESTALE, "version %llu is at or below the merged %llu",
+				 (unsigned long long)vm, (unsigned long long)log->merged);
 	for (uint32_t k = 0; k < log->nrec; k++)
 		if (log->recs[k].vm == vm)
-			return fail(log, -EEXIST, "version %llu names another T",
-				    (unsigned long long)vm);
+			return vlog_fail(log, -EEXIST, "version %llu names another T",
+					 (unsigned long long)vm);
 	set_vm(log, t, vm); /* every part of T at once */
 	return 0;
 }
 
-static int drop_merged(struct ios_vlog *log, uint64_t upto, uint64_t size)
+int vlog_drop_merged(struct ios_vlog *log, uint64_t upto, uint64_t size)
 {
 	for (uint32_t i = 0; i < log->nrec;)
 		if (log->recs[i].vm && log->recs[i].vm <= upto)
@@ -504,21 +451,22 @@ static int drop_merged(struct ios_vlog *log, uint64_t upto, uint64_t size)
 static int replay_merge(struct ios_vlog *log, struct scan *s, const struct vhdr *h)
 {
 	if (h->vm <= log->merged || h->arg > INT64_MAX)
-		return fail(log, -EINVAL, "merge back to %llu, or past 2^63",
-			    (unsigned long long)h->vm);
+		return vlog_fail(log, -EINVAL, "merge back to %llu, or past 2^63",
+				 (unsigned long long)h->vm);
 	if (h->kind == VK_MERGING) {
 		s->pending_merge = h->vm;
 		return 0;
 	}
 	s->pending_merge = 0;
-	return drop_merged(log, h->vm, h->arg);
+	return vlog_drop_merged(log, h->vm, h->arg);
 }
 
 static int replay_abort(struct ios_vlog *log, const struct vhdr *h)
 {
 	int i = find_rec(log, h->t);
 	if (i < 0 || log->recs[i].vm)
-		return fail(log, -EINVAL, "abort of T %llx, not uncommitted", (unsigned long long)h->t);
+		return vlog_fail(log, -EINVAL, "abort of T %llx, not uncommitted",
+				 (unsigned long long)h->t);
 	drop_t(log, h->t);
 	return 0;
 }
@@ -527,11 +475,11 @@ static int replay_base(struct ios_vlog *log, const struct vhdr *h)
 {
 	/* t: the format (format 1 wrote 0) */
 	if (h->t > VLOG_FORMAT)
-		return fail(log, -EINVAL, "log format %llu: this daemon reads formats 1 to %u",
-			    (unsigned long long)h->t, VLOG_FORMAT);
+		return vlog_fail(log, -EINVAL, "log format %llu: this daemon reads formats 1 to %u",
+				 (unsigned long long)h->t, VLOG_FORMAT);
 	if (h->arg > INT64_MAX)
-		return fail(log, -EINVAL, "base size past 2^63");
-	return drop_merged(log, h->vm, h->arg);
+		return vlog_fail(log, -EINVAL, "base size past 2^63");
+	return vlog_drop_merged(log, h->vm, h->arg);
 }
 
 /* Applies one recovered record to the in-memory state. */
@@ -541,7 +489,7 @@ static int replay(struct ios_vlog *log, struct scan *s, const struct vhdr *h,
 	int rc;
 	if ((h->kind == VK_BASE) != (s->pos == 0) ||
 	    (h->kind != VK_WRITE && h->part) || (h->kind > VK_TRUNC && (h->count || h->data_len)))
-		return fail(log, -EINVAL, "record kind %u out of place", h->kind);
+		return vlog_fail(log, -EINVAL, "record kind %u out of place", h->kind);
 	switch (h->kind) {
 	case VK_BASE:
 		return replay_base(log, h);
@@ -557,7 +505,7 @@ static int replay(struct ios_vlog *log, struct scan *s, const struct vhdr *h,
 	case VK_MERGED:
 		return replay_merge(log, s, h);
 	default:
-		return fail(log, -EINVAL, "unknown record kind %u", h->kind);
+		return vlog_fail(log, -EINVAL, "unknown record kind %u", h->kind);
 	}
 }
 
@@ -571,7 +519,7 @@ static int rec_crc(struct ios_vlog *log, uint64_t pos, const struct vhdr *h, uin
 	*crc = tp_crc32c(0, &z, HDR);
 	for (uint64_t o = HDR; !rc && o < h->total; o += CHUNK) {
 		uint64_t n = h->total - o < CHUNK ? h->total - o : CHUNK;
-		rc = log_pread(log, buf, n, pos + o);
+		rc = vlog_pread(log, buf, n, pos + o);
 		*crc = rc ? *crc : tp_crc32c(*crc, buf, n);
 	}
 	free(buf);
@@ -590,7 +538,7 @@ static int read_rec(struct ios_vlog *log, struct scan *s, struct vhdr *h, struct
 	*pieces = NULL;
 	if (left < HDR)
 		return 0;
-	int rc = log_pread(log, h, HDR, s->pos);
+	int rc = vlog_pread(log, h, HDR, s->pos);
 	if (rc || h->magic != VLOG_MAGIC || h->total < HDR || h->total > left)
 		return rc;
 	rc = rec_crc(log, s->pos, h, &crc);
@@ -598,13 +546,13 @@ static int read_rec(struct ios_vlog *log, struct scan *s, struct vhdr *h, struct
 		return rc;
 	if (h->count > log->lim.max_pieces || h->data_len > h->total - HDR ||
 	    h->count * PIECE != h->total - HDR - h->data_len)
-		return fail(log, -EIO, "record at %llu: %llu pieces, %llu data bytes in %llu",
-			    (unsigned long long)s->pos, (unsigned long long)h->count,
-			    (unsigned long long)h->data_len, (unsigned long long)h->total);
+		return vlog_fail(log, -EIO, "record at %llu: %llu pieces, %llu data bytes in %llu",
+				 (unsigned long long)s->pos, (unsigned long long)h->count,
+				 (unsigned long long)h->data_len, (unsigned long long)h->total);
 	*pieces = malloc(h->count ? h->count * PIECE : 1);
 	if (!*pieces)
 		return -ENOMEM;
-	rc = log_pread(log, *pieces, h->count * PIECE, s->pos + HDR);
+	rc = vlog_pread(log, *pieces, h->count * PIECE, s->pos + HDR);
 	if (rc) {
 		free(*pieces);
 		*pieces = NULL;
@@ -612,8 +560,6 @@ static int read_rec(struct ios_vlog *log, struct scan *s, struct vhdr *h, struct
 	}
 	return 1;
 }
-
-static int do_merge(struct ios_vlog *log, uint64_t m);
 
 /* Replays the log's good records; s->pos ends where they end. */
 static int scan_log(struct ios_vlog *log, struct scan *s)
@@ -634,8 +580,8 @@ static int scan_log(struct ios_vlog *log, struct scan *s)
 			char why[sizeof(log->why)];
 			const char *inner = strstr(log->why, "): "); /* past our prefix */
 			snprintf(why, sizeof(why), "%s", inner ? inner + 3 : log->why);
-			return fail(log, -EIO, "record at %llu refused (%s)",
-				    (unsigned long long)s->pos, why);
+			return vlog_fail(log, -EIO, "record at %llu refused (%s)",
+					 (unsigned long long)s->pos, why);
 		}
 		s->pos += h.total;
 	}
@@ -647,7 +593,7 @@ static int recover(struct ios_vlog *log)
 	struct scan s = { 0 };
 	int rc = log->disk->ops->fstat(log->disk, log->fd, &sb);
 	if (rc)
-		return fail(log, rc, "stat: %s", strerror(-rc));
+		return vlog_fail(log, rc, "stat: %s", strerror(-rc));
 	s.size = (uint64_t)sb.st_size;
 	rc = scan_log(log, &s);
 	if (rc)
@@ -659,10 +605,10 @@ static int recover(struct ios_vlog *log)
 	if (!rc && s.pos == 0) { /* a new log, or its BASE torn: the base as it is */
 		rc = log->base.ops->size(log->base.ctx, &log->base_size);
 		rc = rc ? rc : write_base(log);
-		rc = rc ? rc : log_sync(log);
+		rc = rc ? rc : vlog_sync(log);
 	}
-	rc = rc ? rc : rebuild_index(log);
-	return rc ? rc : s.pending_merge ? do_merge(log, s.pending_merge) : 0;
+	rc = rc ? rc : vlog_rebuild_index(log);
+	return rc ? rc : s.pending_merge ? vlog_do_merge(log, s.pending_merge) : 0;
 }
 
 int ios_vlog_open(const struct ios_vlog_config *cfg, struct ios_vlog **out)
@@ -684,7 +630,7 @@ int ios_vlog_open(const struct ios_vlog_config *cfg, struct ios_vlog **out)
 	log->fd = cfg->disk->ops->open(cfg->disk, cfg->handle, IOS_FILE_VLOG, cfg->path,
 				       O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (log->fd < 0) {
-		int rc = fail(log, log->fd, "open: %s", strerror(-log->fd));
+		int rc = vlog_fail(log, log->fd, "open: %s", strerror(-log->fd));
 		*out = log;
 		return rc;
 	}
@@ -710,10 +656,11 @@ void ios_vlog_close(struct ios_vlog *log)
 
 /* ------------------------------------------------------------ modify */
 
-static int usable(struct ios_vlog *log)
+int vlog_usable(struct ios_vlog *log)
 {
-	return log->broken ? fail(log, -EIO, "a merge or commit failed half-way; reopen the log")
-			   : 0;
+	return log->broken
+		       ? vlog_fail(log, -EIO, "a merge or commit failed half-way; reopen the log")
+		       : 0;
 }
 
 /* Whether T's records with this one (n pieces, len bytes) could ever be
@@ -728,12 +675,14 @@ static int room_for_t(struct ios_vlog *log, uint64_t t, const struct tsum *ts, u
 	if (recs <= log->lim.max_records && pieces <= log->lim.max_live_pieces &&
 	    bytes <= log->lim.max_bytes)
 		return 0;
-	return fail(log, -ENOSPC, "T %llx with this part: %llu records, %llu pieces, %llu log "
-		    "bytes, past the log's limits (%u records, %u pieces, %llu bytes): a call "
-		    "this large can never be one version of this object",
-		    (unsigned long long)t, (unsigned long long)recs, (unsigned long long)pieces,
-		    (unsigned long long)bytes, log->lim.max_records, log->lim.max_live_pieces,
-		    (unsigned long long)log->lim.max_bytes);
+	return vlog_fail(log, -ENOSPC,
+			 "T %llx with this part: %llu records, %llu pieces, %llu log "
+			 "bytes, past the log's limits (%u records, %u pieces, %llu bytes): a call "
+			 "this large can never be one version of this object",
+			 (unsigned long long)t, (unsigned long long)recs,
+			 (unsigned long long)pieces, (unsigned long long)bytes,
+			 log->lim.max_records, log->lim.max_live_pieces,
+			 (unsigned long long)log->lim.max_bytes);
 }
 
 /* Room for a record of n pieces and len bytes under T: each live record
@@ -741,19 +690,21 @@ static int room_for_t(struct ios_vlog *log, uint64_t t, const struct tsum *ts, u
 static int room(struct ios_vlog *log, uint64_t t, const struct tsum *ts, uint64_t n, uint64_t len)
 {
 	uint64_t lim = log->lim.max_bytes, fixed = 5 * HDR; /* BASE, this, 3 control */
-	if (n > log->lim.max_pieces || n > log->lim.max_live_pieces || lim < fixed || len > lim - fixed ||
-	    n * PIECE > lim - fixed - len)
-		return fail(log, -ENOSPC, "a record of %llu pieces and %llu bytes passes the limits",
-			    (unsigned long long)n, (unsigned long long)len);
+	if (n > log->lim.max_pieces || n > log->lim.max_live_pieces || lim < fixed ||
+	    len > lim - fixed || n * PIECE > lim - fixed - len)
+		return vlog_fail(log, -ENOSPC,
+				 "a record of %llu pieces and %llu bytes passes the limits",
+				 (unsigned long long)n, (unsigned long long)len);
 	int rc = room_for_t(log, t, ts, n, len);
 	if (rc)
 		return rc;
 	uint64_t need = HDR + n * PIECE + len + HDR * ((uint64_t)log->nrec + 3);
 	if (log->nrec >= log->lim.max_records || need > lim || log->end > lim - need ||
 	    log->npieces + n > log->lim.max_live_pieces)
-		return fail(log, -EBUSY, "log full (%u records, %llu pieces, %llu bytes): merge first",
-			    log->nrec, (unsigned long long)log->npieces,
-			    (unsigned long long)log->end);
+		return vlog_fail(log, -EBUSY,
+				 "log full (%u records, %llu pieces, %llu bytes): merge first",
+				 log->nrec, (unsigned long long)log->npieces,
+				 (unsigned long long)log->end);
 	return 0;
 }
 
@@ -766,15 +717,17 @@ static int resent(struct ios_vlog *log, const struct vrec *r, enum vkind kind,
 	int same = r->op == kind && r->n == n && r->bytes == HDR + n * PIECE + len &&
 		   (kind == VK_WRITE ? !n || !memcmp(r->pieces, p, n * PIECE) : r->arg == arg);
 	return same ? 0
-		    : fail(log, -EINVAL, "T %llx part %u is in the log already, with other "
-			   "pieces", (unsigned long long)r->t, r->part);
+		    : vlog_fail(log, -EINVAL,
+				"T %llx part %u is in the log already, with other "
+				"pieces",
+				(unsigned long long)r->t, r->part);
 }
 
 static int add_record(struct ios_vlog *log, enum vkind kind, uint64_t t, uint32_t part,
 		      const struct ios_piece *p, size_t n, const uint8_t *data, uint64_t len,
 		      uint64_t arg)
 {
-	int rc = usable(log), i = find_part(log, t, part);
+	int rc = vlog_usable(log), i = find_part(log, t, part);
 	if (rc)
 		return rc;
 	if (t && i >= 0)
@@ -795,7 +748,7 @@ static int add_record(struct ios_vlog *log, enum vkind kind, uint64_t t, uint32_
 		free(copy);
 		return rc;
 	}
-	rc = log->dur != IOS_VLOG_SYNC_EACH ? 0 : log_sync(log);
+	rc = log->dur != IOS_VLOG_SYNC_EACH ? 0 : vlog_sync(log);
 	rc = rc ? rc : apply_write(log, &h, copy, pos);
 	if (rc) { /* not kept: take it off the log too, so T may come again */
 		free(copy);
@@ -810,7 +763,7 @@ int ios_vlog_write(struct ios_vlog *log, uint64_t t, uint32_t part, const struct
 {
 	uint64_t end;
 	if (n > log->lim.max_pieces)
-		return fail(log, -ENOSPC, "%zu pieces: more than %u", n, log->lim.max_pieces);
+		return vlog_fail(log, -ENOSPC, "%zu pieces: more than %u", n, log->lim.max_pieces);
 	int rc = check_pieces(log, pieces, n, data_len, &end);
 	return rc ? rc : add_record(log, VK_WRITE, t, part, pieces, n, data, data_len, end);
 }
@@ -818,7 +771,8 @@ int ios_vlog_write(struct ios_vlog *log, uint64_t t, uint32_t part, const struct
 int ios_vlog_truncate(struct ios_vlog *log, uint64_t t, uint64_t size)
 {
 	if (size > INT64_MAX)
-		return fail(log, -EINVAL, "truncate to %llu: past 2^63", (unsigned long long)size);
+		return vlog_fail(log, -EINVAL, "truncate to %llu: past 2^63",
+				 (unsigned long long)size);
 	return add_record(log, VK_TRUNC, t, 0, NULL, 0, NULL, 0, size);
 }
 
@@ -857,9 +811,9 @@ int ios_vlog_write_dataloop(struct ios_vlog *log, uint64_t t, uint32_t part,
 					batch[i].length);
 	}
 	if (rc == -ENOSPC || rc == -E2BIG)
-		rc = fail(log, -ENOSPC, "dataloop unrolls to more than %zu pieces", max);
+		rc = vlog_fail(log, -ENOSPC, "dataloop unrolls to more than %zu pieces", max);
 	else if (rc)
-		rc = fail(log, rc, "dataloop walk: %s", strerror(-rc));
+		rc = vlog_fail(log, rc, "dataloop walk: %s", strerror(-rc));
 	rc = rc ? rc : ios_vlog_write(log, t, part, p, n, data, data_len);
 	free(p);
 	return rc;
@@ -867,16 +821,16 @@ int ios_vlog_write_dataloop(struct ios_vlog *log, uint64_t t, uint32_t part,
 
 int ios_vlog_commit(struct ios_vlog *log, uint64_t t, uint64_t vm)
 {
-	int rc = usable(log);
+	int rc = vlog_usable(log);
 	if (rc)
 		return rc;
 	if (t == 0 || vm == 0)
-		return fail(log, -EINVAL, "commit of T %llx as version %llu", (unsigned long long)t,
-			    (unsigned long long)vm);
+		return vlog_fail(log, -EINVAL, "commit of T %llx as version %llu",
+				 (unsigned long long)t, (unsigned long long)vm);
 	rc = commit_rec(log, t, vm);
 	if (rc)
 		return rc > 0 ? 0 : rc;
-	rc = append_ctl(log, VK_COMMIT, t, vm, 0);
+	rc = vlog_append_ctl(log, VK_COMMIT, t, vm, 0);
 	if (rc) { /* not logged: not committed */
 		set_vm(log, t, 0);
 		return rc;
@@ -886,14 +840,15 @@ int ios_vlog_commit(struct ios_vlog *log, uint64_t t, uint64_t vm)
 
 int ios_vlog_abort(struct ios_vlog *log, uint64_t t)
 {
-	int rc = usable(log), i = find_rec(log, t);
+	int rc = vlog_usable(log), i = find_rec(log, t);
 	if (rc)
 		return rc;
 	if (i < 0)
-		return fail(log, -ENOENT, "abort of T %llx: no such record", (unsigned long long)t);
+		return vlog_fail(log, -ENOENT, "abort of T %llx: no such record",
+				 (unsigned long long)t);
 	if (log->recs[i].vm)
-		return fail(log, -EBUSY, "abort of T %llx: committed", (unsigned long long)t);
-	rc = append_ctl(log, VK_ABORT, t, 0, 0);
+		return vlog_fail(log, -EBUSY, "abort of T %llx: committed", (unsigned long long)t);
+	rc = vlog_append_ctl(log, VK_ABORT, t, 0, 0);
 	if (!rc)
 		drop_t(log, t);
 	return rc;
@@ -966,10 +921,10 @@ int ios_vlog_discard_dead(struct ios_vlog *log, uint32_t next_id, const uint32_t
 int ios_vlog_pin(struct ios_vlog *log, uint64_t r)
 {
 	if (r < log->merged)
-		return fail(log, -ESTALE, "pin of version %llu: merged up to %llu",
-			    (unsigned long long)r, (unsigned long long)log->merged);
+		return vlog_fail(log, -ESTALE, "pin of version %llu: merged up to %llu",
+				 (unsigned long long)r, (unsigned long long)log->merged);
 	if (log->npins == IOS_VLOG_MAX_PINS)
-		return fail(log, -ENOSPC, "more than %u reads in progress", IOS_VLOG_MAX_PINS);
+		return vlog_fail(log, -ENOSPC, "more than %u reads in progress", IOS_VLOG_MAX_PINS);
 	log->pins[log->npins++] = r;
 	return 0;
 }
@@ -981,396 +936,5 @@ int ios_vlog_unpin(struct ios_vlog *log, uint64_t r)
 			log->pins[i] = log->pins[--log->npins];
 			return 0;
 		}
-	return fail(log, -ENOENT, "unpin of version %llu: not pinned", (unsigned long long)r);
-}
-
-/* ------------------------------------------------------------ read */
-
-/* What covers a range at a version: a committed write's piece or truncate. */
-struct cand {
-	uint64_t vm;
-	uint32_t part, seq;
-	const struct vidx *piece; /* NULL: a truncate to `size` */
-	uint64_t size;
-};
-
-static int cmp_cand(const void *a, const void *b)
-{
-	const struct cand *x = a, *y = b;
-	if (x->vm != y->vm)
-		return x->vm < y->vm ? -1 : 1;
-	if (x->part != y->part)
-		return x->part < y->part ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* First index entry that may overlap a range starting at `off`. */
-static size_t idx_first(const struct ios_vlog *log, uint64_t off)
-{
-	size_t lo = 0, hi = log->nidx;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (log->pmax[mid] > off)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return lo;
-}
-
-/* realloc that frees the old block when it fails. */
-static struct cand *reallocf_cand(struct cand *c, size_t cap)
-{
-	struct cand *n = realloc(c, cap * sizeof(*c));
-	if (!n)
-		free(c);
-	return n;
-}
-
-static int collect(const struct ios_vlog *log, uint64_t r, uint64_t off, uint64_t len,
-		   struct cand **out, size_t *n)
-{
-	size_t cap = 16, k = 0;
-	struct cand *c = malloc(cap * sizeof(*c));
-	for (size_t i = idx_first(log, off); c && i < log->nidx && log->idx[i].off < off + len; i++) {
-		const struct vidx *e = &log->idx[i];
-		if (e->off + e->len <= off || e->vm > r)
-			continue;
-		if (k == cap && (cap *= 2, !(c = reallocf_cand(c, cap))))
-			break;
-		c[k++] = (struct cand){ e->vm, e->part, e->seq, e, 0 };
-	}
-	for (uint32_t i = 0; c && i < log->nrec; i++) {
-		const struct vrec *t = &log->recs[i];
-		if (t->op != VK_TRUNC || !t->vm || t->vm > r || t->arg >= off + len)
-			continue;
-		if (k == cap && (cap *= 2, !(c = reallocf_cand(c, cap))))
-			break;
-		c[k++] = (struct cand){ t->vm, t->part, 0, NULL, t->arg };
-	}
-	if (!c)
-		return -ENOMEM;
-	qsort(c, k, sizeof(*c), cmp_cand);
-	*out = c;
-	*n = k;
-	return 0;
-}
-
-/* Where piece e's bytes within [off, off+len) are: object [*a, *b), and
- * log offset *at of byte *a. */
-static void clip(const struct vidx *e, uint64_t off, uint64_t len, uint64_t *a, uint64_t *b,
-		 uint64_t *at)
-{
-	*a = e->off > off ? e->off : off;
-	*b = e->off + e->len < off + len ? e->off + e->len : off + len;
-	*at = e->data_pos + (*a - e->off);
-}
-
-/* Candidates c[i..end) are consecutive pieces of one record (one T's
- * part), so their bytes lie back to back in the log: one read (at most
- * CHUNK) serves all. */
-static size_t run_end(const struct cand *c, size_t n, size_t i, uint64_t off, uint64_t len)
-{
-	uint64_t a, b, lo, at;
-	size_t j = i + 1;
-	clip(c[i].piece, off, len, &a, &b, &lo);
-	for (; j < n && c[j].piece && c[j].vm == c[i].vm && c[j].part == c[i].part &&
-	       c[j].seq == c[j - 1].seq + 1;
-	     j++) {
-		clip(c[j].piece, off, len, &a, &b, &at);
-		if (at + (b - a) - lo > CHUNK)
-			break;
-	}
-	return j;
-}
-
-/* Copies the bytes of run c[i..j) into buf with one read of the log. */
-static int paint_run(struct ios_vlog *log, const struct cand *c, size_t i, size_t j, uint64_t off,
-		     uint64_t len, uint8_t *buf)
-{
-	uint64_t a, b, lo, at;
-	clip(c[i].piece, off, len, &a, &b, &lo);
-	clip(c[j - 1].piece, off, len, &a, &b, &at);
-	uint64_t span = at + (b - a) - lo;
-	uint8_t *tmp = malloc(span ? span : 1);
-	int rc = tmp ? log_pread(log, tmp, span, lo) : -ENOMEM;
-	for (size_t k = i; !rc && k < j; k++) { /* in piece order: later pieces win */
-		clip(c[k].piece, off, len, &a, &b, &at);
-		memcpy(buf + (a - off), tmp + (at - lo), b - a);
-	}
-	free(tmp);
-	return rc;
-}
-
-/* Lays the candidates over buf (the base's bytes [off, off+len)), oldest
- * first, so each byte ends with the newest version covering it. */
-static int paint(struct ios_vlog *log, const struct cand *c, size_t n, uint64_t off, uint64_t len,
-		 uint8_t *buf)
-{
-	int rc = 0;
-	for (size_t i = 0, j; !rc && i < n; i = j) {
-		if (!c[i].piece) { /* truncate: bytes from its size on are zeros */
-			uint64_t from = c[i].size > off ? c[i].size - off : 0;
-			memset(buf + from, 0, len - from);
-			j = i + 1;
-			continue;
-		}
-		j = run_end(c, n, i, off, len);
-		rc = paint_run(log, c, i, j, off, len, buf);
-	}
-	return rc;
-}
-
-/* Bytes [off, off+len) as of version r. */
-static int read_at(struct ios_vlog *log, uint64_t r, uint64_t off, uint64_t len, uint8_t *buf)
-{
-	struct cand *c;
-	size_t n;
-	int rc = log->base.ops->read(log->base.ctx, off, len, buf);
-	if (rc)
-		return fail(log, rc, "read of the base object at %llu: %s",
-			    (unsigned long long)off, strerror(-rc));
-	/* The base past the size the log knows is a merge's leftover. */
-	if (off + len > log->base_size)
-		memset(buf + (log->base_size > off ? log->base_size - off : 0), 0,
-		       len - (log->base_size > off ? log->base_size - off : 0));
-	rc = collect(log, r, off, len, &c, &n);
-	if (rc)
-		return rc;
-	rc = paint(log, c, n, off, len, buf);
-	free(c);
-	return rc;
-}
-
-static int cmp_vm(const void *a, const void *b)
-{
-	const struct vrec *x = *(const struct vrec *const *)a, *y = *(const struct vrec *const *)b;
-	if (x->vm != y->vm)
-		return x->vm < y->vm ? -1 : 1;
-	return x->part < y->part ? -1 : x->part > y->part;
-}
-
-/* The committed records with merged < vm <= r, oldest first (*out
- * allocated). */
-static int committed_upto(const struct ios_vlog *log, uint64_t r, const struct vrec ***out,
-			  uint32_t *n)
-{
-	const struct vrec **v = malloc((log->nrec ? log->nrec : 1) * sizeof(*v));
-	uint32_t k = 0;
-	if (!v)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < log->nrec; i++)
-		if (log->recs[i].vm && log->recs[i].vm <= r)
-			v[k++] = &log->recs[i];
-	qsort(v, k, sizeof(*v), cmp_vm);
-	*out = v;
-	*n = k;
-	return 0;
-}
-
-/* The object's size as of version r: writes grow it, truncates set it. */
-static uint64_t size_of(const struct vrec *const *v, uint32_t n, uint64_t base_size)
-{
-	uint64_t size = base_size;
-	for (uint32_t i = 0; i < n; i++)
-		size = v[i]->op == VK_TRUNC ? v[i]->arg : v[i]->arg > size ? v[i]->arg : size;
-	return size;
-}
-
-int ios_vlog_read(struct ios_vlog *log, uint64_t r, const struct ios_piece *pieces, size_t n,
-		  uint8_t *data, uint64_t *size)
-{
-	const struct vrec **v;
-	uint32_t nv;
-	int rc = usable(log);
-	if (rc)
-		return rc;
-	if (r < log->merged)
-		return fail(log, -ESTALE, "read at version %llu: merged up to %llu",
-			    (unsigned long long)r, (unsigned long long)log->merged);
-	uint64_t pos = 0;
-	for (size_t i = 0; i < n && !rc; i++) {
-		if (pieces[i].offset > INT64_MAX || pieces[i].length > INT64_MAX - pieces[i].offset)
-			return fail(log, -EINVAL, "read piece %zu ends past 2^63", i);
-		rc = read_at(log, r, pieces[i].offset, pieces[i].length, data + pos);
-		pos += pieces[i].length;
-	}
-	if (rc || !size)
-		return rc;
-	rc = committed_upto(log, r, &v, &nv);
-	if (rc)
-		return rc;
-	*size = size_of(v, nv, log->base_size);
-	free(v);
-	return 0;
-}
-
-/* ------------------------------------------------------------ merge */
-
-/* Writes bytes [off, off+len) as of version m to the base object. */
-static int merge_range(struct ios_vlog *log, uint64_t m, uint64_t off, uint64_t len, uint8_t *buf)
-{
-	for (uint64_t o = 0; o < len; o += CHUNK) {
-		uint64_t k = len - o < CHUNK ? len - o : CHUNK;
-		int rc = read_at(log, m, off + o, k, buf);
-		if (rc)
-			return rc;
-		rc = log->base.ops->write(log->base.ctx, off + o, k, buf);
-		if (rc)
-			return fail(log, rc, "write of the base object at %llu: %s",
-				    (unsigned long long)(off + o), strerror(-rc));
-	}
-	return 0;
-}
-
-/* The lowest size records v[0..n) truncate to; UINT64_MAX: none. */
-static uint64_t lowest_cut(const struct vrec *const *v, uint32_t n)
-{
-	uint64_t cut = UINT64_MAX;
-	for (uint32_t i = 0; i < n; i++)
-		if (v[i]->op == VK_TRUNC && v[i]->arg < cut)
-			cut = v[i]->arg;
-	return cut;
-}
-
-/* Pieces of different records closer than this merge as one range: the
- * bytes between are rewritten as they are (the base's, or zeros below the
- * new size), which costs less than another read-modify-write of the
- * store's checksum block they share. */
-#define MERGE_GAP 4096u
-
-struct span {
-	uint64_t off, end;
-};
-
-static int span_cmp(const void *a, const void *b)
-{
-	const struct span *x = a, *y = b;
-	return x->off < y->off ? -1 : x->off > y->off;
-}
-
-/* The byte ranges records v[0..n) wrote below `size`, sorted, joined
- * where they overlap, touch or lie less than MERGE_GAP apart: *out
- * (malloc'd) and *nout. */
-static int merge_spans(const struct vrec *const *v, uint32_t n, uint64_t size, struct span **out,
-		       size_t *nout)
-{
-	size_t total = 0, k = 0, j = 0;
-	for (uint32_t i = 0; i < n; i++)
-		total += v[i]->op == VK_WRITE ? v[i]->n : 0;
-	struct span *s = malloc((total ? total : 1) * sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < n; i++)
-		for (uint32_t p = 0; v[i]->op == VK_WRITE && p < v[i]->n; p++) {
-			const struct ios_piece *q = &v[i]->pieces[p];
-			uint64_t end = q->offset + q->length < size ? q->offset + q->length : size;
-			if (q->offset < end)
-				s[k++] = (struct span){ q->offset, end };
-		}
-	qsort(s, k, sizeof(*s), span_cmp);
-	for (size_t i = 0; i < k; i++) {
-		if (j && s[i].off <= s[j - 1].end + MERGE_GAP) {
-			if (s[i].end > s[j - 1].end)
-				s[j - 1].end = s[i].end;
-			continue;
-		}
-		s[j++] = s[i];
-	}
-	*out = s;
-	*nout = j;
-	return 0;
-}
-
-/* Writes every byte records v[0..n) wrote, below `size`, as of m: each
- * joined range once (merge_spans), not each record's pieces one by one. */
-static int merge_writes(struct ios_vlog *log, uint64_t m, const struct vrec *const *v,
-			uint32_t n, uint64_t size)
-{
-	struct span *s = NULL;
-	size_t ns = 0;
-	uint8_t *buf = malloc(CHUNK);
-	int rc = buf ? merge_spans(v, n, size, &s, &ns) : -ENOMEM;
-	for (size_t i = 0; !rc && i < ns; i++)
-		rc = merge_range(log, m, s[i].off, s[i].end - s[i].off, buf);
-	free(s);
-	free(buf);
-	return rc;
-}
-
-/* Lays records v[0..n) (all with vm <= m) on the base object, which ends
- * `size` long. Repeatable: what it writes depends on the log alone, so a
- * merge a crash cut short is simply made again (recover). */
-static int apply_to_base(struct ios_vlog *log, uint64_t m, const struct vrec *const *v,
-			 uint32_t n, uint64_t size)
-{
-	const struct ios_vlog_base_ops *b = log->base.ops;
-	uint64_t cut = lowest_cut(v, n);
-	/* Past the lowest truncate nothing of the base survives. */
-	int rc = cut < UINT64_MAX ? b->truncate(log->base.ctx, cut) : 0;
-	rc = rc ? rc : merge_writes(log, m, v, n, size);
-	rc = rc ? rc : b->truncate(log->base.ctx, size);
-	rc = rc ? rc : b->sync(log->base.ctx);
-	return rc && !log->why[0] ? fail(log, rc, "merge into the base object: %s", strerror(-rc))
-				  : rc;
-}
-
-static int do_merge(struct ios_vlog *log, uint64_t m)
-{
-	const struct vrec **v;
-	uint32_t n;
-	int rc = committed_upto(log, m, &v, &n);
-	if (rc)
-		return rc;
-	uint64_t size = size_of(v, n, log->base_size);
-	/* MERGING first, synced with the commits before it: a crash from
-	 * here on is finished by recover. */
-	rc = append_ctl(log, VK_MERGING, 0, m, 0);
-	rc = rc ? rc : log_sync(log);
-	log->why[0] = 0;
-	rc = rc ? rc : apply_to_base(log, m, v, n, size);
-	free(v);
-	if (rc) {
-		log->broken = 1;
-		return rc;
-	}
-	drop_merged(log, m, size);
-	rc = rebuild_index(log);
-	rc = rc ? rc : append_ctl(log, VK_MERGED, 0, m, size);
-	rc = rc ? rc : log_sync(log);
-	rc = rc || log->nrec ? rc : reset_log(log);
-	log->broken = rc != 0;
-	return rc;
-}
-
-int ios_vlog_merge(struct ios_vlog *log, uint64_t upto, uint64_t *merged)
-{
-	int rc = usable(log);
-	for (uint32_t i = 0; i < log->npins; i++)
-		if (log->pins[i] < upto)
-			upto = log->pins[i];
-	if (!rc && upto > log->merged)
-		rc = do_merge(log, upto);
-	else if (!rc && !log->nrec && log->end > HDR) /* aborts left nothing live */
-		rc = reset_log(log);
-	if (merged)
-		*merged = log->merged;
-	return rc;
-}
-
-int ios_vlog_sync(struct ios_vlog *log)
-{
-	int rc = usable(log);
-	return rc ? rc : log_sync(log);
-}
-
-void ios_vlog_stats(const struct ios_vlog *log, struct ios_vlog_stats *out)
-{
-	*out = (struct ios_vlog_stats){ .index_pieces = log->nidx, .log_bytes = log->end,
-					.merged = log->merged, .base_size = log->base_size,
-					.cut_bytes = log->cut };
-	for (uint32_t i = 0; i < log->nrec; i++) {
-		out->committed += log->recs[i].vm != 0;
-		out->uncommitted += log->recs[i].vm == 0;
-	}
+	return vlog_fail(log, -ENOENT, "unpin of version %llu: not pinned", (unsigned long long)r);
 }

@@ -409,7 +409,7 @@ int mds_batch_drop_inode(struct mds_store *st, leveldb_writebatch_t *b, uint64_t
 	mds_xattr_key(prefix, handle, "", 0);
 	if ((rc = batch_del_prefix(st, b, prefix, sizeof(prefix), handle)))
 		return rc;
-	/* A versioned file's version table (mds_version.c): bounded by its
+	/* A versioned file's version table (mds_vtables.c): bounded by its
 	 * limits (commits, snapshots). */
 	prefix[0] = MDS_KEY_VERSION;
 	return batch_del_prefix(st, b, prefix, sizeof(prefix), handle);

@@ -21,7 +21,7 @@
  *   "X" handle name         -> the value of extended attribute `name` (1 to
  *                              255 bytes, no NUL) of `handle` (mds_xattr.h)
  *   "V" handle ...          -> the version table of versioned file `handle`
- *                              (mds_version.c says what follows)
+ *                              (mds_vtables.c says what follows)
  *
  * Invariants, kept by writing every mutation as one batch (synchronous,
  * or synced by the next commit before anyone is told of it):

@@ -1,16 +1,10 @@
 /*
- * mds_version.c - the version server's tables (mds_version.h).
- *
- * LevelDB records of versioned file F (handles 8 bytes big-endian; the
- * "V" prefix, mds_store_int.h, so mds_batch_drop_inode drops them with F):
- *   "V" F 'S'          -> V(8) next ID#(4) merged floor(8)
- *   "V" F 'C' Vm(8)    -> T(8) n(4) n x handle(8) n x merged(1: 0 or 1)
- *   "V" F 'N' name     -> version(8) ctime_ns(8)
- * The state record is rewritten by every batch that changes one of its
- * fields; a commit record is written by its COMMIT, rewritten when one of
- * its handles merges it and deleted when the last one does.
+ * mds_version.c - the version server's operations (mds_version.h): ID#s
+ * and blocks of them, commits, reads, merges, snapshots and the end of a
+ * session. The tables they work on, and how those are kept in LevelDB,
+ * are in mds_vtables.c.
  */
-#include "mds_version.h"
+#include "mds_version_int.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -20,498 +14,6 @@
 
 #include "cap.h"
 #include "mds_store_int.h"
-
-#define VT_BUCKETS 256
-#define VT_KEY_MAX (1 + 8 + 1 + MDS_VERSION_SNAP_NAME)
-#define VT_STATE_LEN 20
-
-struct vcommit {
-	uint64_t t, vm;
-	uint32_t n;
-	uint64_t *handles;          /* n, in slot order */
-	uint8_t *merged;            /* n: 1 once that object merged it */
-	uint8_t mac[TP_CAP_MAC_LEN];
-	size_t enc;                 /* its bytes in a reply's vmap */
-};
-
-struct vid {
-	uint32_t id;
-	uint64_t session;
-};
-
-struct vread {
-	uint64_t vr;
-	uint64_t session;
-};
-
-struct vsnap {
-	char name[MDS_VERSION_SNAP_NAME + 1];
-	uint64_t version;
-	int64_t ctime_ns;
-};
-
-struct vtable {
-	uint64_t file;
-	uint64_t v;                 /* the newest commit's version */
-	uint64_t floor;             /* no commit <= floor is left */
-	uint32_t next_id;           /* the next ID# handed out (from 1) */
-	/* ID#s below this were handed out before this daemon started:
-	 * forgotten (-ESTALE), not forged. */
-	uint32_t first_id;
-	struct vcommit *commits;    /* Vm order */
-	uint32_t ncommits, ccommits;
-	size_t vmap_bytes;          /* sum of their enc */
-	struct vid *ids;
-	uint32_t nids, cids;
-	struct vread *reads;
-	uint32_t nreads, creads;
-	struct vsnap *snaps;
-	uint32_t nsnaps, csnaps;
-	/* ID#s ended by their session's end, most recent (a ring). */
-	uint32_t orphans[MDS_VERSION_ORPHANS];
-	uint32_t norphans, orphan_next;
-	struct vtable *next;        /* hash chain */
-};
-
-struct mds_versions {
-	struct mds_store *st;
-	const struct cap_key *key;
-	size_t vmap_max;
-	int64_t grant_ns;
-	struct vtable *buckets[VT_BUCKETS];
-	uint32_t ntables;           /* in the buckets */
-	uint64_t ncommits;          /* unmerged commits of those tables */
-	uint32_t cursor;            /* the bucket eviction looks at next */
-	uint32_t max_tables;        /* MDS_VERSION_TABLES */
-	uint64_t max_commits;       /* MDS_VERSION_ALL_COMMITS */
-	char err[MDS_ERRMSG_LEN];
-};
-
-static int vfail(struct mds_versions *vs, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int vfail(struct mds_versions *vs, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(vs->err, sizeof(vs->err), fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-const char *mds_versions_errmsg(const struct mds_versions *vs)
-{
-	return vs->err;
-}
-
-/* What make_room makes room for. */
-enum room_for { ROOM_TABLE, ROOM_COMMIT };
-
-#define FILE_FMT "versioned file %016llx"
-#define FILE_ARG(f) (unsigned long long)(f)
-
-/* Room for one more in the array whose pointer is at arrp (capacity
- * doubling; the pointer is copied, not type-punned). 0 or -ENOMEM. */
-static int grow(void *arrp, uint32_t n, uint32_t *cap, size_t size)
-{
-	uint32_t c = *cap ? *cap * 2 : 8;
-	void *old, *p;
-
-	if (n < *cap)
-		return 0;
-	memcpy(&old, arrp, sizeof(old));
-	if (!(p = realloc(old, (size_t)c * size)))
-		return -ENOMEM;
-	memcpy(arrp, &p, sizeof(p));
-	*cap = c;
-	return 0;
-}
-
-struct mds_versions *mds_versions_new(struct mds_store *st, const struct cap_key *key,
-				      size_t vmap_bytes, int64_t grant_ns)
-{
-	struct mds_versions *vs = calloc(1, sizeof(*vs));
-
-	if (!vs)
-		return NULL;
-	vs->st = st;
-	vs->key = key;
-	vs->vmap_max = vmap_bytes;
-	vs->grant_ns = grant_ns;
-	vs->max_tables = MDS_VERSION_TABLES;
-	vs->max_commits = MDS_VERSION_ALL_COMMITS;
-	return vs;
-}
-
-void mds_versions_set_bounds(struct mds_versions *vs, uint32_t tables, uint64_t commits)
-{
-	vs->max_tables = tables;
-	vs->max_commits = commits;
-}
-
-static void commit_free(struct vcommit *c)
-{
-	free(c->handles);
-	free(c->merged);
-}
-
-static void table_free(struct vtable *t)
-{
-	for (uint32_t i = 0; i < t->ncommits; i++)
-		commit_free(&t->commits[i]);
-	free(t->commits);
-	free(t->ids);
-	free(t->reads);
-	free(t->snaps);
-	free(t);
-}
-
-void mds_versions_free(struct mds_versions *vs)
-{
-	if (!vs)
-		return;
-	for (int b = 0; b < VT_BUCKETS; b++) {
-		while (vs->buckets[b]) {
-			struct vtable *t = vs->buckets[b];
-
-			vs->buckets[b] = t->next;
-			table_free(t);
-		}
-	}
-	free(vs);
-}
-
-static struct vtable **bucket(struct mds_versions *vs, uint64_t file)
-{
-	return &vs->buckets[(file ^ (file >> 17) ^ (file >> 41)) % VT_BUCKETS];
-}
-
-/* ---- records */
-
-static size_t vkey(unsigned char *key, uint64_t file, char kind)
-{
-	key[0] = MDS_KEY_VERSION;
-	mds_put_be64(key + 1, file);
-	key[9] = (unsigned char)kind;
-	return 10;
-}
-
-static void batch_put_state(leveldb_writebatch_t *b, const struct vtable *t)
-{
-	unsigned char key[VT_KEY_MAX], val[VT_STATE_LEN];
-
-	mds_put_be64(val, t->v);
-	mds_put_be32(val + 8, t->next_id);
-	mds_put_be64(val + 12, t->floor);
-	leveldb_writebatch_put(b, (char *)key, vkey(key, t->file, 'S'), (char *)val, sizeof(val));
-}
-
-static size_t commit_key(unsigned char *key, uint64_t file, uint64_t vm)
-{
-	size_t n = vkey(key, file, 'C');
-
-	mds_put_be64(key + n, vm);
-	return n + 8;
-}
-
-static int batch_put_commit(leveldb_writebatch_t *b, uint64_t file, const struct vcommit *c)
-{
-	unsigned char key[VT_KEY_MAX];
-	size_t len = 12 + 9 * (size_t)c->n;
-	unsigned char *val = malloc(len), *p = val;
-
-	if (!val)
-		return -ENOMEM;
-	mds_put_be64(p, c->t);
-	mds_put_be32(p + 8, c->n);
-	p += 12;
-	for (uint32_t i = 0; i < c->n; i++, p += 8)
-		mds_put_be64(p, c->handles[i]);
-	memcpy(p, c->merged, c->n);
-	leveldb_writebatch_put(b, (char *)key, commit_key(key, file, c->vm), (char *)val, len);
-	free(val);
-	return 0;
-}
-
-static void batch_del_commit(leveldb_writebatch_t *b, uint64_t file, uint64_t vm)
-{
-	unsigned char key[VT_KEY_MAX];
-
-	leveldb_writebatch_delete(b, (char *)key, commit_key(key, file, vm));
-}
-
-static size_t snap_key(unsigned char *key, uint64_t file, const char *name)
-{
-	size_t n = vkey(key, file, 'N'), len = strlen(name);
-
-	memcpy(key + n, name, len);
-	return n + len;
-}
-
-/* Write batch b through the store (durable before any reply: mds_store.h),
- * then free it. */
-static int write_batch(struct mds_versions *vs, leveldb_writebatch_t *b, const char *op,
-		       uint64_t file)
-{
-	char what[64];
-	int rc;
-
-	snprintf(what, sizeof(what), FILE_FMT, FILE_ARG(file));
-	rc = mds_batch_write(vs->st, b, op, what);
-	leveldb_writebatch_destroy(b);
-	if (rc)
-		return vfail(vs, rc, "%s", mds_store_errmsg(vs->st));
-	return 0;
-}
-
-/* ---- signing */
-
-static void commit_msg(const struct vtable *t, const struct vcommit *c,
-		       Tessera__VersionCommit *m)
-{
-	tessera__version_commit__init(m);
-	m->file = t->file;
-	m->t = c->t;
-	m->vm = c->vm;
-	m->n_handles = c->n;
-	m->handles = c->handles;
-	m->mac.data = (uint8_t *)c->mac;
-	m->mac.len = TP_CAP_MAC_LEN;
-}
-
-/* Sign c and note its size in a reply (a repeated field's tag and length
- * prefix included). */
-static int commit_sign(struct mds_versions *vs, const struct vtable *t, struct vcommit *c)
-{
-	Tessera__VersionCommit m;
-	uint8_t mac[TP_CAP_MAC_LEN];
-	int rc;
-
-	commit_msg(t, c, &m);
-	if ((rc = cap_sign_commit(vs->key, &m, mac)))
-		return vfail(vs, rc, FILE_FMT ": cannot sign commit %llu", FILE_ARG(t->file),
-			     (unsigned long long)c->vm);
-	memcpy(c->mac, mac, sizeof(mac));
-	c->enc = tessera__version_commit__get_packed_size(&m) + 4;
-	return 0;
-}
-
-/* ---- loading a table */
-
-static int load_state(struct mds_versions *vs, struct vtable *t, const char *v, size_t len)
-{
-	const unsigned char *p = (const unsigned char *)v;
-
-	if (len != VT_STATE_LEN)
-		return vfail(vs, -EIO, FILE_FMT ": corrupt version state record",
-			     FILE_ARG(t->file));
-	t->v = mds_get_be64(p);
-	t->next_id = mds_get_be32(p + 8);
-	t->floor = mds_get_be64(p + 12);
-	return 0;
-}
-
-static int load_commit(struct mds_versions *vs, struct vtable *t, const unsigned char *k,
-		       size_t klen, const unsigned char *p, size_t len)
-{
-	struct vcommit c = { 0 };
-	uint32_t n;
-
-	if (klen != 18 || len < 12 || (n = mds_get_be32(p + 8)) == 0 || n > TP_MAX_STRIPE ||
-	    len != 12 + 9 * (size_t)n || t->ncommits >= MDS_VERSION_COMMITS)
-		return vfail(vs, -EIO, FILE_FMT ": corrupt commit record", FILE_ARG(t->file));
-	c.vm = mds_get_be64(k + 10);
-	c.t = mds_get_be64(p);
-	c.n = n;
-	c.handles = malloc(8 * (size_t)n);
-	c.merged = malloc(n);
-	if (!c.handles || !c.merged || grow(&t->commits, t->ncommits, &t->ccommits,
-					    sizeof(c))) {
-		commit_free(&c);
-		return vfail(vs, -ENOMEM, FILE_FMT ": no memory for its commits",
-			     FILE_ARG(t->file));
-	}
-	for (uint32_t i = 0; i < n; i++)
-		c.handles[i] = mds_get_be64(p + 12 + 8 * (size_t)i);
-	memcpy(c.merged, p + 12 + 8 * (size_t)n, n);
-	t->commits[t->ncommits++] = c;
-	if (commit_sign(vs, t, &t->commits[t->ncommits - 1]))
-		return -EIO;
-	t->vmap_bytes += t->commits[t->ncommits - 1].enc;
-	return 0;
-}
-
-static int load_snap(struct mds_versions *vs, struct vtable *t, const unsigned char *k,
-		     size_t klen, const unsigned char *p, size_t len)
-{
-	struct vsnap *s;
-
-	if (klen <= 10 || klen > 10 + MDS_VERSION_SNAP_NAME || len != 16 ||
-	    t->nsnaps >= MDS_VERSION_SNAPS)
-		return vfail(vs, -EIO, FILE_FMT ": corrupt snapshot record", FILE_ARG(t->file));
-	if (grow(&t->snaps, t->nsnaps, &t->csnaps, sizeof(*s)))
-		return vfail(vs, -ENOMEM, FILE_FMT ": no memory for its snapshots",
-			     FILE_ARG(t->file));
-	s = &t->snaps[t->nsnaps++];
-	memcpy(s->name, k + 10, klen - 10);
-	s->name[klen - 10] = '\0';
-	s->version = mds_get_be64(p);
-	s->ctime_ns = (int64_t)mds_get_be64(p + 8);
-	return 0;
-}
-
-/* One record of t's: by its kind. */
-static int load_record(struct mds_versions *vs, struct vtable *t, leveldb_iterator_t *it)
-{
-	size_t klen, vlen;
-	const unsigned char *k = (const unsigned char *)leveldb_iter_key(it, &klen);
-	const unsigned char *v = (const unsigned char *)leveldb_iter_value(it, &vlen);
-
-	switch (k[9]) {
-	case 'S':
-		return klen == 10 ? load_state(vs, t, (const char *)v, vlen)
-				  : vfail(vs, -EIO, FILE_FMT ": corrupt state key",
-					  FILE_ARG(t->file));
-	case 'C':
-		return load_commit(vs, t, k, klen, v, vlen);
-	case 'N':
-		return load_snap(vs, t, k, klen, v, vlen);
-	default:
-		return vfail(vs, -EIO, FILE_FMT ": unknown version record kind %#x",
-			     FILE_ARG(t->file), k[9]);
-	}
-}
-
-/* The records agree: commits in Vm order (LevelDB's key order), within
- * (floor, V], IDs below next_id. */
-static int check_loaded(struct mds_versions *vs, struct vtable *t)
-{
-	for (uint32_t i = 0; i < t->ncommits; i++) {
-		const struct vcommit *c = &t->commits[i];
-
-		if (c->vm <= t->floor || c->vm > t->v || (c->t >> 32) >= t->next_id)
-			return vfail(vs, -EIO, FILE_FMT ": commit %llu outside the table's"
-				     " versions (%llu, %llu]", FILE_ARG(t->file),
-				     (unsigned long long)c->vm, (unsigned long long)t->floor,
-				     (unsigned long long)t->v);
-	}
-	return 0;
-}
-
-static int load_table(struct mds_versions *vs, struct vtable *t)
-{
-	struct mds_store *st = vs->st;
-	unsigned char prefix[9];
-	leveldb_iterator_t *it = leveldb_create_iterator(st->db, st->ropts);
-	char *err = NULL;
-	int rc = 0;
-
-	prefix[0] = MDS_KEY_VERSION;
-	mds_put_be64(prefix + 1, t->file);
-	for (leveldb_iter_seek(it, (char *)prefix, sizeof(prefix)); !rc && leveldb_iter_valid(it);
-	     leveldb_iter_next(it)) {
-		size_t kl;
-		const char *k = leveldb_iter_key(it, &kl);
-
-		if (kl < 10 || memcmp(k, prefix, sizeof(prefix)) != 0)
-			break;
-		rc = load_record(vs, t, it);
-	}
-	leveldb_iter_get_error(it, &err);
-	leveldb_iter_destroy(it);
-	if (err) {
-		rc = vfail(vs, -EIO, FILE_FMT ": reading its version table: %s",
-			   FILE_ARG(t->file), err);
-		leveldb_free(err);
-	}
-	return rc ? rc : check_loaded(vs, t);
-}
-
-/* Take table *p (idle, or its file gone) out of the buckets and free it. */
-static void table_drop(struct mds_versions *vs, struct vtable **p)
-{
-	struct vtable *t = *p;
-
-	*p = t->next;
-	vs->ntables--;
-	vs->ncommits -= t->ncommits;
-	table_free(t);
-}
-
-static int over(const struct mds_versions *vs, enum room_for what)
-{
-	return what == ROOM_TABLE ? vs->ntables >= vs->max_tables
-				  : vs->ncommits >= vs->max_commits;
-}
-
-/* Let idle tables but `keep` go (they hold nothing the store does not)
- * until there is room for `what`, one pass over the buckets at most,
- * from where the last pass stopped: 0, or -EBUSY when none would do. */
-static int make_room(struct mds_versions *vs, const struct vtable *keep, enum room_for what)
-{
-	for (uint32_t n = 0; n < VT_BUCKETS && over(vs, what); n++) {
-		struct vtable **p = &vs->buckets[vs->cursor];
-
-		while (*p && over(vs, what)) {
-			if (*p != keep && !(*p)->nids && !(*p)->nreads)
-				table_drop(vs, p);
-			else
-				p = &(*p)->next;
-		}
-		if (over(vs, what))
-			vs->cursor = (vs->cursor + 1) % VT_BUCKETS;
-	}
-	return over(vs, what) ? -EBUSY : 0;
-}
-
-/* The table of file f, loaded at its first use (a new one for a file
- * never used: V 0, next ID# 1). */
-static int table_of(struct mds_versions *vs, const struct mds_vfile *f, struct vtable **out)
-{
-	struct vtable **b = bucket(vs, f->file), *t;
-	int rc;
-
-	for (t = *b; t; t = t->next)
-		if (t->file == f->file) {
-			*out = t;
-			return 0;
-		}
-	if (over(vs, ROOM_TABLE) && make_room(vs, NULL, ROOM_TABLE))
-		return vfail(vs, -EBUSY, FILE_FMT ": the version server has %u files in use"
-			     " (its limit): close some", FILE_ARG(f->file), vs->ntables);
-	if (!(t = calloc(1, sizeof(*t))))
-		return vfail(vs, -ENOMEM, FILE_FMT ": no memory for its version table",
-			     FILE_ARG(f->file));
-	t->file = f->file;
-	t->next_id = 1;
-	if ((rc = load_table(vs, t))) {
-		table_free(t);
-		return rc;
-	}
-	if (!t->next_id)
-		t->next_id = 1;
-	t->first_id = t->next_id;
-	t->next = *b;
-	*b = t;
-	vs->ntables++;
-	vs->ncommits += t->ncommits;
-	*out = t;
-	return 0;
-}
-
-void mds_versions_forget(struct mds_versions *vs, uint64_t file)
-{
-	struct vtable **p;
-
-	if (!vs)
-		return;
-	for (p = bucket(vs, file); *p; p = &(*p)->next)
-		if ((*p)->file == file) {
-			table_drop(vs, p);
-			return;
-		}
-}
 
 /* ---- ID#s */
 
@@ -532,26 +34,27 @@ int mds_version_ids(struct mds_versions *vs, const struct mds_vfile *f, uint64_t
 	int rc;
 
 	if (count < 1 || count > MDS_VERSION_ID_COUNT)
-		return vfail(vs, -EINVAL, FILE_FMT ": asked for %u ID#s (1 to %u at a time)",
-			     FILE_ARG(f->file), count, MDS_VERSION_ID_COUNT);
-	if ((rc = table_of(vs, f, &t)))
+		return vt_fail(vs, -EINVAL, FILE_FMT ": asked for %u ID#s (1 to %u at a time)",
+			       FILE_ARG(f->file), count, MDS_VERSION_ID_COUNT);
+	if ((rc = vt_table_of(vs, f, &t)))
 		return rc;
 	if (t->nids + count > MDS_VERSION_IDS)
-		return vfail(vs, -EBUSY, FILE_FMT ": %u ID#s live, %u more would pass the"
-			     " limit of %u (close some handles)", FILE_ARG(f->file), t->nids,
-			     count, MDS_VERSION_IDS);
+		return vt_fail(vs, -EBUSY,
+			       FILE_FMT ": %u ID#s live, %u more would pass the"
+					" limit of %u (close some handles)",
+			       FILE_ARG(f->file), t->nids, count, MDS_VERSION_IDS);
 	if (t->next_id > UINT32_MAX - count)
-		return vfail(vs, -EOVERFLOW, FILE_FMT ": its ID#s are used up",
-			     FILE_ARG(f->file));
+		return vt_fail(vs, -EOVERFLOW, FILE_FMT ": its ID#s are used up",
+			       FILE_ARG(f->file));
 	while (t->cids < t->nids + count)
-		if (grow(&t->ids, t->cids, &t->cids, sizeof(*t->ids)))
-			return vfail(vs, -ENOMEM, FILE_FMT ": no memory for ID#s",
-				     FILE_ARG(f->file));
+		if (vt_grow(&t->ids, t->cids, &t->cids, sizeof(*t->ids)))
+			return vt_fail(vs, -ENOMEM, FILE_FMT ": no memory for ID#s",
+				       FILE_ARG(f->file));
 	next = t->next_id;
 	t->next_id += count;
 	b = leveldb_writebatch_create();
-	batch_put_state(b, t);
-	if ((rc = write_batch(vs, b, "version ID", f->file))) {
+	vt_put_state(b, t);
+	if ((rc = vt_write_batch(vs, b, "version ID", f->file))) {
 		t->next_id = next;
 		return rc;
 	}
@@ -578,21 +81,25 @@ static int id_owned(struct mds_versions *vs, struct vtable *t, uint64_t id, uint
 	if (v && v->session == session)
 		return 0;
 	if (v)
-		return vfail(vs, -EPERM, FILE_FMT ": %s by ID# %llu refused (forged commit):"
-			     " not your ID#, another session's", FILE_ARG(t->file), op,
-			     (unsigned long long)id);
+		return vt_fail(vs, -EPERM,
+			       FILE_FMT ": %s by ID# %llu refused (forged commit):"
+					" not your ID#, another session's",
+			       FILE_ARG(t->file), op, (unsigned long long)id);
 	if (orphaned(t, id))
-		return vfail(vs, -ESTALE, FILE_FMT ": %s by ID# %llu: it ended with its session"
-			     " (the connection closed); take a new ID# and write again",
-			     FILE_ARG(t->file), op, (unsigned long long)id);
+		return vt_fail(vs, -ESTALE,
+			       FILE_FMT ": %s by ID# %llu: it ended with its session"
+					" (the connection closed); take a new ID# and write again",
+			       FILE_ARG(t->file), op, (unsigned long long)id);
 	if (id >= 1 && id < t->first_id)
-		return vfail(vs, -ESTALE, FILE_FMT ": %s by ID# %llu: the version server"
-			     " restarted (or let the file's table go) and forgot its live"
-			     " ID#s; take a new ID# and write again", FILE_ARG(t->file), op,
-			     (unsigned long long)id);
-	return vfail(vs, -EPERM, FILE_FMT ": %s by ID# %llu refused (forged commit): %s",
-		     FILE_ARG(t->file), op, (unsigned long long)id,
-		     id >= t->next_id || id == 0 ? "never handed out" : "not live (ended)");
+		return vt_fail(vs, -ESTALE,
+			       FILE_FMT
+			       ": %s by ID# %llu: the version server"
+			       " restarted (or let the file's table go) and forgot its live"
+			       " ID#s; take a new ID# and write again",
+			       FILE_ARG(t->file), op, (unsigned long long)id);
+	return vt_fail(vs, -EPERM, FILE_FMT ": %s by ID# %llu refused (forged commit): %s",
+		       FILE_ARG(t->file), op, (unsigned long long)id,
+		       id >= t->next_id || id == 0 ? "never handed out" : "not live (ended)");
 }
 
 int mds_version_id_end(struct mds_versions *vs, const struct mds_vfile *f, uint64_t session,
@@ -602,14 +109,14 @@ int mds_version_id_end(struct mds_versions *vs, const struct mds_vfile *f, uint6
 	struct vid *v;
 	int rc;
 
-	if ((rc = table_of(vs, f, &t)))
+	if ((rc = vt_table_of(vs, f, &t)))
 		return rc;
 	v = id <= UINT32_MAX ? find_id(t, (uint32_t)id) : NULL;
 	if (!v)
 		return 0;
 	if (v->session != session)
-		return vfail(vs, -EPERM, FILE_FMT ": end of ID# %llu refused: not your ID#",
-			     FILE_ARG(f->file), (unsigned long long)id);
+		return vt_fail(vs, -EPERM, FILE_FMT ": end of ID# %llu refused: not your ID#",
+			       FILE_ARG(f->file), (unsigned long long)id);
 	*v = t->ids[--t->nids];
 	return 0;
 }
@@ -629,8 +136,8 @@ int mds_version_ids_signed(struct mds_versions *vs, const struct mds_vfile *f, u
 	out->msg.first = first;
 	out->msg.count = count;
 	if ((rc = cap_sign_ids(vs->key, &out->msg, out->mac)))
-		return vfail(vs, rc, FILE_FMT ": cannot sign ID#s %u..%u", FILE_ARG(f->file),
-			     first, first + count - 1);
+		return vt_fail(vs, rc, FILE_FMT ": cannot sign ID#s %u..%u", FILE_ARG(f->file),
+			       first, first + count - 1);
 	return 0;
 }
 
@@ -639,12 +146,15 @@ static int block_ok(struct mds_versions *vs, const struct vtable *t,
 		    const Tessera__VersionIds *b, const char *op)
 {
 	if (!cap_ids_ok(vs->key, b))
-		return vfail(vs, -EPERM, FILE_FMT ": %s refused (forged commit): its block of"
-			     " ID#s is not signed by the version server", FILE_ARG(t->file), op);
+		return vt_fail(vs, -EPERM,
+			       FILE_FMT ": %s refused (forged commit): its block of"
+					" ID#s is not signed by the version server",
+			       FILE_ARG(t->file), op);
 	if (b->file != t->file)
-		return vfail(vs, -EPERM, FILE_FMT ": %s refused (forged commit): its block of"
-			     " ID#s is file %016llx's", FILE_ARG(t->file), op,
-			     (unsigned long long)b->file);
+		return vt_fail(vs, -EPERM,
+			       FILE_FMT ": %s refused (forged commit): its block of"
+					" ID#s is file %016llx's",
+			       FILE_ARG(t->file), op, (unsigned long long)b->file);
 	return 0;
 }
 
@@ -659,14 +169,16 @@ int mds_version_ids_end(struct mds_versions *vs, const struct mds_vfile *f, uint
 	struct vtable *t;
 	int rc;
 
-	if ((rc = table_of(vs, f, &t)) || (rc = block_ok(vs, t, ids, "end of ID#s")))
+	if ((rc = vt_table_of(vs, f, &t)) || (rc = block_ok(vs, t, ids, "end of ID#s")))
 		return rc;
 	for (uint32_t i = 0; i < t->nids; i++)
 		if (in_block(ids, t->ids[i].id) && t->ids[i].session != session)
-			return vfail(vs, -EPERM, FILE_FMT ": end of ID#s %u..%u refused: ID# %u"
-				     " is another session's (only their taker ends them)",
-				     FILE_ARG(f->file), ids->first,
-				     ids->first + ids->count - 1, t->ids[i].id);
+			return vt_fail(vs, -EPERM,
+				       FILE_FMT
+				       ": end of ID#s %u..%u refused: ID# %u"
+				       " is another session's (only their taker ends them)",
+				       FILE_ARG(f->file), ids->first, ids->first + ids->count - 1,
+				       t->ids[i].id);
 	for (uint32_t i = 0; i < t->nids;)
 		if (in_block(ids, t->ids[i].id))
 			t->ids[i] = t->ids[--t->nids];
@@ -685,16 +197,20 @@ static int id_by_block(struct mds_versions *vs, struct vtable *t, uint64_t id,
 	if (rc)
 		return rc;
 	if (!in_block(b, id))
-		return vfail(vs, -EPERM, FILE_FMT ": commit by ID# %llu refused (forged commit):"
-			     " not in its block of ID#s %u..%u", FILE_ARG(t->file),
-			     (unsigned long long)id, b->first, b->first + b->count - 1);
+		return vt_fail(vs, -EPERM,
+			       FILE_FMT ": commit by ID# %llu refused (forged commit):"
+					" not in its block of ID#s %u..%u",
+			       FILE_ARG(t->file), (unsigned long long)id, b->first,
+			       b->first + b->count - 1);
 	if (old || find_id(t, (uint32_t)id))
 		return 0;
-	return vfail(vs, -ESTALE, FILE_FMT ": commit by ID# %llu of the block %u..%u: no longer"
-		     " live (its taker ended it or closed, its taker's session ended, or the"
-		     " version server restarted); take your own ID# and write again",
-		     FILE_ARG(t->file), (unsigned long long)id, b->first,
-		     b->first + b->count - 1);
+	return vt_fail(vs, -ESTALE,
+		       FILE_FMT
+		       ": commit by ID# %llu of the block %u..%u: no longer"
+		       " live (its taker ended it or closed, its taker's session ended, or the"
+		       " version server restarted); take your own ID# and write again",
+		       FILE_ARG(t->file), (unsigned long long)id, b->first,
+		       b->first + b->count - 1);
 }
 
 /* ---- commits */
@@ -714,18 +230,20 @@ static int slots_handles(struct mds_versions *vs, const struct mds_vfile *f,
 	uint8_t seen[TP_MAX_STRIPE] = { 0 };
 
 	if (n == 0)
-		return vfail(vs, -EINVAL, FILE_FMT ": commit names no object written",
-			     FILE_ARG(f->file));
+		return vt_fail(vs, -EINVAL, FILE_FMT ": commit names no object written",
+			       FILE_ARG(f->file));
 	for (size_t i = 0; i < n; i++) {
 		if (slots[i] >= f->count)
-			return vfail(vs, -EINVAL, FILE_FMT ": commit names slot %u of a layout"
-				     " of %u objects", FILE_ARG(f->file), slots[i], f->count);
+			return vt_fail(vs, -EINVAL,
+				       FILE_FMT ": commit names slot %u of a layout"
+						" of %u objects",
+				       FILE_ARG(f->file), slots[i], f->count);
 		seen[slots[i]] = 1;
 	}
 	c->handles = malloc(8 * (size_t)f->count);
 	c->merged = calloc(f->count, 1);
 	if (!c->handles || !c->merged)
-		return vfail(vs, -ENOMEM, FILE_FMT ": no memory for a commit", FILE_ARG(f->file));
+		return vt_fail(vs, -ENOMEM, FILE_FMT ": no memory for a commit", FILE_ARG(f->file));
 	for (uint32_t s = 0; s < f->count; s++)
 		if (seen[s])
 			c->handles[c->n++] = f->handles[s];
@@ -738,9 +256,11 @@ static int commit_again(struct mds_versions *vs, const struct vtable *t,
 			Tessera__VersionCommit *out)
 {
 	if (old->n != c->n || memcmp(old->handles, c->handles, 8 * (size_t)c->n))
-		return vfail(vs, -EINVAL, FILE_FMT ": T %016llx committed again with other"
-			     " objects", FILE_ARG(t->file), (unsigned long long)c->t);
-	commit_msg(t, old, out);
+		return vt_fail(vs, -EINVAL,
+			       FILE_FMT ": T %016llx committed again with other"
+					" objects",
+			       FILE_ARG(t->file), (unsigned long long)c->t);
+	vt_commit_msg(t, old, out);
 	return 0;
 }
 
@@ -755,8 +275,10 @@ static int commit_allowed(struct mds_versions *vs, struct vtable *t, uint64_t tv
 	uint64_t id = tv >> 32;
 
 	if ((tv & UINT32_MAX) == 0)
-		return vfail(vs, -EINVAL, FILE_FMT ": commit of T %016llx: IO# 0 is never"
-			     " used", FILE_ARG(t->file), (unsigned long long)tv);
+		return vt_fail(vs, -EINVAL,
+			       FILE_FMT ": commit of T %016llx: IO# 0 is never"
+					" used",
+			       FILE_ARG(t->file), (unsigned long long)tv);
 	if (ids)
 		return id_by_block(vs, t, id, ids, old);
 	if (old && !find_id(t, (uint32_t)id) && ((id >= 1 && id < t->first_id) || orphaned(t, id)))
@@ -769,13 +291,16 @@ static int commit_allowed(struct mds_versions *vs, struct vtable *t, uint64_t tv
 static int commit_room(struct mds_versions *vs, const struct vtable *t, const struct vcommit *c)
 {
 	if (t->ncommits >= MDS_VERSION_COMMITS || t->vmap_bytes + c->enc > vs->vmap_max)
-		return vfail(vs, -EBUSY, FILE_FMT ": %u commits not merged (%zu bytes; limits"
-			     " %u and %zu): merge first", FILE_ARG(t->file), t->ncommits,
-			     t->vmap_bytes, MDS_VERSION_COMMITS, vs->vmap_max);
-	if (over(vs, ROOM_COMMIT) && make_room(vs, t, ROOM_COMMIT))
-		return vfail(vs, -EBUSY, FILE_FMT ": the version server holds %llu commits not"
-			     " merged in files in use (its limit): merge first",
-			     FILE_ARG(t->file), (unsigned long long)vs->ncommits);
+		return vt_fail(vs, -EBUSY,
+			       FILE_FMT ": %u commits not merged (%zu bytes; limits"
+					" %u and %zu): merge first",
+			       FILE_ARG(t->file), t->ncommits, t->vmap_bytes, MDS_VERSION_COMMITS,
+			       vs->vmap_max);
+	if (vt_over(vs, ROOM_COMMIT) && vt_make_room(vs, t, ROOM_COMMIT))
+		return vt_fail(vs, -EBUSY,
+			       FILE_FMT ": the version server holds %llu commits not"
+					" merged in files in use (its limit): merge first",
+			       FILE_ARG(t->file), (unsigned long long)vs->ncommits);
 	return 0;
 }
 
@@ -785,17 +310,17 @@ static int commit_add(struct mds_versions *vs, struct vtable *t, struct vcommit 
 	leveldb_writebatch_t *b;
 	int rc;
 
-	if (grow(&t->commits, t->ncommits, &t->ccommits, sizeof(*c)))
-		return vfail(vs, -ENOMEM, FILE_FMT ": no memory for a commit", FILE_ARG(t->file));
+	if (vt_grow(&t->commits, t->ncommits, &t->ccommits, sizeof(*c)))
+		return vt_fail(vs, -ENOMEM, FILE_FMT ": no memory for a commit", FILE_ARG(t->file));
 	b = leveldb_writebatch_create();
 	t->v++;
-	batch_put_state(b, t);
-	if ((rc = batch_put_commit(b, t->file, c))) {
+	vt_put_state(b, t);
+	if ((rc = vt_put_commit(b, t->file, c))) {
 		leveldb_writebatch_destroy(b);
 		t->v--;
-		return vfail(vs, rc, FILE_FMT ": no memory for a commit", FILE_ARG(t->file));
+		return vt_fail(vs, rc, FILE_FMT ": no memory for a commit", FILE_ARG(t->file));
 	}
-	if ((rc = write_batch(vs, b, "version commit", t->file))) {
+	if ((rc = vt_write_batch(vs, b, "version commit", t->file))) {
 		t->v--;
 		return rc;
 	}
@@ -819,7 +344,7 @@ int mds_version_commit_as(struct mds_versions *vs, const struct mds_vfile *f, ui
 	struct vtable *t;
 	int rc;
 
-	if ((rc = table_of(vs, f, &t)))
+	if ((rc = vt_table_of(vs, f, &t)))
 		return rc;
 	old = find_commit(t, tv);
 	if ((rc = commit_allowed(vs, t, tv, session, ids, old)) ||
@@ -830,13 +355,13 @@ int mds_version_commit_as(struct mds_versions *vs, const struct mds_vfile *f, ui
 		goto out;
 	}
 	c.vm = t->v + 1;
-	if ((rc = commit_sign(vs, t, &c)) || (rc = commit_room(vs, t, &c)) ||
+	if ((rc = vt_commit_sign(vs, t, &c)) || (rc = commit_room(vs, t, &c)) ||
 	    (rc = commit_add(vs, t, &c)))
 		goto out;
-	commit_msg(t, &t->commits[t->ncommits - 1], out);
+	vt_commit_msg(t, &t->commits[t->ncommits - 1], out);
 	return 0;
 out:
-	commit_free(&c);
+	vt_commit_free(&c);
 	return rc;
 }
 
@@ -850,7 +375,7 @@ int mds_version_vmap(struct mds_versions *vs, const struct mds_vfile *f, uint64_
 
 	*out = NULL;
 	*n = 0;
-	if ((rc = table_of(vs, f, &t)))
+	if ((rc = vt_table_of(vs, f, &t)))
 		return rc;
 	while (k < t->ncommits && t->commits[k].vm <= upto)
 		k++;
@@ -859,11 +384,11 @@ int mds_version_vmap(struct mds_versions *vs, const struct mds_vfile *f, uint64_
 	/* one block: the pointers, then the messages */
 	ptrs = malloc(k * (sizeof(*ptrs) + sizeof(*msgs)));
 	if (!ptrs)
-		return vfail(vs, -ENOMEM, FILE_FMT ": no memory for %zu commits",
-			     FILE_ARG(f->file), k);
+		return vt_fail(vs, -ENOMEM, FILE_FMT ": no memory for %zu commits",
+			       FILE_ARG(f->file), k);
 	msgs = (Tessera__VersionCommit *)(ptrs + k);
 	for (size_t i = 0; i < k; i++) {
-		commit_msg(t, &t->commits[i], &msgs[i]);
+		vt_commit_msg(t, &t->commits[i], &msgs[i]);
 		ptrs[i] = &msgs[i];
 	}
 	*out = ptrs;
@@ -899,18 +424,22 @@ int mds_version_read(struct mds_versions *vs, const struct mds_vfile *f, uint64_
 	struct vsnap *s = NULL;
 	int rc;
 
-	if ((rc = table_of(vs, f, &t)))
+	if ((rc = vt_table_of(vs, f, &t)))
 		return rc;
 	if (name && *name && !(s = find_snap(t, name)))
-		return vfail(vs, -ENOENT, FILE_FMT ": read as of snapshot \"%.255s\": no such"
-			     " snapshot", FILE_ARG(f->file), name);
+		return vt_fail(vs, -ENOENT,
+			       FILE_FMT ": read as of snapshot \"%.255s\": no such"
+					" snapshot",
+			       FILE_ARG(f->file), name);
 	if (end)
 		(void)end_read(t, session, end);
 	if (t->nreads >= MDS_VERSION_READS)
-		return vfail(vs, -EBUSY, FILE_FMT ": %u reads in progress, the limit: end some"
-			     " first", FILE_ARG(f->file), t->nreads);
-	if (grow(&t->reads, t->nreads, &t->creads, sizeof(*t->reads)))
-		return vfail(vs, -ENOMEM, FILE_FMT ": no memory for a read", FILE_ARG(f->file));
+		return vt_fail(vs, -EBUSY,
+			       FILE_FMT ": %u reads in progress, the limit: end some"
+					" first",
+			       FILE_ARG(f->file), t->nreads);
+	if (vt_grow(&t->reads, t->nreads, &t->creads, sizeof(*t->reads)))
+		return vt_fail(vs, -ENOMEM, FILE_FMT ": no memory for a read", FILE_ARG(f->file));
 	*vr = s ? s->version : t->v;
 	t->reads[t->nreads++] = (struct vread){ *vr, session };
 	return 0;
@@ -922,7 +451,7 @@ int mds_version_read_end(struct mds_versions *vs, const struct mds_vfile *f, uin
 	struct vtable *t;
 	int rc;
 
-	if ((rc = table_of(vs, f, &t)))
+	if ((rc = vt_table_of(vs, f, &t)))
 		return rc;
 	(void)end_read(t, session, vr);
 	return 0;
@@ -951,7 +480,7 @@ int mds_version_merge(struct mds_versions *vs, const struct mds_vfile *f, int64_
 	struct vtable *t;
 	int rc;
 
-	if ((rc = table_of(vs, f, &t)))
+	if ((rc = vt_table_of(vs, f, &t)))
 		return rc;
 	tessera__version_grant__init(&out->msg);
 	out->msg.file = t->file;
@@ -963,7 +492,7 @@ int mds_version_merge(struct mds_versions *vs, const struct mds_vfile *f, int64_
 	out->msg.n_live_ids = t->nids;
 	out->msg.expires_ns = now_ns + vs->grant_ns;
 	if ((rc = cap_sign_grant(vs->key, &out->msg, out->mac)))
-		return vfail(vs, rc, FILE_FMT ": cannot sign a merge grant", FILE_ARG(f->file));
+		return vt_fail(vs, rc, FILE_FMT ": cannot sign a merge grant", FILE_ARG(f->file));
 	return 0;
 }
 
@@ -987,9 +516,9 @@ static uint32_t mark_merged(struct vtable *t, uint64_t handle, uint64_t version,
 		if (!hit)
 			continue;
 		if (!left) {
-			batch_del_commit(b, t->file, c->vm);
+			vt_del_commit(b, t->file, c->vm);
 			gone++;
-		} else if (batch_put_commit(b, t->file, c)) {
+		} else if (vt_put_commit(b, t->file, c)) {
 			*nomem = 1;
 		}
 	}
@@ -1012,7 +541,7 @@ static void commit_compact(struct mds_versions *vs, struct vtable *t)
 			continue;
 		}
 		t->vmap_bytes -= c->enc;
-		commit_free(c);
+		vt_commit_free(c);
 	}
 	vs->ncommits -= t->ncommits - k;
 	t->ncommits = k;
@@ -1056,13 +585,16 @@ static int merged_check(struct mds_versions *vs, const struct mds_vfile *f, stru
 	while (s < f->count && f->handles[s] != handle)
 		s++;
 	if (s == f->count)
-		return vfail(vs, -EINVAL, FILE_FMT ": merged report of object %016llx, not one"
-			     " of its objects", FILE_ARG(f->file), (unsigned long long)handle);
+		return vt_fail(vs, -EINVAL,
+			       FILE_FMT ": merged report of object %016llx, not one"
+					" of its objects",
+			       FILE_ARG(f->file), (unsigned long long)handle);
 	if (version > merge_bound(t))
-		return vfail(vs, -EINVAL, FILE_FMT ": object %016llx reports merged up to %llu,"
-			     " past what a merge may reach now (%llu)", FILE_ARG(f->file),
-			     (unsigned long long)handle, (unsigned long long)version,
-			     (unsigned long long)merge_bound(t));
+		return vt_fail(vs, -EINVAL,
+			       FILE_FMT ": object %016llx reports merged up to %llu,"
+					" past what a merge may reach now (%llu)",
+			       FILE_ARG(f->file), (unsigned long long)handle,
+			       (unsigned long long)version, (unsigned long long)merge_bound(t));
 	return 0;
 }
 
@@ -1086,20 +618,20 @@ int mds_version_merged(struct mds_versions *vs, const struct mds_vfile *f, uint6
 	uint32_t nwas;
 	int rc, nomem = 0;
 
-	if ((rc = table_of(vs, f, &t)) || (rc = merged_check(vs, f, t, handle, version)))
+	if ((rc = vt_table_of(vs, f, &t)) || (rc = merged_check(vs, f, t, handle, version)))
 		return rc;
 	if (!(was = marks_of(t, handle, version, &nwas)))
-		return vfail(vs, -ENOMEM, FILE_FMT ": no memory", FILE_ARG(f->file));
+		return vt_fail(vs, -ENOMEM, FILE_FMT ": no memory", FILE_ARG(f->file));
 	b = leveldb_writebatch_create();
 	(void)mark_merged(t, handle, version, b, &nomem);
 	old_floor = t->floor;
 	t->floor = floor_after_marks(t);
-	batch_put_state(b, t);
+	vt_put_state(b, t);
 	if (nomem) {
 		leveldb_writebatch_destroy(b);
-		rc = vfail(vs, -ENOMEM, FILE_FMT ": no memory", FILE_ARG(f->file));
+		rc = vt_fail(vs, -ENOMEM, FILE_FMT ": no memory", FILE_ARG(f->file));
 	} else {
-		rc = write_batch(vs, b, "version merged", f->file);
+		rc = vt_write_batch(vs, b, "version merged", f->file);
 	}
 	if (rc) {
 		t->floor = old_floor;
@@ -1118,8 +650,10 @@ static int snap_name_ok(struct mds_versions *vs, const struct mds_vfile *f, cons
 	size_t len = name ? strlen(name) : 0;
 
 	if (len < 1 || len > MDS_VERSION_SNAP_NAME)
-		return vfail(vs, -EINVAL, FILE_FMT ": a snapshot's name is 1 to %u bytes (%zu"
-			     " given)", FILE_ARG(f->file), MDS_VERSION_SNAP_NAME, len);
+		return vt_fail(vs, -EINVAL,
+			       FILE_FMT ": a snapshot's name is 1 to %u bytes (%zu"
+					" given)",
+			       FILE_ARG(f->file), MDS_VERSION_SNAP_NAME, len);
 	return 0;
 }
 
@@ -1131,23 +665,23 @@ int mds_version_snap_create(struct mds_versions *vs, const struct mds_vfile *f,
 	struct vtable *t;
 	int rc;
 
-	if ((rc = snap_name_ok(vs, f, name)) || (rc = table_of(vs, f, &t)))
+	if ((rc = snap_name_ok(vs, f, name)) || (rc = vt_table_of(vs, f, &t)))
 		return rc;
 	if (find_snap(t, name))
-		return vfail(vs, -EEXIST, FILE_FMT ": snapshot \"%s\" exists", FILE_ARG(f->file),
-			     name);
+		return vt_fail(vs, -EEXIST, FILE_FMT ": snapshot \"%s\" exists", FILE_ARG(f->file),
+			       name);
 	if (t->nsnaps >= MDS_VERSION_SNAPS)
-		return vfail(vs, -EBUSY, FILE_FMT ": %u snapshots, the limit: drop one first",
-			     FILE_ARG(f->file), t->nsnaps);
-	if (grow(&t->snaps, t->nsnaps, &t->csnaps, sizeof(*t->snaps)))
-		return vfail(vs, -ENOMEM, FILE_FMT ": no memory for a snapshot",
-			     FILE_ARG(f->file));
+		return vt_fail(vs, -EBUSY, FILE_FMT ": %u snapshots, the limit: drop one first",
+			       FILE_ARG(f->file), t->nsnaps);
+	if (vt_grow(&t->snaps, t->nsnaps, &t->csnaps, sizeof(*t->snaps)))
+		return vt_fail(vs, -ENOMEM, FILE_FMT ": no memory for a snapshot",
+			       FILE_ARG(f->file));
 	mds_put_be64(val, t->v);
 	mds_put_be64(val + 8, (uint64_t)now_ns);
 	b = leveldb_writebatch_create();
-	leveldb_writebatch_put(b, (char *)key, snap_key(key, t->file, name), (char *)val,
+	leveldb_writebatch_put(b, (char *)key, vt_snap_key(key, t->file, name), (char *)val,
 			       sizeof(val));
-	if ((rc = write_batch(vs, b, "snapshot create", f->file)))
+	if ((rc = vt_write_batch(vs, b, "snapshot create", f->file)))
 		return rc;
 	struct vsnap *s = &t->snaps[t->nsnaps++];
 
@@ -1166,14 +700,14 @@ int mds_version_snap_drop(struct mds_versions *vs, const struct mds_vfile *f, co
 	struct vsnap *s;
 	int rc;
 
-	if ((rc = snap_name_ok(vs, f, name)) || (rc = table_of(vs, f, &t)))
+	if ((rc = snap_name_ok(vs, f, name)) || (rc = vt_table_of(vs, f, &t)))
 		return rc;
 	if (!(s = find_snap(t, name)))
-		return vfail(vs, -ENOENT, FILE_FMT ": drop snapshot \"%s\": no such snapshot",
-			     FILE_ARG(f->file), name);
+		return vt_fail(vs, -ENOENT, FILE_FMT ": drop snapshot \"%s\": no such snapshot",
+			       FILE_ARG(f->file), name);
 	b = leveldb_writebatch_create();
-	leveldb_writebatch_delete(b, (char *)key, snap_key(key, t->file, name));
-	if ((rc = write_batch(vs, b, "snapshot drop", f->file)))
+	leveldb_writebatch_delete(b, (char *)key, vt_snap_key(key, t->file, name));
+	if ((rc = vt_write_batch(vs, b, "snapshot drop", f->file)))
 		return rc;
 	*s = t->snaps[--t->nsnaps];
 	return 0;
@@ -1196,12 +730,12 @@ int mds_version_snap_list(struct mds_versions *vs, const struct mds_vfile *f,
 
 	*out = NULL;
 	*n = 0;
-	if ((rc = table_of(vs, f, &t)))
+	if ((rc = vt_table_of(vs, f, &t)))
 		return rc;
 	if (!t->nsnaps)
 		return 0;
 	if (!(*out = calloc(t->nsnaps, sizeof(**out))))
-		return vfail(vs, -ENOMEM, FILE_FMT ": no memory", FILE_ARG(f->file));
+		return vt_fail(vs, -ENOMEM, FILE_FMT ": no memory", FILE_ARG(f->file));
 	for (uint32_t i = 0; i < t->nsnaps; i++) {
 		tessera__version_snapshot__init(&(*out)[i]);
 		(*out)[i].name = t->snaps[i].name;
@@ -1218,7 +752,7 @@ int mds_version_state(struct mds_versions *vs, const struct mds_vfile *f, struct
 	struct vtable *t;
 	int rc;
 
-	if ((rc = table_of(vs, f, &t)))
+	if ((rc = vt_table_of(vs, f, &t)))
 		return rc;
 	out->newest = t->v;
 	out->merged = floor_of(t);
@@ -1273,52 +807,4 @@ uint32_t mds_versions_session_end(struct mds_versions *vs, uint64_t session,
 				dead(arg, t->file);
 		}
 	return n;
-}
-
-/* ---- the merger's start (mds_vmerge.h) */
-
-/* Seek `it` to the first version record of a file >= `file`. */
-static void seek_file(leveldb_iterator_t *it, uint64_t file)
-{
-	unsigned char key[9];
-
-	key[0] = MDS_KEY_VERSION;
-	mds_put_be64(key + 1, file);
-	leveldb_iter_seek(it, (char *)key, sizeof(key));
-}
-
-int mds_versions_next_unmerged(struct mds_versions *vs, uint64_t from, uint64_t *file)
-{
-	struct mds_store *st = vs->st;
-	leveldb_iterator_t *it = leveldb_create_iterator(st->db, st->ropts);
-	char *err = NULL;
-	int found = 0;
-
-	/* Keys sort by file, then kind: a file's 'C' records (its unmerged
-	 * commits) come before its 'N' and 'S' ones; a file without one is
-	 * stepped over by one seek. */
-	for (seek_file(it, from); leveldb_iter_valid(it);) {
-		size_t kl;
-		const unsigned char *k = (const unsigned char *)leveldb_iter_key(it, &kl);
-		uint64_t f;
-
-		if (kl < 10 || k[0] != MDS_KEY_VERSION)
-			break;
-		f = mds_get_be64(k + 1);
-		if (k[9] == 'C') {
-			*file = f;
-			found = 1;
-			break;
-		}
-		if (f == UINT64_MAX)
-			break;
-		seek_file(it, f + 1);
-	}
-	leveldb_iter_get_error(it, &err);
-	leveldb_iter_destroy(it);
-	if (err) {
-		found = vfail(vs, -EIO, "the version tables in the store: %s", err);
-		leveldb_free(err);
-	}
-	return found;
 }

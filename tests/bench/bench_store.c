@@ -2,10 +2,11 @@
  * bench_store.c - tessera-bench-store: what a storage daemon's block
  * checksums cost (figures, not a test).
  *
- *   tessera-bench-store [-d DIR] [-s MIB]
+ *   tessera-bench-store [-d DIR] [-s MIB] [-b BLOCK]
  *
  * In one run, on DIR's file system (page cache on both sides):
- * - CRC32C of 1 MiB (in 4 KiB blocks, as the store does) by the CPU's
+ * - CRC32C of 1 MiB (in BLOCK-byte blocks, the store's csum_block: 4096
+ *   unless -b says, a power of two from 512 to 1 MiB) by the CPU's
  *   instruction and by the table, beside memcpy of the same 1 MiB;
  * - the object store (server/ios_store.h: data, checksums, the registry)
  *   overwriting and reading MIB MiB in 1 MiB pieces, beside plain pwrite
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "tp_crc.h"
+#include "tp_objfmt.h"
 #include "ios_disk.h"
 #include "ios_store.h"
 
@@ -46,7 +48,7 @@ static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw
 
 /* GB/s of `what` over `buf` (PIECE bytes), repeated for about 0.3 s. */
 enum op { OP_MEMCPY, OP_CRC_HW, OP_CRC_BLOCKS, OP_CRC_TABLE };
-static double rate(enum op what, uint8_t *buf, uint8_t *dst, uint32_t *sink)
+static double rate(enum op what, size_t block, uint8_t *buf, uint8_t *dst, uint32_t *sink)
 {
 	double t0 = now_s(), t;
 	uint64_t bytes = 0;
@@ -57,14 +59,14 @@ static double rate(enum op what, uint8_t *buf, uint8_t *dst, uint32_t *sink)
 				memcpy(dst, buf, PIECE);
 				*sink += dst[r];
 			} else if (what == OP_CRC_BLOCKS) {
-				uint32_t sums[PIECE / IOS_BLOCK];
+				uint32_t sums[PIECE / TP_OBJ_BLOCK_MIN];
 
-				tp_crc32c_blocks(buf, PIECE / IOS_BLOCK, IOS_BLOCK, sums);
-				*sink += sums[r];
+				tp_crc32c_blocks(buf, PIECE / block, block, sums);
+				*sink += sums[0];
 			} else {
-				for (size_t b = 0; b < PIECE; b += IOS_BLOCK)
-					*sink += what == OP_CRC_HW ? tp_crc32c(0, buf + b, IOS_BLOCK)
-								   : tp_crc32c_table(0, buf + b, IOS_BLOCK);
+				for (size_t b = 0; b < PIECE; b += block)
+					*sink += what == OP_CRC_HW ? tp_crc32c(0, buf + b, block)
+								   : tp_crc32c_table(0, buf + b, block);
 			}
 			bytes += PIECE;
 		}
@@ -77,6 +79,7 @@ int main(int argc, char **argv)
 {
 	const char *base = "/tmp";
 	unsigned mib = 256;
+	uint32_t block = TP_OBJ_BLOCK;
 	char dir[4096], plain[4200], *msg = NULL;
 	uint8_t *buf = malloc(PIECE), *dst = malloc(PIECE);
 	struct ios_disk *disk = NULL;
@@ -86,15 +89,22 @@ int main(int argc, char **argv)
 	double t, w_store, r_store, w_plain, r_plain;
 	int opt, fd;
 
-	while ((opt = getopt(argc, argv, "d:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:s:b:")) != -1) {
 		if (opt == 'd')
 			base = optarg;
 		else if (opt == 's')
 			mib = (unsigned)strtoul(optarg, NULL, 10);
+		else if (opt == 'b')
+			block = (uint32_t)strtoul(optarg, NULL, 10);
 		else {
-			fprintf(stderr, "usage: tessera-bench-store [-d DIR] [-s MIB]\n");
+			fprintf(stderr, "usage: tessera-bench-store [-d DIR] [-s MIB] [-b BLOCK]\n");
 			return 2;
 		}
+	}
+	if (!tp_obj_block_valid(block)) {
+		fprintf(stderr, "tessera-bench-store: -b %u: not a power of two from %u to %u\n",
+			block, TP_OBJ_BLOCK_MIN, TP_OBJ_BLOCK_MAX);
+		return 2;
 	}
 	if (!buf || !dst || !mib)
 		return 1;
@@ -107,15 +117,16 @@ int main(int argc, char **argv)
 	}
 	snprintf(plain, sizeof(plain), "%s/plain", dir);
 	printf("\n== block checksums (CRC32C per %u bytes), %u MiB in 1 MiB pieces, in %s\n",
-	       IOS_BLOCK, mib, base);
-	printf("memcpy          %6.2f GB/s\n", rate(OP_MEMCPY, buf, dst, &sink));
+	       block, mib, base);
+	printf("memcpy          %6.2f GB/s\n", rate(OP_MEMCPY, block, buf, dst, &sink));
 	if (tp_crc32c_hardware())
 		printf("crc32c (sse4.2) %6.2f GB/s, 3 blocks at once %.2f GB/s (the store's way)\n",
-		       rate(OP_CRC_HW, buf, dst, &sink), rate(OP_CRC_BLOCKS, buf, dst, &sink));
-	printf("crc32c (table)  %6.2f GB/s\n", rate(OP_CRC_TABLE, buf, dst, &sink));
+		       rate(OP_CRC_HW, block, buf, dst, &sink),
+		       rate(OP_CRC_BLOCKS, block, buf, dst, &sink));
+	printf("crc32c (table)  %6.2f GB/s\n", rate(OP_CRC_TABLE, block, buf, dst, &sink));
 
 	if (ios_disk_system(&disk) ||
-	    ios_store_open(dir, 16, IOS_STORE_NEW, disk, &st, NULL, &msg)) {
+	    ios_store_open(dir, 16, IOS_STORE_NEW, block, disk, &st, NULL, &msg)) {
 		fprintf(stderr, "tessera-bench-store: %s\n", msg ? msg : "no store");
 		return 1;
 	}

@@ -98,7 +98,7 @@ static void daemons_start(void)
 	fz_config(&cfg);
 	if (fz_tmpdir("fuzz-frame-ios", ios_dir, sizeof(ios_dir)) ||
 	    fz_tmpdir("fuzz-frame-mds", mds_dir, sizeof(mds_dir)) || ios_disk_system(&ios.disk) ||
-	    ios_store_open(ios_dir, 16, IOS_STORE_NEW, ios.disk, &ios.store, &notice, &msg) ||
+	    ios_store_open(ios_dir, 16, IOS_STORE_NEW, 0, ios.disk, &ios.store, &notice, &msg) ||
 	    ios_locks_create(&ios, 10000, &ios.locks, err, sizeof(err)) || ios_caps_create(&fz_key, &ios.caps) ||
 	    mds_store_open(mds_dir, 0, cfg.n_ios, &mds.store, err, sizeof(err))) {
 		fprintf(stderr, "fuzz_frame: %s\n", msg ? msg : err[0] ? err : "cannot open the stores");

@@ -555,7 +555,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ios.index = 1;
 	/* IOS_STORE_NEW: the directory exists and is empty (a new store,
 	 * not a remade one). */
-	if ((rc = ios_store_open(dir, 16, IOS_STORE_NEW, ios.disk, &ios.store, &notice, &msg)) ||
+	if ((rc = ios_store_open(dir, 16, IOS_STORE_NEW, 0, ios.disk, &ios.store, &notice, &msg)) ||
 	    (rc = ios_locks_create(&ios, FZ_LEASE_MS, &ios.locks, err, sizeof(err))) ||
 	    (rc = ios_caps_create(&fz_key, &ios.caps))) {
 		fprintf(stderr, "fuzz_ios: %s\n", msg ? msg : err[0] ? err : strerror(-rc));

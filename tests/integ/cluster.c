@@ -368,6 +368,14 @@ int cluster_setup_conf(void **state, const char *provider, const char *extra)
 	return 0;
 }
 
+void cluster_test_filter(void)
+{
+	const char *only = getenv("TESSERA_TEST_ONLY");
+
+	if (only && *only)
+		cmocka_set_test_filter(only);
+}
+
 int cluster_teardown(void **state)
 {
 	struct cluster *c = *state;

@@ -52,6 +52,10 @@ int cluster_setup(void **state, const char *provider);
 /* The same with more config lines ("key = value\n..."). */
 int cluster_setup_conf(void **state, const char *provider, const char *extra);
 int cluster_teardown(void **state);
+/* TESSERA_TEST_ONLY=PATTERN (a cmocka glob, e.g. test_stop_mid_read):
+ * run only the matching tests of the suite (when debugging one). Call
+ * before cmocka_run_group_tests. */
+void cluster_test_filter(void);
 /* Another client of the file system of config conf (the test fails if it
  * cannot connect), and a file opened read-write, created with `strip`-byte
  * strips over `count` storage daemons if new. */

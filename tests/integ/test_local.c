@@ -16,7 +16,10 @@
  *     deadline, and the daemon serves meanwhile and afterwards;
  *   - LOCAL_OPEN needs a capability with the read right;
  *   - with local_reads = 0, or a fault disk, the daemons say no
- *     (EOPNOTSUPP) and reads go through them, with the same bytes.
+ *     (EOPNOTSUPP) and reads go through them, with the same bytes;
+ *   - with 512-byte checksum blocks (csum_block) the shapes read locally
+ *     and a damaged block is still caught; a daemon restarted with another
+ *     csum_block than its store's refuses to start and says why.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,6 +50,13 @@ static int setup(void **state)
 static int setup_off(void **state)
 {
 	return cluster_setup_conf(state, CLUSTER_TCP, "local_reads = 0\n");
+}
+
+/* Stores made with 512-byte checksum blocks (csum_block): local readers
+ * must check with the block the daemon tells them. */
+static int setup_512(void **state)
+{
+	return cluster_setup_conf(state, CLUSTER_TCP, "csum_block = 512\n");
 }
 
 static uint64_t local_bytes(tessera_fs *fs)
@@ -377,6 +387,49 @@ static void test_socket_guards(void **state)
 	tessera_close(f);
 }
 
+/* A storage daemon started on its store with another csum_block than
+ * the store was made with refuses to start, naming both values and the
+ * store; started again with the store's own, it serves the bytes. */
+static void test_block_changed(void **state)
+{
+	struct cluster *c = *state;
+	uint8_t model[300000];
+	char conf[400], err[400], cmd[3000], text[2048] = "", want[600];
+	struct tessera_layout l;
+	tessera_file *f;
+	uint32_t s;
+	size_t n;
+	FILE *fp;
+	int rc;
+
+	f = make_file(c->fs, "/kept", 65536, 1, model, sizeof(model), 0, 0);
+	CHECK(c->fs, tessera_fsync(f));
+	assert_int_equal(tessera_file_layout(f, &l), 0);
+	s = l.servers[0];
+	cluster_stop_pid(c->ios[s], SIGTERM);
+	c->ios[s] = 0;
+	snprintf(conf, sizeof(conf), "%s/other.conf", c->dir);
+	snprintf(err, sizeof(err), "%s/other.err", c->dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s && echo 'csum_block = 512' >>%s", c->conf, conf, conf);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "umask 077; timeout 30 %s/tessera-ios -c %s -d %s/ios%u -i %u "
+		 "-p %s/other.pid 2>%s", c->bin, conf, c->dir, s, s, c->dir, err);
+	rc = system(cmd);
+	assert_non_null(fp = fopen(err, "r"));
+	n = fread(text, 1, sizeof(text) - 1, fp);
+	text[n] = 0;
+	fclose(fp);
+	print_message("exit %d: %s", WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, text);
+	assert_true(WIFEXITED(rc) && WEXITSTATUS(rc) != 0 && WEXITSTATUS(rc) != 124);
+	snprintf(want, sizeof(want), "made with csum_block 4096 (%s/ios%u/store), the config says "
+		 "csum_block 512", c->dir, s);
+	if (!strstr(text, want))
+		fail_msg("the refusal does not say \"%s\"", want);
+	cluster_restart_ios(c, (int)s, NULL);
+	expect_read(c->fs, f, model, sizeof(model), 0, sizeof(model));
+	tessera_close(f);
+}
+
 /* Local reads off: the daemons say so, the bytes come through them. */
 static void test_off(void **state)
 {
@@ -446,6 +499,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_socket_guards, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_off, setup_off, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_fault_disk, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_block_changed, setup, cluster_teardown),
+		/* stores of 512-byte checksum blocks: read locally, damage caught */
+		cmocka_unit_test_setup_teardown(test_shapes, setup_512, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_block, setup_512, cluster_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

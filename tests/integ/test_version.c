@@ -1025,11 +1025,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_mds_killed, setup, cluster_teardown),
 	};
 
-	/* TESSERA_TEST_ONLY=name: that test alone (when debugging one) */
-	const char *only = getenv("TESSERA_TEST_ONLY");
-
-	for (size_t i = 0; only && i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (!strcmp(tests[i].name, only))
-			return _cmocka_run_group_tests(only, &tests[i], 1, NULL, NULL);
+	cluster_test_filter();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -615,5 +615,6 @@ int main(void)
 	};
 
 	signal(SIGPIPE, SIG_IGN);
+	cluster_test_filter();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

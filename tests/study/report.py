@@ -529,17 +529,41 @@ def _matplotlib(plots):
 
 
 def _network_line(net):
-    return "- Network: " + ("**loopback** (every daemon and rank on 127.0.0.1; the network costs "
-                            "nothing, so description bytes and two-phase's second transfer are "
-                            "nearly free)" if net == "loopback" else
-                            "**simulated %s**: the metadata daemon and the storage daemons run on "
-                            "two \"nodes\", Linux network namespaces joined by a bridge; each "
-                            "node's link is limited to %s each way by a tc token bucket (tbf), "
-                            "the MPI ranks and the UFS file stay in the root namespace (one "
-                            "client node). Simulated: bandwidth of each node's link. Not "
-                            "simulated: latency beyond the kernel's own, disks (the daemons "
-                            "write into page cache), switches, and the ranks' own network "
-                            "(they share memory)." % (net, net))
+    """The report's network paragraph from meta's net: loopback,
+    cluster:CONF (--cluster) or "RATE[ LATENCY][ Nnodes]" (--net, --nodes:
+    tests/study/netns.sh)."""
+    if net == "loopback":
+        return ("- Network: **loopback** (every daemon and rank on 127.0.0.1; the network costs "
+                "nothing, so description bytes and two-phase's second transfer are nearly free)")
+    if net.startswith("cluster:"):
+        return ("- Network: **an existing cluster** (`--cluster %s`): the study **did not start "
+                "or stop the servers**; it ran only the clients (the MPI ranks, on this host) "
+                "against the daemons this config names, and records the config's tunables (what "
+                "the file says now; the daemons read it when they started). The network, disks "
+                "and load of that cluster are whatever they were." % net[len("cluster:"):])
+    f = net.split()
+    rate = f[0]
+    lat = next((x for x in f[1:] if re.match(r"\d+[um]s", x)), "")
+    lat, by = (lat.rstrip(")").split("(") + ["netem"])[:2] if lat else ("", "")
+    nodes = next((int(x[:-5]) for x in f[1:] if x.endswith("nodes")), 0)
+    where = ("the metadata daemon, the storage daemons and the MPI ranks share **%d \"nodes\"** "
+             "(rank r and storage daemon i on nodes r mod %d and i mod %d), Linux network "
+             "namespaces joined by a bridge; the ranks talk to each other over TCP on the same "
+             "links (Open MPI's tcp BTL), ranks on one node over its own loopback" % (
+                 nodes, nodes, nodes) if nodes else
+             "the metadata daemon and the storage daemons run on two \"nodes\", Linux network "
+             "namespaces joined by a bridge; the MPI ranks and the UFS file stay in the root "
+             "namespace (one client node), where the ranks share memory")
+    how = ("tc netem" if by == "netem" else
+           "a delay line in user space, tests/study/delayline.py, as this kernel has no netem: "
+           "at least that, plus the delay line's own cost, tens of microseconds")
+    delay = (" and every packet a node (or the root namespace) sends waits %s (%s), so "
+             "a round trip between two nodes takes 2 x %s more" % (lat, how, lat) if lat else
+             "; no latency is added beyond the kernel's own")
+    return ("- Network: **simulated %s**: %s. Each node's link is limited to %s each way (tc "
+            "token bucket; with a latency, netem's rate on the node's side)%s. Not simulated: "
+            "disks (the daemons write into page cache), switches, and CPUs (every node shares "
+            "this machine's 2 cores)." % (net, where, rate, delay))
 
 
 def _setup_lines(meta):
@@ -592,6 +616,24 @@ def _sieve_text(meta, allr):
             "named after them)." % (n, size, gap, last))
 
 
+def _csum_text(allr):
+    """What csum_block (the stores' checksum block) does to the figures."""
+    blocks = sorted({r.get("csum_block") or "4096" for r in allr}, key=int)
+    return ("The checksum block (`csum_block`, here %s bytes) is the unit of the daemons' "
+            "integrity checks: a write that does not cover whole blocks reads and checks the "
+            "partial block at each of its ends and checksums whole blocks again, and a read "
+            "through the daemons reads and checks whole blocks. Below the sieve step a "
+            "request's regions are one span and the block only widens its two ends; past it "
+            "every small region of a list or datatype write is a read-modify-write of its "
+            "own block (read, two CRCs of the block, the region, its sum), and every region "
+            "read alone reads and checks a whole block, so the per-region cost of the "
+            "spacing figure's right side grows with the block while sieving and two-phase "
+            "(contiguous accesses) do not see it. docs/benchmarks.md (\"The checksum "
+            "block\") has the measured ratios; `--csum-block` reruns the study with another "
+            "block (each store keeps the block it was made with, so the study's daemons "
+            "start on new stores)." % ", ".join(blocks))
+
+
 def _record_lines(meta, rows, out):
     """What every CSV row recorded: load, commits, the daemons' tunables,
     and what the tunables do to the figures."""
@@ -615,9 +657,7 @@ def _record_lines(meta, rows, out):
                 vals("local_reads"), vals("sieve_gap"), vals("sieve_span"), vals("csum_block"),
                 vals("strip_size"), vals("max_io"), vals("list_io_max_regions")), "",
             _sieve_text(meta, allr), "",
-            "The checksum block is the object format's (proto/tp_objfmt.h) "
-            "and fixed: a store keeps the block it was made with, and clients reading locally "
-            "check the same blocks, so it is recorded, not varied.", ""]
+            _csum_text(allr), ""]
 
 
 PHASES = [("write_call_s", "write call"), ("sync_s", "sync"), ("w_open_s", "open (write)"),
@@ -741,6 +781,8 @@ def _guideline_lines(meta, agg):
         "second transfer cost almost nothing, and the daemons write into page cache, so the "
         "fsync storms of §5.4.1 do not happen; with 2 cores the ranks, the daemons and the "
         "baseline share the CPUs." if net == "loopback" else
+        "this ran on an existing cluster (%s), whose network and disks are its own." % net
+        if net.startswith("cluster:") else
         "the simulated %s links make bytes on the wire cost, as on the dissertation's cluster, "
         "but the daemons still write into page cache and there are 2 cores." % net), ""]
     return L
@@ -1080,6 +1122,381 @@ def _version_lines(out, plt):
     return L + [""]
 
 
+def _patterns_lines(out, plt):
+    """Chapters 3-4's bandwidth sweeps (tests/study/report_patterns.py)."""
+    import report_patterns
+    return report_patterns.section(out, plt)
+
+
+# ------------------------------------------------------------ S3aSim
+S3A_STRATS = ["mw", "ww-coll", "ww-posix", "ww-list"]
+S3A_NAMES = {"mw": "MW", "ww-coll": "WW-Coll", "ww-posix": "WW-POSIX", "ww-list": "WW-List"}
+S3A_COLOR = {"mw": "tab:red", "ww-coll": "tab:purple", "ww-posix": "tab:orange",
+             "ww-list": "tab:blue"}
+S3A_PHASES = ["setup", "dist", "compute", "merge", "gather", "io", "sync", "other"]
+
+
+def load_s3asim(out):
+    """s3asim.csv as {(part, strategy, sync, atomic, ranks, speed): [row...]},
+    or None without it."""
+    path = os.path.join(out, "s3asim.csv")
+    if not os.path.exists(path):
+        return None
+    by = {}
+    for r in csv.DictReader(open(path, newline="")):
+        k = (r["part"], r["strategy"], r["sync"], r["atomic"], int(r["ranks"]), float(r["speed"]))
+        by.setdefault(k, []).append(r)
+    return by or None
+
+
+def _s3a_vals(rows, col):
+    return [float(r[col]) for r in rows or [] if r.get(col) not in (None, "")]
+
+
+def _s3a_stat(by, key, col="total_s"):
+    """(mean, 95 % interval) of a column over a point's repetitions."""
+    v = _s3a_vals(by.get(key), col)
+    return (statistics.mean(v) if v else None), t_interval(v)
+
+
+def _s3a_axes(by):
+    """The ranks sweep (at the base speed) and the speed sweep (at the most
+    ranks) of the strategies part: (ranks, base speed, speeds, top ranks)."""
+    keys = [k for k in by if k[0] == "strategies"]
+    if not keys:
+        return [], None, [], None
+    top = max(k[4] for k in keys)
+    per_rank = {}
+    for k in keys:
+        per_rank.setdefault(k[4], set()).add(k[5])
+    # the base speed: the one every rank count ran
+    common = set.intersection(*per_rank.values())
+    base = min(common) if common else None
+    ranks = sorted(n for n in per_rank if base in per_rank[n])
+    return ranks, base, sorted(per_rank[top]), top
+
+
+def _s3a_key(strategy, sync, ranks, speed, part="strategies", atomic="off"):
+    return (part, strategy, sync, atomic, ranks, speed)
+
+
+def _s3a_plot_totals(out, by, plt):
+    """Figs. 6.2 and 6.7: total time over the ranks and over the speed, a
+    color per strategy, solid no-sync, dashed sync, 95 % intervals."""
+    ranks, base, speeds, top = _s3a_axes(by)
+    f, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    for ax, xs, mk, xl in ((axes[0], ranks, lambda x: (x, base), "ranks (1 master)"),
+                           (axes[1], speeds, lambda x: (top, x), "compute speed")):
+        for st in S3A_STRATS:
+            for sync, ls in (("nosync", "-"), ("sync", "--")):
+                pts = [(x,) + _s3a_stat(by, _s3a_key(st, sync, *mk(x))) for x in xs]
+                pts = [p for p in pts if p[1] is not None]
+                if not pts:
+                    continue
+                err = [[p[1] - (p[2] or (p[1], p[1]))[0] for p in pts],
+                       [(p[2] or (p[1], p[1]))[1] - p[1] for p in pts]]
+                ax.errorbar([p[0] for p in pts], [p[1] for p in pts], yerr=err, ls=ls, marker="o",
+                            color=S3A_COLOR[st], capsize=2,
+                            label="%s %s" % (S3A_NAMES[st], sync))
+        ax.set_yscale("log")
+        ax.set_xlabel(xl)
+        ax.set_ylabel("total seconds")
+        if xl == "compute speed":
+            ax.set_xscale("log", base=2)
+    axes[0].set_title("Fig. 6.2: over ranks (speed %g)" % (base or 0))
+    axes[1].set_title("Fig. 6.7: over compute speed (%s ranks)" % top)
+    axes[0].legend(fontsize=6, ncol=2)
+    f.tight_layout()
+    f.savefig(os.path.join(out, "fig6.2-6.7-s3asim.png"), dpi=60)
+    plt.close(f)
+    return "fig6.2-6.7-s3asim.png"
+
+
+def _s3a_plot_phases(out, by, plt, sweep):
+    """Figs. 6.3-6.6 (sweep "ranks") or 6.8-6.11 ("speed"): a panel per
+    strategy, a stacked bar of the workers' mean phases per point, no-sync
+    and sync side by side."""
+    ranks, base, speeds, top = _s3a_axes(by)
+    xs = ranks if sweep == "ranks" else speeds
+    f, axes = plt.subplots(1, 4, figsize=(14, 3.6), sharey=True)
+    cmap = plt.get_cmap("tab10")
+    for ax, st in zip(axes, S3A_STRATS):
+        labels = []
+        for i, x in enumerate(xs):
+            for j, sync in enumerate(("nosync", "sync")):
+                key = _s3a_key(st, sync, *((x, base) if sweep == "ranks" else (top, x)))
+                bottom = 0.0
+                for pi, ph in enumerate(S3A_PHASES):
+                    v = _s3a_vals(by.get(key), "w_%s_s" % ph)
+                    h = statistics.mean(v) if v else 0.0
+                    ax.bar(i * 2.5 + j, h, 0.9, bottom=bottom, color=cmap(pi),
+                           label=ph if (i, j) == (0, 0) else None)
+                    bottom += h
+                labels.append((i * 2.5 + j, "%g%s" % (x, "s" if sync == "sync" else "")))
+        ax.set_xticks([p for p, _ in labels])
+        ax.set_xticklabels([t for _, t in labels], fontsize=7)
+        ax.set_title(S3A_NAMES[st])
+        ax.set_xlabel(("ranks" if sweep == "ranks" else "speed") + " (s: query sync)")
+    axes[0].set_ylabel("workers' mean seconds")
+    axes[0].legend(fontsize=6)
+    figs = "6.3-6.6" if sweep == "ranks" else "6.8-6.11"
+    f.suptitle("Figs. %s: the workers' phases over the %s" % (figs, sweep))
+    f.tight_layout()
+    name = "fig%s-s3asim-phases.png" % figs
+    f.savefig(os.path.join(out, name), dpi=60)
+    plt.close(f)
+    return name
+
+
+def _s3a_lock_points(by):
+    """Figs. 7.9-7.10 per rank count: (ranks, total, io, io share) of no-lock
+    and list:one-try, each (mean, interval)."""
+    ranks = sorted({k[4] for k in by if k[0] == "locks"})
+    pts = []
+    for n in ranks:
+        row = {"ranks": n}
+        for atomic in ("off", "list:one-try"):
+            rs = [r for k, v in by.items() if k[0] == "locks" and k[3] == atomic and k[4] == n
+                  for r in v]
+            tot, io = _s3a_vals(rs, "total_s"), _s3a_vals(rs, "w_io_s")
+            share = [100 * a / b for a, b in zip(io, tot) if b > 0]
+            row[atomic] = {"total": (statistics.mean(tot) if tot else None, t_interval(tot)),
+                           "io": (statistics.mean(io) if io else None, t_interval(io)),
+                           "share": (statistics.mean(share) if share else None,
+                                     t_interval(share))}
+        pts.append(row)
+    return pts
+
+
+def _s3a_plot_locks(out, pts, plt):
+    f, axes = plt.subplots(1, 4, figsize=(14, 3.4))
+    xs = [p["ranks"] for p in pts]
+    for atomic, color in (("off", "tab:gray"), ("list:one-try", "tab:blue")):
+        label = "no-lock" if atomic == "off" else "list-one-try"
+        for ax, what in zip(axes[:3], ("total", "io", "share")):
+            ys = [p[atomic][what][0] for p in pts]
+            ax.plot(xs, ys, marker="o", color=color, label=label)
+    ratio = [100 * p["off"]["io"][0] / p["list:one-try"]["io"][0]
+             if p["off"]["io"][0] and p["list:one-try"]["io"][0] else None for p in pts]
+    axes[3].plot(xs, ratio, marker="o", color="tab:blue", label="list-one-try")
+    for ax, t, yl in zip(axes, ("7.9a total", "7.9b I/O", "7.10a I/O % of total",
+                                "7.10b % of no-lock I/O"),
+                         ("seconds", "workers' I/O seconds", "%", "%")):
+        ax.set_title("Fig. " + t)
+        ax.set_xlabel("ranks")
+        ax.set_ylabel(yl)
+        ax.legend(fontsize=6)
+    f.tight_layout()
+    f.savefig(os.path.join(out, "fig7.9-7.10-s3asim.png"), dpi=60)
+    plt.close(f)
+    return "fig7.9-7.10-s3asim.png"
+
+
+def _s3a_cmp(by, k1, k2):
+    """-1 if k1's total is below k2's with the intervals apart, 1 if above,
+    0 if they overlap (no verdict)."""
+    m1, i1 = _s3a_stat(by, k1)
+    m2, i2 = _s3a_stat(by, k2)
+    if m1 is None or m2 is None or overlap(i1, i2):
+        return 0
+    return -1 if m1 < m2 else 1
+
+
+def _s3a_points(by):
+    """Every (ranks, speed) of the strategies part."""
+    return sorted({(k[4], k[5]) for k in by if k[0] == "strategies"})
+
+
+def _s3a_tally(results):
+    """(held, differs, undecided) counts of a list of -1/1/0 outcomes
+    where -1 means the claim held."""
+    return (sum(1 for x in results if x < 0), sum(1 for x in results if x > 0),
+            sum(1 for x in results if x == 0))
+
+
+def _s3a_within(i1, i2, frac):
+    """-1 when every value of both 95 % intervals is within frac of every
+    other (the claim "changes by at most frac" holds), 1 when the intervals
+    are apart by more than frac, 0 otherwise (no verdict)."""
+    if i1 is None or i2 is None:
+        return 0
+    lo, hi = min(i1[0], i2[0]), max(i1[1], i2[1])
+    if lo > 0 and hi <= (1 + frac) * lo:
+        return -1
+    if i1[1] * (1 + frac) < i2[0] or i2[1] * (1 + frac) < i1[0]:
+        return 1
+    return 0
+
+
+def _s3a_verdict(name, diss, held, differs, undecided, why=""):
+    if held and not differs:
+        v = "**reproduces**"
+    elif differs and not held:
+        v = "**differs**"
+    elif held or differs:
+        v = "**mixed**"
+    else:
+        v = "**not decided**"
+    return ["- %s (dissertation: %s): %s — held at %d point(s), the opposite at %d (95 %% "
+            "intervals apart), not decided at %d (intervals overlapping).%s" % (
+                name, diss, v, held, differs, undecided, (" " + why) if why else "")]
+
+
+def _s3a_ranking(by):
+    """The dissertation's rankings, point by point, only where intervals are apart."""
+    L = []
+    pts = _s3a_points(by)
+    for sync, diss in (("nosync", "by 364 % (MW), 33 % (WW-POSIX), 75 % (WW-Coll) at 96 "
+                        "processes; 592 %, 32 %, 98 % at speed 25.6"),
+                       ("sync", "by 182 %, 37 %, 13 % at 96 processes; 444 %, 65 %, 58 % at "
+                        "speed 25.6")):
+        res = [_s3a_cmp(by, _s3a_key("ww-list", sync, n, x), _s3a_key(o, sync, n, x))
+               for n, x in pts for o in S3A_STRATS if o != "ww-list"]
+        L += _s3a_verdict("\"WW-List beats all strategies\", %s" % sync, diss, *_s3a_tally(res))
+    res = [_s3a_cmp(by, _s3a_key(i, "nosync", n, x), _s3a_key(o, "nosync", n, x))
+           for n, x in pts for i in ("ww-posix", "ww-list") for o in ("ww-coll", "mw")]
+    L += _s3a_verdict("\"The individual WW strategies outperform WW-Coll and MW\", no-sync",
+                      "all no-sync cases", *_s3a_tally(res))
+    res = [-_s3a_cmp(by, _s3a_key(st, "sync", n, x), _s3a_key(st, "nosync", n, x)) or 0
+           for n, x in pts for st in S3A_STRATS]
+    # held = sync slower or equal: count "sync faster, apart" as differs
+    res = [0 if r == 0 else (-1 if r < 0 else 1) for r in res]
+    L += _s3a_verdict("\"No-sync performs as well as or better than sync\"",
+                      "all strategies", *_s3a_tally(res))
+    return L
+
+
+def _s3a_change(by, st, a, b):
+    """Relative change of st's total from key-part a to b (means), and
+    whether the intervals are apart."""
+    m1, i1 = _s3a_stat(by, a)
+    m2, i2 = _s3a_stat(by, b)
+    if not m1 or m2 is None:
+        return None, False
+    return 100 * (m2 - m1) / m1, not overlap(i1, i2)
+
+
+def _s3a_sync_effects(by):
+    """Sync's cost per strategy (WW-Coll barely, WW-POSIX most) and MW's
+    insensitivity to compute speed."""
+    L, pts = [], _s3a_points(by)
+    L += ["", "Query sync's effect on the total (sync against no-sync, mean; * where the "
+          "intervals are apart):", "", "| ranks | speed | " + " | ".join(
+              S3A_NAMES[s] for s in S3A_STRATS) + " |", "|---|---|" + "---|" * 4]
+    for n, x in pts:
+        cells = []
+        for st in S3A_STRATS:
+            c, apart_ = _s3a_change(by, st, _s3a_key(st, "nosync", n, x), _s3a_key(st, "sync", n, x))
+            cells.append("-" if c is None else "%+.0f %%%s" % (c, "*" if apart_ else ""))
+        L.append("| %d | %g | %s |" % (n, x, " | ".join(cells)))
+    coll = [_s3a_within(_s3a_stat(by, _s3a_key("ww-coll", "nosync", n, x))[1],
+                        _s3a_stat(by, _s3a_key("ww-coll", "sync", n, x))[1], 0.06) for n, x in pts]
+    L += [""] + _s3a_verdict("\"WW-Coll is barely affected by sync\" (at most 6 %)",
+                             "at most 6 % and 4 %", *_s3a_tally(coll),
+                             why="(Held: both intervals within 6 % of each other.)")
+    ranks, base, speeds, top = _s3a_axes(by)
+    if len(speeds) >= 2:
+        lo, hi = speeds[0], speeds[-1]
+        c, _ = _s3a_change(by, "mw", _s3a_key("mw", "nosync", top, hi),
+                           _s3a_key("mw", "nosync", top, lo))
+        res = [_s3a_within(_s3a_stat(by, _s3a_key("mw", y, top, hi))[1],
+                           _s3a_stat(by, _s3a_key("mw", y, top, lo))[1], 0.02)
+               for y in ("nosync", "sync")]
+        if c is not None:
+            L += _s3a_verdict("\"MW is insensitive to compute speed\" (< 2 %% from speed %g to "
+                              "%g at %d ranks, no-sync and sync)" % (lo, hi, top),
+                              "less than 2 % from 0.1 to 25.6 at 64 processes", *_s3a_tally(res),
+                              why="MW's no-sync total changes by %+.0f %% here: with %d workers "
+                              "the master is not the bottleneck it is with 63, so the compute "
+                              "phase shows." % (c, top - 1) if any(r > 0 for r in res) else "")
+    return L
+
+
+def _s3a_table(by, xs, mk, xl):
+    L = ["| %s | sync | " % xl + " | ".join(S3A_NAMES[s] for s in S3A_STRATS) + " |",
+         "|---|---|" + "---|" * 4]
+    for x in xs:
+        for sync in ("nosync", "sync"):
+            cells = []
+            for st in S3A_STRATS:
+                m, i = _s3a_stat(by, _s3a_key(st, sync, *mk(x)))
+                cells.append("-" if m is None else "%s [%s, %s]" % (
+                    fmt(m), fmt(i[0]) if i else "-", fmt(i[1]) if i else "-"))
+            L.append("| %g | %s | %s |" % (x, sync, " | ".join(cells)))
+    return L
+
+
+def _s3a_lock_lines(by, plt, out):
+    pts = _s3a_lock_points(by)
+    if not pts:
+        return []
+    L = ["", "### Figs. 7.9-7.10: WW-List in atomic mode (list-one-try) against no lock", ""]
+    if plt:
+        L += ["![Figs. 7.9-7.10](%s)" % _s3a_plot_locks(out, pts, plt), ""]
+    L += ["| ranks | total no-lock | total list-one-try | I/O no-lock | I/O list-one-try | "
+          "I/O % of total (lock) | % of no-lock I/O |", "|---|---|---|---|---|---|---|"]
+    for p in pts:
+        a, b = p["off"], p["list:one-try"]
+        pct = 100 * a["io"][0] / b["io"][0] if a["io"][0] and b["io"][0] else None
+        apart_ = not overlap(a["io"][1], b["io"][1])
+        L.append("| %d | %s | %s | %s | %s | %s | %s%s |" % (
+            p["ranks"], fmt(a["total"][0]), fmt(b["total"][0]), fmt(a["io"][0]),
+            fmt(b["io"][0]), fmt(b["share"][0]), fmt(pct), "" if apart_ else " (intervals "
+            "overlap: no measurable overhead)"))
+    res = []
+    for p in pts:
+        if p["ranks"] <= 2:
+            continue  # one worker: one contiguous lock (the dissertation leaves it out)
+        a, b = p["off"]["io"][1], p["list:one-try"]["io"][1]
+        if a is None or b is None:
+            res.append(0)
+        elif b[1] * 0.70 <= a[0]:
+            res.append(-1)   # even the slowest lock run is within 1/0.7 of the fastest no-lock
+        elif b[0] * 0.70 > a[1]:
+            res.append(1)    # the lock costs more than 30 % of the I/O for sure
+        else:
+            res.append(0)
+    L += [""] + _s3a_verdict("\"list-one-try stays between 70 % and 87 % of peak I/O "
+                             "performance\" (more than one worker; here: at least 70 %)",
+                             "70-87 %; I/O below 11 % of the total", *_s3a_tally(res))
+    return L
+
+
+def _s3asim_lines(out, plt):
+    by = load_s3asim(out)
+    L = ["## S3aSim (chapter 6, Figs. 6.2-6.11; §7.5.3, Figs. 7.9-7.10)", ""]
+    if by is None:
+        return L + ["(s3asim not run in this study)", ""]
+    r0 = next(iter(by.values()))[0]
+    ranks, base, speeds, top = _s3a_axes(by)
+    L.append("romio-adio/bench/mpi_s3asim on a cluster of its own (%s storage daemons): %s "
+             "queries x %s fragments, %s results (%s bytes, NT-like sizes), one master and "
+             "ranks - 1 workers; total seconds, mean [95 %% t-interval] of %d repetitions. "
+             "Compute is a sleep of (0.05 s + 1 s/MB of results) / speed. The dissertation ran "
+             "20 x 128 with 1000-2000 results a query (208 MB), 2-96 processes, 16 PVFS2 "
+             "servers." % (N_IOS_S3A, r0["queries"], r0["fragments"], r0["results"], r0["bytes"],
+                            max(len(v) for v in by.values())))
+    if plt and ranks:
+        L += ["", "![Figs. 6.2 and 6.7](%s)" % _s3a_plot_totals(out, by, plt)]
+        L += ["", "![Figs. 6.3-6.6](%s)" % _s3a_plot_phases(out, by, plt, "ranks")]
+        if len(speeds) > 1:
+            L += ["", "![Figs. 6.8-6.11](%s)" % _s3a_plot_phases(out, by, plt, "speed")]
+    if ranks:
+        L += ["", "Fig. 6.2 (over ranks, speed %g):" % base, ""]
+        L += _s3a_table(by, ranks, lambda x: (x, base), "ranks")
+    if len(speeds) > 1:
+        L += ["", "Fig. 6.7 (over compute speed, %d ranks):" % top, ""]
+        L += _s3a_table(by, speeds, lambda x: (top, x), "speed")
+    if ranks:
+        L += ["", "Does the dissertation's ranking hold here?", ""]
+        L += _s3a_ranking(by) + _s3a_sync_effects(by)
+    L += _s3a_lock_lines(by, plt, out)
+    return L + [""]
+
+
+N_IOS_S3A = 4
+
+
 def main():
     out = sys.argv[1]
     plt = _matplotlib("--no-plots" not in sys.argv)
@@ -1099,6 +1516,8 @@ def main():
     L += _guideline_lines(meta, agg)
     L += _lock_lines(out, s3d_fig, s3d_txt)
     L += _version_lines(out, plt)
+    L += _patterns_lines(out, plt)
+    L += _s3asim_lines(out, plt)
     if not plt:
         L += ["", "(No PNGs: no python3 with matplotlib; `make deps` installs python3-matplotlib.)"]
     open(os.path.join(out, "report.md"), "w").write("\n".join(L) + "\n")

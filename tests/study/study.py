@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """study.py - the HPIO study in one command (`make study`).
 
-    study.py [--full] [--net RATE] [--out DIR] [--parts hpio,tables,locks,s3d,versions]
+    study.py [--full] [--net RATE[,LATENCY] [--nodes N] | --cluster CONF] [--out DIR]
+             [--parts hpio,tables,locks,s3d,versions,patterns,s3asim]
              [--tiny] [--no-plots] [--local-reads] [--sieve-gap N] [--sieve-span N]
+             [--csum-block N]
 
 Runs, into one folder (default build/study/<short|full>-<loopback|RATE>):
   hpio.csv      every HPIO repetition over MPI-IO (romio-adio/bench/mpi_hpio):
@@ -25,6 +27,16 @@ Runs, into one folder (default build/study/<short|full>-<loopback|RATE>):
                 and spacing in the four access cases; reads with 0, 10 and
                 1000 unmerged versions; the log's bytes per byte written
                 (versions.txt: the program's own output)
+  patterns.csv  chapters 3-4's bandwidth sweeps (Figs. 3.9-3.12, 3.14, 3.16,
+                3.19, 4.4-4.6; tests/study/patterns.py): 1-D cyclic and
+                block-block over the accesses a client, the tile reader, the
+                3-D block test and FLASH I/O over ranks, each method read and
+                written (as the dissertation has them) on a cluster of their
+                own, every repetition with the daemons' requests a client a
+                call beside what the pattern implies
+  s3asim.csv    S3aSim (chapter 6, Figs. 6.2-6.11; with atomic mode and
+                list:one-try locks, Figs. 7.9-7.10): romio-adio/bench/mpi_s3asim
+                on a cluster of its own, one row per run with its phases
   traces/       the clients' request traces (TESSERA_TRACE_REQUESTS) of every
                 table run, and with --traces of every HPIO run through
                 Tessera; tests/study/trace_summary.py tabulates them
@@ -35,11 +47,17 @@ Runs, into one folder (default build/study/<short|full>-<loopback|RATE>):
 Every CSV row records the load average, the commit, the network and the
 daemons' tunables. Local reads are off (TESSERA_LOCAL_READS=0) unless
 --local-reads; --sieve-gap/--sieve-span set the storage daemons' sieve_gap
-and sieve_span (the folder's name says when they are not the defaults).
---net RATE puts the metadata daemon and the storage daemons on two "nodes",
-network namespaces joined by a bridge, each link limited to RATE by a tc
-token bucket (tests/study/netns.sh); the MPI ranks stay in the root
-namespace. A study that is interrupted resumes: points already in the CSVs
+and sieve_span, --csum-block their csum_block (the checksum block a write
+rewrites whole; the folder's name says when they are not the defaults).
+--net RATE[,LATENCY] puts the metadata daemon and the storage daemons on
+two "nodes", network namespaces joined by a bridge, each link limited to
+RATE by a tc token bucket, and with a LATENCY (50us, 1ms) every packet a
+node sends delayed by it (tc netem; tests/study/netns.sh); the MPI ranks
+stay in the root namespace unless --nodes N: then the daemons and the ranks
+share N nodes (rank r on node r % N, started there by netns-rank.sh), and
+the ranks' own traffic is TCP over the same links. --cluster CONF runs
+only the clients, against the running daemons CONF names (starts and
+stops nothing; refused when a server does not answer). A study that is interrupted resumes: points already in the CSVs
 are not run again (delete the folder to start over). --tiny is the check's
 sweep (2 points, verify on).
 """
@@ -68,8 +86,8 @@ DEFAULT = {"count": 4096, "size": 8, "spacing": 128}
 POW2 = lambda lo, hi: [1 << i for i in range(lo, hi + 1)]  # noqa: E731
 # What every row of every CSV records besides its measurement: the load
 # average when the row was taken, the tree's commit, the network, and the
-# tunables the daemons ran with (csum_block is the object format's
-# checksum block, fixed: see docs/benchmarks.md).
+# tunables the daemons ran with (csum_block is the stores' checksum block:
+# see docs/benchmarks.md).
 RECORD_FIELDS = ["load1", "commit", "net", "local_reads", "sieve_gap", "sieve_span",
                  "csum_block", "strip_size", "max_io", "list_io_max_regions"]
 # write_s is the write call and MPI_File_sync together (the bandwidth's
@@ -182,6 +200,14 @@ def run(cmd, env=None, timeout=3600):
 
 
 # ------------------------------------------------------------------ cluster
+NETNS = os.path.join(TOP, "tests/study/netns.sh")
+# mpirun's environment names the simulated nodes' folder here when the
+# ranks run on them (Cluster.rank_env, mpirun)
+RANK_NODES_ENV = "TESSERA_STUDY_RANK_NODES"
+# parts that start clusters of their own (not with --cluster)
+OWN_CLUSTER_PARTS = ("locks", "versions", "patterns", "s3asim")
+
+
 def sh(cmd, **kw):
     return subprocess.run(cmd, check=True, **kw)
 
@@ -197,11 +223,14 @@ def alive(pid):
 
 class Cluster:
     """1 metadata and N_IOS storage daemons: tessera-local on loopback, or
-    tests/study/netns.sh on namespaces behind a rate-limited bridge."""
+    tests/study/netns.sh on namespaces ("nodes") behind a bridge whose links
+    have a rate and a latency (net: RATE[,LATENCY]); with nodes > 0 the MPI
+    ranks run on those nodes too (rank_env), else in the root namespace."""
 
-    def __init__(self, out, net, tag, tunables, n_ios=N_IOS, var="var"):
+    def __init__(self, out, net, tag, tunables, n_ios=N_IOS, var="var", nodes=0):
         self.var = os.path.join(out, var)
-        self.net, self.tag, self.n_ios = net, tag, n_ios
+        self.net, self.tag, self.n_ios, self.nodes = net, tag, n_ios, nodes
+        self.label = net_label(net, nodes, "netem")
         self.conf = os.path.join(self.var, "tessera.conf")
         # config lines the study sets (sieve_gap, sieve_span, local_reads)
         self.lines = ["%s = %s" % kv for kv in sorted(tunables.items())]
@@ -211,8 +240,11 @@ class Cluster:
         shutil.rmtree(self.var, ignore_errors=True)
         if self.net:
             env = dict(os.environ, NETNS_CONF_LINES="\n".join(self.lines))
-            sh(["bash", os.path.join(TOP, "tests/study/netns.sh"), "up", self.tag, self.net,
-                self.var, str(self.n_ios)], stdout=subprocess.DEVNULL, env=env)
+            sh(["bash", NETNS, "up", self.tag, self.net, self.var, str(self.n_ios),
+                str(self.nodes or 2)], stdout=subprocess.DEVNULL, env=env)
+            # how the latency was made (netem, or the delay line)
+            by = open(os.path.join(self.var, "delay_by")).read().strip()
+            self.label = net_label(self.net, self.nodes, by)
         else:
             port = subprocess.run(["bash", "-c", ". tests/integ/checks.sh; free_ports %d" % (self.n_ios + 1)],
                                   cwd=TOP, check=True, capture_output=True, text=True).stdout.strip()
@@ -228,13 +260,18 @@ class Cluster:
             sh(local + ["down"], stdout=subprocess.DEVNULL)
             with open(self.conf, "a") as f:
                 f.write("".join(ln + "\n" for ln in self.lines))
+            # the stores the first start made have its checksum block, which
+            # they keep (the daemons refuse another): made again, empty
+            if any(ln.startswith("csum_block =") for ln in self.lines):
+                for i in range(self.n_ios):
+                    shutil.rmtree(os.path.join(self.var, "ios%d" % i), ignore_errors=True)
             sh(local + ["up"], stdout=subprocess.DEVNULL)
         self.settings = config_values(self.conf)
 
     def down(self):
         if self.net:
-            subprocess.run(["bash", os.path.join(TOP, "tests/study/netns.sh"), "down", self.tag,
-                            self.net, self.var], stdout=subprocess.DEVNULL)
+            subprocess.run(["bash", NETNS, "down", self.tag, self.net, self.var],
+                           stdout=subprocess.DEVNULL)
         else:
             self.stop_daemons()
             subprocess.run([os.path.join(TOP, "deploy/tessera-local"), "--dir", self.var, "down"],
@@ -260,6 +297,19 @@ class Cluster:
             pids = [p for p in pids if alive(p)]
             time.sleep(0.05)
 
+    def rank_env(self):
+        """What mpirun's environment needs for ranks on the nodes: the
+        nodes' folder for netns-rank.sh, and the ranks' own traffic on TCP
+        over the bridge (shared memory would cross no link; mpirun's PMIx
+        server, in the root namespace, reached at the bridge's address)."""
+        if not (self.net and self.nodes):
+            return {}
+        subnet = open(os.path.join(self.var, "subnet")).read().strip()
+        return {RANK_NODES_ENV: self.var, "OMPI_MCA_btl": "self,tcp",
+                "OMPI_MCA_btl_tcp_if_include": subnet, "OMPI_MCA_oob_tcp_if_include": subnet,
+                "PMIX_MCA_ptl_tcp_if_include": subnet,
+                "PMIX_MCA_ptl_tcp_remote_connections": "1"}
+
     def stats(self):
         """The daemons' summed counters: {(method, column): value}, plus
         'syncs'."""
@@ -280,6 +330,88 @@ class Cluster:
         return got
 
 
+class ExternalCluster(Cluster):
+    """An existing cluster (--cluster CONF: an admin's daemons, on other
+    machines perhaps): the study only runs clients against it, starts and
+    stops nothing, and records the config's tunables (what the file says;
+    the daemons read it when they started)."""
+
+    def __init__(self, conf):
+        self.conf = os.path.abspath(conf)
+        self.var = os.path.dirname(self.conf)
+        self.net, self.tag, self.n_ios, self.nodes = "", "", 0, 0
+        self.label = "cluster:" + self.conf
+        self.lines, self.settings = [], {}
+
+    def up(self):
+        """Refuses (exits) unless every server of the config answers."""
+        try:
+            r = subprocess.run([os.path.join(B, "bin/tessera"), "-c", self.conf, "ping"],
+                               capture_output=True, text=True, timeout=30)
+            ok, why = r.returncode == 0, (r.stderr.strip() or r.stdout.strip())
+        except subprocess.TimeoutExpired:
+            ok, why = False, "tessera ping did not answer in 30 s"
+        if not ok:
+            sys.exit("study: --cluster %s: unreachable, so nothing was run:\n%s" % (self.conf, why))
+        self.settings = config_values(self.conf)
+        self.n_ios = len(re.findall(r"^\s*ios\s*=", open(self.conf).read(), re.M))
+
+    def down(self):
+        pass  # not ours to stop
+
+    def rank_env(self):
+        return {}
+
+
+def net_label(net, nodes, delay_by="netem"):
+    """What the rows' net field says of a study's own network: loopback,
+    RATE, "RATE LATENCY", with " Nnodes" when the ranks share N nodes with
+    the daemons (a latency of 0 is no latency; spaces, not commas, keep
+    the CSV's columns plain). A latency made by netns.sh's delay line in
+    user space (no netem here) says so: "200us(delayline)"."""
+    if not net:
+        return "loopback"
+    rate, _, lat = net.partition(",")
+    if lat and int(re.sub(r"\D", "", lat)):
+        rate += " " + lat + ("(%s)" % delay_by if delay_by != "netem" else "")
+    return rate + (" %dnodes" % nodes if nodes else "")
+
+
+def check_network(args, parts):
+    """Refuses (exits with the reason) a network the study cannot have,
+    before anything starts: a bad --net, one this machine cannot simulate
+    (no root, no ip netns or tc, no netem for a latency: netns.sh check),
+    --nodes without --net, --cluster beside --net or with the daemons'
+    tunables or the parts that start clusters of their own. Returns how
+    netns.sh will make the latency (netem, delayline; none)."""
+    if args.cluster:
+        if args.net or args.nodes:
+            sys.exit("study: --cluster runs against an existing cluster: no --net or --nodes")
+        if (args.sieve_gap, args.sieve_span) != (4096, 4 << 20):
+            sys.exit("study: --cluster: the study cannot set the tunables (--sieve-gap, "
+                     "--sieve-span) of daemons it did not start; set them in %s" % args.cluster)
+        own = [x for x in parts if x in OWN_CLUSTER_PARTS]
+        if own:
+            sys.exit("study: --cluster: the parts %s start clusters of their own; pick others "
+                     "with --parts (hpio,tables,s3d)" % ",".join(own))
+        if not os.path.isfile(args.cluster):
+            sys.exit("study: --cluster %s: no such config file" % args.cluster)
+        return "none"
+    if args.nodes and not args.net:
+        sys.exit("study: --nodes N needs --net RATE[,LATENCY] (the nodes are network namespaces "
+                 "behind simulated links)")
+    if not 0 <= args.nodes <= 16:
+        sys.exit("study: --nodes %d: from 1 to 16" % args.nodes)
+    if args.net:
+        r = subprocess.run(["bash", NETNS, "check", args.tag, args.net], capture_output=True,
+                           text=True)
+        if r.returncode:
+            sys.exit("study: --net %s refused: %s" % (
+                args.net, r.stderr.strip().replace("netns.sh: ", "", 1)))
+        return r.stdout.split("delay: ", 1)[-1].strip()
+    return "none"
+
+
 def config_values(conf):
     """{key: value} of a config file as the daemons parse it (defaults
     filled in): tp-config-doc check."""
@@ -297,19 +429,13 @@ def git_commit():
     return head + ("+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
-def csum_block():
-    """The object format's checksum block (TP_OBJ_BLOCK, proto/tp_objfmt.h)."""
-    txt = open(os.path.join(TOP, "proto/tp_objfmt.h")).read()
-    return int(re.search(r"#define TP_OBJ_BLOCK (\d+)u", txt).group(1))
-
-
 def record(s):
     """The RECORD_FIELDS of a row taken now on study s's cluster."""
     c = s.cluster.settings
     return {"load1": "%.2f" % os.getloadavg()[0], "commit": s.commit,
-            "net": s.cluster.net or "loopback", "local_reads": int(s.p["local_reads"]),
+            "net": s.cluster.label, "local_reads": int(s.p["local_reads"]),
             "sieve_gap": c.get("sieve_gap", ""), "sieve_span": c.get("sieve_span", ""),
-            "csum_block": s.csum_block, "strip_size": c.get("strip_size", ""),
+            "csum_block": c.get("csum_block", ""), "strip_size": c.get("strip_size", ""),
             "max_io": c.get("max_io", ""),
             "list_io_max_regions": c.get("list_io_max_regions", "")}
 
@@ -328,10 +454,15 @@ def mpi_env(conf, local_reads):
     return env
 
 
-def mpirun(np_):
+def mpirun(np_, env=None):
+    """mpirun's command up to the program; with env from a cluster whose
+    ranks run on its nodes (Cluster.rank_env), each rank is started on its
+    node by tests/study/netns-rank.sh."""
     cmd = ["nice", "mpirun", "--oversubscribe", "-np", str(np_)]
     if os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
+    if env and env.get(RANK_NODES_ENV):
+        cmd += [os.path.join(TOP, "tests/study/netns-rank.sh"), env[RANK_NODES_ENV]]
     return cmd
 
 
@@ -386,7 +517,7 @@ def run_hpio(key, p, out, env):
     else:
         os.makedirs(os.path.join(out, "ufs"), exist_ok=True)
         name = "ufs:" + os.path.join(out, "ufs", "hpio")
-    cmd = mpirun(np_) + [os.path.join(B, "romio-adio/bench/mpi_hpio"), "-n", str(count),
+    cmd = mpirun(np_, env) + [os.path.join(B, "romio-adio/bench/mpi_hpio"), "-n", str(count),
                          "-s", str(size), "-g", str(spacing), "-r", str(p["reps"]), "-R"]
     if p["verify"]:
         cmd.append("-V")
@@ -474,7 +605,7 @@ TABLE_FIELDS = ["table", "label", "nprocs", "method", "op", "requests", "desc_by
 
 def run_table(trun, method, cluster, env, out):
     table, label, np_, args, _ = trun
-    cmd = mpirun(np_) + [os.path.join(B, "romio-adio/bench/mpi_patterns")] + args
+    cmd = mpirun(np_, env) + [os.path.join(B, "romio-adio/bench/mpi_patterns")] + args
     if "tile" in args:  # the frames to read, written before the counters are read
         r = run(cmd + ["-P", "tessera:/pattern", method], env=env)
         if r.returncode != 0:
@@ -531,10 +662,20 @@ def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--full", action="store_true")
     ap.add_argument("--tiny", action="store_true")
-    ap.add_argument("--net", default="")
+    ap.add_argument("--net", default="",
+                    help="RATE[,LATENCY]: the daemons on network namespaces behind links of "
+                         "RATE (100mbit, 1gbit) and LATENCY one way (50us, 1ms; tc netem); root")
+    ap.add_argument("--nodes", type=int, default=0,
+                    help="with --net: N nodes (namespaces) for the daemons and the MPI ranks "
+                         "(rank r and storage daemon i on nodes r %% N and i %% N); without, "
+                         "the daemons on 2 nodes and the ranks in the root namespace")
+    ap.add_argument("--cluster", metavar="CONF",
+                    help="run only the clients against the existing cluster CONF names "
+                         "(starts no daemon; parts hpio, tables, s3d)")
     ap.add_argument("--out")
     ap.add_argument("--tag", default="s", help="namespace name tag (netns.sh)")
-    ap.add_argument("--parts", default="hpio,tables,locks,s3d,versions")
+    ap.add_argument("--parts", help="default hpio,tables,locks,s3d,versions,patterns,s3asim "
+                                     "(with --cluster: hpio,tables,s3d)")
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--methods", help="only these HPIO methods (e.g. list,datatype)")
     ap.add_argument("--local-reads", action="store_true",
@@ -547,13 +688,25 @@ def parse_args():
                     help="the storage daemons' sieve_gap (bytes; default 4096)")
     ap.add_argument("--sieve-span", type=int, default=4 << 20,
                     help="the storage daemons' sieve_span (bytes; default 4 MiB)")
+    ap.add_argument("--csum-block", type=int, default=4096,
+                    help="the storage daemons' csum_block: bytes per checksum, which a "
+                         "write rewrites whole (a power of two, 512 to 1 MiB; default 4096)")
     return ap.parse_args()
+
+
+def study_parts(args):
+    """The parts to run: --parts, else all (with --cluster those that run
+    only clients)."""
+    if args.parts is not None:
+        return [x for x in args.parts.split(",") if x]
+    parts = ["hpio", "tables", "locks", "s3d", "versions", "patterns", "s3asim"]
+    return [x for x in parts if not (args.cluster and x in OWN_CLUSTER_PARTS)]
 
 
 def tunables(p):
     """The config lines the study sets on its daemons."""
     return {"sieve_gap": p["sieve_gap"], "sieve_span": p["sieve_span"],
-            "local_reads": int(p["local_reads"])}
+            "csum_block": p["csum_block"], "local_reads": int(p["local_reads"])}
 
 
 def keep_methods(p, methods):
@@ -583,7 +736,7 @@ def write_meta(out, p, net):
             "n_ios": N_IOS, "sweeps": p["sweeps"], "posix_max_count": p["posix_max_count"],
             "posix_max_size": p.get("posix_max_size"), "csv_version": CSV_VERSION,
             "local_reads": p["local_reads"], "sieve_gap": p["sieve_gap"],
-            "sieve_span": p["sieve_span"]}
+            "sieve_span": p["sieve_span"], "csum_block": p["csum_block"]}
     if os.path.exists(meta_path):
         old = json.load(open(meta_path))
         if {k: old.get(k) for k in meta} != json.loads(json.dumps(meta)):
@@ -595,11 +748,13 @@ def write_meta(out, p, net):
 
 def check_built(parts):
     progs = ["bin/tessera"]
-    if set(parts) & {"hpio", "tables", "s3d"}:
+    if set(parts) & {"hpio", "tables", "s3d", "patterns"}:
         progs += ["romio-adio/bench/mpi_hpio", "romio-adio/bench/mpi_patterns",
                   "lib/openmpi/mca_io_romio321.so"]
     if "versions" in parts:
         progs.append("bin/tessera-bench-version")
+    if "s3asim" in parts:
+        progs += ["romio-adio/bench/mpi_s3asim", "lib/openmpi/mca_io_romio321.so"]
     for prog in progs:
         if not os.path.exists(os.path.join(B, prog)):
             sys.exit("study: %s/%s is not built (make; the MPI parts need Open MPI: make deps)" % (B, prog))
@@ -672,6 +827,7 @@ def run_on_cluster(s):
         if need_cluster:
             s.cluster.up()
         env = mpi_env(s.cluster.conf, s.p["local_reads"])
+        env.update(s.cluster.rank_env())
         run_hpio_points(s, env)
         run_table_rows(s, env)
         if "s3d" in s.extra:
@@ -720,9 +876,9 @@ def record_locks(s, path):
     os.remove(conf)
     rec = {"load1": "%.2f" % os.getloadavg()[0], "commit": s.commit, "net": "loopback",
            "local_reads": os.environ.get("TESSERA_LOCAL_READS", c.get("local_reads", "")),
-           "csum_block": s.csum_block}
-    rec.update({k: c.get(k, "") for k in ("sieve_gap", "sieve_span", "strip_size", "max_io",
-                                         "list_io_max_regions")})
+           }
+    rec.update({k: c.get(k, "") for k in ("sieve_gap", "sieve_span", "csum_block", "strip_size",
+                                         "max_io", "list_io_max_regions")})
     fields = list(rows[0].keys()) + RECORD_FIELDS
     tmp = path + ".tmp"
     with open(tmp, "w", newline="") as f:
@@ -794,13 +950,14 @@ def run_versions(s):
         return False
     s.prog.start("versioning, Figs. 8.3-8.4 (bench_version, %d storage daemons)" % VERSION_N_IOS)
     # the config's defaults unless the study changes them (one start fewer)
-    tun = tunables(s.p) if (s.p["sieve_gap"], s.p["sieve_span"]) != (4096, 4 << 20) else {}
+    tun = (tunables(s.p) if (s.p["sieve_gap"], s.p["sieve_span"], s.p["csum_block"])
+           != (4096, 4 << 20, 4096) else {})
     # the version server's own merges (vmerge_idle_ms after the last
     # commit) off for the run: "with fsync" times the writers' merge, and
     # the reads with 1000 unmerged versions must find them unmerged
     tun = dict(tun, vmerge_idle_ms=24 * 3600 * 1000)
     cl = Cluster(s.out, s.cluster.net, s.cluster.tag + "v", tun, VERSION_N_IOS,
-                 "var-versions")
+                 "var-versions", s.cluster.nodes)
     try:
         cl.up()
         env = dict(os.environ, TESSERA_LOCAL_READS="1" if s.p["local_reads"] else "0")
@@ -824,11 +981,152 @@ def run_versions(s):
     return False
 
 
+# ------------------------------------------------------------------ patterns
+def run_patterns(s):
+    """Chapters 3-4's bandwidth sweeps (tests/study/patterns.py) on a
+    cluster of their own; True if stopped."""
+    sys.path.insert(0, os.path.join(TOP, "tests/study"))
+    import patterns
+    pl = patterns.plan(s.p["mode"])
+    dst = os.path.join(s.out, "patterns.csv")
+    fields = patterns.FIELDS + RECORD_FIELDS
+    have = patterns.done_keys(read_csv(dst))
+    todo = [t for t in patterns.tasks(pl)
+            if patterns.key(pl["groups"][t[0]], t[1], t[2]) not in have]
+    s.prog.total += len(patterns.tasks(pl))
+    s.prog.skipped += len(patterns.tasks(pl)) - len(todo)
+    if not todo:
+        return False
+    cl = Cluster(s.out, s.cluster.net, s.cluster.tag + "p", tunables(s.p), N_IOS, "var-patterns",
+                 s.cluster.nodes)
+    try:
+        cl.up()
+        env = mpi_env(cl.conf, s.p["local_reads"])
+        env.update(cl.rank_env())
+        ctx = {"run": run, "mpirun": mpirun, "env": env,
+               "prog": os.path.join(B, "romio-adio/bench/mpi_patterns"), "cluster": cl,
+               "reps": pl["reps"], "n_ios": N_IOS}
+        prepared, view = set(), StudyView(s, cl)
+        for gi, m, op in todo:
+            g = pl["groups"][gi]
+            run_step(s.prog, "patterns %s %d ranks %s=%s %s %s" % (
+                g["pattern"], g["nprocs"], g["x_name"], g["x"], m, op), s.failures,
+                lambda: append_rows(dst, fields, recorded(
+                    view, patterns.run_point(ctx, g, m, op, prepared))))
+    except Stopped:
+        return True
+    finally:
+        cl.down()
+    return False
+
+
+# ------------------------------------------------------------------ S3aSim
+# Chapter 6 (Figs. 6.2-6.11) and §7.5.3 (Figs. 7.9-7.10):
+# romio-adio/bench/mpi_s3asim on a cluster of its own, one row per run.
+# part "strategies": the four strategies x no-sync/sync over the ranks (at
+# the base speed) and, at the most ranks, over the compute speed; part
+# "locks": WW-List in atomic mode (list:one-try) against no lock over the
+# ranks. Phases: m_* the master's, w_* the workers' mean (§6.2).
+S3A_PHASES = ["setup", "dist", "compute", "merge", "gather", "io", "sync", "other"]
+S3ASIM_FIELDS = (["part", "rep", "strategy", "sync", "atomic", "endwrite", "ranks", "speed",
+                  "queries", "fragments", "results", "bytes", "total_s"] +
+                 ["%s_%s_s" % (side, ph) for side in "mw" for ph in S3A_PHASES] +
+                 ["w_io_max_s", "verify"] + RECORD_FIELDS)
+
+
+def s3asim_plan(p):
+    """The simulator's model arguments, ranks, speeds and repetitions by
+    mode. The dissertation's runs (20 queries, 128 fragments, 1000-2000
+    results a query: 208 MB a run, 2-96 processes) do not fit two cores:
+    the short study keeps the NT-like sizes and shrinks the counts."""
+    if p["mode"] == "tiny":
+        return {"model": ["-q", "3", "-f", "4", "-n", "10:20"], "ranks": [3], "base": 64.0,
+                "speeds": [64.0], "reps": 2, "verify": True}
+    if p["mode"] == "full":
+        return {"model": ["-q", "20", "-f", "32", "-n", "250:500"], "ranks": [2, 3, 4, 6, 8],
+                "base": 1.0, "speeds": [0.1, 0.4, 1.0, 6.4, 25.6], "reps": 3, "verify": False}
+    return {"model": ["-q", "6", "-f", "8", "-n", "40:80"], "ranks": [2, 3, 4], "base": 8.0,
+            "speeds": [2.0, 8.0, 32.0], "reps": 3, "verify": True}
+
+
+def s3asim_runs(sp):
+    """(part, ranks, arguments) of each mpirun: the strategies over the
+    ranks (with the speed sweep at the most ranks), then the locks."""
+    runs = []
+    for n in sp["ranks"]:
+        speeds = sp["speeds"] if n == max(sp["ranks"]) else [sp["base"]]
+        runs.append(("strategies", n, ["-S", "mw,ww-coll,ww-posix,ww-list", "-y", "nosync,sync",
+                                       "-c", ",".join("%g" % x for x in speeds)]))
+    for n in sp["ranks"]:
+        runs.append(("locks", n, ["-S", "ww-list", "-y", "nosync", "-a", "off,list:one-try",
+                                  "-c", "%g" % sp["base"]]))
+    return runs
+
+
+def s3asim_rows(txt, part):
+    """The rows (without the record) of mpi_s3asim's lines."""
+    rows = []
+    for ln in txt.splitlines():
+        if not ln.startswith("s3asim "):
+            continue
+        kv = dict(f.split("=", 1) for f in ln.split()[1:])
+        row = {k: kv.get(k, "") for k in S3ASIM_FIELDS if k not in RECORD_FIELDS}
+        row["part"] = part
+        rows.append(row)
+    return rows
+
+
+def run_s3asim_one(s, cl, env, run_, sp, dst):
+    part, n, args = run_
+    name = "tessera:/s3asim-%s-%d" % (part, n)
+    cmd = mpirun(n, env) + [os.path.join(B, "romio-adio/bench/mpi_s3asim")] + sp["model"] + args + \
+        ["-r", str(sp["reps"])] + (["-V"] if sp["verify"] else []) + [name]
+    r = run(cmd, env=env)
+    if r.returncode != 0:
+        raise RuntimeError("mpi_s3asim %s at %d ranks failed (exit %d): %s" % (
+            part, n, r.returncode, r.stderr.strip()[-400:]))
+    rows = s3asim_rows(r.stdout, part)
+    if not rows or any(x["verify"] not in ("ok", "-") for x in rows):
+        raise RuntimeError("mpi_s3asim %s at %d ranks: %d runs, verify %s" % (
+            part, n, len(rows), sorted({x["verify"] for x in rows})))
+    rec = record(StudyView(s, cl))
+    append_rows(dst, S3ASIM_FIELDS, [dict(x, **rec) for x in rows])
+
+
+def run_s3asim(s):
+    """Chapter 6 and §7.5.3 on a cluster of its own (4 storage daemons, the
+    study's tunables); each mpirun is a step, resumed by (part, ranks).
+    True if stopped."""
+    dst = os.path.join(s.out, "s3asim.csv")
+    sp = s3asim_plan(s.p)
+    have = {(r["part"], int(r["ranks"])) for r in read_csv(dst)}
+    todo = [x for x in s3asim_runs(sp) if (x[0], x[1]) not in have]
+    for _ in range(len(s3asim_runs(sp)) - len(todo)):
+        s.prog.skip()
+    if not todo:
+        return False
+    cl = Cluster(s.out, s.cluster.net, s.cluster.tag + "a", tunables(s.p), N_IOS, "var-s3asim",
+                 s.cluster.nodes)
+    try:
+        cl.up()
+        env = mpi_env(cl.conf, s.p["local_reads"])
+        env.update(cl.rank_env())
+        for run_ in todo:
+            run_step(s.prog, "S3aSim %s, %d ranks (Figs. %s)" % (
+                run_[0], run_[1], "6.2-6.11" if run_[0] == "strategies" else "7.9-7.10"),
+                s.failures, lambda: run_s3asim_one(s, cl, env, run_, sp, dst))
+    except Stopped:
+        return True
+    finally:
+        cl.down()
+    return False
+
+
 class StudyView:
     """A study seen with another cluster (record() reads s.cluster)."""
 
     def __init__(self, s, cluster):
-        self.p, self.commit, self.csum_block, self.cluster = s.p, s.commit, s.csum_block, cluster
+        self.p, self.commit, self.cluster = s.p, s.commit, cluster
 
 
 def write_failures(out, failures):
@@ -859,7 +1157,7 @@ class Study:
     """What the study's steps share: the plan, the folder, what is done
     already, the progress and the failures."""
 
-    def __init__(self, p, out, net, tag, parts):
+    def __init__(self, p, out, net, tag, parts, cluster):
         self.p, self.out = p, out
         self.tasks, self.left_out = hpio_tasks(p) if "hpio" in parts else ([], [])
         self.hpio_csv = os.path.join(out, "hpio.csv")
@@ -868,10 +1166,11 @@ class Study:
         self.tkeys = [(r[0], r[1], m) for r in self.truns for m in r[4]]
         self.tables_csv = os.path.join(out, "tables.csv")
         self.thave = {(r["table"], r["label"], r["method"]) for r in read_csv(self.tables_csv)}
-        self.extra = [x for x in ("locks", "s3d", "versions") if x in parts]
-        self.prog = Progress(len(self.tasks) + len(self.tkeys) + len(self.extra))
-        self.cluster = Cluster(out, net, tag, tunables(p))
-        self.commit, self.csum_block = git_commit(), csum_block()
+        self.extra = [x for x in ("locks", "s3d", "versions", "s3asim") if x in parts]
+        self.prog = Progress(len(self.tasks) + len(self.tkeys) + len(self.extra) +
+                             (len(s3asim_runs(s3asim_plan(p))) - 1 if "s3asim" in parts else 0))
+        self.cluster = cluster
+        self.commit = git_commit()
         self.failures = []
 
 
@@ -879,7 +1178,8 @@ def main():
     args = parse_args()
     p = plan(args)
     p.update({"local_reads": args.local_reads, "sieve_gap": args.sieve_gap,
-              "sieve_span": args.sieve_span, "traces": args.traces})
+              "sieve_span": args.sieve_span, "csum_block": args.csum_block,
+              "traces": args.traces})
     # the daemons' own rule (sieve_gap, sieve_span: docs/configuration.md),
     # said before any daemon is started
     for k in ("sieve_gap", "sieve_span"):
@@ -889,21 +1189,33 @@ def main():
     if p["sieve_gap"] > p["sieve_span"]:
         sys.exit("study: --sieve-gap %d exceeds --sieve-span %d: the daemons refuse a gap "
                  "that could never be merged" % (p["sieve_gap"], p["sieve_span"]))
+    cb = p["csum_block"]
+    if not 512 <= cb <= 1 << 20 or cb & (cb - 1):
+        sys.exit("study: --csum-block %d: a power of two from 512 to 1 MiB (1048576) bytes, "
+                 "as the daemons' csum_block" % cb)
     if args.methods:
         keep_methods(p, args.methods)
     net = args.net.strip()
-    label = "%s-%s" % (p["mode"], net or "loopback")
+    parts = study_parts(args)
+    delay_by = check_network(args, parts)
+    cluster = ExternalCluster(args.cluster) if args.cluster else None
+    if cluster:
+        cluster.up()  # refused here, before any folder, when it does not answer
+    net_name = cluster.label if cluster else net_label(net, args.nodes, delay_by)
+    label = "%s-%s" % (p["mode"], "cluster" if cluster else net_name.replace(" ", "-"))
     if args.local_reads:
         label += "-localreads"
     if (args.sieve_gap, args.sieve_span) != (4096, 4 << 20):
         label += "-gap%d-span%d" % (args.sieve_gap, args.sieve_span)
+    if args.csum_block != 4096:
+        label += "-csum%d" % args.csum_block
     out = os.path.abspath(args.out or os.path.join(B, "study", label))
     os.makedirs(out, exist_ok=True)
     lock = lock_out(out)  # noqa: F841 (held while the study runs)
-    parts = [x for x in args.parts.split(",") if x]
-    meta, meta_path = write_meta(out, p, net)
+    meta, meta_path = write_meta(out, p, net_name)
     check_built(parts)
-    s = Study(p, out, net, args.tag, parts)
+    s = Study(p, out, net, args.tag, parts,
+              cluster or Cluster(out, net, args.tag, tunables(p), nodes=args.nodes))
     json.dump(dict(meta, left_out=s.left_out), open(meta_path, "w"), indent=1)
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
@@ -913,6 +1225,12 @@ def main():
     if "locks" in s.extra:
         run_locks(s)
     if "versions" in s.extra and run_versions(s):
+        s.prog.close()
+        sys.exit("study: interrupted; run it again to resume (finished parts are kept in %s)" % out)
+    if "patterns" in parts and run_patterns(s):
+        s.prog.close()
+        sys.exit("study: interrupted; run it again to resume (finished points are kept in %s)" % out)
+    if "s3asim" in s.extra and run_s3asim(s):
         s.prog.close()
         sys.exit("study: interrupted; run it again to resume (finished parts are kept in %s)" % out)
     s.prog.close()

@@ -17,6 +17,7 @@ struct fx {
 	char dir[64];
 	struct ios_disk *disk;     /* NULL: none made yet */
 	struct ios_store *st;      /* NULL: not open */
+	uint32_t block;            /* the store's csum_block; 0: the default */
 };
 
 static inline int fx_rm(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
@@ -40,6 +41,27 @@ static inline int fx_setup(void **state)
 	}
 	*state = f;
 	return 0;
+}
+
+/* The same with a store of another checksum block (the config's
+ * csum_block): the tests that run at both. */
+static inline int fx_setup_block(void **state, uint32_t block)
+{
+	int rc = fx_setup(state);
+
+	if (!rc)
+		((struct fx *)*state)->block = block;
+	return rc;
+}
+
+static inline int fx_setup_512(void **state)
+{
+	return fx_setup_block(state, 512);
+}
+
+static inline int fx_setup_64k(void **state)
+{
+	return fx_setup_block(state, 65536);
 }
 
 /* Close the store and its disk (both may be absent). */

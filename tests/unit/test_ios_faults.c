@@ -4,7 +4,8 @@
  * temporary directory per test: the spec's grammar, which call each rule
  * fails, lost objects, the counters kept beside objects, the ops
  * table's size check, the writeback hint of large writes, and lanes of
- * one store working at once (the disk workers').
+ * one store working at once (the disk workers'); some again at 512 B and
+ * 64 KiB checksum blocks.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -37,7 +38,7 @@ static void open_store(struct fx *f, const char *spec)
 	f->disk = sys;
 	if (spec && ios_disk_faults(sys, spec, &f->disk, err, sizeof(err)))
 		fail_msg("-F %s: %s", spec, err);
-	if (ios_store_open(f->dir, 4, IOS_STORE_NEW, f->disk, &f->st, NULL, &msg))
+	if (ios_store_open(f->dir, 4, IOS_STORE_NEW, f->block, f->disk, &f->st, NULL, &msg))
 		fail_msg("store: %s", msg);
 }
 
@@ -361,7 +362,7 @@ static void test_ops_size(void **state)
 	small = *f->disk->ops;
 	small.size = offsetof(struct ios_disk_ops, destroy);
 	d.ops = &small;
-	assert_int_equal(ios_store_open(f->dir, 4, 0, &d, &f->st, NULL, &msg), -EINVAL);
+	assert_int_equal(ios_store_open(f->dir, 4, 0, 0, &d, &f->st, NULL, &msg), -EINVAL);
 	assert_non_null(msg);
 	assert_non_null(strstr(msg, "ops table"));
 	free(msg);
@@ -398,7 +399,7 @@ static void test_writeback(void **state)
 	struct fx *f = *state;
 	struct wb_disk w;
 	struct ios_disk *fault;
-	struct ios_piece big = { IOS_BLOCK, IOS_WRITEBACK_MIN }, small = { 0, IOS_BLOCK };
+	struct ios_piece big = { 0, IOS_WRITEBACK_MIN }, small = { 0, 0 };
 	uint8_t *data = malloc(IOS_WRITEBACK_MIN), *back = malloc(IOS_WRITEBACK_MIN);
 	uint64_t calls = 0, size;
 	char err[256], *msg = NULL;
@@ -414,18 +415,20 @@ static void test_writeback(void **state)
 	/* through a fault disk whose rule never fires: it passes hints on */
 	if (ios_disk_faults(&w.d, "read@1000000", &fault, err, sizeof(err)))
 		fail_msg("faults: %s", err);
-	if (ios_store_open(f->dir, 4, IOS_STORE_NEW, fault, &f->st, NULL, &msg))
+	if (ios_store_open(f->dir, 4, IOS_STORE_NEW, f->block, fault, &f->st, NULL, &msg))
 		fail_msg("store: %s", msg);
+	/* one block, then the large write from the next block on */
+	big.offset = small.length = ios_store_csum_block(f->st);
 	for (size_t i = 0; i < IOS_WRITEBACK_MIN; i++)
 		data[i] = (uint8_t)(i * 7 + 1);
 
 	/* a small write is left to the kernel */
-	assert_int_equal(ios_store_write_pieces(f->st, A, &small, 1, data, &calls), IOS_BLOCK);
+	assert_int_equal(ios_store_write_pieces(f->st, A, &small, 1, data, &calls), small.length);
 	assert_int_equal(w.calls, 0);
 	/* a large one starts its writeback: exactly its range */
 	assert_int_equal(ios_store_write_pieces(f->st, A, &big, 1, data, &calls), IOS_WRITEBACK_MIN);
 	assert_int_equal(w.calls, 1);
-	assert_int_equal(w.off, IOS_BLOCK);
+	assert_int_equal(w.off, big.offset);
 	assert_int_equal(w.len, IOS_WRITEBACK_MIN);
 	assert_int_equal(ios_store_read_pieces(f->st, A, &big, 1, back, &size, &calls),
 			 IOS_WRITEBACK_MIN);
@@ -460,6 +463,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_counter_old_format, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_ops_size, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_writeback, fx_setup, fx_teardown),
+		/* at other checksum blocks (the config's csum_block) */
+		cmocka_unit_test_setup_teardown(test_lanes, fx_setup_512, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_other_calls, fx_setup_512, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_lose_after_write, fx_setup_512, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_writeback, fx_setup_512, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_lanes, fx_setup_64k, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_writeback, fx_setup_64k, fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

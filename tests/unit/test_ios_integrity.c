@@ -6,7 +6,9 @@
  * each; a byte flipped on disk, a checksum file removed, an object file
  * deleted behind the store's back, a store remade in an emptied
  * directory, the registry's torn and damaged records, the listing of the
- * objects held. Each in a fresh temporary directory.
+ * objects held; the checksum block a store is made with (csum_block)
+ * kept and enforced, and the checksum tests again at 512 B and 64 KiB
+ * blocks. Each in a fresh temporary directory.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,9 +34,11 @@
 #define B UINT64_C(0x2b00000002)
 #define C UINT64_C(0x3c00000003)
 
-/* The store in f->dir with `flags`, over faults `spec` (NULL: none);
- * *notice (if asked) gets the store's line for the log. */
-static int open_store(struct fx *f, unsigned flags, const char *spec, char **notice)
+/* The store in f->dir with `flags` and checksum block f->block, over
+ * faults `spec` (NULL: none); *notice (if asked) gets the store's line
+ * for the log, *errmsg (if asked) the error. */
+static int open_store_as(struct fx *f, unsigned flags, const char *spec, char **notice,
+			 char **errmsg)
 {
 	char err[256], *msg = NULL;
 	int rc;
@@ -42,14 +46,27 @@ static int open_store(struct fx *f, unsigned flags, const char *spec, char **not
 	assert_int_equal(ios_disk_system(&f->disk), 0);
 	if (spec && ios_disk_faults(f->disk, spec, &f->disk, err, sizeof(err)))
 		fail_msg("-F %s: %s", spec, err);
-	rc = ios_store_open(f->dir, 4, flags, f->disk, &f->st, notice, &msg);
+	rc = ios_store_open(f->dir, 4, flags, f->block, f->disk, &f->st, notice, &msg);
 	if (rc) {
 		print_message("  %s\n", msg);
-		free(msg);
 		f->disk->ops->destroy(f->disk);
 		f->disk = NULL;
 	}
+	if (errmsg)
+		*errmsg = msg;
+	else
+		free(msg);
 	return rc;
+}
+
+static int open_store(struct fx *f, unsigned flags, const char *spec, char **notice)
+{
+	return open_store_as(f, flags, spec, notice, NULL);
+}
+
+static int open_store_msg(struct fx *f, char **errmsg)
+{
+	return open_store_as(f, IOS_STORE_NEW, NULL, NULL, errmsg);
 }
 
 static void reopen(struct fx *f, unsigned flags)
@@ -91,6 +108,9 @@ static void file_of(struct fx *f, uint64_t h, const char *suffix, char *buf, siz
 	snprintf(buf, len, "%s/objects/%02x/%016" PRIx64 "%s", f->dir, (unsigned)(h & 0xff), h,
 		 suffix);
 }
+
+/* The open store's checksum block. */
+#define BLK(f) ((size_t)ios_store_csum_block((f)->st))
 
 /* The store's reason names `what`. */
 static void why_says(struct fx *f, const char *what)
@@ -144,31 +164,34 @@ static void test_crc32c(void **state)
 static void sums_hold(struct fx *f, uint64_t h, uint64_t size)
 {
 	char data_path[256], sum_path[256];
-	uint8_t block[IOS_BLOCK], raw[4];
+	size_t bs = BLK(f);
+	uint8_t *block = malloc(bs), raw[4];
 	int fd, sfd;
 
+	assert_non_null(block);
 	file_of(f, h, "", data_path, sizeof(data_path));
 	file_of(f, h, ".sum", sum_path, sizeof(sum_path));
 	fd = open(data_path, O_RDONLY);
 	sfd = open(sum_path, O_RDONLY);
 	assert_true(fd >= 0 && sfd >= 0);
-	for (uint64_t k = 0; k * IOS_BLOCK < size; k++) {
-		ssize_t got = pread(fd, block, IOS_BLOCK, (off_t)(k * IOS_BLOCK));
+	for (uint64_t k = 0; k * bs < size; k++) {
+		ssize_t got = pread(fd, block, bs, (off_t)(k * bs));
 		uint32_t stored = 0, crc;
 		int zero = 1;
 
 		assert_true(got >= 0);
-		memset(block + got, 0, IOS_BLOCK - (size_t)got);
+		memset(block + got, 0, bs - (size_t)got);
 		if (pread(sfd, raw, 4, (off_t)(k * 4)) == 4)
 			stored = raw[0] | raw[1] << 8 | raw[2] << 16 | (uint32_t)raw[3] << 24;
-		crc = tp_crc32c(0, block, IOS_BLOCK);
-		for (size_t i = 0; i < IOS_BLOCK; i++)
+		crc = tp_crc32c(0, block, bs);
+		for (size_t i = 0; i < bs; i++)
 			zero &= !block[i];
 		if (crc != stored && !(stored == 0 && zero))
 			fail_msg("block %" PRIu64 ": stored %08x, computed %08x", k, stored, crc);
 	}
 	close(fd);
 	close(sfd);
+	free(block);
 }
 
 /* Random writes (single pieces and sieved lists), truncates and reads of
@@ -304,38 +327,46 @@ static void test_sieve_settings(void **state)
 
 /* A byte flipped in an object's file: a read of its block, alone or in a
  * list, fails naming the file and the block's bytes; the other blocks
- * read; the failure is counted; a write over the whole block repairs it. */
+ * read; the failure is counted; a write over the whole block repairs it.
+ * At the default block and at others (fx->block). */
 static void test_flipped_byte(void **state)
 {
 	struct fx *f = *state;
 	struct ios_store_faults faults;
-	char path[256];
-	uint8_t buf[3 * IOS_BLOCK], b;
+	char path[256], range[64];
+	uint8_t *buf, b;
 	uint64_t calls = 0, size;
+	size_t bs;
 	int fd;
 
 	assert_int_equal(open_store(f, IOS_STORE_NEW, NULL, NULL), 0);
-	assert_int_equal(put_fill(f, A, 0, 'a', 3 * IOS_BLOCK), 3 * IOS_BLOCK);
+	bs = BLK(f);
+	assert_int_equal(bs, f->block ? f->block : 4096);
+	assert_non_null(buf = malloc(3 * bs));
+	assert_int_equal(put_fill(f, A, 0, 'a', 3 * bs), 3 * bs);
 	file_of(f, A, "", path, sizeof(path));
 	fd = open(path, O_RDWR);
 	assert_true(fd >= 0);
-	assert_int_equal(pread(fd, &b, 1, IOS_BLOCK + 7), 1);
+	assert_int_equal(pread(fd, &b, 1, bs + 7), 1);
 	b ^= 0x10;
-	assert_int_equal(pwrite(fd, &b, 1, IOS_BLOCK + 7), 1);
+	assert_int_equal(pwrite(fd, &b, 1, bs + 7), 1);
 	close(fd);
-	assert_int_equal(get(f, A, 0, buf, sizeof(buf)), -EIO);
-	why_says(f, "4096 to 8191");
+	assert_int_equal(get(f, A, 0, buf, 3 * bs), -EIO);
+	snprintf(range, sizeof(range), " %zu to %zu ", bs, 2 * bs - 1);
+	why_says(f, range);
 	why_says(f, path);
-	assert_int_equal(get(f, A, IOS_BLOCK + 100, buf, 1), -EIO);
-	assert_int_equal(ios_store_read_pieces(f->st, A, (struct ios_piece[]){ { 0, 10 }, { 5000, 10 } },
-					 2, buf, &size, &calls), -EIO);
-	assert_int_equal(get(f, A, 0, buf, IOS_BLOCK), IOS_BLOCK);
-	assert_int_equal(get(f, A, 2 * IOS_BLOCK, buf, IOS_BLOCK), IOS_BLOCK);
+	assert_int_equal(get(f, A, bs + 100, buf, 1), -EIO);
+	assert_int_equal(ios_store_read_pieces(f->st, A,
+					       (struct ios_piece[]){ { 0, 10 }, { bs + bs / 4, 10 } },
+					       2, buf, &size, &calls), -EIO);
+	assert_int_equal(get(f, A, 0, buf, bs), bs);
+	assert_int_equal(get(f, A, 2 * bs, buf, bs), bs);
 	ios_store_faults(f->st, &faults);
 	assert_int_equal(faults.checksum_failures, 3);
-	assert_int_equal(put_fill(f, A, IOS_BLOCK, 'b', IOS_BLOCK), IOS_BLOCK);
-	assert_int_equal(get(f, A, 0, buf, sizeof(buf)), sizeof(buf));
-	assert_int_equal(buf[IOS_BLOCK + 7], 'b');
+	assert_int_equal(put_fill(f, A, bs, 'b', bs), bs);
+	assert_int_equal(get(f, A, 0, buf, 3 * bs), 3 * bs);
+	assert_int_equal(buf[bs + 7], 'b');
+	free(buf);
 }
 
 /* The fault disk's corrupt rule damages what it stores; a partial write
@@ -346,7 +377,7 @@ static void test_corrupt_and_lost_sums(void **state)
 {
 	struct fx *f = *state;
 	char spec[64], path[256];
-	uint8_t buf[IOS_BLOCK];
+	uint8_t buf[512];
 
 	snprintf(spec, sizeof(spec), "corrupt:%" PRIx64 "@2", A);
 	assert_int_equal(open_store(f, IOS_STORE_NEW, spec, NULL), 0);
@@ -358,7 +389,7 @@ static void test_corrupt_and_lost_sums(void **state)
 	why_says(f, "damaged");
 	assert_int_equal(ios_store_truncate(f->st, A, 150), -EIO);
 	assert_int_equal(get(f, A, 0, buf, 50), -EIO);
-	assert_int_equal(put_fill(f, A, 0, 'd', IOS_BLOCK), IOS_BLOCK);
+	assert_int_equal(put_fill(f, A, 0, 'd', BLK(f)), BLK(f));
 	assert_int_equal(get(f, A, 0, buf, 50), 50);
 	assert_int_equal(ios_store_truncate(f->st, A, 150), 0);
 	assert_int_equal(get(f, A, 0, buf, 200), 200);
@@ -372,6 +403,136 @@ static void test_corrupt_and_lost_sums(void **state)
 	assert_int_equal(open_store(f, 0, NULL, NULL), 0);
 	assert_int_equal(get(f, B, 0, buf, 200), -EIO);
 	why_says(f, "checksum");
+}
+
+/* Holes at the store's block: blocks never written read as zeros (no
+ * sum, and none needed), beside written ones, after a truncate up, and
+ * with the checksum file shorter than the object. */
+static void test_holes(void **state)
+{
+	struct fx *f = *state;
+	uint8_t *buf;
+	size_t bs;
+
+	assert_int_equal(open_store(f, IOS_STORE_NEW, NULL, NULL), 0);
+	bs = BLK(f);
+	assert_non_null(buf = malloc(8 * bs));
+	assert_int_equal(put_fill(f, A, 3 * bs + 5, 'h', 10), 10);
+	assert_int_equal(get(f, A, 0, buf, 8 * bs), 8 * bs);
+	for (size_t i = 0; i < 8 * bs; i++)
+		assert_int_equal(buf[i], i >= 3 * bs + 5 && i < 3 * bs + 15 ? 'h' : 0);
+	assert_int_equal(ios_store_truncate(f->st, A, 7 * bs + 3), 0);
+	sums_hold(f, A, 7 * bs + 3);
+	assert_int_equal(get(f, A, 4 * bs, buf, 3 * bs + 3), 3 * bs + 3);
+	for (size_t i = 0; i < 3 * bs + 3; i++)
+		assert_int_equal(buf[i], 0);
+	/* a hole that is not zeros on disk (written behind the store) fails */
+	{
+		char path[256];
+		int fd;
+
+		file_of(f, A, "", path, sizeof(path));
+		assert_true((fd = open(path, O_RDWR)) >= 0);
+		assert_int_equal(pwrite(fd, "x", 1, 5 * bs + 1), 1);
+		close(fd);
+		assert_int_equal(get(f, A, 5 * bs, buf, 10), -EIO);
+		assert_int_equal(get(f, A, 4 * bs, buf, bs), bs);
+	}
+	free(buf);
+}
+
+/* Rewrite DIR/store with `text` (a store file as another daemon wrote it). */
+static void store_file_put(struct fx *f, const char *text)
+{
+	char path[256];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/store", f->dir);
+	assert_non_null(fp = fopen(path, "w"));
+	fputs(text, fp);
+	fclose(fp);
+}
+
+/* Open f->dir with checksum block `block`; the error message into msg. */
+static int open_as(struct fx *f, uint32_t block, char *msg, size_t len)
+{
+	char *m = NULL;
+	int rc;
+
+	f->block = block;
+	rc = open_store_msg(f, &m);
+	snprintf(msg, len, "%s", m ? m : "");
+	free(m);
+	return rc;
+}
+
+/* The checksum block is the store's, fixed when it is made: reopened
+ * with another the store is refused, naming both and its path; with 0
+ * (the store's own) it keeps its block. A store file without the line
+ * (made before the key) is 4096; a bad block in the file or asked for is
+ * refused; the config check refuses what is not a power of two in range. */
+static void test_csum_block_recorded(void **state)
+{
+	struct fx *f = *state;
+	char msg[1024], want[300];
+	uint8_t buf[600];
+
+	assert_int_equal(open_as(f, 512, msg, sizeof(msg)), 0);
+	assert_int_equal(BLK(f), 512);
+	assert_int_equal(put_fill(f, A, 500, 'q', 600), 600);
+	fx_close(f);
+	assert_int_equal(open_as(f, 4096, msg, sizeof(msg)), -EINVAL);
+	print_message("  %s\n", msg);
+	snprintf(want, sizeof(want), "made with csum_block 512 (%s/store), the config says "
+		 "csum_block 4096", f->dir);
+	assert_non_null(strstr(msg, want));
+	assert_int_equal(open_as(f, 0, msg, sizeof(msg)), 0);
+	assert_int_equal(BLK(f), 512);
+	assert_int_equal(get(f, A, 500, buf, 600), 600);
+	assert_int_equal(buf[599], 'q');
+	fx_close(f);
+	assert_int_equal(open_as(f, 512, msg, sizeof(msg)), 0);
+	fx_close(f);
+	/* made before the key: 4096, and refused at another */
+	store_file_put(f, "tessera-ios store 1\nmade 1\nremade 0\n");
+	assert_int_equal(open_as(f, 0, msg, sizeof(msg)), 0);
+	assert_int_equal(BLK(f), 4096);
+	fx_close(f);
+	assert_int_equal(open_as(f, 65536, msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "made with csum_block 4096"));
+	/* another block than 4096 needs the file's version 2 (an older
+	 * daemon refuses it), and a valid block */
+	store_file_put(f, "tessera-ios store 1\nmade 1\nremade 0\ncsum_block 3000\n");
+	assert_int_equal(open_as(f, 0, msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "not a storage daemon's store file"));
+	store_file_put(f, "tessera-ios store 2\nmade 1\nremade 0\n");
+	assert_int_equal(open_as(f, 0, msg, sizeof(msg)), -EINVAL);
+	assert_int_equal(open_as(f, 1000, msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "csum_block 1000 is not a power of two"));
+	assert_int_equal(ios_store_csum_check(3000, msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "csum_block (3000 bytes) is not a power of two from 512 to "
+			       "1048576 bytes"));
+	assert_int_equal(ios_store_csum_check(256, msg, sizeof(msg)), -EINVAL);
+	assert_int_equal(ios_store_csum_check(2u << 20, msg, sizeof(msg)), -EINVAL);
+	assert_int_equal(ios_store_csum_check(1u << 20, msg, sizeof(msg)), 0);
+	assert_int_equal(ios_store_csum_check(512, msg, sizeof(msg)), 0);
+}
+
+/* The store file a non-default block writes: version 2, with its line. */
+static void test_csum_block_file(void **state)
+{
+	struct fx *f = *state;
+	char path[256], text[200] = "", msg[512];
+	FILE *fp;
+
+	assert_int_equal(open_as(f, 65536, msg, sizeof(msg)), 0);
+	fx_close(f);
+	snprintf(path, sizeof(path), "%s/store", f->dir);
+	assert_non_null(fp = fopen(path, "r"));
+	assert_true(fread(text, 1, sizeof(text) - 1, fp) > 0);
+	fclose(fp);
+	assert_non_null(strstr(text, "tessera-ios store 2\n"));
+	assert_non_null(strstr(text, "\ncsum_block 65536\n"));
 }
 
 /* An object file deleted behind the store: while its descriptor is open,
@@ -463,7 +624,7 @@ static void test_remade(void **state)
 		char *msg = NULL;
 
 		assert_int_equal(ios_disk_system(&f->disk), 0);
-		assert_int_equal(ios_store_open(sub, 4, 0, f->disk, &f->st, &notice, &msg), 0);
+		assert_int_equal(ios_store_open(sub, 4, 0, 0, f->disk, &f->st, &notice, &msg), 0);
 	}
 	assert_null(notice);
 	assert_int_equal(get(f, A, 0, buf, 64), 64);
@@ -535,8 +696,19 @@ int main(void)
 		cmocka_unit_test(test_crc32c),
 		cmocka_unit_test_setup_teardown(test_model, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_sieve_settings, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_model, fx_setup_512, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_model, fx_setup_64k, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_flipped_byte, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_flipped_byte, fx_setup_512, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_flipped_byte, fx_setup_64k, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_and_lost_sums, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_corrupt_and_lost_sums, fx_setup_512, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_corrupt_and_lost_sums, fx_setup_64k, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_holes, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_holes, fx_setup_512, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_holes, fx_setup_64k, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_csum_block_recorded, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_csum_block_file, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_deleted_object, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_remade, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_registry, fx_setup, fx_teardown),

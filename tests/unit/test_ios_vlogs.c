@@ -94,7 +94,7 @@ static void daemon_up(struct fx *f)
 	f->ios.disk = f->disk;
 	f->ios.cfg = &f->cfg;
 	f->ios.index = 1;
-	assert_int_equal(ios_store_open(f->dir, 16, IOS_STORE_NEW, f->disk, &f->ios.store, &notice,
+	assert_int_equal(ios_store_open(f->dir, 16, IOS_STORE_NEW, 0, f->disk, &f->ios.store, &notice,
 					&msg), 0);
 	free(notice);
 	assert_int_equal(ios_locks_create(&f->ios, 1000, &f->ios.locks, err, sizeof(err)), 0);

@@ -4,7 +4,8 @@
  * through their stored bytes (little-endian, in place too), block k's sum
  * is at 4k, a block's sum does not depend on where its bytes sit in
  * memory, a block cut by the object's end is summed over zeros, and a
- * check finds the first damaged block (and lets a hole of zeros pass).
+ * check finds the first damaged block (and lets a hole of zeros pass),
+ * at every checksum block size a store may have (512 B to 1 MiB).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -63,65 +64,101 @@ static void test_sums_in_place(void **state)
 	free(copy);
 }
 
-/* A block's sum at odd addresses, and a block cut by the object's end. */
+/* The block sizes a store may have: both ends of the range, the
+ * default, and one above the zeros the tail sum is continued with. */
+static const size_t blocks[] = { TP_OBJ_BLOCK_MIN, TP_OBJ_BLOCK, 65536, TP_OBJ_BLOCK_MAX };
+#define N_BLOCKS (sizeof(blocks) / sizeof(blocks[0]))
+
+static void test_block_valid(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < N_BLOCKS; i++)
+		assert_true(tp_obj_block_valid(blocks[i]));
+	assert_true(tp_obj_block_valid(1024));
+	assert_false(tp_obj_block_valid(0));
+	assert_false(tp_obj_block_valid(256));         /* below the range */
+	assert_false(tp_obj_block_valid(2u << 20));    /* above it */
+	assert_false(tp_obj_block_valid(4096 + 512));  /* not a power of two */
+	assert_false(tp_obj_block_valid(3000));
+	assert_false(tp_obj_block_valid(1ull << 32));
+}
+
+/* A block's sum at odd addresses, and a block cut by the object's end,
+ * at every block size. */
 static void test_block_sum(void **state)
 {
-	uint8_t *buf = malloc(TP_OBJ_BLOCK + 8), zeros[TP_OBJ_BLOCK];
-	uint8_t block[TP_OBJ_BLOCK];
-	uint32_t want;
-
 	(void)state;
-	assert_non_null(buf);
-	fill(block, sizeof(block), 3);
-	want = tp_crc32c(0, block, TP_OBJ_BLOCK);
-	for (size_t shift = 0; shift < 8; shift++) {
-		memcpy(buf + shift, block, TP_OBJ_BLOCK);
-		assert_int_equal(tp_obj_block_sum(buf + shift, TP_OBJ_BLOCK), want);
+	for (size_t bi = 0; bi < N_BLOCKS; bi++) {
+		size_t B = blocks[bi];
+		uint8_t *buf = malloc(B + 8), *zeros = malloc(B), *block = malloc(B);
+		uint32_t want;
+
+		assert_non_null(buf);
+		assert_non_null(zeros);
+		assert_non_null(block);
+		fill(block, B, 3);
+		want = tp_crc32c(0, block, B);
+		for (size_t shift = 0; shift < 8; shift++) {
+			memcpy(buf + shift, block, B);
+			assert_int_equal(tp_obj_block_sum(buf + shift, B, B), want);
+		}
+		for (size_t have = 0; have < B; have += B / 7 + 1) {
+			memcpy(zeros, block, have);
+			memset(zeros + have, 0, B - have);
+			memcpy(buf + 5, block, have); /* only `have` bytes are there */
+			assert_int_equal(tp_obj_block_sum(buf + 5, have, B), tp_crc32c(0, zeros, B));
+		}
+		free(buf);
+		free(zeros);
+		free(block);
 	}
-	for (size_t have = 0; have < TP_OBJ_BLOCK; have += 333) {
-		memcpy(zeros, block, have);
-		memset(zeros + have, 0, TP_OBJ_BLOCK - have);
-		memcpy(buf + 5, block, have); /* only `have` bytes are there */
-		assert_int_equal(tp_obj_block_sum(buf + 5, have), tp_crc32c(0, zeros, TP_OBJ_BLOCK));
-	}
-	free(buf);
 }
 
 /* n blocks at an odd address, their sums as the writer stores them. */
-static void test_blocks_check(void **state)
+static void check_at(size_t B, size_t N)
 {
-	enum { N = 150 }; /* more than one batch of the check */
-	size_t have = N * TP_OBJ_BLOCK - 1000;
-	uint8_t *mem = malloc(N * TP_OBJ_BLOCK + 3), *buf = mem + 3;
-	uint32_t stored[N], got = 0;
+	size_t have = N * B - B / 4, k77 = N > 77 ? 77 : N / 2;
+	uint8_t *mem = malloc(N * B + 3), *buf = mem + 3;
+	uint32_t *stored = malloc(N * sizeof(*stored)), got = 0;
 
-	(void)state;
 	assert_non_null(mem);
+	assert_non_null(stored);
 	fill(buf, have, 11);
 	for (size_t k = 0; k < N; k++) {
-		size_t left = have - k * TP_OBJ_BLOCK;
+		size_t left = have - k * B;
 
-		stored[k] = tp_obj_block_sum(buf + k * TP_OBJ_BLOCK,
-					     left < TP_OBJ_BLOCK ? left : TP_OBJ_BLOCK);
+		stored[k] = tp_obj_block_sum(buf + k * B, left < B ? left : B, B);
 	}
-	assert_int_equal(tp_obj_blocks_check(stored, buf, N, have, &got), N);
+	assert_int_equal(tp_obj_blocks_check(stored, buf, N, have, B, &got), N);
 	/* The bytes past `have` are not the object's: never read. */
-	memset(buf + have, 0xff, N * TP_OBJ_BLOCK - have);
-	assert_int_equal(tp_obj_blocks_check(stored, buf, N, have, NULL), N);
+	memset(buf + have, 0xff, N * B - have);
+	assert_int_equal(tp_obj_blocks_check(stored, buf, N, have, B, NULL), N);
 	/* A flipped byte: its block is the first that fails. */
-	buf[77 * TP_OBJ_BLOCK + 4001] ^= 1;
-	assert_int_equal(tp_obj_blocks_check(stored, buf, N, have, &got), 77);
-	assert_int_equal(got, tp_obj_block_sum(buf + 77 * TP_OBJ_BLOCK, TP_OBJ_BLOCK));
-	buf[77 * TP_OBJ_BLOCK + 4001] ^= 1;
+	buf[k77 * B + B - 95] ^= 1;
+	assert_int_equal(tp_obj_blocks_check(stored, buf, N, have, B, &got), k77);
+	assert_int_equal(got, tp_obj_block_sum(buf + k77 * B, B, B));
+	/* Read as another block size, the same bytes fail at once. */
+	buf[k77 * B + B - 95] ^= 1;
+	if (B > TP_OBJ_BLOCK_MIN)
+		assert_int_equal(tp_obj_blocks_check(stored, buf, N, have, B / 2, NULL), 0);
 	buf[have - 1] ^= 1; /* in the last, partial block */
-	assert_int_equal(tp_obj_blocks_check(stored, buf, N, have, NULL), N - 1);
+	assert_int_equal(tp_obj_blocks_check(stored, buf, N, have, B, NULL), N - 1);
 	/* A stored 0 is "none": zeros pass, anything else fails. */
-	memset(buf + 10 * TP_OBJ_BLOCK, 0, TP_OBJ_BLOCK);
-	stored[10] = 0;
-	assert_int_equal(tp_obj_blocks_check(stored, buf, 11, 11 * TP_OBJ_BLOCK, NULL), 11);
-	buf[10 * TP_OBJ_BLOCK + 9] = 1;
-	assert_int_equal(tp_obj_blocks_check(stored, buf, 11, 11 * TP_OBJ_BLOCK, NULL), 10);
+	memset(buf + 1 * B, 0, B);
+	stored[1] = 0;
+	assert_int_equal(tp_obj_blocks_check(stored, buf, 2, 2 * B, B, NULL), 2);
+	buf[1 * B + 9] = 1;
+	assert_int_equal(tp_obj_blocks_check(stored, buf, 2, 2 * B, B, NULL), 1);
+	free(stored);
 	free(mem);
+}
+
+static void test_blocks_check(void **state)
+{
+	(void)state;
+	for (size_t bi = 0; bi < N_BLOCKS; bi++)
+		/* more than one batch of the check, in at most 16 MiB */
+		check_at(blocks[bi], blocks[bi] <= 65536 ? 150 : 5);
 }
 
 int main(void)
@@ -129,6 +166,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sums_bytes),
 		cmocka_unit_test(test_sums_in_place),
+		cmocka_unit_test(test_block_valid),
 		cmocka_unit_test(test_block_sum),
 		cmocka_unit_test(test_blocks_check),
 	};

@@ -202,7 +202,7 @@ static void test_number_bounds(void **state)
 		assert_int_equal(parse_one(cfg, k->key, "1 0", err, sizeof(err)), -EINVAL);
 		assert_int_equal(parse_one(cfg, k->key, "", err, sizeof(err)), -EINVAL);
 	}
-	assert_int_equal(numbers, 33);
+	assert_int_equal(numbers, 34);
 	free(cfg);
 }
 
@@ -215,6 +215,8 @@ static void test_range_messages(void **state)
 		{ "root_squash", "2", "expected an integer from 0 to 1" },
 		{ "sieve_gap", "65M", "expected a size in bytes from 0 to 64 MiB" },
 		{ "sieve_span", "-4K", "from 0 to 64 MiB" },
+		{ "csum_block", "256", "expected a size in bytes from 512 to 1 MiB" },
+		{ "csum_block", "2M", "from 512 to 1 MiB" },
 		{ "io_threads", "65", "expected an integer from 0 to 64 (threads)" },
 		{ "cap_lifetime_ms", "99", "from 100 to 604800000 (ms)" },
 		{ "max_io", "4095", "expected a size in bytes from 4 KiB to 64 MiB" },
