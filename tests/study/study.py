@@ -747,11 +747,11 @@ def tunables(p):
 
 
 def keep_methods(p, methods):
-    """Only the HPIO methods named (a comma list; ufs- prefixes implied)."""
+    """Only the HPIO methods named (a comma list; ufs- prefixes implied),
+    from all of them (so --tiny --methods list64,coll runs those too)."""
     keep = methods.split(",")
     p["methods"] = {t: [m for m in ms if m in keep or m.replace("ufs-", "") in keep]
-                    for t, ms in p.get("methods", {"tessera": TESSERA_METHODS,
-                                                   "ufs": UFS_METHODS}).items()}
+                    for t, ms in {"tessera": TESSERA_METHODS, "ufs": UFS_METHODS}.items()}
 
 
 def lock_out(out):
