@@ -195,6 +195,9 @@ int adt_view_init(ADIO_File fd, struct adt_view *v);
 /* The same for a memory type of `count` copies at a buffer: offsets are
  * relative to the buffer (disp 0, tiles at the type's extent). */
 int adt_mem_view_init(ADIO_File fd, MPI_Datatype datatype, struct adt_view *v);
+/* After the access: the memory type's flattened form is dropped again
+ * (Open MPI's ROMIO: see ad_tessera_view.c). */
+void adt_mem_view_done(ADIO_File fd, MPI_Datatype datatype);
 /* Stream position of the first stream byte at or after file offset off. */
 uint64_t adt_view_stream_pos(const struct adt_view *v, int64_t off);
 void adt_walk_init(struct adt_walk *w, const struct adt_view *v, uint64_t pos, uint64_t len);

@@ -636,6 +636,8 @@ int64_t adt_strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype
 	if (place_memory(&a, buf, count, datatype, method, writing, myname, error_code))
 		return -1;
 	rc = locked_run(&a, &method, buf, count, datatype, writing);
+	if (a.mem_list)
+		adt_mem_view_done(fd, datatype);
 	if (rc) {
 		*error_code = access_error(&a, rc, method, myname);
 		free(a.packed);
