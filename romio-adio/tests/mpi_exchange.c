@@ -299,6 +299,53 @@ static void test_mem_list_narrow_memory(void)
 	mem_list_layout("narrow", &l);
 }
 
+/* HPIO's order: a memory-list write through a noncontiguous memory type,
+ * the type freed, then a new view whose filetype (ROMIO's copy) may get
+ * the freed type's handle. Open MPI's ROMIO keys flattened types by
+ * handle; an entry the driver left behind made set_view find the old
+ * memory regions for the new filetype (wrong file regions). */
+static void test_mem_list_then_new_view(void)
+{
+	int n = 512, size = 8, gap = 128;
+	size_t span = (size_t)n * (size + gap), data = (size_t)n * size;
+	char *w = malloc(span), *r = malloc(data), f[512];
+	MPI_Datatype mem, t, file;
+	MPI_File fh;
+
+	CHECK(w && r, "out of memory");
+	for (size_t i = 0; i < span; i++)
+		w[i] = (char)(i + (size_t)mc_rank * 3);
+	name(f, sizeof(f), "reuse");
+	MPI_File_delete(f, MPI_INFO_NULL);
+	MPI_Barrier(MPI_COMM_WORLD);
+	CHECK_MPI(open_list(f, "false", MPI_MODE_CREATE | MPI_MODE_RDWR, &fh));
+	for (int round = 0; round < 3; round++) {
+		/* nc memory, contiguous file block per rank */
+		MPI_Type_vector(n, size, size + gap, MPI_BYTE, &mem);
+		MPI_Type_commit(&mem);
+		CHECK_MPI(MPI_File_set_view(fh, (MPI_Offset)mc_rank * (MPI_Offset)data, MPI_BYTE,
+					    MPI_BYTE, "native", MPI_INFO_NULL));
+		CHECK_MPI(MPI_File_write_at(fh, 0, w, 1, mem, MPI_STATUS_IGNORE));
+		MPI_Type_free(&mem);
+		/* contiguous memory, interleaved file */
+		MPI_Type_contiguous(size, MPI_BYTE, &t);
+		MPI_Type_create_resized(t, 0, (MPI_Aint)size * mc_size, &file);
+		MPI_Type_free(&t);
+		MPI_Type_commit(&file);
+		CHECK_MPI(MPI_File_set_view(fh, (MPI_Offset)mc_rank * size, MPI_BYTE, file, "native",
+					    MPI_INFO_NULL));
+		CHECK_MPI(MPI_File_write_at_all(fh, 0, w, (int)data, MPI_BYTE, MPI_STATUS_IGNORE));
+		memset(r, 0, data);
+		CHECK_MPI(MPI_File_read_at_all(fh, 0, r, (int)data, MPI_BYTE, MPI_STATUS_IGNORE));
+		MPI_Type_free(&file);
+		CHECK(!memcmp(r, w, data), "round %d: the interleaved view read back other bytes",
+		      round);
+	}
+	CHECK_MPI(MPI_File_close(&fh));
+	free(w);
+	free(r);
+}
+
 /* The refusal names the hint. */
 static void expect_refused(const char *key, const char *value)
 {
@@ -518,6 +565,7 @@ int main(int argc, char **argv)
 	dir = argv[1];
 	mc_test("mem_list_wide_memory", test_mem_list_wide_memory);
 	mc_test("mem_list_narrow_memory", test_mem_list_narrow_memory);
+	mc_test("mem_list_then_new_view", test_mem_list_then_new_view);
 	mc_test("bad_values", test_bad_values);
 	mc_test("exchange_every_rank_aggregates", test_exchange_every_rank_aggregates);
 	mc_test("exchange_one_aggregator", test_exchange_one_aggregator);
