@@ -52,6 +52,7 @@ struct ADIOI_Fns_struct ADIO_TESSERA_operations = {
 };
 
 const char *const adt_method_names[ADT_METHODS] = {"posix", "sieve", "list", "datatype"};
+const char *const adt_sync_names[ADT_SYNC_MODES] = {"every", "one"};
 
 int ADIOI_TESSERA_Feature(ADIO_File fd, int flag)
 {
@@ -187,6 +188,8 @@ struct adt_file *adt_state(ADIO_File fd)
 	s->write_method = ADT_DEFAULT_WRITE;
 	s->lock_method = ADT_DEFAULT_LOCK_METHOD;
 	s->lock_protocol = ADT_DEFAULT_LOCK_PROTOCOL;
+	s->mem_pack = 1;
+	s->sync_mode = ADT_SYNC_EVERY;
 	fd->fs_ptr = s;
 	return s;
 }
@@ -347,7 +350,8 @@ void adt_trace(ADIO_File fd, const char *event)
 		     "read_method=%s write_method=%s strip=%llu stripes=%u "
 		     "dtype_conversions=%llu dtype_cache_hits=%llu "
 		     "atomic=%d lock_method=%s lock_protocol=%s locks=%llu generic_locks=%llu "
-		     "shared_fp_ops=%llu lock_us=%llu unlock_us=%llu version_ids=%llu\n",
+		     "shared_fp_ops=%llu lock_us=%llu unlock_us=%llu version_ids=%llu "
+		     "coll_bytes_sent=%llu coll_bytes_received=%llu mem_list_calls=%llu\n",
 		     event, rank, fd->filename,
 		     (unsigned long long)s->n.mds_opens, (unsigned long long)s->n.shared_opens,
 		     (unsigned long long)s->n.contig_reads, (unsigned long long)s->n.contig_writes,
@@ -370,7 +374,10 @@ void adt_trace(ADIO_File fd, const char *event)
 		     (unsigned long long)s->n.generic_locks, (unsigned long long)s->n.shared_fp_ops,
 		     (unsigned long long)s->n.lock_us, (unsigned long long)s->n.unlock_us,
 		     (unsigned long long)(s->n.version_ids +
-					  (s->file ? tessera_version_own_ids(s->file) : 0)));
+					  (s->file ? tessera_version_own_ids(s->file) : 0)),
+		     (unsigned long long)s->n.coll_bytes_sent,
+		     (unsigned long long)s->n.coll_bytes_received,
+		     (unsigned long long)s->n.mem_list_calls);
 	if (n <= 0)
 		return;
 	if ((size_t)n >= sizeof(line))

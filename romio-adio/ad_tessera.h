@@ -55,6 +55,15 @@ extern const char *const adt_lock_protocol_names[ADT_LOCK_PROTOCOLS];
 #define ADT_DEFAULT_LOCK_METHOD ADT_LOCK_DTYPE
 #define ADT_DEFAULT_LOCK_PROTOCOL TESSERA_LOCK_ALT_TRY
 
+/* Who syncs the file in MPI_File_sync (hint tessera_sync). */
+enum adt_sync {
+	ADT_SYNC_EVERY = 0, /* every rank syncs its handle (the default) */
+	ADT_SYNC_ONE,       /* seed 001 §5.3: after a barrier rank 0 syncs the
+			     * file's objects for all; the others take its result */
+	ADT_SYNC_MODES
+};
+extern const char *const adt_sync_names[ADT_SYNC_MODES];
+
 /* What the driver did to one open file; written to $TESSERA_ROMIO_TRACE at
  * close so tests can prove the driver (not OMPIO) ran and which path. */
 struct adt_counters {
@@ -71,6 +80,11 @@ struct adt_counters {
 	uint64_t lock_us, unlock_us;          /* time spent taking and releasing locks */
 	uint64_t version_ids;                 /* VERSION_ID requests: the job's block
 					       * (rank 0 at open), then the handle's own */
+	uint64_t coll_bytes_sent;             /* two-phase writes: this rank's bytes in
+					       * another aggregator's file domain */
+	uint64_t coll_bytes_received;         /* two-phase reads: likewise, received */
+	uint64_t mem_list_calls;              /* list calls whose memory was an iovec
+					       * list (tessera_mem_pack=false) */
 };
 
 /* A lock ROMIO's generic code took (ADIOI_WRITE_LOCK and the others,
@@ -91,6 +105,10 @@ struct adt_file {
 	struct adt_file *next_open;    /* the process's open files (adt_track) */
 	int read_method, write_method; /* enum adt_method */
 	uint32_t list_batch;           /* file regions per list request (0: config's) */
+	int mem_pack;                  /* list I/O packs noncontiguous memory into one
+					* buffer (1, the default) or sends it as an
+					* iovec list (0; hint tessera_mem_pack) */
+	int sync_mode;                 /* enum adt_sync */
 	int lock_method;               /* enum adt_lock_method */
 	int lock_protocol;             /* TESSERA_LOCK_TWO_PHASE, _ONE_TRY or _ALT_TRY */
 	struct adt_generic_lock *generic; /* held for ROMIO's generic code */
@@ -174,6 +192,12 @@ struct adt_walk {
 	uint64_t left;             /* stream bytes still to yield */
 };
 int adt_view_init(ADIO_File fd, struct adt_view *v);
+/* The same for a memory type of `count` copies at a buffer: offsets are
+ * relative to the buffer (disp 0, tiles at the type's extent). */
+int adt_mem_view_init(ADIO_File fd, MPI_Datatype datatype, struct adt_view *v);
+/* After the access: the memory type's flattened form is dropped again
+ * (Open MPI's ROMIO: see ad_tessera_view.c). */
+void adt_mem_view_done(ADIO_File fd, MPI_Datatype datatype);
 /* Stream position of the first stream byte at or after file offset off. */
 uint64_t adt_view_stream_pos(const struct adt_view *v, int64_t off);
 void adt_walk_init(struct adt_walk *w, const struct adt_view *v, uint64_t pos, uint64_t len);
@@ -216,6 +240,20 @@ int64_t adt_contig_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 int64_t adt_strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 		       int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
 		       int *error_code, int writing, const char *myname);
+
+/* ------------------------------------------------------------ two-phase exchange
+ *
+ * The bytes of this rank's access that ROMIO's two-phase code moves to or
+ * from another rank: those in a file domain whose aggregator is another
+ * rank, by ROMIO's own partition (ADIOI_Calc_file_domains and
+ * ADIOI_Calc_aggregator with the file's hints), and 0 when ROMIO would
+ * take the independent path instead (cb_* disabled, or automatic and not
+ * interleaved). Collective over fd->comm: called by every rank before
+ * ROMIO's collective call. */
+uint64_t adt_coll_exchange_bytes(ADIO_File fd, int count, MPI_Datatype datatype,
+				 int file_ptr_type, ADIO_Offset offset, int writing);
+/* Publish the file's counters in fd->info (MPI_File_get_info). */
+void adt_publish_counters(ADIO_File fd);
 
 /* ------------------------------------------------------------ shared file pointer
  *

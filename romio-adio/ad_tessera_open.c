@@ -270,89 +270,110 @@ static void use_job_ids(ADIO_File fd, struct adt_file *s, const struct open_outc
 		(void)tessera_version_use_id(s->file, &o->ids, (uint32_t)rank);
 }
 
+/* A refused hint fails the open on every rank, before anything is
+ * created (ROMIO itself goes on after a failed SetInfo): nonzero then,
+ * with *error_code set. */
+static int refused_hints(ADIO_File fd, struct adt_file *s, const char *myname, int *error_code)
+{
+	int rc = s ? s->hint_error : -ENOMEM;
+
+	MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MIN, fd->comm);
+	if (!rc)
+		return 0;
+	*error_code = adt_error_class(myname, __LINE__,
+				      rc == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_INFO_VALUE,
+				      "MPI_File_open %s: %s", fd->filename,
+				      s && s->hint_error ? s->hint_msg : "a hint was refused");
+	return 1;
+}
+
+/* Rank 0: the open itself, its outcome into o for the others. */
+static void open_as_opener(ADIO_File fd, int access_mode, struct adt_file *s,
+			   struct open_outcome *o)
+{
+	o->rc = open_by_path(fd, access_mode, s, &o->flags, o->msg, sizeof(o->msg));
+	if (!o->rc) {
+		tessera_file_share(s->file, &o->share);
+		take_job_ids(fd, s, o->flags, &o->ids);
+	}
+	snprintf(o->path, sizeof(o->path), "%s", s->path);
+	o->shared_fp_base = adt_shared_fp_new_base();
+}
+
+/* Rank 0's outcome to every rank (o may be NULL, out of memory: the
+ * broadcast still happens); the job's writer IDs' count. */
+static uint32_t share_outcome(ADIO_File fd, struct open_outcome *o)
+{
+	struct open_outcome dummy;
+	struct open_outcome *to = o ? o : &dummy;
+
+	MPI_Bcast(to, (int)sizeof(*to), MPI_BYTE, 0, fd->comm);
+	return to->ids.count;
+}
+
+/* The other ranks: open from the opener's share, without the metadata
+ * daemon. 0 or the MPI error code. */
+static int open_from_share(ADIO_File fd, struct adt_file *s, struct open_outcome *o,
+			   const char *myname)
+{
+	char err[256];
+	tessera_fs *fs = adt_connect(err, sizeof(err));
+	int rc;
+
+	if (!fs)
+		return ADT_ERROR(-ENOTCONN, "MPI_File_open %s: %s", fd->filename, err);
+	snprintf(s->path, sizeof(s->path), "%s", o->path);
+	rc = tessera_open_shared(fs, s->path, &o->share, o->flags, &s->file);
+	if (rc)
+		return ADT_ERROR(rc, "MPI_File_open %s: %s", fd->filename, tessera_errmsg(fs));
+	opened(s, o->flags);
+	s->n.shared_opens++;
+	return 0;
+}
+
+/* Every rank with the file open: the open's last steps. 0 or the MPI
+ * error code (the file closed again). */
+static int complete_open(ADIO_File fd, struct adt_file *s, struct open_outcome *o,
+			 const char *myname)
+{
+	char ignored[8];
+	int rc, code;
+
+	s->shared_fp_base = o->shared_fp_base;
+	rc = finish_open(fd, s, o->msg, sizeof(o->msg));
+	if (!rc)
+		return 0;
+	code = ADT_ERROR(rc, "MPI_File_open %s: %s", fd->filename, o->msg);
+	close_file(s, ignored, sizeof(ignored));
+	return code;
+}
+
 void ADIOI_TESSERA_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_code)
 {
 	static char myname[] = "ADIOI_TESSERA_OPENCOLL";
 	struct adt_file *s = adt_state(fd);
 	struct open_outcome *o;
-	uint32_t job = 0;
-	int rc = 0;
+	uint32_t job;
+	int code = 0;
 
 	fd->access_mode = access_mode;
-	/* A refused hint fails the open on every rank, before anything is
-	 * created (ROMIO itself goes on after a failed SetInfo). */
-	rc = s ? s->hint_error : -ENOMEM;
-	MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MIN, fd->comm);
-	if (rc) {
-		*error_code = adt_error_class(myname, __LINE__,
-					      rc == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_INFO_VALUE,
-					      "MPI_File_open %s: %s", fd->filename,
-					      s && s->hint_error ? s->hint_msg : "a hint was refused");
+	if (refused_hints(fd, s, myname, error_code))
 		return;
-	}
 	o = calloc(1, sizeof(*o));
-	if (!o || !s) {
-		/* Everyone must reach the broadcast: report after it. */
-		rc = -ENOMEM;
-	}
-	if (rank == 0) {
-		if (o && s) {
-			o->rc = open_by_path(fd, access_mode, s, &o->flags, o->msg, sizeof(o->msg));
-			if (!o->rc) {
-				tessera_file_share(s->file, &o->share);
-				take_job_ids(fd, s, o->flags, &o->ids);
-			}
-			snprintf(o->path, sizeof(o->path), "%s", s->path);
-			o->shared_fp_base = adt_shared_fp_new_base();
-		}
-	}
-	if (o) {
-		MPI_Bcast(o, (int)sizeof(*o), MPI_BYTE, 0, fd->comm);
-		job = o->ids.count;
-	} else {
-		struct open_outcome dummy;
-		MPI_Bcast(&dummy, (int)sizeof(dummy), MPI_BYTE, 0, fd->comm);
-		job = dummy.ids.count;
-	}
-	if (rc) {
-		*error_code = ADT_ERROR(rc, "MPI_File_open %s: out of memory", fd->filename);
-		goto out;
-	}
-	if (o->rc) {
-		/* every rank the opener's class and words */
-		*error_code = ADT_ERROR(o->rc, "MPI_File_open %s: %s", fd->filename, o->msg);
-		goto out;
-	}
-	if (rank != 0) {
-		char err[256];
-		tessera_fs *fs = adt_connect(err, sizeof(err));
-
-		if (!fs) {
-			*error_code = ADT_ERROR(-ENOTCONN, "MPI_File_open %s: %s", fd->filename, err);
-			goto out;
-		}
-		snprintf(s->path, sizeof(s->path), "%s", o->path);
-		rc = tessera_open_shared(fs, s->path, &o->share, o->flags, &s->file);
-		if (rc) {
-			*error_code = ADT_ERROR(rc, "MPI_File_open %s: %s", fd->filename,
-						tessera_errmsg(fs));
-			goto out;
-		}
-		opened(s, o->flags);
-		s->n.shared_opens++;
-	}
-	s->shared_fp_base = o->shared_fp_base;
-	rc = finish_open(fd, s, o->msg, sizeof(o->msg));
-	if (rc) {
-		char ignored[8];
-
-		*error_code = ADT_ERROR(rc, "MPI_File_open %s: %s", fd->filename, o->msg);
-		close_file(s, ignored, sizeof(ignored));
-		goto out;
-	}
-	fd->is_open = 1;
-	*error_code = MPI_SUCCESS;
-out:
+	if (rank == 0 && o && s)
+		open_as_opener(fd, access_mode, s, o);
+	job = share_outcome(fd, o); /* everyone reaches it: errors after */
+	if (!o || !s)
+		code = ADT_ERROR(-ENOMEM, "MPI_File_open %s: out of memory", fd->filename);
+	else if (o->rc) /* every rank the opener's class and words */
+		code = ADT_ERROR(o->rc, "MPI_File_open %s: %s", fd->filename, o->msg);
+	else if (rank != 0)
+		code = open_from_share(fd, s, o, myname);
+	if (!code)
+		code = complete_open(fd, s, o, myname);
+	if (!code)
+		fd->is_open = 1;
+	*error_code = code ? code : MPI_SUCCESS;
 	use_job_ids(fd, s, o, job, rank, *error_code == MPI_SUCCESS);
 	free(o);
 }

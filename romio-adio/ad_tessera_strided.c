@@ -6,7 +6,9 @@
  * An access is the byte range [pos, pos + len) of the view's data stream.
  * Memory is one contiguous run of those bytes: the user's buffer when the
  * memory type is contiguous, else a packed copy (MPI_Pack / MPI_Unpack),
- * except for datatype I/O, which hands libtessera the memory type too.
+ * except for datatype I/O, which hands libtessera the memory type too,
+ * and list I/O with the hint tessera_mem_pack=false, which sends the
+ * memory as an iovec list walked from the flattened memory type.
  *
  *   posix    one pread/pwrite per file region
  *   sieve    reads: one read per window of ind_rd_buffer_size bytes
@@ -34,16 +36,19 @@ struct access {
 	uint64_t pos, len;     /* stream range */
 	char *stream;          /* len contiguous bytes of data */
 	char *packed;          /* stream, when it is a packed copy (owned) */
+	int mem_list;          /* memory goes as an iovec list (no stream) */
+	struct adt_view mem;   /* then: the memory type, tiled from mem_base */
+	char *mem_base;
 	const char *what;      /* "read" or "write", for messages */
 	char why[1024];        /* a failure outside libtessera, in words */
 };
 
-static int prepare(struct access *a, ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+static int prepare(struct access *a, ADIO_File fd, int count, MPI_Datatype datatype,
 		   int file_ptr_type, ADIO_Offset offset, int writing, const char *myname,
 		   int *error_code)
 {
 	MPI_Count size;
-	int contig, rc;
+	int rc;
 
 	memset(a, 0, sizeof(*a));
 	a->fd = fd;
@@ -74,24 +79,39 @@ static int prepare(struct access *a, ADIO_File fd, void *buf, int count, MPI_Dat
 		a->pos = (uint64_t)offset * (uint64_t)fd->etype_size;
 	else
 		a->pos = adt_view_stream_pos(&a->view, fd->fp_ind);
+	return 0;
+}
+
+/* Where the access's memory is, for `method`: the user's buffer when the
+ * memory type is contiguous; an iovec list walked from the flattened
+ * memory type for list I/O when the file's hint says not to pack
+ * (tessera_mem_pack=false); else a packed copy (datatype I/O replaces it
+ * by the memory type's dataloop, by_dtype). */
+static int place_memory(struct access *a, void *buf, int count, MPI_Datatype datatype,
+			int method, int writing, const char *myname, int *error_code)
+{
+	int contig, position = 0;
+
 	ADIOI_Datatype_iscontig(datatype, &contig);
-	if (contig) {
+	if (contig || a->len == 0) {
 		a->stream = buf;
 		return 0;
 	}
-	a->packed = malloc(a->len ? a->len : 1);
+	if (method == ADT_LIST && !a->s->mem_pack && !adt_mem_view_init(a->fd, datatype, &a->mem)) {
+		a->mem_list = 1;
+		a->mem_base = buf;
+		return 0;
+	}
+	a->packed = malloc(a->len);
 	if (!a->packed) {
 		*error_code = adt_error(myname, __LINE__, -ENOMEM,
 					"%s %s: out of memory for %llu bytes", a->what,
-					fd->filename, (unsigned long long)a->len);
+					a->fd->filename, (unsigned long long)a->len);
 		return -1;
 	}
 	a->stream = a->packed;
-	if (writing) {
-		int position = 0;
-
+	if (writing)
 		MPI_Pack(buf, count, datatype, a->packed, (int)a->len, &position, MPI_COMM_SELF);
-	}
 	return 0;
 }
 
@@ -363,54 +383,120 @@ static int by_sieve(struct access *a, int writing)
 	return rc;
 }
 
+/* One list call's two sides: file regions and memory pieces, at most
+ * LIST_CHUNK of each, describing the same number of stream bytes. */
+struct list_round {
+	uint64_t *offs, *lens;  /* file regions */
+	struct iovec *iov;      /* memory pieces */
+	size_t nf, nm;
+	uint64_t bytes;
+};
+
+/* The next round of a packed (or contiguous) stream: file regions up to
+ * LIST_CHUNK, memory the next run of the stream. */
+static void round_stream(struct access *a, struct adt_walk *fw, uint64_t at,
+			 struct list_round *r)
+{
+	int64_t off;
+	uint64_t len;
+
+	r->nf = 0;
+	r->bytes = 0;
+	while (r->nf < LIST_CHUNK && adt_walk_next(fw, UINT64_MAX, &off, &len)) {
+		r->offs[r->nf] = (uint64_t)off;
+		r->lens[r->nf++] = len;
+		r->bytes += len;
+	}
+	r->iov[0].iov_base = a->stream + at;
+	r->iov[0].iov_len = r->bytes;
+	r->nm = r->bytes ? 1 : 0;
+}
+
+/* The next round of a memory list: the file side leads (whole regions),
+ * memory follows capped to match it; when the memory side is full first,
+ * the last file region is cut where memory ends (its rest starts the next
+ * round). Invariant between steps: memory bytes <= file bytes. */
+static void round_mem_list(struct access *a, struct adt_walk *fw, struct adt_walk *mw,
+			   struct list_round *r)
+{
+	uint64_t tf = 0, tm = 0, len, last_start = 0;
+	struct adt_walk before = *fw;
+	int64_t off;
+
+	r->nf = r->nm = 0;
+	for (;;) {
+		if (tf == tm) {
+			if (r->nf == LIST_CHUNK || r->nm == LIST_CHUNK)
+				break;
+			before = *fw;
+			if (!adt_walk_next(fw, UINT64_MAX, &off, &len))
+				break;
+			r->offs[r->nf] = (uint64_t)off;
+			r->lens[r->nf++] = len;
+			last_start = tf;
+			tf += len;
+		} else if (r->nm == LIST_CHUNK) {
+			/* cut the last file region to the memory's end */
+			*fw = before;
+			adt_walk_next(fw, tm - last_start, &off, &len);
+			r->lens[r->nf - 1] = len;
+			tf = tm;
+			break;
+		} else {
+			if (!adt_walk_next(mw, tf - tm, &off, &len))
+				break; /* cannot happen: both sides hold a->len bytes */
+			r->iov[r->nm].iov_base = a->mem_base + off;
+			r->iov[r->nm++].iov_len = len;
+			tm += len;
+		}
+	}
+	r->bytes = tm;
+}
+
 static int by_list(struct access *a, int writing)
 {
-	uint64_t *offs = malloc(LIST_CHUNK * sizeof(*offs));
-	uint64_t *lens = malloc(LIST_CHUNK * sizeof(*lens));
-	struct adt_walk w;
-	struct iovec iov;
-	int64_t off;
-	uint64_t len, at = 0, chunk;
-	size_t n;
+	struct list_round r = { malloc(LIST_CHUNK * sizeof(*r.offs)),
+				malloc(LIST_CHUNK * sizeof(*r.lens)),
+				malloc((a->mem_list ? LIST_CHUNK : 1) * sizeof(*r.iov)), 0, 0, 0 };
+	struct adt_walk fw, mw;
+	uint64_t at = 0;
 	ssize_t got;
-	int more = 1, rc = 0;
+	int rc = 0;
 
-	if (!offs || !lens) {
+	if (!r.offs || !r.lens || !r.iov) {
 		rc = -ENOMEM;
 		goto out;
 	}
-	adt_walk_init(&w, &a->view, a->pos, a->len);
-	while (more) {
-		n = 0;
-		chunk = 0;
-		while (n < LIST_CHUNK && (more = adt_walk_next(&w, UINT64_MAX, &off, &len))) {
-			offs[n] = (uint64_t)off;
-			lens[n] = len;
-			chunk += len;
-			n++;
-		}
-		if (!n)
+	adt_walk_init(&fw, &a->view, a->pos, a->len);
+	if (a->mem_list)
+		adt_walk_init(&mw, &a->mem, 0, a->len);
+	while (at < a->len) {
+		if (a->mem_list)
+			round_mem_list(a, &fw, &mw, &r);
+		else
+			round_stream(a, &fw, at, &r);
+		if (!r.bytes)
 			break;
-		iov.iov_base = a->stream + at;
-		iov.iov_len = chunk;
-		got = writing ? tessera_write_list(a->s->file, &iov, 1, offs, lens, n)
-			      : tessera_read_list(a->s->file, &iov, 1, offs, lens, n);
+		got = writing ? tessera_write_list(a->s->file, r.iov, r.nm, r.offs, r.lens, r.nf)
+			      : tessera_read_list(a->s->file, r.iov, r.nm, r.offs, r.lens, r.nf);
 		a->s->n.requests++;
+		a->s->n.mem_list_calls += a->mem_list;
 		if (got < 0) {
 			rc = (int)got;
 			goto out;
 		}
-		if ((uint64_t)got != chunk) {
+		if ((uint64_t)got != r.bytes) {
 			snprintf(a->why, sizeof(a->why), "list I/O moved %lld of %llu bytes",
-				 (long long)got, (unsigned long long)chunk);
+				 (long long)got, (unsigned long long)r.bytes);
 			rc = -EIO;
 			goto out;
 		}
-		at += chunk;
+		at += r.bytes;
 	}
 out:
-	free(offs);
-	free(lens);
+	free(r.offs);
+	free(r.lens);
+	free(r.iov);
 	return rc;
 }
 
@@ -497,48 +583,63 @@ static int versioned_method(const struct adt_file *s, int atomic, int writing, i
 	return method;
 }
 
+/* Atomic mode: the exact bytes, locked by the lock method (a versioned
+ * file: none); sieving writes lock their windows themselves (by_sieve).
+ * Then the access by its method, and the locks released. */
+static int locked_run(struct access *a, int *method, const void *buf, int count,
+		      MPI_Datatype datatype, int writing)
+{
+	ADIO_File fd = a->fd;
+	struct adt_held held;
+	char ignored[8];
+	int rc = 0, rc2;
+
+	memset(&held, 0, sizeof(held));
+	if (fd->atomicity && a->len && !a->s->versioned && !(writing && *method == ADT_SIEVE))
+		rc = adt_lock_view(fd, writing ? TESSERA_LOCK_WRITE : TESSERA_LOCK_READ, &a->view,
+				   a->pos, a->len, &held, a->why, sizeof(a->why));
+	if (rc)
+		return rc;
+	rc = run(a, method, buf, count, datatype, writing);
+	if (!held.n)
+		return rc;
+	rc2 = adt_unlock(fd, &held, rc ? ignored : a->why, rc ? sizeof(ignored) : sizeof(a->why));
+	return rc ? rc : rc2;
+}
+
+/* The error code of a failed access: libtessera's words, unless the
+ * failure was the driver's own. */
+static int access_error(struct access *a, int rc, int method, const char *myname)
+{
+	const char *lib = tessera_errmsg(tessera_file_fs(a->s->file));
+	ADIO_File fd = a->fd;
+
+	return ADT_ERROR(rc, "%s%s %s (%s, %llu bytes at stream byte %llu): %s",
+			 fd->atomicity ? "atomic " : "", a->what, fd->filename,
+			 adt_method_names[method], (unsigned long long)a->len,
+			 (unsigned long long)a->pos,
+			 a->why[0] ? a->why : rc == -ENOMEM ? "out of memory"
+			 : lib[0] ? lib : strerror(-rc));
+}
+
 int64_t adt_strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 		       int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
 		       int *error_code, int writing, const char *myname)
 {
-	struct adt_held held;
 	struct access a;
-	char ignored[8];
 	int rc, method;
 
-	if (prepare(&a, fd, buf, count, datatype, file_ptr_type, offset, writing, myname,
-		    error_code))
+	if (prepare(&a, fd, count, datatype, file_ptr_type, offset, writing, myname, error_code))
 		return -1;
 	method = versioned_method(a.s, fd->atomicity, writing,
 				  writing ? a.s->write_method : a.s->read_method);
-	memset(&held, 0, sizeof(held));
-	/* Atomic mode: the exact bytes, locked by the lock method (a
-	 * versioned file: none); sieving writes lock their windows themselves
-	 * (by_sieve). */
-	rc = 0;
-	if (fd->atomicity && a.len && !a.s->versioned && !(writing && method == ADT_SIEVE))
-		rc = adt_lock_view(fd, writing ? TESSERA_LOCK_WRITE : TESSERA_LOCK_READ, &a.view,
-				   a.pos, a.len, &held, a.why, sizeof(a.why));
-	if (!rc) {
-		rc = run(&a, &method, buf, count, datatype, writing);
-		if (held.n) {
-			int rc2 = adt_unlock(fd, &held, rc ? ignored : a.why,
-					     rc ? sizeof(ignored) : sizeof(a.why));
-
-			if (!rc)
-				rc = rc2;
-		}
-	}
+	if (place_memory(&a, buf, count, datatype, method, writing, myname, error_code))
+		return -1;
+	rc = locked_run(&a, &method, buf, count, datatype, writing);
+	if (a.mem_list)
+		adt_mem_view_done(fd, datatype);
 	if (rc) {
-		/* libtessera's words, unless the failure was the driver's own */
-		const char *lib = tessera_errmsg(tessera_file_fs(a.s->file));
-
-		*error_code = ADT_ERROR(rc, "%s%s %s (%s, %llu bytes at stream byte %llu): %s",
-					fd->atomicity ? "atomic " : "", a.what, fd->filename,
-					adt_method_names[method],
-					(unsigned long long)a.len, (unsigned long long)a.pos,
-					a.why[0] ? a.why : rc == -ENOMEM ? "out of memory"
-					: lib[0] ? lib : strerror(-rc));
+		*error_code = access_error(&a, rc, method, myname);
 		free(a.packed);
 		return -1;
 	}
@@ -547,6 +648,8 @@ int64_t adt_strided_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype
 	else
 		a.s->n.strided_reads[method]++;
 	finish(&a, buf, count, datatype, file_ptr_type, status, !writing);
+	if (a.mem_list)
+		adt_publish_counters(fd); /* tessera_mem_list_calls changed */
 	*error_code = MPI_SUCCESS;
 	return (int64_t)a.len;
 }
@@ -592,6 +695,114 @@ static int64_t own_access(ADIO_File fd, void *buf, int count, MPI_Datatype datat
 			     error_code, writing, myname);
 }
 
+/* ------------------------------------------------------------ two-phase exchange
+ *
+ * What ROMIO's two-phase code sends between ranks is not counted by it,
+ * and its exchange is MPI point-to-point inside ROMIO. So the driver
+ * repeats ROMIO's own partition before handing the call over: the same
+ * functions (ADIOI_Calc_my_off_len, ADIOI_Calc_file_domains,
+ * ADIOI_Calc_aggregator) on the same inputs (every rank's first and last
+ * offset, the cb_nodes aggregators of fd->hints->ranklist, the file's
+ * min_fdomain_size and striping_unit) give each of this rank's bytes the
+ * aggregator that reads or writes it; the bytes whose aggregator is
+ * another rank are the bytes the exchange moves (ROMIO copies the rest
+ * within the rank). The cost is one allgather of two offsets and one
+ * flattening of the rank's access, beside ROMIO's own. Not counted:
+ * persistent file realms (cb_pfr, off by default), whose domains ROMIO
+ * computes elsewhere. */
+
+/* The interleaving check of ROMIO's collective calls: 0 when ROMIO takes
+ * the independent path (cb automatic and the ranks' ranges in order). */
+static int romio_goes_two_phase(int hint, const ADIO_Offset *st, const ADIO_Offset *end,
+				int nprocs)
+{
+	int interleaved = 0;
+
+	for (int i = 1; i < nprocs; i++)
+		if (st[i] < end[i - 1] && st[i] <= end[i])
+			interleaved++;
+	return hint != ADIOI_HINT_DISABLE && (interleaved || hint != ADIOI_HINT_AUTO);
+}
+
+/* This rank's bytes among (offs, lens)[0..n) whose aggregator is another rank. */
+static uint64_t bytes_elsewhere(ADIO_File fd, const ADIO_Offset *offs, const ADIO_Offset *lens,
+				int n, ADIO_Offset min_st, ADIO_Offset fd_size,
+				ADIO_Offset *fd_start, ADIO_Offset *fd_end)
+{
+	uint64_t bytes = 0;
+	int myrank;
+
+	MPI_Comm_rank(fd->comm, &myrank);
+	for (int i = 0; i < n; i++) {
+		ADIO_Offset off = offs[i], rem = lens[i], len;
+
+		while (rem > 0) {
+			len = rem;
+			if (ADIOI_Calc_aggregator(fd, off, min_st, &len, fd_size, fd_start, fd_end) !=
+			    myrank)
+				bytes += (uint64_t)len;
+			off += len;
+			rem -= len;
+		}
+	}
+	return bytes;
+}
+
+uint64_t adt_coll_exchange_bytes(ADIO_File fd, int count, MPI_Datatype datatype,
+				 int file_ptr_type, ADIO_Offset offset, int writing)
+{
+	int hint = writing ? fd->hints->cb_write : fd->hints->cb_read, nprocs, n = 0;
+	ADIO_Offset *offs = NULL, *lens = NULL, *st, *end, mine[2], *both;
+	ADIO_Offset *fd_start = NULL, *fd_end = NULL, min_st, fd_size, orig_fp = fd->fp_ind;
+	uint64_t bytes = 0;
+
+	if (hint == ADIOI_HINT_DISABLE || fd->hints->cb_pfr != ADIOI_HINT_DISABLE)
+		return 0;
+	MPI_Comm_size(fd->comm, &nprocs);
+	ADIOI_Calc_my_off_len(fd, count, datatype, file_ptr_type, offset, &offs, &lens, &mine[0],
+			      &mine[1], &n);
+	fd->fp_ind = orig_fp; /* it advanced the individual pointer: ROMIO will */
+	both = ADIOI_Malloc(4 * (size_t)nprocs * sizeof(*both));
+	MPI_Allgather(mine, 2, ADIO_OFFSET, both, 2, ADIO_OFFSET, fd->comm);
+	st = both + 2 * nprocs;
+	end = st + nprocs;
+	for (int i = 0; i < nprocs; i++) {
+		st[i] = both[2 * i];
+		end[i] = both[2 * i + 1];
+	}
+	if (romio_goes_two_phase(hint, st, end, nprocs)) {
+		ADIOI_Calc_file_domains(st, end, nprocs, fd->hints->cb_nodes, &min_st, &fd_start,
+					&fd_end, fd->hints->min_fdomain_size, &fd_size,
+					fd->hints->striping_unit);
+		bytes = bytes_elsewhere(fd, offs, lens, n, min_st, fd_size, fd_start, fd_end);
+		ADIOI_Free(fd_start);
+		ADIOI_Free(fd_end);
+	}
+	ADIOI_Free(both);
+	ADIOI_Free(offs);
+#ifndef ROMIO_INSIDE_MPICH
+	ADIOI_Free(lens); /* MPICH's ROMIO allocates both lists as one */
+#endif
+	return bytes;
+}
+
+/* Before ROMIO's collective call (not in atomic mode: see above): count
+ * this rank's exchanged bytes. */
+static void count_exchange(ADIO_File fd, int count, MPI_Datatype datatype, int file_ptr_type,
+			   ADIO_Offset offset, int writing)
+{
+	struct adt_file *s = fd->fs_ptr;
+	uint64_t bytes = adt_coll_exchange_bytes(fd, count, datatype, file_ptr_type, offset,
+						 writing);
+
+	if (!s)
+		return;
+	if (writing)
+		s->n.coll_bytes_sent += bytes;
+	else
+		s->n.coll_bytes_received += bytes;
+}
+
 void ADIOI_TESSERA_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 				   int file_ptr_type, ADIO_Offset offset, ADIO_Status *status,
 				   int *error_code)
@@ -600,12 +811,15 @@ void ADIOI_TESSERA_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datat
 
 	if (s)
 		s->n.coll_reads++;
-	if (fd->atomicity)
+	if (fd->atomicity) {
 		own_access(fd, buf, count, datatype, file_ptr_type, offset, status, error_code, 0,
 			   "ADIOI_TESSERA_READSTRIDEDCOLL");
-	else
-		ADIOI_GEN_ReadStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
-					  error_code);
+		return;
+	}
+	count_exchange(fd, count, datatype, file_ptr_type, offset, 0);
+	ADIOI_GEN_ReadStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
+				  error_code);
+	adt_publish_counters(fd);
 }
 
 void ADIOI_TESSERA_WriteStridedColl(ADIO_File fd, const void *buf, int count,
@@ -616,12 +830,15 @@ void ADIOI_TESSERA_WriteStridedColl(ADIO_File fd, const void *buf, int count,
 
 	if (s)
 		s->n.coll_writes++;
-	if (fd->atomicity)
+	if (fd->atomicity) {
 		own_access(fd, (void *)buf, count, datatype, file_ptr_type, offset, status,
 			   error_code, 1, "ADIOI_TESSERA_WRITESTRIDEDCOLL");
-	else
-		ADIOI_GEN_WriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
-					   error_code);
+		return;
+	}
+	count_exchange(fd, count, datatype, file_ptr_type, offset, 1);
+	ADIOI_GEN_WriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
+				   error_code);
+	adt_publish_counters(fd);
 }
 
 /* Nonblocking collective calls: in atomic mode the rank's own access,
@@ -648,8 +865,10 @@ void ADIOI_TESSERA_IreadStridedColl(ADIO_File fd, void *buf, int count, MPI_Data
 		s->n.coll_reads++;
 #ifdef HAVE_MPI_GREQUEST_EXTENSIONS
 	if (!fd->atomicity) {
+		count_exchange(fd, count, datatype, file_ptr_type, offset, 0);
 		ADIOI_GEN_IreadStridedColl(fd, buf, count, datatype, file_ptr_type, offset, request,
 					   error_code);
+		adt_publish_counters(fd);
 		return;
 	}
 #endif
@@ -667,8 +886,10 @@ void ADIOI_TESSERA_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
 		s->n.coll_writes++;
 #ifdef HAVE_MPI_GREQUEST_EXTENSIONS
 	if (!fd->atomicity) {
+		count_exchange(fd, count, datatype, file_ptr_type, offset, 1);
 		ADIOI_GEN_IwriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset,
 					    request, error_code);
+		adt_publish_counters(fd);
 		return;
 	}
 #endif

@@ -144,3 +144,47 @@ int64_t adt_view_end(const struct adt_view *v, uint64_t pos, uint64_t len)
 {
 	return adt_view_start(v, pos + len - 1) + 1;
 }
+
+int adt_mem_view_init(ADIO_File fd, MPI_Datatype datatype, struct adt_view *v)
+{
+	MPI_Count size, lb, extent;
+
+	MPI_Type_size_x(datatype, &size);
+	MPI_Type_get_extent_x(datatype, &lb, &extent);
+	if (size <= 0 || extent <= 0)
+		return -EINVAL;
+	/* ROMIO's flattened blocks are displacements from the buffer (lb
+	 * included), as its own drivers add them to the user's pointer.
+	 * Open MPI's ROMIO (3.2) keeps them in a list keyed by the type's
+	 * handle and never drops an entry when the type is freed: a type
+	 * given a freed one's handle later (a memory type, or the copy of a
+	 * filetype set_view flattens) would find the old blocks. So a memory
+	 * type is flattened afresh here and its entry dropped after the
+	 * access (adt_mem_view_done). A view's filetype is ROMIO's own copy,
+	 * never a user's type, so this is never the filetype's entry. MPICH's
+	 * ROMIO keeps them as an attribute of the type, freed with it. */
+#ifndef ROMIO_INSIDE_MPICH
+	if (datatype != fd->filetype)
+		ADIOI_Delete_flattened(datatype);
+#else
+	(void)fd;
+#endif
+	v->flat = ADIOI_Flatten_and_find(datatype);
+	if (!v->flat)
+		return -EINVAL;
+	v->disp = 0;
+	v->extent = extent;
+	v->size = (uint64_t)size;
+	return 0;
+}
+
+void adt_mem_view_done(ADIO_File fd, MPI_Datatype datatype)
+{
+#ifndef ROMIO_INSIDE_MPICH
+	if (datatype != fd->filetype)
+		ADIOI_Delete_flattened(datatype);
+#else
+	(void)fd;
+	(void)datatype;
+#endif
+}

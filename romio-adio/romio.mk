@@ -76,7 +76,7 @@ endif
 MPICC_MPICH := $(shell command -v mpicc.mpich 2>/dev/null)
 MPICH_TESTS := $(wildcard romio-adio/tests/mpich/test_*.sh)
 MPICH_LIB   := $(B)/lib/mpich/libmpich.so.12
-MPICH_TEST_PROGS := $(patsubst %,$(B)/romio-adio/tests-mpich/%,mpi_basic mpi_views mpi_dtype mpi_finalize mpi_atomic)
+MPICH_TEST_PROGS := $(patsubst %,$(B)/romio-adio/tests-mpich/%,mpi_basic mpi_views mpi_dtype mpi_finalize mpi_atomic mpi_exchange)
 MPICH_INPUTS := $(wildcard romio-adio/ad_tessera*.[ch] romio-adio/patches/*.patch romio-adio/patches/mpich/*.patch) \
 		romio-adio/Makefile.romio romio-adio/build-mpich.sh
 MPICH_CFLAGS := -std=c11 -g -O2 -Wall -Wextra -Werror -D_GNU_SOURCE

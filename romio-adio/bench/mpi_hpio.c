@@ -4,7 +4,7 @@
  * storing structured scientific data", IPDPS 2006) for the Tessera driver.
  *
  *   mpi_hpio [-n REGIONS] [-s SIZE] [-g SPACING] [-r REPS] [-c CASES] [-V] [-R]
- *            NAME METHOD...
+ *            [-S every|one] NAME METHOD...
  *
  * Each rank moves REGIONS regions (default 4096) of SIZE bytes (8); where
  * an access is noncontiguous, regions are SPACING bytes apart (128). In a
@@ -12,7 +12,14 @@
  * slot i * nprocs + p). Access cases: c-c, nc-c, c-nc, nc-nc (memory-file).
  * METHOD is one of
  *   posix sieve list datatype     Tessera: tessera_io_read/_write hints,
- *                                 independent I/O
+ *                                 independent I/O ("list": Tessera's own list
+ *                                 I/O, the config's regions per request,
+ *                                 noncontiguous memory packed)
+ *   list64                        the dissertation's list I/O (seed 001,
+ *                                 §4.2, §5.3): 64 file regions per request
+ *                                 (tessera_list_batch=64) and noncontiguous
+ *                                 memory sent as a list of its regions
+ *                                 (tessera_mem_pack=false)
  *   ufs-posix ufs-sieve           ROMIO's UFS driver: romio_ds_read/_write
  *                                 disable/enable, independent I/O
  *   coll                          collective I/O (two-phase), any driver
@@ -23,6 +30,10 @@
  * Prints one line per case and method: bandwidth of write (with sync) and
  * read in MiB/s, best of REPS runs, over all ranks' bytes.
  *   -c CASES   only these cases, e.g. "c-c,c-nc" (all four by default)
+ *   -S MODE    the hint tessera_sync=MODE on every open: "one" has one rank
+ *              sync the file for all in MPI_File_sync (seed 001, §5.3: the
+ *              PVFS2 driver's optimization the dissertation's two-phase
+ *              runs had), "every" (the driver's default) every rank
  *   -V         verify: each read is checked against what was written (every
  *              rank, every region); the line ends "verify ok" or
  *              "verify FAILED"
@@ -40,7 +51,7 @@
 #include <string.h>
 
 static int regions = 4096, size = 8, spacing = 128, reps = 3, verify, raw;
-static const char *case_list;
+static const char *case_list, *sync_mode;
 static int rank, nprocs;
 
 static void make_types(int mem_nc, int file_nc, MPI_Datatype *mem, MPI_Datatype *file,
@@ -73,10 +84,17 @@ static int open_file(const char *name, const char *method, MPI_File *fh)
 	int rc;
 
 	MPI_Info_create(&info);
+	if (sync_mode) /* a Tessera hint: other drivers ignore it */
+		MPI_Info_set(info, "tessera_sync", (char *)sync_mode);
 	if (!strcmp(method, "posix") || !strcmp(method, "sieve") || !strcmp(method, "list") ||
 	    !strcmp(method, "datatype")) {
 		MPI_Info_set(info, "tessera_io_read", (char *)method);
 		MPI_Info_set(info, "tessera_io_write", (char *)method);
+	} else if (!strcmp(method, "list64")) {
+		MPI_Info_set(info, "tessera_io_read", "list");
+		MPI_Info_set(info, "tessera_io_write", "list");
+		MPI_Info_set(info, "tessera_list_batch", "64");
+		MPI_Info_set(info, "tessera_mem_pack", "false");
 	} else if (!strcmp(method, "ufs-posix")) {
 		MPI_Info_set(info, "romio_ds_read", "disable");
 		MPI_Info_set(info, "romio_ds_write", "disable");
@@ -189,6 +207,7 @@ static int parse_args(int argc, char **argv)
 		case 'g': spacing = v; break;
 		case 'r': reps = v; break;
 		case 'c': case_list = argv[a + 1]; break;
+		case 'S': sync_mode = argv[a + 1]; break;
 		case 'V': verify = 1; a--; break;
 		case 'R': raw = 1; a--; break;
 		}
@@ -265,7 +284,7 @@ int main(int argc, char **argv)
 	if (a < 0) {
 		if (rank == 0)
 			fprintf(stderr, "usage: mpi_hpio [-n REGIONS] [-s SIZE] [-g SPACING] [-r REPS] "
-					"[-c CASES] [-V] [-R] NAME METHOD...\n");
+					"[-c CASES] [-V] [-R] [-S every|one] NAME METHOD...\n");
 		MPI_Finalize();
 		return 2;
 	}

@@ -341,6 +341,8 @@ static void open_file(const struct options *o, int writing, MPI_File *fh)
 		MPI_Info_set(info, "romio_cb_read", "enable");
 		MPI_Info_set(info, "romio_cb_write", "enable");
 		MPI_Info_set(info, "cb_nodes", nag);
+		/* ROMIO's default list ("*:1") allows one aggregator per host */
+		MPI_Info_set(info, "cb_config_list", "*:*");
 	} else {
 		MPI_Info_set(info, "romio_cb_read", "disable");
 		MPI_Info_set(info, "romio_cb_write", "disable");

@@ -11,6 +11,7 @@
 # Names: mpi_basic again with names on the mount without the "tessera:"
 # prefix (absolute, relative to a working directory on the mount, through
 # a symbolic link), and relative names under ROMIO_FSTYPE_FORCE=tessera:;
+# mpi_exchange (memory lists, two-phase exchange counters, one sync);
 # a local name stays with Open MPI's own I/O. Finalize: mpi_finalize
 # leaves files open for MPI_Finalize (closed from MPI_COMM_SELF callbacks
 # before and after the driver's, and never), then a later run checks them.
@@ -84,6 +85,31 @@ if [ "$MPI_FAMILY" = mpich ]; then
 	skip_check "ranks_start_with_libfabric_loaded" "Open MPI's env list only (MPICH ranks load libfabric through libtessera.so)"
 else
 	check "ranks_start_with_libfabric_loaded" ranks_preload_libfabric
+fi
+
+# ------------------------------------------------------------- exchange
+# Memory lists (tessera_mem_pack=false), the two-phase exchange counters
+# and tessera_sync=one (mpi_exchange.c).
+if [ -x "$PROGS/mpi_exchange" ]; then
+	"$BIN/tessera" mkdir /exch >/dev/null
+	mpi_program 4 "$PROGS/mpi_exchange" tessera:/exch
+	mpi_program 2 "$PROGS/mpi_exchange" tessera:/exch
+	# seed 001 §5.3: one MPI_File_sync of 4 ranks is one sync per object
+	# with tessera_sync=one, four with every
+	all_syncs() { "$BIN/tessera" stats | awk '$1 == "all" && match($0, /syncs [0-9]+/) { print substr($0, RSTART + 6, RLENGTH - 6) }'; }
+	one_sync_for_all() {
+		local a b c
+		a=$(all_syncs)
+		timeout -k 5 300 "${MPIRUN[@]}" -np 4 "$PROGS/mpi_exchange" sync tessera:/exch every
+		b=$(all_syncs)
+		timeout -k 5 300 "${MPIRUN[@]}" -np 4 "$PROGS/mpi_exchange" sync tessera:/exch one
+		c=$(all_syncs)
+		echo "storage daemon syncs: every $((b - a)), one $((c - b))"
+		[ $((c - b)) -gt 0 ] && [ $((b - a)) -eq $((4 * (c - b))) ]
+	}
+	check "sync_one_syncs_once_for_all_ranks" one_sync_for_all
+else
+	skip_check "mpi_exchange" "$PROGS/mpi_exchange is not built"
 fi
 
 # ------------------------------------------------------------- finalize

@@ -69,6 +69,20 @@ def check_traces(rs, bad):
                        % (r["table"], r["method"], r.get("trace_requests"), r["requests"]))
 
 
+def check_resent(rs, bad):
+    """Resent bytes are the driver's count of two-phase's exchange: some for
+    two-phase (the tile reader's domains cut through every client's tile),
+    none for the independent methods, and never above what a client wants."""
+    for r in rs:
+        resent, desired = float(r["bytes_resent"]), float(r["bytes_desired"])
+        if r["method"] == "coll" and not 0 < resent <= desired:
+            bad.append("Tab. %s two-phase: %g bytes resent a client (measured), of %g desired"
+                       % (r["table"], resent, desired))
+        if r["method"] != "coll" and resent != 0:
+            bad.append("Tab. %s %s: %g bytes resent by an independent method"
+                       % (r["table"], r["method"], resent))
+
+
 def check_phases(rs, bad):
     """write_s (call and sync) against its two parts, each the slowest
     rank's: max(call, sync) <= write_s <= call + sync; opens and closes
@@ -89,6 +103,7 @@ def main():
     h = rows(os.path.join(out, "hpio.csv"))
     check_tables(t, bad)
     check_traces(t, bad)
+    check_resent(t, bad)
     check_phases(h, bad)
     check_record("tables.csv", t, bad)
     check_record("hpio.csv", h, bad)

@@ -18,11 +18,13 @@ import sys
 import report_index
 
 CASES = ["c-c", "nc-c", "c-nc", "nc-nc"]
+# list: Tessera's list I/O (the config's batch, memory packed); list64: the
+# dissertation's (64 regions a request, memory as a list; mpi_hpio list64).
 SERIES = [("tessera", "posix"), ("tessera", "sieve"), ("tessera", "list"),
-          ("tessera", "datatype"), ("tessera", "two-phase"),
+          ("tessera", "list64"), ("tessera", "datatype"), ("tessera", "two-phase"),
           ("ufs", "posix"), ("ufs", "sieve"), ("ufs", "two-phase")]
 COLOR = {"posix": "tab:red", "sieve": "tab:orange", "list": "tab:blue",
-         "datatype": "tab:green", "two-phase": "tab:purple"}
+         "list64": "tab:cyan", "datatype": "tab:green", "two-phase": "tab:purple"}
 DEFAULT = {"count": 4096, "size": 8, "spacing": 128}
 FIGS = {"count": ("5.2", "region count"), "size": ("5.3", "region size (bytes)"),
         "spacing": ("5.4", "region spacing (bytes)")}
@@ -282,7 +284,7 @@ def tables_section(out, idx):
         rs = [r for r in rows if r["label"] == label]
         lines += ["", "**%s**: %s" % (names[rs[0]["table"]], label), "",
                   "| method | requests | traced | dissertation | formula here | verdict | desc B | "
-                  "accessed MiB | formula | resent MiB (modelled) | formula | desired MiB |",
+                  "accessed MiB | formula | resent MiB (measured) | formula | desired MiB |",
                   "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in rs:
             pt = paper_tables(r)
@@ -302,10 +304,13 @@ def tables_section(out, idx):
             else:
                 paper_s = "%g" % paper
             acc = float(r["bytes_accessed"]) / MiB
-            resent = float(r["bytes_resent"]) / MiB
+            resent = "%.2f" % (float(r["bytes_resent"]) / MiB)
+            if r.get("bytes_resent_model") not in (None, "") and \
+                    abs(float(r["bytes_resent_model"]) - float(r["bytes_resent"])) >= 0.005 * MiB:
+                resent += " (model %.2f)" % (float(r["bytes_resent_model"]) / MiB)
             fa = pt["bytes_accessed"][1]
             fr = pt["bytes_resent"][1]
-            lines.append("| %s | %.1f | %s | %s | %s | %s | %.0f | %.2f | %s | %.2f | %s | %.2f |" % (
+            lines.append("| %s | %.1f | %s | %s | %s | %s | %.0f | %.2f | %s | %s | %s | %.2f |" % (
                 mname.get(r["method"], r["method"]), req,
                 "%.1f" % float(r["trace_requests"]) if r.get("trace_requests") else "-",
                 paper_s, formula, verdict,
@@ -315,9 +320,11 @@ def tables_section(out, idx):
     lines += ["", "Requests, description bytes and bytes accessed are the storage daemons' "
               "counters (`tessera stats`, summed over the daemons, divided by the clients) "
               "around the one call; traced is the data requests a client sent by its request "
-              "trace (traces/, `tests/study/trace_summary.py`); resent bytes are two-phase's bytes that lie in another "
-              "aggregator's file domain (computed by the benchmark from ROMIO's even split, "
-              "one aggregator per rank). Sieving reads of the window count as accessed (a sieving write reads and writes it: twice the extent).", "",
+              "trace (traces/, `tests/study/trace_summary.py`); resent bytes are the bytes per client "
+              "that two-phase's exchange moved between ranks, measured by the driver (each rank's "
+              "bytes in another aggregator's file domain by ROMIO's own domains, one aggregator "
+              "per rank; `coll_bytes_sent`/`_received` in its trace, docs/mpi-io.md); where the "
+              "benchmark's model of an even split differs, it follows in parentheses. Sieving reads of the window count as accessed (a sieving write reads and writes it: twice the extent).", "",
               "**Tab. 4.1 (the analytic comparison), checked on these rows:** desired data is n "
               "for every method (the `desired` column); POSIX, list and datatype access n "
               "(accessed = desired above, up to whole-strip rounding); sieving accesses the "
@@ -474,7 +481,7 @@ def _g8_memory(meta, agg):
     c-nc's (above: supports; below: contradicts), and a verdict needs at
     least half the points decided."""
     rr, sup, con = [], 0, 0
-    for m in ("list", "datatype", "two-phase"):
+    for m in ("list", "list64", "datatype", "two-phase"):
         q = []
         for k in {k[:3] for k in agg}:
             a, b = value(agg, k, "tessera", m, "nc-nc"), value(agg, k, "tessera", m, "c-nc")
@@ -724,6 +731,45 @@ def _phase_lines(rows):
                 " | %.2f |" % (1000 * statistics.mean(float(r["write_s"]) for r in rs)))
     return L + ["", "The bandwidths above are of the write call and the sync together (as the "
                 "dissertation's); opens and closes are in none of them.", ""]
+
+
+def _list_sync_lines(rows, agg):
+    """The two list series side by side at the default point (or the first
+    point run), and what one sync does to two-phase's sync time."""
+    pts = {(int(r["count"]), int(r["size"]), int(r["spacing"])) for r in rows
+           if r["method"] == "list64"}
+    if not pts:
+        return []
+    pt = (DEFAULT["count"], DEFAULT["size"], DEFAULT["spacing"])
+    pt = pt if pt in pts else sorted(pts)[0]
+    L = ["## List I/O: the dissertation's (list64) and Tessera's (list)", "",
+         "list64 sends 64 file regions per request and noncontiguous memory as a list of its "
+         "regions (hints `tessera_list_batch=64`, `tessera_mem_pack=false`), as the "
+         "dissertation's list I/O; list sends the config's `list_io_max_regions` per request "
+         "and packs noncontiguous memory into one buffer first. At count %d, size %d, "
+         "spacing %d (MB/s, trimmed mean; * where the 95 %% intervals are apart):" % pt, "",
+         "| case | list write | list64 write | list read | list64 read |", "|---|---|---|---|---|"]
+    for case in CASES:
+        cells = []
+        for op in ("write", "read"):
+            for m in ("list", "list64"):
+                v = value(agg, pt, "tessera", m, case, op)
+                mark = "*" if apart(pt, "list", "list64", case, op) else ""
+                cells.append("%s%s" % (fmt(v) if v else "-", mark))
+        L.append("| %s | %s |" % (case, " | ".join(cells[i] for i in (0, 1, 2, 3))))
+    sync = {}
+    for r in rows:
+        if r["target"] == "tessera" and r.get("sync_mode") and r["sync_s"] not in ("", "-1"):
+            sync.setdefault((r["method"], r["sync_mode"]), []).append(float(r["sync_s"]))
+    if sync:
+        L += ["", "MPI_File_sync after the write (ms, mean over every point and case): " +
+              ", ".join("%s %.2f (%s)" % (m, 1000 * statistics.mean(v), "one rank syncs"
+                                          if mode == "one" else "every rank syncs")
+                        for (m, mode), v in sorted(sync.items())) +
+              ". Two-phase runs with `tessera_sync=one` (seed 001, §5.3: the PVFS2 driver "
+              "had one process sync for all in two-phase runs); the others sync on every "
+              "rank, as the dissertation's individual methods did."]
+    return L + [""]
 
 
 def _mode_lines(meta):
@@ -1658,6 +1704,7 @@ def main():
     L += _sweep_lines(meta, agg, figs)
     L += _dissertation_lines(agg)
     L += _phase_lines(rows)
+    L += _list_sync_lines(rows, agg)
     L += _record_lines(meta, rows, out)
     idx = report_index.Index()
     L += ["## Request counts (Tabs. 3.1-3.3, 4.1)"] + tables_section(out, idx) + [""]

@@ -81,7 +81,10 @@ B = os.environ.get("TESSERA_BUILD", os.path.join(TOP, "build"))
 NPROCS = 4
 N_IOS = 4
 CASES = ["c-c", "nc-c", "c-nc", "nc-nc"]
-TESSERA_METHODS = ["posix", "sieve", "list", "datatype", "coll"]
+# list: Tessera's own list I/O (the config's regions per request, memory
+# packed); list64: the dissertation's (64 regions per request, memory as a
+# list of its regions: mpi_hpio's list64).
+TESSERA_METHODS = ["posix", "sieve", "list", "list64", "datatype", "coll"]
 UFS_METHODS = ["ufs-posix", "ufs-sieve", "coll"]
 DEFAULT = {"count": 4096, "size": 8, "spacing": 128}
 POW2 = lambda lo, hi: [1 << i for i in range(lo, hi + 1)]  # noqa: E731
@@ -97,8 +100,8 @@ RECORD_FIELDS = ["load1", "commit", "net", "local_reads", "sieve_gap", "sieve_sp
 HPIO_FIELDS = ["count", "size", "spacing", "target", "method", "case", "rep",
                "nprocs", "write_s", "read_s", "write_mbs", "read_mbs", "verify",
                "write_call_s", "sync_s", "w_open_s", "w_close_s", "r_open_s",
-               "r_close_s"] + RECORD_FIELDS
-CSV_VERSION = 3  # the columns above; a folder with other columns is refused
+               "r_close_s", "sync_mode"] + RECORD_FIELDS
+CSV_VERSION = 4  # the columns above; a folder with other columns is refused
 
 
 def plan(args):
@@ -524,6 +527,12 @@ def run_hpio(key, p, out, env):
                          "-s", str(size), "-g", str(spacing), "-r", str(p["reps"]), "-R"]
     if p["verify"]:
         cmd.append("-V")
+    # Two-phase on Tessera with one sync for all ranks, as the
+    # dissertation's two-phase runs had (seed 001, §5.3; the hint
+    # tessera_sync=one); every other method syncs on every rank.
+    sync_mode = "one" if target == "tessera" and method == "coll" else "every"
+    if sync_mode == "one":
+        cmd += ["-S", "one"]
     if p.get("traces") and target == "tessera":
         tdir = os.path.join(out, "traces")
         os.makedirs(tdir, exist_ok=True)
@@ -556,7 +565,8 @@ def run_hpio(key, p, out, env):
                      "read_mbs": "%.4f" % (mb / rs) if rs > 0 else "",
                      "verify": verdict.get(f[1], "-") if p["verify"] else "-",
                      "write_call_s": f[7], "sync_s": f[8], "w_open_s": f[6],
-                     "w_close_s": f[9], "r_open_s": f[10], "r_close_s": f[11]})
+                     "w_close_s": f[9], "r_open_s": f[10], "r_close_s": f[11],
+                     "sync_mode": sync_mode})
     if len(rows) != 4 * p["reps"]:
         raise RuntimeError("mpi_hpio %s %s printed %d repetitions, not %d" % (
             target, method, len(rows), 4 * p["reps"]))
@@ -596,14 +606,17 @@ def table_runs(p):
     return runs
 
 
-# bytes_resent is modelled (mpi_patterns computes it from ROMIO's even
-# file-domain split), not measured: counting it needs the driver.
+# bytes_resent is measured: the bytes per rank that ROMIO's two-phase
+# exchange moves between ranks, as the driver counts them (coll_bytes_sent
+# and coll_bytes_received in its trace, $TESSERA_ROMIO_TRACE: ROMIO's own
+# file domains, ad_tessera_strided.c); bytes_resent_model is mpi_patterns'
+# model of it (an even split over one aggregator per rank).
 # trace_requests: the storage daemons' data requests per client as the
 # clients' request traces count them (traces/, TESSERA_TRACE_REQUESTS),
 # beside the daemons' own count (requests).
 TABLE_FIELDS = ["table", "label", "nprocs", "method", "op", "requests", "desc_bytes",
                 "bytes_accessed", "bytes_desired", "bytes_resent", "syncs",
-                "seconds", "trace_requests"] + RECORD_FIELDS
+                "seconds", "trace_requests", "bytes_resent_model"] + RECORD_FIELDS
 
 
 def run_table(trun, method, cluster, env, out):
@@ -621,7 +634,10 @@ def run_table(trun, method, cluster, env, out):
     trace = os.path.join(tdir, "tab%s-%dranks-%s-%s" % (table, np_, "-".join(args[1:2]), method))
     for old in glob.glob(glob.escape(trace) + ".*"):
         os.remove(old)  # a rerun's
-    env = dict(env, TESSERA_TRACE_REQUESTS=trace)
+    romio_trace = trace + ".romio"
+    if os.path.exists(romio_trace):
+        os.remove(romio_trace)  # a rerun's
+    env = dict(env, TESSERA_TRACE_REQUESTS=trace, TESSERA_ROMIO_TRACE=romio_trace)
     before = cluster.stats()
     r = run(cmd, env=env)
     if r.returncode != 0:
@@ -641,10 +657,31 @@ def run_table(trun, method, cluster, env, out):
               for c in ("bytes_read", "bytes_written"))
     rows.append({"table": table, "label": label, "nprocs": np_, "method": method, "op": op[1],
                  "requests": req / np_, "desc_bytes": desc / np_, "bytes_accessed": acc / np_,
-                 "bytes_desired": int(op[2]), "bytes_resent": int(op[3]),
+                 "bytes_desired": int(op[2]), "bytes_resent": exchanged(romio_trace) / np_,
                  "syncs": after["syncs"] - before["syncs"], "seconds": op[4],
-                 "trace_requests": traced_requests(trace)})
+                 "trace_requests": traced_requests(trace), "bytes_resent_model": int(op[3])})
     return rows
+
+
+def exchanged(path):
+    """The bytes two-phase moved between ranks in one run: the sum over the
+    driver's close lines (one per rank and open) in its trace PATH of
+    coll_bytes_sent and coll_bytes_received; a run without a close line
+    (an older driver) is an error, not 0."""
+    total, closes = 0, 0
+    with open(path) as f:
+        for ln in f:
+            if not ln.startswith("ad_tessera close "):
+                continue
+            kv = dict(w.split("=", 1) for w in ln.split() if "=" in w)
+            if "coll_bytes_sent" not in kv:
+                raise RuntimeError("%s: the driver does not count two-phase's exchange "
+                                   "(rebuild it: make)" % path)
+            total += int(kv["coll_bytes_sent"]) + int(kv["coll_bytes_received"])
+            closes += 1
+    if not closes:
+        raise RuntimeError("%s: no close in the driver's trace" % path)
+    return total
 
 
 def traced_requests(prefix):
@@ -713,11 +750,11 @@ def tunables(p):
 
 
 def keep_methods(p, methods):
-    """Only the HPIO methods named (a comma list; ufs- prefixes implied)."""
+    """Only the HPIO methods named (a comma list; ufs- prefixes implied),
+    from all of them (so --tiny --methods list64,coll runs those too)."""
     keep = methods.split(",")
     p["methods"] = {t: [m for m in ms if m in keep or m.replace("ufs-", "") in keep]
-                    for t, ms in p.get("methods", {"tessera": TESSERA_METHODS,
-                                                   "ufs": UFS_METHODS}).items()}
+                    for t, ms in {"tessera": TESSERA_METHODS, "ufs": UFS_METHODS}.items()}
 
 
 def lock_out(out):
