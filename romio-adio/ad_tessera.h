@@ -179,6 +179,9 @@ struct adt_view {
 	ADIOI_Flatlist_node *flat; /* the filetype's blocks (owned by ROMIO) */
 	int64_t disp;              /* view displacement, bytes */
 	int64_t extent;            /* filetype extent: tile stride */
+	int64_t lb;                /* filetype lower bound: tile k spans
+				    * disp + lb + k * extent on (it may lie
+				    * far past the extent: absolute offsets) */
 	uint64_t size;             /* data bytes per tile (> 0) */
 	/* ROMIO does not flatten contiguous types: one block of our own */
 	ADIOI_Flatlist_node whole;

@@ -33,6 +33,7 @@ int adt_view_init(ADIO_File fd, struct adt_view *v)
 	}
 	v->disp = fd->disp;
 	v->extent = extent;
+	v->lb = lb;
 	v->size = (uint64_t)size;
 	return 0;
 }
@@ -42,9 +43,11 @@ uint64_t adt_view_stream_pos(const struct adt_view *v, int64_t off)
 	int64_t rel = off - v->disp, base, start, end;
 	uint64_t tile, acc = 0;
 
-	if (rel <= 0)
+	/* Tiles start at the lower bound, not at the displacement: a type of
+	 * absolute offsets has its first tile far past one extent. */
+	if (rel <= v->lb)
 		return 0;
-	tile = (uint64_t)(rel / v->extent);
+	tile = (uint64_t)((rel - v->lb) / v->extent);
 	base = (int64_t)tile * v->extent;
 	for (MPI_Count i = 0; i < v->flat->count; i++) {
 		start = base + v->flat->indices[i];
