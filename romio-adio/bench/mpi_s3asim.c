@@ -334,10 +334,9 @@ static void write_view(struct run *r, int q, const int64_t *off, const int *len,
 	if (!disp)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	/* The view starts at the first piece and the type's displacements are
-	 * from there (its lower bound 0): the Tessera driver tiles a filetype
-	 * from displacement 0 at its extent, so a type whose lower bound
-	 * exceeds its extent (absolute offsets past the first query) is
-	 * walked from the wrong tile (docs/benchmarks.md, "S3aSim"). */
+	 * from there (its lower bound 0). A type of absolute offsets (lower
+	 * bound far past its extent) works too since the driver's fix
+	 * (mpi_views' "far" view); this form also suits older drivers. */
 	if (n > 0) {
 		for (int i = 0; i < n; i++)
 			disp[i] = (MPI_Aint)(off[i] - off[0]);
