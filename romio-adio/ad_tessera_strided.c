@@ -776,7 +776,9 @@ uint64_t adt_coll_exchange_bytes(ADIO_File fd, int count, MPI_Datatype datatype,
 					fd->hints->striping_unit);
 		bytes = bytes_elsewhere(fd, offs, lens, n, min_st, fd_size, fd_start, fd_end);
 		ADIOI_Free(fd_start);
-		ADIOI_Free(fd_end);
+#ifndef ROMIO_INSIDE_MPICH
+		ADIOI_Free(fd_end); /* MPICH's ROMIO allocates both as one */
+#endif
 	}
 	ADIOI_Free(both);
 	ADIOI_Free(offs);
