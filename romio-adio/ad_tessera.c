@@ -349,7 +349,8 @@ void adt_trace(ADIO_File fd, const char *event)
 		     "coll_r=%llu coll_w=%llu bytes_r=%llu bytes_w=%llu requests=%llu "
 		     "read_method=%s write_method=%s strip=%llu stripes=%u "
 		     "dtype_conversions=%llu dtype_cache_hits=%llu "
-		     "atomic=%d lock_method=%s lock_protocol=%s locks=%llu generic_locks=%llu "
+		     "atomic=%d lock_method=%s lock_protocol=%s locks=%llu lock_requests=%llu "
+		     "generic_locks=%llu "
 		     "shared_fp_ops=%llu lock_us=%llu unlock_us=%llu version_ids=%llu "
 		     "coll_bytes_sent=%llu coll_bytes_received=%llu mem_list_calls=%llu\n",
 		     event, rank, fd->filename,
@@ -371,7 +372,7 @@ void adt_trace(ADIO_File fd, const char *event)
 		     (unsigned long long)dt.conversions, (unsigned long long)dt.hits,
 		     fd->atomicity, adt_lock_method_names[s->lock_method],
 		     adt_lock_protocol_names[s->lock_protocol], (unsigned long long)s->n.locks,
-		     (unsigned long long)s->n.generic_locks, (unsigned long long)s->n.shared_fp_ops,
+		     (unsigned long long)s->n.lock_requests, (unsigned long long)s->n.generic_locks, (unsigned long long)s->n.shared_fp_ops,
 		     (unsigned long long)s->n.lock_us, (unsigned long long)s->n.unlock_us,
 		     (unsigned long long)(s->n.version_ids +
 					  (s->file ? tessera_version_own_ids(s->file) : 0)),

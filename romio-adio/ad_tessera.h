@@ -43,11 +43,22 @@ extern const char *const adt_method_names[ADT_METHODS];
 
 /* How atomic mode describes the bytes it locks (seed 001, §7.2). */
 enum adt_lock_method {
-	ADT_LOCK_POSIX = 0, /* one range lock per contiguous region, taken in offset order */
+	ADT_LOCK_POSIX = 0, /* §7.2.1: a lock request per region, all taken under
+			     * the protocol (tessera_lock_list_split, REGION) */
 	ADT_LOCK_LIST,      /* one lock of the regions as a list (tessera_lock_list) */
 	ADT_LOCK_DTYPE,     /* the view travels as a dataloop (tessera_lock_dtype) */
+	ADT_LOCK_POSIX_SEQ, /* independent one-region locks one after another, in
+			     * offset order (what an fcntl user does) */
+	ADT_LOCK_LIST_SPLIT, /* §7.2.2: a lock request per list-lock message
+			      * (lock_list_batch regions: 64 is the
+			      * dissertation's), each released on its own */
+	ADT_LOCK_BLOCK,     /* the false-sharing baseline (§7.1): regions rounded
+			     * out to ADT_LOCK_BLOCK_SIZE blocks (tessera_lock_blocks) */
 	ADT_LOCK_METHODS
 };
+/* The block of the "block" lock method: a page, as block-granular file
+ * systems' extent locks round to. */
+#define ADT_LOCK_BLOCK_SIZE 4096
 extern const char *const adt_lock_method_names[ADT_LOCK_METHODS];
 /* Protocols by TESSERA_LOCK_* value: "two-phase", "one-try", "alt-try". */
 #define ADT_LOCK_PROTOCOLS 3
@@ -75,6 +86,9 @@ struct adt_counters {
 	uint64_t bytes_read, bytes_written;
 	uint64_t requests;                    /* libtessera calls that move data */
 	uint64_t locks;                       /* locks taken (atomic mode, sieving writes) */
+	uint64_t lock_requests;               /* the storage daemons' lock requests they
+					       * made (tessera_lock_requests): what the
+					       * lock method sends */
 	uint64_t generic_locks;               /* locks ROMIO's generic code asked for */
 	uint64_t shared_fp_ops;               /* shared file pointer fetch-adds and sets */
 	uint64_t lock_us, unlock_us;          /* time spent taking and releasing locks */

@@ -8,7 +8,12 @@
  *   tessera_io_write    the same for strided writes
  *   tessera_list_batch  file regions per list-I/O request (0: the config's)
  *   tessera_lock_method how atomic mode describes the bytes it locks:
- *                       posix | list | datatype (the default)
+ *                       posix (a lock request per region, seed 001 §7.2.1)
+ *                       | list | datatype (the default) | list-split (a
+ *                       request per list-lock message: lock_list_batch = 64
+ *                       in the config is §7.2.2) | posix-seq (one-region
+ *                       locks one after another) | block (4 KiB blocks, the
+ *                       false-sharing baseline of §7.1)
  *   tessera_lock_protocol  how it takes them: two-phase | one-try | alt-try
  *                       (the default)
  *   tessera_versioned   true | false (the default): a file this open creates

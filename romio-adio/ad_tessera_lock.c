@@ -8,9 +8,13 @@
  * set, the driver's own contiguous and strided reads and writes lock
  * exactly the bytes they touch (shared for reads, exclusive for writes),
  * do the I/O and release. The bytes are described by the lock method
- * (hint tessera_lock_method: posix, one range lock per region, taken in
- * offset order; list; datatype, the default) and taken by the protocol
- * (tessera_lock_protocol: two-phase, one-try, alt-try, the default).
+ * (hint tessera_lock_method: posix, the dissertation's POSIX locks, a
+ * lock request per region; list; datatype, the default; list-split, the
+ * dissertation's list locks, a request per message of lock_list_batch
+ * regions (its 64 in the config reproduce §7.2.2); posix-seq,
+ * independent one-region locks one after another; block, regions rounded
+ * out to 4 KiB blocks) and taken by the protocol (tessera_lock_protocol:
+ * two-phase, one-try, alt-try, the default).
  *
  * ROMIO's generic code still locks in a few places through
  * ADIOI_WRITE_LOCK and its siblings (the shared-pointer reads and writes
@@ -35,7 +39,14 @@
 #include "ad_tessera_dtype.h"
 #include "adioi.h"
 
-const char *const adt_lock_method_names[ADT_LOCK_METHODS] = {"posix", "list", "datatype"};
+const char *const adt_lock_method_names[ADT_LOCK_METHODS] = {
+	[ADT_LOCK_POSIX] = "posix",
+	[ADT_LOCK_LIST] = "list",
+	[ADT_LOCK_DTYPE] = "datatype",
+	[ADT_LOCK_POSIX_SEQ] = "posix-seq",
+	[ADT_LOCK_LIST_SPLIT] = "list-split",
+	[ADT_LOCK_BLOCK] = "block",
+};
 const char *const adt_lock_protocol_names[ADT_LOCK_PROTOCOLS] = {
 	[TESSERA_LOCK_TWO_PHASE] = "two-phase",
 	[TESSERA_LOCK_ONE_TRY] = "one-try",
@@ -111,6 +122,7 @@ static int keep(ADIO_File fd, struct adt_held *h, int rc, tessera_lock *lk, int 
 		return failed(fd, h, -ENOMEM, mode, "out of memory", why, whylen);
 	}
 	s->n.locks++;
+	s->n.lock_requests += tessera_lock_requests(lk);
 	return 0;
 }
 
@@ -121,7 +133,7 @@ static int cmp_region(const void *a, const void *b)
 	return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
-/* POSIX-style: one range lock per region, ascending (so that, waiting at
+/* posix-seq: one range lock per region, ascending (so that, waiting at
  * a region, the process holds nothing above it: no deadlock). */
 static int lock_each(ADIO_File fd, int mode, const uint64_t *offs, const uint64_t *lens,
 		     size_t n, struct adt_held *h, char *why, size_t whylen)
@@ -160,6 +172,28 @@ static int lock_each(ADIO_File fd, int mode, const uint64_t *offs, const uint64_
 	return rc;
 }
 
+/* The regions as the lock method sends a list: the dissertation's POSIX
+ * locks (a request per region) and list locks (a request per 64 regions),
+ * block-granular locks, or Tessera's list lock; list and datatype lock a
+ * given list of regions alike (its dataloop would be that list again). */
+static int lock_as_list(struct adt_file *s, int mode, const uint64_t *offs, const uint64_t *lens,
+			size_t n, tessera_lock **lk)
+{
+	switch (s->lock_method) {
+	case ADT_LOCK_POSIX:
+		return tessera_lock_list_split(s->file, mode, offs, lens, n,
+					       TESSERA_LOCK_SPLIT_REGION, s->lock_protocol, lk);
+	case ADT_LOCK_LIST_SPLIT:
+		return tessera_lock_list_split(s->file, mode, offs, lens, n,
+					       TESSERA_LOCK_SPLIT_MESSAGE, s->lock_protocol, lk);
+	case ADT_LOCK_BLOCK:
+		return tessera_lock_blocks(s->file, mode, offs, lens, n, ADT_LOCK_BLOCK_SIZE,
+					   s->lock_protocol, lk);
+	default:
+		return tessera_lock_list(s->file, mode, offs, lens, n, s->lock_protocol, lk);
+	}
+}
+
 int adt_lock_regions(ADIO_File fd, int mode, const uint64_t *offs, const uint64_t *lens,
 		     size_t n, struct adt_held *h, char *why, size_t whylen)
 {
@@ -178,12 +212,10 @@ int adt_lock_regions(ADIO_File fd, int mode, const uint64_t *offs, const uint64_
 	}
 	if (!n || generic_covers(s, mode, lo, hi))
 		return 0;
-	if (s->lock_method == ADT_LOCK_POSIX)
+	if (s->lock_method == ADT_LOCK_POSIX_SEQ)
 		return lock_each(fd, mode, offs, lens, n, h, why, whylen);
-	/* list and datatype: regions are a list (a datatype of given regions
-	 * would be that list again) */
 	t0 = now_us();
-	rc = tessera_lock_list(s->file, mode, offs, lens, n, s->lock_protocol, &lk);
+	rc = lock_as_list(s, mode, offs, lens, n, &lk);
 	return keep(fd, h, rc, lk, mode, t0, why, whylen);
 }
 

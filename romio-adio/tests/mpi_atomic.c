@@ -7,9 +7,9 @@
  *       every lock method x protocol: rank 0 overwrites 10,000 ints,
  *       contiguously and then through a vector view, while the other ranks
  *       read them; every read is all old or all new (REPS repetitions, 20
- *       by default; the posix method locks the vector view's 10,000 ints
+ *       by default; the posix methods lock the vector view's 10,000 ints
  *       one by one, 160,000 lock messages a repetition, about 5 s here, so
- *       it repeats that POSIX_VECTOR_REPS times, 3 by default)
+ *       they repeat that POSIX_VECTOR_REPS times, 3 by default)
  *   mpi_atomic DIR serial [ROUNDS]    (8 ranks) every rank writes its own
  *       byte value to a random noncontiguous view, overlapping the others',
  *       at once, independently or collectively; every maximal region of
@@ -43,7 +43,8 @@
 static const char *dir;
 static int reps = 20, posix_vector_reps = 3, rounds = 20;
 
-static const char *const lock_methods[] = {"posix", "list", "datatype"};
+static const char *const lock_methods[] = {"posix", "list", "datatype", "posix-seq",
+					    "list-split", "block"};
 static const char *const lock_protocols[] = {"two-phase", "one-try", "alt-try"};
 
 static uint64_t rnd(uint64_t *s)
@@ -202,7 +203,8 @@ static void test_atomicity(void)
 	MPI_Type_commit(&vec);
 	CHECK_MPI(MPI_File_set_view(fh, 0, MPI_INT, vec, "native", MPI_INFO_NULL));
 	CHECK(zero_by_rank0(fh, buf) == 0, "rank 0 could not write the initial zeros");
-	vreps = strcmp(cur_method, "posix") ? reps : posix_vector_reps;
+	/* posix and posix-seq: a lock request per int of the view */
+	vreps = strncmp(cur_method, "posix", 5) ? reps : posix_vector_reps;
 	torn[1] = atomic_rounds(fh, buf, 0, vreps, &saw_new);
 	MPI_Type_free(&vec);
 	CHECK_MPI(MPI_File_close(&fh));
@@ -1038,7 +1040,7 @@ int main(int argc, char **argv)
 			reps = atoi(argv[3]);
 		if (argc > 4)
 			posix_vector_reps = atoi(argv[4]);
-		for (int m = 0; m < 3; m++)
+		for (size_t m = 0; m < sizeof(lock_methods) / sizeof(lock_methods[0]); m++)
 			for (int p = 0; p < 3; p++) {
 				cur_method = lock_methods[m];
 				cur_protocol = lock_protocols[p];
@@ -1053,7 +1055,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(what, "serial")) {
 		if (argc > 3)
 			rounds = atoi(argv[3]);
-		for (int m = 0; m < 3; m++)
+		for (size_t m = 0; m < sizeof(lock_methods) / sizeof(lock_methods[0]); m++)
 			for (int p = 0; p < 3; p++)
 				for (int c = 0; c < 2; c++) {
 					cur_method = lock_methods[m];

@@ -41,16 +41,23 @@ trace_sum() { # FILE-PATTERN COUNTER: summed over the closes of matching files
 		for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) n += substr($i, length(k) + 2)
 	} END { print n + 0 }' "$TRACE"
 }
+# METHOD COUNTER: summed over the atomicity files of one lock method (the
+# protocol in the pattern, so that "posix" is not also "posix-seq")
+method_sum() { trace_sum "$MNT/atomic/atomicity-$1-(two-phase|one-try|alt-try)-" "$2"; }
 locks_were_taken() {
-	local m
-	for m in posix list datatype; do
-		n=$(trace_sum "$MNT/atomic/atomicity-$m-" locks)
-		echo "$m: $n locks"
-		[ "$n" -gt 0 ]
+	local m n r
+	for m in posix list datatype posix-seq list-split block; do
+		n=$(method_sum "$m" locks)
+		r=$(method_sum "$m" lock_requests)
+		echo "$m: $n locks, $r lock requests"
+		[ "$n" -gt 0 ] && [ "$r" -ge "$n" ]
 	done
-	# posix: one lock per region, so many more than list or datatype
-	[ "$(trace_sum "$MNT/atomic/atomicity-posix-" locks)" -gt \
-	  "$(trace_sum "$MNT/atomic/atomicity-list-" locks)" ]
+	# posix: a lock request per region (posix-seq: a lock per region), so
+	# many more than list, which sends one per storage daemon
+	[ "$(method_sum posix lock_requests)" -gt "$(method_sum list lock_requests)" ]
+	[ "$(method_sum posix-seq locks)" -gt "$(method_sum list locks)" ]
+	# posix takes one lock an access, as list does; posix-seq one a region
+	[ "$(method_sum posix locks)" -eq "$(method_sum list locks)" ]
 }
 check "atomic_accesses_took_locks" locks_were_taken
 # A versioned file's atomic and sieving accesses took none: versions, not
