@@ -43,7 +43,7 @@ trace_sum() { # FILE-PATTERN COUNTER: summed over the closes of matching files
 }
 # METHOD COUNTER: summed over the atomicity files of one lock method (the
 # protocol in the pattern, so that "posix" is not also "posix-seq")
-method_sum() { trace_sum "$MNT/atomic/atomicity-$1-(two-phase|one-try|alt-try)-" "$2"; }
+method_sum() { trace_sum "$MNT/atomic/atomicity-$1-(two-phase|one-try|alt-try)$" "$2"; }
 locks_were_taken() {
 	local m n r
 	for m in posix list datatype posix-seq list-split block; do
