@@ -905,7 +905,7 @@ LOCK_SERIES = [
      "R = n requests: one-try and alt-try send them in one round, two-phase in n ordered "
      "rounds; n release messages"),
     ("posix-seq", "not the dissertation's: independent one-region locks one after another "
-     "(what an fcntl user, or the MPI-IO driver's posix hint, does)",
+     "(what an fcntl user, or the MPI-IO driver's posix-seq lock method, does)",
      "n locks of one request each, n round trips whatever the protocol; n releases"),
     ("list", "Tessera's list lock: one request per daemon, the regions in as few messages as "
      "fit a frame", "about d messages; d releases"),
