@@ -17,6 +17,8 @@
 
 static int mc_rank, mc_size, mc_run, mc_passed, mc_failed, mc_local_ok;
 static char mc_failed_names[4096];
+static int mc_skipped;
+static char mc_skipped_names[4096];
 
 static void mc_init(void)
 {
@@ -88,12 +90,33 @@ static void mc_test(const char *name, void (*fn)(void))
 	}
 }
 
+/* A test that cannot run here: counted as skipped, with the reason. */
+__attribute__((unused)) static void mc_skip(const char *name, const char *reason)
+{
+	size_t used = strlen(mc_skipped_names);
+
+	mc_skipped++;
+	if (used + strlen(name) + strlen(reason) + 4 < sizeof(mc_skipped_names))
+		snprintf(mc_skipped_names + used, sizeof(mc_skipped_names) - used, "%s: %s\n",
+			 name, reason);
+}
+
 /* Print the summary; the process's exit status. */
 static int mc_finish(void)
 {
 	if (mc_rank == 0) {
 		printf("[==========] %d test(s) run.\n", mc_run);
 		printf("[  PASSED  ] %d test(s).\n", mc_passed);
+		if (mc_skipped) {
+			char *q = mc_skipped_names, *e;
+
+			printf("[  SKIPPED ] %d test(s), listed below:\n", mc_skipped);
+			while ((e = strchr(q, '\n'))) {
+				*e = 0;
+				printf("[  SKIPPED ] %s\n", q);
+				q = e + 1;
+			}
+		}
 		if (mc_failed) {
 			printf("[  FAILED  ] %d test(s), listed below:\n", mc_failed);
 			char *p = mc_failed_names, *nl;

@@ -324,6 +324,19 @@ int main(int argc, char **argv)
 	free(list);
 
 	for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++) {
+#ifdef MPICH_VERSION
+		/* MPICH 4.0.2's ROMIO flattens a resized type's inner type lb
+		 * bytes too far, as Open MPI's did before patches/10-*: its
+		 * own UFS reference is wrong too. The patch is Open MPI's. */
+		if (!strcmp(views[v], "far")) {
+			if (mc_rank == 0)
+				mc_skip("far (every method and mode)",
+					"MPICH " MPICH_VERSION "'s ROMIO flattens a filetype whose "
+					"lower bound is not 0 at the wrong offsets (its UFS "
+					"reference too); patched in Open MPI's ROMIO only");
+			continue;
+		}
+#endif
 		make_view(views[v], &cur_view);
 		for (cur_contig = 1; cur_contig >= 0; cur_contig--) {
 			cur_salt = (int)v * 10 + cur_contig;
