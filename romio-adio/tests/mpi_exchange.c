@@ -125,60 +125,39 @@ static void set_types(const struct layout *l, MPI_Datatype *mem, MPI_Datatype *f
 	MPI_Type_commit(file);
 }
 
-/* Write buf through the view with the given packing; 0 or an MPI error. */
-static int write_one(const char *f, const char *pack, const struct layout *l, const char *buf,
-		     unsigned long long *lists)
+enum xfer { XFER_WRITE, XFER_READ };
+
+/* Write buf through the view with the given packing, or read into it
+ * (the file must exist; buf is set to SENTINEL first); *lists is the
+ * driver's count of memory-list calls; 0 or an MPI error. */
+static int transfer(enum xfer dir, const char *f, const char *pack, const struct layout *l,
+		    char *buf, unsigned long long *lists)
 {
 	MPI_Datatype mem, file;
 	MPI_Status st;
 	MPI_File fh;
 	int rc, count = -1;
 
-	MPI_File_delete(f, MPI_INFO_NULL);
-	MPI_Barrier(MPI_COMM_WORLD);
-	rc = open_list(f, pack, MPI_MODE_CREATE | MPI_MODE_RDWR, &fh);
-	if (rc != MPI_SUCCESS)
-		return rc;
-	set_types(l, &mem, &file);
-	MPI_File_set_view(fh, (MPI_Offset)mc_rank * l->file_block, MPI_BYTE, file, "native",
-			  MPI_INFO_NULL);
-	rc = MPI_File_write_at(fh, 0, buf, 1, mem, &st);
-	if (rc == MPI_SUCCESS) {
-		MPI_Get_count(&st, MPI_BYTE, &count);
-		if ((size_t)count != data_bytes(l)) {
-			mc_fail("%s (mem_pack %s): wrote %d bytes, not %zu", f, pack, count,
-				data_bytes(l));
-			rc = MPI_ERR_OTHER;
-		}
+	if (dir == XFER_WRITE) {
+		MPI_File_delete(f, MPI_INFO_NULL);
+		MPI_Barrier(MPI_COMM_WORLD);
+	} else {
+		memset(buf, SENTINEL, mem_span(l));
 	}
-	MPI_File_close(&fh);
-	*lists = traced(base(f), "mem_list_calls");
-	MPI_Type_free(&mem);
-	MPI_Type_free(&file);
-	return rc;
-}
-
-static int read_one(const char *f, const char *pack, const struct layout *l, char *buf,
-		    unsigned long long *lists)
-{
-	MPI_Datatype mem, file;
-	MPI_Status st;
-	MPI_File fh;
-	int rc, count = -1;
-
-	memset(buf, SENTINEL, mem_span(l));
-	rc = open_list(f, pack, MPI_MODE_RDONLY, &fh);
+	rc = open_list(f, pack, dir == XFER_WRITE ? MPI_MODE_CREATE | MPI_MODE_RDWR : MPI_MODE_RDONLY,
+		       &fh);
 	if (rc != MPI_SUCCESS)
 		return rc;
 	set_types(l, &mem, &file);
 	MPI_File_set_view(fh, (MPI_Offset)mc_rank * l->file_block, MPI_BYTE, file, "native",
 			  MPI_INFO_NULL);
-	rc = MPI_File_read_at(fh, 0, buf, 1, mem, &st);
+	rc = dir == XFER_WRITE ? MPI_File_write_at(fh, 0, buf, 1, mem, &st)
+			       : MPI_File_read_at(fh, 0, buf, 1, mem, &st);
 	if (rc == MPI_SUCCESS) {
 		MPI_Get_count(&st, MPI_BYTE, &count);
 		if ((size_t)count != data_bytes(l)) {
-			mc_fail("%s (mem_pack %s): read %d bytes, not %zu", f, pack, count,
-				data_bytes(l));
+			mc_fail("%s (mem_pack %s): %s %d bytes, not %zu", f, pack,
+				dir == XFER_WRITE ? "wrote" : "read", count, data_bytes(l));
 			rc = MPI_ERR_OTHER;
 		}
 	}
@@ -265,14 +244,14 @@ static void mem_list_layout(const char *tag, const struct layout *l)
 		w[i] = (char)(i * 13 + (size_t)mc_rank * 101 + i / 251);
 	snprintf(fl, sizeof(fl), "%s/memlist-%s", dir, tag);
 	snprintf(fp, sizeof(fp), "%s/packed-%s", dir, tag);
-	CHECK_MPI(write_one(fl, "false", l, w, &lists_l));
-	CHECK_MPI(write_one(fp, "true", l, w, &lists_p));
+	CHECK_MPI(transfer(XFER_WRITE, fl, "false", l, w, &lists_l));
+	CHECK_MPI(transfer(XFER_WRITE, fp, "true", l, w, &lists_p));
 	CHECK(lists_l > 0 && lists_p == 0,
 	      "tessera_mem_list_calls: %llu with mem_pack false, %llu with true", lists_l, lists_p);
 	MPI_Barrier(MPI_COMM_WORLD);
 	CHECK(same_files(fl, fp, l), "the memory-list write and the packed write differ");
-	CHECK_MPI(read_one(fl, "false", l, r1, &rl_l));
-	CHECK_MPI(read_one(fl, "true", l, r2, &rl_p));
+	CHECK_MPI(transfer(XFER_READ, fl, "false", l, r1, &rl_l));
+	CHECK_MPI(transfer(XFER_READ, fl, "true", l, r2, &rl_p));
 	CHECK(rl_l > 0 && rl_p == 0, "reads: tessera_mem_list_calls %llu and %llu", rl_l, rl_p);
 	CHECK(!memcmp(r1, r2, mem_span(l)), "memory-list and packed reads differ");
 	CHECK(memory_as_written(l, w, r1), "read back other bytes than written");

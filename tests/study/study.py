@@ -1037,12 +1037,10 @@ def run_patterns(s):
     s.prog.skipped += len(patterns.tasks(pl)) - len(todo)
     if not todo:
         return False
-    cl = Cluster(s.out, s.cluster.net, s.cluster.tag + "p", tunables(s.p), N_IOS, "var-patterns",
-                 s.cluster.nodes)
+    cl = own_cluster(s, "p", "var-patterns")
     try:
         cl.up()
-        env = mpi_env(cl.conf, s.p["local_reads"])
-        env.update(cl.rank_env())
+        env = own_env(s, cl)
         ctx = {"run": run, "mpirun": mpirun, "env": env,
                "prog": os.path.join(B, "romio-adio/bench/mpi_patterns"), "cluster": cl,
                "reps": pl["reps"], "n_ios": N_IOS}
@@ -1147,12 +1145,10 @@ def run_s3asim(s):
         s.prog.skip()
     if not todo:
         return False
-    cl = Cluster(s.out, s.cluster.net, s.cluster.tag + "a", tunables(s.p), N_IOS, "var-s3asim",
-                 s.cluster.nodes)
+    cl = own_cluster(s, "a", "var-s3asim")
     try:
         cl.up()
-        env = mpi_env(cl.conf, s.p["local_reads"])
-        env.update(cl.rank_env())
+        env = own_env(s, cl)
         # a rank waiting in MPI gives its core up: 4 ranks and 5 daemons share 2 cores
         env["OMPI_MCA_mpi_yield_when_idle"] = "1"
         for run_ in todo:
@@ -1164,6 +1160,20 @@ def run_s3asim(s):
     finally:
         cl.down()
     return False
+
+
+def own_cluster(s, tag, var):
+    """A part's cluster of its own (N_IOS storage daemons, the study's
+    tunables, network and nodes), not yet started."""
+    return Cluster(s.out, s.cluster.net, s.cluster.tag + tag, tunables(s.p), N_IOS, var,
+                   s.cluster.nodes)
+
+
+def own_env(s, cl):
+    """mpirun's environment for ranks on own_cluster's cl."""
+    env = mpi_env(cl.conf, s.p["local_reads"])
+    env.update(cl.rank_env())
+    return env
 
 
 class StudyView:
