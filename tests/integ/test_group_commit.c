@@ -105,6 +105,23 @@ static int read_log(const char *log, uint8_t *state, int *ops)
 	return next;
 }
 
+/* Lines the clients' logs hold so far (each an answered call). */
+static int logged_lines(char logs[][400], int n)
+{
+	int lines = 0, ch;
+
+	for (int k = 0; k < n; k++) {
+		FILE *in = fopen(logs[k], "r");
+
+		if (!in)
+			continue;
+		while ((ch = getc(in)) != EOF)
+			lines += ch == '\n';
+		fclose(in);
+	}
+	return lines;
+}
+
 static void test_answered_survive_kill(void **state)
 {
 	struct cluster *c = *state;
@@ -124,10 +141,14 @@ static void test_answered_survive_kill(void **state)
 		if (pids[k] == 0)
 			_exit(client_load(c->conf, k, logs[k]));
 	}
-	/* Let them run together (turns of several requests), then kill the
-	 * metadata daemon first and the clients after: whatever a client was
-	 * told before the kill is in its log or was the call in flight. */
+	/* Let them run together (turns of several requests: 1.5 s, and on a
+	 * loaded machine until they have logged a few calls each, at most
+	 * 30 s), then kill the metadata daemon first and the clients after:
+	 * whatever a client was told before the kill is in its log or was the
+	 * call in flight. */
 	usleep(1500000);
+	for (int t = 0; t < 285 && logged_lines(logs, CLIENTS) < 4 * CLIENTS; t++)
+		usleep(100000);
 	cluster_stop_pid(c->mds, SIGKILL);
 	for (int k = 0; k < CLIENTS; k++) {
 		kill(pids[k], SIGKILL);
