@@ -120,6 +120,14 @@ static double raw_ping(struct raw *raw, uint32_t hold_ms, Tessera__CoreStats *co
 	return now_s() - t0;
 }
 
+/* A forked child's failure: why, on stderr (the suite's log), then its
+ * exit status, which the parent reports. */
+static void child_fail(int status, const char *step, const char *why)
+{
+	fprintf(stderr, "child %ld: %s failed: %s (exit %d)\n", (long)getpid(), step, why, status);
+	_exit(status);
+}
+
 /* In a forked child (no CMocka there): a raw endpoint with `nrecv`
  * small receive buffers aimed at storage daemon `ios`, on a session of its
  * own (the AUTH reply's buffer is reposted); exits on failure. */
@@ -135,17 +143,20 @@ static void child_raw_open(struct cluster *c, uint32_t ios, unsigned nrecv, stru
 	long len;
 
 	memset(raw, 0, sizeof(*raw));
-	if (tp_config_load(c->conf, &cfg, err, sizeof(err)) ||
-	    tnet_open(&to, &raw->net, err, sizeof(err)))
-		_exit(2);
+	if (tp_config_load(c->conf, &cfg, err, sizeof(err)))
+		child_fail(2, "config", err);
+	to.node = cfg.ios[ios].host; /* the source address that reaches it */
+	to.service = cfg.ios[ios].port;
+	if (tnet_open(&to, &raw->net, err, sizeof(err)))
+		child_fail(2, "tnet_open", err);
 	raw->name_len = sizeof(raw->name);
 	if (tnet_name(raw->net, raw->name, &raw->name_len) ||
 	    tnet_lookup(raw->net, cfg.ios[ios].host, cfg.ios[ios].port, &raw->peer))
-		_exit(3);
+		child_fail(3, "tnet_name or tnet_lookup", cfg.ios[ios].port);
 	snprintf(target, sizeof(target), "ios:%u", ios);
 	if (tp_auth_encode(cfg.munge_socket, cfg.daemon_uid, target, raw->name, raw->name_len,
 			   raw->ses.key, &cred, err, sizeof(err)))
-		_exit(5);
+		child_fail(5, "MUNGE encode", err);
 	m.credential = cred;
 	len = tp_frame_build(frame, sizeof(frame), &h, raw->name, raw->name_len, &m.base);
 	free(cred);
@@ -178,7 +189,7 @@ static void child_raw_open(struct cluster *c, uint32_t ios, unsigned nrecv, stru
 		usleep(1000);
 	}
 	if (!raw->ses.id)
-		_exit(6);
+		child_fail(6, "AUTH", "no reply with a session within 10 s");
 }
 
 /* The misbehaving client (a child process): send `n` reads of `len`
@@ -191,7 +202,7 @@ static void silent_reader(struct cluster *c, unsigned n, uint32_t len, double li
 	struct tnet_ctx *ctx = calloc(n, sizeof(*ctx));
 
 	if (!ctx)
-		_exit(2);
+		child_fail(2, "calloc", strerror(ENOMEM));
 	child_raw_open(c, 0, 1, &raw);
 	for (unsigned i = 0; i < n; i++) {
 		Tessera__ReadRequest rd = TESSERA__READ_REQUEST__INIT;
@@ -212,7 +223,7 @@ static void silent_reader(struct cluster *c, unsigned n, uint32_t len, double li
 			tnet_poll(raw.net, ev, 8); /* progress; no receive is reposted */
 		}
 		if (rc)
-			_exit(4);
+			child_fail(4, "tnet_send", strerror(-rc));
 	}
 	/* Drive our own sends out, still without taking any reply. */
 	for (double end = now_s() + linger; now_s() < end;) {
@@ -289,6 +300,10 @@ static void test_unread_replies(void **state)
 		      rss_of(c->ios[0]) / (double)MIB, ping_max * 1e3,
 		      (unsigned long)core.requests_dropped, (unsigned long)core.requests_refused,
 		      (unsigned long)core.replies_expired, (unsigned long)core.peers_closed);
+	if (waitpid(child, &status, WNOHANG) == child && !(WIFEXITED(status) && !WEXITSTATUS(status)))
+		fail_msg("the flooding client (child %ld) %s %d before its time; its reason is above",
+			 (long)child, WIFEXITED(status) ? "exited with" : "died of signal",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 	/* Within budget all along, and owed nothing after the deadline. */
 	assert_true(debt_max > 8 * MIB); /* the flood did reach the daemon */
 	assert_true(debt_max <= core.peer_budget_bytes);
@@ -321,7 +336,7 @@ static void test_unread_replies(void **state)
 		assert_int_equal(reply.hdr.data_len, 4096);
 	}
 	kill(child, SIGKILL);
-	assert_int_equal(waitpid(child, &status, 0), child);
+	waitpid(child, &status, 0); /* or reaped above, having lingered its time */
 	tnet_close(raw.net);
 	protobuf_c_message_free_unpacked(&obj_cap->base, NULL);
 	obj_cap = NULL;
@@ -416,7 +431,10 @@ static void test_parked_client_gone(void **state)
 		_exit(0); /* gone, without a word, holding 5 parked pings */
 	}
 	assert_int_equal(waitpid(child, &status, 0), child);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		fail_msg("the parking client (child %ld) %s %d; its reason is above",
+			 (long)child, WIFEXITED(status) ? "exited with" : "died of signal",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 	raw_open(c, 2, &other);
 	raw_ping(&other, 0, &core);
 	assert_int_equal(core.parked, 5);
