@@ -27,6 +27,24 @@ static int dim_at(int ndims, int order, int i)
 	return order == TDL_ORDER_C ? ndims - 1 - i : i;
 }
 
+static int order_valid(int order)
+{
+	return order == TDL_ORDER_C || order == TDL_ORDER_FORTRAN;
+}
+
+/* A subarray's shape: every dimension's piece inside it. */
+static int subarray_valid(int ndims, const int64_t *sizes, const int64_t *subsizes,
+			  const int64_t *starts, int order)
+{
+	if (ndims < 1 || ndims > TDL_MAX_DEPTH - 4 || !order_valid(order))
+		return 0;
+	for (int d = 0; d < ndims; d++)
+		if (sizes[d] < 1 || subsizes[d] < 0 || starts[d] < 0 ||
+		    subsizes[d] > sizes[d] || starts[d] > sizes[d] - subsizes[d])
+			return 0;
+	return 1;
+}
+
 int tdl_subarray(int ndims, const int64_t *sizes, const int64_t *subsizes,
 		 const int64_t *starts, int order,
 		 const struct tdl_dataloop *old, struct tdl_dataloop **out)
@@ -35,13 +53,8 @@ int tdl_subarray(int ndims, const int64_t *sizes, const int64_t *subsizes,
 	int64_t stride, disp = 0, ext = tdl_extent(old);
 	int rc;
 
-	if (ndims < 1 || ndims > TDL_MAX_DEPTH - 4 ||
-	    (order != TDL_ORDER_C && order != TDL_ORDER_FORTRAN))
+	if (!subarray_valid(ndims, sizes, subsizes, starts, order))
 		return -EINVAL;
-	for (int d = 0; d < ndims; d++)
-		if (sizes[d] < 1 || subsizes[d] < 0 || starts[d] < 0 ||
-		    subsizes[d] > sizes[d] || starts[d] > sizes[d] - subsizes[d])
-			return -EINVAL;
 	rc = tdl_dup(old, &t);
 	stride = ext;
 	for (int i = 0; i < ndims && !rc; i++) {
@@ -118,19 +131,15 @@ static int dim_runs(int64_t g, int distrib, int darg, int p, int c,
 	return 0;
 }
 
-int tdl_darray(int size, int rank, int ndims, const int64_t *gsizes,
-	       const int *distribs, const int *dargs, const int *psizes,
-	       int order, const struct tdl_dataloop *old,
-	       struct tdl_dataloop **out)
+/* A darray's shape: a grid of exactly size processes, rank in it; its
+ * row-major grid coordinates into coords. */
+static int darray_grid(int size, int rank, int ndims, const int64_t *gsizes,
+		       const int *psizes, int order, int *coords)
 {
-	struct tdl_dataloop *t = NULL, *n = NULL;
-	int64_t stride = tdl_extent(old), procs = 1;
-	int coords[TDL_MAX_DEPTH];
-	int rc;
+	int64_t procs = 1;
 
 	if (ndims < 1 || ndims > TDL_MAX_DEPTH / 2 - 2 || size < 1 ||
-	    rank < 0 || rank >= size ||
-	    (order != TDL_ORDER_C && order != TDL_ORDER_FORTRAN))
+	    rank < 0 || rank >= size || !order_valid(order))
 		return -EINVAL;
 	for (int d = 0; d < ndims; d++) {
 		if (gsizes[d] < 1 || psizes[d] < 1)
@@ -145,6 +154,40 @@ int tdl_darray(int size, int rank, int ndims, const int64_t *gsizes,
 		coords[d] = r % psizes[d];
 		r /= psizes[d];
 	}
+	return 0;
+}
+
+/* One dimension applied to *t: its elements tile at *stride, and the
+ * runs this process owns (nruns at starts, in elements) are kept; *stride
+ * becomes the next dimension's. */
+static int darray_dim(struct tdl_dataloop **t, int64_t *stride, int64_t gsize,
+		      int64_t *starts, const int64_t *lens, int64_t nruns)
+{
+	struct tdl_dataloop *n = NULL;
+	int rc = step(t, tdl_resized(*t, 0, *stride, &n), &n);
+
+	for (int64_t k = 0; !rc && k < nruns; k++)
+		if (__builtin_mul_overflow(starts[k], *stride, &starts[k]))
+			rc = -EINVAL;
+	if (!rc)
+		rc = step(t, tdl_hindexed(nruns, lens, starts, *t, &n), &n);
+	if (!rc && __builtin_mul_overflow(*stride, gsize, stride))
+		rc = -EINVAL;
+	return rc;
+}
+
+int tdl_darray(int size, int rank, int ndims, const int64_t *gsizes,
+	       const int *distribs, const int *dargs, const int *psizes,
+	       int order, const struct tdl_dataloop *old,
+	       struct tdl_dataloop **out)
+{
+	struct tdl_dataloop *t = NULL, *n = NULL;
+	int64_t stride = tdl_extent(old);
+	int coords[TDL_MAX_DEPTH];
+	int rc = darray_grid(size, rank, ndims, gsizes, psizes, order, coords);
+
+	if (rc)
+		return rc;
 	rc = tdl_dup(old, &t);
 	for (int i = 0; i < ndims && !rc; i++) {
 		int d = dim_at(ndims, order, i);
@@ -154,19 +197,9 @@ int tdl_darray(int size, int rank, int ndims, const int64_t *gsizes,
 			      coords[d], &starts, &lens, &nruns);
 		if (rc)
 			break;
-		/* Elements of this dimension tile at its stride. */
-		rc = step(&t, tdl_resized(t, 0, stride, &n), &n);
-		for (int64_t k = 0; !rc && k < nruns; k++)
-			if (__builtin_mul_overflow(starts[k], stride,
-						   &starts[k]))
-				rc = -EINVAL;
-		if (!rc)
-			rc = step(&t, tdl_hindexed(nruns, lens, starts, t, &n),
-				  &n);
+		rc = darray_dim(&t, &stride, gsizes[d], starts, lens, nruns);
 		free(starts);
 		free(lens);
-		if (!rc && __builtin_mul_overflow(stride, gsizes[d], &stride))
-			rc = -EINVAL;
 	}
 	if (!rc)
 		rc = step(&t, tdl_resized(t, 0, stride, &n), &n);

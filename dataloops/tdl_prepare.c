@@ -106,8 +106,34 @@ static bool span(int64_t off, int64_t nel, int64_t cext, int64_t clo,
 	       !add_ovf(off, b, &b) && !add_ovf(b, chi, hi);
 }
 
-/* Bounds over all blocks, using the child's [lb, lb+extent) (natural) or
- * its true bounds (true_) for each element. Blocks are visited in order,
+/* Block b's bounds into *l, *h, using the child's [lb, lb+extent)
+ * (natural) or its true bounds; 1 if the block holds nothing. */
+static int block_bounds(const struct tdl_dataloop *dl, const struct tdl_node *n, int64_t b,
+			bool natural, int64_t *l, int64_t *h)
+{
+	int64_t nel = tdl_blk_nel(n, b), clo, chi, off;
+	int32_t c = tdl_blk_child(n, b);
+
+	if (nel == 0 || (!natural && tdl_child_size(dl, c) == 0))
+		return 1;
+	if (natural) {
+		clo = c < 0 ? 0 : dl->nodes[c].lb;
+		if (add_ovf(clo, tdl_child_extent(dl, c), &chi))
+			return -EINVAL;
+	} else {
+		clo = c < 0 ? 0 : dl->nodes[c].true_lb;
+		chi = c < 0 ? 1 : dl->nodes[c].true_ub;
+	}
+	if (n->kind != TDL_VECTOR)
+		off = tdl_blk_off(n, b);
+	else if (mul_ovf(b, n->stride, &off))
+		return -EINVAL;
+	if (!span(off, nel, tdl_child_extent(dl, c), clo, chi, l, h))
+		return -EINVAL;
+	return 0;
+}
+
+/* Bounds over all blocks (block_bounds). Blocks are visited in order,
  * except a vector, whose extreme blocks are first and last. */
 static int node_bounds(const struct tdl_dataloop *dl, const struct tdl_node *n,
 		       bool natural, int64_t *plo, int64_t *phi, bool *any)
@@ -117,36 +143,19 @@ static int node_bounds(const struct tdl_dataloop *dl, const struct tdl_node *n,
 
 	*any = false;
 	for (int64_t i = 0; i < nb; i++) {
-		int64_t b = i, nel, clo, chi, l, h, off;
-		int32_t c;
+		int64_t b = i, l, h;
+		int rc;
 
 		if (n->kind == TDL_VECTOR) {
 			if (i > 1)
 				break;
 			b = i ? nb - 1 : 0;
 		}
-		nel = tdl_blk_nel(n, b);
-		c = tdl_blk_child(n, b);
-		if (nel == 0)
+		rc = block_bounds(dl, n, b, natural, &l, &h);
+		if (rc < 0)
+			return rc;
+		if (rc)
 			continue;
-		if (natural) {
-			clo = c < 0 ? 0 : dl->nodes[c].lb;
-			if (add_ovf(clo, tdl_child_extent(dl, c), &chi))
-				return -EINVAL;
-		} else {
-			if (tdl_child_size(dl, c) == 0)
-				continue;
-			clo = c < 0 ? 0 : dl->nodes[c].true_lb;
-			chi = c < 0 ? 1 : dl->nodes[c].true_ub;
-		}
-		if (n->kind == TDL_VECTOR) {
-			if (mul_ovf(b, n->stride, &off))
-				return -EINVAL;
-		} else {
-			off = tdl_blk_off(n, b);
-		}
-		if (!span(off, nel, tdl_child_extent(dl, c), clo, chi, &l, &h))
-			return -EINVAL;
 		if (l < lo)
 			lo = l;
 		if (h > hi)
@@ -171,13 +180,85 @@ int tdl_natural_bounds(const struct tdl_dataloop *dl, const struct tdl_node *n,
 	return 0;
 }
 
+/* Size of node idx's blocks (prefix sums into n->prefix if it has one)
+ * into *size, and whether they are dense: every block dense and starting
+ * where the last ended. A vector's blocks are alike: one is looked at
+ * (count may be huge), its size is vector_size's. */
+static int sum_blocks(struct tdl_dataloop *dl, int32_t idx, int64_t *size, bool *dense,
+		      char *err, size_t errlen)
+{
+	struct tdl_node *n = &dl->nodes[idx];
+	int64_t nb = tdl_nblocks(n), expect = 0;
+	int64_t nloop = n->kind == TDL_VECTOR ? (nb > 0) : nb;
+
+	*size = 0;
+	*dense = true;
+	for (int64_t b = 0; b < nloop; b++) {
+		int64_t nel = tdl_blk_nel(n, b), bsize;
+		int32_t c = tdl_blk_child(n, b);
+
+		if (n->prefix)
+			n->prefix[b] = *size;
+		if (mul_ovf(nel, tdl_child_size(dl, c), &bsize) ||
+		    add_ovf(*size, bsize, size)) {
+			TDL_ERR(err, errlen, "dataloop node %d: size overflows 64 bits", (int)idx);
+			return -EINVAL;
+		}
+		if (bsize == 0)
+			continue;
+		if (!tdl_child_dense(dl, c) || !*dense)
+			*dense = false;
+		else if (n->kind == TDL_VECTOR)
+			*dense = nb == 1 || n->stride == bsize;
+		else if (tdl_blk_off(n, b) != expect)
+			*dense = false;
+		expect += bsize;
+	}
+	return 0;
+}
+
+/* A vector's size: count blocks of blocklen children. */
+static int vector_size(const struct tdl_node *n, int32_t idx, int64_t *size, char *err,
+		       size_t errlen)
+{
+	int64_t bsize = 0;
+
+	if (mul_ovf(n->blocklen, n->csize, &bsize) || mul_ovf(bsize, n->count, size)) {
+		TDL_ERR(err, errlen, "dataloop node %d: size overflows 64 bits", (int)idx);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The true bounds into n, and the natural ones representable too
+ * (parents tile at them). */
+static int derive_bounds(struct tdl_dataloop *dl, int32_t idx, char *err, size_t errlen)
+{
+	struct tdl_node *n = &dl->nodes[idx];
+	int64_t lb, ext;
+	bool any;
+
+	if (node_bounds(dl, n, false, &n->true_lb, &n->true_ub, &any)) {
+		TDL_ERR(err, errlen,
+			"dataloop node %d: offset or extent x count overflows 64 bits",
+			(int)idx);
+		return -EINVAL;
+	}
+	if (tdl_natural_bounds(dl, n, &lb, &ext)) {
+		TDL_ERR(err, errlen, "dataloop node %d: bounds overflow 64 bits", (int)idx);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Derived values of one node whose children are done. */
 static int derive(struct tdl_dataloop *dl, int32_t idx, char *err,
 		  size_t errlen)
 {
 	struct tdl_node *n = &dl->nodes[idx];
-	int64_t nb = tdl_nblocks(n), size = 0, expect = 0;
-	bool dense = true, any;
+	int64_t size = 0;
+	bool dense;
+	int rc;
 
 	free(n->prefix);
 	n->prefix = NULL;
@@ -191,63 +272,14 @@ static int derive(struct tdl_dataloop *dl, int32_t idx, char *err,
 	n->csize = tdl_child_size(dl, n->child);
 	n->cext = tdl_child_extent(dl, n->child);
 	n->cdense = tdl_child_dense(dl, n->child);
-	/* A vector's blocks are alike: one is enough (count may be huge). */
-	int64_t nloop = n->kind == TDL_VECTOR ? (nb > 0) : nb;
-
-	for (int64_t b = 0; b < nloop; b++) {
-		int64_t nel = tdl_blk_nel(n, b), bsize;
-		int32_t c = tdl_blk_child(n, b);
-
-		if (n->prefix)
-			n->prefix[b] = size;
-		if (mul_ovf(nel, tdl_child_size(dl, c), &bsize) ||
-		    add_ovf(size, bsize, &size)) {
-			TDL_ERR(err, errlen,
-				"dataloop node %d: size overflows 64 bits",
-				(int)idx);
-			return -EINVAL;
-		}
-		if (bsize == 0)
-			continue;
-		/* Dense: every block dense and starting where the last ended. */
-		if (!tdl_child_dense(dl, c) || !dense)
-			dense = false;
-		else if (n->kind == TDL_VECTOR)
-			dense = nb == 1 || n->stride == bsize;
-		else if (tdl_blk_off(n, b) != expect)
-			dense = false;
-		expect += bsize;
-	}
-	if (n->kind == TDL_VECTOR) {
-		int64_t bsize = 0;
-		if (mul_ovf(n->blocklen, n->csize, &bsize) ||
-		    mul_ovf(bsize, n->count, &size)) {
-			TDL_ERR(err, errlen,
-				"dataloop node %d: size overflows 64 bits",
-				(int)idx);
-			return -EINVAL;
-		}
-	}
+	if ((rc = sum_blocks(dl, idx, &size, &dense, err, errlen)) ||
+	    (n->kind == TDL_VECTOR && (rc = vector_size(n, idx, &size, err, errlen))))
+		return rc;
 	if (n->prefix)
-		n->prefix[nb] = size;
+		n->prefix[tdl_nblocks(n)] = size;
 	n->size = size;
-	if (node_bounds(dl, n, false, &n->true_lb, &n->true_ub, &any)) {
-		TDL_ERR(err, errlen,
-			"dataloop node %d: offset or extent x count overflows 64 bits",
-			(int)idx);
-		return -EINVAL;
-	}
-	/* The natural bounds must be representable too: parents tile at
-	 * them. */
-	{
-		int64_t lb, ext;
-		if (tdl_natural_bounds(dl, n, &lb, &ext)) {
-			TDL_ERR(err, errlen,
-				"dataloop node %d: bounds overflow 64 bits",
-				(int)idx);
-			return -EINVAL;
-		}
-	}
+	if ((rc = derive_bounds(dl, idx, err, errlen)))
+		return rc;
 	n->dense = size > 0 && dense && n->extent == size;
 	return 0;
 }
@@ -302,6 +334,31 @@ static int visit(struct walk *w, int32_t idx, int d)
 	return rc;
 }
 
+/* Node i's per-block arrays: lengths not negative (has_lens), a
+ * struct's children nodes. */
+static int check_blocks(const struct tdl_dataloop *dl, int32_t i, bool has_lens, char *err,
+			size_t errlen)
+{
+	const struct tdl_node *n = &dl->nodes[i];
+
+	for (int64_t b = 0; has_lens && b < n->count; b++)
+		if (n->blocklens[b] < 0) {
+			TDL_ERR(err, errlen,
+				"dataloop node %d: block length %lld of block %lld is negative",
+				(int)i, (long long)n->blocklens[b],
+				(long long)b);
+			return -EINVAL;
+		}
+	for (int64_t b = 0; n->kind == TDL_STRUCT && b < n->count; b++)
+		if (n->children[b] < -1 || n->children[b] >= dl->nnodes) {
+			TDL_ERR(err, errlen,
+				"dataloop node %d: child %d of block %lld is not a node",
+				(int)i, (int)n->children[b], (long long)b);
+			return -EINVAL;
+		}
+	return 0;
+}
+
 /* Field checks that need no other node. */
 static int check_node(const struct tdl_dataloop *dl, int32_t i, char *err,
 		      size_t errlen)
@@ -340,22 +397,7 @@ static int check_node(const struct tdl_dataloop *dl, int32_t i, char *err,
 			(int)n->child);
 		return -EINVAL;
 	}
-	for (int64_t b = 0; arr_len && b < n->count; b++)
-		if (n->blocklens[b] < 0) {
-			TDL_ERR(err, errlen,
-				"dataloop node %d: block length %lld of block %lld is negative",
-				(int)i, (long long)n->blocklens[b],
-				(long long)b);
-			return -EINVAL;
-		}
-	for (int64_t b = 0; n->kind == TDL_STRUCT && b < n->count; b++)
-		if (n->children[b] < -1 || n->children[b] >= dl->nnodes) {
-			TDL_ERR(err, errlen,
-				"dataloop node %d: child %d of block %lld is not a node",
-				(int)i, (int)n->children[b], (long long)b);
-			return -EINVAL;
-		}
-	return 0;
+	return check_blocks(dl, i, arr_len, err, errlen);
 }
 
 int tdl_prepare(struct tdl_dataloop *dl, char *err, size_t errlen)
