@@ -161,6 +161,12 @@ class Progress:
     def skip(self):
         self.skipped += 1
 
+    def add(self, steps, done):
+        """A part that counts its own steps when it starts: `steps` more
+        in all, `done` of them found in the folder (resumed)."""
+        self.total += steps
+        self.skipped += done
+
     def close(self):
         if self.tty:
             sys.stderr.write("\n")
@@ -1033,8 +1039,7 @@ def run_patterns(s):
     have = patterns.done_keys(read_csv(dst))
     todo = [t for t in patterns.tasks(pl)
             if patterns.key(pl["groups"][t[0]], t[1], t[2]) not in have]
-    s.prog.total += len(patterns.tasks(pl))
-    s.prog.skipped += len(patterns.tasks(pl)) - len(todo)
+    s.prog.add(len(patterns.tasks(pl)), len(patterns.tasks(pl)) - len(todo))
     if not todo:
         return False
     cl = own_cluster(s, "p", "var-patterns")
@@ -1141,8 +1146,7 @@ def run_s3asim(s):
     sp = s3asim_plan(s.p)
     have = {(r["part"], int(r["ranks"])) for r in read_csv(dst)}
     todo = [x for x in s3asim_runs(sp) if (x[0], x[1]) not in have]
-    for _ in range(len(s3asim_runs(sp)) - len(todo)):
-        s.prog.skip()
+    s.prog.add(len(s3asim_runs(sp)), len(s3asim_runs(sp)) - len(todo))
     if not todo:
         return False
     cl = own_cluster(s, "a", "var-s3asim")
@@ -1220,9 +1224,9 @@ class Study:
         self.tkeys = [(r[0], r[1], m) for r in self.truns for m in r[4]]
         self.tables_csv = os.path.join(out, "tables.csv")
         self.thave = {(r["table"], r["label"], r["method"]) for r in read_csv(self.tables_csv)}
-        self.extra = [x for x in ("locks", "s3d", "versions", "s3asim") if x in parts]
-        self.prog = Progress(len(self.tasks) + len(self.tkeys) + len(self.extra) +
-                             (len(s3asim_runs(s3asim_plan(p))) - 1 if "s3asim" in parts else 0))
+        self.extra = [x for x in ("locks", "s3d", "versions") if x in parts]
+        # patterns and s3asim add their own steps (Progress.add)
+        self.prog = Progress(len(self.tasks) + len(self.tkeys) + len(self.extra))
         self.cluster = cluster
         self.commit = git_commit()
         self.failures = []
@@ -1279,15 +1283,12 @@ def main():
         sys.exit("study: interrupted; run it again to resume (finished points are kept in %s)" % out)
     if "locks" in s.extra:
         run_locks(s)
-    if "versions" in s.extra and run_versions(s):
-        s.prog.close()
-        sys.exit("study: interrupted; run it again to resume (finished parts are kept in %s)" % out)
-    if "patterns" in parts and run_patterns(s):
-        s.prog.close()
-        sys.exit("study: interrupted; run it again to resume (finished points are kept in %s)" % out)
-    if "s3asim" in s.extra and run_s3asim(s):
-        s.prog.close()
-        sys.exit("study: interrupted; run it again to resume (finished parts are kept in %s)" % out)
+    for part, run_part in (("versions", run_versions), ("patterns", run_patterns),
+                           ("s3asim", run_s3asim)):
+        if part in parts and run_part(s):
+            s.prog.close()
+            sys.exit("study: interrupted; run it again to resume (finished parts are "
+                     "kept in %s)" % out)
     s.prog.close()
     write_failures(out, s.failures)
     if not make_report(out, args.no_plots):
