@@ -2,7 +2,8 @@
  * ios_store.c - objects as local files, with a cache of open descriptors,
  * block checksums beside them and a registry of the objects held
  * (ios_registry.c). Every disk call goes through the store's struct
- * ios_disk.
+ * ios_disk. Its store file is in ios_store_file.c, its counters in
+ * ios_counter.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,49 +20,7 @@
 #include "ios_disk.h"
 #include "ios_registry.h"
 #include "ios_store.h"
-
-struct ios_fd {
-	uint64_t handle;
-	int fd;            /* the data file; -1: slot free */
-	int sums;          /* the checksum file; -1: not open yet (set by the
-			    * lane that holds the slot busy) */
-	uint64_t used;     /* clock of last use, for eviction */
-	unsigned busy;     /* lanes using the descriptors now: not evicted */
-};
-
-/* What the lanes of a store share, under `mu`: the descriptor cache, the
- * registry and the counters. The disk calls on an object's descriptors
- * are made outside the lock by the lane holding its slot busy; the caller
- * (ios_pool.c) sees that two lanes never work on one object at once. */
-struct ios_store_shared {
-	pthread_mutex_t mu;
-	unsigned max_open;
-	struct ios_fd *fds;
-	uint64_t clock;
-	struct ios_registry *reg;
-	struct ios_store_faults faults;
-	unsigned lanes;    /* lanes open besides the store itself */
-	uint64_t sieve_gap;  /* ios_store_set_sieve; set before any lane works */
-	uint64_t sieve_span;
-	uint32_t csum_block; /* the store's checksum block (its store file's;
-			      * fixed at open, the same for every lane) */
-};
-
-struct ios_store {
-	struct ios_store_shared *sh;
-	int is_lane;       /* a lane: sh, root and dir are the store's */
-	struct ios_disk *disk;  /* the caller's; every disk call goes here */
-	char *root;        /* DIR */
-	char *dir;         /* DIR/objects */
-	int remade;        /* made where a store had been: see ios_store.h */
-	int64_t made_s;    /* when the store was made (seconds since 1970) */
-	uint8_t *buf;      /* this lane's scratch for reads and sieved writes */
-	size_t buf_len;
-	uint8_t *block;    /* this lane's one checksum block (a partial block
-			    * read, laid over and summed), csum_block bytes */
-	int quiet;         /* ios_store_missing: a question, counted nowhere */
-	char why[4800];    /* ios_store_why (holds a path), this lane's */
-};
+#include "ios_store_int.h"
 
 static int mkdir_p(struct ios_disk *d, const char *path, int *existed)
 {
@@ -70,158 +29,6 @@ static int mkdir_p(struct ios_disk *d, const char *path, int *existed)
 	if (existed)
 		*existed = rc == -EEXIST;
 	return rc == -EEXIST ? 0 : rc;
-}
-
-/* ------------------------------------------------------- the store file
- *
- * DIR/store, four lines: "tessera-ios store 1", "made SECONDS", "remade
- * 0|1" and "csum_block BYTES". It is written aside and renamed in, last
- * when a store is made, so a directory with this file holds a whole store
- * and its checksum block size (on-disk format: a store's sums are read
- * with the block they were written with, or not at all). A store made
- * before the block was a tunable has no csum_block line: TP_OBJ_BLOCK.
- * A store with another block says "store 2" instead, so that a daemon
- * older than the line refuses it rather than reads its sums as 4 KiB
- * ones. */
-#define STORE_MAGIC "tessera-ios store 1\n"
-#define STORE_MAGIC2 "tessera-ios store 2\n"
-
-static int store_file_write(struct ios_store *st)
-{
-	struct ios_disk *d = st->disk;
-	char path[4200], tmp[4200], text[128];
-	struct iovec iov = { text, 0 };
-	int fd, rc;
-
-	snprintf(path, sizeof(path), "%s/store", st->root);
-	snprintf(tmp, sizeof(tmp), "%s/store.new", st->root);
-	iov.iov_len = (size_t)snprintf(text, sizeof(text), "%smade %" PRId64 "\nremade %d\n"
-				       "csum_block %" PRIu32 "\n",
-				       st->sh->csum_block == TP_OBJ_BLOCK ? STORE_MAGIC : STORE_MAGIC2,
-				       st->made_s, st->remade, st->sh->csum_block);
-	fd = d->ops->open(d, 0, IOS_FILE_STORE, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return fd;
-	rc = d->ops->pwritev(d, fd, &iov, 1, 0);
-	rc = rc < 0 ? rc : (size_t)rc == iov.iov_len ? 0 : -EIO;
-	if (!rc)
-		rc = d->ops->fdatasync(d, fd);
-	d->ops->close(d, fd);
-	if (!rc)
-		rc = d->ops->rename(d, tmp, path);
-	return rc ? rc : d->ops->syncdir(d, st->root);
-}
-
-/* The store file's text to the store's fields (csum_block into *block);
- * -EINVAL if it is not one. */
-static int store_file_parse(struct ios_store *st, const char *text, uint32_t *block)
-{
-	int v2 = !strncmp(text, STORE_MAGIC2, strlen(STORE_MAGIC2));
-	unsigned long long b = TP_OBJ_BLOCK;
-	const char *line = strstr(text, "\ncsum_block ");
-
-	if (!v2 && strncmp(text, STORE_MAGIC, strlen(STORE_MAGIC)))
-		return -EINVAL;
-	if (sscanf(text + strlen(STORE_MAGIC), "made %" SCNd64 "\nremade %d", &st->made_s,
-		   &st->remade) != 2)
-		return -EINVAL;
-	/* No line: a store 1 made before it, the old constant. */
-	if ((line && sscanf(line + 1, "csum_block %llu", &b) != 1) || (!line && v2) ||
-	    !tp_obj_block_valid(b))
-		return -EINVAL;
-	*block = (uint32_t)b;
-	return 0;
-}
-
-/* 0 and the store's fields (its checksum block into *block), -ENOENT if
- * DIR has no store file, -EINVAL if it is not one. */
-static int store_file_read(struct ios_store *st, uint32_t *block)
-{
-	struct ios_disk *d = st->disk;
-	char path[4200], text[128] = { 0 };
-	struct iovec iov = { text, sizeof(text) - 1 };
-	ssize_t k;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/store", st->root);
-	fd = d->ops->open(d, 0, IOS_FILE_STORE, path, O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return fd;
-	k = d->ops->preadv(d, fd, &iov, 1, 0);
-	d->ops->close(d, fd);
-	if (k < 0)
-		return (int)k;
-	return store_file_parse(st, text, block);
-}
-
-/* An existing store's checksum block `block` against the one asked for
- * (0: any). Sums are never read with another block than they were
- * written with: all would fail, or a partial write would sum anew bytes
- * never checked. */
-static int store_block_check(const struct ios_store *st, uint32_t block, uint32_t want,
-			     char *err, size_t errlen)
-{
-	if (!want || block == want)
-		return 0;
-	snprintf(err, errlen, "the store was made with csum_block %" PRIu32 " (%s/store), the "
-		 "config says csum_block %" PRIu32 ": its checksums cannot be read with another "
-		 "block size; set csum_block = %" PRIu32 " or give this daemon a new directory",
-		 block, st->root, want, block);
-	return -EINVAL;
-}
-
-/* Find or make the store in DIR (see IOS_STORE_NEW), with checksum
- * blocks of `want` bytes (0: the store's own; TP_OBJ_BLOCK for a new one).
- * A store made with another block is refused: its sums would all fail,
- * or worse, be rewritten by another rule. */
-static int store_init(struct ios_store *st, int existed, unsigned flags, uint32_t want,
-		      char **notice, char *err, size_t errlen)
-{
-	char path[4200];
-	uint32_t block = want ? want : TP_OBJ_BLOCK;
-	int rc = store_file_read(st, &block), made = 0;
-
-	if (rc == -EINVAL) {
-		snprintf(err, errlen, "%s/store is not a storage daemon's store file", st->root);
-		return rc;
-	}
-	if (rc && rc != -ENOENT) {
-		snprintf(err, errlen, "%s/store: %s", st->root, strerror(-rc));
-		return rc;
-	}
-	if (!rc && (rc = store_block_check(st, block, want, err, errlen)))
-		return rc;
-	st->sh->csum_block = block;
-	if (rc == -ENOENT) {
-		made = 1;
-		st->made_s = (int64_t)time(NULL);
-		st->remade = existed && !(flags & IOS_STORE_NEW);
-	}
-	snprintf(path, sizeof(path), "%s/registry", st->root);
-	if ((rc = ios_registry_open(st->disk, path,
-				     made ? IOS_REGISTRY_CREATE : IOS_REGISTRY_LOAD, &st->sh->reg,
-				     err, errlen)))
-		return rc;
-	if (made || (st->remade && (flags & IOS_STORE_NEW))) {
-		int was_remade = st->remade;
-
-		if (!made)
-			st->remade = 0;
-		if ((rc = store_file_write(st))) {
-			snprintf(err, errlen, "%s/store: %s", st->root, strerror(-rc));
-			return rc;
-		}
-		if (notice && (st->remade || was_remade) &&
-		    asprintf(notice, st->remade
-			     ? "storage directory %s held no store: made one, remade: it "
-			       "cannot tell the objects it held before from holes, so it reports "
-			       "every missing object it has not made since as lost (once the files "
-			       "on it are dealt with, start once with -N)"
-			     : "storage directory %s: the remade store is declared whole (-N): "
-			       "missing objects it never held read as holes again", st->root) < 0)
-			*notice = NULL;
-	}
-	return 0;
 }
 
 /* What ios_store_open can refuse before touching the disk: a disk whose
@@ -245,22 +52,21 @@ static int open_args_check(const char *dir, uint32_t csum_block, const struct io
 	return -EINVAL;
 }
 
-int ios_store_open(const char *dir, unsigned max_open, unsigned flags, uint32_t csum_block,
-		   struct ios_disk *disk, struct ios_store **out, char **notice, char **errmsg)
+/* A store's memory (not yet on disk) for directory dir: *out, or
+ * -ENOMEM. */
+static int store_alloc(const char *dir, unsigned max_open, struct ios_disk *disk,
+		       struct ios_store **out)
 {
-	struct ios_store *st;
-	char path[4096], err[600] = "";
-	int rc = -ENOMEM, existed;
+	struct ios_store *st = calloc(1, sizeof(*st));
+	char path[4096];
 
-	if (notice)
-		*notice = NULL;
-	if ((rc = open_args_check(dir, csum_block, disk, errmsg)))
-		return rc;
-	st = calloc(1, sizeof(*st));
-	if (!st || !(st->sh = calloc(1, sizeof(*st->sh)))) {
+	*out = st;
+	if (!st)
+		return -ENOMEM;
+	if (!(st->sh = calloc(1, sizeof(*st->sh)))) {
 		free(st);
-		st = NULL;
-		goto fail;
+		*out = NULL;
+		return -ENOMEM;
 	}
 	pthread_mutex_init(&st->sh->mu, NULL);
 	st->disk = disk;
@@ -269,27 +75,50 @@ int ios_store_open(const char *dir, unsigned max_open, unsigned flags, uint32_t 
 	st->sh->sieve_span = IOS_SIEVE_SPAN;
 	st->sh->fds = calloc(st->sh->max_open, sizeof(*st->sh->fds));
 	if (!st->sh->fds)
-		goto fail;
+		return -ENOMEM;
 	for (unsigned i = 0; i < st->sh->max_open; i++)
 		st->sh->fds[i].fd = st->sh->fds[i].sums = -1;
 	snprintf(path, sizeof(path), "%s/objects", dir);
 	if (!(st->dir = strdup(path)) || !(st->root = strdup(dir)))
-		goto fail;
-	if ((rc = mkdir_p(disk, dir, &existed)) || (rc = mkdir_p(disk, st->dir, NULL)))
-		goto fail;
+		return -ENOMEM;
+	return 0;
+}
+
+/* DIR, DIR/objects and its IOS_STORE_DIRS subdirectories, made where
+ * missing; *existed: DIR was there. */
+static int make_dirs(struct ios_store *st, int *existed)
+{
+	char path[4096];
+	int rc;
+
+	if ((rc = mkdir_p(st->disk, st->root, existed)) || (rc = mkdir_p(st->disk, st->dir, NULL)))
+		return rc;
 	for (unsigned i = 0; i < IOS_STORE_DIRS; i++) {
 		snprintf(path, sizeof(path), "%s/%02x", st->dir, i);
-		if ((rc = mkdir_p(disk, path, NULL)))
-			goto fail;
+		if ((rc = mkdir_p(st->disk, path, NULL)))
+			return rc;
 	}
-	if ((rc = store_init(st, existed, flags, csum_block, notice, err, sizeof(err))))
-		goto fail;
-	*out = st;
 	return 0;
-fail:
-	if (errmsg && (err[0] ? asprintf(errmsg, "storage directory %s: %s", dir, err)
-			      : asprintf(errmsg, "storage directory %s: %s", dir,
-					 strerror(-rc))) < 0)
+}
+
+int ios_store_open(const char *dir, unsigned max_open, unsigned flags, uint32_t csum_block,
+		   struct ios_disk *disk, struct ios_store **out, char **notice, char **errmsg)
+{
+	struct ios_store *st;
+	char err[600] = "";
+	int rc, existed;
+
+	if (notice)
+		*notice = NULL;
+	if ((rc = open_args_check(dir, csum_block, disk, errmsg)))
+		return rc;
+	if (!(rc = store_alloc(dir, max_open, disk, &st)) && !(rc = make_dirs(st, &existed)) &&
+	    !(rc = store_init(st, existed, flags, csum_block, notice, err, sizeof(err)))) {
+		*out = st;
+		return 0;
+	}
+	if (errmsg && asprintf(errmsg, "storage directory %s: %s", dir,
+			       err[0] ? err : strerror(-rc)) < 0)
 		*errmsg = NULL;
 	if (notice) {
 		free(*notice);
@@ -404,9 +233,8 @@ int ios_store_holds(const struct ios_store *st, uint64_t handle)
 	return held;
 }
 
-/* The file of object `handle` with `suffix` ("", ".sum", ".ctr"). */
-static void object_path(const struct ios_store *st, uint64_t handle, const char *suffix,
-			char *buf, size_t len)
+void store_object_path(const struct ios_store *st, uint64_t handle, const char *suffix,
+		       char *buf, size_t len)
 {
 	snprintf(buf, len, "%s/%02x/%016" PRIx64 "%s", st->dir, (unsigned)(handle & 0xff), handle,
 		 suffix);
@@ -443,7 +271,7 @@ static int object_open(struct ios_store *st, uint64_t handle, enum obj_get how,
 	char path[4096];
 	int fd;
 
-	object_path(st, handle, "", path, sizeof(path));
+	store_object_path(st, handle, "", path, sizeof(path));
 	fd = st->disk->ops->open(st->disk, handle, IOS_FILE_DATA, path,
 				 O_RDWR | O_CLOEXEC | (how == OBJ_CREATE ? O_CREAT : 0), 0600);
 	if (fd < 0)
@@ -484,7 +312,7 @@ static int lost(struct ios_store *st, uint64_t handle)
 
 	if (!st->quiet)
 		st->sh->faults.lost_objects++;
-	object_path(st, handle, "", path, sizeof(path));
+	store_object_path(st, handle, "", path, sizeof(path));
 	if (ios_registry_holds(st->sh->reg, handle)) {
 		snprintf(st->why, sizeof(st->why), "the object is lost: this storage daemon made "
 			 "it, but its file %s is gone", path);
@@ -619,14 +447,14 @@ int ios_store_open_read(struct ios_store *st, uint64_t handle, int *fd, int *sum
 	pthread_mutex_lock(&st->sh->mu);
 	held = ios_registry_holds(st->sh->reg, handle) || st->remade;
 	pthread_mutex_unlock(&st->sh->mu);
-	object_path(st, handle, "", path, sizeof(path));
+	store_object_path(st, handle, "", path, sizeof(path));
 	rc = st->disk->ops->open(st->disk, handle, IOS_FILE_DATA, path, O_RDONLY | O_CLOEXEC, 0);
 	if (rc == -ENOENT)
 		return held ? -EIO : -ENOENT;
 	if (rc < 0)
 		return rc;
 	*fd = rc;
-	object_path(st, handle, ".sum", path, sizeof(path));
+	store_object_path(st, handle, ".sum", path, sizeof(path));
 	rc = st->disk->ops->open(st->disk, handle, IOS_FILE_SUMS, path, O_RDONLY | O_CLOEXEC, 0);
 	if (rc >= 0)
 		*sums = rc;
@@ -641,8 +469,8 @@ int ios_store_open_read(struct ios_store *st, uint64_t handle, int *fd, int *sum
 enum io_dir { IO_READ, IO_WRITE };
 
 /* The whole of iov[0..n) at offset, retrying short transfers; reads stop
- * at end of file. Returns bytes moved or -errno. Callers use full_read
- * and full_write. */
+ * at end of file. Returns bytes moved or -errno. Callers use
+ * store_full_read and store_full_write. */
 static ssize_t full_iov(struct ios_store *st, int fd, struct iovec *iov, int n, uint64_t offset,
 			enum io_dir dir, uint64_t *syscalls)
 {
@@ -675,14 +503,14 @@ static ssize_t full_iov(struct ios_store *st, int fd, struct iovec *iov, int n, 
 	return (ssize_t)done;
 }
 
-static ssize_t full_read(struct ios_store *st, int fd, struct iovec *iov, int n, uint64_t offset,
-			 uint64_t *syscalls)
+ssize_t store_full_read(struct ios_store *st, int fd, struct iovec *iov, int n, uint64_t offset,
+			uint64_t *syscalls)
 {
 	return full_iov(st, fd, iov, n, offset, IO_READ, syscalls);
 }
 
-static ssize_t full_write(struct ios_store *st, int fd, struct iovec *iov, int n,
-			  uint64_t offset, uint64_t *syscalls)
+ssize_t store_full_write(struct ios_store *st, int fd, struct iovec *iov, int n,
+			 uint64_t offset, uint64_t *syscalls)
 {
 	return full_iov(st, fd, iov, n, offset, IO_WRITE, syscalls);
 }
@@ -692,7 +520,7 @@ static int read_zeroed(struct ios_store *st, int fd, uint8_t *buf, size_t len, u
 		       uint64_t *syscalls)
 {
 	struct iovec iov = { buf, len };
-	ssize_t got = full_read(st, fd, &iov, 1, offset, syscalls);
+	ssize_t got = store_full_read(st, fd, &iov, 1, offset, syscalls);
 
 	if (got < 0)
 		return (int)got;
@@ -734,7 +562,7 @@ static int sums_fd(struct ios_store *st, struct ios_fd *slot, int create)
 
 	if (slot->sums >= 0)
 		return slot->sums;
-	object_path(st, slot->handle, ".sum", path, sizeof(path));
+	store_object_path(st, slot->handle, ".sum", path, sizeof(path));
 	slot->sums = st->disk->ops->open(st->disk, slot->handle, IOS_FILE_SUMS, path,
 					 O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
 	if (slot->sums < 0) {
@@ -776,7 +604,7 @@ static int sums_write(struct ios_store *st, struct ios_fd *slot, uint64_t first,
 	if (fd < 0)
 		return fd;
 	tp_obj_sums_encode(raw, crcs, n);
-	k = full_write(st, fd, &iov, 1, tp_obj_sums_offset(first), syscalls);
+	k = store_full_write(st, fd, &iov, 1, tp_obj_sums_offset(first), syscalls);
 	return k < 0 ? (int)k : 0;
 }
 
@@ -799,7 +627,7 @@ static int sums_check(struct ios_store *st, struct ios_fd *slot, uint64_t first,
 		pthread_mutex_lock(&st->sh->mu);
 		st->sh->faults.checksum_failures++;
 		pthread_mutex_unlock(&st->sh->mu);
-		object_path(st, slot->handle, "", path, sizeof(path));
+		store_object_path(st, slot->handle, "", path, sizeof(path));
 		snprintf(st->why, sizeof(st->why), "the data is damaged: bytes %" PRIu64 " to %"
 			 PRIu64 " of %s fail their checksum (stored %08" PRIx32 ", the bytes give %08"
 			 PRIx32 ")", at, at + B - 1, path, stored[i], c);
@@ -864,7 +692,7 @@ static int write_span(struct ios_store *st, struct ios_fd *slot, uint64_t start,
 		memcpy(block + (from - at), src + (from - start), to - from);
 		crcs[i] = tp_crc32c(0, block, B);
 	}
-	k = full_write(st, slot->fd, &iov, 1, start, syscalls);
+	k = store_full_write(st, slot->fd, &iov, 1, start, syscalls);
 	if (k < 0) {
 		rc = (int)k;
 		goto out;
@@ -1144,7 +972,7 @@ int ios_store_remove(struct ios_store *st, uint64_t handle)
 	pthread_mutex_unlock(&st->sh->mu);
 	/* Its checksums and counters go with it, then its record. */
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		object_path(st, handle, files[i].suffix, path, sizeof(path));
+		store_object_path(st, handle, files[i].suffix, path, sizeof(path));
 		rc = st->disk->ops->unlink(st->disk, handle, files[i].file, path);
 		if (rc && rc != -ENOENT)
 			return rc;
@@ -1164,7 +992,7 @@ static int sync_side(struct ios_store *st, uint64_t handle, const char *suffix,
 	char path[4096];
 	int fd, rc;
 
-	object_path(st, handle, suffix, path, sizeof(path));
+	store_object_path(st, handle, suffix, path, sizeof(path));
 	fd = d->ops->open(d, handle, file, path, O_RDWR | O_CLOEXEC, 0600);
 	if (fd == -ENOENT)
 		return 0;
@@ -1214,163 +1042,6 @@ int ios_store_sync(struct ios_store *st, uint64_t handle)
 		return rc;
 	rc = sync_slot(st, handle, slot);
 	object_put(st, slot);
-	return rc;
-}
-
-/* ------------------------------------------------------------ counters
- *
- * The side file is CTR_MAGIC (8 bytes) then (key, value, owner uid, zero)
- * records of 24 bytes each, little-endian, the most recently used first.
- * A file without the magic is the older format: records of (key, value),
- * 16 bytes, whose owner is unknown (CTR_UNKNOWN); it is rewritten in the
- * new one at its next change. It is small (1.5 KiB at most) and read and
- * rewritten whole by each request. */
-#define CTR_MAGIC 0x0000000252544354ull /* "TCTR", version 2 */
-#define CTR_OLD_RECORD 16
-#define CTR_RECORD 24
-#define CTR_UNKNOWN UINT32_MAX
-
-struct ctr {
-	uint64_t key;
-	int64_t value;
-	uint32_t uid;
-};
-
-/* The records in buf (got bytes); a torn last record (a crash) is dropped. */
-static size_t ctr_parse(const uint8_t *buf, size_t got, struct ctr *c)
-{
-	int v2 = got >= 8 && ios_le_get(buf, 8) == CTR_MAGIC;
-	size_t size = v2 ? CTR_RECORD : CTR_OLD_RECORD, n;
-
-	if (v2) {
-		buf += 8;
-		got -= 8;
-	}
-	n = got / size;
-	if (n > IOS_COUNTERS)
-		n = IOS_COUNTERS;
-	for (size_t i = 0; i < n; i++, buf += size) {
-		c[i].key = ios_le_get(buf, 8);
-		c[i].value = (int64_t)ios_le_get(buf + 8, 8);
-		c[i].uid = v2 ? (uint32_t)ios_le_get(buf + 16, 4) : CTR_UNKNOWN;
-	}
-	return n;
-}
-
-static size_t ctr_format(uint8_t *buf, const struct ctr *c, size_t n)
-{
-	memset(buf, 0, 8 + n * CTR_RECORD);
-	ios_le_put(buf, 8, CTR_MAGIC);
-	for (size_t i = 0; i < n; i++) {
-		uint8_t *r = buf + 8 + i * CTR_RECORD;
-
-		ios_le_put(r, 8, c[i].key);
-		ios_le_put(r + 8, 8, (uint64_t)c[i].value);
-		ios_le_put(r + 16, 4, c[i].uid);
-	}
-	return 8 + n * CTR_RECORD;
-}
-
-/* The least recently used record of the uid holding the most records
- * (owners unknown count as one uid). */
-static size_t ctr_victim(const struct ctr *c, size_t n)
-{
-	uint32_t hog = c[n - 1].uid;
-	size_t most = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		size_t k = 0;
-
-		for (size_t j = 0; j < n; j++)
-			k += c[j].uid == c[i].uid;
-		if (k > most) {
-			most = k;
-			hog = c[i].uid;
-		}
-	}
-	for (size_t i = n; i-- > 0;)
-		if (c[i].uid == hog)
-			return i;
-	return n - 1;
-}
-
-/* key's record in c[0..*n), made for uid if there is none: its index, or
- * -EDQUOT when uid (not root) holds `share` records already. A full table
- * drops the least recently used record of the uid holding the most, so
- * one uid's keys push out only its own, not another user's counter. */
-static long ctr_find(struct ctr *c, size_t *n, uint64_t key, uint32_t uid, uint32_t share)
-{
-	size_t mine = 0, at;
-
-	for (size_t i = 0; i < *n; i++) {
-		if (c[i].key == key)
-			return (long)i;
-		mine += c[i].uid == uid;
-	}
-	if (uid != 0 && mine >= share)
-		return -EDQUOT;
-	at = *n < IOS_COUNTERS ? (*n)++ : ctr_victim(c, *n);
-	c[at] = (struct ctr){ key, 0, uid };
-	return (long)at;
-}
-
-int ios_store_counter(struct ios_store *st, uint64_t handle, uint64_t key, enum ios_counter_op op,
-		int64_t value, int64_t *old)
-{
-	return ios_store_counter_as(st, handle, key, op, value, NULL, old);
-}
-
-int ios_store_counter_as(struct ios_store *st, uint64_t handle, uint64_t key,
-			 enum ios_counter_op op, int64_t value,
-			 const struct ios_counter_owner *who, int64_t *old)
-{
-	struct ios_disk *d = st->disk;
-	uint8_t buf[8 + IOS_COUNTERS * CTR_RECORD];
-	struct ctr c[IOS_COUNTERS], mine;
-	uint64_t syscalls = 0;
-	struct iovec iov = { buf, sizeof(buf) };
-	char path[4096];
-	ssize_t got;
-	size_t n;
-	long at;
-	int fd, rc = 0;
-
-	object_path(st, handle, ".ctr", path, sizeof(path));
-	fd = d->ops->open(d, handle, IOS_FILE_COUNTERS, path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return fd;
-	got = full_read(st, fd, &iov, 1, 0, &syscalls);
-	if (got < 0) {
-		rc = (int)got;
-		goto out;
-	}
-	n = ctr_parse(buf, (size_t)got, c);
-	at = ctr_find(c, &n, key, who ? who->uid : 0, who ? who->share : IOS_COUNTERS);
-	if (at < 0) {
-		rc = (int)at;
-		goto out;
-	}
-	mine = c[at];
-	if (op == IOS_COUNTER_SET) {
-		*old = mine.value;
-		mine.value = value;
-	} else if ((value > 0 && mine.value > INT64_MAX - value) ||
-		   (value < 0 && mine.value < INT64_MIN - value)) {
-		rc = -EOVERFLOW;
-		goto out;
-	} else {
-		*old = mine.value;
-		mine.value += value;
-	}
-	memmove(c + 1, c, (size_t)at * sizeof(*c)); /* the one used now goes first */
-	c[0] = mine;
-	iov.iov_base = buf;
-	iov.iov_len = ctr_format(buf, c, n);
-	got = full_write(st, fd, &iov, 1, 0, &syscalls);
-	if (got < 0)
-		rc = (int)got;
-out:
-	d->ops->close(d, fd);
 	return rc;
 }
 
