@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -120,7 +121,7 @@ static double raw_ping(struct raw *raw, uint32_t hold_ms, Tessera__CoreStats *co
 	return now_s() - t0;
 }
 
-/* A forked child's failure: why, on stderr (the suite's log), then its
+/* A child process's failure: why, on stderr (the suite's log), then its
  * exit status, which the parent reports. */
 static void child_fail(int status, const char *step, const char *why)
 {
@@ -128,10 +129,10 @@ static void child_fail(int status, const char *step, const char *why)
 	_exit(status);
 }
 
-/* In a forked child (no CMocka there): a raw endpoint with `nrecv`
+/* In a child process (no CMocka there): a raw endpoint with `nrecv`
  * small receive buffers aimed at storage daemon `ios`, on a session of its
  * own (the AUTH reply's buffer is reposted); exits on failure. */
-static void child_raw_open(struct cluster *c, uint32_t ios, unsigned nrecv, struct raw *raw)
+static void child_raw_open(const char *conf, uint32_t ios, unsigned nrecv, struct raw *raw)
 {
 	Tessera__AuthRequest m = TESSERA__AUTH_REQUEST__INIT;
 	struct tp_hdr h = { .opcode = TP_OP_AUTH, .reqid = 1 };
@@ -143,7 +144,7 @@ static void child_raw_open(struct cluster *c, uint32_t ios, unsigned nrecv, stru
 	long len;
 
 	memset(raw, 0, sizeof(*raw));
-	if (tp_config_load(c->conf, &cfg, err, sizeof(err)))
+	if (tp_config_load(conf, &cfg, err, sizeof(err)))
 		child_fail(2, "config", err);
 	to.node = cfg.ios[ios].host; /* the source address that reaches it */
 	to.service = cfg.ios[ios].port;
@@ -195,7 +196,7 @@ static void child_raw_open(struct cluster *c, uint32_t ios, unsigned nrecv, stru
 /* The misbehaving client (a child process): send `n` reads of `len`
  * bytes to storage daemon 0, take none of the replies, stay alive for
  * `linger` seconds. Keeps one receive buffer and never reposts it. */
-static void silent_reader(struct cluster *c, unsigned n, uint32_t len, double linger)
+static void silent_reader(const char *conf, unsigned n, uint32_t len, double linger)
 {
 	struct raw raw;
 	uint8_t frame[512];
@@ -203,7 +204,7 @@ static void silent_reader(struct cluster *c, unsigned n, uint32_t len, double li
 
 	if (!ctx)
 		child_fail(2, "calloc", strerror(ENOMEM));
-	child_raw_open(c, 0, 1, &raw);
+	child_raw_open(conf, 0, 1, &raw);
 	for (unsigned i = 0; i < n; i++) {
 		Tessera__ReadRequest rd = TESSERA__READ_REQUEST__INIT;
 		long flen;
@@ -233,6 +234,107 @@ static void silent_reader(struct cluster *c, unsigned n, uint32_t len, double li
 		usleep(1000);
 	}
 	_exit(0);
+}
+
+/* The client that leaves (a child process): five pings to storage daemon
+ * 2, each held 1.5 s, then gone without a word while they are parked. */
+static void parking_client(const char *conf)
+{
+	Tessera__PingRequest ping = TESSERA__PING_REQUEST__INIT;
+	struct raw raw;
+	uint8_t frame[5][512];
+	struct iovec iov;
+	long len;
+
+	child_raw_open(conf, 2, 2, &raw);
+	ping.hold_ms = 1500;
+	/* five frames, each sealed with its own sequence number (one
+	 * frame sent five times would be a replay, taken once) */
+	for (int i = 0; i < 5; i++) {
+		struct tnet_event ev[4];
+
+		len = build_frame(&raw, frame[i], sizeof(frame[i]), TP_OP_PING, 5 + i,
+				  &ping.base, 0);
+		iov = (struct iovec){ frame[i], (size_t)len };
+		while (tnet_send(raw.net, raw.peer, &iov, 1, &raw.ctx) == -EAGAIN)
+			tnet_poll(raw.net, ev, 4);
+	}
+	for (double end = now_s() + 0.3; now_s() < end;) {
+		struct tnet_event ev[4];
+
+		tnet_poll(raw.net, ev, 4);
+		usleep(1000);
+	}
+	_exit(0); /* gone, without a word, holding 5 parked pings */
+}
+
+/*
+ * The misbehaving clients run as processes of their own: this program
+ * started again with CHILD_ARG, the role, the config, the object and its
+ * capability (hex). A forked copy of the test (threaded: libfabric's,
+ * MUNGE's and the sanitizer's state) may call only async-signal-safe
+ * functions, and under CI's load such a child never reached the daemon.
+ */
+#define CHILD_ARG "--misbehaving-client"
+#define CHILD_FLOOD "flood"
+#define CHILD_PARK "park"
+
+static pid_t spawn_child(struct cluster *c, const char *role)
+{
+	extern char **environ;
+	char objs[24], *hex = NULL;
+	pid_t pid;
+
+	snprintf(objs, sizeof(objs), "%llu", (unsigned long long)obj);
+	if (obj_cap) {
+		size_t n = tessera__capability__get_packed_size(obj_cap);
+		uint8_t *b = malloc(n + 1);
+
+		hex = malloc(2 * n + 1);
+		assert_true(b && hex);
+		tessera__capability__pack(obj_cap, b);
+		for (size_t i = 0; i < n; i++)
+			snprintf(hex + 2 * i, 3, "%02x", b[i]);
+		hex[2 * n] = 0;
+		free(b);
+	}
+	{
+		char *argv[] = { "test_daemon_core", CHILD_ARG, (char *)role, c->conf, objs,
+				 hex ? hex : "-", NULL };
+
+		assert_int_equal(posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ), 0);
+	}
+	free(hex);
+	return pid;
+}
+
+/* The child's side: argv as spawn_child made it; never returns. */
+static int child_main(int argc, char **argv)
+{
+	const char *role = argv[2], *conf = argv[3], *hex = argv[5];
+
+	if (argc != 6)
+		child_fail(2, "arguments", "role, config, object, capability");
+	obj = strtoull(argv[4], NULL, 10);
+	if (strcmp(hex, "-")) {
+		size_t n = strlen(hex) / 2;
+		uint8_t *b = malloc(n + 1);
+
+		if (!b)
+			child_fail(2, "malloc", strerror(ENOMEM));
+		for (size_t i = 0; i < n; i++)
+			sscanf(hex + 2 * i, "%2hhx", &b[i]);
+		obj_cap = tessera__capability__unpack(NULL, n, b);
+		free(b);
+		if (!obj_cap)
+			child_fail(2, "capability", hex);
+	}
+	if (!strcmp(role, CHILD_FLOOD))
+		silent_reader(conf, 1000, MIB, 3.0 * TIMEOUT_MS / 1000);
+	if (!strcmp(role, CHILD_PARK))
+		parking_client(conf);
+	child_fail(2, "role", role);
+	return 2;
 }
 
 static void write_object(struct raw *raw, uint32_t len)
@@ -274,10 +376,7 @@ static void test_unread_replies(void **state)
 	write_object(&raw, MIB);
 	raw_ping(&raw, 0, &core);
 	rss0 = rss_of(c->ios[0]);
-	child = fork();
-	assert_true(child >= 0);
-	if (child == 0)
-		silent_reader(c, 1000, MIB, 3.0 * TIMEOUT_MS / 1000);
+	child = spawn_child(c, CHILD_FLOOD);
 	t_end = now_s() + 2.0 * TIMEOUT_MS / 1000 + 1.0;
 	while (now_s() < t_end) {
 		double t = raw_ping(&raw, 0, &core);
@@ -398,38 +497,9 @@ static void test_parked_client_gone(void **state)
 	struct cluster *c = *state;
 	struct raw other;
 	Tessera__CoreStats core;
-	pid_t child = fork();
+	pid_t child = spawn_child(c, CHILD_PARK);
 	int status;
 
-	assert_true(child >= 0);
-	if (child == 0) {
-		Tessera__PingRequest ping = TESSERA__PING_REQUEST__INIT;
-		struct raw raw;
-		uint8_t frame[5][512];
-		struct iovec iov;
-		long len;
-
-		child_raw_open(c, 2, 2, &raw);
-		ping.hold_ms = 1500;
-		/* five frames, each sealed with its own sequence number (one
-		 * frame sent five times would be a replay, taken once) */
-		for (int i = 0; i < 5; i++) {
-			struct tnet_event ev[4];
-
-			len = build_frame(&raw, frame[i], sizeof(frame[i]), TP_OP_PING, 5 + i,
-					  &ping.base, 0);
-			iov = (struct iovec){ frame[i], (size_t)len };
-			while (tnet_send(raw.net, raw.peer, &iov, 1, &raw.ctx) == -EAGAIN)
-				tnet_poll(raw.net, ev, 4);
-		}
-		for (double end = now_s() + 0.3; now_s() < end;) {
-			struct tnet_event ev[4];
-
-			tnet_poll(raw.net, ev, 4);
-			usleep(1000);
-		}
-		_exit(0); /* gone, without a word, holding 5 parked pings */
-	}
 	assert_int_equal(waitpid(child, &status, 0), child);
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		fail_msg("the parking client (child %ld) %s %d; its reason is above",
@@ -490,7 +560,7 @@ static int setup(void **state)
 	return cluster_setup(state, "tcp;ofi_rxm");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_unread_replies, setup, core_teardown),
@@ -498,5 +568,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_parked_client_gone, setup, core_teardown),
 	};
 
+	if (argc > 1 && !strcmp(argv[1], CHILD_ARG))
+		return child_main(argc, argv);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
