@@ -114,14 +114,11 @@ static int reply_status(const struct tc_req *req, uint32_t *block)
 	return req->status;
 }
 
-/* Ask for the slots of f whose chunks this read touches and that have no
- * descriptors yet (want[s]): one LOCAL_OPEN per slot, all at once. */
-static void open_slots(tessera_file *f, const uint8_t *want)
+/* One LOCAL_OPEN per wanted slot of f; their slots into slot_of. The
+ * number made. */
+static size_t ask_slots(tessera_file *f, const uint8_t *want, struct tc_req **reqs,
+			uint32_t *slot_of)
 {
-	tessera_fs *fs = f->fs;
-	struct tc_local_file *lf = f->local;
-	struct tc_req *reqs[TESSERA_MAX_STRIPE];
-	uint32_t slot_of[TESSERA_MAX_STRIPE];
 	size_t k = 0;
 
 	for (uint32_t s = 0; s < f->layout.count; s++) {
@@ -131,49 +128,78 @@ static void open_slots(tessera_file *f, const uint8_t *want)
 			continue;
 		m.handle = f->layout.handles[s];
 		m.cap = (Tessera__Capability *)tc_cap_get(f);
-		reqs[k] = tc_req_new(fs, (int)f->layout.servers[s], TP_OP_LOCAL_OPEN, &m.base,
+		reqs[k] = tc_req_new(f->fs, (int)f->layout.servers[s], TP_OP_LOCAL_OPEN, &m.base,
 				     NULL, 0);
 		if (!reqs[k])
 			break;
 		slot_of[k++] = s;
 	}
+	return k;
+}
+
+/* A refused LOCAL_OPEN (rc) of slot s. Off there: never ask that daemon
+ * again. A passing state (a capability to renew, a timeout, a full
+ * table): asked again by a later read. Else (a lost object, no right to
+ * read) not on this file: its reads through the daemon say why. */
+static void note_refusal(tessera_file *f, uint32_t s, int rc)
+{
+	tessera_fs *fs = f->fs;
+
+	pthread_mutex_lock(&fs->lock);
+	if (rc == -EOPNOTSUPP)
+		fs->ios_local[f->layout.servers[s]] = -1;
+	else if (rc != -EKEYEXPIRED && rc != -ETIMEDOUT && rc != -EBUSY)
+		f->local->failed[s] = 1;
+	pthread_mutex_unlock(&fs->lock);
+}
+
+/* Fetch slot s's descriptors from the daemon's socket and keep them,
+ * unless another thread was first or there are too many. */
+static void take_fds(tessera_file *f, uint32_t s, const Tessera__LocalOpenReply *rep,
+		     uint32_t block)
+{
+	tessera_fs *fs = f->fs;
+	struct tc_local_file *lf = f->local;
+	int fds[2] = { -1, -1 }, n = 0;
+	int rc = fetch(fs, rep->socket, rep->token.data, fds, &n);
+
+	pthread_mutex_lock(&fs->lock);
+	if (rc == -ENOTCONN)
+		fs->ios_local[f->layout.servers[s]] = -1;
+	if (!rc && !lf->fd1[s] && fs->local_fds + 2 <= fs->local_max_fds) {
+		lf->fd1[s] = fds[0] + 1;
+		lf->sums1[s] = n > 1 ? fds[1] + 1 : 0;
+		lf->block[s] = block;
+		fs->local_fds += (unsigned)n;
+		n = 0;
+	}
+	pthread_mutex_unlock(&fs->lock);
+	while (n) /* another thread was first, or too many */
+		close(fds[--n]);
+}
+
+/* Ask for the slots of f whose chunks this read touches and that have no
+ * descriptors yet (want[s]): one LOCAL_OPEN per slot, all at once. */
+static void open_slots(tessera_file *f, const uint8_t *want)
+{
+	tessera_fs *fs = f->fs;
+	struct tc_req *reqs[TESSERA_MAX_STRIPE];
+	uint32_t slot_of[TESSERA_MAX_STRIPE];
+	size_t k = ask_slots(f, want, reqs, slot_of);
+
 	if (!k)
 		return;
 	(void)tc_run(fs, reqs, k); /* each answered or failed on its own */
 	for (size_t i = 0; i < k; i++) {
 		const Tessera__LocalOpenReply *rep = (const Tessera__LocalOpenReply *)reqs[i]->reply;
-		uint32_t s = slot_of[i], server = f->layout.servers[s];
 		uint32_t block;
-		int fds[2] = { -1, -1 }, n = 0, rc = reply_status(reqs[i], &block);
+		int rc = reply_status(reqs[i], &block);
 
-		if (rc || !rep) {
-			/* Off there: never ask that daemon again. A passing
-			 * state (a capability to renew, a timeout, a full
-			 * table): asked again by a later read. Else (a lost
-			 * object, no right to read) not on this file: its
-			 * reads through the daemon say why. */
-			pthread_mutex_lock(&fs->lock);
-			if (rc == -EOPNOTSUPP)
-				fs->ios_local[server] = -1;
-			else if (rc != -EKEYEXPIRED && rc != -ETIMEDOUT && rc != -EBUSY)
-				lf->failed[s] = 1;
-			pthread_mutex_unlock(&fs->lock);
-		} else if (!rep->absent && rep->token.len == TP_LOCAL_TOKEN && rep->socket) {
-			rc = fetch(fs, rep->socket, rep->token.data, fds, &n);
-			pthread_mutex_lock(&fs->lock);
-			if (rc == -ENOTCONN)
-				fs->ios_local[server] = -1;
-			if (!rc && !lf->fd1[s] && fs->local_fds + 2 <= fs->local_max_fds) {
-				lf->fd1[s] = fds[0] + 1;
-				lf->sums1[s] = n > 1 ? fds[1] + 1 : 0;
-				lf->block[s] = block;
-				fs->local_fds += (unsigned)n;
-				n = 0;
-			}
-			pthread_mutex_unlock(&fs->lock);
-			while (n) /* another thread was first, or too many */
-				close(fds[--n]);
-		} /* absent: a hole for now; asked again by a later read */
+		if (rc || !rep)
+			note_refusal(f, slot_of[i], rc);
+		else if (!rep->absent && rep->token.len == TP_LOCAL_TOKEN && rep->socket)
+			take_fds(f, slot_of[i], rep, block);
+		/* absent: a hole for now; asked again by a later read */
 		tc_req_free(fs, reqs[i]);
 	}
 }
@@ -311,10 +337,41 @@ static int read_run(struct lread *r, uint64_t off, uint64_t len, uint8_t *dst)
 	return 0;
 }
 
-/* The common case: the chunk starts on a block, every run but the last
- * is whole blocks, and the object's bytes end on a block or at its end.
- * One preadv straight into the caller's runs iov[0..n), one read of the
- * checksums, each run checked where it landed. 1: not this case. */
+/* Whether the runs iov[0..n) from off fit the common case of read_runs:
+ * the chunk starts on a block, every run but the last is whole blocks,
+ * and the object's bytes (have) end on a block or at its end. */
+static int runs_on_blocks(const struct lread *r, uint64_t off, const struct iovec *iov, int n,
+			  uint64_t have)
+{
+	uint64_t B = r->block;
+
+	if (off % B || ((off + have) % B && off + have != r->size))
+		return 0;
+	for (int i = 0; i < n - 1; i++)
+		if (iov[i].iov_len % B)
+			return 0;
+	return 1;
+}
+
+/* Each of the runs iov[0..m) checked where it landed, against stored
+ * (from the first run's block on). */
+static int check_runs(const uint32_t *stored, const struct iovec *iov, int m, uint64_t B)
+{
+	uint64_t done = 0;
+	int rc;
+
+	for (int i = 0; i < m; i++) {
+		if ((rc = check_blocks(stored + done / B, iov[i].iov_base,
+				       (iov[i].iov_len + B - 1) / B, iov[i].iov_len, B)))
+			return rc;
+		done += iov[i].iov_len;
+	}
+	return 0;
+}
+
+/* The common case (runs_on_blocks): one preadv straight into the
+ * caller's runs iov[0..n), one read of the checksums, each run checked
+ * where it landed. 1: not this case. */
 static int read_runs(struct lread *r, uint64_t off, struct iovec *iov, int n, uint64_t have)
 {
 	uint64_t B = r->block, done = 0, blocks = (have + B - 1) / B;
@@ -322,11 +379,8 @@ static int read_runs(struct lread *r, uint64_t off, struct iovec *iov, int n, ui
 	ssize_t k;
 	int m = 0, rc;
 
-	if (off % B || ((off + have) % B && off + have != r->size))
+	if (!runs_on_blocks(r, off, iov, n, have))
 		return 1;
-	for (int i = 0; i < n - 1; i++)
-		if (iov[i].iov_len % B)
-			return 1;
 	while (m < n && done < have) { /* the runs that hold object bytes */
 		if (iov[m].iov_len > have - done)
 			iov[m].iov_len = (size_t)(have - done);
@@ -345,77 +399,108 @@ static int read_runs(struct lread *r, uint64_t off, struct iovec *iov, int n, ui
 		return -ESTALE; /* the object shrank, or a short read: the daemon */
 	if ((rc = sums_get(r->sums, off / B, (size_t)blocks, stored)))
 		return rc;
-	done = 0;
-	for (int i = 0; i < m; i++) {
-		if ((rc = check_blocks(stored + done / B, iov[i].iov_base,
-				       (iov[i].iov_len + B - 1) / B, iov[i].iov_len, B)))
-			return rc;
-		done += iov[i].iov_len;
-	}
-	return 0;
+	return check_runs(stored, iov, m, B);
 }
 
 #define TC_LOCAL_IOV 64
 
-ssize_t tc_local_read(tessera_file *f, uint32_t slot, uint64_t obj_off, uint64_t len,
-		      void (*runs)(void *arg, uint64_t from, uint64_t *n, uint8_t **user),
-		      void *arg)
+typedef void (*tc_runs_fn)(void *arg, uint64_t from, uint64_t *n, uint8_t **user);
+
+/* Slot's descriptors and block into r; -ENOENT when it has none. */
+static int local_fds(tessera_file *f, uint32_t slot, struct lread *r)
 {
 	tessera_fs *fs = f->fs;
 	struct tc_local_file *lf;
-	struct lread r = { .fd = -1, .sums = -1 };
-	struct iovec iov[TC_LOCAL_IOV];
-	uint64_t done = 0, got = 0, at[TC_LOCAL_IOV];
-	struct stat sb;
-	int n = 0, rc = 0;
 
-	if (!fs->local_on || tc_lock_epoch(f, slot))
-		return -ENOENT;
 	pthread_mutex_lock(&fs->lock);
 	lf = f->local;
 	if (lf && lf->fd1[slot]) {
-		r.fd = lf->fd1[slot] - 1;
-		r.sums = lf->sums1[slot] - 1;
-		r.block = lf->block[slot];
+		r->fd = lf->fd1[slot] - 1;
+		r->sums = lf->sums1[slot] - 1;
+		r->block = lf->block[slot];
 	}
 	pthread_mutex_unlock(&fs->lock);
-	if (r.fd < 0)
+	return r->fd < 0 ? -ENOENT : 0;
+}
+
+/* The caller's runs of the chunk's len bytes into iov (at most
+ * TC_LOCAL_IOV), each run's offset in the chunk into at; the bytes they
+ * cover. */
+static uint64_t gather_runs(tc_runs_fn runs, void *arg, uint64_t len, struct iovec *iov,
+			    uint64_t *at, int *n)
+{
+	uint64_t done = 0;
+
+	*n = 0;
+	while (done < len && *n < TC_LOCAL_IOV) {
+		uint64_t k = len - done;
+		uint8_t *user;
+
+		runs(arg, done, &k, &user);
+		iov[*n].iov_base = user;
+		iov[*n].iov_len = (size_t)k;
+		at[(*n)++] = done;
+		done += k;
+	}
+	return done;
+}
+
+/* Zeros in each run past the object's end (got bytes of the chunk's len
+ * are the object's); read_runs left the runs' own lengths cut there. */
+static void zero_tails(const struct iovec *iov, const uint64_t *at, int n, uint64_t len,
+		       uint64_t got)
+{
+	for (int i = 0; i < n; i++) {
+		uint64_t run = (i + 1 < n ? at[i + 1] : len) - at[i];
+		uint64_t full = at[i] >= got ? 0 : got - at[i] < run ? got - at[i] : run;
+
+		memset((uint8_t *)iov[i].iov_base + full, 0, (size_t)(run - full));
+	}
+}
+
+/* Run by run, through whole blocks: the general case. */
+static int read_run_by_run(struct lread *r, uint64_t obj_off, uint64_t len, tc_runs_fn runs,
+			   void *arg)
+{
+	int rc = 0;
+
+	for (uint64_t done = 0; done < len && !rc;) {
+		uint64_t k = len - done;
+		uint8_t *user;
+
+		runs(arg, done, &k, &user);
+		rc = read_run(r, obj_off + done, k, user);
+		done += k;
+	}
+	return rc;
+}
+
+ssize_t tc_local_read(tessera_file *f, uint32_t slot, uint64_t obj_off, uint64_t len,
+		      tc_runs_fn runs, void *arg)
+{
+	tessera_fs *fs = f->fs;
+	struct lread r = { .fd = -1, .sums = -1 };
+	struct iovec iov[TC_LOCAL_IOV];
+	uint64_t got = 0, at[TC_LOCAL_IOV];
+	struct stat sb;
+	int n, rc;
+
+	if (!fs->local_on || tc_lock_epoch(f, slot))
 		return -ENOENT;
+	if ((rc = local_fds(f, slot, &r)))
+		return rc;
 	if (fstat(r.fd, &sb))
 		return -errno;
 	r.size = (uint64_t)sb.st_size;
 	/* what the object holds of the chunk; zeros after it */
 	if (r.size > obj_off)
 		got = r.size - obj_off < len ? r.size - obj_off : len;
-	while (done < len && n < TC_LOCAL_IOV) {
-		uint64_t k = len - done;
-		uint8_t *user;
-
-		runs(arg, done, &k, &user);
-		iov[n].iov_base = user;
-		iov[n].iov_len = (size_t)k;
-		at[n++] = done;
-		done += k;
-	}
-	if (done == len && (rc = read_runs(&r, obj_off, iov, n, got)) == 0) {
-		for (int i = 0; i < n; i++) { /* the zeros past the object's end */
-			uint64_t run = (i + 1 < n ? at[i + 1] : len) - at[i];
-			uint64_t full = at[i] >= got ? 0 : got - at[i] < run ? got - at[i] : run;
-
-			memset((uint8_t *)iov[i].iov_base + full, 0, (size_t)(run - full));
-		}
-	} else if (done < len || rc == 1) {
-		/* run by run, through whole blocks */
-		rc = 0;
-		for (done = 0; done < len && !rc;) {
-			uint64_t k = len - done;
-			uint8_t *user;
-
-			runs(arg, done, &k, &user);
-			rc = read_run(&r, obj_off + done, k, user);
-			done += k;
-		}
-	}
+	if (gather_runs(runs, arg, len, iov, at, &n) < len)
+		rc = read_run_by_run(&r, obj_off, len, runs, arg); /* too many runs */
+	else if ((rc = read_runs(&r, obj_off, iov, n, got)) == 0)
+		zero_tails(iov, at, n, len, got);
+	else if (rc == 1)
+		rc = read_run_by_run(&r, obj_off, len, runs, arg);
 	free(r.scratch);
 	free(r.stored);
 	if (rc < 0)
