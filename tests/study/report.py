@@ -249,7 +249,7 @@ def _table_index(rows, idx):
             ok = float(r["requests"]) == paper
             held.append(ok)
             if not ok:
-                off.append("%s %s (%g)" % (r["method"], r["requests"], paper))
+                off.append("%s %g (%g)" % (r["method"], round(float(r["requests"]), 1), paper))
         if not rs:
             continue
         if not held:
