@@ -188,11 +188,11 @@ struct tessera_file {
  * what it was given), zeros past the object's end; returns the bytes the
  * object had, or a negative errno (-ENOENT: no descriptor) and the caller
  * reads through the daemon. Close: at tessera_close. */
+typedef void (*tc_runs_fn)(void *arg, uint64_t from, uint64_t *n, uint8_t **user);
 void tc_local_init(tessera_fs *fs);
 void tc_local_prepare(tessera_file *f, const uint32_t *slots, size_t n, uint64_t len);
 ssize_t tc_local_read(tessera_file *f, uint32_t slot, uint64_t obj_off, uint64_t len,
-		      void (*runs)(void *arg, uint64_t from, uint64_t *n, uint8_t **user),
-		      void *arg);
+		      tc_runs_fn runs, void *arg);
 void tc_local_close(tessera_file *f);
 
 /* Capabilities (cap.c). The rights an open with `flags` asks for. */

@@ -404,8 +404,6 @@ static int read_runs(struct lread *r, uint64_t off, struct iovec *iov, int n, ui
 
 #define TC_LOCAL_IOV 64
 
-typedef void (*tc_runs_fn)(void *arg, uint64_t from, uint64_t *n, uint8_t **user);
-
 /* Slot's descriptors and block into r; -ENOENT when it has none. */
 static int local_fds(tessera_file *f, uint32_t slot, struct lread *r)
 {

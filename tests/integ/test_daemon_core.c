@@ -308,13 +308,26 @@ static pid_t spawn_child(struct cluster *c, const char *role)
 	return pid;
 }
 
+/* The test fails unless child `who` (pid) ended with status 0. */
+static void child_check(const char *who, pid_t pid, int status)
+{
+	if (WIFEXITED(status) && !WEXITSTATUS(status))
+		return;
+	fail_msg("%s (child %ld) %s %d; its reason is above", who, (long)pid,
+		 WIFEXITED(status) ? "exited with" : "died of signal",
+		 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+}
+
 /* The child's side: argv as spawn_child made it; never returns. */
 static int child_main(int argc, char **argv)
 {
-	const char *role = argv[2], *conf = argv[3], *hex = argv[5];
+	const char *role, *conf, *hex;
 
 	if (argc != 6)
 		child_fail(2, "arguments", "role, config, object, capability");
+	role = argv[2];
+	conf = argv[3];
+	hex = argv[5];
 	obj = strtoull(argv[4], NULL, 10);
 	if (strcmp(hex, "-")) {
 		size_t n = strlen(hex) / 2;
@@ -399,10 +412,8 @@ static void test_unread_replies(void **state)
 		      rss_of(c->ios[0]) / (double)MIB, ping_max * 1e3,
 		      (unsigned long)core.requests_dropped, (unsigned long)core.requests_refused,
 		      (unsigned long)core.replies_expired, (unsigned long)core.peers_closed);
-	if (waitpid(child, &status, WNOHANG) == child && !(WIFEXITED(status) && !WEXITSTATUS(status)))
-		fail_msg("the flooding client (child %ld) %s %d before its time; its reason is above",
-			 (long)child, WIFEXITED(status) ? "exited with" : "died of signal",
-			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	if (waitpid(child, &status, WNOHANG) == child)
+		child_check("the flooding client", child, status);
 	/* Within budget all along, and owed nothing after the deadline. */
 	assert_true(debt_max > 8 * MIB); /* the flood did reach the daemon */
 	assert_true(debt_max <= core.peer_budget_bytes);
@@ -501,10 +512,7 @@ static void test_parked_client_gone(void **state)
 	int status;
 
 	assert_int_equal(waitpid(child, &status, 0), child);
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		fail_msg("the parking client (child %ld) %s %d; its reason is above",
-			 (long)child, WIFEXITED(status) ? "exited with" : "died of signal",
-			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	child_check("the parking client", child, status);
 	raw_open(c, 2, &other);
 	raw_ping(&other, 0, &core);
 	assert_int_equal(core.parked, 5);
