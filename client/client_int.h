@@ -70,6 +70,10 @@ struct tessera_fs {
 	/* Whether path calls follow a symbolic link in the last component
 	 * (tessera_follow_links; set once, before calls start). */
 	enum tessera_follow follow;
+	/* A SETATTR was answered since the last META_SYNC (atomic): the
+	 * metadata daemon syncs those within a tick, an fsync at once
+	 * (tc_meta_sync). */
+	int attrs_unsynced;
 
 	pthread_mutex_t lock;          /* guards everything below */
 	pthread_cond_t cond;
@@ -169,6 +173,10 @@ struct tessera_file {
 	 * by the metadata daemon") */
 	uint64_t write_token;
 	int created;                   /* meta.c: this open made the file */
+	/* meta.c: the attributes the open's reply gave, and whether they
+	 * hold the size (tessera_open_attrs) */
+	struct tessera_stat opened;
+	int opened_sized;
 	int by_path;                   /* meta.c: opened by path (not from a share) */
 	int wrote;                     /* a call that may change the objects was
 					* made (tc_file_wrote; atomic) */
@@ -333,6 +341,10 @@ void tc_leases_stop(tessera_fs *fs);
 /* Layout conversions. */
 void tc_layout_from_msg(const Tessera__Layout *m, struct tessera_layout *out);
 void tc_stat_from_attr(const Tessera__Attr *a, struct tessera_stat *st);
+/* fsync's metadata part: if this client changed attributes since its last
+ * call, ask the metadata daemon to make them durable (META_SYNC). 0 or a
+ * negative errno (the message names `path`). */
+int tc_meta_sync(tessera_fs *fs, const char *path);
 /* Fold the storage objects' latest modification (data_mtime_ns, from
  * tc_file_size) into a file's mtime and ctime: an object modified after
  * mtime was last set (a->mtime_set_ns) was written or truncated since. */

@@ -1108,10 +1108,10 @@ ssize_t tessera_pread(tessera_file *f, void *buf, size_t len, uint64_t off)
  * read-only descriptor does for a local file with nothing dirty. */
 int tessera_fsync(tessera_file *f)
 {
-	int rc;
+	int rc = tc_meta_sync(f->fs, f->path);
 
-	if ((f->flags & O_ACCMODE) == O_RDONLY)
-		return 0;
+	if (rc || (f->flags & O_ACCMODE) == O_RDONLY)
+		return rc;
 	/* a versioned file's records are synced as written: a merge makes
 	 * the objects hold them (and keeps the logs short) */
 	if (tc_versioned(f)) {

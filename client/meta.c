@@ -180,6 +180,17 @@ static int size_from_reply(const Tessera__AttrReply *rep, struct tessera_stat *s
 	return 1;
 }
 
+/* A reply's attributes, with the size where it has it (*sized). */
+static int attrs_of_reply(tessera_fs *fs, const char *path, const Tessera__AttrReply *rep,
+			  struct tessera_stat *st, int *sized)
+{
+	if (!rep || !rep->attr)
+		return tc_fail(fs, -EPROTO, "setattr %s: reply without attributes", path);
+	tc_stat_from_attr(rep->attr, st); /* (a regular file's size 0) */
+	*sized = rep->attr->type != TESSERA__FILE_TYPE__FILE_REGULAR || size_from_reply(rep, st);
+	return 0;
+}
+
 /* Tell the metadata daemon what the storage daemons answered a stat whose
  * reply asked for it (size_token). Its answer changes nothing here: a
  * report it refuses (something changed since) only leaves the size
@@ -401,6 +412,24 @@ static int open_reply_check(tessera_fs *fs, const char *path, const Tessera__Att
 	return 0;
 }
 
+/* Keep what the open's reply says of the file (tessera_open_attrs): its
+ * size too where the reply knew it (a closed file's, mds_size.h) or the
+ * open made the file; not after this open truncated it (the data's mtime
+ * is the storage daemons' then) nor for a versioned file. */
+static void opened_attrs(tessera_file *f, int flags, const Tessera__AttrReply *rep)
+{
+	tc_stat_from_attr(rep->attr, &f->opened);
+	if (tc_versioned(f) || ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY && !rep->created))
+		return;
+	if (rep->created) {
+		f->opened.size = 0;
+		f->opened.blocks = 0;
+		f->opened_sized = 1;
+		return;
+	}
+	f->opened_sized = size_from_reply(rep, &f->opened);
+}
+
 /* The open file from a checked reply; O_TRUNC drops an existing file's
  * data. */
 static int open_file(tessera_fs *fs, const char *path, int flags, const Tessera__AttrReply *rep,
@@ -436,6 +465,7 @@ static int open_file(tessera_fs *fs, const char *path, int flags, const Tessera_
 		free(f);
 		return rc;
 	}
+	opened_attrs(f, flags, rep);
 	*out = f;
 	return 0;
 }
@@ -523,6 +553,14 @@ int tessera_fstat(tessera_file *f, struct tessera_stat *st)
 	}
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return rc;
+}
+
+int tessera_open_attrs(tessera_file *f, struct tessera_stat *st)
+{
+	if (!f->opened_sized)
+		return tessera_fstat(f, st);
+	*st = f->opened;
+	return 0;
 }
 
 /* After a truncate by name: as on Linux, a caller without the privilege
@@ -666,12 +704,16 @@ int tessera_rename_with(tessera_fs *fs, const char *ufrom, const char *uto,
 	return rc;
 }
 
+/* SETATTR; the attributes it left into st (NULL: not wanted), *sized
+ * whether they hold the size. */
 static int setattr_call(tessera_fs *fs, const char *upath, enum tessera_follow last,
-			const struct tessera_setattr *sa)
+			const struct tessera_setattr *sa, struct tessera_stat *st, int *sized)
 {
 	Tessera__SetattrRequest m = TESSERA__SETATTR_REQUEST__INIT;
 	Tessera__Cred cred;
 	uint32_t gids[TESSERA_MAX_GROUPS];
+	struct tc_req *r;
+	int rc;
 	MAP(fs, upath, path);
 
 	tc_cred(fs, &cred, gids);
@@ -684,17 +726,54 @@ static int setattr_call(tessera_fs *fs, const char *upath, enum tessera_follow l
 	m.atime_ns = (int64_t)sa->atime.tv_sec * 1000000000 + sa->atime.tv_nsec;
 	m.mtime_ns = (int64_t)sa->mtime.tv_sec * 1000000000 + sa->mtime.tv_nsec;
 	m.nofollow = last == TESSERA_NOFOLLOW;
-	return plain_call(fs, TP_OP_SETATTR, &m.base, "setattr", path);
+	rc = path_call(fs, TP_OP_SETATTR, &m.base, "setattr", path, &r);
+	if (rc)
+		return rc;
+	__atomic_store_n(&fs->attrs_unsynced, 1, __ATOMIC_RELAXED);
+	if (!st) {
+		tc_req_free(fs, r);
+		return 0;
+	}
+	rc = attrs_of_reply(fs, path, (const Tessera__AttrReply *)r->reply, st, sized);
+	tc_req_free(fs, r);
+	return rc;
+}
+
+int tc_meta_sync(tessera_fs *fs, const char *path)
+{
+	Tessera__MetaSyncRequest m = TESSERA__META_SYNC_REQUEST__INIT;
+	char label[4200];
+	struct tc_req *r;
+	int rc;
+
+	if (!__atomic_exchange_n(&fs->attrs_unsynced, 0, __ATOMIC_RELAXED))
+		return 0;
+	snprintf(label, sizeof(label), "fsync %s: metadata", path);
+	r = tc_req_new(fs, TC_MDS, TP_OP_META_SYNC, &m.base, NULL, 0);
+	rc = tc_call(fs, r, label);
+	tc_req_free(fs, r);
+	/* (a daemon without it syncs every change before its reply) */
+	if (rc == -EOPNOTSUPP)
+		return 0;
+	if (rc)
+		__atomic_store_n(&fs->attrs_unsynced, 1, __ATOMIC_RELAXED);
+	return rc;
 }
 
 int tessera_setattr(tessera_fs *fs, const char *upath, const struct tessera_setattr *sa)
 {
-	return setattr_call(fs, upath, fs->follow, sa);
+	return setattr_call(fs, upath, fs->follow, sa, NULL, NULL);
+}
+
+int tessera_setattr_stat(tessera_fs *fs, const char *upath, const struct tessera_setattr *sa,
+			 struct tessera_stat *st, int *sized)
+{
+	return setattr_call(fs, upath, fs->follow, sa, st, sized);
 }
 
 int tessera_lsetattr(tessera_fs *fs, const char *upath, const struct tessera_setattr *sa)
 {
-	return setattr_call(fs, upath, TESSERA_NOFOLLOW, sa);
+	return setattr_call(fs, upath, TESSERA_NOFOLLOW, sa, NULL, NULL);
 }
 
 /* SYMLINK, LINK and MKNOD: one request making the name `path`. */

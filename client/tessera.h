@@ -225,8 +225,17 @@ int tessera_open(tessera_fs *fs, const char *path, int flags, mode_t mode,
 int tessera_close(tessera_file *file);
 ssize_t tessera_pread(tessera_file *file, void *buf, size_t len, uint64_t offset);
 ssize_t tessera_pwrite(tessera_file *file, const void *buf, size_t len, uint64_t offset);
+/* Data durable on the storage daemons; and the attribute changes (chmod,
+ * chown, utimes) this connection made, which the metadata daemon answers
+ * before it syncs them (within 50 ms), durable too. */
 int tessera_fsync(tessera_file *file);
 int tessera_fstat(tessera_file *file, struct tessera_stat *st);
+/* The file's attributes as its open found them, for a caller that needs
+ * them right after tessera_open: the metadata daemon's reply to the open,
+ * with the size it knew then (a closed file's), so no server is asked.
+ * Otherwise (the file was open for writing elsewhere, truncated by this
+ * open, versioned) as tessera_fstat, which asks. */
+int tessera_open_attrs(tessera_file *file, struct tessera_stat *st);
 int tessera_ftruncate(tessera_file *file, uint64_t size);
 /* fallocate(2) for a file open for writing (-EBADF otherwise): allocate
  * bytes [offset, offset + length) on the storage daemons' disks, so
@@ -506,6 +515,13 @@ enum tessera_rename_mode { TESSERA_RENAME_REPLACE, TESSERA_RENAME_NOREPLACE,
 int tessera_rename_with(tessera_fs *fs, const char *from, const char *to,
 			enum tessera_rename_mode mode);
 int tessera_setattr(tessera_fs *fs, const char *path, const struct tessera_setattr *sa);
+/* tessera_setattr that also gives the attributes the change left, from
+ * the metadata daemon's reply (no further request): with a regular
+ * file's size and blocks where the daemon knows them (no one has it open
+ * for writing), *sized 1; else *sized 0, and size and blocks are 0
+ * (tessera_stat asks the storage daemons). */
+int tessera_setattr_stat(tessera_fs *fs, const char *path, const struct tessera_setattr *sa,
+			 struct tessera_stat *st, int *sized);
 int tessera_statfs(tessera_fs *fs, struct tessera_statfs *sf);
 
 /* Symbolic links, hard links and special files. The metadata daemon

@@ -124,6 +124,7 @@ struct tp_hdr {
 	X(CLOSE_WRITE, 56, close_write_request, empty_reply, MDS, NONE)          \
 	X(SIZE_REPORT, 57, size_report_request, empty_reply, MDS, NONE)          \
 	X(VERSION, 58, version_request, version_reply, MDS, NONE)                \
+	X(META_SYNC, 60, meta_sync_request, empty_reply, MDS, NONE)              \
 	X(VLOG, 59, vlog_request, vlog_reply, IOS, STAT) /* MERGE: WRITE, ios_vlogd.c */
 
 /* RenameRequest.mode: what a rename does to an existing target. */

@@ -78,6 +78,23 @@ struct link_names {
 	} slot[LINK_SLOTS];
 };
 
+/* The attributes a setattr left, per request thread, for libfuse's
+ * getattr right after it (fuse_answer.c). */
+#define ANSWER_SLOTS 64
+#define ANSWER_TTL_NS 100000000LL   /* 0.1 s: that getattr follows at once */
+struct tf_answer {
+	pid_t tid;               /* the request thread's; 0: empty */
+	char *path;              /* owned; NULL: empty */
+	struct tessera_stat st;
+	int sized;               /* st holds the size (tessera_setattr_stat) */
+	int blocked;             /* a truncate: no answer until the getattr */
+	int64_t at_ns;           /* CLOCK_MONOTONIC when kept */
+};
+struct tf_answers {
+	pthread_mutex_t lock;
+	struct tf_answer slot[ANSWER_SLOTS];
+};
+
 /* The mount's state: lives in main, reached through fuse_get_context(). */
 struct tfuse {
 	tessera_fs *fs;
@@ -99,6 +116,7 @@ struct tfuse {
 	struct nocap_cache nocap;
 	struct link_names links; /* fuse_links.c */
 	struct tf_locks *locks; /* fcntl and flock locks (fuse_locks.c) */
+	struct tf_answers answers; /* fuse_answer.c */
 };
 
 /* An open file (fi->fh): the library's handle and its Tessera handle,
@@ -108,6 +126,9 @@ struct tfile {
 	uint64_t handle;
 	int writer;           /* counted in its tinode's writers */
 	int appended;         /* an O_APPEND write went through it */
+	/* made by op_create, whose reply libfuse completes with a getattr
+	 * (with this handle) that the open's attributes answer */
+	int fresh;
 };
 
 /* ------------------------------------------------ writeback (fuse_wback.c) */
@@ -116,6 +137,9 @@ struct tfile {
  * tf_writer_add: 0 or -ENOMEM. */
 int tf_writer_add(struct tfuse *t, struct tfile *tf);
 void tf_writer_remove(struct tfuse *t, const struct tfile *tf);
+/* Whether a handle of this mount has the file open for writing: the
+ * kernel then holds its size and mtime (writeback). */
+int tf_writing(struct tfuse *t, uint64_t handle);
 /* Whether the current request is one of this mount's own attribute
  * fix-ups, answered without asking the servers. */
 int tf_is_fixup(void);
@@ -147,6 +171,21 @@ enum tf_rename_kind { TF_RENAME_MOVE, TF_RENAME_SWAP };
 void tf_links_renamed(struct tfuse *t, const char *from, const char *to,
 		      enum tf_rename_kind kind);
 void tf_links_clear(struct tfuse *t);
+
+/* ------------------------------ a setattr's attributes (fuse_answer.c) */
+
+/* Before a change (chmod, chown, truncate, utimens): forget what the
+ * calling thread kept. After one succeeded: keep its attributes (sized:
+ * they hold the size). getattr: take them if the calling thread kept them
+ * for path just now (1), else 0 (and a block ends). Clear: at unmount. */
+void tf_answer_clear(struct tfuse *t);
+/* A truncate: the getattr that follows asks the servers, whatever the
+ * changes after it in its chain keep. */
+void tf_answer_block(struct tfuse *t);
+void tf_answer_keep(struct tfuse *t, const char *path, const struct tessera_stat *st,
+		    int sized);
+int tf_answer_take(struct tfuse *t, const char *path, struct tessera_stat *st, int *sized);
+void tf_answers_clear(struct tfuse *t);
 
 /* -------------------------------------------- the INIT (fuse_init.c) */
 

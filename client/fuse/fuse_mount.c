@@ -467,6 +467,7 @@ int main(int argc, char **argv)
 
 	pthread_mutex_init(&t.nocap.lock, NULL);
 	pthread_mutex_init(&t.links.lock, NULL);
+	pthread_mutex_init(&t.answers.lock, NULL);
 
 	/* mount.fuse3's form: CONFIG MOUNTPOINT -o OPTS (the source is the config) */
 	if (take_source(&argc, argv, &t.config))

@@ -106,6 +106,18 @@ void tf_writer_remove(struct tfuse *t, const struct tfile *tf)
 	pthread_mutex_unlock(&t->lock);
 }
 
+int tf_writing(struct tfuse *t, uint64_t handle)
+{
+	struct tinode *n;
+	int writing;
+
+	pthread_mutex_lock(&t->lock);
+	n = tinode_get(t, handle, 0);
+	writing = n && n->writers;
+	pthread_mutex_unlock(&t->lock);
+	return writing;
+}
+
 /* Whether the current request comes from a thread of this process that
  * is setting the kernel's attributes (tf_sync_kernel_attrs): such a
  * truncate or utimens is answered at once, without asking the servers.

@@ -258,6 +258,23 @@ static void op_destroy(void *private_data)
 {
 	tf_flusher_stop(private_data);
 	tf_links_clear(private_data);
+	tf_answers_clear(private_data);
+}
+
+/* libfuse's getattr right after a setattr of path: answered by what the
+ * change's reply said (fuse_answer.c) if that held the size, or if the
+ * kernel keeps its own: a regular file this mount has open for writing,
+ * under the writeback cache (the kernel ignores the size and times in a
+ * setattr's answer then; its st_blocks shows 0 until its attributes
+ * expire, attr_timeout). */
+static int answered(const char *path, struct tessera_stat *ts)
+{
+	struct tfuse *t = mount_of();
+	int sized;
+
+	if (!tf_answer_take(t, path, ts, &sized))
+		return 0;
+	return sized || (t->writeback && S_ISREG(ts->mode) && tf_writing(t, ts->handle));
 }
 
 static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
@@ -266,7 +283,13 @@ static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	struct tessera_stat ts;
 	int rc;
 
-	if (path)
+	if (fi && tfile_of(fi)->fresh) {
+		/* op_create's reply: what the create's own reply said */
+		tfile_of(fi)->fresh = 0;
+		rc = tessera_open_attrs(fh_of(fi), &ts);
+	} else if (path && answered(path, &ts)) {
+		rc = 0;
+	} else if (path)
 		rc = tessera_stat(fs, path, &ts);
 	else if (fi)
 		rc = tessera_fstat(fh_of(fi), &ts);
@@ -480,7 +503,10 @@ static int op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	if (rc)
 		return fail(fs, rc);
 	append_direct(fi);
-	return open_finish(f, fi);
+	rc = open_finish(f, fi);
+	if (!rc)
+		tfile_of(fi)->fresh = 1;
+	return rc;
 }
 
 /* FIFOs, sockets, devices: metadata only (regular files too, though the
@@ -508,7 +534,7 @@ static int op_open(const char *path, struct fuse_file_info *fi)
 		rc = tessera_open(fs, path, flags, 0, NULL, &f);
 	if (rc)
 		return fail(fs, rc);
-	rc = tessera_fstat(f, &ts);
+	rc = tessera_open_attrs(f, &ts);
 	if (rc) {
 		tessera_close(f);
 		return fail(fs, rc);
@@ -587,6 +613,7 @@ static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	tessera_fs *fs = as_caller();
 	int rc;
 
+	tf_answer_block(mount_of());
 	if (tf_is_fixup())
 		return 0;   /* tf_sync_kernel_attrs: the kernel's size only */
 	if (size < 0)
@@ -676,11 +703,25 @@ static int op_rename(const char *from, const char *to, unsigned int flags)
 	return 0;
 }
 
+/* A change as the caller; what it left is kept for libfuse's getattr
+ * that follows (answered). */
+static int setattr_kept(tessera_fs *fs, const char *path, const struct tessera_setattr *sa)
+{
+	struct tessera_stat ts;
+	int sized, rc = tessera_setattr_stat(fs, path, sa, &ts, &sized);
+
+	if (!rc)
+		tf_answer_keep(mount_of(), path, &ts, sized);
+	return rc;
+}
+
 static int setattr(const char *path, const struct tessera_setattr *sa)
 {
 	tessera_fs *fs = as_caller();
-	int rc = tessera_setattr(fs, path, sa);
+	int rc;
 
+	tf_answer_clear(mount_of());
+	rc = setattr_kept(fs, path, sa);
 	return rc ? fail(fs, rc) : 0;
 }
 
@@ -721,7 +762,7 @@ static int set_times(const char *path, const struct tessera_setattr *sa)
 {
 	tessera_fs *fs = as_caller();
 	struct tessera_setattr now = *sa;
-	int rc = tessera_setattr(fs, path, sa);
+	int rc = setattr_kept(fs, path, sa);
 
 	if (rc != -EPERM || !(sa->valid & (TESSERA_SET_ATIME | TESSERA_SET_MTIME)))
 		return rc ? fail(fs, rc) : 0;
@@ -729,7 +770,7 @@ static int set_times(const char *path, const struct tessera_setattr *sa)
 		now.valid = (now.valid & ~TESSERA_SET_ATIME) | TESSERA_SET_ATIME_NOW;
 	if (now.valid & TESSERA_SET_MTIME)
 		now.valid = (now.valid & ~TESSERA_SET_MTIME) | TESSERA_SET_MTIME_NOW;
-	rc = tessera_setattr(fs, path, &now);
+	rc = setattr_kept(fs, path, &now);
 	return rc ? fail(fs, rc) : 0;
 }
 
@@ -739,6 +780,7 @@ static int op_utimens(const char *path, const struct timespec tv[2],
 	struct tessera_setattr sa = { .valid = 0 };
 
 	(void)fi;
+	tf_answer_clear(mount_of());
 	if (tf_is_fixup())
 		return 0;   /* tf_sync_kernel_attrs: the kernel's mtime only */
 	if (!tv) {

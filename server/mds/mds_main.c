@@ -206,9 +206,12 @@ static void reply_attr(struct srv_req *req, const struct mds_attr *a, int create
 }
 
 /* The reply to an open (or stat) of regular file a that was granted
- * `asked` (open_rights): an open for writing is one more writer; a stat
- * gets the size if known (mds_size.h). A versioned file's size is its
- * storage daemons' logs' as of a version: never kept here. */
+ * `asked` (open_rights): the size if known (mds_size.h), as of before
+ * this open, so an open needs no stat after it; an open for writing is
+ * then one more writer. Only a stat may report a size it had to ask the
+ * storage daemons for (an open's token would be stale at once, or the
+ * opener has no use for it). A versioned file's size is its storage
+ * daemons' logs' as of a version: never kept here. */
 static void reply_open(struct mds *mds, struct srv_req *req, const struct mds_attr *a,
 		       int created, const Tessera__Capability *cap, uint32_t asked)
 {
@@ -219,10 +222,11 @@ static void reply_open(struct mds *mds, struct srv_req *req, const struct mds_at
 		reply_attr_sized(req, a, created, cap, &sp);
 		return;
 	}
+	mds_sizes_stat(mds->sizes, a->handle, now, &sp.view);
+	if (asked & (TP_CAP_READ | TP_CAP_WRITE))
+		sp.view.token = 0;
 	if (asked & TP_CAP_WRITE)
 		sp.write_token = mds_sizes_writer_open(mds->sizes, a->handle, req->ident.session, now);
-	else if (!(asked & TP_CAP_READ))
-		mds_sizes_stat(mds->sizes, a->handle, now, &sp.view);
 	reply_attr_sized(req, a, created, cap, &sp);
 }
 
@@ -435,6 +439,23 @@ MDS_PATH_OP(RMDIR)
 MDS_PATH_OP(STATFS)
 #undef MDS_PATH_OP
 
+/* The attributes a setattr left, with a regular file's size if known
+ * (mds_size.h; none to report: the client did not ask for it), so the
+ * mount answers the kernel's question that follows without a LOOKUP. */
+static void reply_setattr(struct mds *mds, struct srv_req *req, const struct mds_attr *a,
+			  uint32_t valid)
+{
+	struct size_part sp = { { 0 }, 0 };
+
+	if (valid & MDS_SET_SIZE)
+		mds_sizes_forget(mds->sizes, a->handle);
+	if (a->type == MDS_FILE && !a->layout.versioned) {
+		mds_sizes_stat(mds->sizes, a->handle, tp_real_ns(), &sp.view);
+		sp.view.token = 0;
+	}
+	reply_attr_sized(req, a, 0, NULL, &sp);
+}
+
 static void mds_op_SETATTR(void *ctx, struct srv_req *req)
 {
 	struct mds *mds = ctx;
@@ -453,11 +474,8 @@ static void mds_op_SETATTR(void *ctx, struct srv_req *req)
 	if ((rc = mds_setattr_follow(mds->store, &cred, m->path,
 				     m->nofollow ? MDS_NOFOLLOW : MDS_FOLLOW, m->valid, &a, &a)))
 		mds_reply_store_error(mds, req, rc);
-	else {
-		if (m->valid & MDS_SET_SIZE)
-			mds_sizes_forget(mds->sizes, a.handle);
-		reply_attr(req, &a, 0, NULL);
-	}
+	else
+		reply_setattr(mds, req, &a, m->valid);
 }
 
 static void mds_op_SETLAYOUT(void *ctx, struct srv_req *req)
@@ -925,7 +943,6 @@ static void mds_op_XATTR_REMOVE(void *ctx, struct srv_req *req)
 		srv_reply(req, &rep.base, NULL, 0);
 }
 
-/* The daemon core's tick: the purger's and the merger's rounds. */
 static void purge_log(void *arg, const char *line)
 {
 	struct mds *mds = arg;
@@ -933,12 +950,29 @@ static void purge_log(void *arg, const char *line)
 	srv_log(mds->srv, "%s", line);
 }
 
+/* The daemon core's tick: the purger's and the merger's rounds; and
+ * attribute changes written since the last commit get one now (the turn
+ * that follows commits: held replies are what a commit waits for). */
 static void mds_tick(void *ctx)
 {
 	struct mds *mds = ctx;
 
 	mds_purge_tick(mds->purge, purge_log, mds);
 	mds_vmerge_tick(mds->vmerge, purge_log, mds);
+	if (mds->srv && mds_store_needs_commit(mds->store))
+		srv_hold_replies(mds->srv);
+}
+
+/* META_SYNC (a client's fsync): every change acknowledged so far is
+ * durable before the reply leaves (the turn's commit). */
+static void mds_op_META_SYNC(void *ctx, struct srv_req *req)
+{
+	struct mds *mds = ctx;
+	Tessera__EmptyReply rep = TESSERA__EMPTY_REPLY__INIT;
+
+	if (mds_store_needs_commit(mds->store))
+		srv_hold_replies(mds->srv);
+	srv_reply(req, &rep.base, NULL, 0);
 }
 
 /* The store wrote a change unsynced: hold this turn's replies. */

@@ -430,7 +430,9 @@ int mds_setattr_follow(struct mds_store *st, const struct mds_cred *cred, const 
 			goto out;
 		b = leveldb_writebatch_create();
 		mds_batch_put_attr(b, &a);
-		rc = mds_batch_write(st, b, "setattr", path);
+		/* (a size is the data's business: synced as names are) */
+		rc = valid & MDS_SET_SIZE ? mds_batch_write(st, b, "setattr", path)
+					  : mds_batch_write_attrs(st, b, "setattr", path);
 		if (rc)
 			goto out;
 	}

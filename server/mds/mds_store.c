@@ -492,6 +492,23 @@ int mds_batch_write(struct mds_store *st, leveldb_writebatch_t *b,
 	return rc;
 }
 
+int mds_batch_write_attrs(struct mds_store *st, leveldb_writebatch_t *b,
+			  const char *op, const char *path)
+{
+	int rc;
+
+	if (!st->deferred)
+		return mds_batch_write(st, b, op, path);
+	rc = batch_write_with(st, b, st->wlazy, op, path);
+	st->unsynced += !rc;
+	return rc;
+}
+
+int mds_store_needs_commit(const struct mds_store *st)
+{
+	return st->unsynced != 0;
+}
+
 int mds_batch_write_lazy(struct mds_store *st, leveldb_writebatch_t *b,
 			 const char *op, const char *path)
 {

@@ -121,7 +121,8 @@ void mds_store_close(struct mds_store *st);
 
 /*
  * Group commit. By default every change is one synchronous batch (durable
- * when the call returns). After mds_store_defer_sync, a change is written
+ * when the call returns). Attribute changes are the exception once
+ * deferred: written unsynced, replies not held (mds_store_needs_commit). After mds_store_defer_sync, a change is written
  * unsynced (in LevelDB's log, so readers see it and a killed process keeps
  * it, but a power loss could drop it) and pending(arg) is called; the
  * caller then calls mds_store_commit before it tells anyone about the
@@ -134,6 +135,11 @@ void mds_store_close(struct mds_store *st);
  */
 void mds_store_defer_sync(struct mds_store *st, void (*pending)(void *arg), void *arg);
 int mds_store_commit(struct mds_store *st);
+/* Whether changes wait for a commit: attribute changes (chmod, chown,
+ * utimes), which are acknowledged once written and synced by the next
+ * commit. The daemon commits them within a tick, or at once for a
+ * client's META_SYNC (fsync). */
+int mds_store_needs_commit(const struct mds_store *st);
 /* Synced writes made so far (commits and synchronous changes): the
  * counter tests and benchmarks read. */
 uint64_t mds_store_synced_writes(const struct mds_store *st);

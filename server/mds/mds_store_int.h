@@ -160,6 +160,14 @@ void mds_batch_put_rotor(leveldb_writebatch_t *b, uint32_t rotor);
  * -EIO. */
 int mds_batch_write(struct mds_store *st, leveldb_writebatch_t *b,
 		    const char *op, const char *path);
+/* Write an attribute change `b` (mode, owner, times: what a local file
+ * system does not sync before chmod(2) returns either): synchronously
+ * unless deferred; deferred, unsynced without holding any reply (a
+ * killed daemon keeps it: it is in LevelDB's log), made durable by the
+ * next commit, which the daemon makes within a tick
+ * (mds_store_needs_commit) or at a client's META_SYNC. */
+int mds_batch_write_attrs(struct mds_store *st, leveldb_writebatch_t *b,
+			  const char *op, const char *path);
 /* Write `b` unsynced whatever the mode: for changes a crash may take back
  * harmlessly (a purge intent shrunk: the purger replays the REMOVE). */
 int mds_batch_write_lazy(struct mds_store *st, leveldb_writebatch_t *b,

@@ -665,6 +665,19 @@ int main(int argc, char **argv)
 	req(TP_OP_LOOKUP, 0, &pr.base);
 	rc |= fz_seed_save(&seed, dir, "sizes");
 
+	/* Attribute changes, answered before they are synced, and the sync a
+	 * client's fsync asks for (twice: the second finds nothing). */
+	Tessera__MetaSyncRequest ms = TESSERA__META_SYNC_REQUEST__INIT;
+
+	sa.cred = &root;
+	sa.path = "/s";
+	sa.valid = MDS_SET_MODE;
+	sa.mode = 0600;
+	req(TP_OP_SETATTR, 0, &sa.base);
+	req(TP_OP_META_SYNC, 0, &ms.base);
+	req(TP_OP_META_SYNC, 1, &ms.base);
+	rc |= fz_seed_save(&seed, dir, "meta-sync");
+
 	/* Versions (mds_version.h): a versioned directory and a file in it,
 	 * then each op of VERSION (the oracle aims them at the file): ID#s,
 	 * commits (one resent, one by an ID# never handed out), reads (as of

@@ -10,6 +10,11 @@
  * synced write on the metadata daemon (the purge intent's shrinking is
  * not synced), and no storage daemon unlinks anything twice (the client
  * does not remove the objects the purger removes).
+ *
+ * Attribute changes (chmod, chown, utimes) are acknowledged once written,
+ * not synced: a serial run of them costs a synced write per tick at most,
+ * each survives a kill -9 that follows its answer at once, and a client's
+ * fsync after one asks the daemon to sync (META_SYNC), once.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -363,11 +368,100 @@ static void test_remove_costs(void **state)
 	free(lay);
 }
 
+/* ------------------------------------- attribute changes, not synced */
+
+#define CHMODS 40
+
+/* Lines of the request trace `file` whose opcode is `op`, and of them
+ * how many ended with status 0 (*ok). */
+static int traced(const char *file, const char *op, int *ok)
+{
+	FILE *in = fopen(file, "r");
+	char line[512], name[64];
+	int n = 0, status;
+
+	*ok = 0;
+	assert_non_null(in);
+	while (fgets(line, sizeof(line), in)) {
+		if (line[0] == '#' ||
+		    sscanf(line, "%*s %63s %*s %*s %*s %*s %*s %*s %*s %d", name, &status) != 2)
+			continue;
+		if (!strcmp(name, op)) {
+			n++;
+			*ok += status == 0;
+		}
+	}
+	fclose(in);
+	return n;
+}
+
+static void test_attrs_not_synced(void **state)
+{
+	struct cluster *c = *state;
+	struct tessera_setattr sa = { .valid = TESSERA_SET_MODE };
+	char out[400], trace[400], file[480], err[512];
+	struct tessera_stat st;
+	tessera_file *f;
+	tessera_fs *fs;
+	pid_t s;
+	int syncs, n, ok;
+
+	CHECK(c->fs, tessera_open(c->fs, "/attrs", O_CREAT | O_RDWR, 0644, NULL, &f));
+	if (have_strace()) {
+		snprintf(out, sizeof(out), "%s/strace-attrs.txt", c->dir);
+		s = strace_start(c->mds, "trace=fsync,fdatasync,sync_file_range", out);
+		await_traced(c->mds, s);
+		for (int i = 0; i < CHMODS; i++) {
+			sa.mode = 0600 | (i & 07);
+			CHECK(c->fs, tessera_setattr(c->fs, "/attrs", &sa));
+		}
+		usleep(300000); /* the ticks that sync them */
+		strace_stop(s);
+		syncs = count_calls(out, "sync", NULL, 0);
+		print_message("%d chmods: %d synced writes on the metadata daemon\n", CHMODS, syncs);
+		assert_true(syncs >= 1);
+		if (syncs > CHMODS / 2)
+			fail_msg("%d chmods made %d synced writes (one per tick expected)", CHMODS,
+				 syncs);
+	}
+
+	/* fsync after a change: one META_SYNC, answered; none when nothing
+	 * changed since */
+	snprintf(trace, sizeof(trace), "%s/attrs-trace", c->dir);
+	setenv("TESSERA_TRACE_REQUESTS", trace, 1);
+	n = tessera_connect(c->conf, &fs, err, sizeof(err));
+	unsetenv("TESSERA_TRACE_REQUESTS");
+	if (n)
+		fail_msg("second client: %s", err);
+	tessera_file *g;
+
+	CHECK(fs, tessera_open(fs, "/attrs", O_RDWR, 0, NULL, &g));
+	sa.mode = 0604;
+	CHECK(fs, tessera_setattr(fs, "/attrs", &sa));
+	CHECK(fs, tessera_fsync(g));
+	CHECK(fs, tessera_fsync(g));
+	CHECK(fs, tessera_close(g));
+	tessera_disconnect(fs);
+	snprintf(file, sizeof(file), "%s.%ld", trace, (long)getpid());
+	assert_int_equal(traced(file, "META_SYNC", &ok), 1);
+	assert_int_equal(ok, 1);
+
+	/* answered, then the daemon killed at once: the change is there */
+	sa.mode = 0751;
+	CHECK(c->fs, tessera_setattr(c->fs, "/attrs", &sa));
+	cluster_stop_pid(c->mds, SIGKILL);
+	c->mds = cluster_spawn(c, "tessera-mds", "mds", 0);
+	CHECK(c->fs, tessera_stat(c->fs, "/attrs", &st));
+	assert_int_equal(st.mode & 07777, 0751);
+	(void)tessera_close(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_answered_survive_kill, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_remove_costs, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_attrs_not_synced, setup, cluster_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,7 +6,8 @@
  * another client's write and close shows; a file open for writing is
  * asked of the storage daemons (its growing size shows); a writer killed
  * with the file open (counted out when its connection closes), a truncate, a restart of the metadata daemon leave
- * every stat right; reports and closes of a hostile session, and a
+ * every stat right; an open's reply carries a closed file's size
+ * (tessera_open_attrs); reports and closes of a hostile session, and a
  * reader's report, change nothing.
  */
 #include <errno.h>
@@ -185,6 +186,75 @@ static void test_open_writer(void **state)
 	tessera_disconnect(fs2);
 	stat_alone(c, "/growing", &st);
 	assert_int_equal(st.size, 500000 + 4096);
+}
+
+/* tessera_open and tessera_open_attrs of path (flags) with every storage
+ * daemon stopped (running again before any check can fail); the file is
+ * closed. */
+static int open_attrs_stopped(struct cluster *c, const char *path, int flags,
+			      struct tessera_stat *st)
+{
+	tessera_file *f;
+	int rc;
+
+	storage_daemons(c, SIGSTOP);
+	rc = tessera_open(c->fs, path, flags, 0644, NULL, &f);
+	if (!rc) {
+		rc = tessera_open_attrs(f, st);
+		(void)tessera_close(f);
+	}
+	storage_daemons(c, SIGCONT);
+	return rc;
+}
+
+/* The attributes an open found: a closed file's, size included, come
+ * with the open's reply (the storage daemons are stopped), for reading
+ * and for writing, and a file this open created is empty; a file another
+ * client is writing, and a truncating open, ask the storage daemons and
+ * get what they hold. */
+static void test_open_attrs(void **state)
+{
+	struct cluster *c = *state;
+	struct tessera_stat want, got;
+	char err[512], buf[512];
+	tessera_fs *fs2;
+	tessera_file *f, *g;
+
+	put(c->fs, "/opened", O_CREAT | O_WRONLY, 300000, 0);
+	truth(c->fs, "/opened", &want);
+	stat_alone(c, "/opened", &got); /* the size is known */
+	for (int i = 0; i < 2; i++) {
+		int rc = open_attrs_stopped(c, "/opened", i ? O_RDWR : O_RDONLY, &got);
+
+		if (rc)
+			fail_msg("open %s /opened with the storage daemons stopped: %s",
+				 i ? "O_RDWR" : "O_RDONLY", tessera_errmsg(c->fs));
+		same_stat(&got, &want);
+	}
+	CHECK(c->fs, tessera_open(c->fs, "/opened-new", O_CREAT | O_EXCL | O_RDWR, 0600, NULL, &f));
+	CHECK(c->fs, tessera_open_attrs(f, &got));
+	assert_int_equal(got.size, 0);
+	assert_int_equal(got.blocks, 0);
+	assert_int_equal(got.mode & 07777, 0600);
+	CHECK(c->fs, tessera_close(f));
+
+	if (tessera_connect(c->conf, &fs2, err, sizeof(err)))
+		fail_msg("second client: %s", err);
+	memset(buf, 'w', sizeof(buf));
+	CHECK(fs2, tessera_open(fs2, "/opened", O_WRONLY, 0, NULL, &g));
+	assert_int_equal(tessera_pwrite(g, buf, sizeof(buf), 400000), (ssize_t)sizeof(buf));
+	assert_true(open_attrs_stopped(c, "/opened", O_RDONLY, &got) < 0);
+	CHECK(c->fs, tessera_open(c->fs, "/opened", O_RDONLY, 0, NULL, &f));
+	CHECK(c->fs, tessera_open_attrs(f, &got));
+	assert_int_equal(got.size, 400000 + sizeof(buf));
+	CHECK(c->fs, tessera_close(f));
+	CHECK(fs2, tessera_close(g));
+	tessera_disconnect(fs2);
+
+	CHECK(c->fs, tessera_open(c->fs, "/opened", O_WRONLY | O_TRUNC, 0, NULL, &f));
+	CHECK(c->fs, tessera_open_attrs(f, &got));
+	assert_int_equal(got.size, 0);
+	CHECK(c->fs, tessera_close(f));
 }
 
 /* A child that opens path for writing, writes 100 bytes at 20000 and
@@ -405,6 +475,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_closed_file, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_other_client, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_open_writer, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_open_attrs, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_writer_killed, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_writer_killed_counted_out, setup_msg,
 						cluster_teardown),

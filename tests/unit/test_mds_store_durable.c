@@ -307,6 +307,47 @@ static void test_group_commit(void **state)
 	assert_int_equal(intents(f->st, in), 5);
 }
 
+/* Attribute changes (mode, owner, times): synchronous by default; once
+ * deferred, written without announcing a change (no reply waits for
+ * them) but awaiting the next commit (mds_store_needs_commit), which
+ * syncs them; a size change is announced as names are. Each is there
+ * after a reopen. */
+static void test_attrs_relaxed(void **state)
+{
+	struct fx *f = *state;
+	struct mds_attr a, in = { .mode = 0600 };
+	uint64_t before;
+	int pending = 0;
+
+	assert_int_equal(mkfile(f->st, &ROOT, "/r", &a), 0);
+	before = mds_store_synced_writes(f->st);
+	assert_int_equal(mds_setattr(f->st, &ROOT, "/r", MDS_SET_MODE, &in, &a), 0);
+	assert_true(mds_store_synced_writes(f->st) == before + 1);
+	assert_false(mds_store_needs_commit(f->st));
+
+	mds_store_defer_sync(f->st, count_pending, &pending);
+	before = mds_store_synced_writes(f->st);
+	for (uint32_t m = 0; m < 8; m++) {
+		in.mode = 0640 | m;
+		assert_int_equal(mds_setattr(f->st, &ROOT, "/r", MDS_SET_MODE, &in, &a), 0);
+	}
+	in.uid = 77;
+	assert_int_equal(mds_setattr(f->st, &ROOT, "/r", MDS_SET_UID, &in, &a), 0);
+	assert_int_equal(pending, 0);
+	assert_true(mds_store_needs_commit(f->st));
+	assert_true(mds_store_synced_writes(f->st) == before);
+	in.size = 10;
+	assert_int_equal(mds_setattr(f->st, &ROOT, "/r", MDS_SET_SIZE, &in, &a), 0);
+	assert_int_equal(pending, 1);
+	assert_int_equal(mds_store_commit(f->st), 0);
+	assert_false(mds_store_needs_commit(f->st));
+	assert_true(mds_store_synced_writes(f->st) == before + 1);
+	reopen(f, N_IOS);
+	assert_int_equal(mds_lookup(f->st, &ROOT, "/r", &a), 0);
+	assert_int_equal(a.mode & 07777, 0647);
+	assert_int_equal(a.uid, 77);
+}
+
 /* Deferred changes larger than LevelDB's memory table (4 MiB by
  * default): LevelDB switches to a new log on the way, so the commit syncs
  * the older one too (mds_store_commit); every change is there after a
@@ -478,6 +519,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 		T(test_group_commit),
+		T(test_attrs_relaxed),
 		T(test_group_commit_log_switch),
 		T(test_sticky),
 		T(test_unique_handles),
