@@ -70,6 +70,9 @@ struct tessera_fs {
 	/* Whether path calls follow a symbolic link in the last component
 	 * (tessera_follow_links; set once, before calls start). */
 	enum tessera_follow follow;
+	/* tessera_dir_watch (set before calls start) */
+	tessera_dir_watch_fn dir_watch;
+	void *dir_watch_arg;
 	/* A SETATTR was answered since the last META_SYNC (atomic): the
 	 * metadata daemon syncs those within a tick, an fsync at once
 	 * (tc_meta_sync). */

@@ -180,6 +180,36 @@ static int size_from_reply(const Tessera__AttrReply *rep, struct tessera_stat *s
 	return 1;
 }
 
+void tessera_dir_watch(tessera_fs *fs, tessera_dir_watch_fn fn, void *arg)
+{
+	fs->dir_watch = fn;
+	fs->dir_watch_arg = arg;
+}
+
+/* A change of upath's directory's entries was answered with that
+ * directory's attributes (parent; NULL: none): tell the watcher. */
+static void dir_changed(tessera_fs *fs, const char *upath, const Tessera__Attr *parent)
+{
+	char dir[TP_PATH_MAX + 1];
+	struct tessera_stat st;
+	size_t n;
+
+	if (!parent || !fs->dir_watch || !upath || (n = strlen(upath)) > TP_PATH_MAX)
+		return;
+	memcpy(dir, upath, n + 1);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	while (n > 0 && dir[n - 1] != '/')
+		n--;
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (n == 0)
+		return;   /* (a relative name: no directory to name) */
+	dir[n] = '\0';
+	tc_stat_from_attr(parent, &st);
+	fs->dir_watch(dir, &st, fs->dir_watch_arg);
+}
+
 /* A reply's attributes, with the size where it has it (*sized). */
 static int attrs_of_reply(tessera_fs *fs, const char *path, const Tessera__AttrReply *rep,
 			  struct tessera_stat *st, int *sized)
@@ -490,6 +520,8 @@ int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
 	rc = open_reply_check(fs, path, rep);
 	if (!rc)
 		rc = open_file(fs, path, flags, rep, out);
+	if (!rc && rep->created)
+		dir_changed(fs, upath, rep->parent);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return rc;
 }
@@ -610,13 +642,20 @@ int tessera_mkdir(tessera_fs *fs, const char *upath, mode_t mode)
 	Tessera__MkdirRequest m = TESSERA__MKDIR_REQUEST__INIT;
 	Tessera__Cred cred;
 	uint32_t gids[TESSERA_MAX_GROUPS];
+	struct tc_req *r;
+	int rc;
 	MAP(fs, upath, path);
 
 	tc_cred(fs, &cred, gids);
 	m.cred = &cred;
 	m.path = path;
 	m.mode = mode & 07777;
-	return plain_call(fs, TP_OP_MKDIR, &m.base, "mkdir", path);
+	rc = path_call(fs, TP_OP_MKDIR, &m.base, "mkdir", path, &r);
+	if (rc)
+		return rc;
+	dir_changed(fs, upath, ((Tessera__AttrReply *)r->reply)->parent);
+	tc_req_free(fs, r);
+	return 0;
 }
 
 /* After the metadata daemon dropped a file, remove its storage objects
@@ -654,6 +693,7 @@ static int remove_call(tessera_fs *fs, unsigned opcode, const char *what, const 
 	rc = path_call(fs, opcode, &m.base, what, path, &r);
 	if (rc)
 		return rc;
+	dir_changed(fs, upath, ((Tessera__RemoveReply *)r->reply)->parent);
 	rc = drop_objects(fs, (Tessera__RemoveReply *)r->reply, path);
 	tc_req_free(fs, r);
 	return rc;
@@ -777,16 +817,23 @@ int tessera_lsetattr(tessera_fs *fs, const char *upath, const struct tessera_set
 }
 
 /* SYMLINK, LINK and MKNOD: one request making the name `path`. */
-static int link_call(tessera_fs *fs, unsigned opcode, const char *what, const char *path,
-		     Tessera__LinkRequest *m)
+static int link_call(tessera_fs *fs, unsigned opcode, const char *what, const char *upath,
+		     const char *path, Tessera__LinkRequest *m)
 {
 	Tessera__Cred cred;
 	uint32_t gids[TESSERA_MAX_GROUPS];
+	struct tc_req *r;
+	int rc;
 
 	tc_cred(fs, &cred, gids);
 	m->cred = &cred;
 	m->path = (char *)path;
-	return plain_call(fs, opcode, &m->base, what, path);
+	rc = path_call(fs, opcode, &m->base, what, path, &r);
+	if (rc)
+		return rc;
+	dir_changed(fs, upath, ((Tessera__AttrReply *)r->reply)->parent);
+	tc_req_free(fs, r);
+	return 0;
 }
 
 int tessera_symlink(tessera_fs *fs, const char *target, const char *upath)
@@ -797,7 +844,7 @@ int tessera_symlink(tessera_fs *fs, const char *target, const char *upath)
 	if (!target)
 		return tc_fail(fs, -EINVAL, "symlink %s: no target", path);
 	m.target = (char *)target;
-	return link_call(fs, TP_OP_SYMLINK, "symlink", path, &m);
+	return link_call(fs, TP_OP_SYMLINK, "symlink", upath, path, &m);
 }
 
 int tessera_link(tessera_fs *fs, const char *ufrom, const char *uto)
@@ -807,7 +854,7 @@ int tessera_link(tessera_fs *fs, const char *ufrom, const char *uto)
 	MAP(fs, uto, to);
 
 	m.target = from;
-	return link_call(fs, TP_OP_LINK, "link", to, &m);
+	return link_call(fs, TP_OP_LINK, "link", uto, to, &m);
 }
 
 /* The FileType of mknod's S_IF* bits; 0 for those mknod does not make. */
@@ -842,7 +889,7 @@ int tessera_mknod(tessera_fs *fs, const char *upath, mode_t mode, uint64_t rdev)
 			       path, (unsigned)(mode & S_IFMT));
 	m.mode = mode & 07777;
 	m.rdev = rdev;
-	return link_call(fs, TP_OP_MKNOD, "mknod", path, &m);
+	return link_call(fs, TP_OP_MKNOD, "mknod", upath, path, &m);
 }
 
 ssize_t tessera_readlink(tessera_fs *fs, const char *upath, char *buf, size_t len)

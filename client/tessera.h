@@ -214,6 +214,17 @@ int tessera_server_status(tessera_fs *fs, int index, struct tessera_server_statu
 typedef void (*tessera_server_watch_fn)(const struct tessera_server_status *st, void *arg);
 void tessera_server_watch(tessera_fs *fs, tessera_server_watch_fn fn, void *arg);
 
+/* Directories whose entries a call of this connection changed (create,
+ * mkdir, mknod, symlink, link, unlink, rmdir), with their attributes as
+ * the change left them, from the metadata daemon's reply (an older
+ * daemon's carries none: no call then): fn(dir, st, arg), where dir is
+ * the directory of the path the caller gave, from the calling thread
+ * before the call returns, outside the library's locks. The mount
+ * answers the kernel's next question about that directory with it. One
+ * watcher per tessera_fs, set before calls start; NULL stops watching. */
+typedef void (*tessera_dir_watch_fn)(const char *dir, const struct tessera_stat *st, void *arg);
+void tessera_dir_watch(tessera_fs *fs, tessera_dir_watch_fn fn, void *arg);
+
 /* Files. flags: O_RDONLY, O_WRONLY, O_RDWR, O_CREAT, O_EXCL, O_TRUNC,
  * O_NOFOLLOW (a symbolic link as the last component: -ELOOP). `layout`
  * (may be NULL) applies at create: strip_size and count, 0 for the

@@ -1,6 +1,7 @@
 /*
- * fuse_answer.c - the attributes a setattr left, kept for the question
- * libfuse asks right after it.
+ * fuse_answer.c - the attributes a change left, kept for the question
+ * that follows it: libfuse's after a setattr, the kernel's about a
+ * directory whose entries changed.
  *
  * libfuse's high-level setattr runs the change (chmod, chown, utimens,
  * in that order, each stopping the chain if it fails) and then, in the
@@ -22,6 +23,17 @@
  * only the storage daemons know while the file is open for writing. A
  * slot older than ANSWER_TTL_NS is not used (a chain libfuse ended
  * without a getattr).
+ *
+ * Directories the same way: a create, mkdir, mknod, symlink, link,
+ * unlink or rmdir makes the kernel drop its attributes of the directory,
+ * and ask them (GETATTR) before its next permission check there: the
+ * next create or unlink of `tar xf` or `rm -rf`. The metadata daemon's
+ * reply to the change holds them (tessera_dir_watch); kept by the
+ * directory's path, taken once, within ANSWER_TTL_NS; forgotten when this
+ * mount removes or renames the directory or changes its attributes.
+ * Another client's change of the directory in that time is seen at the
+ * kernel's next question, as for any attributes the kernel caches
+ * (attr_timeout).
  */
 #define FUSE_USE_VERSION 312
 #include <stdlib.h>
@@ -129,10 +141,77 @@ int tf_answer_take(struct tfuse *t, const char *path, struct tessera_stat *st,
 	return found;
 }
 
+static unsigned dir_slot(const char *path)
+{
+	unsigned h = 2166136261u;
+
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	return h % DIR_SLOTS;
+}
+
+void tf_dir_changed(const char *dir, const struct tessera_stat *st, void *arg)
+{
+	struct tfuse *t = arg;
+	unsigned i = dir_slot(dir);
+	char *copy = strdup(dir);
+
+	if (!copy)
+		return;
+	pthread_mutex_lock(&t->dirs.lock);
+	free(t->dirs.slot[i].path);
+	t->dirs.slot[i].path = copy;
+	t->dirs.slot[i].st = *st;
+	t->dirs.slot[i].at_ns = mono_ns();
+	pthread_mutex_unlock(&t->dirs.lock);
+}
+
+/* path names dir or something under it */
+static int within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/' || !strcmp(dir, "/"));
+}
+
+void tf_dir_forget(struct tfuse *t, const char *path)
+{
+	pthread_mutex_lock(&t->dirs.lock);
+	for (unsigned i = 0; i < DIR_SLOTS; i++)
+		if (t->dirs.slot[i].path && within(t->dirs.slot[i].path, path)) {
+			free(t->dirs.slot[i].path);
+			t->dirs.slot[i].path = NULL;
+		}
+	pthread_mutex_unlock(&t->dirs.lock);
+}
+
+int tf_dir_take(struct tfuse *t, const char *path, struct tessera_stat *st)
+{
+	unsigned i = dir_slot(path);
+	int found = 0;
+
+	pthread_mutex_lock(&t->dirs.lock);
+	if (t->dirs.slot[i].path && !strcmp(t->dirs.slot[i].path, path)) {
+		found = mono_ns() - t->dirs.slot[i].at_ns < ANSWER_TTL_NS;
+		if (found)
+			*st = t->dirs.slot[i].st;
+		free(t->dirs.slot[i].path);
+		t->dirs.slot[i].path = NULL;
+	}
+	pthread_mutex_unlock(&t->dirs.lock);
+	return found;
+}
+
 void tf_answers_clear(struct tfuse *t)
 {
 	pthread_mutex_lock(&t->answers.lock);
 	for (unsigned i = 0; i < ANSWER_SLOTS; i++)
 		empty(&t->answers.slot[i]);
 	pthread_mutex_unlock(&t->answers.lock);
+	pthread_mutex_lock(&t->dirs.lock);
+	for (unsigned i = 0; i < DIR_SLOTS; i++) {
+		free(t->dirs.slot[i].path);
+		t->dirs.slot[i].path = NULL;
+	}
+	pthread_mutex_unlock(&t->dirs.lock);
 }

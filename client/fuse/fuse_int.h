@@ -95,6 +95,20 @@ struct tf_answers {
 	struct tf_answer slot[ANSWER_SLOTS];
 };
 
+/* Directories this mount just changed, with their attributes after the
+ * change (tessera_dir_watch), by path hash, for the kernel's getattr of
+ * the directory that follows (it drops its attributes of a directory
+ * whose entries changed). */
+#define DIR_SLOTS 64
+struct tf_dirs {
+	pthread_mutex_t lock;
+	struct {
+		char *path;          /* owned; NULL: empty */
+		struct tessera_stat st;
+		int64_t at_ns;       /* CLOCK_MONOTONIC when kept */
+	} slot[DIR_SLOTS];
+};
+
 /* The mount's state: lives in main, reached through fuse_get_context(). */
 struct tfuse {
 	tessera_fs *fs;
@@ -117,6 +131,7 @@ struct tfuse {
 	struct link_names links; /* fuse_links.c */
 	struct tf_locks *locks; /* fcntl and flock locks (fuse_locks.c) */
 	struct tf_answers answers; /* fuse_answer.c */
+	struct tf_dirs dirs;       /* fuse_answer.c */
 };
 
 /* An open file (fi->fh): the library's handle and its Tessera handle,
@@ -186,6 +201,14 @@ void tf_answer_keep(struct tfuse *t, const char *path, const struct tessera_stat
 		    int sized);
 int tf_answer_take(struct tfuse *t, const char *path, struct tessera_stat *st, int *sized);
 void tf_answers_clear(struct tfuse *t);
+/* The library's directory watcher (arg: the mount): dir's attributes
+ * after this mount changed its entries. getattr: take them (1) if kept
+ * for path less than ANSWER_TTL_NS ago, once, else 0. */
+void tf_dir_changed(const char *dir, const struct tessera_stat *st, void *arg);
+int tf_dir_take(struct tfuse *t, const char *path, struct tessera_stat *st);
+/* path was removed or renamed by this mount: what was kept for it, and
+ * for anything under it, goes. */
+void tf_dir_forget(struct tfuse *t, const char *path);
 
 /* -------------------------------------------- the INIT (fuse_init.c) */
 

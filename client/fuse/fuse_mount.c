@@ -437,6 +437,7 @@ static int mount_and_serve(struct fuse_args *args, const struct fuse_cmdline_opt
 	/* the kernel follows symbolic links itself: a path's last component
 	 * is always the link */
 	tessera_follow_links(t->fs, TESSERA_NOFOLLOW);
+	tessera_dir_watch(t->fs, tf_dir_changed, t);
 	if (tf_locks_create(t->fs, deadlock_ms(), opts->singlethread ? TF_CACHE_KEEP : TF_CACHE_DROP,
 			    &t->locks))
 		goto out_unmount;
@@ -468,6 +469,7 @@ int main(int argc, char **argv)
 	pthread_mutex_init(&t.nocap.lock, NULL);
 	pthread_mutex_init(&t.links.lock, NULL);
 	pthread_mutex_init(&t.answers.lock, NULL);
+	pthread_mutex_init(&t.dirs.lock, NULL);
 
 	/* mount.fuse3's form: CONFIG MOUNTPOINT -o OPTS (the source is the config) */
 	if (take_source(&argc, argv, &t.config))

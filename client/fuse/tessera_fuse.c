@@ -39,6 +39,12 @@
  * may see older attributes that long. With -s (one thread) the mount has
  * no writeback cache and every write(2) waits for the storage daemons.
  *
+ * Questions answered from a reply already had (fuse_answer.c): libfuse's
+ * getattr after a create (the create's reply) and after a chmod, chown or
+ * utimens (the change's reply), and the kernel's getattr of a directory
+ * this mount just changed the entries of (the change's reply; within
+ * 0.1 s). An open's size comes with its reply too (tessera_open_attrs).
+ *
  * Every file type: symbolic links (kept by the metadata daemon; the
  * kernel resolves them, so the mount asks the library never to follow a
  * link in a path's last component: tessera_follow_links NOFOLLOW), hard
@@ -287,7 +293,7 @@ static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *
 		/* op_create's reply: what the create's own reply said */
 		tfile_of(fi)->fresh = 0;
 		rc = tessera_open_attrs(fh_of(fi), &ts);
-	} else if (path && answered(path, &ts)) {
+	} else if (path && (answered(path, &ts) || tf_dir_take(mount_of(), path, &ts))) {
 		rc = 0;
 	} else if (path)
 		rc = tessera_stat(fs, path, &ts);
@@ -414,7 +420,10 @@ static int op_rmdir(const char *path)
 	tessera_fs *fs = as_caller();
 	int rc = tessera_rmdir(fs, path);
 
-	return rc ? fail(fs, rc) : 0;
+	if (rc)
+		return fail(fs, rc);
+	tf_dir_forget(mount_of(), path);
+	return 0;
 }
 
 static int op_unlink(const char *path)
@@ -698,6 +707,8 @@ static int op_rename(const char *from, const char *to, unsigned int flags)
 		return rc;
 	if (rc)
 		return fail(fs, rc);
+	tf_dir_forget(mount_of(), from);
+	tf_dir_forget(mount_of(), to);
 	tf_links_renamed(mount_of(), from, to,
 			 mode == TESSERA_RENAME_EXCHANGE ? TF_RENAME_SWAP : TF_RENAME_MOVE);
 	return 0;
@@ -710,8 +721,10 @@ static int setattr_kept(tessera_fs *fs, const char *path, const struct tessera_s
 	struct tessera_stat ts;
 	int sized, rc = tessera_setattr_stat(fs, path, sa, &ts, &sized);
 
-	if (!rc)
+	if (!rc) {
+		tf_dir_forget(mount_of(), path);   /* (a directory's, now older) */
 		tf_answer_keep(mount_of(), path, &ts, sized);
+	}
 	return rc;
 }
 
@@ -1030,6 +1043,8 @@ static int op_setxattr(const char *path, const char *name, const char *value,
 	if (is_caps_name(name))
 		nocap_forget_all();
 	rc = tessera_setxattr(fs, path, name, value, size, how, TESSERA_NOFOLLOW);
+	if (!rc)
+		tf_dir_forget(mount_of(), path);   /* (its ctime moved) */
 	return rc ? xattr_fail(fs, rc) : 0;
 }
 
@@ -1068,6 +1083,8 @@ static int op_removexattr(const char *path, const char *name)
 		nocap_forget_all();
 	fs = as_caller();
 	rc = tessera_removexattr(fs, path, name, TESSERA_NOFOLLOW);
+	if (!rc)
+		tf_dir_forget(mount_of(), path);
 	return rc ? xattr_fail(fs, rc) : 0;
 }
 

@@ -173,8 +173,58 @@ struct size_part {
 	uint64_t write_token;       /* an open for writing's */
 };
 
+/* The directory a change of `path` changed (its entries), as the change
+ * left it, for the reply (AttrReply.parent, RemoveReply.parent): the
+ * mount answers the kernel's next question about the directory with it.
+ * 0, or an error that leaves the reply without it. */
+static int parent_after(struct mds *mds, const struct mds_cred *cred, const char *path,
+			struct mds_attr *out)
+{
+	char dir[TP_PATH_MAX + 1];
+	size_t n = strlen(path);
+
+	if (n == 0 || n > TP_PATH_MAX)
+		return -EINVAL;
+	memcpy(dir, path, n + 1);
+	while (n > 1 && dir[n - 1] == '/')
+		dir[--n] = '\0';
+	while (n > 0 && dir[n - 1] != '/')
+		n--;
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (n == 0)
+		return -EINVAL;
+	dir[n] = '\0';
+	return mds_lookup(mds->store, cred, dir, out);
+}
+
+/* A reply's parent part: the attributes of the directory it changed. */
+struct parent_part {
+	int have;
+	struct mds_attr a;
+	struct attr_msg m;
+};
+
+static struct parent_part *parent_part_of(struct mds *mds, const struct mds_cred *cred,
+					  const char *path)
+{
+	struct parent_part *p = calloc(1, sizeof(*p));
+
+	if (p && !parent_after(mds, cred, path, &p->a)) {
+		p->have = 1;
+		attr_msg(&p->a, &p->m);
+	}
+	return p;
+}
+
+static Tessera__Attr *parent_msg(struct parent_part *p)
+{
+	return p && p->have ? &p->m.attr : NULL;
+}
+
 static void reply_attr_sized(struct srv_req *req, const struct mds_attr *a, int created,
-			     const Tessera__Capability *cap, const struct size_part *sp)
+			     const Tessera__Capability *cap, const struct size_part *sp,
+			     struct parent_part *parent)
 {
 	struct attr_msg *m = malloc(sizeof(*m));
 	Tessera__AttrReply rep = TESSERA__ATTR_REPLY__INIT;
@@ -185,6 +235,7 @@ static void reply_attr_sized(struct srv_req *req, const struct mds_attr *a, int 
 	}
 	attr_msg(a, m);
 	rep.attr = &m->attr;
+	rep.parent = parent_msg(parent);
 	rep.created = created;
 	rep.cap = (Tessera__Capability *)cap;
 	if (sp) {
@@ -202,7 +253,7 @@ static void reply_attr_sized(struct srv_req *req, const struct mds_attr *a, int 
 static void reply_attr(struct srv_req *req, const struct mds_attr *a, int created,
 		       const Tessera__Capability *cap)
 {
-	reply_attr_sized(req, a, created, cap, NULL);
+	reply_attr_sized(req, a, created, cap, NULL, NULL);
 }
 
 /* The reply to an open (or stat) of regular file a that was granted
@@ -213,13 +264,14 @@ static void reply_attr(struct srv_req *req, const struct mds_attr *a, int create
  * opener has no use for it). A versioned file's size is its storage
  * daemons' logs' as of a version: never kept here. */
 static void reply_open(struct mds *mds, struct srv_req *req, const struct mds_attr *a,
-		       int created, const Tessera__Capability *cap, uint32_t asked)
+		       int created, const Tessera__Capability *cap, uint32_t asked,
+		       struct parent_part *parent)
 {
 	struct size_part sp = { { 0 }, 0 };
 	int64_t now = tp_real_ns();
 
 	if (a->layout.versioned) {
-		reply_attr_sized(req, a, created, cap, &sp);
+		reply_attr_sized(req, a, created, cap, &sp, parent);
 		return;
 	}
 	mds_sizes_stat(mds->sizes, a->handle, now, &sp.view);
@@ -227,7 +279,7 @@ static void reply_open(struct mds *mds, struct srv_req *req, const struct mds_at
 		sp.view.token = 0;
 	if (asked & TP_CAP_WRITE)
 		sp.write_token = mds_sizes_writer_open(mds->sizes, a->handle, req->ident.session, now);
-	reply_attr_sized(req, a, created, cap, &sp);
+	reply_attr_sized(req, a, created, cap, &sp, parent);
 }
 
 /* The removed file's layout, for the caller's information. No remove
@@ -235,7 +287,8 @@ static void reply_open(struct mds *mds, struct srv_req *req, const struct mds_at
  * REMOVE per storage daemon) once the removal is durable, and a client
  * that removed them too only made the storage daemons unlink twice (a
  * client sees no cap and leaves them, client/meta.c drop_objects). */
-static void reply_removed(struct srv_req *req, const struct mds_attr *a, int removed_file)
+static void reply_removed(struct srv_req *req, const struct mds_attr *a, int removed_file,
+			  struct parent_part *parent)
 {
 	struct attr_msg *m = malloc(sizeof(*m));
 	Tessera__RemoveReply rep = TESSERA__REMOVE_REPLY__INIT;
@@ -245,6 +298,7 @@ static void reply_removed(struct srv_req *req, const struct mds_attr *a, int rem
 		return;
 	}
 	rep.removed_file = removed_file;
+	rep.parent = parent_msg(parent);
 	if (removed_file) {
 		layout_msg(&a->layout, m, LAYOUT_WITH_OBJECTS);
 		rep.layout = &m->layout;
@@ -319,10 +373,14 @@ static void mds_op_MKDIR(void *ctx, struct srv_req *req)
 	int rc;
 
 	cred_of(mds, req, m->cred, &cred);
-	if ((rc = mds_mkdir(mds->store, &cred, m->path, m->mode, &a)))
+	if ((rc = mds_mkdir(mds->store, &cred, m->path, m->mode, &a))) {
 		mds_reply_store_error(mds, req, rc);
-	else
-		reply_attr(req, &a, 1, NULL);
+		return;
+	}
+	struct parent_part *parent = parent_part_of(mds, &cred, m->path);
+
+	reply_attr_sized(req, &a, 1, NULL, NULL, parent);
+	free(parent);
 }
 
 static void mds_op_CREATE(void *ctx, struct srv_req *req)
@@ -346,11 +404,17 @@ static void mds_op_CREATE(void *ctx, struct srv_req *req)
 				.versioned = m->layout && m->layout->versioned ? MDS_VERSIONING_ON
 									       : MDS_VERSIONING_INHERIT,
 			}, &a, &created);
-	if (rc)
+	if (rc) {
 		mds_reply_store_error(mds, req, rc);
-	else if (!refuse_or_grant_open(mds, req, &cred, m->path, &a, m->open_rights,
-					       created ? OPEN_CREATED : OPEN_EXISTING, &cap))
-		reply_open(mds, req, &a, created, &cap.cap, m->open_rights);
+		return;
+	}
+	if (refuse_or_grant_open(mds, req, &cred, m->path, &a, m->open_rights,
+				 created ? OPEN_CREATED : OPEN_EXISTING, &cap))
+		return;
+	struct parent_part *parent = created ? parent_part_of(mds, &cred, m->path) : NULL;
+
+	reply_open(mds, req, &a, created, &cap.cap, m->open_rights, parent);
+	free(parent);
 }
 
 /* What one more name costs the store on disk, for statfs's free inode
@@ -391,7 +455,7 @@ static void reply_lookup(struct mds *mds, struct srv_req *req, const struct mds_
 		reply_attr(req, &a, 0, NULL);
 	else if (!refuse_or_grant_open(mds, req, cred, m->path, &a, m->open_rights,
 				       OPEN_EXISTING, &cap))
-		reply_open(mds, req, &a, 0, &cap.cap, m->open_rights);
+		reply_open(mds, req, &a, 0, &cap.cap, m->open_rights, NULL);
 }
 
 /* LOOKUP, UNLINK, RMDIR and STATFS name one path. */
@@ -412,15 +476,21 @@ static void reply_path_op(struct mds *mds, struct srv_req *req)
 		if (!(rc = mds_unlink(mds->store, &cred, m->path, &a))) {
 			/* objects go with a regular file's last name only */
 			int gone = a.type == MDS_FILE && a.nlink == 0;
+			struct parent_part *parent = parent_part_of(mds, &cred, m->path);
 
 			if (gone)
 				note_removed(mds, &a);
-			reply_removed(req, &a, gone);
+			reply_removed(req, &a, gone, parent);
+			free(parent);
 		}
 		break;
 	case TP_OP_RMDIR:
-		if (!(rc = mds_rmdir(mds->store, &cred, m->path)))
-			reply_removed(req, &a, 0);
+		if (!(rc = mds_rmdir(mds->store, &cred, m->path))) {
+			struct parent_part *parent = parent_part_of(mds, &cred, m->path);
+
+			reply_removed(req, &a, 0, parent);
+			free(parent);
+		}
 		break;
 	case TP_OP_STATFS:
 		if (!(rc = mds_space(mds, &statfs)))
@@ -453,7 +523,7 @@ static void reply_setattr(struct mds *mds, struct srv_req *req, const struct mds
 		mds_sizes_stat(mds->sizes, a->handle, tp_real_ns(), &sp.view);
 		sp.view.token = 0;
 	}
-	reply_attr_sized(req, a, 0, NULL, &sp);
+	reply_attr_sized(req, a, 0, NULL, &sp, NULL);
 }
 
 static void mds_op_SETATTR(void *ctx, struct srv_req *req)
@@ -525,7 +595,7 @@ static void mds_op_RENAME(void *ctx, struct srv_req *req)
 	}
 	if (replaced)
 		note_removed(mds, &a);
-	reply_removed(req, &a, replaced);
+	reply_removed(req, &a, replaced, NULL);
 }
 
 /* SYMLINK, LINK and MKNOD make a name; answered with its attributes. */
@@ -548,10 +618,14 @@ static void reply_link_op(struct mds *mds, struct srv_req *req)
 		rc = mds_mknod(mds->store, &cred, m->path, m->type, m->mode, m->rdev, &a);
 		break;
 	}
-	if (rc)
+	if (rc) {
 		mds_reply_store_error(mds, req, rc);
-	else
-		reply_attr(req, &a, 1, NULL);
+		return;
+	}
+	struct parent_part *parent = parent_part_of(mds, &cred, m->path);
+
+	reply_attr_sized(req, &a, 1, NULL, NULL, parent);
+	free(parent);
 }
 
 #define MDS_LINK_OP(name) \

@@ -202,6 +202,53 @@ t_times() {
 	rm -rf "$d" "$D/in3"
 }
 
+# What the mount answers from a change's own reply (fuse_answer.c): a
+# directory's attributes right after a create, mkdir, mknod, symlink,
+# link, unlink or rmdir in it, and a file's after chmod, chown and touch,
+# are what the metadata daemon holds (the CLI asks it directly; a
+# regular file's ctime aside, which the kernel keeps under the writeback
+# cache).
+t_answered() {
+	local d=$M1/answered
+	mkdir "$d"
+	/usr/bin/python3 - "$d" "$BIN/tessera" "$CONF" <<'EOF' || die "answered attributes differ"
+import json, os, subprocess, sys
+d, cli, conf = sys.argv[1:4]
+
+def same(path, what):
+    st = os.stat(path, follow_symlinks=False)
+    rel = "/answered" + path[len(d):]
+    out = subprocess.run([cli, "-c", conf, "stat", "-j", rel], check=True,
+                         capture_output=True, text=True).stdout
+    j = json.loads(out)
+    j = j[0] if isinstance(j, list) else j
+    got = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_nlink, st.st_mode & 0o7777, st.st_uid]
+    want = [j["size"], j["mtime_ns"], j["ctime_ns"], j["nlink"], j["mode"], j["uid"]]
+    if j["type"] != "directory":
+        got[2] = want[2] = None  # a file's ctime is the kernel's own (writeback)
+    if got != want:
+        raise SystemExit("%s: the mount shows %s, the metadata daemon %s" % (what, got, want))
+
+os.close(os.open(d + "/a", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)); same(d, "create")
+os.mkdir(d + "/s"); same(d, "mkdir")
+os.symlink("a", d + "/l"); same(d, "symlink")
+os.mkfifo(d + "/p"); same(d, "mkfifo")
+os.link(d + "/a", d + "/h"); same(d, "link")
+os.unlink(d + "/h"); same(d, "unlink")
+os.rmdir(d + "/s"); same(d, "rmdir")
+os.mkdir(d + "/m", 0o700)   # (cp -a's order: contents, then the mode)
+os.close(os.open(d + "/m/x", os.O_CREAT | os.O_WRONLY, 0o644))
+os.chmod(d + "/m", 0o755)
+os.listdir(d); same(d + "/m", "chmod of a directory just changed")
+with open(d + "/a", "w") as f:
+    f.write("x" * 5000)
+os.chmod(d + "/a", 0o600); same(d + "/a", "chmod")
+os.chown(d + "/a", 123, 456); same(d + "/a", "chown")
+os.utime(d + "/a", (1000000, 2000000)); same(d + "/a", "utime")
+EOF
+	rm -rf "$d"
+}
+
 # Close-to-open: an open that starts after another client closed (or
 # synced) sees the new size and data, however long the kernel may cache
 # attributes: mount 3 caches them for an hour. Writers: the CLI (the
@@ -891,7 +938,7 @@ t_unmount() {
 	fusermount3 -u "$M1"
 }
 
-echo "[==========] Running 28 test(s)."
+echo "[==========] Running 29 test(s)."
 check_here cluster_and_mount t_cluster_and_mount
 if [ ${#failed[@]} -eq 0 ]; then
 	check basic t_basic
@@ -904,6 +951,7 @@ if [ ${#failed[@]} -eq 0 ]; then
 	check two_mounts t_two_mounts
 	check times t_times
 	check close_to_open t_close_to_open
+	check answered t_answered
 	check permissions t_permissions
 	check file_types t_file_types
 	check tar_links t_tar_links

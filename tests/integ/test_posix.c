@@ -5,7 +5,8 @@
  * non-owner who would set them; st_blocks from the objects' allocation;
  * statfs counting a file system shared by storage daemons once; rename
  * modes (no-replace, exchange); utimens with *_NOW and omitted fields;
- * fallocate through the library and raw to a storage daemon.
+ * fallocate through the library and raw to a storage daemon; what a
+ * change's reply tells (tessera_dir_watch, tessera_setattr_stat).
  *
  * Callers other than root are played with tessera_set_thread_cred (the
  * metadata daemon checks the credential a root client names, as for the
@@ -414,6 +415,112 @@ static void test_fallocate_raw(void **state)
 	tessera_close(f);
 }
 
+/* ------------------------------------------ what a change's reply says */
+
+struct seen {
+	int calls;
+	char dir[256];
+	struct tessera_stat st;
+};
+
+static void watch(const char *dir, const struct tessera_stat *st, void *arg)
+{
+	struct seen *s = arg;
+
+	s->calls++;
+	snprintf(s->dir, sizeof(s->dir), "%s", dir);
+	s->st = *st;
+}
+
+/* The watcher was called `calls` times so far, last for dir, with what a
+ * stat of it says now. */
+static void saw(tessera_fs *fs, const struct seen *s, int calls, const char *dir)
+{
+	struct tessera_stat now;
+
+	assert_int_equal(s->calls, calls);
+	assert_string_equal(s->dir, dir);
+	CHECK(fs, tessera_stat(fs, dir, &now));
+	assert_int_equal(s->st.handle, now.handle);
+	assert_int_equal(s->st.size, now.size);
+	assert_int_equal(s->st.nlink, now.nlink);
+	assert_int_equal(s->st.mode, now.mode);
+	assert_int_equal(s->st.mtime.tv_sec, now.mtime.tv_sec);
+	assert_int_equal(s->st.mtime.tv_nsec, now.mtime.tv_nsec);
+	assert_int_equal(s->st.ctime.tv_nsec, now.ctime.tv_nsec);
+}
+
+/* tessera_dir_watch: each call that changes a directory's entries hands
+ * the watcher that directory's attributes as the change left them; an
+ * open of an existing file with O_CREAT changes none. */
+static void test_dir_watch(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *fs = c->fs;
+	struct seen s = { 0 };
+	tessera_file *f;
+
+	tessera_dir_watch(fs, watch, &s);
+	CHECK(fs, tessera_mkdir(fs, "/dw", 0755));
+	saw(fs, &s, 1, "/");
+	CHECK(fs, tessera_open(fs, "/dw/f", O_CREAT | O_EXCL | O_WRONLY, 0644, NULL, &f));
+	CHECK(fs, tessera_close(f));
+	saw(fs, &s, 2, "/dw");
+	CHECK(fs, tessera_open(fs, "/dw/f", O_CREAT | O_WRONLY, 0644, NULL, &f));
+	CHECK(fs, tessera_close(f));
+	assert_int_equal(s.calls, 2);
+	CHECK(fs, tessera_symlink(fs, "f", "/dw/l"));
+	saw(fs, &s, 3, "/dw");
+	CHECK(fs, tessera_link(fs, "/dw/f", "/dw/h"));
+	saw(fs, &s, 4, "/dw");
+	CHECK(fs, tessera_mknod(fs, "/dw/p", S_IFIFO | 0600, 0));
+	saw(fs, &s, 5, "/dw");
+	assert_int_equal(s.st.size, 4);   /* entries */
+	CHECK(fs, tessera_unlink(fs, "/dw/h"));
+	saw(fs, &s, 6, "/dw");
+	CHECK(fs, tessera_unlink(fs, "/dw/l"));
+	CHECK(fs, tessera_unlink(fs, "/dw/p"));
+	CHECK(fs, tessera_unlink(fs, "/dw/f"));
+	saw(fs, &s, 9, "/dw");
+	assert_int_equal(s.st.size, 0);
+	CHECK(fs, tessera_rmdir(fs, "/dw"));
+	saw(fs, &s, 10, "/");
+	assert_int_equal(tessera_unlink(fs, "/dw"), -ENOENT);  /* a failure: no call */
+	assert_int_equal(s.calls, 10);
+	tessera_dir_watch(fs, NULL, NULL);
+}
+
+/* tessera_setattr_stat: the attributes the change left, with the size of
+ * a closed file; without it while the file is open for writing. */
+static void test_setattr_stat(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *fs = c->fs;
+	struct tessera_setattr sa = { .valid = TESSERA_SET_MODE, .mode = 0600 };
+	struct tessera_stat st, now;
+	tessera_file *f;
+	int sized;
+
+	make_file(fs, "/sas", 0644);
+	CHECK(fs, tessera_open(fs, "/sas", O_WRONLY, 0, NULL, &f));
+	assert_int_equal(tessera_pwrite(f, "12345", 5, 0), 5);
+	CHECK(fs, tessera_close(f));
+	CHECK(fs, tessera_stat(fs, "/sas", &now));  /* the size is known now */
+	CHECK(fs, tessera_setattr_stat(fs, "/sas", &sa, &st, &sized));
+	assert_int_equal(sized, 1);
+	assert_int_equal(st.size, 5);
+	assert_int_equal(st.blocks, now.blocks);
+	assert_int_equal(st.mode & 07777, 0600);
+	CHECK(fs, tessera_open(fs, "/sas", O_WRONLY, 0, NULL, &f));
+	sa.mode = 0640;
+	CHECK(fs, tessera_setattr_stat(fs, "/sas", &sa, &st, &sized));
+	assert_int_equal(sized, 0);
+	assert_int_equal(st.size, 0);
+	assert_int_equal(st.mode & 07777, 0640);
+	CHECK(fs, tessera_close(f));
+	assert_int_equal(tessera_setattr_stat(fs, "/nonesuch", &sa, &st, &sized), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -428,6 +535,8 @@ int main(void)
 		cmocka_unit_test(test_utimens_omit_now),
 		cmocka_unit_test(test_fallocate),
 		cmocka_unit_test(test_fallocate_raw),
+		cmocka_unit_test(test_dir_watch),
+		cmocka_unit_test(test_setattr_stat),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, cluster_teardown);
