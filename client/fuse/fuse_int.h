@@ -117,10 +117,11 @@ struct tfuse {
 	const char *mount_dir; /* the mount point's real path; NULL: unknown */
 	int singlethread;     /* -s: a request must never wait for another */
 	int writeback;        /* the kernel's writeback cache is on */
-	pthread_mutex_t lock; /* guards inodes, nwriters, fixers, stop */
+	pthread_mutex_t lock; /* guards inodes, nwriters, fixers, stop, open */
 	pthread_cond_t wake;  /* the flusher's timer, and its stop */
 	pthread_cond_t fixed; /* a tf_sync_kernel_attrs ended */
 	struct tinode *inodes;
+	struct tfile *open;   /* every open file, for the unmount */
 	unsigned nwriters;    /* sum of inodes' writers */
 	struct tfixer *fixers;
 	unsigned nfixers, max_fixers; /* threads in tf_sync_kernel_attrs; limit */
@@ -144,14 +145,20 @@ struct tfile {
 	/* made by op_create, whose reply libfuse completes with a getattr
 	 * (with this handle) that the open's attributes answer */
 	int fresh;
+	struct tfile *prev, *next;   /* tfuse.open (under tfuse.lock) */
 };
 
 /* ------------------------------------------------ writeback (fuse_wback.c) */
 
-/* Count tf as a writer of its file (if it is one), or stop counting it.
+/* Count tf as a writer of its file (if it is one), or stop counting it;
+ * either way it is one of the mount's open files (tfuse.open).
  * tf_writer_add: 0 or -ENOMEM. */
 int tf_writer_add(struct tfuse *t, struct tfile *tf);
-void tf_writer_remove(struct tfuse *t, const struct tfile *tf);
+void tf_writer_remove(struct tfuse *t, struct tfile *tf);
+/* At unmount: the open files the kernel did not release (a mount stopped
+ * with files open, or before their RELEASE came), taken off the list one
+ * at a time (NULL: none left). */
+struct tfile *tf_open_take(struct tfuse *t);
 /* Whether a handle of this mount has the file open for writing: the
  * kernel then holds its size and mtime (writeback). */
 int tf_writing(struct tfuse *t, uint64_t handle);

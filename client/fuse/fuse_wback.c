@@ -71,39 +71,73 @@ static void tinode_put(struct tfuse *t, struct tinode *n)
 }
 
 /* Count tf as a writer of its file (if it is one). 0 or -ENOMEM. */
+/* tf on or off the mount's list of open files. Under t->lock. */
+static void open_link(struct tfuse *t, struct tfile *tf)
+{
+	tf->prev = NULL;
+	tf->next = t->open;
+	if (t->open)
+		t->open->prev = tf;
+	t->open = tf;
+}
+
+static void open_unlink(struct tfuse *t, struct tfile *tf)
+{
+	if (tf->prev)
+		tf->prev->next = tf->next;
+	else if (t->open == tf)
+		t->open = tf->next;
+	if (tf->next)
+		tf->next->prev = tf->prev;
+	tf->prev = tf->next = NULL;
+}
+
 int tf_writer_add(struct tfuse *t, struct tfile *tf)
 {
 	struct tinode *n;
 	int rc = 0;
 
-	if (!tf->writer)
-		return 0;
 	pthread_mutex_lock(&t->lock);
-	n = tinode_get(t, tf->handle, 1);
-	if (n) {
-		n->writers++;
-		t->nwriters++;
-	} else {
-		rc = -ENOMEM;
+	if (tf->writer) {
+		n = tinode_get(t, tf->handle, 1);
+		if (n) {
+			n->writers++;
+			t->nwriters++;
+		} else {
+			rc = -ENOMEM;
+		}
 	}
+	if (!rc)
+		open_link(t, tf);
 	pthread_mutex_unlock(&t->lock);
 	return rc;
 }
 
-void tf_writer_remove(struct tfuse *t, const struct tfile *tf)
+void tf_writer_remove(struct tfuse *t, struct tfile *tf)
 {
 	struct tinode *n;
 
-	if (!tf->writer)
-		return;
 	pthread_mutex_lock(&t->lock);
-	n = tinode_get(t, tf->handle, 0);
+	open_unlink(t, tf);
+	n = tf->writer ? tinode_get(t, tf->handle, 0) : NULL;
 	if (n && n->writers) {
 		n->writers--;
 		t->nwriters--;
 		tinode_put(t, n);
 	}
 	pthread_mutex_unlock(&t->lock);
+}
+
+struct tfile *tf_open_take(struct tfuse *t)
+{
+	struct tfile *tf;
+
+	pthread_mutex_lock(&t->lock);
+	tf = t->open;
+	pthread_mutex_unlock(&t->lock);
+	if (tf)
+		tf_writer_remove(t, tf);
+	return tf;
 }
 
 int tf_writing(struct tfuse *t, uint64_t handle)

@@ -260,11 +260,25 @@ static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	return t;
 }
 
+static void nocap_clear(struct nocap_cache *c);
+
+/* Unmount: files the kernel never released (the mount stopped with them
+ * open, or before their RELEASE came) are closed, so the metadata daemon
+ * hears of their writers' close; then the caches go. */
 static void op_destroy(void *private_data)
 {
-	tf_flusher_stop(private_data);
-	tf_links_clear(private_data);
-	tf_answers_clear(private_data);
+	struct tfuse *t = private_data;
+	struct tfile *tf;
+
+	tf_flusher_stop(t);
+	while ((tf = tf_open_take(t))) {
+		tf_locks_forget(t->locks, tf->f);
+		(void)tessera_close(tf->f);
+		free(tf);
+	}
+	tf_links_clear(t);
+	tf_answers_clear(t);
+	nocap_clear(&t->nocap);
 }
 
 /* libfuse's getattr right after a setattr of path: answered by what the
@@ -1007,8 +1021,11 @@ static void nocap_remember(const char *path)
 
 static void nocap_forget_all(void)
 {
-	struct nocap_cache *c = nocap_of();
+	nocap_clear(nocap_of());
+}
 
+static void nocap_clear(struct nocap_cache *c)
+{
 	pthread_mutex_lock(&c->lock);
 	for (unsigned i = 0; i < NOCAP_SLOTS; i++) {
 		free(c->slot[i].path);
