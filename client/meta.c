@@ -196,15 +196,10 @@ static void dir_changed(tessera_fs *fs, const char *upath, const Tessera__Attr *
 
 	if (!parent || !fs->dir_watch || !upath || (n = strlen(upath)) > TP_PATH_MAX)
 		return;
-	memcpy(dir, upath, n + 1);
-	while (n > 1 && dir[n - 1] == '/')
-		n--;
-	while (n > 0 && dir[n - 1] != '/')
-		n--;
-	while (n > 1 && dir[n - 1] == '/')
-		n--;
+	n = tp_path_dir_len(upath, n);
 	if (n == 0)
 		return;   /* (a relative name: no directory to name) */
+	memcpy(dir, upath, n);
 	dir[n] = '\0';
 	tc_stat_from_attr(parent, &st);
 	fs->dir_watch(dir, &st, fs->dir_watch_arg);

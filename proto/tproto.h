@@ -219,6 +219,21 @@ _Static_assert(TP_CAP_MAX_HANDLES >= TP_MAX_STRIPE && TP_CAP_MAX_HANDLES >= TP_M
  * daemon's limit; a buffer holding one is TP_PATH_MAX + 1). */
 #define TP_PATH_MAX 4096
 
+/* The length of the directory part of path's first n bytes: "/a/b" -> 2
+ * ("/a"), "/a" -> 1 ("/"), trailing slashes ignored; 0 when no '/' comes
+ * before the last name (a relative name). The client's and the metadata
+ * daemon's one reading of "the directory a change of path changed". */
+static inline size_t tp_path_dir_len(const char *path, size_t n)
+{
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	while (n > 0 && path[n - 1] != '/')
+		n--;
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	return n;
+}
+
 enum tp_opcode {
 #define TP_ENUM(name, num, req, rep, who, right) TP_OP_##name = num,
 	TP_OPCODES(TP_ENUM)

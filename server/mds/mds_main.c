@@ -183,17 +183,9 @@ static int parent_after(struct mds *mds, const struct mds_cred *cred, const char
 	char dir[TP_PATH_MAX + 1];
 	size_t n = strlen(path);
 
-	if (n == 0 || n > TP_PATH_MAX)
+	if (n > TP_PATH_MAX || !(n = tp_path_dir_len(path, n)))
 		return -EINVAL;
-	memcpy(dir, path, n + 1);
-	while (n > 1 && dir[n - 1] == '/')
-		dir[--n] = '\0';
-	while (n > 0 && dir[n - 1] != '/')
-		n--;
-	while (n > 1 && dir[n - 1] == '/')
-		n--;
-	if (n == 0)
-		return -EINVAL;
+	memcpy(dir, path, n);
 	dir[n] = '\0';
 	return mds_lookup(mds->store, cred, dir, out);
 }
