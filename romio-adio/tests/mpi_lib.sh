@@ -75,17 +75,14 @@ mpi_cleanup() {
 }
 trap mpi_cleanup EXIT
 
-free_port() {
-	python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'
-}
+. "$top/tests/integ/ports.sh"
 
 . "$top/tests/integ/munged.sh"
 munged_start "$D" || exit 1   # stopped through its pid file, as the daemons
 {
 	echo "provider = ${TESSERA_TEST_PROVIDER:-tcp;msg}"
 	echo "munge_socket = $MUNGE_SOCK"
-	echo "mds = 127.0.0.1:$(free_port)"
-	for _ in 1 2 3 4; do echo "ios = 127.0.0.1:$(free_port)"; done
+	port_lines 4
 	echo "timeout_ms = 20000"
 	echo "mount_point = $MNT"
 	echo "key_file = $D/tessera.key"

@@ -28,17 +28,14 @@ if grep -qa 'munge_socket' "$a/bin/tessera-mds" "$b/bin/tessera-mds"; then
 	munged_start "$tmp/munge"
 fi
 
-free_port() {
-	python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'
-}
+. "$(dirname "$0")/../integ/ports.sh"
 
 # up BUILD DIR: a cluster of BUILD's daemons under DIR (config DIR/conf).
 up() {
 	local bin=$1/bin d=$2
 	mkdir -p "$d"
 	{
-		echo "mds = 127.0.0.1:$(free_port)"
-		for _ in 1 2 3 4; do echo "ios = 127.0.0.1:$(free_port)"; done
+		port_lines 4
 		if grep -qa 'no key_file in the config' "$bin/tessera-mds"; then
 			(umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$d/key")
 			echo "key_file = $d/key"

@@ -11,11 +11,11 @@ fuse_cluster_up() {
 	FUSE_PID=
 	trap fuse_cluster_down EXIT
 	. "$top/tests/integ/munged.sh"
+	. "$top/tests/integ/ports.sh"
 	munged_start "$D" || exit 1   # stopped through its pid file, as the daemons
 	{
 		echo "provider = tcp;ofi_rxm"
-		echo "mds = 127.0.0.1:$(fuse_cluster_port)"
-		for ((i = 0; i < N_IOS; i++)); do echo "ios = 127.0.0.1:$(fuse_cluster_port)"; done
+		port_lines "$N_IOS"
 		echo "timeout_ms = 30000"
 		echo "munge_socket = $MUNGE_SOCK"
 		echo "key_file = $D/tessera.key"
@@ -41,9 +41,6 @@ fuse_cluster_down() {
 	rm -rf "$D"
 }
 
-fuse_cluster_port() {
-	python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'
-}
 
 # fuse_cluster_start NAME DAEMON PROGRAM ARGS...: run a daemon, wait for
 # its pid file.

@@ -7,7 +7,7 @@
 #   checks_done                   # the summary; exits 1 if any failed
 #   skip_all NAME REASON          # a suite that cannot run here: one skip
 #   skip_check NAME REASON        # one check that cannot run here
-#   free_ports N                  # prints a port P such that P..P+N are
+#   free_ports N                  # from ports.sh: P such that P..P+N are
 #                                 # free on 127.0.0.1 (for tessera-local)
 #
 # CHECKS_LOG (default: a temporary file) holds each check's output.
@@ -63,33 +63,4 @@ skip_all() {
 	exit 0
 }
 
-free_ports() {
-	python3 - "$1" <<'PY'
-import random, socket, sys
-n = int(sys.argv[1])
-# below the kernel's ephemeral range (ip_local_port_range, 32768 up on
-# Debian): an outgoing connection never takes a daemon's port while the
-# test restarts it
-lo, hi = 10000, 32767
-try:
-    lo_eph = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
-    hi = min(hi, lo_eph - 1)
-except (OSError, ValueError, IndexError):
-    pass
-for _ in range(200):
-    base = random.randint(lo, hi - n)
-    socks = []
-    try:
-        for p in range(base, base + n + 1):
-            s = socket.socket()
-            s.bind(("127.0.0.1", p))
-            socks.append(s)
-    except OSError:
-        continue
-    finally:
-        for s in socks:
-            s.close()
-    print(base)
-    break
-PY
-}
+. "$(dirname "${BASH_SOURCE[0]}")/ports.sh"

@@ -61,16 +61,13 @@ harness_cleanup() {
 }
 trap harness_cleanup EXIT
 
-free_port() {
-	python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'
-}
+. "$top/tests/integ/ports.sh"
 
 . "$top/tests/integ/munged.sh"
 munged_start "$D" || exit 1   # stopped through its pid file, as the daemons
 {
 	echo "provider = ${TESSERA_TEST_PROVIDER:-tcp;msg}"
-	echo "mds = 127.0.0.1:$(free_port)"
-	for ((i = 0; i < N_IOS; i++)); do echo "ios = 127.0.0.1:$(free_port)"; done
+	port_lines "$N_IOS"
 	echo "timeout_ms = 5000"
 	echo "munge_socket = $MUNGE_SOCK"
 	echo "key_file = $D/tessera.key"

@@ -23,16 +23,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() {
-	python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'
-}
+. "$top/tests/integ/ports.sh"
 
 # ------------------------------------------------------------ the cluster
 . "$top/tests/integ/munged.sh"
 munged_start "$dir" || exit 1
 pids+=("$MUNGED_PID")
-mds_port=$(free_port)
-ios_ports=("$(free_port)" "$(free_port)" "$(free_port)")
+mds_port=$(free_ports 3)
+ios_ports=($((mds_port + 1)) $((mds_port + 2)) $((mds_port + 3)))
 write_conf() { # FILE TIMEOUT_MS
 	{
 		echo "provider = ${TESSERA_TEST_PROVIDER:-tcp;msg}"

@@ -721,7 +721,7 @@ EOF
 t_shared() {
 	local tl=$D/tl port
 	mkdir -m 0755 "$tl"
-	port=$(free_port)
+	port=$(free_ports 1)
 	"$top/deploy/tessera-local" --dir "$tl/var" -n 1 -p "$port" -b "$BIN" up >"$D/tl.out" 2>&1 ||
 		{ cat "$D/tl.out"; die "tessera-local up failed"; }
 	grep "$tl/mnt" /proc/mounts | grep -q allow_other || { cat "$D/tl.out"; grep "$tl/mnt" /proc/mounts; die "tessera-local mounted without allow_other"; }

@@ -49,9 +49,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() {
-	python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'
-}
+. "$top/tests/integ/ports.sh"
 
 # ------------------------------------------------------------ the cluster
 # The daemons refuse a log file others can read (docs/admin.md): every
@@ -59,9 +57,9 @@ free_port() {
 umask 077
 . "$top/tests/integ/munged.sh"
 munged_start "$dir" >/dev/null || skip_all partial "munged does not start"
-mds_port=$(free_port)
+mds_port=$(free_ports "$N_IOS")
 ios_ports=()
-for ((i = 0; i < N_IOS; i++)); do ios_ports+=("$(free_port)"); done
+for ((i = 1; i <= N_IOS; i++)); do ios_ports+=($((mds_port + i))); done
 conf=$dir/tessera.conf
 ios_args=()
 for p in "${ios_ports[@]}"; do ios_args+=(--ios "127.0.0.1:$p"); done
