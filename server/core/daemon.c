@@ -505,6 +505,7 @@ static struct srv *srv_alloc(const struct srv_opts *opts, const struct srv_role 
 	srv->lim = opts->limits ? *opts->limits : defaults;
 	srv->max_frame = tp_config_max_frame(opts->cfg);
 	srv->timeout_s = opts->cfg->timeout_ms / 1000.0;
+	srv->gen_next = 1; /* a hold's replies wait for a commit not yet done */
 	if (!strcmp(role->name, "mds"))
 		snprintf(srv->target, sizeof(srv->target), "mds");
 	else
@@ -595,6 +596,12 @@ int srv_create(const struct srv_opts *opts, const struct srv_role *role, struct 
 	ev_signal_start(srv->loop, &srv->sigterm);
 	ev_signal_start(srv->loop, &srv->sigint);
 	ev_async_start(srv->loop, &srv->wake);
+	rc = srv_commit_start(srv);
+	if (rc) {
+		snprintf(err, errlen, "the commit thread: %s", strerror(-rc));
+		srv_destroy(srv);
+		return rc;
+	}
 	*out = srv;
 	return 0;
 }
@@ -652,6 +659,7 @@ void srv_destroy(struct srv *srv)
 	/* Parked requests learn the daemon is stopping; then the endpoint
 	 * closes, after which the provider holds no reply any more. */
 	srv_peers_shutdown(srv);
+	srv_commit_stop(srv);
 	if (srv->loop)
 		ev_loop_destroy(srv->loop);
 	if (srv->net)

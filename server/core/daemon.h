@@ -92,7 +92,38 @@ struct srv_role {
 	/* Called when a session ends while the daemon runs (expired, evicted,
 	 * or its connection closed: a client that died); may be NULL. */
 	void (*session_end)(void *ctx, uint64_t session);
+	/* Group commit on a thread of the core's own (may be NULL; instead of
+	 * commit): the loop goes on serving while a commit syncs. */
+	const struct srv_commit_ops *background;
 };
+
+/*
+ * A commit in three steps (srv_role.background). At the end of a loop
+ * turn in which a handler called srv_hold_replies, the loop calls begin
+ * (every change written so far is what the commit covers) and hands the
+ * commit to the commit thread, which calls sync (it must touch nothing
+ * the loop changes: files, not the loop's structures); then the loop calls
+ * done with sync's result. Commits run one at a time, in order; one sync
+ * may cover several begins. Every reply made after a hold, by any handler
+ * on any connection, waits until done returned 0 for the commit that
+ * covers it (a reply may tell of a change, even one it did not make); a
+ * nonzero return from done stops the daemon without sending them. Without
+ * a loop (srv_create_local) the three run at once, at the turn's end.
+ */
+struct srv_commit_ops {
+	void (*begin)(void *ctx);
+	int (*sync)(void *ctx);
+	int (*done)(void *ctx, int rc);
+};
+
+/* Whether every change written so far is durable: no hold in this turn,
+ * every commit asked done. Work that acts on what the store says outside
+ * any reply (the metadata daemon's purger and merger) runs only then. */
+int srv_all_durable(const struct srv *srv);
+/* Wait, on the loop, until the commit thread synced every commit asked,
+ * and end them (done; their replies leave): 0, or -EIO when a commit
+ * failed. */
+int srv_commit_wait(struct srv *srv);
 
 /*
  * The dispatch tables, from TP_OPCODES: opcode NAME served by the role (or
@@ -214,12 +245,14 @@ int srv_reply_error(struct srv_req *req, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* Group commit: the caller made a change that is not durable yet (the
- * metadata daemon's unsynced LevelDB write). Every reply sent from now to
- * the end of the current loop turn, whoever's, waits until the role's
- * commit (struct srv_role) returned 0: so no client sees, in a reply, a
- * change that a crash could still take back, and one commit (one synced
- * write) covers all the requests of the turn. The loop handles what it
- * received in one poll (up to 16 frames) per turn. */
+ * metadata daemon's unsynced LevelDB write). Every reply sent from now on,
+ * whoever's, waits until the commit that ends this turn is done (the
+ * role's commit, or its background commit's done, returned 0): so no
+ * client sees, in a reply, a change that a crash could still take back,
+ * and one commit (one synced write) covers all the requests of the turn,
+ * or, with a background commit, of the turns that end while the one
+ * before syncs. The loop handles what it received in one poll (up to 16
+ * frames) per turn. */
 void srv_hold_replies(struct srv *srv);
 
 /*

@@ -51,6 +51,7 @@ struct srv_tx {
 	size_t head_len;
 	int tagged;                 /* send with tag `tag` (srv_req.reply_tagged) */
 	uint64_t tag;
+	uint64_t gen;               /* leaves once this commit is done */
 	uint8_t head[];             /* header | body */
 };
 
@@ -152,12 +153,17 @@ struct srv {
 	struct srv_parked *retired;     /* parked requests done, freed by reap */
 	int eagain;                     /* a send met -EAGAIN within its spin
 					 * window: poll and retry at once */
-	/* srv_hold_replies: replies wait in their queues until the role's
-	 * commit at the end of this turn (srv_commit_turn) made the changes
-	 * they acknowledge durable. Stays set after a failed commit, so
-	 * nothing it held is ever sent. */
+	/* srv_hold_replies: this turn ends with a commit (srv_commit_turn);
+	 * the replies made since wait for it. After a failed commit
+	 * (commit_failed) no reply is sent any more. */
 	int held;
 	int commit_failed;
+	/* Commits by generation: a reply waits for gen_wait as of when it was
+	 * made (the newest commit a hold asked for), and leaves once gen_done
+	 * reaches it. gen_next is the generation the next hold will wait for.
+	 * With a commit thread (srv_role.background), commits run there. */
+	uint64_t gen_next, gen_wait, gen_done;
+	struct srv_committer *committer;
 	size_t peak_bytes;              /* highest debt since memory was trimmed */
 	struct srv_counters count;
 	struct srv_sessions *sessions;
@@ -195,10 +201,16 @@ int srv_admit(struct srv *srv, struct srv_req *req);
  * replies and expire parked requests past their deadlines. */
 void srv_tx_done(struct srv *srv, const struct tnet_event *ev);
 void srv_pump_all(struct srv *srv);
-/* End of a loop turn (or of one in-process frame): if a handler held
- * replies, run the role's commit, then let them go (or, when it failed,
- * keep them for ever and stop the loop). */
+/* daemon_commit.c. End of a loop turn (or of one in-process frame): if a
+ * handler held replies, run the role's commit, or ask the commit thread
+ * for it; the replies go once it is done (or, when it failed, are kept for
+ * ever and the loop stops). srv_commit_start starts the commit thread
+ * when the role has background commits and the daemon a loop;
+ * srv_commit_stop (srv_destroy) lets it finish what was asked and joins
+ * it. */
 void srv_commit_turn(struct srv *srv);
+int srv_commit_start(struct srv *srv);
+void srv_commit_stop(struct srv *srv);
 void srv_parked_reap(struct srv *srv);
 void srv_expire_all(struct srv *srv);
 /* srv_destroy: parked requests are told -ESHUTDOWN and freed; once the

@@ -161,23 +161,28 @@ static void peer_stalled(struct srv *srv, struct srv_peer *p)
 		p->retry_at = now + SRV_TICK_S;
 }
 
-/* Whether p's waiting replies may go to the provider now: not while a
- * turn's replies are held (srv_commit_turn lets them go), nor while p is
+/* Whether p's waiting replies may go to the provider now: not while p is
  * stalled (the tick tries again). */
-static int peer_may_post(const struct srv *srv, const struct srv_peer *p)
+static int peer_may_post(const struct srv_peer *p)
 {
-	if (srv->held)
-		return 0;
 	return !(p->stalled_since && p->retry_at && tp_mono_s() < p->retry_at);
+}
+
+/* Whether a reply waits for a commit (daemon_commit.c): it may tell of a
+ * change not yet durable. Replies leave in order, so the first that waits
+ * holds back those behind it. */
+static int tx_waits_commit(const struct srv *srv, const struct srv_tx *tx)
+{
+	return tx->gen > srv->gen_done || srv->commit_failed;
 }
 
 /* Hand waiting replies to the provider, within the posting limits. */
 static void peer_pump(struct srv *srv, struct srv_peer *p)
 {
-	if (!peer_may_post(srv, p))
+	if (!peer_may_post(p))
 		return;
 	while (p->waiting.head && p->posted.n < srv->lim.peer_posted &&
-	       srv->posted < srv->lim.total_posted) {
+	       srv->posted < srv->lim.total_posted && !tx_waits_commit(srv, p->waiting.head)) {
 		struct srv_tx *tx = p->waiting.head;
 		struct iovec iov[2] = { { tx->head, tx->head_len }, { tx->data, tx->data_len } };
 		int rc;
@@ -226,32 +231,6 @@ void srv_pump_all(struct srv *srv)
 			srv_peer_release_if_idle(srv, p);
 		}
 	}
-}
-
-void srv_hold_replies(struct srv *srv)
-{
-	srv->held = 1;
-}
-
-void srv_commit_turn(struct srv *srv)
-{
-	int rc;
-
-	if (!srv->held || srv->commit_failed)
-		return;
-	rc = srv->role.commit ? srv->role.commit(srv->role.ctx) : 0;
-	if (rc) {
-		/* The replies acknowledge changes that may not survive a
-		 * crash: none is sent, and the daemon stops (a store whose
-		 * synced write failed takes no more writes anyway). */
-		srv->commit_failed = 1;
-		srv_error(srv, "commit failed (%s): replies withheld, stopping", strerror(-rc));
-		if (srv->loop)
-			ev_break(srv->loop, EVBREAK_ALL);
-		return;
-	}
-	srv->held = 0;
-	srv_pump_all(srv);
 }
 
 static void parked_retire(struct srv *srv, struct srv_parked *pk);
@@ -494,6 +473,7 @@ static int srv_send(struct srv_req *req, int32_t status, const ProtobufCMessage 
 				       tp_opcode_name(hdr.opcode) ?: "?", data_len);
 	}
 	charge(srv, p, tx->cost);
+	tx->gen = srv->gen_wait;
 	txlist_append(&p->waiting, tx);
 	srv->waiting++;
 	peer_pump(srv, p);

@@ -491,7 +491,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tessera-ios: lock service: %s\n", err);
 		goto out;
 	}
-	struct srv_role role = { "ios", cl.index, ios_handlers, ios_tick, &ios, NULL, NULL };
+	struct srv_role role = { "ios", cl.index, ios_handlers, ios_tick, &ios, NULL, NULL, NULL };
 	struct srv_opts so = { &cfg, cfg.ios[cl.index].host, cfg.ios[cl.index].port, 32, NULL,
 				&cl.log };
 

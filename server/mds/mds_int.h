@@ -35,6 +35,8 @@ struct mds {
 	struct mds_versions *versions; /* the version server's tables (mds_version.h) */
 	struct mds_vmerger *vmerge; /* merges idle and full versioned files (NULL: none) */
 	int vmerge_noted;          /* this turn committed a version: merger's round after it */
+	char commit_err[256];      /* the commit thread's reason, read once it failed */
+	unsigned undurable_ticks;  /* ticks since the purger last could run (mds_tick) */
 };
 
 /* A store call failed with rc: answered with the store's reason (the one

@@ -1016,15 +1016,35 @@ static void purge_log(void *arg, const char *line)
 	srv_log(mds->srv, "%s", line);
 }
 
-/* The daemon core's tick: the purger's and the merger's rounds; and
- * attribute changes written since the last commit get one now (the turn
- * that follows commits: held replies are what a commit waits for). */
+/* Ticks the purger and the merger may wait for a moment when every change
+ * is durable before the tick waits for the commits in flight. */
+#define MDS_DURABLE_TICKS 10
+
+/* The purger's and the merger's rounds. They act on the store's intents
+ * and versions outside any reply: only once every change they may see is
+ * durable. A commit that syncs lets them run when it is done
+ * (mds_commit_done), unless later turns' commits follow; after
+ * MDS_DURABLE_TICKS ticks without such a moment (a steady load), the tick
+ * waits for the commits in flight. */
+static void background_rounds(struct mds *mds)
+{
+	if (mds->srv && !srv_all_durable(mds->srv) && ++mds->undurable_ticks < MDS_DURABLE_TICKS)
+		return;
+	mds->undurable_ticks = 0;
+	if (mds->srv && srv_commit_wait(mds->srv))
+		return; /* the commit failed: the daemon stops */
+	mds_purge_tick(mds->purge, purge_log, mds);
+	mds_vmerge_tick(mds->vmerge, purge_log, mds);
+}
+
+/* The daemon core's tick: the background rounds; and attribute changes
+ * written since the last commit get one now (the turn that follows
+ * commits: held replies are what a commit waits for). */
 static void mds_tick(void *ctx)
 {
 	struct mds *mds = ctx;
 
-	mds_purge_tick(mds->purge, purge_log, mds);
-	mds_vmerge_tick(mds->vmerge, purge_log, mds);
+	background_rounds(mds);
 	if (mds->srv && mds_store_needs_commit(mds->store))
 		srv_hold_replies(mds->srv);
 }
@@ -1076,20 +1096,41 @@ static void mds_session_end(void *ctx, uint64_t session)
 }
 
 /* End of a turn that changed the store: one synced write for all its
- * requests, then (the removals being durable now) the purger may start
- * on files removed this turn at once rather than at the next tick, and
- * the merger goes on with its rounds if the turn committed versions. The
- * purger's tick only sends what was noted; it reads no intent from the
- * store unless a slot rescans (mds_purge.c). */
-static int mds_commit(void *ctx)
+ * requests (and those of the turns that end while it syncs), on the
+ * core's commit thread (srv_commit_ops): the daemon goes on serving
+ * meanwhile, and every reply made since waits for it. */
+static void mds_commit_begin(void *ctx)
 {
 	struct mds *mds = ctx;
-	int rc = mds_store_commit(mds->store);
+
+	mds_store_commit_begin(mds->store);
+}
+
+/* On the commit thread: only the store's files (mds_store_commit_sync). */
+static int mds_commit_sync(void *ctx)
+{
+	struct mds *mds = ctx;
+
+	return mds_store_commit_sync(mds->store, mds->commit_err, sizeof(mds->commit_err));
+}
+
+/* The sync is done: (the removals being durable now) the purger may
+ * start on files removed by the turns it covers at once rather than at
+ * the next tick, and the merger goes on with its rounds if they committed
+ * versions. The purger's tick only sends what was noted; it reads no
+ * intent from the store unless a slot rescans (mds_purge.c). */
+static int mds_commit_done(void *ctx, int rc)
+{
+	struct mds *mds = ctx;
 
 	if (rc) {
-		srv_error(mds->srv, "%s", mds_store_errmsg(mds->store));
+		srv_error(mds->srv, "%s", mds->commit_err);
 		return rc;
 	}
+	mds_store_commit_end(mds->store);
+	/* A later turn's changes may still sync: then the next tick. */
+	if (!srv_all_durable(mds->srv))
+		return 0;
 	if (mds->purge_noted) {
 		mds->purge_noted = 0;
 		mds_purge_tick(mds->purge, purge_log, mds);
@@ -1105,6 +1146,8 @@ static int mds_commit(void *ctx)
 }
 
 static const srv_handler mds_handlers[TP_OP_LIMIT] = { TP_OPCODES(SRV_MDS_ENTRY) };
+static const struct srv_commit_ops mds_commit_ops = { mds_commit_begin, mds_commit_sync,
+						      mds_commit_done };
 
 /* The table of known sizes (mds_size.h). A namespace that holds files
  * may have writers this daemon did not count (it restarted): no size is
@@ -1226,8 +1269,8 @@ int main(int argc, char **argv)
 	    mds_open_store(&mds, &cfg, &cl, &claimed, err, sizeof(err)))
 		goto fail;
 
-	struct srv_role role = { "mds", cl.index, mds_handlers, mds_tick, &mds, mds_commit,
-				 mds_session_end };
+	struct srv_role role = { "mds", cl.index, mds_handlers, mds_tick, &mds, NULL,
+				 mds_session_end, &mds_commit_ops };
 	struct srv_opts so = { &cfg, cfg.mds.host, cfg.mds.port, 32, NULL, &cl.log };
 
 	if (srv_create(&so, &role, &srv, err, sizeof(err))) {

@@ -540,69 +540,80 @@ static int log_number(const char *name, unsigned long long *n)
 	return end == name + len - 4 ? 0 : -1;
 }
 
-static int sync_file(struct mds_store *st, const char *name)
+/* fdatasync dir/name; 0 when it is gone (a log LevelDB compacted away:
+ * its changes are in a table LevelDB synced), else -EIO with err set. */
+static int sync_file(const char *dir, const char *name, char *err, size_t errlen)
 {
 	char path[4096];
 	int fd, rc = 0;
 
-	snprintf(path, sizeof(path), "%s/%s", st->dir, name);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : mds_fail(st, -EIO, "commit: open %s: %s", path,
-						      strerror(errno));
-	if (fdatasync(fd))
-		rc = mds_fail(st, -EIO, "commit: fdatasync %s: %s", path, strerror(errno));
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(err, errlen, "commit: open %s: %s", path, strerror(errno));
+		return -EIO;
+	}
+	if (fdatasync(fd)) {
+		snprintf(err, errlen, "commit: fdatasync %s: %s", path, strerror(errno));
+		rc = -EIO;
+	}
 	close(fd);
 	return rc;
 }
 
-/* The synced write synced only the current log. When LevelDB switched to
- * a new log since the last commit (its memory table filled up), the older
- * one may still hold unsynced changes until its table is compacted: sync
- * every log but the newest (usually there is none; a log already
- * compacted away is gone, and its changes are in a synced table). */
-static int sync_older_logs(struct mds_store *st)
+/* A change written unsynced is in LevelDB's current log, in the kernel's
+ * page cache (LevelDB writes each record out of its own buffer before the
+ * write returns). Syncing the log makes it durable, and every change
+ * before it: the log is one ordered file. When LevelDB switched to a new
+ * log since the last commit (its memory table filled up), the older one
+ * may still hold unsynced changes until its table is compacted: every log
+ * in the directory is synced (usually there is one). */
+int mds_store_commit_sync(const struct mds_store *st, char *err, size_t errlen)
 {
-	unsigned long long n, newest = 0;
+	unsigned long long n;
 	struct dirent *e;
 	DIR *d = opendir(st->dir);
-	int rc = 0, logs = 0;
+	int rc = 0;
 
-	if (!d)
-		return mds_fail(st, -EIO, "commit: open %s: %s", st->dir, strerror(errno));
-	while ((e = readdir(d)))
-		if (!log_number(e->d_name, &n)) {
-			logs++;
-			newest = n > newest ? n : newest;
-		}
-	if (logs > 1) {
-		rewinddir(d);
-		while (!rc && (e = readdir(d)))
-			if (!log_number(e->d_name, &n) && n != newest)
-				rc = sync_file(st, e->d_name);
+	if (!d) {
+		snprintf(err, errlen, "commit: open %s: %s", st->dir, strerror(errno));
+		return -EIO;
 	}
+	while (!rc && (e = readdir(d)))
+		if (!log_number(e->d_name, &n))
+			rc = sync_file(st->dir, e->d_name, err, errlen);
 	closedir(d);
 	return rc;
 }
 
+int mds_store_commit_begin(struct mds_store *st)
+{
+	int due = st->unsynced != 0;
+
+	st->unsynced = 0;
+	return due;
+}
+
+void mds_store_commit_end(struct mds_store *st)
+{
+	st->synced++;
+}
+
 int mds_store_commit(struct mds_store *st)
 {
-	leveldb_writebatch_t *b;
+	char err[sizeof(st->err)];
 	int rc;
 
-	if (!st->unsynced)
+	if (!mds_store_commit_begin(st))
 		return 0;
-	/* An empty batch written synchronously syncs LevelDB's log, which
-	 * holds every unsynced change before it, in order. */
-	b = leveldb_writebatch_create();
-	rc = batch_write_with(st, b, st->wopts, "commit", "(group)");
-	leveldb_writebatch_destroy(b);
-	if (!rc)
-		rc = sync_older_logs(st);
-	if (rc)
-		return rc;
-	st->synced++;
-	st->unsynced = 0;
+	rc = mds_store_commit_sync(st, err, sizeof(err));
+	if (rc) {
+		st->unsynced = 1; /* still not durable */
+		return mds_fail(st, rc, "%s", err);
+	}
+	mds_store_commit_end(st);
 	return 0;
 }
 

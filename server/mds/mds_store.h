@@ -135,6 +135,16 @@ void mds_store_close(struct mds_store *st);
  */
 void mds_store_defer_sync(struct mds_store *st, void (*pending)(void *arg), void *arg);
 int mds_store_commit(struct mds_store *st);
+/* mds_store_commit in three steps, for a commit synced on another thread
+ * while the daemon goes on writing: begin (with the other calls) takes
+ * every change written so far, 1 if any; sync (on any one thread at a
+ * time; it reads only the store's directory) makes them durable: 0, or
+ * -EIO with err set; end (with the other calls) counts the synced write
+ * once sync returned 0. A failed sync leaves its changes undurable: the
+ * daemon stops. */
+int mds_store_commit_begin(struct mds_store *st);
+int mds_store_commit_sync(const struct mds_store *st, char *err, size_t errlen);
+void mds_store_commit_end(struct mds_store *st);
 /* Whether changes wait for a commit: attribute changes (chmod, chown,
  * utimes), which are acknowledged once written and synced by the next
  * commit. The daemon commits them within a tick, or at once for a

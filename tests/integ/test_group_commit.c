@@ -15,6 +15,12 @@
  * not synced: a serial run of them costs a synced write per tick at most,
  * each survives a kill -9 that follows its answer at once, and a client's
  * fsync after one asks the daemon to sync (META_SYNC), once.
+ *
+ * The commit syncs on a thread of its own while the daemon goes on
+ * serving. With every fdatasync of the metadata daemon held 400 ms (strace
+ * injects the delay), an unlink's answer and that of a stat made while
+ * its commit syncs both wait for it, and the purger removes none of the
+ * file's objects before then.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -196,8 +203,9 @@ static int have_strace(void)
 	return system("strace -V >/dev/null 2>&1") == 0;
 }
 
-/* strace -f on pid, the given calls, into out; its pid. */
-static pid_t strace_start(pid_t pid, const char *calls, const char *out)
+/* strace -f on pid, the given calls (and, unless NULL, a second -e
+ * expression: an injection), into out; its pid. */
+static pid_t strace_start_with(pid_t pid, const char *calls, const char *inject, const char *out)
 {
 	char spid[16];
 	pid_t s;
@@ -209,11 +217,20 @@ static pid_t strace_start(pid_t pid, const char *calls, const char *out)
 		int null = open("/dev/null", O_WRONLY);
 
 		dup2(null, 2);
-		execlp("strace", "strace", "-f", "-qq", "-e", calls, "-o", out, "-p", spid,
-		       (char *)NULL);
+		if (inject)
+			execlp("strace", "strace", "-f", "-qq", "-e", calls, "-e", inject, "-o", out,
+			       "-p", spid, (char *)NULL);
+		else
+			execlp("strace", "strace", "-f", "-qq", "-e", calls, "-o", out, "-p", spid,
+			       (char *)NULL);
 		_exit(127);
 	}
 	return s;
+}
+
+static pid_t strace_start(pid_t pid, const char *calls, const char *out)
+{
+	return strace_start_with(pid, calls, NULL, out);
 }
 
 /* Wait (up to 20 s) until strace (process spid) holds pid, then a moment
@@ -456,12 +473,92 @@ static void test_attrs_not_synced(void **state)
 	(void)tessera_close(f);
 }
 
+/* ------------------------------------------------ a slow commit */
+
+#define SLOW_SYNC_US 400000
+#define SLOW_SPAN (N_IOS * STRIP)
+
+struct unlinker {
+	tessera_fs *fs;
+	int rc;
+	double done_at;
+};
+
+static void *unlink_slowly(void *arg)
+{
+	struct unlinker *u = arg;
+
+	u->rc = tessera_unlink(u->fs, "/slow");
+	u->done_at = now_s();
+	return NULL;
+}
+
+static void test_slow_commit(void **state)
+{
+	struct cluster *c = *state;
+	struct tessera_layout want = { .strip_size = STRIP, .count = N_IOS }, l;
+	static uint8_t buf[SLOW_SPAN];
+	struct unlinker u = { 0 };
+	char out[400], inject[64];
+	struct tessera_stat st;
+	tessera_file *f;
+	pthread_t t;
+	double t0, stat_at;
+	pid_t s;
+	int rc, left;
+
+	if (!have_strace())
+		skip(); /* the delay is strace's */
+	memset(buf, 's', sizeof(buf));
+	CHECK(c->fs, tessera_open(c->fs, "/slow", O_CREAT | O_RDWR, 0644, &want, &f));
+	assert_int_equal(tessera_pwrite(f, buf, SLOW_SPAN, 0), SLOW_SPAN);
+	CHECK(c->fs, tessera_fsync(f));
+	CHECK(c->fs, tessera_file_layout(f, &l));
+	CHECK(c->fs, tessera_close(f));
+	assert_int_equal(objects_left(c, &l, 1), (int)l.count);
+
+	snprintf(out, sizeof(out), "%s/strace-slow.txt", c->dir);
+	snprintf(inject, sizeof(inject), "inject=fdatasync:delay_enter=%d", SLOW_SYNC_US);
+	s = strace_start_with(c->mds, "trace=fdatasync", inject, out);
+	await_traced(c->mds, s);
+	u.fs = c->fs;
+	t0 = now_s();
+	assert_int_equal(pthread_create(&t, NULL, unlink_slowly, &u), 0);
+	usleep(SLOW_SYNC_US / 4); /* the unlink is written; its commit syncs */
+	left = objects_left(c, &l, 1);
+	rc = tessera_stat(c->fs, "/slow", &st);
+	stat_at = now_s();
+	pthread_join(t, NULL);
+	strace_stop(s);
+	print_message("unlink answered after %.0f ms, a stat made while it synced after %.0f ms,"
+		      " %d of %u objects left then\n", (u.done_at - t0) * 1e3,
+		      (stat_at - t0) * 1e3, left, l.count);
+	assert_int_equal(u.rc, 0);
+	/* the stat was served after the unlink (the name is gone), and
+	 * answered only once the unlink's commit was done */
+	assert_int_equal(rc, -ENOENT);
+	if (stat_at - t0 < 0.9 * SLOW_SYNC_US / 1e6)
+		fail_msg("a stat made while a commit synced was answered after %.0f ms, before"
+			 " the commit (%d ms)", (stat_at - t0) * 1e3, SLOW_SYNC_US / 1000);
+	if (u.done_at - t0 < 0.9 * SLOW_SYNC_US / 1e6)
+		fail_msg("the unlink was answered after %.0f ms, before its commit (%d ms)",
+			 (u.done_at - t0) * 1e3, SLOW_SYNC_US / 1000);
+	if (left != (int)l.count)
+		fail_msg("the purger removed %d of %u objects before the unlink was durable",
+			 (int)l.count - left, l.count);
+	/* and once it is, the purger does */
+	for (double end = now_s() + PURGE_WAIT_S; objects_left(c, &l, 1) && now_s() < end;)
+		usleep(50000);
+	assert_int_equal(objects_left(c, &l, 1), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_answered_survive_kill, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_remove_costs, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_attrs_not_synced, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_slow_commit, setup, cluster_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
