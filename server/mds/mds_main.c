@@ -1115,10 +1115,12 @@ static int mds_commit_sync(void *ctx)
 }
 
 /* The sync is done: (the removals being durable now) the purger may
- * start on files removed by the turns it covers at once rather than at
- * the next tick, and the merger goes on with its rounds if they committed
- * versions. The purger's tick only sends what was noted; it reads no
- * intent from the store unless a slot rescans (mds_purge.c). */
+ * start on files removed by the turns it covers before the next tick when
+ * a whole REMOVE's worth waits (one per removed file cost a daemon 4
+ * REMOVEs per unlink: a serial unlink ran at half the rate), and the
+ * merger goes on with its rounds if they committed versions. The purger's
+ * round only sends what was noted; it reads no intent from the store
+ * unless a slot rescans (mds_purge.c). */
 static int mds_commit_done(void *ctx, int rc)
 {
 	struct mds *mds = ctx;
@@ -1131,7 +1133,7 @@ static int mds_commit_done(void *ctx, int rc)
 	/* A later turn's changes may still sync: then the next tick. */
 	if (!srv_all_durable(mds->srv))
 		return 0;
-	if (mds->purge_noted) {
+	if (mds->purge_noted && mds_purge_batch_ready(mds->purge)) {
 		mds->purge_noted = 0;
 		mds_purge_tick(mds->purge, purge_log, mds);
 	}

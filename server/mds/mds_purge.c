@@ -349,6 +349,16 @@ static void slot_send(struct mds_purge *p, uint32_t s)
 	}
 }
 
+int mds_purge_batch_ready(const struct mds_purge *p)
+{
+	if (!p)
+		return 0;
+	for (uint32_t s = 0; s < p->cfg->n_ios; s++)
+		if (!p->slots[s].rescan && p->slots[s].qlen >= PURGE_FILES)
+			return 1;
+	return 0;
+}
+
 void mds_purge_tick(struct mds_purge *p, void (*log)(void *, const char *), void *arg)
 {
 	struct mds_peers_log lg = { log, arg };

@@ -40,6 +40,10 @@ void mds_purge_destroy(struct mds_purge *p);
 void mds_purge_note(struct mds_purge *p, uint64_t file, uint32_t count, const uint32_t *servers,
 		    const uint64_t *objects);
 
+/* Whether some storage daemon has a whole REMOVE's worth of objects
+ * noted (PURGE_FILES): worth a round before the next tick. */
+int mds_purge_batch_ready(const struct mds_purge *p);
+
 /* One round: take replies and send completions, expire requests, send
  * REMOVE to every idle storage daemon that has intents and whose backoff
  * ended. Never blocks. `log` (may be NULL) gets one line per failure

@@ -8,11 +8,14 @@
 # key (docs/security.md, "Capabilities") gets one, and one that asks munged
 # (docs/security.md) gets a munged of the run's own. Figures, not a test:
 # the last lines give each figure's median per build and B's ratio to A.
+# AB_CLIENTS=N (default 1) runs the metadata figures from N clients too
+# (creates and unlinks); AB_META=1 leaves out the copies.
 #
 #   tests/bench/ab_basic.sh /work/main/build build 3
+#   AB_META=1 AB_CLIENTS=4 tests/bench/ab_basic.sh /work/wt/base/build build 3
 set -euo pipefail
 a=$(realpath "$1") b=$(realpath "$2") rounds=${3:-3}
-mib=${AB_MIB:-1024} files=${AB_FILES:-5000}
+mib=${AB_MIB:-1024} files=${AB_FILES:-5000} clients=${AB_CLIENTS:-1} meta_only=${AB_META:-0}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tessera-ab.XXXXXX")
 pids=()
 MUNGED_PID=""
@@ -72,7 +75,10 @@ ns() { # COMMAND...: its wall time in nanoseconds
 }
 mbps() { python3 -c "print($mib * 1.048576 / ($1 / 1e9))"; } # NS: MB/s of the copy
 
-head -c "$((mib << 20))" /dev/urandom >"$tmp/src"
+[ "$meta_only" = 1 ] || head -c "$((mib << 20))" /dev/urandom >"$tmp/src"
+per_round=3 # the figures a round adds
+[ "$clients" -gt 1 ] && per_round=$((per_round + 2))
+[ "$meta_only" = 1 ] || per_round=$((per_round + 2))
 results=$tmp/results
 for r in $(seq "$rounds"); do
 	for which in A B; do
@@ -80,20 +86,31 @@ for r in $(seq "$rounds"); do
 		[ "$which" = B ] && build=$b
 		d=$tmp/$which$r
 		up "$build" "$d"
-		tin=$(ns "$build/bin/tessera" -c "$d/conf" cp "$tmp/src" tessera:/big)
-		tout=$(ns "$build/bin/tessera" -c "$d/conf" cp tessera:/big "$tmp/out")
-		cmp -s "$tmp/src" "$tmp/out" || { echo "ab_basic: $which: copy differs" >&2; exit 1; }
-		rm -f "$tmp/out"
+		if [ "$meta_only" != 1 ]; then
+			tin=$(ns "$build/bin/tessera" -c "$d/conf" cp "$tmp/src" tessera:/big)
+			tout=$(ns "$build/bin/tessera" -c "$d/conf" cp tessera:/big "$tmp/out")
+			cmp -s "$tmp/src" "$tmp/out" || { echo "ab_basic: $which: copy differs" >&2; exit 1; }
+			rm -f "$tmp/out"
+			echo "$which cp_in_MBps $(mbps "$tin")" >>"$results"
+			echo "$which cp_out_MBps $(mbps "$tout")" >>"$results"
+		fi
 		mkdir -p "$d/local"
-		meta=$("$build/bin/tessera-bench-basic" -c "$d/conf" -l "$d/local" -s 1 -n "$files" -p 1)
+		meta=$("$build/bin/tessera-bench-basic" -c "$d/conf" -l "$d/local" -s 1 -n "$files" \
+			-p "$clients" -m)
 		down
-		echo "$which cp_in_MBps $(mbps "$tin")" >>"$results"
-		echo "$which cp_out_MBps $(mbps "$tout")" >>"$results"
 		for op in create stat unlink; do
 			echo "$which ${op}_ops $(echo "$meta" | awk -v op="$op" '$1 == op { print $2; exit }')" \
 				>>"$results"
 		done
-		echo "round $r $which: $(grep "^$which " "$results" | tail -5 | cut -d' ' -f2- | tr '\n' ' ')"
+		if [ "$clients" -gt 1 ]; then
+			for op in create unlink; do
+				echo "$which ${op}_${clients}_clients_ops $(echo "$meta" |
+					awk -v op="$op," -v n="$clients" '$1 == op && $2 == n { print $4; exit }')" \
+					>>"$results"
+			done
+		fi
+		echo "round $r $which: $(grep "^$which " "$results" | tail -n "$per_round" | cut -d' ' -f2- |
+			tr '\n' ' ')"
 		rm -rf "$d"
 	done
 done
@@ -103,8 +120,8 @@ vals = {}
 for line in open(sys.argv[1]):
     w, k, v = line.split()
     vals.setdefault(k, {}).setdefault(w, []).append(float(v))
-print("%-14s %12s %12s %8s" % ("median of", "A", "B", "B/A"))
+print("%-22s %12s %12s %8s" % ("median of", "A", "B", "B/A"))
 for k, d in vals.items():
     ma, mb = statistics.median(d["A"]), statistics.median(d["B"])
-    print("%-14s %12.1f %12.1f %8.3f" % (k, ma, mb, mb / ma))
+    print("%-22s %12.1f %12.1f %8.3f" % (k, ma, mb, mb / ma))
 EOF
