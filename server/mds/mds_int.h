@@ -1,8 +1,8 @@
 /*
  * mds_int.h - what the metadata daemon's request handlers share across
  * its files (mds_main.c, the daemon and most handlers; mds_vops.c, the
- * version server's VERSION): the daemon's top-level context and the
- * helpers both use. Internal to server/mds/.
+ * version server's VERSION; mds_xattr_ops.c, extended attributes): the
+ * daemon's top-level context and the helpers they use. Internal to server/mds/.
  */
 #ifndef TESSERA_MDS_INT_H
 #define TESSERA_MDS_INT_H
@@ -47,7 +47,40 @@ static inline void mds_reply_store_error(struct mds *mds, struct srv_req *req, i
 	srv_reply_error(req, rc, "%s", mds_store_errmsg(mds->store));
 }
 
+/* Who acts: the session's identity, which munged vouched for. Only a
+ * privileged session (uid 0: the FUSE mount, a root process that set a
+ * thread's credentials) acts for whoever the body's Cred names; anyone
+ * else's Cred is ignored. An effective uid 0 then becomes
+ * squash_uid/squash_gid under root_squash, and always for a session of
+ * root from a host that is not an admin host (srv_ident.foreign_root):
+ * such a session acts for other users but is never root itself. out->gids
+ * points into req, in or mds, which outlive it. */
+static inline void mds_cred_of(const struct mds *mds, const struct srv_req *req,
+			       const Tessera__Cred *in, struct mds_cred *out)
+{
+	if (req->ident.uid == 0 && in) {
+		out->uid = in->uid;
+		out->ngids = (uint32_t)in->n_gids;
+		out->gids = in->gids;
+	} else {
+		out->uid = req->ident.uid;
+		out->ngids = req->ident.ngids;
+		out->gids = req->ident.gids;
+	}
+	if ((mds->root_squash || req->ident.foreign_root) && out->uid == 0) {
+		out->uid = mds->squash_uid;
+		out->ngids = 1;
+		out->gids = mds->squash_gids;
+	}
+}
+
 /* VERSION (opcode 58): the version server's ops (mds_vops.c). */
 void mds_op_VERSION(void *ctx, struct srv_req *req);
+
+/* XATTR_GET, _LIST, _SET, _REMOVE: extended attributes (mds_xattr_ops.c). */
+void mds_op_XATTR_GET(void *ctx, struct srv_req *req);
+void mds_op_XATTR_LIST(void *ctx, struct srv_req *req);
+void mds_op_XATTR_SET(void *ctx, struct srv_req *req);
+void mds_op_XATTR_REMOVE(void *ctx, struct srv_req *req);
 
 #endif /* TESSERA_MDS_INT_H */

@@ -18,37 +18,9 @@
 #include "mds_store.h"
 #include "mds_version.h"
 #include "mds_vmerge.h"
-#include "mds_xattr.h"
 
 #define MDS_READDIR_MAX 1024 /* entries per page: keeps a reply < 300 KiB */
 #define MDS_FILE_LIST_MAX 64 /* files per FILE_LIST page: a reply < 300 KiB */
-
-/* Who acts: the session's identity, which munged vouched for. Only a
- * privileged session (uid 0: the FUSE mount, a root process that set a
- * thread's credentials) acts for whoever the body's Cred names; anyone
- * else's Cred is ignored. An effective uid 0 then becomes
- * squash_uid/squash_gid under root_squash, and always for a session of
- * root from a host that is not an admin host (srv_ident.foreign_root):
- * such a session acts for other users but is never root itself. out->gids
- * points into req, in or mds, which outlive it. */
-static void cred_of(const struct mds *mds, const struct srv_req *req, const Tessera__Cred *in,
-		    struct mds_cred *out)
-{
-	if (req->ident.uid == 0 && in) {
-		out->uid = in->uid;
-		out->ngids = (uint32_t)in->n_gids;
-		out->gids = in->gids;
-	} else {
-		out->uid = req->ident.uid;
-		out->ngids = req->ident.ngids;
-		out->gids = req->ident.gids;
-	}
-	if ((mds->root_squash || req->ident.foreign_root) && out->uid == 0) {
-		out->uid = mds->squash_uid;
-		out->ngids = 1;
-		out->gids = mds->squash_gids;
-	}
-}
 
 /* Layout and attributes, store -> message. `servers`/`handles` back the
  * repeated fields and must outlive the message. */
@@ -364,7 +336,7 @@ static void mds_op_MKDIR(void *ctx, struct srv_req *req)
 	struct mds_cred cred;
 	int rc;
 
-	cred_of(mds, req, m->cred, &cred);
+	mds_cred_of(mds, req, m->cred, &cred);
 	if ((rc = mds_mkdir(mds->store, &cred, m->path, m->mode, &a))) {
 		mds_reply_store_error(mds, req, rc);
 		return;
@@ -384,7 +356,7 @@ static void mds_op_CREATE(void *ctx, struct srv_req *req)
 	struct cap_msg cap;
 	int rc, created = 0;
 
-	cred_of(mds, req, m->cred, &cred);
+	mds_cred_of(mds, req, m->cred, &cred);
 	rc = mds_create(mds->store, &cred, &(struct mds_create_req){
 				.path = m->path,
 				.mode = m->mode,
@@ -459,7 +431,7 @@ static void reply_path_op(struct mds *mds, struct srv_req *req)
 	struct mds_cred cred;
 		int rc = -EOPNOTSUPP;
 
-	cred_of(mds, req, m->cred, &cred);
+	mds_cred_of(mds, req, m->cred, &cred);
 	switch (req->frame.hdr.opcode) {
 	case TP_OP_LOOKUP:
 		reply_lookup(mds, req, &cred);
@@ -526,7 +498,7 @@ static void mds_op_SETATTR(void *ctx, struct srv_req *req)
 	struct mds_cred cred;
 	int rc;
 
-	cred_of(mds, req, m->cred, &cred);
+	mds_cred_of(mds, req, m->cred, &cred);
 	a.mode = m->mode;
 	a.uid = m->uid;
 	a.gid = m->gid;
@@ -548,7 +520,7 @@ static void mds_op_SETLAYOUT(void *ctx, struct srv_req *req)
 	struct mds_cred cred;
 	int rc;
 
-	cred_of(mds, req, m->cred, &cred);
+	mds_cred_of(mds, req, m->cred, &cred);
 	rc = m->inherit ? mds_clear_dir_layout(mds->store, &cred, m->path) : 0;
 	if (!rc && (m->strip_size || m->stripe_count))
 		rc = mds_set_dir_layout(mds->store, &cred, m->path, m->strip_size, m->stripe_count);
@@ -571,7 +543,7 @@ static void mds_op_RENAME(void *ctx, struct srv_req *req)
 	enum mds_rename_mode how;
 	int rc, replaced = 0;
 
-	cred_of(mds, req, m->cred, &cred);
+	mds_cred_of(mds, req, m->cred, &cred);
 	switch (m->mode) {
 	case TP_RENAME_REPLACE: how = MDS_RENAME_REPLACE; break;
 	case TP_RENAME_NOREPLACE: how = MDS_RENAME_NOREPLACE; break;
@@ -598,7 +570,7 @@ static void reply_link_op(struct mds *mds, struct srv_req *req)
 	struct mds_cred cred;
 	int rc = -EOPNOTSUPP;
 
-	cred_of(mds, req, m->cred, &cred);
+	mds_cred_of(mds, req, m->cred, &cred);
 	switch (req->frame.hdr.opcode) {
 	case TP_OP_SYMLINK:
 		rc = mds_symlink(mds->store, &cred, m->path, m->target, &a);
@@ -636,7 +608,7 @@ static void mds_op_READLINK(void *ctx, struct srv_req *req)
 	struct mds_cred cred;
 	int rc;
 
-	cred_of(mds, req, m->cred, &cred);
+	mds_cred_of(mds, req, m->cred, &cred);
 	if ((rc = mds_readlink(mds->store, &cred, m->path, target, sizeof(target)))) {
 		mds_reply_store_error(mds, req, rc);
 		return;
@@ -651,7 +623,7 @@ static void mds_op_READDIR(void *ctx, struct srv_req *req)
 	Tessera__ReaddirRequest *m = (Tessera__ReaddirRequest *)req->msg;
 	struct mds_cred cred;
 
-	cred_of(mds, req, m->cred, &cred);
+	mds_cred_of(mds, req, m->cred, &cred);
 	reply_readdir(mds, req, &cred);
 }
 
@@ -676,7 +648,7 @@ static int may_list_files(struct mds *mds, struct srv_req *req,
 {
 	struct mds_cred cred;
 
-	cred_of(mds, req, m->cred, &cred);
+	mds_cred_of(mds, req, m->cred, &cred);
 	if (req->ident.foreign_root) {
 		reply_not_admin_host(req, "list files");
 		return 0;
@@ -796,7 +768,7 @@ static void mds_op_CAP(void *ctx, struct srv_req *req)
 	char what[64];
 	int rc;
 
-	cred_of(mds, req, m->cred, &cred);
+	mds_cred_of(mds, req, m->cred, &cred);
 	if (m->admin) {
 		if (req->ident.foreign_root) {
 			reply_not_admin_host(req, "admin capability");
@@ -887,126 +859,12 @@ static void mds_op_SIZE_REPORT(void *ctx, struct srv_req *req)
 	struct mds_attr *a = malloc(sizeof(*a));
 	struct mds_cred cred;
 
-	cred_of(mds, req, m->cred, &cred);
+	mds_cred_of(mds, req, m->cred, &cred);
 	if (a && m->size_token && !mds_file_by_handle(mds->store, m->file, a) &&
 	    !a->layout.versioned && !mds_may_open(mds->store, &cred, "size report", a, 0, 1))
 		(void)mds_sizes_report(mds->sizes, m->file, m->size_token, tp_real_ns(), &seen);
 	free(a);
 	srv_reply(req, &rep.base, NULL, 0);
-}
-
-/* ---- extended attributes (mds_xattr.h). The request's `nofollow` asks
- * not to follow a symbolic link in the last component (the l- calls, the
- * mount). */
-
-/* The answer's buffer for a GET or LIST of `size` bytes: never more than
- * the largest value or list the store keeps, whatever the caller asked
- * (a larger buffer cannot be needed). NULL with *cap 0 for size 0. */
-static void *xattr_buffer(uint32_t size, size_t *cap)
-{
-	*cap = size < MDS_XATTR_LIST_MAX ? size : MDS_XATTR_LIST_MAX;
-	return *cap ? malloc(*cap) : NULL;
-}
-
-static void mds_op_XATTR_GET(void *ctx, struct srv_req *req)
-{
-	struct mds *mds = ctx;
-	Tessera__XattrRequest *m = (Tessera__XattrRequest *)req->msg;
-	Tessera__XattrReply rep = TESSERA__XATTR_REPLY__INIT;
-	struct mds_cred cred;
-	size_t cap, size = 0;
-	void *buf = xattr_buffer(m->size, &cap);
-	int rc;
-
-	cred_of(mds, req, m->cred, &cred);
-	if (cap && !buf) {
-		srv_reply_error(req, -ENOMEM, "getxattr %s: no memory", m->path);
-		return;
-	}
-	rc = mds_xattr_get(mds->store, &cred, m->path, m->nofollow ? MDS_NOFOLLOW : MDS_FOLLOW,
-			   (const char *)m->name.data, m->name.len,
-			   buf, cap, &size);
-	if (rc) {
-		mds_reply_store_error(mds, req, rc);
-	} else {
-		rep.size = size;
-		rep.data.data = buf;
-		rep.data.len = cap ? size : 0;
-		srv_reply(req, &rep.base, NULL, 0);
-	}
-	free(buf);
-}
-
-static void mds_op_XATTR_LIST(void *ctx, struct srv_req *req)
-{
-	struct mds *mds = ctx;
-	Tessera__XattrRequest *m = (Tessera__XattrRequest *)req->msg;
-	Tessera__XattrReply rep = TESSERA__XATTR_REPLY__INIT;
-	struct mds_cred cred;
-	size_t cap, size = 0;
-	char *buf = xattr_buffer(m->size, &cap);
-	int rc;
-
-	cred_of(mds, req, m->cred, &cred);
-	if (cap && !buf) {
-		srv_reply_error(req, -ENOMEM, "listxattr %s: no memory", m->path);
-		return;
-	}
-	rc = mds_xattr_list(mds->store, &cred, m->path, m->nofollow ? MDS_NOFOLLOW : MDS_FOLLOW,
-			    buf, cap, &size);
-	if (rc) {
-		mds_reply_store_error(mds, req, rc);
-	} else {
-		rep.size = size;
-		rep.data.data = (uint8_t *)buf;
-		rep.data.len = cap ? size : 0;
-		srv_reply(req, &rep.base, NULL, 0);
-	}
-	free(buf);
-}
-
-static void mds_op_XATTR_SET(void *ctx, struct srv_req *req)
-{
-	struct mds *mds = ctx;
-	Tessera__XattrRequest *m = (Tessera__XattrRequest *)req->msg;
-	Tessera__EmptyReply rep = TESSERA__EMPTY_REPLY__INIT;
-	struct mds_cred cred;
-	enum mds_xattr_how how;
-	int rc;
-
-	cred_of(mds, req, m->cred, &cred);
-	switch (m->how) {
-	case TESSERA__XATTR_SET_MODE__XATTR_SET_ANY: how = MDS_XATTR_ANY; break;
-	case TESSERA__XATTR_SET_MODE__XATTR_SET_CREATE: how = MDS_XATTR_CREATE; break;
-	case TESSERA__XATTR_SET_MODE__XATTR_SET_REPLACE: how = MDS_XATTR_REPLACE; break;
-	default:
-		srv_reply_error(req, -EINVAL, "setxattr %s: unknown mode %u", m->path, m->how);
-		return;
-	}
-	rc = mds_xattr_set(mds->store, &cred, m->path, m->nofollow ? MDS_NOFOLLOW : MDS_FOLLOW,
-			   (const char *)m->name.data, m->name.len,
-			   m->value.data, m->value.len, how);
-	if (rc)
-		mds_reply_store_error(mds, req, rc);
-	else
-		srv_reply(req, &rep.base, NULL, 0);
-}
-
-static void mds_op_XATTR_REMOVE(void *ctx, struct srv_req *req)
-{
-	struct mds *mds = ctx;
-	Tessera__XattrRequest *m = (Tessera__XattrRequest *)req->msg;
-	Tessera__EmptyReply rep = TESSERA__EMPTY_REPLY__INIT;
-	struct mds_cred cred;
-	int rc;
-
-	cred_of(mds, req, m->cred, &cred);
-	rc = mds_xattr_remove(mds->store, &cred, m->path, m->nofollow ? MDS_NOFOLLOW : MDS_FOLLOW,
-			      (const char *)m->name.data, m->name.len);
-	if (rc)
-		mds_reply_store_error(mds, req, rc);
-	else
-		srv_reply(req, &rep.base, NULL, 0);
 }
 
 static void purge_log(void *arg, const char *line)
