@@ -19,24 +19,33 @@ static void *xattr_buffer(uint32_t size, size_t *cap)
 	return *cap ? malloc(*cap) : NULL;
 }
 
-void mds_op_XATTR_GET(void *ctx, struct srv_req *req)
+/* What a read of extended attributes reads: a value (GET) or the names (LIST). */
+enum xattr_read { XATTR_READ_VALUE, XATTR_READ_NAMES };
+
+/* GET (a value) or LIST (the names): read into a buffer of the size the
+ * request asks (0: only the size is answered), then answer the size and,
+ * when it fitted, the bytes. */
+static void reply_xattr_read(struct mds *mds, struct srv_req *req, enum xattr_read what)
 {
-	struct mds *mds = ctx;
 	Tessera__XattrRequest *m = (Tessera__XattrRequest *)req->msg;
 	Tessera__XattrReply rep = TESSERA__XATTR_REPLY__INIT;
+	enum mds_follow follow = m->nofollow ? MDS_NOFOLLOW : MDS_FOLLOW;
 	struct mds_cred cred;
 	size_t cap, size = 0;
-	void *buf = xattr_buffer(m->size, &cap);
+	uint8_t *buf = xattr_buffer(m->size, &cap);
 	int rc;
 
 	mds_cred_of(mds, req, m->cred, &cred);
 	if (cap && !buf) {
-		srv_reply_error(req, -ENOMEM, "getxattr %s: no memory", m->path);
+		srv_reply_error(req, -ENOMEM, "%s %s: no memory",
+				what == XATTR_READ_VALUE ? "getxattr" : "listxattr", m->path);
 		return;
 	}
-	rc = mds_xattr_get(mds->store, &cred, m->path, m->nofollow ? MDS_NOFOLLOW : MDS_FOLLOW,
-			   (const char *)m->name.data, m->name.len,
-			   buf, cap, &size);
+	if (what == XATTR_READ_VALUE)
+		rc = mds_xattr_get(mds->store, &cred, m->path, follow, (const char *)m->name.data,
+				   m->name.len, buf, cap, &size);
+	else
+		rc = mds_xattr_list(mds->store, &cred, m->path, follow, (char *)buf, cap, &size);
 	if (rc) {
 		mds_reply_store_error(mds, req, rc);
 	} else {
@@ -48,32 +57,14 @@ void mds_op_XATTR_GET(void *ctx, struct srv_req *req)
 	free(buf);
 }
 
+void mds_op_XATTR_GET(void *ctx, struct srv_req *req)
+{
+	reply_xattr_read(ctx, req, XATTR_READ_VALUE);
+}
+
 void mds_op_XATTR_LIST(void *ctx, struct srv_req *req)
 {
-	struct mds *mds = ctx;
-	Tessera__XattrRequest *m = (Tessera__XattrRequest *)req->msg;
-	Tessera__XattrReply rep = TESSERA__XATTR_REPLY__INIT;
-	struct mds_cred cred;
-	size_t cap, size = 0;
-	char *buf = xattr_buffer(m->size, &cap);
-	int rc;
-
-	mds_cred_of(mds, req, m->cred, &cred);
-	if (cap && !buf) {
-		srv_reply_error(req, -ENOMEM, "listxattr %s: no memory", m->path);
-		return;
-	}
-	rc = mds_xattr_list(mds->store, &cred, m->path, m->nofollow ? MDS_NOFOLLOW : MDS_FOLLOW,
-			    buf, cap, &size);
-	if (rc) {
-		mds_reply_store_error(mds, req, rc);
-	} else {
-		rep.size = size;
-		rep.data.data = (uint8_t *)buf;
-		rep.data.len = cap ? size : 0;
-		srv_reply(req, &rep.base, NULL, 0);
-	}
-	free(buf);
+	reply_xattr_read(ctx, req, XATTR_READ_NAMES);
 }
 
 void mds_op_XATTR_SET(void *ctx, struct srv_req *req)
