@@ -1052,7 +1052,10 @@ int ios_store_statfs(struct ios_store *st, uint64_t *total, uint64_t *avail, uin
 
 	if (rc)
 		return rc;
-	*total = (uint64_t)sv.f_blocks * sv.f_frsize;
+	/* The size is what is used plus what is available: the blocks
+	 * reserved for root are neither, so `df` through a mount shows the
+	 * local disk's Used and Avail (and Use%), not the reserve as used. */
+	*total = ((uint64_t)sv.f_blocks - sv.f_bfree + sv.f_bavail) * sv.f_frsize;
 	*avail = (uint64_t)sv.f_bavail * sv.f_frsize;
 	*fsid = (uint64_t)sv.f_fsid;
 	return 0;

@@ -622,7 +622,7 @@ t_utimens() {
 
 # du and df (issue 23, item 6): st_blocks is the objects' allocation, so
 # a 10 GiB sparse file costs next to nothing; the test's storage daemons
-# share one disk, which df counts once (as large as the disk under $D);
+# share one disk, which df counts once (its used plus available space);
 # df -i shows a count of names derived from the metadata daemon's disk.
 t_space() {
 	local f=$M1/sparse kb local_kb tessera_kb inodes
@@ -635,11 +635,18 @@ t_space() {
 	head -c 4M /dev/urandom >"$M1/dense"
 	kb=$(du -k "$M1/dense" | cut -f1)
 	[ "$kb" -ge 4096 ] || die "du counts $kb KiB for 4 MiB written"
-	local_kb=$(df -k --output=size "$D" | tail -1)
-	tessera_kb=$(df -k --output=size "$M1" | tail -1)
-	echo "df: local disk $local_kb KiB, mount $tessera_kb KiB ($N_IOS storage daemons on it)"
+	# the mount's size is the disk's used + available (root's reserve is
+	# neither); its Used is the disk's, not size minus available
+	local used avail t_used t_avail
+	read -r used avail < <(df -k --output=used,avail "$D" | tail -1)
+	read -r t_used t_avail tessera_kb < <(df -k --output=used,avail,size "$M1" | tail -1)
+	local_kb=$((used + avail))
+	echo "df: local disk used $used avail $avail KiB, mount used $t_used avail $t_avail size $tessera_kb KiB ($N_IOS storage daemons on it)"
 	[ "$tessera_kb" -le $((local_kb + local_kb / 100)) ] || die "df counts the shared disk more than once"
 	[ "$tessera_kb" -ge $((local_kb - local_kb / 100)) ] || die "df shows less than the disk"
+	# (other work may write to the disk between the two df calls: 1 %)
+	[ "$t_used" -le $((used + local_kb / 100)) ] && [ "$t_used" -ge $((used - local_kb / 100)) ] ||
+		die "df through the mount shows $t_used KiB used, the disk $used"
 	inodes=$(df --output=itotal "$M1" | tail -1 | tr -d " ")
 	echo "df -i: $inodes"
 	[ "$inodes" != 4294968110 ] && [ "$inodes" -lt 4294967295 ] && [ "$inodes" -gt 0 ] || die "inode count $inodes"
