@@ -156,6 +156,9 @@ static void collect(struct srv_committer *c)
 	if (srv->commit_failed || (gen <= srv->gen_done && !rc))
 		return;
 	commit_end(srv, gen, rc);
+	/* What the role's done wrote (a merge after a commit) is committed
+	 * now, not at the next turn's end or tick: its replies wait. */
+	srv_commit_turn(srv);
 }
 
 static void on_synced(struct ev_loop *loop, ev_async *w, int revents)

@@ -30,7 +30,6 @@ struct mds {
 	struct cap_key key;        /* signs capabilities (cap.h) */
 	uint32_t cap_lifetime_ms;
 	const char *dir;           /* the store's directory (statfs) */
-	int purge_noted;          /* this turn removed a file: purge after the commit */
 	struct mds_sizes *sizes;   /* sizes of files no one writes (NULL: none) */
 	struct mds_versions *versions; /* the version server's tables (mds_version.h) */
 	struct mds_vmerger *vmerge; /* merges idle and full versioned files (NULL: none) */

@@ -83,7 +83,6 @@ static void note_removed(struct mds *mds, const struct mds_attr *a)
 {
 	mds_purge_note(mds->purge, a->handle, a->layout.count, a->layout.servers,
 		       a->layout.handles);
-	mds->purge_noted = 1;
 	/* its version table's records went in the same batch */
 	mds_versions_forget(mds->versions, a->handle);
 	mds_vmerge_forget(mds->vmerge, a->handle);
@@ -991,10 +990,8 @@ static int mds_commit_done(void *ctx, int rc)
 	/* A later turn's changes may still sync: then the next tick. */
 	if (!srv_all_durable(mds->srv))
 		return 0;
-	if (mds->purge_noted && mds_purge_batch_ready(mds->purge)) {
-		mds->purge_noted = 0;
+	if (mds_purge_batch_ready(mds->purge))
 		mds_purge_tick(mds->purge, purge_log, mds);
-	}
 	/* While versions are committed, the merger takes its replies and
 	 * starts the next round at each turn rather than each tick: a burst
 	 * gets less far ahead of its merges. */

@@ -52,6 +52,7 @@ struct purge_slot {
 	 * of PURGE_QUEUE from qhead. */
 	struct purge_note *queue;
 	uint32_t qhead, qlen;
+	uint32_t qfiles;              /* files whose objects are in the queue */
 	int lap_empty;                /* this lap over the intents (from the
 				       * first) found nothing for us yet */
 	int resume;                   /* cursor valid */
@@ -133,6 +134,7 @@ static void slot_rescan(struct purge_slot *sl)
 	sl->quiet = 0;
 	sl->resume = 0;
 	sl->qlen = 0;
+	sl->qfiles = 0;
 }
 
 void mds_purge_note(struct mds_purge *p, uint64_t file, uint32_t count, const uint32_t *servers,
@@ -164,6 +166,7 @@ void mds_purge_note(struct mds_purge *p, uint64_t file, uint32_t count, const ui
 			if (servers[i] == s)
 				sl->queue[(sl->qhead + sl->qlen++) % PURGE_QUEUE] =
 					(struct purge_note){ file, objects[i] };
+		sl->qfiles++;
 		sl->quiet = 0;
 	}
 }
@@ -278,6 +281,7 @@ static int gather_noted(struct mds_purge *p, uint32_t s, Tessera__HandlesRequest
 			handles[m->n_handles++] = sl->queue[(sl->qhead + i) % PURGE_QUEUE].object;
 		sl->qhead = (sl->qhead + k) % PURGE_QUEUE;
 		sl->qlen -= k;
+		sl->qfiles--;
 		sl->files[sl->nfiles++] = file;
 	}
 	return sl->nfiles ? 1 : 0;
@@ -354,7 +358,7 @@ int mds_purge_batch_ready(const struct mds_purge *p)
 	if (!p)
 		return 0;
 	for (uint32_t s = 0; s < p->cfg->n_ios; s++)
-		if (!p->slots[s].rescan && p->slots[s].qlen >= PURGE_FILES)
+		if (!p->slots[s].rescan && p->slots[s].qfiles >= PURGE_FILES)
 			return 1;
 	return 0;
 }

@@ -40,8 +40,8 @@ void mds_purge_destroy(struct mds_purge *p);
 void mds_purge_note(struct mds_purge *p, uint64_t file, uint32_t count, const uint32_t *servers,
 		    const uint64_t *objects);
 
-/* Whether some storage daemon has a whole REMOVE's worth of objects
- * noted (PURGE_FILES): worth a round before the next tick. */
+/* Whether some storage daemon has a whole REMOVE's worth of files
+ * noted (PURGE_FILES of them): worth a round before the next tick. */
 int mds_purge_batch_ready(const struct mds_purge *p);
 
 /* One round: take replies and send completions, expire requests, send
