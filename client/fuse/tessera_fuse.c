@@ -372,6 +372,30 @@ static int dir_page(tessera_fs *fs, const char *path, struct tdir *d, int restar
  * one request per DIR_PAGE names and sees every name that exists
  * throughout. A seek elsewhere restarts from the top and skips ahead.
  */
+/* Make entry `want` of the listing one of d's page (reading pages on,
+ * or from the top for an entry before the page): 1 when it is there, 0
+ * past the end, or a negative errno. */
+static int dir_seek(tessera_fs *fs, const char *path, struct tdir *d, uint64_t want)
+{
+	int rc;
+
+	if (!d->loaded || want < d->base) {
+		rc = dir_page(fs, path, d, 1);
+		if (rc)
+			return rc;
+	}
+	while (want >= d->base + d->n) {
+		if (d->eof)
+			return 0;
+		rc = dir_page(fs, path, d, 0);
+		if (rc)
+			return rc;
+		if (!d->n && d->eof)
+			return 0;
+	}
+	return 1;
+}
+
 static int op_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t off,
 		      struct fuse_file_info *fi, enum fuse_readdir_flags flags)
 {
@@ -386,22 +410,7 @@ static int op_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t o
 	if (off < 2 && fill(buf, "..", NULL, 2, 0))
 		return 0;
 	want = off < 2 ? 0 : (uint64_t)off - 2;   /* next entry's index */
-
-	if (!d->loaded || want < d->base) {
-		rc = dir_page(fs, path, d, 1);
-		if (rc)
-			return fail(fs, rc);
-	}
-	for (;;) {
-		while (want >= d->base + d->n) {
-			if (d->eof)
-				return 0;
-			rc = dir_page(fs, path, d, 0);
-			if (rc)
-				return fail(fs, rc);
-			if (!d->n && d->eof)
-				return 0;
-		}
+	while ((rc = dir_seek(fs, path, d, want)) > 0) {
 		const struct tessera_dirent *e = &d->ents[want - d->base];
 		struct stat st;
 
@@ -412,6 +421,7 @@ static int op_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t o
 			return 0;
 		want++;
 	}
+	return rc ? fail(fs, rc) : 0;
 }
 
 static int op_releasedir(const char *path, struct fuse_file_info *fi)

@@ -173,6 +173,26 @@ static void do_fetch_add(struct ios *ios, struct srv_req *req)
  * admin capability, which the metadata daemon grants only root. */
 #define IOS_LIST_MAX 4096 /* objects per page: a reply < 100 KiB */
 
+/* The registry in handle order, a page of `max` at a time (handles has
+ * room for them): the objects recorded whose files are gone (a lost
+ * object still costs a REMOVE to clear its record). */
+static void reply_lost(struct ios *ios, struct srv_req *req, uint32_t max, uint64_t *handles)
+{
+	Tessera__ObjectListRequest *m = (Tessera__ObjectListRequest *)req->msg;
+	Tessera__ObjectListReply rep = TESSERA__OBJECT_LIST_REPLY__INIT;
+	size_t k = 0, n = 0;
+
+	ios_store_list(ios->store, m->resume ? m->after : 0, handles, max, &k);
+	rep.examined = k ? handles[k - 1] : m->after;
+	for (size_t i = 0; i < k; i++)
+		if (ios_store_missing(ios->store, handles[i]))
+			handles[n++] = handles[i];
+	rep.n_handles = n;
+	rep.handles = handles;
+	rep.eof = k < max;
+	srv_reply(req, &rep.base, NULL, 0);
+}
+
 static void do_object_list(struct ios *ios, struct srv_req *req)
 {
 	Tessera__ObjectListRequest *m = (Tessera__ObjectListRequest *)req->msg;
@@ -195,20 +215,7 @@ static void do_object_list(struct ios *ios, struct srv_req *req)
 		goto out;
 	}
 	if (m->lost) {
-		size_t k = 0;
-
-		/* The registry in handle order, a page at a time: the objects
-		 * held whose files are gone (a lost object still costs a
-		 * REMOVE to clear its record). */
-		ios_store_list(ios->store, m->resume ? m->after : 0, handles, max, &k);
-		rep.examined = k ? handles[k - 1] : m->after;
-		for (size_t i = 0; i < k; i++)
-			if (ios_store_missing(ios->store, handles[i]))
-				handles[n++] = handles[i];
-		rep.n_handles = n;
-		rep.handles = handles;
-		rep.eof = k < max;
-		srv_reply(req, &rep.base, NULL, 0);
+		reply_lost(ios, req, max, handles);
 		goto out;
 	}
 	if ((rc = ios_store_list_objects(ios->store, m->resume ? &m->after : NULL, max, got, &n, &eof))) {
@@ -449,17 +456,64 @@ static void ios_local_end(struct ios *ios)
 	ios_local_stop(ios);
 }
 
+/* Serve until stopped: the daemon core around the opened store, the
+ * disk workers, the pid file; 0, or 1 when the daemon could not start
+ * (said on stderr). `notice` is logged and freed once serving. */
+static int serve(struct ios *ios, const struct srv_cmdline *cl, const char *faults,
+		 const char *claimed, char **notice)
+{
+	const struct tp_config *cfg = ios->cfg;
+	struct srv_role role = { "ios", cl->index, ios_handlers, ios_tick, ios, NULL, NULL, NULL };
+	struct srv_opts so = { cfg, cfg->ios[cl->index].host, cfg->ios[cl->index].port, 32, NULL,
+				&cl->log };
+	struct srv *srv;
+	char err[512];
+	unsigned threads;
+	int rc;
+
+	if ((rc = srv_create(&so, &role, &srv, err, sizeof(err)))) {
+		fprintf(stderr, "tessera-ios %u: listen on %s:%s: %s\n", cl->index,
+			so.host, so.port, err);
+		return 1;
+	}
+	ios->srv = srv;
+	if ((threads = ios_pool_threads(cfg)) && (rc = ios_pool_start(ios, threads, err, sizeof(err)))) {
+		fprintf(stderr, "tessera-ios %u: %s\n", cl->index, err);
+		srv_destroy(srv);
+		return 1;
+	}
+	srv_check_later_set(srv, ios_pool_checks, ios);
+	if (faults)
+		srv_warn(srv, "disk faults injected: %s", faults);
+	ios_local_choose(ios, faults);
+	if (claimed)
+		srv_warn(srv, "%s", claimed);
+	if (*notice)
+		srv_log(srv, "%s", *notice);
+	free(*notice);
+	*notice = NULL;
+	if ((rc = srv_write_pidfile(cl->pidfile)))
+		fprintf(stderr, "tessera-ios: pid file %s: %s\n", cl->pidfile, strerror(-rc));
+	srv_run(srv);
+	ios_local_end(ios);
+	/* The workers finish what they run, then the parked requests (disk
+	 * work and locks) end, then the works and the lock table go. */
+	ios_pool_stop(ios);
+	srv_destroy(srv);
+	ios_pool_destroy(ios);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct srv_cmdline cl;
 	enum srv_cmdline_result parsed;
 	struct tp_config cfg;
 	struct ios ios = { 0 };
-	struct srv *srv = NULL;
 	char err[512];
 	char *notice = NULL, *claimed = NULL;
 	const char *faults;
-	unsigned store_flags, threads;
+	unsigned store_flags;
 	int rc, status = 1;
 
 	if (take_own(&argc, argv, &faults, &store_flags))
@@ -491,40 +545,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tessera-ios: lock service: %s\n", err);
 		goto out;
 	}
-	struct srv_role role = { "ios", cl.index, ios_handlers, ios_tick, &ios, NULL, NULL, NULL };
-	struct srv_opts so = { &cfg, cfg.ios[cl.index].host, cfg.ios[cl.index].port, 32, NULL,
-				&cl.log };
-
-	if ((rc = srv_create(&so, &role, &srv, err, sizeof(err)))) {
-		fprintf(stderr, "tessera-ios %u: listen on %s:%s: %s\n", cl.index,
-			so.host, so.port, err);
+	if (serve(&ios, &cl, faults, claimed, &notice))
 		goto out;
-	}
-	ios.srv = srv;
-	if ((threads = ios_pool_threads(&cfg)) && (rc = ios_pool_start(&ios, threads, err, sizeof(err)))) {
-		fprintf(stderr, "tessera-ios %u: %s\n", cl.index, err);
-		srv_destroy(srv);
-		goto out;
-	}
-	srv_check_later_set(srv, ios_pool_checks, &ios);
-	if (faults)
-		srv_warn(srv, "disk faults injected: %s", faults);
-	ios_local_choose(&ios, faults);
-	if (claimed)
-		srv_warn(srv, "%s", claimed);
-	if (notice)
-		srv_log(srv, "%s", notice);
-	free(notice);
-	notice = NULL;
-	if ((rc = srv_write_pidfile(cl.pidfile)))
-		fprintf(stderr, "tessera-ios: pid file %s: %s\n", cl.pidfile, strerror(-rc));
-	srv_run(srv);
-	ios_local_end(&ios);
-	/* The workers finish what they run, then the parked requests (disk
-	 * work and locks) end, then the works and the lock table go. */
-	ios_pool_stop(&ios);
-	srv_destroy(srv);
-	ios_pool_destroy(&ios);
 	status = 0;
 out:
 	free(notice);
