@@ -56,9 +56,10 @@ int tessera_append(tessera_file *f, const void *buf, size_t len, uint64_t *offse
 	ssize_t n;
 	int rc, urc;
 
-	tc_file_wrote(f);
 	if ((f->flags & O_ACCMODE) == O_RDONLY)
 		return tc_fail(f->fs, -EBADF, "append %s: not open for writing", f->path);
+	if ((rc = tc_file_writing(f)))
+		return rc;
 	if ((rc = append_lock(f, &lk)))
 		return rc;
 	TC_CAP_RETRY(f, rc, tc_file_size(f->fs, &f->layout, tc_cap_get(f), f->path, &size, NULL, NULL));

@@ -120,7 +120,8 @@ int tc_cap_fetch(tessera_fs *fs, uint64_t file, uint32_t rights, const Tessera__
 	return cap_call(fs, &m, what, out, NULL);
 }
 
-int tc_cap_renew_writer(tessera_file *f)
+/* tc_cap_renew_writer as `as`. */
+static int renew_writer_as(tessera_file *f, const struct tessera_cred *as)
 {
 	Tessera__CapRequest m = TESSERA__CAP_REQUEST__INIT;
 	Tessera__Cred cred;
@@ -133,7 +134,7 @@ int tc_cap_renew_writer(tessera_file *f)
 	if (!f->cap)
 		return tc_fail(f->fs, -EACCES, "%s: permission denied: no capability to renew (a"
 			       " share without one; open the file by its path)", what);
-	tc_cred(f->fs, &cred, gids);
+	tc_cred_msg(as, &cred, gids);
 	m.cred = &cred;
 	m.file = f->handle;
 	m.rights = tc_open_rights(f->flags);
@@ -141,6 +142,56 @@ int tc_cap_renew_writer(tessera_file *f)
 	rc = cap_call(f->fs, &m, what, &c, &f->write_token);
 	if (!rc)
 		tc_cap_install(f, c);
+	return rc;
+}
+
+int tc_cap_renew_writer(tessera_file *f)
+{
+	return renew_writer_as(f, tc_thread_cred(f->fs));
+}
+
+/* CAP writer_only: f's opener, under the capability its open got, is
+ * one more writer of f (*token). */
+static int writer_only(tessera_file *f, const struct tc_cap *cur, uint64_t *token)
+{
+	Tessera__CapRequest m = TESSERA__CAP_REQUEST__INIT;
+	Tessera__Cred cred;
+	uint32_t gids[TESSERA_MAX_GROUPS];
+	char what[4200];
+	struct tc_req *r;
+	int rc;
+
+	snprintf(what, sizeof(what), "open %s for writing", f->path);
+	tc_cred_msg(&f->opener, &cred, gids);
+	m.cred = &cred;
+	m.file = f->handle;
+	m.rights = TP_CAP_WRITE;
+	m.proof = cur->msg;
+	m.writer_only = 1;
+	r = tc_req_new(f->fs, TC_MDS, TP_OP_CAP, &m.base, NULL, 0);
+	rc = tc_call(f->fs, r, what);
+	if (!rc)
+		*token = ((const Tessera__CapReply *)r->reply)->write_token;
+	tc_req_free(f->fs, r);
+	return rc;
+}
+
+int tc_cap_count_writer(tessera_file *f)
+{
+	struct tc_cap *cur;
+	uint64_t token = 0;
+	int rc;
+
+	pthread_mutex_lock(&f->fs->lock);
+	cur = f->cap;
+	pthread_mutex_unlock(&f->fs->lock);
+	if (!cur)
+		return tc_fail(f->fs, -EACCES, "open %s for writing: no capability", f->path);
+	if (tc_cap_due(cur))
+		return renew_writer_as(f, &f->opener);
+	rc = writer_only(f, cur, &token);
+	if (!rc)
+		f->write_token = token;
 	return rc;
 }
 

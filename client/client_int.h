@@ -78,6 +78,7 @@ struct tessera_fs {
 	 * (tc_meta_sync). */
 	int attrs_unsynced;
 
+	pthread_mutex_t writer_lock;   /* one writer_later open counted at a time */
 	pthread_mutex_t lock;          /* guards everything below */
 	pthread_cond_t cond;
 	int progressing;               /* a thread is polling the CQ */
@@ -183,6 +184,11 @@ struct tessera_file {
 	int by_path;                   /* meta.c: opened by path (not from a share) */
 	int wrote;                     /* a call that may change the objects was
 					* made (tc_file_wrote; atomic) */
+	/* meta.c: an open for reading and writing that the metadata daemon
+	 * counts as a writer only at its first write (tc_file_writing;
+	 * atomic, set under fs->writer_lock), asked as its opener */
+	int writer_later;
+	struct tessera_cred opener;
 	struct tc_local_file *local;   /* local.c: descriptors of local objects (fs->lock) */
 	/* io.c: what the last failed contiguous write left (fs->lock) */
 	struct tessera_write_outcome write_failed;
@@ -236,6 +242,14 @@ static inline void tc_file_wrote(tessera_file *f)
 {
 	__atomic_store_n(&f->wrote, 1, __ATOMIC_RELAXED);
 }
+/* tc_file_wrote, and for an open whose writer is not counted yet
+ * (writer_later) the metadata daemon counts it now, before anything is
+ * written (tc_cap_count_writer): 0, or why it could not be. */
+int tc_file_writing(tessera_file *f);
+/* Count f's opener as a writer of f under the capability its open got
+ * (CapRequest.writer_only), or, once that is due for renewal, with a
+ * renewal (which checks the mode again). */
+int tc_cap_count_writer(tessera_file *f);
 /* Whether c is due for renewal; its message. */
 int tc_cap_due(const struct tc_cap *c);
 const Tessera__Capability *tc_cap_msg(const struct tc_cap *c);
@@ -280,6 +294,10 @@ int tc_fail(tessera_fs *fs, int rc, const char *fmt, ...)
 struct tc_thread *tc_thread(tessera_fs *fs);
 void tc_thread_free(void *t); /* the thread key's destructor */
 void tc_cred(tessera_fs *fs, Tessera__Cred *out, uint32_t *gids_store);
+/* The credentials the calling thread acts with (tessera_set_thread_cred,
+ * else the process's); tc_cred_msg makes c a message. */
+const struct tessera_cred *tc_thread_cred(tessera_fs *fs);
+void tc_cred_msg(const struct tessera_cred *c, Tessera__Cred *out, uint32_t *gids_store);
 
 /* Describe server `s` ("metadata daemon (127.0.0.1:7000)"). */
 void tc_server_name(tessera_fs *fs, int server, char *buf, size_t len);

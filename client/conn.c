@@ -102,6 +102,7 @@ int tessera_connect(const char *config, tessera_fs **out, char *err, size_t errl
 	tc_trace(fs, tp_mono_ns() - t, "config read");
 	pthread_key_create(&fs->thread_key, tc_thread_free);
 	pthread_mutex_init(&fs->lock, NULL);
+	pthread_mutex_init(&fs->writer_lock, NULL);
 	pthread_cond_init(&fs->cond, NULL);
 	pthread_cond_init(&fs->prober_cond, NULL);
 	pthread_mutex_init(&fs->mds_session.auth_lock, NULL);
@@ -170,6 +171,7 @@ void tessera_disconnect(tessera_fs *fs)
 	free(pthread_getspecific(fs->thread_key));
 	pthread_key_delete(fs->thread_key);
 	pthread_mutex_destroy(&fs->lock);
+	pthread_mutex_destroy(&fs->writer_lock);
 	pthread_cond_destroy(&fs->cond);
 	pthread_cond_destroy(&fs->prober_cond);
 	pthread_mutex_destroy(&fs->mds_session.auth_lock);

@@ -38,7 +38,8 @@ int tessera_fetch_add(tessera_file *f, uint64_t key, int64_t add, int64_t *old)
 {
 	int rc;
 
-	tc_file_wrote(f);
+	if ((rc = tc_file_writing(f)))
+		return rc;
 	TC_CAP_RETRY(f, rc, counter_op(f, key, 0, add, old));
 	return rc;
 }
@@ -47,7 +48,8 @@ int tessera_fetch_set(tessera_file *f, uint64_t key, int64_t value, int64_t *old
 {
 	int rc;
 
-	tc_file_wrote(f);
+	if ((rc = tc_file_writing(f)))
+		return rc;
 	TC_CAP_RETRY(f, rc, counter_op(f, key, 1, value, old));
 	return rc;
 }

@@ -1079,10 +1079,12 @@ static ssize_t vstriped_write(tessera_file *f, const uint8_t *buf, size_t len, u
 
 ssize_t tessera_pwrite(tessera_file *f, const void *buf, size_t len, uint64_t off)
 {
-	tc_file_wrote(f);
+	ssize_t rc;
+
 	if ((f->flags & O_ACCMODE) == O_RDONLY)
 		return tc_fail(f->fs, -EBADF, "write %s: file is open read-only", f->path);
-	ssize_t rc;
+	if ((rc = tc_file_writing(f)))
+		return rc;
 
 	if (tc_versioned(f))
 		TC_CAP_RETRY(f, rc, vstriped_write(f, buf, len, off));
@@ -1128,7 +1130,6 @@ int tessera_fallocate(tessera_file *f, enum tessera_falloc_mode mode, uint64_t o
 {
 	int rc;
 
-	tc_file_wrote(f);
 	if ((f->flags & O_ACCMODE) == O_RDONLY)
 		return tc_fail(f->fs, -EBADF, "fallocate %s: file is open read-only", f->path);
 	if (tc_versioned(f))
@@ -1143,6 +1144,8 @@ int tessera_fallocate(tessera_file *f, enum tessera_falloc_mode mode, uint64_t o
 	if (length > (uint64_t)INT64_MAX - offset)
 		return tc_fail(f->fs, -EFBIG, "fallocate %s: offset %" PRIu64 " + length %" PRIu64
 			       " past the largest file size", f->path, offset, length);
+	if ((rc = tc_file_writing(f)))
+		return rc;
 	TC_CAP_RETRY(f, rc, fallocate_objects(f->fs, &f->layout, tc_cap_get(f), f->path, offset,
 					      offset + length, mode == TESSERA_FALLOC_KEEP_SIZE));
 	return rc;
@@ -1150,10 +1153,12 @@ int tessera_fallocate(tessera_file *f, enum tessera_falloc_mode mode, uint64_t o
 
 int tessera_ftruncate(tessera_file *f, uint64_t size)
 {
-	tc_file_wrote(f);
+	int rc;
+
 	if ((f->flags & O_ACCMODE) == O_RDONLY)
 		return tc_fail(f->fs, -EBADF, "truncate %s: file is open read-only", f->path);
-	int rc;
+	if ((rc = tc_file_writing(f)))
+		return rc;
 
 	if (tc_versioned(f))
 		TC_CAP_RETRY(f, rc, tc_vers_truncate(f, size));

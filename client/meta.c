@@ -135,8 +135,23 @@ static int plain_call(tessera_fs *fs, unsigned opcode, ProtobufCMessage *msg,
 /* LOOKUP; open_rights (TP_CAP_*) asks for a capability to open the file
  * with (the metadata daemon checks the mode: EACCES), 0 for a stat one.
  * `last`: follow a symbolic link in the last component or not. */
-static int lookup_attr(tessera_fs *fs, const char *path, uint32_t open_rights,
-		       enum tessera_follow last, Tessera__AttrReply **out)
+/* An open asks the metadata daemon to count its writer at its first
+ * write when it opens an existing file for reading and writing: such an
+ * open often only reads (then its close costs no CLOSE_WRITE, and others'
+ * stats stay answered by the metadata daemon alone), and one that writes
+ * pays one request before its first write. An open for writing only, or
+ * that truncates or creates, is counted at once. */
+enum open_writer { WRITER_NOW, WRITER_LATER };
+
+static enum open_writer open_writer_of(int flags)
+{
+	return (flags & O_ACCMODE) == O_RDWR && !(flags & (O_TRUNC | O_CREAT)) ? WRITER_LATER
+										 : WRITER_NOW;
+}
+
+static int lookup_attr_as(tessera_fs *fs, const char *path, uint32_t open_rights,
+			  enum open_writer writer, enum tessera_follow last,
+			  Tessera__AttrReply **out)
 {
 	Tessera__PathRequest m = TESSERA__PATH_REQUEST__INIT;
 	Tessera__Cred cred;
@@ -148,6 +163,7 @@ static int lookup_attr(tessera_fs *fs, const char *path, uint32_t open_rights,
 	m.cred = &cred;
 	m.path = (char *)path;
 	m.open_rights = open_rights;
+	m.writer_later = writer == WRITER_LATER;
 	m.nofollow = last == TESSERA_NOFOLLOW;
 	rc = path_call(fs, TP_OP_LOOKUP, &m.base, open_rights ? "open" : "stat", path, &r);
 	if (rc)
@@ -160,6 +176,12 @@ static int lookup_attr(tessera_fs *fs, const char *path, uint32_t open_rights,
 		return tc_fail(fs, -EPROTO, "stat %s: reply without attributes", path);
 	}
 	return 0;
+}
+
+static int lookup_attr(tessera_fs *fs, const char *path, uint32_t open_rights,
+		       enum tessera_follow last, Tessera__AttrReply **out)
+{
+	return lookup_attr_as(fs, path, open_rights, WRITER_NOW, last, out);
 }
 
 /* -------------------------------------------------------------- sizes
@@ -471,6 +493,7 @@ static int open_file(tessera_fs *fs, const char *path, int flags, const Tessera_
 	f->flags = flags;
 	f->handle = rep->attr->handle;
 	f->write_token = rep->write_token;
+	f->opener = *tc_thread_cred(fs);
 	f->created = rep->created;
 	f->by_path = 1;
 	snprintf(f->path, sizeof(f->path), "%s", path);
@@ -491,8 +514,25 @@ static int open_file(tessera_fs *fs, const char *path, int flags, const Tessera_
 		return rc;
 	}
 	opened_attrs(f, flags, rep);
+	/* (a versioned file counts no writers) */
+	f->writer_later = !(flags & O_CREAT) && open_writer_of(flags) == WRITER_LATER &&
+			  !rep->write_token && !tc_versioned(f);
 	*out = f;
 	return 0;
+}
+
+int tc_file_writing(tessera_file *f)
+{
+	int rc = 0;
+
+	tc_file_wrote(f);
+	if (!__atomic_load_n(&f->writer_later, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_mutex_lock(&f->fs->writer_lock);
+	if (__atomic_load_n(&f->writer_later, __ATOMIC_RELAXED) && !(rc = tc_cap_count_writer(f)))
+		__atomic_store_n(&f->writer_later, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&f->fs->writer_lock);
+	return rc;
 }
 
 int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
@@ -508,8 +548,8 @@ int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
 	if (flags & O_CREAT)
 		rc = open_create(fs, path, flags, mode, layout, &rep);
 	else
-		rc = lookup_attr(fs, path, tc_open_rights(flags),
-				 (flags & O_NOFOLLOW) ? TESSERA_NOFOLLOW : fs->follow, &rep);
+		rc = lookup_attr_as(fs, path, tc_open_rights(flags), open_writer_of(flags),
+				    (flags & O_NOFOLLOW) ? TESSERA_NOFOLLOW : fs->follow, &rep);
 	if (rc)
 		return rc;
 	rc = open_reply_check(fs, path, rep);

@@ -683,7 +683,8 @@ ssize_t tessera_write_list(tessera_file *f, const struct iovec *mem, size_t mem_
 {
 	ssize_t rc;
 
-	tc_file_wrote(f);
+	if ((rc = tc_file_writing(f)))
+		return rc;
 	TC_CAP_RETRY(f, rc, list_io(f, mem, mem_count, offs, lens, n, NC_WRITE));
 	return rc;
 }
@@ -913,7 +914,8 @@ ssize_t tessera_write_dtype(tessera_file *f, const void *buf, uint64_t mem_count
 {
 	ssize_t rc;
 
-	tc_file_wrote(f);
+	if ((rc = tc_file_writing(f)))
+		return rc;
 	TC_CAP_RETRY(f, rc, dtype_io(f, (void *)buf, mem_count, mtype, ftype, disp, first, NC_WRITE));
 	return rc;
 }

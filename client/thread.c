@@ -64,11 +64,20 @@ int tessera_set_thread_cred(tessera_fs *fs, const struct tessera_cred *cred)
 	return 0;
 }
 
-void tc_cred(tessera_fs *fs, Tessera__Cred *out, uint32_t *gids_store)
+const struct tessera_cred *tc_thread_cred(tessera_fs *fs)
 {
 	struct tc_thread *t = tc_thread(fs);
-	const struct tessera_cred *c = t->has_cred ? &t->cred : &fs->default_cred;
 
+	return t->has_cred ? &t->cred : &fs->default_cred;
+}
+
+void tc_cred(tessera_fs *fs, Tessera__Cred *out, uint32_t *gids_store)
+{
+	tc_cred_msg(tc_thread_cred(fs), out, gids_store);
+}
+
+void tc_cred_msg(const struct tessera_cred *c, Tessera__Cred *out, uint32_t *gids_store)
+{
 	tessera__cred__init(out);
 	out->uid = c->uid;
 	out->n_gids = c->ngids;

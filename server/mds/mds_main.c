@@ -219,16 +219,20 @@ static void reply_attr(struct srv_req *req, const struct mds_attr *a, int create
 	reply_attr_sized(req, a, created, cap, NULL, NULL);
 }
 
+/* Whether an open for writing counts its writer now, or at its first
+ * write (PathRequest.writer_later, CapRequest.writer_only). */
+enum open_writer { WRITER_NOW, WRITER_LATER };
+
 /* The reply to an open (or stat) of regular file a that was granted
  * `asked` (open_rights): the size if known (mds_size.h), as of before
  * this open, so an open needs no stat after it; an open for writing is
- * then one more writer. Only a stat may report a size it had to ask the
+ * then one more writer (WRITER_NOW), or asks to be before it writes. Only a stat may report a size it had to ask the
  * storage daemons for (an open's token would be stale at once, or the
  * opener has no use for it). A versioned file's size is its storage
  * daemons' logs' as of a version: never kept here. */
 static void reply_open(struct mds *mds, struct srv_req *req, const struct mds_attr *a,
 		       int created, const Tessera__Capability *cap, uint32_t asked,
-		       struct parent_part *parent)
+		       enum open_writer writer, struct parent_part *parent)
 {
 	struct size_part sp = { { 0 }, 0 };
 	int64_t now = tp_real_ns();
@@ -240,7 +244,7 @@ static void reply_open(struct mds *mds, struct srv_req *req, const struct mds_at
 	mds_sizes_stat(mds->sizes, a->handle, now, &sp.view);
 	if (asked & (TP_CAP_READ | TP_CAP_WRITE))
 		sp.view.token = 0;
-	if (asked & TP_CAP_WRITE)
+	if ((asked & TP_CAP_WRITE) && writer == WRITER_NOW)
 		sp.write_token = mds_sizes_writer_open(mds->sizes, a->handle, req->ident.session, now);
 	reply_attr_sized(req, a, created, cap, &sp, parent);
 }
@@ -376,7 +380,7 @@ static void mds_op_CREATE(void *ctx, struct srv_req *req)
 		return;
 	struct parent_part *parent = created ? parent_part_of(mds, &cred, m->path) : NULL;
 
-	reply_open(mds, req, &a, created, &cap.cap, m->open_rights, parent);
+	reply_open(mds, req, &a, created, &cap.cap, m->open_rights, WRITER_NOW, parent);
 	free(parent);
 }
 
@@ -418,7 +422,8 @@ static void reply_lookup(struct mds *mds, struct srv_req *req, const struct mds_
 		reply_attr(req, &a, 0, NULL);
 	else if (!refuse_or_grant_open(mds, req, cred, m->path, &a, m->open_rights,
 				       OPEN_EXISTING, &cap))
-		reply_open(mds, req, &a, 0, &cap.cap, m->open_rights, NULL);
+		reply_open(mds, req, &a, 0, &cap.cap, m->open_rights,
+			   m->writer_later ? WRITER_LATER : WRITER_NOW, NULL);
 }
 
 /* LOOKUP, UNLINK, RMDIR and STATFS name one path. */
@@ -751,6 +756,34 @@ static uint64_t renewed_writer(struct mds *mds, const struct srv_req *req,
 	return 0;
 }
 
+/* CAP with writer_only: an open that asked to count its writer later
+ * (PathRequest.writer_later) writes now. The capability it shows is the
+ * proof that it may: for this file, this uid, WRITE, unexpired (an
+ * expired one is renewed instead, which checks the mode again). */
+static void reply_writer_only(struct mds *mds, struct srv_req *req, const struct mds_cred *cred)
+{
+	Tessera__CapRequest *m = (Tessera__CapRequest *)req->msg;
+	Tessera__CapReply rep = TESSERA__CAP_REPLY__INIT;
+	int64_t now = tp_real_ns();
+	char what[64];
+	int rc;
+
+	snprintf(what, sizeof(what), "count a writer of file %016llx", (unsigned long long)m->file);
+	if ((rc = mds_may_renew(mds->store, &mds->key, cred, what, m->file, m->proof))) {
+		mds_reply_store_error(mds, req, rc);
+		return;
+	}
+	if (!(m->proof->rights & TP_CAP_WRITE) || m->proof->expires_ns <= now) {
+		srv_reply_error(req, -EACCES, "%s: permission denied: the capability presented %s",
+				what, m->proof->rights & TP_CAP_WRITE ? "has expired (renew it)"
+								      : "does not allow writing");
+		return;
+	}
+	if (!(m->proof->rights & TP_CAP_VERSIONED))
+		rep.write_token = mds_sizes_writer_open(mds->sizes, m->file, req->ident.session, now);
+	srv_reply(req, &rep.base, NULL, 0);
+}
+
 /* A capability again for an open file, by handle and the capability of
  * its open (renewal: the mode is checked again now, the walk is not
  * repeated), or root's admin capability for fsck: every right on
@@ -768,6 +801,10 @@ static void mds_op_CAP(void *ctx, struct srv_req *req)
 	int rc;
 
 	mds_cred_of(mds, req, m->cred, &cred);
+	if (m->writer_only) {
+		reply_writer_only(mds, req, &cred);
+		return;
+	}
 	if (m->admin) {
 		if (req->ident.foreign_root) {
 			reply_not_admin_host(req, "admin capability");

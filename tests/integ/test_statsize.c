@@ -7,7 +7,9 @@
  * asked of the storage daemons (its growing size shows); a writer killed
  * with the file open (counted out when its connection closes), a truncate, a restart of the metadata daemon leave
  * every stat right; an open's reply carries a closed file's size
- * (tessera_open_attrs); reports and closes of a hostile session, and a
+ * (tessera_open_attrs); an open for reading and writing counts as a
+ * writer only from its first write; reports and closes of a hostile
+ * session, and a
  * reader's report, change nothing.
  */
 #include <errno.h>
@@ -65,13 +67,14 @@ static void put(tessera_fs *fs, const char *path, int flags, size_t len, uint64_
 	free(buf);
 }
 
-/* The storage daemons' answer: an open for writing is a writer, so its
- * fstat asks them (and closing it tells the metadata daemon the size). */
+/* The storage daemons' answer: an open for writing only is a writer at
+ * once, so its fstat asks them (and closing it tells the metadata daemon
+ * the size). */
 static void truth(tessera_fs *fs, const char *path, struct tessera_stat *st)
 {
 	tessera_file *f;
 
-	CHECK(fs, tessera_open(fs, path, O_RDWR, 0, NULL, &f));
+	CHECK(fs, tessera_open(fs, path, O_WRONLY, 0, NULL, &f));
 	CHECK(fs, tessera_fstat(f, st));
 	CHECK(fs, tessera_close(f));
 }
@@ -342,6 +345,68 @@ static void test_unwritten_close(void **state)
 	assert_int_equal(st.size, 1000);
 }
 
+/* An open for reading and writing is counted as a writer at its first
+ * write, not at open: while it only reads, the metadata daemon alone
+ * answers everyone's stat (as for a closed file), and its close asks
+ * nothing; once it writes, a stat asks the storage daemons and sees the
+ * write, and its close gives the new size. The count is asked with the
+ * open's capability: one that does not allow writing, or none, is
+ * refused. */
+static void test_read_write_open(void **state)
+{
+	struct cluster *c = *state;
+	Tessera__CapRequest cr = TESSERA__CAP_REQUEST__INIT;
+	Tessera__Capability *got = NULL;
+	Tessera__Cred cred = TESSERA__CRED__INIT;
+	struct tessera_stat st;
+	char err[512], buf[100];
+	tessera_fs *fs2;
+	tessera_file *f, *r;
+
+	put(c->fs, "/rw", O_CREAT | O_WRONLY, 1000, 0);
+	stat_alone(c, "/rw", &st);
+	if (tessera_connect(c->conf, &fs2, err, sizeof(err)))
+		fail_msg("second client: %s", err);
+	CHECK(fs2, tessera_open(fs2, "/rw", O_RDWR, 0, NULL, &f));
+	assert_int_equal(tessera_pread(f, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	stat_alone(c, "/rw", &st);    /* no writer counted */
+	assert_int_equal(st.size, 1000);
+	memset(buf, 'z', sizeof(buf));
+	assert_int_equal(tessera_pwrite(f, buf, sizeof(buf), 5000), (ssize_t)sizeof(buf));
+	assert_true(stat_stopped(c, "/rw", &st) < 0); /* a writer now */
+	CHECK(c->fs, tessera_stat(c->fs, "/rw", &st));
+	assert_int_equal(st.size, 5100);
+	CHECK(fs2, tessera_close(f));
+	stat_alone(c, "/rw", &st);
+	assert_int_equal(st.size, 5100);
+
+	/* opened and closed without a write: nothing to tell at the close */
+	CHECK(fs2, tessera_open(fs2, "/rw", O_RDWR, 0, NULL, &f));
+	storage_daemons(c, SIGSTOP);
+	CHECK(fs2, tessera_close(f));
+	storage_daemons(c, SIGCONT);
+	stat_alone(c, "/rw", &st);
+	assert_int_equal(st.size, 5100);
+	tessera_disconnect(fs2);
+
+	/* the count asked without a capability, or with a read-only one */
+	cr.cred = &cred;
+	cr.file = st.handle;
+	cr.rights = TP_CAP_WRITE;
+	cr.writer_only = 1;
+	assert_int_equal(raw_mds_cap(c, &cr, &got, err, sizeof(err)), -EACCES);
+	print_message("count a writer without a capability: %s\n", err);
+	CHECK(c->fs, tessera_open(c->fs, "/rw", O_RDONLY, 0, NULL, &r));
+	cr.proof = file_cap(r);
+	assert_int_equal(raw_mds_cap(c, &cr, &got, err, sizeof(err)), -EACCES);
+	print_message("count a writer with a read-only capability: %s\n", err);
+	assert_non_null(strstr(err, "does not allow writing"));
+	protobuf_c_message_free_unpacked(&cr.proof->base, NULL);
+	CHECK(c->fs, tessera_close(r));
+	stat_alone(c, "/rw", &st);
+	assert_int_equal(st.size, 5100);
+}
+
 /* Truncate by name (library), then stat; and open with O_TRUNC. */
 static void test_truncate(void **state)
 {
@@ -480,6 +545,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_writer_killed_counted_out, setup_msg,
 						cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_unwritten_close, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_read_write_open, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_truncate, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_mds_restart, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_reports, setup, cluster_teardown),
