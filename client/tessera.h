@@ -230,7 +230,11 @@ void tessera_dir_watch(tessera_fs *fs, tessera_dir_watch_fn fn, void *arg);
  * (may be NULL) applies at create: strip_size and count, 0 for the
  * defaults (the directory's, else strip_size from the config and all
  * storage daemons). Only regular files open: a FIFO, socket or device
- * node is -ENXIO (their data is the kernel's, on the mount). */
+ * node is -ENXIO (their data is the kernel's, on the mount). An O_RDWR
+ * open of an existing file (no O_CREAT, no O_TRUNC) is counted as a
+ * writer only at its first write, which then waits for one request to
+ * the metadata daemon first (docs/design.md, "Sizes kept by the metadata
+ * daemon"). */
 int tessera_open(tessera_fs *fs, const char *path, int flags, mode_t mode,
 		 const struct tessera_layout *layout, tessera_file **out);
 int tessera_close(tessera_file *file);
