@@ -43,12 +43,15 @@
  *   ww-list   each worker writes its pieces as one noncontiguous access:
  *             a file view of an hindexed type and one MPI_File_write
  *             (tessera_io_write=list)
- * Every write is followed by MPI_File_sync (§6.2.2). "sync" (query sync)
- * makes the workers (in MW every rank) wait for each other after each
- * query's I/O. -E writes every query at the end instead (mpiBLAST 1.2 and
- * pioBLAST). -a METHOD:PROTOCOL opens the file in atomic mode
- * (MPI_File_set_atomicity) with the driver's hints tessera_lock_method and
- * tessera_lock_protocol (§7.5.3: list:one-try against off, "no-lock").
+ * (ww-posix and ww-list workers write through a handle of their own, on
+ * MPI_COMM_SELF, as views and syncs are collective over a handle's
+ * communicator.) Every write is followed by MPI_File_sync (§6.2.2).
+ * "sync" (query sync) makes the workers (in MW every rank) wait for each
+ * other after each query's I/O. -E writes every query at the end instead
+ * (mpiBLAST 1.2 and pioBLAST). -a METHOD:PROTOCOL opens the file in
+ * atomic mode (MPI_File_set_atomicity) with the driver's hints
+ * tessera_lock_method and tessera_lock_protocol (§7.5.3: list:one-try
+ * against off, "no-lock").
  *
  * Comma lists (-c, -S, -y, -a) run every combination, REPS times each,
  * round by round, in one MPI job; each writes NAME.STRATEGY.SYNC.ATOMIC
@@ -267,8 +270,38 @@ static void sleep_s(double s)
 
 /* ------------------------------------------------------------ the file */
 
+/* WW-POSIX and WW-List: each worker writes on its own (§6.1.3). */
+static int individual(const struct config *c)
+{
+	return c->strategy == WW_POSIX || c->strategy == WW_LIST;
+}
+
+/* A worker of an individual strategy: the file it opened, created and
+ * truncated with the others on their communicator (*fh), opened again on
+ * MPI_COMM_SELF in its place. MPI_File_set_view and MPI_File_sync are
+ * collective over the file's communicator (ROMIO's set_view checks its
+ * info with an MPI_Allreduce there), but each worker sets a view and
+ * syncs on its own, as often as it has results to write (a worker with
+ * none in a query gets no offset list): on the workers' handle, a worker
+ * with one view more than the others waited in that Allreduce forever,
+ * and the run hung with nothing said. */
+static int reopen_own(const char *path, MPI_Info info, int atomic, MPI_File *fh,
+		      const char **what)
+{
+	int rc;
+
+	MPI_File_close(fh); /* collective; the truncate is done (set_size returned) */
+	*what = "open (its own handle of)";
+	rc = MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDWR, info, fh);
+	if (rc == MPI_SUCCESS && (rc = MPI_File_set_atomicity(*fh, atomic)) != MPI_SUCCESS)
+		*what = "set the atomic mode of";
+	return rc;
+}
+
 /* Opens NAME.STRATEGY.SYNC.ATOMIC on comm, truncated, with the strategy's
- * hints and the atomic mode; MPI_FILE_NULL (said) on failure. */
+ * hints and the atomic mode (an individual strategy's worker then writes
+ * through a handle of its own: reopen_own); MPI_FILE_NULL (said) on
+ * failure. */
 static MPI_File open_output(const char *name, const struct config *c, MPI_Comm comm, int rank)
 {
 	char path[4096], method[32] = "", protocol[32] = "", tag[64];
@@ -299,6 +332,8 @@ static MPI_File open_output(const char *name, const struct config *c, MPI_Comm c
 		what = "truncate";
 	else if (rc == MPI_SUCCESS && (rc = MPI_File_set_atomicity(fh, atomic)) != MPI_SUCCESS)
 		what = "set the atomic mode of";
+	else if (rc == MPI_SUCCESS && individual(c))
+		rc = reopen_own(path, info, atomic, &fh, &what);
 	if (rc != MPI_SUCCESS) {
 		char msg[MPI_MAX_ERROR_STRING];
 		int len = 0;

@@ -11,6 +11,9 @@
 #     dissertation's Figs. 7.9-7.10, and posix:two-phase) the file is the
 #     same, and the driver's trace shows the locks were taken (none with
 #     atomic mode off);
+#   - workers that write a different number of times (one worker without
+#     results in a query) finish: WW-POSIX's and WW-List's views and syncs
+#     are each worker's own;
 #   - bad parameters are refused with a message and exit status 2, a lock
 #     hint the driver does not know with a message naming the file.
 # The cluster, the mount and mpirun's environment are the MPI suites'
@@ -109,6 +112,16 @@ atomic_with_locks() {
 	grep -q "file=$MNT/s3asim/atomic.ww-list.nosync.off" "$TRACE"
 }
 check "atomic_mode_with_lock_hints_same_file" atomic_with_locks
+
+# Workers that write a different number of times (4 queries of one
+# fragment over 3 workers): WW-POSIX and WW-List workers set views and
+# sync on handles of their own (on the workers' handle a view is
+# collective, and the worker with one more waited in it forever)
+uneven_writes() {
+	sim 4 4 "$DIR/uneven" -f 1 -S ww-list,ww-posix -y nosync -a off,list:one-try
+	same /s3asim/two.mw.nosync.off /s3asim/uneven.ww-{list,posix}.nosync.{off,list-one-try}
+}
+check "workers_writing_unevenly_do_not_wait_for_each_other" uneven_writes
 
 # refused ARGS... MESSAGE: exit status 2, MESSAGE on stderr, no output file
 refused() {
