@@ -226,6 +226,18 @@ int tf_ask_killpriv_v2(struct fuse *fuse);
  * inode the calling thread's request is about. 0 or -errno. */
 int tf_drop_request_attrs(struct fuse *fuse);
 
+/* ------------------------------------------ listings (fuse_dir.c) */
+
+/* An open directory (fi->fh): its listing's page of names last read. */
+struct tdir;
+struct tdir *tf_dir_new(void);   /* NULL: no memory */
+void tf_dir_free(struct tdir *d);
+/* readdir: the entries of path from offset `off` on into buf (fill),
+ * as many as the kernel takes; 0 or a negative errno (tessera_errmsg
+ * says why). */
+int tf_dir_fill(tessera_fs *fs, const char *path, struct tdir *d, off_t off, void *buf,
+		fuse_fill_dir_t fill);
+
 /* ------------------------------------------- operations (tessera_fuse.c) */
 
 extern const struct fuse_operations tf_ops;
