@@ -132,9 +132,6 @@ static int plain_call(tessera_fs *fs, unsigned opcode, ProtobufCMessage *msg,
 			return map_rc;                           \
 	} while (0)
 
-/* LOOKUP; open_rights (TP_CAP_*) asks for a capability to open the file
- * with (the metadata daemon checks the mode: EACCES), 0 for a stat one.
- * `last`: follow a symbolic link in the last component or not. */
 /* An open asks the metadata daemon to count its writer at its first
  * write when it opens an existing file for reading and writing: such an
  * open often only reads (then its close costs no CLOSE_WRITE, and others'
@@ -149,6 +146,10 @@ static enum open_writer open_writer_of(int flags)
 										 : WRITER_NOW;
 }
 
+/* LOOKUP; open_rights (TP_CAP_*) asks for a capability to open the file
+ * with (the metadata daemon checks the mode: EACCES), 0 for a stat one;
+ * `writer`: when an open for writing is counted as a writer. `last`:
+ * follow a symbolic link in the last component or not. */
 static int lookup_attr_as(tessera_fs *fs, const char *path, uint32_t open_rights,
 			  enum open_writer writer, enum tessera_follow last,
 			  Tessera__AttrReply **out)
@@ -515,8 +516,8 @@ static int open_file(tessera_fs *fs, const char *path, int flags, const Tessera_
 	}
 	opened_attrs(f, flags, rep);
 	/* (a versioned file counts no writers) */
-	f->writer_later = !(flags & O_CREAT) && open_writer_of(flags) == WRITER_LATER &&
-			  !rep->write_token && !tc_versioned(f);
+	f->writer_later = open_writer_of(flags) == WRITER_LATER && !rep->write_token &&
+			  !tc_versioned(f);
 	*out = f;
 	return 0;
 }

@@ -226,9 +226,10 @@ enum open_writer { WRITER_NOW, WRITER_LATER };
 /* The reply to an open (or stat) of regular file a that was granted
  * `asked` (open_rights): the size if known (mds_size.h), as of before
  * this open, so an open needs no stat after it; an open for writing is
- * then one more writer (WRITER_NOW), or asks to be before it writes. Only a stat may report a size it had to ask the
- * storage daemons for (an open's token would be stale at once, or the
- * opener has no use for it). A versioned file's size is its storage
+ * then one more writer (WRITER_NOW), or asks to be before it writes.
+ * Only a stat may report a size it had to ask the storage daemons for
+ * (an open's token would be stale at once, or the opener has no use for
+ * it). A versioned file's size is its storage
  * daemons' logs' as of a version: never kept here. */
 static void reply_open(struct mds *mds, struct srv_req *req, const struct mds_attr *a,
 		       int created, const Tessera__Capability *cap, uint32_t asked,
