@@ -121,10 +121,11 @@ struct tp_hdr {
 	X(LOCK_RELEASE, 51, lock_release_request, lock_reply, IOS, READ_OR_WRITE) \
 	X(LEASE, 52, lease_request, lock_reply, IOS, SESSION)                     \
 	X(LOCK_TEST, 53, lock_test_request, lock_test_reply, IOS, READ_OR_WRITE) \
-	X(CLOSE_WRITE, 56, close_write_request, empty_reply, MDS, NONE)          \
+	X(CLOSE_WRITE, 56, close_write_request, attr_reply, MDS, NONE)           \
 	X(SIZE_REPORT, 57, size_report_request, empty_reply, MDS, NONE)          \
 	X(VERSION, 58, version_request, version_reply, MDS, NONE)                \
 	X(META_SYNC, 60, meta_sync_request, empty_reply, MDS, NONE)              \
+	X(WATCH, 61, watch_request, watch_reply, MDS, NONE)                      \
 	X(VLOG, 59, vlog_request, vlog_reply, IOS, STAT) /* MERGE: WRITE, ios_vlogd.c */
 
 /* RenameRequest.mode: what a rename does to an existing target. */

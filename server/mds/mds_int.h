@@ -16,6 +16,7 @@
 struct mds_purge;
 struct mds_sizes;
 struct mds_versions;
+struct mds_leases;
 struct mds_vmerger;
 
 /* The daemon's one top-level context (no other mutable global state). */
@@ -33,6 +34,9 @@ struct mds {
 	struct mds_sizes *sizes;   /* sizes of files no one writes (NULL: none) */
 	struct mds_versions *versions; /* the version server's tables (mds_version.h) */
 	struct mds_vmerger *vmerge; /* merges idle and full versioned files (NULL: none) */
+	struct mds_leases *leases; /* name leases (mds_lease.h; NULL: none) */
+	uint64_t acting;           /* the session whose request is being handled (0: none) */
+	uint32_t watch_park_ms;    /* how long a WATCH with no news waits (mds_watch.c) */
 	int vmerge_noted;          /* this turn committed a version: merger's round after it */
 	char commit_err[256];      /* the commit thread's reason, read once it failed */
 	unsigned undurable_ticks;  /* ticks since the purger last could run (mds_tick) */
@@ -75,6 +79,28 @@ static inline void mds_cred_of(const struct mds *mds, const struct srv_req *req,
 
 /* VERSION (opcode 58): the version server's ops (mds_vops.c). */
 void mds_op_VERSION(void *ctx, struct srv_req *req);
+
+/* Name leases (mds_watch.c, mds_lease.h). WATCH (opcode 61); the
+ * watcher's wake-up (mds_lease_wake_fn, arg the daemon). */
+void mds_op_WATCH(void *ctx, struct srv_req *req);
+void mds_watch_wake(void *arg, uint64_t session, void *parked);
+
+/* What a reply leases: the handle alone (a close, by handle), or the
+ * directories the store's last walk passed and the handle it named. */
+enum mds_lease_what { LEASE_HANDLE, LEASE_WALK_AND_HANDLE };
+
+struct mds_lease_part {
+	int leased;
+	uint32_t n_walk;
+	uint64_t walk[MDS_WALKED_MAX + 1];
+};
+
+/* Grant req's session leases on what a reply tells it (if it watches):
+ * called right after the store call whose walk it leases, before any
+ * other walk. *out says what the reply carries (mds_lease_fill). */
+void mds_lease_note(struct mds *mds, const struct srv_req *req, uint64_t handle,
+		    enum mds_lease_what what, struct mds_lease_part *out);
+void mds_lease_fill(const struct mds_lease_part *lease, Tessera__AttrReply *rep);
 
 /* XATTR_GET, _LIST, _SET, _REMOVE: extended attributes (mds_xattr_ops.c). */
 void mds_op_XATTR_GET(void *ctx, struct srv_req *req);

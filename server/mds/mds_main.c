@@ -13,6 +13,7 @@
 #include "cap.h"
 #include "daemon.h"
 #include "mds_int.h"
+#include "mds_lease.h"
 #include "mds_purge.h"
 #include "mds_size.h"
 #include "mds_store.h"
@@ -138,10 +139,12 @@ static int refuse_or_grant_open(struct mds *mds, struct srv_req *req, const stru
 	return rc;
 }
 
-/* What an AttrReply of a regular file says about its size (mds_size.h). */
+/* What an AttrReply says besides the attributes: a regular file's size
+ * (mds_size.h), and the name leases granted with it (NULL: none). */
 struct size_part {
 	struct mds_size_view view;  /* a stat's */
 	uint64_t write_token;       /* an open for writing's */
+	const struct mds_lease_part *lease;
 };
 
 /* The directory a change of `path` changed (its entries), as the change
@@ -208,20 +211,33 @@ static void reply_attr_sized(struct srv_req *req, const struct mds_attr *a, int 
 		rep.known_data_mtime_ns = sp->view.data_mtime_ns;
 		rep.size_token = sp->view.token;
 		rep.write_token = sp->write_token;
+		mds_lease_fill(sp->lease, &rep);
 	}
 	srv_reply(req, &rep.base, NULL, 0);
 	free(m);
 }
 
 static void reply_attr(struct srv_req *req, const struct mds_attr *a, int created,
-		       const Tessera__Capability *cap)
+		       const Tessera__Capability *cap, const struct mds_lease_part *lease)
 {
-	reply_attr_sized(req, a, created, cap, NULL, NULL);
+	struct size_part sp = { { 0 }, 0, lease };
+
+	reply_attr_sized(req, a, created, cap, &sp, NULL);
 }
 
 /* Whether an open for writing counts its writer now, or at its first
  * write (PathRequest.writer_later, CapRequest.writer_only). */
 enum open_writer { WRITER_NOW, WRITER_LATER };
+
+/* An open's (or a stat's) answer, besides the attributes. */
+struct open_answer {
+	int created;
+	const Tessera__Capability *cap;
+	uint32_t asked;                     /* open_rights */
+	enum open_writer writer;
+	struct parent_part *parent;         /* a create's directory (NULL: none) */
+	const struct mds_lease_part *lease;
+};
 
 /* The reply to an open (or stat) of regular file a that was granted
  * `asked` (open_rights): the size if known (mds_size.h), as of before
@@ -232,22 +248,24 @@ enum open_writer { WRITER_NOW, WRITER_LATER };
  * it). A versioned file's size is its storage
  * daemons' logs' as of a version: never kept here. */
 static void reply_open(struct mds *mds, struct srv_req *req, const struct mds_attr *a,
-		       int created, const Tessera__Capability *cap, uint32_t asked,
-		       enum open_writer writer, struct parent_part *parent)
+		       const struct open_answer *o)
 {
-	struct size_part sp = { { 0 }, 0 };
+	struct size_part sp = { { 0 }, 0, o->lease };
 	int64_t now = tp_real_ns();
 
 	if (a->layout.versioned) {
-		reply_attr_sized(req, a, created, cap, &sp, parent);
+		reply_attr_sized(req, a, o->created, o->cap, &sp, o->parent);
 		return;
 	}
 	mds_sizes_stat(mds->sizes, a->handle, now, &sp.view);
-	if (asked & (TP_CAP_READ | TP_CAP_WRITE))
+	if (o->asked & (TP_CAP_READ | TP_CAP_WRITE))
 		sp.view.token = 0;
-	if ((asked & TP_CAP_WRITE) && writer == WRITER_NOW)
+	if ((o->asked & TP_CAP_WRITE) && o->writer == WRITER_NOW) {
 		sp.write_token = mds_sizes_writer_open(mds->sizes, a->handle, req->ident.session, now);
-	reply_attr_sized(req, a, created, cap, &sp, parent);
+		/* others' leases of its attributes end: its size is unknown now */
+		mds_leases_break(mds->leases, a->handle, req->ident.session);
+	}
+	reply_attr_sized(req, a, o->created, o->cap, &sp, o->parent);
 }
 
 /* The removed file's layout, for the caller's information. No remove
@@ -345,9 +363,13 @@ static void mds_op_MKDIR(void *ctx, struct srv_req *req)
 		mds_reply_store_error(mds, req, rc);
 		return;
 	}
-	struct parent_part *parent = parent_part_of(mds, &cred, m->path);
+	struct mds_lease_part lease;
 
-	reply_attr_sized(req, &a, 1, NULL, NULL, parent);
+	mds_lease_note(mds, req, a.handle, LEASE_WALK_AND_HANDLE, &lease);
+	struct parent_part *parent = parent_part_of(mds, &cred, m->path);
+	struct size_part sp = { { 0 }, 0, &lease };
+
+	reply_attr_sized(req, &a, 1, NULL, &sp, parent);
 	free(parent);
 }
 
@@ -376,12 +398,16 @@ static void mds_op_CREATE(void *ctx, struct srv_req *req)
 		mds_reply_store_error(mds, req, rc);
 		return;
 	}
+	struct mds_lease_part lease;
+
+	mds_lease_note(mds, req, a.handle, LEASE_WALK_AND_HANDLE, &lease);
 	if (refuse_or_grant_open(mds, req, &cred, m->path, &a, m->open_rights,
 				 created ? OPEN_CREATED : OPEN_EXISTING, &cap))
 		return;
 	struct parent_part *parent = created ? parent_part_of(mds, &cred, m->path) : NULL;
 
-	reply_open(mds, req, &a, created, &cap.cap, m->open_rights, WRITER_NOW, parent);
+	reply_open(mds, req, &a, &(struct open_answer){ created, &cap.cap, m->open_rights,
+						       WRITER_NOW, parent, &lease });
 	free(parent);
 }
 
@@ -411,20 +437,24 @@ static void reply_lookup(struct mds *mds, struct srv_req *req, const struct mds_
 {
 	Tessera__PathRequest *m = (Tessera__PathRequest *)req->msg;
 	struct mds_attr a = { 0 };
+	struct mds_lease_part lease;
 	struct cap_msg cap;
 	int rc;
 
 	if ((rc = mds_lookup_follow(mds->store, cred, m->path,
-				    m->nofollow ? MDS_NOFOLLOW : MDS_FOLLOW, &a)))
+				    m->nofollow ? MDS_NOFOLLOW : MDS_FOLLOW, &a))) {
 		mds_reply_store_error(mds, req, rc);
-	else if (a.type == MDS_SYMLINK && m->open_rights)
+		return;
+	}
+	mds_lease_note(mds, req, a.handle, LEASE_WALK_AND_HANDLE, &lease);
+	if (a.type == MDS_SYMLINK && m->open_rights)
 		srv_reply_error(req, -ELOOP, "open %s: is a symbolic link (O_NOFOLLOW)", m->path);
 	else if (a.type != MDS_FILE)
-		reply_attr(req, &a, 0, NULL);
+		reply_attr(req, &a, 0, NULL, &lease);
 	else if (!refuse_or_grant_open(mds, req, cred, m->path, &a, m->open_rights,
 				       OPEN_EXISTING, &cap))
-		reply_open(mds, req, &a, 0, &cap.cap, m->open_rights,
-			   m->writer_later ? WRITER_LATER : WRITER_NOW, NULL);
+		reply_open(mds, req, &a, &(struct open_answer){ 0, &cap.cap, m->open_rights,
+			   m->writer_later ? WRITER_LATER : WRITER_NOW, NULL, &lease });
 }
 
 /* LOOKUP, UNLINK, RMDIR and STATFS name one path. */
@@ -482,9 +512,9 @@ MDS_PATH_OP(STATFS)
  * (mds_size.h; none to report: the client did not ask for it), so the
  * mount answers the kernel's question that follows without a LOOKUP. */
 static void reply_setattr(struct mds *mds, struct srv_req *req, const struct mds_attr *a,
-			  uint32_t valid)
+			  uint32_t valid, const struct mds_lease_part *lease)
 {
-	struct size_part sp = { { 0 }, 0 };
+	struct size_part sp = { { 0 }, 0, lease };
 
 	if (valid & MDS_SET_SIZE)
 		mds_sizes_forget(mds->sizes, a->handle);
@@ -511,10 +541,14 @@ static void mds_op_SETATTR(void *ctx, struct srv_req *req)
 	a.mtime_ns = m->mtime_ns;
 	a.size = m->size;
 	if ((rc = mds_setattr_follow(mds->store, &cred, m->path,
-				     m->nofollow ? MDS_NOFOLLOW : MDS_FOLLOW, m->valid, &a, &a)))
+				     m->nofollow ? MDS_NOFOLLOW : MDS_FOLLOW, m->valid, &a, &a))) {
 		mds_reply_store_error(mds, req, rc);
-	else
-		reply_setattr(mds, req, &a, m->valid);
+		return;
+	}
+	struct mds_lease_part lease;
+
+	mds_lease_note(mds, req, a.handle, LEASE_WALK_AND_HANDLE, &lease);
+	reply_setattr(mds, req, &a, m->valid, &lease);
 }
 
 static void mds_op_SETLAYOUT(void *ctx, struct srv_req *req)
@@ -536,7 +570,7 @@ static void mds_op_SETLAYOUT(void *ctx, struct srv_req *req)
 	if (rc)
 		mds_reply_store_error(mds, req, rc);
 	else
-		reply_attr(req, &a, 0, NULL);
+		reply_attr(req, &a, 0, NULL, NULL);
 }
 
 static void mds_op_RENAME(void *ctx, struct srv_req *req)
@@ -751,6 +785,8 @@ static uint64_t renewed_writer(struct mds *mds, const struct srv_req *req,
 
 	if (!(m->rights & TP_CAP_WRITE))
 		return 0;
+	/* others' leases of its attributes end: its size is unknown now */
+	mds_leases_break(mds->leases, m->file, req->ident.session);
 	if (m->count_writer)
 		return mds_sizes_writer_open(mds->sizes, m->file, req->ident.session, now);
 	mds_sizes_renewed(mds->sizes, m->file, expires_ns, now);
@@ -780,8 +816,10 @@ static void reply_writer_only(struct mds *mds, struct srv_req *req, const struct
 								      : "does not allow writing");
 		return;
 	}
-	if (!(m->proof->rights & TP_CAP_VERSIONED))
+	if (!(m->proof->rights & TP_CAP_VERSIONED)) {
 		rep.write_token = mds_sizes_writer_open(mds->sizes, m->file, req->ident.session, now);
+		mds_leases_break(mds->leases, m->file, req->ident.session);
+	}
 	srv_reply(req, &rep.base, NULL, 0);
 }
 
@@ -852,11 +890,38 @@ static void mds_op_CAP(void *ctx, struct srv_req *req)
 /* CLOSE_WRITE: one writer fewer, for a caller that shows a capability
  * with WRITE for the file (of any age): anyone else could make a written
  * file look closed. A token of another incarnation counts nothing. */
+/* What a close answers: to a watching caller, the file's attributes and
+ * size when the size is known now (leased), so its stat asks nobody;
+ * else nothing (a store read fewer). */
+static void reply_closed(struct mds *mds, struct srv_req *req, uint64_t file)
+{
+	Tessera__AttrReply empty = TESSERA__ATTR_REPLY__INIT;
+	struct size_part sp = { { 0 }, 0, NULL };
+	struct mds_lease_part lease;
+	struct mds_attr *a;
+
+	if (mds_leases_watching(mds->leases, req->ident.session))
+		mds_sizes_stat(mds->sizes, file, tp_real_ns(), &sp.view);
+	if (!sp.view.known || !(a = malloc(sizeof(*a)))) {
+		srv_reply(req, &empty.base, NULL, 0);
+		return;
+	}
+	if (mds_file_by_handle(mds->store, file, a)) {
+		srv_reply(req, &empty.base, NULL, 0);
+	} else {
+		sp.view.token = 0;
+		mds_lease_note(mds, req, file, LEASE_HANDLE, &lease);
+		sp.lease = &lease;
+		reply_attr_sized(req, a, 0, NULL, &sp, NULL);
+	}
+	free(a);
+}
+
 static void mds_op_CLOSE_WRITE(void *ctx, struct srv_req *req)
 {
 	struct mds *mds = ctx;
 	Tessera__CloseWriteRequest *m = (Tessera__CloseWriteRequest *)req->msg;
-	Tessera__EmptyReply rep = TESSERA__EMPTY_REPLY__INIT;
+	Tessera__AttrReply rep = TESSERA__ATTR_REPLY__INIT;
 	struct mds_size_view seen = { .known = 1, .size = m->size, .blocks = m->blocks,
 				      .data_mtime_ns = m->data_mtime_ns };
 
@@ -878,7 +943,7 @@ static void mds_op_CLOSE_WRITE(void *ctx, struct srv_req *req)
 	else
 		mds_sizes_writer_close(mds->sizes, m->file, m->write_token, req->ident.session,
 				       m->size_known ? &seen : NULL, tp_real_ns());
-	srv_reply(req, &rep.base, NULL, 0);
+	reply_closed(mds, req, m->file);
 }
 
 /* SIZE_REPORT: kept only with the token of a stat since which nothing
@@ -940,6 +1005,7 @@ static void mds_tick(void *ctx)
 	struct mds *mds = ctx;
 
 	background_rounds(mds);
+	mds_leases_expire(mds->leases, tp_mono_s());
 	if (mds->srv && mds_store_needs_commit(mds->store))
 		srv_hold_replies(mds->srv);
 }
@@ -982,6 +1048,7 @@ static void mds_session_end(void *ctx, uint64_t session)
 	uint32_t n = mds_sizes_session_end(mds->sizes, session, tp_real_ns());
 	uint32_t nv = mds_versions_session_end(mds->versions, session, mds_ids_dead, mds->vmerge);
 
+	mds_leases_session_end(mds->leases, session);
 	if (n && mds->srv)
 		srv_debug(mds->srv, "session %016llx ended holding %u files open for writing:"
 			  " their writers are counted no more", (unsigned long long)session, n);
@@ -1041,6 +1108,32 @@ static int mds_commit_done(void *ctx, int rc)
 }
 
 static const srv_handler mds_handlers[TP_OP_LIMIT] = { TP_OPCODES(SRV_MDS_ENTRY) };
+
+/* Every request goes through here: while its handler runs, the store's
+ * changes are its session's (mds_changed), whose own leases they leave. */
+static void mds_dispatch(void *ctx, struct srv_req *req)
+{
+	struct mds *mds = ctx;
+
+	mds->acting = req->ident.session;
+	mds_handlers[req->frame.hdr.opcode](ctx, req);
+	mds->acting = 0;
+}
+
+static void dispatch_table(srv_handler out[TP_OP_LIMIT])
+{
+	for (unsigned op = 0; op < TP_OP_LIMIT; op++)
+		out[op] = mds_handlers[op] ? mds_dispatch : NULL;
+}
+
+/* The store changed a handle's attributes or entries: leases of it held
+ * by anyone but the acting session are broken (mds_lease.h). */
+static void mds_changed(void *arg, uint64_t handle)
+{
+	struct mds *mds = arg;
+
+	mds_leases_break(mds->leases, handle, mds->acting);
+}
 static const struct srv_commit_ops mds_commit_ops = { mds_commit_begin, mds_commit_sync,
 						      mds_commit_done };
 
@@ -1124,6 +1217,18 @@ static void mds_serve(struct mds *mds, struct srv *srv, const struct tp_config *
 
 	mds->srv = srv;
 	mds_store_defer_sync(mds->store, mds_pending, mds);
+	/* A quarter of a lease: the next answer (a tick late at worst) comes
+	 * well before the lease it renews runs out (mds_watch.c). */
+	mds->watch_park_ms = cfg->name_lease_ms < cfg->timeout_ms ? cfg->name_lease_ms / 4
+								    : cfg->timeout_ms / 4;
+	if (cfg->name_lease_ms) {
+		mds->leases = mds_leases_new(cfg->name_lease_ms, MDS_LEASE_PER_SESSION,
+					     mds_watch_wake, mds);
+		if (!mds->leases)
+			srv_warn(srv, "no memory for name leases: every client stat asks");
+		else
+			mds_store_on_change(mds->store, mds_changed, mds);
+	}
 	mds->sizes = sizes_table(mds, cfg);
 	mds->versions = versions_table(mds, cfg);
 	if (!mds->versions)
@@ -1164,7 +1269,10 @@ int main(int argc, char **argv)
 	    mds_open_store(&mds, &cfg, &cl, &claimed, err, sizeof(err)))
 		goto fail;
 
-	struct srv_role role = { "mds", cl.index, mds_handlers, mds_tick, &mds, NULL,
+	srv_handler handlers[TP_OP_LIMIT];
+
+	dispatch_table(handlers);
+	struct srv_role role = { "mds", cl.index, handlers, mds_tick, &mds, NULL,
 				 mds_session_end, &mds_commit_ops };
 	struct srv_opts so = { &cfg, cfg.mds.host, cfg.mds.port, 32, NULL, &cl.log };
 
@@ -1179,6 +1287,7 @@ int main(int argc, char **argv)
 	free(claimed);
 	srv_destroy(srv);
 	mds_vmerge_destroy(mds.vmerge);
+	mds_leases_free(mds.leases);
 	mds_versions_free(mds.versions);
 	mds_sizes_free(mds.sizes);
 	mds_purge_destroy(mds.purge);

@@ -108,6 +108,7 @@ static int dir_pop(struct mds_store *st, const struct mds_cred *cred, const char
 	const char *p, *e;
 	int rc;
 
+	st->walked_plain = 0;
 	if (slash == w->dir)
 		slash[1] = '\0';
 	else
@@ -144,6 +145,7 @@ static int follow_link(struct mds_store *st, const char *op, const char *path,
 	size_t tl, rl = strlen(rest);
 	int rc;
 
+	st->walked_plain = 0;
 	if (++w->nfollowed > MDS_SYMLOOP_MAX)
 		return mds_fail(st, -ELOOP, "%s %s: more than %d symbolic links (a loop?)",
 				op, path, MDS_SYMLOOP_MAX);
@@ -167,8 +169,10 @@ static int follow_link(struct mds_store *st, const char *op, const char *path,
 }
 
 /* The walk ended on the directory cur itself: no last name. */
-static int walk_at_dir(struct mds_walk *w, const struct mds_attr *cur, struct mds_attr *out)
+static int walk_at_dir(struct mds_store *st, struct mds_walk *w, const struct mds_attr *cur,
+		       struct mds_attr *out)
 {
+	st->n_walked = 0;
 	w->parent = *cur;
 	w->name = w->buf + strlen(w->buf);
 	w->len = 0;
@@ -239,6 +243,10 @@ static int walk_middle(struct mds_store *st, const char *op, const char *path,
 				w->dir, w->dir[1] ? "/" : "", (int)len, c);
 	*cur = *link;
 	dir_push(w, c, len);
+	if (st->n_walked < MDS_WALKED_MAX)
+		st->walked[st->n_walked++] = cur->handle;
+	else
+		st->walked_plain = 0;
 	return 0;
 }
 
@@ -295,6 +303,9 @@ static int walk(struct mds_store *st, const struct mds_cred *cred, const char *o
 	strcpy(w->dir, "/");
 	strcpy(w->buf, path);
 	w->nfollowed = 0;
+	st->walked[0] = cur.handle;
+	st->n_walked = 1;
+	st->walked_plain = 1;
 	for (p = w->buf;;) {
 		const char *c, *e;
 		int last;
@@ -302,7 +313,7 @@ static int walk(struct mds_store *st, const struct mds_cred *cred, const char *o
 		while (*p == '/')
 			p++;
 		if (!*p)
-			return walk_at_dir(w, &cur, out);
+			return walk_at_dir(st, w, &cur, out);
 		c = p;
 		e = strchrnul(c, '/');
 		for (p = e; *p == '/'; p++)
@@ -313,7 +324,7 @@ static int walk(struct mds_store *st, const struct mds_cred *cred, const char *o
 		if (rc)
 			return rc < 0 ? rc : 0;
 		if (last && !*p)
-			return walk_at_dir(w, &cur, out);
+			return walk_at_dir(st, w, &cur, out);
 	}
 }
 

@@ -460,6 +460,24 @@ void mds_batch_put_rotor(leveldb_writebatch_t *b, uint32_t rotor)
 			       sizeof val);
 }
 
+/* A key the batch wrote: the handle whose attributes ("A" handle) or
+ * entries ("D" parent name) it changes, told to the store's watcher. */
+static void changed_key(void *arg, const char *k, size_t klen)
+{
+	const struct mds_store *st = arg;
+	const unsigned char *key = (const unsigned char *)k;
+
+	if (klen >= 9 && (key[0] == MDS_KEY_ATTR || key[0] == MDS_KEY_DIRENT))
+		st->on_change(st->on_change_arg, mds_get_be64(key + 1));
+}
+
+static void changed_put(void *arg, const char *k, size_t klen, const char *v, size_t vlen)
+{
+	(void)v;
+	(void)vlen;
+	changed_key(arg, k, klen);
+}
+
 static int batch_write_with(struct mds_store *st, leveldb_writebatch_t *b,
 			    const leveldb_writeoptions_t *wo, const char *op, const char *path)
 {
@@ -471,7 +489,22 @@ static int batch_write_with(struct mds_store *st, leveldb_writebatch_t *b,
 		leveldb_free(err);
 		return -EIO;
 	}
+	if (st->on_change)
+		leveldb_writebatch_iterate(b, st, changed_put, changed_key);
 	return 0;
+}
+
+void mds_store_on_change(struct mds_store *st, void (*fn)(void *arg, uint64_t handle), void *arg)
+{
+	st->on_change = fn;
+	st->on_change_arg = arg;
+}
+
+int mds_store_walked(const struct mds_store *st, const uint64_t **walked, uint32_t *n)
+{
+	*walked = st->walked;
+	*n = st->n_walked;
+	return st->walked_plain;
 }
 
 int mds_batch_write(struct mds_store *st, leveldb_writebatch_t *b,

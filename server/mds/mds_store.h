@@ -157,6 +157,19 @@ uint64_t mds_store_synced_writes(const struct mds_store *st);
 /* What the last failing call on `st` failed at, in words. */
 const char *mds_store_errmsg(const struct mds_store *st);
 
+/* Name leases (mds_lease.h) need two things of the store:
+ * - fn(arg, handle) is called for every handle whose attribute record or
+ *   directory entries a write changes, once the write is in the store
+ *   (its batch is read back: no call site can forget to tell);
+ * - the directories the last path walk passed, root first, up to the one
+ *   holding the last name: *n of them (0 for "/"). 0 when that is not the
+ *   path's own chain of names (a symbolic link was followed, or deeper
+ *   than MDS_WALKED_MAX): nothing of such a walk is leased. */
+#define MDS_WALKED_MAX 64
+void mds_store_on_change(struct mds_store *st, void (*fn)(void *arg, uint64_t handle),
+			 void *arg);
+int mds_store_walked(const struct mds_store *st, const uint64_t **walked, uint32_t *n);
+
 /* The attributes of what `path` names, following a symbolic link in its
  * last component (mds_lookup) or not (MDS_NOFOLLOW: the link's own). A
  * walk that follows more than MDS_SYMLOOP_MAX links fails with -ELOOP.

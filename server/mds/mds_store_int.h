@@ -100,6 +100,18 @@ struct mds_store {
 	uint64_t limit_ctr;
 	uint32_t rotor;                  /* persisted with each create */
 	uint64_t nnames;                 /* mirrors "M" "nnames" */
+	/* The directories the last path walk passed, the root first, up to
+	 * the one holding its last name (none: the walk ended on a directory
+	 * itself, "/"); walked_plain is 0 when that is not the path's own
+	 * chain (a symbolic link followed, or deeper than MDS_WALKED_MAX).
+	 * mds_store_walked() gives them to name leases. */
+	uint64_t walked[MDS_WALKED_MAX];
+	uint32_t n_walked;
+	int walked_plain;
+	/* Told of every handle whose attributes or entries a write changed
+	 * (mds_store_on_change); NULL: nobody. */
+	void (*on_change)(void *arg, uint64_t handle);
+	void *on_change_arg;
 	char err[MDS_ERRMSG_LEN];
 };
 

@@ -1,0 +1,397 @@
+/*
+ * mds_lease.c - name leases (mds_lease.h): per watching session, a set of
+ * the handles it holds (open addressing, linear probing, 0 never a
+ * handle) and the changes it has yet to be told.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mds_lease.h"
+
+#define LEASE_BUCKETS 256u
+#define SET_MIN 64u
+
+struct handle_set {
+	uint64_t *slot;
+	uint32_t cap;  /* a power of two, or 0 */
+	uint32_t n;
+};
+
+struct watcher {
+	uint64_t session;
+	struct handle_set held;
+	uint64_t changed[MDS_LEASE_CHANGES];
+	uint32_t n_changed;
+	int all;          /* it must forget everything */
+	void *parked;     /* its WATCH waiting for news */
+	double seen;      /* its last WATCH (monotonic seconds) */
+	struct watcher *next;          /* in its bucket */
+	struct watcher *prev_all, *next_all; /* every watcher, for a break */
+};
+
+struct mds_leases {
+	uint32_t lease_ms;
+	uint32_t per_session;
+	mds_lease_wake_fn wake;
+	void *wake_arg;
+	uint32_t n_watchers;
+	uint64_t held;    /* summed over watchers */
+	struct watcher *bucket[LEASE_BUCKETS];
+	struct watcher *all;  /* every watcher (prev_all, next_all) */
+};
+
+/* ------------------------------------------------------------ handle sets */
+
+static uint32_t slot_of(uint64_t h, uint32_t cap)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	return (uint32_t)h & (cap - 1);
+}
+
+static int set_has(const struct handle_set *s, uint64_t h)
+{
+	uint32_t i;
+
+	if (!s->cap)
+		return 0;
+	for (i = slot_of(h, s->cap); s->slot[i]; i = (i + 1) & (s->cap - 1))
+		if (s->slot[i] == h)
+			return 1;
+	return 0;
+}
+
+static void set_put_new(struct handle_set *s, uint64_t h)
+{
+	uint32_t i = slot_of(h, s->cap);
+
+	while (s->slot[i])
+		i = (i + 1) & (s->cap - 1);
+	s->slot[i] = h;
+	s->n++;
+}
+
+static int set_grow(struct handle_set *s)
+{
+	struct handle_set bigger = { NULL, s->cap ? s->cap * 2 : SET_MIN, 0 };
+	uint32_t i;
+
+	bigger.slot = calloc(bigger.cap, sizeof(*bigger.slot));
+	if (!bigger.slot)
+		return -ENOMEM;
+	for (i = 0; i < s->cap; i++)
+		if (s->slot[i])
+			set_put_new(&bigger, s->slot[i]);
+	free(s->slot);
+	*s = bigger;
+	return 0;
+}
+
+/* 1 if added, 0 if held already, -ENOMEM. */
+static int set_add(struct handle_set *s, uint64_t h)
+{
+	if (set_has(s, h))
+		return 0;
+	if ((s->n + 1) * 2 > s->cap && set_grow(s))
+		return -ENOMEM;
+	set_put_new(s, h);
+	return 1;
+}
+
+/* Removal with the entries after it shifted back (no tombstones). */
+static int set_remove(struct handle_set *s, uint64_t h)
+{
+	uint32_t i, j, k, mask = s->cap - 1;
+
+	if (!s->cap)
+		return 0;
+	for (i = slot_of(h, s->cap); s->slot[i] != h; i = (i + 1) & mask)
+		if (!s->slot[i])
+			return 0;
+	s->slot[i] = 0;
+	s->n--;
+	for (j = (i + 1) & mask; s->slot[j]; j = (j + 1) & mask) {
+		k = slot_of(s->slot[j], s->cap);
+		/* move j back to i unless its home k lies cyclically in (i, j] */
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		s->slot[i] = s->slot[j];
+		s->slot[j] = 0;
+		i = j;
+	}
+	return 1;
+}
+
+static void set_clear(struct handle_set *s)
+{
+	free(s->slot);
+	*s = (struct handle_set){ NULL, 0, 0 };
+}
+
+/* --------------------------------------------------------------- watchers */
+
+struct mds_leases *mds_leases_new(uint32_t lease_ms, uint32_t per_session,
+				  mds_lease_wake_fn wake, void *wake_arg)
+{
+	struct mds_leases *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->lease_ms = lease_ms;
+	t->per_session = per_session;
+	t->wake = wake;
+	t->wake_arg = wake_arg;
+	return t;
+}
+
+static void watcher_free(struct mds_leases *t, struct watcher *w)
+{
+	if (w->prev_all)
+		w->prev_all->next_all = w->next_all;
+	else
+		t->all = w->next_all;
+	if (w->next_all)
+		w->next_all->prev_all = w->prev_all;
+	t->held -= w->held.n;
+	t->n_watchers--;
+	set_clear(&w->held);
+	free(w);
+}
+
+void mds_leases_free(struct mds_leases *t)
+{
+	uint32_t b;
+
+	if (!t)
+		return;
+	for (b = 0; b < LEASE_BUCKETS; b++)
+		while (t->bucket[b]) {
+			struct watcher *w = t->bucket[b];
+
+			t->bucket[b] = w->next;
+			watcher_free(t, w);
+		}
+	free(t);
+}
+
+uint32_t mds_leases_ms(const struct mds_leases *t)
+{
+	return t ? t->lease_ms : 0;
+}
+
+static struct watcher **watcher_link(struct mds_leases *t, uint64_t session)
+{
+	struct watcher **p = &t->bucket[slot_of(session, LEASE_BUCKETS)];
+
+	while (*p && (*p)->session != session)
+		p = &(*p)->next;
+	return p;
+}
+
+static struct watcher *watcher_of(struct mds_leases *t, uint64_t session)
+{
+	return t && session ? *watcher_link(t, session) : NULL;
+}
+
+/* Forget everything w holds: it is told to do the same. */
+static void forget_all(struct mds_leases *t, struct watcher *w)
+{
+	t->held -= w->held.n;
+	set_clear(&w->held);
+	w->n_changed = 0;
+	w->all = 1;
+}
+
+static void wake(struct mds_leases *t, struct watcher *w)
+{
+	if (w->parked && t->wake)
+		t->wake(t->wake_arg, w->session, w->parked);
+}
+
+int mds_leases_watch(struct mds_leases *t, uint64_t session, double now)
+{
+	struct watcher **p, *w;
+
+	if (!t || !t->lease_ms || !session)
+		return -EOPNOTSUPP;
+	p = watcher_link(t, session);
+	if (!*p) {
+		/* one per session, whose table is bounded: no cap of our own */
+		if (!(w = calloc(1, sizeof(*w))))
+			return -ENOMEM;
+		w->session = session;
+		w->all = 1;   /* whatever it held under another watch is unknown */
+		*p = w;
+		w->next_all = t->all;
+		if (t->all)
+			t->all->prev_all = w;
+		t->all = w;
+		t->n_watchers++;
+	}
+	(*p)->seen = now;
+	return 0;
+}
+
+int mds_leases_take(struct mds_leases *t, uint64_t session, uint64_t *out, uint32_t max,
+		    uint32_t *n, int *all)
+{
+	struct watcher *w = watcher_of(t, session);
+	uint32_t k;
+
+	*n = 0;
+	*all = !w;
+	if (!w)
+		return 1;
+	*all = w->all;
+	k = w->n_changed < max ? w->n_changed : max;
+	memcpy(out, w->changed, k * sizeof(*out));
+	memmove(w->changed, w->changed + k, (w->n_changed - k) * sizeof(*out));
+	w->n_changed -= k;
+	*n = k;
+	w->all = 0;
+	return *all || k;
+}
+
+void *mds_leases_park(struct mds_leases *t, uint64_t session, void *parked)
+{
+	struct watcher *w = watcher_of(t, session);
+	void *was;
+
+	if (!w)
+		return parked;   /* no watcher: nothing to park it for */
+	was = w->parked;
+	w->parked = parked;
+	return was;
+}
+
+int mds_leases_watching(struct mds_leases *t, uint64_t session)
+{
+	return watcher_of(t, session) != NULL;
+}
+
+int mds_leases_news(struct mds_leases *t, uint64_t session)
+{
+	struct watcher *w = watcher_of(t, session);
+
+	return !w || w->all || w->n_changed;
+}
+
+void *mds_leases_parked(struct mds_leases *t, uint64_t session)
+{
+	struct watcher *w = watcher_of(t, session);
+
+	return w ? w->parked : NULL;
+}
+
+/* The watcher holding the most forgets everything (the total's bound). */
+static void shed_largest(struct mds_leases *t)
+{
+	struct watcher *w, *most = NULL;
+
+	for (w = t->all; w; w = w->next_all)
+		if (!most || w->held.n > most->held.n)
+			most = w;
+	if (most) {
+		forget_all(t, most);
+		wake(t, most);
+	}
+}
+
+int mds_leases_grant(struct mds_leases *t, uint64_t session, const uint64_t *h, uint32_t n)
+{
+	struct watcher *w = watcher_of(t, session);
+	uint32_t i;
+	int rc;
+
+	if (!w || w->all)
+		return 0;   /* not watching, or not told to forget yet */
+	if (w->held.n + n > t->per_session) {
+		forget_all(t, w);
+		wake(t, w);
+		return 0;
+	}
+	if (t->held + n > MDS_LEASE_TOTAL)
+		shed_largest(t);
+	if (w->all)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (!h[i])
+			continue;
+		if ((rc = set_add(&w->held, h[i])) < 0) {
+			forget_all(t, w);
+			wake(t, w);
+			return 0;
+		}
+		t->held += (uint64_t)rc;
+	}
+	return 1;
+}
+
+static void tell(struct mds_leases *t, struct watcher *w, uint64_t handle)
+{
+	if (!set_remove(&w->held, handle))
+		return;
+	t->held--;
+	if (w->n_changed == MDS_LEASE_CHANGES)
+		forget_all(t, w);
+	else
+		w->changed[w->n_changed++] = handle;
+	wake(t, w);
+}
+
+void mds_leases_break(struct mds_leases *t, uint64_t handle, uint64_t by)
+{
+	struct watcher *w;
+
+	if (!t || !t->held)
+		return;
+	for (w = t->all; w; w = w->next_all)
+		if (w->session != by && w->held.n)
+			tell(t, w, handle);
+}
+
+void mds_leases_session_end(struct mds_leases *t, uint64_t session)
+{
+	struct watcher **p, *w;
+
+	if (!t || !session || !*(p = watcher_link(t, session)))
+		return;
+	w = *p;
+	*p = w->next;
+	watcher_free(t, w);
+}
+
+void mds_leases_expire(struct mds_leases *t, double now)
+{
+	double idle = 2.0 * (t ? t->lease_ms : 0) / 1000.0;
+	uint32_t b;
+
+	if (!t)
+		return;
+	for (b = 0; b < LEASE_BUCKETS; b++) {
+		struct watcher **p = &t->bucket[b];
+
+		while (*p) {
+			struct watcher *w = *p;
+
+			if (!w->parked && now - w->seen > idle) {
+				*p = w->next;
+				watcher_free(t, w);
+			} else {
+				p = &w->next;
+			}
+		}
+	}
+}
+
+uint32_t mds_leases_watchers(const struct mds_leases *t)
+{
+	return t ? t->n_watchers : 0;
+}
+
+uint64_t mds_leases_held(const struct mds_leases *t)
+{
+	return t ? t->held : 0;
+}
