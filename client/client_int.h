@@ -55,6 +55,10 @@ struct tc_thread {                /* per-thread state (pthread key) */
 	/* A versioned write's reply said its log is filling (WriteReply.
 	 * vlog_half): the thread's next commit asks for a merge (vers.c). */
 	int vlog_half;
+	/* One of the library's own threads that waits at length (the name
+	 * lease watch): it polls the completion queue only while no caller
+	 * wants to, so a caller's reply never waits for it (engine.c). */
+	int background;
 };
 
 #define TC_SPARE_FRAMES 16           /* the default window's worth */
@@ -82,6 +86,10 @@ struct tessera_fs {
 	pthread_mutex_t lock;          /* guards everything below */
 	pthread_cond_t cond;
 	int progressing;               /* a thread is polling the CQ */
+	int bg_polling;                /* ... a background one (tc_thread.background) */
+	int kick_fd;                   /* eventfd that ends its poll (-1: none) */
+	uint64_t fg_last_ns;           /* a caller (not background) last waited */
+	pthread_cond_t bg_cond;        /* a background thread's pause (never signalled) */
 	uint64_t next_reqid;
 	uint64_t desc_nonce;           /* random: names this session's file types */
 	uint64_t next_desc_id;         /* datatype calls so far */
@@ -94,6 +102,7 @@ struct tessera_fs {
 	struct tc_session mds_session;
 	struct tc_session *ios_session; /* n_ios */
 	struct tc_leases *leases;      /* lock.c: lease renewal, once locking */
+	struct tc_mcache *mcache;      /* mcache.c: name leases (NULL: off) */
 	uint64_t lock_owner;           /* lock.c: random, 0 until the first lock; never logged */
 	/* Freed bulk request frames (max_frame bytes each), kept for the
 	 * next request: a fresh MiB from malloc costs page faults and
@@ -298,6 +307,39 @@ void tc_cred(tessera_fs *fs, Tessera__Cred *out, uint32_t *gids_store);
  * else the process's); tc_cred_msg makes c a message. */
 const struct tessera_cred *tc_thread_cred(tessera_fs *fs);
 void tc_cred_msg(const struct tessera_cred *c, Tessera__Cred *out, uint32_t *gids_store);
+/* pthread_create for the library's background threads (lock leases, the
+ * name lease watch): the signals that stop a program (TERM, INT, HUP,
+ * QUIT) are blocked in the new thread, so the application's thread that
+ * waits for them (tessera-fuse's loop) is the one woken. The caller's
+ * mask is restored. 0, or a positive error number. */
+int tc_start_quiet_thread(pthread_t *thread, void *(*fn)(void *), void *arg);
+
+/* Names and attributes under name leases (mcache.c; docs/design.md,
+ * "Name leases"), all no-ops while the cache is off:
+ * - tc_mcache_stat: 1 with *st when path (mapped) is held, else 0;
+ * - tc_mcache_mark: taken before a request whose reply may be learnt;
+ * - tc_mcache_learn: a leased reply's names (path: the directories of
+ *   walk, then handle, of `type`, S_IFMT bits; NULL: the handle alone)
+ *   and attributes (st; NULL:
+ *   none to keep, as a regular file's without its size). MC_LEARN_OWN
+ *   for this client's own change (a create, a close that wrote): what
+ *   replies still in flight say of it is refused;
+ * - tc_mcache_changed(_handle): this client changed what path names
+ *   (MC_NAME: the name itself, its directory's attributes, and what it
+ *   named; MC_ATTRS: only the attributes of what it names) or a handle's
+ *   attributes, after the change's reply (whatever its outcome);
+ * - tc_mcache_stop: at disconnect. */
+enum tc_mc_learn { MC_LEARN_LOOKUP, MC_LEARN_OWN };
+int tc_mcache_stat(tessera_fs *fs, const char *path, enum tessera_follow last,
+		   struct tessera_stat *st);
+uint64_t tc_mcache_mark(tessera_fs *fs);
+void tc_mcache_learn(tessera_fs *fs, uint64_t mark, enum tc_mc_learn how, const char *path,
+		     const uint64_t *walk, size_t n_walk, uint64_t handle, uint32_t type,
+		     const struct tessera_stat *st);
+enum tc_mc_change { MC_NAME, MC_ATTRS };
+void tc_mcache_changed(tessera_fs *fs, const char *path, enum tc_mc_change what);
+void tc_mcache_changed_handle(tessera_fs *fs, uint64_t handle);
+void tc_mcache_stop(tessera_fs *fs);
 
 /* Describe server `s` ("metadata daemon (127.0.0.1:7000)"). */
 void tc_server_name(tessera_fs *fs, int server, char *buf, size_t len);

@@ -165,6 +165,7 @@ void tessera_disconnect(tessera_fs *fs)
 	tc_trace(fs, tp_mono_ns() - fs->trace_t0, "tessera_disconnect: process age");
 	tc_trace_fini(fs);
 	tc_leases_stop(fs); /* its thread uses the endpoint */
+	tc_mcache_stop(fs); /* so does this one */
 	tc_prober_stop(fs); /* so does this one */
 	tnet_close(fs->net); /* no completion can arrive after this */
 	tc_engine_fini(fs);

@@ -33,9 +33,11 @@
  * still name its contexts.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -51,6 +53,8 @@ void tc_engine_init(tessera_fs *fs)
 	list_init(&fs->pending);
 	list_init(&fs->zombies);
 	fs->next_reqid = ((uint64_t)getpid() << 32) | 1;
+	fs->kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	pthread_cond_init(&fs->bg_cond, NULL);
 }
 
 static void list_add(struct tc_req *head, struct tc_req *r)
@@ -260,6 +264,10 @@ void tc_engine_fini(tessera_fs *fs)
 	}
 	while (fs->n_spares)
 		free(fs->spares[--fs->n_spares]);
+	if (fs->kick_fd >= 0)
+		close(fs->kick_fd);
+	fs->kick_fd = -1;
+	pthread_cond_destroy(&fs->bg_cond);
 }
 
 
@@ -991,22 +999,68 @@ static int wait_ms(tessera_fs *fs, struct tc_req *const *reqs, size_t n, uint64_
 	return (int)((until - now + 999999u) / 1000000u);
 }
 
+/* A background thread's wait on the completion queue: also ended by a
+ * caller's kick (make_progress), which then polls itself. */
+static void background_wait(tessera_fs *fs, int ms)
+{
+	struct pollfd p[2] = { { tnet_fd(fs->net), POLLIN, 0 }, { fs->kick_fd, POLLIN, 0 } };
+	uint64_t kicks;
+
+	if (p[0].fd < 0 || tnet_trywait(fs->net)) {
+		tnet_wait(fs->net, 0);
+		return;
+	}
+	if (poll(p, 2, ms) > 0 && p[1].revents)
+		(void)!read(fs->kick_fd, &kicks, sizeof(kicks));
+}
+
+/* A background thread leaves the completion queue to callers that
+ * waited this recently: one of them takes its reply too. */
+#define TC_BG_QUIET_NS (5ull * 1000000u)
+
 /* Let completions arrive (under lock, dropped meanwhile): wait up to ms
  * on the completion queue when no other thread does, else sleep (20 ms at
- * most) until the thread that does has dispatched what came. */
+ * most) until the thread that does has dispatched what came.
+ * A background thread (the name lease watch, which waits at length)
+ * polls only once callers have been quiet for TC_BG_QUIET_NS, else looks
+ * again after that long (a pause no broadcast ends: callers' dispatches
+ * do not wake it); a caller that finds it polling kicks it off. Either
+ * way a caller's reply is taken by a caller, never handed over by the
+ * background thread: a wake-up more per request, which made mdtest-hard's
+ * creates through the mount 0.72-0.84x as fast (docs/benchmarks.md). */
 static void make_progress(tessera_fs *fs, int ms)
 {
+	int background = tc_thread(fs)->background && fs->kick_fd >= 0;
+	uint64_t now = tp_mono_ns();
 	struct timespec ts;
 
+	if (!background)
+		fs->fg_last_ns = now;
+	else if (now - fs->fg_last_ns < TC_BG_QUIET_NS) {
+		ts = tp_real_deadline(ms < 5 ? ms : 5);
+		pthread_cond_timedwait(&fs->bg_cond, &fs->lock, &ts);
+		return;
+	}
 	if (!fs->progressing) {
 		fs->progressing = 1;
+		fs->bg_polling = background;
 		pthread_mutex_unlock(&fs->lock);
-		tnet_wait(fs->net, ms);
+		if (background)
+			background_wait(fs, ms);
+		else
+			tnet_wait(fs->net, ms);
 		pthread_mutex_lock(&fs->lock);
 		dispatch(fs);
 		fs->progressing = 0;
+		fs->bg_polling = 0;
 		pthread_cond_broadcast(&fs->cond);
 		return;
+	}
+	if (fs->bg_polling && !background) {
+		uint64_t one = 1;
+
+		(void)!write(fs->kick_fd, &one, sizeof(one));
+		fs->bg_polling = 0;   /* kicked once */
 	}
 	ts = tp_real_deadline(ms < 20 ? ms : 20);
 	pthread_cond_timedwait(&fs->cond, &fs->lock, &ts);

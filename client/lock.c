@@ -143,25 +143,6 @@ static void leases_free(struct tc_leases *l)
 	free(l);
 }
 
-/* pthread_create with the signals that stop a program (TERM, INT, HUP,
- * QUIT) blocked in the new thread: the application's thread that waits
- * for them (tessera-fuse's loop) must be the one woken, not the renewer.
- * The caller's mask is restored. 0, or a positive error number. */
-static int start_quiet_thread(pthread_t *thread, void *(*fn)(void *), void *arg)
-{
-	sigset_t stop, old;
-	int rc;
-
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGTERM);
-	sigaddset(&stop, SIGINT);
-	sigaddset(&stop, SIGHUP);
-	sigaddset(&stop, SIGQUIT);
-	pthread_sigmask(SIG_BLOCK, &stop, &old);
-	rc = pthread_create(thread, NULL, fn, arg);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return rc;
-}
 
 /* The renewal's state and its thread, at the first lock held (under
  * fs->lock). NULL: out of memory, or no thread. */
@@ -181,7 +162,7 @@ static struct tc_leases *leases_start(tessera_fs *fs, uint32_t lease_ms)
 	pthread_cond_init(&l->cond, NULL);
 	l->lease_ms = lease_ms;
 	fs->leases = l;
-	if (start_quiet_thread(&l->thread, lease_main, fs)) {
+	if (tc_start_quiet_thread(&l->thread, lease_main, fs)) {
 		fs->leases = NULL;
 		pthread_mutex_destroy(&l->mu);
 		pthread_cond_destroy(&l->cond);

@@ -93,6 +93,19 @@ void tc_stat_data_time(const Tessera__Attr *a, int64_t data_mtime_ns, struct tes
 		st->ctime = ts_of(data_mtime_ns);
 }
 
+/* Whether a request changes what `path` names or its directory: what
+ * this client holds of them under name leases goes (tc_mcache_changed). */
+static int changes_names(unsigned opcode)
+{
+	switch (opcode) {
+	case TP_OP_MKDIR: case TP_OP_UNLINK: case TP_OP_RMDIR: case TP_OP_RENAME:
+	case TP_OP_SETLAYOUT: case TP_OP_SYMLINK: case TP_OP_LINK: case TP_OP_MKNOD:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /* The common shape of a path request: map, send, check. `what` is "mkdir"
  * etc.; on success *out holds the reply (caller frees with tc_req_free). */
 static int path_call(tessera_fs *fs, unsigned opcode, ProtobufCMessage *msg,
@@ -104,6 +117,8 @@ static int path_call(tessera_fs *fs, unsigned opcode, ProtobufCMessage *msg,
 
 	snprintf(label, sizeof(label), "%s %s", what, path);
 	rc = tc_call(fs, r, label);
+	if (changes_names(opcode))
+		tc_mcache_changed(fs, path, MC_NAME); /* whatever the outcome: it may be made */
 	if (rc) {
 		tc_req_free(fs, r);
 		return rc;
@@ -299,6 +314,22 @@ static void close_size(tessera_file *f, Tessera__CloseWriteRequest *m)
 	m->data_mtime_ns = data_ns;
 }
 
+/* A close's answer (AttrReply): the file's attributes with its size once
+ * the metadata daemon knows it, leased (name leases): kept, so a stat
+ * after the close asks nobody. 1 if kept. */
+static int closed_attrs(tessera_file *f, uint64_t mark, const Tessera__AttrReply *rep)
+{
+	struct tessera_stat st;
+
+	if (!rep || !rep->attr || !rep->leased || rep->attr->handle != f->handle)
+		return 0;
+	tc_stat_from_attr(rep->attr, &st);
+	if (!size_from_reply(rep, &st))
+		return 0;
+	tc_mcache_learn(f->fs, mark, MC_LEARN_OWN, NULL, NULL, 0, f->handle, st.mode, &st);
+	return 1;
+}
+
 /* A closed writer: the metadata daemon counts one fewer (all its writes
  * were answered before this). Best effort: a daemon that does not hear
  * it keeps the file's size unknown, which costs stats, not correctness. */
@@ -307,6 +338,7 @@ static void close_writer(tessera_file *f)
 	Tessera__CloseWriteRequest m = TESSERA__CLOSE_WRITE_REQUEST__INIT;
 	char keep[sizeof(tc_thread(f->fs)->errmsg)], label[4200];
 	struct tc_req *r;
+	uint64_t mark;
 
 	if (!f->write_token || !f->cap)
 		return;
@@ -316,8 +348,10 @@ static void close_writer(tessera_file *f)
 	snprintf(keep, sizeof(keep), "%s", tc_thread(f->fs)->errmsg);
 	close_size(f, &m);
 	snprintf(label, sizeof(label), "close %s", f->path);
+	mark = tc_mcache_mark(f->fs);
 	r = tc_req_new(f->fs, TC_MDS, TP_OP_CLOSE_WRITE, &m.base, NULL, 0);
-	(void)tc_call(f->fs, r, label);
+	if (tc_call(f->fs, r, label) || !closed_attrs(f, mark, (Tessera__AttrReply *)r->reply))
+		tc_mcache_changed_handle(f->fs, f->handle);
 	tc_req_free(f->fs, r);
 	snprintf(tc_thread(f->fs)->errmsg, sizeof(keep), "%s", keep);
 }
@@ -329,15 +363,23 @@ static int stat_steps(tessera_fs *fs, const char *upath, enum tessera_follow las
 {
 	Tessera__AttrReply *rep;
 	struct tessera_layout layout;
-	int rc;
+	uint64_t mark;
+	int rc, sized;
 	MAP(fs, upath, path);
 
 	*size_rc = 0;
+	if (tc_mcache_stat(fs, path, last, st))
+		return 0;
+	mark = tc_mcache_mark(fs);
 	rc = lookup_attr(fs, path, 0, last, &rep);
 	if (rc)
 		return rc;
 	tc_stat_from_attr(rep->attr, st);
-	if (rep->attr->type == TESSERA__FILE_TYPE__FILE_REGULAR && !size_from_reply(rep, st)) {
+	sized = rep->attr->type != TESSERA__FILE_TYPE__FILE_REGULAR || size_from_reply(rep, st);
+	if (rep->leased)
+		tc_mcache_learn(fs, mark, MC_LEARN_LOOKUP, path, rep->walk, rep->n_walk,
+				rep->attr->handle, st->mode, sized ? st : NULL);
+	if (!sized) {
 		int64_t data_ns;
 
 		tc_layout_from_msg(rep->attr->layout, &layout);
@@ -522,6 +564,23 @@ static int open_file(tessera_fs *fs, const char *path, int flags, const Tessera_
 	return 0;
 }
 
+/* Name leases after an open: a file it made is a name this client made
+ * (its size is its writer's until the close); one it counted as a writer
+ * of, or truncated, has attributes this client changes. */
+static void opened_names(tessera_fs *fs, uint64_t mark, const char *path, int flags,
+			 const Tessera__AttrReply *rep)
+{
+	if (!rep->attr)
+		return;
+	if (rep->created && rep->leased)
+		tc_mcache_learn(fs, mark, MC_LEARN_OWN, path, rep->walk, rep->n_walk,
+				rep->attr->handle, S_IFREG, NULL);
+	else if (rep->created)
+		tc_mcache_changed(fs, path, MC_NAME);
+	else if (rep->write_token || ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY))
+		tc_mcache_changed_handle(fs, rep->attr->handle);
+}
+
 int tc_file_writing(tessera_file *f)
 {
 	int rc = 0;
@@ -530,8 +589,11 @@ int tc_file_writing(tessera_file *f)
 	if (!__atomic_load_n(&f->writer_later, __ATOMIC_ACQUIRE))
 		return 0;
 	pthread_mutex_lock(&f->fs->writer_lock);
-	if (__atomic_load_n(&f->writer_later, __ATOMIC_RELAXED) && !(rc = tc_cap_count_writer(f)))
-		__atomic_store_n(&f->writer_later, 0, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&f->writer_later, __ATOMIC_RELAXED)) {
+		if (!(rc = tc_cap_count_writer(f)))
+			__atomic_store_n(&f->writer_later, 0, __ATOMIC_RELEASE);
+		tc_mcache_changed_handle(f->fs, f->handle); /* its size is ours now */
+	}
 	pthread_mutex_unlock(&f->fs->writer_lock);
 	return rc;
 }
@@ -541,11 +603,13 @@ int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
 {
 	Tessera__AttrReply *rep = NULL;
 	char path[TP_PATH_MAX + 1];
+	uint64_t mark;
 	int rc;
 
 	rc = tessera_map_path(fs, upath, path, sizeof(path));
 	if (rc)
 		return rc;
+	mark = tc_mcache_mark(fs);
 	if (flags & O_CREAT)
 		rc = open_create(fs, path, flags, mode, layout, &rep);
 	else
@@ -558,6 +622,7 @@ int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
 		rc = open_file(fs, path, flags, rep, out);
 	if (!rc && rep->created)
 		dir_changed(fs, upath, rep->parent);
+	opened_names(fs, mark, path, flags, rep);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return rc;
 }
@@ -773,11 +838,29 @@ int tessera_rename_with(tessera_fs *fs, const char *ufrom, const char *uto,
 	/* an unknown mode goes as it is: the metadata daemon refuses it */
 	m.mode = (uint32_t)mode;
 	rc = path_call(fs, TP_OP_RENAME, &m.base, "rename", from, &r);
+	tc_mcache_changed(fs, to, MC_NAME);
 	if (rc)
 		return rc;
 	rc = drop_objects(fs, (Tessera__RemoveReply *)r->reply, to);
 	tc_req_free(fs, r);
 	return rc;
+}
+
+/* Name leases after this client's setattr: the attributes it left, when
+ * the reply leased them with the size (the writeback cache's mtime after
+ * a close, say: the stat that follows asks nobody); else dropped. */
+static void setattr_names(tessera_fs *fs, uint64_t mark, const char *path,
+			  const Tessera__AttrReply *rep)
+{
+	struct tessera_stat st;
+	int sized;
+
+	if (!rep->leased || attrs_of_reply(fs, path, rep, &st, &sized) || !sized) {
+		tc_mcache_changed(fs, path, MC_ATTRS);
+		return;
+	}
+	tc_mcache_learn(fs, mark, MC_LEARN_OWN, path, rep->walk, rep->n_walk, rep->attr->handle,
+			st.mode, &st);
 }
 
 /* SETATTR; the attributes it left into st (NULL: not wanted), *sized
@@ -789,6 +872,7 @@ static int setattr_call(tessera_fs *fs, const char *upath, enum tessera_follow l
 	Tessera__Cred cred;
 	uint32_t gids[TESSERA_MAX_GROUPS];
 	struct tc_req *r;
+	uint64_t mark;
 	int rc;
 	MAP(fs, upath, path);
 
@@ -802,9 +886,13 @@ static int setattr_call(tessera_fs *fs, const char *upath, enum tessera_follow l
 	m.atime_ns = (int64_t)sa->atime.tv_sec * 1000000000 + sa->atime.tv_nsec;
 	m.mtime_ns = (int64_t)sa->mtime.tv_sec * 1000000000 + sa->mtime.tv_nsec;
 	m.nofollow = last == TESSERA_NOFOLLOW;
+	mark = tc_mcache_mark(fs);
 	rc = path_call(fs, TP_OP_SETATTR, &m.base, "setattr", path, &r);
-	if (rc)
+	if (rc) {
+		tc_mcache_changed(fs, path, MC_ATTRS); /* it may have been made */
 		return rc;
+	}
+	setattr_names(fs, mark, path, (const Tessera__AttrReply *)r->reply);
 	__atomic_store_n(&fs->attrs_unsynced, 1, __ATOMIC_RELAXED);
 	if (!st) {
 		tc_req_free(fs, r);
@@ -886,11 +974,14 @@ int tessera_symlink(tessera_fs *fs, const char *target, const char *upath)
 int tessera_link(tessera_fs *fs, const char *ufrom, const char *uto)
 {
 	Tessera__LinkRequest m = TESSERA__LINK_REQUEST__INIT;
+	int rc;
 	MAP(fs, ufrom, from);
 	MAP(fs, uto, to);
 
 	m.target = from;
-	return link_call(fs, TP_OP_LINK, "link", uto, to, &m);
+	rc = link_call(fs, TP_OP_LINK, "link", uto, to, &m);
+	tc_mcache_changed(fs, from, MC_ATTRS); /* its link count */
+	return rc;
 }
 
 /* The FileType of mknod's S_IF* bits; 0 for those mknod does not make. */

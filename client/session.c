@@ -166,7 +166,9 @@ static void maybe_probe(tessera_fs *fs, struct tc_req *r, uint64_t now)
 {
 	struct tc_session *ses = tc_session_of(fs, r->server);
 
-	if (r->replied || r->done || r->queued || r->opcode == TP_OP_AUTH)
+	/* (a WATCH waits at the daemon on purpose: its silence says nothing) */
+	if (r->replied || r->done || r->queued || r->opcode == TP_OP_AUTH ||
+	    r->opcode == TP_OP_WATCH)
 		return;
 	if (ses->heard_ns > r->submit_ns && !r->lost)
 		return; /* the daemon spoke since r went out on its session */

@@ -225,6 +225,31 @@ void tessera_server_watch(tessera_fs *fs, tessera_server_watch_fn fn, void *arg)
 typedef void (*tessera_dir_watch_fn)(const char *dir, const struct tessera_stat *st, void *arg);
 void tessera_dir_watch(tessera_fs *fs, tessera_dir_watch_fn fn, void *arg);
 
+/* Name leases (docs/design.md, "Name leases"). With LEASED, the
+ * connection keeps what the metadata daemon tells its stats (names, and
+ * attributes: a regular file's only while no one writes it) and answers
+ * later stats of those paths from memory, while a thread of its own
+ * keeps a WATCH at the daemon that names whatever anyone else changes
+ * (forgotten at once) and renews the lease (name_lease_ms). A client cut
+ * off from the daemon stops answering from memory when its lease lapses,
+ * so a stat is never staler than name_lease_ms; its own changes it sees
+ * at once. For a process that serves many users (the mount): the
+ * daemon checks search permission once per name learnt, and a later stat
+ * by another user is answered without (the mount's kernel checks it,
+ * default_permissions). 0, or -EOPNOTSUPP when the daemon grants none
+ * (name_lease_ms 0), or another negative errno; OFF stops it. Set before
+ * calls start (or after they end), like tessera_dir_watch. */
+enum tessera_name_cache { TESSERA_NAME_CACHE_OFF, TESSERA_NAME_CACHE_LEASED };
+int tessera_name_cache(tessera_fs *fs, enum tessera_name_cache mode);
+struct tessera_name_cache_stats {
+	uint64_t hits;    /* stats answered from memory */
+	uint64_t learnt;  /* attributes learnt from replies */
+	uint64_t breaks;  /* leases others' changes broke */
+	uint64_t names;   /* names held now */
+	int leased;       /* the lease runs now */
+};
+void tessera_name_cache_stats(tessera_fs *fs, struct tessera_name_cache_stats *out);
+
 /* Files. flags: O_RDONLY, O_WRONLY, O_RDWR, O_CREAT, O_EXCL, O_TRUNC,
  * O_NOFOLLOW (a symbolic link as the last component: -ELOOP). `layout`
  * (may be NULL) applies at create: strip_size and count, 0 for the

@@ -1,9 +1,11 @@
 /*
  * thread.c - a client thread's state: its last error message and the
- * credentials it acts with; how a server is named in messages. A leaf:
+ * credentials it acts with; how a server is named in messages; the
+ * library's own background threads' start. A leaf:
  * every other client file may use it, it uses none of them.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,4 +95,20 @@ void tc_server_name(tessera_fs *fs, int server, char *buf, size_t len)
 		snprintf(buf, len, "metadata daemon (%s:%s)", s->host, s->port);
 	else
 		snprintf(buf, len, "storage daemon %d (%s:%s)", server, s->host, s->port);
+}
+
+int tc_start_quiet_thread(pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+	sigset_t stop, old;
+	int rc;
+
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGHUP);
+	sigaddset(&stop, SIGQUIT);
+	pthread_sigmask(SIG_BLOCK, &stop, &old);
+	rc = pthread_create(thread, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
 }

@@ -112,6 +112,7 @@ static int change(tessera_fs *fs, struct xattr_call *c, unsigned opcode)
 	struct tc_req *r = tc_req_new(fs, TC_MDS, opcode, &c->m.base, NULL, 0);
 	int rc = tc_call(fs, r, c->label);
 
+	tc_mcache_changed(fs, c->path, MC_ATTRS); /* its ctime */
 	tc_req_free(fs, r);
 	return rc;
 }

@@ -117,6 +117,9 @@ struct tfuse {
 	const char *mount_dir; /* the mount point's real path; NULL: unknown */
 	int singlethread;     /* -s: a request must never wait for another */
 	int writeback;        /* the kernel's writeback cache is on */
+	/* No name leases (tessera_name_cache): -o name_cache=0, or a kernel
+	 * cache timeout of 0 (the user wants every stat asked). */
+	int no_name_cache;
 	pthread_mutex_t lock; /* guards inodes, nwriters, fixers, stop, open */
 	pthread_cond_t wake;  /* the flusher's timer, and its stop */
 	pthread_cond_t fixed; /* a tf_sync_kernel_attrs ended */

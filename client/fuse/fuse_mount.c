@@ -73,6 +73,8 @@ static void usage(FILE *out, const char *prog)
 		"  -o negative_timeout=S  seconds the kernel caches missing names (default 0)\n"
 		"                         (0 everywhere: every mount sees changes at once)\n"
 		"  -o hard_remove         unlink open files at once, not at close\n"
+		"  -o name_cache=0        no name leases: every stat asks the metadata\n"
+		"                         daemon (also with a timeout of 0 above)\n"
 		"\n"
 		"Always on: default_permissions, max_read=1048576, max_write 1 MiB,\n"
 		"readahead 4 MiB. POSIX ACLs are not supported (EOPNOTSUPP).\n",
@@ -249,9 +251,62 @@ static int precheck(const char *config)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-/* Our own option, -c CONFIG (or -cCONFIG, --config[=]CONFIG), comes out;
- * the rest goes to libfuse after our defaults, so the user's options win.
- * 0, or 2 after a usage message. */
+static int bad_options(const char *prog, const char *opts)
+{
+	fprintf(stderr, "%s: options too long: %.80s...\n", prog, opts);
+	return 2;
+}
+
+/* A timeout option set to 0 ("attr_timeout=0"): the user asks the
+ * kernel to cache nothing, and so the mount too. */
+static int no_cache_asked(const char *opt)
+{
+	static const char *const keys[] = { "attr_timeout=", "entry_timeout=" };
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strncmp(opt, keys[i], strlen(keys[i])))
+			return strtod(opt + strlen(keys[i]), NULL) == 0;
+	return 0;
+}
+
+/* Our -o options come out of a comma-separated list (into out), and
+ * what they say goes into t: name_cache=0|1. 0, or -EINVAL. */
+static int take_own_options(const char *opts, struct tfuse *t, char *out, size_t len)
+{
+	char *copy = strdup(opts), *save = NULL;
+	size_t n = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	out[0] = '\0';
+	for (char *o = strtok_r(copy, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(o, "name_cache=0") || !strcmp(o, "name_cache=1")) {
+			t->no_name_cache = o[11] == '0';
+			continue;
+		}
+		if (no_cache_asked(o))
+			t->no_name_cache = 1;
+		n += (size_t)snprintf(out + n, n < len ? len - n : 0, "%s%s", n ? "," : "", o);
+	}
+	free(copy);
+	return n < len ? 0 : -EINVAL;
+}
+
+/* One -o argument: without our options, to libfuse (if anything is left). */
+static int add_options(struct fuse_args *args, const char *opts, struct tfuse *t)
+{
+	char rest[4096];
+
+	if (take_own_options(opts, t, rest, sizeof(rest)))
+		return -EINVAL;
+	if (rest[0] && (fuse_opt_add_arg(args, "-o") || fuse_opt_add_arg(args, rest)))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Our own options, -c CONFIG (or -cCONFIG, --config[=]CONFIG) and -o
+ * name_cache=0|1, come out; the rest goes to libfuse after our defaults,
+ * so the user's options win. 0, or 2 after a usage message. */
 static int split_args(int argc, char **argv, struct fuse_args *args, struct tfuse *t)
 {
 	static const char *const defaults =
@@ -272,6 +327,12 @@ static int split_args(int argc, char **argv, struct fuse_args *args, struct tfus
 			t->config = argv[i] + 2;
 		} else if (!strncmp(argv[i], "--config=", 9)) {
 			t->config = argv[i] + 9;
+		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+			if (add_options(args, argv[++i], t))
+				return bad_options(argv[0], argv[i]);
+		} else if (!strncmp(argv[i], "-o", 2) && argv[i][2]) {
+			if (add_options(args, argv[i] + 2, t))
+				return bad_options(argv[0], argv[i] + 2);
 		} else {
 			fuse_opt_add_arg(args, argv[i]);
 		}
@@ -438,6 +499,9 @@ static int mount_and_serve(struct fuse_args *args, const struct fuse_cmdline_opt
 	 * is always the link */
 	tessera_follow_links(t->fs, TESSERA_NOFOLLOW);
 	tessera_dir_watch(t->fs, tf_dir_changed, t);
+	if (!t->no_name_cache && tessera_name_cache(t->fs, TESSERA_NAME_CACHE_LEASED))
+		fprintf(stderr, "tessera-fuse: every stat asks the metadata daemon: %s\n",
+			tessera_errmsg(t->fs));
 	if (tf_locks_create(t->fs, deadlock_ms(), opts->singlethread ? TF_CACHE_KEEP : TF_CACHE_DROP,
 			    &t->locks))
 		goto out_unmount;

@@ -33,7 +33,10 @@
  * (fuse_invalidate_path before the open is answered); as the kernel keeps
  * its own size and mtime of a file under the writeback cache, the open
  * first sets them to the servers' (tf_sync_kernel_attrs). Between opens, the
- * kernel's caches hold for attr_timeout/entry_timeout (use 0 for none),
+ * kernel's caches hold for attr_timeout/entry_timeout (use 0 for none);
+ * behind them, the library answers stats from what the metadata daemon
+ * leased it (tessera_name_cache; -o name_cache=0, or a timeout of 0,
+ * turns that off), which others' changes break at once,
  * and the size and mtime of a file the kernel still caches until the
  * file's next open on this mount: a stat, or a read of a file kept open,
  * may see older attributes that long. With -s (one thread) the mount has

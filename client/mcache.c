@@ -1,0 +1,596 @@
+/*
+ * mcache.c - names and attributes held under the metadata daemon's name
+ * leases (docs/design.md, "Name leases"), so a stat answers from memory.
+ *
+ * Off unless asked for (tessera_name_cache: the mount asks). Then a thread
+ * keeps a WATCH waiting at the metadata daemon: its answers name the
+ * handles others changed, and each renews the lease, which runs lease_ms
+ * from when that WATCH was sent. What is held:
+ *   - entries: (directory handle, name) -> handle, valid while the
+ *     directory's epoch is the one they were learnt under;
+ *   - nodes: per handle, that epoch and, when known, the attributes (a
+ *     regular file's only with its size: no one was writing it).
+ * A stat walks the path's names from the root's handle through entries
+ * and answers from the last one's node, while the lease runs.
+ *
+ * Ordering. A reply and the WATCH answer that breaks what it said may
+ * arrive in either order, and this client's own changes are not told back
+ * to it. So every change seen (a broken lease, or one of our own once its
+ * reply came) is a bump: a key (a handle's attributes, a directory's
+ * entries, one entry) and a sequence number, kept in a ring of the
+ * latest TC_MC_RING. A reply is learnt only if none of the keys it
+ * speaks of was bumped since its request was sent (tc_mcache_mark); a
+ * ring that wrapped since, or a forget-all, refuses everything.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "client_int.h"
+#include "tp_clock.h"
+
+#define TC_MC_BUCKETS 16384u
+#define TC_MC_MAX 65536u   /* entries, and nodes: past either, all is forgotten */
+#define TC_MC_RING 4096u
+
+enum mc_key_kind { KEY_ATTR = 1, KEY_ENTRIES = 2, KEY_ENTRY = 3 };
+
+struct mc_node {
+	uint64_t handle;
+	uint64_t epoch;       /* its entries are those learnt under it */
+	int has_attrs;
+	uint32_t type;        /* S_IFMT bits once learnt (0: not known); kept */
+	struct tessera_stat st;
+	struct mc_node *next;
+};
+
+struct mc_entry {
+	uint64_t parent, epoch, child;
+	struct mc_entry *next;
+	size_t len;
+	char name[];
+};
+
+struct tc_mcache {
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	pthread_t thread;
+	int stop;
+	uint64_t root;             /* the root's handle (0: not known yet) */
+	uint64_t valid_until_ns;   /* monotonic: the lease runs until then */
+	uint64_t seq;              /* bumps so far */
+	uint64_t forgot_seq;       /* the bump of the last forget-all */
+	struct { uint64_t key, seq; } ring[TC_MC_RING];
+	uint32_t n_nodes, n_entries;
+	struct mc_node *nodes[TC_MC_BUCKETS];
+	struct mc_entry *entries[TC_MC_BUCKETS];
+	uint64_t hits, learnt, breaks; /* counters (tessera_name_cache_stats) */
+};
+
+/* ------------------------------------------------------------ keys, ring */
+
+static uint64_t mix(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return h;
+}
+
+static uint64_t name_hash(const char *name, size_t len)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)name[i]) * 1099511628211ull;
+	return h;
+}
+
+static uint64_t key_of(enum mc_key_kind kind, uint64_t handle, const char *name, size_t len)
+{
+	uint64_t h = mix(handle) + kind;
+
+	return kind == KEY_ENTRY ? mix(h ^ name_hash(name, len)) : mix(h);
+}
+
+static void bump(struct tc_mcache *mc, uint64_t key)
+{
+	uint64_t s = ++mc->seq;
+
+	mc->ring[s % TC_MC_RING].key = key;
+	mc->ring[s % TC_MC_RING].seq = s;
+}
+
+/* Whether `key` was bumped after `mark` (or nothing since can be told). */
+static int bumped_since(const struct tc_mcache *mc, uint64_t mark, uint64_t key)
+{
+	if (mark < mc->forgot_seq || mc->seq - mark >= TC_MC_RING)
+		return 1;
+	for (uint64_t s = mark + 1; s <= mc->seq; s++)
+		if (mc->ring[s % TC_MC_RING].key == key)
+			return 1;
+	return 0;
+}
+
+/* ------------------------------------------------------------ tables */
+
+static struct mc_node *node_find(struct tc_mcache *mc, uint64_t handle)
+{
+	struct mc_node *n = mc->nodes[mix(handle) % TC_MC_BUCKETS];
+
+	while (n && n->handle != handle)
+		n = n->next;
+	return n;
+}
+
+static struct mc_entry **entry_link(struct tc_mcache *mc, uint64_t parent, const char *name,
+				    size_t len)
+{
+	struct mc_entry **p = &mc->entries[mix(parent ^ name_hash(name, len)) % TC_MC_BUCKETS];
+
+	while (*p && !((*p)->parent == parent && (*p)->len == len &&
+		       !memcmp((*p)->name, name, len)))
+		p = &(*p)->next;
+	return p;
+}
+
+static void forget_all(struct tc_mcache *mc)
+{
+	for (uint32_t b = 0; b < TC_MC_BUCKETS; b++) {
+		while (mc->nodes[b]) {
+			struct mc_node *n = mc->nodes[b];
+
+			mc->nodes[b] = n->next;
+			free(n);
+		}
+		while (mc->entries[b]) {
+			struct mc_entry *e = mc->entries[b];
+
+			mc->entries[b] = e->next;
+			free(e);
+		}
+	}
+	mc->n_nodes = mc->n_entries = 0;
+	mc->root = 0;
+	bump(mc, 0);
+	mc->forgot_seq = mc->seq;
+}
+
+/* The node of `handle`, made if new; NULL without memory or room. */
+static struct mc_node *node_get(struct tc_mcache *mc, uint64_t handle)
+{
+	struct mc_node *n = node_find(mc, handle);
+	uint32_t b = mix(handle) % TC_MC_BUCKETS;
+
+	if (n)
+		return n;
+	if (mc->n_nodes >= TC_MC_MAX)
+		forget_all(mc);
+	if (!(n = calloc(1, sizeof(*n))))
+		return NULL;
+	n->handle = handle;
+	n->next = mc->nodes[b];
+	mc->nodes[b] = n;
+	mc->n_nodes++;
+	return n;
+}
+
+static void entry_drop(struct tc_mcache *mc, uint64_t parent, const char *name, size_t len)
+{
+	struct mc_entry **p = entry_link(mc, parent, name, len), *e = *p;
+
+	if (!e)
+		return;
+	*p = e->next;
+	free(e);
+	mc->n_entries--;
+}
+
+/* (parent, name) -> child, under the parent's epoch now. */
+static int entry_put(struct tc_mcache *mc, uint64_t parent, const char *name, size_t len,
+		     uint64_t child)
+{
+	struct mc_node *dir = node_get(mc, parent);
+	struct mc_entry **p, *e;
+
+	if (!dir)
+		return -ENOMEM;
+	p = entry_link(mc, parent, name, len);
+	if (!(e = *p)) {
+		if (mc->n_entries >= TC_MC_MAX) {
+			forget_all(mc);
+			return -ENOSPC;
+		}
+		if (!(e = malloc(sizeof(*e) + len)))
+			return -ENOMEM;
+		e->parent = parent;
+		e->len = len;
+		memcpy(e->name, name, len);
+		e->next = mc->entries[mix(parent ^ name_hash(name, len)) % TC_MC_BUCKETS];
+		mc->entries[mix(parent ^ name_hash(name, len)) % TC_MC_BUCKETS] = e;
+		mc->n_entries++;
+	}
+	e->epoch = dir->epoch;
+	e->child = child;
+	return 0;
+}
+
+/* The handle (parent, name) names now, or 0. */
+static uint64_t entry_child(struct tc_mcache *mc, uint64_t parent, const char *name, size_t len)
+{
+	struct mc_node *dir = node_find(mc, parent);
+	struct mc_entry *e;
+
+	if (!dir || !(e = *entry_link(mc, parent, name, len)) || e->epoch != dir->epoch)
+		return 0;
+	return e->child;
+}
+
+/* A broken lease of `handle`: its attributes and entries go. */
+static void broken(struct tc_mcache *mc, uint64_t handle)
+{
+	struct mc_node *n = node_find(mc, handle);
+
+	bump(mc, key_of(KEY_ATTR, handle, NULL, 0));
+	bump(mc, key_of(KEY_ENTRIES, handle, NULL, 0));
+	if (n) {
+		n->epoch++;
+		n->has_attrs = 0;
+	}
+	mc->breaks++;
+}
+
+/* ------------------------------------------------------------ paths */
+
+/* The next name of path at *p ("/a//b": "a", then "b"); 0 at the end. */
+static size_t next_name(const char **p, const char **name)
+{
+	const char *s = *p, *e;
+
+	while (*s == '/')
+		s++;
+	e = strchrnul(s, '/');
+	*name = s;
+	*p = e;
+	return (size_t)(e - s);
+}
+
+/* Whether path is as the metadata daemon takes it: "/", or "/" names
+ * joined by single slashes, none "." or "..". Anything else is asked (and
+ * refused there), never answered here. */
+static int canonical(const char *path)
+{
+	const char *p = path;
+
+	if (p[0] != '/')
+		return 0;
+	if (!p[1])
+		return 1;
+	while (*p == '/') {
+		const char *c = p + 1, *e = strchrnul(c, '/');
+		size_t n = (size_t)(e - c);
+
+		if (!n || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return 0;
+		p = e;
+	}
+	return 1;
+}
+
+/* Walk path's names through entries: *dir the handle of the directory
+ * holding the last name (name, len), *h what it names (0: not held).
+ * Returns 0, or -ENOENT when a directory on the way is not held. For "/",
+ * len is 0 and *h the root. */
+static int walk(struct tc_mcache *mc, const char *path, uint64_t *dir, const char **name,
+		size_t *len, uint64_t *h)
+{
+	const char *p = path, *c;
+	uint64_t cur = mc->root;
+	size_t n;
+
+	if (!cur || !canonical(path))
+		return -ENOENT;
+	*dir = cur;
+	*h = cur;
+	*name = path;
+	*len = 0;
+	while ((n = next_name(&p, &c))) {
+		if (!cur)
+			return -ENOENT;   /* a directory on the way not held */
+		*dir = cur;
+		*name = c;
+		*len = n;
+		cur = entry_child(mc, cur, c, n);
+	}
+	*h = cur;
+	return 0;
+}
+
+/* ------------------------------------------------------------ the API */
+
+int tc_mcache_stat(tessera_fs *fs, const char *path, enum tessera_follow last,
+		   struct tessera_stat *st)
+{
+	struct tc_mcache *mc = fs->mcache;
+	const char *name;
+	uint64_t dir, h;
+	struct mc_node *n;
+	size_t len;
+	int hit = 0;
+
+	if (!mc)
+		return 0;
+	pthread_mutex_lock(&mc->mu);
+	if (tp_mono_ns() < mc->valid_until_ns && !walk(mc, path, &dir, &name, &len, &h) && h &&
+	    (n = node_find(mc, h)) && n->has_attrs &&
+	    !(last == TESSERA_FOLLOW && S_ISLNK(n->st.mode))) {
+		*st = n->st;
+		hit = 1;
+		mc->hits++;
+	}
+	pthread_mutex_unlock(&mc->mu);
+	return hit;
+}
+
+uint64_t tc_mcache_mark(tessera_fs *fs)
+{
+	struct tc_mcache *mc = fs->mcache;
+	uint64_t s;
+
+	if (!mc)
+		return 0;
+	pthread_mutex_lock(&mc->mu);
+	s = mc->seq;
+	pthread_mutex_unlock(&mc->mu);
+	return s;
+}
+
+/* The names of path learnt from walk (the directories from the root to
+ * the last name's): each entry not bumped since mark; 1 if all were. */
+static int learn_names(struct tc_mcache *mc, uint64_t mark, const char *path,
+		       const uint64_t *walk, size_t n_walk, uint64_t handle)
+{
+	const char *p = path, *c;
+	size_t i = 0, len;
+
+	if (!mc->root)
+		mc->root = walk[0];
+	else if (mc->root != walk[0])
+		return 0;   /* another root: a new namespace; learnt at the next forget */
+	while ((len = next_name(&p, &c))) {
+		uint64_t parent = i < n_walk ? walk[i] : 0;
+		uint64_t child = i + 1 < n_walk ? walk[i + 1] : handle;
+		struct mc_node *n;
+
+		if (i >= n_walk || bumped_since(mc, mark, key_of(KEY_ENTRIES, parent, NULL, 0)) ||
+		    bumped_since(mc, mark, key_of(KEY_ENTRY, parent, c, len)) ||
+		    entry_put(mc, parent, c, len, child))
+			return 0;
+		/* the walk passed only directories */
+		if (i + 1 < n_walk && (n = node_get(mc, child)))
+			n->type = S_IFDIR;
+		i++;
+	}
+	return i == n_walk;
+}
+
+void tc_mcache_learn(tessera_fs *fs, uint64_t mark, enum tc_mc_learn how, const char *path,
+		     const uint64_t *walk, size_t n_walk, uint64_t handle, uint32_t type,
+		     const struct tessera_stat *st)
+{
+	struct tc_mcache *mc = fs->mcache;
+	uint64_t akey = key_of(KEY_ATTR, handle, NULL, 0);
+	int names_ok = 1, attrs_ok;
+	struct mc_node *n;
+
+	if (!mc || !handle || (path && !canonical(path)))
+		return;
+	pthread_mutex_lock(&mc->mu);
+	attrs_ok = st && !bumped_since(mc, mark, akey);
+	if (how == MC_LEARN_OWN) {
+		/* older replies in flight say otherwise: of the file, and of
+		 * the directory whose entries we changed */
+		bump(mc, akey);
+		if (n_walk && (n = node_find(mc, walk[n_walk - 1]))) {
+			bump(mc, key_of(KEY_ATTR, walk[n_walk - 1], NULL, 0));
+			n->has_attrs = 0;
+		}
+	}
+	if (path && !path[1]) {
+		if (!mc->root)
+			mc->root = handle;   /* "/" */
+		names_ok = mc->root == handle;
+	} else if (path) {
+		names_ok = n_walk && learn_names(mc, mark, path, walk, n_walk, handle);
+	}
+	if (names_ok && (n = node_get(mc, handle)))
+		n->type = type & S_IFMT;
+	if (names_ok && attrs_ok && n) {
+		n->st = *st;
+		n->has_attrs = 1;
+		mc->learnt++;
+	}
+	pthread_mutex_unlock(&mc->mu);
+}
+
+void tc_mcache_changed(tessera_fs *fs, const char *path, enum tc_mc_change what)
+{
+	struct tc_mcache *mc = fs->mcache;
+	struct mc_node *d, *n = NULL;
+	const char *name;
+	uint64_t dir, h;
+	size_t len;
+
+	if (!mc || !path)
+		return;
+	pthread_mutex_lock(&mc->mu);
+	if (walk(mc, path, &dir, &name, &len, &h) || !len || (what == MC_ATTRS && !h) ||
+	    (h && (!(n = node_find(mc, h)) || !n->type || n->type == S_IFLNK))) {
+		/* a directory on the way not held, what it names not held
+		 * (another name of it may be), or what it names may be a
+		 * symbolic link the change followed: whatever is held might
+		 * be of it */
+		forget_all(mc);
+	} else {
+		if (what == MC_NAME) {
+			bump(mc, key_of(KEY_ENTRY, dir, name, len));
+			bump(mc, key_of(KEY_ATTR, dir, NULL, 0));
+			entry_drop(mc, dir, name, len);
+			if ((d = node_find(mc, dir)))
+				d->has_attrs = 0;
+		}
+		if (h)
+			bump(mc, key_of(KEY_ATTR, h, NULL, 0));
+		if (n)
+			n->has_attrs = 0;
+	}
+	pthread_mutex_unlock(&mc->mu);
+}
+
+void tc_mcache_changed_handle(tessera_fs *fs, uint64_t handle)
+{
+	struct tc_mcache *mc = fs->mcache;
+	struct mc_node *n;
+
+	if (!mc)
+		return;
+	pthread_mutex_lock(&mc->mu);
+	bump(mc, key_of(KEY_ATTR, handle, NULL, 0));
+	if ((n = node_find(mc, handle)))
+		n->has_attrs = 0;
+	pthread_mutex_unlock(&mc->mu);
+}
+
+/* ------------------------------------------------------------ the watch */
+
+/* One WATCH: its answer's changes, and the lease from when it was sent. */
+static int watch_once(tessera_fs *fs, struct tc_mcache *mc)
+{
+	Tessera__WatchRequest m = TESSERA__WATCH_REQUEST__INIT;
+	struct tc_req *r = tc_req_new(fs, TC_MDS, TP_OP_WATCH, &m.base, NULL, 0);
+	uint64_t sent = tp_mono_ns();
+	const Tessera__WatchReply *rep;
+	int rc = tc_call(fs, r, "name lease watch");
+
+	if (rc) {
+		tc_req_free(fs, r);
+		return rc;
+	}
+	rep = (const Tessera__WatchReply *)r->reply;
+	pthread_mutex_lock(&mc->mu);
+	if (rep->all)
+		forget_all(mc);
+	for (size_t i = 0; i < rep->n_changed; i++)
+		broken(mc, rep->changed[i]);
+	mc->valid_until_ns = sent + (uint64_t)rep->lease_ms * 1000000u;
+	pthread_mutex_unlock(&mc->mu);
+	tc_req_free(fs, r);
+	return 0;
+}
+
+static void *watch_main(void *arg)
+{
+	tessera_fs *fs = arg;
+	struct tc_mcache *mc = fs->mcache;
+
+	tc_thread(fs)->background = 1; /* its long waits never hold up a caller */
+	pthread_mutex_lock(&mc->mu);
+	while (!mc->stop) {
+		struct timespec until;
+		int rc;
+
+		pthread_mutex_unlock(&mc->mu);
+		rc = watch_once(fs, mc);
+		pthread_mutex_lock(&mc->mu);
+		if (rc == -EOPNOTSUPP)
+			break;    /* the daemon grants none (any more) */
+		if (!rc)
+			continue;
+		/* the daemon is away: the lease lapses by itself; ask again soon */
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 100 * 1000000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		if (!mc->stop)
+			pthread_cond_timedwait(&mc->cond, &mc->mu, &until);
+	}
+	pthread_mutex_unlock(&mc->mu);
+	return NULL;
+}
+
+static void mcache_free(struct tc_mcache *mc)
+{
+	forget_all(mc);
+	pthread_mutex_destroy(&mc->mu);
+	pthread_cond_destroy(&mc->cond);
+	free(mc);
+}
+
+void tc_mcache_stop(tessera_fs *fs)
+{
+	struct tc_mcache *mc = fs->mcache;
+
+	if (!mc)
+		return;
+	pthread_mutex_lock(&mc->mu);
+	mc->stop = 1;
+	pthread_cond_signal(&mc->cond);
+	pthread_mutex_unlock(&mc->mu);
+	pthread_join(mc->thread, NULL);
+	fs->mcache = NULL;
+	mcache_free(mc);
+}
+
+int tessera_name_cache(tessera_fs *fs, enum tessera_name_cache mode)
+{
+	struct tc_mcache *mc;
+	int rc;
+
+	if (mode == TESSERA_NAME_CACHE_OFF) {
+		tc_mcache_stop(fs);
+		return 0;
+	}
+	if (mode != TESSERA_NAME_CACHE_LEASED)
+		return tc_fail(fs, -EINVAL, "name cache: unknown mode %d", (int)mode);
+	if (fs->mcache)
+		return 0;
+	if (!(mc = calloc(1, sizeof(*mc))))
+		return tc_fail(fs, -ENOMEM, "name cache: out of memory");
+	pthread_mutex_init(&mc->mu, NULL);
+	pthread_cond_init(&mc->cond, NULL);
+	/* the first answer comes at once (a new watch must forget all) */
+	if ((rc = watch_once(fs, mc))) {
+		mcache_free(mc);
+		return rc;
+	}
+	fs->mcache = mc;
+	if ((rc = tc_start_quiet_thread(&mc->thread, watch_main, fs))) {
+		fs->mcache = NULL;
+		mcache_free(mc);
+		return tc_fail(fs, -rc, "name cache: cannot start its thread");
+	}
+	return 0;
+}
+
+void tessera_name_cache_stats(tessera_fs *fs, struct tessera_name_cache_stats *out)
+{
+	struct tc_mcache *mc = fs->mcache;
+
+	memset(out, 0, sizeof(*out));
+	if (!mc)
+		return;
+	pthread_mutex_lock(&mc->mu);
+	out->hits = mc->hits;
+	out->learnt = mc->learnt;
+	out->breaks = mc->breaks;
+	out->names = mc->n_entries;
+	out->leased = tp_mono_ns() < mc->valid_until_ns;
+	pthread_mutex_unlock(&mc->mu);
+}

@@ -1,0 +1,349 @@
+/*
+ * test_name_lease.c - name leases (docs/design.md, "Name leases"): a
+ * client with tessera_name_cache answers a stat it already made from
+ * memory; another client's change of any kind (mode, removal, rename of a
+ * directory above, a write and close, a new writer) is seen by it once
+ * the metadata daemon's word of it arrives; its own changes at once; a
+ * client cut off from the daemon (stopped with SIGSTOP) stops answering
+ * from memory within the lease; a daemon restart makes it forget all;
+ * and a daemon with name_lease_ms 0 grants none.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "cluster.h"
+
+#define LEASE_MS 1000
+
+static int setup(void **state)
+{
+	char extra[64];
+
+	snprintf(extra, sizeof(extra), "name_lease_ms = %d\n", LEASE_MS);
+	return cluster_setup_conf(state, CLUSTER_TCP, extra);
+}
+
+static uint64_t hits(tessera_fs *fs)
+{
+	struct tessera_name_cache_stats s;
+
+	tessera_name_cache_stats(fs, &s);
+	return s.hits;
+}
+
+static uint64_t breaks(tessera_fs *fs)
+{
+	struct tessera_name_cache_stats s;
+
+	tessera_name_cache_stats(fs, &s);
+	return s.breaks;
+}
+
+/* A client with the cache on. */
+static tessera_fs *cached(struct cluster *c)
+{
+	tessera_fs *fs = cluster_connect_more(c->conf);
+
+	CHECK(fs, tessera_name_cache(fs, TESSERA_NAME_CACHE_LEASED));
+	return fs;
+}
+
+static void put(tessera_fs *fs, const char *path, size_t len)
+{
+	char buf[4096];
+	tessera_file *f;
+
+	assert_true(len <= sizeof(buf));
+	memset(buf, 'x', len);
+	CHECK(fs, tessera_open(fs, path, O_WRONLY | O_CREAT | O_TRUNC, 0644, NULL, &f));
+	assert_int_equal(tessera_pwrite(f, buf, len, 0), (ssize_t)len);
+	CHECK(fs, tessera_close(f));
+}
+
+/* Stat path twice: the second is answered from memory. */
+static void learnt(tessera_fs *fs, const char *path, struct tessera_stat *st)
+{
+	uint64_t h;
+
+	CHECK(fs, tessera_stat(fs, path, st));
+	h = hits(fs);
+	CHECK(fs, tessera_stat(fs, path, st));
+	assert_int_equal(hits(fs), h + 1);
+}
+
+/* Until fs has heard of `n` more broken leases than `before` (at most a
+ * lease: the word goes out with the change's own reply). */
+static void heard(tessera_fs *fs, uint64_t before, uint64_t n)
+{
+	double end = now_s() + LEASE_MS / 1000.0;
+
+	while (breaks(fs) < before + n && now_s() < end)
+		usleep(1000);
+	assert_true(breaks(fs) >= before + n);
+}
+
+/* A stat asked twice is answered from memory, with what the daemon said. */
+static void test_second_stat_from_memory(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *a = cached(c);
+	struct tessera_stat st, st2;
+
+	CHECK(c->fs, tessera_mkdir(c->fs, "/d", 0755));
+	put(c->fs, "/d/f", 1000);
+	learnt(a, "/d/f", &st);
+	CHECK(c->fs, tessera_stat(c->fs, "/d/f", &st2));
+	assert_int_equal(st.size, 1000);
+	assert_int_equal(st.handle, st2.handle);
+	assert_int_equal(st.mode, st2.mode);
+	assert_int_equal(st.mtime.tv_sec, st2.mtime.tv_sec);
+	assert_int_equal(st.mtime.tv_nsec, st2.mtime.tv_nsec);
+	learnt(a, "/d", &st);
+	assert_true(S_ISDIR(st.mode));
+	learnt(a, "/", &st);
+	assert_true(S_ISDIR(st.mode));
+	/* a missing name is always asked */
+	assert_int_equal(tessera_stat(a, "/d/nothing", &st), -ENOENT);
+	assert_int_equal(tessera_stat(a, "/d/nothing", &st), -ENOENT);
+	/* a path not as the daemon takes it is asked (and answered as
+	 * without leases), never answered from what "/d/f" holds */
+	static const char *const odd[] = { "/d//f", "/d/f/", "/d/./f", "/d/../d/f", "d/f" };
+	for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
+		uint64_t h = hits(a);
+
+		assert_int_equal(tessera_stat(a, odd[i], &st), tessera_stat(c->fs, odd[i], &st2));
+		assert_int_equal(hits(a), h);
+	}
+	tessera_disconnect(a);
+}
+
+/* Another client's changes: each is seen once its word arrives. */
+static void test_others_changes_seen(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *a = cached(c);
+	struct tessera_setattr sa = { .valid = TESSERA_SET_MODE, .mode = 0600 };
+	struct tessera_stat st;
+	uint64_t b;
+
+	CHECK(c->fs, tessera_mkdir(c->fs, "/d", 0755));
+	CHECK(c->fs, tessera_mkdir(c->fs, "/d/e", 0755));
+	put(c->fs, "/d/e/f", 10);
+	put(c->fs, "/d/g", 10);
+	learnt(a, "/d/e/f", &st);
+	learnt(a, "/d/g", &st);
+
+	b = breaks(a);
+	CHECK(c->fs, tessera_setattr(c->fs, "/d/e/f", &sa));
+	heard(a, b, 1);
+	CHECK(a, tessera_stat(a, "/d/e/f", &st));
+	assert_int_equal(st.mode & 07777, 0600);
+
+	/* a write and close: the size */
+	learnt(a, "/d/e/f", &st);
+	b = breaks(a);
+	put(c->fs, "/d/e/f", 3000);
+	heard(a, b, 1);
+	CHECK(a, tessera_stat(a, "/d/e/f", &st));
+	assert_int_equal(st.size, 3000);
+
+	/* a directory above renamed: the old path is gone */
+	learnt(a, "/d/e/f", &st);
+	b = breaks(a);
+	CHECK(c->fs, tessera_rename(c->fs, "/d/e", "/d/e2"));
+	heard(a, b, 1);
+	assert_int_equal(tessera_stat(a, "/d/e/f", &st), -ENOENT);
+	CHECK(a, tessera_stat(a, "/d/e2/f", &st));
+	assert_int_equal(st.size, 3000);
+
+	/* a removal */
+	b = breaks(a);
+	CHECK(c->fs, tessera_unlink(c->fs, "/d/g"));
+	heard(a, b, 1);
+	assert_int_equal(tessera_stat(a, "/d/g", &st), -ENOENT);
+	tessera_disconnect(a);
+}
+
+/* A file another client opens for writing: its size is that writer's, so
+ * a stat asks the storage daemons from then on, and sees it grow. */
+static void test_new_writer_breaks(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *a = cached(c);
+	struct tessera_stat st;
+	tessera_file *f;
+	char buf[100] = { 0 };
+	uint64_t b;
+
+	put(c->fs, "/w", 10);
+	learnt(a, "/w", &st);
+	b = breaks(a);
+	CHECK(c->fs, tessera_open(c->fs, "/w", O_WRONLY, 0, NULL, &f));
+	heard(a, b, 1);
+	assert_int_equal(tessera_pwrite(f, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	CHECK(a, tessera_stat(a, "/w", &st));
+	assert_int_equal(st.size, sizeof(buf));
+	/* not kept while it is written */
+	assert_int_equal(tessera_pwrite(f, buf, sizeof(buf), 100), (ssize_t)sizeof(buf));
+	CHECK(a, tessera_stat(a, "/w", &st));
+	assert_int_equal(st.size, 2 * sizeof(buf));
+	CHECK(c->fs, tessera_close(f));
+	tessera_disconnect(a);
+}
+
+/* Its own changes a client sees at once, without waiting for any word. */
+static void test_own_changes_at_once(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *a = cached(c);
+	struct tessera_setattr sa = { .valid = TESSERA_SET_MODE, .mode = 0640 };
+	struct tessera_stat st;
+	tessera_file *f;
+	uint64_t h;
+
+	CHECK(a, tessera_mkdir(a, "/own", 0755));
+	put(a, "/own/f", 10);
+	/* the close told the size: the first stat already from memory */
+	h = hits(a);
+	CHECK(a, tessera_stat(a, "/own/f", &st));
+	assert_int_equal(hits(a), h + 1);
+	assert_int_equal(st.size, 10);
+	CHECK(a, tessera_setattr(a, "/own/f", &sa));
+	h = hits(a);
+	CHECK(a, tessera_stat(a, "/own/f", &st));
+	assert_int_equal(st.mode & 07777, 0640);
+	put(a, "/own/f", 77);
+	CHECK(a, tessera_stat(a, "/own/f", &st));
+	assert_int_equal(st.size, 77);
+	/* a read-write open that writes: the size, then the close's */
+	learnt(a, "/own/f", &st);
+	CHECK(a, tessera_open(a, "/own/f", O_RDWR, 0, NULL, &f));
+	assert_int_equal(tessera_pwrite(f, "abc", 3, 200), 3);
+	CHECK(a, tessera_stat(a, "/own/f", &st));
+	assert_int_equal(st.size, 203);
+	CHECK(a, tessera_close(f));
+	CHECK(a, tessera_stat(a, "/own/f", &st));
+	assert_int_equal(st.size, 203);
+	CHECK(a, tessera_rename(a, "/own/f", "/own/g"));
+	assert_int_equal(tessera_stat(a, "/own/f", &st), -ENOENT);
+	CHECK(a, tessera_stat(a, "/own/g", &st));
+	CHECK(a, tessera_link(a, "/own/g", "/own/h"));
+	CHECK(a, tessera_stat(a, "/own/g", &st));
+	assert_int_equal(st.nlink, 2);
+	/* a change through one name shows through the other */
+	learnt(a, "/own/h", &st);
+	sa.mode = 0600;
+	CHECK(a, tessera_setattr(a, "/own/g", &sa));
+	CHECK(a, tessera_stat(a, "/own/h", &st));
+	assert_int_equal(st.mode & 07777, 0600);
+	CHECK(a, tessera_unlink(a, "/own/g"));
+	assert_int_equal(tessera_stat(a, "/own/g", &st), -ENOENT);
+	CHECK(a, tessera_stat(a, "/own/h", &st));
+	assert_int_equal(st.nlink, 1);
+	CHECK(a, tessera_truncate(a, "/own/h", 5));
+	CHECK(a, tessera_stat(a, "/own/h", &st));
+	assert_int_equal(st.size, 5);
+	CHECK(a, tessera_symlink(a, "h", "/own/l"));
+	tessera_follow_links(a, TESSERA_NOFOLLOW);
+	learnt(a, "/own/l", &st);
+	assert_true(S_ISLNK(st.mode));
+	tessera_disconnect(a);
+}
+
+/* A client cut off from the daemon answers from memory only while its
+ * lease runs: after it, the stat asks (and here waits for the stopped
+ * daemon). */
+static void test_cut_off_client_stops_within_lease(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *a = cached(c);
+	struct tessera_name_cache_stats s;
+	struct tessera_stat st;
+	double t0;
+
+	put(c->fs, "/cut", 10);
+	learnt(a, "/cut", &st);
+	kill(c->mds, SIGSTOP);
+	t0 = now_s();
+	while (now_s() - t0 < 3.0 * LEASE_MS / 1000) {
+		tessera_name_cache_stats(a, &s);
+		if (!s.leased)
+			break;
+		usleep(10000);
+	}
+	kill(c->mds, SIGCONT);
+	assert_false(s.leased);
+	assert_true(now_s() - t0 <= 1.5 * LEASE_MS / 1000);
+	/* back: the lease runs again */
+	t0 = now_s();
+	do {
+		usleep(10000);
+		tessera_name_cache_stats(a, &s);
+	} while (!s.leased && now_s() - t0 < 5);
+	assert_true(s.leased);
+	CHECK(a, tessera_stat(a, "/cut", &st));
+	tessera_disconnect(a);
+}
+
+/* A daemon that restarts lost every lease: the client forgets all. */
+static void test_restart_forgets(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *a = cached(c);
+	struct tessera_stat st;
+	struct tessera_setattr sa = { .valid = TESSERA_SET_MODE, .mode = 0604 };
+
+	put(c->fs, "/r", 10);
+	learnt(a, "/r", &st);
+	cluster_stop_pid(c->mds, SIGKILL);
+	c->mds = cluster_spawn(c, "tessera-mds", "mds", 0);
+	CHECK(c->fs, tessera_setattr(c->fs, "/r", &sa));
+	/* whatever a asks now, it never answers 0644 after its lease */
+	usleep(LEASE_MS * 1000 + 200000);
+	CHECK(a, tessera_stat(a, "/r", &st));
+	assert_int_equal(st.mode & 07777, 0604);
+	tessera_disconnect(a);
+}
+
+/* name_lease_ms = 0: the daemon grants none, and says so. */
+static void test_off_at_the_daemon(void **state)
+{
+	(void)state;
+	void *st2 = NULL;
+	tessera_fs *fs;
+
+	assert_int_equal(cluster_setup_conf(&st2, CLUSTER_TCP, "name_lease_ms = 0\n"), 0);
+	fs = cluster_connect_more(((struct cluster *)st2)->conf);
+	assert_int_equal(tessera_name_cache(fs, TESSERA_NAME_CACHE_LEASED), -EOPNOTSUPP);
+	assert_non_null(strstr(tessera_errmsg(fs), "name_lease_ms 0"));
+	tessera_disconnect(fs);
+	cluster_teardown(&st2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_second_stat_from_memory, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_others_changes_seen, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_new_writer_breaks, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_own_changes_at_once, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_cut_off_client_stops_within_lease, setup,
+						cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_restart_forgets, setup, cluster_teardown),
+		cmocka_unit_test(test_off_at_the_daemon),
+	};
+
+	cluster_test_filter();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
