@@ -318,9 +318,9 @@ int tc_start_quiet_thread(pthread_t *thread, void *(*fn)(void *), void *arg);
  * "Name leases"), all no-ops while the cache is off:
  * - tc_mcache_stat: 1 with *st when path (mapped) is held, else 0;
  * - tc_mcache_mark: taken before a request whose reply may be learnt;
- * - tc_mcache_learn: a leased reply's names (path: the directories of
- *   walk, then handle, of `type`, S_IFMT bits; NULL: the handle alone)
- *   and attributes (st; NULL:
+ * - tc_mcache_learn: a leased reply's names (r->path: the directories of
+ *   r->walk, then r->handle, of r->type; NULL: the handle alone)
+ *   and attributes (r->st; NULL:
  *   none to keep, as a regular file's without its size). MC_LEARN_OWN
  *   for this client's own change (a create, a close that wrote): what
  *   replies still in flight say of it is refused;
@@ -333,9 +333,16 @@ enum tc_mc_learn { MC_LEARN_LOOKUP, MC_LEARN_OWN };
 int tc_mcache_stat(tessera_fs *fs, const char *path, enum tessera_follow last,
 		   struct tessera_stat *st);
 uint64_t tc_mcache_mark(tessera_fs *fs);
-void tc_mcache_learn(tessera_fs *fs, uint64_t mark, enum tc_mc_learn how, const char *path,
-		     const uint64_t *walk, size_t n_walk, uint64_t handle, uint32_t type,
-		     const struct tessera_stat *st);
+struct tc_mc_reply {
+	const char *path;          /* NULL: by handle alone */
+	const uint64_t *walk;      /* AttrReply.walk */
+	size_t n_walk;
+	uint64_t handle;
+	uint32_t type;             /* S_IFMT bits */
+	const struct tessera_stat *st; /* NULL: no attributes to keep */
+};
+void tc_mcache_learn(tessera_fs *fs, uint64_t mark, enum tc_mc_learn how,
+		     const struct tc_mc_reply *r);
 enum tc_mc_change { MC_NAME, MC_ATTRS };
 void tc_mcache_changed(tessera_fs *fs, const char *path, enum tc_mc_change what);
 void tc_mcache_changed_handle(tessera_fs *fs, uint64_t handle);

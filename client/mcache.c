@@ -379,41 +379,53 @@ static int learn_names(struct tc_mcache *mc, uint64_t mark, const char *path,
 	return i == n_walk;
 }
 
-void tc_mcache_learn(tessera_fs *fs, uint64_t mark, enum tc_mc_learn how, const char *path,
-		     const uint64_t *walk, size_t n_walk, uint64_t handle, uint32_t type,
-		     const struct tessera_stat *st)
+/* This client's own change of what a reply tells of: replies still in
+ * flight say otherwise of the handle, and of the directory whose entries
+ * it changed (the walk's last). */
+static void own_change(struct tc_mcache *mc, const struct tc_mc_reply *r)
+{
+	struct mc_node *dir;
+
+	bump(mc, key_of(KEY_ATTR, r->handle, NULL, 0));
+	if (r->n_walk && (dir = node_find(mc, r->walk[r->n_walk - 1]))) {
+		bump(mc, key_of(KEY_ATTR, r->walk[r->n_walk - 1], NULL, 0));
+		dir->has_attrs = 0;
+	}
+}
+
+/* The reply's names (none: by handle alone; "/": the root itself). */
+static int learn_path(struct tc_mcache *mc, uint64_t mark, const struct tc_mc_reply *r)
+{
+	if (!r->path)
+		return 1;
+	if (!r->path[1]) {
+		if (!mc->root)
+			mc->root = r->handle;
+		return mc->root == r->handle;
+	}
+	return r->n_walk && learn_names(mc, mark, r->path, r->walk, r->n_walk, r->handle);
+}
+
+void tc_mcache_learn(tessera_fs *fs, uint64_t mark, enum tc_mc_learn how,
+		     const struct tc_mc_reply *r)
 {
 	struct tc_mcache *mc = fs->mcache;
-	uint64_t akey = key_of(KEY_ATTR, handle, NULL, 0);
-	int names_ok = 1, attrs_ok;
 	struct mc_node *n;
+	int attrs_ok;
 
-	if (!mc || !handle || (path && !canonical(path)))
+	if (!mc || !r->handle || (r->path && !canonical(r->path)))
 		return;
 	pthread_mutex_lock(&mc->mu);
-	attrs_ok = st && !bumped_since(mc, mark, akey);
-	if (how == MC_LEARN_OWN) {
-		/* older replies in flight say otherwise: of the file, and of
-		 * the directory whose entries we changed */
-		bump(mc, akey);
-		if (n_walk && (n = node_find(mc, walk[n_walk - 1]))) {
-			bump(mc, key_of(KEY_ATTR, walk[n_walk - 1], NULL, 0));
-			n->has_attrs = 0;
+	attrs_ok = r->st && !bumped_since(mc, mark, key_of(KEY_ATTR, r->handle, NULL, 0));
+	if (how == MC_LEARN_OWN)
+		own_change(mc, r);
+	if (learn_path(mc, mark, r) && (n = node_get(mc, r->handle))) {
+		n->type = r->type & S_IFMT;
+		if (attrs_ok) {
+			n->st = *r->st;
+			n->has_attrs = 1;
+			mc->learnt++;
 		}
-	}
-	if (path && !path[1]) {
-		if (!mc->root)
-			mc->root = handle;   /* "/" */
-		names_ok = mc->root == handle;
-	} else if (path) {
-		names_ok = n_walk && learn_names(mc, mark, path, walk, n_walk, handle);
-	}
-	if (names_ok && (n = node_get(mc, handle)))
-		n->type = type & S_IFMT;
-	if (names_ok && attrs_ok && n) {
-		n->st = *st;
-		n->has_attrs = 1;
-		mc->learnt++;
 	}
 	pthread_mutex_unlock(&mc->mu);
 }

@@ -326,7 +326,8 @@ static int closed_attrs(tessera_file *f, uint64_t mark, const Tessera__AttrReply
 	tc_stat_from_attr(rep->attr, &st);
 	if (!size_from_reply(rep, &st))
 		return 0;
-	tc_mcache_learn(f->fs, mark, MC_LEARN_OWN, NULL, NULL, 0, f->handle, st.mode, &st);
+	tc_mcache_learn(f->fs, mark, MC_LEARN_OWN,
+			&(struct tc_mc_reply){ NULL, NULL, 0, f->handle, st.mode, &st });
 	return 1;
 }
 
@@ -377,8 +378,9 @@ static int stat_steps(tessera_fs *fs, const char *upath, enum tessera_follow las
 	tc_stat_from_attr(rep->attr, st);
 	sized = rep->attr->type != TESSERA__FILE_TYPE__FILE_REGULAR || size_from_reply(rep, st);
 	if (rep->leased)
-		tc_mcache_learn(fs, mark, MC_LEARN_LOOKUP, path, rep->walk, rep->n_walk,
-				rep->attr->handle, st->mode, sized ? st : NULL);
+		tc_mcache_learn(fs, mark, MC_LEARN_LOOKUP,
+				&(struct tc_mc_reply){ path, rep->walk, rep->n_walk, rep->attr->handle,
+						       st->mode, sized ? st : NULL });
 	if (!sized) {
 		int64_t data_ns;
 
@@ -573,8 +575,9 @@ static void opened_names(tessera_fs *fs, uint64_t mark, const char *path, int fl
 	if (!rep->attr)
 		return;
 	if (rep->created && rep->leased)
-		tc_mcache_learn(fs, mark, MC_LEARN_OWN, path, rep->walk, rep->n_walk,
-				rep->attr->handle, S_IFREG, NULL);
+		tc_mcache_learn(fs, mark, MC_LEARN_OWN,
+				&(struct tc_mc_reply){ path, rep->walk, rep->n_walk, rep->attr->handle,
+						       S_IFREG, NULL });
 	else if (rep->created)
 		tc_mcache_changed(fs, path, MC_NAME);
 	else if (rep->write_token || ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY))
@@ -859,8 +862,9 @@ static void setattr_names(tessera_fs *fs, uint64_t mark, const char *path,
 		tc_mcache_changed(fs, path, MC_ATTRS);
 		return;
 	}
-	tc_mcache_learn(fs, mark, MC_LEARN_OWN, path, rep->walk, rep->n_walk, rep->attr->handle,
-			st.mode, &st);
+	tc_mcache_learn(fs, mark, MC_LEARN_OWN,
+			&(struct tc_mc_reply){ path, rep->walk, rep->n_walk, rep->attr->handle,
+					       st.mode, &st });
 }
 
 /* SETATTR; the attributes it left into st (NULL: not wanted), *sized

@@ -34,21 +34,16 @@ static int setup(void **state)
 	return cluster_setup_conf(state, CLUSTER_TCP, extra);
 }
 
-static uint64_t hits(tessera_fs *fs)
+static struct tessera_name_cache_stats cache_of(tessera_fs *fs)
 {
 	struct tessera_name_cache_stats s;
 
 	tessera_name_cache_stats(fs, &s);
-	return s.hits;
+	return s;
 }
 
-static uint64_t breaks(tessera_fs *fs)
-{
-	struct tessera_name_cache_stats s;
-
-	tessera_name_cache_stats(fs, &s);
-	return s.breaks;
-}
+#define hits(fs) (cache_of(fs).hits)
+#define breaks(fs) (cache_of(fs).breaks)
 
 /* A client with the cache on. */
 static tessera_fs *cached(struct cluster *c)
