@@ -61,6 +61,7 @@ struct tc_mcache {
 	int stop;
 	uint64_t root;             /* the root's handle (0: not known yet) */
 	uint64_t valid_until_ns;   /* monotonic: the lease runs until then */
+	uint64_t lease_ns;         /* the daemon's name_lease_ms */
 	uint64_t seq;              /* bumps so far */
 	uint64_t forgot_seq;       /* the bump of the last forget-all */
 	struct { uint64_t key, seq; } ring[TC_MC_RING];
@@ -480,12 +481,15 @@ void tc_mcache_changed_handle(tessera_fs *fs, uint64_t handle)
 
 /* ------------------------------------------------------------ the watch */
 
-/* One WATCH: its answer's changes, and the lease from when it was sent. */
+/* One WATCH: its answer's changes, and the lease from when it was sent.
+ * 0; 1 when it was answered at once with nothing to tell (a daemon that
+ * could not park it: then wait before the next, not ask in a loop); or a
+ * negative errno. */
 static int watch_once(tessera_fs *fs, struct tc_mcache *mc)
 {
 	Tessera__WatchRequest m = TESSERA__WATCH_REQUEST__INIT;
 	struct tc_req *r = tc_req_new(fs, TC_MDS, TP_OP_WATCH, &m.base, NULL, 0);
-	uint64_t sent = tp_mono_ns();
+	uint64_t sent = tp_mono_ns(), lease_ns;
 	const Tessera__WatchReply *rep;
 	int rc = tc_call(fs, r, "name lease watch");
 
@@ -494,15 +498,34 @@ static int watch_once(tessera_fs *fs, struct tc_mcache *mc)
 		return rc;
 	}
 	rep = (const Tessera__WatchReply *)r->reply;
+	lease_ns = (uint64_t)rep->lease_ms * 1000000u;
 	pthread_mutex_lock(&mc->mu);
 	if (rep->all)
 		forget_all(mc);
 	for (size_t i = 0; i < rep->n_changed; i++)
 		broken(mc, rep->changed[i]);
-	mc->valid_until_ns = sent + (uint64_t)rep->lease_ms * 1000000u;
+	mc->valid_until_ns = sent + lease_ns;
+	mc->lease_ns = lease_ns;
+	rc = !rep->all && !rep->n_changed && tp_mono_ns() - sent < lease_ns / 8;
 	pthread_mutex_unlock(&mc->mu);
 	tc_req_free(fs, r);
-	return 0;
+	return rc;
+}
+
+/* Under mc->mu: wait ms unless stopped (the stop signals mc->cond). */
+static void pause_ms(struct tc_mcache *mc, long ms)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	if (!mc->stop)
+		pthread_cond_timedwait(&mc->cond, &mc->mu, &until);
 }
 
 static void *watch_main(void *arg)
@@ -513,7 +536,6 @@ static void *watch_main(void *arg)
 	tc_thread(fs)->background = 1; /* its long waits never hold up a caller */
 	pthread_mutex_lock(&mc->mu);
 	while (!mc->stop) {
-		struct timespec until;
 		int rc;
 
 		pthread_mutex_unlock(&mc->mu);
@@ -521,17 +543,10 @@ static void *watch_main(void *arg)
 		pthread_mutex_lock(&mc->mu);
 		if (rc == -EOPNOTSUPP)
 			break;    /* the daemon grants none (any more) */
-		if (!rc)
-			continue;
-		/* the daemon is away: the lease lapses by itself; ask again soon */
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += 100 * 1000000;
-		if (until.tv_nsec >= 1000000000) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000;
-		}
-		if (!mc->stop)
-			pthread_cond_timedwait(&mc->cond, &mc->mu, &until);
+		if (rc == 1)  /* not parked: a twentieth of a lease (1 s: 50 ms) */
+			pause_ms(mc, (long)(mc->lease_ns / 20000000u));
+		else if (rc)  /* the daemon is away: the lease lapses by itself */
+			pause_ms(mc, 100);
 	}
 	pthread_mutex_unlock(&mc->mu);
 	return NULL;
@@ -578,7 +593,7 @@ int tessera_name_cache(tessera_fs *fs, enum tessera_name_cache mode)
 	pthread_mutex_init(&mc->mu, NULL);
 	pthread_cond_init(&mc->cond, NULL);
 	/* the first answer comes at once (a new watch must forget all) */
-	if ((rc = watch_once(fs, mc))) {
+	if ((rc = watch_once(fs, mc)) < 0) {
 		mcache_free(mc);
 		return rc;
 	}
