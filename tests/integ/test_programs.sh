@@ -250,7 +250,9 @@ with open(sys.argv[2], "ab", 0) as f:
         f.write(s.recv(65536) + b"\n")
 PY
 	pid=$!
-	pids+=("$pid")
+	# (check runs this in a subshell: the listener goes with it, not
+	# with the script's own trap, which never sees this pid)
+	trap "kill $pid 2>/dev/null" EXIT   # (a wait here would set the status)
 	wait_for_socket() { for _ in $(seq 100); do [ -S "$1" ] && return 0; sleep 0.1; done; return 1; }
 	wait_for_socket "$dir/dev/log"
 	: >"$dir/syslog.out"
