@@ -328,6 +328,10 @@ int tc_start_quiet_thread(pthread_t *thread, void *(*fn)(void *), void *arg);
  *   (MC_NAME: the name itself, its directory's attributes, and what it
  *   named; MC_ATTRS: only the attributes of what it names) or a handle's
  *   attributes, after the change's reply (whatever its outcome);
+ * - tc_mcache_opened: an open's reply (path, the handle it opened, st its
+ *   attributes with the size the daemon knew, else NULL) replaces what is
+ *   held of them: an open is a close-to-open point, and a break of what
+ *   is held may still be on its way;
  * - tc_mcache_stop: at disconnect. */
 enum tc_mc_learn { MC_LEARN_LOOKUP, MC_LEARN_OWN };
 int tc_mcache_stat(tessera_fs *fs, const char *path, enum tessera_follow last,
@@ -346,6 +350,8 @@ void tc_mcache_learn(tessera_fs *fs, uint64_t mark, enum tc_mc_learn how,
 enum tc_mc_change { MC_NAME, MC_ATTRS };
 void tc_mcache_changed(tessera_fs *fs, const char *path, enum tc_mc_change what);
 void tc_mcache_changed_handle(tessera_fs *fs, uint64_t handle);
+void tc_mcache_opened(tessera_fs *fs, uint64_t mark, const char *path, uint64_t handle,
+		      const struct tessera_stat *st);
 void tc_mcache_stop(tessera_fs *fs);
 
 /* Describe server `s` ("metadata daemon (127.0.0.1:7000)"). */

@@ -479,6 +479,34 @@ void tc_mcache_changed_handle(tessera_fs *fs, uint64_t handle)
 	pthread_mutex_unlock(&mc->mu);
 }
 
+void tc_mcache_opened(tessera_fs *fs, uint64_t mark, const char *path, uint64_t handle,
+		      const struct tessera_stat *st)
+{
+	struct tc_mcache *mc = fs->mcache;
+	struct mc_node *n;
+	const char *name;
+	uint64_t dir, h;
+	size_t len;
+
+	if (!mc)
+		return;
+	pthread_mutex_lock(&mc->mu);
+	if (!walk(mc, path, &dir, &name, &len, &h) && len && h && h != handle) {
+		/* the name is another file's now: a break is on its way */
+		bump(mc, key_of(KEY_ENTRY, dir, name, len));
+		entry_drop(mc, dir, name, len);
+	}
+	if ((n = node_find(mc, handle)) && n->has_attrs) {
+		if (st && !bumped_since(mc, mark, key_of(KEY_ATTR, handle, NULL, 0))) {
+			n->st = *st;
+		} else {
+			bump(mc, key_of(KEY_ATTR, handle, NULL, 0));
+			n->has_attrs = 0;
+		}
+	}
+	pthread_mutex_unlock(&mc->mu);
+}
+
 /* ------------------------------------------------------------ the watch */
 
 /* One WATCH: its answer's changes, and the lease from when it was sent.

@@ -626,6 +626,9 @@ int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
 	if (!rc && rep->created)
 		dir_changed(fs, upath, rep->parent);
 	opened_names(fs, mark, path, flags, rep);
+	if (!rc && !rep->created) /* close-to-open: what it says of the file wins */
+		tc_mcache_opened(fs, mark, path, (*out)->handle,
+				 (*out)->opened_sized ? &(*out)->opened : NULL);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return rc;
 }

@@ -36,9 +36,10 @@
  * kernel's caches hold for attr_timeout/entry_timeout (use 0 for none);
  * behind them, the library answers stats from what the metadata daemon
  * leased it (tessera_name_cache; -o name_cache=0, or a timeout of 0,
- * turns that off), which others' changes break at once,
- * and the size and mtime of a file the kernel still caches until the
- * file's next open on this mount: a stat, or a read of a file kept open,
+ * turns that off), which others' changes break a moment later (an
+ * open's own reply replaces what it held of the file: close-to-open holds
+ * while a break is on its way), and the size and mtime of a file the
+ * kernel still caches until the file's next open on this mount: a stat, or a read of a file kept open,
  * may see older attributes that long. With -s (one thread) the mount has
  * no writeback cache and every write(2) waits for the storage daemons.
  *
