@@ -153,12 +153,11 @@ static int plain_call(tessera_fs *fs, unsigned opcode, ProtobufCMessage *msg,
  * stats stay answered by the metadata daemon alone), and one that writes
  * pays one request before its first write. An open for writing only, or
  * that truncates or creates, is counted at once. */
-enum open_writer { WRITER_NOW, WRITER_LATER };
-
-static enum open_writer open_writer_of(int flags)
+static enum tp_open_writer open_writer_of(int flags)
 {
-	return (flags & O_ACCMODE) == O_RDWR && !(flags & (O_TRUNC | O_CREAT)) ? WRITER_LATER
-										 : WRITER_NOW;
+	return (flags & O_ACCMODE) == O_RDWR && !(flags & (O_TRUNC | O_CREAT))
+		       ? TP_WRITER_LATER
+		       : TP_WRITER_NOW;
 }
 
 /* LOOKUP; open_rights (TP_CAP_*) asks for a capability to open the file
@@ -166,7 +165,7 @@ static enum open_writer open_writer_of(int flags)
  * `writer`: when an open for writing is counted as a writer. `last`:
  * follow a symbolic link in the last component or not. */
 static int lookup_attr_as(tessera_fs *fs, const char *path, uint32_t open_rights,
-			  enum open_writer writer, enum tessera_follow last,
+			  enum tp_open_writer writer, enum tessera_follow last,
 			  Tessera__AttrReply **out)
 {
 	Tessera__PathRequest m = TESSERA__PATH_REQUEST__INIT;
@@ -179,7 +178,7 @@ static int lookup_attr_as(tessera_fs *fs, const char *path, uint32_t open_rights
 	m.cred = &cred;
 	m.path = (char *)path;
 	m.open_rights = open_rights;
-	m.writer_later = writer == WRITER_LATER;
+	m.writer_later = writer == TP_WRITER_LATER;
 	m.nofollow = last == TESSERA_NOFOLLOW;
 	rc = path_call(fs, TP_OP_LOOKUP, &m.base, open_rights ? "open" : "stat", path, &r);
 	if (rc)
@@ -197,7 +196,7 @@ static int lookup_attr_as(tessera_fs *fs, const char *path, uint32_t open_rights
 static int lookup_attr(tessera_fs *fs, const char *path, uint32_t open_rights,
 		       enum tessera_follow last, Tessera__AttrReply **out)
 {
-	return lookup_attr_as(fs, path, open_rights, WRITER_NOW, last, out);
+	return lookup_attr_as(fs, path, open_rights, TP_WRITER_NOW, last, out);
 }
 
 /* -------------------------------------------------------------- sizes
@@ -560,7 +559,7 @@ static int open_file(tessera_fs *fs, const char *path, int flags, const Tessera_
 	}
 	opened_attrs(f, flags, rep);
 	/* (a versioned file counts no writers) */
-	f->writer_later = open_writer_of(flags) == WRITER_LATER && !rep->write_token &&
+	f->writer_later = open_writer_of(flags) == TP_WRITER_LATER && !rep->write_token &&
 			  !tc_versioned(f);
 	*out = f;
 	return 0;

@@ -131,6 +131,11 @@ struct tp_hdr {
 /* RenameRequest.mode: what a rename does to an existing target. */
 enum tp_rename_mode { TP_RENAME_REPLACE = 0, TP_RENAME_NOREPLACE = 1, TP_RENAME_EXCHANGE = 2 };
 
+/* When an open for writing counts its writer at the metadata daemon: at
+ * the open, or at its first write (PathRequest.writer_later, then
+ * CapRequest.writer_only). */
+enum tp_open_writer { TP_WRITER_NOW, TP_WRITER_LATER };
+
 /* Capability rights (tessera.Capability.rights). READ and WRITE each
  * include STAT (sizes) and shared locks; WRITE alone covers whatever
  * changes state: writes, truncate, sync, fetch-and-add and exclusive

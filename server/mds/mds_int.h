@@ -1,6 +1,7 @@
 /*
  * mds_int.h - what the metadata daemon's request handlers share across
- * its files (mds_main.c, the daemon and most handlers; mds_vops.c, the
+ * its files (mds_main.c, the daemon and most handlers; mds_reply.c, what
+ * replies are made of; mds_cap.c, open files by handle; mds_vops.c, the
  * version server's VERSION; mds_xattr_ops.c, extended attributes): the
  * daemon's top-level context and the helpers they use. Internal to server/mds/.
  */
@@ -11,6 +12,7 @@
 
 #include "cap.h"
 #include "daemon.h"
+#include "mds_size.h"
 #include "mds_store.h"
 
 struct mds_purge;
@@ -101,6 +103,69 @@ struct mds_lease_part {
 void mds_lease_note(struct mds *mds, const struct srv_req *req, uint64_t handle,
 		    enum mds_lease_what what, struct mds_lease_part *out);
 void mds_lease_fill(const struct mds_lease_part *lease, Tessera__AttrReply *rep);
+
+/* ---- replies (mds_reply.c) */
+
+/* Layout and attributes, store -> message. `servers`/`handles` back the
+ * repeated fields and must outlive the message. */
+struct attr_msg {
+	Tessera__Attr attr;
+	Tessera__Layout layout;
+	uint32_t servers[TP_MAX_STRIPE];
+	uint64_t handles[TP_MAX_STRIPE];
+};
+
+/* What a layout message carries: a file's whole layout, or a directory's
+ * default (strip size and count, no objects). */
+enum layout_part { LAYOUT_WITH_OBJECTS, LAYOUT_DIR_DEFAULT };
+
+/* A signed capability and what backs it (the handles are a's layout's). */
+struct cap_msg {
+	Tessera__Capability cap;
+	uint8_t mac[TP_CAP_MAC_LEN];
+};
+
+/* What an AttrReply says besides the attributes: a regular file's size
+ * (mds_size.h), and the name leases granted with it (NULL: none). */
+struct size_part {
+	struct mds_size_view view;  /* a stat's */
+	uint64_t write_token;       /* an open for writing's */
+	const struct mds_lease_part *lease;
+};
+
+/* A reply's parent part: the attributes of the directory it changed. */
+struct parent_part {
+	int have;
+	struct mds_attr a;
+	struct attr_msg m;
+};
+
+void mds_layout_msg(const struct mds_layout *l, struct attr_msg *m, enum layout_part part);
+void mds_attr_msg(const struct mds_attr *a, struct attr_msg *m);
+/* Grant `rights` on file a's objects (NULL: every object, the admin
+ * capability) to cred's uid, for the configured lifetime; the caller
+ * checked the permission. 0 or a negative errno. */
+int mds_grant(struct mds *mds, const struct mds_cred *cred, const struct mds_attr *a,
+	      uint32_t rights, struct cap_msg *out);
+/* The directory a change of path left (calloc'd; its `have` 0 when it
+ * could not be read), and its message for a reply (NULL: none). */
+struct parent_part *mds_parent_part_of(struct mds *mds, const struct mds_cred *cred,
+				       const char *path);
+Tessera__Attr *mds_parent_msg(struct parent_part *p);
+/* An AttrReply of a: sp (NULL: no size, no lease) and parent (NULL: none)
+ * beside the attributes; mds_reply_attr with no size and no parent. */
+void mds_reply_attr_sized(struct srv_req *req, const struct mds_attr *a, int created,
+			  const Tessera__Capability *cap, const struct size_part *sp,
+			  struct parent_part *parent);
+void mds_reply_attr(struct srv_req *req, const struct mds_attr *a, int created,
+		    const Tessera__Capability *cap, const struct mds_lease_part *lease);
+/* Root of a host that is not an admin host asked for `what`: refused. */
+void mds_reply_not_admin_host(struct srv_req *req, const char *what);
+
+/* CAP, CLOSE_WRITE, SIZE_REPORT: open files by handle (mds_cap.c). */
+void mds_op_CAP(void *ctx, struct srv_req *req);
+void mds_op_CLOSE_WRITE(void *ctx, struct srv_req *req);
+void mds_op_SIZE_REPORT(void *ctx, struct srv_req *req);
 
 /* XATTR_GET, _LIST, _SET, _REMOVE: extended attributes (mds_xattr_ops.c). */
 void mds_op_XATTR_GET(void *ctx, struct srv_req *req);

@@ -3,7 +3,6 @@
  * the store writes changes unsynced and the daemon holds the replies of a
  * loop turn that changed something until one synced write at the end of
  * the turn (group commit, mds_commit). */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,61 +22,6 @@
 #define MDS_READDIR_MAX 1024 /* entries per page: keeps a reply < 300 KiB */
 #define MDS_FILE_LIST_MAX 64 /* files per FILE_LIST page: a reply < 300 KiB */
 
-/* Layout and attributes, store -> message. `servers`/`handles` back the
- * repeated fields and must outlive the message. */
-struct attr_msg {
-	Tessera__Attr attr;
-	Tessera__Layout layout;
-	uint32_t servers[TP_MAX_STRIPE];
-	uint64_t handles[TP_MAX_STRIPE];
-};
-
-/* What a layout message carries: a file's whole layout, or a directory's
- * default (strip size and count, no objects). */
-enum layout_part { LAYOUT_WITH_OBJECTS, LAYOUT_DIR_DEFAULT };
-
-static void layout_msg(const struct mds_layout *l, struct attr_msg *m, enum layout_part part)
-{
-	tessera__layout__init(&m->layout);
-	m->layout.strip_size = l->strip_size;
-	m->layout.versioned = l->versioned != 0;
-	m->layout.servers = m->servers;
-	m->layout.handles = m->handles;
-	if (part == LAYOUT_WITH_OBJECTS) {
-		m->layout.n_servers = m->layout.n_handles = l->count;
-		memcpy(m->servers, l->servers, l->count * sizeof(*m->servers));
-		memcpy(m->handles, l->handles, l->count * sizeof(*m->handles));
-	} else {
-		/* a directory's default: only the count matters */
-		m->layout.n_servers = l->count;
-		memset(m->servers, 0, l->count * sizeof(*m->servers));
-	}
-}
-
-static void attr_msg(const struct mds_attr *a, struct attr_msg *m)
-{
-	tessera__attr__init(&m->attr);
-	m->attr.handle = a->handle;
-	m->attr.type = a->type;
-	m->attr.mode = a->mode;
-	m->attr.uid = a->uid;
-	m->attr.gid = a->gid;
-	m->attr.nlink = a->nlink;
-	m->attr.atime_ns = a->atime_ns;
-	m->attr.mtime_ns = a->mtime_ns;
-	m->attr.ctime_ns = a->ctime_ns;
-	m->attr.mtime_set_ns = a->mtime_set_ns;
-	m->attr.size = a->size;
-	m->attr.nentries = a->nentries;
-	m->attr.rdev = a->rdev;
-	m->attr.has_layout = a->has_layout;
-	if (a->has_layout) {
-		layout_msg(&a->layout, m,
-			   a->type == MDS_FILE ? LAYOUT_WITH_OBJECTS : LAYOUT_DIR_DEFAULT);
-		m->attr.layout = &m->layout;
-	}
-}
-
 /* Regular file a lost its last name: the purger removes its objects after
  * this turn's commit (mds_commit). */
 static void note_removed(struct mds *mds, const struct mds_attr *a)
@@ -87,29 +31,6 @@ static void note_removed(struct mds *mds, const struct mds_attr *a)
 	/* its version table's records went in the same batch */
 	mds_versions_forget(mds->versions, a->handle);
 	mds_vmerge_forget(mds->vmerge, a->handle);
-}
-
-/* A signed capability and what backs it (the handles are a's layout's). */
-struct cap_msg {
-	Tessera__Capability cap;
-	uint8_t mac[TP_CAP_MAC_LEN];
-};
-
-/* Grant `rights` on file a's objects to cred's uid, for the configured
- * lifetime. The caller checked the permission. Every capability of a
- * versioned file says so (TP_CAP_VERSIONED): storage daemons then take
- * only versioned I/O on its objects. */
-static int grant(struct mds *mds, const struct mds_cred *cred, const struct mds_attr *a,
-		 uint32_t rights, struct cap_msg *out)
-{
-	tessera__capability__init(&out->cap);
-	out->cap.file = a ? a->handle : 0;
-	out->cap.handles = a ? (uint64_t *)a->layout.handles : NULL;
-	out->cap.n_handles = a ? a->layout.count : 0;
-	out->cap.rights = rights | (a && a->layout.versioned ? TP_CAP_VERSIONED : 0);
-	out->cap.uid = cred->uid;
-	out->cap.expires_ns = tp_real_ns() + (int64_t)mds->cap_lifetime_ms * 1000000;
-	return cap_sign(&mds->key, &out->cap, out->mac);
 }
 
 /* The rights an open of file a asks for (TP_CAP_READ/WRITE of `asked`),
@@ -134,107 +55,17 @@ static int refuse_or_grant_open(struct mds *mds, struct srv_req *req, const stru
 		mds_reply_store_error(mds, req, rc);
 		return rc;
 	}
-	if ((rc = grant(mds, cred, a, rw | TP_CAP_STAT, out)))
+	if ((rc = mds_grant(mds, cred, a, rw | TP_CAP_STAT, out)))
 		srv_reply_error(req, rc, "%s: cannot sign a capability", what);
 	return rc;
 }
-
-/* What an AttrReply says besides the attributes: a regular file's size
- * (mds_size.h), and the name leases granted with it (NULL: none). */
-struct size_part {
-	struct mds_size_view view;  /* a stat's */
-	uint64_t write_token;       /* an open for writing's */
-	const struct mds_lease_part *lease;
-};
-
-/* The directory a change of `path` changed (its entries), as the change
- * left it, for the reply (AttrReply.parent, RemoveReply.parent): the
- * mount answers the kernel's next question about the directory with it.
- * 0, or an error that leaves the reply without it. */
-static int parent_after(struct mds *mds, const struct mds_cred *cred, const char *path,
-			struct mds_attr *out)
-{
-	char dir[TP_PATH_MAX + 1];
-	size_t n = strlen(path);
-
-	if (n > TP_PATH_MAX || !(n = tp_path_dir_len(path, n)))
-		return -EINVAL;
-	memcpy(dir, path, n);
-	dir[n] = '\0';
-	return mds_lookup(mds->store, cred, dir, out);
-}
-
-/* A reply's parent part: the attributes of the directory it changed. */
-struct parent_part {
-	int have;
-	struct mds_attr a;
-	struct attr_msg m;
-};
-
-static struct parent_part *parent_part_of(struct mds *mds, const struct mds_cred *cred,
-					  const char *path)
-{
-	struct parent_part *p = calloc(1, sizeof(*p));
-
-	if (p && !parent_after(mds, cred, path, &p->a)) {
-		p->have = 1;
-		attr_msg(&p->a, &p->m);
-	}
-	return p;
-}
-
-static Tessera__Attr *parent_msg(struct parent_part *p)
-{
-	return p && p->have ? &p->m.attr : NULL;
-}
-
-static void reply_attr_sized(struct srv_req *req, const struct mds_attr *a, int created,
-			     const Tessera__Capability *cap, const struct size_part *sp,
-			     struct parent_part *parent)
-{
-	struct attr_msg *m = malloc(sizeof(*m));
-	Tessera__AttrReply rep = TESSERA__ATTR_REPLY__INIT;
-
-	if (!m) {
-		srv_reply_error(req, -ENOMEM, "no memory for a reply");
-		return;
-	}
-	attr_msg(a, m);
-	rep.attr = &m->attr;
-	rep.parent = parent_msg(parent);
-	rep.created = created;
-	rep.cap = (Tessera__Capability *)cap;
-	if (sp) {
-		rep.size_known = sp->view.known;
-		rep.known_size = sp->view.size;
-		rep.known_blocks = sp->view.blocks;
-		rep.known_data_mtime_ns = sp->view.data_mtime_ns;
-		rep.size_token = sp->view.token;
-		rep.write_token = sp->write_token;
-		mds_lease_fill(sp->lease, &rep);
-	}
-	srv_reply(req, &rep.base, NULL, 0);
-	free(m);
-}
-
-static void reply_attr(struct srv_req *req, const struct mds_attr *a, int created,
-		       const Tessera__Capability *cap, const struct mds_lease_part *lease)
-{
-	struct size_part sp = { { 0 }, 0, lease };
-
-	reply_attr_sized(req, a, created, cap, &sp, NULL);
-}
-
-/* Whether an open for writing counts its writer now, or at its first
- * write (PathRequest.writer_later, CapRequest.writer_only). */
-enum open_writer { WRITER_NOW, WRITER_LATER };
 
 /* An open's (or a stat's) answer, besides the attributes. */
 struct open_answer {
 	int created;
 	const Tessera__Capability *cap;
 	uint32_t asked;                     /* open_rights */
-	enum open_writer writer;
+	enum tp_open_writer writer;
 	struct parent_part *parent;         /* a create's directory (NULL: none) */
 	const struct mds_lease_part *lease;
 };
@@ -242,7 +73,7 @@ struct open_answer {
 /* The reply to an open (or stat) of regular file a that was granted
  * `asked` (open_rights): the size if known (mds_size.h), as of before
  * this open, so an open needs no stat after it; an open for writing is
- * then one more writer (WRITER_NOW), or asks to be before it writes.
+ * then one more writer (TP_WRITER_NOW), or asks to be before it writes.
  * Only a stat may report a size it had to ask the storage daemons for
  * (an open's token would be stale at once, or the opener has no use for
  * it). A versioned file's size is its storage
@@ -254,18 +85,18 @@ static void reply_open(struct mds *mds, struct srv_req *req, const struct mds_at
 	int64_t now = tp_real_ns();
 
 	if (a->layout.versioned) {
-		reply_attr_sized(req, a, o->created, o->cap, &sp, o->parent);
+		mds_reply_attr_sized(req, a, o->created, o->cap, &sp, o->parent);
 		return;
 	}
 	mds_sizes_stat(mds->sizes, a->handle, now, &sp.view);
 	if (o->asked & (TP_CAP_READ | TP_CAP_WRITE))
 		sp.view.token = 0;
-	if ((o->asked & TP_CAP_WRITE) && o->writer == WRITER_NOW) {
+	if ((o->asked & TP_CAP_WRITE) && o->writer == TP_WRITER_NOW) {
 		sp.write_token = mds_sizes_writer_open(mds->sizes, a->handle, req->ident.session, now);
 		/* others' leases of its attributes end: its size is unknown now */
 		mds_leases_break(mds->leases, a->handle, req->ident.session);
 	}
-	reply_attr_sized(req, a, o->created, o->cap, &sp, o->parent);
+	mds_reply_attr_sized(req, a, o->created, o->cap, &sp, o->parent);
 }
 
 /* The removed file's layout, for the caller's information. No remove
@@ -284,9 +115,9 @@ static void reply_removed(struct srv_req *req, const struct mds_attr *a, int rem
 		return;
 	}
 	rep.removed_file = removed_file;
-	rep.parent = parent_msg(parent);
+	rep.parent = mds_parent_msg(parent);
 	if (removed_file) {
-		layout_msg(&a->layout, m, LAYOUT_WITH_OBJECTS);
+		mds_layout_msg(&a->layout, m, LAYOUT_WITH_OBJECTS);
 		rep.layout = &m->layout;
 	}
 	srv_reply(req, &rep.base, NULL, 0);
@@ -366,10 +197,10 @@ static void mds_op_MKDIR(void *ctx, struct srv_req *req)
 	struct mds_lease_part lease;
 
 	mds_lease_note(mds, req, a.handle, LEASE_WALK_AND_HANDLE, &lease);
-	struct parent_part *parent = parent_part_of(mds, &cred, m->path);
+	struct parent_part *parent = mds_parent_part_of(mds, &cred, m->path);
 	struct size_part sp = { { 0 }, 0, &lease };
 
-	reply_attr_sized(req, &a, 1, NULL, &sp, parent);
+	mds_reply_attr_sized(req, &a, 1, NULL, &sp, parent);
 	free(parent);
 }
 
@@ -404,10 +235,10 @@ static void mds_op_CREATE(void *ctx, struct srv_req *req)
 	if (refuse_or_grant_open(mds, req, &cred, m->path, &a, m->open_rights,
 				 created ? OPEN_CREATED : OPEN_EXISTING, &cap))
 		return;
-	struct parent_part *parent = created ? parent_part_of(mds, &cred, m->path) : NULL;
+	struct parent_part *parent = created ? mds_parent_part_of(mds, &cred, m->path) : NULL;
 
 	reply_open(mds, req, &a, &(struct open_answer){ created, &cap.cap, m->open_rights,
-						       WRITER_NOW, parent, &lease });
+						       TP_WRITER_NOW, parent, &lease });
 	free(parent);
 }
 
@@ -450,11 +281,11 @@ static void reply_lookup(struct mds *mds, struct srv_req *req, const struct mds_
 	if (a.type == MDS_SYMLINK && m->open_rights)
 		srv_reply_error(req, -ELOOP, "open %s: is a symbolic link (O_NOFOLLOW)", m->path);
 	else if (a.type != MDS_FILE)
-		reply_attr(req, &a, 0, NULL, &lease);
+		mds_reply_attr(req, &a, 0, NULL, &lease);
 	else if (!refuse_or_grant_open(mds, req, cred, m->path, &a, m->open_rights,
 				       OPEN_EXISTING, &cap))
 		reply_open(mds, req, &a, &(struct open_answer){ 0, &cap.cap, m->open_rights,
-			   m->writer_later ? WRITER_LATER : WRITER_NOW, NULL, &lease });
+			   m->writer_later ? TP_WRITER_LATER : TP_WRITER_NOW, NULL, &lease });
 }
 
 /* LOOKUP, UNLINK, RMDIR and STATFS name one path. */
@@ -475,7 +306,7 @@ static void reply_path_op(struct mds *mds, struct srv_req *req)
 		if (!(rc = mds_unlink(mds->store, &cred, m->path, &a))) {
 			/* objects go with a regular file's last name only */
 			int gone = a.type == MDS_FILE && a.nlink == 0;
-			struct parent_part *parent = parent_part_of(mds, &cred, m->path);
+			struct parent_part *parent = mds_parent_part_of(mds, &cred, m->path);
 
 			if (gone)
 				note_removed(mds, &a);
@@ -485,7 +316,7 @@ static void reply_path_op(struct mds *mds, struct srv_req *req)
 		break;
 	case TP_OP_RMDIR:
 		if (!(rc = mds_rmdir(mds->store, &cred, m->path))) {
-			struct parent_part *parent = parent_part_of(mds, &cred, m->path);
+			struct parent_part *parent = mds_parent_part_of(mds, &cred, m->path);
 
 			reply_removed(req, &a, 0, parent);
 			free(parent);
@@ -522,7 +353,7 @@ static void reply_setattr(struct mds *mds, struct srv_req *req, const struct mds
 		mds_sizes_stat(mds->sizes, a->handle, tp_real_ns(), &sp.view);
 		sp.view.token = 0;
 	}
-	reply_attr_sized(req, a, 0, NULL, &sp, NULL);
+	mds_reply_attr_sized(req, a, 0, NULL, &sp, NULL);
 }
 
 static void mds_op_SETATTR(void *ctx, struct srv_req *req)
@@ -570,7 +401,7 @@ static void mds_op_SETLAYOUT(void *ctx, struct srv_req *req)
 	if (rc)
 		mds_reply_store_error(mds, req, rc);
 	else
-		reply_attr(req, &a, 0, NULL, NULL);
+		mds_reply_attr(req, &a, 0, NULL, NULL);
 }
 
 static void mds_op_RENAME(void *ctx, struct srv_req *req)
@@ -625,9 +456,9 @@ static void reply_link_op(struct mds *mds, struct srv_req *req)
 		mds_reply_store_error(mds, req, rc);
 		return;
 	}
-	struct parent_part *parent = parent_part_of(mds, &cred, m->path);
+	struct parent_part *parent = mds_parent_part_of(mds, &cred, m->path);
 
-	reply_attr_sized(req, &a, 1, NULL, NULL, parent);
+	mds_reply_attr_sized(req, &a, 1, NULL, NULL, parent);
 	free(parent);
 }
 
@@ -666,20 +497,6 @@ static void mds_op_READDIR(void *ctx, struct srv_req *req)
 	reply_readdir(mds, req, &cred);
 }
 
-/* Root of a host that is not an admin host asked for what only root of
- * the file system may have: why it is refused. */
-static void reply_not_admin_host(struct srv_req *req, const char *what)
-{
-	char host[INET_ADDRSTRLEN] = "an unknown host";
-	uint32_t a;
-
-	memcpy(&a, req->ident.origin4, sizeof(a));
-	if (a)
-		inet_ntop(AF_INET, req->ident.origin4, host, sizeof(host));
-	srv_reply_error(req, -EPERM, "%s: uid 0 of %s is not root of this file system: that host "
-			"is not an admin host (admin_hosts in the config)", what, host);
-}
-
 /* Only root may list every file (the acting identity: cred_of), and
  * not from a host that is no admin host; a refusal is answered here. */
 static int may_list_files(struct mds *mds, struct srv_req *req,
@@ -689,7 +506,7 @@ static int may_list_files(struct mds *mds, struct srv_req *req,
 
 	mds_cred_of(mds, req, m->cred, &cred);
 	if (req->ident.foreign_root) {
-		reply_not_admin_host(req, "list files");
+		mds_reply_not_admin_host(req, "list files");
 		return 0;
 	}
 	if (cred.uid != 0) {
@@ -717,7 +534,7 @@ static void file_entry(Tessera__FileEntry *ent, struct attr_msg *msg,
 		ent->handle = fa->handle;
 		ent->size = fa->size;
 	}
-	layout_msg(&l, msg, LAYOUT_WITH_OBJECTS);
+	mds_layout_msg(&l, msg, LAYOUT_WITH_OBJECTS);
 	ent->layout = &msg->layout;
 }
 
@@ -772,201 +589,6 @@ out:
 	free(msgs);
 	free(ents);
 	free(ptrs);
-}
-
-/* A capability with WRITE renewed: its holder is counted as a writer if
- * it asks (count_writer: an open from a share; the token it closes
- * with), else it may be a writer the table does not count (granted
- * before a restart), so no size is taken until the new one expires. */
-static uint64_t renewed_writer(struct mds *mds, const struct srv_req *req,
-			       const Tessera__CapRequest *m, int64_t expires_ns)
-{
-	int64_t now = tp_real_ns();
-
-	if (!(m->rights & TP_CAP_WRITE))
-		return 0;
-	/* others' leases of its attributes end: its size is unknown now */
-	mds_leases_break(mds->leases, m->file, req->ident.session);
-	if (m->count_writer)
-		return mds_sizes_writer_open(mds->sizes, m->file, req->ident.session, now);
-	mds_sizes_renewed(mds->sizes, m->file, expires_ns, now);
-	return 0;
-}
-
-/* CAP with writer_only: an open that asked to count its writer later
- * (PathRequest.writer_later) writes now. The capability it shows is the
- * proof that it may: for this file, this uid, WRITE, unexpired (an
- * expired one is renewed instead, which checks the mode again). */
-static void reply_writer_only(struct mds *mds, struct srv_req *req, const struct mds_cred *cred)
-{
-	Tessera__CapRequest *m = (Tessera__CapRequest *)req->msg;
-	Tessera__CapReply rep = TESSERA__CAP_REPLY__INIT;
-	int64_t now = tp_real_ns();
-	char what[64];
-	int rc;
-
-	snprintf(what, sizeof(what), "count a writer of file %016llx", (unsigned long long)m->file);
-	if ((rc = mds_may_renew(mds->store, &mds->key, cred, what, m->file, m->proof))) {
-		mds_reply_store_error(mds, req, rc);
-		return;
-	}
-	if (!(m->proof->rights & TP_CAP_WRITE) || m->proof->expires_ns <= now) {
-		srv_reply_error(req, -EACCES, "%s: permission denied: the capability presented %s",
-				what, m->proof->rights & TP_CAP_WRITE ? "has expired (renew it)"
-								      : "does not allow writing");
-		return;
-	}
-	if (!(m->proof->rights & TP_CAP_VERSIONED)) {
-		rep.write_token = mds_sizes_writer_open(mds->sizes, m->file, req->ident.session, now);
-		mds_leases_break(mds->leases, m->file, req->ident.session);
-	}
-	srv_reply(req, &rep.base, NULL, 0);
-}
-
-/* A capability again for an open file, by handle and the capability of
- * its open (renewal: the mode is checked again now, the walk is not
- * repeated), or root's admin capability for fsck: every right on
- * every object on every storage daemon (root may do anything), listing
- * included. */
-static void mds_op_CAP(void *ctx, struct srv_req *req)
-{
-	struct mds *mds = ctx;
-	Tessera__CapRequest *m = (Tessera__CapRequest *)req->msg;
-	Tessera__CapReply rep = TESSERA__CAP_REPLY__INIT;
-	struct mds_attr *a = NULL;
-	struct mds_cred cred;
-	struct cap_msg cap;
-	char what[64];
-	int rc;
-
-	mds_cred_of(mds, req, m->cred, &cred);
-	if (m->writer_only) {
-		reply_writer_only(mds, req, &cred);
-		return;
-	}
-	if (m->admin) {
-		if (req->ident.foreign_root) {
-			reply_not_admin_host(req, "admin capability");
-			return;
-		}
-		if (cred.uid != 0) {
-			srv_reply_error(req, -EPERM, "admin capability: only root may have one"
-					" (uid %u asked)", cred.uid);
-			return;
-		}
-		if ((rc = grant(mds, &cred, NULL, TP_CAP_ADMIN | TP_CAP_REMOVE | TP_CAP_STAT |
-				 TP_CAP_READ | TP_CAP_WRITE, &cap))) {
-			srv_reply_error(req, rc, "admin capability: cannot sign it");
-			return;
-		}
-		rep.cap = &cap.cap;
-		srv_reply(req, &rep.base, NULL, 0);
-		return;
-	}
-	if (!(a = malloc(sizeof(*a)))) {
-		srv_reply_error(req, -ENOMEM, "capability: no memory");
-		return;
-	}
-	snprintf(what, sizeof(what), "renew file %016llx", (unsigned long long)m->file);
-	if ((rc = mds_may_renew(mds->store, &mds->key, &cred, what, m->file, m->proof)) ||
-	    (rc = mds_file_by_handle(mds->store, m->file, a)) ||
-	    (rc = mds_may_open(mds->store, &cred, what, a, m->rights & TP_CAP_READ,
-			       m->rights & TP_CAP_WRITE))) {
-		mds_reply_store_error(mds, req, rc);
-	} else if ((rc = grant(mds, &cred, a, (m->rights & (TP_CAP_READ | TP_CAP_WRITE)) |
-				TP_CAP_STAT, &cap))) {
-		srv_reply_error(req, rc, "%s: cannot sign a capability", what);
-	} else {
-		rep.cap = &cap.cap;
-		if (!a->layout.versioned)
-			rep.write_token = renewed_writer(mds, req, m, cap.cap.expires_ns);
-		srv_reply(req, &rep.base, NULL, 0);
-	}
-	free(a);
-}
-
-/* ---- sizes kept for files no one writes (mds_size.h) */
-
-/* CLOSE_WRITE: one writer fewer, for a caller that shows a capability
- * with WRITE for the file (of any age): anyone else could make a written
- * file look closed. A token of another incarnation counts nothing. */
-/* What a close answers: to a watching caller, the file's attributes and
- * size when the size is known now (leased), so its stat asks nobody;
- * else nothing (a store read fewer). */
-static void reply_closed(struct mds *mds, struct srv_req *req, uint64_t file)
-{
-	Tessera__AttrReply empty = TESSERA__ATTR_REPLY__INIT;
-	struct size_part sp = { { 0 }, 0, NULL };
-	struct mds_lease_part lease;
-	struct mds_attr *a;
-
-	if (mds_leases_watching(mds->leases, req->ident.session))
-		mds_sizes_stat(mds->sizes, file, tp_real_ns(), &sp.view);
-	if (!sp.view.known || !(a = malloc(sizeof(*a)))) {
-		srv_reply(req, &empty.base, NULL, 0);
-		return;
-	}
-	if (mds_file_by_handle(mds->store, file, a)) {
-		srv_reply(req, &empty.base, NULL, 0);
-	} else {
-		sp.view.token = 0;
-		mds_lease_note(mds, req, file, LEASE_HANDLE, &lease);
-		sp.lease = &lease;
-		reply_attr_sized(req, a, 0, NULL, &sp, NULL);
-	}
-	free(a);
-}
-
-static void mds_op_CLOSE_WRITE(void *ctx, struct srv_req *req)
-{
-	struct mds *mds = ctx;
-	Tessera__CloseWriteRequest *m = (Tessera__CloseWriteRequest *)req->msg;
-	Tessera__AttrReply rep = TESSERA__ATTR_REPLY__INIT;
-	struct mds_size_view seen = { .known = 1, .size = m->size, .blocks = m->blocks,
-				      .data_mtime_ns = m->data_mtime_ns };
-
-	if (!m->cap || !cap_mac_ok(&mds->key, m->cap) || m->cap->file != m->file ||
-	    !(m->cap->rights & TP_CAP_WRITE)) {
-		srv_reply_error(req, -EACCES, "close of file %016llx: permission denied: no"
-				" capability to write it presented", (unsigned long long)m->file);
-		return;
-	}
-	/* A versioned file (its capability says so, signed by us): no
-	 * writers counted, no size kept, nothing to do. */
-	if (m->cap->rights & TP_CAP_VERSIONED) {
-		srv_reply(req, &rep.base, NULL, 0);
-		return;
-	}
-	if (m->unwritten)
-		mds_sizes_writer_close_unwritten(mds->sizes, m->file, m->write_token,
-						 req->ident.session, tp_real_ns());
-	else
-		mds_sizes_writer_close(mds->sizes, m->file, m->write_token, req->ident.session,
-				       m->size_known ? &seen : NULL, tp_real_ns());
-	reply_closed(mds, req, m->file);
-}
-
-/* SIZE_REPORT: kept only with the token of a stat since which nothing
- * changed (mds_sizes_report), from a caller who may write the file (a
- * reader could otherwise make everyone's stat of it wrong); anything
- * else is ignored, and answered the same (the reporter has nothing to do
- * about it). */
-static void mds_op_SIZE_REPORT(void *ctx, struct srv_req *req)
-{
-	struct mds *mds = ctx;
-	Tessera__SizeReportRequest *m = (Tessera__SizeReportRequest *)req->msg;
-	Tessera__EmptyReply rep = TESSERA__EMPTY_REPLY__INIT;
-	struct mds_size_view seen = { .known = 1, .size = m->size, .blocks = m->blocks,
-				      .data_mtime_ns = m->data_mtime_ns };
-	struct mds_attr *a = malloc(sizeof(*a));
-	struct mds_cred cred;
-
-	mds_cred_of(mds, req, m->cred, &cred);
-	if (a && m->size_token && !mds_file_by_handle(mds->store, m->file, a) &&
-	    !a->layout.versioned && !mds_may_open(mds->store, &cred, "size report", a, 0, 1))
-		(void)mds_sizes_report(mds->sizes, m->file, m->size_token, tp_real_ns(), &seen);
-	free(a);
-	srv_reply(req, &rep.base, NULL, 0);
 }
 
 static void purge_log(void *arg, const char *line)
