@@ -83,7 +83,9 @@ void tc_cap_install(tessera_file *f, struct tc_cap *c)
 	pthread_mutex_unlock(&f->fs->lock);
 }
 
-/* CAP request m; with write_token, counted as a writer (its token there). */
+/* CAP request m: the capability it grants in *out, and with write_token,
+ * counted as a writer (its token there). out NULL: m asks for no
+ * capability (writer_only), only the token. */
 static int cap_call(tessera_fs *fs, Tessera__CapRequest *m, const char *what,
 		    struct tc_cap **out, uint64_t *write_token)
 {
@@ -91,15 +93,15 @@ static int cap_call(tessera_fs *fs, Tessera__CapRequest *m, const char *what,
 	struct tc_req *r;
 	int rc;
 
-	m->count_writer = write_token != NULL;
+	m->count_writer = out && write_token;
 	r = tc_req_new(fs, TC_MDS, TP_OP_CAP, &m->base, NULL, 0);
 	rc = tc_call(fs, r, what);
 	if (!rc) {
 		const Tessera__CapReply *rep = (const Tessera__CapReply *)r->reply;
 
-		if (!rep->cap || rep->cap->file != file)
+		if (out && (!rep->cap || rep->cap->file != file))
 			rc = tc_fail(fs, -EPROTO, "%s: the metadata daemon sent none", what);
-		else if (!(*out = tc_cap_from_msg(rep->cap)))
+		else if (out && !(*out = tc_cap_from_msg(rep->cap)))
 			rc = tc_fail(fs, -ENOMEM, "%s: out of memory", what);
 		else if (write_token)
 			*write_token = rep->write_token;
@@ -158,8 +160,6 @@ static int writer_only(tessera_file *f, const struct tc_cap *cur, uint64_t *toke
 	Tessera__Cred cred;
 	uint32_t gids[TESSERA_MAX_GROUPS];
 	char what[4200];
-	struct tc_req *r;
-	int rc;
 
 	snprintf(what, sizeof(what), "open %s for writing", f->path);
 	tc_cred_msg(&f->opener, &cred, gids);
@@ -168,12 +168,7 @@ static int writer_only(tessera_file *f, const struct tc_cap *cur, uint64_t *toke
 	m.rights = TP_CAP_WRITE;
 	m.proof = cur->msg;
 	m.writer_only = 1;
-	r = tc_req_new(f->fs, TC_MDS, TP_OP_CAP, &m.base, NULL, 0);
-	rc = tc_call(f->fs, r, what);
-	if (!rc)
-		*token = ((const Tessera__CapReply *)r->reply)->write_token;
-	tc_req_free(f->fs, r);
-	return rc;
+	return cap_call(f->fs, &m, what, NULL, token);
 }
 
 int tc_cap_count_writer(tessera_file *f)
