@@ -205,6 +205,18 @@ t_name_leases() {
 	[ "$(cat "$M1/nl/sub2/g")" = y ] || die "mount 1 does not see the new path"
 	rm "$M2/nl/gone"
 	until_out 3 no exists "$M1/nl/gone" || die "mount 1 still sees the removed file"
+	# one cache serves every uid of a mount, and the kernel checks each
+	# path's permissions (default_permissions) on what it answers
+	mkdir -m 0700 "$M1/nl/priv"
+	echo s >"$M1/nl/priv/s"
+	for i in 1 2; do stat "$M1/nl/priv/s" >/dev/null; done   # held by mount 1
+	[ "$(as_nobody bash -c "$(declare -f exists); exists $M1/nl/priv/s")" = no ] ||
+		die "uid 65534 finds a file in root's 0700 directory"
+	as_nobody cat "$M1/nl/f" >/dev/null 2>&1 && die "uid 65534 reads root's 0600 file"
+	chmod 0755 "$M2/nl/priv"
+	until_out 3 yes as_nobody bash -c "$(declare -f exists); exists $M1/nl/priv/s" ||
+		die "uid 65534 does not find the file once mount 2 opened the directory"
+	[ "$(as_nobody cat "$M1/nl/priv/s")" = s ] || die "uid 65534 cannot read the file then"
 	mkdir -p "$m3"
 	mount_fs "$m3" -o name_cache=0,attr_timeout=1
 	until_out 5 yes exists "$m3/nl/f" || die "the name_cache=0 mount does not serve"
