@@ -321,9 +321,11 @@ int tc_start_quiet_thread(pthread_t *thread, void *(*fn)(void *), void *arg);
  * - tc_mcache_learn: a leased reply's names (r->path: the directories of
  *   r->walk, then r->handle, of r->type; NULL: the handle alone)
  *   and attributes (r->st; NULL:
- *   none to keep, as a regular file's without its size). MC_LEARN_OWN
- *   for this client's own change (a create, a close that wrote): what
- *   replies still in flight say of it is refused;
+ *   none to keep, as a regular file's without its size). MC_LEARN_OWN_NAME
+ *   for a name this client made (a create: what replies still in flight
+ *   say of the handle and its directory is refused; r->dir_st, the
+ *   directory as the change left it, is kept), MC_LEARN_OWN_ATTRS for
+ *   attributes it changed (a setattr, a close that wrote: of the handle);
  * - tc_mcache_changed(_handle): this client changed what path names
  *   (MC_NAME: the name itself, its directory's attributes, and what it
  *   named; MC_ATTRS: only the attributes of what it names) or a handle's
@@ -333,7 +335,7 @@ int tc_start_quiet_thread(pthread_t *thread, void *(*fn)(void *), void *arg);
  *   held of them: an open is a close-to-open point, and a break of what
  *   is held may still be on its way;
  * - tc_mcache_stop: at disconnect. */
-enum tc_mc_learn { MC_LEARN_LOOKUP, MC_LEARN_OWN };
+enum tc_mc_learn { MC_LEARN_LOOKUP, MC_LEARN_OWN_NAME, MC_LEARN_OWN_ATTRS };
 int tc_mcache_stat(tessera_fs *fs, const char *path, enum tessera_follow last,
 		   struct tessera_stat *st);
 uint64_t tc_mcache_mark(tessera_fs *fs);
@@ -344,6 +346,7 @@ struct tc_mc_reply {
 	uint64_t handle;
 	uint32_t type;             /* S_IFMT bits */
 	const struct tessera_stat *st; /* NULL: no attributes to keep */
+	const struct tessera_stat *dir_st; /* MC_LEARN_OWN_NAME: the directory's (NULL: none) */
 };
 void tc_mcache_learn(tessera_fs *fs, uint64_t mark, enum tc_mc_learn how,
 		     const struct tc_mc_reply *r);

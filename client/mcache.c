@@ -381,17 +381,26 @@ static int learn_names(struct tc_mcache *mc, uint64_t mark, const char *path,
 }
 
 /* This client's own change of what a reply tells of: replies still in
- * flight say otherwise of the handle, and of the directory whose entries
- * it changed (the walk's last). */
-static void own_change(struct tc_mcache *mc, const struct tc_mc_reply *r)
+ * flight say otherwise of the handle, and for a name it made, of the
+ * directory whose entries it changed (the walk's last). */
+static void own_change(struct tc_mcache *mc, enum tc_mc_learn how, const struct tc_mc_reply *r)
 {
 	struct mc_node *dir;
 
 	bump(mc, key_of(KEY_ATTR, r->handle, NULL, 0));
-	if (r->n_walk && (dir = node_find(mc, r->walk[r->n_walk - 1]))) {
+	if (how == MC_LEARN_OWN_NAME && r->n_walk && (dir = node_find(mc, r->walk[r->n_walk - 1]))) {
 		bump(mc, key_of(KEY_ATTR, r->walk[r->n_walk - 1], NULL, 0));
 		dir->has_attrs = 0;
 	}
+}
+
+/* Whether the directory a name was made in may take the reply's
+ * attributes of it (not bumped since the request). */
+static int dir_attrs_ok(const struct tc_mcache *mc, uint64_t mark, enum tc_mc_learn how,
+			const struct tc_mc_reply *r)
+{
+	return how == MC_LEARN_OWN_NAME && r->dir_st && r->n_walk &&
+	       !bumped_since(mc, mark, key_of(KEY_ATTR, r->walk[r->n_walk - 1], NULL, 0));
 }
 
 /* The reply's names (none: by handle alone; "/": the root itself). */
@@ -411,21 +420,27 @@ void tc_mcache_learn(tessera_fs *fs, uint64_t mark, enum tc_mc_learn how,
 		     const struct tc_mc_reply *r)
 {
 	struct tc_mcache *mc = fs->mcache;
-	struct mc_node *n;
-	int attrs_ok;
+	struct mc_node *n, *dir;
+	int attrs_ok, dir_ok;
 
 	if (!mc || !r->handle || (r->path && !canonical(r->path)))
 		return;
 	pthread_mutex_lock(&mc->mu);
 	attrs_ok = r->st && !bumped_since(mc, mark, key_of(KEY_ATTR, r->handle, NULL, 0));
-	if (how == MC_LEARN_OWN)
-		own_change(mc, r);
+	dir_ok = dir_attrs_ok(mc, mark, how, r);
+	if (how != MC_LEARN_LOOKUP)
+		own_change(mc, how, r);
 	if (learn_path(mc, mark, r) && (n = node_get(mc, r->handle))) {
 		n->type = r->type & S_IFMT;
 		if (attrs_ok) {
 			n->st = *r->st;
 			n->has_attrs = 1;
 			mc->learnt++;
+		}
+		/* the directory as the change left it (a create's reply) */
+		if (dir_ok && (dir = node_find(mc, r->walk[r->n_walk - 1]))) {
+			dir->st = *r->dir_st;
+			dir->has_attrs = 1;
 		}
 	}
 	pthread_mutex_unlock(&mc->mu);

@@ -325,8 +325,8 @@ static int closed_attrs(tessera_file *f, uint64_t mark, const Tessera__AttrReply
 	tc_stat_from_attr(rep->attr, &st);
 	if (!size_from_reply(rep, &st))
 		return 0;
-	tc_mcache_learn(f->fs, mark, MC_LEARN_OWN,
-			&(struct tc_mc_reply){ NULL, NULL, 0, f->handle, st.mode, &st });
+	tc_mcache_learn(f->fs, mark, MC_LEARN_OWN_ATTRS,
+			&(struct tc_mc_reply){ NULL, NULL, 0, f->handle, st.mode, &st, NULL });
 	return 1;
 }
 
@@ -379,7 +379,7 @@ static int stat_steps(tessera_fs *fs, const char *upath, enum tessera_follow las
 	if (rep->leased)
 		tc_mcache_learn(fs, mark, MC_LEARN_LOOKUP,
 				&(struct tc_mc_reply){ path, rep->walk, rep->n_walk, rep->attr->handle,
-						       st->mode, sized ? st : NULL });
+						       st->mode, sized ? st : NULL, NULL });
 	if (!sized) {
 		int64_t data_ns;
 
@@ -571,12 +571,16 @@ static int open_file(tessera_fs *fs, const char *path, int flags, const Tessera_
 static void opened_names(tessera_fs *fs, uint64_t mark, const char *path, int flags,
 			 const Tessera__AttrReply *rep)
 {
+	struct tessera_stat dir;
+
 	if (!rep->attr)
 		return;
+	if (rep->parent)
+		tc_stat_from_attr(rep->parent, &dir);
 	if (rep->created && rep->leased)
-		tc_mcache_learn(fs, mark, MC_LEARN_OWN,
+		tc_mcache_learn(fs, mark, MC_LEARN_OWN_NAME,
 				&(struct tc_mc_reply){ path, rep->walk, rep->n_walk, rep->attr->handle,
-						       S_IFREG, NULL });
+						       S_IFREG, NULL, rep->parent ? &dir : NULL });
 	else if (rep->created)
 		tc_mcache_changed(fs, path, MC_NAME);
 	else if (rep->write_token || ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY))
@@ -864,9 +868,9 @@ static void setattr_names(tessera_fs *fs, uint64_t mark, const char *path,
 		tc_mcache_changed(fs, path, MC_ATTRS);
 		return;
 	}
-	tc_mcache_learn(fs, mark, MC_LEARN_OWN,
+	tc_mcache_learn(fs, mark, MC_LEARN_OWN_ATTRS,
 			&(struct tc_mc_reply){ path, rep->walk, rep->n_walk, rep->attr->handle,
-					       st.mode, &st });
+					       st.mode, &st, NULL });
 }
 
 /* SETATTR; the attributes it left into st (NULL: not wanted), *sized

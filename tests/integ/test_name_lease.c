@@ -3,7 +3,8 @@
  * client with tessera_name_cache answers a stat it already made from
  * memory; another client's change of any kind (mode, removal, rename of a
  * directory above, a write and close, a new writer) is seen by it once
- * the metadata daemon's word of it arrives; its own changes at once; a
+ * the metadata daemon's word of it arrives; its own changes at once (and
+ * its creates keep their directory's attributes); a
  * client cut off from the daemon (stopped with SIGSTOP) stops answering
  * from memory within the lease; a daemon restart makes it forget all;
  * and a daemon with name_lease_ms 0 grants none.
@@ -256,6 +257,55 @@ static void test_own_changes_at_once(void **state)
 	tessera_disconnect(a);
 }
 
+/* The directory as another client's plain stat sees it. */
+static void same_dir(tessera_fs *plain, const char *path, const struct tessera_stat *held)
+{
+	struct tessera_stat st;
+
+	CHECK(plain, tessera_stat(plain, path, &st));
+	assert_int_equal(held->handle, st.handle);
+	assert_int_equal(held->mode, st.mode);
+	assert_int_equal(held->nlink, st.nlink);
+	assert_int_equal(held->size, st.size);
+	assert_int_equal(held->mtime.tv_sec, st.mtime.tv_sec);
+	assert_int_equal(held->mtime.tv_nsec, st.mtime.tv_nsec);
+	assert_int_equal(held->ctime.tv_nsec, st.ctime.tv_nsec);
+}
+
+/* A create keeps its directory's attributes from the create's reply (as
+ * the create left them), and a change of a file's own attributes or size
+ * (chmod, a close that wrote) leaves its directory's alone: a stat of the
+ * directory after them is answered from memory, right. */
+static void test_own_changes_keep_directory(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *a = cached(c);
+	struct tessera_setattr sa = { .valid = TESSERA_SET_MODE, .mode = 0600 };
+	struct tessera_stat st;
+	uint64_t h, b;
+
+	CHECK(a, tessera_mkdir(a, "/kd", 0755));
+	learnt(a, "/kd", &st);
+	put(a, "/kd/f", 10);
+	h = hits(a);
+	CHECK(a, tessera_stat(a, "/kd", &st));
+	assert_int_equal(hits(a), h + 1);
+	same_dir(c->fs, "/kd", &st);
+	CHECK(a, tessera_setattr(a, "/kd/f", &sa));
+	put(a, "/kd/f", 20);
+	h = hits(a);
+	CHECK(a, tessera_stat(a, "/kd", &st));
+	assert_int_equal(hits(a), h + 1);
+	same_dir(c->fs, "/kd", &st);
+	/* another client's create in it breaks what a holds */
+	b = breaks(a);
+	put(c->fs, "/kd/g", 1);
+	heard(a, b, 1);
+	CHECK(a, tessera_stat(a, "/kd", &st));
+	same_dir(c->fs, "/kd", &st);
+	tessera_disconnect(a);
+}
+
 /* A client cut off from the daemon answers from memory only while its
  * lease runs: after it, the stat asks (and here waits for the stopped
  * daemon). */
@@ -333,6 +383,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_others_changes_seen, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_new_writer_breaks, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_own_changes_at_once, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_own_changes_keep_directory, setup,
+						cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_cut_off_client_stops_within_lease, setup,
 						cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_restart_forgets, setup, cluster_teardown),
