@@ -89,7 +89,7 @@ struct tessera_fs {
 	int bg_polling;                /* ... a background one (tc_thread.background) */
 	int kick_fd;                   /* eventfd that ends its poll (-1: none) */
 	uint64_t fg_last_ns;           /* a caller (not background) last waited */
-	pthread_cond_t bg_cond;        /* a background thread's pause (never signalled) */
+	pthread_cond_t bg_cond;        /* a background thread's pause (ended by its reply) */
 	uint64_t next_reqid;
 	uint64_t desc_nonce;           /* random: names this session's file types */
 	uint64_t next_desc_id;         /* datatype calls so far */

@@ -65,6 +65,7 @@ struct tc_req {
 	int sent;                  /* send completed */
 	int replied;               /* reply arrived, or failed: see status */
 	int abandoned;             /* caller gave up; free on send completion */
+	int background;            /* a background thread waits for it (make_progress) */
 	int status;                /* 0 or negative errno */
 	char errmsg[256];          /* server's or transport's words on failure */
 	ProtobufCMessage *reply;   /* decoded reply body (status 0) */
