@@ -1105,7 +1105,6 @@ int tc_engine_run(tessera_fs *fs, struct tc_req **reqs, size_t n, tc_req_watch_f
 		uint64_t d = tc_req_deadline(fs, reqs[i], start);
 
 		reqs[i]->background = tc_thread(fs)->background;
-
 		if (d > last)
 			last = d;
 		if (!reqs[i]->replied) /* else: failed before (no session) */

@@ -567,9 +567,11 @@ static int open_file(tessera_fs *fs, const char *path, int flags, const Tessera_
 
 /* Name leases after an open: a file it made is a name this client made
  * (its size is its writer's until the close); one it counted as a writer
- * of, or truncated, has attributes this client changes. */
+ * of, or truncated, has attributes this client changes; any other open
+ * f (NULL: it failed) replaces what is held of the file with its reply's
+ * (tc_mcache_opened). */
 static void opened_names(tessera_fs *fs, uint64_t mark, const char *path, int flags,
-			 const Tessera__AttrReply *rep)
+			 const Tessera__AttrReply *rep, const tessera_file *f)
 {
 	struct tessera_stat dir;
 
@@ -585,6 +587,8 @@ static void opened_names(tessera_fs *fs, uint64_t mark, const char *path, int fl
 		tc_mcache_changed(fs, path, MC_NAME);
 	else if (rep->write_token || ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY))
 		tc_mcache_changed_handle(fs, rep->attr->handle);
+	else if (f) /* close-to-open: what the reply says of the file wins */
+		tc_mcache_opened(fs, mark, path, f->handle, f->opened_sized ? &f->opened : NULL);
 }
 
 int tc_file_writing(tessera_file *f)
@@ -628,10 +632,7 @@ int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
 		rc = open_file(fs, path, flags, rep, out);
 	if (!rc && rep->created)
 		dir_changed(fs, upath, rep->parent);
-	opened_names(fs, mark, path, flags, rep);
-	if (!rc && !rep->created) /* close-to-open: what it says of the file wins */
-		tc_mcache_opened(fs, mark, path, (*out)->handle,
-				 (*out)->opened_sized ? &(*out)->opened : NULL);
+	opened_names(fs, mark, path, flags, rep, rc ? NULL : *out);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return rc;
 }
