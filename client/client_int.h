@@ -330,6 +330,9 @@ int tc_start_quiet_thread(pthread_t *thread, void *(*fn)(void *), void *arg);
  *   (MC_NAME: the name itself, its directory's attributes, and what it
  *   named; MC_ATTRS: only the attributes of what it names) or a handle's
  *   attributes, after the change's reply (whatever its outcome);
+ * - tc_mcache_removed: as tc_mcache_changed(MC_NAME) after a remove's
+ *   reply (mark taken before it), keeping dir_st (NULL: none), the
+ *   directory as the remove left it, unless it was bumped since;
  * - tc_mcache_opened: an open's reply (path, the handle it opened, st its
  *   attributes with the size the daemon knew, else NULL) replaces what is
  *   held of them: an open is a close-to-open point, and a break of what
@@ -352,6 +355,8 @@ void tc_mcache_learn(tessera_fs *fs, uint64_t mark, enum tc_mc_learn how,
 		     const struct tc_mc_reply *r);
 enum tc_mc_change { MC_NAME, MC_ATTRS };
 void tc_mcache_changed(tessera_fs *fs, const char *path, enum tc_mc_change what);
+void tc_mcache_removed(tessera_fs *fs, uint64_t mark, const char *path,
+		       const struct tessera_stat *dir_st);
 void tc_mcache_changed_handle(tessera_fs *fs, uint64_t handle);
 void tc_mcache_opened(tessera_fs *fs, uint64_t mark, const char *path, uint64_t handle,
 		      const struct tessera_stat *st);

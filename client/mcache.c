@@ -446,17 +446,40 @@ void tc_mcache_learn(tessera_fs *fs, uint64_t mark, enum tc_mc_learn how,
 	pthread_mutex_unlock(&mc->mu);
 }
 
-void tc_mcache_changed(tessera_fs *fs, const char *path, enum tc_mc_change what)
+/* Directory d's attributes after this client removed a name from it:
+ * dir_st, what the remove's reply says (NULL: nothing), replaces what is
+ * held if it is later (every change of a directory moves its ctime, so
+ * of concurrent removes' replies the last one applied wins); with nothing
+ * held, it is kept if no break of d came since the request (unbumped). */
+static void dir_after_remove(struct mc_node *d, const struct tessera_stat *dir_st, int unbumped)
 {
-	struct tc_mcache *mc = fs->mcache;
+	const struct timespec *a, *b;
+
+	if (!dir_st) {
+		d->has_attrs = 0;
+	} else if (d->has_attrs) {
+		a = &dir_st->ctime;
+		b = &d->st.ctime;
+		if (a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec))
+			d->st = *dir_st;
+	} else if (unbumped) {
+		d->st = *dir_st;
+		d->has_attrs = 1;
+	}
+}
+
+/* What path names changed, by this client (tc_mcache_changed); dir_st,
+ * when not NULL, is its directory as the change left it (a remove's
+ * reply: dir_after_remove). */
+static void name_changed(struct tc_mcache *mc, const char *path, enum tc_mc_change what,
+			 uint64_t mark, const struct tessera_stat *dir_st)
+{
 	struct mc_node *d, *n = NULL;
 	const char *name;
 	uint64_t dir, h;
 	size_t len;
+	int unbumped;
 
-	if (!mc || !path)
-		return;
-	pthread_mutex_lock(&mc->mu);
 	if (walk(mc, path, &dir, &name, &len, &h) || !len || (what == MC_ATTRS && !h) ||
 	    (h && (!(n = node_find(mc, h)) || !n->type || n->type == S_IFLNK))) {
 		/* a directory on the way not held, what it names not held
@@ -464,19 +487,42 @@ void tc_mcache_changed(tessera_fs *fs, const char *path, enum tc_mc_change what)
 		 * symbolic link the change followed: whatever is held might
 		 * be of it */
 		forget_all(mc);
-	} else {
-		if (what == MC_NAME) {
-			bump(mc, key_of(KEY_ENTRY, dir, name, len));
-			bump(mc, key_of(KEY_ATTR, dir, NULL, 0));
-			entry_drop(mc, dir, name, len);
-			if ((d = node_find(mc, dir)))
-				d->has_attrs = 0;
-		}
-		if (h)
-			bump(mc, key_of(KEY_ATTR, h, NULL, 0));
-		if (n)
-			n->has_attrs = 0;
+		return;
 	}
+	if (what == MC_NAME) {
+		unbumped = !bumped_since(mc, mark, key_of(KEY_ATTR, dir, NULL, 0));
+		bump(mc, key_of(KEY_ENTRY, dir, name, len));
+		bump(mc, key_of(KEY_ATTR, dir, NULL, 0));
+		entry_drop(mc, dir, name, len);
+		if ((d = node_find(mc, dir)))
+			dir_after_remove(d, dir_st, unbumped);
+	}
+	if (h)
+		bump(mc, key_of(KEY_ATTR, h, NULL, 0));
+	if (n)
+		n->has_attrs = 0;
+}
+
+void tc_mcache_changed(tessera_fs *fs, const char *path, enum tc_mc_change what)
+{
+	struct tc_mcache *mc = fs->mcache;
+
+	if (!mc || !path)
+		return;
+	pthread_mutex_lock(&mc->mu);
+	name_changed(mc, path, what, 0, NULL);
+	pthread_mutex_unlock(&mc->mu);
+}
+
+void tc_mcache_removed(tessera_fs *fs, uint64_t mark, const char *path,
+		       const struct tessera_stat *dir_st)
+{
+	struct tc_mcache *mc = fs->mcache;
+
+	if (!mc || !path)
+		return;
+	pthread_mutex_lock(&mc->mu);
+	name_changed(mc, path, MC_NAME, mark, dir_st);
 	pthread_mutex_unlock(&mc->mu);
 }
 

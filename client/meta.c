@@ -98,7 +98,7 @@ void tc_stat_data_time(const Tessera__Attr *a, int64_t data_mtime_ns, struct tes
 static int changes_names(unsigned opcode)
 {
 	switch (opcode) {
-	case TP_OP_MKDIR: case TP_OP_UNLINK: case TP_OP_RMDIR: case TP_OP_RENAME:
+	case TP_OP_MKDIR: case TP_OP_RENAME:
 	case TP_OP_SETLAYOUT: case TP_OP_SYMLINK: case TP_OP_LINK: case TP_OP_MKNOD:
 		return 1;
 	default:
@@ -794,7 +794,10 @@ static int remove_call(tessera_fs *fs, unsigned opcode, const char *what, const 
 	Tessera__PathRequest m = TESSERA__PATH_REQUEST__INIT;
 	Tessera__Cred cred;
 	uint32_t gids[TESSERA_MAX_GROUPS];
+	const Tessera__RemoveReply *rep;
+	struct tessera_stat dir;
 	struct tc_req *r;
+	uint64_t mark = tc_mcache_mark(fs);
 	int rc;
 	MAP(fs, upath, path);
 
@@ -802,9 +805,17 @@ static int remove_call(tessera_fs *fs, unsigned opcode, const char *what, const 
 	m.cred = &cred;
 	m.path = path;
 	rc = path_call(fs, opcode, &m.base, what, path, &r);
-	if (rc)
+	if (rc) {
+		tc_mcache_changed(fs, path, MC_NAME); /* it may be gone */
 		return rc;
-	dir_changed(fs, upath, ((Tessera__RemoveReply *)r->reply)->parent);
+	}
+	rep = (const Tessera__RemoveReply *)r->reply;
+	/* the directory as the remove left it, which the daemon did not
+	 * break this client's lease of (`rm -rf` stats it before each) */
+	if (rep->parent)
+		tc_stat_from_attr(rep->parent, &dir);
+	tc_mcache_removed(fs, mark, path, rep->parent ? &dir : NULL);
+	dir_changed(fs, upath, rep->parent);
 	rc = drop_objects(fs, (Tessera__RemoveReply *)r->reply, path);
 	tc_req_free(fs, r);
 	return rc;

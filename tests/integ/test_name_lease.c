@@ -297,6 +297,14 @@ static void test_own_changes_keep_directory(void **state)
 	CHECK(a, tessera_stat(a, "/kd", &st));
 	assert_int_equal(hits(a), h + 1);
 	same_dir(c->fs, "/kd", &st);
+	/* a remove's reply holds the directory as it left it (rm -rf stats
+	 * the directory before each unlink) */
+	put(a, "/kd/r", 1);
+	CHECK(a, tessera_unlink(a, "/kd/r"));
+	h = hits(a);
+	CHECK(a, tessera_stat(a, "/kd", &st));
+	assert_int_equal(hits(a), h + 1);
+	same_dir(c->fs, "/kd", &st);
 	/* another client's create in it breaks what a holds */
 	b = breaks(a);
 	put(c->fs, "/kd/g", 1);
