@@ -9,6 +9,7 @@
 
 #include <fuse.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -109,6 +110,28 @@ struct tf_dirs {
 	} slot[DIR_SLOTS];
 };
 
+/* Removals answered before they were sent (fuse_remove.c). */
+#define REMOVE_QUEUE 256
+#define REMOVE_SENDERS 8
+enum tf_removal_state { TF_REMOVAL_FREE, TF_REMOVAL_QUEUED, TF_REMOVAL_SENDING };
+struct tf_removal {
+	enum tf_removal_state state;
+	char *path;              /* owned; NULL when FREE */
+	struct tessera_cred cred; /* who asked */
+};
+struct tf_removes {
+	pthread_mutex_t lock;
+	pthread_cond_t work;     /* a removal queued, or stop */
+	pthread_cond_t done;     /* a removal answered, or stop */
+	struct tf_removal slot[REMOVE_QUEUE];
+	unsigned queued;         /* slots QUEUED */
+	atomic_uint busy;        /* slots not FREE: read without the lock */
+	int error;               /* a sent removal's failure, -errno; 0: none */
+	int on, stop;            /* unlinks may be queued; the senders stop */
+	pthread_t thread[REMOVE_SENDERS];
+	unsigned nthreads;
+};
+
 /* The mount's state: lives in main, reached through fuse_get_context(). */
 struct tfuse {
 	tessera_fs *fs;
@@ -136,6 +159,8 @@ struct tfuse {
 	struct tf_locks *locks; /* fcntl and flock locks (fuse_locks.c) */
 	struct tf_answers answers; /* fuse_answer.c */
 	struct tf_dirs dirs;       /* fuse_answer.c */
+	struct tf_removes removes; /* fuse_remove.c */
+	int no_remove_behind;      /* -o remove_behind=0 */
 };
 
 /* An open file (fi->fh): the library's handle and its Tessera handle,
@@ -244,5 +269,30 @@ int tf_dir_fill(tessera_fs *fs, const char *path, struct tdir *d, off_t off, voi
 /* ------------------------------------------- operations (tessera_fuse.c) */
 
 extern const struct fuse_operations tf_ops;
+
+/* ------------------------------- removes sent behind (fuse_remove.c) */
+
+/* The senders' threads, started after the connection and stopped (what
+ * is queued sent first) after the unmount. tf_removes_start: 0, or
+ * -EAGAIN when no thread started (unlinks are then sent by their caller). */
+int tf_removes_start(struct tfuse *t);
+void tf_removes_stop(struct tfuse *t);
+/* Whether the unlink of path by cred may be answered before it is sent:
+ * what this mount holds says it will succeed. */
+int tf_removable(struct tfuse *t, const char *path, const struct tessera_cred *cred);
+/* Queue the removal of path, to be sent as cred: 0, or -ENOMEM, or
+ * -ESHUTDOWN once the senders stopped (send it yourself). */
+int tf_removes_defer(struct tfuse *t, const char *path, const struct tessera_cred *cred);
+/* Wait until no removal is queued or on its way (all of them), or until
+ * path's is answered. */
+void tf_removes_settle(struct tfuse *t);
+void tf_removes_settle_name(struct tfuse *t, const char *path);
+/* After settling: the first failure of a removal sent since the last
+ * call (-errno, as the program gets it), or 0. */
+int tf_removes_error(struct tfuse *t);
+
+/* The errno a program gets for a library failure rc: transport failures
+ * are EIO. */
+int tf_errno(int rc);
 
 #endif

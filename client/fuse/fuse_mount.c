@@ -75,6 +75,9 @@ static void usage(FILE *out, const char *prog)
 		"  -o hard_remove         unlink open files at once, not at close\n"
 		"  -o name_cache=0        no name leases: every stat asks the metadata\n"
 		"                         daemon (also with a timeout of 0 above)\n"
+		"  -o remove_behind=0     an unlink waits for the metadata daemon (by\n"
+		"                         default it is answered first and sent at once\n"
+		"                         behind; off without name leases)\n"
 		"\n"
 		"Always on: default_permissions, max_read=1048576, max_write 1 MiB,\n"
 		"readahead 4 MiB. POSIX ACLs are not supported (EOPNOTSUPP).\n",
@@ -270,7 +273,8 @@ static int no_cache_asked(const char *opt)
 }
 
 /* Our -o options come out of a comma-separated list (into out), and
- * what they say goes into t: name_cache=0|1. 0, or -EINVAL. */
+ * what they say goes into t: name_cache=0|1, remove_behind=0|1. 0, or
+ * -EINVAL. */
 static int take_own_options(const char *opts, struct tfuse *t, char *out, size_t len)
 {
 	char *copy = strdup(opts), *save = NULL;
@@ -282,6 +286,10 @@ static int take_own_options(const char *opts, struct tfuse *t, char *out, size_t
 	for (char *o = strtok_r(copy, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
 		if (!strcmp(o, "name_cache=0") || !strcmp(o, "name_cache=1")) {
 			t->no_name_cache = o[11] == '0';
+			continue;
+		}
+		if (!strcmp(o, "remove_behind=0") || !strcmp(o, "remove_behind=1")) {
+			t->no_remove_behind = o[14] == '0';
 			continue;
 		}
 		if (no_cache_asked(o))
@@ -499,9 +507,15 @@ static int mount_and_serve(struct fuse_args *args, const struct fuse_cmdline_opt
 	 * is always the link */
 	tessera_follow_links(t->fs, TESSERA_NOFOLLOW);
 	tessera_dir_watch(t->fs, tf_dir_changed, t);
-	if (!t->no_name_cache && tessera_name_cache(t->fs, TESSERA_NAME_CACHE_LEASED))
+	if (!t->no_name_cache && tessera_name_cache(t->fs, TESSERA_NAME_CACHE_LEASED)) {
 		fprintf(stderr, "tessera-fuse: every stat asks the metadata daemon: %s\n",
 			tessera_errmsg(t->fs));
+		t->no_name_cache = 1;
+	}
+	/* removes answered first need what the name leases say (fuse_remove.c) */
+	if (!t->no_name_cache && !t->no_remove_behind && tf_removes_start(t))
+		fprintf(stderr, "tessera-fuse: every unlink waits for the metadata daemon: "
+			"no thread to send them behind\n");
 	if (tf_locks_create(t->fs, deadlock_ms(), opts->singlethread ? TF_CACHE_KEEP : TF_CACHE_DROP,
 			    &t->locks))
 		goto out_unmount;
@@ -515,6 +529,7 @@ out_destroy:
 	/* fuse_destroy still unlinks the .fuse_hidden files of files that
 	 * were open at unmount, through op_unlink: disconnect after it. */
 	fuse_destroy(fuse);
+	tf_removes_stop(t);     /* what is queued is sent first */
 	tf_locks_destroy(t->locks);
 	if (t->fs)
 		tessera_disconnect(t->fs);
@@ -526,7 +541,10 @@ int main(int argc, char **argv)
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_cmdline_opts opts;
 	struct tfuse t = { .max_read = IO_SIZE, .lock = PTHREAD_MUTEX_INITIALIZER,
-			   .wake = PTHREAD_COND_INITIALIZER, .fixed = PTHREAD_COND_INITIALIZER };
+			   .wake = PTHREAD_COND_INITIALIZER, .fixed = PTHREAD_COND_INITIALIZER,
+			   .removes = { .lock = PTHREAD_MUTEX_INITIALIZER,
+					.work = PTHREAD_COND_INITIALIZER,
+					.done = PTHREAD_COND_INITIALIZER } };
 	char config[4096];
 	int rc;
 

@@ -113,32 +113,49 @@
 /* ------------------------------------------------------------- helpers */
 
 /* Act as the caller of the current request: uid, gid and supplementary
- * groups. Returns the file system. */
-static tessera_fs *as_caller(void)
+ * groups, which also go into cred. Returns the file system. */
+static tessera_fs *caller_cred(struct tessera_cred *cred)
 {
 	struct fuse_context *c = fuse_get_context();
 	struct tfuse *t = c->private_data;
-	struct tessera_cred cred;
 	gid_t groups[TESSERA_MAX_GROUPS];
 	int n = 0;
 
-	memset(&cred, 0, sizeof(cred));
-	cred.uid = (uint32_t)c->uid;
-	cred.gids[0] = (uint32_t)c->gid;
-	cred.ngids = 1;
+	memset(cred, 0, sizeof(*cred));
+	cred->uid = (uint32_t)c->uid;
+	cred->gids[0] = (uint32_t)c->gid;
+	cred->ngids = 1;
 	/* Root may do anything; its groups do not matter. pid 0 is a request
 	 * of the kernel's own (no process to ask). */
 	if (c->uid != 0 && c->pid > 0)
 		n = fuse_getgroups(TESSERA_MAX_GROUPS - 1, groups);
 	for (int i = 0; i < n && i < TESSERA_MAX_GROUPS - 1; i++)
-		if ((uint32_t)groups[i] != cred.gids[0])
-			cred.gids[cred.ngids++] = (uint32_t)groups[i];
-	tessera_set_thread_cred(t->fs, &cred);
+		if ((uint32_t)groups[i] != cred->gids[0])
+			cred->gids[cred->ngids++] = (uint32_t)groups[i];
+	tessera_set_thread_cred(t->fs, cred);
 	return t->fs;
 }
 
+/* For a request that removes queued behind (fuse_remove.c) do not
+ * change: the reads, writes, syncs and locks of open files, another
+ * unlink, a getattr (which waits for its own name only). */
+static tessera_fs *as_caller_queued(void)
+{
+	struct tessera_cred cred;
+
+	return caller_cred(&cred);
+}
+
+/* For every other request: once the removes queued behind are answered,
+ * so that it sees them. */
+static tessera_fs *as_caller(void)
+{
+	tf_removes_settle(fuse_get_context()->private_data);
+	return as_caller_queued();
+}
+
 /* A transport failure is an I/O error to the program. */
-static int errno_of(int rc)
+int tf_errno(int rc)
 {
 	switch (-rc) {
 	case ETIMEDOUT: case ECONNREFUSED: case ECONNRESET: case ECONNABORTED:
@@ -171,7 +188,7 @@ static int server_unreachable(int rc)
  * the failures of a server that is not reachable (server_unreachable). */
 static int fail(tessera_fs *fs, int rc)
 {
-	int e = errno_of(rc);
+	int e = tf_errno(rc);
 
 	if (rc != -ENOENT && !server_unreachable(rc))
 		fprintf(stderr, "tessera-fuse: %s (%s)\n", tessera_errmsg(fs), strerror(-e));
@@ -293,9 +310,12 @@ static int answered(const char *path, struct tessera_stat *ts)
 
 static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
-	tessera_fs *fs = as_caller();
+	tessera_fs *fs = as_caller_queued();
 	struct tessera_stat ts;
 	int rc;
+
+	if (path)
+		tf_removes_settle_name(mount_of(), path);
 
 	if (fi && tfile_of(fi)->fresh) {
 		/* op_create's reply: what the create's own reply said */
@@ -347,6 +367,16 @@ static int op_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t o
 	return rc ? fail(fs, rc) : 0;
 }
 
+/* fsync of a directory: the removes queued behind are answered; a
+ * failure of one since the last such fsync is its error. */
+static int op_fsyncdir(const char *path, int datasync, struct fuse_file_info *fi)
+{
+	(void)path;
+	(void)datasync;
+	(void)fi;
+	return tf_removes_error(mount_of());
+}
+
 static int op_releasedir(const char *path, struct fuse_file_info *fi)
 {
 	(void)path;
@@ -373,11 +403,19 @@ static int op_rmdir(const char *path)
 	return 0;
 }
 
+/* Answered before it is sent when what the mount holds says it will
+ * succeed (fuse_remove.c), else sent now. */
 static int op_unlink(const char *path)
 {
-	tessera_fs *fs = as_caller();
-	int rc = tessera_unlink(fs, path);
+	struct tfuse *t = mount_of();
+	struct tessera_cred cred;
+	tessera_fs *fs = caller_cred(&cred);
+	int rc = -ESHUTDOWN;
 
+	if (tf_removable(t, path, &cred))
+		rc = tf_removes_defer(t, path, &cred);
+	if (rc == -ESHUTDOWN)
+		rc = tessera_unlink(fs, path);
 	if (rc)
 		return fail(fs, rc);
 	tf_links_unlinked(mount_of(), path);   /* the file's other names */
@@ -512,7 +550,7 @@ static int op_open(const char *path, struct fuse_file_info *fi)
 static int op_read(const char *path, char *buf, size_t size, off_t off,
 		   struct fuse_file_info *fi)
 {
-	tessera_fs *fs = as_caller();
+	tessera_fs *fs = as_caller_queued();
 	ssize_t n;
 
 	(void)path;
@@ -539,7 +577,7 @@ static int kills_privs(void)
 static int op_write(const char *path, const char *buf, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
-	tessera_fs *fs = as_caller();
+	tessera_fs *fs = as_caller_queued();
 	ssize_t n;
 
 	(void)path;
@@ -607,7 +645,7 @@ static int op_flush(const char *path, struct fuse_file_info *fi)
 
 static int op_fsync(const char *path, int datasync, struct fuse_file_info *fi)
 {
-	tessera_fs *fs = as_caller();
+	tessera_fs *fs = as_caller_queued();
 	int rc;
 
 	(void)path;
@@ -619,7 +657,7 @@ static int op_fsync(const char *path, int datasync, struct fuse_file_info *fi)
 static int op_release(const char *path, struct fuse_file_info *fi)
 {
 	struct tfuse *t = fuse_get_context()->private_data;
-	tessera_fs *fs = as_caller();
+	tessera_fs *fs = as_caller_queued();
 	struct tfile *tf = tfile_of(fi);
 	int rc;
 
@@ -772,7 +810,7 @@ static int op_utimens(const char *path, const struct timespec tv[2],
 static int op_fallocate(const char *path, int mode, off_t off, off_t len,
 			struct fuse_file_info *fi)
 {
-	tessera_fs *fs = as_caller();
+	tessera_fs *fs = as_caller_queued();
 	enum tessera_falloc_mode how;
 	int rc;
 
@@ -1074,7 +1112,7 @@ static void writer_drop_privs(const char *path, tessera_file *f)
 static int op_lock(const char *path, struct fuse_file_info *fi, int cmd, struct flock *fl)
 {
 	struct tfuse *t = fuse_get_context()->private_data;
-	tessera_fs *fs = as_caller();
+	tessera_fs *fs = as_caller_queued();
 	int rc = tf_locks_fcntl(t->locks, path, fh_of(fi), fi->lock_owner, cmd, fl);
 
 	return rc == -EAGAIN || rc == -EDEADLK || rc == -EINTR || rc == -EINVAL ||
@@ -1084,7 +1122,7 @@ static int op_lock(const char *path, struct fuse_file_info *fi, int cmd, struct 
 static int op_flock(const char *path, struct fuse_file_info *fi, int op)
 {
 	struct tfuse *t = fuse_get_context()->private_data;
-	tessera_fs *fs = as_caller();
+	tessera_fs *fs = as_caller_queued();
 	int rc = tf_locks_flock(t->locks, path, fh_of(fi), fi->lock_owner, op);
 
 	return rc == -EAGAIN || rc == -EINTR || rc == -EINVAL ? rc : rc ? fail(fs, rc) : 0;
@@ -1098,6 +1136,7 @@ const struct fuse_operations tf_ops = {
 	.opendir = op_opendir,
 	.readdir = op_readdir,
 	.releasedir = op_releasedir,
+	.fsyncdir = op_fsyncdir,
 	.mkdir = op_mkdir,
 	.rmdir = op_rmdir,
 	.unlink = op_unlink,

@@ -3,6 +3,8 @@
 # loopback, under a new directory $D) and a tessera-fuse mount of it at
 # $M, and sets an EXIT trap that undoes it all. Needs $top, $BIN and
 # $N_IOS; sets D, CONF, M, FUSE_PID. NAME prefixes messages.
+# BENCH_FUSE_OPTS, when set, is given to the mount as -o (an A/B of a
+# mount option in one build: BENCH_FUSE_OPTS=remove_behind=0).
 fuse_cluster_up() {
 	local name=$1 i t
 	D=$(mktemp -d "/tmp/tessera-$name.XXXXXX")
@@ -26,7 +28,7 @@ fuse_cluster_up() {
 	for ((i = 0; i < N_IOS; i++)); do
 		fuse_cluster_start "$name" "ios$i" "$BIN/tessera-ios" -c "$CONF" -d "$D/ios$i" -i "$i"
 	done
-	"$BIN/tessera-fuse" -c "$CONF" "$M" -f >"$D/fuse.log" 2>&1 &
+	"$BIN/tessera-fuse" -c "$CONF" "$M" -f ${BENCH_FUSE_OPTS:+-o "$BENCH_FUSE_OPTS"} >"$D/fuse.log" 2>&1 &
 	FUSE_PID=$!
 	for ((t = 0; t < 150; t++)); do mountpoint -q "$M" && break; sleep 0.1; done
 	mountpoint -q "$M" || { echo "$name: mount failed:" >&2; cat "$D/fuse.log" >&2; exit 1; }

@@ -367,6 +367,89 @@ t_permissions() {
 	[ "$(cat "$M1/perm/nobody/f")" = mine ] || die "root cannot read everything"
 }
 
+# Unlinks answered before they are sent (client/fuse/fuse_remove.c):
+# what the mount does next, and the other mount, see them; the leased
+# permissions decide, not only the kernel's cached ones; a removal the
+# daemon never applied leaves the file, is logged, and fails the next
+# fsync of a directory.
+t_remove_behind() {
+	local d=$M1/rb i
+	mkdir -p "$d/t/a" "$d/t/b"
+	for i in $(seq 100); do echo "$i" >"$d/t/a/f$i"; echo "$i" >"$d/t/b/g$i"; done
+	ln -s f1 "$d/t/a/link"
+	rm -rf "$d/t"
+	[ "$(exists "$d/t")" = no ] || die "mount 1 still sees the removed tree"
+	[ -z "$(ls "$M2/rb")" ] || die "mount 2 still lists $(ls "$M2/rb" | head -3)"
+	echo old >"$d/same"
+	rm "$d/same"
+	echo new >"$d/same"
+	[ "$(cat "$d/same")" = new ] || die "mount 1 reads the removed file's data"
+	[ "$(cat "$M2/rb/same")" = new ] || die "mount 2 reads the removed file's data"
+	stat "$d/same" >/dev/null
+	rm "$d/same"
+	[ "$(exists "$d/same")" = no ] || die "mount 1 finds the name it just removed"
+	# the sticky bit: not another's file, but one's own
+	mkdir -m 1777 "$d/sticky"
+	echo s >"$d/sticky/root"
+	as_nobody rm -f "$d/sticky/root" 2>/dev/null && die "uid 65534 removed root's file from a sticky directory"
+	as_nobody sh -c "echo n >'$d/sticky/own' && rm '$d/sticky/own'" ||
+		die "uid 65534 cannot remove its own file from a sticky directory"
+	[ "$(ls "$d/sticky")" = root ] || die "the sticky directory holds: $(ls "$d/sticky")"
+	# mount 2 closes a directory while mount 1's kernel still holds it
+	# open (its attributes, for 1 s): mount 1's leases, broken by then,
+	# decide, and the unlink waits for the daemon, which refuses it
+	mkdir -m 0777 "$d/open"
+	echo o >"$d/open/f"
+	as_nobody stat "$d/open/f" >/dev/null
+	chmod 0755 "$M2/rb/open"
+	sleep 0.3
+	as_nobody rm -f "$d/open/f" 2>/dev/null && die "uid 65534's unlink in a closed directory succeeded"
+	[ "$(cat "$d/open/f")" = o ] || die "the file went after a refused unlink"
+	# unmounting sends what is queued first (queued while the daemon is
+	# stopped: REMOVE_SENDERS of them on their way, the rest waiting)
+	mount_fs "$M3"
+	mkdir "$M3/rb/um"
+	for i in $(seq 50); do echo "$i" >"$M3/rb/um/f$i"; done
+	stat "$M3"/rb/um "$M3"/rb/um/f* >/dev/null
+	sleep 0.5   # a new mount's first replies come before its leases
+	stat "$M3"/rb/um "$M3"/rb/um/f* >/dev/null
+	kill -STOP "$(cat "$D/mds.pid")"
+	timeout 3 rm "$M3"/rb/um/f{1..50} || { kill -CONT "$(cat "$D/mds.pid")"; die "rm waited for the stopped daemon"; }
+	fusermount3 -u "$M3"
+	kill -CONT "$(cat "$D/mds.pid")"
+	for ((i = 0; i < 100; i++)); do kill -0 "${MOUNT_PID[$M3]}" 2>/dev/null || break; sleep 0.1; done
+	[ -z "$(ls "$M1/rb/um")" ] || die "after mount 3's unmount, $(ls "$M1/rb/um" | wc -l) of its removed files are left"
+	# a removal the daemon never applies: answered while it is stopped,
+	# lost when it is killed
+	echo e >"$d/err"
+	stat "$d" "$d/err" >/dev/null
+	kill -STOP "$(cat "$D/mds.pid")"
+	timeout 3 rm "$d/err" || { kill -CONT "$(cat "$D/mds.pid")"; die "the unlink waited for the stopped metadata daemon"; }
+	kill -9 "$(cat "$D/mds.pid")"
+	until_out 20 1 grep -c "the unlink of /rb/err, answered before it was sent, failed" "$D/fuse-mnt1.log" ||
+		die "no log line for the failed removal"
+	local ups
+	ups=$(grep -c "metadata daemon .*up again" "$D/fuse-mnt1.log" || true)
+	restart mds
+	for ((i = 0; i < 300; i++)); do
+		[ "$(grep -c "metadata daemon .*up again" "$D/fuse-mnt1.log")" -gt "$ups" ] && break
+		sleep 0.1
+	done
+	until_out 10 e cat "$d/err" || die "the file whose removal failed is gone: $(cat "$d/err" 2>&1)"
+	python3 - "$d" <<'PY' || die "fsync of a directory after the failed removal: wrong answer"
+import errno, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+try:
+    os.fsync(fd)
+    raise SystemExit("the first fsync succeeded")
+except OSError as e:
+    if e.errno != errno.EIO:
+        raise SystemExit("the first fsync failed with %s, not EIO" % e)
+os.fsync(fd)   # told once
+PY
+	rm -rf "$d"
+}
+
 # Every file type on the mount (these gave EPERM before issue 23).
 t_file_types() {
 	local d=$M1/types
@@ -1012,7 +1095,7 @@ t_unmount() {
 	fusermount3 -u "$M1"
 }
 
-echo "[==========] Running 30 test(s)."
+echo "[==========] Running 31 test(s)."
 check_here cluster_and_mount t_cluster_and_mount
 if [ ${#failed[@]} -eq 0 ]; then
 	check basic t_basic
@@ -1041,6 +1124,7 @@ if [ ${#failed[@]} -eq 0 ]; then
 	check writeback_partial t_writeback_partial
 	check writeback_error t_writeback_error
 	check dead_ios t_dead_ios
+	check remove_behind t_remove_behind
 	check signals t_signals
 	check kill_recovery t_kill_recovery
 	check unmount t_unmount
