@@ -529,7 +529,7 @@ out_destroy:
 	/* fuse_destroy still unlinks the .fuse_hidden files of files that
 	 * were open at unmount, through op_unlink: disconnect after it. */
 	fuse_destroy(fuse);
-	tf_removes_stop(t);     /* what is queued is sent first */
+	tf_removes_stop(t);     /* (op_destroy did, if the mount came up) */
 	tf_locks_destroy(t->locks);
 	if (t->fs)
 		tessera_disconnect(t->fs);

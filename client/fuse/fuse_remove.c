@@ -29,11 +29,12 @@
  *
  * A removal that fails when sent (the daemon refused it, or could not be
  * reached) is logged with the library's message, which names the file
- * and the server; the name is still there (the library never dropped it
- * from its cache, and the kernel asks again), and the next fsync of a
+ * and the server; the name is still there (the kernel, which forgot it
+ * when the unlink was answered, asks the daemon again, as does the
+ * library's cache, which drops it), and the next fsync of a
  * directory on this mount fails with that error, once. A removal that
  * finds the name gone already (another client removed it) is no error.
- * Unmounting sends what is queued first. A mount killed with removals
+ * Unmounting (op_destroy) sends what is queued first. A mount killed with removals
  * queued never sends them: those files stay, as names do on a local file
  * system that crashed before its journal's commit; fsync of the directory
  * is the point after which they are gone for good.

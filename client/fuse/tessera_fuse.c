@@ -282,6 +282,7 @@ static void op_destroy(void *private_data)
 	struct tfile *tf;
 
 	tf_flusher_stop(t);
+	tf_removes_stop(t);   /* sends what is queued; before the caches go */
 	while ((tf = tf_open_take(t))) {
 		tf_locks_forget(t->locks, tf->f);
 		(void)tessera_close(tf->f);
