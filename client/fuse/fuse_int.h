@@ -281,7 +281,7 @@ void tf_removes_stop(struct tfuse *t);
  * what this mount holds says it will succeed. */
 int tf_removable(struct tfuse *t, const char *path, const struct tessera_cred *cred);
 /* Queue the removal of path, to be sent as cred: 0, or -ENOMEM, or
- * -ESHUTDOWN once the senders stopped (send it yourself). */
+ * -ESHUTDOWN once the senders stopped (either way: send it yourself). */
 int tf_removes_defer(struct tfuse *t, const char *path, const struct tessera_cred *cred);
 /* Wait until no removal is queued or on its way (all of them), or until
  * path's is answered. */

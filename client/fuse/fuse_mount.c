@@ -453,15 +453,55 @@ static int serve(struct fuse *fuse, const struct fuse_cmdline_opts *opts, unsign
 	return loop_status(rc);
 }
 
+/* Connect (after the fork: the fabric and its threads belong to this
+ * process) and set the library up for the mount: its state watcher, link
+ * rule, directory answers, name leases, removes sent behind and locks.
+ * 0, or -1 once said why (t->fs NULL when the connection failed). */
+static int connect_fs(struct tfuse *t, int singlethread)
+{
+	char err[512];
+	sigset_t stop, old;
+	int c;
+
+	/* The fabric's threads start with the stop signals blocked, so a
+	 * signal meant to end the mount reaches the main thread, whose wait
+	 * in the loop it breaks (libfuse's handler only marks the session as
+	 * exited). */
+	stop_signals(&stop);
+	pthread_sigmask(SIG_BLOCK, &stop, &old);
+	c = tessera_connect(t->config, &t->fs, err, sizeof(err));
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (c) {
+		fprintf(stderr, "tessera-fuse: %s\n", err);
+		t->fs = NULL;
+		return -1;
+	}
+	tessera_server_watch(t->fs, log_state, NULL);
+	/* the kernel follows symbolic links itself: a path's last component
+	 * is always the link */
+	tessera_follow_links(t->fs, TESSERA_NOFOLLOW);
+	tessera_dir_watch(t->fs, tf_dir_changed, t);
+	if (!t->no_name_cache && tessera_name_cache(t->fs, TESSERA_NAME_CACHE_LEASED)) {
+		fprintf(stderr, "tessera-fuse: every stat asks the metadata daemon: %s\n",
+			tessera_errmsg(t->fs));
+		t->no_name_cache = 1;
+	}
+	/* removes answered first need what the name leases say (fuse_remove.c) */
+	if (!t->no_name_cache && !t->no_remove_behind && tf_removes_start(t))
+		fprintf(stderr, "tessera-fuse: every unlink waits for the metadata daemon: "
+			"no thread to send them behind\n");
+	return tf_locks_create(t->fs, deadlock_ms(), singlethread ? TF_CACHE_KEEP : TF_CACHE_DROP,
+			       &t->locks) ? -1 : 0;
+}
+
 /* Mount, go to the background, connect, serve; then undo it all. The exit
  * status. */
 static int mount_and_serve(struct fuse_args *args, const struct fuse_cmdline_opts *opts,
 			   struct tfuse *t)
 {
-	char err[512], mount_dir[4096];
+	char mount_dir[4096];
 	struct fuse *fuse;
-	sigset_t stop, old;
-	int mount_ok = 0, rc = 1, c;
+	int mount_ok = 0, rc = 1;
 
 	t->max_read = max_read_of(args, IO_SIZE);
 	t->singlethread = opts->singlethread;
@@ -487,37 +527,7 @@ static int mount_and_serve(struct fuse_args *args, const struct fuse_cmdline_opt
 	else /* mount_dir says why */
 		fprintf(stderr, "tessera-fuse: readahead left at the kernel's default: %s: %s\n",
 			opts->mountpoint, mount_dir);
-	if (fuse_daemonize(opts->foreground) != 0)
-		goto out_unmount;
-	/* After the fork: the fabric and its threads belong to this process.
-	 * They start with the stop signals blocked, so a signal meant to end
-	 * the mount reaches this thread, whose wait in the loop it breaks
-	 * (libfuse's handler only marks the session as exited). */
-	stop_signals(&stop);
-	pthread_sigmask(SIG_BLOCK, &stop, &old);
-	c = tessera_connect(t->config, &t->fs, err, sizeof(err));
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (c) {
-		fprintf(stderr, "tessera-fuse: %s\n", err);
-		t->fs = NULL;
-		goto out_unmount;
-	}
-	tessera_server_watch(t->fs, log_state, NULL);
-	/* the kernel follows symbolic links itself: a path's last component
-	 * is always the link */
-	tessera_follow_links(t->fs, TESSERA_NOFOLLOW);
-	tessera_dir_watch(t->fs, tf_dir_changed, t);
-	if (!t->no_name_cache && tessera_name_cache(t->fs, TESSERA_NAME_CACHE_LEASED)) {
-		fprintf(stderr, "tessera-fuse: every stat asks the metadata daemon: %s\n",
-			tessera_errmsg(t->fs));
-		t->no_name_cache = 1;
-	}
-	/* removes answered first need what the name leases say (fuse_remove.c) */
-	if (!t->no_name_cache && !t->no_remove_behind && tf_removes_start(t))
-		fprintf(stderr, "tessera-fuse: every unlink waits for the metadata daemon: "
-			"no thread to send them behind\n");
-	if (tf_locks_create(t->fs, deadlock_ms(), opts->singlethread ? TF_CACHE_KEEP : TF_CACHE_DROP,
-			    &t->locks))
+	if (fuse_daemonize(opts->foreground) != 0 || connect_fs(t, opts->singlethread))
 		goto out_unmount;
 	if (catch_stop_signals(fuse) != 0)
 		goto out_unmount;

@@ -192,7 +192,8 @@ static void send_removal(struct tf_removes *r, tessera_fs *fs, struct tf_removal
 		"and the file is still there: %s (%s)\n", s->path, tessera_errmsg(fs),
 		strerror(-rc));
 	pthread_mutex_lock(&r->lock);
-	r->error = tf_errno(rc);
+	if (!r->error)
+		r->error = tf_errno(rc);
 	pthread_mutex_unlock(&r->lock);
 }
 

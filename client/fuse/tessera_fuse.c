@@ -78,6 +78,11 @@
  *
  * An open file that is unlinked is renamed to .fuse_hiddenNNN until it is
  * closed (libfuse's default; -o hard_remove unlinks at once instead).
+ * An unlink that the leased attributes say will succeed is answered
+ * first and sent at once behind (fuse_remove.c; -o remove_behind=0 for
+ * none): requests after it wait for it (as_caller), but for those it
+ * cannot change (as_caller_queued); a failure shows at the next fsync
+ * of a directory.
  *
  * Errors: the library's message (tessera_errmsg) goes to stderr and the
  * kernel gets the errno; transport failures (timeouts, refused or lost
@@ -317,7 +322,6 @@ static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *
 
 	if (path)
 		tf_removes_settle_name(mount_of(), path);
-
 	if (fi && tfile_of(fi)->fresh) {
 		/* op_create's reply: what the create's own reply said */
 		tfile_of(fi)->fresh = 0;
@@ -411,11 +415,9 @@ static int op_unlink(const char *path)
 	struct tfuse *t = mount_of();
 	struct tessera_cred cred;
 	tessera_fs *fs = caller_cred(&cred);
-	int rc = -ESHUTDOWN;
+	int rc = 0;
 
-	if (tf_removable(t, path, &cred))
-		rc = tf_removes_defer(t, path, &cred);
-	if (rc == -ESHUTDOWN)
+	if (!tf_removable(t, path, &cred) || tf_removes_defer(t, path, &cred))
 		rc = tessera_unlink(fs, path);
 	if (rc)
 		return fail(fs, rc);
