@@ -414,6 +414,13 @@ void tessera_follow_links(tessera_fs *fs, enum tessera_follow last)
 	fs->follow = last;
 }
 
+int tessera_stat_held(tessera_fs *fs, const char *upath, struct tessera_stat *st)
+{
+	MAP(fs, upath, path);
+
+	return tc_mcache_stat(fs, path, fs->follow, st) ? 0 : -ENODATA;
+}
+
 int tessera_stat_partial(tessera_fs *fs, const char *upath, struct tessera_stat *st,
 			 int *size_status)
 {

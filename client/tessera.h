@@ -539,6 +539,11 @@ int tessera_stat(tessera_fs *fs, const char *path, struct tessera_stat *st);
  * needs to list every name with '?' for the sizes it cannot get). */
 int tessera_stat_partial(tessera_fs *fs, const char *path, struct tessera_stat *st,
 			 int *size_status);
+/* tessera_stat answered from the name cache alone (tessera_name_cache):
+ * 0 when it holds path's attributes, with its size, under a lease that
+ * runs; -ENODATA when it does not, and nothing is asked (a listing that
+ * adds what is at hand: the mount's readdirplus). */
+int tessera_stat_held(tessera_fs *fs, const char *path, struct tessera_stat *st);
 int tessera_truncate(tessera_fs *fs, const char *path, uint64_t size);
 int tessera_unlink(tessera_fs *fs, const char *path);
 int tessera_mkdir(tessera_fs *fs, const char *path, mode_t mode);

@@ -4,6 +4,7 @@
  */
 #define FUSE_USE_VERSION 312
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,8 +89,26 @@ static int dir_seek(tessera_fs *fs, const char *path, struct tdir *d, uint64_t w
 	return 1;
 }
 
+/* Entry e of directory path as readdirplus may give it: with the
+ * attributes the name cache holds of it, if they are of e's file and it
+ * has one link (the kernel's getattr of a hard-linked name is how the
+ * mount learns its names, fuse_links.c). 1 when st holds them. */
+static int held_attrs(tessera_fs *fs, const char *path, const struct tessera_dirent *e,
+		      struct stat *st)
+{
+	char child[PATH_MAX];
+	struct tessera_stat ts;
+	int n = snprintf(child, sizeof(child), "%s/%s", strcmp(path, "/") ? path : "", e->name);
+
+	if (n < 0 || (size_t)n >= sizeof(child) || tessera_stat_held(fs, child, &ts) ||
+	    ts.handle != e->handle || ts.nlink > 1)
+		return 0;
+	tf_stat_of(&ts, st);
+	return 1;
+}
+
 int tf_dir_fill(tessera_fs *fs, const char *path, struct tdir *d, off_t off, void *buf,
-		fuse_fill_dir_t fill)
+		fuse_fill_dir_t fill, enum tf_dir_attrs attrs)
 {
 	uint64_t want;
 	int rc;
@@ -101,12 +120,17 @@ int tf_dir_fill(tessera_fs *fs, const char *path, struct tdir *d, off_t off, voi
 	want = off < 2 ? 0 : (uint64_t)off - 2;   /* next entry's index */
 	while ((rc = dir_seek(fs, path, d, want)) > 0) {
 		const struct tessera_dirent *e = &d->ents[want - d->base];
+		enum fuse_fill_dir_flags plus = 0;
 		struct stat st;
 
-		memset(&st, 0, sizeof(st));
-		st.st_ino = (ino_t)e->handle;
-		st.st_mode = (mode_t)e->mode;
-		if (fill(buf, e->name, &st, (off_t)(want + 3), 0))
+		if (attrs == TF_DIR_HELD_ATTRS && held_attrs(fs, path, e, &st)) {
+			plus = FUSE_FILL_DIR_PLUS;
+		} else {
+			memset(&st, 0, sizeof(st));
+			st.st_ino = (ino_t)e->handle;
+			st.st_mode = (mode_t)e->mode;
+		}
+		if (fill(buf, e->name, &st, (off_t)(want + 3), plus))
 			return 0;
 		want++;
 	}

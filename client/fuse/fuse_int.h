@@ -262,9 +262,16 @@ struct tdir *tf_dir_new(void);   /* NULL: no memory */
 void tf_dir_free(struct tdir *d);
 /* readdir: the entries of path from offset `off` on into buf (fill),
  * as many as the kernel takes; 0 or a negative errno (tessera_errmsg
- * says why). */
+ * says why). TF_DIR_HELD_ATTRS (the kernel's readdirplus): each entry
+ * whose attributes the name cache holds (tessera_stat_held) goes with
+ * them, so the kernel need not look it up; the others, and every entry
+ * with TF_DIR_NAMES, go with their type only. */
+enum tf_dir_attrs { TF_DIR_NAMES, TF_DIR_HELD_ATTRS };
 int tf_dir_fill(tessera_fs *fs, const char *path, struct tdir *d, off_t off, void *buf,
-		fuse_fill_dir_t fill);
+		fuse_fill_dir_t fill, enum tf_dir_attrs attrs);
+
+/* A getattr's answer from the library's attributes. */
+void tf_stat_of(const struct tessera_stat *ts, struct stat *st);
 
 /* ------------------------------------------- operations (tessera_fuse.c) */
 

@@ -48,6 +48,8 @@
  * utimens (the change's reply), and the kernel's getattr of a directory
  * this mount just changed the entries of (the change's reply; within
  * 0.1 s). An open's size comes with its reply too (tessera_open_attrs).
+ * A listing the kernel asks with attributes (readdirplus) carries those
+ * the name cache holds (fuse_dir.c), so ls -l looks up no held name.
  *
  * Every file type: symbolic links (kept by the metadata daemon; the
  * kernel resolves them, so the mount asks the library never to follow a
@@ -211,7 +213,7 @@ static int xattr_fail(tessera_fs *fs, int rc)
 	return fail(fs, rc);
 }
 
-static void to_stat(const struct tessera_stat *ts, struct stat *st)
+void tf_stat_of(const struct tessera_stat *ts, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->st_ino = (ino_t)ts->handle;
@@ -227,6 +229,7 @@ static void to_stat(const struct tessera_stat *ts, struct stat *st)
 	st->st_atim = ts->atime;
 	st->st_mtim = ts->mtime;
 	st->st_ctim = ts->ctime;
+	st->st_rdev = (dev_t)ts->rdev;
 }
 
 static struct tfile *tfile_of(const struct fuse_file_info *fi)
@@ -336,8 +339,7 @@ static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *
 		rc = -ENOENT;
 	if (rc)
 		return fail(fs, rc);
-	to_stat(&ts, st);
-	st->st_rdev = (dev_t)ts.rdev;
+	tf_stat_of(&ts, st);
 	if (path)
 		tf_links_seen(mount_of(), path, &ts);
 	return 0;
@@ -368,7 +370,8 @@ static int op_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t o
 	int rc;
 
 	(void)flags;
-	rc = tf_dir_fill(fs, path, (struct tdir *)(uintptr_t)fi->fh, off, buf, fill);
+	rc = tf_dir_fill(fs, path, (struct tdir *)(uintptr_t)fi->fh, off, buf, fill,
+			 (flags & FUSE_READDIR_PLUS) ? TF_DIR_HELD_ATTRS : TF_DIR_NAMES);
 	return rc ? fail(fs, rc) : 0;
 }
 
