@@ -490,7 +490,8 @@ static void name_changed(struct tc_mcache *mc, const char *path, enum tc_mc_chan
 		return;
 	}
 	if (what == MC_NAME) {
-		unbumped = !bumped_since(mc, mark, key_of(KEY_ATTR, dir, NULL, 0));
+		/* (asked only with a reply to keep: the scan is up to the ring) */
+		unbumped = dir_st && !bumped_since(mc, mark, key_of(KEY_ATTR, dir, NULL, 0));
 		bump(mc, key_of(KEY_ENTRY, dir, name, len));
 		bump(mc, key_of(KEY_ATTR, dir, NULL, 0));
 		entry_drop(mc, dir, name, len);
