@@ -64,6 +64,7 @@ struct tc_mcache {
 	uint64_t lease_ns;         /* the daemon's name_lease_ms */
 	uint64_t seq;              /* bumps so far */
 	uint64_t forgot_seq;       /* the bump of the last forget-all */
+	uint64_t seen;             /* the last WATCH answer applied (WatchReply.seq) */
 	struct { uint64_t key, seq; } ring[TC_MC_RING];
 	uint32_t n_nodes, n_entries;
 	struct mc_node *nodes[TC_MC_BUCKETS];
@@ -578,10 +579,17 @@ void tc_mcache_opened(tessera_fs *fs, uint64_t mark, const char *path, uint64_t 
 static int watch_once(tessera_fs *fs, struct tc_mcache *mc)
 {
 	Tessera__WatchRequest m = TESSERA__WATCH_REQUEST__INIT;
-	struct tc_req *r = tc_req_new(fs, TC_MDS, TP_OP_WATCH, &m.base, NULL, 0);
+	struct tc_req *r;
 	uint64_t sent = tp_mono_ns(), lease_ns;
 	const Tessera__WatchReply *rep;
-	int rc = tc_call(fs, r, "name lease watch");
+	int rc;
+
+	/* (only this thread writes it once the cache is running) */
+	pthread_mutex_lock(&mc->mu);
+	m.seen = mc->seen;
+	pthread_mutex_unlock(&mc->mu);
+	r = tc_req_new(fs, TC_MDS, TP_OP_WATCH, &m.base, NULL, 0);
+	rc = tc_call(fs, r, "name lease watch");
 
 	if (rc) {
 		tc_req_free(fs, r);
@@ -596,6 +604,7 @@ static int watch_once(tessera_fs *fs, struct tc_mcache *mc)
 		broken(mc, rep->changed[i]);
 	mc->valid_until_ns = sent + lease_ns;
 	mc->lease_ns = lease_ns;
+	mc->seen = rep->seq; /* acknowledged by the next WATCH */
 	rc = !rep->all && !rep->n_changed && tp_mono_ns() - sent < lease_ns / 8;
 	pthread_mutex_unlock(&mc->mu);
 	tc_req_free(fs, r);

@@ -95,6 +95,14 @@ struct srv_role {
 	/* Group commit on a thread of the core's own (may be NULL; instead of
 	 * commit): the loop goes on serving while a commit syncs. */
 	const struct srv_commit_ops *background;
+	/* Replies that wait for others to be told (may both be NULL; the
+	 * metadata daemon's name leases, docs/design.md "Breaks that wait").
+	 * reply_need gives a reply, when it is made, a number (0: none); a
+	 * reply whose number is at or above acks_floor's waits, while the
+	 * replies behind it to the same peer go on. The role calls
+	 * srv_pump_replies when the floor rises. */
+	uint64_t (*reply_need)(void *ctx, const struct srv_req *req);
+	uint64_t (*acks_floor)(void *ctx);
 };
 
 /*
@@ -115,6 +123,9 @@ struct srv_commit_ops {
 	int (*sync)(void *ctx);
 	int (*done)(void *ctx, int rc);
 };
+
+/* Send the replies that waited for srv_role.acks_floor to rise. */
+void srv_pump_replies(struct srv *srv);
 
 /* Whether every change written so far is durable: no hold in this turn,
  * every commit asked done. Work that acts on what the store says outside

@@ -52,6 +52,7 @@ struct srv_tx {
 	int tagged;                 /* send with tag `tag` (srv_req.reply_tagged) */
 	uint64_t tag;
 	uint64_t gen;               /* leaves once this commit is done */
+	uint64_t need;              /* and once acks_floor is above it (0: none) */
 	uint8_t head[];             /* header | body */
 };
 

@@ -176,17 +176,33 @@ static int tx_waits_commit(const struct srv *srv, const struct srv_tx *tx)
 	return tx->gen > srv->gen_done || srv->commit_failed;
 }
 
-/* Hand waiting replies to the provider, within the posting limits. */
+/* The floor a reply's need must stay under (srv_role.acks_floor). */
+static uint64_t acks_floor(const struct srv *srv)
+{
+	return srv->role.acks_floor ? srv->role.acks_floor(srv->role.ctx) : UINT64_MAX;
+}
+
+/* Hand waiting replies to the provider, within the posting limits. A
+ * reply that waits for acknowledgements is passed over (the ones behind
+ * it do not depend on it: a holder's WATCH answer, which brings the
+ * acknowledgement, may be among them); one that waits for a commit stops
+ * the walk. */
 static void peer_pump(struct srv *srv, struct srv_peer *p)
 {
+	uint64_t floor = acks_floor(srv);
+	struct srv_tx *tx, *next;
+
 	if (!peer_may_post(p))
 		return;
-	while (p->waiting.head && p->posted.n < srv->lim.peer_posted &&
-	       srv->posted < srv->lim.total_posted && !tx_waits_commit(srv, p->waiting.head)) {
-		struct srv_tx *tx = p->waiting.head;
+	for (tx = p->waiting.head; tx && p->posted.n < srv->lim.peer_posted &&
+				   srv->posted < srv->lim.total_posted && !tx_waits_commit(srv, tx);
+	     tx = next) {
 		struct iovec iov[2] = { { tx->head, tx->head_len }, { tx->data, tx->data_len } };
 		int rc;
 
+		next = tx->next;
+		if (tx->need && tx->need >= floor)
+			continue;
 		if (!srv->net) { /* in-process: delivered at once */
 			txlist_remove(&p->waiting, tx);
 			srv->waiting--;
@@ -216,6 +232,11 @@ static void peer_pump(struct srv *srv, struct srv_peer *p)
 		txlist_append(&p->posted, tx);
 		srv->posted++;
 	}
+}
+
+void srv_pump_replies(struct srv *srv)
+{
+	srv_pump_all(srv);
 }
 
 void srv_pump_all(struct srv *srv)
@@ -474,6 +495,7 @@ static int srv_send(struct srv_req *req, int32_t status, const ProtobufCMessage 
 	}
 	charge(srv, p, tx->cost);
 	tx->gen = srv->gen_wait;
+	tx->need = srv->role.reply_need ? srv->role.reply_need(srv->role.ctx, req) : 0;
 	txlist_append(&p->waiting, tx);
 	srv->waiting++;
 	peer_pump(srv, p);

@@ -463,7 +463,7 @@ static int serve(struct ios *ios, const struct srv_cmdline *cl, const char *faul
 		 const char *claimed, char **notice)
 {
 	const struct tp_config *cfg = ios->cfg;
-	struct srv_role role = { "ios", cl->index, ios_handlers, ios_tick, ios, NULL, NULL, NULL };
+	struct srv_role role = { "ios", cl->index, ios_handlers, ios_tick, ios, NULL, NULL, NULL, NULL, NULL };
 	struct srv_opts so = { cfg, cfg->ios[cl->index].host, cfg->ios[cl->index].port, 32, NULL,
 				&cl->log };
 	struct srv *srv;

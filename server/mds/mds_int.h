@@ -86,6 +86,11 @@ void mds_op_VERSION(void *ctx, struct srv_req *req);
  * watcher's wake-up (mds_lease_wake_fn, arg the daemon). */
 void mds_op_WATCH(void *ctx, struct srv_req *req);
 void mds_watch_wake(void *arg, uint64_t session, void *parked);
+/* Breaks that wait (mds_lease.h): srv_role.reply_need and acks_floor, and
+ * each tick's lapse of news no holder acknowledged within a lease. */
+uint64_t mds_reply_need(void *ctx, const struct srv_req *req);
+uint64_t mds_acks_floor(void *ctx);
+void mds_watch_tick(struct mds *mds);
 
 /* What a reply leases: the handle alone (a close, by handle), or the
  * directories the store's last walk passed and the handle it named. */

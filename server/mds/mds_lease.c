@@ -18,20 +18,43 @@ struct handle_set {
 	uint32_t n;
 };
 
+/* What a watcher is told stays until it acknowledges the answer that
+ * told it (its next WATCH says `seen`): an answer lost on the way is
+ * carried again by the next. Each change told is numbered (t->breaks);
+ * the oldest one unacknowledged sets the floor below which others'
+ * replies may leave (mds_leases_need). */
 struct watcher {
 	uint64_t session;
 	struct handle_set held;
 	uint64_t changed[MDS_LEASE_CHANGES];
+	uint64_t changed_no[MDS_LEASE_CHANGES]; /* each one's number */
 	uint32_t n_changed;
+	uint32_t n_sent;  /* of them, the first n_sent went in answer `seq` */
 	int all;          /* it must forget everything */
+	uint64_t all_no;  /* the number of the news `all` stands for */
+	uint64_t all_sent;/* all_no when answer `seq` was made (0: not all) */
+	uint64_t seq;     /* answers made */
+	uint64_t oldest;  /* number of its oldest news unacknowledged (0: none) */
+	double oldest_at; /* when a tick first saw it (0: not yet) */
 	void *parked;     /* its WATCH waiting for news */
 	double seen;      /* its last WATCH (monotonic seconds) */
 	struct watcher *next;          /* in its bucket */
 	struct watcher *prev_all, *next_all; /* every watcher, for a break */
 };
 
+/* A session whose change told others: its replies wait for number no. */
+struct cause {
+	uint64_t session, no;
+};
+
 struct mds_leases {
 	uint32_t lease_ms;
+	uint64_t breaks;  /* changes told so far (their numbers) */
+	uint64_t floor;   /* the oldest unacknowledged, unlapsed one (UINT64_MAX: none) */
+	uint64_t anyone;  /* a cause not recorded (no memory): everyone waits for it */
+	double now;       /* the latest time given (acked, lapse) */
+	struct cause *cause;
+	uint32_t n_cause, cap_cause;
 	uint32_t per_session;
 	mds_lease_wake_fn wake;
 	void *wake_arg;
@@ -143,6 +166,7 @@ struct mds_leases *mds_leases_new(uint32_t lease_ms, uint32_t per_session,
 	t->per_session = per_session;
 	t->wake = wake;
 	t->wake_arg = wake_arg;
+	t->floor = UINT64_MAX;
 	return t;
 }
 
@@ -173,6 +197,7 @@ void mds_leases_free(struct mds_leases *t)
 			t->bucket[b] = w->next;
 			watcher_free(t, w);
 		}
+	free(t->cause);
 	free(t);
 }
 
@@ -200,8 +225,13 @@ static void forget_all(struct mds_leases *t, struct watcher *w)
 {
 	t->held -= w->held.n;
 	set_clear(&w->held);
-	w->n_changed = 0;
+	w->n_changed = w->n_sent = 0;
 	w->all = 1;
+	w->all_no = ++t->breaks;
+	if (!w->oldest)
+		w->oldest = w->all_no;
+	if (w->oldest < t->floor)
+		t->floor = w->oldest;
 }
 
 static void wake(struct mds_leases *t, struct watcher *w)
@@ -235,23 +265,130 @@ int mds_leases_watch(struct mds_leases *t, uint64_t session, double now)
 }
 
 int mds_leases_take(struct mds_leases *t, uint64_t session, uint64_t *out, uint32_t max,
-		    uint32_t *n, int *all)
+		    uint32_t *n, int *all, uint64_t *seq)
 {
 	struct watcher *w = watcher_of(t, session);
 	uint32_t k;
 
 	*n = 0;
 	*all = !w;
+	*seq = 0;
 	if (!w)
 		return 1;
 	*all = w->all;
 	k = w->n_changed < max ? w->n_changed : max;
 	memcpy(out, w->changed, k * sizeof(*out));
-	memmove(w->changed, w->changed + k, (w->n_changed - k) * sizeof(*out));
-	w->n_changed -= k;
 	*n = k;
-	w->all = 0;
+	w->n_sent = k;
+	w->all_sent = w->all ? w->all_no : 0;
+	*seq = ++w->seq;
 	return *all || k;
+}
+
+/* The floor again: the oldest unacknowledged news of any watcher whose
+ * lease has not lapsed since (a watcher told at T uses nothing it held
+ * before T after T + lease_ms: its lease runs from a WATCH sent before
+ * T). Causes below it are done. */
+static void floor_again(struct mds_leases *t, double now)
+{
+	double lease = t->lease_ms / 1000.0;
+	uint64_t floor = UINT64_MAX;
+	struct watcher *w;
+	uint32_t i, kept = 0;
+
+	if (now > t->now)
+		t->now = now;
+	now = t->now;
+	for (w = t->all; w; w = w->next_all)
+		if (w->oldest && w->oldest < floor && !(w->oldest_at && now - w->oldest_at > lease))
+			floor = w->oldest;
+	t->floor = floor;
+	for (i = 0; i < t->n_cause; i++)
+		if (t->cause[i].no >= floor)
+			t->cause[kept++] = t->cause[i];
+	t->n_cause = kept;
+}
+
+int mds_leases_acked(struct mds_leases *t, uint64_t session, uint64_t seen, double now)
+{
+	struct watcher *w = watcher_of(t, session);
+	uint64_t was = t ? t->floor : UINT64_MAX;
+	uint32_t k;
+
+	if (!w || !seen || seen != w->seq)
+		return 0;  /* (an older answer: what it told is told again) */
+	k = w->n_sent;
+	memmove(w->changed, w->changed + k, (w->n_changed - k) * sizeof(*w->changed));
+	memmove(w->changed_no, w->changed_no + k, (w->n_changed - k) * sizeof(*w->changed_no));
+	w->n_changed -= k;
+	w->n_sent = 0;
+	if (w->all && w->all_sent == w->all_no)
+		w->all = 0;
+	w->all_sent = 0;
+	w->oldest = w->all ? w->all_no : w->n_changed ? w->changed_no[0] : 0;
+	w->oldest_at = 0;
+	floor_again(t, now);
+	return t->floor > was;
+}
+
+int mds_leases_lapse(struct mds_leases *t, double now)
+{
+	uint64_t was = t ? t->floor : UINT64_MAX;
+	struct watcher *w;
+
+	if (!t)
+		return 0;
+	for (w = t->all; w; w = w->next_all)
+		if (w->oldest && !w->oldest_at)
+			w->oldest_at = now;
+	floor_again(t, now);
+	return t->floor > was;
+}
+
+uint64_t mds_leases_floor(const struct mds_leases *t)
+{
+	return t ? t->floor : UINT64_MAX;
+}
+
+uint64_t mds_leases_need(const struct mds_leases *t, uint64_t session)
+{
+	uint32_t i;
+
+	if (!t || !session)
+		return 0;
+	if (t->anyone >= t->floor)
+		return t->anyone;
+	for (i = 0; i < t->n_cause; i++)
+		if (t->cause[i].session == session)
+			return t->cause[i].no >= t->floor ? t->cause[i].no : 0;
+	return 0;
+}
+
+/* `by` told others of a change numbered no: its replies wait for it.
+ * Without memory for that, every session's replies do (`anyone`). */
+static void caused(struct mds_leases *t, uint64_t by, uint64_t no)
+{
+	uint32_t i;
+
+	if (!by)
+		return;
+	for (i = 0; i < t->n_cause; i++)
+		if (t->cause[i].session == by) {
+			t->cause[i].no = no;
+			return;
+		}
+	if (t->n_cause == t->cap_cause) {
+		uint32_t cap = t->cap_cause ? t->cap_cause * 2 : 16;
+		struct cause *c = realloc(t->cause, cap * sizeof(*c));
+
+		if (!c) {
+			t->anyone = no;
+			return;
+		}
+		t->cause = c;
+		t->cap_cause = cap;
+	}
+	t->cause[t->n_cause++] = (struct cause){ by, no };
 }
 
 void *mds_leases_park(struct mds_leases *t, uint64_t session, void *parked)
@@ -329,27 +466,38 @@ int mds_leases_grant(struct mds_leases *t, uint64_t session, const uint64_t *h, 
 	return 1;
 }
 
-static void tell(struct mds_leases *t, struct watcher *w, uint64_t handle)
+/* 1 if w held the handle (and is told), else 0. */
+static int tell(struct mds_leases *t, struct watcher *w, uint64_t handle)
 {
 	if (!set_remove(&w->held, handle))
-		return;
+		return 0;
 	t->held--;
-	if (w->n_changed == MDS_LEASE_CHANGES)
+	if (w->n_changed == MDS_LEASE_CHANGES) {
 		forget_all(t, w);
-	else
+	} else {
+		w->changed_no[w->n_changed] = ++t->breaks;
 		w->changed[w->n_changed++] = handle;
+		if (!w->oldest)
+			w->oldest = t->breaks;
+	}
+	if (w->oldest < t->floor)
+		t->floor = w->oldest;
 	wake(t, w);
+	return 1;
 }
 
 void mds_leases_break(struct mds_leases *t, uint64_t handle, uint64_t by)
 {
 	struct watcher *w;
+	int told = 0;
 
 	if (!t || !t->held)
 		return;
 	for (w = t->all; w; w = w->next_all)
 		if (w->session != by && w->held.n)
-			tell(t, w, handle);
+			told |= tell(t, w, handle);
+	if (told)
+		caused(t, by, t->breaks);
 }
 
 void mds_leases_session_end(struct mds_leases *t, uint64_t session)
@@ -361,6 +509,7 @@ void mds_leases_session_end(struct mds_leases *t, uint64_t session)
 	w = *p;
 	*p = w->next;
 	watcher_free(t, w);
+	floor_again(t, t->now);
 }
 
 void mds_leases_expire(struct mds_leases *t, double now)
@@ -384,6 +533,7 @@ void mds_leases_expire(struct mds_leases *t, double now)
 			}
 		}
 	}
+	floor_again(t, now);
 }
 
 uint32_t mds_leases_watchers(const struct mds_leases *t)

@@ -45,11 +45,30 @@ uint32_t mds_leases_ms(const struct mds_leases *t);
  * made if new (then it must forget everything). 0, -ENOMEM (too many
  * watchers: answer with `all`, nothing is leased), -EOPNOTSUPP (off). */
 int mds_leases_watch(struct mds_leases *t, uint64_t session, double now);
-/* What the watcher has to be told, taken: up to max changed handles into
- * out (*n), *all when it must forget everything. Returns whether there is
- * anything. */
+/* What the watcher has to be told: up to max changed handles into out
+ * (*n), *all when it must forget everything, and the answer's number
+ * (*seq; 0 without a watcher). It stays to be told again until the
+ * watcher acknowledges this answer. Returns whether there is anything. */
 int mds_leases_take(struct mds_leases *t, uint64_t session, uint64_t *out, uint32_t max,
-		    uint32_t *n, int *all);
+		    uint32_t *n, int *all, uint64_t *seq);
+/* The watcher's WATCH says it applied answer `seen` (0: none): what that
+ * told is done. Returns 1 if the floor rose (replies may leave). */
+int mds_leases_acked(struct mds_leases *t, uint64_t session, uint64_t seen, double now);
+
+/*
+ * Breaks that wait (docs/design.md, "Breaks that wait"). A session whose
+ * change told others gets their acknowledgement before its replies
+ * leave, so once it is answered no holder answers from what it held
+ * before: each change told is numbered, and a reply waits while its
+ * session's latest number is at or above the floor, the oldest news any
+ * watcher has not acknowledged. News older than a lease (from when the
+ * tick first saw it) no longer counts: its holder's lease has lapsed.
+ */
+/* The number a reply to `session` waits for (0: none). */
+uint64_t mds_leases_need(const struct mds_leases *t, uint64_t session);
+uint64_t mds_leases_floor(const struct mds_leases *t);
+/* Each tick: news older than a lease lapses. 1 if the floor rose. */
+int mds_leases_lapse(struct mds_leases *t, double now);
 /* Whether `session` watches (its replies may carry leases). */
 int mds_leases_watching(struct mds_leases *t, uint64_t session);
 /* Whether the watcher has anything to be told (or is gone). */

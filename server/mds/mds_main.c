@@ -627,7 +627,7 @@ static void mds_tick(void *ctx)
 	struct mds *mds = ctx;
 
 	background_rounds(mds);
-	mds_leases_expire(mds->leases, tp_mono_s());
+	mds_watch_tick(mds);
 	if (mds->srv && mds_store_needs_commit(mds->store))
 		srv_hold_replies(mds->srv);
 }
@@ -671,6 +671,8 @@ static void mds_session_end(void *ctx, uint64_t session)
 	uint32_t nv = mds_versions_session_end(mds->versions, session, mds_ids_dead, mds->vmerge);
 
 	mds_leases_session_end(mds->leases, session);
+	if (mds->srv)
+		srv_pump_replies(mds->srv);
 	if (n && mds->srv)
 		srv_debug(mds->srv, "session %016llx ended holding %u files open for writing:"
 			  " their writers are counted no more", (unsigned long long)session, n);
@@ -895,7 +897,7 @@ int main(int argc, char **argv)
 
 	dispatch_table(handlers);
 	struct srv_role role = { "mds", cl.index, handlers, mds_tick, &mds, NULL,
-				 mds_session_end, &mds_commit_ops };
+				 mds_session_end, &mds_commit_ops, mds_reply_need, mds_acks_floor };
 	struct srv_opts so = { &cfg, cfg.mds.host, cfg.mds.port, 32, NULL, &cl.log };
 
 	if (srv_create(&so, &role, &srv, err, sizeof(err))) {

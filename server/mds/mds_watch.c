@@ -9,8 +9,10 @@
  * late by a tick of the daemon at worst, must come well within it) and
  * answered then, empty, or as soon as a change breaks one of its leases.
  * The answer leaves with every other reply of its turn: after the commit
- * that made the change durable (srv_hold_replies), like the changer's own
- * reply.
+ * that made the change durable (srv_hold_replies). The changer's own
+ * replies wait longer: until every holder told has acknowledged (its next
+ * WATCH's `seen`), or a lease passed (docs/design.md, "Breaks that wait").
+ * WATCH answers never wait: they bring the acknowledgements.
  */
 #include <errno.h>
 #include <string.h>
@@ -26,11 +28,13 @@ static void answer(struct mds *mds, struct srv_req *req)
 {
 	Tessera__WatchReply rep = TESSERA__WATCH_REPLY__INIT;
 	uint64_t changed[WATCH_CHANGES_MAX];
+	uint64_t seq;
 	uint32_t n;
 	int all;
 
 	(void)mds_leases_take(mds->leases, req->ident.session, changed, WATCH_CHANGES_MAX, &n,
-			      &all);
+			      &all, &seq);
+	rep.seq = seq;
 	rep.changed = changed;
 	rep.n_changed = n;
 	rep.all = all;
@@ -64,15 +68,19 @@ static void watch_expired(void *arg, struct srv_req *req, int reason)
 void mds_op_WATCH(void *ctx, struct srv_req *req)
 {
 	struct mds *mds = ctx;
+	const Tessera__WatchRequest *m = (const Tessera__WatchRequest *)req->msg;
 	uint64_t session = req->ident.session;
 	struct srv_req *parked, *was;
-	int rc = mds_leases_watch(mds->leases, session, tp_mono_s());
+	double now = tp_mono_s();
+	int rc = mds_leases_watch(mds->leases, session, now);
 
 	if (rc == -EOPNOTSUPP) {
 		srv_reply_error(req, rc, "watch: this metadata daemon grants no name leases"
 				" (name_lease_ms 0, or an in-process caller)");
 		return;
 	}
+	if (!rc && mds_leases_acked(mds->leases, session, m->seen, now))
+		srv_pump_replies(mds->srv);
 	/* a second WATCH of one session: the first is answered now */
 	if ((was = mds_leases_park(mds->leases, session, NULL)))
 		answer(mds, was);
@@ -82,6 +90,31 @@ void mds_op_WATCH(void *ctx, struct srv_req *req)
 		return;
 	}
 	mds_leases_park(mds->leases, session, parked);
+}
+
+uint64_t mds_reply_need(void *ctx, const struct srv_req *req)
+{
+	struct mds *mds = ctx;
+
+	if (req->frame.hdr.opcode == TP_OP_WATCH)
+		return 0;
+	return mds_leases_need(mds->leases, req->ident.session);
+}
+
+uint64_t mds_acks_floor(void *ctx)
+{
+	struct mds *mds = ctx;
+
+	return mds_leases_floor(mds->leases);
+}
+
+void mds_watch_tick(struct mds *mds)
+{
+	double now = tp_mono_s();
+
+	mds_leases_expire(mds->leases, now);
+	if (mds_leases_lapse(mds->leases, now) && mds->srv)
+		srv_pump_replies(mds->srv);
 }
 
 void mds_lease_note(struct mds *mds, const struct srv_req *req, uint64_t handle,

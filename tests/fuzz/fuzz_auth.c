@@ -171,8 +171,8 @@ static void daemons_start(void)
 	/* every fresh daemon would log its first refusal: errors only,
 	 * unless FUZZ_VERBOSE */
 	static struct srv_log_opts quiet = { SRV_LOG_STDERR, SRV_LOG_ERROR };
-	struct srv_role ir = { "ios", 0, none, NULL, NULL, NULL, NULL, NULL };
-	struct srv_role mr = { "mds", 0, none, NULL, NULL, NULL, NULL, NULL };
+	struct srv_role ir = { "ios", 0, none, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
+	struct srv_role mr = { "mds", 0, none, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
 	struct srv_opts so = { &cfg, NULL, NULL, 0, NULL, &quiet };
 
 	if (!cfg.n_ios) {

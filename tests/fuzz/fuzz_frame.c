@@ -92,8 +92,8 @@ static void daemons_start(void)
 {
 	char *msg = NULL, *notice = NULL, err[256] = "";
 	struct srv_opts so = { &cfg, NULL, NULL, 0, NULL, NULL };
-	struct srv_role ir = { "ios", 0, ios_handlers, ios_tick, &ios, NULL, NULL, NULL };
-	struct srv_role mr = { "mds", 0, mds_handlers, NULL, &mds, NULL, NULL, NULL };
+	struct srv_role ir = { "ios", 0, ios_handlers, ios_tick, &ios, NULL, NULL, NULL, NULL, NULL };
+	struct srv_role mr = { "mds", 0, mds_handlers, NULL, &mds, NULL, NULL, NULL, NULL, NULL };
 
 	fz_config(&cfg);
 	if (fz_tmpdir("fuzz-frame-ios", ios_dir, sizeof(ios_dir)) ||

@@ -563,7 +563,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	free(notice);
 	ios_locks_set_epoch(ios.locks, FZ_EPOCH);
-	struct srv_role role = { "ios", 1, ios_handlers, ios_tick, &ios, NULL, NULL, NULL };
+	struct srv_role role = { "ios", 1, ios_handlers, ios_tick, &ios, NULL, NULL, NULL, NULL, NULL };
 	struct srv_opts so = { &cfg, NULL, NULL, 0, NULL, NULL };
 
 	if (srv_create_local(&so, &role, fz_reply_sink, &seen, &ios.srv))

@@ -387,7 +387,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	/* small bounds: "merge first" within reach */
 	mds.versions = mds_versions_new(mds.store, &mds.key, 4096, 1000000000);
-	struct srv_role role = { "mds", 0, mds_handlers, NULL, &mds, NULL, mds_session_end, NULL };
+	struct srv_role role = { "mds", 0, mds_handlers, NULL, &mds, NULL, mds_session_end, NULL, NULL, NULL };
 	struct srv_opts so = { &cfg, NULL, NULL, 0, NULL, NULL };
 
 	if (srv_create_local(&so, &role, fz_reply_sink, &seen, &mds.srv))

@@ -3,7 +3,8 @@
  * client with tessera_name_cache answers a stat it already made from
  * memory; another client's change of any kind (mode, removal, rename of a
  * directory above, a write and close, a new writer) is seen by it once
- * the metadata daemon's word of it arrives; its own changes at once (and
+ * the metadata daemon's word of it arrives, and before the change
+ * returns (breaks that wait); its own changes at once (and
  * its creates keep their directory's attributes); a
  * client cut off from the daemon (stopped with SIGSTOP) stops answering
  * from memory within the lease; a daemon restart makes it forget all;
@@ -168,6 +169,38 @@ static void test_others_changes_seen(void **state)
 	CHECK(c->fs, tessera_unlink(c->fs, "/d/g"));
 	heard(a, b, 1);
 	assert_int_equal(tessera_stat(a, "/d/g", &st), -ENOENT);
+	tessera_disconnect(a);
+}
+
+/* Breaks that wait: a change returns only once every holder has heard of
+ * it, so what another client does right after never answers from what
+ * it held before (no waiting for the word here: close-to-open, a chmod
+ * then a stat, as a job's steps on two nodes do). */
+static void test_change_returns_after_holders_heard(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *a = cached(c);
+	struct tessera_setattr sa = { .valid = TESSERA_SET_MODE };
+	struct tessera_stat st;
+	uint64_t b;
+
+	put(c->fs, "/x", 1);
+	for (int i = 2; i < 40; i++) {
+		learnt(a, "/x", &st);
+		b = breaks(a);
+		if (i % 2) {
+			put(c->fs, "/x", (size_t)i);
+		} else {
+			sa.mode = (mode_t)(0600 | (i & 7));
+			CHECK(c->fs, tessera_setattr(c->fs, "/x", &sa));
+		}
+		assert_true(breaks(a) > b);
+		CHECK(a, tessera_stat(a, "/x", &st));
+		if (i % 2)
+			assert_int_equal(st.size, i);
+		else
+			assert_int_equal(st.mode & 07777, 0600 | (i & 7));
+	}
 	tessera_disconnect(a);
 }
 
@@ -390,6 +423,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_second_stat_from_memory, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_others_changes_seen, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_new_writer_breaks, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_change_returns_after_holders_heard, setup,
+						cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_own_changes_at_once, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_own_changes_keep_directory, setup,
 						cluster_teardown),

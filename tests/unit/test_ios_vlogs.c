@@ -87,7 +87,7 @@ static void sink(void *arg, uint64_t peer, const struct iovec *iov, int n)
 static void daemon_up(struct fx *f)
 {
 	char *msg = NULL, *notice = NULL, err[256] = "";
-	struct srv_role role = { "ios", 1, ios_handlers, ios_tick, &f->ios, NULL, NULL, NULL };
+	struct srv_role role = { "ios", 1, ios_handlers, ios_tick, &f->ios, NULL, NULL, NULL, NULL, NULL };
 	struct srv_opts so = { &f->cfg, NULL, NULL, 0, NULL, NULL };
 
 	memset(&f->ios, 0, sizeof(f->ios));

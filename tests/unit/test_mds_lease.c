@@ -29,12 +29,15 @@ static void wake(void *arg, uint64_t session, void *parked)
 	w->parked = parked;
 }
 
-/* What session has to be told: n changes into out (up to 8), *all. */
+/* What session has to be told: n changes into out (up to 8), *all;
+ * acknowledged, as its next WATCH does. */
 static uint32_t told(struct mds_leases *t, uint64_t session, uint64_t out[8], int *all)
 {
+	uint64_t seq;
 	uint32_t n;
 
-	(void)mds_leases_take(t, session, out, 8, &n, all);
+	(void)mds_leases_take(t, session, out, 8, &n, all, &seq);
+	(void)mds_leases_acked(t, session, seq, 0);
 	return n;
 }
 
@@ -189,6 +192,101 @@ static void test_idle_watchers_dropped(void **state)
 	mds_leases_free(t);
 }
 
+/* An answer not acknowledged (lost on the way, or its WATCH given up) is
+ * carried again; an acknowledgement of an older answer drops nothing. */
+static void test_unacknowledged_told_again(void **state)
+{
+	struct mds_leases *t = mds_leases_new(1000, 100, NULL, NULL);
+	uint64_t h = 21, out[8], seq1, seq2;
+	uint32_t n;
+	int all;
+
+	(void)state;
+	watching(t, 1);
+	assert_int_equal(mds_leases_grant(t, 1, &h, 1), 1);
+	mds_leases_break(t, h, 2);
+	assert_true(mds_leases_news(t, 1));
+	assert_true(mds_leases_take(t, 1, out, 8, &n, &all, &seq1));
+	assert_int_equal(n, 1);
+	assert_true(mds_leases_news(t, 1));  /* not acknowledged yet */
+	assert_true(mds_leases_take(t, 1, out, 8, &n, &all, &seq2));
+	assert_int_equal(n, 1);
+	assert_int_equal(out[0], h);
+	assert_true(seq2 > seq1);
+	(void)mds_leases_acked(t, 1, seq1, 0);  /* the older answer */
+	assert_true(mds_leases_news(t, 1));
+	(void)mds_leases_acked(t, 1, seq2, 0);
+	assert_false(mds_leases_news(t, 1));
+	mds_leases_free(t);
+}
+
+/* The changer's replies wait until every holder acknowledged the answer
+ * that told it; the holder's own replies and a change nobody held wait
+ * for nothing. */
+static void test_changer_waits_for_holders(void **state)
+{
+	struct mds_leases *t = mds_leases_new(1000, 100, NULL, NULL);
+	uint64_t h[2] = { 31, 32 }, out[8], seq, need;
+	uint32_t n;
+	int all;
+
+	(void)state;
+	watching(t, 1);
+	watching(t, 3);
+	assert_int_equal(mds_leases_grant(t, 1, h, 2), 1);
+	assert_int_equal(mds_leases_grant(t, 3, h, 1), 1);
+	assert_int_equal(mds_leases_floor(t), UINT64_MAX);
+	mds_leases_break(t, 99, 2);  /* held by nobody */
+	assert_int_equal(mds_leases_need(t, 2), 0);
+	mds_leases_break(t, 31, 2);  /* session 2 (not a watcher) tells 1 and 3 */
+	need = mds_leases_need(t, 2);
+	assert_true(need > 0);
+	assert_true(mds_leases_floor(t) <= need);
+	assert_int_equal(mds_leases_need(t, 1), 0);
+	assert_int_equal(mds_leases_need(t, 3), 0);
+	(void)mds_leases_take(t, 1, out, 8, &n, &all, &seq);
+	assert_int_equal(mds_leases_need(t, 2), need); /* sent is not acknowledged */
+	assert_int_equal(mds_leases_acked(t, 1, seq, 0), 0); /* 3 has not: floor stays */
+	assert_int_equal(mds_leases_need(t, 2), need);
+	(void)mds_leases_take(t, 3, out, 8, &n, &all, &seq);
+	assert_int_equal(mds_leases_acked(t, 3, seq, 0), 1);
+	assert_int_equal(mds_leases_need(t, 2), 0);
+	assert_int_equal(mds_leases_floor(t), UINT64_MAX);
+	/* its own change: nobody else held 32 */
+	mds_leases_break(t, 32, 1);
+	assert_int_equal(mds_leases_need(t, 1), 0);
+	mds_leases_free(t);
+}
+
+/* A holder that never acknowledges (dead, cut off) holds the changer up
+ * for a lease from when a tick first saw the news, no longer; one whose
+ * session ends, not at all. */
+static void test_holder_silent_lapses(void **state)
+{
+	struct mds_leases *t = mds_leases_new(1000, 100, NULL, NULL);
+	uint64_t h = 41;
+
+	(void)state;
+	watching(t, 1);
+	assert_int_equal(mds_leases_grant(t, 1, &h, 1), 1);
+	mds_leases_break(t, h, 2);
+	assert_true(mds_leases_need(t, 2) > 0);
+	assert_int_equal(mds_leases_lapse(t, 10.0), 0);
+	assert_int_equal(mds_leases_lapse(t, 10.9), 0);
+	assert_true(mds_leases_need(t, 2) > 0);
+	assert_int_equal(mds_leases_lapse(t, 11.1), 1);
+	assert_int_equal(mds_leases_need(t, 2), 0);
+	/* still told at its next WATCH */
+	assert_true(mds_leases_news(t, 1));
+	watching(t, 4);
+	assert_int_equal(mds_leases_grant(t, 4, &h, 1), 1);
+	mds_leases_break(t, h, 2);
+	assert_true(mds_leases_need(t, 2) > 0);
+	mds_leases_session_end(t, 4);
+	assert_int_equal(mds_leases_need(t, 2), 0);
+	mds_leases_free(t);
+}
+
 static void test_off(void **state)
 {
 	struct mds_leases *t = mds_leases_new(0, 100, NULL, NULL);
@@ -215,6 +313,9 @@ int main(void)
 		cmocka_unit_test(test_changes_bound_forgets_all),
 		cmocka_unit_test(test_sets_grow_and_shrink),
 		cmocka_unit_test(test_idle_watchers_dropped),
+		cmocka_unit_test(test_unacknowledged_told_again),
+		cmocka_unit_test(test_changer_waits_for_holders),
+		cmocka_unit_test(test_holder_silent_lapses),
 		cmocka_unit_test(test_off),
 	};
 
