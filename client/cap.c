@@ -38,12 +38,18 @@ uint32_t tc_open_rights(int flags)
 	return (acc == O_WRONLY ? 0 : TP_CAP_READ) | (acc == O_RDONLY ? 0 : TP_CAP_WRITE);
 }
 
+uint64_t tc_cap_renew_at(const Tessera__Capability *m)
+{
+	int64_t left = m->expires_ns - tp_real_ns();
+
+	return tp_mono_ns() + (left > 0 ? (uint64_t)left / 4 * 3 : 0);
+}
+
 struct tc_cap *tc_cap_from_msg(const Tessera__Capability *m)
 {
 	size_t len = tessera__capability__get_packed_size(m);
 	uint8_t *buf = malloc(len ? len : 1);
 	struct tc_cap *c = calloc(1, sizeof(*c));
-	int64_t left;
 
 	if (!buf || !c)
 		goto fail;
@@ -53,9 +59,7 @@ struct tc_cap *tc_cap_from_msg(const Tessera__Capability *m)
 	buf = NULL;
 	if (!c->msg)
 		goto fail;
-	/* The time left by our clock; a skewed clock only renews early. */
-	left = m->expires_ns - tp_real_ns();
-	c->renew_ns = tp_mono_ns() + (left > 0 ? (uint64_t)left / 4 * 3 : 0);
+	c->renew_ns = tc_cap_renew_at(m);
 	return c;
 fail:
 	free(buf);

@@ -225,6 +225,9 @@ void tc_local_close(tessera_file *f);
 uint32_t tc_open_rights(int flags);
 struct tc_cap;
 /* A copy of m to keep (NULL: out of memory). */
+/* When a capability is due for renewal, by CLOCK_MONOTONIC: three
+ * quarters of its life left by our clock (a skewed clock renews early). */
+uint64_t tc_cap_renew_at(const Tessera__Capability *m);
 struct tc_cap *tc_cap_from_msg(const Tessera__Capability *m);
 /* Free c and every capability it replaced. */
 void tc_cap_free(struct tc_cap *c);
@@ -361,6 +364,22 @@ void tc_mcache_changed_handle(tessera_fs *fs, uint64_t handle);
 void tc_mcache_opened(tessera_fs *fs, uint64_t mark, const char *path, uint64_t handle,
 		      const struct tessera_stat *st);
 void tc_mcache_stop(tessera_fs *fs);
+/* Opens from memory (mcache.c, "Opens"): tc_mcache_granted keeps what an
+ * open of `handle` was granted (its capability, for the capability's uid
+ * and rights, and the file's layout; a versioned file's is not kept);
+ * tc_mcache_open answers an open of path (mapped) by cred needing
+ * `rights` (TP_CAP_*) from them: 1 with *out filled (release it with
+ * tc_mcache_open_done), else 0 and the open asks the metadata daemon. */
+struct tc_mc_open {
+	struct tessera_stat st;          /* the file's attributes, with its size */
+	Tessera__Capability *cap;        /* unpacked copies */
+	Tessera__Layout *layout;
+};
+void tc_mcache_granted(tessera_fs *fs, uint64_t handle, const Tessera__Capability *cap,
+		       const Tessera__Layout *layout);
+int tc_mcache_open(tessera_fs *fs, const char *path, const struct tessera_cred *cred,
+		   uint32_t rights, struct tc_mc_open *out);
+void tc_mcache_open_done(struct tc_mc_open *o);
 
 /* Describe server `s` ("metadata daemon (127.0.0.1:7000)"). */
 void tc_server_name(tessera_fs *fs, int server, char *buf, size_t len);

@@ -21,6 +21,16 @@
  * latest TC_MC_RING. A reply is learnt only if none of the keys it
  * speaks of was bumped since its request was sent (tc_mcache_mark); a
  * ring that wrapped since, or a forget-all, refuses everything.
+ *
+ * Opens (docs/design.md, "Opens from memory"). A node also keeps what
+ * opens of the file were granted: its layout (fixed at create) and
+ * capabilities, one per uid (TC_MC_GRANTS per node). An open of a held
+ * path whose every directory the caller may search, by the held
+ * attributes, and whose file it may open for the rights asked, with a
+ * capability of that uid not yet due for renewal, is answered from them:
+ * the metadata daemon answers a change only once every holder has heard
+ * of it (breaks that wait), so what is held is what an open would be
+ * told.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -35,6 +45,17 @@
 #define TC_MC_BUCKETS 16384u
 #define TC_MC_MAX 65536u   /* entries, and nodes: past either, all is forgotten */
 #define TC_MC_RING 4096u
+#define TC_MC_GRANTS 2u        /* capabilities kept per file (uids) */
+#define TC_MC_GRANTS_MAX 16384u /* in all: past it, none more are kept */
+
+/* What an open of a file was granted: packed Capability, then packed
+ * Layout. */
+struct mc_grant {
+	uint32_t uid, rights;
+	uint64_t renew_ns;    /* monotonic: not used after this */
+	size_t cap_len, layout_len;
+	uint8_t data[];
+};
 
 enum mc_key_kind { KEY_ATTR = 1, KEY_ENTRIES = 2, KEY_ENTRY = 3 };
 
@@ -44,6 +65,7 @@ struct mc_node {
 	int has_attrs;
 	uint32_t type;        /* S_IFMT bits once learnt (0: not known); kept */
 	struct tessera_stat st;
+	struct mc_grant *grant[TC_MC_GRANTS];
 	struct mc_node *next;
 };
 
@@ -66,7 +88,7 @@ struct tc_mcache {
 	uint64_t forgot_seq;       /* the bump of the last forget-all */
 	uint64_t seen;             /* the last WATCH answer applied (WatchReply.seq) */
 	struct { uint64_t key, seq; } ring[TC_MC_RING];
-	uint32_t n_nodes, n_entries;
+	uint32_t n_nodes, n_entries, n_grants;
 	struct mc_node *nodes[TC_MC_BUCKETS];
 	struct mc_entry *entries[TC_MC_BUCKETS];
 	uint64_t hits, learnt, breaks; /* counters (tessera_name_cache_stats) */
@@ -141,6 +163,13 @@ static struct mc_entry **entry_link(struct tc_mcache *mc, uint64_t parent, const
 	return p;
 }
 
+static void node_free(struct mc_node *n)
+{
+	for (uint32_t i = 0; i < TC_MC_GRANTS; i++)
+		free(n->grant[i]);
+	free(n);
+}
+
 static void forget_all(struct tc_mcache *mc)
 {
 	for (uint32_t b = 0; b < TC_MC_BUCKETS; b++) {
@@ -148,7 +177,7 @@ static void forget_all(struct tc_mcache *mc)
 			struct mc_node *n = mc->nodes[b];
 
 			mc->nodes[b] = n->next;
-			free(n);
+			node_free(n);
 		}
 		while (mc->entries[b]) {
 			struct mc_entry *e = mc->entries[b];
@@ -157,7 +186,7 @@ static void forget_all(struct tc_mcache *mc)
 			free(e);
 		}
 	}
-	mc->n_nodes = mc->n_entries = 0;
+	mc->n_nodes = mc->n_entries = mc->n_grants = 0;
 	mc->root = 0;
 	bump(mc, 0);
 	mc->forgot_seq = mc->seq;
@@ -568,6 +597,141 @@ void tc_mcache_opened(tessera_fs *fs, uint64_t mark, const char *path, uint64_t 
 		}
 	}
 	pthread_mutex_unlock(&mc->mu);
+}
+
+/* ------------------------------------------------------------ opens */
+
+/* Whether cred may do `want` (read 4, write 2, search 1) to what st
+ * describes, as the metadata daemon decides. */
+static int permits(const struct tessera_cred *cred, const struct tessera_stat *st,
+		   uint32_t want)
+{
+	uint32_t n = cred->ngids < TESSERA_MAX_GROUPS ? cred->ngids : TESSERA_MAX_GROUPS;
+
+	return tp_mode_permits(cred->uid, cred->gids, n, st->mode & 07777, st->uid, st->gid,
+			       want);
+}
+
+/* Whether cred may search every directory path's walk passes, each one's
+ * attributes held (the daemon's walk checks the same). */
+static int walk_searchable(struct tc_mcache *mc, const char *path,
+			   const struct tessera_cred *cred)
+{
+	const char *p = path, *c;
+	uint64_t cur = mc->root;
+	struct mc_node *d;
+	size_t n;
+
+	while ((n = next_name(&p, &c))) {
+		if (!cur || !(d = node_find(mc, cur)) || !d->has_attrs || !permits(cred, &d->st, 1))
+			return 0;
+		cur = entry_child(mc, cur, c, n);
+	}
+	return cur != 0;
+}
+
+static struct mc_grant *grant_of(struct mc_node *n, uint32_t uid)
+{
+	for (uint32_t i = 0; i < TC_MC_GRANTS; i++)
+		if (n->grant[i] && n->grant[i]->uid == uid)
+			return n->grant[i];
+	return NULL;
+}
+
+void tc_mcache_granted(tessera_fs *fs, uint64_t handle, const Tessera__Capability *cap,
+		       const Tessera__Layout *layout)
+{
+	struct tc_mcache *mc = fs->mcache;
+	struct mc_grant *g, **slot = NULL;
+	struct mc_node *n;
+	size_t cl, ll;
+
+	if (!mc || !cap || !layout || layout->versioned || cap->file != handle)
+		return;
+	cl = tessera__capability__get_packed_size(cap);
+	ll = tessera__layout__get_packed_size(layout);
+	if (!(g = malloc(sizeof(*g) + cl + ll)))
+		return;
+	g->uid = cap->uid;
+	g->rights = cap->rights;
+	g->renew_ns = tc_cap_renew_at(cap);
+	g->cap_len = tessera__capability__pack(cap, g->data);
+	g->layout_len = tessera__layout__pack(layout, g->data + g->cap_len);
+	pthread_mutex_lock(&mc->mu);
+	if ((n = node_find(mc, handle))) {
+		/* the uid's own, else a free one, else the one due first */
+		for (uint32_t i = 0; i < TC_MC_GRANTS && !slot; i++)
+			if (n->grant[i] && n->grant[i]->uid == g->uid)
+				slot = &n->grant[i];
+		for (uint32_t i = 0; i < TC_MC_GRANTS && !slot; i++)
+			if (!n->grant[i] && mc->n_grants < TC_MC_GRANTS_MAX)
+				slot = &n->grant[i];
+		for (uint32_t i = 0; i < TC_MC_GRANTS && !slot; i++)
+			if (n->grant[i] && (!slot || n->grant[i]->renew_ns < (*slot)->renew_ns))
+				slot = &n->grant[i];
+	}
+	if (slot) {
+		if (!*slot)
+			mc->n_grants++;
+		free(*slot);
+		*slot = g;
+		g = NULL;
+	}
+	pthread_mutex_unlock(&mc->mu);
+	free(g);
+}
+
+/* The permission bits an open with capability rights needs. */
+static uint32_t bits_of_rights(uint32_t rights)
+{
+	return (rights & TP_CAP_READ ? 4u : 0u) | (rights & TP_CAP_WRITE ? 2u : 0u);
+}
+
+/* Under mc->mu: what a hit hands out (unpacked copies). */
+static int grant_out(const struct mc_node *n, const struct mc_grant *g, struct tc_mc_open *out)
+{
+	out->st = n->st;
+	out->cap = tessera__capability__unpack(NULL, g->cap_len, g->data);
+	out->layout = tessera__layout__unpack(NULL, g->layout_len, g->data + g->cap_len);
+	if (out->cap && out->layout)
+		return 1;
+	tc_mcache_open_done(out);
+	return 0;
+}
+
+int tc_mcache_open(tessera_fs *fs, const char *path, const struct tessera_cred *cred,
+		   uint32_t rights, struct tc_mc_open *out)
+{
+	struct tc_mcache *mc = fs->mcache;
+	const struct mc_grant *g;
+	const char *name;
+	struct mc_node *n;
+	uint64_t dir, h;
+	size_t len;
+	int hit = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!mc)
+		return 0;
+	pthread_mutex_lock(&mc->mu);
+	if (tp_mono_ns() < mc->valid_until_ns && !walk(mc, path, &dir, &name, &len, &h) && h &&
+	    (n = node_find(mc, h)) && n->has_attrs && S_ISREG(n->st.mode) &&
+	    (g = grant_of(n, cred->uid)) && (g->rights & rights) == rights &&
+	    tp_mono_ns() < g->renew_ns && permits(cred, &n->st, bits_of_rights(rights)) &&
+	    walk_searchable(mc, path, cred) && (hit = grant_out(n, g, out)))
+		mc->hits++;
+	pthread_mutex_unlock(&mc->mu);
+	return hit;
+}
+
+void tc_mcache_open_done(struct tc_mc_open *o)
+{
+	if (o->cap)
+		protobuf_c_message_free_unpacked(&o->cap->base, NULL);
+	if (o->layout)
+		protobuf_c_message_free_unpacked(&o->layout->base, NULL);
+	o->cap = NULL;
+	o->layout = NULL;
 }
 
 /* ------------------------------------------------------------ the watch */

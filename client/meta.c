@@ -528,30 +528,48 @@ static void opened_attrs(tessera_file *f, int flags, const Tessera__AttrReply *r
 	f->opened_sized = size_from_reply(rep, &f->opened);
 }
 
-/* The open file from a checked reply; O_TRUNC drops an existing file's
- * data. */
-static int open_file(tessera_fs *fs, const char *path, int flags, const Tessera__AttrReply *rep,
-		     tessera_file **out)
+/* A file opened by path with capability cap and layout (checked): *out,
+ * or an error. */
+static int file_new(tessera_fs *fs, const char *path, int flags, uint64_t handle,
+		    const Tessera__Capability *cap, const Tessera__Layout *layout,
+		    tessera_file **out)
 {
 	tessera_file *f = calloc(1, sizeof(*f));
 	int rc;
 
-	if (!f || !(f->cap = tc_cap_from_msg(rep->cap))) {
+	if (!f || !(f->cap = tc_cap_from_msg(cap))) {
 		free(f);
 		return tc_fail(fs, -ENOMEM, "open %s: out of memory", path);
 	}
 	f->fs = fs;
 	f->flags = flags;
-	f->handle = rep->attr->handle;
-	f->write_token = rep->write_token;
+	f->handle = handle;
 	f->opener = *tc_thread_cred(fs);
-	f->created = rep->created;
 	f->by_path = 1;
 	snprintf(f->path, sizeof(f->path), "%s", path);
-	tc_layout_from_msg(rep->attr->layout, &f->layout);
-	rc = tc_check_layout(fs, &f->layout, path);
-	if (!rc)
-		rc = tc_vers_open(f, rep->cap);
+	tc_layout_from_msg(layout, &f->layout);
+	if ((rc = tc_check_layout(fs, &f->layout, path))) {
+		tc_cap_free(f->cap);
+		free(f);
+		return rc;
+	}
+	*out = f;
+	return 0;
+}
+
+/* The open file from a checked reply; O_TRUNC drops an existing file's
+ * data. */
+static int open_file(tessera_fs *fs, const char *path, int flags, const Tessera__AttrReply *rep,
+		     tessera_file **out)
+{
+	tessera_file *f;
+	int rc = file_new(fs, path, flags, rep->attr->handle, rep->cap, rep->attr->layout, &f);
+
+	if (rc)
+		return rc;
+	f->write_token = rep->write_token;
+	f->created = rep->created;
+	rc = tc_vers_open(f, rep->cap);
 	/* (a file this call created has no data to drop) */
 	if (!rc && (flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY && !rep->created) {
 		tc_file_wrote(f); /* its close must not say it changed nothing */
@@ -594,8 +612,15 @@ static void opened_names(tessera_fs *fs, uint64_t mark, const char *path, int fl
 		tc_mcache_changed(fs, path, MC_NAME);
 	else if (rep->write_token || ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY))
 		tc_mcache_changed_handle(fs, rep->attr->handle);
-	else if (f) /* close-to-open: what the reply says of the file wins */
+	else if (f) { /* close-to-open: what the reply says of the file wins */
 		tc_mcache_opened(fs, mark, path, f->handle, f->opened_sized ? &f->opened : NULL);
+		/* and a leased reply is learnt, for the next open */
+		if (rep->leased && f->opened_sized)
+			tc_mcache_learn(fs, mark, MC_LEARN_LOOKUP,
+					&(struct tc_mc_reply){ path, rep->walk, rep->n_walk,
+							       f->handle, S_IFREG, &f->opened,
+							       NULL });
+	}
 }
 
 int tc_file_writing(tessera_file *f)
@@ -615,6 +640,40 @@ int tc_file_writing(tessera_file *f)
 	return rc;
 }
 
+/* An open answered from what the name cache holds (tc_mcache_open; docs/
+ * design.md, "Opens from memory"): one that neither creates, truncates,
+ * nor counts a writer at once (O_RDONLY, or O_RDWR whose writer is
+ * counted at its first write). 1 with *out, 0 when not held (ask), or
+ * an error. */
+static int open_held(tessera_fs *fs, const char *path, int flags, tessera_file **out)
+{
+	struct tc_mc_open h;
+	tessera_file *f;
+	int rc;
+
+	if ((flags & (O_CREAT | O_TRUNC)) ||
+	    ((flags & O_ACCMODE) != O_RDONLY && open_writer_of(flags) != TP_WRITER_LATER) ||
+	    !tc_mcache_open(fs, path, tc_thread_cred(fs), tc_open_rights(flags), &h))
+		return 0;
+	rc = file_new(fs, path, flags, h.st.handle, h.cap, h.layout, &f);
+	tc_mcache_open_done(&h);
+	if (rc)
+		return rc;
+	f->opened = h.st;
+	f->opened_sized = 1;
+	f->writer_later = (flags & O_ACCMODE) == O_RDWR;
+	*out = f;
+	return 1;
+}
+
+/* Keep what the open was granted, for the next open of the file (not a
+ * failed one's, nor a versioned file's). */
+static void opened_grant(tessera_fs *fs, const Tessera__AttrReply *rep, const tessera_file *f)
+{
+	if (f && !tc_versioned(f))
+		tc_mcache_granted(fs, f->handle, rep->cap, rep->attr->layout);
+}
+
 int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
 		 const struct tessera_layout *layout, tessera_file **out)
 {
@@ -626,6 +685,8 @@ int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
 	rc = tessera_map_path(fs, upath, path, sizeof(path));
 	if (rc)
 		return rc;
+	if ((rc = open_held(fs, path, flags, out)))
+		return rc < 0 ? rc : 0;
 	mark = tc_mcache_mark(fs);
 	if (flags & O_CREAT)
 		rc = open_create(fs, path, flags, mode, layout, &rep);
@@ -640,6 +701,7 @@ int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
 	if (!rc && rep->created)
 		dir_changed(fs, upath, rep->parent);
 	opened_names(fs, mark, path, flags, rep, rc ? NULL : *out);
+	opened_grant(fs, rep, rc ? NULL : *out);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return rc;
 }

@@ -240,6 +240,31 @@ static inline size_t tp_path_dir_len(const char *path, size_t n)
 	return n;
 }
 
+/* Whether a caller (uid, its groups gids[0..ngids)) may do `want`
+ * (read 4, write 2, search or execute 1) to a name of permission bits
+ * `mode` owned by fuid:fgid: exactly one class applies, the first that
+ * matches (an owner denied by the owner bits is not rescued by the group
+ * or other bits); root may do anything. The metadata daemon's check, and
+ * the client's when it answers an open from memory. */
+static inline int tp_mode_permits(uint32_t uid, const uint32_t *gids, uint32_t ngids,
+				  uint32_t mode, uint32_t fuid, uint32_t fgid, uint32_t want)
+{
+	uint32_t bits = mode & 7, i;
+
+	if (uid == 0)
+		return 1;
+	if (uid == fuid) {
+		bits = (mode >> 6) & 7;
+	} else {
+		for (i = 0; i < ngids; i++)
+			if (gids[i] == fgid) {
+				bits = (mode >> 3) & 7;
+				break;
+			}
+	}
+	return (bits & want) == want;
+}
+
 enum tp_opcode {
 #define TP_ENUM(name, num, req, rep, who, right) TP_OP_##name = num,
 	TP_OPCODES(TP_ENUM)

@@ -19,19 +19,10 @@ int mds_cred_in_group(const struct mds_cred *cred, uint32_t gid)
 int mds_permit(const struct mds_cred *cred, const struct mds_attr *a,
 	       int want)
 {
-	uint32_t bits;
-
-	if (cred->uid == 0)
-		return 0;       /* root may do anything */
-	/* Exactly one class applies, the first that matches: an owner
-	 * denied by the owner bits is not rescued by group/other bits. */
-	if (cred->uid == a->uid)
-		bits = (a->mode >> 6) & 7;
-	else if (mds_cred_in_group(cred, a->gid))
-		bits = (a->mode >> 3) & 7;
-	else
-		bits = a->mode & 7;
-	return ((int)bits & want) == want ? 0 : -EACCES;
+	return tp_mode_permits(cred->uid, cred->gids, cred->ngids, a->mode, a->uid, a->gid,
+			       (uint32_t)want)
+		       ? 0
+		       : -EACCES;
 }
 
 int mds_sticky_permit(struct mds_store *st, const struct mds_cred *cred, const char *op,

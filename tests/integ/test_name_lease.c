@@ -204,6 +204,104 @@ static void test_change_returns_after_holders_heard(void **state)
 	tessera_disconnect(a);
 }
 
+/* Open path as `who` (NULL: the connection's own) and read it whole:
+ * its size, from what the open knew. */
+static int open_read(tessera_fs *fs, const struct tessera_cred *who, const char *path, int flags,
+		     int64_t *size)
+{
+	struct tessera_stat st;
+	char buf[8192];
+	tessera_file *f;
+	int rc;
+
+	CHECK(fs, tessera_set_thread_cred(fs, who));
+	rc = tessera_open(fs, path, flags, 0, NULL, &f);
+	CHECK(fs, tessera_set_thread_cred(fs, NULL));
+	if (rc)
+		return rc;
+	CHECK(fs, tessera_open_attrs(f, &st));
+	*size = (int64_t)st.size;
+	assert_true(st.size <= sizeof(buf));
+	assert_int_equal(tessera_pread(f, buf, sizeof(buf), 0), (ssize_t)st.size);
+	for (size_t i = 0; i < st.size; i++)
+		assert_int_equal(buf[i], 'x');
+	CHECK(fs, tessera_close(f));
+	return 0;
+}
+
+/* Opens from memory: a second open of a held file asks nobody, for the
+ * same uid and rights; another client's write and close, a chmod of the
+ * file, of a directory above, a removal: each is seen by the next open,
+ * with no wait (breaks that wait). */
+static void test_open_from_memory(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *a = cached(c);
+	const struct tessera_cred user = { 65534, 1, { 65534 } };
+	struct tessera_setattr sa = { .valid = TESSERA_SET_MODE };
+	struct tessera_stat st;
+	int64_t size;
+	uint64_t h;
+
+	CHECK(c->fs, tessera_mkdir(c->fs, "/o", 0755));
+	put(c->fs, "/o/f", 100);
+	learnt(a, "/o/f", &st);
+	learnt(a, "/o", &st);
+	learnt(a, "/", &st);
+	for (int round = 0; round < 2; round++) {
+		const struct tessera_cred *who = round ? &user : NULL;
+
+		CHECK(a, open_read(a, who, "/o/f", O_RDONLY, &size)); /* asks: learns the grant */
+		assert_int_equal(size, 100);
+		h = hits(a);
+		CHECK(a, open_read(a, who, "/o/f", O_RDONLY, &size));
+		assert_int_equal(hits(a), h + 1);
+		assert_int_equal(size, 100);
+	}
+	/* O_RDWR needs a grant with write: asked once, then from memory */
+	sa.mode = 0666;
+	CHECK(c->fs, tessera_setattr(c->fs, "/o/f", &sa));
+	CHECK(a, open_read(a, &user, "/o/f", O_RDWR, &size));
+	h = hits(a);
+	CHECK(a, open_read(a, &user, "/o/f", O_RDWR, &size));
+	assert_int_equal(hits(a), h + 1);
+	/* another client writes and closes: the next open sees all of it */
+	for (size_t len = 200; len < 4000; len += 700) {
+		put(c->fs, "/o/f", len);
+		CHECK(a, tessera_stat(a, "/o/f", &st)); /* learnt again */
+		CHECK(a, open_read(a, &user, "/o/f", O_RDONLY, &size));
+		assert_int_equal(size, len);
+	}
+	/* the file's mode, then a directory's, taken from the uid */
+	sa.mode = 0600;
+	CHECK(c->fs, tessera_setattr(c->fs, "/o/f", &sa));
+	assert_int_equal(open_read(a, &user, "/o/f", O_RDONLY, &size), -EACCES);
+	sa.mode = 0644;
+	CHECK(c->fs, tessera_setattr(c->fs, "/o/f", &sa));
+	CHECK(a, tessera_stat(a, "/o/f", &st));
+	CHECK(a, tessera_stat(a, "/o", &st));
+	CHECK(a, open_read(a, &user, "/o/f", O_RDONLY, &size));
+	sa.mode = 0700;
+	CHECK(c->fs, tessera_setattr(c->fs, "/o", &sa));
+	CHECK(a, tessera_stat(a, "/o", &st));
+	CHECK(a, tessera_stat(a, "/o/f", &st)); /* (root may search it) */
+	assert_int_equal(open_read(a, &user, "/o/f", O_RDONLY, &size), -EACCES);
+	/* held and searchable, but this uid has no grant and may not read */
+	sa.mode = 0755;
+	CHECK(c->fs, tessera_setattr(c->fs, "/o", &sa));
+	sa.mode = 0640;
+	CHECK(c->fs, tessera_setattr(c->fs, "/o/f", &sa));
+	CHECK(a, tessera_stat(a, "/o/f", &st));
+	CHECK(a, tessera_stat(a, "/o", &st));
+	h = hits(a);
+	assert_int_equal(open_read(a, &user, "/o/f", O_RDONLY, &size), -EACCES);
+	assert_int_equal(hits(a), h);
+	/* removed by the other client: gone for the next open */
+	CHECK(c->fs, tessera_unlink(c->fs, "/o/f"));
+	assert_int_equal(open_read(a, NULL, "/o/f", O_RDONLY, &size), -ENOENT);
+	tessera_disconnect(a);
+}
+
 /* A file another client opens for writing: its size is that writer's, so
  * a stat asks the storage daemons from then on, and sees it grow. */
 static void test_new_writer_breaks(void **state)
@@ -425,6 +523,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_new_writer_breaks, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_change_returns_after_holders_heard, setup,
 						cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_open_from_memory, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_own_changes_at_once, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_own_changes_keep_directory, setup,
 						cluster_teardown),
