@@ -334,6 +334,21 @@ t_close_to_open() {
 		cat "$D/cto.more" >>"$D/cto.all"
 		cmp "$D/cto.all" "$d/z" || die "round $i: mount 3 misses mount 2's append"
 	done
+	# a holder that cannot acknowledge (mount 3 stopped) holds another
+	# mount's change up for about a lease (name_lease_ms, 1 s), no longer;
+	# woken, it reads the change
+	local t0 ms
+	wc -c <"$d/z" >/dev/null
+	kill -STOP "${MOUNT_PID[$M3]}"
+	t0=$(date +%s%N)
+	timeout 10 sh -c 'cat "$1" >>"$2"' sh "$D/cto.more" "$M2/cto/z"
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	kill -CONT "${MOUNT_PID[$M3]}"
+	cat "$D/cto.more" >>"$D/cto.all"
+	echo "an append while mount 3 was stopped took $ms ms"
+	[ "$ms" -ge 500 ] || die "the append did not wait for the stopped holder ($ms ms)"
+	[ "$ms" -lt 9000 ] || die "the append waited $ms ms for a stopped holder"
+	cmp "$D/cto.all" "$d/z" || die "mount 3, woken, misses the append"
 	"$BIN/tessera" -c "$CONF" truncate -s 10 /cto/x >/dev/null
 	[ "$(wc -c <"$d/x")" = 10 ] || die "after a truncate by the CLI, mount 3 reads $(wc -c <"$d/x") bytes"
 	head -c 10 "$D/cto" | cmp - "$d/x" || die "truncated data differs"
