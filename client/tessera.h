@@ -236,13 +236,18 @@ void tessera_dir_watch(tessera_fs *fs, tessera_dir_watch_fn fn, void *arg);
  * at once. For a process that serves many users (the mount): the
  * daemon checks search permission once per name learnt, and a later stat
  * by another user is answered without (the mount's kernel checks it,
- * default_permissions). 0, or -EOPNOTSUPP when the daemon grants none
- * (name_lease_ms 0), or another negative errno; OFF stops it. Set before
- * calls start (or after they end), like tessera_dir_watch. */
+ * default_permissions). An open that neither creates, truncates nor
+ * opens for writing only is answered from memory too when the file, its
+ * path's directories and an earlier open's capability for the caller's
+ * uid are held: the mode of each is checked here as the daemon checks it
+ * (docs/design.md, "Opens from memory"; such opens count as hits). 0, or
+ * -EOPNOTSUPP when the daemon grants none (name_lease_ms 0), or another
+ * negative errno; OFF stops it. Set before calls start (or after they
+ * end), like tessera_dir_watch. */
 enum tessera_name_cache { TESSERA_NAME_CACHE_OFF, TESSERA_NAME_CACHE_LEASED };
 int tessera_name_cache(tessera_fs *fs, enum tessera_name_cache mode);
 struct tessera_name_cache_stats {
-	uint64_t hits;    /* stats answered from memory */
+	uint64_t hits;    /* stats and opens answered from memory */
 	uint64_t learnt;  /* attributes learnt from replies */
 	uint64_t breaks;  /* leases others' changes broke */
 	uint64_t names;   /* names held now */
