@@ -342,8 +342,16 @@ int tc_start_quiet_thread(pthread_t *thread, void *(*fn)(void *), void *arg);
  *   is held may still be on its way;
  * - tc_mcache_stop: at disconnect. */
 enum tc_mc_learn { MC_LEARN_LOOKUP, MC_LEARN_OWN_NAME, MC_LEARN_OWN_ATTRS };
-int tc_mcache_stat(tessera_fs *fs, const char *path, enum tessera_follow last,
-		   struct tessera_stat *st);
+/* tc_mcache_stat: MC_HELD with *st; MC_HELD_ABSENT, the name is missing
+ * (a LOOKUP answered `absent`, learnt by tc_mcache_absent with the walk's
+ * directories, until one of them changes); MC_NOT_HELD: ask. */
+enum tc_mc_held { MC_NOT_HELD, MC_HELD, MC_HELD_ABSENT };
+enum tc_mc_held tc_mcache_stat(tessera_fs *fs, const char *path, enum tessera_follow last,
+			       struct tessera_stat *st);
+void tc_mcache_absent(tessera_fs *fs, uint64_t mark, const char *path, const uint64_t *walk,
+		      size_t n_walk);
+/* tessera_unlink_pending (path mapped). */
+void tc_mcache_unlink_pending(tessera_fs *fs, const char *path);
 uint64_t tc_mcache_mark(tessera_fs *fs);
 struct tc_mc_reply {
 	const char *path;          /* NULL: by handle alone */

@@ -251,7 +251,18 @@ static int entry_put(struct tc_mcache *mc, uint64_t parent, const char *name, si
 	return 0;
 }
 
-/* The handle (parent, name) names now, or 0. */
+/* Whether (parent, name) is held as missing (an entry to no handle, from
+ * a LOOKUP answered `absent`), under the parent's epoch now. */
+static int entry_absent(struct tc_mcache *mc, uint64_t parent, const char *name, size_t len)
+{
+	struct mc_node *dir = node_find(mc, parent);
+	struct mc_entry *e;
+
+	return dir && (e = *entry_link(mc, parent, name, len)) && e->epoch == dir->epoch &&
+	       !e->child;
+}
+
+/* The handle (parent, name) names now, or 0 (not held, or missing). */
 static uint64_t entry_child(struct tc_mcache *mc, uint64_t parent, const char *name, size_t len)
 {
 	struct mc_node *dir = node_find(mc, parent);
@@ -344,28 +355,32 @@ static int walk(struct tc_mcache *mc, const char *path, uint64_t *dir, const cha
 
 /* ------------------------------------------------------------ the API */
 
-int tc_mcache_stat(tessera_fs *fs, const char *path, enum tessera_follow last,
-		   struct tessera_stat *st)
+enum tc_mc_held tc_mcache_stat(tessera_fs *fs, const char *path, enum tessera_follow last,
+			       struct tessera_stat *st)
 {
 	struct tc_mcache *mc = fs->mcache;
+	enum tc_mc_held held = MC_NOT_HELD;
 	const char *name;
 	uint64_t dir, h;
 	struct mc_node *n;
 	size_t len;
-	int hit = 0;
 
 	if (!mc)
-		return 0;
+		return MC_NOT_HELD;
 	pthread_mutex_lock(&mc->mu);
-	if (tp_mono_ns() < mc->valid_until_ns && !walk(mc, path, &dir, &name, &len, &h) && h &&
-	    (n = node_find(mc, h)) && n->has_attrs &&
-	    !(last == TESSERA_FOLLOW && S_ISLNK(n->st.mode))) {
-		*st = n->st;
-		hit = 1;
-		mc->hits++;
+	if (tp_mono_ns() < mc->valid_until_ns && !walk(mc, path, &dir, &name, &len, &h)) {
+		if (h && (n = node_find(mc, h)) && n->has_attrs &&
+		    !(last == TESSERA_FOLLOW && S_ISLNK(n->st.mode))) {
+			*st = n->st;
+			held = MC_HELD;
+		} else if (!h && len && entry_absent(mc, dir, name, len)) {
+			held = MC_HELD_ABSENT;
+		}
 	}
+	if (held != MC_NOT_HELD)
+		mc->hits++;
 	pthread_mutex_unlock(&mc->mu);
-	return hit;
+	return held;
 }
 
 uint64_t tc_mcache_mark(tessera_fs *fs)
@@ -476,21 +491,35 @@ void tc_mcache_learn(tessera_fs *fs, uint64_t mark, enum tc_mc_learn how,
 	pthread_mutex_unlock(&mc->mu);
 }
 
+void tc_mcache_absent(tessera_fs *fs, uint64_t mark, const char *path, const uint64_t *walk,
+		      size_t n_walk)
+{
+	struct tc_mcache *mc = fs->mcache;
+
+	if (!mc || !n_walk || !canonical(path) || !path[1])
+		return;
+	pthread_mutex_lock(&mc->mu);
+	/* (the last name's entry goes to handle 0: missing) */
+	(void)learn_names(mc, mark, path, walk, n_walk, 0);
+	pthread_mutex_unlock(&mc->mu);
+}
+
 /* Directory d's attributes after this client removed a name from it:
  * dir_st, what the remove's reply says (NULL: nothing), replaces what is
  * held if it is later (every change of a directory moves its ctime, so
  * of concurrent removes' replies the last one applied wins); with nothing
  * held, it is kept if no break of d came since the request (unbumped). */
+static int later(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
+}
+
 static void dir_after_remove(struct mc_node *d, const struct tessera_stat *dir_st, int unbumped)
 {
-	const struct timespec *a, *b;
-
 	if (!dir_st) {
 		d->has_attrs = 0;
 	} else if (d->has_attrs) {
-		a = &dir_st->ctime;
-		b = &d->st.ctime;
-		if (a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec))
+		if (later(&dir_st->ctime, &d->st.ctime))
 			d->st = *dir_st;
 	} else if (unbumped) {
 		d->st = *dir_st;
@@ -532,6 +561,44 @@ static void name_changed(struct tc_mcache *mc, const char *path, enum tc_mc_chan
 		bump(mc, key_of(KEY_ATTR, h, NULL, 0));
 	if (n)
 		n->has_attrs = 0;
+}
+
+/* A removal of path under way: the name goes, and the directory's held
+ * attributes (if any) become what the removal will leave, by our clock;
+ * replies in flight that say otherwise are refused (bumps). The
+ * removal's reply replaces them if its ctime is later (dir_after_remove),
+ * its failure drops them. */
+void tc_mcache_unlink_pending(tessera_fs *fs, const char *path)
+{
+	struct tc_mcache *mc = fs->mcache;
+	const char *name;
+	struct timespec now;
+	struct mc_node *d;
+	uint64_t dir, h;
+	size_t len;
+
+	if (!mc)
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	pthread_mutex_lock(&mc->mu);
+	if (walk(mc, path, &dir, &name, &len, &h) || !len) {
+		forget_all(mc);   /* (not held: whatever is held might be of it) */
+	} else {
+		bump(mc, key_of(KEY_ENTRY, dir, name, len));
+		bump(mc, key_of(KEY_ATTR, dir, NULL, 0));
+		entry_drop(mc, dir, name, len);
+		if (h)
+			bump(mc, key_of(KEY_ATTR, h, NULL, 0));
+		if ((d = node_find(mc, dir)) && d->has_attrs) {
+			if (later(&now, &d->st.mtime))
+				d->st.mtime = now;
+			if (later(&now, &d->st.ctime))
+				d->st.ctime = now;
+			if (d->st.size)
+				d->st.size--;
+		}
+	}
+	pthread_mutex_unlock(&mc->mu);
 }
 
 void tc_mcache_changed(tessera_fs *fs, const char *path, enum tc_mc_change what)

@@ -160,6 +160,16 @@ static enum tp_open_writer open_writer_of(int flags)
 		       : TP_WRITER_NOW;
 }
 
+/* A stat of path whose last name the metadata daemon (now, or under a
+ * name lease) says is missing. */
+static int missing(tessera_fs *fs, const char *path)
+{
+	char server[200];
+
+	tc_server_name(fs, TC_MDS, server, sizeof(server));
+	return tc_fail(fs, -ENOENT, "stat %s: no such file or directory (%s)", path, server);
+}
+
 /* LOOKUP; open_rights (TP_CAP_*) asks for a capability to open the file
  * with (the metadata daemon checks the mode: EACCES), 0 for a stat one;
  * `writer`: when an open for writing is counted as a writer. `last`:
@@ -171,6 +181,7 @@ static int lookup_attr_as(tessera_fs *fs, const char *path, uint32_t open_rights
 	Tessera__PathRequest m = TESSERA__PATH_REQUEST__INIT;
 	Tessera__Cred cred;
 	uint32_t gids[TESSERA_MAX_GROUPS];
+	uint64_t mark = tc_mcache_mark(fs);
 	struct tc_req *r;
 	int rc;
 
@@ -180,12 +191,19 @@ static int lookup_attr_as(tessera_fs *fs, const char *path, uint32_t open_rights
 	m.open_rights = open_rights;
 	m.writer_later = writer == TP_WRITER_LATER;
 	m.nofollow = last == TESSERA_NOFOLLOW;
+	m.absent_ok = !open_rights && fs->mcache;
 	rc = path_call(fs, TP_OP_LOOKUP, &m.base, open_rights ? "open" : "stat", path, &r);
 	if (rc)
 		return rc;
 	*out = (Tessera__AttrReply *)r->reply;
 	r->reply = NULL;
 	tc_req_free(fs, r);
+	if ((*out)->absent && !(*out)->attr) {
+		if ((*out)->leased)
+			tc_mcache_absent(fs, mark, path, (*out)->walk, (*out)->n_walk);
+		protobuf_c_message_free_unpacked(&(*out)->base, NULL);
+		return missing(fs, path);
+	}
 	if (!(*out)->attr) {
 		protobuf_c_message_free_unpacked(&(*out)->base, NULL);
 		return tc_fail(fs, -EPROTO, "stat %s: reply without attributes", path);
@@ -368,8 +386,14 @@ static int stat_steps(tessera_fs *fs, const char *upath, enum tessera_follow las
 	MAP(fs, upath, path);
 
 	*size_rc = 0;
-	if (tc_mcache_stat(fs, path, last, st))
+	switch (tc_mcache_stat(fs, path, last, st)) {
+	case MC_HELD:
 		return 0;
+	case MC_HELD_ABSENT:
+		return missing(fs, path);
+	case MC_NOT_HELD:
+		break;
+	}
 	mark = tc_mcache_mark(fs);
 	rc = lookup_attr(fs, path, 0, last, &rep);
 	if (rc)
@@ -418,7 +442,15 @@ int tessera_stat_held(tessera_fs *fs, const char *upath, struct tessera_stat *st
 {
 	MAP(fs, upath, path);
 
-	return tc_mcache_stat(fs, path, fs->follow, st) ? 0 : -ENODATA;
+	return tc_mcache_stat(fs, path, fs->follow, st) == MC_HELD ? 0 : -ENODATA;
+}
+
+void tessera_unlink_pending(tessera_fs *fs, const char *upath)
+{
+	char path[TP_PATH_MAX + 1];
+
+	if (!tessera_map_path(fs, upath, path, sizeof(path)))
+		tc_mcache_unlink_pending(fs, path);
 }
 
 int tessera_stat_partial(tessera_fs *fs, const char *upath, struct tessera_stat *st,

@@ -549,6 +549,13 @@ int tessera_stat_partial(tessera_fs *fs, const char *path, struct tessera_stat *
  * runs; -ENODATA when it does not, and nothing is asked (a listing that
  * adds what is at hand: the mount's readdirplus). */
 int tessera_stat_held(tessera_fs *fs, const char *path, struct tessera_stat *st);
+/* An unlink of path answered before it is sent (the mount's removes
+ * behind): the name cache drops the name now and holds its directory as
+ * the removal will leave it (modified and changed now, one entry fewer),
+ * until the removal's own reply says what the metadata daemon made of it
+ * (its times win when later; a failure drops what is held). Nothing is
+ * asked; a no-op without the name cache. */
+void tessera_unlink_pending(tessera_fs *fs, const char *path);
 int tessera_truncate(tessera_fs *fs, const char *path, uint64_t size);
 int tessera_unlink(tessera_fs *fs, const char *path);
 int tessera_mkdir(tessera_fs *fs, const char *path, mode_t mode);

@@ -419,8 +419,12 @@ static int op_unlink(const char *path)
 	struct tessera_cred cred;
 	tessera_fs *fs = caller_cred(&cred);
 	int rc = 0;
+	int behind = tf_removable(t, path, &cred);
 
-	if (!tf_removable(t, path, &cred) || tf_removes_defer(t, path, &cred))
+	/* (first: the removal's own reply must come after, and win) */
+	if (behind)
+		tessera_unlink_pending(fs, path);
+	if (!behind || tf_removes_defer(t, path, &cred))
 		rc = tessera_unlink(fs, path);
 	if (rc)
 		return fail(fs, rc);

@@ -94,7 +94,7 @@ void mds_watch_tick(struct mds *mds);
 
 /* What a reply leases: the handle alone (a close, by handle), or the
  * directories the store's last walk passed and the handle it named. */
-enum mds_lease_what { LEASE_HANDLE, LEASE_WALK_AND_HANDLE };
+enum mds_lease_what { LEASE_HANDLE, LEASE_WALK_AND_HANDLE, LEASE_WALK };
 
 struct mds_lease_part {
 	int leased;

@@ -262,6 +262,26 @@ static int mds_space(struct mds *mds, Tessera__StatfsReply *rep)
 	return rc;
 }
 
+/* A stat's last name is missing from a directory its walk reached, and
+ * the caller watches: answered `absent`, the walk's directories leased
+ * (their entries, this name's absence among them). 0 when not so (the
+ * caller answers ENOENT). */
+static int reply_absent(struct mds *mds, struct srv_req *req)
+{
+	Tessera__AttrReply rep = TESSERA__ATTR_REPLY__INIT;
+	struct mds_lease_part lease;
+
+	if (!mds_store_walked_to_last(mds->store))
+		return 0;
+	mds_lease_note(mds, req, 0, LEASE_WALK, &lease);
+	if (!lease.leased)
+		return 0;
+	rep.absent = 1;
+	mds_lease_fill(&lease, &rep);
+	srv_reply(req, &rep.base, NULL, 0);
+	return 1;
+}
+
 /* LOOKUP: the attributes, and for a regular file a capability for the
  * open it asks for (a symbolic link it may not follow: ELOOP). */
 static void reply_lookup(struct mds *mds, struct srv_req *req, const struct mds_cred *cred)
@@ -274,7 +294,8 @@ static void reply_lookup(struct mds *mds, struct srv_req *req, const struct mds_
 
 	if ((rc = mds_lookup_follow(mds->store, cred, m->path,
 				    m->nofollow ? MDS_NOFOLLOW : MDS_FOLLOW, &a))) {
-		mds_reply_store_error(mds, req, rc);
+		if (rc != -ENOENT || !m->absent_ok || m->open_rights || !reply_absent(mds, req))
+			mds_reply_store_error(mds, req, rc);
 		return;
 	}
 	mds_lease_note(mds, req, a.handle, LEASE_WALK_AND_HANDLE, &lease);

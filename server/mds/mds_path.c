@@ -191,6 +191,7 @@ static int walk_last(struct mds_store *st, const char *op, const char *path,
 	w->name = c;
 	w->len = len;
 	w->found = 0;
+	st->walked_to_last = 1;
 	if (end == WALK_PARENT)
 		return 0;
 	rc = mds_get_dirent(st, cur->handle, c, len, &h, &type);
@@ -297,6 +298,7 @@ static int walk(struct mds_store *st, const struct mds_cred *cred, const char *o
 	st->walked[0] = cur.handle;
 	st->n_walked = 1;
 	st->walked_plain = 1;
+	st->walked_to_last = 0;
 	for (p = w->buf;;) {
 		const char *c, *e;
 		int last;

@@ -500,6 +500,11 @@ void mds_store_on_change(struct mds_store *st, void (*fn)(void *arg, uint64_t ha
 	st->on_change_arg = arg;
 }
 
+int mds_store_walked_to_last(const struct mds_store *st)
+{
+	return st->walked_to_last;
+}
+
 int mds_store_walked(const struct mds_store *st, const uint64_t **walked, uint32_t *n)
 {
 	*walked = st->walked;

@@ -169,6 +169,9 @@ const char *mds_store_errmsg(const struct mds_store *st);
 void mds_store_on_change(struct mds_store *st, void (*fn)(void *arg, uint64_t handle),
 			 void *arg);
 int mds_store_walked(const struct mds_store *st, const uint64_t **walked, uint32_t *n);
+/* Whether the last walk reached the directory of its last name (a
+ * lookup that failed ENOENT then failed on that name alone). */
+int mds_store_walked_to_last(const struct mds_store *st);
 
 /* The attributes of what `path` names, following a symbolic link in its
  * last component (mds_lookup) or not (MDS_NOFOLLOW: the link's own). A

@@ -108,6 +108,7 @@ struct mds_store {
 	uint64_t walked[MDS_WALKED_MAX];
 	uint32_t n_walked;
 	int walked_plain;
+	int walked_to_last;  /* the walk reached the last name's directory */
 	/* Told of every handle whose attributes or entries a write changed
 	 * (mds_store_on_change); NULL: nobody. */
 	void (*on_change)(void *arg, uint64_t handle);

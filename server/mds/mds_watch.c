@@ -125,12 +125,14 @@ void mds_lease_note(struct mds *mds, const struct srv_req *req, uint64_t handle,
 
 	out->leased = 0;
 	out->n_walk = 0;
-	if (!mds_leases_ms(mds->leases) || !handle)
+	if (!mds_leases_ms(mds->leases) || (!handle && what != LEASE_WALK))
 		return;
-	if (what == LEASE_WALK_AND_HANDLE && !mds_store_walked(mds->store, &walked, &n))
+	if (what != LEASE_HANDLE && !mds_store_walked(mds->store, &walked, &n))
+		return;
+	if (what == LEASE_WALK && !n)
 		return;
 	memcpy(out->walk, walked, n * sizeof(*out->walk));
-	out->walk[n] = handle;
+	out->walk[n] = handle;  /* (LEASE_WALK: 0, which is no handle) */
 	if (!mds_leases_grant(mds->leases, req->ident.session, out->walk, n + 1))
 		return;
 	out->leased = 1;

@@ -403,6 +403,20 @@ t_remove_behind() {
 	stat "$d/same" >/dev/null
 	rm "$d/same"
 	[ "$(exists "$d/same")" = no ] || die "mount 1 finds the name it just removed"
+	# the directory as the removal leaves it, at once (pjdfstest unlink/00.t
+	# stats it right after): changed later, one entry fewer
+	local a i2
+	mkdir "$d/times"
+	for i2 in 1 2 3 4 5; do
+		touch "$d/times/x" "$d/times/y" "$d/times/z"
+		a=$(stat -c %Z "$d/times")
+		sleep 1.05
+		rm "$d/times/y"
+		[ "$(stat -c %Z "$d/times")" -gt "$a" ] || die "round $i2: the directory's ctime did not move"
+		[ "$(stat -c %Y "$d/times")" -gt "$a" ] || die "round $i2: the directory's mtime did not move"
+		[ "$(stat -c %s "$d/times")" = 2 ] || die "round $i2: the directory holds $(stat -c %s "$d/times") entries, not 2"
+		rm "$d/times/x" "$d/times/z"
+	done
 	# the sticky bit: not another's file, but one's own
 	mkdir -m 1777 "$d/sticky"
 	echo s >"$d/sticky/root"

@@ -96,6 +96,7 @@ static void test_second_stat_from_memory(void **state)
 	struct cluster *c = *state;
 	tessera_fs *a = cached(c);
 	struct tessera_stat st, st2;
+	uint64_t h0;
 
 	CHECK(c->fs, tessera_mkdir(c->fs, "/d", 0755));
 	put(c->fs, "/d/f", 1000);
@@ -110,9 +111,17 @@ static void test_second_stat_from_memory(void **state)
 	assert_true(S_ISDIR(st.mode));
 	learnt(a, "/", &st);
 	assert_true(S_ISDIR(st.mode));
-	/* a missing name is always asked */
+	/* a missing name: asked once, then held as missing */
 	assert_int_equal(tessera_stat(a, "/d/nothing", &st), -ENOENT);
+	h0 = hits(a);
 	assert_int_equal(tessera_stat(a, "/d/nothing", &st), -ENOENT);
+	assert_int_equal(hits(a), h0 + 1);
+	assert_non_null(strstr(tessera_errmsg(a), "/d/nothing"));
+	/* under a missing directory: asked every time */
+	assert_int_equal(tessera_stat(a, "/nodir/x", &st), -ENOENT);
+	h0 = hits(a);
+	assert_int_equal(tessera_stat(a, "/nodir/x", &st), -ENOENT);
+	assert_int_equal(hits(a), h0);
 	/* a path not as the daemon takes it is asked (and answered as
 	 * without leases), never answered from what "/d/f" holds */
 	static const char *const odd[] = { "/d//f", "/d/f/", "/d/./f", "/d/../d/f", "d/f" };
@@ -201,6 +210,59 @@ static void test_change_returns_after_holders_heard(void **state)
 		else
 			assert_int_equal(st.mode & 07777, 0600 | (i & 7));
 	}
+	tessera_disconnect(a);
+}
+
+/* A name held as missing appears as soon as anyone makes it: another
+ * client (its change returns once this one has heard), or this one. */
+static void test_missing_names(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *a = cached(c);
+	struct tessera_stat st;
+	tessera_file *f;
+	uint64_t h;
+
+	CHECK(c->fs, tessera_mkdir(c->fs, "/m", 0755));
+	static const char *const names[] = { "/m/put", "/m/dir", "/m/link", "/m/renamed",
+					     "/m/mine", "/m/mydir", "/m/mylink" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		assert_int_equal(tessera_stat(a, names[i], &st), -ENOENT);
+		h = hits(a);
+		assert_int_equal(tessera_stat(a, names[i], &st), -ENOENT);
+		assert_int_equal(hits(a), h + 1);
+	}
+	/* another client's */
+	put(c->fs, "/m/put", 10);
+	CHECK(a, tessera_stat(a, "/m/put", &st));
+	assert_int_equal(st.size, 10);
+	CHECK(c->fs, tessera_mkdir(c->fs, "/m/dir", 0755));
+	CHECK(a, tessera_stat(a, "/m/dir", &st));
+	assert_true(S_ISDIR(st.mode));
+	CHECK(c->fs, tessera_symlink(c->fs, "put", "/m/link"));
+	CHECK(a, tessera_lstat(a, "/m/link", &st));
+	assert_true(S_ISLNK(st.mode));
+	put(c->fs, "/m/src", 20);
+	CHECK(c->fs, tessera_rename(c->fs, "/m/src", "/m/renamed"));
+	CHECK(a, tessera_stat(a, "/m/renamed", &st));
+	assert_int_equal(st.size, 20);
+	/* this client's own (held again as missing first) */
+	assert_int_equal(tessera_stat(a, "/m/mine", &st), -ENOENT);
+	CHECK(a, tessera_open(a, "/m/mine", O_CREAT | O_WRONLY, 0644, NULL, &f));
+	CHECK(a, tessera_close(f));
+	CHECK(a, tessera_stat(a, "/m/mine", &st));
+	assert_int_equal(tessera_stat(a, "/m/mydir", &st), -ENOENT);
+	CHECK(a, tessera_mkdir(a, "/m/mydir", 0755));
+	CHECK(a, tessera_stat(a, "/m/mydir", &st));
+	assert_int_equal(tessera_lstat(a, "/m/mylink", &st), -ENOENT);
+	CHECK(a, tessera_symlink(a, "mine", "/m/mylink"));
+	CHECK(a, tessera_lstat(a, "/m/mylink", &st));
+	/* removed again: missing again, held once asked */
+	CHECK(c->fs, tessera_unlink(c->fs, "/m/put"));
+	assert_int_equal(tessera_stat(a, "/m/put", &st), -ENOENT);
+	h = hits(a);
+	assert_int_equal(tessera_stat(a, "/m/put", &st), -ENOENT);
+	assert_int_equal(hits(a), h + 1);
 	tessera_disconnect(a);
 }
 
@@ -524,6 +586,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_change_returns_after_holders_heard, setup,
 						cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_open_from_memory, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_missing_names, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_own_changes_at_once, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_own_changes_keep_directory, setup,
 						cluster_teardown),
