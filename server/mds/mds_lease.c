@@ -31,6 +31,7 @@ struct watcher {
 	uint32_t n_changed;
 	uint32_t n_sent;  /* of them, the first n_sent went in answer `seq` */
 	int all;          /* it must forget everything */
+	int all_told;     /* ...and an answer made since said so */
 	uint64_t all_no;  /* the number of the news `all` stands for */
 	uint64_t all_sent;/* all_no when answer `seq` was made (0: not all) */
 	uint64_t seq;     /* answers made */
@@ -227,6 +228,7 @@ static void forget_all(struct mds_leases *t, struct watcher *w)
 	set_clear(&w->held);
 	w->n_changed = w->n_sent = 0;
 	w->all = 1;
+	w->all_told = 0;
 	w->all_no = ++t->breaks;
 	if (!w->oldest)
 		w->oldest = w->all_no;
@@ -281,6 +283,7 @@ int mds_leases_take(struct mds_leases *t, uint64_t session, uint64_t *out, uint3
 	*n = k;
 	w->n_sent = k;
 	w->all_sent = w->all ? w->all_no : 0;
+	w->all_told |= w->all;
 	*seq = ++w->seq;
 	return *all || k;
 }
@@ -323,7 +326,7 @@ int mds_leases_acked(struct mds_leases *t, uint64_t session, uint64_t seen, doub
 	w->n_changed -= k;
 	w->n_sent = 0;
 	if (w->all && w->all_sent == w->all_no)
-		w->all = 0;
+		w->all = w->all_told = 0;
 	w->all_sent = 0;
 	w->oldest = w->all ? w->all_no : w->n_changed ? w->changed_no[0] : 0;
 	w->oldest_at = 0;
@@ -442,8 +445,12 @@ int mds_leases_grant(struct mds_leases *t, uint64_t session, const uint64_t *h, 
 	uint32_t i;
 	int rc;
 
-	if (!w || w->all)
-		return 0;   /* not watching, or not told to forget yet */
+	/* Not watching, or not told to forget yet. Once an answer saying so
+	 * is made, grants are kept: the client refuses replies to requests
+	 * it sent before it forgot (tc_mcache_mark), and an answer lost is
+	 * told again, forgetting these too. */
+	if (!w || (w->all && !w->all_told))
+		return 0;
 	if (w->held.n + n > t->per_session) {
 		forget_all(t, w);
 		wake(t, w);
@@ -451,7 +458,7 @@ int mds_leases_grant(struct mds_leases *t, uint64_t session, const uint64_t *h, 
 	}
 	if (t->held + n > MDS_LEASE_TOTAL)
 		shed_largest(t);
-	if (w->all)
+	if (w->all && !w->all_told)
 		return 0;
 	for (i = 0; i < n; i++) {
 		if (!h[i])

@@ -287,6 +287,29 @@ static void test_holder_silent_lapses(void **state)
 	mds_leases_free(t);
 }
 
+/* Told to forget everything: nothing is granted until an answer saying
+ * so is made; from then on grants are kept, before its acknowledgement
+ * (the client refuses replies to what it asked before it forgot). */
+static void test_grants_after_forget_told(void **state)
+{
+	struct mds_leases *t = mds_leases_new(1000, 100, NULL, NULL);
+	uint64_t h = 51, out[8], seq;
+	uint32_t n;
+	int all;
+
+	(void)state;
+	assert_int_equal(mds_leases_watch(t, 1, 0), 0);
+	assert_int_equal(mds_leases_grant(t, 1, &h, 1), 0);
+	assert_true(mds_leases_take(t, 1, out, 8, &n, &all, &seq));
+	assert_true(all);
+	assert_int_equal(mds_leases_grant(t, 1, &h, 1), 1);
+	assert_true(mds_leases_news(t, 1));   /* still to be acknowledged */
+	(void)mds_leases_acked(t, 1, seq, 0);
+	assert_false(mds_leases_news(t, 1));
+	assert_int_equal(mds_leases_held(t), 1);
+	mds_leases_free(t);
+}
+
 static void test_off(void **state)
 {
 	struct mds_leases *t = mds_leases_new(0, 100, NULL, NULL);
@@ -316,6 +339,7 @@ int main(void)
 		cmocka_unit_test(test_unacknowledged_told_again),
 		cmocka_unit_test(test_changer_waits_for_holders),
 		cmocka_unit_test(test_holder_silent_lapses),
+		cmocka_unit_test(test_grants_after_forget_told),
 		cmocka_unit_test(test_off),
 	};
 
