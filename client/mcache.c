@@ -62,6 +62,10 @@ enum mc_key_kind { KEY_ATTR = 1, KEY_ENTRIES = 2, KEY_ENTRY = 3 };
 struct mc_node {
 	uint64_t handle;
 	uint64_t epoch;       /* its entries are those learnt under it */
+	/* epoch + 1 while its entries are all its names: a directory this
+	 * client made (empty then), whose names since were its own and
+	 * learnt (a name not among them is missing); else not that */
+	uint64_t complete;
 	int has_attrs;
 	uint32_t type;        /* S_IFMT bits once learnt (0: not known); kept */
 	struct tessera_stat st;
@@ -251,6 +255,24 @@ static int entry_put(struct tc_mcache *mc, uint64_t parent, const char *name, si
 	return 0;
 }
 
+/* Whether directory dir's entries held are all its names. */
+static int complete(struct tc_mcache *mc, uint64_t dir)
+{
+	struct mc_node *d = node_find(mc, dir);
+
+	return d && d->complete == d->epoch + 1;
+}
+
+/* A name of directory dir made, or replaced, without its entry learnt:
+ * the entries held are no longer all its names. */
+static void incomplete(struct tc_mcache *mc, uint64_t dir)
+{
+	struct mc_node *d = node_find(mc, dir);
+
+	if (d)
+		d->complete = 0;
+}
+
 /* Whether (parent, name) is held as missing (an entry to no handle, from
  * a LOOKUP answered `absent`), under the parent's epoch now. */
 static int entry_absent(struct tc_mcache *mc, uint64_t parent, const char *name, size_t len)
@@ -373,7 +395,7 @@ enum tc_mc_held tc_mcache_stat(tessera_fs *fs, const char *path, enum tessera_fo
 		    !(last == TESSERA_FOLLOW && S_ISLNK(n->st.mode))) {
 			*st = n->st;
 			held = MC_HELD;
-		} else if (!h && len && entry_absent(mc, dir, name, len)) {
+		} else if (!h && len && (entry_absent(mc, dir, name, len) || complete(mc, dir))) {
 			held = MC_HELD_ABSENT;
 		}
 	}
@@ -475,8 +497,14 @@ void tc_mcache_learn(tessera_fs *fs, uint64_t mark, enum tc_mc_learn how,
 	dir_ok = dir_attrs_ok(mc, mark, how, r);
 	if (how != MC_LEARN_LOOKUP)
 		own_change(mc, how, r);
-	if (learn_path(mc, mark, r) && (n = node_get(mc, r->handle))) {
+	if (!learn_path(mc, mark, r)) {
+		if (how == MC_LEARN_OWN_NAME && r->n_walk) /* made, not learnt */
+			incomplete(mc, r->walk[r->n_walk - 1]);
+	} else if ((n = node_get(mc, r->handle))) {
 		n->type = r->type & S_IFMT;
+		/* a directory this client just made is empty */
+		if (how == MC_LEARN_OWN_NAME && n->type == S_IFDIR)
+			n->complete = n->epoch + 1;
 		if (attrs_ok) {
 			n->st = *r->st;
 			n->has_attrs = 1;
@@ -605,9 +633,15 @@ void tc_mcache_changed(tessera_fs *fs, const char *path, enum tc_mc_change what)
 {
 	struct tc_mcache *mc = fs->mcache;
 
+	const char *name;
+	uint64_t dir, h;
+	size_t len;
+
 	if (!mc || !path)
 		return;
 	pthread_mutex_lock(&mc->mu);
+	if (what == MC_NAME && !walk(mc, path, &dir, &name, &len, &h) && len)
+		incomplete(mc, dir);  /* (a name made: not learnt here) */
 	name_changed(mc, path, what, 0, NULL);
 	pthread_mutex_unlock(&mc->mu);
 }
@@ -654,6 +688,7 @@ void tc_mcache_opened(tessera_fs *fs, uint64_t mark, const char *path, uint64_t 
 		/* the name is another file's now: a break is on its way */
 		bump(mc, key_of(KEY_ENTRY, dir, name, len));
 		entry_drop(mc, dir, name, len);
+		incomplete(mc, dir);
 	}
 	if ((n = node_find(mc, handle)) && n->has_attrs) {
 		if (st && !bumped_since(mc, mark, key_of(KEY_ATTR, handle, NULL, 0))) {

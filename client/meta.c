@@ -98,7 +98,7 @@ void tc_stat_data_time(const Tessera__Attr *a, int64_t data_mtime_ns, struct tes
 static int changes_names(unsigned opcode)
 {
 	switch (opcode) {
-	case TP_OP_MKDIR: case TP_OP_RENAME:
+	case TP_OP_RENAME:
 	case TP_OP_SETLAYOUT: case TP_OP_SYMLINK: case TP_OP_LINK: case TP_OP_MKNOD:
 		return 1;
 	default:
@@ -849,12 +849,34 @@ int tessera_truncate(tessera_fs *fs, const char *upath, uint64_t size)
 	return rc;
 }
 
+/* Name leases after this client made a directory: learnt, with its
+ * directory's attributes as the mkdir left them (an empty directory, its
+ * names all known to this client from now on), or dropped. */
+static void made_names(tessera_fs *fs, uint64_t mark, const char *path,
+		       const Tessera__AttrReply *rep)
+{
+	struct tessera_stat st, dir;
+
+	if (!rep->leased || !rep->attr) {
+		tc_mcache_changed(fs, path, MC_NAME);
+		return;
+	}
+	tc_stat_from_attr(rep->attr, &st);
+	if (rep->parent)
+		tc_stat_from_attr(rep->parent, &dir);
+	tc_mcache_learn(fs, mark, MC_LEARN_OWN_NAME,
+			&(struct tc_mc_reply){ path, rep->walk, rep->n_walk, rep->attr->handle,
+					       S_IFDIR, &st, rep->parent ? &dir : NULL });
+}
+
 int tessera_mkdir(tessera_fs *fs, const char *upath, mode_t mode)
 {
 	Tessera__MkdirRequest m = TESSERA__MKDIR_REQUEST__INIT;
+	const Tessera__AttrReply *rep;
 	Tessera__Cred cred;
 	uint32_t gids[TESSERA_MAX_GROUPS];
 	struct tc_req *r;
+	uint64_t mark;
 	int rc;
 	MAP(fs, upath, path);
 
@@ -862,10 +884,15 @@ int tessera_mkdir(tessera_fs *fs, const char *upath, mode_t mode)
 	m.cred = &cred;
 	m.path = path;
 	m.mode = mode & 07777;
+	mark = tc_mcache_mark(fs);
 	rc = path_call(fs, TP_OP_MKDIR, &m.base, "mkdir", path, &r);
-	if (rc)
+	if (rc) {
+		tc_mcache_changed(fs, path, MC_NAME); /* it may have been made */
 		return rc;
-	dir_changed(fs, upath, ((Tessera__AttrReply *)r->reply)->parent);
+	}
+	rep = (const Tessera__AttrReply *)r->reply;
+	dir_changed(fs, upath, rep->parent);
+	made_names(fs, mark, path, rep);
 	tc_req_free(fs, r);
 	return 0;
 }

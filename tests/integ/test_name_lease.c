@@ -257,6 +257,25 @@ static void test_missing_names(void **state)
 	assert_int_equal(tessera_lstat(a, "/m/mylink", &st), -ENOENT);
 	CHECK(a, tessera_symlink(a, "mine", "/m/mylink"));
 	CHECK(a, tessera_lstat(a, "/m/mylink", &st));
+	/* a directory this client made: every name it holds there is all
+	 * there is, so even a first stat of a missing name asks nobody */
+	CHECK(a, tessera_mkdir(a, "/m/made", 0755));
+	h = hits(a);
+	assert_int_equal(tessera_stat(a, "/m/made/new", &st), -ENOENT);
+	assert_int_equal(hits(a), h + 1);
+	CHECK(a, tessera_open(a, "/m/made/new", O_CREAT | O_WRONLY, 0644, NULL, &f));
+	CHECK(a, tessera_close(f));
+	CHECK(a, tessera_stat(a, "/m/made/new", &st));
+	CHECK(a, tessera_rename(a, "/m/mine", "/m/made/moved"));
+	CHECK(a, tessera_stat(a, "/m/made/moved", &st));
+	CHECK(a, tessera_symlink(a, "new", "/m/made/sl"));
+	CHECK(a, tessera_lstat(a, "/m/made/sl", &st));
+	CHECK(a, tessera_link(a, "/m/made/new", "/m/made/hard"));
+	CHECK(a, tessera_stat(a, "/m/made/hard", &st));
+	CHECK(a, tessera_mkdir(a, "/m/made2", 0755));
+	put(c->fs, "/m/made2/theirs", 5);   /* another client's */
+	CHECK(a, tessera_stat(a, "/m/made2/theirs", &st));
+	assert_int_equal(st.size, 5);
 	/* removed again: missing again, held once asked */
 	CHECK(c->fs, tessera_unlink(c->fs, "/m/put"));
 	assert_int_equal(tessera_stat(a, "/m/put", &st), -ENOENT);
