@@ -1114,6 +1114,11 @@ static void writer_drop_privs(const char *path, tessera_file *f)
 		kill |= S_ISGID;
 	if (kill && !op_chmod(path, ts.mode & 07777 & ~kill, NULL))
 		tf_drop_request_attrs(c->fuse);
+	/* no getattr of libfuse's follows this chmod: what it kept for one
+	 * must not answer this thread's next question of the path (seen: the
+	 * lookup before a create of the same name, after an unlink, answered
+	 * that the file was there, EEXIST) */
+	tf_answer_clear(mount_of());
 }
 
 /* ------------------------------------------------------------- locks
