@@ -740,39 +740,55 @@ static struct mc_grant *grant_of(struct mc_node *n, uint32_t uid)
 	return NULL;
 }
 
+/* What an open was granted, packed; NULL without memory. */
+static struct mc_grant *grant_new(const Tessera__Capability *cap, const Tessera__Layout *layout)
+{
+	size_t cl = tessera__capability__get_packed_size(cap);
+	size_t ll = tessera__layout__get_packed_size(layout);
+	struct mc_grant *g = malloc(sizeof(*g) + cl + ll);
+
+	if (!g)
+		return NULL;
+	g->uid = cap->uid;
+	g->rights = cap->rights;
+	g->renew_ns = tc_cap_renew_at(cap);
+	g->cap_len = tessera__capability__pack(cap, g->data);
+	g->layout_len = tessera__layout__pack(layout, g->data + g->cap_len);
+	return g;
+}
+
+/* Where a grant for uid goes in n: the uid's own, else a free slot
+ * (within the bound on all), else the one due for renewal first; NULL
+ * when none may take it. */
+static struct mc_grant **grant_slot(const struct tc_mcache *mc, struct mc_node *n, uint32_t uid)
+{
+	struct mc_grant **due = NULL, **free_slot = NULL;
+
+	for (uint32_t i = 0; i < TC_MC_GRANTS; i++) {
+		struct mc_grant **s = &n->grant[i];
+
+		if (!*s)
+			free_slot = free_slot ? free_slot : s;
+		else if ((*s)->uid == uid)
+			return s;
+		else if (!due || (*s)->renew_ns < (*due)->renew_ns)
+			due = s;
+	}
+	return free_slot && mc->n_grants < TC_MC_GRANTS_MAX ? free_slot : due;
+}
+
 void tc_mcache_granted(tessera_fs *fs, uint64_t handle, const Tessera__Capability *cap,
 		       const Tessera__Layout *layout)
 {
 	struct tc_mcache *mc = fs->mcache;
 	struct mc_grant *g, **slot = NULL;
 	struct mc_node *n;
-	size_t cl, ll;
 
-	if (!mc || !cap || !layout || layout->versioned || cap->file != handle)
+	if (!mc || !cap || !layout || layout->versioned || cap->file != handle ||
+	    !(g = grant_new(cap, layout)))
 		return;
-	cl = tessera__capability__get_packed_size(cap);
-	ll = tessera__layout__get_packed_size(layout);
-	if (!(g = malloc(sizeof(*g) + cl + ll)))
-		return;
-	g->uid = cap->uid;
-	g->rights = cap->rights;
-	g->renew_ns = tc_cap_renew_at(cap);
-	g->cap_len = tessera__capability__pack(cap, g->data);
-	g->layout_len = tessera__layout__pack(layout, g->data + g->cap_len);
 	pthread_mutex_lock(&mc->mu);
-	if ((n = node_find(mc, handle))) {
-		/* the uid's own, else a free one, else the one due first */
-		for (uint32_t i = 0; i < TC_MC_GRANTS && !slot; i++)
-			if (n->grant[i] && n->grant[i]->uid == g->uid)
-				slot = &n->grant[i];
-		for (uint32_t i = 0; i < TC_MC_GRANTS && !slot; i++)
-			if (!n->grant[i] && mc->n_grants < TC_MC_GRANTS_MAX)
-				slot = &n->grant[i];
-		for (uint32_t i = 0; i < TC_MC_GRANTS && !slot; i++)
-			if (n->grant[i] && (!slot || n->grant[i]->renew_ns < (*slot)->renew_ns))
-				slot = &n->grant[i];
-	}
-	if (slot) {
+	if ((n = node_find(mc, handle)) && (slot = grant_slot(mc, n, g->uid))) {
 		if (!*slot)
 			mc->n_grants++;
 		free(*slot);

@@ -182,6 +182,42 @@ static uint64_t acks_floor(const struct srv *srv)
 	return srv->role.acks_floor ? srv->role.acks_floor(srv->role.ctx) : UINT64_MAX;
 }
 
+/* Hand one waiting reply to the provider (in process: deliver it): it
+ * leaves the waiting list, posted or, if that failed, dropped; -EAGAIN
+ * when the provider cannot take it now (it stays). */
+static int tx_send(struct srv *srv, struct srv_peer *p, struct srv_tx *tx)
+{
+	struct iovec iov[2] = { { tx->head, tx->head_len }, { tx->data, tx->data_len } };
+	int n = tx->data_len ? 2 : 1, rc = -ENOSYS;
+
+	if (!srv->net) { /* in-process: delivered at once */
+		txlist_remove(&p->waiting, tx);
+		srv->waiting--;
+		srv->sink(srv->sink_arg, p->addr, iov, n);
+		uncharge(srv, p, tx->cost);
+		tx_free(tx);
+		return 0;
+	}
+	if (tx->tagged)
+		rc = tnet_tsend(srv->net, p->addr, iov, n, tx->tag, &tx->ctx);
+	if (rc == -ENOSYS) /* (no tagged messages: the client copes) */
+		rc = tnet_send(srv->net, p->addr, iov, n, &tx->ctx);
+	if (rc == -EAGAIN)
+		return rc;
+	p->stalled_since = p->retry_at = 0;
+	txlist_remove(&p->waiting, tx);
+	srv->waiting--;
+	if (rc) {
+		srv_warn(srv, "a reply could not be sent: %s", strerror(-rc));
+		uncharge(srv, p, tx->cost);
+		tx_free(tx);
+		return 0;
+	}
+	txlist_append(&p->posted, tx);
+	srv->posted++;
+	return 0;
+}
+
 /* Hand waiting replies to the provider, within the posting limits. A
  * reply that waits for acknowledgements is passed over (the ones behind
  * it do not depend on it: a holder's WATCH answer, which brings the
@@ -197,40 +233,13 @@ static void peer_pump(struct srv *srv, struct srv_peer *p)
 	for (tx = p->waiting.head; tx && p->posted.n < srv->lim.peer_posted &&
 				   srv->posted < srv->lim.total_posted && !tx_waits_commit(srv, tx);
 	     tx = next) {
-		struct iovec iov[2] = { { tx->head, tx->head_len }, { tx->data, tx->data_len } };
-		int rc;
-
 		next = tx->next;
 		if (tx->need && tx->need >= floor)
 			continue;
-		if (!srv->net) { /* in-process: delivered at once */
-			txlist_remove(&p->waiting, tx);
-			srv->waiting--;
-			srv->sink(srv->sink_arg, p->addr, iov, tx->data_len ? 2 : 1);
-			uncharge(srv, p, tx->cost);
-			tx_free(tx);
-			continue;
-		}
-		rc = -ENOSYS;
-		if (tx->tagged)
-			rc = tnet_tsend(srv->net, p->addr, iov, tx->data_len ? 2 : 1, tx->tag, &tx->ctx);
-		if (rc == -ENOSYS) /* (no tagged messages: the client copes) */
-			rc = tnet_send(srv->net, p->addr, iov, tx->data_len ? 2 : 1, &tx->ctx);
-		if (rc == -EAGAIN) {
+		if (tx_send(srv, p, tx) == -EAGAIN) {
 			peer_stalled(srv, p);
 			return;
 		}
-		p->stalled_since = p->retry_at = 0;
-		txlist_remove(&p->waiting, tx);
-		srv->waiting--;
-		if (rc) {
-			srv_warn(srv, "a reply could not be sent: %s", strerror(-rc));
-			uncharge(srv, p, tx->cost);
-			tx_free(tx);
-			continue;
-		}
-		txlist_append(&p->posted, tx);
-		srv->posted++;
 	}
 }
 
