@@ -78,10 +78,12 @@
 	X("lock_lease_ms", lock_lease_ms, U32, DEF("10000"), 100, 3600 * 1000u,   \
 	  "ms", "a client session's locks outlive its silence this long")          \
 	X("name_lease_ms", name_lease_ms, U32, DEF("1000"), 0, 60 * 1000u, "ms",  \
-	  "how long a client (the mount) may answer stats from the names and "    \
-	  "attributes the metadata daemon leased it without hearing from it; "    \
-	  "others' changes reach it at once, this bounds how stale a client cut "  \
-	  "off from the daemon may be (0: no leases, every stat asks)")            \
+	  "how long a client (the mount) may answer stats and opens from the "    \
+	  "names and attributes the metadata daemon leased it without hearing "   \
+	  "from it; a change by another client returns once every holder has "   \
+	  "acknowledged it, so this bounds both how stale a client cut off from " \
+	  "the daemon may be and how long a change waits for a holder that does " \
+	  "not answer (0: no leases, every stat and open asks)")                  \
 	X("lock_list_batch", lock_list_batch, U32, DEF("0"), 0, 1u << 30,         \
 	  "regions", "regions per list-lock message (0: as many as fit a frame; "  \
 	  "64 reproduces PVFS2's split)")                                           \
