@@ -319,7 +319,8 @@ int tc_start_quiet_thread(pthread_t *thread, void *(*fn)(void *), void *arg);
 
 /* Names and attributes under name leases (mcache.c; docs/design.md,
  * "Name leases"), all no-ops while the cache is off:
- * - tc_mcache_stat: 1 with *st when path (mapped) is held, else 0;
+ * - tc_mcache_stat: MC_HELD with *st when path (mapped) is held,
+ *   MC_HELD_ABSENT when it is held as missing, else MC_NOT_HELD;
  * - tc_mcache_mark: taken before a request whose reply may be learnt;
  * - tc_mcache_learn: a leased reply's names (r->path: the directories of
  *   r->walk, then r->handle, of r->type; NULL: the handle alone)

@@ -1,6 +1,8 @@
 /* meta.c - namespace calls, open and truncate included: each is one
  * request to the metadata daemon, plus storage-object work (io.c) where a
- * file's data is affected. io.c never calls back here. */
+ * file's data is affected, except what the name cache answers (a stat, a
+ * missing name or an open of what it holds: mcache.c). io.c never calls
+ * back here. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
