@@ -95,6 +95,7 @@ struct tessera_fs {
 	uint64_t next_desc_id;         /* datatype calls so far */
 	struct tc_req pending;         /* list head of requests in flight */
 	struct tc_req zombies;         /* abandoned, send not yet completed */
+	unsigned n_behind;             /* tc_call_behind's requests in flight */
 	uint64_t peer_mds;
 	int mds_known;
 	uint64_t *peer_ios;            /* n_ios */
@@ -186,6 +187,10 @@ struct tessera_file {
 	 * by the metadata daemon") */
 	uint64_t write_token;
 	int created;                   /* meta.c: this open made the file */
+	/* meta.c: ...under a name lease, and the name cache's mark after it
+	 * learnt that (its close may tell the daemon behind: close_behind) */
+	int made_leased;
+	uint64_t made_mark;
 	/* meta.c: the attributes the open's reply gave, and whether they
 	 * hold the size (tessera_open_attrs) */
 	struct tessera_stat opened;
@@ -363,8 +368,9 @@ struct tc_mc_reply {
 	const struct tessera_stat *st; /* NULL: no attributes to keep */
 	const struct tessera_stat *dir_st; /* MC_LEARN_OWN_NAME: the directory's (NULL: none) */
 };
-void tc_mcache_learn(tessera_fs *fs, uint64_t mark, enum tc_mc_learn how,
-		     const struct tc_mc_reply *r);
+/* (1 when r->st was kept) */
+int tc_mcache_learn(tessera_fs *fs, uint64_t mark, enum tc_mc_learn how,
+		    const struct tc_mc_reply *r);
 enum tc_mc_change { MC_NAME, MC_ATTRS };
 void tc_mcache_changed(tessera_fs *fs, const char *path, enum tc_mc_change what);
 void tc_mcache_removed(tessera_fs *fs, uint64_t mark, const char *path,
@@ -432,6 +438,16 @@ int tc_run(tessera_fs *fs, struct tc_req **reqs, size_t n);
 /* One request: run it; on failure set the thread's message to
  * "<what>: <server>: <why>". The caller frees req. */
 int tc_call(tessera_fs *fs, struct tc_req *req, const char *what);
+/* A request nobody waits for (best effort): sent on the session already
+ * open with its daemon, its reply taken in by whichever call runs the
+ * engine next, and dropped then, or at its deadline; tessera_disconnect
+ * waits for those still in flight (tc_behind_drain). 0 when sent (req is
+ * the engine's now), -EAGAIN when it was not (no open session, or
+ * TC_BEHIND_MAX in flight already), and req is still the caller's to
+ * call or free. */
+#define TC_BEHIND_MAX 64
+int tc_call_behind(tessera_fs *fs, struct tc_req *req);
+void tc_behind_drain(tessera_fs *fs);
 
 /* Start-up tracing (trace.c), on when TESSERA_TRACE_STARTUP is set and not
  * 0: each step's time and the peak RSS so far go to stderr. */

@@ -164,6 +164,7 @@ void tessera_disconnect(tessera_fs *fs)
 		return;
 	tc_trace(fs, tp_mono_ns() - fs->trace_t0, "tessera_disconnect: process age");
 	tc_trace_fini(fs);
+	tc_behind_drain(fs); /* what was sent behind is answered first */
 	tc_leases_stop(fs); /* its thread uses the endpoint */
 	tc_mcache_stop(fs); /* so does this one */
 	tc_prober_stop(fs); /* so does this one */

@@ -1091,6 +1091,22 @@ static int first_failure(struct tc_req *const *reqs, size_t n)
 	return 0;
 }
 
+void tc_engine_settle_detached(tessera_fs *fs, const unsigned *left)
+{
+	pthread_mutex_lock(&fs->lock);
+	dispatch(fs);
+	for (;;) {
+		uint64_t now = tp_mono_ns();
+
+		expire_detached(fs, now);
+		post_queued(fs, now);
+		if (!*left)
+			break;
+		make_progress(fs, wait_ms(fs, NULL, 0, now));
+	}
+	pthread_mutex_unlock(&fs->lock);
+}
+
 int tc_engine_run(tessera_fs *fs, struct tc_req **reqs, size_t n, tc_req_watch_fn watch)
 {
 	uint64_t start = tp_mono_ns(), last = start;

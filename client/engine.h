@@ -169,6 +169,10 @@ int tc_req_fail(tessera_fs *fs, struct tc_req *req, const char *what);
 typedef void (*tc_req_done_fn)(tessera_fs *fs, struct tc_req *r, const struct tp_frame *fr);
 void tc_req_start(tessera_fs *fs, struct tc_req *r, uint64_t deadline, tc_req_done_fn done);
 void tc_req_drop(tessera_fs *fs, struct tc_req *r);
+/* Run the engine until *left (a count of detached requests their done
+ * lowers, under the lock) is 0: replies taken in, deadlines kept, so it
+ * ends by the last one's deadline at worst. */
+void tc_engine_settle_detached(tessera_fs *fs, const unsigned *left);
 /* Requests to `server` in flight under session `lost` are sealed again
  * with the server's current session and resent (under fs->lock): all of
  * them (the daemon restarted and lost the session), or only those whose

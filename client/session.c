@@ -517,6 +517,38 @@ int tc_run(tessera_fs *fs, struct tc_req **reqs, size_t n)
 	return rc;
 }
 
+/* A request sent behind ended (under lock): answered, refused, or past
+ * its deadline. Nobody is told: it was best effort. */
+static void behind_done(tessera_fs *fs, struct tc_req *r, const struct tp_frame *fr)
+{
+	(void)fr;
+	fs->n_behind--;
+	tc_req_drop(fs, r);
+}
+
+int tc_call_behind(tessera_fs *fs, struct tc_req *req)
+{
+	const struct tc_session *ses = tc_session_of(fs, req->server);
+	uint64_t now = tp_mono_ns();
+	int rc = -EAGAIN;
+
+	pthread_mutex_lock(&fs->lock);
+	/* (a session about to be renewed is left to tc_call, which renews it) */
+	if (ses->valid && now - ses->used_ns < TC_SESSION_RENEW_NS(fs) &&
+	    fs->n_behind < TC_BEHIND_MAX) {
+		fs->n_behind++;
+		tc_req_start(fs, req, tc_req_deadline(fs, req, now), behind_done);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&fs->lock);
+	return rc;
+}
+
+void tc_behind_drain(tessera_fs *fs)
+{
+	tc_engine_settle_detached(fs, &fs->n_behind);
+}
+
 int tc_call(tessera_fs *fs, struct tc_req *req, const char *what)
 {
 	int rc;
