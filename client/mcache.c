@@ -483,15 +483,15 @@ static int learn_path(struct tc_mcache *mc, uint64_t mark, const struct tc_mc_re
 	return r->n_walk && learn_names(mc, mark, r->path, r->walk, r->n_walk, r->handle);
 }
 
-void tc_mcache_learn(tessera_fs *fs, uint64_t mark, enum tc_mc_learn how,
-		     const struct tc_mc_reply *r)
+int tc_mcache_learn(tessera_fs *fs, uint64_t mark, enum tc_mc_learn how,
+		    const struct tc_mc_reply *r)
 {
 	struct tc_mcache *mc = fs->mcache;
 	struct mc_node *n, *dir;
-	int attrs_ok, dir_ok;
+	int attrs_ok, dir_ok, kept = 0;
 
 	if (!mc || !r->handle || (r->path && !canonical(r->path)))
-		return;
+		return 0;
 	pthread_mutex_lock(&mc->mu);
 	attrs_ok = r->st && !bumped_since(mc, mark, key_of(KEY_ATTR, r->handle, NULL, 0));
 	dir_ok = dir_attrs_ok(mc, mark, how, r);
@@ -509,6 +509,7 @@ void tc_mcache_learn(tessera_fs *fs, uint64_t mark, enum tc_mc_learn how,
 			n->st = *r->st;
 			n->has_attrs = 1;
 			mc->learnt++;
+			kept = 1;
 		}
 		/* the directory as the change left it (a create's reply) */
 		if (dir_ok && (dir = node_find(mc, r->walk[r->n_walk - 1]))) {
@@ -517,6 +518,7 @@ void tc_mcache_learn(tessera_fs *fs, uint64_t mark, enum tc_mc_learn how,
 		}
 	}
 	pthread_mutex_unlock(&mc->mu);
+	return kept;
 }
 
 void tc_mcache_absent(tessera_fs *fs, uint64_t mark, const char *path, const uint64_t *walk,

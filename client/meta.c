@@ -350,6 +350,33 @@ static int closed_attrs(tessera_file *f, uint64_t mark, const Tessera__AttrReply
 	return 1;
 }
 
+/*
+ * A close that need not wait for its answer: of a file this open made
+ * and left unwritten (m: size 0, known). With the name cache on, what
+ * the answer would teach, the file's attributes with that size, is what
+ * the create's (leased) reply said (f->opened): learnt now, unless the
+ * cache heard of a change to the file since (then the caller waits for
+ * the answer after all). The daemon gets the close on the session's
+ * connection before any later request of this client: a stat of it by
+ * anyone after this returns sees the writer counted out, or else asks
+ * the storage daemons, which hold nothing of it either way. This is a
+ * create's second round trip (mdtest's and tar's empty files, the
+ * library's create-and-close). 1 if sent behind (r is the engine's).
+ */
+static int close_behind(tessera_file *f, const Tessera__CloseWriteRequest *m, struct tc_req *r)
+{
+	if (!r || !f->created || !m->size_known || m->size || !f->opened_sized ||
+	    __atomic_load_n(&f->wrote, __ATOMIC_RELAXED))
+		return 0;
+	if (f->fs->mcache &&
+	    (!f->made_leased ||
+	     !tc_mcache_learn(f->fs, f->made_mark, MC_LEARN_OWN_ATTRS,
+			      &(struct tc_mc_reply){ NULL, NULL, 0, f->handle, S_IFREG,
+						     &f->opened, NULL })))
+		return 0;
+	return tc_call_behind(f->fs, r) == 0;
+}
+
 /* A closed writer: the metadata daemon counts one fewer (all its writes
  * were answered before this). Best effort: a daemon that does not hear
  * it keeps the file's size unknown, which costs stats, not correctness. */
@@ -370,6 +397,8 @@ static void close_writer(tessera_file *f)
 	snprintf(label, sizeof(label), "close %s", f->path);
 	mark = tc_mcache_mark(f->fs);
 	r = tc_req_new(f->fs, TC_MDS, TP_OP_CLOSE_WRITE, &m.base, NULL, 0);
+	if (close_behind(f, &m, r))
+		return;
 	if (tc_call(f->fs, r, label) || !closed_attrs(f, mark, (Tessera__AttrReply *)r->reply))
 		tc_mcache_changed_handle(f->fs, f->handle);
 	tc_req_free(f->fs, r);
@@ -735,6 +764,10 @@ int tessera_open(tessera_fs *fs, const char *upath, int flags, mode_t mode,
 	if (!rc && rep->created)
 		dir_changed(fs, upath, rep->parent);
 	opened_names(fs, mark, path, flags, rep, rc ? NULL : *out);
+	if (!rc && rep->created && rep->leased && fs->mcache) {
+		(*out)->made_leased = 1;
+		(*out)->made_mark = tc_mcache_mark(fs);
+	}
 	opened_grant(fs, rep, rc ? NULL : *out);
 	protobuf_c_message_free_unpacked(&rep->base, NULL);
 	return rc;

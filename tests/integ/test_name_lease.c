@@ -5,7 +5,8 @@
  * directory above, a write and close, a new writer) is seen by it once
  * the metadata daemon's word of it arrives, and before the change
  * returns (breaks that wait); its own changes at once (and
- * its creates keep their directory's attributes); a
+ * its creates keep their directory's attributes; an empty file it made
+ * is held from the create's reply, its close not waited for); a
  * client cut off from the daemon (stopped with SIGSTOP) stops answering
  * from memory within the lease; a daemon restart makes it forget all;
  * and a daemon with name_lease_ms 0 grants none.
@@ -469,6 +470,47 @@ static void test_own_changes_at_once(void **state)
 	tessera_disconnect(a);
 }
 
+/* A file made and closed unwritten: the close is not waited for (the
+ * metadata daemon is stopped), and what the create said is held, right
+ * (another client sees the same), until another client's change. */
+static void test_made_empty_held(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *a = cached(c);
+	struct tessera_setattr sa = { .valid = TESSERA_SET_MODE, .mode = 0600 };
+	struct tessera_stat st, st2;
+	tessera_file *f;
+	uint64_t h, b;
+	double t0;
+
+	CHECK(a, tessera_mkdir(a, "/e", 0755));
+	CHECK(a, tessera_open(a, "/e/f", O_CREAT | O_WRONLY, 0644, NULL, &f));
+	assert_int_equal(kill(c->mds, SIGSTOP), 0);
+	t0 = now_s();
+	CHECK(a, tessera_close(f));
+	h = hits(a);
+	CHECK(a, tessera_stat(a, "/e/f", &st));
+	assert_int_equal(kill(c->mds, SIGCONT), 0);
+	assert_true(now_s() - t0 < TIMEOUT_MS / 1000.0 / 2);
+	assert_int_equal(hits(a), h + 1);
+	CHECK(c->fs, tessera_stat(c->fs, "/e/f", &st2));
+	assert_int_equal(st.size, 0);
+	assert_int_equal(st2.size, 0);
+	assert_int_equal(st.handle, st2.handle);
+	assert_int_equal(st.mode, st2.mode);
+	assert_int_equal(st.uid, st2.uid);
+	assert_int_equal(st.mtime.tv_sec, st2.mtime.tv_sec);
+	assert_int_equal(st.mtime.tv_nsec, st2.mtime.tv_nsec);
+	assert_int_equal(st.ctime.tv_nsec, st2.ctime.tv_nsec);
+	/* another client's change is seen */
+	b = breaks(a);
+	CHECK(c->fs, tessera_setattr(c->fs, "/e/f", &sa));
+	heard(a, b, 1);
+	CHECK(a, tessera_stat(a, "/e/f", &st));
+	assert_int_equal(st.mode & 07777, 0600);
+	tessera_disconnect(a);
+}
+
 /* The directory as another client's plain stat sees it. */
 static void same_dir(tessera_fs *plain, const char *path, const struct tessera_stat *held)
 {
@@ -607,6 +649,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_open_from_memory, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_missing_names, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_own_changes_at_once, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_made_empty_held, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_own_changes_keep_directory, setup,
 						cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_cut_off_client_stops_within_lease, setup,

@@ -8,12 +8,15 @@
  * with the file open (counted out when its connection closes), a truncate, a restart of the metadata daemon leave
  * every stat right; an open's reply carries a closed file's size
  * (tessera_open_attrs); an open for reading and writing counts as a
- * writer only from its first write; reports and closes of a hostile
+ * writer only from its first write; a file made and left unwritten
+ * closes without waiting for the metadata daemon, and the disconnect
+ * after it waits for its answer (a bounded time); reports and closes of a hostile
  * session, and a
  * reader's report, change nothing.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -345,6 +348,102 @@ static void test_unwritten_close(void **state)
 	assert_int_equal(st.size, 1000);
 }
 
+/* The metadata daemon, stopped, is continued after `ms`. */
+struct later {
+	pid_t pid;
+	int ms;
+	pthread_t th;
+};
+
+static void *cont_later(void *arg)
+{
+	struct later *l = arg;
+
+	usleep((useconds_t)l->ms * 1000);
+	kill(l->pid, SIGCONT);
+	return NULL;
+}
+
+/* fs makes `path` and closes it unwritten with the metadata daemon
+ * stopped (continued `ms` later): the close returns at once (sent
+ * behind), and fs's disconnect waits for its answer, or for its
+ * deadline; how long that took. */
+static double made_closed_behind(struct cluster *c, tessera_fs *fs, const char *path, int ms)
+{
+	struct later l = { c->mds, ms, 0 };
+	tessera_file *f;
+	double t0;
+
+	CHECK(fs, tessera_open(fs, path, O_CREAT | O_WRONLY, 0644, NULL, &f));
+	assert_int_equal(kill(c->mds, SIGSTOP), 0);
+	assert_int_equal(pthread_create(&l.th, NULL, cont_later, &l), 0);
+	t0 = now_s();
+	CHECK(fs, tessera_close(f));
+	assert_true(now_s() - t0 < ms / 1000.0);
+	t0 = now_s();
+	tessera_disconnect(fs);
+	t0 = now_s() - t0;
+	pthread_join(l.th, NULL);
+	return t0;
+}
+
+/* A file made and left unwritten: its close does not wait for the
+ * metadata daemon, the disconnect after it does (so the daemon counts
+ * the writer out: a stat is answered by it alone), and no longer than
+ * the request's deadline when the daemon stays silent. */
+static void test_made_close_behind(void **state)
+{
+	struct cluster *c = *state;
+	struct tessera_stat st;
+	char err[512];
+	tessera_fs *fs2;
+	double took;
+
+	if (tessera_connect(c->conf, &fs2, err, sizeof(err)))
+		fail_msg("second client: %s", err);
+	took = made_closed_behind(c, fs2, "/made", 500);
+	assert_true(took > 0.3 && took < TIMEOUT_MS / 1000.0);
+	stat_alone(c, "/made", &st);
+	assert_int_equal(st.size, 0);
+	assert_int_equal(st.blocks, 0);
+	/* silent past the deadline: the disconnect gives up then */
+	if (tessera_connect(c->conf, &fs2, err, sizeof(err)))
+		fail_msg("second client: %s", err);
+	took = made_closed_behind(c, fs2, "/silent", TIMEOUT_MS * 2);
+	assert_true(took > TIMEOUT_MS / 1000.0 * 0.9 && took < TIMEOUT_MS * 2 / 1000.0);
+	CHECK(c->fs, tessera_stat(c->fs, "/silent", &st));
+	assert_int_equal(st.size, 0);
+}
+
+/* Another client truncates a file while its maker has it open, unwritten
+ * (or an old file's opener, unwritten): the maker's close, which says
+ * "size 0" (or "unchanged"), is not taken as the size. */
+static void test_truncated_under_writer(void **state)
+{
+	struct cluster *c = *state;
+	struct tessera_stat st;
+	char err[512];
+	tessera_fs *fs2;
+	tessera_file *f;
+
+	if (tessera_connect(c->conf, &fs2, err, sizeof(err)))
+		fail_msg("second client: %s", err);
+	CHECK(c->fs, tessera_open(c->fs, "/grown", O_CREAT | O_WRONLY, 0644, NULL, &f));
+	CHECK(fs2, tessera_truncate(fs2, "/grown", 1000));
+	CHECK(c->fs, tessera_close(f));
+	CHECK(c->fs, tessera_stat(c->fs, "/grown", &st));
+	assert_int_equal(st.size, 1000);
+	CHECK(fs2, tessera_stat(fs2, "/grown", &st));
+	assert_int_equal(st.size, 1000);
+	/* an old file, opened for writing, not written */
+	CHECK(c->fs, tessera_open(c->fs, "/grown", O_WRONLY, 0, NULL, &f));
+	CHECK(fs2, tessera_truncate(fs2, "/grown", 3000));
+	CHECK(c->fs, tessera_close(f));
+	CHECK(fs2, tessera_stat(fs2, "/grown", &st));
+	assert_int_equal(st.size, 3000);
+	tessera_disconnect(fs2);
+}
+
 /* An open for reading and writing is counted as a writer at its first
  * write, not at open: while it only reads, the metadata daemon alone
  * answers everyone's stat (as for a closed file), and its close asks
@@ -545,6 +644,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_writer_killed_counted_out, setup_msg,
 						cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_unwritten_close, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_made_close_behind, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_truncated_under_writer, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_read_write_open, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_truncate, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_mds_restart, setup, cluster_teardown),
