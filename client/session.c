@@ -518,10 +518,13 @@ int tc_run(tessera_fs *fs, struct tc_req **reqs, size_t n)
 }
 
 /* A request sent behind ended (under lock): answered, refused, or past
- * its deadline. Nobody is told: it was best effort. */
+ * its deadline. Nobody is told (it was best effort) but the request
+ * trace, which counts it as any other. */
 static void behind_done(tessera_fs *fs, struct tc_req *r, const struct tp_frame *fr)
 {
-	(void)fr;
+	r->done_ns = tp_mono_ns();
+	r->status = !fr ? -ETIMEDOUT : fr->hdr.status < 0 ? fr->hdr.status : 0;
+	tc_trace_request(fs, &r, 1, r->submit_ns);
 	fs->n_behind--;
 	tc_req_drop(fs, r);
 }

@@ -153,7 +153,9 @@ struct tessera_ping {
 int tessera_config_find(const char *config, const char **out, char *err, size_t errlen);
 
 /* Connect using config file `config` (NULL: the one tessera_config_find
- * finds). On failure `err` (errlen bytes, may be NULL) says why. */
+ * finds). On failure `err` (errlen bytes, may be NULL) says why.
+ * tessera_disconnect first waits for the closes still in flight (see
+ * tessera_close), each up to the request timeout. */
 int tessera_connect(const char *config, tessera_fs **out, char *err, size_t errlen);
 void tessera_disconnect(tessera_fs *fs);
 
@@ -264,7 +266,8 @@ void tessera_name_cache_stats(tessera_fs *fs, struct tessera_name_cache_stats *o
  * open of an existing file (no O_CREAT, no O_TRUNC) is counted as a
  * writer only at its first write, which then waits for one request to
  * the metadata daemon first (docs/design.md, "Sizes kept by the metadata
- * daemon"). */
+ * daemon"). The close of a file its open made and nothing wrote does
+ * not wait for the metadata daemon's answer (the same section). */
 int tessera_open(tessera_fs *fs, const char *path, int flags, mode_t mode,
 		 const struct tessera_layout *layout, tessera_file **out);
 int tessera_close(tessera_file *file);
