@@ -9,11 +9,13 @@
  * engine.c the request engine: requests sent, replies matched, timeouts,
  *          lent memory (engine.h)
  * session.c sessions with the daemons (AUTH, renewal, probes); tc_run
- * cap.c, local.c, io.c, nc.c, lock.c, meta.c ... (below): the I/O paths
+ * cap.c, local.c, io.c, nc.c, lock.c, meta.c, open.c ... (below): the I/O paths
  * conn.c   the connection opened and closed (tessera_connect/disconnect)
  *
- * meta.c   namespace calls against the metadata daemon: open, create,
- *          stat, truncate, mkdir, rename...; uses io.c's object helpers
+ * meta.c   namespace calls against the metadata daemon: stat, mkdir,
+ *          rename, remove, setattr, links...; uses io.c's object helpers
+ * open.c   opening (create included), closing and truncating a file by
+ *          path, on meta.c's shared calls (tc_meta_*) and io.c's
  * io.c     storage objects: striped reads and writes, size, sync,
  *          truncate, removal (never the metadata daemon)
  * share.c  opening a file from another process's share
@@ -182,23 +184,23 @@ struct tessera_file {
 	uint32_t lock_count[TESSERA_MAX_STRIPE];
 	struct tc_view_memo *view_memo; /* nc.c: the last locked view (fs->lock) */
 	struct tc_cap *cap;            /* cap.c: what storage requests carry (fs->lock) */
-	/* meta.c: an open the metadata daemon counts as a writer of the file
+	/* open.c: an open the metadata daemon counts as a writer of the file
 	 * (its token, 0: none); close tells it (docs/design.md, "Sizes kept
 	 * by the metadata daemon") */
 	uint64_t write_token;
-	int created;                   /* meta.c: this open made the file */
-	/* meta.c: ...under a name lease, and the name cache's mark after it
+	int created;                   /* open.c: this open made the file */
+	/* open.c: ...under a name lease, and the name cache's mark after it
 	 * learnt that (its close may tell the daemon behind: close_behind) */
 	int made_leased;
 	uint64_t made_mark;
-	/* meta.c: the attributes the open's reply gave, and whether they
+	/* open.c: the attributes the open's reply gave, and whether they
 	 * hold the size (tessera_open_attrs) */
 	struct tessera_stat opened;
 	int opened_sized;
-	int by_path;                   /* meta.c: opened by path (not from a share) */
+	int by_path;                   /* open.c: opened by path (not from a share) */
 	int wrote;                     /* a call that may change the objects was
 					* made (tc_file_wrote; atomic) */
-	/* meta.c: an open for reading and writing that the metadata daemon
+	/* open.c: an open for reading and writing that the metadata daemon
 	 * counts as a writer only at its first write (tc_file_writing;
 	 * atomic, set under fs->writer_lock), asked as its opener */
 	int writer_later;
@@ -473,6 +475,20 @@ void tc_stat_from_attr(const Tessera__Attr *a, struct tessera_stat *st);
  * call, ask the metadata daemon to make them durable (META_SYNC). 0 or a
  * negative errno (the message names `path`). */
 int tc_meta_sync(tessera_fs *fs, const char *path);
+/* meta.c's calls that open.c shares (each described where it is defined):
+ * LOOKUP (with open rights and when an opener counts as a writer, or
+ * TP_WRITER_NOW); the size a reply gave (0: none); a directory's change
+ * told to the watcher (tessera_dir_watch); a stat's size told back to the
+ * metadata daemon (SIZE_REPORT, best effort). */
+int tc_meta_lookup_as(tessera_fs *fs, const char *path, uint32_t open_rights,
+		      enum tp_open_writer writer, enum tessera_follow last,
+		      Tessera__AttrReply **out);
+int tc_meta_lookup(tessera_fs *fs, const char *path, uint32_t open_rights,
+		   enum tessera_follow last, Tessera__AttrReply **out);
+int tc_meta_size_from_reply(const Tessera__AttrReply *rep, struct tessera_stat *st);
+void tc_meta_dir_changed(tessera_fs *fs, const char *upath, const Tessera__Attr *parent);
+void tc_meta_size_report(tessera_fs *fs, const Tessera__AttrReply *rep, const char *path,
+			 const struct tessera_stat *st, int64_t data_ns);
 /* Fold the storage objects' latest modification (data_mtime_ns, from
  * tc_file_size) into a file's mtime and ctime: an object modified after
  * mtime was last set (a->mtime_set_ns) was written or truncated since. */

@@ -1,7 +1,7 @@
 /*
  * io.c - a file's storage objects: striped reads and writes, size, sync,
  * truncate and removal. Everything here talks to storage daemons only;
- * opening and the namespace are meta.c's.
+ * opening is open.c's and the namespace meta.c's.
  *
  * A contiguous logical range [off, off+len) touches, on each slot s of the
  * layout, one contiguous object range [osize(s, off), osize(s, off+len))
