@@ -119,10 +119,12 @@ static void close_writer(tessera_file *f)
 	snprintf(keep, sizeof(keep), "%s", tc_thread(f->fs)->errmsg);
 	close_size(f, &m);
 	snprintf(label, sizeof(label), "close %s", f->path);
-	mark = tc_mcache_mark(f->fs);
 	r = tc_req_new(f->fs, TC_MDS, TP_OP_CLOSE_WRITE, &m.base, NULL, 0);
 	if (close_behind(f, &m, r))
 		return;
+	/* (after close_behind, whose learning, when it then could not send,
+	 * must not make the answer's look stale) */
+	mark = tc_mcache_mark(f->fs);
 	if (tc_call(f->fs, r, label) || !closed_attrs(f, mark, (Tessera__AttrReply *)r->reply))
 		tc_mcache_changed_handle(f->fs, f->handle);
 	tc_req_free(f->fs, r);
