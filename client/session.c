@@ -258,13 +258,18 @@ static int authenticate(tessera_fs *fs, int server)
  * earlier, and the probe finds that out). */
 #define TC_SESSION_RENEW_NS(fs) ((uint64_t)(fs)->cfg.session_idle_s * 500000000ull)
 
+/* Whether ses may seal a request now, not due for renewal (under lock). */
+static int session_fresh(tessera_fs *fs, const struct tc_session *ses, uint64_t now)
+{
+	return ses->valid && now - ses->used_ns < TC_SESSION_RENEW_NS(fs);
+}
+
 static int session_ok(tessera_fs *fs, int server)
 {
-	const struct tc_session *ses = tc_session_of(fs, server);
 	int ok;
 
 	pthread_mutex_lock(&fs->lock);
-	ok = ses->valid && tp_mono_ns() - ses->used_ns < TC_SESSION_RENEW_NS(fs);
+	ok = session_fresh(fs, tc_session_of(fs, server), tp_mono_ns());
 	pthread_mutex_unlock(&fs->lock);
 	return ok;
 }
@@ -537,8 +542,7 @@ int tc_call_behind(tessera_fs *fs, struct tc_req *req)
 
 	pthread_mutex_lock(&fs->lock);
 	/* (a session about to be renewed is left to tc_call, which renews it) */
-	if (ses->valid && now - ses->used_ns < TC_SESSION_RENEW_NS(fs) &&
-	    fs->n_behind < TC_BEHIND_MAX) {
+	if (session_fresh(fs, ses, now) && fs->n_behind < TC_BEHIND_MAX) {
 		fs->n_behind++;
 		tc_req_start(fs, req, tc_req_deadline(fs, req, now), behind_done);
 		rc = 0;

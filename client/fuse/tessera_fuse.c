@@ -943,7 +943,8 @@ static int is_acl_name(const char *name)
  * getxattr answers ENOSYS: a request to the metadata daemon per write
  * took 400-byte writes from 2.0 to 1.3 MB/s. So the mount remembers for
  * NOCAP_TTL_NS, per path, that a file had none (or that op_create made
- * it, O_EXCL), as the kernel remembers attributes for attr_timeout; a set or removal of the attribute through
+ * it, O_EXCL), as the kernel remembers attributes for attr_timeout; a
+ * set or removal of the attribute through
  * this mount forgets everything at once. One through another client (or
  * a rename onto a remembered path) is seen after at most NOCAP_TTL_NS:
  * until then a write there keeps the file's capabilities, as it would
