@@ -6,7 +6,6 @@
  */
 #include "mds_store_int.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -565,65 +564,16 @@ uint64_t mds_store_synced_writes(const struct mds_store *st)
 	return st->synced;
 }
 
-/* "NNNNNN.log": one of LevelDB's write-ahead logs (its file naming,
- * doc/impl.md); 0 and its number, or -1. */
-static int log_number(const char *name, unsigned long long *n)
-{
-	char *end;
-	size_t len = strlen(name);
-
-	if (len < 5 || strcmp(name + len - 4, ".log") || name[0] < '0' || name[0] > '9')
-		return -1;
-	*n = strtoull(name, &end, 10);
-	return end == name + len - 4 ? 0 : -1;
-}
-
-/* fdatasync dir/name; 0 when it is gone (a log LevelDB compacted away:
- * its changes are in a table LevelDB synced), else -EIO with err set. */
-static int sync_file(const char *dir, const char *name, char *err, size_t errlen)
-{
-	char path[4096];
-	int fd, rc = 0;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return 0;
-		snprintf(err, errlen, "commit: open %s: %s", path, strerror(errno));
-		return -EIO;
-	}
-	if (fdatasync(fd)) {
-		snprintf(err, errlen, "commit: fdatasync %s: %s", path, strerror(errno));
-		rc = -EIO;
-	}
-	close(fd);
-	return rc;
-}
-
 /* A change written unsynced is in LevelDB's current log, in the kernel's
  * page cache (LevelDB writes each record out of its own buffer before the
  * write returns). Syncing the log makes it durable, and every change
  * before it: the log is one ordered file. When LevelDB switched to a new
  * log since the last commit (its memory table filled up), the older one
  * may still hold unsynced changes until its table is compacted: every log
- * in the directory is synced (usually there is one). */
+ * in the directory is synced (usually there is one; mds_logsync.h). */
 int mds_store_commit_sync(const struct mds_store *st, char *err, size_t errlen)
 {
-	unsigned long long n;
-	struct dirent *e;
-	DIR *d = opendir(st->dir);
-	int rc = 0;
-
-	if (!d) {
-		snprintf(err, errlen, "commit: open %s: %s", st->dir, strerror(errno));
-		return -EIO;
-	}
-	while (!rc && (e = readdir(d)))
-		if (!log_number(e->d_name, &n))
-			rc = sync_file(st->dir, e->d_name, err, errlen);
-	closedir(d);
-	return rc;
+	return mds_logsync_run(st->logs, err, errlen);
 }
 
 int mds_store_commit_begin(struct mds_store *st)
@@ -846,6 +796,11 @@ int mds_store_open(const char *dir, uint32_t mds_index, uint32_t n_ios,
 		st->db = NULL;
 		goto fail;
 	}
+	st->logs = mds_logsync_new(dir, MDS_LOGSYNC_WATCH);
+	if (!st->logs) {
+		rc = mds_fail(st, -ENOMEM, "open %s: out of memory", dir);
+		goto fail;
+	}
 	rc = load_meta(st);
 	if (rc)
 		goto fail;
@@ -863,8 +818,9 @@ void mds_store_close(struct mds_store *st)
 {
 	if (!st)
 		return;
-	if (st->db && st->unsynced && mds_store_commit(st))
+	if (st->db && st->logs && st->unsynced && mds_store_commit(st))
 		fprintf(stderr, "tessera-mds: closing the store: %s\n", st->err);
+	mds_logsync_free(st->logs);
 	if (st->db) {
 		/* The rotor is only a hint (it spreads small files); it is
 		 * written with every create anyway. */

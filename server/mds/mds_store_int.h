@@ -55,6 +55,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 
+#include "mds_logsync.h"
 #include "mds_store.h"
 #include "tp_clock.h" /* file times: tp_real_ns() */
 
@@ -84,6 +85,7 @@ struct mds_store {
 	leveldb_writeoptions_t *wopts;   /* sync = 1: durable on return */
 	leveldb_writeoptions_t *wlazy;   /* sync = 0: in the log, not synced */
 	char *dir;                       /* the store's directory (its logs) */
+	struct mds_logsync *logs;        /* the commit's (mds_logsync.h) */
 	/* mds_store_defer_sync: mutations are written unsynced and
 	 * `pending` called; mds_store_commit syncs them. */
 	int deferred;

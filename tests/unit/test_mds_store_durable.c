@@ -387,6 +387,100 @@ static void test_group_commit_log_switch(void **state)
 		}
 }
 
+/* ---- the commit's log sync (mds_logsync.h) ---- */
+
+static void touch_log(const char *dir, const char *name)
+{
+	char path[128];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	assert_non_null(fp = fopen(path, "w"));
+	fputs("record", fp);
+	fclose(fp);
+}
+
+static void drop_file(const char *dir, const char *name)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	assert_int_equal(unlink(path), 0);
+}
+
+/* Both modes hold every log of the directory and only logs, a log made
+ * or removed since the last sync included, whether it came by the
+ * watch's events or by listing; LevelDB's other files (tables, its info
+ * log, the manifest) are not synced. */
+static void test_logsync_follows_logs(void **state)
+{
+	static const enum mds_logsync_mode modes[] = { MDS_LOGSYNC_WATCH, MDS_LOGSYNC_SCAN };
+	char err[256];
+
+	(void)state;
+	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+		char dir[] = "/tmp/tessera-logsync.XXXXXX";
+		struct mds_logsync *ls;
+
+		assert_non_null(mkdtemp(dir));
+		touch_log(dir, "000003.log");
+		touch_log(dir, "LOG");
+		assert_non_null(ls = mds_logsync_new(dir, modes[m]));
+		assert_int_equal(mds_logsync_watching(ls), modes[m] == MDS_LOGSYNC_WATCH);
+		assert_int_equal(mds_logsync_run(ls, err, sizeof(err)), 0);
+		assert_int_equal(mds_logsync_open_logs(ls), 1);
+		assert_int_equal(mds_logsync_run(ls, err, sizeof(err)), 0);
+		assert_int_equal(mds_logsync_open_logs(ls), 1);
+		touch_log(dir, "000005.log");
+		touch_log(dir, "000004.ldb");
+		touch_log(dir, "MANIFEST-000002");
+		assert_int_equal(mds_logsync_run(ls, err, sizeof(err)), 0);
+		assert_int_equal(mds_logsync_open_logs(ls), 2);
+		drop_file(dir, "000003.log");
+		assert_int_equal(mds_logsync_run(ls, err, sizeof(err)), 0);
+		assert_int_equal(mds_logsync_open_logs(ls), 1);
+		drop_file(dir, "000005.log");
+		drop_file(dir, "000004.ldb");
+		drop_file(dir, "MANIFEST-000002");
+		drop_file(dir, "LOG");
+		assert_int_equal(mds_logsync_run(ls, err, sizeof(err)), 0);
+		assert_int_equal(mds_logsync_open_logs(ls), 0);
+		mds_logsync_free(ls);
+		assert_int_equal(rmdir(dir), 0);
+	}
+}
+
+/* The directory removed under a watch: the next sync lists it, failing
+ * with -EIO and a message that names it, and lists it at every sync from
+ * then on (no watch); made again, it is listed again. */
+static void test_logsync_dir_gone(void **state)
+{
+	char dir[] = "/tmp/tessera-logsync.XXXXXX";
+	struct mds_logsync *ls;
+	char err[256];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	touch_log(dir, "000007.log");
+	assert_non_null(ls = mds_logsync_new(dir, MDS_LOGSYNC_WATCH));
+	assert_int_equal(mds_logsync_run(ls, err, sizeof(err)), 0);
+	assert_int_equal(mds_logsync_open_logs(ls), 1);
+	drop_file(dir, "000007.log");
+	assert_int_equal(rmdir(dir), 0);
+	assert_int_equal(mds_logsync_run(ls, err, sizeof(err)), -EIO);
+	assert_false(mds_logsync_watching(ls));
+	assert_non_null(strstr(err, dir));
+	assert_int_equal(mds_logsync_open_logs(ls), 0);
+	/* made again: the failed listing is tried again at the next sync */
+	assert_int_equal(mkdir(dir, 0700), 0);
+	touch_log(dir, "000009.log");
+	assert_int_equal(mds_logsync_run(ls, err, sizeof(err)), 0);
+	assert_int_equal(mds_logsync_open_logs(ls), 1);
+	mds_logsync_free(ls);
+	drop_file(dir, "000009.log");
+	assert_int_equal(rmdir(dir), 0);
+}
+
 static void test_intent_unlink_rename(void **state)
 {
 	struct fx *f = *state;
@@ -529,6 +623,8 @@ int main(void)
 		T(test_intent_unlink_rename),
 		T(test_file_list_paging),
 #undef T
+		cmocka_unit_test(test_logsync_follows_logs),
+		cmocka_unit_test(test_logsync_dir_gone),
 	};
 
 	return cmocka_run_group_tests_name("mds_store_durable", tests, NULL, NULL);
