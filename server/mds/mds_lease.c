@@ -11,6 +11,8 @@
 
 #define LEASE_BUCKETS 256u
 #define SET_MIN 64u
+/* A barred watcher's bar is 2^strikes leases, strikes up to this. */
+#define BAR_STRIKES_MAX 6u
 
 struct handle_set {
 	uint64_t *slot;
@@ -39,6 +41,9 @@ struct watcher {
 	double oldest_at; /* when a tick first saw it (0: not yet) */
 	void *parked;     /* its WATCH waiting for news */
 	double seen;      /* its last WATCH (monotonic seconds) */
+	double barred_until; /* nothing granted before (bar) */
+	uint64_t barred_no;  /* the lapsed news it was barred for */
+	uint32_t strikes;    /* bars so far */
 	struct watcher *next;          /* in its bucket */
 	struct watcher *prev_all, *next_all; /* every watcher, for a break */
 };
@@ -334,18 +339,50 @@ int mds_leases_acked(struct mds_leases *t, uint64_t session, uint64_t seen, doub
 	return t->floor > was;
 }
 
+/* A watcher whose news lapsed unacknowledged held others' changes up for
+ * a lease (mds_lease.h, "Bars"): what it holds is dropped without news
+ * (its lease has run out, so it answers nothing from it), it is to forget
+ * everything at its next answer, and nothing is granted to it for 2, 4,
+ * ... up to 64 leases, doubling with each bar of its session. */
+static void bar(struct mds_leases *t, struct watcher *w, double now)
+{
+	if (w->strikes < BAR_STRIKES_MAX)
+		w->strikes++;
+	w->barred_until = now + t->lease_ms / 1000.0 * (double)(1u << w->strikes);
+	w->barred_no = w->oldest;
+	t->held -= w->held.n;
+	set_clear(&w->held);
+	w->n_changed = w->n_sent = 0;
+	/* (its news is the lapsed one, which the floor no longer counts) */
+	w->all = 1;
+	w->all_told = 0;
+	w->all_no = w->oldest;
+	wake(t, w);
+}
+
 int mds_leases_lapse(struct mds_leases *t, double now)
 {
 	uint64_t was = t ? t->floor : UINT64_MAX;
+	double lease = t ? t->lease_ms / 1000.0 : 0;
 	struct watcher *w;
 
 	if (!t)
 		return 0;
-	for (w = t->all; w; w = w->next_all)
+	for (w = t->all; w; w = w->next_all) {
 		if (w->oldest && !w->oldest_at)
 			w->oldest_at = now;
+		else if (w->oldest && now - w->oldest_at > lease && w->barred_no != w->oldest)
+			bar(t, w, now);
+	}
 	floor_again(t, now);
 	return t->floor > was;
+}
+
+int mds_leases_barred(const struct mds_leases *t, uint64_t session)
+{
+	struct watcher *w = watcher_of((struct mds_leases *)t, session);
+
+	return w && w->barred_until > t->now;
 }
 
 uint64_t mds_leases_floor(const struct mds_leases *t)
@@ -449,7 +486,7 @@ int mds_leases_grant(struct mds_leases *t, uint64_t session, const uint64_t *h, 
 	 * is made, grants are kept: the client refuses replies to requests
 	 * it sent before it forgot (tc_mcache_mark), and an answer lost is
 	 * told again, forgetting these too. */
-	if (!w || (w->all && !w->all_told))
+	if (!w || (w->all && !w->all_told) || w->barred_until > t->now)
 		return 0;
 	if (w->held.n + n > t->per_session) {
 		forget_all(t, w);

@@ -69,6 +69,18 @@ uint64_t mds_leases_need(const struct mds_leases *t, uint64_t session);
 uint64_t mds_leases_floor(const struct mds_leases *t);
 /* Each tick: news older than a lease lapses. 1 if the floor rose. */
 int mds_leases_lapse(struct mds_leases *t, double now);
+/*
+ * Bars. A holder that lets news lapse unacknowledged (stopped, cut off,
+ * or hostile: one that holds the root and never answers would hold every
+ * create there up for a lease) is barred by the tick that sees it lapse:
+ * what it holds is dropped without news, it is told to forget everything,
+ * and nothing is granted to it for 2 leases, then 4, 8, ... 64 at its
+ * session's later bars. Such a session thus costs others' changes one
+ * lease per bar, not one per change; a barred client asks the daemon, as
+ * one without leases does.
+ */
+/* Whether `session` is barred now (the latest time given). */
+int mds_leases_barred(const struct mds_leases *t, uint64_t session);
 /* Whether `session` watches (its replies may carry leases). */
 int mds_leases_watching(struct mds_leases *t, uint64_t session);
 /* Whether the watcher has anything to be told (or is gone). */

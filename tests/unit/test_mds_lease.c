@@ -287,6 +287,61 @@ static void test_holder_silent_lapses(void **state)
 	mds_leases_free(t);
 }
 
+/* A holder that lets news lapse, again and again (stopped, or hostile:
+ * it would hold up every change to what it looked up, one lease each):
+ * barred at the first lapse, it holds and is granted nothing for 2
+ * leases, so others' changes do not wait for it; it is told to forget
+ * everything. Silent again after the bar, 4 leases. A holder that
+ * answers is never barred. */
+static void test_silent_holder_barred(void **state)
+{
+	struct mds_leases *t = mds_leases_new(1000, 100, NULL, NULL);
+	uint64_t h = 61, out[8];
+	int all;
+
+	(void)state;
+	watching(t, 1);
+	watching(t, 3);
+	assert_int_equal(mds_leases_grant(t, 1, &h, 1), 1);
+	assert_int_equal(mds_leases_grant(t, 3, &h, 1), 1);
+	mds_leases_break(t, h, 2);
+	assert_true(mds_leases_need(t, 2) > 0);
+	assert_int_equal(told(t, 3, out, &all), 1);  /* 3 answers at once */
+	assert_int_equal(mds_leases_lapse(t, 10.0), 0);
+	assert_false(mds_leases_barred(t, 1));
+	assert_int_equal(mds_leases_lapse(t, 11.1), 1);
+	assert_true(mds_leases_barred(t, 1));
+	assert_false(mds_leases_barred(t, 3));
+	assert_int_equal(mds_leases_need(t, 2), 0);
+	assert_int_equal(mds_leases_held(t), 0);
+	/* barred: nothing granted, so a change waits for nobody */
+	assert_int_equal(mds_leases_grant(t, 1, &h, 1), 0);
+	mds_leases_break(t, h, 2);
+	assert_int_equal(mds_leases_need(t, 2), 0);
+	assert_int_equal(mds_leases_lapse(t, 13.0), 0);
+	assert_int_equal(mds_leases_grant(t, 1, &h, 1), 0);
+	/* it answers (forgetting everything), the bar ends: granted again */
+	assert_int_equal(told(t, 1, out, &all), 0);
+	assert_true(all);
+	(void)mds_leases_lapse(t, 13.2);
+	assert_false(mds_leases_barred(t, 1));
+	assert_int_equal(mds_leases_grant(t, 1, &h, 1), 1);
+	/* silent again: one more lease of waiting, then a bar of 4 */
+	mds_leases_break(t, h, 2);
+	assert_true(mds_leases_need(t, 2) > 0);
+	(void)mds_leases_lapse(t, 13.3);
+	assert_true(mds_leases_need(t, 2) > 0);
+	(void)mds_leases_lapse(t, 14.4);
+	assert_int_equal(mds_leases_need(t, 2), 0);
+	(void)mds_leases_lapse(t, 18.3);
+	assert_true(mds_leases_barred(t, 1));
+	(void)mds_leases_lapse(t, 18.5);
+	assert_false(mds_leases_barred(t, 1));
+	/* 3, which answered each time, was never barred */
+	assert_int_equal(mds_leases_grant(t, 3, &h, 1), 1);
+	mds_leases_free(t);
+}
+
 /* Told to forget everything: nothing is granted until an answer saying
  * so is made; from then on grants are kept, before its acknowledgement
  * (the client refuses replies to what it asked before it forgot). */
@@ -339,6 +394,7 @@ int main(void)
 		cmocka_unit_test(test_unacknowledged_told_again),
 		cmocka_unit_test(test_changer_waits_for_holders),
 		cmocka_unit_test(test_holder_silent_lapses),
+		cmocka_unit_test(test_silent_holder_barred),
 		cmocka_unit_test(test_grants_after_forget_told),
 		cmocka_unit_test(test_off),
 	};
