@@ -393,11 +393,40 @@ static int renew_frame(struct tc_req *r)
 	return 0;
 }
 
+/* Whether r, of the session `lost` with `server`, is to go again under
+ * the new one (tc_req_reseal). */
+static int reseal_wanted(const struct tc_req *r, int server, uint64_t lost,
+			 enum tc_resend which)
+{
+	return r->server == server && !r->replied && !r->done && !r->queued &&
+	       r->ses.id == lost && (which != TC_RESEND_LOST || r->lost);
+}
+
+/* Send r again, sealed for ses. A failure leaves it to its timeout. */
+static void resend_sealed(tessera_fs *fs, uint64_t peer, struct tc_req *r,
+			  struct tc_session *ses)
+{
+	int rc;
+
+	if (seal_req(fs, r, ses))
+		return; /* no memory: it waits for its timeout */
+	r->sent = 0;
+	r->lost = 0;
+	r->submit_ns = tp_mono_ns();
+	rc = req_send(fs, peer, r);
+	if (rc == -EAGAIN) {
+		r->sent = 1; /* nothing handed over: the engine posts it */
+		r->queued = 1;
+		r->queued_ns = r->submit_ns;
+	} else if (rc) {
+		r->sent = 1; /* not resent: it waits for its timeout */
+	}
+}
+
 void tc_req_reseal(tessera_fs *fs, int server, uint64_t lost, enum tc_resend which)
 {
 	struct tc_session *ses = tc_session_of(fs, server);
 	uint64_t peer;
-	int rc;
 
 	if (tc_peer_resolve(fs, server, &peer))
 		return;
@@ -405,24 +434,11 @@ void tc_req_reseal(tessera_fs *fs, int server, uint64_t lost, enum tc_resend whi
 	 * the provider: when the daemon restarted, the connection holding it
 	 * is gone and it gets a new one (renew_frame); else it waits. */
 	for (struct tc_req *r = fs->pending.next; r != &fs->pending; r = r->next) {
-		if (r->server != server || r->replied || r->done || r->queued ||
-		    r->ses.id != lost || (which == TC_RESEND_LOST && !r->lost))
+		if (!reseal_wanted(r, server, lost, which))
 			continue;
 		if (!r->sent && (which != TC_RESEND_ALL || renew_frame(r)))
 			continue;
-		if (seal_req(fs, r, ses))
-			continue; /* no memory: it waits for its timeout */
-		r->sent = 0;
-		r->lost = 0;
-		r->submit_ns = tp_mono_ns();
-		rc = req_send(fs, peer, r);
-		if (rc == -EAGAIN) {
-			r->sent = 1; /* nothing handed over: the engine posts it */
-			r->queued = 1;
-			r->queued_ns = r->submit_ns;
-		} else if (rc) {
-			r->sent = 1; /* not resent: it waits for its timeout */
-		}
+		resend_sealed(fs, peer, r, ses);
 	}
 }
 
