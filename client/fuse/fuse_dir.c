@@ -104,6 +104,7 @@ static int held_attrs(tessera_fs *fs, const char *path, const struct tessera_dir
 	    ts.handle != e->handle || ts.nlink > 1)
 		return 0;
 	tf_stat_of(&ts, st);
+	tf_kattr_forget((struct tfuse *)fuse_get_context()->private_data, ts.handle);
 	return 1;
 }
 

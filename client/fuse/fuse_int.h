@@ -110,6 +110,18 @@ struct tf_dirs {
 	} slot[DIR_SLOTS];
 };
 
+/* What the kernel was last told of a file's attributes (fuse_kattr.c),
+ * direct-mapped by handle. */
+#define KATTR_SLOTS 65536
+struct tf_kattr {
+	uint64_t handle;         /* 0: empty */
+	uint64_t sum;            /* digest of the attributes */
+};
+struct tf_kattrs {
+	pthread_mutex_t lock;
+	struct tf_kattr *slot;   /* KATTR_SLOTS; NULL: none known */
+};
+
 /* Removals answered before they were sent (fuse_remove.c). */
 #define REMOVE_QUEUE 256
 #define REMOVE_SENDERS 8
@@ -160,6 +172,7 @@ struct tfuse {
 	struct tf_answers answers; /* fuse_answer.c */
 	struct tf_dirs dirs;       /* fuse_answer.c */
 	struct tf_removes removes; /* fuse_remove.c */
+	struct tf_kattrs kattrs;   /* fuse_kattr.c */
 	int no_remove_behind;      /* -o remove_behind=0 */
 };
 
@@ -244,6 +257,21 @@ int tf_dir_take(struct tfuse *t, const char *path, struct tessera_stat *st);
 /* path was removed or renamed by this mount: what was kept for it, and
  * for anything under it, goes. */
 void tf_dir_forget(struct tfuse *t, const char *path);
+
+/* ---------------------- what the kernel was told (fuse_kattr.c) */
+
+/* The table, at mount (0, or -ENOMEM: every open drops the kernel's
+ * attributes), and at unmount. */
+int tf_kattrs_init(struct tf_kattrs *k);
+void tf_kattrs_free(struct tf_kattrs *k);
+/* ts was given to the kernel (a getattr's answer). */
+void tf_kattr_told(struct tfuse *t, const struct tessera_stat *ts);
+/* The kernel may hold other attributes of the file than were recorded
+ * (readdirplus gave them). */
+void tf_kattr_forget(struct tfuse *t, uint64_t handle);
+/* 1 when the last attributes the kernel was given of ts's file are ts
+ * (under the writeback cache only), else 0. */
+int tf_kattr_current(struct tfuse *t, const struct tessera_stat *ts);
 
 /* -------------------------------------------- the INIT (fuse_init.c) */
 

@@ -582,10 +582,14 @@ int main(int argc, char **argv)
 	rc = answer_early(&opts, &args, argv[0]);
 	if (rc < 0) {
 		rc = find_config(&t, config);
+		if (!rc && tf_kattrs_init(&t.kattrs))
+			fprintf(stderr, "tessera-fuse: no memory for the table of the kernel's "
+				"attributes: every open drops them\n");
 		if (!rc)
 			rc = mount_and_serve(&args, &opts, &t);
 	}
 	free(opts.mountpoint);
 	fuse_opt_free_args(&args);
+	tf_kattrs_free(&t.kattrs);
 	return rc;
 }

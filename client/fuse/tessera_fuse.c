@@ -30,7 +30,8 @@
  * or the flusher's 1 s timer, whichever comes first; a write that failed
  * there fails the fsync or close. Each open drops what the kernel holds
  * of the file: its pages (no keep_cache) and its attributes
- * (fuse_invalidate_path before the open is answered); as the kernel keeps
+ * (fuse_invalidate_path before the open is answered, unless they are the
+ * ones the open found, fuse_kattr.c); as the kernel keeps
  * its own size and mtime of a file under the writeback cache, the open
  * first sets them to the servers' (tf_sync_kernel_attrs). Between opens, the
  * kernel's caches hold for attr_timeout/entry_timeout (use 0 for none);
@@ -341,6 +342,7 @@ static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	if (rc)
 		return fail(fs, rc);
 	tf_stat_of(&ts, st);
+	tf_kattr_told(mount_of(), &ts);
 	if (path)
 		tf_links_seen(mount_of(), path, &ts);
 	return 0;
@@ -558,7 +560,10 @@ static int op_open(const char *path, struct fuse_file_info *fi)
 		tf_sync_kernel_attrs(t, path, &ts);
 	else if ((ts.mode & (S_ISUID | S_ISGID)) && kills_privs())
 		writer_drop_privs(path, f);
-	fuse_invalidate_path(fuse_get_context()->fuse, path);
+	/* (the rest it holds: only if they are not what the open found,
+	 * fuse_kattr.c) */
+	if ((flags & O_TRUNC) || !tf_kattr_current(t, &ts))
+		fuse_invalidate_path(fuse_get_context()->fuse, path);
 	return open_finish(f, fi);
 }
 
