@@ -12,6 +12,7 @@
 #include <sys/random.h>
 
 #define NIL UINT32_MAX
+#define TOKEN_POOL 32   /* tokens drawn from the kernel at once */
 
 struct mds_size_ent {
 	uint64_t file;           /* 0: free */
@@ -46,19 +47,23 @@ struct mds_sizes {
 	int64_t quiet_until_ns;  /* whole table: a restart, an evicted writer */
 	uint32_t newest, oldest, free;
 	uint32_t *buckets;
+	uint64_t pool[TOKEN_POOL];  /* random tokens not yet handed out */
+	uint32_t pool_left;
 	struct mds_size_ent e[];
 };
 
 /* An unguessable non-zero token: a report or close must have seen it in a
- * reply (handles are no secret). 0 when the kernel has no randomness to
- * give, which leaves the file unknown. */
-static uint64_t new_token(void)
+ * reply (handles are no secret). Drawn from the kernel TOKEN_POOL at a
+ * time (one system call per that many creates, not one each); 0 when it
+ * has no randomness to give, which leaves the file unknown. */
+static uint64_t new_token(struct mds_sizes *t)
 {
-	uint64_t v = 0;
-
-	if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
-		return 0;
-	return v;
+	if (!t->pool_left) {
+		if (getrandom(t->pool, sizeof(t->pool), 0) != (ssize_t)sizeof(t->pool))
+			return 0;
+		t->pool_left = TOKEN_POOL;
+	}
+	return t->pool[--t->pool_left];
 }
 
 struct mds_sizes *mds_sizes_new(uint32_t entries, int64_t quiet_ns, int64_t now_ns)
@@ -197,7 +202,7 @@ static struct mds_size_ent *get(struct mds_sizes *t, uint64_t file, int64_t now_
 		i = evict(t, now_ns);
 	}
 	x = &t->e[i];
-	*x = (struct mds_size_ent){ .file = file, .write_token = new_token() };
+	*x = (struct mds_size_ent){ .file = file, .write_token = new_token(t) };
 	b = bucket_of(t, file);
 	x->next = t->buckets[b];
 	t->buckets[b] = i;
@@ -397,7 +402,7 @@ void mds_sizes_stat(struct mds_sizes *t, uint64_t file, int64_t now_ns,
 		return;
 	}
 	if (!x->size_token)
-		x->size_token = new_token();
+		x->size_token = new_token(t);
 	out->token = x->size_token;
 }
 
@@ -422,10 +427,10 @@ int mds_sizes_report(struct mds_sizes *t, uint64_t file, uint64_t token, int64_t
 /* x's writers are no longer counted: a new incarnation, whose closes of
  * before count nothing, quiet until a capability granted now would have
  * expired (the writers of the old one write until theirs do, or renew). */
-static void reincarnate(const struct mds_sizes *t, struct mds_size_ent *x, int64_t now_ns)
+static void reincarnate(struct mds_sizes *t, struct mds_size_ent *x, int64_t now_ns)
 {
 	changed(x);
-	x->write_token = new_token();
+	x->write_token = new_token(t);
 	x->writers = 0;
 	x->solo = 0;
 	memset(x->by, 0, sizeof(x->by));

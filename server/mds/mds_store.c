@@ -658,19 +658,39 @@ static int handle_taken(struct mds_store *st, const uint64_t *h, uint32_t i)
 	return handle_in_store(st, MDS_KEY_INTENT, h[i]);
 }
 
+/* n random handles into h, in one draw from the kernel where it can
+ * (a create's 1 + its objects'); 0 or -errno. */
+static int draw_handles(uint64_t *h, uint32_t n)
+{
+	size_t len = (size_t)n * sizeof(*h), got = 0;
+
+	while (got < len) {
+		ssize_t k = getrandom((char *)h + got, len - got, 0);
+
+		if (k < 0 && errno != EINTR)
+			return -errno;
+		got += k > 0 ? (size_t)k : 0;
+	}
+	return 0;
+}
+
 int mds_alloc_handles(struct mds_store *st, uint32_t n, uint64_t *h)
 {
-	for (uint32_t i = 0; i < n; i++) {
-		int rc, tries = 0;
+	int rc = draw_handles(h, n);
 
-		do {
+	if (rc)
+		return mds_fail(st, -EIO, "handle allocation: getrandom: %s", strerror(-rc));
+	for (uint32_t i = 0; i < n; i++) {
+		int tries = 1;
+
+		while ((rc = handle_taken(st, h, i)) == 1) {
 			if (++tries > MDS_HANDLE_TRIES)
 				return mds_fail(st, -EIO, "handle allocation: %d random"
 						" handles in a row were taken", MDS_HANDLE_TRIES);
-			if (getrandom(&h[i], sizeof h[i], 0) != (ssize_t)sizeof h[i])
+			if ((rc = draw_handles(&h[i], 1)))
 				return mds_fail(st, -EIO, "handle allocation: getrandom: %s",
-						strerror(errno));
-		} while ((rc = handle_taken(st, h, i)) == 1);
+						strerror(-rc));
+		}
 		if (rc < 0) {
 			char why[MDS_ERRMSG_LEN];
 
