@@ -6,23 +6,25 @@
  * Close-to-open (tessera_fuse.c): an open of a file makes the kernel's
  * attributes of it those of the servers. Its size and mtime, which the
  * kernel keeps itself under the writeback cache, are set
- * (tf_sync_kernel_attrs); the rest were dropped at every open, and the
- * kernel asked them again (a GETATTR) at the program's next fstat, which
- * most programs make right after open (cat, cp, compilers), and at the
- * next permission check of the name. Now they are dropped only when the
- * attributes the open found differ from the last the mount gave the
- * kernel for that file (getattr's answers, which also answer its lookups,
- * creates and setattrs): another client changed them since, or this
- * mount did through a path that does not record them.
+ * (tf_sync_kernel_attrs); the rest were dropped at every open (a notice
+ * through /dev/fuse), and the kernel asked them again (a GETATTR) at the
+ * next permission check of the name and at the program's fstat right
+ * after the open (which a close since asks anyway: under the writeback
+ * cache the kernel drops st_blocks at every close). Now they are dropped
+ * only when the attributes the open found differ from the last the mount
+ * gave the kernel for that file (getattr's answers, which also answer its
+ * lookups, creates and setattrs): another client changed them since, or
+ * this mount did through a path that does not record them.
  *
  * A table of KATTR_SLOTS (1 MiB, made at mount), direct-mapped by handle,
  * each slot a file's handle and a 64-bit digest of the attributes given:
  * a file whose slot another took is not known, and its open drops the
  * kernel's attributes as before; two different sets of attributes are
- * taken for the same one at odds of 2^-64. Entries given by readdirplus forget their file's record (the
- * listing's answer may reach the kernel after a getattr's). Only under
- * the writeback cache: without it, the kernel takes the size from these
- * attributes, and every open drops them.
+ * taken for the same one at odds of about 2^-64. Entries given by
+ * readdirplus forget their file's record (the listing's answer may reach
+ * the kernel after a getattr's). Only under the writeback cache: without
+ * it, the kernel takes the size from these attributes, and every open
+ * drops them.
  */
 #define FUSE_USE_VERSION 312
 #include <errno.h>
