@@ -103,10 +103,19 @@ static int sys_statvfs(struct ios_disk *d, const char *path, struct statvfs *sv)
 	return statvfs(path, sv) ? -errno : 0;
 }
 
-static int sys_rename(struct ios_disk *d, const char *from, const char *to)
+static int sys_rename(struct ios_disk *d, const char *from, const char *to,
+		      enum ios_rename how)
 {
 	(void)d;
+	if (how == IOS_RENAME_NEW)
+		return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) ? -errno : 0;
 	return rename(from, to) ? -errno : 0;
+}
+
+static int sys_fchmod(struct ios_disk *d, int fd, mode_t mode)
+{
+	(void)d;
+	return fchmod(fd, mode) ? -errno : 0;
 }
 
 static void sys_destroy(struct ios_disk *d)
@@ -131,6 +140,7 @@ static const struct ios_disk_ops sys_ops = {
 	.destroy = sys_destroy,
 	.writeback = sys_writeback,
 	.fallocate = sys_fallocate,
+	.fchmod = sys_fchmod,
 };
 
 int ios_disk_system(struct ios_disk **out)

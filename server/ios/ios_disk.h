@@ -33,6 +33,11 @@ struct ios_disk;
  * (ios_vlog.h; fault rules do not count its calls). */
 enum ios_file { IOS_FILE_DATA, IOS_FILE_COUNTERS, IOS_FILE_SUMS, IOS_FILE_STORE, IOS_FILE_VLOG };
 
+/* What a rename does to an existing `to`: replace it (the store's own
+ * files, made whole aside), or leave it and fail with -EEXIST (a spare file
+ * becoming an object's: renameat2 RENAME_NOREPLACE). */
+enum ios_rename { IOS_RENAME_REPLACE, IOS_RENAME_NEW };
+
 struct ios_disk_ops {
 	size_t size;   /* sizeof(struct ios_disk_ops) where the table was made */
 	/* Objects: file `file` of object `handle`, at `path`. */
@@ -50,8 +55,9 @@ struct ios_disk_ops {
 	int (*mkdir)(struct ios_disk *d, const char *path, mode_t mode);
 	int (*syncdir)(struct ios_disk *d, const char *path);
 	int (*statvfs)(struct ios_disk *d, const char *path, struct statvfs *sv);
-	/* Replace `to` by `from` (the store's own files, made whole aside). */
-	int (*rename)(struct ios_disk *d, const char *from, const char *to);
+	/* Move `from` to `to` (see enum ios_rename). */
+	int (*rename)(struct ios_disk *d, const char *from, const char *to,
+		      enum ios_rename how);
 	/* Free the disk (and any disk it wraps). */
 	void (*destroy)(struct ios_disk *d);
 	/* Start writing [off, off+len) of a descriptor to the device without
@@ -60,6 +66,8 @@ struct ios_disk_ops {
 	/* Allocate [off, off+len) of a descriptor's file without changing its
 	 * size (fallocate(2) with FALLOC_FL_KEEP_SIZE). */
 	int (*fallocate)(struct ios_disk *d, int fd, off_t off, off_t len);
+	/* Set a descriptor's file's mode (fchmod(2)). */
+	int (*fchmod)(struct ios_disk *d, int fd, mode_t mode);
 };
 
 struct ios_disk {

@@ -283,6 +283,13 @@ static int l_fallocate(struct ios_disk *d, int fd, off_t off, off_t len)
 	return rc ? rc : f->inner->ops->fallocate(f->inner, fd, off, len);
 }
 
+static int l_fchmod(struct ios_disk *d, int fd, mode_t mode)
+{
+	struct fault_disk *f = fault_of(d);
+
+	return f->inner->ops->fchmod(f->inner, fd, mode);
+}
+
 static int l_fdatasync(struct ios_disk *d, int fd)
 {
 	struct fault_disk *f = fault_of(d);
@@ -320,11 +327,11 @@ static int l_statvfs(struct ios_disk *d, const char *path, struct statvfs *sv)
 	return f->inner->ops->statvfs(f->inner, path, sv);
 }
 
-static int l_rename(struct ios_disk *d, const char *from, const char *to)
+static int l_rename(struct ios_disk *d, const char *from, const char *to, enum ios_rename how)
 {
 	struct fault_disk *f = fault_of(d);
 
-	return f->inner->ops->rename(f->inner, from, to);
+	return f->inner->ops->rename(f->inner, from, to, how);
 }
 
 /* The calls under the disk's lock; reads and writes wait first if a slow
@@ -349,10 +356,12 @@ LOCKED(int, fstat, (struct ios_disk *d, int fd, struct stat *sb), (d, fd, sb))
 LOCKED(int, ftruncate, (struct ios_disk *d, int fd, off_t size), (d, fd, size))
 LOCKED(int, fdatasync, (struct ios_disk *d, int fd), (d, fd))
 LOCKED(int, fallocate, (struct ios_disk *d, int fd, off_t off, off_t len), (d, fd, off, len))
+LOCKED(int, fchmod, (struct ios_disk *d, int fd, mode_t mode), (d, fd, mode))
 LOCKED(int, mkdir, (struct ios_disk *d, const char *path, mode_t mode), (d, path, mode))
 LOCKED(int, syncdir, (struct ios_disk *d, const char *path), (d, path))
 LOCKED(int, statvfs, (struct ios_disk *d, const char *path, struct statvfs *sv), (d, path, sv))
-LOCKED(int, rename, (struct ios_disk *d, const char *from, const char *to), (d, from, to))
+LOCKED(int, rename, (struct ios_disk *d, const char *from, const char *to, enum ios_rename how),
+       (d, from, to, how))
 #undef LOCKED
 
 static void slow_wait(struct fault_disk *f, int fd)
@@ -425,6 +434,7 @@ static const struct ios_disk_ops fault_ops = {
 	.destroy = f_destroy,
 	.writeback = f_writeback,
 	.fallocate = f_fallocate,
+	.fchmod = f_fchmod,
 };
 
 /* ----------------------------------------------------------- the spec */

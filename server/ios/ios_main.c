@@ -365,8 +365,11 @@ static int open_store(struct ios *ios, const char *dir, unsigned flags, char **c
 		return rc;
 	}
 	if ((rc = ios_store_set_sieve(ios->store, ios->cfg->sieve_gap, ios->cfg->sieve_span, err,
-				      sizeof(err)))) {
+				      sizeof(err))))
 		fprintf(stderr, "tessera-ios %u: config: %s\n", ios->index, err);
+	else if ((rc = ios_store_set_spares(ios->store, ios->cfg->spare_files, err, sizeof(err))))
+		fprintf(stderr, "tessera-ios %u: %s\n", ios->index, err);
+	if (rc) {
 		ios_store_close(ios->store);
 		ios->store = NULL;
 	} else if (!ios_vlogs_of(ios)) { /* the versioned objects' logs */

@@ -164,7 +164,7 @@ static int compact(struct ios_registry *r)
 	if (!rc)
 		rc = d->ops->fdatasync(d, fd);
 	if (!rc)
-		rc = d->ops->rename(d, tmp, r->path);
+		rc = d->ops->rename(d, tmp, r->path, IOS_RENAME_REPLACE);
 	if (!rc)
 		rc = dir_of(r->path, dir, sizeof(dir));
 	if (!rc)

@@ -19,6 +19,7 @@
 #include "tp_objfmt.h"
 #include "ios_disk.h"
 #include "ios_registry.h"
+#include "ios_spare.h"
 #include "ios_store.h"
 #include "ios_store_int.h"
 
@@ -141,6 +142,7 @@ void ios_store_close(struct ios_store *st)
 		free(st);
 		return;
 	}
+	ios_spares_close(st->sh->spares);
 	if (st->sh->fds)
 		for (unsigned i = 0; i < st->sh->max_open; i++) {
 			if (st->sh->fds[i].fd >= 0)
@@ -262,6 +264,30 @@ static void slot_close(struct ios_store *st, struct ios_fd *slot)
  * or made if missing (a write's). */
 enum obj_get { OBJ_EXISTING, OBJ_CREATE };
 
+/* Open file `file` of object `handle` at `path` for reading and writing,
+ * made if missing: a spare moved into place when one is ready (*fresh
+ * set), else made by the open itself. */
+static int open_made(struct ios_store *st, uint64_t handle, enum ios_file file, const char *path,
+		     int *fresh)
+{
+	struct ios_disk *d = st->disk;
+	int rc = st->sh->spares ? ios_spares_take(st->sh->spares, path) : -ENOENT, fd = -ENOENT;
+
+	*fresh = 0;
+	if (rc != -ENOENT)
+		fd = d->ops->open(d, handle, file, path, O_RDWR | O_CLOEXEC, 0);
+	if (fd >= 0) {
+		*fresh = !rc;
+		return fd;
+	}
+	if (!rc && fd != -ENOENT) { /* moved in, not opened: as if never made */
+		(void)d->ops->unlink(d, handle, file, path);
+		return fd;
+	}
+	/* No spare, or the file went between (a fault disk's lost object). */
+	return d->ops->open(d, handle, file, path, O_RDWR | O_CLOEXEC | O_CREAT, 0600);
+}
+
 /* The slot of an object's open data file; OBJ_CREATE makes the file if
  * missing, else -ENOENT. */
 static int object_open(struct ios_store *st, uint64_t handle, enum obj_get how,
@@ -269,11 +295,14 @@ static int object_open(struct ios_store *st, uint64_t handle, enum obj_get how,
 {
 	struct ios_fd *slot;
 	char path[4096];
-	int fd;
+	int fd, fresh = 0;
 
 	store_object_path(st, handle, "", path, sizeof(path));
-	fd = st->disk->ops->open(st->disk, handle, IOS_FILE_DATA, path,
-				 O_RDWR | O_CLOEXEC | (how == OBJ_CREATE ? O_CREAT : 0), 0600);
+	if (how == OBJ_CREATE)
+		fd = open_made(st, handle, IOS_FILE_DATA, path, &fresh);
+	else
+		fd = st->disk->ops->open(st->disk, handle, IOS_FILE_DATA, path,
+					 O_RDWR | O_CLOEXEC, 0);
 	if (fd < 0)
 		return fd;
 	slot = NULL;
@@ -290,6 +319,7 @@ static int object_open(struct ios_store *st, uint64_t handle, enum obj_get how,
 		slot_close(st, slot);
 	slot->fd = fd;
 	slot->handle = handle;
+	slot->fresh = fresh;
 	slot->used = ++st->sh->clock;
 	*out = slot;
 	return 0;
@@ -438,19 +468,27 @@ int ios_store_size(struct ios_store *st, uint64_t handle, uint64_t *size, int64_
 	return rc;
 }
 
-int ios_store_open_read(struct ios_store *st, uint64_t handle, int *fd, int *sums)
+/* A file about to be lent is no spare's to reuse (ios_spare.h): its mark
+ * goes first. */
+static int unmark(struct ios_store *st, int fd)
+{
+	struct stat sb;
+	int rc = st->disk->ops->fstat(st->disk, fd, &sb);
+
+	if (rc || !(sb.st_mode & S_ISVTX))
+		return rc;
+	return st->disk->ops->fchmod(st->disk, fd, sb.st_mode & 0777);
+}
+
+/* ios_store_open_read's opens, under the store's lock (so a remove that
+ * takes the files back for spares sees them lent). */
+static int open_read_locked(struct ios_store *st, uint64_t handle, int *fd, int *sums)
 {
 	char path[4096];
-	int held, rc;
+	int rc;
 
-	*fd = *sums = -1;
-	pthread_mutex_lock(&st->sh->mu);
-	held = ios_registry_holds(st->sh->reg, handle) || st->remade;
-	pthread_mutex_unlock(&st->sh->mu);
 	store_object_path(st, handle, "", path, sizeof(path));
 	rc = st->disk->ops->open(st->disk, handle, IOS_FILE_DATA, path, O_RDONLY | O_CLOEXEC, 0);
-	if (rc == -ENOENT)
-		return held ? -EIO : -ENOENT;
 	if (rc < 0)
 		return rc;
 	*fd = rc;
@@ -458,12 +496,31 @@ int ios_store_open_read(struct ios_store *st, uint64_t handle, int *fd, int *sum
 	rc = st->disk->ops->open(st->disk, handle, IOS_FILE_SUMS, path, O_RDONLY | O_CLOEXEC, 0);
 	if (rc >= 0)
 		*sums = rc;
-	else if (rc != -ENOENT) {
-		st->disk->ops->close(st->disk, *fd);
-		*fd = -1;
+	else if (rc != -ENOENT)
 		return rc;
+	rc = unmark(st, *fd);
+	return rc || *sums < 0 ? rc : unmark(st, *sums);
+}
+
+int ios_store_open_read(struct ios_store *st, uint64_t handle, int *fd, int *sums)
+{
+	int held, rc;
+
+	*fd = *sums = -1;
+	pthread_mutex_lock(&st->sh->mu);
+	held = ios_registry_holds(st->sh->reg, handle) || st->remade;
+	rc = open_read_locked(st, handle, fd, sums);
+	pthread_mutex_unlock(&st->sh->mu);
+	if (rc == -ENOENT && *fd < 0)
+		return held ? -EIO : -ENOENT;
+	if (rc) {
+		if (*fd >= 0)
+			st->disk->ops->close(st->disk, *fd);
+		if (*sums >= 0)
+			st->disk->ops->close(st->disk, *sums);
+		*fd = *sums = -1;
 	}
-	return 0;
+	return rc;
 }
 
 enum io_dir { IO_READ, IO_WRITE };
@@ -559,12 +616,17 @@ static uint8_t *lane_block(struct ios_store *st)
 static int sums_fd(struct ios_store *st, struct ios_fd *slot, int create)
 {
 	char path[4096];
+	int fresh;
 
 	if (slot->sums >= 0)
 		return slot->sums;
 	store_object_path(st, slot->handle, ".sum", path, sizeof(path));
-	slot->sums = st->disk->ops->open(st->disk, slot->handle, IOS_FILE_SUMS, path,
-					 O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
+	/* A new object has no checksum file yet: no open to look for one. */
+	slot->sums = slot->fresh ? -ENOENT
+		     : st->disk->ops->open(st->disk, slot->handle, IOS_FILE_SUMS, path,
+					   O_RDWR | O_CLOEXEC, 0);
+	if (slot->sums == -ENOENT && create)
+		slot->sums = open_made(st, slot->handle, IOS_FILE_SUMS, path, &fresh);
 	if (slot->sums < 0) {
 		int rc = slot->sums;
 
@@ -733,6 +795,21 @@ int ios_store_set_sieve(struct ios_store *st, uint64_t gap, uint64_t span, char 
 		return rc;
 	st->sh->sieve_gap = gap;
 	st->sh->sieve_span = span;
+	return 0;
+}
+
+int ios_store_set_spares(struct ios_store *st, unsigned want, char *err, size_t errlen)
+{
+	ios_spares_close(st->sh->spares); /* its thread stops before the names are cleared */
+	st->sh->spares = NULL;
+	return ios_spares_open(st->disk, st->root, want, &st->sh->spares, err, errlen);
+}
+
+int ios_store_spares(struct ios_store *st, struct ios_spares_stats *out)
+{
+	if (!st->sh->spares)
+		return -ENOENT;
+	ios_spares_stats(st->sh->spares, out);
 	return 0;
 }
 
@@ -958,6 +1035,24 @@ int ios_store_fallocate(struct ios_store *st, uint64_t handle, uint64_t off, uin
 	return rc;
 }
 
+/* An object's file taken back as a spare (ios_spare.h): 0 if it is gone
+ * from `path`, else the caller unlinks it. Under the store's lock, so a
+ * lend (ios_store_open_read) comes before or after, not between. */
+static int remove_to_spare(struct ios_store *st, const char *path)
+{
+	struct ios_spare_claim c;
+	int rc;
+
+	if (!st->sh->spares)
+		return -ENOSPC;
+	pthread_mutex_lock(&st->sh->mu);
+	rc = ios_spares_reclaim(st->sh->spares, path, &c);
+	pthread_mutex_unlock(&st->sh->mu);
+	if (!rc)
+		ios_spares_reclaim_end(st->sh->spares, &c);
+	return rc;
+}
+
 int ios_store_remove(struct ios_store *st, uint64_t handle)
 {
 	static const struct { const char *suffix; enum ios_file file; } files[] = {
@@ -973,6 +1068,8 @@ int ios_store_remove(struct ios_store *st, uint64_t handle)
 	/* Its checksums and counters go with it, then its record. */
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		store_object_path(st, handle, files[i].suffix, path, sizeof(path));
+		if (files[i].file != IOS_FILE_COUNTERS && !remove_to_spare(st, path))
+			continue;
 		rc = st->disk->ops->unlink(st->disk, handle, files[i].file, path);
 		if (rc && rc != -ENOENT)
 			return rc;

@@ -132,6 +132,15 @@ int ios_store_set_sieve(struct ios_store *st, uint64_t gap, uint64_t span, char 
 /* The same rule checked alone (a config check before any store opens). */
 int ios_store_sieve_check(uint64_t gap, uint64_t span, char *err, size_t errlen);
 
+/* Keep `want` empty files ready, in DIR/spare, to become new objects'
+ * files (ios_spare.h; 0: none, every new file is made by its request).
+ * Call before lanes work (the daemon: its `spare_files` key). 0, or a
+ * negative errno with err saying what failed. */
+int ios_store_set_spares(struct ios_store *st, unsigned want, char *err, size_t errlen);
+struct ios_spares_stats;
+/* What the spares did: 0, or -ENOENT if the store keeps none. */
+int ios_store_spares(struct ios_store *st, struct ios_spares_stats *out);
+
 /* Reads and writes: pieces[0..n) in order against `data`, which holds
  * their bytes concatenated. Pieces that lie close together (ascending, gaps
  * up to the sieve gap, within the sieve span) move as one span: reads as one

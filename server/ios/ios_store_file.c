@@ -52,7 +52,7 @@ static int store_file_write(struct ios_store *st)
 		rc = d->ops->fdatasync(d, fd);
 	d->ops->close(d, fd);
 	if (!rc)
-		rc = d->ops->rename(d, tmp, path);
+		rc = d->ops->rename(d, tmp, path, IOS_RENAME_REPLACE);
 	return rc ? rc : d->ops->syncdir(d, st->root);
 }
 

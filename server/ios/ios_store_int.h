@@ -19,6 +19,8 @@ struct ios_fd {
 	int fd;            /* the data file; -1: slot free */
 	int sums;          /* the checksum file; -1: not open yet (set by the
 			    * lane that holds the slot busy) */
+	int fresh;         /* the data file was a spare moved in by this open:
+			    * the object is new, its checksum file too */
 	uint64_t used;     /* clock of last use, for eviction */
 	unsigned busy;     /* lanes using the descriptors now: not evicted */
 };
@@ -39,6 +41,8 @@ struct ios_store_shared {
 	uint64_t sieve_span;
 	uint32_t csum_block; /* the store's checksum block (its store file's;
 			      * fixed at open, the same for every lane) */
+	struct ios_spares *spares; /* new objects' files made ahead (NULL:
+				    * none); ios_store_set_spares */
 };
 
 struct ios_store {

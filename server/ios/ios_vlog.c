@@ -350,7 +350,7 @@ int vlog_reset(struct ios_vlog *log)
 	log->end = 0;
 	rc = write_base(log);
 	rc = rc ? rc : vlog_sync(log);
-	rc = rc ? rc : d->ops->rename(d, tmp, log->path);
+	rc = rc ? rc : d->ops->rename(d, tmp, log->path, IOS_RENAME_REPLACE);
 	rc = rc ? rc : d->ops->syncdir(d, slash ? dir : ".");
 	(void)d->ops->close(d, rc ? fd : old);
 	if (rc) {

@@ -4,7 +4,9 @@
 # $M, and sets an EXIT trap that undoes it all. Needs $top, $BIN and
 # $N_IOS; sets D, CONF, M, FUSE_PID. NAME prefixes messages.
 # BENCH_FUSE_OPTS, when set, is given to the mount as -o (an A/B of a
-# mount option in one build: BENCH_FUSE_OPTS=remove_behind=0).
+# mount option in one build: BENCH_FUSE_OPTS=remove_behind=0), and
+# BENCH_CONF, when set, is added to the configuration file (lines, e.g.
+# BENCH_CONF="spare_files = 0").
 fuse_cluster_up() {
 	local name=$1 i t
 	D=$(mktemp -d "/tmp/tessera-$name.XXXXXX")
@@ -21,6 +23,7 @@ fuse_cluster_up() {
 		echo "timeout_ms = 30000"
 		echo "munge_socket = $MUNGE_SOCK"
 		echo "key_file = $D/tessera.key"
+		[ -z "${BENCH_CONF:-}" ] || echo "$BENCH_CONF"
 	} >"$CONF"
 	(umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$D/tessera.key")
 	mkdir -p "$M" "$D/local" && mkdir -p -m 700 "$D/mds"

@@ -162,14 +162,20 @@ static int fzd_statvfs(struct ios_disk *d, const char *path, struct statvfs *sv)
 
 /* The store's own files (its name, its registry), made aside and renamed
  * in: fz_disk_clean removes them by name. */
-static int fzd_rename(struct ios_disk *d, const char *from, const char *to)
+static int fzd_rename(struct ios_disk *d, const char *from, const char *to,
+		      enum ios_rename how)
 {
-	return FZ_INNER(d)->ops->rename(FZ_INNER(d), from, to);
+	return FZ_INNER(d)->ops->rename(FZ_INNER(d), from, to, how);
 }
 
 static int fzd_fallocate(struct ios_disk *d, int fd, off_t off, off_t len)
 {
 	return FZ_INNER(d)->ops->fallocate(FZ_INNER(d), fd, off, len);
+}
+
+static int fzd_fchmod(struct ios_disk *d, int fd, mode_t mode)
+{
+	return FZ_INNER(d)->ops->fchmod(FZ_INNER(d), fd, mode);
 }
 
 static void fzd_destroy(struct ios_disk *d)
@@ -180,7 +186,7 @@ static void fzd_destroy(struct ios_disk *d)
 static const struct ios_disk_ops fz_disk_ops = {
 	sizeof(struct ios_disk_ops), fzd_open, fzd_unlink, fzd_close, fzd_preadv, fzd_pwritev,
 	fzd_fstat, fzd_ftruncate, fzd_fdatasync, fzd_mkdir, fzd_syncdir, fzd_statvfs,
-	fzd_rename, fzd_destroy, NULL /* no writeback hint */, fzd_fallocate,
+	fzd_rename, fzd_destroy, NULL /* no writeback hint */, fzd_fallocate, fzd_fchmod,
 };
 
 /* Remove the files the last input made, and the store's own (renamed in,

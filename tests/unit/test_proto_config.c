@@ -202,7 +202,7 @@ static void test_number_bounds(void **state)
 		assert_int_equal(parse_one(cfg, k->key, "1 0", err, sizeof(err)), -EINVAL);
 		assert_int_equal(parse_one(cfg, k->key, "", err, sizeof(err)), -EINVAL);
 	}
-	assert_int_equal(numbers, 35);
+	assert_int_equal(numbers, 36);
 	free(cfg);
 }
 

@@ -934,9 +934,9 @@ static int sd_syncdir(struct ios_disk *d, const char *p)
 {
 	return IN(d)->ops->syncdir(IN(d), p);
 }
-static int sd_rename(struct ios_disk *d, const char *a, const char *b)
+static int sd_rename(struct ios_disk *d, const char *a, const char *b, enum ios_rename how)
 {
-	return IN(d)->ops->rename(IN(d), a, b);
+	return IN(d)->ops->rename(IN(d), a, b, how);
 }
 static const struct ios_disk_ops sd_ops = {
 	.size = sizeof(struct ios_disk_ops), .open = sd_open, .close = sd_close,
