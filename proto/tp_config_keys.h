@@ -177,12 +177,12 @@
 	  "summed again). On-disk format: a store keeps the value it was made "  \
 	  "with, and a daemon whose value differs refuses to start (a store "    \
 	  "made before this key: 4K)")                                            \
-	X("spare_files", spare_files, U32, DEF("64"), 0, 512, "files",             \
+	X("spare_files", spare_files, U32, DEF("64"), 0, 4096, "files",            \
 	  "storage daemons: empty files kept ready (in the store's `spare` "      \
 	  "directory, made by a thread of their own) to become new objects' "    \
 	  "files, so a first write renames one instead of creating it; removed " \
 	  "objects' files never lent to a local reader are emptied and kept "    \
-	  "too, up to 512. 0: none, each new object's files are made by its "   \
+	  "too, up to 4096. 0: none, each new object's files are made by its "  \
 	  "write and a remove unlinks them")                                      \
 	X("vmerge_idle_ms", vmerge_idle_ms, U32, DEF("10000"), 10, 24 * 3600 * 1000u, \
 	  "ms", "metadata daemon: a versioned file with unmerged versions and no " \

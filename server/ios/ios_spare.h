@@ -39,7 +39,7 @@ struct ios_spares;
 
 /* The most spares a store keeps ready: the limit of the `spare_files`
  * key (those the thread makes) and of removed objects' files kept. */
-#define IOS_SPARES_MAX 512
+#define IOS_SPARES_MAX 4096
 /* The mode of a spare's file, and of an object's made from one until it
  * is lent: S_ISVTX marks it as reusable. */
 #define IOS_SPARE_MODE (S_ISVTX | 0600)
