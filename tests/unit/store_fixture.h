@@ -7,8 +7,10 @@
 #define TESSERA_TEST_STORE_FIXTURE_H
 
 #include <ftw.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ios_disk.h"
 #include "ios_store.h"
@@ -78,6 +80,46 @@ static inline void fx_close(struct fx *f)
 static inline void fx_wipe(struct fx *f)
 {
 	nftw(f->dir, fx_rm, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* One piece of object h written from data / filled with `fill`, or read
+ * into data: what the store returns (bytes or -errno). */
+static inline ssize_t fx_put(struct fx *f, uint64_t h, uint64_t off, const uint8_t *data,
+			     size_t len)
+{
+	struct ios_piece p = { off, len };
+	uint64_t calls = 0;
+
+	return ios_store_write_pieces(f->st, h, &p, 1, data, &calls);
+}
+
+static inline ssize_t fx_put_fill(struct fx *f, uint64_t h, uint64_t off, uint8_t fill,
+				  size_t len)
+{
+	uint8_t *data = malloc(len ? len : 1);
+	ssize_t rc;
+
+	if (!data)
+		abort();
+	memset(data, fill, len);
+	rc = fx_put(f, h, off, data, len);
+	free(data);
+	return rc;
+}
+
+static inline ssize_t fx_get(struct fx *f, uint64_t h, uint64_t off, uint8_t *data, size_t len)
+{
+	struct ios_piece p = { off, len };
+	uint64_t calls = 0, size;
+
+	return ios_store_read_pieces(f->st, h, &p, 1, data, &size, &calls);
+}
+
+/* The path of object h's file with `suffix` ("", ".sum"). */
+static inline void fx_file_of(struct fx *f, uint64_t h, const char *suffix, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/objects/%02x/%016" PRIx64 "%s", f->dir, (unsigned)(h & 0xff), h,
+		 suffix);
 }
 
 static inline int fx_teardown(void **state)

@@ -42,25 +42,6 @@ static void open_store(struct fx *f, const char *spec)
 		fail_msg("store: %s", msg);
 }
 
-static ssize_t put(struct fx *f, uint64_t h, uint64_t off, uint8_t fill, size_t len)
-{
-	uint8_t data[256];
-	struct ios_piece p = { off, len };
-	uint64_t calls = 0;
-
-	assert_true(len <= sizeof(data));
-	memset(data, fill, len);
-	return ios_store_write_pieces(f->st, h, &p, 1, data, &calls);
-}
-
-static ssize_t get(struct fx *f, uint64_t h, uint64_t off, uint8_t *data, size_t len)
-{
-	struct ios_piece p = { off, len };
-	uint64_t calls = 0, size;
-
-	return ios_store_read_pieces(f->st, h, &p, 1, data, &size, &calls);
-}
-
 static int object_exists(struct fx *f, uint64_t h)
 {
 	char path[256];
@@ -181,10 +162,10 @@ static void test_nth_write(void **state)
 	uint8_t buf[16];
 
 	open_store(f, "write@2=ENOSPC");
-	assert_int_equal(put(f, A, 0, 'a', 16), 16);
-	assert_int_equal(put(f, B, 0, 'b', 16), -ENOSPC);
-	assert_int_equal(put(f, B, 0, 'b', 16), 16);
-	assert_int_equal(get(f, A, 0, buf, 16), 16);
+	assert_int_equal(fx_put_fill(f, A, 0, 'a', 16), 16);
+	assert_int_equal(fx_put_fill(f, B, 0, 'b', 16), -ENOSPC);
+	assert_int_equal(fx_put_fill(f, B, 0, 'b', 16), 16);
+	assert_int_equal(fx_get(f, A, 0, buf, 16), 16);
 	assert_int_equal(buf[15], 'a');
 }
 
@@ -197,12 +178,12 @@ static void test_object_writes_onward(void **state)
 
 	snprintf(spec, sizeof(spec), "write:%" PRIx64 "@2+=EIO", A);
 	open_store(f, spec);
-	assert_int_equal(put(f, B, 0, 'b', 8), 8);
-	assert_int_equal(put(f, A, 0, 'a', 8), 8);
-	assert_int_equal(put(f, B, 0, 'b', 8), 8);
+	assert_int_equal(fx_put_fill(f, B, 0, 'b', 8), 8);
+	assert_int_equal(fx_put_fill(f, A, 0, 'a', 8), 8);
+	assert_int_equal(fx_put_fill(f, B, 0, 'b', 8), 8);
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(put(f, A, 8, 'a', 8), -EIO);
-	assert_int_equal(put(f, B, 8, 'b', 8), 8);
+		assert_int_equal(fx_put_fill(f, A, 8, 'a', 8), -EIO);
+	assert_int_equal(fx_put_fill(f, B, 8, 'b', 8), 8);
 }
 
 /* Each call's rule fails that call: open, stat (size), truncate, sync. */
@@ -213,7 +194,7 @@ static void test_other_calls(void **state)
 	int64_t mtime;
 
 	open_store(f, "stat@1=EDQUOT,truncate@1=EROFS,sync@1=EIO,open@5=EMFILE");
-	assert_int_equal(put(f, A, 0, 'a', 100), 100);            /* open 1 */
+	assert_int_equal(fx_put_fill(f, A, 0, 'a', 100), 100);            /* open 1 */
 	assert_int_equal(ios_store_size(f->st, A, &size, &mtime, NULL), -EDQUOT);
 	assert_int_equal(ios_store_size(f->st, A, &size, &mtime, NULL), 0);
 	assert_int_equal(size, 100);
@@ -222,10 +203,10 @@ static void test_other_calls(void **state)
 	assert_int_equal(ios_store_sync(f->st, A), -EIO);
 	assert_int_equal(ios_store_sync(f->st, A), 0);                /* open 2: A's counters? */
 	/* A's descriptor is cached: only new objects open */
-	assert_int_equal(put(f, B + 2, 0, 'x', 1), 1);          /* open 3 */
+	assert_int_equal(fx_put_fill(f, B + 2, 0, 'x', 1), 1);          /* open 3 */
 	assert_int_equal(ios_store_sync(f->st, B + 2), 0);            /* open 4: its counters? */
-	assert_int_equal(put(f, B, 0, 'x', 1), -EMFILE);       /* open 5 */
-	assert_int_equal(put(f, B, 0, 'x', 1), 1);
+	assert_int_equal(fx_put_fill(f, B, 0, 'x', 1), -EMFILE);       /* open 5 */
+	assert_int_equal(fx_put_fill(f, B, 0, 'x', 1), 1);
 }
 
 /* lose:H: the first call on A removes its file; the store, which holds A,
@@ -241,19 +222,19 @@ static void test_lose_from_start(void **state)
 
 	/* A exists on disk before the daemon (re)starts */
 	open_store(f, NULL);
-	assert_int_equal(put(f, A, 0, 'a', 8), 8);
-	assert_int_equal(put(f, B, 0, 'b', 8), 8);
+	assert_int_equal(fx_put_fill(f, A, 0, 'a', 8), 8);
+	assert_int_equal(fx_put_fill(f, B, 0, 'b', 8), 8);
 	ios_store_close(f->st);
 	f->disk->ops->destroy(f->disk);
 	snprintf(spec, sizeof(spec), "lose:%" PRIx64, A);
 	open_store(f, spec);
 	assert_true(object_exists(f, A));
-	assert_int_equal(get(f, A, 0, buf, 8), -EIO);
+	assert_int_equal(fx_get(f, A, 0, buf, 8), -EIO);
 	assert_false(object_exists(f, A));
 	assert_int_equal(ios_store_size(f->st, A, &size, &mtime, NULL), -EIO);
-	assert_int_equal(put(f, A, 0, 'a', 8), -EIO);
+	assert_int_equal(fx_put_fill(f, A, 0, 'a', 8), -EIO);
 	assert_false(object_exists(f, A));
-	assert_int_equal(get(f, B, 0, buf, 8), 8);
+	assert_int_equal(fx_get(f, B, 0, buf, 8), 8);
 	assert_int_equal(buf[0], 'b');
 	assert_int_equal(ios_store_remove(f->st, A), 0);
 }
@@ -267,17 +248,17 @@ static void test_lose_after_write(void **state)
 	uint8_t buf[8];
 
 	open_store(f, "lose@2=EROFS");
-	assert_int_equal(put(f, A, 0, 'a', 8), 8);
-	assert_int_equal(put(f, B, 0, 'b', 8), 8);   /* made, then B is lost */
+	assert_int_equal(fx_put_fill(f, A, 0, 'a', 8), 8);
+	assert_int_equal(fx_put_fill(f, B, 0, 'b', 8), 8);   /* made, then B is lost */
 	assert_false(object_exists(f, B));
 	assert_true(object_exists(f, A));
-	assert_int_equal(get(f, B, 0, buf, 8), -EIO);
+	assert_int_equal(fx_get(f, B, 0, buf, 8), -EIO);
 	assert_non_null(strstr(ios_store_why(f->st), "lost"));
 	assert_int_equal(ios_store_sync(f->st, B), -EIO);
-	assert_int_equal(put(f, B, 0, 'b', 8), -EIO);
+	assert_int_equal(fx_put_fill(f, B, 0, 'b', 8), -EIO);
 	assert_false(object_exists(f, B));
-	assert_int_equal(put(f, A, 8, 'a', 8), 8);    /* the third write: A stays */
-	assert_int_equal(get(f, A, 0, buf, 8), 8);
+	assert_int_equal(fx_put_fill(f, A, 8, 'a', 8), 8);    /* the third write: A stays */
+	assert_int_equal(fx_get(f, A, 0, buf, 8), 8);
 }
 
 /* A table made when it had fewer ops is refused, saying why. */

@@ -75,40 +75,6 @@ static void reopen(struct fx *f, unsigned flags)
 	assert_int_equal(open_store(f, flags, NULL, NULL), 0);
 }
 
-static ssize_t put(struct fx *f, uint64_t h, uint64_t off, const uint8_t *data, size_t len)
-{
-	struct ios_piece p = { off, len };
-	uint64_t calls = 0;
-
-	return ios_store_write_pieces(f->st, h, &p, 1, data, &calls);
-}
-
-static ssize_t put_fill(struct fx *f, uint64_t h, uint64_t off, uint8_t fill, size_t len)
-{
-	uint8_t *data = malloc(len ? len : 1);
-	ssize_t rc;
-
-	assert_non_null(data);
-	memset(data, fill, len);
-	rc = put(f, h, off, data, len);
-	free(data);
-	return rc;
-}
-
-static ssize_t get(struct fx *f, uint64_t h, uint64_t off, uint8_t *data, size_t len)
-{
-	struct ios_piece p = { off, len };
-	uint64_t calls = 0, size;
-
-	return ios_store_read_pieces(f->st, h, &p, 1, data, &size, &calls);
-}
-
-static void file_of(struct fx *f, uint64_t h, const char *suffix, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s/objects/%02x/%016" PRIx64 "%s", f->dir, (unsigned)(h & 0xff), h,
-		 suffix);
-}
-
 /* The open store's checksum block. */
 #define BLK(f) ((size_t)ios_store_csum_block((f)->st))
 
@@ -169,8 +135,8 @@ static void sums_hold(struct fx *f, uint64_t h, uint64_t size)
 	int fd, sfd;
 
 	assert_non_null(block);
-	file_of(f, h, "", data_path, sizeof(data_path));
-	file_of(f, h, ".sum", sum_path, sizeof(sum_path));
+	fx_file_of(f, h, "", data_path, sizeof(data_path));
+	fx_file_of(f, h, ".sum", sum_path, sizeof(sum_path));
 	fd = open(data_path, O_RDONLY);
 	sfd = open(sum_path, O_RDONLY);
 	assert_true(fd >= 0 && sfd >= 0);
@@ -218,7 +184,7 @@ static void test_model(void **state)
 
 			for (uint64_t i = 0; i < len; i++)
 				data[i] = (uint8_t)rnd(&r);
-			assert_int_equal(put(f, A, off, data, len), (ssize_t)len);
+			assert_int_equal(fx_put(f, A, off, data, len), (ssize_t)len);
 			memcpy(model + off, data, len);
 			size = off + len > size ? off + len : size;
 		} else if (what < 8) { /* a list: ascending pieces, gaps near the sieve's */
@@ -343,28 +309,28 @@ static void test_flipped_byte(void **state)
 	bs = BLK(f);
 	assert_int_equal(bs, f->block ? f->block : 4096);
 	assert_non_null(buf = malloc(3 * bs));
-	assert_int_equal(put_fill(f, A, 0, 'a', 3 * bs), 3 * bs);
-	file_of(f, A, "", path, sizeof(path));
+	assert_int_equal(fx_put_fill(f, A, 0, 'a', 3 * bs), 3 * bs);
+	fx_file_of(f, A, "", path, sizeof(path));
 	fd = open(path, O_RDWR);
 	assert_true(fd >= 0);
 	assert_int_equal(pread(fd, &b, 1, bs + 7), 1);
 	b ^= 0x10;
 	assert_int_equal(pwrite(fd, &b, 1, bs + 7), 1);
 	close(fd);
-	assert_int_equal(get(f, A, 0, buf, 3 * bs), -EIO);
+	assert_int_equal(fx_get(f, A, 0, buf, 3 * bs), -EIO);
 	snprintf(range, sizeof(range), " %zu to %zu ", bs, 2 * bs - 1);
 	why_says(f, range);
 	why_says(f, path);
-	assert_int_equal(get(f, A, bs + 100, buf, 1), -EIO);
+	assert_int_equal(fx_get(f, A, bs + 100, buf, 1), -EIO);
 	assert_int_equal(ios_store_read_pieces(f->st, A,
 					       (struct ios_piece[]){ { 0, 10 }, { bs + bs / 4, 10 } },
 					       2, buf, &size, &calls), -EIO);
-	assert_int_equal(get(f, A, 0, buf, bs), bs);
-	assert_int_equal(get(f, A, 2 * bs, buf, bs), bs);
+	assert_int_equal(fx_get(f, A, 0, buf, bs), bs);
+	assert_int_equal(fx_get(f, A, 2 * bs, buf, bs), bs);
 	ios_store_faults(f->st, &faults);
 	assert_int_equal(faults.checksum_failures, 3);
-	assert_int_equal(put_fill(f, A, bs, 'b', bs), bs);
-	assert_int_equal(get(f, A, 0, buf, 3 * bs), 3 * bs);
+	assert_int_equal(fx_put_fill(f, A, bs, 'b', bs), bs);
+	assert_int_equal(fx_get(f, A, 0, buf, 3 * bs), 3 * bs);
 	assert_int_equal(buf[bs + 7], 'b');
 	free(buf);
 }
@@ -381,27 +347,27 @@ static void test_corrupt_and_lost_sums(void **state)
 
 	snprintf(spec, sizeof(spec), "corrupt:%" PRIx64 "@2", A);
 	assert_int_equal(open_store(f, IOS_STORE_NEW, spec, NULL), 0);
-	assert_int_equal(put_fill(f, A, 0, 'a', 100), 100);
-	assert_int_equal(put_fill(f, A, 100, 'b', 100), 100); /* stored damaged */
-	assert_int_equal(get(f, A, 0, buf, 50), -EIO);
+	assert_int_equal(fx_put_fill(f, A, 0, 'a', 100), 100);
+	assert_int_equal(fx_put_fill(f, A, 100, 'b', 100), 100); /* stored damaged */
+	assert_int_equal(fx_get(f, A, 0, buf, 50), -EIO);
 	why_says(f, "damaged");
-	assert_int_equal(put_fill(f, A, 300, 'c', 10), -EIO); /* read-modify-write */
+	assert_int_equal(fx_put_fill(f, A, 300, 'c', 10), -EIO); /* read-modify-write */
 	why_says(f, "damaged");
 	assert_int_equal(ios_store_truncate(f->st, A, 150), -EIO);
-	assert_int_equal(get(f, A, 0, buf, 50), -EIO);
-	assert_int_equal(put_fill(f, A, 0, 'd', BLK(f)), BLK(f));
-	assert_int_equal(get(f, A, 0, buf, 50), 50);
+	assert_int_equal(fx_get(f, A, 0, buf, 50), -EIO);
+	assert_int_equal(fx_put_fill(f, A, 0, 'd', BLK(f)), BLK(f));
+	assert_int_equal(fx_get(f, A, 0, buf, 50), 50);
 	assert_int_equal(ios_store_truncate(f->st, A, 150), 0);
-	assert_int_equal(get(f, A, 0, buf, 200), 200);
+	assert_int_equal(fx_get(f, A, 0, buf, 200), 200);
 	assert_int_equal(buf[149], 'd');
 	assert_int_equal(buf[150], 0);
-	assert_int_equal(put_fill(f, B, 0, 'x', 200), 200);   /* B is not A */
-	assert_int_equal(get(f, B, 0, buf, 200), 200);
-	file_of(f, B, ".sum", path, sizeof(path));
+	assert_int_equal(fx_put_fill(f, B, 0, 'x', 200), 200);   /* B is not A */
+	assert_int_equal(fx_get(f, B, 0, buf, 200), 200);
+	fx_file_of(f, B, ".sum", path, sizeof(path));
 	fx_close(f);
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(open_store(f, 0, NULL, NULL), 0);
-	assert_int_equal(get(f, B, 0, buf, 200), -EIO);
+	assert_int_equal(fx_get(f, B, 0, buf, 200), -EIO);
 	why_says(f, "checksum");
 }
 
@@ -417,13 +383,13 @@ static void test_holes(void **state)
 	assert_int_equal(open_store(f, IOS_STORE_NEW, NULL, NULL), 0);
 	bs = BLK(f);
 	assert_non_null(buf = malloc(8 * bs));
-	assert_int_equal(put_fill(f, A, 3 * bs + 5, 'h', 10), 10);
-	assert_int_equal(get(f, A, 0, buf, 8 * bs), 8 * bs);
+	assert_int_equal(fx_put_fill(f, A, 3 * bs + 5, 'h', 10), 10);
+	assert_int_equal(fx_get(f, A, 0, buf, 8 * bs), 8 * bs);
 	for (size_t i = 0; i < 8 * bs; i++)
 		assert_int_equal(buf[i], i >= 3 * bs + 5 && i < 3 * bs + 15 ? 'h' : 0);
 	assert_int_equal(ios_store_truncate(f->st, A, 7 * bs + 3), 0);
 	sums_hold(f, A, 7 * bs + 3);
-	assert_int_equal(get(f, A, 4 * bs, buf, 3 * bs + 3), 3 * bs + 3);
+	assert_int_equal(fx_get(f, A, 4 * bs, buf, 3 * bs + 3), 3 * bs + 3);
 	for (size_t i = 0; i < 3 * bs + 3; i++)
 		assert_int_equal(buf[i], 0);
 	/* a hole that is not zeros on disk (written behind the store) fails */
@@ -431,12 +397,12 @@ static void test_holes(void **state)
 		char path[256];
 		int fd;
 
-		file_of(f, A, "", path, sizeof(path));
+		fx_file_of(f, A, "", path, sizeof(path));
 		assert_true((fd = open(path, O_RDWR)) >= 0);
 		assert_int_equal(pwrite(fd, "x", 1, 5 * bs + 1), 1);
 		close(fd);
-		assert_int_equal(get(f, A, 5 * bs, buf, 10), -EIO);
-		assert_int_equal(get(f, A, 4 * bs, buf, bs), bs);
+		assert_int_equal(fx_get(f, A, 5 * bs, buf, 10), -EIO);
+		assert_int_equal(fx_get(f, A, 4 * bs, buf, bs), bs);
 	}
 	free(buf);
 }
@@ -479,7 +445,7 @@ static void test_csum_block_recorded(void **state)
 
 	assert_int_equal(open_as(f, 512, msg, sizeof(msg)), 0);
 	assert_int_equal(BLK(f), 512);
-	assert_int_equal(put_fill(f, A, 500, 'q', 600), 600);
+	assert_int_equal(fx_put_fill(f, A, 500, 'q', 600), 600);
 	fx_close(f);
 	assert_int_equal(open_as(f, 4096, msg, sizeof(msg)), -EINVAL);
 	print_message("  %s\n", msg);
@@ -488,7 +454,7 @@ static void test_csum_block_recorded(void **state)
 	assert_non_null(strstr(msg, want));
 	assert_int_equal(open_as(f, 0, msg, sizeof(msg)), 0);
 	assert_int_equal(BLK(f), 512);
-	assert_int_equal(get(f, A, 500, buf, 600), 600);
+	assert_int_equal(fx_get(f, A, 500, buf, 600), 600);
 	assert_int_equal(buf[599], 'q');
 	fx_close(f);
 	assert_int_equal(open_as(f, 512, msg, sizeof(msg)), 0);
@@ -549,30 +515,30 @@ static void test_deleted_object(void **state)
 	int64_t mtime;
 
 	assert_int_equal(open_store(f, IOS_STORE_NEW, NULL, NULL), 0);
-	assert_int_equal(put_fill(f, A, 0, 'a', 64), 64);
-	assert_int_equal(put_fill(f, B, 0, 'b', 64), 64);
-	assert_int_equal(get(f, A, 0, buf, 64), 64); /* A's descriptor is cached */
-	file_of(f, A, "", path, sizeof(path));
+	assert_int_equal(fx_put_fill(f, A, 0, 'a', 64), 64);
+	assert_int_equal(fx_put_fill(f, B, 0, 'b', 64), 64);
+	assert_int_equal(fx_get(f, A, 0, buf, 64), 64); /* A's descriptor is cached */
+	fx_file_of(f, A, "", path, sizeof(path));
 	assert_int_equal(unlink(path), 0);
-	assert_int_equal(get(f, A, 0, buf, 64), -EIO);
+	assert_int_equal(fx_get(f, A, 0, buf, 64), -EIO);
 	why_says(f, "lost");
 	why_says(f, path);
 	for (int restart = 0; restart < 2; restart++) {
-		assert_int_equal(get(f, A, 0, buf, 64), -EIO);
+		assert_int_equal(fx_get(f, A, 0, buf, 64), -EIO);
 		assert_int_equal(ios_store_size(f->st, A, &size, &mtime, NULL), -EIO);
-		assert_int_equal(put_fill(f, A, 0, 'z', 8), -EIO);
+		assert_int_equal(fx_put_fill(f, A, 0, 'z', 8), -EIO);
 		assert_int_equal(ios_store_truncate(f->st, A, 0), -EIO);
 		assert_int_equal(ios_store_sync(f->st, A), -EIO);
 		assert_int_equal(access(path, F_OK), -1);
-		assert_int_equal(get(f, B, 0, buf, 64), 64);
-		assert_int_equal(get(f, C, 0, buf, 64), 64); /* never written: zeros */
+		assert_int_equal(fx_get(f, B, 0, buf, 64), 64);
+		assert_int_equal(fx_get(f, C, 0, buf, 64), 64); /* never written: zeros */
 		assert_int_equal(buf[0], 0);
 		ios_store_faults(f->st, &faults);
 		assert_true(faults.lost_objects >= 5);
 		reopen(f, 0);
 	}
 	assert_int_equal(ios_store_remove(f->st, A), 0);
-	assert_int_equal(get(f, A, 0, buf, 64), 64);
+	assert_int_equal(fx_get(f, A, 0, buf, 64), 64);
 	assert_int_equal(buf[0], 0);
 }
 
@@ -590,7 +556,7 @@ static void test_remade(void **state)
 
 	assert_int_equal(open_store(f, IOS_STORE_NEW, NULL, &notice), 0);
 	assert_null(notice);
-	assert_int_equal(put_fill(f, A, 0, 'a', 64), 64);
+	assert_int_equal(fx_put_fill(f, A, 0, 'a', 64), 64);
 	assert_int_equal(ios_store_sync(f->st, A), 0);
 	fx_close(f);
 	fx_wipe(f);
@@ -600,22 +566,22 @@ static void test_remade(void **state)
 	print_message("  %s\n", notice);
 	assert_non_null(strstr(notice, "remade"));
 	free(notice);
-	assert_int_equal(get(f, A, 0, buf, 64), -EIO);
+	assert_int_equal(fx_get(f, A, 0, buf, 64), -EIO);
 	why_says(f, "remade");
 	assert_int_equal(ios_store_size(f->st, A, &size, &mtime, NULL), -EIO);
-	assert_int_equal(put_fill(f, B, 0, 'b', 64), 64); /* a new object works */
-	assert_int_equal(get(f, B, 0, buf, 64), 64);
-	assert_int_equal(get(f, C, 0, buf, 64), -EIO);     /* a hole cannot be told */
+	assert_int_equal(fx_put_fill(f, B, 0, 'b', 64), 64); /* a new object works */
+	assert_int_equal(fx_get(f, B, 0, buf, 64), 64);
+	assert_int_equal(fx_get(f, C, 0, buf, 64), -EIO);     /* a hole cannot be told */
 	reopen(f, 0);                                      /* still remade */
-	assert_int_equal(get(f, A, 0, buf, 64), -EIO);
-	assert_int_equal(get(f, B, 0, buf, 64), 64);
+	assert_int_equal(fx_get(f, A, 0, buf, 64), -EIO);
+	assert_int_equal(fx_get(f, B, 0, buf, 64), 64);
 	fx_close(f);
 	assert_int_equal(open_store(f, IOS_STORE_NEW, NULL, &notice), 0);
 	assert_non_null(notice);
 	free(notice);
-	assert_int_equal(get(f, A, 0, buf, 64), 64);       /* whole: holes again */
+	assert_int_equal(fx_get(f, A, 0, buf, 64), 64);       /* whole: holes again */
 	assert_int_equal(buf[0], 0);
-	assert_int_equal(get(f, B, 0, buf, 64), 64);
+	assert_int_equal(fx_get(f, B, 0, buf, 64), 64);
 	assert_int_equal(buf[0], 'b');
 	fx_close(f);
 	/* a directory that does not exist gets a new store */
@@ -627,7 +593,7 @@ static void test_remade(void **state)
 		assert_int_equal(ios_store_open(sub, 4, 0, 0, f->disk, &f->st, &notice, &msg), 0);
 	}
 	assert_null(notice);
-	assert_int_equal(get(f, A, 0, buf, 64), 64);
+	assert_int_equal(fx_get(f, A, 0, buf, 64), 64);
 	assert_int_equal(buf[0], 0);
 }
 
@@ -645,7 +611,7 @@ static void test_registry(void **state)
 
 	assert_int_equal(open_store(f, IOS_STORE_NEW, NULL, NULL), 0);
 	for (uint64_t h = 20; h >= 1; h--)
-		assert_int_equal(put_fill(f, h << 8 | 1, 0, 'x', 1), 1);
+		assert_int_equal(fx_put_fill(f, h << 8 | 1, 0, 'x', 1), 1);
 	assert_int_equal(ios_store_truncate(f->st, 0x99, 5), 0); /* truncate makes one too */
 	assert_int_equal(ios_store_remove(f->st, 5 << 8 | 1), 0);
 	assert_int_equal(ios_store_remove(f->st, 0x12345), 0);     /* never held: nothing */

@@ -49,34 +49,6 @@ static void open_with_spares(struct fx *f, unsigned want)
 	fail_msg("%u of %u spares ready after 10 s (last error %d)", s.ready, want, s.last_error);
 }
 
-static ssize_t put_fill(struct fx *f, uint64_t h, uint64_t off, uint8_t fill, size_t len)
-{
-	uint8_t *data = malloc(len);
-	struct ios_piece p = { off, len };
-	uint64_t calls = 0;
-	ssize_t rc;
-
-	assert_non_null(data);
-	memset(data, fill, len);
-	rc = ios_store_write_pieces(f->st, h, &p, 1, data, &calls);
-	free(data);
-	return rc;
-}
-
-static ssize_t get(struct fx *f, uint64_t h, uint64_t off, uint8_t *data, size_t len)
-{
-	struct ios_piece p = { off, len };
-	uint64_t calls = 0, size;
-
-	return ios_store_read_pieces(f->st, h, &p, 1, data, &size, &calls);
-}
-
-static void file_of(struct fx *f, uint64_t h, const char *suffix, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s/objects/%02x/%016" PRIx64 "%s", f->dir, (unsigned)(h & 0xff), h,
-		 suffix);
-}
-
 static struct stat stat_of(const char *path)
 {
 	struct stat sb;
@@ -124,18 +96,18 @@ static void test_new_object_is_a_spare(void **state)
 
 	open_with_spares(f, 4);
 	assert_int_equal(spares_on_disk(f), 4);
-	assert_int_equal(put_fill(f, A, 0, 'a', sizeof(buf)), (ssize_t)sizeof(buf));
+	assert_int_equal(fx_put_fill(f, A, 0, 'a', sizeof(buf)), (ssize_t)sizeof(buf));
 	ios_store_spares(f->st, &s);
 	assert_int_equal(s.taken, 2);
 	assert_int_equal(s.missed, 0);
-	file_of(f, A, "", data, sizeof(data));
-	file_of(f, A, ".sum", sums, sizeof(sums));
+	fx_file_of(f, A, "", data, sizeof(data));
+	fx_file_of(f, A, ".sum", sums, sizeof(sums));
 	before = stat_of(data);
 	assert_int_equal(before.st_mode & 07777, IOS_SPARE_MODE);
 	assert_int_equal(before.st_size, (off_t)sizeof(buf));
 	assert_int_equal(stat_of(sums).st_mode & 07777, IOS_SPARE_MODE);
 	memset(buf, 0, sizeof(buf));
-	assert_int_equal(get(f, A, 0, buf, sizeof(buf)), (ssize_t)sizeof(buf));
+	assert_int_equal(fx_get(f, A, 0, buf, sizeof(buf)), (ssize_t)sizeof(buf));
 	for (size_t i = 0; i < sizeof(buf); i++)
 		assert_int_equal(buf[i], 'a');
 	/* the thread makes up for them */
@@ -156,9 +128,9 @@ static void test_removed_files_reused(void **state)
 	ino_t ino, ino_sums, b, b_sums;
 
 	open_with_spares(f, 2);
-	assert_int_equal(put_fill(f, A, 0, 'a', 8192), 8192);
-	file_of(f, A, "", path, sizeof(path));
-	file_of(f, A, ".sum", sums, sizeof(sums));
+	assert_int_equal(fx_put_fill(f, A, 0, 'a', 8192), 8192);
+	fx_file_of(f, A, "", path, sizeof(path));
+	fx_file_of(f, A, ".sum", sums, sizeof(sums));
 	ino = stat_of(path).st_ino;
 	ino_sums = stat_of(sums).st_ino;
 	assert_int_equal(ios_store_remove(f->st, A), 0);
@@ -168,9 +140,9 @@ static void test_removed_files_reused(void **state)
 	assert_true(among_spares(f, ino));
 	assert_true(among_spares(f, ino_sums));
 	/* the last spares ready are A's files: B's are made of them */
-	assert_int_equal(put_fill(f, B, 0, 'b', 100), 100);
-	file_of(f, B, "", path, sizeof(path));
-	file_of(f, B, ".sum", sums, sizeof(sums));
+	assert_int_equal(fx_put_fill(f, B, 0, 'b', 100), 100);
+	fx_file_of(f, B, "", path, sizeof(path));
+	fx_file_of(f, B, ".sum", sums, sizeof(sums));
 	b = stat_of(path).st_ino;
 	b_sums = stat_of(sums).st_ino;
 	assert_true((b == ino && b_sums == ino_sums) || (b == ino_sums && b_sums == ino));
@@ -178,11 +150,11 @@ static void test_removed_files_reused(void **state)
 	for (int i = 0; i < 3; i++) {
 		uint64_t h = B + (uint64_t)i * 0x100;
 
-		assert_int_equal(put_fill(f, h, 0, 'b', 100), 100);
-		file_of(f, h, "", path, sizeof(path));
+		assert_int_equal(fx_put_fill(f, h, 0, 'b', 100), 100);
+		fx_file_of(f, h, "", path, sizeof(path));
 		assert_int_equal(stat_of(path).st_size, 100);
 		memset(buf, 0xee, sizeof(buf));
-		assert_int_equal(get(f, h, 0, buf, sizeof(buf)), (ssize_t)sizeof(buf));
+		assert_int_equal(fx_get(f, h, 0, buf, sizeof(buf)), (ssize_t)sizeof(buf));
 		for (size_t k = 0; k < sizeof(buf); k++)
 			assert_int_equal(buf[k], k < 100 ? 'b' : 0);
 	}
@@ -198,16 +170,16 @@ static void test_lent_files_not_reused(void **state)
 	int fd, sums;
 
 	open_with_spares(f, 2);
-	assert_int_equal(put_fill(f, A, 0, 'a', 64), 64);
+	assert_int_equal(fx_put_fill(f, A, 0, 'a', 64), 64);
 	assert_int_equal(ios_store_open_read(f->st, A, &fd, &sums), 0);
 	assert_true(sums >= 0);
-	file_of(f, A, "", path, sizeof(path));
+	fx_file_of(f, A, "", path, sizeof(path));
 	assert_int_equal(stat_of(path).st_mode & 07777, 0600); /* unmarked */
 	assert_int_equal(ios_store_remove(f->st, A), 0);
 	ios_store_spares(f->st, &s);
 	assert_int_equal(s.reused, 0);
 	for (int i = 0; i < 8; i++)
-		assert_int_equal(put_fill(f, B + (uint64_t)i, 0, 'b', 64), 64);
+		assert_int_equal(fx_put_fill(f, B + (uint64_t)i, 0, 'b', 64), 64);
 	assert_int_equal(pread(fd, got, sizeof(got), 0), (ssize_t)sizeof(got));
 	for (size_t k = 0; k < sizeof(got); k++)
 		assert_int_equal(got[k], 'a');
@@ -226,12 +198,12 @@ static void test_file_in_the_way_kept(void **state)
 	int fd;
 
 	open_with_spares(f, 2);
-	file_of(f, C, "", path, sizeof(path));
+	fx_file_of(f, C, "", path, sizeof(path));
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
 	assert_true(fd >= 0);
 	assert_int_equal(fstat(fd, &sb), 0);
 	close(fd);
-	assert_int_equal(put_fill(f, C, 10, 'c', 6), 6);
+	assert_int_equal(fx_put_fill(f, C, 10, 'c', 6), 6);
 	assert_int_equal(stat_of(path).st_ino, sb.st_ino);
 	fd = open(path, O_RDONLY);
 	assert_int_equal(read(fd, got, sizeof(got)), 16);
@@ -257,8 +229,8 @@ static void test_leftovers_removed(void **state)
 	assert_int_equal(ios_store_open(f->dir, 8, 0, 0, f->disk, &f->st, NULL, NULL), 0);
 	assert_int_equal(ios_store_set_spares(f->st, 0, err, sizeof(err)), 0);
 	assert_int_equal(spares_on_disk(f), 0);
-	assert_int_equal(put_fill(f, A, 0, 'a', 64), 64);
-	file_of(f, A, "", path, sizeof(path));
+	assert_int_equal(fx_put_fill(f, A, 0, 'a', 64), 64);
+	fx_file_of(f, A, "", path, sizeof(path));
 	assert_int_equal(stat_of(path).st_mode & 07777, 0600);
 	assert_int_equal(ios_store_remove(f->st, A), 0);
 	assert_int_equal(ios_store_spares(f->st, &s), 0);
