@@ -124,12 +124,13 @@ void tf_kattr_forget(struct tfuse *t, uint64_t handle)
 
 int tf_kattr_current(struct tfuse *t, const struct tessera_stat *ts)
 {
-	uint64_t sum = digest(ts);
 	const struct tf_kattr *k;
+	uint64_t sum;
 	int same;
 
 	if (!t->writeback || !ts->handle || !t->kattrs.slot)
 		return 0;
+	sum = digest(ts);
 	k = &t->kattrs.slot[slot_of(ts->handle)];
 	pthread_mutex_lock(&t->kattrs.lock);
 	same = k->handle == ts->handle && k->sum == sum;

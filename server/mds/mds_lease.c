@@ -226,6 +226,16 @@ static struct watcher *watcher_of(struct mds_leases *t, uint64_t session)
 	return t && session ? *watcher_link(t, session) : NULL;
 }
 
+/* The same lookup on a table it may not change. */
+static const struct watcher *watcher_seen(const struct mds_leases *t, uint64_t session)
+{
+	const struct watcher *w = t && session ? t->bucket[slot_of(session, LEASE_BUCKETS)] : NULL;
+
+	while (w && w->session != session)
+		w = w->next;
+	return w;
+}
+
 /* Forget everything w holds: it is told to do the same. */
 static void forget_all(struct mds_leases *t, struct watcher *w)
 {
@@ -380,7 +390,7 @@ int mds_leases_lapse(struct mds_leases *t, double now)
 
 int mds_leases_barred(const struct mds_leases *t, uint64_t session)
 {
-	struct watcher *w = watcher_of((struct mds_leases *)t, session);
+	const struct watcher *w = watcher_seen(t, session);
 
 	return w && w->barred_until > t->now;
 }
