@@ -68,23 +68,35 @@ static void end_locked(struct ios_spares *sp, unsigned id, int ok)
 		sp->free_ids[sp->n_free++] = id;
 }
 
-/* Make spare `id`: an empty file (a name left there is removed first). */
+/* Where the thread makes a spare: a directory of its own, because a
+ * creation holds its directory's lock for the whole (slow) allocation, and
+ * the renames that take spares need the lock of theirs. */
+static void staging_path(const struct ios_spares *sp, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/new/next", sp->dir);
+}
+
+/* Make spare `id`: an empty file made aside (a file left there is
+ * removed first), then renamed to its name. */
 static int make_one(struct ios_spares *sp, unsigned id)
 {
-	char path[4200];
-	int fd;
+	char path[4200], aside[4200];
+	int fd, rc;
 
-	spare_path(sp, id, path, sizeof(path));
+	staging_path(sp, aside, sizeof(aside));
 	for (int tries = 0;; tries++) {
-		fd = sp->disk->ops->open(sp->disk, 0, IOS_FILE_STORE, path,
+		fd = sp->disk->ops->open(sp->disk, 0, IOS_FILE_STORE, aside,
 					 O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, IOS_SPARE_MODE);
 		if (fd != -EEXIST || tries)
 			break;
-		(void)sp->disk->ops->unlink(sp->disk, 0, IOS_FILE_STORE, path);
+		(void)sp->disk->ops->unlink(sp->disk, 0, IOS_FILE_STORE, aside);
 	}
 	if (fd < 0)
 		return fd;
-	return sp->disk->ops->close(sp->disk, fd);
+	if ((rc = sp->disk->ops->close(sp->disk, fd)))
+		return rc;
+	spare_path(sp, id, path, sizeof(path));
+	return sp->disk->ops->rename(sp->disk, aside, path, IOS_RENAME_REPLACE);
 }
 
 static void wait_retry(struct ios_spares *sp)
@@ -133,29 +145,46 @@ static void *maker(void *arg)
 	return NULL;
 }
 
-/* Remove every name (what an earlier daemon left), all names free. */
+/* Remove every name and the file being made (what an earlier daemon
+ * left); all names free. */
 static int clear_names(struct ios_spares *sp, char *err, size_t errlen)
 {
 	char path[4200];
 
-	for (unsigned i = 0; i < IOS_SPARE_NAMES; i++) {
+	for (unsigned i = 0; i <= IOS_SPARE_NAMES; i++) {
 		int rc;
 
-		spare_path(sp, i, path, sizeof(path));
+		if (i < IOS_SPARE_NAMES) {
+			spare_path(sp, i, path, sizeof(path));
+			sp->free_ids[sp->n_free++] = IOS_SPARE_NAMES - 1 - i;
+		} else {
+			staging_path(sp, path, sizeof(path));
+		}
 		rc = sp->disk->ops->unlink(sp->disk, 0, IOS_FILE_STORE, path);
 		if (rc && rc != -ENOENT) {
 			snprintf(err, errlen, "spare file %s: unlink: %s", path, strerror(-rc));
 			return rc;
 		}
-		sp->free_ids[sp->n_free++] = IOS_SPARE_NAMES - 1 - i;
 	}
 	return 0;
+}
+
+/* Directory `path` of the spares, made if missing. */
+static int make_dir(struct ios_spares *sp, const char *path, char *err, size_t errlen)
+{
+	int rc = sp->disk->ops->mkdir(sp->disk, path, 0700);
+
+	if (!rc || rc == -EEXIST)
+		return 0;
+	snprintf(err, errlen, "spare files: mkdir %s: %s", path, strerror(-rc));
+	return rc;
 }
 
 int ios_spares_open(struct ios_disk *disk, const char *root, unsigned want,
 		    struct ios_spares **out, char *err, size_t errlen)
 {
 	struct ios_spares *sp;
+	char aside[4200];
 	int rc;
 
 	*out = NULL;
@@ -172,11 +201,10 @@ int ios_spares_open(struct ios_disk *disk, const char *root, unsigned want,
 	pthread_cond_init(&sp->wake, NULL);
 	sp->disk = disk;
 	sp->want = want;
-	rc = disk->ops->mkdir(disk, sp->dir, 0700);
-	if (rc && rc != -EEXIST)
-		snprintf(err, errlen, "spare files: mkdir %s: %s", sp->dir, strerror(-rc));
-	else if (!(rc = clear_names(sp, err, errlen)) && want &&
-		 (rc = -pthread_create(&sp->thread, NULL, maker, sp)))
+	snprintf(aside, sizeof(aside), "%s/new", sp->dir);
+	if (!(rc = make_dir(sp, sp->dir, err, errlen)) && !(rc = make_dir(sp, aside, err, errlen)) &&
+	    !(rc = clear_names(sp, err, errlen)) && want &&
+	    (rc = -pthread_create(&sp->thread, NULL, maker, sp)))
 		snprintf(err, errlen, "spare files of %s: no thread: %s", root, strerror(-rc));
 	if (rc) {
 		ios_spares_close(sp);
