@@ -51,8 +51,8 @@ static void spare_path(const struct ios_spares *sp, unsigned id, char *buf, size
  * -ENOSPC if `limit` are ready or on their way. */
 static int begin_locked(struct ios_spares *sp, unsigned limit, unsigned *id)
 {
-	if (sp->n_ready + sp->in_flight >= limit)
-		return -ENOSPC;
+	if (sp->n_ready + sp->in_flight >= limit || !sp->n_free)
+		return -ENOSPC; /* (no name free: only with more takes in flight than names) */
 	*id = sp->free_ids[--sp->n_free];
 	sp->in_flight++;
 	return 0;
