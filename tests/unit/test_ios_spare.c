@@ -30,9 +30,22 @@
 #define C UINT64_C(0x3c00000003)
 
 /* The store in f->dir, new, keeping `want` spares (ready on return). */
-static void open_with_spares(struct fx *f, unsigned want)
+/* Wait until the thread has `n` spares ready. */
+static void wait_ready(struct fx *f, unsigned n)
 {
 	struct ios_spares_stats s;
+
+	for (int i = 0; i < 1000; i++) {
+		assert_int_equal(ios_store_spares(f->st, &s), 0);
+		if (s.ready == n)
+			return;
+		usleep(10000);
+	}
+	fail_msg("%u of %u spares ready after 10 s (last error %d)", s.ready, n, s.last_error);
+}
+
+static void open_with_spares(struct fx *f, unsigned want)
+{
 	char err[256] = "";
 
 	assert_int_equal(ios_disk_system(&f->disk), 0);
@@ -40,13 +53,7 @@ static void open_with_spares(struct fx *f, unsigned want)
 			 0);
 	if (ios_store_set_spares(f->st, want, err, sizeof(err)))
 		fail_msg("ios_store_set_spares: %s", err);
-	for (int i = 0; i < 1000; i++) {
-		assert_int_equal(ios_store_spares(f->st, &s), 0);
-		if (s.ready == want)
-			return;
-		usleep(10000);
-	}
-	fail_msg("%u of %u spares ready after 10 s (last error %d)", s.ready, want, s.last_error);
+	wait_ready(f, want);
 }
 
 static struct stat stat_of(const char *path)
@@ -111,9 +118,7 @@ static void test_new_object_is_a_spare(void **state)
 	for (size_t i = 0; i < sizeof(buf); i++)
 		assert_int_equal(buf[i], 'a');
 	/* the thread makes up for them */
-	for (int i = 0; i < 1000 && (ios_store_spares(f->st, &s), s.ready < 4); i++)
-		usleep(10000);
-	assert_int_equal(s.ready, 4);
+	wait_ready(f, 4);
 	assert_int_equal(ios_store_sync(f->st, A), 0);
 }
 
@@ -133,6 +138,9 @@ static void test_removed_files_reused(void **state)
 	fx_file_of(f, A, ".sum", sums, sizeof(sums));
 	ino = stat_of(path).st_ino;
 	ino_sums = stat_of(sums).st_ino;
+	/* the thread's two new spares first: A's files are then the last
+	 * ready, and the thread, with its two, makes no more */
+	wait_ready(f, 2);
 	assert_int_equal(ios_store_remove(f->st, A), 0);
 	assert_int_equal(access(path, F_OK), -1);
 	ios_store_spares(f->st, &s);
