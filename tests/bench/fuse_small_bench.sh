@@ -21,7 +21,13 @@
 #   tar xf of Tessera's own source tree (git archive HEAD), then rm -rf;
 #   creates (open O_CREAT, close) then removes of BENCH_FILES empty files
 #     in one directory.
-# Ratios: throughput as mount / local in percent, times as mount / local.
+# With bindfs installed the same jobs also run on a FUSE passthrough
+# (bindfs over a directory of that same local file system): what any
+# FUSE file system pays on this machine before its own work, with no
+# network, daemons or syncs (its reads dropped from the page cache below
+# it, as the local file's).
+# Ratios: throughput as mount / local in percent, times as mount / local,
+# and the mount against the passthrough the same ways.
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 B=${TESSERA_BUILD:-$top/build}
@@ -37,6 +43,19 @@ done
 [ -c /dev/fuse ] || { echo "fuse_small_bench: no /dev/fuse" >&2; exit 1; }
 . "$top/tests/bench/fuse_cluster.sh"
 fuse_cluster_up fuse-small-bench
+
+# The passthrough, unmounted before the cluster's clean-up removes $D.
+PT=
+pt_down() { mountpoint -q "$D/pt" 2>/dev/null && umount "$D/pt"; fuse_cluster_down; }
+if command -v bindfs >/dev/null; then
+	mkdir "$D/pt-lower" "$D/pt"
+	trap pt_down EXIT
+	if bindfs "$D/pt-lower" "$D/pt"; then
+		PT=$D/pt
+	else
+		echo "fuse_small_bench: bindfs would not mount; no passthrough column" >&2
+	fi
+fi
 
 now() { date +%s.%N; }
 # secs CMD...: the wall time of CMD in seconds
@@ -99,6 +118,7 @@ round() {   # round WHERE DIR
 		keep "$w" "fsync$bs" "$(secs write_fsync "$f" "$bs" "$n")"
 		drop "$f"
 		[ "$w" = mount ] && drop_objects
+		[ "$w" = passthrough ] && drop "$D/pt-lower/small.$bs"
 		keep "$w" "read$bs" "$(secs read_all "$f" "$bs")"
 		rm -f "$f"
 	done
@@ -113,24 +133,38 @@ round() {   # round WHERE DIR
 for ((r = 0; r < ROUNDS; r++)); do
 	round mount "$M"
 	round local "$D/local"
+	[ -z "$PT" ] || round passthrough "$PT"
 done
 
 echo "fuse_small_bench: $N_IOS storage daemons on $(df --output=source "$D" | tail -1) ($D), best of $ROUNDS rounds"
 echo "  small I/O: $MIB MiB files; tar: Tessera's tree ($NSRC entries, $(($(stat -c %s "$D/src.tar") >> 10)) KiB); $FILES creates/removes"
+[ -z "$PT" ] || echo "  passthrough: bindfs over $D/pt-lower (the local column's file system)"
 python3 - "$MIB" "$FILES" "$NSRC" <<EOF
 import sys
 mib, files, nsrc = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 T = {$(for k in "${!T[@]}"; do printf '"%s": %s, ' "$k" "${T[$k]}"; done)}
+pt = "passthrough,tar" in T
 rows = [("write 400 B, close", "write400"), ("write 400 B, fsync", "fsync400"),
         ("read 400 B", "read400"), ("write 4 KiB, close", "write4096"),
         ("write 4 KiB, fsync", "fsync4096"), ("read 4 KiB", "read4096")]
-print("%-22s %14s %14s %10s" % ("job", "mount", "local", "ratio"))
+head = "%-22s %14s %14s %10s" % ("job", "mount", "local", "ratio")
+print(head + ("  %14s %10s" % ("passthrough", "ratio") if pt else ""))
 for name, job in rows:
-    m, l = mib * 1048576 / T["mount," + job] / 1e6, mib * 1048576 / T["local," + job] / 1e6
-    print("%-22s %9.1f MB/s %9.1f MB/s %9.0f %%" % (name, m, l, 100 * m / l))
+    rate = {w: mib * 1048576 / T[w + "," + job] / 1e6 for w in ("mount", "local", "passthrough")
+            if w + "," + job in T}
+    m, l = rate["mount"], rate["local"]
+    line = "%-22s %9.1f MB/s %9.1f MB/s %9.0f %%" % (name, m, l, 100 * m / l)
+    if pt:
+        line += "  %9.1f MB/s %9.0f %%" % (rate["passthrough"], 100 * m / rate["passthrough"])
+    print(line)
 for name, job, n in (("tar xf", "tar", nsrc), ("rm -rf", "rm", nsrc),
                      ("creates", "create", files), ("removes", "remove", files)):
     m, l = T["mount," + job], T["local," + job]
-    print("%-22s %9.2f s    %9.3f s    %8.1fx   (%.0f / %.0f per s)" % (name, m, l, m / l, n / m, n / l))
-print("(ratio: throughput mount / local in percent; times mount / local)")
+    line = "%-22s %9.2f s    %9.3f s    %8.1fx" % (name, m, l, m / l)
+    if pt:
+        p = T["passthrough," + job]
+        line += "  %9.3f s    %8.1fx" % (p, m / p)
+    print(line + "   (%.0f / %.0f per s)" % (n / m, n / l))
+print("(ratio: throughput mount / local (or passthrough) in percent; times mount / local"
+      " (or passthrough))")
 EOF
