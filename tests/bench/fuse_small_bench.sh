@@ -46,7 +46,10 @@ fuse_cluster_up fuse-small-bench
 
 # The passthrough, unmounted before the cluster's clean-up removes $D.
 PT=
-pt_down() { mountpoint -q "$D/pt" 2>/dev/null && umount "$D/pt"; fuse_cluster_down; }
+pt_down() {
+	mountpoint -q "$D/pt" 2>/dev/null && { fusermount -u "$D/pt" 2>/dev/null || umount -l "$D/pt"; }
+	fuse_cluster_down
+}
 if command -v bindfs >/dev/null; then
 	mkdir "$D/pt-lower" "$D/pt"
 	trap pt_down EXIT
