@@ -14,11 +14,13 @@
 #   ior-hard     one shared file, 47,008-byte records interleaved by rank
 #                (-s segments), fsync at close
 #
-# mdtest runs on the mount and on the local disk; ior on the mount
-# (POSIX), through the MPI-IO driver (`tessera:` names, independent I/O)
-# and on the local disk (POSIX). Rounds alternate the targets; the medians
-# are printed with the ratio to the local disk, and for mdtest-easy issue
-# 28's goal (1.5x OrangeFS's figures there, measured on this machine).
+# mdtest runs on the mount, on the local disk and, with bindfs installed,
+# on a FUSE passthrough over that disk (fuse_passthrough_up: what FUSE
+# alone costs); ior on the mount (POSIX), through the MPI-IO driver
+# (`tessera:` names, independent I/O) and on the local disk (POSIX).
+# Rounds alternate the targets; the medians are printed with the ratio to
+# the local disk and to the passthrough, and for mdtest-easy issue 28's
+# goal (1.5x OrangeFS's figures there, measured on this machine).
 # Figures, not a test: it exits 0, or says why it cannot run here.
 #
 #   MDTEST_EASY_FILES  files per rank, mdtest-easy (default 1000)
@@ -56,6 +58,7 @@ rm -f "$log"
 export TESSERA_LOCAL_READS=${BENCH_LOCAL_READS:-0}
 . "$top/tests/bench/fuse_cluster.sh"
 fuse_cluster_up mdtest-bench
+fuse_passthrough_up bench_mdtest
 export TESSERA_CONFIG=$CONF
 . "$top/romio-adio/tessera-mpi-env.sh" "$B"
 export OMPI_MCA_btl=self,vader
@@ -93,9 +96,13 @@ ior_run() {
 mkdir -p "$M/md" "$D/local/md" "$M/ior" "$D/local/ior"
 "$BIN/tessera" -c "$CONF" mkdir /ior-driver >/dev/null 2>&1 || true
 for ((r = 1; r <= ROUNDS; r++)); do
-	for t in mount local; do
-		dir=$M/md
-		[ "$t" = mount ] || dir=$D/local/md
+	for t in mount local ${PT:+passthrough}; do
+		case $t in
+		mount) dir=$M/md ;;
+		local) dir=$D/local/md ;;
+		passthrough) dir=$PT/md ;;
+		esac
+		mkdir -p "$dir"
 		mdtest_run mdtest-easy "$t" "$dir" -F -u -N 1 -n "$EASY"
 		mdtest_run mdtest-hard "$t" "$dir" -F -N 1 -n "$HARD" -w 3901 -e 3901
 	done
@@ -134,6 +141,10 @@ END {
 			if (!((p[1], p[2], tg) in v)) continue
 			m = median(v[p[1], p[2], tg])
 			printf "%-12s %-8s %-6s %10.1f %-5s  local %10.1f %-5s  ratio %6.3f", p[1], p[2], tg, m, unit, l, unit, l ? m / l : 0
+			if ((p[1], p[2], "passthrough") in v && tg == "mount") {
+				f = median(v[p[1], p[2], "passthrough"])
+				printf "  passthrough %10.1f  ratio %6.3f", f, f ? m / f : 0
+			}
 			if ((p[1], p[2]) in goal && tg == "mount")
 				printf "  goal %.0f (%.2f of it)", goal[p[1], p[2]], m / goal[p[1], p[2]]
 			printf "\n"

@@ -7,6 +7,8 @@
 # mount option in one build: BENCH_FUSE_OPTS=remove_behind=0), and
 # BENCH_CONF, when set, is added to the configuration file (lines, e.g.
 # BENCH_CONF="spare_files = 0").
+# fuse_passthrough_up NAME then mounts a FUSE passthrough beside it (see
+# there), which fuse_cluster_down unmounts too.
 fuse_cluster_up() {
 	local name=$1 i t
 	D=$(mktemp -d "/tmp/tessera-$name.XXXXXX")
@@ -39,6 +41,7 @@ fuse_cluster_up() {
 
 fuse_cluster_down() {
 	set +e   # (a process already gone must not stop the clean-up)
+	mountpoint -q "$D/pt" 2>/dev/null && { fusermount -u "$D/pt" 2>/dev/null || umount -l "$D/pt"; }
 	mountpoint -q "$M" 2>/dev/null && { fusermount3 -u "$M" 2>/dev/null || umount -l "$M"; }
 	[ -n "$FUSE_PID" ] && kill "$FUSE_PID" 2>/dev/null
 	for f in "$D"/*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
@@ -58,4 +61,23 @@ fuse_cluster_start() {
 	disown $!
 	for ((t = 0; t < 100; t++)); do [ -s "$D/$daemon.pid" ] && return; sleep 0.1; done
 	echo "$name: $daemon did not start:" >&2; cat "$D/$daemon.log" >&2; exit 1
+}
+
+# fuse_passthrough_up NAME: bindfs (a FUSE passthrough: no network, no
+# daemons, no syncs) over $D/pt-lower, a directory of the file system the
+# local figures use, mounted at $D/pt: what any FUSE file system pays on
+# this machine before its own work. Sets PT to the mount, or to "" (with
+# a message) when bindfs is missing or would not mount.
+fuse_passthrough_up() {
+	PT=
+	if ! command -v bindfs >/dev/null; then
+		echo "$1: no bindfs (make deps installs it): no passthrough figures" >&2
+		return 0
+	fi
+	mkdir -p "$D/pt-lower" "$D/pt"
+	if bindfs "$D/pt-lower" "$D/pt"; then
+		PT=$D/pt
+	else
+		echo "$1: bindfs would not mount: no passthrough figures" >&2
+	fi
 }

@@ -43,22 +43,7 @@ done
 [ -c /dev/fuse ] || { echo "fuse_small_bench: no /dev/fuse" >&2; exit 1; }
 . "$top/tests/bench/fuse_cluster.sh"
 fuse_cluster_up fuse-small-bench
-
-# The passthrough, unmounted before the cluster's clean-up removes $D.
-PT=
-pt_down() {
-	mountpoint -q "$D/pt" 2>/dev/null && { fusermount -u "$D/pt" 2>/dev/null || umount -l "$D/pt"; }
-	fuse_cluster_down
-}
-if command -v bindfs >/dev/null; then
-	mkdir "$D/pt-lower" "$D/pt"
-	trap pt_down EXIT
-	if bindfs "$D/pt-lower" "$D/pt"; then
-		PT=$D/pt
-	else
-		echo "fuse_small_bench: bindfs would not mount; no passthrough column" >&2
-	fi
-fi
+fuse_passthrough_up fuse-small-bench
 
 now() { date +%s.%N; }
 # secs CMD...: the wall time of CMD in seconds
