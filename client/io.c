@@ -814,7 +814,13 @@ static int vread_begin(struct io_op *op, struct tc_vread *rd)
 	return 0;
 }
 
-static ssize_t striped_read(tessera_file *f, uint8_t *buf, size_t len, uint64_t off)
+/* What a read that met an object's end returns: clipped at the file's
+ * size (asked of the daemons), or all of it, zeros past the objects (the
+ * caller clips: tessera_pread_unclipped). */
+enum read_end { READ_CLIPPED, READ_ZEROS };
+
+static ssize_t striped_read(tessera_file *f, uint8_t *buf, size_t len, uint64_t off,
+			    enum read_end end)
 {
 	struct io_op op;
 	struct tc_vread rd = { 0 };
@@ -836,7 +842,7 @@ static ssize_t striped_read(tessera_file *f, uint8_t *buf, size_t len, uint64_t 
 		rc = run_rounds(&op, make_read, collect_read);
 	short_read = op.short_read;
 	io_end(&op);
-	if (!rc && short_read)
+	if (!rc && short_read && (end == READ_CLIPPED || tc_versioned(f)))
 		rc = clip_to_size(f, off, len, tc_versioned(f) ? &rd : NULL);
 	else if (!rc)
 		rc = (ssize_t)len;
@@ -1093,14 +1099,24 @@ ssize_t tessera_pwrite(tessera_file *f, const void *buf, size_t len, uint64_t of
 	return rc;
 }
 
-ssize_t tessera_pread(tessera_file *f, void *buf, size_t len, uint64_t off)
+static ssize_t read_open(tessera_file *f, void *buf, size_t len, uint64_t off, enum read_end end)
 {
 	if ((f->flags & O_ACCMODE) == O_WRONLY)
 		return tc_fail(f->fs, -EBADF, "read %s: file is open write-only", f->path);
 	ssize_t rc;
 
-	TC_READ_RETRY(f, rc, striped_read(f, buf, len, off));
+	TC_READ_RETRY(f, rc, striped_read(f, buf, len, off, end));
 	return rc;
+}
+
+ssize_t tessera_pread(tessera_file *f, void *buf, size_t len, uint64_t off)
+{
+	return read_open(f, buf, len, off, READ_CLIPPED);
+}
+
+ssize_t tessera_pread_unclipped(tessera_file *f, void *buf, size_t len, uint64_t off)
+{
+	return read_open(f, buf, len, off, READ_ZEROS);
 }
 
 /* A read-only open has nothing of its own to make durable (writes go to

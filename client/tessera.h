@@ -272,6 +272,14 @@ int tessera_open(tessera_fs *fs, const char *path, int flags, mode_t mode,
 		 const struct tessera_layout *layout, tessera_file **out);
 int tessera_close(tessera_file *file);
 ssize_t tessera_pread(tessera_file *file, void *buf, size_t len, uint64_t offset);
+/* tessera_pread for a caller that holds the file's size itself and clips
+ * at it (the FUSE mount's page-cache reads: the kernel keeps the size):
+ * what lies past the objects' ends reads as zeros, as a hole does, and no
+ * storage daemon is asked the size, which tessera_pread asks of every one
+ * holding an object of the file when a read meets an object's end (a
+ * small file read to its end). Returns len or an error. A versioned
+ * file's read is clipped, as by tessera_pread. */
+ssize_t tessera_pread_unclipped(tessera_file *file, void *buf, size_t len, uint64_t offset);
 ssize_t tessera_pwrite(tessera_file *file, const void *buf, size_t len, uint64_t offset);
 /* Data durable on the storage daemons; and the attribute changes (chmod,
  * chown, utimes) this connection made, which the metadata daemon answers

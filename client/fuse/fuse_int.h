@@ -183,6 +183,9 @@ struct tfile {
 	uint64_t handle;
 	int writer;           /* counted in its tinode's writers */
 	int appended;         /* an O_APPEND write went through it */
+	/* its reads fill the kernel's page cache under the writeback cache
+	 * (not direct_io), so the kernel clips them at its size */
+	int page_cache;
 	/* made by op_create, whose reply libfuse completes with a getattr
 	 * (with this handle) that the open's attributes answer */
 	int fresh;

@@ -451,6 +451,7 @@ static int open_finish(tessera_file *f, struct fuse_file_info *fi)
 		tf->handle = tessera_file_handle(f);
 		/* an O_APPEND open (direct_io) leaves no dirty page behind */
 		tf->writer = (fi->flags & O_ACCMODE) != O_RDONLY && !fi->direct_io;
+		tf->page_cache = mount_of()->writeback && !fi->direct_io;
 	}
 	if (!tf || tf_writer_add(mount_of(), tf)) {
 		free(tf);
@@ -574,7 +575,15 @@ static int op_read(const char *path, char *buf, size_t size, off_t off,
 	ssize_t n;
 
 	(void)path;
-	n = tessera_pread(fh_of(fi), buf, size, (uint64_t)off);
+	/* A page-cache read under the writeback cache: the kernel clips it
+	 * at the size it holds and takes a short read for a hole (zeros), so
+	 * zeros past the objects' ends serve alike, and no storage daemon is
+	 * asked the size (a small file read to its end). An O_DIRECT read's
+	 * count (fcntl may set it at any time) is the caller's: clipped. */
+	if (tfile_of(fi)->page_cache && !(fi->flags & O_DIRECT))
+		n = tessera_pread_unclipped(fh_of(fi), buf, size, (uint64_t)off);
+	else
+		n = tessera_pread(fh_of(fi), buf, size, (uint64_t)off);
 	if (n < 0)
 		return fail(fs, (int)n);
 	return (int)n;

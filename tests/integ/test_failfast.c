@@ -422,6 +422,50 @@ static void test_two_stopped(void **state)
 	tessera_disconnect(fs);
 }
 
+/* A read that meets an object's end: tessera_pread asks every daemon
+ * holding an object of the file for its size, so with one of them stopped
+ * it fails (fast); tessera_pread_unclipped asks none and returns the whole
+ * length, zeros past the data (the mount's page-cache reads). */
+static void test_unclipped_read(void **state)
+{
+	struct cluster *c = *state;
+	struct tessera_layout l = { .count = N_IOS }, got;
+	char data[3901], buf[4096];
+	tessera_file *f, *wo;
+	double t0, wall;
+	int victim;
+
+	memset(data, 'u', sizeof(data));
+	CHECK(c->fs, tessera_open(c->fs, "/small", O_CREAT | O_RDWR, 0644, &l, &f));
+	CHECK(c->fs, tessera_file_layout(f, &got));
+	assert_int_equal(got.count, N_IOS);
+	assert_int_equal(tessera_pwrite(f, data, sizeof(data), 0), (ssize_t)sizeof(data));
+	assert_int_equal(tessera_pread(f, buf, sizeof(buf), 0), (ssize_t)sizeof(data));
+	memset(buf, 0xee, sizeof(buf));
+	assert_int_equal(tessera_pread_unclipped(f, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	assert_memory_equal(buf, data, sizeof(data));
+	for (size_t i = sizeof(data); i < sizeof(buf); i++)
+		assert_int_equal(buf[i], 0);
+	/* the daemon of the second object (4 KiB at 0 touch the first only) */
+	victim = (int)got.servers[1];
+	kill(c->ios[victim], SIGSTOP);
+	memset(buf, 0xee, sizeof(buf));
+	t0 = now_s();
+	assert_int_equal(tessera_pread_unclipped(f, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	wall = now_s() - t0;
+	assert_memory_equal(buf, data, sizeof(data));
+	assert_true(wall < 1.0);
+	assert_true(tessera_pread(f, buf, sizeof(buf), 0) < 0);
+	print_message("  storage daemon %d stopped: unclipped read in %.3f s; pread: %s\n", victim,
+		      wall, tessera_errmsg(c->fs));
+	kill(c->ios[victim], SIGCONT);
+	/* a write-only descriptor reads nothing */
+	CHECK(c->fs, tessera_open(c->fs, "/small", O_WRONLY, 0, NULL, &wo));
+	assert_int_equal(tessera_pread_unclipped(wo, buf, sizeof(buf), 0), -EBADF);
+	tessera_close(wo);
+	tessera_close(f);
+}
+
 /* The watcher hears of each change once. */
 struct seen {
 	int n;
@@ -472,6 +516,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_write_across_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_watch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_stopped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unclipped_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wait_costs_no_cpu, setup_5s, teardown),
 	};
 

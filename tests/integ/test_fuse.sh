@@ -22,6 +22,40 @@ M3=$D/mnt3   # long attribute and name caches (close_to_open)
 
 # -------------------------------------------------------------- the tests
 
+# Reads that meet an object's end (the mount's page-cache reads ask no
+# daemon the size; the kernel clips them): a small file read to its end
+# and a sparse file whose hole spans objects read back whole through the
+# other mount, and O_DIRECT reads (dd, and fcntl setting it on an open
+# descriptor) return the exact size, not the zeros past it.
+t_read_ends() {
+	head -c 3901 /dev/urandom >"$D/small"
+	cp "$D/small" "$M1/small"
+	cmp "$D/small" "$M2/small" || die "small file read back differs"
+	[ "$(wc -c <"$M2/small")" = 3901 ] || die "small file reads $(wc -c <"$M2/small") bytes"
+	[ "$(dd if="$M1/small" iflag=direct bs=4096 status=none | wc -c)" = 3901 ] ||
+		die "O_DIRECT read is not 3901 bytes"
+	python3 - "$M2/small" <<'PY' || die "O_DIRECT set by fcntl"
+import fcntl, mmap, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+assert len(os.read(fd, 10)) == 10
+fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_DIRECT)
+n = os.preadv(fd, [mmap.mmap(-1, 8192)], 0)
+sys.exit(0 if n == 3901 else "read %d bytes" % n)
+PY
+	python3 - "$D/sparse" <<'PY'
+import os, sys
+fd = os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY, 0o644)
+os.pwrite(fd, b"a" * 100, 0)
+os.pwrite(fd, b"b" * 100, 200000)  # (objects 1 and 2 of 64 KiB strips: a hole)
+os.close(fd)
+PY
+	cp --sparse=always "$D/sparse" "$M1/sparse"
+	cmp "$D/sparse" "$M2/sparse" || die "sparse file read back differs"
+	dd if="$M2/sparse" iflag=direct bs=1M status=none | cmp - "$D/sparse" ||
+		die "sparse file read O_DIRECT differs"
+	rm -f "$M1/small" "$M1/sparse"
+}
+
 t_cluster_and_mount() {
 	start_cluster && mount_fs "$M1" && mount_fs "$M2"
 }
@@ -1198,6 +1232,7 @@ if [ ${#failed[@]} -eq 0 ]; then
 	check fio_random t_fio_random
 	check namespace t_namespace
 	check two_mounts t_two_mounts
+	check read_ends t_read_ends
 	check name_leases t_name_leases
 	check times t_times
 	check close_to_open t_close_to_open
