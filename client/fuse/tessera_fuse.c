@@ -575,11 +575,9 @@ static int op_read(const char *path, char *buf, size_t size, off_t off,
 	ssize_t n;
 
 	(void)path;
-	/* A page-cache read under the writeback cache: the kernel clips it
-	 * at the size it holds and takes a short read for a hole (zeros), so
-	 * zeros past the objects' ends serve alike, and no storage daemon is
-	 * asked the size (a small file read to its end). An O_DIRECT read's
-	 * count (fcntl may set it at any time) is the caller's: clipped. */
+	/* The kernel clips a page-cache read at its own size: no daemon is
+	 * asked it. An O_DIRECT read's count (fcntl may set it at any time)
+	 * is the caller's ("Reads past the objects' ends", design.md). */
 	if (tfile_of(fi)->page_cache && !(fi->flags & O_DIRECT))
 		n = tessera_pread_unclipped(fh_of(fi), buf, size, (uint64_t)off);
 	else

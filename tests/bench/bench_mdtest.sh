@@ -58,7 +58,7 @@ rm -f "$log"
 export TESSERA_LOCAL_READS=${BENCH_LOCAL_READS:-0}
 . "$top/tests/bench/fuse_cluster.sh"
 fuse_cluster_up mdtest-bench
-fuse_passthrough_up bench_mdtest
+fuse_passthrough_up mdtest-bench
 export TESSERA_CONFIG=$CONF
 . "$top/romio-adio/tessera-mpi-env.sh" "$B"
 export OMPI_MCA_btl=self,vader
@@ -93,7 +93,7 @@ ior_run() {
 		on && ($1 == "write" || $1 == "read") { print b, $1, t, $4 }' "$out" >>"$R"
 }
 
-mkdir -p "$M/md" "$D/local/md" "$M/ior" "$D/local/ior"
+mkdir -p "$M/md" "$D/local/md" "$M/ior" "$D/local/ior" ${PT:+"$PT/md"}
 "$BIN/tessera" -c "$CONF" mkdir /ior-driver >/dev/null 2>&1 || true
 for ((r = 1; r <= ROUNDS; r++)); do
 	for t in mount local ${PT:+passthrough}; do
@@ -102,7 +102,6 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		local) dir=$D/local/md ;;
 		passthrough) dir=$PT/md ;;
 		esac
-		mkdir -p "$dir"
 		mdtest_run mdtest-easy "$t" "$dir" -F -u -N 1 -n "$EASY"
 		mdtest_run mdtest-hard "$t" "$dir" -F -N 1 -n "$HARD" -w 3901 -e 3901
 	done

@@ -41,8 +41,10 @@ fuse_cluster_up() {
 
 fuse_cluster_down() {
 	set +e   # (a process already gone must not stop the clean-up)
-	mountpoint -q "$D/pt" 2>/dev/null && { fusermount -u "$D/pt" 2>/dev/null || umount -l "$D/pt"; }
-	mountpoint -q "$M" 2>/dev/null && { fusermount3 -u "$M" 2>/dev/null || umount -l "$M"; }
+	local m
+	for m in "$D/pt" "$M"; do   # (the passthrough first: it is under $D)
+		mountpoint -q "$m" 2>/dev/null && { fusermount3 -u "$m" 2>/dev/null || umount -l "$m"; }
+	done
 	[ -n "$FUSE_PID" ] && kill "$FUSE_PID" 2>/dev/null
 	for f in "$D"/*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
 	wait 2>/dev/null
