@@ -449,12 +449,20 @@ static int learn_names(struct tc_mcache *mc, uint64_t mark, const char *path,
 
 /* This client's own change of what a reply tells of: replies still in
  * flight say otherwise of the handle, and for a name it made, of the
- * directory whose entries it changed (the walk's last). */
-static void own_change(struct tc_mcache *mc, enum tc_mc_learn how, const struct tc_mc_reply *r)
+ * directory whose entries it changed (the walk's last). When the reply
+ * may not be learnt (attrs_ok 0: another of this client's changes of the
+ * file was answered since it was sent), the file's attributes held go
+ * too: the daemon may have made the two changes in either order (a
+ * close's answer learnt first, then the utimens sent before it came back
+ * refused, left the time from before the utimens held). */
+static void own_change(struct tc_mcache *mc, enum tc_mc_learn how, const struct tc_mc_reply *r,
+		       int attrs_ok)
 {
-	struct mc_node *dir;
+	struct mc_node *dir, *n;
 
 	bump(mc, key_of(KEY_ATTR, r->handle, NULL, 0));
+	if (r->st && !attrs_ok && (n = node_find(mc, r->handle)))
+		n->has_attrs = 0;
 	if (how == MC_LEARN_OWN_NAME && r->n_walk && (dir = node_find(mc, r->walk[r->n_walk - 1]))) {
 		bump(mc, key_of(KEY_ATTR, r->walk[r->n_walk - 1], NULL, 0));
 		dir->has_attrs = 0;
@@ -496,7 +504,7 @@ int tc_mcache_learn(tessera_fs *fs, uint64_t mark, enum tc_mc_learn how,
 	attrs_ok = r->st && !bumped_since(mc, mark, key_of(KEY_ATTR, r->handle, NULL, 0));
 	dir_ok = dir_attrs_ok(mc, mark, how, r);
 	if (how != MC_LEARN_LOOKUP)
-		own_change(mc, how, r);
+		own_change(mc, how, r, attrs_ok);
 	if (!learn_path(mc, mark, r)) {
 		if (how == MC_LEARN_OWN_NAME && r->n_walk) /* made, not learnt */
 			incomplete(mc, r->walk[r->n_walk - 1]);

@@ -6,13 +6,15 @@
  * the metadata daemon's word of it arrives, and before the change
  * returns (breaks that wait); its own changes at once (and
  * its creates keep their directory's attributes; an empty file it made
- * is held from the create's reply, its close not waited for); a
+ * is held from the create's reply, its close not waited for; two of its
+ * changes answered crosswise leave nothing stale held); a
  * client cut off from the daemon (stopped with SIGSTOP) stops answering
  * from memory within the lease; a daemon restart makes it forget all;
  * and a daemon with name_lease_ms 0 grants none.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -470,6 +472,68 @@ static void test_own_changes_at_once(void **state)
 	tessera_disconnect(a);
 }
 
+struct crossed {
+	tessera_fs *fs;
+	tessera_file *f;   /* the closer's */
+	int rc;
+};
+
+static void *close_it(void *arg)
+{
+	struct crossed *x = arg;
+
+	x->rc = tessera_close(x->f);
+	return NULL;
+}
+
+static void *set_mtime(void *arg)
+{
+	struct crossed *x = arg;
+	struct tessera_setattr sa = { .valid = TESSERA_SET_MTIME, .mtime = { 1000000, 5 } };
+
+	x->rc = tessera_setattr(x->fs, "/x/f", &sa);
+	return NULL;
+}
+
+/* Two of this client's own changes of one file in flight at once (the
+ * metadata daemon stopped): the close of a writer, then a utimens. The
+ * daemon answers them in that order; the close's answer, learnt first,
+ * has the mtime from before the utimens, and the utimens's answer came
+ * back after another change was learnt. What is held then must not be
+ * the close's (rsync closes, then sets the time, and the mount's release
+ * runs beside its utimensat: rsync found the time not set). */
+static void test_own_changes_crossed(void **state)
+{
+	struct cluster *c = *state;
+	tessera_fs *a = cached(c);
+	struct crossed closer = { .fs = a }, setter = { .fs = a };
+	struct tessera_stat st;
+	pthread_t t1, t2;
+
+	CHECK(a, tessera_mkdir(a, "/x", 0755));
+	CHECK(a, tessera_open(a, "/x/f", O_CREAT | O_WRONLY, 0644, NULL, &closer.f));
+	assert_int_equal(tessera_pwrite(closer.f, "abc", 3, 0), 3);
+	assert_int_equal(kill(c->mds, SIGSTOP), 0);
+	assert_int_equal(pthread_create(&t1, NULL, close_it, &closer), 0);
+	usleep(200000);   /* (the close sent) */
+	assert_int_equal(pthread_create(&t2, NULL, set_mtime, &setter), 0);
+	usleep(200000);
+	assert_int_equal(kill(c->mds, SIGCONT), 0);
+	pthread_join(t1, NULL);
+	pthread_join(t2, NULL);
+	CHECK(a, closer.rc);
+	CHECK(a, setter.rc);
+	CHECK(a, tessera_stat(a, "/x/f", &st));
+	assert_int_equal(st.mtime.tv_sec, 1000000);
+	assert_int_equal(st.mtime.tv_nsec, 5);
+	CHECK(c->fs, tessera_stat(c->fs, "/x/f", &st));
+	assert_int_equal(st.mtime.tv_sec, 1000000);
+	/* and the answer came from the daemon, then is held */
+	learnt(a, "/x/f", &st);
+	assert_int_equal(st.mtime.tv_nsec, 5);
+	tessera_disconnect(a);
+}
+
 /* A file made and closed unwritten: the close is not waited for (the
  * metadata daemon is stopped), and what the create said is held, right
  * (another client sees the same), until another client's change. */
@@ -650,6 +714,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_missing_names, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_own_changes_at_once, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_made_empty_held, setup, cluster_teardown),
+		cmocka_unit_test_setup_teardown(test_own_changes_crossed, setup, cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_own_changes_keep_directory, setup,
 						cluster_teardown),
 		cmocka_unit_test_setup_teardown(test_cut_off_client_stops_within_lease, setup,
