@@ -209,11 +209,18 @@ static int fixer_slot_wait(struct tfuse *t)
 	return 1;
 }
 
-/* Set the kernel's size and mtime (st) of the file at full (path in
- * Tessera) to the servers' (ts), unless this mount has it open for
- * writing or another thread is at it. */
+/* Whether the kernel's size or mtime (sx) are not the servers' (ts). */
+static int kernel_differs(const struct statx *sx, const struct tessera_stat *ts)
+{
+	return sx->stx_size != ts->size || sx->stx_mtime.tv_sec != ts->mtime.tv_sec ||
+	       sx->stx_mtime.tv_nsec != (uint32_t)ts->mtime.tv_nsec;
+}
+
+/* Set the kernel's size (kernel_size now) and mtime of the file at full
+ * (path in Tessera) to the servers' (ts), unless this mount has it open
+ * for writing or another thread is at it. */
 static void set_kernel_attrs(struct tfuse *t, const char *full, const char *path,
-			     const struct stat *st, const struct tessera_stat *ts)
+			     off_t kernel_size, const struct tessera_stat *ts)
 {
 	const struct timespec times[2] = { { .tv_nsec = UTIME_OMIT }, ts->mtime };
 	struct tinode *n;
@@ -229,7 +236,7 @@ static void set_kernel_attrs(struct tfuse *t, const char *full, const char *path
 	pthread_mutex_unlock(&t->lock);
 	if (!go)
 		return;
-	if ((uint64_t)st->st_size != ts->size && truncate(full, (off_t)ts->size))
+	if ((uint64_t)kernel_size != ts->size && truncate(full, (off_t)ts->size))
 		fprintf(stderr, "tessera-fuse: open %s: cannot set the kernel's size to the "
 			"servers' %llu: %s\n", path, (unsigned long long)ts->size, strerror(errno));
 	else if (utimensat(AT_FDCWD, full, times, 0))
@@ -259,7 +266,7 @@ void tf_sync_kernel_attrs(struct tfuse *t, const char *path, const struct tesser
 {
 	struct tfixer me = { .tid = gettid() };
 	char full[PATH_MAX];
-	struct stat st;
+	struct statx sx;
 
 	if (!t->writeback || !t->mount_dir ||
 	    snprintf(full, sizeof(full), "%s%s", t->mount_dir, path) >= (int)sizeof(full))
@@ -276,11 +283,14 @@ void tf_sync_kernel_attrs(struct tfuse *t, const char *path, const struct tesser
 	me.next = t->fixers;
 	t->fixers = &me;
 	pthread_mutex_unlock(&t->lock);
-	/* what the kernel holds (the opener keeps its inode cached) */
-	if (!stat(full, &st) && S_ISREG(st.st_mode) &&
-	    ((uint64_t)st.st_size != ts->size || st.st_mtim.tv_sec != ts->mtime.tv_sec ||
-	     st.st_mtim.tv_nsec != ts->mtime.tv_nsec))
-		set_kernel_attrs(t, full, path, &st, ts);
+	/* What the kernel holds (the opener keeps its inode cached), as it
+	 * holds it: under the writeback cache a getattr would not change its
+	 * size and mtime, and asking one could wait forever. libfuse serves
+	 * this request only after a rename of the file queued behind the
+	 * open (which holds the file's path until it is answered). */
+	if (!statx(AT_FDCWD, full, AT_STATX_DONT_SYNC, STATX_TYPE | STATX_SIZE | STATX_MTIME, &sx) &&
+	    S_ISREG(sx.stx_mode) && kernel_differs(&sx, ts))
+		set_kernel_attrs(t, full, path, (off_t)sx.stx_size, ts);
 	pthread_mutex_lock(&t->lock);
 	for (struct tfixer **p = &t->fixers; *p; p = &(*p)->next)
 		if (*p == &me) {
