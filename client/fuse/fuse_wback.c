@@ -287,7 +287,9 @@ void tf_sync_kernel_attrs(struct tfuse *t, const char *path, const struct tesser
 	 * holds it: under the writeback cache a getattr would not change its
 	 * size and mtime, and asking one could wait forever. libfuse serves
 	 * this request only after a rename of the file queued behind the
-	 * open (which holds the file's path until it is answered). */
+	 * open (which holds the file's path until it is answered). The
+	 * truncate and utimensat of set_kernel_attrs still wait for such a
+	 * rename: a known limit (docs/user-guide.md, the writeback cache). */
 	if (!statx(AT_FDCWD, full, AT_STATX_DONT_SYNC, STATX_TYPE | STATX_SIZE | STATX_MTIME, &sx) &&
 	    S_ISREG(sx.stx_mode) && kernel_differs(&sx, ts))
 		set_kernel_attrs(t, full, path, (off_t)sx.stx_size, ts);
