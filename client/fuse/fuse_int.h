@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "fuse_locks.h"
 #include "tessera.h"
@@ -44,15 +45,21 @@
 struct tinode {
 	uint64_t handle;
 	unsigned writers;     /* struct tfile's open for writing */
-	int fixing;           /* tf_sync_kernel_attrs runs on it */
+	int fixing;           /* a fix-up job of tf_sync_kernel_attrs runs on it */
 	struct tinode *next;
 };
 
 /* A thread that is setting the kernel's attributes of a file through the
- * mount (tf_sync_kernel_attrs): the truncate and utimens requests it causes
- * are answered without asking the servers (tf_is_fixup). */
+ * mount (tf_sync_kernel_attrs, fuse_links.c): the truncate and utimens
+ * requests it causes are answered without asking the servers
+ * (tf_is_fixup). TF_FIX_UNLESS_CHANGED: refused (-EAGAIN) once
+ * tfuse.attr_epoch has moved past `seen`, for what it sets may then be
+ * older than what the kernel holds. */
+enum tf_fix_mode { TF_FIX_ALWAYS, TF_FIX_UNLESS_CHANGED };
 struct tfixer {
 	pid_t tid;
+	enum tf_fix_mode mode;
+	uint64_t seen;
 	struct tfixer *next;
 };
 
@@ -155,7 +162,7 @@ struct tfuse {
 	/* No name leases (tessera_name_cache): -o name_cache=0, or a kernel
 	 * cache timeout of 0 (the user wants every stat asked). */
 	int no_name_cache;
-	pthread_mutex_t lock; /* guards inodes, nwriters, fixers, stop, open */
+	pthread_mutex_t lock; /* guards inodes, nwriters, fixers, attr_epoch, stop, open */
 	pthread_cond_t wake;  /* the flusher's timer, and its stop */
 	pthread_cond_t fixed; /* a tf_sync_kernel_attrs ended */
 	struct tinode *inodes;
@@ -163,6 +170,9 @@ struct tfuse {
 	unsigned nwriters;    /* sum of inodes' writers */
 	struct tfixer *fixers;
 	unsigned nfixers, max_fixers; /* threads in tf_sync_kernel_attrs; limit */
+	/* Moves at every truncate or utimens served, and every writer's open
+	 * and release: a change of the kernel's size or mtime (tf_attrs_set) */
+	uint64_t attr_epoch;
 	unsigned threads;     /* request threads at most (LOOP_THREADS) */
 	int flusher_on, stop;
 	pthread_t flusher;
@@ -206,11 +216,19 @@ struct tfile *tf_open_take(struct tfuse *t);
 /* Whether a handle of this mount has the file open for writing: the
  * kernel then holds its size and mtime (writeback). */
 int tf_writing(struct tfuse *t, uint64_t handle);
-/* Whether the current request is one of this mount's own attribute
- * fix-ups, answered without asking the servers. */
-int tf_is_fixup(void);
-/* At open: make the kernel's size and mtime of path the servers' (ts). */
-void tf_sync_kernel_attrs(struct tfuse *t, const char *path, const struct tessera_stat *ts);
+/* Whether the current truncate or utimens request is one of this mount's
+ * own attribute fix-ups, answered without asking the servers: then
+ * *answer is its answer (0, or -EAGAIN for one gone stale). */
+int tf_is_fixup(int *answer);
+/* rc, after a truncate or utimens was served: moves tfuse.attr_epoch. */
+int tf_attrs_set(int rc);
+/* tfuse.attr_epoch now: read before asking the servers for what
+ * tf_sync_kernel_attrs is given. */
+uint64_t tf_attr_epoch(struct tfuse *t);
+/* At open: make the kernel's size and mtime of path the servers' (ts, of
+ * f, asked after attr_epoch was `seen`). */
+void tf_sync_kernel_attrs(struct tfuse *t, const char *path, tessera_file *f, uint64_t seen,
+			  const struct tessera_stat *ts);
 /* The writeback timer's thread (FLUSH_TICK_MS), started once the kernel
  * grants the writeback cache, and stopped at unmount. */
 void tf_flusher_start(struct tfuse *t);
@@ -220,6 +238,22 @@ void tf_flusher_stop(struct tfuse *t);
  * these two; me->tid is the caller's. */
 void tf_fixer_enter(struct tfuse *t, struct tfixer *me);
 void tf_fixer_leave(struct tfuse *t, struct tfixer *me);
+
+/* ------------------------------------ jobs on the mount (fuse_job.c) */
+
+/* A job's work, on its own thread (arg: the job's copy); its result is
+ * tf_job_wait's. */
+typedef int tf_job_fn(struct tfuse *t, void *arg);
+/* Start fn on a copy of arg (size bytes) on a thread that counts as a
+ * fixer `as` (its mode and seen; NULL: TF_FIX_ALWAYS). NULL when it could
+ * not be started. */
+struct tf_job *tf_job_start(struct tfuse *t, tf_job_fn *fn, const void *arg, size_t size,
+			    const struct tfixer *as);
+/* Wait for j until `until` (CLOCK_REALTIME): its result, or -ETIMEDOUT
+ * when it had not ended (it goes on, and frees itself). j is gone after. */
+int tf_job_wait(struct tf_job *j, const struct timespec *until);
+/* until: ms from now, on CLOCK_REALTIME. */
+void tf_deadline(struct timespec *until, unsigned ms);
 
 /* ------------------------------------------ hard links (fuse_links.c) */
 

@@ -21,7 +21,7 @@
  *
  * The kernel still holds the parent directory's lock while the unlink
  * waits for its answer, and a name it does not have cached must be
- * looked up under that lock: so each fix runs on a thread of its own,
+ * looked up under that lock: so each fix is a job (fuse_job.c),
  * and the unlink waits for it at most FIX_NAME_WAIT_MS. A fix that has
  * not ended by then finds the name looked up afresh (with the servers'
  * attributes) once the unlink is answered. Names forgotten (a slot
@@ -104,24 +104,22 @@ void tf_links_seen(struct tfuse *t, const char *path, const struct tessera_stat 
 	pthread_mutex_unlock(&l->lock);
 }
 
-/* One name's fix (see the header), run on a thread of its own. */
+/* One name's fix (see the header), a job of its own (fuse_job.c). */
 struct name_fix {
-	struct tfuse *t;
 	uint64_t handle;
-	pthread_mutex_t lock;
-	pthread_cond_t ended;
-	int done, abandoned;   /* under lock; abandoned: the fix frees itself */
 	char full[PATH_MAX];
 };
 
-static void fix_name(struct name_fix *x)
+static int fix_name(struct tfuse *t, void *arg)
 {
 	struct timespec times[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_nsec = UTIME_OMIT } };
+	const struct name_fix *x = arg;
 	struct stat st;
 	int fd = open(x->full, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 
+	(void)t;
 	if (fd < 0)
-		return;     /* gone, or renamed: nothing of it is cached */
+		return 0;   /* gone, or renamed: nothing of it is cached */
 	/* the same file still (st_ino is the handle), and the kernel's own
 	 * mtime kept: only its ctime and link count change */
 	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && (uint64_t)st.st_ino == x->handle) {
@@ -131,79 +129,18 @@ static void fix_name(struct name_fix *x)
 				"a hard link: %s\n", x->full, strerror(errno));
 	}
 	close(fd);
-}
-
-static void *fix_thread(void *arg)
-{
-	struct name_fix *x = arg;
-	struct tfixer me = { .tid = gettid() };
-	int abandoned;
-
-	tf_fixer_enter(x->t, &me);
-	fix_name(x);
-	tf_fixer_leave(x->t, &me);
-	pthread_mutex_lock(&x->lock);
-	x->done = 1;
-	abandoned = x->abandoned;
-	pthread_cond_signal(&x->ended);
-	pthread_mutex_unlock(&x->lock);
-	if (abandoned) {
-		pthread_cond_destroy(&x->ended);
-		pthread_mutex_destroy(&x->lock);
-		free(x);
-	}
-	return NULL;
+	return 0;
 }
 
 /* Start the fix of name (a path in Tessera); NULL when it could not be
  * started (no memory, no thread, a path too long). */
-static struct name_fix *fix_start(struct tfuse *t, const char *name, uint64_t handle)
+static struct tf_job *fix_start(struct tfuse *t, const char *name, uint64_t handle)
 {
-	struct name_fix *x = calloc(1, sizeof(*x));
-	pthread_attr_t attr;
-	pthread_t th;
-	int rc;
+	struct name_fix x = { .handle = handle };
 
-	if (!x)
+	if (snprintf(x.full, sizeof(x.full), "%s%s", t->mount_dir, name) >= (int)sizeof(x.full))
 		return NULL;
-	x->t = t;
-	x->handle = handle;
-	pthread_mutex_init(&x->lock, NULL);
-	pthread_cond_init(&x->ended, NULL);
-	if (snprintf(x->full, sizeof(x->full), "%s%s", t->mount_dir, name) >=
-	    (int)sizeof(x->full)) {
-		free(x);
-		return NULL;
-	}
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	rc = pthread_create(&th, &attr, fix_thread, x);
-	pthread_attr_destroy(&attr);
-	if (rc) {
-		free(x);
-		return NULL;
-	}
-	return x;
-}
-
-/* Wait for x until `until`, then let it go (it frees itself if it has
- * not ended). */
-static void fix_wait(struct name_fix *x, const struct timespec *until)
-{
-	int done;
-
-	pthread_mutex_lock(&x->lock);
-	while (!x->done)
-		if (pthread_cond_timedwait(&x->ended, &x->lock, until) == ETIMEDOUT)
-			break;
-	done = x->done;
-	x->abandoned = !done;
-	pthread_mutex_unlock(&x->lock);
-	if (done) {
-		pthread_cond_destroy(&x->ended);
-		pthread_mutex_destroy(&x->lock);
-		free(x);
-	}
+	return tf_job_start(t, fix_name, &x, sizeof(x), NULL);
 }
 
 /* The link count of handle changed through `changed`: fix the kernel's
@@ -211,7 +148,7 @@ static void fix_wait(struct name_fix *x, const struct timespec *until)
 static void fix_other_names(struct tfuse *t, uint64_t handle, const char *changed)
 {
 	struct link_names *l = &t->links;
-	struct name_fix *fix[FIX_NAMES_MAX];
+	struct tf_job *fix[FIX_NAMES_MAX];
 	char *names[FIX_NAMES_MAX];
 	struct timespec until;
 	unsigned n = 0;
@@ -229,13 +166,10 @@ static void fix_other_names(struct tfuse *t, uint64_t handle, const char *change
 		fix[i] = fix_start(t, names[i], handle);
 		free(names[i]);
 	}
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_nsec += FIX_NAME_WAIT_MS * 1000000L;
-	until.tv_sec += until.tv_nsec / 1000000000L;
-	until.tv_nsec %= 1000000000L;
+	tf_deadline(&until, FIX_NAME_WAIT_MS);
 	for (unsigned i = 0; i < n; i++)
 		if (fix[i])
-			fix_wait(fix[i], &until);
+			(void)tf_job_wait(fix[i], &until);
 }
 
 void tf_links_linked(struct tfuse *t, const char *from, const char *to,

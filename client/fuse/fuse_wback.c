@@ -22,6 +22,9 @@
 
 #include "fuse_int.h"
 
+#define FIX_OPEN_WAIT_MS 2000 /* an open's wait for its fix-up (a job) */
+#define FIX_TRIES 3           /* a stale fix-up: the servers asked again */
+
 /*
  * The kernel's writeback cache (FUSE_CAP_WRITEBACK_CACHE) holds writes
  * in the page cache and sends them in up to 1 MiB requests: at close
@@ -70,7 +73,6 @@ static void tinode_put(struct tfuse *t, struct tinode *n)
 		}
 }
 
-/* Count tf as a writer of its file (if it is one). 0 or -ENOMEM. */
 /* tf on or off the mount's list of open files. Under t->lock. */
 static void open_link(struct tfuse *t, struct tfile *tf)
 {
@@ -103,6 +105,7 @@ int tf_writer_add(struct tfuse *t, struct tfile *tf)
 		if (n) {
 			n->writers++;
 			t->nwriters++;
+			t->attr_epoch++;
 		} else {
 			rc = -ENOMEM;
 		}
@@ -123,6 +126,7 @@ void tf_writer_remove(struct tfuse *t, struct tfile *tf)
 	if (n && n->writers) {
 		n->writers--;
 		t->nwriters--;
+		t->attr_epoch++;
 		tinode_put(t, n);
 	}
 	pthread_mutex_unlock(&t->lock);
@@ -153,23 +157,47 @@ int tf_writing(struct tfuse *t, uint64_t handle)
 }
 
 /* Whether the current request comes from a thread of this process that
- * is setting the kernel's attributes (tf_sync_kernel_attrs): such a
- * truncate or utimens is answered at once, without asking the servers.
- * The kernel fills in the requester's thread id, which no other process
- * can forge. */
-int tf_is_fixup(void)
+ * is setting the kernel's attributes (tf_sync_kernel_attrs, fuse_links.c):
+ * such a truncate or utimens is answered at once, without asking the
+ * servers. The kernel fills in the requester's thread id, which no other
+ * process can forge. It sends the request holding the inode's lock, so a
+ * change another thread made of the same inode was served (tf_attrs_set)
+ * before this, or will be after. */
+int tf_is_fixup(int *answer)
 {
 	struct fuse_context *c = fuse_get_context();
 	struct tfuse *t = c->private_data;
-	int found = 0;
+	struct tfixer *x;
 
 	if (!t->writeback)
 		return 0;
 	pthread_mutex_lock(&t->lock);
-	for (struct tfixer *x = t->fixers; x && !found; x = x->next)
-		found = x->tid == c->pid;
+	for (x = t->fixers; x && x->tid != c->pid; x = x->next)
+		;
+	if (x)
+		*answer = x->mode == TF_FIX_UNLESS_CHANGED && x->seen != t->attr_epoch ? -EAGAIN : 0;
 	pthread_mutex_unlock(&t->lock);
-	return found;
+	return x != NULL;
+}
+
+int tf_attrs_set(int rc)
+{
+	struct tfuse *t = fuse_get_context()->private_data;
+
+	pthread_mutex_lock(&t->lock);
+	t->attr_epoch++;
+	pthread_mutex_unlock(&t->lock);
+	return rc;
+}
+
+uint64_t tf_attr_epoch(struct tfuse *t)
+{
+	uint64_t e;
+
+	pthread_mutex_lock(&t->lock);
+	e = t->attr_epoch;
+	pthread_mutex_unlock(&t->lock);
+	return e;
 }
 
 /* Count `me` (its tid set) among the threads whose requests are this
@@ -193,20 +221,67 @@ void tf_fixer_leave(struct tfuse *t, struct tfixer *me)
 	pthread_mutex_unlock(&t->lock);
 }
 
-/* Wait, under t->lock, until fewer than max_fixers threads set the
- * kernel's attributes, at most FIX_WAIT_MS: bounded, since the threads
- * those wait for may all be taken by waiters like this one. 1 when there
- * is room. */
-static int fixer_slot_wait(struct tfuse *t)
+/* Take one of max_fixers places for an open that sets the kernel's
+ * attributes, waiting at most FIX_WAIT_MS: bounded, since the requests it
+ * waits for need threads that may all be taken by opens like this one.
+ * 0, or -EBUSY (logged) when none came. */
+static int fixer_join(struct tfuse *t, const char *path)
 {
 	struct timespec until;
+	int room = 1;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += FIX_WAIT_MS / 1000;
-	while (t->nfixers >= t->max_fixers)
+	tf_deadline(&until, FIX_WAIT_MS);
+	pthread_mutex_lock(&t->lock);
+	while (room && t->nfixers >= t->max_fixers)
 		if (pthread_cond_timedwait(&t->fixed, &t->lock, &until) == ETIMEDOUT)
-			return t->nfixers < t->max_fixers;
-	return 1;
+			room = t->nfixers < t->max_fixers;
+	if (room)
+		t->nfixers++;
+	pthread_mutex_unlock(&t->lock);
+	if (!room)
+		fprintf(stderr, "tessera-fuse: open %s: %u opens set the kernel's attributes "
+			"for %d s; this one may see an older size (raise -o max_threads)\n",
+			path, t->max_fixers, FIX_WAIT_MS / 1000);
+	return room ? 0 : -EBUSY;
+}
+
+static void fixer_part(struct tfuse *t)
+{
+	pthread_mutex_lock(&t->lock);
+	t->nfixers--;
+	pthread_cond_broadcast(&t->fixed);
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* Mark handle as being fixed: 0 when this mount has the file open for
+ * writing or another fix of it runs (or no memory), 1 when marked. */
+static int fixing_mark(struct tfuse *t, uint64_t handle)
+{
+	struct tinode *n;
+	int go;
+
+	pthread_mutex_lock(&t->lock);
+	n = tinode_get(t, handle, 1);
+	go = n && !n->writers && !n->fixing;
+	if (go)
+		n->fixing = 1;
+	else if (n)
+		tinode_put(t, n);
+	pthread_mutex_unlock(&t->lock);
+	return go;
+}
+
+static void fixing_unmark(struct tfuse *t, uint64_t handle)
+{
+	struct tinode *n;
+
+	pthread_mutex_lock(&t->lock);
+	n = tinode_get(t, handle, 0);
+	if (n) {
+		n->fixing = 0;
+		tinode_put(t, n);
+	}
+	pthread_mutex_unlock(&t->lock);
 }
 
 /* Whether the kernel's size or mtime (sx) are not the servers' (ts). */
@@ -216,36 +291,82 @@ static int kernel_differs(const struct statx *sx, const struct tessera_stat *ts)
 	       sx->stx_mtime.tv_nsec != (uint32_t)ts->mtime.tv_nsec;
 }
 
-/* Set the kernel's size (kernel_size now) and mtime of the file at full
- * (path in Tessera) to the servers' (ts), unless this mount has it open
- * for writing or another thread is at it. */
-static void set_kernel_attrs(struct tfuse *t, const char *full, const char *path,
-			     off_t kernel_size, const struct tessera_stat *ts)
-{
-	const struct timespec times[2] = { { .tv_nsec = UTIME_OMIT }, ts->mtime };
-	struct tinode *n;
-	int go;
+/* A fix-up: the servers' size and mtime (ts) of the file at full, asked
+ * after attr_epoch was `seen`; a job's copy (fuse_job.c). */
+struct kattr_fix {
+	struct tessera_stat ts;
+	uint64_t seen;
+	char full[PATH_MAX];
+};
 
-	pthread_mutex_lock(&t->lock);
-	n = tinode_get(t, ts->handle, 1);
-	go = n && !n->writers && !n->fixing;
-	if (go)
-		n->fixing = 1;
-	else if (n)
-		tinode_put(t, n);
-	pthread_mutex_unlock(&t->lock);
-	if (!go)
-		return;
-	if ((uint64_t)kernel_size != ts->size && truncate(full, (off_t)ts->size))
-		fprintf(stderr, "tessera-fuse: open %s: cannot set the kernel's size to the "
-			"servers' %llu: %s\n", path, (unsigned long long)ts->size, strerror(errno));
-	else if (utimensat(AT_FDCWD, full, times, 0))
-		fprintf(stderr, "tessera-fuse: open %s: cannot set the kernel's mtime to the "
-			"servers': %s\n", path, strerror(errno));
-	pthread_mutex_lock(&t->lock);
-	n->fixing = 0;
-	tinode_put(t, n);
-	pthread_mutex_unlock(&t->lock);
+/* A fix-up's truncate(2) or utimensat(2) failed with err: logged unless
+ * refused as stale (EAGAIN: the servers are asked again). -err. */
+static int fix_failed(const char *full, const char *what, int err)
+{
+	if (err != EAGAIN)
+		fprintf(stderr, "tessera-fuse: open %s: cannot set the kernel's %s to the "
+			"servers': %s\n", full, what, strerror(err));
+	return -err;
+}
+
+/* The fix-up through fd (O_PATH), if it is still the file the open found
+ * (its inode number is the handle) and the kernel's attributes still
+ * differ. The truncate goes through /proc/self/fd, which names the inode,
+ * not whatever file has the name by then. */
+static int fix_fd(int fd, const struct kattr_fix *x)
+{
+	const struct timespec times[2] = { { .tv_nsec = UTIME_OMIT }, x->ts.mtime };
+	char proc[32];
+	struct statx sx;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
+		  STATX_TYPE | STATX_INO | STATX_SIZE | STATX_MTIME, &sx) ||
+	    !S_ISREG(sx.stx_mode) || sx.stx_ino != x->ts.handle || !kernel_differs(&sx, &x->ts))
+		return 0;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (sx.stx_size != x->ts.size && truncate(proc, (off_t)x->ts.size))
+		return fix_failed(x->full, "size", errno);
+	if (utimensat(fd, "", times, AT_EMPTY_PATH))
+		return fix_failed(x->full, "mtime", errno);
+	return 0;
+}
+
+static int fix_job(struct tfuse *t, void *arg)
+{
+	const struct kattr_fix *x = arg;
+	int fd = open(x->full, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	int rc = 0;
+
+	if (fd >= 0) {   /* (gone: nothing of it is cached) */
+		rc = fix_fd(fd, x);
+		close(fd);
+	}
+	fixing_unmark(t, x->ts.handle);
+	return rc;
+}
+
+/* One try of tf_sync_kernel_attrs: a job when the kernel's attributes
+ * differ, waited for until `until`. 0, -EAGAIN (stale), -ETIMEDOUT (the
+ * job goes on) or another negative errno. */
+static int fix_try(struct tfuse *t, const struct kattr_fix *x, const struct timespec *until)
+{
+	const struct tfixer as = { .mode = TF_FIX_UNLESS_CHANGED, .seen = x->seen };
+	struct statx sx;
+	struct tf_job *j;
+
+	/* What the kernel holds (the opener keeps its inode cached), as it
+	 * holds it: under the writeback cache a getattr would not change its
+	 * size and mtime, and asking one could wait for a rename of the file
+	 * that libfuse queued behind this open. */
+	if (statx(AT_FDCWD, x->full, AT_STATX_DONT_SYNC, STATX_TYPE | STATX_SIZE | STATX_MTIME,
+		  &sx) || !S_ISREG(sx.stx_mode) || !kernel_differs(&sx, &x->ts) ||
+	    !fixing_mark(t, x->ts.handle))
+		return 0;
+	j = tf_job_start(t, fix_job, x, sizeof(*x), &as);
+	if (j)
+		return tf_job_wait(j, until);
+	fixing_unmark(t, x->ts.handle);
+	return -ENOMEM;
 }
 
 /* Make the kernel's size and mtime of the file at path those of the
@@ -257,51 +378,46 @@ static void set_kernel_attrs(struct tfuse *t, const char *full, const char *path
  * the file open for writing: then the kernel holds no dirty page of it
  * (close writes them all back) and the servers' attributes are the newer.
  * Never for an O_TRUNC open, for which the kernel holds the inode's lock
- * (and sets the size to 0 itself). Every system call here on the mount
- * (the stat that reads the kernel's view too) waits for requests other
- * threads serve, so at most max_fixers threads are in here at once.
- * Failures leave the kernel's cached attributes as they were, and are
- * logged. */
-void tf_sync_kernel_attrs(struct tfuse *t, const char *path, const struct tessera_stat *ts)
+ * (and sets the size to 0 itself).
+ *
+ * The two calls are a job (fuse_job.c) that the open waits for at most
+ * FIX_OPEN_WAIT_MS: libfuse holds the file's path until the open is
+ * answered, and a rename of it queued behind the open holds the inode's
+ * lock that they need. Such an open returns with the older attributes,
+ * and the job sets them once the rename is done.
+ *
+ * ts may be older than what the kernel holds by the time it is set:
+ * another process's utimensat or truncate through this mount, served
+ * after the servers were asked, or a writer's open or close since. Then
+ * the request is refused (attr_epoch moved past `seen`) and the servers
+ * are asked again, at most FIX_TRIES times. Failures leave the kernel's
+ * cached attributes as they were, and are logged. */
+void tf_sync_kernel_attrs(struct tfuse *t, const char *path, tessera_file *f, uint64_t seen,
+			  const struct tessera_stat *ts)
 {
-	struct tfixer me = { .tid = gettid() };
-	char full[PATH_MAX];
-	struct statx sx;
+	struct kattr_fix x = { .ts = *ts, .seen = seen };
+	struct timespec until;
+	int tries = 1, rc;
 
 	if (!t->writeback || !t->mount_dir ||
-	    snprintf(full, sizeof(full), "%s%s", t->mount_dir, path) >= (int)sizeof(full))
+	    snprintf(x.full, sizeof(x.full), "%s%s", t->mount_dir, path) >= (int)sizeof(x.full) ||
+	    fixer_join(t, path))
 		return;
-	pthread_mutex_lock(&t->lock);
-	if (!fixer_slot_wait(t)) {
-		pthread_mutex_unlock(&t->lock);
-		fprintf(stderr, "tessera-fuse: open %s: %u opens set the kernel's attributes "
-			"for %d s; this one may see an older size (raise -o max_threads)\n",
-			path, t->max_fixers, FIX_WAIT_MS / 1000);
-		return;
-	}
-	t->nfixers++;
-	me.next = t->fixers;
-	t->fixers = &me;
-	pthread_mutex_unlock(&t->lock);
-	/* What the kernel holds (the opener keeps its inode cached), as it
-	 * holds it: under the writeback cache a getattr would not change its
-	 * size and mtime, and asking one could wait forever. libfuse serves
-	 * this request only after a rename of the file queued behind the
-	 * open (which holds the file's path until it is answered). The
-	 * truncate and utimensat of set_kernel_attrs still wait for such a
-	 * rename: a known limit (docs/user-guide.md, the writeback cache). */
-	if (!statx(AT_FDCWD, full, AT_STATX_DONT_SYNC, STATX_TYPE | STATX_SIZE | STATX_MTIME, &sx) &&
-	    S_ISREG(sx.stx_mode) && kernel_differs(&sx, ts))
-		set_kernel_attrs(t, full, path, (off_t)sx.stx_size, ts);
-	pthread_mutex_lock(&t->lock);
-	for (struct tfixer **p = &t->fixers; *p; p = &(*p)->next)
-		if (*p == &me) {
-			*p = me.next;
+	tf_deadline(&until, FIX_OPEN_WAIT_MS);
+	while ((rc = fix_try(t, &x, &until)) == -EAGAIN && tries < FIX_TRIES) {
+		tries++;
+		x.seen = tf_attr_epoch(t);
+		if (tessera_fstat(f, &x.ts))
 			break;
-		}
-	t->nfixers--;
-	pthread_cond_broadcast(&t->fixed);
-	pthread_mutex_unlock(&t->lock);
+	}
+	fixer_part(t);
+	if (rc == -ETIMEDOUT)
+		fprintf(stderr, "tessera-fuse: open %s: setting the kernel's size and mtime to the "
+			"servers' waits for more than %d ms (a rename of the file queued behind "
+			"this open?); the open returns first\n", path, FIX_OPEN_WAIT_MS);
+	else if (rc == -EAGAIN)
+		fprintf(stderr, "tessera-fuse: open %s: the kernel's size or mtime changed while "
+			"being set to the servers' (%d tries); left as they are\n", path, tries);
 }
 
 /* Write back the mount's dirty pages (syncfs on its root). */
@@ -328,10 +444,7 @@ static void *flusher(void *arg)
 	while (!t->stop) {
 		struct timespec until;
 
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += (FLUSH_TICK_MS % 1000) * 1000000L;
-		until.tv_sec += FLUSH_TICK_MS / 1000 + until.tv_nsec / 1000000000L;
-		until.tv_nsec %= 1000000000L;
+		tf_deadline(&until, FLUSH_TICK_MS);
 		pthread_cond_timedwait(&t->wake, &t->lock, &until);
 		if (t->stop || !t->nwriters)
 			continue;

@@ -536,6 +536,7 @@ static int op_open(const char *path, struct fuse_file_info *fi)
 	tessera_fs *fs = as_caller();
 	struct tfuse *t = mount_of();
 	int flags = open_flags(fi->flags);
+	uint64_t seen = tf_attr_epoch(t);   /* (before the servers are asked) */
 	struct tessera_stat ts;
 	tessera_file *f;
 	int rc;
@@ -558,7 +559,7 @@ static int op_open(const char *path, struct fuse_file_info *fi)
 	 * make it ask again before this open returns, and drop its pages.
 	 * (-ENOENT: it holds nothing to drop.) */
 	if (!(flags & O_TRUNC))
-		tf_sync_kernel_attrs(t, path, &ts);
+		tf_sync_kernel_attrs(t, path, f, seen, &ts);
 	else if ((ts.mode & (S_ISUID | S_ISGID)) && kills_privs())
 		writer_drop_privs(path, f);
 	/* (the rest it holds: only if they are not what the open found,
@@ -635,8 +636,8 @@ static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	int rc;
 
 	tf_answer_block(mount_of());
-	if (tf_is_fixup())
-		return 0;   /* tf_sync_kernel_attrs: the kernel's size only */
+	if (tf_is_fixup(&rc))
+		return rc;   /* tf_sync_kernel_attrs: the kernel's size only */
 	if (size < 0)
 		return -EINVAL;
 	/* ftruncate acts on the open file, through the capability its open
@@ -651,22 +652,22 @@ static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 		rc = tessera_ftruncate(fh_of(fi), (uint64_t)size);
 	else
 		rc = tessera_truncate(fs, path, (uint64_t)size);
-	return rc ? fail(fs, rc) : 0;
+	return tf_attrs_set(rc ? fail(fs, rc) : 0);
 }
 
 static int op_flush(const char *path, struct fuse_file_info *fi)
 {
+	uint64_t seen = tfile_of(fi)->appended ? tf_attr_epoch(mount_of()) : 0;
 	struct tessera_stat ts;
 
 	/* close(2): the kernel has written the file's dirty pages back (and
 	 * returned a failed write's error to close) before it asks this;
 	 * nothing is buffered in this process. Appends went around the
 	 * kernel's cache, which under writeback keeps its own size and mtime
-	 * (its guess of where they landed, and no new mtime): set the
-	 * servers' now, as an open does, so that make and ls see them once
-	 * the appender closed. */
+	 * (its guess of where they landed, no new mtime): set the servers'
+	 * now, as an open does, so make and ls see them after the close. */
 	if (tfile_of(fi)->appended && !tessera_fstat(fh_of(fi), &ts))
-		tf_sync_kernel_attrs(mount_of(), path, &ts);
+		tf_sync_kernel_attrs(mount_of(), path, fh_of(fi), seen, &ts);
 	return 0;
 }
 
@@ -803,11 +804,12 @@ static int op_utimens(const char *path, const struct timespec tv[2],
 		      struct fuse_file_info *fi)
 {
 	struct tessera_setattr sa = { .valid = 0 };
+	int rc;
 
 	(void)fi;
 	tf_answer_clear(mount_of());
-	if (tf_is_fixup())
-		return 0;   /* tf_sync_kernel_attrs: the kernel's mtime only */
+	if (tf_is_fixup(&rc))
+		return rc;   /* tf_sync_kernel_attrs: the kernel's mtime only */
 	if (!tv) {
 		sa.valid = TESSERA_SET_ATIME_NOW | TESSERA_SET_MTIME_NOW;
 	} else {
@@ -824,9 +826,7 @@ static int op_utimens(const char *path, const struct timespec tv[2],
 			sa.mtime = tv[1];
 		}
 	}
-	if (!sa.valid)
-		return 0;
-	return set_times(path, &sa);
+	return sa.valid ? tf_attrs_set(set_times(path, &sa)) : 0;
 }
 
 /* fallocate(2): mode 0 and FALLOC_FL_KEEP_SIZE allocate on the storage

@@ -191,6 +191,43 @@ EOF
 	[ ! -e "$d/many" ] || die "rm -rf many failed"
 }
 
+# Renames of a file beside opens of it on one mount: an open holds the
+# file's path in libfuse until answered, a rename queues behind it, and
+# whatever the open asks the mount itself for must not queue behind the
+# rename (it hung the mount). Mount 2 changes the file's mtime and size
+# between the renames, so each open on mount 1 has the kernel's to set.
+# Bounded: a hang fails here, killed.
+t_rename_open() {
+	mkdir "$M1/ro"
+	echo x >"$M1/ro/f"
+	timeout -s KILL 120 python3 - "$M1/ro" "$M2/ro" <<'EOF' || die "renames beside opens did not finish"
+import os, sys, time
+d, other = sys.argv[1], sys.argv[2]
+f, g = d + "/f", d + "/g"
+pid = os.fork()
+if pid == 0:
+    while not os.path.exists(d + "/stop"):
+        try:
+            os.close(os.open(f, os.O_RDONLY))
+        except FileNotFoundError:
+            pass
+    os._exit(0)
+end = time.time() + 4
+i = 0
+while time.time() < end:
+    i += 1
+    os.utime(other + "/f", (1000000 + i, 1000000 + i))
+    if i % 3 == 0:
+        os.truncate(other + "/f", i % 7)
+    os.rename(f, g)
+    os.rename(g, f)
+open(d + "/stop", "w").close()
+os.waitpid(pid, 0)
+print("rename_open: %d rounds" % i)
+EOF
+	rm -rf "$M1/ro"
+}
+
 t_two_mounts() {
 	echo from-one >"$M1/two-a"
 	[ "$(cat "$M2/two-a")" = from-one ] || die "mount 2 does not see mount 1's file"
@@ -1221,7 +1258,7 @@ t_unmount() {
 	fusermount3 -u "$M1"
 }
 
-echo "[==========] Running 32 test(s)."
+echo "[==========] Running 33 test(s)."
 check_here cluster_and_mount t_cluster_and_mount
 if [ ${#failed[@]} -eq 0 ]; then
 	check basic t_basic
@@ -1231,6 +1268,7 @@ if [ ${#failed[@]} -eq 0 ]; then
 	check fio_sequential t_fio_sequential
 	check fio_random t_fio_random
 	check namespace t_namespace
+	check rename_open t_rename_open
 	check two_mounts t_two_mounts
 	check read_ends t_read_ends
 	check name_leases t_name_leases
