@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # build-libfabric.sh [--prefix] - build the libfabric Tessera links: Debian's
 # own source package of exactly the installed libfabric1's version (refused
-# on a mismatch), configured with only the providers Tessera uses (tcp,
+# on a mismatch), or where the mirror serves no source files, upstream's
+# release of the same upstream version kept in deploy/third_party (its
+# SHA-256 checked; PINNED there says why), configured with only the
+# providers Tessera uses (tcp,
 # ofi_rxm over it, shm; verbs when TESSERA_LIBFABRIC_VERBS=1), and install
 # it outside the checkout, in
 #   $TESSERA_LIBFABRIC_CACHE (default /var/cache/tessera, else ~/.cache/tessera)
@@ -19,11 +22,12 @@
 # With --prefix it only prints the directory (the Makefile's variable);
 # otherwise it builds unless that directory holds a finished build, and
 # prints the directory last. Idempotent; one build at a time per cache.
-# Exit status 3: the source could not be had (no deb-src, a mirror without
-# it, no network); the Makefile then builds on Debian's libfabric.so.1,
-# saying so. That is remembered for a day (src-libfabric/unavailable-*
-# in the cache: remove it to try again at once), so each make does not
-# ask the mirror again. Any other failure is 1.
+# Exit status 3: no source could be had (apt-get source failed, and the
+# installed version is not the one kept in deploy/third_party); the
+# Makefile then builds on Debian's libfabric.so.1, saying so. A failed
+# apt-get source is remembered for a day (src-libfabric/unavailable-* in
+# the cache: remove it to try again at once), so each make does not ask
+# the mirror again. Any other failure is 1.
 #
 #   TESSERA_LIBFABRIC_VERBS=1  add the verbs provider (needs libibverbs-dev
 #                              and librdmacm-dev: make deps installs them
@@ -70,19 +74,23 @@ fi
 # ---------------------------------------------------------- the source
 src=$cache/src-libfabric
 lsrc=$src/libfabric-$srcver
+upver=${srcver%-*}          # Debian's revision off: upstream's version
+kept=$(cd "$(dirname "$0")" && pwd)/third_party
 mkdir -p "$src"
 gone=$src/unavailable-$srcver
-if [ ! -f "$lsrc/.complete" ] && [ -n "$(find "$gone" -mmin -1440 2>/dev/null)" ]; then
-	unavailable "libfabric $pkgver's source could not be had at $(date -r "$gone" -u '+%F %H:%M UTC') ($(cat "$gone")); remove $gone to try again"
-fi
-if [ ! -f "$lsrc/.complete" ]; then
+
+# Debian's source package of the installed version into $lsrc: 1 when the
+# mirror does not serve it (now, or within the last day).
+debian_source() {
+	[ -z "$(find "$gone" -mmin -1440 2>/dev/null)" ] || return 1
 	if ! apt-cache showsrc libfabric 2>/dev/null | grep -qx "Version: $pkgver"; then
 		bash "$(dirname "$0")/enable-deb-src.sh"
 	fi
 	rm -rf "$lsrc" "$src"/libfabric_*
 	if ! ( cd "$src" && apt-get source --download-only -qq "libfabric=$pkgver" ); then
 		echo "apt-get source libfabric=$pkgver failed" >"$gone"
-		unavailable "apt-get source libfabric=$pkgver failed: its source cannot be had here"
+		say "apt-get source libfabric=$pkgver failed (remembered for a day: $gone)"
+		return 1
 	fi
 	rm -f "$gone"
 	dsc=$src/libfabric_$srcver.dsc
@@ -93,7 +101,29 @@ if [ ! -f "$lsrc/.complete" ]; then
 	# dpkg-source applies Debian's patches)
 	dpkg-source -x "$dsc" "$lsrc" >"$src/dpkg-source.log" 2>&1 ||
 		{ cat "$src/dpkg-source.log" >&2; die "dpkg-source -x $dsc failed"; }
-	touch "$lsrc/.complete"
+	echo "Debian's source package $pkgver" >"$lsrc/.complete"
+}
+
+# Upstream's release of the installed upstream version, kept in
+# deploy/third_party, into $lsrc: 1 when the one kept is another version.
+upstream_source() {
+	local tar=libfabric-$upver.tar.xz
+	[ -f "$kept/$tar" ] || return 1
+	( cd "$kept" && sha256sum --quiet -c "$tar.sha256" ) >&2 ||
+		die "$kept/$tar does not match its $tar.sha256: refusing to build it"
+	for t in autoreconf libtoolize; do
+		command -v "$t" >/dev/null || die "$t is missing (run: make deps)"
+	done
+	rm -rf "$lsrc"
+	mkdir -p "$lsrc"
+	tar -xJf "$kept/$tar" -C "$lsrc" --strip-components=1 ||
+		die "cannot unpack $kept/$tar"
+	echo "upstream's release $upver (deploy/third_party/$tar; Debian's source not served here)" \
+		>"$lsrc/.complete"
+}
+
+if [ ! -f "$lsrc/.complete" ] && ! debian_source && ! upstream_source; then
+	unavailable "libfabric $pkgver's source cannot be had here: apt-get source failed ($(date -r "$gone" -u '+%F %H:%M UTC')) and deploy/third_party keeps no libfabric-$upver.tar.xz"
 fi
 
 # ------------------------------------------------------------ the build
@@ -107,8 +137,8 @@ fail() {
 	tail -40 "$log" >&2
 	die "$1 failed (log: $log; TESSERA_KEEP=1 keeps it)"
 }
-# Debian's tarball carries the generated configure; a tree without it is
-# regenerated.
+# Debian's tarball carries the generated configure; upstream's git archive
+# does not, and is regenerated (autotools).
 if [ ! -x "$work/src/configure" ]; then
 	( cd "$work/src" && ./autogen.sh ) >>"$log" 2>&1 || fail "autogen.sh"
 fi
@@ -126,7 +156,7 @@ want=$(echo "$provs" | tr ' ' '\n' | sort | tr '\n' ' ')
 ( cd "$work/src" && make -j"${TESSERA_JOBS:-2}" ) >>"$log" 2>&1 || fail "make"
 ( cd "$work/src" && make install DESTDIR="$work/stage" ) >>"$log" 2>&1 || fail "make install"
 rm -f "$work/stage$dest"/lib/*.la
-echo "libfabric $pkgver from Debian's source, providers: $provs; built in $(($(date +%s) - start)) s on $(date -u +%F)" \
+echo "libfabric $pkgver from $(cat "$lsrc/.complete"), providers: $provs; built in $(($(date +%s) - start)) s on $(date -u +%F)" \
 	>"$work/stage$dest/BUILD-INFO"
 cp "$log" "$work/stage$dest/build.log"
 rm -rf "$dest.tmp" "$dest"

@@ -122,6 +122,37 @@ refuses_other_providers() {
 }
 check "refuses_a_build_with_other_providers" refuses_other_providers
 
+# Where the mirror serves no source (apt-get source fails, as on this
+# project's machines), the release kept in deploy/third_party is built:
+# it must match its checksum, and a damaged copy is refused, not built. A
+# stand-in cache remembers Debian's source as not served.
+kept_source() {
+	local cache=$tmp/kcache d=$tmp/kdeploy tar out
+	tar=libfabric-$kept_ver.tar.xz
+	( cd "$top/deploy/third_party" && sha256sum -c "$tar.sha256" ) || return 1
+	mkdir -p "$d/third_party" "$cache/src-libfabric"
+	cp "$top/deploy/build-libfabric.sh" "$d/"
+	cp "$top/deploy/third_party/$tar.sha256" "$d/third_party/"
+	head -c 100000 "$top/deploy/third_party/$tar" >"$d/third_party/$tar"
+	echo "stand-in" >"$cache/src-libfabric/unavailable-$installed"
+	if out=$(TESSERA_LIBFABRIC_CACHE=$cache bash "$d/build-libfabric.sh" 2>&1); then
+		echo "built: $out"
+		return 1
+	fi
+	echo "$out"
+	grep -q "does not match its $tar.sha256" <<<"$out"
+	! ls -d "$cache"/libfabric-*-*/lib 2>/dev/null
+}
+installed=$(dpkg-query -W -f='${source:Version}' libfabric1)
+installed=${installed#*:}
+kept_ver=${installed%-*}
+if [ -f "$top/deploy/third_party/libfabric-$kept_ver.tar.xz" ]; then
+	check "kept_source_checked_before_it_is_built" kept_source
+else
+	skip_check "kept_source_checked_before_it_is_built" \
+		"deploy/third_party keeps no libfabric-$kept_ver.tar.xz (the installed libfabric1 is $installed)"
+fi
+
 # The MPI environment script: Tessera's libfabric in every rank, Open
 # MPI's components that would load PSM or want other providers left out;
 # or, asked, Debian's for everything.
