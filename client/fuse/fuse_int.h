@@ -162,14 +162,15 @@ struct tfuse {
 	/* No name leases (tessera_name_cache): -o name_cache=0, or a kernel
 	 * cache timeout of 0 (the user wants every stat asked). */
 	int no_name_cache;
-	pthread_mutex_t lock; /* guards inodes, nwriters, fixers, attr_epoch, stop, open */
+	pthread_mutex_t lock; /* guards inodes, nwriters, fixers, jobs, attr_epoch, stop, open */
 	pthread_cond_t wake;  /* the flusher's timer, and its stop */
-	pthread_cond_t fixed; /* a tf_sync_kernel_attrs ended */
+	pthread_cond_t fixed; /* a tf_sync_kernel_attrs or a job ended */
 	struct tinode *inodes;
 	struct tfile *open;   /* every open file, for the unmount */
 	unsigned nwriters;    /* sum of inodes' writers */
 	struct tfixer *fixers;
 	unsigned nfixers, max_fixers; /* threads in tf_sync_kernel_attrs; limit */
+	unsigned jobs;        /* fuse_job.c's threads still at work */
 	/* Moves at every truncate or utimens served, and every writer's open
 	 * and release: a change of the kernel's size or mtime (tf_attrs_set) */
 	uint64_t attr_epoch;
@@ -252,6 +253,9 @@ struct tf_job *tf_job_start(struct tfuse *t, tf_job_fn *fn, const void *arg, siz
 /* Wait for j until `until` (CLOCK_REALTIME): its result, or -ETIMEDOUT
  * when it had not ended (it goes on, and frees itself). j is gone after. */
 int tf_job_wait(struct tf_job *j, const struct timespec *until);
+/* At unmount: wait at most ms for jobs still at work (their calls on the
+ * mount fail once it is gone); how many are left. */
+unsigned tf_jobs_drain(struct tfuse *t, unsigned ms);
 /* until: ms from now, on CLOCK_REALTIME. */
 void tf_deadline(struct timespec *until, unsigned ms);
 

@@ -51,6 +51,10 @@ static void *job_thread(void *arg)
 	tf_fixer_enter(j->t, &j->as);
 	rc = j->fn(j->t, j->arg);
 	tf_fixer_leave(j->t, &j->as);
+	pthread_mutex_lock(&j->t->lock);   /* (the last use of t: tf_jobs_drain) */
+	j->t->jobs--;
+	pthread_cond_broadcast(&j->t->fixed);
+	pthread_mutex_unlock(&j->t->lock);
 	pthread_mutex_lock(&j->lock);
 	j->done = 1;
 	j->rc = rc;
@@ -83,9 +87,15 @@ struct tf_job *tf_job_start(struct tfuse *t, tf_job_fn *fn, const void *arg, siz
 	pthread_cond_init(&j->ended, NULL);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_mutex_lock(&t->lock);
+	t->jobs++;
+	pthread_mutex_unlock(&t->lock);
 	rc = pthread_create(&th, &attr, job_thread, j);
 	pthread_attr_destroy(&attr);
 	if (rc) {
+		pthread_mutex_lock(&t->lock);
+		t->jobs--;
+		pthread_mutex_unlock(&t->lock);
 		job_free(j);
 		return NULL;
 	}
@@ -107,6 +117,21 @@ int tf_job_wait(struct tf_job *j, const struct timespec *until)
 	if (done)
 		job_free(j);
 	return rc;
+}
+
+unsigned tf_jobs_drain(struct tfuse *t, unsigned ms)
+{
+	struct timespec until;
+	unsigned left;
+
+	tf_deadline(&until, ms);
+	pthread_mutex_lock(&t->lock);
+	while (t->jobs)
+		if (pthread_cond_timedwait(&t->fixed, &t->lock, &until) == ETIMEDOUT)
+			break;
+	left = t->jobs;
+	pthread_mutex_unlock(&t->lock);
+	return left;
 }
 
 void tf_deadline(struct timespec *until, unsigned ms)

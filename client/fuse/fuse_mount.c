@@ -25,6 +25,10 @@
 
 #include "fuse_int.h"
 
+/* At unmount, how long jobs still at work are waited for (fuse_job.c):
+ * their calls on the mount fail at once once it is gone. */
+#define JOBS_DRAIN_MS 1000
+
 /* The library's watcher: one line per change of a server's state
  * ("storage daemon 1 (10.0.0.2:7402): down since 12:03:04 (connection
  * refused)", then "... up again"). */
@@ -502,6 +506,7 @@ static int mount_and_serve(struct fuse_args *args, const struct fuse_cmdline_opt
 	char mount_dir[4096];
 	struct fuse *fuse;
 	int mount_ok = 0, rc = 1;
+	unsigned left;
 
 	t->max_read = max_read_of(args, IO_SIZE);
 	t->singlethread = opts->singlethread;
@@ -539,6 +544,11 @@ out_destroy:
 	/* fuse_destroy still unlinks the .fuse_hidden files of files that
 	 * were open at unmount, through op_unlink: disconnect after it. */
 	fuse_destroy(fuse);
+	/* jobs left by requests (fuse_job.c) use t: main's, gone at return */
+	left = tf_jobs_drain(t, JOBS_DRAIN_MS);
+	if (left)
+		fprintf(stderr, "tessera-fuse: %u fix-ups of the kernel's attributes still "
+			"running at exit\n", left);
 	tf_removes_stop(t);     /* (op_destroy did, if the mount came up) */
 	tf_locks_destroy(t->locks);
 	if (t->fs)
