@@ -101,24 +101,31 @@ idempotent() {
 }
 check "a_second_build_is_a_lookup" idempotent
 
+# The build script SCRIPT run on cache CACHE refuses, saying WHY (a
+# pattern), and caches no build.
+refused() { # SCRIPT CACHE WHY
+	local out
+	if out=$(TESSERA_LIBFABRIC_CACHE=$2 bash "$1" 2>&1); then
+		echo "built: $out"
+		return 1
+	fi
+	echo "$out"
+	grep -q "$3" <<<"$out"
+	! ls -d "$2"/libfabric-*-*/lib 2>/dev/null
+}
+
 # configure must build exactly our providers: a source whose configure
 # would build others (say Debian's PSM ones) is refused, not cached. A
 # stand-in source in a cache of its own plays that configure.
 refuses_other_providers() {
-	local cache=$tmp/cache ver src out
+	local cache=$tmp/cache ver src
 	ver=$(dpkg-query -W -f='${source:Version}' libfabric1)
 	src=$cache/src-libfabric/libfabric-${ver#*:}
 	mkdir -p "$src"
 	printf '#!/bin/sh\necho "*** Built-in providers:\tpsm2 tcp rxm shm"\n' >"$src/configure"
 	chmod +x "$src/configure"
 	touch "$src/.complete"
-	if out=$(TESSERA_LIBFABRIC_CACHE=$cache bash "$top/deploy/build-libfabric.sh" 2>&1); then
-		echo "built: $out"
-		return 1
-	fi
-	echo "$out"
-	grep -q "configure chose providers" <<<"$out"
-	! ls -d "$cache"/libfabric-*-*/lib 2>/dev/null
+	refused "$top/deploy/build-libfabric.sh" "$cache" "configure chose providers"
 }
 check "refuses_a_build_with_other_providers" refuses_other_providers
 
@@ -127,7 +134,7 @@ check "refuses_a_build_with_other_providers" refuses_other_providers
 # it must match its checksum, and a damaged copy is refused, not built. A
 # stand-in cache remembers Debian's source as not served.
 kept_source() {
-	local cache=$tmp/kcache d=$tmp/kdeploy tar out
+	local cache=$tmp/kcache d=$tmp/kdeploy tar
 	tar=libfabric-$kept_ver.tar.xz
 	( cd "$top/deploy/third_party" && sha256sum -c "$tar.sha256" ) || return 1
 	mkdir -p "$d/third_party" "$cache/src-libfabric"
@@ -135,13 +142,7 @@ kept_source() {
 	cp "$top/deploy/third_party/$tar.sha256" "$d/third_party/"
 	head -c 100000 "$top/deploy/third_party/$tar" >"$d/third_party/$tar"
 	echo "stand-in" >"$cache/src-libfabric/unavailable-$installed"
-	if out=$(TESSERA_LIBFABRIC_CACHE=$cache bash "$d/build-libfabric.sh" 2>&1); then
-		echo "built: $out"
-		return 1
-	fi
-	echo "$out"
-	grep -q "does not match its $tar.sha256" <<<"$out"
-	! ls -d "$cache"/libfabric-*-*/lib 2>/dev/null
+	refused "$d/build-libfabric.sh" "$cache" "does not match its $tar.sha256"
 }
 installed=$(dpkg-query -W -f='${source:Version}' libfabric1)
 installed=${installed#*:}
