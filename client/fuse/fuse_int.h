@@ -52,16 +52,20 @@ struct tinode {
 /* A thread that is setting the kernel's attributes of a file through the
  * mount (tf_sync_kernel_attrs, fuse_links.c): the truncate and utimens
  * requests it causes are answered without asking the servers
- * (tf_is_fixup). TF_FIX_UNLESS_CHANGED: refused (-EAGAIN) once
- * tfuse.attr_epoch has moved past `seen`, for what it sets may then be
- * older than what the kernel holds. */
+ * (tf_is_fixup). TF_FIX_UNLESS_CHANGED: refused (-EAGAIN) once this mount
+ * changed the kernel's size or mtime of `handle` (or of a file it could
+ * not name) after tfuse.attr_epoch was `seen`, for what it sets may then
+ * be older than what the kernel holds. */
 enum tf_fix_mode { TF_FIX_ALWAYS, TF_FIX_UNLESS_CHANGED };
 struct tfixer {
 	pid_t tid;
 	enum tf_fix_mode mode;
-	uint64_t seen;
+	uint64_t seen, handle;
 	struct tfixer *next;
 };
+
+/* The changes of the kernel's size or mtime remembered (tfuse.attr_changed) */
+#define ATTR_CHANGES 256
 
 /* Files recently found without security.capability (see nocap_known). */
 #define NOCAP_SLOTS 256
@@ -172,8 +176,10 @@ struct tfuse {
 	unsigned nfixers, max_fixers; /* threads in tf_sync_kernel_attrs; limit */
 	unsigned jobs;        /* fuse_job.c's threads still at work */
 	/* Moves at every truncate or utimens served, and every writer's open
-	 * and release: a change of the kernel's size or mtime (tf_attrs_set) */
+	 * and release: a change of the kernel's size or mtime (tf_attrs_set);
+	 * attr_changed[e % ATTR_CHANGES] is change e's file (0: not known) */
 	uint64_t attr_epoch;
+	uint64_t attr_changed[ATTR_CHANGES];
 	unsigned threads;     /* request threads at most (LOOP_THREADS) */
 	int flusher_on, stop;
 	pthread_t flusher;
@@ -221,8 +227,9 @@ int tf_writing(struct tfuse *t, uint64_t handle);
  * own attribute fix-ups, answered without asking the servers: then
  * *answer is its answer (0, or -EAGAIN for one gone stale). */
 int tf_is_fixup(int *answer);
-/* rc, after a truncate or utimens was served: moves tfuse.attr_epoch. */
-int tf_attrs_set(int rc);
+/* rc, after a truncate or utimens of path (through fi, if not NULL) was
+ * served: a change of its size or mtime, remembered unless rc < 0. */
+int tf_attrs_set(int rc, const char *path, const struct fuse_file_info *fi);
 /* tfuse.attr_epoch now: read before asking the servers for what
  * tf_sync_kernel_attrs is given. */
 uint64_t tf_attr_epoch(struct tfuse *t);

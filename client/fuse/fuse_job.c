@@ -81,6 +81,7 @@ struct tf_job *tf_job_start(struct tfuse *t, tf_job_fn *fn, const void *arg, siz
 	if (as) {
 		j->as.mode = as->mode;
 		j->as.seen = as->seen;
+		j->as.handle = as->handle;
 	}
 	memcpy(j->arg, arg, size);
 	pthread_mutex_init(&j->lock, NULL);

@@ -42,6 +42,30 @@
  * write(2), 11 MB/s; the kernel's cache 121 to 132 MB/s.)
  */
 
+/* Remember a change of the kernel's size or mtime of handle (0: a file
+ * not known, which counts for every file) through this mount. Under
+ * t->lock. */
+static void attrs_changed(struct tfuse *t, uint64_t handle)
+{
+	t->attr_epoch++;
+	t->attr_changed[t->attr_epoch % ATTR_CHANGES] = handle;
+}
+
+/* Whether a change of handle, or of a file not known, was remembered
+ * after attr_epoch was `seen` (or too many since to tell). Under t->lock. */
+static int changed_since(const struct tfuse *t, uint64_t seen, uint64_t handle)
+{
+	if (t->attr_epoch - seen >= ATTR_CHANGES)
+		return 1;
+	for (uint64_t e = seen + 1; e <= t->attr_epoch; e++) {
+		uint64_t h = t->attr_changed[e % ATTR_CHANGES];
+
+		if (!h || h == handle)
+			return 1;
+	}
+	return 0;
+}
+
 /* The bookkeeping of handle; created if `create`. Under t->lock. */
 static struct tinode *tinode_get(struct tfuse *t, uint64_t handle, int create)
 {
@@ -105,7 +129,7 @@ int tf_writer_add(struct tfuse *t, struct tfile *tf)
 		if (n) {
 			n->writers++;
 			t->nwriters++;
-			t->attr_epoch++;
+			attrs_changed(t, tf->handle);
 		} else {
 			rc = -ENOMEM;
 		}
@@ -126,7 +150,7 @@ void tf_writer_remove(struct tfuse *t, struct tfile *tf)
 	if (n && n->writers) {
 		n->writers--;
 		t->nwriters--;
-		t->attr_epoch++;
+		attrs_changed(t, tf->handle);
 		tinode_put(t, n);
 	}
 	pthread_mutex_unlock(&t->lock);
@@ -175,17 +199,27 @@ int tf_is_fixup(int *answer)
 	for (x = t->fixers; x && x->tid != c->pid; x = x->next)
 		;
 	if (x)
-		*answer = x->mode == TF_FIX_UNLESS_CHANGED && x->seen != t->attr_epoch ? -EAGAIN : 0;
+		*answer = x->mode == TF_FIX_UNLESS_CHANGED &&
+			  changed_since(t, x->seen, x->handle) ? -EAGAIN : 0;
 	pthread_mutex_unlock(&t->lock);
 	return x != NULL;
 }
 
-int tf_attrs_set(int rc)
+int tf_attrs_set(int rc, const char *path, const struct fuse_file_info *fi)
 {
 	struct tfuse *t = fuse_get_context()->private_data;
+	struct tessera_stat ts;
+	uint64_t handle = 0;
 
+	if (!t->writeback || rc < 0)
+		return rc;
+	/* the file: its handle's, or the name cache's (which never asks) */
+	if (fi && fi->fh)
+		handle = ((const struct tfile *)(uintptr_t)fi->fh)->handle;
+	else if (!tessera_stat_held(t->fs, path, &ts))
+		handle = ts.handle;
 	pthread_mutex_lock(&t->lock);
-	t->attr_epoch++;
+	attrs_changed(t, handle);
 	pthread_mutex_unlock(&t->lock);
 	return rc;
 }
@@ -350,7 +384,8 @@ static int fix_job(struct tfuse *t, void *arg)
  * job goes on) or another negative errno. */
 static int fix_try(struct tfuse *t, const struct kattr_fix *x, const struct timespec *until)
 {
-	const struct tfixer as = { .mode = TF_FIX_UNLESS_CHANGED, .seen = x->seen };
+	const struct tfixer as = { .mode = TF_FIX_UNLESS_CHANGED, .seen = x->seen,
+				   .handle = x->ts.handle };
 	struct statx sx;
 	struct tf_job *j;
 
@@ -389,7 +424,7 @@ static int fix_try(struct tfuse *t, const struct kattr_fix *x, const struct time
  * ts may be older than what the kernel holds by the time it is set:
  * another process's utimensat or truncate through this mount, served
  * after the servers were asked, or a writer's open or close since. Then
- * the request is refused (attr_epoch moved past `seen`) and the servers
+ * the request is refused (changed_since `seen`) and the servers
  * are asked again, at most FIX_TRIES times. Failures leave the kernel's
  * cached attributes as they were, and are logged. */
 void tf_sync_kernel_attrs(struct tfuse *t, const char *path, tessera_file *f, uint64_t seen,

@@ -652,7 +652,7 @@ static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 		rc = tessera_ftruncate(fh_of(fi), (uint64_t)size);
 	else
 		rc = tessera_truncate(fs, path, (uint64_t)size);
-	return tf_attrs_set(rc ? fail(fs, rc) : 0);
+	return tf_attrs_set(rc ? fail(fs, rc) : 0, path, fi);
 }
 
 static int op_flush(const char *path, struct fuse_file_info *fi)
@@ -806,7 +806,6 @@ static int op_utimens(const char *path, const struct timespec tv[2],
 	struct tessera_setattr sa = { .valid = 0 };
 	int rc;
 
-	(void)fi;
 	tf_answer_clear(mount_of());
 	if (tf_is_fixup(&rc))
 		return rc;   /* tf_sync_kernel_attrs: the kernel's mtime only */
@@ -826,7 +825,7 @@ static int op_utimens(const char *path, const struct timespec tv[2],
 			sa.mtime = tv[1];
 		}
 	}
-	return sa.valid ? tf_attrs_set(set_times(path, &sa)) : 0;
+	return sa.valid ? tf_attrs_set(set_times(path, &sa), path, fi) : 0;
 }
 
 /* fallocate(2): mode 0 and FALLOC_FL_KEEP_SIZE allocate on the storage

@@ -228,6 +228,40 @@ EOF
 	rm -rf "$M1/ro"
 }
 
+# Close-to-open while this mount serves utimes of other files: each open
+# on mount 1 of a file mount 2 just rewrote sets the kernel's size and
+# mtime, and a utime of another file meanwhile must not make the mount
+# refuse that as stale (a guard that counted every file's changes left
+# 657 of 1,064 reads short).
+t_utimes_beside_opens() {
+	mkdir "$M1/ub"
+	for k in $(seq 1 20); do echo x >"$M1/ub/f$k"; echo y >"$M1/ub/u$k"; done
+	timeout -s KILL 120 python3 - "$M1/ub" "$M2/ub" <<'EOF' || die "an open read what was there before the other mount's close"
+import os, sys, time
+d, other = sys.argv[1], sys.argv[2]
+pid = os.fork()
+if pid == 0:
+    i = 0
+    while not os.path.exists(d + "/stop"):
+        i += 1
+        os.utime(d + "/u%d" % (i % 20 + 1), (i, i))
+    os._exit(0)
+stale, n, end = 0, 0, time.time() + 3
+while time.time() < end:
+    n += 1
+    data = b"z" * (n % 50 + 1)
+    with open(other + "/f%d" % (n % 20 + 1), "wb") as f:
+        f.write(data)
+    with open(d + "/f%d" % (n % 20 + 1), "rb") as f:
+        stale += f.read() != data
+open(d + "/stop", "w").close()
+os.waitpid(pid, 0)
+print("utimes_beside_opens: %d rounds, %d stale" % (n, stale))
+sys.exit(stale != 0)
+EOF
+	rm -rf "$M1/ub"
+}
+
 t_two_mounts() {
 	echo from-one >"$M1/two-a"
 	[ "$(cat "$M2/two-a")" = from-one ] || die "mount 2 does not see mount 1's file"
@@ -1258,7 +1292,7 @@ t_unmount() {
 	fusermount3 -u "$M1"
 }
 
-echo "[==========] Running 33 test(s)."
+echo "[==========] Running 34 test(s)."
 check_here cluster_and_mount t_cluster_and_mount
 if [ ${#failed[@]} -eq 0 ]; then
 	check basic t_basic
@@ -1269,6 +1303,7 @@ if [ ${#failed[@]} -eq 0 ]; then
 	check fio_random t_fio_random
 	check namespace t_namespace
 	check rename_open t_rename_open
+	check utimes_beside_opens t_utimes_beside_opens
 	check two_mounts t_two_mounts
 	check read_ends t_read_ends
 	check name_leases t_name_leases
